@@ -1,0 +1,101 @@
+# stackscope build. `make` builds ./stackscope; `make test` runs the root-free unit tests;
+# `make check` runs everything CI runs (unit + sanitizer build + system tests as root).
+# All outputs go to build/ (ignored). V=1 shows full commands.
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BUILD    := build
+ARCH     := x86
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WERROR   ?= $(if $(CI),-Werror,)
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+            $(WERROR) -D_GNU_SOURCE -Isrc -I$(BUILD) -Ibpf -MMD -MP
+LDLIBS   := -lbpf -lelf -lz -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Wno-unused-function
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+
+SRCS      := $(sort $(wildcard src/*/*.c))
+MAIN_SRC  := src/cli/main.c
+LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
+LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+MAIN_OBJ  := $(BUILD)/obj/cli/main.o
+LIB       := $(BUILD)/libstackscope.a
+
+TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
+
+.PHONY: all test check bench format clean system-test asan-test fixtures
+
+all: stackscope
+
+$(BUILD)/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: src/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+stackscope: $(MAIN_OBJ) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+
+# Fixtures: small programs built from sources in tests/data/ with several compilers and flags.
+fixtures: stackscope
+	$(Q)$(MAKE) -s -C tests/data all BUILD=$(abspath $(BUILD))/fixtures
+
+test: $(TEST_BINS) fixtures
+	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS)
+
+system-test: all fixtures
+	$(Q)BUILD=$(BUILD) tests/run_system.sh
+
+check: test system-test
+
+bench: all fixtures
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+format:
+	$(Q)clang-format -i $(wildcard src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch])
+
+clean:
+	rm -rf $(BUILD) stackscope
+
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)

@@ -1,0 +1,275 @@
+/* The native (x86-64) user-stack unwinder: one step per frame, driven by bpf_loop.
+ *
+ * This file is included by bpf/sampler.bpf.c and, unchanged, by the replay tests
+ * (tests/unit/test_replay.c), which compile it as ordinary C. It touches the world only
+ * through functions the includer defines:
+ *
+ *   static int ss_read_user(void *dst, __u32 size, __u64 addr);            0 or < 0
+ *   static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc);     NULL: unknown
+ *   static struct file_info *ss_lookup_file(__u64 file_id);                 NULL: unknown
+ *   static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);   NULL: none
+ *   static struct unwind_entry *ss_lookup_entry(__u32 index);
+ *   static struct unwind_rule *ss_lookup_rule(__u32 index);
+ *
+ * Invariants: a step either appends exactly one frame and moves the state to the caller,
+ * or appends one frame and ends the stack with an enum unwind_end reason. The sp of each
+ * caller is strictly above the sp of its callee (stacks grow down), so a corrupt table
+ * cannot loop. Registers other than rip/rsp/rbp are known only in the interrupted frame and
+ * right after a signal frame (regs_valid).
+ */
+#ifndef STACKSCOPE_NATIVE_UNWIND_H
+#define STACKSCOPE_NATIVE_UNWIND_H
+
+#include "abi.h"
+
+#define SS_USER_ADDR_MAX 0x00007fffffffffffULL
+#define SS_PAGE_ENTRY_SEARCH_STEPS 17 /* log2(65536) + 1 */
+/* Offset of uc_mcontext in the rt_sigframe, from the sp seen in __restore_rt (pretcode has
+ * been popped): uc_flags (8) + uc_link (8) + uc_stack (24).
+ */
+#define SS_SIGFRAME_MCONTEXT 40
+
+/* struct sigcontext_64 order: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip. */
+enum sigcontext_slot {
+	SC_R8, SC_R9, SC_R10, SC_R11, SC_R12, SC_R13, SC_R14, SC_R15,
+	SC_RDI, SC_RSI, SC_RBP, SC_RBX, SC_RDX, SC_RAX, SC_RCX, SC_RSP, SC_RIP,
+	SC_CNT,
+};
+
+struct unwind_cursor {
+	__u64 regs[DWARF_RIP + 1]; /* DWARF numbering; rip, rsp, rbp always valid */
+	__u32 pid;
+	__u8 regs_valid;           /* all of regs[] valid (leaf, or after a signal frame) */
+	__u8 pc_is_return;         /* regs[RIP] is a return address */
+	__u8 after_signal;         /* the next frame was interrupted by a signal */
+	__u8 done;
+	__u8 end;                  /* enum unwind_end once done */
+	__u32 frame_cnt;
+	__u32 fp_frame_cnt;
+};
+
+/* Rule in force at elf_addr, or NULL when the file has no table page there. */
+static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf_addr)
+{
+	struct unwind_page *page;
+	struct unwind_entry *e;
+	__u32 lo, hi, off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
+	int i;
+
+	page = ss_lookup_page(file_id, elf_addr >> UNWIND_PAGE_SHIFT);
+	if (!page || !page->cnt)
+		return NULL;
+	/* Last entry with page_off <= off; entry `first` has page_off 0. */
+	lo = page->first;
+	hi = page->first + page->cnt;
+	for (i = 0; i < SS_PAGE_ENTRY_SEARCH_STEPS && hi - lo > 1; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		e = ss_lookup_entry(mid);
+		if (!e)
+			return NULL;
+		if (e->page_off <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	e = ss_lookup_entry(lo);
+	if (!e)
+		return NULL;
+	return ss_lookup_rule(e->rule);
+}
+
+static __always_inline void ss_end(struct unwind_cursor *st, enum unwind_end why)
+{
+	st->done = 1;
+	st->end = why;
+}
+
+/* Move to the caller through the frame pointer chain: [rbp] = caller's rbp, [rbp+8] = ra. */
+static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end why_failed)
+{
+	__u64 bp = st->regs[DWARF_RBP], pair[2];
+
+	if (bp == 0) {
+		/* The ABI's end of the frame chain (_start and thread roots clear rbp). */
+		ss_end(st, UNWIND_END_OK);
+		return;
+	}
+	if (bp < st->regs[DWARF_RSP] || bp > SS_USER_ADDR_MAX - 16 ||
+	    ss_read_user(pair, sizeof(pair), bp) < 0) {
+		ss_end(st, why_failed);
+		return;
+	}
+	st->regs[DWARF_RBP] = pair[0];
+	st->regs[DWARF_RSP] = bp + 16;
+	st->regs[DWARF_RIP] = pair[1];
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	st->fp_frame_cnt++;
+}
+
+static __always_inline void ss_step_signal(struct unwind_cursor *st)
+{
+	__u64 sc[SC_CNT];
+
+	if (ss_read_user(sc, sizeof(sc), st->regs[DWARF_RSP] + SS_SIGFRAME_MCONTEXT) < 0) {
+		ss_end(st, UNWIND_END_READ_FAILED);
+		return;
+	}
+	st->regs[DWARF_R8] = sc[SC_R8];
+	st->regs[DWARF_R9] = sc[SC_R9];
+	st->regs[DWARF_R10] = sc[SC_R10];
+	st->regs[DWARF_R11] = sc[SC_R11];
+	st->regs[DWARF_R12] = sc[SC_R12];
+	st->regs[DWARF_R13] = sc[SC_R13];
+	st->regs[DWARF_R14] = sc[SC_R14];
+	st->regs[DWARF_R15] = sc[SC_R15];
+	st->regs[DWARF_RDI] = sc[SC_RDI];
+	st->regs[DWARF_RSI] = sc[SC_RSI];
+	st->regs[DWARF_RBP] = sc[SC_RBP];
+	st->regs[DWARF_RBX] = sc[SC_RBX];
+	st->regs[DWARF_RDX] = sc[SC_RDX];
+	st->regs[DWARF_RAX] = sc[SC_RAX];
+	st->regs[DWARF_RCX] = sc[SC_RCX];
+	st->regs[DWARF_RSP] = sc[SC_RSP];
+	st->regs[DWARF_RIP] = sc[SC_RIP];
+	st->regs_valid = 1;
+	st->pc_is_return = 0;
+	st->after_signal = 1;
+}
+
+/* Apply a CFA rule; 0 on success (state moved to the caller). */
+static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct unwind_rule *r)
+{
+	__u64 cfa, base, ra, old_sp = st->regs[DWARF_RSP];
+	__u8 reg = r->cfa_reg;
+
+	if (r->kind == UNWIND_RULE_PLT) {
+		cfa = old_sp + 8 + ((st->regs[DWARF_RIP] & 15) >= 11 ? 8 : 0);
+	} else {
+		if (reg > DWARF_R15)
+			return -1;
+		if (reg != DWARF_RSP && reg != DWARF_RBP && !st->regs_valid)
+			return -1;
+		base = st->regs[reg & 15];
+		cfa = base + (__s64)r->cfa_off;
+		if (r->kind == UNWIND_RULE_CFA_DEREF) {
+			__u64 v;
+
+			if (ss_read_user(&v, sizeof(v), cfa) < 0)
+				return -2;
+			cfa = v + (__s64)r->deref_add;
+		}
+	}
+	if (cfa <= old_sp || cfa > SS_USER_ADDR_MAX)
+		return -3;
+	if (ss_read_user(&ra, sizeof(ra), cfa - 8) < 0)
+		return -2;
+	if (r->rbp_rule == UNWIND_RBP_CFA_OFF) {
+		__u64 bp;
+
+		if (ss_read_user(&bp, sizeof(bp), cfa + (__s64)r->rbp_off) < 0)
+			return -2;
+		st->regs[DWARF_RBP] = bp;
+	} else if (r->rbp_rule == UNWIND_RBP_UNDEFINED) {
+		st->regs[DWARF_RBP] = 0;
+	}
+	st->regs[DWARF_RSP] = cfa;
+	st->regs[DWARF_RIP] = ra;
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	return 0;
+}
+
+/* One frame: record the pc into frames[st->frame_cnt] (an array of SS_MAX_USER_FRAMES),
+ * then move to the caller.
+ */
+static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user_frame *frames)
+{
+	__u64 pc = st->regs[DWARF_RIP], lookup_pc, elf_addr;
+	struct mapping_info *m;
+	struct file_info *f;
+	struct unwind_rule *r;
+	struct user_frame *fr;
+	__u32 idx = st->frame_cnt;
+	enum unwind_end fallback_why;
+	__u32 flags = st->pc_is_return ? USER_FRAME_RETURN : 0;
+	int err;
+
+	if (st->after_signal) {
+		flags |= USER_FRAME_SIGNAL;
+		st->after_signal = 0;
+	}
+	if (pc < 0x1000 || pc > SS_USER_ADDR_MAX) {
+		/* A zero return address also ends some hand-written thread roots. */
+		ss_end(st, pc == 0 && idx > 0 ? UNWIND_END_OK : UNWIND_END_BAD_PC);
+		return;
+	}
+	if (idx >= SS_MAX_USER_FRAMES) {
+		ss_end(st, UNWIND_END_TRUNCATED);
+		return;
+	}
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	lookup_pc = st->pc_is_return ? pc - 1 : pc;
+	m = ss_lookup_mapping(st->pid, lookup_pc);
+	if (!m || !m->file_id) {
+		fr->addr = pc;
+		fr->file_id = 0;
+		fr->flags = flags | USER_FRAME_UNMAPPED;
+		st->frame_cnt = idx + 1;
+		ss_step_fp(st, UNWIND_END_UNMAPPED);
+		fr->flags |= USER_FRAME_FP;
+		return;
+	}
+	elf_addr = pc - m->bias;
+	fr->addr = elf_addr;
+	fr->file_id = m->file_id;
+	fr->flags = flags;
+	st->frame_cnt = idx + 1;
+
+	f = ss_lookup_file(m->file_id);
+	if (!f || !(f->flags & FILE_HAS_TABLE)) {
+		fallback_why = f && (f->flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
+							     : UNWIND_END_UNKNOWN_FILE;
+		goto frame_pointer;
+	}
+	r = ss_find_rule(m->file_id, lookup_pc - m->bias);
+	if (!r) {
+		fallback_why = UNWIND_END_NO_CFI;
+		goto frame_pointer;
+	}
+	switch (r->kind) {
+	case UNWIND_RULE_STOP:
+		ss_end(st, UNWIND_END_OK);
+		return;
+	case UNWIND_RULE_SIGNAL:
+		ss_step_signal(st);
+		return;
+	case UNWIND_RULE_CFA:
+	case UNWIND_RULE_CFA_DEREF:
+	case UNWIND_RULE_PLT:
+		err = ss_step_cfa(st, r);
+		if (err == -1)
+			ss_end(st, UNWIND_END_UNSUPPORTED);
+		else if (err == -2)
+			ss_end(st, UNWIND_END_READ_FAILED);
+		else if (err == -3)
+			ss_end(st, UNWIND_END_BAD_FRAME);
+		return;
+	case UNWIND_RULE_FP:
+		fallback_why = UNWIND_END_READ_FAILED;
+		goto frame_pointer;
+	case UNWIND_RULE_UNSUPPORTED:
+		ss_end(st, UNWIND_END_UNSUPPORTED);
+		return;
+	default: /* UNWIND_RULE_INVALID: a gap without CFI */
+		fallback_why = UNWIND_END_NO_CFI;
+		goto frame_pointer;
+	}
+
+frame_pointer:
+	fr->flags |= USER_FRAME_FP;
+	ss_step_fp(st, fallback_why);
+}
+
+#endif

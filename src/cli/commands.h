@@ -1,0 +1,9 @@
+/* Entry points of the subcommands; each returns the process exit status. */
+#ifndef STACKSCOPE_COMMANDS_H
+#define STACKSCOPE_COMMANDS_H
+
+#define STACKSCOPE_VERSION "0.1.0"
+
+int cmd_record(int argc, char **argv);
+
+#endif

@@ -1,0 +1,37 @@
+/* stackscope: command dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stackscope <command> [options]\n"
+		"\n"
+		"commands:\n"
+		"  record    sample every thread on every CPU, write pprof / folded / SVG\n"
+		"\n"
+		"Run 'stackscope <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("stackscope %s\n", STACKSCOPE_VERSION);
+		return 0;
+	}
+	fprintf(stderr, "stackscope: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

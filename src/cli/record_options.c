@@ -1,0 +1,206 @@
+/* `stackscope record` option parsing and validation. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/record_options.h"
+
+void record_options__usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stackscope record [options] [-- COMMAND [ARGS...]]\n"
+		"\n"
+		"Samples every thread on every online CPU (or only COMMAND's process tree, or -p)\n"
+		"and writes the stacks as pprof, folded stacks or an SVG flamegraph.\n"
+		"\n"
+		"  -F, --freq HZ          samples per second per CPU (1-10000, default 99)\n"
+		"  -d, --duration SECS    stop after SECS seconds (default: Ctrl-C or COMMAND exit)\n"
+		"  -p, --pid PID[,PID]    only these processes\n"
+		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable\n"
+		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
+		"      --no-symbolize     write addresses and build ids only\n"
+		"  -q, --quiet            no summary\n"
+		"  -v, --verbose          debug logging\n"
+		"  -h, --help             this help\n");
+}
+
+enum output_format output_format__from_name(const char *name)
+{
+	if (!strcmp(name, "pprof"))
+		return OUTPUT_PPROF;
+	if (!strcmp(name, "folded"))
+		return OUTPUT_FOLDED;
+	if (!strcmp(name, "svg"))
+		return OUTPUT_SVG;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+enum output_format output_format__from_path(const char *path)
+{
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
+		return OUTPUT_PPROF;
+	if (ends_with(path, ".folded") || ends_with(path, ".txt"))
+		return OUTPUT_FOLDED;
+	if (ends_with(path, ".svg"))
+		return OUTPUT_SVG;
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	*out = strtoul(s, &end, 10);
+	if (errno || *end || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_pids(const char *arg, struct record_options *o)
+{
+	char buf[1024], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, arg, strlen(arg) + 1);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v;
+
+		if (parse_uint(tok, INT_MAX, &v) || v == 0 || o->pid_cnt >= RECORD_MAX_PIDS)
+			return -EINVAL;
+		o->pids[o->pid_cnt++] = (pid_t)v;
+	}
+	return o->pid_cnt ? 0 : -EINVAL;
+}
+
+static int check_writable(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+#define fail(...)                                                                  \
+	do {                                                                       \
+		fprintf(stderr, "stackscope record: " __VA_ARGS__);                \
+		fputc('\n', stderr);                                               \
+		return -EINVAL;                                                    \
+	} while (0)
+
+int record_options__parse(int argc, char **argv, struct record_options *o)
+{
+	enum { OPT_NO_SYMBOLIZE = 256 };
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	enum output_format formats[RECORD_MAX_OUTPUTS] = { 0 };
+	size_t format_cnt = 0, i;
+	unsigned long v;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = 99;
+	o->symbolize = true;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+F:d:p:o:f:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_uint(optarg, 1000000, &v) || v < 1 || v > 10000)
+				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'", optarg);
+			o->freq_hz = (unsigned int)v;
+			break;
+		case 'd':
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno || *end || !(o->duration_s > 0) || !isfinite(o->duration_s) ||
+			    o->duration_s > 365.0 * 86400)
+				fail("-d must be a positive number of seconds, not '%s'", optarg);
+			break;
+		case 'p':
+			if (parse_pids(optarg, o))
+				fail("-p takes PID[,PID...] (at most %d), not '%s'", RECORD_MAX_PIDS,
+				     optarg);
+			break;
+		case 'o':
+			if (o->output_cnt >= RECORD_MAX_OUTPUTS)
+				fail("at most %d -o outputs", RECORD_MAX_OUTPUTS);
+			o->outputs[o->output_cnt++].path = optarg;
+			break;
+		case 'f':
+			if (format_cnt >= RECORD_MAX_OUTPUTS)
+				fail("too many --format options");
+			formats[format_cnt] = output_format__from_name(optarg);
+			if (!formats[format_cnt])
+				fail("unknown format '%s' (pprof, folded or svg)", optarg);
+			format_cnt++;
+			break;
+		case OPT_NO_SYMBOLIZE:
+			o->symbolize = false;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			fail("option '%s' needs a value", argv[optind - 1]);
+		default:
+			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->command = &argv[optind]; /* after "--", or the first non-option */
+	if (o->command && o->pid_cnt)
+		fail("-p and a COMMAND cannot be combined");
+	if (!o->output_cnt)
+		o->outputs[o->output_cnt++].path = "stackscope.pb.gz";
+	if (format_cnt > 1 && format_cnt != o->output_cnt)
+		fail("give one --format, or one per -o");
+	for (i = 0; i < o->output_cnt; i++) {
+		struct record_output *out = &o->outputs[i];
+		int err;
+
+		out->format = format_cnt ? formats[format_cnt == 1 ? 0 : i]
+					 : output_format__from_path(out->path);
+		if (!out->format)
+			out->format = OUTPUT_PPROF;
+		err = check_writable(out->path);
+		if (err)
+			fail("cannot write '%s': %s", out->path, strerror(-err));
+	}
+	return 0;
+}

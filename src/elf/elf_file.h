@@ -1,0 +1,92 @@
+/* Read-only access to an ELF file (a mapped binary, a shared library, a debug file or the
+ * vDSO image in memory): identity (build id, file id), program headers, named sections.
+ *
+ * Untrusted input: every offset and size is checked against the file; a corrupt or truncated
+ * file makes the accessors fail with -ENOEXEC/-ENOENT, never crash. Section data returned by
+ * elf_file__section() is borrowed and stays valid until elf_file__free() (compressed sections
+ * are decompressed once and owned by the elf_file).
+ */
+#ifndef STACKSCOPE_ELF_FILE_H
+#define STACKSCOPE_ELF_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_BUILD_ID_MAX 64
+
+struct elf_file;
+
+struct elf_section {
+	const void *data; /* NULL for SHT_NOBITS */
+	size_t size;
+	uint64_t addr;    /* sh_addr */
+	uint64_t offset;  /* sh_offset */
+	uint32_t type;    /* sh_type */
+	uint64_t flags;   /* sh_flags (SHF_COMPRESSED cleared once decompressed) */
+};
+
+struct elf_segment {
+	uint32_t type;  /* p_type */
+	uint32_t flags; /* p_flags (PF_X...) */
+	uint64_t offset, vaddr, filesz, memsz;
+};
+
+/* Open a file by path (or by an fd it dups, or an in-memory image it copies). NULL with errno:
+ * ENOENT/EACCES from open, ENOEXEC for a file that is not a readable 64-bit ELF.
+ */
+struct elf_file *elf_file__open(const char *path);
+struct elf_file *elf_file__open_fd(int fd);
+struct elf_file *elf_file__open_mem(const void *image, size_t size);
+void elf_file__free(struct elf_file *ef);
+
+uint16_t elf_file__type(const struct elf_file *ef);    /* ET_EXEC, ET_DYN, ... */
+uint16_t elf_file__machine(const struct elf_file *ef); /* EM_X86_64, ... */
+uint64_t elf_file__size(const struct elf_file *ef);
+
+/* GNU build id bytes into out (cap >= ELF_BUILD_ID_MAX); returns its length or -ENOENT. */
+int elf_file__build_id(const struct elf_file *ef, uint8_t *out, size_t cap);
+/* Lowercase hex of the build id into out (cap >= 2 * ELF_BUILD_ID_MAX + 1); -ENOENT if none. */
+int elf_file__build_id_hex(const struct elf_file *ef, char *out, size_t cap);
+
+/* A content-derived 64-bit id, equal for equal files in every process and across restarts:
+ * a hash of the file's size, first 4 KiB and last 4 KiB.
+ */
+uint64_t elf_file__file_id(const struct elf_file *ef);
+
+size_t elf_file__segment_cnt(const struct elf_file *ef);
+const struct elf_segment *elf_file__segment(const struct elf_file *ef, size_t i);
+
+/* ELF virtual address of a file offset, through the PT_LOAD segment containing it. */
+int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
+
+/* Find a section by name; 0 or -ENOENT (missing) / -ENOEXEC (corrupt, failed to decompress). */
+int elf_file__section(struct elf_file *ef, const char *name, struct elf_section *out);
+
+/* .gnu_debuglink file name and CRC; 0 or -ENOENT. The name is borrowed. */
+int elf_file__debuglink(struct elf_file *ef, const char **name, uint32_t *crc);
+
+/* Additions (elf_symbols and other section walkers). */
+
+/* Number of section headers; 0 when the file has none or its section header table is corrupt
+ * (elf_file__section() then fails with -ENOEXEC rather than -ENOENT).
+ */
+size_t elf_file__section_cnt(const struct elf_file *ef);
+/* Section by header index, with the same contract as elf_file__section(); -ENOENT if idx is out
+ * of range. name and link (sh_link) are optional outputs; the name is borrowed like the data.
+ */
+int elf_file__section_at(struct elf_file *ef, size_t idx, struct elf_section *out,
+			 const char **name, uint32_t *link);
+/* Header index of the first section called name; 0, -ENOENT, or -ENOEXEC if the section
+ * header table is corrupt.
+ */
+int elf_file__section_index(const struct elf_file *ef, const char *name, size_t *idx);
+
+/* The file id of arbitrary bytes, as elf_file__file_id() computes it: head and tail are the
+ * first and last min(size, 4096) bytes of a file of size bytes. For callers that identify
+ * non-ELF mappings or files they cannot open as ELF.
+ */
+uint64_t elf_file__file_id_of(uint64_t size, const void *head, size_t head_sz, const void *tail,
+			      size_t tail_sz);
+
+#endif

@@ -1,0 +1,174 @@
+/* Folded-stacks export (see folded.h).
+ *
+ * Each aggregated sample is rendered once into a text arena; the rendered stacks are sorted
+ * and equal neighbours merged, so samples that differ only in pid, tid or thread name fold
+ * into one line. Invariant: a rendered stack has ';' only between names and no control
+ * characters; names may contain spaces, since readers split the count off at the last one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/folded.h"
+
+struct folded_text {
+	char *data;
+	size_t len, cap;
+};
+
+struct folded_line {
+	size_t off; /* into folded_text.data, NUL-terminated */
+	uint64_t count;
+};
+
+static int folded_text__reserve(struct folded_text *t, size_t n)
+{
+	size_t cap = t->cap ? t->cap : 4096;
+	char *data;
+
+	if (n > SIZE_MAX - t->len)
+		return -ENOMEM;
+	if (t->len + n <= t->cap)
+		return 0;
+	while (cap < t->len + n) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	data = realloc(t->data, cap);
+	if (!data)
+		return -ENOMEM;
+	t->data = data;
+	t->cap = cap;
+	return 0;
+}
+
+/* Appends one sanitized name. */
+static int folded_text__name(struct folded_text *t, const char *name)
+{
+	size_t len, i;
+	int err;
+
+	if (!name || !*name)
+		name = "[unknown]";
+	len = strlen(name);
+	err = folded_text__reserve(t, len + 1);
+	if (err)
+		return err;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == ';')
+			c = ':';
+		else if (c < 0x20 || c == 0x7f)
+			c = ' ';
+		t->data[t->len++] = (char)c;
+	}
+	return 0;
+}
+
+static int folded_text__char(struct folded_text *t, char c)
+{
+	int err = folded_text__reserve(t, 1);
+
+	if (!err)
+		t->data[t->len++] = c;
+	return err;
+}
+
+/* Appends "comm;root;...;leaf\0" for one aggregated sample. */
+static int folded_text__sample(struct folded_text *t, const struct profile *p,
+			       const struct profile_agg_sample *s)
+{
+	const uint32_t *frames;
+	uint32_t cnt, i;
+	size_t line_cnt, l;
+	int err;
+
+	err = folded_text__name(t, s->comm);
+	frames = profile__stack(p, s->stack, &cnt);
+	for (i = cnt; i-- > 0 && !err;) {
+		const struct profile_frame *f = profile__frame(p, frames[i]);
+
+		line_cnt = f->line_cnt ? f->line_cnt : 1;
+		for (l = line_cnt; l-- > 0 && !err;) {
+			err = folded_text__char(t, ';');
+			err = err ?: folded_text__name(t, profile__frame_name(p, frames[i], l));
+		}
+	}
+	return err ?: folded_text__char(t, '\0');
+}
+
+static int folded_line__cmp(const void *a, const void *b, void *base)
+{
+	const struct folded_line *x = a, *y = b;
+
+	return strcmp((const char *)base + x->off, (const char *)base + y->off);
+}
+
+int folded__fwrite(const struct profile *p, FILE *out)
+{
+	size_t cnt = profile__sample_cnt(p), i, j;
+	struct folded_text text = { 0 };
+	struct folded_line *lines;
+	int err = 0;
+
+	lines = calloc(cnt ? cnt : 1, sizeof(*lines));
+	if (!lines)
+		return -ENOMEM;
+	for (i = 0; i < cnt && !err; i++) {
+		const struct profile_agg_sample *s = profile__sample(p, i);
+
+		lines[i].off = text.len;
+		lines[i].count = s->count;
+		err = folded_text__sample(&text, p, s);
+	}
+	if (err)
+		goto cleanup;
+	qsort_r(lines, cnt, sizeof(*lines), folded_line__cmp, text.data);
+	for (i = 0; i < cnt; i = j) {
+		uint64_t sum = 0;
+
+		for (j = i; j < cnt && !strcmp(text.data + lines[i].off, text.data + lines[j].off);
+		     j++)
+			sum += lines[j].count;
+		if (fprintf(out, "%s %llu\n", text.data + lines[i].off,
+			    (unsigned long long)sum) < 0) {
+			err = -EIO;
+			break;
+		}
+	}
+	if (!err && fflush(out))
+		err = -EIO;
+cleanup:
+	free(text.data);
+	free(lines);
+	return err;
+}
+
+int folded__write(const struct profile *p, const char *path)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int err;
+
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "w");
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	err = folded__fwrite(p, f);
+	if (fclose(f) && !err)
+		err = -EIO;
+	f = NULL;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+cleanup:
+	free(tmp);
+	return err;
+}

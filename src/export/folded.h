@@ -1,0 +1,19 @@
+/* Folded-stacks export (Brendan Gregg's flamegraph.pl / speedscope input): one line
+ * "comm;root;...;leaf count" per distinct (comm, stack), inline chains expanded outermost to
+ * innermost, lines sorted bytewise so the output is deterministic. Names are sanitized: ';'
+ * becomes ':', control characters (newline, tab...) become ' ', empty names "[unknown]".
+ */
+#ifndef STACKSCOPE_FOLDED_H
+#define STACKSCOPE_FOLDED_H
+
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+/* Writes to an open stream. Returns 0, -ENOMEM, or -EIO on a write error. */
+int folded__fwrite(const struct profile *p, FILE *out);
+
+/* Writes to path (replaced atomically via path.tmp). Returns 0 or -errno. */
+int folded__write(const struct profile *p, const char *path);
+
+#endif

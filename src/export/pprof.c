@@ -1,0 +1,525 @@
+/* pprof export (see pprof.h for what the Profile contains and why).
+ *
+ * One pass over the profile writes samples, mappings and locations; functions and the string
+ * table are collected on the way (deduplicated in two small hash tables) and written last:
+ * protobuf fields may come in any order and pprof resolves string indices after decoding.
+ *
+ * Invariants: string index 0 is ""; function ids are dense from 1 and unique per
+ * (name, filename); every location's mapping_id and function_ids refer to written entries.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "export/pprof.h"
+
+/* perftools.profiles field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+
+	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
+
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+};
+
+#define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
+
+/* Open-addressing index from a 64-bit key to a dense id (>= 1). Keys are either string
+ * contents (strtab) or (name, filename) index pairs (functions).
+ */
+struct pprof_index {
+	uint64_t *keys;
+	uint32_t *ids; /* 0 = empty */
+	size_t cap, cnt;
+};
+
+struct pprof_enc {
+	const struct profile *p;
+	struct pb_buf *out;
+	struct pprof_index str_idx; /* key: content hash; collisions resolved by strcmp */
+	const char **strs;          /* borrowed: profile strings or literals */
+	size_t str_cnt, str_cap;
+	struct pprof_index fn_idx; /* key: name << 32 | filename */
+	uint64_t *fns;             /* [id - 1] = key */
+	size_t fn_cnt, fn_cap;
+	uint32_t kernel_mapping; /* 0 = not needed */
+};
+
+struct mapping_flags {
+	bool all_functions;
+	bool all_filenames;
+	bool all_line_numbers;
+	bool any_inline;
+	bool used;
+};
+
+static uint64_t str__hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t u64__hash(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	v *= 0xc4ceb9fe1a85ec53ULL;
+	v ^= v >> 33;
+	return v;
+}
+
+static void pprof_index__free(struct pprof_index *t)
+{
+	free(t->keys);
+	free(t->ids);
+}
+
+static int pprof_index__grow(struct pprof_index *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256, i, j;
+	uint64_t *keys;
+	uint32_t *ids;
+
+	if (t->cap && (t->cnt + 1) * 4 <= t->cap * 3)
+		return 0;
+	if (cap > SIZE_MAX / sizeof(uint64_t))
+		return -ENOMEM;
+	keys = calloc(cap, sizeof(*keys));
+	ids = calloc(cap, sizeof(*ids));
+	if (!keys || !ids) {
+		free(keys);
+		free(ids);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->cap; i++) {
+		if (!t->ids[i])
+			continue;
+		j = u64__hash(t->keys[i]) & (cap - 1);
+		while (ids[j])
+			j = (j + 1) & (cap - 1);
+		keys[j] = t->keys[i];
+		ids[j] = t->ids[i];
+	}
+	pprof_index__free(t);
+	t->keys = keys;
+	t->ids = ids;
+	t->cap = cap;
+	return 0;
+}
+
+static int array__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
+{
+	size_t new_cap = *cap ? *cap : 64;
+	void *tmp;
+
+	if (need <= *cap)
+		return 0;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2 / elem_sz)
+			return -ENOMEM;
+		new_cap *= 2;
+	}
+	tmp = realloc(*arr, new_cap * elem_sz);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = new_cap;
+	return 0;
+}
+
+/* Index of s in the string table (added if new); s must outlive the encoder.
+ * Returns the index (>= 0) or -ENOMEM.
+ */
+static int64_t pprof_enc__str(struct pprof_enc *e, const char *s)
+{
+	struct pprof_index *t = &e->str_idx;
+	uint64_t key;
+	size_t i;
+
+	if (!s || !*s)
+		return 0;
+	if (pprof_index__grow(t))
+		return -ENOMEM;
+	key = str__hash(s);
+	for (i = u64__hash(key) & (t->cap - 1); t->ids[i]; i = (i + 1) & (t->cap - 1)) {
+		if (t->keys[i] == key && !strcmp(e->strs[t->ids[i]], s))
+			return t->ids[i];
+	}
+	if (e->str_cnt >= UINT32_MAX ||
+	    array__reserve((void **)&e->strs, &e->str_cap, e->str_cnt + 1, sizeof(*e->strs)))
+		return -ENOMEM;
+	e->strs[e->str_cnt] = s;
+	t->keys[i] = key;
+	t->ids[i] = (uint32_t)e->str_cnt;
+	t->cnt++;
+	return (int64_t)e->str_cnt++;
+}
+
+/* Function id for (name, filename) string indices, added if new; >= 1 or -ENOMEM. */
+static int64_t pprof_enc__function(struct pprof_enc *e, int64_t name, int64_t file)
+{
+	struct pprof_index *t = &e->fn_idx;
+	uint64_t key = ((uint64_t)name << 32) | (uint64_t)file;
+	size_t i;
+
+	if (pprof_index__grow(t))
+		return -ENOMEM;
+	for (i = u64__hash(key) & (t->cap - 1); t->ids[i]; i = (i + 1) & (t->cap - 1)) {
+		if (t->keys[i] == key)
+			return t->ids[i];
+	}
+	if (e->fn_cnt >= UINT32_MAX - 1 ||
+	    array__reserve((void **)&e->fns, &e->fn_cap, e->fn_cnt + 1, sizeof(*e->fns)))
+		return -ENOMEM;
+	e->fns[e->fn_cnt++] = key;
+	t->keys[i] = key;
+	t->ids[i] = (uint32_t)e->fn_cnt;
+	t->cnt++;
+	return (int64_t)e->fn_cnt;
+}
+
+static int pprof_enc__value_type(struct pprof_enc *e, uint32_t field, const char *type,
+				 const char *unit)
+{
+	int64_t t = pprof_enc__str(e, type), u = pprof_enc__str(e, unit);
+	size_t mark;
+
+	if (t < 0 || u < 0)
+		return -ENOMEM;
+	pb_buf__begin(e->out, field, &mark);
+	pb_buf__varint(e->out, VALUE_TYPE_TYPE, (uint64_t)t);
+	pb_buf__varint(e->out, VALUE_TYPE_UNIT, (uint64_t)u);
+	return pb_buf__end(e->out, mark);
+}
+
+static int pprof_enc__label(struct pprof_enc *e, const char *key, const char *str, uint64_t num)
+{
+	int64_t k = pprof_enc__str(e, key), s = str ? pprof_enc__str(e, str) : 0;
+	size_t mark;
+
+	if (k < 0 || s < 0)
+		return -ENOMEM;
+	pb_buf__begin(e->out, SAMPLE_LABEL, &mark);
+	pb_buf__varint(e->out, LABEL_KEY, (uint64_t)k);
+	if (str)
+		pb_buf__varint(e->out, LABEL_STR, (uint64_t)s);
+	else
+		pb_buf__varint(e->out, LABEL_NUM, num);
+	return pb_buf__end(e->out, mark);
+}
+
+static int pprof_enc__samples(struct pprof_enc *e)
+{
+	uint64_t period = profile__period_ns(e->p);
+	size_t i, mark, packed;
+	uint32_t j, cnt;
+	int err;
+
+	for (i = 0; i < profile__sample_cnt(e->p); i++) {
+		const struct profile_agg_sample *s = profile__sample(e->p, i);
+		const uint32_t *frames = profile__stack(e->p, s->stack, &cnt);
+
+		pb_buf__begin(e->out, PROFILE_SAMPLE, &mark);
+		if (cnt) {
+			pb_buf__begin(e->out, SAMPLE_LOCATION_ID, &packed);
+			for (j = 0; j < cnt; j++)
+				pb_buf__raw_varint(e->out, frames[j]);
+			pb_buf__end(e->out, packed);
+		}
+		pb_buf__begin(e->out, SAMPLE_VALUE, &packed);
+		pb_buf__raw_varint(e->out, s->count);
+		pb_buf__raw_varint(e->out, s->count * period);
+		pb_buf__end(e->out, packed);
+		err = pprof_enc__label(e, "pid", NULL, s->pid);
+		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);
+		err = err ?: pprof_enc__label(e, "comm", s->comm, 0);
+		err = err ?: pprof_enc__label(e, "thread_comm", s->thread_comm, 0);
+		if (err)
+			return err;
+		pb_buf__end(e->out, mark);
+	}
+	return pb_buf__err(e->out);
+}
+
+/* Mapping id a frame's Location points to (0 = none). */
+static uint32_t pprof_enc__frame_mapping(const struct pprof_enc *e, const struct profile_frame *f)
+{
+	if (f->kind == FRAME_ERROR)
+		return 0;
+	if (f->kind == FRAME_KERNEL && !f->mapping)
+		return e->kernel_mapping;
+	return f->mapping;
+}
+
+static void mapping_flags__add(struct mapping_flags *m, const struct profile_frame *f)
+{
+	uint32_t i;
+
+	if (!m->used) {
+		m->used = true;
+		m->all_functions = m->all_filenames = m->all_line_numbers = true;
+	}
+	if (!f->line_cnt) {
+		m->all_functions = m->all_filenames = m->all_line_numbers = false;
+		return;
+	}
+	if (f->line_cnt > 1)
+		m->any_inline = true;
+	for (i = 0; i < f->line_cnt; i++) {
+		if (!f->lines[i].file)
+			m->all_filenames = false;
+		if (!f->lines[i].line)
+			m->all_line_numbers = false;
+	}
+}
+
+static int pprof_enc__mapping(struct pprof_enc *e, uint32_t id, const struct profile_mapping *m,
+			      const struct mapping_flags *fl)
+{
+	int64_t file = pprof_enc__str(e, m->path), build_id = pprof_enc__str(e, m->build_id);
+	bool fn = fl->used && fl->all_functions;
+	size_t mark;
+
+	if (file < 0 || build_id < 0)
+		return -ENOMEM;
+	pb_buf__begin(e->out, PROFILE_MAPPING, &mark);
+	pb_buf__varint(e->out, MAPPING_ID, id);
+	pb_buf__varint(e->out, MAPPING_MEMORY_START, m->start);
+	pb_buf__varint(e->out, MAPPING_MEMORY_LIMIT, m->limit);
+	pb_buf__varint(e->out, MAPPING_FILE_OFFSET, m->file_offset);
+	pb_buf__varint(e->out, MAPPING_FILENAME, (uint64_t)file);
+	pb_buf__varint(e->out, MAPPING_BUILD_ID, (uint64_t)build_id);
+	pb_buf__varint(e->out, MAPPING_HAS_FUNCTIONS, fn);
+	pb_buf__varint(e->out, MAPPING_HAS_FILENAMES, fn && fl->all_filenames);
+	pb_buf__varint(e->out, MAPPING_HAS_LINE_NUMBERS, fn && fl->all_line_numbers);
+	pb_buf__varint(e->out, MAPPING_HAS_INLINE_FRAMES, fn && fl->any_inline);
+	return pb_buf__end(e->out, mark);
+}
+
+static int pprof_enc__mappings(struct pprof_enc *e)
+{
+	size_t mapping_cnt = profile__mapping_cnt(e->p), frame_cnt = profile__frame_cnt(e->p);
+	struct profile_mapping kernel = { .path = KERNEL_MAPPING_NAME, .start = UINT64_MAX };
+	struct mapping_flags *flags;
+	uint32_t id;
+	int err = 0;
+
+	flags = calloc(mapping_cnt + 2, sizeof(*flags));
+	if (!flags)
+		return -ENOMEM;
+	for (id = 1; id <= frame_cnt; id++) {
+		const struct profile_frame *f = profile__frame(e->p, id);
+
+		if (f->kind == FRAME_KERNEL && !f->mapping) {
+			mapping_flags__add(&flags[mapping_cnt + 1], f);
+			if (f->address < kernel.start)
+				kernel.start = f->address;
+			if (f->address >= kernel.limit)
+				kernel.limit = f->address + 1;
+		} else if (f->kind != FRAME_ERROR && f->mapping) {
+			mapping_flags__add(&flags[f->mapping], f);
+		}
+	}
+	for (id = 1; id <= mapping_cnt && !err; id++)
+		err = pprof_enc__mapping(e, id, profile__mapping(e->p, id), &flags[id]);
+	if (!err && flags[mapping_cnt + 1].used) {
+		e->kernel_mapping = (uint32_t)mapping_cnt + 1;
+		err = pprof_enc__mapping(e, e->kernel_mapping, &kernel, &flags[mapping_cnt + 1]);
+	}
+	free(flags);
+	return err;
+}
+
+static int pprof_enc__line(struct pprof_enc *e, const char *function, const char *file,
+			   uint32_t line)
+{
+	int64_t name = pprof_enc__str(e, function), filename = pprof_enc__str(e, file), fn;
+	size_t mark;
+
+	if (name < 0 || filename < 0)
+		return -ENOMEM;
+	fn = pprof_enc__function(e, name, filename);
+	if (fn < 0)
+		return -ENOMEM;
+	pb_buf__begin(e->out, LOCATION_LINE, &mark);
+	pb_buf__varint(e->out, LINE_FUNCTION_ID, (uint64_t)fn);
+	if (line)
+		pb_buf__varint(e->out, LINE_LINE, line);
+	return pb_buf__end(e->out, mark);
+}
+
+static int pprof_enc__locations(struct pprof_enc *e)
+{
+	uint32_t id, i, mapping;
+	size_t mark;
+	int err = 0;
+
+	for (id = 1; id <= profile__frame_cnt(e->p) && !err; id++) {
+		const struct profile_frame *f = profile__frame(e->p, id);
+
+		mapping = pprof_enc__frame_mapping(e, f);
+		pb_buf__begin(e->out, PROFILE_LOCATION, &mark);
+		pb_buf__varint(e->out, LOCATION_ID, id);
+		if (mapping)
+			pb_buf__varint(e->out, LOCATION_MAPPING_ID, mapping);
+		pb_buf__varint(e->out, LOCATION_ADDRESS, f->address);
+		if (!f->line_cnt)
+			err = pprof_enc__line(e, profile__frame_name(e->p, id, 0), NULL, 0);
+		for (i = 0; i < f->line_cnt && !err; i++)
+			err = pprof_enc__line(e, f->lines[i].function, f->lines[i].file,
+					      f->lines[i].line);
+		err = err ?: pb_buf__end(e->out, mark);
+	}
+	return err;
+}
+
+static int pprof_enc__functions(struct pprof_enc *e)
+{
+	size_t i, mark;
+
+	for (i = 0; i < e->fn_cnt; i++) {
+		uint64_t name = e->fns[i] >> 32, file = e->fns[i] & UINT32_MAX;
+
+		pb_buf__begin(e->out, PROFILE_FUNCTION, &mark);
+		pb_buf__varint(e->out, FUNCTION_ID, i + 1);
+		pb_buf__varint(e->out, FUNCTION_NAME, name);
+		pb_buf__varint(e->out, FUNCTION_SYSTEM_NAME, name);
+		if (file)
+			pb_buf__varint(e->out, FUNCTION_FILENAME, file);
+		pb_buf__end(e->out, mark);
+	}
+	for (i = 0; i < e->str_cnt; i++)
+		pb_buf__string(e->out, PROFILE_STRING_TABLE, e->strs[i]);
+	return pb_buf__err(e->out);
+}
+
+int pprof__encode(const struct profile *p, struct pb_buf *out)
+{
+	struct pprof_enc e = { .p = p, .out = out };
+	uint64_t start = profile__start_time_ns(p), end = profile__end_time_ns(p);
+	int err;
+
+	if (pb_buf__err(out))
+		return pb_buf__err(out);
+	/* string index 0 is "": pprof_enc__str() maps "" there without indexing it */
+	err = array__reserve((void **)&e.strs, &e.str_cap, 1, sizeof(*e.strs));
+	if (err)
+		goto cleanup;
+	e.strs[e.str_cnt++] = "";
+	err = pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "samples", "count");
+	err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	err = err ?: pprof_enc__value_type(&e, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	if (err)
+		goto cleanup;
+	pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
+	if (start)
+		pb_buf__varint(out, PROFILE_TIME_NANOS, start);
+	if (start && end > start)
+		pb_buf__varint(out, PROFILE_DURATION_NANOS, end - start);
+	err = pprof_enc__samples(&e);
+	err = err ?: pprof_enc__mappings(&e);
+	err = err ?: pprof_enc__locations(&e);
+	err = err ?: pprof_enc__functions(&e);
+	err = err ?: pb_buf__err(out);
+cleanup:
+	pprof_index__free(&e.str_idx);
+	pprof_index__free(&e.fn_idx);
+	free(e.strs);
+	free(e.fns);
+	return err;
+}
+
+int pprof__write(const struct profile *p, const char *path)
+{
+	struct pb_buf buf;
+	char *tmp = NULL;
+	gzFile gz = NULL;
+	size_t off = 0;
+	int err;
+
+	pb_buf__init(&buf, PPROF_MAX_SZ);
+	err = pprof__encode(p, &buf);
+	if (err)
+		goto cleanup;
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	errno = 0;
+	gz = gzopen(tmp, "wb");
+	if (!gz) {
+		err = errno ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	while (off < buf.len) {
+		unsigned chunk = buf.len - off > (1u << 30) ? 1u << 30 : (unsigned)(buf.len - off);
+
+		if (gzwrite(gz, buf.data + off, chunk) != (int)chunk) {
+			err = -EIO;
+			goto cleanup;
+		}
+		off += chunk;
+	}
+	err = gzclose(gz) == Z_OK ? 0 : -EIO;
+	gz = NULL;
+	if (!err && rename(tmp, path))
+		err = -errno;
+cleanup:
+	if (gz)
+		gzclose(gz);
+	if (err && tmp)
+		unlink(tmp);
+	free(tmp);
+	pb_buf__free(&buf);
+	return err;
+}

@@ -1,0 +1,245 @@
+/* Executable registry: (dev, ino) -> file_id -> struct executable. See executable.h. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "elf/elf_file.h"
+#include "proc/executable.h"
+#include "symbolize/elf_symbols.h"
+
+struct exe_registry {
+	struct u64_map by_id;    /* file_id -> executable */
+	struct u64_map by_inode; /* hash(dev, ino) -> executable */
+	struct executable *vdso;
+	exe_new_fn on_new;
+	void *ctx;
+};
+
+static uint64_t inode_key(uint64_t dev_major, uint64_t dev_minor, uint64_t ino)
+{
+	return u64_hash(ino ^ u64_hash(dev_major << 32 | dev_minor)) | 1;
+}
+
+struct exe_registry *exe_registry__new(exe_new_fn on_new, void *ctx)
+{
+	struct exe_registry *reg = calloc(1, sizeof(*reg));
+
+	if (!reg)
+		return NULL;
+	reg->on_new = on_new;
+	reg->ctx = ctx;
+	return reg;
+}
+
+static void executable__free(struct executable *exe)
+{
+	if (!exe)
+		return;
+	elf_symbols__free(exe->syms);
+	elf_file__free(exe->elf);
+	if (exe->fd >= 0)
+		close(exe->fd);
+	free(exe->path);
+	free(exe);
+}
+
+void exe_registry__free(struct exe_registry *reg)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	if (!reg)
+		return;
+	while (u64_map__next(&reg->by_id, &it, &key, &v))
+		executable__free(v);
+	u64_map__free(&reg->by_id);
+	u64_map__free(&reg->by_inode);
+	free(reg);
+}
+
+/* Fill text range and build id from the ELF. */
+static int describe(struct executable *exe)
+{
+	size_t i, n = elf_file__segment_cnt(exe->elf);
+	bool any = false;
+
+	exe->text_start = UINT64_MAX;
+	exe->text_end = 0;
+	for (i = 0; i < n; i++) {
+		const struct elf_segment *s = elf_file__segment(exe->elf, i);
+
+		if (s->type != PT_LOAD || !(s->flags & PF_X))
+			continue;
+		if (s->vaddr < exe->text_start) {
+			exe->text_start = s->vaddr;
+			exe->text_offset = s->offset;
+		}
+		if (s->vaddr + s->memsz > exe->text_end)
+			exe->text_end = s->vaddr + s->memsz;
+		any = true;
+	}
+	if (!any) {
+		exe->text_start = exe->text_end = exe->text_offset = 0;
+	}
+	if (elf_file__build_id_hex(exe->elf, exe->build_id, sizeof(exe->build_id)) < 0)
+		exe->build_id[0] = '\0';
+	return 0;
+}
+
+/* Adopt a new executable (elf and fd already set): dedupe by file_id, register, announce. */
+static struct executable *adopt(struct exe_registry *reg, struct executable *exe)
+{
+	struct executable *old;
+
+	exe->file_id = elf_file__file_id(exe->elf);
+	if (!exe->file_id)
+		exe->file_id = 1;
+	old = u64_map__get(&reg->by_id, exe->file_id);
+	if (old) {
+		executable__free(exe);
+		return old;
+	}
+	describe(exe);
+	if (u64_map__set(&reg->by_id, exe->file_id, exe)) {
+		executable__free(exe);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pr_debug("new executable %016llx %s build-id %s\n", (unsigned long long)exe->file_id,
+		 exe->path, exe->build_id[0] ? exe->build_id : "-");
+	if (reg->on_new)
+		reg->on_new(exe, reg->ctx);
+	return exe;
+}
+
+static struct executable *get_vdso(struct exe_registry *reg)
+{
+	struct executable *exe;
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	size_t size = 0;
+	struct proc_maps maps;
+	size_t i;
+
+	if (reg->vdso)
+		return reg->vdso;
+	if (!base || proc_maps__read(getpid(), NULL, &maps)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	for (i = 0; i < maps.cnt; i++)
+		if (maps.maps[i].start == base)
+			size = maps.maps[i].end - maps.maps[i].start;
+	proc_maps__free(&maps);
+	if (!size) {
+		errno = ENOENT;
+		return NULL;
+	}
+	exe = calloc(1, sizeof(*exe));
+	if (!exe)
+		return NULL;
+	exe->fd = -1;
+	exe->kind = EXECUTABLE_VDSO;
+	exe->path = strdup("[vdso]");
+	exe->elf = elf_file__open_mem((const void *)base, size);
+	if (!exe->path || !exe->elf) {
+		executable__free(exe);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	reg->vdso = adopt(reg, exe);
+	return reg->vdso;
+}
+
+static int open_mapped_file(pid_t pid, const struct proc_map *m)
+{
+	char buf[4200];
+	int fd;
+
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || m->path[0] != '/')
+		return fd;
+	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, m->path);
+	return open(buf, O_RDONLY | O_CLOEXEC);
+}
+
+struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const struct proc_map *m)
+{
+	uint64_t key;
+	struct executable *exe;
+	int fd;
+
+	if (!strcmp(m->path, "[vdso]"))
+		return get_vdso(reg);
+	if (!m->ino || m->path[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	key = inode_key(m->dev_major, m->dev_minor, m->ino);
+	exe = u64_map__get(&reg->by_inode, key);
+	if (exe)
+		return exe;
+	fd = open_mapped_file(pid, m);
+	if (fd < 0) {
+		errno = errno == ENOENT ? ESRCH : errno;
+		return NULL;
+	}
+	exe = calloc(1, sizeof(*exe));
+	if (!exe) {
+		close(fd);
+		return NULL;
+	}
+	exe->fd = fd;
+	exe->kind = EXECUTABLE_FILE;
+	exe->path = strdup(m->path);
+	exe->elf = elf_file__open_fd(fd);
+	if (!exe->path || !exe->elf) {
+		int err = exe->path ? ENOEXEC : ENOMEM;
+
+		executable__free(exe);
+		errno = err;
+		return NULL;
+	}
+	exe = adopt(reg, exe);
+	if (exe && u64_map__set(&reg->by_inode, key, exe)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return exe;
+}
+
+struct executable *exe_registry__find(const struct exe_registry *reg, uint64_t file_id)
+{
+	return u64_map__get(&reg->by_id, file_id);
+}
+
+size_t exe_registry__cnt(const struct exe_registry *reg)
+{
+	return reg->by_id.cnt;
+}
+
+int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr)
+{
+	return elf_file__offset_to_vaddr(exe->elf, offset, vaddr);
+}
+
+const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset)
+{
+	if (!exe->syms_tried) {
+		exe->syms_tried = true;
+		exe->syms = elf_symbols__load(exe->elf);
+		if (!exe->syms)
+			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
+	}
+	return exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
+}

@@ -1,0 +1,77 @@
+/* The executable registry: every distinct mapped file (binary, shared library, the vDSO)
+ * that any sampled process has executable mappings of, known by its content-derived file_id.
+ *
+ * Invariants:
+ *  - one struct executable per file_id, shared by every process mapping the file; the same
+ *    (dev, ino) always resolves to the same executable while the registry lives.
+ *  - an executable keeps an open fd on its file from the moment it is first seen, so it can
+ *    be read (symbols, unwind tables) after the process exited or the file was deleted.
+ *  - executables are never freed before the registry (a recording symbolizes at its end);
+ *    `live_maps` counts the live process mappings so tables can be unloaded when it drops to 0.
+ * Pointers returned are owned by the registry and valid until exe_registry__free().
+ */
+#ifndef STACKSCOPE_EXECUTABLE_H
+#define STACKSCOPE_EXECUTABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proc/maps.h"
+
+struct elf_file;
+struct elf_symbols;
+
+enum executable_kind {
+	EXECUTABLE_FILE = 0,
+	EXECUTABLE_VDSO,
+};
+
+enum unwind_table_state {
+	UNWIND_TABLE_NONE = 0, /* not built (yet) */
+	UNWIND_TABLE_LOADED,   /* in the BPF maps */
+	UNWIND_TABLE_NO_CFI,   /* the file has no CFI: frame pointers only */
+	UNWIND_TABLE_FAILED,   /* building or loading failed: frame pointers only */
+};
+
+struct executable {
+	uint64_t file_id;
+	enum executable_kind kind;
+	char *path;           /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	char build_id[129];   /* lowercase hex, "" if none */
+	int fd;               /* -1 for the vDSO (image in memory) */
+	uint64_t text_start;  /* lowest and highest ELF vaddr of executable PT_LOAD segments */
+	uint64_t text_end;
+	uint64_t text_offset; /* file offset of text_start */
+	struct elf_file *elf; /* open for the registry's lifetime */
+	struct elf_symbols *syms; /* loaded on first use; NULL if none */
+	bool syms_tried;
+	enum unwind_table_state table_state;
+	uint32_t table_first;  /* unwind-entry pool range owned by this file's table */
+	uint32_t table_cnt;
+	uint32_t live_maps;
+};
+
+struct exe_registry;
+
+/* Called once for each new executable (e.g. to build and load its unwind table). */
+typedef void (*exe_new_fn)(struct executable *exe, void *ctx);
+
+struct exe_registry *exe_registry__new(exe_new_fn on_new, void *ctx);
+void exe_registry__free(struct exe_registry *reg);
+
+/* The executable mapped by `m` in process `pid` (opened through /proc/PID/map_files/, or
+ * /proc/PID/root/PATH), registering it on first sight. NULL with errno: ESRCH (process or
+ * mapping gone), ENOEXEC (not an ELF we can read), ENOMEM.
+ * For "[vdso]" mappings, the vDSO image is read once from stackscope's own address space.
+ */
+struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const struct proc_map *m);
+struct executable *exe_registry__find(const struct exe_registry *reg, uint64_t file_id);
+size_t exe_registry__cnt(const struct exe_registry *reg);
+
+/* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */
+int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr);
+/* Symbol containing ELF vaddr `addr` (loads .symtab/.dynsym on first use), or NULL. */
+const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset);
+
+#endif

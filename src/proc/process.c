@@ -1,0 +1,374 @@
+/* Process tracker: /proc scans -> exec mappings -> BPF LPM entries. See process.h. */
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "proc/executable.h"
+#include "proc/maps.h"
+#include "proc/process.h"
+
+#define RESCAN_AFTER_EXEC_NS (20 * 1000 * 1000ULL)
+
+struct process_table {
+	struct u64_map by_pid; /* pid + 1 -> struct process */
+	struct exe_registry *reg;
+	int mappings_fd;
+	struct process_stats stats;
+};
+
+struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd)
+{
+	struct process_table *pt = calloc(1, sizeof(*pt));
+
+	if (!pt)
+		return NULL;
+	pt->reg = reg;
+	pt->mappings_fd = mappings_fd;
+	return pt;
+}
+
+static void process__free(struct process *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p->bpf_keys);
+	free(p);
+}
+
+void process_table__free(struct process_table *pt)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	if (!pt)
+		return;
+	while (u64_map__next(&pt->by_pid, &it, &key, &v))
+		process__free(v);
+	u64_map__free(&pt->by_pid);
+	free(pt);
+}
+
+struct process *process_table__find(const struct process_table *pt, pid_t pid)
+{
+	return u64_map__get(&pt->by_pid, (uint64_t)pid + 1);
+}
+
+static void read_comm(pid_t pid, char comm[16])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	if (comm[n - 1] == '\n')
+		n--;
+	comm[n] = '\0';
+}
+
+/* Aligned power-of-two blocks covering [start, end): the LPM prefixes of one mapping. */
+static int add_blocks(pid_t pid, uint64_t start, uint64_t end, struct mapping_key **keys,
+		      size_t *cnt, size_t *cap)
+{
+	while (start < end) {
+		int bits = start ? __builtin_ctzll(start) : 63;
+		struct mapping_key *k;
+
+		while (bits > 0 && (bits >= 64 || start + (1ULL << bits) > end ||
+				    start + (1ULL << bits) < start))
+			bits--;
+		if (*cnt == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			struct mapping_key *n = realloc(*keys, ncap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			*keys = n;
+			*cap = ncap;
+		}
+		k = &(*keys)[(*cnt)++];
+		k->prefixlen = 32 + 64 - (uint32_t)bits;
+		k->pid = htobe32((uint32_t)pid);
+		k->addr = htobe64(start);
+		start += 1ULL << bits;
+	}
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct mapping_key));
+}
+
+/* Make the BPF entries of p match p->maps: insert all new keys, then delete stale ones. */
+static void sync_bpf(struct process_table *pt, struct process *p)
+{
+	struct mapping_key *keys = NULL, marker = { 0 };
+	size_t cnt = 0, cap = 0, i;
+	struct mapping_info marker_info = { 0 };
+
+	if (pt->mappings_fd < 0)
+		return;
+	for (i = 0; i < p->map_cnt && p->alive; i++) {
+		const struct exec_mapping *m = &p->maps[i];
+		struct mapping_info info = { .file_id = m->exe->file_id, .bias = m->bias };
+		size_t first = cnt, j;
+
+		if (add_blocks(p->pid, m->start, m->end, &keys, &cnt, &cap))
+			goto out;
+		for (j = first; j < cnt; j++) {
+			if (bpf_map_update_elem(pt->mappings_fd, &keys[j], &info, BPF_ANY)) {
+				pt->stats.bpf_insert_failures++;
+				cnt = j;
+				break;
+			}
+		}
+	}
+	if (p->alive) {
+		/* The (pid, 0) marker says "this process is known". */
+		marker.prefixlen = 32 + 64;
+		marker.pid = htobe32((uint32_t)p->pid);
+		bpf_map_update_elem(pt->mappings_fd, &marker, &marker_info, BPF_ANY);
+	}
+	qsort(keys, cnt, sizeof(*keys), key_cmp);
+	for (i = 0; i < p->bpf_key_cnt; i++)
+		if (!cnt || !bsearch(&p->bpf_keys[i], keys, cnt, sizeof(*keys), key_cmp))
+			bpf_map_delete_elem(pt->mappings_fd, &p->bpf_keys[i]);
+	if (!p->alive) {
+		marker.prefixlen = 32 + 64;
+		marker.pid = htobe32((uint32_t)p->pid);
+		bpf_map_delete_elem(pt->mappings_fd, &marker);
+	}
+	free(p->bpf_keys);
+	p->bpf_keys = keys;
+	p->bpf_key_cnt = cnt;
+	keys = NULL;
+out:
+	free(keys);
+}
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct exec_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static struct process *get_or_add(struct process_table *pt, pid_t pid)
+{
+	struct process *p = process_table__find(pt, pid);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (u64_map__set(&pt->by_pid, (uint64_t)pid + 1, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns)
+{
+	struct proc_maps maps;
+	struct exec_mapping *xm = NULL;
+	struct process *p;
+	size_t i, n = 0;
+	int err;
+
+	pt->stats.scans++;
+	err = proc_maps__read(pid, NULL, &maps);
+	if (err) {
+		pt->stats.scan_failures++;
+		p = process_table__find(pt, pid);
+		if (p && p->alive && err == -ESRCH)
+			process_table__exit(pt, pid);
+		errno = -err;
+		return NULL;
+	}
+	xm = calloc(maps.cnt ? maps.cnt : 1, sizeof(*xm));
+	if (!xm) {
+		proc_maps__free(&maps);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < maps.cnt; i++) {
+		const struct proc_map *m = &maps.maps[i];
+		struct executable *exe;
+		uint64_t vaddr;
+
+		if (!(m->perms & PROC_MAP_EXEC))
+			continue;
+		if (m->path[0] != '/' && strcmp(m->path, "[vdso]"))
+			continue;
+		exe = exe_registry__get(pt->reg, pid, m);
+		if (!exe) {
+			if (errno != ESRCH)
+				pt->stats.exe_failures++;
+			pr_debug("pid %d: %s: %s\n", (int)pid, m->path, strerror(errno));
+			continue;
+		}
+		if (exe->kind == EXECUTABLE_VDSO) {
+			if (executable__offset_to_vaddr(exe, 0, &vaddr))
+				vaddr = 0;
+		} else if (executable__offset_to_vaddr(exe, m->offset, &vaddr)) {
+			pt->stats.exe_failures++;
+			continue;
+		}
+		xm[n].start = m->start;
+		xm[n].end = m->end;
+		xm[n].bias = m->start - vaddr;
+		xm[n].exe = exe;
+		n++;
+	}
+	proc_maps__free(&maps);
+	p = get_or_add(pt, pid);
+	if (!p) {
+		free(xm);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qsort(xm, n, sizeof(*xm), map_cmp);
+	free(p->maps);
+	p->maps = xm;
+	p->map_cnt = n;
+	p->alive = true;
+	p->scanned_ns = now_ns;
+	read_comm(pid, p->comm);
+	sync_bpf(pt, p);
+	return p;
+}
+
+int process_table__scan_all(struct process_table *pt, uint64_t now_ns)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int loaded = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (process_table__scan(pt, (pid_t)pid, now_ns))
+			loaded++;
+	}
+	closedir(d);
+	return loaded;
+}
+
+struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
+				       uint64_t min_interval_ns)
+{
+	struct process *p = process_table__find(pt, pid);
+
+	if (p && (!p->alive || now_ns - p->scanned_ns < min_interval_ns))
+		return p;
+	return process_table__scan(pt, pid, now_ns) ?: p;
+}
+
+void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
+{
+	struct process *p = process_table__scan(pt, pid, now_ns);
+
+	if (p) {
+		p->rescans_left = 2;
+		p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS;
+	}
+}
+
+void process_table__exit(struct process_table *pt, pid_t pid)
+{
+	struct process *p = process_table__find(pt, pid);
+
+	if (!p || !p->alive)
+		return;
+	p->alive = false;
+	p->rescans_left = 0;
+	p->rescan_at_ns = 0;
+	sync_bpf(pt, p);
+}
+
+void process_table__tick(struct process_table *pt, uint64_t now_ns)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+	pid_t due[64];
+	size_t n = 0, i;
+
+	while (n < 64 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
+		struct process *p = v;
+
+		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
+			due[n++] = p->pid;
+	}
+	for (i = 0; i < n; i++) {
+		struct process *p = process_table__find(pt, due[i]);
+		unsigned int left = p->rescans_left;
+
+		p->rescan_at_ns = 0;
+		p = process_table__scan(pt, due[i], now_ns);
+		if (p && left > 1) {
+			p->rescans_left = left - 1;
+			p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS * 4;
+		}
+	}
+}
+
+void process_table__stats(const struct process_table *pt, struct process_stats *out)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	*out = pt->stats;
+	out->alive = out->exited = 0;
+	while (u64_map__next(&pt->by_pid, &it, &key, &v)) {
+		if (((struct process *)v)->alive)
+			out->alive++;
+		else
+			out->exited++;
+	}
+}
+
+const struct exec_mapping *process__mapping_at(const struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->map_cnt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
+	return NULL;
+}

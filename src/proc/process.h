@@ -1,0 +1,79 @@
+/* The process tracker: which processes exist, what executable files they map where, and the
+ * per-process address -> (file_id, load bias) entries the eBPF unwinder looks up.
+ *
+ * Sources: a /proc scan at start, exec/exit records from eBPF, and on-demand rescans when a
+ * sample shows a process or an address we do not know (a new process, a dlopen).
+ * Invariants:
+ *  - a process's BPF entries always describe its latest scan; a rescan inserts the new
+ *    entries before deleting stale ones, so lookups never see a hole.
+ *  - processes that exited stay in the table (without BPF entries) until the table is freed
+ *    or process_table__reap() drops them, so late samples can still be symbolized.
+ * Pointers returned are owned by the table.
+ */
+#ifndef STACKSCOPE_PROCESS_H
+#define STACKSCOPE_PROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct exe_registry;
+struct executable;
+
+struct exec_mapping {
+	uint64_t start, end; /* [start, end) in the process */
+	uint64_t bias;       /* ELF vaddr = address - bias */
+	struct executable *exe;
+};
+
+struct process {
+	pid_t pid;
+	char comm[16];
+	struct exec_mapping *maps; /* sorted by start */
+	size_t map_cnt;
+	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
+	size_t bpf_key_cnt;
+	bool alive;
+	uint64_t scanned_ns;       /* CLOCK_MONOTONIC of the last scan */
+	uint64_t rescan_at_ns;     /* pending rescan (0: none) */
+	unsigned int rescans_left;
+};
+
+struct process_stats {
+	uint64_t scans;
+	uint64_t scan_failures;   /* process gone or unreadable */
+	uint64_t exe_failures;    /* mapped files that could not be opened or parsed */
+	uint64_t bpf_insert_failures; /* mapping entries the BPF map refused (full) */
+	uint64_t alive;
+	uint64_t exited;
+};
+
+struct process_table;
+
+/* mappings_fd: the BPF LPM map, or -1 to track without eBPF (tests). */
+struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd);
+void process_table__free(struct process_table *pt);
+
+/* Scan every process in /proc; returns the number of processes loaded. */
+int process_table__scan_all(struct process_table *pt, uint64_t now_ns);
+/* (Re)scan one process now. NULL with errno ESRCH if it is gone. */
+struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns);
+/* A sample referred to pid at an address we could not resolve: rescan, at most once per
+ * `min_interval_ns` per process. Returns the process (possibly not rescanned) or NULL.
+ */
+struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
+				       uint64_t min_interval_ns);
+/* exec: rescan now and twice more shortly after (the dynamic loader maps libraries). */
+void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
+/* exit: drop the BPF entries, keep the process for symbolization. */
+void process_table__exit(struct process_table *pt, pid_t pid);
+/* Run pending rescans that are due. */
+void process_table__tick(struct process_table *pt, uint64_t now_ns);
+
+struct process *process_table__find(const struct process_table *pt, pid_t pid);
+void process_table__stats(const struct process_table *pt, struct process_stats *out);
+
+/* The executable mapping containing absolute address addr, or NULL. */
+const struct exec_mapping *process__mapping_at(const struct process *p, uint64_t addr);
+
+#endif

@@ -1,0 +1,803 @@
+/* The in-memory profile (see profile.h for the contract).
+ *
+ * Layout: every table is a dense array indexed by id (slot 0 unused), plus an open-addressing
+ * hash index (linear probing, power-of-two capacity, load <= 3/4) that maps a key to its id.
+ * The index stores each entry's 32-bit hash next to its id, so growing never rehashes keys.
+ *
+ * Invariants:
+ *  - strings are interned into an append-only arena: a string's address never changes, and
+ *    two interned pointers are equal iff their contents are; keys of the frame, mapping and
+ *    sample tables therefore compare strings by pointer.
+ *  - frames keep a private copy of their lines (with interned strings) and the interned
+ *    display name of their innermost line (or of their address when they have no lines).
+ *  - stacks live in one frame-id pool; a stack is an (offset, count) slice of it.
+ *  - an aggregated sample keeps at most timestamps_cap events.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+#define STR_CHUNK_SZ (64 * 1024)
+#define ID_TABLE_MIN_CAP 64
+#define LINES_ON_STACK 32
+
+struct id_table {
+	uint32_t *ids;    /* 0 = empty slot */
+	uint32_t *hashes; /* hash of the entry in the same slot */
+	size_t cap;       /* power of two, or 0 before first use */
+	size_t cnt;
+};
+
+struct str_chunk {
+	struct str_chunk *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
+struct frame_rec {
+	struct profile_frame f;
+	uint32_t name_id; /* display name for line_idx 0 */
+};
+
+struct stack_rec {
+	size_t off; /* into stack_pool */
+	uint32_t cnt;
+};
+
+struct sample_rec {
+	struct profile_agg_sample s;
+	uint32_t event_cap;
+};
+
+struct profile {
+	struct profile_opts opts;
+	uint64_t end_time_ns;
+	uint64_t total;
+
+	struct str_chunk *chunks;
+	const char **strs; /* [0] unused */
+	size_t str_cnt, str_cap;
+	struct id_table str_idx;
+
+	struct profile_mapping *mappings; /* [0] unused */
+	size_t mapping_cnt, mapping_cap;
+	struct id_table mapping_idx;
+
+	struct frame_rec *frames; /* [0] unused */
+	size_t frame_cnt, frame_cap;
+	struct id_table frame_idx;
+
+	uint32_t *stack_pool;
+	size_t stack_pool_len, stack_pool_cap;
+	struct stack_rec *stacks; /* [0] unused */
+	size_t stack_cnt, stack_cap;
+	struct id_table stack_idx;
+
+	struct sample_rec *samples; /* 0-based; the index stores idx + 1 */
+	size_t sample_cnt, sample_cap;
+	struct id_table sample_idx;
+};
+
+/* ---- small helpers ---- */
+
+/* Grows *arr to hold at least `need` elements of elem_sz bytes; 0 or -ENOMEM. */
+static int array__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
+{
+	size_t new_cap;
+	void *tmp;
+
+	if (need <= *cap)
+		return 0;
+	new_cap = *cap ? *cap : 16;
+	while (new_cap < need) {
+		if (new_cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		new_cap *= 2;
+	}
+	if (new_cap > SIZE_MAX / elem_sz)
+		return -ENOMEM;
+	tmp = realloc(*arr, new_cap * elem_sz);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = new_cap;
+	return 0;
+}
+
+static inline uint64_t hash__mix(uint64_t h, uint64_t v)
+{
+	/* a 64-bit multiply-xorshift round, good enough for table indexing */
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 31;
+	return h;
+}
+
+static inline uint32_t hash__fold(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static uint64_t hash__str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* ---- id_table: open addressing, linear probing ---- */
+
+typedef bool (*id_eq_fn)(const struct profile *p, uint32_t id, const void *key);
+
+static void id_table__free(struct id_table *t)
+{
+	free(t->ids);
+	free(t->hashes);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Makes room for one more entry; 0 or -ENOMEM. */
+static int id_table__reserve(struct id_table *t)
+{
+	uint32_t *ids, *hashes;
+	size_t cap, i, j;
+
+	if (t->cap && (t->cnt + 1) * 4 <= t->cap * 3)
+		return 0;
+	cap = t->cap ? t->cap * 2 : ID_TABLE_MIN_CAP;
+	if (cap > SIZE_MAX / sizeof(uint32_t))
+		return -ENOMEM;
+	ids = calloc(cap, sizeof(*ids));
+	hashes = calloc(cap, sizeof(*hashes));
+	if (!ids || !hashes) {
+		free(ids);
+		free(hashes);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->cap; i++) {
+		if (!t->ids[i])
+			continue;
+		j = t->hashes[i] & (cap - 1);
+		while (ids[j])
+			j = (j + 1) & (cap - 1);
+		ids[j] = t->ids[i];
+		hashes[j] = t->hashes[i];
+	}
+	free(t->ids);
+	free(t->hashes);
+	t->ids = ids;
+	t->hashes = hashes;
+	t->cap = cap;
+	return 0;
+}
+
+/* Returns the slot holding the entry equal to key, or the empty slot where it belongs.
+ * The table must have a nonzero capacity.
+ */
+static size_t id_table__slot(const struct id_table *t, const struct profile *p, uint32_t hash,
+			     id_eq_fn eq, const void *key)
+{
+	size_t i = hash & (t->cap - 1);
+
+	while (t->ids[i]) {
+		if (t->hashes[i] == hash && eq(p, t->ids[i], key))
+			break;
+		i = (i + 1) & (t->cap - 1);
+	}
+	return i;
+}
+
+/* Looks key up; returns its id, or 0 when absent (also for an empty table). */
+static uint32_t id_table__find(const struct id_table *t, const struct profile *p, uint32_t hash,
+			       id_eq_fn eq, const void *key)
+{
+	if (!t->cap)
+		return 0;
+	return t->ids[id_table__slot(t, p, hash, eq, key)];
+}
+
+static void id_table__insert(struct id_table *t, const struct profile *p, uint32_t hash,
+			     id_eq_fn eq, const void *key, uint32_t id)
+{
+	size_t i = id_table__slot(t, p, hash, eq, key);
+
+	t->ids[i] = id;
+	t->hashes[i] = hash;
+	t->cnt++;
+}
+
+/* ---- strings ---- */
+
+static bool str__eq(const struct profile *p, uint32_t id, const void *key)
+{
+	return !strcmp(p->strs[id], key);
+}
+
+/* Copies s into the arena; NULL on ENOMEM. */
+static char *str__store(struct profile *p, const char *s, size_t len)
+{
+	struct str_chunk *c = p->chunks;
+	char *out;
+
+	if (!c || c->cap - c->used < len + 1) {
+		size_t cap = len + 1 > STR_CHUNK_SZ ? len + 1 : STR_CHUNK_SZ;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->used = 0;
+		c->cap = cap;
+		c->next = p->chunks;
+		p->chunks = c;
+	}
+	out = c->data + c->used;
+	memcpy(out, s, len + 1);
+	c->used += len + 1;
+	return out;
+}
+
+/* Interns s; returns its id (>= 1) or 0 on ENOMEM. */
+static uint32_t profile__intern_id(struct profile *p, const char *s)
+{
+	uint32_t hash = hash__fold(hash__str(s));
+	uint32_t id = id_table__find(&p->str_idx, p, hash, str__eq, s);
+	char *copy;
+
+	if (id)
+		return id;
+	if (p->str_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->str_idx) ||
+	    array__reserve((void **)&p->strs, &p->str_cap, p->str_cnt + 2, sizeof(*p->strs)))
+		return 0;
+	copy = str__store(p, s, strlen(s));
+	if (!copy)
+		return 0;
+	id = (uint32_t)++p->str_cnt;
+	p->strs[id] = copy;
+	id_table__insert(&p->str_idx, p, hash, str__eq, s, id);
+	return id;
+}
+
+/* Interns s (NULL stays NULL); *err is set to -ENOMEM on failure. */
+static const char *profile__intern(struct profile *p, const char *s, int *err)
+{
+	uint32_t id;
+
+	if (!s)
+		return NULL;
+	id = profile__intern_id(p, s);
+	if (!id) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return p->strs[id];
+}
+
+/* ---- lifetime ---- */
+
+struct profile *profile__new(const struct profile_opts *opts)
+{
+	struct profile *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (opts)
+		p->opts = *opts;
+	return p;
+}
+
+void profile__free(struct profile *p)
+{
+	struct str_chunk *c, *next;
+	size_t i;
+
+	if (!p)
+		return;
+	for (c = p->chunks; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(p->strs);
+	id_table__free(&p->str_idx);
+	free(p->mappings);
+	id_table__free(&p->mapping_idx);
+	for (i = 1; i <= p->frame_cnt; i++)
+		free((void *)p->frames[i].f.lines);
+	free(p->frames);
+	id_table__free(&p->frame_idx);
+	free(p->stack_pool);
+	free(p->stacks);
+	id_table__free(&p->stack_idx);
+	for (i = 0; i < p->sample_cnt; i++)
+		free((void *)p->samples[i].s.events);
+	free(p->samples);
+	id_table__free(&p->sample_idx);
+	free(p);
+}
+
+/* ---- mappings ---- */
+
+static uint32_t mapping__hash(const struct profile_mapping *m)
+{
+	uint64_t h = hash__mix(0, (uintptr_t)m->path);
+
+	h = hash__mix(h, (uintptr_t)m->build_id);
+	h = hash__mix(h, m->start);
+	h = hash__mix(h, m->limit);
+	h = hash__mix(h, m->file_offset);
+	return hash__fold(h);
+}
+
+static bool mapping__eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_mapping *a = &p->mappings[id], *b = key;
+
+	return a->path == b->path && a->build_id == b->build_id && a->start == b->start &&
+	       a->limit == b->limit && a->file_offset == b->file_offset;
+}
+
+uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m)
+{
+	struct profile_mapping key = *m;
+	uint32_t hash, id;
+	int err = 0;
+
+	key.path = profile__intern(p, m->path ? m->path : "", &err);
+	key.build_id = profile__intern(p, m->build_id, &err);
+	if (err)
+		return 0;
+	hash = mapping__hash(&key);
+	id = id_table__find(&p->mapping_idx, p, hash, mapping__eq, &key);
+	if (id)
+		return id;
+	if (p->mapping_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->mapping_idx) ||
+	    array__reserve((void **)&p->mappings, &p->mapping_cap, p->mapping_cnt + 2,
+			   sizeof(*p->mappings)))
+		return 0;
+	id = (uint32_t)++p->mapping_cnt;
+	p->mappings[id] = key;
+	id_table__insert(&p->mapping_idx, p, hash, mapping__eq, &key, id);
+	return id;
+}
+
+/* ---- frames ---- */
+
+static uint32_t frame__hash(const struct profile_frame *f)
+{
+	uint64_t h = hash__mix(f->kind, f->mapping);
+	uint32_t i;
+
+	h = hash__mix(h, f->address);
+	h = hash__mix(h, f->line_cnt);
+	for (i = 0; i < f->line_cnt; i++) {
+		h = hash__mix(h, (uintptr_t)f->lines[i].function);
+		h = hash__mix(h, (uintptr_t)f->lines[i].file);
+		h = hash__mix(h, f->lines[i].line);
+	}
+	return hash__fold(h);
+}
+
+static bool frame__eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_frame *a = &p->frames[id].f, *b = key;
+	uint32_t i;
+
+	if (a->kind != b->kind || a->mapping != b->mapping || a->address != b->address ||
+	    a->line_cnt != b->line_cnt)
+		return false;
+	for (i = 0; i < a->line_cnt; i++) {
+		if (a->lines[i].function != b->lines[i].function ||
+		    a->lines[i].file != b->lines[i].file || a->lines[i].line != b->lines[i].line)
+			return false;
+	}
+	return true;
+}
+
+/* Interns the display name of a frame without lines; its id or 0 on ENOMEM. */
+static uint32_t frame__address_name(struct profile *p, const struct profile_frame *f)
+{
+	char buf[320];
+	const char *base = "[unknown]";
+
+	switch (f->kind) {
+	case FRAME_KERNEL:
+		snprintf(buf, sizeof(buf), "[kernel]+0x%" PRIx64, f->address);
+		break;
+	case FRAME_NATIVE:
+		if (f->mapping && f->mapping <= p->mapping_cnt) {
+			const char *path = p->mappings[f->mapping].path;
+			const char *slash = strrchr(path, '/');
+
+			base = slash ? slash + 1 : path;
+			if (!*base)
+				base = "[unknown]";
+		}
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, f->address);
+		break;
+	default:
+		snprintf(buf, sizeof(buf), "[unknown error]");
+		break;
+	}
+	return profile__intern_id(p, buf);
+}
+
+uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
+{
+	struct profile_line stack_lines[LINES_ON_STACK], *lines = stack_lines;
+	struct profile_frame key = *f;
+	struct profile_line *copy = NULL;
+	uint32_t hash, id = 0, name_id, i;
+	int err = 0;
+
+	if (f->mapping > p->mapping_cnt || (f->line_cnt && !f->lines)) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (f->line_cnt > LINES_ON_STACK) {
+		lines = calloc(f->line_cnt, sizeof(*lines));
+		if (!lines)
+			return 0;
+	}
+	for (i = 0; i < f->line_cnt; i++) {
+		lines[i].function = profile__intern(p, f->lines[i].function ? f->lines[i].function
+									    : "[unknown]",
+						    &err);
+		lines[i].file = profile__intern(p, f->lines[i].file, &err);
+		lines[i].line = f->lines[i].line;
+	}
+	if (err)
+		goto cleanup;
+	key.lines = f->line_cnt ? lines : NULL;
+	hash = frame__hash(&key);
+	id = id_table__find(&p->frame_idx, p, hash, frame__eq, &key);
+	if (id)
+		goto cleanup;
+
+	if (f->line_cnt) {
+		name_id = profile__intern_id(p, lines[0].function);
+		copy = malloc(f->line_cnt * sizeof(*copy));
+		if (!copy)
+			goto cleanup;
+		memcpy(copy, lines, f->line_cnt * sizeof(*copy));
+	} else {
+		name_id = frame__address_name(p, &key);
+	}
+	if (!name_id || p->frame_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->frame_idx) ||
+	    array__reserve((void **)&p->frames, &p->frame_cap, p->frame_cnt + 2,
+			   sizeof(*p->frames)))
+		goto cleanup;
+	key.lines = copy;
+	id = (uint32_t)++p->frame_cnt;
+	p->frames[id].f = key;
+	p->frames[id].name_id = name_id;
+	copy = NULL;
+	id_table__insert(&p->frame_idx, p, hash, frame__eq, &key, id);
+cleanup:
+	free(copy);
+	if (lines != stack_lines)
+		free(lines);
+	if (!id)
+		errno = ENOMEM;
+	return id;
+}
+
+/* ---- stacks ---- */
+
+struct stack_key {
+	const uint32_t *frames;
+	uint32_t cnt;
+};
+
+static bool stack__eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct stack_rec *a = &p->stacks[id];
+	const struct stack_key *b = key;
+
+	return a->cnt == b->cnt &&
+	       !memcmp(p->stack_pool + a->off, b->frames, b->cnt * sizeof(uint32_t));
+}
+
+/* Interns a stack; returns its id or 0 on ENOMEM. */
+static uint32_t profile__intern_stack(struct profile *p, const uint32_t *frames, uint32_t cnt)
+{
+	struct stack_key key = { frames, cnt };
+	uint64_t h = hash__mix(0, cnt);
+	uint32_t hash, id, i;
+
+	for (i = 0; i < cnt; i++)
+		h = hash__mix(h, frames[i]);
+	hash = hash__fold(h);
+	id = id_table__find(&p->stack_idx, p, hash, stack__eq, &key);
+	if (id)
+		return id;
+	if (p->stack_cnt + 1 >= UINT32_MAX || p->stack_pool_len + cnt < p->stack_pool_len ||
+	    id_table__reserve(&p->stack_idx) ||
+	    array__reserve((void **)&p->stacks, &p->stack_cap, p->stack_cnt + 2,
+			   sizeof(*p->stacks)) ||
+	    array__reserve((void **)&p->stack_pool, &p->stack_pool_cap, p->stack_pool_len + cnt,
+			   sizeof(*p->stack_pool)))
+		return 0;
+	if (cnt)
+		memcpy(p->stack_pool + p->stack_pool_len, frames, cnt * sizeof(uint32_t));
+	id = (uint32_t)++p->stack_cnt;
+	p->stacks[id].off = p->stack_pool_len;
+	p->stacks[id].cnt = cnt;
+	p->stack_pool_len += cnt;
+	id_table__insert(&p->stack_idx, p, hash, stack__eq, &key, id);
+	return id;
+}
+
+/* ---- samples ---- */
+
+static uint32_t sample__hash(const struct profile_agg_sample *s)
+{
+	uint64_t h = hash__mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
+
+	h = hash__mix(h, (uintptr_t)s->comm);
+	h = hash__mix(h, (uintptr_t)s->thread_comm);
+	return hash__fold(h);
+}
+
+static bool sample__eq(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_agg_sample *a = &p->samples[id - 1].s, *b = key;
+
+	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
+	       a->comm == b->comm && a->thread_comm == b->thread_comm;
+}
+
+static int sample__add_event(struct profile *p, struct sample_rec *r,
+			     const struct profile_sample *s)
+{
+	struct profile_event *ev;
+
+	if (r->s.event_cnt >= p->opts.timestamps_cap)
+		return 0;
+	if (r->s.event_cnt == r->event_cap) {
+		size_t cap = r->event_cap ? (size_t)r->event_cap * 2 : 1;
+
+		if (cap > p->opts.timestamps_cap)
+			cap = p->opts.timestamps_cap;
+		if (cap > UINT32_MAX)
+			cap = UINT32_MAX;
+		ev = realloc((void *)r->s.events, cap * sizeof(*ev));
+		if (!ev)
+			return -ENOMEM;
+		r->s.events = ev;
+		r->event_cap = (uint32_t)cap;
+	}
+	ev = (struct profile_event *)&r->s.events[r->s.event_cnt++];
+	ev->time_ns = s->time_ns;
+	ev->count = s->count;
+	ev->cpu = s->cpu;
+	return 0;
+}
+
+int profile__add_sample(struct profile *p, const struct profile_sample *s)
+{
+	struct profile_agg_sample key = { 0 };
+	struct sample_rec *r;
+	uint32_t hash, idx, i;
+	int err = 0;
+
+	if (s->frame_cnt && !s->frames)
+		return -EINVAL;
+	for (i = 0; i < s->frame_cnt; i++) {
+		if (!s->frames[i] || s->frames[i] > p->frame_cnt)
+			return -EINVAL;
+	}
+	key.pid = s->pid;
+	key.tid = s->tid;
+	key.comm = profile__intern(p, s->comm ? s->comm : "", &err);
+	key.thread_comm = profile__intern(p, s->thread_comm ? s->thread_comm : "", &err);
+	if (err)
+		return err;
+	key.stack = profile__intern_stack(p, s->frames, s->frame_cnt);
+	if (!key.stack)
+		return -ENOMEM;
+	hash = sample__hash(&key);
+	idx = id_table__find(&p->sample_idx, p, hash, sample__eq, &key);
+	if (!idx) {
+		if (p->sample_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->sample_idx) ||
+		    array__reserve((void **)&p->samples, &p->sample_cap, p->sample_cnt + 1,
+				   sizeof(*p->samples)))
+			return -ENOMEM;
+		r = &p->samples[p->sample_cnt++];
+		memset(r, 0, sizeof(*r));
+		r->s = key;
+		idx = (uint32_t)p->sample_cnt;
+		id_table__insert(&p->sample_idx, p, hash, sample__eq, &key, idx);
+	}
+	r = &p->samples[idx - 1];
+	err = sample__add_event(p, r, s);
+	if (err)
+		return err;
+	r->s.count += s->count;
+	p->total += s->count;
+	return 0;
+}
+
+void profile__set_end_time(struct profile *p, uint64_t end_time_ns)
+{
+	p->end_time_ns = end_time_ns;
+}
+
+/* ---- read access ---- */
+
+size_t profile__string_cnt(const struct profile *p)
+{
+	return p->str_cnt;
+}
+
+const char *profile__string(const struct profile *p, uint32_t id)
+{
+	return id && id <= p->str_cnt ? p->strs[id] : NULL;
+}
+
+size_t profile__mapping_cnt(const struct profile *p)
+{
+	return p->mapping_cnt;
+}
+
+const struct profile_mapping *profile__mapping(const struct profile *p, uint32_t id)
+{
+	return id && id <= p->mapping_cnt ? &p->mappings[id] : NULL;
+}
+
+size_t profile__frame_cnt(const struct profile *p)
+{
+	return p->frame_cnt;
+}
+
+const struct profile_frame *profile__frame(const struct profile *p, uint32_t id)
+{
+	return id && id <= p->frame_cnt ? &p->frames[id].f : NULL;
+}
+
+size_t profile__stack_cnt(const struct profile *p)
+{
+	return p->stack_cnt;
+}
+
+const uint32_t *profile__stack(const struct profile *p, uint32_t id, uint32_t *frame_cnt)
+{
+	if (!id || id > p->stack_cnt) {
+		*frame_cnt = 0;
+		return NULL;
+	}
+	*frame_cnt = p->stacks[id].cnt;
+	return p->stack_pool + p->stacks[id].off;
+}
+
+size_t profile__sample_cnt(const struct profile *p)
+{
+	return p->sample_cnt;
+}
+
+const struct profile_agg_sample *profile__sample(const struct profile *p, size_t idx)
+{
+	return idx < p->sample_cnt ? &p->samples[idx].s : NULL;
+}
+
+uint64_t profile__period_ns(const struct profile *p)
+{
+	return p->opts.period_ns;
+}
+
+uint64_t profile__start_time_ns(const struct profile *p)
+{
+	return p->opts.start_time_ns;
+}
+
+uint64_t profile__end_time_ns(const struct profile *p)
+{
+	return p->end_time_ns;
+}
+
+uint64_t profile__total_samples(const struct profile *p)
+{
+	return p->total;
+}
+
+static int u32__cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t profile__process_cnt(const struct profile *p)
+{
+	uint32_t *pids;
+	size_t i, cnt = 0;
+
+	if (!p->sample_cnt)
+		return 0;
+	pids = malloc(p->sample_cnt * sizeof(*pids));
+	if (!pids)
+		return 0;
+	for (i = 0; i < p->sample_cnt; i++)
+		pids[i] = p->samples[i].s.pid;
+	qsort(pids, p->sample_cnt, sizeof(*pids), u32__cmp);
+	for (i = 0; i < p->sample_cnt; i++) {
+		if (!i || pids[i] != pids[i - 1])
+			cnt++;
+	}
+	free(pids);
+	return cnt;
+}
+
+const char *profile__frame_name(const struct profile *p, uint32_t frame_id, size_t line_idx)
+{
+	const struct frame_rec *r;
+
+	if (!frame_id || frame_id > p->frame_cnt)
+		return NULL;
+	r = &p->frames[frame_id];
+	if (!r->f.line_cnt)
+		return line_idx ? NULL : p->strs[r->name_id];
+	return line_idx < r->f.line_cnt ? r->f.lines[line_idx].function : NULL;
+}
+
+static int top_entry__cmp(const void *a, const void *b)
+{
+	const struct profile_top_entry *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+size_t profile__top_self(const struct profile *p, struct profile_top_entry *out, size_t n)
+{
+	struct profile_top_entry *all = NULL;
+	uint64_t *self;
+	size_t i, cnt = 0;
+
+	self = calloc(p->str_cnt + 1, sizeof(*self));
+	if (!self)
+		return 0;
+	for (i = 0; i < p->sample_cnt; i++) {
+		const struct stack_rec *st = &p->stacks[p->samples[i].s.stack];
+
+		if (st->cnt)
+			self[p->frames[p->stack_pool[st->off]].name_id] += p->samples[i].s.count;
+	}
+	for (i = 1; i <= p->str_cnt; i++)
+		cnt += self[i] != 0;
+	all = malloc((cnt ? cnt : 1) * sizeof(*all));
+	if (!all) {
+		cnt = 0;
+		goto cleanup;
+	}
+	cnt = 0;
+	for (i = 1; i <= p->str_cnt; i++) {
+		if (self[i]) {
+			all[cnt].name = p->strs[i];
+			all[cnt].self = self[i];
+			cnt++;
+		}
+	}
+	qsort(all, cnt, sizeof(*all), top_entry__cmp);
+	if (cnt > n)
+		cnt = n;
+	if (cnt)
+		memcpy(out, all, cnt * sizeof(*out));
+cleanup:
+	free(all);
+	free(self);
+	return cnt;
+}

@@ -1,0 +1,167 @@
+/* The in-memory profile: interned strings, mappings, frames, stacks and samples, shared by
+ * every exporter (pprof, folded, SVG flamegraph, OTLP).
+ *
+ * Invariants:
+ *  - strings passed in are copied (interned); pointers returned by the profile stay valid until
+ *    profile__free().
+ *  - mapping, frame and stack ids are dense, start at 1, and 0 means "none".
+ *  - identical frames (same kind, mapping, address and lines) get the same id; identical
+ *    samples keys (stack, pid, tid, comm, thread_comm) are aggregated: their counts add up and
+ *    their timestamps are kept (for OTLP), up to timestamps_cap per key.
+ *  - stacks are stored leaf first.
+ * Not thread-safe: one owner.
+ */
+#ifndef STACKSCOPE_PROFILE_H
+#define STACKSCOPE_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum frame_kind {
+	FRAME_KERNEL = 1, /* kernel code: address is a kernel VA */
+	FRAME_NATIVE,     /* user native code: address is an ELF virtual address in `mapping` */
+	FRAME_ERROR,      /* pseudo-frame ("[unwind: no CFI]"...): lines[0].function is the text */
+};
+
+/* One source position; a frame has one per inlining level, innermost first, the last being
+ * the function that contains the address (pprof Location.line order).
+ */
+struct profile_line {
+	const char *function; /* may be NULL only when the frame has no lines at all */
+	const char *file;     /* source file or NULL */
+	uint32_t line;        /* 0 = unknown */
+};
+
+struct profile_frame {
+	enum frame_kind kind;
+	uint32_t mapping;  /* profile__add_mapping() id; 0 for none */
+	uint64_t address;
+	const struct profile_line *lines; /* line_cnt entries; 0 = not symbolized */
+	uint32_t line_cnt;
+};
+
+struct profile_mapping {
+	const char *path;     /* file path as the process saw it, or "[kernel.kallsyms]", "[vdso]" */
+	const char *build_id; /* lowercase hex GNU build id, or NULL */
+	uint64_t start;       /* ELF address range covered, and its file offset */
+	uint64_t limit;
+	uint64_t file_offset;
+};
+
+struct profile_sample {
+	const uint32_t *frames; /* frame ids, leaf first */
+	uint32_t frame_cnt;
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;        /* process name */
+	const char *thread_comm; /* thread name */
+	uint32_t cpu;
+	uint64_t time_ns;        /* wall clock, ns since the epoch */
+	uint64_t count;          /* number of samples this stands for (usually 1) */
+};
+
+struct profile_opts {
+	uint64_t period_ns;      /* 1e9 / sampling frequency */
+	uint64_t start_time_ns;  /* wall clock, ns since the epoch */
+	size_t timestamps_cap;   /* per aggregated key; 0 = keep none */
+};
+
+struct profile;
+
+/* Returns NULL with errno set on allocation failure. */
+struct profile *profile__new(const struct profile_opts *opts);
+void profile__free(struct profile *p);
+
+/* Register a mapping (deduplicated on all fields); returns its id (>= 1), 0 on ENOMEM. */
+uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m);
+/* Register a frame (deduplicated); returns its id (>= 1), 0 on ENOMEM. Also 0 with errno
+ * EINVAL for a mapping id not yet registered. Lines with a NULL function get "[unknown]".
+ */
+uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
+/* Add a sample; returns 0 or -ENOMEM / -EINVAL (bad frame id). */
+int profile__add_sample(struct profile *p, const struct profile_sample *s);
+/* Sets the end of the profile window (wall clock ns). */
+void profile__set_end_time(struct profile *p, uint64_t end_time_ns);
+
+/* ---- Read access, for the exporters ----
+ * Every pointer returned below is borrowed from the profile and stays valid until
+ * profile__free() or the next profile__add_*() call (which may grow the tables), except
+ * strings, which stay valid until profile__free(). Ids out of range return NULL / 0.
+ * Nothing here allocates or fails.
+ */
+
+/* Interned strings: ids 1..profile__string_cnt(); every string the profile hands out
+ * (function, file, path, build id, comm, display name) is one of them, so two such pointers
+ * are equal iff the strings are equal.
+ */
+size_t profile__string_cnt(const struct profile *p);
+const char *profile__string(const struct profile *p, uint32_t id);
+
+/* Mappings and frames: ids 1..cnt; the returned structs hold interned strings. */
+size_t profile__mapping_cnt(const struct profile *p);
+const struct profile_mapping *profile__mapping(const struct profile *p, uint32_t id);
+size_t profile__frame_cnt(const struct profile *p);
+const struct profile_frame *profile__frame(const struct profile *p, uint32_t id);
+
+/* Distinct stacks: ids 1..cnt; returns the frame ids, leaf first, and their count. */
+size_t profile__stack_cnt(const struct profile *p);
+const uint32_t *profile__stack(const struct profile *p, uint32_t id, uint32_t *frame_cnt);
+
+/* One raw sample kept for an aggregated key (first timestamps_cap of them, in arrival
+ * order).
+ */
+struct profile_event {
+	uint64_t time_ns;
+	uint64_t count;
+	uint32_t cpu;
+};
+
+/* One aggregated sample: every profile__add_sample() with this key added up. */
+struct profile_agg_sample {
+	uint32_t stack; /* profile__stack() id */
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;
+	const char *thread_comm;
+	uint64_t count;                     /* sum of the added counts */
+	const struct profile_event *events; /* event_cnt <= timestamps_cap entries */
+	uint32_t event_cnt;
+};
+
+/* Aggregated samples: indices 0..cnt-1, in order of first appearance. */
+size_t profile__sample_cnt(const struct profile *p);
+const struct profile_agg_sample *profile__sample(const struct profile *p, size_t idx);
+
+uint64_t profile__period_ns(const struct profile *p);
+uint64_t profile__start_time_ns(const struct profile *p);
+/* 0 when profile__set_end_time() was never called. */
+uint64_t profile__end_time_ns(const struct profile *p);
+
+/* Sum of the counts of all samples. */
+uint64_t profile__total_samples(const struct profile *p);
+/* Number of distinct pids among the samples. */
+size_t profile__process_cnt(const struct profile *p);
+
+/* The one place display names are made. For a frame with lines, line_idx < line_cnt gives
+ * lines[line_idx].function (0 = innermost); error frames carry their text there. For a frame
+ * without lines, line_idx 0 gives a name made from the address: native
+ * "basename(mapping path)+0x<hex address>" ("[unknown]+0x..." without a mapping), kernel
+ * "[kernel]+0x<hex>", error "[unknown error]". Returns an interned string (valid until
+ * profile__free()), or NULL for a bad frame id or line_idx past the end.
+ */
+const char *profile__frame_name(const struct profile *p, uint32_t frame_id, size_t line_idx);
+
+struct profile_top_entry {
+	const char *name; /* interned, valid until profile__free() */
+	uint64_t self;    /* samples in which this function was the leaf (innermost) */
+};
+
+/* Fills out[0..n) with the functions with the most self samples, descending (ties by name).
+ * Returns the number of entries written (<= n). Functions are the leaf frame's display name
+ * for line 0. Returns 0 on allocation failure.
+ */
+size_t profile__top_self(const struct profile *p, struct profile_top_entry *out, size_t n);
+
+
+#endif

@@ -1,0 +1,203 @@
+/* Sample record -> profile sample. See trace_handler.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "profile/profile.h"
+#include "profile/trace_handler.h"
+#include "symbolize/kallsyms.h"
+
+#define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
+#define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 1)
+
+struct trace_handler {
+	struct profile *prof;
+	struct exe_registry *reg;
+	struct process_table *pt;
+	const struct kallsyms *ks;
+	struct trace_handler_opts opts;
+	struct trace_handler_stats stats;
+	uint32_t kernel_mapping;
+	uint32_t frames[MAX_FRAMES];
+};
+
+struct trace_handler *trace_handler__new(struct profile *prof, struct exe_registry *reg,
+					 struct process_table *pt, const struct kallsyms *ks,
+					 const struct trace_handler_opts *opts)
+{
+	struct trace_handler *th = calloc(1, sizeof(*th));
+	struct profile_mapping km = { .path = "[kernel.kallsyms]" };
+
+	if (!th)
+		return NULL;
+	th->prof = prof;
+	th->reg = reg;
+	th->pt = pt;
+	th->ks = ks;
+	th->opts = *opts;
+	th->kernel_mapping = profile__add_mapping(prof, &km);
+	if (!th->kernel_mapping) {
+		free(th);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return th;
+}
+
+void trace_handler__free(struct trace_handler *th)
+{
+	free(th);
+}
+
+const struct trace_handler_stats *trace_handler__stats(const struct trace_handler *th)
+{
+	return &th->stats;
+}
+
+static uint32_t named_frame(struct trace_handler *th, enum frame_kind kind, uint32_t mapping,
+			    uint64_t addr, const char *name)
+{
+	struct profile_line line = { .function = name };
+	struct profile_frame f = {
+		.kind = kind,
+		.mapping = mapping,
+		.address = addr,
+		.lines = name ? &line : NULL,
+		.line_cnt = name ? 1 : 0,
+	};
+
+	return profile__add_frame(th->prof, &f);
+}
+
+static uint32_t kernel_frame(struct trace_handler *th, uint64_t ip, bool is_return)
+{
+	const char *name = NULL;
+
+	th->stats.kernel_frames++;
+	if (th->ks && th->opts.symbolize)
+		name = kallsyms__lookup(th->ks, is_return ? ip - 1 : ip, NULL, NULL);
+	if (!name)
+		th->stats.kernel_unsymbolized++;
+	return named_frame(th, FRAME_KERNEL, th->kernel_mapping, ip, name);
+}
+
+static uint32_t exe_mapping(struct trace_handler *th, const struct executable *exe)
+{
+	struct profile_mapping m = {
+		.path = exe->path,
+		.build_id = exe->build_id[0] ? exe->build_id : NULL,
+		.start = exe->text_start,
+		.limit = exe->text_end,
+		.file_offset = exe->text_offset,
+	};
+
+	return profile__add_mapping(th->prof, &m);
+}
+
+static uint32_t native_frame(struct trace_handler *th, struct executable *exe, uint64_t addr,
+			     bool is_return)
+{
+	const char *name = NULL;
+	uint32_t mapping = exe_mapping(th, exe);
+
+	if (!mapping)
+		return 0;
+	if (th->opts.symbolize)
+		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
+	if (!name)
+		th->stats.user_unsymbolized++;
+	return named_frame(th, FRAME_NATIVE, mapping, addr, name);
+}
+
+static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,
+			   const struct user_frame *uf, uint64_t now_ns)
+{
+	bool is_return = uf->flags & USER_FRAME_RETURN;
+	struct executable *exe;
+	struct process *p;
+	const struct exec_mapping *m;
+	uint64_t lookup;
+
+	th->stats.user_frames++;
+	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
+		exe = exe_registry__find(th->reg, uf->file_id);
+		if (exe)
+			return native_frame(th, exe, uf->addr, is_return);
+	}
+	/* eBPF did not know this address: a new process or mapping. Ask /proc (rate-limited). */
+	lookup = is_return ? uf->addr - 1 : uf->addr;
+	p = process_table__find(th->pt, (pid_t)rec->hdr.pid);
+	if (!p || !process__mapping_at(p, lookup))
+		p = process_table__refresh(th->pt, (pid_t)rec->hdr.pid, now_ns,
+					   RESCAN_MIN_INTERVAL_NS);
+	m = p ? process__mapping_at(p, lookup) : NULL;
+	if (m) {
+		th->stats.user_late_resolved++;
+		return native_frame(th, m->exe, uf->addr - m->bias, is_return);
+	}
+	th->stats.user_unresolved++;
+	return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown]");
+}
+
+int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
+			  uint64_t now_ns)
+{
+	size_t head = offsetof(struct sample_record, user);
+	struct profile_sample s = { 0 };
+	uint32_t n = 0, i, kcnt, ucnt;
+	char reason[64];
+
+	if (size < head || rec->user_frame_cnt > SS_MAX_USER_FRAMES ||
+	    size < head + rec->user_frame_cnt * sizeof(struct user_frame)) {
+		th->stats.bad_records++;
+		return -EINVAL;
+	}
+	kcnt = rec->kernel_frame_cnt > 0 ? (uint32_t)rec->kernel_frame_cnt : 0;
+	if (kcnt > SS_MAX_KERNEL_FRAMES)
+		kcnt = SS_MAX_KERNEL_FRAMES;
+	ucnt = rec->user_frame_cnt;
+	for (i = 0; i < kcnt; i++)
+		if ((th->frames[n] = kernel_frame(th, rec->kernel_ips[i], i > 0)))
+			n++;
+	for (i = 0; i < ucnt; i++)
+		if ((th->frames[n] = user_frame(th, rec, &rec->user[i], now_ns)))
+			n++;
+	if (rec->user_end != UNWIND_END_OK && rec->user_end != UNWIND_END_NO_USER) {
+		const char *why = "?";
+
+		switch (rec->user_end) {
+		case UNWIND_END_TRUNCATED: why = "truncated"; break;
+		case UNWIND_END_NO_CFI: why = "no CFI"; break;
+		case UNWIND_END_UNKNOWN_FILE: why = "file not loaded yet"; break;
+		case UNWIND_END_READ_FAILED: why = "stack unreadable"; break;
+		case UNWIND_END_BAD_PC: why = "bad pc"; break;
+		case UNWIND_END_UNSUPPORTED: why = "unsupported CFI"; break;
+		case UNWIND_END_UNMAPPED: why = "unmapped pc"; break;
+		case UNWIND_END_BAD_FRAME: why = "bad frame"; break;
+		default: break;
+		}
+		snprintf(reason, sizeof(reason), rec->user_end == UNWIND_END_TRUNCATED ? "[%s]"
+											: "[unwind: %s]",
+			 why);
+		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
+			n++;
+		th->stats.incomplete_stacks++;
+	}
+	if (n == 0 && (th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, "[no stack]")))
+		n++;
+	s.frames = th->frames;
+	s.frame_cnt = n;
+	s.pid = rec->hdr.pid;
+	s.tid = rec->hdr.tid;
+	s.comm = rec->comm;
+	s.thread_comm = rec->thread_comm;
+	s.cpu = rec->hdr.cpu;
+	s.time_ns = rec->hdr.time_ns + (uint64_t)th->opts.mono_to_wall_ns;
+	s.count = 1;
+	th->stats.samples++;
+	return profile__add_sample(th->prof, &s);
+}

@@ -1,0 +1,50 @@
+/* The trace handler: turns one eBPF sample record into one profile sample — kernel frames
+ * symbolized through kallsyms, user frames through the executable registry (resolving
+ * frames the eBPF side could not place, through the process tracker), and an explicit
+ * "[unwind: reason]" pseudo-frame where a user stack ends early.
+ *
+ * Borrowed: the profile, registry, process table and kallsyms outlive the handler.
+ */
+#ifndef STACKSCOPE_TRACE_HANDLER_H
+#define STACKSCOPE_TRACE_HANDLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct exe_registry;
+struct process_table;
+struct kallsyms;
+struct sample_record;
+
+struct trace_handler_stats {
+	uint64_t samples;          /* records turned into profile samples */
+	uint64_t bad_records;      /* malformed records (size mismatch) */
+	uint64_t kernel_frames;
+	uint64_t kernel_unsymbolized;
+	uint64_t user_frames;
+	uint64_t user_unsymbolized;    /* in a known file, no symbol covering the address */
+	uint64_t user_unresolved;      /* in no known mapping at all */
+	uint64_t user_late_resolved;   /* placed by userspace after eBPF could not */
+	uint64_t incomplete_stacks;    /* ended in an "[unwind: ...]" pseudo-frame */
+};
+
+struct trace_handler_opts {
+	bool symbolize;            /* false: addresses + build ids only */
+	int64_t mono_to_wall_ns;   /* added to record times (CLOCK_MONOTONIC -> wall clock) */
+};
+
+struct trace_handler;
+
+struct trace_handler *trace_handler__new(struct profile *prof, struct exe_registry *reg,
+					 struct process_table *pt, const struct kallsyms *ks,
+					 const struct trace_handler_opts *opts);
+void trace_handler__free(struct trace_handler *th);
+
+/* Add one RECORD_SAMPLE record of `size` bytes. 0, -EINVAL (malformed), -ENOMEM. */
+int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
+			  uint64_t now_ns);
+const struct trace_handler_stats *trace_handler__stats(const struct trace_handler *th);
+
+#endif

@@ -1,0 +1,428 @@
+/* BPF sampler lifecycle: feature checks, load, per-CPU perf events, ring buffer, counters. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "base/log.h"
+#include "sampler/sampler.h"
+#include "sampler.skel.h"
+
+#define DEFAULT_MAPPING_CAP (1u << 18)
+#define DEFAULT_UNWIND_ENTRY_CAP (1u << 22)
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct ring_buffer *rb;
+	int *perf_fds;
+	struct bpf_link **perf_links;
+	unsigned int cpu_cnt;
+	unsigned int *cpus;
+	unsigned int freq_hz;
+	sampler_record_fn fn;
+	void *ctx;
+	size_t unwind_entry_cap;
+};
+
+static const char *const counter_names[COUNTER_CNT] = {
+	[COUNTER_SAMPLES] = "samples",
+	[COUNTER_FILTERED] = "filtered out",
+	[COUNTER_IDLE] = "idle",
+	[COUNTER_RINGBUF_FULL] = "lost: ring buffer full",
+	[COUNTER_EVENTS_LOST] = "process events lost: ring buffer full",
+	[COUNTER_KSTACK_FAILED] = "kernel stack unreadable",
+	[COUNTER_KSTACK_TRUNCATED] = "kernel stack truncated",
+	[COUNTER_USER_FRAMES] = "user frames",
+	[COUNTER_FP_FRAMES] = "user frames via frame pointer",
+	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
+};
+
+static const char *const unwind_end_names[UNWIND_END_CNT] = {
+	[UNWIND_END_OK] = "complete",
+	[UNWIND_END_TRUNCATED] = "truncated",
+	[UNWIND_END_NO_CFI] = "no CFI",
+	[UNWIND_END_UNKNOWN_FILE] = "file not loaded",
+	[UNWIND_END_READ_FAILED] = "stack unreadable",
+	[UNWIND_END_BAD_PC] = "bad pc",
+	[UNWIND_END_UNSUPPORTED] = "unsupported CFI",
+	[UNWIND_END_UNMAPPED] = "unmapped pc",
+	[UNWIND_END_BAD_FRAME] = "bad frame",
+	[UNWIND_END_NO_USER] = "kernel thread",
+};
+
+const char *counter__name(enum counter c)
+{
+	if (c >= COUNTER_UNWIND_END_BASE && c < COUNTER_CNT)
+		return unwind_end__name(c - COUNTER_UNWIND_END_BASE);
+	return c < COUNTER_CNT && counter_names[c] ? counter_names[c] : "?";
+}
+
+const char *unwind_end__name(enum unwind_end e)
+{
+	return e < UNWIND_END_CNT && unwind_end_names[e] ? unwind_end_names[e] : "?";
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log__level() < LOG_DEBUG)
+		return 0;
+	log__vprintf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+/* Parse a CPU list like "0-3,5,7-8" (the sysfs format) into ascending CPU numbers. */
+int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt)
+{
+	const char *p = text;
+	size_t cap = 0;
+
+	*cpus = NULL;
+	*cnt = 0;
+	while (*p && *p != '\n') {
+		char *end;
+		unsigned long a, b;
+
+		errno = 0;
+		a = strtoul(p, &end, 10);
+		if (end == p || errno || a > 65535)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtoul(p + 1, &end, 10);
+			if (end == p + 1 || errno || b < a || b > 65535)
+				goto bad;
+			p = end;
+		}
+		for (; a <= b; a++) {
+			if (*cnt == cap) {
+				unsigned int *n = realloc(*cpus, (cap ? cap * 2 : 16) * sizeof(*n));
+
+				if (!n) {
+					free(*cpus);
+					*cpus = NULL;
+					return -ENOMEM;
+				}
+				*cpus = n;
+				cap = cap ? cap * 2 : 16;
+			}
+			(*cpus)[(*cnt)++] = (unsigned int)a;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			goto bad;
+	}
+	if (*cnt)
+		return 0;
+bad:
+	free(*cpus);
+	*cpus = NULL;
+	*cnt = 0;
+	return -EINVAL;
+}
+
+static int read_online_cpus(unsigned int **cpus, unsigned int *cnt)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return cpu_list__parse(buf, cpus, cnt);
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	return s->fn(data, size, s->ctx);
+}
+
+static int check_kernel(void)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
+		       "stackscope needs CONFIG_DEBUG_INFO_BTF=y\n");
+		return -ENOTSUP;
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+		pr_err("this kernel lacks the bpf_loop helper (Linux 5.17+) needed by the unwinder\n");
+		return -ENOTSUP;
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
+		pr_err("this kernel lacks the bpf_task_pt_regs helper (Linux 5.15+)\n");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static size_t pow2_at_least(size_t v)
+{
+	size_t p = 4096;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
+{
+	struct sampler *s;
+	size_t rb_sz;
+	int err;
+
+	libbpf_set_print(libbpf_print);
+	if (geteuid() != 0)
+		pr_debug("not running as root: relying on CAP_BPF/CAP_PERFMON\n");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->freq_hz = opts->freq_hz;
+	err = read_online_cpus(&s->cpus, &s->cpu_cnt);
+	if (err) {
+		pr_err("cannot read the online CPUs: %s\n", strerror(-err));
+		goto fail;
+	}
+	err = check_kernel();
+	if (err) {
+		if (errno == EPERM || geteuid() != 0)
+			goto perm;
+		goto fail;
+	}
+	s->skel = sampler_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		pr_err("cannot open the BPF object: %s\n", strerror(errno));
+		goto fail;
+	}
+	/* Ring buffer: room for ~0.5 s of worst-case 4 KiB records on every CPU. */
+	rb_sz = opts->ringbuf_sz ? opts->ringbuf_sz
+				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (1 << 20));
+	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
+	bpf_map__set_max_entries(s->skel->maps.mappings,
+				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap : DEFAULT_MAPPING_CAP));
+	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap : DEFAULT_UNWIND_ENTRY_CAP;
+	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
+	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
+	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
+	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
+
+	err = sampler_bpf__load(s->skel);
+	if (err) {
+		if (err == -EPERM)
+			goto perm;
+		pr_err("the kernel refused the BPF programs: %s (run with -v for the verifier log)\n",
+		       strerror(-err));
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		pr_err("cannot set up the ring buffer: %s\n", strerror(errno));
+		goto fail;
+	}
+	return s;
+perm:
+	err = -EPERM;
+	pr_err("permission denied: stackscope must run as root (or with CAP_BPF, CAP_PERFMON "
+	       "and CAP_SYS_RESOURCE)\n");
+fail:
+	sampler__free(s);
+	errno = -err;
+	return NULL;
+}
+
+static int open_cpu_clock(unsigned int cpu, unsigned int freq_hz)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = freq_hz,
+		.freq = 1,
+	};
+
+	return (int)syscall(__NR_perf_event_open, &attr, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int sampler__start(struct sampler *s)
+{
+	unsigned int i;
+	int err;
+
+	err = sampler_bpf__attach(s->skel);
+	if (err) {
+		pr_err("cannot attach the process tracepoints: %s\n", strerror(-err));
+		return err;
+	}
+	s->perf_fds = calloc(s->cpu_cnt, sizeof(*s->perf_fds));
+	s->perf_links = calloc(s->cpu_cnt, sizeof(*s->perf_links));
+	if (!s->perf_fds || !s->perf_links)
+		return -ENOMEM;
+	for (i = 0; i < s->cpu_cnt; i++)
+		s->perf_fds[i] = -1;
+	for (i = 0; i < s->cpu_cnt; i++) {
+		s->perf_fds[i] = open_cpu_clock(s->cpus[i], s->freq_hz);
+		if (s->perf_fds[i] < 0) {
+			err = -errno;
+			if (err == -EACCES || err == -EPERM)
+				pr_err("perf_event_open denied: stackscope must run as root (or with "
+				       "CAP_PERFMON; check kernel.perf_event_paranoid)\n");
+			else
+				pr_err("perf_event_open(cpu-clock, cpu %u): %s\n", s->cpus[i],
+				       strerror(-err));
+			return err;
+		}
+		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
+								  s->perf_fds[i]);
+		if (!s->perf_links[i]) {
+			err = -errno;
+			pr_err("cannot attach to the perf event on cpu %u: %s\n", s->cpus[i],
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms);
+
+	if (n == -EINTR)
+		return -EINTR;
+	if (n < 0)
+		return n;
+	/* Samples do not wake us: drain what the timer tick finds. */
+	return ring_buffer__consume(s->rb);
+}
+
+void sampler__free(struct sampler *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	for (i = 0; s->perf_links && i < s->cpu_cnt; i++)
+		bpf_link__destroy(s->perf_links[i]);
+	for (i = 0; s->perf_fds && i < s->cpu_cnt; i++)
+		if (s->perf_fds[i] >= 0)
+			close(s->perf_fds[i]);
+	ring_buffer__free(s->rb);
+	sampler_bpf__destroy(s->skel);
+	free(s->perf_links);
+	free(s->perf_fds);
+	free(s->cpus);
+	free(s);
+}
+
+int sampler__filter_pid(struct sampler *s, pid_t pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.pid_filter), &key, &one, BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
+void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	uint32_t k;
+	int c;
+
+	memset(out, 0, sizeof(uint64_t) * COUNTER_CNT);
+	if (ncpu <= 0)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (k = 0; k < COUNTER_CNT; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+static uint64_t fd_memlock(int fd)
+{
+	char path[64], line[256];
+	uint64_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "memlock:", 8))
+			v = strtoull(line + 8, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+uint64_t sampler__map_memory(struct sampler *s)
+{
+	struct bpf_map *m;
+	uint64_t total = 0;
+
+	bpf_object__for_each_map(m, s->skel->obj)
+		if (bpf_map__fd(m) >= 0)
+			total += fd_memlock(bpf_map__fd(m));
+	return total;
+}
+
+unsigned int sampler__cpu_cnt(const struct sampler *s)
+{
+	return s->cpu_cnt;
+}
+
+int sampler__mappings_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.mappings);
+}
+
+int sampler__files_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.files);
+}
+
+int sampler__unwind_pages_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.unwind_pages);
+}
+
+int sampler__unwind_entries_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.unwind_entries);
+}
+
+int sampler__unwind_rules_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.unwind_rules);
+}
+
+size_t sampler__unwind_entry_cap(const struct sampler *s)
+{
+	return s->unwind_entry_cap;
+}

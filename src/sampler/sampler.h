@@ -1,0 +1,65 @@
+/* The sampler: loads bpf/sampler.bpf.c, opens one perf cpu-clock event per online CPU, and
+ * delivers every ring-buffer record to a callback. Also owns the BPF maps other modules fill
+ * (pid filter, per-process mappings, unwind tables) and the per-CPU loss counters.
+ *
+ * Lifetime: sampler__new() loads and verifies (nothing sampled yet); sampler__start() attaches
+ * the perf events and tracepoints; sampler__poll() reads records until the caller stops;
+ * sampler__free() detaches everything. Records passed to the callback are borrowed for the
+ * duration of the call.
+ */
+#ifndef STACKSCOPE_SAMPLER_H
+#define STACKSCOPE_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "abi.h"
+
+struct sampler_opts {
+	unsigned int freq_hz;     /* per CPU */
+	enum filter_mode filter;
+	size_t ringbuf_sz;        /* bytes, power of two; 0 = sized from CPUs and frequency */
+	size_t mapping_cap;       /* LPM entries; 0 = default */
+	size_t unwind_entry_cap;  /* unwind-entry pool; 0 = default */
+};
+
+/* Return 0 to go on; anything else stops the current poll and is returned by it. */
+typedef int (*sampler_record_fn)(const void *rec, size_t size, void *ctx);
+
+struct sampler;
+
+/* NULL with errno set and one clear error logged (EPERM: not root / missing capabilities;
+ * ENOTSUP: kernel without BTF or a needed helper, named in the message).
+ */
+struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx);
+int sampler__start(struct sampler *s);
+/* Wait up to timeout_ms for records (a forced wake-up from exec events ends the wait early),
+ * then consume everything available. Returns records consumed, or < 0 (-EINTR on a signal).
+ */
+int sampler__poll(struct sampler *s, int timeout_ms);
+void sampler__free(struct sampler *s);
+
+int sampler__filter_pid(struct sampler *s, pid_t pid);
+/* Sum of the per-CPU counters. */
+void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
+/* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes. */
+uint64_t sampler__map_memory(struct sampler *s);
+unsigned int sampler__cpu_cnt(const struct sampler *s);
+
+/* Map fds for the modules that fill them. */
+int sampler__mappings_fd(const struct sampler *s);
+int sampler__files_fd(const struct sampler *s);
+int sampler__unwind_pages_fd(const struct sampler *s);
+int sampler__unwind_entries_fd(const struct sampler *s);
+int sampler__unwind_rules_fd(const struct sampler *s);
+size_t sampler__unwind_entry_cap(const struct sampler *s);
+
+/* Parse a sysfs CPU list ("0-3,5"); *cpus is malloc'ed. 0, -EINVAL or -ENOMEM. */
+int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt);
+
+/* The human-readable name of a counter / unwind end reason. */
+const char *counter__name(enum counter c);
+const char *unwind_end__name(enum unwind_end e);
+
+#endif

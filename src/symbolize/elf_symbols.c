@@ -1,0 +1,293 @@
+/* Function symbol table of one ELF file (see elf_symbols.h for the selection and alias rules).
+ *
+ * Invariants: sym[] is sorted by start with unique starts; start < end for every entry; every
+ * name_off points at a NUL-terminated name inside names[], which the object owns. A table that
+ * is corrupt is skipped (the other one may still be good); only when no symbol survives does
+ * the load fail.
+ */
+#include "symbolize/elf_symbols.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf_file.h"
+
+/* How many earlier entries lookup inspects for an enclosing symbol when the closest one ends
+ * before the address (a function with a nested label symbol inside it).
+ */
+#define ELF_SYMBOLS_NEST_MAX 8
+
+struct elf_sym {
+	uint64_t start;
+	uint64_t end; /* exclusive */
+	size_t name_off;
+};
+
+struct elf_symbols {
+	struct elf_sym *sym;
+	size_t cnt;
+	char *names;
+};
+
+/* A symbol as read from a table, before aliases are merged. */
+struct sym_cand {
+	uint64_t start;
+	uint64_t size;
+	uint64_t sec_end; /* end of its section's addresses, 0 if unknown */
+	const char *name; /* borrowed from the elf_file's string table */
+	size_t name_len;
+	uint32_t seq;
+	uint8_t bind_rank; /* 0 global, 1 weak, 2 local, 3 other */
+};
+
+struct cand_vec {
+	struct sym_cand *v;
+	size_t cnt, cap;
+};
+
+static int cand_vec__push(struct cand_vec *cv, const struct sym_cand *c)
+{
+	if (cv->cnt == cv->cap) {
+		size_t cap = cv->cap ? cv->cap * 2 : 256;
+		struct sym_cand *v;
+
+		if (cap > SIZE_MAX / sizeof(*v))
+			return -ENOMEM;
+		v = realloc(cv->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		cv->v = v;
+		cv->cap = cap;
+	}
+	cv->v[cv->cnt++] = *c;
+	return 0;
+}
+
+static uint8_t bind_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+		return 0;
+	case STB_WEAK:
+	case STB_GNU_UNIQUE:
+		return 1;
+	case STB_LOCAL:
+		return 2;
+	default:
+		return 3;
+	}
+}
+
+/* Address order; within one address, the preferred alias first. */
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct sym_cand *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->bind_rank != y->bind_rank)
+		return x->bind_rank < y->bind_rank ? -1 : 1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	if (x->name_len != y->name_len)
+		return x->name_len < y->name_len ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Read the function symbols of one symbol table section into cv. -ENOENT if the file has no
+ * such table, -ENOEXEC if it is corrupt.
+ */
+static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, uint32_t want_type,
+				   struct cand_vec *cv, uint32_t *seq)
+{
+	struct elf_section tab, str, sec;
+	size_t idx, sym_cnt, last_shndx = SIZE_MAX;
+	uint64_t last_sec_end = 0;
+	uint32_t link;
+	int err;
+
+	err = elf_file__section_index(ef, sec_name, &idx);
+	if (err)
+		return err;
+	err = elf_file__section_at(ef, idx, &tab, NULL, &link);
+	if (err)
+		return err;
+	if (tab.type != want_type || !tab.data)
+		return -ENOENT;
+	err = elf_file__section_at(ef, link, &str, NULL, NULL);
+	if (err)
+		return -ENOEXEC;
+	if (str.type != SHT_STRTAB || !str.data || str.size == 0)
+		return -ENOEXEC;
+
+	sym_cnt = tab.size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < sym_cnt; i++) {
+		struct sym_cand c = { 0 };
+		unsigned char type;
+		const char *name;
+		Elf64_Sym sym;
+
+		/* tables inside the image need not be aligned */
+		memcpy(&sym, (const char *)tab.data + i * sizeof(sym), sizeof(sym));
+		type = ELF64_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF ||
+		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_ABS))
+			continue;
+		if (sym.st_name == 0 || sym.st_name >= str.size)
+			continue;
+		name = (const char *)str.data + sym.st_name;
+		c.name_len = strnlen(name, str.size - sym.st_name);
+		if (c.name_len == str.size - sym.st_name)
+			continue; /* not terminated inside the string table */
+
+		if (sym.st_shndx == SHN_ABS) {
+			c.sec_end = 0;
+		} else if (sym.st_shndx == last_shndx) {
+			c.sec_end = last_sec_end;
+		} else {
+			c.sec_end = 0;
+			if (!elf_file__section_at(ef, sym.st_shndx, &sec, NULL, NULL) &&
+			    sec.addr + sec.size > sec.addr)
+				c.sec_end = sec.addr + sec.size;
+			last_shndx = sym.st_shndx;
+			last_sec_end = c.sec_end;
+		}
+		c.start = sym.st_value;
+		c.size = sym.st_size;
+		c.name = name;
+		c.seq = (*seq)++;
+		c.bind_rank = bind_rank(ELF64_ST_BIND(sym.st_info));
+		err = cand_vec__push(cv, &c);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct elf_symbols *elf_symbols__load(struct elf_file *ef)
+{
+	struct elf_symbols *syms = NULL;
+	struct cand_vec cv = { 0 };
+	size_t names_sz = 0, n = 0, off = 0;
+	uint32_t seq = 0;
+	bool corrupt = false;
+	int err;
+
+	err = elf_symbols__read_table(ef, ".symtab", SHT_SYMTAB, &cv, &seq);
+	if (err == -ENOMEM)
+		goto cleanup;
+	corrupt |= err == -ENOEXEC;
+	err = elf_symbols__read_table(ef, ".dynsym", SHT_DYNSYM, &cv, &seq);
+	if (err == -ENOMEM)
+		goto cleanup;
+	corrupt |= err == -ENOEXEC;
+	if (cv.cnt == 0) {
+		err = corrupt ? -ENOEXEC : -ENOENT;
+		goto cleanup;
+	}
+
+	qsort(cv.v, cv.cnt, sizeof(*cv.v), cand_cmp);
+
+	/* collapse aliases: keep the first of each address, with the largest size of the group */
+	for (size_t i = 0; i < cv.cnt; i++) {
+		if (n && cv.v[n - 1].start == cv.v[i].start) {
+			if (cv.v[i].size > cv.v[n - 1].size)
+				cv.v[n - 1].size = cv.v[i].size;
+			continue;
+		}
+		cv.v[n++] = cv.v[i];
+	}
+
+	err = -ENOMEM;
+	syms = calloc(1, sizeof(*syms));
+	if (!syms)
+		goto cleanup;
+	syms->sym = calloc(n, sizeof(*syms->sym));
+	if (!syms->sym)
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) {
+		/* each name lies inside the mapped file, so this sum cannot realistically wrap,
+		 * but check anyway
+		 */
+		if (cv.v[i].name_len + 1 > SIZE_MAX - names_sz)
+			goto cleanup;
+		names_sz += cv.v[i].name_len + 1;
+	}
+	syms->names = malloc(names_sz);
+	if (!syms->names)
+		goto cleanup;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sym_cand *c = &cv.v[i];
+		uint64_t end;
+
+		if (c->size) {
+			end = c->start + c->size < c->start ? UINT64_MAX : c->start + c->size;
+		} else {
+			end = i + 1 < n ? cv.v[i + 1].start : UINT64_MAX;
+			if (c->sec_end > c->start && c->sec_end < end)
+				end = c->sec_end;
+			if (end == UINT64_MAX)
+				end = c->start + 1; /* last symbol, extent unknown: its address only */
+		}
+		syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end, .name_off = off };
+		memcpy(syms->names + off, c->name, c->name_len);
+		syms->names[off + c->name_len] = '\0';
+		off += c->name_len + 1;
+	}
+	syms->cnt = n;
+	err = 0;
+
+cleanup:
+	free(cv.v);
+	if (err) {
+		elf_symbols__free(syms);
+		errno = -err;
+		return NULL;
+	}
+	return syms;
+}
+
+void elf_symbols__free(struct elf_symbols *syms)
+{
+	if (!syms)
+		return;
+	free(syms->sym);
+	free(syms->names);
+	free(syms);
+}
+
+size_t elf_symbols__cnt(const struct elf_symbols *syms)
+{
+	return syms->cnt;
+}
+
+const char *elf_symbols__lookup(const struct elf_symbols *syms, uint64_t vaddr,
+				uint64_t *offset_out)
+{
+	size_t lo = 0, hi = syms->cnt, i;
+
+	/* first entry with start > vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms->sym[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < ELF_SYMBOLS_NEST_MAX && k < lo; k++) {
+		i = lo - 1 - k;
+		if (vaddr < syms->sym[i].end) {
+			if (offset_out)
+				*offset_out = vaddr - syms->sym[i].start;
+			return syms->names + syms->sym[i].name_off;
+		}
+	}
+	return NULL;
+}

@@ -1,0 +1,279 @@
+/* Unwind tables -> BPF maps. See unwind_maps.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "proc/executable.h"
+#include "unwind/unwind_maps.h"
+#include "unwind/unwind_table.h"
+
+#define RULE_CAP 65536u
+#define PAGE_SIZE_ELF (1ull << UNWIND_PAGE_SHIFT)
+/* BPF array elements are 8-byte aligned in the memory-mapped view. */
+#define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
+
+struct pool_range {
+	uint32_t first, cnt;
+};
+
+struct unwind_maps {
+	int files_fd, pages_fd;
+	struct unwind_entry *entries; /* mmap of unwind_entries (pairs: contiguous entries) */
+	uint8_t *rules;               /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
+	size_t entry_cap;
+	struct u64_map rule_index;    /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
+	uint32_t rule_cnt;
+	struct pool_range *free_ranges; /* sorted by first */
+	size_t free_cnt, free_cap;
+	struct unwind_maps_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void *map_array(int fd, size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
+				     size_t entry_cap)
+{
+	struct unwind_maps *um = calloc(1, sizeof(*um));
+	int err;
+
+	if (!um)
+		return NULL;
+	um->files_fd = files_fd;
+	um->pages_fd = pages_fd;
+	um->entry_cap = entry_cap;
+	um->entries = map_array(entries_fd, entry_cap * sizeof(struct unwind_entry));
+	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
+	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
+	if (!um->entries || !um->rules || !um->free_ranges) {
+		err = errno ? errno : ENOMEM;
+		unwind_maps__free(um);
+		errno = err;
+		return NULL;
+	}
+	um->free_cap = 16;
+	um->free_ranges[0] = (struct pool_range){ 0, (uint32_t)entry_cap };
+	um->free_cnt = 1;
+	return um;
+}
+
+void unwind_maps__free(struct unwind_maps *um)
+{
+	if (!um)
+		return;
+	if (um->entries)
+		munmap(um->entries, um->entry_cap * sizeof(struct unwind_entry));
+	if (um->rules)
+		munmap(um->rules, RULE_CAP * RULE_STRIDE);
+	u64_map__free(&um->rule_index);
+	free(um->free_ranges);
+	free(um);
+}
+
+const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um)
+{
+	return &um->stats;
+}
+
+/* Rule id of r, adding it to the table if new; -ENOSPC when the table is full. Collisions of
+ * the 64-bit hash are resolved by probing successive keys.
+ */
+static int rule_id(struct unwind_maps *um, const struct unwind_rule *r)
+{
+	uint64_t h = 0;
+	uint8_t bytes[sizeof(*r)];
+	size_t i;
+	int err;
+
+	memcpy(bytes, r, sizeof(bytes));
+	for (i = 0; i < sizeof(bytes); i++)
+		h = (h ^ bytes[i]) * 0x100000001b3ULL;
+	for (;; h++) {
+		void *v;
+
+		h |= 1;
+		v = u64_map__get(&um->rule_index, h);
+		if (!v)
+			break;
+		if (!memcmp(um->rules + ((uintptr_t)v - 1) * RULE_STRIDE, r, sizeof(*r)))
+			return (int)((uintptr_t)v - 1);
+	}
+	if (um->rule_cnt >= RULE_CAP)
+		return -ENOSPC;
+	memcpy(um->rules + um->rule_cnt * RULE_STRIDE, r, sizeof(*r));
+	err = u64_map__set(&um->rule_index, h, (void *)(uintptr_t)(um->rule_cnt + 1));
+	if (err)
+		return err;
+	um->stats.rules_used = ++um->rule_cnt;
+	return (int)(um->rule_cnt - 1);
+}
+
+static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
+{
+	size_t i;
+
+	for (i = 0; i < um->free_cnt; i++) {
+		struct pool_range *r = &um->free_ranges[i];
+
+		if (r->cnt < cnt)
+			continue;
+		*first = r->first;
+		r->first += cnt;
+		r->cnt -= cnt;
+		if (!r->cnt) {
+			memmove(r, r + 1, (um->free_cnt - i - 1) * sizeof(*r));
+			um->free_cnt--;
+		}
+		um->stats.entries_used += cnt;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Every 64 KiB page from the first row to the last that holds something other than INVALID
+ * gets entry 0 (the rule in force at its start) plus one entry per row inside it. With
+ * write == false this only counts the entries (*used) so the pool range can be allocated.
+ */
+static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_row *rows,
+		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages, bool write)
+{
+	size_t i = 0;
+	uint32_t pos = base;
+	uint64_t page, last_page;
+	struct unwind_rule invalid = { 0 };
+	const struct unwind_rule *in_force = &invalid;
+
+	if (!cnt)
+		return 0;
+	page = rows[0].addr >> UNWIND_PAGE_SHIFT;
+	last_page = rows[cnt - 1].addr >> UNWIND_PAGE_SHIFT;
+	for (; page <= last_page; page++) {
+		uint64_t page_start = page << UNWIND_PAGE_SHIFT;
+		uint32_t first = pos, n = 0;
+		bool useful = in_force->kind != UNWIND_RULE_INVALID;
+		int id;
+
+		/* Entry 0: rule in force at the start of the page (unless a row starts there). */
+		if (i >= cnt || rows[i].addr != page_start) {
+			if (write) {
+				id = rule_id(um, in_force);
+				if (id < 0)
+					return id;
+				um->entries[pos] = (struct unwind_entry){ 0, (uint16_t)id };
+			}
+			pos++;
+			n++;
+		}
+		for (; i < cnt && rows[i].addr < page_start + PAGE_SIZE_ELF; i++) {
+			if (rows[i].rule.kind != UNWIND_RULE_INVALID)
+				useful = true;
+			if (write) {
+				id = rule_id(um, &rows[i].rule);
+				if (id < 0)
+					return id;
+				um->entries[pos] = (struct unwind_entry){
+					(uint16_t)(rows[i].addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
+				};
+			}
+			pos++;
+			n++;
+			in_force = &rows[i].rule;
+		}
+		if (!useful) {
+			pos = first; /* nothing but gaps: leave the page out */
+			continue;
+		}
+		if (write) {
+			struct unwind_page_key key = { .file_id = file_id, .page = page };
+			struct unwind_page val = { .first = first, .cnt = n };
+
+			if (bpf_map_update_elem(um->pages_fd, &key, &val, BPF_ANY))
+				return -errno;
+		}
+		(*pages)++;
+	}
+	*used = pos - base;
+	return 0;
+}
+
+int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
+			    uint32_t *first, uint32_t *cnt)
+{
+	size_t row_cnt;
+	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
+	uint64_t pages = 0;
+	uint32_t need = 0, used = 0;
+	struct file_info fi = { .flags = FILE_HAS_TABLE };
+	int err;
+
+	err = load_pages(um, file_id, rows, row_cnt, 0, &need, &pages, false);
+	if (err)
+		return err;
+	if (need > um->entry_cap)
+		return -E2BIG;
+	err = pool_alloc(um, need, first);
+	if (err)
+		return err;
+	pages = 0;
+	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, true);
+	if (err)
+		return err;
+	*cnt = used;
+	um->stats.pages += pages;
+	if (bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
+{
+	struct unwind_table *t = NULL;
+	struct file_info fi = { .flags = FILE_NO_CFI };
+	uint64_t t0 = now_ns(), t1;
+	int err;
+
+	err = unwind_table__build(exe->elf, NULL, &t);
+	t1 = now_ns();
+	um->stats.build_ns += t1 - t0;
+	if (err == -ENOENT) {
+		exe->table_state = UNWIND_TABLE_NO_CFI;
+		um->stats.files_no_cfi++;
+		bpf_map_update_elem(um->files_fd, &exe->file_id, &fi, BPF_ANY);
+		return 0;
+	}
+	if (!err)
+		err = unwind_maps__load_table(um, exe->file_id, t, &exe->table_first,
+					      &exe->table_cnt);
+	um->stats.load_ns += now_ns() - t1;
+	unwind_table__free(t);
+	if (err) {
+		exe->table_state = UNWIND_TABLE_FAILED;
+		um->stats.files_failed++;
+		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path, strerror(-err));
+		return err;
+	}
+	exe->table_state = UNWIND_TABLE_LOADED;
+	um->stats.files_loaded++;
+	pr_debug("%s: unwind table loaded, %u entries\n", exe->path, exe->table_cnt);
+	return 0;
+}

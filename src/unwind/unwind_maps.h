@@ -1,0 +1,44 @@
+/* Loads per-file unwind tables into the eBPF unwinder's maps.
+ *
+ * Layout (see bpf/abi.h): "files" file_id -> flags; "unwind_pages" (file_id, 64 KiB page) ->
+ * a range of the global entry pool "unwind_entries" (memory-mapped, one contiguous range per
+ * file, allocated first-fit); "unwind_rules" the de-duplicated rule table (memory-mapped,
+ * append-only while the loader lives, at most 65536 rules).
+ * Invariants: a file's pages are inserted only after its entries and rules are written, and
+ * FILE_HAS_TABLE is set last, so eBPF never sees a half-loaded table.
+ */
+#ifndef STACKSCOPE_UNWIND_MAPS_H
+#define STACKSCOPE_UNWIND_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct executable;
+struct unwind_table;
+
+struct unwind_maps_stats {
+	uint64_t files_loaded;
+	uint64_t files_no_cfi;
+	uint64_t files_failed;   /* table build error, pool or rule table full, map full */
+	uint64_t entries_used;   /* pool entries in use */
+	uint64_t rules_used;
+	uint64_t pages;
+	uint64_t build_ns;       /* time spent building tables */
+	uint64_t load_ns;        /* time spent writing maps */
+};
+
+struct unwind_maps;
+
+/* NULL with errno when the entry or rule arrays cannot be memory-mapped. */
+struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
+				     size_t entry_cap);
+void unwind_maps__free(struct unwind_maps *um);
+
+/* Build exe's table and load it; sets exe->table_state. 0 or -errno (counted). */
+int unwind_maps__load(struct unwind_maps *um, struct executable *exe);
+/* Load an already-built table for file_id (tests, the cache). */
+int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
+			    uint32_t *first, uint32_t *cnt);
+const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um);
+
+#endif

@@ -1,0 +1,735 @@
+/* Builds a file's unwind table from its CFI sections and symbols; see unwind_table.h.
+ *
+ * Two passes: (1) every FDE of every source is interpreted in section order, its rows
+ * converted to unwind rules and appended to `raw` (consecutive equal rules collapsed inside
+ * the FDE), and the FDE recorded as a block; (2) blocks are sorted by (pc_begin, source
+ * priority, order) and swept once, clipping overlaps (the earlier block wins), writing an
+ * INVALID row at every gap and after the last block, and collapsing equal neighbours.
+ * Symbol rules are spliced in afterwards. Memory is bounded by opts.max_rows.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf_file.h"
+#include "unwind/cfi.h"
+#include "unwind/unwind_table.h"
+
+struct unwind_table {
+	struct unwind_row *rows;
+	size_t cnt;
+	struct unwind_table_stats stats;
+};
+
+struct fde_block {
+	uint64_t pc_begin, pc_end;
+	size_t first, cnt; /* rows in builder.raw */
+	uint32_t prio;     /* index of the source: lower wins */
+	uint32_t seq;      /* order within the source */
+};
+
+/* Bytes of executable sections, to recognise signal trampolines by their code. */
+struct text_view {
+	const uint8_t *data;
+	size_t size;
+	uint64_t addr;
+};
+
+#define TEXT_VIEW_MAX 16
+
+struct builder {
+	size_t max_rows;
+	struct unwind_table_stats *stats;
+	struct cfi_interp *ci;
+	const struct cfi_section *sec;
+	const struct cfi_fde *fde;
+	uint32_t prio, seq;
+	size_t fde_first; /* raw index of the current FDE's first row */
+
+	struct unwind_row *raw;
+	size_t raw_cnt, raw_cap;
+	struct fde_block *blocks;
+	size_t blk_cnt, blk_cap;
+
+	struct text_view text[TEXT_VIEW_MAX];
+	size_t text_cnt;
+};
+
+/* Grow *arr (element size elem) so that it holds at least need elements, capped at max. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t max)
+{
+	size_t n = *cap ? *cap : 1024, bytes;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return -E2BIG;
+	while (n < need)
+		n = n > max / 2 ? max : n * 2;
+	if (__builtin_mul_overflow(n, elem, &bytes))
+		return -ENOMEM;
+	p = realloc(*arr, bytes);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static int on_row(void *ctx, uint64_t addr, const struct cfi_state *st)
+{
+	struct builder *b = ctx;
+	struct unwind_row *r;
+	struct unwind_rule rule;
+	unsigned int lost = 0;
+	int err;
+
+	cfi__to_unwind_rule(st, b->fde->cie, &rule, &lost);
+	if (lost)
+		b->stats->rbp_lost_cnt++;
+	if (b->raw_cnt > b->fde_first && rule_eq(&b->raw[b->raw_cnt - 1].rule, &rule))
+		return 0;
+	err = grow((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw), b->max_rows);
+	if (err)
+		return err;
+	r = &b->raw[b->raw_cnt++];
+	r->addr = addr;
+	r->rule = rule;
+	return 0;
+}
+
+static const uint8_t *text_bytes(const struct builder *b, uint64_t addr, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < b->text_cnt; i++) {
+		const struct text_view *t = &b->text[i];
+
+		if (addr >= t->addr && addr - t->addr <= t->size && t->size - (addr - t->addr) >= n)
+			return t->data + (addr - t->addr);
+	}
+	return NULL;
+}
+
+/* mov $15,%rax; syscall: rt_sigreturn, the body of every x86-64 sa_restorer. */
+static const uint8_t sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+static bool is_sigreturn_at(const struct builder *b, uint64_t addr)
+{
+	const uint8_t *p = text_bytes(b, addr, sizeof(sigreturn_code));
+
+	return p && !memcmp(p, sigreturn_code, sizeof(sigreturn_code));
+}
+
+static int on_fde(void *ctx, const struct cfi_fde *fde)
+{
+	struct builder *b = ctx;
+	struct fde_block *blk;
+	uint64_t len = fde->pc_end - fde->pc_begin;
+	int err;
+
+	b->fde = fde;
+	b->fde_first = b->raw_cnt;
+	err = cfi_interp__run(b->ci, b->sec, fde, on_row, b);
+	if (err == -ENOMEM || (err == -E2BIG && b->raw_cnt >= b->max_rows))
+		return err;
+	if (err) {
+		b->raw_cnt = b->fde_first;
+		b->stats->bad_fde_cnt++;
+		return 0;
+	}
+	/* An FDE around exactly the sigreturn sequence (optionally after the one-byte pad that
+	 * makes return-address-minus-one lookups land inside it) is a trampoline even without
+	 * the 'S' augmentation.
+	 */
+	if (!fde->cie->signal_frame && b->text_cnt && len >= 9 && len <= 10 &&
+	    is_sigreturn_at(b, fde->pc_end - sizeof(sigreturn_code))) {
+		b->raw_cnt = b->fde_first + 1;
+		memset(&b->raw[b->fde_first].rule, 0, sizeof(struct unwind_rule));
+		b->raw[b->fde_first].rule.kind = UNWIND_RULE_SIGNAL;
+	}
+	err = grow((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1, sizeof(*b->blocks),
+		   b->max_rows);
+	if (err)
+		return err;
+	blk = &b->blocks[b->blk_cnt++];
+	blk->pc_begin = fde->pc_begin;
+	blk->pc_end = fde->pc_end;
+	blk->first = b->fde_first;
+	blk->cnt = b->raw_cnt - b->fde_first;
+	blk->prio = b->prio;
+	blk->seq = b->seq++;
+	b->stats->fde_cnt++;
+	return 0;
+}
+
+static int block_cmp(const void *pa, const void *pb)
+{
+	const struct fde_block *a = pa, *b = pb;
+
+	if (a->pc_begin != b->pc_begin)
+		return a->pc_begin < b->pc_begin ? -1 : 1;
+	if (a->prio != b->prio)
+		return a->prio < b->prio ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return 0;
+}
+
+static int add_section(struct builder *b, const struct cfi_section *sec, uint32_t prio)
+{
+	struct eh_frame_stats es = { 0 };
+	int err;
+
+	b->sec = sec;
+	b->prio = prio;
+	b->seq = 0;
+	err = eh_frame__walk(sec, on_fde, b, &es);
+	b->stats->cie_cnt += es.cie_cnt;
+	b->stats->bad_cie_cnt += es.bad_cie_cnt;
+	b->stats->bad_fde_cnt += es.bad_fde_cnt;
+	if (es.truncated)
+		b->stats->truncated_section_cnt++;
+	return err;
+}
+
+/* Append a row to the output, keeping the invariants (increasing addr, no equal
+ * neighbours; a later row at the same addr replaces the earlier one).
+ */
+static int out_push(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr,
+		    const struct unwind_rule *rule)
+{
+	int err;
+
+	while (t->cnt && t->rows[t->cnt - 1].addr >= addr)
+		t->cnt--;
+	if (t->cnt && rule_eq(&t->rows[t->cnt - 1].rule, rule))
+		return 0;
+	if (!t->cnt && rule->kind == UNWIND_RULE_INVALID)
+		return 0;
+	err = grow((void **)&t->rows, cap, t->cnt + 1, sizeof(*t->rows), max);
+	if (err)
+		return err;
+	t->rows[t->cnt].addr = addr;
+	t->rows[t->cnt].rule = *rule;
+	t->cnt++;
+	return 0;
+}
+
+static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
+{
+	static const struct unwind_rule invalid = { .kind = UNWIND_RULE_INVALID };
+	uint64_t covered = 0;
+	bool any = false;
+	size_t i, j;
+	int err;
+
+	qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
+	for (i = 0; i < b->blk_cnt; i++) {
+		const struct fde_block *blk = &b->blocks[i];
+		const struct unwind_row *rows = b->raw + blk->first;
+		uint64_t start = blk->pc_begin;
+
+		if (any && start < covered) {
+			b->stats->overlap_fde_cnt++;
+			if (blk->pc_end <= covered)
+				continue;
+			start = covered;
+		}
+		if (any && start > covered) {
+			err = out_push(t, cap, b->max_rows, covered, &invalid);
+			if (err)
+				return err;
+		}
+		/* The rule in force at start, then the rows after it. */
+		for (j = 0; j + 1 < blk->cnt && rows[j + 1].addr <= start; j++)
+			;
+		err = out_push(t, cap, b->max_rows, start, &rows[j].rule);
+		for (j++; !err && j < blk->cnt; j++)
+			err = out_push(t, cap, b->max_rows, rows[j].addr, &rows[j].rule);
+		if (err)
+			return err;
+		covered = blk->pc_end;
+		any = true;
+	}
+	if (any)
+		return out_push(t, cap, b->max_rows, covered, &invalid);
+	return 0;
+}
+
+/* The rule in force at addr (INVALID below the first row). */
+static struct unwind_rule rule_at(const struct unwind_table *t, uint64_t addr)
+{
+	const struct unwind_row *r = unwind_table__find(t, addr);
+	struct unwind_rule none = { .kind = UNWIND_RULE_INVALID };
+
+	return r ? r->rule : none;
+}
+
+/* Put `rule` over [addr, end): everywhere, or only where the table says INVALID. */
+static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr,
+		      uint64_t end, uint8_t kind, bool gaps_only)
+{
+	struct unwind_rule mark = { .kind = kind }, tail, cur;
+	struct unwind_row *seg = NULL, *rows = NULL;
+	size_t seg_cnt = 0, seg_cap = 0, lo, hi, i, n = 0;
+	int err = 0;
+
+	if (addr >= end)
+		return 0;
+	tail = rule_at(t, end);
+	cur = rule_at(t, addr);
+	/* lo: first row with addr > mark start; hi: first row with addr > end. */
+	for (lo = 0; lo < t->cnt && t->rows[lo].addr <= addr; lo++)
+		;
+	for (hi = lo; hi < t->cnt && t->rows[hi].addr <= end; hi++)
+		;
+	err = grow((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), max);
+	if (err)
+		goto cleanup;
+	seg[seg_cnt].addr = addr;
+	seg[seg_cnt++].rule = gaps_only && cur.kind != UNWIND_RULE_INVALID ? cur : mark;
+	for (i = lo; gaps_only && i < hi && t->rows[i].addr < end; i++) {
+		seg[seg_cnt].addr = t->rows[i].addr;
+		seg[seg_cnt++].rule = t->rows[i].rule.kind == UNWIND_RULE_INVALID ? mark :
+										     t->rows[i].rule;
+	}
+	seg[seg_cnt].addr = end;
+	seg[seg_cnt++].rule = tail;
+
+	/* Rebuild: rows before the mark, the segment, rows after end. */
+	rows = t->rows;
+	n = t->cnt;
+	t->rows = NULL;
+	t->cnt = 0;
+	*cap = 0;
+	for (i = 0; !err && i < lo; i++)
+		err = out_push(t, cap, max, rows[i].addr, &rows[i].rule);
+	for (i = 0; !err && i < seg_cnt; i++)
+		err = out_push(t, cap, max, seg[i].addr, &seg[i].rule);
+	for (i = hi; !err && i < n; i++)
+		err = out_push(t, cap, max, rows[i].addr, &rows[i].rule);
+cleanup:
+	free(rows);
+	free(seg);
+	return err;
+}
+
+static uint64_t rule_hash(const struct unwind_rule *r)
+{
+	uint64_t a, c;
+
+	memcpy(&a, r, 8);
+	memcpy(&c, (const uint8_t *)r + 8, 4);
+	a ^= c * 0x9e3779b97f4a7c15ull;
+	a ^= a >> 31;
+	a *= 0xbf58476d1ce4e5b9ull;
+	a ^= a >> 29;
+	return a;
+}
+
+static int count_rules(struct unwind_table *t)
+{
+	struct unwind_table_stats *s = &t->stats;
+	struct unwind_rule *set = NULL;
+	bool *used = NULL;
+	size_t cap = 1024, uniq = 0, i;
+	int err = 0;
+
+	set = malloc(cap * sizeof(*set));
+	used = calloc(cap, sizeof(*used));
+	if (!set || !used) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < t->cnt; i++) {
+		const struct unwind_rule *r = &t->rows[i].rule;
+		size_t h;
+
+		switch (r->kind) {
+		case UNWIND_RULE_UNSUPPORTED:
+			s->unsupported_row_cnt++;
+			break;
+		case UNWIND_RULE_STOP:
+			s->stop_row_cnt++;
+			break;
+		case UNWIND_RULE_SIGNAL:
+			s->signal_row_cnt++;
+			break;
+		case UNWIND_RULE_PLT:
+			s->plt_row_cnt++;
+			break;
+		case UNWIND_RULE_CFA_DEREF:
+			s->deref_row_cnt++;
+			break;
+		}
+		for (h = rule_hash(r) & (cap - 1); used[h] && !rule_eq(&set[h], r);
+		     h = (h + 1) & (cap - 1))
+			;
+		if (used[h])
+			continue;
+		used[h] = true;
+		set[h] = *r;
+		if (++uniq * 2 > cap) {
+			/* Rehash into a table twice the size. */
+			struct unwind_rule *nset = malloc(2 * cap * sizeof(*nset));
+			bool *nused = calloc(2 * cap, sizeof(*nused));
+			size_t k;
+
+			if (!nset || !nused) {
+				free(nset);
+				free(nused);
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			for (k = 0; k < cap; k++) {
+				size_t g;
+
+				if (!used[k])
+					continue;
+				for (g = rule_hash(&set[k]) & (2 * cap - 1); nused[g];
+				     g = (g + 1) & (2 * cap - 1))
+					;
+				nused[g] = true;
+				nset[g] = set[k];
+			}
+			free(set);
+			free(used);
+			set = nset;
+			used = nused;
+			cap *= 2;
+		}
+	}
+	s->unique_rule_cnt = uniq;
+	s->row_cnt = t->cnt;
+cleanup:
+	free(set);
+	free(used);
+	return err;
+}
+
+static void builder_fini(struct builder *b)
+{
+	cfi_interp__free(b->ci);
+	free(b->raw);
+	free(b->blocks);
+}
+
+struct symbol_mark {
+	uint64_t addr, end;
+	uint8_t kind;
+	bool gaps_only;
+};
+
+#define SYMBOL_MARK_MAX 32
+
+struct build_input {
+	const struct cfi_section *secs;
+	size_t sec_cnt;
+	const unsigned int *sec_src; /* enum unwind_source of each section (nullable) */
+	const struct symbol_mark *marks;
+	size_t mark_cnt;
+	const struct text_view *text;
+	size_t text_cnt;
+};
+
+static int build(const struct build_input *in, const struct unwind_table_opts *opts,
+		 struct unwind_table **out)
+{
+	struct builder b = { 0 };
+	struct unwind_table *t;
+	size_t cap = 0, i;
+	int err = 0;
+
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	b.max_rows = opts && opts->max_rows ? opts->max_rows : UNWIND_TABLE_MAX_ROWS;
+	b.stats = &t->stats;
+	b.ci = cfi_interp__new();
+	if (!b.ci) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < in->text_cnt && i < TEXT_VIEW_MAX; i++)
+		b.text[b.text_cnt++] = in->text[i];
+	for (i = 0; i < in->sec_cnt; i++) {
+		size_t before = t->stats.fde_cnt;
+
+		err = add_section(&b, &in->secs[i], (uint32_t)i);
+		if (err)
+			goto cleanup;
+		if (t->stats.fde_cnt > before && in->sec_src)
+			t->stats.sources |= in->sec_src[i];
+	}
+	err = merge_blocks(&b, t, &cap);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < in->mark_cnt; i++) {
+		const struct symbol_mark *m = &in->marks[i];
+		size_t before = t->cnt;
+		struct unwind_rule r = rule_at(t, m->addr);
+
+		err = apply_mark(t, &cap, b.max_rows, m->addr, m->end, m->kind, m->gaps_only);
+		if (err)
+			goto cleanup;
+		if (before != t->cnt || r.kind != rule_at(t, m->addr).kind)
+			t->stats.sources |= UNWIND_SRC_SYMBOLS;
+	}
+	err = count_rules(t);
+	if (err)
+		goto cleanup;
+	{
+		const struct cfi_stats *cs = cfi_interp__stats(b.ci);
+
+		t->stats.args_size_cnt = cs->args_size_cnt;
+		t->stats.max_remember_depth = cs->max_depth;
+	}
+cleanup:
+	builder_fini(&b);
+	if (err) {
+		unwind_table__free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
+				const struct unwind_table_opts *opts, struct unwind_table **out)
+{
+	struct build_input in = { .secs = secs, .sec_cnt = sec_cnt };
+
+	if (!out || (sec_cnt && !secs))
+		return -EINVAL;
+	return build(&in, opts, out);
+}
+
+/* ---- ELF sources ---- */
+
+struct elf_sources {
+	struct cfi_section secs[3];
+	unsigned int src[3];
+	size_t sec_cnt;
+	struct symbol_mark marks[SYMBOL_MARK_MAX];
+	size_t mark_cnt;
+	struct text_view text[TEXT_VIEW_MAX];
+	size_t text_cnt;
+};
+
+static uint64_t section_addr(struct elf_file *ef, const char *name)
+{
+	struct elf_section s;
+
+	return elf_file__section(ef, name, &s) ? 0 : s.addr;
+}
+
+static int add_cfi(struct elf_sources *src, struct elf_file *ef, const char *name,
+		   enum cfi_section_kind kind, unsigned int source)
+{
+	struct cfi_section *c;
+	struct elf_section s;
+
+	if (elf_file__section(ef, name, &s) || !s.data || !s.size || s.type == SHT_NOBITS)
+		return -ENOENT;
+	c = &src->secs[src->sec_cnt];
+	memset(c, 0, sizeof(*c));
+	c->data = s.data;
+	c->size = s.size;
+	c->vaddr = s.addr;
+	c->kind = kind;
+	c->text_vaddr = section_addr(ef, ".text");
+	c->data_vaddr = section_addr(ef, ".got");
+	src->src[src->sec_cnt++] = source;
+	return 0;
+}
+
+static void collect_text(struct elf_sources *src, struct elf_file *ef)
+{
+	size_t i, n = elf_file__section_cnt(ef);
+
+	for (i = 0; i < n && src->text_cnt < TEXT_VIEW_MAX; i++) {
+		struct elf_section s;
+
+		if (elf_file__section_at(ef, i, &s, NULL, NULL) || !s.data ||
+		    s.type != SHT_PROGBITS || !(s.flags & SHF_EXECINSTR))
+			continue;
+		src->text[src->text_cnt].data = s.data;
+		src->text[src->text_cnt].size = s.size;
+		src->text[src->text_cnt].addr = s.addr;
+		src->text_cnt++;
+	}
+}
+
+struct root_symbol {
+	const char *name;
+	uint8_t kind;
+	bool gaps_only;
+};
+
+static const struct root_symbol root_symbols[] = {
+	{ "_start", UNWIND_RULE_STOP, false },
+	{ "start_thread", UNWIND_RULE_STOP, false },
+	{ "clone", UNWIND_RULE_STOP, true },
+	{ "__clone", UNWIND_RULE_STOP, true },
+	{ "clone3", UNWIND_RULE_STOP, true },
+	{ "__clone3", UNWIND_RULE_STOP, true },
+	{ "__restore_rt", UNWIND_RULE_SIGNAL, true },
+};
+
+static void add_mark(struct elf_sources *src, uint64_t addr, uint64_t end, uint8_t kind,
+		     bool gaps_only)
+{
+	size_t i;
+
+	for (i = 0; i < src->mark_cnt; i++)
+		if (src->marks[i].addr == addr && src->marks[i].end == end)
+			return; /* aliases (clone/__clone) and .dynsym+.symtab duplicates */
+	if (src->mark_cnt == SYMBOL_MARK_MAX)
+		return;
+	src->marks[src->mark_cnt++] = (struct symbol_mark){ addr, end, kind, gaps_only };
+}
+
+static bool name_is(const char *strtab, size_t strsz, uint32_t off, const char *name)
+{
+	size_t len = strlen(name);
+
+	/* Versioned names in .symtab ("clone@@GLIBC_2.2.5") are not used; .dynsym has none. */
+	return off < strsz && strsz - off > len && !memcmp(strtab + off, name, len) &&
+	       strtab[off + len] == '\0';
+}
+
+static void scan_symbols(struct elf_sources *src, struct elf_file *ef, const char *symtab,
+			 const char *strtab)
+{
+	struct elf_section sy, st;
+	const Elf64_Sym *syms;
+	size_t i, n, k;
+
+	if (elf_file__section(ef, symtab, &sy) || elf_file__section(ef, strtab, &st) ||
+	    !sy.data || !st.data || sy.type == SHT_NOBITS)
+		return;
+	syms = sy.data;
+	n = sy.size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		Elf64_Sym s;
+		uint64_t end;
+
+		memcpy(&s, &syms[i], sizeof(s));
+		if (ELF64_ST_TYPE(s.st_info) != STT_FUNC || !s.st_value || s.st_shndx == SHN_UNDEF)
+			continue;
+		for (k = 0; k < sizeof(root_symbols) / sizeof(root_symbols[0]); k++) {
+			const struct root_symbol *rs = &root_symbols[k];
+
+			if (!name_is(st.data, st.size, s.st_name, rs->name))
+				continue;
+			if (rs->kind == UNWIND_RULE_SIGNAL) {
+				/* Trust the name only with the code; cover the pad byte before
+				 * it for return-address-minus-one lookups.
+				 */
+				struct builder tmp = { 0 };
+
+				memcpy(tmp.text, src->text, sizeof(src->text));
+				tmp.text_cnt = src->text_cnt;
+				if (!is_sigreturn_at(&tmp, s.st_value))
+					continue;
+				add_mark(src, s.st_value - 1, s.st_value + sizeof(sigreturn_code),
+					 rs->kind, true);
+				continue;
+			}
+			if (__builtin_add_overflow(s.st_value, s.st_size ? s.st_size : 1, &end))
+				continue;
+			add_mark(src, s.st_value, end, rs->kind, rs->gaps_only || !s.st_size);
+		}
+	}
+}
+
+int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
+			     const struct unwind_table_opts *opts, struct unwind_table **out)
+{
+	struct elf_sources *src;
+	struct build_input in = { 0 };
+	int err;
+
+	if (!ef || !out)
+		return -EINVAL;
+	*out = NULL;
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return -ENOMEM;
+	add_cfi(src, ef, ".eh_frame", CFI_SECTION_EH_FRAME, UNWIND_SRC_EH_FRAME);
+	add_cfi(src, ef, ".debug_frame", CFI_SECTION_DEBUG_FRAME, UNWIND_SRC_DEBUG_FRAME);
+	if (debug_ef)
+		add_cfi(src, debug_ef, ".debug_frame", CFI_SECTION_DEBUG_FRAME,
+			UNWIND_SRC_DEBUG_FILE);
+	collect_text(src, ef);
+	if (!opts || !opts->no_symbols) {
+		scan_symbols(src, ef, ".symtab", ".strtab");
+		scan_symbols(src, ef, ".dynsym", ".dynstr");
+		if (debug_ef)
+			scan_symbols(src, debug_ef, ".symtab", ".strtab");
+	}
+	if (!src->sec_cnt && !src->mark_cnt) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	in.secs = src->secs;
+	in.sec_cnt = src->sec_cnt;
+	in.sec_src = src->src;
+	in.marks = src->marks;
+	in.mark_cnt = src->mark_cnt;
+	in.text = src->text;
+	in.text_cnt = src->text_cnt;
+	err = build(&in, opts, out);
+cleanup:
+	free(src);
+	return err;
+}
+
+int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef, struct unwind_table **out)
+{
+	return unwind_table__build_opts(ef, debug_ef, NULL, out);
+}
+
+void unwind_table__free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	free(t);
+}
+
+const struct unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *cnt)
+{
+	*cnt = t->cnt;
+	return t->rows;
+}
+
+const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *t)
+{
+	return &t->stats;
+}
+
+const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->cnt;
+
+	/* Last row with row.addr <= addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &t->rows[lo - 1] : NULL;
+}

@@ -1,0 +1,94 @@
+/* Per-file native unwind table: the sorted rows of struct unwind_rule that the eBPF unwinder
+ * looks up by ELF virtual address (split into pages and loaded by unwind_maps).
+ *
+ * Sources, in priority order (an address covered by an earlier source keeps its rule):
+ * .eh_frame, the file's .debug_frame, the debug file's .debug_frame. Then symbol-based
+ * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function;
+ * `clone`/`__clone`/`clone3`/`__clone3` become STOP where no CFI covers them; `__restore_rt`
+ * (checked against the bytes `mov $15,%rax; syscall`) becomes SIGNAL where no CFI covers it.
+ *
+ * Invariants of the table: rows are sorted by strictly increasing addr; a row's rule holds
+ * from its addr up to the next row's addr; no two consecutive rows have equal rules; the
+ * last row, and every row that starts a gap between FDEs, is UNWIND_RULE_INVALID; addresses
+ * below the first row have no rule (INVALID). All `rule` padding bytes are zero.
+ */
+#ifndef STACKSCOPE_UNWIND_TABLE_H
+#define STACKSCOPE_UNWIND_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+#include "unwind/eh_frame.h"
+
+struct elf_file;
+struct unwind_table;
+
+struct unwind_row {
+	uint64_t addr; /* ELF vaddr */
+	struct unwind_rule rule;
+};
+
+enum unwind_source {
+	UNWIND_SRC_EH_FRAME = 1 << 0,
+	UNWIND_SRC_DEBUG_FRAME = 1 << 1,     /* the file's own .debug_frame */
+	UNWIND_SRC_DEBUG_FILE = 1 << 2,      /* .debug_frame of the separate debug file */
+	UNWIND_SRC_SYMBOLS = 1 << 3,         /* at least one symbol-based STOP/SIGNAL rule */
+	UNWIND_SRC_EH_FRAME_HDR_ONLY = 1 << 4, /* .eh_frame only reachable via PT_GNU_EH_FRAME */
+};
+
+struct unwind_table_stats {
+	unsigned int sources;       /* enum unwind_source bits actually used */
+	size_t cie_cnt;
+	size_t fde_cnt;             /* FDEs interpreted into rows */
+	size_t bad_cie_cnt;
+	size_t bad_fde_cnt;         /* FDEs skipped: corrupt entry or instructions */
+	size_t overlap_fde_cnt;     /* FDEs partly or fully hidden by a higher-priority one */
+	size_t row_cnt;
+	size_t unique_rule_cnt;     /* distinct struct unwind_rule values among the rows */
+	size_t unsupported_row_cnt; /* rows whose rule is UNWIND_RULE_UNSUPPORTED */
+	size_t stop_row_cnt;
+	size_t signal_row_cnt;
+	size_t plt_row_cnt;
+	size_t deref_row_cnt;
+	size_t rbp_lost_cnt;        /* CFI rows whose rbp rule could not be expressed */
+	size_t args_size_cnt;       /* DW_CFA_GNU_args_size instructions seen */
+	size_t max_remember_depth;
+	size_t truncated_section_cnt; /* CFI sections whose walk ended on a corrupt length */
+};
+
+struct unwind_table_opts {
+	size_t max_rows;  /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
+	bool no_symbols;  /* CFI only: no symbol-based STOP/SIGNAL rules */
+};
+
+#define UNWIND_TABLE_MAX_ROWS ((size_t)1 << 25)
+
+/* Build the table of ef, adding the .debug_frame of debug_ef (nullable; a separate debug
+ * file for the same build). Returns 0 and *out (owned by the caller, unwind_table__free()),
+ * -ENOENT when the file has no usable CFI at all (and no symbol rule), -E2BIG over the row
+ * cap, -ENOMEM. Corrupt CFI is skipped and counted in the stats, never fatal.
+ */
+int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef,
+			struct unwind_table **out);
+int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
+			     const struct unwind_table_opts *opts, struct unwind_table **out);
+
+/* Build from CFI sections given as bytes, secs[0] having the highest priority (tests and
+ * fuzzing; no symbol rules). Same results as unwind_table__build(); an empty result is not
+ * an error here.
+ */
+int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
+				const struct unwind_table_opts *opts, struct unwind_table **out);
+
+void unwind_table__free(struct unwind_table *t);
+
+/* Rows and stats are borrowed: valid until unwind_table__free(). */
+const struct unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *cnt);
+const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *t);
+
+/* The row in force at addr, or NULL when addr is below the first row. */
+const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr);
+
+#endif

@@ -1,0 +1,101 @@
+/* Minimal unit-test harness shared by tests/unit/test_*.c.
+ *
+ * A test file defines functions with TEST(name) and lists them in main() with RUN(name).
+ * CHECK* macros record a failure (with file:line and the values) and let the test go on;
+ * REQUIRE* macros abort the current test. main() ends with `return test_summary();`, which
+ * prints one "ok"/"FAIL" line per test and "N passed, N failed" for tests/run_unit.sh.
+ */
+#ifndef STACKSCOPE_TEST_H
+#define STACKSCOPE_TEST_H
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test__passed, test__failed, test__cur_failed;
+static jmp_buf test__abort;
+
+#define TEST(name) static void test_##name(void)
+
+#define RUN(name)                                                                   \
+	do {                                                                        \
+		test__cur_failed = 0;                                               \
+		if (!setjmp(test__abort))                                           \
+			test_##name();                                              \
+		if (test__cur_failed) {                                             \
+			test__failed++;                                             \
+			printf("FAIL %s\n", #name);                                  \
+		} else {                                                            \
+			test__passed++;                                             \
+			printf("ok   %s\n", #name);                                  \
+		}                                                                   \
+		fflush(stdout);                                                     \
+	} while (0)
+
+#define test__fail(...)                                                             \
+	do {                                                                        \
+		printf("  %s:%d: ", __FILE__, __LINE__);                            \
+		printf(__VA_ARGS__);                                                \
+		printf("\n");                                                       \
+		test__cur_failed = 1;                                               \
+	} while (0)
+
+#define CHECK(cond)                                                                 \
+	do {                                                                        \
+		if (!(cond))                                                        \
+			test__fail("check failed: %s", #cond);                      \
+	} while (0)
+
+#define REQUIRE(cond)                                                               \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			test__fail("required: %s", #cond);                          \
+			longjmp(test__abort, 1);                                    \
+		}                                                                   \
+	} while (0)
+
+#define CHECK_EQ_INT(a, b)                                                          \
+	do {                                                                        \
+		long long test__a = (long long)(a), test__b = (long long)(b);       \
+		if (test__a != test__b)                                             \
+			test__fail("%s == %s: %lld != %lld", #a, #b, test__a, test__b); \
+	} while (0)
+
+#define CHECK_EQ_U64(a, b)                                                          \
+	do {                                                                        \
+		uint64_t test__a = (uint64_t)(a), test__b = (uint64_t)(b);          \
+		if (test__a != test__b)                                             \
+			test__fail("%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b,  \
+				   test__a, test__b);                               \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                             \
+	do {                                                                        \
+		const char *test__a = (a), *test__b = (b);                          \
+		if (!test__a || !test__b || strcmp(test__a, test__b))               \
+			test__fail("%s == %s: \"%s\" != \"%s\"", #a, #b,            \
+				   test__a ? test__a : "(null)",                    \
+				   test__b ? test__b : "(null)");                   \
+	} while (0)
+
+static inline int test_summary(void)
+{
+	printf("%d passed, %d failed\n", test__passed, test__failed);
+	return test__failed ? 1 : 0;
+}
+
+/* Path of a built fixture: $BUILD/fixtures/NAME (BUILD set by the Makefile). */
+static inline const char *test_fixture(const char *name)
+{
+	static char buf[4][512];
+	static int i;
+	const char *build = getenv("BUILD");
+	char *out = buf[i++ & 3];
+
+	snprintf(out, sizeof(buf[0]), "%s/fixtures/%s", build ? build : "build", name);
+	return out;
+}
+
+#endif
