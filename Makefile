@@ -22,7 +22,7 @@ endif
 
 WERROR   ?= $(if $(CI),-Werror,)
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+ALL_CFLAGS := $(CFLAGS) -std=gnu17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             $(WERROR) -D_GNU_SOURCE -Isrc -I$(BUILD) -Ibpf -MMD -MP
 LDLIBS   := -lbpf -lelf -lz -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Wno-unused-function
@@ -62,7 +62,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/obj/%.o: src/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -70,12 +70,12 @@ $(LIB): $(LIB_OBJS)
 
 stackscope: $(MAIN_OBJ) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # Fixtures: small programs built from sources in tests/data/ with several compilers and flags.
 fixtures: stackscope
@@ -87,7 +87,13 @@ test: $(TEST_BINS) fixtures
 system-test: all fixtures
 	$(Q)BUILD=$(BUILD) tests/run_system.sh
 
-check: test system-test
+# Unit tests again under ASan+UBSan, in their own build folder.
+asan-test:
+	$(Q)$(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined"
+
+check: test asan-test system-test
 
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh

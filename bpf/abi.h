@@ -133,6 +133,8 @@ struct mapping_key {
 struct mapping_info {
 	__u64 file_id; /* content-derived id of the mapped file (0: anonymous executable memory) */
 	__u64 bias;    /* ELF vaddr = pc - bias */
+	__u64 start;   /* the whole mapping [start, end), so the unwinder can reuse a lookup */
+	__u64 end;
 };
 
 /* Per-file unwinding state, keyed by file_id ("files" hash). */

@@ -46,6 +46,9 @@ struct unwind_cursor {
 	__u8 end;                  /* enum unwind_end once done */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
+	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
+	__u32 last_file_flags;
+	__u32 lookups;                /* LPM lookups done */
 };
 
 /* Rule in force at elf_addr, or NULL when the file has no table page there. */
@@ -189,6 +192,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	__u64 pc = st->regs[DWARF_RIP], lookup_pc, elf_addr;
 	struct mapping_info *m;
 	struct file_info *f;
+	__u32 file_flags;
 	struct unwind_rule *r;
 	struct user_frame *fr;
 	__u32 idx = st->frame_cnt;
@@ -211,29 +215,33 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	}
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	lookup_pc = st->pc_is_return ? pc - 1 : pc;
-	m = ss_lookup_mapping(st->pid, lookup_pc);
-	if (!m || !m->file_id) {
-		fr->addr = pc;
-		fr->file_id = 0;
-		fr->flags = flags | USER_FRAME_UNMAPPED;
-		st->frame_cnt = idx + 1;
-		ss_step_fp(st, UNWIND_END_UNMAPPED);
-		fr->flags |= USER_FRAME_FP;
-		return;
+	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
+		m = ss_lookup_mapping(st->pid, lookup_pc);
+		st->lookups++;
+		if (!m || !m->file_id) {
+			fr->addr = pc;
+			fr->file_id = 0;
+			fr->flags = flags | USER_FRAME_UNMAPPED | USER_FRAME_FP;
+			st->frame_cnt = idx + 1;
+			ss_step_fp(st, UNWIND_END_UNMAPPED);
+			return;
+		}
+		st->last_map = *m;
+		f = ss_lookup_file(m->file_id);
+		st->last_file_flags = f ? f->flags : 0;
 	}
-	elf_addr = pc - m->bias;
+	elf_addr = pc - st->last_map.bias;
 	fr->addr = elf_addr;
-	fr->file_id = m->file_id;
+	fr->file_id = st->last_map.file_id;
 	fr->flags = flags;
 	st->frame_cnt = idx + 1;
 
-	f = ss_lookup_file(m->file_id);
-	if (!f || !(f->flags & FILE_HAS_TABLE)) {
-		fallback_why = f && (f->flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
-							     : UNWIND_END_UNKNOWN_FILE;
+	file_flags = st->last_file_flags;
+	if (!(file_flags & FILE_HAS_TABLE)) {
+		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI : UNWIND_END_UNKNOWN_FILE;
 		goto frame_pointer;
 	}
-	r = ss_find_rule(m->file_id, lookup_pc - m->bias);
+	r = ss_find_rule(st->last_map.file_id, lookup_pc - st->last_map.bias);
 	if (!r) {
 		fallback_why = UNWIND_END_NO_CFI;
 		goto frame_pointer;

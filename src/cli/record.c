@@ -221,6 +221,13 @@ static void print_summary(struct session *s, double secs)
 			(unsigned long long)us->files_failed, (unsigned long long)us->entries_used,
 			(unsigned long long)us->rules_used);
 	}
+	{
+		uint64_t run_ns, run_cnt;
+
+		if (!sampler__prog_stats(s->sampler, &run_ns, &run_cnt) && run_cnt)
+			fprintf(stderr, "bpf time       %.0f ns per sample (%llu runs)\n",
+				(double)run_ns / (double)run_cnt, (unsigned long long)run_cnt);
+	}
 	n = profile__top_self(s->prof, top, 10);
 	if (n) {
 		fprintf(stderr, "top functions by self samples:\n");

@@ -94,11 +94,12 @@ static int fg__grow_index(struct fg *g)
 static uint32_t fg__child(struct fg *g, uint32_t parent, const char *name, enum fg_kind kind)
 {
 	struct fg_node *n;
-	size_t i;
+	size_t i, mask;
 
 	if (fg__grow_index(g))
 		return 0;
-	for (i = fg__hash(parent, name) & (g->idx_cap - 1); g->idx[i]; i = (i + 1) & (g->idx_cap - 1)) {
+	mask = g->idx_cap - 1;
+	for (i = fg__hash(parent, name) & mask; g->idx[i]; i = (i + 1) & mask) {
 		n = &g->nodes[g->idx[i]];
 		if (n->parent == parent && n->name == name)
 			return g->idx[i];
@@ -371,7 +372,8 @@ static void fg__frame(struct fg *g, uint32_t id, uint64_t x, uint32_t depth)
 		"rx=\"2\" ry=\"2\" data-x=\"%llu\" data-w=\"%llu\"/>",
 		px, y, w, FG_FRAME_H - 1, rgb[0], rgb[1], rgb[2], (unsigned long long)x,
 		(unsigned long long)n->total);
-	fprintf(g->out, "<text x=\"%.2f\" y=\"%.1f\">", px + 3, y + FG_FRAME_H * 0.5 + FG_FONT_SZ * 0.35);
+	fprintf(g->out, "<text x=\"%.2f\" y=\"%.1f\">", px + 3,
+		y + FG_FRAME_H * 0.5 + FG_FONT_SZ * 0.35);
 	if (fit >= 3)
 		fg__escape(g->out, name, fit);
 	fputs("</text></g>\n", g->out);
@@ -401,7 +403,8 @@ static const char fg_script[] =
 	"  searchbtn = document.getElementById('search');\n"
 	"  frames = document.getElementById('frames');\n"
 	"  frames.addEventListener('mouseover', function(e) {\n"
-	"    var g = frame_of(e.target); if (g) details.nodeValue = g.querySelector('title').textContent;\n"
+	"    var g = frame_of(e.target);\n"
+	"    if (g) details.nodeValue = g.querySelector('title').textContent;\n"
 	"  });\n"
 	"  frames.addEventListener('mouseout', function(e) { details.nodeValue = ' '; });\n"
 	"  frames.addEventListener('click', function(e) {\n"
@@ -482,7 +485,8 @@ static const char fg_script[] =
 	"}\n"
 	"function search(term) {\n"
 	"  var re;\n"
-	"  try { re = new RegExp(term); } catch (e) { alert('Bad regexp: ' + e.message); return; }\n"
+	"  try { re = new RegExp(term); }\n"
+	"  catch (e) { alert('Bad regexp: ' + e.message); return; }\n"
 	"  reset_search();\n"
 	"  var gs = frames.getElementsByTagName('g'), spans = [];\n"
 	"  for (var i = 0; i < gs.length; i++) {\n"
@@ -537,12 +541,14 @@ static void fg__header(struct fg *g, const char *title)
 	      out);
 	fprintf(out,
 		"<script type=\"text/ecmascript\"><![CDATA[\n"
-		"var WIDTH = %d, XPAD = %d, FONT_SZ = %d, FONT_W = %g, MIN_PX = %g, TOTAL = %llu;\n",
+		"var WIDTH = %d, XPAD = %d, FONT_SZ = %d, FONT_W = %g, MIN_PX = %g,\n"
+		"  TOTAL = %llu;\n",
 		w, FG_XPAD, FG_FONT_SZ, FG_FONT_W, FLAMEGRAPH_MIN_PX,
 		(unsigned long long)g->nodes[1].total);
 	fputs(fg_script, out);
 	fputs("]]></script>\n", out);
-	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
+	fprintf(out,
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
 		w, h);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", w / 2);
 	fg__escape(out, title ? title : "CPU flame graph", 200);

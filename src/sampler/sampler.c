@@ -426,3 +426,15 @@ size_t sampler__unwind_entry_cap(const struct sampler *s)
 {
 	return s->unwind_entry_cap;
 }
+
+int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+		return -errno;
+	*run_time_ns = info.run_time_ns;
+	*run_cnt = info.run_cnt;
+	return 0;
+}

@@ -46,6 +46,8 @@ void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
 /* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes. */
 uint64_t sampler__map_memory(struct sampler *s);
 unsigned int sampler__cpu_cnt(const struct sampler *s);
+/* Run time of the sampling program (kernel.bpf_stats_enabled=1 must be on); 0 or -errno. */
+int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
 
 /* Map fds for the modules that fill them. */
 int sampler__mappings_fd(const struct sampler *s);

@@ -132,7 +132,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 {
 	struct builder *b = ctx;
 	struct fde_block *blk;
-	uint64_t len = fde->pc_end - fde->pc_begin;
+	uint64_t len = fde->pc_end - fde->pc_begin, begin = fde->pc_begin;
 	int err;
 
 	b->fde = fde;
@@ -154,13 +154,16 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 		b->raw_cnt = b->fde_first + 1;
 		memset(&b->raw[b->fde_first].rule, 0, sizeof(struct unwind_rule));
 		b->raw[b->fde_first].rule.kind = UNWIND_RULE_SIGNAL;
+		/* Without the pad, claim the byte before (lost on overlap: earlier FDE wins). */
+		if (len == 9 && begin > 1)
+			b->raw[b->fde_first].addr = --begin;
 	}
 	err = grow((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1, sizeof(*b->blocks),
 		   b->max_rows);
 	if (err)
 		return err;
 	blk = &b->blocks[b->blk_cnt++];
-	blk->pc_begin = fde->pc_begin;
+	blk->pc_begin = begin;
 	blk->pc_end = fde->pc_end;
 	blk->first = b->fde_first;
 	blk->cnt = b->raw_cnt - b->fde_first;
@@ -217,6 +220,7 @@ static int out_push(struct unwind_table *t, size_t *cap, size_t max, uint64_t ad
 	err = grow((void **)&t->rows, cap, t->cnt + 1, sizeof(*t->rows), max);
 	if (err)
 		return err;
+	memset(&t->rows[t->cnt], 0, sizeof(t->rows[t->cnt])); /* padding too: rows get hashed */
 	t->rows[t->cnt].addr = addr;
 	t->rows[t->cnt].rule = *rule;
 	t->cnt++;
@@ -231,7 +235,8 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 	size_t i, j;
 	int err;
 
-	qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
+	if (b->blk_cnt)
+		qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
 	for (i = 0; i < b->blk_cnt; i++) {
 		const struct fde_block *blk = &b->blocks[i];
 		const struct unwind_row *rows = b->raw + blk->first;
@@ -475,14 +480,11 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 		goto cleanup;
 	for (i = 0; i < in->mark_cnt; i++) {
 		const struct symbol_mark *m = &in->marks[i];
-		size_t before = t->cnt;
-		struct unwind_rule r = rule_at(t, m->addr);
 
 		err = apply_mark(t, &cap, b.max_rows, m->addr, m->end, m->kind, m->gaps_only);
 		if (err)
 			goto cleanup;
-		if (before != t->cnt || r.kind != rule_at(t, m->addr).kind)
-			t->stats.sources |= UNWIND_SRC_SYMBOLS;
+		t->stats.sources |= UNWIND_SRC_SYMBOLS;
 	}
 	err = count_rules(t);
 	if (err)
@@ -602,7 +604,7 @@ static bool name_is(const char *strtab, size_t strsz, uint32_t off, const char *
 {
 	size_t len = strlen(name);
 
-	/* Versioned names in .symtab ("clone@@GLIBC_2.2.5") are not used; .dynsym has none. */
+	/* Exact match: symbol versions live in .gnu.version, not in the name. */
 	return off < strsz && strsz - off > len && !memcmp(strtab + off, name, len) &&
 	       strtab[off + len] == '\0';
 }

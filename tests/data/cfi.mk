@@ -57,3 +57,8 @@ $(BUILD)/cfi_gcc_debug_frame_gz: $(BUILD)/cfi_gcc_debug_frame
 
 FIXTURES += $(addprefix $(BUILD)/,cfi_gcc_debug_frame.debug cfi_gcc_debug_frame_stripped \
 	    cfi_gcc_debug_frame_gz)
+
+$(BUILD)/cfi_sigtramp: cfi_sigtramp.c | $(BUILD)
+	$(CFI_GCC) -O2 $< -o $@
+
+FIXTURES += $(BUILD)/cfi_sigtramp

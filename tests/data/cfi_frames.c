@@ -59,6 +59,21 @@ __attribute__((noinline)) static int realigned(int n)
 	return buf[0] + leaf(n);
 }
 
+/* Realignment plus a VLA and a stack-passed argument: GCC keeps the CFA in a saved
+ * register (DRAP): CFA = *(rbp - N), the deref rule.
+ */
+__attribute__((noinline)) static int realigned_vla(int n, int a, int b, int c, int d, int e,
+						   int f)
+{
+	volatile char buf[64] __attribute__((aligned(64)));
+	int v[n + 1];
+
+	for (int i = 0; i <= n; i++)
+		v[i] = leaf(i + f + a + b + c + d + e);
+	buf[n & 63] = (char)n;
+	return buf[0] + v[n / 2];
+}
+
 __attribute__((noinline)) static int recurse(int n)
 {
 	if (n <= 0)
@@ -87,6 +102,8 @@ __attribute__((noinline)) static int dispatch(int op, int x)
 		return realigned(x);
 	case 5:
 		return recurse(x);
+	case 6:
+		return realigned_vla(x, 1, 2, 3, 4, 5, 6);
 	default:
 		if (op > 100)
 			die("bad op");
@@ -106,7 +123,7 @@ int main(int argc, char **argv)
 	int r = 0;
 
 	(void)argv;
-	for (int op = 0; op < 7; op++)
+	for (int op = 0; op < 8; op++)
 		r += dispatch(op, argc + 4);
 	if (pthread_create(&t, NULL, thread_main, (void *)1L) == 0)
 		pthread_join(t, NULL);

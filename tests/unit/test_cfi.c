@@ -30,6 +30,8 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	REQUIRE(b->n + n <= sizeof(b->b));
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
@@ -963,8 +965,11 @@ static bool readelf_parse(const char *path, struct readelf_dump *d)
 			int c = 0;
 
 			for (tok = strtok_r(line, " ", &save); tok && c < 64;
-			     tok = strtok_r(NULL, " ", &save))
+			     tok = strtok_r(NULL, " ", &save)) {
+				if (tok[0] == '(')
+					continue; /* "r10 (r10)": the register's name */
 				snprintf(vals[c++], sizeof(vals[0]), "%s", tok);
+			}
 			x.addr = off;
 			expect_from_cols(&x, cols, vals, c, in_cie ? false : signal);
 			if (in_cie && cur_cie) {
@@ -1266,6 +1271,23 @@ TEST(readelf_system_libc)
 	CHECK(res.stop > 0);   /* clone/clone3/_start-like CFI with an undefined ra */
 }
 
+/* CFI_COMPARE_FILES="a:b:c" compares more files with readelf (too slow for `make test`). */
+TEST(readelf_extra_files)
+{
+	const char *env = getenv("CFI_COMPARE_FILES");
+	char list[4096], *tok, *save = NULL;
+
+	if (!env || !*env)
+		return;
+	snprintf(list, sizeof(list), "%s", env);
+	for (tok = strtok_r(list, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		struct compare_result res;
+
+		compare_with_readelf(tok, NULL, &res);
+		CHECK_EQ_INT(res.mismatches, 0);
+	}
+}
+
 TEST(symbol_rules)
 {
 	struct elf_file *ef = elf_file__open(test_fixture("cfi_gcc_O2"));
@@ -1309,6 +1331,46 @@ TEST(symbol_rules)
 	elf_file__free(ef);
 }
 
+static uint64_t symbol_addr(struct elf_file *ef, const char *name)
+{
+	struct elf_section sec, str;
+	const Elf64_Sym *syms;
+
+	if (elf_file__section(ef, ".symtab", &sec) || elf_file__section(ef, ".strtab", &str))
+		return 0;
+	syms = sec.data;
+	for (size_t i = 0; i < sec.size / sizeof(*syms); i++)
+		if (syms[i].st_name < str.size &&
+		    !strcmp((const char *)str.data + syms[i].st_name, name))
+			return syms[i].st_value;
+	return 0;
+}
+
+TEST(signal_trampolines_by_code)
+{
+	struct elf_file *ef = elf_file__open(test_fixture("cfi_sigtramp"));
+	struct unwind_table *t = NULL;
+	uint64_t a, b;
+
+	REQUIRE(ef);
+	a = symbol_addr(ef, "cfi_restorer");
+	b = symbol_addr(ef, "__restore_rt");
+	REQUIRE(a && b);
+	CHECK_EQ_INT(unwind_table__build(ef, NULL, &t), 0);
+	REQUIRE(t);
+	/* FDE around the sigreturn code: SIGNAL, from one byte early for ra-1 lookups. */
+	CHECK_KIND(t, a, UNWIND_RULE_SIGNAL);
+	CHECK_KIND(t, a + 8, UNWIND_RULE_SIGNAL);
+	CHECK_KIND(t, a - 1, UNWIND_RULE_SIGNAL);
+	/* No CFI, found by name and checked against the code. */
+	CHECK_KIND(t, b - 1, UNWIND_RULE_SIGNAL);
+	CHECK_KIND(t, b, UNWIND_RULE_SIGNAL);
+	CHECK_KIND(t, b + 8, UNWIND_RULE_SIGNAL);
+	CHECK_KIND(t, b + 9, UNWIND_RULE_INVALID);
+	unwind_table__free(t);
+	elf_file__free(ef);
+}
+
 int main(void)
 {
 	RUN(basic_rows_and_gaps);
@@ -1329,6 +1391,8 @@ int main(void)
 	RUN(readelf_cxx);
 	RUN(readelf_debug_frame);
 	RUN(readelf_system_libc);
+	RUN(readelf_extra_files);
 	RUN(symbol_rules);
+	RUN(signal_trampolines_by_code);
 	return test_summary();
 }

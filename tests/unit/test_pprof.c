@@ -446,11 +446,12 @@ int main(void)
 	int rc;
 
 	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-pprof-XXXXXX");
-	if (getenv("KEEP_TMP")) fprintf(stderr, "%s\n", tmp_dir);
 	if (!mkdtemp(tmp_dir)) {
 		perror("mkdtemp");
 		return 1;
 	}
+	if (getenv("KEEP_TMP")) /* debugging: keep the files for a look */
+		fprintf(stderr, "files in %s\n", tmp_dir);
 	RUN(pb_varint_and_fixed);
 	RUN(pb_nested_lengths);
 	RUN(pb_bounded_and_sticky);

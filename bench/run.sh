@@ -1,0 +1,67 @@
+#!/bin/bash
+# make bench: stackscope's cost for a system-wide recording while both cores are busy, side by
+# side with its peers measured in the same run: `perf record -g` and bpftrace
+# `profile:hz:99 { @[kstack, ustack] = count(); }`. Each tool records the same DURATION at
+# 99 Hz, three times in alternation; we report medians of CPU time (user+sys, from
+# /usr/bin/time), peak RSS, and stackscope's BPF run time per sample
+# (kernel.bpf_stats_enabled). Then the CFI extraction benchmark (bench/cfi_extract.sh).
+# Usage: sudo bench/run.sh [DURATION_S] [ROUNDS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+DUR=${1:-30}
+ROUNDS=${2:-3}
+out=$(mktemp -d /tmp/stackscope-bench.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
+
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+command -v perf >/dev/null && command -v bpftrace >/dev/null || { echo "bench: run scripts/setup.sh" >&2; exit 1; }
+
+# Load: one CPU-bound process per core with a deep-ish native stack (no frame pointers).
+load=$BUILD/fixtures/wl_chain_nofp
+[[ -x $load ]] || load=""
+start_load() {
+	for _ in $(seq "$(nproc)"); do
+		if [[ -n $load ]]; then "$load" $((DUR + 5)) >/dev/null & else timeout $((DUR + 5)) sh -c 'while :; do :; done' & fi
+	done
+}
+
+measure() { # name cmd... -> "cpu_s rss_kb"
+	local name=$1; shift
+	/usr/bin/time -f '%U %S %M' -o "$out/$name.time" "$@" >"$out/$name.log" 2>&1
+	awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$out/$name.time"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+sysctl -q kernel.bpf_stats_enabled=1
+declare -A cpu rss
+bpf_ns=()
+for r in $(seq "$ROUNDS"); do
+	start_load
+	sleep 1
+	read -r c m < <(measure stackscope ./stackscope record -F 99 -d "$DUR" -o "$out/s.pb.gz")
+	cpu[stackscope]+="$c "; rss[stackscope]+="$m "
+	bpf_ns+=("$(awk '/^bpf time/ { print $3 }' "$out/stackscope.log")")
+	read -r c m < <(measure perf perf record -a -g -F 99 -o "$out/perf.data" -- sleep "$DUR")
+	cpu[perf]+="$c "; rss[perf]+="$m "
+	read -r c m < <(measure bpftrace timeout -s INT "$DUR" bpftrace -e 'profile:hz:99 { @[kstack, ustack] = count(); }')
+	cpu[bpftrace]+="$c "; rss[bpftrace]+="$m "
+	wait
+done
+sysctl -q kernel.bpf_stats_enabled=0
+
+echo "# system-wide recording, ${DUR}s at 99 Hz, $(nproc) busy CPUs, median of $ROUNDS ($(date -u +%F))"
+printf '%-12s %12s %12s %14s\n' tool "cpu_s" "cpu_%core" "peak_rss_MiB"
+for t in stackscope perf bpftrace; do
+	c=$(tr ' ' '\n' <<<"${cpu[$t]}" | grep . | median)
+	m=$(tr ' ' '\n' <<<"${rss[$t]}" | grep . | median)
+	printf '%-12s %12.3f %12.3f %14.1f\n' "$t" "$c" "$(echo "$c * 100 / $DUR" | bc -l)" "$(echo "$m / 1024" | bc -l)"
+done
+echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}" | grep . | median)"
+grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
+
+if [[ -x bench/cfi_extract.sh ]]; then
+	echo
+	bench/cfi_extract.sh
+fi

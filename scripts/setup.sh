@@ -1,0 +1,41 @@
+#!/bin/bash
+# Installs everything stackscope needs to build, test and benchmark on Debian 12, from
+# Debian's own packages, and makes the kernel interfaces it uses available. Idempotent.
+# Usage: sudo scripts/setup.sh
+set -euo pipefail
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "setup.sh: run as root (it installs packages)" >&2
+	exit 1
+fi
+
+packages=(
+	# build
+	make gcc g++ clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+	# tests: independent readers and tools
+	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
+	# benchmarks: the peers we measure against
+	linux-perf bpftrace
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup.sh: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# tracefs (bpftrace and perf use it; stackscope's tracepoints go through BTF, not tracefs).
+if [[ -d /sys/kernel/tracing ]] && ! mountpoint -q /sys/kernel/tracing; then
+	mount -t tracefs nodev /sys/kernel/tracing || echo "setup.sh: warning: cannot mount tracefs" >&2
+fi
+
+if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
+	echo "setup.sh: this kernel has no BTF (/sys/kernel/btf/vmlinux): stackscope needs it" >&2
+	exit 1
+fi
+echo "setup.sh: ready"

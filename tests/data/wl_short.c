@@ -1,0 +1,58 @@
+/*
+ * Many short-lived processes: `wl_short N` forks and execs itself N times in sequence; each
+ * child (`wl_short --child`) burns ~120 ms of CPU in main -> short_work -> short_leaf and
+ * exits. Tests that a process that lives a fraction of a second still comes out symbolized.
+ */
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "wl_common.h"
+
+WL_NOINLINE void short_leaf(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		wl_sink += i * 2654435761u;
+}
+
+WL_NOINLINE void short_work(double secs)
+{
+	double end = wl_now() + secs;
+
+	while (wl_now() < end)
+		short_leaf(100000);
+	wl_sink++;
+}
+
+int main(int argc, char **argv)
+{
+	char self[4096];
+	ssize_t len;
+	long n;
+
+	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
+		short_work(0.12);
+		return 0;
+	}
+	n = argc > 1 ? strtol(argv[1], NULL, 10) : 8;
+	if (n < 1 || n > 100)
+		n = 8;
+	/* exec the real path, not /proc/self/exe, so the children's comm is "wl_short" */
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (len < 0)
+		return 1;
+	self[len] = '\0';
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			execl(self, argv[0], "--child", (char *)NULL);
+			_exit(127);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,44 @@
+# Workloads for the root-only system tests (tests/system/): programs with known call chains
+# that burn CPU for the number of seconds given as argv[1]. The tests assert on these names,
+# so every function on a chain is noinline and not a tail call.
+#
+# wl_rust is built only when rustc is found (PATH or ~/.cargo/bin); test_lang.sh prints SKIP
+# when it is missing.
+
+WL_CC       ?= gcc
+WL_CXX      ?= g++
+WL_CFLAGS   := -O2 -g -Wall
+WL_NOFP     := -fomit-frame-pointer
+WL_FP       := -fno-omit-frame-pointer
+RUSTC       ?= $(firstword $(shell command -v rustc 2>/dev/null) \
+			$(wildcard $(HOME)/.cargo/bin/rustc /root/.cargo/bin/rustc))
+
+WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel \
+	       wl_dlopen wl_plugin.so wl_cxx wl_short
+
+FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
+ifneq ($(RUSTC),)
+FIXTURES += $(BUILD)/wl_rust
+endif
+
+$(BUILD)/wl_chain_fp: wl_chain.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_FP) $< -o $@
+
+$(BUILD)/wl_chain_nofp: wl_chain.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
+
+$(BUILD)/wl_qsort $(BUILD)/wl_recurse $(BUILD)/wl_signal $(BUILD)/wl_kernel \
+$(BUILD)/wl_short: $(BUILD)/%: %.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
+
+$(BUILD)/wl_dlopen: wl_dlopen.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -ldl
+
+$(BUILD)/wl_plugin.so: wl_plugin.c | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) -fPIC -shared $< -o $@
+
+$(BUILD)/wl_cxx: wl_cxx.cc | $(BUILD)
+	$(WL_CXX) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
+
+$(BUILD)/wl_rust: wl_rust.rs | $(BUILD)
+	$(RUSTC) -O -g -o $@ $<

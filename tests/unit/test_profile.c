@@ -1,0 +1,244 @@
+/* Unit tests for the in-memory profile: interning, deduplication, aggregation, timestamp
+ * caps, display names, top-self and the read accessors.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+#include "test.h"
+
+TEST(profile_dedup_and_interning)
+{
+	struct profile_opts opts = { .period_ns = 1000 };
+	struct profile *p = profile__new(&opts);
+	char fn1[] = "func", fn2[] = "func", path2[] = "/usr/lib/libx.so";
+	struct profile_mapping m1 = { "/usr/lib/libx.so", "beef", 0x1000, 0x2000, 0 };
+	struct profile_mapping m2 = { path2, "beef", 0x1000, 0x2000, 0 };
+	struct profile_mapping m3 = { "/usr/lib/libx.so", "beef", 0x1000, 0x2000, 0x1000 };
+	struct profile_line a[] = { { fn1, "x.c", 3 } }, b[] = { { fn2, "x.c", 3 } };
+	struct profile_line c[] = { { fn2, "x.c", 4 } };
+	uint32_t id1, id2, id3, fa, fb, fc, fd;
+	const struct profile_frame *f;
+
+	REQUIRE(p);
+	id1 = profile__add_mapping(p, &m1);
+	id2 = profile__add_mapping(p, &m2);
+	id3 = profile__add_mapping(p, &m3);
+	CHECK_EQ_INT(id1, 1);
+	CHECK_EQ_INT(id2, 1);
+	CHECK_EQ_INT(id3, 2);
+	CHECK_EQ_INT(profile__mapping_cnt(p), 2);
+	CHECK(profile__mapping(p, 1)->path != m1.path); /* a copy */
+	CHECK_STR(profile__mapping(p, 1)->path, "/usr/lib/libx.so");
+	CHECK_STR(profile__mapping(p, 2)->build_id, "beef");
+	CHECK(profile__mapping(p, 3) == NULL && profile__mapping(p, 0) == NULL);
+
+	fa = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, a, 1 });
+	fb = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, b, 1 });
+	fc = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, c, 1 });
+	fd = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 1, 0x10, a, 1 });
+	CHECK_EQ_INT(fa, 1);
+	CHECK_EQ_INT(fb, 1);
+	CHECK_EQ_INT(fc, 2);
+	CHECK_EQ_INT(fd, 3);
+	CHECK_EQ_INT(profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 9, 0, NULL, 0 }), 0);
+	CHECK_EQ_INT(errno, EINVAL);
+	f = profile__frame(p, 2);
+	REQUIRE(f && f->line_cnt == 1);
+	CHECK_EQ_INT(f->lines[0].line, 4);
+	/* interned: equal strings are equal pointers, and the inputs were copied */
+	CHECK(profile__frame(p, 1)->lines[0].function == profile__frame(p, 2)->lines[0].function);
+	CHECK(profile__frame(p, 1)->lines[0].function != fn1);
+	fn1[0] = 'X'; /* the caller's buffer is not referenced */
+	CHECK_STR(profile__frame_name(p, 1, 0), "func");
+	CHECK(profile__string_cnt(p) > 0);
+	CHECK(profile__string(p, 0) == NULL);
+	CHECK(profile__string(p, (uint32_t)profile__string_cnt(p)) != NULL);
+	profile__free(p);
+}
+
+TEST(profile_aggregation_and_events)
+{
+	struct profile_opts opts = { .period_ns = 1000, .start_time_ns = 5, .timestamps_cap = 2 };
+	struct profile *p = profile__new(&opts);
+	struct profile_line l[] = { { "f", NULL, 0 } };
+	uint32_t fr, stack[2], bad[] = { 42 }, cnt;
+	const struct profile_agg_sample *s;
+	const uint32_t *st;
+
+	REQUIRE(p);
+	fr = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 0, 0x10, l, 1 });
+	REQUIRE(fr == 1);
+	stack[0] = stack[1] = fr;
+	for (int i = 0; i < 3; i++) {
+		char comm[] = "app"; /* a fresh buffer each time: compared by content */
+		struct profile_sample smp = { stack, 2, 10, 11, comm, "t", (uint32_t)i, 100 + i, 2 };
+
+		REQUIRE(profile__add_sample(p, &smp) == 0);
+	}
+	{
+		struct profile_sample other_tid = { stack, 2, 10, 12, "app", "t", 0, 1, 1 };
+		struct profile_sample other_stack = { stack, 1, 10, 11, "app", "t", 0, 1, 1 };
+		struct profile_sample other_pid = { stack, 1, 20, 11, "app", "t", 0, 1, 1 };
+		struct profile_sample invalid = { bad, 1, 1, 1, "x", "x", 0, 0, 1 };
+
+		REQUIRE(profile__add_sample(p, &other_tid) == 0);
+		REQUIRE(profile__add_sample(p, &other_stack) == 0);
+		REQUIRE(profile__add_sample(p, &other_pid) == 0);
+		CHECK_EQ_INT(profile__add_sample(p, &invalid), -EINVAL);
+	}
+	CHECK_EQ_INT(profile__sample_cnt(p), 4);
+	CHECK_EQ_INT(profile__stack_cnt(p), 2);
+	CHECK_EQ_U64(profile__total_samples(p), 9);
+	CHECK_EQ_INT(profile__process_cnt(p), 2);
+	CHECK_EQ_U64(profile__period_ns(p), 1000);
+	CHECK_EQ_U64(profile__start_time_ns(p), 5);
+	CHECK_EQ_U64(profile__end_time_ns(p), 0);
+	profile__set_end_time(p, 77);
+	CHECK_EQ_U64(profile__end_time_ns(p), 77);
+
+	s = profile__sample(p, 0);
+	REQUIRE(s);
+	CHECK_EQ_U64(s->count, 6);
+	CHECK_EQ_INT(s->pid, 10);
+	CHECK_EQ_INT(s->tid, 11);
+	CHECK_STR(s->comm, "app");
+	CHECK_STR(s->thread_comm, "t");
+	CHECK_EQ_INT(s->event_cnt, 2); /* capped */
+	CHECK_EQ_U64(s->events[0].time_ns, 100);
+	CHECK_EQ_U64(s->events[1].time_ns, 101);
+	CHECK_EQ_INT(s->events[1].cpu, 1);
+	CHECK_EQ_U64(s->events[1].count, 2);
+	st = profile__stack(p, s->stack, &cnt);
+	CHECK(st && cnt == 2 && st[0] == fr && st[1] == fr);
+	CHECK(profile__stack(p, 99, &cnt) == NULL && cnt == 0);
+	CHECK(profile__sample(p, 4) == NULL);
+	profile__free(p);
+}
+
+TEST(profile_frame_names)
+{
+	struct profile_opts opts = { 0 };
+	struct profile *p = profile__new(&opts);
+	struct profile_mapping m = { "/opt/app/lib/libfoo.so.1", NULL, 0, 0x10000, 0 };
+	struct profile_line inl[] = { { "inner", NULL, 0 }, { "outer", NULL, 0 } };
+	struct profile_line err[] = { { "[unwind: no CFI]", NULL, 0 } };
+	uint32_t mid, f_native, f_kernel, f_nomap, f_err, f_err0, f_inl;
+
+	REQUIRE(p);
+	mid = profile__add_mapping(p, &m);
+	f_native = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x1234, NULL, 0 });
+	f_kernel = profile__add_frame(p, &(struct profile_frame){
+		FRAME_KERNEL, 0, 0xffffffff8100abcdULL, NULL, 0 });
+	f_nomap = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0xbeef, NULL, 0 });
+	f_err = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, err, 1 });
+	f_err0 = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, NULL, 0 });
+	f_inl = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x20, inl, 2 });
+	CHECK_STR(profile__frame_name(p, f_native, 0), "libfoo.so.1+0x1234");
+	CHECK_STR(profile__frame_name(p, f_kernel, 0), "[kernel]+0xffffffff8100abcd");
+	CHECK_STR(profile__frame_name(p, f_nomap, 0), "[unknown]+0xbeef");
+	CHECK_STR(profile__frame_name(p, f_err, 0), "[unwind: no CFI]");
+	CHECK_STR(profile__frame_name(p, f_err0, 0), "[unknown error]");
+	CHECK_STR(profile__frame_name(p, f_inl, 0), "inner");
+	CHECK_STR(profile__frame_name(p, f_inl, 1), "outer");
+	CHECK(profile__frame_name(p, f_inl, 2) == NULL);
+	CHECK(profile__frame_name(p, f_native, 1) == NULL);
+	CHECK(profile__frame_name(p, 0, 0) == NULL);
+	CHECK(profile__frame_name(p, 99, 0) == NULL);
+	profile__free(p);
+}
+
+TEST(profile_top_self)
+{
+	struct profile_opts opts = { 0 };
+	struct profile *p = profile__new(&opts);
+	struct profile_line inl[] = { { "inner", NULL, 0 }, { "outer", NULL, 0 } };
+	struct profile_line inner2[] = { { "inner", "other.c", 9 } };
+	struct profile_line b[] = { { "b", NULL, 0 } }, a[] = { { "a", NULL, 0 } };
+	struct profile_top_entry top[4];
+	uint32_t f_inl, f_inner2, f_a, f_b;
+	size_t n;
+
+	REQUIRE(p);
+	f_inl = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 1, inl, 2 });
+	f_inner2 = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 2, inner2, 1 });
+	f_a = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 3, a, 1 });
+	f_b = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 4, b, 1 });
+	{
+		uint32_t s1[] = { f_inl, f_a }, s2[] = { f_inner2 }, s3[] = { f_b, f_a },
+			 s4[] = { f_a };
+		struct profile_sample s[] = {
+			{ s1, 2, 1, 1, "x", "x", 0, 0, 3 }, /* inner (inlined) is the leaf */
+			{ s2, 1, 1, 1, "x", "x", 0, 0, 2 }, /* another frame named inner */
+			{ s3, 2, 1, 1, "x", "x", 0, 0, 4 },
+			{ s4, 1, 2, 2, "y", "y", 0, 0, 4 },
+			{ NULL, 0, 3, 3, "z", "z", 0, 0, 1 }, /* empty stack: no leaf */
+		};
+
+		for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+			REQUIRE(profile__add_sample(p, &s[i]) == 0);
+	}
+	n = profile__top_self(p, top, 4);
+	REQUIRE(n == 3);
+	CHECK_STR(top[0].name, "inner");
+	CHECK_EQ_U64(top[0].self, 5);
+	CHECK_STR(top[1].name, "a"); /* tie with b (4): by name */
+	CHECK_EQ_U64(top[1].self, 4);
+	CHECK_STR(top[2].name, "b");
+	CHECK_EQ_U64(top[2].self, 4);
+	CHECK_EQ_INT(profile__top_self(p, top, 1), 1);
+	CHECK_STR(top[0].name, "inner");
+	CHECK_EQ_INT(profile__top_self(p, NULL, 0), 0);
+	CHECK_EQ_U64(profile__total_samples(p), 14);
+	CHECK_EQ_INT(profile__process_cnt(p), 3);
+	profile__free(p);
+}
+
+/* Many samples through the hash tables (growth, collisions): every count must land. */
+TEST(profile_many_samples)
+{
+	struct profile_opts opts = { .timestamps_cap = 1 };
+	struct profile *p = profile__new(&opts);
+	uint32_t frames[64], st[4];
+	uint64_t sum = 0;
+	size_t i;
+
+	REQUIRE(p);
+	for (i = 0; i < 64; i++) {
+		char name[32];
+		struct profile_line l = { name, NULL, 0 };
+
+		snprintf(name, sizeof(name), "fn%zu", i);
+		frames[i] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, i, &l, 1 });
+		REQUIRE(frames[i] == i + 1);
+	}
+	for (i = 0; i < 200000; i++) {
+		struct profile_sample s = { st, 3, (uint32_t)(i % 7), (uint32_t)(i % 5), "c", "c",
+					    0, i, 1 };
+
+		st[0] = frames[i % 64];
+		st[1] = frames[(i / 64) % 64];
+		st[2] = frames[(i / 4096) % 3];
+		REQUIRE(profile__add_sample(p, &s) == 0);
+	}
+	for (i = 0; i < profile__sample_cnt(p); i++) {
+		sum += profile__sample(p, i)->count;
+		CHECK(profile__sample(p, i)->event_cnt == 1);
+	}
+	CHECK_EQ_U64(sum, 200000);
+	CHECK_EQ_U64(profile__total_samples(p), 200000);
+	CHECK_EQ_INT(profile__stack_cnt(p), 64 * 64 * 3 > 200000 ? 200000 : 64 * 64 * 3);
+	CHECK_EQ_INT(profile__process_cnt(p), 7);
+	profile__free(p);
+}
+
+int main(void)
+{
+	RUN(profile_dedup_and_interning);
+	RUN(profile_aggregation_and_events);
+	RUN(profile_frame_names);
+	RUN(profile_top_self);
+	RUN(profile_many_samples);
+	return test_summary();
+}
