@@ -180,7 +180,8 @@ enum unwind_rule_kind {
 	UNWIND_RULE_INVALID = 0, /* no CFI here (a gap between FDEs) */
 	UNWIND_RULE_CFA,         /* CFA = reg + cfa_off; RA at CFA-8 */
 	UNWIND_RULE_CFA_DEREF,   /* CFA = *(reg + cfa_off) + deref_add; RA at CFA-8 */
-	UNWIND_RULE_PLT,         /* GCC PLT: CFA = rsp + 8 + ((pc & 15) >= 11 ? 8 : 0) */
+	UNWIND_RULE_PLT,         /* GCC PLT: CFA = rsp + 8 + ((pc & 15) >= cfa_off ? 8 : 0);
+				  * cfa_off is the expression's threshold (11, or 10) */
 	UNWIND_RULE_STOP,        /* thread root / entry point: unwinding ends successfully */
 	UNWIND_RULE_SIGNAL,      /* signal trampoline: restore registers from the rt_sigframe */
 	UNWIND_RULE_FP,          /* use the frame pointer */
@@ -191,6 +192,7 @@ enum unwind_rbp_rule {
 	UNWIND_RBP_SAME = 0,  /* rbp unchanged in this frame */
 	UNWIND_RBP_CFA_OFF,   /* rbp saved at CFA + rbp_off */
 	UNWIND_RBP_UNDEFINED, /* rbp not recoverable */
+	UNWIND_RBP_RBP_OFF,   /* rbp saved at [rbp + rbp_off] (GCC's realigned "DRAP" frames) */
 };
 
 /* x86-64 DWARF register numbers used by the rules. */

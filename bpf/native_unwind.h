@@ -148,7 +148,9 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	__u8 reg = r->cfa_reg;
 
 	if (r->kind == UNWIND_RULE_PLT) {
-		cfa = old_sp + 8 + ((st->regs[DWARF_RIP] & 15) >= 11 ? 8 : 0);
+		__u64 threshold = r->cfa_off > 0 ? (__u64)r->cfa_off : 11;
+
+		cfa = old_sp + 8 + ((st->regs[DWARF_RIP] & 15) >= threshold ? 8 : 0);
 	} else {
 		if (reg > DWARF_R15)
 			return -1;
@@ -172,6 +174,12 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 		__u64 bp;
 
 		if (ss_read_user(&bp, sizeof(bp), cfa + (__s64)r->rbp_off) < 0)
+			return -2;
+		st->regs[DWARF_RBP] = bp;
+	} else if (r->rbp_rule == UNWIND_RBP_RBP_OFF) {
+		__u64 bp;
+
+		if (ss_read_user(&bp, sizeof(bp), st->regs[DWARF_RBP] + (__s64)r->rbp_off) < 0)
 			return -2;
 		st->regs[DWARF_RBP] = bp;
 	} else if (r->rbp_rule == UNWIND_RBP_UNDEFINED) {

@@ -566,7 +566,23 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 			out->rbp_off = (int16_t)rbp->off;
 			break;
 		}
-		/* fallthrough */
+		goto lost_rbp;
+	case CFI_REG_EXPR: {
+		/* DRAP frames: "rbp saved at rbp + off" (DW_OP_breg6 off). */
+		uint8_t reg;
+		int64_t off;
+		uint64_t add;
+		bool deref;
+
+		if (!match_breg_deref(rbp->expr, rbp->expr_sz, &reg, &off, &deref, &add) &&
+		    reg == DWARF_RBP && !deref && !add && off >= INT16_MIN && off <= INT16_MAX) {
+			out->rbp_rule = UNWIND_RBP_RBP_OFF;
+			out->rbp_off = (int16_t)off;
+			break;
+		}
+		goto lost_rbp;
+	}
+	lost_rbp:
 	default:
 		out->rbp_rule = UNWIND_RBP_UNDEFINED;
 		if (lost)

@@ -288,7 +288,7 @@ TEST(plt_expression)
 
 TEST(deref_expressions)
 {
-	/* GCC stack realignment: CFA = *(rbp - 8); rbp saved at [rbp] (not expressible). */
+	/* GCC stack realignment: CFA = *(rbp - 8); rbp saved at [rbp] (UNWIND_RBP_RBP_OFF). */
 	static const uint8_t realign[] = { 0x41, 0x0f, 3, 0x76, 0x78, 0x06, 0x10, 6, 2, 0x76, 0 };
 	/* CFA = *(rsp + 16) + 8 (OpenSSL style). */
 	static const uint8_t plus[] = { 0x0f, 5, 0x77, 16, 0x06, 0x23, 8 };
@@ -316,8 +316,8 @@ TEST(deref_expressions)
 	CHECK_EQ_INT(r->cfa_reg, DWARF_RBP);
 	CHECK_EQ_INT(r->cfa_off, -8);
 	CHECK_EQ_INT(r->deref_add, 0);
-	CHECK_EQ_INT(r->rbp_rule, UNWIND_RBP_UNDEFINED);
-	CHECK(unwind_table__stats(t)->rbp_lost_cnt >= 1);
+	CHECK_EQ_INT(r->rbp_rule, UNWIND_RBP_RBP_OFF);
+	CHECK_EQ_INT(r->rbp_off, 0);
 	r = rule_at(t, 0x1010);
 	REQUIRE(r);
 	CHECK_EQ_INT(r->kind, UNWIND_RULE_CFA_DEREF);
@@ -722,6 +722,7 @@ struct expect {
 	bool cfa_exp;  /* CFA "exp": PLT, CFA_DEREF, CFA (breg) or UNSUPPORTED */
 	bool ra_u;     /* ra "u": STOP (undefined) or UNSUPPORTED (never specified) */
 	bool rbp_u;    /* rbp "u": SAME (unspecified) or UNDEFINED */
+	bool rbp_exp;  /* rbp "exp": an expression (RBP_RBP_OFF when it is "at rbp + off") */
 };
 
 struct exp_fde {
@@ -804,6 +805,8 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 	}
 	if (!strcmp(rbp, "u")) {
 		e->rbp_u = true;
+	} else if (!strcmp(rbp, "exp")) {
+		e->rbp_exp = true;
 	} else if (!strcmp(rbp, "s")) {
 		e->rbp_rule = UNWIND_RBP_SAME;
 	} else if (rbp[0] == 'c' && parse_i64(rbp + 1, &v) && v >= INT16_MIN && v <= INT16_MAX) {
@@ -834,6 +837,8 @@ static bool expect_matches(const struct expect *e, const struct unwind_rule *r)
 	}
 	if (e->rbp_u)
 		return r->rbp_rule == UNWIND_RBP_SAME || r->rbp_rule == UNWIND_RBP_UNDEFINED;
+	if (e->rbp_exp) /* an expression: ours if it is "at rbp + off", else given up */
+		return r->rbp_rule == UNWIND_RBP_RBP_OFF || r->rbp_rule == UNWIND_RBP_UNDEFINED;
 	return r->rbp_rule == e->rbp_rule &&
 	       (e->rbp_rule != UNWIND_RBP_CFA_OFF || r->rbp_off == e->rbp_off);
 }
