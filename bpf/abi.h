@@ -23,6 +23,7 @@ enum record_kind {
 	RECORD_SAMPLE = 1,
 	RECORD_EXEC = 2, /* a task called execve(): pid, new binary's path */
 	RECORD_EXIT = 3, /* a thread-group leader exited */
+	RECORD_MMAP = 4, /* a process mapped a file executable (dlopen, the dynamic loader) */
 };
 
 struct record_header {
@@ -92,6 +93,12 @@ struct exec_record {
 
 struct exit_record {
 	struct record_header hdr;
+};
+
+struct mmap_record {
+	struct record_header hdr;
+	__u64 addr;
+	__u64 len;
 };
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */

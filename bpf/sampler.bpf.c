@@ -356,3 +356,56 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	return 0;
 }
+
+/* Executable file mappings made by the mmap syscall (the dynamic loader, dlopen): tell
+ * userspace at once, so the mapping is in "mappings" before the process runs code in it.
+ * The executable itself is mapped by exec, which on_exec() reports.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* len */
+} mmap_pending SEC(".maps");
+
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), len = ctx->args[1];
+	__u32 tid = (__u32)id;
+
+	if (!(ctx->args[2] & 4 /* PROT_EXEC */) || (long)ctx->args[4] < 0 || !pid_wanted(id >> 32))
+		return 0;
+	bpf_map_update_elem(&mmap_pending, &tid, &len, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *len;
+	__u32 tid = (__u32)id;
+	struct mmap_record *rec;
+
+	len = bpf_map_lookup_elem(&mmap_pending, &tid);
+	if (!len)
+		return 0;
+	if (ctx->ret < 0 && ctx->ret >= -4095)
+		goto out;
+	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	if (!rec) {
+		count(COUNTER_EVENTS_LOST, 1);
+		goto out;
+	}
+	rec->hdr.kind = RECORD_MMAP;
+	rec->hdr.cpu = bpf_get_smp_processor_id();
+	rec->hdr.time_ns = bpf_ktime_get_ns();
+	rec->hdr.pid = id >> 32;
+	rec->hdr.tid = tid;
+	rec->addr = ctx->ret;
+	rec->len = *len;
+	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+out:
+	bpf_map_delete_elem(&mmap_pending, &tid);
+	return 0;
+}

@@ -31,6 +31,8 @@
 #include "unwind/unwind_maps.h"
 
 #define POLL_INTERVAL_MS 100
+/* Unwind tables of files no live process maps are unloaded after this long. */
+#define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -62,7 +64,7 @@ struct session {
 	struct unwind_maps *um;
 	pid_t child;
 	int child_status;
-	uint64_t exec_events, exit_events;
+	uint64_t exec_events, exit_events, mmap_events;
 };
 
 static int on_record(const void *data, size_t size, void *ctx)
@@ -82,9 +84,13 @@ static int on_record(const void *data, size_t size, void *ctx)
 		s->exec_events++;
 		process_table__exec(s->pt, (pid_t)h->pid, now);
 		break;
+	case RECORD_MMAP:
+		s->mmap_events++;
+		process_table__mapped(s->pt, (pid_t)h->pid, now);
+		break;
 	case RECORD_EXIT:
 		s->exit_events++;
-		process_table__exit(s->pt, (pid_t)h->pid);
+		process_table__exit(s->pt, (pid_t)h->pid, now);
 		break;
 	default:
 		break;
@@ -92,12 +98,20 @@ static int on_record(const void *data, size_t size, void *ctx)
 	return 0;
 }
 
-static void on_new_executable(struct executable *exe, void *ctx)
+static void load_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
 
 	if (s->um)
 		unwind_maps__load(s->um, exe);
+}
+
+static void unload_executable(struct executable *exe, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->um)
+		unwind_maps__unload(s->um, exe);
 }
 
 /* Fork the command, stopped until `go` is written to. */
@@ -263,7 +277,13 @@ static int run(struct session *s)
 				 sampler__unwind_entry_cap(s->sampler));
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n", strerror(errno));
-	s->reg = exe_registry__new(on_new_executable, s);
+	{
+		struct exe_registry_ops ops = {
+			.load = load_executable, .unload = unload_executable, .ctx = s
+		};
+
+		s->reg = exe_registry__new(&ops);
+	}
 	s->pt = s->reg ? process_table__new(s->reg, sampler__mappings_fd(s->sampler)) : NULL;
 	po.period_ns = 1000000000ULL / o->freq_hz;
 	po.start_time_ns = clock_ns(CLOCK_REALTIME);
@@ -328,6 +348,7 @@ static int run(struct session *s)
 		err = 0;
 		now = clock_ns(CLOCK_MONOTONIC);
 		process_table__tick(s->pt, now);
+		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
 		if (deadline && now >= deadline)
 			break;
 		if (child_exited && s->child > 0 &&

@@ -19,8 +19,7 @@ struct exe_registry {
 	struct u64_map by_id;    /* file_id -> executable */
 	struct u64_map by_inode; /* hash(dev, ino) -> executable */
 	struct executable *vdso;
-	exe_new_fn on_new;
-	void *ctx;
+	struct exe_registry_ops ops;
 };
 
 static uint64_t inode_key(uint64_t dev_major, uint64_t dev_minor, uint64_t ino)
@@ -28,15 +27,55 @@ static uint64_t inode_key(uint64_t dev_major, uint64_t dev_minor, uint64_t ino)
 	return u64_hash(ino ^ u64_hash(dev_major << 32 | dev_minor)) | 1;
 }
 
-struct exe_registry *exe_registry__new(exe_new_fn on_new, void *ctx)
+struct exe_registry *exe_registry__new(const struct exe_registry_ops *ops)
 {
 	struct exe_registry *reg = calloc(1, sizeof(*reg));
 
 	if (!reg)
 		return NULL;
-	reg->on_new = on_new;
-	reg->ctx = ctx;
+	if (ops)
+		reg->ops = *ops;
 	return reg;
+}
+
+void exe_registry__ref(struct exe_registry *reg, struct executable *exe)
+{
+	exe->live_maps++;
+	exe->idle_since_ns = 0;
+	if (!exe->loaded) {
+		exe->loaded = true;
+		if (reg->ops.load)
+			reg->ops.load(exe, reg->ops.ctx);
+	}
+}
+
+void exe_registry__unref(struct exe_registry *reg, struct executable *exe, uint64_t now_ns)
+{
+	if (!exe->live_maps)
+		return;
+	if (!--exe->live_maps)
+		exe->idle_since_ns = now_ns ? now_ns : 1;
+}
+
+size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t it = 0, n = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&reg->by_id, &it, &key, &v)) {
+		struct executable *exe = v;
+
+		if (!exe->loaded || exe->live_maps || !exe->idle_since_ns ||
+		    now_ns - exe->idle_since_ns < grace_ns)
+			continue;
+		exe->loaded = false;
+		exe->idle_since_ns = 0;
+		if (reg->ops.unload)
+			reg->ops.unload(exe, reg->ops.ctx);
+		n++;
+	}
+	return n;
 }
 
 static void executable__free(struct executable *exe)
@@ -116,8 +155,6 @@ static struct executable *adopt(struct exe_registry *reg, struct executable *exe
 	}
 	pr_debug("new executable %016llx %s build-id %s\n", (unsigned long long)exe->file_id,
 		 exe->path, exe->build_id[0] ? exe->build_id : "-");
-	if (reg->on_new)
-		reg->on_new(exe, reg->ctx);
 	return exe;
 }
 

@@ -7,7 +7,9 @@
  *  - an executable keeps an open fd on its file from the moment it is first seen, so it can
  *    be read (symbols, unwind tables) after the process exited or the file was deleted.
  *  - executables are never freed before the registry (a recording symbolizes at its end);
- *    `live_maps` counts the live process mappings so tables can be unloaded when it drops to 0.
+ *    `live_maps` counts the live processes mapping the file: the first reference loads its
+ *    unwind table (ops->load), and a file unreferenced for longer than the grace period
+ *    given to exe_registry__collect() has it unloaded (ops->unload).
  * Pointers returned are owned by the registry and valid until exe_registry__free().
  */
 #ifndef STACKSCOPE_EXECUTABLE_H
@@ -50,14 +52,22 @@ struct executable {
 	uint32_t table_first;  /* unwind-entry pool range owned by this file's table */
 	uint32_t table_cnt;
 	uint32_t live_maps;
+	uint64_t idle_since_ns; /* when live_maps dropped to 0 (0: in use, or never used) */
+	bool loaded;            /* ops->load ran and ops->unload has not since */
 };
 
 struct exe_registry;
 
-/* Called once for each new executable (e.g. to build and load its unwind table). */
-typedef void (*exe_new_fn)(struct executable *exe, void *ctx);
+/* What to do when a file starts or stops being used by live processes (e.g. load and unload
+ * its unwind table). Either may be NULL.
+ */
+struct exe_registry_ops {
+	void (*load)(struct executable *exe, void *ctx);
+	void (*unload)(struct executable *exe, void *ctx);
+	void *ctx;
+};
 
-struct exe_registry *exe_registry__new(exe_new_fn on_new, void *ctx);
+struct exe_registry *exe_registry__new(const struct exe_registry_ops *ops);
 void exe_registry__free(struct exe_registry *reg);
 
 /* The executable mapped by `m` in process `pid` (opened through /proc/PID/map_files/, or
@@ -67,6 +77,11 @@ void exe_registry__free(struct exe_registry *reg);
  */
 struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const struct proc_map *m);
 struct executable *exe_registry__find(const struct exe_registry *reg, uint64_t file_id);
+/* A live process maps exe / stopped mapping it. The first reference loads. */
+void exe_registry__ref(struct exe_registry *reg, struct executable *exe);
+void exe_registry__unref(struct exe_registry *reg, struct executable *exe, uint64_t now_ns);
+/* Unload every executable idle for at least grace_ns; returns how many. */
+size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t grace_ns);
 size_t exe_registry__cnt(const struct exe_registry *reg);
 
 /* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */

@@ -205,7 +205,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		pt->stats.scan_failures++;
 		p = process_table__find(pt, pid);
 		if (p && p->alive && err == -ESRCH)
-			process_table__exit(pt, pid);
+			process_table__exit(pt, pid, now_ns);
 		errno = -err;
 		return NULL;
 	}
@@ -252,6 +252,11 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		return NULL;
 	}
 	qsort(xm, n, sizeof(*xm), map_cmp);
+	/* Reference the new mappings before dropping the old ones: no table unload in between. */
+	for (i = 0; i < n; i++)
+		exe_registry__ref(pt->reg, xm[i].exe);
+	for (i = 0; p->alive && i < p->map_cnt; i++)
+		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
 	free(p->maps);
 	p->maps = xm;
 	p->map_cnt = n;
@@ -303,12 +308,20 @@ void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	}
 }
 
-void process_table__exit(struct process_table *pt, pid_t pid)
+void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns)
+{
+	process_table__scan(pt, pid, now_ns);
+}
+
+void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
+	size_t i;
 
 	if (!p || !p->alive)
 		return;
+	for (i = 0; i < p->map_cnt; i++)
+		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
 	p->alive = false;
 	p->rescans_left = 0;
 	p->rescan_at_ns = 0;

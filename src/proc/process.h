@@ -65,8 +65,12 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 				       uint64_t min_interval_ns);
 /* exec: rescan now and twice more shortly after (the dynamic loader maps libraries). */
 void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
+/* The process mapped a file executable: rescan now, unless a rescan is already due (an
+ * exec'ing process gets several mmaps in a row; one rescan after the burst suffices).
+ */
+void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* exit: drop the BPF entries, keep the process for symbolization. */
-void process_table__exit(struct process_table *pt, pid_t pid);
+void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* Run pending rescans that are due. */
 void process_table__tick(struct process_table *pt, uint64_t now_ns);
 

@@ -223,6 +223,13 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 
+	if (access("/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK) &&
+	    access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap", F_OK)) {
+		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
+			"libraries are found by rescans only\n");
+		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);
+		bpf_program__set_autoload(s->skel->progs.on_mmap_exit, false);
+	}
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)

@@ -24,6 +24,13 @@ struct pool_range {
 	uint32_t first, cnt;
 };
 
+/* What unloading a file must undo. */
+struct loaded_file {
+	struct pool_range range;
+	uint64_t *pages;
+	size_t page_cnt;
+};
+
 struct unwind_maps {
 	int files_fd, pages_fd;
 	struct unwind_entry *entries; /* mmap of unwind_entries (pairs: contiguous entries) */
@@ -31,8 +38,9 @@ struct unwind_maps {
 	size_t entry_cap;
 	struct u64_map rule_index;    /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
-	struct pool_range *free_ranges; /* sorted by first */
+	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
+	struct u64_map loaded;          /* file_id -> struct loaded_file */
 	struct unwind_maps_stats stats;
 };
 
@@ -85,6 +93,17 @@ void unwind_maps__free(struct unwind_maps *um)
 		munmap(um->entries, um->entry_cap * sizeof(struct unwind_entry));
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
+	{
+		size_t it = 0;
+		uint64_t key;
+		void *v;
+
+		while (u64_map__next(&um->loaded, &it, &key, &v)) {
+			free(((struct loaded_file *)v)->pages);
+			free(v);
+		}
+	}
+	u64_map__free(&um->loaded);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
 	free(um);
@@ -150,15 +169,54 @@ static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 	return -ENOSPC;
 }
 
+/* Return a range to the free list, merging it with its neighbours. */
+static int pool_free(struct unwind_maps *um, struct pool_range r)
+{
+	size_t i = 0;
+
+	if (!r.cnt)
+		return 0;
+	while (i < um->free_cnt && um->free_ranges[i].first < r.first)
+		i++;
+	if (i > 0 && um->free_ranges[i - 1].first + um->free_ranges[i - 1].cnt == r.first) {
+		um->free_ranges[i - 1].cnt += r.cnt;
+		if (i < um->free_cnt && r.first + r.cnt == um->free_ranges[i].first) {
+			um->free_ranges[i - 1].cnt += um->free_ranges[i].cnt;
+			memmove(&um->free_ranges[i], &um->free_ranges[i + 1],
+				(um->free_cnt - i - 1) * sizeof(r));
+			um->free_cnt--;
+		}
+	} else if (i < um->free_cnt && r.first + r.cnt == um->free_ranges[i].first) {
+		um->free_ranges[i].first = r.first;
+		um->free_ranges[i].cnt += r.cnt;
+	} else {
+		if (um->free_cnt == um->free_cap) {
+			struct pool_range *n =
+				realloc(um->free_ranges, um->free_cap * 2 * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM; /* the range leaks; counted as used */
+			um->free_ranges = n;
+			um->free_cap *= 2;
+		}
+		memmove(&um->free_ranges[i + 1], &um->free_ranges[i], (um->free_cnt - i) * sizeof(r));
+		um->free_ranges[i] = r;
+		um->free_cnt++;
+	}
+	um->stats.entries_used -= r.cnt;
+	return 0;
+}
+
 /* Every 64 KiB page from the first row to the last that holds something other than INVALID
  * gets entry 0 (the rule in force at its start) plus one entry per row inside it. With
  * write == false this only counts the entries (*used) so the pool range can be allocated.
  */
 static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_row *rows,
-		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages, bool write)
+		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages, uint64_t *page_list)
 {
 	size_t i = 0;
 	uint32_t pos = base;
+	bool write = page_list != NULL;
 	uint64_t page, last_page;
 	struct unwind_rule invalid = { 0 };
 	const struct unwind_rule *in_force = &invalid;
@@ -209,6 +267,7 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 
 			if (bpf_map_update_elem(um->pages_fd, &key, &val, BPF_ANY))
 				return -errno;
+			page_list[*pages] = page;
 		}
 		(*pages)++;
 	}
@@ -216,33 +275,92 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 	return 0;
 }
 
+static void delete_pages(struct unwind_maps *um, uint64_t file_id, const uint64_t *pages,
+			 size_t cnt)
+{
+	size_t i;
+
+	for (i = 0; i < cnt; i++) {
+		struct unwind_page_key key = { .file_id = file_id, .page = pages[i] };
+
+		bpf_map_delete_elem(um->pages_fd, &key);
+	}
+	um->stats.pages -= cnt;
+}
+
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt)
 {
 	size_t row_cnt;
 	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
-	uint64_t pages = 0;
+	uint64_t pages = 0, page_cnt = 0;
 	uint32_t need = 0, used = 0;
 	struct file_info fi = { .flags = FILE_HAS_TABLE };
+	struct loaded_file *lf = NULL;
 	int err;
 
-	err = load_pages(um, file_id, rows, row_cnt, 0, &need, &pages, false);
+	if (u64_map__get(&um->loaded, file_id))
+		return -EEXIST;
+	err = load_pages(um, file_id, rows, row_cnt, 0, &need, &page_cnt, NULL);
 	if (err)
 		return err;
 	if (need > um->entry_cap)
 		return -E2BIG;
+	lf = calloc(1, sizeof(*lf));
+	if (lf)
+		lf->pages = calloc(page_cnt ? page_cnt : 1, sizeof(*lf->pages));
+	if (!lf || !lf->pages) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	err = pool_alloc(um, need, first);
 	if (err)
-		return err;
-	pages = 0;
-	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, true);
-	if (err)
-		return err;
-	*cnt = used;
+		goto fail;
+	lf->range = (struct pool_range){ *first, need };
+	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, lf->pages);
+	lf->page_cnt = pages;
 	um->stats.pages += pages;
-	if (bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
-		return -errno;
+	if (!err && bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
+		err = -errno;
+	if (!err)
+		err = u64_map__set(&um->loaded, file_id, lf);
+	if (err) {
+		delete_pages(um, file_id, lf->pages, lf->page_cnt);
+		bpf_map_delete_elem(um->files_fd, &file_id);
+		pool_free(um, lf->range);
+		goto fail;
+	}
+	*cnt = used;
 	return 0;
+fail:
+	if (lf)
+		free(lf->pages);
+	free(lf);
+	return err;
+}
+
+void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id)
+{
+	struct loaded_file *lf = u64_map__del(&um->loaded, file_id);
+
+	/* The files entry goes first: eBPF stops using the pages before they disappear. */
+	bpf_map_delete_elem(um->files_fd, &file_id);
+	if (!lf)
+		return;
+	delete_pages(um, file_id, lf->pages, lf->page_cnt);
+	pool_free(um, lf->range);
+	um->stats.files_unloaded++;
+	free(lf->pages);
+	free(lf);
+}
+
+void unwind_maps__unload(struct unwind_maps *um, struct executable *exe)
+{
+	unwind_maps__unload_file(um, exe->file_id);
+	if (exe->table_state == UNWIND_TABLE_LOADED)
+		um->stats.files_loaded--;
+	exe->table_state = UNWIND_TABLE_NONE;
+	exe->table_first = exe->table_cnt = 0;
 }
 
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe)

@@ -4,6 +4,9 @@
  * a range of the global entry pool "unwind_entries" (memory-mapped, one contiguous range per
  * file, allocated first-fit); "unwind_rules" the de-duplicated rule table (memory-mapped,
  * append-only while the loader lives, at most 65536 rules).
+ * Tables are unloaded (files entry first, then pages, then the pool range) when no live
+ * process maps the file any more; a sample already inside a lookup at that moment may read
+ * an entry of the next table loaded into the same range: one wrong frame, never a crash.
  * Invariants: a file's pages are inserted only after its entries and rules are written, and
  * FILE_HAS_TABLE is set last, so eBPF never sees a half-loaded table.
  */
@@ -20,6 +23,7 @@ struct unwind_maps_stats {
 	uint64_t files_loaded;
 	uint64_t files_no_cfi;
 	uint64_t files_failed;   /* table build error, pool or rule table full, map full */
+	uint64_t files_unloaded; /* tables dropped after their last process went away */
 	uint64_t entries_used;   /* pool entries in use */
 	uint64_t rules_used;
 	uint64_t pages;
@@ -39,6 +43,9 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe);
 /* Load an already-built table for file_id (tests, the cache). */
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt);
+/* Remove a file's table (no-op if not loaded); exe->table_state goes back to NONE. */
+void unwind_maps__unload(struct unwind_maps *um, struct executable *exe);
+void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id);
 const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um);
 
 #endif
