@@ -48,6 +48,18 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 	return th;
 }
 
+int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
+{
+	struct profile_mapping km = { .path = "[kernel.kallsyms]" };
+	uint32_t id = profile__add_mapping(prof, &km);
+
+	if (!id)
+		return -ENOMEM;
+	th->prof = prof;
+	th->kernel_mapping = id;
+	return 0;
+}
+
 void trace_handler__free(struct trace_handler *th)
 {
 	free(th);

@@ -41,6 +41,8 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 					 struct process_table *pt, const struct kallsyms *ks,
 					 const struct trace_handler_opts *opts);
 void trace_handler__free(struct trace_handler *th);
+/* From now on add samples to prof (a new interval's profile); 0 or -ENOMEM. */
+int trace_handler__set_profile(struct trace_handler *th, struct profile *prof);
 
 /* Add one RECORD_SAMPLE record of `size` bytes. 0, -EINVAL (malformed), -ENOMEM. */
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,

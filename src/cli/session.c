@@ -1,0 +1,247 @@
+/* The sampling session shared by record and agent. See session.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "cli/session.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "profile/profile.h"
+#include "profile/trace_handler.h"
+#include "sampler/sampler.h"
+#include "symbolize/kallsyms.h"
+#include "unwind/unwind_maps.h"
+
+/* Unwind tables of files no live process maps are unloaded after this long. */
+#define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+
+struct session {
+	struct session_opts opts;
+	struct sampler *sampler;
+	struct exe_registry *reg;
+	struct process_table *pt;
+	struct kallsyms *ks;
+	struct unwind_maps *um;
+	struct profile *prof;
+	struct trace_handler *th;
+	int64_t mono_to_wall_ns;
+	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
+	size_t root_cnt;
+	uint64_t exec_events, exit_events, mmap_events;
+	int fatal;
+};
+
+uint64_t clock_ns(int clock_id)
+{
+	struct timespec ts;
+
+	clock_gettime((clockid_t)clock_id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int on_record(const void *data, size_t size, void *ctx)
+{
+	struct session *s = ctx;
+	const struct record_header *h = data;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (size < sizeof(*h))
+		return 0;
+	switch (h->kind) {
+	case RECORD_SAMPLE:
+		if (trace_handler__sample(s->th, data, size, now) == -ENOMEM) {
+			s->fatal = -ENOMEM;
+			return -ENOMEM;
+		}
+		break;
+	case RECORD_EXEC:
+		s->exec_events++;
+		process_table__exec(s->pt, (pid_t)h->pid, now);
+		break;
+	case RECORD_MMAP:
+		s->mmap_events++;
+		process_table__mapped(s->pt, (pid_t)h->pid, now);
+		break;
+	case RECORD_EXIT:
+		s->exit_events++;
+		process_table__exit(s->pt, (pid_t)h->pid, now);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void load_executable(struct executable *exe, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->um)
+		unwind_maps__load(s->um, exe);
+}
+
+static void unload_executable(struct executable *exe, void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->um)
+		unwind_maps__unload(s->um, exe);
+}
+
+static struct profile *new_profile(struct session *s)
+{
+	struct profile_opts po = {
+		.period_ns = 1000000000ULL / s->opts.freq_hz,
+		.start_time_ns = clock_ns(CLOCK_REALTIME),
+		.timestamps_cap = s->opts.timestamps_cap,
+	};
+
+	return profile__new(&po);
+}
+
+struct session *session__new(const struct session_opts *opts)
+{
+	struct sampler_opts so = {
+		.freq_hz = opts->freq_hz,
+		.filter = opts->filter,
+		.unwind_entry_cap = opts->unwind_entry_cap,
+	};
+	struct exe_registry_ops ops = { .load = load_executable, .unload = unload_executable };
+	struct trace_handler_opts to = { .symbolize = opts->symbolize };
+	struct session *s = calloc(1, sizeof(*s));
+	size_t i;
+	int err = ENOMEM;
+
+	if (!s)
+		return NULL;
+	s->opts = *opts;
+	ops.ctx = s;
+	s->sampler = sampler__new(&so, on_record, s);
+	if (!s->sampler) {
+		err = errno;
+		goto fail;
+	}
+	for (i = 0; i < opts->pid_cnt; i++)
+		session__filter_pid(s, opts->pids[i]);
+	s->ks = kallsyms__load(KALLSYMS_PATH);
+	if (!s->ks)
+		pr_warn("kernel symbols unavailable (%s): kernel frames stay addresses\n",
+			strerror(errno));
+	s->um = unwind_maps__new(sampler__files_fd(s->sampler), sampler__unwind_pages_fd(s->sampler),
+				 sampler__unwind_entries_fd(s->sampler),
+				 sampler__unwind_rules_fd(s->sampler),
+				 sampler__unwind_entry_cap(s->sampler));
+	if (!s->um)
+		pr_warn("native unwind tables disabled (%s): frame pointers only\n", strerror(errno));
+	s->reg = exe_registry__new(&ops);
+	if (!s->reg)
+		goto fail;
+	s->pt = process_table__new(s->reg, sampler__mappings_fd(s->sampler));
+	s->prof = new_profile(s);
+	if (!s->pt || !s->prof)
+		goto fail;
+	to.mono_to_wall_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	s->mono_to_wall_ns = to.mono_to_wall_ns;
+	s->th = trace_handler__new(s->prof, s->reg, s->pt, s->ks, &to);
+	if (!s->th)
+		goto fail;
+	return s;
+fail:
+	session__free(s);
+	errno = err;
+	return NULL;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	/* Stop the perf events first: nothing may call back into a half-freed session. */
+	sampler__free(s->sampler);
+	trace_handler__free(s->th);
+	profile__free(s->prof);
+	process_table__free(s->pt);
+	exe_registry__free(s->reg);
+	unwind_maps__free(s->um);
+	kallsyms__free(s->ks);
+	free(s);
+}
+
+int session__filter_pid(struct session *s, pid_t pid)
+{
+	if (s->root_cnt < SS_MAX_FILTER_PIDS)
+		s->roots[s->root_cnt++] = pid;
+	return sampler__filter_pid(s->sampler, pid);
+}
+
+int session__start(struct session *s)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	size_t i;
+
+	if (s->opts.filter == FILTER_OFF)
+		process_table__scan_all(s->pt, now);
+	else
+		for (i = 0; i < s->root_cnt; i++)
+			process_table__scan(s->pt, s->roots[i], now);
+	return sampler__start(s->sampler);
+}
+
+int session__poll(struct session *s, int timeout_ms)
+{
+	int err = sampler__poll(s->sampler, timeout_ms);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (s->fatal)
+		return s->fatal;
+	process_table__tick(s->pt, now);
+	exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
+	if (err < 0 && err != -EINTR) {
+		pr_err("reading samples: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+struct profile *session__take_profile(struct session *s)
+{
+	struct profile *next = new_profile(s), *cur = s->prof;
+
+	if (!next)
+		return NULL;
+	if (trace_handler__set_profile(s->th, next)) {
+		profile__free(next);
+		return NULL;
+	}
+	profile__set_end_time(cur, clock_ns(CLOCK_REALTIME));
+	s->prof = next;
+	return cur;
+}
+
+const struct profile *session__profile(const struct session *s)
+{
+	return s->prof;
+}
+
+void session__stats(struct session *s, struct session_stats *out)
+{
+	struct process_stats ps;
+
+	memset(out, 0, sizeof(*out));
+	sampler__counters(s->sampler, out->counters);
+	out->trace = trace_handler__stats(s->th);
+	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
+	process_table__stats(s->pt, &ps);
+	out->processes_alive = ps.alive;
+	out->processes_exited = ps.exited;
+	out->executables = exe_registry__cnt(s->reg);
+	out->bpf_map_bytes = sampler__map_memory(s->sampler);
+	if (sampler__prog_stats(s->sampler, &out->bpf_run_ns, &out->bpf_run_cnt))
+		out->bpf_run_ns = out->bpf_run_cnt = 0;
+	out->exec_events = s->exec_events;
+	out->exit_events = s->exit_events;
+	out->mmap_events = s->mmap_events;
+	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
+}

@@ -1,0 +1,70 @@
+/* A sampling session: everything between the perf events and a struct profile — the BPF
+ * sampler, kernel symbols, the executable registry with its unwind tables, the process
+ * tracker and the trace handler — shared by `record` (one profile) and `agent` (one profile
+ * per interval).
+ *
+ * Single-threaded: the owner calls session__poll() in a loop. The profile returned by
+ * session__take_profile() belongs to the caller.
+ */
+#ifndef STACKSCOPE_SESSION_H
+#define STACKSCOPE_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "abi.h"
+
+struct profile;
+struct sampler;
+struct exe_registry;
+struct process_table;
+struct trace_handler_stats;
+struct unwind_maps_stats;
+struct process_stats;
+
+struct session_opts {
+	unsigned int freq_hz;
+	enum filter_mode filter;
+	const pid_t *pids;        /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
+	size_t pid_cnt;
+	bool symbolize;
+	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
+	size_t unwind_entry_cap;  /* 0: default */
+};
+
+struct session;
+
+/* Loads everything (nothing sampled yet). NULL with errno; the error was logged. */
+struct session *session__new(const struct session_opts *opts);
+void session__free(struct session *s);
+
+/* Add a pid to the filter (e.g. a command forked after session__new()). */
+int session__filter_pid(struct session *s, pid_t pid);
+/* Scan the processes to sample (all, or the filtered pids) and start the perf events. */
+int session__start(struct session *s);
+/* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
+int session__poll(struct session *s, int timeout_ms);
+/* The profile so far (window ends now); a new, empty one takes its place. NULL on ENOMEM. */
+struct profile *session__take_profile(struct session *s);
+/* Borrowed view of the current profile. */
+const struct profile *session__profile(const struct session *s);
+
+struct session_stats {
+	uint64_t counters[COUNTER_CNT];
+	const struct trace_handler_stats *trace;
+	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
+	uint64_t processes_alive, processes_exited;
+	size_t executables;
+	uint64_t bpf_map_bytes;
+	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
+	uint64_t exec_events, exit_events, mmap_events;
+	unsigned int cpu_cnt;
+};
+
+void session__stats(struct session *s, struct session_stats *out);
+
+uint64_t clock_ns(int clock_id);
+
+#endif
