@@ -5,5 +5,6 @@
 #define STACKSCOPE_VERSION "0.1.0"
 
 int cmd_record(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@ static void usage(FILE *f)
 		"\n"
 		"commands:\n"
 		"  record    sample every thread on every CPU, write pprof / folded / SVG\n"
+		"  agent     profile continuously, export OTLP profiles (or pprof files)\n"
 		"\n"
 		"Run 'stackscope <command> --help' for a command's options.\n");
 }
@@ -23,6 +24,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

@@ -84,6 +84,18 @@ static void read_comm(pid_t pid, char comm[16])
 	comm[n] = '\0';
 }
 
+static void read_exe(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, out, cap - 1);
+	if (n < 0)
+		n = 0;
+	out[n] = '\0';
+}
+
 /* Aligned power-of-two blocks covering [start, end): the LPM prefixes of one mapping. */
 static int add_blocks(pid_t pid, uint64_t start, uint64_t end, struct mapping_key **keys,
 		      size_t *cnt, size_t *cap)
@@ -263,6 +275,8 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 	p->alive = true;
 	p->scanned_ns = now_ns;
 	read_comm(pid, p->comm);
+	read_exe(pid, p->exe_path, sizeof(p->exe_path));
+	container__read(pid, &p->container);
 	sync_bpf(pt, p);
 	return p;
 }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proc/container.h"
+
 struct exe_registry;
 struct executable;
 
@@ -29,6 +31,8 @@ struct exec_mapping {
 struct process {
 	pid_t pid;
 	char comm[16];
+	char exe_path[256];        /* /proc/PID/exe at the last scan ("" if unreadable) */
+	struct container_info container;
 	struct exec_mapping *maps; /* sorted by start */
 	size_t map_cnt;
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */

@@ -1,0 +1,242 @@
+/* `stackscope agent`: continuous whole-system profiling, one profile per interval, exported
+ * as OTLP profiles (or pprof files when no endpoint is configured), with self-observability
+ * in the log and on an optional Prometheus endpoint.
+ *
+ * One thread samples and builds profiles; exporting runs elsewhere (the OTLP client's own
+ * thread) or is a bounded local file write, so sampling never waits for a receiver.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "cli/agent_options.h"
+#include "cli/agent_export.h"
+#include "cli/commands.h"
+#include "cli/metrics_server.h"
+#include "cli/session.h"
+#include "profile/profile.h"
+#include "profile/trace_handler.h"
+#include "sampler/sampler.h"
+#include "unwind/unwind_maps.h"
+
+#define POLL_INTERVAL_MS 100
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Prometheus text exposition of the session and export counters. */
+static size_t format_metrics(struct session *s, const struct agent_export *ex, char *buf,
+			     size_t cap)
+{
+	struct session_stats st;
+	struct agent_export_stats es;
+	size_t n = 0, i;
+
+	session__stats(s, &st);
+	agent_export__stats(ex, &es);
+#define EMIT(...)                                                                          \
+	do {                                                                               \
+		int w = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);            \
+		if (w > 0)                                                                 \
+			n += (size_t)w;                                                    \
+	} while (0)
+	EMIT("# TYPE stackscope_samples_total counter\n");
+	EMIT("stackscope_samples_total %llu\n", (unsigned long long)st.counters[COUNTER_SAMPLES]);
+	EMIT("# TYPE stackscope_samples_lost_total counter\n");
+	EMIT("stackscope_samples_lost_total{reason=\"ringbuf_full\"} %llu\n",
+	     (unsigned long long)st.counters[COUNTER_RINGBUF_FULL]);
+	EMIT("stackscope_samples_lost_total{reason=\"malformed\"} %llu\n",
+	     (unsigned long long)st.trace->bad_records);
+	EMIT("# TYPE stackscope_process_events_lost_total counter\n");
+	EMIT("stackscope_process_events_lost_total %llu\n",
+	     (unsigned long long)st.counters[COUNTER_EVENTS_LOST]);
+	EMIT("# TYPE stackscope_user_stacks_total counter\n");
+	for (i = 0; i < UNWIND_END_CNT; i++)
+		EMIT("stackscope_user_stacks_total{end=\"%s\"} %llu\n", unwind_end__name(i),
+		     (unsigned long long)st.counters[COUNTER_UNWIND_END_BASE + i]);
+	EMIT("# TYPE stackscope_frames_total counter\n");
+	EMIT("stackscope_frames_total{kind=\"kernel\"} %llu\n",
+	     (unsigned long long)st.trace->kernel_frames);
+	EMIT("stackscope_frames_total{kind=\"user\"} %llu\n", (unsigned long long)st.trace->user_frames);
+	EMIT("stackscope_frames_total{kind=\"user_frame_pointer\"} %llu\n",
+	     (unsigned long long)st.counters[COUNTER_FP_FRAMES]);
+	EMIT("stackscope_frames_total{kind=\"user_unresolved\"} %llu\n",
+	     (unsigned long long)st.trace->user_unresolved);
+	EMIT("# TYPE stackscope_exports_total counter\n");
+	EMIT("stackscope_exports_total{result=\"ok\"} %llu\n", (unsigned long long)es.ok);
+	EMIT("stackscope_exports_total{result=\"failed\"} %llu\n", (unsigned long long)es.failed);
+	EMIT("stackscope_exports_total{result=\"retried\"} %llu\n", (unsigned long long)es.retried);
+	EMIT("stackscope_exports_total{result=\"dropped\"} %llu\n", (unsigned long long)es.dropped);
+	EMIT("# TYPE stackscope_export_bytes_total counter\n");
+	EMIT("stackscope_export_bytes_total %llu\n", (unsigned long long)es.bytes);
+	EMIT("# TYPE stackscope_export_queue_bytes gauge\n");
+	EMIT("stackscope_export_queue_bytes %llu\n", (unsigned long long)es.queue_bytes);
+	EMIT("# TYPE stackscope_memory_bytes gauge\n");
+	EMIT("stackscope_memory_bytes{kind=\"rss\"} %llu\n", (unsigned long long)rss_bytes());
+	EMIT("stackscope_memory_bytes{kind=\"bpf_maps\"} %llu\n",
+	     (unsigned long long)st.bpf_map_bytes);
+	EMIT("# TYPE stackscope_processes gauge\n");
+	EMIT("stackscope_processes %llu\n", (unsigned long long)st.processes_alive);
+	EMIT("# TYPE stackscope_executables gauge\n");
+	EMIT("stackscope_executables %zu\n", st.executables);
+	if (st.unwind) {
+		EMIT("# TYPE stackscope_unwind_tables gauge\n");
+		EMIT("stackscope_unwind_tables %llu\n", (unsigned long long)st.unwind->files_loaded);
+		EMIT("# TYPE stackscope_unwind_entries gauge\n");
+		EMIT("stackscope_unwind_entries %llu\n", (unsigned long long)st.unwind->entries_used);
+	}
+#undef EMIT
+	return n < cap ? n : cap - 1;
+}
+
+static void log_counters(struct session *s, const struct agent_export *ex)
+{
+	struct session_stats st;
+	struct agent_export_stats es;
+	uint64_t incomplete = 0;
+	size_t i;
+
+	session__stats(s, &st);
+	agent_export__stats(ex, &es);
+	for (i = 1; i < UNWIND_END_CNT; i++)
+		if (i != UNWIND_END_NO_USER)
+			incomplete += st.counters[COUNTER_UNWIND_END_BASE + i];
+	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
+		"failed %llu retried %llu dropped %llu, %llu bytes; rss %.1f MiB, bpf maps %.1f MiB; "
+		"%llu processes, %zu executables\n",
+		(unsigned long long)st.counters[COUNTER_SAMPLES],
+		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL], (unsigned long long)incomplete,
+		(unsigned long long)es.ok, (unsigned long long)es.failed,
+		(unsigned long long)es.retried, (unsigned long long)es.dropped,
+		(unsigned long long)es.bytes, (double)rss_bytes() / 1048576.0,
+		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
+		st.executables);
+}
+
+static int run(const struct agent_options *o)
+{
+	struct session_opts so = {
+		.freq_hz = o->freq_hz,
+		.filter = FILTER_OFF,
+		.symbolize = o->symbolize,
+		.timestamps_cap = 4096,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct session *s = NULL;
+	struct agent_export *ex = NULL;
+	struct metrics_server *ms = NULL;
+	uint64_t now, next_report, next_log;
+	char *metrics = NULL;
+	const size_t metrics_cap = 16384;
+	int err = 0;
+
+	ex = agent_export__new(o);
+	if (!ex)
+		return -errno;
+	if (o->metrics_addr) {
+		ms = metrics_server__start(o->metrics_addr);
+		if (!ms) {
+			err = -errno;
+			pr_err("cannot serve metrics on %s: %s\n", o->metrics_addr, strerror(errno));
+			goto out;
+		}
+		metrics = malloc(metrics_cap);
+	}
+	s = session__new(&so);
+	if (!s) {
+		err = -errno;
+		goto out;
+	}
+	agent_export__set_session(ex, s);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	err = session__start(s);
+	if (err)
+		goto out;
+	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->freq_hz, o->interval_s,
+		agent_export__describe(ex));
+	now = clock_ns(CLOCK_MONOTONIC);
+	next_report = now + (uint64_t)(o->interval_s * 1e9);
+	next_log = now + (uint64_t)(o->log_interval_s * 1e9);
+	while (!stop_requested) {
+		err = session__poll(s, POLL_INTERVAL_MS);
+		if (err)
+			break;
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (now >= next_report) {
+			struct profile *p = session__take_profile(s);
+
+			next_report += (uint64_t)(o->interval_s * 1e9);
+			if (next_report < now)
+				next_report = now + (uint64_t)(o->interval_s * 1e9);
+			if (p)
+				agent_export__report(ex, p); /* takes ownership */
+		}
+		if (ms && metrics) {
+			size_t len = format_metrics(s, ex, metrics, metrics_cap);
+
+			metrics_server__publish(ms, metrics, len);
+		}
+		if (now >= next_log) {
+			next_log = now + (uint64_t)(o->log_interval_s * 1e9);
+			log_counters(s, ex);
+		}
+	}
+	/* Flush the last (partial) interval. */
+	if (!err) {
+		struct profile *p;
+
+		session__poll(s, 0);
+		p = session__take_profile(s);
+		if (p)
+			agent_export__report(ex, p);
+	}
+	agent_export__flush(ex, 5000);
+	log_counters(s, ex);
+	pr_info("agent stopped\n");
+out:
+	agent_export__free(ex);
+	metrics_server__stop(ms);
+	free(metrics);
+	session__free(s);
+	return err;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct agent_options opts;
+
+	if (agent_options__parse(argc, argv, &opts))
+		return 2;
+	if (opts.help) {
+		agent_options__usage(stdout);
+		return 0;
+	}
+	log__set_level(opts.verbose ? LOG_DEBUG : LOG_INFO);
+	return run(&opts) ? 1 : 0;
+}

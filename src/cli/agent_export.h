@@ -1,0 +1,37 @@
+/* Where the agent's interval profiles go: an OTLP receiver (encoded here, sent by the OTLP
+ * client's own thread through a bounded queue) or, without an endpoint, a rotating folder of
+ * pprof files. agent_export__report() never blocks on the network.
+ */
+#ifndef STACKSCOPE_AGENT_EXPORT_H
+#define STACKSCOPE_AGENT_EXPORT_H
+
+#include <stdint.h>
+
+struct agent_options;
+struct profile;
+struct session;
+
+struct agent_export_stats {
+	uint64_t ok;          /* reports delivered (OTLP 2xx, or pprof file written) */
+	uint64_t failed;      /* given up: non-retryable answer, encode or write error */
+	uint64_t retried;     /* retry attempts */
+	uint64_t dropped;     /* reports dropped from a full queue (oldest first) */
+	uint64_t bytes;       /* bytes sent or written */
+	uint64_t queue_bytes; /* bytes waiting to be sent */
+};
+
+struct agent_export;
+
+/* NULL with errno and a clear message logged (bad endpoint, unwritable folder...). */
+struct agent_export *agent_export__new(const struct agent_options *o);
+void agent_export__free(struct agent_export *ex);
+/* The session whose process table gives resource attributes (borrowed). */
+void agent_export__set_session(struct agent_export *ex, struct session *s);
+const char *agent_export__describe(const struct agent_export *ex);
+/* Export one interval's profile; takes ownership of p. */
+void agent_export__report(struct agent_export *ex, struct profile *p);
+/* Wait up to timeout_ms for queued reports to be sent (at shutdown). */
+void agent_export__flush(struct agent_export *ex, int timeout_ms);
+void agent_export__stats(const struct agent_export *ex, struct agent_export_stats *out);
+
+#endif

@@ -1,0 +1,195 @@
+/* `stackscope agent` options. Flags win over OTEL_* environment variables. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/agent_options.h"
+
+void agent_options__usage(FILE *f)
+{
+	fprintf(f,
+		"usage: stackscope agent [options]\n"
+		"\n"
+		"Profiles every process continuously and exports one profile per interval: as OTLP\n"
+		"profiles when an endpoint is configured, else as pprof files in --output-dir.\n"
+		"Stops cleanly on SIGINT/SIGTERM after flushing the last interval.\n"
+		"\n"
+		"  -F, --freq HZ              samples per second per CPU (default 19)\n"
+		"      --interval SECS        report interval (default 5)\n"
+		"      --otlp-endpoint URL    OTLP receiver (env OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT,\n"
+		"                             OTEL_EXPORTER_OTLP_ENDPOINT)\n"
+		"      --otlp-protocol P      http/protobuf (default) or grpc (env OTEL_EXPORTER_OTLP_PROTOCOL)\n"
+		"      --otlp-headers K=V,..  extra headers (env OTEL_EXPORTER_OTLP_HEADERS)\n"
+		"      --otlp-ca-file FILE    CA bundle for https (default: system CAs)\n"
+		"      --queue-max-mb N       export queue bound; oldest dropped beyond (default 32)\n"
+		"      --output-dir DIR       pprof files without an endpoint (default /var/lib/stackscope)\n"
+		"      --output-max-mb N      cap of that folder, oldest deleted first (default 256)\n"
+		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
+		"      --log-interval SECS    counters in the log (default 60)\n"
+		"      --include-cmdline      send process command lines (may hold secrets)\n"
+		"      --include-env          send process environments (may hold secrets)\n"
+		"      --no-symbolize         send addresses and build ids only\n"
+		"  -v, --verbose              debug logging\n"
+		"  -h, --help                 this help\n");
+}
+
+#define fail(...)                                                                  \
+	do {                                                                       \
+		fprintf(stderr, "stackscope agent: " __VA_ARGS__);                 \
+		fputc('\n', stderr);                                               \
+		return -EINVAL;                                                    \
+	} while (0)
+
+static int parse_seconds(const char *s, double min, double max, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || *end || !isfinite(*out) || *out < min || *out > max ? -EINVAL : 0;
+}
+
+static int parse_mb(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (*s == '-')
+		return -EINVAL;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v == 0 || v > 1024 * 1024)
+		return -EINVAL;
+	*out = (uint64_t)v << 20;
+	return 0;
+}
+
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+int agent_options__parse(int argc, char **argv, struct agent_options *o)
+{
+	enum {
+		OPT_INTERVAL = 256, OPT_ENDPOINT, OPT_PROTOCOL, OPT_HEADERS, OPT_CA, OPT_QUEUE,
+		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM,
+	};
+	static const struct option longopts[] = {
+		{ "freq", required_argument, NULL, 'F' },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "otlp-endpoint", required_argument, NULL, OPT_ENDPOINT },
+		{ "otlp-protocol", required_argument, NULL, OPT_PROTOCOL },
+		{ "otlp-headers", required_argument, NULL, OPT_HEADERS },
+		{ "otlp-ca-file", required_argument, NULL, OPT_CA },
+		{ "queue-max-mb", required_argument, NULL, OPT_QUEUE },
+		{ "output-dir", required_argument, NULL, OPT_OUTDIR },
+		{ "output-max-mb", required_argument, NULL, OPT_OUTMAX },
+		{ "metrics-addr", required_argument, NULL, OPT_METRICS },
+		{ "log-interval", required_argument, NULL, OPT_LOGINT },
+		{ "include-cmdline", no_argument, NULL, OPT_CMDLINE },
+		{ "include-env", no_argument, NULL, OPT_ENV },
+		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	double hz;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = 19;
+	o->interval_s = 5;
+	o->log_interval_s = 60;
+	o->output_dir = "/var/lib/stackscope";
+	o->output_max_bytes = 256ULL << 20;
+	o->queue_max_bytes = 32ULL << 20;
+	o->symbolize = true;
+	o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	if (!o->otlp_endpoint)
+		o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_ENDPOINT");
+	o->otlp_protocol = env("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL");
+	if (!o->otlp_protocol)
+		o->otlp_protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL");
+	o->otlp_headers = env("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
+	if (!o->otlp_headers)
+		o->otlp_headers = env("OTEL_EXPORTER_OTLP_HEADERS");
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "F:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_seconds(optarg, 1, 10000, &hz) || hz != floor(hz))
+				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'", optarg);
+			o->freq_hz = (unsigned int)hz;
+			break;
+		case OPT_INTERVAL:
+			if (parse_seconds(optarg, 0.1, 3600, &o->interval_s))
+				fail("--interval must be between 0.1 and 3600 seconds, not '%s'", optarg);
+			break;
+		case OPT_LOGINT:
+			if (parse_seconds(optarg, 1, 86400, &o->log_interval_s))
+				fail("--log-interval must be between 1 and 86400 seconds, not '%s'", optarg);
+			break;
+		case OPT_ENDPOINT:
+			o->otlp_endpoint = optarg;
+			break;
+		case OPT_PROTOCOL:
+			o->otlp_protocol = optarg;
+			break;
+		case OPT_HEADERS:
+			o->otlp_headers = optarg;
+			break;
+		case OPT_CA:
+			o->otlp_ca_file = optarg;
+			break;
+		case OPT_QUEUE:
+			if (parse_mb(optarg, &o->queue_max_bytes))
+				fail("--queue-max-mb must be a positive number of MiB, not '%s'", optarg);
+			break;
+		case OPT_OUTDIR:
+			o->output_dir = optarg;
+			break;
+		case OPT_OUTMAX:
+			if (parse_mb(optarg, &o->output_max_bytes))
+				fail("--output-max-mb must be a positive number of MiB, not '%s'", optarg);
+			break;
+		case OPT_METRICS:
+			o->metrics_addr = optarg;
+			break;
+		case OPT_CMDLINE:
+			o->include_cmdline = true;
+			break;
+		case OPT_ENV:
+			o->include_env = true;
+			break;
+		case OPT_NOSYM:
+			o->symbolize = false;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			o->help = true;
+			return 0;
+		case ':':
+			fail("option '%s' needs a value", argv[optind - 1]);
+		default:
+			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		fail("unexpected argument '%s'", argv[optind]);
+	if (!o->otlp_protocol)
+		o->otlp_protocol = "http/protobuf";
+	if (strcmp(o->otlp_protocol, "http/protobuf") && strcmp(o->otlp_protocol, "grpc"))
+		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->otlp_protocol);
+	if (o->otlp_endpoint && strncmp(o->otlp_endpoint, "http://", 7) &&
+	    strncmp(o->otlp_endpoint, "https://", 8))
+		fail("the OTLP endpoint must be an http:// or https:// URL, not '%s'", o->otlp_endpoint);
+	return 0;
+}

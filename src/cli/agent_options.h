@@ -1,0 +1,34 @@
+/* Options of `stackscope agent`, from flags and the standard OTEL_* environment variables. */
+#ifndef STACKSCOPE_AGENT_OPTIONS_H
+#define STACKSCOPE_AGENT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AGENT_MAX_HEADERS 32
+
+struct agent_options {
+	unsigned int freq_hz;        /* default 19 */
+	double interval_s;           /* one report per interval, default 5 */
+	double log_interval_s;       /* counters in the log, default 60 */
+	const char *otlp_endpoint;   /* NULL: write pprof files into output_dir */
+	const char *otlp_protocol;   /* "http/protobuf" (default) or "grpc" */
+	const char *otlp_headers;    /* "k=v,k2=v2" (flags and env concatenated by the caller) */
+	const char *otlp_ca_file;
+	const char *output_dir;      /* default /var/lib/stackscope */
+	uint64_t output_max_bytes;   /* default 256 MiB */
+	uint64_t queue_max_bytes;    /* OTLP export queue bound, default 32 MiB */
+	const char *metrics_addr;    /* HOST:PORT or NULL */
+	bool include_cmdline;
+	bool include_env;
+	bool symbolize;
+	bool verbose;
+	bool help;
+};
+
+/* Parse argv (argv[0] is "agent") and the environment. 0, or -EINVAL after one clear line. */
+int agent_options__parse(int argc, char **argv, struct agent_options *o);
+void agent_options__usage(FILE *f);
+
+#endif
