@@ -29,7 +29,7 @@ start_load() {
 measure() { # name cmd... -> "cpu_s rss_kb"
 	local name=$1; shift
 	/usr/bin/time -f '%U %S %M' -o "$out/$name.time" "$@" >"$out/$name.log" 2>&1
-	awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$out/$name.time"
+	tail -1 "$out/$name.time" | awk '{ printf "%.3f %d\n", $1 + $2, $3 }'
 }
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

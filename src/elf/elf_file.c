@@ -680,3 +680,9 @@ int elf_file__debuglink(struct elf_file *ef, const char **name, uint32_t *crc)
 	*crc = load_le32((const uint8_t *)sec.data + crc_off);
 	return 0;
 }
+
+void elf_file__drop_pages(struct elf_file *ef)
+{
+	if (ef && ef->mapped && ef->image_sz)
+		madvise((void *)ef->image, ef->image_sz, MADV_DONTNEED);
+}

@@ -39,6 +39,11 @@ struct elf_file *elf_file__open(const char *path);
 struct elf_file *elf_file__open_fd(int fd);
 struct elf_file *elf_file__open_mem(const void *image, size_t size);
 void elf_file__free(struct elf_file *ef);
+/* Give back the resident pages of a file-backed image (they stay in the page cache and come
+ * back on the next access); decompressed sections are not affected. For callers that are done
+ * with the file for a while, so an idle file costs no RSS.
+ */
+void elf_file__drop_pages(struct elf_file *ef);
 
 uint16_t elf_file__type(const struct elf_file *ef);    /* ET_EXEC, ET_DYN, ... */
 uint16_t elf_file__machine(const struct elf_file *ef); /* EM_X86_64, ... */

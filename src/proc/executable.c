@@ -277,6 +277,7 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 		exe->syms = elf_symbols__load(exe->elf);
 		if (!exe->syms)
 			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
+		elf_file__drop_pages(exe->elf); /* the symbols are copied */
 	}
 	return exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
 }

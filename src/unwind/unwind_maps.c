@@ -11,6 +11,7 @@
 #include "abi.h"
 #include "base/log.h"
 #include "base/u64_map.h"
+#include "elf/elf_file.h"
 #include "proc/executable.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
@@ -33,7 +34,10 @@ struct loaded_file {
 
 struct unwind_maps {
 	int files_fd, pages_fd;
-	struct unwind_entry *entries; /* mmap of unwind_entries (pairs: contiguous entries) */
+	int entries_fd;
+	struct unwind_entry *entries; /* mmap of unwind_entries while a table is written, else
+				       * NULL: its pages would otherwise count as our RSS on top
+				       * of the kernel memory they are */
 	uint8_t *rules;               /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;
 	struct u64_map rule_index;    /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
@@ -70,10 +74,10 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 	um->files_fd = files_fd;
 	um->pages_fd = pages_fd;
 	um->entry_cap = entry_cap;
-	um->entries = map_array(entries_fd, entry_cap * sizeof(struct unwind_entry));
+	um->entries_fd = entries_fd;
 	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
 	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
-	if (!um->entries || !um->rules || !um->free_ranges) {
+	if (!um->rules || !um->free_ranges) {
 		err = errno ? errno : ENOMEM;
 		unwind_maps__free(um);
 		errno = err;
@@ -89,8 +93,6 @@ void unwind_maps__free(struct unwind_maps *um)
 {
 	if (!um)
 		return;
-	if (um->entries)
-		munmap(um->entries, um->entry_cap * sizeof(struct unwind_entry));
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
 	{
@@ -317,7 +319,15 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	if (err)
 		goto fail;
 	lf->range = (struct pool_range){ *first, need };
+	um->entries = map_array(um->entries_fd, um->entry_cap * sizeof(struct unwind_entry));
+	if (!um->entries) {
+		err = -errno;
+		pool_free(um, lf->range);
+		goto fail;
+	}
 	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, lf->pages);
+	munmap(um->entries, um->entry_cap * sizeof(struct unwind_entry));
+	um->entries = NULL;
 	lf->page_cnt = pages;
 	um->stats.pages += pages;
 	if (!err && bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
@@ -384,6 +394,7 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 					      &exe->table_cnt);
 	um->stats.load_ns += now_ns() - t1;
 	unwind_table__free(t);
+	elf_file__drop_pages(exe->elf);
 	if (err) {
 		exe->table_state = UNWIND_TABLE_FAILED;
 		um->stats.files_failed++;
