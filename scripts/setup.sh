@@ -12,6 +12,9 @@ fi
 packages=(
 	# build
 	make gcc g++ clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+	libdw-dev libdebuginfod-dev liblzma-dev libcurl4-openssl-dev
+	# symbols the tests and users rely on: Debian's libc debug file, a debuginfod server
+	libc6-dbg debuginfod
 	# tests: independent readers and tools
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
 	# benchmarks: the peers we measure against

@@ -267,6 +267,24 @@ size_t exe_registry__cnt(const struct exe_registry *reg)
 
 int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr)
 {
+	size_t i, n = elf_file__segment_cnt(exe->elf);
+
+	/* The kernel maps segments from page-aligned file offsets, so an executable mapping's
+	 * offset may lie before its segment's p_offset (lld and rustc output, where
+	 * p_vaddr - p_offset is not a multiple of the page size... nor zero). Match the
+	 * executable PT_LOAD whose page-aligned file range holds the offset.
+	 */
+	for (i = 0; i < n; i++) {
+		const struct elf_segment *s = elf_file__segment(exe->elf, i);
+		uint64_t start = s->offset & ~(uint64_t)0xfff;
+
+		if (s->type != PT_LOAD || !(s->flags & PF_X))
+			continue;
+		if (offset >= start && offset < s->offset + s->filesz) {
+			*vaddr = s->vaddr - s->offset + offset;
+			return 0;
+		}
+	}
 	return elf_file__offset_to_vaddr(exe->elf, offset, vaddr);
 }
 
