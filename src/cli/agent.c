@@ -144,6 +144,7 @@ static int run(const struct agent_options *o)
 		.filter = FILTER_OFF,
 		.symbolize = o->symbolize,
 		.timestamps_cap = 4096,
+		.cache_dir = o->cache_dir,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -28,6 +28,7 @@ void agent_options__usage(FILE *f)
 		"      --output-max-mb N      cap of that folder, oldest deleted first (default 256)\n"
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
+		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --include-cmdline      send process command lines (may hold secrets)\n"
 		"      --include-env          send process environments (may hold secrets)\n"
 		"      --no-symbolize         send addresses and build ids only\n"
@@ -77,7 +78,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
 	enum {
 		OPT_INTERVAL = 256, OPT_ENDPOINT, OPT_PROTOCOL, OPT_HEADERS, OPT_CA, OPT_QUEUE,
-		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM,
+		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -94,6 +95,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "include-cmdline", no_argument, NULL, OPT_CMDLINE },
 		{ "include-env", no_argument, NULL, OPT_ENV },
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -109,6 +111,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->output_max_bytes = 256ULL << 20;
 	o->queue_max_bytes = 32ULL << 20;
 	o->symbolize = true;
+	o->cache_dir = "/var/cache/stackscope";
 	o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
 	if (!o->otlp_endpoint)
 		o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -169,6 +172,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
+			break;
+		case OPT_CACHE:
+			o->cache_dir = optarg;
 			break;
 		case 'v':
 			o->verbose = true;

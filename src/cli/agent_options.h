@@ -20,6 +20,7 @@ struct agent_options {
 	uint64_t output_max_bytes;   /* default 256 MiB */
 	uint64_t queue_max_bytes;    /* OTLP export queue bound, default 32 MiB */
 	const char *metrics_addr;    /* HOST:PORT or NULL */
+	const char *cache_dir;       /* unwind-table cache; "" disables */
 	bool include_cmdline;
 	bool include_env;
 	bool symbolize;

@@ -26,6 +26,7 @@
 #include "profile/profile.h"
 #include "profile/trace_handler.h"
 #include "sampler/sampler.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 
 #define POLL_INTERVAL_MS 100
@@ -173,6 +174,10 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->entries_used,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
+	if (st.cache)
+		fprintf(stderr, "table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
+			(unsigned long long)st.cache->hits, (unsigned long long)st.cache->misses,
+			(unsigned long long)st.cache->corrupt, (unsigned long long)st.cache->stores);
 	if (st.bpf_run_cnt)
 		fprintf(stderr, "bpf time       %.0f ns per sample (%llu runs)\n",
 			(double)st.bpf_run_ns / (double)st.bpf_run_cnt,
@@ -196,6 +201,7 @@ static int run(struct record_run *r)
 		.pids = o->pids,
 		.pid_cnt = o->pid_cnt,
 		.symbolize = o->symbolize,
+		.cache_dir = o->cache_dir,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;

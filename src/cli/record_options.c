@@ -25,6 +25,7 @@ void record_options__usage(FILE *f)
 		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable\n"
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
 		"      --no-symbolize     write addresses and build ids only\n"
+		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"  -q, --quiet            no summary\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");
@@ -108,7 +109,7 @@ static int check_writable(const char *path)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_NO_SYMBOLIZE = 256 };
+	enum { OPT_NO_SYMBOLIZE = 256, OPT_CACHE_DIR };
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -116,6 +117,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
+		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -130,6 +132,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
 	o->symbolize = true;
+	o->cache_dir = "/var/cache/stackscope";
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+F:d:p:o:f:qvh", longopts, NULL)) != -1) {
@@ -166,6 +169,9 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_NO_SYMBOLIZE:
 			o->symbolize = false;
+			break;
+		case OPT_CACHE_DIR:
+			o->cache_dir = optarg;
 			break;
 		case 'q':
 			o->quiet = true;

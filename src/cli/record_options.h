@@ -29,6 +29,7 @@ struct record_options {
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
 	size_t output_cnt;      /* at least 1 after parsing */
 	char **command;         /* argv after "--", NULL-terminated, or NULL */
+	const char *cache_dir;  /* unwind-table cache; "" disables */
 	bool symbolize;
 	bool verbose;
 	bool quiet;

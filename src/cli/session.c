@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "base/log.h"
@@ -12,6 +13,7 @@
 #include "profile/trace_handler.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 
 /* Unwind tables of files no live process maps are unloaded after this long. */
@@ -24,6 +26,7 @@ struct session {
 	struct process_table *pt;
 	struct kallsyms *ks;
 	struct unwind_maps *um;
+	struct table_cache *cache;
 	struct profile *prof;
 	struct trace_handler *th;
 	int64_t mono_to_wall_ns;
@@ -135,6 +138,18 @@ struct session *session__new(const struct session_opts *opts)
 				 sampler__unwind_entry_cap(s->sampler));
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n", strerror(errno));
+	if (s->um && opts->cache_dir && opts->cache_dir[0]) {
+		if (mkdir(opts->cache_dir, 0700) && errno != EEXIST)
+			pr_debug("%s: %s\n", opts->cache_dir, strerror(errno));
+		s->cache = table_cache__new(opts->cache_dir, opts->cache_max_bytes
+								 ? opts->cache_max_bytes
+								 : SESSION_DEFAULT_CACHE_BYTES);
+		if (s->cache)
+			unwind_maps__set_cache(s->um, s->cache);
+		else
+			pr_warn("unwind-table cache %s unusable (%s): tables are rebuilt at every "
+				"start\n", opts->cache_dir, strerror(errno));
+	}
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
 		goto fail;
@@ -165,6 +180,7 @@ void session__free(struct session *s)
 	process_table__free(s->pt);
 	exe_registry__free(s->reg);
 	unwind_maps__free(s->um);
+	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
 	free(s);
 }
@@ -233,6 +249,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	sampler__counters(s->sampler, out->counters);
 	out->trace = trace_handler__stats(s->th);
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
+	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	process_table__stats(s->pt, &ps);
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;

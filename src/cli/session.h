@@ -23,6 +23,10 @@ struct process_table;
 struct trace_handler_stats;
 struct unwind_maps_stats;
 struct process_stats;
+struct table_cache_stats;
+
+#define SESSION_DEFAULT_CACHE_DIR "/var/cache/stackscope"
+#define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
 
 struct session_opts {
 	unsigned int freq_hz;
@@ -32,6 +36,8 @@ struct session_opts {
 	bool symbolize;
 	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
 	size_t unwind_entry_cap;  /* 0: default */
+	const char *cache_dir;    /* on-disk unwind-table cache; NULL or "": none */
+	uint64_t cache_max_bytes;
 };
 
 struct session;
@@ -55,6 +61,7 @@ struct session_stats {
 	uint64_t counters[COUNTER_CNT];
 	const struct trace_handler_stats *trace;
 	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
+	const struct table_cache_stats *cache;  /* NULL without a cache */
 	uint64_t processes_alive, processes_exited;
 	size_t executables;
 	uint64_t bpf_map_bytes;

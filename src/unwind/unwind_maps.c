@@ -13,6 +13,7 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "proc/executable.h"
+#include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
 
@@ -45,6 +46,7 @@ struct unwind_maps {
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
 	struct u64_map loaded;          /* file_id -> struct loaded_file */
+	struct table_cache *cache;      /* borrowed, may be NULL */
 	struct unwind_maps_stats stats;
 };
 
@@ -109,6 +111,11 @@ void unwind_maps__free(struct unwind_maps *um)
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
 	free(um);
+}
+
+void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache)
+{
+	um->cache = cache;
 }
 
 const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um)
@@ -380,7 +387,12 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	uint64_t t0 = now_ns(), t1;
 	int err;
 
-	err = unwind_table__build(exe->elf, NULL, &t);
+	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
+	if (err) {
+		err = unwind_table__build(exe->elf, NULL, &t);
+		if (!err && um->cache)
+			table_cache__store(um->cache, exe->file_id, t);
+	}
 	t1 = now_ns();
 	um->stats.build_ns += t1 - t0;
 	if (err == -ENOENT) {

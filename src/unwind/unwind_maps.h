@@ -18,6 +18,7 @@
 
 struct executable;
 struct unwind_table;
+struct table_cache;
 
 struct unwind_maps_stats {
 	uint64_t files_loaded;
@@ -38,7 +39,9 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 				     size_t entry_cap);
 void unwind_maps__free(struct unwind_maps *um);
 
-/* Build exe's table and load it; sets exe->table_state. 0 or -errno (counted). */
+/* Tables are read from / stored into this cache (borrowed; NULL: none). */
+void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache);
+/* Build exe's table (or read it from the cache) and load it; sets exe->table_state. 0 or -errno (counted). */
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe);
 /* Load an already-built table for file_id (tests, the cache). */
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,

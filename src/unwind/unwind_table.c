@@ -701,6 +701,35 @@ int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef, struct u
 	return unwind_table__build_opts(ef, debug_ef, NULL, out);
 }
 
+int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct unwind_table **out)
+{
+	struct unwind_table *t;
+	size_t i;
+
+	*out = NULL;
+	if (cnt > UNWIND_TABLE_MAX_ROWS)
+		return -E2BIG;
+	for (i = 0; i < cnt; i++) {
+		if ((i && rows[i].addr <= rows[i - 1].addr) ||
+		    rows[i].rule.kind > UNWIND_RULE_UNSUPPORTED ||
+		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
+			return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->rows = malloc((cnt ? cnt : 1) * sizeof(*rows));
+	if (!t->rows) {
+		free(t);
+		return -ENOMEM;
+	}
+	memcpy(t->rows, rows, cnt * sizeof(*rows));
+	t->cnt = cnt;
+	t->stats.row_cnt = cnt;
+	*out = t;
+	return 0;
+}
+
 void unwind_table__free(struct unwind_table *t)
 {
 	if (!t)

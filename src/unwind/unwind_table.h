@@ -82,6 +82,11 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
 				const struct unwind_table_opts *opts, struct unwind_table **out);
 
+/* A table from rows stored earlier (the on-disk cache): checked to be sorted and to hold
+ * known rule kinds only; 0, -EINVAL, -E2BIG or -ENOMEM. Stats other than row_cnt are 0.
+ */
+int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct unwind_table **out);
+
 void unwind_table__free(struct unwind_table *t);
 
 /* Rows and stats are borrowed: valid until unwind_table__free(). */

@@ -1,0 +1,267 @@
+/* On-disk unwind-table cache. See table_cache.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "unwind/table_cache.h"
+#include "unwind/unwind_table.h"
+
+#define CACHE_MAGIC 0x54555353u /* "SSUT" */
+#define CACHE_VERSION 1u
+#define SUFFIX ".unwind"
+
+struct cache_header {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t file_id;
+	uint64_t row_cnt;
+	uint32_t row_size; /* sizeof(struct unwind_row): a layout change is a miss */
+	uint32_t crc;      /* CRC-32 of the rows */
+};
+
+struct table_cache {
+	char *dir;
+	uint64_t max_bytes;
+	struct table_cache_stats stats;
+};
+
+struct table_cache *table_cache__new(const char *dir, uint64_t max_bytes)
+{
+	struct table_cache *c;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return NULL;
+	if (access(dir, W_OK))
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->dir = strdup(dir);
+	if (!c->dir) {
+		free(c);
+		return NULL;
+	}
+	c->max_bytes = max_bytes;
+	return c;
+}
+
+void table_cache__free(struct table_cache *c)
+{
+	if (!c)
+		return;
+	free(c->dir);
+	free(c);
+}
+
+const struct table_cache_stats *table_cache__stats(const struct table_cache *c)
+{
+	return &c->stats;
+}
+
+static void entry_path(const struct table_cache *c, uint64_t file_id, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%016llx" SUFFIX, c->dir, (unsigned long long)file_id);
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+
+	while (n) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -EIO;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static uint32_t rows_crc(const struct unwind_row *rows, size_t cnt)
+{
+	const unsigned char *p = (const unsigned char *)rows;
+	size_t left = cnt * sizeof(*rows);
+	uLong crc = crc32(0, Z_NULL, 0);
+
+	while (left) {
+		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
+
+		crc = crc32(crc, p, chunk);
+		p += chunk;
+		left -= chunk;
+	}
+	return (uint32_t)crc;
+}
+
+int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_table **out)
+{
+	struct cache_header h;
+	struct unwind_row *rows = NULL;
+	struct stat st;
+	char path[4096];
+	int fd, err = -EBADMSG;
+
+	*out = NULL;
+	entry_path(c, file_id, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		c->stats.misses++;
+		return -ENOENT;
+	}
+	if (fstat(fd, &st) || (uint64_t)st.st_size < sizeof(h) || read_all(fd, &h, sizeof(h)) ||
+	    h.magic != CACHE_MAGIC || h.version != CACHE_VERSION || h.file_id != file_id ||
+	    h.row_size != sizeof(struct unwind_row) || h.row_cnt > UNWIND_TABLE_MAX_ROWS ||
+	    (uint64_t)st.st_size != sizeof(h) + h.row_cnt * sizeof(struct unwind_row))
+		goto bad;
+	rows = malloc(h.row_cnt ? h.row_cnt * sizeof(*rows) : 1);
+	if (!rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (read_all(fd, rows, h.row_cnt * sizeof(*rows)) || rows_crc(rows, h.row_cnt) != h.crc)
+		goto bad;
+	err = unwind_table__from_rows(rows, h.row_cnt, out);
+	if (err == -EINVAL)
+		goto bad;
+	if (!err) {
+		c->stats.hits++;
+		futimens(fd, NULL); /* recently used */
+	}
+	goto out;
+bad:
+	c->stats.corrupt++;
+	unlink(path);
+	err = -EBADMSG;
+out:
+	free(rows);
+	close(fd);
+	return err;
+}
+
+struct cached_file {
+	char name[64];
+	uint64_t size;
+	struct timespec mtime;
+};
+
+static int older_first(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+
+	if (x->mtime.tv_sec != y->mtime.tv_sec)
+		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Delete least recently used entries until the folder holds at most max_bytes. */
+static void evict(struct table_cache *c)
+{
+	struct cached_file *f = NULL;
+	size_t cnt = 0, cap = 0, i;
+	uint64_t total = 0;
+	struct dirent *de;
+	DIR *d = opendir(c->dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len >= sizeof(f->name) || len <= strlen(SUFFIX) ||
+		    strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX) ||
+		    fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+			continue;
+		if (cnt == cap) {
+			struct cached_file *n = realloc(f, (cap ? cap * 2 : 64) * sizeof(*n));
+
+			if (!n)
+				break;
+			f = n;
+			cap = cap ? cap * 2 : 64;
+		}
+		memcpy(f[cnt].name, de->d_name, len + 1);
+		f[cnt].size = (uint64_t)st.st_size;
+		f[cnt].mtime = st.st_mtim;
+		total += f[cnt].size;
+		cnt++;
+	}
+	qsort(f, cnt, sizeof(*f), older_first);
+	for (i = 0; i < cnt && total > c->max_bytes; i++) {
+		if (!unlinkat(dirfd(d), f[i].name, 0)) {
+			total -= f[i].size;
+			c->stats.evicted++;
+		}
+	}
+	closedir(d);
+	free(f);
+}
+
+int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t)
+{
+	size_t cnt;
+	const struct unwind_row *rows = unwind_table__rows(t, &cnt);
+	struct cache_header h = {
+		.magic = CACHE_MAGIC,
+		.version = CACHE_VERSION,
+		.file_id = file_id,
+		.row_cnt = cnt,
+		.row_size = sizeof(struct unwind_row),
+	};
+	char path[4096], tmp[4200];
+	int fd, err;
+
+	if (sizeof(h) + cnt * sizeof(*rows) > c->max_bytes)
+		return -EFBIG;
+	h.crc = rows_crc(rows, cnt);
+	entry_path(c, file_id, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		c->stats.store_failures++;
+		return -errno;
+	}
+	err = write_all(fd, &h, sizeof(h));
+	if (!err)
+		err = write_all(fd, rows, cnt * sizeof(*rows));
+	if (close(fd) && !err)
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		c->stats.store_failures++;
+		return err;
+	}
+	c->stats.stores++;
+	evict(c);
+	return 0;
+}

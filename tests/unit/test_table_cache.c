@@ -1,0 +1,152 @@
+/* On-disk unwind-table cache: round trip, corruption never used, LRU bound. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <errno.h>
+
+#include "test.h"
+#include "unwind/table_cache.h"
+#include "unwind/unwind_table.h"
+
+static char dir[] = "/tmp/stackscope-cache-test.XXXXXX";
+
+static struct unwind_table *sample_table(size_t n)
+{
+	struct unwind_row *rows = calloc(n, sizeof(*rows));
+	struct unwind_table *t = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		rows[i].addr = 0x1000 + i * 4;
+		rows[i].rule.kind = i + 1 == n ? UNWIND_RULE_INVALID : UNWIND_RULE_CFA;
+		rows[i].rule.cfa_reg = DWARF_RSP;
+		rows[i].rule.cfa_off = 8 + (int32_t)(i % 5) * 8;
+	}
+	if (unwind_table__from_rows(rows, n, &t))
+		t = NULL;
+	free(rows);
+	return t;
+}
+
+static void path_of(uint64_t id, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s/%016llx.unwind", dir, (unsigned long long)id);
+}
+
+TEST(round_trip)
+{
+	struct table_cache *c = table_cache__new(dir, 1 << 20);
+	struct unwind_table *t = sample_table(100), *back = NULL;
+	const struct unwind_row *a, *b;
+	size_t na, nb;
+
+	REQUIRE(c && t);
+	CHECK_EQ_INT(table_cache__load(c, 0x1234, &back), -ENOENT);
+	CHECK_EQ_INT(table_cache__store(c, 0x1234, t), 0);
+	CHECK_EQ_INT(table_cache__load(c, 0x1234, &back), 0);
+	REQUIRE(back);
+	a = unwind_table__rows(t, &na);
+	b = unwind_table__rows(back, &nb);
+	CHECK_EQ_INT(na, nb);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(*a)));
+	CHECK_EQ_INT(table_cache__stats(c)->hits, 1);
+	CHECK_EQ_INT(table_cache__stats(c)->misses, 1);
+	unwind_table__free(back);
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
+/* Damage a stored entry in several ways: every one is rejected, counted and deleted. */
+TEST(corruption_is_rejected)
+{
+	struct table_cache *c = table_cache__new(dir, 1 << 20);
+	struct unwind_table *t = sample_table(50), *back = NULL;
+	char path[512];
+	int kind;
+
+	REQUIRE(c && t);
+	path_of(0x77, path, sizeof(path));
+	for (kind = 0; kind < 4; kind++) {
+		struct stat st;
+		int fd;
+		unsigned char byte;
+
+		REQUIRE(table_cache__store(c, 0x77, t) == 0);
+		fd = open(path, O_RDWR);
+		REQUIRE(fd >= 0);
+		REQUIRE(fstat(fd, &st) == 0);
+		switch (kind) {
+		case 0: /* a flipped bit in the rows */
+			REQUIRE(pread(fd, &byte, 1, st.st_size - 30) == 1);
+			byte ^= 0x10;
+			REQUIRE(pwrite(fd, &byte, 1, st.st_size - 30) == 1);
+			break;
+		case 1: /* truncated */
+			REQUIRE(ftruncate(fd, st.st_size - 7) == 0);
+			break;
+		case 2: /* another format version */
+			byte = 99;
+			REQUIRE(pwrite(fd, &byte, 1, 4) == 1);
+			break;
+		default: /* empty */
+			REQUIRE(ftruncate(fd, 0) == 0);
+			break;
+		}
+		close(fd);
+		CHECK(table_cache__load(c, 0x77, &back) == -EBADMSG);
+		CHECK(back == NULL);
+		CHECK(access(path, F_OK) != 0);
+	}
+	CHECK_EQ_INT(table_cache__stats(c)->corrupt, 4);
+	CHECK_EQ_INT(table_cache__stats(c)->hits, 0);
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
+TEST(bounded_by_lru)
+{
+	struct unwind_table *t = sample_table(1000); /* ~24 KB per entry */
+	struct table_cache *c = table_cache__new(dir, 80 * 1024);
+	struct unwind_table *back = NULL;
+	char path[512];
+	uint64_t id;
+
+	REQUIRE(c && t);
+	for (id = 1; id <= 3; id++) {
+		struct timespec ts[2] = { { .tv_sec = 1000 * (time_t)id }, { .tv_sec = 1000 * (time_t)id } };
+
+		REQUIRE(table_cache__store(c, id, t) == 0);
+		path_of(id, path, sizeof(path));
+		REQUIRE(utimensat(AT_FDCWD, path, ts, 0) == 0); /* stored long ago, in id order */
+	}
+	/* use entry 1, so entry 2 is the least recently used when 4 arrives */
+	CHECK_EQ_INT(table_cache__load(c, 1, &back), 0);
+	unwind_table__free(back);
+	REQUIRE(table_cache__store(c, 4, t) == 0);
+	path_of(2, path, sizeof(path));
+	CHECK(access(path, F_OK) != 0);
+	path_of(1, path, sizeof(path));
+	CHECK(access(path, F_OK) == 0);
+	CHECK(table_cache__stats(c)->evicted >= 1);
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
+int main(void)
+{
+	char cmd[128];
+	int rc;
+
+	if (!mkdtemp(dir))
+		return 1;
+	RUN(round_trip);
+	RUN(corruption_is_rejected);
+	RUN(bounded_by_lru);
+	rc = test_summary();
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		rc = 1;
+	return rc;
+}
