@@ -55,8 +55,10 @@ struct user_frame {
 	__u32 pad;
 };
 
-/* Why the user stack of a sample ends where it ends. UNWIND_END_OK means a thread root
- * (or an FP chain ending in a zero frame pointer) was reached. Userspace appends an explicit
+/* Why the user stack of a sample ends where it ends. UNWIND_END_OK means a thread root was
+ * reached: a STOP rule (CFI with the return address undefined, `_start`, `start_thread`), a
+ * zero return address, or a frame-pointer chain ending in a zero frame pointer above the
+ * interrupted frame. Userspace appends an explicit
  * "[unwind: ...]" pseudo-frame for every other reason, so CPU totals stay right.
  */
 enum unwind_end {

@@ -94,8 +94,11 @@ static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end
 	__u64 bp = st->regs[DWARF_RBP], pair[2];
 
 	if (bp == 0) {
-		/* The ABI's end of the frame chain (_start and thread roots clear rbp). */
-		ss_end(st, UNWIND_END_OK);
+		/* The ABI's end of the frame chain (_start and thread roots clear rbp) — but in
+		 * the interrupted frame rbp may be any register value in code without frame
+		 * pointers, so a zero there proves nothing.
+		 */
+		ss_end(st, st->frame_cnt > 1 ? UNWIND_END_OK : why_failed);
 		return;
 	}
 	if (bp < st->regs[DWARF_RSP] || bp > SS_USER_ADDR_MAX - 16 ||

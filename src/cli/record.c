@@ -292,7 +292,14 @@ int cmd_record(int argc, char **argv)
 	session__free(r.session);
 	if (err)
 		return 1;
-	if (opts.command && WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status))
+	/* Like time(1): the command's failure is ours (a command that could not run is 127). */
+	if (opts.command && WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status)) {
 		pr_info("the command exited with status %d\n", WEXITSTATUS(r.child_status));
+		return WEXITSTATUS(r.child_status);
+	}
+	if (opts.command && WIFSIGNALED(r.child_status)) {
+		pr_info("the command was killed by signal %d\n", WTERMSIG(r.child_status));
+		return 128 + WTERMSIG(r.child_status);
+	}
 	return 0;
 }

@@ -90,10 +90,19 @@ static int parse_pids(const char *arg, struct record_options *o)
 	return o->pid_cnt ? 0 : -EINVAL;
 }
 
+/* Can path be written? A file created only to find out is removed again. */
 static int check_writable(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return -errno;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	close(fd);

@@ -30,7 +30,6 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 					 const struct trace_handler_opts *opts)
 {
 	struct trace_handler *th = calloc(1, sizeof(*th));
-	struct profile_mapping km = { .path = "[kernel.kallsyms]" };
 
 	if (!th)
 		return NULL;
@@ -39,24 +38,14 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 	th->pt = pt;
 	th->ks = ks;
 	th->opts = *opts;
-	th->kernel_mapping = profile__add_mapping(prof, &km);
-	if (!th->kernel_mapping) {
-		free(th);
-		errno = ENOMEM;
-		return NULL;
-	}
 	return th;
 }
 
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 {
-	struct profile_mapping km = { .path = "[kernel.kallsyms]" };
-	uint32_t id = profile__add_mapping(prof, &km);
-
-	if (!id)
-		return -ENOMEM;
 	th->prof = prof;
-	th->kernel_mapping = id;
+	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
+				 * first mapping for the main binary */
 	return 0;
 }
 
@@ -90,6 +79,13 @@ static uint32_t kernel_frame(struct trace_handler *th, uint64_t ip, bool is_retu
 	const char *name = NULL;
 
 	th->stats.kernel_frames++;
+	if (!th->kernel_mapping) {
+		struct profile_mapping km = { .path = "[kernel.kallsyms]" };
+
+		th->kernel_mapping = profile__add_mapping(th->prof, &km);
+		if (!th->kernel_mapping)
+			return 0;
+	}
 	if (th->ks && th->opts.symbolize)
 		name = kallsyms__lookup(th->ks, is_return ? ip - 1 : ip, NULL, NULL);
 	if (!name)

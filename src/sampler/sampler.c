@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -152,6 +153,24 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return s->fn(data, size, s->ctx);
 }
 
+/* root, or the capabilities loading and attaching need (checked before anything prints). */
+static bool has_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = { 0 };
+	const int cap_bpf = 39, cap_perfmon = 38, cap_sys_admin = 21;
+	uint64_t eff;
+
+	if (geteuid() == 0)
+		return true;
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+	if (eff & (1ULL << cap_sys_admin))
+		return true;
+	return (eff & (1ULL << cap_bpf)) && (eff & (1ULL << cap_perfmon));
+}
+
 static int check_kernel(void)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -186,8 +205,12 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	int err;
 
 	libbpf_set_print(libbpf_print);
-	if (geteuid() != 0)
-		pr_debug("not running as root: relying on CAP_BPF/CAP_PERFMON\n");
+	if (!has_capabilities()) {
+		pr_err("permission denied: stackscope must run as root (or with CAP_BPF, "
+		       "CAP_PERFMON and CAP_SYS_RESOURCE)\n");
+		errno = EPERM;
+		return NULL;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;

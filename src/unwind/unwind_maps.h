@@ -34,7 +34,9 @@ struct unwind_maps_stats {
 
 struct unwind_maps;
 
-/* NULL with errno when the entry or rule arrays cannot be memory-mapped. */
+/* NULL with errno when the rule array cannot be memory-mapped. The fds are borrowed and must
+ * stay open for the object's lifetime (the entry pool is mapped again at every load).
+ */
 struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
 				     size_t entry_cap);
 void unwind_maps__free(struct unwind_maps *um);

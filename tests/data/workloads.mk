@@ -2,8 +2,9 @@
 # that burn CPU for the number of seconds given as argv[1]. The tests assert on these names,
 # so every function on a chain is noinline and not a tail call.
 #
-# wl_rust is built only when rustc is found (PATH or ~/.cargo/bin); test_lang.sh prints SKIP
-# when it is missing.
+# wl_rust is built only when rustc is found (PATH or ~/.cargo/bin), wl_chain_lld only when
+# ld.lld is; test_lang.sh prints SKIP when one is missing. wl_chain_lld is the C chain linked
+# by lld, whose text segment has p_vaddr != p_offset (as in rustc's default output).
 
 WL_CC       ?= gcc
 WL_CXX      ?= g++
@@ -17,8 +18,12 @@ WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel
 	       wl_dlopen wl_plugin.so wl_cxx wl_short
 
 FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
+WL_LLD      ?= $(shell command -v ld.lld 2>/dev/null)
 ifneq ($(RUSTC),)
 FIXTURES += $(BUILD)/wl_rust
+endif
+ifneq ($(WL_LLD),)
+FIXTURES += $(BUILD)/wl_chain_lld
 endif
 
 $(BUILD)/wl_chain_fp: wl_chain.c wl_common.h | $(BUILD)
@@ -26,6 +31,9 @@ $(BUILD)/wl_chain_fp: wl_chain.c wl_common.h | $(BUILD)
 
 $(BUILD)/wl_chain_nofp: wl_chain.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
+
+$(BUILD)/wl_chain_lld: wl_chain.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) -fuse-ld=lld $< -o $@
 
 $(BUILD)/wl_qsort $(BUILD)/wl_recurse $(BUILD)/wl_signal $(BUILD)/wl_kernel \
 $(BUILD)/wl_short: $(BUILD)/%: %.c wl_common.h | $(BUILD)

@@ -1,0 +1,168 @@
+#!/bin/bash
+# Shared helpers of the system tests (tests/system/test_*.sh), sourced first by each one.
+# They run as root against real eBPF and the workloads of tests/data/workloads.mk, and
+# assert on the frames that come out. Each script ends with `finish`, which prints the
+# line tests/run_system.sh reads: "N passed, M failed, K skipped".
+#
+# Folded files are "comm;root;...;leaf count"; the helpers below sum sample counts over
+# the lines of one comm whose stack matches an extended regex (awk ERE, not PCRE).
+
+set -u
+
+SS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SS=${STACKSCOPE:-$SS_ROOT/stackscope}
+BUILD=${BUILD:-build}
+[[ $BUILD = /* ]] || BUILD=$SS_ROOT/$BUILD
+FIX=$BUILD/fixtures
+SS_TIMEOUT=${SS_TIMEOUT:-60}
+
+TMP=$(mktemp -d /tmp/stackscope-systest.XXXXXX)
+chmod 755 "$TMP"
+_passed=0 _failed=0 _skipped=0
+_bg_pids=()
+
+cleanup()
+{
+	local p
+	for p in "${_bg_pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok()   { _passed=$((_passed + 1)); echo "  ok   $*"; }
+fail() { _failed=$((_failed + 1)); echo "  FAIL $*"; }
+skip() { _skipped=$((_skipped + 1)); echo "  SKIP $*"; }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+check()
+{
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+# check_ge DESCRIPTION ACTUAL MINIMUM (integers)
+check_ge()
+{
+	if [[ $2 -ge $3 ]]; then ok "$1 ($2 >= $3)"; else fail "$1 ($2 < $3)"; fi
+}
+
+# check_le DESCRIPTION ACTUAL MAXIMUM (integers)
+check_le()
+{
+	if [[ $2 -le $3 ]]; then ok "$1 ($2 <= $3)"; else fail "$1 ($2 > $3)"; fi
+}
+
+check_eq()
+{
+	if [[ "$2" == "$3" ]]; then ok "$1 ($2)"; else fail "$1 (got '$2', want '$3')"; fi
+}
+
+# check_pct DESCRIPTION PART WHOLE MIN_PERCENT: PART/WHOLE >= MIN_PERCENT, and WHOLE > 0.
+check_pct()
+{
+	local what=$1 part=$2 whole=$3 min=$4
+	if [[ $whole -le 0 ]]; then
+		fail "$what (no samples at all)"
+	elif [[ $((part * 100)) -ge $((whole * min)) ]]; then
+		ok "$what ($part/$whole = $((part * 100 / whole))% >= $min%)"
+	else
+		fail "$what ($part/$whole = $((part * 100 / whole))% < $min%)"
+	fi
+}
+
+# have_fixture NAME: the fixture exists, else a failure (a missing build is not a pass).
+have_fixture()
+{
+	if [[ -x $FIX/$1 ]]; then return 0; fi
+	fail "fixture $FIX/$1 missing: run 'make fixtures'"
+	return 1
+}
+
+# record ERRFILE ARGS...: runs `stackscope record ARGS...` under a timeout; stderr goes to
+# ERRFILE. Returns stackscope's exit status (124 on timeout).
+record()
+{
+	local err=$1
+	shift
+	timeout -k 5 "$SS_TIMEOUT" "$SS" record "$@" 2>"$err"
+}
+
+# spawn VAR COMMAND...: starts COMMAND in the background, stores its pid in VAR and kills it
+# at exit if it is still running.
+spawn()
+{
+	local var=$1
+	shift
+	"$@" >/dev/null 2>&1 &
+	_bg_pids+=($!)
+	printf -v "$var" '%s' $!
+}
+
+# samples FILE COMM [ERE]: sum of the counts of COMM's stacks (those matching ERE, if given).
+# COMM "*" means every comm.
+samples()
+{
+	awk -v comm="$2" -v re="${3:-}" '
+		{
+			n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
+			c = stack; sub(/;.*/, "", c)
+			if (comm != "*" && c != comm) next
+			if (re != "" && stack !~ re) next
+			sum += n
+		}
+		END { print sum + 0 }' "$1"
+}
+
+# dominant FILE COMM: COMM's stack (without the count) with the most samples.
+dominant()
+{
+	awk -v comm="$2" '
+		{
+			n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack)
+			c = stack; sub(/;.*/, "", c)
+			if (c == comm && n > best) { best = n; top = stack }
+		}
+		END { print top }' "$1"
+}
+
+# comms FILE: the distinct comms in a folded file, one a line.
+comms()
+{
+	awk '{ c = $0; sub(/;.*/, "", c); sub(/ [0-9]+$/, "", c); print c }' "$1" | sort -u
+}
+
+# The root of a stack unwound all the way: _start, then __libc_start_main, then (libc
+# without .symtab) an unsymbolized __libc_start_call_main; anything that starts with a
+# pseudo-frame like "[unwind: ...]" is not complete.
+START_RE='_start;__libc_start_main;([^;]*;)?'
+
+# show FILE COMM: prints COMM's top stacks, for the log of a failing test.
+show()
+{
+	awk -v comm="$2" '{ c = $0; sub(/;.*/, "", c); if (c == comm) print $NF, $0 }' "$1" |
+		sort -rn | head -5 | cut -c1-400 | sed 's/^/        /'
+}
+
+need_root()
+{
+	if [[ $(id -u) -ne 0 ]]; then
+		echo "system tests need root (eBPF)" >&2
+		fail "not running as root"
+		finish
+	fi
+	if [[ ! -x $SS ]]; then
+		fail "$SS not built: run 'make'"
+		finish
+	fi
+}
+
+finish()
+{
+	echo "$_passed passed, $_failed failed, $_skipped skipped"
+	[[ $_failed -eq 0 ]]
+	exit
+}
