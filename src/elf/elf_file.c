@@ -475,6 +475,27 @@ int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64
 	return -ENOENT;
 }
 
+int elf_file__bytes_at_vaddr(const struct elf_file *ef, uint64_t vaddr, const void **data,
+			     size_t *avail)
+{
+	for (size_t i = 0; i < ef->seg_cnt; i++) {
+		const struct elf_segment *seg = &ef->segs[i];
+		uint64_t off;
+
+		if (seg->type != PT_LOAD || vaddr < seg->vaddr || vaddr - seg->vaddr >= seg->filesz)
+			continue;
+		off = seg->offset + (vaddr - seg->vaddr);
+		if (off < seg->offset || off >= ef->image_sz)
+			return -ENOEXEC;
+		*data = ef->image + off;
+		*avail = seg->filesz - (vaddr - seg->vaddr);
+		if (*avail > ef->image_sz - off)
+			*avail = ef->image_sz - off;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* ---- sections ---- */
 
 static const char *elf_file__sh_name(const struct elf_file *ef, const Elf64_Shdr *sh)

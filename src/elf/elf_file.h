@@ -65,6 +65,13 @@ const struct elf_segment *elf_file__segment(const struct elf_file *ef, size_t i)
 /* ELF virtual address of a file offset, through the PT_LOAD segment containing it. */
 int elf_file__offset_to_vaddr(const struct elf_file *ef, uint64_t offset, uint64_t *vaddr);
 
+/* The file bytes at ELF vaddr, through the PT_LOAD segment holding it: *data and the bytes
+ * available up to the end of that segment's file image. 0, -ENOENT (not in a segment) or
+ * -ENOEXEC (corrupt). For files without section headers (e.g. .eh_frame via PT_GNU_EH_FRAME).
+ */
+int elf_file__bytes_at_vaddr(const struct elf_file *ef, uint64_t vaddr, const void **data,
+			     size_t *avail);
+
 /* Find a section by name; 0 or -ENOENT (missing) / -ENOEXEC (corrupt, failed to decompress). */
 int elf_file__section(struct elf_file *ef, const char *name, struct elf_section *out);
 

@@ -554,6 +554,39 @@ static int add_cfi(struct elf_sources *src, struct elf_file *ef, const char *nam
 	return 0;
 }
 
+/* A file without section headers (or without an .eh_frame section header) still tells the
+ * loader where its unwind info is: PT_GNU_EH_FRAME points at .eh_frame_hdr, which holds the
+ * address of .eh_frame. The section's end is unknown, so the walk stops at its terminator.
+ */
+static int add_eh_frame_from_hdr(struct elf_sources *src, struct elf_file *ef)
+{
+	size_t i, n = elf_file__segment_cnt(ef), avail;
+	uint64_t eh_vaddr, fde_cnt;
+	const void *hdr, *data;
+	struct cfi_section *c;
+
+	for (i = 0; i < n; i++) {
+		const struct elf_segment *seg = elf_file__segment(ef, i);
+
+		if (seg->type != PT_GNU_EH_FRAME)
+			continue;
+		if (elf_file__bytes_at_vaddr(ef, seg->vaddr, &hdr, &avail) ||
+		    eh_frame_hdr__parse(hdr, avail, seg->vaddr, &eh_vaddr, &fde_cnt) ||
+		    elf_file__bytes_at_vaddr(ef, eh_vaddr, &data, &avail))
+			return -ENOENT;
+		c = &src->secs[src->sec_cnt];
+		memset(c, 0, sizeof(*c));
+		c->data = data;
+		c->size = avail;
+		c->vaddr = eh_vaddr;
+		c->kind = CFI_SECTION_EH_FRAME;
+		c->stop_at_terminator = true;
+		src->src[src->sec_cnt++] = UNWIND_SRC_EH_FRAME | UNWIND_SRC_EH_FRAME_HDR_ONLY;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static void collect_text(struct elf_sources *src, struct elf_file *ef)
 {
 	size_t i, n = elf_file__section_cnt(ef);
@@ -667,7 +700,8 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 	src = calloc(1, sizeof(*src));
 	if (!src)
 		return -ENOMEM;
-	add_cfi(src, ef, ".eh_frame", CFI_SECTION_EH_FRAME, UNWIND_SRC_EH_FRAME);
+	if (add_cfi(src, ef, ".eh_frame", CFI_SECTION_EH_FRAME, UNWIND_SRC_EH_FRAME))
+		add_eh_frame_from_hdr(src, ef);
 	add_cfi(src, ef, ".debug_frame", CFI_SECTION_DEBUG_FRAME, UNWIND_SRC_DEBUG_FRAME);
 	if (debug_ef)
 		add_cfi(src, debug_ef, ".debug_frame", CFI_SECTION_DEBUG_FRAME,

@@ -1376,6 +1376,51 @@ TEST(signal_trampolines_by_code)
 	elf_file__free(ef);
 }
 
+/* Without section headers, .eh_frame is found through PT_GNU_EH_FRAME and gives the same
+ * rows as through its section header.
+ */
+TEST(eh_frame_through_program_headers)
+{
+	struct unwind_table_opts opts = { .no_symbols = true };
+	struct unwind_table *with = NULL, *without = NULL;
+	struct elf_file *ef = elf_file__open(test_fixture("cfi_gcc_O2_nofp")), *bare = NULL;
+	const struct unwind_row *a, *b;
+	size_t na, nb, size;
+	FILE *f;
+	uint8_t *image = NULL;
+	Elf64_Ehdr *eh;
+
+	REQUIRE(ef);
+	REQUIRE(unwind_table__build_opts(ef, NULL, &opts, &with) == 0);
+	f = fopen(test_fixture("cfi_gcc_O2_nofp"), "rb");
+	REQUIRE(f);
+	fseek(f, 0, SEEK_END);
+	size = (size_t)ftell(f);
+	rewind(f);
+	image = malloc(size);
+	REQUIRE(image && fread(image, 1, size, f) == size);
+	fclose(f);
+	eh = (Elf64_Ehdr *)image;
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	bare = elf_file__open_mem(image, size);
+	REQUIRE(bare);
+	CHECK_EQ_INT(elf_file__section_cnt(bare), 0);
+	REQUIRE(unwind_table__build_opts(bare, NULL, &opts, &without) == 0);
+	CHECK(unwind_table__stats(without)->sources & UNWIND_SRC_EH_FRAME_HDR_ONLY);
+	a = unwind_table__rows(with, &na);
+	b = unwind_table__rows(without, &nb);
+	CHECK(na > 10);
+	CHECK_EQ_INT(na, nb);
+	CHECK(na == nb && !memcmp(a, b, na * sizeof(*a)));
+	unwind_table__free(with);
+	unwind_table__free(without);
+	elf_file__free(bare);
+	elf_file__free(ef);
+	free(image);
+}
+
 int main(void)
 {
 	RUN(basic_rows_and_gaps);
@@ -1399,5 +1444,6 @@ int main(void)
 	RUN(readelf_extra_files);
 	RUN(symbol_rules);
 	RUN(signal_trampolines_by_code);
+	RUN(eh_frame_through_program_headers);
 	return test_summary();
 }
