@@ -12,11 +12,16 @@ fi
 packages=(
 	# build
 	make gcc g++ clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+	# OTLP export: SHA-256 for the htlhash file id (libcurl4-openssl-dev below: transport)
+	libssl-dev
 	libdw-dev libdebuginfod-dev liblzma-dev libcurl4-openssl-dev
 	# symbols the tests and users rely on: Debian's libc debug file, a debuginfod server
 	libc6-dbg debuginfod
 	# tests: independent readers and tools
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
+	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
+	python3-h2
+	curl xz-utils
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace
 )

@@ -10,43 +10,120 @@
 #include "cli/agent_options.h"
 #include "cli/pprof_dir.h"
 #include "cli/session.h"
+#include "export/otlp.h"
+#include "export/otlp_client.h"
+#include "export/protobuf.h"
+#include "proc/process.h"
 #include "profile/profile.h"
 
 struct agent_export {
 	const struct agent_options *opts;
 	struct session *session;
+	/* OTLP */
+	struct otlp_config cfg;
+	struct otlp_client *client;
+	struct otlp_encoder *encoder;
+	struct otlp_host host;
+	uint64_t encode_failed;
+	/* pprof folder */
 	struct pprof_dir_stats dir_stats;
 	char describe[512];
 };
 
+/* Resource attributes of a pid, from the process tracker (also for exited processes). */
+static int lookup_process(void *ctx, uint32_t pid, struct otlp_process *out)
+{
+	struct agent_export *ex = ctx;
+	const struct process *p = ex->session ? session__process(ex->session, (pid_t)pid) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ESRCH;
+	out->exe_path = p->exe_path[0] ? p->exe_path : NULL;
+	out->container_id = p->container.id[0] ? p->container.id : NULL;
+	out->k8s_pod_uid = p->container.pod_uid[0] ? p->container.pod_uid : NULL;
+	return 0;
+}
+
+static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
+{
+	char err[256] = "";
+	char *url;
+
+	if (o->otlp_endpoint &&
+	    otlp_config__set_endpoint(&ex->cfg, o->otlp_endpoint, false, err, sizeof(err)))
+		goto bad;
+	if (o->otlp_protocol)
+		ex->cfg.protocol = strcmp(o->otlp_protocol, "grpc") ? OTLP_PROTOCOL_HTTP_PROTOBUF
+								    : OTLP_PROTOCOL_GRPC;
+	if (o->otlp_headers && otlp_config__add_headers(&ex->cfg, o->otlp_headers, err, sizeof(err)))
+		goto bad;
+	if (o->otlp_ca_file) {
+		free(ex->cfg.ca_file);
+		ex->cfg.ca_file = strdup(o->otlp_ca_file);
+	}
+	ex->cfg.queue_max_sz = (size_t)o->queue_max_bytes;
+	otlp_host__detect(&ex->host);
+	ex->host.extra = ex->cfg.resource_attrs;
+	ex->host.extra_cnt = ex->cfg.resource_attr_cnt;
+	ex->encoder = otlp_encoder__new(NULL);
+	ex->client = ex->encoder ? otlp_client__new(&ex->cfg) : NULL;
+	if (!ex->client) {
+		pr_err("cannot start the OTLP exporter: %s\n", strerror(errno));
+		return -ENOMEM;
+	}
+	url = otlp_config__url(&ex->cfg);
+	snprintf(ex->describe, sizeof(ex->describe), "%s (OTLP %s)", url ? url : "?",
+		 ex->cfg.protocol == OTLP_PROTOCOL_GRPC ? "gRPC" : "HTTP");
+	free(url);
+	return 0;
+bad:
+	pr_err("%s\n", err[0] ? err : "bad OTLP configuration");
+	return -EINVAL;
+}
+
 struct agent_export *agent_export__new(const struct agent_options *o)
 {
 	struct agent_export *ex = calloc(1, sizeof(*ex));
+	char err_text[256] = "";
 	int err;
 
 	if (!ex)
 		return NULL;
 	ex->opts = o;
-	if (o->otlp_endpoint) {
-		pr_err("OTLP export is not available in this build yet; use --output-dir\n");
-		free(ex);
-		errno = ENOTSUP;
-		return NULL;
+	otlp_config__init(&ex->cfg);
+	if (otlp_config__from_env(&ex->cfg, err_text, sizeof(err_text))) {
+		pr_err("%s\n", err_text[0] ? err_text : "bad OTEL_EXPORTER_OTLP_* environment");
+		err = -EINVAL;
+		goto fail;
+	}
+	if (o->otlp_endpoint || ex->cfg.endpoint) {
+		err = setup_otlp(ex, o);
+		if (err)
+			goto fail;
+		return ex;
 	}
 	err = pprof_dir__prepare(o->output_dir);
 	if (err) {
 		pr_err("cannot write profiles into %s: %s\n", o->output_dir, strerror(-err));
-		free(ex);
-		errno = -err;
-		return NULL;
+		goto fail;
 	}
 	snprintf(ex->describe, sizeof(ex->describe), "%s (pprof files, at most %llu MiB)",
 		 o->output_dir, (unsigned long long)(o->output_max_bytes >> 20));
 	return ex;
+fail:
+	agent_export__free(ex);
+	errno = -err;
+	return NULL;
 }
 
 void agent_export__free(struct agent_export *ex)
 {
+	if (!ex)
+		return;
+	otlp_client__free(ex->client);
+	otlp_encoder__free(ex->encoder);
+	otlp_config__free(&ex->cfg);
 	free(ex);
 }
 
@@ -60,29 +137,62 @@ const char *agent_export__describe(const struct agent_export *ex)
 	return ex->describe;
 }
 
+static void report_otlp(struct agent_export *ex, const struct profile *p)
+{
+	struct pb_buf buf;
+	int err;
+
+	pb_buf__init(&buf, OTLP_DEFAULT_MAX_REQUEST_SZ);
+	err = otlp_encoder__encode(ex->encoder, p, &ex->host, lookup_process, ex, &buf);
+	if (err) {
+		ex->encode_failed++;
+		pr_warn("cannot encode an OTLP request (%s): interval dropped\n", strerror(-err));
+	} else if (otlp_client__submit(ex->client, &buf)) {
+		ex->encode_failed++;
+	}
+	pb_buf__free(&buf);
+}
+
 void agent_export__report(struct agent_export *ex, struct profile *p)
 {
 	int err;
 
-	if (profile__total_samples(p)) {
-		err = pprof_dir__write(ex->opts->output_dir, ex->opts->output_max_bytes, p,
-				       profile__start_time_ns(p), &ex->dir_stats);
-		if (err)
-			pr_warn("cannot write a profile into %s: %s\n", ex->opts->output_dir,
-				strerror(-err));
+	if (!profile__total_samples(p))
+		goto out;
+	if (ex->client) {
+		report_otlp(ex, p);
+		goto out;
 	}
+	err = pprof_dir__write(ex->opts->output_dir, ex->opts->output_max_bytes, p,
+			       profile__start_time_ns(p), &ex->dir_stats);
+	if (err)
+		pr_warn("cannot write a profile into %s: %s\n", ex->opts->output_dir,
+			strerror(-err));
+out:
 	profile__free(p);
 }
 
 void agent_export__flush(struct agent_export *ex, int timeout_ms)
 {
-	(void)ex;
-	(void)timeout_ms;
+	if (ex->client)
+		otlp_client__flush(ex->client, (unsigned)timeout_ms);
 }
 
 void agent_export__stats(const struct agent_export *ex, struct agent_export_stats *out)
 {
 	memset(out, 0, sizeof(*out));
+	if (ex->client) {
+		struct otlp_client_stats cs;
+
+		otlp_client__stats(ex->client, &cs);
+		out->ok = cs.exports_ok;
+		out->failed = cs.exports_failed + ex->encode_failed;
+		out->retried = cs.exports_retried;
+		out->dropped = cs.exports_dropped;
+		out->bytes = cs.bytes_sent;
+		out->queue_bytes = cs.queue_sz;
+		return;
+	}
 	out->ok = ex->dir_stats.written;
 	out->failed = ex->dir_stats.failed;
 	out->dropped = ex->dir_stats.deleted;

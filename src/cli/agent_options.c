@@ -1,4 +1,6 @@
-/* `stackscope agent` options. Flags win over OTEL_* environment variables. */
+/* `stackscope agent` options (flags). The OTEL_EXPORTER_OTLP_* environment is read by the OTLP
+ * configuration (export/otlp_client.c); these flags override it.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -67,13 +69,6 @@ static int parse_mb(const char *s, uint64_t *out)
 	return 0;
 }
 
-static const char *env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? v : NULL;
-}
-
 int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
 	enum {
@@ -112,15 +107,6 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->queue_max_bytes = 32ULL << 20;
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
-	o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
-	if (!o->otlp_endpoint)
-		o->otlp_endpoint = env("OTEL_EXPORTER_OTLP_ENDPOINT");
-	o->otlp_protocol = env("OTEL_EXPORTER_OTLP_PROFILES_PROTOCOL");
-	if (!o->otlp_protocol)
-		o->otlp_protocol = env("OTEL_EXPORTER_OTLP_PROTOCOL");
-	o->otlp_headers = env("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
-	if (!o->otlp_headers)
-		o->otlp_headers = env("OTEL_EXPORTER_OTLP_HEADERS");
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "F:vh", longopts, NULL)) != -1) {
@@ -190,9 +176,8 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	}
 	if (optind < argc)
 		fail("unexpected argument '%s'", argv[optind]);
-	if (!o->otlp_protocol)
-		o->otlp_protocol = "http/protobuf";
-	if (strcmp(o->otlp_protocol, "http/protobuf") && strcmp(o->otlp_protocol, "grpc"))
+	if (o->otlp_protocol && strcmp(o->otlp_protocol, "http/protobuf") &&
+	    strcmp(o->otlp_protocol, "grpc"))
 		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->otlp_protocol);
 	if (o->otlp_endpoint && strncmp(o->otlp_endpoint, "http://", 7) &&
 	    strncmp(o->otlp_endpoint, "https://", 8))

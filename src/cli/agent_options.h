@@ -1,4 +1,4 @@
-/* Options of `stackscope agent`, from flags and the standard OTEL_* environment variables. */
+/* Options of `stackscope agent` (flags; the OTEL_* environment is read by otlp_config). */
 #ifndef STACKSCOPE_AGENT_OPTIONS_H
 #define STACKSCOPE_AGENT_OPTIONS_H
 
@@ -12,9 +12,9 @@ struct agent_options {
 	unsigned int freq_hz;        /* default 19 */
 	double interval_s;           /* one report per interval, default 5 */
 	double log_interval_s;       /* counters in the log, default 60 */
-	const char *otlp_endpoint;   /* NULL: write pprof files into output_dir */
-	const char *otlp_protocol;   /* "http/protobuf" (default) or "grpc" */
-	const char *otlp_headers;    /* "k=v,k2=v2" (flags and env concatenated by the caller) */
+	const char *otlp_endpoint;   /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: pprof files */
+	const char *otlp_protocol;   /* "http/protobuf" or "grpc"; NULL: environment or http */
+	const char *otlp_headers;    /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
 	const char *otlp_ca_file;
 	const char *output_dir;      /* default /var/lib/stackscope */
 	uint64_t output_max_bytes;   /* default 256 MiB */

@@ -178,6 +178,28 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr, "table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
 			(unsigned long long)st.cache->hits, (unsigned long long)st.cache->misses,
 			(unsigned long long)st.cache->corrupt, (unsigned long long)st.cache->stores);
+	if (st.python.counters[INTERP_COUNTER_STACKS] || st.python.files) {
+		const uint64_t *pc = st.python.counters;
+
+		/* Python (src/interp/python.c): the eBPF side's reasons, then symbolization. */
+		fprintf(stderr, "python         %llu stacks in an eval loop, %llu frames; missing: no "
+				"process %llu, unsupported %llu, no thread state %llu, bad thread "
+				"state %llu, tss unset %llu, unreadable %llu, empty run %llu, "
+				"truncated %llu; code objects read %llu (%llu unreadable, %llu stale)\n",
+			(unsigned long long)pc[INTERP_COUNTER_STACKS],
+			(unsigned long long)pc[INTERP_COUNTER_FRAMES],
+			(unsigned long long)pc[INTERP_COUNTER_NO_PROC],
+			(unsigned long long)pc[INTERP_COUNTER_UNSUPPORTED],
+			(unsigned long long)pc[INTERP_COUNTER_NO_TSTATE],
+			(unsigned long long)pc[INTERP_COUNTER_BAD_TSTATE],
+			(unsigned long long)pc[INTERP_COUNTER_TSS_UNSET],
+			(unsigned long long)pc[INTERP_COUNTER_READ_FAILED],
+			(unsigned long long)pc[INTERP_COUNTER_RUN_EMPTY],
+			(unsigned long long)pc[INTERP_COUNTER_TRUNCATED],
+			(unsigned long long)st.python.code_reads,
+			(unsigned long long)st.python.code_unreadable,
+			(unsigned long long)st.python.code_stale);
+	}
 	if (st.bpf_run_cnt)
 		fprintf(stderr, "bpf time       %.0f ns per sample (%llu runs)\n",
 			(double)st.bpf_run_ns / (double)st.bpf_run_cnt,

@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "cli/session.h"
+#include "interp/python.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
@@ -29,6 +30,7 @@ struct session {
 	struct table_cache *cache;
 	struct profile *prof;
 	struct trace_handler *th;
+	struct python *py; /* interpreter frames */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -61,6 +63,7 @@ static int on_record(const void *data, size_t size, void *ctx)
 		break;
 	case RECORD_EXEC:
 		s->exec_events++;
+		python__process_exec(s->py, (pid_t)h->pid);
 		process_table__exec(s->pt, (pid_t)h->pid, now);
 		break;
 	case RECORD_MMAP:
@@ -83,6 +86,7 @@ static void load_executable(struct executable *exe, void *ctx)
 
 	if (s->um)
 		unwind_maps__load(s->um, exe);
+	python__file_loaded(s->py, exe);
 }
 
 static void unload_executable(struct executable *exe, void *ctx)
@@ -91,6 +95,17 @@ static void unload_executable(struct executable *exe, void *ctx)
 
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
+	python__file_unloaded(s->py, exe);
+}
+
+static void process_scanned(const struct process *p, uint64_t now_ns, void *ctx)
+{
+	python__process_scanned(((struct session *)ctx)->py, p, now_ns);
+}
+
+static void process_exited(const struct process *p, void *ctx)
+{
+	python__process_exited(((struct session *)ctx)->py, p->pid);
 }
 
 static struct profile *new_profile(struct session *s)
@@ -112,6 +127,7 @@ struct session *session__new(const struct session_opts *opts)
 		.unwind_entry_cap = opts->unwind_entry_cap,
 	};
 	struct exe_registry_ops ops = { .load = load_executable, .unload = unload_executable };
+	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
 	struct trace_handler_opts to = { .symbolize = opts->symbolize };
 	struct session *s = calloc(1, sizeof(*s));
 	size_t i;
@@ -150,6 +166,10 @@ struct session *session__new(const struct session_opts *opts)
 			pr_warn("unwind-table cache %s unusable (%s): tables are rebuilt at every "
 				"start\n", opts->cache_dir, strerror(errno));
 	}
+	s->py = python__new(sampler__interp_files_fd(s->sampler),
+			    sampler__interp_procs_fd(s->sampler));
+	if (!s->py)
+		goto fail;
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
 		goto fail;
@@ -157,11 +177,14 @@ struct session *session__new(const struct session_opts *opts)
 	s->prof = new_profile(s);
 	if (!s->pt || !s->prof)
 		goto fail;
+	pops.ctx = s;
+	process_table__set_ops(s->pt, &pops);
 	to.mono_to_wall_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
 	s->mono_to_wall_ns = to.mono_to_wall_ns;
 	s->th = trace_handler__new(s->prof, s->reg, s->pt, s->ks, &to);
 	if (!s->th)
 		goto fail;
+	trace_handler__set_python(s->th, s->py);
 	return s;
 fail:
 	session__free(s);
@@ -179,6 +202,7 @@ void session__free(struct session *s)
 	profile__free(s->prof);
 	process_table__free(s->pt);
 	exe_registry__free(s->reg);
+	python__free(s->py);
 	unwind_maps__free(s->um);
 	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
@@ -214,6 +238,7 @@ int session__poll(struct session *s, int timeout_ms)
 		return s->fatal;
 	process_table__tick(s->pt, now);
 	exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
+	python__tick(s->py, now);
 	if (err < 0 && err != -EINTR) {
 		pr_err("reading samples: %s\n", strerror(-err));
 		return err;
@@ -234,6 +259,11 @@ struct profile *session__take_profile(struct session *s)
 	profile__set_end_time(cur, clock_ns(CLOCK_REALTIME));
 	s->prof = next;
 	return cur;
+}
+
+const struct process *session__process(const struct session *s, pid_t pid)
+{
+	return process_table__find(s->pt, pid);
 }
 
 const struct profile *session__profile(const struct session *s)
@@ -260,5 +290,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->exec_events = s->exec_events;
 	out->exit_events = s->exit_events;
 	out->mmap_events = s->mmap_events;
+	out->python = *python__stats(s->py);
+	sampler__interp_counters(s->sampler, out->python.counters);
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "abi.h"
+#include "interp/python.h"
 
 struct profile;
 struct sampler;
@@ -23,6 +24,7 @@ struct process_table;
 struct trace_handler_stats;
 struct unwind_maps_stats;
 struct process_stats;
+struct process;
 struct table_cache_stats;
 
 #define SESSION_DEFAULT_CACHE_DIR "/var/cache/stackscope"
@@ -54,6 +56,8 @@ int session__start(struct session *s);
 int session__poll(struct session *s, int timeout_ms);
 /* The profile so far (window ends now); a new, empty one takes its place. NULL on ENOMEM. */
 struct profile *session__take_profile(struct session *s);
+/* The tracked process pid (alive or exited), or NULL; borrowed until the next poll. */
+const struct process *session__process(const struct session *s, pid_t pid);
 /* Borrowed view of the current profile. */
 const struct profile *session__profile(const struct session *s);
 
@@ -68,6 +72,7 @@ struct session_stats {
 	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
 	uint64_t exec_events, exit_events, mmap_events;
 	unsigned int cpu_cnt;
+	struct python_stats python; /* with the eBPF side's interpreter counters */
 };
 
 void session__stats(struct session *s, struct session_stats *out);

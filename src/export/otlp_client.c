@@ -1,0 +1,1427 @@
+/* OTLP transport over libcurl (see otlp_client.h for the protocol, the retry policy and the
+ * queue bounds).
+ *
+ * One export thread owns the curl handle (connections are kept alive between requests) and
+ * pops requests from the queue; the queue, the counters and the stop flag are the only
+ * state shared with callers, all under c->lock. The thread sleeps between retries on a
+ * condvar so that otlp_client__free() can wake it; a transfer in progress is aborted from
+ * curl's progress callback, which reads the stop flag atomically.
+ */
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/log.h"
+#include "export/otlp_client.h"
+
+#define RESPONSE_MAX_SZ (64 * 1024)  /* bodies past this are cut: we only read a few fields */
+#define GRPC_MESSAGE_MAX_SZ 256
+
+/* gRPC status codes used here */
+enum {
+	GRPC_OK = 0,
+	GRPC_CANCELLED = 1,
+	GRPC_UNKNOWN = 2,
+	GRPC_DEADLINE_EXCEEDED = 4,
+	GRPC_PERMISSION_DENIED = 7,
+	GRPC_RESOURCE_EXHAUSTED = 8,
+	GRPC_ABORTED = 10,
+	GRPC_OUT_OF_RANGE = 11,
+	GRPC_UNIMPLEMENTED = 12,
+	GRPC_INTERNAL = 13,
+	GRPC_UNAVAILABLE = 14,
+	GRPC_DATA_LOSS = 15,
+	GRPC_UNAUTHENTICATED = 16,
+};
+
+/* ---- configuration ---- */
+
+static void err__set(char *err, size_t err_sz, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void err__set(char *err, size_t err_sz, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !err_sz)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, err_sz, fmt, ap);
+	va_end(ap);
+}
+
+void otlp_config__init(struct otlp_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->protocol = OTLP_PROTOCOL_HTTP_PROTOBUF;
+	c->gzip = true;
+	c->timeout_ms = 10000;
+	c->connect_timeout_ms = 3000;
+	c->initial_backoff_ms = 1000;
+	c->max_backoff_ms = 30000;
+	c->max_elapsed_ms = 120000;
+	c->queue_max_cnt = 16;
+	c->queue_max_sz = (size_t)32 << 20;
+}
+
+void otlp_config__free(struct otlp_config *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->header_cnt; i++) {
+		free(c->headers[i].name);
+		free(c->headers[i].value);
+	}
+	for (i = 0; i < c->resource_attr_cnt; i++) {
+		free((char *)c->resource_attrs[i].key);
+		free((char *)c->resource_attrs[i].value);
+	}
+	free(c->headers);
+	free(c->resource_attrs);
+	free(c->endpoint);
+	free(c->ca_file);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Splits an endpoint into its parts; all out-pointers point into url. 0 or -EINVAL. */
+struct url_parts {
+	const char *scheme_end; /* after "://" */
+	const char *host, *host_end;
+	const char *port, *port_end; /* empty when absent */
+	const char *path;            /* "" or starting with '/' (query kept) */
+	bool https;
+};
+
+static int url__parse(const char *url, struct url_parts *u, const char **why)
+{
+	const char *s;
+	unsigned long port = 0;
+
+	memset(u, 0, sizeof(*u));
+	for (s = url; *s; s++) {
+		if ((unsigned char)*s <= ' ' || *s == 0x7f) {
+			*why = "contains a space or control character";
+			return -EINVAL;
+		}
+	}
+	if (!strncmp(url, "http://", 7)) {
+		u->scheme_end = url + 7;
+	} else if (!strncmp(url, "https://", 8)) {
+		u->scheme_end = url + 8;
+		u->https = true;
+	} else {
+		*why = "must start with http:// or https://";
+		return -EINVAL;
+	}
+	s = u->scheme_end;
+	if (strchr(s, '@') && (!strchr(s, '/') || strchr(s, '@') < strchr(s, '/'))) {
+		*why = "must not carry credentials (use headers)";
+		return -EINVAL;
+	}
+	u->host = s;
+	if (*s == '[') { /* IPv6 literal */
+		s = strchr(s, ']');
+		if (!s) {
+			*why = "has an unterminated [IPv6] host";
+			return -EINVAL;
+		}
+		s++;
+	} else {
+		while (*s && *s != ':' && *s != '/' && *s != '?' && *s != '#')
+			s++;
+	}
+	u->host_end = s;
+	if (u->host_end == u->host) {
+		*why = "has no host";
+		return -EINVAL;
+	}
+	u->port = u->port_end = s;
+	if (*s == ':') {
+		u->port = ++s;
+		while (*s >= '0' && *s <= '9') {
+			port = port * 10 + (unsigned long)(*s - '0');
+			if (port > 65535)
+				break;
+			s++;
+		}
+		u->port_end = s;
+		if (u->port_end == u->port || port == 0 || port > 65535) {
+			*why = "has a bad port (1..65535)";
+			return -EINVAL;
+		}
+	}
+	if (*s && *s != '/') {
+		*why = "has junk after the host";
+		return -EINVAL;
+	}
+	u->path = s;
+	return 0;
+}
+
+int otlp_config__set_endpoint(struct otlp_config *c, const char *url, bool is_full, char *err,
+			      size_t err_sz)
+{
+	struct url_parts u;
+	const char *why = "";
+	char *copy;
+
+	if (!url || url__parse(url, &u, &why)) {
+		err__set(err, err_sz, "bad OTLP endpoint \"%s\": %s", url ? url : "", why);
+		return -EINVAL;
+	}
+	copy = strdup(url);
+	if (!copy)
+		return -ENOMEM;
+	free(c->endpoint);
+	c->endpoint = copy;
+	c->endpoint_is_full = is_full;
+	return 0;
+}
+
+char *otlp_config__url(const struct otlp_config *c)
+{
+	struct url_parts u;
+	const char *why, *path;
+	size_t base_len, path_len;
+	char *out;
+
+	if (!c->endpoint || url__parse(c->endpoint, &u, &why)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (c->protocol == OTLP_PROTOCOL_GRPC) {
+		base_len = (size_t)(u.port_end - c->endpoint);
+		path = OTLP_GRPC_PATH;
+	} else if (c->endpoint_is_full) {
+		return strdup(c->endpoint);
+	} else {
+		base_len = strlen(c->endpoint);
+		while (base_len > (size_t)(u.path - c->endpoint) && c->endpoint[base_len - 1] == '/')
+			base_len--;
+		path = OTLP_HTTP_PATH;
+	}
+	path_len = strlen(path);
+	out = malloc(base_len + path_len + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, c->endpoint, base_len);
+	memcpy(out + base_len, path, path_len + 1);
+	return out;
+}
+
+static int hex__val(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	ch = (char)tolower((unsigned char)ch);
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	return -1;
+}
+
+/* Trimmed, percent-decoded copy of s[0..len); NULL with *bad set on bad encoding. */
+static char *pct__decode(const char *s, size_t len, bool *bad)
+{
+	char *out;
+	size_t i, o = 0;
+
+	while (len && isspace((unsigned char)*s)) {
+		s++;
+		len--;
+	}
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	out = malloc(len + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] != '%') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= len || hex__val(s[i + 1]) < 0 || hex__val(s[i + 2]) < 0) {
+			*bad = true;
+			break;
+		}
+		out[o++] = (char)(hex__val(s[i + 1]) << 4 | hex__val(s[i + 2]));
+		i += 2;
+	}
+	out[o] = '\0';
+	if (*bad || memchr(out, '\0', o) != NULL) {
+		*bad = true;
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* An HTTP header field name: an RFC 9110 token. */
+static bool header__valid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (!isalnum((unsigned char)*s) && !strchr("!#$%&'*+-.^_`|~", *s))
+			return false;
+	}
+	return true;
+}
+
+static bool header__valid_value(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < ' ' && *s != '\t')
+			return false;
+		if (*s == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/* Parses "k=v,k2=v2" and calls add(c, key, value) (ownership moves) for each entry. */
+static int kv_list__parse(struct otlp_config *c, const char *list, const char *what,
+			  bool headers, char *err, size_t err_sz)
+{
+	const char *s = list, *end, *eq;
+	char *key = NULL, *value = NULL;
+	bool bad = false;
+	int ret = 0;
+
+	while (s && *s) {
+		end = strchr(s, ',');
+		if (!end)
+			end = s + strlen(s);
+		eq = memchr(s, '=', (size_t)(end - s));
+		if (!eq) {
+			/* allow empty entries ("a=b,,c=d", a trailing comma) */
+			const char *t = s;
+
+			while (t < end && isspace((unsigned char)*t))
+				t++;
+			if (t != end) {
+				err__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
+					 (int)(end - s), s);
+				return -EINVAL;
+			}
+			s = *end ? end + 1 : end;
+			continue;
+		}
+		key = pct__decode(s, (size_t)(eq - s), &bad);
+		value = key ? pct__decode(eq + 1, (size_t)(end - eq - 1), &bad) : NULL;
+		if (!key || !value) {
+			ret = bad ? -EINVAL : -ENOMEM;
+			err__set(err, err_sz, "%s: bad percent-encoding in \"%.*s\"", what,
+				 (int)(end - s), s);
+			goto cleanup;
+		}
+		if (!*key || (headers && (!header__valid_name(key) ||
+					  !header__valid_value(value)))) {
+			err__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
+				 headers ? "header" : "attribute", (int)(end - s), s);
+			ret = -EINVAL;
+			goto cleanup;
+		}
+		if (headers) {
+			struct otlp_header *h = realloc(c->headers,
+							(c->header_cnt + 1) * sizeof(*h));
+
+			if (!h) {
+				ret = -ENOMEM;
+				goto cleanup;
+			}
+			c->headers = h;
+			h[c->header_cnt].name = key;
+			h[c->header_cnt++].value = value;
+		} else {
+			struct otlp_attr *a = realloc(c->resource_attrs,
+						      (c->resource_attr_cnt + 1) * sizeof(*a));
+
+			if (!a) {
+				ret = -ENOMEM;
+				goto cleanup;
+			}
+			c->resource_attrs = a;
+			a[c->resource_attr_cnt].key = key;
+			a[c->resource_attr_cnt++].value = value;
+		}
+		key = value = NULL;
+		s = *end ? end + 1 : end;
+	}
+cleanup:
+	free(key);
+	free(value);
+	return ret;
+}
+
+int otlp_config__add_headers(struct otlp_config *c, const char *list, char *err, size_t err_sz)
+{
+	return kv_list__parse(c, list, "OTLP headers", true, err, err_sz);
+}
+
+int otlp_config__add_resource_attrs(struct otlp_config *c, const char *list, char *err,
+				    size_t err_sz)
+{
+	return kv_list__parse(c, list, "resource attributes", false, err, err_sz);
+}
+
+int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
+{
+	const char *v;
+	char *end;
+	unsigned long ms;
+	int ret;
+
+	otlp_config__init(c);
+	if (err && err_sz)
+		err[0] = '\0';
+	v = getenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+	if (v && *v) {
+		if (!strcmp(v, "http/protobuf")) {
+			c->protocol = OTLP_PROTOCOL_HTTP_PROTOBUF;
+		} else if (!strcmp(v, "grpc")) {
+			c->protocol = OTLP_PROTOCOL_GRPC;
+		} else {
+			err__set(err, err_sz,
+				 "OTEL_EXPORTER_OTLP_PROTOCOL=\"%s\": supported are "
+				 "http/protobuf and grpc",
+				 v);
+			return -EINVAL;
+		}
+	}
+	v = getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	if (v && *v) {
+		ret = otlp_config__set_endpoint(c, v, true, err, err_sz);
+	} else {
+		v = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+		ret = v && *v ? otlp_config__set_endpoint(c, v, false, err, err_sz) : 0;
+	}
+	if (ret) {
+		/* name the variable in front of the message */
+		if (ret == -EINVAL && err && err_sz) {
+			char tmp[256];
+
+			snprintf(tmp, sizeof(tmp), "%s", err);
+			err__set(err, err_sz, "%s: %s",
+				 getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") &&
+						 *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") ?
+					 "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT" :
+					 "OTEL_EXPORTER_OTLP_ENDPOINT",
+				 tmp);
+		}
+		return ret;
+	}
+	v = getenv("OTEL_EXPORTER_OTLP_HEADERS");
+	if (v && (ret = kv_list__parse(c, v, "OTEL_EXPORTER_OTLP_HEADERS", true, err, err_sz)))
+		return ret;
+	v = getenv("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
+	if (v && (ret = kv_list__parse(c, v, "OTEL_EXPORTER_OTLP_PROFILES_HEADERS", true, err,
+				       err_sz)))
+		return ret;
+	v = getenv("OTEL_RESOURCE_ATTRIBUTES");
+	if (v && (ret = kv_list__parse(c, v, "OTEL_RESOURCE_ATTRIBUTES", false, err, err_sz)))
+		return ret;
+	v = getenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
+	if (v && *v) {
+		if (access(v, R_OK)) {
+			err__set(err, err_sz, "OTEL_EXPORTER_OTLP_CERTIFICATE=\"%s\": %s", v,
+				 strerror(errno));
+			return -EINVAL;
+		}
+		c->ca_file = strdup(v);
+		if (!c->ca_file)
+			return -ENOMEM;
+	}
+	v = getenv("OTEL_EXPORTER_OTLP_TIMEOUT");
+	if (v && *v) {
+		errno = 0;
+		ms = strtoul(v, &end, 10);
+		if (errno || *end || ms == 0 || ms > 3600 * 1000) {
+			err__set(err, err_sz, "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds",
+				 v);
+			return -EINVAL;
+		}
+		c->timeout_ms = (unsigned)ms;
+	}
+	v = getenv("OTEL_EXPORTER_OTLP_COMPRESSION");
+	if (v && *v) {
+		if (!strcmp(v, "gzip")) {
+			c->gzip = true;
+		} else if (!strcmp(v, "none")) {
+			c->gzip = false;
+		} else {
+			err__set(err, err_sz,
+				 "OTEL_EXPORTER_OTLP_COMPRESSION=\"%s\": want gzip or none", v);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- the client ---- */
+
+struct export_req {
+	struct export_req *next;
+	uint8_t *body; /* ready to send: gzipped and, for gRPC, framed */
+	size_t len;
+};
+
+struct otlp_client {
+	struct otlp_config cfg; /* copy; read-only after creation */
+	char *url;
+	struct curl_slist *curl_headers;
+	CURL *curl;
+
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* signalled on submit and stop */
+	pthread_cond_t idle; /* signalled when a request is done */
+	struct export_req *head, *tail;
+	bool in_flight;
+	atomic_bool stop;
+	struct otlp_client_stats stats;
+	bool failing; /* last request failed: log only state changes */
+	bool fresh_connect; /* export thread only: last attempt hit a transport error */
+	uint64_t rng;
+};
+
+/* The result of one attempt. */
+struct attempt {
+	bool ok;
+	bool retryable;
+	long wait_ms;  /* server-requested delay, -1 = none */
+	bool wait_is_min; /* RetryInfo: at least the backoff as well */
+	int http_status;
+	int grpc_status; /* -1 when absent */
+	long rejected;
+	bool partial;
+	char message[GRPC_MESSAGE_MAX_SZ];
+	/* filled by the curl callbacks */
+	uint8_t *resp;
+	size_t resp_len;
+	long retry_after_ms;
+	char grpc_message[GRPC_MESSAGE_MAX_SZ];
+	char grpc_details[1024]; /* grpc-status-details-bin, base64 */
+	bool resp_gzip;          /* grpc-encoding: gzip on the response */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t client__rand(struct otlp_client *c)
+{
+	/* xorshift64*: jitter only */
+	c->rng ^= c->rng >> 12;
+	c->rng ^= c->rng << 25;
+	c->rng ^= c->rng >> 27;
+	return c->rng * 0x2545f4914f6cdd1dULL;
+}
+
+/* gzip (when configured) and gRPC framing of one request. */
+static int client__prepare(const struct otlp_client *c, const uint8_t *data, size_t len,
+			   struct export_req **out)
+{
+	size_t prefix = c->cfg.protocol == OTLP_PROTOCOL_GRPC ? 5 : 0, cap, body_len;
+	struct export_req *r;
+	z_stream zs = { 0 };
+	int zret;
+
+	*out = NULL;
+	if (len > UINT32_MAX / 2)
+		return -EMSGSIZE;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	cap = c->cfg.gzip ? deflateBound(&zs, len) + 32 : len;
+	/* deflateBound without init gives the conservative bound; add the gzip wrapper */
+	r->body = malloc(prefix + cap);
+	if (!r->body)
+		goto nomem;
+	if (c->cfg.gzip) {
+		if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK)
+			goto nomem;
+		zs.next_in = (Bytef *)data;
+		zs.avail_in = (uInt)len;
+		zs.next_out = r->body + prefix;
+		zs.avail_out = (uInt)cap;
+		zret = deflate(&zs, Z_FINISH);
+		body_len = zs.total_out;
+		deflateEnd(&zs);
+		if (zret != Z_STREAM_END)
+			goto nomem;
+	} else {
+		memcpy(r->body + prefix, data, len);
+		body_len = len;
+	}
+	if (prefix) {
+		r->body[0] = c->cfg.gzip ? 1 : 0;
+		r->body[1] = (uint8_t)(body_len >> 24);
+		r->body[2] = (uint8_t)(body_len >> 16);
+		r->body[3] = (uint8_t)(body_len >> 8);
+		r->body[4] = (uint8_t)body_len;
+	}
+	r->len = prefix + body_len;
+	*out = r;
+	return 0;
+nomem:
+	free(r->body);
+	free(r);
+	return -ENOMEM;
+}
+
+static void export_req__free(struct export_req *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	free(r);
+}
+
+int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
+{
+	struct export_req *r, *old;
+	int err;
+
+	err = client__prepare(c, req->data, req->len, &r);
+	if (err == -EMSGSIZE || (!err && r->len > c->cfg.queue_max_sz)) {
+		export_req__free(r);
+		pthread_mutex_lock(&c->lock);
+		c->stats.exports_dropped++;
+		pthread_mutex_unlock(&c->lock);
+		return -EMSGSIZE;
+	}
+	if (err)
+		return err;
+	pthread_mutex_lock(&c->lock);
+	while (c->head && (c->stats.queue_cnt + 1 > c->cfg.queue_max_cnt ||
+			   c->stats.queue_sz + r->len > c->cfg.queue_max_sz)) {
+		old = c->head;
+		c->head = old->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->stats.queue_cnt--;
+		c->stats.queue_sz -= old->len;
+		c->stats.exports_dropped++;
+		export_req__free(old);
+	}
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->stats.queue_cnt++;
+	c->stats.queue_sz += r->len;
+	pthread_cond_signal(&c->work);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+/* ---- one attempt ---- */
+
+static size_t curl__write(char *data, size_t size, size_t n, void *ctx)
+{
+	struct attempt *a = ctx;
+	size_t len = size * n, room = RESPONSE_MAX_SZ - a->resp_len;
+	uint8_t *tmp;
+
+	if (len > room)
+		len = room; /* cut, but keep reading */
+	if (len) {
+		tmp = realloc(a->resp, a->resp_len + len);
+		if (!tmp)
+			return 0;
+		a->resp = tmp;
+		memcpy(a->resp + a->resp_len, data, len);
+		a->resp_len += len;
+	}
+	return size * n;
+}
+
+/* Value of header "name: value" in line (len bytes, CRLF included) into out, or false. */
+static bool header__match(const char *line, size_t len, const char *name, char *out,
+			  size_t out_sz)
+{
+	size_t nlen = strlen(name), vlen;
+	const char *v;
+
+	if (len <= nlen || strncasecmp(line, name, nlen) || line[nlen] != ':')
+		return false;
+	v = line + nlen + 1;
+	vlen = len - nlen - 1;
+	while (vlen && (*v == ' ' || *v == '\t')) {
+		v++;
+		vlen--;
+	}
+	while (vlen && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' || v[vlen - 1] == ' '))
+		vlen--;
+	if (vlen >= out_sz)
+		vlen = out_sz - 1;
+	memcpy(out, v, vlen);
+	out[vlen] = '\0';
+	return true;
+}
+
+/* Retry-After: delay-seconds or an HTTP-date; -1 when unparsable. */
+static long retry_after__ms(const char *v)
+{
+	unsigned long secs = 0;
+	const char *s = v;
+	time_t when;
+
+	if (*s >= '0' && *s <= '9') {
+		for (; *s >= '0' && *s <= '9'; s++) {
+			secs = secs * 10 + (unsigned long)(*s - '0');
+			if (secs > 86400)
+				secs = 86400;
+		}
+		return *s ? -1 : (long)secs * 1000;
+	}
+	when = curl_getdate(v, NULL);
+	if (when == -1)
+		return -1;
+	when -= time(NULL);
+	return when > 0 ? (long)when * 1000 : 0;
+}
+
+static size_t curl__header(char *line, size_t size, size_t n, void *ctx)
+{
+	struct attempt *a = ctx;
+	size_t len = size * n;
+	char v[GRPC_MESSAGE_MAX_SZ];
+
+	if (header__match(line, len, "retry-after", v, sizeof(v)))
+		a->retry_after_ms = retry_after__ms(v);
+	else if (header__match(line, len, "grpc-status", v, sizeof(v)))
+		a->grpc_status = (int)strtol(v, NULL, 10);
+	else if (header__match(line, len, "grpc-message", a->grpc_message,
+			       sizeof(a->grpc_message)))
+		;
+	else if (header__match(line, len, "grpc-status-details-bin", a->grpc_details,
+			       sizeof(a->grpc_details)))
+		;
+	else if (header__match(line, len, "grpc-encoding", v, sizeof(v)))
+		a->resp_gzip = !strcmp(v, "gzip");
+	return len;
+}
+
+static int curl__progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			  curl_off_t ulnow)
+{
+	struct otlp_client *c = ctx;
+
+	return atomic_load(&c->stop) ? 1 : 0;
+}
+
+/* A tiny protobuf reader for the few response fields we look at. */
+struct pb_in {
+	const uint8_t *p, *end;
+};
+
+static bool pb_in__varint(struct pb_in *in, uint64_t *v)
+{
+	int shift;
+
+	*v = 0;
+	for (shift = 0; in->p < in->end && shift < 64; shift += 7) {
+		uint8_t b = *in->p++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* Next field: number, wire type, varint value or sub-slice. false at the end or on junk. */
+static bool pb_in__next(struct pb_in *in, uint32_t *num, uint64_t *v, struct pb_in *sub)
+{
+	uint64_t key, len;
+
+	if (in->p >= in->end || !pb_in__varint(in, &key))
+		return false;
+	*num = (uint32_t)(key >> 3);
+	sub->p = sub->end = NULL;
+	switch (key & 7) {
+	case 0:
+		return pb_in__varint(in, v);
+	case 1:
+		if (in->end - in->p < 8)
+			return false;
+		in->p += 8;
+		return true;
+	case 5:
+		if (in->end - in->p < 4)
+			return false;
+		in->p += 4;
+		return true;
+	case 2:
+		if (!pb_in__varint(in, &len) || len > (uint64_t)(in->end - in->p))
+			return false;
+		sub->p = in->p;
+		sub->end = in->p + len;
+		in->p += len;
+		return true;
+	}
+	return false;
+}
+
+static void pb_in__string(const struct pb_in *s, char *out, size_t out_sz)
+{
+	size_t len = (size_t)(s->end - s->p);
+
+	if (len >= out_sz)
+		len = out_sz - 1;
+	memcpy(out, s->p, len);
+	out[len] = '\0';
+}
+
+/* ExportProfilesServiceResponse: partial_success { rejected_profiles, error_message }. */
+static void response__parse(struct attempt *a, const uint8_t *data, size_t len)
+{
+	struct pb_in in = { data, data + len }, sub, ps, s2;
+	uint32_t num, n2;
+	uint64_t v;
+
+	while (pb_in__next(&in, &num, &v, &sub)) {
+		if (num != 1 || !sub.p)
+			continue;
+		a->partial = true; /* present, even empty: counted, never retried */
+		ps = sub;
+		while (pb_in__next(&ps, &n2, &v, &s2)) {
+			if (n2 == 1 && !s2.p)
+				a->rejected = (long)v;
+			else if (n2 == 2 && s2.p)
+				pb_in__string(&s2, a->message, sizeof(a->message));
+		}
+	}
+}
+
+/* google.rpc.Status message (HTTP error bodies): the message field. */
+static void status__parse(struct attempt *a, const uint8_t *data, size_t len)
+{
+	struct pb_in in = { data, data + len }, sub;
+	uint32_t num;
+	uint64_t v;
+
+	while (pb_in__next(&in, &num, &v, &sub)) {
+		if (num == 2 && sub.p)
+			pb_in__string(&sub, a->message, sizeof(a->message));
+	}
+}
+
+static int base64__val(char ch)
+{
+	if (ch >= 'A' && ch <= 'Z')
+		return ch - 'A';
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a' + 26;
+	if (ch >= '0' && ch <= '9')
+		return ch - '0' + 52;
+	if (ch == '+' || ch == '-')
+		return 62;
+	if (ch == '/' || ch == '_')
+		return 63;
+	return -1;
+}
+
+/* google.rpc.RetryInfo in grpc-status-details-bin (base64 google.rpc.Status, details
+ * Any{type_url, value = RetryInfo{retry_delay Duration{seconds, nanos}}}): the delay in ms,
+ * or -1.
+ */
+static long grpc__retry_info_ms(const char *b64)
+{
+	static const char type[] = "type.googleapis.com/google.rpc.RetryInfo";
+	uint8_t bin[768];
+	size_t len = 0;
+	uint32_t acc = 0, num, n2, n3;
+	int bits = 0, d;
+	struct pb_in in, sub, any, val, s2, s3;
+	uint64_t v, secs, nanos;
+	char url[64];
+	bool is_retry_info;
+
+	for (; *b64 && *b64 != '='; b64++) {
+		d = base64__val(*b64);
+		if (d < 0)
+			return -1;
+		acc = acc << 6 | (uint32_t)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (len == sizeof(bin))
+				return -1;
+			bin[len++] = (uint8_t)(acc >> bits);
+		}
+	}
+	in = (struct pb_in){ bin, bin + len };
+	while (pb_in__next(&in, &num, &v, &sub)) {
+		if (num != 3 || !sub.p)
+			continue;
+		any = sub;
+		is_retry_info = false;
+		val.p = val.end = NULL;
+		while (pb_in__next(&any, &n2, &v, &s2)) {
+			if (n2 == 1 && s2.p) {
+				pb_in__string(&s2, url, sizeof(url));
+				is_retry_info = !strcmp(url, type);
+			} else if (n2 == 2 && s2.p) {
+				val = s2;
+			}
+		}
+		if (!is_retry_info || !val.p)
+			continue;
+		secs = nanos = 0;
+		while (pb_in__next(&val, &n2, &v, &s2)) {
+			if (n2 != 1 || !s2.p)
+				continue;
+			while (pb_in__next(&s2, &n3, &v, &s3)) {
+				if (n3 == 1)
+					secs = v;
+				else if (n3 == 2)
+					nanos = v;
+			}
+		}
+		if (secs > 86400)
+			secs = 86400;
+		return (long)(secs * 1000 + nanos / 1000000);
+	}
+	return -1;
+}
+
+/* gRPC percent-decodes grpc-message; do it in place. */
+static void grpc__decode_message(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s == '%' && hex__val(s[1]) >= 0 && hex__val(s[2]) >= 0) {
+			*o++ = (char)(hex__val(s[1]) << 4 | hex__val(s[2]));
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Status for an HTTP answer that carries no grpc-status (the gRPC HTTP mapping). */
+static int grpc__status_from_http(long http)
+{
+	switch (http) {
+	case 400:
+		return GRPC_INTERNAL;
+	case 401:
+		return GRPC_UNAUTHENTICATED;
+	case 403:
+		return GRPC_PERMISSION_DENIED;
+	case 404:
+		return GRPC_UNIMPLEMENTED;
+	case 429:
+	case 502:
+	case 503:
+	case 504:
+		return GRPC_UNAVAILABLE;
+	default:
+		return GRPC_UNKNOWN;
+	}
+}
+
+/* The gRPC response message (after the 5-byte prefix), inflated when compressed. */
+static void grpc__parse_response(struct attempt *a)
+{
+	uint8_t out[RESPONSE_MAX_SZ];
+	z_stream zs = { 0 };
+	uint32_t mlen;
+
+	if (a->resp_len < 5)
+		return;
+	mlen = (uint32_t)a->resp[1] << 24 | (uint32_t)a->resp[2] << 16 |
+	       (uint32_t)a->resp[3] << 8 | a->resp[4];
+	if (mlen > a->resp_len - 5)
+		return;
+	if (!a->resp[0]) {
+		response__parse(a, a->resp + 5, mlen);
+		return;
+	}
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return;
+	zs.next_in = a->resp + 5;
+	zs.avail_in = mlen;
+	zs.next_out = out;
+	zs.avail_out = sizeof(out);
+	if (inflate(&zs, Z_FINISH) == Z_STREAM_END)
+		response__parse(a, out, zs.total_out);
+	inflateEnd(&zs);
+}
+
+static bool curl__retryable(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_GOT_NOTHING:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One POST of r; fills a. */
+static void client__attempt(struct otlp_client *c, const struct export_req *r,
+			    struct attempt *a)
+{
+	bool grpc = c->cfg.protocol == OTLP_PROTOCOL_GRPC;
+	curl_off_t uploaded = 0;
+	long http = 0, version = 0;
+	CURLcode rc;
+
+	memset(a, 0, sizeof(*a));
+	a->wait_ms = -1;
+	a->retry_after_ms = -1;
+	a->grpc_status = -1;
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, a);
+	/* after a transport error, do not trust the kept-alive connection */
+	curl_easy_setopt(c->curl, CURLOPT_FRESH_CONNECT, c->fresh_connect ? 1L : 0L);
+	rc = curl_easy_perform(c->curl);
+	c->fresh_connect = rc != CURLE_OK;
+	curl_easy_getinfo(c->curl, CURLINFO_SIZE_UPLOAD_T, &uploaded);
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
+	curl_easy_getinfo(c->curl, CURLINFO_HTTP_VERSION, &version);
+	a->http_status = (int)http;
+	pthread_mutex_lock(&c->lock);
+	c->stats.bytes_sent += (uint64_t)uploaded;
+	pthread_mutex_unlock(&c->lock);
+
+	if (rc != CURLE_OK) {
+		a->retryable = curl__retryable(rc);
+		snprintf(a->message, sizeof(a->message), "%s", curl_easy_strerror(rc));
+		goto cleanup;
+	}
+	if (!grpc) {
+		if (http >= 200 && http < 300) {
+			a->ok = true;
+			response__parse(a, a->resp, a->resp_len);
+		} else {
+			a->retryable = http == 429 || http == 502 || http == 503 || http == 504;
+			if (a->retryable)
+				a->wait_ms = a->retry_after_ms;
+			status__parse(a, a->resp, a->resp_len);
+		}
+		goto cleanup;
+	}
+	if (version != CURL_HTTP_VERSION_2_0) {
+		snprintf(a->message, sizeof(a->message), "the server does not speak HTTP/2");
+		goto cleanup;
+	}
+	if (a->grpc_status < 0)
+		a->grpc_status = http == 200 ? GRPC_UNKNOWN : grpc__status_from_http(http);
+	grpc__decode_message(a->grpc_message);
+	snprintf(a->message, sizeof(a->message), "%s", a->grpc_message);
+	switch (a->grpc_status) {
+	case GRPC_OK:
+		a->ok = true;
+		grpc__parse_response(a);
+		break;
+	case GRPC_RESOURCE_EXHAUSTED:
+		a->wait_ms = grpc__retry_info_ms(a->grpc_details);
+		a->retryable = a->wait_ms >= 0;
+		a->wait_is_min = true;
+		break;
+	case GRPC_CANCELLED:
+	case GRPC_DEADLINE_EXCEEDED:
+	case GRPC_ABORTED:
+	case GRPC_OUT_OF_RANGE:
+	case GRPC_UNAVAILABLE:
+	case GRPC_DATA_LOSS:
+		a->retryable = true;
+		a->wait_ms = a->grpc_details[0] ? grpc__retry_info_ms(a->grpc_details) : -1;
+		a->wait_is_min = true;
+		break;
+	default:
+		break;
+	}
+cleanup:
+	free(a->resp);
+	a->resp = NULL;
+}
+
+/* Sleeps ms unless stopped; true when stopped. */
+static bool client__sleep(struct otlp_client *c, uint64_t ms)
+{
+	struct timespec ts;
+	bool stopped;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ms / 1000);
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&c->lock);
+	while (!atomic_load(&c->stop) &&
+	       pthread_cond_timedwait(&c->work, &c->lock, &ts) != ETIMEDOUT)
+		;
+	stopped = atomic_load(&c->stop);
+	pthread_mutex_unlock(&c->lock);
+	return stopped;
+}
+
+enum export_result { EXPORT_OK, EXPORT_FAILED, EXPORT_DROPPED };
+
+/* Sends r with retries; the outcome decides the counter. */
+static enum export_result client__export(struct otlp_client *c, const struct export_req *r)
+{
+	uint64_t start = now_ms(), backoff = c->cfg.initial_backoff_ms, wait;
+	struct attempt a;
+
+	for (;;) {
+		client__attempt(c, r, &a);
+		pthread_mutex_lock(&c->lock);
+		c->stats.last_http_status = a.http_status;
+		if (c->cfg.protocol == OTLP_PROTOCOL_GRPC)
+			c->stats.last_grpc_status = a.grpc_status;
+		if (a.ok && a.partial) {
+			c->stats.exports_partial++;
+			c->stats.rejected_profiles += a.rejected > 0 ? (uint64_t)a.rejected : 0;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (a.ok) {
+			if (a.partial && (a.rejected || a.message[0]))
+				pr_warn("otlp: partial success: %ld profiles rejected: %s\n",
+					a.rejected, a.message);
+			return EXPORT_OK;
+		}
+		if (atomic_load(&c->stop))
+			return EXPORT_DROPPED;
+		if (!a.retryable)
+			break;
+		/* jitter x0.5 .. x1.5 of the backoff, capped */
+		wait = backoff / 2 + client__rand(c) % (backoff + 1);
+		if (wait > c->cfg.max_backoff_ms)
+			wait = c->cfg.max_backoff_ms;
+		if (a.wait_ms >= 0)
+			wait = a.wait_is_min && wait > (uint64_t)a.wait_ms ? wait :
+									      (uint64_t)a.wait_ms;
+		if (now_ms() + wait - start > c->cfg.max_elapsed_ms) {
+			snprintf(a.message + strlen(a.message),
+				 sizeof(a.message) - strlen(a.message), " (retries exhausted)");
+			break;
+		}
+		pr_debug("otlp: export attempt failed (HTTP %d, grpc %d: %s), retry in %llu ms\n",
+			 a.http_status, a.grpc_status, a.message, (unsigned long long)wait);
+		if (client__sleep(c, wait))
+			return EXPORT_DROPPED;
+		pthread_mutex_lock(&c->lock);
+		c->stats.exports_retried++;
+		pthread_mutex_unlock(&c->lock);
+		backoff = backoff * 2 > c->cfg.max_backoff_ms ? c->cfg.max_backoff_ms : backoff * 2;
+	}
+	/* one warning when exports start failing; the counters tell the rest */
+	if (!c->failing)
+		pr_warn("otlp: export failed (HTTP %d, grpc-status %d): %s\n", a.http_status,
+			a.grpc_status, a.message);
+	return EXPORT_FAILED;
+}
+
+static void *client__thread(void *arg)
+{
+	struct otlp_client *c = arg;
+	struct export_req *r;
+	enum export_result res;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->head && !atomic_load(&c->stop))
+			pthread_cond_wait(&c->work, &c->lock);
+		if (atomic_load(&c->stop))
+			break;
+		r = c->head;
+		c->head = r->next;
+		if (!c->head)
+			c->tail = NULL;
+		c->stats.queue_cnt--;
+		c->stats.queue_sz -= r->len;
+		c->in_flight = true;
+		pthread_mutex_unlock(&c->lock);
+
+		res = client__export(c, r);
+		export_req__free(r);
+
+		pthread_mutex_lock(&c->lock);
+		c->in_flight = false;
+		if (res == EXPORT_OK) {
+			c->stats.exports_ok++;
+			if (c->failing)
+				pr_info("otlp: exports succeed again\n");
+			c->failing = false;
+		} else if (res == EXPORT_FAILED) {
+			c->stats.exports_failed++;
+			c->failing = true;
+		} else {
+			c->stats.exports_dropped++;
+		}
+		pthread_cond_broadcast(&c->idle);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int client__setup_curl(struct otlp_client *c)
+{
+	bool grpc = c->cfg.protocol == OTLP_PROTOCOL_GRPC;
+	struct curl_slist *l = NULL, *tmp;
+	char line[8192];
+	size_t i;
+	int n;
+
+	c->curl = curl_easy_init();
+	if (!c->curl)
+		return -ENOMEM;
+	if (grpc) {
+		l = curl_slist_append(l, "Content-Type: application/grpc");
+		l = l ? curl_slist_append(l, "TE: trailers") : NULL;
+		if (c->cfg.gzip)
+			l = l ? curl_slist_append(l, "grpc-encoding: gzip") : NULL;
+		l = l ? curl_slist_append(l, "grpc-accept-encoding: identity,gzip") : NULL;
+	} else {
+		l = curl_slist_append(l, "Content-Type: application/x-protobuf");
+		if (c->cfg.gzip)
+			l = l ? curl_slist_append(l, "Content-Encoding: gzip") : NULL;
+	}
+	l = l ? curl_slist_append(l, "Expect:") : NULL; /* no 100-continue round trip */
+	for (i = 0; l && i < c->cfg.header_cnt; i++) {
+		n = snprintf(line, sizeof(line), "%s: %s", c->cfg.headers[i].name,
+			     c->cfg.headers[i].value);
+		if (n < 0 || (size_t)n >= sizeof(line)) {
+			curl_slist_free_all(l);
+			return -EINVAL;
+		}
+		tmp = curl_slist_append(l, line);
+		if (!tmp) {
+			curl_slist_free_all(l);
+			l = NULL;
+		}
+		l = tmp;
+	}
+	if (!l)
+		return -ENOMEM;
+	c->curl_headers = l;
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->curl_headers);
+	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "stackscope-otlp");
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, (long)c->cfg.timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)c->cfg.connect_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, curl__write);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, curl__header);
+	curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION, curl__progress);
+	curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->cfg.ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->cfg.ca_file);
+	if (!grpc) {
+		/* the response may come gzipped; curl inflates it */
+		curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, "");
+		curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
+				 (long)(strncmp(c->url, "https:", 6) ? CURL_HTTP_VERSION_1_1 :
+								     CURL_HTTP_VERSION_2TLS));
+	} else if (strncmp(c->url, "https:", 6)) {
+		curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
+				 (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
+		/* libcurl before 8.0 breaks a reused prior-knowledge HTTP/2 connection ("Error
+		 * in the HTTP2 framing layer", curl issue 10634, Debian 12 ships 7.88): one
+		 * connection per export, a handshake every interval.
+		 */
+		if (curl_version_info(CURLVERSION_NOW)->version_num < 0x080000)
+			curl_easy_setopt(c->curl, CURLOPT_FORBID_REUSE, 1L);
+	} else {
+		curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	}
+	return 0;
+}
+
+static int config__copy(struct otlp_config *dst, const struct otlp_config *src)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->endpoint = NULL;
+	dst->ca_file = NULL;
+	dst->headers = NULL;
+	dst->header_cnt = 0;
+	dst->resource_attrs = NULL; /* the client does not need them */
+	dst->resource_attr_cnt = 0;
+	dst->endpoint = strdup(src->endpoint);
+	if (!dst->endpoint)
+		return -ENOMEM;
+	if (src->ca_file && !(dst->ca_file = strdup(src->ca_file)))
+		return -ENOMEM;
+	if (src->header_cnt) {
+		dst->headers = calloc(src->header_cnt, sizeof(*dst->headers));
+		if (!dst->headers)
+			return -ENOMEM;
+	}
+	for (i = 0; i < src->header_cnt; i++) {
+		dst->headers[i].name = strdup(src->headers[i].name);
+		dst->headers[i].value = strdup(src->headers[i].value);
+		dst->header_cnt++;
+		if (!dst->headers[i].name || !dst->headers[i].value)
+			return -ENOMEM;
+	}
+	if (!dst->queue_max_cnt)
+		dst->queue_max_cnt = 1;
+	if (!dst->initial_backoff_ms)
+		dst->initial_backoff_ms = 1;
+	if (dst->max_backoff_ms < dst->initial_backoff_ms)
+		dst->max_backoff_ms = dst->initial_backoff_ms;
+	return 0;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl__global_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+struct otlp_client *otlp_client__new(const struct otlp_config *cfg)
+{
+	struct otlp_client *c = NULL;
+	pthread_condattr_t ca;
+	int err;
+
+	if (!cfg || !cfg->endpoint) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pthread_once(&curl_once, curl__global_init);
+	if (curl_init_rc != CURLE_OK) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->work, &ca);
+	pthread_cond_init(&c->idle, &ca);
+	pthread_condattr_destroy(&ca);
+	c->stats.last_grpc_status = -1;
+	c->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)c;
+	if (!c->rng)
+		c->rng = 1;
+	err = config__copy(&c->cfg, cfg);
+	if (err)
+		goto fail;
+	c->url = otlp_config__url(&c->cfg);
+	if (!c->url) {
+		err = -errno;
+		goto fail;
+	}
+	err = client__setup_curl(c);
+	if (err)
+		goto fail;
+	err = -pthread_create(&c->thread, NULL, client__thread, c);
+	if (err)
+		goto fail;
+	c->thread_started = true;
+	return c;
+fail:
+	otlp_client__free(c);
+	errno = -err;
+	return NULL;
+}
+
+int otlp_client__flush(struct otlp_client *c, unsigned timeout_ms)
+{
+	struct timespec ts;
+	int err = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&c->lock);
+	while (c->head || c->in_flight) {
+		if (pthread_cond_timedwait(&c->idle, &c->lock, &ts) == ETIMEDOUT) {
+			err = (c->head || c->in_flight) ? -ETIMEDOUT : 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+void otlp_client__stats(struct otlp_client *c, struct otlp_client_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->stats;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void otlp_client__free(struct otlp_client *c)
+{
+	struct export_req *r;
+
+	if (!c)
+		return;
+	if (c->thread_started) {
+		pthread_mutex_lock(&c->lock);
+		atomic_store(&c->stop, true);
+		pthread_cond_broadcast(&c->work);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->thread, NULL);
+	}
+	while ((r = c->head)) {
+		c->head = r->next;
+		c->stats.exports_dropped++;
+		export_req__free(r);
+	}
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->curl_headers);
+	free(c->url);
+	otlp_config__free(&c->cfg);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->idle);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}

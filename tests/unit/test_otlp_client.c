@@ -1,0 +1,796 @@
+/* Unit tests for the OTLP transport and its configuration.
+ *
+ * A small HTTP/1.1 receiver written here runs on 127.0.0.1 (random port) in a thread and
+ * answers from a script (status, headers, body per request); it gunzips and records every
+ * request body so the tests can compare it with what was submitted. Covered: 503 with
+ * Retry-After then 200 (one retry, waited), 400 (never retried), a partial success (never
+ * retried), a receiver that is down (retries with backoff, the oldest requests dropped past
+ * the queue bound, data flowing again when it comes up), retries exhausted, and the
+ * OTEL_* environment parsing. For gRPC, an h2c receiver in Python (Debian python3-h2, an
+ * HTTP/2 implementation independent of libcurl's nghttp2) answers UNAVAILABLE then OK, and
+ * INVALID_ARGUMENT (errors trailers-only, OK with trailers after the message); it checks the
+ * framing and gzip itself and reports what it got. Everything stays on loopback and well
+ * under 5 s.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "export/otlp_client.h"
+#include "export/protobuf.h"
+#include "test.h"
+
+#define MAX_REQUESTS 16
+#define MAX_BODY (64 * 1024)
+
+struct reply {
+	int status;
+	const char *headers; /* extra header lines, each ending in \r\n */
+	const uint8_t *body;
+	size_t body_len;
+};
+
+struct request {
+	char path[128];
+	char content_type[64];
+	char content_encoding[32];
+	char auth[128];
+	uint8_t body[MAX_BODY]; /* gunzipped */
+	size_t body_len;
+	uint64_t at_ms;
+};
+
+struct receiver {
+	int fd;
+	uint16_t port;
+	pthread_t thread;
+	atomic_bool stop;
+	const struct reply *script; /* replies in order; the last one repeats */
+	size_t script_cnt;
+	pthread_mutex_t lock;
+	struct request reqs[MAX_REQUESTS];
+	size_t req_cnt;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static size_t gunzip(const uint8_t *in, size_t len, uint8_t *out, size_t cap)
+{
+	z_stream zs = { 0 };
+	size_t n = 0;
+
+	if (inflateInit2(&zs, 15 + 16) != Z_OK)
+		return 0;
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	if (inflate(&zs, Z_FINISH) == Z_STREAM_END)
+		n = zs.total_out;
+	inflateEnd(&zs);
+	return n;
+}
+
+static void header_value(const char *head, const char *name, char *out, size_t cap)
+{
+	const char *p = strcasestr(head, name), *e;
+	size_t n;
+
+	out[0] = '\0';
+	if (!p)
+		return;
+	p += strlen(name);
+	while (*p == ' ')
+		p++;
+	e = strstr(p, "\r\n");
+	n = e ? (size_t)(e - p) : strlen(p);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+/* Serves one connection: one request, one reply, close. */
+static void receiver__serve(struct receiver *rv, int fd)
+{
+	static char buf[MAX_BODY + 8192];
+	size_t len = 0, head_len, want;
+	char cl[32], hdr[1024];
+	const struct reply *rep;
+	struct request *rq;
+	ssize_t n;
+	char *end;
+
+	for (;;) {
+		n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+		if (n <= 0)
+			return;
+		len += (size_t)n;
+		buf[len] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (!end)
+			continue;
+		head_len = (size_t)(end - buf) + 4;
+		header_value(buf, "\r\nContent-Length:", cl, sizeof(cl));
+		want = head_len + strtoul(cl, NULL, 10);
+		if (want > sizeof(buf) - 1)
+			return;
+		if (len >= want)
+			break;
+	}
+	pthread_mutex_lock(&rv->lock);
+	if (rv->req_cnt < MAX_REQUESTS) {
+		rq = &rv->reqs[rv->req_cnt];
+		memset(rq, 0, sizeof(*rq));
+		sscanf(buf, "POST %127s ", rq->path);
+		header_value(buf, "\r\nContent-Type:", rq->content_type, sizeof(rq->content_type));
+		header_value(buf, "\r\nContent-Encoding:", rq->content_encoding,
+			     sizeof(rq->content_encoding));
+		header_value(buf, "\r\nAuthorization:", rq->auth, sizeof(rq->auth));
+		rq->body_len = gunzip((uint8_t *)buf + head_len, want - head_len, rq->body,
+				      sizeof(rq->body));
+		rq->at_ms = mono_ms();
+	}
+	rep = &rv->script[rv->req_cnt < rv->script_cnt ? rv->req_cnt : rv->script_cnt - 1];
+	rv->req_cnt++;
+	pthread_mutex_unlock(&rv->lock);
+	n = snprintf(hdr, sizeof(hdr),
+		     "HTTP/1.1 %d X\r\nContent-Type: application/x-protobuf\r\n"
+		     "Content-Length: %zu\r\nConnection: close\r\n%s\r\n",
+		     rep->status, rep->body_len, rep->headers ? rep->headers : "");
+	if (send(fd, hdr, (size_t)n, MSG_NOSIGNAL) == n && rep->body_len)
+		send(fd, rep->body, rep->body_len, MSG_NOSIGNAL);
+}
+
+static void *receiver__thread(void *arg)
+{
+	struct receiver *rv = arg;
+	struct pollfd pfd = { .fd = rv->fd, .events = POLLIN };
+	int fd;
+
+	while (!atomic_load(&rv->stop)) {
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		fd = accept(rv->fd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		receiver__serve(rv, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Starts a receiver on port (0 = any free one). */
+static void receiver__start(struct receiver *rv, uint16_t port, const struct reply *script,
+			    size_t script_cnt)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	socklen_t sl = sizeof(sa);
+	int one = 1;
+
+	memset(rv, 0, sizeof(*rv));
+	pthread_mutex_init(&rv->lock, NULL);
+	rv->script = script;
+	rv->script_cnt = script_cnt;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	rv->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(rv->fd >= 0);
+	setsockopt(rv->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	REQUIRE(bind(rv->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	REQUIRE(listen(rv->fd, 16) == 0);
+	REQUIRE(getsockname(rv->fd, (struct sockaddr *)&sa, &sl) == 0);
+	rv->port = ntohs(sa.sin_port);
+	REQUIRE(pthread_create(&rv->thread, NULL, receiver__thread, rv) == 0);
+}
+
+static void receiver__stop(struct receiver *rv)
+{
+	atomic_store(&rv->stop, true);
+	pthread_join(rv->thread, NULL);
+	close(rv->fd);
+	pthread_mutex_destroy(&rv->lock);
+}
+
+/* A loopback port nobody listens on (bound, then closed). */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	REQUIRE(fd >= 0);
+	REQUIRE(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	REQUIRE(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+/* A fast-retry configuration for port. */
+static void test_config(struct otlp_config *cfg, uint16_t port)
+{
+	char url[64], err[256];
+
+	otlp_config__init(cfg);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
+	REQUIRE(otlp_config__set_endpoint(cfg, url, false, err, sizeof(err)) == 0);
+	REQUIRE(otlp_config__add_headers(cfg, "Authorization=Bearer%20abc", err, sizeof(err)) ==
+		0);
+	cfg->initial_backoff_ms = 20;
+	cfg->max_backoff_ms = 100;
+	cfg->max_elapsed_ms = 3000;
+	cfg->timeout_ms = 2000;
+	cfg->connect_timeout_ms = 500;
+}
+
+/* A request body: any bytes do, the transport does not look inside. */
+static void payload(struct pb_buf *b, int tag)
+{
+	int i;
+
+	pb_buf__init(b, 1 << 16);
+	for (i = 0; i < 100; i++)
+		pb_buf__varint(b, 1, (uint64_t)tag * 1000 + (uint64_t)i);
+	REQUIRE(pb_buf__err(b) == 0);
+}
+
+static bool same_body(const struct request *rq, const struct pb_buf *b)
+{
+	return rq->body_len == b->len && !memcmp(rq->body, b->data, b->len);
+}
+
+TEST(retry_after_then_ok)
+{
+	static const struct reply script[] = {
+		{ 503, "Retry-After: 1\r\n", NULL, 0 },
+		{ 200, NULL, NULL, 0 },
+	};
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+
+	receiver__start(&rv, 0, script, 2);
+	test_config(&cfg, rv.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 1);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 1);
+	CHECK_EQ_INT(st.exports_retried, 1);
+	CHECK_EQ_INT(st.exports_failed, 0);
+	CHECK_EQ_INT(st.exports_dropped, 0);
+	CHECK_EQ_INT(st.last_http_status, 200);
+	CHECK(st.bytes_sent > 0);
+	REQUIRE(rv.req_cnt == 2);
+	/* Retry-After: 1 honoured (the backoff alone would be ~20 ms) */
+	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900);
+	CHECK_STR(rv.reqs[0].path, "/v1development/profiles");
+	CHECK_STR(rv.reqs[0].content_type, "application/x-protobuf");
+	CHECK_STR(rv.reqs[0].content_encoding, "gzip");
+	CHECK_STR(rv.reqs[0].auth, "Bearer abc");
+	CHECK(same_body(&rv.reqs[0], &b));
+	CHECK(same_body(&rv.reqs[1], &b));
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+TEST(bad_request_not_retried)
+{
+	/* google.rpc.Status { code 3, message "bad" } */
+	static const uint8_t status[] = { 0x08, 0x03, 0x12, 0x03, 'b', 'a', 'd' };
+	static const struct reply script[] = {
+		{ 400, NULL, status, sizeof(status) },
+		{ 200, NULL, NULL, 0 },
+	};
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+
+	receiver__start(&rv, 0, script, 2);
+	test_config(&cfg, rv.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 2);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	usleep(100 * 1000); /* a (wrong) retry would come within the 20 ms backoff */
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 0);
+	CHECK_EQ_INT(st.exports_failed, 1);
+	CHECK_EQ_INT(st.exports_retried, 0);
+	CHECK_EQ_INT(st.last_http_status, 400);
+	CHECK_EQ_INT(rv.req_cnt, 1);
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+TEST(partial_success_not_retried)
+{
+	/* ExportProfilesServiceResponse { partial_success { rejected 3, "dup" } } */
+	static const uint8_t resp[] = { 0x0a, 0x07, 0x08, 0x03, 0x12, 0x03, 'd', 'u', 'p' };
+	static const struct reply script[] = { { 200, NULL, resp, sizeof(resp) } };
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+
+	receiver__start(&rv, 0, script, 1);
+	test_config(&cfg, rv.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 3);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 1);
+	CHECK_EQ_INT(st.exports_partial, 1);
+	CHECK_EQ_INT(st.rejected_profiles, 3);
+	CHECK_EQ_INT(st.exports_retried, 0);
+	CHECK_EQ_INT(rv.req_cnt, 1);
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+/* Receiver down: the first request is retried with backoff while newer ones queue; past the
+ * bound (2) the oldest queued are dropped. When the receiver comes up on the same port,
+ * the one in flight and the two newest arrive, in order.
+ */
+TEST(receiver_down_then_up)
+{
+	static const struct reply script[] = { { 200, NULL, NULL, 0 } };
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b[5];
+	uint16_t port = free_port();
+	uint64_t deadline;
+	int i;
+
+	test_config(&cfg, port);
+	cfg.queue_max_cnt = 2;
+	cfg.max_elapsed_ms = 10000;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	for (i = 0; i < 5; i++)
+		payload(&b[i], 10 + i);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	/* wait until the first request is in flight and has been retried twice */
+	deadline = mono_ms() + 2000;
+	do {
+		usleep(5000);
+		otlp_client__stats(c, &st);
+	} while (st.exports_retried < 2 && mono_ms() < deadline);
+	CHECK(st.exports_retried >= 2);
+	CHECK_EQ_INT(st.exports_ok + st.exports_failed, 0);
+	for (i = 1; i < 5; i++)
+		CHECK_EQ_INT(otlp_client__submit(c, &b[i]), 0); /* never blocks */
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_dropped, 2); /* b[1], b[2] */
+	CHECK_EQ_INT(st.queue_cnt, 2);
+	CHECK(st.queue_sz > 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 50), -ETIMEDOUT);
+
+	receiver__start(&rv, port, script, 1);
+	CHECK_EQ_INT(otlp_client__flush(c, 3000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 3);
+	CHECK_EQ_INT(st.exports_failed, 0);
+	CHECK_EQ_INT(st.exports_dropped, 2);
+	CHECK_EQ_INT(st.queue_cnt, 0);
+	CHECK_EQ_INT(st.queue_sz, 0);
+	REQUIRE(rv.req_cnt == 3);
+	CHECK(same_body(&rv.reqs[0], &b[0]));
+	CHECK(same_body(&rv.reqs[1], &b[3]));
+	CHECK(same_body(&rv.reqs[2], &b[4]));
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	for (i = 0; i < 5; i++)
+		pb_buf__free(&b[i]);
+}
+
+TEST(retries_exhausted_and_free_while_retrying)
+{
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+	uint64_t t0;
+
+	test_config(&cfg, free_port());
+	cfg.max_elapsed_ms = 150;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 4);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_failed, 1);
+	CHECK(st.exports_retried >= 1);
+	CHECK_EQ_INT(st.exports_ok, 0);
+	otlp_client__free(c);
+
+	/* free() stops a client that would retry for a long time, promptly */
+	cfg.max_elapsed_ms = 60000;
+	cfg.initial_backoff_ms = cfg.max_backoff_ms = 10000;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	usleep(50 * 1000);
+	t0 = mono_ms();
+	otlp_client__free(c);
+	CHECK(mono_ms() - t0 < 1000);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+TEST(queue_bound_by_bytes)
+{
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf big;
+	uint8_t noise[4096];
+	size_t i;
+
+	test_config(&cfg, free_port());
+	cfg.gzip = false;
+	cfg.queue_max_sz = 1000;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	pb_buf__init(&big, 1 << 16);
+	for (i = 0; i < sizeof(noise); i++)
+		noise[i] = (uint8_t)(i * 7);
+	pb_buf__bytes(&big, 1, noise, sizeof(noise));
+	CHECK_EQ_INT(otlp_client__submit(c, &big), -EMSGSIZE);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_dropped, 1);
+	CHECK_EQ_INT(st.queue_cnt, 0);
+	otlp_client__free(c);
+	otlp_config__free(&cfg);
+	pb_buf__free(&big);
+}
+
+static void env_clear(void)
+{
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_ENDPOINT");
+	unsetenv("OTEL_EXPORTER_OTLP_PROTOCOL");
+	unsetenv("OTEL_EXPORTER_OTLP_HEADERS");
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
+	unsetenv("OTEL_RESOURCE_ATTRIBUTES");
+	unsetenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
+	unsetenv("OTEL_EXPORTER_OTLP_TIMEOUT");
+	unsetenv("OTEL_EXPORTER_OTLP_COMPRESSION");
+}
+
+TEST(config_from_env)
+{
+	struct otlp_config c;
+	char err[256], *url;
+
+	env_clear();
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
+	CHECK(c.endpoint == NULL); /* nothing configured: the caller writes files */
+	CHECK_EQ_INT(c.protocol, OTLP_PROTOCOL_HTTP_PROTOBUF);
+	otlp_config__free(&c);
+
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/", 1);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS",
+	       " api-key = s%3Dcret%2C1 ,x-tenant=a%20b,, ", 1);
+	setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=prof,deployment.environment=prod%20eu",
+	       1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
+	url = otlp_config__url(&c);
+	CHECK_STR(url, "http://collector:4318/v1development/profiles");
+	free(url);
+	REQUIRE(c.header_cnt == 2);
+	CHECK_STR(c.headers[0].name, "api-key");
+	CHECK_STR(c.headers[0].value, "s=cret,1");
+	CHECK_STR(c.headers[1].name, "x-tenant");
+	CHECK_STR(c.headers[1].value, "a b");
+	REQUIRE(c.resource_attr_cnt == 2);
+	CHECK_STR(c.resource_attrs[1].key, "deployment.environment");
+	CHECK_STR(c.resource_attrs[1].value, "prod eu");
+	otlp_config__free(&c);
+
+	/* the signal-specific endpoint is used as is and wins */
+	setenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "https://otlp.example:443/custom/path", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
+	url = otlp_config__url(&c);
+	CHECK_STR(url, "https://otlp.example:443/custom/path");
+	free(url);
+	otlp_config__free(&c);
+
+	/* gRPC: scheme://host:port + the service method, whatever path was given */
+	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", 1);
+	unsetenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]:4317/ignored", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
+	CHECK_EQ_INT(c.protocol, OTLP_PROTOCOL_GRPC);
+	url = otlp_config__url(&c);
+	CHECK_STR(url, "http://[::1]:4317" OTLP_GRPC_PATH);
+	free(url);
+	otlp_config__free(&c);
+	env_clear();
+}
+
+TEST(config_errors)
+{
+	static const char *bad_urls[] = {
+		"collector:4318", "ftp://x", "http://", "http://host:0", "http://host:70000",
+		"http://host:12ab", "http://ho st", "http://user:pw@host", "http://[::1",
+	};
+	struct otlp_config c;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad_urls) / sizeof(bad_urls[0]); i++) {
+		env_clear();
+		setenv("OTEL_EXPORTER_OTLP_ENDPOINT", bad_urls[i], 1);
+		err[0] = '\0';
+		CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+		CHECK(strstr(err, "OTEL_EXPORTER_OTLP_ENDPOINT"));
+		if (!strstr(err, "OTEL_EXPORTER_OTLP_ENDPOINT"))
+			printf("  url %s: %s\n", bad_urls[i], err);
+		otlp_config__free(&c);
+	}
+	env_clear();
+	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_PROTOCOL"));
+	otlp_config__free(&c);
+
+	env_clear();
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "novalue", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_HEADERS"));
+	otlp_config__free(&c);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=%zz", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	otlp_config__free(&c);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=a%0D%0AInjected: 1", 1); /* CRLF injection */
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	otlp_config__free(&c);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "bad key=v", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	otlp_config__free(&c);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=%4", 1); /* truncated escape */
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	otlp_config__free(&c);
+	env_clear();
+	setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	otlp_config__free(&c);
+	env_clear();
+	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem", 1);
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_CERTIFICATE"));
+	otlp_config__free(&c);
+	env_clear();
+
+	/* no endpoint: no client */
+	otlp_config__init(&c);
+	errno = 0;
+	CHECK(otlp_client__new(&c) == NULL);
+	CHECK_EQ_INT(errno, EINVAL);
+	otlp_config__free(&c);
+}
+
+/* The h2c gRPC receiver: prints its port, then one line per request ("path content-type te
+ * grpc-encoding compressed-flag crc32 length"), answering with the grpc-status codes given
+ * as arguments, in order, and exits after the last.
+ */
+static const char grpc_receiver_py[] =
+	"import socket, struct, sys, zlib, gzip\n"
+	"import h2.config, h2.connection, h2.events\n"
+	"codes = sys.argv[1:]\n"
+	"srv = socket.socket()\n"
+	"srv.bind(('127.0.0.1', 0))\n"
+	"srv.listen(4)\n"
+	"srv.settimeout(4)\n"
+	"print(srv.getsockname()[1], flush=True)\n"
+	"n = 0\n"
+	"while n < len(codes):\n"
+	"    sock, _ = srv.accept()\n"
+	"    sock.settimeout(4)\n"
+	"    cfg = h2.config.H2Configuration(client_side=False, header_encoding='utf-8')\n"
+	"    conn = h2.connection.H2Connection(config=cfg)\n"
+	"    conn.initiate_connection()\n"
+	"    sock.sendall(conn.data_to_send())\n"
+	"    heads, bodies = {}, {}\n"
+	"    while True:  # until the client closes: closing first could reset the stream\n"
+	"        try:\n"
+	"            data = sock.recv(65536)\n"
+	"        except OSError:  # the client may reset a connection it is done with\n"
+	"            break\n"
+	"        if not data:\n"
+	"            break\n"
+	"        for ev in conn.receive_data(data):\n"
+	"            if isinstance(ev, h2.events.RequestReceived):\n"
+	"                heads[ev.stream_id] = dict(ev.headers)\n"
+	"            elif isinstance(ev, h2.events.DataReceived):\n"
+	"                bodies[ev.stream_id] = bodies.get(ev.stream_id, b'') + ev.data\n"
+	"                conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)\n"
+	"            elif isinstance(ev, h2.events.StreamEnded):\n"
+	"                sid, h, b = ev.stream_id, heads[ev.stream_id], bodies.get(ev.stream_id, b'')\n"
+	"                flag, ln = b[0], struct.unpack('>I', b[1:5])[0]\n"
+	"                msg = b[5:5 + ln]\n"
+	"                if flag:\n"
+	"                    msg = gzip.decompress(msg)\n"
+	"                print(h.get(':path'), h.get('content-type'), h.get('te'),\n"
+	"                      h.get('grpc-encoding'), flag, zlib.crc32(msg), len(msg),\n"
+	"                      len(b) == 5 + ln, flush=True)\n"
+	"                code = codes[n]\n"
+	"                n += 1\n"
+	"                head = [(':status', '200'), ('content-type', 'application/grpc')]\n"
+	"                status = [('grpc-status', code), ('grpc-message', 'test%20' + code)]\n"
+	"                if code == '0':\n"
+	"                    conn.send_headers(sid, head)\n"
+	"                    conn.send_data(sid, b'\\0\\0\\0\\0\\0')\n"
+	"                    conn.send_headers(sid, status, end_stream=True)\n"
+	"                else:  # trailers-only, as gRPC servers answer errors\n"
+	"                    conn.send_headers(sid, head + status, end_stream=True)\n"
+	"        try:\n"
+	"            sock.sendall(conn.data_to_send())\n"
+	"        except OSError:\n"
+	"            break\n"
+	"    sock.close()\n";
+
+struct grpc_receiver {
+	FILE *out;
+	char script[64];
+	uint16_t port;
+};
+
+static void grpc_receiver__start(struct grpc_receiver *g, const char *codes)
+{
+	char cmd[256], line[64];
+	FILE *f;
+
+	snprintf(g->script, sizeof(g->script), "/tmp/test_otlp_grpc_XXXXXX");
+	{
+		int fd = mkstemp(g->script);
+
+		REQUIRE(fd >= 0);
+		f = fdopen(fd, "w");
+		REQUIRE(f);
+		fputs(grpc_receiver_py, f);
+		fclose(f);
+	}
+	/* Debian's interpreter, where python3-h2 lives (not a python3 earlier in PATH) */
+	snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s %s", g->script, codes);
+	g->out = popen(cmd, "r");
+	REQUIRE(g->out);
+	REQUIRE(fgets(line, sizeof(line), g->out));
+	g->port = (uint16_t)strtoul(line, NULL, 10);
+	REQUIRE(g->port);
+}
+
+/* Next request line the receiver printed, or "" when it is gone. */
+static const char *grpc_receiver__line(struct grpc_receiver *g)
+{
+	static char line[512];
+
+	if (!fgets(line, sizeof(line), g->out))
+		line[0] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+static void grpc_receiver__stop(struct grpc_receiver *g)
+{
+	pclose(g->out);
+	unlink(g->script);
+}
+
+static void grpc_config(struct otlp_config *cfg, uint16_t port)
+{
+	test_config(cfg, port);
+	cfg->protocol = OTLP_PROTOCOL_GRPC;
+}
+
+TEST(grpc_unavailable_then_ok)
+{
+	struct grpc_receiver g;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+	char want[512];
+
+	grpc_receiver__start(&g, "14 0");
+	grpc_config(&cfg, g.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 5);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 1);
+	CHECK_EQ_INT(st.exports_retried, 1);
+	CHECK_EQ_INT(st.exports_failed, 0);
+	CHECK_EQ_INT(st.last_grpc_status, 0);
+	snprintf(want, sizeof(want), "%s application/grpc trailers gzip 1 %lu %zu True",
+		 OTLP_GRPC_PATH, crc32(0, b.data, (uInt)b.len), b.len);
+	CHECK_STR(grpc_receiver__line(&g), want);
+	CHECK_STR(grpc_receiver__line(&g), want);
+	otlp_client__free(c);
+	grpc_receiver__stop(&g);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+TEST(grpc_invalid_argument_not_retried)
+{
+	struct grpc_receiver g;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b;
+
+	grpc_receiver__start(&g, "3");
+	grpc_config(&cfg, g.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b, 6);
+	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.exports_ok, 0);
+	CHECK_EQ_INT(st.exports_failed, 1);
+	CHECK_EQ_INT(st.exports_retried, 0);
+	CHECK_EQ_INT(st.last_grpc_status, 3);
+	CHECK(grpc_receiver__line(&g)[0]);
+	otlp_client__free(c);
+	grpc_receiver__stop(&g);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b);
+}
+
+int main(void)
+{
+	RUN(config_from_env);
+	RUN(config_errors);
+	RUN(retry_after_then_ok);
+	RUN(bad_request_not_retried);
+	RUN(partial_success_not_retried);
+	RUN(receiver_down_then_up);
+	RUN(retries_exhausted_and_free_while_retrying);
+	RUN(queue_bound_by_bytes);
+	RUN(grpc_unavailable_then_ok);
+	RUN(grpc_invalid_argument_not_retried);
+	return test_summary();
+}
