@@ -42,3 +42,18 @@ for wl in wl_chain_nofp wl_qsort wl_recurse wl_cxx wl_signal wl_rust; do
 		"${bpf:-?}" "$dmb"
 done
 sysctl -q kernel.bpf_stats_enabled=0
+
+# Short-lived processes of a binary never seen before: 30 runs of 120 ms, each a fresh copy
+# of wl_chain_nofp (new inode, new file), recorded system-wide at 199 Hz.
+tmp=$out/short
+mkdir -p "$tmp"
+./stackscope record -q -F 199 -d 8 -o "$out/short.folded" 2>/dev/null &
+rec=$!
+sleep 1.5
+for i in $(seq 30); do
+	cp "$F/wl_chain_nofp" "$tmp/wlshort_$i"
+	"$tmp/wlshort_$i" 0.12
+done
+wait $rec
+awk '$1 ~ /^wlshort_/ { n = $NF; t += n; if ($0 ~ /main;chain_a;chain_b;chain_c;hot_leaf/ && $0 !~ /\[unwind|\[truncated/) c += n }
+	END { printf "short-lived (30 new binaries x 120 ms): %d/%d samples complete (%.1f%%)\n", c, t, t ? 100 * c / t : 0 }' "$out/short.folded"
