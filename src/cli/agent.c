@@ -145,6 +145,7 @@ static int run(const struct agent_options *o)
 		.symbolize = o->symbolize,
 		.timestamps_cap = 4096,
 		.cache_dir = o->cache_dir,
+		.unwind_entry_cap = (size_t)o->unwind_entries,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -31,6 +31,8 @@ void agent_options__usage(FILE *f)
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
 		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
+		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152);\n"
+		"                             files beyond it fall back to frame pointers (counted)\n"
 		"      --include-cmdline      send process command lines (may hold secrets)\n"
 		"      --include-env          send process environments (may hold secrets)\n"
 		"      --no-symbolize         send addresses and build ids only\n"
@@ -73,7 +75,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
 	enum {
 		OPT_INTERVAL = 256, OPT_ENDPOINT, OPT_PROTOCOL, OPT_HEADERS, OPT_CA, OPT_QUEUE,
-		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE,
+		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE, OPT_ENTRIES,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -91,6 +93,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "include-env", no_argument, NULL, OPT_ENV },
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
+		{ "unwind-entries", required_argument, NULL, OPT_ENTRIES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -107,6 +110,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->queue_max_bytes = 32ULL << 20;
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
+	o->unwind_entries = 1u << 21;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "F:vh", longopts, NULL)) != -1) {
@@ -162,6 +166,18 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		case OPT_CACHE:
 			o->cache_dir = optarg;
 			break;
+		case OPT_ENTRIES: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || *optarg == '-' || v < 4096 || v > (1ULL << 28))
+				fail("--unwind-entries must be between 4096 and 268435456, not '%s'",
+				     optarg);
+			o->unwind_entries = v;
+			break;
+		}
 		case 'v':
 			o->verbose = true;
 			break;

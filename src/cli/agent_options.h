@@ -21,6 +21,7 @@ struct agent_options {
 	uint64_t queue_max_bytes;    /* OTLP export queue bound, default 32 MiB */
 	const char *metrics_addr;    /* HOST:PORT or NULL */
 	const char *cache_dir;       /* unwind-table cache; "" disables */
+	uint64_t unwind_entries;     /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
 	bool include_cmdline;
 	bool include_env;
 	bool symbolize;

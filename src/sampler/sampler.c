@@ -234,9 +234,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		pr_err("cannot open the BPF object: %s\n", strerror(errno));
 		goto fail;
 	}
-	/* Ring buffer: room for ~0.5 s of worst-case 4 KiB records on every CPU. */
+	/* Ring buffer: the reader drains it every 100 ms; room for 1 s of 2 KiB records on every
+	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
+	 */
 	rb_sz = opts->ringbuf_sz ? opts->ringbuf_sz
-				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (1 << 20));
+				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap : DEFAULT_MAPPING_CAP));
