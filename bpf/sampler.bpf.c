@@ -33,6 +33,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
 	__type(key, __u32);  /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
@@ -48,6 +49,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
 	__type(key, __u64); /* file_id */
 	__type(value, struct file_info);
 } files SEC(".maps");
@@ -55,6 +57,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
 	__type(key, struct unwind_page_key);
 	__type(value, struct unwind_page);
 } unwind_pages SEC(".maps");
@@ -127,9 +130,11 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 }
 
 #include "native_unwind.h"
+#include "python_unwind.h" /* interpreter frames: python_unwind.h */
 
 struct unwind_scratch {
 	struct unwind_cursor st;
+	struct py_cursor py; /* python_unwind.h */
 	struct sample_record rec;
 };
 
@@ -151,7 +156,8 @@ static long unwind_loop_cb(__u64 i, void *ctx)
 
 	if (!s)
 		return 1;
-	ss_unwind_step(&s->st, s->rec.user);
+	if (!ss_py_step(&s->st, &s->py, s->rec.user)) /* python_unwind.h */
+		ss_unwind_step(&s->st, s->rec.user);
 	return s->st.done ? 1 : 0;
 }
 
@@ -261,6 +267,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = tgid;
+	/* python_unwind.h: fresh Python cursor; the thread's TLS base finds its thread state. */
+	__builtin_memset(&s->py, 0, __builtin_offsetof(struct py_cursor, buf));
+	s->py.fsbase = BPF_CORE_READ(task, thread.fsbase);
 	if (user_mode) {
 		regs_from_ctx(&s->st, ctx);
 	} else if (BPF_CORE_READ(task, mm) && !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
@@ -277,7 +286,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!s->st.done) {
 		struct unwind_loop_ctx lc = { .s = s };
 
-		bpf_loop(SS_MAX_USER_FRAMES + 1, unwind_loop_cb, &lc, 0);
+		/* Python steps (python_unwind.h) take iterations too: each emits a frame, or skips
+		 * one shim frame per native eval frame.
+		 */
+		bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
 	}
 
 	rec->user_frame_cnt = s->st.frame_cnt;

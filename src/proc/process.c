@@ -24,6 +24,7 @@ struct process_table {
 	struct exe_registry *reg;
 	int mappings_fd;
 	struct process_stats stats;
+	struct process_table_ops ops;
 };
 
 struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd)
@@ -35,6 +36,11 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 	pt->reg = reg;
 	pt->mappings_fd = mappings_fd;
 	return pt;
+}
+
+void process_table__set_ops(struct process_table *pt, const struct process_table_ops *ops)
+{
+	pt->ops = *ops;
 }
 
 static void process__free(struct process *p)
@@ -130,8 +136,33 @@ static int key_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct mapping_key));
 }
 
-/* Make the BPF entries of p match p->maps: insert all new keys, then delete stale ones. */
-static void sync_bpf(struct process_table *pt, struct process *p)
+static bool same_mapping(const struct exec_mapping *a, const struct exec_mapping *b)
+{
+	return a->start == b->start && a->end == b->end && a->bias == b->bias && a->exe == b->exe;
+}
+
+/* Was m already in the BPF map with the same value (an identical mapping in old[])? */
+static bool mapping_unchanged(const struct exec_mapping *m, const struct exec_mapping *old,
+			      size_t old_cnt)
+{
+	size_t lo = 0, hi = old_cnt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (old[mid].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < old_cnt && same_mapping(&old[lo], m);
+}
+
+/* Make the BPF entries of p match p->maps: insert the keys of new or changed mappings (old[]
+ * is what was inserted before), then delete the keys nothing covers any more.
+ */
+static void sync_bpf(struct process_table *pt, struct process *p, const struct exec_mapping *old,
+		     size_t old_cnt)
 {
 	struct mapping_key *keys = NULL, marker = { 0 };
 	size_t cnt = 0, cap = 0, i;
@@ -148,6 +179,8 @@ static void sync_bpf(struct process_table *pt, struct process *p)
 
 		if (add_blocks(p->pid, m->start, m->end, &keys, &cnt, &cap))
 			goto out;
+		if (mapping_unchanged(m, old, old_cnt))
+			continue;
 		for (j = first; j < cnt; j++) {
 			if (bpf_map_update_elem(pt->mappings_fd, &keys[j], &info, BPF_ANY)) {
 				pt->stats.bpf_insert_failures++;
@@ -205,6 +238,8 @@ static struct process *get_or_add(struct process_table *pt, pid_t pid)
 
 struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
+	struct exec_mapping *old_maps;
+	size_t old_cnt;
 	struct proc_maps maps;
 	struct exec_mapping *xm = NULL;
 	struct process *p;
@@ -269,7 +304,10 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		exe_registry__ref(pt->reg, xm[i].exe);
 	for (i = 0; p->alive && i < p->map_cnt; i++)
 		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
-	free(p->maps);
+	old_maps = p->alive ? p->maps : NULL;
+	old_cnt = p->alive ? p->map_cnt : 0;
+	if (!old_maps)
+		free(p->maps);
 	p->maps = xm;
 	p->map_cnt = n;
 	p->alive = true;
@@ -277,7 +315,10 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 	read_comm(pid, p->comm);
 	read_exe(pid, p->exe_path, sizeof(p->exe_path));
 	container__read(pid, &p->container);
-	sync_bpf(pt, p);
+	sync_bpf(pt, p, old_maps, old_cnt);
+	free(old_maps);
+	if (pt->ops.scanned)
+		pt->ops.scanned(p, now_ns, pt->ops.ctx);
 	return p;
 }
 
@@ -339,7 +380,9 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	p->alive = false;
 	p->rescans_left = 0;
 	p->rescan_at_ns = 0;
-	sync_bpf(pt, p);
+	sync_bpf(pt, p, NULL, 0);
+	if (pt->ops.exited)
+		pt->ops.exited(p, pt->ops.ctx);
 }
 
 void process_table__tick(struct process_table *pt, uint64_t now_ns)

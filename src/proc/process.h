@@ -54,9 +54,19 @@ struct process_stats {
 
 struct process_table;
 
+/* Called after every successful scan of a live process, and when a process exits (its
+ * mappings are still there). For modules that attach per-process state (interpreters).
+ */
+struct process_table_ops {
+	void (*scanned)(const struct process *p, uint64_t now_ns, void *ctx);
+	void (*exited)(const struct process *p, void *ctx);
+	void *ctx;
+};
+
 /* mappings_fd: the BPF LPM map, or -1 to track without eBPF (tests). */
 struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd);
 void process_table__free(struct process_table *pt);
+void process_table__set_ops(struct process_table *pt, const struct process_table_ops *ops);
 
 /* Scan every process in /proc; returns the number of processes loaded. */
 int process_table__scan_all(struct process_table *pt, uint64_t now_ns);

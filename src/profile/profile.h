@@ -22,6 +22,8 @@ enum frame_kind {
 	FRAME_KERNEL = 1, /* kernel code: address is a kernel VA */
 	FRAME_NATIVE,     /* user native code: address is an ELF virtual address in `mapping` */
 	FRAME_ERROR,      /* pseudo-frame ("[unwind: no CFI]"...): lines[0].function is the text */
+	FRAME_PYTHON,     /* CPython frame: lines[0] = qualified name, co_filename, line; no
+			   * mapping, address 0 (OTLP: profile.frame.type "cpython") */
 };
 
 /* One source position; a frame has one per inlining level, innermost first, the last being

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "interp/python.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
@@ -19,6 +20,7 @@ struct trace_handler {
 	struct exe_registry *reg;
 	struct process_table *pt;
 	const struct kallsyms *ks;
+	struct python *py;
 	struct trace_handler_opts opts;
 	struct trace_handler_stats stats;
 	uint32_t kernel_mapping;
@@ -47,6 +49,11 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
 	return 0;
+}
+
+void trace_handler__set_python(struct trace_handler *th, struct python *py)
+{
+	th->py = py;
 }
 
 void trace_handler__free(struct trace_handler *th)
@@ -121,6 +128,24 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 	return named_frame(th, FRAME_NATIVE, mapping, addr, name);
 }
 
+/* A USER_FRAME_PYTHON frame: code object + offset, read from the process (python.c). */
+static uint32_t python_frame(struct trace_handler *th, const struct sample_record *rec,
+			     const struct user_frame *uf)
+{
+	struct python_symbol sym = { .function = "[python]", .marker = true };
+	struct profile_line line;
+	struct profile_frame f = { .kind = FRAME_PYTHON, .lines = &line, .line_cnt = 1 };
+
+	if (th->py && th->opts.symbolize)
+		python__symbolize(th->py, (pid_t)rec->hdr.pid, uf, &sym);
+	if (sym.marker)
+		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
+	line.function = sym.function;
+	line.file = sym.file;
+	line.line = sym.line > 0 ? (uint32_t)sym.line : 0;
+	return profile__add_frame(th->prof, &f);
+}
+
 static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,
 			   const struct user_frame *uf, uint64_t now_ns)
 {
@@ -131,6 +156,8 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	uint64_t lookup;
 
 	th->stats.user_frames++;
+	if (uf->flags & USER_FRAME_PYTHON)
+		return python_frame(th, rec, uf);
 	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
 		exe = exe_registry__find(th->reg, uf->file_id);
 		if (exe)

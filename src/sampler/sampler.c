@@ -396,6 +396,44 @@ void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT])
 	free(vals);
 }
 
+/* Sum a per-CPU u64 array map of cnt counters into out. */
+static void sum_percpu(int fd, uint64_t *out, uint32_t cnt)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	uint32_t k;
+	int c;
+
+	memset(out, 0, sizeof(uint64_t) * cnt);
+	if (ncpu <= 0)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (k = 0; k < cnt; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+}
+
+void sampler__interp_counters(struct sampler *s, uint64_t out[INTERP_COUNTER_CNT])
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.interp_counters), out, INTERP_COUNTER_CNT);
+}
+
+int sampler__interp_files_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_files);
+}
+
+int sampler__interp_procs_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_procs);
+}
+
 static uint64_t fd_memlock(int fd)
 {
 	char path[64], line[256];

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -64,6 +65,7 @@ struct chain {
 	struct dwarf_line lines[DWARF_MAX_LINES];
 	char *owned[DWARF_MAX_LINES];
 	int cnt;
+	char file_buf[4096]; /* the innermost file made absolute; lives until packing */
 };
 
 static size_t pow2_at_least(size_t n)
@@ -397,6 +399,24 @@ cleanup:
 	return err;
 }
 
+/* The line table's file for a row, made absolute with the unit's DW_AT_comp_dir when it is
+ * relative (as eu-addr2line prints it). Returns a borrowed name, or one in buf.
+ */
+static const char *row_file(Dwarf_Die *cudie, Dwarf_Line *row, char *buf, size_t cap)
+{
+	const char *file = dwarf_linesrc(row, NULL, NULL), *dir;
+	Dwarf_Attribute attr;
+	int n;
+
+	if (!file || file[0] == '/')
+		return file;
+	dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+	if (!dir || !dir[0])
+		return file;
+	n = snprintf(buf, cap, "%s/%s", dir, file);
+	return n > 0 && (size_t)n < cap ? buf : file;
+}
+
 /* Computes the chain for vaddr into c; 0 or -ENOENT / -ENOEXEC. */
 static int dwarf_file__resolve(struct dwarf_file *df, uint64_t vaddr, struct chain *c)
 {
@@ -422,7 +442,7 @@ static int dwarf_file__resolve(struct dwarf_file *df, uint64_t vaddr, struct cha
 	if (u) {
 		row = dwarf_getsrc_die(&cudie, vaddr);
 		if (row) {
-			file = dwarf_linesrc(row, NULL, NULL);
+			file = row_file(&cudie, row, c->file_buf, sizeof(c->file_buf));
 			if (file && dwarf_lineno(row, &lineno) == 0 && lineno > 0)
 				line = (uint32_t)lineno;
 		}

@@ -1,0 +1,897 @@
+/* CPython support: detection, layouts, per-process attach, symbolization. See python.h. */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <bpf/bpf.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "elf/elf_file.h"
+#include "interp/python.h"
+#include "interp/python_lines.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "unwind/eh_frame.h"
+
+#define NO PY_NO_OFFSET
+/* glibc x86-64: struct pthread.specific_1stblock[k].data, for pthread keys k < 32. Checked per
+ * process (a thread state's TSD slot must point back at it) before eBPF relies on it.
+ */
+#define GLIBC_TSD_OFF 0x318
+#define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
+#define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
+#define MAX_THREADS_CHECKED 64
+#define STR_MAX 1024
+#define LINETABLE_MAX (1u << 20)
+#define CODE_READ_SZ 160
+
+/* Everything known about one minor version's layout (x86-64). */
+struct py_layout {
+	uint8_t major, minor;
+	struct py_offsets bpf;
+	uint16_t is_threads_head; /* PyInterpreterState's first thread state */
+	uint16_t ts_next;
+	uint16_t ts_thread_id;    /* pthread_t: the TCB address on x86-64 glibc */
+	uint16_t co_filename, co_name, co_qualname, co_linetable;
+	uint16_t str_ascii_data;  /* compact ASCII str: sizeof(PyASCIIObject) */
+	uint16_t str_compact_data; /* compact non-ASCII: sizeof(PyCompactUnicodeObject) */
+	enum python_line_format lines;
+};
+
+/* runtimes.md §3.2 (measured with gdb on pyenv DWARF, walked live on pyenv and Debian). */
+static const struct py_layout layouts[] = {
+	{ 3, 8,
+	  { .rt_interp_head = 32, .rt_tss = 1392, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	    .fr_back = 24, .fr_code = 32, .fr_instr = 104, .fr_entry = NO, .fr_read_sz = 112,
+	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
+	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH },
+	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
+	{ 3, 9,
+	  { .rt_interp_head = 32, .rt_tss = 584, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	    .fr_back = 24, .fr_code = 32, .fr_instr = 104, .fr_entry = NO, .fr_read_sz = 112,
+	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
+	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH },
+	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
+	{ 3, 10,
+	  { .rt_interp_head = 32, .rt_tss = 584, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	    .fr_back = 24, .fr_code = 32, .fr_instr = 96, .fr_entry = NO, .fr_read_sz = 112,
+	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
+	    .instr_kind = PY_INSTR_LASTI_UNITS, .entry_kind = PY_ENTRY_EACH },
+	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LINETABLE },
+	{ 3, 11,
+	  { .rt_interp_head = 40, .rt_tss = 592, .ts_interp = 16, .ts_frame = 56, .cframe_frame = 8,
+	    .fr_back = 48, .fr_code = 32, .fr_instr = 56, .fr_entry = 68, .fr_read_sz = 72,
+	    .co_argcount = 56, .co_firstlineno = 72, .co_code = 184,
+	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_FLAG },
+	  16, 8, 152, 112, 120, 128, 136, 48, 72, PYTHON_LINES_LOCATIONS },
+	{ 3, 12,
+	  { .rt_interp_head = 40, .rt_tss = 1544, .ts_interp = 16, .ts_frame = 56, .cframe_frame = 0,
+	    .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 70, .fr_read_sz = 72,
+	    .co_argcount = 52, .co_firstlineno = 68, .co_code = 192,
+	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM },
+	  72, 8, 136, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
+	{ 3, 13,
+	  { .rt_interp_head = 632, .rt_tss = 2160, .ts_interp = 16, .ts_frame = 72,
+	    .cframe_frame = NO, .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 70,
+	    .fr_read_sz = 72, .co_argcount = 52, .co_firstlineno = 68, .co_code = 200,
+	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM },
+	  7344, 8, 152, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
+};
+
+struct py_file {
+	uint64_t file_id;
+	char *path;
+	struct interp_file bpf;
+	struct py_layout layout;   /* valid when bpf.kind == INTERP_PYTHON */
+	uint64_t runtime_vaddr;    /* _PyRuntime */
+	uint64_t code_type_vaddr;  /* PyCode_Type */
+};
+
+enum py_proc_state {
+	PY_PROC_PENDING = 0, /* attached, interpreter not initialised yet: checked again later */
+	PY_PROC_VERIFIED,
+	PY_PROC_REJECTED,    /* layout check failed: removed from eBPF */
+	PY_PROC_GONE,        /* exited, or no interpreter mapped any more */
+};
+
+struct py_proc {
+	pid_t pid;
+	uint32_t gen;          /* bumped on exec: code cache entries of older images are stale */
+	struct py_file *file;
+	uint64_t runtime;      /* absolute _PyRuntime */
+	uint64_t code_type;    /* absolute PyCode_Type */
+	enum py_proc_state state;
+	unsigned int tries;
+	uint64_t next_check_ns;
+};
+
+struct code_entry {
+	pid_t pid;             /* 0: empty slot */
+	uint32_t gen;
+	uint64_t code;
+	uint32_t cookie;
+	int firstlineno;
+	char *name;
+	char *filename;
+	uint8_t *linetable;
+	size_t linetable_sz;
+};
+
+struct python {
+	int files_fd, procs_fd;
+	struct u64_map files; /* file_id -> struct py_file */
+	struct u64_map procs; /* pid + 1 -> struct py_proc */
+	struct code_entry *cache;
+	struct python_stats stats;
+	char text[STR_MAX + 64];
+};
+
+struct python *python__new(int files_fd, int procs_fd)
+{
+	struct python *py = calloc(1, sizeof(*py));
+
+	if (!py)
+		return NULL;
+	py->cache = calloc(PYTHON_CODE_CACHE_CAP, sizeof(*py->cache));
+	if (!py->cache) {
+		free(py);
+		errno = ENOMEM;
+		return NULL;
+	}
+	py->files_fd = files_fd;
+	py->procs_fd = procs_fd;
+	return py;
+}
+
+static void code_entry__clear(struct code_entry *e)
+{
+	free(e->name);
+	free(e->filename);
+	free(e->linetable);
+	memset(e, 0, sizeof(*e));
+}
+
+void python__free(struct python *py)
+{
+	size_t it = 0, i;
+	uint64_t key;
+	void *v;
+
+	if (!py)
+		return;
+	while (u64_map__next(&py->files, &it, &key, &v)) {
+		free(((struct py_file *)v)->path);
+		free(v);
+	}
+	it = 0;
+	while (u64_map__next(&py->procs, &it, &key, &v))
+		free(v);
+	u64_map__free(&py->files);
+	u64_map__free(&py->procs);
+	for (i = 0; py->cache && i < PYTHON_CODE_CACHE_CAP; i++)
+		code_entry__clear(&py->cache[i]);
+	free(py->cache);
+	free(py);
+}
+
+const struct python_stats *python__stats(const struct python *py)
+{
+	return &py->stats;
+}
+
+/* ---- ELF: symbols by name, bytes at an address ---- */
+
+enum py_sym {
+	SYM_RUNTIME,
+	SYM_EVAL,
+	SYM_EVAL_COLD,
+	SYM_VERSION,
+	SYM_CODE_TYPE,
+	SYM_CNT,
+};
+
+static const char *const sym_names[SYM_CNT] = {
+	[SYM_RUNTIME] = "_PyRuntime",
+	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
+	[SYM_EVAL_COLD] = "_PyEval_EvalFrameDefault.cold",
+	[SYM_VERSION] = "Py_Version",
+	[SYM_CODE_TYPE] = "PyCode_Type",
+};
+
+struct sym_value {
+	uint64_t addr, size;
+	bool found;
+};
+
+static void scan_symtab(struct elf_file *ef, const char *name, struct sym_value out[SYM_CNT])
+{
+	struct elf_section sym, str;
+	size_t idx, i, n;
+	uint32_t link;
+	int k;
+
+	if (elf_file__section_index(ef, name, &idx) ||
+	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
+	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
+		return;
+	n = sym.size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		Elf64_Sym s;
+		const char *nm;
+
+		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
+		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size || !s.st_value)
+			continue;
+		nm = (const char *)str.data + s.st_name;
+		if (nm[0] != '_' && nm[0] != 'P')
+			continue;
+		for (k = 0; k < SYM_CNT; k++) {
+			if (out[k].found || strnlen(nm, str.size - s.st_name) == str.size - s.st_name ||
+			    strcmp(nm, sym_names[k]))
+				continue;
+			out[k].addr = s.st_value;
+			out[k].size = s.st_size;
+			out[k].found = true;
+		}
+	}
+}
+
+/* Bytes [vaddr, vaddr + size) from the PROGBITS section holding them, or NULL. */
+static const uint8_t *elf_bytes(struct elf_file *ef, uint64_t vaddr, size_t size)
+{
+	size_t i, n = elf_file__section_cnt(ef);
+
+	for (i = 0; i < n; i++) {
+		struct elf_section s;
+
+		if (elf_file__section_at(ef, i, &s, NULL, NULL) || !s.data ||
+		    s.type != SHT_PROGBITS || !(s.flags & SHF_ALLOC))
+			continue;
+		if (vaddr >= s.addr && vaddr - s.addr <= s.size && size <= s.size - (vaddr - s.addr))
+			return (const uint8_t *)s.data + (vaddr - s.addr);
+	}
+	return NULL;
+}
+
+/* ---- the cold part of the eval loop ---- */
+
+#define COLD_TARGETS_MAX 4096
+
+struct cold_search {
+	uint64_t targets[COLD_TARGETS_MAX];
+	size_t cnt;
+	uint64_t best_start, best_end;
+	size_t best_hits;
+};
+
+static int cold_fde(void *ctx, const struct cfi_fde *fde)
+{
+	struct cold_search *cs = ctx;
+	size_t i, hits = 0;
+
+	for (i = 0; i < cs->cnt; i++)
+		hits += cs->targets[i] >= fde->pc_begin && cs->targets[i] < fde->pc_end;
+	if (hits > cs->best_hits) {
+		cs->best_hits = hits;
+		cs->best_start = fde->pc_begin;
+		cs->best_end = fde->pc_end;
+	}
+	return 0;
+}
+
+/* The compiler-split cold part of [start, end): the FDE that most near jumps leaving the
+ * function land in (or the FDE of the ".cold" symbol when there is one). Jumps are found by
+ * their opcodes (jcc rel32: 0f 80-8f, jmp rel32: e9) without decoding: a false match only adds
+ * a stray target, which does not win the vote.
+ */
+static void find_cold(struct elf_file *ef, uint64_t start, uint64_t end, const struct sym_value *cold,
+		      uint64_t *cold_start, uint64_t *cold_end)
+{
+	struct cold_search *cs = calloc(1, sizeof(*cs));
+	struct cfi_section sec = { 0 };
+	struct elf_section eh;
+	const uint8_t *code = elf_bytes(ef, start, end - start);
+	uint64_t i;
+
+	*cold_start = *cold_end = 0;
+	if (!cs || elf_file__section(ef, ".eh_frame", &eh) || !eh.data)
+		goto cleanup;
+	if (cold->found) {
+		cs->targets[cs->cnt++] = cold->addr;
+	} else if (code) {
+		for (i = 0; i + 6 <= end - start && cs->cnt < COLD_TARGETS_MAX; i++) {
+			int32_t rel;
+			uint64_t next, target;
+
+			if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80) {
+				memcpy(&rel, code + i + 2, 4);
+				next = start + i + 6;
+			} else if (code[i] == 0xe9) {
+				memcpy(&rel, code + i + 1, 4);
+				next = start + i + 5;
+			} else {
+				continue;
+			}
+			target = next + (int64_t)rel;
+			if (target < start || target >= end)
+				cs->targets[cs->cnt++] = target;
+		}
+	}
+	if (!cs->cnt)
+		goto cleanup;
+	sec.data = eh.data;
+	sec.size = eh.size;
+	sec.vaddr = eh.addr;
+	sec.kind = CFI_SECTION_EH_FRAME;
+	{
+		struct elf_section t;
+
+		if (!elf_file__section(ef, ".text", &t))
+			sec.text_vaddr = t.addr;
+		if (!elf_file__section(ef, ".got", &t))
+			sec.data_vaddr = t.addr;
+	}
+	{
+		struct eh_frame_stats st = { 0 };
+
+		eh_frame__walk(&sec, cold_fde, cs, &st);
+	}
+	/* A real split part gets many jumps (Debian 3.11: 314); the .cold symbol is enough. */
+	if ((cs->best_hits >= 8 || (cold->found && cs->best_hits)) &&
+	    (cs->best_end <= start || cs->best_start >= end)) {
+		*cold_start = cs->best_start;
+		*cold_end = cs->best_end;
+	}
+cleanup:
+	free(cs);
+}
+
+/* ---- detection ---- */
+
+static bool name_is_python(const char *path, int *major, int *minor)
+{
+	const char *base = strrchr(path, '/'), *p;
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libpython", 9))
+		p = base + 9;
+	else if (!strncmp(base, "python", 6))
+		p = base + 6;
+	else
+		return false;
+	*major = *minor = -1;
+	if (p[0] >= '2' && p[0] <= '9' && p[1] == '.' && p[2] >= '0' && p[2] <= '9') {
+		*major = p[0] - '0';
+		*minor = p[2] - '0';
+		if (p[3] >= '0' && p[3] <= '9')
+			*minor = *minor * 10 + (p[3] - '0');
+	}
+	return true;
+}
+
+static const struct py_layout *layout_for(int major, int minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
+	return NULL;
+}
+
+/* 3.13: take the layout from _Py_DebugOffsets (the 3.13 struct; other versions have other
+ * layouts of it). 0, or -ENOENT when the file's copy is missing or not a 3.13 default build.
+ */
+static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_layout *l)
+{
+	const uint8_t *b = elf_bytes(ef, runtime, 352);
+	uint64_t q[44];
+	size_t i;
+
+	if (!b || memcmp(b, "xdebugpy", 8))
+		return -ENOENT;
+	memcpy(q, b, sizeof(q));
+	if ((q[1] >> 16) != 0x030d || q[2] /* free_threaded */)
+		return -ENOENT;
+	static const uint8_t used[] = { 5, 9, 21, 22, 23, 24, 29, 30, 31, 33, 35, 36, 37, 38, 39,
+					40, 43 };
+
+	for (i = 0; i < sizeof(used); i++)
+		if (q[used[i]] > 0xfff0)
+			return -ENOENT;
+	l->bpf.rt_interp_head = (uint16_t)q[5];  /* runtime_state.interpreters_head */
+	l->is_threads_head = (uint16_t)q[9];     /* interpreter_state.threads_head */
+	l->ts_next = (uint16_t)q[21];            /* thread_state.next */
+	l->bpf.ts_interp = (uint16_t)q[22];
+	l->bpf.ts_frame = (uint16_t)q[23];       /* current_frame */
+	l->ts_thread_id = (uint16_t)q[24];
+	l->bpf.fr_back = (uint16_t)q[29];        /* interpreter_frame.previous */
+	l->bpf.fr_code = (uint16_t)q[30];        /* executable */
+	l->bpf.fr_instr = (uint16_t)q[31];       /* instr_ptr */
+	l->bpf.fr_entry = (uint16_t)q[33];       /* owner */
+	l->co_filename = (uint16_t)q[35];        /* code_object.filename */
+	l->co_name = (uint16_t)q[36];
+	l->co_qualname = (uint16_t)q[37];
+	l->co_linetable = (uint16_t)q[38];
+	l->bpf.co_firstlineno = (uint16_t)q[39];
+	l->bpf.co_argcount = (uint16_t)q[40];
+	l->bpf.co_code = (uint16_t)q[43];        /* co_code_adaptive */
+	if (l->bpf.fr_back + 8 > l->bpf.fr_read_sz || l->bpf.fr_code + 8 > l->bpf.fr_read_sz ||
+	    l->bpf.fr_instr + 8 > l->bpf.fr_read_sz || l->bpf.fr_entry >= l->bpf.fr_read_sz)
+		return -ENOENT;
+	return 0;
+}
+
+static int detect(struct executable *exe, struct py_file *f)
+{
+	struct sym_value syms[SYM_CNT] = { 0 };
+	const struct py_layout *known;
+	int major, minor;
+
+	if (!exe->elf || !name_is_python(exe->path, &major, &minor))
+		return -ENOENT;
+	scan_symtab(exe->elf, ".dynsym", syms);
+	scan_symtab(exe->elf, ".symtab", syms);
+	/* A python binary linked against libpython imports these: the library is the one. */
+	if (!syms[SYM_RUNTIME].found || !syms[SYM_EVAL].found || !syms[SYM_EVAL].size)
+		return -ENOENT;
+	if (syms[SYM_VERSION].found) {
+		const uint8_t *v = elf_bytes(exe->elf, syms[SYM_VERSION].addr, 4);
+		uint32_t hex;
+
+		if (v) {
+			memcpy(&hex, v, 4);
+			major = (int)(hex >> 24);
+			minor = (int)((hex >> 16) & 0xff);
+		}
+	}
+	f->runtime_vaddr = syms[SYM_RUNTIME].addr;
+	f->code_type_vaddr = syms[SYM_CODE_TYPE].addr;
+	f->bpf.major = (uint8_t)(major < 0 ? 0 : major);
+	f->bpf.minor = (uint8_t)(minor < 0 ? 0 : minor);
+	f->bpf.eval_start[0] = syms[SYM_EVAL].addr;
+	f->bpf.eval_end[0] = syms[SYM_EVAL].addr + syms[SYM_EVAL].size;
+	{
+		uint64_t cs, ce;
+
+		find_cold(exe->elf, f->bpf.eval_start[0], f->bpf.eval_end[0],
+			  &syms[SYM_EVAL_COLD], &cs, &ce);
+		f->bpf.eval_start[1] = cs;
+		f->bpf.eval_end[1] = ce;
+	}
+	known = layout_for(major, minor);
+	f->bpf.kind = INTERP_PYTHON_UNSUPPORTED;
+	if (known && syms[SYM_CODE_TYPE].found) {
+		f->layout = *known;
+		if (major == 3 && minor == 13 &&
+		    debug_offsets_313(exe->elf, f->runtime_vaddr, &f->layout)) {
+			pr_debug("%s: no usable _Py_DebugOffsets: measured 3.13 layout\n", exe->path);
+			f->layout = *known;
+		}
+		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
+			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.13 layout\n",
+				 exe->path);
+		f->bpf.kind = INTERP_PYTHON;
+		f->bpf.py = f->layout.bpf;
+	}
+	return 0;
+}
+
+static void push_file(struct python *py, struct py_file *f)
+{
+	if (py->files_fd >= 0 &&
+	    bpf_map_update_elem(py->files_fd, &f->file_id, &f->bpf, BPF_ANY))
+		pr_warn("python: %s: interp_files update failed: %s\n", f->path, strerror(errno));
+}
+
+void python__file_loaded(struct python *py, struct executable *exe)
+{
+	struct py_file *f = u64_map__get(&py->files, exe->file_id);
+
+	if (f) {
+		push_file(py, f);
+		return;
+	}
+	if (exe->kind != EXECUTABLE_FILE)
+		return;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return;
+	if (detect(exe, f)) {
+		free(f);
+		return;
+	}
+	f->file_id = exe->file_id;
+	f->path = strdup(exe->path);
+	if (!f->path || u64_map__set(&py->files, f->file_id, f)) {
+		free(f->path);
+		free(f);
+		return;
+	}
+	py->stats.files++;
+	if (f->bpf.kind != INTERP_PYTHON) {
+		py->stats.files_unsupported++;
+		pr_info("python: %s: version %u.%u not supported: native frames only\n", f->path,
+			f->bpf.major, f->bpf.minor);
+	} else {
+		pr_debug("python: %s: CPython %u.%u, eval loop %#llx-%#llx, cold %#llx-%#llx\n",
+			 f->path, f->bpf.major, f->bpf.minor,
+			 (unsigned long long)f->bpf.eval_start[0],
+			 (unsigned long long)f->bpf.eval_end[0],
+			 (unsigned long long)f->bpf.eval_start[1],
+			 (unsigned long long)f->bpf.eval_end[1]);
+	}
+	push_file(py, f);
+}
+
+void python__file_unloaded(struct python *py, struct executable *exe)
+{
+	if (py->files_fd >= 0 && u64_map__get(&py->files, exe->file_id))
+		bpf_map_delete_elem(py->files_fd, &exe->file_id);
+}
+
+/* ---- process memory ---- */
+
+static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	struct iovec local = { buf, size }, remote = { (void *)(uintptr_t)addr, size };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)size)
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
+
+static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return mem_read(pid, addr, out, sizeof(*out));
+}
+
+/* ---- per-process attach and layout check ---- */
+
+static void proc_push(struct python *py, struct py_proc *pp)
+{
+	struct interp_proc v = {
+		.file_id = pp->file->file_id, .runtime = pp->runtime, .tsd_off = GLIBC_TSD_OFF
+	};
+	uint32_t key = (uint32_t)pp->pid;
+
+	if (py->procs_fd >= 0 && bpf_map_update_elem(py->procs_fd, &key, &v, BPF_ANY))
+		pr_debug("python: pid %d: interp_procs update failed: %s\n", (int)pp->pid,
+			 strerror(errno));
+}
+
+static void proc_drop(struct python *py, struct py_proc *pp)
+{
+	uint32_t key = (uint32_t)pp->pid;
+
+	if (py->procs_fd >= 0)
+		bpf_map_delete_elem(py->procs_fd, &key);
+}
+
+/* Check the layout against the live interpreter: every thread state belongs to the runtime's
+ * interpreter, its libc TSD slot (autoTSSkey) points back at it, and the newest frame of a
+ * thread holds a PyCode_Type object. 1 verified, 0 not initialised yet, < 0 wrong layout.
+ */
+static int proc_check(struct py_proc *pp)
+{
+	const struct py_layout *l = &pp->file->layout;
+	uint32_t tss[2];
+	uint64_t interp, ts, v, frame;
+	int threads = 0, tsd_ok = 0, code_ok = 0;
+
+	if (mem_read(pp->pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
+	    mem_u64(pp->pid, pp->runtime + l->bpf.rt_interp_head, &interp))
+		return -EFAULT;
+	if (!tss[0] || !interp)
+		return 0;
+	if (tss[0] != 1 || tss[1] >= 1024)
+		return -EINVAL;
+	if (mem_u64(pp->pid, interp + l->is_threads_head, &ts))
+		return -EFAULT;
+	if (!ts)
+		return 0;
+	while (ts && threads < MAX_THREADS_CHECKED) {
+		threads++;
+		if (mem_u64(pp->pid, ts + l->bpf.ts_interp, &v) || v != interp)
+			return -EINVAL;
+		if (tss[1] < 32 && !mem_u64(pp->pid, ts + l->ts_thread_id, &v) && v &&
+		    !mem_u64(pp->pid, v + GLIBC_TSD_OFF + 16 * tss[1], &v) && v == ts)
+			tsd_ok++;
+		if (!mem_u64(pp->pid, ts + l->bpf.ts_frame, &frame) && frame &&
+		    (l->bpf.cframe_frame == NO ||
+		     !mem_u64(pp->pid, frame + l->bpf.cframe_frame, &frame))) {
+			uint8_t owner = 0;
+
+			if (l->bpf.fr_entry != NO && l->bpf.entry_kind == PY_ENTRY_SHIM)
+				mem_read(pp->pid, frame + l->bpf.fr_entry, &owner, 1);
+			if (frame && owner != PY_OWNED_BY_CSTACK &&
+			    !mem_u64(pp->pid, frame + l->bpf.fr_code, &v) && v &&
+			    !mem_u64(pp->pid, v + 8 /* ob_type */, &v)) {
+				if (v != pp->code_type)
+					return -EINVAL;
+				code_ok++;
+			}
+		}
+		if (mem_u64(pp->pid, ts + l->ts_next, &ts))
+			return -EFAULT;
+	}
+	if (!tsd_ok)
+		return tss[1] < 32 ? -EINVAL : -ENOTSUP;
+	return code_ok ? 1 : 0;
+}
+
+static void proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
+{
+	int r = proc_check(pp);
+
+	if (r > 0) {
+		pp->state = PY_PROC_VERIFIED;
+		py->stats.procs_verified++;
+		pr_debug("python: pid %d: layout verified\n", (int)pp->pid);
+		return;
+	}
+	if (r == 0 && ++pp->tries < VERIFY_TRIES) {
+		pp->next_check_ns = now_ns + VERIFY_INTERVAL_NS;
+		return;
+	}
+	if (r == -EFAULT || r == -ESRCH)
+		return; /* gone, or memory unreadable right now: eBPF checks every sample anyway */
+	pp->state = PY_PROC_REJECTED;
+	py->stats.procs_rejected++;
+	proc_drop(py, pp);
+	pr_warn("python: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
+		(int)pp->pid, pp->file->path, r ? strerror(-r) : "never initialised");
+}
+
+static struct py_proc *proc_get(struct python *py, pid_t pid, bool create)
+{
+	struct py_proc *pp = u64_map__get(&py->procs, (uint64_t)pid + 1);
+
+	if (pp || !create)
+		return pp;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return NULL;
+	pp->pid = pid;
+	pp->state = PY_PROC_GONE;
+	if (u64_map__set(&py->procs, (uint64_t)pid + 1, pp)) {
+		free(pp);
+		return NULL;
+	}
+	return pp;
+}
+
+void python__process_scanned(struct python *py, const struct process *p, uint64_t now_ns)
+{
+	struct py_file *f = NULL;
+	struct py_proc *pp;
+	uint64_t bias = 0;
+	size_t i;
+
+	for (i = 0; i < p->map_cnt && !f; i++) {
+		f = u64_map__get(&py->files, p->maps[i].exe->file_id);
+		bias = p->maps[i].bias;
+	}
+	pp = proc_get(py, p->pid, f != NULL);
+	if (!pp)
+		return;
+	if (!f || f->bpf.kind != INTERP_PYTHON) {
+		if (pp->state != PY_PROC_GONE) {
+			proc_drop(py, pp);
+			pp->state = PY_PROC_GONE;
+		}
+		pp->file = f;
+		return;
+	}
+	if (pp->file == f && pp->runtime == bias + f->runtime_vaddr && pp->state != PY_PROC_GONE)
+		return;
+	pp->file = f;
+	pp->runtime = bias + f->runtime_vaddr;
+	pp->code_type = bias + f->code_type_vaddr;
+	pp->state = PY_PROC_PENDING;
+	pp->tries = 0;
+	py->stats.procs_attached++;
+	proc_push(py, pp);
+	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)p->pid, f->path,
+		 (unsigned long long)pp->runtime);
+	proc_verify(py, pp, now_ns);
+}
+
+void python__process_exec(struct python *py, pid_t pid)
+{
+	struct py_proc *pp = proc_get(py, pid, false);
+
+	if (pp)
+		pp->gen++;
+}
+
+void python__process_exited(struct python *py, pid_t pid)
+{
+	struct py_proc *pp = proc_get(py, pid, false);
+
+	if (pp && pp->state != PY_PROC_GONE) {
+		proc_drop(py, pp);
+		pp->state = PY_PROC_GONE;
+	}
+}
+
+void python__tick(struct python *py, uint64_t now_ns)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&py->procs, &it, &key, &v)) {
+		struct py_proc *pp = v;
+
+		if (pp->state == PY_PROC_PENDING && pp->next_check_ns <= now_ns)
+			proc_verify(py, pp, now_ns);
+	}
+}
+
+/* ---- symbolization ---- */
+
+/* A str object as UTF-8 (malloc'ed), or NULL. */
+static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
+{
+	uint8_t head[40];
+	uint64_t len;
+	uint32_t state, kind, i;
+	uint8_t *raw = NULL;
+	char *out = NULL;
+	size_t n = 0;
+
+	if (!addr || mem_read(pid, addr, head, sizeof(head)))
+		return NULL;
+	memcpy(&len, head + 16, 8);
+	memcpy(&state, head + 32, 4);
+	kind = (state >> 2) & 7;
+	if (!(state & (1u << 5)) || (kind != 1 && kind != 2 && kind != 4))
+		return NULL; /* not compact: legacy strings are not used for code names */
+	if (len > STR_MAX)
+		len = STR_MAX;
+	raw = malloc(len * kind + 1);
+	out = malloc(len * 4 + 1);
+	if (!raw || !out)
+		goto fail;
+	if (len && mem_read(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
+			    raw, len * kind))
+		goto fail;
+	for (i = 0; i < len; i++) {
+		uint32_t c;
+
+		if (kind == 1)
+			c = raw[i];
+		else if (kind == 2)
+			c = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+		else
+			memcpy(&c, raw + 4 * i, 4);
+		if (c < 0x20 || c == 0x7f) {
+			out[n++] = '?';
+		} else if (c < 0x80) {
+			out[n++] = (char)c;
+		} else if (c < 0x800) {
+			out[n++] = (char)(0xc0 | c >> 6);
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x10000) {
+			out[n++] = (char)(0xe0 | c >> 12);
+			out[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		} else if (c < 0x110000) {
+			out[n++] = (char)(0xf0 | c >> 18);
+			out[n++] = (char)(0x80 | ((c >> 12) & 0x3f));
+			out[n++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[n++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			out[n++] = '?';
+		}
+	}
+	out[n] = '\0';
+	free(raw);
+	return out;
+fail:
+	free(raw);
+	free(out);
+	return NULL;
+}
+
+/* Read a code object into e; 0 or -errno. */
+static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct code_entry *e)
+{
+	uint8_t obj[CODE_READ_SZ];
+	uint64_t name, file, table, table_sz;
+	int32_t firstlineno, argcount;
+	uint16_t name_off = l->co_qualname != NO ? l->co_qualname : l->co_name;
+
+	if (mem_read(pid, code, obj, sizeof(obj)))
+		return -EFAULT;
+	memcpy(&argcount, obj + l->bpf.co_argcount, 4);
+	memcpy(&firstlineno, obj + l->bpf.co_firstlineno, 4);
+	memcpy(&name, obj + name_off, 8);
+	memcpy(&file, obj + l->co_filename, 8);
+	memcpy(&table, obj + l->co_linetable, 8);
+	e->cookie = (uint32_t)firstlineno + ((uint32_t)argcount << 24);
+	e->firstlineno = firstlineno;
+	e->name = read_str(pid, name, l);
+	e->filename = read_str(pid, file, l);
+	if (table && !mem_u64(pid, table + 16, &table_sz) && table_sz <= LINETABLE_MAX) {
+		e->linetable = malloc(table_sz ? table_sz : 1);
+		if (e->linetable && !mem_read(pid, table + 32, e->linetable, table_sz)) {
+			e->linetable_sz = table_sz;
+		} else {
+			free(e->linetable);
+			e->linetable = NULL;
+		}
+	}
+	if (!e->name)
+		return -EFAULT;
+	return 0;
+}
+
+static void marker(struct python *py, struct python_symbol *out, const char *text)
+{
+	snprintf(py->text, sizeof(py->text), "[python: %s]", text);
+	out->function = py->text;
+	out->file = NULL;
+	out->line = 0;
+	out->marker = true;
+}
+
+void python__symbolize(struct python *py, pid_t pid, const struct user_frame *uf,
+		       struct python_symbol *out)
+{
+	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
+	struct py_proc *pp;
+	struct code_entry *e, fresh = { 0 };
+	uint64_t slot;
+
+	if (!uf->addr) {
+		switch (uf->file_id) {
+		case PY_MARKER_UNSUPPORTED:
+			return marker(py, out, "unsupported version");
+		case PY_MARKER_TRUNCATED:
+			return marker(py, out, "more frames truncated");
+		case PY_MARKER_READ_FAILED:
+			return marker(py, out, "frame unreadable");
+		default:
+			return marker(py, out, "?");
+		}
+	}
+	pp = proc_get(py, pid, false);
+	if (!pp || !pp->file || pp->file->bpf.kind != INTERP_PYTHON)
+		return marker(py, out, "unknown process");
+	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PYTHON_CODE_CACHE_CAP;
+	e = &py->cache[slot];
+	if (e->pid != pid || e->gen != pp->gen || e->code != uf->addr ||
+	    (cookie && e->cookie != cookie)) {
+		py->stats.code_reads++;
+		if (read_code(pid, uf->addr, &pp->file->layout, &fresh)) {
+			code_entry__clear(&fresh);
+			py->stats.code_unreadable++;
+			return marker(py, out, "code object unreadable");
+		}
+		if (cookie && fresh.cookie != cookie) {
+			code_entry__clear(&fresh);
+			py->stats.code_stale++;
+			return marker(py, out, "code object reused");
+		}
+		code_entry__clear(e);
+		*e = fresh;
+		e->pid = pid;
+		e->gen = pp->gen;
+		e->code = uf->addr;
+	}
+	py->stats.frames++;
+	out->function = e->name;
+	out->file = e->filename;
+	out->line = python_lines__line(pp->file->layout.lines, e->linetable, e->linetable_sz,
+				       e->firstlineno, offset);
+	if (out->line < 0)
+		out->line = 0;
+	out->marker = false;
+}

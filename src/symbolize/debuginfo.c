@@ -1,0 +1,624 @@
+/* Debug file lookup. See debuginfo.h for the order and the threading contract.
+ *
+ * Invariants:
+ *  - a returned path always names a file whose build id equals the executable's (when both
+ *    have one) and, for debuglinks, whose CRC32 equals the link's.
+ *  - the debuginfod table holds at most cache_cap entries; the queue is the PENDING entries of
+ *    that table, so it is bounded too. Only the worker calls into libdebuginfod.
+ */
+#include <elfutils/debuginfod.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <lzma.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "elf/elf_file.h"
+#include "symbolize/debuginfo.h"
+
+#define DEFAULT_TIMEOUT_S 30
+#define DEFAULT_NEGATIVE_TTL_S 600
+#define DEFAULT_CACHE_CAP 1024
+#define MINIDEBUG_MAX_SZ ((size_t)256 << 20)
+#define BUILD_ID_HEX_MAX (2 * ELF_BUILD_ID_MAX + 1)
+
+enum fetch_state { FETCH_FREE, FETCH_PENDING, FETCH_RUNNING, FETCH_FOUND, FETCH_MISSING };
+
+struct fetch {
+	enum fetch_state state;
+	char build_id[BUILD_ID_HEX_MAX];
+	char *path;        /* FETCH_FOUND: the cached debug file */
+	uint64_t stamp_ns; /* queued at (PENDING) or settled at (FOUND/MISSING) */
+};
+
+struct debuginfo {
+	struct debuginfo_opts opts;
+	char **debug_dirs; /* owned copies */
+	struct debuginfo_stats stats;
+	pthread_mutex_t lock; /* guards fetches, stats and stopping */
+	pthread_cond_t wake;  /* worker: work or stop */
+	pthread_cond_t idle;  /* waiters: a fetch settled */
+	struct fetch *fetches;
+	size_t fetch_cap;
+	bool use_debuginfod;
+	bool worker_started;
+	bool stopping;
+	pthread_t worker;
+	uint64_t fetch_deadline_ns; /* of the running fetch, read by the progress callback */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void *debuginfo__worker(void *arg);
+
+struct debuginfo *debuginfo__new(const struct debuginfo_opts *opts)
+{
+	struct debuginfo *di = calloc(1, sizeof(*di));
+	const char *urls;
+	size_t i;
+	int err = 0;
+
+	if (!di)
+		return NULL;
+	if (opts)
+		di->opts = *opts;
+	if (!di->opts.debuginfod_timeout_s)
+		di->opts.debuginfod_timeout_s = DEFAULT_TIMEOUT_S;
+	if (!di->opts.negative_ttl_s)
+		di->opts.negative_ttl_s = DEFAULT_NEGATIVE_TTL_S;
+	di->fetch_cap = di->opts.cache_cap ? di->opts.cache_cap : DEFAULT_CACHE_CAP;
+	pthread_mutex_init(&di->lock, NULL);
+	pthread_cond_init(&di->wake, NULL);
+	pthread_cond_init(&di->idle, NULL);
+	di->fetches = calloc(di->fetch_cap, sizeof(*di->fetches));
+	di->debug_dirs = calloc(di->opts.debug_dir_cnt + 1, sizeof(*di->debug_dirs));
+	if (!di->fetches || !di->debug_dirs) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < di->opts.debug_dir_cnt; i++) {
+		di->debug_dirs[i] = strdup(di->opts.debug_dirs[i]);
+		if (!di->debug_dirs[i]) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	di->opts.debug_dirs = NULL; /* the copies are used */
+	urls = getenv("DEBUGINFOD_URLS");
+	di->use_debuginfod = di->opts.debuginfod && urls && *urls;
+	if (di->use_debuginfod) {
+		err = -pthread_create(&di->worker, NULL, debuginfo__worker, di);
+		di->worker_started = !err;
+	}
+cleanup:
+	if (err) {
+		debuginfo__free(di);
+		errno = -err;
+		return NULL;
+	}
+	return di;
+}
+
+void debuginfo__free(struct debuginfo *di)
+{
+	size_t i;
+
+	if (!di)
+		return;
+	if (di->worker_started) {
+		pthread_mutex_lock(&di->lock);
+		di->stopping = true;
+		pthread_cond_broadcast(&di->wake);
+		pthread_mutex_unlock(&di->lock);
+		pthread_join(di->worker, NULL);
+	}
+	for (i = 0; di->fetches && i < di->fetch_cap; i++)
+		free(di->fetches[i].path);
+	free(di->fetches);
+	for (i = 0; di->debug_dirs && i < di->opts.debug_dir_cnt; i++)
+		free(di->debug_dirs[i]);
+	free(di->debug_dirs);
+	pthread_cond_destroy(&di->wake);
+	pthread_cond_destroy(&di->idle);
+	pthread_mutex_destroy(&di->lock);
+	free(di);
+}
+
+void debuginfo_result__release(struct debuginfo_result *res)
+{
+	if (!res)
+		return;
+	free(res->image);
+	res->image = NULL;
+	res->image_sz = 0;
+}
+
+void debuginfo__stats(struct debuginfo *di, struct debuginfo_stats *out)
+{
+	pthread_mutex_lock(&di->lock);
+	*out = di->stats;
+	pthread_mutex_unlock(&di->lock);
+}
+
+static void stat_add(struct debuginfo *di, uint64_t *counter)
+{
+	pthread_mutex_lock(&di->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&di->lock);
+}
+
+int debuginfo__file_crc(const char *path, uint32_t *crc)
+{
+	unsigned char buf[65536];
+	uLong c = crc32(0, Z_NULL, 0);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		c = crc32(c, buf, (uInt)n);
+	}
+	close(fd);
+	if (!err)
+		*crc = (uint32_t)c;
+	return err;
+}
+
+/* Whether path is an ELF file with the build id want (any build id when want is empty).
+ * Counts a mismatch.
+ */
+static bool candidate_ok(struct debuginfo *di, const char *path, const char *want)
+{
+	char have[BUILD_ID_HEX_MAX];
+	struct elf_file *ef;
+	bool ok;
+
+	if (access(path, R_OK))
+		return false;
+	ef = elf_file__open(path);
+	if (!ef)
+		return false;
+	ok = !*want || (elf_file__build_id_hex(ef, have, sizeof(have)) == 0 && !strcmp(have, want));
+	elf_file__free(ef);
+	if (!ok)
+		stat_add(di, &di->stats.build_id_mismatch);
+	return ok;
+}
+
+static bool has_debug_info(struct elf_file *ef)
+{
+	struct elf_section sec;
+
+	if (!elf_file__section(ef, ".debug_info", &sec) && sec.type != 8 /* SHT_NOBITS */)
+		return true;
+	return !elf_file__section(ef, ".zdebug_info", &sec);
+}
+
+static int set_path(struct debuginfo_result *out, enum debuginfo_source source,
+		    const char *path)
+{
+	size_t len = strlen(path);
+
+	if (len >= sizeof(out->path))
+		return -ENAMETOOLONG;
+	memcpy(out->path, path, len + 1);
+	out->source = source;
+	return 0;
+}
+
+/* DIR/.build-id/xx/yyyy<suffix> into buf; false if it does not fit. */
+static bool build_id_path(char *buf, size_t cap, const char *root, const char *dir,
+			  const char *build_id, const char *suffix)
+{
+	int n = snprintf(buf, cap, "%s%s/.build-id/%.2s/%s%s", root, dir, build_id, build_id + 2,
+			 suffix);
+
+	return n > 0 && (size_t)n < cap;
+}
+
+/* Step 2 (and the binary-itself variant for find_build_id). */
+static int find_in_build_id_dirs(struct debuginfo *di, const char *build_id, const char *root,
+				 bool also_binary, struct debuginfo_result *out)
+{
+	static const char *const suffixes[] = { ".debug", "" };
+	char path[PATH_MAX];
+	size_t i, s;
+
+	if (strlen(build_id) < 4)
+		return -ENOENT;
+	for (s = 0; s < (also_binary ? 2u : 1u); s++) {
+		if (!di->opts.no_system_dirs &&
+		    build_id_path(path, sizeof(path), root, "/usr/lib/debug", build_id, suffixes[s]) &&
+		    candidate_ok(di, path, build_id))
+			return set_path(out, DEBUGINFO_BUILD_ID, path);
+		for (i = 0; i < di->opts.debug_dir_cnt; i++) {
+			if (build_id_path(path, sizeof(path), "", di->debug_dirs[i], build_id,
+					  suffixes[s]) &&
+			    candidate_ok(di, path, build_id))
+				return set_path(out, DEBUGINFO_BUILD_ID, path);
+		}
+	}
+	return -ENOENT;
+}
+
+/* One debuglink candidate: right build id (if known) and right CRC. */
+static bool debuglink_ok(struct debuginfo *di, const char *path, const char *build_id,
+			 uint32_t want_crc, const char *exe)
+{
+	char real_cand[PATH_MAX], real_exe[PATH_MAX];
+	uint32_t crc;
+
+	if (access(path, R_OK))
+		return false;
+	/* the link may name the executable itself (same folder, same name) */
+	if (realpath(path, real_cand) && realpath(exe, real_exe) && !strcmp(real_cand, real_exe))
+		return false;
+	if (!candidate_ok(di, path, build_id))
+		return false;
+	if (debuginfo__file_crc(path, &crc) || crc != want_crc) {
+		stat_add(di, &di->stats.crc_mismatch);
+		return false;
+	}
+	return true;
+}
+
+/* Step 3. exe is the path we opened; its folder, seen from inside root, is exe minus root. */
+static int find_debuglink(struct debuginfo *di, struct elf_file *ef, const char *exe,
+			  const char *root, const char *build_id, struct debuginfo_result *out)
+{
+	char exe_copy[PATH_MAX], path[PATH_MAX];
+	const char *name, *dir, *inner_dir;
+	size_t root_len = strlen(root), i;
+	uint32_t crc;
+	int n, k;
+
+	if (elf_file__debuglink(ef, &name, &crc) || !*name || strchr(name, '/'))
+		return -ENOENT;
+	if (strlen(exe) >= sizeof(exe_copy))
+		return -ENAMETOOLONG;
+	memcpy(exe_copy, exe, strlen(exe) + 1);
+	dir = dirname(exe_copy);
+	inner_dir = root_len && !strncmp(dir, root, root_len) ? dir + root_len : dir;
+	for (k = 0; k < 3; k++) {
+		if (k == 0)
+			n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+		else if (k == 1)
+			n = snprintf(path, sizeof(path), "%s/.debug/%s", dir, name);
+		else if (!di->opts.no_system_dirs)
+			n = snprintf(path, sizeof(path), "%s/usr/lib/debug%s/%s", root, inner_dir, name);
+		else
+			continue;
+		if (n > 0 && (size_t)n < sizeof(path) && debuglink_ok(di, path, build_id, crc, exe))
+			return set_path(out, DEBUGINFO_DEBUGLINK, path);
+	}
+	for (i = 0; i < di->opts.debug_dir_cnt; i++) {
+		for (k = 0; k < 2; k++) {
+			if (k == 0)
+				n = snprintf(path, sizeof(path), "%s/%s", di->debug_dirs[i], name);
+			else
+				n = snprintf(path, sizeof(path), "%s%s/%s", di->debug_dirs[i],
+					     inner_dir, name);
+			if (n > 0 && (size_t)n < sizeof(path) &&
+			    debuglink_ok(di, path, build_id, crc, exe))
+				return set_path(out, DEBUGINFO_DEBUGLINK, path);
+		}
+	}
+	return -ENOENT;
+}
+
+/* Step 5: xz-decompresses .gnu_debugdata into out->image. */
+static int find_minidebuginfo(struct debuginfo *di, struct elf_file *ef, const char *exe,
+			      struct debuginfo_result *out)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	struct elf_section sec;
+	uint8_t *buf = NULL, *tmp;
+	size_t cap = 0;
+	lzma_ret ret;
+	int err;
+
+	if (elf_file__section(ef, ".gnu_debugdata", &sec) || !sec.data || !sec.size)
+		return -ENOENT;
+	if (lzma_stream_decoder(&strm, UINT64_MAX, 0) != LZMA_OK)
+		return -ENOMEM;
+	strm.next_in = sec.data;
+	strm.avail_in = sec.size;
+	do {
+		if (strm.avail_out == 0) {
+			if (cap >= MINIDEBUG_MAX_SZ) {
+				err = -EFBIG;
+				goto cleanup;
+			}
+			cap = cap ? cap * 2 : sec.size * 4 + 4096;
+			tmp = realloc(buf, cap);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = tmp;
+			strm.next_out = buf + strm.total_out;
+			strm.avail_out = cap - strm.total_out;
+		}
+		ret = lzma_code(&strm, LZMA_FINISH);
+	} while (ret == LZMA_OK);
+	if (ret != LZMA_STREAM_END) {
+		stat_add(di, &di->stats.corrupt);
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	err = set_path(out, DEBUGINFO_MINIDEBUGINFO, exe);
+	if (!err) {
+		out->image = buf;
+		out->image_sz = strm.total_out;
+		buf = NULL;
+	}
+cleanup:
+	lzma_end(&strm);
+	free(buf);
+	return err;
+}
+
+/* ---- debuginfod ---- */
+
+static struct fetch *fetch__lookup(struct debuginfo *di, const char *build_id)
+{
+	size_t i;
+
+	for (i = 0; i < di->fetch_cap; i++) {
+		if (di->fetches[i].state != FETCH_FREE && !strcmp(di->fetches[i].build_id, build_id))
+			return &di->fetches[i];
+	}
+	return NULL;
+}
+
+/* A free slot, evicting the oldest settled entry if needed; NULL if all are in flight. */
+static struct fetch *fetch__slot(struct debuginfo *di)
+{
+	struct fetch *oldest = NULL, *f;
+	size_t i;
+
+	for (i = 0; i < di->fetch_cap; i++) {
+		f = &di->fetches[i];
+		if (f->state == FETCH_FREE)
+			return f;
+		if ((f->state == FETCH_FOUND || f->state == FETCH_MISSING) &&
+		    (!oldest || f->stamp_ns < oldest->stamp_ns))
+			oldest = f;
+	}
+	if (oldest) {
+		di->stats.evictions++;
+		free(oldest->path);
+		memset(oldest, 0, sizeof(*oldest));
+	}
+	return oldest;
+}
+
+/* Step 4, the caller's side: never blocks on the network. */
+static int find_debuginfod(struct debuginfo *di, const char *build_id,
+			   struct debuginfo_result *out)
+{
+	uint64_t now = now_ns(), ttl = (uint64_t)di->opts.negative_ttl_s * 1000000000ULL;
+	struct fetch *f;
+	int err = -EAGAIN;
+
+	if (!di->use_debuginfod || strlen(build_id) < 4 || strlen(build_id) >= BUILD_ID_HEX_MAX)
+		return -ENOENT;
+	pthread_mutex_lock(&di->lock);
+	f = fetch__lookup(di, build_id);
+	if (f && f->state == FETCH_FOUND && access(f->path, R_OK)) {
+		/* the debuginfod cache cleaned it up: ask again */
+		free(f->path);
+		memset(f, 0, sizeof(*f));
+		f = NULL;
+	}
+	if (f && f->state == FETCH_MISSING && now - f->stamp_ns >= ttl) {
+		memset(f, 0, sizeof(*f));
+		f = NULL;
+	}
+	if (f) {
+		if (f->state == FETCH_FOUND) {
+			err = set_path(out, DEBUGINFO_DEBUGINFOD, f->path);
+		} else if (f->state == FETCH_MISSING) {
+			di->stats.negative_hits++;
+			err = -ENOENT;
+		}
+	} else {
+		f = fetch__slot(di);
+		if (f) {
+			f->state = FETCH_PENDING;
+			memcpy(f->build_id, build_id, strlen(build_id) + 1);
+			f->stamp_ns = now;
+			pthread_cond_signal(&di->wake);
+		}
+	}
+	if (err == -EAGAIN)
+		di->stats.pending++;
+	pthread_mutex_unlock(&di->lock);
+	return err;
+}
+
+static int debuginfo__progress(debuginfod_client *client, long a, long b)
+{
+	struct debuginfo *di = debuginfod_get_user_data(client);
+	bool stop;
+
+	(void)a;
+	(void)b;
+	pthread_mutex_lock(&di->lock);
+	stop = di->stopping || now_ns() > di->fetch_deadline_ns;
+	pthread_mutex_unlock(&di->lock);
+	return stop; /* non-zero aborts the transfer */
+}
+
+static void *debuginfo__worker(void *arg)
+{
+	struct debuginfo *di = arg;
+	debuginfod_client *client = debuginfod_begin();
+	char build_id[BUILD_ID_HEX_MAX], *path;
+	struct fetch *f, *next;
+	size_t i;
+	int fd;
+
+	if (client) {
+		debuginfod_set_user_data(client, di);
+		debuginfod_set_progressfn(client, debuginfo__progress);
+	}
+	pthread_mutex_lock(&di->lock);
+	while (!di->stopping) {
+		next = NULL;
+		for (i = 0; i < di->fetch_cap; i++) {
+			f = &di->fetches[i];
+			if (f->state == FETCH_PENDING && (!next || f->stamp_ns < next->stamp_ns))
+				next = f;
+		}
+		if (!next) {
+			pthread_cond_broadcast(&di->idle);
+			pthread_cond_wait(&di->wake, &di->lock);
+			continue;
+		}
+		next->state = FETCH_RUNNING;
+		memcpy(build_id, next->build_id, sizeof(build_id));
+		di->fetch_deadline_ns = now_ns() + (uint64_t)di->opts.debuginfod_timeout_s * 1000000000ULL;
+		di->stats.debuginfod_queries++;
+		pthread_mutex_unlock(&di->lock);
+
+		path = NULL;
+		fd = client ? debuginfod_find_debuginfo(client, (const unsigned char *)build_id, 0,
+							&path)
+			    : -ENOSYS;
+		if (fd >= 0)
+			close(fd);
+
+		pthread_mutex_lock(&di->lock);
+		/* the entry cannot have been evicted: RUNNING entries are never chosen */
+		next->stamp_ns = now_ns();
+		if (fd >= 0 && path) {
+			next->state = FETCH_FOUND;
+			next->path = path;
+			di->stats.debuginfod_found++;
+		} else {
+			free(path);
+			next->state = FETCH_MISSING;
+			di->stats.debuginfod_failed++;
+		}
+		pthread_cond_broadcast(&di->idle);
+	}
+	pthread_mutex_unlock(&di->lock);
+	if (client)
+		debuginfod_end(client);
+	return NULL;
+}
+
+int debuginfo__wait(struct debuginfo *di, int timeout_ms)
+{
+	struct timespec deadline;
+	bool busy;
+	size_t i;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&di->lock);
+	for (;;) {
+		busy = false;
+		for (i = 0; i < di->fetch_cap && di->worker_started; i++) {
+			if (di->fetches[i].state == FETCH_PENDING ||
+			    di->fetches[i].state == FETCH_RUNNING)
+				busy = true;
+		}
+		if (!busy)
+			break;
+		if (pthread_cond_timedwait(&di->idle, &di->lock, &deadline) == ETIMEDOUT) {
+			err = -ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&di->lock);
+	return err;
+}
+
+/* ---- entry points ---- */
+
+static void count_result(struct debuginfo *di, int err, const struct debuginfo_result *out)
+{
+	pthread_mutex_lock(&di->lock);
+	if (!err)
+		di->stats.found[out->source]++;
+	else if (err == -ENOENT)
+		di->stats.not_found++;
+	pthread_mutex_unlock(&di->lock);
+}
+
+int debuginfo__find(struct debuginfo *di, const char *path, const char *root,
+		    struct debuginfo_result *out)
+{
+	char build_id[BUILD_ID_HEX_MAX] = "";
+	struct elf_file *ef;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	root = root ? root : "";
+	ef = elf_file__open(path);
+	if (!ef) {
+		err = errno == ENOEXEC ? -ENOEXEC : -(errno ? errno : ENOENT);
+		if (err == -ENOEXEC)
+			stat_add(di, &di->stats.corrupt);
+		return err;
+	}
+	if (elf_file__build_id_hex(ef, build_id, sizeof(build_id)) < 0)
+		build_id[0] = '\0';
+	if (has_debug_info(ef)) {
+		err = set_path(out, DEBUGINFO_SELF, path);
+		goto cleanup;
+	}
+	err = build_id[0] ? find_in_build_id_dirs(di, build_id, root, false, out) : -ENOENT;
+	if (err == -ENOENT)
+		err = find_debuglink(di, ef, path, root, build_id, out);
+	if (err == -ENOENT && build_id[0])
+		err = find_debuginfod(di, build_id, out);
+	if (err == -ENOENT)
+		err = find_minidebuginfo(di, ef, path, out);
+cleanup:
+	elf_file__free(ef);
+	count_result(di, err, out);
+	return err;
+}
+
+int debuginfo__find_build_id(struct debuginfo *di, const char *build_id, const char *root,
+			     struct debuginfo_result *out)
+{
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = find_in_build_id_dirs(di, build_id, root ? root : "", true, out);
+	if (err == -ENOENT)
+		err = find_debuginfod(di, build_id, out);
+	count_result(di, err, out);
+	return err;
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Print the stacks of a stackscope pprof file as folded lines, root first, with each frame
+written "function@file:line" (file basename; ":line" omitted when 0), then " count".
+Used by the system tests to check the lines of interpreter frames; needs only the standard
+library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
+"""
+import gzip
+import os
+import sys
+
+
+def fields(buf):
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 2:
+            n, i = varint(buf, i)
+            v = buf[i:i + n]
+            i += n
+        elif wt == 1:
+            v = buf[i:i + 8]
+            i += 8
+        elif wt == 5:
+            v = buf[i:i + 4]
+            i += 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield num, wt, v
+
+
+def varint(buf, i):
+    shift = val = 0
+    while True:
+        b = buf[i]
+        i += 1
+        val |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return val, i
+
+
+def ints(wt, v):
+    if wt == 0:
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out
+
+
+def main(path):
+    data = open(path, "rb").read()
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    strings, samples, locs, funcs = [], [], {}, {}
+    for num, wt, v in fields(data):
+        if num == 6:
+            strings.append(v.decode("utf-8", "replace"))
+        elif num == 2:
+            ids, vals = [], []
+            for n2, w2, v2 in fields(v):
+                if n2 == 1:
+                    ids += ints(w2, v2)
+                elif n2 == 2:
+                    vals += ints(w2, v2)
+            samples.append((ids, vals[0] if vals else 0))
+        elif num == 4:
+            lid, lines = 0, []
+            for n2, w2, v2 in fields(v):
+                if n2 == 1:
+                    lid = v2
+                elif n2 == 4:
+                    fid = ln = 0
+                    for n3, w3, v3 in fields(v2):
+                        if n3 == 1:
+                            fid = v3
+                        elif n3 == 2:
+                            ln = v3
+                    lines.append((fid, ln))
+            locs[lid] = lines
+        elif num == 5:
+            fid, name, fname = 0, 0, 0
+            for n2, w2, v2 in fields(v):
+                if n2 == 1:
+                    fid = v2
+                elif n2 == 2:
+                    name = v2
+                elif n2 == 4:
+                    fname = v2
+            funcs[fid] = (name, fname)
+    agg = {}
+    for ids, count in samples:
+        names = []
+        for lid in reversed(ids):
+            for fid, ln in reversed(locs.get(lid, [])):
+                name, fname = funcs.get(fid, (0, 0))
+                text = strings[name] if name < len(strings) else "?"
+                if fname and fname < len(strings) and strings[fname]:
+                    text += "@" + os.path.basename(strings[fname])
+                    if ln:
+                        text += ":%d" % ln
+                names.append(text.replace(";", ":"))
+        key = ";".join(names)
+        agg[key] = agg.get(key, 0) + count
+    for key, count in sorted(agg.items()):
+        print("%s %d" % (key, count))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,217 @@
+/* CPython line tables (src/interp/python_lines.c) against the interpreters themselves: every
+ * instruction of a few stdlib modules, per installed version, must get the line that
+ * dis.findlinestarts() / co_lines() give (tests/data/py_lines_dump.py prints them). Plus hand-
+ * made tables for the edges and random bytes that must never be read out of bounds.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp/python_lines.h"
+#include "test.h"
+
+#define DUMP_SCRIPT "tests/data/py_lines_dump.py"
+
+struct run_result {
+	size_t codes, insns, mismatches;
+	int major, minor;
+};
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* One "C first hex lines..." record; returns mismatches, or -1 if malformed. */
+static long check_code(char *line, enum python_line_format fmt, size_t *insns)
+{
+	char *save = NULL, *first = strtok_r(line + 2, " \n", &save);
+	char *hex = strtok_r(NULL, " \n", &save), *tok;
+	uint8_t *tab;
+	size_t n = 0, i, len;
+	long bad = 0;
+	uint32_t off = 0;
+
+	if (!first || !hex)
+		return -1;
+	len = strcmp(hex, "-") ? strlen(hex) / 2 : 0;
+	tab = malloc(len ? len : 1);
+	if (!tab)
+		return -1;
+	for (i = 0; i < len; i++)
+		tab[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+	while ((tok = strtok_r(NULL, " \n", &save))) {
+		int want = atoi(tok), got = python_lines__line(fmt, tab, len, atoi(first), off);
+
+		if (got != want && bad++ < 3)
+			printf("  first line %s, offset %u: got %d, interpreter says %d\n", first,
+			       off, got, want);
+		off += 2;
+		n++;
+	}
+	*insns += n;
+	free(tab);
+	return bad;
+}
+
+static int run_python(const char *python, struct run_result *r)
+{
+	char cmd[512], *line = NULL;
+	size_t cap = 0;
+	enum python_line_format fmt = PYTHON_LINES_LOCATIONS;
+	FILE *f;
+	int status;
+
+	memset(r, 0, sizeof(*r));
+	if (access(python, X_OK))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s", python, DUMP_SCRIPT);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		long bad;
+
+		if (line[0] == 'V') {
+			sscanf(line, "V %d %d", &r->major, &r->minor);
+			fmt = r->minor <= 9 ? PYTHON_LINES_LNOTAB
+					    : r->minor == 10 ? PYTHON_LINES_LINETABLE
+							     : PYTHON_LINES_LOCATIONS;
+			continue;
+		}
+		if (line[0] != 'C')
+			continue;
+		bad = check_code(line, fmt, &r->insns);
+		r->codes++;
+		r->mismatches += bad < 0 ? 1 : (size_t)bad;
+	}
+	free(line);
+	status = pclose(f);
+	return status == 0 && r->major == 3 ? 0 : -1;
+}
+
+static void check_interpreter(const char *python, int want_minor)
+{
+	struct run_result r;
+
+	if (run_python(python, &r)) {
+		printf("  skip %s (not installed or failed)\n", python);
+		return;
+	}
+	printf("  %s: %zu code objects, %zu instructions, %zu mismatches\n", python, r.codes,
+	       r.insns, r.mismatches);
+	CHECK_EQ_INT(r.minor, want_minor);
+	CHECK(r.insns > 5000);
+	CHECK_EQ_INT(r.mismatches, 0);
+}
+
+TEST(pyenv_38)
+{
+	check_interpreter("/root/.pyenv/versions/3.8.18/bin/python3.8", 8);
+}
+
+TEST(pyenv_39)
+{
+	check_interpreter("/root/.pyenv/versions/3.9.18/bin/python3.9", 9);
+}
+
+TEST(pyenv_310)
+{
+	check_interpreter("/root/.pyenv/versions/3.10.13/bin/python3.10", 10);
+}
+
+TEST(pyenv_311)
+{
+	check_interpreter("/root/.pyenv/versions/3.11.7/bin/python3.11", 11);
+}
+
+TEST(pyenv_312)
+{
+	check_interpreter("/root/.pyenv/versions/3.12.1/bin/python3.12", 12);
+}
+
+TEST(pyenv_313)
+{
+	check_interpreter("/root/.pyenv/versions/3.13.0/bin/python3.13", 13);
+}
+
+/* Always installed here: at least this one must run (a test that cannot fail is a defect). */
+TEST(debian_311)
+{
+	struct run_result r;
+
+	REQUIRE(run_python("/usr/bin/python3.11", &r) == 0);
+	printf("  /usr/bin/python3.11: %zu instructions, %zu mismatches\n", r.insns, r.mismatches);
+	CHECK(r.insns > 5000);
+	CHECK_EQ_INT(r.mismatches, 0);
+}
+
+TEST(edges)
+{
+	/* 3.8 lnotab: +2 bytes line+1, +4 bytes line-2 (signed) */
+	static const uint8_t lnotab[] = { 2, 1, 4, 0xfe };
+	/* 3.10: [0,2) line+1, empty range line+3, [2,6) no line, [6,8) line+0 */
+	static const uint8_t lt310[] = { 2, 1, 0, 3, 4, 0x80, 2, 0 };
+	/* 3.11: short form 1 unit (same line); no-column form line +2 for 2 units; none 1 unit;
+	 * one-line form +1 for 1 unit
+	 */
+	static const uint8_t loc[] = { 0x80, 0x05, 0xe9, 0x04, 0xf8, 0xd8, 0x01, 0x02 };
+
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 4, 10, 0), 10);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 4, 10, 2), 11);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 4, 10, 6), 9);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 4, 10, UINT32_MAX), 10);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, lt310, 8, 10, 0), 11);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, lt310, 8, 10, 2), -1);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, lt310, 8, 10, 6), 14);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, lt310, 8, 10, 8), -1);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 0), 10);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 2), 12);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 4), 12);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 6), -1);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 8), 13);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 8, 10, 10), -1);
+	/* truncated varint, empty and NULL tables */
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, 3, 10, 8), -1);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, NULL, 0, 7, 4), 7);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, NULL, 5, 7, 4), -1);
+}
+
+/* Random tables of every format: the decoders stay inside the buffer (ASan build). */
+TEST(random_tables)
+{
+	unsigned int seed = 12345, i, j;
+
+	for (i = 0; i < 20000; i++) {
+		size_t len = rand_r(&seed) % 64;
+		uint8_t *tab = malloc(len ? len : 1);
+
+		REQUIRE(tab);
+		for (j = 0; j < len; j++)
+			tab[j] = (uint8_t)rand_r(&seed);
+		python_lines__line((enum python_line_format)(i % 3), tab, len, 1,
+				   (uint32_t)(rand_r(&seed) % 512));
+		free(tab);
+	}
+	CHECK(1);
+}
+
+int main(void)
+{
+	RUN(pyenv_38);
+	RUN(pyenv_39);
+	RUN(pyenv_310);
+	RUN(pyenv_311);
+	RUN(pyenv_312);
+	RUN(pyenv_313);
+	RUN(debian_311);
+	RUN(edges);
+	RUN(random_tables);
+	return test_summary();
+}
