@@ -6,5 +6,6 @@
 
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
 
 #endif

@@ -147,11 +147,12 @@ static void print_summary(struct record_run *r, double secs)
 				(unsigned long long)c[COUNTER_UNWIND_END_BASE + i]);
 	fprintf(stderr, "\n");
 	fprintf(stderr, "frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-			"pointer, %llu unsymbolized, %llu unresolved, %llu placed late)\n",
+			"pointer, %llu unsymbolized, %llu unresolved, %llu placed late); %llu unique "
+			"frames with source lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
-		(unsigned long long)ts->user_late_resolved);
+		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
 	    c[COUNTER_UNKNOWN_PID])
 		fprintf(stderr, "other          kernel stack failed %llu, truncated %llu; process "
@@ -224,6 +225,10 @@ static int run(struct record_run *r)
 		.pid_cnt = o->pid_cnt,
 		.symbolize = o->symbolize,
 		.cache_dir = o->cache_dir,
+		.symbolize_lines = o->symbolize,
+		.debuginfod_wait_ms = 10000,
+		.debug_dirs = o->debug_dirs,
+		.debug_dir_cnt = o->debug_dir_cnt,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;

@@ -26,6 +26,8 @@ void record_options__usage(FILE *f)
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
 		"      --no-symbolize     write addresses and build ids only\n"
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
+		"      --debug-dir DIR    also look for debug files there (build-id tree or by name);\n"
+		"                         DEBUGINFOD_URLS is used when set\n"
 		"  -q, --quiet            no summary\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");
@@ -118,7 +120,7 @@ static int check_writable(const char *path)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_NO_SYMBOLIZE = 256, OPT_CACHE_DIR };
+	enum { OPT_NO_SYMBOLIZE = 256, OPT_CACHE_DIR, OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -127,6 +129,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -181,6 +184,11 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 			break;
 		case OPT_CACHE_DIR:
 			o->cache_dir = optarg;
+			break;
+		case OPT_DEBUG_DIR:
+			if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
+				fail("too many --debug-dir options");
+			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -30,6 +30,8 @@ struct record_options {
 	size_t output_cnt;      /* at least 1 after parsing */
 	char **command;         /* argv after "--", NULL-terminated, or NULL */
 	const char *cache_dir;  /* unwind-table cache; "" disables */
+	const char *debug_dirs[RECORD_MAX_OUTPUTS * 2]; /* --debug-dir */
+	size_t debug_dir_cnt;
 	bool symbolize;
 	bool verbose;
 	bool quiet;

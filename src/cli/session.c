@@ -12,6 +12,7 @@
 #include "proc/process.h"
 #include "profile/profile.h"
 #include "profile/trace_handler.h"
+#include "symbolize/debuginfo.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/table_cache.h"
@@ -28,6 +29,7 @@ struct session {
 	struct kallsyms *ks;
 	struct unwind_maps *um;
 	struct table_cache *cache;
+	struct debuginfo *di;
 	struct profile *prof;
 	struct trace_handler *th;
 	struct python *py; /* interpreter frames */
@@ -170,6 +172,18 @@ struct session *session__new(const struct session_opts *opts)
 			    sampler__interp_procs_fd(s->sampler));
 	if (!s->py)
 		goto fail;
+	if (opts->symbolize && opts->symbolize_lines) {
+		struct debuginfo_opts dopts = {
+			.debug_dirs = opts->debug_dirs,
+			.debug_dir_cnt = opts->debug_dir_cnt,
+			.debuginfod = getenv("DEBUGINFOD_URLS") != NULL,
+		};
+
+		s->di = debuginfo__new(&dopts);
+		if (!s->di)
+			pr_warn("debug-info lookup unavailable (%s): no source lines\n",
+				strerror(errno));
+	}
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
 		goto fail;
@@ -206,6 +220,8 @@ void session__free(struct session *s)
 	unwind_maps__free(s->um);
 	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
+	/* After the registry: executables hold DWARF handles found through it. */
+	debuginfo__free(s->di);
 	free(s);
 }
 
@@ -248,8 +264,19 @@ int session__poll(struct session *s, int timeout_ms)
 
 struct profile *session__take_profile(struct session *s)
 {
-	struct profile *next = new_profile(s), *cur = s->prof;
+	struct profile *next, *cur = s->prof;
 
+	if (s->opts.symbolize) {
+		int pending = trace_handler__symbolize_lines(s->th, s->di);
+
+		if (pending && s->di && s->opts.debuginfod_wait_ms > 0) {
+			pr_info("waiting up to %d ms for debuginfod (%d frames)\n",
+				s->opts.debuginfod_wait_ms, pending);
+			debuginfo__wait(s->di, s->opts.debuginfod_wait_ms);
+			trace_handler__symbolize_lines(s->th, s->di);
+		}
+	}
+	next = new_profile(s);
 	if (!next)
 		return NULL;
 	if (trace_handler__set_profile(s->th, next)) {

@@ -38,6 +38,10 @@ struct session_opts {
 	bool symbolize;
 	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
 	size_t unwind_entry_cap;  /* 0: default */
+	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
+	int debuginfod_wait_ms;   /* at take time, wait this long for pending debuginfod fetches */
+	const char *const *debug_dirs; /* extra debug-file folders */
+	size_t debug_dir_cnt;
 	const char *cache_dir;    /* on-disk unwind-table cache; NULL or "": none */
 	uint64_t cache_max_bytes;
 };
@@ -54,7 +58,9 @@ int session__filter_pid(struct session *s, pid_t pid);
 int session__start(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
-/* The profile so far (window ends now); a new, empty one takes its place. NULL on ENOMEM. */
+/* The profile so far (window ends now), after the line pass when symbolize_lines is set; a
+ * new, empty one takes its place. NULL on ENOMEM.
+ */
 struct profile *session__take_profile(struct session *s);
 /* The tracked process pid (alive or exited), or NULL; borrowed until the next poll. */
 const struct process *session__process(const struct session *s, pid_t pid);

@@ -13,6 +13,8 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "proc/executable.h"
+#include "symbolize/debuginfo.h"
+#include "symbolize/dwarf.h"
 #include "symbolize/elf_symbols.h"
 
 struct exe_registry {
@@ -83,6 +85,7 @@ static void executable__free(struct executable *exe)
 	if (!exe)
 		return;
 	elf_symbols__free(exe->syms);
+	dwarf_file__free(exe->dwarf);
 	elf_file__free(exe->elf);
 	if (exe->fd >= 0)
 		close(exe->fd);
@@ -298,4 +301,43 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 		elf_file__drop_pages(exe->elf); /* the symbols are copied */
 	}
 	return exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
+}
+
+int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
+			    const struct dwarf_line **lines)
+{
+	struct dwarf_opts opts = { .cache_cap = 4096, .demangle = true };
+	struct debuginfo_result res;
+	int err;
+
+	if (exe->dwarf_state == DWARF_UNTRIED || exe->dwarf_state == DWARF_PENDING) {
+		if (exe->kind == EXECUTABLE_VDSO) {
+			exe->dwarf_state = DWARF_NONE;
+			return -ENOENT;
+		}
+		err = debuginfo__find(di, exe->path, NULL, &res);
+		if (err == -EAGAIN) {
+			exe->dwarf_state = DWARF_PENDING;
+			return -EAGAIN;
+		}
+		exe->dwarf_state = DWARF_NONE;
+		if (err)
+			return -ENOENT;
+		exe->dwarf = res.image ? dwarf_file__open_mem(res.image, res.image_sz, &opts)
+				       : dwarf_file__open(res.path, &opts);
+		/* Symbols alone help only when the file itself has none (MiniDebugInfo). */
+		if (exe->dwarf && !dwarf_file__has_dwarf(exe->dwarf) &&
+		    res.source != DEBUGINFO_MINIDEBUGINFO) {
+			dwarf_file__free(exe->dwarf);
+			exe->dwarf = NULL;
+		}
+		debuginfo_result__release(&res);
+		if (!exe->dwarf)
+			return -ENOENT;
+		exe->dwarf_state = DWARF_READY;
+		pr_debug("%s: debug info found\n", exe->path);
+	}
+	if (exe->dwarf_state != DWARF_READY)
+		return -ENOENT;
+	return dwarf_file__lookup(exe->dwarf, addr, lines);
 }

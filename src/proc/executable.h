@@ -23,6 +23,16 @@
 
 struct elf_file;
 struct elf_symbols;
+struct dwarf_file;
+struct dwarf_line;
+struct debuginfo;
+
+enum dwarf_state {
+	DWARF_UNTRIED = 0,
+	DWARF_PENDING, /* debuginfod fetch in flight */
+	DWARF_READY,
+	DWARF_NONE,    /* no debug info found */
+};
 
 enum executable_kind {
 	EXECUTABLE_FILE = 0,
@@ -48,6 +58,8 @@ struct executable {
 	struct elf_file *elf; /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
+	struct dwarf_file *dwarf;  /* DWARF (or MiniDebugInfo symbols) once found */
+	enum dwarf_state dwarf_state;
 	enum unwind_table_state table_state;
 	uint32_t table_first;  /* unwind-entry pool range owned by this file's table */
 	uint32_t table_cnt;
@@ -86,6 +98,12 @@ size_t exe_registry__cnt(const struct exe_registry *reg);
 
 /* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */
 int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr);
+/* DWARF source positions at ELF vaddr addr, innermost first (dwarf_file__lookup() contract):
+ * count >= 1, -ENOENT (no debug info / nothing there), -EAGAIN (a debuginfod fetch is pending:
+ * ask again later). Debug info is looked up through di on first use.
+ */
+int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
+			    const struct dwarf_line **lines);
 /* Symbol containing ELF vaddr `addr` (loads .symtab/.dynsym on first use), or NULL. */
 const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset);
 

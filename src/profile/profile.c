@@ -71,6 +71,7 @@ struct profile {
 	struct frame_rec *frames; /* [0] unused */
 	size_t frame_cnt, frame_cap;
 	struct id_table frame_idx;
+	bool frames_final;        /* profile__set_frame_lines() was called: no more frames */
 
 	uint32_t *stack_pool;
 	size_t stack_pool_len, stack_pool_cap;
@@ -406,6 +407,39 @@ static bool frame__eq(const struct profile *p, uint32_t id, const void *key)
 	return true;
 }
 
+int profile__set_frame_lines(struct profile *p, uint32_t frame_id, const struct profile_line *lines,
+			     uint32_t line_cnt)
+{
+	struct profile_line *copy;
+	uint32_t i, name_id;
+	int err = 0;
+
+	if (!frame_id || frame_id > p->frame_cnt || !line_cnt || !lines)
+		return -EINVAL;
+	copy = calloc(line_cnt, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	for (i = 0; i < line_cnt; i++) {
+		copy[i].function = profile__intern(p, lines[i].function ? lines[i].function
+									: "[unknown]",
+						   &err);
+		copy[i].file = profile__intern(p, lines[i].file, &err);
+		copy[i].line = lines[i].line;
+	}
+	name_id = err ? 0 : profile__intern_id(p, copy[0].function);
+	if (!name_id) {
+		free(copy);
+		return -ENOMEM;
+	}
+	/* The frame index hashed the old lines: freeze it (documented in the header). */
+	p->frames_final = true;
+	free((void *)p->frames[frame_id].f.lines);
+	p->frames[frame_id].f.lines = copy;
+	p->frames[frame_id].f.line_cnt = line_cnt;
+	p->frames[frame_id].name_id = name_id;
+	return 0;
+}
+
 /* Interns the display name of a frame without lines; its id or 0 on ENOMEM. */
 static uint32_t frame__address_name(struct profile *p, const struct profile_frame *f)
 {
@@ -444,6 +478,10 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 
 	if (f->mapping > p->mapping_cnt || (f->line_cnt && !f->lines)) {
 		errno = EINVAL;
+		return 0;
+	}
+	if (p->frames_final) {
+		errno = EBUSY;
 		return 0;
 	}
 	if (f->line_cnt > LINES_ON_STACK) {

@@ -81,6 +81,13 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
  * EINVAL for a mapping id not yet registered. Lines with a NULL function get "[unknown]".
  */
 uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f);
+/* Replace the lines of a frame (symbolization after the fact: DWARF lines and inline chains
+ * for the unique frames of a finished profile). After the first call the frame set is final:
+ * profile__add_frame() fails with EBUSY (samples may still be added with existing frames).
+ * 0, -EINVAL or -ENOMEM.
+ */
+int profile__set_frame_lines(struct profile *p, uint32_t frame_id, const struct profile_line *lines,
+			     uint32_t line_cnt);
 /* Add a sample; returns 0 or -ENOMEM / -EINVAL (bad frame id). */
 int profile__add_sample(struct profile *p, const struct profile_sample *s);
 /* Sets the end of the profile window (wall clock ns). */

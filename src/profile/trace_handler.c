@@ -10,6 +10,8 @@
 #include "proc/process.h"
 #include "profile/profile.h"
 #include "profile/trace_handler.h"
+#include "symbolize/demangle.h"
+#include "symbolize/dwarf.h"
 #include "symbolize/kallsyms.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
@@ -25,6 +27,14 @@ struct trace_handler {
 	struct trace_handler_stats stats;
 	uint32_t kernel_mapping;
 	uint32_t frames[MAX_FRAMES];
+	/* Native frames of the current profile, indexed by frame id, for the line pass. */
+	struct native_frame_ref *native;
+	size_t native_cap;
+};
+
+struct native_frame_ref {
+	struct executable *exe; /* NULL: not a native frame */
+	uint64_t lookup_addr;   /* ELF vaddr to symbolize (return addresses minus 1) */
 };
 
 struct trace_handler *trace_handler__new(struct profile *prof, struct exe_registry *reg,
@@ -45,6 +55,8 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 {
+	if (th->native)
+		memset(th->native, 0, th->native_cap * sizeof(*th->native));
 	th->prof = prof;
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
@@ -58,6 +70,8 @@ void trace_handler__set_python(struct trace_handler *th, struct python *py)
 
 void trace_handler__free(struct trace_handler *th)
 {
+	if (th)
+		free(th->native);
 	free(th);
 }
 
@@ -121,11 +135,84 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 
 	if (!mapping)
 		return 0;
+	uint32_t id;
+
 	if (th->opts.symbolize)
 		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)
 		th->stats.user_unsymbolized++;
-	return named_frame(th, FRAME_NATIVE, mapping, addr, name);
+	id = named_frame(th, FRAME_NATIVE, mapping, addr, name);
+	if (id >= th->native_cap) {
+		size_t ncap = th->native_cap ? th->native_cap * 2 : 1024;
+		struct native_frame_ref *n;
+
+		while (ncap <= id)
+			ncap *= 2;
+		n = realloc(th->native, ncap * sizeof(*n));
+		if (!n)
+			return id; /* symbolized by name only */
+		memset(n + th->native_cap, 0, (ncap - th->native_cap) * sizeof(*n));
+		th->native = n;
+		th->native_cap = ncap;
+	}
+	if (id) {
+		th->native[id].exe = exe;
+		th->native[id].lookup_addr = is_return ? addr - 1 : addr;
+	}
+	return id;
+}
+
+/* A symbol name as people read it: demangled C++/Rust, or NULL when it is not mangled. */
+static char *readable_name(const char *name)
+{
+	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
+		return NULL;
+	return demangle__symbol(name);
+}
+
+int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *di)
+{
+	size_t id, cnt = profile__frame_cnt(th->prof);
+	int pending = 0;
+
+	for (id = 1; id <= cnt && id < th->native_cap; id++) {
+		const struct native_frame_ref *ref = &th->native[id];
+		const struct dwarf_line *dl = NULL;
+		struct profile_line lines[DWARF_MAX_LINES];
+		const struct profile_frame *f;
+		int n = -ENOENT, i;
+
+		if (!ref->exe)
+			continue;
+		if (di)
+			n = executable__dwarf_lines(ref->exe, di, ref->lookup_addr, &dl);
+		if (n == -EAGAIN)
+			pending++;
+		if (n > 0) {
+			if (n > DWARF_MAX_LINES)
+				n = DWARF_MAX_LINES;
+			for (i = 0; i < n; i++) {
+				lines[i].function = dl[i].function;
+				lines[i].file = dl[i].file;
+				lines[i].line = dl[i].line;
+			}
+			if (!profile__set_frame_lines(th->prof, (uint32_t)id, lines, (uint32_t)n))
+				th->stats.user_lines++;
+			continue;
+		}
+		/* No DWARF: at least demangle the symbol-table name. */
+		f = profile__frame(th->prof, (uint32_t)id);
+		if (f && f->line_cnt == 1) {
+			char *name = readable_name(f->lines[0].function);
+
+			if (name) {
+				lines[0] = (struct profile_line){ .function = name };
+				profile__set_frame_lines(th->prof, (uint32_t)id, lines, 1);
+				free(name);
+			}
+		}
+	}
+	return pending;
 }
 
 /* A USER_FRAME_PYTHON frame: code object + offset, read from the process (python.c). */

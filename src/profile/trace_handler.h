@@ -28,6 +28,7 @@ struct trace_handler_stats {
 	uint64_t user_unresolved;      /* in no known mapping at all */
 	uint64_t user_late_resolved;   /* placed by userspace after eBPF could not */
 	uint64_t incomplete_stacks;    /* ended in an "[unwind: ...]" pseudo-frame */
+	uint64_t user_lines;           /* unique native frames given DWARF lines / inline chains */
 };
 
 struct trace_handler_opts {
@@ -46,6 +47,15 @@ struct python;
 void trace_handler__set_python(struct trace_handler *th, struct python *py);
 /* From now on add samples to prof (a new interval's profile); 0 or -ENOMEM. */
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof);
+
+/* The line pass over the current profile's unique native frames: DWARF function, file, line
+ * and inline chain where debug info is found through di (NULL: none), else the demangled
+ * symbol name. Returns how many frames wait for a pending debuginfod fetch (run the pass again
+ * later to fill them). After it, the profile takes no new frames (profile__set_frame_lines):
+ * call it on a finished profile.
+ */
+struct debuginfo;
+int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *di);
 
 /* Add one RECORD_SAMPLE record of `size` bytes. 0, -EINVAL (malformed), -ENOMEM. */
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,

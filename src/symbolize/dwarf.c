@@ -291,20 +291,23 @@ static const struct unit_range *dwarf_file__find_unit(const struct dwarf_file *d
 	return NULL;
 }
 
-/* eu-addr2line's name of a function DIE: the linkage name if any, else the name, following
- * abstract origins and specifications.
+/* The name of a function DIE, following abstract origins and specifications: a mangled
+ * (C++, Rust) linkage name, which demangles to the qualified name eu-addr2line shows; else
+ * DW_AT_name, because a C "linkage name" is only an assembler alias (glibc's
+ * __GI___qsort_r for __qsort_r) and says less than the name written in the source.
  */
 static const char *die_function_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
-	const char *name;
+	const char *linkage, *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return name;
+	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!linkage)
+		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (linkage && (!strncmp(linkage, "_Z", 2) || !strncmp(linkage, "_R", 2)))
+		return linkage;
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name ? name : linkage;
 }
 
 static bool tag_is_function(int tag)

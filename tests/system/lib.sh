@@ -138,7 +138,7 @@ comms()
 # The root of a stack unwound all the way: _start, then __libc_start_main, then (libc
 # without .symtab) an unsymbolized __libc_start_call_main; anything that starts with a
 # pseudo-frame like "[unwind: ...]" is not complete.
-START_RE='_start;__libc_start_main;([^;]*;)?'
+START_RE='_start;__libc_start_main(_impl)?;([^;]*;)?'
 
 # show FILE COMM: prints COMM's top stacks, for the log of a failing test.
 show()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Print the stacks of a stackscope pprof file as folded lines, root first, with each frame
-written "function@file:line" (file basename; ":line" omitted when 0), then " count".
+"""Print the stacks of a stackscope pprof file as folded lines, root first, with each
+interpreter frame (a location without a mapping) written "function@file:line" (file basename;
+":line" omitted when 0) and each native frame by function name only, then " count".
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -69,10 +70,12 @@ def main(path):
                     vals += ints(w2, v2)
             samples.append((ids, vals[0] if vals else 0))
         elif num == 4:
-            lid, lines = 0, []
+            lid, lines, mapping = 0, [], 0
             for n2, w2, v2 in fields(v):
                 if n2 == 1:
                     lid = v2
+                elif n2 == 2:
+                    mapping = v2
                 elif n2 == 4:
                     fid = ln = 0
                     for n3, w3, v3 in fields(v2):
@@ -81,7 +84,7 @@ def main(path):
                         elif n3 == 2:
                             ln = v3
                     lines.append((fid, ln))
-            locs[lid] = lines
+            locs[lid] = (lines, mapping)
         elif num == 5:
             fid, name, fname = 0, 0, 0
             for n2, w2, v2 in fields(v):
@@ -96,10 +99,11 @@ def main(path):
     for ids, count in samples:
         names = []
         for lid in reversed(ids):
-            for fid, ln in reversed(locs.get(lid, [])):
+            lines, mapping = locs.get(lid, ([], 0))
+            for fid, ln in reversed(lines):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
-                if fname and fname < len(strings) and strings[fname]:
+                if not mapping and fname and fname < len(strings) and strings[fname]:
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln

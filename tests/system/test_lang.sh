@@ -2,7 +2,8 @@
 # Other code the unwinder meets: C++ (std::sort with a comparator functor), Rust (a chain of
 # #[inline(never)] fns; rustc-built, linked by rust-lld), and a library dlopen()ed after the
 # recording started. C++/Rust names are not demangled yet: the checks match the stable parts
-# of the mangled names (ItemCompare, sort_loop; rust_outer, rust_middle, rust_hot).
+# of the (demangled) names (ItemCompare::operator(), sort_loop; rust_outer, rust_middle,
+# rust_hot).
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -22,14 +23,14 @@ if have_fixture wl_cxx; then
 	f=$TMP/wl_cxx.folded
 	total=$(samples "$f" wl_cxx)
 	check_ge "wl_cxx: samples" "$total" 100
-	# _ZNK11ItemCompareclEii (maybe .constprop.N) under main;_ZL9sort_loopd and std::sort
-	cmp=$(samples "$f" wl_cxx ';main;[^;]*sort_loop[^;]*;([^;]+;)*[^;]*ItemCompare[^;]*cl[^;]*(;|$)')
+	# ItemCompare::operator()(int, int) const under main;sort_loop(double) and std::sort
+	cmp=$(samples "$f" wl_cxx ';main;[^;]*sort_loop[^;]*;([^;]+;)*ItemCompare::operator\(\)[^;]*(;|$)')
 	full=$(samples "$f" wl_cxx \
-		"^wl_cxx;${START_RE}main;[^;]*sort_loop[^;]*;([^;]+;)*[^;]*ItemCompare[^;]*cl[^;]*(;|\$)")
+		"^wl_cxx;${START_RE}main;[^;]*sort_loop[^;]*;([^;]+;)*ItemCompare::operator\\(\\)[^;]*(;|\$)")
 	check_pct "wl_cxx: samples in the comparator (ItemCompare::operator()) under main;sort_loop" \
 		"$cmp" "$total" 50 || show "$f" wl_cxx
 	check_pct "wl_cxx: of those, complete back to _start" "$full" "$cmp" 85
-	intro=$(samples "$f" wl_cxx ';[^;]*sort_loop[^;]*;_ZSt16__introsort_loop[^;]*;')
+	intro=$(samples "$f" wl_cxx ';[^;]*sort_loop[^;]*;([^;]*;)?[^;]*std::__introsort_loop[^;]*;')
 	check_pct "wl_cxx: samples through std::__introsort_loop" "$intro" "$total" 30
 fi
 

@@ -71,13 +71,13 @@ test_version()
 	# <= 3.10 run one Python frame per eval activation: native frames between them
 	[[ $minor -le 10 ]] && between="($N)+"
 	chain=$(samples "$f" "*" \
-		"_PyEval_EvalFrameDefault;<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
+		"_PyEval_EvalFrameDefault;($N)*<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
 	check_pct "$name chain: <module>:$L_MOD;a:$L_A;b:$L_B;c:$L_HOT (exact lines, interleaved)" \
 		"$chain" "$total" 85 || show_py "$f"
 	inc=$(samples "$f" "*" ";c@$C:")
 	hot=$(samples "$f" "*" ";c@$C:$L_HOT(;|\$)")
 	check_pct "$name chain: c at the hot line $L_HOT" "$hot" "$inc" 99
-	inter=$(samples "$f" "*" "^x;_start;__libc_start_main;($N)*_PyEval_EvalFrameDefault;<module>@$C:")
+	inter=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*_PyEval_EvalFrameDefault;($N)*<module>@$C:")
 	check_pct "$name chain: complete from _start" "$inter" "$total" 85
 
 	py_record "$name-mixed" "$py" "$DATA/py_mixed.py" $SECS
@@ -86,7 +86,7 @@ test_version()
 	# checked at any line of theirs, and the loop line must dominate
 	inc=$(samples "$f" "*" ";sort_key@py_mixed\\.py:")
 	mixed=$(samples "$f" "*" \
-		";sort_loop@py_mixed\\.py:$L_SORTED;($N)+_PyEval_EvalFrameDefault;sort_key@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
+		";sort_loop@py_mixed\\.py:$L_SORTED;($N)+_PyEval_EvalFrameDefault;($N)*sort_key@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";sort_key@py_mixed\\.py:$L_KEY(;|\$)")
 	check_ge "$name mixed: samples in sort_key" "$inc" 50
 	check_pct "$name mixed: sort_loop:$L_SORTED -> C (sorted) -> eval -> sort_key" \
@@ -94,7 +94,7 @@ test_version()
 	check_pct "$name mixed: sort_key at its loop line $L_KEY" "$hot" "$inc" 60
 	inc=$(samples "$f" "*" ";replace@py_mixed\\.py:")
 	mixed=$(samples "$f" "*" \
-		";sort_loop@py_mixed\\.py:$L_SUB;($N)+_PyEval_EvalFrameDefault;replace@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
+		";sort_loop@py_mixed\\.py:$L_SUB;($N)+_PyEval_EvalFrameDefault;($N)*replace@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";replace@py_mixed\\.py:$L_REPL(;|\$)")
 	check_ge "$name mixed: samples in replace" "$inc" 30
 	check_pct "$name mixed: sort_loop:$L_SUB -> C (re.sub) -> eval -> replace" \

@@ -51,12 +51,12 @@ chain wl_chain_nofp
 if run_wl wl_qsort; then
 	f=$TMP/wl_qsort.folded
 	total=$(samples "$f" wl_qsort)
-	cmp=$(samples "$f" wl_qsort ';main;sort_loop;qsort[^;]*;([^;]+;)*compare_items(;|$)')
+	cmp=$(samples "$f" wl_qsort ';main;sort_loop;(__)?qsort[^;]*;([^;]+;)*compare_items(;|$)')
 	cmp_full=$(samples "$f" wl_qsort \
-		"^wl_qsort;${START_RE}main;sort_loop;qsort[^;]*;([^;]+;)*compare_items(;|\$)")
+		"^wl_qsort;${START_RE}main;sort_loop;(__)?qsort[^;]*;([^;]+;)*compare_items(;|\$)")
 	top=$(dominant "$f" wl_qsort)
 	check "wl_qsort: dominant stack ends in compare_items under sort_loop;qsort ('$top')" \
-		grep -Eq ';main;sort_loop;qsort[^;]*;([^;]+;)*compare_items$' <<<"$top"
+		grep -Eq ';main;sort_loop;(__)?qsort[^;]*;([^;]+;)*compare_items$' <<<"$top"
 	check_pct "wl_qsort: samples in compare_items called through qsort" "$cmp" "$total" 50
 	check_pct "wl_qsort: of those, complete back to _start" "$cmp_full" "$cmp" $COMPLETE_PCT ||
 		show "$f" wl_qsort

@@ -1,0 +1,1388 @@
+/* pprof reader and re-writer (see pprof_read.h for what is kept and what "valid" means).
+ *
+ * Decoding runs twice over the message: the first pass only counts (top-level items, and the
+ * nested repeated items of all samples and locations together, and the string bytes), the
+ * second fills arrays allocated once with those counts. Nested repeated items live in shared
+ * pools (one per kind); an item's slice is contiguous because items are decoded one at a
+ * time. Both passes run the same code, so they see the same counts; the fill pass still
+ * checks every pool bound.
+ *
+ * Invariants after a successful decode: every string, id and reference is valid (checked
+ * once, after the fill pass); `index` holds the (id, array index) pairs of mappings,
+ * locations and functions sorted by id. Strings added later by pprof_profile__intern() and
+ * lines set by pprof_profile__set_lines() are owned one by one; the decoded ones live in the
+ * arena and the pools.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "export/pprof_read.h"
+
+/* perftools.profiles field numbers */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_DROP_FRAMES = 7,
+	PROFILE_KEEP_FRAMES = 8,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	PROFILE_DOC_URL = 15,
+
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
+	LABEL_NUM_UNIT = 4,
+
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
+	MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_HAS_FILENAMES = 8,
+	MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
+
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+	LOCATION_IS_FOLDED = 5,
+
+	LINE_FUNCTION_ID = 1,
+	LINE_LINE = 2,
+	LINE_COLUMN = 3,
+
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5,
+};
+
+#define CHUNK_MAX ((size_t)1 << 30) /* zlib counts in uInt */
+
+struct id_slot {
+	uint64_t id;
+	size_t idx;
+};
+
+struct pprof_index {
+	struct id_slot *mappings, *locations, *functions; /* sorted by id */
+	size_t function_slot_cap;
+	size_t function_cap; /* capacity of profile->functions */
+	size_t string_cap;   /* capacity of profile->strings */
+	size_t arena_str_cnt; /* strings[0..arena_str_cnt) live in arena */
+	char *arena;
+	void *pools[4];      /* location ids, values, labels, lines */
+	uint32_t *str_hash;  /* string idx + 1, 0 = empty; built on the first intern */
+	size_t str_hash_cap;
+	uint32_t *fn_hash;   /* function array idx + 1; built on the first add */
+	size_t fn_hash_cap;
+};
+
+/* ---- wire format ---- */
+
+struct pb_reader {
+	const uint8_t *p, *end;
+};
+
+struct pb_field {
+	uint32_t num;
+	uint32_t wire;
+	uint64_t v;            /* VARINT, I64, I32 */
+	struct pb_reader body; /* LEN */
+};
+
+static int pb_read_varint(struct pb_reader *r, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	while (r->p < r->end) {
+		b = *r->p++;
+		if (shift == 63 && b > 1)
+			return -EBADMSG;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+		shift += 7;
+	}
+	return -EBADMSG;
+}
+
+static int pb_read_field(struct pb_reader *r, struct pb_field *f)
+{
+	uint64_t tag, len;
+	size_t n, i;
+	int err;
+
+	err = pb_read_varint(r, &tag);
+	if (err)
+		return err;
+	if (tag >> 3 == 0 || tag >> 3 > 0x1fffffff)
+		return -EBADMSG;
+	f->num = (uint32_t)(tag >> 3);
+	f->wire = (uint32_t)(tag & 7);
+	f->v = 0;
+	switch (f->wire) {
+	case PB_WIRE_VARINT:
+		return pb_read_varint(r, &f->v);
+	case PB_WIRE_I64:
+	case PB_WIRE_I32:
+		n = f->wire == PB_WIRE_I64 ? 8 : 4;
+		if ((size_t)(r->end - r->p) < n)
+			return -EBADMSG;
+		for (i = 0; i < n; i++)
+			f->v |= (uint64_t)r->p[i] << (8 * i);
+		r->p += n;
+		return 0;
+	case PB_WIRE_LEN:
+		err = pb_read_varint(r, &len);
+		if (err)
+			return err;
+		if (len > (uint64_t)(r->end - r->p))
+			return -EBADMSG;
+		f->body.p = r->p;
+		f->body.end = r->p + len;
+		r->p += len;
+		return 0;
+	default: /* groups (deprecated) and reserved wire types */
+		return -EBADMSG;
+	}
+}
+
+/* Values of a repeated varint field, packed or not: appended at dst[*n] (dst NULL: counted
+ * only, cap ignored). Other wire types are skipped like an unknown field.
+ */
+static int pb_field__varints(const struct pb_field *f, uint64_t *dst, size_t cap, size_t *n)
+{
+	struct pb_reader r = f->body;
+	uint64_t v;
+	int err;
+
+	if (f->wire == PB_WIRE_VARINT) {
+		if (dst) {
+			if (*n >= cap)
+				return -EBADMSG;
+			dst[*n] = f->v;
+		}
+		(*n)++;
+		return 0;
+	}
+	if (f->wire != PB_WIRE_LEN)
+		return 0;
+	while (r.p < r.end) {
+		err = pb_read_varint(&r, &v);
+		if (err)
+			return err;
+		if (dst) {
+			if (*n >= cap)
+				return -EBADMSG;
+			dst[*n] = v;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+/* ---- decoding ---- */
+
+enum { POOL_LOCATION_IDS, POOL_VALUES, POOL_LABELS, POOL_LINES, POOL_CNT };
+
+struct pprof_dec {
+	struct pprof_profile *p;
+	bool fill;                /* second pass */
+	size_t pool_cnt[POOL_CNT]; /* counted in the first pass, filled up to in the second */
+	size_t pool_cap[POOL_CNT];
+	size_t sample_type_i, sample_i, mapping_i, location_i, function_i, string_i, comment_i;
+	size_t str_bytes, arena_used;
+};
+
+static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
+{
+	struct pb_field f;
+	int err;
+
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		if (f.num == VALUE_TYPE_TYPE)
+			vt->type = (int64_t)f.v;
+		else if (f.num == VALUE_TYPE_UNIT)
+			vt->unit = (int64_t)f.v;
+	}
+	return 0;
+}
+
+static int dec__label(struct pb_reader r, struct pprof_label *l)
+{
+	struct pb_field f;
+	int err;
+
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		switch (f.num) {
+		case LABEL_KEY: l->key = (int64_t)f.v; break;
+		case LABEL_STR: l->str = (int64_t)f.v; break;
+		case LABEL_NUM: l->num = (int64_t)f.v; break;
+		case LABEL_NUM_UNIT: l->num_unit = (int64_t)f.v; break;
+		}
+	}
+	return 0;
+}
+
+static int dec__sample(struct pprof_dec *d, struct pb_reader r)
+{
+	struct pprof_label scratch, *l;
+	struct pprof_sample *s = NULL;
+	uint64_t *ids = NULL, *values = NULL;
+	size_t ids0 = d->pool_cnt[POOL_LOCATION_IDS], values0 = d->pool_cnt[POOL_VALUES];
+	size_t labels0 = d->pool_cnt[POOL_LABELS];
+	struct pb_field f;
+	int err;
+
+	if (d->fill) {
+		if (d->sample_i >= d->p->sample_cnt)
+			return -EBADMSG;
+		s = &d->p->samples[d->sample_i];
+		ids = d->p->index->pools[POOL_LOCATION_IDS];
+		values = d->p->index->pools[POOL_VALUES];
+	}
+	d->sample_i++;
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		switch (f.num) {
+		case SAMPLE_LOCATION_ID:
+			err = pb_field__varints(&f, ids, d->pool_cap[POOL_LOCATION_IDS],
+						&d->pool_cnt[POOL_LOCATION_IDS]);
+			break;
+		case SAMPLE_VALUE:
+			err = pb_field__varints(&f, values, d->pool_cap[POOL_VALUES],
+						&d->pool_cnt[POOL_VALUES]);
+			break;
+		case SAMPLE_LABEL:
+			if (f.wire != PB_WIRE_LEN)
+				break;
+			l = &scratch;
+			if (d->fill) {
+				if (d->pool_cnt[POOL_LABELS] >= d->pool_cap[POOL_LABELS])
+					return -EBADMSG;
+				l = (struct pprof_label *)d->p->index->pools[POOL_LABELS] +
+				    d->pool_cnt[POOL_LABELS];
+			}
+			memset(l, 0, sizeof(*l));
+			d->pool_cnt[POOL_LABELS]++;
+			err = dec__label(f.body, l);
+			break;
+		}
+		if (err)
+			return err;
+	}
+	if (s) {
+		s->location_ids = ids + ids0;
+		s->location_cnt = d->pool_cnt[POOL_LOCATION_IDS] - ids0;
+		s->values = (int64_t *)values + values0;
+		s->value_cnt = d->pool_cnt[POOL_VALUES] - values0;
+		s->labels = (struct pprof_label *)d->p->index->pools[POOL_LABELS] + labels0;
+		s->label_cnt = d->pool_cnt[POOL_LABELS] - labels0;
+	}
+	return 0;
+}
+
+static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
+{
+	struct pprof_mapping scratch, *m = &scratch;
+	struct pb_field f;
+	int err;
+
+	if (d->fill) {
+		if (d->mapping_i >= d->p->mapping_cnt)
+			return -EBADMSG;
+		m = &d->p->mappings[d->mapping_i];
+	}
+	d->mapping_i++;
+	memset(m, 0, sizeof(*m));
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		switch (f.num) {
+		case MAPPING_ID: m->id = f.v; break;
+		case MAPPING_MEMORY_START: m->memory_start = f.v; break;
+		case MAPPING_MEMORY_LIMIT: m->memory_limit = f.v; break;
+		case MAPPING_FILE_OFFSET: m->file_offset = f.v; break;
+		case MAPPING_FILENAME: m->filename = (int64_t)f.v; break;
+		case MAPPING_BUILD_ID: m->build_id = (int64_t)f.v; break;
+		case MAPPING_HAS_FUNCTIONS: m->has_functions = f.v != 0; break;
+		case MAPPING_HAS_FILENAMES: m->has_filenames = f.v != 0; break;
+		case MAPPING_HAS_LINE_NUMBERS: m->has_line_numbers = f.v != 0; break;
+		case MAPPING_HAS_INLINE_FRAMES: m->has_inline_frames = f.v != 0; break;
+		}
+	}
+	return 0;
+}
+
+static int dec__line(struct pb_reader r, struct pprof_line *l)
+{
+	struct pb_field f;
+	int err;
+
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		if (f.num == LINE_FUNCTION_ID)
+			l->function_id = f.v;
+		else if (f.num == LINE_LINE)
+			l->line = (int64_t)f.v;
+		else if (f.num == LINE_COLUMN)
+			l->column = (int64_t)f.v;
+	}
+	return 0;
+}
+
+static int dec__location(struct pprof_dec *d, struct pb_reader r)
+{
+	struct pprof_location scratch, *loc = &scratch;
+	struct pprof_line line, *l;
+	size_t lines0 = d->pool_cnt[POOL_LINES];
+	struct pb_field f;
+	int err = 0;
+
+	if (d->fill) {
+		if (d->location_i >= d->p->location_cnt)
+			return -EBADMSG;
+		loc = &d->p->locations[d->location_i];
+	}
+	d->location_i++;
+	memset(loc, 0, sizeof(*loc));
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.num == LOCATION_LINE && f.wire == PB_WIRE_LEN) {
+			l = &line;
+			if (d->fill) {
+				if (d->pool_cnt[POOL_LINES] >= d->pool_cap[POOL_LINES])
+					return -EBADMSG;
+				l = (struct pprof_line *)d->p->index->pools[POOL_LINES] +
+				    d->pool_cnt[POOL_LINES];
+			}
+			memset(l, 0, sizeof(*l));
+			d->pool_cnt[POOL_LINES]++;
+			err = dec__line(f.body, l);
+			if (err)
+				return err;
+			continue;
+		}
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		switch (f.num) {
+		case LOCATION_ID: loc->id = f.v; break;
+		case LOCATION_MAPPING_ID: loc->mapping_id = f.v; break;
+		case LOCATION_ADDRESS: loc->address = f.v; break;
+		case LOCATION_IS_FOLDED: loc->is_folded = f.v != 0; break;
+		}
+	}
+	if (d->fill) {
+		loc->lines = (struct pprof_line *)d->p->index->pools[POOL_LINES] + lines0;
+		loc->line_cnt = d->pool_cnt[POOL_LINES] - lines0;
+	}
+	return 0;
+}
+
+static int dec__function(struct pprof_dec *d, struct pb_reader r)
+{
+	struct pprof_function scratch, *fn = &scratch;
+	struct pb_field f;
+	int err;
+
+	if (d->fill) {
+		if (d->function_i >= d->p->function_cnt)
+			return -EBADMSG;
+		fn = &d->p->functions[d->function_i];
+	}
+	d->function_i++;
+	memset(fn, 0, sizeof(*fn));
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		switch (f.num) {
+		case FUNCTION_ID: fn->id = f.v; break;
+		case FUNCTION_NAME: fn->name = (int64_t)f.v; break;
+		case FUNCTION_SYSTEM_NAME: fn->system_name = (int64_t)f.v; break;
+		case FUNCTION_FILENAME: fn->filename = (int64_t)f.v; break;
+		case FUNCTION_START_LINE: fn->start_line = (int64_t)f.v; break;
+		}
+	}
+	return 0;
+}
+
+static int dec__string(struct pprof_dec *d, const struct pb_field *f)
+{
+	size_t len = (size_t)(f->body.end - f->body.p);
+	struct pprof_str *s;
+	char *dst;
+
+	if (!d->fill) {
+		d->string_i++;
+		d->str_bytes += len + 1; /* bounded by twice the message size */
+		return 0;
+	}
+	if (d->string_i >= d->p->string_cnt || len + 1 > d->str_bytes - d->arena_used)
+		return -EBADMSG;
+	dst = d->p->index->arena + d->arena_used;
+	memcpy(dst, f->body.p, len);
+	dst[len] = 0;
+	d->arena_used += len + 1;
+	s = &d->p->strings[d->string_i++];
+	s->s = dst;
+	s->len = len;
+	return 0;
+}
+
+static int dec__profile(struct pprof_dec *d, struct pb_reader r)
+{
+	struct pprof_profile *p = d->p;
+	struct pprof_value_type scratch;
+	struct pb_field f;
+	int err = 0;
+
+	while (r.p < r.end) {
+		err = pb_read_field(&r, &f);
+		if (err)
+			return err;
+		if (f.wire == PB_WIRE_LEN) {
+			switch (f.num) {
+			case PROFILE_SAMPLE_TYPE:
+				if (d->fill && d->sample_type_i >= p->sample_type_cnt)
+					return -EBADMSG;
+				memset(&scratch, 0, sizeof(scratch));
+				err = dec__value_type(f.body, d->fill ?
+						      &p->sample_types[d->sample_type_i] : &scratch);
+				d->sample_type_i++;
+				break;
+			case PROFILE_SAMPLE: err = dec__sample(d, f.body); break;
+			case PROFILE_MAPPING: err = dec__mapping(d, f.body); break;
+			case PROFILE_LOCATION: err = dec__location(d, f.body); break;
+			case PROFILE_FUNCTION: err = dec__function(d, f.body); break;
+			case PROFILE_STRING_TABLE: err = dec__string(d, &f); break;
+			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
+				err = dec__value_type(f.body, &p->period_type);
+				break;
+			case PROFILE_COMMENT:
+				err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
+							p->comment_cnt, &d->comment_i);
+				break;
+			}
+			if (err)
+				return err;
+			continue;
+		}
+		if (f.wire != PB_WIRE_VARINT)
+			continue;
+		switch (f.num) {
+		case PROFILE_DROP_FRAMES: p->drop_frames = (int64_t)f.v; break;
+		case PROFILE_KEEP_FRAMES: p->keep_frames = (int64_t)f.v; break;
+		case PROFILE_TIME_NANOS: p->time_nanos = (int64_t)f.v; break;
+		case PROFILE_DURATION_NANOS: p->duration_nanos = (int64_t)f.v; break;
+		case PROFILE_PERIOD: p->period = (int64_t)f.v; break;
+		case PROFILE_DEFAULT_SAMPLE_TYPE: p->default_sample_type = (int64_t)f.v; break;
+		case PROFILE_DOC_URL: p->doc_url = (int64_t)f.v; break;
+		case PROFILE_COMMENT:
+			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
+						p->comment_cnt, &d->comment_i);
+			if (err)
+				return err;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* calloc(n, sz) that also succeeds for n == 0 (returns a 1-element block). */
+static void *array__alloc(size_t n, size_t sz)
+{
+	return calloc(n ? n : 1, sz);
+}
+
+static int dec__alloc(struct pprof_dec *d)
+{
+	static const size_t pool_sz[POOL_CNT] = {
+		sizeof(uint64_t), sizeof(int64_t), sizeof(struct pprof_label),
+		sizeof(struct pprof_line),
+	};
+	struct pprof_profile *p = d->p;
+	struct pprof_index *ix = p->index;
+	size_t i;
+
+	p->sample_type_cnt = d->sample_type_i;
+	p->sample_cnt = d->sample_i;
+	p->mapping_cnt = d->mapping_i;
+	p->location_cnt = d->location_i;
+	p->function_cnt = d->function_i;
+	p->string_cnt = d->string_i;
+	p->comment_cnt = d->comment_i;
+	if (p->string_cnt >= UINT32_MAX || p->function_cnt >= UINT32_MAX)
+		return -EFBIG;
+	p->sample_types = array__alloc(p->sample_type_cnt, sizeof(*p->sample_types));
+	p->samples = array__alloc(p->sample_cnt, sizeof(*p->samples));
+	p->mappings = array__alloc(p->mapping_cnt, sizeof(*p->mappings));
+	p->locations = array__alloc(p->location_cnt, sizeof(*p->locations));
+	p->functions = array__alloc(p->function_cnt, sizeof(*p->functions));
+	p->strings = array__alloc(p->string_cnt, sizeof(*p->strings));
+	p->comments = array__alloc(p->comment_cnt, sizeof(*p->comments));
+	ix->arena = array__alloc(d->str_bytes, 1);
+	if (!p->sample_types || !p->samples || !p->mappings || !p->locations || !p->functions ||
+	    !p->strings || !p->comments || !ix->arena)
+		return -ENOMEM;
+	ix->function_cap = p->function_cnt ? p->function_cnt : 1;
+	ix->string_cap = p->string_cnt ? p->string_cnt : 1;
+	ix->arena_str_cnt = p->string_cnt;
+	for (i = 0; i < POOL_CNT; i++) {
+		ix->pools[i] = array__alloc(d->pool_cnt[i], pool_sz[i]);
+		if (!ix->pools[i])
+			return -ENOMEM;
+		d->pool_cap[i] = d->pool_cnt[i];
+		d->pool_cnt[i] = 0;
+	}
+	d->sample_type_i = d->sample_i = d->mapping_i = d->location_i = 0;
+	d->function_i = d->string_i = d->comment_i = 0;
+	d->fill = true;
+	return 0;
+}
+
+/* Resets the scalars the first pass set, so the second pass decodes from a clean slate. */
+static void dec__reset_scalars(struct pprof_profile *p)
+{
+	p->drop_frames = p->keep_frames = 0;
+	p->time_nanos = p->duration_nanos = 0;
+	memset(&p->period_type, 0, sizeof(p->period_type));
+	p->period = 0;
+	p->default_sample_type = p->doc_url = 0;
+}
+
+/* ---- ids ---- */
+
+static int id_slot__cmp(const void *a, const void *b)
+{
+	const struct id_slot *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Sorted (id, idx) pairs of n items whose id is at byte offset 0 of each elem_sz item;
+ * -EBADMSG for a zero or repeated id.
+ */
+static int id_slots__build(const void *items, size_t n, size_t elem_sz, struct id_slot **out)
+{
+	struct id_slot *slots = array__alloc(n, sizeof(*slots));
+	size_t i;
+
+	*out = slots;
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		memcpy(&slots[i].id, (const char *)items + i * elem_sz, sizeof(uint64_t));
+		slots[i].idx = i;
+		if (!slots[i].id)
+			return -EBADMSG;
+	}
+	qsort(slots, n, sizeof(*slots), id_slot__cmp);
+	for (i = 1; i < n; i++) {
+		if (slots[i].id == slots[i - 1].id)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+static const struct id_slot *id_slots__find(const struct id_slot *slots, size_t n, uint64_t id)
+{
+	struct id_slot key = { .id = id };
+
+	if (!id || !n)
+		return NULL;
+	return bsearch(&key, slots, n, sizeof(*slots), id_slot__cmp);
+}
+
+struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
+{
+	const struct id_slot *s;
+
+	if (id && id <= p->mapping_cnt && p->mappings[id - 1].id == id)
+		return &p->mappings[id - 1];
+	s = id_slots__find(p->index->mappings, p->mapping_cnt, id);
+	return s ? &p->mappings[s->idx] : NULL;
+}
+
+struct pprof_location *pprof_profile__location(const struct pprof_profile *p, uint64_t id)
+{
+	const struct id_slot *s;
+
+	if (id && id <= p->location_cnt && p->locations[id - 1].id == id)
+		return &p->locations[id - 1];
+	s = id_slots__find(p->index->locations, p->location_cnt, id);
+	return s ? &p->locations[s->idx] : NULL;
+}
+
+struct pprof_function *pprof_profile__function(const struct pprof_profile *p, uint64_t id)
+{
+	const struct id_slot *s;
+
+	if (id && id <= p->function_cnt && p->functions[id - 1].id == id)
+		return &p->functions[id - 1];
+	s = id_slots__find(p->index->functions, p->function_cnt, id);
+	return s ? &p->functions[s->idx] : NULL;
+}
+
+static bool str_ok(const struct pprof_profile *p, int64_t idx)
+{
+	return idx >= 0 && (uint64_t)idx < p->string_cnt;
+}
+
+static bool value_type_ok(const struct pprof_profile *p, const struct pprof_value_type *vt)
+{
+	return str_ok(p, vt->type) && str_ok(p, vt->unit);
+}
+
+/* The checks of the top comment of pprof_read.h; builds the id index on the way. */
+static int profile__validate(struct pprof_profile *p)
+{
+	struct pprof_index *ix = p->index;
+	size_t i, j;
+	int err;
+
+	if (!p->string_cnt || p->strings[0].len)
+		return -EBADMSG;
+	err = id_slots__build(p->mappings, p->mapping_cnt, sizeof(*p->mappings), &ix->mappings);
+	err = err ?: id_slots__build(p->locations, p->location_cnt, sizeof(*p->locations),
+				     &ix->locations);
+	err = err ?: id_slots__build(p->functions, p->function_cnt, sizeof(*p->functions),
+				     &ix->functions);
+	if (err)
+		return err;
+	ix->function_slot_cap = p->function_cnt ? p->function_cnt : 1;
+	if (!str_ok(p, p->drop_frames) || !str_ok(p, p->keep_frames) ||
+	    !value_type_ok(p, &p->period_type) || !str_ok(p, p->default_sample_type) ||
+	    !str_ok(p, p->doc_url))
+		return -EBADMSG;
+	for (i = 0; i < p->comment_cnt; i++) {
+		if (!str_ok(p, p->comments[i]))
+			return -EBADMSG;
+	}
+	for (i = 0; i < p->sample_type_cnt; i++) {
+		if (!value_type_ok(p, &p->sample_types[i]))
+			return -EBADMSG;
+	}
+	for (i = 0; i < p->sample_cnt; i++) {
+		const struct pprof_sample *s = &p->samples[i];
+
+		if (s->value_cnt != p->sample_type_cnt)
+			return -EBADMSG;
+		for (j = 0; j < s->location_cnt; j++) {
+			if (!pprof_profile__location(p, s->location_ids[j]))
+				return -EBADMSG;
+		}
+		for (j = 0; j < s->label_cnt; j++) {
+			const struct pprof_label *l = &s->labels[j];
+
+			if (!str_ok(p, l->key) || !str_ok(p, l->str) || !str_ok(p, l->num_unit))
+				return -EBADMSG;
+		}
+	}
+	for (i = 0; i < p->mapping_cnt; i++) {
+		if (!str_ok(p, p->mappings[i].filename) || !str_ok(p, p->mappings[i].build_id))
+			return -EBADMSG;
+	}
+	for (i = 0; i < p->function_cnt; i++) {
+		const struct pprof_function *fn = &p->functions[i];
+
+		if (!str_ok(p, fn->name) || !str_ok(p, fn->system_name) || !str_ok(p, fn->filename))
+			return -EBADMSG;
+	}
+	for (i = 0; i < p->location_cnt; i++) {
+		const struct pprof_location *loc = &p->locations[i];
+
+		if (loc->mapping_id && !pprof_profile__mapping(p, loc->mapping_id))
+			return -EBADMSG;
+		for (j = 0; j < loc->line_cnt; j++) {
+			if (loc->lines[j].function_id &&
+			    !pprof_profile__function(p, loc->lines[j].function_id))
+				return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* ---- gzip ---- */
+
+/* Inflates one or more gzip members into a new buffer of at most max_sz bytes. */
+static int gunzip(const uint8_t *in, size_t in_sz, size_t max_sz, uint8_t **out, size_t *out_sz)
+{
+	z_stream zs;
+	uint8_t *buf = NULL, *tmp, scratch;
+	size_t in_off = 0, len = 0, cap, room, left;
+	int ret, err = 0;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+		return -ENOMEM;
+	cap = in_sz < max_sz / 8 ? in_sz * 8 + 4096 : max_sz;
+	if (cap > max_sz)
+		cap = max_sz;
+	buf = malloc(cap ? cap : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		if (!zs.avail_in && in_off < in_sz) {
+			left = in_sz - in_off < CHUNK_MAX ? in_sz - in_off : CHUNK_MAX;
+			zs.next_in = (Bytef *)(in + in_off);
+			zs.avail_in = (uInt)left;
+			in_off += left;
+		}
+		if (len == cap && cap < max_sz) {
+			cap = cap > max_sz / 2 ? max_sz : cap * 2;
+			tmp = realloc(buf, cap);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			buf = tmp;
+		}
+		if (len == cap) {
+			/* full: only the end of the stream may follow, not one more byte */
+			zs.next_out = &scratch;
+			zs.avail_out = 1;
+			room = 1;
+		} else {
+			room = cap - len < CHUNK_MAX ? cap - len : CHUNK_MAX;
+			zs.next_out = buf + len;
+			zs.avail_out = (uInt)room;
+		}
+		ret = inflate(&zs, Z_NO_FLUSH);
+		if (len == cap) {
+			if (zs.avail_out == 0) {
+				err = -EFBIG;
+				goto cleanup;
+			}
+		} else {
+			len += room - zs.avail_out;
+		}
+		if (ret == Z_STREAM_END) {
+			left = in_sz - in_off + zs.avail_in;
+			if (!left)
+				break;
+			/* another member must follow, nothing else */
+			if (left < 2 || zs.next_in[0] != 0x1f || zs.next_in[1] != 0x8b) {
+				err = -EBADMSG;
+				goto cleanup;
+			}
+			if (inflateReset(&zs) != Z_OK) {
+				err = -EBADMSG;
+				goto cleanup;
+			}
+			continue;
+		}
+		if (ret == Z_OK)
+			continue;
+		if (ret == Z_BUF_ERROR && !zs.avail_in && in_off == in_sz) {
+			err = -EBADMSG; /* truncated */
+			goto cleanup;
+		}
+		if (ret == Z_BUF_ERROR)
+			continue;
+		err = ret == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
+		goto cleanup;
+	}
+cleanup:
+	inflateEnd(&zs);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*out_sz = len;
+	return 0;
+}
+
+/* ---- public: decode, read, free ---- */
+
+int pprof_profile__decode(const void *buf, size_t size, size_t max_sz,
+			  struct pprof_profile **out)
+{
+	struct pprof_profile *p = NULL;
+	struct pprof_dec d;
+	struct pb_reader r;
+	uint8_t *raw = NULL;
+	size_t raw_sz = size;
+	int err;
+
+	*out = NULL;
+	if (!max_sz)
+		max_sz = PPROF_READ_MAX_SZ;
+	if (size >= 2 && ((const uint8_t *)buf)[0] == 0x1f && ((const uint8_t *)buf)[1] == 0x8b) {
+		err = gunzip(buf, size, max_sz, &raw, &raw_sz);
+		if (err)
+			return err;
+		buf = raw;
+	} else if (size > max_sz) {
+		return -EFBIG;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->index = calloc(1, sizeof(*p->index)))) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	memset(&d, 0, sizeof(d));
+	d.p = p;
+	r.p = buf;
+	r.end = r.p + raw_sz;
+	err = dec__profile(&d, r);
+	if (err)
+		goto cleanup;
+	err = dec__alloc(&d);
+	if (err)
+		goto cleanup;
+	dec__reset_scalars(p);
+	err = dec__profile(&d, r);
+	err = err ?: profile__validate(p);
+cleanup:
+	free(raw);
+	if (err) {
+		pprof_profile__free(p);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int pprof_profile__read(const char *path, size_t max_sz, struct pprof_profile **out)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, err = 0;
+
+	*out = NULL;
+	if (!max_sz)
+		max_sz = PPROF_READ_MAX_SZ;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto cleanup;
+	}
+	if ((uint64_t)st.st_size > max_sz) {
+		err = -EFBIG;
+		goto cleanup;
+	}
+	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	if (!buf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (len < (size_t)st.st_size) {
+		n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		if (!n)
+			break; /* shrank meanwhile: decode what is there */
+		len += (size_t)n;
+	}
+	err = pprof_profile__decode(buf, len, max_sz, out);
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+void pprof_profile__free(struct pprof_profile *p)
+{
+	struct pprof_index *ix;
+	size_t i;
+
+	if (!p)
+		return;
+	ix = p->index;
+	if (ix) {
+		if (p->strings) {
+			for (i = ix->arena_str_cnt; i < p->string_cnt; i++)
+				free((char *)p->strings[i].s);
+		}
+		if (p->locations) {
+			for (i = 0; i < p->location_cnt; i++) {
+				if (p->locations[i].lines_owned)
+					free(p->locations[i].lines);
+			}
+		}
+		for (i = 0; i < POOL_CNT; i++)
+			free(ix->pools[i]);
+		free(ix->mappings);
+		free(ix->locations);
+		free(ix->functions);
+		free(ix->arena);
+		free(ix->str_hash);
+		free(ix->fn_hash);
+		free(ix);
+	}
+	free(p->sample_types);
+	free(p->samples);
+	free(p->mappings);
+	free(p->locations);
+	free(p->functions);
+	free(p->strings);
+	free(p->comments);
+	free(p);
+}
+
+/* ---- changes ---- */
+
+const char *pprof_profile__string(const struct pprof_profile *p, int64_t idx)
+{
+	return str_ok(p, idx) ? p->strings[idx].s : "";
+}
+
+static uint64_t bytes__hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Slot for a string in an open-addressing table of string indices + 1. */
+static size_t str_hash__slot(const struct pprof_profile *p, const char *s, size_t len)
+{
+	const struct pprof_index *ix = p->index;
+	size_t i = bytes__hash(s, len) & (ix->str_hash_cap - 1);
+	const struct pprof_str *e;
+
+	while (ix->str_hash[i]) {
+		e = &p->strings[ix->str_hash[i] - 1];
+		if (e->len == len && !memcmp(e->s, s, len))
+			break;
+		i = (i + 1) & (ix->str_hash_cap - 1);
+	}
+	return i;
+}
+
+/* Keeps the string hash at most half full (building it on the first call). */
+static int str_hash__reserve(struct pprof_profile *p)
+{
+	struct pprof_index *ix = p->index;
+	size_t cap = ix->str_hash_cap ? ix->str_hash_cap : 64, i;
+	uint32_t *old = ix->str_hash;
+
+	while (cap / 2 <= p->string_cnt + 1) {
+		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
+			return -ENOMEM;
+		cap *= 2;
+	}
+	if (cap == ix->str_hash_cap)
+		return 0;
+	ix->str_hash = calloc(cap, sizeof(*ix->str_hash));
+	if (!ix->str_hash) {
+		ix->str_hash = old;
+		return -ENOMEM;
+	}
+	ix->str_hash_cap = cap;
+	free(old);
+	/* rebuilt from the table: the first copy of a duplicated string wins */
+	for (i = 0; i < p->string_cnt; i++) {
+		size_t slot = str_hash__slot(p, p->strings[i].s, p->strings[i].len);
+
+		if (!ix->str_hash[slot])
+			ix->str_hash[slot] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
+{
+	struct pprof_index *ix = p->index;
+	size_t len = strlen(s), slot, cap;
+	struct pprof_str *tmp;
+	char *copy;
+
+	if (!len)
+		return 0;
+	if (str_hash__reserve(p))
+		return -ENOMEM;
+	slot = str_hash__slot(p, s, len);
+	if (ix->str_hash[slot])
+		return (int64_t)ix->str_hash[slot] - 1;
+	if (p->string_cnt >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if (p->string_cnt == ix->string_cap) {
+		cap = ix->string_cap * 2;
+		tmp = realloc(p->strings, cap * sizeof(*tmp));
+		if (!tmp)
+			return -ENOMEM;
+		p->strings = tmp;
+		ix->string_cap = cap;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	p->strings[p->string_cnt].s = copy;
+	p->strings[p->string_cnt].len = len;
+	ix->str_hash[slot] = (uint32_t)p->string_cnt + 1;
+	return (int64_t)p->string_cnt++;
+}
+
+static uint64_t function__hash(int64_t name, int64_t system_name, int64_t filename,
+			       int64_t start_line)
+{
+	int64_t v[4] = { name, system_name, filename, start_line };
+
+	return bytes__hash((const char *)v, sizeof(v));
+}
+
+static bool function__eq(const struct pprof_function *fn, int64_t name, int64_t system_name,
+			 int64_t filename, int64_t start_line)
+{
+	return fn->name == name && fn->system_name == system_name && fn->filename == filename &&
+	       fn->start_line == start_line;
+}
+
+static size_t fn_hash__slot(const struct pprof_profile *p, int64_t name, int64_t system_name,
+			    int64_t filename, int64_t start_line)
+{
+	const struct pprof_index *ix = p->index;
+	size_t i = function__hash(name, system_name, filename, start_line) & (ix->fn_hash_cap - 1);
+
+	while (ix->fn_hash[i] && !function__eq(&p->functions[ix->fn_hash[i] - 1], name,
+					       system_name, filename, start_line))
+		i = (i + 1) & (ix->fn_hash_cap - 1);
+	return i;
+}
+
+static int fn_hash__reserve(struct pprof_profile *p)
+{
+	struct pprof_index *ix = p->index;
+	size_t cap = ix->fn_hash_cap ? ix->fn_hash_cap : 64, i, slot;
+	uint32_t *old = ix->fn_hash;
+
+	while (cap / 2 <= p->function_cnt + 1) {
+		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
+			return -ENOMEM;
+		cap *= 2;
+	}
+	if (cap == ix->fn_hash_cap)
+		return 0;
+	ix->fn_hash = calloc(cap, sizeof(*ix->fn_hash));
+	if (!ix->fn_hash) {
+		ix->fn_hash = old;
+		return -ENOMEM;
+	}
+	ix->fn_hash_cap = cap;
+	free(old);
+	for (i = 0; i < p->function_cnt; i++) {
+		const struct pprof_function *fn = &p->functions[i];
+
+		slot = fn_hash__slot(p, fn->name, fn->system_name, fn->filename, fn->start_line);
+		if (!ix->fn_hash[slot])
+			ix->fn_hash[slot] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+uint64_t pprof_profile__add_function(struct pprof_profile *p, int64_t name, int64_t system_name,
+				     int64_t filename, int64_t start_line)
+{
+	struct pprof_index *ix = p->index;
+	struct pprof_function *fn, *tmp;
+	struct id_slot *slots;
+	uint64_t id;
+	size_t slot, cap;
+
+	if (!str_ok(p, name) || !str_ok(p, system_name) || !str_ok(p, filename)) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (fn_hash__reserve(p))
+		goto nomem;
+	slot = fn_hash__slot(p, name, system_name, filename, start_line);
+	if (ix->fn_hash[slot])
+		return p->functions[ix->fn_hash[slot] - 1].id;
+	if (p->function_cnt >= UINT32_MAX - 1)
+		goto nomem;
+	id = p->function_cnt ? ix->functions[p->function_cnt - 1].id + 1 : 1;
+	if (!id)
+		goto nomem; /* ids up to UINT64_MAX taken */
+	if (p->function_cnt == ix->function_cap) {
+		cap = ix->function_cap * 2;
+		tmp = realloc(p->functions, cap * sizeof(*tmp));
+		if (!tmp)
+			goto nomem;
+		p->functions = tmp;
+		ix->function_cap = cap;
+	}
+	if (p->function_cnt == ix->function_slot_cap) {
+		cap = ix->function_slot_cap * 2;
+		slots = realloc(ix->functions, cap * sizeof(*slots));
+		if (!slots)
+			goto nomem;
+		ix->functions = slots;
+		ix->function_slot_cap = cap;
+	}
+	fn = &p->functions[p->function_cnt];
+	fn->id = id;
+	fn->name = name;
+	fn->system_name = system_name;
+	fn->filename = filename;
+	fn->start_line = start_line;
+	ix->functions[p->function_cnt].id = id; /* the largest id: the slots stay sorted */
+	ix->functions[p->function_cnt].idx = p->function_cnt;
+	ix->fn_hash[slot] = (uint32_t)p->function_cnt + 1;
+	p->function_cnt++;
+	return id;
+nomem:
+	errno = ENOMEM;
+	return 0;
+}
+
+int pprof_profile__set_lines(struct pprof_profile *p, struct pprof_location *loc,
+			     const struct pprof_line *lines, size_t n)
+{
+	struct pprof_line *copy;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (lines[i].function_id && !pprof_profile__function(p, lines[i].function_id))
+			return -EINVAL;
+	}
+	copy = array__alloc(n, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, lines, n * sizeof(*copy));
+	if (loc->lines_owned)
+		free(loc->lines);
+	loc->lines = copy;
+	loc->line_cnt = n;
+	loc->lines_owned = true;
+	return 0;
+}
+
+/* ---- encoding ---- */
+
+static void enc__varint(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	if (v)
+		pb_buf__varint(b, field, v);
+}
+
+static void enc__value_type(struct pb_buf *b, uint32_t field, const struct pprof_value_type *vt)
+{
+	size_t mark;
+
+	pb_buf__begin(b, field, &mark);
+	enc__varint(b, VALUE_TYPE_TYPE, (uint64_t)vt->type);
+	enc__varint(b, VALUE_TYPE_UNIT, (uint64_t)vt->unit);
+	pb_buf__end(b, mark);
+}
+
+static void enc__sample(struct pb_buf *b, const struct pprof_sample *s)
+{
+	size_t mark, lmark, i;
+
+	pb_buf__begin(b, PROFILE_SAMPLE, &mark);
+	pb_buf__packed_varints(b, SAMPLE_LOCATION_ID, s->location_ids, s->location_cnt);
+	pb_buf__packed_varints(b, SAMPLE_VALUE, (const uint64_t *)s->values, s->value_cnt);
+	for (i = 0; i < s->label_cnt; i++) {
+		const struct pprof_label *l = &s->labels[i];
+
+		pb_buf__begin(b, SAMPLE_LABEL, &lmark);
+		enc__varint(b, LABEL_KEY, (uint64_t)l->key);
+		enc__varint(b, LABEL_STR, (uint64_t)l->str);
+		enc__varint(b, LABEL_NUM, (uint64_t)l->num);
+		enc__varint(b, LABEL_NUM_UNIT, (uint64_t)l->num_unit);
+		pb_buf__end(b, lmark);
+	}
+	pb_buf__end(b, mark);
+}
+
+static void enc__mapping(struct pb_buf *b, const struct pprof_mapping *m)
+{
+	size_t mark;
+
+	pb_buf__begin(b, PROFILE_MAPPING, &mark);
+	enc__varint(b, MAPPING_ID, m->id);
+	enc__varint(b, MAPPING_MEMORY_START, m->memory_start);
+	enc__varint(b, MAPPING_MEMORY_LIMIT, m->memory_limit);
+	enc__varint(b, MAPPING_FILE_OFFSET, m->file_offset);
+	enc__varint(b, MAPPING_FILENAME, (uint64_t)m->filename);
+	enc__varint(b, MAPPING_BUILD_ID, (uint64_t)m->build_id);
+	enc__varint(b, MAPPING_HAS_FUNCTIONS, m->has_functions);
+	enc__varint(b, MAPPING_HAS_FILENAMES, m->has_filenames);
+	enc__varint(b, MAPPING_HAS_LINE_NUMBERS, m->has_line_numbers);
+	enc__varint(b, MAPPING_HAS_INLINE_FRAMES, m->has_inline_frames);
+	pb_buf__end(b, mark);
+}
+
+static void enc__location(struct pb_buf *b, const struct pprof_location *loc)
+{
+	size_t mark, lmark, i;
+
+	pb_buf__begin(b, PROFILE_LOCATION, &mark);
+	enc__varint(b, LOCATION_ID, loc->id);
+	enc__varint(b, LOCATION_MAPPING_ID, loc->mapping_id);
+	enc__varint(b, LOCATION_ADDRESS, loc->address);
+	for (i = 0; i < loc->line_cnt; i++) {
+		pb_buf__begin(b, LOCATION_LINE, &lmark);
+		enc__varint(b, LINE_FUNCTION_ID, loc->lines[i].function_id);
+		enc__varint(b, LINE_LINE, (uint64_t)loc->lines[i].line);
+		enc__varint(b, LINE_COLUMN, (uint64_t)loc->lines[i].column);
+		pb_buf__end(b, lmark);
+	}
+	enc__varint(b, LOCATION_IS_FOLDED, loc->is_folded);
+	pb_buf__end(b, mark);
+}
+
+static void enc__function(struct pb_buf *b, const struct pprof_function *fn)
+{
+	size_t mark;
+
+	pb_buf__begin(b, PROFILE_FUNCTION, &mark);
+	enc__varint(b, FUNCTION_ID, fn->id);
+	enc__varint(b, FUNCTION_NAME, (uint64_t)fn->name);
+	enc__varint(b, FUNCTION_SYSTEM_NAME, (uint64_t)fn->system_name);
+	enc__varint(b, FUNCTION_FILENAME, (uint64_t)fn->filename);
+	enc__varint(b, FUNCTION_START_LINE, (uint64_t)fn->start_line);
+	pb_buf__end(b, mark);
+}
+
+int pprof_profile__encode(const struct pprof_profile *p, struct pb_buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < p->sample_type_cnt; i++)
+		enc__value_type(out, PROFILE_SAMPLE_TYPE, &p->sample_types[i]);
+	for (i = 0; i < p->sample_cnt; i++)
+		enc__sample(out, &p->samples[i]);
+	for (i = 0; i < p->mapping_cnt; i++)
+		enc__mapping(out, &p->mappings[i]);
+	for (i = 0; i < p->location_cnt; i++)
+		enc__location(out, &p->locations[i]);
+	for (i = 0; i < p->function_cnt; i++)
+		enc__function(out, &p->functions[i]);
+	for (i = 0; i < p->string_cnt; i++)
+		pb_buf__bytes(out, PROFILE_STRING_TABLE, p->strings[i].s, p->strings[i].len);
+	enc__varint(out, PROFILE_DROP_FRAMES, (uint64_t)p->drop_frames);
+	enc__varint(out, PROFILE_KEEP_FRAMES, (uint64_t)p->keep_frames);
+	enc__varint(out, PROFILE_TIME_NANOS, (uint64_t)p->time_nanos);
+	enc__varint(out, PROFILE_DURATION_NANOS, (uint64_t)p->duration_nanos);
+	if (p->period_type.type || p->period_type.unit)
+		enc__value_type(out, PROFILE_PERIOD_TYPE, &p->period_type);
+	enc__varint(out, PROFILE_PERIOD, (uint64_t)p->period);
+	pb_buf__packed_varints(out, PROFILE_COMMENT, (const uint64_t *)p->comments,
+			       p->comment_cnt);
+	enc__varint(out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)p->default_sample_type);
+	enc__varint(out, PROFILE_DOC_URL, (uint64_t)p->doc_url);
+	return pb_buf__err(out);
+}
+
+int pprof_profile__write(const struct pprof_profile *p, const char *path)
+{
+	struct pb_buf buf;
+	char *tmp = NULL;
+	gzFile gz = NULL;
+	size_t off = 0;
+	unsigned chunk;
+	int err;
+
+	pb_buf__init(&buf, PPROF_READ_MAX_SZ);
+	err = pprof_profile__encode(p, &buf);
+	if (err)
+		goto cleanup;
+	if (asprintf(&tmp, "%s.tmp", path) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	errno = 0;
+	gz = gzopen(tmp, "wb");
+	if (!gz) {
+		err = errno ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	while (off < buf.len) {
+		chunk = buf.len - off > CHUNK_MAX ? (unsigned)CHUNK_MAX : (unsigned)(buf.len - off);
+		if (gzwrite(gz, buf.data + off, chunk) != (int)chunk) {
+			err = -EIO;
+			goto cleanup;
+		}
+		off += chunk;
+	}
+	err = gzclose(gz) == Z_OK ? 0 : -EIO;
+	gz = NULL;
+	if (!err && rename(tmp, path))
+		err = -errno;
+cleanup:
+	if (gz)
+		gzclose(gz);
+	if (err && tmp)
+		unlink(tmp);
+	free(tmp);
+	pb_buf__free(&buf);
+	return err;
+}
