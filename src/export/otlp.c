@@ -682,8 +682,20 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 	l->frame = frame_id;
 	l->mapping = mapping;
 	l->fn_off = x->line_fn_cnt;
-	type = f->kind == FRAME_KERNEL ? "kernel" : f->kind == FRAME_NATIVE ? "native" :
-									      "abort-marker";
+	switch (f->kind) {
+	case FRAME_KERNEL:
+		type = "kernel";
+		break;
+	case FRAME_NATIVE:
+		type = "native";
+		break;
+	case FRAME_PYTHON:
+		type = "cpython"; /* the reference agent's value for CPython frames */
+		break;
+	default:
+		type = "abort-marker";
+		break;
+	}
 	l->type_attr = otlp_enc__attr(
 		x, otlp_enc__key(x, &x->s_frame_type, "profile.frame.type", err), false, 0, type,
 		err);

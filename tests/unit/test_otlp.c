@@ -575,7 +575,7 @@ static void host_fixture(struct otlp_host *h)
 struct fixture {
 	struct profile *p;
 	uint32_t self_pid;
-	uint32_t f_kernel, f_inline, f_gone, f_error;
+	uint32_t f_kernel, f_inline, f_gone, f_python, f_error;
 };
 
 /* Two processes: ours (its exe mapped, so the htlhash can be computed) with one thread
@@ -593,9 +593,10 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	struct profile_line kl = { .function = "do_syscall_64" };
 	struct profile_line il[2] = { { "inner", "a.c", 10 }, { "outer\xe2\x82", "a.c", 20 } };
 	struct profile_line el = { .function = "[unwind: no CFI]" };
+	struct profile_line pl = { .function = "Worker.run", .file = "/srv/app.py", .line = 42 };
 	struct profile_frame f;
 	struct profile_sample s = { 0 };
-	uint32_t stack1[4], stack2[2], km_id, exe_id, gone_id;
+	uint32_t stack1[5], stack2[2], km_id, exe_id, gone_id;
 	ssize_t n;
 	int i;
 
@@ -617,16 +618,19 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	fx->f_inline = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0 };
 	fx->f_gone = profile__add_frame(fx->p, &f);
+	f = (struct profile_frame){ FRAME_PYTHON, 0, 0, &pl, 1 };
+	fx->f_python = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_ERROR, 0, 0, &el, 1 };
 	fx->f_error = profile__add_frame(fx->p, &f);
-	REQUIRE(fx->f_kernel && fx->f_inline && fx->f_gone && fx->f_error);
+	REQUIRE(fx->f_kernel && fx->f_inline && fx->f_gone && fx->f_python && fx->f_error);
 
 	stack1[0] = fx->f_kernel;
 	stack1[1] = fx->f_inline;
 	stack1[2] = fx->f_gone;
-	stack1[3] = fx->f_error;
+	stack1[3] = fx->f_python;
+	stack1[4] = fx->f_error;
 	s.frames = stack1;
-	s.frame_cnt = 4;
+	s.frame_cnt = 5;
 	s.pid = fx->self_pid;
 	s.tid = fx->self_pid + 1;
 	s.comm = "bad\xc3";
@@ -808,6 +812,7 @@ TEST(request_content_and_invariants)
 	char id[33], kid[33];
 	size_t i, j, cpu0 = 0, cpu1 = 0, ts_total = 0;
 	bool seen_kernel = false, seen_inline = false, seen_error = false, seen_gone = false;
+	bool seen_python = false;
 	struct pb_buf b;
 	int fd;
 
@@ -870,7 +875,7 @@ TEST(request_content_and_invariants)
 			cpu1 = s->ts_cnt;
 		for (j = 1; j < s->ts_cnt; j++)
 			CHECK(s->ts[j] > s->ts[j - 1]);
-		CHECK_EQ_INT(d.stack_len[s->stack], 4);
+		CHECK_EQ_INT(d.stack_len[s->stack], 5);
 	}
 	CHECK_EQ_INT(cpu0, 3);
 	CHECK_EQ_INT(cpu1, 2);
@@ -939,6 +944,14 @@ TEST(request_content_and_invariants)
 				CHECK_EQ_INT(d.map_attr_cnt[m], 1);
 				CHECK(!attr_find(&d, d.map_attrs[m], d.map_attr_cnt[m],
 						 "process.executable.build_id.htlhash"));
+			} else if (i == 3) {
+				seen_python = true;
+				CHECK_STR(type, "cpython");
+				CHECK_EQ_U64(m, 0);
+				REQUIRE(d.loc_line_cnt[l] == 1);
+				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][0]]], "Worker.run");
+				CHECK_STR(d.strs[d.fn_file[d.loc_fns[l][0]]], "/srv/app.py");
+				CHECK_EQ_U64(d.loc_lines[l][0], 42);
 			} else {
 				seen_error = true;
 				CHECK_STR(type, "abort-marker");
@@ -949,7 +962,7 @@ TEST(request_content_and_invariants)
 			}
 		}
 	}
-	CHECK(seen_kernel && seen_inline && seen_gone && seen_error);
+	CHECK(seen_kernel && seen_inline && seen_gone && seen_python && seen_error);
 	/* the locations the second process shares are the same dictionary entries */
 	CHECK_EQ_U64(d.stack_locs[other->samples[0].stack][0],
 		     d.stack_locs[self->samples[0].stack][1]);
