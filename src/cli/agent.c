@@ -146,6 +146,7 @@ static int run(const struct agent_options *o)
 		.timestamps_cap = 4096,
 		.cache_dir = o->cache_dir,
 		.unwind_entry_cap = (size_t)o->unwind_entries,
+		.symbolize_lines = o->symbolize_lines, /* never waits: late debug info fills later intervals */
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -16,6 +16,9 @@
 #include "proc/process.h"
 #include "profile/profile.h"
 
+#define AGENT_MAX_EXTRAS 64
+#define PROC_TEXT_MAX (16 * 1024)
+
 struct agent_export {
 	const struct agent_options *opts;
 	struct session *session;
@@ -25,23 +28,110 @@ struct agent_export {
 	struct otlp_encoder *encoder;
 	struct otlp_host host;
 	uint64_t encode_failed;
+	/* per-process extras (command line, environment) of the last lookup */
+	struct otlp_attr extras[AGENT_MAX_EXTRAS];
+	char *extra_mem[AGENT_MAX_EXTRAS * 2];
+	size_t extra_mem_cnt;
 	/* pprof folder */
 	struct pprof_dir_stats dir_stats;
 	char describe[512];
 };
 
-/* Resource attributes of a pid, from the process tracker (also for exited processes). */
+static void release_extras(struct agent_export *ex)
+{
+	while (ex->extra_mem_cnt)
+		free(ex->extra_mem[--ex->extra_mem_cnt]);
+}
+
+static char *keep(struct agent_export *ex, char *s)
+{
+	if (!s || ex->extra_mem_cnt >= sizeof(ex->extra_mem) / sizeof(ex->extra_mem[0])) {
+		free(s);
+		return NULL;
+	}
+	ex->extra_mem[ex->extra_mem_cnt++] = s;
+	return s;
+}
+
+/* /proc/PID/<name> (NUL-separated strings), at most PROC_TEXT_MAX bytes; NULL if unreadable. */
+static char *read_proc_text(uint32_t pid, const char *name, size_t *len)
+{
+	char path[64], *buf = malloc(PROC_TEXT_MAX + 1);
+	FILE *f;
+
+	if (!buf)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
+	f = fopen(path, "re");
+	*len = f ? fread(buf, 1, PROC_TEXT_MAX, f) : 0;
+	if (f)
+		fclose(f);
+	if (!*len) {
+		free(buf);
+		return NULL;
+	}
+	buf[*len] = '\0';
+	return buf;
+}
+
+/* The opt-in attributes: process.command_line and process.environment_variable.<NAME>
+ * (semantic-convention names). Read while the process lives; nothing for exited ones.
+ */
+static size_t add_private_attrs(struct agent_export *ex, uint32_t pid)
+{
+	size_t n = 0, len, i;
+	char *text;
+
+	if (ex->opts->include_cmdline && (text = keep(ex, read_proc_text(pid, "cmdline", &len)))) {
+		for (i = 0; i + 1 < len; i++)
+			if (!text[i])
+				text[i] = ' ';
+		ex->extras[n++] = (struct otlp_attr){ "process.command_line", text };
+	}
+	if (ex->opts->include_env && (text = keep(ex, read_proc_text(pid, "environ", &len)))) {
+		for (i = 0; i < len && n < AGENT_MAX_EXTRAS;) {
+			char *var = text + i, *eq = strchr(var, '='), *key;
+			size_t vlen = strlen(var);
+
+			i += vlen + 1;
+			if (!eq || eq == var)
+				continue;
+			key = keep(ex, malloc(strlen("process.environment_variable.") +
+					      (size_t)(eq - var) + 1));
+			if (!key)
+				break;
+			{
+				size_t pre = strlen("process.environment_variable.");
+
+				memcpy(key, "process.environment_variable.", pre);
+				memcpy(key + pre, var, (size_t)(eq - var));
+				key[pre + (size_t)(eq - var)] = '\0';
+			}
+			ex->extras[n++] = (struct otlp_attr){ key, eq + 1 };
+		}
+	}
+	return n;
+}
+
+/* Resource attributes of a pid, from the process tracker (also for exited processes). The
+ * strings stay valid until the next lookup (the encoder copies them at once).
+ */
 static int lookup_process(void *ctx, uint32_t pid, struct otlp_process *out)
 {
 	struct agent_export *ex = ctx;
 	const struct process *p = ex->session ? session__process(ex->session, (pid_t)pid) : NULL;
 
 	memset(out, 0, sizeof(*out));
+	release_extras(ex);
 	if (!p)
 		return -ESRCH;
 	out->exe_path = p->exe_path[0] ? p->exe_path : NULL;
 	out->container_id = p->container.id[0] ? p->container.id : NULL;
 	out->k8s_pod_uid = p->container.pod_uid[0] ? p->container.pod_uid : NULL;
+	if (p->alive && (ex->opts->include_cmdline || ex->opts->include_env)) {
+		out->extra_cnt = add_private_attrs(ex, pid);
+		out->extra = ex->extras;
+	}
 	return 0;
 }
 
@@ -121,6 +211,7 @@ void agent_export__free(struct agent_export *ex)
 {
 	if (!ex)
 		return;
+	release_extras(ex);
 	otlp_client__free(ex->client);
 	otlp_encoder__free(ex->encoder);
 	otlp_config__free(&ex->cfg);

@@ -36,6 +36,8 @@ void agent_options__usage(FILE *f)
 		"      --include-cmdline      send process command lines (may hold secrets)\n"
 		"      --include-env          send process environments (may hold secrets)\n"
 		"      --no-symbolize         send addresses and build ids only\n"
+		"      --symbolize-lines      also source lines and inline frames from debug info found\n"
+		"                             on the host or via DEBUGINFOD_URLS (costs memory)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n");
 }
@@ -75,7 +77,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
 	enum {
 		OPT_INTERVAL = 256, OPT_ENDPOINT, OPT_PROTOCOL, OPT_HEADERS, OPT_CA, OPT_QUEUE,
-		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE, OPT_ENTRIES,
+		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE, OPT_ENTRIES, OPT_LINES,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -94,6 +96,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
 		{ "unwind-entries", required_argument, NULL, OPT_ENTRIES },
+		{ "symbolize-lines", no_argument, NULL, OPT_LINES },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -162,6 +165,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
+			break;
+		case OPT_LINES:
+			o->symbolize_lines = true;
 			break;
 		case OPT_CACHE:
 			o->cache_dir = optarg;

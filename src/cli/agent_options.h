@@ -25,6 +25,7 @@ struct agent_options {
 	bool include_cmdline;
 	bool include_env;
 	bool symbolize;
+	bool symbolize_lines;        /* DWARF lines + inline frames on the host (more memory) */
 	bool verbose;
 	bool help;
 };
