@@ -116,9 +116,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: stackscope symbolize IN -o OUT [options]\n"
 		"\n"
-		"Fills in functions, source lines and inlined frames for the native frames of the\n"
-		"pprof profile IN that are addresses (record --no-symbolize), from debug files found\n"
-		"by build id or file name, and writes the result (gzipped pprof) to OUT.\n"
+		"Fills in functions, source lines and inlined frames for the native frames of\n"
+		"the pprof profile IN that are addresses (record --no-symbolize), from debug\n"
+		"files found by build id or file name, and writes the result (gzipped pprof)\n"
+		"to OUT.\n"
 		"\n"
 		"  -o, --output FILE          where to write the symbolized profile\n"
 		"      --debug-dir DIR        also look there: DIR/.build-id/xx/yyyy.debug,\n"
@@ -176,7 +177,8 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
 			if (errno || end == optarg || *end || v < 1 || v > 3600)
-				opt_fail("--debuginfod-timeout takes 1-3600 seconds, not '%s'", optarg);
+				opt_fail("--debuginfod-timeout takes 1-3600 seconds, not '%s'",
+					 optarg);
 			o->debuginfod_timeout_s = (int)v;
 			break;
 		case 'v':

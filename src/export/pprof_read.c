@@ -500,8 +500,9 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 				if (d->fill && d->sample_type_i >= p->sample_type_cnt)
 					return -EBADMSG;
 				memset(&scratch, 0, sizeof(scratch));
-				err = dec__value_type(f.body, d->fill ?
-						      &p->sample_types[d->sample_type_i] : &scratch);
+				err = dec__value_type(f.body,
+						      d->fill ? &p->sample_types[d->sample_type_i]
+							      : &scratch);
 				d->sample_type_i++;
 				break;
 			case PROFILE_SAMPLE: err = dec__sample(d, f.body); break;
@@ -512,8 +513,9 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
 				err = dec__value_type(f.body, &p->period_type);
 				break;
-			case PROFILE_COMMENT:
-				err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
+			case PROFILE_COMMENT: /* packed */
+				err = pb_field__varints(&f,
+							d->fill ? (uint64_t *)p->comments : NULL,
 							p->comment_cnt, &d->comment_i);
 				break;
 			}

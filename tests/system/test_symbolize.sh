@@ -3,9 +3,10 @@
 # symbolize turns them into the known forced-inline chain of tests/data/sym_inline.c
 # (sym_leaf <- sym_middle <- sym_outer <- sym_entry, then sym_run <- main) with the source
 # lines of the "call:" markers, equal to `addr2line -f -i` at the same addresses (return
-# addresses minus one; not the user frame right below kernel frames), and sets the mapping's has_* flags. Then a stripped copy: nothing
-# without its debug file, the chain with --debug-dir DIR (DIR/.build-id/xx/yyyy.debug), with a
-# copy at DIR/<basename>, and not with another binary of that name. Bad input: exit 1.
+# addresses minus one; not the user frame right below kernel frames), and sets the mapping's
+# has_* flags. Then a stripped copy: nothing without its debug file, the chain with
+# --debug-dir DIR (DIR/.build-id/xx/yyyy.debug), with a copy at DIR/<basename>, and not with
+# another binary of that name. Bad input: exit 1 with a one-line error.
 # Output is read with `go tool pprof -raw -symbolize=none` (pprof must not symbolize itself).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -37,7 +38,10 @@ RUN_RE="^sym_run@sym_inline\\.c:$L_RUN\$"
 raw()
 {
 	"$GO" tool pprof -raw -symbolize=none "$1" 2>"$TMP/pprof.err" | awk '
-		function flush() { if (id != "") locs[++nl] = "LOC " id " " addr " " map " " chain; id = "" }
+		function flush() {
+			if (id != "") locs[++nl] = "LOC " id " " addr " " map " " chain
+			id = ""
+		}
 		function add(fn, pos) {
 			sub(/ s=[0-9]+$/, "", pos); n = split(pos, parts, "/"); pos = parts[n]
 			chain = chain (chain == "" ? "" : ";") fn "@" pos
@@ -46,10 +50,12 @@ raw()
 		/^Locations/ { sec = "l"; next }
 		/^Mappings/ { flush(); sec = "m"; next }
 		sec == "s" && /^ *[0-9]+ +[0-9]+: / {
-			line = $0; sub(/^ *[0-9]+ +[0-9]+: /, "", line); samples[++ns] = "SAMPLE " $1 " " line
+			line = $0; sub(/^ *[0-9]+ +[0-9]+: /, "", line)
+			samples[++ns] = "SAMPLE " $1 " " line
 		}
 		sec == "l" && /^ *[0-9]+: 0x/ {
-			flush(); id = $1; sub(/:$/, "", id); addr = $2; map = $3; sub(/^M=/, "", map)
+			flush(); id = $1; sub(/:$/, "", id)
+			addr = $2; map = $3; sub(/^M=/, "", map)
 			chain = ""; add($4, $5); next
 		}
 		sec == "l" && /^ +[^ ]/ { add($1, $2) }
@@ -108,7 +114,9 @@ addr2line_mismatches()
 		# a return address: below a frame that is not kernel code
 		awk -v id="$id" '$1 == "MAP" && $3 == "[kernel.kallsyms]" { km[$2] = 1 }
 			$1 == "LOC" && km[$4] { k[$2] = 1 }
-			$1 == "SAMPLE" { for (i = 4; i <= NF; i++) if ($i == id && !k[$(i - 1)]) f = 1 }
+			$1 == "SAMPLE" {
+				for (i = 4; i <= NF; i++) if ($i == id && !k[$(i - 1)]) f = 1
+			}
 			END { exit !f }' "$raw" && a=$((a - 1))
 		want=$(addr2line -f -i -e "$bin" "$(printf '0x%x' "$a")" | awk '
 			NR % 2 == 1 { fn = $1; next }
@@ -147,7 +155,8 @@ check "symbolize: summary counts symbolized locations" \
 raw "$TMP/out.pb.gz" >"$TMP/out.raw"
 check_eq "output: same sample total" "$(total_samples "$TMP/out.raw")" "$total"
 n=$(chain_samples "$TMP/out.raw")
-check_pct "output: samples in sym_leaf<-sym_middle:$L_MIDDLE<-sym_outer:$L_OUTER<-sym_entry:$L_ENTRY<-sym_run:$L_RUN<-main" \
+chain="sym_leaf<-sym_middle:$L_MIDDLE<-sym_outer:$L_OUTER<-sym_entry:$L_ENTRY<-sym_run:$L_RUN"
+check_pct "output: samples in $chain<-main" \
 	"$n" "$total" 80
 check_eq "output: sym_leaf lines inside its body ($L_LEAF0-$L_LEAF1)" \
 	"$(leaf_lines_bad "$TMP/out.raw")" 0
