@@ -117,6 +117,8 @@ enum counter {
 	COUNTER_USER_FRAMES,       /* user frames produced */
 	COUNTER_FP_FRAMES,         /* of which found through the frame pointer */
 	COUNTER_UNKNOWN_PID,       /* samples of processes with no mappings loaded yet */
+	COUNTER_SAMPLE_NS,         /* ns spent in on_sample for recorded samples (own clock:
+				    * filtered-out runs excluded, unlike the kernel's run_time) */
 	COUNTER_UNWIND_END_BASE,   /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };

@@ -225,7 +225,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct sample_record *rec;
 	struct pt_regs *uregs;
 	bool user_mode;
-	__u64 size;
+	__u64 size, t0;
 	long n;
 
 	if (tgid == 0) {
@@ -237,6 +237,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	count(COUNTER_SAMPLES, 1);
+	t0 = bpf_ktime_get_ns();
 
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -304,6 +305,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		size = sizeof(*rec);
 	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
 		count(COUNTER_RINGBUF_FULL, 1);
+	count(COUNTER_SAMPLE_NS, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 

@@ -201,8 +201,12 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.python.code_unreadable,
 			(unsigned long long)st.python.code_stale);
 	}
+	if (c[COUNTER_SAMPLES])
+		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
+			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);
 	if (st.bpf_run_cnt)
-		fprintf(stderr, "bpf time       %.0f ns per sample (%llu runs)\n",
+		fprintf(stderr, "bpf run time   %.0f ns per run over %llu runs, filtered ones included "
+				"(kernel.bpf_stats_enabled)\n",
 			(double)st.bpf_run_ns / (double)st.bpf_run_cnt,
 			(unsigned long long)st.bpf_run_cnt);
 	n = profile__top_self(r->prof, top, 10);

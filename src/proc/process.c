@@ -292,6 +292,14 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		n++;
 	}
 	proc_maps__free(&maps);
+	p = process_table__find(pt, pid);
+	if (!n && p && p->alive && p->map_cnt) {
+		/* An exiting process has already released its address space: keep what we
+		 * knew, its samples still in the ring buffer need it.
+		 */
+		free(xm);
+		return p;
+	}
 	p = get_or_add(pt, pid);
 	if (!p) {
 		free(xm);
