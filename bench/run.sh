@@ -4,7 +4,8 @@
 # `profile:hz:99 { @[kstack, ustack] = count(); }`. Each tool records the same DURATION at
 # 99 Hz, three times in alternation; we report medians of CPU time (user+sys, from
 # /usr/bin/time), peak RSS, and stackscope's BPF run time per sample
-# (kernel.bpf_stats_enabled). Then the CFI extraction benchmark (bench/cfi_extract.sh).
+# (kernel.bpf_stats_enabled). Then every other bench/*.sh (CFI extraction, unwinding, Python,
+# symbolization, agent).
 # Usage: sudo bench/run.sh [DURATION_S] [ROUNDS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,7 +62,11 @@ done
 echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}" | grep . | median)"
 grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
 
-if [[ -x bench/cfi_extract.sh ]]; then
-	echo
-	bench/cfi_extract.sh
-fi
+# The other benchmarks (each prints its own method and table).
+for b in cfi_extract unwind python symbolize agent; do
+	if [[ -x bench/$b.sh ]]; then
+		echo
+		echo "## bench/$b.sh"
+		BUILD=$BUILD bench/$b.sh
+	fi
+done

@@ -23,7 +23,7 @@ packages=(
 	python3-h2
 	curl xz-utils
 	# benchmarks: the peers we measure against
-	linux-perf bpftrace bc
+	linux-perf bpftrace bc austin
 )
 
 missing=()
