@@ -24,9 +24,12 @@ have_fixture wl_chain_nofp || finish
 PY=/usr/bin/python3 # Debian's interpreter, where python3-h2 lives
 RECEIVER=$SS_ROOT/tests/system/otlp_receiver.py
 PROTO=$SS_ROOT/proto
-# the agent's RSS while the receiver is down and its queue fills (measured: ~30 MiB at 99 Hz
-# on a 2-core VM; the queue alone is bounded at 16 requests of a few KiB here)
-RSS_MAX_KB=${RSS_MAX_KB:-81920}
+# the agent's RSS while the receiver is down: measured 28..48 MiB at 99 Hz on a 2-core Debian 12
+# VM (it grows with the executables on the machine: start-up peaks reached 80 MiB with ~200
+# processes), +2.6 MiB over a 10 s outage on a quiet machine, but +19..49 MiB while other jobs
+# started new programs, so growth is not asserted. The queue itself is checked through its
+# gauge (below); this bound is a sanity net for a runaway retry path.
+RSS_MAX_KB=${RSS_MAX_KB:-131072}
 CHAIN=hot_leaf,chain_c,chain_b,chain_a,main
 
 if ! $PY -c 'import h2' 2>/dev/null; then
@@ -49,6 +52,7 @@ args = sys.argv[1:]
 proto_dir, req_dir = args[0], args[1]
 opt = {"--pid": None, "--exe": None, "--chain": None}
 every = "--all" in args
+newest_only = "--last" in args
 for i, a in enumerate(args):
     if a in opt:
         opt[a] = args[i + 1]
@@ -114,16 +118,19 @@ facts = {"requests": 0, "decode_failed": 0, "unknown_fields": 0, "zero_bad": 0, 
 sets = {k: set() for k in ("sample_types", "period_types", "periods", "frame_types",
                            "thread_names", "thread_ids", "cpus", "exe_paths", "exe_names",
                            "host.name", "host.id", "host.arch", "os.type", "exe_build_id_gnu",
-                           "exe_htlhash", "scope_names")}
+                           "exe_htlhash", "scope_names", "mappings_without_buildid",
+                           "pid_mappings", "pid_mappings_without_ids")}
 entries = []
 with open(os.path.join(req_dir, "requests.jsonl")) as f:
     for line in f:
         e = json.loads(line)
         if "n" in e and (every or e.get("answer") in ("ok", "partial")):
             entries.append(e)
+if newest_only:
+    entries = sorted(entries, key=lambda e: e["n"])[-1:]
 seen = set()
 exe_base = os.path.basename(opt["--exe"]) if opt["--exe"] else None
-last_n = max([e["n"] for e in entries if every or e["sha1"] not in ()] or [0])
+last_n = max([e["n"] for e in entries] or [0])
 for e in sorted(entries, key=lambda e: e["n"]):
     if not every and e["sha1"] in seen:
         continue
@@ -203,11 +210,8 @@ for e in sorted(entries, key=lambda e: e["n"]):
         am = attr_map(m.get("attribute_indices", []))
         if any(k and k.startswith("process.executable.build_id.") for k in am):
             facts["mappings_with_buildid"] += 1
-        if exe_base and s(one(m, "filename_strindex", 0)) == exe_base:
-            if am.get("process.executable.build_id.gnu"):
-                sets["exe_build_id_gnu"].add(am["process.executable.build_id.gnu"])
-            if am.get("process.executable.build_id.htlhash"):
-                sets["exe_htlhash"].add(am["process.executable.build_id.htlhash"])
+        else:
+            sets["mappings_without_buildid"].add(s(one(m, "filename_strindex", 0)))
 
     def frames(stack_i):
         names = []
@@ -271,6 +275,27 @@ for e in sorted(entries, key=lambda e: e["n"]):
                         sets["cpus"].add(sa["cpu.logical_number"])
                     names, locs = frames(one(smp, "stack_index", 0))
                     facts["pid_locs_untyped"] += sum(1 for li in locs if not loc_type(li))
+                    for li in locs:
+                        mi = one(tables["location_table"][li], "mapping_index", 0) \
+                            if 0 <= li < len(tables["location_table"]) else 0
+                        if mi and 0 < mi < len(tables["mapping_table"]):
+                            m = tables["mapping_table"][mi]
+                            am = attr_map(m.get("attribute_indices", []))
+                            name = s(one(m, "filename_strindex", 0)) or "?"
+                            sets["pid_mappings"].add(name)
+                            # (only the workload's own frames: another build of the same
+                            # program may run at the same time)
+                            if name == exe_base:
+                                for k, kk in (("gnu", "exe_build_id_gnu"),
+                                              ("htlhash", "exe_htlhash")):
+                                    v = am.get("process.executable.build_id." + k)
+                                    if v:
+                                        sets[kk].add(v)
+                            if name.startswith("["):
+                                continue  # [vdso]: no file to hash
+                            if not (am.get("process.executable.build_id.gnu") and
+                                    am.get("process.executable.build_id.htlhash")):
+                                sets["pid_mappings_without_ids"].add(name)
                     if chain and chain in ";" + ";".join(names) + ";":
                         facts["chain_samples"] += n
 if opt["--exe"]:
@@ -297,6 +322,7 @@ free_port()
 receiver()
 {
 	local name=$1 faults=$2 i
+	[[ -n ${RPID:-} ]] && kill "$RPID" 2>/dev/null # the previous section's
 	mkdir -p "$TMP/$name"
 	$PY "$RECEIVER" --dir "$TMP/$name" --faults "$faults" --control "$TMP/$name.ctl" \
 		--lifetime 100 >"$TMP/$name.port" 2>"$TMP/$name.rcv.err" &
@@ -326,7 +352,7 @@ agent()
 # requests NAME: lines in the receiver's index (requests, not down/up events)
 requests()
 {
-	grep -c '"n": ' "$TMP/$1/requests.jsonl" 2>/dev/null || echo 0
+	cat "$TMP/$1/requests.jsonl" 2>/dev/null | awk '/"n": / { c++ } END { print c + 0 }'
 }
 
 # wait_requests NAME N SECONDS: until the receiver has answered N requests (1 = reached)
@@ -341,7 +367,7 @@ wait_requests()
 }
 
 # stop_agent NAME: SIGTERM, then waits at most 10 s; sets ARC (exit status, 124 when it had to
-# be killed), STOP_NS (when SIGTERM was sent) and STOP_MS (how long it took).
+# be killed), STOP_NS (when SIGTERM was sent), END_NS (when it had exited) and STOP_MS.
 stop_agent()
 {
 	local i
@@ -359,7 +385,8 @@ stop_agent()
 		wait "$APID"
 		ARC=$?
 	fi
-	STOP_MS=$((($(date +%s%N) - STOP_NS) / 1000000))
+	END_NS=$(date +%s%N)
+	STOP_MS=$(((END_NS - STOP_NS) / 1000000))
 }
 
 # counter NAME KEY: from the agent's last counters line ("exports ok N failed N retried N
@@ -407,12 +434,12 @@ content_checks()
 	check_eq "$what: attribute lists with a duplicate key" "${F[dup_keys]:-?}" 0
 	check_eq "$what: timestamps outside their profile's window" "${F[ts_outside]:-?}" 0
 	check "$what: timestamps inside the agent's run (${F[ts_min]:-0}..${F[ts_max]:-0})" \
-		test "${F[ts_min]:-0}" -ge "$ASTART_NS" -a "${F[ts_max]:-0}" -le "$STOP_NS"
+		test "${F[ts_min]:-0}" -ge "$ASTART_NS" -a "${F[ts_max]:-0}" -le "$END_NS"
 	check_eq "$what: sample type" "${F[sample_types]:-}" "samples/count"
 	check_eq "$what: period type" "${F[period_types]:-}" "cpu/nanoseconds"
 	check_eq "$what: period = 1e9/99" "${F[periods]:-}" $((1000000000 / 99))
 	check_eq "$what: scope name" "${F[scope_names]:-}" "stackscope"
-	check_ge "$what: resources of the workload (process.pid=$WPID)" "${F[pid_resources]:-0}" 3
+	check_ge "$what: resources of the workload (process.pid=$WPID)" "${F[pid_resources]:-0}" 2
 	check_eq "$what: process.executable.path" "${F[exe_paths]:-}" "$WEXE"
 	check_eq "$what: process.executable.name" "${F[exe_names]:-}" "wl_chain_nofp"
 	check_eq "$what: host.name" "${F[host.name]:-}" "$(uname -n)"
@@ -423,8 +450,9 @@ content_checks()
 	[[ $arch = aarch64 ]] && arch=arm64
 	check_eq "$what: host.arch" "${F[host.arch]:-}" "$arch"
 	check_eq "$what: os.type" "${F[os.type]:-}" "linux"
-	# a 3+ s single-threaded burner at 99 Hz
-	check_ge "$what: samples of the workload" "${F[pid_samples]:-0}" 150
+	# a 3+ s single-threaded burner at 99 Hz: ~300 when it has a core to itself, fewer on a
+	# loaded machine
+	check_ge "$what: samples of the workload" "${F[pid_samples]:-0}" 50
 	check_eq "$what: workload samples with thread.name, thread.id and cpu.logical_number" \
 		"${F[pid_samples_attrs]:-0}" "${F[pid_samples]:-x}"
 	check_eq "$what: thread.name" "${F[thread_names]:-}" "wl_chain_nofp"
@@ -442,15 +470,22 @@ content_checks()
 	check_eq "$what: the executable's mapping: build_id.gnu" "${F[exe_build_id_gnu]:-}" "$build_id"
 	check_eq "$what: the executable's mapping: build_id.htlhash" "${F[exe_htlhash]:-}" \
 		"${F[exe_htlhash_expected]:-x}"
-	check_pct "$what: mappings with a build id" "${F[mappings_with_buildid]:-0}" \
-		"${F[mappings]:-0}" 100
+	check "$what: the workload's frames have mappings (${F[pid_mappings]:-})" \
+		grep -q wl_chain_nofp <<<"${F[pid_mappings]:-}"
+	check_eq "$what: the workload's mappings without build_id.gnu and .htlhash" \
+		"${F[pid_mappings_without_ids]-?}" ""
+	# other processes come and go: those that exit before the interval's end, and deleted or
+	# memfd executables, get no htlhash today (it is read through /proc/PID/root at encode
+	# time), so of all mappings only most are required to carry an id
+	check_pct "$what: mappings with a build id (without: ${F[mappings_without_buildid]:-})" \
+		"${F[mappings_with_buildid]:-0}" "${F[mappings]:-0}" 50
 }
 
 WEXE=$(readlink -f "$FIX/wl_chain_nofp")
-spawn WPID "$FIX/wl_chain_nofp" 80
 
 # --- 1. OTLP/HTTP, with --metrics-addr ---------------------------------------------------------
-echo "# OTLP/HTTP"
+echo "# OTLP/HTTP (at ${SECONDS} s)"
+spawn WPID "$FIX/wl_chain_nofp" 30 # (the workload caps its run at 60 s)
 receiver http "" || finish
 MPORT=$(free_port)
 agent http -F 99 --interval 1 --otlp-endpoint "http://127.0.0.1:$RPORT" \
@@ -482,7 +517,7 @@ before=$(requests http)
 stop_agent http
 check_eq "http: exit status after SIGTERM" "$ARC" 0
 check_le "http: ms from SIGTERM to exit" "$STOP_MS" 3000
-check_eq "http: the last interval flushed at exit (requests after SIGTERM)" \
+check_ge "http: the last interval flushed at exit (requests after SIGTERM)" \
 	"$(($(requests http) - before))" 1
 content_checks http "http"
 # the flushed interval ends at SIGTERM, not at the last full interval (0.5 s before it)
@@ -501,7 +536,9 @@ for line in open(sys.argv[1]):
 check_eq "http: counters at exit: ok = requests received" "$(counter http ok)" "$(requests http)"
 
 # --- 2. OTLP/gRPC, the first export answered UNAVAILABLE with RetryInfo 2 s ----------------------
-echo "# OTLP/gRPC"
+echo "# OTLP/gRPC (at ${SECONDS} s)"
+kill "$WPID" 2>/dev/null
+spawn WPID "$FIX/wl_chain_nofp" 30
 receiver grpc "status:503:2;ok" || finish
 agent grpc -F 99 --interval 1 --otlp-endpoint "http://127.0.0.1:$RPORT" --otlp-protocol grpc
 wait_requests grpc 5 20
@@ -531,37 +568,38 @@ check_eq "grpc: counters at exit: retried" "$(counter grpc retried)" 1
 check_eq "grpc: counters at exit: ok = distinct accepted payloads" "$(counter grpc ok)" \
 	"$(awk '$1 == "ok" { print $2 }' "$TMP/grpc.answers" | sort -u | wc -l)"
 
-# --- 3. HTTP 503 + Retry-After: 2, twice; then a partial success -------------------------------
-echo "# 503 + Retry-After, partial success"
-receiver r503 "2*status:503:2;partial:3" || finish
+# --- 3. HTTP: connection closed unanswered; 503 + Retry-After: 2, twice; a partial success ----
+echo "# connection closed, 503 + Retry-After, partial success (at ${SECONDS} s)"
+receiver r503 "close;2*status:503:2;partial:3" || finish
 agent r503 -F 99 --interval 1 --otlp-endpoint "http://127.0.0.1:$RPORT"
-wait_requests r503 5 20
+wait_requests r503 6 20
 stop_agent r503
 check_eq "503: exit status" "$ARC" 0
 answers r503 >"$TMP/r503.answers"
 mapfile -t A < <(awk '{ print $1 }' "$TMP/r503.answers")
 mapfile -t S < <(awk '{ print $2 }' "$TMP/r503.answers")
 mapfile -t T < <(awk '{ print $3 }' "$TMP/r503.answers")
-check "503: answers 503, 503, partial, ok... (${A[*]:0:5})" \
-	test "${A[0]-}" = status:503 -a "${A[1]-}" = status:503 -a "${A[2]-}" = partial -a \
-	"${A[3]-}" = ok
-check "503: the same request three times until accepted" \
-	test -n "${S[0]-}" -a "${S[0]-}" = "${S[1]-}" -a "${S[1]-}" = "${S[2]-}"
-check "503: each retry after Retry-After's 2 s (${T[0]-} ${T[1]-} ${T[2]-})" \
-	awk -v a="${T[0]-0}" -v b="${T[1]-0}" -v c="${T[2]-0}" \
+check "503: answers close, 503, 503, partial, ok... (${A[*]:0:5})" \
+	test "${A[0]-}" = close -a "${A[1]-}" = status:503 -a "${A[2]-}" = status:503 -a \
+	"${A[3]-}" = partial -a "${A[4]-}" = ok
+check "503: the same request four times until accepted" \
+	test -n "${S[0]-}" -a "${S[0]-}" = "${S[1]-}" -a "${S[1]-}" = "${S[2]-}" -a \
+	"${S[2]-}" = "${S[3]-}"
+check "503: each retry after a 503 waited for Retry-After's 2 s (${T[1]-} ${T[2]-} ${T[3]-})" \
+	awk -v a="${T[1]-0}" -v b="${T[2]-0}" -v c="${T[3]-0}" \
 	'BEGIN { exit !(b - a >= 1.9 && c - b >= 1.9 && c - a < 10) }'
-check "503: after the partial success a new request, not a retry" test "${S[3]-x}" != "${S[2]-x}"
-check_eq "503: counters: retried" "$(counter r503 retried)" 2
+check "503: after the partial success a new request, not a retry" test "${S[4]-x}" != "${S[3]-x}"
+check_eq "503: counters: retried" "$(counter r503 retried)" 3
 check_eq "503: counters: failed" "$(counter r503 failed)" 0
 check_eq "503: counters: ok = distinct accepted payloads" "$(counter r503 ok)" \
 	"$(awk '$1 == "ok" || $1 == "partial" { print $2 }' "$TMP/r503.answers" | sort -u | wc -l)"
 check_eq "503: distinct payloads = requests - retries" \
-	"$(sort -u <<<"$(printf '%s\n' "${S[@]}")" | wc -l)" "$((${#S[@]} - 2))"
+	"$(printf '%s\n' "${S[@]}" | sort -u | wc -l)" "$((${#S[@]} - 3))"
 
 # --- 4. 400 (HTTP) and INVALID_ARGUMENT (gRPC): never retried, counted as failed ---------------
 for proto in http/protobuf grpc; do
 	n=r400${proto%%/*}
-	echo "# always 400 ($proto)"
+	echo "# always 400 ($proto) (at ${SECONDS} s)"
 	receiver "$n" "*status:400" || finish
 	agent "$n" -F 99 --interval 1 --otlp-endpoint "http://127.0.0.1:$RPORT" --otlp-protocol "$proto"
 	wait_requests "$n" 3 15
@@ -582,15 +620,19 @@ for proto in http/protobuf grpc; do
 	check_eq "400 $proto: counters: ok" "$(counter "$n" ok)" 0
 done
 
-# --- 5. the receiver down for 10 s, then a connection closed without an answer -----------------
-echo "# receiver down for 10 s"
-receiver down "2*ok;down:10;close" || finish
-agent down -F 99 --interval 0.3 --otlp-endpoint "http://127.0.0.1:$RPORT"
+# --- 5. the receiver down for 10 s ----------------------------------------------------------
+echo "# receiver down for 10 s (at ${SECONDS} s)"
+receiver down "2*ok;down:10" || finish
+MPORT=$(free_port)
+agent down -F 99 --interval 0.3 --otlp-endpoint "http://127.0.0.1:$RPORT" \
+	--metrics-addr "127.0.0.1:$MPORT"
+# every 0.2 s: RSS, and the export queue's bytes from the metrics
 (
-	peak=0
 	while kill -0 "$APID" 2>/dev/null; do
 		r=$(awk '/^VmRSS:/ { print $2 }' "/proc/$APID/status" 2>/dev/null)
-		[[ ${r:-0} -gt $peak ]] && peak=$r && echo "$peak" >"$TMP/down.rss"
+		[[ -n $r ]] && echo "$(date +%s%N) $r" >>"$TMP/down.rss"
+		curl -sf -m 1 "http://127.0.0.1:$MPORT/metrics" 2>/dev/null |
+			awk '$1 == "stackscope_export_queue_bytes" { print $2 }' >>"$TMP/down.queue"
 		sleep 0.2
 	done
 ) &
@@ -610,7 +652,7 @@ for line in open(sys.argv[1]):
 up_ns=${up_ns:-0}
 resumed=0
 while [[ $SECONDS -lt $end && $up_ns -gt 0 ]]; do
-	decode down
+	decode down --last
 	if [[ ${F[window_start_max]:-0} -gt $up_ns ]]; then
 		resumed=1
 		break
@@ -623,10 +665,6 @@ check_eq "down: exit status" "$ARC" 0
 check "down: the receiver went down and came up" test "$up_ns" -gt 0
 check_eq "down: intervals that began after the receiver came back arrived" "$resumed" 1
 answers down >"$TMP/down.answers"
-closed=$(awk '$1 == "close" { print $2 }' "$TMP/down.answers")
-check "down: the request whose connection was closed was sent again and accepted" \
-	test -n "$closed" -a "$(awk -v s="$closed" '$1 == "ok" && $2 == s' "$TMP/down.answers" |
-	wc -l)" -eq 1
 ok_n=$(counter down ok) dropped=$(counter down dropped) failed=$(counter down failed)
 check_ge "down: counters: dropped from the full queue" "${dropped:-0}" 1
 check_ge "down: counters: retried" "$(counter down retried)" 2
@@ -637,14 +675,35 @@ run_ms=$(((STOP_NS - ASTART_NS) / 1000000))
 accounted=$((${ok_n:-0} + ${failed:-0} + ${dropped:-0}))
 check "down: ok+failed+dropped ($accounted) ~ intervals in ${run_ms} ms at 0.3 s" \
 	test "$accounted" -ge $((run_ms * 7 / 3000)) -a "$accounted" -le $((run_ms / 300 + 2))
-check_le "down: agent peak RSS in KiB" "$(cat "$TMP/down.rss" 2>/dev/null || echo 999999999)" \
-	"$RSS_MAX_KB"
+down_ns=$($PY -c '
+import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("event") == "down":
+        print(int(e["time"] * 1e9))' "$TMP/down/requests.jsonl")
+read -r rss_down rss_peak < <(awk -v d="${down_ns:-0}" '
+	$1 <= d { at = $2 } $1 > d && $2 > peak { peak = $2 } END { print at + 0, peak + 0 }' \
+	"$TMP/down.rss" 2>/dev/null)
+check "down: RSS sampled when the receiver went down and after (${rss_down:-0} KiB, peak ${rss_peak:-0} KiB)" \
+	test "${rss_down:-0}" -gt 0 -a "${rss_peak:-0}" -gt 0
+# the queue: at most 16 requests (the client's default count bound; its byte bound, 32 MiB,
+# is not reached by requests of a few KiB)
+queue_max=$(sort -n "$TMP/down.queue" 2>/dev/null | tail -1)
+req_max=$($PY -c '
+import json, sys
+print(max([json.loads(l).get("wire_bytes", 0) for l in open(sys.argv[1])] or [0]))' \
+	"$TMP/down/requests.jsonl")
+check_ge "down: stackscope_export_queue_bytes while down" "${queue_max:-0}" $((req_max / 2))
+check_le "down: stackscope_export_queue_bytes <= 16 x the largest request ($req_max)" \
+	"${queue_max:-0}" $((16 * req_max))
+check_le "down: peak RSS in KiB during and after the outage (+$(((${rss_peak:-0} - ${rss_down:-0}) / 1024)) MiB)" \
+	"${rss_peak:-0}" "$RSS_MAX_KB"
 decode down
 check_eq "down: accepted requests: protoc failures" "${F[decode_failed]:-?}" 0
 check_eq "down: accepted requests: timestamps outside the window" "${F[ts_outside]:-?}" 0
 
 # --- 6. bad configuration: one clear line, at once ---------------------------------------------
-echo "# bad configuration"
+echo "# bad configuration (at ${SECONDS} s)"
 # bad_config DESCRIPTION PATTERN ENV-ASSIGNMENTS... -- ARGS...
 bad_config()
 {
@@ -679,64 +738,73 @@ bad_config "--otlp-protocol http/json" 'protocol' -- --otlp-endpoint http://127.
 check "bad configuration: no output folder created" test ! -e "$TMP/never"
 
 # --- 7. no endpoint: a rotating folder of pprof files ------------------------------------------
-echo "# pprof folder"
+echo "# pprof folder (at ${SECONDS} s)"
 dir=$TMP/pprof
 mkdir -p "$dir"
-# files of an earlier run, 5 x 200 KiB: the cap (1 MiB) is reached with the first new files,
-# and these are the oldest, to be deleted first
-for i in 1 2 3 4 5; do
-	head -c 204800 /dev/zero >"$dir/stackscope-20000101T00000$i.000Z.pb.gz"
+# files of an earlier run, 1000 KiB in all: 24 KiB under the cap (1 MiB), so that the first
+# new files push the folder over it; they are the oldest and must go first
+i=0
+for kib in 100 100 200 200 400; do
+	i=$((i + 1))
+	head -c $((kib * 1024)) /dev/zero >"$dir/stackscope-20000101T00000$i.000Z.pb.gz"
 done
 echo "not ours" >"$dir/other.txt"
+ours() { find "$dir" -maxdepth 1 -name 'stackscope-*.pb.gz' -printf '%f %s\n' | sort; }
 spawn qpid "$FIX/wl_qsort" 12
 agent pprof -F 999 --interval 0.5 --output-dir "$dir" --output-max-mb 1
 : >"$TMP/pprof.seen"
 max_total=0 max_file=0
 end=$((SECONDS + 8))
 while [[ $SECONDS -lt $end ]]; do
-	ls "$dir" >>"$TMP/pprof.seen"
-	read -r total big < <(find "$dir" -maxdepth 1 -name 'stackscope-*.pb.gz' -printf '%s\n' |
-		awk '{ t += $1; if ($1 > m) m = $1 } END { print t + 0, m + 0 }')
+	ours >"$TMP/pprof.ls"
+	awk '{ print $1 }' "$TMP/pprof.ls" >>"$TMP/pprof.seen"
+	read -r total big < <(awk '{ t += $2; if ($2 > m) m = $2 } END { print t + 0, m + 0 }' \
+		"$TMP/pprof.ls")
 	[[ $total -gt $max_total ]] && max_total=$total
 	[[ $big -gt $max_file ]] && max_file=$big
-	# stop once the old files are gone and some new ones were deleted too
-	if ! ls "$dir" | grep -q '^stackscope-2000' &&
-		[[ $(sort -u "$TMP/pprof.seen" | grep -c '^stackscope-2[1-9]') -gt \
-			$(ls "$dir" | grep -c '^stackscope-2[1-9]') ]]; then
-		break
-	fi
+	# enough once two of the old files went and four new ones came
+	[[ $(grep -c '^stackscope-2000' "$TMP/pprof.ls") -le 3 &&
+		$(grep -vc '^stackscope-2000' "$TMP/pprof.ls") -ge 4 ]] && break
 	sleep 0.2
 done
 stop_agent pprof
 kill "$qpid" 2>/dev/null
 check_eq "pprof: exit status" "$ARC" 0
-sort -u "$TMP/pprof.seen" | grep '^stackscope-' >"$TMP/pprof.seen.u"
-ls "$dir" | grep '^stackscope-' >"$TMP/pprof.now"
-gone=$(comm -23 "$TMP/pprof.seen.u" "$TMP/pprof.now")
-check_eq "pprof: the earlier run's files deleted" "$(grep -c '^stackscope-2000' <<<"$gone")" 5
-check_ge "pprof: this run's files written" "$(grep -c '^stackscope-2[1-9]' "$TMP/pprof.seen.u")" 5
-check "pprof: the files deleted are the oldest (all older than every file kept)" \
-	test -n "$gone" -a "$(printf '%s\n' "$gone" | tail -1)" \< "$(head -1 "$TMP/pprof.now")"
+sort -u "$TMP/pprof.seen" >"$TMP/pprof.seen.u"
+ours | awk '{ print $1 }' >"$TMP/pprof.now"
+comm -23 "$TMP/pprof.seen.u" "$TMP/pprof.now" >"$TMP/pprof.gone"
+gone=$(grep -c . "$TMP/pprof.gone")
+check_ge "pprof: files deleted" "$gone" 2
+check_ge "pprof: new files written" "$(grep -vc '^stackscope-2000' "$TMP/pprof.seen.u")" 4
+check_eq "pprof: the files deleted are the oldest ones (a prefix of all, by name)" \
+	"$(tr '\n' ' ' <"$TMP/pprof.gone")" "$(head -n "$gone" "$TMP/pprof.seen.u" | tr '\n' ' ')"
 check "pprof: other files untouched" test -f "$dir/other.txt"
-now_total=$(find "$dir" -maxdepth 1 -name 'stackscope-*.pb.gz' -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }')
+now_total=$(ours | awk '{ t += $2 } END { print t + 0 }')
 check_le "pprof: folder bytes at the end" "$now_total" 1048576
 check_le "pprof: folder bytes at any time (cap + the largest file)" "$max_total" \
 	$((1048576 + max_file))
-check_eq "pprof: counters: dropped = files deleted" "$(counter pprof dropped)" \
-	"$(grep -c . <<<"$gone")"
+check_eq "pprof: counters: dropped = files deleted" "$(counter pprof dropped)" "$gone"
 GO=${GO:-$(command -v go || echo /usr/bin/go)}
 if [[ ! -x $GO ]]; then
 	skip "pprof: go tool pprof checks: go not found"
 else
 	export HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 	bad=0 n=0
-	for f in $(tail -3 "$TMP/pprof.now"); do
+	: >"$TMP/raw.all"
+	for f in $(grep -v '^stackscope-2000' "$TMP/pprof.now" | tail -3); do
 		n=$((n + 1))
-		"$GO" tool pprof -raw "$dir/$f" >"$TMP/raw.txt" 2>"$TMP/pprof.err" &&
-			grep -qx 'samples/count cpu/nanoseconds' "$TMP/raw.txt" || bad=$((bad + 1))
+		# (-symbolize=none: else pprof runs binutils over every unsymbolized mapping of the
+		# whole system, which takes a minute on a loaded machine)
+		if "$GO" tool pprof -symbolize=none -raw "$dir/$f" >"$TMP/raw.txt" 2>"$TMP/pprof.err" &&
+			grep -qx 'samples/count cpu/nanoseconds' "$TMP/raw.txt"; then
+			cat "$TMP/raw.txt" >>"$TMP/raw.all"
+		else
+			bad=$((bad + 1))
+		fi
 	done
-	check_eq "pprof: of the last $n files, unreadable by go tool pprof -raw" "$bad" 0
-	check "pprof: the newest file holds wl_qsort's compare_items" grep -q compare_items "$TMP/raw.txt"
+	check_ge "pprof: new files checked" "$n" 3
+	check_eq "pprof: of those, unreadable by go tool pprof -raw" "$bad" 0
+	check "pprof: they hold wl_qsort's compare_items" grep -q compare_items "$TMP/raw.all"
 fi
 
 finish

@@ -1,0 +1,224 @@
+#!/bin/bash
+# Cost of `stackscope agent` (system-wide, OTLP/HTTP export to a receiver on loopback), side by
+# side with bpftrace `profile:hz:HZ { @[kstack, ustack] = count(); }`, both running at the same
+# time on the same load: every CPU busy (wl_chain_nofp, restarted as it ends) and 100 extra
+# sleeping processes.
+#
+# Method, for each tool's process, over a window of DURATION seconds that starts WARMUP
+# seconds after the tool is up (start-up work, e.g. bpftrace's compilation or the agent's first
+# unwind tables, is reported separately):
+#  - CPU: utime+stime of /proc/PID/stat (all threads), delta over the window;
+#  - BPF: run_time_ns (kernel.bpf_stats_enabled=1) of the programs whose fds the process holds
+#    (prog_id from /proc/PID/fdinfo, name and run time from `bpftool prog show id`), delta;
+#    both as % of one core;
+#  - memory: VmHWM of /proc/PID/status at the end of the window, and BPF map memory = sum of
+#    memlock over the process's bpf-map fds (/proc/PID/fdinfo); for the agent also its own
+#    stackscope_memory_bytes gauges from --metrics-addr.
+# Usage: sudo bench/agent.sh [DURATION_S (60)] [HZ (19)] [WARMUP_S (5)]
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+DUR=${1:-60}
+HZ=${2:-19}
+WARM=${3:-5}
+SS=./stackscope
+PY=/usr/bin/python3
+RECEIVER=tests/system/otlp_receiver.py
+LOAD=$BUILD/fixtures/wl_chain_nofp
+
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+for t in bpftrace bpftool curl; do
+	command -v $t >/dev/null || { echo "bench: $t missing (scripts/setup.sh)" >&2; exit 1; }
+done
+[[ -x $SS ]] || { echo "bench: build ./stackscope first (make)" >&2; exit 1; }
+
+out=$(mktemp -d /tmp/stackscope-agent-bench.XXXXXX)
+pids=()
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup()
+{
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	sysctl -q kernel.bpf_stats_enabled="$stats_was"
+	rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+life=$((WARM + DUR + 60))
+# --- load: every CPU busy, 100 sleepers -----------------------------------------------------
+for _ in $(seq "$(nproc)"); do
+	if [[ -x $LOAD ]]; then
+		# the workload caps one run at 60 s; the loop ends its current run when killed
+		(
+			trap 'kill $c 2>/dev/null; exit 0' TERM
+			end=$((SECONDS + life))
+			while [[ $SECONDS -lt $end ]]; do
+				"$LOAD" 60 &
+				c=$!
+				wait $c
+			done
+		) >/dev/null 2>&1 &
+	else
+		timeout "$life" sh -c 'while :; do :; done' &
+	fi
+	pids+=($!)
+done
+for _ in $(seq 100); do
+	sleep "$life" &
+	pids+=($!)
+done
+
+# --- the receiver, the agent, bpftrace --------------------------------------------------------
+sysctl -q kernel.bpf_stats_enabled=1
+$PY "$RECEIVER" --dir "$out/rcv" --lifetime "$life" >"$out/port" 2>"$out/rcv.err" &
+pids+=($!)
+for _ in $(seq 50); do [[ -s $out/port ]] && break; sleep 0.1; done
+port=$(head -1 "$out/port")
+mport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+t_agent=$(date +%s%N)
+"$SS" agent -F "$HZ" --otlp-endpoint "http://127.0.0.1:$port" --metrics-addr "127.0.0.1:$mport" \
+	2>"$out/agent.err" &
+agent=$!
+pids+=($agent)
+t_bt=$(date +%s%N)
+bpftrace -e "profile:hz:$HZ { @[kstack, ustack] = count(); }" >"$out/bt.out" 2>&1 &
+bt=$!
+pids+=($bt)
+
+# ready: the agent logs "agent running", bpftrace prints "Attaching"
+ready_agent=0 ready_bt=0
+for _ in $(seq 600); do
+	[[ $ready_agent -eq 0 ]] && grep -q 'agent running' "$out/agent.err" &&
+		ready_agent=$((($(date +%s%N) - t_agent) / 1000000))
+	[[ $ready_bt -eq 0 ]] && grep -q '^Attaching' "$out/bt.out" &&
+		ready_bt=$((($(date +%s%N) - t_bt) / 1000000))
+	[[ $ready_agent -gt 0 && $ready_bt -gt 0 ]] && break
+	kill -0 "$agent" 2>/dev/null && kill -0 "$bt" 2>/dev/null || break
+	sleep 0.1
+done
+if [[ $ready_agent -eq 0 || $ready_bt -eq 0 ]]; then
+	echo "bench: a tool did not start" >&2
+	tail -5 "$out/agent.err" "$out/bt.out" >&2
+	exit 1
+fi
+
+tck=$(getconf CLK_TCK)
+# snap PID: one line "now_ns cpu_ticks bpf_run_ns bpf_run_cnt sample_ns sample_cnt map_bytes
+# prog_ids..." in one pass: utime+stime (fields 14, 15 of /proc/PID/stat), and over the
+# distinct bpf-prog and bpf-map fds of PID (fdinfo): run_time_ns and run_cnt (those of the ids
+# in $out/sample_ids apart), memlock
+cat >"$out/snap.py" <<'EOF'
+import os, sys, time
+pid, ids_file = sys.argv[1], sys.argv[2]
+try:
+    sample_ids = set(open(ids_file).read().split())
+except OSError:
+    sample_ids = set()
+now = time.time_ns()
+with open("/proc/%s/stat" % pid) as f:
+    fields = f.read().rsplit(")", 1)[1].split()
+ticks = int(fields[11]) + int(fields[12])
+progs, maps = {}, {}
+for fd in os.listdir("/proc/%s/fd" % pid):
+    try:
+        link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
+        if link not in ("anon_inode:bpf-prog", "anon_inode:bpf-map"):
+            continue
+        with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
+            info = dict(l.split(":", 1) for l in f if ":" in l)
+    except OSError:
+        continue
+    info = {k: v.strip() for k, v in info.items()}
+    if link.endswith("prog"):
+        progs[info["prog_id"]] = info
+    else:
+        maps[info["map_id"]] = info
+run = sum(int(p.get("run_time_ns", 0)) for p in progs.values())
+cnt = sum(int(p.get("run_cnt", 0)) for p in progs.values())
+srun = sum(int(p.get("run_time_ns", 0)) for i, p in progs.items() if i in sample_ids)
+scnt = sum(int(p.get("run_cnt", 0)) for i, p in progs.items() if i in sample_ids)
+mem = sum(int(m.get("memlock", 0)) for m in maps.values())
+print(now, ticks, run, cnt, srun, scnt, mem, " ".join(sorted(progs)))
+EOF
+snap() { $PY "$out/snap.py" "$1" "$out/sample_ids"; }
+# the perf_event (sampling) programs of PID, "id name" a line, from bpftool
+sample_progs()
+{
+	local id
+	for id in $(snap "$1" | cut -d' ' -f8-); do
+		bpftool prog show id "$id" -j 2>/dev/null | $PY -c '
+import json, sys
+p = json.load(sys.stdin)
+if p.get("type") == "perf_event":
+    print(p["id"], p.get("name"))'
+	done
+}
+
+sleep "$WARM"
+: >"$out/sample_names"
+for p in "$agent" "$bt"; do
+	sample_progs "$p" >>"$out/sample_names"
+done
+awk '{ printf "%s ", $1 }' "$out/sample_names" >"$out/sample_ids"
+declare -A s0 s1
+for p in "$agent" "$bt"; do
+	s0[$p]=$(snap "$p")
+done
+sleep "$DUR"
+for p in "$agent" "$bt"; do
+	s1[$p]=$(snap "$p")
+done
+curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.txt"
+declare -A hwm rss
+for p in "$agent" "$bt"; do
+	hwm[$p]=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status")
+	rss[$p]=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")
+done
+kill -TERM "$agent"
+kill -INT "$bt"
+wait "$agent" 2>/dev/null
+wait "$bt" 2>/dev/null
+
+metric() { awk -v m="$1" '$1 == m { print $2 }' "$out/metrics.txt"; }
+win_ns=$(($(cut -d" " -f1 <<<"${s1[$agent]}") - $(cut -d" " -f1 <<<"${s0[$agent]}")))
+echo "# stackscope agent vs bpftrace, system-wide at $HZ Hz, both at once, $(nproc) CPUs busy + 100 sleeping processes"
+echo "# $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs; window $(awk -v n=$win_ns 'BEGIN { printf "%.1f", n / 1e9 }') s after ${WARM} s warm-up"
+echo "# cpu% = utime+stime delta over the window (/proc/PID/stat, all threads), bpf% = run_time_ns"
+echo "# delta of the process's programs (kernel.bpf_stats_enabled, fdinfo), sample% and ns/sample"
+echo "# = its perf_event program ($(awk '{ printf "%s%s", sep, $2; sep = ", " }' "$out/sample_names")), all % of one core;"
+echo "# VmHWM / VmRSS from /proc/PID/status at the window's end, maps = memlock of its bpf-map fds"
+printf '%-11s %8s %8s %8s %8s %10s %10s %9s %9s %10s\n' tool "cpu%" "bpf%" "total%" \
+	"sample%" "ns/sample" "VmHWM_MiB" "VmRSS_MiB" "maps_MiB" "HWM+maps"
+for p in "$agent" "$bt"; do
+	name=stackscope
+	[[ $p = "$bt" ]] && name=bpftrace
+	read -r w0 c0 r0 n0 sr0 sn0 _ _ <<<"${s0[$p]}"
+	read -r w1 c1 r1 n1 sr1 sn1 m1 _ <<<"${s1[$p]}"
+	awk -v name="$name" -v c="$((c1 - c0))" -v tck="$tck" -v w="$((w1 - w0))" \
+		-v t="$((r1 - r0))" -v s="$((sr1 - sr0))" -v sn="$((sn1 - sn0))" -v h="${hwm[$p]}" \
+		-v r="${rss[$p]}" -v m="$m1" 'BEGIN {
+		cpu = c / tck * 1e9 / w * 100
+		bpf = t / w * 100
+		printf "%-11s %8.3f %8.3f %8.3f %8.3f %10.0f %10.1f %9.1f %9.1f %10.1f\n", name, cpu,
+			bpf, cpu + bpf, s / w * 100, sn ? s / sn : 0, h / 1024, r / 1024, m / 1048576,
+			h / 1024 + m / 1048576 }'
+done
+start_cpu_agent=$(cut -d' ' -f2 <<<"${s0[$agent]}")
+start_cpu_bt=$(cut -d' ' -f2 <<<"${s0[$bt]}")
+echo "start-up: stackscope ready in ${ready_agent} ms, bpftrace in ${ready_bt} ms; CPU before the window:" \
+	"stackscope $(awk -v c="$start_cpu_agent" -v t="$tck" 'BEGIN { printf "%.2f", c / t }') s," \
+	"bpftrace $(awk -v c="$start_cpu_bt" -v t="$tck" 'BEGIN { printf "%.2f", c / t }') s"
+echo "stackscope metrics at the end of the window: samples $(metric stackscope_samples_total)," \
+	"exports ok $(metric 'stackscope_exports_total{result="ok"}')" \
+	"failed $(metric 'stackscope_exports_total{result="failed"}')" \
+	"dropped $(metric 'stackscope_exports_total{result="dropped"}')," \
+	"$(metric stackscope_export_bytes_total) bytes sent," \
+	"rss $(awk -v b="$(metric 'stackscope_memory_bytes{kind="rss"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
+	"bpf_maps $(awk -v b="$(metric 'stackscope_memory_bytes{kind="bpf_maps"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
+	"$(metric stackscope_processes) processes"
+echo "receiver: $(grep -c '"answer": "ok"' "$out/rcv/requests.jsonl" 2>/dev/null) requests accepted"
+grep -E 'samples [0-9]+, lost' "$out/agent.err" | tail -1 | sed 's/^stackscope: /stackscope at exit: /'
