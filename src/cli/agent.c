@@ -6,6 +6,7 @@
  * thread) or is a bounded local file write, so sampling never waits for a receiver.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,7 @@ static int run(const struct agent_options *o)
 				next_report = now + (uint64_t)(o->interval_s * 1e9);
 			if (p)
 				agent_export__report(ex, p); /* takes ownership */
+			malloc_trim(0); /* the interval's profile is gone: give its memory back */
 		}
 		if (ms && metrics) {
 			size_t len = format_metrics(s, ex, metrics, metrics_cap);

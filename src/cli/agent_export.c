@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "cli/agent_export.h"
 #include "cli/agent_options.h"
+#include "cli/commands.h"
 #include "cli/pprof_dir.h"
 #include "cli/session.h"
 #include "export/otlp.h"
@@ -156,7 +157,11 @@ static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
 	otlp_host__detect(&ex->host);
 	ex->host.extra = ex->cfg.resource_attrs;
 	ex->host.extra_cnt = ex->cfg.resource_attr_cnt;
-	ex->encoder = otlp_encoder__new(NULL);
+	{
+		struct otlp_encoder_opts eo = { .scope_version = STACKSCOPE_VERSION };
+
+		ex->encoder = otlp_encoder__new(&eo);
+	}
 	ex->client = ex->encoder ? otlp_client__new(&ex->cfg) : NULL;
 	if (!ex->client) {
 		pr_err("cannot start the OTLP exporter: %s\n", strerror(errno));

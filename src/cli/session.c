@@ -1,5 +1,6 @@
 /* The sampling session shared by record and agent. See session.h. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -242,6 +243,8 @@ int session__start(struct session *s)
 	else
 		for (i = 0; i < s->root_cnt; i++)
 			process_table__scan(s->pt, s->roots[i], now);
+	/* Building the tables of every file at start leaves large freed blocks behind. */
+	malloc_trim(0);
 	return sampler__start(s->sampler);
 }
 

@@ -653,6 +653,14 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 	if (pm->path)
 		m->filename = otlp_enc__str(x, otlp_enc__clean(x, path__basename(pm->path), err),
 					    err);
+	if (pm->file_hash && *pm->file_hash) {
+		/* Computed by the caller from the file it keeps open (deleted files, containers,
+		 * processes gone before the interval ended).
+		 */
+		otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err),
+					otlp_enc__clean(x, pm->file_hash, err), err);
+		return *slot;
+	}
 	m->need_file_id = true;
 	otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err), NULL, err);
 	otlp_enc__mapping_file_id(x, m, pid, err);

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
+#include "export/otlp.h"
 #include "proc/executable.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/dwarf.h"
@@ -134,6 +135,8 @@ static int describe(struct executable *exe)
 	}
 	if (elf_file__build_id_hex(exe->elf, exe->build_id, sizeof(exe->build_id)) < 0)
 		exe->build_id[0] = '\0';
+	if (exe->fd < 0 || otlp__file_id(exe->fd, exe->file_hash))
+		exe->file_hash[0] = '\0';
 	return 0;
 }
 

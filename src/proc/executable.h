@@ -51,6 +51,7 @@ struct executable {
 	enum executable_kind kind;
 	char *path;           /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
 	char build_id[129];   /* lowercase hex, "" if none */
+	char file_hash[33];   /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;               /* -1 for the vDSO (image in memory) */
 	uint64_t text_start;  /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;

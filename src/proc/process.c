@@ -17,7 +17,10 @@
 #include "proc/maps.h"
 #include "proc/process.h"
 
-#define RESCAN_AFTER_EXEC_NS (20 * 1000 * 1000ULL)
+/* After exec, one more scan once the dynamic loader is likely done (its mmap calls are also
+ * reported one by one when the syscall tracepoints are available).
+ */
+#define RESCAN_AFTER_EXEC_NS (50 * 1000 * 1000ULL)
 
 struct process_table {
 	struct u64_map by_pid; /* pid + 1 -> struct process */
@@ -92,6 +95,7 @@ static void read_comm(pid_t pid, char comm[16])
 
 static void read_exe(pid_t pid, char *out, size_t cap)
 {
+	static const char deleted[] = " (deleted)";
 	char path[64];
 	ssize_t n;
 
@@ -100,6 +104,8 @@ static void read_exe(pid_t pid, char *out, size_t cap)
 	if (n < 0)
 		n = 0;
 	out[n] = '\0';
+	if ((size_t)n > strlen(deleted) && !strcmp(out + n - strlen(deleted), deleted))
+		out[n - strlen(deleted)] = '\0';
 }
 
 /* Aligned power-of-two blocks covering [start, end): the LPM prefixes of one mapping. */
@@ -366,13 +372,23 @@ void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	struct process *p = process_table__scan(pt, pid, now_ns);
 
 	if (p) {
-		p->rescans_left = 2;
+		p->rescans_left = 1;
 		p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS;
 	}
 }
 
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
+	struct process *p = process_table__find(pt, pid);
+
+	/* Known process: rescan once after the records at hand (the dynamic loader maps
+	 * several libraries in a burst; process_table__tick() runs right after the drain).
+	 */
+	if (p && p->alive) {
+		if (!p->rescan_at_ns || p->rescan_at_ns > now_ns)
+			p->rescan_at_ns = now_ns;
+		return;
+	}
 	process_table__scan(pt, pid, now_ns);
 }
 

@@ -77,7 +77,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
  */
 struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
 				       uint64_t min_interval_ns);
-/* exec: rescan now and twice more shortly after (the dynamic loader maps libraries). */
+/* exec: rescan now and once more shortly after (the dynamic loader maps libraries). */
 void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* The process mapped a file executable: rescan now, unless a rescan is already due (an
  * exec'ing process gets several mmaps in a row; one rescan after the burst suffices).

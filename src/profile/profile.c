@@ -336,6 +336,7 @@ static uint32_t mapping__hash(const struct profile_mapping *m)
 	uint64_t h = hash__mix(0, (uintptr_t)m->path);
 
 	h = hash__mix(h, (uintptr_t)m->build_id);
+	h = hash__mix(h, (uintptr_t)m->file_hash);
 	h = hash__mix(h, m->start);
 	h = hash__mix(h, m->limit);
 	h = hash__mix(h, m->file_offset);
@@ -346,7 +347,8 @@ static bool mapping__eq(const struct profile *p, uint32_t id, const void *key)
 {
 	const struct profile_mapping *a = &p->mappings[id], *b = key;
 
-	return a->path == b->path && a->build_id == b->build_id && a->start == b->start &&
+	return a->path == b->path && a->build_id == b->build_id && a->file_hash == b->file_hash &&
+	       a->start == b->start &&
 	       a->limit == b->limit && a->file_offset == b->file_offset;
 }
 
@@ -358,6 +360,7 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 
 	key.path = profile__intern(p, m->path ? m->path : "", &err);
 	key.build_id = profile__intern(p, m->build_id, &err);
+	key.file_hash = profile__intern(p, m->file_hash, &err);
 	if (err)
 		return 0;
 	hash = mapping__hash(&key);

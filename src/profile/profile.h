@@ -49,6 +49,7 @@ struct profile_mapping {
 	uint64_t start;       /* ELF address range covered, and its file offset */
 	uint64_t limit;
 	uint64_t file_offset;
+	const char *file_hash; /* OTLP htlhash (32 hex digits) of the file's content, or NULL */
 };
 
 struct profile_sample {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -36,9 +37,12 @@ struct loaded_file {
 struct unwind_maps {
 	int files_fd, pages_fd;
 	int entries_fd;
-	struct unwind_entry *entries; /* mmap of unwind_entries while a table is written, else
-				       * NULL: its pages would otherwise count as our RSS on top
-				       * of the kernel memory they are */
+	/* While a table is written: a mapping of just the pages of unwind_entries that hold its
+	 * range (entries[i - win_first]); else NULL. Mapping the whole pool would cost page-table
+	 * work per load and count as our RSS on top of the kernel memory it is.
+	 */
+	struct unwind_entry *entries;
+	size_t win_first, win_bytes;
 	uint8_t *rules;               /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;
 	struct u64_map rule_index;    /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
@@ -56,6 +60,26 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Map the pages of the entry pool that hold entries [first, first + cnt). */
+static int map_window(struct unwind_maps *um, uint32_t first, uint32_t cnt)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), esz = sizeof(struct unwind_entry);
+	size_t start = ((size_t)first * esz) & ~(page - 1);
+	size_t end = (((size_t)first + cnt) * esz + page - 1) & ~(page - 1);
+	void *p;
+
+	if (!cnt)
+		end = start + page;
+	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, um->entries_fd,
+		 (off_t)start);
+	if (p == MAP_FAILED)
+		return -errno;
+	um->entries = p;
+	um->win_first = start / esz;
+	um->win_bytes = end - start;
+	return 0;
 }
 
 static void *map_array(int fd, size_t size)
@@ -246,7 +270,7 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, in_force);
 				if (id < 0)
 					return id;
-				um->entries[pos] = (struct unwind_entry){ 0, (uint16_t)id };
+				um->entries[pos - um->win_first] = (struct unwind_entry){ 0, (uint16_t)id };
 			}
 			pos++;
 			n++;
@@ -258,7 +282,7 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &rows[i].rule);
 				if (id < 0)
 					return id;
-				um->entries[pos] = (struct unwind_entry){
+				um->entries[pos - um->win_first] = (struct unwind_entry){
 					(uint16_t)(rows[i].addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
 				};
 			}
@@ -326,14 +350,14 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	if (err)
 		goto fail;
 	lf->range = (struct pool_range){ *first, need };
-	um->entries = map_array(um->entries_fd, um->entry_cap * sizeof(struct unwind_entry));
-	if (!um->entries) {
+	err = map_window(um, *first, need);
+	if (err) {
 		err = -errno;
 		pool_free(um, lf->range);
 		goto fail;
 	}
 	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, lf->pages);
-	munmap(um->entries, um->entry_cap * sizeof(struct unwind_entry));
+	munmap(um->entries, um->win_bytes);
 	um->entries = NULL;
 	lf->page_cnt = pages;
 	um->stats.pages += pages;
