@@ -148,6 +148,8 @@ static int run(const struct agent_options *o)
 		.cache_dir = o->cache_dir,
 		.unwind_entry_cap = (size_t)o->unwind_entries,
 		.symbolize_lines = o->symbolize_lines, /* never waits: late debug info fills later intervals */
+		/* well past the 60 s process grace and any interval's export */
+		.evict_exe_ns = (uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

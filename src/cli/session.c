@@ -21,6 +21,10 @@
 
 /* Unwind tables of files no live process maps are unloaded after this long. */
 #define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+/* Exited processes are forgotten after this long: every sample of theirs has been handled and
+ * the agent has exported their interval (resource attributes come from the tracker).
+ */
+#define PROCESS_GRACE_NS (60 * 1000000000ULL)
 
 struct session {
 	struct session_opts opts;
@@ -38,6 +42,7 @@ struct session {
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
 	uint64_t exec_events, exit_events, mmap_events;
+	uint64_t last_collect_ns;
 	int fatal;
 };
 
@@ -256,7 +261,13 @@ int session__poll(struct session *s, int timeout_ms)
 	if (s->fatal)
 		return s->fatal;
 	process_table__tick(s->pt, now);
-	exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
+	if (now - s->last_collect_ns >= 1000000000ULL) {
+		s->last_collect_ns = now;
+		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
+		process_table__reap(s->pt, now, PROCESS_GRACE_NS);
+		if (s->opts.evict_exe_ns)
+			exe_registry__evict(s->reg, now, s->opts.evict_exe_ns);
+	}
 	python__tick(s->py, now);
 	if (err < 0 && err != -EINTR) {
 		pr_err("reading samples: %s\n", strerror(-err));

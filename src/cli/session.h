@@ -39,6 +39,7 @@ struct session_opts {
 	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
 	size_t unwind_entry_cap;  /* 0: default */
 	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
+	uint64_t evict_exe_ns;    /* forget executables unused this long (0: never; agent) */
 	int debuginfod_wait_ms;   /* at take time, wait this long for pending debuginfod fetches */
 	const char *const *debug_dirs; /* extra debug-file folders */
 	size_t debug_dir_cnt;

@@ -44,7 +44,7 @@ struct exe_registry *exe_registry__new(const struct exe_registry_ops *ops)
 void exe_registry__ref(struct exe_registry *reg, struct executable *exe)
 {
 	exe->live_maps++;
-	exe->idle_since_ns = 0;
+	exe->idle_since_ns = exe->unused_since_ns = 0;
 	if (!exe->loaded) {
 		exe->loaded = true;
 		if (reg->ops.load)
@@ -57,7 +57,7 @@ void exe_registry__unref(struct exe_registry *reg, struct executable *exe, uint6
 	if (!exe->live_maps)
 		return;
 	if (!--exe->live_maps)
-		exe->idle_since_ns = now_ns ? now_ns : 1;
+		exe->idle_since_ns = exe->unused_since_ns = now_ns ? now_ns : 1;
 }
 
 size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t grace_ns)
@@ -269,6 +269,35 @@ struct executable *exe_registry__find(const struct exe_registry *reg, uint64_t f
 size_t exe_registry__cnt(const struct exe_registry *reg)
 {
 	return reg->by_id.cnt;
+}
+
+size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t evict_ns)
+{
+	struct executable *gone[64];
+	size_t it = 0, n = 0, i;
+	uint64_t key;
+	void *v;
+
+	while (n < 64 && u64_map__next(&reg->by_id, &it, &key, &v)) {
+		struct executable *exe = v;
+
+		if (exe->kind != EXECUTABLE_VDSO && !exe->live_maps && !exe->loaded &&
+		    exe->unused_since_ns && now_ns - exe->unused_since_ns >= evict_ns)
+			gone[n++] = exe;
+	}
+	for (i = 0; i < n; i++) {
+		it = 0;
+		/* Drop every (dev, ino) alias first; deleting restarts the walk. */
+		while (u64_map__next(&reg->by_inode, &it, &key, &v)) {
+			if (v == gone[i]) {
+				u64_map__del(&reg->by_inode, key);
+				it = 0;
+			}
+		}
+		u64_map__del(&reg->by_id, gone[i]->file_id);
+		executable__free(gone[i]);
+	}
+	return n;
 }
 
 int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr)

@@ -66,6 +66,7 @@ struct executable {
 	uint32_t table_cnt;
 	uint32_t live_maps;
 	uint64_t idle_since_ns; /* when live_maps dropped to 0 (0: in use, or never used) */
+	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */
 	bool loaded;            /* ops->load ran and ops->unload has not since */
 };
 
@@ -95,6 +96,12 @@ void exe_registry__ref(struct exe_registry *reg, struct executable *exe);
 void exe_registry__unref(struct exe_registry *reg, struct executable *exe, uint64_t now_ns);
 /* Unload every executable idle for at least grace_ns; returns how many. */
 size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t grace_ns);
+/* Forget (close, free) executables no live process has mapped for evict_ns, so a host that
+ * keeps creating new binaries does not grow the registry forever. Only for owners that hold
+ * no pointer to such an executable any more (process mappings reaped, profiles exported):
+ * the agent, with evict_ns well above those lifetimes; `record` never evicts.
+ */
+size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t evict_ns);
 size_t exe_registry__cnt(const struct exe_registry *reg);
 
 /* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */

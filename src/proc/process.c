@@ -402,6 +402,7 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	for (i = 0; i < p->map_cnt; i++)
 		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
 	p->alive = false;
+	p->exited_ns = now_ns;
 	p->rescans_left = 0;
 	p->rescan_at_ns = 0;
 	sync_bpf(pt, p, NULL, 0);
@@ -434,6 +435,24 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns)
 			p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS * 4;
 		}
 	}
+}
+
+size_t process_table__reap(struct process_table *pt, uint64_t now_ns, uint64_t grace_ns)
+{
+	size_t it = 0, n = 0, i;
+	uint64_t key, gone[256];
+	void *v;
+
+	while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
+		struct process *p = v;
+
+		if (!p->alive && now_ns - p->exited_ns >= grace_ns)
+			gone[n++] = key;
+	}
+	for (i = 0; i < n; i++)
+		process__free(u64_map__del(&pt->by_pid, gone[i]));
+	pt->stats.reaped += n;
+	return n;
 }
 
 void process_table__stats(const struct process_table *pt, struct process_stats *out)

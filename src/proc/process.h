@@ -38,6 +38,7 @@ struct process {
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
 	size_t bpf_key_cnt;
 	bool alive;
+	uint64_t exited_ns;        /* CLOCK_MONOTONIC of the exit (alive == false) */
 	uint64_t scanned_ns;       /* CLOCK_MONOTONIC of the last scan */
 	uint64_t rescan_at_ns;     /* pending rescan (0: none) */
 	unsigned int rescans_left;
@@ -50,6 +51,7 @@ struct process_stats {
 	uint64_t bpf_insert_failures; /* mapping entries the BPF map refused (full) */
 	uint64_t alive;
 	uint64_t exited;
+	uint64_t reaped;          /* exited processes forgotten after the grace period */
 };
 
 struct process_table;
@@ -85,6 +87,10 @@ void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* exit: drop the BPF entries, keep the process for symbolization. */
 void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns);
+/* Forget processes that exited more than grace_ns ago (their samples are long processed and
+ * their profile interval exported); returns how many. Keeps the table bounded under churn.
+ */
+size_t process_table__reap(struct process_table *pt, uint64_t now_ns, uint64_t grace_ns);
 /* Run pending rescans that are due. */
 void process_table__tick(struct process_table *pt, uint64_t now_ns);
 

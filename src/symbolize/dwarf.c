@@ -589,7 +589,8 @@ struct scope_build {
 	size_t origin_cnt, origin_cap;
 	uintptr_t *seen; /* data addresses of the DIEs the walk met, ascending */
 	size_t seen_cnt, seen_cap;
-	struct walk_frame *stack; /* DWARF_MAX_SCOPE_DEPTH frames */
+	struct walk_frame *stack; /* up to DWARF_MAX_SCOPE_DEPTH frames */
+	size_t stack_cap;
 	uint64_t *iv_lo;
 	int32_t *iv_leaf;
 	size_t iv_cnt, iv_cap, iv_leaf_cap;
@@ -680,9 +681,9 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 	int32_t entry;
 	int rc, tag, err;
 
-	b->stack = calloc(DWARF_MAX_SCOPE_DEPTH, sizeof(*b->stack));
-	if (!b->stack)
-		return -ENOMEM;
+	err = array_reserve((void **)&b->stack, &b->stack_cap, 1, sizeof(*b->stack));
+	if (err)
+		return err;
 	rc = dwarf_child(cudie, &b->stack[0].die);
 	if (rc)
 		return rc < 0 ? -ENOEXEC : 0;
@@ -710,6 +711,11 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 		if (tag_may_have_scopes(tag) && dwarf_haschildren(&f->die)) {
 			if (depth >= DWARF_MAX_SCOPE_DEPTH)
 				return -E2BIG;
+			err = array_reserve((void **)&b->stack, &b->stack_cap, depth + 1,
+					    sizeof(*b->stack));
+			if (err)
+				return err;
+			f = &b->stack[depth - 1];
 			rc = dwarf_child(&f->die, &b->stack[depth].die);
 			if (rc < 0)
 				return -ENOEXEC;
@@ -823,16 +829,15 @@ static int scope_build__add_interval(struct scope_build *b, uint64_t lo, int32_t
 static int scope_build__intervals(struct scope_build *b)
 {
 	struct scope_range *by_hi = NULL;
-	size_t n = b->range_cnt, i = 0, j = 0, active_cnt = 0, pos;
+	size_t n = b->range_cnt, i = 0, j = 0, active_cnt = 0, active_cap = 0, pos;
 	int32_t *active = NULL, leaf, last = INT32_MIN;
 	uint64_t at;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	by_hi = malloc(n * sizeof(*by_hi));
-	active = malloc(DWARF_MAX_ACTIVE_SCOPES * sizeof(*active));
-	if (!by_hi || !active) {
+	by_hi = malloc(n * sizeof(*by_hi)); /* n ranges were allocated already */
+	if (!by_hi) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
@@ -855,6 +860,10 @@ static int scope_build__intervals(struct scope_build *b)
 				err = -E2BIG;
 				goto cleanup;
 			}
+			err = array_reserve((void **)&active, &active_cap, active_cnt + 1,
+					    sizeof(*active));
+			if (err)
+				goto cleanup;
 			pos = active_pos(active, active_cnt, b->ranges[i].entry);
 			memmove(&active[pos + 1], &active[pos], (active_cnt - pos) * sizeof(*active));
 			active[pos] = b->ranges[i].entry;

@@ -14,8 +14,12 @@
  * and no file.
  *
  * Invariants:
- *  - indexes are built lazily: the compile-unit range index on the first lookup; libdw reads
- *    each unit's line table and DIEs when first needed.
+ *  - indexes are built lazily: the compile-unit range index on the first lookup, a unit's
+ *    scope index (address ranges of its functions, inlined calls and blocks) on the first
+ *    lookup in that unit; libdw reads each unit's line table and DIEs when first needed.
+ *  - scope indexes share a byte budget fixed in dwarf.c (least recently used ones are
+ *    dropped and rebuilt when needed); a unit that gets none is looked up by walking its DIEs
+ *    at every address, as eu-addr2line does.
  *  - results are cached per address in a direct-mapped cache of cache_cap entries fixed at
  *    open (a colliding address evicts the older entry); the cache never grows.
  *  - an inline chain is cut at DWARF_MAX_LINES entries (innermost kept).
@@ -53,7 +57,7 @@ struct dwarf_stats {
 	uint64_t errors;      /* corrupt DWARF met during a lookup */
 	uint64_t evictions;
 	size_t unit_cnt;      /* compile units indexed */
-	size_t index_sz;      /* bytes held by the unit index */
+	size_t index_sz;      /* bytes held by the unit and scope indexes */
 	size_t cache_sz;      /* bytes held by the cache and its results */
 };
 
