@@ -19,6 +19,8 @@ packages=(
 	libc6-dbg debuginfod
 	# tests: independent readers and tools
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
+	# the fuzz targets (clang -fsanitize=fuzzer)
+	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
 	python3-h2
 	curl xz-utils
