@@ -243,6 +243,7 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 		return NULL;
 	}
 	exe->fd = fd;
+	exe->open_pid = pid;
 	exe->kind = EXECUTABLE_FILE;
 	exe->path = strdup(m->path);
 	exe->elf = elf_file__open_fd(fd);
@@ -347,7 +348,18 @@ int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64
 			exe->dwarf_state = DWARF_NONE;
 			return -ENOENT;
 		}
-		err = debuginfo__find(di, exe->path, NULL, &res);
+		/* Debug files of a containerized process live in its root: look there while a
+		 * process that mapped the file still runs, else on the host.
+		 */
+		char root[64], path[4200];
+		bool in_root = false;
+
+		snprintf(root, sizeof(root), "/proc/%d/root", (int)exe->open_pid);
+		if (exe->open_pid > 0 && !access(root, F_OK)) {
+			snprintf(path, sizeof(path), "%s%s", root, exe->path);
+			in_root = !access(path, R_OK);
+		}
+		err = debuginfo__find(di, in_root ? path : exe->path, in_root ? root : NULL, &res);
 		if (err == -EAGAIN) {
 			exe->dwarf_state = DWARF_PENDING;
 			return -EAGAIN;

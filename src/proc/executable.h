@@ -53,6 +53,7 @@ struct executable {
 	char build_id[129];   /* lowercase hex, "" if none */
 	char file_hash[33];   /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;               /* -1 for the vDSO (image in memory) */
+	pid_t open_pid;       /* the process it was first opened through (its root: containers) */
 	uint64_t text_start;  /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;
 	uint64_t text_offset; /* file offset of text_start */
