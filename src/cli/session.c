@@ -178,17 +178,23 @@ struct session *session__new(const struct session_opts *opts)
 			    sampler__interp_procs_fd(s->sampler));
 	if (!s->py)
 		goto fail;
-	if (opts->symbolize && opts->symbolize_lines) {
+	{
+		/* Local debug files always (CFI of files built without unwind tables); the
+		 * network only when source lines are wanted.
+		 */
 		struct debuginfo_opts dopts = {
 			.debug_dirs = opts->debug_dirs,
 			.debug_dir_cnt = opts->debug_dir_cnt,
-			.debuginfod = getenv("DEBUGINFOD_URLS") != NULL,
+			.debuginfod = opts->symbolize && opts->symbolize_lines &&
+				      getenv("DEBUGINFOD_URLS") != NULL,
 		};
 
 		s->di = debuginfo__new(&dopts);
 		if (!s->di)
 			pr_warn("debug-info lookup unavailable (%s): no source lines\n",
 				strerror(errno));
+		else if (s->um)
+			unwind_maps__set_debuginfo(s->um, s->di);
 	}
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
@@ -281,13 +287,14 @@ struct profile *session__take_profile(struct session *s)
 	struct profile *next, *cur = s->prof;
 
 	if (s->opts.symbolize) {
-		int pending = trace_handler__symbolize_lines(s->th, s->di);
+		struct debuginfo *di = s->opts.symbolize_lines ? s->di : NULL;
+		int pending = trace_handler__symbolize_lines(s->th, di);
 
-		if (pending && s->di && s->opts.debuginfod_wait_ms > 0) {
+		if (pending && di && s->opts.debuginfod_wait_ms > 0) {
 			pr_info("waiting up to %d ms for debuginfod (%d frames)\n",
 				s->opts.debuginfod_wait_ms, pending);
-			debuginfo__wait(s->di, s->opts.debuginfod_wait_ms);
-			trace_handler__symbolize_lines(s->th, s->di);
+			debuginfo__wait(di, s->opts.debuginfod_wait_ms);
+			trace_handler__symbolize_lines(s->th, di);
 		}
 	}
 	next = new_profile(s);

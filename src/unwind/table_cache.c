@@ -13,7 +13,7 @@
 #include "unwind/unwind_table.h"
 
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u /* 2: tables without debug-file CFI are no longer stored */
 #define SUFFIX ".unwind"
 
 struct cache_header {

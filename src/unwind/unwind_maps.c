@@ -14,6 +14,7 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "proc/executable.h"
+#include "symbolize/debuginfo.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
@@ -51,6 +52,7 @@ struct unwind_maps {
 	size_t free_cnt, free_cap;
 	struct u64_map loaded;          /* file_id -> struct loaded_file */
 	struct table_cache *cache;      /* borrowed, may be NULL */
+	struct debuginfo *di;           /* borrowed, may be NULL: separate debug files */
 	struct unwind_maps_stats stats;
 };
 
@@ -140,6 +142,11 @@ void unwind_maps__free(struct unwind_maps *um)
 void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache)
 {
 	um->cache = cache;
+}
+
+void unwind_maps__set_debuginfo(struct unwind_maps *um, struct debuginfo *di)
+{
+	um->di = di;
 }
 
 const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um)
@@ -404,6 +411,38 @@ void unwind_maps__unload(struct unwind_maps *um, struct executable *exe)
 	exe->table_first = exe->table_cnt = 0;
 }
 
+/* A file whose own CFI covers almost nothing (built without unwind tables: only the C
+ * runtime's few FDEs) may have .debug_frame in a separate debug file (build id, debuglink).
+ */
+#define FEW_FDES 16
+
+static int build_with_debug_file(struct unwind_maps *um, struct executable *exe,
+				 struct unwind_table **out)
+{
+	struct debuginfo_result res;
+	struct elf_file *dbg;
+	int err;
+
+	if (exe->kind == EXECUTABLE_VDSO || debuginfo__find(um->di, exe->path, NULL, &res))
+		return -ENOENT;
+	if (res.source == DEBUGINFO_SELF || res.image) {
+		debuginfo_result__release(&res);
+		return -ENOENT;
+	}
+	dbg = elf_file__open(res.path);
+	debuginfo_result__release(&res);
+	if (!dbg)
+		return -ENOENT;
+	err = unwind_table__build(exe->elf, dbg, out);
+	if (!err && !(unwind_table__stats(*out)->sources & UNWIND_SRC_DEBUG_FILE)) {
+		unwind_table__free(*out);
+		*out = NULL;
+		err = -ENOENT;
+	}
+	elf_file__free(dbg);
+	return err;
+}
+
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 {
 	struct unwind_table *t = NULL;
@@ -414,7 +453,21 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
 	if (err) {
 		err = unwind_table__build(exe->elf, NULL, &t);
-		if (!err && um->cache)
+		bool few = err == -ENOENT || (!err && unwind_table__stats(t)->fde_cnt < FEW_FDES);
+
+		if (few && um->di) {
+			struct unwind_table *with_debug = NULL;
+
+			if (!build_with_debug_file(um, exe, &with_debug)) {
+				unwind_table__free(t);
+				t = with_debug;
+				err = 0;
+				few = false;
+				um->stats.files_debug_frame++;
+			}
+		}
+		/* A near-empty table may get better once a debug file is installed: not cached. */
+		if (!err && um->cache && !few)
 			table_cache__store(um->cache, exe->file_id, t);
 	}
 	t1 = now_ns();

@@ -19,12 +19,14 @@
 struct executable;
 struct unwind_table;
 struct table_cache;
+struct debuginfo;
 
 struct unwind_maps_stats {
 	uint64_t files_loaded;
 	uint64_t files_no_cfi;
 	uint64_t files_failed;   /* table build error, pool or rule table full, map full */
 	uint64_t files_unloaded; /* tables dropped after their last process went away */
+	uint64_t files_debug_frame; /* tables that needed a separate debug file's .debug_frame */
 	uint64_t entries_used;   /* pool entries in use */
 	uint64_t rules_used;
 	uint64_t pages;
@@ -41,6 +43,10 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 				     size_t entry_cap);
 void unwind_maps__free(struct unwind_maps *um);
 
+/* Separate debug files (build id, debuglink) are looked up through di when a file's own CFI
+ * is (nearly) empty (borrowed; NULL: never).
+ */
+void unwind_maps__set_debuginfo(struct unwind_maps *um, struct debuginfo *di);
 /* Tables are read from / stored into this cache (borrowed; NULL: none). */
 void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache);
 /* Build exe's table (or read it from the cache) and load it; sets exe->table_state. 0 or -errno (counted). */

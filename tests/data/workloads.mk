@@ -50,3 +50,13 @@ $(BUILD)/wl_cxx: wl_cxx.cc | $(BUILD)
 
 $(BUILD)/wl_rust: wl_rust.rs | $(BUILD)
 	$(RUSTC) -O -g -o $@ $<
+
+# The chain without unwind tables: only .debug_frame (-g), moved into a separate debug file
+# found through .gnu_debuglink next to the binary; the binary keeps only the C runtime's FDEs.
+$(BUILD)/wl_debugframe: wl_chain.c wl_common.h | $(BUILD)
+	$(WL_CC) -O2 -g -Wall $(WL_NOFP) -fno-asynchronous-unwind-tables -fno-unwind-tables $< -o $@.full
+	objcopy --only-keep-debug $@.full $@.debug
+	objcopy --strip-debug --add-gnu-debuglink=$@.debug $@.full $@
+	rm -f $@.full
+
+FIXTURES += $(BUILD)/wl_debugframe

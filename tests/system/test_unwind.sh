@@ -46,6 +46,8 @@ chain()
 
 chain wl_chain_fp
 chain wl_chain_nofp
+# built without unwind tables: its CFI is .debug_frame in a separate debug file (debuglink)
+chain wl_debugframe
 
 # qsort: the comparator is called from inside libc (qsort_r and its local helpers).
 if run_wl wl_qsort; then
