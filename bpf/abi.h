@@ -230,7 +230,15 @@ struct unwind_rule {
 struct sampler_config {
 	__u32 filter_mode; /* enum filter_mode */
 	__u32 self_pid;    /* stackscope itself: never sampled */
+	__u32 tail_calls;  /* unwind by tail calls (kernels before bpf_loop, 5.17) */
+	__u32 pad;
 };
+
+/* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs
+ * (the kernel allows 33 tail calls).
+ */
+#define UNWIND_CHUNK 16
+#define UNWIND_MAX_CHUNKS 32
 
 /* ---- Interpreter frames (CPython; see bpf/python_unwind.h and src/interp/python.c) ----
  *

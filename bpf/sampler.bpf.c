@@ -135,6 +135,9 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 struct unwind_scratch {
 	struct unwind_cursor st;
 	struct py_cursor py; /* python_unwind.h */
+	__u64 t0;            /* when on_sample started (COUNTER_SAMPLE_NS) */
+	__u32 chunks;        /* tail-call unwinder: runs so far */
+	__u32 pad;
 	struct sample_record rec;
 };
 
@@ -144,6 +147,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_scratch);
 } scratch SEC(".maps");
+
+/* The tail-call unwinder's program (index 0), set by userspace when it is used. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} unwind_progs SEC(".maps");
 
 /* bpf_loop wants its context on the stack: it carries the per-CPU scratch pointer. */
 struct unwind_loop_ctx {
@@ -215,6 +226,29 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[DWARF_RIP] = ctx->regs.ip;
 }
 
+/* The sample's user stack is done: send the record, count how it ended. */
+static __always_inline int finish_sample(struct unwind_scratch *s)
+{
+	struct sample_record *rec = &s->rec;
+	__u64 size;
+
+	rec->user_frame_cnt = s->st.frame_cnt;
+	rec->user_end = s->st.end;
+	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
+	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
+	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
+
+	size = __builtin_offsetof(struct sample_record, user) +
+	       (__u64)(s->st.frame_cnt & (SS_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct user_frame);
+	if (size > sizeof(*rec))
+		size = sizeof(*rec);
+	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
+		count(COUNTER_RINGBUF_FULL, 1);
+	count(COUNTER_SAMPLE_NS, bpf_ktime_get_ns() - s->t0);
+	return 0;
+}
+
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -225,7 +259,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct sample_record *rec;
 	struct pt_regs *uregs;
 	bool user_mode;
-	__u64 size, t0;
+	__u64 t0;
 	long n;
 
 	if (tgid == 0) {
@@ -284,7 +318,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!s->st.done && !bpf_map_lookup_elem(&mappings, &(struct mapping_key){
 				   .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) }))
 		count(COUNTER_UNKNOWN_PID, 1);
-	if (!s->st.done) {
+	s->t0 = t0;
+	s->chunks = 0;
+	if (!s->st.done && sampler_cfg.tail_calls) {
+		bpf_tail_call(ctx, &unwind_progs, 0);
+		/* no program in the array: the stack ends here, counted */
+		s->st.done = 1;
+		s->st.end = UNWIND_END_TRUNCATED;
+	} else if (!s->st.done) {
 		struct unwind_loop_ctx lc = { .s = s };
 
 		/* Python steps (python_unwind.h) take iterations too: each emits a frame, or skips
@@ -293,20 +334,33 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
 	}
 
-	rec->user_frame_cnt = s->st.frame_cnt;
-	rec->user_end = s->st.end;
-	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
-	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
-	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
+	return finish_sample(s);
+}
 
-	size = __builtin_offsetof(struct sample_record, user) +
-	       (__u64)(s->st.frame_cnt & (SS_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct user_frame);
-	if (size > sizeof(*rec))
-		size = sizeof(*rec);
-	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
-		count(COUNTER_RINGBUF_FULL, 1);
-	count(COUNTER_SAMPLE_NS, bpf_ktime_get_ns() - t0);
-	return 0;
+/* Without bpf_loop: UNWIND_CHUNK steps per run, then a tail call into itself. */
+SEC("perf_event")
+int unwind_chunk(struct bpf_perf_event_data *ctx)
+{
+	struct unwind_scratch *s;
+	__u32 zero = 0;
+	int i;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++) {
+		if (!ss_py_step(&s->st, &s->py, s->rec.user)) /* python_unwind.h */
+			ss_unwind_step(&s->st, s->rec.user);
+	}
+	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
+		s->chunks++;
+		bpf_tail_call(ctx, &unwind_progs, 0);
+	}
+	if (!s->st.done) {
+		s->st.done = 1;
+		s->st.end = UNWIND_END_TRUNCATED;
+	}
+	return finish_sample(s);
 }
 
 /* ---- process lifecycle ---- */

@@ -179,10 +179,7 @@ static int check_kernel(void)
 		       "stackscope needs CONFIG_DEBUG_INFO_BTF=y\n");
 		return -ENOTSUP;
 	}
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
-		pr_err("this kernel lacks the bpf_loop helper (Linux 5.17+) needed by the unwinder\n");
-		return -ENOTSUP;
-	}
+
 	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
 		pr_err("this kernel lacks the bpf_task_pt_regs helper (Linux 5.15+)\n");
 		return -ENOTSUP;
@@ -247,6 +244,15 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
+	/* Without bpf_loop (before 5.17), unwind by tail calls: 16 steps per program run. */
+	if (getenv("STACKSCOPE_TAIL_CALLS") ||
+	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
+		s->skel->rodata->sampler_cfg.tail_calls = 1;
+		pr_info("unwinding with tail calls (no bpf_loop): at most %d steps per sample\n",
+			UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1));
+	} else {
+		bpf_program__set_autoload(s->skel->progs.unwind_chunk, false);
+	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 
 	if (access("/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK) &&
@@ -263,6 +269,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		pr_err("the kernel refused the BPF programs: %s (run with -v for the verifier log)\n",
 		       strerror(-err));
 		goto fail;
+	}
+	if (s->skel->rodata->sampler_cfg.tail_calls) {
+		uint32_t key = 0;
+		int fd = bpf_program__fd(s->skel->progs.unwind_chunk);
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &key, &fd, BPF_ANY)) {
+			err = -errno;
+			pr_err("cannot set up the tail-call unwinder: %s\n", strerror(errno));
+			goto fail;
+		}
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_ringbuf, s, NULL);
 	if (!s->rb) {

@@ -95,4 +95,18 @@ if run_wl wl_signal; then
 		"$bad" 0
 fi
 
+# Kernels without bpf_loop (before 5.17) unwind by tail calls; force that path here.
+if have_fixture wl_recurse; then
+	STACKSCOPE_TAIL_CALLS=1 record "$TMP/tc.err" -F $HZ -o "$TMP/tc.folded" -- \
+		"$FIX/wl_recurse" $SECS
+	check_eq "tail calls: stackscope exit status" $? 0
+	check "tail calls: the tail-call unwinder was used" grep -q 'unwinding with tail calls' "$TMP/tc.err"
+	f=$TMP/tc.folded
+	total=$(samples "$f" wl_recurse)
+	deep=$(printf 'recurse;%.0s' {1..300})
+	full=$(samples "$f" wl_recurse "^wl_recurse;${START_RE}main;${deep}recurse_leaf(;|\$)")
+	check_pct "tail calls: samples with all 300 frames back to _start" "$full" "$total" \
+		$COMPLETE_PCT || show "$f" wl_recurse
+fi
+
 finish
