@@ -380,8 +380,8 @@ TEST(rust_matches_eu_addr2line)
 
 TEST(big_matches_eu_addr2line)
 {
-	/* big_120 and big_1200..1209: 11 of its 4000 functions, every 4th byte (each lookup in
-	 * this one huge unit walks its DIEs: see BENCHMARKS.md; more would slow make test)
+	/* big_120 and big_1200..1209: 11 of its 4000 functions, every 4th byte (eu-addr2line
+	 * walks this one huge unit's DIEs per address, ~20 ms each: more would slow make test)
 	 */
 	check_fixture("dwarf_big", "big_120", 4, false, true);
 }
