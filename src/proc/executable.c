@@ -328,7 +328,7 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 {
 	if (!exe->syms_tried) {
 		exe->syms_tried = true;
-		exe->syms = elf_symbols__load(exe->elf);
+		exe->syms = elf_symbols__load_borrowed(exe->elf); /* exe->elf lives as long */
 		if (!exe->syms)
 			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
 		elf_file__drop_pages(exe->elf); /* the symbols are copied */

@@ -1,7 +1,8 @@
 /* Function symbol table of one ELF file (see elf_symbols.h for the selection and alias rules).
  *
  * Invariants: sym[] is sorted by start with unique starts; start < end for every entry; every
- * name_off points at a NUL-terminated name inside names[], which the object owns. A table that
+ * name points at a NUL-terminated name: inside names[], which the object owns, or (borrowed
+ * tables) inside the elf_file's string table. A table that
  * is corrupt is skipped (the other one may still be good); only when no symbol survives does
  * the load fail.
  */
@@ -23,7 +24,7 @@
 struct elf_sym {
 	uint64_t start;
 	uint64_t end; /* exclusive */
-	size_t name_off;
+	const char *name;
 };
 
 struct elf_symbols {
@@ -169,7 +170,19 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 	return 0;
 }
 
+static struct elf_symbols *load(struct elf_file *ef, bool borrow);
+
 struct elf_symbols *elf_symbols__load(struct elf_file *ef)
+{
+	return load(ef, false);
+}
+
+struct elf_symbols *elf_symbols__load_borrowed(struct elf_file *ef)
+{
+	return load(ef, true);
+}
+
+static struct elf_symbols *load(struct elf_file *ef, bool borrow)
 {
 	struct elf_symbols *syms = NULL;
 	struct cand_vec cv = { 0 };
@@ -210,7 +223,7 @@ struct elf_symbols *elf_symbols__load(struct elf_file *ef)
 	syms->sym = calloc(n, sizeof(*syms->sym));
 	if (!syms->sym)
 		goto cleanup;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !borrow; i++) {
 		/* each name lies inside the mapped file, so this sum cannot realistically wrap,
 		 * but check anyway
 		 */
@@ -218,9 +231,11 @@ struct elf_symbols *elf_symbols__load(struct elf_file *ef)
 			goto cleanup;
 		names_sz += cv.v[i].name_len + 1;
 	}
-	syms->names = malloc(names_sz);
-	if (!syms->names)
-		goto cleanup;
+	if (!borrow) {
+		syms->names = malloc(names_sz ? names_sz : 1);
+		if (!syms->names)
+			goto cleanup;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_cand *c = &cv.v[i];
@@ -235,7 +250,13 @@ struct elf_symbols *elf_symbols__load(struct elf_file *ef)
 			if (end == UINT64_MAX)
 				end = c->start + 1; /* last symbol, extent unknown: its address only */
 		}
-		syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end, .name_off = off };
+		if (borrow) {
+			/* read_table checked the terminating NUL inside the string table */
+			syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end, .name = c->name };
+			continue;
+		}
+		syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end,
+						 .name = syms->names + off };
 		memcpy(syms->names + off, c->name, c->name_len);
 		syms->names[off + c->name_len] = '\0';
 		off += c->name_len + 1;
@@ -286,7 +307,7 @@ const char *elf_symbols__lookup(const struct elf_symbols *syms, uint64_t vaddr,
 		if (vaddr < syms->sym[i].end) {
 			if (offset_out)
 				*offset_out = vaddr - syms->sym[i].start;
-			return syms->names + syms->sym[i].name_off;
+			return syms->sym[i].name;
 		}
 	}
 	return NULL;

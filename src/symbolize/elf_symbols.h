@@ -25,6 +25,10 @@ struct elf_symbols;
  * is corrupt (a truncated table, a string table out of bounds), ENOMEM.
  */
 struct elf_symbols *elf_symbols__load(struct elf_file *ef);
+/* The same, but names point into ef's string tables instead of being copied: ef must outlive
+ * the table (and its pages stay reclaimable page cache instead of heap).
+ */
+struct elf_symbols *elf_symbols__load_borrowed(struct elf_file *ef);
 void elf_symbols__free(struct elf_symbols *syms);
 
 size_t elf_symbols__cnt(const struct elf_symbols *syms);

@@ -386,6 +386,39 @@ TEST(corrupt_tables)
 	elf_file__free(ef);
 }
 
+/* Borrowed names give the same answers as copied ones, at every byte of the library. */
+TEST(borrowed_names_same_as_copied)
+{
+	struct elf_file *ef = elf_file__open(test_fixture("libelf_fixture.so"));
+	struct elf_symbols *a = NULL, *b = NULL;
+	uint64_t addr, oa, ob;
+	size_t hits = 0;
+
+	REQUIRE(ef);
+	a = elf_symbols__load(ef);
+	b = elf_symbols__load_borrowed(ef);
+	REQUIRE(a && b);
+	CHECK_EQ_INT(elf_symbols__cnt(a), elf_symbols__cnt(b));
+	for (addr = 0; addr < 0x4000; addr++) {
+		const char *na = elf_symbols__lookup(a, addr, &oa);
+		const char *nb = elf_symbols__lookup(b, addr, &ob);
+
+		if (!na || !nb) {
+			CHECK(!na && !nb);
+			continue;
+		}
+		hits++;
+		if (strcmp(na, nb) || oa != ob) {
+			test__fail("0x%" PRIx64 ": %s+%" PRIu64 " != %s+%" PRIu64, addr, na, oa, nb, ob);
+			break;
+		}
+	}
+	CHECK(hits > 100);
+	elf_symbols__free(a);
+	elf_symbols__free(b);
+	elf_file__free(ef);
+}
+
 int main(void)
 {
 	RUN(pie_matches_readelf);
@@ -395,5 +428,6 @@ int main(void)
 	RUN(stripped_uses_dynsym);
 	RUN(split_debug);
 	RUN(corrupt_tables);
+	RUN(borrowed_names_same_as_copied);
 	return test_summary();
 }
