@@ -478,33 +478,25 @@ cleanup:
 	return err;
 }
 
-int pprof__write(const struct profile *p, const char *path)
+int pprof__write_gzip(const struct pb_buf *buf, const char *path)
 {
-	struct pb_buf buf;
 	char *tmp = NULL;
 	gzFile gz = NULL;
 	size_t off = 0;
-	int err;
+	int err = 0;
 
-	pb_buf__init(&buf, PPROF_MAX_SZ);
-	err = pprof__encode(p, &buf);
-	if (err)
-		goto cleanup;
-	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (asprintf(&tmp, "%s.tmp", path) < 0)
+		return -ENOMEM;
 	errno = 0;
 	gz = gzopen(tmp, "wb");
 	if (!gz) {
 		err = errno ? -errno : -ENOMEM;
 		goto cleanup;
 	}
-	while (off < buf.len) {
-		unsigned chunk = buf.len - off > (1u << 30) ? 1u << 30 : (unsigned)(buf.len - off);
+	while (off < buf->len) {
+		unsigned chunk = buf->len - off > (1u << 30) ? 1u << 30 : (unsigned)(buf->len - off);
 
-		if (gzwrite(gz, buf.data + off, chunk) != (int)chunk) {
+		if (gzwrite(gz, buf->data + off, chunk) != (int)chunk) {
 			err = -EIO;
 			goto cleanup;
 		}
@@ -517,9 +509,21 @@ int pprof__write(const struct profile *p, const char *path)
 cleanup:
 	if (gz)
 		gzclose(gz);
-	if (err && tmp)
+	if (err)
 		unlink(tmp);
 	free(tmp);
+	return err;
+}
+
+int pprof__write(const struct profile *p, const char *path)
+{
+	struct pb_buf buf;
+	int err;
+
+	pb_buf__init(&buf, PPROF_MAX_SZ);
+	err = pprof__encode(p, &buf);
+	if (!err)
+		err = pprof__write_gzip(&buf, path);
 	pb_buf__free(&buf);
 	return err;
 }

@@ -31,4 +31,9 @@ int pprof__encode(const struct profile *p, struct pb_buf *out);
  */
 int pprof__write(const struct profile *p, const char *path);
 
+/* Writes an encoded message gzipped to path (via path.tmp, renamed: readers never see half a
+ * file). 0 or -errno (-EIO when zlib fails without errno).
+ */
+int pprof__write_gzip(const struct pb_buf *buf, const char *path);
+
 #endif

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "export/pprof.h"
 #include "export/pprof_read.h"
 
 /* perftools.profiles field numbers */
@@ -1346,45 +1347,12 @@ int pprof_profile__encode(const struct pprof_profile *p, struct pb_buf *out)
 int pprof_profile__write(const struct pprof_profile *p, const char *path)
 {
 	struct pb_buf buf;
-	char *tmp = NULL;
-	gzFile gz = NULL;
-	size_t off = 0;
-	unsigned chunk;
 	int err;
 
 	pb_buf__init(&buf, PPROF_READ_MAX_SZ);
 	err = pprof_profile__encode(p, &buf);
-	if (err)
-		goto cleanup;
-	if (asprintf(&tmp, "%s.tmp", path) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	errno = 0;
-	gz = gzopen(tmp, "wb");
-	if (!gz) {
-		err = errno ? -errno : -ENOMEM;
-		goto cleanup;
-	}
-	while (off < buf.len) {
-		chunk = buf.len - off > CHUNK_MAX ? (unsigned)CHUNK_MAX : (unsigned)(buf.len - off);
-		if (gzwrite(gz, buf.data + off, chunk) != (int)chunk) {
-			err = -EIO;
-			goto cleanup;
-		}
-		off += chunk;
-	}
-	err = gzclose(gz) == Z_OK ? 0 : -EIO;
-	gz = NULL;
-	if (!err && rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (gz)
-		gzclose(gz);
-	if (err && tmp)
-		unlink(tmp);
-	free(tmp);
+	if (!err)
+		err = pprof__write_gzip(&buf, path);
 	pb_buf__free(&buf);
 	return err;
 }
