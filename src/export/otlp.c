@@ -22,6 +22,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "base/u64_map.h"
 #include "base/utf8.h"
 #include "export/otlp.h"
@@ -118,12 +120,6 @@ struct otlp_encoder {
 /* Open-addressing set of table indices (>= 1) keyed by a 64-bit hash; equality is checked
  * by the caller against the table entry.
  */
-struct dict_index {
-	uint64_t *hashes;
-	uint32_t *ids; /* 0 = empty slot */
-	size_t cap, cnt;
-};
-
 struct dict_attr {
 	uint32_t key;     /* strindex */
 	bool is_int;
@@ -160,15 +156,15 @@ struct otlp_enc {
 
 	const char **strs;
 	size_t str_cnt, str_cap;
-	struct dict_index str_idx;
+	struct id_index str_idx;
 
 	struct dict_attr *attrs;
 	size_t attr_cnt, attr_cap;
-	struct dict_index attr_idx;
+	struct id_index attr_idx;
 
 	struct dict_function *fns;
 	size_t fn_cnt, fn_cap;
-	struct dict_index fn_idx;
+	struct id_index fn_idx;
 
 	struct dict_mapping *maps;
 	size_t map_cnt, map_cap;
@@ -197,90 +193,10 @@ struct otlp_enc {
 	uint32_t s_thread_name, s_thread_id, s_cpu, s_frame_type; /* key strindex, 0 = not yet */
 };
 
-static uint64_t fnv64(const void *data, size_t len, uint64_t h)
+/* array__reserve, bounded by the wire: dictionary indices are int32. */
+static int otlp__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
 {
-	const unsigned char *s = data;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-#define FNV64_INIT 0xcbf29ce484222325ULL
-
-static int array__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
-{
-	size_t new_cap = *cap ? *cap : 16;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	if (need > UINT32_MAX)
-		return -ENOMEM; /* indices are int32 on the wire */
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2 / elem_sz)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	tmp = realloc(*arr, new_cap * elem_sz);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
-}
-
-static void dict_index__free(struct dict_index *t)
-{
-	free(t->hashes);
-	free(t->ids);
-}
-
-/* Makes room for one more id. */
-static int dict_index__grow(struct dict_index *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 64, i, j;
-	uint64_t *hashes;
-	uint32_t *ids;
-
-	if (t->cap && (t->cnt + 1) * 4 <= t->cap * 3)
-		return 0;
-	if (cap > SIZE_MAX / sizeof(uint64_t))
-		return -ENOMEM;
-	hashes = calloc(cap, sizeof(*hashes));
-	ids = calloc(cap, sizeof(*ids));
-	if (!hashes || !ids) {
-		free(hashes);
-		free(ids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->cap; i++) {
-		if (!t->ids[i])
-			continue;
-		for (j = u64_hash(t->hashes[i]) & (cap - 1); ids[j]; j = (j + 1) & (cap - 1))
-			;
-		hashes[j] = t->hashes[i];
-		ids[j] = t->ids[i];
-	}
-	dict_index__free(t);
-	t->hashes = hashes;
-	t->ids = ids;
-	t->cap = cap;
-	return 0;
-}
-
-/* Slots with this hash are visited by iterating: for (i = first(h); ids[i]; i = next(i)). */
-static size_t dict_index__first(const struct dict_index *t, uint64_t hash)
-{
-	return u64_hash(hash) & (t->cap - 1);
-}
-
-static size_t dict_index__next(const struct dict_index *t, size_t i)
-{
-	return (i + 1) & (t->cap - 1);
+	return need > UINT32_MAX ? -ENOMEM : array__reserve(arr, cap, need, elem_sz);
 }
 
 /* Hands s (malloc'ed or NULL) to the request, which frees it at the end. Returns s, or NULL
@@ -288,7 +204,7 @@ static size_t dict_index__next(const struct dict_index *t, size_t i)
  */
 static char *otlp_enc__keep(struct otlp_enc *x, char *s, int *err)
 {
-	if (!s || array__reserve((void **)&x->owned, &x->owned_cap, x->owned_cnt + 1,
+	if (!s || otlp__reserve((void **)&x->owned, &x->owned_cap, x->owned_cnt + 1,
 				 sizeof(*x->owned))) {
 		free(s);
 		*err = -ENOMEM;
@@ -321,25 +237,23 @@ static const char *otlp_enc__clean(struct otlp_enc *x, const char *s, int *err)
  */
 static uint32_t otlp_enc__str(struct otlp_enc *x, const char *s, int *err)
 {
-	struct dict_index *t = &x->str_idx;
+	struct id_index *t = &x->str_idx;
 	uint64_t h;
 	size_t i;
 
 	if (!s || !*s || *err)
 		return 0;
-	if (dict_index__grow(t))
+	if (id_index__reserve(t))
 		goto nomem;
 	h = fnv64(s, strlen(s), FNV64_INIT);
-	for (i = dict_index__first(t, h); t->ids[i]; i = dict_index__next(t, i)) {
+	for (i = id_index__first(t, h); t->ids[i]; i = id_index__next(t, i)) {
 		if (t->hashes[i] == h && !strcmp(x->strs[t->ids[i]], s))
 			return t->ids[i];
 	}
-	if (array__reserve((void **)&x->strs, &x->str_cap, x->str_cnt + 1, sizeof(*x->strs)))
+	if (otlp__reserve((void **)&x->strs, &x->str_cap, x->str_cnt + 1, sizeof(*x->strs)))
 		goto nomem;
 	x->strs[x->str_cnt] = s;
-	t->hashes[i] = h;
-	t->ids[i] = (uint32_t)x->str_cnt;
-	t->cnt++;
+	id_index__set(t, i, h, (uint32_t)x->str_cnt);
 	return (uint32_t)x->str_cnt++;
 nomem:
 	*err = -ENOMEM;
@@ -360,7 +274,7 @@ static uint32_t otlp_enc__key(struct otlp_enc *x, uint32_t *slot, const char *ke
 static uint32_t otlp_enc__attr(struct otlp_enc *x, uint32_t key, bool is_int, int64_t int_val,
 			       const char *str_val, int *err)
 {
-	struct dict_index *t = &x->attr_idx;
+	struct id_index *t = &x->attr_idx;
 	struct dict_attr *a;
 	uint64_t h;
 	size_t i;
@@ -372,24 +286,22 @@ static uint32_t otlp_enc__attr(struct otlp_enc *x, uint32_t key, bool is_int, in
 	h = fnv64(&key, sizeof(key), FNV64_INIT);
 	h = fnv64(&is_int, sizeof(is_int), h);
 	h = is_int ? fnv64(&int_val, sizeof(int_val), h) : fnv64(str_val, strlen(str_val), h);
-	if (dict_index__grow(t))
+	if (id_index__reserve(t))
 		goto nomem;
-	for (i = dict_index__first(t, h); t->ids[i]; i = dict_index__next(t, i)) {
+	for (i = id_index__first(t, h); t->ids[i]; i = id_index__next(t, i)) {
 		a = &x->attrs[t->ids[i]];
 		if (t->hashes[i] == h && a->key == key && a->is_int == is_int &&
 		    (is_int ? a->int_val == int_val : !strcmp(a->str_val, str_val)))
 			return t->ids[i];
 	}
-	if (array__reserve((void **)&x->attrs, &x->attr_cap, x->attr_cnt + 1, sizeof(*x->attrs)))
+	if (otlp__reserve((void **)&x->attrs, &x->attr_cap, x->attr_cnt + 1, sizeof(*x->attrs)))
 		goto nomem;
 	a = &x->attrs[x->attr_cnt];
 	a->key = key;
 	a->is_int = is_int;
 	a->int_val = int_val;
 	a->str_val = str_val;
-	t->hashes[i] = h;
-	t->ids[i] = (uint32_t)x->attr_cnt;
-	t->cnt++;
+	id_index__set(t, i, h, (uint32_t)x->attr_cnt);
 	return (uint32_t)x->attr_cnt++;
 nomem:
 	*err = -ENOMEM;
@@ -399,25 +311,23 @@ nomem:
 /* Function table index of (name, file) string indices; 0 when both are 0 (nothing to say). */
 static uint32_t otlp_enc__function(struct otlp_enc *x, uint32_t name, uint32_t file, int *err)
 {
-	struct dict_index *t = &x->fn_idx;
+	struct id_index *t = &x->fn_idx;
 	uint64_t h = ((uint64_t)name << 32) | file;
 	size_t i;
 
 	if (*err || !h)
 		return 0;
-	if (dict_index__grow(t))
+	if (id_index__reserve(t))
 		goto nomem;
-	for (i = dict_index__first(t, h); t->ids[i]; i = dict_index__next(t, i)) {
+	for (i = id_index__first(t, h); t->ids[i]; i = id_index__next(t, i)) {
 		if (t->hashes[i] == h)
 			return t->ids[i];
 	}
-	if (array__reserve((void **)&x->fns, &x->fn_cap, x->fn_cnt + 1, sizeof(*x->fns)))
+	if (otlp__reserve((void **)&x->fns, &x->fn_cap, x->fn_cnt + 1, sizeof(*x->fns)))
 		goto nomem;
 	x->fns[x->fn_cnt].name = name;
 	x->fns[x->fn_cnt].file = file;
-	t->hashes[i] = h;
-	t->ids[i] = (uint32_t)x->fn_cnt;
-	t->cnt++;
+	id_index__set(t, i, h, (uint32_t)x->fn_cnt);
 	return (uint32_t)x->fn_cnt++;
 nomem:
 	*err = -ENOMEM;
@@ -626,7 +536,7 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 			otlp_enc__mapping_file_id(x, m, pid, err);
 		return *slot;
 	}
-	if (array__reserve((void **)&x->maps, &x->map_cap, x->map_cnt + 1, sizeof(*x->maps))) {
+	if (otlp__reserve((void **)&x->maps, &x->map_cap, x->map_cnt + 1, sizeof(*x->maps))) {
 		*err = -ENOMEM;
 		return 0;
 	}
@@ -680,8 +590,8 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 	mapping = otlp_enc__mapping(x, f, pid, err);
 	if (x->loc_of_frame[frame_id])
 		return x->loc_of_frame[frame_id];
-	if (array__reserve((void **)&x->locs, &x->loc_cap, x->loc_cnt + 1, sizeof(*x->locs)) ||
-	    array__reserve((void **)&x->line_fns, &x->line_fn_cap, x->line_fn_cnt + f->line_cnt,
+	if (otlp__reserve((void **)&x->locs, &x->loc_cap, x->loc_cnt + 1, sizeof(*x->locs)) ||
+	    otlp__reserve((void **)&x->line_fns, &x->line_fn_cap, x->line_fn_cnt + f->line_cnt,
 			   sizeof(*x->line_fns))) {
 		*err = -ENOMEM;
 		return 0;
@@ -735,7 +645,7 @@ static uint32_t otlp_enc__stack(struct otlp_enc *x, uint32_t stack_id, uint32_t 
 		return 0;
 	if (x->stack_of[stack_id])
 		return x->stack_of[stack_id];
-	if (array__reserve((void **)&x->stacks, &x->stack_cap, x->stack_cnt + 1,
+	if (otlp__reserve((void **)&x->stacks, &x->stack_cap, x->stack_cnt + 1,
 			   sizeof(*x->stacks))) {
 		*err = -ENOMEM;
 		return 0;
@@ -1110,12 +1020,12 @@ static int otlp_enc__init(struct otlp_enc *x)
 	if (!x->map_of_pmap || !x->loc_of_frame || !x->stack_of)
 		return -ENOMEM;
 	/* the zero entries */
-	if (array__reserve((void **)&x->strs, &x->str_cap, 1, sizeof(*x->strs)) ||
-	    array__reserve((void **)&x->attrs, &x->attr_cap, 1, sizeof(*x->attrs)) ||
-	    array__reserve((void **)&x->fns, &x->fn_cap, 1, sizeof(*x->fns)) ||
-	    array__reserve((void **)&x->maps, &x->map_cap, 1, sizeof(*x->maps)) ||
-	    array__reserve((void **)&x->locs, &x->loc_cap, 1, sizeof(*x->locs)) ||
-	    array__reserve((void **)&x->stacks, &x->stack_cap, 1, sizeof(*x->stacks)))
+	if (otlp__reserve((void **)&x->strs, &x->str_cap, 1, sizeof(*x->strs)) ||
+	    otlp__reserve((void **)&x->attrs, &x->attr_cap, 1, sizeof(*x->attrs)) ||
+	    otlp__reserve((void **)&x->fns, &x->fn_cap, 1, sizeof(*x->fns)) ||
+	    otlp__reserve((void **)&x->maps, &x->map_cap, 1, sizeof(*x->maps)) ||
+	    otlp__reserve((void **)&x->locs, &x->loc_cap, 1, sizeof(*x->locs)) ||
+	    otlp__reserve((void **)&x->stacks, &x->stack_cap, 1, sizeof(*x->stacks)))
 		return -ENOMEM;
 	x->strs[x->str_cnt++] = "";
 	memset(&x->attrs[x->attr_cnt++], 0, sizeof(*x->attrs));
@@ -1135,11 +1045,11 @@ static void otlp_enc__fini(struct otlp_enc *x)
 	free(x->owned);
 	u64_map__free(&x->clean);
 	free(x->strs);
-	dict_index__free(&x->str_idx);
+	id_index__free(&x->str_idx);
 	free(x->attrs);
-	dict_index__free(&x->attr_idx);
+	id_index__free(&x->attr_idx);
 	free(x->fns);
-	dict_index__free(&x->fn_idx);
+	id_index__free(&x->fn_idx);
 	free(x->maps);
 	free(x->map_of_pmap);
 	free(x->locs);

@@ -14,75 +14,24 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "export/pprof.h"
+#include "export/pprof_fields.h"
 
-/* perftools.profiles field numbers */
-enum {
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLE = 2,
-	PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9,
-	PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12,
-
-	VALUE_TYPE_TYPE = 1,
-	VALUE_TYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1,
-	SAMPLE_VALUE = 2,
-	SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1,
-	LABEL_STR = 2,
-	LABEL_NUM = 3,
-
-	MAPPING_ID = 1,
-	MAPPING_MEMORY_START = 2,
-	MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILE_OFFSET = 4,
-	MAPPING_FILENAME = 5,
-	MAPPING_BUILD_ID = 6,
-	MAPPING_HAS_FUNCTIONS = 7,
-	MAPPING_HAS_FILENAMES = 8,
-	MAPPING_HAS_LINE_NUMBERS = 9,
-	MAPPING_HAS_INLINE_FRAMES = 10,
-
-	LOCATION_ID = 1,
-	LOCATION_MAPPING_ID = 2,
-	LOCATION_ADDRESS = 3,
-	LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1,
-	LINE_LINE = 2,
-
-	FUNCTION_ID = 1,
-	FUNCTION_NAME = 2,
-	FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4,
-};
 
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 
 /* Open-addressing index from a 64-bit key to a dense id (>= 1). Keys are either string
  * contents (strtab) or (name, filename) index pairs (functions).
  */
-struct pprof_index {
-	uint64_t *keys;
-	uint32_t *ids; /* 0 = empty */
-	size_t cap, cnt;
-};
-
 struct pprof_enc {
 	const struct profile *p;
 	struct pb_buf *out;
-	struct pprof_index str_idx; /* key: content hash; collisions resolved by strcmp */
+	struct id_index str_idx; /* key: content hash; collisions resolved by strcmp */
 	const char **strs;          /* borrowed: profile strings or literals */
 	size_t str_cnt, str_cap;
-	struct pprof_index fn_idx; /* key: name << 32 | filename */
+	struct id_index fn_idx; /* key: name << 32 | filename */
 	uint64_t *fns;             /* [id - 1] = key */
 	size_t fn_cnt, fn_cap;
 	uint32_t kernel_mapping; /* 0 = not needed */
@@ -96,134 +45,50 @@ struct mapping_flags {
 	bool used;
 };
 
-static uint64_t str__hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static uint64_t u64__hash(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	v *= 0xc4ceb9fe1a85ec53ULL;
-	v ^= v >> 33;
-	return v;
-}
-
-static void pprof_index__free(struct pprof_index *t)
-{
-	free(t->keys);
-	free(t->ids);
-}
-
-static int pprof_index__grow(struct pprof_index *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 256, i, j;
-	uint64_t *keys;
-	uint32_t *ids;
-
-	if (t->cap && (t->cnt + 1) * 4 <= t->cap * 3)
-		return 0;
-	if (cap > SIZE_MAX / sizeof(uint64_t))
-		return -ENOMEM;
-	keys = calloc(cap, sizeof(*keys));
-	ids = calloc(cap, sizeof(*ids));
-	if (!keys || !ids) {
-		free(keys);
-		free(ids);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->cap; i++) {
-		if (!t->ids[i])
-			continue;
-		j = u64__hash(t->keys[i]) & (cap - 1);
-		while (ids[j])
-			j = (j + 1) & (cap - 1);
-		keys[j] = t->keys[i];
-		ids[j] = t->ids[i];
-	}
-	pprof_index__free(t);
-	t->keys = keys;
-	t->ids = ids;
-	t->cap = cap;
-	return 0;
-}
-
-static int array__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
-{
-	size_t new_cap = *cap ? *cap : 64;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2 / elem_sz)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	tmp = realloc(*arr, new_cap * elem_sz);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
-}
-
 /* Index of s in the string table (added if new); s must outlive the encoder.
  * Returns the index (>= 0) or -ENOMEM.
  */
 static int64_t pprof_enc__str(struct pprof_enc *e, const char *s)
 {
-	struct pprof_index *t = &e->str_idx;
+	struct id_index *t = &e->str_idx;
 	uint64_t key;
 	size_t i;
 
 	if (!s || !*s)
 		return 0;
-	if (pprof_index__grow(t))
+	if (id_index__reserve(t))
 		return -ENOMEM;
-	key = str__hash(s);
-	for (i = u64__hash(key) & (t->cap - 1); t->ids[i]; i = (i + 1) & (t->cap - 1)) {
-		if (t->keys[i] == key && !strcmp(e->strs[t->ids[i]], s))
+	key = fnv64(s, strlen(s), FNV64_INIT);
+	for (i = id_index__first(t, key); t->ids[i]; i = id_index__next(t, i)) {
+		if (t->hashes[i] == key && !strcmp(e->strs[t->ids[i]], s))
 			return t->ids[i];
 	}
 	if (e->str_cnt >= UINT32_MAX ||
 	    array__reserve((void **)&e->strs, &e->str_cap, e->str_cnt + 1, sizeof(*e->strs)))
 		return -ENOMEM;
 	e->strs[e->str_cnt] = s;
-	t->keys[i] = key;
-	t->ids[i] = (uint32_t)e->str_cnt;
-	t->cnt++;
+	id_index__set(t, i, key, (uint32_t)e->str_cnt);
 	return (int64_t)e->str_cnt++;
 }
 
 /* Function id for (name, filename) string indices, added if new; >= 1 or -ENOMEM. */
 static int64_t pprof_enc__function(struct pprof_enc *e, int64_t name, int64_t file)
 {
-	struct pprof_index *t = &e->fn_idx;
+	struct id_index *t = &e->fn_idx;
 	uint64_t key = ((uint64_t)name << 32) | (uint64_t)file;
 	size_t i;
 
-	if (pprof_index__grow(t))
+	if (id_index__reserve(t))
 		return -ENOMEM;
-	for (i = u64__hash(key) & (t->cap - 1); t->ids[i]; i = (i + 1) & (t->cap - 1)) {
-		if (t->keys[i] == key)
+	for (i = id_index__first(t, key); t->ids[i]; i = id_index__next(t, i)) {
+		if (t->hashes[i] == key)
 			return t->ids[i];
 	}
 	if (e->fn_cnt >= UINT32_MAX - 1 ||
 	    array__reserve((void **)&e->fns, &e->fn_cap, e->fn_cnt + 1, sizeof(*e->fns)))
 		return -ENOMEM;
 	e->fns[e->fn_cnt++] = key;
-	t->keys[i] = key;
-	t->ids[i] = (uint32_t)e->fn_cnt;
-	t->cnt++;
+	id_index__set(t, i, key, (uint32_t)e->fn_cnt);
 	return (int64_t)e->fn_cnt;
 }
 
@@ -471,8 +336,8 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 	err = err ?: pprof_enc__functions(&e);
 	err = err ?: pb_buf__err(out);
 cleanup:
-	pprof_index__free(&e.str_idx);
-	pprof_index__free(&e.fn_idx);
+	id_index__free(&e.str_idx);
+	id_index__free(&e.fn_idx);
 	free(e.strs);
 	free(e.fns);
 	return err;

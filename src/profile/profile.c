@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "profile/profile.h"
 
 #define STR_CHUNK_SZ (64 * 1024)
@@ -86,29 +87,6 @@ struct profile {
 
 /* ---- small helpers ---- */
 
-/* Grows *arr to hold at least `need` elements of elem_sz bytes; 0 or -ENOMEM. */
-static int array__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
-{
-	size_t new_cap;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	new_cap = *cap ? *cap : 16;
-	while (new_cap < need) {
-		if (new_cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		new_cap *= 2;
-	}
-	if (new_cap > SIZE_MAX / elem_sz)
-		return -ENOMEM;
-	tmp = realloc(*arr, new_cap * elem_sz);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = new_cap;
-	return 0;
-}
 
 static inline uint64_t hash__mix(uint64_t h, uint64_t v)
 {

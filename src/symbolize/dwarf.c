@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "elf/elf_file.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf.h"
@@ -295,28 +296,6 @@ static int unit_range__cmp(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-/* Grows *arr (of elem_sz items, *cap of them) to hold at least need; 0 or -ENOMEM. */
-static int array_reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
-{
-	size_t n = *cap ? *cap : 16;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return -ENOMEM;
-		n *= 2;
-	}
-	if (n > SIZE_MAX / elem_sz)
-		return -ENOMEM;
-	tmp = realloc(*arr, n * elem_sz);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = n;
-	return 0;
-}
 
 static int dwarf_file__add_range(struct dwarf_file *df, uint64_t lo, uint64_t hi, uint32_t unit)
 {
@@ -366,7 +345,7 @@ static int dwarf_file__build_units(struct dwarf_file *df)
 				continue;
 			if (unit == df->units_idx_cnt) {
 				/* the first range of this unit: its (empty) index record */
-				err = array_reserve((void **)&df->units_idx, &df->units_idx_cap,
+				err = array__reserve((void **)&df->units_idx, &df->units_idx_cap,
 						    unit + 1, sizeof(*df->units_idx));
 				if (err)
 					goto cleanup;
@@ -628,7 +607,7 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		err = array_reserve((void **)&b->ranges, &b->range_cap, b->range_cnt + 1,
+		err = array__reserve((void **)&b->ranges, &b->range_cap, b->range_cnt + 1,
 				    sizeof(*b->ranges));
 		if (err)
 			return err;
@@ -640,7 +619,7 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 		return -ENOEXEC;
 	if (b->range_cnt == first)
 		return 0;
-	err = array_reserve((void **)&b->entries, &b->entry_cap, b->entry_cnt + 1,
+	err = array__reserve((void **)&b->entries, &b->entry_cap, b->entry_cnt + 1,
 			    sizeof(*b->entries));
 	if (err)
 		return err;
@@ -657,7 +636,7 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 			e->status = SCOPES_FOREIGN;
 		} else {
 			e->status = SCOPES_NONE; /* until the walk meets the origin */
-			err = array_reserve((void **)&b->origins, &b->origin_cap, b->origin_cnt + 1,
+			err = array__reserve((void **)&b->origins, &b->origin_cap, b->origin_cnt + 1,
 					    sizeof(*b->origins));
 			if (err)
 				return err;
@@ -681,7 +660,7 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 	int32_t entry;
 	int rc, tag, err;
 
-	err = array_reserve((void **)&b->stack, &b->stack_cap, 1, sizeof(*b->stack));
+	err = array__reserve((void **)&b->stack, &b->stack_cap, 1, sizeof(*b->stack));
 	if (err)
 		return err;
 	rc = dwarf_child(cudie, &b->stack[0].die);
@@ -697,7 +676,7 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 		/* DIEs come in ascending order, or the tree is corrupt (and may loop) */
 		if (b->seen_cnt && (uintptr_t)f->die.addr <= b->seen[b->seen_cnt - 1])
 			return -ENOEXEC;
-		err = array_reserve((void **)&b->seen, &b->seen_cap, b->seen_cnt + 1,
+		err = array__reserve((void **)&b->seen, &b->seen_cap, b->seen_cnt + 1,
 				    sizeof(*b->seen));
 		if (err)
 			return err;
@@ -711,7 +690,7 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 		if (tag_may_have_scopes(tag) && dwarf_haschildren(&f->die)) {
 			if (depth >= DWARF_MAX_SCOPE_DEPTH)
 				return -E2BIG;
-			err = array_reserve((void **)&b->stack, &b->stack_cap, depth + 1,
+			err = array__reserve((void **)&b->stack, &b->stack_cap, depth + 1,
 					    sizeof(*b->stack));
 			if (err)
 				return err;
@@ -812,9 +791,9 @@ static int scope_build__add_interval(struct scope_build *b, uint64_t lo, int32_t
 {
 	int err;
 
-	err = array_reserve((void **)&b->iv_lo, &b->iv_cap, b->iv_cnt + 1, sizeof(*b->iv_lo));
+	err = array__reserve((void **)&b->iv_lo, &b->iv_cap, b->iv_cnt + 1, sizeof(*b->iv_lo));
 	if (!err)
-		err = array_reserve((void **)&b->iv_leaf, &b->iv_leaf_cap, b->iv_cnt + 1,
+		err = array__reserve((void **)&b->iv_leaf, &b->iv_leaf_cap, b->iv_cnt + 1,
 				    sizeof(*b->iv_leaf));
 	if (err)
 		return err;
@@ -860,7 +839,7 @@ static int scope_build__intervals(struct scope_build *b)
 				err = -E2BIG;
 				goto cleanup;
 			}
-			err = array_reserve((void **)&active, &active_cap, active_cnt + 1,
+			err = array__reserve((void **)&active, &active_cap, active_cnt + 1,
 					    sizeof(*active));
 			if (err)
 				goto cleanup;
