@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/file_map.h"
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "cli/session.h"
 #include "interp/python.h"
 #include "proc/executable.h"
@@ -332,6 +334,9 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;
 	out->executables = exe_registry__cnt(s->reg);
+	exe_registry__stats(s->reg, &out->files);
+	safe_open__stats(&out->opens);
+	out->pages_zeroed = file_map__fault_cnt();
 	out->bpf_map_bytes = sampler__map_memory(s->sampler);
 	if (sampler__prog_stats(s->sampler, &out->bpf_run_ns, &out->bpf_run_cnt))
 		out->bpf_run_ns = out->bpf_run_cnt = 0;

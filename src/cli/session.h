@@ -15,7 +15,9 @@
 #include <sys/types.h>
 
 #include "abi.h"
+#include "base/safe_open.h"
 #include "interp/python.h"
+#include "proc/executable.h"
 
 struct profile;
 struct sampler;
@@ -75,6 +77,9 @@ struct session_stats {
 	const struct table_cache_stats *cache;  /* NULL without a cache */
 	uint64_t processes_alive, processes_exited;
 	size_t executables;
+	struct exe_registry_stats files; /* content identity: files hashed, changed in place */
+	struct safe_open_stats opens;    /* untrusted paths refused (FIFOs, devices, escapes) */
+	uint64_t pages_zeroed;           /* pages of files that shrank while mapped (file_map.h) */
 	uint64_t bpf_map_bytes;
 	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
 	uint64_t exec_events, exit_events, mmap_events;

@@ -231,6 +231,8 @@ static void sym_file__take(struct sym_file *f, struct debuginfo_result *res)
 
 	if (res->source == DEBUGINFO_MINIDEBUGINFO)
 		df = dwarf_file__open_mem(res->image, res->image_sz, &dopts);
+	else if (res->fd >= 0)
+		df = dwarf_file__open_fd(res->fd, res->path, &dopts);
 	else
 		df = dwarf_file__open(res->path, &dopts);
 	if (df) {
@@ -275,7 +277,6 @@ static void sym_file__try_exe(struct symbolizer *s, struct sym_file *f, const ch
 		f->exe = ef;
 	else
 		elf_file__free(ef);
-	memset(&res, 0, sizeof(res));
 	err = debuginfo__find(s->di, path, NULL, &res);
 	if (!err) {
 		sym_file__take(f, &res);

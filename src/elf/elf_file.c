@@ -1,6 +1,7 @@
 /* Read-only access to a 64-bit little-endian ELF image, parsed by hand (no libelf).
  *
- * A file opened by path or fd is mapped read-only (MAP_PRIVATE); an in-memory image is copied.
+ * A file opened by path or fd is mapped read-only (MAP_PRIVATE, guarded); an in-memory image is
+ * copied.
  * The ELF header, program headers and section headers are copied into aligned arrays at open
  * time, so nothing later dereferences a possibly misaligned header inside the image.
  *
@@ -14,10 +15,14 @@
  * - decompressed sizes are capped (ELF_FILE_INFLATE_MAX and zlib's maximum ratio), so a forged
  *   header cannot make us allocate more than that.
  *
- * Caveat: a mapped file that is truncated by someone else while open can still raise SIGBUS on
- * access; callers that cannot tolerate this should read the file and use elf_file__open_mem().
+ * A file opened by path or fd is mapped through base/file_map.h: if someone truncates it while
+ * it is open, the pages past its new end read as zeros instead of raising SIGBUS, and
+ * elf_file__changed() says so.
  */
 #include "elf/elf_file.h"
+
+#include "base/file_map.h"
+#include "base/safe_open.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -32,7 +37,6 @@
 
 #define ELF_FILE_INFLATE_MAX (1ULL << 30) /* largest decompressed section we accept */
 #define ELF_FILE_ZLIB_RATIO 1032ULL	  /* deflate cannot expand beyond ~1032:1 */
-#define ELF_FILE_ID_CHUNK 4096
 #define ELF_FILE_NAME_MAX 256		  /* longest section name we build for .zdebug_ */
 
 #ifndef SHF_COMPRESSED
@@ -60,7 +64,6 @@ struct elf_file {
 	size_t *inflated_sz;
 	uint8_t *inflate_failed; /* per section: decompression failed once */
 
-	uint64_t file_id;
 	uint8_t build_id[ELF_BUILD_ID_MAX];
 	size_t build_id_sz; /* 0: none */
 };
@@ -69,15 +72,6 @@ struct elf_file {
 static bool range_ok(uint64_t off, uint64_t len, uint64_t total)
 {
 	return off <= total && len <= total - off;
-}
-
-static uint64_t load_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
 }
 
 static uint32_t load_le32(const uint8_t *p)
@@ -92,64 +86,6 @@ static uint64_t load_be64(const uint8_t *p)
 	for (int i = 0; i < 8; i++)
 		v = (v << 8) | p[i];
 	return v;
-}
-
-/* ---- file id: a small multiply-rotate hash over 64-bit words with a murmur-style finish ---- */
-
-#define FID_P1 0x9e3779b185ebca87ULL
-#define FID_P2 0xc2b2ae3d27d4eb4fULL
-#define FID_P3 0x165667b19e3779f9ULL
-
-static uint64_t fid_rotl(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static uint64_t fid_round(uint64_t h, uint64_t word)
-{
-	h ^= fid_rotl(word * FID_P2, 31) * FID_P1;
-	return fid_rotl(h, 27) * FID_P1 + FID_P3;
-}
-
-static uint64_t fid_absorb(uint64_t h, const uint8_t *p, size_t len)
-{
-	uint8_t last[8] = { 0 };
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8)
-		h = fid_round(h, load_le64(p + i));
-	/* the leftover bytes plus the chunk length, so "ab"+"" and "a"+"b" differ */
-	memcpy(last, p + i, len - i);
-	h = fid_round(h, load_le64(last));
-	return fid_round(h, len);
-}
-
-static uint64_t fid_finish(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-uint64_t elf_file__file_id_of(uint64_t size, const void *head, size_t head_sz, const void *tail,
-			      size_t tail_sz)
-{
-	uint64_t h = FID_P3 ^ 0x73746b73636f7065ULL; /* "stkscope" */
-
-	h = fid_round(h, size);
-	h = fid_absorb(h, head, head_sz);
-	h = fid_absorb(h, tail, tail_sz);
-	return fid_finish(h);
-}
-
-static uint64_t elf_file__compute_id(const uint8_t *image, size_t size)
-{
-	size_t n = size < ELF_FILE_ID_CHUNK ? size : ELF_FILE_ID_CHUNK;
-
-	return elf_file__file_id_of(size, image, n, image + size - n, n);
 }
 
 /* ---- notes ---- */
@@ -302,7 +238,7 @@ static struct elf_file *elf_file__from_image(const uint8_t *image, size_t size, 
 	ef = calloc(1, sizeof(*ef));
 	if (!ef) {
 		if (mapped)
-			munmap((void *)image, size);
+			file_map__close(image, size);
 		else
 			free((void *)image);
 		errno = ENOMEM;
@@ -328,7 +264,6 @@ static struct elf_file *elf_file__from_image(const uint8_t *image, size_t size, 
 	err = elf_file__load_phdrs(ef, &eh, xphnum);
 	if (err)
 		goto cleanup;
-	ef->file_id = elf_file__compute_id(image, size);
 	elf_file__find_build_id(ef);
 	return ef;
 
@@ -349,8 +284,8 @@ struct elf_file *elf_file__open_fd(int fd)
 		errno = ENOEXEC;
 		return NULL;
 	}
-	image = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (image == MAP_FAILED)
+	image = (void *)file_map__open(fd, st.st_size);
+	if (!image)
 		return NULL;
 	return elf_file__from_image(image, st.st_size, true);
 }
@@ -360,9 +295,11 @@ struct elf_file *elf_file__open(const char *path)
 	struct elf_file *ef;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = safe_open(path);
+	if (fd < 0) {
+		errno = fd == -EINVAL ? ENOEXEC : -fd;
 		return NULL;
+	}
 	ef = elf_file__open_fd(fd);
 	err = errno;
 	close(fd);
@@ -399,7 +336,7 @@ void elf_file__free(struct elf_file *ef)
 	free(ef->shdrs);
 	free(ef->segs);
 	if (ef->mapped)
-		munmap((void *)ef->image, ef->image_sz);
+		file_map__close(ef->image, ef->image_sz);
 	else
 		free((void *)ef->image);
 	free(ef);
@@ -420,9 +357,9 @@ uint64_t elf_file__size(const struct elf_file *ef)
 	return ef->image_sz;
 }
 
-uint64_t elf_file__file_id(const struct elf_file *ef)
+bool elf_file__changed(const struct elf_file *ef)
 {
-	return ef->file_id;
+	return ef->mapped && file_map__changed(ef->image);
 }
 
 int elf_file__build_id(const struct elf_file *ef, uint8_t *out, size_t cap)

@@ -1,8 +1,11 @@
 /* Read-only access to an ELF file (a mapped binary, a shared library, a debug file or the
- * vDSO image in memory): identity (build id, file id), program headers, named sections.
+ * vDSO image in memory): identity (build id), program headers, named sections.
  *
  * Untrusted input: every offset and size is checked against the file; a corrupt or truncated
- * file makes the accessors fail with -ENOEXEC/-ENOENT, never crash. Section data returned by
+ * file makes the accessors fail with -ENOEXEC/-ENOENT, never crash; a file truncated by someone
+ * else while open reads as zeros past its new end (elf_file__changed()). A path is opened with
+ * base/safe_open.h (never a FIFO or device). The content identity of a file (its file_id) is
+ * proc/file_id.h's business. Section data returned by
  * elf_file__section() is borrowed and stays valid until elf_file__free() (compressed sections
  * are decompressed once and owned by the elf_file).
  */
@@ -54,10 +57,10 @@ int elf_file__build_id(const struct elf_file *ef, uint8_t *out, size_t cap);
 /* Lowercase hex of the build id into out (cap >= 2 * ELF_BUILD_ID_MAX + 1); -ENOENT if none. */
 int elf_file__build_id_hex(const struct elf_file *ef, char *out, size_t cap);
 
-/* A content-derived 64-bit id, equal for equal files in every process and across restarts:
- * a hash of the file's size, first 4 KiB and last 4 KiB.
+/* Whether the file shrank while open (some of its pages now read as zeros; base/file_map.h):
+ * what was read from it since may be garbage, so treat the file as gone.
  */
-uint64_t elf_file__file_id(const struct elf_file *ef);
+bool elf_file__changed(const struct elf_file *ef);
 
 size_t elf_file__segment_cnt(const struct elf_file *ef);
 const struct elf_segment *elf_file__segment(const struct elf_file *ef, size_t i);
@@ -93,12 +96,5 @@ int elf_file__section_at(struct elf_file *ef, size_t idx, struct elf_section *ou
  * header table is corrupt.
  */
 int elf_file__section_index(const struct elf_file *ef, const char *name, size_t *idx);
-
-/* The file id of arbitrary bytes, as elf_file__file_id() computes it: head and tail are the
- * first and last min(size, 4096) bytes of a file of size bytes. For callers that identify
- * non-ELF mappings or files they cannot open as ELF.
- */
-uint64_t elf_file__file_id_of(uint64_t size, const void *head, size_t head_sz, const void *tail,
-			      size_t tail_sz);
 
 #endif

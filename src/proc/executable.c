@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "export/otlp.h"
 #include "proc/executable.h"
+#include "proc/file_id.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/dwarf.h"
 #include "symbolize/elf_symbols.h"
@@ -23,7 +25,22 @@ struct exe_registry {
 	struct u64_map by_inode; /* hash(dev, ino) -> executable */
 	struct executable *vdso;
 	struct exe_registry_ops ops;
+	struct exe_registry_stats stats;
 };
+
+static bool same_timespec(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Whether the file at exe->fd still has the content we identified (size, mtime and ctime
+ * unchanged: a write in place changes them; users can set mtime, not ctime).
+ */
+static bool same_version(const struct executable *exe, const struct stat *st)
+{
+	return exe->version.size == st->st_size && same_timespec(exe->version.mtime, st->st_mtim) &&
+	       same_timespec(exe->version.ctime, st->st_ctim);
+}
 
 static uint64_t inode_key(uint64_t dev_major, uint64_t dev_minor, uint64_t ino)
 {
@@ -145,9 +162,19 @@ static struct executable *adopt(struct exe_registry *reg, struct executable *exe
 {
 	struct executable *old;
 
-	exe->file_id = elf_file__file_id(exe->elf);
-	if (!exe->file_id)
-		exe->file_id = 1;
+	if (exe->fd >= 0) {
+		struct stat st;
+		int err = fstat(exe->fd, &st) ? -errno : file_id__of_fd(exe->fd, &exe->file_id);
+
+		if (err) {
+			executable__free(exe);
+			errno = -err;
+			return NULL;
+		}
+		exe->version = (struct file_version){ st.st_size, st.st_mtim, st.st_ctim };
+		reg->stats.hashed_bytes += st.st_size;
+		reg->stats.hashed_files++;
+	}
 	old = u64_map__get(&reg->by_id, exe->file_id);
 	if (old) {
 		executable__free(exe);
@@ -198,28 +225,36 @@ static struct executable *get_vdso(struct exe_registry *reg)
 		errno = ENOEXEC;
 		return NULL;
 	}
+	exe->file_id = file_id__of_mem((const void *)base, size);
 	reg->vdso = adopt(reg, exe);
 	return reg->vdso;
 }
 
+/* The file behind mapping m: through its map_files link (the very file mapped, even deleted or
+ * in a container), else by its path inside the process's root. Only regular files are opened
+ * (a mapped device is never opened). fd or -errno.
+ */
 static int open_mapped_file(pid_t pid, const struct proc_map *m)
 {
-	char buf[4200];
+	char buf[4200], root[64];
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || m->path[0] != '/')
+	fd = safe_open__check(buf);
+	if (!fd)
+		fd = safe_open(buf);
+	if (fd >= 0 || fd == -EINVAL || m->path[0] != '/')
 		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", (int)pid, m->path);
-	return open(buf, O_RDONLY | O_CLOEXEC);
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	return safe_open_in_root(root, m->path);
 }
 
 struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const struct proc_map *m)
 {
 	uint64_t key;
 	struct executable *exe;
+	struct stat st;
 	int fd;
 
 	if (!strcmp(m->path, "[vdso]"))
@@ -230,11 +265,16 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 	}
 	key = inode_key(m->dev_major, m->dev_minor, m->ino);
 	exe = u64_map__get(&reg->by_inode, key);
-	if (exe)
+	if (exe && !fstat(exe->fd, &st) && same_version(exe, &st))
 		return exe;
+	if (exe) {
+		/* Rewritten in place since we read it: identify the new content afresh. */
+		u64_map__del(&reg->by_inode, key);
+		reg->stats.changed_in_place++;
+	}
 	fd = open_mapped_file(pid, m);
 	if (fd < 0) {
-		errno = errno == ENOENT ? ESRCH : errno;
+		errno = fd == -ENOENT ? ESRCH : -fd;
 		return NULL;
 	}
 	exe = calloc(1, sizeof(*exe));
@@ -270,6 +310,11 @@ struct executable *exe_registry__find(const struct exe_registry *reg, uint64_t f
 size_t exe_registry__cnt(const struct exe_registry *reg)
 {
 	return reg->by_id.cnt;
+}
+
+void exe_registry__stats(const struct exe_registry *reg, struct exe_registry_stats *out)
+{
+	*out = reg->stats;
 }
 
 size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t evict_ns)
@@ -326,6 +371,8 @@ int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, u
 
 const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset)
 {
+	const char *name;
+
 	if (!exe->syms_tried) {
 		exe->syms_tried = true;
 		exe->syms = elf_symbols__load_borrowed(exe->elf); /* exe->elf lives as long */
@@ -333,7 +380,16 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
 		elf_file__drop_pages(exe->elf); /* the symbols are copied */
 	}
-	return exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
+	name = exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
+	if (!exe->shrank && elf_file__changed(exe->elf)) {
+		/* Shrunk under us: what was read since (names too) may be zeros. */
+		exe->shrank = true;
+		pr_warn("%s: the file shrank while being read (truncated or rewritten in place): "
+			"its frames stay unsymbolized\n", exe->path);
+		elf_symbols__free(exe->syms);
+		exe->syms = NULL;
+	}
+	return exe->shrank ? NULL : name;
 }
 
 int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
@@ -357,9 +413,10 @@ int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)exe->open_pid);
 		if (exe->open_pid > 0 && !access(root, F_OK)) {
 			snprintf(path, sizeof(path), "%s%s", root, exe->path);
-			in_root = !access(path, R_OK);
+			in_root = true;
 		}
-		err = debuginfo__find(di, in_root ? path : exe->path, in_root ? root : NULL, &res);
+		err = debuginfo__find_fd(di, exe->fd, in_root ? path : exe->path,
+					 in_root ? root : NULL, &res);
 		if (err == -EAGAIN) {
 			exe->dwarf_state = DWARF_PENDING;
 			return -EAGAIN;
@@ -368,7 +425,7 @@ int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64
 		if (err)
 			return -ENOENT;
 		exe->dwarf = res.image ? dwarf_file__open_mem(res.image, res.image_sz, &opts)
-				       : dwarf_file__open(res.path, &opts);
+				       : dwarf_file__open_fd(res.fd, res.path, &opts);
 		/* Symbols alone help only when the file itself has none (MiniDebugInfo). */
 		if (exe->dwarf && !dwarf_file__has_dwarf(exe->dwarf) &&
 		    res.source != DEBUGINFO_MINIDEBUGINFO) {

@@ -1,9 +1,11 @@
 /* The executable registry: every distinct mapped file (binary, shared library, the vDSO)
- * that any sampled process has executable mappings of, known by its content-derived file_id.
+ * that any sampled process has executable mappings of, known by its file_id (proc/file_id.h: a
+ * hash of the whole content, so two files share an executable only if they are equal).
  *
  * Invariants:
- *  - one struct executable per file_id, shared by every process mapping the file; the same
- *    (dev, ino) always resolves to the same executable while the registry lives.
+ *  - one struct executable per file_id, shared by every process mapping the file; a (dev, ino)
+ *    resolves to the same executable while its size, mtime and ctime stay the same (a file
+ *    rewritten in place is identified again).
  *  - an executable keeps an open fd on its file from the moment it is first seen, so it can
  *    be read (symbols, unwind tables) after the process exited or the file was deleted.
  *  - executables are never freed before the registry (a recording symbolizes at its end);
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "proc/maps.h"
 
@@ -46,8 +49,15 @@ enum unwind_table_state {
 	UNWIND_TABLE_FAILED,   /* building or loading failed: frame pointers only */
 };
 
+/* What the content identity was computed from (fstat of the open fd). */
+struct file_version {
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
 struct executable {
-	uint64_t file_id;
+	uint64_t file_id;     /* proc/file_id.h: hash of the whole content */
+	struct file_version version;
 	enum executable_kind kind;
 	char *path;           /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
 	char build_id[129];   /* lowercase hex, "" if none */
@@ -60,6 +70,7 @@ struct executable {
 	struct elf_file *elf; /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
+	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
 	struct dwarf_file *dwarf;  /* DWARF (or MiniDebugInfo symbols) once found */
 	enum dwarf_state dwarf_state;
 	enum unwind_table_state table_state;
@@ -72,6 +83,12 @@ struct executable {
 };
 
 struct exe_registry;
+
+struct exe_registry_stats {
+	uint64_t hashed_files;     /* files whose whole content was read for their file_id */
+	uint64_t hashed_bytes;
+	uint64_t changed_in_place; /* a known (dev, ino) whose content changed: identified again */
+};
 
 /* What to do when a file starts or stops being used by live processes (e.g. load and unload
  * its unwind table). Either may be NULL.
@@ -104,6 +121,7 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
  */
 size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t evict_ns);
 size_t exe_registry__cnt(const struct exe_registry *reg);
+void exe_registry__stats(const struct exe_registry *reg, struct exe_registry_stats *out);
 
 /* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */
 int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr);

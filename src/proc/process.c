@@ -201,7 +201,8 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 		marker.pid = htobe32((uint32_t)p->pid);
 		bpf_map_update_elem(pt->mappings_fd, &marker, &marker_info, BPF_ANY);
 	}
-	qsort(keys, cnt, sizeof(*keys), key_cmp);
+	if (cnt)
+		qsort(keys, cnt, sizeof(*keys), key_cmp);
 	for (i = 0; i < p->bpf_key_cnt; i++)
 		if (!cnt || !bsearch(&p->bpf_keys[i], keys, cnt, sizeof(*keys), key_cmp))
 			bpf_map_delete_elem(pt->mappings_fd, &p->bpf_keys[i]);

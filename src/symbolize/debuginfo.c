@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/safe_open.h"
 #include "elf/elf_file.h"
 #include "symbolize/debuginfo.h"
 
@@ -144,6 +145,15 @@ void debuginfo_result__release(struct debuginfo_result *res)
 	free(res->image);
 	res->image = NULL;
 	res->image_sz = 0;
+	if (res->fd >= 0)
+		close(res->fd);
+	res->fd = -1;
+}
+
+static void result_init(struct debuginfo_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
 }
 
 void debuginfo__stats(struct debuginfo *di, struct debuginfo_stats *out)
@@ -160,50 +170,63 @@ static void stat_add(struct debuginfo *di, uint64_t *counter)
 	pthread_mutex_unlock(&di->lock);
 }
 
-int debuginfo__file_crc(const char *path, uint32_t *crc)
+/* CRC32 of the whole file at fd, read with pread from offset 0. */
+static int fd_crc(int fd, uint32_t *crc)
 {
 	unsigned char buf[65536];
 	uLong c = crc32(0, Z_NULL, 0);
+	off_t off = 0;
 	ssize_t n;
-	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	while ((n = pread(fd, buf, sizeof(buf), off)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			break;
+			return -errno;
 		}
 		c = crc32(c, buf, (uInt)n);
+		off += n;
 	}
+	*crc = (uint32_t)c;
+	return 0;
+}
+
+int debuginfo__file_crc(const char *path, uint32_t *crc)
+{
+	int fd = safe_open(path), err;
+
+	if (fd < 0)
+		return fd;
+	err = fd_crc(fd, crc);
 	close(fd);
-	if (!err)
-		*crc = (uint32_t)c;
 	return err;
 }
 
-/* Whether path is an ELF file with the build id want (any build id when want is empty).
- * Counts a mismatch.
+/* Open the candidate debug file inner, seen from root ("" for the host: inner is then a host
+ * path): a regular file (base/safe_open.h) that is an ELF with the build id want (any when want
+ * is empty). fd, or -errno; counts a build-id mismatch.
  */
-static bool candidate_ok(struct debuginfo *di, const char *path, const char *want)
+static int open_candidate(struct debuginfo *di, const char *root, const char *inner,
+			  const char *want)
 {
 	char have[BUILD_ID_HEX_MAX];
 	struct elf_file *ef;
 	bool ok;
+	int fd = safe_open_in_root(root, inner);
 
-	if (access(path, R_OK))
-		return false;
-	ef = elf_file__open(path);
-	if (!ef)
-		return false;
-	ok = !*want || (elf_file__build_id_hex(ef, have, sizeof(have)) == 0 && !strcmp(have, want));
-	elf_file__free(ef);
-	if (!ok)
+	if (fd < 0)
+		return fd;
+	ef = elf_file__open_fd(fd);
+	ok = ef && (!*want || (elf_file__build_id_hex(ef, have, sizeof(have)) == 0 &&
+			       !strcmp(have, want)));
+	if (ef && !ok)
 		stat_add(di, &di->stats.build_id_mismatch);
-	return ok;
+	elf_file__free(ef);
+	if (!ok) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
 }
 
 static bool has_debug_info(struct elf_file *ef)
@@ -227,12 +250,27 @@ static int set_path(struct debuginfo_result *out, enum debuginfo_source source,
 	return 0;
 }
 
-/* DIR/.build-id/xx/yyyy<suffix> into buf; false if it does not fit. */
-static bool build_id_path(char *buf, size_t cap, const char *root, const char *dir,
-			  const char *build_id, const char *suffix)
+/* The result is the file open at fd (taken), found at root + inner. */
+static int set_found(struct debuginfo_result *out, enum debuginfo_source source, int fd,
+		     const char *root, const char *inner)
 {
-	int n = snprintf(buf, cap, "%s%s/.build-id/%.2s/%s%s", root, dir, build_id, build_id + 2,
-			 suffix);
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s", root, inner);
+	int err = n < 0 || (size_t)n >= sizeof(path) ? -ENAMETOOLONG : set_path(out, source, path);
+
+	if (err) {
+		close(fd);
+		return err;
+	}
+	out->fd = fd;
+	return 0;
+}
+
+/* DIR/.build-id/xx/yyyy<suffix> into buf; false if it does not fit. */
+static bool build_id_path(char *buf, size_t cap, const char *dir, const char *build_id,
+			  const char *suffix)
+{
+	int n = snprintf(buf, cap, "%s/.build-id/%.2s/%s%s", dir, build_id, build_id + 2, suffix);
 
 	return n > 0 && (size_t)n < cap;
 }
@@ -244,73 +282,82 @@ static int find_in_build_id_dirs(struct debuginfo *di, const char *build_id, con
 	static const char *const suffixes[] = { ".debug", "" };
 	char path[PATH_MAX];
 	size_t i, s;
+	int fd;
 
 	if (strlen(build_id) < 4)
 		return -ENOENT;
 	for (s = 0; s < (also_binary ? 2u : 1u); s++) {
 		if (!di->opts.no_system_dirs &&
-		    build_id_path(path, sizeof(path), root, "/usr/lib/debug", build_id, suffixes[s]) &&
-		    candidate_ok(di, path, build_id))
-			return set_path(out, DEBUGINFO_BUILD_ID, path);
+		    build_id_path(path, sizeof(path), "/usr/lib/debug", build_id, suffixes[s]) &&
+		    (fd = open_candidate(di, root, path, build_id)) >= 0)
+			return set_found(out, DEBUGINFO_BUILD_ID, fd, root, path);
 		for (i = 0; i < di->opts.debug_dir_cnt; i++) {
-			if (build_id_path(path, sizeof(path), "", di->debug_dirs[i], build_id,
+			if (build_id_path(path, sizeof(path), di->debug_dirs[i], build_id,
 					  suffixes[s]) &&
-			    candidate_ok(di, path, build_id))
-				return set_path(out, DEBUGINFO_BUILD_ID, path);
+			    (fd = open_candidate(di, "", path, build_id)) >= 0)
+				return set_found(out, DEBUGINFO_BUILD_ID, fd, "", path);
 		}
 	}
 	return -ENOENT;
 }
 
-/* One debuglink candidate: right build id (if known) and right CRC. */
-static bool debuglink_ok(struct debuginfo *di, const char *path, const char *build_id,
-			 uint32_t want_crc, const char *exe)
+/* One debuglink candidate (inner, seen from root): not the executable itself (exe_st), right
+ * build id (if known) and right CRC. fd or -errno.
+ */
+static int open_debuglink(struct debuginfo *di, const char *root, const char *inner,
+			  const char *build_id, uint32_t want_crc, const struct stat *exe_st)
 {
-	char real_cand[PATH_MAX], real_exe[PATH_MAX];
+	struct stat st;
 	uint32_t crc;
+	int fd = open_candidate(di, root, inner, build_id);
 
-	if (access(path, R_OK))
-		return false;
+	if (fd < 0)
+		return fd;
 	/* the link may name the executable itself (same folder, same name) */
-	if (realpath(path, real_cand) && realpath(exe, real_exe) && !strcmp(real_cand, real_exe))
-		return false;
-	if (!candidate_ok(di, path, build_id))
-		return false;
-	if (debuginfo__file_crc(path, &crc) || crc != want_crc) {
-		stat_add(di, &di->stats.crc_mismatch);
-		return false;
+	if (!fstat(fd, &st) && st.st_dev == exe_st->st_dev && st.st_ino == exe_st->st_ino) {
+		close(fd);
+		return -ENOENT;
 	}
-	return true;
+	if (fd_crc(fd, &crc) || crc != want_crc) {
+		stat_add(di, &di->stats.crc_mismatch);
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
 }
 
 /* Step 3. exe is the path we opened; its folder, seen from inside root, is exe minus root. */
 static int find_debuglink(struct debuginfo *di, struct elf_file *ef, const char *exe,
-			  const char *root, const char *build_id, struct debuginfo_result *out)
+			  const struct stat *exe_st, const char *root, const char *build_id,
+			  struct debuginfo_result *out)
 {
 	char exe_copy[PATH_MAX], path[PATH_MAX];
 	const char *name, *dir, *inner_dir;
 	size_t root_len = strlen(root), i;
 	uint32_t crc;
-	int n, k;
+	int n, k, fd;
 
-	if (elf_file__debuglink(ef, &name, &crc) || !*name || strchr(name, '/'))
+	if (elf_file__debuglink(ef, &name, &crc) || !*name || strchr(name, '/') ||
+	    !strcmp(name, "..") || !strcmp(name, "."))
 		return -ENOENT;
 	if (strlen(exe) >= sizeof(exe_copy))
 		return -ENAMETOOLONG;
 	memcpy(exe_copy, exe, strlen(exe) + 1);
 	dir = dirname(exe_copy);
 	inner_dir = root_len && !strncmp(dir, root, root_len) ? dir + root_len : dir;
+	/* All three are resolved inside root: the executable's folder as the process sees it. */
 	for (k = 0; k < 3; k++) {
 		if (k == 0)
-			n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+			n = snprintf(path, sizeof(path), "%s/%s", inner_dir, name);
 		else if (k == 1)
-			n = snprintf(path, sizeof(path), "%s/.debug/%s", dir, name);
+			n = snprintf(path, sizeof(path), "%s/.debug/%s", inner_dir, name);
 		else if (!di->opts.no_system_dirs)
-			n = snprintf(path, sizeof(path), "%s/usr/lib/debug%s/%s", root, inner_dir, name);
+			n = snprintf(path, sizeof(path), "/usr/lib/debug%s/%s", inner_dir, name);
 		else
 			continue;
-		if (n > 0 && (size_t)n < sizeof(path) && debuglink_ok(di, path, build_id, crc, exe))
-			return set_path(out, DEBUGINFO_DEBUGLINK, path);
+		if (n > 0 && (size_t)n < sizeof(path) &&
+		    (fd = open_debuglink(di, root, path, build_id, crc, exe_st)) >= 0)
+			return set_found(out, DEBUGINFO_DEBUGLINK, fd, root, path);
 	}
 	for (i = 0; i < di->opts.debug_dir_cnt; i++) {
 		for (k = 0; k < 2; k++) {
@@ -320,8 +367,8 @@ static int find_debuglink(struct debuginfo *di, struct elf_file *ef, const char 
 				n = snprintf(path, sizeof(path), "%s%s/%s", di->debug_dirs[i],
 					     inner_dir, name);
 			if (n > 0 && (size_t)n < sizeof(path) &&
-			    debuglink_ok(di, path, build_id, crc, exe))
-				return set_path(out, DEBUGINFO_DEBUGLINK, path);
+			    (fd = open_debuglink(di, "", path, build_id, crc, exe_st)) >= 0)
+				return set_found(out, DEBUGINFO_DEBUGLINK, fd, "", path);
 		}
 	}
 	return -ENOENT;
@@ -420,13 +467,13 @@ static int find_debuginfod(struct debuginfo *di, const char *build_id,
 {
 	uint64_t now = now_ns(), ttl = (uint64_t)di->opts.negative_ttl_s * 1000000000ULL;
 	struct fetch *f;
-	int err = -EAGAIN;
+	int err = -EAGAIN, fd = -1;
 
 	if (!di->use_debuginfod || strlen(build_id) < 4 || strlen(build_id) >= BUILD_ID_HEX_MAX)
 		return -ENOENT;
 	pthread_mutex_lock(&di->lock);
 	f = fetch__lookup(di, build_id);
-	if (f && f->state == FETCH_FOUND && access(f->path, R_OK)) {
+	if (f && f->state == FETCH_FOUND && (fd = safe_open(f->path)) < 0) {
 		/* the debuginfod cache cleaned it up: ask again */
 		free(f->path);
 		memset(f, 0, sizeof(*f));
@@ -438,7 +485,8 @@ static int find_debuginfod(struct debuginfo *di, const char *build_id,
 	}
 	if (f) {
 		if (f->state == FETCH_FOUND) {
-			err = set_path(out, DEBUGINFO_DEBUGINFOD, f->path);
+			err = set_found(out, DEBUGINFO_DEBUGINFOD, fd, "", f->path);
+			fd = -1;
 		} else if (f->state == FETCH_MISSING) {
 			di->stats.negative_hits++;
 			err = -ENOENT;
@@ -455,6 +503,8 @@ static int find_debuginfod(struct debuginfo *di, const char *build_id,
 	if (err == -EAGAIN)
 		di->stats.pending++;
 	pthread_mutex_unlock(&di->lock);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
@@ -575,16 +625,19 @@ static void count_result(struct debuginfo *di, int err, const struct debuginfo_r
 	pthread_mutex_unlock(&di->lock);
 }
 
-int debuginfo__find(struct debuginfo *di, const char *path, const char *root,
-		    struct debuginfo_result *out)
+int debuginfo__find_fd(struct debuginfo *di, int exe_fd, const char *path, const char *root,
+		       struct debuginfo_result *out)
 {
 	char build_id[BUILD_ID_HEX_MAX] = "";
 	struct elf_file *ef;
-	int err;
+	struct stat exe_st;
+	int err, fd;
 
-	memset(out, 0, sizeof(*out));
+	result_init(out);
 	root = root ? root : "";
-	ef = elf_file__open(path);
+	if (fstat(exe_fd, &exe_st))
+		return -errno;
+	ef = elf_file__open_fd(exe_fd);
 	if (!ef) {
 		err = errno == ENOEXEC ? -ENOEXEC : -(errno ? errno : ENOENT);
 		if (err == -ENOEXEC)
@@ -594,12 +647,13 @@ int debuginfo__find(struct debuginfo *di, const char *path, const char *root,
 	if (elf_file__build_id_hex(ef, build_id, sizeof(build_id)) < 0)
 		build_id[0] = '\0';
 	if (has_debug_info(ef)) {
-		err = set_path(out, DEBUGINFO_SELF, path);
+		fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 0);
+		err = fd < 0 ? -errno : set_found(out, DEBUGINFO_SELF, fd, "", path);
 		goto cleanup;
 	}
 	err = build_id[0] ? find_in_build_id_dirs(di, build_id, root, false, out) : -ENOENT;
 	if (err == -ENOENT)
-		err = find_debuglink(di, ef, path, root, build_id, out);
+		err = find_debuglink(di, ef, path, &exe_st, root, build_id, out);
 	if (err == -ENOENT && build_id[0])
 		err = find_debuginfod(di, build_id, out);
 	if (err == -ENOENT)
@@ -610,12 +664,28 @@ cleanup:
 	return err;
 }
 
+int debuginfo__find(struct debuginfo *di, const char *path, const char *root,
+		    struct debuginfo_result *out)
+{
+	int fd = safe_open(path), err;
+
+	result_init(out);
+	if (fd < 0) {
+		if (fd == -EINVAL)
+			stat_add(di, &di->stats.corrupt);
+		return fd == -EINVAL ? -ENOEXEC : fd;
+	}
+	err = debuginfo__find_fd(di, fd, path, root, out);
+	close(fd);
+	return err;
+}
+
 int debuginfo__find_build_id(struct debuginfo *di, const char *build_id, const char *root,
 			     struct debuginfo_result *out)
 {
 	int err;
 
-	memset(out, 0, sizeof(*out));
+	result_init(out);
 	err = find_in_build_id_dirs(di, build_id, root ? root : "", true, out);
 	if (err == -ENOENT)
 		err = find_debuginfod(di, build_id, out);

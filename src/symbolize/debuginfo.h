@@ -50,7 +50,8 @@ enum debuginfo_source {
 
 struct debuginfo_result {
 	enum debuginfo_source source;
-	char path[PATH_MAX]; /* the file to read (for MINIDEBUGINFO: the executable) */
+	char path[PATH_MAX]; /* where it was found, for messages (MINIDEBUGINFO: the executable) */
+	int fd;              /* the file, open (owned by the result); -1 for MINIDEBUGINFO */
 	void *image;         /* MINIDEBUGINFO only: the decompressed ELF, owned by the result */
 	size_t image_sz;
 };
@@ -73,12 +74,19 @@ struct debuginfo *debuginfo__new(const struct debuginfo_opts *opts);
 void debuginfo__free(struct debuginfo *di);
 
 /* Where the debug info of the executable at path lives. root: "" or NULL for the host, else
- * the prefix under which the process sees its files. Returns 0 (out filled; release it with
+ * the prefix under which the process sees its files: every candidate under it is resolved
+ * inside it (base/safe_open.h), and only regular files are ever opened. The result holds the
+ * debug file open (out->fd), so what was checked (build id, CRC) is what is read. Returns 0 (out filled; release it with
  * debuginfo_result__release()), -ENOENT (nothing anywhere), -EAGAIN (a debuginfod fetch is
  * running: ask again later), -ENOEXEC (path is not a readable ELF), -ENOMEM.
  */
 int debuginfo__find(struct debuginfo *di, const char *path, const char *root,
 		    struct debuginfo_result *out);
+/* The same for the executable already open at exe_fd (not taken); path is where it is, as
+ * root + the path the process sees (used for its folder: .gnu_debuglink candidates).
+ */
+int debuginfo__find_fd(struct debuginfo *di, int exe_fd, const char *path, const char *root,
+		       struct debuginfo_result *out);
 
 /* The same for a build id alone (lowercase hex), when the executable is not at hand: the
  * .build-id trees (DIR/.build-id/xx/yyyy.debug, then DIR/.build-id/xx/yyyy, the binary

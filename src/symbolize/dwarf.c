@@ -31,9 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/file_map.h"
+#include "base/safe_open.h"
 #include "elf/elf_file.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf.h"
@@ -110,6 +113,8 @@ struct cache_slot {
 
 struct dwarf_file {
 	int fd;         /* -1 for an in-memory image */
+	void *mapped;   /* guarded private mapping of fd (base/file_map.h), or NULL */
+	size_t mapped_sz;
 	void *image;    /* owned copy, or NULL */
 	size_t image_sz;
 	char *path;     /* for the symbol fallback; NULL for an image */
@@ -180,25 +185,39 @@ static int dwarf_file__attach(struct dwarf_file *df)
 	return 0;
 }
 
-struct dwarf_file *dwarf_file__open(const char *path, const struct dwarf_opts *opts)
+struct dwarf_file *dwarf_file__open_fd(int fd, const char *path, const struct dwarf_opts *opts)
 {
 	struct dwarf_file *df = dwarf_file__alloc(opts);
+	struct stat st;
 	int err;
 
 	if (!df)
 		return NULL;
-	df->path = strdup(path);
+	df->path = strdup(path ? path : "");
 	if (!df->path) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	df->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (df->fd < 0) {
+	df->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (df->fd < 0 || fstat(df->fd, &st)) {
 		err = -errno;
 		goto cleanup;
 	}
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	/* Mapped by us, guarded (base/file_map.h), not by libelf: a debug file truncated while
+	 * we read it must not raise SIGBUS.
+	 */
+	df->mapped = file_map__open_private(df->fd, st.st_size, true); /* libelf writes to it */
+	if (!df->mapped) {
+		err = -errno;
+		goto cleanup;
+	}
+	df->mapped_sz = st.st_size;
 	elf_version(EV_CURRENT);
-	df->elf = elf_begin(df->fd, ELF_C_READ_MMAP, NULL);
+	df->elf = elf_memory((char *)df->mapped, df->mapped_sz);
 	if (!df->elf) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -210,6 +229,20 @@ cleanup:
 		errno = -err;
 		return NULL;
 	}
+	return df;
+}
+
+struct dwarf_file *dwarf_file__open(const char *path, const struct dwarf_opts *opts)
+{
+	struct dwarf_file *df;
+	int fd = safe_open(path);
+
+	if (fd < 0) {
+		errno = fd == -EINVAL ? ENOEXEC : -fd;
+		return NULL;
+	}
+	df = dwarf_file__open_fd(fd, path, opts);
+	close(fd);
 	return df;
 }
 
@@ -280,6 +313,7 @@ void dwarf_file__free(struct dwarf_file *df)
 		dwarf_end(df->dbg);
 	if (df->elf)
 		elf_end(df->elf);
+	file_map__close(df->mapped, df->mapped_sz);
 	if (df->fd >= 0)
 		close(df->fd);
 	free(df->image);
@@ -450,8 +484,8 @@ static const char *dwarf_file__symbol(struct dwarf_file *df, uint64_t vaddr)
 {
 	if (!df->syms_tried) {
 		df->syms_tried = true;
-		df->ef = df->path ? elf_file__open(df->path)
-				  : elf_file__open_mem(df->image, df->image_sz);
+		df->ef = df->fd >= 0 ? elf_file__open_fd(df->fd)
+				     : elf_file__open_mem(df->image, df->image_sz);
 		if (df->ef)
 			df->syms = elf_symbols__load(df->ef);
 	}

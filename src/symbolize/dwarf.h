@@ -65,6 +65,10 @@ struct dwarf_stats {
  * NULL with errno: ENOENT/EACCES from open, ENOEXEC for a file that is not ELF, ENOMEM.
  */
 struct dwarf_file *dwarf_file__open(const char *path, const struct dwarf_opts *opts);
+/* The same for a file already open at fd (dup'ed: the caller keeps its fd); path is only for
+ * messages. The file is mapped guarded: truncated while open, it reads zeros, never SIGBUS.
+ */
+struct dwarf_file *dwarf_file__open_fd(int fd, const char *path, const struct dwarf_opts *opts);
 /* The same for an in-memory ELF image (MiniDebugInfo, a fuzz input); the image is copied. */
 struct dwarf_file *dwarf_file__open_mem(const void *image, size_t size,
 					const struct dwarf_opts *opts);

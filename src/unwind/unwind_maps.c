@@ -423,13 +423,13 @@ static int build_with_debug_file(struct unwind_maps *um, struct executable *exe,
 	struct elf_file *dbg;
 	int err;
 
-	if (exe->kind == EXECUTABLE_VDSO || debuginfo__find(um->di, exe->path, NULL, &res))
+	if (exe->kind == EXECUTABLE_VDSO || debuginfo__find_fd(um->di, exe->fd, exe->path, NULL, &res))
 		return -ENOENT;
 	if (res.source == DEBUGINFO_SELF || res.image) {
 		debuginfo_result__release(&res);
 		return -ENOENT;
 	}
-	dbg = elf_file__open(res.path);
+	dbg = elf_file__open_fd(res.fd);
 	debuginfo_result__release(&res);
 	if (!dbg)
 		return -ENOENT;

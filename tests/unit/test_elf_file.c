@@ -240,8 +240,6 @@ TEST(open_mem_and_fd)
 	fclose(f); /* the elf_file does not depend on the caller's fd */
 	REQUIRE(ef_path && ef_mem && ef_fd);
 
-	CHECK_EQ_U64(elf_file__file_id(ef_mem), elf_file__file_id(ef_path));
-	CHECK_EQ_U64(elf_file__file_id(ef_fd), elf_file__file_id(ef_path));
 	CHECK_EQ_INT(elf_file__build_id_hex(ef_mem, a, sizeof(a)), 0);
 	CHECK_EQ_INT(elf_file__build_id_hex(ef_fd, b, sizeof(b)), 0);
 	CHECK_STR(a, b);
@@ -249,45 +247,6 @@ TEST(open_mem_and_fd)
 	elf_file__free(ef_path);
 	elf_file__free(ef_mem);
 	elf_file__free(ef_fd);
-}
-
-TEST(file_id)
-{
-	size_t size = 0;
-	uint8_t *raw = read_file(test_fixture("elf_pie"), &size);
-	struct elf_file *ef;
-	uint64_t base, id;
-
-	REQUIRE(raw && size > 3 * 4096);
-	ef = elf_file__open_mem(raw, size);
-	REQUIRE(ef);
-	base = elf_file__file_id(ef);
-	elf_file__free(ef);
-	CHECK(base != 0);
-	CHECK_EQ_U64(elf_file__file_id_of(size, raw, 4096, raw + size - 4096, 4096), base);
-
-	/* a byte outside the first and last 4 KiB is not part of the id (by definition) */
-	raw[size / 2] ^= 0xff;
-	ef = elf_file__open_mem(raw, size);
-	REQUIRE(ef);
-	CHECK_EQ_U64(elf_file__file_id(ef), base);
-	elf_file__free(ef);
-	raw[size / 2] ^= 0xff;
-
-	/* one bit in the head, in the tail, or a different size changes it */
-	raw[4000] ^= 1;
-	id = elf_file__file_id_of(size, raw, 4096, raw + size - 4096, 4096);
-	CHECK(id != base);
-	raw[4000] ^= 1;
-	raw[size - 1] ^= 0x80;
-	id = elf_file__file_id_of(size, raw, 4096, raw + size - 4096, 4096);
-	CHECK(id != base);
-	raw[size - 1] ^= 0x80;
-	id = elf_file__file_id_of(size + 1, raw, 4096, raw + size - 4096, 4096);
-	CHECK(id != base);
-	/* head/tail boundaries matter */
-	CHECK(elf_file__file_id_of(2, "ab", 2, "", 0) != elf_file__file_id_of(2, "a", 1, "b", 1));
-	free(raw);
 }
 
 TEST(debuglink)
@@ -546,7 +505,6 @@ int main(void)
 	RUN(shared_lib);
 	RUN(section_bytes_match_file);
 	RUN(open_mem_and_fd);
-	RUN(file_id);
 	RUN(debuglink);
 	RUN(compressed_sections);
 	RUN(corrupt_compressed_section);

@@ -19,6 +19,7 @@
  * chain each fixture documents, leaf to _start.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 
 #include "abi.h"
 #include "elf/elf_file.h"
+#include "proc/file_id.h"
 #include "proc/maps.h"
 #include "symbolize/elf_symbols.h"
 #include "test.h"
@@ -199,6 +201,18 @@ static struct {
 /* The loader gets memfds for the two array maps (it mmaps them, possibly on every load, so
  * they stay open until kmaps_free()) and our own read-only views of them.
  */
+static uint64_t replay_file_id(const char *path)
+{
+	uint64_t id = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		file_id__of_fd(fd, &id);
+	if (fd >= 0)
+		close(fd);
+	return id;
+}
+
 static int kmaps_init(void)
 {
 	size_t esz = (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry);
@@ -259,7 +273,7 @@ static struct replay_file *replay_file_get(const char *path)
 		elf_file__free(ef);
 		return NULL;
 	}
-	rf->file_id = elf_file__file_id(ef);
+	rf->file_id = replay_file_id(path);
 	rf->syms = elf_symbols__load(ef);
 	rf->table_err = unwind_table__build(ef, NULL, &t);
 	if (!rf->table_err)

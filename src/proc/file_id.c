@@ -1,0 +1,92 @@
+/* Content identity of files. See file_id.h. */
+#include "proc/file_id.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FILE_ID_CHUNK (256 * 1024)
+
+static const char file_id_domain[] = "stackscope file id 2";
+
+static EVP_MD_CTX *file_id__begin(uint64_t size)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	uint8_t le[8];
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(size >> (8 * i));
+	if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) &&
+	    EVP_DigestUpdate(ctx, file_id_domain, sizeof(file_id_domain)) &&
+	    EVP_DigestUpdate(ctx, le, sizeof(le)))
+		return ctx;
+	EVP_MD_CTX_free(ctx);
+	return NULL;
+}
+
+static int file_id__end(EVP_MD_CTX *ctx, uint64_t *id)
+{
+	uint8_t md[EVP_MAX_MD_SIZE];
+	unsigned int md_len = 0;
+	uint64_t v = 0;
+
+	if (!EVP_DigestFinal_ex(ctx, md, &md_len) || md_len < 8)
+		return -EIO;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | md[i];
+	*id = v ? v : 1;
+	return 0;
+}
+
+int file_id__of_fd(int fd, uint64_t *id)
+{
+	EVP_MD_CTX *ctx = NULL;
+	uint8_t *buf;
+	off_t size, off = 0;
+	int err = 0;
+
+	size = lseek(fd, 0, SEEK_END);
+	if (size < 0)
+		return -errno;
+	buf = malloc(FILE_ID_CHUNK);
+	ctx = buf ? file_id__begin((uint64_t)size) : NULL;
+	if (!ctx) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (off < size) {
+		ssize_t n = pread(fd, buf, FILE_ID_CHUNK, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			goto cleanup;
+		}
+		if (n == 0)
+			break; /* shrank while we read: the id of what was there */
+		if (!EVP_DigestUpdate(ctx, buf, (size_t)n)) {
+			err = -EIO;
+			goto cleanup;
+		}
+		off += n;
+	}
+	err = file_id__end(ctx, id);
+cleanup:
+	EVP_MD_CTX_free(ctx);
+	free(buf);
+	return err;
+}
+
+uint64_t file_id__of_mem(const void *image, size_t size)
+{
+	EVP_MD_CTX *ctx = file_id__begin(size);
+	uint64_t id = 1;
+
+	if (ctx && EVP_DigestUpdate(ctx, image, size))
+		file_id__end(ctx, &id);
+	EVP_MD_CTX_free(ctx);
+	return id;
+}
