@@ -24,6 +24,7 @@
 
 #include "base/array.h"
 #include "base/id_index.h"
+#include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "base/utf8.h"
 #include "export/otlp.h"
@@ -426,12 +427,12 @@ static int otlp_encoder__path_file_id(struct otlp_encoder *e, uint32_t pid, cons
 
 	if (path[0] != '/')
 		return -ENOENT; /* [vdso], [anon:...], memfd names */
-	n = snprintf(full, sizeof(full), "%s/%u/root%s", e->proc_root, pid, path);
+	n = snprintf(full, sizeof(full), "%s/%u/root", e->proc_root, pid);
 	if (n < 0 || (size_t)n >= sizeof(full))
 		return -ENAMETOOLONG;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	fd = safe_open_in_root(full, path); /* the process's own view; never a FIFO */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &st)) {
 		err = -errno;
 		goto cleanup;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -163,8 +164,15 @@ static struct executable *adopt(struct exe_registry *reg, struct executable *exe
 	struct executable *old;
 
 	if (exe->fd >= 0) {
+		struct timespec t0, t1;
 		struct stat st;
-		int err = fstat(exe->fd, &st) ? -errno : file_id__of_fd(exe->fd, &exe->file_id);
+		int err;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		err = fstat(exe->fd, &st) ? -errno : file_id__of_fd(exe->fd, &exe->file_id);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		reg->stats.hash_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL +
+				      (uint64_t)(t1.tv_nsec - t0.tv_nsec);
 
 		if (err) {
 			executable__free(exe);

@@ -87,6 +87,7 @@ struct exe_registry;
 struct exe_registry_stats {
 	uint64_t hashed_files;     /* files whose whole content was read for their file_id */
 	uint64_t hashed_bytes;
+	uint64_t hash_ns;          /* time spent reading them */
 	uint64_t changed_in_place; /* a known (dev, ino) whose content changed: identified again */
 };
 
