@@ -42,7 +42,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
-.PHONY: all test check bench format clean system-test asan-test fixtures
+.PHONY: all test check bench format clean system-test asan-test asan-stackscope fixtures
 
 all: stackscope
 
@@ -68,7 +68,7 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-stackscope: $(MAIN_OBJ) $(LIB)
+stackscope $(BUILD)/stackscope: $(MAIN_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
 
@@ -84,14 +84,21 @@ fixtures: stackscope
 test: $(TEST_BINS) fixtures
 	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS)
 
-system-test: all fixtures
+# The system tests also run stackscope itself under ASan+UBSan against hostile input
+# ($(BUILD)/asan/stackscope, tests/system/test_hostile_*.sh).
+system-test: all fixtures asan-stackscope
 	$(Q)BUILD=$(BUILD) tests/run_system.sh
+
+ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
+	CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	LDFLAGS="-fsanitize=address,undefined"
 
 # Unit tests again under ASan+UBSan, in their own build folder.
 asan-test:
-	$(Q)$(MAKE) --no-print-directory test BUILD=$(BUILD)/asan \
-		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-		LDFLAGS="-fsanitize=address,undefined"
+	$(Q)$(ASAN_MAKE) test
+
+asan-stackscope:
+	$(Q)$(ASAN_MAKE) $(BUILD)/asan/stackscope
 
 check: test asan-test system-test
 

@@ -17,6 +17,7 @@
 #include "export/otlp.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
+#include "proc/proc_root.h"
 #include "symbolize/debuginfo.h"
 #include "symbolize/dwarf.h"
 #include "symbolize/elf_symbols.h"
@@ -108,6 +109,7 @@ static void executable__free(struct executable *exe)
 	elf_file__free(exe->elf);
 	if (exe->fd >= 0)
 		close(exe->fd);
+	proc_root__close(&exe->root);
 	free(exe->path);
 	free(exe);
 }
@@ -225,6 +227,7 @@ static struct executable *get_vdso(struct exe_registry *reg)
 	if (!exe)
 		return NULL;
 	exe->fd = -1;
+	exe->root.fd = -1;
 	exe->kind = EXECUTABLE_VDSO;
 	exe->path = strdup("[vdso]");
 	exe->elf = elf_file__open_mem((const void *)base, size);
@@ -242,9 +245,9 @@ static struct executable *get_vdso(struct exe_registry *reg)
  * in a container), else by its path inside the process's root. Only regular files are opened
  * (a mapped device is never opened). fd or -errno.
  */
-static int open_mapped_file(pid_t pid, const struct proc_map *m)
+static int open_mapped_file(pid_t pid, const struct proc_map *m, const struct proc_root *root)
 {
-	char buf[4200], root[64];
+	char buf[4200];
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
@@ -254,14 +257,14 @@ static int open_mapped_file(pid_t pid, const struct proc_map *m)
 		fd = safe_open(buf);
 	if (fd >= 0 || fd == -EINVAL || m->path[0] != '/')
 		return fd;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	return safe_open_in_root(root, m->path);
+	return safe_open_in_root(root->ref, proc_root__inner(root, m->path));
 }
 
 struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const struct proc_map *m)
 {
 	uint64_t key;
 	struct executable *exe;
+	struct proc_root root;
 	struct stat st;
 	int fd;
 
@@ -280,18 +283,22 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 		u64_map__del(&reg->by_inode, key);
 		reg->stats.changed_in_place++;
 	}
-	fd = open_mapped_file(pid, m);
+	fd = proc_root__open(pid, &root);
+	if (!fd)
+		fd = open_mapped_file(pid, m, &root);
 	if (fd < 0) {
+		proc_root__close(&root);
 		errno = fd == -ENOENT ? ESRCH : -fd;
 		return NULL;
 	}
 	exe = calloc(1, sizeof(*exe));
 	if (!exe) {
+		proc_root__close(&root);
 		close(fd);
 		return NULL;
 	}
 	exe->fd = fd;
-	exe->open_pid = pid;
+	exe->root = root;
 	exe->kind = EXECUTABLE_FILE;
 	exe->path = strdup(m->path);
 	exe->elf = elf_file__open_fd(fd);
@@ -400,6 +407,27 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 	return exe->shrank ? NULL : name;
 }
 
+int executable__find_debuginfo(const struct executable *exe, struct debuginfo *di,
+				struct debuginfo_result *res)
+{
+	char path[4200];
+	int n;
+
+	/* A containerized or chroot'ed process's debug files live in its root, held open since
+	 * the file was first seen (proc/proc_root.h).
+	 */
+	pr_debug("%s: debug info looked up in %s\n", exe->path,
+		 exe->root.fd >= 0 ? (exe->root.host_path ? exe->root.host_path : "its root") : "/");
+	if (exe->root.fd >= 0) {
+		n = snprintf(path, sizeof(path), "%s%s", exe->root.ref,
+			     proc_root__inner(&exe->root, exe->path));
+		if (n < 0 || (size_t)n >= sizeof(path))
+			return -ENAMETOOLONG;
+		return debuginfo__find_fd(di, exe->fd, path, exe->root.ref, res);
+	}
+	return debuginfo__find_fd(di, exe->fd, exe->path, NULL, res);
+}
+
 int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
 			    const struct dwarf_line **lines)
 {
@@ -412,19 +440,7 @@ int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64
 			exe->dwarf_state = DWARF_NONE;
 			return -ENOENT;
 		}
-		/* Debug files of a containerized process live in its root: look there while a
-		 * process that mapped the file still runs, else on the host.
-		 */
-		char root[64], path[4200];
-		bool in_root = false;
-
-		snprintf(root, sizeof(root), "/proc/%d/root", (int)exe->open_pid);
-		if (exe->open_pid > 0 && !access(root, F_OK)) {
-			snprintf(path, sizeof(path), "%s%s", root, exe->path);
-			in_root = true;
-		}
-		err = debuginfo__find_fd(di, exe->fd, in_root ? path : exe->path,
-					 in_root ? root : NULL, &res);
+		err = executable__find_debuginfo(exe, di, &res);
 		if (err == -EAGAIN) {
 			exe->dwarf_state = DWARF_PENDING;
 			return -EAGAIN;

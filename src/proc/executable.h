@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "proc/maps.h"
+#include "proc/proc_root.h"
 
 struct elf_file;
 struct elf_symbols;
@@ -63,7 +64,7 @@ struct executable {
 	char build_id[129];   /* lowercase hex, "" if none */
 	char file_hash[33];   /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;               /* -1 for the vDSO (image in memory) */
-	pid_t open_pid;       /* the process it was first opened through (its root: containers) */
+	struct proc_root root; /* the root of the process it was first seen in (containers) */
 	uint64_t text_start;  /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;
 	uint64_t text_offset; /* file offset of text_start */
@@ -126,6 +127,12 @@ void exe_registry__stats(const struct exe_registry *reg, struct exe_registry_sta
 
 /* ELF vaddr of file offset `offset` in exe (for load-bias computation); 0 or -ENOENT. */
 int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, uint64_t *vaddr);
+/* debuginfo__find_fd() for exe, as the process that mapped it sees the file system (its
+ * container root while it runs, else the host). Same returns.
+ */
+struct debuginfo_result;
+int executable__find_debuginfo(const struct executable *exe, struct debuginfo *di,
+			       struct debuginfo_result *res);
 /* DWARF source positions at ELF vaddr addr, innermost first (dwarf_file__lookup() contract):
  * count >= 1, -ENOENT (no debug info / nothing there), -EAGAIN (a debuginfod fetch is pending:
  * ask again later). Debug info is looked up through di on first use.

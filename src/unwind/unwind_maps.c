@@ -423,7 +423,7 @@ static int build_with_debug_file(struct unwind_maps *um, struct executable *exe,
 	struct elf_file *dbg;
 	int err;
 
-	if (exe->kind == EXECUTABLE_VDSO || debuginfo__find_fd(um->di, exe->fd, exe->path, NULL, &res))
+	if (exe->kind == EXECUTABLE_VDSO || executable__find_debuginfo(exe, um->di, &res))
 		return -ENOENT;
 	if (res.source == DEBUGINFO_SELF || res.image) {
 		debuginfo_result__release(&res);
@@ -448,6 +448,7 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	struct unwind_table *t = NULL;
 	struct file_info fi = { .flags = FILE_NO_CFI };
 	uint64_t t0 = now_ns(), t1;
+	bool from_debug_file = false;
 	int err;
 
 	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
@@ -463,11 +464,16 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 				t = with_debug;
 				err = 0;
 				few = false;
+				from_debug_file = true;
 				um->stats.files_debug_frame++;
 			}
 		}
-		/* A near-empty table may get better once a debug file is installed: not cached. */
-		if (!err && um->cache && !few)
+		/* A near-empty table may get better once a debug file is installed: not cached.
+		 * Nor is one built from a debug file that a container supplied (its root): that
+		 * file vouches only for itself (build ids and CRCs can be forged), so it must
+		 * not outlive this run or reach other runs through the cache.
+		 */
+		if (!err && um->cache && !few && !(from_debug_file && exe->root.fd >= 0))
 			table_cache__store(um->cache, exe->file_id, t);
 	}
 	t1 = now_ns();
