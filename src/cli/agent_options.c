@@ -116,7 +116,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->unwind_entries = 1u << 21;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_seconds(optarg, 1, 10000, &hz) || hz != floor(hz))
