@@ -195,7 +195,7 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 			usage(stdout);
 			return 1;
 		case ':':
-			opt_fail("option '%s' needs an argument", argv[optind - 1]);
+			opt_fail("option '%s' needs a value", argv[optind - 1]);
 		default:
 			opt_fail("unknown option '%s'", argv[optind - 1]);
 		}
