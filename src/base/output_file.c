@@ -58,6 +58,8 @@ static int target_kind(int dir_fd, const char *name)
 {
 	struct stat st;
 
+	if (!*name)
+		return -ENOENT; /* else "" would make a temporary named ".<hex>.tmp" */
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? TARGET_REPLACE : -errno;
 	if (S_ISLNK(st.st_mode)) {

@@ -227,6 +227,7 @@ TEST(char_device_written_in_place)
 	CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
 	CHECK(access("/dev/null.tmp", F_OK) != 0);
 	CHECK_EQ_INT(output_file__check("/"), -EISDIR);
+	CHECK_EQ_INT(output_file__check(""), -ENOENT);
 }
 
 TEST(fifo_written_in_place)
