@@ -26,7 +26,8 @@ void agent_options__usage(FILE *f)
 		"      --otlp-headers K=V,..  extra headers (env OTEL_EXPORTER_OTLP_HEADERS)\n"
 		"      --otlp-ca-file FILE    CA bundle for https (default: system CAs)\n"
 		"      --queue-max-mb N       export queue bound; oldest dropped beyond (default 32)\n"
-		"      --output-dir DIR       pprof files without an endpoint (default /var/lib/stackscope)\n"
+		"      --output-dir DIR       pprof files without an endpoint (default /var/lib/stackscope;\n"
+		"                             root's alone: not a symlink, not writable by others)\n"
 		"      --output-max-mb N      cap of that folder, oldest deleted first (default 256)\n"
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
@@ -116,7 +117,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->unwind_entries = 1u << 21;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_seconds(optarg, 1, 10000, &hz) || hz != floor(hz))

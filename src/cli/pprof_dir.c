@@ -1,6 +1,7 @@
 /* Rotating folder of per-interval pprof files. See pprof_dir.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/output_file.h"
 #include "cli/pprof_dir.h"
 #include "export/pprof.h"
 
@@ -18,6 +20,7 @@ int pprof_dir__prepare(const char *dir)
 {
 	char path[4096];
 	size_t i, n = strlen(dir);
+	int fd, err;
 
 	if (!n || n >= sizeof(path))
 		return -EINVAL;
@@ -30,7 +33,12 @@ int pprof_dir__prepare(const char *dir)
 			return -errno;
 		path[i] = i == n ? '\0' : '/';
 	}
-	return access(dir, W_OK) ? -errno : 0;
+	fd = output_file__open_dir(dir);
+	if (fd < 0)
+		return fd;
+	err = faccessat(fd, ".", W_OK, AT_EACCESS) ? -errno : 0;
+	close(fd);
+	return err;
 }
 
 struct entry {
@@ -44,26 +52,28 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Our file names sort by time, so the oldest come first. */
-static void trim(const char *dir, uint64_t max_bytes, struct pprof_dir_stats *stats)
+static void trim(int dir_fd, uint64_t max_bytes, struct pprof_dir_stats *stats)
 {
 	struct entry *e = NULL;
 	size_t cnt = 0, cap = 0, i;
 	uint64_t total = 0;
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		char path[4096];
 		struct stat st;
 
 		if (len >= sizeof(e->name) || strncmp(de->d_name, PREFIX, strlen(PREFIX)) ||
 		    len < strlen(SUFFIX) || strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (stat(path, &st) || !S_ISREG(st.st_mode))
+		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (cnt == cap) {
 			struct entry *n = realloc(e, (cap ? cap * 2 : 64) * sizeof(*n));
@@ -82,10 +92,7 @@ static void trim(const char *dir, uint64_t max_bytes, struct pprof_dir_stats *st
 	qsort(e, cnt, sizeof(*e), by_name);
 	/* Never delete the newest file, even if it alone is over the cap. */
 	for (i = 0; i + 1 < cnt && total > max_bytes; i++) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, e[i].name);
-		if (!unlink(path)) {
+		if (!unlinkat(dir_fd, e[i].name, 0)) {
 			total -= e[i].size;
 			stats->deleted++;
 		}
@@ -96,24 +103,32 @@ static void trim(const char *dir, uint64_t max_bytes, struct pprof_dir_stats *st
 int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p,
 		     uint64_t when_ns, struct pprof_dir_stats *stats)
 {
-	char path[4096], stamp[32];
+	char name[64], stamp[32];
 	time_t secs = (time_t)(when_ns / 1000000000ULL);
+	struct output_file *out = NULL;
 	struct tm tm;
 	struct stat st;
-	int err;
+	int dir_fd, err;
 
 	gmtime_r(&secs, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	snprintf(path, sizeof(path), "%s/" PREFIX "%s.%03uZ" SUFFIX, dir, stamp,
+	snprintf(name, sizeof(name), PREFIX "%s.%03uZ" SUFFIX, stamp,
 		 (unsigned int)(when_ns / 1000000ULL % 1000));
-	err = pprof__write(p, path);
+	/* checked again at every write: the folder may have been replaced since */
+	dir_fd = output_file__open_dir(dir);
+	err = dir_fd < 0 ? dir_fd : output_file__openat(dir_fd, name, &out);
+	if (!err)
+		err = output_file__finish(out, pprof__write_to(p, out));
 	if (err) {
 		stats->failed++;
-		return err;
+		goto cleanup;
 	}
 	stats->written++;
-	if (!stat(path, &st))
+	if (!fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
 		stats->bytes += (uint64_t)st.st_size;
-	trim(dir, max_bytes, stats);
-	return 0;
+	trim(dir_fd, max_bytes, stats);
+cleanup:
+	if (dir_fd >= 0)
+		close(dir_fd);
+	return err;
 }

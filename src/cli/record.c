@@ -17,6 +17,7 @@
 
 #include "abi.h"
 #include "base/log.h"
+#include "base/output_file.h"
 #include "cli/commands.h"
 #include "cli/record_options.h"
 #include "cli/session.h"
@@ -111,7 +112,7 @@ static int write_outputs(struct record_run *s)
 			break;
 		}
 		if (e) {
-			pr_err("cannot write %s: %s\n", o->path, strerror(-e));
+			pr_err("cannot write %s: %s\n", o->path, output_file__strerror(e));
 			err = e;
 		} else if (!s->opts->quiet) {
 			pr_info("wrote %s\n", o->path);
@@ -303,6 +304,10 @@ static int run(struct record_run *r)
 	r->prof = session__take_profile(r->session);
 	if (!r->prof)
 		return -ENOMEM;
+	/* a FIFO or pipe whose reader left is an error to report, not a reason to die (set only
+	 * now: the command, forked earlier, keeps its default)
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	err = write_outputs(r) ?: err;
 	if (!o->quiet)
 		print_summary(r, (double)(now - start_mono) / 1e9);

@@ -1,14 +1,15 @@
 /* `stackscope record` option parsing and validation. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/output_file.h"
 #include "cli/record_options.h"
 
 void record_options__usage(FILE *f)
@@ -22,7 +23,8 @@ void record_options__usage(FILE *f)
 		"  -F, --freq HZ          samples per second per CPU (1-10000, default 99)\n"
 		"  -d, --duration SECS    stop after SECS seconds (default: Ctrl-C or COMMAND exit)\n"
 		"  -p, --pid PID[,PID]    only these processes\n"
-		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable\n"
+		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable; '-' is\n"
+		"                         stdout; a FIFO's reader must be there at the end\n"
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
 		"      --no-symbolize     write addresses and build ids only\n"
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
@@ -92,25 +94,6 @@ static int parse_pids(const char *arg, struct record_options *o)
 	return o->pid_cnt ? 0 : -EINVAL;
 }
 
-/* Can path be written? A file created only to find out is removed again. */
-static int check_writable(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
-		return 0;
-	}
-	if (errno != EEXIST)
-		return -errno;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
 #define fail(...)                                                                  \
 	do {                                                                       \
 		fprintf(stderr, "stackscope record: " __VA_ARGS__);                \
@@ -138,6 +121,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	enum output_format formats[RECORD_MAX_OUTPUTS] = { 0 };
 	size_t format_cnt = 0, i;
 	unsigned long v;
+	struct stat st;
 	char *end;
 	int c;
 
@@ -147,7 +131,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	o->cache_dir = "/var/cache/stackscope";
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+F:d:p:o:f:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:F:d:p:o:f:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1000000, &v) || v < 1 || v > 10000)
@@ -188,6 +172,10 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		case OPT_DEBUG_DIR:
 			if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
 				fail("too many --debug-dir options");
+			if (stat(optarg, &st))
+				fail("--debug-dir %s: %s", optarg, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case 'q':
@@ -221,9 +209,9 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 					 : output_format__from_path(out->path);
 		if (!out->format)
 			out->format = OUTPUT_PPROF;
-		err = check_writable(out->path);
+		err = output_file__check(out->path);
 		if (err)
-			fail("cannot write '%s': %s", out->path, strerror(-err));
+			fail("cannot write '%s': %s", out->path, output_file__strerror(err));
 	}
 	return 0;
 }

@@ -39,7 +39,8 @@ struct record_options {
 };
 
 /* Parse argv (argv[0] is "record"). Returns 0, or -EINVAL after printing one clear error line
- * to stderr. Checks every -o path is writable (creating it if needed).
+ * to stderr. Checks every -o path with output_file__check() (nothing written, a FIFO not
+ * opened) and that every --debug-dir is a directory.
  */
 int record_options__parse(int argc, char **argv, struct record_options *o);
 void record_options__usage(FILE *f);

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/output_file.h"
 #include "base/u64_map.h"
 #include "cli/commands.h"
 #include "elf/elf_file.h"
@@ -152,8 +154,9 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		{ 0 },
 	};
 	unsigned long v;
+	struct stat st;
 	char *end;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->debuginfod = true;
@@ -168,6 +171,10 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		case OPT_DEBUG_DIR:
 			if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
 				opt_fail("at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
+			if (stat(optarg, &st))
+				opt_fail("--debug-dir %s: %s", optarg, strerror(errno));
+			if (!S_ISDIR(st.st_mode))
+				opt_fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case OPT_NO_DEBUGINFOD:
@@ -188,7 +195,7 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 			usage(stdout);
 			return 1;
 		case ':':
-			opt_fail("option '%s' needs an argument", argv[optind - 1]);
+			opt_fail("option '%s' needs a value", argv[optind - 1]);
 		default:
 			opt_fail("unknown option '%s'", argv[optind - 1]);
 		}
@@ -201,6 +208,9 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		opt_fail("no input profile (usage: stackscope symbolize IN -o OUT)");
 	if (!o->out)
 		opt_fail("no output file (-o OUT)");
+	err = output_file__check(o->out);
+	if (err)
+		opt_fail("cannot write '%s': %s", o->out, output_file__strerror(err));
 	return 0;
 }
 
@@ -715,10 +725,11 @@ int cmd_symbolize(int argc, char **argv)
 		fprintf(stderr, "stackscope symbolize: %s\n", strerror(-err));
 		goto cleanup;
 	}
+	signal(SIGPIPE, SIG_IGN); /* a FIFO's reader that left is an error, reported */
 	err = pprof_profile__write(s.p, o.out);
 	if (err) {
 		fprintf(stderr, "stackscope symbolize: cannot write %s: %s\n", o.out,
-			strerror(-err));
+			output_file__strerror(err));
 		goto cleanup;
 	}
 	symbolizer__summary(&s);

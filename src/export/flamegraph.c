@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/output_file.h"
 #include "export/flamegraph.h"
 
 #define FG_FRAME_H 16
@@ -593,25 +594,12 @@ cleanup:
 
 int flamegraph__write(const struct profile *p, const char *path, const char *title)
 {
-	char *tmp = NULL;
+	struct output_file *out;
 	FILE *f;
-	int err;
+	int err = output_file__open(path, &out);
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = flamegraph__fwrite(p, f, title);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err)
-		unlink(tmp);
-cleanup:
-	free(tmp);
-	return err;
+		return err;
+	f = output_file__stream(out);
+	return output_file__finish(out, f ? flamegraph__fwrite(p, f, title) : -errno);
 }

@@ -25,7 +25,9 @@
  */
 int flamegraph__fwrite(const struct profile *p, FILE *out, const char *title);
 
-/* Writes the SVG to path (replaced atomically via path.tmp). Returns 0 or -errno. */
+/* Writes the SVG to path under the rules of base/output_file.h (a regular file replaced
+ * atomically, a device, FIFO or "-" written in place, a symlink refused). 0 or -errno.
+ */
 int flamegraph__write(const struct profile *p, const char *path, const char *title);
 
 #endif

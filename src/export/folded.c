@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/output_file.h"
 #include "export/folded.h"
 
 struct folded_text {
@@ -149,26 +150,12 @@ cleanup:
 
 int folded__write(const struct profile *p, const char *path)
 {
-	char *tmp = NULL;
-	FILE *f = NULL;
-	int err;
+	struct output_file *out;
+	FILE *f;
+	int err = output_file__open(path, &out);
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		goto cleanup;
-	}
-	err = folded__fwrite(p, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	f = NULL;
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err)
-		unlink(tmp);
-cleanup:
-	free(tmp);
-	return err;
+		return err;
+	f = output_file__stream(out);
+	return output_file__finish(out, f ? folded__fwrite(p, f) : -errno);
 }

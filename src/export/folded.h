@@ -13,7 +13,9 @@
 /* Writes to an open stream. Returns 0, -ENOMEM, or -EIO on a write error. */
 int folded__fwrite(const struct profile *p, FILE *out);
 
-/* Writes to path (replaced atomically via path.tmp). Returns 0 or -errno. */
+/* Writes to path under the rules of base/output_file.h (a regular file replaced atomically,
+ * a device, FIFO or "-" written in place, a symlink refused). Returns 0 or -errno.
+ */
 int folded__write(const struct profile *p, const char *path);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include "base/array.h"
 #include "base/id_index.h"
+#include "base/output_file.h"
 #include "export/pprof.h"
 #include "export/pprof_fields.h"
 
@@ -343,52 +344,65 @@ cleanup:
 	return err;
 }
 
-int pprof__write_gzip(const struct pb_buf *buf, const char *path)
+/* Gzips buf into out; nothing committed. 0 or -errno (-EIO when zlib fails without errno). */
+static int pprof__gzip_to(const struct pb_buf *buf, struct output_file *out)
 {
-	char *tmp = NULL;
-	gzFile gz = NULL;
+	gzFile gz;
 	size_t off = 0;
-	int err = 0;
+	int fd, err = 0;
 
-	if (asprintf(&tmp, "%s.tmp", path) < 0)
-		return -ENOMEM;
+	fd = dup(output_file__fd(out)); /* gzclose() closes it; out keeps its own */
+	if (fd < 0)
+		return -errno;
 	errno = 0;
-	gz = gzopen(tmp, "wb");
+	gz = gzdopen(fd, "wb");
 	if (!gz) {
 		err = errno ? -errno : -ENOMEM;
-		goto cleanup;
+		close(fd);
+		return err;
 	}
-	while (off < buf->len) {
+	while (off < buf->len && !err) {
 		unsigned chunk = buf->len - off > (1u << 30) ? 1u << 30 : (unsigned)(buf->len - off);
 
-		if (gzwrite(gz, buf->data + off, chunk) != (int)chunk) {
-			err = -EIO;
-			goto cleanup;
-		}
+		errno = 0;
+		if (gzwrite(gz, buf->data + off, chunk) != (int)chunk)
+			err = errno ? -errno : -EIO;
 		off += chunk;
 	}
-	err = gzclose(gz) == Z_OK ? 0 : -EIO;
-	gz = NULL;
-	if (!err && rename(tmp, path))
-		err = -errno;
-cleanup:
-	if (gz)
-		gzclose(gz);
-	if (err)
-		unlink(tmp);
-	free(tmp);
+	errno = 0;
+	if (gzclose(gz) != Z_OK && !err)
+		err = errno ? -errno : -EIO;
 	return err;
 }
 
-int pprof__write(const struct profile *p, const char *path)
+int pprof__write_gzip(const struct pb_buf *buf, const char *path)
+{
+	struct output_file *out;
+	int err = output_file__open(path, &out);
+
+	if (err)
+		return err;
+	return output_file__finish(out, pprof__gzip_to(buf, out));
+}
+
+int pprof__write_to(const struct profile *p, struct output_file *out)
 {
 	struct pb_buf buf;
 	int err;
 
 	pb_buf__init(&buf, PPROF_MAX_SZ);
 	err = pprof__encode(p, &buf);
-	if (!err)
-		err = pprof__write_gzip(&buf, path);
+	err = err ?: pprof__gzip_to(&buf, out);
 	pb_buf__free(&buf);
 	return err;
+}
+
+int pprof__write(const struct profile *p, const char *path)
+{
+	struct output_file *out;
+	int err = output_file__open(path, &out);
+
+	if (err)
+		return err;
+	return output_file__finish(out, pprof__write_to(p, out));
 }

@@ -18,6 +18,8 @@
 #include "export/protobuf.h"
 #include "profile/profile.h"
 
+struct output_file;
+
 /* Largest profile pprof__write() encodes (uncompressed). */
 #define PPROF_MAX_SZ ((size_t)1 << 30)
 
@@ -26,14 +28,16 @@
  */
 int pprof__encode(const struct profile *p, struct pb_buf *out);
 
-/* Writes the gzipped profile to path (replaced atomically via path.tmp).
+/* Writes the gzipped profile to path under the rules of base/output_file.h (a regular file
+ * is replaced atomically, a device, FIFO or "-" written in place, a symlink refused).
  * Returns 0 or -errno (-EIO when zlib fails without errno).
  */
 int pprof__write(const struct profile *p, const char *path);
 
-/* Writes an encoded message gzipped to path (via path.tmp, renamed: readers never see half a
- * file). 0 or -errno (-EIO when zlib fails without errno).
- */
+/* Writes the gzipped profile to out, an open output file, without committing it. */
+int pprof__write_to(const struct profile *p, struct output_file *out);
+
+/* Writes an encoded message gzipped to path, as pprof__write(). 0 or -errno. */
 int pprof__write_gzip(const struct pb_buf *buf, const char *path);
 
 #endif

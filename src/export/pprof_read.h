@@ -155,7 +155,7 @@ int pprof_profile__set_lines(struct pprof_profile *p, struct pprof_location *loc
  */
 int pprof_profile__encode(const struct pprof_profile *p, struct pb_buf *out);
 
-/* Writes the gzipped profile to path, replaced atomically via path.tmp. 0 or -errno. */
+/* Writes the gzipped profile to path (see pprof__write_gzip()). 0 or -errno. */
 int pprof_profile__write(const struct pprof_profile *p, const char *path);
 
 #endif

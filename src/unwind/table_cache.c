@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/output_file.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_table.h"
 
@@ -26,7 +27,7 @@ struct cache_header {
 };
 
 struct table_cache {
-	char *dir;
+	int dir_fd; /* every entry is opened, renamed and deleted relative to it */
 	uint64_t max_bytes;
 	struct table_cache_stats stats;
 };
@@ -34,19 +35,25 @@ struct table_cache {
 struct table_cache *table_cache__new(const char *dir, uint64_t max_bytes)
 {
 	struct table_cache *c;
+	int fd;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return NULL;
-	if (access(dir, W_OK))
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->dir = strdup(dir);
-	if (!c->dir) {
-		free(c);
+	fd = output_file__open_dir(dir);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
 	}
+	if (faccessat(fd, ".", W_OK, AT_EACCESS)) {
+		close(fd);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->dir_fd = fd;
 	c->max_bytes = max_bytes;
 	return c;
 }
@@ -55,7 +62,7 @@ void table_cache__free(struct table_cache *c)
 {
 	if (!c)
 		return;
-	free(c->dir);
+	close(c->dir_fd);
 	free(c);
 }
 
@@ -64,9 +71,9 @@ const struct table_cache_stats *table_cache__stats(const struct table_cache *c)
 	return &c->stats;
 }
 
-static void entry_path(const struct table_cache *c, uint64_t file_id, char *buf, size_t cap)
+static void entry_name(uint64_t file_id, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "%s/%016llx" SUFFIX, c->dir, (unsigned long long)file_id);
+	snprintf(buf, cap, "%016llx" SUFFIX, (unsigned long long)file_id);
 }
 
 static int read_all(int fd, void *buf, size_t n)
@@ -82,23 +89,6 @@ static int read_all(int fd, void *buf, size_t n)
 			return -EIO;
 		p += r;
 		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
 	}
 	return 0;
 }
@@ -124,12 +114,12 @@ int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_tab
 	struct cache_header h;
 	struct unwind_row *rows = NULL;
 	struct stat st;
-	char path[4096];
+	char name[64];
 	int fd, err = -EBADMSG;
 
 	*out = NULL;
-	entry_path(c, file_id, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	entry_name(file_id, name, sizeof(name));
+	fd = openat(c->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		c->stats.misses++;
 		return -ENOENT;
@@ -156,7 +146,7 @@ int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_tab
 	goto out;
 bad:
 	c->stats.corrupt++;
-	unlink(path);
+	unlinkat(c->dir_fd, name, 0);
 	err = -EBADMSG;
 out:
 	free(rows);
@@ -188,17 +178,21 @@ static void evict(struct table_cache *c)
 	size_t cnt = 0, cap = 0, i;
 	uint64_t total = 0;
 	struct dirent *de;
-	DIR *d = opendir(c->dir);
+	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
 		struct stat st;
 
 		if (len >= sizeof(f->name) || len <= strlen(SUFFIX) ||
 		    strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX) ||
-		    fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
 		if (cnt == cap) {
 			struct cached_file *n = realloc(f, (cap ? cap * 2 : 64) * sizeof(*n));
@@ -236,28 +230,20 @@ int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unw
 		.row_cnt = cnt,
 		.row_size = sizeof(struct unwind_row),
 	};
-	char path[4096], tmp[4200];
-	int fd, err;
+	struct output_file *f;
+	char name[64];
+	int err;
 
 	if (sizeof(h) + cnt * sizeof(*rows) > c->max_bytes)
 		return -EFBIG;
 	h.crc = rows_crc(rows, cnt);
-	entry_path(c, file_id, path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		c->stats.store_failures++;
-		return -errno;
+	entry_name(file_id, name, sizeof(name));
+	err = output_file__openat(c->dir_fd, name, &f);
+	if (!err) {
+		err = output_file__write(f, &h, sizeof(h));
+		err = output_file__finish(f, err ?: output_file__write(f, rows, cnt * sizeof(*rows)));
 	}
-	err = write_all(fd, &h, sizeof(h));
-	if (!err)
-		err = write_all(fd, rows, cnt * sizeof(*rows));
-	if (close(fd) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err) {
-		unlink(tmp);
 		c->stats.store_failures++;
 		return err;
 	}

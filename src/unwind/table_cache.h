@@ -6,6 +6,11 @@
  * check (size, magic, version, id, CRC, row order) is deleted and counted, never used.
  * The folder is kept under max_bytes by deleting the least recently used entries (reads
  * refresh an entry's mtime). Nothing here is required: every failure degrades to a rebuild.
+ *
+ * The folder is trusted only when no one else can write into it (created 0700; an existing
+ * one must be ours, not a symlink, not writable by group or others: output_file__open_dir())
+ * and every entry is opened, written (base/output_file.h: O_EXCL temporaries, renamed) and
+ * deleted relative to its descriptor, never through a symlink.
  */
 #ifndef STACKSCOPE_TABLE_CACHE_H
 #define STACKSCOPE_TABLE_CACHE_H
@@ -25,7 +30,9 @@ struct table_cache_stats {
 
 struct table_cache;
 
-/* NULL with errno when dir cannot be created or written. */
+/* NULL with errno when dir cannot be created or written, is a symlink (ELOOP), or is not
+ * ours alone (EACCES): the caller warns and goes on without a cache.
+ */
 struct table_cache *table_cache__new(const char *dir, uint64_t max_bytes);
 void table_cache__free(struct table_cache *c);
 

@@ -1,4 +1,6 @@
-/* On-disk unwind-table cache: round trip, corruption never used, LRU bound. */
+/* On-disk unwind-table cache: round trip, corruption never used, LRU bound, a folder or
+ * entry others could have planted never used.
+ */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -134,6 +136,84 @@ TEST(bounded_by_lru)
 	table_cache__free(c);
 }
 
+/* table_cache__new(path) fails with errno want. */
+static void check_refused(const char *path, int want)
+{
+	struct table_cache *c;
+
+	errno = 0;
+	c = table_cache__new(path, 1 << 20);
+	CHECK(c == NULL);
+	CHECK_EQ_INT(errno, want);
+	table_cache__free(c);
+}
+
+/* A folder that is a symlink, or that others may write into, is refused. */
+TEST(unsafe_folder_refused)
+{
+	char real[600], link[600];
+	struct table_cache *c;
+
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	REQUIRE(mkdir(real, 0700) == 0);
+	REQUIRE(symlink(real, link) == 0);
+	check_refused(link, ELOOP);
+	REQUIRE(chmod(real, 0777) == 0);
+	check_refused(real, EACCES);
+	REQUIRE(chmod(real, 0720) == 0);
+	check_refused(real, EACCES);
+	REQUIRE(chmod(real, 0700) == 0);
+	c = table_cache__new(real, 1 << 20);
+	CHECK(c != NULL);
+	table_cache__free(c);
+	/* a new folder is created private */
+	snprintf(real, sizeof(real), "%s/new", dir);
+	c = table_cache__new(real, 1 << 20);
+	CHECK(c != NULL);
+	table_cache__free(c);
+	{
+		struct stat st;
+
+		CHECK(stat(real, &st) == 0 && (st.st_mode & 0777) == 0700);
+	}
+}
+
+/* A symlink at an entry's name is neither read nor written through. */
+TEST(symlink_entry_not_followed)
+{
+	struct table_cache *c = table_cache__new(dir, 1 << 20);
+	struct unwind_table *t = sample_table(20), *back = NULL;
+	char path[512], victim[600], buf[8] = { 0 };
+	struct stat st;
+	int fd;
+
+	REQUIRE(c && t);
+	REQUIRE(table_cache__store(c, 0x99, t) == 0);
+	path_of(0x99, path, sizeof(path));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	REQUIRE(rename(path, victim) == 0); /* a valid entry, elsewhere */
+	REQUIRE(symlink(victim, path) == 0);
+	CHECK(table_cache__load(c, 0x99, &back) != 0);
+	CHECK(back == NULL);
+	unwind_table__free(back);
+	REQUIRE(unlink(path) == 0 || errno == ENOENT);
+	fd = open(victim, O_WRONLY | O_TRUNC);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, "victim", 6) == 6);
+	close(fd);
+	REQUIRE(symlink(victim, path) == 0);
+	CHECK_EQ_INT(table_cache__store(c, 0x99, t), -ELOOP);
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	fd = open(victim, O_RDONLY);
+	REQUIRE(fd >= 0);
+	CHECK_EQ_INT(read(fd, buf, sizeof(buf) - 1), 6);
+	close(fd);
+	CHECK_STR(buf, "victim");
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -144,6 +224,8 @@ int main(void)
 	RUN(round_trip);
 	RUN(corruption_is_rejected);
 	RUN(bounded_by_lru);
+	RUN(unsafe_folder_refused);
+	RUN(symlink_entry_not_followed);
 	rc = test_summary();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
