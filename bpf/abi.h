@@ -84,6 +84,9 @@ struct sample_record {
 	__s32 kernel_frame_cnt;        /* < 0: -errno from bpf_get_stack */
 	__u16 user_frame_cnt;
 	__u16 user_end;                /* enum unwind_end */
+	__u32 map_pid;                 /* whose mappings resolved the user stack: pid, or for a
+					* forked child not known yet, its parent's (or ancestor's) */
+	__u32 pad;
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -117,6 +120,8 @@ enum counter {
 	COUNTER_USER_FRAMES,       /* user frames produced */
 	COUNTER_FP_FRAMES,         /* of which found through the frame pointer */
 	COUNTER_UNKNOWN_PID,       /* samples of processes with no mappings loaded yet */
+	COUNTER_FORK_INHERITED,    /* samples of forked children resolved through their
+				    * parent's mappings (not known to userspace yet) */
 	COUNTER_SAMPLE_NS,         /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
 	COUNTER_UNWIND_END_BASE,   /* + enum unwind_end: how user stacks ended */

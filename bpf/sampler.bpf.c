@@ -78,6 +78,19 @@ struct {
 	__type(value, struct unwind_rule);
 } unwind_rules SEC(".maps");
 
+/* Processes forked and not (yet) exec'd: child tgid -> the parent tgid at fork. Until userspace
+ * has written the child's own entries into "mappings", the child shares its parent's address
+ * space layout (fork copies it; vfork shares it), so its samples are resolved through the
+ * parent's entries. LRU: a fork storm evicts the oldest children, which then wait for userspace
+ * like any unknown process.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1 << 15);
+	__type(key, __u32);   /* child tgid */
+	__type(value, __u32); /* parent tgid */
+} forked SEC(".maps");
+
 static __always_inline void count(__u32 which, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -183,6 +196,43 @@ static __always_inline bool pid_wanted(__u32 tgid)
 
 /* ---- sampling ---- */
 
+static __always_inline bool process_known(__u32 tgid)
+{
+	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
+
+	return bpf_map_lookup_elem(&mappings, &marker) != NULL;
+}
+
+/* Whose entries in "mappings" (and "interp_procs") describe the address space of tgid: its own
+ * once userspace wrote them (the (tgid, 0) marker), else, for a process forked and not exec'd
+ * since, its parent's (or the nearest known ancestor's, up to FORK_HOPS generations) — but only
+ * while the parent that forked it is still its parent: a reparented child (its parent died, the
+ * pid may be reused) gets nothing. Counted: resolved through an ancestor, or not known at all.
+ */
+#define FORK_HOPS 4
+static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
+{
+	struct task_struct *cur = BPF_CORE_READ(task, group_leader);
+	__u32 owner = tgid, *parent;
+	int hop;
+
+	for (hop = 0; hop < FORK_HOPS; hop++) {
+		if (process_known(owner)) {
+			if (hop)
+				count(COUNTER_FORK_INHERITED, 1);
+			return owner;
+		}
+		parent = bpf_map_lookup_elem(&forked, &owner);
+		cur = BPF_CORE_READ(cur, real_parent);
+		if (!parent || !cur || BPF_CORE_READ(cur, tgid) != *parent)
+			break;
+		owner = *parent;
+		cur = BPF_CORE_READ(cur, group_leader);
+	}
+	count(COUNTER_UNKNOWN_PID, 1);
+	return tgid;
+}
+
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
 {
 	st->regs[DWARF_RAX] = BPF_CORE_READ(r, ax);
@@ -234,6 +284,8 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
+	rec->map_pid = s->st.pid;
+	rec->pad = 0;
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -315,9 +367,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		s->st.end = UNWIND_END_NO_USER;
 	}
 	s->st.regs_valid = 1;
-	if (!s->st.done && !bpf_map_lookup_elem(&mappings, &(struct mapping_key){
-				   .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) }))
-		count(COUNTER_UNKNOWN_PID, 1);
+	if (!s->st.done)
+		s->st.pid = mapping_owner(task, tgid);
 	s->t0 = t0;
 	s->chunks = 0;
 	if (!s->st.done && sampler_cfg.tail_calls) {
@@ -371,10 +422,13 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u8 one = 1;
 
-	if (sampler_cfg.filter_mode != FILTER_FOLLOW_CHILDREN || child->pid != ctgid)
-		return 0;
-	if (bpf_map_lookup_elem(&pid_filter, &ptgid))
+	if (child->pid != ctgid)
+		return 0; /* a thread: it shares its process's entries */
+	if (sampler_cfg.filter_mode == FILTER_FOLLOW_CHILDREN &&
+	    bpf_map_lookup_elem(&pid_filter, &ptgid))
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
+	if (pid_wanted(ctgid))
+		bpf_map_update_elem(&forked, &ctgid, &ptgid, BPF_ANY);
 	return 0;
 }
 
@@ -384,6 +438,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct exec_record *rec;
 	__u32 tgid = p->tgid;
 
+	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
 	if (!pid_wanted(tgid))
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -409,7 +464,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	struct exit_record *rec;
 	__u32 tgid = p->tgid;
 
-	if (p->pid != tgid || !pid_wanted(tgid))
+	if (p->pid != tgid)
+		return 0;
+	bpf_map_delete_elem(&forked, &tgid);
+	if (!pid_wanted(tgid))
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {

@@ -155,13 +155,15 @@ static void print_summary(struct record_run *r, double secs)
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
 		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
-	    c[COUNTER_UNKNOWN_PID])
+	    c[COUNTER_UNKNOWN_PID] || c[COUNTER_FORK_INHERITED])
 		fprintf(stderr, "other          kernel stack failed %llu, truncated %llu; process "
-				"events lost %llu; samples before their process was known %llu\n",
+				"events lost %llu; samples before their process was known %llu; "
+				"forked children resolved through their parent %llu\n",
 			(unsigned long long)c[COUNTER_KSTACK_FAILED],
 			(unsigned long long)c[COUNTER_KSTACK_TRUNCATED],
 			(unsigned long long)c[COUNTER_EVENTS_LOST],
-			(unsigned long long)c[COUNTER_UNKNOWN_PID]);
+			(unsigned long long)c[COUNTER_UNKNOWN_PID],
+			(unsigned long long)c[COUNTER_FORK_INHERITED]);
 	fprintf(stderr, "processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),
 		(unsigned long long)st.processes_exited, st.executables,

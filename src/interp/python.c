@@ -842,9 +842,11 @@ static void marker(struct python *py, struct python_symbol *out, const char *tex
 	out->marker = true;
 }
 
-void python__symbolize(struct python *py, pid_t pid, const struct user_frame *uf,
+void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct user_frame *uf,
 		       struct python_symbol *out)
 {
+	pid_t reader = pid;
+
 	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
 	struct py_proc *pp;
 	struct code_entry *e, fresh = { 0 };
@@ -863,6 +865,14 @@ void python__symbolize(struct python *py, pid_t pid, const struct user_frame *uf
 		}
 	}
 	pp = proc_get(py, pid, false);
+	if (!pp && map_pid > 0 && map_pid != pid) {
+		/* A forked child read through its parent's state: same code at the same address
+		 * (the cookie below catches an object the child replaced). Cached under the parent.
+		 */
+		pp = proc_get(py, map_pid, false);
+		py->stats.forked_frames++;
+		pid = map_pid;
+	}
 	if (!pp || !pp->file || pp->file->bpf.kind != INTERP_PYTHON)
 		return marker(py, out, "unknown process");
 	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PYTHON_CODE_CACHE_CAP;
@@ -870,7 +880,13 @@ void python__symbolize(struct python *py, pid_t pid, const struct user_frame *uf
 	if (e->pid != pid || e->gen != pp->gen || e->code != uf->addr ||
 	    (cookie && e->cookie != cookie)) {
 		py->stats.code_reads++;
-		if (read_code(pid, uf->addr, &pp->file->layout, &fresh)) {
+		int err = read_code(reader, uf->addr, &pp->file->layout, &fresh);
+
+		if (err && reader != pid) { /* the child is gone: its parent has the same code */
+			code_entry__clear(&fresh);
+			err = read_code(pid, uf->addr, &pp->file->layout, &fresh);
+		}
+		if (err) {
 			code_entry__clear(&fresh);
 			py->stats.code_unreadable++;
 			return marker(py, out, "code object unreadable");

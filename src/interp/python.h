@@ -43,6 +43,7 @@ struct python_stats {
 	uint64_t code_reads;        /* code objects read from process memory */
 	uint64_t code_unreadable;   /* frames whose code object could not be read */
 	uint64_t code_stale;        /* cookie mismatch: code object freed and reused */
+	uint64_t forked_frames;     /* frames of forked children read with their parent's state */
 	uint64_t counters[INTERP_COUNTER_CNT]; /* the eBPF side's, filled by the caller */
 };
 
@@ -70,10 +71,13 @@ struct python_symbol {
 	bool marker;          /* a pseudo-frame (function holds the text) */
 };
 
-/* Symbolize one USER_FRAME_PYTHON frame of process pid. Strings are borrowed until the next
- * python__ call. Always fills *out (an "[python: ...]" marker when the frame cannot be read).
+/* Symbolize one USER_FRAME_PYTHON frame of process pid, whose stack eBPF walked with the
+ * state of process map_pid (pid itself, or the parent it was forked from while it was not
+ * known yet: the same interpreter at the same addresses). The code object is read from pid,
+ * or from map_pid once pid has exited. Strings are borrowed until the next python__ call.
+ * Always fills *out (an "[python: ...]" marker when the frame cannot be read).
  */
-void python__symbolize(struct python *py, pid_t pid, const struct user_frame *uf,
+void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct user_frame *uf,
 		       struct python_symbol *out);
 
 const struct python_stats *python__stats(const struct python *py);

@@ -225,7 +225,7 @@ static uint32_t python_frame(struct trace_handler *th, const struct sample_recor
 	struct profile_frame f = { .kind = FRAME_PYTHON, .lines = &line, .line_cnt = 1 };
 
 	if (th->py && th->opts.symbolize)
-		python__symbolize(th->py, (pid_t)rec->hdr.pid, uf, &sym);
+		python__symbolize(th->py, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf, &sym);
 	if (sym.marker)
 		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
 	line.function = sym.function;

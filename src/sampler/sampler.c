@@ -43,6 +43,7 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_USER_FRAMES] = "user frames",
 	[COUNTER_FP_FRAMES] = "user frames via frame pointer",
 	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
+	[COUNTER_FORK_INHERITED] = "samples of forked children resolved through their parent",
 	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
 };
 

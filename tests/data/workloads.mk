@@ -15,7 +15,7 @@ RUSTC       ?= $(firstword $(shell command -v rustc 2>/dev/null) \
 			$(wildcard $(HOME)/.cargo/bin/rustc /root/.cargo/bin/rustc))
 
 WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel \
-	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate
+	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate wl_prefork
 
 FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
 WL_LLD      ?= $(shell command -v ld.lld 2>/dev/null)
@@ -36,7 +36,7 @@ $(BUILD)/wl_chain_lld: wl_chain.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) -fuse-ld=lld $< -o $@
 
 $(BUILD)/wl_qsort $(BUILD)/wl_recurse $(BUILD)/wl_signal $(BUILD)/wl_kernel \
-$(BUILD)/wl_short: $(BUILD)/%: %.c wl_common.h | $(BUILD)
+$(BUILD)/wl_short $(BUILD)/wl_prefork: $(BUILD)/%: %.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
 
 $(BUILD)/wl_dlopen: wl_dlopen.c wl_common.h | $(BUILD)
