@@ -31,7 +31,7 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 
-SRCS      := $(sort $(wildcard src/*/*.c))
+SRCS      := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 MAIN_SRC  := src/cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
@@ -51,7 +51,7 @@ $(BUILD)/vmlinux.h:
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -106,7 +106,7 @@ bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
 format:
-	$(Q)clang-format -i $(wildcard src/*/*.[ch] bpf/*.[ch] tests/unit/*.[ch])
+	$(Q)clang-format -i $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch])
 
 clean:
 	rm -rf $(BUILD) stackscope

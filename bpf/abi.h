@@ -42,8 +42,6 @@ enum user_frame_flag {
 				       * known yet): addr is the absolute pc, file_id is 0 */
 	USER_FRAME_SIGNAL = 1 << 3,   /* this frame was interrupted by a signal (caller of a
 				       * signal trampoline): addr is an exact pc */
-	USER_FRAME_PYTHON = 1 << 4,   /* a CPython frame, not a native one: see "Interpreter
-				       * frames" below for what addr and file_id hold */
 };
 
 /* One user-space frame, identified by the file it is in so that it can be symbolized after
@@ -54,7 +52,9 @@ struct user_frame {
 	__u64 addr;
 	__u64 file_id;
 	__u32 flags; /* enum user_frame_flag */
-	__u32 pad;
+	__u8 kind;   /* enum user_frame_kind: native, or the runtime whose frame this is (see "Runtime
+		      * frames" below for what addr and file_id hold then) */
+	__u8 pad[3];
 };
 
 /* Why the user stack of a sample ends where it ends. UNWIND_END_OK means a thread root was
@@ -245,102 +245,52 @@ struct sampler_config {
 #define UNWIND_CHUNK 16
 #define UNWIND_MAX_CHUNKS 32
 
-/* ---- Interpreter frames (CPython; see bpf/python_unwind.h and src/interp/python.c) ----
+/* ---- Runtime frames (high-level language runtimes; bpf/interp/, src/interp/) ----
  *
- * A USER_FRAME_PYTHON frame is emitted just before (leaf side of) the native
- * _PyEval_EvalFrameDefault frame that runs it, so the stack reads interleaved:
- * ... native callee, Python frames of this eval activation, the eval frame, its callers ...
- *   addr    = address of the PyCodeObject in the sampled process (pid-specific)
- *   file_id = (__u64)instruction byte offset << 32 | cookie
- *             offset: bytes from the start of the bytecode (0xffffffff: not started);
- *             cookie: (co_firstlineno + (co_argcount << 24)) as read by eBPF, so userspace
- *             can tell a code object freed and reused at the same address.
- * addr == 0 marks a pseudo-frame instead; file_id is then an enum py_marker.
+ * A runtime's eBPF walk (bpf/interp/<runtime>_walk.h) emits its frames into the same user
+ * stack as the native walk, each marked with its frame kind; what addr and file_id hold is
+ * the runtime's own business (its *_abi.h says). addr == 0 marks a pseudo-frame: file_id is
+ * then the runtime's marker code. A runtime is found through "interp_files" (a mapped file is
+ * its interpreter: the native frames in its ranges are where its frames interleave) and
+ * "interp_procs" (its per-process state, keyed by tgid and runtime).
  */
-#define PY_INSTR_NONE 0xffffffffu
-#define PY_NO_OFFSET 0xffff
-
-enum py_marker {
-	PY_MARKER_UNSUPPORTED = 1, /* eval loop of a Python this build does not understand */
-	PY_MARKER_TRUNCATED = 2,   /* Python frames stopped: frame budget (native reserve) */
-	PY_MARKER_READ_FAILED = 3, /* a frame or code object could not be read: frames lost */
+enum user_frame_kind {
+	FRAME_KIND_NATIVE = 0,
+	FRAME_KIND_CPYTHON = 1,
+	FRAME_KIND_CNT,
 };
 
-enum interp_kind {
-	INTERP_NONE = 0,
-	INTERP_PYTHON = 1,             /* CPython with a known layout */
-	INTERP_PYTHON_UNSUPPORTED = 2, /* CPython, layout unknown: marker frame, native only */
-};
+/* Counters per runtime in the per-CPU "interp_counters": [runtime * INTERP_COUNTER_MAX + i],
+ * runtime being its user_frame_kind.
+ */
+#define INTERP_COUNTER_MAX 16
 
-/* How a frame's instruction position is stored. */
-enum py_instr_kind {
-	PY_INSTR_LASTI_BYTES = 0, /* int f_lasti, bytes (3.8, 3.9) */
-	PY_INSTR_LASTI_UNITS = 1, /* int f_lasti, 2-byte code units (3.10) */
-	PY_INSTR_POINTER = 2,     /* pointer into co_code_adaptive (3.11+: prev_instr/instr_ptr) */
-};
+#include "interp/python_abi.h"
 
-/* Which Python frames one native eval-loop activation runs. */
-enum py_entry_kind {
-	PY_ENTRY_EACH = 0,  /* <= 3.10: exactly one frame per activation */
-	PY_ENTRY_FLAG = 1,  /* 3.11: frames up to and including the one with is_entry set */
-	PY_ENTRY_SHIM = 2,  /* 3.12+: frames up to the C-stack-owned shim frame (owner 3),
-			     * which is skipped */
-};
-
-#define PY_OWNED_BY_CSTACK 3
-#define PY_FRAME_READ_MAX 128
-
-/* Byte offsets the eBPF walk needs, per CPython minor version (PY_NO_OFFSET: absent). */
-struct py_offsets {
-	__u16 rt_interp_head;  /* _PyRuntime.interpreters.head */
-	__u16 rt_tss;          /* _PyRuntime's autoTSSkey: Py_tss_t { int initialized; key } */
-	__u16 ts_interp;       /* PyThreadState.interp */
-	__u16 ts_frame;        /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
-	__u16 cframe_frame;    /* _PyCFrame.current_frame, or PY_NO_OFFSET */
-	__u16 fr_back;         /* f_back / previous */
-	__u16 fr_code;         /* f_code / f_executable */
-	__u16 fr_instr;        /* f_lasti / prev_instr / instr_ptr */
-	__u16 fr_entry;        /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
-	__u16 fr_read_sz;      /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
-	__u16 co_argcount;
-	__u16 co_firstlineno;
-	__u16 co_code;         /* co_code_adaptive (3.11+), else 0 */
-	__u8 instr_kind;       /* enum py_instr_kind */
-	__u8 entry_kind;       /* enum py_entry_kind */
-};
-
-/* "interp_files": file_id -> what eBPF needs to know about an interpreter binary. */
+/* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
-	__u8 kind;   /* enum interp_kind */
-	__u8 major;
-	__u8 minor;
-	__u8 pad[5];
-	__u64 eval_start[2]; /* ELF vaddr ranges of the eval loop: [start, end) */
-	__u64 eval_end[2];   /* [0]: _PyEval_EvalFrameDefault, [1]: its split-off cold part */
-	struct py_offsets py;
+	__u8 runtime;        /* enum user_frame_kind of the runtime */
+	__u8 supported;      /* 0: a version we cannot walk: a marker frame, native frames only */
+	__u8 major, minor;   /* its version, for messages */
+	__u8 pad[4];
+	__u64 range_start[2]; /* ELF vaddr ranges of the native code that runs runtime frames */
+	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */
+	union {
+		struct py_file_abi py;
+	};
 };
 
-/* "interp_procs": pid -> per-process addresses (written when the process maps the file). */
+/* "interp_procs": (tgid, runtime) -> where that runtime lives in that process. */
+struct interp_proc_key {
+	__u32 pid;
+	__u32 kind; /* enum user_frame_kind of the runtime */
+};
+
 struct interp_proc {
 	__u64 file_id; /* the interpreter file */
-	__u64 runtime; /* absolute address of _PyRuntime */
-	__u32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k */
-	__u32 pad;
-};
-
-/* Per-CPU "interp_counters": why Python frames are missing, by reason. */
-enum interp_counter {
-	INTERP_COUNTER_STACKS = 0,      /* samples with at least one eval-loop frame */
-	INTERP_COUNTER_FRAMES,          /* Python frames emitted */
-	INTERP_COUNTER_NO_PROC,         /* eval loop, but the pid has no interp_procs entry (yet) */
-	INTERP_COUNTER_UNSUPPORTED,     /* eval loop of an unsupported version (marker emitted) */
-	INTERP_COUNTER_TSS_UNSET,       /* autoTSSkey not initialised or >= 32 */
-	INTERP_COUNTER_NO_TSTATE,       /* the thread has no thread state (not a Python thread) */
-	INTERP_COUNTER_BAD_TSTATE,      /* thread state's interp != the runtime's: wrong layout */
-	INTERP_COUNTER_READ_FAILED,     /* runtime, thread state, frame or code unreadable */
-	INTERP_COUNTER_RUN_EMPTY,       /* an eval activation with no Python frame left to show */
-	INTERP_COUNTER_TRUNCATED,       /* Python frames cut at the native reserve (marker) */
-	INTERP_COUNTER_CNT,
+	union {
+		struct py_proc_abi py;
+	};
 };
 
 #endif

@@ -233,6 +233,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 			fr->addr = pc;
 			fr->file_id = 0;
 			fr->flags = flags | USER_FRAME_UNMAPPED | USER_FRAME_FP;
+			fr->kind = FRAME_KIND_NATIVE;
 			st->frame_cnt = idx + 1;
 			ss_step_fp(st, UNWIND_END_UNMAPPED);
 			return;
@@ -245,6 +246,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	fr->addr = elf_addr;
 	fr->file_id = st->last_map.file_id;
 	fr->flags = flags;
+	fr->kind = FRAME_KIND_NATIVE;
 	st->frame_cnt = idx + 1;
 
 	file_flags = st->last_file_flags;

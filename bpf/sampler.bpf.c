@@ -143,11 +143,56 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 }
 
 #include "native_unwind.h"
-#include "python_unwind.h" /* interpreter frames: python_unwind.h */
+
+/* ---- runtimes (bpf/interp/): their maps and the hooks their walks use ---- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u64); /* file_id */
+	__type(value, struct interp_file);
+} interp_files SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct interp_proc_key);
+	__type(value, struct interp_proc);
+} interp_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FRAME_KIND_CNT * INTERP_COUNTER_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} interp_counters SEC(".maps");
+
+static __always_inline struct interp_file *ss_interp_file(__u64 file_id)
+{
+	return bpf_map_lookup_elem(&interp_files, &file_id);
+}
+
+static __always_inline struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	struct interp_proc_key key = { .pid = pid, .kind = runtime };
+
+	return bpf_map_lookup_elem(&interp_procs, &key);
+}
+
+static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
+{
+	__u32 idx = runtime * INTERP_COUNTER_MAX + (which & (INTERP_COUNTER_MAX - 1));
+	__u64 *c = bpf_map_lookup_elem(&interp_counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+#include "interp/interp_walk.h"
 
 struct unwind_scratch {
 	struct unwind_cursor st;
-	struct py_cursor py; /* python_unwind.h */
+	struct interp_cursor interp; /* interp/interp_walk.h */
 	__u64 t0;            /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;        /* tail-call unwinder: runs so far */
 	__u32 pad;
@@ -180,7 +225,7 @@ static long unwind_loop_cb(__u64 i, void *ctx)
 
 	if (!s)
 		return 1;
-	if (!ss_py_step(&s->st, &s->py, s->rec.user)) /* python_unwind.h */
+	if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
 		ss_unwind_step(&s->st, s->rec.user);
 	return s->st.done ? 1 : 0;
 }
@@ -354,9 +399,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = tgid;
-	/* python_unwind.h: fresh Python cursor; the thread's TLS base finds its thread state. */
-	__builtin_memset(&s->py, 0, __builtin_offsetof(struct py_cursor, buf));
-	s->py.fsbase = BPF_CORE_READ(task, thread.fsbase);
+	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
+	ss_interp_reset(&s->interp, BPF_CORE_READ(task, thread.fsbase));
 	if (user_mode) {
 		regs_from_ctx(&s->st, ctx);
 	} else if (BPF_CORE_READ(task, mm) && !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
@@ -379,8 +423,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	} else if (!s->st.done) {
 		struct unwind_loop_ctx lc = { .s = s };
 
-		/* Python steps (python_unwind.h) take iterations too: each emits a frame, or skips
-		 * one shim frame per native eval frame.
+		/* Runtime steps (interp/interp_walk.h) take iterations too: each emits a frame, or
+		 * skips one shim frame per native eval frame.
 		 */
 		bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
 	}
@@ -400,7 +444,7 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 	if (!s)
 		return 0;
 	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++) {
-		if (!ss_py_step(&s->st, &s->py, s->rec.user)) /* python_unwind.h */
+		if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
 			ss_unwind_step(&s->st, s->rec.user);
 	}
 	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {

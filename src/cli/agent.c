@@ -22,7 +22,7 @@
 #include "cli/metrics_server.h"
 #include "cli/session.h"
 #include "profile/profile.h"
-#include "profile/trace_handler.h"
+#include "symbolize/trace_handler.h"
 #include "sampler/sampler.h"
 #include "unwind/unwind_maps.h"
 

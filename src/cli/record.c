@@ -25,7 +25,7 @@
 #include "export/folded.h"
 #include "export/pprof.h"
 #include "profile/profile.h"
-#include "profile/trace_handler.h"
+#include "symbolize/trace_handler.h"
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
@@ -121,6 +121,31 @@ static int write_outputs(struct record_run *s)
 	return err;
 }
 
+/* One line per language runtime seen: its eBPF counters (why frames are missing), then what
+ * userspace did (src/interp/).
+ */
+static void print_runtime(const struct interp_runtime_stats *rs)
+{
+	const struct interp_runtime *rt = rs->rt;
+	size_t i;
+
+	if (!rs->files && !rs->bpf[0])
+		return;
+	fprintf(stderr, "%-14s %llu files (%llu unsupported), %llu processes (%llu rejected); "
+			"frames %llu symbolized, %llu markers, %llu through a forked child's "
+			"parent; eBPF:",
+		rt->name, (unsigned long long)rs->files, (unsigned long long)rs->files_unsupported,
+		(unsigned long long)rs->procs_attached, (unsigned long long)rs->procs_rejected,
+		(unsigned long long)rs->frames, (unsigned long long)rs->markers,
+		(unsigned long long)rs->forked_frames);
+	for (i = 0; i < rt->bpf_counter_cnt; i++)
+		fprintf(stderr, "%s %s %llu", i ? "," : "", rt->bpf_counter_names[i],
+			(unsigned long long)rs->bpf[i]);
+	for (i = 0; i < rt->stat_cnt; i++)
+		fprintf(stderr, "; %s %llu", rt->stat_names[i], (unsigned long long)rs->own[i]);
+	fprintf(stderr, "\n");
+}
+
 static void print_summary(struct record_run *r, double secs)
 {
 	struct session_stats st;
@@ -191,28 +216,8 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr, "table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
 			(unsigned long long)st.cache->hits, (unsigned long long)st.cache->misses,
 			(unsigned long long)st.cache->corrupt, (unsigned long long)st.cache->stores);
-	if (st.python.counters[INTERP_COUNTER_STACKS] || st.python.files) {
-		const uint64_t *pc = st.python.counters;
-
-		/* Python (src/interp/python.c): the eBPF side's reasons, then symbolization. */
-		fprintf(stderr, "python         %llu stacks in an eval loop, %llu frames; missing: no "
-				"process %llu, unsupported %llu, no thread state %llu, bad thread "
-				"state %llu, tss unset %llu, unreadable %llu, empty run %llu, "
-				"truncated %llu; code objects read %llu (%llu unreadable, %llu stale)\n",
-			(unsigned long long)pc[INTERP_COUNTER_STACKS],
-			(unsigned long long)pc[INTERP_COUNTER_FRAMES],
-			(unsigned long long)pc[INTERP_COUNTER_NO_PROC],
-			(unsigned long long)pc[INTERP_COUNTER_UNSUPPORTED],
-			(unsigned long long)pc[INTERP_COUNTER_NO_TSTATE],
-			(unsigned long long)pc[INTERP_COUNTER_BAD_TSTATE],
-			(unsigned long long)pc[INTERP_COUNTER_TSS_UNSET],
-			(unsigned long long)pc[INTERP_COUNTER_READ_FAILED],
-			(unsigned long long)pc[INTERP_COUNTER_RUN_EMPTY],
-			(unsigned long long)pc[INTERP_COUNTER_TRUNCATED],
-			(unsigned long long)st.python.code_reads,
-			(unsigned long long)st.python.code_unreadable,
-			(unsigned long long)st.python.code_stale);
-	}
+	for (i = 0; i < st.runtime_cnt; i++)
+		print_runtime(&st.runtimes[i]);
 	if (c[COUNTER_SAMPLES])
 		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
 			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);

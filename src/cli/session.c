@@ -10,11 +10,11 @@
 #include "base/log.h"
 #include "base/safe_open.h"
 #include "cli/session.h"
-#include "interp/python.h"
+#include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
-#include "profile/trace_handler.h"
+#include "symbolize/trace_handler.h"
 #include "symbolize/debuginfo.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
@@ -39,7 +39,7 @@ struct session {
 	struct debuginfo *di;
 	struct profile *prof;
 	struct trace_handler *th;
-	struct python *py; /* interpreter frames */
+	struct interp_registry *interp; /* language runtimes' frames */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -73,7 +73,7 @@ static int on_record(const void *data, size_t size, void *ctx)
 		break;
 	case RECORD_EXEC:
 		s->exec_events++;
-		python__process_exec(s->py, (pid_t)h->pid);
+		interp_registry__process_exec(s->interp, (pid_t)h->pid);
 		process_table__exec(s->pt, (pid_t)h->pid, now);
 		break;
 	case RECORD_MMAP:
@@ -96,7 +96,7 @@ static void load_executable(struct executable *exe, void *ctx)
 
 	if (s->um)
 		unwind_maps__load(s->um, exe);
-	python__file_loaded(s->py, exe);
+	interp_registry__file_loaded(s->interp, exe);
 }
 
 static void unload_executable(struct executable *exe, void *ctx)
@@ -105,17 +105,18 @@ static void unload_executable(struct executable *exe, void *ctx)
 
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
-	python__file_unloaded(s->py, exe);
+	interp_registry__file_unloaded(s->interp, exe);
 }
 
 static void process_scanned(const struct process *p, uint64_t now_ns, void *ctx)
 {
-	python__process_scanned(((struct session *)ctx)->py, p, now_ns);
+	interp_registry__process_scanned(((struct session *)ctx)->interp, p, now_ns);
 }
 
 static void process_exited(const struct process *p, void *ctx)
 {
-	python__process_exited(((struct session *)ctx)->py, p->pid);
+	interp_registry__process_exited(((struct session *)ctx)->interp, p->pid,
+					clock_ns(CLOCK_MONOTONIC));
 }
 
 static struct profile *new_profile(struct session *s)
@@ -176,9 +177,9 @@ struct session *session__new(const struct session_opts *opts)
 			pr_warn("unwind-table cache %s unusable (%s): tables are rebuilt at every "
 				"start\n", opts->cache_dir, strerror(errno));
 	}
-	s->py = python__new(sampler__interp_files_fd(s->sampler),
-			    sampler__interp_procs_fd(s->sampler));
-	if (!s->py)
+	s->interp = interp_registry__new(sampler__interp_files_fd(s->sampler),
+					 sampler__interp_procs_fd(s->sampler));
+	if (!s->interp)
 		goto fail;
 	{
 		/* Local debug files always (CFI of files built without unwind tables); the
@@ -212,7 +213,7 @@ struct session *session__new(const struct session_opts *opts)
 	s->th = trace_handler__new(s->prof, s->reg, s->pt, s->ks, &to);
 	if (!s->th)
 		goto fail;
-	trace_handler__set_python(s->th, s->py);
+	trace_handler__set_interp(s->th, s->interp);
 	return s;
 fail:
 	session__free(s);
@@ -230,7 +231,7 @@ void session__free(struct session *s)
 	profile__free(s->prof);
 	process_table__free(s->pt);
 	exe_registry__free(s->reg);
-	python__free(s->py);
+	interp_registry__free(s->interp);
 	unwind_maps__free(s->um);
 	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
@@ -276,7 +277,7 @@ int session__poll(struct session *s, int timeout_ms)
 		if (s->opts.evict_exe_ns)
 			exe_registry__evict(s->reg, now, s->opts.evict_exe_ns);
 	}
-	python__tick(s->py, now);
+	interp_registry__tick(s->interp, now);
 	if (err < 0 && err != -EINTR) {
 		pr_err("reading samples: %s\n", strerror(-err));
 		return err;
@@ -343,7 +344,12 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->exec_events = s->exec_events;
 	out->exit_events = s->exit_events;
 	out->mmap_events = s->mmap_events;
-	out->python = *python__stats(s->py);
-	sampler__interp_counters(s->sampler, out->python.counters);
+	{
+		uint64_t bpf[FRAME_KIND_CNT * INTERP_COUNTER_MAX];
+
+		sampler__interp_counters(s->sampler, bpf);
+		out->runtime_cnt = interp_registry__stats(s->interp, bpf, out->runtimes,
+							  SESSION_RUNTIMES_MAX);
+	}
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
 }

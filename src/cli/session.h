@@ -16,7 +16,7 @@
 
 #include "abi.h"
 #include "base/safe_open.h"
-#include "interp/python.h"
+#include "interp/interp.h"
 #include "proc/executable.h"
 
 struct profile;
@@ -70,6 +70,8 @@ const struct process *session__process(const struct session *s, pid_t pid);
 /* Borrowed view of the current profile. */
 const struct profile *session__profile(const struct session *s);
 
+#define SESSION_RUNTIMES_MAX 8
+
 struct session_stats {
 	uint64_t counters[COUNTER_CNT];
 	const struct trace_handler_stats *trace;
@@ -84,7 +86,8 @@ struct session_stats {
 	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
 	uint64_t exec_events, exit_events, mmap_events;
 	unsigned int cpu_cnt;
-	struct python_stats python; /* with the eBPF side's interpreter counters */
+	struct interp_runtime_stats runtimes[SESSION_RUNTIMES_MAX]; /* per language runtime */
+	size_t runtime_cnt;
 };
 
 void session__stats(struct session *s, struct session_stats *out);

@@ -93,27 +93,10 @@ enum {
 
 #define OTLP_SCOPE_NAME "stackscope"
 #define OTLP_KERNEL_MAPPING_NAME "vmlinux"
-#define FILE_ID_HEAD_SZ 4096
-#define FILE_ID_CACHE_CAP_DEFAULT 4096
-
-/* ---- the bounded htlhash cache, kept across requests ---- */
-
-struct file_id_entry {
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime;
-	uint64_t hash; /* u64_map key, 0 = slot unused */
-	char id[33];
-};
 
 struct otlp_encoder {
 	char *scope_name;
 	char *scope_version;
-	char *proc_root;
-	struct file_id_entry *files; /* ring of files_cap entries; next replaces the oldest */
-	size_t files_cap, files_next;
-	struct u64_map file_map; /* hash(dev, ino, size, mtime) -> entry */
 };
 
 /* ---- per-request dictionary ---- */
@@ -138,8 +121,6 @@ struct dict_mapping {
 	uint32_t attrs[2];
 	uint32_t attr_cnt;
 	uint32_t pmap;       /* profile mapping id, 0 for the kernel mapping */
-	bool need_file_id;   /* htlhash not found yet */
-	uint32_t tried_pid;  /* last pid whose root we tried */
 };
 
 struct dict_location {
@@ -337,50 +318,6 @@ nomem:
 
 /* ---- file ids (htlhash) ---- */
 
-int otlp__file_id(int fd, char out[33])
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char head[FILE_ID_HEAD_SZ], tail[FILE_ID_HEAD_SZ], len_be[8];
-	unsigned char digest[EVP_MAX_MD_SIZE];
-	size_t head_sz, tail_sz, i;
-	unsigned int digest_sz = 0;
-	EVP_MD_CTX *md = NULL;
-	struct stat st;
-	uint64_t size;
-	int err = 0;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	size = (uint64_t)st.st_size;
-	head_sz = size < FILE_ID_HEAD_SZ ? (size_t)size : FILE_ID_HEAD_SZ;
-	tail_sz = head_sz;
-	if (pread(fd, head, head_sz, 0) != (ssize_t)head_sz ||
-	    pread(fd, tail, tail_sz, (off_t)(size - tail_sz)) != (ssize_t)tail_sz) {
-		err = errno ? -errno : -EIO;
-		goto cleanup;
-	}
-	for (i = 0; i < 8; i++)
-		len_be[i] = (unsigned char)(size >> (56 - 8 * i));
-	md = EVP_MD_CTX_new();
-	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
-	    !EVP_DigestUpdate(md, head, head_sz) || !EVP_DigestUpdate(md, tail, tail_sz) ||
-	    !EVP_DigestUpdate(md, len_be, sizeof(len_be)) ||
-	    !EVP_DigestFinal_ex(md, digest, &digest_sz) || digest_sz < 16) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	for (i = 0; i < 16; i++) {
-		out[2 * i] = hex[digest[i] >> 4];
-		out[2 * i + 1] = hex[digest[i] & 15];
-	}
-	out[32] = '\0';
-cleanup:
-	EVP_MD_CTX_free(md);
-	return err;
-}
-
 void otlp__kernel_file_id(const char *build_id_hex, char out[33])
 {
 	static const char hex[] = "0123456789abcdef";
@@ -404,69 +341,6 @@ void otlp__kernel_file_id(const char *build_id_hex, char out[33])
 	out[32] = '\0';
 }
 
-static uint64_t file_id_key(const struct stat *st)
-{
-	uint64_t h = FNV64_INIT;
-
-	h = fnv64(&st->st_dev, sizeof(st->st_dev), h);
-	h = fnv64(&st->st_ino, sizeof(st->st_ino), h);
-	h = fnv64(&st->st_size, sizeof(st->st_size), h);
-	h = fnv64(&st->st_mtim, sizeof(st->st_mtim), h);
-	return h ? h : 1;
-}
-
-/* htlhash of path as process pid sees it, through the bounded cache. 0 or -errno. */
-static int otlp_encoder__path_file_id(struct otlp_encoder *e, uint32_t pid, const char *path,
-				      char out[33])
-{
-	struct file_id_entry *ent;
-	char full[4096];
-	struct stat st;
-	uint64_t key;
-	int fd, n, err;
-
-	if (path[0] != '/')
-		return -ENOENT; /* [vdso], [anon:...], memfd names */
-	n = snprintf(full, sizeof(full), "%s/%u/root", e->proc_root, pid);
-	if (n < 0 || (size_t)n >= sizeof(full))
-		return -ENAMETOOLONG;
-	fd = safe_open_in_root(full, path); /* the process's own view; never a FIFO */
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto cleanup;
-	}
-	key = file_id_key(&st);
-	ent = u64_map__get(&e->file_map, key);
-	if (ent && ent->dev == st.st_dev && ent->ino == st.st_ino && ent->size == st.st_size &&
-	    ent->mtime.tv_sec == st.st_mtim.tv_sec && ent->mtime.tv_nsec == st.st_mtim.tv_nsec) {
-		memcpy(out, ent->id, 33);
-		err = 0;
-		goto cleanup;
-	}
-	err = otlp__file_id(fd, out);
-	if (err)
-		goto cleanup;
-	/* replace the oldest entry */
-	ent = &e->files[e->files_next];
-	e->files_next = (e->files_next + 1) % e->files_cap;
-	if (ent->hash && u64_map__get(&e->file_map, ent->hash) == ent)
-		u64_map__del(&e->file_map, ent->hash);
-	ent->dev = st.st_dev;
-	ent->ino = st.st_ino;
-	ent->size = st.st_size;
-	ent->mtime = st.st_mtim;
-	ent->hash = key;
-	memcpy(ent->id, out, 33);
-	if (u64_map__set(&e->file_map, key, ent))
-		ent->hash = 0; /* not cached; the id is still good */
-cleanup:
-	close(fd);
-	return err;
-}
-
-/* ---- mappings, locations, stacks ---- */
 
 /* Builds the mapping's attribute list from what is known now. */
 static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m,
@@ -483,25 +357,6 @@ static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m,
 		key = otlp_enc__str(x, "process.executable.build_id.htlhash", err);
 		m->attrs[m->attr_cnt++] = otlp_enc__attr(x, key, false, 0, file_id, err);
 	}
-}
-
-/* Tries to find the htlhash of native mapping m through pid's root. */
-static void otlp_enc__mapping_file_id(struct otlp_enc *x, struct dict_mapping *m, uint32_t pid,
-				      int *err)
-{
-	const struct profile_mapping *pm = profile__mapping(x->p, m->pmap);
-	char id[33], *copy;
-
-	if (!m->need_file_id || m->tried_pid == pid || !pm || !pm->path)
-		return;
-	m->tried_pid = pid;
-	if (otlp_encoder__path_file_id(x->e, pid, pm->path, id))
-		return;
-	copy = otlp_enc__keep(x, strdup(id), err);
-	if (!copy)
-		return;
-	m->need_file_id = false;
-	otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err), copy, err);
 }
 
 static const char *path__basename(const char *path)
@@ -531,12 +386,8 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 			return 0;
 		slot = &x->map_of_pmap[f->mapping];
 	}
-	if (*slot) {
-		m = &x->maps[*slot];
-		if (m->need_file_id)
-			otlp_enc__mapping_file_id(x, m, pid, err);
+	if (*slot)
 		return *slot;
-	}
 	if (otlp__reserve((void **)&x->maps, &x->map_cap, x->map_cnt + 1, sizeof(*x->maps))) {
 		*err = -ENOMEM;
 		return 0;
@@ -572,9 +423,7 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 					otlp_enc__clean(x, pm->file_hash, err), err);
 		return *slot;
 	}
-	m->need_file_id = true;
 	otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err), NULL, err);
-	otlp_enc__mapping_file_id(x, m, pid, err);
 	return *slot;
 }
 
@@ -608,8 +457,8 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 	case FRAME_NATIVE:
 		type = "native";
 		break;
-	case FRAME_PYTHON:
-		type = "cpython"; /* the reference agent's value for CPython frames */
+	case FRAME_RUNTIME:
+		type = f->runtime ? f->runtime : "unknown"; /* the runtime's own (src/interp/) */
 		break;
 	default:
 		type = "abort-marker";
@@ -1146,19 +995,13 @@ cleanup:
 struct otlp_encoder *otlp_encoder__new(const struct otlp_encoder_opts *opts)
 {
 	struct otlp_encoder *e = calloc(1, sizeof(*e));
-	size_t cap = opts && opts->file_id_cache_cap ? opts->file_id_cache_cap :
-						       FILE_ID_CACHE_CAP_DEFAULT;
 
 	if (!e)
 		return NULL;
 	e->scope_name = strdup(opts && opts->scope_name ? opts->scope_name : OTLP_SCOPE_NAME);
-	e->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	if (opts && opts->scope_version)
 		e->scope_version = strdup(opts->scope_version);
-	e->files = calloc(cap, sizeof(*e->files));
-	e->files_cap = cap;
-	if (!e->scope_name || !e->proc_root || !e->files ||
-	    (opts && opts->scope_version && !e->scope_version)) {
+	if (!e->scope_name || (opts && opts->scope_version && !e->scope_version)) {
 		otlp_encoder__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -1172,9 +1015,6 @@ void otlp_encoder__free(struct otlp_encoder *e)
 		return;
 	free(e->scope_name);
 	free(e->scope_version);
-	free(e->proc_root);
-	free(e->files);
-	u64_map__free(&e->file_map);
 	free(e);
 }
 

@@ -99,13 +99,12 @@ typedef int (*otlp_process_fn)(void *ctx, uint32_t pid, struct otlp_process *out
 struct otlp_encoder_opts {
 	const char *scope_name;    /* NULL: "stackscope" */
 	const char *scope_version; /* NULL: not sent */
-	const char *proc_root;     /* NULL: "/proc"; files are opened as <proc_root>/PID/root<path> */
-	size_t file_id_cache_cap;  /* files whose htlhash is remembered; 0: 4096 */
 };
 
 struct otlp_encoder;
 
-/* The encoder keeps only the bounded htlhash cache between requests.
+/* The encoder keeps nothing between requests but its options, and does no I/O: a mapping's
+ * htlhash comes with the profile (profile_mapping.file_hash, proc/file_id.h).
  * NULL with errno set on failure.
  */
 struct otlp_encoder *otlp_encoder__new(const struct otlp_encoder_opts *opts);
@@ -119,11 +118,6 @@ void otlp_encoder__free(struct otlp_encoder *e);
 int otlp_encoder__encode(struct otlp_encoder *e, const struct profile *p,
 			 const struct otlp_host *host, otlp_process_fn lookup, void *ctx,
 			 struct pb_buf *out);
-
-/* The htlhash file id of an open regular file: 32 lowercase hex chars + NUL into out.
- * Returns 0 or -errno (-EIO on a short read).
- */
-int otlp__file_id(int fd, char out[33]);
 
 /* The kernel's file id from its hex GNU build id: FNV-128a of the string, 32 hex chars. */
 void otlp__kernel_file_id(const char *build_id_hex, char out[33]);

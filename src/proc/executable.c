@@ -14,7 +14,6 @@
 #include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
-#include "export/otlp.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
 #include "proc/proc_root.h"
@@ -155,7 +154,7 @@ static int describe(struct executable *exe)
 	}
 	if (elf_file__build_id_hex(exe->elf, exe->build_id, sizeof(exe->build_id)) < 0)
 		exe->build_id[0] = '\0';
-	if (exe->fd < 0 || otlp__file_id(exe->fd, exe->file_hash))
+	if (exe->fd < 0 || file_id__htlhash(exe->fd, exe->file_hash))
 		exe->file_hash[0] = '\0';
 	return 0;
 }

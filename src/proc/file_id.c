@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define FILE_ID_CHUNK (256 * 1024)
+#define HTLHASH_HEAD_SZ 4096
 
 static const char file_id_domain[] = "stackscope file id 2";
 
@@ -89,4 +91,48 @@ uint64_t file_id__of_mem(const void *image, size_t size)
 		file_id__end(ctx, &id);
 	EVP_MD_CTX_free(ctx);
 	return id;
+}
+
+int file_id__htlhash(int fd, char out[33])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char head[HTLHASH_HEAD_SZ], tail[HTLHASH_HEAD_SZ], len_be[8];
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	size_t head_sz, tail_sz, i;
+	unsigned int digest_sz = 0;
+	EVP_MD_CTX *md = NULL;
+	struct stat st;
+	uint64_t size;
+	int err = 0;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	size = (uint64_t)st.st_size;
+	head_sz = size < HTLHASH_HEAD_SZ ? (size_t)size : HTLHASH_HEAD_SZ;
+	tail_sz = head_sz;
+	if (pread(fd, head, head_sz, 0) != (ssize_t)head_sz ||
+	    pread(fd, tail, tail_sz, (off_t)(size - tail_sz)) != (ssize_t)tail_sz) {
+		err = errno ? -errno : -EIO;
+		goto cleanup;
+	}
+	for (i = 0; i < 8; i++)
+		len_be[i] = (unsigned char)(size >> (56 - 8 * i));
+	md = EVP_MD_CTX_new();
+	if (!md || !EVP_DigestInit_ex(md, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(md, head, head_sz) || !EVP_DigestUpdate(md, tail, tail_sz) ||
+	    !EVP_DigestUpdate(md, len_be, sizeof(len_be)) ||
+	    !EVP_DigestFinal_ex(md, digest, &digest_sz) || digest_sz < 16) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = hex[digest[i] >> 4];
+		out[2 * i + 1] = hex[digest[i] & 15];
+	}
+	out[32] = '\0';
+cleanup:
+	EVP_MD_CTX_free(md);
+	return err;
 }

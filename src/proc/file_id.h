@@ -23,4 +23,11 @@ int file_id__of_fd(int fd, uint64_t *id);
  */
 uint64_t file_id__of_mem(const void *image, size_t size);
 
+/* The OTLP htlhash of the open regular file at fd (the reference agent's file id: SHA-256 of
+ * its first and last 4 KiB and big-endian size, first 16 bytes): 32 lowercase hex chars + NUL
+ * into out. 0 or -errno (-EIO on a short read). Only an export label: it does not tell all
+ * distinct files apart (file_id does).
+ */
+int file_id__htlhash(int fd, char out[33]);
+
 #endif

@@ -363,6 +363,7 @@ static uint32_t frame__hash(const struct profile_frame *f)
 	uint32_t i;
 
 	h = hash__mix(h, f->address);
+	h = hash__mix(h, (uintptr_t)f->runtime);
 	h = hash__mix(h, f->line_cnt);
 	for (i = 0; i < f->line_cnt; i++) {
 		h = hash__mix(h, (uintptr_t)f->lines[i].function);
@@ -378,7 +379,7 @@ static bool frame__eq(const struct profile *p, uint32_t id, const void *key)
 	uint32_t i;
 
 	if (a->kind != b->kind || a->mapping != b->mapping || a->address != b->address ||
-	    a->line_cnt != b->line_cnt)
+	    a->runtime != b->runtime || a->line_cnt != b->line_cnt)
 		return false;
 	for (i = 0; i < a->line_cnt; i++) {
 		if (a->lines[i].function != b->lines[i].function ||
@@ -477,6 +478,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 		lines[i].file = profile__intern(p, f->lines[i].file, &err);
 		lines[i].line = f->lines[i].line;
 	}
+	key.runtime = f->runtime ? profile__intern(p, f->runtime, &err) : NULL;
 	if (err)
 		goto cleanup;
 	key.lines = f->line_cnt ? lines : NULL;

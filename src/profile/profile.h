@@ -22,8 +22,9 @@ enum frame_kind {
 	FRAME_KERNEL = 1, /* kernel code: address is a kernel VA */
 	FRAME_NATIVE,     /* user native code: address is an ELF virtual address in `mapping` */
 	FRAME_ERROR,      /* pseudo-frame ("[unwind: no CFI]"...): lines[0].function is the text */
-	FRAME_PYTHON,     /* CPython frame: lines[0] = qualified name, co_filename, line; no
-			   * mapping, address 0 (OTLP: profile.frame.type "cpython") */
+	FRAME_RUNTIME,    /* a language runtime's frame (src/interp/): lines[0] = function, source
+			   * file, line; no mapping, address 0; `runtime` is its OTLP
+			   * profile.frame.type ("cpython") */
 };
 
 /* One source position; a frame has one per inlining level, innermost first, the last being
@@ -41,6 +42,7 @@ struct profile_frame {
 	uint64_t address;
 	const struct profile_line *lines; /* line_cnt entries; 0 = not symbolized */
 	uint32_t line_cnt;
+	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"), else NULL */
 };
 
 struct profile_mapping {

@@ -197,6 +197,44 @@ static size_t pow2_at_least(size_t v)
 	return p;
 }
 
+/* STACKSCOPE_VERIFIER_STATS=1: each program's verifier statistics (instructions processed,
+ * verification time) are logged at info level after the load (docs/ARCHITECTURE.md and the
+ * kernel matrix record them). before: set up the log buffers; after: print and free them.
+ */
+static void verifier_stats_setup(struct bpf_object *obj, bool before)
+{
+	struct bpf_program *prog;
+	const char *line;
+	size_t sz;
+	char *buf;
+
+	if (!getenv("STACKSCOPE_VERIFIER_STATS"))
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		if (before) {
+			buf = calloc(1, 1 << 16);
+			if (buf) {
+				bpf_program__set_log_buf(prog, buf, 1 << 16);
+				bpf_program__set_log_level(prog, 4); /* statistics only */
+			}
+			continue;
+		}
+		buf = (char *)bpf_program__log_buf(prog, &sz);
+		if (!buf)
+			continue;
+		line = strstr(buf, "processed ");
+		if (bpf_program__autoload(prog) && line)
+			pr_info("verifier: %s: %.*s\n", bpf_program__name(prog),
+				(int)strcspn(line, "\n"), line);
+		line = strstr(buf, "verification time");
+		if (bpf_program__autoload(prog) && line)
+			pr_info("verifier: %s: %.*s\n", bpf_program__name(prog),
+				(int)strcspn(line, "\n"), line);
+		bpf_program__set_log_buf(prog, NULL, 0);
+		free(buf);
+	}
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
 {
 	struct sampler *s;
@@ -263,7 +301,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);
 		bpf_program__set_autoload(s->skel->progs.on_mmap_exit, false);
 	}
+	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
+	verifier_stats_setup(s->skel->obj, false);
 	if (err) {
 		if (err == -EPERM)
 			goto perm;
@@ -437,9 +477,11 @@ static void sum_percpu(int fd, uint64_t *out, uint32_t cnt)
 	free(vals);
 }
 
-void sampler__interp_counters(struct sampler *s, uint64_t out[INTERP_COUNTER_CNT])
+void sampler__interp_counters(struct sampler *s,
+			       uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX])
 {
-	sum_percpu(bpf_map__fd(s->skel->maps.interp_counters), out, INTERP_COUNTER_CNT);
+	sum_percpu(bpf_map__fd(s->skel->maps.interp_counters), out,
+		   FRAME_KIND_CNT * INTERP_COUNTER_MAX);
 }
 
 int sampler__interp_files_fd(const struct sampler *s)

@@ -56,10 +56,12 @@ int sampler__unwind_pages_fd(const struct sampler *s);
 int sampler__unwind_entries_fd(const struct sampler *s);
 int sampler__unwind_rules_fd(const struct sampler *s);
 size_t sampler__unwind_entry_cap(const struct sampler *s);
-/* Interpreter maps (bpf/python_unwind.h) and the sum of their per-CPU counters. */
+/* The language runtimes' maps (bpf/interp/, written by src/interp/registry.c). */
 int sampler__interp_files_fd(const struct sampler *s);
 int sampler__interp_procs_fd(const struct sampler *s);
-void sampler__interp_counters(struct sampler *s, uint64_t out[INTERP_COUNTER_CNT]);
+/* The sum over CPUs of "interp_counters": [runtime kind * INTERP_COUNTER_MAX + counter]. */
+void sampler__interp_counters(struct sampler *s,
+			      uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
 
 /* Parse a sysfs CPU list ("0-3,5"); *cpus is malloc'ed. 0, -EINVAL or -ENOMEM. */
 int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt);

@@ -67,7 +67,7 @@ if have_fixture wl_chain_nofp; then
 	record "$TMP/exec.err" -F $HZ -o "$f" -- bash -c \
 		"for i in 1 2 3 4 5 6; do '$FIX/wl_chain_nofp' 0.15; done"
 	total=$(samples "$f" wl_chain_nofp)
-	check_ge "fork+exec: samples of the exec'd children" "$total" 200
+	check_ge "fork+exec: samples of the exec'd children" "$total" 100
 	check_eq "fork+exec: exec'd children's frames resolved through bash" \
 		"$(samples "$f" wl_chain_nofp '(bash|libtinfo)')" 0
 fi

@@ -17,6 +17,7 @@
 
 #include "base/utf8.h"
 #include "export/otlp.h"
+#include "proc/file_id.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "test.h"
@@ -604,6 +605,15 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	REQUIRE(n > 0);
 	self_exe[n] = '\0';
 	exe.path = self_exe;
+	{
+		/* the caller computes the htlhash from the file it keeps open: the encoder does no I/O */
+		static char self_hash[33];
+		int hfd = open(self_exe, O_RDONLY | O_CLOEXEC);
+
+		REQUIRE(hfd >= 0 && file_id__htlhash(hfd, self_hash) == 0);
+		close(hfd);
+		exe.file_hash = self_hash;
+	}
 	fx->self_pid = (uint32_t)getpid();
 	fx->p = profile__new(&opts);
 	REQUIRE(fx->p);
@@ -618,7 +628,7 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	fx->f_inline = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0 };
 	fx->f_gone = profile__add_frame(fx->p, &f);
-	f = (struct profile_frame){ FRAME_PYTHON, 0, 0, &pl, 1 };
+	f = (struct profile_frame){ FRAME_RUNTIME, 0, 0, &pl, 1, "cpython" };
 	fx->f_python = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_ERROR, 0, 0, &el, 1 };
 	fx->f_error = profile__add_frame(fx->p, &f);
@@ -727,7 +737,7 @@ TEST(file_ids_match_reference)
 	REQUIRE(readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1) > 0);
 	fd = open(self_exe, O_RDONLY | O_CLOEXEC);
 	REQUIRE(fd >= 0);
-	CHECK_EQ_INT(otlp__file_id(fd, id), 0);
+	CHECK_EQ_INT(file_id__htlhash(fd, id), 0);
 	close(fd);
 	snprintf(cmd, sizeof(cmd),
 		 "python3 -c 'import hashlib; d = open(\"%s\", \"rb\").read(); "
@@ -748,7 +758,7 @@ TEST(file_ids_match_reference)
 		fd = mkstemp(path);
 		REQUIRE(fd >= 0);
 		REQUIRE(write(fd, "abc", 3) == 3);
-		CHECK_EQ_INT(otlp__file_id(fd, id), 0);
+		CHECK_EQ_INT(file_id__htlhash(fd, id), 0);
 		close(fd);
 		unlink(path);
 	}
@@ -886,7 +896,7 @@ TEST(request_content_and_invariants)
 	/* locations, leaf first: kernel, inline pair, unsymbolized native, abort marker */
 	fd = open(self_exe, O_RDONLY | O_CLOEXEC);
 	REQUIRE(fd >= 0);
-	REQUIRE(otlp__file_id(fd, id) == 0);
+	REQUIRE(file_id__htlhash(fd, id) == 0);
 	close(fd);
 	otlp__kernel_file_id(KERNEL_BUILD_ID, kid);
 	{

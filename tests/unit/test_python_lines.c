@@ -1,4 +1,4 @@
-/* CPython line tables (src/interp/python_lines.c) against the interpreters themselves: every
+/* CPython line tables (src/interp/python/python_lines.c) against the interpreters themselves: every
  * instruction of a few stdlib modules, per installed version, must get the line that
  * dis.findlinestarts() / co_lines() give (tests/data/py_lines_dump.py prints them). Plus hand-
  * made tables for the edges and random bytes that must never be read out of bounds.
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interp/python_lines.h"
+#include "interp/python/python_lines.h"
 #include "test.h"
 
 #define DUMP_SCRIPT "tests/data/py_lines_dump.py"

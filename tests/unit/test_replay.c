@@ -196,6 +196,7 @@ static struct {
 	bool rule_override;
 	__u32 override_id;        /* this rule id reads as override_rule */
 	struct unwind_rule override_rule;
+	uint64_t interp_lookups;  /* files the runtimes' dispatch asked about */
 } world;
 
 /* The loader gets memfds for the two array maps (it mmaps them, possibly on every load, so
@@ -508,10 +509,37 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 
 #include "native_unwind.h"
 
+/* The runtimes' dispatch (bpf/interp/interp_walk.h) runs in front of every native step, as in
+ * sampler.bpf.c; the native fixtures map no interpreter, so it must leave their walks exactly
+ * as they are.
+ */
+static struct interp_file *ss_interp_file(__u64 file_id)
+{
+	(void)file_id;
+	world.interp_lookups++;
+	return NULL;
+}
+
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	(void)pid;
+	(void)runtime;
+	return NULL;
+}
+
+static void ss_interp_count(__u32 runtime, __u32 which)
+{
+	(void)runtime;
+	(void)which;
+}
+
+#include "interp/interp_walk.h"
+
 /* ---- running and checking ---- */
 
 struct replay_result {
 	struct unwind_cursor st;
+	struct interp_cursor ic;
 	struct user_frame frames[SS_MAX_USER_FRAMES];
 	uint64_t sp[SS_MAX_USER_FRAMES]; /* rsp of each frame as the step saw it */
 	int steps;
@@ -543,10 +571,13 @@ static void replay_run(struct replay_result *res)
 	memcpy(res->st.regs, s->regs, sizeof(res->st.regs));
 	res->st.regs_valid = 1;
 	res->sp_rose = true;
+	ss_interp_reset(&res->ic, 0);
 	for (i = 0; i < SS_MAX_USER_FRAMES + 1 && !res->st.done; i++) {
 		uint64_t sp = res->st.regs[DWARF_RSP];
 		__u32 before = res->st.frame_cnt;
 
+		if (ss_interp_step(&res->st, &res->ic, res->frames))
+			continue; /* a runtime frame: the native step waits */
 		ss_unwind_step(&res->st, res->frames);
 		if (res->st.frame_cnt > before && before < SS_MAX_USER_FRAMES)
 			res->sp[before] = sp;
@@ -873,6 +904,8 @@ TEST(chain_clang)
 	replay_fixture("replay_chain_clang");
 	check_cfi_unwind(&res);
 	check_chain(&res, CHAIN);
+	/* the runtimes' dispatch looked at the files of the walk (and found no interpreter) */
+	CHECK(world.interp_lookups > 0);
 }
 
 TEST(qsort_callback)

@@ -4,7 +4,7 @@
  * PyCode_Addr2Line over co_lnotab; 3.10 and 3.11+ PyCode_Addr2Line through
  * _PyCode_CheckLineNumber, walking address ranges forward from the start of the table.
  */
-#include "interp/python_lines.h"
+#include "interp/python/python_lines.h"
 
 static int lnotab_line(const uint8_t *tab, size_t size, int line, uint32_t offset)
 {

@@ -5,11 +5,11 @@
 #include <string.h>
 
 #include "abi.h"
-#include "interp/python.h"
+#include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
-#include "profile/trace_handler.h"
+#include "symbolize/trace_handler.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf.h"
 #include "symbolize/kallsyms.h"
@@ -22,7 +22,7 @@ struct trace_handler {
 	struct exe_registry *reg;
 	struct process_table *pt;
 	const struct kallsyms *ks;
-	struct python *py;
+	struct interp_registry *interp;
 	struct trace_handler_opts opts;
 	struct trace_handler_stats stats;
 	uint32_t kernel_mapping;
@@ -63,9 +63,9 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 	return 0;
 }
 
-void trace_handler__set_python(struct trace_handler *th, struct python *py)
+void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp)
 {
-	th->py = py;
+	th->interp = interp;
 }
 
 void trace_handler__free(struct trace_handler *th)
@@ -216,16 +216,20 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 	return pending;
 }
 
-/* A USER_FRAME_PYTHON frame: code object + offset, read from the process (python.c). */
-static uint32_t python_frame(struct trace_handler *th, const struct sample_record *rec,
-			     const struct user_frame *uf)
+/* A runtime's frame (uf->kind): symbolized by its runtime (src/interp/). */
+static uint32_t runtime_frame(struct trace_handler *th, const struct sample_record *rec,
+			      const struct user_frame *uf)
 {
-	struct python_symbol sym = { .function = "[python]", .marker = true };
+	const struct interp_runtime *rt = th->interp ? interp_registry__runtime(th->interp, uf->kind)
+						     : NULL;
+	struct interp_symbol sym = { .function = "[runtime frame]", .marker = true };
 	struct profile_line line;
-	struct profile_frame f = { .kind = FRAME_PYTHON, .lines = &line, .line_cnt = 1 };
+	struct profile_frame f = { .kind = FRAME_RUNTIME, .lines = &line, .line_cnt = 1,
+				   .runtime = rt ? rt->frame_type : NULL };
 
-	if (th->py && th->opts.symbolize)
-		python__symbolize(th->py, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf, &sym);
+	if (rt && th->opts.symbolize)
+		interp_registry__symbolize(th->interp, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf,
+					   &sym);
 	if (sym.marker)
 		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
 	line.function = sym.function;
@@ -244,8 +248,8 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	uint64_t lookup;
 
 	th->stats.user_frames++;
-	if (uf->flags & USER_FRAME_PYTHON)
-		return python_frame(th, rec, uf);
+	if (uf->kind != FRAME_KIND_NATIVE)
+		return runtime_frame(th, rec, uf);
 	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
 		exe = exe_registry__find(th->reg, uf->file_id);
 		if (exe)

@@ -42,9 +42,9 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 					 struct process_table *pt, const struct kallsyms *ks,
 					 const struct trace_handler_opts *opts);
 void trace_handler__free(struct trace_handler *th);
-/* Symbolize USER_FRAME_PYTHON frames through py (borrowed; NULL: shown as markers). */
-struct python;
-void trace_handler__set_python(struct trace_handler *th, struct python *py);
+/* Symbolize runtime frames through interp (borrowed; NULL: shown as markers). */
+struct interp_registry;
+void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp);
 /* From now on add samples to prof (a new interval's profile); 0 or -ENOMEM. */
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof);
 

@@ -1,21 +1,36 @@
-/* CPython support: detection, layouts, per-process attach, symbolization. See python.h. */
+/* CPython, as a runtime of src/interp/interp.h: finds interpreter binaries among the mapped
+ * files, tells the eBPF walk (bpf/interp/python_walk.h) where their eval loop is and how their
+ * structures are laid out, tells it where each process's runtime is, and turns the (code
+ * object, instruction offset, cookie) frames it emits into function, file and line by reading
+ * the process's memory.
+ *
+ * Versions: CPython 3.8 to 3.13 on x86-64 (LP64, glibc). Layouts come from a table per minor
+ * version (measured, docs in ../shared/docs/reference/runtimes.md §3.2) and, for 3.13, from
+ * the _Py_DebugOffsets at the start of _PyRuntime, read from the file itself (initialised
+ * data: the same bytes every process starts with). Layouts are checked against each process
+ * once its interpreter is initialised (thread list, TSD slot, code object type); a process
+ * that fails the check gets native frames only. Other Pythons get a marker frame.
+ *
+ * Invariants: the code cache is a fixed-size direct-mapped table (PYTHON_CODE_CACHE_CAP
+ * entries), keyed by (pid, attach generation, code address); an entry is re-read when the eBPF
+ * cookie disagrees with it (code object freed and its address reused). Each attach gets a new
+ * generation, so a process that exec'd another Python never hits its old entries.
+ */
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-
-#include <bpf/bpf.h>
 
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
-#include "interp/python.h"
-#include "interp/python_lines.h"
+#include "interp/interp.h"
+#include "interp/python/python_lines.h"
 #include "proc/executable.h"
-#include "proc/process.h"
 #include "unwind/eh_frame.h"
+
+#define PYTHON_CODE_CACHE_CAP 4096
 
 #define NO PY_NO_OFFSET
 /* glibc x86-64: struct pthread.specific_1stblock[k].data, for pthread keys k < 32. Checked per
@@ -83,10 +98,9 @@ static const struct py_layout layouts[] = {
 };
 
 struct py_file {
-	uint64_t file_id;
 	char *path;
-	struct interp_file bpf;
-	struct py_layout layout;   /* valid when bpf.kind == INTERP_PYTHON */
+	struct interp_file bpf;    /* what detect() found: ranges, version, offsets */
+	struct py_layout layout;   /* valid when bpf.supported */
 	uint64_t runtime_vaddr;    /* _PyRuntime */
 	uint64_t code_type_vaddr;  /* PyCode_Type */
 };
@@ -94,13 +108,12 @@ struct py_file {
 enum py_proc_state {
 	PY_PROC_PENDING = 0, /* attached, interpreter not initialised yet: checked again later */
 	PY_PROC_VERIFIED,
-	PY_PROC_REJECTED,    /* layout check failed: removed from eBPF */
-	PY_PROC_GONE,        /* exited, or no interpreter mapped any more */
+	PY_PROC_REJECTED,    /* layout check failed */
 };
 
 struct py_proc {
 	pid_t pid;
-	uint32_t gen;          /* bumped on exec: code cache entries of older images are stale */
+	uint32_t gen;          /* unique per attach: keys the code cache */
 	struct py_file *file;
 	uint64_t runtime;      /* absolute _PyRuntime */
 	uint64_t code_type;    /* absolute PyCode_Type */
@@ -121,16 +134,23 @@ struct code_entry {
 	size_t linetable_sz;
 };
 
+/* Our own counters (python_runtime.stat_names). */
+enum py_stat {
+	PY_STAT_VERIFIED,   /* layouts checked against the live interpreter */
+	PY_STAT_CODE_READS, /* code objects read from process memory */
+	PY_STAT_UNREADABLE, /* frames whose code object could not be read */
+	PY_STAT_STALE,      /* cookie mismatch: code object freed and reused */
+	PY_STAT_CNT,
+};
+
 struct python {
-	int files_fd, procs_fd;
-	struct u64_map files; /* file_id -> struct py_file */
-	struct u64_map procs; /* pid + 1 -> struct py_proc */
 	struct code_entry *cache;
-	struct python_stats stats;
+	uint64_t stats[PY_STAT_CNT];
+	uint32_t next_gen;
 	char text[STR_MAX + 64];
 };
 
-struct python *python__new(int files_fd, int procs_fd)
+static void *py_new(void)
 {
 	struct python *py = calloc(1, sizeof(*py));
 
@@ -142,8 +162,6 @@ struct python *python__new(int files_fd, int procs_fd)
 		errno = ENOMEM;
 		return NULL;
 	}
-	py->files_fd = files_fd;
-	py->procs_fd = procs_fd;
 	return py;
 }
 
@@ -155,32 +173,22 @@ static void code_entry__clear(struct code_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-void python__free(struct python *py)
+static void py_free(void *rt)
 {
-	size_t it = 0, i;
-	uint64_t key;
-	void *v;
+	struct python *py = rt;
+	size_t i;
 
 	if (!py)
 		return;
-	while (u64_map__next(&py->files, &it, &key, &v)) {
-		free(((struct py_file *)v)->path);
-		free(v);
-	}
-	it = 0;
-	while (u64_map__next(&py->procs, &it, &key, &v))
-		free(v);
-	u64_map__free(&py->files);
-	u64_map__free(&py->procs);
 	for (i = 0; py->cache && i < PYTHON_CODE_CACHE_CAP; i++)
 		code_entry__clear(&py->cache[i]);
 	free(py->cache);
 	free(py);
 }
 
-const struct python_stats *python__stats(const struct python *py)
+static void py_stats(const void *rt, uint64_t *out)
 {
-	return &py->stats;
+	memcpy(out, ((const struct python *)rt)->stats, sizeof(((const struct python *)rt)->stats));
 }
 
 /* ---- ELF: symbols by name, bytes at an address ---- */
@@ -426,7 +434,7 @@ static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_la
 	return 0;
 }
 
-static int detect(struct executable *exe, struct py_file *f)
+static int detect(const struct executable *exe, struct py_file *f)
 {
 	struct sym_value syms[SYM_CNT] = { 0 };
 	const struct py_layout *known;
@@ -453,18 +461,18 @@ static int detect(struct executable *exe, struct py_file *f)
 	f->code_type_vaddr = syms[SYM_CODE_TYPE].addr;
 	f->bpf.major = (uint8_t)(major < 0 ? 0 : major);
 	f->bpf.minor = (uint8_t)(minor < 0 ? 0 : minor);
-	f->bpf.eval_start[0] = syms[SYM_EVAL].addr;
-	f->bpf.eval_end[0] = syms[SYM_EVAL].addr + syms[SYM_EVAL].size;
+	f->bpf.range_start[0] = syms[SYM_EVAL].addr;
+	f->bpf.range_end[0] = syms[SYM_EVAL].addr + syms[SYM_EVAL].size;
 	{
 		uint64_t cs, ce;
 
-		find_cold(exe->elf, f->bpf.eval_start[0], f->bpf.eval_end[0],
+		find_cold(exe->elf, f->bpf.range_start[0], f->bpf.range_end[0],
 			  &syms[SYM_EVAL_COLD], &cs, &ce);
-		f->bpf.eval_start[1] = cs;
-		f->bpf.eval_end[1] = ce;
+		f->bpf.range_start[1] = cs;
+		f->bpf.range_end[1] = ce;
 	}
 	known = layout_for(major, minor);
-	f->bpf.kind = INTERP_PYTHON_UNSUPPORTED;
+	f->bpf.supported = 0;
 	if (known && syms[SYM_CODE_TYPE].found) {
 		f->layout = *known;
 		if (major == 3 && minor == 13 &&
@@ -475,75 +483,54 @@ static int detect(struct executable *exe, struct py_file *f)
 		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
 			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.13 layout\n",
 				 exe->path);
-		f->bpf.kind = INTERP_PYTHON;
-		f->bpf.py = f->layout.bpf;
+		f->bpf.supported = 1;
+		f->bpf.py.off = f->layout.bpf;
 	}
 	return 0;
 }
 
-static void push_file(struct python *py, struct py_file *f)
+static int py_file_detect(void *rt, const struct executable *exe, void **file_state,
+			  struct interp_file *bpf)
 {
-	if (py->files_fd >= 0 &&
-	    bpf_map_update_elem(py->files_fd, &f->file_id, &f->bpf, BPF_ANY))
-		pr_warn("python: %s: interp_files update failed: %s\n", f->path, strerror(errno));
-}
+	struct py_file *f;
 
-void python__file_loaded(struct python *py, struct executable *exe)
-{
-	struct py_file *f = u64_map__get(&py->files, exe->file_id);
-
-	if (f) {
-		push_file(py, f);
-		return;
-	}
+	(void)rt;
 	if (exe->kind != EXECUTABLE_FILE)
-		return;
+		return -ENOENT;
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return;
-	if (detect(exe, f)) {
+		return -ENOMEM;
+	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
 		free(f);
-		return;
+		return -ENOENT;
 	}
-	f->file_id = exe->file_id;
-	f->path = strdup(exe->path);
-	if (!f->path || u64_map__set(&py->files, f->file_id, f)) {
-		free(f->path);
-		free(f);
-		return;
-	}
-	py->stats.files++;
-	if (f->bpf.kind != INTERP_PYTHON) {
-		py->stats.files_unsupported++;
-		pr_info("python: %s: version %u.%u not supported: native frames only\n", f->path,
-			f->bpf.major, f->bpf.minor);
-	} else {
+	if (f->bpf.supported)
 		pr_debug("python: %s: CPython %u.%u, eval loop %#llx-%#llx, cold %#llx-%#llx\n",
 			 f->path, f->bpf.major, f->bpf.minor,
-			 (unsigned long long)f->bpf.eval_start[0],
-			 (unsigned long long)f->bpf.eval_end[0],
-			 (unsigned long long)f->bpf.eval_start[1],
-			 (unsigned long long)f->bpf.eval_end[1]);
-	}
-	push_file(py, f);
+			 (unsigned long long)f->bpf.range_start[0],
+			 (unsigned long long)f->bpf.range_end[0],
+			 (unsigned long long)f->bpf.range_start[1],
+			 (unsigned long long)f->bpf.range_end[1]);
+	*bpf = f->bpf;
+	*file_state = f;
+	return 0;
 }
 
-void python__file_unloaded(struct python *py, struct executable *exe)
+static void py_file_free(void *rt, void *file_state)
 {
-	if (py->files_fd >= 0 && u64_map__get(&py->files, exe->file_id))
-		bpf_map_delete_elem(py->files_fd, &exe->file_id);
+	struct py_file *f = file_state;
+
+	(void)rt;
+	if (f)
+		free(f->path);
+	free(f);
 }
 
 /* ---- process memory ---- */
 
 static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t size)
 {
-	struct iovec local = { buf, size }, remote = { (void *)(uintptr_t)addr, size };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n == (ssize_t)size)
-		return 0;
-	return n < 0 ? -errno : -EFAULT;
+	return interp__read_mem(pid, addr, buf, size);
 }
 
 static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
@@ -552,26 +539,6 @@ static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
 }
 
 /* ---- per-process attach and layout check ---- */
-
-static void proc_push(struct python *py, struct py_proc *pp)
-{
-	struct interp_proc v = {
-		.file_id = pp->file->file_id, .runtime = pp->runtime, .tsd_off = GLIBC_TSD_OFF
-	};
-	uint32_t key = (uint32_t)pp->pid;
-
-	if (py->procs_fd >= 0 && bpf_map_update_elem(py->procs_fd, &key, &v, BPF_ANY))
-		pr_debug("python: pid %d: interp_procs update failed: %s\n", (int)pp->pid,
-			 strerror(errno));
-}
-
-static void proc_drop(struct python *py, struct py_proc *pp)
-{
-	uint32_t key = (uint32_t)pp->pid;
-
-	if (py->procs_fd >= 0)
-		bpf_map_delete_elem(py->procs_fd, &key);
-}
 
 /* Check the layout against the live interpreter: every thread state belongs to the runtime's
  * interpreter, its libc TSD slot (autoTSSkey) points back at it, and the newest frame of a
@@ -625,113 +592,68 @@ static int proc_check(struct py_proc *pp)
 	return code_ok ? 1 : 0;
 }
 
-static void proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
+/* 0: keep (verified, or not initialised yet and checked again later), < 0: reject. */
+static int proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
 {
 	int r = proc_check(pp);
 
 	if (r > 0) {
 		pp->state = PY_PROC_VERIFIED;
-		py->stats.procs_verified++;
+		py->stats[PY_STAT_VERIFIED]++;
 		pr_debug("python: pid %d: layout verified\n", (int)pp->pid);
-		return;
+		return 0;
 	}
 	if (r == 0 && ++pp->tries < VERIFY_TRIES) {
 		pp->next_check_ns = now_ns + VERIFY_INTERVAL_NS;
-		return;
+		return 0;
 	}
 	if (r == -EFAULT || r == -ESRCH)
-		return; /* gone, or memory unreadable right now: eBPF checks every sample anyway */
+		return 0; /* gone, or memory unreadable right now: eBPF checks every sample anyway */
 	pp->state = PY_PROC_REJECTED;
-	py->stats.procs_rejected++;
-	proc_drop(py, pp);
 	pr_warn("python: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
 		(int)pp->pid, pp->file->path, r ? strerror(-r) : "never initialised");
+	return -EINVAL;
 }
 
-static struct py_proc *proc_get(struct python *py, pid_t pid, bool create)
+static int py_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void **proc_state, struct interp_proc *bpf)
 {
-	struct py_proc *pp = u64_map__get(&py->procs, (uint64_t)pid + 1);
+	struct python *py = rt;
+	struct py_file *f = file_state;
+	struct py_proc *pp = calloc(1, sizeof(*pp));
 
-	if (pp || !create)
-		return pp;
-	pp = calloc(1, sizeof(*pp));
 	if (!pp)
-		return NULL;
+		return -ENOMEM;
 	pp->pid = pid;
-	pp->state = PY_PROC_GONE;
-	if (u64_map__set(&py->procs, (uint64_t)pid + 1, pp)) {
-		free(pp);
-		return NULL;
-	}
-	return pp;
-}
-
-void python__process_scanned(struct python *py, const struct process *p, uint64_t now_ns)
-{
-	struct py_file *f = NULL;
-	struct py_proc *pp;
-	uint64_t bias = 0;
-	size_t i;
-
-	for (i = 0; i < p->map_cnt && !f; i++) {
-		f = u64_map__get(&py->files, p->maps[i].exe->file_id);
-		bias = p->maps[i].bias;
-	}
-	pp = proc_get(py, p->pid, f != NULL);
-	if (!pp)
-		return;
-	if (!f || f->bpf.kind != INTERP_PYTHON) {
-		if (pp->state != PY_PROC_GONE) {
-			proc_drop(py, pp);
-			pp->state = PY_PROC_GONE;
-		}
-		pp->file = f;
-		return;
-	}
-	if (pp->file == f && pp->runtime == bias + f->runtime_vaddr && pp->state != PY_PROC_GONE)
-		return;
+	pp->gen = ++py->next_gen;
 	pp->file = f;
 	pp->runtime = bias + f->runtime_vaddr;
 	pp->code_type = bias + f->code_type_vaddr;
 	pp->state = PY_PROC_PENDING;
-	pp->tries = 0;
-	py->stats.procs_attached++;
-	proc_push(py, pp);
-	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)p->pid, f->path,
+	pp->next_check_ns = now_ns;
+	bpf->py.runtime = pp->runtime;
+	bpf->py.tsd_off = GLIBC_TSD_OFF;
+	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)pid, f->path,
 		 (unsigned long long)pp->runtime);
-	proc_verify(py, pp, now_ns);
+	*proc_state = pp;
+	return 0;
 }
 
-void python__process_exec(struct python *py, pid_t pid)
+static int py_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 {
-	struct py_proc *pp = proc_get(py, pid, false);
+	struct py_proc *pp = proc_state;
 
-	if (pp)
-		pp->gen++;
+	if (pp->state == PY_PROC_REJECTED)
+		return -EINVAL;
+	if (pp->state == PY_PROC_PENDING && pp->next_check_ns <= now_ns)
+		return proc_verify(rt, pp, now_ns);
+	return 0;
 }
 
-void python__process_exited(struct python *py, pid_t pid)
+static void py_proc_free(void *rt, void *proc_state)
 {
-	struct py_proc *pp = proc_get(py, pid, false);
-
-	if (pp && pp->state != PY_PROC_GONE) {
-		proc_drop(py, pp);
-		pp->state = PY_PROC_GONE;
-	}
-}
-
-void python__tick(struct python *py, uint64_t now_ns)
-{
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
-	while (u64_map__next(&py->procs, &it, &key, &v)) {
-		struct py_proc *pp = v;
-
-		if (pp->state == PY_PROC_PENDING && pp->next_check_ns <= now_ns)
-			proc_verify(py, pp, now_ns);
-	}
+	(void)rt;
+	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -833,7 +755,7 @@ static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct
 	return 0;
 }
 
-static void marker(struct python *py, struct python_symbol *out, const char *text)
+static void marker(struct python *py, struct interp_symbol *out, const char *text)
 {
 	snprintf(py->text, sizeof(py->text), "[python: %s]", text);
 	out->function = py->text;
@@ -842,15 +764,16 @@ static void marker(struct python *py, struct python_symbol *out, const char *tex
 	out->marker = true;
 }
 
-void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct user_frame *uf,
-		       struct python_symbol *out)
+static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
+			 struct interp_symbol *out)
 {
-	pid_t reader = pid;
-
 	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
-	struct py_proc *pp;
 	struct code_entry *e, fresh = { 0 };
+	struct python *py = rt;
+	struct py_proc *pp = proc_state;
 	uint64_t slot;
+	pid_t pid;
+	int err;
 
 	if (!uf->addr) {
 		switch (uf->file_id) {
@@ -864,23 +787,18 @@ void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct
 			return marker(py, out, "?");
 		}
 	}
-	pp = proc_get(py, pid, false);
-	if (!pp && map_pid > 0 && map_pid != pid) {
-		/* A forked child read through its parent's state: same code at the same address
-		 * (the cookie below catches an object the child replaced). Cached under the parent.
-		 */
-		pp = proc_get(py, map_pid, false);
-		py->stats.forked_frames++;
-		pid = map_pid;
-	}
-	if (!pp || !pp->file || pp->file->bpf.kind != INTERP_PYTHON)
+	if (!pp)
 		return marker(py, out, "unknown process");
+	/* Cached under the process whose state it is: a forked child shares its parent's code at
+	 * the same addresses (the cookie catches an object the child replaced).
+	 */
+	pid = pp->pid;
 	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PYTHON_CODE_CACHE_CAP;
 	e = &py->cache[slot];
 	if (e->pid != pid || e->gen != pp->gen || e->code != uf->addr ||
 	    (cookie && e->cookie != cookie)) {
-		py->stats.code_reads++;
-		int err = read_code(reader, uf->addr, &pp->file->layout, &fresh);
+		py->stats[PY_STAT_CODE_READS]++;
+		err = read_code(reader, uf->addr, &pp->file->layout, &fresh);
 
 		if (err && reader != pid) { /* the child is gone: its parent has the same code */
 			code_entry__clear(&fresh);
@@ -888,12 +806,12 @@ void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct
 		}
 		if (err) {
 			code_entry__clear(&fresh);
-			py->stats.code_unreadable++;
+			py->stats[PY_STAT_UNREADABLE]++;
 			return marker(py, out, "code object unreadable");
 		}
 		if (cookie && fresh.cookie != cookie) {
 			code_entry__clear(&fresh);
-			py->stats.code_stale++;
+			py->stats[PY_STAT_STALE]++;
 			return marker(py, out, "code object reused");
 		}
 		code_entry__clear(e);
@@ -902,7 +820,6 @@ void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct
 		e->gen = pp->gen;
 		e->code = uf->addr;
 	}
-	py->stats.frames++;
 	out->function = e->name;
 	out->file = e->filename;
 	out->line = python_lines__line(pp->file->layout.lines, e->linetable, e->linetable_sz,
@@ -911,3 +828,42 @@ void python__symbolize(struct python *py, pid_t pid, pid_t map_pid, const struct
 		out->line = 0;
 	out->marker = false;
 }
+
+static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = {
+	[PY_COUNTER_STACKS] = "stacks in an eval loop",
+	[PY_COUNTER_FRAMES] = "frames",
+	[PY_COUNTER_NO_PROC] = "no process",
+	[PY_COUNTER_UNSUPPORTED] = "unsupported",
+	[PY_COUNTER_TSS_UNSET] = "tss unset",
+	[PY_COUNTER_NO_TSTATE] = "no thread state",
+	[PY_COUNTER_BAD_TSTATE] = "bad thread state",
+	[PY_COUNTER_READ_FAILED] = "unreadable",
+	[PY_COUNTER_RUN_EMPTY] = "empty run",
+	[PY_COUNTER_TRUNCATED] = "truncated",
+};
+
+static const char *const py_stat_names[PY_STAT_CNT] = {
+	[PY_STAT_VERIFIED] = "layouts verified",
+	[PY_STAT_CODE_READS] = "code objects read",
+	[PY_STAT_UNREADABLE] = "code objects unreadable",
+	[PY_STAT_STALE] = "code objects stale",
+};
+
+const struct interp_runtime python_runtime = {
+	.name = "python",
+	.frame_type = "cpython", /* the reference agent's value for CPython frames */
+	.frame_kind = FRAME_KIND_CPYTHON,
+	.bpf_counter_names = py_bpf_counter_names,
+	.bpf_counter_cnt = PY_COUNTER_CNT,
+	.stat_names = py_stat_names,
+	.stat_cnt = PY_STAT_CNT,
+	.new = py_new,
+	.free = py_free,
+	.file_detect = py_file_detect,
+	.file_free = py_file_free,
+	.proc_attach = py_proc_attach,
+	.proc_tick = py_proc_tick,
+	.proc_free = py_proc_free,
+	.symbolize = py_symbolize,
+	.stats = py_stats,
+};

@@ -1,0 +1,147 @@
+/* Runtime frames in the native walk: the dispatch every runtime's eBPF walk plugs into
+ * (included by sampler.bpf.c, and by the replay tests, after native_unwind.h).
+ *
+ * Before each native step, ss_interp_step() looks at the native frame about to be emitted:
+ * when its pc lies in a range that "interp_files" gives for its file (the native code that runs
+ * a runtime's frames: CPython's eval loop), the runtime's walk emits that activation's frames
+ * first, one per loop iteration, and the native step follows. Decided and measured: the walks
+ * are inlined into the one bpf_loop step rather than tail-called per runtime (a tail call per
+ * activation would cost a program switch for every eval frame, and the verifier sees one
+ * step per program either way); docs/ARCHITECTURE.md has the instruction counts.
+ *
+ * Hooks the includer provides, besides native_unwind.h's:
+ *   static struct interp_file *ss_interp_file(__u64 file_id);         NULL: not a runtime
+ *   static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime); NULL: not attached
+ *   static void ss_interp_count(__u32 runtime, __u32 which);          one of its counters
+ *
+ * Invariants: a runtime step appends at most one frame and never moves the native cursor;
+ * runtime cursors only move to older frames, so a sample cannot loop. Adding a runtime: its
+ * cursor in the union below, its walk's include, and one case in each switch.
+ */
+#ifndef STACKSCOPE_INTERP_WALK_H
+#define STACKSCOPE_INTERP_WALK_H
+
+#include "abi.h"
+
+/* Runtime frames stop this many frames before the end of the record (a marker frame says
+ * so), leaving room for the native callers.
+ */
+#define INTERP_NATIVE_RESERVE 48
+
+static __always_inline void ss_interp_marker(struct unwind_cursor *st, struct user_frame *frames,
+					     __u8 runtime, __u64 what)
+{
+	__u32 idx = st->frame_cnt;
+	struct user_frame *fr;
+
+	if (idx >= SS_MAX_USER_FRAMES)
+		return;
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	fr->addr = 0;
+	fr->file_id = what;
+	fr->flags = 0;
+	fr->kind = runtime;
+	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
+	st->frame_cnt = idx + 1;
+}
+
+/* What every runtime's walk may read and update. */
+struct interp_state {
+	__u64 checked_pc;     /* the native frame last checked for being a runtime activation */
+	__u64 checked_sp;
+	__u64 file_id;        /* the interpreter file whose description `file` holds (0: none) */
+	__u64 miss_file_id;   /* the last file known not to be an interpreter */
+	__u64 fsbase;         /* the sampled thread's TLS base */
+	struct interp_file file;
+	__u8 emitting;        /* the runtime whose activation is being emitted (0: none) */
+	__u8 off;             /* bit per runtime: no (more) frames of it in this sample */
+	__u8 started;         /* bit per runtime: its per-sample start ran */
+	__u8 pad[5];
+};
+
+#include "interp/python_walk.h" /* one line per runtime */
+
+struct interp_cursor {
+	struct interp_state is;
+	union {               /* the runtimes' own cursors */
+		struct py_cursor py;
+	};
+};
+
+/* Reset for a new sample (the runtimes' read buffers need no clearing). */
+static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsbase)
+{
+	__builtin_memset(&ic->is, 0, sizeof(ic->is));
+	py_reset(&ic->py);
+	ic->is.fsbase = fsbase;
+}
+
+/* Called before every native step. Returns 1 when this iteration was used for a runtime (the
+ * native step must wait), 0 when the native step should run now.
+ */
+static __always_inline int ss_interp_step(struct unwind_cursor *st, struct interp_cursor *ic,
+					  struct user_frame *frames)
+{
+	struct interp_state *is = &ic->is;
+	__u64 pc, lookup_pc, addr, file_id;
+	struct mapping_info *m;
+	struct file_info *f;
+	struct interp_file *inf;
+	__u8 bit;
+
+	if (st->done)
+		return 0;
+	switch (is->emitting) {
+	case FRAME_KIND_CPYTHON:
+		py_emit(st, is, &ic->py, frames);
+		return 1;
+	}
+	pc = st->regs[DWARF_RIP];
+	if (pc == is->checked_pc && st->regs[DWARF_RSP] == is->checked_sp)
+		return 0;
+	is->checked_pc = pc;
+	is->checked_sp = st->regs[DWARF_RSP];
+	if (pc < 0x1000 || pc > SS_USER_ADDR_MAX)
+		return 0;
+	lookup_pc = st->pc_is_return ? pc - 1 : pc;
+	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
+		/* The same lookup the native step would do; it reuses last_map. */
+		m = ss_lookup_mapping(st->pid, lookup_pc);
+		st->lookups++;
+		if (!m || !m->file_id)
+			return 0;
+		st->last_map = *m;
+		f = ss_lookup_file(m->file_id);
+		st->last_file_flags = f ? f->flags : 0;
+	}
+	file_id = st->last_map.file_id;
+	if (file_id == is->miss_file_id)
+		return 0;
+	if (file_id != is->file_id) {
+		inf = ss_interp_file(file_id);
+		if (!inf) {
+			is->miss_file_id = file_id;
+			return 0;
+		}
+		is->file = *inf;
+		is->file_id = file_id;
+	}
+	addr = lookup_pc - st->last_map.bias;
+	if (!((addr >= is->file.range_start[0] && addr < is->file.range_end[0]) ||
+	      (addr >= is->file.range_start[1] && addr < is->file.range_end[1])))
+		return 0;
+	if (is->file.runtime == FRAME_KIND_NATIVE || is->file.runtime >= 8)
+		return 0;
+	bit = 1 << is->file.runtime;
+	if (is->off & bit)
+		return 0;
+
+	/* An activation of this runtime. */
+	switch (is->file.runtime) {
+	case FRAME_KIND_CPYTHON:
+		return py_activation(st, is, &ic->py, frames);
+	}
+	return 0;
+}
+
+#endif

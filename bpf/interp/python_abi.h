@@ -1,0 +1,90 @@
+/* CPython's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
+ * (bpf/interp/python_walk.h) emits and what userspace (src/interp/python/) tells it.
+ *
+ * A FRAME_KIND_CPYTHON frame is emitted just before (leaf side of) the native
+ * _PyEval_EvalFrameDefault frame that runs it, so the stack reads interleaved:
+ * ... native callee, Python frames of this eval activation, the eval frame, its callers ...
+ *   addr    = address of the PyCodeObject in the sampled process (pid-specific)
+ *   file_id = (__u64)instruction byte offset << 32 | cookie
+ *             offset: bytes from the start of the bytecode (0xffffffff: not started);
+ *             cookie: (co_firstlineno + (co_argcount << 24)) as read by eBPF, so userspace
+ *             can tell a code object freed and reused at the same address.
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum py_marker.
+ */
+#ifndef STACKSCOPE_PYTHON_ABI_H
+#define STACKSCOPE_PYTHON_ABI_H
+
+#define PY_INSTR_NONE 0xffffffffu
+#define PY_NO_OFFSET 0xffff
+
+enum py_marker {
+	PY_MARKER_UNSUPPORTED = 1, /* eval loop of a Python this build does not understand */
+	PY_MARKER_TRUNCATED = 2,   /* Python frames stopped: frame budget (native reserve) */
+	PY_MARKER_READ_FAILED = 3, /* a frame or code object could not be read: frames lost */
+};
+
+/* How a frame's instruction position is stored. */
+enum py_instr_kind {
+	PY_INSTR_LASTI_BYTES = 0, /* int f_lasti, bytes (3.8, 3.9) */
+	PY_INSTR_LASTI_UNITS = 1, /* int f_lasti, 2-byte code units (3.10) */
+	PY_INSTR_POINTER = 2,     /* pointer into co_code_adaptive (3.11+: prev_instr/instr_ptr) */
+};
+
+/* Which Python frames one native eval-loop activation runs. */
+enum py_entry_kind {
+	PY_ENTRY_EACH = 0,  /* <= 3.10: exactly one frame per activation */
+	PY_ENTRY_FLAG = 1,  /* 3.11: frames up to and including the one with is_entry set */
+	PY_ENTRY_SHIM = 2,  /* 3.12+: frames up to the C-stack-owned shim frame (owner 3),
+			     * which is skipped */
+};
+
+#define PY_OWNED_BY_CSTACK 3
+#define PY_FRAME_READ_MAX 128
+
+/* Byte offsets the eBPF walk needs, per CPython minor version (PY_NO_OFFSET: absent). */
+struct py_offsets {
+	__u16 rt_interp_head;  /* _PyRuntime.interpreters.head */
+	__u16 rt_tss;          /* _PyRuntime's autoTSSkey: Py_tss_t { int initialized; key } */
+	__u16 ts_interp;       /* PyThreadState.interp */
+	__u16 ts_frame;        /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_frame;    /* _PyCFrame.current_frame, or PY_NO_OFFSET */
+	__u16 fr_back;         /* f_back / previous */
+	__u16 fr_code;         /* f_code / f_executable */
+	__u16 fr_instr;        /* f_lasti / prev_instr / instr_ptr */
+	__u16 fr_entry;        /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
+	__u16 fr_read_sz;      /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
+	__u16 co_argcount;
+	__u16 co_firstlineno;
+	__u16 co_code;         /* co_code_adaptive (3.11+), else 0 */
+	__u8 instr_kind;       /* enum py_instr_kind */
+	__u8 entry_kind;       /* enum py_entry_kind */
+};
+
+/* interp_file.py: the interpreter binary's layout (its eval loop is interp_file's range). */
+struct py_file_abi {
+	struct py_offsets off;
+};
+
+/* interp_proc.py: where the runtime is in one process. */
+struct py_proc_abi {
+	__u64 runtime; /* absolute address of _PyRuntime */
+	__u32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k */
+	__u32 pad;
+};
+
+/* Why Python frames are missing, by reason (the runtime's slice of "interp_counters"). */
+enum py_counter {
+	PY_COUNTER_STACKS = 0,      /* samples with at least one eval-loop frame */
+	PY_COUNTER_FRAMES,          /* Python frames emitted */
+	PY_COUNTER_NO_PROC,         /* eval loop, but the pid has no interp_procs entry (yet) */
+	PY_COUNTER_UNSUPPORTED,     /* eval loop of an unsupported version (marker emitted) */
+	PY_COUNTER_TSS_UNSET,       /* autoTSSkey not initialised or >= 32 */
+	PY_COUNTER_NO_TSTATE,       /* the thread has no thread state (not a Python thread) */
+	PY_COUNTER_BAD_TSTATE,      /* thread state's interp != the runtime's: wrong layout */
+	PY_COUNTER_READ_FAILED,     /* runtime, thread state, frame or code unreadable */
+	PY_COUNTER_RUN_EMPTY,       /* an eval activation with no Python frame left to show */
+	PY_COUNTER_TRUNCATED,       /* Python frames cut at the native reserve (marker) */
+	PY_COUNTER_CNT,
+};
+
+#endif

@@ -1,0 +1,200 @@
+/* CPython frames in the native walk (included by bpf/interp/interp_walk.h, which calls it when the
+ * native frame about to be emitted is in an interpreter's eval loop).
+ *
+ * py_activation() starts the run of one eval activation: the Python frames it runs are
+ * emitted first, one per loop iteration (py_emit()), then the native eval frame. The Python
+ * frame chain of the sampled thread is found once per sample: libc TSD slot of _PyRuntime's
+ * autoTSSkey -> PyThreadState -> current frame. That slot is set for every thread with a
+ * thread state, also while it has released the GIL (the TLS `_Py_tss_tstate` is not). Which
+ * frames belong to one activation: enum py_entry_kind (python_abi.h).
+ *
+ * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count),
+ * so this walk also runs in the kernel-free replay tests. Every reason for missing Python
+ * frames is counted (enum py_counter).
+ */
+#ifndef STACKSCOPE_PYTHON_WALK_H
+#define STACKSCOPE_PYTHON_WALK_H
+
+#include "abi.h"
+
+#define PY_TSD_KEYS 32
+#define PY_BIT (1 << FRAME_KIND_CPYTHON)
+
+struct py_cursor {
+	__u64 frame; /* next Python frame (frame object / interpreter frame) to emit */
+	__u8 buf[PY_FRAME_READ_MAX];
+};
+
+static __always_inline void py_reset(struct py_cursor *py)
+{
+	py->frame = 0;
+}
+
+static __always_inline void py_count(__u32 which)
+{
+	ss_interp_count(FRAME_KIND_CPYTHON, which);
+}
+
+static __always_inline __u64 py_u64(const __u8 *buf, __u16 off)
+{
+	return *(const __u64 *)(buf + (off & (PY_FRAME_READ_MAX - 8)));
+}
+
+static __always_inline void py_stop(struct interp_state *is)
+{
+	is->off |= PY_BIT;
+	is->emitting = 0;
+}
+
+/* Find the sampled thread's newest Python frame; 0, or < 0 with the reason counted. */
+static __always_inline int py_start(struct unwind_cursor *st, struct interp_state *is,
+				    struct py_cursor *py)
+{
+	const struct py_offsets *o = &is->file.py.off;
+	struct interp_proc *proc;
+	__u32 tss[2];
+	__u64 tstate, interp, ts_interp, ptr, runtime;
+
+	proc = ss_interp_proc(st->pid, FRAME_KIND_CPYTHON);
+	if (!proc || proc->file_id != is->file_id) {
+		py_count(PY_COUNTER_NO_PROC);
+		return -1;
+	}
+	runtime = proc->py.runtime;
+	if (ss_read_user(tss, sizeof(tss), runtime + o->rt_tss) < 0 ||
+	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0) {
+		py_count(PY_COUNTER_READ_FAILED);
+		return -1;
+	}
+	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase) {
+		py_count(PY_COUNTER_TSS_UNSET);
+		return -1;
+	}
+	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) < 0) {
+		py_count(PY_COUNTER_READ_FAILED);
+		return -1;
+	}
+	if (!tstate) {
+		py_count(PY_COUNTER_NO_TSTATE);
+		return -1;
+	}
+	/* The check that makes a wrong layout or TSD offset harmless: the thread state must
+	 * belong to the runtime's interpreter (sub-interpreters are not followed).
+	 */
+	if (ss_read_user(&ts_interp, sizeof(ts_interp), tstate + o->ts_interp) < 0 ||
+	    ts_interp != interp || !interp) {
+		py_count(PY_COUNTER_BAD_TSTATE);
+		return -1;
+	}
+	if (ss_read_user(&ptr, sizeof(ptr), tstate + o->ts_frame) < 0) {
+		py_count(PY_COUNTER_READ_FAILED);
+		return -1;
+	}
+	if (o->cframe_frame != PY_NO_OFFSET && ptr &&
+	    ss_read_user(&ptr, sizeof(ptr), ptr + o->cframe_frame) < 0) {
+		py_count(PY_COUNTER_READ_FAILED);
+		return -1;
+	}
+	py->frame = ptr;
+	return 0;
+}
+
+/* Emit the next Python frame of the current run (or skip the run's shim frame). */
+static __always_inline void py_emit(struct unwind_cursor *st, struct interp_state *is,
+				    struct py_cursor *py, struct user_frame *frames)
+{
+	const struct py_offsets *o = &is->file.py.off;
+	__u32 idx = st->frame_cnt, instr = PY_INSTR_NONE, argcount = 0;
+	__s32 firstlineno = 0, lasti;
+	__u64 code, back, ip;
+	struct user_frame *fr;
+	__u8 entry = 0;
+
+	if (!py->frame) {
+		is->emitting = 0;
+		return;
+	}
+	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
+		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_TRUNCATED);
+		py_count(PY_COUNTER_TRUNCATED);
+		py_stop(is);
+		return;
+	}
+	if (ss_read_user(py->buf, o->fr_read_sz & (PY_FRAME_READ_MAX - 1), py->frame) < 0) {
+		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_READ_FAILED);
+		py_count(PY_COUNTER_READ_FAILED);
+		py_stop(is);
+		return;
+	}
+	back = py_u64(py->buf, o->fr_back);
+	if (o->fr_entry != PY_NO_OFFSET)
+		entry = py->buf[o->fr_entry & (PY_FRAME_READ_MAX - 1)];
+	if (o->entry_kind == PY_ENTRY_SHIM && entry == PY_OWNED_BY_CSTACK) {
+		/* The activation's own shim: the run ends, the native eval frame follows. */
+		py->frame = back;
+		is->emitting = 0;
+		return;
+	}
+	code = py_u64(py->buf, o->fr_code);
+	if (o->instr_kind == PY_INSTR_POINTER) {
+		ip = py_u64(py->buf, o->fr_instr);
+		if (ip >= code + o->co_code && ip - code - o->co_code < (1u << 30))
+			instr = (__u32)(ip - code - o->co_code);
+	} else {
+		lasti = *(const __s32 *)(py->buf + (o->fr_instr & (PY_FRAME_READ_MAX - 4)));
+		if (lasti >= 0 && lasti < (1 << 29))
+			instr = o->instr_kind == PY_INSTR_LASTI_UNITS ? (__u32)lasti * 2 : (__u32)lasti;
+	}
+	if (ss_read_user(&argcount, sizeof(argcount), code + o->co_argcount) < 0 ||
+	    ss_read_user(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) < 0) {
+		/* Still emitted: userspace may be able to read it, or shows it as unreadable. */
+		py_count(PY_COUNTER_READ_FAILED);
+		argcount = 0;
+		firstlineno = 0;
+	}
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	fr->addr = code;
+	fr->file_id = (__u64)instr << 32 | (__u32)((__u32)firstlineno + (argcount << 24));
+	fr->flags = 0;
+	fr->kind = FRAME_KIND_CPYTHON;
+	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
+	st->frame_cnt = idx + 1;
+	py_count(PY_COUNTER_FRAMES);
+
+	py->frame = back;
+	if (o->entry_kind == PY_ENTRY_EACH || (o->entry_kind == PY_ENTRY_FLAG && entry) || !back)
+		is->emitting = 0;
+}
+
+/* The native frame about to be emitted is an eval-loop activation. 1: this iteration emitted
+ * (or marked) something, 0: the native step runs now.
+ */
+static __always_inline int py_activation(struct unwind_cursor *st, struct interp_state *is,
+					 struct py_cursor *py, struct user_frame *frames)
+{
+	if (!(is->started & PY_BIT))
+		py_count(PY_COUNTER_STACKS);
+	if (!is->file.supported) {
+		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_UNSUPPORTED);
+		py_count(PY_COUNTER_UNSUPPORTED);
+		is->started |= PY_BIT;
+		py_stop(is);
+		return 1;
+	}
+	if (!(is->started & PY_BIT)) {
+		is->started |= PY_BIT;
+		if (py_start(st, is, py) < 0) {
+			py_stop(is);
+			return 0;
+		}
+	}
+	if (!py->frame) {
+		py_count(PY_COUNTER_RUN_EMPTY);
+		return 0;
+	}
+	is->emitting = FRAME_KIND_CPYTHON;
+	py_emit(st, is, py, frames);
+	return 1;
+}
+
+#endif

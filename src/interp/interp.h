@@ -1,0 +1,135 @@
+/* The runtime interface: what every high-level language runtime (CPython now; HotSpot, V8,
+ * Ruby, PHP, Perl, Go next) implements to put its frames into the native stacks, and the
+ * registry that runs them all.
+ *
+ * A runtime lives in its own folder (src/interp/<runtime>/) with its eBPF walk in
+ * bpf/interp/<runtime>_walk.h and its ABI types in bpf/interp/<runtime>_abi.h. It provides one
+ * `struct interp_runtime` (below) and is listed once in registry.c. Everything the runtimes
+ * share is the registry's:
+ *  - per-file state: a mapped file a runtime recognises as its interpreter, kept while the
+ *    registry lives (late samples symbolize from it), at most INTERP_FILE_CAP files;
+ *  - per-process state: (pid, runtime) -> the runtime's state for that process, created when a
+ *    scan shows the process mapping an interpreter file, dropped at exec (a new image), kept
+ *    INTERP_EXITED_GRACE_NS after exit for samples still in flight, then freed; at most
+ *    INTERP_PROC_CAP processes;
+ *  - the BPF map writes ("interp_files", "interp_procs"), and each runtime's slice of the
+ *    eBPF counters;
+ *  - helpers: process-memory reads (interp__read_mem).
+ * Markers: a runtime shows frames it cannot read as "[<name>: <reason>]".
+ * Not thread-safe: one owner (the session).
+ */
+#ifndef STACKSCOPE_INTERP_H
+#define STACKSCOPE_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "abi.h"
+
+#define INTERP_FILE_CAP 256                           /* as the "interp_files" map */
+#define INTERP_PROC_CAP 16384                         /* as the "interp_procs" map */
+#define INTERP_EXITED_GRACE_NS (10 * 1000000000ULL)   /* exited processes' state kept */
+
+struct executable;
+struct process;
+
+/* One frame of a runtime, as it will appear in the profile. Strings are borrowed until the
+ * runtime's next call.
+ */
+struct interp_symbol {
+	const char *function; /* qualified name, or the marker's text */
+	const char *file;     /* source file; NULL for markers */
+	int line;             /* 0 when unknown */
+	bool marker;          /* a pseudo-frame ("[python: code object unreadable]") */
+};
+
+struct interp_runtime {
+	const char *name;       /* "python": messages, the summary, markers */
+	const char *frame_type; /* OTLP profile.frame.type of its frames: "cpython" */
+	uint8_t frame_kind;     /* enum user_frame_kind: the frames its eBPF walk emits */
+	/* Its eBPF counters (its slice of "interp_counters"), and its own userspace ones. */
+	const char *const *bpf_counter_names;
+	size_t bpf_counter_cnt; /* <= INTERP_COUNTER_MAX */
+	const char *const *stat_names;
+	size_t stat_cnt;
+
+	/* NULL with errno. */
+	void *(*new)(void);
+	void (*free)(void *rt);
+	/* Is this mapped file the runtime's interpreter? 0 with *file_state and *bpf (what eBPF
+	 * needs) filled; -ENOENT when it is not. A version the runtime cannot walk still returns 0
+	 * with bpf->supported = 0 (eBPF then emits a marker).
+	 */
+	int (*file_detect)(void *rt, const struct executable *exe, void **file_state,
+			   struct interp_file *bpf);
+	void (*file_free)(void *rt, void *file_state);
+	/* A live process maps the file (at load bias `bias`): 0 with *proc_state and bpf->(its
+	 * union member) filled, or -errno (not attached).
+	 */
+	int (*proc_attach)(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			   void **proc_state, struct interp_proc *bpf);
+	/* Periodic check of an attached process: 0 keep, < 0 reject (its eBPF entry is removed and
+	 * it is not attached again while its mapping stays the same).
+	 */
+	int (*proc_tick)(void *rt, void *proc_state, uint64_t now_ns);
+	void (*proc_free)(void *rt, void *proc_state);
+	/* One frame of the runtime from process pid, whose stack eBPF walked with proc_state (that
+	 * of pid, or of the parent it was forked from while it was not known yet: then memory is
+	 * read from pid first, from the parent once pid has exited). Always fills *out.
+	 */
+	void (*symbolize)(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
+			  struct interp_symbol *out);
+	void (*stats)(const void *rt, uint64_t *out); /* stat_cnt values */
+};
+
+/* Counters of one runtime, for the summary, the agent's log and /metrics. */
+struct interp_runtime_stats {
+	const struct interp_runtime *rt;
+	uint64_t files, files_unsupported;     /* interpreter files found / of an unknown version */
+	uint64_t procs_attached, procs_rejected, procs_reaped;
+	uint64_t frames, markers;              /* symbolized */
+	uint64_t forked_frames;                /* read with a forked child's parent state */
+	uint64_t bpf[INTERP_COUNTER_MAX];      /* its eBPF counters (bpf_counter_names) */
+	uint64_t own[16];                      /* its stat_names values */
+};
+
+struct interp_registry;
+
+/* files_fd / procs_fd: the BPF maps "interp_files", "interp_procs", or -1 (no eBPF: tests).
+ * NULL with errno.
+ */
+struct interp_registry *interp_registry__new(int files_fd, int procs_fd);
+void interp_registry__free(struct interp_registry *reg);
+
+/* Executable registry hooks: a file starts / stops being mapped by live processes. */
+void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe);
+void interp_registry__file_unloaded(struct interp_registry *reg, const struct executable *exe);
+/* Process tracker hooks. */
+void interp_registry__process_scanned(struct interp_registry *reg, const struct process *p,
+				      uint64_t now_ns);
+void interp_registry__process_exec(struct interp_registry *reg, pid_t pid);
+void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uint64_t now_ns);
+/* Periodic work: the runtimes' checks, reaping of exited processes' state. */
+void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
+
+/* The runtime whose frames have this kind, or NULL. */
+const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,
+						       uint8_t frame_kind);
+/* Symbolize a frame of kind uf->kind from process pid, walked with map_pid's state. */
+void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+				const struct user_frame *uf, struct interp_symbol *out);
+
+/* Counters of every runtime into out (cap entries), with its slice of the eBPF counters
+ * (bpf: "interp_counters" summed over CPUs, NULL: none); returns how many runtimes.
+ */
+size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,
+			      struct interp_runtime_stats *out, size_t cap);
+
+/* Helper for runtimes: size bytes of process pid's memory at addr. 0 or -errno (-EFAULT:
+ * partly unreadable).
+ */
+int interp__read_mem(pid_t pid, uint64_t addr, void *buf, size_t size);
+
+#endif

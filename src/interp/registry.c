@@ -1,0 +1,403 @@
+/* The runtime registry: runs every runtime of the list below over the mapped files and the
+ * processes, owns their per-file and per-process state and the BPF map writes. See interp.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include <bpf/bpf.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+
+/* The runtimes: one line each. */
+extern const struct interp_runtime python_runtime;
+static const struct interp_runtime *const runtimes[] = {
+	&python_runtime,
+};
+#define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
+
+struct interp_file_entry {
+	size_t rt;  /* index in runtimes[] */
+	void *state;
+	struct interp_file bpf;
+};
+
+enum proc_status {
+	PROC_ATTACHED = 0,
+	PROC_REJECTED, /* the runtime's check failed: no eBPF entry, not attached again */
+	PROC_EXITED,   /* state kept until exited_ns + INTERP_EXITED_GRACE_NS */
+};
+
+struct interp_proc_entry {
+	pid_t pid;
+	size_t rt;
+	uint64_t file_id;
+	uint64_t bias;
+	void *state;
+	enum proc_status status;
+	uint64_t exited_ns;
+};
+
+struct interp_registry {
+	int files_fd, procs_fd;
+	void *rt_state[RUNTIME_CNT];
+	struct interp_runtime_stats stats[RUNTIME_CNT];
+	struct u64_map files; /* file_id -> struct interp_file_entry */
+	struct u64_map procs; /* proc_key(pid, rt) -> struct interp_proc_entry */
+	char marker[96];
+};
+
+static uint64_t proc_key(pid_t pid, size_t rt)
+{
+	return (uint64_t)(uint32_t)pid << 8 | (rt + 1);
+}
+
+struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
+{
+	struct interp_registry *reg = calloc(1, sizeof(*reg));
+	size_t i;
+
+	if (!reg)
+		return NULL;
+	reg->files_fd = files_fd;
+	reg->procs_fd = procs_fd;
+	for (i = 0; i < RUNTIME_CNT; i++) {
+		reg->stats[i].rt = runtimes[i];
+		reg->rt_state[i] = runtimes[i]->new();
+		if (!reg->rt_state[i]) {
+			interp_registry__free(reg);
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return reg;
+}
+
+static void proc_entry__free(struct interp_registry *reg, struct interp_proc_entry *pe)
+{
+	if (pe->state)
+		runtimes[pe->rt]->proc_free(reg->rt_state[pe->rt], pe->state);
+	free(pe);
+}
+
+void interp_registry__free(struct interp_registry *reg)
+{
+	size_t it = 0, i;
+	uint64_t key;
+	void *v;
+
+	if (!reg)
+		return;
+	while (u64_map__next(&reg->procs, &it, &key, &v))
+		proc_entry__free(reg, v);
+	it = 0;
+	while (u64_map__next(&reg->files, &it, &key, &v)) {
+		struct interp_file_entry *fe = v;
+
+		runtimes[fe->rt]->file_free(reg->rt_state[fe->rt], fe->state);
+		free(fe);
+	}
+	for (i = 0; i < RUNTIME_CNT; i++)
+		if (reg->rt_state[i])
+			runtimes[i]->free(reg->rt_state[i]);
+	u64_map__free(&reg->procs);
+	u64_map__free(&reg->files);
+	free(reg);
+}
+
+/* ---- BPF maps ---- */
+
+static void bpf_set_file(struct interp_registry *reg, uint64_t file_id,
+			 const struct interp_file *v)
+{
+	if (reg->files_fd >= 0 && bpf_map_update_elem(reg->files_fd, &file_id, v, BPF_ANY))
+		pr_warn("interp_files update failed: %s\n", strerror(errno));
+}
+
+static void bpf_set_proc(struct interp_registry *reg, const struct interp_proc_entry *pe,
+			 const struct interp_proc *v)
+{
+	struct interp_proc_key key = { .pid = (uint32_t)pe->pid,
+				       .kind = runtimes[pe->rt]->frame_kind };
+
+	if (reg->procs_fd >= 0 && bpf_map_update_elem(reg->procs_fd, &key, v, BPF_ANY))
+		pr_debug("%s: pid %d: interp_procs update failed: %s\n", runtimes[pe->rt]->name,
+			 (int)pe->pid, strerror(errno));
+}
+
+static void bpf_drop_proc(struct interp_registry *reg, const struct interp_proc_entry *pe)
+{
+	struct interp_proc_key key = { .pid = (uint32_t)pe->pid,
+				       .kind = runtimes[pe->rt]->frame_kind };
+
+	if (reg->procs_fd >= 0)
+		bpf_map_delete_elem(reg->procs_fd, &key);
+}
+
+/* ---- files ---- */
+
+void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe)
+{
+	struct interp_file_entry *fe = u64_map__get(&reg->files, exe->file_id);
+	size_t i;
+
+	if (fe) {
+		bpf_set_file(reg, exe->file_id, &fe->bpf);
+		return;
+	}
+	if (exe->kind != EXECUTABLE_FILE || reg->files.cnt >= INTERP_FILE_CAP)
+		return;
+	fe = calloc(1, sizeof(*fe));
+	if (!fe)
+		return;
+	for (i = 0; i < RUNTIME_CNT; i++) {
+		memset(&fe->bpf, 0, sizeof(fe->bpf));
+		if (!runtimes[i]->file_detect(reg->rt_state[i], exe, &fe->state, &fe->bpf))
+			break;
+	}
+	if (i == RUNTIME_CNT) {
+		free(fe);
+		return;
+	}
+	fe->rt = i;
+	fe->bpf.runtime = runtimes[i]->frame_kind;
+	if (u64_map__set(&reg->files, exe->file_id, fe)) {
+		runtimes[i]->file_free(reg->rt_state[i], fe->state);
+		free(fe);
+		return;
+	}
+	reg->stats[i].files++;
+	if (!fe->bpf.supported) {
+		reg->stats[i].files_unsupported++;
+		pr_info("%s: %s: version %u.%u not supported: native frames only\n", runtimes[i]->name,
+			exe->path, fe->bpf.major, fe->bpf.minor);
+	}
+	bpf_set_file(reg, exe->file_id, &fe->bpf);
+}
+
+void interp_registry__file_unloaded(struct interp_registry *reg, const struct executable *exe)
+{
+	if (reg->files_fd >= 0 && u64_map__get(&reg->files, exe->file_id))
+		bpf_map_delete_elem(reg->files_fd, &exe->file_id);
+}
+
+/* ---- processes ---- */
+
+static void proc_detach(struct interp_registry *reg, struct interp_proc_entry *pe)
+{
+	if (pe->status == PROC_ATTACHED)
+		bpf_drop_proc(reg, pe);
+}
+
+static void proc_remove(struct interp_registry *reg, struct interp_proc_entry *pe)
+{
+	proc_detach(reg, pe);
+	u64_map__del(&reg->procs, proc_key(pe->pid, pe->rt));
+	proc_entry__free(reg, pe);
+}
+
+/* Process p maps interpreter file fe at bias: attach (again) unless it already is. */
+static void proc_attach(struct interp_registry *reg, const struct process *p,
+			uint64_t file_id, struct interp_file_entry *fe, uint64_t bias,
+			uint64_t now_ns)
+{
+	const struct interp_runtime *rt = runtimes[fe->rt];
+	uint64_t key = proc_key(p->pid, fe->rt);
+	struct interp_proc_entry *pe = u64_map__get(&reg->procs, key);
+	struct interp_proc bpf = { .file_id = file_id };
+	void *state = NULL;
+
+	if (pe && pe->file_id == file_id && pe->bias == bias && pe->status != PROC_EXITED)
+		return; /* the same image: attached, or rejected for good */
+	if (pe)
+		proc_remove(reg, pe);
+	if (!fe->bpf.supported || reg->procs.cnt >= INTERP_PROC_CAP)
+		return;
+	if (rt->proc_attach(reg->rt_state[fe->rt], p->pid, fe->state, bias, now_ns, &state, &bpf))
+		return;
+	pe = calloc(1, sizeof(*pe));
+	if (!pe || u64_map__set(&reg->procs, key, pe)) {
+		free(pe);
+		rt->proc_free(reg->rt_state[fe->rt], state);
+		return;
+	}
+	*pe = (struct interp_proc_entry){ .pid = p->pid, .rt = fe->rt, .file_id = file_id,
+					  .bias = bias, .state = state };
+	reg->stats[fe->rt].procs_attached++;
+	bpf_set_proc(reg, pe, &bpf);
+	if (rt->proc_tick(reg->rt_state[fe->rt], state, now_ns) < 0) {
+		pe->status = PROC_REJECTED;
+		reg->stats[fe->rt].procs_rejected++;
+		bpf_drop_proc(reg, pe);
+	}
+}
+
+void interp_registry__process_scanned(struct interp_registry *reg, const struct process *p,
+				      uint64_t now_ns)
+{
+	bool mapped[RUNTIME_CNT] = { false };
+	size_t i, r;
+
+	for (i = 0; i < p->map_cnt; i++) {
+		struct interp_file_entry *fe;
+
+		if (!p->maps[i].exe)
+			continue;
+		fe = u64_map__get(&reg->files, p->maps[i].exe->file_id);
+		if (!fe || mapped[fe->rt])
+			continue;
+		mapped[fe->rt] = true;
+		proc_attach(reg, p, p->maps[i].exe->file_id, fe, p->maps[i].bias, now_ns);
+	}
+	/* A runtime no longer mapped (dlclose): detached. */
+	for (r = 0; r < RUNTIME_CNT; r++) {
+		struct interp_proc_entry *pe = u64_map__get(&reg->procs, proc_key(p->pid, r));
+
+		if (pe && !mapped[r])
+			proc_remove(reg, pe);
+	}
+}
+
+void interp_registry__process_exec(struct interp_registry *reg, pid_t pid)
+{
+	size_t r;
+
+	/* A new image: what was attached described the old one (its samples, all before the
+	 * exec record, are symbolized already).
+	 */
+	for (r = 0; r < RUNTIME_CNT; r++) {
+		struct interp_proc_entry *pe = u64_map__get(&reg->procs, proc_key(pid, r));
+
+		if (pe)
+			proc_remove(reg, pe);
+	}
+}
+
+void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uint64_t now_ns)
+{
+	size_t r;
+
+	for (r = 0; r < RUNTIME_CNT; r++) {
+		struct interp_proc_entry *pe = u64_map__get(&reg->procs, proc_key(pid, r));
+
+		if (pe && pe->status != PROC_EXITED) {
+			proc_detach(reg, pe);
+			pe->status = PROC_EXITED;
+			pe->exited_ns = now_ns;
+		}
+	}
+}
+
+void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)
+{
+	struct interp_proc_entry *reap[64];
+	size_t it = 0, n = 0, i;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&reg->procs, &it, &key, &v)) {
+		struct interp_proc_entry *pe = v;
+
+		if (pe->status == PROC_EXITED) {
+			if (now_ns - pe->exited_ns >= INTERP_EXITED_GRACE_NS && n < 64)
+				reap[n++] = pe;
+			continue;
+		}
+		if (pe->status == PROC_ATTACHED &&
+		    runtimes[pe->rt]->proc_tick(reg->rt_state[pe->rt], pe->state, now_ns) < 0) {
+			pe->status = PROC_REJECTED;
+			reg->stats[pe->rt].procs_rejected++;
+			bpf_drop_proc(reg, pe);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		reg->stats[reap[i]->rt].procs_reaped++;
+		proc_remove(reg, reap[i]);
+	}
+}
+
+/* ---- frames ---- */
+
+const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,
+						       uint8_t frame_kind)
+{
+	size_t i;
+
+	(void)reg;
+	for (i = 0; i < RUNTIME_CNT; i++)
+		if (runtimes[i]->frame_kind == frame_kind)
+			return runtimes[i];
+	return NULL;
+}
+
+static void set_marker(struct interp_registry *reg, const char *name, const char *what,
+		       struct interp_symbol *out)
+{
+	snprintf(reg->marker, sizeof(reg->marker), "[%s: %s]", name, what);
+	*out = (struct interp_symbol){ .function = reg->marker, .marker = true };
+}
+
+void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+				const struct user_frame *uf, struct interp_symbol *out)
+{
+	struct interp_proc_entry *pe = NULL;
+	size_t r;
+
+	for (r = 0; r < RUNTIME_CNT && runtimes[r]->frame_kind != uf->kind; r++)
+		;
+	if (r == RUNTIME_CNT) {
+		*out = (struct interp_symbol){ .function = "[unknown runtime]", .marker = true };
+		return;
+	}
+	if (uf->addr) {
+		pe = u64_map__get(&reg->procs, proc_key(pid, r));
+		if (!pe && map_pid > 0 && map_pid != pid) {
+			pe = u64_map__get(&reg->procs, proc_key(map_pid, r));
+			if (pe)
+				reg->stats[r].forked_frames++;
+		}
+	}
+	if (uf->addr && !pe) {
+		set_marker(reg, runtimes[r]->name, "unknown process", out);
+	} else {
+		runtimes[r]->symbolize(reg->rt_state[r], pe ? pe->state : NULL, pid, uf, out);
+	}
+	if (out->marker)
+		reg->stats[r].markers++;
+	else
+		reg->stats[r].frames++;
+}
+
+size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,
+			      struct interp_runtime_stats *out, size_t cap)
+{
+	size_t i, n = RUNTIME_CNT < cap ? RUNTIME_CNT : cap;
+
+	for (i = 0; i < n; i++) {
+		const struct interp_runtime *rt = runtimes[i];
+
+		out[i] = reg->stats[i];
+		if (bpf)
+			memcpy(out[i].bpf, bpf + (size_t)rt->frame_kind * INTERP_COUNTER_MAX,
+			       sizeof(out[i].bpf));
+		if (rt->stats)
+			rt->stats(reg->rt_state[i], out[i].own);
+	}
+	return n;
+}
+
+int interp__read_mem(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	struct iovec local = { buf, size }, remote = { (void *)(uintptr_t)addr, size };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)size)
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
