@@ -25,6 +25,7 @@
 #include "export/pprof.h"
 #include "export/pprof_fields.h"
 #include "export/pprof_read.h"
+#include "export/protobuf_read.h"
 
 
 #define CHUNK_MAX ((size_t)1 << 30) /* zlib counts in uInt */
@@ -48,114 +49,6 @@ struct pprof_index {
 	size_t fn_hash_cap;
 };
 
-/* ---- wire format ---- */
-
-struct pb_reader {
-	const uint8_t *p, *end;
-};
-
-struct pb_field {
-	uint32_t num;
-	uint32_t wire;
-	uint64_t v;            /* VARINT, I64, I32 */
-	struct pb_reader body; /* LEN */
-};
-
-static int pb_read_varint(struct pb_reader *r, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	while (r->p < r->end) {
-		b = *r->p++;
-		if (shift == 63 && b > 1)
-			return -EBADMSG;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-		shift += 7;
-	}
-	return -EBADMSG;
-}
-
-static int pb_read_field(struct pb_reader *r, struct pb_field *f)
-{
-	uint64_t tag, len;
-	size_t n, i;
-	int err;
-
-	err = pb_read_varint(r, &tag);
-	if (err)
-		return err;
-	if (tag >> 3 == 0 || tag >> 3 > 0x1fffffff)
-		return -EBADMSG;
-	f->num = (uint32_t)(tag >> 3);
-	f->wire = (uint32_t)(tag & 7);
-	f->v = 0;
-	switch (f->wire) {
-	case PB_WIRE_VARINT:
-		return pb_read_varint(r, &f->v);
-	case PB_WIRE_I64:
-	case PB_WIRE_I32:
-		n = f->wire == PB_WIRE_I64 ? 8 : 4;
-		if ((size_t)(r->end - r->p) < n)
-			return -EBADMSG;
-		for (i = 0; i < n; i++)
-			f->v |= (uint64_t)r->p[i] << (8 * i);
-		r->p += n;
-		return 0;
-	case PB_WIRE_LEN:
-		err = pb_read_varint(r, &len);
-		if (err)
-			return err;
-		if (len > (uint64_t)(r->end - r->p))
-			return -EBADMSG;
-		f->body.p = r->p;
-		f->body.end = r->p + len;
-		r->p += len;
-		return 0;
-	default: /* groups (deprecated) and reserved wire types */
-		return -EBADMSG;
-	}
-}
-
-/* Values of a repeated varint field, packed or not: appended at dst[*n] (dst NULL: counted
- * only, cap ignored). Other wire types are skipped like an unknown field.
- */
-static int pb_field__varints(const struct pb_field *f, uint64_t *dst, size_t cap, size_t *n)
-{
-	struct pb_reader r = f->body;
-	uint64_t v;
-	int err;
-
-	if (f->wire == PB_WIRE_VARINT) {
-		if (dst) {
-			if (*n >= cap)
-				return -EBADMSG;
-			dst[*n] = f->v;
-		}
-		(*n)++;
-		return 0;
-	}
-	if (f->wire != PB_WIRE_LEN)
-		return 0;
-	while (r.p < r.end) {
-		err = pb_read_varint(&r, &v);
-		if (err)
-			return err;
-		if (dst) {
-			if (*n >= cap)
-				return -EBADMSG;
-			dst[*n] = v;
-		}
-		(*n)++;
-	}
-	return 0;
-}
-
 /* ---- decoding ---- */
 
 enum { POOL_LOCATION_IDS, POOL_VALUES, POOL_LABELS, POOL_LINES, POOL_CNT };
@@ -175,7 +68,7 @@ static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -194,7 +87,7 @@ static int dec__label(struct pb_reader r, struct pprof_label *l)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -228,7 +121,7 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 	}
 	d->sample_i++;
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		switch (f.num) {
@@ -283,7 +176,7 @@ static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
 	d->mapping_i++;
 	memset(m, 0, sizeof(*m));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -310,7 +203,7 @@ static int dec__line(struct pb_reader r, struct pprof_line *l)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -341,7 +234,7 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 	d->location_i++;
 	memset(loc, 0, sizeof(*loc));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.num == LOCATION_LINE && f.wire == PB_WIRE_LEN) {
@@ -389,7 +282,7 @@ static int dec__function(struct pprof_dec *d, struct pb_reader r)
 	d->function_i++;
 	memset(fn, 0, sizeof(*fn));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -436,7 +329,7 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 	int err = 0;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire == PB_WIRE_LEN) {
