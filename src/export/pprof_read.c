@@ -22,6 +22,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "export/pprof.h"
 #include "export/pprof_fields.h"
 #include "export/pprof_read.h"
@@ -43,10 +45,8 @@ struct pprof_index {
 	size_t arena_str_cnt; /* strings[0..arena_str_cnt) live in arena */
 	char *arena;
 	void *pools[4];      /* location ids, values, labels, lines */
-	uint32_t *str_hash;  /* string idx + 1, 0 = empty; built on the first intern */
-	size_t str_hash_cap;
-	uint32_t *fn_hash;   /* function array idx + 1; built on the first add */
-	size_t fn_hash_cap;
+	struct id_index str_idx; /* id: string idx + 1; built on the first intern */
+	struct id_index fn_idx;  /* id: function array idx + 1; built on the first add */
 };
 
 /* ---- decoding ---- */
@@ -815,8 +815,8 @@ void pprof_profile__free(struct pprof_profile *p)
 		free(ix->locations);
 		free(ix->functions);
 		free(ix->arena);
-		free(ix->str_hash);
-		free(ix->fn_hash);
+		id_index__free(&ix->str_idx);
+		id_index__free(&ix->fn_idx);
 		free(ix);
 	}
 	free(p->sample_types);
@@ -836,203 +836,144 @@ const char *pprof_profile__string(const struct pprof_profile *p, int64_t idx)
 	return str_ok(p, idx) ? p->strings[idx].s : "";
 }
 
-static uint64_t bytes__hash(const char *s, size_t len)
+static uint64_t str__hash(const struct pprof_str *k)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	return fnv64(k->s, k->len, FNV64_INIT);
+}
+
+static bool str__eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pprof_profile *p = ctx;
+	const struct pprof_str *e = &p->strings[id - 1], *k = key;
+
+	return e->len == k->len && !memcmp(e->s, k->s, k->len);
+}
+
+/* Indexes the string table on the first call (the first copy of a duplicated string wins);
+ * 0 or -ENOMEM (the index is left unbuilt then).
+ */
+static int str_idx__build(struct pprof_profile *p)
+{
+	struct id_index *t = &p->index->str_idx;
+	uint64_t h;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* Slot for a string in an open-addressing table of string indices + 1. */
-static size_t str_hash__slot(const struct pprof_profile *p, const char *s, size_t len)
-{
-	const struct pprof_index *ix = p->index;
-	size_t i = bytes__hash(s, len) & (ix->str_hash_cap - 1);
-	const struct pprof_str *e;
-
-	while (ix->str_hash[i]) {
-		e = &p->strings[ix->str_hash[i] - 1];
-		if (e->len == len && !memcmp(e->s, s, len))
-			break;
-		i = (i + 1) & (ix->str_hash_cap - 1);
-	}
-	return i;
-}
-
-/* Keeps the string hash at most half full (building it on the first call). */
-static int str_hash__reserve(struct pprof_profile *p)
-{
-	struct pprof_index *ix = p->index;
-	size_t cap = ix->str_hash_cap ? ix->str_hash_cap : 64, i;
-	uint32_t *old = ix->str_hash;
-
-	while (cap / 2 <= p->string_cnt + 1) {
-		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	if (cap == ix->str_hash_cap)
+	if (t->cap)
 		return 0;
-	ix->str_hash = calloc(cap, sizeof(*ix->str_hash));
-	if (!ix->str_hash) {
-		ix->str_hash = old;
-		return -ENOMEM;
-	}
-	ix->str_hash_cap = cap;
-	free(old);
-	/* rebuilt from the table: the first copy of a duplicated string wins */
 	for (i = 0; i < p->string_cnt; i++) {
-		size_t slot = str_hash__slot(p, p->strings[i].s, p->strings[i].len);
-
-		if (!ix->str_hash[slot])
-			ix->str_hash[slot] = (uint32_t)i + 1;
+		h = str__hash(&p->strings[i]);
+		if (id_index__find(t, h, str__eq, p, &p->strings[i]))
+			continue;
+		if (id_index__reserve(t)) {
+			id_index__free(t);
+			return -ENOMEM;
+		}
+		id_index__add(t, h, (uint32_t)i + 1);
 	}
-	return 0;
+	return id_index__reserve(t); /* built, even for an empty table */
 }
 
 int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
 {
 	struct pprof_index *ix = p->index;
-	size_t len = strlen(s), slot, cap;
-	struct pprof_str *tmp;
+	struct pprof_str key = { s, strlen(s) };
+	uint64_t h = str__hash(&key);
+	uint32_t id;
 	char *copy;
 
-	if (!len)
+	if (!key.len)
 		return 0;
-	if (str_hash__reserve(p))
+	if (str_idx__build(p))
 		return -ENOMEM;
-	slot = str_hash__slot(p, s, len);
-	if (ix->str_hash[slot])
-		return (int64_t)ix->str_hash[slot] - 1;
-	if (p->string_cnt >= UINT32_MAX - 1)
+	id = id_index__find(&ix->str_idx, h, str__eq, p, &key);
+	if (id)
+		return (int64_t)id - 1;
+	if (p->string_cnt >= UINT32_MAX - 1 || id_index__reserve(&ix->str_idx) ||
+	    array__reserve((void **)&p->strings, &ix->string_cap, p->string_cnt + 1,
+			   sizeof(*p->strings)))
 		return -ENOMEM;
-	if (p->string_cnt == ix->string_cap) {
-		cap = ix->string_cap * 2;
-		tmp = realloc(p->strings, cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		p->strings = tmp;
-		ix->string_cap = cap;
-	}
 	copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
 	p->strings[p->string_cnt].s = copy;
-	p->strings[p->string_cnt].len = len;
-	ix->str_hash[slot] = (uint32_t)p->string_cnt + 1;
+	p->strings[p->string_cnt].len = key.len;
+	id_index__add(&ix->str_idx, h, (uint32_t)p->string_cnt + 1);
 	return (int64_t)p->string_cnt++;
 }
 
-static uint64_t function__hash(int64_t name, int64_t system_name, int64_t filename,
-			       int64_t start_line)
+static uint64_t function__hash(const struct pprof_function *fn)
 {
-	int64_t v[4] = { name, system_name, filename, start_line };
+	int64_t v[4] = { fn->name, fn->system_name, fn->filename, fn->start_line };
 
-	return bytes__hash((const char *)v, sizeof(v));
+	return fnv64(v, sizeof(v), FNV64_INIT);
 }
 
-static bool function__eq(const struct pprof_function *fn, int64_t name, int64_t system_name,
-			 int64_t filename, int64_t start_line)
+/* Same fields but the id. */
+static bool function__eq(const void *ctx, uint32_t id, const void *key)
 {
-	return fn->name == name && fn->system_name == system_name && fn->filename == filename &&
-	       fn->start_line == start_line;
+	const struct pprof_profile *p = ctx;
+	const struct pprof_function *fn = &p->functions[id - 1], *k = key;
+
+	return fn->name == k->name && fn->system_name == k->system_name &&
+	       fn->filename == k->filename && fn->start_line == k->start_line;
 }
 
-static size_t fn_hash__slot(const struct pprof_profile *p, int64_t name, int64_t system_name,
-			    int64_t filename, int64_t start_line)
+/* Indexes the functions on the first call, like str_idx__build(). */
+static int fn_idx__build(struct pprof_profile *p)
 {
-	const struct pprof_index *ix = p->index;
-	size_t i = function__hash(name, system_name, filename, start_line) & (ix->fn_hash_cap - 1);
+	struct id_index *t = &p->index->fn_idx;
+	uint64_t h;
+	size_t i;
 
-	while (ix->fn_hash[i] && !function__eq(&p->functions[ix->fn_hash[i] - 1], name,
-					       system_name, filename, start_line))
-		i = (i + 1) & (ix->fn_hash_cap - 1);
-	return i;
-}
-
-static int fn_hash__reserve(struct pprof_profile *p)
-{
-	struct pprof_index *ix = p->index;
-	size_t cap = ix->fn_hash_cap ? ix->fn_hash_cap : 64, i, slot;
-	uint32_t *old = ix->fn_hash;
-
-	while (cap / 2 <= p->function_cnt + 1) {
-		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	if (cap == ix->fn_hash_cap)
+	if (t->cap)
 		return 0;
-	ix->fn_hash = calloc(cap, sizeof(*ix->fn_hash));
-	if (!ix->fn_hash) {
-		ix->fn_hash = old;
-		return -ENOMEM;
-	}
-	ix->fn_hash_cap = cap;
-	free(old);
 	for (i = 0; i < p->function_cnt; i++) {
-		const struct pprof_function *fn = &p->functions[i];
-
-		slot = fn_hash__slot(p, fn->name, fn->system_name, fn->filename, fn->start_line);
-		if (!ix->fn_hash[slot])
-			ix->fn_hash[slot] = (uint32_t)i + 1;
+		h = function__hash(&p->functions[i]);
+		if (id_index__find(t, h, function__eq, p, &p->functions[i]))
+			continue;
+		if (id_index__reserve(t)) {
+			id_index__free(t);
+			return -ENOMEM;
+		}
+		id_index__add(t, h, (uint32_t)i + 1);
 	}
-	return 0;
+	return id_index__reserve(t);
 }
 
 uint64_t pprof_profile__add_function(struct pprof_profile *p, int64_t name, int64_t system_name,
 				     int64_t filename, int64_t start_line)
 {
 	struct pprof_index *ix = p->index;
-	struct pprof_function *fn, *tmp;
-	struct id_slot *slots;
-	uint64_t id;
-	size_t slot, cap;
+	struct pprof_function key = { 0, name, system_name, filename, start_line }, *fn;
+	uint64_t id, h = function__hash(&key);
+	uint32_t found;
 
 	if (!str_ok(p, name) || !str_ok(p, system_name) || !str_ok(p, filename)) {
 		errno = EINVAL;
 		return 0;
 	}
-	if (fn_hash__reserve(p))
+	if (fn_idx__build(p))
 		goto nomem;
-	slot = fn_hash__slot(p, name, system_name, filename, start_line);
-	if (ix->fn_hash[slot])
-		return p->functions[ix->fn_hash[slot] - 1].id;
+	found = id_index__find(&ix->fn_idx, h, function__eq, p, &key);
+	if (found)
+		return p->functions[found - 1].id;
 	if (p->function_cnt >= UINT32_MAX - 1)
 		goto nomem;
 	id = p->function_cnt ? ix->functions[p->function_cnt - 1].id + 1 : 1;
 	if (!id)
 		goto nomem; /* ids up to UINT64_MAX taken */
-	if (p->function_cnt == ix->function_cap) {
-		cap = ix->function_cap * 2;
-		tmp = realloc(p->functions, cap * sizeof(*tmp));
-		if (!tmp)
-			goto nomem;
-		p->functions = tmp;
-		ix->function_cap = cap;
-	}
-	if (p->function_cnt == ix->function_slot_cap) {
-		cap = ix->function_slot_cap * 2;
-		slots = realloc(ix->functions, cap * sizeof(*slots));
-		if (!slots)
-			goto nomem;
-		ix->functions = slots;
-		ix->function_slot_cap = cap;
-	}
+	if (id_index__reserve(&ix->fn_idx) ||
+	    array__reserve((void **)&p->functions, &ix->function_cap, p->function_cnt + 1,
+			   sizeof(*p->functions)) ||
+	    array__reserve((void **)&ix->functions, &ix->function_slot_cap, p->function_cnt + 1,
+			   sizeof(*ix->functions)))
+		goto nomem;
 	fn = &p->functions[p->function_cnt];
+	*fn = key;
 	fn->id = id;
-	fn->name = name;
-	fn->system_name = system_name;
-	fn->filename = filename;
-	fn->start_line = start_line;
 	ix->functions[p->function_cnt].id = id; /* the largest id: the slots stay sorted */
 	ix->functions[p->function_cnt].idx = p->function_cnt;
-	ix->fn_hash[slot] = (uint32_t)p->function_cnt + 1;
+	id_index__add(&ix->fn_idx, h, (uint32_t)p->function_cnt + 1);
 	p->function_cnt++;
 	return id;
 nomem:
