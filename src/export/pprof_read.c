@@ -602,7 +602,7 @@ static int profile__validate(struct pprof_profile *p)
 static int gunzip(const uint8_t *in, size_t in_sz, size_t max_sz, uint8_t **out, size_t *out_sz)
 {
 	z_stream zs;
-	uint8_t *buf = NULL, *tmp, scratch;
+	uint8_t *buf = NULL, scratch;
 	size_t in_off = 0, len = 0, cap, room, left;
 	int ret, err = 0;
 
@@ -624,14 +624,10 @@ static int gunzip(const uint8_t *in, size_t in_sz, size_t max_sz, uint8_t **out,
 			zs.avail_in = (uInt)left;
 			in_off += left;
 		}
-		if (len == cap && cap < max_sz) {
-			cap = cap > max_sz / 2 ? max_sz : cap * 2;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
+		if (len == cap && cap < max_sz &&
+		    array__reserve_bounded((void **)&buf, &cap, len + 1, 1, 1, max_sz)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (len == cap) {
 			/* full: only the end of the stream may follow, not one more byte */

@@ -482,23 +482,18 @@ static bool sample__eq(const void *ctx, uint32_t id, const void *key)
 static int sample__add_event(struct profile *p, struct sample_rec *r,
 			     const struct profile_sample *s)
 {
+	size_t cap = r->event_cap, max = p->opts.timestamps_cap;
 	struct profile_event *ev;
 
 	if (r->s.event_cnt >= p->opts.timestamps_cap)
 		return 0;
-	if (r->s.event_cnt == r->event_cap) {
-		size_t cap = r->event_cap ? (size_t)r->event_cap * 2 : 1;
-
-		if (cap > p->opts.timestamps_cap)
-			cap = p->opts.timestamps_cap;
-		if (cap > UINT32_MAX)
-			cap = UINT32_MAX;
-		ev = realloc((void *)r->s.events, cap * sizeof(*ev));
-		if (!ev)
-			return -ENOMEM;
-		r->s.events = ev;
-		r->event_cap = (uint32_t)cap;
-	}
+	if (max > UINT32_MAX)
+		max = UINT32_MAX;
+	/* from one event: most samples keep few */
+	if (array__reserve_bounded((void **)&r->s.events, &cap, (size_t)r->s.event_cnt + 1,
+				   sizeof(*ev), 1, max))
+		return -ENOMEM;
+	r->event_cap = (uint32_t)cap;
 	ev = (struct profile_event *)&r->s.events[r->s.event_cnt++];
 	ev->time_ns = s->time_ns;
 	ev->count = s->count;
