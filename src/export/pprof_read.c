@@ -832,8 +832,10 @@ const char *pprof_profile__string(const struct pprof_profile *p, int64_t idx)
 	return str_ok(p, idx) ? p->strings[idx].s : "";
 }
 
-static uint64_t str__hash(const struct pprof_str *k)
+static uint64_t str__hash(const void *key)
 {
+	const struct pprof_str *k = key;
+
 	return fnv64(k->s, k->len, FNV64_INIT);
 }
 
@@ -845,20 +847,22 @@ static bool str__eq(const void *ctx, uint32_t id, const void *key)
 	return e->len == k->len && !memcmp(e->s, k->s, k->len);
 }
 
-/* Indexes the string table on the first call (the first copy of a duplicated string wins);
- * 0 or -ENOMEM (the index is left unbuilt then).
+/* Indexes n items (elem_sz bytes each) on the first call: an item is its own key; the
+ * first of equal items wins. 0 or -ENOMEM (the index is left unbuilt then).
  */
-static int str_idx__build(struct pprof_profile *p)
+static int idx__build(struct id_index *t, const struct pprof_profile *p, const void *items,
+		      size_t n, size_t elem_sz, uint64_t (*hash)(const void *), id_index_eq_fn eq)
 {
-	struct id_index *t = &p->index->str_idx;
+	const void *item;
 	uint64_t h;
 	size_t i;
 
 	if (t->cap)
 		return 0;
-	for (i = 0; i < p->string_cnt; i++) {
-		h = str__hash(&p->strings[i]);
-		if (id_index__find(t, h, str__eq, p, &p->strings[i]))
+	for (i = 0; i < n; i++) {
+		item = (const char *)items + i * elem_sz;
+		h = hash(item);
+		if (id_index__find(t, h, eq, p, item))
 			continue;
 		if (id_index__reserve(t)) {
 			id_index__free(t);
@@ -866,7 +870,7 @@ static int str_idx__build(struct pprof_profile *p)
 		}
 		id_index__add(t, h, (uint32_t)i + 1);
 	}
-	return id_index__reserve(t); /* built, even for an empty table */
+	return id_index__reserve(t); /* built, even when empty */
 }
 
 int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
@@ -879,7 +883,8 @@ int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
 
 	if (!key.len)
 		return 0;
-	if (str_idx__build(p))
+	if (idx__build(&ix->str_idx, p, p->strings, p->string_cnt, sizeof(*p->strings), str__hash,
+		       str__eq))
 		return -ENOMEM;
 	id = id_index__find(&ix->str_idx, h, str__eq, p, &key);
 	if (id)
@@ -897,8 +902,9 @@ int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
 	return (int64_t)p->string_cnt++;
 }
 
-static uint64_t function__hash(const struct pprof_function *fn)
+static uint64_t function__hash(const void *key)
 {
+	const struct pprof_function *fn = key;
 	int64_t v[4] = { fn->name, fn->system_name, fn->filename, fn->start_line };
 
 	return fnv64(v, sizeof(v), FNV64_INIT);
@@ -914,28 +920,6 @@ static bool function__eq(const void *ctx, uint32_t id, const void *key)
 	       fn->filename == k->filename && fn->start_line == k->start_line;
 }
 
-/* Indexes the functions on the first call, like str_idx__build(). */
-static int fn_idx__build(struct pprof_profile *p)
-{
-	struct id_index *t = &p->index->fn_idx;
-	uint64_t h;
-	size_t i;
-
-	if (t->cap)
-		return 0;
-	for (i = 0; i < p->function_cnt; i++) {
-		h = function__hash(&p->functions[i]);
-		if (id_index__find(t, h, function__eq, p, &p->functions[i]))
-			continue;
-		if (id_index__reserve(t)) {
-			id_index__free(t);
-			return -ENOMEM;
-		}
-		id_index__add(t, h, (uint32_t)i + 1);
-	}
-	return id_index__reserve(t);
-}
-
 uint64_t pprof_profile__add_function(struct pprof_profile *p, int64_t name, int64_t system_name,
 				     int64_t filename, int64_t start_line)
 {
@@ -948,7 +932,8 @@ uint64_t pprof_profile__add_function(struct pprof_profile *p, int64_t name, int6
 		errno = EINVAL;
 		return 0;
 	}
-	if (fn_idx__build(p))
+	if (idx__build(&ix->fn_idx, p, p->functions, p->function_cnt, sizeof(*p->functions),
+		       function__hash, function__eq))
 		goto nomem;
 	found = id_index__find(&ix->fn_idx, h, function__eq, p, &key);
 	if (found)
