@@ -53,7 +53,8 @@ TEST(overflow_is_enomem)
 	CHECK(!a && cap == 0);
 	CHECK_EQ_INT(array__reserve((void **)&a, &cap, SIZE_MAX, sizeof(*a)), -ENOMEM);
 	CHECK_EQ_INT(array__reserve_bounded((void **)&a, &cap, SIZE_MAX / 2, sizeof(*a), 1,
-					    SIZE_MAX), -ENOMEM);
+					    SIZE_MAX),
+		     -ENOMEM);
 	CHECK(!a && cap == 0);
 	CHECK_EQ_INT(array__reserve((void **)&a, &cap, 17, sizeof(*a)), 0);
 	CHECK_EQ_INT(cap, 32); /* 16, doubled */

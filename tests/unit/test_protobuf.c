@@ -31,8 +31,9 @@ static int field_of(const uint8_t *bytes, size_t n, struct pb_field *f, uint8_t 
 
 TEST(values_written_come_back)
 {
-	static const uint64_t varints[] = { 0, 1, 127, 128, 300, UINT32_MAX, (uint64_t)1 << 63,
-					    UINT64_MAX };
+	static const uint64_t varints[] = {
+		0, 1, 127, 128, 300, UINT32_MAX, (uint64_t)1 << 63, UINT64_MAX
+	};
 	uint64_t packed[3] = { 5, 1000, UINT64_MAX }, got[3];
 	struct pb_reader r, sub;
 	struct pb_field f, g;
@@ -91,8 +92,8 @@ TEST(values_written_come_back)
 
 TEST(repeated_varints_unpacked_and_other_wires)
 {
-	const uint8_t one[] = { 0x08, 0x96, 0x01 };             /* field 1 = 150 */
-	const uint8_t fixed[] = { 0x0d, 1, 0, 0, 0 };           /* field 1, I32 */
+	const uint8_t one[] = { 0x08, 0x96, 0x01 };              /* field 1 = 150 */
+	const uint8_t fixed[] = { 0x0d, 1, 0, 0, 0 };            /* field 1, I32 */
 	const uint8_t bad_packed[] = { 0x0a, 0x02, 0x80, 0x80 }; /* varint runs off the body */
 	uint64_t v[2] = { 0 };
 	uint8_t *c1, *c2, *c3;
@@ -131,14 +132,17 @@ TEST(malformed_fields_are_rejected)
 		{ "wire type 7", { 0x0f, 0x00 }, 2 },
 		{ "truncated varint", { 0x08, 0xff, 0xff }, 3 },
 		{ "varint of 11 bytes",
-		  { 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 }, 12 },
+		  { 0x08, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 },
+		  12 },
 		{ "varint over 64 bits",
-		  { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02 }, 11 },
+		  { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02 },
+		  11 },
 		{ "truncated fixed64", { 0x09, 1, 2, 3, 4, 5, 6, 7 }, 8 },
 		{ "truncated fixed32", { 0x0d, 1, 2, 3 }, 4 },
 		{ "length past the end", { 0x0a, 0x03, 'a', 'b' }, 4 },
 		{ "length of 2^64 - 1",
-		  { 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 }, 11 },
+		  { 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 },
+		  11 },
 		{ "truncated length", { 0x0a, 0x80 }, 2 },
 	};
 	const uint8_t max_varint[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
