@@ -24,7 +24,7 @@ WERROR   ?= $(if $(CI),-Werror,)
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) -std=gnu17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             $(WERROR) -D_GNU_SOURCE -Isrc -I$(BUILD) -Ibpf -MMD -MP
-LDLIBS   := -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -lm -lpthread -lstdc++
+LDLIBS   := -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -liberty -lm -lpthread -lstdc++
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Wno-unused-function
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
@@ -42,7 +42,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
-.PHONY: all test check bench format clean system-test asan-test asan-stackscope fixtures
+.PHONY: all test check bench format format-check clean system-test asan-test asan-stackscope fixtures
 
 all: stackscope
 
@@ -105,8 +105,15 @@ check: test asan-test system-test
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
+FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch])
+
 format:
-	$(Q)clang-format -i $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch])
+	$(Q)clang-format -i $(FORMAT_SRCS)
+
+# Fails on any line .clang-format would change. Not in `check` yet: the tree still deviates
+# in a few hundred lines (one reformat pending).
+format-check:
+	$(Q)clang-format --dry-run --Werror $(FORMAT_SRCS)
 
 clean:
 	rm -rf $(BUILD) stackscope

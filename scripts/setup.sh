@@ -15,6 +15,8 @@ packages=(
 	# OTLP export: SHA-256 for the htlhash file id (libcurl4-openssl-dev below: transport)
 	libssl-dev
 	libdw-dev libdebuginfod-dev liblzma-dev libcurl4-openssl-dev
+	# Rust demangling (libiberty's, as c++filt; a static archive)
+	libiberty-dev
 	# symbols the tests and users rely on: Debian's libc debug file, a debuginfod server
 	libc6-dbg debuginfod
 	# tests: independent readers and tools

@@ -1,4 +1,5 @@
 /* Hash -> id index. See id_index.h. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -46,4 +47,28 @@ int id_index__reserve(struct id_index *t)
 	t->ids = ids;
 	t->cap = cap;
 	return 0;
+}
+
+uint32_t id_index__find(const struct id_index *t, uint64_t hash, id_index_eq_fn eq,
+			const void *ctx, const void *key)
+{
+	size_t i;
+
+	if (!t->cap)
+		return 0;
+	for (i = id_index__first(t, hash); t->ids[i]; i = id_index__next(t, i)) {
+		if (t->hashes[i] == hash && eq(ctx, t->ids[i], key))
+			return t->ids[i];
+	}
+	return 0;
+}
+
+void id_index__add(struct id_index *t, uint64_t hash, uint32_t id)
+{
+	size_t i;
+
+	assert(t->cap && t->cnt < t->cap && id);
+	for (i = id_index__first(t, hash); t->ids[i]; i = id_index__next(t, i))
+		;
+	id_index__set(t, i, hash, id);
 }

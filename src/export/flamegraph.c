@@ -1,7 +1,7 @@
 /* SVG flamegraph export (see flamegraph.h for what the picture shows).
  *
- * Three steps: build the merged call tree (nodes in one array, a hash on (parent, name) to
- * find a child; names are interned profile strings, so equal names are equal pointers), sort
+ * Three steps: build the merged call tree (nodes in one array, an id_index on (parent, name)
+ * to find a child; names are interned profile strings, so equal names are equal pointers), sort
  * every sibling list by name, then walk the tree twice: once for the height of the drawn
  * part, once to print.
  *
@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "base/output_file.h"
 #include "export/flamegraph.h"
 
@@ -50,8 +52,7 @@ struct fg {
 	FILE *out;
 	struct fg_node *nodes; /* [0] unused, [1] root */
 	size_t cnt, cap;
-	uint32_t *idx; /* open addressing over (parent, name): node id, 0 = empty */
-	size_t idx_cap;
+	struct id_index idx; /* (parent, name) -> node id */
 	double scale; /* px per sample */
 	uint32_t max_depth;
 	int height;
@@ -59,69 +60,42 @@ struct fg {
 
 static uint64_t fg__hash(uint32_t parent, const char *name)
 {
-	uint64_t h = ((uint64_t)parent << 32) ^ (uintptr_t)name;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	return ((uint64_t)parent << 32) ^ (uintptr_t)name; /* id_index mixes it */
 }
 
-static int fg__grow_index(struct fg *g)
-{
-	size_t cap = g->idx_cap ? g->idx_cap * 2 : 1024, i, j;
-	uint32_t *idx;
+struct fg_key {
+	uint32_t parent;
+	const char *name;
+};
 
-	if (g->idx_cap && (g->cnt + 1) * 4 <= g->idx_cap * 3)
-		return 0;
-	idx = calloc(cap, sizeof(*idx));
-	if (!idx)
-		return -ENOMEM;
-	for (i = 1; i <= g->cnt; i++) {
-		j = fg__hash(g->nodes[i].parent, g->nodes[i].name) & (cap - 1);
-		while (idx[j])
-			j = (j + 1) & (cap - 1);
-		idx[j] = (uint32_t)i;
-	}
-	free(g->idx);
-	g->idx = idx;
-	g->idx_cap = cap;
-	return 0;
+static bool fg__node_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct fg_node *n = &((const struct fg *)ctx)->nodes[id];
+	const struct fg_key *k = key;
+
+	return n->parent == k->parent && n->name == k->name;
 }
 
 /* Returns the child of parent called name (made if new, with the given kind), 0 on ENOMEM. */
 static uint32_t fg__child(struct fg *g, uint32_t parent, const char *name, enum fg_kind kind)
 {
+	struct fg_key key = { parent, name };
+	uint64_t h = fg__hash(parent, name);
 	struct fg_node *n;
-	size_t i, mask;
+	uint32_t id;
 
-	if (fg__grow_index(g))
+	id = id_index__find(&g->idx, h, fg__node_eq, g, &key);
+	if (id)
+		return id;
+	if (g->cnt + 2 > UINT32_MAX || id_index__reserve(&g->idx) ||
+	    array__reserve((void **)&g->nodes, &g->cap, g->cnt + 2, sizeof(*g->nodes)))
 		return 0;
-	mask = g->idx_cap - 1;
-	for (i = fg__hash(parent, name) & mask; g->idx[i]; i = (i + 1) & mask) {
-		n = &g->nodes[g->idx[i]];
-		if (n->parent == parent && n->name == name)
-			return g->idx[i];
-	}
-	if (g->cnt + 2 > g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 1024;
-
-		if (cap > UINT32_MAX)
-			return 0;
-		n = realloc(g->nodes, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		g->nodes = n;
-		g->cap = cap;
-	}
 	n = &g->nodes[++g->cnt];
 	memset(n, 0, sizeof(*n));
 	n->name = name;
 	n->parent = parent;
 	n->kind = kind;
-	g->idx[i] = (uint32_t)g->cnt;
+	id_index__add(&g->idx, h, (uint32_t)g->cnt);
 	return (uint32_t)g->cnt;
 }
 
@@ -588,7 +562,7 @@ int flamegraph__fwrite(const struct profile *p, FILE *out, const char *title)
 		err = -EIO;
 cleanup:
 	free(g.nodes);
-	free(g.idx);
+	id_index__free(&g.idx);
 	return err;
 }
 

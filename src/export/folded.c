@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "base/output_file.h"
 #include "export/folded.h"
 
@@ -25,24 +26,10 @@ struct folded_line {
 
 static int folded_text__reserve(struct folded_text *t, size_t n)
 {
-	size_t cap = t->cap ? t->cap : 4096;
-	char *data;
-
-	if (n > SIZE_MAX - t->len)
+	if (n > SIZE_MAX / 2 - t->len)
 		return -ENOMEM;
-	if (t->len + n <= t->cap)
-		return 0;
-	while (cap < t->len + n) {
-		if (cap > SIZE_MAX / 2)
-			return -ENOMEM;
-		cap *= 2;
-	}
-	data = realloc(t->data, cap);
-	if (!data)
-		return -ENOMEM;
-	t->data = data;
-	t->cap = cap;
-	return 0;
+	return array__reserve_bounded((void **)&t->data, &t->cap, t->len + n, 1, 4096,
+				      SIZE_MAX / 2);
 }
 
 /* Appends one sanitized name. */

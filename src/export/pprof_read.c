@@ -22,9 +22,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "export/pprof.h"
 #include "export/pprof_fields.h"
 #include "export/pprof_read.h"
+#include "export/protobuf_read.h"
 
 
 #define CHUNK_MAX ((size_t)1 << 30) /* zlib counts in uInt */
@@ -42,119 +45,9 @@ struct pprof_index {
 	size_t arena_str_cnt; /* strings[0..arena_str_cnt) live in arena */
 	char *arena;
 	void *pools[4];      /* location ids, values, labels, lines */
-	uint32_t *str_hash;  /* string idx + 1, 0 = empty; built on the first intern */
-	size_t str_hash_cap;
-	uint32_t *fn_hash;   /* function array idx + 1; built on the first add */
-	size_t fn_hash_cap;
+	struct id_index str_idx; /* id: string idx + 1; built on the first intern */
+	struct id_index fn_idx;  /* id: function array idx + 1; built on the first add */
 };
-
-/* ---- wire format ---- */
-
-struct pb_reader {
-	const uint8_t *p, *end;
-};
-
-struct pb_field {
-	uint32_t num;
-	uint32_t wire;
-	uint64_t v;            /* VARINT, I64, I32 */
-	struct pb_reader body; /* LEN */
-};
-
-static int pb_read_varint(struct pb_reader *r, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	while (r->p < r->end) {
-		b = *r->p++;
-		if (shift == 63 && b > 1)
-			return -EBADMSG;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			return 0;
-		}
-		shift += 7;
-	}
-	return -EBADMSG;
-}
-
-static int pb_read_field(struct pb_reader *r, struct pb_field *f)
-{
-	uint64_t tag, len;
-	size_t n, i;
-	int err;
-
-	err = pb_read_varint(r, &tag);
-	if (err)
-		return err;
-	if (tag >> 3 == 0 || tag >> 3 > 0x1fffffff)
-		return -EBADMSG;
-	f->num = (uint32_t)(tag >> 3);
-	f->wire = (uint32_t)(tag & 7);
-	f->v = 0;
-	switch (f->wire) {
-	case PB_WIRE_VARINT:
-		return pb_read_varint(r, &f->v);
-	case PB_WIRE_I64:
-	case PB_WIRE_I32:
-		n = f->wire == PB_WIRE_I64 ? 8 : 4;
-		if ((size_t)(r->end - r->p) < n)
-			return -EBADMSG;
-		for (i = 0; i < n; i++)
-			f->v |= (uint64_t)r->p[i] << (8 * i);
-		r->p += n;
-		return 0;
-	case PB_WIRE_LEN:
-		err = pb_read_varint(r, &len);
-		if (err)
-			return err;
-		if (len > (uint64_t)(r->end - r->p))
-			return -EBADMSG;
-		f->body.p = r->p;
-		f->body.end = r->p + len;
-		r->p += len;
-		return 0;
-	default: /* groups (deprecated) and reserved wire types */
-		return -EBADMSG;
-	}
-}
-
-/* Values of a repeated varint field, packed or not: appended at dst[*n] (dst NULL: counted
- * only, cap ignored). Other wire types are skipped like an unknown field.
- */
-static int pb_field__varints(const struct pb_field *f, uint64_t *dst, size_t cap, size_t *n)
-{
-	struct pb_reader r = f->body;
-	uint64_t v;
-	int err;
-
-	if (f->wire == PB_WIRE_VARINT) {
-		if (dst) {
-			if (*n >= cap)
-				return -EBADMSG;
-			dst[*n] = f->v;
-		}
-		(*n)++;
-		return 0;
-	}
-	if (f->wire != PB_WIRE_LEN)
-		return 0;
-	while (r.p < r.end) {
-		err = pb_read_varint(&r, &v);
-		if (err)
-			return err;
-		if (dst) {
-			if (*n >= cap)
-				return -EBADMSG;
-			dst[*n] = v;
-		}
-		(*n)++;
-	}
-	return 0;
-}
 
 /* ---- decoding ---- */
 
@@ -175,7 +68,7 @@ static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -194,7 +87,7 @@ static int dec__label(struct pb_reader r, struct pprof_label *l)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -228,7 +121,7 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 	}
 	d->sample_i++;
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		switch (f.num) {
@@ -283,7 +176,7 @@ static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
 	d->mapping_i++;
 	memset(m, 0, sizeof(*m));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -310,7 +203,7 @@ static int dec__line(struct pb_reader r, struct pprof_line *l)
 	int err;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -341,7 +234,7 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 	d->location_i++;
 	memset(loc, 0, sizeof(*loc));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.num == LOCATION_LINE && f.wire == PB_WIRE_LEN) {
@@ -389,7 +282,7 @@ static int dec__function(struct pprof_dec *d, struct pb_reader r)
 	d->function_i++;
 	memset(fn, 0, sizeof(*fn));
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire != PB_WIRE_VARINT)
@@ -436,7 +329,7 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 	int err = 0;
 
 	while (r.p < r.end) {
-		err = pb_read_field(&r, &f);
+		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
 		if (f.wire == PB_WIRE_LEN) {
@@ -709,7 +602,7 @@ static int profile__validate(struct pprof_profile *p)
 static int gunzip(const uint8_t *in, size_t in_sz, size_t max_sz, uint8_t **out, size_t *out_sz)
 {
 	z_stream zs;
-	uint8_t *buf = NULL, *tmp, scratch;
+	uint8_t *buf = NULL, scratch;
 	size_t in_off = 0, len = 0, cap, room, left;
 	int ret, err = 0;
 
@@ -731,14 +624,10 @@ static int gunzip(const uint8_t *in, size_t in_sz, size_t max_sz, uint8_t **out,
 			zs.avail_in = (uInt)left;
 			in_off += left;
 		}
-		if (len == cap && cap < max_sz) {
-			cap = cap > max_sz / 2 ? max_sz : cap * 2;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
+		if (len == cap && cap < max_sz &&
+		    array__reserve_bounded((void **)&buf, &cap, len + 1, 1, 1, max_sz)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (len == cap) {
 			/* full: only the end of the stream may follow, not one more byte */
@@ -922,8 +811,8 @@ void pprof_profile__free(struct pprof_profile *p)
 		free(ix->locations);
 		free(ix->functions);
 		free(ix->arena);
-		free(ix->str_hash);
-		free(ix->fn_hash);
+		id_index__free(&ix->str_idx);
+		id_index__free(&ix->fn_idx);
 		free(ix);
 	}
 	free(p->sample_types);
@@ -943,203 +832,129 @@ const char *pprof_profile__string(const struct pprof_profile *p, int64_t idx)
 	return str_ok(p, idx) ? p->strings[idx].s : "";
 }
 
-static uint64_t bytes__hash(const char *s, size_t len)
+static uint64_t str__hash(const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	const struct pprof_str *k = key;
+
+	return fnv64(k->s, k->len, FNV64_INIT);
+}
+
+static bool str__eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct pprof_profile *p = ctx;
+	const struct pprof_str *e = &p->strings[id - 1], *k = key;
+
+	return e->len == k->len && !memcmp(e->s, k->s, k->len);
+}
+
+/* Indexes n items (elem_sz bytes each) on the first call: an item is its own key; the
+ * first of equal items wins. 0 or -ENOMEM (the index is left unbuilt then).
+ */
+static int idx__build(struct id_index *t, const struct pprof_profile *p, const void *items,
+		      size_t n, size_t elem_sz, uint64_t (*hash)(const void *), id_index_eq_fn eq)
+{
+	const void *item;
+	uint64_t h;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* Slot for a string in an open-addressing table of string indices + 1. */
-static size_t str_hash__slot(const struct pprof_profile *p, const char *s, size_t len)
-{
-	const struct pprof_index *ix = p->index;
-	size_t i = bytes__hash(s, len) & (ix->str_hash_cap - 1);
-	const struct pprof_str *e;
-
-	while (ix->str_hash[i]) {
-		e = &p->strings[ix->str_hash[i] - 1];
-		if (e->len == len && !memcmp(e->s, s, len))
-			break;
-		i = (i + 1) & (ix->str_hash_cap - 1);
-	}
-	return i;
-}
-
-/* Keeps the string hash at most half full (building it on the first call). */
-static int str_hash__reserve(struct pprof_profile *p)
-{
-	struct pprof_index *ix = p->index;
-	size_t cap = ix->str_hash_cap ? ix->str_hash_cap : 64, i;
-	uint32_t *old = ix->str_hash;
-
-	while (cap / 2 <= p->string_cnt + 1) {
-		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	if (cap == ix->str_hash_cap)
+	if (t->cap)
 		return 0;
-	ix->str_hash = calloc(cap, sizeof(*ix->str_hash));
-	if (!ix->str_hash) {
-		ix->str_hash = old;
-		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		item = (const char *)items + i * elem_sz;
+		h = hash(item);
+		if (id_index__find(t, h, eq, p, item))
+			continue;
+		if (id_index__reserve(t)) {
+			id_index__free(t);
+			return -ENOMEM;
+		}
+		id_index__add(t, h, (uint32_t)i + 1);
 	}
-	ix->str_hash_cap = cap;
-	free(old);
-	/* rebuilt from the table: the first copy of a duplicated string wins */
-	for (i = 0; i < p->string_cnt; i++) {
-		size_t slot = str_hash__slot(p, p->strings[i].s, p->strings[i].len);
-
-		if (!ix->str_hash[slot])
-			ix->str_hash[slot] = (uint32_t)i + 1;
-	}
-	return 0;
+	return id_index__reserve(t); /* built, even when empty */
 }
 
 int64_t pprof_profile__intern(struct pprof_profile *p, const char *s)
 {
 	struct pprof_index *ix = p->index;
-	size_t len = strlen(s), slot, cap;
-	struct pprof_str *tmp;
+	struct pprof_str key = { s, strlen(s) };
+	uint64_t h = str__hash(&key);
+	uint32_t id;
 	char *copy;
 
-	if (!len)
+	if (!key.len)
 		return 0;
-	if (str_hash__reserve(p))
+	if (idx__build(&ix->str_idx, p, p->strings, p->string_cnt, sizeof(*p->strings), str__hash,
+		       str__eq))
 		return -ENOMEM;
-	slot = str_hash__slot(p, s, len);
-	if (ix->str_hash[slot])
-		return (int64_t)ix->str_hash[slot] - 1;
-	if (p->string_cnt >= UINT32_MAX - 1)
+	id = id_index__find(&ix->str_idx, h, str__eq, p, &key);
+	if (id)
+		return (int64_t)id - 1;
+	if (p->string_cnt >= UINT32_MAX - 1 || id_index__reserve(&ix->str_idx) ||
+	    array__reserve((void **)&p->strings, &ix->string_cap, p->string_cnt + 1,
+			   sizeof(*p->strings)))
 		return -ENOMEM;
-	if (p->string_cnt == ix->string_cap) {
-		cap = ix->string_cap * 2;
-		tmp = realloc(p->strings, cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		p->strings = tmp;
-		ix->string_cap = cap;
-	}
 	copy = strdup(s);
 	if (!copy)
 		return -ENOMEM;
 	p->strings[p->string_cnt].s = copy;
-	p->strings[p->string_cnt].len = len;
-	ix->str_hash[slot] = (uint32_t)p->string_cnt + 1;
+	p->strings[p->string_cnt].len = key.len;
+	id_index__add(&ix->str_idx, h, (uint32_t)p->string_cnt + 1);
 	return (int64_t)p->string_cnt++;
 }
 
-static uint64_t function__hash(int64_t name, int64_t system_name, int64_t filename,
-			       int64_t start_line)
+static uint64_t function__hash(const void *key)
 {
-	int64_t v[4] = { name, system_name, filename, start_line };
+	const struct pprof_function *fn = key;
+	int64_t v[4] = { fn->name, fn->system_name, fn->filename, fn->start_line };
 
-	return bytes__hash((const char *)v, sizeof(v));
+	return fnv64(v, sizeof(v), FNV64_INIT);
 }
 
-static bool function__eq(const struct pprof_function *fn, int64_t name, int64_t system_name,
-			 int64_t filename, int64_t start_line)
+/* Same fields but the id. */
+static bool function__eq(const void *ctx, uint32_t id, const void *key)
 {
-	return fn->name == name && fn->system_name == system_name && fn->filename == filename &&
-	       fn->start_line == start_line;
-}
+	const struct pprof_profile *p = ctx;
+	const struct pprof_function *fn = &p->functions[id - 1], *k = key;
 
-static size_t fn_hash__slot(const struct pprof_profile *p, int64_t name, int64_t system_name,
-			    int64_t filename, int64_t start_line)
-{
-	const struct pprof_index *ix = p->index;
-	size_t i = function__hash(name, system_name, filename, start_line) & (ix->fn_hash_cap - 1);
-
-	while (ix->fn_hash[i] && !function__eq(&p->functions[ix->fn_hash[i] - 1], name,
-					       system_name, filename, start_line))
-		i = (i + 1) & (ix->fn_hash_cap - 1);
-	return i;
-}
-
-static int fn_hash__reserve(struct pprof_profile *p)
-{
-	struct pprof_index *ix = p->index;
-	size_t cap = ix->fn_hash_cap ? ix->fn_hash_cap : 64, i, slot;
-	uint32_t *old = ix->fn_hash;
-
-	while (cap / 2 <= p->function_cnt + 1) {
-		if (cap > SIZE_MAX / 2 / sizeof(uint32_t))
-			return -ENOMEM;
-		cap *= 2;
-	}
-	if (cap == ix->fn_hash_cap)
-		return 0;
-	ix->fn_hash = calloc(cap, sizeof(*ix->fn_hash));
-	if (!ix->fn_hash) {
-		ix->fn_hash = old;
-		return -ENOMEM;
-	}
-	ix->fn_hash_cap = cap;
-	free(old);
-	for (i = 0; i < p->function_cnt; i++) {
-		const struct pprof_function *fn = &p->functions[i];
-
-		slot = fn_hash__slot(p, fn->name, fn->system_name, fn->filename, fn->start_line);
-		if (!ix->fn_hash[slot])
-			ix->fn_hash[slot] = (uint32_t)i + 1;
-	}
-	return 0;
+	return fn->name == k->name && fn->system_name == k->system_name &&
+	       fn->filename == k->filename && fn->start_line == k->start_line;
 }
 
 uint64_t pprof_profile__add_function(struct pprof_profile *p, int64_t name, int64_t system_name,
 				     int64_t filename, int64_t start_line)
 {
 	struct pprof_index *ix = p->index;
-	struct pprof_function *fn, *tmp;
-	struct id_slot *slots;
-	uint64_t id;
-	size_t slot, cap;
+	struct pprof_function key = { 0, name, system_name, filename, start_line }, *fn;
+	uint64_t id, h = function__hash(&key);
+	uint32_t found;
 
 	if (!str_ok(p, name) || !str_ok(p, system_name) || !str_ok(p, filename)) {
 		errno = EINVAL;
 		return 0;
 	}
-	if (fn_hash__reserve(p))
+	if (idx__build(&ix->fn_idx, p, p->functions, p->function_cnt, sizeof(*p->functions),
+		       function__hash, function__eq))
 		goto nomem;
-	slot = fn_hash__slot(p, name, system_name, filename, start_line);
-	if (ix->fn_hash[slot])
-		return p->functions[ix->fn_hash[slot] - 1].id;
+	found = id_index__find(&ix->fn_idx, h, function__eq, p, &key);
+	if (found)
+		return p->functions[found - 1].id;
 	if (p->function_cnt >= UINT32_MAX - 1)
 		goto nomem;
 	id = p->function_cnt ? ix->functions[p->function_cnt - 1].id + 1 : 1;
 	if (!id)
 		goto nomem; /* ids up to UINT64_MAX taken */
-	if (p->function_cnt == ix->function_cap) {
-		cap = ix->function_cap * 2;
-		tmp = realloc(p->functions, cap * sizeof(*tmp));
-		if (!tmp)
-			goto nomem;
-		p->functions = tmp;
-		ix->function_cap = cap;
-	}
-	if (p->function_cnt == ix->function_slot_cap) {
-		cap = ix->function_slot_cap * 2;
-		slots = realloc(ix->functions, cap * sizeof(*slots));
-		if (!slots)
-			goto nomem;
-		ix->functions = slots;
-		ix->function_slot_cap = cap;
-	}
+	if (id_index__reserve(&ix->fn_idx) ||
+	    array__reserve((void **)&p->functions, &ix->function_cap, p->function_cnt + 1,
+			   sizeof(*p->functions)) ||
+	    array__reserve((void **)&ix->functions, &ix->function_slot_cap, p->function_cnt + 1,
+			   sizeof(*ix->functions)))
+		goto nomem;
 	fn = &p->functions[p->function_cnt];
+	*fn = key;
 	fn->id = id;
-	fn->name = name;
-	fn->system_name = system_name;
-	fn->filename = filename;
-	fn->start_line = start_line;
 	ix->functions[p->function_cnt].id = id; /* the largest id: the slots stay sorted */
 	ix->functions[p->function_cnt].idx = p->function_cnt;
-	ix->fn_hash[slot] = (uint32_t)p->function_cnt + 1;
+	id_index__add(&ix->fn_idx, h, (uint32_t)p->function_cnt + 1);
 	p->function_cnt++;
 	return id;
 nomem:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "export/protobuf.h"
 
 void pb_buf__init(struct pb_buf *b, size_t max_sz)
@@ -37,26 +38,12 @@ static int pb_buf__fail(struct pb_buf *b, int err)
 /* Ensures room for n more bytes. */
 static int pb_buf__reserve(struct pb_buf *b, size_t n)
 {
-	size_t need, cap;
-	uint8_t *data;
-
 	if (b->err)
 		return b->err;
 	if (n > b->max_sz || b->len > b->max_sz - n)
 		return pb_buf__fail(b, -EMSGSIZE);
-	need = b->len + n;
-	if (need <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	if (cap > b->max_sz)
-		cap = b->max_sz;
-	data = realloc(b->data, cap);
-	if (!data)
+	if (array__reserve_bounded((void **)&b->data, &b->cap, b->len + n, 1, 256, b->max_sz))
 		return pb_buf__fail(b, -ENOMEM);
-	b->data = data;
-	b->cap = cap;
 	return 0;
 }
 

@@ -1,8 +1,7 @@
 /* The in-memory profile (see profile.h for the contract).
  *
- * Layout: every table is a dense array indexed by id (slot 0 unused), plus an open-addressing
- * hash index (linear probing, power-of-two capacity, load <= 3/4) that maps a key to its id.
- * The index stores each entry's 32-bit hash next to its id, so growing never rehashes keys.
+ * Layout: every table is a dense array indexed by id (slot 0 unused), plus an id_index
+ * (base/id_index.h) that maps a key's 64-bit hash to its id; growing it never rehashes keys.
  *
  * Invariants:
  *  - strings are interned into an append-only arena: a string's address never changes, and
@@ -20,18 +19,11 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/id_index.h"
 #include "profile/profile.h"
 
 #define STR_CHUNK_SZ (64 * 1024)
-#define ID_TABLE_MIN_CAP 64
 #define LINES_ON_STACK 32
-
-struct id_table {
-	uint32_t *ids;    /* 0 = empty slot */
-	uint32_t *hashes; /* hash of the entry in the same slot */
-	size_t cap;       /* power of two, or 0 before first use */
-	size_t cnt;
-};
 
 struct str_chunk {
 	struct str_chunk *next;
@@ -63,26 +55,26 @@ struct profile {
 	struct str_chunk *chunks;
 	const char **strs; /* [0] unused */
 	size_t str_cnt, str_cap;
-	struct id_table str_idx;
+	struct id_index str_idx;
 
 	struct profile_mapping *mappings; /* [0] unused */
 	size_t mapping_cnt, mapping_cap;
-	struct id_table mapping_idx;
+	struct id_index mapping_idx;
 
 	struct frame_rec *frames; /* [0] unused */
 	size_t frame_cnt, frame_cap;
-	struct id_table frame_idx;
+	struct id_index frame_idx;
 	bool frames_final;        /* profile__set_frame_lines() was called: no more frames */
 
 	uint32_t *stack_pool;
 	size_t stack_pool_len, stack_pool_cap;
 	struct stack_rec *stacks; /* [0] unused */
 	size_t stack_cnt, stack_cap;
-	struct id_table stack_idx;
+	struct id_index stack_idx;
 
 	struct sample_rec *samples; /* 0-based; the index stores idx + 1 */
 	size_t sample_cnt, sample_cap;
-	struct id_table sample_idx;
+	struct id_index sample_idx;
 };
 
 /* ---- small helpers ---- */
@@ -97,110 +89,12 @@ static inline uint64_t hash__mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-static inline uint32_t hash__fold(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
-static uint64_t hash__str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* ---- id_table: open addressing, linear probing ---- */
-
-typedef bool (*id_eq_fn)(const struct profile *p, uint32_t id, const void *key);
-
-static void id_table__free(struct id_table *t)
-{
-	free(t->ids);
-	free(t->hashes);
-	memset(t, 0, sizeof(*t));
-}
-
-/* Makes room for one more entry; 0 or -ENOMEM. */
-static int id_table__reserve(struct id_table *t)
-{
-	uint32_t *ids, *hashes;
-	size_t cap, i, j;
-
-	if (t->cap && (t->cnt + 1) * 4 <= t->cap * 3)
-		return 0;
-	cap = t->cap ? t->cap * 2 : ID_TABLE_MIN_CAP;
-	if (cap > SIZE_MAX / sizeof(uint32_t))
-		return -ENOMEM;
-	ids = calloc(cap, sizeof(*ids));
-	hashes = calloc(cap, sizeof(*hashes));
-	if (!ids || !hashes) {
-		free(ids);
-		free(hashes);
-		return -ENOMEM;
-	}
-	for (i = 0; i < t->cap; i++) {
-		if (!t->ids[i])
-			continue;
-		j = t->hashes[i] & (cap - 1);
-		while (ids[j])
-			j = (j + 1) & (cap - 1);
-		ids[j] = t->ids[i];
-		hashes[j] = t->hashes[i];
-	}
-	free(t->ids);
-	free(t->hashes);
-	t->ids = ids;
-	t->hashes = hashes;
-	t->cap = cap;
-	return 0;
-}
-
-/* Returns the slot holding the entry equal to key, or the empty slot where it belongs.
- * The table must have a nonzero capacity.
- */
-static size_t id_table__slot(const struct id_table *t, const struct profile *p, uint32_t hash,
-			     id_eq_fn eq, const void *key)
-{
-	size_t i = hash & (t->cap - 1);
-
-	while (t->ids[i]) {
-		if (t->hashes[i] == hash && eq(p, t->ids[i], key))
-			break;
-		i = (i + 1) & (t->cap - 1);
-	}
-	return i;
-}
-
-/* Looks key up; returns its id, or 0 when absent (also for an empty table). */
-static uint32_t id_table__find(const struct id_table *t, const struct profile *p, uint32_t hash,
-			       id_eq_fn eq, const void *key)
-{
-	if (!t->cap)
-		return 0;
-	return t->ids[id_table__slot(t, p, hash, eq, key)];
-}
-
-static void id_table__insert(struct id_table *t, const struct profile *p, uint32_t hash,
-			     id_eq_fn eq, const void *key, uint32_t id)
-{
-	size_t i = id_table__slot(t, p, hash, eq, key);
-
-	t->ids[i] = id;
-	t->hashes[i] = hash;
-	t->cnt++;
-}
-
 /* ---- strings ---- */
 
-static bool str__eq(const struct profile *p, uint32_t id, const void *key)
+static bool str__eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile *p = ctx;
+
 	return !strcmp(p->strs[id], key);
 }
 
@@ -230,13 +124,13 @@ static char *str__store(struct profile *p, const char *s, size_t len)
 /* Interns s; returns its id (>= 1) or 0 on ENOMEM. */
 static uint32_t profile__intern_id(struct profile *p, const char *s)
 {
-	uint32_t hash = hash__fold(hash__str(s));
-	uint32_t id = id_table__find(&p->str_idx, p, hash, str__eq, s);
+	uint64_t hash = fnv64(s, strlen(s), FNV64_INIT);
+	uint32_t id = id_index__find(&p->str_idx, hash, str__eq, p, s);
 	char *copy;
 
 	if (id)
 		return id;
-	if (p->str_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->str_idx) ||
+	if (p->str_cnt + 1 >= UINT32_MAX || id_index__reserve(&p->str_idx) ||
 	    array__reserve((void **)&p->strs, &p->str_cap, p->str_cnt + 2, sizeof(*p->strs)))
 		return 0;
 	copy = str__store(p, s, strlen(s));
@@ -244,7 +138,7 @@ static uint32_t profile__intern_id(struct profile *p, const char *s)
 		return 0;
 	id = (uint32_t)++p->str_cnt;
 	p->strs[id] = copy;
-	id_table__insert(&p->str_idx, p, hash, str__eq, s, id);
+	id_index__add(&p->str_idx, hash, id);
 	return id;
 }
 
@@ -290,26 +184,26 @@ void profile__free(struct profile *p)
 		free(c);
 	}
 	free(p->strs);
-	id_table__free(&p->str_idx);
+	id_index__free(&p->str_idx);
 	free(p->mappings);
-	id_table__free(&p->mapping_idx);
+	id_index__free(&p->mapping_idx);
 	for (i = 1; i <= p->frame_cnt; i++)
 		free((void *)p->frames[i].f.lines);
 	free(p->frames);
-	id_table__free(&p->frame_idx);
+	id_index__free(&p->frame_idx);
 	free(p->stack_pool);
 	free(p->stacks);
-	id_table__free(&p->stack_idx);
+	id_index__free(&p->stack_idx);
 	for (i = 0; i < p->sample_cnt; i++)
 		free((void *)p->samples[i].s.events);
 	free(p->samples);
-	id_table__free(&p->sample_idx);
+	id_index__free(&p->sample_idx);
 	free(p);
 }
 
 /* ---- mappings ---- */
 
-static uint32_t mapping__hash(const struct profile_mapping *m)
+static uint64_t mapping__hash(const struct profile_mapping *m)
 {
 	uint64_t h = hash__mix(0, (uintptr_t)m->path);
 
@@ -318,11 +212,12 @@ static uint32_t mapping__hash(const struct profile_mapping *m)
 	h = hash__mix(h, m->start);
 	h = hash__mix(h, m->limit);
 	h = hash__mix(h, m->file_offset);
-	return hash__fold(h);
+	return h;
 }
 
-static bool mapping__eq(const struct profile *p, uint32_t id, const void *key)
+static bool mapping__eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct profile_mapping *a = &p->mappings[id], *b = key;
 
 	return a->path == b->path && a->build_id == b->build_id && a->file_hash == b->file_hash &&
@@ -333,7 +228,8 @@ static bool mapping__eq(const struct profile *p, uint32_t id, const void *key)
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m)
 {
 	struct profile_mapping key = *m;
-	uint32_t hash, id;
+	uint64_t hash;
+	uint32_t id;
 	int err = 0;
 
 	key.path = profile__intern(p, m->path ? m->path : "", &err);
@@ -342,22 +238,22 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 	if (err)
 		return 0;
 	hash = mapping__hash(&key);
-	id = id_table__find(&p->mapping_idx, p, hash, mapping__eq, &key);
+	id = id_index__find(&p->mapping_idx, hash, mapping__eq, p, &key);
 	if (id)
 		return id;
-	if (p->mapping_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->mapping_idx) ||
+	if (p->mapping_cnt + 1 >= UINT32_MAX || id_index__reserve(&p->mapping_idx) ||
 	    array__reserve((void **)&p->mappings, &p->mapping_cap, p->mapping_cnt + 2,
 			   sizeof(*p->mappings)))
 		return 0;
 	id = (uint32_t)++p->mapping_cnt;
 	p->mappings[id] = key;
-	id_table__insert(&p->mapping_idx, p, hash, mapping__eq, &key, id);
+	id_index__add(&p->mapping_idx, hash, id);
 	return id;
 }
 
 /* ---- frames ---- */
 
-static uint32_t frame__hash(const struct profile_frame *f)
+static uint64_t frame__hash(const struct profile_frame *f)
 {
 	uint64_t h = hash__mix(f->kind, f->mapping);
 	uint32_t i;
@@ -370,11 +266,12 @@ static uint32_t frame__hash(const struct profile_frame *f)
 		h = hash__mix(h, (uintptr_t)f->lines[i].file);
 		h = hash__mix(h, f->lines[i].line);
 	}
-	return hash__fold(h);
+	return h;
 }
 
-static bool frame__eq(const struct profile *p, uint32_t id, const void *key)
+static bool frame__eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct profile_frame *a = &p->frames[id].f, *b = key;
 	uint32_t i;
 
@@ -455,7 +352,8 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	struct profile_line stack_lines[LINES_ON_STACK], *lines = stack_lines;
 	struct profile_frame key = *f;
 	struct profile_line *copy = NULL;
-	uint32_t hash, id = 0, name_id, i;
+	uint64_t hash;
+	uint32_t id = 0, name_id, i;
 	int err = 0;
 
 	if (f->mapping > p->mapping_cnt || (f->line_cnt && !f->lines)) {
@@ -483,7 +381,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 		goto cleanup;
 	key.lines = f->line_cnt ? lines : NULL;
 	hash = frame__hash(&key);
-	id = id_table__find(&p->frame_idx, p, hash, frame__eq, &key);
+	id = id_index__find(&p->frame_idx, hash, frame__eq, p, &key);
 	if (id)
 		goto cleanup;
 
@@ -496,7 +394,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	} else {
 		name_id = frame__address_name(p, &key);
 	}
-	if (!name_id || p->frame_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->frame_idx) ||
+	if (!name_id || p->frame_cnt + 1 >= UINT32_MAX || id_index__reserve(&p->frame_idx) ||
 	    array__reserve((void **)&p->frames, &p->frame_cap, p->frame_cnt + 2,
 			   sizeof(*p->frames)))
 		goto cleanup;
@@ -505,7 +403,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 	p->frames[id].f = key;
 	p->frames[id].name_id = name_id;
 	copy = NULL;
-	id_table__insert(&p->frame_idx, p, hash, frame__eq, &key, id);
+	id_index__add(&p->frame_idx, hash, id);
 cleanup:
 	free(copy);
 	if (lines != stack_lines)
@@ -522,8 +420,9 @@ struct stack_key {
 	uint32_t cnt;
 };
 
-static bool stack__eq(const struct profile *p, uint32_t id, const void *key)
+static bool stack__eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct stack_rec *a = &p->stacks[id];
 	const struct stack_key *b = key;
 
@@ -536,16 +435,17 @@ static uint32_t profile__intern_stack(struct profile *p, const uint32_t *frames,
 {
 	struct stack_key key = { frames, cnt };
 	uint64_t h = hash__mix(0, cnt);
-	uint32_t hash, id, i;
+	uint64_t hash;
+	uint32_t id, i;
 
 	for (i = 0; i < cnt; i++)
 		h = hash__mix(h, frames[i]);
-	hash = hash__fold(h);
-	id = id_table__find(&p->stack_idx, p, hash, stack__eq, &key);
+	hash = h;
+	id = id_index__find(&p->stack_idx, hash, stack__eq, p, &key);
 	if (id)
 		return id;
 	if (p->stack_cnt + 1 >= UINT32_MAX || p->stack_pool_len + cnt < p->stack_pool_len ||
-	    id_table__reserve(&p->stack_idx) ||
+	    id_index__reserve(&p->stack_idx) ||
 	    array__reserve((void **)&p->stacks, &p->stack_cap, p->stack_cnt + 2,
 			   sizeof(*p->stacks)) ||
 	    array__reserve((void **)&p->stack_pool, &p->stack_pool_cap, p->stack_pool_len + cnt,
@@ -557,23 +457,24 @@ static uint32_t profile__intern_stack(struct profile *p, const uint32_t *frames,
 	p->stacks[id].off = p->stack_pool_len;
 	p->stacks[id].cnt = cnt;
 	p->stack_pool_len += cnt;
-	id_table__insert(&p->stack_idx, p, hash, stack__eq, &key, id);
+	id_index__add(&p->stack_idx, hash, id);
 	return id;
 }
 
 /* ---- samples ---- */
 
-static uint32_t sample__hash(const struct profile_agg_sample *s)
+static uint64_t sample__hash(const struct profile_agg_sample *s)
 {
 	uint64_t h = hash__mix(s->stack, ((uint64_t)s->pid << 32) | s->tid);
 
 	h = hash__mix(h, (uintptr_t)s->comm);
 	h = hash__mix(h, (uintptr_t)s->thread_comm);
-	return hash__fold(h);
+	return h;
 }
 
-static bool sample__eq(const struct profile *p, uint32_t id, const void *key)
+static bool sample__eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct profile *p = ctx;
 	const struct profile_agg_sample *a = &p->samples[id - 1].s, *b = key;
 
 	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
@@ -583,23 +484,18 @@ static bool sample__eq(const struct profile *p, uint32_t id, const void *key)
 static int sample__add_event(struct profile *p, struct sample_rec *r,
 			     const struct profile_sample *s)
 {
+	size_t cap = r->event_cap, max = p->opts.timestamps_cap;
 	struct profile_event *ev;
 
 	if (r->s.event_cnt >= p->opts.timestamps_cap)
 		return 0;
-	if (r->s.event_cnt == r->event_cap) {
-		size_t cap = r->event_cap ? (size_t)r->event_cap * 2 : 1;
-
-		if (cap > p->opts.timestamps_cap)
-			cap = p->opts.timestamps_cap;
-		if (cap > UINT32_MAX)
-			cap = UINT32_MAX;
-		ev = realloc((void *)r->s.events, cap * sizeof(*ev));
-		if (!ev)
-			return -ENOMEM;
-		r->s.events = ev;
-		r->event_cap = (uint32_t)cap;
-	}
+	if (max > UINT32_MAX)
+		max = UINT32_MAX;
+	/* from one event: most samples keep few */
+	if (array__reserve_bounded((void **)&r->s.events, &cap, (size_t)r->s.event_cnt + 1,
+				   sizeof(*ev), 1, max))
+		return -ENOMEM;
+	r->event_cap = (uint32_t)cap;
 	ev = (struct profile_event *)&r->s.events[r->s.event_cnt++];
 	ev->time_ns = s->time_ns;
 	ev->count = s->count;
@@ -611,7 +507,8 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 {
 	struct profile_agg_sample key = { 0 };
 	struct sample_rec *r;
-	uint32_t hash, idx, i;
+	uint64_t hash;
+	uint32_t idx, i;
 	int err = 0;
 
 	if (s->frame_cnt && !s->frames)
@@ -630,9 +527,9 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	if (!key.stack)
 		return -ENOMEM;
 	hash = sample__hash(&key);
-	idx = id_table__find(&p->sample_idx, p, hash, sample__eq, &key);
+	idx = id_index__find(&p->sample_idx, hash, sample__eq, p, &key);
 	if (!idx) {
-		if (p->sample_cnt + 1 >= UINT32_MAX || id_table__reserve(&p->sample_idx) ||
+		if (p->sample_cnt + 1 >= UINT32_MAX || id_index__reserve(&p->sample_idx) ||
 		    array__reserve((void **)&p->samples, &p->sample_cap, p->sample_cnt + 1,
 				   sizeof(*p->samples)))
 			return -ENOMEM;
@@ -640,7 +537,7 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 		memset(r, 0, sizeof(*r));
 		r->s = key;
 		idx = (uint32_t)p->sample_cnt;
-		id_table__insert(&p->sample_idx, p, hash, sample__eq, &key, idx);
+		id_index__add(&p->sample_idx, hash, idx);
 	}
 	r = &p->samples[idx - 1];
 	err = sample__add_event(p, r, s);

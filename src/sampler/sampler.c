@@ -47,6 +47,9 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
 };
 
+/* The one table of unwind end names: the record summary, the agent's metric labels and the
+ * error frame ending an incomplete stack ("[unwind: <name>]") all print these.
+ */
 static const char *const unwind_end_names[UNWIND_END_CNT] = {
 	[UNWIND_END_OK] = "complete",
 	[UNWIND_END_TRUNCATED] = "truncated",

@@ -1,14 +1,12 @@
 /* Demangling of symbol names: C++ (Itanium ABI, through libstdc++'s __cxa_demangle) and Rust
  * (legacy `_ZN...17h<16 hex>E`, printed without the hash, and v0 `_R...`, printed like
- * rustc-demangle's non-alternate form minus the crate disambiguators `[abc123]`).
+ * rustc-demangle's non-alternate form minus the crate disambiguators `[abc123]`), through
+ * libiberty's demangler, the one of c++filt: Rust names come out as `c++filt` prints them,
+ * less its verbose parts (hashes, disambiguators, the `: type` of const generics). Punycode
+ * identifiers are decoded.
  *
- * Rust v0 covers: nested paths (crate roots, modules, closures and shims as
- * `{closure#N}`/`{shim:...#N}`), inherent and trait impls (`<T>::f`, `<T as Trait>::f`),
- * generic arguments (types, lifetimes as `'_`, constants: integers, bool, char), all basic
- * types, references, raw pointers, arrays, slices, tuples, fn pointers, `dyn Trait` with
- * associated type bindings, and back-references. Not supported (the name is then returned as
- * NULL/EINVAL and the caller keeps the mangled form): punycode identifiers, string/ADT const
- * generics (`e`, `A`, `V`...), names longer than DEMANGLE_MAX_SZ.
+ * Not supported (the name is then returned as NULL/EINVAL and the caller keeps the mangled
+ * form): what libiberty rejects, names of DEMANGLE_MAX_SZ bytes or more.
  *
  * Untrusted input: names come from binaries; parsing is bounded in depth and output size.
  */

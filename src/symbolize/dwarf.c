@@ -333,19 +333,11 @@ static int unit_range__cmp(const void *a, const void *b)
 
 static int dwarf_file__add_range(struct dwarf_file *df, uint64_t lo, uint64_t hi, uint32_t unit)
 {
-	struct unit_range *tmp;
-	size_t cap;
+	int err = array__reserve_bounded((void **)&df->units, &df->unit_cap, df->unit_cnt + 1,
+					 sizeof(*df->units), 64, DWARF_MAX_UNIT_RANGES);
 
-	if (df->unit_cnt == df->unit_cap) {
-		if (df->unit_cap >= DWARF_MAX_UNIT_RANGES)
-			return -E2BIG;
-		cap = df->unit_cap ? df->unit_cap * 2 : 64;
-		tmp = realloc(df->units, cap * sizeof(*tmp));
-		if (!tmp)
-			return -ENOMEM;
-		df->units = tmp;
-		df->unit_cap = cap;
-	}
+	if (err)
+		return err;
 	df->units[df->unit_cnt++] = (struct unit_range){ .lo = lo, .hi = hi, .unit = unit };
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "elf/elf_file.h"
 
 /* How many earlier entries lookup inspects for an enclosing symbol when the closest one ends
@@ -51,18 +52,11 @@ struct cand_vec {
 
 static int cand_vec__push(struct cand_vec *cv, const struct sym_cand *c)
 {
-	if (cv->cnt == cv->cap) {
-		size_t cap = cv->cap ? cv->cap * 2 : 256;
-		struct sym_cand *v;
+	int err = array__reserve_bounded((void **)&cv->v, &cv->cap, cv->cnt + 1, sizeof(*cv->v),
+					 256, SIZE_MAX);
 
-		if (cap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		v = realloc(cv->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		cv->v = v;
-		cv->cap = cap;
-	}
+	if (err)
+		return -ENOMEM;
 	cv->v[cv->cnt++] = *c;
 	return 0;
 }

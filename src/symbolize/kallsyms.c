@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
+
 #define KALLSYMS_BUF_MAX (256u << 20)
 #define KALLSYMS_BUF_INIT (4u << 20)
 #define KSYM_TEXT (1u << 31) /* flag in mod_off */
@@ -45,7 +47,7 @@ static uint32_t ksym__mod(const struct ksym *s)
 static int kallsyms__read(int fd, char **out, size_t *out_sz)
 {
 	size_t cap = KALLSYMS_BUF_INIT, len = 0;
-	char *buf = malloc(cap), *grown;
+	char *buf = malloc(cap);
 	int err = 0;
 
 	if (!buf)
@@ -53,18 +55,11 @@ static int kallsyms__read(int fd, char **out, size_t *out_sz)
 	for (;;) {
 		ssize_t n;
 
-		if (cap - len < 2) {
-			if (cap >= KALLSYMS_BUF_MAX) {
-				err = -EFBIG;
-				goto cleanup;
-			}
-			grown = realloc(buf, cap * 2);
-			if (!grown) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = grown;
-			cap *= 2;
+		err = array__reserve_bounded((void **)&buf, &cap, len + 2, 1, KALLSYMS_BUF_INIT,
+					     KALLSYMS_BUF_MAX);
+		if (err) {
+			err = err == -E2BIG ? -EFBIG : err;
+			goto cleanup;
 		}
 		n = read(fd, buf + len, cap - len - 1);
 		if (n < 0) {

@@ -9,6 +9,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
+#include "sampler/sampler.h"
 #include "symbolize/trace_handler.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf.h"
@@ -294,19 +295,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 		if ((th->frames[n] = user_frame(th, rec, &rec->user[i], now_ns)))
 			n++;
 	if (rec->user_end != UNWIND_END_OK && rec->user_end != UNWIND_END_NO_USER) {
-		const char *why = "?";
+		const char *why = unwind_end__name(rec->user_end); /* one table: sampler.c */
 
-		switch (rec->user_end) {
-		case UNWIND_END_TRUNCATED: why = "truncated"; break;
-		case UNWIND_END_NO_CFI: why = "no CFI"; break;
-		case UNWIND_END_UNKNOWN_FILE: why = "file not loaded yet"; break;
-		case UNWIND_END_READ_FAILED: why = "stack unreadable"; break;
-		case UNWIND_END_BAD_PC: why = "bad pc"; break;
-		case UNWIND_END_UNSUPPORTED: why = "unsupported CFI"; break;
-		case UNWIND_END_UNMAPPED: why = "unmapped pc"; break;
-		case UNWIND_END_BAD_FRAME: why = "bad frame"; break;
-		default: break;
-		}
 		snprintf(reason, sizeof(reason), rec->user_end == UNWIND_END_TRUNCATED ? "[%s]"
 											: "[unwind: %s]",
 			 why);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "unwind/cfi.h"
 
 enum dw_cfa {
@@ -82,20 +83,11 @@ const struct cfi_stats *cfi_interp__stats(const struct cfi_interp *ci)
 
 static int push_state(struct cfi_interp *ci, const struct cfi_state *st)
 {
-	if (ci->depth == ci->cap) {
-		size_t cap = ci->cap ? ci->cap * 2 : 8;
-		struct cfi_state *n;
+	int err = array__reserve_bounded((void **)&ci->stack, &ci->cap, ci->depth + 1,
+					 sizeof(*ci->stack), 8, CFI_REMEMBER_MAX);
 
-		if (ci->depth >= CFI_REMEMBER_MAX)
-			return -E2BIG;
-		if (cap > CFI_REMEMBER_MAX)
-			cap = CFI_REMEMBER_MAX;
-		n = realloc(ci->stack, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		ci->stack = n;
-		ci->cap = cap;
-	}
+	if (err)
+		return err;
 	ci->stack[ci->depth++] = *st;
 	if (ci->depth > ci->stats.max_depth)
 		ci->stats.max_depth = ci->depth;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "elf/elf_file.h"
 #include "unwind/cfi.h"
 #include "unwind/unwind_table.h"
@@ -56,28 +57,6 @@ struct builder {
 	size_t text_cnt;
 };
 
-/* Grow *arr (element size elem) so that it holds at least need elements, capped at max. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t max)
-{
-	size_t n = *cap ? *cap : 1024, bytes;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	if (need > max)
-		return -E2BIG;
-	while (n < need)
-		n = n > max / 2 ? max : n * 2;
-	if (__builtin_mul_overflow(n, elem, &bytes))
-		return -ENOMEM;
-	p = realloc(*arr, bytes);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return !memcmp(a, b, sizeof(*a));
@@ -96,7 +75,8 @@ static int on_row(void *ctx, uint64_t addr, const struct cfi_state *st)
 		b->stats->rbp_lost_cnt++;
 	if (b->raw_cnt > b->fde_first && rule_eq(&b->raw[b->raw_cnt - 1].rule, &rule))
 		return 0;
-	err = grow((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw), b->max_rows);
+	err = array__reserve_bounded((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw),
+				     1024, b->max_rows);
 	if (err)
 		return err;
 	r = &b->raw[b->raw_cnt++];
@@ -158,8 +138,8 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 		if (len == 9 && begin > 1)
 			b->raw[b->fde_first].addr = --begin;
 	}
-	err = grow((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1, sizeof(*b->blocks),
-		   b->max_rows);
+	err = array__reserve_bounded((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1,
+				     sizeof(*b->blocks), 1024, b->max_rows);
 	if (err)
 		return err;
 	blk = &b->blocks[b->blk_cnt++];
@@ -217,7 +197,8 @@ static int out_push(struct unwind_table *t, size_t *cap, size_t max, uint64_t ad
 		return 0;
 	if (!t->cnt && rule->kind == UNWIND_RULE_INVALID)
 		return 0;
-	err = grow((void **)&t->rows, cap, t->cnt + 1, sizeof(*t->rows), max);
+	err = array__reserve_bounded((void **)&t->rows, cap, t->cnt + 1, sizeof(*t->rows), 1024,
+				     max);
 	if (err)
 		return err;
 	memset(&t->rows[t->cnt], 0, sizeof(t->rows[t->cnt])); /* padding too: rows get hashed */
@@ -296,7 +277,8 @@ static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t 
 		;
 	for (hi = lo; hi < t->cnt && t->rows[hi].addr <= end; hi++)
 		;
-	err = grow((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), max);
+	err = array__reserve_bounded((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), 1024,
+				     max);
 	if (err)
 		goto cleanup;
 	seg[seg_cnt].addr = addr;

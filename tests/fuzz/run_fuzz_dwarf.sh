@@ -11,7 +11,7 @@ mkdir -p "$out/corpus"
 clang -std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all tests/fuzz/fuzz_dwarf.c src/symbolize/dwarf.c \
 	src/symbolize/demangle.c src/symbolize/elf_symbols.c src/elf/elf_file.c src/base/*.c \
-	-ldw -lelf -lz -lstdc++ -o "$out/fuzz_dwarf"
+	-ldw -lelf -lz -liberty -lstdc++ -o "$out/fuzz_dwarf"
 for f in dwarf_inline dwarf_inline_clang dwarf_inline_dwarf4 dwarf_inline_trunc dwarf_cxx \
 	 dwarf_mini; do
 	[[ -f $BUILD/fixtures/$f ]] && cp "$BUILD/fixtures/$f" "$out/corpus/"

@@ -7,8 +7,8 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 runs=${1:-200000}
 out=$BUILD/fuzz
-srcs="src/export/pprof_read.c src/export/protobuf.c src/export/pprof.c src/profile/profile.c
-      src/base/*.c"
+srcs="src/export/pprof_read.c src/export/protobuf.c src/export/protobuf_read.c src/export/pprof.c
+      src/profile/profile.c src/base/*.c"
 mkdir -p "$out/corpus_pprof"
 # shellcheck disable=SC2086
 clang -std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc -DFUZZ_PPROF_SEEDS tests/fuzz/fuzz_pprof_read.c \

@@ -1,7 +1,8 @@
 /* Tests for src/symbolize/demangle.c. The truth is binutils' c++filt (which knows C++ and both
  * Rust manglings) on every mangled symbol of the C++ and Rust fixtures, with its output put in
  * this module's form: no Rust crate hashes `[...]`, no legacy `::h<hash>`, const generics
- * without their `: type`. Plus hand-written v0 names, and bad names that must fail cleanly.
+ * without their `: type`. Plus hand-written v0 names (checked with c++filt when written; one
+ * with a punycode identifier), and bad names that must fail cleanly.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -106,6 +107,10 @@ TEST(rust_v0_known_names)
 		  "closure$u7d$$u7d$$GT$17h0123456789abcdefE",
 		  "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>" },
 		{ "_ZN3foo3BarC2Ev", "foo::Bar::Bar()" },
+		/* punycode: a module named "café" (c++filt: mycrate[3c1c0]::café::foo) */
+		{ "_RNvNtCs1234_7mycrateu7caf_dma3foo", "mycrate::café::foo" },
+		/* an overlong crate disambiguator is not printed anyway (c++filt agrees) */
+		{ "_RNvCszzzzzzzzzzzzzzzzzzzzzzzz_1a1b", "a::b" },
 	};
 	size_t i;
 	char *got;
@@ -123,10 +128,9 @@ TEST(bad_names_fail_cleanly)
 		"_RNvB0_3foo",                 /* back-reference to itself */
 		"_RNvCs1234_7myc",             /* truncated identifier */
 		"_RNvCs1234_7mycrate",         /* truncated path */
-		"_RINvCs1234_7mycrate3fooKe3_E", /* str const generic: unsupported */
-		"_RNvCs1234_u7mycrate3foo",    /* punycode: unsupported */
+		"_RINvCs1234_7mycrate3fooKe3_E", /* a str const generic cut short */
 		"_R3foo",                      /* unknown encoding version */
-		"_RNvCszzzzzzzzzzzzzzzzzzzzzzzz_1a1b",
+		"_RNvCs1234_u8caf_dma3foo",    /* punycode longer than the name */
 	};
 	char deep[3000], small[8];
 	size_t i;

@@ -1,10 +1,11 @@
 /* Unit tests for the OTLP profiles encoder (v1.11) and UTF-8 cleaning.
  *
  * Requests are checked twice, by independent readers: `protoc --decode` against the schema
- * in proto/ (written from the field tables, not from our encoder), and a small wire-format
- * reader in this file that rebuilds the dictionary and checks its invariants (entry 0 is the
- * zero value, every index in range, no repeated attribute key, timestamps in the window,
- * valid UTF-8). The file ids are checked against sha256sum and a Python FNV-128a.
+ * in proto/ (written from the field tables, not from our encoder), and decoders in this file
+ * (over the project's wire-format reader, tested on its own in test_protobuf.c) that rebuild
+ * the dictionary and check its invariants (entry 0 is the zero value, every index in range, no
+ * repeated attribute key, timestamps in the window, valid UTF-8). The file ids are checked
+ * against sha256sum and a Python FNV-128a.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include "export/otlp.h"
 #include "proc/file_id.h"
 #include "export/protobuf.h"
+#include "export/protobuf_read.h"
 #include "profile/profile.h"
 #include "test.h"
 
@@ -29,88 +31,24 @@
 #define T0 1700000000000000000ULL
 #define PERIOD (1000000000ULL / 19)
 
-/* ---- a minimal protobuf reader ---- */
+/* ---- reading requests back (src/export/protobuf_read.h) ---- */
 
-struct rd {
-	const uint8_t *p, *end;
-};
-
-struct field {
-	uint32_t num;
-	int wire;
-	uint64_t v;    /* varint and fixed64 */
-	struct rd sub; /* length-delimited */
-};
-
-static bool rd__varint(struct rd *r, uint64_t *v)
+/* Next field; false at the end. A malformed message, or a wire type the encoder never writes,
+ * fails the current test.
+ */
+static bool rd__next(struct pb_reader *r, struct pb_field *f)
 {
-	int shift = 0;
-
-	*v = 0;
-	while (r->p < r->end && shift < 64) {
-		uint8_t b = *r->p++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-		shift += 7;
-	}
-	return false;
-}
-
-/* Next field; false at the end. A malformed message fails the current test. */
-static bool rd__next(struct rd *r, struct field *f)
-{
-	uint64_t key, len;
-
 	if (r->p >= r->end)
 		return false;
-	REQUIRE(rd__varint(r, &key));
-	f->num = (uint32_t)(key >> 3);
-	f->wire = (int)(key & 7);
-	f->v = 0;
-	f->sub.p = f->sub.end = NULL;
-	switch (f->wire) {
-	case 0:
-		REQUIRE(rd__varint(r, &f->v));
-		break;
-	case 1:
-		REQUIRE(r->end - r->p >= 8);
-		memcpy(&f->v, r->p, 8);
-		r->p += 8;
-		break;
-	case 2:
-		REQUIRE(rd__varint(r, &len));
-		REQUIRE(len <= (uint64_t)(r->end - r->p));
-		f->sub.p = r->p;
-		f->sub.end = r->p + len;
-		r->p += len;
-		break;
-	default:
-		REQUIRE(!"unexpected wire type");
-	}
+	REQUIRE(pb_reader__field(r, f) == 0);
+	REQUIRE(f->wire != PB_WIRE_I32);
 	return true;
 }
 
-static size_t rd__len(const struct rd *r)
-{
-	return (size_t)(r->end - r->p);
-}
-
 /* Appends the packed varints of f (or its single varint) to v[*n]. */
-static void rd__packed(const struct field *f, uint64_t *v, size_t *n, size_t cap)
+static void rd__packed(const struct pb_field *f, uint64_t *v, size_t *n, size_t cap)
 {
-	struct rd r = f->sub;
-
-	if (f->wire == 0) {
-		REQUIRE(*n < cap);
-		v[(*n)++] = f->v;
-		return;
-	}
-	while (r.p < r.end) {
-		REQUIRE(*n < cap);
-		REQUIRE(rd__varint(&r, &v[(*n)++]));
-	}
+	REQUIRE(pb_field__varints(f, v, cap, n) == 0);
 }
 
 #define MAX_ENTRIES 256
@@ -167,26 +105,26 @@ struct d_request {
 	size_t res_cnt;
 };
 
-static void copy_str(char *dst, size_t cap, const struct rd *r)
+static void copy_str(char *dst, size_t cap, const struct pb_reader *r)
 {
-	size_t n = rd__len(r) < cap - 1 ? rd__len(r) : cap - 1;
+	size_t n = pb_reader__left(r) < cap - 1 ? pb_reader__left(r) : cap - 1;
 
-	REQUIRE(utf8__valid((const char *)r->p, rd__len(r)));
+	REQUIRE(utf8__valid((const char *)r->p, pb_reader__left(r)));
 	memcpy(dst, r->p, n);
 	dst[n] = '\0';
 }
 
-static void decode_any(const struct rd *in, bool *is_int, bool *is_str, int64_t *i, char *s,
+static void decode_any(const struct pb_reader *in, bool *is_int, bool *is_str, int64_t *i, char *s,
 		       size_t s_cap)
 {
-	struct rd r = *in;
-	struct field f;
+	struct pb_reader r = *in;
+	struct pb_field f;
 
 	*is_int = *is_str = false;
 	while (rd__next(&r, &f)) {
 		if (f.num == 1 && f.wire == 2) {
 			*is_str = true;
-			copy_str(s, s_cap, &f.sub);
+			copy_str(s, s_cap, &f.body);
 		} else if (f.num == 3 && f.wire == 0) {
 			*is_int = true;
 			*i = (int64_t)f.v;
@@ -194,48 +132,48 @@ static void decode_any(const struct rd *in, bool *is_int, bool *is_str, int64_t 
 	}
 }
 
-static void decode_resource(struct d_resource *res, const struct rd *in)
+static void decode_resource(struct d_resource *res, const struct pb_reader *in)
 {
-	struct rd r = *in, r2, r3, r4;
-	struct field f, g, h, k;
+	struct pb_reader r = *in, r2, r3, r4;
+	struct pb_field f, g, h, k;
 	bool is_int, is_str;
 
 	while (rd__next(&r, &f)) {
 		if (f.num == 1) { /* Resource */
-			r2 = f.sub;
+			r2 = f.body;
 			while (rd__next(&r2, &g)) {
 				REQUIRE(g.num == 1 && res->attr_cnt < 32);
-				r3 = g.sub;
+				r3 = g.body;
 				while (rd__next(&r3, &h)) {
 					if (h.num == 1)
-						copy_str(res->keys[res->attr_cnt], 64, &h.sub);
+						copy_str(res->keys[res->attr_cnt], 64, &h.body);
 					else if (h.num == 2)
-						decode_any(&h.sub, &is_int, &is_str,
+						decode_any(&h.body, &is_int, &is_str,
 							   &res->ivals[res->attr_cnt],
 							   res->svals[res->attr_cnt], 128);
 				}
 				res->attr_cnt++;
 			}
 		} else if (f.num == 2) { /* ScopeProfiles */
-			r2 = f.sub;
+			r2 = f.body;
 			while (rd__next(&r2, &g)) {
 				if (g.num == 1) {
-					r3 = g.sub;
+					r3 = g.body;
 					while (rd__next(&r3, &h))
 						if (h.num == 1)
-							copy_str(res->scope_name, 32, &h.sub);
+							copy_str(res->scope_name, 32, &h.body);
 					continue;
 				}
 				REQUIRE(g.num == 2);
 				res->profile_cnt++;
-				r3 = g.sub;
+				r3 = g.body;
 				while (rd__next(&r3, &h)) {
 					struct d_sample *s;
 
 					switch (h.num) {
 					case 1:
 					case 5:
-						r4 = h.sub;
+						r4 = h.body;
 						while (rd__next(&r4, &k)) {
 							uint64_t *vt = h.num == 1 ? res->sample_type :
 										     res->period_type;
@@ -245,7 +183,7 @@ static void decode_resource(struct d_resource *res, const struct rd *in)
 					case 2:
 						REQUIRE(res->sample_cnt < 32);
 						s = &res->samples[res->sample_cnt++];
-						r4 = h.sub;
+						r4 = h.body;
 						while (rd__next(&r4, &k)) {
 							if (k.num == 1)
 								s->stack = k.v;
@@ -256,10 +194,10 @@ static void decode_resource(struct d_resource *res, const struct rd *in)
 								rd__packed(&k, s->values,
 									   &s->value_cnt, MAX_LIST);
 							else if (k.num == 5) {
-								struct rd t = k.sub;
+								struct pb_reader t = k.body;
 
 								REQUIRE(k.wire == 2 &&
-									rd__len(&t) % 8 == 0);
+									pb_reader__left(&t) % 8 == 0);
 								for (; t.p < t.end; t.p += 8) {
 									REQUIRE(s->ts_cnt < MAX_LIST);
 									memcpy(&s->ts[s->ts_cnt++],
@@ -285,10 +223,10 @@ static void decode_resource(struct d_resource *res, const struct rd *in)
 	}
 }
 
-static void decode_dictionary(struct d_request *d, const struct rd *in)
+static void decode_dictionary(struct d_request *d, const struct pb_reader *in)
 {
-	struct rd r = *in, r2, r3;
-	struct field f, g, h;
+	struct pb_reader r = *in, r2, r3;
+	struct pb_field f, g, h;
 	size_t idx;
 
 	while (rd__next(&r, &f)) {
@@ -296,8 +234,8 @@ static void decode_dictionary(struct d_request *d, const struct rd *in)
 		idx = d->table_cnt[f.num]++;
 		REQUIRE(idx < MAX_ENTRIES);
 		if (!idx)
-			d->zero_len[f.num] = rd__len(&f.sub);
-		r2 = f.sub;
+			d->zero_len[f.num] = pb_reader__left(&f.body);
+		r2 = f.body;
 		switch (f.num) {
 		case 1:
 			while (rd__next(&r2, &g)) {
@@ -323,7 +261,7 @@ static void decode_dictionary(struct d_request *d, const struct rd *in)
 					size_t n = d->loc_line_cnt[idx]++;
 
 					REQUIRE(n < 8);
-					r3 = g.sub;
+					r3 = g.body;
 					while (rd__next(&r3, &h)) {
 						if (h.num == 1)
 							d->loc_fns[idx][n] = h.v;
@@ -342,7 +280,7 @@ static void decode_dictionary(struct d_request *d, const struct rd *in)
 			}
 			break;
 		case 5:
-			copy_str(d->strs[idx], 128, &f.sub);
+			copy_str(d->strs[idx], 128, &f.body);
 			d->str_cnt = idx + 1;
 			break;
 		case 6:
@@ -350,7 +288,7 @@ static void decode_dictionary(struct d_request *d, const struct rd *in)
 				if (g.num == 1)
 					d->attrs[idx].key = g.v;
 				else if (g.num == 2)
-					decode_any(&g.sub, &d->attrs[idx].is_int,
+					decode_any(&g.body, &d->attrs[idx].is_int,
 						   &d->attrs[idx].is_str, &d->attrs[idx].i,
 						   d->attrs[idx].s, 128);
 			}
@@ -367,8 +305,8 @@ static void decode_dictionary(struct d_request *d, const struct rd *in)
 
 static void decode_request(struct d_request *d, const struct pb_buf *b)
 {
-	struct rd r = { b->data, b->data + b->len };
-	struct field f;
+	struct pb_reader r = { b->data, b->data + b->len };
+	struct pb_field f;
 	int dicts = 0;
 
 	memset(d, 0, sizeof(*d));
@@ -376,10 +314,10 @@ static void decode_request(struct d_request *d, const struct pb_buf *b)
 		REQUIRE(f.wire == 2);
 		if (f.num == 1) {
 			REQUIRE(d->res_cnt < 8);
-			decode_resource(&d->res[d->res_cnt++], &f.sub);
+			decode_resource(&d->res[d->res_cnt++], &f.body);
 		} else if (f.num == 2) {
 			dicts++;
-			decode_dictionary(d, &f.sub);
+			decode_dictionary(d, &f.body);
 		}
 	}
 	CHECK_EQ_INT(dicts, 1);
