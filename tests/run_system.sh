@@ -7,7 +7,8 @@
 # something scripts/setup.sh installs is a failure (tests/system/lib.sh skip_setup).
 cd "$(dirname "$0")/.." || exit 1
 export BUILD=${BUILD:-build}
-SCRIPT_TIMEOUT=${SCRIPT_TIMEOUT:-120}
+# a bound on a hung script, not a duration: test_python.sh takes ~100 s on a loaded box
+SCRIPT_TIMEOUT=${SCRIPT_TIMEOUT:-180}
 passed=0 failed=0 skipped=0
 declare -a lines=()
 start_all=$SECONDS
