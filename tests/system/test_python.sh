@@ -105,7 +105,7 @@ test_version()
 	mixed=$(samples "$f" "*" \
 		";sort_loop@py_mixed\\.py:$L_SORTED;($N)+_PyEval_EvalFrameDefault;($N)*sort_key@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";sort_key@py_mixed\\.py:$L_KEY(;|\$)")
-	check_ge "$name mixed: samples in sort_key" "$inc" 50
+	check_ge "$name mixed: samples in sort_key" "$inc" 25
 	check_pct "$name mixed: sort_loop:$L_SORTED -> C (sorted) -> eval -> sort_key" \
 		"$mixed" "$inc" 85 || show_py "$f"
 	check_pct "$name mixed: sort_key at its loop line $L_KEY" "$hot" "$inc" 60
@@ -113,7 +113,7 @@ test_version()
 	mixed=$(samples "$f" "*" \
 		";sort_loop@py_mixed\\.py:$L_SUB;($N)+_PyEval_EvalFrameDefault;($N)*replace@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";replace@py_mixed\\.py:$L_REPL(;|\$)")
-	check_ge "$name mixed: samples in replace" "$inc" 30
+	check_ge "$name mixed: samples in replace" "$inc" 15
 	check_pct "$name mixed: sort_loop:$L_SUB -> C (re.sub) -> eval -> replace" \
 		"$mixed" "$inc" 85 || show_py "$f"
 	check_pct "$name mixed: replace at its loop line $L_REPL" "$hot" "$inc" 50
