@@ -11,11 +11,14 @@
 #ifndef STACKSCOPE_TEST_H
 #define STACKSCOPE_TEST_H
 
+#include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int test__passed, test__failed, test__skipped, test__cur_failed, test__cur_skipped;
 static char test__skip_reason[256];
@@ -131,5 +134,55 @@ static inline const char *test_fixture(const char *name)
 	snprintf(out, sizeof(buf[0]), "%s/fixtures/%s", build ? build : "build", name);
 	return out;
 }
+
+/* The newest pyenv interpreter of 3.MINOR under $PYENV_ROOT (default /root/.pyenv), whatever
+ * its patch level, into buf; -ENOENT when there is none. pyenv is not among what
+ * scripts/setup.sh installs: a test that needs a missing one SKIPs.
+ */
+static inline int test_pyenv_python(int minor, char *buf, size_t cap)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char pattern[512];
+	glob_t g;
+	size_t i;
+	int err = -ENOENT;
+
+	snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3.%d",
+		 root && *root ? root : "/root/.pyenv", minor, minor);
+	if (glob(pattern, 0, NULL, &g))
+		return -ENOENT;
+	for (i = 0; i < g.gl_pathc; i++) {
+		if (access(g.gl_pathv[i], X_OK))
+			continue;
+		/* same prefix up to the patch number: "3.8.9" sorts before "3.8.18" */
+		if (err || strverscmp(g.gl_pathv[i], buf) > 0)
+			snprintf(buf, cap, "%s", g.gl_pathv[i]);
+		err = 0;
+	}
+	globfree(&g);
+	return err;
+}
+
+
+/* One test per CPython minor version stackscope supports, pyenv_38 .. pyenv_313, each calling
+ * check(minor); RUN_PYENV() runs them in order.
+ */
+#define TEST_PYENV(check)                                                           \
+	TEST(pyenv_38) { check(8); }                                                \
+	TEST(pyenv_39) { check(9); }                                                \
+	TEST(pyenv_310) { check(10); }                                              \
+	TEST(pyenv_311) { check(11); }                                              \
+	TEST(pyenv_312) { check(12); }                                              \
+	TEST(pyenv_313) { check(13); }
+
+#define RUN_PYENV()                                                                 \
+	do {                                                                        \
+		RUN(pyenv_38);                                                      \
+		RUN(pyenv_39);                                                      \
+		RUN(pyenv_310);                                                     \
+		RUN(pyenv_311);                                                     \
+		RUN(pyenv_312);                                                     \
+		RUN(pyenv_313);                                                     \
+	} while (0)
 
 #endif

@@ -13,7 +13,6 @@
  * scripts/setup.sh: a missing one is a skip. Debian's python3 is: missing under CI fails.
  */
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -61,32 +60,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* The newest pyenv interpreter of 3.MINOR under $PYENV_ROOT (default /root/.pyenv), whatever
- * its patch level, into buf; -ENOENT when there is none.
- */
-static int pyenv_python(int minor, char *buf, size_t cap)
-{
-	const char *root = getenv("PYENV_ROOT");
-	char pattern[512];
-	glob_t g;
-	size_t i;
-	int err = -ENOENT;
-
-	snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3.%d",
-		 root && *root ? root : "/root/.pyenv", minor, minor);
-	if (glob(pattern, 0, NULL, &g))
-		return -ENOENT;
-	for (i = 0; i < g.gl_pathc; i++) {
-		if (access(g.gl_pathv[i], X_OK))
-			continue;
-		if (err || strverscmp(g.gl_pathv[i], buf) > 0)
-			snprintf(buf, cap, "%s", g.gl_pathv[i]);
-		err = 0;
-	}
-	globfree(&g);
-	return err;
 }
 
 static void child_stop(struct child *c)
@@ -342,40 +315,12 @@ static void check_pyenv(int minor)
 {
 	char python[512];
 
-	if (pyenv_python(minor, python, sizeof(python)))
+	if (test_pyenv_python(minor, python, sizeof(python)))
 		SKIP("no pyenv python 3.%d", minor);
 	check_interpreter(python, minor);
 }
 
-TEST(pyenv_38)
-{
-	check_pyenv(8);
-}
-
-TEST(pyenv_39)
-{
-	check_pyenv(9);
-}
-
-TEST(pyenv_310)
-{
-	check_pyenv(10);
-}
-
-TEST(pyenv_311)
-{
-	check_pyenv(11);
-}
-
-TEST(pyenv_312)
-{
-	check_pyenv(12);
-}
-
-TEST(pyenv_313)
-{
-	check_pyenv(13);
-}
+TEST_PYENV(check_pyenv)
 
 /* Debian's python3: static, non-PIE, symbols in .dynsym only. */
 TEST(debian_python3)
@@ -393,7 +338,7 @@ TEST(unsupported_version)
 	struct child c;
 
 	/* 3.7: the oldest with _PyRuntime (what detection looks for), and no layout of ours */
-	if (pyenv_python(7, python, sizeof(python)))
+	if (test_pyenv_python(7, python, sizeof(python)))
 		SKIP("no pyenv python 3.7");
 	py = python__new(-1, -1);
 	REQUIRE(py);
@@ -422,12 +367,7 @@ int main(void)
 	}
 	RUN(markers);
 	RUN(not_python);
-	RUN(pyenv_38);
-	RUN(pyenv_39);
-	RUN(pyenv_310);
-	RUN(pyenv_311);
-	RUN(pyenv_312);
-	RUN(pyenv_313);
+	RUN_PYENV();
 	RUN(debian_python3);
 	RUN(unsupported_version);
 	ret = test_summary();

@@ -4,7 +4,6 @@
  * made tables for the edges and random bytes that must never be read out of bounds.
  */
 #include <errno.h>
-#include <glob.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,33 +97,6 @@ static int run_python(const char *python, struct run_result *r)
 	return status == 0 && r->major == 3 ? 0 : -1;
 }
 
-/* The newest pyenv interpreter of 3.MINOR under $PYENV_ROOT (default /root/.pyenv), whatever
- * its patch level, into buf; -ENOENT when there is none.
- */
-static int pyenv_python(int minor, char *buf, size_t cap)
-{
-	const char *root = getenv("PYENV_ROOT");
-	char pattern[512];
-	glob_t g;
-	size_t i;
-	int err = -ENOENT;
-
-	snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3.%d",
-		 root && *root ? root : "/root/.pyenv", minor, minor);
-	if (glob(pattern, 0, NULL, &g))
-		return -ENOENT;
-	for (i = 0; i < g.gl_pathc; i++) {
-		if (access(g.gl_pathv[i], X_OK))
-			continue;
-		/* same prefix up to the patch number: "3.8.9" sorts before "3.8.18" */
-		if (err || strverscmp(g.gl_pathv[i], buf) > 0)
-			snprintf(buf, cap, "%s", g.gl_pathv[i]);
-		err = 0;
-	}
-	globfree(&g);
-	return err;
-}
-
 static void check_result(const char *python, const struct run_result *r)
 {
 	printf("  %s: %zu code objects, %zu instructions, %zu mismatches\n", python, r->codes,
@@ -139,42 +111,14 @@ static void check_pyenv(int minor)
 	struct run_result r;
 	char python[512];
 
-	if (pyenv_python(minor, python, sizeof(python)))
+	if (test_pyenv_python(minor, python, sizeof(python)))
 		SKIP("no pyenv python 3.%d", minor);
 	REQUIRE(run_python(python, &r) == 0);
 	CHECK_EQ_INT(r.minor, minor);
 	check_result(python, &r);
 }
 
-TEST(pyenv_38)
-{
-	check_pyenv(8);
-}
-
-TEST(pyenv_39)
-{
-	check_pyenv(9);
-}
-
-TEST(pyenv_310)
-{
-	check_pyenv(10);
-}
-
-TEST(pyenv_311)
-{
-	check_pyenv(11);
-}
-
-TEST(pyenv_312)
-{
-	check_pyenv(12);
-}
-
-TEST(pyenv_313)
-{
-	check_pyenv(13);
-}
+TEST_PYENV(check_pyenv)
 
 /* Debian's python3 (whatever its minor version): scripts/setup.sh installs it. */
 TEST(debian_python3)
@@ -239,12 +183,7 @@ TEST(random_tables)
 
 int main(void)
 {
-	RUN(pyenv_38);
-	RUN(pyenv_39);
-	RUN(pyenv_310);
-	RUN(pyenv_311);
-	RUN(pyenv_312);
-	RUN(pyenv_313);
+	RUN_PYENV();
 	RUN(debian_python3);
 	RUN(edges);
 	RUN(random_tables);
