@@ -1,7 +1,9 @@
 #!/bin/bash
 # Sets up a fresh machine, builds stackscope and runs every test: unit tests (no root needed),
 # the sanitizer build of the unit tests, and the system tests (root, real eBPF).
-# Usage: sudo scripts/test.sh
+# Usage: sudo scripts/test.sh. The last line sums the three stages: "P passed, F failed,
+# S skipped". CI=true (CI's runs, .ci/run) makes a skip of anything scripts/setup.sh installs
+# a failure, in the unit and the system tests alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -11,14 +13,16 @@ status=0
 make test WERROR=-Werror | tee build/unit.log || status=1
 make asan-test | tee build/asan.log || status=1
 make system-test WERROR=-Werror | tee build/system.log || status=1
-unit=$(grep -E '^unit: [0-9]+ passed, [0-9]+ failed$' build/unit.log | tail -1)
-asan=$(grep -E '^unit: [0-9]+ passed, [0-9]+ failed$' build/asan.log | tail -1)
-system=$(grep -E '^system: [0-9]+ passed, [0-9]+ failed' build/system.log | tail -1)
-p=0 f=0
+counts='[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
+unit=$(grep -E "^unit: $counts" build/unit.log | tail -1)
+asan=$(grep -E "^unit: $counts" build/asan.log | tail -1)
+system=$(grep -E "^system: $counts" build/system.log | tail -1)
+p=0 f=0 s=0
 for line in "$unit" "$asan" "$system"; do
-	[[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]] || { f=$((f + 1)); continue; }
-	p=$((p + BASH_REMATCH[1])); f=$((f + BASH_REMATCH[2]))
+	# a stage that printed no closing line counts as one failure
+	[[ $line =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]] || { f=$((f + 1)); continue; }
+	p=$((p + BASH_REMATCH[1])) f=$((f + BASH_REMATCH[2])) s=$((s + BASH_REMATCH[3]))
 done
 ((f == 0)) || status=1
-echo "$p passed, $f failed"
+echo "$p passed, $f failed, $s skipped"
 exit $status

@@ -36,6 +36,21 @@ ok()   { _passed=$((_passed + 1)); echo "  ok   $*"; }
 fail() { _failed=$((_failed + 1)); echo "  FAIL $*"; }
 skip() { _skipped=$((_skipped + 1)); echo "  SKIP $*"; }
 
+# in_ci: true under CI (CI=true, set by .ci/run), where scripts/setup.sh has run.
+in_ci() { [[ ${CI:-} == true ]]; }
+
+# skip_setup REASON: for something scripts/setup.sh installs (go, Debian's python3, debuginfod,
+# libclang-rt-14-dev...): a skip on a developer's machine, a failure under CI. Plain `skip` is
+# for what setup does not provide (pyenv Pythons, rustc, ld.lld, kernel features).
+skip_setup()
+{
+	if in_ci; then
+		fail "$* (scripts/setup.sh installs it: under CI its absence is a failure)"
+	else
+		skip "$* (scripts/setup.sh installs it)"
+	fi
+}
+
 # check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
 check()
 {

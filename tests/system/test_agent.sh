@@ -786,7 +786,7 @@ check_le "pprof: folder bytes at any time (cap + the largest file)" "$max_total"
 check_eq "pprof: counters: dropped = files deleted" "$(counter pprof dropped)" "$gone"
 GO=${GO:-$(command -v go || echo /usr/bin/go)}
 if [[ ! -x $GO ]]; then
-	skip "pprof: go tool pprof checks: go not found"
+	skip_setup "pprof: go tool pprof checks: go not found"
 else
 	export HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 	bad=0 n=0

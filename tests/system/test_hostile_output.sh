@@ -136,7 +136,7 @@ if [[ -x /usr/bin/python3 ]]; then
 	check "-o FIFO (pprof): a readable profile with the burner's frames" \
 		grep -q 'chain_c' "$TMP/fifo2.folded"
 else
-	skip "-o FIFO (pprof): python3 not found to decode the profile"
+	skip_setup "-o FIFO (pprof): python3 not found to decode the profile"
 fi
 
 # no reader ever: option parsing must not block on the open (a bounded error at the end)

@@ -19,7 +19,7 @@ check_ge "folded: samples" "$folded_total" 100
 # pprof, read by the reference implementation
 GO=${GO:-$(command -v go || echo /usr/bin/go)}
 if [[ ! -x $GO ]]; then
-	skip "pprof checks: go not found"
+	skip_setup "pprof checks: go not found"
 else
 	export HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local
 	pp() { "$GO" tool pprof "$@" 2>"$TMP/pprof.err"; }

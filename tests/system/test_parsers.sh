@@ -14,13 +14,13 @@ if command -v clang >/dev/null && [[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/li
 			tail -20 "$TMP/fuzz_$f.log" | sed 's/^/        /'
 	done
 else
-	skip "fuzzers: clang's libFuzzer runtime (libclang-rt-14-dev) is not installed"
+	skip_setup "fuzzers: clang's libFuzzer runtime (libclang-rt-14-dev) is not installed"
 fi
 
 out=$(BUILD=$BUILD timeout -k 5 120 bash tests/unit/test_debuginfod.sh 2>&1)
 rc=$?
 if grep -q '^SKIP' <<<"$out"; then
-	skip "debuginfod: $(grep '^SKIP' <<<"$out")"
+	skip_setup "debuginfod: $(grep '^SKIP' <<<"$out")"
 else
 	check_eq "debuginfod: lookups through a local server (test_debuginfo --server)" "$rc" 0 ||
 		sed 's/^/        /' <<<"$out"

@@ -1,17 +1,21 @@
 #!/bin/bash
 # CPython frames interleaved with native frames (bpf/python_unwind.h, src/interp/python.c),
-# for every interpreter installed here: pyenv 3.8-3.13 (shared libpython) and Debian's
-# python3.11 (static, non-PIE, .dynsym only). The workloads are tests/data/py_*.py; their
-# lines are marked (# HOT, # CALL_A...) and looked up here, so the checks name exact lines.
+# for every interpreter installed here: pyenv 3.8-3.13 (shared libpython; any patch level;
+# pyenv is not installed by scripts/setup.sh, so a missing version is a visible skip) and
+# Debian's python3 (static, non-PIE, .dynsym only; setup.sh installs it: missing under CI is a
+# failure). The workloads are tests/data/py_*.py; their lines are marked (# HOT, # CALL_A...)
+# and looked up here, so the checks name exact lines.
 #
 # pprof output is turned into "func@file:line;..." stacks by pprof_stacks.py: Python frames
 # are the names with an "@", native ones have none. Checks:
 #  - chain: <module> -> a -> b -> c, each at its call line and c at the hot line, with the
 #    native _PyEval_EvalFrameDefault frame that runs them right below (root side);
 #  - mixed: Python -> C (sorted / re.sub) -> Python callback, in that order;
-#  - threads: a thread in zlib with the GIL released keeps its Python frames;
-#  - a Python started after the recording began; an unsupported version gets a marker;
-#  - recursion 600 deep: complete or ending in the explicit truncation marker.
+#  - threads: a thread in zlib with the GIL released keeps its Python frames (Debian's, the
+#    oldest and the newest pyenv version);
+#  - a Python started after the recording began, and recursion 600 deep (the leaf side and
+#    the truncation marker), on the newest pyenv 3.11+ or else Debian's;
+#  - an unsupported version (pyenv 3.7 or 3.6) gets a marker.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -27,14 +31,23 @@ line()
 	grep -n "# $2\$" "$1" | cut -d: -f1
 }
 
-# py_record NAME PYTHON SCRIPT ARGS...: records PYTHON SCRIPT ARGS into $TMP/NAME.stacks
+# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
+record_stacks()
+{
+	local name=$1
+	shift
+	record "$TMP/$name.err" -F $HZ -q -o "$TMP/$name.pb.gz" -- "$@"
+	check_eq "$name: exit status" $? 0
+	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
+}
+
+# py_record NAME PYTHON SCRIPT ARGS...: records PYTHON -S SCRIPT ARGS (-S: no site import,
+# a start-up as short as the interpreter allows: see the thresholds below)
 py_record()
 {
 	local name=$1 py=$2
 	shift 2
-	record "$TMP/$name.err" -F $HZ -q -o "$TMP/$name.pb.gz" -- "$py" "$@"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
+	record_stacks "$name" "$py" -S "$@"
 }
 
 # show_py FILE: the top stacks of a stacks file, for the log of a failing test
@@ -55,6 +68,10 @@ L_ZLIB=$(line "$DATA/py_threads.py" ZLIB)
 L_SPIN=$(line "$DATA/py_threads.py" SPIN)
 L_DEEP=$(line "$DATA/py_recurse.py" DEEP)
 
+# Thresholds: 499 Hz for 1.5 s is ~750 samples on an idle box; the interpreter's start-up
+# (and the moments before its library is known: "[unwind: unmapped pc]") costs a fixed ~30.
+# On a loaded 2-core box a workload may get a quarter of a CPU: counts ask for 150 and
+# shares of all samples for 80%.
 N='[^;@]*;' # one native frame
 C=py_chain\\.py
 
@@ -67,18 +84,18 @@ test_version()
 	py_record "$name-chain" "$py" "$DATA/py_chain.py" $SECS
 	f=$TMP/$name-chain.stacks
 	total=$(samples "$f" "*")
-	check_ge "$name chain: samples" "$total" 300
+	check_ge "$name chain: samples" "$total" 150
 	# <= 3.10 run one Python frame per eval activation: native frames between them
 	[[ $minor -le 10 ]] && between="($N)+"
 	chain=$(samples "$f" "*" \
 		"_PyEval_EvalFrameDefault;($N)*<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
 	check_pct "$name chain: <module>:$L_MOD;a:$L_A;b:$L_B;c:$L_HOT (exact lines, interleaved)" \
-		"$chain" "$total" 85 || show_py "$f"
+		"$chain" "$total" 80 || show_py "$f"
 	inc=$(samples "$f" "*" ";c@$C:")
 	hot=$(samples "$f" "*" ";c@$C:$L_HOT(;|\$)")
 	check_pct "$name chain: c at the hot line $L_HOT" "$hot" "$inc" 99
 	inter=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*_PyEval_EvalFrameDefault;($N)*<module>@$C:")
-	check_pct "$name chain: complete from _start" "$inter" "$total" 85
+	check_pct "$name chain: complete from _start" "$inter" "$total" 80
 
 	py_record "$name-mixed" "$py" "$DATA/py_mixed.py" $SECS
 	f=$TMP/$name-mixed.stacks
@@ -88,7 +105,7 @@ test_version()
 	mixed=$(samples "$f" "*" \
 		";sort_loop@py_mixed\\.py:$L_SORTED;($N)+_PyEval_EvalFrameDefault;($N)*sort_key@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";sort_key@py_mixed\\.py:$L_KEY(;|\$)")
-	check_ge "$name mixed: samples in sort_key" "$inc" 50
+	check_ge "$name mixed: samples in sort_key" "$inc" 25
 	check_pct "$name mixed: sort_loop:$L_SORTED -> C (sorted) -> eval -> sort_key" \
 		"$mixed" "$inc" 85 || show_py "$f"
 	check_pct "$name mixed: sort_key at its loop line $L_KEY" "$hot" "$inc" 60
@@ -96,84 +113,145 @@ test_version()
 	mixed=$(samples "$f" "*" \
 		";sort_loop@py_mixed\\.py:$L_SUB;($N)+_PyEval_EvalFrameDefault;($N)*replace@py_mixed\\.py:[0-9]+(;[^;@]*)*\$")
 	hot=$(samples "$f" "*" ";replace@py_mixed\\.py:$L_REPL(;|\$)")
-	check_ge "$name mixed: samples in replace" "$inc" 30
+	check_ge "$name mixed: samples in replace" "$inc" 15
 	check_pct "$name mixed: sort_loop:$L_SUB -> C (re.sub) -> eval -> replace" \
 		"$mixed" "$inc" 85 || show_py "$f"
 	check_pct "$name mixed: replace at its loop line $L_REPL" "$hot" "$inc" 50
 }
 
-# threads NAME PYTHON: zlib with the GIL released in one thread, Python in the main thread
+# test_threads NAME PYTHON MINOR: zlib with the GIL released in one thread, Python in the
+# main thread
 test_threads()
 {
-	local name=$1 py=$2 f inz withpy spin
+	local name=$1 py=$2 minor=$3 f inz withpy spin between=""
 
 	py_record "$name-threads" "$py" "$DATA/py_threads.py" $SECS
 	f=$TMP/$name-threads.stacks
+	[[ $minor -le 10 ]] && between="($N)+"
 	inz=$(samples "$f" "*" "(deflate|libz\\.so)")
+	# before 3.11 a code object has no qualified name: "run", not "Thread.run"
 	withpy=$(samples "$f" "*" \
-		"Thread\\.run@threading\\.py:[0-9]+;($N)*compressor@py_threads\\.py:$L_ZLIB;($N)*[^;@]*(deflate|libz\\.so)")
+		"(Thread\\.)?run@threading\\.py:[0-9]+;($N)*compressor@py_threads\\.py:$L_ZLIB;($N)*[^;@]*(deflate|libz\\.so)")
 	check_ge "$name threads: samples in zlib" "$inz" 50
 	check_pct "$name threads: zlib (GIL released) under compressor:$L_ZLIB" "$withpy" "$inz" 85 ||
 		show_py "$f"
-	spin=$(samples "$f" "*" "<module>@py_threads\\.py:[0-9]+;spinner@py_threads\\.py:$L_SPIN(;[^;@]*)*\$")
-	check_ge "$name threads: main thread in spinner:$L_SPIN" "$spin" 100
+	spin=$(samples "$f" "*" \
+		"<module>@py_threads\\.py:[0-9]+;${between}spinner@py_threads\\.py:$L_SPIN(;[^;@]*)*\$")
+	check_ge "$name threads: main thread in spinner:$L_SPIN" "$spin" 50
 }
 
-found=0
-for v in 3.8 3.9 3.10 3.11 3.12 3.13; do
-	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -1)
-	if [[ -z $dir || ! -x $dir/bin/python$v ]]; then
-		skip "pyenv python $v not installed"
-		continue
-	fi
-	found=$((found + 1))
-	test_version "py$v" "$dir/bin/python$v" "${v#3.}"
-done
-check_ge "pyenv versions tested" "$found" 1
+# test_late NAME PYTHON MINOR: a Python exec'd by a child 0.5 s after the recording began
+# (exec, libpython mmap and interpreter initialisation all while recording)
+test_late()
+{
+	local name=$1 py=$2 minor=$3 f inc chain between=""
 
-if [[ -x /usr/bin/python3.11 ]]; then
-	test_version "debian3.11" /usr/bin/python3.11 11
-	test_threads "debian3.11" /usr/bin/python3.11
-else
-	skip "Debian /usr/bin/python3.11 not installed"
-fi
-
-for v in 3.11 3.13; do
-	dir=$(ls -d "$PYENV/$v".* 2>/dev/null | sort -V | tail -1)
-	[[ -n $dir ]] && test_threads "py$v" "$dir/bin/python$v"
-done
-
-# A Python exec'd by a child 0.5 s after the recording began (exec, libpython mmap, init).
-dir=$(ls -d "$PYENV/3.12".* 2>/dev/null | sort -V | tail -1)
-if [[ -n $dir ]]; then
-	py_record late /bin/sh -c "sleep 0.5; $dir/bin/python3.12 $DATA/py_chain.py $SECS"
-	f=$TMP/late.stacks
+	record_stacks "$name-late" /bin/sh -c "sleep 0.5; exec $py -S $DATA/py_chain.py $SECS"
+	f=$TMP/$name-late.stacks
+	[[ $minor -le 10 ]] && between="($N)+"
 	inc=$(samples "$f" "*" "(_PyEval_EvalFrameDefault|py_chain)")
-	chain=$(samples "$f" "*" "<module>@$C:$L_MOD;a@$C:$L_A;b@$C:$L_B;c@$C:$L_HOT(;[^;@]*)*\$")
-	check_pct "late process: chain with exact lines" "$chain" "$inc" 85 || show_py "$f"
+	chain=$(samples "$f" "*" \
+		"<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
+	check_pct "$name late process: chain with exact lines" "$chain" "$inc" 80 || show_py "$f"
+}
 
-	py_record deep "$dir/bin/python3.12" "$DATA/py_recurse.py" $SECS
-	f=$TMP/deep.stacks
+# test_deep NAME PYTHON: recursion 600 deep (3.11+: the Python frames share one activation)
+test_deep()
+{
+	local name=$1 py=$2 f inc trunc
+
+	py_record "$name-deep" "$py" "$DATA/py_recurse.py" $SECS
+	f=$TMP/$name-deep.stacks
 	inc=$(samples "$f" "*" ";down@py_recurse\\.py:$L_DEEP(;|\$)")
 	# 601 Python frames do not fit: the leaf side is kept, the rest is one marker
 	trunc=$(samples "$f" "*" \
 		"_PyEval_EvalFrameDefault;\\[python: more frames truncated\\];(down@py_recurse\\.py:[0-9]+;)+down@py_recurse\\.py:$L_DEEP(;[^;@]*)*\$")
-	check_ge "deep recursion: samples in the innermost call" "$inc" 300
-	check_pct "deep recursion: innermost frames kept, explicit truncation marker" "$trunc" \
-		"$inc" 85 || show_py "$f"
+	check_ge "$name deep recursion: samples in the innermost call" "$inc" 150
+	check_pct "$name deep recursion: innermost frames kept, explicit truncation marker" \
+		"$trunc" "$inc" 85 || show_py "$f"
+}
+
+# pyenv_python MINOR: the newest pyenv interpreter of 3.MINOR (any patch level), or nothing.
+pyenv_python()
+{
+	local dir
+
+	dir=$(ls -d "$PYENV/3.$1".* 2>/dev/null | sort -V | tail -1)
+	[[ -n $dir && -x $dir/bin/python3.$1 ]] && echo "$dir/bin/python3.$1"
+}
+
+found=()
+for minor in 8 9 10 11 12 13; do
+	py=$(pyenv_python $minor)
+	if [[ -z $py ]]; then
+		skip "pyenv python 3.$minor not installed"
+		continue
+	fi
+	found+=("$minor")
+	test_version "py3.$minor" "$py" "$minor"
+done
+# pyenv is not installed by scripts/setup.sh: none at all is a skip, shown, even under CI
+((${#found[@]})) || skip "no pyenv python 3.8-3.13: shared-libpython interpreters not tested"
+
+# Debian's python3 (static, non-PIE, .dynsym only), whatever its minor version: setup.sh
+# installs it, so it is there under CI.
+debian_minor=""
+if [[ -x /usr/bin/python3 ]]; then
+	debian_minor=$(/usr/bin/python3 -c 'import sys; print(sys.version_info[1])')
+fi
+if [[ -n $debian_minor ]]; then
+	test_version "debian3.$debian_minor" /usr/bin/python3 "$debian_minor"
+	test_threads "debian3.$debian_minor" /usr/bin/python3 "$debian_minor"
+else
+	skip_setup "Debian /usr/bin/python3 missing: its chain, mixed and threads checks"
 fi
 
-# A Python whose layout is not known: native frames and a visible marker.
-dir=$(ls -d "$PYENV/3.7".* 2>/dev/null | sort -V | tail -1)
-if [[ -n $dir ]]; then
-	py_record old "$dir/bin/python3.7" "$DATA/py_chain.py" $SECS
+# threads on the oldest and newest pyenv versions present (one eval activation per frame up
+# to 3.10, shared from 3.11)
+if ((${#found[@]})); then
+	oldest=${found[0]} newest=${found[-1]}
+	test_threads "py3.$oldest" "$(pyenv_python "$oldest")" "$oldest"
+	if [[ $newest != "$oldest" ]]; then
+		test_threads "py3.$newest" "$(pyenv_python "$newest")" "$newest"
+	fi
+fi
+
+# Late start and deep recursion on one interpreter: the newest pyenv one (3.11+), else
+# Debian's (always there under CI). Never dropped silently: no interpreter is a visible skip
+# (a failure under CI, where Debian's must be there).
+late_name="" late_py="" late_minor=""
+if ((${#found[@]})) && [[ ${found[-1]} -ge 11 ]]; then
+	late_name=py3.${found[-1]} late_py=$(pyenv_python "${found[-1]}") late_minor=${found[-1]}
+elif [[ -n $debian_minor ]]; then
+	late_name=debian3.$debian_minor late_py=/usr/bin/python3 late_minor=$debian_minor
+fi
+if [[ -z $late_py ]]; then
+	skip_setup "no Python 3.11+ (Debian's /usr/bin/python3 or pyenv): late start and deep recursion"
+else
+	test_late "$late_name" "$late_py" "$late_minor"
+	if [[ $late_minor -ge 11 ]]; then
+		test_deep "$late_name" "$late_py"
+	else
+		skip "$late_name: deep recursion is checked on 3.11+ only"
+	fi
+fi
+
+# A Python whose layout is not known: native frames and a visible marker. The newest of
+# the old versions present.
+old=""
+for minor in 7 6; do
+	old=$(pyenv_python $minor)
+	[[ -n $old ]] && break
+done
+if [[ -n $old ]]; then
+	py_record old "$old" "$DATA/py_chain.py" $SECS
 	f=$TMP/old.stacks
 	total=$(samples "$f" "*")
 	inc=$(samples "$f" "*" "_PyEval_EvalFrameDefault;\\[python: unsupported version\\]")
-	check_pct "python 3.7: eval loop marked [python: unsupported version]" "$inc" "$total" 85 ||
+	check_pct "python 3.$minor: eval loop marked [python: unsupported version]" "$inc" "$total" 80 ||
 		show_py "$f"
 else
-	skip "pyenv python 3.7 not installed: unsupported-version marker not tested"
+	skip "no pyenv python 3.6 or 3.7: unsupported-version marker not tested"
 fi
 
 finish

@@ -15,7 +15,7 @@ have_fixture sym_inline_stripped || finish
 
 GO=${GO:-$(command -v go || echo /usr/bin/go)}
 if [[ ! -x $GO ]]; then
-	skip "symbolize: go not found (go tool pprof reads the profiles)"
+	skip_setup "symbolize: go not found (go tool pprof reads the profiles)"
 	finish
 fi
 export HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOTOOLCHAIN=local

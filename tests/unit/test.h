@@ -2,31 +2,41 @@
  *
  * A test file defines functions with TEST(name) and lists them in main() with RUN(name).
  * CHECK* macros record a failure (with file:line and the values) and let the test go on;
- * REQUIRE* macros abort the current test. main() ends with `return test_summary();`, which
- * prints one "ok"/"FAIL" line per test and "N passed, N failed" for tests/run_unit.sh.
+ * REQUIRE* macros abort the current test. SKIP(reason...) ends the current test as skipped
+ * (unless it already failed); SKIP_SETUP(reason...) is for something scripts/setup.sh
+ * installs: a skip on a developer's machine, a failure under CI (CI=true), where setup ran.
+ * main() ends with `return test_summary();`, which prints one "ok"/"FAIL"/"SKIP" line per
+ * test and "N passed, N failed, N skipped" for tests/run_unit.sh.
  */
 #ifndef STACKSCOPE_TEST_H
 #define STACKSCOPE_TEST_H
 
+#include <errno.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-static int test__passed, test__failed, test__cur_failed;
+static int test__passed, test__failed, test__skipped, test__cur_failed, test__cur_skipped;
+static char test__skip_reason[256];
 static jmp_buf test__abort;
 
 #define TEST(name) static void test_##name(void)
 
 #define RUN(name)                                                                   \
 	do {                                                                        \
-		test__cur_failed = 0;                                               \
+		test__cur_failed = test__cur_skipped = 0;                           \
 		if (!setjmp(test__abort))                                           \
 			test_##name();                                              \
 		if (test__cur_failed) {                                             \
 			test__failed++;                                             \
 			printf("FAIL %s\n", #name);                                  \
+		} else if (test__cur_skipped) {                                     \
+			test__skipped++;                                            \
+			printf("SKIP %s: %s\n", #name, test__skip_reason);          \
 		} else {                                                            \
 			test__passed++;                                             \
 			printf("ok   %s\n", #name);                                  \
@@ -40,6 +50,33 @@ static jmp_buf test__abort;
 		printf(__VA_ARGS__);                                                \
 		printf("\n");                                                       \
 		test__cur_failed = 1;                                               \
+	} while (0)
+
+/* True under CI (CI=true, set by .ci/run): scripts/setup.sh has run, so what it installs is
+ * there and its absence is a failure.
+ */
+static inline int test_in_ci(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && !strcmp(ci, "true");
+}
+
+#define SKIP(...)                                                                   \
+	do {                                                                        \
+		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__);  \
+		test__cur_skipped = 1;                                              \
+		longjmp(test__abort, 1);                                            \
+	} while (0)
+
+#define SKIP_SETUP(...)                                                             \
+	do {                                                                        \
+		if (!test_in_ci())                                                  \
+			SKIP(__VA_ARGS__);                                          \
+		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__);  \
+		test__fail("%s: scripts/setup.sh installs it, so under CI this is a failure", \
+			   test__skip_reason);                                      \
+		longjmp(test__abort, 1);                                            \
 	} while (0)
 
 #define CHECK(cond)                                                                 \
@@ -82,7 +119,7 @@ static jmp_buf test__abort;
 
 static inline int test_summary(void)
 {
-	printf("%d passed, %d failed\n", test__passed, test__failed);
+	printf("%d passed, %d failed, %d skipped\n", test__passed, test__failed, test__skipped);
 	return test__failed ? 1 : 0;
 }
 
@@ -97,5 +134,55 @@ static inline const char *test_fixture(const char *name)
 	snprintf(out, sizeof(buf[0]), "%s/fixtures/%s", build ? build : "build", name);
 	return out;
 }
+
+/* The newest pyenv interpreter of 3.MINOR under $PYENV_ROOT (default /root/.pyenv), whatever
+ * its patch level, into buf; -ENOENT when there is none. pyenv is not among what
+ * scripts/setup.sh installs: a test that needs a missing one SKIPs.
+ */
+static inline int test_pyenv_python(int minor, char *buf, size_t cap)
+{
+	const char *root = getenv("PYENV_ROOT");
+	char pattern[512];
+	glob_t g;
+	size_t i;
+	int err = -ENOENT;
+
+	snprintf(pattern, sizeof(pattern), "%s/versions/3.%d.*/bin/python3.%d",
+		 root && *root ? root : "/root/.pyenv", minor, minor);
+	if (glob(pattern, 0, NULL, &g))
+		return -ENOENT;
+	for (i = 0; i < g.gl_pathc; i++) {
+		if (access(g.gl_pathv[i], X_OK))
+			continue;
+		/* same prefix up to the patch number: "3.8.9" sorts before "3.8.18" */
+		if (err || strverscmp(g.gl_pathv[i], buf) > 0)
+			snprintf(buf, cap, "%s", g.gl_pathv[i]);
+		err = 0;
+	}
+	globfree(&g);
+	return err;
+}
+
+
+/* One test per CPython minor version stackscope supports, pyenv_38 .. pyenv_313, each calling
+ * check(minor); RUN_PYENV() runs them in order.
+ */
+#define TEST_PYENV(check)                                                           \
+	TEST(pyenv_38) { check(8); }                                                \
+	TEST(pyenv_39) { check(9); }                                                \
+	TEST(pyenv_310) { check(10); }                                              \
+	TEST(pyenv_311) { check(11); }                                              \
+	TEST(pyenv_312) { check(12); }                                              \
+	TEST(pyenv_313) { check(13); }
+
+#define RUN_PYENV()                                                                 \
+	do {                                                                        \
+		RUN(pyenv_38);                                                      \
+		RUN(pyenv_39);                                                      \
+		RUN(pyenv_310);                                                     \
+		RUN(pyenv_311);                                                     \
+		RUN(pyenv_312);                                                     \
+		RUN(pyenv_313);                                                     \
+	} while (0)
 
 #endif

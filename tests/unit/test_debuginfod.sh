@@ -2,7 +2,7 @@
 # Runs test_debuginfo --server against a local debuginfod (Debian's `debuginfod` package)
 # serving $BUILD/fixtures/dwarf_debuginfod/ on a loopback port, with a private client cache.
 # Usage: BUILD=build tests/unit/test_debuginfod.sh [path/to/test_debuginfo]
-# Prints "SKIP" and exits 0 when debuginfod is not installed. Takes a few seconds (the server
+# Prints "SKIP" and exits 0 when debuginfod is not installed (a failure under CI=true). Takes a few seconds (the server
 # scans the folder before it answers), so it is not part of `make test`.
 set -uo pipefail
 
@@ -10,8 +10,14 @@ BUILD=${BUILD:-build}
 bin=${1:-$BUILD/tests/test_debuginfo}
 dir=$BUILD/fixtures/dwarf_debuginfod
 if ! command -v debuginfod >/dev/null; then
+	# scripts/setup.sh installs it: under CI (CI=true) its absence is a failure
+	if [[ ${CI:-} == true ]]; then
+		echo "FAIL debuginfod: not installed (scripts/setup.sh installs it)"
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
 	echo "SKIP debuginfod: not installed"
-	echo "0 passed, 0 failed"
+	echo "0 passed, 0 failed, 1 skipped"
 	exit 0
 fi
 [[ -d $dir && -x $bin ]] || { echo "FAIL: $dir or $bin missing"; exit 1; }

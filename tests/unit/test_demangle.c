@@ -72,10 +72,9 @@ TEST(rust_matches_cxxfilt)
 {
 	size_t kind = 0;
 
-	if (access(test_fixture("dwarf_rust_v0"), R_OK)) {
-		printf("  SKIP: no rustc fixture\n");
-		return;
-	}
+	/* rustc is not among what scripts/setup.sh installs: a plain skip without it */
+	if (access(test_fixture("dwarf_rust_v0"), R_OK))
+		SKIP("no dwarf_rust_v0 fixture (rustc was not found when the fixtures were built)");
 	CHECK(compare_with_cxxfilt(test_fixture("dwarf_rust_v0"), DEMANGLE_RUST_V0, &kind) >= 100);
 	CHECK(kind >= 100);
 	CHECK(compare_with_cxxfilt(test_fixture("dwarf_rust_legacy"), DEMANGLE_RUST, &kind) >= 100);

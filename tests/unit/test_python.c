@@ -1,0 +1,377 @@
+/* The CPython layer (src/interp/python.c) through its public functions, against real
+ * interpreters started by the test: tests/data/py_introspect.py reports the address of some of
+ * its code objects (id()), its frames' byte offsets and lines, then waits in a Python function
+ * on stdin. The test finds the process's mappings (proc/process.c, no eBPF), gives every
+ * mapped file to python__file_loaded() (detection: symbols, version, layout; 3.13's
+ * _Py_DebugOffsets), the process to python__process_scanned() (the layout check against the
+ * live _PyRuntime, thread states, TSD slot and newest frame), then symbolizes each reported
+ * frame as eBPF would send it (code address, byte offset, cookie) and compares function,
+ * file and line with what the interpreter said. Reading another process of the same user
+ * that is our child needs no root.
+ *
+ * pyenv's interpreters (3.8-3.13, and 3.7 for the unsupported path) are not installed by
+ * scripts/setup.sh: a missing one is a skip. Debian's python3 is: missing under CI fails.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "interp/python.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "test.h"
+
+#define SCRIPT "tests/data/py_introspect.py"
+#define MAX_CODES 16
+
+struct reported {
+	uint64_t code;
+	uint32_t cookie, offset;
+	int line;
+	char file[512], name[256];
+};
+
+/* A running tests/data/py_introspect.py and what it reported. */
+struct child {
+	pid_t pid;
+	int to_child;     /* its stdin: a line (or EOF) lets it finish */
+	FILE *from_child; /* its stdout */
+	int major, minor;
+	struct reported codes[MAX_CODES];
+	size_t code_cnt;
+};
+
+/* One registry and process table for the whole run: each file is hashed once. */
+static struct exe_registry *reg;
+static struct process_table *pt;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void child_stop(struct child *c)
+{
+	if (c->to_child >= 0)
+		close(c->to_child);
+	if (c->from_child)
+		fclose(c->from_child);
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	c->to_child = -1;
+	c->from_child = NULL;
+	c->pid = 0;
+}
+
+/* Starts PYTHON -S SCRIPT and reads its report up to "R" (it is then waiting in wait()).
+ * 0, or -errno (the child is stopped again).
+ */
+static int child_start(struct child *c, const char *python)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	char line[2048];
+
+	memset(c, 0, sizeof(*c));
+	c->to_child = -1;
+	if (pipe(in) || pipe(out))
+		goto fail;
+	c->pid = fork();
+	if (c->pid < 0)
+		goto fail;
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		execl(python, python, "-S", SCRIPT, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->to_child = in[1];
+	c->from_child = fdopen(out[0], "r");
+	if (!c->from_child) {
+		close(out[0]);
+		goto fail_child;
+	}
+	while (fgets(line, sizeof(line), c->from_child)) {
+		struct reported *r = &c->codes[c->code_cnt];
+
+		if (line[0] == 'V') {
+			sscanf(line, "V %d %d", &c->major, &c->minor);
+		} else if (line[0] == 'C' && c->code_cnt < MAX_CODES &&
+			   sscanf(line, "C %" SCNu64 " %" SCNu32 " %" SCNu32 " %d %511s %255s",
+				  &r->code, &r->cookie, &r->offset, &r->line, r->file,
+				  r->name) == 6) {
+			c->code_cnt++;
+		} else if (line[0] == 'R') {
+			return 0;
+		}
+	}
+	goto fail_child;
+fail:
+	if (in[0] >= 0) {
+		close(in[0]);
+		close(in[1]);
+	}
+	if (out[0] >= 0) {
+		close(out[0]);
+		close(out[1]);
+	}
+	return -errno;
+fail_child:
+	child_stop(c);
+	return -EIO;
+}
+
+/* Scans pid's mappings and hands every mapped file, then the process, to py. */
+static const struct process *attach(struct python *py, pid_t pid)
+{
+	struct process *p = process_table__scan(pt, pid, now_ns());
+	size_t i;
+
+	REQUIRE(p);
+	for (i = 0; i < p->map_cnt; i++)
+		python__file_loaded(py, p->maps[i].exe);
+	python__process_scanned(py, p, now_ns());
+	return p;
+}
+
+static struct user_frame frame_of(uint64_t code, uint32_t offset, uint32_t cookie)
+{
+	struct user_frame uf = { .addr = code,
+				 .file_id = (uint64_t)offset << 32 | cookie,
+				 .flags = USER_FRAME_PYTHON };
+
+	return uf;
+}
+
+/* Every reported code object symbolizes to the interpreter's own name, file and line. */
+static void check_reported(struct python *py, const struct child *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->code_cnt; i++) {
+		const struct reported *r = &c->codes[i];
+		struct user_frame uf = frame_of(r->code, r->offset, r->cookie);
+		struct python_symbol sym;
+
+		python__symbolize(py, c->pid, c->pid, &uf, &sym);
+		CHECK(!sym.marker);
+		CHECK_STR(sym.function, r->name);
+		CHECK_STR(sym.file, r->file);
+		CHECK_EQ_INT(sym.line, r->line);
+		/* a frame not started yet: the code object's first line, whatever the table */
+		uf = frame_of(r->code, UINT32_MAX, r->cookie);
+		python__symbolize(py, c->pid, c->pid, &uf, &sym);
+		CHECK_EQ_INT(sym.line, (int)(r->cookie & 0xffffff));
+	}
+}
+
+/* The whole path on one supported interpreter. */
+static void check_interpreter(const char *python, int want_minor)
+{
+	struct python *py = python__new(-1, -1);
+	const struct python_stats *st;
+	struct python_symbol sym;
+	struct user_frame uf;
+	struct child c;
+	uint64_t reads;
+	pid_t absent, pid;
+
+	REQUIRE(py);
+	REQUIRE(child_start(&c, python) == 0);
+	printf("  %s: 3.%d, %zu code objects reported\n", python, c.minor, c.code_cnt);
+	if (want_minor >= 0)
+		CHECK_EQ_INT(c.minor, want_minor);
+	CHECK_EQ_INT(c.code_cnt, 7);
+	attach(py, c.pid);
+	st = python__stats(py);
+	CHECK_EQ_INT(st->files, 1); /* libpython (pyenv) or the static python (Debian) */
+	CHECK_EQ_INT(st->files_unsupported, 0);
+	CHECK_EQ_INT(st->procs_attached, 1);
+	CHECK_EQ_INT(st->procs_verified, 1);
+	CHECK_EQ_INT(st->procs_rejected, 0);
+
+	check_reported(py, &c);
+	reads = st->code_reads;
+	CHECK_EQ_INT(reads, c.code_cnt); /* once each: the second lookups hit the cache */
+	CHECK_EQ_INT(st->code_unreadable, 0);
+
+	/* a cookie that disagrees: the object at that address is not the one eBPF saw */
+	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie ^ 1);
+	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	CHECK(sym.marker);
+	CHECK_STR(sym.function, "[python: code object reused]");
+	CHECK(sym.file == NULL);
+	CHECK_EQ_INT(st->code_stale, 1);
+
+	/* an address with nothing mapped */
+	uf = frame_of(8, 0, 0);
+	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	CHECK_STR(sym.function, "[python: code object unreadable]");
+	CHECK_EQ_INT(st->code_unreadable, 1);
+
+	/* a forked child not known yet, read through its parent's state; the child is gone so
+	 * its parent's memory (the same code) is read
+	 */
+	absent = (pid_t)(INT_MAX - 1);
+	if (kill(absent, 0) && errno == ESRCH) {
+		uint64_t forked = st->forked_frames;
+
+		uf = frame_of(c.codes[1].code, c.codes[1].offset, c.codes[1].cookie);
+		python__symbolize(py, absent, c.pid, &uf, &sym);
+		CHECK_STR(sym.function, c.codes[1].name);
+		CHECK_EQ_INT(sym.line, c.codes[1].line);
+		CHECK_EQ_INT(st->forked_frames, forked + 1);
+	}
+
+	/* exec: the same addresses belong to a new image, so nothing cached is trusted */
+	python__process_exec(py, c.pid);
+	reads = st->code_reads;
+	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie);
+	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	CHECK_STR(sym.function, c.codes[0].name);
+	CHECK_EQ_INT(st->code_reads, reads + 1);
+
+	/* exited: late samples still symbolize, from the cache */
+	pid = c.pid;
+	child_stop(&c);
+	python__process_exited(py, pid);
+	reads = st->code_reads;
+	python__symbolize(py, pid, pid, &uf, &sym);
+	CHECK_STR(sym.function, c.codes[0].name);
+	CHECK_EQ_INT(sym.line, c.codes[0].line);
+	CHECK_EQ_INT(st->code_reads, reads);
+	python__free(py);
+}
+
+TEST(markers)
+{
+	static const struct {
+		uint64_t marker;
+		const char *text;
+	} cases[] = {
+		{ PY_MARKER_UNSUPPORTED, "[python: unsupported version]" },
+		{ PY_MARKER_TRUNCATED, "[python: more frames truncated]" },
+		{ PY_MARKER_READ_FAILED, "[python: frame unreadable]" },
+		{ 999, "[python: ?]" },
+	};
+	struct python *py = python__new(-1, -1);
+	struct python_symbol sym;
+	size_t i;
+
+	REQUIRE(py);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct user_frame uf = { .addr = 0, .file_id = cases[i].marker,
+					 .flags = USER_FRAME_PYTHON };
+
+		python__symbolize(py, getpid(), getpid(), &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, cases[i].text);
+		CHECK(sym.file == NULL);
+		CHECK_EQ_INT(sym.line, 0);
+	}
+	/* a frame of a process never attached */
+	{
+		struct user_frame uf = frame_of(0x1000, 0, 0);
+
+		python__symbolize(py, getpid(), getpid(), &uf, &sym);
+		CHECK_STR(sym.function, "[python: unknown process]");
+		CHECK_EQ_INT(python__stats(py)->frames, 0);
+	}
+	python__free(py);
+}
+
+/* A process with no interpreter mapped: no file, no attach. */
+TEST(not_python)
+{
+	struct python *py = python__new(-1, -1);
+
+	REQUIRE(py);
+	attach(py, getpid());
+	CHECK_EQ_INT(python__stats(py)->files, 0);
+	CHECK_EQ_INT(python__stats(py)->procs_attached, 0);
+	python__free(py);
+}
+
+static void check_pyenv(int minor)
+{
+	char python[512];
+
+	if (test_pyenv_python(minor, python, sizeof(python)))
+		SKIP("no pyenv python 3.%d", minor);
+	check_interpreter(python, minor);
+}
+
+TEST_PYENV(check_pyenv)
+
+/* Debian's python3: static, non-PIE, symbols in .dynsym only. */
+TEST(debian_python3)
+{
+	if (access("/usr/bin/python3", X_OK))
+		SKIP_SETUP("no /usr/bin/python3");
+	check_interpreter("/usr/bin/python3", -1);
+}
+
+/* A CPython without a known layout: found, counted unsupported, never given to eBPF. */
+TEST(unsupported_version)
+{
+	struct python *py;
+	char python[512];
+	struct child c;
+
+	/* 3.7: the oldest with _PyRuntime (what detection looks for), and no layout of ours */
+	if (test_pyenv_python(7, python, sizeof(python)))
+		SKIP("no pyenv python 3.7");
+	py = python__new(-1, -1);
+	REQUIRE(py);
+	if (child_start(&c, python)) {
+		python__free(py);
+		REQUIRE(!"python started");
+	}
+	attach(py, c.pid);
+	CHECK_EQ_INT(python__stats(py)->files, 1);
+	CHECK_EQ_INT(python__stats(py)->files_unsupported, 1);
+	CHECK_EQ_INT(python__stats(py)->procs_attached, 0);
+	child_stop(&c);
+	python__free(py);
+}
+
+int main(void)
+{
+	int ret;
+
+	log__set_level(LOG_WARN); /* not the "version 3.7 not supported" notice */
+	reg = exe_registry__new(NULL);
+	pt = reg ? process_table__new(reg, -1) : NULL;
+	if (!pt) {
+		printf("cannot create the process table\n");
+		return 1;
+	}
+	RUN(markers);
+	RUN(not_python);
+	RUN_PYENV();
+	RUN(debian_python3);
+	RUN(unsupported_version);
+	ret = test_summary();
+	process_table__free(pt);
+	exe_registry__free(reg);
+	return ret;
+}
