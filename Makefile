@@ -78,7 +78,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # Fixtures: small programs built from sources in tests/data/ with several compilers and flags.
-fixtures: stackscope
+fixtures:
 	$(Q)$(MAKE) -s -C tests/data all BUILD=$(abspath $(BUILD))/fixtures
 
 test: $(TEST_BINS) fixtures

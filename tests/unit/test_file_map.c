@@ -80,7 +80,12 @@ TEST(unguarded_sigbus_still_kills)
 		_exit(0);
 	}
 	REQUIRE(waitpid(pid, &status, 0) == pid);
+#ifdef __SANITIZE_ADDRESS__
+	/* ASan's SIGBUS handler was there first: it reports and ends the process */
+	CHECK(!WIFEXITED(status) || WEXITSTATUS(status) != 0);
+#else
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
+#endif
 	file_map__close(guard, 4096);
 	close(fd);
 }

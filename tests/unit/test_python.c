@@ -1,9 +1,9 @@
-/* The CPython layer (src/interp/python.c) through its public functions, against real
+/* The CPython runtime (src/interp/python/) through the runtime registry (src/interp/interp.h), against real
  * interpreters started by the test: tests/data/py_introspect.py reports the address of some of
  * its code objects (id()), its frames' byte offsets and lines, then waits in a Python function
  * on stdin. The test finds the process's mappings (proc/process.c, no eBPF), gives every
- * mapped file to python__file_loaded() (detection: symbols, version, layout; 3.13's
- * _Py_DebugOffsets), the process to python__process_scanned() (the layout check against the
+ * mapped file to interp_registry__file_loaded() (detection: symbols, version, layout; 3.13's
+ * _Py_DebugOffsets), the process to interp_registry__process_scanned() (the layout check against the
  * live _PyRuntime, thread states, TSD slot and newest frame), then symbolizes each reported
  * frame as eBPF would send it (code address, byte offset, cookie) and compares function,
  * file and line with what the interpreter said. Reading another process of the same user
@@ -25,7 +25,7 @@
 
 #include "abi.h"
 #include "base/log.h"
-#include "interp/python.h"
+#include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "test.h"
@@ -140,16 +140,46 @@ fail_child:
 	return -EIO;
 }
 
+/* The CPython runtime's counters: the registry's, and its own by name. */
+static struct interp_runtime_stats stats_of(struct interp_registry *py)
+{
+	struct interp_runtime_stats st[4];
+	size_t i, n = interp_registry__stats(py, NULL, st, 4);
+
+	for (i = 0; i < n; i++)
+		if (st[i].rt->frame_kind == FRAME_KIND_CPYTHON)
+			return st[i];
+	memset(st, 0, sizeof(st[0]));
+	return st[0];
+}
+
+static uint64_t own(const struct interp_runtime_stats *st, const char *name)
+{
+	size_t i;
+
+	for (i = 0; st->rt && i < st->rt->stat_cnt; i++)
+		if (!strcmp(st->rt->stat_names[i], name))
+			return st->own[i];
+	return UINT64_MAX;
+}
+
+static uint64_t code_reads(struct interp_registry *py)
+{
+	struct interp_runtime_stats st = stats_of(py);
+
+	return own(&st, "code objects read");
+}
+
 /* Scans pid's mappings and hands every mapped file, then the process, to py. */
-static const struct process *attach(struct python *py, pid_t pid)
+static const struct process *attach(struct interp_registry *py, pid_t pid)
 {
 	struct process *p = process_table__scan(pt, pid, now_ns());
 	size_t i;
 
 	REQUIRE(p);
 	for (i = 0; i < p->map_cnt; i++)
-		python__file_loaded(py, p->maps[i].exe);
-	python__process_scanned(py, p, now_ns());
+		interp_registry__file_loaded(py, p->maps[i].exe);
+	interp_registry__process_scanned(py, p, now_ns());
 	return p;
 }
 
@@ -157,29 +187,29 @@ static struct user_frame frame_of(uint64_t code, uint32_t offset, uint32_t cooki
 {
 	struct user_frame uf = { .addr = code,
 				 .file_id = (uint64_t)offset << 32 | cookie,
-				 .flags = USER_FRAME_PYTHON };
+				 .kind = FRAME_KIND_CPYTHON };
 
 	return uf;
 }
 
 /* Every reported code object symbolizes to the interpreter's own name, file and line. */
-static void check_reported(struct python *py, const struct child *c)
+static void check_reported(struct interp_registry *py, const struct child *c)
 {
 	size_t i;
 
 	for (i = 0; i < c->code_cnt; i++) {
 		const struct reported *r = &c->codes[i];
 		struct user_frame uf = frame_of(r->code, r->offset, r->cookie);
-		struct python_symbol sym;
+		struct interp_symbol sym;
 
-		python__symbolize(py, c->pid, c->pid, &uf, &sym);
+		interp_registry__symbolize(py, c->pid, c->pid, &uf, &sym);
 		CHECK(!sym.marker);
 		CHECK_STR(sym.function, r->name);
 		CHECK_STR(sym.file, r->file);
 		CHECK_EQ_INT(sym.line, r->line);
 		/* a frame not started yet: the code object's first line, whatever the table */
 		uf = frame_of(r->code, UINT32_MAX, r->cookie);
-		python__symbolize(py, c->pid, c->pid, &uf, &sym);
+		interp_registry__symbolize(py, c->pid, c->pid, &uf, &sym);
 		CHECK_EQ_INT(sym.line, (int)(r->cookie & 0xffffff));
 	}
 }
@@ -187,9 +217,9 @@ static void check_reported(struct python *py, const struct child *c)
 /* The whole path on one supported interpreter. */
 static void check_interpreter(const char *python, int want_minor)
 {
-	struct python *py = python__new(-1, -1);
-	const struct python_stats *st;
-	struct python_symbol sym;
+	struct interp_registry *py = interp_registry__new(-1, -1);
+	struct interp_runtime_stats st;
+	struct interp_symbol sym;
 	struct user_frame uf;
 	struct child c;
 	uint64_t reads;
@@ -202,64 +232,77 @@ static void check_interpreter(const char *python, int want_minor)
 		CHECK_EQ_INT(c.minor, want_minor);
 	CHECK_EQ_INT(c.code_cnt, 7);
 	attach(py, c.pid);
-	st = python__stats(py);
-	CHECK_EQ_INT(st->files, 1); /* libpython (pyenv) or the static python (Debian) */
-	CHECK_EQ_INT(st->files_unsupported, 0);
-	CHECK_EQ_INT(st->procs_attached, 1);
-	CHECK_EQ_INT(st->procs_verified, 1);
-	CHECK_EQ_INT(st->procs_rejected, 0);
+	st = stats_of(py);
+	CHECK_EQ_INT(st.files, 1); /* libpython (pyenv) or the static python (Debian) */
+	CHECK_EQ_INT(st.files_unsupported, 0);
+	CHECK_EQ_INT(st.procs_attached, 1);
+	CHECK_EQ_INT(own(&st, "layouts verified"), 1);
+	CHECK_EQ_INT(st.procs_rejected, 0);
 
 	check_reported(py, &c);
-	reads = st->code_reads;
+	st = stats_of(py);
+	reads = own(&st, "code objects read");
 	CHECK_EQ_INT(reads, c.code_cnt); /* once each: the second lookups hit the cache */
-	CHECK_EQ_INT(st->code_unreadable, 0);
+	CHECK_EQ_INT(own(&st, "code objects unreadable"), 0);
 
 	/* a cookie that disagrees: the object at that address is not the one eBPF saw */
 	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie ^ 1);
-	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
 	CHECK(sym.marker);
 	CHECK_STR(sym.function, "[python: code object reused]");
 	CHECK(sym.file == NULL);
-	CHECK_EQ_INT(st->code_stale, 1);
+	st = stats_of(py);
+	CHECK_EQ_INT(own(&st, "code objects stale"), 1);
 
 	/* an address with nothing mapped */
 	uf = frame_of(8, 0, 0);
-	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
 	CHECK_STR(sym.function, "[python: code object unreadable]");
-	CHECK_EQ_INT(st->code_unreadable, 1);
+	st = stats_of(py);
+	CHECK_EQ_INT(own(&st, "code objects unreadable"), 1);
 
 	/* a forked child not known yet, read through its parent's state; the child is gone so
 	 * its parent's memory (the same code) is read
 	 */
 	absent = (pid_t)(INT_MAX - 1);
 	if (kill(absent, 0) && errno == ESRCH) {
-		uint64_t forked = st->forked_frames;
+		uint64_t forked = stats_of(py).forked_frames;
 
 		uf = frame_of(c.codes[1].code, c.codes[1].offset, c.codes[1].cookie);
-		python__symbolize(py, absent, c.pid, &uf, &sym);
+		interp_registry__symbolize(py, absent, c.pid, &uf, &sym);
 		CHECK_STR(sym.function, c.codes[1].name);
 		CHECK_EQ_INT(sym.line, c.codes[1].line);
-		CHECK_EQ_INT(st->forked_frames, forked + 1);
+		CHECK_EQ_INT(stats_of(py).forked_frames, forked + 1);
 	}
 
-	/* exec: the same addresses belong to a new image, so nothing cached is trusted */
-	python__process_exec(py, c.pid);
-	reads = st->code_reads;
+	/* exec: the same addresses belong to a new image, so nothing cached is trusted: the
+	 * process is unknown until scanned again, then read afresh
+	 */
+	interp_registry__process_exec(py, c.pid);
 	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie);
-	python__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
+	CHECK_STR(sym.function, "[python: unknown process]");
+	attach(py, c.pid);
+	reads = code_reads(py);
+	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
 	CHECK_STR(sym.function, c.codes[0].name);
-	CHECK_EQ_INT(st->code_reads, reads + 1);
+	CHECK_EQ_INT(code_reads(py), reads + 1);
 
 	/* exited: late samples still symbolize, from the cache */
 	pid = c.pid;
 	child_stop(&c);
-	python__process_exited(py, pid);
-	reads = st->code_reads;
-	python__symbolize(py, pid, pid, &uf, &sym);
+	interp_registry__process_exited(py, pid, now_ns());
+	reads = code_reads(py);
+	interp_registry__symbolize(py, pid, pid, &uf, &sym);
 	CHECK_STR(sym.function, c.codes[0].name);
 	CHECK_EQ_INT(sym.line, c.codes[0].line);
-	CHECK_EQ_INT(st->code_reads, reads);
-	python__free(py);
+	CHECK_EQ_INT(code_reads(py), reads);
+	/* and after the grace period, forgotten */
+	interp_registry__tick(py, now_ns() + INTERP_EXITED_GRACE_NS + 1);
+	interp_registry__symbolize(py, pid, pid, &uf, &sym);
+	CHECK_STR(sym.function, "[python: unknown process]");
+	CHECK_EQ_INT(stats_of(py).procs_reaped, 1);
+	interp_registry__free(py);
 }
 
 TEST(markers)
@@ -273,16 +316,16 @@ TEST(markers)
 		{ PY_MARKER_READ_FAILED, "[python: frame unreadable]" },
 		{ 999, "[python: ?]" },
 	};
-	struct python *py = python__new(-1, -1);
-	struct python_symbol sym;
+	struct interp_registry *py = interp_registry__new(-1, -1);
+	struct interp_symbol sym;
 	size_t i;
 
 	REQUIRE(py);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct user_frame uf = { .addr = 0, .file_id = cases[i].marker,
-					 .flags = USER_FRAME_PYTHON };
+					 .kind = FRAME_KIND_CPYTHON };
 
-		python__symbolize(py, getpid(), getpid(), &uf, &sym);
+		interp_registry__symbolize(py, getpid(), getpid(), &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, cases[i].text);
 		CHECK(sym.file == NULL);
@@ -292,23 +335,23 @@ TEST(markers)
 	{
 		struct user_frame uf = frame_of(0x1000, 0, 0);
 
-		python__symbolize(py, getpid(), getpid(), &uf, &sym);
+		interp_registry__symbolize(py, getpid(), getpid(), &uf, &sym);
 		CHECK_STR(sym.function, "[python: unknown process]");
-		CHECK_EQ_INT(python__stats(py)->frames, 0);
+		CHECK_EQ_INT(stats_of(py).frames, 0);
 	}
-	python__free(py);
+	interp_registry__free(py);
 }
 
 /* A process with no interpreter mapped: no file, no attach. */
 TEST(not_python)
 {
-	struct python *py = python__new(-1, -1);
+	struct interp_registry *py = interp_registry__new(-1, -1);
 
 	REQUIRE(py);
 	attach(py, getpid());
-	CHECK_EQ_INT(python__stats(py)->files, 0);
-	CHECK_EQ_INT(python__stats(py)->procs_attached, 0);
-	python__free(py);
+	CHECK_EQ_INT(stats_of(py).files, 0);
+	CHECK_EQ_INT(stats_of(py).procs_attached, 0);
+	interp_registry__free(py);
 }
 
 static void check_pyenv(int minor)
@@ -333,25 +376,25 @@ TEST(debian_python3)
 /* A CPython without a known layout: found, counted unsupported, never given to eBPF. */
 TEST(unsupported_version)
 {
-	struct python *py;
+	struct interp_registry *py;
 	char python[512];
 	struct child c;
 
 	/* 3.7: the oldest with _PyRuntime (what detection looks for), and no layout of ours */
 	if (test_pyenv_python(7, python, sizeof(python)))
 		SKIP("no pyenv python 3.7");
-	py = python__new(-1, -1);
+	py = interp_registry__new(-1, -1);
 	REQUIRE(py);
 	if (child_start(&c, python)) {
-		python__free(py);
+		interp_registry__free(py);
 		REQUIRE(!"python started");
 	}
 	attach(py, c.pid);
-	CHECK_EQ_INT(python__stats(py)->files, 1);
-	CHECK_EQ_INT(python__stats(py)->files_unsupported, 1);
-	CHECK_EQ_INT(python__stats(py)->procs_attached, 0);
+	CHECK_EQ_INT(stats_of(py).files, 1);
+	CHECK_EQ_INT(stats_of(py).files_unsupported, 1);
+	CHECK_EQ_INT(stats_of(py).procs_attached, 0);
 	child_stop(&c);
-	python__free(py);
+	interp_registry__free(py);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* The symbolization stage (src/profile/trace_handler.c) on synthetic sample records, as the
+/* The symbolization stage (src/symbolize/trace_handler.c) on synthetic sample records, as the
  * eBPF side would send them: kernel addresses resolved through a kallsyms file written here,
  * user frames in the elf_pie fixture (addresses from nm, never from its source), frames eBPF
  * could not place resolved late through /proc (this test's own process), Python frames, and
@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "abi.h"
-#include "interp/python.h"
+#include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
-#include "profile/trace_handler.h"
+#include "symbolize/trace_handler.h"
 #include "symbolize/kallsyms.h"
 #include "test.h"
 
@@ -248,7 +248,7 @@ TEST(unwind_pseudo_frames)
 		{ UNWIND_END_NO_USER, NULL },
 		{ UNWIND_END_TRUNCATED, "[truncated]" },
 		{ UNWIND_END_NO_CFI, "[unwind: no CFI]" },
-		{ UNWIND_END_UNKNOWN_FILE, "[unwind: file not loaded yet]" },
+		{ UNWIND_END_UNKNOWN_FILE, "[unwind: file not loaded]" },
 		{ UNWIND_END_READ_FAILED, "[unwind: stack unreadable]" },
 		{ UNWIND_END_BAD_PC, "[unwind: bad pc]" },
 		{ UNWIND_END_UNSUPPORTED, "[unwind: unsupported CFI]" },
@@ -368,31 +368,33 @@ TEST(unsymbolized)
 	world_free(&w);
 }
 
-/* Python frames: without a CPython layer a "[python]" marker; with one, its markers. */
+/* Runtime (CPython) frames: without the runtime registry a "[runtime frame]" marker; with it,
+ * the runtime's markers.
+ */
 TEST(python_frames)
 {
 	struct world w;
 	struct user_frame uf[2] = {
-		{ .addr = 0, .file_id = PY_MARKER_TRUNCATED, .flags = USER_FRAME_PYTHON },
-		{ .addr = 0x7f0000001000ULL, .file_id = 3, .flags = USER_FRAME_PYTHON },
+		{ .addr = 0, .file_id = PY_MARKER_TRUNCATED, .kind = FRAME_KIND_CPYTHON },
+		{ .addr = 0x7f0000001000ULL, .file_id = 3, .kind = FRAME_KIND_CPYTHON },
 	};
 	enum frame_kind kinds[3] = { 0 };
-	struct python *py;
+	struct interp_registry *py;
 
 	world_init(&w, true);
 	uf[1].addr = 0x7f0000001000ULL;
 	REQUIRE(trace_handler__sample(w.th, &rec, make_record(55, NULL, 0, uf, 2, UNWIND_END_OK),
 				      0) == 0);
-	CHECK_STR(last_stack(&w, kinds, 3), "[python];[python]");
+	CHECK_STR(last_stack(&w, kinds, 3), "[runtime frame];[runtime frame]");
 	CHECK_EQ_INT(kinds[0], FRAME_ERROR);
-	py = python__new(-1, -1);
+	py = interp_registry__new(-1, -1);
 	REQUIRE(py);
-	trace_handler__set_python(w.th, py);
+	trace_handler__set_interp(w.th, py);
 	REQUIRE(trace_handler__sample(w.th, &rec, make_record(55, NULL, 0, uf, 2, UNWIND_END_OK),
 				      0) == 0);
 	CHECK_STR(last_stack(&w, NULL, 0),
 		  "[python: more frames truncated];[python: unknown process]");
-	python__free(py);
+	interp_registry__free(py);
 	world_free(&w);
 }
 
