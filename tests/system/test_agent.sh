@@ -11,9 +11,14 @@
 #    id and htlhash; --metrics-addr serves Prometheus text with samples and export counters.
 #  - Faults: 503 + Retry-After then 200 (the same payload retried, after the delay; a partial
 #    success is not retried); 400 (and gRPC INVALID_ARGUMENT) is never retried and counted as
-#    failed; the receiver down for 10 s then up (and one connection closed without an answer):
-#    data resumes with new intervals, queue drops are counted, every accepted request is
+#    failed; the receiver down for 6 s then up (and one connection closed without an answer):
+#    data resumes within 10 s and with new intervals, queue drops are counted, every accepted request is
 #    counted, the agent's RSS stays bounded.
+#  - The collector down when the agent starts: a warning within 10 s (not when the retries
+#    run out, 120 s); once it is up (and answers one 503), data within 10 s, the recovery
+#    said in the log, and /metrics shows fewer bytes delivered than sent. Meanwhile a client
+#    trickling its request to /metrics does not delay a normal scrape (< 2 s) and is closed
+#    by the agent; other methods and paths get 405 and 404.
 #  - Bad endpoint URLs and headers fail at start with one clear line.
 #  - Without an endpoint: rotating pprof files in --output-dir under --output-max-mb, oldest
 #    deleted first, readable by `go tool pprof -raw`.
@@ -317,15 +322,15 @@ free_port()
 	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# receiver NAME FAULTS: starts a receiver saving into $TMP/NAME (control file $TMP/NAME.ctl),
-# sets RPORT and RPID.
+# receiver NAME FAULTS [PORT]: starts a receiver saving into $TMP/NAME (control file
+# $TMP/NAME.ctl), on PORT or a free one; sets RPORT and RPID.
 receiver()
 {
-	local name=$1 faults=$2 i
+	local name=$1 faults=$2 port=${3:-0} i
 	[[ -n ${RPID:-} ]] && kill "$RPID" 2>/dev/null # the previous section's
 	mkdir -p "$TMP/$name"
 	$PY "$RECEIVER" --dir "$TMP/$name" --faults "$faults" --control "$TMP/$name.ctl" \
-		--lifetime 100 >"$TMP/$name.port" 2>"$TMP/$name.rcv.err" &
+		--port "$port" --lifetime 100 >"$TMP/$name.port" 2>"$TMP/$name.rcv.err" &
 	RPID=$!
 	_bg_pids+=($RPID)
 	RPORT=
@@ -395,6 +400,25 @@ counter()
 {
 	grep -o "exports ok [0-9]* failed [0-9]* retried [0-9]* dropped [0-9]*" "$TMP/$1.err" |
 		tail -1 | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }'
+}
+
+# bytes_logged NAME sent|delivered: from the agent's last counters line
+bytes_logged()
+{
+	grep -o "bytes sent [0-9]* delivered [0-9]*" "$TMP/$1.err" | tail -1 |
+		awk -v k="$2" '{ print k == "sent" ? $3 : $5 }'
+}
+
+# first_ns NAME KEY VALUE [AFTER_NS]: the time of the receiver's first line with KEY = VALUE
+# (event listening/down/up, or answer ok...) after AFTER_NS, in ns; 0 if none
+first_ns()
+{
+	$PY -c '
+import json, sys
+t = [e["time"] for e in map(json.loads, open(sys.argv[1]))
+     if e.get(sys.argv[2]) == sys.argv[3] and e["time"] * 1e9 > int(sys.argv[4])]
+print(int(t[0] * 1e9) if t else 0)' "$TMP/$1/requests.jsonl" "$2" "$3" "${4:-0}" 2>/dev/null ||
+		echo 0
 }
 
 # check_agent NAME: decodes NAME's accepted requests; sets F[key] (see otlp_check.py)
@@ -506,7 +530,10 @@ for r in failed retried dropped; do
 	check_eq "metrics: stackscope_exports_total{result=\"$r\"}" \
 		"$(metric "stackscope_exports_total{result=\"$r\"}")" 0
 done
-check_ge "metrics: stackscope_export_bytes_total" "$(metric stackscope_export_bytes_total)" 1
+check_ge "metrics: stackscope_export_bytes_sent_total" "$(metric stackscope_export_bytes_sent_total)" 1
+check_le "metrics: stackscope_export_bytes_delivered_total <= sent" \
+	"$(metric stackscope_export_bytes_delivered_total)" "$(metric stackscope_export_bytes_sent_total)"
+check_eq "metrics: stackscope_export_collector_up" "$(metric stackscope_export_collector_up)" 1
 check_ge "metrics: stackscope_memory_bytes{kind=\"rss\"}" \
 	"$(metric 'stackscope_memory_bytes{kind="rss"}')" 1000000
 check_ge "metrics: stackscope_memory_bytes{kind=\"bpf_maps\"}" \
@@ -534,6 +561,8 @@ for line in open(sys.argv[1]):
         assert h.get("content-encoding") == "gzip", h
         assert h.get("content-type") == "application/x-protobuf", h' "$TMP/http/requests.jsonl"
 check_eq "http: counters at exit: ok = requests received" "$(counter http ok)" "$(requests http)"
+check_eq "http: bytes at exit: delivered = sent (nothing failed)" "$(bytes_logged http delivered)" \
+	"$(bytes_logged http sent)"
 
 # --- 2. OTLP/gRPC, the first export answered UNAVAILABLE with RetryInfo 2 s ----------------------
 echo "# OTLP/gRPC (at ${SECONDS} s)"
@@ -620,9 +649,12 @@ for proto in http/protobuf grpc; do
 	check_eq "400 $proto: counters: ok" "$(counter "$n" ok)" 0
 done
 
-# --- 5. the receiver down for 10 s ----------------------------------------------------------
-echo "# receiver down for 10 s (at ${SECONDS} s)"
-receiver down "2*ok;down:10" || finish
+# --- 5. the receiver down for 6 s -----------------------------------------------------------
+echo "# receiver down for 6 s (at ${SECONDS} s)"
+# a workload of its own: every interval has samples (an empty one is not exported), however
+# long the sections before took
+spawn DPID "$FIX/wl_chain_nofp" 25
+receiver down "2*ok;down:6" || finish
 MPORT=$(free_port)
 agent down -F 99 --interval 0.3 --otlp-endpoint "http://127.0.0.1:$RPORT" \
 	--metrics-addr "127.0.0.1:$MPORT"
@@ -637,9 +669,10 @@ agent down -F 99 --interval 0.3 --otlp-endpoint "http://127.0.0.1:$RPORT" \
 	done
 ) &
 _bg_pids+=($!)
-# up again 10 s after the 2nd request; then wait for the retry to come through and for
-# intervals that began after the receiver came back (backoff: at most ~12 s more)
-end=$((SECONDS + 40))
+# up again 6 s after the 2nd request (20 intervals: the queue of 16 overflows); then wait for
+# the retry to come through and for intervals that began after the receiver came back
+# (backoff: at most 5 s)
+end=$((SECONDS + 25))
 while [[ $SECONDS -lt $end ]] && ! grep -q '"event": "up"' "$TMP/down/requests.jsonl"; do
 	sleep 0.2
 done
@@ -661,9 +694,13 @@ while [[ $SECONDS -lt $end && $up_ns -gt 0 ]]; do
 done
 sleep 0.3
 stop_agent down
+kill "$DPID" 2>/dev/null
 check_eq "down: exit status" "$ARC" 0
 check "down: the receiver went down and came up" test "$up_ns" -gt 0
 check_eq "down: intervals that began after the receiver came back arrived" "$resumed" 1
+ok_ns=$(first_ns down answer ok "$up_ns")
+check "down: data delivered within 10 s of the receiver coming back ($(((ok_ns - up_ns) / 1000000)) ms)" \
+	test "$up_ns" -gt 0 -a "$ok_ns" -gt 0 -a $((ok_ns - up_ns)) -le 10000000000
 answers down >"$TMP/down.answers"
 ok_n=$(counter down ok) dropped=$(counter down dropped) failed=$(counter down failed)
 check_ge "down: counters: dropped from the full queue" "${dropped:-0}" 1
@@ -701,6 +738,103 @@ check_le "down: peak RSS in KiB during and after the outage (+$(((${rss_peak:-0}
 decode down
 check_eq "down: accepted requests: protoc failures" "${F[decode_failed]:-?}" 0
 check_eq "down: accepted requests: timestamps outside the window" "${F[ts_outside]:-?}" 0
+
+# --- 5b. the collector down when the agent starts; a slow client on /metrics ---------------
+echo "# collector down at start, slow /metrics client (at ${SECONDS} s)"
+spawn LPID "$FIX/wl_chain_nofp" 20
+CPORT=$(free_port)
+MPORT=$(free_port)
+agent late -F 49 --interval 0.5 --otlp-endpoint "http://127.0.0.1:$CPORT" \
+	--metrics-addr "127.0.0.1:$MPORT"
+warn_ms=-1
+end=$((SECONDS + 12))
+while [[ $SECONDS -lt $end ]] && kill -0 "$APID" 2>/dev/null; do
+	if grep -q 'otlp: cannot deliver' "$TMP/late.err"; then
+		warn_ms=$((($(date +%s%N) - ASTART_NS) / 1000000))
+		break
+	fi
+	sleep 0.1
+done
+check "late: the first failed export warned (${warn_ms} ms after the agent started)" \
+	test "$warn_ms" -ge 0 -a "$warn_ms" -le 10000
+# a client sending its request one byte every 0.5 s; it reports whether and when the agent
+# closed the connection (the request timeout is 3 s)
+cat >"$TMP/loris.py" <<'EOF'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(0.5)
+t0 = time.monotonic()
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 60 + b"\r\n\r\n"
+state = "open"
+for b in req:
+    if time.monotonic() - t0 > 8:
+        break
+    try:
+        s.send(bytes([b]))
+        state = "answered" if s.recv(1) else "closed"
+        break
+    except socket.timeout:
+        continue
+    except OSError:
+        state = "closed"
+        break
+print(state, "%.1f" % (time.monotonic() - t0))
+EOF
+$PY "$TMP/loris.py" "$MPORT" >"$TMP/loris.out" 2>&1 &
+LORIS=$!
+_bg_pids+=($LORIS)
+sleep 0.5
+t0=$(date +%s%N)
+curl -sf -m 5 "http://127.0.0.1:$MPORT/metrics" >"$TMP/late.metrics"
+rc=$?
+scrape_ms=$((($(date +%s%N) - t0) / 1000000))
+check "late: GET /metrics in < 2 s while a slow client trickles (exit $rc, $scrape_ms ms)" \
+	test "$rc" -eq 0 -a "$scrape_ms" -lt 2000
+check_eq "late: POST /metrics answered" \
+	"$(curl -s -o /dev/null -m 2 -w '%{http_code}' -X POST -d x "http://127.0.0.1:$MPORT/metrics")" 405
+check_eq "late: GET /other answered" \
+	"$(curl -s -o /dev/null -m 2 -w '%{http_code}' "http://127.0.0.1:$MPORT/other")" 404
+# the collector comes up; its first answer is a 503 with Retry-After: 0, so that some bytes
+# are sent and not delivered
+receiver late "status:503:0" "$CPORT" || finish
+up_ns=$(first_ns late event listening)
+ok_ns=0
+end=$((SECONDS + 15))
+while [[ $SECONDS -lt $end ]]; do
+	ok_ns=$(first_ns late answer ok)
+	[[ $ok_ns -gt 0 ]] && break
+	sleep 0.2
+done
+check "late: data delivered within 10 s of the collector coming up ($(((ok_ns - up_ns) / 1000000)) ms)" \
+	test "$up_ns" -gt 0 -a "$ok_ns" -gt 0 -a $((ok_ns - up_ns)) -le 10000000000
+end=$((SECONDS + 5))
+while [[ $SECONDS -lt $end ]] && ! grep -q 'collector reachable again' "$TMP/late.err"; do
+	sleep 0.1
+done
+recovered=$(grep -o 'collector reachable again after [0-9.]* s, [0-9]* requests delivered late' \
+	"$TMP/late.err" | head -1)
+check "late: the recovery in the log ($recovered)" grep -q 'delivered late' <<<"$recovered"
+check_ge "late: requests delivered late (log)" "$(awk '{ print $7 }' <<<"$recovered")" 1
+wait "$LORIS" 2>/dev/null
+read -r lstate lsecs <"$TMP/loris.out"
+check "late: the slow client closed by the agent after 2..5 s (${lstate:-?} after ${lsecs:-?} s)" \
+	awk -v st="${lstate:-}" -v t="${lsecs:-99}" 'BEGIN { exit !(st == "closed" && t >= 2 && t <= 5) }'
+curl -sf -m 3 "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt"
+sent=$(metric stackscope_export_bytes_sent_total)
+delivered=$(metric stackscope_export_bytes_delivered_total)
+check "late: /metrics: 0 < bytes delivered (${delivered:-?}) < bytes sent (${sent:-?})" \
+	test "${delivered:-0}" -gt 0 -a "${delivered:-0}" -lt "${sent:-0}"
+check_eq "late: /metrics: collector up again" "$(metric stackscope_export_collector_up)" 1
+check_eq "late: /metrics: outages" "$(metric stackscope_export_outages_total)" 1
+check_ge "late: /metrics: requests delivered late" \
+	"$(metric stackscope_exports_delivered_late_total)" 1
+check_ge "late: /metrics: connections timed out (the slow client)" \
+	"$(metric 'stackscope_metrics_connections_total{result="timed_out"}')" 1
+check_ge "late: /metrics: connections rejected (POST, /other)" \
+	"$(metric 'stackscope_metrics_connections_total{result="rejected"}')" 2
+stop_agent late
+kill "$LPID" 2>/dev/null
+check_eq "late: exit status" "$ARC" 0
 
 # --- 6. bad configuration: one clear line, at once ---------------------------------------------
 echo "# bad configuration (at ${SECONDS} s)"
