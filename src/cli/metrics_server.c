@@ -61,18 +61,31 @@ struct metrics_server {
 	struct metrics_server_stats stats;
 };
 
-static const char ANSWER_400[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n"
-				 "Connection: close\r\n\r\n";
-static const char ANSWER_404[] = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n"
-				 "Connection: close\r\n\r\n";
-static const char ANSWER_405[] = "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\n"
-				 "Content-Length: 0\r\nConnection: close\r\n\r\n";
-static const char ANSWER_414[] = "HTTP/1.1 414 URI Too Long\r\nContent-Length: 0\r\n"
-				 "Connection: close\r\n\r\n";
-static const char ANSWER_431[] = "HTTP/1.1 431 Request Header Fields Too Large\r\n"
-				 "Content-Length: 0\r\nConnection: close\r\n\r\n";
-static const char ANSWER_503[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-				 "Connection: close\r\n\r\n";
+/* every answer but 200 is empty and closes the connection */
+#define EMPTY_AND_CLOSE "Content-Length: 0\r\nConnection: close\r\n\r\n"
+
+static const struct {
+	int status;
+	const char *text;
+} error_answers[] = {
+	{ 400, "HTTP/1.1 400 Bad Request\r\n" EMPTY_AND_CLOSE },
+	{ 404, "HTTP/1.1 404 Not Found\r\n" EMPTY_AND_CLOSE },
+	{ 405, "HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\n" EMPTY_AND_CLOSE },
+	{ 414, "HTTP/1.1 414 URI Too Long\r\n" EMPTY_AND_CLOSE },
+	{ 431, "HTTP/1.1 431 Request Header Fields Too Large\r\n" EMPTY_AND_CLOSE },
+	{ 503, "HTTP/1.1 503 Service Unavailable\r\n" EMPTY_AND_CLOSE },
+};
+
+/* The empty answer for an error status (400 for one not in the table). */
+static const char *error_answer(int status)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(error_answers) / sizeof(error_answers[0]); i++)
+		if (error_answers[i].status == status)
+			return error_answers[i].text;
+	return error_answers[0].text;
+}
 
 static uint64_t now_ms(void)
 {
@@ -215,27 +228,11 @@ static void conn__answer(struct metrics_server *m, struct conn *c, int status)
 			c->resp_len = (size_t)n + m->len;
 			m->stats.served++;
 		} else {
-			c->resp = ANSWER_503;
-			c->resp_len = sizeof(ANSWER_503) - 1;
+			c->resp = error_answer(503);
+			c->resp_len = strlen(c->resp);
 		}
 	} else {
-		switch (status) {
-		case 404:
-			c->resp = ANSWER_404;
-			break;
-		case 405:
-			c->resp = ANSWER_405;
-			break;
-		case 414:
-			c->resp = ANSWER_414;
-			break;
-		case 431:
-			c->resp = ANSWER_431;
-			break;
-		default:
-			c->resp = ANSWER_400;
-			break;
-		}
+		c->resp = error_answer(status);
 		c->resp_len = strlen(c->resp);
 		m->stats.rejected++;
 	}
@@ -293,7 +290,8 @@ static void server__accept(struct metrics_server *m)
 				break;
 		if (slot == m->opts.conn_max) {
 			/* best effort: the socket buffer of a new connection takes this at once */
-			(void)send(fd, ANSWER_503, sizeof(ANSWER_503) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			(void)send(fd, error_answer(503), strlen(error_answer(503)),
+				   MSG_NOSIGNAL | MSG_DONTWAIT);
 			close(fd);
 			pthread_mutex_lock(&m->lock);
 			m->stats.refused++;
