@@ -1088,10 +1088,13 @@ cleanup:
 	a->resp = NULL;
 }
 
-/* Sleeps ms unless stopped; true when stopped. */
-static bool client__sleep(struct otlp_client *c, uint64_t ms)
+/* Sleeps ms unless stopped or, with probe, until a new request is submitted (a probe of a
+ * collector that may be back); true when stopped.
+ */
+static bool client__sleep(struct otlp_client *c, uint64_t ms, bool probe)
 {
 	struct timespec ts;
+	uint64_t seq0;
 	bool stopped;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1102,7 +1105,8 @@ static bool client__sleep(struct otlp_client *c, uint64_t ms)
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&c->lock);
-	while (!atomic_load(&c->stop) &&
+	seq0 = c->next_seq;
+	while (!atomic_load(&c->stop) && !(probe && c->next_seq != seq0) &&
 	       pthread_cond_timedwait(&c->work, &c->lock, &ts) != ETIMEDOUT)
 		;
 	stopped = atomic_load(&c->stop);
@@ -1264,7 +1268,8 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 		}
 		pr_debug("otlp: export attempt failed (HTTP %d, grpc %d: %s), retry in %llu ms\n",
 			 a.http_status, a.grpc_status, a.message, (unsigned long long)wait);
-		if (client__sleep(c, wait))
+		/* our own backoff (not a wait the server asked for) ends at a new request */
+		if (client__sleep(c, wait, a.wait_ms < 0))
 			return EXPORT_STOPPED;
 		pthread_mutex_lock(&c->lock);
 		c->stats.exports_retried++;

@@ -20,8 +20,10 @@
  * (RetryInfo: at least that, and at least the backoff), else exponential backoff from
  * initial_backoff_ms doubling up to max_backoff_ms, with jitter (x0.5 .. x1.5, capped). A
  * request is given up (failed) when the next attempt would start later than max_elapsed_ms
- * after its first one. max_backoff_ms is 5 s by default: a collector that comes back is
- * used within 5 s, while a down one sees one connection attempt every 2.5..5 s per agent.
+ * after its first one. max_backoff_ms is 5 s by default, and a new request submitted
+ * during a backoff (not during a server-requested wait) ends it at once: a collector that
+ * comes back is used within min(5 s, the agent's interval), while a down one sees one
+ * connection attempt per interval and one every 2.5..5 s per agent.
  *
  * Outages (retryable failures: the collector is down, unreachable or overloaded) are said
  * in the log at the first failed attempt (the error, the requests queued and lost so far),

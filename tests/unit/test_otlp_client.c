@@ -8,7 +8,8 @@
  * the queue bound, data flowing again when it comes up), retries exhausted, and the
  * OTEL_* environment parsing; an outage (the log, captured from stderr, warns at the first
  * failed attempt and only once while it lasts, then says when the receiver is back and how
- * many requests came late; requests resume within the backoff cap of it coming up), bytes
+ * many requests came late; requests resume within the backoff cap of it coming up, and at
+ * once when a new request is submitted, unless the server asked for a wait), bytes
  * sent on every attempt vs bytes delivered, and requests lost by reason. For gRPC, an h2c receiver in Python (Debian python3-h2, an
  * HTTP/2 implementation independent of libcurl's nghttp2) answers UNAVAILABLE then OK, and
  * INVALID_ARGUMENT (errors trailers-only, OK with trailers after the message); it checks the
@@ -576,6 +577,87 @@ TEST(outage_warned_at_once_then_recovered)
 	pb_buf__free(&b[1]);
 }
 
+/* Waits until the receiver has seen n requests, at most timeout_ms; true if it has. */
+static bool receiver__wait(struct receiver *rv, size_t n, int timeout_ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
+	size_t cnt;
+
+	do {
+		pthread_mutex_lock(&rv->lock);
+		cnt = rv->req_cnt;
+		pthread_mutex_unlock(&rv->lock);
+		if (cnt >= n)
+			return true;
+		usleep(2000);
+	} while (mono_ms() < end);
+	return false;
+}
+
+/* A new request ends a backoff at once (a probe of a collector that may be back), but not
+ * a wait the server asked for (Retry-After).
+ */
+TEST(new_request_probes_during_backoff)
+{
+	static const struct reply ok[] = { { 200, NULL, NULL, 0 } };
+	static const struct reply throttled[] = {
+		{ 503, "Retry-After: 1\r\n", NULL, 0 },
+		{ 200, NULL, NULL, 0 },
+	};
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b[2];
+	uint16_t port = free_port();
+	uint64_t deadline, t0;
+
+	payload(&b[0], 30);
+	payload(&b[1], 31);
+	test_config(&cfg, port);
+	cfg.initial_backoff_ms = cfg.max_backoff_ms = 10000; /* waits of 5..10 s */
+	cfg.max_elapsed_ms = 60000;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	deadline = mono_ms() + 2000;
+	do {
+		usleep(2000);
+		otlp_client__stats(c, &st);
+	} while (!st.collector_unavailable && mono_ms() < deadline);
+	REQUIRE(st.collector_unavailable);
+	receiver__start(&rv, port, ok, 1);
+	usleep(200 * 1000);
+	CHECK_EQ_INT(rv.req_cnt, 0); /* still in its backoff */
+	t0 = mono_ms();
+	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	CHECK(mono_ms() - t0 < 1000);
+	REQUIRE(rv.req_cnt == 2);
+	CHECK(same_body(&rv.reqs[0], &b[0]));
+	CHECK(same_body(&rv.reqs[1], &b[1]));
+	otlp_client__free(c);
+	receiver__stop(&rv);
+
+	receiver__start(&rv, 0, throttled, 2);
+	otlp_config__free(&cfg);
+	test_config(&cfg, rv.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	REQUIRE(receiver__wait(&rv, 1, 2000));
+	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	REQUIRE(rv.req_cnt == 3);
+	CHECK(same_body(&rv.reqs[1], &b[0]));
+	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900); /* Retry-After: 1 kept */
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b[0]);
+	pb_buf__free(&b[1]);
+}
+
 TEST(retries_exhausted_and_free_while_retrying)
 {
 	struct otlp_client_stats st;
@@ -947,6 +1029,7 @@ int main(void)
 	RUN(partial_success_not_retried);
 	RUN(receiver_down_then_up);
 	RUN(outage_warned_at_once_then_recovered);
+	RUN(new_request_probes_during_backoff);
 	RUN(retries_exhausted_and_free_while_retrying);
 	RUN(queue_bound_by_bytes);
 	RUN(grpc_unavailable_then_ok);
