@@ -22,8 +22,9 @@
  * request is given up (failed) when the next attempt would start later than max_elapsed_ms
  * after its first one. max_backoff_ms is 5 s by default, and a new request submitted
  * during a backoff (not during a server-requested wait) ends it at once: a collector that
- * comes back is used within min(5 s, the agent's interval), while a down one sees one
- * connection attempt per interval and one every 2.5..5 s per agent.
+ * comes back is used within 5 s, or within the agent's interval if shorter, while a down
+ * one sees from each agent one connection attempt per new request and at most one more
+ * every 2.5..5 s.
  *
  * Outages (retryable failures: the collector is down, unreachable or overloaded) are said
  * in the log at the first failed attempt (the error, the requests queued and lost so far),

@@ -260,19 +260,21 @@ static bool same_body(const struct request *rq, const struct pb_buf *b)
 	return rq->body_len == b->len && !memcmp(rq->body, b->data, b->len);
 }
 
+/* 503 asking for a 1 s wait, then success */
+static const struct reply retry_after_1_then_ok[] = {
+	{ 503, "Retry-After: 1\r\n", NULL, 0 },
+	{ 200, NULL, NULL, 0 },
+};
+
 TEST(retry_after_then_ok)
 {
-	static const struct reply script[] = {
-		{ 503, "Retry-After: 1\r\n", NULL, 0 },
-		{ 200, NULL, NULL, 0 },
-	};
 	static struct receiver rv;
 	struct otlp_client_stats st;
 	struct otlp_config cfg;
 	struct otlp_client *c;
 	struct pb_buf b;
 
-	receiver__start(&rv, 0, script, 2);
+	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
 	test_config(&cfg, rv.port);
 	c = otlp_client__new(&cfg);
 	REQUIRE(c);
@@ -600,10 +602,6 @@ static bool receiver__wait(struct receiver *rv, size_t n, int timeout_ms)
 TEST(new_request_probes_during_backoff)
 {
 	static const struct reply ok[] = { { 200, NULL, NULL, 0 } };
-	static const struct reply throttled[] = {
-		{ 503, "Retry-After: 1\r\n", NULL, 0 },
-		{ 200, NULL, NULL, 0 },
-	};
 	static struct receiver rv;
 	struct otlp_client_stats st;
 	struct otlp_config cfg;
@@ -639,7 +637,7 @@ TEST(new_request_probes_during_backoff)
 	otlp_client__free(c);
 	receiver__stop(&rv);
 
-	receiver__start(&rv, 0, throttled, 2);
+	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
 	otlp_config__free(&cfg);
 	test_config(&cfg, rv.port);
 	c = otlp_client__new(&cfg);
