@@ -214,6 +214,8 @@ static void conn__answer(struct metrics_server *m, struct conn *c, int status)
 	c->state = CONN_WRITING;
 	c->deadline_ms = now_ms() + m->opts.response_timeout_ms;
 	pthread_mutex_lock(&m->lock);
+	if (status == 200 && !m->text)
+		status = 503; /* nothing published yet: not ready, rather than no metrics */
 	if (status == 200) {
 		n = snprintf(head, sizeof(head),
 			     "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
@@ -234,7 +236,8 @@ static void conn__answer(struct metrics_server *m, struct conn *c, int status)
 	} else {
 		c->resp = error_answer(status);
 		c->resp_len = strlen(c->resp);
-		m->stats.rejected++;
+		if (status != 503)
+			m->stats.rejected++;
 	}
 	pthread_mutex_unlock(&m->lock);
 	conn__write(m, c);

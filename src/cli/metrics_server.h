@@ -15,7 +15,8 @@
  *    METRICS_REQUEST_MAX_SZ bytes, within request_timeout_ms of the accept: else closed
  *    (timed out) or answered 414/431 (too large);
  *  - the answer must be taken within response_timeout_ms, else closed (timed out);
- *  - GET /metrics (a query is ignored) gets 200; another path 404; another method 405;
+ *  - GET /metrics (a query is ignored) gets 200 (503 until the first publish); another
+ *    path 404; another method 405;
  *    anything that is not an HTTP/1.x request line 400. Error answers are sent as soon as
  *    the request line is known; what the client sends after its headers is never parsed,
  *    and at most METRICS_DRAIN_MAX_SZ bytes of it are read and discarded before the close

@@ -1,7 +1,7 @@
 /* Unit tests for the /metrics endpoint (cli/metrics_server.c), over real loopback sockets:
- * answers by request (200 with the published text, 404, 405, 400, 414, 431); a client that
- * trickles its request one byte at a time neither delays other clients' scrapes nor stays
- * past the request timeout; conn_max clients at once are served and one more is refused;
+ * answers by request (503 before the first publish, 200 with the published text, 404, 405,
+ * 400, 414, 431); a client that trickles its request one byte at a time neither delays
+ * other clients' scrapes nor stays past the request timeout; conn_max clients at once are served and one more is refused;
  * a client that never reads its (large) answer is dropped at the answer timeout while
  * another client is served and publish() returns at once. Timeouts are shortened through
  * the options, so the whole file runs in about 2 s.
@@ -124,6 +124,8 @@ TEST(answers)
 	char body[256], big[METRICS_REQUEST_MAX_SZ + 64];
 	size_t len;
 
+	/* nothing published yet: not ready */
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL), 503);
 	metrics_server__publish(m, text, strlen(text));
 	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body,
 				     sizeof(body), &len),
