@@ -870,7 +870,7 @@ spawn qpid "$FIX/wl_qsort" 12
 agent pprof -F 999 --interval 0.5 --output-dir "$dir" --output-max-mb 1
 : >"$TMP/pprof.seen"
 max_total=0 max_file=0
-end=$((SECONDS + 8))
+end=$((SECONDS + 15)) # (breaks out once enough files came; start-up is slow on a loaded machine)
 while [[ $SECONDS -lt $end ]]; do
 	ours >"$TMP/pprof.ls"
 	awk '{ print $1 }' "$TMP/pprof.ls" >>"$TMP/pprof.seen"
