@@ -216,7 +216,8 @@ echo "stackscope metrics at the end of the window: samples $(metric stackscope_s
 	"exports ok $(metric 'stackscope_exports_total{result="ok"}')" \
 	"failed $(metric 'stackscope_exports_total{result="failed"}')" \
 	"dropped $(metric 'stackscope_exports_total{result="dropped"}')," \
-	"$(metric stackscope_export_bytes_total) bytes sent," \
+	"$(metric stackscope_export_bytes_sent_total) bytes sent," \
+	"$(metric stackscope_export_bytes_delivered_total) delivered," \
 	"rss $(awk -v b="$(metric 'stackscope_memory_bytes{kind="rss"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
 	"bpf_maps $(awk -v b="$(metric 'stackscope_memory_bytes{kind="bpf_maps"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
 	"$(metric stackscope_processes) processes"

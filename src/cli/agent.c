@@ -49,16 +49,18 @@ static uint64_t rss_bytes(void)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Prometheus text exposition of the session and export counters. */
-static size_t format_metrics(struct session *s, const struct agent_export *ex, char *buf,
-			     size_t cap)
+/* Prometheus text exposition of the session, export and metrics-server counters. */
+static size_t format_metrics(struct session *s, const struct agent_export *ex,
+			     struct metrics_server *ms, char *buf, size_t cap)
 {
 	struct session_stats st;
 	struct agent_export_stats es;
+	struct metrics_server_stats mst;
 	size_t n = 0, i;
 
 	session__stats(s, &st);
 	agent_export__stats(ex, &es);
+	metrics_server__stats(ms, &mst);
 #define EMIT(...)                                                                          \
 	do {                                                                               \
 		int w = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);            \
@@ -92,8 +94,24 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex, c
 	EMIT("stackscope_exports_total{result=\"failed\"} %llu\n", (unsigned long long)es.failed);
 	EMIT("stackscope_exports_total{result=\"retried\"} %llu\n", (unsigned long long)es.retried);
 	EMIT("stackscope_exports_total{result=\"dropped\"} %llu\n", (unsigned long long)es.dropped);
-	EMIT("# TYPE stackscope_export_bytes_total counter\n");
-	EMIT("stackscope_export_bytes_total %llu\n", (unsigned long long)es.bytes);
+	EMIT("# TYPE stackscope_export_bytes_sent_total counter\n");
+	EMIT("stackscope_export_bytes_sent_total %llu\n", (unsigned long long)es.bytes_sent);
+	EMIT("# TYPE stackscope_export_bytes_delivered_total counter\n");
+	EMIT("stackscope_export_bytes_delivered_total %llu\n",
+	     (unsigned long long)es.bytes_delivered);
+	if (es.otlp) {
+		EMIT("# TYPE stackscope_exports_lost_total counter\n");
+		for (i = 0; i < OTLP_LOST_REASON_CNT; i++)
+			EMIT("stackscope_exports_lost_total{reason=\"%s\"} %llu\n",
+			     otlp_lost_reason__name(i), (unsigned long long)es.lost[i]);
+		EMIT("# TYPE stackscope_exports_delivered_late_total counter\n");
+		EMIT("stackscope_exports_delivered_late_total %llu\n",
+		     (unsigned long long)es.delivered_late);
+		EMIT("# TYPE stackscope_export_outages_total counter\n");
+		EMIT("stackscope_export_outages_total %llu\n", (unsigned long long)es.outages);
+		EMIT("# TYPE stackscope_export_collector_up gauge\n");
+		EMIT("stackscope_export_collector_up %d\n", es.collector_unavailable ? 0 : 1);
+	}
 	EMIT("# TYPE stackscope_export_queue_bytes gauge\n");
 	EMIT("stackscope_export_queue_bytes %llu\n", (unsigned long long)es.queue_bytes);
 	EMIT("# TYPE stackscope_memory_bytes gauge\n");
@@ -110,6 +128,15 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex, c
 		EMIT("# TYPE stackscope_unwind_entries gauge\n");
 		EMIT("stackscope_unwind_entries %llu\n", (unsigned long long)st.unwind->entries_used);
 	}
+	EMIT("# TYPE stackscope_metrics_connections_total counter\n");
+	EMIT("stackscope_metrics_connections_total{result=\"served\"} %llu\n",
+	     (unsigned long long)mst.served);
+	EMIT("stackscope_metrics_connections_total{result=\"rejected\"} %llu\n",
+	     (unsigned long long)mst.rejected);
+	EMIT("stackscope_metrics_connections_total{result=\"refused\"} %llu\n",
+	     (unsigned long long)mst.refused);
+	EMIT("stackscope_metrics_connections_total{result=\"timed_out\"} %llu\n",
+	     (unsigned long long)mst.timed_out);
 #undef EMIT
 	return n < cap ? n : cap - 1;
 }
@@ -127,13 +154,14 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		if (i != UNWIND_END_NO_USER)
 			incomplete += st.counters[COUNTER_UNWIND_END_BASE + i];
 	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
-		"failed %llu retried %llu dropped %llu, %llu bytes; rss %.1f MiB, bpf maps %.1f MiB; "
-		"%llu processes, %zu executables\n",
+		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "
+		"bpf maps %.1f MiB; %llu processes, %zu executables\n",
 		(unsigned long long)st.counters[COUNTER_SAMPLES],
 		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL], (unsigned long long)incomplete,
 		(unsigned long long)es.ok, (unsigned long long)es.failed,
 		(unsigned long long)es.retried, (unsigned long long)es.dropped,
-		(unsigned long long)es.bytes, (double)rss_bytes() / 1048576.0,
+		(unsigned long long)es.bytes_sent, (unsigned long long)es.bytes_delivered,
+		(double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
 		st.executables);
 }
@@ -164,7 +192,7 @@ static int run(const struct agent_options *o)
 	if (!ex)
 		return -errno;
 	if (o->metrics_addr) {
-		ms = metrics_server__start(o->metrics_addr);
+		ms = metrics_server__start(o->metrics_addr, NULL);
 		if (!ms) {
 			err = -errno;
 			pr_err("cannot serve metrics on %s: %s\n", o->metrics_addr, strerror(errno));
@@ -205,7 +233,7 @@ static int run(const struct agent_options *o)
 			malloc_trim(0); /* the interval's profile is gone: give its memory back */
 		}
 		if (ms && metrics) {
-			size_t len = format_metrics(s, ex, metrics, metrics_cap);
+			size_t len = format_metrics(s, ex, ms, metrics, metrics_cap);
 
 			metrics_server__publish(ms, metrics, len);
 		}

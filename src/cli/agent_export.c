@@ -243,8 +243,11 @@ static void report_otlp(struct agent_export *ex, const struct profile *p)
 	if (err) {
 		ex->encode_failed++;
 		pr_warn("cannot encode an OTLP request (%s): interval dropped\n", strerror(-err));
-	} else if (otlp_client__submit(ex->client, &buf)) {
-		ex->encode_failed++;
+	} else {
+		err = otlp_client__submit(ex->client, &buf);
+		/* -EMSGSIZE: counted by the client as dropped (too large) */
+		if (err && err != -EMSGSIZE)
+			ex->encode_failed++;
 	}
 	pb_buf__free(&buf);
 }
@@ -281,16 +284,23 @@ void agent_export__stats(const struct agent_export *ex, struct agent_export_stat
 		struct otlp_client_stats cs;
 
 		otlp_client__stats(ex->client, &cs);
+		out->otlp = true;
 		out->ok = cs.exports_ok;
 		out->failed = cs.exports_failed + ex->encode_failed;
 		out->retried = cs.exports_retried;
 		out->dropped = cs.exports_dropped;
-		out->bytes = cs.bytes_sent;
+		out->bytes_sent = cs.bytes_sent;
+		out->bytes_delivered = cs.bytes_delivered;
 		out->queue_bytes = cs.queue_sz;
+		memcpy(out->lost, cs.exports_lost, sizeof(out->lost));
+		out->lost[OTLP_LOST_REJECTED] += ex->encode_failed;
+		out->outages = cs.outages;
+		out->delivered_late = cs.delivered_late;
+		out->collector_unavailable = cs.collector_unavailable;
 		return;
 	}
 	out->ok = ex->dir_stats.written;
 	out->failed = ex->dir_stats.failed;
 	out->dropped = ex->dir_stats.deleted;
-	out->bytes = ex->dir_stats.bytes;
+	out->bytes_sent = out->bytes_delivered = ex->dir_stats.bytes;
 }

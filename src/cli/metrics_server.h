@@ -1,18 +1,65 @@
-/* A tiny Prometheus text endpoint: GET /metrics on a loopback (or given) address, served by
- * its own thread from a snapshot the owner replaces with metrics_server__publish().
- * Anything else gets 404. One connection at a time, bounded request size, 2 s timeouts.
+/* A tiny Prometheus text endpoint: GET /metrics on a loopback (or given) address, served
+ * from a snapshot the owner replaces with metrics_server__publish().
+ *
+ * Why a thread of its own: the agent's loop blocks in the session's ring-buffer poll, which
+ * the session owns; serving from that loop would tie the server's latency to the 100 ms
+ * tick and put socket code into the sampling path. The server thread runs one poll() loop
+ * over non-blocking sockets, so one client never waits for another, and the agent's only
+ * contact with it is publish(), which swaps a pointer under a mutex that the server holds
+ * just long enough to copy the text: no client, however slow, can stall sampling.
+ *
+ * Limits (each a defence against a client of a root process on every machine):
+ *  - at most conn_max connections at once; one more is answered 503 with a single
+ *    non-blocking write and closed (counted as refused);
+ *  - the request (line and headers) must arrive complete, in at most
+ *    METRICS_REQUEST_MAX_SZ bytes, within request_timeout_ms of the accept: else closed
+ *    (timed out) or answered 414/431 (too large);
+ *  - the answer must be taken within response_timeout_ms, else closed (timed out);
+ *  - GET /metrics (a query is ignored) gets 200 (503 until the first publish); another
+ *    path 404; another method 405;
+ *    anything that is not an HTTP/1.x request line 400. Error answers are sent as soon as
+ *    the request line is known; what the client sends after its headers is never parsed,
+ *    and at most METRICS_DRAIN_MAX_SZ bytes of it are read and discarded before the close
+ *    (so that the answer is not lost to a reset). One request per connection.
  */
 #ifndef STACKSCOPE_METRICS_SERVER_H
 #define STACKSCOPE_METRICS_SERVER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_REQUEST_MAX_SZ 4096
+#define METRICS_DRAIN_MAX_SZ (64 * 1024)
+
+struct metrics_server_opts {
+	unsigned conn_max;            /* 0: 16 */
+	unsigned request_timeout_ms;  /* 0: 3000 */
+	unsigned response_timeout_ms; /* 0: 5000 */
+};
+
+struct metrics_server_stats {
+	uint64_t served;    /* 200 answers */
+	uint64_t rejected;  /* 4xx answers: bad request, other path or method, too large */
+	uint64_t refused;   /* closed at once: conn_max connections were open */
+	uint64_t timed_out; /* request or answer not done in time */
+	size_t open;        /* connections open now */
+};
+
 struct metrics_server;
 
-/* addr: "HOST:PORT" (IPv4, e.g. 127.0.0.1:9464). NULL with errno (EINVAL for a bad address,
- * EADDRINUSE...).
+/* addr: "HOST:PORT" (IPv4, e.g. 127.0.0.1:9464; port 0 = any free one, see
+ * metrics_server__port()). opts may be NULL (defaults). NULL with errno (EINVAL for a bad
+ * address, EADDRINUSE...).
  */
-struct metrics_server *metrics_server__start(const char *addr);
-/* Replace the text served (copied). */
+struct metrics_server *metrics_server__start(const char *addr,
+					     const struct metrics_server_opts *opts);
+/* The port listened on. */
+uint16_t metrics_server__port(const struct metrics_server *m);
+/* Replace the text served (copied). Never waits for a client. */
 void metrics_server__publish(struct metrics_server *m, const char *text, size_t len);
+/* A consistent snapshot of the counters. */
+void metrics_server__stats(struct metrics_server *m, struct metrics_server_stats *out);
+/* Stops the thread, closes every connection, frees. Accepts NULL. */
 void metrics_server__stop(struct metrics_server *m);
 
 #endif

@@ -24,6 +24,7 @@
 
 #define RESPONSE_MAX_SZ (64 * 1024)  /* bodies past this are cut: we only read a few fields */
 #define GRPC_MESSAGE_MAX_SZ 256
+#define OUTAGE_WARN_INTERVAL_MS 60000 /* "still unavailable" at most this often */
 
 /* gRPC status codes used here */
 enum {
@@ -66,7 +67,7 @@ void otlp_config__init(struct otlp_config *c)
 	c->timeout_ms = 10000;
 	c->connect_timeout_ms = 3000;
 	c->initial_backoff_ms = 1000;
-	c->max_backoff_ms = 30000;
+	c->max_backoff_ms = 5000;
 	c->max_elapsed_ms = 120000;
 	c->queue_max_cnt = 16;
 	c->queue_max_sz = (size_t)32 << 20;
@@ -473,6 +474,7 @@ struct export_req {
 	struct export_req *next;
 	uint8_t *body; /* ready to send: gzipped and, for gRPC, framed */
 	size_t len;
+	uint64_t seq;  /* submission order */
 };
 
 struct otlp_client {
@@ -490,9 +492,20 @@ struct otlp_client {
 	bool in_flight;
 	atomic_bool stop;
 	struct otlp_client_stats stats;
-	bool failing; /* last request failed: log only state changes */
+	uint64_t next_seq; /* the seq of the next request submitted */
 	bool fresh_connect; /* export thread only: last attempt hit a transport error */
 	uint64_t rng;
+
+	/* export thread only: what the log has been told (see otlp_client.h, Outages) */
+	bool failing;              /* the last request was rejected: log only state changes */
+	uint64_t outage_start_ms;  /* 0: no outage */
+	uint64_t outage_warned_ms;
+	uint64_t outage_lost0;     /* requests lost before the outage began */
+	uint64_t outage_lost;      /* requests lost during the last outage (set at its end) */
+	uint64_t outage_len_ms;    /* how long the last outage lasted */
+	bool recovering;           /* the last outage is over; its backlog is being sent */
+	uint64_t recovery_seq;     /* requests with a smaller seq waited through it */
+	uint64_t late_cnt;         /* of those, delivered */
 };
 
 /* The result of one attempt. */
@@ -505,6 +518,7 @@ struct attempt {
 	int grpc_status; /* -1 when absent */
 	long rejected;
 	bool partial;
+	uint64_t uploaded; /* request bytes sent */
 	char message[GRPC_MESSAGE_MAX_SZ];
 	/* filled by the curl callbacks */
 	uint8_t *resp;
@@ -603,6 +617,7 @@ int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 		export_req__free(r);
 		pthread_mutex_lock(&c->lock);
 		c->stats.exports_dropped++;
+		c->stats.exports_lost[OTLP_LOST_TOO_LARGE]++;
 		pthread_mutex_unlock(&c->lock);
 		return -EMSGSIZE;
 	}
@@ -618,8 +633,10 @@ int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 		c->stats.queue_cnt--;
 		c->stats.queue_sz -= old->len;
 		c->stats.exports_dropped++;
+		c->stats.exports_lost[OTLP_LOST_QUEUE_FULL]++;
 		export_req__free(old);
 	}
+	r->seq = c->next_seq++;
 	if (c->tail)
 		c->tail->next = r;
 	else
@@ -1013,8 +1030,9 @@ static void client__attempt(struct otlp_client *c, const struct export_req *r,
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
 	curl_easy_getinfo(c->curl, CURLINFO_HTTP_VERSION, &version);
 	a->http_status = (int)http;
+	a->uploaded = uploaded > 0 ? (uint64_t)uploaded : 0;
 	pthread_mutex_lock(&c->lock);
-	c->stats.bytes_sent += (uint64_t)uploaded;
+	c->stats.bytes_sent += a->uploaded;
 	pthread_mutex_unlock(&c->lock);
 
 	if (rc != CURLE_OK) {
@@ -1070,10 +1088,13 @@ cleanup:
 	a->resp = NULL;
 }
 
-/* Sleeps ms unless stopped; true when stopped. */
-static bool client__sleep(struct otlp_client *c, uint64_t ms)
+/* Sleeps ms unless stopped or, with probe, until a new request is submitted (a probe of a
+ * collector that may be back); true when stopped.
+ */
+static bool client__sleep(struct otlp_client *c, uint64_t ms, bool probe)
 {
 	struct timespec ts;
+	uint64_t seq0;
 	bool stopped;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1084,7 +1105,8 @@ static bool client__sleep(struct otlp_client *c, uint64_t ms)
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&c->lock);
-	while (!atomic_load(&c->stop) &&
+	seq0 = c->next_seq;
+	while (!atomic_load(&c->stop) && !(probe && c->next_seq != seq0) &&
 	       pthread_cond_timedwait(&c->work, &c->lock, &ts) != ETIMEDOUT)
 		;
 	stopped = atomic_load(&c->stop);
@@ -1092,12 +1114,115 @@ static bool client__sleep(struct otlp_client *c, uint64_t ms)
 	return stopped;
 }
 
-enum export_result { EXPORT_OK, EXPORT_FAILED, EXPORT_DROPPED };
+enum export_result {
+	EXPORT_OK,
+	EXPORT_REJECTED,  /* a non-retryable answer or error */
+	EXPORT_EXHAUSTED, /* still retryable at max_elapsed_ms */
+	EXPORT_STOPPED,   /* the client is being freed */
+};
+
+static uint64_t stats__lost(const struct otlp_client_stats *st)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < OTLP_LOST_REASON_CNT; i++)
+		n += st->exports_lost[i];
+	return n;
+}
+
+static void client__snapshot(struct otlp_client *c, struct otlp_client_stats *out)
+{
+	pthread_mutex_lock(&c->lock);
+	*out = c->stats;
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* What went wrong in a failed attempt, for the log. */
+static void attempt__describe(const struct otlp_client *c, const struct attempt *a, char *out,
+			      size_t out_sz)
+{
+	const char *sep = a->message[0] ? ": " : "";
+
+	if (c->cfg.protocol == OTLP_PROTOCOL_GRPC && a->grpc_status >= 0)
+		snprintf(out, out_sz, "grpc-status %d%s%s", a->grpc_status, sep, a->message);
+	else if (a->http_status)
+		snprintf(out, out_sz, "HTTP %d%s%s", a->http_status, sep, a->message);
+	else
+		snprintf(out, out_sz, "%s", a->message[0] ? a->message : "no answer");
+}
+
+/* The end of the last outage, once the requests that waited through it are delivered. */
+static void client__report_recovery(struct otlp_client *c)
+{
+	pr_info("otlp: collector reachable again after %.1f s, %llu requests delivered late, "
+		"%llu lost during the outage\n",
+		(double)c->outage_len_ms / 1000.0,
+		(unsigned long long)c->late_cnt, (unsigned long long)c->outage_lost);
+	c->recovering = false;
+}
+
+/* A retryable attempt failed: an outage begins (warned at once) or goes on (warned at most
+ * once every OUTAGE_WARN_INTERVAL_MS). Export thread, without c->lock.
+ */
+static void client__outage_failure(struct otlp_client *c, const struct attempt *a)
+{
+	struct otlp_client_stats st;
+	uint64_t now = now_ms();
+	char why[GRPC_MESSAGE_MAX_SZ + 32];
+
+	attempt__describe(c, a, why, sizeof(why));
+	if (!c->outage_start_ms) {
+		if (c->recovering)
+			client__report_recovery(c);
+		pthread_mutex_lock(&c->lock);
+		c->stats.outages++;
+		c->stats.collector_unavailable = true;
+		st = c->stats;
+		pthread_mutex_unlock(&c->lock);
+		c->outage_start_ms = c->outage_warned_ms = now;
+		c->outage_lost0 = stats__lost(&st);
+		pr_warn("otlp: cannot deliver to %s (%s): retrying every few seconds; %zu more "
+			"requests queued, %llu lost so far\n",
+			c->url, why, st.queue_cnt, (unsigned long long)c->outage_lost0);
+		return;
+	}
+	if (now - c->outage_warned_ms < OUTAGE_WARN_INTERVAL_MS)
+		return;
+	c->outage_warned_ms = now;
+	client__snapshot(c, &st);
+	pr_warn("otlp: collector still unavailable after %llu s (%s): %zu more requests "
+		"queued, %llu lost since it went away\n",
+		(unsigned long long)((now - c->outage_start_ms) / 1000), why, st.queue_cnt,
+		(unsigned long long)(stats__lost(&st) - c->outage_lost0));
+}
+
+/* The collector answered (accepted, or a non-retryable answer): an outage going on is over.
+ * The requests submitted until now waited through it. Export thread, without c->lock.
+ */
+static void client__outage_end(struct otlp_client *c)
+{
+	struct otlp_client_stats st;
+
+	if (!c->outage_start_ms)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stats.collector_unavailable = false;
+	c->recovery_seq = c->next_seq;
+	st = c->stats;
+	pthread_mutex_unlock(&c->lock);
+	c->outage_len_ms = now_ms() - c->outage_start_ms;
+	c->outage_lost = stats__lost(&st) - c->outage_lost0;
+	c->outage_start_ms = 0;
+	c->recovering = true;
+	c->late_cnt = 0;
+}
 
 /* Sends r with retries; the outcome decides the counter. */
 static enum export_result client__export(struct otlp_client *c, const struct export_req *r)
 {
 	uint64_t start = now_ms(), backoff = c->cfg.initial_backoff_ms, wait;
+	char why[GRPC_MESSAGE_MAX_SZ + 32];
 	struct attempt a;
 
 	for (;;) {
@@ -1106,11 +1231,17 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 		c->stats.last_http_status = a.http_status;
 		if (c->cfg.protocol == OTLP_PROTOCOL_GRPC)
 			c->stats.last_grpc_status = a.grpc_status;
-		if (a.ok && a.partial) {
-			c->stats.exports_partial++;
-			c->stats.rejected_profiles += a.rejected > 0 ? (uint64_t)a.rejected : 0;
+		if (a.ok) {
+			c->stats.bytes_delivered += a.uploaded;
+			if (a.partial) {
+				c->stats.exports_partial++;
+				c->stats.rejected_profiles +=
+					a.rejected > 0 ? (uint64_t)a.rejected : 0;
+			}
 		}
 		pthread_mutex_unlock(&c->lock);
+		if (a.ok || (!a.retryable && a.http_status))
+			client__outage_end(c);
 		if (a.ok) {
 			if (a.partial && (a.rejected || a.message[0]))
 				pr_warn("otlp: partial success: %ld profiles rejected: %s\n",
@@ -1118,9 +1249,10 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 			return EXPORT_OK;
 		}
 		if (atomic_load(&c->stop))
-			return EXPORT_DROPPED;
+			return EXPORT_STOPPED;
 		if (!a.retryable)
 			break;
+		client__outage_failure(c, &a);
 		/* jitter x0.5 .. x1.5 of the backoff, capped */
 		wait = backoff / 2 + client__rand(c) % (backoff + 1);
 		if (wait > c->cfg.max_backoff_ms)
@@ -1129,24 +1261,28 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 			wait = a.wait_is_min && wait > (uint64_t)a.wait_ms ? wait :
 									      (uint64_t)a.wait_ms;
 		if (now_ms() + wait - start > c->cfg.max_elapsed_ms) {
-			snprintf(a.message + strlen(a.message),
-				 sizeof(a.message) - strlen(a.message), " (retries exhausted)");
-			break;
+			/* the outage's own lines say how many are lost */
+			pr_debug("otlp: a request given up after %llu s of retries\n",
+				 (unsigned long long)((now_ms() - start) / 1000));
+			return EXPORT_EXHAUSTED;
 		}
 		pr_debug("otlp: export attempt failed (HTTP %d, grpc %d: %s), retry in %llu ms\n",
 			 a.http_status, a.grpc_status, a.message, (unsigned long long)wait);
-		if (client__sleep(c, wait))
-			return EXPORT_DROPPED;
+		/* our own backoff (not a wait the server asked for) ends at a new request */
+		if (client__sleep(c, wait, a.wait_ms < 0))
+			return EXPORT_STOPPED;
 		pthread_mutex_lock(&c->lock);
 		c->stats.exports_retried++;
 		pthread_mutex_unlock(&c->lock);
 		backoff = backoff * 2 > c->cfg.max_backoff_ms ? c->cfg.max_backoff_ms : backoff * 2;
 	}
-	/* one warning when exports start failing; the counters tell the rest */
-	if (!c->failing)
-		pr_warn("otlp: export failed (HTTP %d, grpc-status %d): %s\n", a.http_status,
-			a.grpc_status, a.message);
-	return EXPORT_FAILED;
+	/* one warning when exports start being rejected; the counters tell the rest */
+	if (!c->failing) {
+		attempt__describe(c, &a, why, sizeof(why));
+		pr_warn("otlp: export failed (%s): not retried\n", why);
+	}
+	c->failing = true;
+	return EXPORT_REJECTED;
 }
 
 static void *client__thread(void *arg)
@@ -1154,6 +1290,7 @@ static void *client__thread(void *arg)
 	struct otlp_client *c = arg;
 	struct export_req *r;
 	enum export_result res;
+	bool late, backlog_done;
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
@@ -1171,21 +1308,41 @@ static void *client__thread(void *arg)
 		pthread_mutex_unlock(&c->lock);
 
 		res = client__export(c, r);
+		late = c->recovering && r->seq < c->recovery_seq;
 		export_req__free(r);
+		if (res == EXPORT_OK && c->failing) {
+			pr_info("otlp: exports succeed again\n");
+			c->failing = false;
+		}
+		if (res == EXPORT_OK && late)
+			c->late_cnt++;
 
 		pthread_mutex_lock(&c->lock);
-		c->in_flight = false;
-		if (res == EXPORT_OK) {
+		switch (res) {
+		case EXPORT_OK:
 			c->stats.exports_ok++;
-			if (c->failing)
-				pr_info("otlp: exports succeed again\n");
-			c->failing = false;
-		} else if (res == EXPORT_FAILED) {
+			c->stats.delivered_late += late ? 1 : 0;
+			break;
+		case EXPORT_REJECTED:
+		case EXPORT_EXHAUSTED:
 			c->stats.exports_failed++;
-			c->failing = true;
-		} else {
+			c->stats.exports_lost[res == EXPORT_REJECTED ?
+						      OTLP_LOST_REJECTED :
+						      OTLP_LOST_RETRIES_EXHAUSTED]++;
+			break;
+		case EXPORT_STOPPED:
 			c->stats.exports_dropped++;
+			c->stats.exports_lost[OTLP_LOST_SHUTDOWN]++;
+			break;
 		}
+		/* the backlog is sent when what is left was submitted after the recovery */
+		backlog_done = c->recovering && (!c->head || c->head->seq >= c->recovery_seq);
+		if (backlog_done) {
+			pthread_mutex_unlock(&c->lock);
+			client__report_recovery(c);
+			pthread_mutex_lock(&c->lock);
+		}
+		c->in_flight = false;
 		pthread_cond_broadcast(&c->idle);
 	}
 	pthread_mutex_unlock(&c->lock);
@@ -1392,9 +1549,20 @@ int otlp_client__flush(struct otlp_client *c, unsigned timeout_ms)
 
 void otlp_client__stats(struct otlp_client *c, struct otlp_client_stats *out)
 {
-	pthread_mutex_lock(&c->lock);
-	*out = c->stats;
-	pthread_mutex_unlock(&c->lock);
+	client__snapshot(c, out);
+}
+
+const char *otlp_lost_reason__name(enum otlp_lost_reason r)
+{
+	static const char *const names[OTLP_LOST_REASON_CNT] = {
+		[OTLP_LOST_REJECTED] = "rejected",
+		[OTLP_LOST_RETRIES_EXHAUSTED] = "retries_exhausted",
+		[OTLP_LOST_QUEUE_FULL] = "queue_full",
+		[OTLP_LOST_TOO_LARGE] = "too_large",
+		[OTLP_LOST_SHUTDOWN] = "shutdown",
+	};
+
+	return (unsigned)r < OTLP_LOST_REASON_CNT ? names[r] : "?";
 }
 
 void otlp_client__free(struct otlp_client *c)
@@ -1413,8 +1581,11 @@ void otlp_client__free(struct otlp_client *c)
 	while ((r = c->head)) {
 		c->head = r->next;
 		c->stats.exports_dropped++;
+		c->stats.exports_lost[OTLP_LOST_SHUTDOWN]++;
 		export_req__free(r);
 	}
+	if (c->recovering)
+		client__report_recovery(c);
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->curl_headers);

@@ -20,7 +20,18 @@
  * (RetryInfo: at least that, and at least the backoff), else exponential backoff from
  * initial_backoff_ms doubling up to max_backoff_ms, with jitter (x0.5 .. x1.5, capped). A
  * request is given up (failed) when the next attempt would start later than max_elapsed_ms
- * after its first one.
+ * after its first one. max_backoff_ms is 5 s by default, and a new request submitted
+ * during a backoff (not during a server-requested wait) ends it at once: a collector that
+ * comes back is used within 5 s, or within the agent's interval if shorter, while a down
+ * one sees from each agent one connection attempt per new request and at most one more
+ * every 2.5..5 s.
+ *
+ * Outages (retryable failures: the collector is down, unreachable or overloaded) are said
+ * in the log at the first failed attempt (the error, the requests queued and lost so far),
+ * then at most once a minute while they last, and their end once the requests that waited
+ * through them are delivered ("collector reachable again after N s, M requests delivered
+ * late"). A non-retryable answer ends an outage too (the collector answers) and is warned
+ * once per change from success to failure.
  *
  * Invariants:
  *  - the queue is the only state shared with the export thread (one mutex, two condvars);
@@ -74,7 +85,7 @@ struct otlp_config {
 	unsigned timeout_ms;       /* one export attempt, default 10000 */
 	unsigned connect_timeout_ms; /* default 3000 */
 	unsigned initial_backoff_ms; /* default 1000 */
-	unsigned max_backoff_ms;     /* default 30000 */
+	unsigned max_backoff_ms;     /* default 5000 */
 	unsigned max_elapsed_ms;     /* default 120000 */
 	size_t queue_max_cnt;        /* default 16 */
 	size_t queue_max_sz;         /* default 32 MiB */
@@ -108,6 +119,19 @@ int otlp_config__add_resource_attrs(struct otlp_config *c, const char *list, cha
 /* The URL requests go to; caller frees. NULL with errno EINVAL without endpoint, ENOMEM. */
 char *otlp_config__url(const struct otlp_config *c);
 
+/* Why requests were never delivered; each request lost is counted under one reason. */
+enum otlp_lost_reason {
+	OTLP_LOST_REJECTED = 0,      /* failed: a non-retryable answer or error */
+	OTLP_LOST_RETRIES_EXHAUSTED, /* failed: still retryable after max_elapsed_ms */
+	OTLP_LOST_QUEUE_FULL,        /* dropped: the oldest in a full queue */
+	OTLP_LOST_TOO_LARGE,         /* dropped: over queue_max_sz on its own */
+	OTLP_LOST_SHUTDOWN,          /* dropped: queued or in flight when the client was freed */
+	OTLP_LOST_REASON_CNT,
+};
+
+/* "rejected", "retries_exhausted", "queue_full", "too_large", "shutdown". */
+const char *otlp_lost_reason__name(enum otlp_lost_reason r);
+
 struct otlp_client_stats {
 	uint64_t exports_ok;      /* accepted by the receiver (including partial successes) */
 	uint64_t exports_failed;  /* given up: non-retryable answer or retries exhausted */
@@ -115,7 +139,13 @@ struct otlp_client_stats {
 	uint64_t exports_dropped; /* dropped from the full queue, or still queued at the end */
 	uint64_t exports_partial; /* accepted with a partial_success */
 	uint64_t rejected_profiles; /* sum of partial_success.rejected_profiles */
+	/* exports_failed + exports_dropped, by reason */
+	uint64_t exports_lost[OTLP_LOST_REASON_CNT];
 	uint64_t bytes_sent;      /* request bytes on the wire (compressed), every attempt */
+	uint64_t bytes_delivered; /* bytes of the attempts the receiver accepted */
+	uint64_t outages;         /* outages begun (see above) */
+	uint64_t delivered_late;  /* requests delivered after waiting through an outage */
+	bool collector_unavailable; /* an outage is going on */
 	size_t queue_cnt;         /* waiting now, without the one being sent */
 	size_t queue_sz;
 	int last_http_status;     /* 0 = none yet */

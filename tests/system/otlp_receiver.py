@@ -15,7 +15,8 @@ Every request is saved, decompressed (the bare ExportProfilesServiceRequest), as
 DIR/req-NNNN.pb, and described by one JSON line in DIR/requests.jsonl: n, arrival time
 (time.time()), protocol, path, wire and decompressed sizes, sha1 of the decompressed bytes,
 the answer given ("ok", "status:503", "grpc:14", "close", "partial") and malformed=true when the
-framing or the compression was wrong.
+framing or the compression was wrong. Events are lines too: {"event": "listening"} when the
+receiver starts listening, "down" and "up" around a down step; each with its time.
 
 Fault script (--faults SCRIPT, or the content of --control FILE whenever that file changes: the
 new script then starts from its first step). Steps are separated by ';' and consumed in order,
@@ -590,6 +591,9 @@ def main():
         ap.error(str(e))
     rcv = Receiver(args)
     rcv.listen()
+    with rcv.index_lock():
+        rcv.index.write(json.dumps({"event": "listening", "time": time.time(),
+                                    "port": rcv.port}) + "\n")
     sys.stdout.write("%d\n" % rcv.port)
     sys.stdout.flush()
     signal.signal(signal.SIGTERM, lambda *_: rcv.stop.set())

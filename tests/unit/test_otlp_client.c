@@ -6,7 +6,11 @@
  * Retry-After then 200 (one retry, waited), 400 (never retried), a partial success (never
  * retried), a receiver that is down (retries with backoff, the oldest requests dropped past
  * the queue bound, data flowing again when it comes up), retries exhausted, and the
- * OTEL_* environment parsing. For gRPC, an h2c receiver in Python (Debian python3-h2, an
+ * OTEL_* environment parsing; an outage (the log, captured from stderr, warns at the first
+ * failed attempt and only once while it lasts, then says when the receiver is back and how
+ * many requests came late; requests resume within the backoff cap of it coming up, and at
+ * once when a new request is submitted, unless the server asked for a wait), bytes
+ * sent on every attempt vs bytes delivered, and requests lost by reason. For gRPC, an h2c receiver in Python (Debian python3-h2, an
  * HTTP/2 implementation independent of libcurl's nghttp2) answers UNAVAILABLE then OK, and
  * INVALID_ARGUMENT (errors trailers-only, OK with trailers after the message); it checks the
  * framing and gzip itself and reports what it got. Everything stays on loopback and well
@@ -256,19 +260,21 @@ static bool same_body(const struct request *rq, const struct pb_buf *b)
 	return rq->body_len == b->len && !memcmp(rq->body, b->data, b->len);
 }
 
+/* 503 asking for a 1 s wait, then success */
+static const struct reply retry_after_1_then_ok[] = {
+	{ 503, "Retry-After: 1\r\n", NULL, 0 },
+	{ 200, NULL, NULL, 0 },
+};
+
 TEST(retry_after_then_ok)
 {
-	static const struct reply script[] = {
-		{ 503, "Retry-After: 1\r\n", NULL, 0 },
-		{ 200, NULL, NULL, 0 },
-	};
 	static struct receiver rv;
 	struct otlp_client_stats st;
 	struct otlp_config cfg;
 	struct otlp_client *c;
 	struct pb_buf b;
 
-	receiver__start(&rv, 0, script, 2);
+	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
 	test_config(&cfg, rv.port);
 	c = otlp_client__new(&cfg);
 	REQUIRE(c);
@@ -281,7 +287,12 @@ TEST(retry_after_then_ok)
 	CHECK_EQ_INT(st.exports_failed, 0);
 	CHECK_EQ_INT(st.exports_dropped, 0);
 	CHECK_EQ_INT(st.last_http_status, 200);
-	CHECK(st.bytes_sent > 0);
+	/* two attempts sent, one accepted */
+	CHECK(st.bytes_delivered > 0);
+	CHECK_EQ_U64(st.bytes_sent, 2 * st.bytes_delivered);
+	CHECK_EQ_INT(st.outages, 1);
+	CHECK_EQ_INT(st.delivered_late, 1);
+	CHECK(!st.collector_unavailable);
 	REQUIRE(rv.req_cnt == 2);
 	/* Retry-After: 1 honoured (the backoff alone would be ~20 ms) */
 	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900);
@@ -324,6 +335,10 @@ TEST(bad_request_not_retried)
 	CHECK_EQ_INT(st.exports_failed, 1);
 	CHECK_EQ_INT(st.exports_retried, 0);
 	CHECK_EQ_INT(st.last_http_status, 400);
+	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_REJECTED], 1);
+	CHECK_EQ_INT(st.bytes_delivered, 0);
+	CHECK(st.bytes_sent > 0);
+	CHECK_EQ_INT(st.outages, 0); /* the receiver answered: not an outage */
 	CHECK_EQ_INT(rv.req_cnt, 1);
 	otlp_client__free(c);
 	receiver__stop(&rv);
@@ -397,6 +412,8 @@ TEST(receiver_down_then_up)
 		CHECK_EQ_INT(otlp_client__submit(c, &b[i]), 0); /* never blocks */
 	otlp_client__stats(c, &st);
 	CHECK_EQ_INT(st.exports_dropped, 2); /* b[1], b[2] */
+	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_QUEUE_FULL], 2);
+	CHECK(st.collector_unavailable);
 	CHECK_EQ_INT(st.queue_cnt, 2);
 	CHECK(st.queue_sz > 0);
 	CHECK_EQ_INT(otlp_client__flush(c, 50), -ETIMEDOUT);
@@ -420,6 +437,225 @@ TEST(receiver_down_then_up)
 		pb_buf__free(&b[i]);
 }
 
+/* stderr into a file for the length of a test, to check what the log says and when. */
+struct log_capture {
+	char path[64];
+	int fd, saved;
+};
+
+static void log_capture__start(struct log_capture *lc)
+{
+	snprintf(lc->path, sizeof(lc->path), "/tmp/test_otlp_log_XXXXXX");
+	lc->fd = mkstemp(lc->path);
+	REQUIRE(lc->fd >= 0);
+	fflush(stderr);
+	lc->saved = dup(2);
+	REQUIRE(lc->saved >= 0);
+	REQUIRE(dup2(lc->fd, 2) == 2);
+}
+
+/* What was logged so far (static buffer, NUL-terminated). */
+static const char *log_capture__text(struct log_capture *lc)
+{
+	static char text[16384];
+	ssize_t n;
+
+	fflush(stderr);
+	n = pread(lc->fd, text, sizeof(text) - 1, 0);
+	text[n > 0 ? n : 0] = '\0';
+	return text;
+}
+
+/* Restores stderr and shows what was captured. */
+static void log_capture__stop(struct log_capture *lc)
+{
+	const char *text = log_capture__text(lc);
+
+	dup2(lc->saved, 2);
+	close(lc->saved);
+	close(lc->fd);
+	unlink(lc->path);
+	fputs(text, stderr);
+}
+
+static int count_of(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, what)); text += strlen(what))
+		n++;
+	return n;
+}
+
+/* Waits at most timeout_ms for what to be logged; how long it took, or -1. */
+static long log_capture__wait(struct log_capture *lc, const char *what, int timeout_ms)
+{
+	uint64_t t0 = mono_ms();
+
+	do {
+		if (strstr(log_capture__text(lc), what))
+			return (long)(mono_ms() - t0);
+		usleep(2000);
+	} while (mono_ms() - t0 < (uint64_t)timeout_ms);
+	return -1;
+}
+
+/* The receiver down when the first request comes: warned at the first failed attempt and
+ * not again while it lasts (many retries); when it comes up, requests flow within the
+ * backoff cap, and the log says the outage is over with the requests delivered late.
+ */
+TEST(outage_warned_at_once_then_recovered)
+{
+	static const struct reply script[] = { { 200, NULL, NULL, 0 } };
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct log_capture lc;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b[2];
+	uint16_t port = free_port();
+	uint64_t up_ms;
+	long warn_ms;
+	const char *text;
+
+	/* the default cap: a collector that comes back is used within 5 s */
+	otlp_config__init(&cfg);
+	CHECK(cfg.max_backoff_ms <= 5000);
+	otlp_config__free(&cfg);
+
+	test_config(&cfg, port);
+	cfg.max_backoff_ms = 200;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	payload(&b[0], 20);
+	payload(&b[1], 21);
+	log_capture__start(&lc);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	warn_ms = log_capture__wait(&lc, "otlp: cannot deliver to", 2000);
+	CHECK(warn_ms >= 0 && warn_ms < 500);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	usleep(800 * 1000); /* retries every 10..200 ms meanwhile */
+	otlp_client__stats(c, &st);
+	CHECK(st.exports_retried >= 3);
+	CHECK(st.collector_unavailable);
+	CHECK_EQ_INT(st.outages, 1);
+	CHECK_EQ_INT(st.bytes_sent, 0); /* connections refused: nothing went out */
+	text = log_capture__text(&lc);
+	CHECK_EQ_INT(count_of(text, "cannot deliver"), 1);
+	CHECK_EQ_INT(count_of(text, "still unavailable"), 0); /* at most once a minute */
+	CHECK(strstr(text, "Couldn't connect"));
+
+	receiver__start(&rv, port, script, 1);
+	up_ms = mono_ms();
+	CHECK_EQ_INT(otlp_client__flush(c, 3000), 0);
+	REQUIRE(rv.req_cnt == 2);
+	printf("  first request %llu ms after the receiver came up (backoff cap %u ms)\n",
+	       (unsigned long long)(rv.reqs[0].at_ms - up_ms), cfg.max_backoff_ms);
+	CHECK(rv.reqs[0].at_ms - up_ms <= cfg.max_backoff_ms + 300);
+	CHECK(same_body(&rv.reqs[0], &b[0]));
+	CHECK(same_body(&rv.reqs[1], &b[1]));
+	/* flush() returns once the recovery line is out */
+	text = log_capture__text(&lc);
+	CHECK(strstr(text, "otlp: collector reachable again after"));
+	CHECK(strstr(text, ", 2 requests delivered late, 0 lost during the outage"));
+	otlp_client__stats(c, &st);
+	CHECK(!st.collector_unavailable);
+	CHECK_EQ_INT(st.delivered_late, 2);
+	CHECK_EQ_INT(st.exports_ok, 2);
+	CHECK(st.bytes_delivered > 0);
+	CHECK_EQ_U64(st.bytes_sent, st.bytes_delivered);
+
+	/* a request after the recovery is not late, and nothing more is logged */
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	otlp_client__stats(c, &st);
+	CHECK_EQ_INT(st.delivered_late, 2);
+	CHECK_EQ_INT(count_of(log_capture__text(&lc), "otlp:"), 2);
+	log_capture__stop(&lc);
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b[0]);
+	pb_buf__free(&b[1]);
+}
+
+/* Waits until the receiver has seen n requests, at most timeout_ms; true if it has. */
+static bool receiver__wait(struct receiver *rv, size_t n, int timeout_ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
+	size_t cnt;
+
+	do {
+		pthread_mutex_lock(&rv->lock);
+		cnt = rv->req_cnt;
+		pthread_mutex_unlock(&rv->lock);
+		if (cnt >= n)
+			return true;
+		usleep(2000);
+	} while (mono_ms() < end);
+	return false;
+}
+
+/* A new request ends a backoff at once (a probe of a collector that may be back), but not
+ * a wait the server asked for (Retry-After).
+ */
+TEST(new_request_probes_during_backoff)
+{
+	static const struct reply ok[] = { { 200, NULL, NULL, 0 } };
+	static struct receiver rv;
+	struct otlp_client_stats st;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b[2];
+	uint16_t port = free_port();
+	uint64_t deadline, t0;
+
+	payload(&b[0], 30);
+	payload(&b[1], 31);
+	test_config(&cfg, port);
+	cfg.initial_backoff_ms = cfg.max_backoff_ms = 10000; /* waits of 5..10 s */
+	cfg.max_elapsed_ms = 60000;
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	deadline = mono_ms() + 2000;
+	do {
+		usleep(2000);
+		otlp_client__stats(c, &st);
+	} while (!st.collector_unavailable && mono_ms() < deadline);
+	REQUIRE(st.collector_unavailable);
+	receiver__start(&rv, port, ok, 1);
+	usleep(200 * 1000);
+	CHECK_EQ_INT(rv.req_cnt, 0); /* still in its backoff */
+	t0 = mono_ms();
+	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	CHECK(mono_ms() - t0 < 1000);
+	REQUIRE(rv.req_cnt == 2);
+	CHECK(same_body(&rv.reqs[0], &b[0]));
+	CHECK(same_body(&rv.reqs[1], &b[1]));
+	otlp_client__free(c);
+	receiver__stop(&rv);
+
+	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
+	otlp_config__free(&cfg);
+	test_config(&cfg, rv.port);
+	c = otlp_client__new(&cfg);
+	REQUIRE(c);
+	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	REQUIRE(receiver__wait(&rv, 1, 2000));
+	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	REQUIRE(rv.req_cnt == 3);
+	CHECK(same_body(&rv.reqs[1], &b[0]));
+	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900); /* Retry-After: 1 kept */
+	otlp_client__free(c);
+	receiver__stop(&rv);
+	otlp_config__free(&cfg);
+	pb_buf__free(&b[0]);
+	pb_buf__free(&b[1]);
+}
+
 TEST(retries_exhausted_and_free_while_retrying)
 {
 	struct otlp_client_stats st;
@@ -437,6 +673,7 @@ TEST(retries_exhausted_and_free_while_retrying)
 	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
 	otlp_client__stats(c, &st);
 	CHECK_EQ_INT(st.exports_failed, 1);
+	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_RETRIES_EXHAUSTED], 1);
 	CHECK(st.exports_retried >= 1);
 	CHECK_EQ_INT(st.exports_ok, 0);
 	otlp_client__free(c);
@@ -477,6 +714,7 @@ TEST(queue_bound_by_bytes)
 	CHECK_EQ_INT(otlp_client__submit(c, &big), -EMSGSIZE);
 	otlp_client__stats(c, &st);
 	CHECK_EQ_INT(st.exports_dropped, 1);
+	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_TOO_LARGE], 1);
 	CHECK_EQ_INT(st.queue_cnt, 0);
 	otlp_client__free(c);
 	otlp_config__free(&cfg);
@@ -788,6 +1026,8 @@ int main(void)
 	RUN(bad_request_not_retried);
 	RUN(partial_success_not_retried);
 	RUN(receiver_down_then_up);
+	RUN(outage_warned_at_once_then_recovered);
+	RUN(new_request_probes_during_backoff);
 	RUN(retries_exhausted_and_free_while_retrying);
 	RUN(queue_bound_by_bytes);
 	RUN(grpc_unavailable_then_ok);

@@ -1,0 +1,325 @@
+/* Unit tests for the /metrics endpoint (cli/metrics_server.c), over real loopback sockets:
+ * answers by request (503 before the first publish, 200 with the published text, 404, 405,
+ * 400, 414, 431); a client that trickles its request one byte at a time neither delays
+ * other clients' scrapes nor stays past the request timeout; conn_max clients at once are served and one more is refused;
+ * a client that never reads its (large) answer is dropped at the answer timeout while
+ * another client is served and publish() returns at once. Timeouts are shortened through
+ * the options, so the whole file runs in about 2 s.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/metrics_server.h"
+#include "test.h"
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A connected client socket; rcvbuf > 0 shrinks its receive buffer first. */
+static int client__connect(uint16_t port, int rcvbuf)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	REQUIRE(fd >= 0);
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	REQUIRE(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	return fd;
+}
+
+static void client__send(int fd, const char *data, size_t len)
+{
+	REQUIRE(send(fd, data, len, MSG_NOSIGNAL) == (ssize_t)len);
+}
+
+/* Reads until the server closes, at most timeout_ms; returns the HTTP status (0: none, -1:
+ * timed out) and the body length in *body_len (body copied into body, up to body_cap).
+ */
+static int client__answer(int fd, int timeout_ms, char *body, size_t body_cap, size_t *body_len)
+{
+	static char buf[1 << 16];
+	uint64_t end = mono_ms() + (uint64_t)timeout_ms;
+	size_t got = 0, total = 0, head_len = 0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int status = 0;
+	char *eoh;
+
+	if (body_len)
+		*body_len = 0;
+	for (;;) {
+		int64_t left = (int64_t)(end - mono_ms());
+		ssize_t r;
+
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return -1;
+		r = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = '\0';
+		if (!head_len && (eoh = strstr(buf, "\r\n\r\n"))) {
+			head_len = (size_t)(eoh - buf) + 4;
+			sscanf(buf, "HTTP/1.1 %d", &status);
+		}
+		if (head_len) { /* keep the head only; count the body */
+			size_t n = got - head_len;
+
+			if (body && total < body_cap)
+				memcpy(body + total, buf + head_len,
+				       n < body_cap - total ? n : body_cap - total);
+			total += n;
+			got = head_len;
+		}
+	}
+	if (body_len)
+		*body_len = total;
+	return status;
+}
+
+/* One whole request on a fresh connection; the status. */
+static int client__request(uint16_t port, const char *req, char *body, size_t cap,
+			   size_t *body_len)
+{
+	int fd = client__connect(port, 0), status;
+
+	client__send(fd, req, strlen(req));
+	status = client__answer(fd, 2000, body, cap, body_len);
+	close(fd);
+	return status;
+}
+
+static struct metrics_server *start(const struct metrics_server_opts *o)
+{
+	struct metrics_server *m = metrics_server__start("127.0.0.1:0", o);
+
+	REQUIRE(m);
+	REQUIRE(metrics_server__port(m) != 0);
+	return m;
+}
+
+TEST(answers)
+{
+	static const char text[] = "# TYPE x counter\nx 1\n";
+	struct metrics_server_stats st;
+	struct metrics_server *m = start(NULL);
+	uint16_t port = metrics_server__port(m);
+	char body[256], big[METRICS_REQUEST_MAX_SZ + 64];
+	size_t len;
+
+	/* nothing published yet: not ready */
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL), 503);
+	metrics_server__publish(m, text, strlen(text));
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body,
+				     sizeof(body), &len),
+		     200);
+	CHECK_EQ_INT(len, strlen(text));
+	CHECK(!memcmp(body, text, strlen(text)));
+	CHECK_EQ_INT(client__request(port, "GET /metrics?name[]=x HTTP/1.0\n\n", NULL, 0, NULL),
+		     200);
+	CHECK_EQ_INT(client__request(port, "GET /metricsx HTTP/1.1\r\n\r\n", NULL, 0, NULL), 404);
+	CHECK_EQ_INT(client__request(port, "GET / HTTP/1.1\r\n\r\n", NULL, 0, NULL), 404);
+	/* answered from the request line alone: the body is never parsed */
+	CHECK_EQ_INT(client__request(port, "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n"
+					   "\r\nabc",
+				     NULL, 0, NULL),
+		     405);
+	CHECK_EQ_INT(client__request(port, "hello\r\n\r\n", NULL, 0, NULL), 400);
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/2.0\r\n\r\n", NULL, 0, NULL), 400);
+	/* a request line that never ends, and headers that never end */
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "GET /", 5);
+	CHECK_EQ_INT(client__request(port, big, NULL, 0, NULL), 414);
+	memcpy(big, "GET /metrics HTTP/1.1\r\nX: ", 26);
+	CHECK_EQ_INT(client__request(port, big, NULL, 0, NULL), 431);
+	metrics_server__stats(m, &st);
+	CHECK_EQ_INT(st.served, 2);
+	CHECK_EQ_INT(st.rejected, 7);
+	CHECK_EQ_INT(st.refused, 0);
+	CHECK_EQ_INT(st.timed_out, 0);
+	metrics_server__stop(m);
+}
+
+struct trickle {
+	uint16_t port;
+	int interval_ms;
+	int bytes_sent;
+	bool closed_by_server;
+	uint64_t closed_after_ms;
+};
+
+/* Sends "GET /metrics HTTP/1.1\r\n..." one byte every interval_ms until the server closes. */
+static void *trickle__run(void *arg)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: slow.example\r\nX-Slow: yes\r\n\r\n";
+	struct trickle *t = arg;
+	int fd = client__connect(t->port, 0);
+	uint64_t t0 = mono_ms();
+	size_t i;
+	char ch;
+
+	for (i = 0; i < sizeof(req) - 1; i++) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+		if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		t->bytes_sent++;
+		/* the server closing shows as readable (EOF or a reset) */
+		if (poll(&pfd, 1, t->interval_ms) > 0 && recv(fd, &ch, 1, 0) <= 0)
+			break;
+	}
+	t->closed_by_server = i < sizeof(req) - 1;
+	t->closed_after_ms = mono_ms() - t0;
+	close(fd);
+	return NULL;
+}
+
+TEST(trickling_client_does_not_delay_others)
+{
+	struct metrics_server_opts o = { .request_timeout_ms = 1000 };
+	struct metrics_server_stats st;
+	struct metrics_server *m = start(&o);
+	struct trickle t = { .port = metrics_server__port(m), .interval_ms = 100 };
+	uint64_t t0, worst = 0;
+	pthread_t th;
+	int i;
+
+	metrics_server__publish(m, "x 1\n", 4);
+	REQUIRE(pthread_create(&th, NULL, trickle__run, &t) == 0);
+	usleep(150 * 1000);
+	for (i = 0; i < 5; i++) {
+		t0 = mono_ms();
+		CHECK_EQ_INT(client__request(t.port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL),
+			     200);
+		if (mono_ms() - t0 > worst)
+			worst = mono_ms() - t0;
+		usleep(100 * 1000);
+	}
+	pthread_join(th, NULL);
+	printf("  scrapes while a client trickles: worst %llu ms; the trickler closed after "
+	       "%llu ms, %d bytes\n",
+	       (unsigned long long)worst, (unsigned long long)t.closed_after_ms, t.bytes_sent);
+	CHECK(worst < 500);
+	/* the server closed it at its request timeout (1 s), long before it was done */
+	CHECK(t.closed_by_server);
+	CHECK(t.closed_after_ms >= 900 && t.closed_after_ms < 1600);
+	metrics_server__stats(m, &st);
+	CHECK_EQ_INT(st.timed_out, 1);
+	CHECK_EQ_INT(st.served, 5);
+	CHECK_EQ_INT(st.open, 0);
+	metrics_server__stop(m);
+}
+
+TEST(concurrent_clients_and_refused)
+{
+	struct metrics_server_opts o = { .conn_max = 4 };
+	struct metrics_server_stats st;
+	struct metrics_server *m = start(&o);
+	uint16_t port = metrics_server__port(m);
+	uint64_t deadline;
+	int fds[4], extra, i;
+
+	metrics_server__publish(m, "y 2\n", 4);
+	for (i = 0; i < 4; i++)
+		fds[i] = client__connect(port, 0);
+	/* all four accepted before the fifth comes */
+	deadline = mono_ms() + 1000;
+	do {
+		usleep(5000);
+		metrics_server__stats(m, &st);
+	} while (st.open < 4 && mono_ms() < deadline);
+	CHECK_EQ_INT(st.open, 4);
+	extra = client__connect(port, 0);
+	CHECK_EQ_INT(client__answer(extra, 1000, NULL, 0, NULL), 503);
+	close(extra);
+	/* the four, requesting at once, all get their answer */
+	for (i = 0; i < 4; i++)
+		client__send(fds[i], "GET /metrics HTTP/1.1\r\n\r\n", 25);
+	for (i = 0; i < 4; i++) {
+		CHECK_EQ_INT(client__answer(fds[i], 1000, NULL, 0, NULL), 200);
+		close(fds[i]);
+	}
+	metrics_server__stats(m, &st);
+	CHECK_EQ_INT(st.refused, 1);
+	CHECK_EQ_INT(st.served, 4);
+	metrics_server__stop(m);
+}
+
+TEST(slow_reader_dropped_publish_never_waits)
+{
+	struct metrics_server_opts o = { .response_timeout_ms = 500 };
+	const size_t big_sz = (size_t)8 << 20;
+	struct metrics_server_stats st;
+	struct metrics_server *m = start(&o);
+	uint16_t port = metrics_server__port(m);
+	char *text = malloc(big_sz);
+	uint64_t t0, publish_ms;
+	size_t len;
+	int stuck, i;
+
+	REQUIRE(text);
+	memset(text, 'z', big_sz);
+	metrics_server__publish(m, text, big_sz);
+	/* a client with a tiny receive buffer that never reads */
+	stuck = client__connect(port, 4096);
+	client__send(stuck, "GET /metrics HTTP/1.1\r\n\r\n", 25);
+	usleep(50 * 1000);
+	/* publishing goes on while the server is stuck sending */
+	t0 = mono_ms();
+	for (i = 0; i < 100; i++)
+		metrics_server__publish(m, "w 3\n", 4);
+	publish_ms = mono_ms() - t0;
+	CHECK(publish_ms < 200);
+	/* another client reads its answer meanwhile */
+	t0 = mono_ms();
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, &len), 200);
+	CHECK_EQ_INT(len, 4);
+	CHECK(mono_ms() - t0 < 1000);
+	/* the stuck one is dropped at the answer timeout */
+	usleep(700 * 1000);
+	metrics_server__stats(m, &st);
+	CHECK_EQ_INT(st.timed_out, 1);
+	CHECK_EQ_INT(st.open, 0);
+	close(stuck);
+	metrics_server__stop(m);
+	free(text);
+}
+
+TEST(bad_address)
+{
+	errno = 0;
+	CHECK(metrics_server__start("127.0.0.1", NULL) == NULL);
+	CHECK_EQ_INT(errno, EINVAL);
+	CHECK(metrics_server__start("127.0.0.1:99999", NULL) == NULL);
+	CHECK(metrics_server__start("localhost:9464", NULL) == NULL);
+	CHECK(metrics_server__start("127.0.0.1:", NULL) == NULL);
+	metrics_server__stop(NULL);
+}
+
+int main(void)
+{
+	RUN(answers);
+	RUN(trickling_client_does_not_delay_others);
+	RUN(concurrent_clients_and_refused);
+	RUN(slow_reader_dropped_publish_never_waits);
+	RUN(bad_address);
+	return test_summary();
+}
