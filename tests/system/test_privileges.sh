@@ -23,6 +23,9 @@ NOBODY=65534
 EXPOSURE_MAX=3.1
 CHAIN='main;chain_a;chain_b;chain_c;hot_leaf'
 PYLINE='@py_priv_chain\.py:[0-9]+'
+# samples with the complete chain per workload (4 s at 199 Hz: ~800 on an idle CPU; measured
+# 20..100 with the load average at 12 on 2 cores)
+MIN_CHAIN=10
 
 declare -A CAPNUM=([dac_override]=1 [dac_read_search]=2 [setpcap]=8 [sys_ptrace]=19
 	[sys_admin]=21 [sys_resource]=24 [syslog]=34 [perfmon]=38 [bpf]=39 [checkpoint_restore]=40)
@@ -133,23 +136,26 @@ run_workloads()
 }
 { declare -p AS_NOBODY PY BIN WORK; declare -f run_workloads; } >"$TMP/workloads.sh"
 
-# check_workloads WHAT FOLDED KIND COMPLETE_PCT [PYLINE]: the chains of the three workloads in
-# FOLDED; PYLINE: how Python frames end there (pprof_stacks.py: "@file:line"; folded: nothing)
+# check_workloads WHAT FOLDED KIND [PYLINE]: the chains of the three workloads in FOLDED;
+# PYLINE: how Python frames end there (pprof_stacks.py: "@file:line"; folded: nothing).
+# Counts, not shares: without the capabilities no chain comes out at all, while the share of
+# complete stacks depends on how soon a loaded machine lets stackscope see the new process
+# (test_unwind.sh measures that).
 check_workloads()
 {
-	local what=$1 f=$2 kind=$3 pct=$4 l=${5:-} comm total full py chain
+	local what=$1 f=$2 kind=$3 l=${4:-} comm full py chain
 	for comm in wl_memfd_$kind wl_private_$kind; do
-		total=$(samples "$f" $comm)
 		full=$(samples "$f" $comm "^$comm;${START_RE}$CHAIN(;|\$)")
-		check_ge "$what: $comm samples" "$total" 20
-		check_pct "$what: $comm samples with _start..$CHAIN" "$full" "$total" "$pct" ||
-			show "$f" $comm
+		check_ge "$what: $comm samples with _start..$CHAIN" "$full" $MIN_CHAIN
+		((full >= MIN_CHAIN)) || show "$f" $comm
 	done
 	py=$(samples "$f" python3 ";c$l(;|\$)")
 	chain=$(samples "$f" python3 ";_PyEval_EvalFrameDefault;<module>$l;a$l;b$l;c$l(;|\$)")
-	check_ge "$what: python3 (uid $NOBODY) samples in Python function c" "$py" 20
-	check_pct "$what: of those, under <module>;a;b (Python frames)" "$chain" "$py" 80 ||
-		show "$f" python3
+	check_ge "$what: python3 (uid $NOBODY) samples with <module>;a;b;c (Python frames)" \
+		"$chain" $MIN_CHAIN
+	((chain >= MIN_CHAIN)) || show "$f" python3
+	check_pct "$what: of the samples in Python function c, those under <module>;a;b" \
+		"$chain" "$py" 80
 }
 
 # wait_log FILE PID: waits (60 s at most) for the capability line of stackscope PID
@@ -184,7 +190,7 @@ agent_run()
 	check_threads "$what" $AGENT_PID "$EXPECT_EFF" "$EXPECT_BND"
 	check "$what: the metrics thread answers after the drop" \
 		curl -sf -o /dev/null "http://127.0.0.1:$port/metrics"
-	run_workloads 3 fp
+	run_workloads 4 fp
 	sleep 1.5 # the last workload samples reach an interval
 	kill -TERM $AGENT_PID
 	wait $AGENT_PID
@@ -206,7 +212,7 @@ if agent_run agent-root env; then
 	want=$(for c in $RUNNING; do echo "cap_$c"; done | sort | paste -sd,)
 	check_eq "agent: the log names the capabilities kept" \
 		"$(sed 's/.*: //' <<<"$line" | tr , '\n' | sort | paste -sd,)" "$want"
-	check_workloads "agent" "$TMP/agent-root.folded" fp 80 "$PYLINE"
+	check_workloads "agent" "$TMP/agent-root.folded" fp "$PYLINE"
 fi
 
 # --- (a) record as root: the command starts the workloads -----------------------------------
@@ -214,7 +220,7 @@ cat >"$TMP/record_cmd.sh" <<EOF
 source "$TMP/workloads.sh"
 cat /proc/\$PPID/status >"$TMP/record_parent.status"
 cat /proc/self/status >"$TMP/record_child.status"
-run_workloads 2 nofp
+run_workloads 3 nofp
 EOF
 record "$TMP/record.err" -F 199 -q -o "$TMP/record.folded" -- bash "$TMP/record_cmd.sh"
 check_eq "record: exit status" $? 0
@@ -232,7 +238,7 @@ if [[ -s $TMP/record_parent.status ]]; then
 else
 	fail "record: the command did not run: $(head -3 "$TMP/record.err")"
 fi
-check_workloads "record" "$TMP/record.folded" nofp 70
+check_workloads "record" "$TMP/record.folded" nofp
 
 # --- (b) only the unit's capabilities --------------------------------------------------------
 echo "(b) started with only the unit's capabilities ($UNIT_CAPS)"
@@ -264,11 +270,9 @@ if [[ -s $OUT/parent.status ]]; then
 else
 	fail "record as uid $NOBODY: the command did not run: $(head -3 "$TMP/record_b.err")"
 fi
-total=$(samples "$OUT/b.folded" wl_chain_nofp)
 full=$(samples "$OUT/b.folded" wl_chain_nofp "^wl_chain_nofp;${START_RE}$CHAIN(;|\$)")
-check_ge "record as uid $NOBODY: samples" "$total" 100
-check_pct "record as uid $NOBODY: samples with _start..$CHAIN" "$full" "$total" 85 ||
-	show "$OUT/b.folded" wl_chain_nofp
+check_ge "record as uid $NOBODY: samples with _start..$CHAIN" "$full" $MIN_CHAIN
+((full >= MIN_CHAIN)) || show "$OUT/b.folded" wl_chain_nofp
 
 # The agent as the unit runs it: root, bounded by the unit's set (no CAP_SETPCAP: the bounding
 # set stays the unit's), no_new_privs, MemoryDenyWriteExecute.
@@ -282,7 +286,7 @@ if agent_run agent-unit $PY "$BIN/mdwe.py" setpriv $UNIT_PRIV --; then
 	check_ge "agent as the unit runs it: stacks with named kernel entry frames" "$sym" 1
 	check_le "agent as the unit runs it: stacks with unnamed kernel frames (CAP_SYSLOG at start)" \
 		"$unsym" $((sym / 10))
-	check_workloads "agent as the unit runs it" "$TMP/agent-unit.folded" fp 80 "$PYLINE"
+	check_workloads "agent as the unit runs it" "$TMP/agent-unit.folded" fp "$PYLINE"
 fi
 
 # --- (c) the unit's exposure ------------------------------------------------------------------
