@@ -292,6 +292,11 @@ static int drop_other_threads(int *threads)
 		err = sent;
 	else if (sent > 0)
 		err = -EAGAIN;
+	/* A signal still pending in a late thread must not kill the process (the default action
+	 * of a real-time signal): ignoring discards it.
+	 */
+	if (old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO))
+		old.sa_handler = SIG_IGN;
 	sigaction(BROADCAST_SIGNAL, &old, NULL);
 	return err;
 }
