@@ -26,6 +26,8 @@ packages=(
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
 	python3-h2
 	curl xz-utils
+	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)
+	systemd util-linux
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin
 )

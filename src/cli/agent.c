@@ -20,6 +20,7 @@
 #include "cli/agent_export.h"
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
+#include "cli/privileges.h"
 #include "cli/session.h"
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
@@ -212,6 +213,7 @@ static int run(const struct agent_options *o)
 	err = session__start(s);
 	if (err)
 		goto out;
+	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
 	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->freq_hz, o->interval_s,
 		agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);

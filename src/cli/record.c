@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/output_file.h"
 #include "cli/commands.h"
+#include "cli/privileges.h"
 #include "cli/record_options.h"
 #include "cli/session.h"
 #include "export/flamegraph.h"
@@ -64,6 +65,7 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 		signal(SIGINT, SIG_DFL);
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);
+		privileges__command_child();
 		execvp(argv[0], argv);
 		fprintf(stderr, "stackscope record: cannot run '%s': %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -279,6 +281,8 @@ static int run(struct record_run *r)
 	err = session__start(r->session);
 	if (err)
 		return err;
+	/* After the command's fork: it keeps what record had; outputs go where the user says. */
+	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_LOG_DEBUG);
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	if (o->duration_s > 0)
 		deadline = start_mono + (uint64_t)(o->duration_s * 1e9);

@@ -297,8 +297,13 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 
-	if (access("/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK) &&
-	    access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap", F_OK)) {
+	/* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads
+	 * it with CAP_DAC_READ_SEARCH), as they do when libbpf opens the event's id.
+	 */
+	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK,
+		      AT_EACCESS) &&
+	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap", F_OK,
+		      AT_EACCESS)) {
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
 			"libraries are found by rescans only\n");
 		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);

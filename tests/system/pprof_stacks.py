@@ -2,6 +2,7 @@
 """Print the stacks of a stackscope pprof file as folded lines, root first, with each
 interpreter frame (a location without a mapping) written "function@file:line" (file basename;
 ":line" omitted when 0) and each native frame by function name only, then " count".
+With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files.
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -53,7 +54,7 @@ def ints(wt, v):
     return out
 
 
-def main(path):
+def main(path, with_comm=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -62,13 +63,16 @@ def main(path):
         if num == 6:
             strings.append(v.decode("utf-8", "replace"))
         elif num == 2:
-            ids, vals = [], []
+            ids, vals, labels = [], [], []
             for n2, w2, v2 in fields(v):
                 if n2 == 1:
                     ids += ints(w2, v2)
                 elif n2 == 2:
                     vals += ints(w2, v2)
-            samples.append((ids, vals[0] if vals else 0))
+                elif n2 == 3:
+                    label = dict((n3, v3) for n3, w3, v3 in fields(v2) if n3 in (1, 2))
+                    labels.append((label.get(1, 0), label.get(2, 0)))
+            samples.append((ids, vals[0] if vals else 0, labels))
         elif num == 4:
             lid, lines, mapping = 0, [], 0
             for n2, w2, v2 in fields(v):
@@ -96,8 +100,10 @@ def main(path):
                     fname = v2
             funcs[fid] = (name, fname)
     agg = {}
-    for ids, count in samples:
+    for ids, count, labels in samples:
         names = []
+        if with_comm:
+            names.append(next((strings[v] for k, v in labels if strings[k] == "comm"), "?"))
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
             for fid, ln in reversed(lines):
@@ -115,4 +121,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--comm":
+        main(sys.argv[2], with_comm=True)
+    else:
+        main(sys.argv[1])
