@@ -21,6 +21,7 @@
 
 #include "base/log.h"
 #include "export/otlp_client.h"
+#include "export/protobuf_read.h"
 
 #define RESPONSE_MAX_SZ (64 * 1024)  /* bodies past this are cut: we only read a few fields */
 #define GRPC_MESSAGE_MAX_SZ 256
@@ -745,86 +746,40 @@ static int curl__progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_
 	return atomic_load(&c->stop) ? 1 : 0;
 }
 
-/* A tiny protobuf reader for the few response fields we look at. */
-struct pb_in {
-	const uint8_t *p, *end;
-};
-
-static bool pb_in__varint(struct pb_in *in, uint64_t *v)
+/* The next field of r (export/protobuf_read.h); false at the end or on junk (answers are read
+ * best effort: what precedes junk counts).
+ */
+static bool pb__next(struct pb_reader *r, struct pb_field *f)
 {
-	int shift;
-
-	*v = 0;
-	for (shift = 0; in->p < in->end && shift < 64; shift += 7) {
-		uint8_t b = *in->p++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
+	return r->p < r->end && !pb_reader__field(r, f);
 }
 
-/* Next field: number, wire type, varint value or sub-slice. false at the end or on junk. */
-static bool pb_in__next(struct pb_in *in, uint32_t *num, uint64_t *v, struct pb_in *sub)
+static void pb__string(const struct pb_field *f, char *out, size_t out_sz)
 {
-	uint64_t key, len;
-
-	if (in->p >= in->end || !pb_in__varint(in, &key))
-		return false;
-	*num = (uint32_t)(key >> 3);
-	sub->p = sub->end = NULL;
-	switch (key & 7) {
-	case 0:
-		return pb_in__varint(in, v);
-	case 1:
-		if (in->end - in->p < 8)
-			return false;
-		in->p += 8;
-		return true;
-	case 5:
-		if (in->end - in->p < 4)
-			return false;
-		in->p += 4;
-		return true;
-	case 2:
-		if (!pb_in__varint(in, &len) || len > (uint64_t)(in->end - in->p))
-			return false;
-		sub->p = in->p;
-		sub->end = in->p + len;
-		in->p += len;
-		return true;
-	}
-	return false;
-}
-
-static void pb_in__string(const struct pb_in *s, char *out, size_t out_sz)
-{
-	size_t len = (size_t)(s->end - s->p);
+	size_t len = pb_reader__left(&f->body);
 
 	if (len >= out_sz)
 		len = out_sz - 1;
-	memcpy(out, s->p, len);
+	memcpy(out, f->body.p, len);
 	out[len] = '\0';
 }
 
 /* ExportProfilesServiceResponse: partial_success { rejected_profiles, error_message }. */
 static void response__parse(struct attempt *a, const uint8_t *data, size_t len)
 {
-	struct pb_in in = { data, data + len }, sub, ps, s2;
-	uint32_t num, n2;
-	uint64_t v;
+	struct pb_reader in = pb_reader__make(data, len), ps;
+	struct pb_field f, g;
 
-	while (pb_in__next(&in, &num, &v, &sub)) {
-		if (num != 1 || !sub.p)
+	while (pb__next(&in, &f)) {
+		if (f.num != 1 || f.wire != PB_WIRE_LEN)
 			continue;
 		a->partial = true; /* present, even empty: counted, never retried */
-		ps = sub;
-		while (pb_in__next(&ps, &n2, &v, &s2)) {
-			if (n2 == 1 && !s2.p)
-				a->rejected = (long)v;
-			else if (n2 == 2 && s2.p)
-				pb_in__string(&s2, a->message, sizeof(a->message));
+		ps = f.body;
+		while (pb__next(&ps, &g)) {
+			if (g.num == 1 && g.wire == PB_WIRE_VARINT)
+				a->rejected = (long)g.v;
+			else if (g.num == 2 && g.wire == PB_WIRE_LEN)
+				pb__string(&g, a->message, sizeof(a->message));
 		}
 	}
 }
@@ -832,13 +787,12 @@ static void response__parse(struct attempt *a, const uint8_t *data, size_t len)
 /* google.rpc.Status message (HTTP error bodies): the message field. */
 static void status__parse(struct attempt *a, const uint8_t *data, size_t len)
 {
-	struct pb_in in = { data, data + len }, sub;
-	uint32_t num;
-	uint64_t v;
+	struct pb_reader in = pb_reader__make(data, len);
+	struct pb_field f;
 
-	while (pb_in__next(&in, &num, &v, &sub)) {
-		if (num == 2 && sub.p)
-			pb_in__string(&sub, a->message, sizeof(a->message));
+	while (pb__next(&in, &f)) {
+		if (f.num == 2 && f.wire == PB_WIRE_LEN)
+			pb__string(&f, a->message, sizeof(a->message));
 	}
 }
 
@@ -866,10 +820,11 @@ static long grpc__retry_info_ms(const char *b64)
 	static const char type[] = "type.googleapis.com/google.rpc.RetryInfo";
 	uint8_t bin[768];
 	size_t len = 0;
-	uint32_t acc = 0, num, n2, n3;
+	uint32_t acc = 0;
 	int bits = 0, d;
-	struct pb_in in, sub, any, val, s2, s3;
-	uint64_t v, secs, nanos;
+	struct pb_reader in, any, val, dur;
+	struct pb_field f, g, h;
+	uint64_t secs, nanos;
 	char url[64];
 	bool is_retry_info;
 
@@ -886,32 +841,33 @@ static long grpc__retry_info_ms(const char *b64)
 			bin[len++] = (uint8_t)(acc >> bits);
 		}
 	}
-	in = (struct pb_in){ bin, bin + len };
-	while (pb_in__next(&in, &num, &v, &sub)) {
-		if (num != 3 || !sub.p)
+	in = pb_reader__make(bin, len);
+	while (pb__next(&in, &f)) {
+		if (f.num != 3 || f.wire != PB_WIRE_LEN)
 			continue;
-		any = sub;
+		any = f.body;
 		is_retry_info = false;
-		val.p = val.end = NULL;
-		while (pb_in__next(&any, &n2, &v, &s2)) {
-			if (n2 == 1 && s2.p) {
-				pb_in__string(&s2, url, sizeof(url));
+		val = pb_reader__make(NULL, 0);
+		while (pb__next(&any, &g)) {
+			if (g.num == 1 && g.wire == PB_WIRE_LEN) {
+				pb__string(&g, url, sizeof(url));
 				is_retry_info = !strcmp(url, type);
-			} else if (n2 == 2 && s2.p) {
-				val = s2;
+			} else if (g.num == 2 && g.wire == PB_WIRE_LEN) {
+				val = g.body;
 			}
 		}
 		if (!is_retry_info || !val.p)
 			continue;
 		secs = nanos = 0;
-		while (pb_in__next(&val, &n2, &v, &s2)) {
-			if (n2 != 1 || !s2.p)
+		while (pb__next(&val, &g)) {
+			if (g.num != 1 || g.wire != PB_WIRE_LEN)
 				continue;
-			while (pb_in__next(&s2, &n3, &v, &s3)) {
-				if (n3 == 1)
-					secs = v;
-				else if (n3 == 2)
-					nanos = v;
+			dur = g.body;
+			while (pb__next(&dur, &h)) {
+				if (h.num == 1 && h.wire == PB_WIRE_VARINT)
+					secs = h.v;
+				else if (h.num == 2 && h.wire == PB_WIRE_VARINT)
+					nanos = h.v;
 			}
 		}
 		if (secs > 86400)
