@@ -129,6 +129,47 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		EMIT("# TYPE stackscope_unwind_entries gauge\n");
 		EMIT("stackscope_unwind_entries %llu\n", (unsigned long long)st.unwind->entries_used);
 	}
+	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
+	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
+	     (unsigned long long)st.counters[COUNTER_FORK_INHERITED]);
+	EMIT("# TYPE stackscope_hostile_files_total counter\n");
+	EMIT("stackscope_hostile_files_total{event=\"changed_in_place\"} %llu\n",
+	     (unsigned long long)st.files.changed_in_place);
+	EMIT("stackscope_hostile_files_total{event=\"pages_zeroed\"} %llu\n",
+	     (unsigned long long)st.pages_zeroed);
+	EMIT("stackscope_hostile_files_total{event=\"not_regular\"} %llu\n",
+	     (unsigned long long)st.opens.not_regular);
+	EMIT("stackscope_hostile_files_total{event=\"root_escape\"} %llu\n",
+	     (unsigned long long)st.opens.escapes);
+	/* Language runtimes: frames, processes, and every counter of theirs, by name. */
+	EMIT("# TYPE stackscope_runtime_frames_total counter\n");
+	for (i = 0; i < st.runtime_cnt; i++) {
+		const struct interp_runtime_stats *rs = &st.runtimes[i];
+
+		EMIT("stackscope_runtime_frames_total{runtime=\"%s\",result=\"symbolized\"} %llu\n",
+		     rs->rt->name, (unsigned long long)rs->frames);
+		EMIT("stackscope_runtime_frames_total{runtime=\"%s\",result=\"marker\"} %llu\n",
+		     rs->rt->name, (unsigned long long)rs->markers);
+	}
+	EMIT("# TYPE stackscope_runtime_processes_total counter\n");
+	for (i = 0; i < st.runtime_cnt; i++)
+		EMIT("stackscope_runtime_processes_total{runtime=\"%s\",result=\"attached\"} %llu\n"
+		     "stackscope_runtime_processes_total{runtime=\"%s\",result=\"rejected\"} %llu\n",
+		     st.runtimes[i].rt->name, (unsigned long long)st.runtimes[i].procs_attached,
+		     st.runtimes[i].rt->name, (unsigned long long)st.runtimes[i].procs_rejected);
+	EMIT("# TYPE stackscope_runtime_events_total counter\n");
+	for (i = 0; i < st.runtime_cnt; i++) {
+		const struct interp_runtime_stats *rs = &st.runtimes[i];
+		size_t k;
+
+		for (k = 0; k < rs->rt->bpf_counter_cnt; k++)
+			EMIT("stackscope_runtime_events_total{runtime=\"%s\",event=\"%s\"} %llu\n",
+			     rs->rt->name, rs->rt->bpf_counter_names[k],
+			     (unsigned long long)rs->bpf[k]);
+		for (k = 0; k < rs->rt->stat_cnt; k++)
+			EMIT("stackscope_runtime_events_total{runtime=\"%s\",event=\"%s\"} %llu\n",
+			     rs->rt->name, rs->rt->stat_names[k], (unsigned long long)rs->own[k]);
+	}
 	EMIT("# TYPE stackscope_metrics_connections_total counter\n");
 	EMIT("stackscope_metrics_connections_total{result=\"served\"} %llu\n",
 	     (unsigned long long)mst.served);
@@ -165,6 +206,18 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		(double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
 		st.executables);
+	for (i = 0; i < st.runtime_cnt; i++) {
+		const struct interp_runtime_stats *rs = &st.runtimes[i];
+
+		if (rs->files)
+			pr_info("%s: %llu processes attached (%llu rejected), frames %llu symbolized, "
+				"%llu markers; eBPF: %s %llu\n",
+				rs->rt->name, (unsigned long long)rs->procs_attached,
+				(unsigned long long)rs->procs_rejected,
+				(unsigned long long)rs->frames, (unsigned long long)rs->markers,
+				rs->rt->bpf_counter_cnt ? rs->rt->bpf_counter_names[0] : "-",
+				(unsigned long long)rs->bpf[0]);
+	}
 }
 
 static int run(const struct agent_options *o)
