@@ -1,5 +1,4 @@
 /* Rotating folder of per-interval pprof files. See pprof_dir.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/capped_dir.h"
 #include "base/output_file.h"
 #include "cli/pprof_dir.h"
 #include "export/pprof.h"
@@ -41,65 +41,6 @@ int pprof_dir__prepare(const char *dir)
 	return err;
 }
 
-struct entry {
-	char name[256];
-	uint64_t size;
-};
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
-}
-
-/* Our file names sort by time, so the oldest come first. */
-static void trim(int dir_fd, uint64_t max_bytes, struct pprof_dir_stats *stats)
-{
-	struct entry *e = NULL;
-	size_t cnt = 0, cap = 0, i;
-	uint64_t total = 0;
-	struct dirent *de;
-	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-
-		if (len >= sizeof(e->name) || strncmp(de->d_name, PREFIX, strlen(PREFIX)) ||
-		    len < strlen(SUFFIX) || strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX))
-			continue;
-		if (fstatat(dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (cnt == cap) {
-			struct entry *n = realloc(e, (cap ? cap * 2 : 64) * sizeof(*n));
-
-			if (!n)
-				break;
-			e = n;
-			cap = cap ? cap * 2 : 64;
-		}
-		memcpy(e[cnt].name, de->d_name, len + 1);
-		e[cnt].size = (uint64_t)st.st_size;
-		total += e[cnt].size;
-		cnt++;
-	}
-	closedir(d);
-	qsort(e, cnt, sizeof(*e), by_name);
-	/* Never delete the newest file, even if it alone is over the cap. */
-	for (i = 0; i + 1 < cnt && total > max_bytes; i++) {
-		if (!unlinkat(dir_fd, e[i].name, 0)) {
-			total -= e[i].size;
-			stats->deleted++;
-		}
-	}
-	free(e);
-}
-
 int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p,
 		     uint64_t when_ns, struct pprof_dir_stats *stats)
 {
@@ -126,7 +67,8 @@ int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *
 	stats->written++;
 	if (!fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW))
 		stats->bytes += (uint64_t)st.st_size;
-	trim(dir_fd, max_bytes, stats);
+	/* our file names sort by time; never the newest, even alone over the cap */
+	stats->deleted += capped_dir__trim(dir_fd, PREFIX, SUFFIX, max_bytes, true);
 cleanup:
 	if (dir_fd >= 0)
 		close(dir_fd);

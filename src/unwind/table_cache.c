@@ -1,5 +1,4 @@
 /* On-disk unwind-table cache. See table_cache.h. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/capped_dir.h"
 #include "base/output_file.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_table.h"
@@ -154,70 +154,6 @@ out:
 	return err;
 }
 
-struct cached_file {
-	char name[64];
-	uint64_t size;
-	struct timespec mtime;
-};
-
-static int older_first(const void *a, const void *b)
-{
-	const struct cached_file *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Delete least recently used entries until the folder holds at most max_bytes. */
-static void evict(struct table_cache *c)
-{
-	struct cached_file *f = NULL;
-	size_t cnt = 0, cap = 0, i;
-	uint64_t total = 0;
-	struct dirent *de;
-	int fd = openat(c->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-
-		if (len >= sizeof(f->name) || len <= strlen(SUFFIX) ||
-		    strcmp(de->d_name + len - strlen(SUFFIX), SUFFIX) ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (cnt == cap) {
-			struct cached_file *n = realloc(f, (cap ? cap * 2 : 64) * sizeof(*n));
-
-			if (!n)
-				break;
-			f = n;
-			cap = cap ? cap * 2 : 64;
-		}
-		memcpy(f[cnt].name, de->d_name, len + 1);
-		f[cnt].size = (uint64_t)st.st_size;
-		f[cnt].mtime = st.st_mtim;
-		total += f[cnt].size;
-		cnt++;
-	}
-	qsort(f, cnt, sizeof(*f), older_first);
-	for (i = 0; i < cnt && total > c->max_bytes; i++) {
-		if (!unlinkat(dirfd(d), f[i].name, 0)) {
-			total -= f[i].size;
-			c->stats.evicted++;
-		}
-	}
-	closedir(d);
-	free(f);
-}
 
 int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t)
 {
@@ -248,6 +184,6 @@ int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unw
 		return err;
 	}
 	c->stats.stores++;
-	evict(c);
+	c->stats.evicted += capped_dir__trim(c->dir_fd, "", SUFFIX, c->max_bytes, false);
 	return 0;
 }
