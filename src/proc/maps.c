@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/array.h"
 #include "proc/maps.h"
 
 static const char *parse_hex(const char *s, uint64_t *out)
@@ -119,16 +120,10 @@ int proc_maps__parse(const char *text, struct proc_maps *out)
 		if (!eol)
 			eol = s + strlen(s);
 		if (eol > s) {
-			if (out->cnt == cap) {
-				size_t ncap = cap ? cap * 2 : 64;
-				struct proc_map *n = realloc(out->maps, ncap * sizeof(*n));
-
-				if (!n) {
-					err = -ENOMEM;
-					goto fail;
-				}
-				out->maps = n;
-				cap = ncap;
+			if (array__reserve_bounded((void **)&out->maps, &cap, out->cnt + 1,
+						   sizeof(*out->maps), 64, SIZE_MAX / 2)) {
+				err = -ENOMEM;
+				goto fail;
 			}
 			err = parse_line(s, eol, &out->maps[out->cnt]);
 			if (err)
@@ -162,14 +157,11 @@ int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
 		ssize_t n;
 
 		if (cap - len < 4096) {
-			char *t = realloc(text, cap + 65536);
-
-			if (!t) {
+			if (array__reserve_bounded((void **)&text, &cap, len + 4096, 1, 65536,
+						   SIZE_MAX / 2)) {
 				err = -ENOMEM;
 				goto out;
 			}
-			text = t;
-			cap += 65536;
 		}
 		n = read(fd, text + len, cap - len - 1);
 		if (n < 0) {

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 
 #include "abi.h"
+#include "base/array.h"
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "proc/executable.h"
@@ -119,15 +120,9 @@ static int add_blocks(pid_t pid, uint64_t start, uint64_t end, struct mapping_ke
 		while (bits > 0 && (bits >= 64 || start + (1ULL << bits) > end ||
 				    start + (1ULL << bits) < start))
 			bits--;
-		if (*cnt == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct mapping_key *n = realloc(*keys, ncap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			*keys = n;
-			*cap = ncap;
-		}
+		if (array__reserve_bounded((void **)keys, cap, *cnt + 1, sizeof(**keys), 64,
+					   SIZE_MAX / 2))
+			return -ENOMEM;
 		k = &(*keys)[(*cnt)++];
 		k->prefixlen = 32 + 64 - (uint32_t)bits;
 		k->pid = htobe32((uint32_t)pid);

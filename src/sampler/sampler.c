@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/array.h"
 #include "base/log.h"
 #include "sampler/sampler.h"
 #include "sampler.skel.h"
@@ -108,16 +109,10 @@ int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt)
 			p = end;
 		}
 		for (; a <= b; a++) {
-			if (*cnt == cap) {
-				unsigned int *n = realloc(*cpus, (cap ? cap * 2 : 16) * sizeof(*n));
-
-				if (!n) {
-					free(*cpus);
-					*cpus = NULL;
-					return -ENOMEM;
-				}
-				*cpus = n;
-				cap = cap ? cap * 2 : 16;
+			if (array__reserve((void **)cpus, &cap, *cnt + 1, sizeof(**cpus))) {
+				free(*cpus);
+				*cpus = NULL;
+				return -ENOMEM;
 			}
 			(*cpus)[(*cnt)++] = (unsigned int)a;
 		}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "base/array.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
@@ -145,17 +146,12 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		th->stats.user_unsymbolized++;
 	id = named_frame(th, FRAME_NATIVE, mapping, addr, name);
 	if (id >= th->native_cap) {
-		size_t ncap = th->native_cap ? th->native_cap * 2 : 1024;
-		struct native_frame_ref *n;
+		size_t old = th->native_cap;
 
-		while (ncap <= id)
-			ncap *= 2;
-		n = realloc(th->native, ncap * sizeof(*n));
-		if (!n)
+		if (array__reserve_bounded((void **)&th->native, &th->native_cap, (size_t)id + 1,
+					   sizeof(*th->native), 1024, SIZE_MAX / 2))
 			return id; /* symbolized by name only */
-		memset(n + th->native_cap, 0, (ncap - th->native_cap) * sizeof(*n));
-		th->native = n;
-		th->native_cap = ncap;
+		memset(th->native + old, 0, (th->native_cap - old) * sizeof(*th->native));
 	}
 	if (id) {
 		th->native[id].exe = exe;
