@@ -6,6 +6,7 @@
  * newline is kept. Messages longer than LOG_LINE_MAX are cut with "...".
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,23 @@ void log__printf(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *log__escape(const char *s, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < cap; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (cap)
+		out[o < cap ? o : cap - 1] = '\0';
+	return out;
+}
+
 void log__vprintf(enum log_level level, const char *fmt, va_list ap)
 {
 	static const char *const prefix[] = {
@@ -43,7 +61,8 @@ void log__vprintf(enum log_level level, const char *fmt, va_list ap)
 		[LOG_DEBUG] = "debug: ",
 	};
 	char msg[LOG_LINE_MAX], out[4 * LOG_LINE_MAX + 8];
-	size_t len, o = 0, i;
+	bool newline = false;
+	size_t len;
 	int n;
 
 	if (level > current_level)
@@ -52,21 +71,11 @@ void log__vprintf(enum log_level level, const char *fmt, va_list ap)
 	if (n < 0)
 		return;
 	len = strlen(msg);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)msg[i];
-
-		if (c == '\n' && i == len - 1)
-			break;
-		if ((c < 0x20 && c != '\t') || c == 0x7f) {
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "\\x%02x", c);
-			continue;
-		}
-		out[o++] = (char)c;
+	if (len && msg[len - 1] == '\n') {
+		msg[--len] = '\0'; /* the one newline a message may end with */
+		newline = true;
 	}
-	if ((size_t)n >= sizeof(msg)) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
-	fprintf(stderr, "stackscope: %s%s%s", prefix[level], out, i < len || (size_t)n >= sizeof(msg) ? "\n" : "");
+	log__escape(msg, out, sizeof(out));
+	fprintf(stderr, "stackscope: %s%s%s%s", prefix[level], out,
+		(size_t)n >= sizeof(msg) ? "..." : "", newline || (size_t)n >= sizeof(msg) ? "\n" : "");
 }

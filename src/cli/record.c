@@ -230,11 +230,14 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.bpf_run_cnt);
 	n = profile__top_self(r->prof, top, 10);
 	if (n) {
+		char name[512];
+
 		fprintf(stderr, "top functions by self samples:\n");
 		for (i = 0; i < n; i++)
 			fprintf(stderr, "  %6.2f%%  %8llu  %s\n",
 				total ? 100.0 * (double)top[i].self / (double)total : 0.0,
-				(unsigned long long)top[i].self, top[i].name);
+				(unsigned long long)top[i].self,
+				log__escape(top[i].name, name, sizeof(name)));
 	}
 }
 

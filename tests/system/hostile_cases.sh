@@ -58,14 +58,16 @@ PY
 # cases BINARY LABEL: every case recorded by BINARY.
 cases()
 {
-	local SS=$1 L=$2 mode f rc total full zeroed refused start
+	local SS=$1 L=$2 mode f rc total full zeroed refused start lib
 
 	# 1. A mapped library that shrinks: the recording survives, says so, and the process's
 	# samples keep their chain (main -> the library's plugin_entry -> back into main).
+	# The rewritten one's name holds an ESC sequence: the log must show it escaped.
 	for mode in truncate rewrite; do
 		f=$TMP/$L-$mode.folded
-		record "$TMP/$L-$mode.err" -F 499 -o "$f" -- "$FIX/wl_truncate" 1.5 \
-			"$TMP/$L-libcopy_$mode.so" "$mode"
+		lib=$TMP/$L-libcopy_$mode.so
+		[[ $mode == rewrite ]] && lib=$TMP/$L-lib$'\e'[31mcopy_$mode.so
+		record "$TMP/$L-$mode.err" -F 499 -o "$f" -- "$FIX/wl_truncate" 1.5 "$lib" "$mode"
 		rc=$?
 		check_eq "$L $mode: the recording survives a library that shrank under it" "$rc" 0 ||
 			{ tail -5 "$TMP/$L-$mode.err" | sed 's/^/        /'; continue; }
@@ -78,7 +80,13 @@ cases()
 		zeroed=$(sed -n 's/^files .* \([0-9]\+\) pages read as zeros.*/\1/p' "$TMP/$L-$mode.err")
 		check_ge "$L $mode: the summary counts the pages that read as zeros" "${zeroed:-0}" 1
 		check "$L $mode: one warning names the file" \
-			grep -q "libcopy_$mode.so: the file shrank while being read" "$TMP/$L-$mode.err"
+			grep -q "copy_$mode.so: the file shrank while being read" "$TMP/$L-$mode.err"
+		if [[ $mode == rewrite ]]; then
+			check "$L: the ESC in the file name is logged as \\x1b" \
+				grep -qF 'lib\x1b[31mcopy_rewrite.so: the file shrank' "$TMP/$L-$mode.err"
+			check "$L: no raw ESC byte reaches the log" \
+				bash -c "! grep -q \$'\\e' '$TMP/$L-$mode.err'"
+		fi
 	done
 
 	# 2. A FIFO named by .gnu_debuglink: never opened (no hang), counted.
