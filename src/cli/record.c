@@ -195,11 +195,10 @@ static void print_summary(struct record_run *r, double secs)
 		(unsigned long long)(st.processes_alive + st.processes_exited),
 		(unsigned long long)st.processes_exited, st.executables,
 		(double)st.bpf_map_bytes / 1048576.0);
-	fprintf(stderr, "files          %llu identified by content (%.1f MiB read in %.0f ms), %llu "
-			"changed in place, %llu pages read as zeros (file shrank), %llu not regular "
-			"refused, %llu paths leaving their root refused\n",
-		(unsigned long long)st.files.hashed_files, (double)st.files.hashed_bytes / 1048576.0,
-		(double)st.files.hash_ns / 1e6,
+	fprintf(stderr, "files          %llu identified, %llu changed in place, %llu pages read as "
+			"zeros (file shrank), %llu not regular refused, %llu paths leaving their root "
+			"refused\n",
+		(unsigned long long)st.files.identified,
 		(unsigned long long)st.files.changed_in_place, (unsigned long long)st.pages_zeroed,
 		(unsigned long long)st.opens.not_regular, (unsigned long long)st.opens.escapes);
 	if (st.unwind)

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -165,15 +164,8 @@ static struct executable *adopt(struct exe_registry *reg, struct executable *exe
 	struct executable *old;
 
 	if (exe->fd >= 0) {
-		struct timespec t0, t1;
 		struct stat st;
-		int err;
-
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		err = fstat(exe->fd, &st) ? -errno : file_id__of_fd(exe->fd, &exe->file_id);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		reg->stats.hash_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ULL +
-				      (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+		int err = fstat(exe->fd, &st) ? -errno : file_id__of_fd(exe->fd, &exe->file_id);
 
 		if (err) {
 			executable__free(exe);
@@ -181,8 +173,7 @@ static struct executable *adopt(struct exe_registry *reg, struct executable *exe
 			return NULL;
 		}
 		exe->version = (struct file_version){ st.st_size, st.st_mtim, st.st_ctim };
-		reg->stats.hashed_bytes += st.st_size;
-		reg->stats.hashed_files++;
+		reg->stats.identified++;
 	}
 	old = u64_map__get(&reg->by_id, exe->file_id);
 	if (old) {

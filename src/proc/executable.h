@@ -1,6 +1,7 @@
 /* The executable registry: every distinct mapped file (binary, shared library, the vDSO)
- * that any sampled process has executable mappings of, known by its file_id (proc/file_id.h: a
- * hash of the whole content, so two files share an executable only if they are equal).
+ * that any sampled process has executable mappings of, known by its file_id (proc/file_id.h:
+ * from the file's device, inode, size, mtime and ctime, so two distinct files never share an
+ * executable).
  *
  * Invariants:
  *  - one struct executable per file_id, shared by every process mapping the file; a (dev, ino)
@@ -50,14 +51,14 @@ enum unwind_table_state {
 	UNWIND_TABLE_FAILED,   /* building or loading failed: frame pointers only */
 };
 
-/* What the content identity was computed from (fstat of the open fd). */
+/* What the file_id was computed from (fstat of the open fd). */
 struct file_version {
 	off_t size;
 	struct timespec mtime, ctime;
 };
 
 struct executable {
-	uint64_t file_id;     /* proc/file_id.h: hash of the whole content */
+	uint64_t file_id;     /* proc/file_id.h: from device, inode, size, mtime, ctime */
 	struct file_version version;
 	enum executable_kind kind;
 	char *path;           /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
@@ -86,9 +87,7 @@ struct executable {
 struct exe_registry;
 
 struct exe_registry_stats {
-	uint64_t hashed_files;     /* files whose whole content was read for their file_id */
-	uint64_t hashed_bytes;
-	uint64_t hash_ns;          /* time spent reading them */
+	uint64_t identified;       /* files opened and given their file_id */
 	uint64_t changed_in_place; /* a known (dev, ino) whose content changed: identified again */
 };
 

@@ -8,10 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FILE_ID_CHUNK (256 * 1024)
 #define HTLHASH_HEAD_SZ 4096
 
-static const char file_id_domain[] = "stackscope file id 2";
+static const char file_id_domain[] = "stackscope file id 3";
 
 static EVP_MD_CTX *file_id__begin(uint64_t size)
 {
@@ -44,41 +43,25 @@ static int file_id__end(EVP_MD_CTX *ctx, uint64_t *id)
 
 int file_id__of_fd(int fd, uint64_t *id)
 {
-	EVP_MD_CTX *ctx = NULL;
-	uint8_t *buf;
-	off_t size, off = 0;
-	int err = 0;
+	struct stat st;
+	uint64_t v[7];
+	EVP_MD_CTX *ctx;
+	int err;
 
-	size = lseek(fd, 0, SEEK_END);
-	if (size < 0)
+	if (fstat(fd, &st))
 		return -errno;
-	buf = malloc(FILE_ID_CHUNK);
-	ctx = buf ? file_id__begin((uint64_t)size) : NULL;
-	if (!ctx) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (off < size) {
-		ssize_t n = pread(fd, buf, FILE_ID_CHUNK, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (n == 0)
-			break; /* shrank while we read: the id of what was there */
-		if (!EVP_DigestUpdate(ctx, buf, (size_t)n)) {
-			err = -EIO;
-			goto cleanup;
-		}
-		off += n;
-	}
-	err = file_id__end(ctx, id);
-cleanup:
+	v[0] = (uint64_t)st.st_dev;
+	v[1] = (uint64_t)st.st_ino;
+	v[2] = (uint64_t)st.st_mtim.tv_sec;
+	v[3] = (uint64_t)st.st_mtim.tv_nsec;
+	v[4] = (uint64_t)st.st_ctim.tv_sec;
+	v[5] = (uint64_t)st.st_ctim.tv_nsec;
+	v[6] = 0x66696c65; /* "file": never the same input as an image's */
+	ctx = file_id__begin((uint64_t)st.st_size);
+	if (!ctx)
+		return -ENOMEM;
+	err = EVP_DigestUpdate(ctx, v, sizeof(v)) ? file_id__end(ctx, id) : -EIO;
 	EVP_MD_CTX_free(ctx);
-	free(buf);
 	return err;
 }
 

@@ -1,12 +1,15 @@
-/* The identity of a mapped file's content: `file_id`, the 64-bit key under which the BPF maps,
- * the sample records, the executable registry and the on-disk table cache know a file.
+/* The identity of a mapped file: `file_id`, the 64-bit key under which the BPF maps, the sample
+ * records, the executable registry and the on-disk table cache know a file.
  *
- * Two files share a file_id only if their contents are equal: it is the first 8 bytes of the
- * SHA-256 of the file's size and every byte of it (a forged file would need a second preimage
- * of 64 bits). Equal files get the same id in every process, container and run, so one unwind
- * table serves them all. Computing it reads the whole file (through the page cache, ~1.7 GB/s
- * here), which the executable registry does once per (dev, ino, size, mtime, ctime).
- * Never 0 (0 means "no file" in the BPF records).
+ * A file's id is derived from what the kernel says of the open file, not from its bytes: the
+ * first 8 bytes of the SHA-256 of (device, inode, size, mtime, ctime). Two distinct files (two
+ * inodes) never share an id, so never a table or a cache entry, whatever their bytes (the
+ * earlier hash of size + first and last 4 KiB gave two binaries differing inside .eh_frame one
+ * id); a file rewritten in place gets a new id (its ctime changes, and users cannot set
+ * ctime). The same file has the same id in every process and container that maps it (by any
+ * path, bind mount or hard link) and across runs while it is unchanged, so one table serves
+ * them all and the on-disk cache finds it. Computing it reads no content: a new process's
+ * mappings reach eBPF without waiting for its libraries to be read. Never 0.
  */
 #ifndef STACKSCOPE_FILE_ID_H
 #define STACKSCOPE_FILE_ID_H
@@ -14,13 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The id of the file open at fd, read from offset 0 to its end with pread (the fd's offset is
- * not moved): 0 or -errno. A file that changes while being read gets the id of the bytes read.
- */
+/* The id of the file open at fd (fstat): 0 or -errno. */
 int file_id__of_fd(int fd, uint64_t *id);
-/* The id of an in-memory image (the vDSO, tests): equal to file_id__of_fd() of a file holding
- * the same bytes.
- */
+/* The id of an in-memory image that is no file (the vDSO): a hash of its bytes. */
 uint64_t file_id__of_mem(const void *image, size_t size);
 
 /* The OTLP htlhash of the open regular file at fd (the reference agent's file id: SHA-256 of
