@@ -757,7 +757,8 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 		free(t);
 		return -ENOMEM;
 	}
-	memcpy(t->rows, rows, cnt * sizeof(*rows));
+	if (cnt) /* rows may be NULL for an empty table */
+		memcpy(t->rows, rows, cnt * sizeof(*rows));
 	t->cnt = cnt;
 	t->stats.row_cnt = cnt;
 	*out = t;

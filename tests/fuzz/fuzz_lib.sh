@@ -1,0 +1,52 @@
+# Shared steps of the tests/fuzz/run_fuzz_*.sh scripts (sourced, not run).
+#
+# A run script sets FUZZ_NAME (the target: tests/fuzz/fuzz_$FUZZ_NAME.c), builds it with
+# fuzz_build, fills its seed corpus and calls fuzz_run. fuzz_run first replays every committed
+# reproducer under tests/fuzz/regressions/$FUZZ_NAME/ (a fixed finding that comes back fails
+# the run), then fuzzes:
+#   - bounded (the default, the system test): `runs` inputs from seed 1, deterministic;
+#   - a campaign when FUZZ_TIME is set (seconds): -max_total_time with final statistics,
+#     at the lowest CPU priority, into FUZZ_OUT (default build-fuzz-campaign/$FUZZ_NAME).
+# Extra libFuzzer flags can be passed in FUZZ_ARGS.
+
+BUILD=${BUILD:-build}
+FUZZ_CFLAGS=(-std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc)
+FUZZ_SAN=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+
+# fuzz_build OUT_BIN SOURCES... [LIBS...]: the libFuzzer binary of tests/fuzz/fuzz_$FUZZ_NAME.c.
+fuzz_build()
+{
+	local bin=$1
+
+	shift
+	clang "${FUZZ_CFLAGS[@]}" "${FUZZ_SAN[@]}" "tests/fuzz/fuzz_$FUZZ_NAME.c" "$@" -o "$bin"
+}
+
+# fuzz_run BIN CORPUS_DIR RUNS [libFuzzer flags...]
+fuzz_run()
+{
+	local bin=$1 corpus=$2 runs=$3 reg="tests/fuzz/regressions/$FUZZ_NAME" out
+	local -a regs=()
+
+	shift 3
+	if [[ -d $reg ]]; then
+		mapfile -t regs < <(find "$reg" -type f | sort)
+	fi
+	if ((${#regs[@]})); then
+		echo "replaying ${#regs[@]} regression input(s) from $reg"
+		"$bin" -timeout=10 -rss_limit_mb=2048 "$@" "${regs[@]}"
+	fi
+	if [[ -n ${FUZZ_TIME:-} ]]; then
+		out=${FUZZ_OUT:-build-fuzz-campaign/$FUZZ_NAME}
+		mkdir -p "$out/corpus" "$out/artifacts"
+		cp -n "$corpus"/* "$out/corpus/" 2>/dev/null || true
+		# shellcheck disable=SC2086
+		nice -n 19 "$bin" -max_total_time="$FUZZ_TIME" -print_final_stats=1 \
+			-close_fd_mask=3 -artifact_prefix="$out/artifacts/" -timeout=10 \
+			-rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} "$out/corpus"
+	else
+		# shellcheck disable=SC2086
+		"$bin" -runs="$runs" -seed=1 -artifact_prefix="$BUILD/fuzz/" -timeout=10 -rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} \
+			"$corpus"
+	fi
+}
