@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared steps of the tests/fuzz/run_fuzz_*.sh scripts (sourced, not run).
 #
 # A run script sets FUZZ_NAME (the target: tests/fuzz/fuzz_$FUZZ_NAME.c), builds it with
@@ -9,9 +10,10 @@
 #     at the lowest CPU priority, into FUZZ_OUT (default build-fuzz-campaign/$FUZZ_NAME).
 # Extra libFuzzer flags can be passed in FUZZ_ARGS.
 
+: "${FUZZ_NAME:?set by the run script}"
 BUILD=${BUILD:-build}
 FUZZ_CFLAGS=(-std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc)
-FUZZ_SAN=(-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+FUZZ_SAN=('-fsanitize=fuzzer,address,undefined' -fno-sanitize-recover=all)
 
 # fuzz_build OUT_BIN SOURCES... [LIBS...]: the libFuzzer binary of tests/fuzz/fuzz_$FUZZ_NAME.c.
 fuzz_build()
@@ -45,8 +47,13 @@ fuzz_run()
 			-close_fd_mask=3 -artifact_prefix="$out/artifacts/" -timeout=10 \
 			-rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} "$out/corpus"
 	else
+		# New inputs go to a scratch folder emptied each time, so the seeds stay the seeds
+		# and every bounded run is the same run.
+		out=$BUILD/fuzz/new_$FUZZ_NAME
+		rm -rf "$out"
+		mkdir -p "$out"
 		# shellcheck disable=SC2086
-		"$bin" -runs="$runs" -seed=1 -artifact_prefix="$BUILD/fuzz/" -timeout=10 -rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} \
-			"$corpus"
+		"$bin" -runs="$runs" -seed=1 -artifact_prefix="$BUILD/fuzz/" -timeout=10 \
+			-rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} "$out" "$corpus"
 	fi
 }

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 FUZZ_NAME=dwarf
+# shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
 runs=${1:-20000}
 out=$BUILD/fuzz
@@ -19,5 +20,6 @@ for f in dwarf_inline dwarf_inline_clang dwarf_inline_dwarf4 dwarf_inline_trunc 
 done
 # libdw's own leaks on corrupt input are not ours (see tests/unit/test_dwarf.c).
 printf 'leak:libdw.so\n' > "$out/lsan.supp"
-export LSAN_OPTIONS=suppressions=$PWD/$out/lsan.supp:print_suppressions=0
+supp=$(realpath "$out/lsan.supp")
+export LSAN_OPTIONS=suppressions=$supp:print_suppressions=0
 fuzz_run "$out/fuzz_dwarf" "$out/corpus" "$runs" -max_len=65536

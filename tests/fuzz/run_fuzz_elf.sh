@@ -8,6 +8,7 @@
 set -euo pipefail
 
 FUZZ_NAME=elf
+# shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
 runs=${1:-20000}
 out=$BUILD/fuzz

@@ -7,6 +7,7 @@
 set -euo pipefail
 
 FUZZ_NAME=pprof_read
+# shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
 runs=${1:-200000}
 out=$BUILD/fuzz
