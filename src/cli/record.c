@@ -167,8 +167,8 @@ static void print_summary(struct record_run *r, double secs)
 		(double)st.bpf_map_bytes / 1048576.0);
 	if (st.unwind)
 		fprintf(stderr, "unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
-				"%llu unloaded, %llu with a debug file's CFI, %llu with %llu malformed "
-				"CFI entries), %llu entries, %llu rules, built in %.0f ms\n",
+				"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
+				"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
 			(unsigned long long)st.unwind->files_failed,
