@@ -7,7 +7,10 @@
 # the run), then fuzzes:
 #   - bounded (the default, the system test): `runs` inputs from seed 1, deterministic;
 #   - a campaign when FUZZ_TIME is set (seconds): -max_total_time with final statistics,
-#     at the lowest CPU priority, into FUZZ_OUT (default build-fuzz-campaign/$FUZZ_NAME).
+#     at the lowest CPU priority, into FUZZ_OUT (default build-fuzz-campaign/$FUZZ_NAME);
+#   - a line-coverage report when FUZZ_COVERAGE names a corpus folder (a campaign's): the
+#     target is built with clang's source coverage instead of sanitizers, runs every input of
+#     that folder once, and llvm-cov reports on the parser sources given to fuzz_build.
 # Extra libFuzzer flags can be passed in FUZZ_ARGS.
 
 : "${FUZZ_NAME:?set by the run script}"
@@ -15,13 +18,36 @@ BUILD=${BUILD:-build}
 FUZZ_CFLAGS=(-std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc)
 FUZZ_SAN=('-fsanitize=fuzzer,address,undefined' -fno-sanitize-recover=all)
 
+FUZZ_REPORT_SRCS=()
+
 # fuzz_build OUT_BIN SOURCES... [LIBS...]: the libFuzzer binary of tests/fuzz/fuzz_$FUZZ_NAME.c.
 fuzz_build()
 {
-	local bin=$1
+	local bin=$1 a
 
 	shift
+	if [[ -n ${FUZZ_COVERAGE:-} ]]; then
+		for a in "$@"; do
+			[[ $a == src/*.c && $a != src/base/* ]] && FUZZ_REPORT_SRCS+=("$a")
+		done
+		clang "${FUZZ_CFLAGS[@]}" -fsanitize=fuzzer -fprofile-instr-generate \
+			-fcoverage-mapping "tests/fuzz/fuzz_$FUZZ_NAME.c" "$@" -o "$bin"
+		return
+	fi
 	clang "${FUZZ_CFLAGS[@]}" "${FUZZ_SAN[@]}" "tests/fuzz/fuzz_$FUZZ_NAME.c" "$@" -o "$bin"
+}
+
+# fuzz_coverage BIN: line coverage of the parser sources over the corpus $FUZZ_COVERAGE.
+fuzz_coverage()
+{
+	local bin=$1 prof
+
+	prof=$(dirname "$bin")/cov_$FUZZ_NAME
+	rm -f "$prof".prof*
+	LLVM_PROFILE_FILE=$prof.profraw "$bin" -runs=0 -timeout=300 -rss_limit_mb=4096 \
+		"$FUZZ_COVERAGE" >/dev/null 2>&1 || true
+	llvm-profdata merge -sparse "$prof.profraw" -o "$prof.profdata"
+	llvm-cov report "$bin" -instr-profile="$prof.profdata" "${FUZZ_REPORT_SRCS[@]}"
 }
 
 # fuzz_run BIN CORPUS_DIR RUNS [libFuzzer flags...]
@@ -31,6 +57,10 @@ fuzz_run()
 	local -a regs=()
 
 	shift 3
+	if [[ -n ${FUZZ_COVERAGE:-} ]]; then
+		fuzz_coverage "$bin"
+		return
+	fi
 	if [[ -d $reg ]]; then
 		mapfile -t regs < <(find "$reg" -type f | sort)
 	fi
