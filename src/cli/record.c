@@ -203,13 +203,15 @@ static void print_summary(struct record_run *r, double secs)
 		(unsigned long long)st.opens.not_regular, (unsigned long long)st.opens.escapes);
 	if (st.unwind)
 		fprintf(stderr, "unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
-				"%llu unloaded, %llu with a debug file's CFI), %llu entries, %llu rules, "
-				"built in %.0f ms\n",
+				"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
+				"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
 			(unsigned long long)st.unwind->files_failed,
 			(unsigned long long)st.unwind->files_unloaded,
 			(unsigned long long)st.unwind->files_debug_frame,
+			(unsigned long long)st.unwind->files_cfi_malformed,
+			(unsigned long long)st.unwind->cfi_malformed,
 			(unsigned long long)st.unwind->entries_used,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);

@@ -443,6 +443,22 @@ static int build_with_debug_file(struct unwind_maps *um, struct executable *exe,
 	return err;
 }
 
+/* Count and name, once per build, a file whose table was built around malformed CFI. */
+static void note_malformed(struct unwind_maps *um, const char *path, const struct unwind_table *t)
+{
+	const struct unwind_table_stats *st = unwind_table__stats(t);
+	size_t bad = unwind_table_stats__malformed(st);
+
+	if (!bad)
+		return;
+	um->stats.files_cfi_malformed++;
+	um->stats.cfi_malformed += bad;
+	pr_warn("%s: malformed CFI skipped: %zu of %zu FDEs (%zu with bad instructions), %zu "
+		"CIEs, %zu sections cut short\n", path, st->bad_fde_cnt,
+		st->bad_fde_cnt + st->fde_cnt, st->bad_insn_fde_cnt, st->bad_cie_cnt,
+		st->truncated_section_cnt);
+}
+
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 {
 	struct unwind_table *t = NULL;
@@ -475,6 +491,8 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 		 */
 		if (!err && um->cache && !few && !(from_debug_file && exe->root.fd >= 0))
 			table_cache__store(um->cache, exe->file_id, t);
+		if (!err)
+			note_malformed(um, exe->path, t);
 	}
 	t1 = now_ns();
 	um->stats.build_ns += t1 - t0;

@@ -123,6 +123,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 	if (err) {
 		b->raw_cnt = b->fde_first;
 		b->stats->bad_fde_cnt++;
+		b->stats->bad_insn_fde_cnt++;
 		return 0;
 	}
 	/* An FDE around exactly the sigreturn sequence (optionally after the one-byte pad that
@@ -739,11 +740,17 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 		free(t);
 		return -ENOMEM;
 	}
-	memcpy(t->rows, rows, cnt * sizeof(*rows));
+	if (cnt) /* rows may be NULL for an empty table */
+		memcpy(t->rows, rows, cnt * sizeof(*rows));
 	t->cnt = cnt;
 	t->stats.row_cnt = cnt;
 	*out = t;
 	return 0;
+}
+
+size_t unwind_table_stats__malformed(const struct unwind_table_stats *st)
+{
+	return st->bad_cie_cnt + st->bad_fde_cnt + st->truncated_section_cnt;
 }
 
 void unwind_table__free(struct unwind_table *t)

@@ -44,6 +44,7 @@ struct unwind_table_stats {
 	size_t fde_cnt;             /* FDEs interpreted into rows */
 	size_t bad_cie_cnt;
 	size_t bad_fde_cnt;         /* FDEs skipped: corrupt entry or instructions */
+	size_t bad_insn_fde_cnt;    /* of bad_fde_cnt: FDEs whose instructions failed */
 	size_t overlap_fde_cnt;     /* FDEs partly or fully hidden by a higher-priority one */
 	size_t row_cnt;
 	size_t unique_rule_cnt;     /* distinct struct unwind_rule values among the rows */
@@ -57,6 +58,12 @@ struct unwind_table_stats {
 	size_t max_remember_depth;
 	size_t truncated_section_cnt; /* CFI sections whose walk ended on a corrupt length */
 };
+
+/* Malformed CFI entries a build skipped: bad CIEs, bad FDEs (entry or instructions) and one
+ * per section cut short by a corrupt length (the entries after it are unknown). 0 for a
+ * well-formed file.
+ */
+size_t unwind_table_stats__malformed(const struct unwind_table_stats *st);
 
 struct unwind_table_opts {
 	size_t max_rows;  /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */

@@ -1373,6 +1373,29 @@ TEST(signal_trampolines_by_code)
 	elf_file__free(ef);
 }
 
+/* A fixture's bytes, malloc()ed (the caller frees). */
+static uint8_t *read_fixture(const char *name, size_t *size)
+{
+	uint8_t *image = NULL;
+	FILE *f;
+	long n;
+
+	f = fopen(test_fixture(name), "rb");
+	REQUIRE(f);
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0) {
+		*size = (size_t)n;
+		rewind(f);
+		image = malloc(*size);
+		if (image && fread(image, 1, *size, f) != *size) {
+			free(image);
+			image = NULL;
+		}
+	}
+	fclose(f);
+	REQUIRE(image);
+	return image;
+}
+
 /* Without section headers, .eh_frame is found through PT_GNU_EH_FRAME and gives the same
  * rows as through its section header.
  */
@@ -1383,20 +1406,12 @@ TEST(eh_frame_through_program_headers)
 	struct elf_file *ef = elf_file__open(test_fixture("cfi_gcc_O2_nofp")), *bare = NULL;
 	const struct unwind_row *a, *b;
 	size_t na, nb, size;
-	FILE *f;
 	uint8_t *image = NULL;
 	Elf64_Ehdr *eh;
 
 	REQUIRE(ef);
 	REQUIRE(unwind_table__build_opts(ef, NULL, &opts, &with) == 0);
-	f = fopen(test_fixture("cfi_gcc_O2_nofp"), "rb");
-	REQUIRE(f);
-	fseek(f, 0, SEEK_END);
-	size = (size_t)ftell(f);
-	rewind(f);
-	image = malloc(size);
-	REQUIRE(image && fread(image, 1, size, f) == size);
-	fclose(f);
+	image = read_fixture("cfi_gcc_O2_nofp", &size);
 	eh = (Elf64_Ehdr *)image;
 	eh->e_shoff = 0;
 	eh->e_shnum = 0;
@@ -1416,6 +1431,118 @@ TEST(eh_frame_through_program_headers)
 	elf_file__free(bare);
 	elf_file__free(ef);
 	free(image);
+}
+
+struct fde_list {
+	struct cfi_fde fde[64];
+	size_t cnt;
+};
+
+static int list_fde(void *ctx, const struct cfi_fde *fde)
+{
+	struct fde_list *l = ctx;
+
+	if (l->cnt < 64)
+		l->fde[l->cnt++] = *fde;
+	return 0;
+}
+
+/* A real file with a corrupted .eh_frame: one FDE pointing at no CIE, one FDE with an unknown
+ * opcode, and (second image) the last entry's length running past the section. The table is
+ * still built from the good FDEs, and the malformed ones are counted, never reported as
+ * "0 failed".
+ */
+TEST(corrupt_eh_frame_in_a_file)
+{
+	struct unwind_table_opts opts = { .no_symbols = true };
+	struct unwind_table *good = NULL, *bad = NULL, *cut = NULL;
+	const struct unwind_table_stats *gs, *bs, *cs;
+	struct eh_frame_stats es = { 0 };
+	struct fde_list *l = calloc(1, sizeof(*l));
+	struct elf_file *ef = NULL, *ef_bad = NULL, *ef_cut = NULL;
+	struct cfi_section sec = { .kind = CFI_SECTION_EH_FRAME };
+	struct elf_section es_sec;
+	uint8_t *image, *image_cut;
+	size_t size, i, bad_ptr, bad_insn, last;
+	uint64_t off;
+
+	REQUIRE(l);
+	image = read_fixture("cfi_gcc_O2", &size);
+	image_cut = malloc(size);
+	REQUIRE(image_cut);
+	memcpy(image_cut, image, size);
+	ef = elf_file__open_mem(image, size);
+	REQUIRE(ef);
+	REQUIRE(unwind_table__build_opts(ef, NULL, &opts, &good) == 0);
+	gs = unwind_table__stats(good);
+	CHECK_EQ_INT(unwind_table_stats__malformed(gs), 0);
+	REQUIRE(gs->fde_cnt >= 4);
+
+	/* Find the FDEs (offsets in the section) on the good image. */
+	REQUIRE(elf_file__section(ef, ".eh_frame", &es_sec) == 0);
+	sec.data = es_sec.data;
+	sec.size = es_sec.size;
+	sec.vaddr = es_sec.addr;
+	REQUIRE(eh_frame__walk(&sec, list_fde, l, &es) == 0);
+	REQUIRE(l->cnt >= 4);
+	bad_ptr = 0;
+	bad_insn = l->cnt;
+	for (i = 1; i < l->cnt && bad_insn == l->cnt; i++) {
+		if (l->fde[i].insns_sz)
+			bad_insn = i;
+	}
+	REQUIRE(bad_insn < l->cnt - 1);
+	last = l->cnt - 1;
+
+	/* FDE 0: a CIE pointer past the start of the section. */
+	off = es_sec.offset + l->fde[bad_ptr].offset + 4;
+	image[off] = 0xf0;
+	image[off + 1] = 0xff;
+	image[off + 2] = 0xff;
+	image[off + 3] = 0x7f;
+	/* FDE bad_insn: its first instruction an opcode DWARF does not define. */
+	image[es_sec.offset + (size_t)(l->fde[bad_insn].insns - (const uint8_t *)es_sec.data)] =
+		0x3e;
+	ef_bad = elf_file__open_mem(image, size);
+	REQUIRE(ef_bad);
+	REQUIRE(unwind_table__build_opts(ef_bad, NULL, &opts, &bad) == 0);
+	bs = unwind_table__stats(bad);
+	CHECK_EQ_INT(bs->bad_fde_cnt, 2);
+	CHECK_EQ_INT(bs->bad_insn_fde_cnt, 1);
+	CHECK_EQ_INT(bs->bad_cie_cnt, 0);
+	CHECK_EQ_INT(bs->fde_cnt, gs->fde_cnt - 2);
+	CHECK_EQ_INT(unwind_table_stats__malformed(bs), 2);
+	/* The good FDEs still load: the last one's rule is unchanged; the broken ones are gone. */
+	REQUIRE(unwind_table__find(bad, l->fde[last].pc_begin));
+	CHECK(!memcmp(&unwind_table__find(bad, l->fde[last].pc_begin)->rule,
+		      &unwind_table__find(good, l->fde[last].pc_begin)->rule,
+		      sizeof(struct unwind_rule)));
+	CHECK(!unwind_table__find(bad, l->fde[bad_ptr].pc_begin) ||
+	      unwind_table__find(bad, l->fde[bad_ptr].pc_begin)->rule.kind == UNWIND_RULE_INVALID);
+
+	/* Second image: the last FDE's length runs past the section; the walk stops there. */
+	off = es_sec.offset + l->fde[last].offset;
+	image_cut[off] = 0xf0;
+	image_cut[off + 1] = 0xff;
+	image_cut[off + 2] = 0xff;
+	image_cut[off + 3] = 0x7f;
+	ef_cut = elf_file__open_mem(image_cut, size);
+	REQUIRE(ef_cut);
+	REQUIRE(unwind_table__build_opts(ef_cut, NULL, &opts, &cut) == 0);
+	cs = unwind_table__stats(cut);
+	CHECK_EQ_INT(cs->truncated_section_cnt, 1);
+	CHECK_EQ_INT(cs->fde_cnt, gs->fde_cnt - 1);
+	CHECK(unwind_table_stats__malformed(cs) > 0);
+
+	unwind_table__free(good);
+	unwind_table__free(bad);
+	unwind_table__free(cut);
+	elf_file__free(ef);
+	elf_file__free(ef_bad);
+	elf_file__free(ef_cut);
+	free(image);
+	free(image_cut);
+	free(l);
 }
 
 int main(void)
@@ -1443,5 +1570,6 @@ int main(void)
 	RUN(symbol_rules);
 	RUN(signal_trampolines_by_code);
 	RUN(eh_frame_through_program_headers);
+	RUN(corrupt_eh_frame_in_a_file);
 	return test_summary();
 }
