@@ -36,8 +36,8 @@ struct record_header {
 
 /* Flags of one user frame. */
 enum user_frame_flag {
-	USER_FRAME_RETURN = 1 << 0,   /* addr is a return address: symbolize and look up at addr-1 */
-	USER_FRAME_FP = 1 << 1,       /* this frame's caller was found through the frame pointer */
+	USER_FRAME_RETURN = 1 << 0, /* addr is a return address: symbolize and look up at addr-1 */
+	USER_FRAME_FP = 1 << 1,     /* this frame's caller was found through the frame pointer */
 	USER_FRAME_UNMAPPED = 1 << 2, /* pc in no known mapping (JIT, or the process/mapping is not
 				       * known yet): addr is the absolute pc, file_id is 0 */
 	USER_FRAME_SIGNAL = 1 << 3,   /* this frame was interrupted by a signal (caller of a
@@ -52,7 +52,7 @@ struct user_frame {
 	__u64 addr;
 	__u64 file_id;
 	__u32 flags; /* enum user_frame_flag */
-	__u8 kind;   /* enum user_frame_kind: native, or the runtime whose frame this is (see "Runtime
+	__u8 kind; /* enum user_frame_kind: native, or the runtime whose frame this is (see "Runtime
 		      * frames" below for what addr and file_id hold then) */
 	__u8 pad[3];
 };
@@ -83,8 +83,8 @@ struct sample_record {
 	char thread_comm[SS_COMM_LEN]; /* thread name */
 	__s32 kernel_frame_cnt;        /* < 0: -errno from bpf_get_stack */
 	__u16 user_frame_cnt;
-	__u16 user_end;                /* enum unwind_end */
-	__u32 map_pid;                 /* whose mappings resolved the user stack: pid, or for a
+	__u16 user_end; /* enum unwind_end */
+	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
 	__u32 pad;
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
@@ -110,21 +110,21 @@ struct mmap_record {
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
 enum counter {
-	COUNTER_SAMPLES = 0,       /* perf events handled (after the pid filter) */
-	COUNTER_FILTERED,          /* samples of tasks outside the -p / command filter */
-	COUNTER_IDLE,              /* samples of the idle task (pid 0): not recorded */
-	COUNTER_RINGBUF_FULL,      /* samples lost: ring buffer full */
-	COUNTER_EVENTS_LOST,       /* exec/exit records lost: ring buffer full */
-	COUNTER_KSTACK_FAILED,     /* bpf_get_stack(kernel) failed; sample kept without kstack */
-	COUNTER_KSTACK_TRUNCATED,  /* kernel stack filled SS_MAX_KERNEL_FRAMES */
-	COUNTER_USER_FRAMES,       /* user frames produced */
-	COUNTER_FP_FRAMES,         /* of which found through the frame pointer */
-	COUNTER_UNKNOWN_PID,       /* samples of processes with no mappings loaded yet */
-	COUNTER_FORK_INHERITED,    /* samples of forked children resolved through their
+	COUNTER_SAMPLES = 0,      /* perf events handled (after the pid filter) */
+	COUNTER_FILTERED,         /* samples of tasks outside the -p / command filter */
+	COUNTER_IDLE,             /* samples of the idle task (pid 0): not recorded */
+	COUNTER_RINGBUF_FULL,     /* samples lost: ring buffer full */
+	COUNTER_EVENTS_LOST,      /* exec/exit records lost: ring buffer full */
+	COUNTER_KSTACK_FAILED,    /* bpf_get_stack(kernel) failed; sample kept without kstack */
+	COUNTER_KSTACK_TRUNCATED, /* kernel stack filled SS_MAX_KERNEL_FRAMES */
+	COUNTER_USER_FRAMES,      /* user frames produced */
+	COUNTER_FP_FRAMES,        /* of which found through the frame pointer */
+	COUNTER_UNKNOWN_PID,      /* samples of processes with no mappings loaded yet */
+	COUNTER_FORK_INHERITED,   /* samples of forked children resolved through their
 				    * parent's mappings (not known to userspace yet) */
-	COUNTER_SAMPLE_NS,         /* ns spent in on_sample for recorded samples (own clock:
+	COUNTER_SAMPLE_NS,        /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
-	COUNTER_UNWIND_END_BASE,   /* + enum unwind_end: how user stacks ended */
+	COUNTER_UNWIND_END_BASE,  /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 
@@ -215,9 +215,22 @@ enum unwind_rbp_rule {
 
 /* x86-64 DWARF register numbers used by the rules. */
 enum dwarf_reg_x86_64 {
-	DWARF_RAX = 0, DWARF_RDX, DWARF_RCX, DWARF_RBX, DWARF_RSI, DWARF_RDI,
-	DWARF_RBP = 6, DWARF_RSP = 7,
-	DWARF_R8, DWARF_R9, DWARF_R10, DWARF_R11, DWARF_R12, DWARF_R13, DWARF_R14, DWARF_R15,
+	DWARF_RAX = 0,
+	DWARF_RDX,
+	DWARF_RCX,
+	DWARF_RBX,
+	DWARF_RSI,
+	DWARF_RDI,
+	DWARF_RBP = 6,
+	DWARF_RSP = 7,
+	DWARF_R8,
+	DWARF_R9,
+	DWARF_R10,
+	DWARF_R11,
+	DWARF_R12,
+	DWARF_R13,
+	DWARF_R14,
+	DWARF_R15,
 	DWARF_RIP = 16,
 };
 
@@ -269,9 +282,9 @@ enum user_frame_kind {
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
-	__u8 runtime;        /* enum user_frame_kind of the runtime */
-	__u8 supported;      /* 0: a version we cannot walk: a marker frame, native frames only */
-	__u8 major, minor;   /* its version, for messages */
+	__u8 runtime;      /* enum user_frame_kind of the runtime */
+	__u8 supported;    /* 0: a version we cannot walk: a marker frame, native frames only */
+	__u8 major, minor; /* its version, for messages */
 	__u8 pad[4];
 	__u64 range_start[2]; /* ELF vaddr ranges of the native code that runs runtime frames */
 	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */

@@ -31,24 +31,39 @@
 
 /* struct sigcontext_64 order: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip. */
 enum sigcontext_slot {
-	SC_R8, SC_R9, SC_R10, SC_R11, SC_R12, SC_R13, SC_R14, SC_R15,
-	SC_RDI, SC_RSI, SC_RBP, SC_RBX, SC_RDX, SC_RAX, SC_RCX, SC_RSP, SC_RIP,
+	SC_R8,
+	SC_R9,
+	SC_R10,
+	SC_R11,
+	SC_R12,
+	SC_R13,
+	SC_R14,
+	SC_R15,
+	SC_RDI,
+	SC_RSI,
+	SC_RBP,
+	SC_RBX,
+	SC_RDX,
+	SC_RAX,
+	SC_RCX,
+	SC_RSP,
+	SC_RIP,
 	SC_CNT,
 };
 
 struct unwind_cursor {
 	__u64 regs[DWARF_RIP + 1]; /* DWARF numbering; rip, rsp, rbp always valid */
 	__u32 pid;
-	__u8 regs_valid;           /* all of regs[] valid (leaf, or after a signal frame) */
-	__u8 pc_is_return;         /* regs[RIP] is a return address */
-	__u8 after_signal;         /* the next frame was interrupted by a signal */
+	__u8 regs_valid;   /* all of regs[] valid (leaf, or after a signal frame) */
+	__u8 pc_is_return; /* regs[RIP] is a return address */
+	__u8 after_signal; /* the next frame was interrupted by a signal */
 	__u8 done;
-	__u8 end;                  /* enum unwind_end once done */
+	__u8 end; /* enum unwind_end once done */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
 	__u32 last_file_flags;
-	__u32 lookups;                /* LPM lookups done */
+	__u32 lookups; /* LPM lookups done */
 };
 
 /* Rule in force at elf_addr, or NULL when the file has no table page there. */
@@ -251,7 +266,8 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 
 	file_flags = st->last_file_flags;
 	if (!(file_flags & FILE_HAS_TABLE)) {
-		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI : UNWIND_END_UNKNOWN_FILE;
+		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
+							  : UNWIND_END_UNKNOWN_FILE;
 		goto frame_pointer;
 	}
 	r = ss_find_rule(st->last_map.file_id, lookup_pc - st->last_map.bias);

@@ -34,7 +34,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
-	__type(key, __u32);  /* tgid */
+	__type(key, __u32);                   /* tgid */
 	__type(value, __u8);
 } pid_filter SEC(".maps");
 
@@ -50,7 +50,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
-	__type(key, __u64); /* file_id */
+	__type(key, __u64);                   /* file_id */
 	__type(value, struct file_info);
 } files SEC(".maps");
 
@@ -162,7 +162,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FRAME_KIND_CNT * INTERP_COUNTER_MAX);
+	__uint(max_entries, FRAME_KIND_CNT *INTERP_COUNTER_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } interp_counters SEC(".maps");
@@ -193,8 +193,8 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 struct unwind_scratch {
 	struct unwind_cursor st;
 	struct interp_cursor interp; /* interp/interp_walk.h */
-	__u64 t0;            /* when on_sample started (COUNTER_SAMPLE_NS) */
-	__u32 chunks;        /* tail-call unwinder: runs so far */
+	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
+	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 pad;
 	struct sample_record rec;
 };
@@ -345,7 +345,6 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	return 0;
 }
 
-
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -403,7 +402,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	ss_interp_reset(&s->interp, BPF_CORE_READ(task, thread.fsbase));
 	if (user_mode) {
 		regs_from_ctx(&s->st, ctx);
-	} else if (BPF_CORE_READ(task, mm) && !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
+	} else if (BPF_CORE_READ(task, mm) &&
+		   !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
 		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
 		regs_from_pt_regs(&s->st, uregs);
 	} else {
@@ -496,7 +496,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	rec->hdr.pid = tgid;
 	rec->hdr.tid = p->pid;
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
-	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), BPF_CORE_READ(bprm, filename));
+	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename),
+				  BPF_CORE_READ(bprm, filename));
 	/* Wake the reader now: the new process's mappings should be known before its samples. */
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;

@@ -47,15 +47,15 @@ static __always_inline void ss_interp_marker(struct unwind_cursor *st, struct us
 
 /* What every runtime's walk may read and update. */
 struct interp_state {
-	__u64 checked_pc;     /* the native frame last checked for being a runtime activation */
+	__u64 checked_pc; /* the native frame last checked for being a runtime activation */
 	__u64 checked_sp;
-	__u64 file_id;        /* the interpreter file whose description `file` holds (0: none) */
-	__u64 miss_file_id;   /* the last file known not to be an interpreter */
-	__u64 fsbase;         /* the sampled thread's TLS base */
+	__u64 file_id;      /* the interpreter file whose description `file` holds (0: none) */
+	__u64 miss_file_id; /* the last file known not to be an interpreter */
+	__u64 fsbase;       /* the sampled thread's TLS base */
 	struct interp_file file;
-	__u8 emitting;        /* the runtime whose activation is being emitted (0: none) */
-	__u8 off;             /* bit per runtime: no (more) frames of it in this sample */
-	__u8 started;         /* bit per runtime: its per-sample start ran */
+	__u8 emitting; /* the runtime whose activation is being emitted (0: none) */
+	__u8 off;      /* bit per runtime: no (more) frames of it in this sample */
+	__u8 started;  /* bit per runtime: its per-sample start ran */
 	__u8 pad[5];
 };
 
@@ -63,7 +63,7 @@ struct interp_state {
 
 struct interp_cursor {
 	struct interp_state is;
-	union {               /* the runtimes' own cursors */
+	union { /* the runtimes' own cursors */
 		struct py_cursor py;
 	};
 };

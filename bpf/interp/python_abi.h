@@ -32,9 +32,9 @@ enum py_instr_kind {
 
 /* Which Python frames one native eval-loop activation runs. */
 enum py_entry_kind {
-	PY_ENTRY_EACH = 0,  /* <= 3.10: exactly one frame per activation */
-	PY_ENTRY_FLAG = 1,  /* 3.11: frames up to and including the one with is_entry set */
-	PY_ENTRY_SHIM = 2,  /* 3.12+: frames up to the C-stack-owned shim frame (owner 3),
+	PY_ENTRY_EACH = 0, /* <= 3.10: exactly one frame per activation */
+	PY_ENTRY_FLAG = 1, /* 3.11: frames up to and including the one with is_entry set */
+	PY_ENTRY_SHIM = 2, /* 3.12+: frames up to the C-stack-owned shim frame (owner 3),
 			     * which is skipped */
 };
 
@@ -43,21 +43,21 @@ enum py_entry_kind {
 
 /* Byte offsets the eBPF walk needs, per CPython minor version (PY_NO_OFFSET: absent). */
 struct py_offsets {
-	__u16 rt_interp_head;  /* _PyRuntime.interpreters.head */
-	__u16 rt_tss;          /* _PyRuntime's autoTSSkey: Py_tss_t { int initialized; key } */
-	__u16 ts_interp;       /* PyThreadState.interp */
-	__u16 ts_frame;        /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
-	__u16 cframe_frame;    /* _PyCFrame.current_frame, or PY_NO_OFFSET */
-	__u16 fr_back;         /* f_back / previous */
-	__u16 fr_code;         /* f_code / f_executable */
-	__u16 fr_instr;        /* f_lasti / prev_instr / instr_ptr */
-	__u16 fr_entry;        /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
-	__u16 fr_read_sz;      /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
+	__u16 rt_interp_head; /* _PyRuntime.interpreters.head */
+	__u16 rt_tss;         /* _PyRuntime's autoTSSkey: Py_tss_t { int initialized; key } */
+	__u16 ts_interp;      /* PyThreadState.interp */
+	__u16 ts_frame;       /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_frame;   /* _PyCFrame.current_frame, or PY_NO_OFFSET */
+	__u16 fr_back;        /* f_back / previous */
+	__u16 fr_code;        /* f_code / f_executable */
+	__u16 fr_instr;       /* f_lasti / prev_instr / instr_ptr */
+	__u16 fr_entry;       /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
+	__u16 fr_read_sz;     /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
 	__u16 co_argcount;
 	__u16 co_firstlineno;
-	__u16 co_code;         /* co_code_adaptive (3.11+), else 0 */
-	__u8 instr_kind;       /* enum py_instr_kind */
-	__u8 entry_kind;       /* enum py_entry_kind */
+	__u16 co_code;   /* co_code_adaptive (3.11+), else 0 */
+	__u8 instr_kind; /* enum py_instr_kind */
+	__u8 entry_kind; /* enum py_entry_kind */
 };
 
 /* interp_file.py: the interpreter binary's layout (its eval loop is interp_file's range). */
@@ -74,16 +74,16 @@ struct py_proc_abi {
 
 /* Why Python frames are missing, by reason (the runtime's slice of "interp_counters"). */
 enum py_counter {
-	PY_COUNTER_STACKS = 0,      /* samples with at least one eval-loop frame */
-	PY_COUNTER_FRAMES,          /* Python frames emitted */
-	PY_COUNTER_NO_PROC,         /* eval loop, but the pid has no interp_procs entry (yet) */
-	PY_COUNTER_UNSUPPORTED,     /* eval loop of an unsupported version (marker emitted) */
-	PY_COUNTER_TSS_UNSET,       /* autoTSSkey not initialised or >= 32 */
-	PY_COUNTER_NO_TSTATE,       /* the thread has no thread state (not a Python thread) */
-	PY_COUNTER_BAD_TSTATE,      /* thread state's interp != the runtime's: wrong layout */
-	PY_COUNTER_READ_FAILED,     /* runtime, thread state, frame or code unreadable */
-	PY_COUNTER_RUN_EMPTY,       /* an eval activation with no Python frame left to show */
-	PY_COUNTER_TRUNCATED,       /* Python frames cut at the native reserve (marker) */
+	PY_COUNTER_STACKS = 0,  /* samples with at least one eval-loop frame */
+	PY_COUNTER_FRAMES,      /* Python frames emitted */
+	PY_COUNTER_NO_PROC,     /* eval loop, but the pid has no interp_procs entry (yet) */
+	PY_COUNTER_UNSUPPORTED, /* eval loop of an unsupported version (marker emitted) */
+	PY_COUNTER_TSS_UNSET,   /* autoTSSkey not initialised or >= 32 */
+	PY_COUNTER_NO_TSTATE,   /* the thread has no thread state (not a Python thread) */
+	PY_COUNTER_BAD_TSTATE,  /* thread state's interp != the runtime's: wrong layout */
+	PY_COUNTER_READ_FAILED, /* runtime, thread state, frame or code unreadable */
+	PY_COUNTER_RUN_EMPTY,   /* an eval activation with no Python frame left to show */
+	PY_COUNTER_TRUNCATED,   /* Python frames cut at the native reserve (marker) */
 	PY_COUNTER_CNT,
 };
 

@@ -70,7 +70,8 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 		py_count(PY_COUNTER_TSS_UNSET);
 		return -1;
 	}
-	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) < 0) {
+	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) <
+	    0) {
 		py_count(PY_COUNTER_READ_FAILED);
 		return -1;
 	}
@@ -143,7 +144,8 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 	} else {
 		lasti = *(const __s32 *)(py->buf + (o->fr_instr & (PY_FRAME_READ_MAX - 4)));
 		if (lasti >= 0 && lasti < (1 << 29))
-			instr = o->instr_kind == PY_INSTR_LASTI_UNITS ? (__u32)lasti * 2 : (__u32)lasti;
+			instr = o->instr_kind == PY_INSTR_LASTI_UNITS ? (__u32)lasti * 2
+								      : (__u32)lasti;
 	}
 	if (ss_read_user(&argcount, sizeof(argcount), code + o->co_argcount) < 0 ||
 	    ss_read_user(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) < 0) {

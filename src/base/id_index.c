@@ -36,7 +36,8 @@ int id_index__reserve(struct id_index *t)
 	for (i = 0; i < t->cap; i++) {
 		if (!t->ids[i])
 			continue;
-		for (j = (size_t)u64_hash(t->hashes[i]) & (cap - 1); ids[j]; j = (j + 1) & (cap - 1))
+		for (j = (size_t)u64_hash(t->hashes[i]) & (cap - 1); ids[j];
+		     j = (j + 1) & (cap - 1))
 			;
 		hashes[j] = t->hashes[i];
 		ids[j] = t->ids[i];
@@ -49,8 +50,8 @@ int id_index__reserve(struct id_index *t)
 	return 0;
 }
 
-uint32_t id_index__find(const struct id_index *t, uint64_t hash, id_index_eq_fn eq,
-			const void *ctx, const void *key)
+uint32_t id_index__find(const struct id_index *t, uint64_t hash, id_index_eq_fn eq, const void *ctx,
+			const void *key)
 {
 	size_t i;
 

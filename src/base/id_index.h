@@ -48,8 +48,8 @@ typedef bool (*id_index_eq_fn)(const void *ctx, uint32_t id, const void *key);
 /* The id of the entry with this hash for which eq() holds, or 0 (also on a never reserved
  * index). eq() is called only for ids stored under the same hash.
  */
-uint32_t id_index__find(const struct id_index *t, uint64_t hash, id_index_eq_fn eq,
-			const void *ctx, const void *key);
+uint32_t id_index__find(const struct id_index *t, uint64_t hash, id_index_eq_fn eq, const void *ctx,
+			const void *key);
 
 /* Stores id under hash, for an entry known to be absent (id_index__find() said 0). Needs
  * an id_index__reserve() since the last add.

@@ -77,5 +77,6 @@ void log__vprintf(enum log_level level, const char *fmt, va_list ap)
 	}
 	log__escape(msg, out, sizeof(out));
 	fprintf(stderr, "stackscope: %s%s%s%s", prefix[level], out,
-		(size_t)n >= sizeof(msg) ? "..." : "", newline || (size_t)n >= sizeof(msg) ? "\n" : "");
+		(size_t)n >= sizeof(msg) ? "..." : "",
+		newline || (size_t)n >= sizeof(msg) ? "\n" : "");
 }

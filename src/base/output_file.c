@@ -87,7 +87,8 @@ static int tmp_create(int dir_fd, const char *name, int *fd, char **tmp)
 		return -ENOMEM;
 	for (i = 0; i < TMP_TRIES && err == -EEXIST; i++) {
 		snprintf(buf, cap, "%s.%016llx.tmp", name, (unsigned long long)tmp_random());
-		*fd = openat(dir_fd, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		*fd = openat(dir_fd, buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			     0644);
 		err = *fd < 0 ? -errno : 0;
 	}
 	if (err) {

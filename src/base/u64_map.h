@@ -16,7 +16,10 @@ struct u64_map {
 	size_t cnt;
 };
 
-#define U64_MAP_INIT { 0 }
+#define U64_MAP_INIT \
+	{            \
+		0    \
+	}
 
 /* The value for key, or NULL. */
 void *u64_map__get(const struct u64_map *m, uint64_t key);

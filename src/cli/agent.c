@@ -62,11 +62,11 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	session__stats(s, &st);
 	agent_export__stats(ex, &es);
 	metrics_server__stats(ms, &mst);
-#define EMIT(...)                                                                          \
-	do {                                                                               \
-		int w = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__);            \
-		if (w > 0)                                                                 \
-			n += (size_t)w;                                                    \
+#define EMIT(...)                                                              \
+	do {                                                                   \
+		int w = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__); \
+		if (w > 0)                                                     \
+			n += (size_t)w;                                        \
 	} while (0)
 	EMIT("# TYPE stackscope_samples_total counter\n");
 	EMIT("stackscope_samples_total %llu\n", (unsigned long long)st.counters[COUNTER_SAMPLES]);
@@ -85,7 +85,8 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	EMIT("# TYPE stackscope_frames_total counter\n");
 	EMIT("stackscope_frames_total{kind=\"kernel\"} %llu\n",
 	     (unsigned long long)st.trace->kernel_frames);
-	EMIT("stackscope_frames_total{kind=\"user\"} %llu\n", (unsigned long long)st.trace->user_frames);
+	EMIT("stackscope_frames_total{kind=\"user\"} %llu\n",
+	     (unsigned long long)st.trace->user_frames);
 	EMIT("stackscope_frames_total{kind=\"user_frame_pointer\"} %llu\n",
 	     (unsigned long long)st.counters[COUNTER_FP_FRAMES]);
 	EMIT("stackscope_frames_total{kind=\"user_unresolved\"} %llu\n",
@@ -125,9 +126,11 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	EMIT("stackscope_executables %zu\n", st.executables);
 	if (st.unwind) {
 		EMIT("# TYPE stackscope_unwind_tables gauge\n");
-		EMIT("stackscope_unwind_tables %llu\n", (unsigned long long)st.unwind->files_loaded);
+		EMIT("stackscope_unwind_tables %llu\n",
+		     (unsigned long long)st.unwind->files_loaded);
 		EMIT("# TYPE stackscope_unwind_entries gauge\n");
-		EMIT("stackscope_unwind_entries %llu\n", (unsigned long long)st.unwind->entries_used);
+		EMIT("stackscope_unwind_entries %llu\n",
+		     (unsigned long long)st.unwind->entries_used);
 	}
 	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
 	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
@@ -199,11 +202,11 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "
 		"bpf maps %.1f MiB; %llu processes, %zu executables\n",
 		(unsigned long long)st.counters[COUNTER_SAMPLES],
-		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL], (unsigned long long)incomplete,
-		(unsigned long long)es.ok, (unsigned long long)es.failed,
-		(unsigned long long)es.retried, (unsigned long long)es.dropped,
-		(unsigned long long)es.bytes_sent, (unsigned long long)es.bytes_delivered,
-		(double)rss_bytes() / 1048576.0,
+		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL],
+		(unsigned long long)incomplete, (unsigned long long)es.ok,
+		(unsigned long long)es.failed, (unsigned long long)es.retried,
+		(unsigned long long)es.dropped, (unsigned long long)es.bytes_sent,
+		(unsigned long long)es.bytes_delivered, (double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
 		st.executables);
 	for (i = 0; i < st.runtime_cnt; i++) {
@@ -229,9 +232,11 @@ static int run(const struct agent_options *o)
 		.timestamps_cap = 4096,
 		.cache_dir = o->cache_dir,
 		.unwind_entry_cap = (size_t)o->unwind_entries,
-		.symbolize_lines = o->symbolize_lines, /* never waits: late debug info fills later intervals */
+		.symbolize_lines =
+			o->symbolize_lines, /* never waits: late debug info fills later intervals */
 		/* well past the 60 s process grace and any interval's export */
-		.evict_exe_ns = (uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
+		.evict_exe_ns =
+			(uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;
@@ -249,7 +254,8 @@ static int run(const struct agent_options *o)
 		ms = metrics_server__start(o->metrics_addr, NULL);
 		if (!ms) {
 			err = -errno;
-			pr_err("cannot serve metrics on %s: %s\n", o->metrics_addr, strerror(errno));
+			pr_err("cannot serve metrics on %s: %s\n", o->metrics_addr,
+			       strerror(errno));
 			goto out;
 		}
 		metrics = malloc(metrics_cap);

@@ -147,7 +147,8 @@ static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
 	if (o->otlp_protocol)
 		ex->cfg.protocol = strcmp(o->otlp_protocol, "grpc") ? OTLP_PROTOCOL_HTTP_PROTOBUF
 								    : OTLP_PROTOCOL_GRPC;
-	if (o->otlp_headers && otlp_config__add_headers(&ex->cfg, o->otlp_headers, err, sizeof(err)))
+	if (o->otlp_headers &&
+	    otlp_config__add_headers(&ex->cfg, o->otlp_headers, err, sizeof(err)))
 		goto bad;
 	if (o->otlp_ca_file) {
 		free(ex->cfg.ca_file);

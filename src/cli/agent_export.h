@@ -15,20 +15,20 @@ struct profile;
 struct session;
 
 struct agent_export_stats {
-	bool otlp;            /* false: a pprof folder (the OTLP-only fields stay 0) */
-	uint64_t ok;          /* reports delivered (OTLP 2xx, or pprof file written) */
-	uint64_t failed;      /* given up: non-retryable answer, encode or write error */
-	uint64_t retried;     /* retry attempts */
-	uint64_t dropped;     /* OTLP: dropped from a full queue (oldest first), too large or
+	bool otlp;                /* false: a pprof folder (the OTLP-only fields stay 0) */
+	uint64_t ok;              /* reports delivered (OTLP 2xx, or pprof file written) */
+	uint64_t failed;          /* given up: non-retryable answer, encode or write error */
+	uint64_t retried;         /* retry attempts */
+	uint64_t dropped;         /* OTLP: dropped from a full queue (oldest first), too large or
 			       * at exit; pprof: old files deleted */
-	uint64_t bytes_sent;  /* OTLP: bytes on the wire, every attempt; pprof: written */
+	uint64_t bytes_sent;      /* OTLP: bytes on the wire, every attempt; pprof: written */
 	uint64_t bytes_delivered; /* OTLP: bytes of requests accepted; pprof: written */
-	uint64_t queue_bytes; /* bytes waiting to be sent */
+	uint64_t queue_bytes;     /* bytes waiting to be sent */
 	/* OTLP only */
 	uint64_t lost[OTLP_LOST_REASON_CNT]; /* failed + dropped by reason (encode errors:
 					       * rejected) */
-	uint64_t outages;        /* collector outages begun */
-	uint64_t delivered_late; /* reports delivered after waiting through an outage */
+	uint64_t outages;                    /* collector outages begun */
+	uint64_t delivered_late;             /* reports delivered after waiting through an outage */
 	bool collector_unavailable;
 };
 

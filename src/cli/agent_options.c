@@ -43,11 +43,11 @@ void agent_options__usage(FILE *f)
 		"  -h, --help                 this help\n");
 }
 
-#define fail(...)                                                                  \
-	do {                                                                       \
-		fprintf(stderr, "stackscope agent: " __VA_ARGS__);                 \
-		fputc('\n', stderr);                                               \
-		return -EINVAL;                                                    \
+#define fail(...)                                                  \
+	do {                                                       \
+		fprintf(stderr, "stackscope agent: " __VA_ARGS__); \
+		fputc('\n', stderr);                               \
+		return -EINVAL;                                    \
 	} while (0)
 
 static int parse_seconds(const char *s, double min, double max, double *out)
@@ -77,8 +77,22 @@ static int parse_mb(const char *s, uint64_t *out)
 int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
 	enum {
-		OPT_INTERVAL = 256, OPT_ENDPOINT, OPT_PROTOCOL, OPT_HEADERS, OPT_CA, OPT_QUEUE,
-		OPT_OUTDIR, OPT_OUTMAX, OPT_METRICS, OPT_LOGINT, OPT_CMDLINE, OPT_ENV, OPT_NOSYM, OPT_CACHE, OPT_ENTRIES, OPT_LINES,
+		OPT_INTERVAL = 256,
+		OPT_ENDPOINT,
+		OPT_PROTOCOL,
+		OPT_HEADERS,
+		OPT_CA,
+		OPT_QUEUE,
+		OPT_OUTDIR,
+		OPT_OUTMAX,
+		OPT_METRICS,
+		OPT_LOGINT,
+		OPT_CMDLINE,
+		OPT_ENV,
+		OPT_NOSYM,
+		OPT_CACHE,
+		OPT_ENTRIES,
+		OPT_LINES,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -121,16 +135,19 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		switch (c) {
 		case 'F':
 			if (parse_seconds(optarg, 1, 10000, &hz) || hz != floor(hz))
-				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'", optarg);
+				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
+				     optarg);
 			o->freq_hz = (unsigned int)hz;
 			break;
 		case OPT_INTERVAL:
 			if (parse_seconds(optarg, 0.1, 3600, &o->interval_s))
-				fail("--interval must be between 0.1 and 3600 seconds, not '%s'", optarg);
+				fail("--interval must be between 0.1 and 3600 seconds, not '%s'",
+				     optarg);
 			break;
 		case OPT_LOGINT:
 			if (parse_seconds(optarg, 1, 86400, &o->log_interval_s))
-				fail("--log-interval must be between 1 and 86400 seconds, not '%s'", optarg);
+				fail("--log-interval must be between 1 and 86400 seconds, not '%s'",
+				     optarg);
 			break;
 		case OPT_ENDPOINT:
 			o->otlp_endpoint = optarg;
@@ -146,14 +163,16 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_QUEUE:
 			if (parse_mb(optarg, &o->queue_max_bytes))
-				fail("--queue-max-mb must be a positive number of MiB, not '%s'", optarg);
+				fail("--queue-max-mb must be a positive number of MiB, not '%s'",
+				     optarg);
 			break;
 		case OPT_OUTDIR:
 			o->output_dir = optarg;
 			break;
 		case OPT_OUTMAX:
 			if (parse_mb(optarg, &o->output_max_bytes))
-				fail("--output-max-mb must be a positive number of MiB, not '%s'", optarg);
+				fail("--output-max-mb must be a positive number of MiB, not '%s'",
+				     optarg);
 			break;
 		case OPT_METRICS:
 			o->metrics_addr = optarg;
@@ -204,6 +223,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->otlp_protocol);
 	if (o->otlp_endpoint && strncmp(o->otlp_endpoint, "http://", 7) &&
 	    strncmp(o->otlp_endpoint, "https://", 8))
-		fail("the OTLP endpoint must be an http:// or https:// URL, not '%s'", o->otlp_endpoint);
+		fail("the OTLP endpoint must be an http:// or https:// URL, not '%s'",
+		     o->otlp_endpoint);
 	return 0;
 }

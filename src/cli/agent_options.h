@@ -9,23 +9,23 @@
 #define AGENT_MAX_HEADERS 32
 
 struct agent_options {
-	unsigned int freq_hz;        /* default 19 */
-	double interval_s;           /* one report per interval, default 5 */
-	double log_interval_s;       /* counters in the log, default 60 */
-	const char *otlp_endpoint;   /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: pprof files */
-	const char *otlp_protocol;   /* "http/protobuf" or "grpc"; NULL: environment or http */
-	const char *otlp_headers;    /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
+	unsigned int freq_hz;      /* default 19 */
+	double interval_s;         /* one report per interval, default 5 */
+	double log_interval_s;     /* counters in the log, default 60 */
+	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: pprof files */
+	const char *otlp_protocol; /* "http/protobuf" or "grpc"; NULL: environment or http */
+	const char *otlp_headers;  /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
 	const char *otlp_ca_file;
-	const char *output_dir;      /* default /var/lib/stackscope */
-	uint64_t output_max_bytes;   /* default 256 MiB */
-	uint64_t queue_max_bytes;    /* OTLP export queue bound, default 32 MiB */
-	const char *metrics_addr;    /* HOST:PORT or NULL */
-	const char *cache_dir;       /* unwind-table cache; "" disables */
-	uint64_t unwind_entries;     /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
+	const char *output_dir;    /* default /var/lib/stackscope */
+	uint64_t output_max_bytes; /* default 256 MiB */
+	uint64_t queue_max_bytes;  /* OTLP export queue bound, default 32 MiB */
+	const char *metrics_addr;  /* HOST:PORT or NULL */
+	const char *cache_dir;     /* unwind-table cache; "" disables */
+	uint64_t unwind_entries;   /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
 	bool include_cmdline;
 	bool include_env;
 	bool symbolize;
-	bool symbolize_lines;        /* DWARF lines + inline frames on the host (more memory) */
+	bool symbolize_lines; /* DWARF lines + inline frames on the host (more memory) */
 	bool verbose;
 	bool help;
 };

@@ -38,7 +38,7 @@ struct conn {
 	uint64_t deadline_ms;
 	size_t got;
 	char req[METRICS_REQUEST_MAX_SZ + 1];
-	const char *resp;  /* the answer: resp_own, or a static error answer */
+	const char *resp; /* the answer: resp_own, or a static error answer */
 	char *resp_own;
 	size_t resp_len, resp_off;
 	size_t drained;
@@ -51,11 +51,11 @@ struct metrics_server {
 	pthread_t thread;
 	bool thread_started;
 	struct metrics_server_opts opts;
-	struct conn *conns;    /* opts.conn_max slots, server thread only */
-	struct pollfd *pfds;   /* 2 + opts.conn_max */
-	struct conn **pconns;  /* the connection of pfds[2 + i] */
+	struct conn *conns;   /* opts.conn_max slots, server thread only */
+	struct pollfd *pfds;  /* 2 + opts.conn_max */
+	struct conn **pconns; /* the connection of pfds[2 + i] */
 	uint64_t accept_paused_until_ms;
-	pthread_mutex_t lock;  /* text, len, stats */
+	pthread_mutex_t lock; /* text, len, stats */
 	char *text;
 	size_t len;
 	struct metrics_server_stats stats;

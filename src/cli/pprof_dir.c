@@ -41,8 +41,8 @@ int pprof_dir__prepare(const char *dir)
 	return err;
 }
 
-int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p,
-		     uint64_t when_ns, struct pprof_dir_stats *stats)
+int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p, uint64_t when_ns,
+		     struct pprof_dir_stats *stats)
 {
 	char name[64], stamp[32];
 	time_t secs = (time_t)(when_ns / 1000000000ULL);

@@ -17,8 +17,8 @@ struct profile;
 struct pprof_dir_stats {
 	uint64_t written;
 	uint64_t failed;
-	uint64_t deleted;   /* oldest files removed to stay under the cap */
-	uint64_t bytes;     /* bytes written */
+	uint64_t deleted; /* oldest files removed to stay under the cap */
+	uint64_t bytes;   /* bytes written */
 };
 
 /* Creates dir (and its parents) if needed, 0750, and checks it as above. 0 or -errno:
@@ -27,7 +27,7 @@ struct pprof_dir_stats {
  */
 int pprof_dir__prepare(const char *dir);
 /* Write p; then trim the folder to max_bytes. 0 or -errno. */
-int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p,
-		     uint64_t when_ns, struct pprof_dir_stats *stats);
+int pprof_dir__write(const char *dir, uint64_t max_bytes, const struct profile *p, uint64_t when_ns,
+		     struct pprof_dir_stats *stats);
 
 #endif

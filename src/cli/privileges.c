@@ -29,15 +29,47 @@
 #define BROADCAST_WAIT_MS 2000
 
 static const char *const cap_names[] = {
-	"cap_chown", "cap_dac_override", "cap_dac_read_search", "cap_fowner", "cap_fsetid",
-	"cap_kill", "cap_setgid", "cap_setuid", "cap_setpcap", "cap_linux_immutable",
-	"cap_net_bind_service", "cap_net_broadcast", "cap_net_admin", "cap_net_raw",
-	"cap_ipc_lock", "cap_ipc_owner", "cap_sys_module", "cap_sys_rawio", "cap_sys_chroot",
-	"cap_sys_ptrace", "cap_sys_pacct", "cap_sys_admin", "cap_sys_boot", "cap_sys_nice",
-	"cap_sys_resource", "cap_sys_time", "cap_sys_tty_config", "cap_mknod", "cap_lease",
-	"cap_audit_write", "cap_audit_control", "cap_setfcap", "cap_mac_override",
-	"cap_mac_admin", "cap_syslog", "cap_wake_alarm", "cap_block_suspend", "cap_audit_read",
-	"cap_perfmon", "cap_bpf", "cap_checkpoint_restore",
+	"cap_chown",
+	"cap_dac_override",
+	"cap_dac_read_search",
+	"cap_fowner",
+	"cap_fsetid",
+	"cap_kill",
+	"cap_setgid",
+	"cap_setuid",
+	"cap_setpcap",
+	"cap_linux_immutable",
+	"cap_net_bind_service",
+	"cap_net_broadcast",
+	"cap_net_admin",
+	"cap_net_raw",
+	"cap_ipc_lock",
+	"cap_ipc_owner",
+	"cap_sys_module",
+	"cap_sys_rawio",
+	"cap_sys_chroot",
+	"cap_sys_ptrace",
+	"cap_sys_pacct",
+	"cap_sys_admin",
+	"cap_sys_boot",
+	"cap_sys_nice",
+	"cap_sys_resource",
+	"cap_sys_time",
+	"cap_sys_tty_config",
+	"cap_mknod",
+	"cap_lease",
+	"cap_audit_write",
+	"cap_audit_control",
+	"cap_setfcap",
+	"cap_mac_override",
+	"cap_mac_admin",
+	"cap_syslog",
+	"cap_wake_alarm",
+	"cap_block_suspend",
+	"cap_audit_read",
+	"cap_perfmon",
+	"cap_bpf",
+	"cap_checkpoint_restore",
 };
 
 /* What every thread is brought to; written before the signals, read by the handler. */
@@ -50,7 +82,8 @@ static struct {
 
 uint64_t privileges__running_set(uint64_t permitted, unsigned int flags, bool bpf_needs_cap)
 {
-	uint64_t want = BIT(CAP_SYS_PTRACE) | BIT(CAP_DAC_READ_SEARCH) | BIT(CAP_CHECKPOINT_RESTORE);
+	uint64_t want = BIT(CAP_SYS_PTRACE) | BIT(CAP_DAC_READ_SEARCH) |
+			BIT(CAP_CHECKPOINT_RESTORE);
 
 	if (flags & PRIVILEGES_WRITE_ANY_PATH)
 		want |= BIT(CAP_DAC_OVERRIDE);
@@ -115,8 +148,9 @@ int cap_state__read(const char *status_path, struct cap_state *out)
 			const char *key;
 			uint64_t *val;
 		} fields[] = {
-			{ "CapEff:", &out->eff }, { "CapPrm:", &out->prm }, { "CapInh:", &out->inh },
-			{ "CapBnd:", &out->bnd }, { "CapAmb:", &out->amb }, { "NoNewPrivs:", &nnp },
+			{ "CapEff:", &out->eff }, { "CapPrm:", &out->prm },
+			{ "CapInh:", &out->inh }, { "CapBnd:", &out->bnd },
+			{ "CapAmb:", &out->amb }, { "NoNewPrivs:", &nnp },
 		};
 		size_t i;
 
@@ -188,7 +222,6 @@ static int drop_this_thread(void)
 		err = -errno;
 	return err;
 }
-
 
 static void on_broadcast(int sig)
 {
@@ -339,11 +372,13 @@ int privileges__drop(unsigned int flags)
 	cap_set__format(kept_prm, names, sizeof(names));
 	if (err) {
 		pr_warn("capabilities after start-up: %s in this thread, but not every thread could "
-			"drop the others: %s\n", names, strerror(-err));
+			"drop the others: %s\n",
+			names, strerror(-err));
 	} else {
 		log__printf(flags & PRIVILEGES_LOG_DEBUG ? LOG_DEBUG : LOG_INFO,
 			    "capabilities after start-up: %s (dropped %d others; %d other "
-			    "threads)\n", names, __builtin_popcountll(prm & ~kept_prm), threads);
+			    "threads)\n",
+			    names, __builtin_popcountll(prm & ~kept_prm), threads);
 	}
 	return err;
 }

@@ -67,7 +67,8 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 			_exit(127);
 		privileges__command_child();
 		execvp(argv[0], argv);
-		fprintf(stderr, "stackscope record: cannot run '%s': %s\n", argv[0], strerror(errno));
+		fprintf(stderr, "stackscope record: cannot run '%s': %s\n", argv[0],
+			strerror(errno));
 		_exit(127);
 	}
 	close(fds[0]);
@@ -133,9 +134,10 @@ static void print_runtime(const struct interp_runtime_stats *rs)
 
 	if (!rs->files && !rs->bpf[0])
 		return;
-	fprintf(stderr, "%-14s %llu files (%llu unsupported), %llu processes (%llu rejected); "
-			"frames %llu symbolized, %llu markers, %llu through a forked child's "
-			"parent; eBPF:",
+	fprintf(stderr,
+		"%-14s %llu files (%llu unsupported), %llu processes (%llu rejected); "
+		"frames %llu symbolized, %llu markers, %llu through a forked child's "
+		"parent; eBPF:",
 		rt->name, (unsigned long long)rs->files, (unsigned long long)rs->files_unsupported,
 		(unsigned long long)rs->procs_attached, (unsigned long long)rs->procs_rejected,
 		(unsigned long long)rs->frames, (unsigned long long)rs->markers,
@@ -174,37 +176,42 @@ static void print_summary(struct record_run *r, double secs)
 			fprintf(stderr, "%s %s: %llu", n++ ? "," : "", unwind_end__name(i),
 				(unsigned long long)c[COUNTER_UNWIND_END_BASE + i]);
 	fprintf(stderr, "\n");
-	fprintf(stderr, "frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-			"pointer, %llu unsymbolized, %llu unresolved, %llu placed late); %llu unique "
-			"frames with source lines\n",
+	fprintf(stderr,
+		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
+		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late); %llu unique "
+		"frames with source lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
 		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
 	    c[COUNTER_UNKNOWN_PID] || c[COUNTER_FORK_INHERITED])
-		fprintf(stderr, "other          kernel stack failed %llu, truncated %llu; process "
-				"events lost %llu; samples before their process was known %llu; "
-				"forked children resolved through their parent %llu\n",
+		fprintf(stderr,
+			"other          kernel stack failed %llu, truncated %llu; process "
+			"events lost %llu; samples before their process was known %llu; "
+			"forked children resolved through their parent %llu\n",
 			(unsigned long long)c[COUNTER_KSTACK_FAILED],
 			(unsigned long long)c[COUNTER_KSTACK_TRUNCATED],
 			(unsigned long long)c[COUNTER_EVENTS_LOST],
 			(unsigned long long)c[COUNTER_UNKNOWN_PID],
 			(unsigned long long)c[COUNTER_FORK_INHERITED]);
-	fprintf(stderr, "processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
+	fprintf(stderr,
+		"processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),
 		(unsigned long long)st.processes_exited, st.executables,
 		(double)st.bpf_map_bytes / 1048576.0);
-	fprintf(stderr, "files          %llu identified, %llu changed in place, %llu pages read as "
-			"zeros (file shrank), %llu not regular refused, %llu paths leaving their root "
-			"refused\n",
+	fprintf(stderr,
+		"files          %llu identified, %llu changed in place, %llu pages read as "
+		"zeros (file shrank), %llu not regular refused, %llu paths leaving their root "
+		"refused\n",
 		(unsigned long long)st.files.identified,
 		(unsigned long long)st.files.changed_in_place, (unsigned long long)st.pages_zeroed,
 		(unsigned long long)st.opens.not_regular, (unsigned long long)st.opens.escapes);
 	if (st.unwind)
-		fprintf(stderr, "unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
-				"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
-				"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
+		fprintf(stderr,
+			"unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
+			"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
+			"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
 			(unsigned long long)st.unwind->files_failed,
@@ -216,17 +223,20 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
 	if (st.cache)
-		fprintf(stderr, "table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
+		fprintf(stderr,
+			"table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
 			(unsigned long long)st.cache->hits, (unsigned long long)st.cache->misses,
-			(unsigned long long)st.cache->corrupt, (unsigned long long)st.cache->stores);
+			(unsigned long long)st.cache->corrupt,
+			(unsigned long long)st.cache->stores);
 	for (i = 0; i < st.runtime_cnt; i++)
 		print_runtime(&st.runtimes[i]);
 	if (c[COUNTER_SAMPLES])
 		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
 			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);
 	if (st.bpf_run_cnt)
-		fprintf(stderr, "bpf run time   %.0f ns per run over %llu runs, filtered ones included "
-				"(kernel.bpf_stats_enabled)\n",
+		fprintf(stderr,
+			"bpf run time   %.0f ns per run over %llu runs, filtered ones included "
+			"(kernel.bpf_stats_enabled)\n",
 			(double)st.bpf_run_ns / (double)st.bpf_run_cnt,
 			(unsigned long long)st.bpf_run_cnt);
 	n = profile__top_self(r->prof, top, 10);
@@ -247,7 +257,9 @@ static int run(struct record_run *r)
 	struct record_options *o = r->opts;
 	struct session_opts so = {
 		.freq_hz = o->freq_hz,
-		.filter = o->command ? FILTER_FOLLOW_CHILDREN : o->pid_cnt ? FILTER_PIDS : FILTER_OFF,
+		.filter = o->command   ? FILTER_FOLLOW_CHILDREN
+			  : o->pid_cnt ? FILTER_PIDS
+				       : FILTER_OFF,
 		.pids = o->pids,
 		.pid_cnt = o->pid_cnt,
 		.symbolize = o->symbolize,
@@ -297,7 +309,9 @@ static int run(struct record_run *r)
 	}
 	if (!o->quiet)
 		pr_info("recording%s at %u Hz%s... (Ctrl-C to stop)\n",
-			o->command ? " the command" : o->pid_cnt ? " the processes" : " every CPU",
+			o->command   ? " the command"
+			: o->pid_cnt ? " the processes"
+				     : " every CPU",
 			o->freq_hz, o->duration_s > 0 ? " for a fixed duration" : "");
 
 	while (!stop_requested) {

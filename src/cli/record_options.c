@@ -94,11 +94,11 @@ static int parse_pids(const char *arg, struct record_options *o)
 	return o->pid_cnt ? 0 : -EINVAL;
 }
 
-#define fail(...)                                                                  \
-	do {                                                                       \
-		fprintf(stderr, "stackscope record: " __VA_ARGS__);                \
-		fputc('\n', stderr);                                               \
-		return -EINVAL;                                                    \
+#define fail(...)                                                   \
+	do {                                                        \
+		fprintf(stderr, "stackscope record: " __VA_ARGS__); \
+		fputc('\n', stderr);                                \
+		return -EINVAL;                                     \
 	} while (0)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
@@ -135,7 +135,8 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		switch (c) {
 		case 'F':
 			if (parse_uint(optarg, 1000000, &v) || v < 1 || v > 10000)
-				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'", optarg);
+				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
+				     optarg);
 			o->freq_hz = (unsigned int)v;
 			break;
 		case 'd':
@@ -147,8 +148,8 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 			break;
 		case 'p':
 			if (parse_pids(optarg, o))
-				fail("-p takes PID[,PID...] (at most %d), not '%s'", RECORD_MAX_PIDS,
-				     optarg);
+				fail("-p takes PID[,PID...] (at most %d), not '%s'",
+				     RECORD_MAX_PIDS, optarg);
 			break;
 		case 'o':
 			if (o->output_cnt >= RECORD_MAX_OUTPUTS)

@@ -22,14 +22,14 @@ struct record_output {
 };
 
 struct record_options {
-	unsigned int freq_hz;   /* 1..10000, default 99 */
-	double duration_s;      /* 0: until Ctrl-C or the command exits */
+	unsigned int freq_hz; /* 1..10000, default 99 */
+	double duration_s;    /* 0: until Ctrl-C or the command exits */
 	pid_t pids[RECORD_MAX_PIDS];
 	size_t pid_cnt;
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
-	size_t output_cnt;      /* at least 1 after parsing */
-	char **command;         /* argv after "--", NULL-terminated, or NULL */
-	const char *cache_dir;  /* unwind-table cache; "" disables */
+	size_t output_cnt;     /* at least 1 after parsing */
+	char **command;        /* argv after "--", NULL-terminated, or NULL */
+	const char *cache_dir; /* unwind-table cache; "" disables */
 	const char *debug_dirs[RECORD_MAX_OUTPUTS * 2]; /* --debug-dir */
 	size_t debug_dir_cnt;
 	bool symbolize;

@@ -159,23 +159,26 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->ks)
 		pr_warn("kernel symbols unavailable (%s): kernel frames stay addresses\n",
 			strerror(errno));
-	s->um = unwind_maps__new(sampler__files_fd(s->sampler), sampler__unwind_pages_fd(s->sampler),
+	s->um = unwind_maps__new(sampler__files_fd(s->sampler),
+				 sampler__unwind_pages_fd(s->sampler),
 				 sampler__unwind_entries_fd(s->sampler),
 				 sampler__unwind_rules_fd(s->sampler),
 				 sampler__unwind_entry_cap(s->sampler));
 	if (!s->um)
-		pr_warn("native unwind tables disabled (%s): frame pointers only\n", strerror(errno));
+		pr_warn("native unwind tables disabled (%s): frame pointers only\n",
+			strerror(errno));
 	if (s->um && opts->cache_dir && opts->cache_dir[0]) {
 		if (mkdir(opts->cache_dir, 0700) && errno != EEXIST)
 			pr_debug("%s: %s\n", opts->cache_dir, strerror(errno));
 		s->cache = table_cache__new(opts->cache_dir, opts->cache_max_bytes
-								 ? opts->cache_max_bytes
-								 : SESSION_DEFAULT_CACHE_BYTES);
+								     ? opts->cache_max_bytes
+								     : SESSION_DEFAULT_CACHE_BYTES);
 		if (s->cache)
 			unwind_maps__set_cache(s->um, s->cache);
 		else
 			pr_warn("unwind-table cache %s unusable (%s): tables are rebuilt at every "
-				"start\n", opts->cache_dir, strerror(errno));
+				"start\n",
+				opts->cache_dir, strerror(errno));
 	}
 	s->interp = interp_registry__new(sampler__interp_files_fd(s->sampler),
 					 sampler__interp_procs_fd(s->sampler));
@@ -348,8 +351,8 @@ void session__stats(struct session *s, struct session_stats *out)
 		uint64_t bpf[FRAME_KIND_CNT * INTERP_COUNTER_MAX];
 
 		sampler__interp_counters(s->sampler, bpf);
-		out->runtime_cnt = interp_registry__stats(s->interp, bpf, out->runtimes,
-							  SESSION_RUNTIMES_MAX);
+		out->runtime_cnt =
+			interp_registry__stats(s->interp, bpf, out->runtimes, SESSION_RUNTIMES_MAX);
 	}
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
 }

@@ -35,17 +35,17 @@ struct table_cache_stats;
 struct session_opts {
 	unsigned int freq_hz;
 	enum filter_mode filter;
-	const pid_t *pids;        /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
+	const pid_t *pids; /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
 	size_t pid_cnt;
 	bool symbolize;
-	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
-	size_t unwind_entry_cap;  /* 0: default */
-	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
-	uint64_t evict_exe_ns;    /* forget executables unused this long (0: never; agent) */
-	int debuginfod_wait_ms;   /* at take time, wait this long for pending debuginfod fetches */
+	size_t timestamps_cap;   /* per aggregated sample; the agent keeps them for OTLP */
+	size_t unwind_entry_cap; /* 0: default */
+	bool symbolize_lines;    /* DWARF lines + inline frames when a profile is taken */
+	uint64_t evict_exe_ns;   /* forget executables unused this long (0: never; agent) */
+	int debuginfod_wait_ms;  /* at take time, wait this long for pending debuginfod fetches */
 	const char *const *debug_dirs; /* extra debug-file folders */
 	size_t debug_dir_cnt;
-	const char *cache_dir;    /* on-disk unwind-table cache; NULL or "": none */
+	const char *cache_dir; /* on-disk unwind-table cache; NULL or "": none */
 	uint64_t cache_max_bytes;
 };
 

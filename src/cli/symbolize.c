@@ -63,12 +63,12 @@ struct sym_options {
 
 /* Why a location stayed an address. */
 enum sym_reason {
-	SYM_NO_FILE,        /* no mapping, or a mapping with neither file nor build id */
-	SYM_NO_DEBUGINFO,   /* nothing found for the file */
-	SYM_MISMATCH,       /* only files with another build id found */
-	SYM_PENDING,        /* debuginfod did not answer in time */
-	SYM_NOT_IN_DEBUG,   /* the debug info does not cover the address */
-	SYM_CORRUPT,        /* the debug info is corrupt at the address */
+	SYM_NO_FILE,      /* no mapping, or a mapping with neither file nor build id */
+	SYM_NO_DEBUGINFO, /* nothing found for the file */
+	SYM_MISMATCH,     /* only files with another build id found */
+	SYM_PENDING,      /* debuginfod did not answer in time */
+	SYM_NOT_IN_DEBUG, /* the debug info does not cover the address */
+	SYM_CORRUPT,      /* the debug info is corrupt at the address */
 	SYM_REASON_CNT,
 };
 
@@ -88,9 +88,9 @@ struct sym_file {
 	struct dwarf_file *df; /* NULL: nothing found (yet) */
 	bool has_dwarf;
 	char source[PATH_MAX + 32]; /* where df came from, for -v */
-	struct elf_file *exe; /* the executable itself, when found here (for its PT_LOADs) */
-	bool pending;         /* a debuginfod fetch was running */
-	bool mismatch;        /* a file by that name had another build id */
+	struct elf_file *exe;       /* the executable itself, when found here (for its PT_LOADs) */
+	bool pending;               /* a debuginfod fetch was running */
+	bool mismatch;              /* a file by that name had another build id */
 };
 
 struct sym_stats {
@@ -133,11 +133,11 @@ static void usage(FILE *f)
 		SYM_DEFAULT_TIMEOUT_S);
 }
 
-#define opt_fail(...)                                                              \
-	do {                                                                       \
-		fprintf(stderr, "stackscope symbolize: " __VA_ARGS__);             \
-		fputc('\n', stderr);                                               \
-		return -EINVAL;                                                    \
+#define opt_fail(...)                                                  \
+	do {                                                           \
+		fprintf(stderr, "stackscope symbolize: " __VA_ARGS__); \
+		fputc('\n', stderr);                                   \
+		return -EINVAL;                                        \
 	} while (0)
 
 /* 0, 1 for --help (done), or -EINVAL after printing the problem. */
@@ -229,10 +229,8 @@ static const char *path__basename(const char *path)
 static void sym_file__take(struct sym_file *f, struct debuginfo_result *res)
 {
 	static const char *const src_names[] = {
-		[DEBUGINFO_SELF] = "the file itself",
-		[DEBUGINFO_BUILD_ID] = "build-id tree",
-		[DEBUGINFO_DEBUGLINK] = "debuglink",
-		[DEBUGINFO_DEBUGINFOD] = "debuginfod",
+		[DEBUGINFO_SELF] = "the file itself",        [DEBUGINFO_BUILD_ID] = "build-id tree",
+		[DEBUGINFO_DEBUGLINK] = "debuglink",         [DEBUGINFO_DEBUGINFOD] = "debuginfod",
 		[DEBUGINFO_MINIDEBUGINFO] = "MiniDebugInfo",
 	};
 	struct dwarf_opts dopts = { .demangle = true };
@@ -326,19 +324,17 @@ static void sym_file__resolve(struct symbolizer *s, struct sym_file *f)
 	for (i = 0; i < s->o->debug_dir_cnt && !f->has_dwarf && *base && *base != '['; i++) {
 		const char *dir = s->o->debug_dirs[i];
 
-		if (f->build_id[0] &&
-		    snprintf(path, sizeof(path), "%s/%s/%s", dir, f->build_id, base) <
-			    (int)sizeof(path))
+		if (f->build_id[0] && snprintf(path, sizeof(path), "%s/%s/%s", dir, f->build_id,
+					       base) < (int)sizeof(path))
 			sym_file__try_exe(s, f, path);
-		if (!f->has_dwarf && snprintf(path, sizeof(path), "%s/%s", dir, base) <
-					     (int)sizeof(path))
+		if (!f->has_dwarf &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, base) < (int)sizeof(path))
 			sym_file__try_exe(s, f, path);
 	}
 }
 
 /* The file entry for a mapping (added if new); index + 1, or 0 on ENOMEM. */
-static size_t symbolizer__file_of(struct symbolizer *s, const char *build_id,
-				  const char *filename)
+static size_t symbolizer__file_of(struct symbolizer *s, const char *build_id, const char *filename)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 	const char *c;
@@ -420,7 +416,7 @@ static int symbolizer__find_files(struct symbolizer *s)
 			fprintf(stderr, "  %s%s%s: %s%s\n", f->filename,
 				f->build_id[0] ? " build id " : "", f->build_id,
 				f->df ? (f->has_dwarf ? "DWARF from " : "symbols only from ")
-				      : (f->pending ? "debuginfod timed out"
+				      : (f->pending    ? "debuginfod timed out"
 					 : f->mismatch ? "only files of another build"
 						       : "no debug info"),
 				f->df ? f->source : "");
@@ -532,8 +528,8 @@ static int symbolizer__location(struct symbolizer *s, struct pprof_location *loc
 		goto left;
 	}
 	if (n <= 0) { /* with only symbol tables, say why there was no DWARF */
-		why = f->has_dwarf ? SYM_NOT_IN_DEBUG
-		      : f->pending ? SYM_PENDING
+		why = f->has_dwarf  ? SYM_NOT_IN_DEBUG
+		      : f->pending  ? SYM_PENDING
 		      : f->mismatch ? SYM_MISMATCH
 				    : SYM_NO_DEBUGINFO;
 		goto left;

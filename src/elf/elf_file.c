@@ -36,8 +36,8 @@
 #include <zlib.h>
 
 #define ELF_FILE_INFLATE_MAX (1ULL << 30) /* largest decompressed section we accept */
-#define ELF_FILE_ZLIB_RATIO 1032ULL	  /* deflate cannot expand beyond ~1032:1 */
-#define ELF_FILE_NAME_MAX 256		  /* longest section name we build for .zdebug_ */
+#define ELF_FILE_ZLIB_RATIO 1032ULL       /* deflate cannot expand beyond ~1032:1 */
+#define ELF_FILE_NAME_MAX 256             /* longest section name we build for .zdebug_ */
 
 #ifndef SHF_COMPRESSED
 #define SHF_COMPRESSED (1 << 11)
@@ -60,7 +60,7 @@ struct elf_file {
 	const char *shstr; /* section name string table, NULL if unusable */
 	size_t shstr_sz;
 
-	void **inflated;	/* per section: decompressed data or NULL */
+	void **inflated; /* per section: decompressed data or NULL */
 	size_t *inflated_sz;
 	uint8_t *inflate_failed; /* per section: decompression failed once */
 

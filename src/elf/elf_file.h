@@ -23,10 +23,10 @@ struct elf_file;
 struct elf_section {
 	const void *data; /* NULL for SHT_NOBITS */
 	size_t size;
-	uint64_t addr;    /* sh_addr */
-	uint64_t offset;  /* sh_offset */
-	uint32_t type;    /* sh_type */
-	uint64_t flags;   /* sh_flags (SHF_COMPRESSED cleared once decompressed) */
+	uint64_t addr;   /* sh_addr */
+	uint64_t offset; /* sh_offset */
+	uint32_t type;   /* sh_type */
+	uint64_t flags;  /* sh_flags (SHF_COMPRESSED cleared once decompressed) */
 };
 
 struct elf_segment {

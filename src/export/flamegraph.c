@@ -53,7 +53,7 @@ struct fg {
 	struct fg_node *nodes; /* [0] unused, [1] root */
 	size_t cnt, cap;
 	struct id_index idx; /* (parent, name) -> node id */
-	double scale; /* px per sample */
+	double scale;        /* px per sample */
 	uint32_t max_depth;
 	int height;
 };
@@ -523,8 +523,8 @@ static void fg__header(struct fg *g, const char *title)
 	fputs(fg_script, out);
 	fputs("]]></script>\n", out);
 	fprintf(out,
-		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
-		w, h);
+		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n", w,
+		h);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", w / 2);
 	fg__escape(out, title ? title : "CPU flame graph", 200);
 	fputs("</text>\n", out);

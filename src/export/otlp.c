@@ -105,7 +105,7 @@ struct otlp_encoder {
  * by the caller against the table entry.
  */
 struct dict_attr {
-	uint32_t key;     /* strindex */
+	uint32_t key; /* strindex */
 	bool is_int;
 	int64_t int_val;
 	const char *str_val; /* clean (valid UTF-8), stable until the request is written */
@@ -120,14 +120,14 @@ struct dict_mapping {
 	uint32_t filename;
 	uint32_t attrs[2];
 	uint32_t attr_cnt;
-	uint32_t pmap;       /* profile mapping id, 0 for the kernel mapping */
+	uint32_t pmap; /* profile mapping id, 0 for the kernel mapping */
 };
 
 struct dict_location {
-	uint32_t frame;    /* profile frame id */
-	uint32_t mapping;  /* dict index */
+	uint32_t frame;   /* profile frame id */
+	uint32_t mapping; /* dict index */
 	uint32_t type_attr;
-	size_t fn_off;     /* first of the frame's line_cnt function indices in line_fns */
+	size_t fn_off; /* first of the frame's line_cnt function indices in line_fns */
 };
 
 struct otlp_enc {
@@ -186,8 +186,8 @@ static int otlp__reserve(void **arr, size_t *cap, size_t need, size_t elem_sz)
  */
 static char *otlp_enc__keep(struct otlp_enc *x, char *s, int *err)
 {
-	if (!s || otlp__reserve((void **)&x->owned, &x->owned_cap, x->owned_cnt + 1,
-				 sizeof(*x->owned))) {
+	if (!s ||
+	    otlp__reserve((void **)&x->owned, &x->owned_cap, x->owned_cnt + 1, sizeof(*x->owned))) {
 		free(s);
 		*err = -ENOMEM;
 		return NULL;
@@ -341,10 +341,9 @@ void otlp__kernel_file_id(const char *build_id_hex, char out[33])
 	out[32] = '\0';
 }
 
-
 /* Builds the mapping's attribute list from what is known now. */
-static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m,
-				    const char *gnu, const char *file_id, int *err)
+static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m, const char *gnu,
+				    const char *file_id, int *err)
 {
 	uint32_t key;
 
@@ -367,8 +366,8 @@ static const char *path__basename(const char *path)
 }
 
 /* Dict index of the mapping a frame points to (0 = none). */
-static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame *f,
-				  uint32_t pid, int *err)
+static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame *f, uint32_t pid,
+				  int *err)
 {
 	const struct profile_mapping *pm;
 	struct dict_mapping *m;
@@ -413,8 +412,8 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 	}
 	m->offset = pm->file_offset;
 	if (pm->path)
-		m->filename = otlp_enc__str(x, otlp_enc__clean(x, path__basename(pm->path), err),
-					    err);
+		m->filename =
+			otlp_enc__str(x, otlp_enc__clean(x, path__basename(pm->path), err), err);
 	if (pm->file_hash && *pm->file_hash) {
 		/* Computed by the caller from the file it keeps open (deleted files, containers,
 		 * processes gone before the interval ended).
@@ -427,8 +426,7 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 	return *slot;
 }
 
-static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32_t pid,
-				   int *err)
+static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32_t pid, int *err)
 {
 	const struct profile_frame *f = profile__frame(x->p, frame_id);
 	struct dict_location *l;
@@ -442,7 +440,7 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 		return x->loc_of_frame[frame_id];
 	if (otlp__reserve((void **)&x->locs, &x->loc_cap, x->loc_cnt + 1, sizeof(*x->locs)) ||
 	    otlp__reserve((void **)&x->line_fns, &x->line_fn_cap, x->line_fn_cnt + f->line_cnt,
-			   sizeof(*x->line_fns))) {
+			  sizeof(*x->line_fns))) {
 		*err = -ENOMEM;
 		return 0;
 	}
@@ -464,9 +462,9 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 		type = "abort-marker";
 		break;
 	}
-	l->type_attr = otlp_enc__attr(
-		x, otlp_enc__key(x, &x->s_frame_type, "profile.frame.type", err), false, 0, type,
-		err);
+	l->type_attr = otlp_enc__attr(x,
+				      otlp_enc__key(x, &x->s_frame_type, "profile.frame.type", err),
+				      false, 0, type, err);
 	for (i = 0; i < f->line_cnt; i++) {
 		const struct profile_line *ln = &f->lines[i];
 		uint32_t name = otlp_enc__str(x, otlp_enc__clean(x, ln->function, err), err);
@@ -496,7 +494,7 @@ static uint32_t otlp_enc__stack(struct otlp_enc *x, uint32_t stack_id, uint32_t 
 	if (x->stack_of[stack_id])
 		return x->stack_of[stack_id];
 	if (otlp__reserve((void **)&x->stacks, &x->stack_cap, x->stack_cnt + 1,
-			   sizeof(*x->stacks))) {
+			  sizeof(*x->stacks))) {
 		*err = -ENOMEM;
 		return 0;
 	}
@@ -556,8 +554,7 @@ cleanup:
 	return err;
 }
 
-static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn lookup,
-			      void *ctx)
+static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn lookup, void *ctx)
 {
 	const struct otlp_host *h = x->host;
 	struct otlp_process proc = { 0 };
@@ -575,8 +572,9 @@ static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn 
 	err = kv_writer__add(&w, "process.pid", true, NULL, pid);
 	if (!err && proc.exe_path && *proc.exe_path) {
 		err = kv_writer__add(&w, "process.executable.path", false, proc.exe_path, 0);
-		err = err ?: kv_writer__add(&w, "process.executable.name", false,
-					    path__basename(proc.exe_path), 0);
+		err = err
+			      ?: kv_writer__add(&w, "process.executable.name", false,
+						path__basename(proc.exe_path), 0);
 	}
 	err = err ?: kv_writer__add(&w, "container.id", false, proc.container_id, 0);
 	err = err ?: kv_writer__add(&w, "k8s.pod.uid", false, proc.k8s_pod_uid, 0);
@@ -666,11 +664,11 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 		return 0;
 	stack = otlp_enc__stack(x, s->stack, s->pid, &err);
 	if (s->thread_comm && *s->thread_comm)
-		attrs[attr_cnt++] = otlp_enc__attr(
-			x, otlp_enc__key(x, &x->s_thread_name, "thread.name", &err), false, 0,
-			otlp_enc__clean(x, s->thread_comm, &err), &err);
-	attrs[attr_cnt++] = otlp_enc__attr(
-		x, otlp_enc__key(x, &x->s_thread_id, "thread.id", &err), true, s->tid, NULL, &err);
+		attrs[attr_cnt++] =
+			otlp_enc__attr(x, otlp_enc__key(x, &x->s_thread_name, "thread.name", &err),
+				       false, 0, otlp_enc__clean(x, s->thread_comm, &err), &err);
+	attrs[attr_cnt++] = otlp_enc__attr(x, otlp_enc__key(x, &x->s_thread_id, "thread.id", &err),
+					   true, s->tid, NULL, &err);
 	if (err)
 		return err;
 	if (s->event_cnt > x->scratch_cap) {
@@ -687,19 +685,19 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 	for (i = 0; i < s->event_cnt && !err; i = run) {
 		for (run = i; run < s->event_cnt && x->scratch[run].cpu == x->scratch[i].cpu; run++)
 			covered += x->scratch[run].count;
-		attrs[attr_cnt] = otlp_enc__attr(
-			x, otlp_enc__key(x, &x->s_cpu, "cpu.logical_number", &err), true,
-			x->scratch[i].cpu, NULL, &err);
-		err = err ?: otlp_enc__sample(x, stack, attrs, attr_cnt + 1, &x->scratch[i],
-					      run - i, 0);
+		attrs[attr_cnt] =
+			otlp_enc__attr(x, otlp_enc__key(x, &x->s_cpu, "cpu.logical_number", &err),
+				       true, x->scratch[i].cpu, NULL, &err);
+		err = err
+			      ?: otlp_enc__sample(x, stack, attrs, attr_cnt + 1, &x->scratch[i],
+						  run - i, 0);
 	}
 	if (!err && !x->timestamps && covered < s->count)
 		err = otlp_enc__sample(x, stack, attrs, attr_cnt, NULL, 0, s->count - covered);
 	return err;
 }
 
-static void otlp_enc__value_type(struct otlp_enc *x, uint32_t field, uint32_t type,
-				 uint32_t unit)
+static void otlp_enc__value_type(struct otlp_enc *x, uint32_t field, uint32_t type, uint32_t unit)
 {
 	size_t mark;
 
@@ -751,8 +749,7 @@ static int otlp_enc__process(struct otlp_enc *x, const size_t *order, size_t cnt
 
 /* ---- the dictionary ---- */
 
-static void otlp_enc__packed_u32(struct otlp_enc *x, uint32_t field, const uint32_t *v,
-				 size_t n)
+static void otlp_enc__packed_u32(struct otlp_enc *x, uint32_t field, const uint32_t *v, size_t n)
 {
 	size_t mark, i;
 

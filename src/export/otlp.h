@@ -65,9 +65,9 @@ struct otlp_attr {
 /* The machine, detected once by otlp_host__detect(). Empty strings are not sent. */
 struct otlp_host {
 	char host_name[256];
-	char host_id[64];        /* /etc/machine-id */
-	char host_arch[16];      /* semconv value: amd64, arm64, x86, ... */
-	char os_type[16];        /* "linux" */
+	char host_id[64];   /* /etc/machine-id */
+	char host_arch[16]; /* semconv value: amd64, arm64, x86, ... */
+	char os_type[16];   /* "linux" */
 	char os_description[256];
 	char kernel_build_id[129]; /* hex GNU build id of the running kernel, or "" */
 	/* Extra resource attributes for every process (OTEL_RESOURCE_ATTRIBUTES); borrowed. */

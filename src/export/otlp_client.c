@@ -23,7 +23,7 @@
 #include "export/otlp_client.h"
 #include "export/protobuf_read.h"
 
-#define RESPONSE_MAX_SZ (64 * 1024)  /* bodies past this are cut: we only read a few fields */
+#define RESPONSE_MAX_SZ (64 * 1024) /* bodies past this are cut: we only read a few fields */
 #define GRPC_MESSAGE_MAX_SZ 256
 #define OUTAGE_WARN_INTERVAL_MS 60000 /* "still unavailable" at most this often */
 
@@ -208,7 +208,8 @@ char *otlp_config__url(const struct otlp_config *c)
 		return strdup(c->endpoint);
 	} else {
 		base_len = strlen(c->endpoint);
-		while (base_len > (size_t)(u.path - c->endpoint) && c->endpoint[base_len - 1] == '/')
+		while (base_len > (size_t)(u.path - c->endpoint) &&
+		       c->endpoint[base_len - 1] == '/')
 			base_len--;
 		path = OTLP_HTTP_PATH;
 	}
@@ -291,8 +292,8 @@ static bool header__valid_value(const char *s)
 }
 
 /* Parses "k=v,k2=v2" and calls add(c, key, value) (ownership moves) for each entry. */
-static int kv_list__parse(struct otlp_config *c, const char *list, const char *what,
-			  bool headers, char *err, size_t err_sz)
+static int kv_list__parse(struct otlp_config *c, const char *list, const char *what, bool headers,
+			  char *err, size_t err_sz)
 {
 	const char *s = list, *end, *eq;
 	char *key = NULL, *value = NULL;
@@ -326,16 +327,16 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 				 (int)(end - s), s);
 			goto cleanup;
 		}
-		if (!*key || (headers && (!header__valid_name(key) ||
-					  !header__valid_value(value)))) {
+		if (!*key ||
+		    (headers && (!header__valid_name(key) || !header__valid_value(value)))) {
 			err__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
 				 headers ? "header" : "attribute", (int)(end - s), s);
 			ret = -EINVAL;
 			goto cleanup;
 		}
 		if (headers) {
-			struct otlp_header *h = realloc(c->headers,
-							(c->header_cnt + 1) * sizeof(*h));
+			struct otlp_header *h =
+				realloc(c->headers, (c->header_cnt + 1) * sizeof(*h));
 
 			if (!h) {
 				ret = -ENOMEM;
@@ -345,8 +346,8 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 			h[c->header_cnt].name = key;
 			h[c->header_cnt++].value = value;
 		} else {
-			struct otlp_attr *a = realloc(c->resource_attrs,
-						      (c->resource_attr_cnt + 1) * sizeof(*a));
+			struct otlp_attr *a =
+				realloc(c->resource_attrs, (c->resource_attr_cnt + 1) * sizeof(*a));
 
 			if (!a) {
 				ret = -ENOMEM;
@@ -415,9 +416,9 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 			snprintf(tmp, sizeof(tmp), "%s", err);
 			err__set(err, err_sz, "%s: %s",
 				 getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") &&
-						 *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") ?
-					 "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT" :
-					 "OTEL_EXPORTER_OTLP_ENDPOINT",
+						 *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT")
+					 ? "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT"
+					 : "OTEL_EXPORTER_OTLP_ENDPOINT",
 				 tmp);
 		}
 		return ret;
@@ -426,8 +427,8 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 	if (v && (ret = kv_list__parse(c, v, "OTEL_EXPORTER_OTLP_HEADERS", true, err, err_sz)))
 		return ret;
 	v = getenv("OTEL_EXPORTER_OTLP_PROFILES_HEADERS");
-	if (v && (ret = kv_list__parse(c, v, "OTEL_EXPORTER_OTLP_PROFILES_HEADERS", true, err,
-				       err_sz)))
+	if (v &&
+	    (ret = kv_list__parse(c, v, "OTEL_EXPORTER_OTLP_PROFILES_HEADERS", true, err, err_sz)))
 		return ret;
 	v = getenv("OTEL_RESOURCE_ATTRIBUTES");
 	if (v && (ret = kv_list__parse(c, v, "OTEL_RESOURCE_ATTRIBUTES", false, err, err_sz)))
@@ -448,8 +449,8 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 		errno = 0;
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || ms == 0 || ms > 3600 * 1000) {
-			err__set(err, err_sz, "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds",
-				 v);
+			err__set(err, err_sz,
+				 "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds", v);
 			return -EINVAL;
 		}
 		c->timeout_ms = (unsigned)ms;
@@ -475,7 +476,7 @@ struct export_req {
 	struct export_req *next;
 	uint8_t *body; /* ready to send: gzipped and, for gRPC, framed */
 	size_t len;
-	uint64_t seq;  /* submission order */
+	uint64_t seq; /* submission order */
 };
 
 struct otlp_client {
@@ -493,27 +494,27 @@ struct otlp_client {
 	bool in_flight;
 	atomic_bool stop;
 	struct otlp_client_stats stats;
-	uint64_t next_seq; /* the seq of the next request submitted */
+	uint64_t next_seq;  /* the seq of the next request submitted */
 	bool fresh_connect; /* export thread only: last attempt hit a transport error */
 	uint64_t rng;
 
 	/* export thread only: what the log has been told (see otlp_client.h, Outages) */
-	bool failing;              /* the last request was rejected: log only state changes */
-	uint64_t outage_start_ms;  /* 0: no outage */
+	bool failing;             /* the last request was rejected: log only state changes */
+	uint64_t outage_start_ms; /* 0: no outage */
 	uint64_t outage_warned_ms;
-	uint64_t outage_lost0;     /* requests lost before the outage began */
-	uint64_t outage_lost;      /* requests lost during the last outage (set at its end) */
-	uint64_t outage_len_ms;    /* how long the last outage lasted */
-	bool recovering;           /* the last outage is over; its backlog is being sent */
-	uint64_t recovery_seq;     /* requests with a smaller seq waited through it */
-	uint64_t late_cnt;         /* of those, delivered */
+	uint64_t outage_lost0;  /* requests lost before the outage began */
+	uint64_t outage_lost;   /* requests lost during the last outage (set at its end) */
+	uint64_t outage_len_ms; /* how long the last outage lasted */
+	bool recovering;        /* the last outage is over; its backlog is being sent */
+	uint64_t recovery_seq;  /* requests with a smaller seq waited through it */
+	uint64_t late_cnt;      /* of those, delivered */
 };
 
 /* The result of one attempt. */
 struct attempt {
 	bool ok;
 	bool retryable;
-	long wait_ms;  /* server-requested delay, -1 = none */
+	long wait_ms;     /* server-requested delay, -1 = none */
 	bool wait_is_min; /* RetryInfo: at least the backoff as well */
 	int http_status;
 	int grpc_status; /* -1 when absent */
@@ -672,8 +673,7 @@ static size_t curl__write(char *data, size_t size, size_t n, void *ctx)
 }
 
 /* Value of header "name: value" in line (len bytes, CRLF included) into out, or false. */
-static bool header__match(const char *line, size_t len, const char *name, char *out,
-			  size_t out_sz)
+static bool header__match(const char *line, size_t len, const char *name, char *out, size_t out_sz)
 {
 	size_t nlen = strlen(name), vlen;
 	const char *v;
@@ -727,8 +727,7 @@ static size_t curl__header(char *line, size_t size, size_t n, void *ctx)
 		a->retry_after_ms = retry_after__ms(v);
 	else if (header__match(line, len, "grpc-status", v, sizeof(v)))
 		a->grpc_status = (int)strtol(v, NULL, 10);
-	else if (header__match(line, len, "grpc-message", a->grpc_message,
-			       sizeof(a->grpc_message)))
+	else if (header__match(line, len, "grpc-message", a->grpc_message, sizeof(a->grpc_message)))
 		;
 	else if (header__match(line, len, "grpc-status-details-bin", a->grpc_details,
 			       sizeof(a->grpc_details)))
@@ -924,8 +923,8 @@ static void grpc__parse_response(struct attempt *a)
 
 	if (a->resp_len < 5)
 		return;
-	mlen = (uint32_t)a->resp[1] << 24 | (uint32_t)a->resp[2] << 16 |
-	       (uint32_t)a->resp[3] << 8 | a->resp[4];
+	mlen = (uint32_t)a->resp[1] << 24 | (uint32_t)a->resp[2] << 16 | (uint32_t)a->resp[3] << 8 |
+	       a->resp[4];
 	if (mlen > a->resp_len - 5)
 		return;
 	if (!a->resp[0]) {
@@ -962,8 +961,7 @@ static bool curl__retryable(CURLcode rc)
 }
 
 /* One POST of r; fills a. */
-static void client__attempt(struct otlp_client *c, const struct export_req *r,
-			    struct attempt *a)
+static void client__attempt(struct otlp_client *c, const struct export_req *r, struct attempt *a)
 {
 	bool grpc = c->cfg.protocol == OTLP_PROTOCOL_GRPC;
 	curl_off_t uploaded = 0;
@@ -1113,8 +1111,8 @@ static void client__report_recovery(struct otlp_client *c)
 {
 	pr_info("otlp: collector reachable again after %.1f s, %llu requests delivered late, "
 		"%llu lost during the outage\n",
-		(double)c->outage_len_ms / 1000.0,
-		(unsigned long long)c->late_cnt, (unsigned long long)c->outage_lost);
+		(double)c->outage_len_ms / 1000.0, (unsigned long long)c->late_cnt,
+		(unsigned long long)c->outage_lost);
 	c->recovering = false;
 }
 
@@ -1191,8 +1189,8 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 			c->stats.bytes_delivered += a.uploaded;
 			if (a.partial) {
 				c->stats.exports_partial++;
-				c->stats.rejected_profiles +=
-					a.rejected > 0 ? (uint64_t)a.rejected : 0;
+				c->stats.rejected_profiles += a.rejected > 0 ? (uint64_t)a.rejected
+									     : 0;
 			}
 		}
 		pthread_mutex_unlock(&c->lock);
@@ -1214,8 +1212,8 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 		if (wait > c->cfg.max_backoff_ms)
 			wait = c->cfg.max_backoff_ms;
 		if (a.wait_ms >= 0)
-			wait = a.wait_is_min && wait > (uint64_t)a.wait_ms ? wait :
-									      (uint64_t)a.wait_ms;
+			wait = a.wait_is_min && wait > (uint64_t)a.wait_ms ? wait
+									   : (uint64_t)a.wait_ms;
 		if (now_ms() + wait - start > c->cfg.max_elapsed_ms) {
 			/* the outage's own lines say how many are lost */
 			pr_debug("otlp: a request given up after %llu s of retries\n",
@@ -1282,9 +1280,9 @@ static void *client__thread(void *arg)
 		case EXPORT_REJECTED:
 		case EXPORT_EXHAUSTED:
 			c->stats.exports_failed++;
-			c->stats.exports_lost[res == EXPORT_REJECTED ?
-						      OTLP_LOST_REJECTED :
-						      OTLP_LOST_RETRIES_EXHAUSTED]++;
+			c->stats.exports_lost[res == EXPORT_REJECTED
+						      ? OTLP_LOST_REJECTED
+						      : OTLP_LOST_RETRIES_EXHAUSTED]++;
 			break;
 		case EXPORT_STOPPED:
 			c->stats.exports_dropped++;
@@ -1368,8 +1366,8 @@ static int client__setup_curl(struct otlp_client *c)
 		/* the response may come gzipped; curl inflates it */
 		curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, "");
 		curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
-				 (long)(strncmp(c->url, "https:", 6) ? CURL_HTTP_VERSION_1_1 :
-								     CURL_HTTP_VERSION_2TLS));
+				 (long)(strncmp(c->url, "https:", 6) ? CURL_HTTP_VERSION_1_1
+								     : CURL_HTTP_VERSION_2TLS));
 	} else if (strncmp(c->url, "https:", 6)) {
 		curl_easy_setopt(c->curl, CURLOPT_HTTP_VERSION,
 				 (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);

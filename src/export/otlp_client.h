@@ -80,9 +80,9 @@ struct otlp_config {
 	size_t header_cnt;
 	struct otlp_attr *resource_attrs; /* OTEL_RESOURCE_ATTRIBUTES; strings owned */
 	size_t resource_attr_cnt;
-	char *ca_file;             /* NULL: the system's CAs */
-	bool gzip;                 /* default true */
-	unsigned timeout_ms;       /* one export attempt, default 10000 */
+	char *ca_file;               /* NULL: the system's CAs */
+	bool gzip;                   /* default true */
+	unsigned timeout_ms;         /* one export attempt, default 10000 */
 	unsigned connect_timeout_ms; /* default 3000 */
 	unsigned initial_backoff_ms; /* default 1000 */
 	unsigned max_backoff_ms;     /* default 5000 */
@@ -133,23 +133,23 @@ enum otlp_lost_reason {
 const char *otlp_lost_reason__name(enum otlp_lost_reason r);
 
 struct otlp_client_stats {
-	uint64_t exports_ok;      /* accepted by the receiver (including partial successes) */
-	uint64_t exports_failed;  /* given up: non-retryable answer or retries exhausted */
-	uint64_t exports_retried; /* retry attempts */
-	uint64_t exports_dropped; /* dropped from the full queue, or still queued at the end */
-	uint64_t exports_partial; /* accepted with a partial_success */
+	uint64_t exports_ok;        /* accepted by the receiver (including partial successes) */
+	uint64_t exports_failed;    /* given up: non-retryable answer or retries exhausted */
+	uint64_t exports_retried;   /* retry attempts */
+	uint64_t exports_dropped;   /* dropped from the full queue, or still queued at the end */
+	uint64_t exports_partial;   /* accepted with a partial_success */
 	uint64_t rejected_profiles; /* sum of partial_success.rejected_profiles */
 	/* exports_failed + exports_dropped, by reason */
 	uint64_t exports_lost[OTLP_LOST_REASON_CNT];
-	uint64_t bytes_sent;      /* request bytes on the wire (compressed), every attempt */
-	uint64_t bytes_delivered; /* bytes of the attempts the receiver accepted */
-	uint64_t outages;         /* outages begun (see above) */
-	uint64_t delivered_late;  /* requests delivered after waiting through an outage */
+	uint64_t bytes_sent;        /* request bytes on the wire (compressed), every attempt */
+	uint64_t bytes_delivered;   /* bytes of the attempts the receiver accepted */
+	uint64_t outages;           /* outages begun (see above) */
+	uint64_t delivered_late;    /* requests delivered after waiting through an outage */
 	bool collector_unavailable; /* an outage is going on */
-	size_t queue_cnt;         /* waiting now, without the one being sent */
+	size_t queue_cnt;           /* waiting now, without the one being sent */
 	size_t queue_sz;
-	int last_http_status;     /* 0 = none yet */
-	int last_grpc_status;     /* -1 = none yet */
+	int last_http_status; /* 0 = none yet */
+	int last_grpc_status; /* -1 = none yet */
 };
 
 struct otlp_client;

@@ -20,7 +20,6 @@
 #include "export/pprof.h"
 #include "export/pprof_fields.h"
 
-
 #define KERNEL_MAPPING_NAME "[kernel.kallsyms]"
 
 /* Open-addressing index from a 64-bit key to a dense id (>= 1). Keys are either string
@@ -30,10 +29,10 @@ struct pprof_enc {
 	const struct profile *p;
 	struct pb_buf *out;
 	struct id_index str_idx; /* key: content hash; collisions resolved by strcmp */
-	const char **strs;          /* borrowed: profile strings or literals */
+	const char **strs;       /* borrowed: profile strings or literals */
 	size_t str_cnt, str_cap;
 	struct id_index fn_idx; /* key: name << 32 | filename */
-	uint64_t *fns;             /* [id - 1] = key */
+	uint64_t *fns;          /* [id - 1] = key */
 	size_t fn_cnt, fn_cap;
 	uint32_t kernel_mapping; /* 0 = not needed */
 };
@@ -362,7 +361,8 @@ static int pprof__gzip_to(const struct pb_buf *buf, struct output_file *out)
 		return err;
 	}
 	while (off < buf->len && !err) {
-		unsigned chunk = buf->len - off > (1u << 30) ? 1u << 30 : (unsigned)(buf->len - off);
+		unsigned chunk = buf->len - off > (1u << 30) ? 1u << 30
+							     : (unsigned)(buf->len - off);
 
 		errno = 0;
 		if (gzwrite(gz, buf->data + off, chunk) != (int)chunk)

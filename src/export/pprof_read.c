@@ -29,7 +29,6 @@
 #include "export/pprof_read.h"
 #include "export/protobuf_read.h"
 
-
 #define CHUNK_MAX ((size_t)1 << 30) /* zlib counts in uInt */
 
 struct id_slot {
@@ -40,11 +39,11 @@ struct id_slot {
 struct pprof_index {
 	struct id_slot *mappings, *locations, *functions; /* sorted by id */
 	size_t function_slot_cap;
-	size_t function_cap; /* capacity of profile->functions */
-	size_t string_cap;   /* capacity of profile->strings */
+	size_t function_cap;  /* capacity of profile->functions */
+	size_t string_cap;    /* capacity of profile->strings */
 	size_t arena_str_cnt; /* strings[0..arena_str_cnt) live in arena */
 	char *arena;
-	void *pools[4];      /* location ids, values, labels, lines */
+	void *pools[4];          /* location ids, values, labels, lines */
 	struct id_index str_idx; /* id: string idx + 1; built on the first intern */
 	struct id_index fn_idx;  /* id: function array idx + 1; built on the first add */
 };
@@ -55,7 +54,7 @@ enum { POOL_LOCATION_IDS, POOL_VALUES, POOL_LABELS, POOL_LINES, POOL_CNT };
 
 struct pprof_dec {
 	struct pprof_profile *p;
-	bool fill;                /* second pass */
+	bool fill;                 /* second pass */
 	size_t pool_cnt[POOL_CNT]; /* counted in the first pass, filled up to in the second */
 	size_t pool_cap[POOL_CNT];
 	size_t sample_type_i, sample_i, mapping_i, location_i, function_i, string_i, comment_i;
@@ -93,10 +92,18 @@ static int dec__label(struct pb_reader r, struct pprof_label *l)
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.num) {
-		case LABEL_KEY: l->key = (int64_t)f.v; break;
-		case LABEL_STR: l->str = (int64_t)f.v; break;
-		case LABEL_NUM: l->num = (int64_t)f.v; break;
-		case LABEL_NUM_UNIT: l->num_unit = (int64_t)f.v; break;
+		case LABEL_KEY:
+			l->key = (int64_t)f.v;
+			break;
+		case LABEL_STR:
+			l->str = (int64_t)f.v;
+			break;
+		case LABEL_NUM:
+			l->num = (int64_t)f.v;
+			break;
+		case LABEL_NUM_UNIT:
+			l->num_unit = (int64_t)f.v;
+			break;
 		}
 	}
 	return 0;
@@ -182,16 +189,36 @@ static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.num) {
-		case MAPPING_ID: m->id = f.v; break;
-		case MAPPING_MEMORY_START: m->memory_start = f.v; break;
-		case MAPPING_MEMORY_LIMIT: m->memory_limit = f.v; break;
-		case MAPPING_FILE_OFFSET: m->file_offset = f.v; break;
-		case MAPPING_FILENAME: m->filename = (int64_t)f.v; break;
-		case MAPPING_BUILD_ID: m->build_id = (int64_t)f.v; break;
-		case MAPPING_HAS_FUNCTIONS: m->has_functions = f.v != 0; break;
-		case MAPPING_HAS_FILENAMES: m->has_filenames = f.v != 0; break;
-		case MAPPING_HAS_LINE_NUMBERS: m->has_line_numbers = f.v != 0; break;
-		case MAPPING_HAS_INLINE_FRAMES: m->has_inline_frames = f.v != 0; break;
+		case MAPPING_ID:
+			m->id = f.v;
+			break;
+		case MAPPING_MEMORY_START:
+			m->memory_start = f.v;
+			break;
+		case MAPPING_MEMORY_LIMIT:
+			m->memory_limit = f.v;
+			break;
+		case MAPPING_FILE_OFFSET:
+			m->file_offset = f.v;
+			break;
+		case MAPPING_FILENAME:
+			m->filename = (int64_t)f.v;
+			break;
+		case MAPPING_BUILD_ID:
+			m->build_id = (int64_t)f.v;
+			break;
+		case MAPPING_HAS_FUNCTIONS:
+			m->has_functions = f.v != 0;
+			break;
+		case MAPPING_HAS_FILENAMES:
+			m->has_filenames = f.v != 0;
+			break;
+		case MAPPING_HAS_LINE_NUMBERS:
+			m->has_line_numbers = f.v != 0;
+			break;
+		case MAPPING_HAS_INLINE_FRAMES:
+			m->has_inline_frames = f.v != 0;
+			break;
 		}
 	}
 	return 0;
@@ -255,10 +282,18 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.num) {
-		case LOCATION_ID: loc->id = f.v; break;
-		case LOCATION_MAPPING_ID: loc->mapping_id = f.v; break;
-		case LOCATION_ADDRESS: loc->address = f.v; break;
-		case LOCATION_IS_FOLDED: loc->is_folded = f.v != 0; break;
+		case LOCATION_ID:
+			loc->id = f.v;
+			break;
+		case LOCATION_MAPPING_ID:
+			loc->mapping_id = f.v;
+			break;
+		case LOCATION_ADDRESS:
+			loc->address = f.v;
+			break;
+		case LOCATION_IS_FOLDED:
+			loc->is_folded = f.v != 0;
+			break;
 		}
 	}
 	if (d->fill) {
@@ -288,11 +323,21 @@ static int dec__function(struct pprof_dec *d, struct pb_reader r)
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.num) {
-		case FUNCTION_ID: fn->id = f.v; break;
-		case FUNCTION_NAME: fn->name = (int64_t)f.v; break;
-		case FUNCTION_SYSTEM_NAME: fn->system_name = (int64_t)f.v; break;
-		case FUNCTION_FILENAME: fn->filename = (int64_t)f.v; break;
-		case FUNCTION_START_LINE: fn->start_line = (int64_t)f.v; break;
+		case FUNCTION_ID:
+			fn->id = f.v;
+			break;
+		case FUNCTION_NAME:
+			fn->name = (int64_t)f.v;
+			break;
+		case FUNCTION_SYSTEM_NAME:
+			fn->system_name = (int64_t)f.v;
+			break;
+		case FUNCTION_FILENAME:
+			fn->filename = (int64_t)f.v;
+			break;
+		case FUNCTION_START_LINE:
+			fn->start_line = (int64_t)f.v;
+			break;
 		}
 	}
 	return 0;
@@ -343,11 +388,21 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 							      : &scratch);
 				d->sample_type_i++;
 				break;
-			case PROFILE_SAMPLE: err = dec__sample(d, f.body); break;
-			case PROFILE_MAPPING: err = dec__mapping(d, f.body); break;
-			case PROFILE_LOCATION: err = dec__location(d, f.body); break;
-			case PROFILE_FUNCTION: err = dec__function(d, f.body); break;
-			case PROFILE_STRING_TABLE: err = dec__string(d, &f); break;
+			case PROFILE_SAMPLE:
+				err = dec__sample(d, f.body);
+				break;
+			case PROFILE_MAPPING:
+				err = dec__mapping(d, f.body);
+				break;
+			case PROFILE_LOCATION:
+				err = dec__location(d, f.body);
+				break;
+			case PROFILE_FUNCTION:
+				err = dec__function(d, f.body);
+				break;
+			case PROFILE_STRING_TABLE:
+				err = dec__string(d, &f);
+				break;
 			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
 				err = dec__value_type(f.body, &p->period_type);
 				break;
@@ -364,13 +419,27 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 		if (f.wire != PB_WIRE_VARINT)
 			continue;
 		switch (f.num) {
-		case PROFILE_DROP_FRAMES: p->drop_frames = (int64_t)f.v; break;
-		case PROFILE_KEEP_FRAMES: p->keep_frames = (int64_t)f.v; break;
-		case PROFILE_TIME_NANOS: p->time_nanos = (int64_t)f.v; break;
-		case PROFILE_DURATION_NANOS: p->duration_nanos = (int64_t)f.v; break;
-		case PROFILE_PERIOD: p->period = (int64_t)f.v; break;
-		case PROFILE_DEFAULT_SAMPLE_TYPE: p->default_sample_type = (int64_t)f.v; break;
-		case PROFILE_DOC_URL: p->doc_url = (int64_t)f.v; break;
+		case PROFILE_DROP_FRAMES:
+			p->drop_frames = (int64_t)f.v;
+			break;
+		case PROFILE_KEEP_FRAMES:
+			p->keep_frames = (int64_t)f.v;
+			break;
+		case PROFILE_TIME_NANOS:
+			p->time_nanos = (int64_t)f.v;
+			break;
+		case PROFILE_DURATION_NANOS:
+			p->duration_nanos = (int64_t)f.v;
+			break;
+		case PROFILE_PERIOD:
+			p->period = (int64_t)f.v;
+			break;
+		case PROFILE_DEFAULT_SAMPLE_TYPE:
+			p->default_sample_type = (int64_t)f.v;
+			break;
+		case PROFILE_DOC_URL:
+			p->doc_url = (int64_t)f.v;
+			break;
 		case PROFILE_COMMENT:
 			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
 						p->comment_cnt, &d->comment_i);
@@ -391,7 +460,9 @@ static void *array__alloc(size_t n, size_t sz)
 static int dec__alloc(struct pprof_dec *d)
 {
 	static const size_t pool_sz[POOL_CNT] = {
-		sizeof(uint64_t), sizeof(int64_t), sizeof(struct pprof_label),
+		sizeof(uint64_t),
+		sizeof(int64_t),
+		sizeof(struct pprof_label),
 		sizeof(struct pprof_line),
 	};
 	struct pprof_profile *p = d->p;
@@ -537,10 +608,12 @@ static int profile__validate(struct pprof_profile *p)
 	if (!p->string_cnt || p->strings[0].len)
 		return -EBADMSG;
 	err = id_slots__build(p->mappings, p->mapping_cnt, sizeof(*p->mappings), &ix->mappings);
-	err = err ?: id_slots__build(p->locations, p->location_cnt, sizeof(*p->locations),
-				     &ix->locations);
-	err = err ?: id_slots__build(p->functions, p->function_cnt, sizeof(*p->functions),
-				     &ix->functions);
+	err = err
+		      ?: id_slots__build(p->locations, p->location_cnt, sizeof(*p->locations),
+					 &ix->locations);
+	err = err
+		      ?: id_slots__build(p->functions, p->function_cnt, sizeof(*p->functions),
+					 &ix->functions);
 	if (err)
 		return err;
 	ix->function_slot_cap = p->function_cnt ? p->function_cnt : 1;
@@ -687,8 +760,7 @@ cleanup:
 
 /* ---- public: decode, read, free ---- */
 
-int pprof_profile__decode(const void *buf, size_t size, size_t max_sz,
-			  struct pprof_profile **out)
+int pprof_profile__decode(const void *buf, size_t size, size_t max_sz, struct pprof_profile **out)
 {
 	struct pprof_profile *p = NULL;
 	struct pprof_dec d;
@@ -1096,8 +1168,7 @@ int pprof_profile__encode(const struct pprof_profile *p, struct pb_buf *out)
 	if (p->period_type.type || p->period_type.unit)
 		enc__value_type(out, PROFILE_PERIOD_TYPE, &p->period_type);
 	enc__varint(out, PROFILE_PERIOD, (uint64_t)p->period);
-	pb_buf__packed_varints(out, PROFILE_COMMENT, (const uint64_t *)p->comments,
-			       p->comment_cnt);
+	pb_buf__packed_varints(out, PROFILE_COMMENT, (const uint64_t *)p->comments, p->comment_cnt);
 	enc__varint(out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)p->default_sample_type);
 	enc__varint(out, PROFILE_DOC_URL, (uint64_t)p->doc_url);
 	return pb_buf__err(out);

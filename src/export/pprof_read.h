@@ -41,8 +41,8 @@ struct pprof_value_type {
 };
 
 struct pprof_label {
-	int64_t key;      /* strindex */
-	int64_t str;      /* strindex */
+	int64_t key; /* strindex */
+	int64_t str; /* strindex */
 	int64_t num;
 	int64_t num_unit; /* strindex */
 };
@@ -116,8 +116,7 @@ struct pprof_profile {
  * max_sz bytes (0 = PPROF_READ_MAX_SZ). Returns 0 and *out (free with pprof_profile__free()),
  * or -EBADMSG (not a valid Profile, corrupt gzip), -EFBIG (over max_sz), -ENOMEM.
  */
-int pprof_profile__decode(const void *buf, size_t size, size_t max_sz,
-			  struct pprof_profile **out);
+int pprof_profile__decode(const void *buf, size_t size, size_t max_sz, struct pprof_profile **out);
 
 /* The same for a file of at most max_sz bytes (0 = PPROF_READ_MAX_SZ). Also -errno from
  * open/read.

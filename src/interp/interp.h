@@ -28,9 +28,9 @@
 
 #include "abi.h"
 
-#define INTERP_FILE_CAP 256                           /* as the "interp_files" map */
-#define INTERP_PROC_CAP 16384                         /* as the "interp_procs" map */
-#define INTERP_EXITED_GRACE_NS (10 * 1000000000ULL)   /* exited processes' state kept */
+#define INTERP_FILE_CAP 256                         /* as the "interp_files" map */
+#define INTERP_PROC_CAP 16384                       /* as the "interp_procs" map */
+#define INTERP_EXITED_GRACE_NS (10 * 1000000000ULL) /* exited processes' state kept */
 
 struct executable;
 struct process;
@@ -87,12 +87,12 @@ struct interp_runtime {
 /* Counters of one runtime, for the summary, the agent's log and /metrics. */
 struct interp_runtime_stats {
 	const struct interp_runtime *rt;
-	uint64_t files, files_unsupported;     /* interpreter files found / of an unknown version */
+	uint64_t files, files_unsupported; /* interpreter files found / of an unknown version */
 	uint64_t procs_attached, procs_rejected, procs_reaped;
-	uint64_t frames, markers;              /* symbolized */
-	uint64_t forked_frames;                /* read with a forked child's parent state */
-	uint64_t bpf[INTERP_COUNTER_MAX];      /* its eBPF counters (bpf_counter_names) */
-	uint64_t own[16];                      /* its stat_names values */
+	uint64_t frames, markers;         /* symbolized */
+	uint64_t forked_frames;           /* read with a forked child's parent state */
+	uint64_t bpf[INTERP_COUNTER_MAX]; /* its eBPF counters (bpf_counter_names) */
+	uint64_t own[16];                 /* its stat_names values */
 };
 
 struct interp_registry;
@@ -116,7 +116,7 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
 
 /* The runtime whose frames have this kind, or NULL. */
 const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,
-						       uint8_t frame_kind);
+						      uint8_t frame_kind);
 /* Symbolize a frame of kind uf->kind from process pid, walked with map_pid's state. */
 void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
 				const struct user_frame *uf, struct interp_symbol *out);

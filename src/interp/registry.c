@@ -23,7 +23,7 @@ static const struct interp_runtime *const runtimes[] = {
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
 struct interp_file_entry {
-	size_t rt;  /* index in runtimes[] */
+	size_t rt; /* index in runtimes[] */
 	void *state;
 	struct interp_file bpf;
 };
@@ -69,7 +69,7 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 	reg->procs_fd = procs_fd;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		reg->stats[i].rt = runtimes[i];
-		reg->rt_state[i] = runtimes[i]->new();
+		reg->rt_state[i] = runtimes[i]->new ();
 		if (!reg->rt_state[i]) {
 			interp_registry__free(reg);
 			errno = ENOMEM;
@@ -113,8 +113,7 @@ void interp_registry__free(struct interp_registry *reg)
 
 /* ---- BPF maps ---- */
 
-static void bpf_set_file(struct interp_registry *reg, uint64_t file_id,
-			 const struct interp_file *v)
+static void bpf_set_file(struct interp_registry *reg, uint64_t file_id, const struct interp_file *v)
 {
 	if (reg->files_fd >= 0 && bpf_map_update_elem(reg->files_fd, &file_id, v, BPF_ANY))
 		pr_warn("interp_files update failed: %s\n", strerror(errno));
@@ -175,8 +174,8 @@ void interp_registry__file_loaded(struct interp_registry *reg, const struct exec
 	reg->stats[i].files++;
 	if (!fe->bpf.supported) {
 		reg->stats[i].files_unsupported++;
-		pr_info("%s: %s: version %u.%u not supported: native frames only\n", runtimes[i]->name,
-			exe->path, fe->bpf.major, fe->bpf.minor);
+		pr_info("%s: %s: version %u.%u not supported: native frames only\n",
+			runtimes[i]->name, exe->path, fe->bpf.major, fe->bpf.minor);
 	}
 	bpf_set_file(reg, exe->file_id, &fe->bpf);
 }
@@ -203,9 +202,8 @@ static void proc_remove(struct interp_registry *reg, struct interp_proc_entry *p
 }
 
 /* Process p maps interpreter file fe at bias: attach (again) unless it already is. */
-static void proc_attach(struct interp_registry *reg, const struct process *p,
-			uint64_t file_id, struct interp_file_entry *fe, uint64_t bias,
-			uint64_t now_ns)
+static void proc_attach(struct interp_registry *reg, const struct process *p, uint64_t file_id,
+			struct interp_file_entry *fe, uint64_t bias, uint64_t now_ns)
 {
 	const struct interp_runtime *rt = runtimes[fe->rt];
 	uint64_t key = proc_key(p->pid, fe->rt);
@@ -227,8 +225,9 @@ static void proc_attach(struct interp_registry *reg, const struct process *p,
 		rt->proc_free(reg->rt_state[fe->rt], state);
 		return;
 	}
-	*pe = (struct interp_proc_entry){ .pid = p->pid, .rt = fe->rt, .file_id = file_id,
-					  .bias = bias, .state = state };
+	*pe = (struct interp_proc_entry){
+		.pid = p->pid, .rt = fe->rt, .file_id = file_id, .bias = bias, .state = state
+	};
 	reg->stats[fe->rt].procs_attached++;
 	bpf_set_proc(reg, pe, &bpf);
 	if (rt->proc_tick(reg->rt_state[fe->rt], state, now_ns) < 0) {
@@ -325,7 +324,7 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)
 /* ---- frames ---- */
 
 const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,
-						       uint8_t frame_kind)
+						      uint8_t frame_kind)
 {
 	size_t i;
 

@@ -23,8 +23,8 @@ static bool is_hex64(const char *s, size_t len)
 /* A container id in one path component [s, s+len), after a known prefix or alone. */
 static bool component_container_id(const char *s, size_t len, char out[CONTAINER_ID_LEN + 1])
 {
-	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-", "libpod-",
-						"containerd-", "" };
+	static const char *const prefixes[] = { "docker-", "cri-containerd-", "crio-",
+						"libpod-", "containerd-",     "" };
 	size_t i;
 
 	if (len >= 15 && !strncmp(s, "libpod-conmon-", 14))
@@ -48,7 +48,8 @@ static bool component_pod_uid(const char *s, size_t len, char out[POD_UID_LEN + 
 	size_t i;
 
 	for (i = 0; i + 3 <= len; i++) {
-		if (!strncmp(s + i, "pod", 3) && (i == 0 || s[i - 1] == '-') && len - i - 3 >= POD_UID_LEN) {
+		if (!strncmp(s + i, "pod", 3) && (i == 0 || s[i - 1] == '-') &&
+		    len - i - 3 >= POD_UID_LEN) {
 			p = s + i + 3;
 			break;
 		}
@@ -59,8 +60,8 @@ static bool component_pod_uid(const char *s, size_t len, char out[POD_UID_LEN + 
 		char c = p[i];
 		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
 
-		if (dash ? (c != '-' && c != '_') :
-			   !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+		if (dash ? (c != '-' && c != '_')
+			 : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
 			return false;
 		out[i] = dash ? '-' : c;
 	}

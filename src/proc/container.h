@@ -18,8 +18,8 @@
 #define POD_UID_LEN 36
 
 struct container_info {
-	char id[CONTAINER_ID_LEN + 1];  /* "" if none */
-	char pod_uid[POD_UID_LEN + 1];  /* "" if none; dashes, lowercase */
+	char id[CONTAINER_ID_LEN + 1]; /* "" if none */
+	char pod_uid[POD_UID_LEN + 1]; /* "" if none; dashes, lowercase */
 };
 
 /* Parse the text of /proc/PID/cgroup (all lines); fills what it recognizes. Never fails. */

@@ -390,7 +390,8 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 		/* Shrunk under us: what was read since (names too) may be zeros. */
 		exe->shrank = true;
 		pr_warn("%s: the file shrank while being read (truncated or rewritten in place): "
-			"its frames stay unsymbolized\n", exe->path);
+			"its frames stay unsymbolized\n",
+			exe->path);
 		elf_symbols__free(exe->syms);
 		exe->syms = NULL;
 	}
@@ -398,7 +399,7 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 }
 
 int executable__find_debuginfo(const struct executable *exe, struct debuginfo *di,
-				struct debuginfo_result *res)
+			       struct debuginfo_result *res)
 {
 	char path[4200];
 	int n;
@@ -407,7 +408,8 @@ int executable__find_debuginfo(const struct executable *exe, struct debuginfo *d
 	 * the file was first seen (proc/proc_root.h).
 	 */
 	pr_debug("%s: debug info looked up in %s\n", exe->path,
-		 exe->root.fd >= 0 ? (exe->root.host_path ? exe->root.host_path : "its root") : "/");
+		 exe->root.fd >= 0 ? (exe->root.host_path ? exe->root.host_path : "its root")
+				   : "/");
 	if (exe->root.fd >= 0) {
 		n = snprintf(path, sizeof(path), "%s%s", exe->root.ref,
 			     proc_root__inner(&exe->root, exe->path));

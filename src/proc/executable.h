@@ -36,7 +36,7 @@ enum dwarf_state {
 	DWARF_UNTRIED = 0,
 	DWARF_PENDING, /* debuginfod fetch in flight */
 	DWARF_READY,
-	DWARF_NONE,    /* no debug info found */
+	DWARF_NONE, /* no debug info found */
 };
 
 enum executable_kind {
@@ -58,30 +58,30 @@ struct file_version {
 };
 
 struct executable {
-	uint64_t file_id;     /* proc/file_id.h: from device, inode, size, mtime, ctime */
+	uint64_t file_id; /* proc/file_id.h: from device, inode, size, mtime, ctime */
 	struct file_version version;
 	enum executable_kind kind;
-	char *path;           /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
-	char build_id[129];   /* lowercase hex, "" if none */
-	char file_hash[33];   /* OTLP htlhash of the content (hex), "" if not computed */
-	int fd;               /* -1 for the vDSO (image in memory) */
+	char *path;            /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	char build_id[129];    /* lowercase hex, "" if none */
+	char file_hash[33];    /* OTLP htlhash of the content (hex), "" if not computed */
+	int fd;                /* -1 for the vDSO (image in memory) */
 	struct proc_root root; /* the root of the process it was first seen in (containers) */
-	uint64_t text_start;  /* lowest and highest ELF vaddr of executable PT_LOAD segments */
+	uint64_t text_start;   /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;
-	uint64_t text_offset; /* file offset of text_start */
-	struct elf_file *elf; /* open for the registry's lifetime */
+	uint64_t text_offset;     /* file offset of text_start */
+	struct elf_file *elf;     /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
-	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
-	struct dwarf_file *dwarf;  /* DWARF (or MiniDebugInfo symbols) once found */
+	bool shrank;              /* the file shrank while mapped (elf_file__changed): no symbols */
+	struct dwarf_file *dwarf; /* DWARF (or MiniDebugInfo symbols) once found */
 	enum dwarf_state dwarf_state;
 	enum unwind_table_state table_state;
-	uint32_t table_first;  /* unwind-entry pool range owned by this file's table */
+	uint32_t table_first; /* unwind-entry pool range owned by this file's table */
 	uint32_t table_cnt;
 	uint32_t live_maps;
-	uint64_t idle_since_ns; /* when live_maps dropped to 0 (0: in use, or never used) */
+	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */
-	bool loaded;            /* ops->load ran and ops->unload has not since */
+	bool loaded;              /* ops->load ran and ops->unload has not since */
 };
 
 struct exe_registry;

@@ -93,7 +93,8 @@ static int parse_line(const char *s, const char *eol, struct proc_map *m)
 		;
 	len = (size_t)(eol - p);
 	m->deleted = 0;
-	if (len >= sizeof(suffix) - 1 && !memcmp(eol - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1)) {
+	if (len >= sizeof(suffix) - 1 &&
+	    !memcmp(eol - (sizeof(suffix) - 1), suffix, sizeof(suffix) - 1)) {
 		len -= sizeof(suffix) - 1;
 		m->deleted = 1;
 	}

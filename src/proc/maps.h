@@ -21,10 +21,10 @@ struct proc_map {
 	uint64_t start, end; /* [start, end) */
 	uint64_t offset;     /* file offset of start */
 	uint32_t dev_major, dev_minor;
-	uint64_t ino;        /* 0: anonymous */
-	uint32_t perms;      /* enum proc_map_perm */
-	const char *path;    /* "" for anonymous; "[vdso]", "[stack]"...; " (deleted)" stripped */
-	int deleted;         /* the file was deleted after being mapped */
+	uint64_t ino;     /* 0: anonymous */
+	uint32_t perms;   /* enum proc_map_perm */
+	const char *path; /* "" for anonymous; "[vdso]", "[stack]"...; " (deleted)" stripped */
+	int deleted;      /* the file was deleted after being mapped */
 };
 
 struct proc_maps {

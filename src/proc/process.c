@@ -173,9 +173,10 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 		return;
 	for (i = 0; i < p->map_cnt && p->alive; i++) {
 		const struct exec_mapping *m = &p->maps[i];
-		struct mapping_info info = {
-			.file_id = m->exe->file_id, .bias = m->bias, .start = m->start, .end = m->end
-		};
+		struct mapping_info info = { .file_id = m->exe->file_id,
+					     .bias = m->bias,
+					     .start = m->start,
+					     .end = m->end };
 		size_t first = cnt, j;
 
 		if (add_blocks(p->pid, m->start, m->end, &keys, &cnt, &cap))

@@ -31,27 +31,27 @@ struct exec_mapping {
 struct process {
 	pid_t pid;
 	char comm[16];
-	char exe_path[256];        /* /proc/PID/exe at the last scan ("" if unreadable) */
+	char exe_path[256]; /* /proc/PID/exe at the last scan ("" if unreadable) */
 	struct container_info container;
 	struct exec_mapping *maps; /* sorted by start */
 	size_t map_cnt;
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
 	size_t bpf_key_cnt;
 	bool alive;
-	uint64_t exited_ns;        /* CLOCK_MONOTONIC of the exit (alive == false) */
-	uint64_t scanned_ns;       /* CLOCK_MONOTONIC of the last scan */
-	uint64_t rescan_at_ns;     /* pending rescan (0: none) */
+	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
+	uint64_t scanned_ns;   /* CLOCK_MONOTONIC of the last scan */
+	uint64_t rescan_at_ns; /* pending rescan (0: none) */
 	unsigned int rescans_left;
 };
 
 struct process_stats {
 	uint64_t scans;
-	uint64_t scan_failures;   /* process gone or unreadable */
-	uint64_t exe_failures;    /* mapped files that could not be opened or parsed */
+	uint64_t scan_failures;       /* process gone or unreadable */
+	uint64_t exe_failures;        /* mapped files that could not be opened or parsed */
 	uint64_t bpf_insert_failures; /* mapping entries the BPF map refused (full) */
 	uint64_t alive;
 	uint64_t exited;
-	uint64_t reaped;          /* exited processes forgotten after the grace period */
+	uint64_t reaped; /* exited processes forgotten after the grace period */
 };
 
 struct process_table;

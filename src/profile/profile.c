@@ -64,7 +64,7 @@ struct profile {
 	struct frame_rec *frames; /* [0] unused */
 	size_t frame_cnt, frame_cap;
 	struct id_index frame_idx;
-	bool frames_final;        /* profile__set_frame_lines() was called: no more frames */
+	bool frames_final; /* profile__set_frame_lines() was called: no more frames */
 
 	uint32_t *stack_pool;
 	size_t stack_pool_len, stack_pool_cap;
@@ -78,7 +78,6 @@ struct profile {
 };
 
 /* ---- small helpers ---- */
-
 
 static inline uint64_t hash__mix(uint64_t h, uint64_t v)
 {
@@ -221,8 +220,7 @@ static bool mapping__eq(const void *ctx, uint32_t id, const void *key)
 	const struct profile_mapping *a = &p->mappings[id], *b = key;
 
 	return a->path == b->path && a->build_id == b->build_id && a->file_hash == b->file_hash &&
-	       a->start == b->start &&
-	       a->limit == b->limit && a->file_offset == b->file_offset;
+	       a->start == b->start && a->limit == b->limit && a->file_offset == b->file_offset;
 }
 
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m)
@@ -299,9 +297,8 @@ int profile__set_frame_lines(struct profile *p, uint32_t frame_id, const struct 
 	if (!copy)
 		return -ENOMEM;
 	for (i = 0; i < line_cnt; i++) {
-		copy[i].function = profile__intern(p, lines[i].function ? lines[i].function
-									: "[unknown]",
-						   &err);
+		copy[i].function = profile__intern(
+			p, lines[i].function ? lines[i].function : "[unknown]", &err);
 		copy[i].file = profile__intern(p, lines[i].file, &err);
 		copy[i].line = lines[i].line;
 	}
@@ -370,9 +367,8 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 			return 0;
 	}
 	for (i = 0; i < f->line_cnt; i++) {
-		lines[i].function = profile__intern(p, f->lines[i].function ? f->lines[i].function
-									    : "[unknown]",
-						    &err);
+		lines[i].function = profile__intern(
+			p, f->lines[i].function ? f->lines[i].function : "[unknown]", &err);
 		lines[i].file = profile__intern(p, f->lines[i].file, &err);
 		lines[i].line = f->lines[i].line;
 	}
@@ -477,8 +473,8 @@ static bool sample__eq(const void *ctx, uint32_t id, const void *key)
 	const struct profile *p = ctx;
 	const struct profile_agg_sample *a = &p->samples[id - 1].s, *b = key;
 
-	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid &&
-	       a->comm == b->comm && a->thread_comm == b->thread_comm;
+	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
+	       a->thread_comm == b->thread_comm;
 }
 
 static int sample__add_event(struct profile *p, struct sample_rec *r,

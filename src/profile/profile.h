@@ -38,7 +38,7 @@ struct profile_line {
 
 struct profile_frame {
 	enum frame_kind kind;
-	uint32_t mapping;  /* profile__add_mapping() id; 0 for none */
+	uint32_t mapping; /* profile__add_mapping() id; 0 for none */
 	uint64_t address;
 	const struct profile_line *lines; /* line_cnt entries; 0 = not symbolized */
 	uint32_t line_cnt;
@@ -46,7 +46,7 @@ struct profile_frame {
 };
 
 struct profile_mapping {
-	const char *path;     /* file path as the process saw it, or "[kernel.kallsyms]", "[vdso]" */
+	const char *path; /* file path as the process saw it, or "[kernel.kallsyms]", "[vdso]" */
 	const char *build_id; /* lowercase hex GNU build id, or NULL */
 	uint64_t start;       /* ELF address range covered, and its file offset */
 	uint64_t limit;
@@ -62,14 +62,14 @@ struct profile_sample {
 	const char *comm;        /* process name */
 	const char *thread_comm; /* thread name */
 	uint32_t cpu;
-	uint64_t time_ns;        /* wall clock, ns since the epoch */
-	uint64_t count;          /* number of samples this stands for (usually 1) */
+	uint64_t time_ns; /* wall clock, ns since the epoch */
+	uint64_t count;   /* number of samples this stands for (usually 1) */
 };
 
 struct profile_opts {
-	uint64_t period_ns;      /* 1e9 / sampling frequency */
-	uint64_t start_time_ns;  /* wall clock, ns since the epoch */
-	size_t timestamps_cap;   /* per aggregated key; 0 = keep none */
+	uint64_t period_ns;     /* 1e9 / sampling frequency */
+	uint64_t start_time_ns; /* wall clock, ns since the epoch */
+	size_t timestamps_cap;  /* per aggregated key; 0 = keep none */
 };
 
 struct profile;
@@ -174,6 +174,5 @@ struct profile_top_entry {
  * for line 0. Returns 0 on allocation failure.
  */
 size_t profile__top_self(const struct profile *p, struct profile_top_entry *out, size_t n);
-
 
 #endif

@@ -208,7 +208,8 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 
 	if (!getenv("STACKSCOPE_VERIFIER_STATS"))
 		return;
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program(prog, obj)
+	{
 		if (before) {
 			buf = calloc(1, 1 << 16);
 			if (buf) {
@@ -272,12 +273,15 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	/* Ring buffer: the reader drains it every 100 ms; room for 1 s of 2 KiB records on every
 	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
 	 */
-	rb_sz = opts->ringbuf_sz ? opts->ringbuf_sz
-				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10));
+	rb_sz = opts->ringbuf_sz
+			? opts->ringbuf_sz
+			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	bpf_map__set_max_entries(s->skel->maps.mappings,
-				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap : DEFAULT_MAPPING_CAP));
-	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap : DEFAULT_UNWIND_ENTRY_CAP;
+				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap
+							      : DEFAULT_MAPPING_CAP));
+	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap
+						     : DEFAULT_UNWIND_ENTRY_CAP;
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
@@ -318,7 +322,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		uint32_t key = 0;
 		int fd = bpf_program__fd(s->skel->progs.unwind_chunk);
 
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &key, &fd, BPF_ANY)) {
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &key, &fd,
+					BPF_ANY)) {
 			err = -errno;
 			pr_err("cannot set up the tail-call unwinder: %s\n", strerror(errno));
 			goto fail;
@@ -382,8 +387,8 @@ int sampler__start(struct sampler *s)
 				       strerror(-err));
 			return err;
 		}
-		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample,
-								  s->perf_fds[i]);
+		s->perf_links[i] =
+			bpf_program__attach_perf_event(s->skel->progs.on_sample, s->perf_fds[i]);
 		if (!s->perf_links[i]) {
 			err = -errno;
 			pr_err("cannot attach to the perf event on cpu %u: %s\n", s->cpus[i],
@@ -480,8 +485,7 @@ static void sum_percpu(int fd, uint64_t *out, uint32_t cnt)
 	free(vals);
 }
 
-void sampler__interp_counters(struct sampler *s,
-			       uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX])
+void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX])
 {
 	sum_percpu(bpf_map__fd(s->skel->maps.interp_counters), out,
 		   FRAME_KIND_CNT * INTERP_COUNTER_MAX);
@@ -519,9 +523,8 @@ uint64_t sampler__map_memory(struct sampler *s)
 	struct bpf_map *m;
 	uint64_t total = 0;
 
-	bpf_object__for_each_map(m, s->skel->obj)
-		if (bpf_map__fd(m) >= 0)
-			total += fd_memlock(bpf_map__fd(m));
+	bpf_object__for_each_map(m, s->skel->obj) if (bpf_map__fd(m) >= 0)
+		total += fd_memlock(bpf_map__fd(m));
 	return total;
 }
 

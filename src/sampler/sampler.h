@@ -17,11 +17,11 @@
 #include "abi.h"
 
 struct sampler_opts {
-	unsigned int freq_hz;     /* per CPU */
+	unsigned int freq_hz; /* per CPU */
 	enum filter_mode filter;
-	size_t ringbuf_sz;        /* bytes, power of two; 0 = sized from CPUs and frequency */
-	size_t mapping_cap;       /* LPM entries; 0 = default */
-	size_t unwind_entry_cap;  /* unwind-entry pool; 0 = default */
+	size_t ringbuf_sz;       /* bytes, power of two; 0 = sized from CPUs and frequency */
+	size_t mapping_cap;      /* LPM entries; 0 = default */
+	size_t unwind_entry_cap; /* unwind-entry pool; 0 = default */
 };
 
 /* Return 0 to go on; anything else stops the current poll and is returned by it. */
@@ -60,8 +60,7 @@ size_t sampler__unwind_entry_cap(const struct sampler *s);
 int sampler__interp_files_fd(const struct sampler *s);
 int sampler__interp_procs_fd(const struct sampler *s);
 /* The sum over CPUs of "interp_counters": [runtime kind * INTERP_COUNTER_MAX + counter]. */
-void sampler__interp_counters(struct sampler *s,
-			      uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
+void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
 
 /* Parse a sysfs CPU list ("0-3,5"); *cpus is malloc'ed. 0, -EINVAL or -ENOMEM. */
 int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt);

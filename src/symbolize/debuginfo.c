@@ -217,8 +217,8 @@ static int open_candidate(struct debuginfo *di, const char *root, const char *in
 	if (fd < 0)
 		return fd;
 	ef = elf_file__open_fd(fd);
-	ok = ef && (!*want || (elf_file__build_id_hex(ef, have, sizeof(have)) == 0 &&
-			       !strcmp(have, want)));
+	ok = ef && (!*want ||
+		    (elf_file__build_id_hex(ef, have, sizeof(have)) == 0 && !strcmp(have, want)));
 	if (ef && !ok)
 		stat_add(di, &di->stats.build_id_mismatch);
 	elf_file__free(ef);
@@ -238,8 +238,7 @@ static bool has_debug_info(struct elf_file *ef)
 	return !elf_file__section(ef, ".zdebug_info", &sec);
 }
 
-static int set_path(struct debuginfo_result *out, enum debuginfo_source source,
-		    const char *path)
+static int set_path(struct debuginfo_result *out, enum debuginfo_source source, const char *path)
 {
 	size_t len = strlen(path);
 
@@ -433,7 +432,8 @@ static struct fetch *fetch__lookup(struct debuginfo *di, const char *build_id)
 	size_t i;
 
 	for (i = 0; i < di->fetch_cap; i++) {
-		if (di->fetches[i].state != FETCH_FREE && !strcmp(di->fetches[i].build_id, build_id))
+		if (di->fetches[i].state != FETCH_FREE &&
+		    !strcmp(di->fetches[i].build_id, build_id))
 			return &di->fetches[i];
 	}
 	return NULL;
@@ -462,8 +462,7 @@ static struct fetch *fetch__slot(struct debuginfo *di)
 }
 
 /* Step 4, the caller's side: never blocks on the network. */
-static int find_debuginfod(struct debuginfo *di, const char *build_id,
-			   struct debuginfo_result *out)
+static int find_debuginfod(struct debuginfo *di, const char *build_id, struct debuginfo_result *out)
 {
 	uint64_t now = now_ns(), ttl = (uint64_t)di->opts.negative_ttl_s * 1000000000ULL;
 	struct fetch *f;
@@ -549,7 +548,8 @@ static void *debuginfo__worker(void *arg)
 		}
 		next->state = FETCH_RUNNING;
 		memcpy(build_id, next->build_id, sizeof(build_id));
-		di->fetch_deadline_ns = now_ns() + (uint64_t)di->opts.debuginfod_timeout_s * 1000000000ULL;
+		di->fetch_deadline_ns =
+			now_ns() + (uint64_t)di->opts.debuginfod_timeout_s * 1000000000ULL;
 		di->stats.debuginfod_queries++;
 		pthread_mutex_unlock(&di->lock);
 

@@ -31,13 +31,14 @@
 struct debuginfo;
 
 struct debuginfo_opts {
-	const char *const *debug_dirs; /* extra folders (--debug-dir), searched after /usr/lib/debug */
+	const char *const
+		*debug_dirs; /* extra folders (--debug-dir), searched after /usr/lib/debug */
 	size_t debug_dir_cnt;
-	bool no_system_dirs;       /* skip <root>/usr/lib/debug (tests) */
-	bool debuginfod;           /* ask debuginfod (when DEBUGINFOD_URLS is set) */
-	int debuginfod_timeout_s;  /* whole fetch; 0 = 30 */
-	int negative_ttl_s;        /* how long a miss is remembered; 0 = 600 */
-	size_t cache_cap;          /* debuginfod entries kept (pending, found, missing); 0 = 1024 */
+	bool no_system_dirs;      /* skip <root>/usr/lib/debug (tests) */
+	bool debuginfod;          /* ask debuginfod (when DEBUGINFOD_URLS is set) */
+	int debuginfod_timeout_s; /* whole fetch; 0 = 30 */
+	int negative_ttl_s;       /* how long a miss is remembered; 0 = 600 */
+	size_t cache_cap;         /* debuginfod entries kept (pending, found, missing); 0 = 1024 */
 };
 
 enum debuginfo_source {
@@ -63,9 +64,9 @@ struct debuginfo_stats {
 	uint64_t crc_mismatch;      /* debuglink candidates rejected: wrong CRC */
 	uint64_t pending;           /* lookups answered -EAGAIN */
 	uint64_t debuginfod_queries, debuginfod_found, debuginfod_failed;
-	uint64_t negative_hits;     /* misses answered from the negative cache */
+	uint64_t negative_hits; /* misses answered from the negative cache */
 	uint64_t evictions;
-	uint64_t corrupt;           /* unreadable executables or .gnu_debugdata */
+	uint64_t corrupt; /* unreadable executables or .gnu_debugdata */
 };
 
 /* NULL with errno (ENOMEM, or the error starting the worker). opts may be NULL. */

@@ -108,19 +108,19 @@ struct cache_slot {
 	uint64_t addr;
 	struct dwarf_line *lines; /* one block: cnt lines then their strings; NULL if cnt <= 0 */
 	size_t block_sz;
-	int cnt;   /* > 0 lines, < 0 cached -errno, 0 empty slot */
+	int cnt; /* > 0 lines, < 0 cached -errno, 0 empty slot */
 };
 
 struct dwarf_file {
-	int fd;         /* -1 for an in-memory image */
-	void *mapped;   /* guarded private mapping of fd (base/file_map.h), or NULL */
+	int fd;       /* -1 for an in-memory image */
+	void *mapped; /* guarded private mapping of fd (base/file_map.h), or NULL */
 	size_t mapped_sz;
-	void *image;    /* owned copy, or NULL */
+	void *image; /* owned copy, or NULL */
 	size_t image_sz;
-	char *path;     /* for the symbol fallback; NULL for an image */
+	char *path; /* for the symbol fallback; NULL for an image */
 	Elf *elf;
-	Dwarf *dbg;     /* NULL: no usable DWARF */
-	struct elf_file *ef;      /* opened on the first symbol fallback */
+	Dwarf *dbg;          /* NULL: no usable DWARF */
+	struct elf_file *ef; /* opened on the first symbol fallback */
 	struct elf_symbols *syms;
 	bool syms_tried;
 	struct unit_range *units;
@@ -330,7 +330,6 @@ static int unit_range__cmp(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-
 static int dwarf_file__add_range(struct dwarf_file *df, uint64_t lo, uint64_t hi, uint32_t unit)
 {
 	int err = array__reserve_bounded((void **)&df->units, &df->unit_cap, df->unit_cnt + 1,
@@ -359,7 +358,8 @@ static int dwarf_file__build_units(struct dwarf_file *df)
 	df->units_built = true;
 	if (!df->dbg)
 		return 0;
-	while ((rc = dwarf_get_units(df->dbg, cu, &next, &version, &unit_type, &cudie, NULL)) == 0) {
+	while ((rc = dwarf_get_units(df->dbg, cu, &next, &version, &unit_type, &cudie, NULL)) ==
+	       0) {
 		cu = next;
 		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
 			continue;
@@ -372,7 +372,7 @@ static int dwarf_file__build_units(struct dwarf_file *df)
 			if (unit == df->units_idx_cnt) {
 				/* the first range of this unit: its (empty) index record */
 				err = array__reserve((void **)&df->units_idx, &df->units_idx_cap,
-						    unit + 1, sizeof(*df->units_idx));
+						     unit + 1, sizeof(*df->units_idx));
 				if (err)
 					goto cleanup;
 				df->units_idx[df->units_idx_cnt++] = (struct unit_index){
@@ -395,8 +395,7 @@ cleanup:
 }
 
 /* The unit containing vaddr, or NULL. */
-static const struct unit_range *dwarf_file__find_unit(const struct dwarf_file *df,
-						      uint64_t vaddr)
+static const struct unit_range *dwarf_file__find_unit(const struct dwarf_file *df, uint64_t vaddr)
 {
 	size_t lo = 0, hi = df->unit_cnt, mid, n;
 
@@ -515,7 +514,8 @@ static int dwarf_file__inline_chain(struct dwarf_file *df, Dwarf_Die *cudie, Dwa
 		}
 		file = NULL;
 		line = 0;
-		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &val) == 0)
+		if (files &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &val) == 0)
 			file = dwarf_filesrc(files, val, NULL, NULL);
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &val) == 0)
 			line = val > UINT32_MAX ? 0 : (uint32_t)val;
@@ -634,11 +634,13 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 		if (lo >= hi)
 			continue;
 		err = array__reserve((void **)&b->ranges, &b->range_cap, b->range_cnt + 1,
-				    sizeof(*b->ranges));
+				     sizeof(*b->ranges));
 		if (err)
 			return err;
 		b->ranges[b->range_cnt++] = (struct scope_range){
-			.lo = lo, .hi = hi, .entry = (int32_t)b->entry_cnt,
+			.lo = lo,
+			.hi = hi,
+			.entry = (int32_t)b->entry_cnt,
 		};
 	}
 	if (off < 0)
@@ -646,7 +648,7 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 	if (b->range_cnt == first)
 		return 0;
 	err = array__reserve((void **)&b->entries, &b->entry_cap, b->entry_cnt + 1,
-			    sizeof(*b->entries));
+			     sizeof(*b->entries));
 	if (err)
 		return err;
 	e = &b->entries[b->entry_cnt];
@@ -662,12 +664,13 @@ static int scope_build__add(struct scope_build *b, Dwarf_Die *die, int tag, int3
 			e->status = SCOPES_FOREIGN;
 		} else {
 			e->status = SCOPES_NONE; /* until the walk meets the origin */
-			err = array__reserve((void **)&b->origins, &b->origin_cap, b->origin_cnt + 1,
-					    sizeof(*b->origins));
+			err = array__reserve((void **)&b->origins, &b->origin_cap,
+					     b->origin_cnt + 1, sizeof(*b->origins));
 			if (err)
 				return err;
 			b->origins[b->origin_cnt++] = (struct origin_ref){
-				.entry = (int32_t)b->entry_cnt, .addr = (uintptr_t)origin.addr,
+				.entry = (int32_t)b->entry_cnt,
+				.addr = (uintptr_t)origin.addr,
 			};
 		}
 	}
@@ -703,7 +706,7 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 		if (b->seen_cnt && (uintptr_t)f->die.addr <= b->seen[b->seen_cnt - 1])
 			return -ENOEXEC;
 		err = array__reserve((void **)&b->seen, &b->seen_cap, b->seen_cnt + 1,
-				    sizeof(*b->seen));
+				     sizeof(*b->seen));
 		if (err)
 			return err;
 		b->seen[b->seen_cnt++] = (uintptr_t)f->die.addr;
@@ -717,7 +720,7 @@ static int scope_build__walk(struct scope_build *b, Dwarf_Die *cudie)
 			if (depth >= DWARF_MAX_SCOPE_DEPTH)
 				return -E2BIG;
 			err = array__reserve((void **)&b->stack, &b->stack_cap, depth + 1,
-					    sizeof(*b->stack));
+					     sizeof(*b->stack));
 			if (err)
 				return err;
 			f = &b->stack[depth - 1];
@@ -820,7 +823,7 @@ static int scope_build__add_interval(struct scope_build *b, uint64_t lo, int32_t
 	err = array__reserve((void **)&b->iv_lo, &b->iv_cap, b->iv_cnt + 1, sizeof(*b->iv_lo));
 	if (!err)
 		err = array__reserve((void **)&b->iv_leaf, &b->iv_leaf_cap, b->iv_cnt + 1,
-				    sizeof(*b->iv_leaf));
+				     sizeof(*b->iv_leaf));
 	if (err)
 		return err;
 	b->iv_lo[b->iv_cnt] = lo;
@@ -866,11 +869,12 @@ static int scope_build__intervals(struct scope_build *b)
 				goto cleanup;
 			}
 			err = array__reserve((void **)&active, &active_cap, active_cnt + 1,
-					    sizeof(*active));
+					     sizeof(*active));
 			if (err)
 				goto cleanup;
 			pos = active_pos(active, active_cnt, b->ranges[i].entry);
-			memmove(&active[pos + 1], &active[pos], (active_cnt - pos) * sizeof(*active));
+			memmove(&active[pos + 1], &active[pos],
+				(active_cnt - pos) * sizeof(*active));
 			active[pos] = b->ranges[i].entry;
 			active_cnt++;
 		}
@@ -1179,7 +1183,8 @@ static struct dwarf_line *chain__pack(const struct chain *c, size_t *block_sz)
 
 int dwarf_file__lookup(struct dwarf_file *df, uint64_t vaddr, const struct dwarf_line **lines)
 {
-	struct cache_slot *s = &df->cache[(vaddr * 0x9e3779b97f4a7c15ULL >> 20) & (df->cache_cap - 1)];
+	struct cache_slot *s =
+		&df->cache[(vaddr * 0x9e3779b97f4a7c15ULL >> 20) & (df->cache_cap - 1)];
 	struct chain c;
 	int err;
 

@@ -51,14 +51,14 @@ struct dwarf_opts {
 };
 
 struct dwarf_stats {
-	uint64_t lookups;     /* dwarf_file__lookup() calls */
+	uint64_t lookups; /* dwarf_file__lookup() calls */
 	uint64_t cache_hits;
-	uint64_t not_found;   /* addresses in no unit and no symbol */
-	uint64_t errors;      /* corrupt DWARF met during a lookup */
+	uint64_t not_found; /* addresses in no unit and no symbol */
+	uint64_t errors;    /* corrupt DWARF met during a lookup */
 	uint64_t evictions;
-	size_t unit_cnt;      /* compile units indexed */
-	size_t index_sz;      /* bytes held by the unit and scope indexes */
-	size_t cache_sz;      /* bytes held by the cache and its results */
+	size_t unit_cnt; /* compile units indexed */
+	size_t index_sz; /* bytes held by the unit and scope indexes */
+	size_t cache_sz; /* bytes held by the cache and its results */
 };
 
 /* Open path (an ELF with .debug_info, or without: symbols only). opts may be NULL.

@@ -242,14 +242,17 @@ static struct elf_symbols *load(struct elf_file *ef, bool borrow)
 			if (c->sec_end > c->start && c->sec_end < end)
 				end = c->sec_end;
 			if (end == UINT64_MAX)
-				end = c->start + 1; /* last symbol, extent unknown: its address only */
+				end = c->start +
+				      1; /* last symbol, extent unknown: its address only */
 		}
 		if (borrow) {
 			/* read_table checked the terminating NUL inside the string table */
-			syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end, .name = c->name };
+			syms->sym[i] =
+				(struct elf_sym){ .start = c->start, .end = end, .name = c->name };
 			continue;
 		}
-		syms->sym[i] = (struct elf_sym){ .start = c->start, .end = end,
+		syms->sym[i] = (struct elf_sym){ .start = c->start,
+						 .end = end,
 						 .name = syms->names + off };
 		memcpy(syms->names + off, c->name, c->name_len);
 		syms->names[off + c->name_len] = '\0';

@@ -217,11 +217,13 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 static uint32_t runtime_frame(struct trace_handler *th, const struct sample_record *rec,
 			      const struct user_frame *uf)
 {
-	const struct interp_runtime *rt = th->interp ? interp_registry__runtime(th->interp, uf->kind)
-						     : NULL;
+	const struct interp_runtime *rt =
+		th->interp ? interp_registry__runtime(th->interp, uf->kind) : NULL;
 	struct interp_symbol sym = { .function = "[runtime frame]", .marker = true };
 	struct profile_line line;
-	struct profile_frame f = { .kind = FRAME_RUNTIME, .lines = &line, .line_cnt = 1,
+	struct profile_frame f = { .kind = FRAME_RUNTIME,
+				   .lines = &line,
+				   .line_cnt = 1,
 				   .runtime = rt ? rt->frame_type : NULL };
 
 	if (rt && th->opts.symbolize)
@@ -293,9 +295,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	if (rec->user_end != UNWIND_END_OK && rec->user_end != UNWIND_END_NO_USER) {
 		const char *why = unwind_end__name(rec->user_end); /* one table: sampler.c */
 
-		snprintf(reason, sizeof(reason), rec->user_end == UNWIND_END_TRUNCATED ? "[%s]"
-											: "[unwind: %s]",
-			 why);
+		snprintf(reason, sizeof(reason),
+			 rec->user_end == UNWIND_END_TRUNCATED ? "[%s]" : "[unwind: %s]", why);
 		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
 			n++;
 		th->stats.incomplete_stacks++;

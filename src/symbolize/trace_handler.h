@@ -19,21 +19,21 @@ struct kallsyms;
 struct sample_record;
 
 struct trace_handler_stats {
-	uint64_t samples;          /* records turned into profile samples */
-	uint64_t bad_records;      /* malformed records (size mismatch) */
+	uint64_t samples;     /* records turned into profile samples */
+	uint64_t bad_records; /* malformed records (size mismatch) */
 	uint64_t kernel_frames;
 	uint64_t kernel_unsymbolized;
 	uint64_t user_frames;
-	uint64_t user_unsymbolized;    /* in a known file, no symbol covering the address */
-	uint64_t user_unresolved;      /* in no known mapping at all */
-	uint64_t user_late_resolved;   /* placed by userspace after eBPF could not */
-	uint64_t incomplete_stacks;    /* ended in an "[unwind: ...]" pseudo-frame */
-	uint64_t user_lines;           /* unique native frames given DWARF lines / inline chains */
+	uint64_t user_unsymbolized;  /* in a known file, no symbol covering the address */
+	uint64_t user_unresolved;    /* in no known mapping at all */
+	uint64_t user_late_resolved; /* placed by userspace after eBPF could not */
+	uint64_t incomplete_stacks;  /* ended in an "[unwind: ...]" pseudo-frame */
+	uint64_t user_lines;         /* unique native frames given DWARF lines / inline chains */
 };
 
 struct trace_handler_opts {
-	bool symbolize;            /* false: addresses + build ids only */
-	int64_t mono_to_wall_ns;   /* added to record times (CLOCK_MONOTONIC -> wall clock) */
+	bool symbolize;          /* false: addresses + build ids only */
+	int64_t mono_to_wall_ns; /* added to record times (CLOCK_MONOTONIC -> wall clock) */
 };
 
 struct trace_handler;

@@ -230,10 +230,10 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end)
 
 			if (r->sec->kind == CFI_SECTION_DEBUG_FRAME && !r->cie->has_aug_data)
 				enc = DW_EH_PE_absptr;
-			err = eh_frame__read_pointer(&p, end, enc,
-						     r->sec->vaddr +
-							     (uint64_t)(p - (const uint8_t *)r->sec->data),
-						     r->sec, r->fde->pc_begin, r->cie->addr_size, &u);
+			err = eh_frame__read_pointer(
+				&p, end, enc,
+				r->sec->vaddr + (uint64_t)(p - (const uint8_t *)r->sec->data),
+				r->sec, r->fde->pc_begin, r->cie->addr_size, &u);
 			if (err)
 				return -EINVAL;
 			err = advance(r, u);
@@ -284,7 +284,8 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end)
 			    factor(s, data_align, &off))
 				return -EINVAL;
 			set_reg(ci, st, reg,
-				op == DW_CFA_offset_extended_sf ? CFI_REG_OFFSET : CFI_REG_VAL_OFFSET,
+				op == DW_CFA_offset_extended_sf ? CFI_REG_OFFSET
+								: CFI_REG_VAL_OFFSET,
 				off, 0, NULL, 0);
 			break;
 		case DW_CFA_GNU_negative_offset_extended:
@@ -386,8 +387,8 @@ next:
 	return 0;
 }
 
-int cfi_interp__run(struct cfi_interp *ci, const struct cfi_section *sec,
-		    const struct cfi_fde *fde, cfi_row_fn fn, void *ctx)
+int cfi_interp__run(struct cfi_interp *ci, const struct cfi_section *sec, const struct cfi_fde *fde,
+		    cfi_row_fn fn, void *ctx)
 {
 	struct run r;
 	int err;
@@ -427,9 +428,9 @@ int cfi__match_plt_expr(const uint8_t *e, size_t sz)
 	/* DW_OP_breg7 8; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11|10; DW_OP_ge;
 	 * DW_OP_lit3; DW_OP_shl; DW_OP_plus
 	 */
-	static const uint8_t plt[] = { DW_OP_breg0 + 7, 8, DW_OP_breg0 + 16, 0, DW_OP_lit0 + 15,
-				       DW_OP_and, 0 /* lit */, DW_OP_ge, DW_OP_lit0 + 3,
-				       DW_OP_shl, DW_OP_plus };
+	static const uint8_t plt[] = { DW_OP_breg0 + 7, 8,         DW_OP_breg0 + 16, 0,
+				       DW_OP_lit0 + 15, DW_OP_and, 0 /* lit */,      DW_OP_ge,
+				       DW_OP_lit0 + 3,  DW_OP_shl, DW_OP_plus };
 	size_t i;
 
 	if (!e || sz != sizeof(plt))
@@ -448,8 +449,8 @@ int cfi__match_plt_expr(const uint8_t *e, size_t sz)
 }
 
 /* DW_OP_breg(N) off [; DW_OP_deref [; DW_OP_plus_uconst k]]: 0 or -1. */
-static int match_breg_deref(const uint8_t *e, size_t sz, uint8_t *reg, int64_t *off,
-			    bool *deref, uint64_t *add)
+static int match_breg_deref(const uint8_t *e, size_t sz, uint8_t *reg, int64_t *off, bool *deref,
+			    uint64_t *add)
 {
 	const uint8_t *p = e, *end = e + sz;
 
@@ -574,7 +575,7 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		}
 		goto lost_rbp;
 	}
-	lost_rbp:
+lost_rbp:
 	default:
 		out->rbp_rule = UNWIND_RBP_UNDEFINED;
 		if (lost)

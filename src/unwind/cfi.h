@@ -94,8 +94,8 @@ typedef int (*cfi_row_fn)(void *ctx, uint64_t addr, const struct cfi_state *st);
  * CFI_REMEMBER_MAX) or -ENOMEM. Rows already emitted when an error occurs must be dropped by
  * the caller.
  */
-int cfi_interp__run(struct cfi_interp *ci, const struct cfi_section *sec,
-		    const struct cfi_fde *fde, cfi_row_fn fn, void *ctx);
+int cfi_interp__run(struct cfi_interp *ci, const struct cfi_section *sec, const struct cfi_fde *fde,
+		    cfi_row_fn fn, void *ctx);
 
 /* Why a conversion lost information (bits or-ed into *lost). */
 enum cfi_lost {

@@ -86,9 +86,9 @@ int dwarf__sleb(const uint8_t **pos, const uint8_t *end, int64_t *out)
 	return 0;
 }
 
-int eh_frame__read_pointer(const uint8_t **pos, const uint8_t *end, uint8_t enc,
-			   uint64_t pos_vaddr, const struct cfi_section *sec, uint64_t func_base,
-			   uint8_t addr_size, uint64_t *out)
+int eh_frame__read_pointer(const uint8_t **pos, const uint8_t *end, uint8_t enc, uint64_t pos_vaddr,
+			   const struct cfi_section *sec, uint64_t func_base, uint8_t addr_size,
+			   uint64_t *out)
 {
 	const uint8_t *p = *pos;
 	uint64_t v = 0, base = 0;
@@ -316,8 +316,8 @@ static int parse_cie(const struct eh_frame_walk *w, uint64_t offset, const uint8
 					return -EINVAL;
 				enc = *p++;
 				/* The personality routine is usually indirect: skip it, don't follow. */
-				err = eh_frame__read_pointer(&p, aug_end, enc, vaddr_of(w, p), w->sec, 0,
-							     cie->addr_size, &ignored);
+				err = eh_frame__read_pointer(&p, aug_end, enc, vaddr_of(w, p),
+							     w->sec, 0, cie->addr_size, &ignored);
 				if (err && err != -EOPNOTSUPP)
 					return -EINVAL;
 				break;
@@ -394,8 +394,8 @@ static int parse_fde(struct eh_frame_walk *w, const struct cfi_cie *cie, uint64_
 				   &fde->pc_begin))
 		return -EINVAL;
 	/* The range has the pointer's format but no base. */
-	if (eh_frame__read_pointer(&p, end, enc & 0x0f, vaddr_of(w, p), w->sec, 0,
-				   cie->addr_size, &range))
+	if (eh_frame__read_pointer(&p, end, enc & 0x0f, vaddr_of(w, p), w->sec, 0, cie->addr_size,
+				   &range))
 		return -EINVAL;
 	if (cie->has_aug_data) {
 		uint64_t len;

@@ -81,11 +81,11 @@ struct cfi_fde {
 };
 
 struct eh_frame_stats {
-	size_t cie_cnt;      /* CIEs parsed */
-	size_t fde_cnt;      /* FDEs handed to the callback */
-	size_t bad_cie_cnt;  /* CIEs that could not be parsed (their FDEs count as bad too) */
-	size_t bad_fde_cnt;  /* FDEs skipped: bad CIE pointer, truncated, bad encoding... */
-	size_t empty_fde_cnt; /* FDEs with pc_begin == 0 or an empty range (dropped, not bad) */
+	size_t cie_cnt;        /* CIEs parsed */
+	size_t fde_cnt;        /* FDEs handed to the callback */
+	size_t bad_cie_cnt;    /* CIEs that could not be parsed (their FDEs count as bad too) */
+	size_t bad_fde_cnt;    /* FDEs skipped: bad CIE pointer, truncated, bad encoding... */
+	size_t empty_fde_cnt;  /* FDEs with pc_begin == 0 or an empty range (dropped, not bad) */
 	size_t terminator_cnt; /* zero-length entries met */
 	bool truncated;        /* the walk ended on a length running past the section */
 };
@@ -108,9 +108,9 @@ int eh_frame__walk(const struct cfi_section *sec, eh_frame_fde_fn fn, void *ctx,
  * (they cannot be followed without process memory); DW_EH_PE_omit gives -ENOENT; other
  * errors -EINVAL. An unsupported or unknown encoding never advances past end.
  */
-int eh_frame__read_pointer(const uint8_t **pos, const uint8_t *end, uint8_t enc,
-			   uint64_t pos_vaddr, const struct cfi_section *sec, uint64_t func_base,
-			   uint8_t addr_size, uint64_t *out);
+int eh_frame__read_pointer(const uint8_t **pos, const uint8_t *end, uint8_t enc, uint64_t pos_vaddr,
+			   const struct cfi_section *sec, uint64_t func_base, uint8_t addr_size,
+			   uint64_t *out);
 
 /* Parse an .eh_frame_hdr (version 1) located at vaddr: the vaddr of .eh_frame and the number
  * of entries in its binary-search table. 0, -EINVAL (corrupt) or -EOPNOTSUPP (encoding).

@@ -14,7 +14,7 @@
 #include "unwind/unwind_table.h"
 
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
-#define CACHE_VERSION 2u /* 2: tables without debug-file CFI are no longer stored */
+#define CACHE_VERSION 2u        /* 2: tables without debug-file CFI are no longer stored */
 #define SUFFIX ".unwind"
 
 struct cache_header {
@@ -154,7 +154,6 @@ out:
 	return err;
 }
 
-
 int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t)
 {
 	size_t cnt;
@@ -177,7 +176,8 @@ int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unw
 	err = output_file__openat(c->dir_fd, name, &f);
 	if (!err) {
 		err = output_file__write(f, &h, sizeof(h));
-		err = output_file__finish(f, err ?: output_file__write(f, rows, cnt * sizeof(*rows)));
+		err = output_file__finish(f,
+					  err ?: output_file__write(f, rows, cnt * sizeof(*rows)));
 	}
 	if (err) {
 		c->stats.store_failures++;

@@ -22,7 +22,7 @@ struct unwind_table;
 struct table_cache_stats {
 	uint64_t hits;
 	uint64_t misses;
-	uint64_t corrupt;   /* entries rejected and deleted */
+	uint64_t corrupt; /* entries rejected and deleted */
 	uint64_t stores;
 	uint64_t evicted;
 	uint64_t store_failures;

@@ -44,15 +44,15 @@ struct unwind_maps {
 	 */
 	struct unwind_entry *entries;
 	size_t win_first, win_bytes;
-	uint8_t *rules;               /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
+	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;
-	struct u64_map rule_index;    /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
+	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
-	struct u64_map loaded;          /* file_id -> struct loaded_file */
-	struct table_cache *cache;      /* borrowed, may be NULL */
-	struct debuginfo *di;           /* borrowed, may be NULL: separate debug files */
+	struct u64_map loaded;     /* file_id -> struct loaded_file */
+	struct table_cache *cache; /* borrowed, may be NULL */
+	struct debuginfo *di;      /* borrowed, may be NULL: separate debug files */
 	struct unwind_maps_stats stats;
 };
 
@@ -239,7 +239,8 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
 			um->free_ranges = n;
 			um->free_cap *= 2;
 		}
-		memmove(&um->free_ranges[i + 1], &um->free_ranges[i], (um->free_cnt - i) * sizeof(r));
+		memmove(&um->free_ranges[i + 1], &um->free_ranges[i],
+			(um->free_cnt - i) * sizeof(r));
 		um->free_ranges[i] = r;
 		um->free_cnt++;
 	}
@@ -252,7 +253,8 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
  * write == false this only counts the entries (*used) so the pool range can be allocated.
  */
 static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_row *rows,
-		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages, uint64_t *page_list)
+		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages,
+		      uint64_t *page_list)
 {
 	size_t i = 0;
 	uint32_t pos = base;
@@ -277,7 +279,8 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, in_force);
 				if (id < 0)
 					return id;
-				um->entries[pos - um->win_first] = (struct unwind_entry){ 0, (uint16_t)id };
+				um->entries[pos - um->win_first] =
+					(struct unwind_entry){ 0, (uint16_t)id };
 			}
 			pos++;
 			n++;
@@ -454,9 +457,9 @@ static void note_malformed(struct unwind_maps *um, const char *path, const struc
 	um->stats.files_cfi_malformed++;
 	um->stats.cfi_malformed += bad;
 	pr_warn("%s: malformed CFI skipped: %zu of %zu FDEs (%zu with bad instructions), %zu "
-		"CIEs, %zu sections cut short\n", path, st->bad_fde_cnt,
-		st->bad_fde_cnt + st->fde_cnt, st->bad_insn_fde_cnt, st->bad_cie_cnt,
-		st->truncated_section_cnt);
+		"CIEs, %zu sections cut short\n",
+		path, st->bad_fde_cnt, st->bad_fde_cnt + st->fde_cnt, st->bad_insn_fde_cnt,
+		st->bad_cie_cnt, st->truncated_section_cnt);
 }
 
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
@@ -511,7 +514,8 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	if (err) {
 		exe->table_state = UNWIND_TABLE_FAILED;
 		um->stats.files_failed++;
-		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path, strerror(-err));
+		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
+			strerror(-err));
 		return err;
 	}
 	exe->table_state = UNWIND_TABLE_LOADED;

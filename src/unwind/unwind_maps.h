@@ -24,16 +24,16 @@ struct debuginfo;
 struct unwind_maps_stats {
 	uint64_t files_loaded;
 	uint64_t files_no_cfi;
-	uint64_t files_failed;   /* table build error, pool or rule table full, map full */
-	uint64_t files_unloaded; /* tables dropped after their last process went away */
-	uint64_t files_debug_frame; /* tables that needed a separate debug file's .debug_frame */
+	uint64_t files_failed;        /* table build error, pool or rule table full, map full */
+	uint64_t files_unloaded;      /* tables dropped after their last process went away */
+	uint64_t files_debug_frame;   /* tables that needed a separate debug file's .debug_frame */
 	uint64_t files_cfi_malformed; /* tables built (not from the cache) despite malformed CFI */
-	uint64_t cfi_malformed;  /* malformed CFI entries skipped in those (see unwind_table.h) */
-	uint64_t entries_used;   /* pool entries in use */
+	uint64_t cfi_malformed; /* malformed CFI entries skipped in those (see unwind_table.h) */
+	uint64_t entries_used;  /* pool entries in use */
 	uint64_t rules_used;
 	uint64_t pages;
-	uint64_t build_ns;       /* time spent building tables */
-	uint64_t load_ns;        /* time spent writing maps */
+	uint64_t build_ns; /* time spent building tables */
+	uint64_t load_ns;  /* time spent writing maps */
 };
 
 struct unwind_maps;

@@ -261,8 +261,8 @@ static struct unwind_rule rule_at(const struct unwind_table *t, uint64_t addr)
 }
 
 /* Put `rule` over [addr, end): everywhere, or only where the table says INVALID. */
-static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr,
-		      uint64_t end, uint8_t kind, bool gaps_only)
+static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr, uint64_t end,
+		      uint8_t kind, bool gaps_only)
 {
 	struct unwind_rule mark = { .kind = kind }, tail, cur;
 	struct unwind_row *seg = NULL, *rows = NULL;
@@ -278,16 +278,15 @@ static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t 
 		;
 	for (hi = lo; hi < t->cnt && t->rows[hi].addr <= end; hi++)
 		;
-	err = array__reserve_bounded((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), 1024,
-				     max);
+	err = array__reserve_bounded((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), 1024, max);
 	if (err)
 		goto cleanup;
 	seg[seg_cnt].addr = addr;
 	seg[seg_cnt++].rule = gaps_only && cur.kind != UNWIND_RULE_INVALID ? cur : mark;
 	for (i = lo; gaps_only && i < hi && t->rows[i].addr < end; i++) {
 		seg[seg_cnt].addr = t->rows[i].addr;
-		seg[seg_cnt++].rule = t->rows[i].rule.kind == UNWIND_RULE_INVALID ? mark :
-										     t->rows[i].rule;
+		seg[seg_cnt++].rule = t->rows[i].rule.kind == UNWIND_RULE_INVALID ? mark
+										  : t->rows[i].rule;
 	}
 	seg[seg_cnt].addr = end;
 	seg[seg_cnt++].rule = tail;
@@ -594,12 +593,9 @@ struct root_symbol {
 };
 
 static const struct root_symbol root_symbols[] = {
-	{ "_start", UNWIND_RULE_STOP, false },
-	{ "start_thread", UNWIND_RULE_STOP, false },
-	{ "clone", UNWIND_RULE_STOP, true },
-	{ "__clone", UNWIND_RULE_STOP, true },
-	{ "clone3", UNWIND_RULE_STOP, true },
-	{ "__clone3", UNWIND_RULE_STOP, true },
+	{ "_start", UNWIND_RULE_STOP, false },        { "start_thread", UNWIND_RULE_STOP, false },
+	{ "clone", UNWIND_RULE_STOP, true },          { "__clone", UNWIND_RULE_STOP, true },
+	{ "clone3", UNWIND_RULE_STOP, true },         { "__clone3", UNWIND_RULE_STOP, true },
 	{ "__restore_rt", UNWIND_RULE_SIGNAL, true },
 };
 
@@ -632,8 +628,8 @@ static void scan_symbols(struct elf_sources *src, struct elf_file *ef, const cha
 	const Elf64_Sym *syms;
 	size_t i, n, k;
 
-	if (elf_file__section(ef, symtab, &sy) || elf_file__section(ef, strtab, &st) ||
-	    !sy.data || !st.data || sy.type == SHT_NOBITS)
+	if (elf_file__section(ef, symtab, &sy) || elf_file__section(ef, strtab, &st) || !sy.data ||
+	    !st.data || sy.type == SHT_NOBITS)
 		return;
 	syms = sy.data;
 	n = sy.size / sizeof(Elf64_Sym);

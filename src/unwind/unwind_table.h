@@ -32,20 +32,20 @@ struct unwind_row {
 
 enum unwind_source {
 	UNWIND_SRC_EH_FRAME = 1 << 0,
-	UNWIND_SRC_DEBUG_FRAME = 1 << 1,     /* the file's own .debug_frame */
-	UNWIND_SRC_DEBUG_FILE = 1 << 2,      /* .debug_frame of the separate debug file */
-	UNWIND_SRC_SYMBOLS = 1 << 3,         /* at least one symbol-based STOP/SIGNAL rule */
+	UNWIND_SRC_DEBUG_FRAME = 1 << 1,       /* the file's own .debug_frame */
+	UNWIND_SRC_DEBUG_FILE = 1 << 2,        /* .debug_frame of the separate debug file */
+	UNWIND_SRC_SYMBOLS = 1 << 3,           /* at least one symbol-based STOP/SIGNAL rule */
 	UNWIND_SRC_EH_FRAME_HDR_ONLY = 1 << 4, /* .eh_frame only reachable via PT_GNU_EH_FRAME */
 };
 
 struct unwind_table_stats {
-	unsigned int sources;       /* enum unwind_source bits actually used */
+	unsigned int sources; /* enum unwind_source bits actually used */
 	size_t cie_cnt;
-	size_t fde_cnt;             /* FDEs interpreted into rows */
+	size_t fde_cnt; /* FDEs interpreted into rows */
 	size_t bad_cie_cnt;
-	size_t bad_fde_cnt;         /* FDEs skipped: corrupt entry or instructions */
-	size_t bad_insn_fde_cnt;    /* of bad_fde_cnt: FDEs whose instructions failed */
-	size_t overlap_fde_cnt;     /* FDEs partly or fully hidden by a higher-priority one */
+	size_t bad_fde_cnt;      /* FDEs skipped: corrupt entry or instructions */
+	size_t bad_insn_fde_cnt; /* of bad_fde_cnt: FDEs whose instructions failed */
+	size_t overlap_fde_cnt;  /* FDEs partly or fully hidden by a higher-priority one */
 	size_t row_cnt;
 	size_t unique_rule_cnt;     /* distinct struct unwind_rule values among the rows */
 	size_t unsupported_row_cnt; /* rows whose rule is UNWIND_RULE_UNSUPPORTED */
@@ -53,8 +53,8 @@ struct unwind_table_stats {
 	size_t signal_row_cnt;
 	size_t plt_row_cnt;
 	size_t deref_row_cnt;
-	size_t rbp_lost_cnt;        /* CFI rows whose rbp rule could not be expressed */
-	size_t args_size_cnt;       /* DW_CFA_GNU_args_size instructions seen */
+	size_t rbp_lost_cnt;  /* CFI rows whose rbp rule could not be expressed */
+	size_t args_size_cnt; /* DW_CFA_GNU_args_size instructions seen */
 	size_t max_remember_depth;
 	size_t truncated_section_cnt; /* CFI sections whose walk ended on a corrupt length */
 };
@@ -66,8 +66,8 @@ struct unwind_table_stats {
 size_t unwind_table_stats__malformed(const struct unwind_table_stats *st);
 
 struct unwind_table_opts {
-	size_t max_rows;  /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
-	bool no_symbols;  /* CFI only: no symbol-based STOP/SIGNAL rules */
+	size_t max_rows; /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
+	bool no_symbols; /* CFI only: no symbol-based STOP/SIGNAL rules */
 };
 
 #define UNWIND_TABLE_MAX_ROWS ((size_t)1 << 25)
@@ -77,8 +77,7 @@ struct unwind_table_opts {
  * -ENOENT when the file has no usable CFI at all (and no symbol rule), -E2BIG over the row
  * cap, -ENOMEM. Corrupt CFI is skipped and counted in the stats, never fatal.
  */
-int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef,
-			struct unwind_table **out);
+int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef, struct unwind_table **out);
 int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 			     const struct unwind_table_opts *opts, struct unwind_table **out);
 

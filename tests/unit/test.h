@@ -26,30 +26,30 @@ static jmp_buf test__abort;
 
 #define TEST(name) static void test_##name(void)
 
-#define RUN(name)                                                                   \
-	do {                                                                        \
-		test__cur_failed = test__cur_skipped = 0;                           \
-		if (!setjmp(test__abort))                                           \
-			test_##name();                                              \
-		if (test__cur_failed) {                                             \
-			test__failed++;                                             \
-			printf("FAIL %s\n", #name);                                  \
-		} else if (test__cur_skipped) {                                     \
-			test__skipped++;                                            \
-			printf("SKIP %s: %s\n", #name, test__skip_reason);          \
-		} else {                                                            \
-			test__passed++;                                             \
-			printf("ok   %s\n", #name);                                  \
-		}                                                                   \
-		fflush(stdout);                                                     \
+#define RUN(name)                                                          \
+	do {                                                               \
+		test__cur_failed = test__cur_skipped = 0;                  \
+		if (!setjmp(test__abort))                                  \
+			test_##name();                                     \
+		if (test__cur_failed) {                                    \
+			test__failed++;                                    \
+			printf("FAIL %s\n", #name);                        \
+		} else if (test__cur_skipped) {                            \
+			test__skipped++;                                   \
+			printf("SKIP %s: %s\n", #name, test__skip_reason); \
+		} else {                                                   \
+			test__passed++;                                    \
+			printf("ok   %s\n", #name);                        \
+		}                                                          \
+		fflush(stdout);                                            \
 	} while (0)
 
-#define test__fail(...)                                                             \
-	do {                                                                        \
-		printf("  %s:%d: ", __FILE__, __LINE__);                            \
-		printf(__VA_ARGS__);                                                \
-		printf("\n");                                                       \
-		test__cur_failed = 1;                                               \
+#define test__fail(...)                                  \
+	do {                                             \
+		printf("  %s:%d: ", __FILE__, __LINE__); \
+		printf(__VA_ARGS__);                     \
+		printf("\n");                            \
+		test__cur_failed = 1;                    \
 	} while (0)
 
 /* True under CI (CI=true, set by .ci/run): scripts/setup.sh has run, so what it installs is
@@ -62,59 +62,58 @@ static inline int test_in_ci(void)
 	return ci && !strcmp(ci, "true");
 }
 
-#define SKIP(...)                                                                   \
-	do {                                                                        \
-		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__);  \
-		test__cur_skipped = 1;                                              \
-		longjmp(test__abort, 1);                                            \
+#define SKIP(...)                                                                    \
+	do {                                                                         \
+		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__); \
+		test__cur_skipped = 1;                                               \
+		longjmp(test__abort, 1);                                             \
 	} while (0)
 
-#define SKIP_SETUP(...)                                                             \
-	do {                                                                        \
-		if (!test_in_ci())                                                  \
-			SKIP(__VA_ARGS__);                                          \
-		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__);  \
+#define SKIP_SETUP(...)                                                                       \
+	do {                                                                                  \
+		if (!test_in_ci())                                                            \
+			SKIP(__VA_ARGS__);                                                    \
+		snprintf(test__skip_reason, sizeof(test__skip_reason), __VA_ARGS__);          \
 		test__fail("%s: scripts/setup.sh installs it, so under CI this is a failure", \
-			   test__skip_reason);                                      \
-		longjmp(test__abort, 1);                                            \
+			   test__skip_reason);                                                \
+		longjmp(test__abort, 1);                                                      \
 	} while (0)
 
-#define CHECK(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond))                                                        \
-			test__fail("check failed: %s", #cond);                      \
+#define CHECK(cond)                                            \
+	do {                                                   \
+		if (!(cond))                                   \
+			test__fail("check failed: %s", #cond); \
 	} while (0)
 
-#define REQUIRE(cond)                                                               \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			test__fail("required: %s", #cond);                          \
-			longjmp(test__abort, 1);                                    \
-		}                                                                   \
+#define REQUIRE(cond)                                      \
+	do {                                               \
+		if (!(cond)) {                             \
+			test__fail("required: %s", #cond); \
+			longjmp(test__abort, 1);           \
+		}                                          \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                          \
-	do {                                                                        \
-		long long test__a = (long long)(a), test__b = (long long)(b);       \
-		if (test__a != test__b)                                             \
+#define CHECK_EQ_INT(a, b)                                                              \
+	do {                                                                            \
+		long long test__a = (long long)(a), test__b = (long long)(b);           \
+		if (test__a != test__b)                                                 \
 			test__fail("%s == %s: %lld != %lld", #a, #b, test__a, test__b); \
 	} while (0)
 
-#define CHECK_EQ_U64(a, b)                                                          \
-	do {                                                                        \
-		uint64_t test__a = (uint64_t)(a), test__b = (uint64_t)(b);          \
-		if (test__a != test__b)                                             \
-			test__fail("%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b,  \
-				   test__a, test__b);                               \
+#define CHECK_EQ_U64(a, b)                                                                   \
+	do {                                                                                 \
+		uint64_t test__a = (uint64_t)(a), test__b = (uint64_t)(b);                   \
+		if (test__a != test__b)                                                      \
+			test__fail("%s == %s: 0x%" PRIx64 " != 0x%" PRIx64, #a, #b, test__a, \
+				   test__b);                                                 \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                             \
-	do {                                                                        \
-		const char *test__a = (a), *test__b = (b);                          \
-		if (!test__a || !test__b || strcmp(test__a, test__b))               \
-			test__fail("%s == %s: \"%s\" != \"%s\"", #a, #b,            \
-				   test__a ? test__a : "(null)",                    \
-				   test__b ? test__b : "(null)");                   \
+#define CHECK_STR(a, b)                                                                         \
+	do {                                                                                    \
+		const char *test__a = (a), *test__b = (b);                                      \
+		if (!test__a || !test__b || strcmp(test__a, test__b))                           \
+			test__fail("%s == %s: \"%s\" != \"%s\"", #a, #b,                        \
+				   test__a ? test__a : "(null)", test__b ? test__b : "(null)"); \
 	} while (0)
 
 static inline int test_summary(void)
@@ -163,26 +162,43 @@ static inline int test_pyenv_python(int minor, char *buf, size_t cap)
 	return err;
 }
 
-
 /* One test per CPython minor version stackscope supports, pyenv_38 .. pyenv_313, each calling
  * check(minor); RUN_PYENV() runs them in order.
  */
-#define TEST_PYENV(check)                                                           \
-	TEST(pyenv_38) { check(8); }                                                \
-	TEST(pyenv_39) { check(9); }                                                \
-	TEST(pyenv_310) { check(10); }                                              \
-	TEST(pyenv_311) { check(11); }                                              \
-	TEST(pyenv_312) { check(12); }                                              \
-	TEST(pyenv_313) { check(13); }
+#define TEST_PYENV(check)  \
+	TEST(pyenv_38)     \
+	{                  \
+		check(8);  \
+	}                  \
+	TEST(pyenv_39)     \
+	{                  \
+		check(9);  \
+	}                  \
+	TEST(pyenv_310)    \
+	{                  \
+		check(10); \
+	}                  \
+	TEST(pyenv_311)    \
+	{                  \
+		check(11); \
+	}                  \
+	TEST(pyenv_312)    \
+	{                  \
+		check(12); \
+	}                  \
+	TEST(pyenv_313)    \
+	{                  \
+		check(13); \
+	}
 
-#define RUN_PYENV()                                                                 \
-	do {                                                                        \
-		RUN(pyenv_38);                                                      \
-		RUN(pyenv_39);                                                      \
-		RUN(pyenv_310);                                                     \
-		RUN(pyenv_311);                                                     \
-		RUN(pyenv_312);                                                     \
-		RUN(pyenv_313);                                                     \
+#define RUN_PYENV()             \
+	do {                    \
+		RUN(pyenv_38);  \
+		RUN(pyenv_39);  \
+		RUN(pyenv_310); \
+		RUN(pyenv_311); \
+		RUN(pyenv_312); \
+		RUN(pyenv_313); \
 	} while (0)
 
 #endif

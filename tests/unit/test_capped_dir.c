@@ -40,8 +40,8 @@ TEST(oldest_first_ours_only)
 	put(d, "p-3.x", 1000, 3000);
 	put(d, "p-1.x", 1000, 1000);
 	put(d, "p-2.x", 1000, 2000);
-	put(d, "other.x", 1000, 500);  /* not our prefix */
-	put(d, "p-0.y", 1000, 100);    /* not our suffix */
+	put(d, "other.x", 1000, 500); /* not our prefix */
+	put(d, "p-0.y", 1000, 100);   /* not our suffix */
 	put(d, "victim", 1000, 50);
 	REQUIRE(!symlinkat("victim", d, "p-link.x"));
 	CHECK_EQ_INT(capped_dir__trim(d, "p-", ".x", 2000, true), 1);

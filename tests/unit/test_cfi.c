@@ -118,20 +118,20 @@ static const struct unwind_rule *rule_at(const struct unwind_table *t, uint64_t 
 	return r ? &r->rule : NULL;
 }
 
-#define CHECK_CFA(t, addr, reg, off)                                                     \
-	do {                                                                             \
-		const struct unwind_rule *r_ = rule_at(t, addr);                         \
-		REQUIRE(r_);                                                             \
-		CHECK_EQ_INT(r_->kind, UNWIND_RULE_CFA);                                 \
-		CHECK_EQ_INT(r_->cfa_reg, reg);                                          \
-		CHECK_EQ_INT(r_->cfa_off, off);                                          \
+#define CHECK_CFA(t, addr, reg, off)                             \
+	do {                                                     \
+		const struct unwind_rule *r_ = rule_at(t, addr); \
+		REQUIRE(r_);                                     \
+		CHECK_EQ_INT(r_->kind, UNWIND_RULE_CFA);         \
+		CHECK_EQ_INT(r_->cfa_reg, reg);                  \
+		CHECK_EQ_INT(r_->cfa_off, off);                  \
 	} while (0)
 
-#define CHECK_KIND(t, addr, k)                                                           \
-	do {                                                                             \
-		const struct unwind_rule *r_ = rule_at(t, addr);                         \
-		REQUIRE(r_);                                                             \
-		CHECK_EQ_INT(r_->kind, k);                                               \
+#define CHECK_KIND(t, addr, k)                                   \
+	do {                                                     \
+		const struct unwind_rule *r_ = rule_at(t, addr); \
+		REQUIRE(r_);                                     \
+		CHECK_EQ_INT(r_->kind, k);                       \
 	} while (0)
 
 /* ---- byte-buffer tests ---- */
@@ -258,12 +258,12 @@ TEST(remember_depth_cap)
 TEST(plt_expression)
 {
 	/* .plt: def_cfa_offset 16 at +6, 24 at +0xb, then the GCC expression at +0x10. */
-	static const uint8_t plt[] = { 0x0e, 16, 0x46, 0x0e, 24, 0x4a, 0x0f, 11, 0x77, 8, 0x80, 0,
-				       0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22 };
-	static const uint8_t plt10[] = { 0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3a, 0x2a,
-					 0x33, 0x24, 0x22 };
-	static const uint8_t not_plt[] = { 0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3c, 0x2a,
-					   0x33, 0x24, 0x22 };
+	static const uint8_t plt[] = { 0x0e, 16, 0x46, 0x0e, 24,   0x4a, 0x0f, 11,   0x77, 8,
+				       0x80, 0,  0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22 };
+	static const uint8_t plt10[] = { 0x0f, 11,   0x77, 8,    0x80, 0,   0x3f,
+					 0x1a, 0x3a, 0x2a, 0x33, 0x24, 0x22 };
+	static const uint8_t not_plt[] = { 0x0f, 11,   0x77, 8,    0x80, 0,   0x3f,
+					   0x1a, 0x3c, 0x2a, 0x33, 0x24, 0x22 };
 	struct buf b = { 0 };
 	struct unwind_table *t;
 	size_t cie = put_cie(&b);
@@ -363,9 +363,9 @@ TEST(gnu_args_size_and_misc_ops)
 	/* args_size 16, advance, args_size 0, advance; plus nops, restore, same_value,
 	 * negative_offset_extended, val_offset, register rules on tracked/untracked registers.
 	 */
-	static const uint8_t f[] = { 0x2e, 16, 0x00, 0x41, 0x2e, 0, 0x2f, 6, 2, 0x41, 0x08, 6,
-				     0x41, 0x14, 6, 2, 0x41, 0x09, 6, 3, 0x41, 0x90 | 0x20, 1,
-				     0x41, 0xc6, 0x41, 0x07, 16 };
+	static const uint8_t f[] = { 0x2e, 16,          0x00, 0x41, 0x2e, 0,    0x2f, 6,    2, 0x41,
+				     0x08, 6,           0x41, 0x14, 6,    2,    0x41, 0x09, 6, 3,
+				     0x41, 0x90 | 0x20, 1,    0x41, 0xc6, 0x41, 0x07, 16 };
 	struct buf b = { 0 };
 	struct unwind_table *t;
 	struct args_probe probe = { 0 };
@@ -392,15 +392,15 @@ TEST(gnu_args_size_and_misc_ops)
 	CHECK_EQ_INT(rule_at(t, 0x1004)->rbp_rule, UNWIND_RBP_UNDEFINED); /* in rbx */
 	CHECK_CFA(t, 0x1005, DWARF_RSP, 8); /* offset on xmm15 (r32): dropped */
 	CHECK_EQ_INT(rule_at(t, 0x1006)->rbp_rule, UNWIND_RBP_SAME); /* restore -> CIE rule */
-	CHECK_KIND(t, 0x1007, UNWIND_RULE_STOP); /* ra undefined */
+	CHECK_KIND(t, 0x1007, UNWIND_RULE_STOP);                     /* ra undefined */
 	unwind_table__free(t);
 }
 
 TEST(ra_rules)
 {
-	static const uint8_t ra_reg[] = { 0x09, 16, 5 };     /* ra in rdi (vfork) */
-	static const uint8_t ra_off[] = { 0x80 | 16, 2 };    /* ra at CFA-16 */
-	static const uint8_t cfa_rip[] = { 0x0c, 16, 8 };    /* CFA from rip */
+	static const uint8_t ra_reg[] = { 0x09, 16, 5 };  /* ra in rdi (vfork) */
+	static const uint8_t ra_off[] = { 0x80 | 16, 2 }; /* ra at CFA-16 */
+	static const uint8_t cfa_rip[] = { 0x0c, 16, 8 }; /* CFA from rip */
 	static const uint8_t big_off[] = { 0x0e, 0x80, 0x80, 0x80, 0x80, 0x10 }; /* 2^32 */
 	static const uint8_t sig_aug[] = { DW_EH_PE_udata8 };
 	struct buf b = { 0 };
@@ -497,7 +497,9 @@ TEST(debug_frame_formats)
 
 TEST(pointer_encodings)
 {
-	struct cfi_section sec = { .vaddr = 0x1000, .text_vaddr = 0x400000, .data_vaddr = 0x600000 };
+	struct cfi_section sec = { .vaddr = 0x1000,
+				   .text_vaddr = 0x400000,
+				   .data_vaddr = 0x600000 };
 	static const uint8_t d[] = { 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
 	const uint8_t *p, *end = d + sizeof(d);
 	uint64_t v;
@@ -510,20 +512,24 @@ TEST(pointer_encodings)
 	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_sdata2, 0, &sec, 0, 8, &v), 0);
 	CHECK_EQ_U64(v, (uint64_t)-2);
 	p = d;
-	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_sdata4 | DW_EH_PE_pcrel, 0x2000,
-					    &sec, 0, 8, &v), 0);
+	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_sdata4 | DW_EH_PE_pcrel, 0x2000, &sec,
+					    0, 8, &v),
+		     0);
 	CHECK_EQ_U64(v, 0x1ffe);
 	p = d;
-	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_udata4 | DW_EH_PE_textrel, 0, &sec,
-					    0, 8, &v), 0);
+	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_udata4 | DW_EH_PE_textrel, 0, &sec, 0,
+					    8, &v),
+		     0);
 	CHECK_EQ_U64(v, 0x400000 + 0xfffffffeull);
 	p = d;
-	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_sdata8 | DW_EH_PE_datarel, 0, &sec,
-					    0, 8, &v), 0);
+	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_sdata8 | DW_EH_PE_datarel, 0, &sec, 0,
+					    8, &v),
+		     0);
 	CHECK_EQ_U64(v, 0x600000 - 2);
 	p = d;
 	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_udata8 | DW_EH_PE_funcrel, 0, &sec,
-					    0x10, 8, &v), 0);
+					    0x10, 8, &v),
+		     0);
 	CHECK_EQ_U64(v, 0x10 - 2);
 	p = d;
 	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_uleb128, 0, &sec, 0, 8, &v), 0);
@@ -542,9 +548,9 @@ TEST(pointer_encodings)
 	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_aligned, 0x1007, &sec, 0, 8, &v), 0);
 	CHECK(p == end);
 	p = d;
-	CHECK_EQ_INT(eh_frame__read_pointer(&p, end, DW_EH_PE_indirect | DW_EH_PE_pcrel |
-							     DW_EH_PE_sdata4,
-					    0, &sec, 0, 8, &v),
+	CHECK_EQ_INT(eh_frame__read_pointer(&p, end,
+					    DW_EH_PE_indirect | DW_EH_PE_pcrel | DW_EH_PE_sdata4, 0,
+					    &sec, 0, 8, &v),
 		     -EOPNOTSUPP);
 	CHECK(p == d + 4);
 	p = d;
@@ -588,8 +594,9 @@ TEST(personality_and_lsda)
 	put_le(&b, 0x1234, 4);
 	put(&b, ins, sizeof(ins));
 	patch_le32(&b, at, (uint32_t)(b.n - at - 4));
-	sec = (struct cfi_section){ .data = b.b, .size = b.n, .vaddr = 0x100000,
-				    .kind = CFI_SECTION_EH_FRAME };
+	sec = (struct cfi_section){
+		.data = b.b, .size = b.n, .vaddr = 0x100000, .kind = CFI_SECTION_EH_FRAME
+	};
 	REQUIRE(unwind_table__from_sections(&sec, 1, NULL, &t) == 0);
 	CHECK_CFA(t, 0x3000, DWARF_RSP, 8);
 	CHECK_CFA(t, 0x3001, DWARF_RSP, 16);
@@ -689,9 +696,10 @@ TEST(corrupt_input)
 			rnd ^= rnd << 17;
 			copy[rnd % n] = (uint8_t)(rnd >> 32);
 		}
-		sec = (struct cfi_section){ .data = copy, .size = n,
-					    .kind = (k & 2) ? CFI_SECTION_DEBUG_FRAME :
-							      CFI_SECTION_EH_FRAME };
+		sec = (struct cfi_section){ .data = copy,
+					    .size = n,
+					    .kind = (k & 2) ? CFI_SECTION_DEBUG_FRAME
+							    : CFI_SECTION_EH_FRAME };
 		t = NULL;
 		CHECK_EQ_INT(unwind_table__from_sections(&sec, 1, NULL, &t), 0);
 		if (t) {
@@ -719,10 +727,10 @@ struct expect {
 	int32_t cfa_off;
 	uint8_t rbp_rule;
 	int16_t rbp_off;
-	bool cfa_exp;  /* CFA "exp": PLT, CFA_DEREF, CFA (breg) or UNSUPPORTED */
-	bool ra_u;     /* ra "u": STOP (undefined) or UNSUPPORTED (never specified) */
-	bool rbp_u;    /* rbp "u": SAME (unspecified) or UNDEFINED */
-	bool rbp_exp;  /* rbp "exp": an expression (RBP_RBP_OFF when it is "at rbp + off") */
+	bool cfa_exp; /* CFA "exp": PLT, CFA_DEREF, CFA (breg) or UNSUPPORTED */
+	bool ra_u;    /* ra "u": STOP (undefined) or UNSUPPORTED (never specified) */
+	bool rbp_u;   /* rbp "u": SAME (unspecified) or UNDEFINED */
+	bool rbp_exp; /* rbp "exp": an expression (RBP_RBP_OFF when it is "at rbp + off") */
 };
 
 struct exp_fde {
@@ -1092,8 +1100,8 @@ static bool check_one(const struct expect *e, const struct unwind_table *t, uint
 		       "kind %u reg %u off %d rbp %u/%d exp %d ra_u %d rbp_u %d\n",
 		       addr, rule->kind, rule->cfa_reg, rule->cfa_off, rule->rbp_rule,
 		       rule->rbp_off, e ? e->kind : 0, e ? e->cfa_reg : 0, e ? e->cfa_off : 0,
-		       e ? e->rbp_rule : 0, e ? e->rbp_off : 0, e ? e->cfa_exp : 0,
-		       e ? e->ra_u : 0, e ? e->rbp_u : 0);
+		       e ? e->rbp_rule : 0, e ? e->rbp_off : 0, e ? e->cfa_exp : 0, e ? e->ra_u : 0,
+		       e ? e->rbp_u : 0);
 	return ok;
 }
 
@@ -1169,8 +1177,8 @@ static void compare_with_readelf(const char *path, const char *debug_path,
 	CHECK_EQ_INT(unwind_table__stats(t)->bad_fde_cnt, 0);
 	printf("  %s: %zu boundaries, %zu mismatches, %zu rows, %zu FDEs (plt %zu deref %zu "
 	       "stop %zu signal %zu unsupported %zu)\n",
-	       path, res->boundaries, res->mismatches, n, unwind_table__stats(t)->fde_cnt,
-	       res->plt, res->deref, res->stop, res->signal, res->unsupported);
+	       path, res->boundaries, res->mismatches, n, unwind_table__stats(t)->fde_cnt, res->plt,
+	       res->deref, res->stop, res->signal, res->unsupported);
 	free(exp);
 	free(d.rows);
 	free(d.fdes);

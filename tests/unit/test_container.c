@@ -29,9 +29,9 @@ TEST(docker_systemd_v2)
 
 TEST(containerd_and_crio_in_kubernetes)
 {
-	struct container_info ci = parse(
-		"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
-		"1a2b3c4d_0000_1111_2222_333344445555.slice/cri-containerd-" ID ".scope\n");
+	struct container_info ci =
+		parse("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod"
+		      "1a2b3c4d_0000_1111_2222_333344445555.slice/cri-containerd-" ID ".scope\n");
 
 	CHECK_STR(ci.id, ID);
 	CHECK_STR(ci.pod_uid, "1a2b3c4d-0000-1111-2222-333344445555");
@@ -44,14 +44,20 @@ TEST(containerd_and_crio_in_kubernetes)
 TEST(podman)
 {
 	CHECK_STR(parse("0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID
-			".scope/container\n").id, ID);
+			".scope/container\n")
+			  .id,
+		  ID);
 	CHECK_STR(parse("0::/machine.slice/libpod-conmon-" ID ".scope\n").id, "");
 }
 
 TEST(not_a_container)
 {
 	CHECK_STR(parse("0::/user.slice/user-0.slice/session-1.scope\n").id, "");
-	CHECK_STR(parse("0::/system.slice/docker-" "3f4e1c5d" ".scope\n").id, ""); /* short */
+	CHECK_STR(parse("0::/system.slice/docker-"
+			"3f4e1c5d"
+			".scope\n")
+			  .id,
+		  ""); /* short */
 	CHECK_STR(parse("").id, "");
 	CHECK_STR(parse("garbage without colons").id, "");
 	CHECK_STR(parse("0::/docker/" ID "zz\n").id, ""); /* 64 hex then junk: not an id */

@@ -10,8 +10,9 @@
 #include "test.h"
 #include "symbolize/demangle.h"
 
-#define NORMALIZE "sed -E 's/\\[[0-9a-f]+\\]//g; s/::h[0-9a-f]{16}$//; " \
-		  "s/: (u|i)(8|16|32|64|128|size)//g'"
+#define NORMALIZE                                              \
+	"sed -E 's/\\[[0-9a-f]+\\]//g; s/::h[0-9a-f]{16}$//; " \
+	"s/: (u|i)(8|16|32|64|128|size)//g'"
 
 /* Demangles every _Z/_R symbol of a fixture and compares with c++filt; returns the number of
  * symbols compared (and fails the test on any difference).
@@ -30,8 +31,8 @@ static size_t compare_with_cxxfilt(const char *fixture, enum demangle_kind want_
 	if (fd < 0)
 		return 0;
 	close(fd);
-	snprintf(cmd, sizeof(cmd),
-		 "nm '%s' | awk '{print $NF}' | grep -E '^_[RZ]' | sort -u > %s", fixture, list);
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '{print $NF}' | grep -E '^_[RZ]' | sort -u > %s",
+		 fixture, list);
 	if (system(cmd)) {
 		unlink(list);
 		return 0;
@@ -90,7 +91,8 @@ TEST(rust_v0_known_names)
 		{ "_RINvCs1234_7mycrate3fooNtB2_3BarE", "mycrate::foo::<mycrate::Bar>" },
 		{ "_RNCNvCs1234_7mycrate4main0B3_", "mycrate::main::{closure#0}" },
 		{ "_RNCNvCs1234_7mycrate4mains_0B3_", "mycrate::main::{closure#1}" },
-		{ "_RINvCs1234_7mycrate3fooFG0_RL0_hEuE", "mycrate::foo::<for<'a, 'b> fn(&'b u8)>" },
+		{ "_RINvCs1234_7mycrate3fooFG0_RL0_hEuE",
+		  "mycrate::foo::<for<'a, 'b> fn(&'b u8)>" },
 		{ "_RINvCs1234_7mycrate3fooDNtB2_3BazEL_E", "mycrate::foo::<dyn mycrate::Baz>" },
 		{ "_RINvCs1234_7mycrate3fooKj7_E", "mycrate::foo::<7>" },
 		{ "_RNvXs_NtCs1234_7mycrate3fooNtB4_3BarNtB4_5Trait1f",
@@ -99,7 +101,8 @@ TEST(rust_v0_known_names)
 		  "mycrate::foo::<(i32, &str), [u8; 4], [u32], &mut u8>" },
 		{ "_RNvMNtCs1234_7mycrate3fooNtB2_3Bar3new", "<mycrate::foo::Bar>::new" },
 		{ "_RINvCs1234_7mycrate3fooTmEE", "mycrate::foo::<(u32,)>" },
-		{ "_RINvCs1234_7mycrate3fooFKCmEyE", "mycrate::foo::<extern \"C\" fn(u32) -> u64>" },
+		{ "_RINvCs1234_7mycrate3fooFKCmEyE",
+		  "mycrate::foo::<extern \"C\" fn(u32) -> u64>" },
 		{ "_RNvCs1234_7mycrate3foo.llvm.1234", "mycrate::foo" },
 		{ "_ZN10dwarf_rust8dyn_area17h06d98aaafb67a32cE", "dwarf_rust::dyn_area" },
 		{ "_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$"
@@ -124,12 +127,12 @@ TEST(rust_v0_known_names)
 TEST(bad_names_fail_cleanly)
 {
 	static const char *const bad[] = {
-		"_RNvB0_3foo",                 /* back-reference to itself */
-		"_RNvCs1234_7myc",             /* truncated identifier */
-		"_RNvCs1234_7mycrate",         /* truncated path */
+		"_RNvB0_3foo",                   /* back-reference to itself */
+		"_RNvCs1234_7myc",               /* truncated identifier */
+		"_RNvCs1234_7mycrate",           /* truncated path */
 		"_RINvCs1234_7mycrate3fooKe3_E", /* a str const generic cut short */
-		"_R3foo",                      /* unknown encoding version */
-		"_RNvCs1234_u8caf_dma3foo",    /* punycode longer than the name */
+		"_R3foo",                        /* unknown encoding version */
+		"_RNvCs1234_u8caf_dma3foo",      /* punycode longer than the name */
 	};
 	char deep[3000], small[8];
 	size_t i;

@@ -73,8 +73,8 @@ static void copy_str(char *dst, size_t cap, const char *src)
 /* Appends to addrs the addresses of the function symbols (nm -S: t/T/W with a size) whose
  * name contains filter (NULL: all), one every stride bytes. Returns the new count.
  */
-static size_t function_addrs(const char *path, const char *filter, uint64_t stride,
-			     uint64_t *addrs, size_t n, size_t cap)
+static size_t function_addrs(const char *path, const char *filter, uint64_t stride, uint64_t *addrs,
+			     size_t n, size_t cap)
 {
 	char cmd[1024], line[4096], type, name[2048];
 	unsigned long long value, size, a;
@@ -151,8 +151,8 @@ static int run_addr2line(int tool, const char *path, const uint64_t *addrs, size
 	for (i = 0; i < n; i++)
 		fprintf(f, "0x%" PRIx64 "\n", addrs[i]);
 	fclose(f);
-	snprintf(cmd, sizeof(cmd), "%s -a -i -f -e '%s' < %s",
-		 tool ? "addr2line" : "eu-addr2line", path, tmp);
+	snprintf(cmd, sizeof(cmd), "%s -a -i -f -e '%s' < %s", tool ? "addr2line" : "eu-addr2line",
+		 path, tmp);
 	p = popen(cmd, "r");
 	if (!p) {
 		unlink(tmp);
@@ -403,7 +403,8 @@ TEST(known_chain)
 	REQUIRE(!text_range(test_fixture("dwarf_inline"), &start, &end));
 	for (a = start; a < end && !found; a++) {
 		cnt = dwarf_file__lookup(df, a, &l);
-		if (cnt != 5 || strcmp(l[4].function, "dw_static") || strcmp(l[0].function, "dw_mix"))
+		if (cnt != 5 || strcmp(l[4].function, "dw_static") ||
+		    strcmp(l[0].function, "dw_mix"))
 			continue;
 		found = true;
 		for (j = 0; j < 5; j++) {

@@ -407,9 +407,10 @@ static uint64_t rnd(void)
 /* Touch everything an elf_file offers; must not crash whatever the bytes are. */
 static void exercise(struct elf_file *ef)
 {
-	static const char *const names[] = { ".text", ".eh_frame", ".eh_frame_hdr", ".debug_info",
-					     ".debug_line", ".symtab", ".dynsym", ".note.gnu.build-id",
-					     ".gnu_debuglink" };
+	static const char *const names[] = {
+		".text",   ".eh_frame", ".eh_frame_hdr",      ".debug_info",   ".debug_line",
+		".symtab", ".dynsym",   ".note.gnu.build-id", ".gnu_debuglink"
+	};
 	char hex[2 * ELF_BUILD_ID_MAX + 1];
 	uint8_t id[ELF_BUILD_ID_MAX];
 	struct elf_symbols *syms;

@@ -409,7 +409,8 @@ TEST(borrowed_names_same_as_copied)
 		}
 		hits++;
 		if (strcmp(na, nb) || oa != ob) {
-			test__fail("0x%" PRIx64 ": %s+%" PRIu64 " != %s+%" PRIu64, addr, na, oa, nb, ob);
+			test__fail("0x%" PRIx64 ": %s+%" PRIu64 " != %s+%" PRIu64, addr, na, oa, nb,
+				   ob);
 			break;
 		}
 	}

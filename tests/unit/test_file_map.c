@@ -47,8 +47,8 @@ TEST(truncated_reads_zeros)
 	CHECK(!file_map__changed((const void *)p));
 	madvise((void *)p, 64 * 1024, MADV_DONTNEED);
 	REQUIRE(!ftruncate(fd, 4096));
-	CHECK_EQ_INT(p[100], 0xab);   /* before the new end: still the file */
-	CHECK_EQ_INT(p[40000], 0);    /* past it: zeros, not SIGBUS */
+	CHECK_EQ_INT(p[100], 0xab); /* before the new end: still the file */
+	CHECK_EQ_INT(p[40000], 0);  /* past it: zeros, not SIGBUS */
 	CHECK_EQ_INT(p[65535], 0);
 	CHECK(file_map__changed((const void *)p));
 	CHECK(file_map__fault_cnt() >= faults + 2);

@@ -122,7 +122,8 @@ static struct profile *build_profile(void)
 	struct profile_line l_c[] = { { "c", NULL, 0 } };
 	struct profile_line l_d[] = { { "d<&>\"'", NULL, 0 } };
 	struct profile_line l_long[] = {
-		{ "a_function_with_a_very_long_name_that_cannot_fit_in_its_box", NULL, 0 } };
+		{ "a_function_with_a_very_long_name_that_cannot_fit_in_its_box", NULL, 0 }
+	};
 	struct profile_line l_tiny[] = { { "tiny", NULL, 0 } };
 	struct profile_line l_bad[] = { { "bad\xff\x01utf8", NULL, 0 } };
 	struct profile_line l_err[] = { { "[unwind: no CFI]", NULL, 0 } };
@@ -155,20 +156,20 @@ static struct profile *build_profile(void)
 			uint32_t tid;
 			uint64_t count;
 		} s[] = {
-			{ { f_b, f_main }, 2, "app", 1, 6000 },         /* main;a;b */
-			{ { f_b, f_main }, 2, "app", 2, 6000 },         /* same path, other thread */
-			{ { f_c, f_a, f_main }, 3, "app", 1, 3000 },    /* main;a;c */
-			{ { f_d, f_main }, 2, "app", 1, 1999 },         /* main;d<&>"' */
-			{ { f_tiny, f_main }, 2, "app", 1, 1 },         /* pruned: 0.059 px */
-			{ { f_long, f_main }, 2, "app", 1, 500 },       /* 29.5 px */
-			{ { f_k, f_bad, f_main }, 3, "app", 1, 500 },   /* main;bad;do_syscall_64 */
+			{ { f_b, f_main }, 2, "app", 1, 6000 },       /* main;a;b */
+			{ { f_b, f_main }, 2, "app", 2, 6000 },       /* same path, other thread */
+			{ { f_c, f_a, f_main }, 3, "app", 1, 3000 },  /* main;a;c */
+			{ { f_d, f_main }, 2, "app", 1, 1999 },       /* main;d<&>"' */
+			{ { f_tiny, f_main }, 2, "app", 1, 1 },       /* pruned: 0.059 px */
+			{ { f_long, f_main }, 2, "app", 1, 500 },     /* 29.5 px */
+			{ { f_k, f_bad, f_main }, 3, "app", 1, 500 }, /* main;bad;do_syscall_64 */
 			{ { f_err }, 1, "sh", 3, 2000 },
 		};
 		size_t i;
 
 		for (i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
-			struct profile_sample ps = { s[i].frames, s[i].cnt, 7, s[i].tid, s[i].comm,
-						     s[i].comm, 0, 0, s[i].count };
+			struct profile_sample ps = { s[i].frames, s[i].cnt, 7, s[i].tid,  s[i].comm,
+						     s[i].comm,   0,        0, s[i].count };
 
 			if (profile__add_sample(p, &ps)) {
 				profile__free(p);

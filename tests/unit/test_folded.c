@@ -30,7 +30,9 @@ TEST(folded_content)
 	struct profile *p = profile__new(&opts);
 	struct profile_mapping lib = { "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0x1000, 0 };
 	struct profile_line l_main[] = { { "main", "m.c", 1 } };
-	struct profile_line l_inl[] = { { "inner", NULL, 0 }, { "mid", NULL, 0 }, { "outer", NULL, 0 } };
+	struct profile_line l_inl[] = { { "inner", NULL, 0 },
+					{ "mid", NULL, 0 },
+					{ "outer", NULL, 0 } };
 	struct profile_line l_bad[] = { { "op;erator\nnew", NULL, 0 } };
 	struct profile_line l_err[] = { { "[unwind: truncated]", NULL, 0 } };
 	uint32_t m, f_main, f_inl, f_libc, f_k, f_bad, f_err;
@@ -46,7 +48,8 @@ TEST(folded_content)
 	f_main = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0x10, l_main, 1 });
 	f_inl = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0x20, l_inl, 3 });
 	f_libc = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0xabc, NULL, 0 });
-	f_k = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffff0010, NULL, 0 });
+	f_k = profile__add_frame(p,
+				 &(struct profile_frame){ FRAME_KERNEL, 0, 0xffff0010, NULL, 0 });
 	f_bad = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0x30, l_bad, 1 });
 	f_err = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, l_err, 1 });
 	REQUIRE(f_main && f_inl && f_libc && f_k && f_bad && f_err);

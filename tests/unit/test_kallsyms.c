@@ -43,22 +43,21 @@ static struct kallsyms *load_text(const char *text)
 	return ks;
 }
 
-static const char fixture[] =
-	"ffffffff81000000 T _stext\n"
-	"ffffffff81000000 T startup_64\n"
-	"ffffffff81000100 t helper\n"
-	"ffffffff81000200 D some_data\n"
-	"ffffffff81000300 W weak_fn\n"
-	"this line is garbage\n"
-	"ffffffff81000400 T\n"
-	"ffffffff81000380 t after_weak\n"
-	"ffffffff81000500 r rodata_end\n"
-	"ffffffffc0000000 t mod_fn\t[my_mod]\n"
-	"ffffffffc0000040 T mod_fn2\t[my_mod]\n"
-	"ffffffffc0001000 d mod_data\t[my_mod]\n"
-	"ffffffffc0400000 t bpf_prog_0123456789abcdef_handler\t[bpf]\n"
-	"ffffffff80ffff00 T early_unsorted\n"
-	"ffffffff81000000 d data_alias_at_stext"; /* no final newline */
+static const char fixture[] = "ffffffff81000000 T _stext\n"
+			      "ffffffff81000000 T startup_64\n"
+			      "ffffffff81000100 t helper\n"
+			      "ffffffff81000200 D some_data\n"
+			      "ffffffff81000300 W weak_fn\n"
+			      "this line is garbage\n"
+			      "ffffffff81000400 T\n"
+			      "ffffffff81000380 t after_weak\n"
+			      "ffffffff81000500 r rodata_end\n"
+			      "ffffffffc0000000 t mod_fn\t[my_mod]\n"
+			      "ffffffffc0000040 T mod_fn2\t[my_mod]\n"
+			      "ffffffffc0001000 d mod_data\t[my_mod]\n"
+			      "ffffffffc0400000 t bpf_prog_0123456789abcdef_handler\t[bpf]\n"
+			      "ffffffff80ffff00 T early_unsorted\n"
+			      "ffffffff81000000 d data_alias_at_stext"; /* no final newline */
 
 TEST(lookup_rules)
 {
@@ -118,7 +117,8 @@ TEST(module_gap_is_capped)
 	uint64_t off;
 
 	REQUIRE(ks);
-	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000000 + KALLSYMS_MODULE_SYM_MAX - 1, &off, NULL),
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000000 + KALLSYMS_MODULE_SYM_MAX - 1, &off,
+				   NULL),
 		  "a_fn");
 	CHECK(kallsyms__lookup(ks, 0xffffffffc0000000 + KALLSYMS_MODULE_SYM_MAX, &off, NULL) ==
 	      NULL);

@@ -95,8 +95,7 @@ static int client__answer(int fd, int timeout_ms, char *body, size_t body_cap, s
 }
 
 /* One whole request on a fresh connection; the status. */
-static int client__request(uint16_t port, const char *req, char *body, size_t cap,
-			   size_t *body_len)
+static int client__request(uint16_t port, const char *req, char *body, size_t cap, size_t *body_len)
 {
 	int fd = client__connect(port, 0), status;
 
@@ -137,8 +136,9 @@ TEST(answers)
 	CHECK_EQ_INT(client__request(port, "GET /metricsx HTTP/1.1\r\n\r\n", NULL, 0, NULL), 404);
 	CHECK_EQ_INT(client__request(port, "GET / HTTP/1.1\r\n\r\n", NULL, 0, NULL), 404);
 	/* answered from the request line alone: the body is never parsed */
-	CHECK_EQ_INT(client__request(port, "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n"
-					   "\r\nabc",
+	CHECK_EQ_INT(client__request(port,
+				     "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n"
+				     "\r\nabc",
 				     NULL, 0, NULL),
 		     405);
 	CHECK_EQ_INT(client__request(port, "hello\r\n\r\n", NULL, 0, NULL), 400);
@@ -169,7 +169,8 @@ struct trickle {
 /* Sends "GET /metrics HTTP/1.1\r\n..." one byte every interval_ms until the server closes. */
 static void *trickle__run(void *arg)
 {
-	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: slow.example\r\nX-Slow: yes\r\n\r\n";
+	static const char req[] =
+		"GET /metrics HTTP/1.1\r\nHost: slow.example\r\nX-Slow: yes\r\n\r\n";
 	struct trickle *t = arg;
 	int fd = client__connect(t->port, 0);
 	uint64_t t0 = mono_ms();
@@ -207,7 +208,8 @@ TEST(trickling_client_does_not_delay_others)
 	usleep(150 * 1000);
 	for (i = 0; i < 5; i++) {
 		t0 = mono_ms();
-		CHECK_EQ_INT(client__request(t.port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL),
+		CHECK_EQ_INT(client__request(t.port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0,
+					     NULL),
 			     200);
 		if (mono_ms() - t0 > worst)
 			worst = mono_ms() - t0;

@@ -175,8 +175,9 @@ static void decode_resource(struct d_resource *res, const struct pb_reader *in)
 					case 5:
 						r4 = h.body;
 						while (rd__next(&r4, &k)) {
-							uint64_t *vt = h.num == 1 ? res->sample_type :
-										     res->period_type;
+							uint64_t *vt = h.num == 1
+									       ? res->sample_type
+									       : res->period_type;
 							vt[k.num - 1] = k.v;
 						}
 						break;
@@ -188,8 +189,8 @@ static void decode_resource(struct d_resource *res, const struct pb_reader *in)
 							if (k.num == 1)
 								s->stack = k.v;
 							else if (k.num == 2)
-								rd__packed(&k, s->attrs, &s->attr_cnt,
-									   MAX_LIST);
+								rd__packed(&k, s->attrs,
+									   &s->attr_cnt, MAX_LIST);
 							else if (k.num == 4)
 								rd__packed(&k, s->values,
 									   &s->value_cnt, MAX_LIST);
@@ -197,9 +198,11 @@ static void decode_resource(struct d_resource *res, const struct pb_reader *in)
 								struct pb_reader t = k.body;
 
 								REQUIRE(k.wire == 2 &&
-									pb_reader__left(&t) % 8 == 0);
+									pb_reader__left(&t) % 8 ==
+										0);
 								for (; t.p < t.end; t.p += 8) {
-									REQUIRE(s->ts_cnt < MAX_LIST);
+									REQUIRE(s->ts_cnt <
+										MAX_LIST);
 									memcpy(&s->ts[s->ts_cnt++],
 									       t.p, 8);
 								}
@@ -325,8 +328,9 @@ static void decode_request(struct d_request *d, const struct pb_buf *b)
 
 static const char *attr_key(const struct d_request *d, uint64_t attr)
 {
-	return attr < d->table_cnt[6] && d->attrs[attr].key < d->str_cnt ?
-		       d->strs[d->attrs[attr].key] : NULL;
+	return attr < d->table_cnt[6] && d->attrs[attr].key < d->str_cnt
+		       ? d->strs[d->attrs[attr].key]
+		       : NULL;
 }
 
 /* The attribute with key in list[0..n), or NULL. */
@@ -522,13 +526,18 @@ struct fixture {
  */
 static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 {
-	struct profile_opts opts = { .period_ns = PERIOD, .start_time_ns = T0,
+	struct profile_opts opts = { .period_ns = PERIOD,
+				     .start_time_ns = T0,
 				     .timestamps_cap = timestamps_cap };
 	struct profile_mapping km = { .path = "[kernel.kallsyms]" };
-	struct profile_mapping exe = { .start = 0x1000, .limit = 0x9000, .file_offset = 0x1000,
+	struct profile_mapping exe = { .start = 0x1000,
+				       .limit = 0x9000,
+				       .file_offset = 0x1000,
 				       .build_id = "abcdef0123456789" };
-	struct profile_mapping gone = { .path = "/nonexistent/libgone.so", .start = 0x2000,
-					.limit = 0x3000, .build_id = "feedface" };
+	struct profile_mapping gone = { .path = "/nonexistent/libgone.so",
+					.start = 0x2000,
+					.limit = 0x3000,
+					.build_id = "feedface" };
 	struct profile_line kl = { .function = "do_syscall_64" };
 	struct profile_line il[2] = { { "inner", "a.c", 10 }, { "outer\xe2\x82", "a.c", 20 } };
 	struct profile_line el = { .function = "[unwind: no CFI]" };
@@ -644,15 +653,18 @@ TEST(utf8_rules)
 
 	CHECK(utf8__valid("plain", 5));
 	CHECK(utf8__valid("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9)); /* é € 😀 */
-	CHECK(!utf8__valid("\xc0\xaf", 2));         /* overlong '/' */
-	CHECK(!utf8__valid("\xe0\x80\xaf", 3));     /* overlong, 3 bytes */
-	CHECK(!utf8__valid("\xed\xa0\x80", 3));     /* surrogate */
-	CHECK(!utf8__valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
-	CHECK(!utf8__valid("\xe2\x82", 2));         /* truncated */
+	CHECK(!utf8__valid("\xc0\xaf", 2));                            /* overlong '/' */
+	CHECK(!utf8__valid("\xe0\x80\xaf", 3));                        /* overlong, 3 bytes */
+	CHECK(!utf8__valid("\xed\xa0\x80", 3));                        /* surrogate */
+	CHECK(!utf8__valid("\xf4\x90\x80\x80", 4));                    /* past U+10FFFF */
+	CHECK(!utf8__valid("\xe2\x82", 2));                            /* truncated */
 	CHECK(!utf8__valid("\xff", 1));
 
-	s = utf8__sanitize("a\xe2\x82" "A", 4); /* one maximal subpart, then 'A' */
-	CHECK_STR(s, "a\xef\xbf\xbd" "A");
+	s = utf8__sanitize("a\xe2\x82"
+			   "A",
+			   4); /* one maximal subpart, then 'A' */
+	CHECK_STR(s, "a\xef\xbf\xbd"
+		     "A");
 	free(s);
 	s = utf8__sanitize("\xf0\x80\x80", 3); /* F0 80 is never valid: three subparts */
 	CHECK_STR(s, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
@@ -687,8 +699,9 @@ TEST(file_ids_match_reference)
 	CHECK_STR(id, want);
 
 	/* a file smaller than 4 KiB is hashed twice (head and tail overlap, no padding) */
-	snprintf(cmd, sizeof(cmd), "{ printf abc; printf abc; printf '\\0\\0\\0\\0\\0\\0\\0\\3'; } "
-				   "| sha256sum | cut -c1-32");
+	snprintf(cmd, sizeof(cmd),
+		 "{ printf abc; printf abc; printf '\\0\\0\\0\\0\\0\\0\\0\\3'; } "
+		 "| sha256sum | cut -c1-32");
 	want = shell_line(cmd);
 	{
 		char path[] = "/tmp/test_otlp_small_XXXXXX";

@@ -235,8 +235,7 @@ static void test_config(struct otlp_config *cfg, uint16_t port)
 	otlp_config__init(cfg);
 	snprintf(url, sizeof(url), "http://127.0.0.1:%u", port);
 	REQUIRE(otlp_config__set_endpoint(cfg, url, false, err, sizeof(err)) == 0);
-	REQUIRE(otlp_config__add_headers(cfg, "Authorization=Bearer%20abc", err, sizeof(err)) ==
-		0);
+	REQUIRE(otlp_config__add_headers(cfg, "Authorization=Bearer%20abc", err, sizeof(err)) == 0);
 	cfg->initial_backoff_ms = 20;
 	cfg->max_backoff_ms = 100;
 	cfg->max_elapsed_ms = 3000;
@@ -746,10 +745,8 @@ TEST(config_from_env)
 	otlp_config__free(&c);
 
 	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/", 1);
-	setenv("OTEL_EXPORTER_OTLP_HEADERS",
-	       " api-key = s%3Dcret%2C1 ,x-tenant=a%20b,, ", 1);
-	setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=prof,deployment.environment=prod%20eu",
-	       1);
+	setenv("OTEL_EXPORTER_OTLP_HEADERS", " api-key = s%3Dcret%2C1 ,x-tenant=a%20b,, ", 1);
+	setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=prof,deployment.environment=prod%20eu", 1);
 	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
 	url = otlp_config__url(&c);
 	CHECK_STR(url, "http://collector:4318/v1development/profiles");
@@ -788,8 +785,9 @@ TEST(config_from_env)
 TEST(config_errors)
 {
 	static const char *bad_urls[] = {
-		"collector:4318", "ftp://x", "http://", "http://host:0", "http://host:70000",
-		"http://host:12ab", "http://ho st", "http://user:pw@host", "http://[::1",
+		"collector:4318",    "ftp://x",          "http://",      "http://host:0",
+		"http://host:70000", "http://host:12ab", "http://ho st", "http://user:pw@host",
+		"http://[::1",
 	};
 	struct otlp_config c;
 	char err[256];

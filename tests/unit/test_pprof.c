@@ -24,11 +24,11 @@ TEST(pb_varint_and_fixed)
 		0x08, 0x96, 0x01,             /* field 1 varint 150 */
 		0x10, 0x00,                   /* field 2 varint 0 */
 		0x18, 0xff, 0xff, 0xff, 0xff, /* field 3 varint UINT64_MAX ... */
-		0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
-		0x21, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* field 4 fixed64 */
-		0x2d, 0x04, 0x03, 0x02, 0x01, /* field 5 fixed32 */
-		0x32, 0x03, 'a', 'b', 'c',    /* field 6 string */
-		0x3a, 0x00,                   /* field 7 NULL string */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x21, 0x08,
+		0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* field 4 fixed64 */
+		0x2d, 0x04, 0x03, 0x02, 0x01,             /* field 5 fixed32 */
+		0x32, 0x03, 'a',  'b',  'c',              /* field 6 string */
+		0x3a, 0x00,                               /* field 7 NULL string */
 	};
 	struct pb_buf b;
 
@@ -114,7 +114,8 @@ struct fixture {
 
 static void fixture__build(struct fixture *fx)
 {
-	struct profile_opts opts = { .period_ns = 1000000, .start_time_ns = 1700000000000000000ULL,
+	struct profile_opts opts = { .period_ns = 1000000,
+				     .start_time_ns = 1700000000000000000ULL,
 				     .timestamps_cap = 4 };
 	struct profile_mapping libfoo = { "/usr/lib/libfoo.so", "abcdef0123", 0x1000, 0x5000,
 					  0x1000 };
@@ -130,18 +131,19 @@ static void fixture__build(struct fixture *fx)
 	m_foo = profile__add_mapping(fx->p, &libfoo);
 	m_app = profile__add_mapping(fx->p, &app);
 	REQUIRE(m_foo == 1 && m_app == 2);
-	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, m_app, 0x400100, main_line, 1 });
-	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, m_app, 0x400200, inl_lines, 2 });
-	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, m_foo, 0x1234, NULL, 0 });
-	fx->kern = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_KERNEL, 0, 0xffffffff81000010ULL, k_line, 1 });
-	fx->kern_raw = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
-	fx->err = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_ERROR, 0, 0, err_line, 1 });
+	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_app,
+									 0x400100, main_line, 1 });
+	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_app, 0x400200,
+								     inl_lines, 2 });
+	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_foo, 0x1234,
+								     NULL, 0 });
+	fx->kern = profile__add_frame(fx->p,
+				      &(struct profile_frame){ FRAME_KERNEL, 0,
+							       0xffffffff81000010ULL, k_line, 1 });
+	fx->kern_raw = profile__add_frame(
+		fx->p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
+	fx->err = profile__add_frame(fx->p,
+				     &(struct profile_frame){ FRAME_ERROR, 0, 0, err_line, 1 });
 	REQUIRE(fx->main_fn && fx->inl && fx->foo && fx->kern && fx->kern_raw && fx->err);
 
 	{
@@ -269,7 +271,8 @@ static void raw_dump__parse(struct raw_dump *d, FILE *f)
 			snprintf(d->mappings[d->mapping_cnt++], ITEM_SZ, "%.500s", p);
 			if (id > 0 && id < MAX_ITEMS) {
 				p += strcspn(p, " ") + 1;
-				snprintf(d->mapping_file[id], ITEM_SZ, "%.*s", (int)strcspn(p, " "), p);
+				snprintf(d->mapping_file[id], ITEM_SZ, "%.*s", (int)strcspn(p, " "),
+					 p);
 			}
 		}
 	}
@@ -407,7 +410,8 @@ TEST(pprof_top_is_readable)
 	REQUIRE(pprof__write(fx.p, path) == 0);
 	snprintf(cmd, sizeof(cmd),
 		 "HOME=%s GOCACHE=%s/gocache go tool pprof -top -sample_index=0 "
-		 "-symbolize=none '%s' 2>&1", tmp_dir, tmp_dir, path);
+		 "-symbolize=none '%s' 2>&1",
+		 tmp_dir, tmp_dir, path);
 	f = popen(cmd, "r");
 	REQUIRE(f);
 	while (fgets(line, sizeof(line), f)) {

@@ -44,8 +44,7 @@ static const char *fn_file(const struct pprof_profile *p, uint64_t fid)
 }
 
 /* -1 if p has no label called key in s; else its index. */
-static int label_idx(const struct pprof_profile *p, const struct pprof_sample *s,
-		     const char *key)
+static int label_idx(const struct pprof_profile *p, const struct pprof_sample *s, const char *key)
 {
 	size_t i;
 
@@ -92,7 +91,8 @@ struct fixture {
 
 static void fixture__build(struct fixture *fx)
 {
-	struct profile_opts opts = { .period_ns = 1000000, .start_time_ns = 1700000000000000000ULL,
+	struct profile_opts opts = { .period_ns = 1000000,
+				     .start_time_ns = 1700000000000000000ULL,
 				     .timestamps_cap = 4 };
 	struct profile_mapping libfoo = { "/usr/lib/libfoo.so", "abcdef0123", 0x1000, 0x5000,
 					  0x1000 };
@@ -108,18 +108,19 @@ static void fixture__build(struct fixture *fx)
 	fx->m_foo = profile__add_mapping(fx->p, &libfoo);
 	fx->m_app = profile__add_mapping(fx->p, &app);
 	REQUIRE(fx->m_foo == 1 && fx->m_app == 2);
-	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, fx->m_app, 0x400100, main_line, 1 });
-	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, fx->m_app, 0x400200, inl_lines, 2 });
-	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_NATIVE, fx->m_foo, 0x1234, NULL, 0 });
-	fx->kern = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_KERNEL, 0, 0xffffffff81000010ULL, k_line, 1 });
-	fx->kern_raw = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
-	fx->err = profile__add_frame(fx->p, &(struct profile_frame){
-		FRAME_ERROR, 0, 0, err_line, 1 });
+	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_app,
+									 0x400100, main_line, 1 });
+	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_app,
+								     0x400200, inl_lines, 2 });
+	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_foo,
+								     0x1234, NULL, 0 });
+	fx->kern = profile__add_frame(fx->p,
+				      &(struct profile_frame){ FRAME_KERNEL, 0,
+							       0xffffffff81000010ULL, k_line, 1 });
+	fx->kern_raw = profile__add_frame(
+		fx->p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
+	fx->err = profile__add_frame(fx->p,
+				     &(struct profile_frame){ FRAME_ERROR, 0, 0, err_line, 1 });
 	REQUIRE(fx->main_fn && fx->inl && fx->foo && fx->kern && fx->kern_raw && fx->err);
 	{
 		uint32_t a[] = { fx->kern, fx->foo, fx->inl, fx->main_fn };
@@ -444,9 +445,11 @@ TEST(read_file_written_by_pprof_write)
 /* A message with every field, some unpacked, with unknown fields of every wire type. */
 static void encode_full(struct pb_buf *b, bool unpacked)
 {
-	static const char *const strs[] = { "", "samples", "count", "cpu", "nanoseconds",
-					    "key", "val", "bytes", "/bin/x", "bid", "fn", "sys",
-					    "x.c", "drop.*", "keep.*", "a comment", "https://doc" };
+	static const char *const strs[] = {
+		"",    "samples", "count",  "cpu",       "nanoseconds", "key",
+		"val", "bytes",   "/bin/x", "bid",       "fn",          "sys",
+		"x.c", "drop.*",  "keep.*", "a comment", "https://doc"
+	};
 	size_t m, m2, i;
 
 	pb_buf__init(b, 1 << 20);
@@ -534,7 +537,7 @@ static void encode_full(struct pb_buf *b, bool unpacked)
 	}
 	pb_buf__varint(b, 14, 3);
 	pb_buf__varint(b, 15, 16);
-	pb_buf__fixed64(b, 16, 1); /* unknown I64 (an old tick_unit variant) */
+	pb_buf__fixed64(b, 16, 1);  /* unknown I64 (an old tick_unit variant) */
 	pb_buf__varint(b, 1000, 5); /* unknown varint */
 	REQUIRE(pb_buf__err(b) == 0);
 }
@@ -794,40 +797,50 @@ TEST(invalid_messages)
 	} cases[] = {
 		{ "empty message (no string table)", 0, { 0 } },
 		{ "string_table[0] not empty", 3, { 0x32, 0x01, 'x' } },
-		{ "varint of 11 bytes", 13, { 0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					      0xff, 0xff, 0x01, 0x32 } },
-		{ "varint past 64 bits", 13, { 0x32, 0x00, 0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-					       0xff, 0xff, 0xff, 0x02 } },
+		{ "varint of 11 bytes",
+		  13,
+		  { 0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+		    0x32 } },
+		{ "varint past 64 bits",
+		  13,
+		  { 0x32, 0x00, 0x48, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		    0x02 } },
 		{ "varint cut", 3, { 0x32, 0x00, 0x48 } },
 		{ "length past the end", 4, { 0x32, 0x00, 0x12, 0x05 } },
-		{ "huge length", 12, { 0x32, 0x00, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-				       0xff, 0x7f } },
+		{ "huge length",
+		  12,
+		  { 0x32, 0x00, 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f } },
 		{ "field number 0", 4, { 0x32, 0x00, 0x00, 0x01 } },
 		{ "group wire type", 3, { 0x32, 0x00, 0x0b } },
 		{ "wire type 7", 3, { 0x32, 0x00, 0x0f } },
 		{ "fixed64 cut", 5, { 0x32, 0x00, 0x09, 0x01, 0x02 } },
 		{ "string index out of range", 4, { 0x32, 0x00, 0x38, 0x01 } },
-		{ "negative string index", 13, { 0x32, 0x00, 0x38, 0xff, 0xff, 0xff, 0xff, 0xff,
-						 0xff, 0xff, 0xff, 0xff, 0x01 } },
+		{ "negative string index",
+		  13,
+		  { 0x32, 0x00, 0x38, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		    0x01 } },
 		{ "location id 0", 6, { 0x32, 0x00, 0x22, 0x02, 0x18, 0x05 } },
-		{ "duplicate location id", 10, { 0x32, 0x00, 0x22, 0x02, 0x08, 0x01, 0x22, 0x02,
-						 0x08, 0x01 } },
+		{ "duplicate location id",
+		  10,
+		  { 0x32, 0x00, 0x22, 0x02, 0x08, 0x01, 0x22, 0x02, 0x08, 0x01 } },
 		{ "missing mapping", 8, { 0x32, 0x00, 0x22, 0x04, 0x08, 0x01, 0x10, 0x02 } },
-		{ "missing function", 10, { 0x32, 0x00, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08,
-					    0x03 } },
+		{ "missing function",
+		  10,
+		  { 0x32, 0x00, 0x22, 0x06, 0x08, 0x01, 0x22, 0x02, 0x08, 0x03 } },
 		{ "sample with a missing location", 6, { 0x32, 0x00, 0x12, 0x02, 0x08, 0x01 } },
 		{ "sample with too few values", 6, { 0x32, 0x00, 0x0a, 0x00, 0x12, 0x00 } },
-		{ "sample with a value too many", 8, { 0x32, 0x00, 0x12, 0x04, 0x10, 0x01, 0x10,
-						       0x02 } },
+		{ "sample with a value too many",
+		  8,
+		  { 0x32, 0x00, 0x12, 0x04, 0x10, 0x01, 0x10, 0x02 } },
 		{ "label key out of range", 8, { 0x32, 0x00, 0x12, 0x04, 0x1a, 0x02, 0x08, 0x04 } },
 		{ "mapping id 0", 6, { 0x32, 0x00, 0x1a, 0x02, 0x10, 0x01 } },
-		{ "function name out of range", 8, { 0x32, 0x00, 0x2a, 0x04, 0x08, 0x01, 0x10,
-						     0x09 } },
+		{ "function name out of range",
+		  8,
+		  { 0x32, 0x00, 0x2a, 0x04, 0x08, 0x01, 0x10, 0x09 } },
 		{ "packed varint cut", 6, { 0x32, 0x00, 0x6a, 0x02, 0x00, 0x80 } },
 		{ "comment out of range", 4, { 0x32, 0x00, 0x68, 0x02 } },
 		{ "gzip magic then garbage", 6, { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00 } },
-		{ "gzip with a bad header", 12,
-		  { 0x1f, 0x8b, 0x07, 0x00, 0, 0, 0, 0, 0, 0, 0, 0 } },
+		{ "gzip with a bad header", 12, { 0x1f, 0x8b, 0x07, 0x00, 0, 0, 0, 0, 0, 0, 0, 0 } },
 	};
 	static const uint8_t ok[] = { 0x32, 0x00, 0x12, 0x00, 0x22, 0x02, 0x08, 0x01 };
 	struct pprof_profile *d;

@@ -42,7 +42,8 @@ TEST(profile_dedup_and_interning)
 	CHECK_EQ_INT(fb, 1);
 	CHECK_EQ_INT(fc, 2);
 	CHECK_EQ_INT(fd, 3);
-	CHECK_EQ_INT(profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 9, 0, NULL, 0 }), 0);
+	CHECK_EQ_INT(profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 9, 0, NULL, 0 }),
+		     0);
 	CHECK_EQ_INT(errno, EINVAL);
 	f = profile__frame(p, 2);
 	REQUIRE(f && f->line_cnt == 1);
@@ -128,10 +129,12 @@ TEST(profile_frame_names)
 
 	REQUIRE(p);
 	mid = profile__add_mapping(p, &m);
-	f_native = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x1234, NULL, 0 });
-	f_kernel = profile__add_frame(p, &(struct profile_frame){
-		FRAME_KERNEL, 0, 0xffffffff8100abcdULL, NULL, 0 });
-	f_nomap = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0xbeef, NULL, 0 });
+	f_native = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x1234, NULL,
+								  0 });
+	f_kernel = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 0,
+								  0xffffffff8100abcdULL, NULL, 0 });
+	f_nomap =
+		profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0xbeef, NULL, 0 });
 	f_err = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, err, 1 });
 	f_err0 = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, NULL, 0 });
 	f_inl = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x20, inl, 2 });
@@ -171,8 +174,7 @@ TEST(profile_top_self)
 		struct profile_sample s[] = {
 			{ s1, 2, 1, 1, "x", "x", 0, 0, 3 }, /* inner (inlined) is the leaf */
 			{ s2, 1, 1, 1, "x", "x", 0, 0, 2 }, /* another frame named inner */
-			{ s3, 2, 1, 1, "x", "x", 0, 0, 4 },
-			{ s4, 1, 2, 2, "y", "y", 0, 0, 4 },
+			{ s3, 2, 1, 1, "x", "x", 0, 0, 4 },   { s4, 1, 2, 2, "y", "y", 0, 0, 4 },
 			{ NULL, 0, 3, 3, "z", "z", 0, 0, 1 }, /* empty stack: no leaf */
 		};
 
@@ -210,12 +212,14 @@ TEST(profile_many_samples)
 		struct profile_line l = { name, NULL, 0 };
 
 		snprintf(name, sizeof(name), "fn%zu", i);
-		frames[i] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, i, &l, 1 });
+		frames[i] =
+			profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, i, &l, 1 });
 		REQUIRE(frames[i] == i + 1);
 	}
 	for (i = 0; i < 200000; i++) {
-		struct profile_sample s = { st, 3, (uint32_t)(i % 7), (uint32_t)(i % 5), "c", "c",
-					    0, i, 1 };
+		struct profile_sample s = {
+			st, 3, (uint32_t)(i % 7), (uint32_t)(i % 5), "c", "c", 0, i, 1
+		};
 
 		st[0] = frames[i % 64];
 		st[1] = frames[(i / 64) % 64];

@@ -322,7 +322,8 @@ TEST(markers)
 
 	REQUIRE(py);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct user_frame uf = { .addr = 0, .file_id = cases[i].marker,
+		struct user_frame uf = { .addr = 0,
+					 .file_id = cases[i].marker,
 					 .kind = FRAME_KIND_CPYTHON };
 
 		interp_registry__symbolize(py, getpid(), getpid(), &uf, &sym);

@@ -81,9 +81,9 @@ static int run_python(const char *python, struct run_result *r)
 
 		if (line[0] == 'V') {
 			sscanf(line, "V %d %d", &r->major, &r->minor);
-			fmt = r->minor <= 9 ? PYTHON_LINES_LNOTAB
-					    : r->minor == 10 ? PYTHON_LINES_LINETABLE
-							     : PYTHON_LINES_LOCATIONS;
+			fmt = r->minor <= 9    ? PYTHON_LINES_LNOTAB
+			      : r->minor == 10 ? PYTHON_LINES_LINETABLE
+					       : PYTHON_LINES_LOCATIONS;
 			continue;
 		}
 		if (line[0] != 'C')

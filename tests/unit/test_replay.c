@@ -191,12 +191,12 @@ static size_t snap_cache_cnt;
 /* What the ss_* functions serve; knobs for the negative tests (reset by replay_run's caller). */
 static struct {
 	const struct snapshot *snap;
-	size_t readable_sz;       /* stack bytes readable from stack_addr (<= stack_sz) */
-	uint64_t hidden_file_id;  /* ss_lookup_file() says "not loaded" for it */
+	size_t readable_sz;      /* stack bytes readable from stack_addr (<= stack_sz) */
+	uint64_t hidden_file_id; /* ss_lookup_file() says "not loaded" for it */
 	bool rule_override;
-	__u32 override_id;        /* this rule id reads as override_rule */
+	__u32 override_id; /* this rule id reads as override_rule */
 	struct unwind_rule override_rule;
-	uint64_t interp_lookups;  /* files the runtimes' dispatch asked about */
+	uint64_t interp_lookups; /* files the runtimes' dispatch asked about */
 } world;
 
 /* The loader gets memfds for the two array maps (it mmaps them, possibly on every load, so
@@ -224,8 +224,8 @@ static int kmaps_init(void)
 		return 0;
 	kmaps.entries_fd = memfd_create("unwind_entries", MFD_CLOEXEC);
 	kmaps.rules_fd = memfd_create("unwind_rules", MFD_CLOEXEC);
-	if (kmaps.entries_fd < 0 || kmaps.rules_fd < 0 ||
-	    ftruncate(kmaps.entries_fd, (off_t)esz) || ftruncate(kmaps.rules_fd, (off_t)rsz))
+	if (kmaps.entries_fd < 0 || kmaps.rules_fd < 0 || ftruncate(kmaps.entries_fd, (off_t)esz) ||
+	    ftruncate(kmaps.rules_fd, (off_t)rsz))
 		return -errno;
 	e = mmap(NULL, esz, PROT_READ, MAP_SHARED, kmaps.entries_fd, 0);
 	r = mmap(NULL, rsz, PROT_READ, MAP_SHARED, kmaps.rules_fd, 0);
@@ -242,7 +242,8 @@ static void kmaps_free(void)
 {
 	unwind_maps__free(kmaps.um);
 	if (kmaps.entries)
-		munmap((void *)kmaps.entries, (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry));
+		munmap((void *)kmaps.entries,
+		       (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry));
 	if (kmaps.rules)
 		munmap((void *)kmaps.rules, (size_t)REPLAY_RULE_CAP * REPLAY_RULE_STRIDE);
 	if (kmaps.entries_fd > 0)
@@ -415,7 +416,9 @@ static const struct snapshot *snapshot_get(const char *name)
 			goto fail;
 		}
 		s->exec[s->exec_cnt] = (struct mapping_info){
-			.file_id = rf->file_id, .bias = m->start - vaddr, .start = m->start,
+			.file_id = rf->file_id,
+			.bias = m->start - vaddr,
+			.start = m->start,
 			.end = m->end,
 		};
 		s->exec_file[s->exec_cnt++] = rf;
@@ -543,7 +546,7 @@ struct replay_result {
 	struct user_frame frames[SS_MAX_USER_FRAMES];
 	uint64_t sp[SS_MAX_USER_FRAMES]; /* rsp of each frame as the step saw it */
 	int steps;
-	bool sp_rose;                    /* every step that went on moved rsp up */
+	bool sp_rose; /* every step that went on moved rsp up */
 };
 
 /* Frame i, symbolized: its file's short name ("exe" for the fixture) and function. */
@@ -623,8 +626,8 @@ static void name_frame(const struct snapshot *s, const struct user_frame *fr,
 static const char *end_name(unsigned int end)
 {
 	static const char *const names[] = {
-		"ok", "truncated", "no cfi", "unknown file", "read failed", "bad pc",
-		"unsupported", "unmapped", "bad frame", "no user",
+		"ok",     "truncated",   "no cfi",   "unknown file", "read failed",
+		"bad pc", "unsupported", "unmapped", "bad frame",    "no user",
 	};
 
 	return end < sizeof(names) / sizeof(names[0]) ? names[end] : "?";
@@ -790,8 +793,8 @@ static int find_frame(const struct replay_result *res, const char *obj, const ch
  * __libc_start_call_main (a local symbol, absent from a stripped libc), __libc_start_main,
  * then the executable's _start, whose STOP rule ends the unwind.
  */
-#define LIBC_ROOT                                                                           \
-	"libc:__libc_start_call_main|? libc:__libc_start_main|__libc_start_main_impl "     \
+#define LIBC_ROOT                                                                      \
+	"libc:__libc_start_call_main|? libc:__libc_start_main|__libc_start_main_impl " \
 	"exe:_start"
 
 /* The common checks of a successful CFI unwind: complete, no frame-pointer step, the leaf
@@ -922,8 +925,8 @@ TEST(recursion_300)
 	replay_fixture("replay_recurse");
 	check_cfi_unwind(&res);
 	CHECK(res.st.frame_cnt >= 300);
-	check_chain(&res, "exe:take_snapshot exe:replay_recurse{301} exe:replay_a exe:main "
-			  LIBC_ROOT);
+	check_chain(&res,
+		    "exe:take_snapshot exe:replay_recurse{301} exe:replay_a exe:main " LIBC_ROOT);
 }
 
 static void check_signal(const char *fixture)
@@ -1028,7 +1031,8 @@ TEST(plt_entry)
 		world_reset(&fake);
 		replay_run(&res);
 		check_cfi_unwind(&res);
-		check_chain(&res, "exe:* exe:replay_c exe:replay_b exe:replay_a exe:main " LIBC_ROOT);
+		check_chain(&res,
+			    "exe:* exe:replay_c exe:replay_b exe:replay_a exe:main " LIBC_ROOT);
 		r = rule_of_frame(&res, 0);
 		REQUIRE(r);
 		CHECK_EQ_INT(r->kind, UNWIND_RULE_PLT);

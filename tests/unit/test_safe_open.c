@@ -68,9 +68,9 @@ TEST(root_is_a_jail)
 	REQUIRE(!mkdir(at("root"), 0755) && !mkdir(at("root/lib"), 0755));
 	put(at("root/lib/good"), "inside");
 	put(at("secret"), "outside");
-	REQUIRE(!symlink(at("secret"), at("root/lib/abs")));        /* absolute target */
-	REQUIRE(!symlink("../../secret", at("root/lib/dotdot")));  /* climbs above root */
-	REQUIRE(!symlink("good", at("root/lib/rel")));              /* stays inside: fine */
+	REQUIRE(!symlink(at("secret"), at("root/lib/abs")));      /* absolute target */
+	REQUIRE(!symlink("../../secret", at("root/lib/dotdot"))); /* climbs above root */
+	REQUIRE(!symlink("good", at("root/lib/rel")));            /* stays inside: fine */
 
 	fd = safe_open_in_root(at("root"), "/lib/good");
 	CHECK(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 6);

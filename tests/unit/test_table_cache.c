@@ -117,7 +117,8 @@ TEST(bounded_by_lru)
 
 	REQUIRE(c && t);
 	for (id = 1; id <= 3; id++) {
-		struct timespec ts[2] = { { .tv_sec = 1000 * (time_t)id }, { .tv_sec = 1000 * (time_t)id } };
+		struct timespec ts[2] = { { .tv_sec = 1000 * (time_t)id },
+					  { .tv_sec = 1000 * (time_t)id } };
 
 		REQUIRE(table_cache__store(c, id, t) == 0);
 		path_of(id, path, sizeof(path));

@@ -35,7 +35,7 @@ struct world {
 	struct kallsyms *ks;
 	struct profile *prof;
 	struct trace_handler *th;
-	struct executable *pie; /* the elf_pie fixture */
+	struct executable *pie;       /* the elf_pie fixture */
 	uint64_t alpha, beta, helper; /* its symbols (ELF vaddrs, from nm) */
 };
 
@@ -277,8 +277,9 @@ TEST(unwind_pseudo_frames)
 	}
 	CHECK_EQ_INT(trace_handler__stats(w.th)->incomplete_stacks, incomplete);
 	/* nothing at all (a kernel thread whose kernel stack failed): one "[no stack]" */
-	REQUIRE(trace_handler__sample(w.th, &rec, make_record(7, NULL, -14, NULL, 0,
-							       UNWIND_END_NO_USER), 0) == 0);
+	REQUIRE(trace_handler__sample(w.th, &rec,
+				      make_record(7, NULL, -14, NULL, 0, UNWIND_END_NO_USER),
+				      0) == 0);
 	CHECK_STR(last_stack(&w, NULL, 0), "[no stack]");
 	world_free(&w);
 }
@@ -327,13 +328,14 @@ TEST(late_resolution)
 	st = trace_handler__stats(w.th);
 	uf[0] = (struct user_frame){ .addr = own + 1, .flags = USER_FRAME_UNMAPPED };
 	uf[1] = (struct user_frame){ .addr = own + 1, .file_id = 12345 };
-	REQUIRE(trace_handler__sample(w.th, &rec, make_record(getpid(), NULL, 0, uf, 2,
-							       UNWIND_END_OK), 0) == 0);
+	REQUIRE(trace_handler__sample(
+			w.th, &rec, make_record(getpid(), NULL, 0, uf, 2, UNWIND_END_OK), 0) == 0);
 	CHECK_STR(last_stack(&w, NULL, 0), "th_marker_function;th_marker_function");
 	CHECK_EQ_INT(st->user_late_resolved, 2);
 	if (kill(absent, 0) && errno == ESRCH) {
-		REQUIRE(trace_handler__sample(w.th, &rec, make_record(absent, NULL, 0, uf, 1,
-								       UNWIND_END_OK), 0) == 0);
+		REQUIRE(trace_handler__sample(w.th, &rec,
+					      make_record(absent, NULL, 0, uf, 1, UNWIND_END_OK),
+					      0) == 0);
 		CHECK_STR(last_stack(&w, NULL, 0), "[unknown]");
 		CHECK_EQ_INT(st->user_unresolved, 1);
 	}

@@ -50,14 +50,17 @@ struct py_layout {
 	struct py_offsets bpf;
 	uint16_t is_threads_head; /* PyInterpreterState's first thread state */
 	uint16_t ts_next;
-	uint16_t ts_thread_id;    /* pthread_t: the TCB address on x86-64 glibc */
+	uint16_t ts_thread_id; /* pthread_t: the TCB address on x86-64 glibc */
 	uint16_t co_filename, co_name, co_qualname, co_linetable;
-	uint16_t str_ascii_data;  /* compact ASCII str: sizeof(PyASCIIObject) */
+	uint16_t str_ascii_data;   /* compact ASCII str: sizeof(PyASCIIObject) */
 	uint16_t str_compact_data; /* compact non-ASCII: sizeof(PyCompactUnicodeObject) */
 	enum python_line_format lines;
 };
 
-/* runtimes.md §3.2 (measured with gdb on pyenv DWARF, walked live on pyenv and Debian). */
+/* runtimes.md §3.2 (measured with gdb on pyenv DWARF, walked live on pyenv and Debian); one
+ * version per block, kept as measured rather than one field per line.
+ */
+/* clang-format off */
 static const struct py_layout layouts[] = {
 	{ 3, 8,
 	  { .rt_interp_head = 32, .rt_tss = 1392, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
@@ -96,34 +99,35 @@ static const struct py_layout layouts[] = {
 	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM },
 	  7344, 8, 152, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
 };
+/* clang-format on */
 
 struct py_file {
 	char *path;
-	struct interp_file bpf;    /* what detect() found: ranges, version, offsets */
-	struct py_layout layout;   /* valid when bpf.supported */
-	uint64_t runtime_vaddr;    /* _PyRuntime */
-	uint64_t code_type_vaddr;  /* PyCode_Type */
+	struct interp_file bpf;   /* what detect() found: ranges, version, offsets */
+	struct py_layout layout;  /* valid when bpf.supported */
+	uint64_t runtime_vaddr;   /* _PyRuntime */
+	uint64_t code_type_vaddr; /* PyCode_Type */
 };
 
 enum py_proc_state {
 	PY_PROC_PENDING = 0, /* attached, interpreter not initialised yet: checked again later */
 	PY_PROC_VERIFIED,
-	PY_PROC_REJECTED,    /* layout check failed */
+	PY_PROC_REJECTED, /* layout check failed */
 };
 
 struct py_proc {
 	pid_t pid;
-	uint32_t gen;          /* unique per attach: keys the code cache */
+	uint32_t gen; /* unique per attach: keys the code cache */
 	struct py_file *file;
-	uint64_t runtime;      /* absolute _PyRuntime */
-	uint64_t code_type;    /* absolute PyCode_Type */
+	uint64_t runtime;   /* absolute _PyRuntime */
+	uint64_t code_type; /* absolute PyCode_Type */
 	enum py_proc_state state;
 	unsigned int tries;
 	uint64_t next_check_ns;
 };
 
 struct code_entry {
-	pid_t pid;             /* 0: empty slot */
+	pid_t pid; /* 0: empty slot */
 	uint32_t gen;
 	uint64_t code;
 	uint32_t cookie;
@@ -238,7 +242,8 @@ static void scan_symtab(struct elf_file *ef, const char *name, struct sym_value 
 		if (nm[0] != '_' && nm[0] != 'P')
 			continue;
 		for (k = 0; k < SYM_CNT; k++) {
-			if (out[k].found || strnlen(nm, str.size - s.st_name) == str.size - s.st_name ||
+			if (out[k].found ||
+			    strnlen(nm, str.size - s.st_name) == str.size - s.st_name ||
 			    strcmp(nm, sym_names[k]))
 				continue;
 			out[k].addr = s.st_value;
@@ -259,7 +264,8 @@ static const uint8_t *elf_bytes(struct elf_file *ef, uint64_t vaddr, size_t size
 		if (elf_file__section_at(ef, i, &s, NULL, NULL) || !s.data ||
 		    s.type != SHT_PROGBITS || !(s.flags & SHF_ALLOC))
 			continue;
-		if (vaddr >= s.addr && vaddr - s.addr <= s.size && size <= s.size - (vaddr - s.addr))
+		if (vaddr >= s.addr && vaddr - s.addr <= s.size &&
+		    size <= s.size - (vaddr - s.addr))
 			return (const uint8_t *)s.data + (vaddr - s.addr);
 	}
 	return NULL;
@@ -296,8 +302,8 @@ static int cold_fde(void *ctx, const struct cfi_fde *fde)
  * their opcodes (jcc rel32: 0f 80-8f, jmp rel32: e9) without decoding: a false match only adds
  * a stray target, which does not win the vote.
  */
-static void find_cold(struct elf_file *ef, uint64_t start, uint64_t end, const struct sym_value *cold,
-		      uint64_t *cold_start, uint64_t *cold_end)
+static void find_cold(struct elf_file *ef, uint64_t start, uint64_t end,
+		      const struct sym_value *cold, uint64_t *cold_start, uint64_t *cold_end)
 {
 	struct cold_search *cs = calloc(1, sizeof(*cs));
 	struct cfi_section sec = { 0 };
@@ -405,29 +411,29 @@ static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_la
 	memcpy(q, b, sizeof(q));
 	if ((q[1] >> 16) != 0x030d || q[2] /* free_threaded */)
 		return -ENOENT;
-	static const uint8_t used[] = { 5, 9, 21, 22, 23, 24, 29, 30, 31, 33, 35, 36, 37, 38, 39,
-					40, 43 };
+	static const uint8_t used[] = { 5,  9,  21, 22, 23, 24, 29, 30, 31,
+					33, 35, 36, 37, 38, 39, 40, 43 };
 
 	for (i = 0; i < sizeof(used); i++)
 		if (q[used[i]] > 0xfff0)
 			return -ENOENT;
-	l->bpf.rt_interp_head = (uint16_t)q[5];  /* runtime_state.interpreters_head */
-	l->is_threads_head = (uint16_t)q[9];     /* interpreter_state.threads_head */
-	l->ts_next = (uint16_t)q[21];            /* thread_state.next */
+	l->bpf.rt_interp_head = (uint16_t)q[5]; /* runtime_state.interpreters_head */
+	l->is_threads_head = (uint16_t)q[9];    /* interpreter_state.threads_head */
+	l->ts_next = (uint16_t)q[21];           /* thread_state.next */
 	l->bpf.ts_interp = (uint16_t)q[22];
-	l->bpf.ts_frame = (uint16_t)q[23];       /* current_frame */
+	l->bpf.ts_frame = (uint16_t)q[23]; /* current_frame */
 	l->ts_thread_id = (uint16_t)q[24];
-	l->bpf.fr_back = (uint16_t)q[29];        /* interpreter_frame.previous */
-	l->bpf.fr_code = (uint16_t)q[30];        /* executable */
-	l->bpf.fr_instr = (uint16_t)q[31];       /* instr_ptr */
-	l->bpf.fr_entry = (uint16_t)q[33];       /* owner */
-	l->co_filename = (uint16_t)q[35];        /* code_object.filename */
+	l->bpf.fr_back = (uint16_t)q[29];  /* interpreter_frame.previous */
+	l->bpf.fr_code = (uint16_t)q[30];  /* executable */
+	l->bpf.fr_instr = (uint16_t)q[31]; /* instr_ptr */
+	l->bpf.fr_entry = (uint16_t)q[33]; /* owner */
+	l->co_filename = (uint16_t)q[35];  /* code_object.filename */
 	l->co_name = (uint16_t)q[36];
 	l->co_qualname = (uint16_t)q[37];
 	l->co_linetable = (uint16_t)q[38];
 	l->bpf.co_firstlineno = (uint16_t)q[39];
 	l->bpf.co_argcount = (uint16_t)q[40];
-	l->bpf.co_code = (uint16_t)q[43];        /* co_code_adaptive */
+	l->bpf.co_code = (uint16_t)q[43]; /* co_code_adaptive */
 	if (l->bpf.fr_back + 8 > l->bpf.fr_read_sz || l->bpf.fr_code + 8 > l->bpf.fr_read_sz ||
 	    l->bpf.fr_instr + 8 > l->bpf.fr_read_sz || l->bpf.fr_entry >= l->bpf.fr_read_sz)
 		return -ENOENT;
@@ -477,7 +483,8 @@ static int detect(const struct executable *exe, struct py_file *f)
 		f->layout = *known;
 		if (major == 3 && minor == 13 &&
 		    debug_offsets_313(exe->elf, f->runtime_vaddr, &f->layout)) {
-			pr_debug("%s: no usable _Py_DebugOffsets: measured 3.13 layout\n", exe->path);
+			pr_debug("%s: no usable _Py_DebugOffsets: measured 3.13 layout\n",
+				 exe->path);
 			f->layout = *known;
 		}
 		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
@@ -681,8 +688,9 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 	out = malloc(len * 4 + 1);
 	if (!raw || !out)
 		goto fail;
-	if (len && mem_read(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
-			    raw, len * kind))
+	if (len &&
+	    mem_read(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
+		     raw, len * kind))
 		goto fail;
 	for (i = 0; i < len; i++) {
 		uint32_t c;
