@@ -1,5 +1,5 @@
 /*
- * Kernel-heavy: main -> syscall_loop -> write(2) to /dev/null and read(2) from /dev/zero,
+ * Kernel-heavy: main -> syscall_loop -> write(2) to /dev/null and 1 MiB read(2)s from /dev/zero,
  * so most samples land in the kernel under the user frames, leaf side first:
  *   main;syscall_loop;write;entry_SYSCALL_64_after_hwframe;do_syscall_64;...
  */
@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "wl_common.h"
 
-static char buf[65536];
+static char buf[1 << 20];	/* large reads keep samples inside read_iter_zero */
 
 WL_NOINLINE void syscall_loop(double end, int null_fd, int zero_fd)
 {

@@ -20,7 +20,7 @@ vfs=$(samples "$f" wl_kernel ";main;syscall_loop;([^;]+;)?$ENTRY;.*(ksys|vfs)_(r
 check_pct "samples with the syscall entry on the leaf side of main;syscall_loop" \
 	"$in_kernel" "$total" 60 || show "$f" wl_kernel
 check_pct "of those, user frames complete back to _start" "$full" "$in_kernel" 90
-check_pct "samples reaching ksys_/vfs_read/write below the entry" "$vfs" "$total" 30
+check_pct "samples reaching ksys_/vfs_read/write below the entry" "$vfs" "$total" 50
 # kernel frames are never on the root side of user frames
 wrong=$(samples "$f" wl_kernel "(entry_SYSCALL_64|do_syscall_64).*;(main|syscall_loop)(;|\$)")
 check_eq "samples with kernel frames root-side of main/syscall_loop" "$wrong" 0
