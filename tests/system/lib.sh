@@ -32,8 +32,9 @@ cleanup()
 }
 trap cleanup EXIT
 
+# ok/fail/skip count a check; fail returns 1, so a check can be followed by "|| show ..."
 ok()   { _passed=$((_passed + 1)); echo "  ok   $*"; }
-fail() { _failed=$((_failed + 1)); echo "  FAIL $*"; }
+fail() { _failed=$((_failed + 1)); echo "  FAIL $*"; return 1; }
 skip() { _skipped=$((_skipped + 1)); echo "  SKIP $*"; }
 
 # in_ci: true under CI (CI=true, set by .ci/run), where scripts/setup.sh has run.
