@@ -1,7 +1,7 @@
 /*
- * Many short-lived processes: `wl_short N` forks and execs itself N times in sequence; each
- * child (`wl_short --child`) burns ~120 ms of CPU in main -> short_work -> short_leaf and
- * exits. Tests that a process that lives a fraction of a second still comes out symbolized.
+ * Many short-lived processes: `wl_short N [MS]` forks and execs itself N times in sequence;
+ * each child (`wl_short --child MS`) burns MS (default 120) ms of CPU in main -> short_work ->
+ * short_leaf and exits. Tests that a process that lives a fraction of a second still comes out symbolized.
  */
 #include <string.h>
 #include <sys/wait.h>
@@ -30,7 +30,7 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
-		short_work(0.12);
+		short_work((argc > 2 ? strtol(argv[2], NULL, 10) : 120) / 1000.0);
 		return 0;
 	}
 	n = argc > 1 ? strtol(argv[1], NULL, 10) : 8;
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
-			execl(self, argv[0], "--child", (char *)NULL);
+			execl(self, argv[0], "--child", argc > 2 ? argv[2] : "120", (char *)NULL);
 			_exit(127);
 		}
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
