@@ -50,6 +50,7 @@ void elf_file__drop_pages(struct elf_file *ef);
 
 uint16_t elf_file__type(const struct elf_file *ef);    /* ET_EXEC, ET_DYN, ... */
 uint16_t elf_file__machine(const struct elf_file *ef); /* EM_X86_64, ... */
+uint64_t elf_file__entry(const struct elf_file *ef);   /* e_entry (0: none) */
 uint64_t elf_file__size(const struct elf_file *ef);
 
 /* GNU build id bytes into out (cap >= ELF_BUILD_ID_MAX); returns its length or -ENOENT. */
