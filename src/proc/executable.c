@@ -398,6 +398,12 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 		elf_symbols__free(exe->syms);
 		exe->syms = NULL;
 	}
+	if (!name && exe->elf && elf_file__entry(exe->elf) &&
+	    addr - elf_file__entry(exe->elf) < ELF_ENTRY_ROOT_SZ) {
+		name = "_start"; /* the entry point, unnamed in a stripped ld.so */
+		if (offset)
+			*offset = addr - elf_file__entry(exe->elf);
+	}
 	return exe->shrank ? NULL : name;
 }
 

@@ -586,11 +586,6 @@ static void collect_text(struct elf_sources *src, struct elf_file *ef)
 	}
 }
 
-/* Bytes at the ELF entry point that are a thread root when no CFI covers them: enough for
- * the usual `mov %rsp, %rdi; call` (glibc's ld.so) or `xor %ebp, %ebp; mov ...` (crt1).
- */
-#define ENTRY_STOP_SZ 16
-
 struct root_symbol {
 	const char *name;
 	uint8_t kind;
@@ -697,7 +692,7 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 		 * says otherwise.
 		 */
 		if (elf_file__entry(ef) && elf_file__type(ef) != ET_REL)
-			add_mark(src, elf_file__entry(ef), elf_file__entry(ef) + ENTRY_STOP_SZ,
+			add_mark(src, elf_file__entry(ef), elf_file__entry(ef) + ELF_ENTRY_ROOT_SZ,
 				 UNWIND_RULE_STOP, true);
 		scan_symbols(src, ef, ".symtab", ".strtab");
 		scan_symbols(src, ef, ".dynsym", ".dynstr");
