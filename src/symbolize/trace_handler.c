@@ -6,6 +6,7 @@
 
 #include "abi.h"
 #include "base/array.h"
+#include "go/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
@@ -130,6 +131,31 @@ static uint32_t exe_mapping(struct trace_handler *th, const struct executable *e
 	return profile__add_mapping(th->prof, &m);
 }
 
+/* A frame of Go code: function, file and line, and the calls inlined at addr as lines of their
+ * own, from the executable's .gopclntab (stripped binaries keep it); 0 when addr is not Go.
+ * The chain is complete here, so the line pass does not visit the frame.
+ */
+static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint32_t mapping,
+			 uint64_t addr, bool is_return)
+{
+	struct go_frame gf[GO_MAX_FRAMES];
+	struct profile_line lines[GO_MAX_FRAMES];
+	struct profile_frame f = { .kind = FRAME_NATIVE, .mapping = mapping, .address = addr };
+	int n = executable__go_lines(exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES), i;
+
+	if (n <= 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		lines[i].function = gf[i].function;
+		lines[i].file = gf[i].file;
+		lines[i].line = gf[i].line;
+	}
+	f.lines = lines;
+	f.line_cnt = (uint32_t)n;
+	th->stats.user_go++;
+	return profile__add_frame(th->prof, &f);
+}
+
 static uint32_t native_frame(struct trace_handler *th, struct executable *exe, uint64_t addr,
 			     bool is_return)
 {
@@ -140,6 +166,8 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		return 0;
 	uint32_t id;
 
+	if (th->opts.symbolize && (id = go_frame(th, exe, mapping, addr, is_return)))
+		return id;
 	if (th->opts.symbolize)
 		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)
