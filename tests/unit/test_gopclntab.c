@@ -17,6 +17,7 @@
 #include "elf/elf_file.h"
 #include "go/gopclntab.h"
 #include "test.h"
+#include "unwind/unwind_table.h"
 
 struct go_fixture {
 	struct elf_file *ef;
@@ -386,6 +387,69 @@ TEST(hostile_headers)
 	gopclntab__free(t);
 }
 
+struct rule_check {
+	const struct unwind_table *table;
+	size_t bad;
+};
+
+static int check_rule(void *ctx, uint64_t start, uint64_t end, int32_t delta)
+{
+	struct rule_check *rc = ctx;
+	uint64_t pc;
+
+	for (pc = start; pc < end; pc++) {
+		const struct unwind_row *r = unwind_table__find(rc->table, pc);
+
+		if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_RSP ||
+		    r->rule.cfa_off != delta + 8 ||
+		    (delta > 0 &&
+		     (r->rule.rbp_rule != UNWIND_RBP_CFA_OFF || r->rule.rbp_off != -16)))
+			rc->bad++;
+	}
+	return 0;
+}
+
+/* The stripped binary has no CFI at all: its table is the stack deltas, pc by pc. */
+TEST(unwind_rows_from_pcsp)
+{
+	struct go_fixture fx;
+	struct unwind_table *t = NULL;
+	const struct unwind_table_stats *st;
+	struct go_func gf;
+	struct rule_check rc = { 0 };
+	const struct unwind_row *r;
+	size_t i;
+	long idx;
+
+	need_go_fixtures();
+	REQUIRE(fixture_open("wl_go", &fx));
+	REQUIRE(unwind_table__build(fx.ef, NULL, &t) == 0);
+	st = unwind_table__stats(t);
+	CHECK_EQ_INT(st->sources & UNWIND_SRC_GOPCLNTAB, UNWIND_SRC_GOPCLNTAB);
+	CHECK_EQ_INT(st->fde_cnt, 0);
+	CHECK_EQ_INT(st->go_func_cnt, gopclntab__func_cnt(fx.t));
+	CHECK_EQ_INT(st->bad_go_func_cnt, 0);
+	rc.table = t;
+	for (i = 0; i < gopclntab__func_cnt(fx.t); i++) {
+		REQUIRE(!gopclntab__func(fx.t, i, &gf));
+		if (!strcmp(gf.name, "runtime.goexit") || !strcmp(gf.name, "runtime.mstart") ||
+		    !strcmp(gf.name, "runtime.rt0_go")) {
+			r = unwind_table__find(t, gf.entry);
+			CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
+			continue;
+		}
+		gopclntab__sp_deltas(fx.t, i, check_rule, &rc);
+	}
+	CHECK_EQ_INT(rc.bad, 0);
+	idx = func_named(fx.t, "main.gamma", &gf);
+	REQUIRE(idx >= 0);
+	r = unwind_table__find(t, gf.entry + 8);
+	CHECK(r && r->rule.kind == UNWIND_RULE_CFA && r->rule.cfa_off == 8 &&
+	      r->rule.rbp_rule == UNWIND_RBP_SAME);
+	unwind_table__free(t);
+	fixture_close(&fx);
+}
+
 int main(void)
 {
 	RUN(objdump_every_instruction);
@@ -394,5 +458,6 @@ int main(void)
 	RUN(sp_deltas);
 	RUN(esbuild_go120_format);
 	RUN(hostile_headers);
+	RUN(unwind_rows_from_pcsp);
 	return test_summary();
 }
