@@ -232,6 +232,7 @@ int gopclntab__func(const struct gopclntab *t, size_t idx, struct go_func *out)
 	out->end = fv.end;
 	out->name = func_name(t, (int32_t)rd32(fv.p + 4));
 	out->func_id = fv.p[t->func_hdr_sz - 4];
+	out->flags = fv.p[t->func_hdr_sz - 3];
 	return 0;
 }
 

@@ -50,7 +50,12 @@ struct go_func {
 	uint64_t entry, end; /* [entry, end): ELF vaddrs */
 	const char *name;    /* NULL when the name is out of bounds */
 	uint8_t func_id;     /* the runtime's funcID (0: an ordinary function) */
+	uint8_t flags;       /* GO_FUNC_* (the runtime's funcFlag) */
 };
+
+/* funcFlag bits (runtime/symtab.go, the same in 1.18 to 1.26). */
+#define GO_FUNC_TOPFRAME 0x1 /* the outermost frame of a stack: goexit, mstart, rt0_go */
+#define GO_FUNC_SPWRITE 0x2  /* writes SP: stack switches (systemstack, mcall, morestack, ...) */
 
 /* One source position, innermost first (the shape of profile_line). */
 struct go_frame {

@@ -197,12 +197,6 @@ static int add_section(struct builder *b, const struct cfi_section *sec, uint32_
 
 /* ---- Go: stack deltas from .gopclntab (pcsp) ---- */
 
-/* Go functions where the walk ends: the goroutine and thread roots. Their callers' "return
- * addresses" are not ones (goexit's is pushed by the scheduler; mstart and rt0_go start a
- * thread's g0 stack).
- */
-static const char *const go_root_funcs[] = { "runtime.goexit", "runtime.mstart", "runtime.rt0_go" };
-
 static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
 {
 	int err;
@@ -242,19 +236,31 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
 	return raw_push(b, start, &rule);
 }
 
-static bool is_go_root(const char *name)
+/* Go functions that switch stacks (funcFlag SPWRITE) but whose callers the frame pointer
+ * finds: the vDSO callers time.now and runtime.nanotime1 push rbp before moving to the g0
+ * stack; runtime.asmcgocall (C code runs on g0 below it) keeps rbp = the frame pointer of
+ * runtime.cgocall, so the walk reaches the Go code that made the cgo call, without the
+ * runtime.cgocall frame. In every other one (systemstack, mcall, morestack, gogo, ...) the
+ * walk ends: above them on g0 lies no caller, and the goroutine's stack is only known
+ * through the runtime's g structure.
+ */
+static const char *const go_fp_switches[] = { "runtime.asmcgocall", "time.now",
+					      "runtime.nanotime1" };
+
+static struct unwind_rule go_switch_rule(const char *name)
 {
+	struct unwind_rule rule = { .kind = UNWIND_RULE_STOP };
 	size_t i;
 
-	for (i = 0; name && i < sizeof(go_root_funcs) / sizeof(go_root_funcs[0]); i++)
-		if (!strcmp(name, go_root_funcs[i]))
-			return true;
-	return false;
+	for (i = 0; name && i < sizeof(go_fp_switches) / sizeof(go_fp_switches[0]); i++)
+		if (!strcmp(name, go_fp_switches[i]))
+			rule.kind = UNWIND_RULE_FP;
+	return rule;
 }
 
 /* Every Go function becomes a block (below every CFI section in priority: C code linked into
- * a cgo binary keeps its own .eh_frame). A function whose table is corrupt is skipped and
- * counted.
+ * a cgo binary keeps its own .eh_frame). The outermost frames (funcFlag TOPFRAME: goexit,
+ * mstart, rt0_go) end the walk. A function whose table is corrupt is skipped and counted.
  */
 static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t prio)
 {
@@ -272,7 +278,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			b->stats->bad_go_func_cnt++;
 			continue;
 		}
-		if (is_go_root(gf.name)) {
+		if (gf.flags & GO_FUNC_TOPFRAME) {
 			b->go_end = gf.end;
 			err = raw_push(b, gf.entry, &stop);
 		} else {
@@ -285,6 +291,12 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 				b->stats->bad_go_func_cnt++;
 				err = 0;
 				continue;
+			}
+			if (!err && (gf.flags & GO_FUNC_SPWRITE)) {
+				struct unwind_rule sw = go_switch_rule(gf.name);
+
+				b->raw_cnt = b->fde_first;
+				err = raw_push(b, gf.entry, &sw);
 			}
 		}
 		if (!err && b->raw_cnt > b->fde_first) {

@@ -3,8 +3,8 @@
  *
  * Sources, in priority order (an address covered by an earlier source keeps its rule):
  * .eh_frame, the file's .debug_frame, the debug file's .debug_frame, the stack deltas of a Go
- * executable's functions (.gopclntab pcsp tables; its roots runtime.goexit, runtime.mstart,
- * runtime.rt0_go become STOP). Then symbol-based
+ * executable's functions (.gopclntab pcsp tables; the outermost frames goexit, mstart, rt0_go
+ * become STOP, stack switches FP or STOP: unwind_table.c go_switch_rule()). Then symbol-based
  * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function;
  * `clone`/`__clone`/`clone3`/`__clone3` become STOP where no CFI covers them; `__restore_rt`
  * (checked against the bytes `mov $15,%rax; syscall`) becomes SIGNAL where no CFI covers it.

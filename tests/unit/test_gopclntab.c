@@ -432,10 +432,12 @@ TEST(unwind_rows_from_pcsp)
 	rc.table = t;
 	for (i = 0; i < gopclntab__func_cnt(fx.t); i++) {
 		REQUIRE(!gopclntab__func(fx.t, i, &gf));
-		if (!strcmp(gf.name, "runtime.goexit") || !strcmp(gf.name, "runtime.mstart") ||
-		    !strcmp(gf.name, "runtime.rt0_go")) {
+		if (gf.flags & (GO_FUNC_TOPFRAME | GO_FUNC_SPWRITE)) {
 			r = unwind_table__find(t, gf.entry);
-			CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
+			CHECK(r &&
+			      (r->rule.kind == UNWIND_RULE_STOP || r->rule.kind == UNWIND_RULE_FP));
+			if (gf.flags & GO_FUNC_TOPFRAME)
+				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
 			continue;
 		}
 		gopclntab__sp_deltas(fx.t, i, check_rule, &rc);
