@@ -237,7 +237,8 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
 }
 
 /* Go functions that switch stacks (funcFlag SPWRITE) but whose callers the frame pointer
- * finds: the vDSO callers time.now and runtime.nanotime1 push rbp before moving to the g0
+ * finds (UNWIND_RULE_FP_SWITCH: rbp points into the goroutine's stack, below g0's): the vDSO
+ * callers time.now and runtime.nanotime1 push rbp before moving to the g0
  * stack; runtime.asmcgocall (C code runs on g0 below it) keeps rbp = the frame pointer of
  * runtime.cgocall, so the walk reaches the Go code that made the cgo call, without the
  * runtime.cgocall frame. In every other one (systemstack, mcall, morestack, gogo, ...) the
@@ -254,7 +255,7 @@ static struct unwind_rule go_switch_rule(const char *name)
 
 	for (i = 0; name && i < sizeof(go_fp_switches) / sizeof(go_fp_switches[0]); i++)
 		if (!strcmp(name, go_fp_switches[i]))
-			rule.kind = UNWIND_RULE_FP;
+			rule.kind = UNWIND_RULE_FP_SWITCH;
 	return rule;
 }
 
@@ -865,7 +866,7 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
 		if ((i && rows[i].addr <= rows[i - 1].addr) ||
-		    rows[i].rule.kind > UNWIND_RULE_UNSUPPORTED ||
+		    rows[i].rule.kind > UNWIND_RULE_FP_SWITCH ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
 			return -EINVAL;
 	}

@@ -434,8 +434,8 @@ TEST(unwind_rows_from_pcsp)
 		REQUIRE(!gopclntab__func(fx.t, i, &gf));
 		if (gf.flags & (GO_FUNC_TOPFRAME | GO_FUNC_SPWRITE)) {
 			r = unwind_table__find(t, gf.entry);
-			CHECK(r &&
-			      (r->rule.kind == UNWIND_RULE_STOP || r->rule.kind == UNWIND_RULE_FP));
+			CHECK(r && (r->rule.kind == UNWIND_RULE_STOP ||
+				    r->rule.kind == UNWIND_RULE_FP_SWITCH));
 			if (gf.flags & GO_FUNC_TOPFRAME)
 				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
 			continue;
