@@ -42,7 +42,9 @@ struct profile_frame {
 	uint64_t address;
 	const struct profile_line *lines; /* line_cnt entries; 0 = not symbolized */
 	uint32_t line_cnt;
-	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"), else NULL */
+	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"); FRAME_NATIVE:
+			      * "go" for Go code named from .gopclntab, else NULL (OTLP
+			      * profile.frame.type) */
 };
 
 struct profile_mapping {

@@ -140,7 +140,9 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 {
 	struct go_frame gf[GO_MAX_FRAMES];
 	struct profile_line lines[GO_MAX_FRAMES];
-	struct profile_frame f = { .kind = FRAME_NATIVE, .mapping = mapping, .address = addr };
+	struct profile_frame f = {
+		.kind = FRAME_NATIVE, .mapping = mapping, .address = addr, .runtime = "go"
+	};
 	int n = executable__go_lines(exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES), i;
 
 	if (n <= 0)

@@ -573,7 +573,7 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	fx->f_kernel = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_NATIVE, exe_id, 0x1234, il, 2 };
 	fx->f_inline = profile__add_frame(fx->p, &f);
-	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0 };
+	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0, "go" }; /* Go code */
 	fx->f_gone = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_RUNTIME, 0, 0, &pl, 1, "cpython" };
 	fx->f_python = profile__add_frame(fx->p, &f);
@@ -897,7 +897,7 @@ TEST(request_content_and_invariants)
 				CHECK_EQ_U64(d.loc_lines[l][1], 20);
 			} else if (i == 2) {
 				seen_gone = true;
-				CHECK_STR(type, "native");
+				CHECK_STR(type, "go");
 				CHECK_EQ_U64(d.loc_address[l], 0x2345);
 				CHECK_EQ_INT(d.loc_line_cnt[l], 0);
 				CHECK_STR(d.strs[d.map_filename[m]], "libgone.so");
