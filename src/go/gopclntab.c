@@ -529,7 +529,10 @@ struct gopclntab *gopclntab__open(struct elf_file *ef)
 	const void *gofunc;
 	size_t avail;
 
-	if (elf_file__section(ef, ".gopclntab", &s) || !s.data || !s.size) {
+	/* PIE and shared builds put the table among the relocated read-only data. */
+	if ((elf_file__section(ef, ".gopclntab", &s) &&
+	     elf_file__section(ef, ".data.rel.ro.gopclntab", &s)) ||
+	    !s.data || !s.size) {
 		errno = ENOENT;
 		return NULL;
 	}

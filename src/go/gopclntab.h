@@ -64,7 +64,8 @@ struct go_frame {
 	uint32_t line;        /* 0 = unknown */
 };
 
-/* The table of a Go ELF executable: section `.gopclntab`, and the gofunc base found through
+/* The table of a Go ELF executable: section `.gopclntab` (`.data.rel.ro.gopclntab` in a
+ * PIE), and the gofunc base found through
  * the runtime's moduledata (a pointer to the table in `.go.module` (Go 1.26), `.noptrdata` or `.data`; not found, e.g.
  * in a PIE whose pointers are relocations: names and lines work, inlined frames do not).
  * NULL with errno: ENOENT (no .gopclntab: not Go), EPROTONOSUPPORT (a Go version before 1.18
