@@ -57,8 +57,9 @@ record_stacks wl_go "$FIX/wl_go" 2
 f=$TMP/wl_go.stacks
 total=$(samples "$f" wl_go)
 check_ge "wl_go: samples" "$total" 100
-check_eq "wl_go: samples with an unnamed frame (the stripped binary named from .gopclntab)" \
-	"$(samples "$f" wl_go '\+0x[0-9a-f]+(;|$)')" 0
+# (the vDSO's internal functions have no symbol: "[vdso]+0x79d" is not Go's)
+check_eq "wl_go: samples with an unnamed frame of wl_go (named from .gopclntab)" \
+	"$(samples "$f" wl_go ';wl_go\+0x[0-9a-f]+(;|$)')" 0 || grep ';wl_go+0x' "$f" | head -3
 ROOT="runtime\\.goexit@asm_amd64\\.s:[0-9]+;runtime\\.main@proc\\.go:[0-9]+"
 CHAIN="$ROOT;main\\.main@$G:$L_MAIN;main\\.alpha@$G:$L_ALPHA;main\\.beta@$G:$L_BETA"
 # the for statement (line - 1) or its body
