@@ -259,9 +259,18 @@ static struct unwind_rule go_switch_rule(const char *name)
 	return rule;
 }
 
+/* Go's signal handler entry is marked TOPFRAME (the runtime's tracebacks stop there), but its
+ * return address is the restorer: unwound by its pcsp table, the walk reaches the SIGNAL rule
+ * of runtime.sigreturn and goes on in the interrupted code.
+ */
+static bool is_go_sigtramp(const char *name)
+{
+	return name && (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.cgoSigtramp"));
+}
+
 /* Every Go function becomes a block (below every CFI section in priority: C code linked into
  * a cgo binary keeps its own .eh_frame). The outermost frames (funcFlag TOPFRAME: goexit,
- * mstart, rt0_go) end the walk. A function whose table is corrupt is skipped and counted.
+ * mstart, rt0_go) end the walk; the signal restorer (recognised by its code) is SIGNAL. A function whose table is corrupt is skipped and counted.
  */
 static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t prio)
 {
@@ -279,9 +288,21 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			b->stats->bad_go_func_cnt++;
 			continue;
 		}
-		if (gf.flags & GO_FUNC_TOPFRAME) {
+		if ((gf.flags & GO_FUNC_TOPFRAME) && !is_go_sigtramp(gf.name)) {
 			b->go_end = gf.end;
 			err = raw_push(b, gf.entry, &stop);
+		} else if (b->text_cnt && is_sigreturn_at(b, gf.entry)) {
+			/* runtime.sigreturn(__sigaction): the restorer of Go's signal handlers;
+			 * claim the byte before it for return-address-minus-one lookups.
+			 */
+			static const struct unwind_rule sig = { .kind = UNWIND_RULE_SIGNAL };
+
+			b->go_end = gf.entry + sizeof(sigreturn_code);
+			err = raw_push(b, gf.entry - 1, &sig);
+			if (!err)
+				err = push_block(b, gf.entry - 1, b->go_end);
+			b->stats->go_func_cnt++;
+			continue;
 		} else {
 			b->go_end = gf.entry;
 			err = gopclntab__sp_deltas(go, i, on_go_delta, b);

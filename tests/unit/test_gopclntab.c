@@ -418,7 +418,7 @@ TEST(unwind_rows_from_pcsp)
 	struct go_func gf;
 	struct rule_check rc = { 0 };
 	const struct unwind_row *r;
-	size_t i;
+	size_t i, signal_funcs = 0;
 	long idx;
 
 	need_go_fixtures();
@@ -432,6 +432,11 @@ TEST(unwind_rows_from_pcsp)
 	rc.table = t;
 	for (i = 0; i < gopclntab__func_cnt(fx.t); i++) {
 		REQUIRE(!gopclntab__func(fx.t, i, &gf));
+		if (!strcmp(gf.name, "runtime.sigtramp")) {
+			r = unwind_table__find(t, gf.entry);
+			CHECK(r && r->rule.kind == UNWIND_RULE_CFA); /* on to the restorer */
+			continue;
+		}
 		if (gf.flags & (GO_FUNC_TOPFRAME | GO_FUNC_SPWRITE)) {
 			r = unwind_table__find(t, gf.entry);
 			CHECK(r && (r->rule.kind == UNWIND_RULE_STOP ||
@@ -440,9 +445,18 @@ TEST(unwind_rows_from_pcsp)
 				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
 			continue;
 		}
+		r = unwind_table__find(t, gf.entry);
+		if (r && r->rule.kind == UNWIND_RULE_SIGNAL) { /* the signal restorer */
+			CHECK(strstr(gf.name, "runtime.sigreturn") == gf.name);
+			r = unwind_table__find(t, gf.entry - 1);
+			CHECK(r && r->rule.kind == UNWIND_RULE_SIGNAL);
+			signal_funcs++;
+			continue;
+		}
 		gopclntab__sp_deltas(fx.t, i, check_rule, &rc);
 	}
 	CHECK_EQ_INT(rc.bad, 0);
+	CHECK_EQ_INT(signal_funcs, 1);
 	idx = func_named(fx.t, "main.gamma", &gf);
 	REQUIRE(idx >= 0);
 	r = unwind_table__find(t, gf.entry + 8);
