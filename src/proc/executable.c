@@ -13,6 +13,7 @@
 #include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
+#include "go/go_build_id.h"
 #include "go/gopclntab.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
@@ -155,6 +156,8 @@ static int describe(struct executable *exe)
 	}
 	if (elf_file__build_id_hex(exe->elf, exe->build_id, sizeof(exe->build_id)) < 0)
 		exe->build_id[0] = '\0';
+	if (go_build_id__read(exe->elf, exe->go_build_id, sizeof(exe->go_build_id)) < 0)
+		exe->go_build_id[0] = '\0';
 	if (exe->fd < 0 || file_id__htlhash(exe->fd, exe->file_hash))
 		exe->file_hash[0] = '\0';
 	return 0;

@@ -65,6 +65,7 @@ struct executable {
 	enum executable_kind kind;
 	char *path;            /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
 	char build_id[129];    /* lowercase hex, "" if none */
+	char go_build_id[129]; /* a Go executable's build id (go/go_build_id.h), "" if none */
 	char file_hash[33];    /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;                /* -1 for the vDSO (image in memory) */
 	struct proc_root root; /* the root of the process it was first seen in (containers) */

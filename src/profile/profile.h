@@ -53,7 +53,8 @@ struct profile_mapping {
 	uint64_t start;       /* ELF address range covered, and its file offset */
 	uint64_t limit;
 	uint64_t file_offset;
-	const char *file_hash; /* OTLP htlhash (32 hex digits) of the file's content, or NULL */
+	const char *file_hash;   /* OTLP htlhash (32 hex digits) of the file's content, or NULL */
+	const char *go_build_id; /* a Go executable's build id (go/go_build_id.h), or NULL */
 };
 
 struct profile_sample {

@@ -141,6 +141,7 @@ static uint32_t exe_mapping(struct trace_handler *th, const struct executable *e
 		.path = exe->path,
 		.build_id = exe->build_id[0] ? exe->build_id : NULL,
 		.file_hash = exe->file_hash[0] ? exe->file_hash : NULL,
+		.go_build_id = exe->go_build_id[0] ? exe->go_build_id : NULL,
 		.start = exe->text_start,
 		.limit = exe->text_end,
 		.file_offset = exe->text_offset,

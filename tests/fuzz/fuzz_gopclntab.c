@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "go/go_build_id.h"
 #include "go/gopclntab.h"
 
 #define FUZZ_FUNC_MAX 512 /* functions visited per input, spread over the table */
@@ -74,7 +75,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size >= 4 && !memcmp(data, "\177ELF", 4)) {
 		struct elf_file *ef = elf_file__open_mem(data, size);
+		char id[GO_BUILD_ID_MAX + 1];
 
+		if (ef && go_build_id__read(ef, id, sizeof(id)) > 0)
+			touch(id);
 		t = ef ? gopclntab__open(ef) : NULL;
 		if (t)
 			exercise(t);

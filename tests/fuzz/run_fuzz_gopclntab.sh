@@ -13,7 +13,8 @@ runs=${1:-20000}
 out=$BUILD/fuzz
 seeds=$out/corpus_gopclntab
 mkdir -p "$seeds"
-fuzz_build "$out/fuzz_gopclntab" src/go/gopclntab.c src/elf/elf_file.c src/base/*.c -lz
+fuzz_build "$out/fuzz_gopclntab" src/go/gopclntab.c src/go/go_build_id.c src/elf/elf_file.c \
+	src/base/*.c -lz
 for f in wl_go esbuild; do
 	[[ -f $BUILD/fixtures/$f ]] || continue
 	objcopy --dump-section ".gopclntab=$seeds/$f.gopclntab" "$BUILD/fixtures/$f" \

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "go/go_build_id.h"
 #include "go/gopclntab.h"
 #include "test.h"
 #include "unwind/unwind_table.h"
@@ -466,6 +467,34 @@ TEST(unwind_rows_from_pcsp)
 	fixture_close(&fx);
 }
 
+/* The note as `go tool buildid` prints it; a C binary has none. */
+TEST(go_build_id)
+{
+	char id[GO_BUILD_ID_MAX + 1], cmd[1024], want[256] = "";
+	struct elf_file *ef;
+	FILE *p;
+
+	need_go_fixtures();
+	snprintf(cmd, sizeof(cmd), "GOCACHE=%s/fixtures/go/cache go tool buildid %s 2>/dev/null",
+		 getenv("BUILD") ? getenv("BUILD") : "build", test_fixture("wl_go"));
+	p = popen(cmd, "r");
+	REQUIRE(p);
+	if (!fgets(want, sizeof(want), p))
+		want[0] = '\0';
+	pclose(p);
+	want[strcspn(want, "\n")] = '\0';
+	REQUIRE(want[0]);
+	ef = elf_file__open(test_fixture("wl_go"));
+	REQUIRE(ef);
+	CHECK_EQ_INT(go_build_id__read(ef, id, sizeof(id)), (int)strlen(want));
+	CHECK_STR(id, want);
+	elf_file__free(ef);
+	ef = elf_file__open(test_fixture("wl_chain_fp"));
+	REQUIRE(ef);
+	CHECK_EQ_INT(go_build_id__read(ef, id, sizeof(id)), -ENOENT);
+	elf_file__free(ef);
+}
+
 int main(void)
 {
 	RUN(objdump_every_instruction);
@@ -475,5 +504,6 @@ int main(void)
 	RUN(esbuild_go120_format);
 	RUN(hostile_headers);
 	RUN(unwind_rows_from_pcsp);
+	RUN(go_build_id);
 	return test_summary();
 }

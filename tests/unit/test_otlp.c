@@ -533,7 +533,8 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	struct profile_mapping exe = { .start = 0x1000,
 				       .limit = 0x9000,
 				       .file_offset = 0x1000,
-				       .build_id = "abcdef0123456789" };
+				       .build_id = "abcdef0123456789",
+				       .go_build_id = "aBc/dEf" };
 	struct profile_mapping gone = { .path = "/nonexistent/libgone.so",
 					.start = 0x2000,
 					.limit = 0x3000,
@@ -889,6 +890,9 @@ TEST(request_content_and_invariants)
 				a = attr_find(&d, d.map_attrs[m], d.map_attr_cnt[m],
 					      "process.executable.build_id.htlhash");
 				CHECK(a && !strcmp(a->s, id));
+				a = attr_find(&d, d.map_attrs[m], d.map_attr_cnt[m],
+					      "process.executable.build_id.go");
+				CHECK(a && !strcmp(a->s, "aBc/dEf"));
 				REQUIRE(d.loc_line_cnt[l] == 2); /* innermost first */
 				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][0]]], "inner");
 				CHECK_EQ_U64(d.loc_lines[l][0], 10);
