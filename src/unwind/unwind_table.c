@@ -291,7 +291,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 		if ((gf.flags & GO_FUNC_TOPFRAME) && !is_go_sigtramp(gf.name)) {
 			b->go_end = gf.end;
 			err = raw_push(b, gf.entry, &stop);
-		} else if (b->text_cnt && is_sigreturn_at(b, gf.entry)) {
+		} else if (b->text_cnt && gf.entry > 1 && is_sigreturn_at(b, gf.entry)) {
 			/* runtime.sigreturn(__sigaction): the restorer of Go's signal handlers;
 			 * claim the byte before it for return-address-minus-one lookups.
 			 */
