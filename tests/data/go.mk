@@ -38,11 +38,14 @@ $(BUILD)/wl_go.addr2line: $(BUILD)/wl_go.objdump $(BUILD)/wl_go
 	$(GO_ENV) $(GO) tool addr2line $(BUILD)/wl_go < $@.addrs | paste - - > $@.out
 	paste $@.addrs $@.out > $@.tmp && rm -f $@.addrs $@.out && mv $@.tmp $@
 
-# esbuild: optional (needs the npm registry), never fails the build.
+# esbuild: optional (needs the npm registry), never fails the build; tried once per build
+# folder (esbuild.unavailable records a failure: delete it to try again).
 .PHONY: esbuild
 esbuild: | $(BUILD)
-	@if [ -n "$(NPM)" ] && [ ! -x $(BUILD)/esbuild ]; then \
+	@if [ -n "$(NPM)" ] && [ ! -x $(BUILD)/esbuild ] && [ ! -e $(BUILD)/esbuild.unavailable ]; then \
 		d=$$(mktemp -d) && (cd $$d && timeout 60 $(NPM) pack --silent @esbuild/linux-x64 \
 			>/dev/null 2>&1 && tar xzf esbuild-linux-x64-*.tgz package/bin/esbuild \
-			&& mv package/bin/esbuild $(BUILD)/esbuild) ; rm -rf $$d; fi; true
+			&& mv package/bin/esbuild $(BUILD)/esbuild) \
+			|| echo "npm pack @esbuild/linux-x64 failed" > $(BUILD)/esbuild.unavailable; \
+		rm -rf $$d; fi; true
 FIXTURES += esbuild

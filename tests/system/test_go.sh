@@ -100,7 +100,7 @@ else
 fi
 
 if [[ ! -x $FIX/esbuild ]]; then
-	skip "esbuild: not fetched by 'make fixtures' (npm registry unreachable?)"
+	skip "esbuild: not fetched by 'make fixtures' (npm registry unreachable? see $FIX/esbuild.unavailable)"
 else
 	proj=$TMP/esproj
 	mkdir -p "$proj"
