@@ -79,7 +79,7 @@ if [[ $((whole * 1000)) -ge $((in_gamma * 995)) && $in_gamma -gt 0 ]]; then
 	ok "wl_go: samples in main.gamma complete from runtime.goexit ($whole/$in_gamma >= 99.5%)"
 else
 	fail "wl_go: samples in main.gamma complete from runtime.goexit ($whole/$in_gamma < 99.5%)"
-	grep ';main\.gamma@' "$f" | grep -v "^wl_go;$ROOT;main\\.main@" | head -3 | cut -c1-400
+	grep ';main\.gamma@' "$f" | grep -Ev "^wl_go;$CHAIN;main\\.gamma@" | head -3 | cut -c1-400
 fi
 
 if [[ -x $FIX/wl_go_cgo ]]; then
