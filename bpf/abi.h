@@ -260,6 +260,8 @@ enum unwind_rule_kind {
 	UNWIND_RULE_SIGNAL,      /* signal trampoline: restore registers from the rt_sigframe */
 	UNWIND_RULE_FP,          /* use the frame pointer */
 	UNWIND_RULE_UNSUPPORTED, /* CFI exists but cannot be represented */
+	UNWIND_RULE_FP_SWITCH,   /* frame pointer of a function that switched stacks (Go's
+				  * asmcgocall, time.now): rbp may lie below rsp, once a walk */
 };
 
 enum unwind_rbp_rule {

@@ -58,7 +58,8 @@ struct unwind_cursor {
 	__u8 pc_is_return; /* regs[RIP] is a return address */
 	__u8 after_signal; /* the next frame was interrupted by a signal */
 	__u8 done;
-	__u8 end; /* enum unwind_end once done */
+	__u8 end;      /* enum unwind_end once done */
+	__u8 switched; /* an UNWIND_RULE_FP_SWITCH step moved to another stack */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
@@ -104,7 +105,11 @@ static __always_inline void ss_end(struct unwind_cursor *st, enum unwind_end why
 }
 
 /* Move to the caller through the frame pointer chain: [rbp] = caller's rbp, [rbp+8] = ra. */
-static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end why_failed)
+/* may_switch: rbp may point below rsp (another stack, e.g. a goroutine's below a thread's);
+ * otherwise each step must move up the stack, so a corrupt chain cannot loop.
+ */
+static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end why_failed,
+				       int may_switch)
 {
 	__u64 bp = st->regs[DWARF_RBP], pair[2];
 
@@ -116,7 +121,7 @@ static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end
 		ss_end(st, st->frame_cnt > 1 ? UNWIND_END_OK : why_failed);
 		return;
 	}
-	if (bp < st->regs[DWARF_RSP] || bp > SS_USER_ADDR_MAX - 16 ||
+	if ((bp < st->regs[DWARF_RSP] && !may_switch) || bp > SS_USER_ADDR_MAX - 16 ||
 	    ss_read_user(pair, sizeof(pair), bp) < 0) {
 		ss_end(st, why_failed);
 		return;
@@ -250,7 +255,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 			fr->flags = flags | USER_FRAME_UNMAPPED | USER_FRAME_FP;
 			fr->kind = FRAME_KIND_NATIVE;
 			st->frame_cnt = idx + 1;
-			ss_step_fp(st, UNWIND_END_UNMAPPED);
+			ss_step_fp(st, UNWIND_END_UNMAPPED, 0);
 			return;
 		}
 		st->last_map = *m;
@@ -296,6 +301,11 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	case UNWIND_RULE_FP:
 		fallback_why = UNWIND_END_READ_FAILED;
 		goto frame_pointer;
+	case UNWIND_RULE_FP_SWITCH:
+		fr->flags |= USER_FRAME_FP;
+		ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
+		st->switched = 1;
+		return;
 	case UNWIND_RULE_UNSUPPORTED:
 		ss_end(st, UNWIND_END_UNSUPPORTED);
 		return;
@@ -306,7 +316,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 
 frame_pointer:
 	fr->flags |= USER_FRAME_FP;
-	ss_step_fp(st, fallback_why);
+	ss_step_fp(st, fallback_why, 0);
 }
 
 #endif

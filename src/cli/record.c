@@ -178,12 +178,13 @@ static void print_summary(struct record_run *r, double secs)
 	fprintf(stderr, "\n");
 	fprintf(stderr,
 		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late); %llu unique "
-		"frames with source lines\n",
+		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late, %llu from Go "
+		"pclntab); %llu unique frames with source lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
-		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_lines);
+		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_go,
+		(unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
 	    c[COUNTER_UNKNOWN_PID] || c[COUNTER_FORK_INHERITED])
 		fprintf(stderr,

@@ -473,7 +473,10 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
 	if (err) {
 		err = unwind_table__build(exe->elf, NULL, &t);
-		bool few = err == -ENOENT || (!err && unwind_table__stats(t)->fde_cnt < FEW_FDES);
+		bool few = err == -ENOENT ||
+			   (!err &&
+			    unwind_table__stats(t)->fde_cnt + unwind_table__stats(t)->go_func_cnt <
+				    FEW_FDES);
 
 		if (few && um->di) {
 			struct unwind_table *with_debug = NULL;
