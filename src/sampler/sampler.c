@@ -46,6 +46,9 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
 	[COUNTER_FORK_INHERITED] = "samples of forked children resolved through their parent",
 	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
+	[COUNTER_DEFERRED] = "deferred with a stack copy",
+	[COUNTER_DEFER_OVER_BUDGET] = "not deferred: over budget",
+	[COUNTER_DEFER_LOST] = "stack copies lost: ring buffer full",
 };
 
 /* The one table of unwind end names: the record summary, the agent's metric labels and the
@@ -62,6 +65,7 @@ static const char *const unwind_end_names[UNWIND_END_CNT] = {
 	[UNWIND_END_UNMAPPED] = "unmapped pc",
 	[UNWIND_END_BAD_FRAME] = "bad frame",
 	[UNWIND_END_NO_USER] = "kernel thread",
+	[UNWIND_END_STACK_COPY] = "stack copy too short",
 };
 
 const char *counter__name(enum counter c)
@@ -74,6 +78,37 @@ const char *counter__name(enum counter c)
 const char *unwind_end__name(enum unwind_end e)
 {
 	return e < UNWIND_END_CNT && unwind_end_names[e] ? unwind_end_names[e] : "?";
+}
+
+/* Deferred unwinding (bpf/deferred.h): on unless STACKSCOPE_DEFER=0; STACKSCOPE_DEFER=verify
+ * is the test mode (every sample carries a stack copy, its replay is compared with eBPF's walk).
+ * Budget, all CPUs together: DEFER_RATE copies per second with bursts of DEFER_BURST, split
+ * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU. The
+ * ring buffer gets room for every CPU's burst on top (*burst: copies per CPU).
+ */
+#define DEFER_RATE 128
+#define DEFER_BURST 64
+#define DEFER_CPU_MIN 8
+static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t *burst)
+{
+	const char *mode = getenv("STACKSCOPE_DEFER");
+	unsigned int rate = DEFER_RATE / (cpu_cnt ? cpu_cnt : 1);
+
+	*burst = DEFER_BURST / (cpu_cnt ? cpu_cnt : 1);
+	if (*burst < DEFER_CPU_MIN)
+		*burst = DEFER_CPU_MIN;
+	if (rate < DEFER_CPU_MIN)
+		rate = DEFER_CPU_MIN;
+	skel->rodata->sampler_cfg.defer_mode = DEFER_UNKNOWN;
+	if (mode && !strcmp(mode, "0"))
+		skel->rodata->sampler_cfg.defer_mode = DEFER_NONE;
+	else if (mode && !strcmp(mode, "verify"))
+		skel->rodata->sampler_cfg.defer_mode = DEFER_VERIFY;
+	if (skel->rodata->sampler_cfg.defer_mode == DEFER_NONE)
+		*burst = 0;
+	skel->rodata->sampler_cfg.defer_interval_ns = 1000000000ULL / rate;
+	skel->rodata->sampler_cfg.defer_burst_ns =
+		(uint64_t)*burst * skel->rodata->sampler_cfg.defer_interval_ns;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -237,7 +272,7 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
 {
 	struct sampler *s;
-	size_t rb_sz;
+	size_t rb_sz, defer_burst;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -273,9 +308,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	/* Ring buffer: the reader drains it every 100 ms; room for 1 s of 2 KiB records on every
 	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
 	 */
-	rb_sz = opts->ringbuf_sz
-			? opts->ringbuf_sz
-			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10));
+	defer_budget(s->skel, s->cpu_cnt, &defer_burst);
+	rb_sz = opts->ringbuf_sz ? opts->ringbuf_sz
+				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
+						 (size_t)s->cpu_cnt * defer_burst *
+							 sizeof(struct stack_copy_record));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap
