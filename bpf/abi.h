@@ -105,7 +105,8 @@ struct sample_record {
  * RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace continues the walk from
  * the defer point, with the same step code, once the mapping and table exist.
  */
-#define SS_DEFER_STACK_PAGES 5 /* 20 KiB from sp's page: >= 16 KiB above sp */
+#define SS_DEFER_STACK_PAGES 7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
+				* map value holds at most 32 KiB */
 #define SS_DEFER_PAGE 4096
 
 enum defer_kind {

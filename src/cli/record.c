@@ -210,9 +210,12 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_DEFER_LOST],
 			(unsigned long long)st.deferred->unpaired);
 	if (st.deferred && (st.deferred->verified || st.deferred->verify_mismatch))
-		fprintf(stderr, "replay check   %llu identical to eBPF, %llu different, %llu skipped\n",
+		fprintf(stderr,
+			"replay check   %llu identical to eBPF, %llu different, %llu identical up to "
+			"the end of the stack copy, %llu not comparable\n",
 			(unsigned long long)st.deferred->verified,
 			(unsigned long long)st.deferred->verify_mismatch,
+			(unsigned long long)st.deferred->verify_short,
 			(unsigned long long)st.deferred->verify_skipped);
 	fprintf(stderr,
 		"processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",

@@ -87,7 +87,7 @@ const char *unwind_end__name(enum unwind_end e)
  * ring buffer gets room for every CPU's burst on top (*burst: copies per CPU).
  */
 #define DEFER_RATE 128
-#define DEFER_BURST 64
+#define DEFER_BURST 48
 #define DEFER_CPU_MIN 8
 static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t *burst)
 {

@@ -249,6 +249,35 @@ static bool same_walk(const struct sample_record *a, const struct sample_record 
 	       !memcmp(a->user, b->user, a->user_frame_cnt * sizeof(a->user[0]));
 }
 
+/* The first frame where two walks differ (the shorter count when one is a prefix). */
+static uint32_t first_difference(const struct sample_record *a, const struct sample_record *b)
+{
+	uint32_t i = 0;
+
+	while (i < a->user_frame_cnt && i < b->user_frame_cnt &&
+	       !memcmp(&a->user[i], &b->user[i], sizeof(a->user[i])))
+		i++;
+	return i;
+}
+
+/* Verify mode: say where a replay left eBPF's walk (debug log). */
+static void log_mismatch(const struct sample_record *replay, const struct sample_record *ebpf)
+{
+	uint32_t i = first_difference(replay, ebpf);
+	const struct user_frame *r = &replay->user[i], *e = &ebpf->user[i];
+
+	if (i < replay->user_frame_cnt && i < ebpf->user_frame_cnt)
+		pr_debug("deferred: replay of pid %u differs from eBPF at frame %u (%#llx/%#llx/%#x "
+			 "vs %#llx/%#llx/%#x)\n",
+			 ebpf->hdr.pid, i, (unsigned long long)r->addr,
+			 (unsigned long long)r->file_id, r->flags, (unsigned long long)e->addr,
+			 (unsigned long long)e->file_id, e->flags);
+	else
+		pr_debug("deferred: replay of pid %u: %u frames, end %u; eBPF: %u frames, end %u\n",
+			 ebpf->hdr.pid, replay->user_frame_cnt, replay->user_end,
+			 ebpf->user_frame_cnt, ebpf->user_end);
+}
+
 /* Try to finish ds: REPLAY_DONE (emitted; *err set), REPLAY_WAIT (keep it). */
 static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t now_ns, int *err)
 {
@@ -279,11 +308,12 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 			out->user_end = (uint16_t)end;
 			if (same_walk(out, rec)) {
 				d->stats.verified++;
+			} else if (end == UNWIND_END_STACK_COPY &&
+				   first_difference(out, rec) == cnt) {
+				d->stats.verify_short++; /* identical up to the copy's end */
 			} else {
 				d->stats.verify_mismatch++;
-				pr_debug("deferred: replay of pid %u differs from eBPF: %u frames end "
-					 "%u, eBPF %u frames end %u\n",
-					 rec->hdr.pid, cnt, end, rec->user_frame_cnt, rec->user_end);
+				log_mismatch(out, rec);
 			}
 		}
 		*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);

@@ -41,6 +41,7 @@ struct deferred_stats {
 	uint64_t unpaired;   /* a stack copy without its sample, or the reverse (ring buffer) */
 	uint64_t verified;   /* verify mode: replay identical to eBPF's walk */
 	uint64_t verify_mismatch; /* verify mode: replay differs from eBPF's walk */
+	uint64_t verify_short;    /* verify mode: identical until the copy ended */
 	uint64_t verify_skipped;  /* verify mode: not comparable (eBPF met a file not loaded) */
 	uint64_t queued;          /* waiting now */
 	uint64_t queued_bytes;

@@ -10,7 +10,8 @@ static struct {
 	const struct stack_copy_record *sr;
 	uint64_t stack_len;
 	bool wait;         /* a lookup said "not known yet" */
-	bool read_outside; /* the last failed read was outside the copy */
+	bool read_outside; /* the last failed read was outside the copy, where eBPF could have
+			    * read */
 	/* The hooks hand out pointers; the step reads them before the next call of the same one. */
 	struct mapping_info mapping;
 	struct file_info file;
@@ -26,7 +27,13 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 	uint64_t off = addr - cur.sr->stack_addr;
 
 	if (addr < cur.sr->stack_addr || off > cur.stack_len || size > cur.stack_len - off) {
-		cur.read_outside = true;
+		/* Into the page right after a copy that stopped early: eBPF could not read that
+		 * page either (the top of the stack): the same failure, not a short copy.
+		 */
+		uint64_t unreadable = cur.sr->stack_addr + cur.stack_len;
+
+		cur.read_outside = cur.stack_len == sizeof(cur.sr->stack) || addr < unreadable ||
+				   addr >= unreadable + SS_DEFER_PAGE;
 		return -EFAULT;
 	}
 	memcpy(dst, cur.sr->stack + off, size);
