@@ -21,9 +21,9 @@
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
-	RECORD_EXEC = 2, /* a task called execve(): pid, new binary's path */
-	RECORD_EXIT = 3, /* a thread-group leader exited */
-	RECORD_MMAP = 4, /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_EXEC = 2,  /* a task called execve(): pid, new binary's path */
+	RECORD_EXIT = 3,  /* a thread-group leader exited */
+	RECORD_MMAP = 4,  /* a process mapped a file executable (dlopen, the dynamic loader) */
 	RECORD_STACK = 5, /* registers + a copy of the user stack for a deferred sample: sent
 			   * right before that sample's RECORD_SAMPLE, from the same CPU */
 };
@@ -105,7 +105,8 @@ struct sample_record {
  * RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace continues the walk from
  * the defer point, with the same step code, once the mapping and table exist.
  */
-#define SS_DEFER_STACK_PAGES 7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
+#define SS_DEFER_STACK_PAGES \
+	7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
 				* map value holds at most 32 KiB */
 #define SS_DEFER_PAGE 4096
 
@@ -118,7 +119,7 @@ enum defer_kind {
 
 /* The cursor state at the defer point: enough to run the step from that frame again. */
 struct defer_point {
-	__u64 regs[17]; /* DWARF numbering, DWARF_RAX..DWARF_RIP */
+	__u64 regs[17];  /* DWARF numbering, DWARF_RAX..DWARF_RIP */
 	__u32 frame_idx; /* the frame at the defer point (frames before it stay as sent) */
 	__u8 regs_valid;
 	__u8 pc_is_return;
@@ -129,8 +130,8 @@ struct defer_point {
 struct stack_copy_record {
 	struct record_header hdr; /* same cpu, time, pid, tid as the sample that follows */
 	struct defer_point at;
-	__u32 natural; /* VERIFY: eBPF's own walk also met an unknown mapping or table */
-	__u32 stack_len; /* bytes of stack[] sent: whole pages */
+	__u32 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u32 stack_len;  /* bytes of stack[] sent: whole pages */
 	__u64 stack_addr; /* user address of stack[0] (sp rounded down to its page) */
 	/* Variable length: stack_len bytes are sent. */
 	__u8 stack[SS_DEFER_STACK_PAGES * SS_DEFER_PAGE];
@@ -154,24 +155,24 @@ struct mmap_record {
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
 enum counter {
-	COUNTER_SAMPLES = 0,      /* perf events handled (after the pid filter) */
-	COUNTER_FILTERED,         /* samples of tasks outside the -p / command filter */
-	COUNTER_IDLE,             /* samples of the idle task (pid 0): not recorded */
-	COUNTER_RINGBUF_FULL,     /* samples lost: ring buffer full */
-	COUNTER_EVENTS_LOST,      /* exec/exit records lost: ring buffer full */
-	COUNTER_KSTACK_FAILED,    /* bpf_get_stack(kernel) failed; sample kept without kstack */
-	COUNTER_KSTACK_TRUNCATED, /* kernel stack filled SS_MAX_KERNEL_FRAMES */
-	COUNTER_USER_FRAMES,      /* user frames produced */
-	COUNTER_FP_FRAMES,        /* of which found through the frame pointer */
-	COUNTER_UNKNOWN_PID,      /* samples of processes with no mappings loaded yet */
-	COUNTER_FORK_INHERITED,   /* samples of forked children resolved through their
+	COUNTER_SAMPLES = 0,       /* perf events handled (after the pid filter) */
+	COUNTER_FILTERED,          /* samples of tasks outside the -p / command filter */
+	COUNTER_IDLE,              /* samples of the idle task (pid 0): not recorded */
+	COUNTER_RINGBUF_FULL,      /* samples lost: ring buffer full */
+	COUNTER_EVENTS_LOST,       /* exec/exit records lost: ring buffer full */
+	COUNTER_KSTACK_FAILED,     /* bpf_get_stack(kernel) failed; sample kept without kstack */
+	COUNTER_KSTACK_TRUNCATED,  /* kernel stack filled SS_MAX_KERNEL_FRAMES */
+	COUNTER_USER_FRAMES,       /* user frames produced */
+	COUNTER_FP_FRAMES,         /* of which found through the frame pointer */
+	COUNTER_UNKNOWN_PID,       /* samples of processes with no mappings loaded yet */
+	COUNTER_FORK_INHERITED,    /* samples of forked children resolved through their
 				    * parent's mappings (not known to userspace yet) */
-	COUNTER_SAMPLE_NS,        /* ns spent in on_sample for recorded samples (own clock:
+	COUNTER_SAMPLE_NS,         /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
-	COUNTER_DEFERRED,         /* samples sent with a stack copy (RECORD_STACK) */
+	COUNTER_DEFERRED,          /* samples sent with a stack copy (RECORD_STACK) */
 	COUNTER_DEFER_OVER_BUDGET, /* would have been deferred: over the per-second budget */
-	COUNTER_DEFER_LOST,       /* stack copy lost: ring buffer full (the sample is kept) */
-	COUNTER_UNWIND_END_BASE,  /* + enum unwind_end: how user stacks ended */
+	COUNTER_DEFER_LOST,        /* stack copy lost: ring buffer full (the sample is kept) */
+	COUNTER_UNWIND_END_BASE,   /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 

@@ -67,7 +67,7 @@ struct unwind_cursor {
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
 	__u32 last_file_flags;
-	__u32 lookups; /* LPM lookups done */
+	__u32 lookups;   /* LPM lookups done */
 	__u32 defer_cnt; /* frames that needed what is not loaded yet; defer: the first one */
 	struct defer_point defer;
 };

@@ -309,10 +309,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
 	 */
 	defer_budget(s->skel, s->cpu_cnt, &defer_burst);
-	rb_sz = opts->ringbuf_sz ? opts->ringbuf_sz
-				 : pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
-						 (size_t)s->cpu_cnt * defer_burst *
-							 sizeof(struct stack_copy_record));
+	rb_sz = opts->ringbuf_sz
+			? opts->ringbuf_sz
+			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
+					(size_t)s->cpu_cnt * defer_burst *
+						sizeof(struct stack_copy_record));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap

@@ -1,5 +1,6 @@
 /* Deferred samples: pairing, queue, replay, expiry. See deferred.h. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -37,7 +38,7 @@ struct deferred {
 	const struct unwind_entry_pair *entries; /* read-only views of the BPF arrays */
 	size_t entry_cap, entries_bytes;
 	const uint8_t *rules;
-	struct u64_map pending; /* cpu + 1 -> the stack copy waiting for its sample */
+	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
 	struct deferred_sample *head, *tail; /* oldest first */
 	uint64_t gen, tried_gen;             /* changes seen / when the queue was last tried */
 	struct deferred_stats stats;
@@ -267,11 +268,12 @@ static void log_mismatch(const struct sample_record *replay, const struct sample
 	const struct user_frame *r = &replay->user[i], *e = &ebpf->user[i];
 
 	if (i < replay->user_frame_cnt && i < ebpf->user_frame_cnt)
-		pr_debug("deferred: replay of pid %u differs from eBPF at frame %u (%#llx/%#llx/%#x "
-			 "vs %#llx/%#llx/%#x)\n",
-			 ebpf->hdr.pid, i, (unsigned long long)r->addr,
-			 (unsigned long long)r->file_id, r->flags, (unsigned long long)e->addr,
-			 (unsigned long long)e->file_id, e->flags);
+		pr_debug(
+			"deferred: replay of pid %u differs from eBPF at frame %u (%#llx/%#llx/%#x "
+			"vs %#llx/%#llx/%#x)\n",
+			ebpf->hdr.pid, i, (unsigned long long)r->addr,
+			(unsigned long long)r->file_id, r->flags, (unsigned long long)e->addr,
+			(unsigned long long)e->file_id, e->flags);
 	else
 		pr_debug("deferred: replay of pid %u: %u frames, end %u; eBPF: %u frames, end %u\n",
 			 ebpf->hdr.pid, replay->user_frame_cnt, replay->user_end,
@@ -354,7 +356,8 @@ int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t
 		sample_free(ds); /* the trace handler counts the malformed record */
 		return d->emit(rec, size, now_ns, d->ctx);
 	}
-	if (!ds || ds->stack->at.frame_idx > rec->user_frame_cnt || ds->stack->hdr.time_ns != rec->hdr.time_ns || ds->stack->hdr.tid != rec->hdr.tid) {
+	if (!ds || ds->stack->at.frame_idx > rec->user_frame_cnt ||
+	    ds->stack->hdr.time_ns != rec->hdr.time_ns || ds->stack->hdr.tid != rec->hdr.tid) {
 		d->stats.unpaired++;
 		sample_free(ds);
 		return d->emit(rec, size, now_ns, d->ctx);
@@ -393,6 +396,12 @@ int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t
 	return 0;
 }
 
+/* A process that exited before any scan of it: its mappings will never be known. */
+static bool never_known(struct deferred *d, pid_t pid)
+{
+	return !process_table__find(d->pt, pid) && kill(pid, 0) && errno == ESRCH;
+}
+
 /* Try the queue (all: even without a change) and emit what is older than max_wait_ns. */
 static int run_queue(struct deferred *d, uint64_t now_ns, bool all, uint64_t max_wait_ns)
 {
@@ -409,7 +418,8 @@ static int run_queue(struct deferred *d, uint64_t now_ns, bool all, uint64_t max
 			err = err ?: e;
 			continue;
 		}
-		if (now_ns - ds->queued_ns >= max_wait_ns) {
+		if (now_ns - ds->queued_ns >= max_wait_ns ||
+		    never_known(d, (pid_t)ds->rec->hdr.pid)) {
 			d->stats.expired++;
 			e = d->emit(ds->rec, ds->rec_size, now_ns, d->ctx);
 			err = err ?: e;

@@ -33,13 +33,13 @@ struct process_table;
 struct exe_registry;
 
 struct deferred_stats {
-	uint64_t received;   /* samples with a stack copy */
-	uint64_t completed;  /* replayed: the walk finished from the copy */
-	uint64_t expired;    /* emitted as eBPF walked them: what they needed never came */
-	uint64_t queue_full; /* emitted as eBPF walked them at once: queue bound reached */
+	uint64_t received;    /* samples with a stack copy */
+	uint64_t completed;   /* replayed: the walk finished from the copy */
+	uint64_t expired;     /* emitted as eBPF walked them: what they needed never came */
+	uint64_t queue_full;  /* emitted as eBPF walked them at once: queue bound reached */
 	uint64_t stack_short; /* completed, but ended where the copy did (UNWIND_END_STACK_COPY) */
-	uint64_t unpaired;   /* a stack copy without its sample, or the reverse (ring buffer) */
-	uint64_t verified;   /* verify mode: replay identical to eBPF's walk */
+	uint64_t unpaired;    /* a stack copy without its sample, or the reverse (ring buffer) */
+	uint64_t verified;    /* verify mode: replay identical to eBPF's walk */
 	uint64_t verify_mismatch; /* verify mode: replay differs from eBPF's walk */
 	uint64_t verify_short;    /* verify mode: identical until the copy ended */
 	uint64_t verify_skipped;  /* verify mode: not comparable (eBPF met a file not loaded) */

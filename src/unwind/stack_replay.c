@@ -93,8 +93,8 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 #include "native_unwind.h"
 
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,
-		      size_t stack_len, uint32_t pid, struct user_frame *frames, uint32_t *frame_cnt,
-		      uint32_t *end)
+		      size_t stack_len, uint32_t pid, struct user_frame *frames,
+		      uint32_t *frame_cnt, uint32_t *end)
 {
 	struct unwind_cursor st;
 	int i;

@@ -49,7 +49,7 @@ enum replay_result {
  * Returns enum replay_result, or -EINVAL for a defer point outside the record's bounds.
  */
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,
-		      size_t stack_len, uint32_t pid, struct user_frame *frames, uint32_t *frame_cnt,
-		      uint32_t *end);
+		      size_t stack_len, uint32_t pid, struct user_frame *frames,
+		      uint32_t *frame_cnt, uint32_t *end);
 
 #endif
