@@ -130,7 +130,9 @@ struct defer_point {
 struct stack_copy_record {
 	struct record_header hdr; /* same cpu, time, pid, tid as the sample that follows */
 	struct defer_point at;
-	__u32 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u16 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u16 full;       /* every page was read: the stack may go on past the copy (else the
+			* page after it could not be read: the top of the stack, or not present) */
 	__u32 stack_len;  /* bytes of stack[] sent: whole pages */
 	__u64 stack_addr; /* user address of stack[0] (sp rounded down to its page) */
 	/* Variable length: stack_len bytes are sent. */

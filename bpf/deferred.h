@@ -111,6 +111,7 @@ static __always_inline void defer_sample(struct unwind_cursor *st, struct sample
 		pages++;
 	}
 	sr->stack_len = pages * SS_DEFER_PAGE;
+	sr->full = pages == SS_DEFER_STACK_PAGES;
 	size = __builtin_offsetof(struct stack_copy_record, stack) + (__u64)sr->stack_len;
 	if (size > sizeof(*sr))
 		size = sizeof(*sr);

@@ -27,12 +27,12 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 	uint64_t off = addr - cur.sr->stack_addr;
 
 	if (addr < cur.sr->stack_addr || off > cur.stack_len || size > cur.stack_len - off) {
-		/* Into the page right after a copy that stopped early: eBPF could not read that
-		 * page either (the top of the stack): the same failure, not a short copy.
+		/* Into the page right after a copy that stopped early (not full): eBPF could not
+		 * read that page either (the top of the stack): the same failure, not a short copy.
 		 */
 		uint64_t unreadable = cur.sr->stack_addr + cur.stack_len;
 
-		cur.read_outside = cur.stack_len == sizeof(cur.sr->stack) || addr < unreadable ||
+		cur.read_outside = cur.sr->full || addr < unreadable ||
 				   addr >= unreadable + SS_DEFER_PAGE;
 		return -EFAULT;
 	}

@@ -38,7 +38,7 @@ struct replay_world {
 	void *ctx;
 };
 
-enum replay_result {
+enum stack_replay_outcome {
 	REPLAY_DONE = 0,
 	REPLAY_WAIT = 1,
 };
@@ -46,7 +46,7 @@ enum replay_result {
 /* Resume sr's walk for pid (whose mappings to use): frames[sr->at.frame_idx ...] are written
  * (frames[] holds SS_MAX_USER_FRAMES), *frame_cnt and *end set on REPLAY_DONE. stack_len: the
  * bytes of sr->stack actually present (checked against what the record says by the caller).
- * Returns enum replay_result, or -EINVAL for a defer point outside the record's bounds.
+ * Returns enum stack_replay_outcome, or -EINVAL for a defer point outside the record's bounds.
  */
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,
 		      size_t stack_len, uint32_t pid, struct user_frame *frames,
