@@ -214,6 +214,8 @@ struct file_info {
 enum file_flag {
 	FILE_HAS_TABLE = 1 << 0, /* unwind pages are loaded */
 	FILE_NO_CFI = 1 << 1,    /* the file has no CFI at all: use frame pointers */
+	FILE_NO_TABLE = 1 << 2,  /* its table could not be built or loaded: frame pointers,
+				  * and no deferred unwinding waits for it */
 };
 
 /* Unwind tables are split into 64 KiB pages of ELF address space. */

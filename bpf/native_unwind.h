@@ -309,7 +309,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	if (!(file_flags & FILE_HAS_TABLE)) {
 		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
 							  : UNWIND_END_UNKNOWN_FILE;
-		if (fallback_why == UNWIND_END_UNKNOWN_FILE)
+		if (fallback_why == UNWIND_END_UNKNOWN_FILE && !(file_flags & FILE_NO_TABLE))
 			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL),
 				      UNWIND_END_UNKNOWN_FILE);
 		goto frame_pointer;

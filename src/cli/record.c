@@ -199,12 +199,14 @@ static void print_summary(struct record_run *r, double secs)
 	if (st.deferred && (c[COUNTER_DEFERRED] || c[COUNTER_DEFER_OVER_BUDGET]))
 		fprintf(stderr,
 			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
-			"where the copy did), %llu expired, %llu queue full; %llu over budget, %llu "
-			"copies lost (ring buffer full), %llu unpaired\n",
+			"where the copy did), %llu expired, %llu of processes gone before a scan, "
+			"%llu queue full; %llu over budget, %llu copies lost (ring buffer full), %llu "
+			"unpaired\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
 			(unsigned long long)st.deferred->expired,
+			(unsigned long long)st.deferred->gone,
 			(unsigned long long)st.deferred->queue_full,
 			(unsigned long long)c[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)c[COUNTER_DEFER_LOST],

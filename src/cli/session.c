@@ -145,8 +145,11 @@ static int emit_deferred(const struct sample_record *rec, size_t size, uint64_t 
 
 static void process_exited(const struct process *p, void *ctx)
 {
-	interp_registry__process_exited(((struct session *)ctx)->interp, p->pid,
-					clock_ns(CLOCK_MONOTONIC));
+	struct session *s = ctx;
+
+	if (s->deferred) /* its mappings are final: samples waiting for a scan go on */
+		deferred__changed(s->deferred);
+	interp_registry__process_exited(s->interp, p->pid, clock_ns(CLOCK_MONOTONIC));
 }
 
 static struct profile *new_profile(struct session *s)

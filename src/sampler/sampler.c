@@ -86,8 +86,8 @@ const char *unwind_end__name(enum unwind_end e)
  * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU. The
  * ring buffer gets room for every CPU's burst on top (*burst: copies per CPU).
  */
-#define DEFER_RATE 128
-#define DEFER_BURST 48
+#define DEFER_RATE 64
+#define DEFER_BURST 32
 #define DEFER_CPU_MIN 8
 static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t *burst)
 {

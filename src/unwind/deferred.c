@@ -95,8 +95,9 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 	case UNWIND_TABLE_NO_CFI:
 		d->file.flags = FILE_NO_CFI;
 		return &d->file;
-	default: /* failed: no "files" entry in eBPF either */
-		return NULL;
+	default: /* failed */
+		d->file.flags = FILE_NO_TABLE;
+		return &d->file;
 	}
 }
 
@@ -331,6 +332,18 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	return REPLAY_DONE;
 }
 
+/* A sample waits for a scan of its process that follows it (a process never scanned, a
+ * library mapped since): ask for one, at most every RESCAN_MIN_INTERVAL_NS per process.
+ */
+static void ask_scan(struct deferred *d, const struct sample_record *rec, uint64_t now_ns,
+		     uint64_t min_interval_ns)
+{
+	const struct process *p = process_table__find(d->pt, (pid_t)rec->hdr.pid);
+
+	if (!p || (p->alive && p->scanned_ns < rec->hdr.time_ns))
+		process_table__refresh(d->pt, (pid_t)rec->hdr.pid, now_ns, min_interval_ns);
+}
+
 static void unlink_sample(struct deferred *d, struct deferred_sample *prev,
 			  struct deferred_sample *ds)
 {
@@ -382,10 +395,7 @@ int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t
 		sample_free(ds);
 		return err;
 	}
-	/* A process never scanned (a fork not exec'd, a scan that failed): ask once more. */
-	if (!process_table__find(d->pt, (pid_t)rec->hdr.pid) ||
-	    process_table__find(d->pt, (pid_t)rec->hdr.pid)->scanned_ns < rec->hdr.time_ns)
-		process_table__refresh(d->pt, (pid_t)rec->hdr.pid, now_ns, RESCAN_MIN_INTERVAL_NS);
+	ask_scan(d, rec, now_ns, RESCAN_MIN_INTERVAL_NS);
 	if (d->tail)
 		d->tail->next = ds;
 	else
@@ -406,27 +416,37 @@ static bool never_known(struct deferred *d, pid_t pid)
 static int run_queue(struct deferred *d, uint64_t now_ns, bool all, uint64_t max_wait_ns)
 {
 	struct deferred_sample *prev = NULL, *ds, *next;
-	bool retry = all || d->gen != d->tried_gen;
+	bool retry = all || d->gen != d->tried_gen, gone;
 	int err = 0, e;
 
 	d->tried_gen = d->gen;
 	for (ds = d->head; ds; ds = next) {
 		next = ds->next;
+		if (all) /* the last chance: a scan now, if the sample still needs one */
+			ask_scan(d, ds->rec, now_ns, 0);
 		if (retry && try_sample(d, ds, now_ns, &e) == REPLAY_DONE) {
 			unlink_sample(d, prev, ds);
 			sample_free(ds);
 			err = err ?: e;
 			continue;
 		}
-		if (now_ns - ds->queued_ns >= max_wait_ns ||
-		    never_known(d, (pid_t)ds->rec->hdr.pid)) {
-			d->stats.expired++;
+		gone = never_known(d, (pid_t)ds->rec->hdr.pid);
+		if (gone || now_ns - ds->queued_ns >= max_wait_ns) {
+			if (gone)
+				d->stats.gone++;
+			else
+				d->stats.expired++;
+			pr_debug("deferred: pid %u (%s) given up (%s): defer point %s at %#llx\n",
+				 ds->rec->hdr.pid, ds->rec->comm, gone ? "process gone" : "expired",
+				 ds->stack->at.why == UNWIND_END_UNMAPPED ? "unmapped" : "no table",
+				 (unsigned long long)ds->stack->at.regs[DWARF_RIP]);
 			e = d->emit(ds->rec, ds->rec_size, now_ns, d->ctx);
 			err = err ?: e;
 			unlink_sample(d, prev, ds);
 			sample_free(ds);
 			continue;
 		}
+		ask_scan(d, ds->rec, now_ns, RESCAN_MIN_INTERVAL_NS);
 		prev = ds;
 	}
 	return err;

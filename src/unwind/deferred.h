@@ -36,6 +36,8 @@ struct deferred_stats {
 	uint64_t received;    /* samples with a stack copy */
 	uint64_t completed;   /* replayed: the walk finished from the copy */
 	uint64_t expired;     /* emitted as eBPF walked them: what they needed never came */
+	uint64_t gone;        /* emitted as eBPF walked them: the process exited before any
+			       * scan, its mappings cannot be known */
 	uint64_t queue_full;  /* emitted as eBPF walked them at once: queue bound reached */
 	uint64_t stack_short; /* completed, but ended where the copy did (UNWIND_END_STACK_COPY) */
 	uint64_t unpaired;    /* a stack copy without its sample, or the reverse (ring buffer) */
