@@ -83,8 +83,9 @@ const char *unwind_end__name(enum unwind_end e)
 /* Deferred unwinding (bpf/deferred.h): on unless STACKSCOPE_DEFER=0; STACKSCOPE_DEFER=verify
  * is the test mode (every sample carries a stack copy, its replay is compared with eBPF's walk).
  * Budget, all CPUs together: DEFER_RATE copies per second with bursts of DEFER_BURST, split
- * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU. The
- * ring buffer gets room for every CPU's burst on top (*burst: copies per CPU).
+ * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU
+ * (verify: 4 times the rate). The ring buffer gets room for every CPU's burst on top (*burst:
+ * copies per CPU).
  */
 #define DEFER_RATE 64
 #define DEFER_BURST 32
@@ -102,8 +103,10 @@ static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t 
 	skel->rodata->sampler_cfg.defer_mode = DEFER_UNKNOWN;
 	if (mode && !strcmp(mode, "0"))
 		skel->rodata->sampler_cfg.defer_mode = DEFER_NONE;
-	else if (mode && !strcmp(mode, "verify"))
+	else if (mode && !strcmp(mode, "verify")) {
 		skel->rodata->sampler_cfg.defer_mode = DEFER_VERIFY;
+		rate *= 4; /* a test mode: more samples compared per second */
+	}
 	if (skel->rodata->sampler_cfg.defer_mode == DEFER_NONE)
 		*burst = 0;
 	skel->rodata->sampler_cfg.defer_interval_ns = 1000000000ULL / rate;
