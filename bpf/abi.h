@@ -304,6 +304,7 @@ struct sampler_config {
 	__u32 defer_mode;  /* enum defer_kind: DEFER_NONE off, DEFER_UNKNOWN on, DEFER_VERIFY */
 	__u64 defer_interval_ns; /* deferral budget: one stack copy per interval on average, */
 	__u64 defer_burst_ns;    /* with up to burst_ns / interval_ns at once (all CPUs) */
+	__u64 defer_ring_max;    /* no stack copy while the ring buffer holds more than this */
 };
 
 /* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs

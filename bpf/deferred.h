@@ -9,7 +9,8 @@
  * same program run (same CPU, same time_ns); the sample is marked `deferred` only when its
  * stack record went out. Bounded: at most SS_DEFER_STACK_PAGES pages per copy, and a token
  * bucket per CPU (sampler_cfg.defer_interval_ns per copy, defer_burst_ns of credit), so a fork
- * storm cannot flood the ring buffer; what the budget refuses is counted
+ * storm cannot flood the ring buffer, and none while the ring buffer is more than a quarter
+ * full (sampler_cfg.defer_ring_max: the reader is behind); what the budget refuses is counted
  * (COUNTER_DEFER_OVER_BUDGET) and sent as today, with eBPF's own walk.
  */
 #ifndef STACKSCOPE_DEFERRED_H
@@ -87,7 +88,9 @@ static __always_inline void defer_sample(struct unwind_cursor *st, struct sample
 		if (!pc_in_file(pc))
 			return;
 	}
-	if (!defer_take_token(rec->hdr.time_ns)) {
+	/* The copies never take the room samples need: only while the reader keeps up. */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > sampler_cfg.defer_ring_max ||
+	    !defer_take_token(rec->hdr.time_ns)) {
 		count(COUNTER_DEFER_OVER_BUDGET, 1);
 		return;
 	}
