@@ -9,7 +9,7 @@
  * same program run (same CPU, same time_ns); the sample is marked `deferred` only when its
  * stack record went out. Bounded: at most SS_DEFER_STACK_PAGES pages per copy, and a token
  * bucket per CPU (sampler_cfg.defer_interval_ns per copy, defer_burst_ns of credit), so a fork
- * storm cannot flood the ring buffer, and none while the ring buffer is more than a quarter
+ * storm cannot flood the ring buffer, and none while the ring buffer is more than half
  * full (sampler_cfg.defer_ring_max: the reader is behind); what the budget refuses is counted
  * (COUNTER_DEFER_OVER_BUDGET) and sent as today, with eBPF's own walk.
  */

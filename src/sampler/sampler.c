@@ -85,7 +85,7 @@ const char *unwind_end__name(enum unwind_end e)
  * Budget, all CPUs together: DEFER_RATE copies per second with bursts of DEFER_BURST, split
  * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU
  * (verify: 4 times the rate). The ring buffer gets room for every CPU's burst on top (*burst:
- * copies per CPU), and copies stop while it is more than a quarter full (the reader is behind:
+ * copies per CPU), and copies stop while it is more than half full (the reader is behind:
  * the room is for samples).
  */
 #define DEFER_RATE 32
@@ -319,7 +319,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 					(size_t)s->cpu_cnt * defer_burst *
 						sizeof(struct stack_copy_record));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
-	s->skel->rodata->sampler_cfg.defer_ring_max = pow2_at_least(rb_sz) / 4;
+	s->skel->rodata->sampler_cfg.defer_ring_max = pow2_at_least(rb_sz) / 2;
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap
 							      : DEFAULT_MAPPING_CAP));
