@@ -290,6 +290,9 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 	exe->fd = fd;
 	exe->root = root;
 	exe->kind = EXECUTABLE_FILE;
+	exe->dev_major = m->dev_major;
+	exe->dev_minor = m->dev_minor;
+	exe->ino = m->ino;
 	exe->path = strdup(m->path);
 	exe->elf = elf_file__open_fd(fd);
 	if (!exe->path || !exe->elf) {
