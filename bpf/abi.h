@@ -21,9 +21,11 @@
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
-	RECORD_EXEC = 2, /* a task called execve(): pid, new binary's path */
-	RECORD_EXIT = 3, /* a thread-group leader exited */
-	RECORD_MMAP = 4, /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_EXEC = 2,  /* a task called execve(): pid, new binary's path */
+	RECORD_EXIT = 3,  /* a thread-group leader exited */
+	RECORD_MMAP = 4,  /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_STACK = 5, /* registers + a copy of the user stack for a deferred sample: sent
+			   * right before that sample's RECORD_SAMPLE, from the same CPU */
 };
 
 struct record_header {
@@ -74,6 +76,8 @@ enum unwind_end {
 	UNWIND_END_UNMAPPED,     /* pc in no known mapping (JIT, or not loaded yet), FP failed */
 	UNWIND_END_BAD_FRAME,    /* the unwound sp did not move up the stack */
 	UNWIND_END_NO_USER,      /* kernel thread, or no user registers */
+	UNWIND_END_STACK_COPY,   /* deferred walk only (userspace): the next frame's memory lies
+				  * outside the stack copy the sample carried */
 	UNWIND_END_CNT,
 };
 
@@ -86,10 +90,53 @@ struct sample_record {
 	__u16 user_end; /* enum unwind_end */
 	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
-	__u32 pad;
+	__u32 deferred; /* enum defer_kind: a RECORD_STACK for this sample precedes it */
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
+};
+
+/* ---- Deferred unwinding (bpf/deferred.h, src/unwind/deferred.c) ----
+ *
+ * A walk that reaches a frame whose pc is in no known mapping (but in a file-backed one) or in
+ * a file whose table is not loaded yet has a "defer point": the cursor at that frame. Within a
+ * global budget, such a sample is sent as a RECORD_STACK (the defer point and up to
+ * SS_DEFER_STACK_PAGES pages of user stack from the page holding its sp), then the usual
+ * RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace continues the walk from
+ * the defer point, with the same step code, once the mapping and table exist.
+ */
+#define SS_DEFER_STACK_PAGES \
+	7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
+				* map value holds at most 32 KiB */
+#define SS_DEFER_PAGE 4096
+
+enum defer_kind {
+	DEFER_NONE = 0,
+	DEFER_UNKNOWN = 1, /* a frame was in an unknown mapping or a file without a table yet */
+	DEFER_VERIFY = 2,  /* test mode: defer point at the first frame of every sample; the
+			    * record holds eBPF's whole walk, to compare with the replay */
+};
+
+/* The cursor state at the defer point: enough to run the step from that frame again. */
+struct defer_point {
+	__u64 regs[17];  /* DWARF numbering, DWARF_RAX..DWARF_RIP */
+	__u32 frame_idx; /* the frame at the defer point (frames before it stay as sent) */
+	__u8 regs_valid;
+	__u8 pc_is_return;
+	__u8 after_signal;
+	__u8 why; /* enum unwind_end: UNWIND_END_UNMAPPED or UNWIND_END_UNKNOWN_FILE (VERIFY: OK) */
+};
+
+struct stack_copy_record {
+	struct record_header hdr; /* same cpu, time, pid, tid as the sample that follows */
+	struct defer_point at;
+	__u16 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u16 full;       /* every page was read: the stack may go on past the copy (else the
+			* page after it could not be read: the top of the stack, or not present) */
+	__u32 stack_len;  /* bytes of stack[] sent: whole pages */
+	__u64 stack_addr; /* user address of stack[0] (sp rounded down to its page) */
+	/* Variable length: stack_len bytes are sent. */
+	__u8 stack[SS_DEFER_STACK_PAGES * SS_DEFER_PAGE];
 };
 
 struct exec_record {
@@ -129,6 +176,9 @@ enum counter {
 	COUNTER_NEW_MAPPING_USED,    /* mapping lookups answered by eBPF-entered mappings */
 	COUNTER_SAMPLE_NS,           /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
+	COUNTER_DEFERRED,            /* samples sent with a stack copy (RECORD_STACK) */
+	COUNTER_DEFER_OVER_BUDGET,   /* would have been deferred: over the per-second budget */
+	COUNTER_DEFER_LOST,          /* stack copy lost: ring buffer full (the sample is kept) */
 	COUNTER_UNWIND_END_BASE,     /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
@@ -220,6 +270,8 @@ struct file_info {
 enum file_flag {
 	FILE_HAS_TABLE = 1 << 0, /* unwind pages are loaded */
 	FILE_NO_CFI = 1 << 1,    /* the file has no CFI at all: use frame pointers */
+	FILE_NO_TABLE = 1 << 2,  /* its table could not be built or loaded: frame pointers,
+				  * and no deferred unwinding waits for it */
 };
 
 /* Unwind tables are split into 64 KiB pages of ELF address space. */
@@ -309,6 +361,11 @@ struct sampler_config {
 	__u32 tail_calls;   /* unwind by tail calls (kernels before bpf_loop, 5.17) */
 	__u32 new_mappings; /* enter mappings at exec and mmap ("new_mappings"; needs the task
 			     * VMA iterator, 6.7, and bpf_find_vma, 5.17) */
+	__u32 defer_mode;   /* enum defer_kind: DEFER_NONE off, DEFER_UNKNOWN on, DEFER_VERIFY */
+	__u32 pad;
+	__u64 defer_interval_ns; /* deferral budget: one stack copy per interval on average, */
+	__u64 defer_burst_ns;    /* with up to burst_ns / interval_ns at once (all CPUs) */
+	__u64 defer_ring_max;    /* no stack copy while the ring buffer holds more than this */
 };
 
 /* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs

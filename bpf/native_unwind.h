@@ -12,7 +12,11 @@
  *   static struct unwind_rule *ss_lookup_rule(__u32 index);
  *
  * Invariants: a step either appends exactly one frame and moves the state to the caller,
- * or appends one frame and ends the stack with an enum unwind_end reason. The sp of each
+ * or appends one frame and ends the stack with an enum unwind_end reason. The first frame
+ * whose pc is in no known mapping, or in a file whose table is not loaded, saves the cursor
+ * as it was before that step (the "defer point", bpf/abi.h) before the frame-pointer
+ * fallback goes on: running the step again from ss_defer_resume() gives that frame and its
+ * callers once the mapping and table exist (deferred unwinding, src/unwind/stack_replay.c). The sp of each
  * caller is strictly above the sp of its callee (stacks grow down), so a corrupt table
  * cannot loop. Registers other than rip/rsp/rbp are known only in the interrupted frame and
  * right after a signal frame (regs_valid).
@@ -64,8 +68,44 @@ struct unwind_cursor {
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
 	__u32 last_file_flags;
-	__u32 lookups; /* LPM lookups done */
+	__u32 lookups;   /* LPM lookups done */
+	__u32 defer_cnt; /* frames that needed what is not loaded yet; defer: the first one */
+	struct defer_point defer;
 };
+
+_Static_assert(sizeof(((struct defer_point *)0)->regs) == sizeof(((struct unwind_cursor *)0)->regs),
+	       "a defer point holds every register of the cursor");
+
+/* Save the cursor at the frame about to be emitted as frames[idx] (after_signal: that frame was
+ * interrupted by a signal). Only the first call of a sample saves; every call is counted.
+ */
+static __always_inline void ss_defer_save(struct unwind_cursor *st, __u32 idx, __u8 after_signal,
+					  __u8 why)
+{
+	if (st->defer_cnt++)
+		return;
+	__builtin_memcpy(st->defer.regs, st->regs, sizeof(st->regs));
+	st->defer.frame_idx = idx;
+	st->defer.regs_valid = st->regs_valid;
+	st->defer.pc_is_return = st->pc_is_return;
+	st->defer.after_signal = after_signal;
+	st->defer.why = why;
+}
+
+/* A fresh cursor (pid: whose mappings to use) positioned at a saved defer point: the next step
+ * emits frames[dp->frame_idx].
+ */
+static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
+					    const struct defer_point *dp)
+{
+	__builtin_memset(st, 0, sizeof(*st));
+	__builtin_memcpy(st->regs, dp->regs, sizeof(st->regs));
+	st->pid = pid;
+	st->frame_cnt = dp->frame_idx;
+	st->regs_valid = dp->regs_valid;
+	st->pc_is_return = dp->pc_is_return;
+	st->after_signal = dp->after_signal;
+}
 
 /* Rule in force at elf_addr, or NULL when the file has no table page there. */
 static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf_addr)
@@ -250,6 +290,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		m = ss_lookup_mapping(st->pid, lookup_pc);
 		st->lookups++;
 		if (!m || !m->file_id) {
+			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL), UNWIND_END_UNMAPPED);
 			fr->addr = pc;
 			fr->file_id = 0;
 			fr->flags = flags | USER_FRAME_UNMAPPED | USER_FRAME_FP;
@@ -273,6 +314,9 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	if (!(file_flags & FILE_HAS_TABLE)) {
 		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
 							  : UNWIND_END_UNKNOWN_FILE;
+		if (fallback_why == UNWIND_END_UNKNOWN_FILE && !(file_flags & FILE_NO_TABLE))
+			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL),
+				      UNWIND_END_UNKNOWN_FILE);
 		goto frame_pointer;
 	}
 	r = ss_find_rule(st->last_map.file_id, lookup_pc - st->last_map.bias);

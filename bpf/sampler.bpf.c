@@ -270,6 +270,7 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 }
 
 #include "interp/interp_walk.h"
+#include "deferred.h"
 
 struct unwind_scratch {
 	struct unwind_cursor st;
@@ -431,7 +432,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
-	rec->pad = 0;
+	defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -514,6 +515,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->st.regs_valid = 1;
 	if (!s->st.done)
 		s->st.pid = mapping_owner(task, tgid);
+	if (!s->st.done && sampler_cfg.defer_mode == DEFER_VERIFY)
+		ss_defer_save(&s->st, 0, 0, UNWIND_END_OK); /* replay the whole walk (tests) */
 	s->t0 = t0;
 	s->chunks = 0;
 	if (!s->st.done && sampler_cfg.tail_calls) {

@@ -515,6 +515,10 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	unwind_table__free(t);
 	elf_file__drop_pages(exe->elf);
 	if (err) {
+		struct file_info failed = { .flags = FILE_NO_TABLE };
+
+		/* eBPF must not wait for this table (deferred unwinding): it will not come. */
+		bpf_map_update_elem(um->files_fd, &exe->file_id, &failed, BPF_ANY);
 		exe->table_state = UNWIND_TABLE_FAILED;
 		um->stats.files_failed++;
 		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
