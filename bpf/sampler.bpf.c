@@ -536,7 +536,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return finish_sample(s);
 }
 
-/* Without bpf_loop: UNWIND_CHUNK steps per run, then a tail call into itself. */
+/* Without bpf_loop: UNWIND_CHUNK native steps per run, then a tail call into itself. */
 SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
 {
@@ -547,10 +547,11 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++) {
-		if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
-			ss_unwind_step(&s->st, s->rec.user);
-	}
+	/* Native steps only: runtime frames need bpf_loop (their walks, inlined in every one
+	 * of these unrolled steps, would pass the verifier's 1M instructions).
+	 */
+	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
+		ss_unwind_step(&s->st, s->rec.user);
 	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
 		s->chunks++;
 		bpf_tail_call(ctx, &unwind_progs, 0);
@@ -707,20 +708,15 @@ static __always_inline void append_mapping(struct new_mappings *nm, __u64 file_i
 		count(COUNTER_NEW_MAPPINGS, 1);
 }
 
-/* Enter an executable mapping [start, end) of file (NULL: anonymous) at page offset pgoff.
- * A file eBPF does not know is entered as a hole (file_id 0), so no older mapping at that
- * address (ours, or userspace's LPM entry) answers for it; an anonymous mapping (JIT code)
- * only over an older entry of ours.
+/* Enter an executable mapping [start, end) of file at page offset pgoff. A file eBPF does
+ * not know is entered as a hole (file_id 0), so no older mapping at that address (ours, or
+ * userspace's LPM entry) answers for it.
  */
-static __always_inline void enter_mapping(struct new_mappings *nm, struct file *file, __u64 start,
-					  __u64 end, __u64 pgoff)
+static __always_inline void enter_file_mapping(struct new_mappings *nm, struct file *file,
+					       __u64 start, __u64 end, __u64 pgoff)
 {
-	__u64 bias = 0, file_id = 0;
+	__u64 bias = 0, file_id = known_mapping(file, start, pgoff, &bias);
 
-	if (file)
-		file_id = known_mapping(file, start, pgoff, &bias);
-	if (!file && !newest_mapping(nm, start))
-		return;
 	append_mapping(nm, file_id, bias, start, end);
 }
 
@@ -729,7 +725,29 @@ extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struc
 extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
 extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
 
-#define EXEC_VMAS_MAX 64 /* a fresh image: the executable, its loader, stack, vDSO... */
+#define EXEC_MAPPINGS_MAX \
+	8 /* of which executable (a power of 2): usually 3 (program, loader, vDSO) */
+
+/* The executable VMAs of a fresh image, gathered by the VMA iterator and entered by a
+ * bpf_loop() callback: the iterator's loop body stays small (the verifier walks it until its
+ * states converge), the entering code is verified once.
+ */
+struct exec_mappings {
+	__u32 tgid;
+	__u32 cnt;
+	__u64 vdso;
+	struct {
+		__u64 file; /* struct file * (0: the vDSO) */
+		__u64 start, end, pgoff;
+	} m[EXEC_MAPPINGS_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_mappings);
+} exec_mappings SEC(".maps");
 
 /* The vDSO mapped at [start, end) ("known_files" (0, 0)). */
 static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u64 end)
@@ -741,35 +759,58 @@ static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u
 		append_mapping(nm, kf->file_id, start - kf->seg[0].delta, start, end);
 }
 
+static long enter_exec_mapping_cb(__u64 i, void *ctx)
+{
+	__u32 idx = (__u32)i, zero = 0;
+	struct exec_mappings *xm = bpf_map_lookup_elem(&exec_mappings, &zero);
+	struct new_mappings *nm;
+
+	if (!xm || idx >= EXEC_MAPPINGS_MAX)
+		return 1;
+	nm = bpf_map_lookup_elem(&new_mappings, &xm->tgid);
+	if (!nm)
+		return 1;
+	idx &= EXEC_MAPPINGS_MAX - 1; /* a bound the verifier keeps */
+	if (xm->m[idx].file)
+		enter_file_mapping(nm, (struct file *)xm->m[idx].file, xm->m[idx].start,
+				   xm->m[idx].end, xm->m[idx].pgoff);
+	else
+		enter_vdso(nm, xm->m[idx].start, xm->m[idx].end);
+	return 0;
+}
+
 /* At exec: the new image's executable mappings (the program, its dynamic loader, the vDSO). */
 static __always_inline void enter_exec_mappings(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
-	struct new_mappings *nm;
-	__u64 vdso;
-	int i;
+	struct exec_mappings *xm;
+	__u32 zero = 0, n = 0;
 
-	if (!sampler_cfg.new_mappings)
+	if (!sampler_cfg.new_mappings || !new_mappings_of(tgid, (__u64)task->mm, true))
 		return;
-	nm = new_mappings_of(tgid, (__u64)task->mm, true);
-	if (!nm)
+	xm = bpf_map_lookup_elem(&exec_mappings, &zero);
+	if (!xm)
 		return;
-	vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	xm->tgid = tgid;
+	xm->vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
 	bpf_iter_task_vma_new(&it, task, 0);
-	for (i = 0; i < EXEC_VMAS_MAX; i++) {
-		vma = bpf_iter_task_vma_next(&it);
-		if (!vma)
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		if (n >= EXEC_MAPPINGS_MAX)
 			break;
-		if (!(vma->vm_flags & 4 /* VM_EXEC */))
+		if (!(vma->vm_flags & 4 /* VM_EXEC */) ||
+		    (!vma->vm_file && vma->vm_start != xm->vdso))
 			continue;
-		if (vma->vm_file)
-			enter_mapping(nm, vma->vm_file, vma->vm_start, vma->vm_end, vma->vm_pgoff);
-		else if (vma->vm_start == vdso)
-			enter_vdso(nm, vma->vm_start, vma->vm_end);
+		xm->m[n].file = (__u64)vma->vm_file;
+		xm->m[n].start = vma->vm_start;
+		xm->m[n].end = vma->vm_end;
+		xm->m[n].pgoff = vma->vm_pgoff;
+		n++;
 	}
 	bpf_iter_task_vma_destroy(&it);
+	xm->cnt = n;
+	bpf_loop(n, enter_exec_mapping_cb, NULL, 0);
 }
 
 /* What bpf_find_vma() found at the address mmap returned. */
@@ -808,7 +849,10 @@ static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 	if (bpf_find_vma(task, addr, found_vma_cb, &f, 0) || !(f.flags & 4 /* VM_EXEC */))
 		return false;
 	seq = nm->seq;
-	enter_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
+	if (f.file)
+		enter_file_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
+	else if (newest_mapping(nm, f.start)) /* anonymous (JIT code): only over our own entry */
+		append_mapping(nm, 0, 0, f.start, f.end);
 	return nm->seq != seq && nm->m[(nm->next - 1) & (NEW_MAPPINGS_CAP - 1)].file_id;
 }
 
