@@ -57,6 +57,7 @@
 #define FRAMES_CHECKED 256
 #define CORE_MIN_JUMPS 32 /* indirect jumps that make a function a threaded interpreter */
 #define CALLS_MAX 256
+#define CLASSPATH_TRIES 64 /* lookups of __classpath__'s id before giving up */
 
 /* Everything known about one version's layout (x86-64). */
 struct rb_layout {
@@ -153,6 +154,7 @@ struct rb_proc {
 	struct rb_file *file;
 	uint64_t bias;
 	uint64_t classpath_id; /* the ID of `__classpath__`, 0 until found */
+	unsigned int classpath_tries;
 	enum rb_proc_state state;
 	unsigned int tries;
 	uint64_t next_check_ns;
@@ -906,6 +908,11 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	if (e->pid == rp->pid && e->gen == rp->gen && e->me == me &&
 	    (!check_cookie || e->cookie == cookie))
 		return e;
+	/* frames may come before the check that finds it (a young process) */
+	if (!rp->classpath_id && rp->classpath_tries < CLASSPATH_TRIES) {
+		rp->classpath_tries++;
+		find_classpath_id(rp);
+	}
 	rb->stats[RB_STAT_ME_READS]++;
 	memset(e, 0, sizeof(*e));
 	/* { flags, defined_class, def, called_id, owner } */
@@ -924,7 +931,7 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	if (rp->file->symbols_vaddr)
 		ruby_obj__id_name(&r, rp->bias + rp->file->symbols_vaddr, head[3], e->name,
 				  sizeof(e->name));
-	e->pid = rp->pid;
+	e->pid = rp->classpath_id ? rp->pid : 0; /* cached once names can be complete */
 	e->gen = rp->gen;
 	e->me = me;
 	e->cookie = (uint32_t)head[3];
