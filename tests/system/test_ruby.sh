@@ -114,6 +114,30 @@ check_ge "mixed: samples in the block of define_method Mixed#made" "$inc" 25
 check_pct "mixed: Mixed#made (define_method):$L_EACH -> Array#each (C) -> its block:$L_EACH" \
 	"$mixed" "$inc" 85 || show_rb "$f"
 
+# ---- lines past the succinct index's immediate part: a hot loop hundreds of instructions
+# into its method (positions >= 54 live in 512-position blocks: rank, small-block ranks and a
+# popcount), generated here
+{
+	echo "def long(deadline)"
+	for i in $(seq 1 150); do
+		echo "  v$i = deadline.to_i + $i"
+	done
+	echo "  while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline"
+	echo "    j = 0"
+	echo "    j += 1 while j < 300_000 # LONG_HOT"
+	echo "  end"
+	echo "end"
+	echo "long(Process.clock_gettime(Process::CLOCK_MONOTONIC) + Float(ARGV[0]))"
+} >"$TMP/rb_long.rb"
+L_LONG=$(line "$TMP/rb_long.rb" LONG_HOT)
+rb_record long "$TMP/rb_long.rb"
+f=$TMP/long.stacks
+inc=$(samples "$f" "*" ";Object#long@rb_long\\.rb:")
+hot=$(samples "$f" "*" ";Object#long@rb_long\\.rb:$L_LONG(;|\$)")
+check_ge "long method: samples" "$inc" 100
+check_pct "long method: hot line $L_LONG found through the succinct index blocks" "$hot" "$inc" 95 ||
+	show_rb "$f"
+
 # ---- threads: each sample carries its own thread's stack (thread names set by the script) ----
 rb_record threads "$DATA/rb_threads.rb"
 sed 's/== "comm"/== "thread_comm"/' "$SS_ROOT/tests/system/pprof_stacks.py" >"$TMP/thread_stacks.py"
