@@ -41,10 +41,10 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
+#include "interp/interp_elf.h"
 #include "interp/ruby/ruby_lines.h"
 #include "interp/ruby/ruby_objects.h"
 #include "proc/executable.h"
-#include "unwind/eh_frame.h"
 
 #define RUBY_ISEQ_CACHE_CAP 4096
 #define RUBY_ME_CACHE_CAP 1024
@@ -272,59 +272,6 @@ static const char *const sym_names[SYM_CNT] = {
 	[SYM_OBJECT] = "rb_cObject",          [SYM_ID2STR] = "rb_id2str",
 };
 
-struct sym_value {
-	uint64_t addr, size;
-	size_t index; /* in its symbol table */
-	uint8_t type;
-	bool found, in_dynsym;
-};
-
-static void scan_symtab(struct elf_file *ef, const char *name, struct sym_value out[SYM_CNT])
-{
-	struct elf_section sym, str;
-	size_t idx, i, n;
-	uint32_t link;
-	int k;
-
-	if (elf_file__section_index(ef, name, &idx) ||
-	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
-	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
-		return;
-	n = sym.size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		Elf64_Sym s;
-		const char *nm;
-
-		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size)
-			continue;
-		nm = (const char *)str.data + s.st_name;
-		if ((nm[0] != 'r' && nm[0] != 'R') ||
-		    strnlen(nm, str.size - s.st_name) == str.size - s.st_name)
-			continue;
-		for (k = 0; k < SYM_CNT; k++) {
-			if (out[k].found || strcmp(nm, sym_names[k]))
-				continue;
-			out[k] = (struct sym_value){ .addr = s.st_value,
-						     .size = s.st_size,
-						     .index = i,
-						     .type = ELF64_ST_TYPE(s.st_info),
-						     .found = true,
-						     .in_dynsym = !strcmp(name, ".dynsym") };
-		}
-	}
-}
-
-static const uint8_t *code_at(struct elf_file *ef, uint64_t vaddr, size_t size)
-{
-	const void *data;
-	size_t avail;
-
-	if (elf_file__bytes_at_vaddr(ef, vaddr, &data, &avail) || avail < size)
-		return NULL;
-	return data;
-}
-
 /* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
  * R_X86_64_DTPMOD64 relocation in .rela.dyn; 0 when none.
  */
@@ -377,32 +324,13 @@ static size_t indirect_jumps(const uint8_t *code, size_t size)
 	return n;
 }
 
-static int walk_eh_frame(struct elf_file *ef, eh_frame_fde_fn fn, void *ctx)
-{
-	struct cfi_section sec = { 0 };
-	struct eh_frame_stats st = { 0 };
-	struct elf_section eh, t;
-
-	if (elf_file__section(ef, ".eh_frame", &eh) || !eh.data)
-		return -ENOENT;
-	sec.data = eh.data;
-	sec.size = eh.size;
-	sec.vaddr = eh.addr;
-	sec.kind = CFI_SECTION_EH_FRAME;
-	if (!elf_file__section(ef, ".text", &t))
-		sec.text_vaddr = t.addr;
-	if (!elf_file__section(ef, ".got", &t))
-		sec.data_vaddr = t.addr;
-	return eh_frame__walk(&sec, fn, ctx, &st);
-}
-
 /* vm_exec_core: of the functions rb_vm_exec calls directly (e8 rel32), the one with the most
  * indirect jumps, at least CORE_MIN_JUMPS. 0 with its extent, or -ENOENT.
  */
-static int find_exec_core(struct elf_file *ef, const struct sym_value *vm_exec, uint64_t *start,
+static int find_exec_core(struct elf_file *ef, const struct interp_sym *vm_exec, uint64_t *start,
 			  uint64_t *end)
 {
-	const uint8_t *code = code_at(ef, vm_exec->addr, vm_exec->size);
+	const uint8_t *code = interp_elf__bytes(ef, vm_exec->addr, vm_exec->size);
 	struct fde_search *fs = calloc(1, sizeof(*fs));
 	size_t i, best_jumps = 0;
 	int err = -ENOENT;
@@ -420,7 +348,7 @@ static int find_exec_core(struct elf_file *ef, const struct sym_value *vm_exec, 
 		if (target < vm_exec->addr || target >= vm_exec->addr + vm_exec->size)
 			fs->targets[fs->cnt++] = target;
 	}
-	if (!fs->cnt || walk_eh_frame(ef, fde_of_targets, fs))
+	if (!fs->cnt || interp_elf__walk_fdes(ef, fde_of_targets, fs))
 		goto cleanup;
 	for (i = 0; i < fs->cnt; i++) {
 		const uint8_t *body;
@@ -430,7 +358,7 @@ static int find_exec_core(struct elf_file *ef, const struct sym_value *vm_exec, 
 		if (fs->start[i] != fs->targets[i] || fs->end[i] <= fs->start[i] ||
 		    fs->end[i] - fs->start[i] > (1u << 24))
 			continue;
-		body = code_at(ef, fs->start[i], fs->end[i] - fs->start[i]);
+		body = interp_elf__bytes(ef, fs->start[i], fs->end[i] - fs->start[i]);
 		if (!body)
 			continue;
 		jumps = indirect_jumps(body, fs->end[i] - fs->start[i]);
@@ -451,9 +379,9 @@ cleanup:
  * compares the serial with the table's last_id: `cmp r32, disp32(%rip)` (39 or 3b /r, modrm
  * mod 00 rm 101, optional REX). The table address, or 0.
  */
-static uint64_t find_global_symbols(struct elf_file *ef, const struct sym_value *id2str)
+static uint64_t find_global_symbols(struct elf_file *ef, const struct interp_sym *id2str)
 {
-	const uint8_t *code = code_at(ef, id2str->addr, 32), *fn;
+	const uint8_t *code = interp_elf__bytes(ef, id2str->addr, 32), *fn;
 	size_t i, j;
 
 	if (!code)
@@ -469,7 +397,7 @@ static uint64_t find_global_symbols(struct elf_file *ef, const struct sym_value 
 			continue;
 		memcpy(&rel, code + i + 1, 4);
 		target = id2str->addr + i + 5 + (int64_t)rel;
-		if (!(fn = code_at(ef, target, 128)))
+		if (!(fn = interp_elf__bytes(ef, target, 128)))
 			continue;
 		for (j = 0; j + 7 <= 128; j++) {
 			size_t op = j + ((fn[j] & 0xf0) == 0x40 ? 1 : 0);
@@ -506,7 +434,7 @@ static const struct rb_layout *layout_for(int major, int minor)
 
 static int detect(const struct executable *exe, struct rb_file *f)
 {
-	struct sym_value syms[SYM_CNT] = { 0 };
+	struct interp_sym syms[SYM_CNT];
 	const struct rb_layout *known;
 	const uint8_t *v;
 	int major = 0, minor = 0;
@@ -514,12 +442,11 @@ static int detect(const struct executable *exe, struct rb_file *f)
 
 	if (!exe->elf || !name_is_ruby(exe->path))
 		return -ENOENT;
-	scan_symtab(exe->elf, ".dynsym", syms);
-	scan_symtab(exe->elf, ".symtab", syms);
+	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
 	/* a ruby binary linked against libruby imports these: the library is the one */
 	if (!syms[SYM_VM_EXEC].found || !syms[SYM_VM_EXEC].size || !syms[SYM_VERSION].found)
 		return -ENOENT;
-	v = code_at(exe->elf, syms[SYM_VERSION].addr, 4);
+	v = interp_elf__bytes(exe->elf, syms[SYM_VERSION].addr, 4);
 	if (v && v[0] >= '1' && v[0] <= '9' && v[1] == '.' && v[2] >= '0' && v[2] <= '9') {
 		major = v[0] - '0';
 		minor = v[2] - '0';
