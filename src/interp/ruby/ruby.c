@@ -50,8 +50,9 @@
 #define RUBY_ME_CACHE_CAP 1024
 #define NAME_MAX_LEN 256
 #define PATH_MAX_LEN 512
-#define INSNS_INFO_MAX (1u << 16) /* line entries read per iseq */
-#define SUCC_BYTES_MAX (1u << 17) /* succinct table bytes read per iseq */
+#define INSNS_INFO_MAX (1u << 16)        /* line entries read per iseq */
+#define SUCC_BYTES_MAX (1u << 17)        /* succinct table bytes read per iseq */
+#define RUBY_TABLE_BYTES_MAX (32u << 20) /* line tables the iseq cache keeps, in all */
 #define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
 #define FRAMES_CHECKED 256
@@ -160,6 +161,23 @@ struct rb_proc {
 	uint64_t next_check_ns;
 };
 
+/* Where an iseq's line table lives in the process. */
+struct line_src {
+	uint64_t entries, positions, succ; /* insns_info.body, .positions, .succ_index_table */
+	uint32_t cnt;                      /* insns_info.size */
+	uint32_t iseq_size;
+};
+
+/* A line table read out of the process (NULL parts: absent). */
+struct line_tab {
+	int32_t *lines;
+	size_t line_cnt;
+	uint8_t *succ;
+	size_t succ_sz;
+	uint32_t *positions;
+	size_t bytes; /* what it holds */
+};
+
 struct iseq_entry {
 	pid_t pid; /* 0: empty slot */
 	uint32_t gen;
@@ -169,11 +187,8 @@ struct iseq_entry {
 	int first_lineno;
 	uint64_t local_iseq;
 	char *label, *base_label, *path;
-	int32_t *lines;
-	size_t line_cnt;
-	uint8_t *succ;
-	size_t succ_sz;
-	uint32_t *positions;
+	struct line_src src; /* where its line table is (re-read when not kept) */
+	struct line_tab tab; /* kept while the caches' table budget allows */
 };
 
 struct me_entry {
@@ -203,6 +218,7 @@ struct ruby {
 	struct me_entry *mes;
 	uint64_t stats[RB_STAT_CNT];
 	uint32_t next_gen;
+	size_t table_bytes; /* line tables kept by the iseq cache (<= RUBY_TABLE_BYTES_MAX) */
 	char text[3 * NAME_MAX_LEN];
 };
 
@@ -224,15 +240,28 @@ static void *rb_new(void)
 	return rb;
 }
 
+static void line_tab__clear(struct line_tab *t)
+{
+	free(t->lines);
+	free(t->succ);
+	free(t->positions);
+	memset(t, 0, sizeof(*t));
+}
+
 static void iseq_entry__clear(struct iseq_entry *e)
 {
 	free(e->label);
 	free(e->base_label);
 	free(e->path);
-	free(e->lines);
-	free(e->succ);
-	free(e->positions);
+	line_tab__clear(&e->tab);
 	memset(e, 0, sizeof(*e));
+}
+
+/* Empty a cache slot, giving its table's bytes back to the budget. */
+static void iseq_cache__drop(struct ruby *rb, struct iseq_entry *e)
+{
+	rb->table_bytes -= e->tab.bytes;
+	iseq_entry__clear(e);
 }
 
 static void rb_free(void *rt)
@@ -243,7 +272,7 @@ static void rb_free(void *rt)
 	if (!rb)
 		return;
 	for (i = 0; i < RUBY_ISEQ_CACHE_CAP; i++)
-		iseq_entry__clear(&rb->iseqs[i]);
+		iseq_cache__drop(rb, &rb->iseqs[i]);
 	free(rb->iseqs);
 	free(rb->mes);
 	free(rb);
@@ -696,51 +725,62 @@ static char *read_string(const struct ruby_reader *r, uint64_t str, size_t cap)
 	return buf;
 }
 
-/* The line table of an iseq body into e (absent parts stay NULL). */
-static void read_lines(const struct ruby_reader *r, const struct rb_layout *l, const uint8_t *body,
-		       uint32_t iseq_size, struct iseq_entry *e)
+/* Read the line table src describes into t (absent parts stay NULL). */
+static void read_lines(pid_t pid, const struct rb_layout *l, const struct line_src *src,
+		       struct line_tab *t)
 {
-	uint64_t entries, positions, succ;
-	uint32_t cnt, i;
-	uint8_t *raw;
+	uint8_t *raw = NULL;
+	uint32_t i;
 
-	memcpy(&entries, body + l->body_insns_body, 8);
-	memcpy(&positions, body + l->body_insns_pos, 8);
-	memcpy(&cnt, body + l->body_insns_size, 4);
-	memcpy(&succ, body + l->body_insns_succ, 8);
-	if (!entries || !cnt || cnt > INSNS_INFO_MAX)
+	memset(t, 0, sizeof(*t));
+	if (!src->entries || !src->cnt || src->cnt > INSNS_INFO_MAX)
 		return;
-	raw = malloc((size_t)cnt * l->insn_info_sz);
-	e->lines = malloc((size_t)cnt * sizeof(*e->lines));
-	if (!raw || !e->lines ||
-	    interp__read_mem(r->pid, entries, raw, (size_t)cnt * l->insn_info_sz)) {
-		free(e->lines);
-		e->lines = NULL;
+	raw = malloc((size_t)src->cnt * l->insn_info_sz);
+	t->lines = malloc((size_t)src->cnt * sizeof(*t->lines));
+	if (!raw || !t->lines ||
+	    interp__read_mem(pid, src->entries, raw, (size_t)src->cnt * l->insn_info_sz)) {
+		line_tab__clear(t);
 		goto cleanup;
 	}
-	for (i = 0; i < cnt; i++)
-		memcpy(&e->lines[i], raw + (size_t)i * l->insn_info_sz, 4);
-	e->line_cnt = cnt;
-	if (succ) {
-		size_t sz = ruby_lines__succ_bytes(iseq_size);
+	for (i = 0; i < src->cnt; i++)
+		memcpy(&t->lines[i], raw + (size_t)i * l->insn_info_sz, 4);
+	t->line_cnt = src->cnt;
+	t->bytes = (size_t)src->cnt * sizeof(*t->lines);
+	if (src->succ) {
+		size_t sz = ruby_lines__succ_bytes(src->iseq_size);
 
-		if (sz && sz <= SUCC_BYTES_MAX && (e->succ = malloc(sz)) &&
-		    !interp__read_mem(r->pid, succ, e->succ, sz)) {
-			e->succ_sz = sz;
+		if (sz && sz <= SUCC_BYTES_MAX && (t->succ = malloc(sz)) &&
+		    !interp__read_mem(pid, src->succ, t->succ, sz)) {
+			t->succ_sz = sz;
+			t->bytes += sz;
 		} else {
-			free(e->succ);
-			e->succ = NULL;
+			free(t->succ);
+			t->succ = NULL;
 		}
-	} else if (positions) {
-		e->positions = malloc((size_t)cnt * sizeof(*e->positions));
-		if (e->positions && interp__read_mem(r->pid, positions, e->positions,
-						     (size_t)cnt * sizeof(*e->positions))) {
-			free(e->positions);
-			e->positions = NULL;
+	} else if (src->positions) {
+		size_t sz = (size_t)src->cnt * sizeof(*t->positions);
+
+		t->positions = malloc(sz);
+		if (t->positions && !interp__read_mem(pid, src->positions, t->positions, sz)) {
+			t->bytes += sz;
+		} else {
+			free(t->positions);
+			t->positions = NULL;
 		}
 	}
 cleanup:
 	free(raw);
+}
+
+static int tab_line(const struct line_tab *tab, uint32_t pos)
+{
+	struct ruby_line_table t = { .lines = tab->lines,
+				     .cnt = tab->line_cnt,
+				     .succ = tab->succ,
+				     .succ_sz = tab->succ_sz,
+				     .positions = tab->positions };
+
+	return ruby_lines__line(&t, pos);
 }
 
 /* Read an instruction sequence into e; 0 or -errno. */
@@ -771,7 +811,11 @@ static int read_iseq(const struct ruby_reader *r, const struct rb_layout *l, uin
 	e->type = type;
 	e->first_lineno = (first & 1) ? (int)((int64_t)first >> 1) : 0;
 	e->cookie = iseq_size ^ ((uint32_t)first << 16);
-	read_lines(r, l, body, iseq_size, e);
+	memcpy(&e->src.entries, body + l->body_insns_body, 8);
+	memcpy(&e->src.positions, body + l->body_insns_pos, 8);
+	memcpy(&e->src.cnt, body + l->body_insns_size, 4);
+	memcpy(&e->src.succ, body + l->body_insns_succ, 8);
+	e->src.iseq_size = iseq_size;
 	return e->label ? 0 : -EFAULT;
 }
 
@@ -918,7 +962,6 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct rb_proc *rp = proc_state;
 	const struct me_entry *me;
 	struct ruby_reader r;
-	struct ruby_line_table t;
 	int err, line;
 
 	if (!uf->addr) {
@@ -974,21 +1017,29 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 			rb->stats[RB_STAT_STALE]++;
 			return marker(rb, out, "iseq reused");
 		}
-		iseq_entry__clear(e);
+		iseq_cache__drop(rb, e);
+		read_lines(r.pid, &rp->file->layout, &fresh.src, &fresh.tab);
+		if (rb->table_bytes + fresh.tab.bytes > RUBY_TABLE_BYTES_MAX)
+			line_tab__clear(&fresh.tab); /* over budget: read again when asked */
 		*e = fresh;
 		e->pid = rp->pid;
 		e->gen = rp->gen;
 		e->iseq = uf->addr;
+		rb->table_bytes += e->tab.bytes;
 	}
 	line = e->first_lineno;
 	if (pos != RB_POS_NONE) {
 		/* a saved pc points past its instruction (vm_backtrace.c calc_pos) */
-		t = (struct ruby_line_table){ .lines = e->lines,
-					      .cnt = e->line_cnt,
-					      .succ = e->succ,
-					      .succ_sz = e->succ_sz,
-					      .positions = e->positions };
-		line = ruby_lines__line(&t, pos ? pos - 1 : 0);
+		pos = pos ? pos - 1 : 0;
+		if (e->tab.lines) {
+			line = tab_line(&e->tab, pos);
+		} else {
+			struct line_tab once;
+
+			read_lines(reader, &rp->file->layout, &e->src, &once);
+			line = tab_line(&once, pos);
+			line_tab__clear(&once);
+		}
 	}
 	me = me_addr ? method_entry(rb, rp, reader, me_addr, 0, false) : NULL;
 	out->function = iseq_name(rb, e, uf->addr, me);
