@@ -29,7 +29,8 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 		if (strnlen(nm, str.size - s.st_name) == str.size - s.st_name)
 			continue; /* not terminated inside the string table */
 		for (k = 0; k < n; k++) {
-			if (out[k].found || nm[0] != names[k][0] || strcmp(nm, names[k]))
+			if (out[k].found || !names[k] || nm[0] != names[k][0] ||
+			    strcmp(nm, names[k]))
 				continue;
 			out[k] = (struct interp_sym){ .addr = s.st_value,
 						      .size = s.st_size,

@@ -82,6 +82,7 @@ struct rb_layout {
 	uint16_t th_ractor, th_ec; /* rb_thread_t */
 	uint16_t th_thread_id;     /* rb_thread_t.thread_id: pthread_t, the TCB on glibc x86-64 */
 	uint16_t ec_thread;        /* rb_execution_context_t.thread_ptr */
+	uint16_t vm_main_ractor;   /* rb_vm_t.ractor.main_ractor */
 };
 
 /* clang-format off */
@@ -97,6 +98,10 @@ static const struct rb_layout layouts[] = {
 	 * callable method entry { flags 0, defined_class 8, def 16, called_id 24, owner 32 };
 	 * method definition { type:4 bits at 0, body.iseq.iseqptr 8, original_id 32 };
 	 * ractor.threads.main 528 (0x210); thread { ractor 24, ec 40, thread_id 80 };
+	 * vm { self 0, ractor { set 8, cnt 24, blocking_cnt 28, main_ractor 32, main_thread 40,
+	 *   sync 48-216 }, ..., trap_list 456-976, ..., defined_module_hash 1096, objspace 1104 };
+	 * objspace (gc.c) { malloc_params { limit 0, increase 8 }, flags 16: mode:2,
+	 *   immediate_sweep:1, dont_gc:1, dont_incremental:1, during_gc:1 (bit 5), ... };
 	 * RString { flags, klass, as.heap { len 16, ptr 24 } | as.embed.ary 16 }, NOEMBED =
 	 *   FL_USER1, embedded length in FL_USER2..6 (bits 14-18);
 	 * RArray { as.heap { len 16, aux 24, ptr 32 } | as.ary 16 }, EMBED = FL_USER1, embedded
@@ -109,7 +114,8 @@ static const struct rb_layout layouts[] = {
 	  { .ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = 64, .cfp_pc = 0,
 	    .cfp_iseq = 16, .cfp_ep = 32, .cfp_read_sz = 40, .iseq_body = 16,
 	    .body_iseq_size = 4, .body_encoded = 8, .body_first_line = 88, .body_read_sz = 96,
-	    .me_called_id = 24 },
+	    .me_called_id = 24, .vm_objspace = 1104, .objspace_flags = 16,
+	    .gc_running = 1u << 5 },
 	  { .str_noembed_flag = 1ULL << 13, .str_embed_shift = 14, .str_embed_mask = 0x1f,
 	    .str_embed = 16, .str_heap_len = 16, .str_heap_ptr = 24,
 	    .ary_embed_flag = 1ULL << 13, .ary_embed_shift = 15, .ary_embed_mask = 0x3,
@@ -122,7 +128,7 @@ static const struct rb_layout layouts[] = {
 	  .body_insns_succ = 144, .body_local_iseq = 176, .body_sz = 184, .insn_info_sz = 12,
 	  .me_def = 16, .me_owner = 32, .def_iseqptr = 8,
 	  .ractor_main = 0x210, .th_ractor = 24, .th_ec = 40, .th_thread_id = 80,
-	  .ec_thread = 48 },
+	  .ec_thread = 48, .vm_main_ractor = 32 },
 };
 /* clang-format on */
 
@@ -138,6 +144,7 @@ struct rb_file {
 	struct interp_file bpf; /* what detect() found: range, version, offsets */
 	struct rb_layout layout;
 	uint64_t main_ractor_vaddr; /* ruby_single_main_ractor (a pointer variable) */
+	uint64_t vm_ptr_vaddr;      /* ruby_current_vm_ptr (a pointer variable) */
 	uint64_t object_vaddr;      /* rb_cObject (a VALUE variable) */
 	uint64_t symbols_vaddr;     /* ruby_global_symbols, 0 when not found */
 	uint64_t modid_got_vaddr;   /* the GOT slot of ruby_current_ec's DTPMOD64 */
@@ -290,6 +297,7 @@ enum rb_sym {
 	SYM_VERSION,
 	SYM_CURRENT_EC,
 	SYM_MAIN_RACTOR,
+	SYM_VM_PTR,
 	SYM_OBJECT,
 	SYM_ID2STR,
 	SYM_CNT,
@@ -298,7 +306,8 @@ enum rb_sym {
 static const char *const sym_names[SYM_CNT] = {
 	[SYM_VM_EXEC] = "rb_vm_exec",         [SYM_VERSION] = "ruby_version",
 	[SYM_CURRENT_EC] = "ruby_current_ec", [SYM_MAIN_RACTOR] = "ruby_single_main_ractor",
-	[SYM_OBJECT] = "rb_cObject",          [SYM_ID2STR] = "rb_id2str",
+	[SYM_VM_PTR] = "ruby_current_vm_ptr", [SYM_OBJECT] = "rb_cObject",
+	[SYM_ID2STR] = "rb_id2str",
 };
 
 /* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
@@ -491,13 +500,15 @@ static int detect(const struct executable *exe, struct rb_file *f)
 	f->bpf.range_start[0] = start;
 	f->bpf.range_end[0] = end;
 	if (!known || !syms[SYM_CURRENT_EC].found || syms[SYM_CURRENT_EC].type != STT_TLS ||
-	    !syms[SYM_CURRENT_EC].in_dynsym || !syms[SYM_MAIN_RACTOR].found)
+	    !syms[SYM_CURRENT_EC].in_dynsym || !syms[SYM_MAIN_RACTOR].found ||
+	    !syms[SYM_VM_PTR].found)
 		return 0;
 	f->modid_got_vaddr = dtpmod_slot(exe->elf, syms[SYM_CURRENT_EC].index);
 	if (!f->modid_got_vaddr)
 		return 0;
 	f->layout = *known;
 	f->main_ractor_vaddr = syms[SYM_MAIN_RACTOR].addr;
+	f->vm_ptr_vaddr = syms[SYM_VM_PTR].addr;
 	f->object_vaddr = syms[SYM_OBJECT].found ? syms[SYM_OBJECT].addr : 0;
 	f->symbols_vaddr = syms[SYM_ID2STR].found ? find_global_symbols(exe->elf, &syms[SYM_ID2STR])
 						  : 0;
@@ -601,7 +612,8 @@ static void find_classpath_id(struct rb_proc *rp)
 static int proc_check(struct rb_proc *rp)
 {
 	const struct rb_layout *l = &rp->file->layout;
-	uint64_t ractor, th, v, ec, tcb, modid, dtv, block, stack, size, cfp, end;
+	uint64_t ractor, th, v, ec, tcb, modid, dtv, block, stack, size, cfp, end, vm, objspace;
+	uint32_t gc_flags;
 	int frames = 0, iseqs = 0;
 	pid_t pid = rp->pid;
 
@@ -621,6 +633,16 @@ static int proc_check(struct rb_proc *rp)
 	if (modid > 0xffff || mem_u64(pid, th + l->th_thread_id, &tcb) ||
 	    mem_u64(pid, tcb + RB_TCB_DTV, &dtv) || mem_u64(pid, dtv + 16 * modid, &block) ||
 	    mem_u64(pid, block + rp->file->bpf.rb.tls_off, &v) || v != ec)
+		return -EINVAL;
+	/* the VM names the same main ractor; its objspace's malloc limit is a real one (16 MiB
+	 * at start, grown by GC) and its GC mode one of none/marking/sweeping
+	 */
+	if (mem_u64(pid, rp->bias + rp->file->vm_ptr_vaddr, &vm) || !vm ||
+	    mem_u64(pid, vm + l->vm_main_ractor, &v) || v != ractor ||
+	    mem_u64(pid, vm + l->bpf.vm_objspace, &objspace) || !objspace ||
+	    mem_u64(pid, objspace, &v) || v < (1u << 20) || v > (1ULL << 40) ||
+	    interp__read_mem(pid, objspace + l->bpf.objspace_flags, &gc_flags, 4) ||
+	    (gc_flags & 3) == 3)
 		return -EINVAL;
 	if (mem_u64(pid, ec + l->bpf.ec_vm_stack, &stack) ||
 	    mem_u64(pid, ec + l->bpf.ec_vm_stack_size, &size) ||
@@ -690,6 +712,7 @@ static int rb_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, 
 	rp->state = RB_PROC_PENDING;
 	rp->next_check_ns = now_ns;
 	bpf->rb.modid_got = bias + f->modid_got_vaddr;
+	bpf->rb.vm_ptr = bias + f->vm_ptr_vaddr;
 	pr_debug("ruby: pid %d: %s at %#llx\n", (int)pid, f->path, (unsigned long long)bias);
 	*proc_state = rp;
 	return 0;
@@ -972,6 +995,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 			return marker(rb, out, "more frames truncated");
 		case RB_MARKER_READ_FAILED:
 			return marker(rb, out, "frame unreadable");
+		case RB_MARKER_GC:
+			return marker(rb, out, "gc");
 		default:
 			return marker(rb, out, "?");
 		}
@@ -1061,6 +1086,7 @@ static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = {
 	[RB_COUNTER_SKIPPED] = "dummy/ifunc skipped",
 	[RB_COUNTER_RUN_EMPTY] = "empty run",
 	[RB_COUNTER_TRUNCATED] = "truncated",
+	[RB_COUNTER_GC] = "gc",
 };
 
 static const char *const rb_stat_names[RB_STAT_CNT] = {
