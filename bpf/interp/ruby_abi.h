@@ -35,6 +35,8 @@ enum rb_marker {
 	RB_MARKER_UNSUPPORTED = 1, /* vm_exec_core of a Ruby this build does not understand */
 	RB_MARKER_TRUNCATED = 2,   /* Ruby frames stopped: frame budget (native reserve) */
 	RB_MARKER_READ_FAILED = 3, /* a control frame could not be read: frames lost */
+	RB_MARKER_NO_PROC = 5,     /* the process is not attached (not yet, or its layout check
+				    * failed): native frames only */
 	RB_MARKER_GC = 4,          /* the VM's garbage collector runs (objspace during_gc):
 				    * on the leaf side of the Ruby frames that triggered it */
 };

@@ -60,7 +60,9 @@ static __always_inline void rb_stop(struct interp_state *is)
 	is->emitting = 0;
 }
 
-/* Find the sampled thread's newest control frame; 0, or < 0 with the reason counted. */
+/* Find the sampled thread's newest control frame; 0, or < 0 with the reason counted (-2: the
+ * process is not attached).
+ */
 static __always_inline int rb_start(struct unwind_cursor *st, struct interp_state *is,
 				    struct rb_cursor *rb)
 {
@@ -72,7 +74,7 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 	proc = ss_interp_proc(st->pid, FRAME_KIND_RUBY);
 	if (!proc || proc->file_id != is->file_id) {
 		rb_count(RB_COUNTER_NO_PROC);
-		return -1;
+		return -2;
 	}
 	if (!is->fsbase || ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
 	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0) {
@@ -237,6 +239,8 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 static __always_inline int rb_activation(struct unwind_cursor *st, struct interp_state *is,
 					 struct rb_cursor *rb, struct user_frame *frames)
 {
+	int err;
+
 	if (!(is->started & RB_BIT))
 		rb_count(RB_COUNTER_STACKS);
 	if (!is->file.supported) {
@@ -248,7 +252,13 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 	}
 	if (!(is->started & RB_BIT)) {
 		is->started |= RB_BIT;
-		if (rb_start(st, is, rb) < 0) {
+		err = rb_start(st, is, rb);
+		if (err == -2) {
+			ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_NO_PROC);
+			rb_stop(is);
+			return 1;
+		}
+		if (err < 0) {
 			rb_stop(is);
 			return 0;
 		}

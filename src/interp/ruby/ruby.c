@@ -997,6 +997,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 			return marker(rb, out, "frame unreadable");
 		case RB_MARKER_GC:
 			return marker(rb, out, "gc");
+		case RB_MARKER_NO_PROC:
+			return marker(rb, out, "process not attached");
 		default:
 			return marker(rb, out, "?");
 		}
