@@ -21,6 +21,8 @@ packages=(
 	libc6-dbg debuginfod
 	# tests: independent readers and tools
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
+	# test_ruby.sh: Debian's CRuby 3.1 (libruby-3.1.so)
+	ruby ruby3.1
 	# the fuzz targets (clang -fsanitize=fuzzer)
 	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c

@@ -17,8 +17,10 @@
 
 /* The runtimes: one line each. */
 extern const struct interp_runtime python_runtime;
+extern const struct interp_runtime ruby_runtime;
 static const struct interp_runtime *const runtimes[] = {
 	&python_runtime,
+	&ruby_runtime,
 };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
