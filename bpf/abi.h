@@ -270,6 +270,7 @@ struct sampler_config {
 enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
+	FRAME_KIND_PHP = 5,
 	FRAME_KIND_CNT,
 };
 
@@ -279,6 +280,7 @@ enum user_frame_kind {
 #define INTERP_COUNTER_MAX 16
 
 #include "interp/python_abi.h"
+#include "interp/php_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -290,6 +292,7 @@ struct interp_file {
 	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */
 	union {
 		struct py_file_abi py;
+		struct php_file_abi php;
 	};
 };
 
@@ -303,6 +306,7 @@ struct interp_proc {
 	__u64 file_id; /* the interpreter file */
 	union {
 		struct py_proc_abi py;
+		struct php_proc_abi php;
 	};
 };
 

@@ -60,11 +60,13 @@ struct interp_state {
 };
 
 #include "interp/python_walk.h" /* one line per runtime */
+#include "interp/php_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
 	union { /* the runtimes' own cursors */
 		struct py_cursor py;
+		struct php_cursor php;
 	};
 };
 
@@ -73,6 +75,7 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 {
 	__builtin_memset(&ic->is, 0, sizeof(ic->is));
 	py_reset(&ic->py);
+	php_reset(&ic->php);
 	ic->is.fsbase = fsbase;
 }
 
@@ -94,6 +97,9 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	switch (is->emitting) {
 	case FRAME_KIND_CPYTHON:
 		py_emit(st, is, &ic->py, frames);
+		return 1;
+	case FRAME_KIND_PHP:
+		php_emit(st, is, &ic->php, frames);
 		return 1;
 	}
 	pc = st->regs[DWARF_RIP];
@@ -140,6 +146,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	switch (is->file.runtime) {
 	case FRAME_KIND_CPYTHON:
 		return py_activation(st, is, &ic->py, frames);
+	case FRAME_KIND_PHP:
+		return php_activation(st, is, &ic->php, frames);
 	}
 	return 0;
 }

@@ -17,8 +17,10 @@
 
 /* The runtimes: one line each. */
 extern const struct interp_runtime python_runtime;
+extern const struct interp_runtime php_runtime;
 static const struct interp_runtime *const runtimes[] = {
 	&python_runtime,
+	&php_runtime,
 };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
