@@ -4,7 +4,10 @@
  * A FRAME_KIND_PHP frame is emitted just before (leaf side of) the native execute_ex frame
  * that runs it, so the stack reads interleaved:
  * ... native callee, PHP frames of this execute_ex activation, execute_ex, its callers ...
- *   addr    = address of the zend_function in the sampled process (pid-specific)
+ *   addr    = address of the zend_function in the sampled process (pid-specific); for
+ *             file-level code (no function name: {main}, include, eval) the address of its
+ *             op_array.filename zend_string instead (PHP_FRAME_FILE), as that op_array may
+ *             be a per-request copy freed before userspace reads it (opcache's main script)
  *   file_id = lineno << 40 | call flags << 32 | cookie
  *             lineno: zend_op.lineno of the frame's current opline (0: unknown, internal
  *             function); call flags: enum php_frame_flag; cookie: the low 32 bits of
@@ -31,6 +34,8 @@ enum php_frame_flag {
 	PHP_FRAME_CODE = 1 << 0, /* ZEND_CALL_CODE: file-level code ({main}, include, eval) */
 	PHP_FRAME_TOP = 1 << 1,  /* ZEND_CALL_TOP: entered from C (zend_execute_ex, callbacks) */
 	PHP_FRAME_REG = 1 << 2,  /* the opline came from the VM's register (exact), not memory */
+	PHP_FRAME_FILE = 1 << 3, /* addr is the filename of file-level code (see above) */
+	PHP_FRAME_EVAL = 1 << 4, /* with PHP_FRAME_FILE: eval()'d code */
 };
 
 /* Zend's own constants the walk needs (Zend/zend_compile.h, stable since PHP 7). */
@@ -55,11 +60,12 @@ struct php_offsets {
 	__u16 fn_name;                 /* .common.function_name */
 	__u16 op_last;                 /* .op_array.last (u32: number of opcodes) */
 	__u16 op_opcodes;              /* .op_array.opcodes */
+	__u16 op_filename;             /* .op_array.filename */
 	__u16 zop_lineno;              /* zend_op.lineno (u32) */
 	__u16 zop_size;                /* sizeof(zend_op) */
 	__u8 vm_regs;                  /* 1: the VM keeps execute_data in r14 and the opline
 					* in r15 (HYBRID/CALL VM with GCC global registers) */
-	__u8 pad;
+	__u8 pad[3];
 };
 
 /* interp_file.php: the PHP binary's layout (execute_ex is interp_file's range). */

@@ -114,7 +114,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 {
 	const struct php_offsets *o = &is->file.php.off;
 	__u32 idx = st->frame_cnt, call, last, cookie, line = 0, flags = 0;
-	__u64 ex = php->ex, func, prev, opline, opcodes;
+	__u64 ex = php->ex, func, prev, opline, opcodes, file;
 	struct user_frame *fr;
 	__u8 type;
 
@@ -169,6 +169,13 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		} else {
 			line = 0;
 			php_count(PHP_COUNTER_LINE_NONE);
+		}
+		if (!php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf)) &&
+		    ss_read_user(&file, sizeof(file), func + o->op_filename) == 0 && file) {
+			func = file;
+			flags |= PHP_FRAME_FILE;
+			if (type == PHP_ZEND_EVAL_CODE)
+				flags |= PHP_FRAME_EVAL;
 		}
 	} else {
 		php_fail(st, is, frames, PHP_MARKER_BAD_FRAME, PHP_COUNTER_BAD_FRAME);

@@ -39,6 +39,7 @@
 #define ZEND_VM_STACK_PAGE_SIZE (16 * 1024 * 16)
 #define ZEND_VM_KIND_CALL 1
 #define ZEND_VM_KIND_HYBRID 4
+#define FUNC_FILE_CODE 0xff /* a func_entry of file-level code, keyed by its file name */
 
 /* Everything known about one version's layout (x86-64, NTS). */
 struct php_layout {
@@ -48,7 +49,6 @@ struct php_layout {
 	uint16_t eg_function_table;     /* zend_executor_globals.function_table */
 	uint16_t cg_function_table;     /* zend_compiler_globals.function_table */
 	uint16_t fn_scope;              /* zend_function.common.scope */
-	uint16_t op_filename;           /* zend_function.op_array.filename */
 	uint16_t op_line_start;         /* zend_function.op_array.line_start */
 	uint16_t op_size;               /* bytes of a zend_op_array to read (through line_start) */
 	uint16_t ce_name;               /* zend_class_entry.name */
@@ -76,6 +76,7 @@ static const struct php_layout layout_82 = {
 		.fn_name = 8,
 		.op_last = 80,
 		.op_opcodes = 88,
+		.op_filename = 152,
 		.zop_lineno = 24,
 		.zop_size = 32,
 	},
@@ -83,7 +84,6 @@ static const struct php_layout layout_82 = {
 	.eg_function_table = 432,
 	.cg_function_table = 56,
 	.fn_scope = 16,
-	.op_filename = 152,
 	.op_line_start = 160,
 	.op_size = 168,
 	.ce_name = 8,
@@ -121,9 +121,9 @@ struct func_entry {
 	uint32_t gen;
 	uint64_t func;
 	uint32_t cookie;
-	uint8_t type;
-	char *name; /* "Class::method", "function"; NULL for file-level code */
-	char *file; /* NULL for internal functions */
+	uint8_t type; /* zend_function.type, or FUNC_FILE_CODE */
+	char *name;   /* "Class::method", "function"; NULL for file-level code */
+	char *file;   /* NULL for internal functions */
 };
 
 /* Our own counters (php_runtime.stat_names). */
@@ -434,7 +434,7 @@ static int check_frames(struct php_proc *pp)
 			return -EINVAL;
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
 		memcpy(&last, fn + o->op_last, 4);
-		memcpy(&file, fn + l->op_filename, 8);
+		memcpy(&file, fn + o->op_filename, 8);
 		if (!opcodes || !last || !file || mem_u64(pp->pid, file + l->str_len, &len) ||
 		    !len || len > 4096)
 			return -EINVAL;
@@ -540,14 +540,14 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 		if (interp__read_mem(pid, func, fn, l->op_size))
 			return -EFAULT;
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
-		memcpy(&file, fn + l->op_filename, 8);
+		memcpy(&file, fn + o->op_filename, 8);
 		e->cookie = (uint32_t)opcodes;
 		e->file = read_zstr(pid, file, l);
 	} else {
 		return -EINVAL;
 	}
 	if (!name)
-		return 0; /* file-level code: named by the frame's call info */
+		return 0; /* file-level code (eBPF emits those as PHP_FRAME_FILE) */
 	fname = read_zstr(pid, name, l);
 	if (!fname)
 		return -EFAULT;
@@ -567,15 +567,27 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 	return 0;
 }
 
+/* What a frame's addr names: a zend_function, or the file name of file-level code. */
+static int read_frame_func(pid_t pid, uint64_t addr, uint32_t flags, const struct php_layout *l,
+			   struct func_entry *e)
+{
+	if (!(flags & PHP_FRAME_FILE))
+		return read_func(pid, addr, l, e);
+	e->type = FUNC_FILE_CODE;
+	e->cookie = 0;
+	e->file = read_zstr(pid, addr, l);
+	return e->file ? 0 : -EFAULT;
+}
+
 static void marker(struct php *php, struct interp_symbol *out, const char *text)
 {
 	snprintf(php->text, sizeof(php->text), "[php: %s]", text);
 	*out = (struct interp_symbol){ .function = php->text, .marker = true };
 }
 
-static const char *code_name(const struct func_entry *e, uint32_t flags)
+static const char *code_name(uint32_t flags)
 {
-	if (e->type == PHP_ZEND_EVAL_CODE)
+	if (flags & PHP_FRAME_EVAL)
 		return "{eval}";
 	if ((flags & PHP_FRAME_CODE) && !(flags & PHP_FRAME_TOP))
 		return "{include}";
@@ -616,12 +628,15 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	pid = pp->pid;
 	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PHP_FUNC_CACHE_CAP;
 	e = &php->cache[slot];
-	if (e->pid != pid || e->gen != pp->gen || e->func != uf->addr || e->cookie != cookie) {
+	if (flags & PHP_FRAME_FILE)
+		cookie = 0; /* the file name string is the whole entry */
+	if (e->pid != pid || e->gen != pp->gen || e->func != uf->addr || e->cookie != cookie ||
+	    (e->type == FUNC_FILE_CODE) != !!(flags & PHP_FRAME_FILE)) {
 		php->stats[PHP_STAT_FUNC_READS]++;
-		err = read_func(reader, uf->addr, &pp->file->layout, &fresh);
+		err = read_frame_func(reader, uf->addr, flags, &pp->file->layout, &fresh);
 		if (err && reader != pid) { /* the child is gone: its parent may have it */
 			func_entry__clear(&fresh);
-			err = read_func(pid, uf->addr, &pp->file->layout, &fresh);
+			err = read_frame_func(pid, uf->addr, flags, &pp->file->layout, &fresh);
 		}
 		if (err) {
 			func_entry__clear(&fresh);
@@ -640,7 +655,7 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 		e->func = uf->addr;
 	}
 	*out = (struct interp_symbol){
-		.function = e->name ? e->name : code_name(e, flags),
+		.function = e->name ? e->name : code_name(flags),
 		.file = e->file,
 		.line = (int)(uf->file_id >> PHP_FRAME_LINE_SHIFT),
 	};
