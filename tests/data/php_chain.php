@@ -4,7 +4,7 @@
 function gamma($n)
 {
     $x = 0;
-    for ($i = 0; $i < $n; $i++) { $x += $i * $i % 7; } // HOT
+    for ($i = 0; $i < $n; $i++) { $x += $i * $i + 3; } // HOT
     return $x;
 }
 
