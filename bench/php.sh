@@ -3,8 +3,9 @@
 #  1. completeness: the share of samples whose PHP chain is exactly {main} -> down x DEPTH with
 #     the leaf at the hot line (bench/php_deep.php), DEPTH 30, for a 1 s run and for 0.15 s
 #     runs (a process whose start-up is a larger share);
-#  2. BPF time per sample (the sampler's own clock, `bpf time` of the record summary) with 30
-#     PHP frames against 1 PHP frame on the same workload: the cost of the PHP walk per frame.
+#  2. BPF time per sample (the sampler's own clock, `bpf time` of the record summary) with 2,
+#     31 and 201 PHP frames on the same workload: the cost of the PHP walk per frame; next to
+#     a native stack of ~300 frames (build/fixtures/wl_recurse, `make fixtures`) in the same run.
 # phpspy, the peer PHP users reach for, is not packaged by Debian and cannot be fetched here:
 # no peer column. Every measurement is taken ROUNDS times in alternation; medians.
 # Usage: sudo bench/php.sh [ROUNDS]
@@ -51,12 +52,19 @@ run()
 }
 
 pct() { awk -v c="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }'; }
-declare -a c30 v30 ns30 ns1 cshort vshort
+NATIVE=${BUILD:-build}/fixtures/wl_recurse
+declare -a c30 v30 ns30 ns1 ns200 nsnat cshort vshort
 for ((r = 0; r < ROUNDS; r++)); do
 	read -r t c v ns < <(run deep30 30 1)
 	c30+=("$(pct "$c" "$t")") v30+=("$(pct "$c" "$v")") ns30+=("$ns")
 	read -r t c v ns < <(run deep1 1 1)
 	ns1+=("$ns")
+	read -r t c v ns < <(run deep200 200 1)
+	ns200+=("$ns")
+	if [[ -x $NATIVE ]]; then
+		./stackscope record -F $HZ -o "$out/native.pb.gz" -- "$NATIVE" 1 >/dev/null 2>"$out/native.err"
+		nsnat+=("$(awk '/^bpf time/ { print $3 }' "$out/native.err")")
+	fi
 	tt=0 cc=0 vv=0
 	for ((k = 0; k < 5; k++)); do
 		read -r t c v ns < <(run short 30 0.15)
@@ -65,9 +73,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 	cshort+=("$(pct "$cc" "$tt")") vshort+=("$(pct "$cc" "$vv")")
 done
 echo "method: $(date -u +%F' '%H:%M) UTC, load $(cut -d' ' -f1-3 /proc/loadavg), $ROUNDS rounds, medians; $($PHP -r 'echo PHP_VERSION;')"
-echo "| PHP | complete (1 s): all samples / in execute_ex | 0.15 s processes: all / in execute_ex | BPF µs/sample, 31 PHP frames | BPF µs/sample, 2 PHP frames |"
+echo "| PHP | complete (1 s): all samples / in execute_ex | 0.15 s processes: all / in execute_ex | BPF µs/sample: 2 / 31 / 201 PHP frames | BPF µs/sample: 305 native frames |"
 echo "|---|---|---|---|---|"
-printf '| %s | %s %% / %s %% | %s %% / %s %% | %.1f | %.1f |\n' "$($PHP -r 'echo PHP_VERSION;')" \
+printf '| %s | %s %% / %s %% | %s %% / %s %% | %.1f / %.1f / %.1f | %s |\n' "$($PHP -r 'echo PHP_VERSION;')" \
 	"$(echo "${c30[*]}" | median)" "$(echo "${v30[*]}" | median)" \
 	"$(echo "${cshort[*]}" | median)" "$(echo "${vshort[*]}" | median)" \
-	"$(echo "$(echo "${ns30[*]}" | median) / 1000" | bc -l)" "$(echo "$(echo "${ns1[*]}" | median) / 1000" | bc -l)"
+	"$(echo "$(echo "${ns1[*]}" | median) / 1000" | bc -l)" \
+	"$(echo "$(echo "${ns30[*]}" | median) / 1000" | bc -l)" \
+	"$(echo "$(echo "${ns200[*]}" | median) / 1000" | bc -l)" \
+	"$( ((${#nsnat[@]})) && printf '%.1f' "$(echo "$(echo "${nsnat[*]}" | median) / 1000" | bc -l)" || echo "- (make fixtures)")"
