@@ -35,6 +35,7 @@
 #define CHECK_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define CHECK_INTERVAL_IDLE_NS (1000 * 1000 * 1000ULL) /* after CHECK_FAST_TRIES */
 #define CHECK_FAST_TRIES 100
+#define FRAME_CHECK_FAILS 3 /* consecutive failed checks of the running frames that reject */
 /* zend_execute.c: ZEND_VM_STACK_PAGE_SLOTS (16 * 1024) zvals of 16 bytes. */
 #define ZEND_VM_STACK_PAGE_SIZE (16 * 1024 * 16)
 #define ZEND_VM_KIND_CALL 1
@@ -113,6 +114,7 @@ struct php_proc {
 	uint64_t eg, cg; /* absolute executor_globals, compiler_globals (0: unknown) */
 	enum php_proc_state state;
 	unsigned int tries;
+	unsigned int frame_failures; /* consecutive failed frame checks */
 	uint64_t next_check_ns;
 };
 
@@ -464,6 +466,13 @@ static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
 			pr_debug("php: pid %d: layout verified on running frames\n", (int)pp->pid);
 			return 0;
 		}
+		/* Frames change while they are read (a closure freed between two reads): only a
+		 * failure that repeats rejects.
+		 */
+		if (r == -EINVAL && ++pp->frame_failures < FRAME_CHECK_FAILS)
+			r = 0;
+		else if (r != -EINVAL)
+			pp->frame_failures = 0;
 	}
 	if (r == -EINVAL) {
 		pp->state = PHP_PROC_REJECTED;
