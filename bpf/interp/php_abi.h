@@ -68,7 +68,9 @@ struct php_offsets {
 	__u8 pad[3];
 };
 
-/* interp_file.php: the PHP binary's layout (execute_ex is interp_file's range). */
+/* interp_file.php: the PHP binary's layout. interp_file's ranges: [0] execute_ex, [1]
+ * zend_call_function (where C calls PHP functions; its internal callees are emitted there).
+ */
 struct php_file_abi {
 	struct php_offsets off;
 };

@@ -7,8 +7,9 @@
  * destructors) starts a new activation whose first frame has ZEND_CALL_TOP. So one activation
  * runs the frames from the cursor up to and including the next user-code frame with
  * ZEND_CALL_TOP; internal functions (zif_*) have frames in the chain too and are emitted with
- * the activation that called them (an internal function called from C with ZEND_CALL_TOP, as
- * array_map's callback strlen, does not end the run: no execute_ex runs it).
+ * the activation that called them, except one that C called through zend_call_function (the
+ * second range: array_map's callback strlen, with ZEND_CALL_TOP): it is emitted at that
+ * zend_call_function frame, leaf side of the C that called it, where no execute_ex would.
  *
  * Lines: zend_op.lineno of the frame's opline. The VM (HYBRID or CALL with GCC global
  * registers) keeps the running frame's execute_data in r14 and its opline in r15 and stores
@@ -36,6 +37,7 @@ struct php_cursor {
 	__u64 ex;         /* next zend_execute_data to emit */
 	__u64 reg_ex;     /* r14 and r15 where the native walk last knew all registers */
 	__u64 reg_opline; /* (the VM's execute_data and opline when the VM ran there) */
+	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
 	__u8 exbuf[PHP_EX_BUF];
 	__u8 fnbuf[PHP_FN_BUF];
 };
@@ -134,6 +136,10 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	func = php_u64(php->exbuf, o->ex_func, PHP_MASK64(php->exbuf));
 	call = php_u32(php->exbuf, o->ex_type_info, PHP_MASK32(php->exbuf));
 	prev = php_u64(php->exbuf, o->ex_prev, PHP_MASK64(php->exbuf));
+	if (php->c_call && (!func || !(call & PHP_ZEND_CALL_TOP))) {
+		is->emitting = 0; /* not C calling C: the frame is an execute_ex's */
+		return;
+	}
 	php->ex = prev;
 	if (call & PHP_ZEND_CALL_CODE)
 		flags |= PHP_FRAME_CODE;
@@ -150,6 +156,11 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		return;
 	}
 	type = php->fnbuf[o->fn_type & (PHP_FN_BUF - 1)];
+	if (php->c_call && type != PHP_ZEND_INTERNAL_FUNCTION) {
+		php->ex = ex;
+		is->emitting = 0;
+		return;
+	}
 	if (type == PHP_ZEND_INTERNAL_FUNCTION) {
 		cookie = (__u32)php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf));
 	} else if (type == PHP_ZEND_USER_FUNCTION || type == PHP_ZEND_EVAL_CODE) {
@@ -194,8 +205,17 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	/* The run ends with the user code C entered (an internal function never runs in an
 	 * execute_ex of its own).
 	 */
-	if (((flags & PHP_FRAME_TOP) && type != PHP_ZEND_INTERNAL_FUNCTION) || !prev)
+	if (((flags & PHP_FRAME_TOP) && type != PHP_ZEND_INTERNAL_FUNCTION) || !prev || php->c_call)
 		is->emitting = 0;
+}
+
+/* Is the native frame about to be emitted zend_call_function (interp_file's second range)? */
+static __always_inline int php_in_call_function(const struct unwind_cursor *st,
+						const struct interp_state *is)
+{
+	__u64 addr = st->regs[DWARF_RIP] - (st->pc_is_return ? 1 : 0) - st->last_map.bias;
+
+	return addr >= is->file.range_start[1] && addr < is->file.range_end[1];
 }
 
 /* The native frame about to be emitted is an execute_ex activation. 1: this iteration emitted
@@ -218,8 +238,10 @@ static __always_inline int php_activation(struct unwind_cursor *st, struct inter
 			return 0;
 		}
 	}
+	php->c_call = php_in_call_function(st, is);
 	if (!php->ex) {
-		php_count(PHP_COUNTER_RUN_EMPTY);
+		if (!php->c_call)
+			php_count(PHP_COUNTER_RUN_EMPTY);
 		return 0;
 	}
 	is->emitting = FRAME_KIND_PHP;

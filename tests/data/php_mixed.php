@@ -1,7 +1,7 @@
 <?php
 // PHP -> C -> PHP for tests/system/test_php.sh: an included file's code calls sort_loop, which
-// runs a static method through usort and a closure through array_map. Lines are found by
-// their "// MARK" comments. Argument: seconds.
+// runs a static method through usort, a closure through array_map, and an internal function
+// (md5) through array_map. Lines are found by their "// MARK" comments. Argument: seconds.
 class Sorter
 {
     public static function cmp($a, $b)
@@ -19,6 +19,7 @@ function sort_loop($secs)
     for ($i = 0; $i < 200; $i++) {
         $data[] = ($i * 7919) % 1000;
     }
+    $blobs = array_fill(0, 16, str_repeat("stackscope", 2000));
     $sum = 0;
     while (microtime(true) < $end) {
         $d = $data;
@@ -28,7 +29,8 @@ function sort_loop($secs)
             for ($k = 0; $k < 400; $k++) { $r += $v * $k % 5; } // CLOSURE
             return $r;
         }, $d);
-        $sum += $m[0];
+        $h = array_map('md5', $blobs); // MAP_MD5
+        $sum += $m[0] + strlen($h[0]);
     }
     return $sum;
 }

@@ -11,7 +11,8 @@
 #    its hot line (the VM's opline register), right above the native execute_ex; complete
 #    from _start; the same with opcache enabled in the CLI;
 #  - mixed: an included file's code -> sort_loop -> usort (C) -> execute_ex -> Sorter::cmp (a
-#    static method) and -> array_map (C) -> execute_ex -> {closure};
+#    static method), -> array_map (C) -> execute_ex -> {closure}, and -> array_map (C) ->
+#    zend_call_function -> md5 (an internal function C calls);
 #  - php-fpm: pm=static workers (forked by the master while recording, so resolved through it)
 #    serving requests from cgi-fcgi on a local socket: the handler's chain with exact lines;
 #  - a PHP started after the recording began.
@@ -116,6 +117,14 @@ check_ge "mixed: samples in the closure" "$inc" 30
 check_pct "mixed: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
 	show_php "$f"
 check_pct "mixed: {closure} at its loop line $L_CLOSURE" "$hot" "$inc" 80
+# an internal function C calls (array_map's md5): placed at zend_call_function, leaf side of
+# array_map's C code
+L_MD5=$(line "$DATA/php_mixed.php" MAP_MD5)
+inc=$(samples "$f" "*" ";md5;")
+chain=$(samples "$f" "*" "$ROOT:$L_MD5;array_map;($N)*zend_call_function;md5;")
+check_ge "mixed: samples in md5" "$inc" 20
+check_pct "mixed: sort_loop:$L_MD5 -> array_map -> C -> zend_call_function -> md5" "$chain" "$inc" 85 ||
+	show_php "$f"
 
 # A PHP exec'd 0.5 s after the recording began
 record_stacks late /bin/sh -c "sleep 0.5; exec $PHP $DATA/php_chain.php $SECS"

@@ -289,8 +289,9 @@ TEST(live_chain)
 	CHECK_EQ_INT(world.file.supported, 1);
 	CHECK_EQ_INT(world.file.major, 8);
 	CHECK_EQ_INT(world.file.minor, 2);
-	CHECK(world.file.range_end[0] > world.file.range_start[0]);
-	CHECK_EQ_INT(world.file.php.off.vm_regs, 1); /* Debian: the HYBRID VM */
+	CHECK(world.file.range_end[0] > world.file.range_start[0]); /* execute_ex */
+	CHECK(world.file.range_end[1] > world.file.range_start[1]); /* zend_call_function */
+	CHECK_EQ_INT(world.file.php.off.vm_regs, 1);                /* Debian: the HYBRID VM */
 	/* The layout check: globals, then the running frames. */
 	CHECK_EQ_INT(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
 	{

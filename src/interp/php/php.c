@@ -191,14 +191,20 @@ enum php_sym {
 	SYM_EG_OFFSET, /* executor_globals_offset: a ZTS build */
 	SYM_CG,
 	SYM_EXECUTE_EX,
+	SYM_CALL_FUNCTION,
 	SYM_VM_KIND,
 	SYM_CNT,
 };
 
 static const char *const sym_names[SYM_CNT] = {
-	[SYM_EG] = "executor_globals",  [SYM_EG_OFFSET] = "executor_globals_offset",
-	[SYM_CG] = "compiler_globals",  [SYM_EXECUTE_EX] = "execute_ex",
+	/* clang-format off */
+	[SYM_EG] = "executor_globals",
+	[SYM_EG_OFFSET] = "executor_globals_offset",
+	[SYM_CG] = "compiler_globals",
+	[SYM_EXECUTE_EX] = "execute_ex",
+	[SYM_CALL_FUNCTION] = "zend_call_function",
 	[SYM_VM_KIND] = "zend_vm_kind",
+	/* clang-format on */
 };
 
 struct php_sym_value {
@@ -300,6 +306,10 @@ static int detect(const struct executable *exe, struct php_file *f)
 	f->bpf.minor = (uint8_t)minor;
 	f->bpf.range_start[0] = syms[SYM_EXECUTE_EX].addr;
 	f->bpf.range_end[0] = syms[SYM_EXECUTE_EX].addr + syms[SYM_EXECUTE_EX].size;
+	if (syms[SYM_CALL_FUNCTION].found && syms[SYM_CALL_FUNCTION].size) {
+		f->bpf.range_start[1] = syms[SYM_CALL_FUNCTION].addr;
+		f->bpf.range_end[1] = syms[SYM_CALL_FUNCTION].addr + syms[SYM_CALL_FUNCTION].size;
+	}
 	f->eg_vaddr = syms[SYM_EG].addr;
 	f->cg_vaddr = syms[SYM_CG].found ? syms[SYM_CG].addr : 0;
 	f->bpf.supported = 0;
