@@ -13,8 +13,9 @@
 #  - mixed: an included file's code -> sort_loop -> usort (C) -> execute_ex -> Sorter::cmp (a
 #    static method), -> array_map (C) -> execute_ex -> {closure}, and -> array_map (C) ->
 #    zend_call_function -> md5 (an internal function C calls);
-#  - php-fpm: pm=static workers (forked by the master while recording, so resolved through it)
-#    serving requests from cgi-fcgi on a local socket: the handler's chain with exact lines;
+#  - php-fpm: pm=static workers (forked by the master while recording, so resolved through it;
+#    recycled every 3 requests, so most are forked in the middle of the recording) serving
+#    requests from cgi-fcgi on a local socket: the handler's chain with exact lines;
 #  - a PHP started after the recording began.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -135,8 +136,8 @@ check_ge "late process: samples in gamma" "$inc" 100
 check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_php "$f"
 
 # php-fpm: a static pool of 2 workers on a unix socket, started under the recording (the
-# workers are forked while it runs), driven by 2 cgi-fcgi loops (at most 12 requests each,
-# 2.5 s) from a driver script that then stops the master.
+# workers are forked while it runs, and again after every 3 requests), driven by 2 cgi-fcgi
+# loops (at most 12 requests each, 3 s) from a driver script that then stops the master.
 if [[ ! -x $FPM ]] || ! command -v cgi-fcgi >/dev/null; then
 	skip_setup "php8.2-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
 	finish
@@ -145,11 +146,13 @@ cat >"$TMP/fpm.conf" <<EOF
 [global]
 pid = $TMP/fpm.pid
 error_log = $TMP/fpm.log
+log_level = debug
 daemonize = no
 [stackscope]
 listen = $TMP/fpm.sock
 pm = static
 pm.max_children = 2
+pm.max_requests = 3
 user = root
 EOF
 cat >"$TMP/drive.sh" <<'EOF'
@@ -186,6 +189,7 @@ record_stacks fpm "$TMP/drive.sh" "$TMP/fpm.conf" "$TMP/fpm.sock" "$DATA/php_fpm
 f=$TMP/fpm.stacks
 served=$(grep -c "^11999993$" "$TMP/fpm.sock.out" 2>/dev/null)
 check_ge "fpm: requests served" "${served:-0}" 4
+check_ge "fpm: workers started (2, then recycled)" "$(grep -c 'child [0-9]* started' "$TMP/fpm.log")" 3
 inc=$(samples "$f" "*" ";fpm_leaf@$F:")
 chain=$(samples "$f" "*" \
 	"php_execute_script;zend_execute_scripts;zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F:$L_FHOT(;[^;@]*)*\$")
