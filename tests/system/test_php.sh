@@ -16,7 +16,8 @@
 #  - php-fpm: pm=static workers (forked by the master while recording, so resolved through it;
 #    recycled every 3 requests, so most are forked in the middle of the recording) serving
 #    requests from cgi-fcgi on a local socket: the handler's chain with exact lines;
-#  - a PHP started after the recording began.
+#  - a PHP started after the recording began;
+#  - a PHP of a version without a known layout: native frames and a marker.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -125,6 +126,24 @@ inc=$(samples "$f" "*" ";md5;")
 chain=$(samples "$f" "*" "$ROOT:$L_MD5;array_map;($N)*zend_call_function;md5;")
 check_ge "mixed: samples in md5" "$inc" 20
 check_pct "mixed: sort_loop:$L_MD5 -> array_map -> C -> zend_call_function -> md5" "$chain" "$inc" 85 ||
+	show_php "$f"
+
+# A PHP whose layout is not known: native frames and a visible marker. Debian's binary with
+# the version text it announces changed to 8.1 (the engine is the same; stackscope must not
+# walk what it was not told the layout of).
+/usr/bin/python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+tag = b"X-Powered-By: PHP/8.2."
+assert tag in b
+open(sys.argv[2], "wb").write(b.replace(tag, b"X-Powered-By: PHP/8.1."))' "$PHP" "$TMP/php8.1" &&
+	chmod +x "$TMP/php8.1"
+record_stacks unsupported "$TMP/php8.1" "$DATA/php_chain.php" 1
+f=$TMP/unsupported.stacks
+inc=$(samples "$f" "*" ";execute_ex(;|\$)")
+chain=$(samples "$f" "*" ";execute_ex;\\[php: unsupported version\\](;[^;@]*)*\$")
+check_ge "unsupported version: samples in execute_ex" "$inc" 60
+check_pct "unsupported version: execute_ex;[php: unsupported version], no PHP frame" "$chain" "$inc" 95 ||
 	show_php "$f"
 
 # A PHP exec'd 0.5 s after the recording began
