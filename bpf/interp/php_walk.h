@@ -34,12 +34,12 @@
 #define PHP_MASK32(buf) (sizeof(buf) - 4)
 
 struct php_cursor {
-	__u64 ex;         /* next zend_execute_data to emit */
-	__u64 reg_ex;     /* r14 and r15 where the native walk last knew all registers */
-	__u64 reg_opline; /* (the VM's execute_data and opline when the VM ran there) */
-	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
-	__u8 exbuf[PHP_EX_BUF];
+	__u64 ex;               /* next zend_execute_data to emit */
+	__u64 reg_ex;           /* r14 and r15 where the native walk last knew all registers */
+	__u64 reg_opline;       /* (the VM's execute_data and opline when the VM ran there) */
+	__u8 exbuf[PHP_EX_BUF]; /* 8-byte aligned: read as __u64 */
 	__u8 fnbuf[PHP_FN_BUF];
+	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
 };
 
 static __always_inline void php_reset(struct php_cursor *php)
