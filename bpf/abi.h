@@ -110,21 +110,26 @@ struct mmap_record {
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
 enum counter {
-	COUNTER_SAMPLES = 0,      /* perf events handled (after the pid filter) */
-	COUNTER_FILTERED,         /* samples of tasks outside the -p / command filter */
-	COUNTER_IDLE,             /* samples of the idle task (pid 0): not recorded */
-	COUNTER_RINGBUF_FULL,     /* samples lost: ring buffer full */
-	COUNTER_EVENTS_LOST,      /* exec/exit records lost: ring buffer full */
-	COUNTER_KSTACK_FAILED,    /* bpf_get_stack(kernel) failed; sample kept without kstack */
-	COUNTER_KSTACK_TRUNCATED, /* kernel stack filled SS_MAX_KERNEL_FRAMES */
-	COUNTER_USER_FRAMES,      /* user frames produced */
-	COUNTER_FP_FRAMES,        /* of which found through the frame pointer */
-	COUNTER_UNKNOWN_PID,      /* samples of processes with no mappings loaded yet */
-	COUNTER_FORK_INHERITED,   /* samples of forked children resolved through their
+	COUNTER_SAMPLES = 0,         /* perf events handled (after the pid filter) */
+	COUNTER_FILTERED,            /* samples of tasks outside the -p / command filter */
+	COUNTER_IDLE,                /* samples of the idle task (pid 0): not recorded */
+	COUNTER_RINGBUF_FULL,        /* samples lost: ring buffer full */
+	COUNTER_EVENTS_LOST,         /* exec/exit records lost: ring buffer full */
+	COUNTER_KSTACK_FAILED,       /* bpf_get_stack(kernel) failed; sample kept without kstack */
+	COUNTER_KSTACK_TRUNCATED,    /* kernel stack filled SS_MAX_KERNEL_FRAMES */
+	COUNTER_USER_FRAMES,         /* user frames produced */
+	COUNTER_FP_FRAMES,           /* of which found through the frame pointer */
+	COUNTER_UNKNOWN_PID,         /* samples of processes with no mappings loaded yet */
+	COUNTER_FORK_INHERITED,      /* samples of forked children resolved through their
 				    * parent's mappings (not known to userspace yet) */
-	COUNTER_SAMPLE_NS,        /* ns spent in on_sample for recorded samples (own clock:
+	COUNTER_NEW_MAPPINGS,        /* executable mappings of known files entered by eBPF */
+	COUNTER_NEW_MAPPING_UNKNOWN, /* ... of files eBPF does not know: left to userspace */
+	COUNTER_NEW_MAPPING_CHANGED, /* ... of a known (dev, ino) whose size or ctime changed */
+	COUNTER_NEW_MAPPING_EVICTED, /* entries overwritten before userspace took over */
+	COUNTER_NEW_MAPPING_USED,    /* mapping lookups answered by eBPF-entered mappings */
+	COUNTER_SAMPLE_NS,           /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
-	COUNTER_UNWIND_END_BASE,  /* + enum unwind_end: how user stacks ended */
+	COUNTER_UNWIND_END_BASE,     /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 
@@ -153,6 +158,57 @@ struct mapping_info {
 	__u64 bias;    /* ELF vaddr = pc - bias */
 	__u64 start;   /* the whole mapping [start, end), so the unwinder can reuse a lookup */
 	__u64 end;
+	__u64 seq; /* "new_mappings" sequence: see struct new_mappings */
+};
+
+/* Mappings known in eBPF the moment they appear ("new_mappings": tgid -> this).
+ *
+ * The kernel's own mmap (fexit of do_mmap: exec mapping the executable and its loader, and the
+ * loader or dlopen mapping libraries) enters every executable file mapping here, resolved
+ * through "known_files" when userspace has seen the file before (else a hole, file_id 0, so
+ * no older entry answers for that range). Userspace still scans /proc/PID/maps and writes the
+ * LPM entries, each tagged with the seq it read before its scan. A lookup takes the LPM
+ * answer unless it predates the process's last exec (seq < exec_seq: another image) or a
+ * newer entry here covers the pc (seq greater than the LPM entry's): munmap and MAP_FIXED
+ * followed by a new mapping, dlclose then dlopen at the same address, and exec over a live
+ * process all resolve to the newest mapping. `mm` tells a new address space (exec) from
+ * more mappings of the same one. Entries are a ring: the oldest is overwritten (counted).
+ * Writers are serialised by the process's mmap lock; a sample reading an entry being
+ * overwritten may see one wrong frame, never a crash.
+ */
+#define NEW_MAPPINGS_CAP 32
+
+struct new_mappings {
+	__u64 mm;       /* the address space these describe (struct mm_struct *) */
+	__u64 seq;      /* last seq handed out (monotonic over the process's life) */
+	__u64 exec_seq; /* seq at its last exec: LPM entries tagged below it are stale */
+	__u32 cnt;      /* valid entries, at most NEW_MAPPINGS_CAP */
+	__u32 next;     /* ring slot the next entry goes to */
+	struct mapping_info m[NEW_MAPPINGS_CAP];
+};
+
+/* Files userspace has identified, as the kernel names them ("known_files"): what eBPF needs to
+ * enter a new mapping of the file. The size and ctime guard against a file rewritten in place
+ * (same inode, new content). Written when a file is identified, removed when it is forgotten.
+ */
+struct known_file_key {
+	__u64 dev; /* the kernel's dev_t of the inode's superblock (MAJOR << 20 | MINOR) */
+	__u64 ino; /* (0, 0): the vDSO (size and ctime unused) */
+};
+
+#define KNOWN_FILE_SEGS 4
+
+struct known_file {
+	__u64 file_id;
+	__u64 size;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 seg_cnt;
+	struct { /* executable PT_LOADs: ELF vaddr = file offset + delta within [start, end) */
+		__u64 off_start; /* page-aligned, as the kernel maps it */
+		__u64 off_end;
+		__u64 delta;
+	} seg[KNOWN_FILE_SEGS];
 };
 
 /* Per-file unwinding state, keyed by file_id ("files" hash). */
@@ -246,10 +302,11 @@ struct unwind_rule {
 
 /* Read-only configuration, set by userspace before load. */
 struct sampler_config {
-	__u32 filter_mode; /* enum filter_mode */
-	__u32 self_pid;    /* stackscope itself: never sampled */
-	__u32 tail_calls;  /* unwind by tail calls (kernels before bpf_loop, 5.17) */
-	__u32 pad;
+	__u32 filter_mode;  /* enum filter_mode */
+	__u32 self_pid;     /* stackscope itself: never sampled */
+	__u32 tail_calls;   /* unwind by tail calls (kernels before bpf_loop, 5.17) */
+	__u32 new_mappings; /* enter mappings at exec and mmap ("new_mappings"; needs the task
+			     * VMA iterator, 6.7, and bpf_find_vma, 5.17) */
 };
 
 /* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs

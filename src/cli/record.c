@@ -195,6 +195,16 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_EVENTS_LOST],
 			(unsigned long long)c[COUNTER_UNKNOWN_PID],
 			(unsigned long long)c[COUNTER_FORK_INHERITED]);
+	if (c[COUNTER_NEW_MAPPINGS] || c[COUNTER_NEW_MAPPING_UNKNOWN])
+		fprintf(stderr,
+			"new mappings   %llu entered by eBPF at exec/mmap, %llu of unknown files "
+			"and %llu of changed files left to userspace, %llu overwritten; %llu "
+			"lookups answered by them\n",
+			(unsigned long long)c[COUNTER_NEW_MAPPINGS],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_UNKNOWN],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_CHANGED],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_EVICTED],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_USED]);
 	fprintf(stderr,
 		"processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),

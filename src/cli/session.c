@@ -12,6 +12,7 @@
 #include "cli/session.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
+#include "proc/known_files.h"
 #include "proc/process.h"
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
@@ -93,9 +94,13 @@ static int on_record(const void *data, size_t size, void *ctx)
 static void load_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
+	int err;
 
 	if (s->um)
 		unwind_maps__load(s->um, exe);
+	err = known_files__add(sampler__known_files_fd(s->sampler), exe);
+	if (err)
+		pr_debug("%s: not entered into known_files: %s\n", exe->path, strerror(-err));
 	interp_registry__file_loaded(s->interp, exe);
 }
 
@@ -103,6 +108,7 @@ static void unload_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
 
+	known_files__remove(sampler__known_files_fd(s->sampler), exe);
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
 	interp_registry__file_unloaded(s->interp, exe);
@@ -205,7 +211,8 @@ struct session *session__new(const struct session_opts *opts)
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
 		goto fail;
-	s->pt = process_table__new(s->reg, sampler__mappings_fd(s->sampler));
+	s->pt = process_table__new(s->reg, sampler__mappings_fd(s->sampler),
+				   sampler__new_mappings_fd(s->sampler));
 	s->prof = new_profile(s);
 	if (!s->pt || !s->prof)
 		goto fail;

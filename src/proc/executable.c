@@ -290,6 +290,9 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 	exe->fd = fd;
 	exe->root = root;
 	exe->kind = EXECUTABLE_FILE;
+	exe->dev_major = m->dev_major;
+	exe->dev_minor = m->dev_minor;
+	exe->ino = m->ino;
 	exe->path = strdup(m->path);
 	exe->elf = elf_file__open_fd(fd);
 	if (!exe->path || !exe->elf) {
@@ -394,6 +397,12 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 			exe->path);
 		elf_symbols__free(exe->syms);
 		exe->syms = NULL;
+	}
+	if (!name && exe->elf && elf_file__entry(exe->elf) &&
+	    addr - elf_file__entry(exe->elf) < ELF_ENTRY_ROOT_SZ) {
+		name = "_start"; /* the entry point, unnamed in a stripped ld.so */
+		if (offset)
+			*offset = addr - elf_file__entry(exe->elf);
 	}
 	return exe->shrank ? NULL : name;
 }

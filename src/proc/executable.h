@@ -61,7 +61,10 @@ struct executable {
 	uint64_t file_id; /* proc/file_id.h: from device, inode, size, mtime, ctime */
 	struct file_version version;
 	enum executable_kind kind;
-	char *path;            /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	char *path;         /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	uint32_t dev_major; /* the inode as /proc/PID/maps names it when first seen (0: vDSO) */
+	uint32_t dev_minor;
+	uint64_t ino;
 	char build_id[129];    /* lowercase hex, "" if none */
 	char file_hash[33];    /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;                /* -1 for the vDSO (image in memory) */

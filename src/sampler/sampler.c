@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "base/array.h"
@@ -45,6 +46,11 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_FP_FRAMES] = "user frames via frame pointer",
 	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
 	[COUNTER_FORK_INHERITED] = "samples of forked children resolved through their parent",
+	[COUNTER_NEW_MAPPINGS] = "mappings entered by eBPF",
+	[COUNTER_NEW_MAPPING_UNKNOWN] = "mappings of files eBPF did not know",
+	[COUNTER_NEW_MAPPING_CHANGED] = "mappings of files changed since identified",
+	[COUNTER_NEW_MAPPING_EVICTED] = "eBPF-entered mappings overwritten",
+	[COUNTER_NEW_MAPPING_USED] = "lookups answered by eBPF-entered mappings",
 	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
 };
 
@@ -234,6 +240,36 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 	}
 }
 
+/* Can eBPF enter mappings at exec (the task VMA iterator, 6.7) and mmap (bpf_find_vma in
+ * tracepoint programs, 5.17)?
+ */
+static bool new_mappings_supported(void)
+{
+	struct btf *btf;
+	bool ok;
+
+	if (getenv("STACKSCOPE_NO_NEW_MAPPINGS"))
+		return false;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma, NULL) == 1;
+}
+
+/* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads it
+ * with CAP_DAC_READ_SEARCH), as they do when libbpf opens the event's id.
+ */
+static bool syscall_tracepoints_usable(void)
+{
+	return !faccessat(AT_FDCWD, "/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK,
+			  AT_EACCESS) ||
+	       !faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap",
+			  F_OK, AT_EACCESS);
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
 {
 	struct sampler *s;
@@ -296,18 +332,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 
-	/* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads
-	 * it with CAP_DAC_READ_SEARCH), as they do when libbpf opens the event's id.
-	 */
-	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK,
-		      AT_EACCESS) &&
-	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap", F_OK,
-		      AT_EACCESS)) {
+	if (!syscall_tracepoints_usable()) {
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
 			"libraries are found by rescans only\n");
 		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);
 		bpf_program__set_autoload(s->skel->progs.on_mmap_exit, false);
 	}
+	/* Mappings entered by eBPF as they appear (exec, mmap), else by userspace only. */
+	s->skel->rodata->sampler_cfg.new_mappings = new_mappings_supported();
 	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
 	verifier_stats_setup(s->skel->obj, false);
@@ -531,6 +563,16 @@ uint64_t sampler__map_memory(struct sampler *s)
 unsigned int sampler__cpu_cnt(const struct sampler *s)
 {
 	return s->cpu_cnt;
+}
+
+int sampler__new_mappings_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.new_mappings);
+}
+
+int sampler__known_files_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.known_files);
 }
 
 int sampler__mappings_fd(const struct sampler *s)

@@ -687,6 +687,13 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 			UNWIND_SRC_DEBUG_FILE);
 	collect_text(src, ef);
 	if (!opts || !opts->no_symbols) {
+		/* The entry point runs with no caller (the dynamic loader's `_start` has no
+		 * CFI and, stripped, no symbol): its first bytes end a stack where no CFI
+		 * says otherwise.
+		 */
+		if (elf_file__entry(ef) && elf_file__type(ef) != ET_REL)
+			add_mark(src, elf_file__entry(ef), elf_file__entry(ef) + ELF_ENTRY_ROOT_SZ,
+				 UNWIND_RULE_STOP, true);
 		scan_symbols(src, ef, ".symtab", ".strtab");
 		scan_symbols(src, ef, ".dynsym", ".dynstr");
 		if (debug_ef)

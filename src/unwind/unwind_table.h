@@ -3,7 +3,8 @@
  *
  * Sources, in priority order (an address covered by an earlier source keeps its rule):
  * .eh_frame, the file's .debug_frame, the debug file's .debug_frame. Then symbol-based
- * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function;
+ * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function, and
+ * the first 16 bytes at the ELF entry point where no CFI covers them (ld.so's `_start`);
  * `clone`/`__clone`/`clone3`/`__clone3` become STOP where no CFI covers them; `__restore_rt`
  * (checked against the bytes `mov $15,%rax; syscall`) becomes SIGNAL where no CFI covers it.
  *

@@ -378,7 +378,7 @@ int main(void)
 
 	log__set_level(LOG_WARN);
 	reg = exe_registry__new(NULL);
-	pt = reg ? process_table__new(reg, -1) : NULL;
+	pt = reg ? process_table__new(reg, -1, -1) : NULL;
 	if (!pt) {
 		printf("cannot create the process table\n");
 		return 1;
