@@ -368,8 +368,8 @@ struct sampler_config {
 	__u64 defer_ring_max;    /* no stack copy while the ring buffer holds more than this */
 };
 
-/* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs
- * (the kernel allows 33 tail calls).
+/* The tail-call unwinder: UNWIND_CHUNK native steps per program run, at most
+ * UNWIND_MAX_CHUNKS runs (the kernel allows 33 tail calls).
  */
 #define UNWIND_CHUNK 16
 #define UNWIND_MAX_CHUNKS 32
@@ -387,6 +387,7 @@ enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
 	FRAME_KIND_RUBY = 4,
+	FRAME_KIND_PHP = 5,
 	FRAME_KIND_CNT,
 };
 
@@ -397,6 +398,7 @@ enum user_frame_kind {
 
 #include "interp/python_abi.h"
 #include "interp/ruby_abi.h"
+#include "interp/php_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -409,6 +411,7 @@ struct interp_file {
 	union {
 		struct py_file_abi py;
 		struct rb_file_abi rb;
+		struct php_file_abi php;
 	};
 };
 
@@ -423,6 +426,7 @@ struct interp_proc {
 	union {
 		struct py_proc_abi py;
 		struct rb_proc_abi rb;
+		struct php_proc_abi php;
 	};
 };
 

@@ -61,12 +61,14 @@ struct interp_state {
 
 #include "interp/python_walk.h" /* one line per runtime */
 #include "interp/ruby_walk.h"
+#include "interp/php_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
 	union { /* the runtimes' own cursors */
 		struct py_cursor py;
 		struct rb_cursor rb;
+		struct php_cursor php;
 	};
 };
 
@@ -76,6 +78,7 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 	__builtin_memset(&ic->is, 0, sizeof(ic->is));
 	py_reset(&ic->py);
 	rb_reset(&ic->rb);
+	php_reset(&ic->php);
 	ic->is.fsbase = fsbase;
 }
 
@@ -100,6 +103,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return 1;
 	case FRAME_KIND_RUBY:
 		rb_emit(st, is, &ic->rb, frames);
+	case FRAME_KIND_PHP:
+		php_emit(st, is, &ic->php, frames);
 		return 1;
 	}
 	pc = st->regs[DWARF_RIP];
@@ -148,6 +153,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return py_activation(st, is, &ic->py, frames);
 	case FRAME_KIND_RUBY:
 		return rb_activation(st, is, &ic->rb, frames);
+	case FRAME_KIND_PHP:
+		return php_activation(st, is, &ic->php, frames);
 	}
 	return 0;
 }

@@ -18,9 +18,11 @@
 /* The runtimes: one line each. */
 extern const struct interp_runtime python_runtime;
 extern const struct interp_runtime ruby_runtime;
+extern const struct interp_runtime php_runtime;
 static const struct interp_runtime *const runtimes[] = {
 	&python_runtime,
 	&ruby_runtime,
+	&php_runtime,
 };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 

@@ -364,7 +364,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
-	/* Without bpf_loop (before 5.17), unwind by tail calls: 16 steps per program run. */
+	/* Without bpf_loop (before 5.17), unwind by tail calls: UNWIND_CHUNK steps per program run. */
 	if (getenv("STACKSCOPE_TAIL_CALLS") ||
 	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
 		s->skel->rodata->sampler_cfg.tail_calls = 1;
