@@ -97,8 +97,12 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 	}
 	method = hc->slots[ms & 15];
 	bcp = hc->slots[bs & 15];
-	if (!st->pc_is_return && st->regs_valid)
+	if (!st->pc_is_return && st->regs_valid) {
 		bcp = st->regs[DWARF_R13]; /* rbcp: the slot is only saved at calls */
+		/* Method entry, frame linked but its Method* not pushed yet: still in rbx. */
+		if (sp > fp + (__s64)p->slot_method * 8)
+			method = st->regs[DWARF_RBX];
+	}
 	if (ss_read_user(&cm, sizeof(cm), method + p->method_const) < 0) {
 		hs_count(HS_COUNTER_READ_FAILED);
 		cm = 0;
