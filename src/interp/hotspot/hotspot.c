@@ -38,6 +38,7 @@
 #define HS_LINES_MAX 8192               /* bytes of a line-number table */
 #define HS_PCS_MAX 16384                /* bytes of an nmethod's pc descriptors */
 #define HS_SCOPE_HOPS 64                /* inlining depth followed to the outermost scope */
+#define HS_TABLE_TRIES 20               /* attach attempts while a libjvm's tables are unreadable */
 #define HS_REFRESH_NS (10 * 1000000ULL) /* retries until the code cache is known */
 
 /* Everything read from one libjvm's tables: the eBPF part and what symbolization needs. */
@@ -71,6 +72,7 @@ struct hs_file {
 	struct elf_file *elf; /* borrowed: the executable keeps it open */
 	uint64_t syms[VM_SYM_CNT];
 	bool tried, loaded; /* tables read (once), and complete enough */
+	unsigned read_failures;
 	struct hs_layout l;
 };
 
@@ -386,7 +388,7 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 	return 0;
 }
 
-static void read_layout(struct hs_file *f, pid_t pid, uint64_t bias)
+static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64_t bias)
 {
 	struct vmstructs vs;
 	const char *missing = "?";
@@ -396,16 +398,24 @@ static void read_layout(struct hs_file *f, pid_t pid, uint64_t bias)
 
 	struct timespec t0, t1;
 
-	f->tried = true;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = vmstructs__read(&vs, pid, f->elf, bias, f->syms);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (err) {
+		/* A libjvm just mapped has not run its static constructors yet (the tables'
+		 * descriptors are zero): tried again at the process's next scans.
+		 */
+		if (++f->read_failures < HS_TABLE_TRIES)
+			return;
+		f->tried = true;
 		pr_info("jvm: %s (pid %d): HotSpot tables unreadable (%s): native frames only\n",
 			f->path, (int)pid, strerror(-err));
 		return;
 	}
+	f->tried = true;
+	hs->stats[HS_STAT_TABLES_READ]++;
 	if (layout_from(&vs, bias, &f->l, &missing)) {
+		hs->stats[HS_STAT_TABLES_INCOMPLETE]++;
 		pr_info("jvm: %s: HotSpot tables lack %s: Java frames shown as markers\n", f->path,
 			missing);
 	} else {
@@ -433,7 +443,7 @@ static int hs_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, 
 
 	(void)now_ns;
 	if (!f->tried)
-		read_layout(f, pid, bias);
+		read_layout(hs, f, pid, bias);
 	if (!f->tried)
 		return -EAGAIN;
 	p = calloc(1, sizeof(*p));
