@@ -81,7 +81,8 @@ static __always_inline int hs_bad_frame(struct unwind_cursor *st)
 static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cursor *hc,
 					  const struct hs_proc_abi *p, struct user_frame *frames)
 {
-	__u64 sp = st->regs[DWARF_RSP], fp = st->regs[DWARF_RBP], method, bcp, cm = 0, sender;
+	__u64 sp = st->regs[DWARF_RSP], fp = st->regs[DWARF_RBP], method, bcp, slot_bcp, cm = 0;
+	__u64 sender;
 	__u64 bci = HS_BCI_NONE;
 	__s32 ms = p->slot_method + HS_SLOT_BASE, bs = p->slot_bcp + HS_SLOT_BASE;
 	__s32 ss = p->slot_sender_sp + HS_SLOT_BASE;
@@ -96,7 +97,7 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 		return 0;
 	}
 	method = hc->slots[ms & 15];
-	bcp = hc->slots[bs & 15];
+	slot_bcp = bcp = hc->slots[bs & 15];
 	if (!st->pc_is_return && st->regs_valid) {
 		bcp = st->regs[DWARF_R13]; /* rbcp: the slot is only saved at calls */
 		/* Method entry, frame linked but its Method* not pushed yet: still in rbx. */
@@ -109,6 +110,8 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 	}
 	if (cm && bcp >= cm + p->const_size && bcp - cm - p->const_size < 0x10000)
 		bci = bcp - cm - p->const_size;
+	else if (cm && slot_bcp >= cm + p->const_size && slot_bcp - cm - p->const_size < 0x10000)
+		bci = slot_bcp - cm - p->const_size; /* r13 was not the bcp (a callee's entry) */
 	hs_emit(st, frames, method, HS_SUB_INTERPRETED, bci, (__u32)(cm >> 3));
 	hs_count(HS_COUNTER_INTERPRETED);
 	sender = hc->slots[ss & 15];
