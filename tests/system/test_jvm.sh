@@ -14,6 +14,9 @@
 #    gamma at a line of its loop (compiled code has lines at its pc descriptors only);
 #  - completeness: 85% of the thread's samples have that whole chain (the rest: main's own
 #    start, e.g. resolving Double.parseDouble in the interpreter, ~5% with -Xint);
+#  - a JNI round trip per JDK (default flags; tests/data/JvmJni.java + jvm_jni.c, built with
+#    gcc against the JDK's jni.h): main -> alpha -> down (native) -> Java_JvmJni_down (C) ->
+#    jni_CallStaticBooleanMethod ... call stub -> up at its loop lines;
 # and over all cases: interpreted, compiled and stub frames were emitted (eBPF counters).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -23,18 +26,23 @@ SECS=5
 J17=/usr/lib/jvm/java-17-openjdk-amd64
 J25=/usr/lib/jvm/temurin-25-jdk-amd64
 SRC=$SS_ROOT/tests/data/JvmChain.java
+JNI_SRC=$SS_ROOT/tests/data/JvmJni.java
 STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --thread"
 
-# line MARK: the line numbers of the workload's lines that end in "// MARK", joined by "|"
+# line MARK [FILE]: the line numbers of the lines of FILE (the chain workload) that end in
+# "// MARK", joined by "|"
 line()
 {
-	grep -n "// $1\$" "$SRC" | cut -d: -f1 | paste -sd'|'
+	grep -n "// $1\$" "${2:-$SRC}" | cut -d: -f1 | paste -sd'|'
 }
 
 L_ALPHA=$(line CALL_ALPHA)
 L_BETA=$(line CALL_BETA)
 L_GAMMA=$(line CALL_GAMMA)
 L_LOOP="$(line LOOP)|$(line HOT)"
+J_ALPHA=$(line CALL_ALPHA "$JNI_SRC")
+J_DOWN=$(line CALL_DOWN "$JNI_SRC")
+J_HOT=$(line HOT "$JNI_SRC")
 
 jdks=()
 if [[ -x $J17/bin/java && -x $J17/bin/javac ]]; then
@@ -52,8 +60,15 @@ if ((${#jdks[@]} == 0)); then
 fi
 JAVAC=$J17/bin/javac
 [[ -x $JAVAC ]] || JAVAC=$J25/bin/javac
-if ! "$JAVAC" -d "$TMP" "$SRC" 2>"$TMP/javac.err"; then
+if ! "$JAVAC" -d "$TMP" "$SRC" "$JNI_SRC" 2>"$TMP/javac.err"; then
 	fail "javac: $(head -c 300 "$TMP/javac.err")"
+	finish
+fi
+JNI_LIB=$TMP/libjvmjni.so
+INC=${JAVAC%/bin/javac}/include
+if ! gcc -shared -fPIC -O2 -I"$INC" -I"$INC/linux" -o "$JNI_LIB" "$SS_ROOT/tests/data/jvm_jni.c" \
+	2>"$TMP/gcc.err"; then
+	fail "gcc (JNI library): $(head -c 300 "$TMP/gcc.err")"
 	finish
 fi
 
@@ -72,6 +87,7 @@ for v in "${jdks[@]}"; do
 		cases+=("j$v$mode")
 		script+="$home/bin/java $flags -cp $TMP JvmChain j$v$mode $SECS & "
 	done
+	script+="$home/bin/java -cp $TMP JvmJni $JNI_LIB j${v}jni $SECS 2>/dev/null & "
 done
 script+="wait"
 
@@ -97,8 +113,22 @@ for c in "${cases[@]}"; do
 	chain=$(samples "$TMP/jvm.stacks" "$c" "$CHAIN")
 	# Thresholds: ~2.5 s of CPU per case at 499 Hz on an idle box (six JVMs on two cores);
 	# a loaded box may give a case a tenth of that.
-	check_ge "$c: samples of its main thread" "$total" 50 || show_jvm "$c"
+	check_ge "$c: samples of its main thread" "$total" 40 || show_jvm "$c"
 	check_pct "$c: main -> alpha -> beta -> gamma at their lines, under the call stub" \
+		"$chain" "$total" 85 || show_jvm "$c"
+done
+
+J=JvmJni\\.java
+JNI_CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
+JNI_CHAIN+="JvmJni\\.main@$J:($J_ALPHA);JvmJni\\.alpha@$J:($J_DOWN);JvmJni\\.down@$J;"
+JNI_CHAIN+="Java_JvmJni_down;jni_CallStaticBooleanMethod;.*JavaCalls::call_helper[^;]*;"
+JNI_CHAIN+="\\[jvm stub\\] [^;]*;JvmJni\\.up@$J:($J_HOT)(;|$)"
+for v in "${jdks[@]}"; do
+	c=j${v}jni
+	total=$(samples "$TMP/jvm.stacks" "$c")
+	chain=$(samples "$TMP/jvm.stacks" "$c" "$JNI_CHAIN")
+	check_ge "$c: samples of its main thread" "$total" 40 || show_jvm "$c"
+	check_pct "$c: main -> alpha -> down (native) -> C -> JNI -> call stub -> up, at their lines" \
 		"$chain" "$total" 85 || show_jvm "$c"
 done
 
