@@ -180,7 +180,8 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		if (ss_read_user(&name, sizeof(name), blob + p->blob_name) < 0 ||
 		    ss_read_user(&word, sizeof(word), name) < 0)
 			goto read_failed;
-		nm = word == 0x646f6874656d6eULL; /* "nmethod\0" */
+		/* "nmethod\0", or "native n(method)": JDK 17 names native wrappers so. */
+		nm = word == 0x646f6874656d6eULL || word == 0x6e2065766974616eULL;
 	}
 	if (pc < code || pc - code >= (1u << 28)) {
 		hs_count(HS_COUNTER_NO_BLOB);

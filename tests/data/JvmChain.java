@@ -4,6 +4,9 @@
 // name: one recording holds several JVMs). Lines that the test checks end in a marker comment.
 class JvmChain {
     static volatile long sink;
+    // The JVM stays this long after its work: a recorder behind on a loaded box reads its
+    // memory (names of the frames) only while it lives.
+    static final long LINGER_MS = 2000;
 
     static long mix(long x) {
         return x * 31 + (x >>> 7);
@@ -51,5 +54,6 @@ class JvmChain {
         alpha(deadline); // CALL_ALPHA
         if (w != null)
             w.join();
+        Thread.sleep(LINGER_MS);
     }
 }

@@ -13,18 +13,19 @@ class JvmJni {
         for (int i = 0; i < 200000; i++) { // HOT
             acc = acc * 31 + (acc >>> 7); // HOT
         } // HOT
-        sink = acc;
-        return System.nanoTime() < deadline;
+        sink = acc; // UP_END
+        return System.nanoTime() < deadline; // UP_END
     }
 
     static void alpha() {
         down(); // CALL_DOWN
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws InterruptedException {
         System.load(args[0]);
         Thread.currentThread().setName(args[1]);
         deadline = System.nanoTime() + (long) (Double.parseDouble(args[2]) * 1e9);
         alpha(); // CALL_ALPHA
+        Thread.sleep(JvmChain.LINGER_MS);
     }
 }
