@@ -51,6 +51,9 @@ int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_
 
 /* Map fds for the modules that fill them. */
 int sampler__mappings_fd(const struct sampler *s);
+/* The "new_mappings" (tgid -> struct new_mappings) and "known_files" maps (bpf/abi.h). */
+int sampler__new_mappings_fd(const struct sampler *s);
+int sampler__known_files_fd(const struct sampler *s);
 int sampler__files_fd(const struct sampler *s);
 int sampler__unwind_pages_fd(const struct sampler *s);
 int sampler__unwind_entries_fd(const struct sampler *s);

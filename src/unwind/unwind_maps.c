@@ -473,7 +473,10 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
 	if (err) {
 		err = unwind_table__build(exe->elf, NULL, &t);
-		bool few = err == -ENOENT || (!err && unwind_table__stats(t)->fde_cnt < FEW_FDES);
+		bool few = err == -ENOENT ||
+			   (!err &&
+			    unwind_table__stats(t)->fde_cnt + unwind_table__stats(t)->go_func_cnt <
+				    FEW_FDES);
 
 		if (few && um->di) {
 			struct unwind_table *with_debug = NULL;
@@ -512,6 +515,10 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	unwind_table__free(t);
 	elf_file__drop_pages(exe->elf);
 	if (err) {
+		struct file_info failed = { .flags = FILE_NO_TABLE };
+
+		/* eBPF must not wait for this table (deferred unwinding): it will not come. */
+		bpf_map_update_elem(um->files_fd, &exe->file_id, &failed, BPF_ANY);
 		exe->table_state = UNWIND_TABLE_FAILED;
 		um->stats.files_failed++;
 		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,

@@ -4,6 +4,8 @@ interpreter frame (a location without a mapping) written "function@file:line" (f
 ":line" omitted when 0) and each native frame by function name only, then " count".
 With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files;
 with --thread, with its "thread_comm" label (the thread's name).
+With --native-lines (before FILE), native frames that have a file are written the same way
+(Go frames from .gopclntab, DWARF lines).
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -55,7 +57,7 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False, label_key="comm"):
+def main(path, with_comm=False, native_lines=False, label_key="comm"):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -110,7 +112,8 @@ def main(path, with_comm=False, label_key="comm"):
             for fid, ln in reversed(lines):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
-                if not mapping and fname and fname < len(strings) and strings[fname]:
+                if (native_lines or not mapping) and fname and fname < len(strings) \
+                        and strings[fname]:
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln
@@ -122,9 +125,7 @@ def main(path, with_comm=False, label_key="comm"):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--comm":
-        main(sys.argv[2], with_comm=True)
-    elif sys.argv[1] == "--thread":
-        main(sys.argv[2], with_comm=True, label_key="thread_comm")
-    else:
-        main(sys.argv[1])
+    opts = [a for a in sys.argv[1:-1] if a.startswith("--")]
+    main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
+         native_lines="--native-lines" in opts,
+         label_key="thread_comm" if "--thread" in opts else "comm")
