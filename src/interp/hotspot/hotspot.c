@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/utf8.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/hotspot/hotspot_lines.h"
@@ -556,6 +557,11 @@ static int read_symbol(pid_t pid, const struct hs_layout *l, uint64_t sym, char 
 	if (len && interp__read_mem(pid, sym + l->sym_body, out, len))
 		return -EFAULT;
 	out[len] = 0;
+	/* A Symbol freed and its memory reused (class unloading) reads as bytes that are not
+	 * text: unreadable rather than a wrong name.
+	 */
+	if (!len || memchr(out, 0, len) || !utf8__valid(out, len))
+		return -EFAULT;
 	return 0;
 }
 
