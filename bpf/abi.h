@@ -386,6 +386,7 @@ struct sampler_config {
 enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
+	FRAME_KIND_HOTSPOT = 2,
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_CNT,
@@ -397,6 +398,7 @@ enum user_frame_kind {
 #define INTERP_COUNTER_MAX 16
 
 #include "interp/python_abi.h"
+#include "interp/hotspot_abi.h"
 #include "interp/ruby_abi.h"
 #include "interp/php_abi.h"
 
@@ -425,9 +427,27 @@ struct interp_proc {
 	__u64 file_id; /* the interpreter file */
 	union {
 		struct py_proc_abi py;
+		struct hs_proc_abi hs;
 		struct rb_proc_abi rb;
 		struct php_proc_abi php;
 	};
+};
+
+/* "interp_code": tgid -> code in anonymous memory that runtimes own (JIT code, HotSpot's code
+ * cache, V8's code space): when the native walk meets a pc in no mapped file, a pc inside one
+ * of these ranges is unwound by that runtime's code-range walker (bpf/interp/interp_walk.h).
+ * Unused slots have start == end == 0. Written by the registry from what the runtimes report.
+ */
+#define INTERP_CODE_RANGES 4
+
+struct interp_code_range {
+	__u64 start, end; /* absolute addresses, [start, end) */
+	__u8 runtime;     /* enum user_frame_kind of the owner */
+	__u8 pad[7];
+};
+
+struct interp_code {
+	struct interp_code_range r[INTERP_CODE_RANGES];
 };
 
 #endif

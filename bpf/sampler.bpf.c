@@ -248,6 +248,18 @@ struct {
 	__type(value, __u64);
 } interp_counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct interp_code);
+} interp_code SEC(".maps");
+
+static __always_inline struct interp_code *ss_interp_code(__u32 pid)
+{
+	return bpf_map_lookup_elem(&interp_code, &pid);
+}
+
 static __always_inline struct interp_file *ss_interp_file(__u64 file_id)
 {
 	return bpf_map_lookup_elem(&interp_files, &file_id);

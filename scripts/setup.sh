@@ -32,6 +32,8 @@ packages=(
 	curl xz-utils
 	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)
 	systemd util-linux
+	# test_jvm.sh: a HotSpot JVM and javac (Temurin 25, the second JVM, is not a Debian package)
+	openjdk-17-jdk-headless
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin
 )

@@ -148,6 +148,9 @@ static void print_runtime(const struct interp_runtime_stats *rs)
 			(unsigned long long)rs->bpf[i]);
 	for (i = 0; i < rt->stat_cnt; i++)
 		fprintf(stderr, "; %s %llu", rt->stat_names[i], (unsigned long long)rs->own[i]);
+	if (rs->code_ranges_dropped)
+		fprintf(stderr, "; code ranges dropped %llu",
+			(unsigned long long)rs->code_ranges_dropped);
 	fprintf(stderr, "\n");
 }
 

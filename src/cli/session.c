@@ -223,6 +223,7 @@ struct session *session__new(const struct session_opts *opts)
 					 sampler__interp_procs_fd(s->sampler));
 	if (!s->interp)
 		goto fail;
+	interp_registry__set_code_map(s->interp, sampler__interp_code_fd(s->sampler));
 	{
 		/* Local debug files always (CFI of files built without unwind tables); the
 		 * network only when source lines are wanted.

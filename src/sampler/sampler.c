@@ -576,6 +576,11 @@ int sampler__interp_procs_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.interp_procs);
 }
 
+int sampler__interp_code_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_code);
+}
+
 static uint64_t fd_memlock(int fd)
 {
 	char path[64], line[256];

@@ -2,7 +2,8 @@
 """Print the stacks of a stackscope pprof file as folded lines, root first, with each
 interpreter frame (a location without a mapping) written "function@file:line" (file basename;
 ":line" omitted when 0) and each native frame by function name only, then " count".
-With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files.
+With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files;
+with --thread, with its "thread_comm" label (the thread's name).
 With --native-lines (before FILE), native frames that have a file are written the same way
 (Go frames from .gopclntab, DWARF lines).
 Used by the system tests to check the lines of interpreter frames; needs only the standard
@@ -56,7 +57,7 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False, native_lines=False):
+def main(path, with_comm=False, native_lines=False, label_key="comm"):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -105,7 +106,7 @@ def main(path, with_comm=False, native_lines=False):
     for ids, count, labels in samples:
         names = []
         if with_comm:
-            names.append(next((strings[v] for k, v in labels if strings[k] == "comm"), "?"))
+            names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
             for fid, ln in reversed(lines):
@@ -125,4 +126,6 @@ def main(path, with_comm=False, native_lines=False):
 
 if __name__ == "__main__":
     opts = [a for a in sys.argv[1:-1] if a.startswith("--")]
-    main(sys.argv[-1], with_comm="--comm" in opts, native_lines="--native-lines" in opts)
+    main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
+         native_lines="--native-lines" in opts,
+         label_key="thread_comm" if "--thread" in opts else "comm")

@@ -532,6 +532,12 @@ static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
 	return NULL;
 }
 
+static struct interp_code *ss_interp_code(__u32 pid)
+{
+	(void)pid;
+	return NULL;
+}
+
 static void ss_interp_count(__u32 runtime, __u32 which)
 {
 	(void)runtime;
