@@ -158,6 +158,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return 1;
 	case FRAME_KIND_RUBY:
 		rb_emit(st, is, &ic->rb, frames);
+		return 1;
 	case FRAME_KIND_PHP:
 		php_emit(st, is, &ic->php, frames);
 		return 1;
