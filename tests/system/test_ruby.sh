@@ -157,8 +157,7 @@ check_pct "gc: <main>:$L_GC -> GC.start -> [ruby: gc] -> the collector's native 
 
 # ---- threads: each sample carries its own thread's stack (thread names set by the script) ----
 rb_record threads "$DATA/rb_threads.rb"
-sed 's/== "comm"/== "thread_comm"/' "$SS_ROOT/tests/system/pprof_stacks.py" >"$TMP/thread_stacks.py"
-/usr/bin/python3 "$TMP/thread_stacks.py" --comm "$TMP/threads.pb.gz" >"$TMP/threads.by_thread"
+$STACKS --thread "$TMP/threads.pb.gz" >"$TMP/threads.by_thread"
 f=$TMP/threads.by_thread
 for t in a b; do
 	if [[ $t == a ]]; then
