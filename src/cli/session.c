@@ -19,10 +19,15 @@
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/table_cache.h"
+#include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
 
 /* Unwind tables of files no live process maps are unloaded after this long. */
 #define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+/* Time per poll the sampling loop may spend building or loading queued tables itself (giant
+ * files are built by the queue's worker meanwhile).
+ */
+#define TABLE_BUDGET_NS (20 * 1000000ULL)
 /* Exited processes are forgotten after this long: every sample of theirs has been handled and
  * the agent has exported their interval (resource attributes come from the tracker).
  */
@@ -35,6 +40,7 @@ struct session {
 	struct process_table *pt;
 	struct kallsyms *ks;
 	struct unwind_maps *um;
+	struct table_queue *tq; /* NULL: tables built at once (no worker thread) */
 	struct table_cache *cache;
 	struct debuginfo *di;
 	struct profile *prof;
@@ -94,7 +100,8 @@ static void load_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
 
-	if (s->um)
+	/* Queued: built in the order samples ask for it (session__poll()). */
+	if (s->um && (!s->tq || table_queue__add(s->tq, exe)))
 		unwind_maps__load(s->um, exe);
 	interp_registry__file_loaded(s->interp, exe);
 }
@@ -103,6 +110,8 @@ static void unload_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
 
+	if (s->tq)
+		table_queue__remove(s->tq, exe);
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
 	interp_registry__file_unloaded(s->interp, exe);
@@ -146,6 +155,11 @@ struct session *session__new(const struct session_opts *opts)
 
 	if (!s)
 		return NULL;
+	/* Unwind tables are built in blocks of megabytes (by two threads: table_queue.h); with a
+	 * fixed mmap threshold each such block goes back to the kernel when freed, instead of
+	 * raising glibc's dynamic threshold and staying in an arena as peak RSS.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	s->opts = *opts;
 	ops.ctx = s;
 	s->sampler = sampler__new(&so, on_record, s);
@@ -167,6 +181,12 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n",
 			strerror(errno));
+	if (s->um) {
+		s->tq = table_queue__new(s->um);
+		if (!s->tq)
+			pr_warn("no table-build thread (%s): tables are built at once\n",
+				strerror(errno));
+	}
 	if (s->um && opts->cache_dir && opts->cache_dir[0]) {
 		if (mkdir(opts->cache_dir, 0700) && errno != EEXIST)
 			pr_debug("%s: %s\n", opts->cache_dir, strerror(errno));
@@ -233,6 +253,7 @@ void session__free(struct session *s)
 	trace_handler__free(s->th);
 	profile__free(s->prof);
 	process_table__free(s->pt);
+	table_queue__free(s->tq); /* joins the worker before the executables go */
 	exe_registry__free(s->reg);
 	interp_registry__free(s->interp);
 	unwind_maps__free(s->um);
@@ -273,6 +294,8 @@ int session__poll(struct session *s, int timeout_ms)
 	if (s->fatal)
 		return s->fatal;
 	process_table__tick(s->pt, now);
+	if (s->tq)
+		table_queue__run(s->tq, now, TABLE_BUDGET_NS);
 	if (now - s->last_collect_ns >= 1000000000ULL) {
 		s->last_collect_ns = now;
 		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
