@@ -131,6 +131,20 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		EMIT("# TYPE stackscope_unwind_entries gauge\n");
 		EMIT("stackscope_unwind_entries %llu\n",
 		     (unsigned long long)st.unwind->entries_used);
+		EMIT("# TYPE stackscope_unwind_tables_queued gauge\n");
+		EMIT("stackscope_unwind_tables_queued %llu\n",
+		     (unsigned long long)st.tables.queued);
+		EMIT("# TYPE stackscope_unwind_table_builds_total counter\n");
+		EMIT("stackscope_unwind_table_builds_total{thread=\"sampling\"} %llu\n",
+		     (unsigned long long)st.tables.built_inline);
+		EMIT("stackscope_unwind_table_builds_total{thread=\"worker\"} %llu\n",
+		     (unsigned long long)st.tables.built_worker);
+		EMIT("# TYPE stackscope_unwind_tables_evicted_total counter\n");
+		EMIT("stackscope_unwind_tables_evicted_total %llu\n",
+		     (unsigned long long)st.tables.evicted);
+		EMIT("# TYPE stackscope_unwind_pool_full_total counter\n");
+		EMIT("stackscope_unwind_pool_full_total %llu\n",
+		     (unsigned long long)st.tables.pool_full);
 	}
 	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
 	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
@@ -200,7 +214,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 			incomplete += st.counters[COUNTER_UNWIND_END_BASE + i];
 	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
 		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "
-		"bpf maps %.1f MiB; %llu processes, %zu executables\n",
+		"bpf maps %.1f MiB; %llu processes, %zu executables; unwind tables %llu queued, %llu "
+		"evicted, %llu without room\n",
 		(unsigned long long)st.counters[COUNTER_SAMPLES],
 		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL],
 		(unsigned long long)incomplete, (unsigned long long)es.ok,
@@ -208,7 +223,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		(unsigned long long)es.dropped, (unsigned long long)es.bytes_sent,
 		(unsigned long long)es.bytes_delivered, (double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
-		st.executables);
+		st.executables, (unsigned long long)st.tables.queued,
+		(unsigned long long)st.tables.evicted, (unsigned long long)st.tables.pool_full);
 	for (i = 0; i < st.runtime_cnt; i++) {
 		const struct interp_runtime_stats *rs = &st.runtimes[i];
 

@@ -357,6 +357,8 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->trace = trace_handler__stats(s->th);
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
+	if (s->tq)
+		table_queue__stats(s->tq, &out->tables);
 	process_table__stats(s->pt, &ps);
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;

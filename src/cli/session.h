@@ -18,6 +18,7 @@
 #include "base/safe_open.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
+#include "unwind/table_queue.h"
 
 struct profile;
 struct sampler;
@@ -77,6 +78,7 @@ struct session_stats {
 	const struct trace_handler_stats *trace;
 	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
 	const struct table_cache_stats *cache;  /* NULL without a cache */
+	struct table_queue_stats tables;        /* the build queue (zeros without one) */
 	uint64_t processes_alive, processes_exited;
 	size_t executables;
 	struct exe_registry_stats files; /* content identity: files hashed, changed in place */

@@ -83,6 +83,7 @@ struct executable {
 	uint32_t table_cnt;
 	uint32_t table_wanted;    /* samples that landed in the file while it had no table */
 	uint64_t last_sampled_ns; /* CLOCK_MONOTONIC of the last sample with a frame in it (0: none) */
+	uint64_t table_retry_ns; /* an EVICTED table is not queued again before this */
 	uint32_t live_maps;
 	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */

@@ -208,10 +208,16 @@ static bool before(const struct queued *a, const struct queued *b)
 	return a->exe->version.size < b->exe->version.size;
 }
 
+/* Whether less than 1/8 of the entry pool is free. */
+static bool low_on_room(const struct table_queue *q)
+{
+	return unwind_maps__pool_free(q->um) < unwind_maps__pool_cap(q->um) / 8;
+}
+
 /* Index of the next file to serve, or -1; a giant file that must be built (not cached) is
  * skipped while the worker is busy.
  */
-static ssize_t pick(const struct table_queue *q)
+static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 {
 	ssize_t best = -1;
 	size_t i;
@@ -219,9 +225,13 @@ static ssize_t pick(const struct table_queue *q)
 	for (i = 0; i < q->cnt; i++) {
 		const struct queued *it = &q->items[i];
 
-		if (it->exe->table_state == UNWIND_TABLE_EVICTED && !it->exe->table_wanted)
+		if (it->exe->table_state == UNWIND_TABLE_EVICTED &&
+		    (!it->exe->table_wanted || now_ns < it->exe->table_retry_ns))
 			continue;
 		if (q->busy && giant(it->exe) && !it->cached)
+			continue;
+		/* Files no sample asked for take only room nobody needs. */
+		if (!it->exe->last_sampled_ns && !it->exe->table_wanted && low_on_room(q))
 			continue;
 		if (best < 0 || before(it, &q->items[best]))
 			best = (ssize_t)i;
@@ -229,11 +239,13 @@ static ssize_t pick(const struct table_queue *q)
 	return best;
 }
 
-/* The least recently sampled loaded file other than keep, not sampled within the idle
- * minimum; NULL if none.
+/* The loaded file to unload for a table of `need` entries: one whose range, with the free
+ * ranges around it, makes a hole that large (the pool gives each table one contiguous range,
+ * so evicting anything else would only empty the pool in vain), never sampled or else the
+ * least recently sampled, and not sampled within the idle minimum; NULL if none.
  */
 static struct executable *victim(const struct table_queue *q, const struct executable *keep,
-				 uint64_t now_ns)
+				 size_t need, uint64_t now_ns)
 {
 	struct executable *v = NULL;
 	size_t i;
@@ -244,37 +256,55 @@ static struct executable *victim(const struct table_queue *q, const struct execu
 		if (e == keep || (e->last_sampled_ns &&
 				  now_ns - e->last_sampled_ns < TABLE_QUEUE_EVICT_MIN_IDLE_NS))
 			continue;
+		if (unwind_maps__hole_without(q->um, e->file_id) < need)
+			continue;
+		/* never sampled (0) first */
 		if (!v || e->last_sampled_ns < v->last_sampled_ns)
 			v = e;
 	}
 	return v;
 }
 
+/* exe waits for a sample, and for the retry period, to be queued again. */
+static void wait_evicted(struct table_queue *q, struct executable *exe, uint64_t now_ns)
+{
+	exe->table_wanted = 0;
+	exe->table_retry_ns = now_ns + TABLE_QUEUE_EVICT_MIN_IDLE_NS;
+	if (!push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id)))
+		exe->table_state = UNWIND_TABLE_EVICTED;
+	else
+		exe->table_state = UNWIND_TABLE_FAILED;
+}
+
 /* Load t for exe, evicting least recently sampled tables while the pool is full. */
 static int install(struct table_queue *q, struct executable *exe, const struct unwind_table *t,
 		   uint64_t now_ns)
 {
+	bool wanted = exe->last_sampled_ns || exe->table_wanted;
+	size_t need = unwind_maps__entries_needed(q->um, t);
 	int tries, err = -ENOSPC;
 
 	for (tries = 0; tries <= EVICT_TRIES; tries++) {
 		struct executable *v;
 
 		err = unwind_maps__install(q->um, exe, t);
-		if (err != -ENOSPC)
+		if (err != -ENOSPC || !wanted)
 			break;
-		v = victim(q, exe, now_ns);
+		v = victim(q, exe, need, now_ns);
 		if (!v)
 			break;
 		drop_loaded(q, v);
 		unwind_maps__unload(q->um, v);
-		v->table_wanted = 0;
-		if (!push_item(q, v, true))
-			v->table_state = UNWIND_TABLE_EVICTED;
+		wait_evicted(q, v, now_ns);
 		q->stats.evicted++;
 		pr_debug("%s: unwind table evicted for %s\n", v->path, exe->path);
 	}
-	if (err == -ENOSPC) {
-		exe->table_state = UNWIND_TABLE_FAILED;
+	if (err == -ENOSPC && !wanted) {
+		/* Not sampled yet: waits for its first sample, when it may evict. */
+		wait_evicted(q, exe, now_ns);
+		exe->table_retry_ns = 0;
+	} else if (err == -ENOSPC) {
+		wait_evicted(q, exe, now_ns);
 		q->stats.pool_full++;
 		if (q->stats.pool_full == 1)
 			pr_warn("%s: unwind-entry pool full (%zu entries; --unwind-entries): frame "
@@ -366,7 +396,7 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
 	int loaded = collect(q, now_ns);
 	ssize_t i;
 
-	while ((i = pick(q)) >= 0) {
+	while ((i = pick(q, now_ns)) >= 0) {
 		struct queued it = q->items[i];
 
 		q->items[i] = q->items[--q->cnt];

@@ -15,8 +15,11 @@
  *
  * When the unwind-entry pool is full, the table of the least recently sampled loaded file
  * (never one sampled in the last TABLE_QUEUE_EVICT_MIN_IDLE_NS) is unloaded to make room
- * (counted; it is queued again when a sample lands in it), else the new file goes without a
- * table (counted as pool_full), and is tried again once it is sampled.
+ * (counted), else the new file goes without a table (counted as pool_full). Either waits as
+ * EVICTED, queued again when a sample lands in it but not within
+ * TABLE_QUEUE_EVICT_MIN_IDLE_NS: so every file costs at most one reload (mostly a cache read)
+ * per that period, however the pool is contended, and files sampled all the time keep their
+ * tables.
  *
  * The symbolization stage (symbolize/trace_handler.c) tells the queue which files samples land
  * in through two fields of struct executable: last_sampled_ns (eviction order) and, while the
@@ -36,7 +39,7 @@ struct executable;
 struct unwind_maps;
 
 #define TABLE_QUEUE_GIANT_BYTES (16ull << 20)
-#define TABLE_QUEUE_EVICT_MIN_IDLE_NS (10 * 1000000000ULL)
+#define TABLE_QUEUE_EVICT_MIN_IDLE_NS (60 * 1000000000ULL)
 
 struct table_queue_stats {
 	uint64_t queued;         /* files currently waiting (not counting EVICTED ones) */

@@ -579,3 +579,33 @@ bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id)
 {
 	return um->cache && table_cache__has(um->cache, file_id);
 }
+
+size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t)
+{
+	size_t row_cnt;
+	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
+	uint64_t page_cnt = 0;
+	uint32_t need = 0;
+
+	if (load_pages(um, 0, rows, row_cnt, 0, &need, &page_cnt, NULL))
+		return SIZE_MAX;
+	return need;
+}
+
+size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
+{
+	const struct loaded_file *lf = u64_map__get(&um->loaded, file_id);
+	size_t i, hole;
+
+	if (!lf)
+		return 0;
+	hole = lf->range.cnt;
+	for (i = 0; i < um->free_cnt; i++) {
+		const struct pool_range *r = &um->free_ranges[i];
+
+		if (r->first + r->cnt == lf->range.first ||
+		    r->first == lf->range.first + lf->range.cnt)
+			hole += r->cnt;
+	}
+	return hole;
+}

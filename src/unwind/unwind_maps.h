@@ -74,6 +74,10 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 			 const struct unwind_table *t);
 /* Whether the on-disk cache holds a table for file_id (no cache: false). */
 bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id);
+/* Pool entries t needs (one contiguous range); SIZE_MAX when it cannot be loaded at all. */
+size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t);
+/* The contiguous free range unloading file_id would leave (0: not loaded). */
+size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id);
 /* Entries free in the pool, and its size. */
 size_t unwind_maps__pool_free(const struct unwind_maps *um);
 size_t unwind_maps__pool_cap(const struct unwind_maps *um);
