@@ -27,7 +27,9 @@
 /* Time per poll the sampling loop may spend building or loading queued tables itself (giant
  * files are built by the queue's worker meanwhile).
  */
-#define TABLE_BUDGET_NS (20 * 1000000ULL)
+#define TABLE_BUDGET_NS (30 * 1000000ULL)
+/* The poll timeout while files that samples asked for wait for their tables. */
+#define TABLE_URGENT_POLL_MS 5
 /* Exited processes are forgotten after this long: every sample of theirs has been handled and
  * the agent has exported their interval (resource attributes come from the tracker).
  */
@@ -288,7 +290,11 @@ int session__start(struct session *s)
 
 int session__poll(struct session *s, int timeout_ms)
 {
-	int err = sampler__poll(s->sampler, timeout_ms);
+	int err;
+
+	if (s->tq && timeout_ms > TABLE_URGENT_POLL_MS && table_queue__urgent(s->tq))
+		timeout_ms = TABLE_URGENT_POLL_MS;
+	err = sampler__poll(s->sampler, timeout_ms);
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	if (s->fatal)

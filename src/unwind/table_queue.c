@@ -326,6 +326,7 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 {
 	struct executable *exe = q->inflight;
 	struct unwind_table *t;
+	uint64_t ns;
 	int err, loaded = 0;
 
 	if (!q->busy)
@@ -337,7 +338,8 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 	}
 	t = q->job.table;
 	err = q->job.err;
-	q->stats.worker_busy_ns += q->job.ns;
+	ns = q->job.ns;
+	q->stats.worker_busy_ns += ns;
 	q->job = (struct worker_job){ .fd = -1 };
 	pthread_mutex_unlock(&q->lock);
 	q->busy = false;
@@ -346,6 +348,8 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 		q->stats.discarded++;
 	} else {
 		q->stats.built_worker++;
+		pr_debug("%s: unwind table built by the worker in %llu ms\n", exe->path,
+			 (unsigned long long)(ns / 1000000));
 		err = unwind_maps__complete(q->um, exe, err, &t);
 		if (!err && !install(q, exe, t, now_ns))
 			loaded = 1;
@@ -423,6 +427,17 @@ void table_queue__drain(struct table_queue *q, uint64_t now_ns)
 			break;
 		usleep(1000);
 	}
+}
+
+bool table_queue__urgent(const struct table_queue *q)
+{
+	size_t i;
+
+	for (i = 0; i < q->cnt; i++)
+		if (q->items[i].exe->table_state == UNWIND_TABLE_QUEUED &&
+		    q->items[i].exe->table_wanted && !(q->busy && giant(q->items[i].exe)))
+			return true;
+	return false;
 }
 
 void table_queue__stats(const struct table_queue *q, struct table_queue_stats *out)

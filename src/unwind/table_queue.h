@@ -32,6 +32,7 @@
 #ifndef STACKSCOPE_TABLE_QUEUE_H
 #define STACKSCOPE_TABLE_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,10 @@ void table_queue__remove(struct table_queue *q, struct executable *exe);
  * for up to budget_ns (at least one). Returns the number of tables loaded.
  */
 int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns);
+/* Whether a file that samples asked for waits to be served on this thread (the caller should
+ * come back soon rather than after its usual poll interval).
+ */
+bool table_queue__urgent(const struct table_queue *q);
 /* Run until nothing is queued (tests, short recordings that want every table). */
 void table_queue__drain(struct table_queue *q, uint64_t now_ns);
 void table_queue__stats(const struct table_queue *q, struct table_queue_stats *out);
