@@ -251,6 +251,7 @@ static int run(const struct agent_options *o)
 		.symbolize_lines =
 			o->symbolize_lines, /* never waits: late debug info fills later intervals */
 		/* well past the 60 s process grace and any interval's export */
+		.sampled_tables_only = true,
 		.evict_exe_ns =
 			(uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
 	};

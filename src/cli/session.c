@@ -185,7 +185,9 @@ struct session *session__new(const struct session_opts *opts)
 			strerror(errno));
 	if (s->um) {
 		s->tq = table_queue__new(s->um);
-		if (!s->tq)
+		if (s->tq)
+			table_queue__set_sampled_only(s->tq, opts->sampled_tables_only);
+		else
 			pr_warn("no table-build thread (%s): tables are built at once\n",
 				strerror(errno));
 	}

@@ -39,11 +39,13 @@ struct session_opts {
 	const pid_t *pids; /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
 	size_t pid_cnt;
 	bool symbolize;
-	size_t timestamps_cap;   /* per aggregated sample; the agent keeps them for OTLP */
-	size_t unwind_entry_cap; /* 0: default */
-	bool symbolize_lines;    /* DWARF lines + inline frames when a profile is taken */
-	uint64_t evict_exe_ns;   /* forget executables unused this long (0: never; agent) */
-	int debuginfod_wait_ms;  /* at take time, wait this long for pending debuginfod fetches */
+	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
+	size_t unwind_entry_cap;  /* 0: default */
+	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
+	uint64_t evict_exe_ns;    /* forget executables unused this long (0: never; agent) */
+	bool sampled_tables_only; /* build only the tables samples ask for (agent; see
+				   * unwind/table_queue.h), else every mapped file's, sampled first */
+	int debuginfod_wait_ms;   /* at take time, wait this long for pending debuginfod fetches */
 	const char *const *debug_dirs; /* extra debug-file folders */
 	size_t debug_dir_cnt;
 	const char *cache_dir; /* on-disk unwind-table cache; NULL or "": none */

@@ -38,6 +38,7 @@ struct process {
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
 	size_t bpf_key_cnt;
 	bool alive;
+	bool named;            /* comm, exe_path and container read since the last exec */
 	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
 	uint64_t scanned_ns;   /* CLOCK_MONOTONIC of the last scan */
 	uint64_t rescan_at_ns; /* pending rescan (0: none) */

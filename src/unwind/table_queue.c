@@ -50,6 +50,7 @@ struct table_queue {
 	struct worker_job job;       /* under lock */
 	struct executable *inflight; /* owner side: the file being built; NULL once removed */
 	bool busy;                   /* owner side: a job is submitted and not yet collected */
+	bool sampled_only;           /* table_queue__set_sampled_only() */
 	struct table_queue_stats stats;
 };
 
@@ -149,6 +150,11 @@ static int push_item(struct table_queue *q, struct executable *exe, bool cached)
 	return 0;
 }
 
+void table_queue__set_sampled_only(struct table_queue *q, bool on)
+{
+	q->sampled_only = on;
+}
+
 int table_queue__add(struct table_queue *q, struct executable *exe)
 {
 	int err;
@@ -230,8 +236,9 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 			continue;
 		if (q->busy && giant(it->exe) && !it->cached)
 			continue;
-		/* Files no sample asked for take only room nobody needs. */
-		if (!it->exe->last_sampled_ns && !it->exe->table_wanted && low_on_room(q))
+		/* Files no sample asked for take only room nobody needs, if any. */
+		if (!it->exe->last_sampled_ns && !it->exe->table_wanted &&
+		    (q->sampled_only || low_on_room(q)))
 			continue;
 		if (best < 0 || before(it, &q->items[best]))
 			best = (ssize_t)i;

@@ -5,7 +5,7 @@
  * buffer, works the queue in this order:
  *  1. files that samples landed in while they had no table (exe->table_wanted, most first);
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
- *  3. the rest, smallest file first.
+ *  3. the rest, smallest file first (unless sampled_only: table_queue__set_sampled_only()).
  * Small files are built on the calling thread within a time budget per call; giant files
  * (>= TABLE_QUEUE_GIANT_BYTES: libLLVM, libjvm, node, with megabytes of .eh_frame) go to one
  * worker thread, one at a time, so the sampling loop never waits for a build and the peak
@@ -59,6 +59,11 @@ struct table_queue;
 struct table_queue *table_queue__new(struct unwind_maps *um);
 /* Waits for a build in flight, then frees. */
 void table_queue__free(struct table_queue *q);
+/* Serve only files that samples landed in (the agent: a file nothing on the machine runs
+ * code in costs neither CPU nor pool room); the others stay queued until a sample lands in
+ * them. Default false: everything, in the order above (record).
+ */
+void table_queue__set_sampled_only(struct table_queue *q, bool on);
 /* Queue exe's table (exe->table_state becomes QUEUED). 0 or -ENOMEM. */
 int table_queue__add(struct table_queue *q, struct executable *exe);
 /* exe's table is no longer wanted (no live process maps it) or exe goes away. */

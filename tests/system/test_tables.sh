@@ -8,7 +8,9 @@
 #    sampled more, e.g. libc, may come first), and its samples are complete (hot_leaf <- chain_c
 #    <- chain_b <- chain_a <- main <- _start) once the first 3 one-second intervals are over (on
 #    a loaded 2-core machine the builds before it took up to 2 s);
-#  - the giant files are built on the worker thread (counted);
+#  - files no sample lands in get no table (the agent builds only what samples ask for);
+#  - the giant files are built on the worker thread (counted) when sampled: clang parses a
+#    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
 #    frames still unwind through its table (the chain up to main).
@@ -23,9 +25,16 @@ fi
 PY=/usr/bin/python3
 CHAIN_RE='main;chain_a;chain_b;chain_c;hot_leaf'
 
-# the giants: clang -fsyntax-only reading a stdin that stays open (libLLVM, libclang-cpp), node
+# the giants: clang -fsyntax-only reading a stdin that stays open (libLLVM, libclang-cpp, mapped
+# all along), clang parsing C++ in a loop (sampled), node
 sleep 60 | "$CLANG" -fsyntax-only -x c++ - >/dev/null 2>&1 &
 _bg_pids+=($!)
+printf '#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n' >"$TMP/p.cc"
+for i in $(seq 40); do
+	echo "int f$i(std::vector<std::map<std::string, int>> &v) { std::sort(v.begin(), v.end()); return (int)v.size(); }"
+done >>"$TMP/p.cc"
+spawn cpid timeout 50 sh -c "while :; do nice '$CLANG' -fsyntax-only '$TMP/p.cc'; done"
+
 if command -v node >/dev/null; then
 	spawn npid node -e 'setTimeout(() => {}, 60000)'
 fi
@@ -73,15 +82,17 @@ check_eq "lazy: exit status" "$ARC" 0
 comm=$(basename "$WL" | cut -c1-15)
 total=$(samples "$TMP/lazy.folded" "$comm" ';hot_leaf$')
 complete=$(samples "$TMP/lazy.folded" "$comm" "^$comm;${START_RE}$CHAIN_RE\$")
-check_ge "lazy: samples of the workload in hot_leaf after 3 s" "$total" 50
+check_ge "lazy: samples of the workload in hot_leaf after 3 s" "$total" 20
 check_pct "lazy: of those, complete back to _start" "$complete" "$total" 90 ||
 	show "$TMP/lazy.folded" "$comm"
 grep -o '[^ ]*: unwind table loaded' "$TMP/lazy.log" | sed 's/: unwind table loaded//' \
 	>"$TMP/lazy.order"
 loaded=$(grep -c . "$TMP/lazy.order")
 pos=$(grep -n -F -x "$WL" "$TMP/lazy.order" | head -1 | cut -d: -f1)
-# by size alone it would come after the ~100 smaller files every machine maps
-check_ge "lazy: tables loaded" "$loaded" 60
+queued=$(grep -o '[0-9]* queued' "$TMP/lazy.log" | tail -1 | cut -d' ' -f1)
+check_ge "lazy: tables loaded" "$loaded" 5
+check_ge "lazy: files no sample landed in left without a table (queued at the end)" \
+	"${queued:-0}" 20
 check_le "lazy: the sampled 12 MiB workload's table among the first loaded (position)" \
 	"${pos:-9999}" 20 || head -15 "$TMP/lazy.order" | sed 's/^/        /'
 worker=$(grep -c 'unwind table built by the worker' "$TMP/lazy.log")
@@ -94,7 +105,7 @@ noroom=$(grep -o '[0-9]* without room' "$TMP/small.log" | tail -1 | cut -d' ' -f
 check_ge "pool full: tables without room, counted" "${noroom:-0}" 1
 total=$(samples "$TMP/small.folded" "$comm" ';hot_leaf$')
 chain=$(samples "$TMP/small.folded" "$comm" "$CHAIN_RE\$")
-check_ge "pool full: samples of the workload in hot_leaf after 2 s" "$total" 30
+check_ge "pool full: samples of the workload in hot_leaf after 2 s" "$total" 20
 check_pct "pool full: of those, the chain up to main (the workload's own table)" "$chain" \
 	"$total" 75 || show "$TMP/small.folded" "$comm"
 finish
