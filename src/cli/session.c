@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/safe_open.h"
 #include "cli/session.h"
+#include "elf/elf_file.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
@@ -106,6 +107,10 @@ static void load_executable(struct executable *exe, void *ctx)
 	if (s->um && (!s->tq || table_queue__add(s->tq, exe)))
 		unwind_maps__load(s->um, exe);
 	interp_registry__file_loaded(s->interp, exe);
+	/* What identification and detection read stays in the page cache, not in our RSS: a
+	 * queued file may wait for its table (and symbols) for ever.
+	 */
+	elf_file__drop_pages(exe->elf);
 }
 
 static void unload_executable(struct executable *exe, void *ctx)
