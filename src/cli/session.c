@@ -29,6 +29,8 @@
  * files are built by the queue's worker meanwhile).
  */
 #define TABLE_BUDGET_NS (30 * 1000000ULL)
+/* Time at start for the tables of the files most processes map, before sampling starts. */
+#define TABLE_PRIME_NS (2 * 1000000000ULL)
 /* The poll timeout while files that samples asked for wait for their tables. */
 #define TABLE_URGENT_POLL_MS 5
 /* Exited processes are forgotten after this long: every sample of theirs has been handled and
@@ -290,7 +292,9 @@ int session__start(struct session *s)
 	else
 		for (i = 0; i < s->root_cnt; i++)
 			process_table__scan(s->pt, s->roots[i], now);
-	/* Building the tables of every file at start leaves large freed blocks behind. */
+	/* The tables most processes need before the first sample; the rest as samples ask. */
+	if (s->tq)
+		table_queue__prime(s->tq, now, TABLE_PRIME_NS);
 	malloc_trim(0);
 	return sampler__start(s->sampler);
 }

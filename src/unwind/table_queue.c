@@ -211,6 +211,9 @@ static bool before(const struct queued *a, const struct queued *b)
 		return a->exe->table_wanted > b->exe->table_wanted;
 	if (a->cached != b->cached)
 		return a->cached;
+	/* Files more processes map (libc, the loader) are more likely sampled next. */
+	if (a->exe->live_maps != b->exe->live_maps)
+		return a->exe->live_maps > b->exe->live_maps;
 	return a->exe->version.size < b->exe->version.size;
 }
 
@@ -424,6 +427,18 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
 			break;
 	}
 	return loaded;
+}
+
+void table_queue__prime(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
+{
+	uint64_t t0 = mono_ns();
+	bool was = q->sampled_only;
+
+	/* Giant files are only handed to the worker, which keeps building after we return. */
+	q->sampled_only = false;
+	while (mono_ns() - t0 < budget_ns && pick(q, now_ns) >= 0)
+		table_queue__run(q, now_ns, budget_ns - (mono_ns() - t0));
+	q->sampled_only = was;
 }
 
 void table_queue__drain(struct table_queue *q, uint64_t now_ns)

@@ -5,7 +5,8 @@
  * buffer, works the queue in this order:
  *  1. files that samples landed in while they had no table (exe->table_wanted, most first);
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
- *  3. the rest, smallest file first (unless sampled_only: table_queue__set_sampled_only()).
+ *  3. the rest: mapped by more live processes first, then smallest (unless sampled_only:
+ *     table_queue__set_sampled_only()).
  * Small files are built on the calling thread within a time budget per call; giant files
  * (>= TABLE_QUEUE_GIANT_BYTES: libLLVM, libjvm, node, with megabytes of .eh_frame) go to one
  * worker thread, one at a time, so the sampling loop never waits for a build and the peak
@@ -76,6 +77,10 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
  * come back soon rather than after its usual poll interval).
  */
 bool table_queue__urgent(const struct table_queue *q);
+/* Before sampling starts: serve the queue in its order (sampled_only or not) for up to
+ * budget_ns, so the files most processes map have their tables from the first sample.
+ */
+void table_queue__prime(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns);
 /* Run until nothing is queued (tests, short recordings that want every table). */
 void table_queue__drain(struct table_queue *q, uint64_t now_ns);
 void table_queue__stats(const struct table_queue *q, struct table_queue_stats *out);
