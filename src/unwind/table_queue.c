@@ -30,7 +30,7 @@ struct queued {
 /* The one build the worker owns: submitted by the owner thread, completed by the worker. */
 struct worker_job {
 	int fd; /* a dup of the file's fd, closed by the worker */
-	bool submitted, done;
+	bool submitted, taken, done;
 	int err;
 	struct unwind_table *table;
 	uint64_t ns;
@@ -62,6 +62,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void queue__destroy(struct table_queue *q);
+
 static void *worker(void *arg)
 {
 	struct table_queue *q = arg;
@@ -78,6 +80,7 @@ static void *worker(void *arg)
 		if (q->stop)
 			break;
 		fd = q->job.fd;
+		q->job.taken = true;
 		pthread_mutex_unlock(&q->lock);
 
 		t0 = mono_ns();
@@ -91,6 +94,12 @@ static void *worker(void *arg)
 		q->job.err = err;
 		q->job.ns = mono_ns() - t0;
 		q->job.done = true;
+		if (q->stop) {
+			/* Orphaned by table_queue__free() (detached): the queue is ours to free. */
+			pthread_mutex_unlock(&q->lock);
+			queue__destroy(q);
+			return NULL;
+		}
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -117,23 +126,38 @@ struct table_queue *table_queue__new(struct unwind_maps *um)
 	return q;
 }
 
-void table_queue__free(struct table_queue *q)
+static void queue__destroy(struct table_queue *q)
 {
-	if (!q)
-		return;
-	pthread_mutex_lock(&q->lock);
-	q->stop = true;
-	pthread_cond_signal(&q->cond);
-	pthread_mutex_unlock(&q->lock);
-	pthread_join(q->thread, NULL);
-	if (q->job.submitted && !q->job.done)
-		close(q->job.fd);
 	unwind_table__free(q->job.table);
 	pthread_cond_destroy(&q->cond);
 	pthread_mutex_destroy(&q->lock);
 	free(q->items);
 	free(q->loaded);
 	free(q);
+}
+
+void table_queue__free(struct table_queue *q)
+{
+	bool building;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	building = q->job.submitted && !q->job.done && q->job.taken;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	if (building) {
+		/* A giant build takes seconds on a loaded machine: do not hold up the exit. The
+		 * worker frees the queue when it is done (it touches nothing else).
+		 */
+		pthread_detach(q->thread);
+		return;
+	}
+	pthread_join(q->thread, NULL);
+	if (q->job.submitted && !q->job.done)
+		close(q->job.fd);
+	queue__destroy(q);
 }
 
 static bool giant(const struct executable *exe)
@@ -202,13 +226,22 @@ void table_queue__remove(struct table_queue *q, struct executable *exe)
 		exe->table_state = UNWIND_TABLE_NONE;
 }
 
-/* Order of service (table_queue.h): sampled (most samples first), cached, then smallest. */
+/* Order of service (table_queue.h): sampled (most samples per byte first), cached, then the
+ * most mapped, then smallest.
+ */
 static bool before(const struct queued *a, const struct queued *b)
 {
 	if (!!a->exe->table_wanted != !!b->exe->table_wanted)
 		return a->exe->table_wanted;
-	if (a->exe->table_wanted)
-		return a->exe->table_wanted > b->exe->table_wanted;
+	if (a->exe->table_wanted) {
+		/* Samples served per byte to read: a small file a few samples wait for goes
+		 * before a giant many wait for (whose build would delay it by seconds).
+		 */
+		double ca = (double)a->exe->version.size + (1 << 20);
+		double cb = (double)b->exe->version.size + (1 << 20);
+
+		return a->exe->table_wanted / ca > b->exe->table_wanted / cb;
+	}
 	if (a->cached != b->cached)
 		return a->cached;
 	/* Files more processes map (libc, the loader) are more likely sampled next. */

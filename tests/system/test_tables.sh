@@ -85,16 +85,22 @@ complete=$(samples "$TMP/lazy.folded" "$comm" "^$comm;${START_RE}$CHAIN_RE\$")
 check_ge "lazy: samples of the workload in hot_leaf after 3 s" "$total" 20
 check_pct "lazy: of those, complete back to _start" "$complete" "$total" 90 ||
 	show "$TMP/lazy.folded" "$comm"
-grep -o '[^ ]*: unwind table loaded' "$TMP/lazy.log" | sed 's/: unwind table loaded//' \
-	>"$TMP/lazy.order"
+# the loads once sampling runs (before, the agent serves the files most processes map for up
+# to 2 s, mapped-by-most first: a one-process 12 MiB file comes last there)
+sed -n '/agent running/,$p' "$TMP/lazy.log" | grep -o '[^ ]*: unwind table loaded' |
+	sed 's/: unwind table loaded//' >"$TMP/lazy.order"
 loaded=$(grep -c . "$TMP/lazy.order")
 pos=$(grep -n -F -x "$WL" "$TMP/lazy.order" | head -1 | cut -d: -f1)
 queued=$(grep -o '[0-9]* queued' "$TMP/lazy.log" | tail -1 | cut -d' ' -f1)
-check_ge "lazy: tables loaded" "$loaded" 5
+check_ge "lazy: tables loaded once sampling ran" "$loaded" 1
 check_ge "lazy: files no sample landed in left without a table (queued at the end)" \
 	"${queued:-0}" 20
-check_le "lazy: the sampled 12 MiB workload's table among the first loaded (position)" \
-	"${pos:-9999}" 20 || head -15 "$TMP/lazy.order" | sed 's/^/        /'
+if sed '/agent running/,$d' "$TMP/lazy.log" | grep -q -F "$WL: unwind table loaded"; then
+	ok "lazy: the 12 MiB workload's table loaded before sampling started (an idle machine)"
+else
+	check_le "lazy: the sampled 12 MiB workload's table among the first loaded (position)" \
+		"${pos:-9999}" 20 || head -15 "$TMP/lazy.order" | sed 's/^/        /'
+fi
 worker=$(grep -c 'unwind table built by the worker' "$TMP/lazy.log")
 check_ge "lazy: giant files built on the worker thread" "$worker" 1
 
