@@ -3,7 +3,8 @@
  * A file that a live process starts mapping is queued (exe_registry ops->load), not built on
  * the spot; table_queue__run(), called from the sampling loop after every drain of the ring
  * buffer, works the queue in this order:
- *  1. files that samples landed in while they had no table (exe->table_wanted, most first);
+ *  1. files that samples landed in while they had no table (exe->table_wanted per byte of
+ *     file, most first: a small file is not stuck behind a giant one);
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
  *  3. the rest: mapped by more live processes first, then smallest (unless sampled_only:
  *     table_queue__set_sampled_only()).
@@ -58,7 +59,7 @@ struct table_queue;
 
 /* um is borrowed. NULL with errno (the worker thread could not start). */
 struct table_queue *table_queue__new(struct unwind_maps *um);
-/* Waits for a build in flight, then frees. */
+/* Frees; a giant build in flight is left to the detached worker, which frees the rest. */
 void table_queue__free(struct table_queue *q);
 /* Serve only files that samples landed in (the agent: a file nothing on the machine runs
  * code in costs neither CPU nor pool room); the others stay queued until a sample lands in
