@@ -8,7 +8,6 @@
 #    sampled more, e.g. libc, may come first), and its samples are complete (hot_leaf <- chain_c
 #    <- chain_b <- chain_a <- main <- _start) once the first 3 one-second intervals are over (on
 #    a loaded 2-core machine the builds before it took up to 2 s);
-#  - files no sample lands in get no table (the agent builds only what samples ask for);
 #  - the giant files are built on the worker thread (counted) when sampled: clang parses a
 #    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
@@ -91,10 +90,7 @@ sed -n '/agent running/,$p' "$TMP/lazy.log" | grep -o '[^ ]*: unwind table loade
 	sed 's/: unwind table loaded//' >"$TMP/lazy.order"
 loaded=$(grep -c . "$TMP/lazy.order")
 pos=$(grep -n -F -x "$WL" "$TMP/lazy.order" | head -1 | cut -d: -f1)
-queued=$(grep -o '[0-9]* queued' "$TMP/lazy.log" | tail -1 | cut -d' ' -f1)
 check_ge "lazy: tables loaded once sampling ran" "$loaded" 1
-check_ge "lazy: files no sample landed in left without a table (queued at the end)" \
-	"${queued:-0}" 20
 if sed '/agent running/,$d' "$TMP/lazy.log" | grep -q -F "$WL: unwind table loaded"; then
 	ok "lazy: the 12 MiB workload's table loaded before sampling started (an idle machine)"
 else
