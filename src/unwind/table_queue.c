@@ -51,6 +51,7 @@ struct table_queue {
 	struct executable *inflight; /* owner side: the file being built; NULL once removed */
 	bool busy;                   /* owner side: a job is submitted and not yet collected */
 	bool sampled_only;           /* table_queue__set_sampled_only() */
+	bool started;                /* table_queue__prime() ran: sampling runs */
 	struct table_queue_stats stats;
 };
 
@@ -193,7 +194,10 @@ int table_queue__add(struct table_queue *q, struct executable *exe)
 		return err;
 	}
 	exe->table_state = UNWIND_TABLE_QUEUED;
-	exe->table_wanted = 0;
+	/* A file first mapped while sampling runs (an exec, a dlopen) is about to run code:
+	 * served as if sampled once, as soon as the loader's burst of mappings is in.
+	 */
+	exe->table_wanted = q->started ? 1 : 0;
 	return 0;
 }
 
@@ -472,6 +476,7 @@ void table_queue__prime(struct table_queue *q, uint64_t now_ns, uint64_t budget_
 	while (mono_ns() - t0 < budget_ns && pick(q, now_ns) >= 0)
 		table_queue__run(q, now_ns, budget_ns - (mono_ns() - t0));
 	q->sampled_only = was;
+	q->started = true;
 }
 
 void table_queue__drain(struct table_queue *q, uint64_t now_ns)

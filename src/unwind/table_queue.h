@@ -4,7 +4,8 @@
  * the spot; table_queue__run(), called from the sampling loop after every drain of the ring
  * buffer, works the queue in this order:
  *  1. files that samples landed in while they had no table (exe->table_wanted per byte of
- *     file, most first: a small file is not stuck behind a giant one);
+ *     file, most first: a small file is not stuck behind a giant one), and files first
+ *     mapped after table_queue__prime() (a new exec or dlopen: counted as one sample);
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
  *  3. the rest: mapped by more live processes first, then smallest (unless sampled_only:
  *     table_queue__set_sampled_only()).
