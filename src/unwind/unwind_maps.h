@@ -34,7 +34,6 @@ struct unwind_maps_stats {
 	uint64_t rules_used;
 	uint64_t pages;
 	uint64_t pool_full;     /* tables the entry pool had no room for (after evictions) */
-	uint64_t files_evicted; /* tables unloaded to make room for a more recently sampled one */
 	uint64_t build_ns;      /* time spent building tables */
 	uint64_t load_ns;       /* time spent writing maps */
 };
