@@ -33,9 +33,9 @@ struct unwind_maps_stats {
 	uint64_t entries_used;  /* pool entries in use */
 	uint64_t rules_used;
 	uint64_t pages;
-	uint64_t pool_full;     /* tables the entry pool had no room for (after evictions) */
-	uint64_t build_ns;      /* time spent building tables */
-	uint64_t load_ns;       /* time spent writing maps */
+	uint64_t pool_full; /* tables the entry pool had no room for (after evictions) */
+	uint64_t build_ns;  /* time spent building tables */
+	uint64_t load_ns;   /* time spent writing maps */
 };
 
 struct unwind_maps;
