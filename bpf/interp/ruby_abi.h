@@ -37,6 +37,8 @@ enum rb_marker {
 	RB_MARKER_READ_FAILED = 3, /* a control frame could not be read: frames lost */
 	RB_MARKER_NO_PROC = 5,     /* the process is not attached (not yet, or its layout check
 				    * failed): native frames only */
+	RB_MARKER_GC = 4,          /* the VM's garbage collector runs (objspace during_gc):
+				    * on the leaf side of the Ruby frames that triggered it */
 };
 
 /* Frame magic and flags in ep[0] (vm_core.h, the same from 2.6 to 3.4). */
@@ -74,7 +76,10 @@ struct rb_offsets {
 	__u16 body_first_line; /* .location.first_lineno (a Fixnum VALUE) */
 	__u16 body_read_sz;    /* bytes of the body to read (< RB_BODY_READ_MAX) */
 	__u16 me_called_id;    /* rb_callable_method_entry_t.called_id */
-	__u16 pad[2];
+	__u16 vm_objspace;     /* rb_vm_t.objspace */
+	__u16 objspace_flags;  /* rb_objspace_t.flags (a 32-bit bit field) */
+	__u32 gc_running;      /* the flags' during_gc bit */
+	__u16 pad[3];
 };
 
 /* interp_file.rb: the library's layout (its vm_exec_core is interp_file's range). */
@@ -90,6 +95,7 @@ struct rb_file_abi {
  */
 struct rb_proc_abi {
 	__u64 modid_got; /* absolute address of the GOT slot of ruby_current_ec's DTPMOD64 */
+	__u64 vm_ptr;    /* absolute address of ruby_current_vm_ptr (rb_vm_t *) */
 };
 
 #define RB_TCB_DTV 8
@@ -108,6 +114,7 @@ enum rb_counter {
 	RB_COUNTER_SKIPPED,     /* dummy and C-block (ifunc) frames: nothing to show */
 	RB_COUNTER_RUN_EMPTY,   /* a vm_exec_core activation with no Ruby frame left */
 	RB_COUNTER_TRUNCATED,   /* Ruby frames cut at the native reserve (marker) */
+	RB_COUNTER_GC,          /* samples taken while the garbage collector ran (marker) */
 	RB_COUNTER_CNT,
 };
 

@@ -26,6 +26,7 @@
 struct rb_cursor {
 	__u64 cfp; /* next control frame to look at (towards older frames) */
 	__u64 end; /* the end of the VM stack: no control frame at or above it */
+	__u8 gc;   /* the GC runs: a marker goes before the first Ruby frame */
 	__u8 cf[RB_CFP_READ_MAX];
 	__u8 body[RB_BODY_READ_MAX];
 	__u64 env[3];  /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
@@ -67,7 +68,8 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 {
 	const struct rb_offsets *o = &is->file.rb.off;
 	struct interp_proc *proc;
-	__u64 modid, dtv, block, ec, stack, size, cfp, end;
+	__u64 modid, dtv, block, ec, stack, size, cfp, end, vm, objspace;
+	__u32 gc_flags;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_RUBY);
 	if (!proc || proc->file_id != is->file_id) {
@@ -117,6 +119,12 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 	}
 	rb->cfp = cfp;
 	rb->end = end;
+	rb->gc = 0;
+	/* GC time: vm->objspace->flags.during_gc (unreadable: just no marker) */
+	if (proc->rb.vm_ptr && ss_read_user(&vm, sizeof(vm), proc->rb.vm_ptr) == 0 && vm &&
+	    ss_read_user(&objspace, sizeof(objspace), vm + o->vm_objspace) == 0 && objspace &&
+	    ss_read_user(&gc_flags, sizeof(gc_flags), objspace + o->objspace_flags) == 0)
+		rb->gc = (gc_flags & o->gc_running) != 0;
 	return 0;
 }
 
@@ -260,6 +268,12 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 		return 0;
 	}
 	is->emitting = FRAME_KIND_RUBY;
+	if (rb->gc) {
+		rb->gc = 0;
+		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_GC);
+		rb_count(RB_COUNTER_GC);
+		return 1;
+	}
 	rb_emit(st, is, rb, frames);
 	return 1;
 }

@@ -86,6 +86,8 @@ hot=$(samples "$f" "*" ";Worker#gamma@$C:$L_HOT(;|\$)")
 check_pct "chain: Worker#gamma at the hot line $L_HOT" "$hot" "$inc" 95
 inter=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*rb_vm_exec;($N)*<main>@$C:")
 check_pct "chain: complete from _start" "$inter" "$inruby" 90
+gc=$(samples "$f" "*" "Worker#gamma@$C:[0-9]+;\\[ruby: gc\\]")
+check_eq "chain: no GC marker in a loop that allocates nothing" "$gc" 0
 grep -q "ruby .*layouts verified 1" "$TMP/chain.err"
 check_eq "chain: the process's layout verified (record summary)" $? 0 ||
 	grep "^ruby " "$TMP/chain.err" | sed 's/^/        /'
@@ -136,6 +138,21 @@ inc=$(samples "$f" "*" ";Object#long@rb_long\\.rb:")
 hot=$(samples "$f" "*" ";Object#long@rb_long\\.rb:$L_LONG(;|\$)")
 check_ge "long method: samples" "$inc" 100
 check_pct "long method: hot line $L_LONG found through the succinct index blocks" "$hot" "$inc" 95 ||
+	show_rb "$f"
+
+# ---- GC time: a [ruby: gc] frame on the leaf side of the Ruby frames that started it ----
+{
+	echo "keep = Array.new(200_000) { |i| \"s#{i}\" }"
+	echo "deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + Float(ARGV[0])"
+	echo "GC.start while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline # GC_LOOP"
+} >"$TMP/rb_gc.rb"
+L_GC=$(line "$TMP/rb_gc.rb" GC_LOOP)
+rb_record gc "$TMP/rb_gc.rb"
+f=$TMP/gc.stacks
+inc=$(samples "$f" "*" ";GC\\.start@<internal:gc>:[0-9]+")
+gc=$(samples "$f" "*" "<main>@rb_gc\\.rb:$L_GC;GC\\.start@<internal:gc>:[0-9]+;\\[ruby: gc\\](;[^;@]*)*\$")
+check_ge "gc: samples in GC.start" "$inc" 50
+check_pct "gc: <main>:$L_GC -> GC.start -> [ruby: gc] -> the collector's native frames" "$gc" "$inc" 80 ||
 	show_rb "$f"
 
 # ---- threads: each sample carries its own thread's stack (thread names set by the script) ----
