@@ -21,9 +21,11 @@
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
-	RECORD_EXEC = 2, /* a task called execve(): pid, new binary's path */
-	RECORD_EXIT = 3, /* a thread-group leader exited */
-	RECORD_MMAP = 4, /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_EXEC = 2,  /* a task called execve(): pid, new binary's path */
+	RECORD_EXIT = 3,  /* a thread-group leader exited */
+	RECORD_MMAP = 4,  /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_STACK = 5, /* registers + a copy of the user stack for a deferred sample: sent
+			   * right before that sample's RECORD_SAMPLE, from the same CPU */
 };
 
 struct record_header {
@@ -74,6 +76,8 @@ enum unwind_end {
 	UNWIND_END_UNMAPPED,     /* pc in no known mapping (JIT, or not loaded yet), FP failed */
 	UNWIND_END_BAD_FRAME,    /* the unwound sp did not move up the stack */
 	UNWIND_END_NO_USER,      /* kernel thread, or no user registers */
+	UNWIND_END_STACK_COPY,   /* deferred walk only (userspace): the next frame's memory lies
+				  * outside the stack copy the sample carried */
 	UNWIND_END_CNT,
 };
 
@@ -86,10 +90,53 @@ struct sample_record {
 	__u16 user_end; /* enum unwind_end */
 	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
-	__u32 pad;
+	__u32 deferred; /* enum defer_kind: a RECORD_STACK for this sample precedes it */
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
+};
+
+/* ---- Deferred unwinding (bpf/deferred.h, src/unwind/deferred.c) ----
+ *
+ * A walk that reaches a frame whose pc is in no known mapping (but in a file-backed one) or in
+ * a file whose table is not loaded yet has a "defer point": the cursor at that frame. Within a
+ * global budget, such a sample is sent as a RECORD_STACK (the defer point and up to
+ * SS_DEFER_STACK_PAGES pages of user stack from the page holding its sp), then the usual
+ * RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace continues the walk from
+ * the defer point, with the same step code, once the mapping and table exist.
+ */
+#define SS_DEFER_STACK_PAGES \
+	7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
+				* map value holds at most 32 KiB */
+#define SS_DEFER_PAGE 4096
+
+enum defer_kind {
+	DEFER_NONE = 0,
+	DEFER_UNKNOWN = 1, /* a frame was in an unknown mapping or a file without a table yet */
+	DEFER_VERIFY = 2,  /* test mode: defer point at the first frame of every sample; the
+			    * record holds eBPF's whole walk, to compare with the replay */
+};
+
+/* The cursor state at the defer point: enough to run the step from that frame again. */
+struct defer_point {
+	__u64 regs[17];  /* DWARF numbering, DWARF_RAX..DWARF_RIP */
+	__u32 frame_idx; /* the frame at the defer point (frames before it stay as sent) */
+	__u8 regs_valid;
+	__u8 pc_is_return;
+	__u8 after_signal;
+	__u8 why; /* enum unwind_end: UNWIND_END_UNMAPPED or UNWIND_END_UNKNOWN_FILE (VERIFY: OK) */
+};
+
+struct stack_copy_record {
+	struct record_header hdr; /* same cpu, time, pid, tid as the sample that follows */
+	struct defer_point at;
+	__u16 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u16 full;       /* every page was read: the stack may go on past the copy (else the
+			* page after it could not be read: the top of the stack, or not present) */
+	__u32 stack_len;  /* bytes of stack[] sent: whole pages */
+	__u64 stack_addr; /* user address of stack[0] (sp rounded down to its page) */
+	/* Variable length: stack_len bytes are sent. */
+	__u8 stack[SS_DEFER_STACK_PAGES * SS_DEFER_PAGE];
 };
 
 struct exec_record {
@@ -110,21 +157,29 @@ struct mmap_record {
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
 enum counter {
-	COUNTER_SAMPLES = 0,      /* perf events handled (after the pid filter) */
-	COUNTER_FILTERED,         /* samples of tasks outside the -p / command filter */
-	COUNTER_IDLE,             /* samples of the idle task (pid 0): not recorded */
-	COUNTER_RINGBUF_FULL,     /* samples lost: ring buffer full */
-	COUNTER_EVENTS_LOST,      /* exec/exit records lost: ring buffer full */
-	COUNTER_KSTACK_FAILED,    /* bpf_get_stack(kernel) failed; sample kept without kstack */
-	COUNTER_KSTACK_TRUNCATED, /* kernel stack filled SS_MAX_KERNEL_FRAMES */
-	COUNTER_USER_FRAMES,      /* user frames produced */
-	COUNTER_FP_FRAMES,        /* of which found through the frame pointer */
-	COUNTER_UNKNOWN_PID,      /* samples of processes with no mappings loaded yet */
-	COUNTER_FORK_INHERITED,   /* samples of forked children resolved through their
+	COUNTER_SAMPLES = 0,         /* perf events handled (after the pid filter) */
+	COUNTER_FILTERED,            /* samples of tasks outside the -p / command filter */
+	COUNTER_IDLE,                /* samples of the idle task (pid 0): not recorded */
+	COUNTER_RINGBUF_FULL,        /* samples lost: ring buffer full */
+	COUNTER_EVENTS_LOST,         /* exec/exit records lost: ring buffer full */
+	COUNTER_KSTACK_FAILED,       /* bpf_get_stack(kernel) failed; sample kept without kstack */
+	COUNTER_KSTACK_TRUNCATED,    /* kernel stack filled SS_MAX_KERNEL_FRAMES */
+	COUNTER_USER_FRAMES,         /* user frames produced */
+	COUNTER_FP_FRAMES,           /* of which found through the frame pointer */
+	COUNTER_UNKNOWN_PID,         /* samples of processes with no mappings loaded yet */
+	COUNTER_FORK_INHERITED,      /* samples of forked children resolved through their
 				    * parent's mappings (not known to userspace yet) */
-	COUNTER_SAMPLE_NS,        /* ns spent in on_sample for recorded samples (own clock:
+	COUNTER_NEW_MAPPINGS,        /* executable mappings of known files entered by eBPF */
+	COUNTER_NEW_MAPPING_UNKNOWN, /* ... of files eBPF does not know: left to userspace */
+	COUNTER_NEW_MAPPING_CHANGED, /* ... of a known (dev, ino) whose size or ctime changed */
+	COUNTER_NEW_MAPPING_EVICTED, /* entries overwritten before userspace took over */
+	COUNTER_NEW_MAPPING_USED,    /* mapping lookups answered by eBPF-entered mappings */
+	COUNTER_SAMPLE_NS,           /* ns spent in on_sample for recorded samples (own clock:
 				    * filtered-out runs excluded, unlike the kernel's run_time) */
-	COUNTER_UNWIND_END_BASE,  /* + enum unwind_end: how user stacks ended */
+	COUNTER_DEFERRED,            /* samples sent with a stack copy (RECORD_STACK) */
+	COUNTER_DEFER_OVER_BUDGET,   /* would have been deferred: over the per-second budget */
+	COUNTER_DEFER_LOST,          /* stack copy lost: ring buffer full (the sample is kept) */
+	COUNTER_UNWIND_END_BASE,     /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 
@@ -153,6 +208,57 @@ struct mapping_info {
 	__u64 bias;    /* ELF vaddr = pc - bias */
 	__u64 start;   /* the whole mapping [start, end), so the unwinder can reuse a lookup */
 	__u64 end;
+	__u64 seq; /* "new_mappings" sequence: see struct new_mappings */
+};
+
+/* Mappings known in eBPF the moment they appear ("new_mappings": tgid -> this).
+ *
+ * The kernel's own mmap (fexit of do_mmap: exec mapping the executable and its loader, and the
+ * loader or dlopen mapping libraries) enters every executable file mapping here, resolved
+ * through "known_files" when userspace has seen the file before (else a hole, file_id 0, so
+ * no older entry answers for that range). Userspace still scans /proc/PID/maps and writes the
+ * LPM entries, each tagged with the seq it read before its scan. A lookup takes the LPM
+ * answer unless it predates the process's last exec (seq < exec_seq: another image) or a
+ * newer entry here covers the pc (seq greater than the LPM entry's): munmap and MAP_FIXED
+ * followed by a new mapping, dlclose then dlopen at the same address, and exec over a live
+ * process all resolve to the newest mapping. `mm` tells a new address space (exec) from
+ * more mappings of the same one. Entries are a ring: the oldest is overwritten (counted).
+ * Writers are serialised by the process's mmap lock; a sample reading an entry being
+ * overwritten may see one wrong frame, never a crash.
+ */
+#define NEW_MAPPINGS_CAP 32
+
+struct new_mappings {
+	__u64 mm;       /* the address space these describe (struct mm_struct *) */
+	__u64 seq;      /* last seq handed out (monotonic over the process's life) */
+	__u64 exec_seq; /* seq at its last exec: LPM entries tagged below it are stale */
+	__u32 cnt;      /* valid entries, at most NEW_MAPPINGS_CAP */
+	__u32 next;     /* ring slot the next entry goes to */
+	struct mapping_info m[NEW_MAPPINGS_CAP];
+};
+
+/* Files userspace has identified, as the kernel names them ("known_files"): what eBPF needs to
+ * enter a new mapping of the file. The size and ctime guard against a file rewritten in place
+ * (same inode, new content). Written when a file is identified, removed when it is forgotten.
+ */
+struct known_file_key {
+	__u64 dev; /* the kernel's dev_t of the inode's superblock (MAJOR << 20 | MINOR) */
+	__u64 ino; /* (0, 0): the vDSO (size and ctime unused) */
+};
+
+#define KNOWN_FILE_SEGS 4
+
+struct known_file {
+	__u64 file_id;
+	__u64 size;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 seg_cnt;
+	struct { /* executable PT_LOADs: ELF vaddr = file offset + delta within [start, end) */
+		__u64 off_start; /* page-aligned, as the kernel maps it */
+		__u64 off_end;
+		__u64 delta;
+	} seg[KNOWN_FILE_SEGS];
 };
 
 /* Per-file unwinding state, keyed by file_id ("files" hash). */
@@ -164,6 +270,8 @@ struct file_info {
 enum file_flag {
 	FILE_HAS_TABLE = 1 << 0, /* unwind pages are loaded */
 	FILE_NO_CFI = 1 << 1,    /* the file has no CFI at all: use frame pointers */
+	FILE_NO_TABLE = 1 << 2,  /* its table could not be built or loaded: frame pointers,
+				  * and no deferred unwinding waits for it */
 };
 
 /* Unwind tables are split into 64 KiB pages of ELF address space. */
@@ -204,6 +312,8 @@ enum unwind_rule_kind {
 	UNWIND_RULE_SIGNAL,      /* signal trampoline: restore registers from the rt_sigframe */
 	UNWIND_RULE_FP,          /* use the frame pointer */
 	UNWIND_RULE_UNSUPPORTED, /* CFI exists but cannot be represented */
+	UNWIND_RULE_FP_SWITCH,   /* frame pointer of a function that switched stacks (Go's
+				  * asmcgocall, time.now): rbp may lie below rsp, once a walk */
 };
 
 enum unwind_rbp_rule {
@@ -246,14 +356,20 @@ struct unwind_rule {
 
 /* Read-only configuration, set by userspace before load. */
 struct sampler_config {
-	__u32 filter_mode; /* enum filter_mode */
-	__u32 self_pid;    /* stackscope itself: never sampled */
-	__u32 tail_calls;  /* unwind by tail calls (kernels before bpf_loop, 5.17) */
+	__u32 filter_mode;  /* enum filter_mode */
+	__u32 self_pid;     /* stackscope itself: never sampled */
+	__u32 tail_calls;   /* unwind by tail calls (kernels before bpf_loop, 5.17) */
+	__u32 new_mappings; /* enter mappings at exec and mmap ("new_mappings"; needs the task
+			     * VMA iterator, 6.7, and bpf_find_vma, 5.17) */
+	__u32 defer_mode;   /* enum defer_kind: DEFER_NONE off, DEFER_UNKNOWN on, DEFER_VERIFY */
 	__u32 pad;
+	__u64 defer_interval_ns; /* deferral budget: one stack copy per interval on average, */
+	__u64 defer_burst_ns;    /* with up to burst_ns / interval_ns at once (all CPUs) */
+	__u64 defer_ring_max;    /* no stack copy while the ring buffer holds more than this */
 };
 
-/* The tail-call unwinder: UNWIND_CHUNK steps per program run, at most UNWIND_MAX_CHUNKS runs
- * (the kernel allows 33 tail calls).
+/* The tail-call unwinder: UNWIND_CHUNK native steps per program run, at most
+ * UNWIND_MAX_CHUNKS runs (the kernel allows 33 tail calls).
  */
 #define UNWIND_CHUNK 16
 #define UNWIND_MAX_CHUNKS 32
@@ -270,6 +386,9 @@ struct sampler_config {
 enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
+	FRAME_KIND_HOTSPOT = 2,
+	FRAME_KIND_RUBY = 4,
+	FRAME_KIND_PHP = 5,
 	FRAME_KIND_CNT,
 };
 
@@ -279,6 +398,9 @@ enum user_frame_kind {
 #define INTERP_COUNTER_MAX 16
 
 #include "interp/python_abi.h"
+#include "interp/hotspot_abi.h"
+#include "interp/ruby_abi.h"
+#include "interp/php_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -290,6 +412,8 @@ struct interp_file {
 	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */
 	union {
 		struct py_file_abi py;
+		struct rb_file_abi rb;
+		struct php_file_abi php;
 	};
 };
 
@@ -303,7 +427,27 @@ struct interp_proc {
 	__u64 file_id; /* the interpreter file */
 	union {
 		struct py_proc_abi py;
+		struct hs_proc_abi hs;
+		struct rb_proc_abi rb;
+		struct php_proc_abi php;
 	};
+};
+
+/* "interp_code": tgid -> code in anonymous memory that runtimes own (JIT code, HotSpot's code
+ * cache, V8's code space): when the native walk meets a pc in no mapped file, a pc inside one
+ * of these ranges is unwound by that runtime's code-range walker (bpf/interp/interp_walk.h).
+ * Unused slots have start == end == 0. Written by the registry from what the runtimes report.
+ */
+#define INTERP_CODE_RANGES 4
+
+struct interp_code_range {
+	__u64 start, end; /* absolute addresses, [start, end) */
+	__u8 runtime;     /* enum user_frame_kind of the owner */
+	__u8 pad[7];
+};
+
+struct interp_code {
+	struct interp_code_range r[INTERP_CODE_RANGES];
 };
 
 #endif

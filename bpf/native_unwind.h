@@ -12,7 +12,11 @@
  *   static struct unwind_rule *ss_lookup_rule(__u32 index);
  *
  * Invariants: a step either appends exactly one frame and moves the state to the caller,
- * or appends one frame and ends the stack with an enum unwind_end reason. The sp of each
+ * or appends one frame and ends the stack with an enum unwind_end reason. The first frame
+ * whose pc is in no known mapping, or in a file whose table is not loaded, saves the cursor
+ * as it was before that step (the "defer point", bpf/abi.h) before the frame-pointer
+ * fallback goes on: running the step again from ss_defer_resume() gives that frame and its
+ * callers once the mapping and table exist (deferred unwinding, src/unwind/stack_replay.c). The sp of each
  * caller is strictly above the sp of its callee (stacks grow down), so a corrupt table
  * cannot loop. Registers other than rip/rsp/rbp are known only in the interrupted frame and
  * right after a signal frame (regs_valid).
@@ -58,13 +62,50 @@ struct unwind_cursor {
 	__u8 pc_is_return; /* regs[RIP] is a return address */
 	__u8 after_signal; /* the next frame was interrupted by a signal */
 	__u8 done;
-	__u8 end; /* enum unwind_end once done */
+	__u8 end;      /* enum unwind_end once done */
+	__u8 switched; /* an UNWIND_RULE_FP_SWITCH step moved to another stack */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
 	__u32 last_file_flags;
-	__u32 lookups; /* LPM lookups done */
+	__u32 lookups;   /* LPM lookups done */
+	__u32 defer_cnt; /* frames that needed what is not loaded yet; defer: the first one */
+	struct defer_point defer;
 };
+
+_Static_assert(sizeof(((struct defer_point *)0)->regs) == sizeof(((struct unwind_cursor *)0)->regs),
+	       "a defer point holds every register of the cursor");
+
+/* Save the cursor at the frame about to be emitted as frames[idx] (after_signal: that frame was
+ * interrupted by a signal). Only the first call of a sample saves; every call is counted.
+ */
+static __always_inline void ss_defer_save(struct unwind_cursor *st, __u32 idx, __u8 after_signal,
+					  __u8 why)
+{
+	if (st->defer_cnt++)
+		return;
+	__builtin_memcpy(st->defer.regs, st->regs, sizeof(st->regs));
+	st->defer.frame_idx = idx;
+	st->defer.regs_valid = st->regs_valid;
+	st->defer.pc_is_return = st->pc_is_return;
+	st->defer.after_signal = after_signal;
+	st->defer.why = why;
+}
+
+/* A fresh cursor (pid: whose mappings to use) positioned at a saved defer point: the next step
+ * emits frames[dp->frame_idx].
+ */
+static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
+					    const struct defer_point *dp)
+{
+	__builtin_memset(st, 0, sizeof(*st));
+	__builtin_memcpy(st->regs, dp->regs, sizeof(st->regs));
+	st->pid = pid;
+	st->frame_cnt = dp->frame_idx;
+	st->regs_valid = dp->regs_valid;
+	st->pc_is_return = dp->pc_is_return;
+	st->after_signal = dp->after_signal;
+}
 
 /* Rule in force at elf_addr, or NULL when the file has no table page there. */
 static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf_addr)
@@ -104,7 +145,11 @@ static __always_inline void ss_end(struct unwind_cursor *st, enum unwind_end why
 }
 
 /* Move to the caller through the frame pointer chain: [rbp] = caller's rbp, [rbp+8] = ra. */
-static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end why_failed)
+/* may_switch: rbp may point below rsp (another stack, e.g. a goroutine's below a thread's);
+ * otherwise each step must move up the stack, so a corrupt chain cannot loop.
+ */
+static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end why_failed,
+				       int may_switch)
 {
 	__u64 bp = st->regs[DWARF_RBP], pair[2];
 
@@ -116,7 +161,7 @@ static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end
 		ss_end(st, st->frame_cnt > 1 ? UNWIND_END_OK : why_failed);
 		return;
 	}
-	if (bp < st->regs[DWARF_RSP] || bp > SS_USER_ADDR_MAX - 16 ||
+	if ((bp < st->regs[DWARF_RSP] && !may_switch) || bp > SS_USER_ADDR_MAX - 16 ||
 	    ss_read_user(pair, sizeof(pair), bp) < 0) {
 		ss_end(st, why_failed);
 		return;
@@ -245,12 +290,13 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		m = ss_lookup_mapping(st->pid, lookup_pc);
 		st->lookups++;
 		if (!m || !m->file_id) {
+			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL), UNWIND_END_UNMAPPED);
 			fr->addr = pc;
 			fr->file_id = 0;
 			fr->flags = flags | USER_FRAME_UNMAPPED | USER_FRAME_FP;
 			fr->kind = FRAME_KIND_NATIVE;
 			st->frame_cnt = idx + 1;
-			ss_step_fp(st, UNWIND_END_UNMAPPED);
+			ss_step_fp(st, UNWIND_END_UNMAPPED, 0);
 			return;
 		}
 		st->last_map = *m;
@@ -268,6 +314,9 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	if (!(file_flags & FILE_HAS_TABLE)) {
 		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
 							  : UNWIND_END_UNKNOWN_FILE;
+		if (fallback_why == UNWIND_END_UNKNOWN_FILE && !(file_flags & FILE_NO_TABLE))
+			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL),
+				      UNWIND_END_UNKNOWN_FILE);
 		goto frame_pointer;
 	}
 	r = ss_find_rule(st->last_map.file_id, lookup_pc - st->last_map.bias);
@@ -296,6 +345,11 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	case UNWIND_RULE_FP:
 		fallback_why = UNWIND_END_READ_FAILED;
 		goto frame_pointer;
+	case UNWIND_RULE_FP_SWITCH:
+		fr->flags |= USER_FRAME_FP;
+		ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
+		st->switched = 1;
+		return;
 	case UNWIND_RULE_UNSUPPORTED:
 		ss_end(st, UNWIND_END_UNSUPPORTED);
 		return;
@@ -306,7 +360,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 
 frame_pointer:
 	fr->flags |= USER_FRAME_FP;
-	ss_step_fp(st, fallback_why);
+	ss_step_fp(st, fallback_why, 0);
 }
 
 #endif

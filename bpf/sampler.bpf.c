@@ -106,6 +106,68 @@ static __always_inline int ss_read_user(void *dst, __u32 size, __u64 addr)
 	return bpf_probe_read_user(dst, size, (const void *)addr);
 }
 
+/* Mappings entered by eBPF as they appear (struct new_mappings), and the files it can enter
+ * them for.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32); /* tgid */
+	__type(value, struct new_mappings);
+} new_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct known_file_key);
+	__type(value, struct known_file);
+} known_files SEC(".maps");
+
+/* A zeroed struct new_mappings to create entries from (too big for the BPF stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct new_mappings);
+} new_mappings_blank SEC(".maps");
+
+/* The sampled process's sequence numbers, set once per sample by mapping_owner(). */
+struct mapping_seqs {
+	__u32 pid;      /* whose (the mapping owner) */
+	__u32 has_new;  /* it has a "new_mappings" entry */
+	__u64 exec_seq; /* LPM entries tagged below this are of an older image */
+	__u64 new_seq;  /* LPM entries tagged at or above this are newer than every new mapping */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mapping_seqs);
+} mapping_seqs SEC(".maps");
+
+/* The newest entry of nm covering pc, or NULL. */
+static __always_inline struct mapping_info *newest_mapping(struct new_mappings *nm, __u64 pc)
+{
+	__u32 i, cnt = nm->cnt, next = nm->next;
+	struct mapping_info *e;
+
+	for (i = 0; i < NEW_MAPPINGS_CAP; i++) {
+		if (i >= cnt)
+			break;
+		e = &nm->m[(next - 1 - i) & (NEW_MAPPINGS_CAP - 1)];
+		if (e->seq && pc >= e->start && pc < e->end)
+			return e;
+	}
+	return NULL;
+}
+
+/* Where pc lies in pid's address space: the LPM entry userspace wrote, unless it is of an
+ * image older than the last exec or a newer mapping entered by eBPF covers pc (see struct
+ * new_mappings). NULL: unknown (a hole entry, file_id 0 with seq != 0, counts as unknown).
+ */
 static __always_inline struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
 {
 	struct mapping_key key = {
@@ -113,8 +175,27 @@ static __always_inline struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 p
 		.pid = bpf_htonl(pid),
 		.addr = bpf_cpu_to_be64(pc),
 	};
+	struct mapping_info *m, *e;
+	struct mapping_seqs *ms;
+	struct new_mappings *nm;
+	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&mappings, &key);
+	m = bpf_map_lookup_elem(&mappings, &key);
+	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	if (!ms || ms->pid != pid || !ms->has_new)
+		return m;
+	if (m && m->seq >= ms->exec_seq && m->seq >= ms->new_seq)
+		return m;
+	if (m && m->seq < ms->exec_seq)
+		m = NULL;
+	nm = bpf_map_lookup_elem(&new_mappings, &pid);
+	if (!nm)
+		return m;
+	e = newest_mapping(nm, pc);
+	if (!e || (m && m->seq >= e->seq))
+		return m;
+	count(COUNTER_NEW_MAPPING_USED, 1);
+	return e->file_id ? e : NULL;
 }
 
 static __always_inline struct file_info *ss_lookup_file(__u64 file_id)
@@ -167,6 +248,18 @@ struct {
 	__type(value, __u64);
 } interp_counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, struct interp_code);
+} interp_code SEC(".maps");
+
+static __always_inline struct interp_code *ss_interp_code(__u32 pid)
+{
+	return bpf_map_lookup_elem(&interp_code, &pid);
+}
+
 static __always_inline struct interp_file *ss_interp_file(__u64 file_id)
 {
 	return bpf_map_lookup_elem(&interp_files, &file_id);
@@ -189,6 +282,7 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 }
 
 #include "interp/interp_walk.h"
+#include "deferred.h"
 
 struct unwind_scratch {
 	struct unwind_cursor st;
@@ -241,24 +335,41 @@ static __always_inline bool pid_wanted(__u32 tgid)
 
 /* ---- sampling ---- */
 
+/* Does eBPF know tgid's address space: userspace wrote its (tgid, 0) marker in "mappings", or
+ * eBPF entered its mappings since its exec? Sets the per-CPU mapping_seqs for its lookups.
+ */
 static __always_inline bool process_known(__u32 tgid)
 {
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
+	struct new_mappings *nm = bpf_map_lookup_elem(&new_mappings, &tgid);
+	struct mapping_seqs *ms;
+	__u32 zero = 0;
 
-	return bpf_map_lookup_elem(&mappings, &marker) != NULL;
+	if (!nm && !bpf_map_lookup_elem(&mappings, &marker))
+		return false;
+	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	if (ms) {
+		ms->pid = tgid;
+		ms->has_new = nm != NULL;
+		ms->exec_seq = nm ? nm->exec_seq : 0;
+		ms->new_seq = nm ? nm->seq : 0;
+	}
+	return true;
 }
 
 /* Whose entries in "mappings" (and "interp_procs") describe the address space of tgid: its own
- * once userspace wrote them (the (tgid, 0) marker), else, for a process forked and not exec'd
- * since, its parent's (or the nearest known ancestor's, up to FORK_HOPS generations) — but only
- * while the parent that forked it is still its parent: a reparented child (its parent died, the
- * pid may be reused) gets nothing. Counted: resolved through an ancestor, or not known at all.
+ * once userspace wrote them (the (tgid, 0) marker) or eBPF entered them at exec, else, for a
+ * process forked and not exec'd since, its parent's (or the nearest known ancestor's, up to
+ * FORK_HOPS generations) — but only while the parent that forked it is still its parent: a
+ * reparented child (its parent died, the pid may be reused) gets nothing. Counted: resolved
+ * through an ancestor, or not known at all.
  */
 #define FORK_HOPS 4
 static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 {
 	struct task_struct *cur = BPF_CORE_READ(task, group_leader);
-	__u32 owner = tgid, *parent;
+	__u32 owner = tgid, *parent, zero = 0;
+	struct mapping_seqs *ms;
 	int hop;
 
 	for (hop = 0; hop < FORK_HOPS; hop++) {
@@ -274,6 +385,9 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 		owner = *parent;
 		cur = BPF_CORE_READ(cur, group_leader);
 	}
+	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	if (ms)
+		ms->pid = 0;
 	count(COUNTER_UNKNOWN_PID, 1);
 	return tgid;
 }
@@ -330,7 +444,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
-	rec->pad = 0;
+	defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -413,6 +527,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->st.regs_valid = 1;
 	if (!s->st.done)
 		s->st.pid = mapping_owner(task, tgid);
+	if (!s->st.done && sampler_cfg.defer_mode == DEFER_VERIFY)
+		ss_defer_save(&s->st, 0, 0, UNWIND_END_OK); /* replay the whole walk (tests) */
 	s->t0 = t0;
 	s->chunks = 0;
 	if (!s->st.done && sampler_cfg.tail_calls) {
@@ -432,7 +548,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return finish_sample(s);
 }
 
-/* Without bpf_loop: UNWIND_CHUNK steps per run, then a tail call into itself. */
+/* Without bpf_loop: UNWIND_CHUNK native steps per run, then a tail call into itself. */
 SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
 {
@@ -443,10 +559,11 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++) {
-		if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
-			ss_unwind_step(&s->st, s->rec.user);
-	}
+	/* Native steps only: runtime frames need bpf_loop (their walks, inlined in every one
+	 * of these unrolled steps, would pass the verifier's 1M instructions).
+	 */
+	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
+		ss_unwind_step(&s->st, s->rec.user);
 	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
 		s->chunks++;
 		bpf_tail_call(ctx, &unwind_progs, 0);
@@ -456,6 +573,299 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 		s->st.end = UNWIND_END_TRUNCATED;
 	}
 	return finish_sample(s);
+}
+
+/* ---- mappings entered as they appear (struct new_mappings in abi.h) ---- */
+
+/* The inode's ctime, whichever way this kernel stores it. */
+struct inode___ctime_ts { /* before 6.6 */
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___ctime_priv { /* 6.6 - 6.10 */
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+static __always_inline void inode_ctime(struct inode *inode, __s64 *sec, __u32 *nsec)
+{
+	if (bpf_core_field_exists(inode->i_ctime_sec)) {
+		*sec = BPF_CORE_READ(inode, i_ctime_sec);
+		/* bit 31: I_CTIME_QUERIED (multigrain timestamps, 6.13), not part of the time */
+		*nsec = BPF_CORE_READ(inode, i_ctime_nsec) & 0x7fffffff;
+	} else if (bpf_core_field_exists(struct inode___ctime_priv, __i_ctime)) {
+		struct inode___ctime_priv *i = (void *)inode;
+
+		*sec = BPF_CORE_READ(i, __i_ctime.tv_sec);
+		*nsec = BPF_CORE_READ(i, __i_ctime.tv_nsec);
+	} else {
+		struct inode___ctime_ts *i = (void *)inode;
+
+		*sec = BPF_CORE_READ(i, i_ctime.tv_sec);
+		*nsec = BPF_CORE_READ(i, i_ctime.tv_nsec);
+	}
+}
+
+/* The file_id and load bias of an executable mapping of file at page offset pgoff, from
+ * "known_files"; 0 when the file is not known (or changed since it was identified).
+ */
+static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	struct known_file_key key = {};
+	struct known_file *kf;
+	__u64 off = pgoff << 12;
+	__u32 nsec, i;
+	__s64 sec;
+
+	if (!inode)
+		return 0;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	kf = bpf_map_lookup_elem(&known_files, &key);
+	if (!kf) {
+		count(COUNTER_NEW_MAPPING_UNKNOWN, 1);
+		return 0;
+	}
+	inode_ctime(inode, &sec, &nsec);
+	if (kf->size != (__u64)BPF_CORE_READ(inode, i_size) || kf->ctime_sec != sec ||
+	    kf->ctime_nsec != nsec) {
+		count(COUNTER_NEW_MAPPING_CHANGED, 1);
+		return 0;
+	}
+	for (i = 0; i < KNOWN_FILE_SEGS; i++) {
+		if (i >= kf->seg_cnt)
+			break;
+		if (off >= kf->seg[i].off_start && off < kf->seg[i].off_end) {
+			*bias = start - (off + kf->seg[i].delta);
+			return kf->file_id;
+		}
+	}
+	count(COUNTER_NEW_MAPPING_UNKNOWN, 1);
+	return 0;
+}
+
+/* The process's struct new_mappings for the address space mm, reset at exec (a new mm).
+ * Created only at exec or for a process userspace knows: a process forked before we saw it
+ * has inherited mappings nobody entered, so its own few would be a wrong picture.
+ */
+static __always_inline struct new_mappings *new_mappings_of(__u32 tgid, __u64 mm, bool exec)
+{
+	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
+	struct new_mappings *nm = bpf_map_lookup_elem(&new_mappings, &tgid), *blank;
+	__u32 zero = 0;
+
+	if (nm && nm->mm == mm)
+		return nm;
+	if (!nm) {
+		if (!exec && !bpf_map_lookup_elem(&mappings, &marker))
+			return NULL;
+		blank = bpf_map_lookup_elem(&new_mappings_blank, &zero);
+		if (!blank)
+			return NULL;
+		blank->mm = mm;
+		blank->seq = 1;
+		blank->exec_seq = exec ? 1 : 0;
+		blank->cnt = blank->next = 0;
+		bpf_map_update_elem(&new_mappings, &tgid, blank, BPF_NOEXIST);
+		return bpf_map_lookup_elem(&new_mappings, &tgid);
+	}
+	/* Another address space under the same tgid: an exec (or a reused pid). */
+	nm->mm = mm;
+	nm->seq++;
+	nm->exec_seq = nm->seq;
+	nm->cnt = 0;
+	nm->next = 0;
+	return nm;
+}
+
+static __always_inline void send_mmap_record(__u32 tgid, __u32 tid, __u64 addr, __u64 len,
+					     bool wake)
+{
+	struct mmap_record *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+
+	if (!rec) {
+		count(COUNTER_EVENTS_LOST, 1);
+		return;
+	}
+	rec->hdr.kind = RECORD_MMAP;
+	rec->hdr.cpu = bpf_get_smp_processor_id();
+	rec->hdr.time_ns = bpf_ktime_get_ns();
+	rec->hdr.pid = tgid;
+	rec->hdr.tid = tid;
+	rec->addr = addr;
+	rec->len = len;
+	bpf_ringbuf_submit(rec, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+/* Append a mapping to nm's ring (the oldest entry goes when it is full). */
+static __always_inline void append_mapping(struct new_mappings *nm, __u64 file_id, __u64 bias,
+					   __u64 start, __u64 end)
+{
+	struct mapping_info *e;
+	__u32 slot;
+
+	if (nm->cnt >= NEW_MAPPINGS_CAP)
+		count(COUNTER_NEW_MAPPING_EVICTED, 1);
+	else
+		nm->cnt++;
+	slot = nm->next & (NEW_MAPPINGS_CAP - 1);
+	nm->next = slot + 1;
+	e = &nm->m[slot];
+	e->seq = 0; /* invalid while it is rewritten */
+	e->file_id = file_id;
+	e->bias = bias;
+	e->start = start;
+	e->end = end;
+	e->seq = ++nm->seq;
+	if (file_id)
+		count(COUNTER_NEW_MAPPINGS, 1);
+}
+
+/* Enter an executable mapping [start, end) of file at page offset pgoff. A file eBPF does
+ * not know is entered as a hole (file_id 0), so no older mapping at that address (ours, or
+ * userspace's LPM entry) answers for it.
+ */
+static __always_inline void enter_file_mapping(struct new_mappings *nm, struct file *file,
+					       __u64 start, __u64 end, __u64 pgoff)
+{
+	__u64 bias = 0, file_id = known_mapping(file, start, pgoff, &bias);
+
+	append_mapping(nm, file_id, bias, start, end);
+}
+
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+
+#define EXEC_MAPPINGS_MAX \
+	8 /* of which executable (a power of 2): usually 3 (program, loader, vDSO) */
+
+/* The executable VMAs of a fresh image, gathered by the VMA iterator and entered by a
+ * bpf_loop() callback: the iterator's loop body stays small (the verifier walks it until its
+ * states converge), the entering code is verified once.
+ */
+struct exec_mappings {
+	__u32 tgid;
+	__u32 cnt;
+	__u64 vdso;
+	struct {
+		__u64 file; /* struct file * (0: the vDSO) */
+		__u64 start, end, pgoff;
+	} m[EXEC_MAPPINGS_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct exec_mappings);
+} exec_mappings SEC(".maps");
+
+/* The vDSO mapped at [start, end) ("known_files" (0, 0)). */
+static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u64 end)
+{
+	struct known_file_key key = {};
+	struct known_file *kf = bpf_map_lookup_elem(&known_files, &key);
+
+	if (kf)
+		append_mapping(nm, kf->file_id, start - kf->seg[0].delta, start, end);
+}
+
+static long enter_exec_mapping_cb(__u64 i, void *ctx)
+{
+	__u32 idx = (__u32)i, zero = 0;
+	struct exec_mappings *xm = bpf_map_lookup_elem(&exec_mappings, &zero);
+	struct new_mappings *nm;
+
+	if (!xm || idx >= EXEC_MAPPINGS_MAX)
+		return 1;
+	nm = bpf_map_lookup_elem(&new_mappings, &xm->tgid);
+	if (!nm)
+		return 1;
+	idx &= EXEC_MAPPINGS_MAX - 1; /* a bound the verifier keeps */
+	if (xm->m[idx].file)
+		enter_file_mapping(nm, (struct file *)xm->m[idx].file, xm->m[idx].start,
+				   xm->m[idx].end, xm->m[idx].pgoff);
+	else
+		enter_vdso(nm, xm->m[idx].start, xm->m[idx].end);
+	return 0;
+}
+
+/* At exec: the new image's executable mappings (the program, its dynamic loader, the vDSO). */
+static __always_inline void enter_exec_mappings(__u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	struct exec_mappings *xm;
+	__u32 zero = 0, n = 0;
+
+	if (!sampler_cfg.new_mappings || !new_mappings_of(tgid, (__u64)task->mm, true))
+		return;
+	xm = bpf_map_lookup_elem(&exec_mappings, &zero);
+	if (!xm)
+		return;
+	xm->tgid = tgid;
+	xm->vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+	bpf_iter_task_vma_new(&it, task, 0);
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		if (n >= EXEC_MAPPINGS_MAX)
+			break;
+		if (!(vma->vm_flags & 4 /* VM_EXEC */) ||
+		    (!vma->vm_file && vma->vm_start != xm->vdso))
+			continue;
+		xm->m[n].file = (__u64)vma->vm_file;
+		xm->m[n].start = vma->vm_start;
+		xm->m[n].end = vma->vm_end;
+		xm->m[n].pgoff = vma->vm_pgoff;
+		n++;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	xm->cnt = n;
+	bpf_loop(n, enter_exec_mapping_cb, NULL, 0);
+}
+
+/* What bpf_find_vma() found at the address mmap returned. */
+struct found_vma {
+	__u64 file; /* struct file * */
+	__u64 start, end, pgoff, flags;
+};
+
+static long found_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct found_vma *f = ctx;
+
+	f->file = (__u64)vma->vm_file;
+	f->start = vma->vm_start;
+	f->end = vma->vm_end;
+	f->pgoff = vma->vm_pgoff;
+	f->flags = vma->vm_flags;
+	return 0;
+}
+
+/* After an executable mmap at addr: enter the mapping there. false when it could not be
+ * entered (the process is not followed by eBPF yet, or the file is unknown).
+ */
+static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct found_vma f = {};
+	struct new_mappings *nm;
+	__u64 seq;
+
+	if (!sampler_cfg.new_mappings)
+		return false;
+	nm = new_mappings_of(tgid, (__u64)task->mm, false);
+	if (!nm)
+		return false;
+	if (bpf_find_vma(task, addr, found_vma_cb, &f, 0) || !(f.flags & 4 /* VM_EXEC */))
+		return false;
+	seq = nm->seq;
+	if (f.file)
+		enter_file_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
+	else if (newest_mapping(nm, f.start)) /* anonymous (JIT code): only over our own entry */
+		append_mapping(nm, 0, 0, f.start, f.end);
+	return nm->seq != seq && nm->m[(nm->next - 1) & (NEW_MAPPINGS_CAP - 1)].file_id;
 }
 
 /* ---- process lifecycle ---- */
@@ -485,6 +895,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
 	if (!pid_wanted(tgid))
 		return 0;
+	enter_exec_mappings(tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(COUNTER_EVENTS_LOST, 1);
@@ -512,6 +923,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (p->pid != tgid)
 		return 0;
 	bpf_map_delete_elem(&forked, &tgid);
+	bpf_map_delete_elem(&new_mappings, &tgid);
 	if (!pid_wanted(tgid))
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -556,26 +968,16 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *len;
 	__u32 tid = (__u32)id;
-	struct mmap_record *rec;
+	bool entered;
 
 	len = bpf_map_lookup_elem(&mmap_pending, &tid);
 	if (!len)
 		return 0;
 	if (ctx->ret < 0 && ctx->ret >= -4095)
 		goto out;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec) {
-		count(COUNTER_EVENTS_LOST, 1);
-		goto out;
-	}
-	rec->hdr.kind = RECORD_MMAP;
-	rec->hdr.cpu = bpf_get_smp_processor_id();
-	rec->hdr.time_ns = bpf_ktime_get_ns();
-	rec->hdr.pid = id >> 32;
-	rec->hdr.tid = tid;
-	rec->addr = ctx->ret;
-	rec->len = *len;
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	entered = enter_mmap(id >> 32, ctx->ret);
+	/* Userspace rescans at once only for what eBPF could not enter. */
+	send_mmap_record(id >> 32, tid, ctx->ret, *len, !entered);
 out:
 	bpf_map_delete_elem(&mmap_pending, &tid);
 	return 0;

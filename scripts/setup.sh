@@ -21,13 +21,19 @@ packages=(
 	libc6-dbg debuginfod
 	# tests: independent readers and tools
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
+	# test_ruby.sh: Debian's CRuby 3.1 (libruby-3.1.so)
+	ruby ruby3.1
 	# the fuzz targets (clang -fsanitize=fuzzer)
 	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
 	python3-h2
+	# PHP frames (tests/system/test_php.sh): the CLI, FPM, opcache, a FastCGI client
+	php8.2-cli php8.2-fpm php8.2-opcache libfcgi-bin
 	curl xz-utils
 	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)
 	systemd util-linux
+	# test_jvm.sh: a HotSpot JVM and javac (Temurin 25, the second JVM, is not a Debian package)
+	openjdk-17-jdk-headless
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin
 )

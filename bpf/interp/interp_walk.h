@@ -14,9 +14,27 @@
  *   static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime); NULL: not attached
  *   static void ss_interp_count(__u32 runtime, __u32 which);          one of its counters
  *
- * Invariants: a runtime step appends at most one frame and never moves the native cursor;
- * runtime cursors only move to older frames, so a sample cannot loop. Adding a runtime: its
- * cursor in the union below, its walk's include, and one case in each switch.
+ * Code in anonymous memory (a JIT's code, HotSpot's code cache, V8's code space) has no file
+ * and no unwind table: a runtime that owns such code registers its ranges per process
+ * ("interp_code": tgid -> up to INTERP_CODE_RANGES [start, end) ranges with their runtime,
+ * written by the registry from what the runtime reports). When the native frame about to be
+ * emitted lies in no mapped file but in such a range, ss_interp_step() hands it to that
+ * runtime's code-range walker instead of the native step (which would end with
+ * "[unwind: unmapped pc]" or guess through the frame pointer): the walker emits that frame
+ * and moves the native cursor (pc, sp, fp) to the caller itself, so the walk continues in the
+ * caller, native or managed. HotSpot's (hotspot_walk.h) is the first; V8's reuses the hook.
+ * A code-range walker keeps no state between calls (its scratch lives outside the union of
+ * interpreter cursors, which persist across steps).
+ *
+ * Hooks the includer provides for it:
+ *   static struct interp_code *ss_interp_code(__u32 pid);             NULL: no ranges
+ *
+ * Invariants: a runtime step appends at most one frame; an interpreter walk never moves the
+ * native cursor; a code-range walker moves it only to a caller whose sp is strictly above
+ * (or ends the stack); runtime cursors only move to older frames, so a sample cannot loop
+ * and stays bounded by the loop's step count. Adding a runtime: its cursor in the union below,
+ * its walk's include, and one case in each switch (a code-range walker: its case in
+ * ss_interp_code_step()).
  */
 #ifndef STACKSCOPE_INTERP_WALK_H
 #define STACKSCOPE_INTERP_WALK_H
@@ -53,18 +71,28 @@ struct interp_state {
 	__u64 miss_file_id; /* the last file known not to be an interpreter */
 	__u64 fsbase;       /* the sampled thread's TLS base */
 	struct interp_file file;
-	__u8 emitting; /* the runtime whose activation is being emitted (0: none) */
-	__u8 off;      /* bit per runtime: no (more) frames of it in this sample */
-	__u8 started;  /* bit per runtime: its per-sample start ran */
-	__u8 pad[5];
+	__u8 emitting;   /* the runtime whose activation is being emitted (0: none) */
+	__u8 off;        /* bit per runtime: no (more) frames of it in this sample */
+	__u8 started;    /* bit per runtime: its per-sample start ran */
+	__u8 code_state; /* 0: "interp_code" not looked up yet, 1: `code` holds it, 2: none */
+	__u8 pad[4];
+	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
 
 #include "interp/python_walk.h" /* one line per runtime */
+#include "interp/hotspot_walk.h"
+#include "interp/ruby_walk.h"
+#include "interp/php_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
-	union { /* the runtimes' own cursors */
+	union { /* the interpreter walks' own cursors */
 		struct py_cursor py;
+		struct rb_cursor rb;
+		struct php_cursor php;
+	};
+	union { /* the code-range walkers' scratch (nothing kept between steps) */
+		struct hs_cursor hs;
 	};
 };
 
@@ -73,7 +101,40 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 {
 	__builtin_memset(&ic->is, 0, sizeof(ic->is));
 	py_reset(&ic->py);
+	rb_reset(&ic->rb);
+	php_reset(&ic->php);
 	ic->is.fsbase = fsbase;
+}
+
+/* The native frame about to be emitted (pc, lookup_pc = pc or pc - 1 for return addresses)
+ * lies in no mapped file: 1 when a runtime's code-range walker took this iteration.
+ */
+static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct interp_cursor *ic,
+					       struct user_frame *frames, __u64 lookup_pc)
+{
+	struct interp_state *is = &ic->is;
+	struct interp_code *c;
+	__u8 runtime = 0;
+	int i;
+
+	if (is->code_state == 0) {
+		c = ss_interp_code(st->pid);
+		is->code_state = 2;
+		if (c) {
+			is->code = *c;
+			is->code_state = 1;
+		}
+	}
+	if (is->code_state != 1)
+		return 0;
+	for (i = 0; i < INTERP_CODE_RANGES; i++)
+		if (lookup_pc >= is->code.r[i].start && lookup_pc < is->code.r[i].end)
+			runtime = is->code.r[i].runtime;
+	switch (runtime) {
+	case FRAME_KIND_HOTSPOT:
+		return hs_code_step(st, is, &ic->hs, frames);
+	}
+	return 0;
 }
 
 /* Called before every native step. Returns 1 when this iteration was used for a runtime (the
@@ -95,6 +156,11 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	case FRAME_KIND_CPYTHON:
 		py_emit(st, is, &ic->py, frames);
 		return 1;
+	case FRAME_KIND_RUBY:
+		rb_emit(st, is, &ic->rb, frames);
+	case FRAME_KIND_PHP:
+		php_emit(st, is, &ic->php, frames);
+		return 1;
 	}
 	pc = st->regs[DWARF_RIP];
 	if (pc == is->checked_pc && st->regs[DWARF_RSP] == is->checked_sp)
@@ -109,7 +175,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		m = ss_lookup_mapping(st->pid, lookup_pc);
 		st->lookups++;
 		if (!m || !m->file_id)
-			return 0;
+			return ss_interp_code_step(st, ic, frames, lookup_pc);
 		st->last_map = *m;
 		f = ss_lookup_file(m->file_id);
 		st->last_file_flags = f ? f->flags : 0;
@@ -140,6 +206,10 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	switch (is->file.runtime) {
 	case FRAME_KIND_CPYTHON:
 		return py_activation(st, is, &ic->py, frames);
+	case FRAME_KIND_RUBY:
+		return rb_activation(st, is, &ic->rb, frames);
+	case FRAME_KIND_PHP:
+		return php_activation(st, is, &ic->php, frames);
 	}
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
 #include "sampler/sampler.h"
+#include "unwind/deferred.h"
 #include "unwind/unwind_maps.h"
 
 #define POLL_INTERVAL_MS 100
@@ -146,6 +147,30 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		EMIT("stackscope_unwind_pool_full_total %llu\n",
 		     (unsigned long long)st.tables.pool_full);
 	}
+	EMIT("# TYPE stackscope_samples_deferred_total counter\n");
+	EMIT("stackscope_samples_deferred_total{outcome=\"sent\"} %llu\n",
+	     (unsigned long long)st.counters[COUNTER_DEFERRED]);
+	EMIT("stackscope_samples_deferred_total{outcome=\"over_budget\"} %llu\n",
+	     (unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET]);
+	EMIT("stackscope_samples_deferred_total{outcome=\"copy_lost\"} %llu\n",
+	     (unsigned long long)st.counters[COUNTER_DEFER_LOST]);
+	if (st.deferred) {
+		EMIT("stackscope_samples_deferred_total{outcome=\"completed\"} %llu\n",
+		     (unsigned long long)st.deferred->completed);
+		EMIT("stackscope_samples_deferred_total{outcome=\"expired\"} %llu\n",
+		     (unsigned long long)st.deferred->expired);
+		EMIT("stackscope_samples_deferred_total{outcome=\"process_gone\"} %llu\n",
+		     (unsigned long long)st.deferred->gone);
+		EMIT("stackscope_samples_deferred_total{outcome=\"queue_full\"} %llu\n",
+		     (unsigned long long)st.deferred->queue_full);
+		EMIT("stackscope_samples_deferred_total{outcome=\"stack_copy_short\"} %llu\n",
+		     (unsigned long long)st.deferred->stack_short);
+		EMIT("stackscope_samples_deferred_total{outcome=\"unpaired\"} %llu\n",
+		     (unsigned long long)st.deferred->unpaired);
+		EMIT("# TYPE stackscope_samples_deferred_queued gauge\n");
+		EMIT("stackscope_samples_deferred_queued %llu\n",
+		     (unsigned long long)st.deferred->queued);
+	}
 	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
 	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
 	     (unsigned long long)st.counters[COUNTER_FORK_INHERITED]);
@@ -225,6 +250,18 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
 		st.executables, (unsigned long long)st.tables.queued,
 		(unsigned long long)st.tables.evicted, (unsigned long long)st.tables.pool_full);
+	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
+		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
+			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "
+			"full, %llu over budget, %llu copies lost\n",
+			(unsigned long long)st.counters[COUNTER_DEFERRED],
+			(unsigned long long)st.deferred->completed,
+			(unsigned long long)st.deferred->stack_short,
+			(unsigned long long)st.deferred->expired,
+			(unsigned long long)st.deferred->gone,
+			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET],
+			(unsigned long long)st.counters[COUNTER_DEFER_LOST]);
 	for (i = 0; i < st.runtime_cnt; i++) {
 		const struct interp_runtime_stats *rs = &st.runtimes[i];
 
@@ -325,6 +362,7 @@ static int run(const struct agent_options *o)
 		struct profile *p;
 
 		session__poll(s, 0);
+		session__flush_deferred(s);
 		p = session__take_profile(s);
 		if (p)
 			agent_export__report(ex, p);

@@ -22,6 +22,7 @@
 #include "cli/privileges.h"
 #include "cli/record_options.h"
 #include "cli/session.h"
+#include "unwind/deferred.h"
 #include "export/flamegraph.h"
 #include "export/folded.h"
 #include "export/pprof.h"
@@ -147,6 +148,9 @@ static void print_runtime(const struct interp_runtime_stats *rs)
 			(unsigned long long)rs->bpf[i]);
 	for (i = 0; i < rt->stat_cnt; i++)
 		fprintf(stderr, "; %s %llu", rt->stat_names[i], (unsigned long long)rs->own[i]);
+	if (rs->code_ranges_dropped)
+		fprintf(stderr, "; code ranges dropped %llu",
+			(unsigned long long)rs->code_ranges_dropped);
 	fprintf(stderr, "\n");
 }
 
@@ -178,12 +182,13 @@ static void print_summary(struct record_run *r, double secs)
 	fprintf(stderr, "\n");
 	fprintf(stderr,
 		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late); %llu unique "
-		"frames with source lines\n",
+		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late, %llu from Go "
+		"pclntab); %llu unique frames with source lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
-		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_lines);
+		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_go,
+		(unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
 	    c[COUNTER_UNKNOWN_PID] || c[COUNTER_FORK_INHERITED])
 		fprintf(stderr,
@@ -195,6 +200,39 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_EVENTS_LOST],
 			(unsigned long long)c[COUNTER_UNKNOWN_PID],
 			(unsigned long long)c[COUNTER_FORK_INHERITED]);
+	if (st.deferred && (c[COUNTER_DEFERRED] || c[COUNTER_DEFER_OVER_BUDGET]))
+		fprintf(stderr,
+			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
+			"where the copy did), %llu expired, %llu of processes gone before a scan, "
+			"%llu queue full; %llu over budget, %llu copies lost (ring buffer full), %llu "
+			"unpaired\n",
+			(unsigned long long)c[COUNTER_DEFERRED],
+			(unsigned long long)st.deferred->completed,
+			(unsigned long long)st.deferred->stack_short,
+			(unsigned long long)st.deferred->expired,
+			(unsigned long long)st.deferred->gone,
+			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)c[COUNTER_DEFER_OVER_BUDGET],
+			(unsigned long long)c[COUNTER_DEFER_LOST],
+			(unsigned long long)st.deferred->unpaired);
+	if (st.deferred && (st.deferred->verified || st.deferred->verify_mismatch))
+		fprintf(stderr,
+			"replay check   %llu identical to eBPF, %llu different, %llu identical up to "
+			"the end of the stack copy, %llu not comparable\n",
+			(unsigned long long)st.deferred->verified,
+			(unsigned long long)st.deferred->verify_mismatch,
+			(unsigned long long)st.deferred->verify_short,
+			(unsigned long long)st.deferred->verify_skipped);
+	if (c[COUNTER_NEW_MAPPINGS] || c[COUNTER_NEW_MAPPING_UNKNOWN])
+		fprintf(stderr,
+			"new mappings   %llu entered by eBPF at exec/mmap, %llu of unknown files "
+			"and %llu of changed files left to userspace, %llu overwritten; %llu "
+			"lookups answered by them\n",
+			(unsigned long long)c[COUNTER_NEW_MAPPINGS],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_UNKNOWN],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_CHANGED],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_EVICTED],
+			(unsigned long long)c[COUNTER_NEW_MAPPING_USED]);
 	fprintf(stderr,
 		"processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),
@@ -340,6 +378,8 @@ static int run(struct record_run *r)
 	}
 	if (!err)
 		err = session__poll(r->session, 0); /* drain */
+	if (!err)
+		err = session__flush_deferred(r->session);
 	now = clock_ns(CLOCK_MONOTONIC);
 	r->prof = session__take_profile(r->session);
 	if (!r->prof)

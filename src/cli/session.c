@@ -1,6 +1,7 @@
 /* The sampling session shared by record and agent. See session.h. */
 #include <errno.h>
 #include <malloc.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,12 +14,14 @@
 #include "elf/elf_file.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
+#include "proc/known_files.h"
 #include "proc/process.h"
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
 #include "symbolize/debuginfo.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
+#include "unwind/deferred.h"
 #include "unwind/table_cache.h"
 #include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
@@ -51,6 +54,7 @@ struct session {
 	struct profile *prof;
 	struct trace_handler *th;
 	struct interp_registry *interp; /* language runtimes' frames */
+	struct deferred *deferred;      /* samples waiting for their tables (NULL: none) */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -76,7 +80,19 @@ static int on_record(const void *data, size_t size, void *ctx)
 	if (size < sizeof(*h))
 		return 0;
 	switch (h->kind) {
+	case RECORD_STACK:
+		if (s->deferred)
+			deferred__stack_copy(s->deferred, data, size);
+		break;
 	case RECORD_SAMPLE:
+		if (s->deferred && size >= offsetof(struct sample_record, user) &&
+		    ((const struct sample_record *)data)->deferred) {
+			if (deferred__sample(s->deferred, data, size, now) == -ENOMEM) {
+				s->fatal = -ENOMEM;
+				return -ENOMEM;
+			}
+			break;
+		}
 		if (trace_handler__sample(s->th, data, size, now) == -ENOMEM) {
 			s->fatal = -ENOMEM;
 			return -ENOMEM;
@@ -104,10 +120,16 @@ static int on_record(const void *data, size_t size, void *ctx)
 static void load_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
+	int err;
 
 	/* Queued: built in the order samples ask for it (session__poll()). */
 	if (s->um && (!s->tq || table_queue__add(s->tq, exe)))
 		unwind_maps__load(s->um, exe);
+	err = known_files__add(sampler__known_files_fd(s->sampler), exe);
+	if (err)
+		pr_debug("%s: not entered into known_files: %s\n", exe->path, strerror(-err));
+	if (s->deferred)
+		deferred__changed(s->deferred);
 	interp_registry__file_loaded(s->interp, exe);
 	/* What identification and detection read stays in the page cache, not in our RSS: a
 	 * queued file may wait for its table (and symbols) for ever.
@@ -121,6 +143,7 @@ static void unload_executable(struct executable *exe, void *ctx)
 
 	if (s->tq)
 		table_queue__remove(s->tq, exe);
+	known_files__remove(sampler__known_files_fd(s->sampler), exe);
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
 	interp_registry__file_unloaded(s->interp, exe);
@@ -128,13 +151,29 @@ static void unload_executable(struct executable *exe, void *ctx)
 
 static void process_scanned(const struct process *p, uint64_t now_ns, void *ctx)
 {
-	interp_registry__process_scanned(((struct session *)ctx)->interp, p, now_ns);
+	struct session *s = ctx;
+
+	if (s->deferred)
+		deferred__changed(s->deferred);
+	interp_registry__process_scanned(s->interp, p, now_ns);
+}
+
+/* A deferred sample, completed or given up on, joins the profile like any other. */
+static int emit_deferred(const struct sample_record *rec, size_t size, uint64_t now_ns, void *ctx)
+{
+	struct session *s = ctx;
+	int err = trace_handler__sample(s->th, rec, size, now_ns);
+
+	return err == -ENOMEM ? err : 0;
 }
 
 static void process_exited(const struct process *p, void *ctx)
 {
-	interp_registry__process_exited(((struct session *)ctx)->interp, p->pid,
-					clock_ns(CLOCK_MONOTONIC));
+	struct session *s = ctx;
+
+	if (s->deferred) /* its mappings are final: samples waiting for a scan go on */
+		deferred__changed(s->deferred);
+	interp_registry__process_exited(s->interp, p->pid, clock_ns(CLOCK_MONOTONIC));
 }
 
 static struct profile *new_profile(struct session *s)
@@ -215,6 +254,7 @@ struct session *session__new(const struct session_opts *opts)
 					 sampler__interp_procs_fd(s->sampler));
 	if (!s->interp)
 		goto fail;
+	interp_registry__set_code_map(s->interp, sampler__interp_code_fd(s->sampler));
 	{
 		/* Local debug files always (CFI of files built without unwind tables); the
 		 * network only when source lines are wanted.
@@ -236,7 +276,8 @@ struct session *session__new(const struct session_opts *opts)
 	s->reg = exe_registry__new(&ops);
 	if (!s->reg)
 		goto fail;
-	s->pt = process_table__new(s->reg, sampler__mappings_fd(s->sampler));
+	s->pt = process_table__new(s->reg, sampler__mappings_fd(s->sampler),
+				   sampler__new_mappings_fd(s->sampler));
 	s->prof = new_profile(s);
 	if (!s->pt || !s->prof)
 		goto fail;
@@ -248,6 +289,18 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->th)
 		goto fail;
 	trace_handler__set_interp(s->th, s->interp);
+	if (s->um) {
+		struct deferred_maps dm = {
+			.pages_fd = sampler__unwind_pages_fd(s->sampler),
+			.entries_fd = sampler__unwind_entries_fd(s->sampler),
+			.entry_cap = sampler__unwind_entry_cap(s->sampler),
+			.rules_fd = sampler__unwind_rules_fd(s->sampler),
+		};
+
+		s->deferred = deferred__new(&dm, s->pt, s->reg, emit_deferred, s);
+		if (!s->deferred)
+			pr_warn("deferred unwinding disabled (%s)\n", strerror(errno));
+	}
 	return s;
 fail:
 	session__free(s);
@@ -261,6 +314,7 @@ void session__free(struct session *s)
 		return;
 	/* Stop the perf events first: nothing may call back into a half-freed session. */
 	sampler__free(s->sampler);
+	deferred__free(s->deferred);
 	trace_handler__free(s->th);
 	profile__free(s->prof);
 	process_table__free(s->pt);
@@ -313,6 +367,8 @@ int session__poll(struct session *s, int timeout_ms)
 	process_table__tick(s->pt, now);
 	if (s->tq)
 		table_queue__run(s->tq, now, TABLE_BUDGET_NS);
+	if (s->deferred && deferred__tick(s->deferred, now) == -ENOMEM)
+		return -ENOMEM;
 	if (now - s->last_collect_ns >= 1000000000ULL) {
 		s->last_collect_ns = now;
 		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
@@ -326,6 +382,11 @@ int session__poll(struct session *s, int timeout_ms)
 		return err;
 	}
 	return 0;
+}
+
+int session__flush_deferred(struct session *s)
+{
+	return s->deferred ? deferred__flush(s->deferred, clock_ns(CLOCK_MONOTONIC)) : 0;
 }
 
 struct profile *session__take_profile(struct session *s)
@@ -373,6 +434,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	sampler__counters(s->sampler, out->counters);
 	out->trace = trace_handler__stats(s->th);
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
+	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	if (s->tq)
 		table_queue__stats(s->tq, &out->tables);

@@ -29,6 +29,7 @@ struct unwind_maps_stats;
 struct process_stats;
 struct process;
 struct table_cache_stats;
+struct deferred_stats;
 
 #define SESSION_DEFAULT_CACHE_DIR "/var/cache/stackscope"
 #define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
@@ -64,6 +65,10 @@ int session__filter_pid(struct session *s, pid_t pid);
 int session__start(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
+/* Finish every deferred sample now: replayed where its tables exist, else as eBPF walked it
+ * (before the last session__take_profile() of a recording). 0 or -ENOMEM.
+ */
+int session__flush_deferred(struct session *s);
 /* The profile so far (window ends now), after the line pass when symbolize_lines is set; a
  * new, empty one takes its place. NULL on ENOMEM.
  */
@@ -81,6 +86,7 @@ struct session_stats {
 	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
 	const struct table_cache_stats *cache;  /* NULL without a cache */
 	struct table_queue_stats tables;        /* the build queue (zeros without one) */
+	const struct deferred_stats *deferred;  /* NULL when deferred unwinding is off */
 	uint64_t processes_alive, processes_exited;
 	size_t executables;
 	struct exe_registry_stats files; /* content identity: files hashed, changed in place */

@@ -50,6 +50,7 @@ struct elf_file {
 
 	uint16_t type;
 	uint16_t machine;
+	uint64_t entry; /* e_entry */
 
 	struct elf_segment *segs;
 	size_t seg_cnt;
@@ -257,6 +258,7 @@ static struct elf_file *elf_file__from_image(const uint8_t *image, size_t size, 
 		goto cleanup;
 	ef->type = eh.e_type;
 	ef->machine = eh.e_machine;
+	ef->entry = eh.e_entry;
 
 	err = elf_file__load_shdrs(ef, &eh, &xphnum);
 	if (err)
@@ -345,6 +347,11 @@ void elf_file__free(struct elf_file *ef)
 uint16_t elf_file__type(const struct elf_file *ef)
 {
 	return ef->type;
+}
+
+uint64_t elf_file__entry(const struct elf_file *ef)
+{
+	return ef->entry;
 }
 
 uint16_t elf_file__machine(const struct elf_file *ef)

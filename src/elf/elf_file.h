@@ -50,6 +50,12 @@ void elf_file__drop_pages(struct elf_file *ef);
 
 uint16_t elf_file__type(const struct elf_file *ef);    /* ET_EXEC, ET_DYN, ... */
 uint16_t elf_file__machine(const struct elf_file *ef); /* EM_X86_64, ... */
+uint64_t elf_file__entry(const struct elf_file *ef);   /* e_entry (0: none) */
+/* Bytes at the entry point that are its thread root when nothing else describes them: enough
+ * for the usual `mov %rsp, %rdi; call` (glibc's ld.so) or `xor %ebp, %ebp; mov ...` (crt1).
+ * Unwinding stops there and, without a symbol, the frame is named `_start`.
+ */
+#define ELF_ENTRY_ROOT_SZ 16
 uint64_t elf_file__size(const struct elf_file *ef);
 
 /* GNU build id bytes into out (cap >= ELF_BUILD_ID_MAX); returns its length or -ENOENT. */

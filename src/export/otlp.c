@@ -118,7 +118,7 @@ struct dict_function {
 struct dict_mapping {
 	uint64_t start, limit, offset;
 	uint32_t filename;
-	uint32_t attrs[2];
+	uint32_t attrs[3];
 	uint32_t attr_cnt;
 	uint32_t pmap; /* profile mapping id, 0 for the kernel mapping */
 };
@@ -343,7 +343,7 @@ void otlp__kernel_file_id(const char *build_id_hex, char out[33])
 
 /* Builds the mapping's attribute list from what is known now. */
 static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m, const char *gnu,
-				    const char *file_id, int *err)
+				    const char *file_id, const char *go, int *err)
 {
 	uint32_t key;
 
@@ -355,6 +355,10 @@ static void otlp_enc__mapping_attrs(struct otlp_enc *x, struct dict_mapping *m, 
 	if (file_id && *file_id) {
 		key = otlp_enc__str(x, "process.executable.build_id.htlhash", err);
 		m->attrs[m->attr_cnt++] = otlp_enc__attr(x, key, false, 0, file_id, err);
+	}
+	if (go && *go) {
+		key = otlp_enc__str(x, "process.executable.build_id.go", err);
+		m->attrs[m->attr_cnt++] = otlp_enc__attr(x, key, false, 0, go, err);
 	}
 }
 
@@ -400,8 +404,8 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 		m->filename = otlp_enc__str(x, OTLP_KERNEL_MAPPING_NAME, err);
 		if (*bid && utf8__valid(bid, strlen(bid))) {
 			otlp__kernel_file_id(bid, kernel_id);
-			otlp_enc__mapping_attrs(x, m, bid,
-						otlp_enc__keep(x, strdup(kernel_id), err), err);
+			otlp_enc__mapping_attrs(
+				x, m, bid, otlp_enc__keep(x, strdup(kernel_id), err), NULL, err);
 		}
 		return *slot;
 	}
@@ -419,10 +423,12 @@ static uint32_t otlp_enc__mapping(struct otlp_enc *x, const struct profile_frame
 		 * processes gone before the interval ended).
 		 */
 		otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err),
-					otlp_enc__clean(x, pm->file_hash, err), err);
+					otlp_enc__clean(x, pm->file_hash, err),
+					otlp_enc__clean(x, pm->go_build_id, err), err);
 		return *slot;
 	}
-	otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err), NULL, err);
+	otlp_enc__mapping_attrs(x, m, otlp_enc__clean(x, pm->build_id, err), NULL,
+				otlp_enc__clean(x, pm->go_build_id, err), err);
 	return *slot;
 }
 
@@ -453,7 +459,7 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 		type = "kernel";
 		break;
 	case FRAME_NATIVE:
-		type = "native";
+		type = f->runtime ? f->runtime : "native"; /* "go": Go code (src/go/) */
 		break;
 	case FRAME_RUNTIME:
 		type = f->runtime ? f->runtime : "unknown"; /* the runtime's own (src/interp/) */

@@ -75,6 +75,16 @@ struct interp_runtime {
 	 */
 	int (*proc_tick)(void *rt, void *proc_state, uint64_t now_ns);
 	void (*proc_free)(void *rt, void *proc_state);
+	/* Optional (NULL: none). State that appears after attach: a VM initialised later, the
+	 * code in anonymous memory the runtime owns (JIT code, a code cache: its code-range
+	 * walker in eBPF unwinds the frames there, bpf/interp/interp_walk.h). Called right after
+	 * attach and on every tick of an attached process with the current eBPF entry in *bpf and
+	 * the runtime's code ranges in code[INTERP_CODE_RANGES] (start == end == 0: unused).
+	 * 1: *bpf or code[] changed (the registry rewrites the process's eBPF entries), 0: no
+	 * change, < 0: reject the process.
+	 */
+	int (*proc_refresh)(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			    struct interp_code_range *code);
 	/* One frame of the runtime from process pid, whose stack eBPF walked with proc_state (that
 	 * of pid, or of the parent it was forked from while it was not known yet: then memory is
 	 * read from pid first, from the parent once pid has exited). Always fills *out.
@@ -91,6 +101,7 @@ struct interp_runtime_stats {
 	uint64_t procs_attached, procs_rejected, procs_reaped;
 	uint64_t frames, markers;         /* symbolized */
 	uint64_t forked_frames;           /* read with a forked child's parent state */
+	uint64_t code_ranges_dropped;     /* code ranges past INTERP_CODE_RANGES per process */
 	uint64_t bpf[INTERP_COUNTER_MAX]; /* its eBPF counters (bpf_counter_names) */
 	uint64_t own[16];                 /* its stat_names values */
 };
@@ -102,6 +113,9 @@ struct interp_registry;
  */
 struct interp_registry *interp_registry__new(int files_fd, int procs_fd);
 void interp_registry__free(struct interp_registry *reg);
+
+/* The eBPF map "interp_code" (tgid -> the runtimes' code ranges), or -1 (none). */
+void interp_registry__set_code_map(struct interp_registry *reg, int code_fd);
 
 /* Executable registry hooks: a file starts / stops being mapped by live processes. */
 void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe);

@@ -17,8 +17,14 @@
 
 /* The runtimes: one line each. */
 extern const struct interp_runtime python_runtime;
+extern const struct interp_runtime hotspot_runtime;
+extern const struct interp_runtime ruby_runtime;
+extern const struct interp_runtime php_runtime;
 static const struct interp_runtime *const runtimes[] = {
 	&python_runtime,
+	&hotspot_runtime,
+	&ruby_runtime,
+	&php_runtime,
 };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
@@ -42,10 +48,12 @@ struct interp_proc_entry {
 	void *state;
 	enum proc_status status;
 	uint64_t exited_ns;
+	struct interp_proc bpf;                            /* as written to "interp_procs" */
+	struct interp_code_range code[INTERP_CODE_RANGES]; /* its code ranges (proc_refresh) */
 };
 
 struct interp_registry {
-	int files_fd, procs_fd;
+	int files_fd, procs_fd, code_fd;
 	void *rt_state[RUNTIME_CNT];
 	struct interp_runtime_stats stats[RUNTIME_CNT];
 	struct u64_map files; /* file_id -> struct interp_file_entry */
@@ -67,6 +75,7 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 		return NULL;
 	reg->files_fd = files_fd;
 	reg->procs_fd = procs_fd;
+	reg->code_fd = -1;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		reg->stats[i].rt = runtimes[i];
 		reg->rt_state[i] = runtimes[i]->new ();
@@ -139,6 +148,45 @@ static void bpf_drop_proc(struct interp_registry *reg, const struct interp_proc_
 		bpf_map_delete_elem(reg->procs_fd, &key);
 }
 
+void interp_registry__set_code_map(struct interp_registry *reg, int code_fd)
+{
+	reg->code_fd = code_fd;
+}
+
+/* Rewrite pid's "interp_code" entry from the code ranges of its attached runtimes but `skip`
+ * (being detached; NULL: none): the first INTERP_CODE_RANGES of them, the rest counted.
+ */
+static void bpf_set_code(struct interp_registry *reg, pid_t pid,
+			 const struct interp_proc_entry *skip)
+{
+	struct interp_code code = { 0 };
+	uint32_t key = (uint32_t)pid;
+	size_t r, i, n = 0;
+
+	if (reg->code_fd < 0)
+		return;
+	for (r = 0; r < RUNTIME_CNT; r++) {
+		struct interp_proc_entry *pe = u64_map__get(&reg->procs, proc_key(pid, r));
+
+		if (!pe || pe == skip || pe->status != PROC_ATTACHED)
+			continue;
+		for (i = 0; i < INTERP_CODE_RANGES; i++) {
+			if (pe->code[i].start >= pe->code[i].end)
+				continue;
+			if (n == INTERP_CODE_RANGES) {
+				reg->stats[r].code_ranges_dropped++;
+				continue;
+			}
+			code.r[n] = pe->code[i];
+			code.r[n++].runtime = runtimes[r]->frame_kind;
+		}
+	}
+	if (!n)
+		bpf_map_delete_elem(reg->code_fd, &key);
+	else if (bpf_map_update_elem(reg->code_fd, &key, &code, BPF_ANY))
+		pr_debug("pid %d: interp_code update failed: %s\n", (int)pid, strerror(errno));
+}
+
 /* ---- files ---- */
 
 void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe)
@@ -190,8 +238,33 @@ void interp_registry__file_unloaded(struct interp_registry *reg, const struct ex
 
 static void proc_detach(struct interp_registry *reg, struct interp_proc_entry *pe)
 {
-	if (pe->status == PROC_ATTACHED)
+	if (pe->status == PROC_ATTACHED) {
 		bpf_drop_proc(reg, pe);
+		bpf_set_code(reg, pe->pid, pe);
+	}
+}
+
+/* The runtime's late state (proc_refresh): 0 keep, < 0 reject. */
+static int proc_refresh(struct interp_registry *reg, struct interp_proc_entry *pe, uint64_t now_ns)
+{
+	const struct interp_runtime *rt = runtimes[pe->rt];
+	int ret;
+
+	if (!rt->proc_refresh)
+		return 0;
+	ret = rt->proc_refresh(reg->rt_state[pe->rt], pe->state, now_ns, &pe->bpf, pe->code);
+	if (ret > 0) {
+		bpf_set_proc(reg, pe, &pe->bpf);
+		bpf_set_code(reg, pe->pid, NULL);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+static void proc_reject(struct interp_registry *reg, struct interp_proc_entry *pe)
+{
+	proc_detach(reg, pe);
+	pe->status = PROC_REJECTED;
+	reg->stats[pe->rt].procs_rejected++;
 }
 
 static void proc_remove(struct interp_registry *reg, struct interp_proc_entry *pe)
@@ -211,8 +284,14 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 	struct interp_proc bpf = { .file_id = file_id };
 	void *state = NULL;
 
-	if (pe && pe->file_id == file_id && pe->bias == bias && pe->status != PROC_EXITED)
-		return; /* the same image: attached, or rejected for good */
+	if (pe && pe->file_id == file_id && pe->bias == bias && pe->status != PROC_EXITED) {
+		/* The same image: attached (a rescan, e.g. after a pc eBPF could not place, is the
+		 * moment to look for state that appeared since: proc_refresh), or rejected for good.
+		 */
+		if (pe->status == PROC_ATTACHED && proc_refresh(reg, pe, now_ns) < 0)
+			proc_reject(reg, pe);
+		return;
+	}
 	if (pe)
 		proc_remove(reg, pe);
 	if (!fe->bpf.supported || reg->procs.cnt >= INTERP_PROC_CAP)
@@ -225,16 +304,17 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 		rt->proc_free(reg->rt_state[fe->rt], state);
 		return;
 	}
-	*pe = (struct interp_proc_entry){
-		.pid = p->pid, .rt = fe->rt, .file_id = file_id, .bias = bias, .state = state
-	};
+	*pe = (struct interp_proc_entry){ .pid = p->pid,
+					  .rt = fe->rt,
+					  .file_id = file_id,
+					  .bias = bias,
+					  .state = state,
+					  .bpf = bpf };
 	reg->stats[fe->rt].procs_attached++;
 	bpf_set_proc(reg, pe, &bpf);
-	if (rt->proc_tick(reg->rt_state[fe->rt], state, now_ns) < 0) {
-		pe->status = PROC_REJECTED;
-		reg->stats[fe->rt].procs_rejected++;
-		bpf_drop_proc(reg, pe);
-	}
+	if (rt->proc_tick(reg->rt_state[fe->rt], state, now_ns) < 0 ||
+	    proc_refresh(reg, pe, now_ns) < 0)
+		proc_reject(reg, pe);
 }
 
 void interp_registry__process_scanned(struct interp_registry *reg, const struct process *p,
@@ -309,11 +389,9 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)
 			continue;
 		}
 		if (pe->status == PROC_ATTACHED &&
-		    runtimes[pe->rt]->proc_tick(reg->rt_state[pe->rt], pe->state, now_ns) < 0) {
-			pe->status = PROC_REJECTED;
-			reg->stats[pe->rt].procs_rejected++;
-			bpf_drop_proc(reg, pe);
-		}
+		    (runtimes[pe->rt]->proc_tick(reg->rt_state[pe->rt], pe->state, now_ns) < 0 ||
+		     proc_refresh(reg, pe, now_ns) < 0))
+			proc_reject(reg, pe);
 	}
 	for (i = 0; i < n; i++) {
 		reg->stats[reap[i]->rt].procs_reaped++;

@@ -13,6 +13,8 @@
 #include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
+#include "go/go_build_id.h"
+#include "go/gopclntab.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
 #include "proc/proc_root.h"
@@ -103,6 +105,7 @@ static void executable__free(struct executable *exe)
 	if (!exe)
 		return;
 	elf_symbols__free(exe->syms);
+	gopclntab__free(exe->go);
 	dwarf_file__free(exe->dwarf);
 	elf_file__free(exe->elf);
 	if (exe->fd >= 0)
@@ -153,6 +156,8 @@ static int describe(struct executable *exe)
 	}
 	if (elf_file__build_id_hex(exe->elf, exe->build_id, sizeof(exe->build_id)) < 0)
 		exe->build_id[0] = '\0';
+	if (go_build_id__read(exe->elf, exe->go_build_id, sizeof(exe->go_build_id)) < 0)
+		exe->go_build_id[0] = '\0';
 	if (exe->fd < 0 || file_id__htlhash(exe->fd, exe->file_hash))
 		exe->file_hash[0] = '\0';
 	return 0;
@@ -290,6 +295,9 @@ struct executable *exe_registry__get(struct exe_registry *reg, pid_t pid, const 
 	exe->fd = fd;
 	exe->root = root;
 	exe->kind = EXECUTABLE_FILE;
+	exe->dev_major = m->dev_major;
+	exe->dev_minor = m->dev_minor;
+	exe->ino = m->ino;
 	exe->path = strdup(m->path);
 	exe->elf = elf_file__open_fd(fd);
 	if (!exe->path || !exe->elf) {
@@ -374,6 +382,28 @@ int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, u
 	return elf_file__offset_to_vaddr(exe->elf, offset, vaddr);
 }
 
+int executable__go_lines(struct executable *exe, uint64_t addr, struct go_frame *out, size_t cap)
+{
+	if (!exe->go_tried) {
+		exe->go_tried = true;
+		if (exe->kind == EXECUTABLE_FILE) {
+			exe->go = gopclntab__open(exe->elf);
+			if (exe->go)
+				pr_debug("%s: Go %s table, %zu functions%s\n", exe->path,
+					 gopclntab__version(exe->go) == GOPCLNTAB_V118 ? "1.18"
+										       : "1.20+",
+					 gopclntab__func_cnt(exe->go),
+					 gopclntab__has_inline(exe->go) ? "" : ", no inline tree");
+			else if (errno != ENOENT)
+				pr_debug("%s: .gopclntab unreadable (%s)\n", exe->path,
+					 strerror(errno));
+		}
+	}
+	if (!exe->go || exe->shrank)
+		return -ENOENT;
+	return gopclntab__lookup(exe->go, addr, out, cap);
+}
+
 const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset)
 {
 	const char *name;
@@ -394,6 +424,12 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 			exe->path);
 		elf_symbols__free(exe->syms);
 		exe->syms = NULL;
+	}
+	if (!name && exe->elf && elf_file__entry(exe->elf) &&
+	    addr - elf_file__entry(exe->elf) < ELF_ENTRY_ROOT_SZ) {
+		name = "_start"; /* the entry point, unnamed in a stripped ld.so */
+		if (offset)
+			*offset = addr - elf_file__entry(exe->elf);
 	}
 	return exe->shrank ? NULL : name;
 }

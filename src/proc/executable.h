@@ -31,6 +31,8 @@ struct elf_symbols;
 struct dwarf_file;
 struct dwarf_line;
 struct debuginfo;
+struct gopclntab;
+struct go_frame;
 
 enum dwarf_state {
 	DWARF_UNTRIED = 0,
@@ -64,8 +66,12 @@ struct executable {
 	uint64_t file_id; /* proc/file_id.h: from device, inode, size, mtime, ctime */
 	struct file_version version;
 	enum executable_kind kind;
-	char *path;            /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	char *path;         /* as mapped ("/usr/lib/x86_64-linux-gnu/libc.so.6", "[vdso]") */
+	uint32_t dev_major; /* the inode as /proc/PID/maps names it when first seen (0: vDSO) */
+	uint32_t dev_minor;
+	uint64_t ino;
 	char build_id[129];    /* lowercase hex, "" if none */
+	char go_build_id[129]; /* a Go executable's build id (go/go_build_id.h), "" if none */
 	char file_hash[33];    /* OTLP htlhash of the content (hex), "" if not computed */
 	int fd;                /* -1 for the vDSO (image in memory) */
 	struct proc_root root; /* the root of the process it was first seen in (containers) */
@@ -75,7 +81,9 @@ struct executable {
 	struct elf_file *elf;     /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
-	bool shrank;              /* the file shrank while mapped (elf_file__changed): no symbols */
+	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
+	struct gopclntab *go; /* a Go executable's .gopclntab (go/gopclntab.h); NULL if none */
+	bool go_tried;
 	struct dwarf_file *dwarf; /* DWARF (or MiniDebugInfo symbols) once found */
 	enum dwarf_state dwarf_state;
 	enum unwind_table_state table_state;
@@ -144,6 +152,12 @@ int executable__find_debuginfo(const struct executable *exe, struct debuginfo *d
  */
 int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
 			    const struct dwarf_line **lines);
+/* Go source positions at ELF vaddr addr from the file's .gopclntab (opened on first use),
+ * innermost first (gopclntab__lookup() contract): count >= 1, or -ENOENT when the file is not
+ * Go or addr is in no Go function. Strings are borrowed from exe: valid until the registry is
+ * freed.
+ */
+int executable__go_lines(struct executable *exe, uint64_t addr, struct go_frame *out, size_t cap);
 /* Symbol containing ELF vaddr `addr` (loads .symtab/.dynsym on first use), or NULL. */
 const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset);
 

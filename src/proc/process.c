@@ -28,11 +28,13 @@ struct process_table {
 	struct exe_registry *reg;
 	int mappings_fd;
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
+	int new_mappings_fd;
 	struct process_stats stats;
 	struct process_table_ops ops;
 };
 
-struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd)
+struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd,
+					 int new_mappings_fd)
 {
 	struct process_table *pt = calloc(1, sizeof(*pt));
 
@@ -40,6 +42,7 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 		return NULL;
 	pt->reg = reg;
 	pt->mappings_fd = mappings_fd;
+	pt->new_mappings_fd = new_mappings_fd;
 	return pt;
 }
 
@@ -212,7 +215,7 @@ static void delete_keys(struct process_table *pt, const struct mapping_key *keys
  * is one batch (bpf() calls dominate what churn costs).
  */
 static void sync_bpf(struct process_table *pt, struct process *p, const struct exec_mapping *old,
-		     size_t old_cnt)
+		     size_t old_cnt, uint64_t seq)
 {
 	struct mapping_key *keys = NULL, *gone = NULL, marker = { 0 };
 	struct mapping_info *vals = NULL;
@@ -222,12 +225,16 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 
 	if (pt->mappings_fd < 0)
 		return;
+	if (seq != p->bpf_seq)
+		old_cnt = 0; /* entries tagged with an older seq: rewrite them all */
+	p->bpf_seq = seq;
 	for (i = 0; i < p->map_cnt && p->alive; i++) {
 		const struct exec_mapping *m = &p->maps[i];
 		struct mapping_info info = { .file_id = m->exe->file_id,
 					     .bias = m->bias,
 					     .start = m->start,
-					     .end = m->end };
+					     .end = m->end,
+					     .seq = seq };
 		size_t first = cnt, j;
 
 		if (add_blocks(p->pid, m->start, m->end, &keys, &cnt, &cap))
@@ -254,7 +261,8 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 					   SIZE_MAX / 2))
 			goto out;
 		upd[upd_cnt] = marker;
-		memset(&vals[upd_cnt++], 0, sizeof(*vals));
+		memset(&vals[upd_cnt], 0, sizeof(*vals));
+		vals[upd_cnt++].seq = seq;
 	}
 	written = update_keys(pt, upd, vals, upd_cnt);
 	if (written < upd_cnt) {
@@ -321,6 +329,19 @@ static struct process *get_or_add(struct process_table *pt, pid_t pid)
 	return p;
 }
 
+/* The seq of pid's "new_mappings" before a scan: what eBPF entered up to now is older than (or
+ * as old as) what the scan will see. 0 when eBPF entered nothing.
+ */
+static uint64_t new_mappings_seq(const struct process_table *pt, pid_t pid)
+{
+	struct new_mappings nm;
+	uint32_t key = (uint32_t)pid;
+
+	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+		return 0;
+	return nm.seq;
+}
+
 struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
 	struct exec_mapping *old_maps;
@@ -329,9 +350,11 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 	struct exec_mapping *xm = NULL;
 	struct process *p;
 	size_t i, n = 0;
+	uint64_t seq;
 	int err;
 
 	pt->stats.scans++;
+	seq = new_mappings_seq(pt, pid);
 	err = proc_maps__read(pid, NULL, &maps);
 	if (err) {
 		pt->stats.scan_failures++;
@@ -414,7 +437,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		container__read(pid, &p->container);
 		p->named = true;
 	}
-	sync_bpf(pt, p, old_maps, old_cnt);
+	sync_bpf(pt, p, old_maps, old_cnt, seq);
 	free(old_maps);
 	if (pt->ops.scanned)
 		pt->ops.scanned(p, now_ns, pt->ops.ctx);
@@ -494,7 +517,7 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	p->exited_ns = now_ns;
 	p->rescans_left = 0;
 	p->rescan_at_ns = 0;
-	sync_bpf(pt, p, NULL, 0);
+	sync_bpf(pt, p, NULL, 0, p->bpf_seq);
 	if (pt->ops.exited)
 		pt->ops.exited(p, pt->ops.ctx);
 }

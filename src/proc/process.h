@@ -37,6 +37,7 @@ struct process {
 	size_t map_cnt;
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
 	size_t bpf_key_cnt;
+	uint64_t bpf_seq; /* the "new_mappings" seq its LPM entries are tagged with */
 	bool alive;
 	bool named;            /* comm, exe_path and container read since the last exec */
 	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
@@ -67,7 +68,8 @@ struct process_table_ops {
 };
 
 /* mappings_fd: the BPF LPM map, or -1 to track without eBPF (tests). */
-struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd);
+struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd,
+					 int new_mappings_fd);
 void process_table__free(struct process_table *pt);
 void process_table__set_ops(struct process_table *pt, const struct process_table_ops *ops);
 

@@ -208,6 +208,7 @@ static uint64_t mapping__hash(const struct profile_mapping *m)
 
 	h = hash__mix(h, (uintptr_t)m->build_id);
 	h = hash__mix(h, (uintptr_t)m->file_hash);
+	h = hash__mix(h, (uintptr_t)m->go_build_id);
 	h = hash__mix(h, m->start);
 	h = hash__mix(h, m->limit);
 	h = hash__mix(h, m->file_offset);
@@ -220,7 +221,8 @@ static bool mapping__eq(const void *ctx, uint32_t id, const void *key)
 	const struct profile_mapping *a = &p->mappings[id], *b = key;
 
 	return a->path == b->path && a->build_id == b->build_id && a->file_hash == b->file_hash &&
-	       a->start == b->start && a->limit == b->limit && a->file_offset == b->file_offset;
+	       a->go_build_id == b->go_build_id && a->start == b->start && a->limit == b->limit &&
+	       a->file_offset == b->file_offset;
 }
 
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m)
@@ -233,6 +235,7 @@ uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m
 	key.path = profile__intern(p, m->path ? m->path : "", &err);
 	key.build_id = profile__intern(p, m->build_id, &err);
 	key.file_hash = profile__intern(p, m->file_hash, &err);
+	key.go_build_id = profile__intern(p, m->go_build_id, &err);
 	if (err)
 		return 0;
 	hash = mapping__hash(&key);

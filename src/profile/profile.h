@@ -42,7 +42,9 @@ struct profile_frame {
 	uint64_t address;
 	const struct profile_line *lines; /* line_cnt entries; 0 = not symbolized */
 	uint32_t line_cnt;
-	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"), else NULL */
+	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"); FRAME_NATIVE:
+			      * "go" for Go code named from .gopclntab, else NULL (OTLP
+			      * profile.frame.type) */
 };
 
 struct profile_mapping {
@@ -51,7 +53,8 @@ struct profile_mapping {
 	uint64_t start;       /* ELF address range covered, and its file offset */
 	uint64_t limit;
 	uint64_t file_offset;
-	const char *file_hash; /* OTLP htlhash (32 hex digits) of the file's content, or NULL */
+	const char *file_hash;   /* OTLP htlhash (32 hex digits) of the file's content, or NULL */
+	const char *go_build_id; /* a Go executable's build id (go/go_build_id.h), or NULL */
 };
 
 struct profile_sample {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "base/array.h"
@@ -45,7 +46,15 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_FP_FRAMES] = "user frames via frame pointer",
 	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
 	[COUNTER_FORK_INHERITED] = "samples of forked children resolved through their parent",
+	[COUNTER_NEW_MAPPINGS] = "mappings entered by eBPF",
+	[COUNTER_NEW_MAPPING_UNKNOWN] = "mappings of files eBPF did not know",
+	[COUNTER_NEW_MAPPING_CHANGED] = "mappings of files changed since identified",
+	[COUNTER_NEW_MAPPING_EVICTED] = "eBPF-entered mappings overwritten",
+	[COUNTER_NEW_MAPPING_USED] = "lookups answered by eBPF-entered mappings",
 	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
+	[COUNTER_DEFERRED] = "deferred with a stack copy",
+	[COUNTER_DEFER_OVER_BUDGET] = "not deferred: over budget",
+	[COUNTER_DEFER_LOST] = "stack copies lost: ring buffer full",
 };
 
 /* The one table of unwind end names: the record summary, the agent's metric labels and the
@@ -62,6 +71,7 @@ static const char *const unwind_end_names[UNWIND_END_CNT] = {
 	[UNWIND_END_UNMAPPED] = "unmapped pc",
 	[UNWIND_END_BAD_FRAME] = "bad frame",
 	[UNWIND_END_NO_USER] = "kernel thread",
+	[UNWIND_END_STACK_COPY] = "stack copy too short",
 };
 
 const char *counter__name(enum counter c)
@@ -74,6 +84,41 @@ const char *counter__name(enum counter c)
 const char *unwind_end__name(enum unwind_end e)
 {
 	return e < UNWIND_END_CNT && unwind_end_names[e] ? unwind_end_names[e] : "?";
+}
+
+/* Deferred unwinding (bpf/deferred.h): on unless STACKSCOPE_DEFER=0; STACKSCOPE_DEFER=verify
+ * is the test mode (every sample carries a stack copy, its replay is compared with eBPF's walk).
+ * Budget, all CPUs together: DEFER_RATE copies per second with bursts of DEFER_BURST, split
+ * over the CPUs (each CPU has its own bucket: no atomics), at least DEFER_CPU_MIN per CPU
+ * (verify: 4 times the rate). The ring buffer gets room for every CPU's burst on top (*burst:
+ * copies per CPU), and copies stop while it is more than half full (the reader is behind:
+ * the room is for samples).
+ */
+#define DEFER_RATE 32
+#define DEFER_BURST 32
+#define DEFER_CPU_MIN 8
+static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t *burst)
+{
+	const char *mode = getenv("STACKSCOPE_DEFER");
+	unsigned int rate = DEFER_RATE / (cpu_cnt ? cpu_cnt : 1);
+
+	*burst = DEFER_BURST / (cpu_cnt ? cpu_cnt : 1);
+	if (*burst < DEFER_CPU_MIN)
+		*burst = DEFER_CPU_MIN;
+	if (rate < DEFER_CPU_MIN)
+		rate = DEFER_CPU_MIN;
+	skel->rodata->sampler_cfg.defer_mode = DEFER_UNKNOWN;
+	if (mode && !strcmp(mode, "0"))
+		skel->rodata->sampler_cfg.defer_mode = DEFER_NONE;
+	else if (mode && !strcmp(mode, "verify")) {
+		skel->rodata->sampler_cfg.defer_mode = DEFER_VERIFY;
+		rate *= 4; /* a test mode: more samples compared per second */
+	}
+	if (skel->rodata->sampler_cfg.defer_mode == DEFER_NONE)
+		*burst = 0;
+	skel->rodata->sampler_cfg.defer_interval_ns = 1000000000ULL / rate;
+	skel->rodata->sampler_cfg.defer_burst_ns =
+		(uint64_t)*burst * skel->rodata->sampler_cfg.defer_interval_ns;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -234,10 +279,40 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 	}
 }
 
+/* Can eBPF enter mappings at exec (the task VMA iterator, 6.7) and mmap (bpf_find_vma in
+ * tracepoint programs, 5.17)?
+ */
+static bool new_mappings_supported(void)
+{
+	struct btf *btf;
+	bool ok;
+
+	if (getenv("STACKSCOPE_NO_NEW_MAPPINGS"))
+		return false;
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	return ok &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma, NULL) == 1;
+}
+
+/* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads it
+ * with CAP_DAC_READ_SEARCH), as they do when libbpf opens the event's id.
+ */
+static bool syscall_tracepoints_usable(void)
+{
+	return !faccessat(AT_FDCWD, "/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK,
+			  AT_EACCESS) ||
+	       !faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap",
+			  F_OK, AT_EACCESS);
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
 {
 	struct sampler *s;
-	size_t rb_sz;
+	size_t rb_sz, defer_burst;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -273,10 +348,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	/* Ring buffer: the reader drains it every 100 ms; room for 1 s of 2 KiB records on every
 	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
 	 */
+	defer_budget(s->skel, s->cpu_cnt, &defer_burst);
 	rb_sz = opts->ringbuf_sz
 			? opts->ringbuf_sz
-			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10));
+			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
+					(size_t)s->cpu_cnt * defer_burst *
+						sizeof(struct stack_copy_record));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
+	s->skel->rodata->sampler_cfg.defer_ring_max = pow2_at_least(rb_sz) / 2;
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap
 							      : DEFAULT_MAPPING_CAP));
@@ -285,7 +364,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
-	/* Without bpf_loop (before 5.17), unwind by tail calls: 16 steps per program run. */
+	/* Without bpf_loop (before 5.17), unwind by tail calls: UNWIND_CHUNK steps per program run. */
 	if (getenv("STACKSCOPE_TAIL_CALLS") ||
 	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
 		s->skel->rodata->sampler_cfg.tail_calls = 1;
@@ -296,18 +375,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 
-	/* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads
-	 * it with CAP_DAC_READ_SEARCH), as they do when libbpf opens the event's id.
-	 */
-	if (faccessat(AT_FDCWD, "/sys/kernel/tracing/events/syscalls/sys_enter_mmap", F_OK,
-		      AT_EACCESS) &&
-	    faccessat(AT_FDCWD, "/sys/kernel/debug/tracing/events/syscalls/sys_enter_mmap", F_OK,
-		      AT_EACCESS)) {
+	if (!syscall_tracepoints_usable()) {
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
 			"libraries are found by rescans only\n");
 		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);
 		bpf_program__set_autoload(s->skel->progs.on_mmap_exit, false);
 	}
+	/* Mappings entered by eBPF as they appear (exec, mmap), else by userspace only. */
+	s->skel->rodata->sampler_cfg.new_mappings = new_mappings_supported();
 	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
 	verifier_stats_setup(s->skel->obj, false);
@@ -501,6 +576,11 @@ int sampler__interp_procs_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.interp_procs);
 }
 
+int sampler__interp_code_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_code);
+}
+
 static uint64_t fd_memlock(int fd)
 {
 	char path[64], line[256];
@@ -531,6 +611,16 @@ uint64_t sampler__map_memory(struct sampler *s)
 unsigned int sampler__cpu_cnt(const struct sampler *s)
 {
 	return s->cpu_cnt;
+}
+
+int sampler__new_mappings_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.new_mappings);
+}
+
+int sampler__known_files_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.known_files);
 }
 
 int sampler__mappings_fd(const struct sampler *s)

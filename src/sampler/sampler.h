@@ -51,6 +51,9 @@ int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_
 
 /* Map fds for the modules that fill them. */
 int sampler__mappings_fd(const struct sampler *s);
+/* The "new_mappings" (tgid -> struct new_mappings) and "known_files" maps (bpf/abi.h). */
+int sampler__new_mappings_fd(const struct sampler *s);
+int sampler__known_files_fd(const struct sampler *s);
 int sampler__files_fd(const struct sampler *s);
 int sampler__unwind_pages_fd(const struct sampler *s);
 int sampler__unwind_entries_fd(const struct sampler *s);
@@ -59,6 +62,7 @@ size_t sampler__unwind_entry_cap(const struct sampler *s);
 /* The language runtimes' maps (bpf/interp/, written by src/interp/registry.c). */
 int sampler__interp_files_fd(const struct sampler *s);
 int sampler__interp_procs_fd(const struct sampler *s);
+int sampler__interp_code_fd(const struct sampler *s); /* "interp_code" */
 /* The sum over CPUs of "interp_counters": [runtime kind * INTERP_COUNTER_MAX + counter]. */
 void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
 

@@ -6,6 +6,8 @@
 
 #include "abi.h"
 #include "base/array.h"
+#include "base/u64_map.h"
+#include "go/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
@@ -17,6 +19,18 @@
 #include "symbolize/kallsyms.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
+#define GO_FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */
+
+/* A Go frame of the current profile: decoding .gopclntab costs microseconds per frame (its
+ * pc-value tables are walked from the function's entry), the same frames recur in every
+ * sample.
+ */
+struct go_frame_slot {
+	uint64_t file_id;
+	uint64_t addr;  /* the frame's address */
+	uint32_t frame; /* profile frame id, 0 = empty */
+	bool is_return;
+};
 #define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 1)
 
 struct trace_handler {
@@ -32,6 +46,7 @@ struct trace_handler {
 	/* Native frames of the current profile, indexed by frame id, for the line pass. */
 	struct native_frame_ref *native;
 	size_t native_cap;
+	struct go_frame_slot *go_cache; /* GO_FRAME_CACHE_CAP slots, allocated on first use */
 };
 
 struct native_frame_ref {
@@ -59,6 +74,8 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 {
 	if (th->native)
 		memset(th->native, 0, th->native_cap * sizeof(*th->native));
+	if (th->go_cache) /* frame ids are per profile */
+		memset(th->go_cache, 0, GO_FRAME_CACHE_CAP * sizeof(*th->go_cache));
 	th->prof = prof;
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
@@ -72,8 +89,10 @@ void trace_handler__set_interp(struct trace_handler *th, struct interp_registry 
 
 void trace_handler__free(struct trace_handler *th)
 {
-	if (th)
+	if (th) {
 		free(th->native);
+		free(th->go_cache);
+	}
 	free(th);
 }
 
@@ -122,12 +141,61 @@ static uint32_t exe_mapping(struct trace_handler *th, const struct executable *e
 		.path = exe->path,
 		.build_id = exe->build_id[0] ? exe->build_id : NULL,
 		.file_hash = exe->file_hash[0] ? exe->file_hash : NULL,
+		.go_build_id = exe->go_build_id[0] ? exe->go_build_id : NULL,
 		.start = exe->text_start,
 		.limit = exe->text_end,
 		.file_offset = exe->text_offset,
 	};
 
 	return profile__add_mapping(th->prof, &m);
+}
+
+/* A frame of Go code: function, file and line, and the calls inlined at addr as lines of their
+ * own, from the executable's .gopclntab (stripped binaries keep it); 0 when addr is not Go.
+ * The chain is complete here, so the line pass does not visit the frame.
+ */
+static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint32_t mapping,
+			 uint64_t addr, bool is_return)
+{
+	struct go_frame gf[GO_MAX_FRAMES];
+	struct profile_line lines[GO_MAX_FRAMES];
+	struct profile_frame f = {
+		.kind = FRAME_NATIVE, .mapping = mapping, .address = addr, .runtime = "go"
+	};
+	struct go_frame_slot *slot = NULL;
+	uint32_t id;
+	int n, i;
+
+	if (th->go_cache) {
+		slot = &th->go_cache[u64_hash(exe->file_id ^ (addr << 1 | is_return)) &
+				     (GO_FRAME_CACHE_CAP - 1)];
+		if (slot->frame && slot->file_id == exe->file_id && slot->addr == addr &&
+		    slot->is_return == is_return) {
+			th->stats.user_go++;
+			return slot->frame;
+		}
+	}
+	n = executable__go_lines(exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES);
+	if (n <= 0)
+		return 0;
+	if (!th->go_cache) { /* the first Go frame: the cache is for Go programs only */
+		th->go_cache = calloc(GO_FRAME_CACHE_CAP, sizeof(*th->go_cache));
+		if (th->go_cache)
+			slot = &th->go_cache[u64_hash(exe->file_id ^ (addr << 1 | is_return)) &
+					     (GO_FRAME_CACHE_CAP - 1)];
+	}
+	for (i = 0; i < n; i++) {
+		lines[i].function = gf[i].function;
+		lines[i].file = gf[i].file;
+		lines[i].line = gf[i].line;
+	}
+	f.lines = lines;
+	f.line_cnt = (uint32_t)n;
+	th->stats.user_go++;
+	id = profile__add_frame(th->prof, &f);
+	if (slot && id)
+		*slot = (struct go_frame_slot){ exe->file_id, addr, id, is_return };
+	return id;
 }
 
 static uint32_t native_frame(struct trace_handler *th, struct executable *exe, uint64_t addr,
@@ -140,6 +208,8 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		return 0;
 	uint32_t id;
 
+	if (th->opts.symbolize && (id = go_frame(th, exe, mapping, addr, is_return)))
+		return id;
 	if (th->opts.symbolize)
 		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)

@@ -29,6 +29,7 @@ struct trace_handler_stats {
 	uint64_t user_late_resolved; /* placed by userspace after eBPF could not */
 	uint64_t incomplete_stacks;  /* ended in an "[unwind: ...]" pseudo-frame */
 	uint64_t user_lines;         /* unique native frames given DWARF lines / inline chains */
+	uint64_t user_go;            /* user frames named (with lines) from a Go .gopclntab */
 };
 
 struct trace_handler_opts {

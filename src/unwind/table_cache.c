@@ -14,7 +14,7 @@
 #include "unwind/unwind_table.h"
 
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
-#define CACHE_VERSION 2u        /* 2: tables without debug-file CFI are no longer stored */
+#define CACHE_VERSION 4u        /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP */
 #define SUFFIX ".unwind"
 
 struct cache_header {

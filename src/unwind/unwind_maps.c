@@ -478,7 +478,9 @@ int unwind_maps__complete(struct unwind_maps *um, struct executable *exe, int er
 {
 	struct file_info fi = { .flags = FILE_NO_CFI };
 	uint64_t t0 = now_ns();
-	bool few = err == -ENOENT || (!err && unwind_table__stats(*t)->fde_cnt < FEW_FDES);
+	bool few = err == -ENOENT || (!err && unwind_table__stats(*t)->fde_cnt +
+							      unwind_table__stats(*t)->go_func_cnt <
+						      FEW_FDES);
 	bool from_debug_file = false;
 
 	if (few && um->di) {
@@ -526,6 +528,10 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 	if (err == -ENOSPC)
 		return err; /* the caller may make room and retry */
 	if (err) {
+		struct file_info failed = { .flags = FILE_NO_TABLE };
+
+		/* eBPF must not wait for this table (deferred unwinding): it will not come. */
+		bpf_map_update_elem(um->files_fd, &exe->file_id, &failed, BPF_ANY);
 		exe->table_state = UNWIND_TABLE_FAILED;
 		um->stats.files_failed++;
 		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,

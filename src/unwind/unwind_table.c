@@ -14,6 +14,7 @@
 
 #include "base/array.h"
 #include "elf/elf_file.h"
+#include "go/gopclntab.h"
 #include "unwind/cfi.h"
 #include "unwind/unwind_table.h"
 
@@ -55,6 +56,7 @@ struct builder {
 
 	struct text_view text[TEXT_VIEW_MAX];
 	size_t text_cnt;
+	uint64_t go_end; /* end of the current Go function's last pcsp run */
 };
 
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
@@ -108,10 +110,28 @@ static bool is_sigreturn_at(const struct builder *b, uint64_t addr)
 	return p && !memcmp(p, sigreturn_code, sizeof(sigreturn_code));
 }
 
+/* The rows raw[fde_first..] become one block over [begin, end). */
+static int push_block(struct builder *b, uint64_t begin, uint64_t end)
+{
+	struct fde_block *blk;
+	int err = array__reserve_bounded((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1,
+					 sizeof(*b->blocks), 1024, b->max_rows);
+
+	if (err)
+		return err;
+	blk = &b->blocks[b->blk_cnt++];
+	blk->pc_begin = begin;
+	blk->pc_end = end;
+	blk->first = b->fde_first;
+	blk->cnt = b->raw_cnt - b->fde_first;
+	blk->prio = b->prio;
+	blk->seq = b->seq++;
+	return 0;
+}
+
 static int on_fde(void *ctx, const struct cfi_fde *fde)
 {
 	struct builder *b = ctx;
-	struct fde_block *blk;
 	uint64_t len = fde->pc_end - fde->pc_begin, begin = fde->pc_begin;
 	int err;
 
@@ -139,19 +159,10 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 		if (len == 9 && begin > 1)
 			b->raw[b->fde_first].addr = --begin;
 	}
-	err = array__reserve_bounded((void **)&b->blocks, &b->blk_cap, b->blk_cnt + 1,
-				     sizeof(*b->blocks), 1024, b->max_rows);
-	if (err)
-		return err;
-	blk = &b->blocks[b->blk_cnt++];
-	blk->pc_begin = begin;
-	blk->pc_end = fde->pc_end;
-	blk->first = b->fde_first;
-	blk->cnt = b->raw_cnt - b->fde_first;
-	blk->prio = b->prio;
-	blk->seq = b->seq++;
-	b->stats->fde_cnt++;
-	return 0;
+	err = push_block(b, begin, fde->pc_end);
+	if (!err)
+		b->stats->fde_cnt++;
+	return err;
 }
 
 static int block_cmp(const void *pa, const void *pb)
@@ -181,6 +192,140 @@ static int add_section(struct builder *b, const struct cfi_section *sec, uint32_
 	b->stats->bad_fde_cnt += es.bad_fde_cnt;
 	if (es.truncated)
 		b->stats->truncated_section_cnt++;
+	return err;
+}
+
+/* ---- Go: stack deltas from .gopclntab (pcsp) ---- */
+
+static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
+{
+	int err;
+
+	if (b->raw_cnt > b->fde_first && rule_eq(&b->raw[b->raw_cnt - 1].rule, rule))
+		return 0;
+	err = array__reserve_bounded((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw),
+				     1024, b->max_rows);
+	if (err)
+		return err;
+	memset(&b->raw[b->raw_cnt], 0, sizeof(b->raw[0]));
+	b->raw[b->raw_cnt].addr = addr;
+	b->raw[b->raw_cnt++].rule = *rule;
+	return 0;
+}
+
+/* One pcsp run: the function has pushed sp_delta bytes above its return address, so
+ * CFA = rsp + sp_delta + 8. Go saves the caller's rbp right below the return address in
+ * every function with a frame (amd64 frame pointers); a frameless one leaves it alone. A
+ * negative delta (a popped return address: syscall.rawVforkSyscall) has no rule.
+ */
+static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta)
+{
+	struct builder *b = ctx;
+	struct unwind_rule rule = { .kind = UNWIND_RULE_INVALID };
+
+	if (sp_delta >= 0 && sp_delta <= INT32_MAX - 8) {
+		rule.kind = UNWIND_RULE_CFA;
+		rule.cfa_reg = DWARF_RSP;
+		rule.cfa_off = sp_delta + 8;
+		if (sp_delta > 0) {
+			rule.rbp_rule = UNWIND_RBP_CFA_OFF;
+			rule.rbp_off = -16;
+		}
+	}
+	b->go_end = end;
+	return raw_push(b, start, &rule);
+}
+
+/* Go functions that switch stacks (funcFlag SPWRITE) but whose callers the frame pointer
+ * finds (UNWIND_RULE_FP_SWITCH: rbp points into the goroutine's stack, below g0's): the vDSO
+ * callers time.now and runtime.nanotime1 push rbp before moving to the g0
+ * stack; runtime.asmcgocall (C code runs on g0 below it) keeps rbp = the frame pointer of
+ * runtime.cgocall, so the walk reaches the Go code that made the cgo call, without the
+ * runtime.cgocall frame. In every other one (systemstack, mcall, morestack, gogo, ...) the
+ * walk ends: above them on g0 lies no caller, and the goroutine's stack is only known
+ * through the runtime's g structure.
+ */
+static const char *const go_fp_switches[] = { "runtime.asmcgocall", "time.now",
+					      "runtime.nanotime1" };
+
+static struct unwind_rule go_switch_rule(const char *name)
+{
+	struct unwind_rule rule = { .kind = UNWIND_RULE_STOP };
+	size_t i;
+
+	for (i = 0; name && i < sizeof(go_fp_switches) / sizeof(go_fp_switches[0]); i++)
+		if (!strcmp(name, go_fp_switches[i]))
+			rule.kind = UNWIND_RULE_FP_SWITCH;
+	return rule;
+}
+
+/* Go's signal handler entry is marked TOPFRAME (the runtime's tracebacks stop there), but its
+ * return address is the restorer: unwound by its pcsp table, the walk reaches the SIGNAL rule
+ * of runtime.sigreturn and goes on in the interrupted code.
+ */
+static bool is_go_sigtramp(const char *name)
+{
+	return name && (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.cgoSigtramp"));
+}
+
+/* Every Go function becomes a block (below every CFI section in priority: C code linked into
+ * a cgo binary keeps its own .eh_frame). The outermost frames (funcFlag TOPFRAME: goexit,
+ * mstart, rt0_go) end the walk; the signal restorer (recognised by its code) is SIGNAL. A function whose table is corrupt is skipped and counted.
+ */
+static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t prio)
+{
+	static const struct unwind_rule stop = { .kind = UNWIND_RULE_STOP };
+	size_t i, cnt = gopclntab__func_cnt(go);
+	int err = 0;
+
+	b->prio = prio;
+	b->seq = 0;
+	for (i = 0; i < cnt && !err; i++) {
+		struct go_func gf;
+
+		b->fde_first = b->raw_cnt;
+		if (gopclntab__func(go, i, &gf) || gf.entry >= gf.end) {
+			b->stats->bad_go_func_cnt++;
+			continue;
+		}
+		if ((gf.flags & GO_FUNC_TOPFRAME) && !is_go_sigtramp(gf.name)) {
+			b->go_end = gf.end;
+			err = raw_push(b, gf.entry, &stop);
+		} else if (b->text_cnt && gf.entry > 1 && is_sigreturn_at(b, gf.entry)) {
+			/* runtime.sigreturn(__sigaction): the restorer of Go's signal handlers;
+			 * claim the byte before it for return-address-minus-one lookups.
+			 */
+			static const struct unwind_rule sig = { .kind = UNWIND_RULE_SIGNAL };
+
+			b->go_end = gf.entry + sizeof(sigreturn_code);
+			err = raw_push(b, gf.entry - 1, &sig);
+			if (!err)
+				err = push_block(b, gf.entry - 1, b->go_end);
+			b->stats->go_func_cnt++;
+			continue;
+		} else {
+			b->go_end = gf.entry;
+			err = gopclntab__sp_deltas(go, i, on_go_delta, b);
+			if (err == -ENOMEM || (err == -E2BIG && b->raw_cnt >= b->max_rows))
+				return err;
+			if (err) {
+				b->raw_cnt = b->fde_first;
+				b->stats->bad_go_func_cnt++;
+				err = 0;
+				continue;
+			}
+			if (!err && (gf.flags & GO_FUNC_SPWRITE)) {
+				struct unwind_rule sw = go_switch_rule(gf.name);
+
+				b->raw_cnt = b->fde_first;
+				err = raw_push(b, gf.entry, &sw);
+			}
+		}
+		if (!err && b->raw_cnt > b->fde_first) {
+			err = push_block(b, gf.entry, b->go_end);
+			b->stats->go_func_cnt++;
+		}
+	}
 	return err;
 }
 
@@ -425,6 +570,7 @@ struct build_input {
 	size_t mark_cnt;
 	const struct text_view *text;
 	size_t text_cnt;
+	const struct gopclntab *go; /* nullable: a Go executable's table, after every section */
 };
 
 static int build(const struct build_input *in, const struct unwind_table_opts *opts,
@@ -456,6 +602,13 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 			goto cleanup;
 		if (t->stats.fde_cnt > before && in->sec_src)
 			t->stats.sources |= in->sec_src[i];
+	}
+	if (in->go) {
+		err = add_gopclntab(&b, in->go, (uint32_t)in->sec_cnt);
+		if (err)
+			goto cleanup;
+		if (t->stats.go_func_cnt)
+			t->stats.sources |= UNWIND_SRC_GOPCLNTAB;
 	}
 	err = merge_blocks(&b, t, &cap);
 	if (err)
@@ -676,6 +829,7 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 {
 	struct elf_sources *src;
 	struct build_input in = { 0 };
+	struct gopclntab *go = NULL;
 	int err;
 
 	if (!ef || !out)
@@ -684,6 +838,8 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 	src = calloc(1, sizeof(*src));
 	if (!src)
 		return -ENOMEM;
+	if (!opts || !opts->no_gopclntab)
+		go = gopclntab__open(ef);
 	if (add_cfi(src, ef, ".eh_frame", CFI_SECTION_EH_FRAME, UNWIND_SRC_EH_FRAME))
 		add_eh_frame_from_hdr(src, ef);
 	add_cfi(src, ef, ".debug_frame", CFI_SECTION_DEBUG_FRAME, UNWIND_SRC_DEBUG_FRAME);
@@ -692,15 +848,23 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 			UNWIND_SRC_DEBUG_FILE);
 	collect_text(src, ef);
 	if (!opts || !opts->no_symbols) {
+		/* The entry point runs with no caller (the dynamic loader's `_start` has no
+		 * CFI and, stripped, no symbol): its first bytes end a stack where no CFI
+		 * says otherwise.
+		 */
+		if (elf_file__entry(ef) && elf_file__type(ef) != ET_REL)
+			add_mark(src, elf_file__entry(ef), elf_file__entry(ef) + ELF_ENTRY_ROOT_SZ,
+				 UNWIND_RULE_STOP, true);
 		scan_symbols(src, ef, ".symtab", ".strtab");
 		scan_symbols(src, ef, ".dynsym", ".dynstr");
 		if (debug_ef)
 			scan_symbols(src, debug_ef, ".symtab", ".strtab");
 	}
-	if (!src->sec_cnt && !src->mark_cnt) {
+	if (!src->sec_cnt && !src->mark_cnt && !go) {
 		err = -ENOENT;
 		goto cleanup;
 	}
+	in.go = go;
 	in.secs = src->secs;
 	in.sec_cnt = src->sec_cnt;
 	in.sec_src = src->src;
@@ -709,7 +873,13 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 	in.text = src->text;
 	in.text_cnt = src->text_cnt;
 	err = build(&in, opts, out);
+	if (!err && !(*out)->cnt) {
+		unwind_table__free(*out);
+		*out = NULL;
+		err = -ENOENT;
+	}
 cleanup:
+	gopclntab__free(go);
 	free(src);
 	return err;
 }
@@ -727,7 +897,7 @@ static int check_rows(const struct unwind_row *rows, size_t cnt)
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
 		if ((i && rows[i].addr <= rows[i - 1].addr) ||
-		    rows[i].rule.kind > UNWIND_RULE_UNSUPPORTED ||
+		    rows[i].rule.kind > UNWIND_RULE_FP_SWITCH ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
 			return -EINVAL;
 	}
@@ -773,7 +943,7 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 
 size_t unwind_table_stats__malformed(const struct unwind_table_stats *st)
 {
-	return st->bad_cie_cnt + st->bad_fde_cnt + st->truncated_section_cnt;
+	return st->bad_cie_cnt + st->bad_fde_cnt + st->truncated_section_cnt + st->bad_go_func_cnt;
 }
 
 void unwind_table__free(struct unwind_table *t)

@@ -2,8 +2,11 @@
  * looks up by ELF virtual address (split into pages and loaded by unwind_maps).
  *
  * Sources, in priority order (an address covered by an earlier source keeps its rule):
- * .eh_frame, the file's .debug_frame, the debug file's .debug_frame. Then symbol-based
- * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function;
+ * .eh_frame, the file's .debug_frame, the debug file's .debug_frame, the stack deltas of a Go
+ * executable's functions (.gopclntab pcsp tables; the outermost frames goexit, mstart, rt0_go
+ * become STOP, stack switches FP or STOP: unwind_table.c go_switch_rule()). Then symbol-based
+ * rules: thread roots (`_start`, `start_thread`) become STOP over the whole function, and
+ * the first 16 bytes at the ELF entry point where no CFI covers them (ld.so's `_start`);
  * `clone`/`__clone`/`clone3`/`__clone3` become STOP where no CFI covers them; `__restore_rt`
  * (checked against the bytes `mov $15,%rax; syscall`) becomes SIGNAL where no CFI covers it.
  *
@@ -36,6 +39,7 @@ enum unwind_source {
 	UNWIND_SRC_DEBUG_FILE = 1 << 2,        /* .debug_frame of the separate debug file */
 	UNWIND_SRC_SYMBOLS = 1 << 3,           /* at least one symbol-based STOP/SIGNAL rule */
 	UNWIND_SRC_EH_FRAME_HDR_ONLY = 1 << 4, /* .eh_frame only reachable via PT_GNU_EH_FRAME */
+	UNWIND_SRC_GOPCLNTAB = 1 << 5,         /* stack deltas of Go functions (.gopclntab pcsp) */
 };
 
 struct unwind_table_stats {
@@ -57,6 +61,8 @@ struct unwind_table_stats {
 	size_t args_size_cnt; /* DW_CFA_GNU_args_size instructions seen */
 	size_t max_remember_depth;
 	size_t truncated_section_cnt; /* CFI sections whose walk ended on a corrupt length */
+	size_t go_func_cnt;           /* Go functions turned into rows (.gopclntab) */
+	size_t bad_go_func_cnt;       /* Go functions skipped: corrupt entry or pcsp table */
 };
 
 /* Malformed CFI entries a build skipped: bad CIEs, bad FDEs (entry or instructions) and one
@@ -66,8 +72,9 @@ struct unwind_table_stats {
 size_t unwind_table_stats__malformed(const struct unwind_table_stats *st);
 
 struct unwind_table_opts {
-	size_t max_rows; /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
-	bool no_symbols; /* CFI only: no symbol-based STOP/SIGNAL rules */
+	size_t max_rows;   /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
+	bool no_symbols;   /* CFI only: no symbol-based STOP/SIGNAL rules */
+	bool no_gopclntab; /* no Go stack deltas (.gopclntab) */
 };
 
 #define UNWIND_TABLE_MAX_ROWS ((size_t)1 << 25)

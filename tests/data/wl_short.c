@@ -1,7 +1,7 @@
 /*
- * Many short-lived processes: `wl_short N` forks and execs itself N times in sequence; each
- * child (`wl_short --child`) burns ~120 ms of CPU in main -> short_work -> short_leaf and
- * exits. Tests that a process that lives a fraction of a second still comes out symbolized.
+ * Many short-lived processes: `wl_short N [MS]` forks and execs itself N times in sequence;
+ * each child (`wl_short --child MS`) burns MS (default 120) ms of CPU in main -> short_work ->
+ * short_leaf and exits. `wl_short --sleep MS` only sleeps (a process that maps the binary). Tests that a process that lives a fraction of a second still comes out symbolized.
  */
 #include <string.h>
 #include <sys/wait.h>
@@ -29,8 +29,12 @@ int main(int argc, char **argv)
 	ssize_t len;
 	long n;
 
+	if (argc > 2 && strcmp(argv[1], "--sleep") == 0) { /* known to the profiler, no samples */
+		usleep((useconds_t)strtol(argv[2], NULL, 10) * 1000);
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "--child") == 0) {
-		short_work(0.12);
+		short_work((argc > 2 ? strtol(argv[2], NULL, 10) : 120) / 1000.0);
 		return 0;
 	}
 	n = argc > 1 ? strtol(argv[1], NULL, 10) : 8;
@@ -48,7 +52,7 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
-			execl(self, argv[0], "--child", (char *)NULL);
+			execl(self, argv[0], "--child", argc > 2 ? argv[2] : "120", (char *)NULL);
 			_exit(127);
 		}
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))

@@ -15,7 +15,8 @@ RUSTC       ?= $(firstword $(shell command -v rustc 2>/dev/null) \
 			$(wildcard $(HOME)/.cargo/bin/rustc /root/.cargo/bin/rustc))
 
 WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel \
-	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate wl_prefork
+	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate wl_prefork \
+	       wl_reload wl_reload_a.so wl_reload_b.so
 
 FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
 WL_LLD      ?= $(shell command -v ld.lld 2>/dev/null)
@@ -44,6 +45,12 @@ $(BUILD)/wl_dlopen: wl_dlopen.c wl_common.h | $(BUILD)
 
 $(BUILD)/wl_truncate: wl_truncate.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -ldl
+
+$(BUILD)/wl_reload: wl_reload.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -ldl
+
+$(BUILD)/wl_reload_%.so: wl_reload_lib.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) -DSIDE=$* -fPIC -shared $< -o $@
 
 $(BUILD)/wl_plugin.so: wl_plugin.c | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) -fPIC -shared $< -o $@

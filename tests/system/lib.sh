@@ -107,6 +107,18 @@ record()
 	timeout -k 5 "$SS_TIMEOUT" "$SS" record "$@" 2>"$err"
 }
 
+# wait_recording ERRFILE PID: waits (60 s at most: a loaded box builds tables slowly) until the
+# background `record` PID (started without -q) says it is recording. 1 if it never does.
+wait_recording()
+{
+	local end=$((SECONDS + 60))
+	until grep -q "recording" "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		[[ $SECONDS -ge $end ]] && return 1
+		sleep 0.1
+	done
+}
+
 # spawn VAR COMMAND...: starts COMMAND in the background, stores its pid in VAR and kills it
 # at exit if it is still running.
 spawn()

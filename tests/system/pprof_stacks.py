@@ -2,7 +2,10 @@
 """Print the stacks of a stackscope pprof file as folded lines, root first, with each
 interpreter frame (a location without a mapping) written "function@file:line" (file basename;
 ":line" omitted when 0) and each native frame by function name only, then " count".
-With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files.
+With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files;
+with --thread, with its "thread_comm" label (the thread's name).
+With --native-lines (before FILE), native frames that have a file are written the same way
+(Go frames from .gopclntab, DWARF lines).
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -54,7 +57,7 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False):
+def main(path, with_comm=False, native_lines=False, label_key="comm"):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -103,13 +106,14 @@ def main(path, with_comm=False):
     for ids, count, labels in samples:
         names = []
         if with_comm:
-            names.append(next((strings[v] for k, v in labels if strings[k] == "comm"), "?"))
+            names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
             for fid, ln in reversed(lines):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
-                if not mapping and fname and fname < len(strings) and strings[fname]:
+                if (native_lines or not mapping) and fname and fname < len(strings) \
+                        and strings[fname]:
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln
@@ -121,7 +125,7 @@ def main(path, with_comm=False):
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--comm":
-        main(sys.argv[2], with_comm=True)
-    else:
-        main(sys.argv[1])
+    opts = [a for a in sys.argv[1:-1] if a.startswith("--")]
+    main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
+         native_lines="--native-lines" in opts,
+         label_key="thread_comm" if "--thread" in opts else "comm")

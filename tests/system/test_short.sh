@@ -27,10 +27,10 @@ record "$TMP/cmd.err" -F 499 -q -o "$TMP/cmd.folded" -- "$FIX/wl_short" 8
 check_eq "-- wl_short 8: exit status" $? 0
 check_short "$TMP/cmd.folded" "-- wl_short 8"
 
-# system-wide: start the recording first, then the launcher
-record "$TMP/all.err" -F 499 -q -d 3 -o "$TMP/all.folded" &
+# system-wide: start the recording first, then the launcher once it samples
+record "$TMP/all.err" -F 499 -d 6 -o "$TMP/all.folded" &
 rec=$!
-sleep 1
+wait_recording "$TMP/all.err" $rec || fail "system-wide: the recording did not start"
 "$FIX/wl_short" 8
 wait $rec
 check_eq "system-wide: exit status" $? 0

@@ -1282,6 +1282,34 @@ TEST(readelf_system_libc)
 	CHECK(res.stop > 0);   /* clone/clone3/_start-like CFI with an undefined ra */
 }
 
+/* The dynamic loader's entry point (`_start`: no CFI, no symbol in Debian's stripped ld.so)
+ * ends a stack: a process's first instructions are a complete stack.
+ */
+TEST(entry_point_is_a_root)
+{
+	const char *ldso = "/lib64/ld-linux-x86-64.so.2";
+	struct unwind_table_opts cfi_only = { .no_symbols = true };
+	struct unwind_table *t = NULL, *plain = NULL;
+	const struct unwind_row *r;
+	struct elf_file *ef = elf_file__open(ldso);
+	uint64_t entry;
+
+	if (!ef) /* libc6, as above */
+		SKIP_SETUP("no %s", ldso);
+	entry = elf_file__entry(ef);
+	REQUIRE(entry);
+	REQUIRE(unwind_table__build(ef, NULL, &t) == 0);
+	REQUIRE(unwind_table__build_opts(ef, NULL, &cfi_only, &plain) == 0);
+	r = unwind_table__find(t, entry);
+	REQUIRE(r);
+	CHECK_EQ_INT(r->rule.kind, UNWIND_RULE_STOP);
+	r = unwind_table__find(plain, entry);
+	CHECK(!r || r->rule.kind != UNWIND_RULE_STOP); /* it was a gap in the CFI */
+	unwind_table__free(t);
+	unwind_table__free(plain);
+	elf_file__free(ef);
+}
+
 /* CFI_COMPARE_FILES="a:b:c" compares more files with readelf (too slow for `make test`). */
 TEST(readelf_extra_files)
 {
@@ -1573,6 +1601,7 @@ int main(void)
 	RUN(readelf_cxx);
 	RUN(readelf_debug_frame);
 	RUN(readelf_system_libc);
+	RUN(entry_point_is_a_root);
 	if (getenv("CFI_COMPARE_FILES")) /* a tool for more files, not part of the suite */
 		RUN(readelf_extra_files);
 	RUN(symbol_rules);

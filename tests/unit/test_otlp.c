@@ -533,7 +533,8 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	struct profile_mapping exe = { .start = 0x1000,
 				       .limit = 0x9000,
 				       .file_offset = 0x1000,
-				       .build_id = "abcdef0123456789" };
+				       .build_id = "abcdef0123456789",
+				       .go_build_id = "aBc/dEf" };
 	struct profile_mapping gone = { .path = "/nonexistent/libgone.so",
 					.start = 0x2000,
 					.limit = 0x3000,
@@ -573,7 +574,7 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	fx->f_kernel = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_NATIVE, exe_id, 0x1234, il, 2 };
 	fx->f_inline = profile__add_frame(fx->p, &f);
-	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0 };
+	f = (struct profile_frame){ FRAME_NATIVE, gone_id, 0x2345, NULL, 0, "go" }; /* Go code */
 	fx->f_gone = profile__add_frame(fx->p, &f);
 	f = (struct profile_frame){ FRAME_RUNTIME, 0, 0, &pl, 1, "cpython" };
 	fx->f_python = profile__add_frame(fx->p, &f);
@@ -889,6 +890,9 @@ TEST(request_content_and_invariants)
 				a = attr_find(&d, d.map_attrs[m], d.map_attr_cnt[m],
 					      "process.executable.build_id.htlhash");
 				CHECK(a && !strcmp(a->s, id));
+				a = attr_find(&d, d.map_attrs[m], d.map_attr_cnt[m],
+					      "process.executable.build_id.go");
+				CHECK(a && !strcmp(a->s, "aBc/dEf"));
 				REQUIRE(d.loc_line_cnt[l] == 2); /* innermost first */
 				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][0]]], "inner");
 				CHECK_EQ_U64(d.loc_lines[l][0], 10);
@@ -897,7 +901,7 @@ TEST(request_content_and_invariants)
 				CHECK_EQ_U64(d.loc_lines[l][1], 20);
 			} else if (i == 2) {
 				seen_gone = true;
-				CHECK_STR(type, "native");
+				CHECK_STR(type, "go");
 				CHECK_EQ_U64(d.loc_address[l], 0x2345);
 				CHECK_EQ_INT(d.loc_line_cnt[l], 0);
 				CHECK_STR(d.strs[d.map_filename[m]], "libgone.so");

@@ -404,7 +404,7 @@ int main(void)
 
 	log__set_level(LOG_WARN); /* not the "version 3.7 not supported" notice */
 	reg = exe_registry__new(NULL);
-	pt = reg ? process_table__new(reg, -1) : NULL;
+	pt = reg ? process_table__new(reg, -1, -1) : NULL;
 	if (!pt) {
 		printf("cannot create the process table\n");
 		return 1;

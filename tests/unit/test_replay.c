@@ -38,6 +38,7 @@
 #include "proc/maps.h"
 #include "symbolize/elf_symbols.h"
 #include "test.h"
+#include "unwind/stack_replay.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
 
@@ -191,8 +192,9 @@ static size_t snap_cache_cnt;
 /* What the ss_* functions serve; knobs for the negative tests (reset by replay_run's caller). */
 static struct {
 	const struct snapshot *snap;
-	size_t readable_sz;      /* stack bytes readable from stack_addr (<= stack_sz) */
-	uint64_t hidden_file_id; /* ss_lookup_file() says "not loaded" for it */
+	size_t readable_sz;       /* stack bytes readable from stack_addr (<= stack_sz) */
+	uint64_t hidden_file_id;  /* ss_lookup_file() says "not loaded" for it */
+	uint64_t waiting_file_id; /* deferred replays: its table "is being built" */
 	bool rule_override;
 	__u32 override_id; /* this rule id reads as override_rule */
 	struct unwind_rule override_rule;
@@ -527,6 +529,12 @@ static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
 {
 	(void)pid;
 	(void)runtime;
+	return NULL;
+}
+
+static struct interp_code *ss_interp_code(__u32 pid)
+{
+	(void)pid;
 	return NULL;
 }
 
@@ -1263,6 +1271,209 @@ TEST(corrupt_rule)
 	CHECK(res.sp_rose);
 }
 
+/* ---- deferred unwinding: src/unwind/stack_replay.c ----
+ *
+ * eBPF meets a frame whose file has no table yet (hidden_file_id): its walk saves the defer
+ * point and goes on by frame pointers. The sample carries that point and a copy of the stack
+ * (struct stack_copy_record); once the table exists, stack_replay__run() must give, from the
+ * defer point on, exactly the frames the eBPF walk gives when the table was there all along.
+ * The world it sees here is the harness's ss_* functions (the kernel maps' stand-ins).
+ */
+
+static const struct mapping_info *defer_mapping(void *ctx, uint32_t pid, uint64_t pc, bool *wait)
+{
+	return ss_lookup_mapping(pid, pc);
+}
+
+static const struct file_info *defer_file(void *ctx, uint64_t file_id, bool *wait)
+{
+	if (file_id == world.waiting_file_id) {
+		*wait = true;
+		return NULL;
+	}
+	return ss_lookup_file(file_id);
+}
+
+static const struct unwind_page *defer_page(void *ctx, uint64_t file_id, uint64_t page)
+{
+	return ss_lookup_page(file_id, page);
+}
+
+static const struct unwind_entry *defer_entry(void *ctx, uint32_t index)
+{
+	return ss_lookup_entry(index);
+}
+
+static const struct unwind_rule *defer_rule(void *ctx, uint32_t index)
+{
+	return ss_lookup_rule(index);
+}
+
+static const struct replay_world defer_world = {
+	.mapping = defer_mapping,
+	.file = defer_file,
+	.page = defer_page,
+	.entry = defer_entry,
+	.rule = defer_rule,
+};
+
+static struct replay_result full_res;
+static struct stack_copy_record copy; /* 28 KiB: not on the stack */
+
+/* Walk fixture `name` with the table of its file `hidden` (an exec_file index) not loaded:
+ * like eBPF, the walk must save a defer point. Fill `copy` as bpf/deferred.h would (the
+ * defer point, the stack from the snapshot's rsp). Returns the defer point's frame index.
+ */
+static int defer_capture(const struct snapshot *s, size_t hidden, bool signal_ok)
+{
+	world_reset(s);
+	world.hidden_file_id = s->exec_file[hidden]->file_id;
+	replay_run(&res);
+	REQUIRE(res.st.defer_cnt >= 1);
+	CHECK_EQ_INT(res.st.defer.why, UNWIND_END_UNKNOWN_FILE);
+	if (!signal_ok)
+		CHECK_EQ_INT(res.st.defer.after_signal, 0);
+	memset(&copy, 0, sizeof(copy));
+	copy.hdr.kind = RECORD_STACK;
+	copy.at = res.st.defer;
+	copy.stack_addr = s->stack_addr;
+	copy.stack_len =
+		(uint32_t)(s->stack_sz < sizeof(copy.stack) ? s->stack_sz : sizeof(copy.stack));
+	memcpy(copy.stack, s->stack, copy.stack_len);
+	return (int)copy.at.frame_idx;
+}
+
+/* Replay `copy` with every table loaded: eBPF's frames when the tables were there. */
+static void check_deferred_replay(const char *fixture, size_t hidden, bool signal_ok)
+{
+	const struct snapshot *s = snapshot_get(fixture);
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint32_t cnt = 0, end = 0;
+	int idx;
+
+	REQUIRE(hidden < s->exec_cnt);
+	world_reset(s);
+	replay_run(&full_res);
+	REQUIRE(full_res.st.end == UNWIND_END_OK);
+	idx = defer_capture(s, hidden, signal_ok);
+	REQUIRE(idx >= 0 && idx < (int)full_res.st.frame_cnt);
+	/* The frames before the defer point are eBPF's; the replay writes from there on. */
+	memcpy(frames, res.frames, sizeof(frames));
+	world.hidden_file_id = 0;
+	CHECK_EQ_INT(stack_replay__run(&defer_world, &copy, copy.stack_len, 4242, frames, &cnt,
+				       &end),
+		     REPLAY_DONE);
+	CHECK_EQ_INT(end, full_res.st.end);
+	REQUIRE(cnt == full_res.st.frame_cnt);
+	CHECK(!memcmp(frames, full_res.frames, cnt * sizeof(frames[0])));
+}
+
+static size_t exec_index(const struct snapshot *s, const char *base_prefix)
+{
+	size_t i;
+
+	for (i = 0; i < s->exec_cnt; i++) {
+		const char *base = strrchr(s->exec_file[i]->path, '/');
+
+		if (base && !strncmp(base + 1, base_prefix, strlen(base_prefix)))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* The leaf's own file not loaded: the defer point is frame 0, every register valid. */
+TEST(deferred_leaf_file)
+{
+	const struct snapshot *s = snapshot_get("replay_chain_gcc");
+
+	check_deferred_replay("replay_chain_gcc", 0, false);
+	REQUIRE(!strcmp(s->exec_file[0]->path, s->exe_path));
+	CHECK_EQ_INT(copy.at.frame_idx, 0);
+	CHECK_EQ_INT(copy.at.regs_valid, 1);
+	check_deferred_replay("replay_chain_clang", 0, false);
+	check_deferred_replay("replay_qsort", 0, false);
+}
+
+/* libc not loaded: the defer point is mid-stack (main's caller), only rip/rsp/rbp known. */
+TEST(deferred_mid_stack)
+{
+	const char *fixtures[] = { "replay_chain_gcc", "replay_qsort", "replay_cxx" };
+	size_t i;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		const struct snapshot *s = snapshot_get(fixtures[i]);
+
+		check_deferred_replay(fixtures[i], exec_index(s, "libc.so"), false);
+		CHECK(copy.at.frame_idx > 0);
+		CHECK_EQ_INT(copy.at.regs_valid, 0);
+	}
+}
+
+/* Through a signal frame: the handler's frames, __restore_rt, the interrupted code. */
+TEST(deferred_signal)
+{
+	check_deferred_replay("replay_signal", 0, true);
+	check_deferred_replay("replay_signal_clang", 0, true);
+}
+
+/* A table still being built: the replay waits and leaves the frames before the point alone. */
+TEST(deferred_wait)
+{
+	const struct snapshot *s = snapshot_get("replay_chain_gcc");
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint32_t cnt = 77, end = 77;
+
+	defer_capture(s, exec_index(s, "libc.so"), false);
+	memcpy(frames, res.frames, sizeof(frames));
+	world.hidden_file_id = 0;
+	world.waiting_file_id = s->exec_file[exec_index(s, "libc.so")]->file_id;
+	CHECK_EQ_INT(stack_replay__run(&defer_world, &copy, copy.stack_len, 4242, frames, &cnt,
+				       &end),
+		     REPLAY_WAIT);
+	CHECK_EQ_INT(cnt, 77);
+	CHECK(!memcmp(frames, res.frames, copy.at.frame_idx * sizeof(frames[0])));
+	/* A defer point past the record's frames is refused. */
+	copy.at.frame_idx = SS_MAX_USER_FRAMES;
+	CHECK_EQ_INT(stack_replay__run(&defer_world, &copy, copy.stack_len, 4242, frames, &cnt,
+				       &end),
+		     -EINVAL);
+}
+
+/* The copy ends inside the stack: a read right past a copy that stopped early is the top of
+ * the stack (eBPF could not read it either: READ_FAILED); past a full copy (every page it
+ * could hold was read), the copy was too short (STACK_COPY, "stack copy too short").
+ */
+TEST(deferred_short_copy)
+{
+	const struct snapshot *s = snapshot_get("replay_chain_gcc");
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint32_t cnt = 0, end = 0;
+	int b;
+
+	world_reset(s);
+	replay_run(&full_res);
+	b = find_frame(&full_res, "exe", "replay_b");
+	REQUIRE(b == 2);
+	defer_capture(s, 0, false);
+	world.hidden_file_id = 0;
+	/* Stop the copy where replay_b's frame starts: its return address is not in it. */
+	copy.stack_len = (uint32_t)(full_res.sp[b] - s->stack_addr);
+	CHECK_EQ_INT(stack_replay__run(&defer_world, &copy, copy.stack_len, 4242, frames, &cnt,
+				       &end),
+		     REPLAY_DONE);
+	CHECK_EQ_INT(end, UNWIND_END_READ_FAILED);
+	CHECK(cnt >= 2 && !memcmp(frames, full_res.frames, 2 * sizeof(frames[0])));
+	/* The same bytes from a copy of the full size (eBPF read every page it may): the
+	 * stack went on, the walk ended where the copy did.
+	 */
+	copy.full = 1;
+	CHECK_EQ_INT(stack_replay__run(&defer_world, &copy, copy.stack_len, 4242, frames, &cnt,
+				       &end),
+		     REPLAY_DONE);
+	CHECK_EQ_INT(end, UNWIND_END_STACK_COPY);
+	CHECK(cnt >= 2 && !memcmp(frames, full_res.frames, 2 * sizeof(frames[0])));
+}
+
 int main(void)
 {
 	size_t i;
@@ -1283,6 +1494,11 @@ int main(void)
 	RUN(corrupt_overwritten_stack);
 	RUN(corrupt_repeated_return_address);
 	RUN(corrupt_rule);
+	RUN(deferred_leaf_file);
+	RUN(deferred_mid_stack);
+	RUN(deferred_signal);
+	RUN(deferred_wait);
+	RUN(deferred_short_copy);
 
 	for (i = 0; i < snap_cache_cnt; i++)
 		snapshot_free(snap_cache[i]);

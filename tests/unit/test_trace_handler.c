@@ -105,7 +105,7 @@ static void world_init(struct world *w, bool symbolize)
 	REQUIRE(realpath(test_fixture("elf_pie"), pie)); /* run 'make fixtures' */
 	w->reg = exe_registry__new(NULL);
 	REQUIRE(w->reg);
-	w->pt = process_table__new(w->reg, -1);
+	w->pt = process_table__new(w->reg, -1, -1);
 	w->ks = kallsyms_from_text(kallsyms_text);
 	w->prof = profile__new(&popts);
 	REQUIRE(w->pt && w->ks && w->prof);

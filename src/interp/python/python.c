@@ -26,6 +26,7 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
+#include "interp/interp_elf.h"
 #include "interp/python/python_lines.h"
 #include "proc/executable.h"
 #include "unwind/eh_frame.h"
@@ -214,63 +215,6 @@ static const char *const sym_names[SYM_CNT] = {
 	[SYM_CODE_TYPE] = "PyCode_Type",
 };
 
-struct sym_value {
-	uint64_t addr, size;
-	bool found;
-};
-
-static void scan_symtab(struct elf_file *ef, const char *name, struct sym_value out[SYM_CNT])
-{
-	struct elf_section sym, str;
-	size_t idx, i, n;
-	uint32_t link;
-	int k;
-
-	if (elf_file__section_index(ef, name, &idx) ||
-	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
-	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
-		return;
-	n = sym.size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		Elf64_Sym s;
-		const char *nm;
-
-		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size || !s.st_value)
-			continue;
-		nm = (const char *)str.data + s.st_name;
-		if (nm[0] != '_' && nm[0] != 'P')
-			continue;
-		for (k = 0; k < SYM_CNT; k++) {
-			if (out[k].found ||
-			    strnlen(nm, str.size - s.st_name) == str.size - s.st_name ||
-			    strcmp(nm, sym_names[k]))
-				continue;
-			out[k].addr = s.st_value;
-			out[k].size = s.st_size;
-			out[k].found = true;
-		}
-	}
-}
-
-/* Bytes [vaddr, vaddr + size) from the PROGBITS section holding them, or NULL. */
-static const uint8_t *elf_bytes(struct elf_file *ef, uint64_t vaddr, size_t size)
-{
-	size_t i, n = elf_file__section_cnt(ef);
-
-	for (i = 0; i < n; i++) {
-		struct elf_section s;
-
-		if (elf_file__section_at(ef, i, &s, NULL, NULL) || !s.data ||
-		    s.type != SHT_PROGBITS || !(s.flags & SHF_ALLOC))
-			continue;
-		if (vaddr >= s.addr && vaddr - s.addr <= s.size &&
-		    size <= s.size - (vaddr - s.addr))
-			return (const uint8_t *)s.data + (vaddr - s.addr);
-	}
-	return NULL;
-}
-
 /* ---- the cold part of the eval loop ---- */
 
 #define COLD_TARGETS_MAX 4096
@@ -303,16 +247,14 @@ static int cold_fde(void *ctx, const struct cfi_fde *fde)
  * a stray target, which does not win the vote.
  */
 static void find_cold(struct elf_file *ef, uint64_t start, uint64_t end,
-		      const struct sym_value *cold, uint64_t *cold_start, uint64_t *cold_end)
+		      const struct interp_sym *cold, uint64_t *cold_start, uint64_t *cold_end)
 {
 	struct cold_search *cs = calloc(1, sizeof(*cs));
-	struct cfi_section sec = { 0 };
-	struct elf_section eh;
-	const uint8_t *code = elf_bytes(ef, start, end - start);
+	const uint8_t *code = interp_elf__bytes(ef, start, end - start);
 	uint64_t i;
 
 	*cold_start = *cold_end = 0;
-	if (!cs || elf_file__section(ef, ".eh_frame", &eh) || !eh.data)
+	if (!cs)
 		goto cleanup;
 	if (cold->found) {
 		cs->targets[cs->cnt++] = cold->addr;
@@ -337,23 +279,8 @@ static void find_cold(struct elf_file *ef, uint64_t start, uint64_t end,
 	}
 	if (!cs->cnt)
 		goto cleanup;
-	sec.data = eh.data;
-	sec.size = eh.size;
-	sec.vaddr = eh.addr;
-	sec.kind = CFI_SECTION_EH_FRAME;
-	{
-		struct elf_section t;
-
-		if (!elf_file__section(ef, ".text", &t))
-			sec.text_vaddr = t.addr;
-		if (!elf_file__section(ef, ".got", &t))
-			sec.data_vaddr = t.addr;
-	}
-	{
-		struct eh_frame_stats st = { 0 };
-
-		eh_frame__walk(&sec, cold_fde, cs, &st);
-	}
+	if (interp_elf__walk_fdes(ef, cold_fde, cs))
+		goto cleanup;
 	/* A real split part gets many jumps (Debian 3.11: 314); the .cold symbol is enough. */
 	if ((cs->best_hits >= 8 || (cold->found && cs->best_hits)) &&
 	    (cs->best_end <= start || cs->best_start >= end)) {
@@ -402,7 +329,7 @@ static const struct py_layout *layout_for(int major, int minor)
  */
 static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_layout *l)
 {
-	const uint8_t *b = elf_bytes(ef, runtime, 352);
+	const uint8_t *b = interp_elf__bytes(ef, runtime, 352);
 	uint64_t q[44];
 	size_t i;
 
@@ -442,19 +369,18 @@ static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_la
 
 static int detect(const struct executable *exe, struct py_file *f)
 {
-	struct sym_value syms[SYM_CNT] = { 0 };
+	struct interp_sym syms[SYM_CNT];
 	const struct py_layout *known;
 	int major, minor;
 
 	if (!exe->elf || !name_is_python(exe->path, &major, &minor))
 		return -ENOENT;
-	scan_symtab(exe->elf, ".dynsym", syms);
-	scan_symtab(exe->elf, ".symtab", syms);
+	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
 	/* A python binary linked against libpython imports these: the library is the one. */
 	if (!syms[SYM_RUNTIME].found || !syms[SYM_EVAL].found || !syms[SYM_EVAL].size)
 		return -ENOENT;
 	if (syms[SYM_VERSION].found) {
-		const uint8_t *v = elf_bytes(exe->elf, syms[SYM_VERSION].addr, 4);
+		const uint8_t *v = interp_elf__bytes(exe->elf, syms[SYM_VERSION].addr, 4);
 		uint32_t hex;
 
 		if (v) {

@@ -1,0 +1,53 @@
+#!/bin/bash
+# Never-seen code from its first instruction, with and without deferred unwinding
+# (STACKSCOPE_DEFER=0): the workload of tests/system/test_deferred.sh, part 1. Each round
+# compiles 10 fresh binaries and 10 fresh libraries (unique build ids: no table, no cache
+# entry), then records at 999 Hz `for i in 1..10: fresh_main$i libfresh$i.so 0.15`, once with
+# deferral on and once off (alternating, new files for each recording). Counted: samples of
+# the first 50 ms of each process (early_burn, the dynamic loader, the dlopen; not the execve
+# call, the exit, or ld.so's entry point) complete back to _start, and record's deferral line.
+# Usage: sudo bench/deferred.sh [ROUNDS]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+DATA=tests/data
+out=$(mktemp -d /tmp/stackscope-deferred.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+
+fresh() { # 10 new binary + library pairs in $out
+	local i id
+	for i in $(seq 1 10); do
+		id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+		gcc -O2 -fomit-frame-pointer -fPIC -shared -Wl,--build-id=0x$id \
+			-o "$out/libfresh$i.so" "$DATA/wl_fresh_lib.c" || exit 1
+		gcc -O2 -fomit-frame-pointer -I"$DATA" -Wl,--build-id=0x${id}01 \
+			-o "$out/fresh_main$i" "$DATA/wl_fresh_main.c" -ldl || exit 1
+	done
+}
+
+early() { # folded -> complete/total of the first 50 ms
+	awk '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		if (s !~ /^fresh_main[0-9]+;/ || s ~ /late_burn|__x64_sys_execve|__x64_sys_exit_group|;exit;/) next
+		if (s ~ /^fresh_main[0-9]+;\[unwind: no CFI\];ld-linux-x86-64\.so\.2\+0x[0-9a-f]+$/) next
+		t += n
+		if (s ~ /\[unwind|\[unknown\]|\[truncated\]/) next
+		if (s ~ /early_burn/ && s !~ /^fresh_main[0-9]+;_start;__libc_start_main(_impl)?;([^;]*;)?main;fresh_entry;early_burn(;|$)/) next
+		c += n } END { printf "%d/%d", c, t }' "$1"
+}
+
+run() { # name STACKSCOPE_DEFER
+	fresh
+	STACKSCOPE_DEFER=$2 ./stackscope record -F 999 -o "$out/$1.folded" -- bash -c \
+		"for ((i = 1; i <= 10; i++)); do '$out'/fresh_main\$i '$out'/libfresh\$i.so 0.15; done" \
+		2>"$out/$1.err"
+	printf '%-10s %-10s %s\n' "$1" "$(early "$out/$1.folded")" \
+		"$(sed -n 's/^deferred *//p' "$out/$1.err" | cut -d';' -f1)"
+}
+
+echo "never-seen binaries + libraries, first 50 ms, 999 Hz, $(date -u +%F)"
+printf '%-10s %-10s %s\n' run complete "deferred"
+for r in $(seq "$ROUNDS"); do
+	run "on$r" 1
+	run "off$r" 0
+done

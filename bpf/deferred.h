@@ -1,0 +1,129 @@
+/* Deferred unwinding, the eBPF half: a sample whose walk met a frame it could not unwind yet
+ * (a pc in a file-backed mapping userspace has not told eBPF about, or in a file whose table is
+ * not loaded) is sent with a copy of its user stack, so userspace can finish the walk later
+ * with the same step code (src/unwind/deferred.c, src/unwind/stack_replay.c).
+ *
+ * Included by sampler.bpf.c after native_unwind.h, its maps ("events") and count().
+ *
+ * Contract: a RECORD_STACK is sent only when the sample's RECORD_SAMPLE follows it from the
+ * same program run (same CPU, same time_ns); the sample is marked `deferred` only when its
+ * stack record went out. Bounded: at most SS_DEFER_STACK_PAGES pages per copy, and a token
+ * bucket per CPU (sampler_cfg.defer_interval_ns per copy, defer_burst_ns of credit), so a fork
+ * storm cannot flood the ring buffer, and none while the ring buffer is more than half
+ * full (sampler_cfg.defer_ring_max: the reader is behind); what the budget refuses is counted
+ * (COUNTER_DEFER_OVER_BUDGET) and sent as today, with eBPF's own walk.
+ */
+#ifndef STACKSCOPE_DEFERRED_H
+#define STACKSCOPE_DEFERRED_H
+
+#include "abi.h"
+
+/* Theoretical arrival time of the next copy (GCRA): one per CPU, no atomics needed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} defer_budget SEC(".maps");
+
+/* The stack record is built here (20 KiB: too large for the program stack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_copy_record);
+} defer_scratch SEC(".maps");
+
+/* Take one copy from this CPU's budget. */
+static __always_inline bool defer_take_token(__u64 now)
+{
+	__u32 zero = 0;
+	__u64 *tat = bpf_map_lookup_elem(&defer_budget, &zero), next;
+
+	if (!tat)
+		return false;
+	next = (*tat > now ? *tat : now) + sampler_cfg.defer_interval_ns;
+	if (next > now + sampler_cfg.defer_burst_ns)
+		return false;
+	*tat = next;
+	return true;
+}
+
+static long vma_has_file(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	*(__u8 *)ctx = vma->vm_file != NULL;
+	return 0;
+}
+
+/* Is pc in a file-backed mapping of the current task? Anonymous executable memory (JIT code)
+ * never gets a table: deferring its samples would only spend the budget. bpf_find_vma() is
+ * called at most once per sample (a second call in the same interrupt would find the mmap
+ * lock's irq_work busy).
+ */
+static __always_inline bool pc_in_file(__u64 pc)
+{
+	__u8 file = 0;
+
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_has_file, &file, 0))
+		return false;
+	return file;
+}
+
+/* Decide and send the stack record for the sample in rec, whose walk is st; sets
+ * rec->deferred. interp_started: a runtime's walk took part (its frames need the process's
+ * heap, which the copy does not hold: such samples keep eBPF's walk).
+ */
+static __always_inline void defer_sample(struct unwind_cursor *st, struct sample_record *rec,
+					 bool interp_started)
+{
+	__u32 zero = 0, kind = sampler_cfg.defer_mode, i, pages = 0;
+	struct stack_copy_record *sr;
+	__u64 base, pc, size;
+
+	rec->deferred = DEFER_NONE;
+	if (kind == DEFER_NONE || !st->defer_cnt || interp_started)
+		return;
+	if (kind == DEFER_UNKNOWN && st->defer.why == UNWIND_END_UNMAPPED) {
+		pc = st->defer.regs[DWARF_RIP] - (st->defer.pc_is_return ? 1 : 0);
+		if (!pc_in_file(pc))
+			return;
+	}
+	/* The copies never take the room samples need: only while the reader keeps up. */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > sampler_cfg.defer_ring_max ||
+	    !defer_take_token(rec->hdr.time_ns)) {
+		count(COUNTER_DEFER_OVER_BUDGET, 1);
+		return;
+	}
+	sr = bpf_map_lookup_elem(&defer_scratch, &zero);
+	if (!sr)
+		return;
+	sr->hdr = rec->hdr;
+	sr->hdr.kind = RECORD_STACK;
+	sr->at = st->defer;
+	sr->natural = kind == DEFER_VERIFY && st->defer_cnt > 1;
+	base = st->defer.regs[DWARF_RSP] & ~(__u64)(SS_DEFER_PAGE - 1);
+	sr->stack_addr = base;
+	/* Page by page: the copy ends at the first page that cannot be read (the top of the
+	 * stack, or a page not present: no faults in this context).
+	 */
+#pragma unroll
+	for (i = 0; i < SS_DEFER_STACK_PAGES; i++) {
+		if (bpf_probe_read_user(&sr->stack[i * SS_DEFER_PAGE], SS_DEFER_PAGE,
+					(const void *)(base + i * SS_DEFER_PAGE)))
+			break;
+		pages++;
+	}
+	sr->stack_len = pages * SS_DEFER_PAGE;
+	sr->full = pages == SS_DEFER_STACK_PAGES;
+	size = __builtin_offsetof(struct stack_copy_record, stack) + (__u64)sr->stack_len;
+	if (size > sizeof(*sr))
+		size = sizeof(*sr);
+	if (bpf_ringbuf_output(&events, sr, size, BPF_RB_NO_WAKEUP)) {
+		count(COUNTER_DEFER_LOST, 1);
+		return;
+	}
+	count(COUNTER_DEFERRED, 1);
+	rec->deferred = kind;
+}
+
+#endif

@@ -1,0 +1,99 @@
+/* PHP's (Zend engine's) part of the eBPF/userspace ABI (included by abi.h): the frames the walk
+ * (bpf/interp/php_walk.h) emits and what userspace (src/interp/php/) tells it.
+ *
+ * A FRAME_KIND_PHP frame is emitted just before (leaf side of) the native execute_ex frame
+ * that runs it, so the stack reads interleaved:
+ * ... native callee, PHP frames of this execute_ex activation, execute_ex, its callers ...
+ *   addr    = address of the zend_function in the sampled process (pid-specific); for
+ *             file-level code (no function name: {main}, include, eval) the address of its
+ *             op_array.filename zend_string instead (PHP_FRAME_FILE), as that op_array may
+ *             be a per-request copy freed before userspace reads it (opcache's main script)
+ *   file_id = lineno << 40 | call flags << 32 | cookie
+ *             lineno: zend_op.lineno of the frame's current opline (0: unknown, internal
+ *             function); call flags: enum php_frame_flag; cookie: the low 32 bits of
+ *             op_array.opcodes (user code) or of common.function_name (internal function), as
+ *             read by eBPF, so userspace can tell a zend_function freed and reused.
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum php_marker.
+ */
+#ifndef STACKSCOPE_PHP_ABI_H
+#define STACKSCOPE_PHP_ABI_H
+
+#define PHP_FRAME_LINE_SHIFT 40
+#define PHP_FRAME_FLAGS_SHIFT 32
+#define PHP_FRAME_LINE_MAX 0xffffffu
+
+enum php_marker {
+	PHP_MARKER_UNSUPPORTED = 1, /* execute_ex of a PHP this build does not understand */
+	PHP_MARKER_TRUNCATED = 2,   /* PHP frames stopped: frame budget (native reserve) */
+	PHP_MARKER_READ_FAILED = 3, /* an execute_data or zend_function could not be read */
+	PHP_MARKER_BAD_FRAME = 4,   /* a frame's function has an impossible type: wrong layout */
+};
+
+/* What a frame's call info says (the top bits of EX(This).u1.type_info), as emitted. */
+enum php_frame_flag {
+	PHP_FRAME_CODE = 1 << 0, /* ZEND_CALL_CODE: file-level code ({main}, include, eval) */
+	PHP_FRAME_TOP = 1 << 1,  /* ZEND_CALL_TOP: entered from C (zend_execute_ex, callbacks) */
+	PHP_FRAME_REG = 1 << 2,  /* the opline came from the VM's register (exact), not memory */
+	PHP_FRAME_FILE = 1 << 3, /* addr is the filename of file-level code (see above) */
+	PHP_FRAME_EVAL = 1 << 4, /* with PHP_FRAME_FILE: eval()'d code */
+};
+
+/* Zend's own constants the walk needs (Zend/zend_compile.h, stable since PHP 7). */
+#define PHP_ZEND_CALL_CODE (1u << 16)
+#define PHP_ZEND_CALL_TOP (1u << 17)
+#define PHP_ZEND_INTERNAL_FUNCTION 1
+#define PHP_ZEND_USER_FUNCTION 2
+#define PHP_ZEND_EVAL_CODE 4
+#define PHP_EX_READ_SZ 56 /* bytes of a zend_execute_data read: up to prev_execute_data */
+#define PHP_FN_READ_SZ 96 /* bytes of a zend_function read (an internal one has 136) */
+
+/* Byte offsets the eBPF walk needs (x86-64, NTS builds; src/interp/php/php.c says where each
+ * comes from).
+ */
+struct php_offsets {
+	__u16 eg_current_execute_data; /* zend_executor_globals.current_execute_data */
+	__u16 ex_opline;               /* zend_execute_data.opline */
+	__u16 ex_func;                 /* .func */
+	__u16 ex_type_info;            /* .This.u1.type_info (call info in its top 16 bits) */
+	__u16 ex_prev;                 /* .prev_execute_data */
+	__u16 fn_type;                 /* zend_function.type (u8) */
+	__u16 fn_name;                 /* .common.function_name */
+	__u16 op_last;                 /* .op_array.last (u32: number of opcodes) */
+	__u16 op_opcodes;              /* .op_array.opcodes */
+	__u16 op_filename;             /* .op_array.filename */
+	__u16 zop_lineno;              /* zend_op.lineno (u32) */
+	__u16 zop_size;                /* sizeof(zend_op) */
+	__u8 vm_regs;                  /* 1: the VM keeps execute_data in r14 and the opline
+					* in r15 (HYBRID/CALL VM with GCC global registers) */
+	__u8 pad[3];
+};
+
+/* interp_file.php: the PHP binary's layout. interp_file's ranges: [0] execute_ex, [1]
+ * zend_call_function (where C calls PHP functions; its internal callees are emitted there).
+ */
+struct php_file_abi {
+	struct php_offsets off;
+};
+
+/* interp_proc.php: where the engine is in one process. */
+struct php_proc_abi {
+	__u64 executor_globals; /* absolute address of executor_globals (NTS) */
+};
+
+/* Why PHP frames are missing, by reason (the runtime's slice of "interp_counters"). */
+enum php_counter {
+	PHP_COUNTER_STACKS = 0,  /* samples with at least one execute_ex frame */
+	PHP_COUNTER_FRAMES,      /* PHP frames emitted */
+	PHP_COUNTER_NO_PROC,     /* execute_ex, but the pid has no interp_procs entry (yet) */
+	PHP_COUNTER_UNSUPPORTED, /* execute_ex of an unsupported build (marker emitted) */
+	PHP_COUNTER_READ_FAILED, /* executor globals, a frame or its function unreadable */
+	PHP_COUNTER_BAD_FRAME,   /* a function of impossible type (marker emitted) */
+	PHP_COUNTER_NO_FUNC,     /* frames without a function (skipped) */
+	PHP_COUNTER_RUN_EMPTY,   /* an execute_ex activation with no PHP frame left to show */
+	PHP_COUNTER_TRUNCATED,   /* PHP frames cut at the native reserve (marker) */
+	PHP_COUNTER_LINE_REG,    /* lines taken from the VM's opline register */
+	PHP_COUNTER_LINE_NONE,   /* user frames whose opline was outside their function */
+	PHP_COUNTER_CNT,
+};
+
+#endif

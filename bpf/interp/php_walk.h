@@ -1,0 +1,252 @@
+/* PHP (Zend engine) frames in the native walk (included by bpf/interp/interp_walk.h, which calls
+ * it when the native frame about to be emitted is in a PHP binary's execute_ex).
+ *
+ * The chain: executor_globals.current_execute_data -> prev_execute_data -> ... Every PHP call
+ * from PHP code runs in the same execute_ex activation (the VM switches execute_data in place);
+ * C code entering PHP (zend_execute_ex: the script, callbacks of usort / array_map,
+ * destructors) starts a new activation whose first frame has ZEND_CALL_TOP. So one activation
+ * runs the frames from the cursor up to and including the next user-code frame with
+ * ZEND_CALL_TOP; internal functions (zif_*) have frames in the chain too and are emitted with
+ * the activation that called them, except one that C called through zend_call_function (the
+ * second range: array_map's callback strlen, with ZEND_CALL_TOP): it is emitted at that
+ * zend_call_function frame, leaf side of the C that called it, where no execute_ex would.
+ *
+ * Lines: zend_op.lineno of the frame's opline. The VM (HYBRID or CALL with GCC global
+ * registers) keeps the running frame's execute_data in r14 and its opline in r15 and stores
+ * the opline into execute_data only before calls (SAVE_OPLINE), so for the frame r14 names the
+ * register is used when it points into that frame's opcodes (registers as the native walk
+ * last knew them: the interrupted frame's, or a signal frame's); other frames read EX(opline).
+ *
+ * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count),
+ * so this walk also runs in the kernel-free replay tests. Every reason for missing PHP frames
+ * is counted (enum php_counter).
+ */
+#ifndef STACKSCOPE_PHP_WALK_H
+#define STACKSCOPE_PHP_WALK_H
+
+#include "abi.h"
+
+#define PHP_BIT (1 << FRAME_KIND_PHP)
+/* Read buffers, powers of two so offsets can be masked into them for the verifier. */
+#define PHP_EX_BUF 64
+#define PHP_FN_BUF 128
+#define PHP_MASK64(buf) (sizeof(buf) - 8)
+#define PHP_MASK32(buf) (sizeof(buf) - 4)
+
+struct php_cursor {
+	__u64 ex;               /* next zend_execute_data to emit */
+	__u64 reg_ex;           /* r14 and r15 where the native walk last knew all registers */
+	__u64 reg_opline;       /* (the VM's execute_data and opline when the VM ran there) */
+	__u8 exbuf[PHP_EX_BUF]; /* 8-byte aligned: read as __u64 */
+	__u8 fnbuf[PHP_FN_BUF];
+	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
+};
+
+static __always_inline void php_reset(struct php_cursor *php)
+{
+	php->ex = 0;
+}
+
+static __always_inline void php_count(__u32 which)
+{
+	ss_interp_count(FRAME_KIND_PHP, which);
+}
+
+static __always_inline __u64 php_u64(const __u8 *buf, __u16 off, __u32 mask)
+{
+	return *(const __u64 *)(buf + (off & mask));
+}
+
+static __always_inline __u32 php_u32(const __u8 *buf, __u16 off, __u32 mask)
+{
+	return *(const __u32 *)(buf + (off & mask));
+}
+
+static __always_inline void php_stop(struct interp_state *is)
+{
+	is->off |= PHP_BIT;
+	is->emitting = 0;
+}
+
+/* A marker ends this sample's PHP frames. */
+static __always_inline void php_fail(struct unwind_cursor *st, struct interp_state *is,
+				     struct user_frame *frames, __u64 marker, __u32 counter)
+{
+	ss_interp_marker(st, frames, FRAME_KIND_PHP, marker);
+	php_count(counter);
+	php_stop(is);
+}
+
+/* Is op an opline of the op_array whose opcodes start at base and number last? */
+static __always_inline int php_opline_in(const struct php_offsets *o, __u64 op, __u64 base,
+					 __u32 last)
+{
+	__u64 size = o->zop_size;
+
+	return size && op >= base && op - base < (__u64)last * size && (op - base) % size == 0;
+}
+
+/* Find the sampled thread's newest PHP frame; 0, or < 0 with the reason counted. */
+static __always_inline int php_start(struct unwind_cursor *st, struct interp_state *is,
+				     struct php_cursor *php)
+{
+	const struct php_offsets *o = &is->file.php.off;
+	struct interp_proc *proc;
+	__u64 ex;
+
+	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
+	if (!proc || proc->file_id != is->file_id) {
+		php_count(PHP_COUNTER_NO_PROC);
+		return -1;
+	}
+	if (ss_read_user(&ex, sizeof(ex), proc->php.executor_globals + o->eg_current_execute_data) <
+	    0) {
+		php_count(PHP_COUNTER_READ_FAILED);
+		return -1;
+	}
+	php->ex = ex;
+	php->reg_ex = st->regs[DWARF_R14];
+	php->reg_opline = st->regs[DWARF_R15];
+	return 0;
+}
+
+/* Emit the next PHP frame of the current run (or skip a frame without a function). */
+static __always_inline void php_emit(struct unwind_cursor *st, struct interp_state *is,
+				     struct php_cursor *php, struct user_frame *frames)
+{
+	const struct php_offsets *o = &is->file.php.off;
+	__u32 idx = st->frame_cnt, call, last, cookie, line = 0, flags = 0;
+	__u64 ex = php->ex, func, prev, opline, opcodes, file;
+	struct user_frame *fr;
+	__u8 type;
+
+	if (!ex) {
+		is->emitting = 0;
+		return;
+	}
+	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
+		php_fail(st, is, frames, PHP_MARKER_TRUNCATED, PHP_COUNTER_TRUNCATED);
+		return;
+	}
+	if (ss_read_user(php->exbuf, PHP_EX_READ_SZ, ex) < 0) {
+		php_fail(st, is, frames, PHP_MARKER_READ_FAILED, PHP_COUNTER_READ_FAILED);
+		return;
+	}
+	opline = php_u64(php->exbuf, o->ex_opline, PHP_MASK64(php->exbuf));
+	func = php_u64(php->exbuf, o->ex_func, PHP_MASK64(php->exbuf));
+	call = php_u32(php->exbuf, o->ex_type_info, PHP_MASK32(php->exbuf));
+	prev = php_u64(php->exbuf, o->ex_prev, PHP_MASK64(php->exbuf));
+	if (php->c_call && (!func || !(call & PHP_ZEND_CALL_TOP))) {
+		is->emitting = 0; /* not C calling C: the frame is an execute_ex's */
+		return;
+	}
+	php->ex = prev;
+	if (call & PHP_ZEND_CALL_CODE)
+		flags |= PHP_FRAME_CODE;
+	if (call & PHP_ZEND_CALL_TOP)
+		flags |= PHP_FRAME_TOP;
+	if (!func) {
+		php_count(PHP_COUNTER_NO_FUNC);
+		if ((flags & PHP_FRAME_TOP) || !prev)
+			is->emitting = 0;
+		return;
+	}
+	if (ss_read_user(php->fnbuf, PHP_FN_READ_SZ, func) < 0) {
+		php_fail(st, is, frames, PHP_MARKER_READ_FAILED, PHP_COUNTER_READ_FAILED);
+		return;
+	}
+	type = php->fnbuf[o->fn_type & (PHP_FN_BUF - 1)];
+	if (php->c_call && type != PHP_ZEND_INTERNAL_FUNCTION) {
+		php->ex = ex;
+		is->emitting = 0;
+		return;
+	}
+	if (type == PHP_ZEND_INTERNAL_FUNCTION) {
+		cookie = (__u32)php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf));
+	} else if (type == PHP_ZEND_USER_FUNCTION || type == PHP_ZEND_EVAL_CODE) {
+		opcodes = php_u64(php->fnbuf, o->op_opcodes, PHP_MASK64(php->fnbuf));
+		last = php_u32(php->fnbuf, o->op_last, PHP_MASK32(php->fnbuf));
+		cookie = (__u32)opcodes;
+		if (o->vm_regs && php->reg_ex == ex &&
+		    php_opline_in(o, php->reg_opline, opcodes, last)) {
+			opline = php->reg_opline;
+			flags |= PHP_FRAME_REG;
+			php_count(PHP_COUNTER_LINE_REG);
+		}
+		if (php_opline_in(o, opline, opcodes, last) &&
+		    ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
+			if (line > PHP_FRAME_LINE_MAX)
+				line = 0;
+		} else {
+			line = 0;
+			php_count(PHP_COUNTER_LINE_NONE);
+		}
+		if (!php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf)) &&
+		    ss_read_user(&file, sizeof(file), func + o->op_filename) == 0 && file) {
+			func = file;
+			flags |= PHP_FRAME_FILE;
+			if (type == PHP_ZEND_EVAL_CODE)
+				flags |= PHP_FRAME_EVAL;
+		}
+	} else {
+		php_fail(st, is, frames, PHP_MARKER_BAD_FRAME, PHP_COUNTER_BAD_FRAME);
+		return;
+	}
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	fr->addr = func;
+	fr->file_id = (__u64)line << PHP_FRAME_LINE_SHIFT | (__u64)flags << PHP_FRAME_FLAGS_SHIFT |
+		      cookie;
+	fr->flags = 0;
+	fr->kind = FRAME_KIND_PHP;
+	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
+	st->frame_cnt = idx + 1;
+	php_count(PHP_COUNTER_FRAMES);
+
+	/* The run ends with the user code C entered (an internal function never runs in an
+	 * execute_ex of its own).
+	 */
+	if (((flags & PHP_FRAME_TOP) && type != PHP_ZEND_INTERNAL_FUNCTION) || !prev || php->c_call)
+		is->emitting = 0;
+}
+
+/* Is the native frame about to be emitted zend_call_function (interp_file's second range)? */
+static __always_inline int php_in_call_function(const struct unwind_cursor *st,
+						const struct interp_state *is)
+{
+	__u64 addr = st->regs[DWARF_RIP] - (st->pc_is_return ? 1 : 0) - st->last_map.bias;
+
+	return addr >= is->file.range_start[1] && addr < is->file.range_end[1];
+}
+
+/* The native frame about to be emitted is an execute_ex activation. 1: this iteration emitted
+ * (or marked) something, 0: the native step runs now.
+ */
+static __always_inline int php_activation(struct unwind_cursor *st, struct interp_state *is,
+					  struct php_cursor *php, struct user_frame *frames)
+{
+	if (!(is->started & PHP_BIT))
+		php_count(PHP_COUNTER_STACKS);
+	if (!is->file.supported) {
+		php_fail(st, is, frames, PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED);
+		is->started |= PHP_BIT;
+		return 1;
+	}
+	if (!(is->started & PHP_BIT)) {
+		is->started |= PHP_BIT;
+		if (php_start(st, is, php) < 0) {
+			php_stop(is);
+			return 0;
+		}
+	}
+	php->c_call = php_in_call_function(st, is);
+	if (!php->ex) {
+		if (!php->c_call)
+			php_count(PHP_COUNTER_RUN_EMPTY);
+		return 0;
+	}
+	is->emitting = FRAME_KIND_PHP;
+	php_emit(st, is, php, frames);
+	return 1;
+}
+
+#endif

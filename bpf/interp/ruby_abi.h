@@ -1,0 +1,121 @@
+/* CRuby's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
+ * (bpf/interp/ruby_walk.h) emits and what userspace (src/interp/ruby/) tells it.
+ *
+ * A FRAME_KIND_RUBY frame is emitted just before (leaf side of) the native vm_exec_core frame
+ * that runs it, so the stack reads interleaved:
+ * ... native callee, Ruby frames of this vm_exec_core activation, vm_exec_core, callers ...
+ * Two shapes, told apart by the top bits of file_id:
+ *  - a method, block, class body or top-level frame (it has an instruction sequence):
+ *      addr    = address of the rb_iseq_t in the sampled process (pid-specific)
+ *      file_id = (__u64)pc index << RB_POS_SHIFT | method entry >> 3
+ *                pc index: VALUEs from iseq_encoded to the frame's saved pc (RB_POS_NONE:
+ *                none); method entry: ep[-2] of the frame's local environment (the frame's own
+ *                for a define_method block), which userspace checks is one (it names the
+ *                class), 0 when none was reached;
+ *      flags   = cookie: (iseq_size ^ first_lineno << 16) as read by eBPF, so userspace can
+ *                tell an instruction sequence freed and reused at the same address (runtime
+ *                frames carry no user_frame_flag);
+ *  - a C function frame (frame magic CFUNC):
+ *      addr    = address of its callable method entry (ep[-2])
+ *      file_id = (__u64)RB_POS_CFUNC << RB_POS_SHIFT
+ *      flags   = low 32 bits of the entry's called_id (the cookie).
+ * Method entries are 8-byte aligned heap objects below 2^47 (x86-64, 4-level paging), so 44
+ * bits hold them.
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum rb_marker.
+ */
+#ifndef STACKSCOPE_RUBY_ABI_H
+#define STACKSCOPE_RUBY_ABI_H
+
+#define RB_POS_SHIFT 44
+#define RB_POS_NONE 0xfffffu /* 20 bits */
+#define RB_POS_CFUNC 0xffffeu
+#define RB_ME_MASK ((1ULL << RB_POS_SHIFT) - 1)
+
+enum rb_marker {
+	RB_MARKER_UNSUPPORTED = 1, /* vm_exec_core of a Ruby this build does not understand */
+	RB_MARKER_TRUNCATED = 2,   /* Ruby frames stopped: frame budget (native reserve) */
+	RB_MARKER_READ_FAILED = 3, /* a control frame could not be read: frames lost */
+	RB_MARKER_NO_PROC = 5,     /* the process is not attached (not yet, or its layout check
+				    * failed): native frames only */
+	RB_MARKER_GC = 4,          /* the VM's garbage collector runs (objspace during_gc):
+				    * on the leaf side of the Ruby frames that triggered it */
+};
+
+/* Frame magic and flags in ep[0] (vm_core.h, the same from 2.6 to 3.4). */
+#define RB_FRAME_MAGIC_MASK 0x7fff0001u
+#define RB_FRAME_MAGIC_CFUNC 0x55550001u
+#define RB_FRAME_MAGIC_IFUNC 0x66660001u
+#define RB_FRAME_MAGIC_DUMMY 0x79990001u
+#define RB_FRAME_FLAG_FINISH 0x0020u  /* the first frame a vm_exec() call pushed */
+#define RB_FRAME_FLAG_BMETHOD 0x0040u /* a define_method block: its own ep[-2] is the entry */
+#define RB_ENV_FLAG_LOCAL 0x0002u     /* the method-level environment */
+#define RB_EP_DEPTH_MAX 4             /* blocks nested deeper get no method entry */
+
+/* Object header checks (RBasic.flags): T_IMEMO with its imemo type in bits 12-15. */
+#define RB_T_MASK 0x1fu
+#define RB_T_IMEMO 0x1au
+#define RB_IMEMO_ISEQ 7u
+#define RB_IMEMO_MENT 6u
+
+#define RB_CFP_READ_MAX 64
+#define RB_BODY_READ_MAX 128
+
+/* Byte offsets the eBPF walk needs (x86-64; the source of each is in src/interp/ruby/ruby.c). */
+struct rb_offsets {
+	__u16 ec_vm_stack;      /* rb_execution_context_t.vm_stack */
+	__u16 ec_vm_stack_size; /* .vm_stack_size (in VALUEs) */
+	__u16 ec_cfp;           /* .cfp: the newest control frame */
+	__u16 cfp_size;         /* sizeof(rb_control_frame_t) */
+	__u16 cfp_pc;
+	__u16 cfp_iseq;
+	__u16 cfp_ep;
+	__u16 cfp_read_sz;     /* bytes of a control frame to read (< RB_CFP_READ_MAX) */
+	__u16 iseq_body;       /* rb_iseq_t.body */
+	__u16 body_iseq_size;  /* rb_iseq_constant_body.iseq_size (unsigned int) */
+	__u16 body_encoded;    /* .iseq_encoded */
+	__u16 body_first_line; /* .location.first_lineno (a Fixnum VALUE) */
+	__u16 body_read_sz;    /* bytes of the body to read (< RB_BODY_READ_MAX) */
+	__u16 me_called_id;    /* rb_callable_method_entry_t.called_id */
+	__u16 vm_objspace;     /* rb_vm_t.objspace */
+	__u16 objspace_flags;  /* rb_objspace_t.flags (a 32-bit bit field) */
+	__u32 gc_running;      /* the flags' during_gc bit */
+	__u16 pad[3];
+};
+
+/* interp_file.rb: the library's layout (its vm_exec_core is interp_file's range). */
+struct rb_file_abi {
+	struct rb_offsets off;
+	__u64 tls_off; /* ruby_current_ec within the library's TLS block (its st_value) */
+};
+
+/* interp_proc.rb: where the runtime is in one process. The sampled thread's execution context
+ * is *(dtv[modid].val + tls_off): modid = *modid_got (written by ld.so when it relocates
+ * libruby: 0 before), dtv = *(fsbase + RB_TCB_DTV) (glibc x86-64: tcbhead_t.dtv; a dtv entry
+ * is 16 bytes, the first its block's address).
+ */
+struct rb_proc_abi {
+	__u64 modid_got; /* absolute address of the GOT slot of ruby_current_ec's DTPMOD64 */
+	__u64 vm_ptr;    /* absolute address of ruby_current_vm_ptr (rb_vm_t *) */
+};
+
+#define RB_TCB_DTV 8
+
+/* Why Ruby frames are missing, by reason (the runtime's slice of "interp_counters"). */
+enum rb_counter {
+	RB_COUNTER_STACKS = 0,  /* samples with at least one vm_exec_core frame */
+	RB_COUNTER_FRAMES,      /* Ruby frames emitted (C function frames included) */
+	RB_COUNTER_CFUNCS,      /* of which C function frames */
+	RB_COUNTER_NO_PROC,     /* vm_exec_core, but the pid has no interp_procs entry (yet) */
+	RB_COUNTER_UNSUPPORTED, /* vm_exec_core of an unsupported version (marker emitted) */
+	RB_COUNTER_NO_EC,       /* the thread's ruby_current_ec is unset */
+	RB_COUNTER_BAD_EC,      /* the execution context's cfp is outside its VM stack */
+	RB_COUNTER_READ_FAILED, /* TLS, execution context, control frame or env unreadable */
+	RB_COUNTER_BAD_ISEQ,    /* a frame's iseq is not an instruction sequence: skipped */
+	RB_COUNTER_SKIPPED,     /* dummy and C-block (ifunc) frames: nothing to show */
+	RB_COUNTER_RUN_EMPTY,   /* a vm_exec_core activation with no Ruby frame left */
+	RB_COUNTER_TRUNCATED,   /* Ruby frames cut at the native reserve (marker) */
+	RB_COUNTER_GC,          /* samples taken while the garbage collector ran (marker) */
+	RB_COUNTER_CNT,
+};
+
+#endif

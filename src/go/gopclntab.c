@@ -1,0 +1,555 @@
+/* Go pclntab reader; see gopclntab.h.
+ *
+ * Layout (Go 1.18+; offsets of the pcHeader are from the start of the table):
+ *   pcHeader: magic u32, pad u8 x2, minLC u8, ptrSize u8, nfunc, nfiles, textStart,
+ *             funcnameOffset, cuOffset, filetabOffset, pctabOffset, pclnOffset (8 bytes each)
+ *   funcnametab: NUL-terminated names; cutab: u32 file offsets per compile unit;
+ *   filetab: NUL-terminated paths; pctab: pc-value tables (zigzag value delta, pc delta in
+ *   units of minLC, both varints, ending with a zero value delta);
+ *   pclntab: functab (nfunc + 1 pairs of u32 entry offset from textStart, u32 `_func` offset
+ *   from the pclntab region; the last entry's pc is the end of text), then the `_func`s.
+ *   _func: entryOff, nameOff, args, deferreturn, pcsp, pcfile, pcln, npcdata, cuOffset
+ *   (u32/i32 each), [startLine i32: 1.20+], funcID u8, flag u8, pad u8, nfuncdata u8, then
+ *   npcdata u32 pctab offsets and nfuncdata u32 gofunc offsets (~0: none).
+ *   inlinedCall 1.18: parent i16, funcID u8, pad, file i32, line i32, nameOff i32,
+ *   parentPc i32 (20 bytes); 1.20+: funcID u8, pad x3, nameOff i32, parentPc i32,
+ *   startLine i32 (16 bytes).
+ * The facts come from the Go runtime (runtime/symtab.go, runtime2.go) of the versions named;
+ * the code is written here.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elf/elf_file.h"
+#include "go/gopclntab.h"
+
+#define GO_MAGIC_118 0xfffffff0u
+#define GO_MAGIC_120 0xfffffff1u
+#define GO_HEADER_SZ 72
+#define GO_MAX_FUNCS (1u << 24)
+#define GO_FUNCDATA_INLTREE 3
+#define GO_PCDATA_INLTREEINDEX 2
+
+/* One region of the table: [off, off + sz) of the pclntab bytes. */
+struct region {
+	const uint8_t *p;
+	size_t sz;
+};
+
+struct gopclntab {
+	enum gopclntab_version version;
+	uint8_t min_lc;
+	uint64_t text_start;
+	uint32_t nfunc;
+	size_t func_hdr_sz;  /* fixed part of a _func */
+	size_t inl_entry_sz; /* one inlinedCall */
+	struct region funcnames, cutab, filetab, pctab, pcln;
+	struct region gofunc; /* sz 0: unknown */
+	uint64_t funcnames_off;
+};
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* A NUL-terminated string at off inside r, or NULL. */
+static const char *region_str(const struct region *r, uint64_t off)
+{
+	if (off >= r->sz || !memchr(r->p + off, 0, r->sz - off))
+		return NULL;
+	return (const char *)r->p + off;
+}
+
+/* Each region runs from its offset to the next offset that follows it, or the end. */
+static int set_region(struct region *r, const uint8_t *base, size_t size, uint64_t off,
+		      const uint64_t *offs, size_t n)
+{
+	uint64_t end = size;
+	size_t i;
+
+	if (off > size)
+		return -ENOEXEC;
+	for (i = 0; i < n; i++)
+		if (offs[i] > off && offs[i] < end)
+			end = offs[i];
+	r->p = base + off;
+	r->sz = (size_t)(end - off);
+	return 0;
+}
+
+void gopclntab__free(struct gopclntab *t)
+{
+	free(t);
+}
+
+struct gopclntab *gopclntab__open_image(const struct gopclntab_image *img)
+{
+	const uint8_t *b = img ? img->pcln : NULL;
+	struct gopclntab *t = NULL;
+	uint64_t offs[5], nfunc;
+	uint32_t magic, i, prev = 0;
+	int err = -ENOEXEC;
+
+	if (!b || img->pcln_sz < GO_HEADER_SZ) {
+		errno = b ? ENOEXEC : EINVAL;
+		return NULL;
+	}
+	magic = rd32(b);
+	if (magic != GO_MAGIC_118 && magic != GO_MAGIC_120) {
+		/* 0xfffffffb (1.2-1.15), 0xfffffffa (1.16-1.17) or not a pclntab at all. */
+		err = (magic & 0xfffffff0u) == 0xfffffff0u ? -EPROTONOSUPPORT : -ENOEXEC;
+		goto fail;
+	}
+	if (b[4] || b[5] || (b[6] != 1 && b[6] != 2 && b[6] != 4)) {
+		err = -ENOEXEC;
+		goto fail;
+	}
+	if (b[7] != 8) {
+		err = -EPROTONOSUPPORT;
+		goto fail;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->version = magic == GO_MAGIC_118 ? GOPCLNTAB_V118 : GOPCLNTAB_V120;
+	t->min_lc = b[6];
+	nfunc = rd64(b + 8);
+	t->text_start = rd64(b + 24);
+	for (i = 0; i < 5; i++)
+		offs[i] = rd64(b + 32 + 8 * i);
+	if (nfunc == 0 || nfunc > GO_MAX_FUNCS)
+		goto fail;
+	t->nfunc = (uint32_t)nfunc;
+	t->funcnames_off = offs[0];
+	if (set_region(&t->funcnames, b, img->pcln_sz, offs[0], offs, 5) ||
+	    set_region(&t->cutab, b, img->pcln_sz, offs[1], offs, 5) ||
+	    set_region(&t->filetab, b, img->pcln_sz, offs[2], offs, 5) ||
+	    set_region(&t->pctab, b, img->pcln_sz, offs[3], offs, 5) ||
+	    set_region(&t->pcln, b, img->pcln_sz, offs[4], offs, 5))
+		goto fail;
+	t->func_hdr_sz = t->version == GOPCLNTAB_V118 ? 40 : 44;
+	t->inl_entry_sz = t->version == GOPCLNTAB_V118 ? 20 : 16;
+	/* The function table: nfunc + 1 sorted entries (the last is the end of text). */
+	if (t->pcln.sz / 8 < (uint64_t)t->nfunc + 1)
+		goto fail;
+	for (i = 0; i <= t->nfunc; i++) {
+		uint32_t entry = rd32(t->pcln.p + 8 * (size_t)i);
+
+		if (i && entry < prev)
+			goto fail;
+		prev = entry;
+	}
+	if (t->text_start + prev < t->text_start)
+		goto fail;
+	if (img->gofunc && img->gofunc_sz) {
+		t->gofunc.p = img->gofunc;
+		t->gofunc.sz = img->gofunc_sz;
+	}
+	return t;
+fail:
+	free(t);
+	errno = -err;
+	return NULL;
+}
+
+enum gopclntab_version gopclntab__version(const struct gopclntab *t)
+{
+	return t->version;
+}
+
+int gopclntab__has_inline(const struct gopclntab *t)
+{
+	return t->gofunc.sz != 0;
+}
+
+size_t gopclntab__func_cnt(const struct gopclntab *t)
+{
+	return t->nfunc;
+}
+
+/* A function's fixed header and its variable tail, checked to lie inside the pclntab region. */
+struct func_view {
+	const uint8_t *p;
+	uint64_t entry, end;
+	uint32_t npcdata, nfuncdata;
+};
+
+static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv)
+{
+	const uint8_t *ft;
+	uint32_t off;
+	uint64_t tail;
+
+	if (idx >= t->nfunc)
+		return -ENOENT;
+	ft = t->pcln.p + 8 * idx;
+	fv->entry = t->text_start + rd32(ft);
+	fv->end = t->text_start + rd32(ft + 8);
+	off = rd32(ft + 4);
+	if (off > t->pcln.sz || t->pcln.sz - off < t->func_hdr_sz)
+		return -ENOEXEC;
+	fv->p = t->pcln.p + off;
+	fv->npcdata = rd32(fv->p + 28);
+	fv->nfuncdata = fv->p[t->func_hdr_sz - 1];
+	tail = ((uint64_t)fv->npcdata + fv->nfuncdata) * 4;
+	if (tail > t->pcln.sz - off - t->func_hdr_sz)
+		return -ENOEXEC;
+	/* The entry stored in the _func must agree with the function table. */
+	if (t->text_start + rd32(fv->p) != fv->entry)
+		return -ENOEXEC;
+	return 0;
+}
+
+static const char *func_name(const struct gopclntab *t, int32_t name_off)
+{
+	return name_off < 0 ? NULL : region_str(&t->funcnames, (uint64_t)name_off);
+}
+
+int gopclntab__func(const struct gopclntab *t, size_t idx, struct go_func *out)
+{
+	struct func_view fv;
+	int err = func_view(t, idx, &fv);
+
+	if (err)
+		return err;
+	out->entry = fv.entry;
+	out->end = fv.end;
+	out->name = func_name(t, (int32_t)rd32(fv.p + 4));
+	out->func_id = fv.p[t->func_hdr_sz - 4];
+	out->flags = fv.p[t->func_hdr_sz - 3];
+	return 0;
+}
+
+long gopclntab__find(const struct gopclntab *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->nfunc; /* answer in [lo, hi) */
+	uint64_t off;
+
+	if (pc < t->text_start)
+		return -ENOENT;
+	off = pc - t->text_start;
+	if (off >= rd32(t->pcln.p + 8 * (size_t)t->nfunc) || off < rd32(t->pcln.p))
+		return -ENOENT;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rd32(t->pcln.p + 8 * mid) <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (long)lo;
+}
+
+/* Reads an unsigned varint of at most 5 bytes; false at the end of the table or overlong. */
+static bool read_varint(const uint8_t **pos, const uint8_t *end, uint32_t *out)
+{
+	uint32_t v = 0, shift;
+
+	for (shift = 0; shift < 35; shift += 7) {
+		uint8_t byte;
+
+		if (*pos >= end)
+			return false;
+		byte = *(*pos)++;
+		v |= (uint32_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A walk over one pc-value table of a function. */
+struct pcvalue_it {
+	const uint8_t *pos, *end;
+	uint64_t pc; /* start of the next run */
+	int32_t val;
+	bool first;
+};
+
+static int pcvalue_start(const struct gopclntab *t, const struct func_view *fv, uint32_t off,
+			 struct pcvalue_it *it)
+{
+	if (off == 0)
+		return -ENOENT;
+	if (off >= t->pctab.sz)
+		return -ENOEXEC;
+	it->pos = t->pctab.p + off;
+	it->end = t->pctab.p + t->pctab.sz;
+	it->pc = fv->entry;
+	it->val = -1;
+	it->first = true;
+	return 0;
+}
+
+/* The next run [*start, it->pc) with value it->val: 1, 0 at the table's end, -ENOEXEC. */
+static int pcvalue_next(const struct gopclntab *t, struct pcvalue_it *it, uint64_t *start)
+{
+	uint32_t uv, pcd;
+	uint64_t step;
+
+	if (!read_varint(&it->pos, it->end, &uv))
+		return -ENOEXEC;
+	if (uv == 0 && !it->first)
+		return 0;
+	it->first = false;
+	if (!read_varint(&it->pos, it->end, &pcd))
+		return -ENOEXEC;
+	/* zigzag: unsigned arithmetic, the runtime's int32 wrap-around without UB */
+	it->val = (int32_t)((uint32_t)it->val + ((uv >> 1) ^ (uint32_t) - (int32_t)(uv & 1)));
+	step = (uint64_t)pcd * t->min_lc;
+	*start = it->pc;
+	if (it->pc + step < it->pc)
+		return -ENOEXEC;
+	it->pc += step;
+	return 1;
+}
+
+/* The value of table off at pc (the runtime's pcvalue): 0 and *val, -ENOENT, -ENOEXEC. */
+static int pcvalue(const struct gopclntab *t, const struct func_view *fv, uint32_t off, uint64_t pc,
+		   int32_t *val)
+{
+	struct pcvalue_it it;
+	uint64_t start;
+	int err = pcvalue_start(t, fv, off, &it);
+
+	while (!err) {
+		err = pcvalue_next(t, &it, &start);
+		if (err == 1 && pc < it.pc) {
+			*val = it.val;
+			return 0;
+		}
+		err = err == 1 ? 0 : -ENOEXEC; /* the table ended before pc */
+	}
+	return err;
+}
+
+static uint32_t pcdata_off(const struct gopclntab *t, const struct func_view *fv, uint32_t i)
+{
+	return i < fv->npcdata ? rd32(fv->p + t->func_hdr_sz + 4 * (size_t)i) : 0;
+}
+
+/* File and line of pc in the physical function fv (file NULL / line 0 when unknown). */
+static void file_line(const struct gopclntab *t, const struct func_view *fv, uint64_t pc,
+		      struct go_frame *f)
+{
+	int32_t fileno, line;
+	uint64_t cu = rd32(fv->p + 32), idx;
+
+	f->file = NULL;
+	f->line = 0;
+	if (!pcvalue(t, fv, rd32(fv->p + 24), pc, &line) && line > 0)
+		f->line = (uint32_t)line;
+	if (pcvalue(t, fv, rd32(fv->p + 20), pc, &fileno) || fileno < 0)
+		return;
+	idx = cu + (uint64_t)fileno;
+	if (idx < t->cutab.sz / 4) {
+		uint32_t foff = rd32(t->cutab.p + 4 * idx);
+
+		if (foff != UINT32_MAX)
+			f->file = region_str(&t->filetab, foff);
+	}
+}
+
+/* The inline tree entry ix of fv: its name offset and parentPc; false when out of bounds. */
+static bool inl_entry(const struct gopclntab *t, const struct func_view *fv, int32_t ix,
+		      int32_t *name_off, int32_t *parent_pc)
+{
+	uint32_t tree;
+	uint64_t at;
+	const uint8_t *e;
+
+	if (!t->gofunc.sz || fv->nfuncdata <= GO_FUNCDATA_INLTREE || ix < 0)
+		return false;
+	tree = rd32(fv->p + t->func_hdr_sz + 4 * ((size_t)fv->npcdata + GO_FUNCDATA_INLTREE));
+	if (tree == UINT32_MAX)
+		return false;
+	at = (uint64_t)tree + (uint64_t)ix * t->inl_entry_sz;
+	if (at > t->gofunc.sz || t->gofunc.sz - at < t->inl_entry_sz)
+		return false;
+	e = t->gofunc.p + at;
+	if (t->version == GOPCLNTAB_V118) {
+		*name_off = (int32_t)rd32(e + 12);
+		*parent_pc = (int32_t)rd32(e + 16);
+	} else {
+		*name_off = (int32_t)rd32(e + 4);
+		*parent_pc = (int32_t)rd32(e + 8);
+	}
+	return true;
+}
+
+int gopclntab__lookup(const struct gopclntab *t, uint64_t pc, struct go_frame *out, size_t cap)
+{
+	struct func_view fv;
+	long idx;
+	size_t n = 0, depth;
+	int32_t ix = -1, name_off, parent_pc;
+	uint32_t inl_tab;
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	idx = gopclntab__find(t, pc);
+	if (idx < 0)
+		return (int)idx;
+	err = func_view(t, (size_t)idx, &fv);
+	if (err)
+		return err;
+	inl_tab = pcdata_off(t, &fv, GO_PCDATA_INLTREEINDEX);
+	if (inl_tab && t->gofunc.sz && pcvalue(t, &fv, inl_tab, pc, &ix))
+		ix = -1;
+	/* Each inlined call: its name, the position at pc; then pc moves to its call site. The
+	 * chain is bounded by GO_MAX_FRAMES (a corrupt tree may loop).
+	 */
+	for (depth = 0; ix >= 0 && depth < GO_MAX_FRAMES; depth++) {
+		uint64_t caller_pc;
+
+		if (!inl_entry(t, &fv, ix, &name_off, &parent_pc))
+			break;
+		if (n < cap) {
+			out[n].function = func_name(t, name_off);
+			if (!out[n].function)
+				out[n].function = "?";
+			file_line(t, &fv, pc, &out[n]);
+			n++;
+		} else {
+			memmove(out, out + 1, (cap - 1) * sizeof(*out)); /* keep the innermost */
+			out[cap - 1].function = func_name(t, name_off);
+			if (!out[cap - 1].function)
+				out[cap - 1].function = "?";
+			file_line(t, &fv, pc, &out[cap - 1]);
+		}
+		caller_pc = fv.entry + (uint64_t)(uint32_t)parent_pc;
+		if (parent_pc < 0 || caller_pc >= fv.end)
+			return -ENOEXEC;
+		pc = caller_pc;
+		if (pcvalue(t, &fv, inl_tab, pc, &ix))
+			ix = -1;
+	}
+	if (n == cap)
+		return (int)n; /* cut: the innermost cap positions */
+	out[n].function = func_name(t, (int32_t)rd32(fv.p + 4));
+	if (!out[n].function)
+		out[n].function = "?";
+	file_line(t, &fv, pc, &out[n]);
+	return (int)n + 1;
+}
+
+int gopclntab__sp_deltas(const struct gopclntab *t, size_t idx, gopclntab_sp_fn fn, void *ctx)
+{
+	struct func_view fv;
+	struct pcvalue_it it;
+	uint64_t start;
+	int err = func_view(t, idx, &fv);
+
+	if (!err)
+		err = pcvalue_start(t, &fv, rd32(fv.p + 16), &it);
+	while (!err) {
+		err = pcvalue_next(t, &it, &start);
+		if (err != 1)
+			break;
+		if (it.pc > fv.end)
+			return -ENOEXEC;
+		if (it.pc > start)
+			err = fn(ctx, start, it.pc, it.val);
+	}
+	return err; /* pcs after the table's end are the alignment padding after the code */
+}
+
+/* ---- ELF: the section and the runtime's moduledata ---- */
+
+/* Word index of moduledata.gofunc and .text (runtime/symtab.go; 1.20 added covctrs and
+ * ecovctrs before `end`).
+ */
+#define MD_WORD_FUNCNAMETAB 1
+#define MD_WORD_TEXT 22
+#define MD_WORD_GOFUNC_118 38
+#define MD_WORD_GOFUNC_120 40
+
+/* Finds moduledata (its first word points at the pclntab, its second at the function name
+ * table, its `text` is the header's textStart) in the data sections and returns gofunc.
+ */
+static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t pcln_vaddr,
+		       const void **data, size_t *avail)
+{
+	static const char *const secs[] = { ".go.module", ".noptrdata", ".data", ".data.rel.ro" };
+	size_t k, w;
+
+	for (k = 0; k < sizeof(secs) / sizeof(secs[0]); k++) {
+		struct elf_section s;
+		const uint8_t *d;
+		size_t words,
+			gw = t->version == GOPCLNTAB_V118 ? MD_WORD_GOFUNC_118 : MD_WORD_GOFUNC_120;
+
+		if (elf_file__section(ef, secs[k], &s) || !s.data || s.size < 8 * (gw + 1))
+			continue;
+		d = s.data;
+		words = s.size / 8;
+		for (w = 0; w + gw < words; w++) {
+			uint64_t gofunc;
+
+			if (rd64(d + 8 * w) != pcln_vaddr ||
+			    rd64(d + 8 * (w + MD_WORD_FUNCNAMETAB)) !=
+				    pcln_vaddr + t->funcnames_off)
+				continue;
+			if (rd64(d + 8 * (w + MD_WORD_TEXT)) != t->text_start)
+				continue;
+			gofunc = rd64(d + 8 * (w + gw));
+			if (!gofunc || elf_file__bytes_at_vaddr(ef, gofunc, data, avail))
+				continue;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+struct gopclntab *gopclntab__open(struct elf_file *ef)
+{
+	struct gopclntab_image img = { 0 };
+	struct gopclntab *t;
+	struct elf_section s;
+	const void *gofunc;
+	size_t avail;
+
+	/* PIE and shared builds put the table among the relocated read-only data. */
+	if ((elf_file__section(ef, ".gopclntab", &s) &&
+	     elf_file__section(ef, ".data.rel.ro.gopclntab", &s)) ||
+	    !s.data || !s.size) {
+		errno = ENOENT;
+		return NULL;
+	}
+	img.pcln = s.data;
+	img.pcln_sz = s.size;
+	t = gopclntab__open_image(&img);
+	if (!t)
+		return NULL;
+	if (!t->text_start) {
+		struct elf_section text;
+
+		if (!elf_file__section(ef, ".text", &text))
+			t->text_start = text.addr;
+	}
+	if (!find_gofunc(ef, t, s.addr, &gofunc, &avail)) {
+		t->gofunc.p = gofunc;
+		t->gofunc.sz = avail;
+	}
+	return t;
+}

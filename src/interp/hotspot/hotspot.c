@@ -1,0 +1,908 @@
+/* HotSpot (OpenJDK) JVMs, as a runtime of src/interp/interp.h: finds libjvm.so among the
+ * mapped files, reads each JVM's own serviceability tables (vmstructs.h) for every layout it
+ * needs, registers the code cache as the JVM's code range (its eBPF code-range walker,
+ * bpf/interp/hotspot_walk.h, unwinds the Java frames there) and turns the frames eBPF emits
+ * (Method* + bytecode index, nmethod + pc offset, stub + pc offset) into Java names
+ * (`com.example.Foo.bar`), source files and lines by reading the process's memory.
+ *
+ * Versions: any HotSpot whose tables export the fields below (checked: OpenJDK 17, Temurin
+ * 25; x86-64). A JVM whose tables lack one gets "[jvm: unsupported JVM]" frames (counted)
+ * and native frames. Layouts are read once per libjvm file (the first process attached) and
+ * reused for every JVM of that file; what moves per process (code heaps, the interpreter) is
+ * read once the JVM has initialised them (proc_refresh, until found).
+ *
+ * Invariants: the caches are direct-mapped tables of fixed size (HS_METHOD_CACHE_CAP,
+ * HS_BLOB_CACHE_CAP), keyed by (pid, attach generation, address) and checked against the
+ * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
+ * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
+ * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/utf8.h"
+#include "base/u64_map.h"
+#include "elf/elf_file.h"
+#include "interp/hotspot/hotspot_lines.h"
+#include "interp/hotspot/vmstructs.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+
+#define HS_METHOD_CACHE_CAP 4096
+#define HS_BLOB_CACHE_CAP 1024
+#define HS_NAME_MAX 512                 /* bytes of a class, method or file name */
+#define HS_LINES_MAX 8192               /* bytes of a line-number table */
+#define HS_PCS_MAX 16384                /* bytes of an nmethod's pc descriptors */
+#define HS_SCOPE_HOPS 64                /* inlining depth followed to the outermost scope */
+#define HS_TABLE_TRIES 20               /* attach attempts while a libjvm's tables are unreadable */
+#define HS_REFRESH_NS (10 * 1000000ULL) /* retries until the code cache is known */
+
+/* Everything read from one libjvm's tables: the eBPF part and what symbolization needs. */
+struct hs_layout {
+	struct hs_proc_abi bpf; /* without the per-process members (heaps, interpreter) */
+	int major;              /* Abstract_VM_Version::_vm_major_version (0: unknown) */
+	unsigned u5_excluded;   /* UNSIGNED5: 1 from JDK 20 on */
+	/* Static fields, as ELF vaddrs (add the process's bias). */
+	uint64_t heaps, low_bound, high_bound, interp_code;
+	uint64_t heap_memory, heap_segmap, heap_log2; /* CodeHeap */
+	uint64_t vs_low, vs_high;                     /* VirtualSpace bounds (reserved) */
+	uint64_t ga_len, ga_data;                     /* GrowableArray<CodeHeap*> */
+	uint64_t sq_buffer, sq_limit;                 /* StubQueue */
+	uint64_t const_constants, const_flags, const_code_size, const_name, const_sig;
+	uint32_t const_flags_size, lnt_flag;
+	uint64_t cp_holder, cp_source, cp_length, cp_size;
+	uint64_t klass_name, sym_length, sym_body;
+	/* Compiled code's pc descriptors and scopes (lines of compiled frames): 17 keeps them
+	 * after the nmethod header (scopes data through a pointer), 25 in its immutable data.
+	 */
+	bool nm_immutable;           /* offsets relative to *(nmethod + nm_data) */
+	uint64_t nm_data;            /* nmethod::_immutable_data (25) */
+	uint64_t nm_pcs, nm_pcs_end; /* int offsets: PcDesc array [begin, end) */
+	uint64_t nm_scopes;          /* int offset (25) or pointer (17) of scopes data */
+	uint64_t pcdesc_size, pcdesc_pc, pcdesc_scope;
+	bool lines_compiled; /* all of the above were found */
+};
+
+struct hs_file {
+	char *path;
+	struct elf_file *elf; /* borrowed: the executable keeps it open */
+	uint64_t syms[VM_SYM_CNT];
+	bool tried, loaded; /* tables read (once), and complete enough */
+	unsigned read_failures;
+	struct hs_layout l;
+};
+
+struct hs_proc {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t bias;
+	struct hs_file *file;
+	bool ready;
+	uint64_t last_try_ns;
+};
+
+struct method_entry {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t method;
+	uint32_t cookie;
+	char *name, *file;
+	uint8_t *lines;
+	size_t lines_len;
+};
+
+struct blob_entry {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t blob;
+	int32_t compile_id;
+	uint64_t method; /* nmethod: its Method*; stub: 0 */
+	char *name;      /* stub: its name */
+	/* nmethod: its pc descriptors (at most HS_PCS_MAX bytes) and scopes data, for lines */
+	uint8_t *pcs;
+	size_t pcs_cnt;
+	uint64_t scopes;
+};
+
+enum hs_stat {
+	HS_STAT_TABLES_READ = 0,
+	HS_STAT_TABLES_INCOMPLETE,
+	HS_STAT_METHOD_READS,
+	HS_STAT_UNREADABLE,
+	HS_STAT_STALE,
+	HS_STAT_CNT,
+};
+
+struct hotspot {
+	uint32_t gen;
+	struct method_entry methods[HS_METHOD_CACHE_CAP];
+	struct blob_entry blobs[HS_BLOB_CACHE_CAP];
+	uint64_t stats[HS_STAT_CNT];
+	char text[HS_NAME_MAX * 2 + 32];
+};
+
+static void *hs_new(void)
+{
+	return calloc(1, sizeof(struct hotspot));
+}
+
+static void method_entry__clear(struct method_entry *e)
+{
+	free(e->name);
+	free(e->file);
+	free(e->lines);
+	memset(e, 0, sizeof(*e));
+}
+
+static void hs_free(void *rt)
+{
+	struct hotspot *hs = rt;
+	size_t i;
+
+	if (!hs)
+		return;
+	for (i = 0; i < HS_METHOD_CACHE_CAP; i++)
+		method_entry__clear(&hs->methods[i]);
+	for (i = 0; i < HS_BLOB_CACHE_CAP; i++) {
+		free(hs->blobs[i].name);
+		free(hs->blobs[i].pcs);
+	}
+	free(hs);
+}
+
+static void hs_stats(const void *rt, uint64_t *out)
+{
+	memcpy(out, ((const struct hotspot *)rt)->stats, sizeof(uint64_t) * HS_STAT_CNT);
+}
+
+/* ---- files ---- */
+
+static void scan_dynsym(struct elf_file *ef, uint64_t syms[VM_SYM_CNT])
+{
+	struct elf_section sym, str;
+	size_t idx, i, n;
+	uint32_t link;
+	int k;
+
+	if (elf_file__section_index(ef, ".dynsym", &idx) ||
+	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
+	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
+		return;
+	n = sym.size / sizeof(Elf64_Sym);
+	for (i = 0; i < n; i++) {
+		Elf64_Sym s;
+		const char *nm;
+		size_t max;
+
+		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
+		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size || !s.st_value)
+			continue;
+		nm = (const char *)str.data + s.st_name;
+		max = str.size - s.st_name;
+		if (max < 10 || strncmp(nm, "gHotSpotVM", 10) || strnlen(nm, max) == max)
+			continue;
+		for (k = 0; k < VM_SYM_CNT; k++)
+			if (!strcmp(nm, vm_sym_names[k]))
+				syms[k] = s.st_value;
+	}
+}
+
+static bool name_is_libjvm(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n >= 9 && !strcmp(path + n - 9, "libjvm.so") && (n == 9 || path[n - 10] == '/');
+}
+
+static int hs_file_detect(void *rt, const struct executable *exe, void **file_state,
+			  struct interp_file *bpf)
+{
+	struct hs_file *f;
+
+	(void)rt;
+	if (exe->kind != EXECUTABLE_FILE || !exe->elf || !name_is_libjvm(exe->path))
+		return -ENOENT;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(exe->path))) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->elf = exe->elf;
+	scan_dynsym(exe->elf, f->syms);
+	/* No native range: Java frames are found through the code cache (proc_refresh). */
+	bpf->supported = f->syms[VM_SYM_STRUCTS] && f->syms[VM_SYM_TYPES] ? 1 : 0;
+	pr_debug("jvm: %s: HotSpot tables %s\n", f->path, bpf->supported ? "exported" : "absent");
+	*file_state = f;
+	return 0;
+}
+
+static void hs_file_free(void *rt, void *file_state)
+{
+	struct hs_file *f = file_state;
+
+	(void)rt;
+	if (f)
+		free(f->path);
+	free(f);
+}
+
+/* ---- layouts from the tables ---- */
+
+struct want {
+	const char *type, *field;
+	uint64_t *out;
+};
+
+static int field_width(const struct vmstructs *vs, const char *type, const char *field)
+{
+	const char *t = vmstructs__field_type(vs, type, field);
+
+	if (!t)
+		return 4;
+	if (strstr(t, "16") || !strcmp(t, "u2") || !strcmp(t, "jushort") || !strcmp(t, "short"))
+		return 2;
+	if (strstr(t, "8_t") || !strcmp(t, "u1") || !strcmp(t, "bool"))
+		return 1;
+	return 4;
+}
+
+/* Where compiled code keeps its pc descriptors and scopes; without them compiled frames get
+ * no line (l->lines_compiled stays false).
+ */
+static void compiled_lines_layout(const struct vmstructs *vs, struct hs_layout *l)
+{
+	if (vmstructs__size(vs, "PcDesc", &l->pcdesc_size) ||
+	    vmstructs__offset(vs, "PcDesc", "_pc_offset", &l->pcdesc_pc) ||
+	    vmstructs__offset(vs, "PcDesc", "_scope_decode_offset", &l->pcdesc_scope) ||
+	    vmstructs__offset(vs, "nmethod", "_scopes_pcs_offset", &l->nm_pcs) ||
+	    l->pcdesc_size < 8 || l->pcdesc_size > 64)
+		return;
+	if (!vmstructs__offset(vs, "nmethod", "_immutable_data", &l->nm_data) &&
+	    !vmstructs__offset(vs, "nmethod", "_scopes_data_offset", &l->nm_scopes)) {
+		/* The pc descriptors end where the scopes data begins. */
+		l->nm_immutable = true;
+		l->nm_pcs_end = l->nm_scopes;
+		l->lines_compiled = true;
+	} else if (!vmstructs__offset(vs, "nmethod", "_dependencies_offset", &l->nm_pcs_end) &&
+		   !vmstructs__offset(vs, "CompiledMethod", "_scopes_data_begin", &l->nm_scopes)) {
+		l->lines_compiled = true;
+	}
+}
+
+/* Fill l from the tables; 0, or -ENOENT naming the first missing entry in *missing. */
+static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layout *l,
+		       const char **missing)
+{
+	struct hs_proc_abi *b = &l->bpf;
+	uint64_t blob_name, blob_fs, blob_fc, blob_code, nm_method, nm_id, m_const, c_size;
+	uint64_t v, heap_block, kind_off;
+	int32_t iv;
+	const struct want fields[] = {
+		{ "CodeHeap", "_memory", &l->heap_memory },
+		{ "CodeHeap", "_segmap", &l->heap_segmap },
+		{ "CodeHeap", "_log2_segment_size", &l->heap_log2 },
+		{ "VirtualSpace", "_low_boundary", &l->vs_low },
+		{ "VirtualSpace", "_high_boundary", &l->vs_high },
+		{ "GrowableArrayBase", "_len", &l->ga_len },
+		{ "GrowableArray<int>", "_data", &l->ga_data },
+		{ "StubQueue", "_stub_buffer", &l->sq_buffer },
+		{ "StubQueue", "_buffer_limit", &l->sq_limit },
+		{ "CodeBlob", "_name", &blob_name },
+		{ "CodeBlob", "_frame_size", &blob_fs },
+		{ "CodeBlob", "_frame_complete_offset", &blob_fc },
+		{ "nmethod", "_compile_id", &nm_id },
+		{ "Method", "_constMethod", &m_const },
+		{ "ConstMethod", "_constants", &l->const_constants },
+		{ "ConstMethod", "_code_size", &l->const_code_size },
+		{ "ConstMethod", "_name_index", &l->const_name },
+		{ "ConstMethod", "_signature_index", &l->const_sig },
+		{ "ConstantPool", "_pool_holder", &l->cp_holder },
+		{ "ConstantPool", "_source_file_name_index", &l->cp_source },
+		{ "ConstantPool", "_length", &l->cp_length },
+		{ "Klass", "_name", &l->klass_name },
+		{ "Symbol", "_length", &l->sym_length },
+		{ "Symbol", "_body", &l->sym_body },
+	};
+	const struct want statics[] = {
+		{ "CodeCache", "_heaps", &l->heaps },
+		{ "CodeCache", "_low_bound", &l->low_bound },
+		{ "CodeCache", "_high_bound", &l->high_bound },
+		{ "AbstractInterpreter", "_code", &l->interp_code },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (vmstructs__offset(vs, fields[i].type, fields[i].field, fields[i].out)) {
+			*missing = fields[i].field;
+			return -ENOENT;
+		}
+	for (i = 0; i < sizeof(statics) / sizeof(statics[0]); i++) {
+		if (vmstructs__address(vs, statics[i].type, statics[i].field, &v) || v < bias) {
+			*missing = statics[i].field;
+			return -ENOENT;
+		}
+		*statics[i].out = v - bias;
+	}
+	/* Members that moved between releases: the first name the tables know. */
+	if (!vmstructs__offset(vs, "CodeBlob", "_code_offset", &blob_code)) {
+		b->code_is_offset = 1;
+	} else if (vmstructs__offset(vs, "CodeBlob", "_code_begin", &blob_code)) {
+		*missing = "_code_begin";
+		return -ENOENT;
+	}
+	if (vmstructs__offset(vs, "nmethod", "_method", &nm_method) &&
+	    vmstructs__offset(vs, "CompiledMethod", "_method", &nm_method)) {
+		*missing = "_method";
+		return -ENOENT;
+	}
+	if (!vmstructs__offset(vs, "ConstMethod", "_flags._flags", &l->const_flags)) {
+		l->const_flags_size = 4;
+	} else if (!vmstructs__offset(vs, "ConstMethod", "_flags", &l->const_flags)) {
+		l->const_flags_size = (uint32_t)field_width(vs, "ConstMethod", "_flags");
+	} else {
+		*missing = "ConstMethod::_flags";
+		return -ENOENT;
+	}
+	if (vmstructs__int(vs, "ConstMethodFlags::_misc_has_linenumber_table", &iv) &&
+	    vmstructs__int(vs, "ConstMethod::_has_linenumber_table", &iv))
+		iv = 0; /* no lines */
+	l->lnt_flag = (uint32_t)iv;
+	if (vmstructs__size(vs, "ConstMethod", &c_size) ||
+	    vmstructs__size(vs, "ConstantPool", &l->cp_size) ||
+	    vmstructs__size(vs, "HeapBlock", &heap_block)) {
+		*missing = "type sizes";
+		return -ENOENT;
+	}
+	b->blob_kind = HS_NO_OFFSET;
+	if (!vmstructs__offset(vs, "CodeBlob", "_kind", &kind_off) &&
+	    !vmstructs__int(vs, "CodeBlobKind::Nmethod", &iv)) {
+		b->blob_kind = (uint16_t)kind_off;
+		b->kind_nmethod = (uint8_t)iv;
+	}
+	b->blob_name = (uint16_t)blob_name;
+	b->blob_frame_size = (uint16_t)blob_fs;
+	b->blob_frame_complete = (uint16_t)blob_fc;
+	b->frame_complete_16 = field_width(vs, "CodeBlob", "_frame_complete_offset") == 2;
+	b->blob_code = (uint16_t)blob_code;
+	b->nm_method = (uint16_t)nm_method;
+	b->nm_compile_id = (uint16_t)nm_id;
+	b->method_const = (uint16_t)m_const;
+	b->const_size = (uint16_t)c_size;
+	b->block_hdr = (uint16_t)heap_block;
+	/* Interpreter frame slots (frame_x86.hpp): sender sp and last sp are exported; Method*
+	 * is the next slot below last sp, the bytecode pointer five below that.
+	 */
+	if (vmstructs__int(vs, "frame::interpreter_frame_sender_sp_offset", &iv))
+		iv = -1;
+	b->slot_sender_sp = (int8_t)iv;
+	if (vmstructs__int(vs, "frame::interpreter_frame_last_sp_offset", &iv))
+		iv = -2;
+	b->slot_method = (int8_t)(iv - 1);
+	b->slot_bcp = (int8_t)(iv - 6);
+	b->supported = 1;
+	compiled_lines_layout(vs, l);
+	return 0;
+}
+
+static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64_t bias)
+{
+	struct vmstructs vs;
+	const char *missing = "?";
+	uint64_t major_addr;
+	int32_t major = 0;
+	int err;
+
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = vmstructs__read(&vs, pid, f->elf, bias, f->syms);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (err) {
+		/* A libjvm just mapped has not run its static constructors yet (the tables'
+		 * descriptors are zero): tried again at the process's next scans.
+		 */
+		if (++f->read_failures < HS_TABLE_TRIES)
+			return;
+		f->tried = true;
+		pr_info("jvm: %s (pid %d): HotSpot tables unreadable (%s): native frames only\n",
+			f->path, (int)pid, strerror(-err));
+		return;
+	}
+	f->tried = true;
+	hs->stats[HS_STAT_TABLES_READ]++;
+	if (layout_from(&vs, bias, &f->l, &missing)) {
+		hs->stats[HS_STAT_TABLES_INCOMPLETE]++;
+		pr_info("jvm: %s: HotSpot tables lack %s: Java frames shown as markers\n", f->path,
+			missing);
+	} else {
+		f->loaded = true;
+	}
+	if (!vmstructs__address(&vs, "Abstract_VM_Version", "_vm_major_version", &major_addr))
+		interp__read_mem(pid, major_addr, &major, sizeof(major));
+	f->l.major = major > 0 && major < 1000 ? major : 0;
+	f->l.u5_excluded = f->l.major >= 20 ? 1 : 0;
+	pr_debug("jvm: %s: JDK %d, %zu fields, %zu types, %zu constants, read in %lld us\n",
+		 f->path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
+		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
+			     (t1.tv_nsec - t0.tv_nsec) / 1000));
+	vmstructs__free(&vs);
+}
+
+/* ---- processes ---- */
+
+static int hs_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void **proc_state, struct interp_proc *bpf)
+{
+	struct hotspot *hs = rt;
+	struct hs_file *f = file_state;
+	struct hs_proc *p;
+
+	(void)now_ns;
+	if (!f->tried)
+		read_layout(hs, f, pid, bias);
+	if (!f->tried)
+		return -EAGAIN;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->gen = ++hs->gen;
+	p->bias = bias;
+	p->file = f;
+	bpf->hs = f->l.bpf; /* supported = 0 when the tables lacked something */
+	bpf->hs.ready = 0;
+	*proc_state = p;
+	return 0;
+}
+
+static int hs_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
+{
+	(void)rt;
+	(void)proc_state;
+	(void)now_ns;
+	return 0;
+}
+
+static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return interp__read_mem(pid, addr, out, sizeof(*out));
+}
+
+/* The JVM's code heaps and interpreter, once it has created them; 0 when read. */
+static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint64_t *low,
+			   uint64_t *high)
+{
+	const struct hs_layout *l = &p->file->l;
+	uint64_t arr, data, heap, queue, buf;
+	int32_t len = 0, log2 = 0, limit = 0;
+	int i, n = 0;
+
+	if (mem_u64(p->pid, l->heaps + p->bias, &arr) || !arr ||
+	    interp__read_mem(p->pid, arr + l->ga_len, &len, sizeof(len)) || len <= 0 ||
+	    mem_u64(p->pid, arr + l->ga_data, &data) || !data)
+		return -EAGAIN;
+	for (i = 0; i < len && n < HS_MAX_HEAPS; i++) {
+		uint64_t hlow, hhigh, segmap;
+
+		if (mem_u64(p->pid, data + 8 * (uint64_t)i, &heap) || !heap ||
+		    mem_u64(p->pid, heap + l->heap_memory + l->vs_low, &hlow) ||
+		    mem_u64(p->pid, heap + l->heap_memory + l->vs_high, &hhigh) ||
+		    mem_u64(p->pid, heap + l->heap_segmap + l->vs_low, &segmap) ||
+		    interp__read_mem(p->pid, heap + l->heap_log2, &log2, sizeof(log2)))
+			return -EAGAIN;
+		if (hlow >= hhigh || !segmap || log2 < 4 || log2 > 16)
+			return -EAGAIN;
+		b->heap[n] = (struct hs_heap){ .low = hlow, .high = hhigh, .segmap = segmap };
+		b->log2_seg[n++] = (uint8_t)log2;
+	}
+	if (mem_u64(p->pid, l->interp_code + p->bias, &queue) || !queue ||
+	    mem_u64(p->pid, queue + l->sq_buffer, &buf) || !buf ||
+	    interp__read_mem(p->pid, queue + l->sq_limit, &limit, sizeof(limit)) || limit <= 0)
+		return -EAGAIN;
+	if (mem_u64(p->pid, l->low_bound + p->bias, low) ||
+	    mem_u64(p->pid, l->high_bound + p->bias, high) || *low >= *high)
+		return -EAGAIN;
+	b->heap_cnt = (uint8_t)n;
+	b->interp_lo = buf;
+	b->interp_hi = buf + (uint64_t)limit;
+	return 0;
+}
+
+static int hs_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			   struct interp_code_range *code)
+{
+	struct hs_proc *p = proc_state;
+	struct hs_proc_abi b;
+	uint64_t low, high;
+
+	(void)rt;
+	if (p->ready || (p->last_try_ns && now_ns - p->last_try_ns < HS_REFRESH_NS))
+		return 0;
+	p->last_try_ns = now_ns;
+	b = bpf->hs;
+	if (read_code_cache(p, &b, &low, &high))
+		return 0;
+	p->ready = true;
+	b.ready = 1;
+	bpf->hs = b;
+	code[0] = (struct interp_code_range){ .start = low, .end = high };
+	pr_debug("jvm: pid %d: code cache %#llx-%#llx (%u heaps), interpreter %#llx-%#llx\n",
+		 (int)p->pid, (unsigned long long)low, (unsigned long long)high, b.heap_cnt,
+		 (unsigned long long)b.interp_lo, (unsigned long long)b.interp_hi);
+	return 1;
+}
+
+static void hs_proc_free(void *rt, void *proc_state)
+{
+	(void)rt;
+	free(proc_state);
+}
+
+/* ---- symbolization ---- */
+
+/* A Symbol's text (modified UTF-8, bounded) into out; 0 or -EFAULT. */
+static int read_symbol(pid_t pid, const struct hs_layout *l, uint64_t sym, char *out, size_t cap)
+{
+	uint16_t len = 0;
+
+	if (!sym || interp__read_mem(pid, sym + l->sym_length, &len, sizeof(len)))
+		return -EFAULT;
+	if (len >= cap)
+		len = (uint16_t)(cap - 1);
+	if (len && interp__read_mem(pid, sym + l->sym_body, out, len))
+		return -EFAULT;
+	out[len] = 0;
+	/* A Symbol freed and its memory reused (class unloading) reads as bytes that are not
+	 * text: unreadable rather than a wrong name.
+	 */
+	if (!len || memchr(out, 0, len) || !utf8__valid(out, len))
+		return -EFAULT;
+	return 0;
+}
+
+/* The Symbol* at constant-pool index idx. */
+static int cp_symbol(pid_t pid, const struct hs_layout *l, uint64_t cp, int32_t cp_len,
+		     uint16_t idx, uint64_t *sym)
+{
+	if (!idx || idx >= cp_len)
+		return -ERANGE;
+	return mem_u64(pid, cp + l->cp_size + 8 * (uint64_t)idx, sym);
+}
+
+static uint32_t read_uint(const uint8_t *buf, uint64_t off, uint32_t size)
+{
+	uint32_t v = 0;
+
+	memcpy(&v, buf + off, size);
+	return v;
+}
+
+/* Read method's names and line table into e; 0 or -errno. */
+static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
+		       struct method_entry *e)
+{
+	uint8_t cm_buf[256];
+	uint64_t cm, cp, holder, sym, lnt;
+	uint16_t name_idx, src_idx = 0;
+	int32_t cp_len = 0;
+	uint32_t code_size, flags;
+	char klass[HS_NAME_MAX], name[HS_NAME_MAX], file[HS_NAME_MAX];
+	size_t i;
+
+	if (l->bpf.const_size > sizeof(cm_buf) || l->const_constants + 8 > sizeof(cm_buf) ||
+	    l->const_flags + l->const_flags_size > sizeof(cm_buf) ||
+	    l->const_code_size + 2 > sizeof(cm_buf) || l->const_name + 2 > sizeof(cm_buf))
+		return -EINVAL;
+	if (mem_u64(pid, method + l->bpf.method_const, &cm) || !cm ||
+	    interp__read_mem(pid, cm, cm_buf, l->bpf.const_size))
+		return -EFAULT;
+	e->cookie = (uint32_t)(cm >> 3);
+	memcpy(&cp, cm_buf + l->const_constants, 8);
+	flags = read_uint(cm_buf, l->const_flags, l->const_flags_size);
+	code_size = read_uint(cm_buf, l->const_code_size, 2);
+	name_idx = (uint16_t)read_uint(cm_buf, l->const_name, 2);
+	if (!cp || mem_u64(pid, cp + l->cp_holder, &holder) ||
+	    interp__read_mem(pid, cp + l->cp_length, &cp_len, sizeof(cp_len)) ||
+	    interp__read_mem(pid, cp + l->cp_source, &src_idx, sizeof(src_idx)))
+		return -EFAULT;
+	if (mem_u64(pid, holder + l->klass_name, &sym) ||
+	    read_symbol(pid, l, sym, klass, sizeof(klass)) ||
+	    cp_symbol(pid, l, cp, cp_len, name_idx, &sym) ||
+	    read_symbol(pid, l, sym, name, sizeof(name)))
+		return -EFAULT;
+	file[0] = 0;
+	if (src_idx && !cp_symbol(pid, l, cp, cp_len, src_idx, &sym))
+		read_symbol(pid, l, sym, file, sizeof(file));
+	for (i = 0; klass[i]; i++)
+		if (klass[i] == '/')
+			klass[i] = '.';
+	if (asprintf(&e->name, "%s.%s", klass, name) < 0) {
+		e->name = NULL;
+		return -ENOMEM;
+	}
+	e->file = file[0] ? strdup(file) : NULL;
+	if (l->lnt_flag && (flags & l->lnt_flag)) {
+		uint8_t buf[HS_LINES_MAX];
+		size_t len = sizeof(buf), n;
+
+		lnt = cm + l->bpf.const_size + code_size;
+		while (len >= 64 && interp__read_mem(pid, lnt, buf, len))
+			len /= 2;
+		n = len >= 64 ? hotspot_lines__table_len(buf, len, l->u5_excluded) : 0;
+		if (n && (e->lines = malloc(n))) {
+			memcpy(e->lines, buf, n);
+			e->lines_len = n;
+		}
+	}
+	return 0;
+}
+
+static void marker(struct hotspot *hs, struct interp_symbol *out, const char *text)
+{
+	snprintf(hs->text, sizeof(hs->text), "[jvm: %s]", text);
+	*out = (struct interp_symbol){ .function = hs->text, .marker = true };
+}
+
+/* The cached method, read if needed; NULL with a marker in *out. */
+static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
+				       uint64_t method, uint32_t cookie, struct interp_symbol *out)
+{
+	uint64_t slot =
+		u64_hash(method ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % HS_METHOD_CACHE_CAP;
+	struct method_entry *e = &hs->methods[slot], fresh = { 0 };
+
+	if (e->pid == p->pid && e->gen == p->gen && e->method == method &&
+	    (!cookie || e->cookie == cookie))
+		return e;
+	hs->stats[HS_STAT_METHOD_READS]++;
+	if (read_method(reader, &p->file->l, method, &fresh) &&
+	    (reader == p->pid || read_method(p->pid, &p->file->l, method, &fresh))) {
+		method_entry__clear(&fresh);
+		hs->stats[HS_STAT_UNREADABLE]++;
+		marker(hs, out, "method unreadable");
+		return NULL;
+	}
+	if (cookie && fresh.cookie != cookie) {
+		method_entry__clear(&fresh);
+		hs->stats[HS_STAT_STALE]++;
+		marker(hs, out, "stale code");
+		return NULL;
+	}
+	method_entry__clear(e);
+	*e = fresh;
+	e->pid = p->pid;
+	e->gen = p->gen;
+	e->method = method;
+	return e;
+}
+
+/* An nmethod's pc descriptors and the start of its scopes data into e (left empty when the
+ * layout or the memory does not give them).
+ */
+static void read_pcs(pid_t reader, const struct hs_layout *l, struct blob_entry *e)
+{
+	uint64_t base = e->blob, scopes;
+	int32_t begin = 0, end = 0;
+	size_t len;
+
+	if (!l->lines_compiled)
+		return;
+	if (l->nm_immutable && mem_u64(reader, e->blob + l->nm_data, &base))
+		return;
+	if (interp__read_mem(reader, e->blob + l->nm_pcs, &begin, 4) ||
+	    interp__read_mem(reader, e->blob + l->nm_pcs_end, &end, 4) || begin < 0 || end <= begin)
+		return;
+	if (l->nm_immutable)
+		scopes = base + (uint64_t)end;
+	else if (mem_u64(reader, e->blob + l->nm_scopes, &scopes))
+		return;
+	len = (size_t)(end - begin);
+	if (len > HS_PCS_MAX)
+		len = HS_PCS_MAX - HS_PCS_MAX % l->pcdesc_size;
+	e->pcs = malloc(len);
+	if (!e->pcs)
+		return;
+	if (interp__read_mem(reader, base + (uint64_t)begin, e->pcs, len)) {
+		free(e->pcs);
+		e->pcs = NULL;
+		return;
+	}
+	e->pcs_cnt = len / l->pcdesc_size;
+	e->scopes = scopes;
+}
+
+/* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. */
+static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
+				   uint64_t blob, bool compiled, int32_t compile_id,
+				   struct interp_symbol *out)
+{
+	const struct hs_proc_abi *b = &p->file->l.bpf;
+	uint64_t slot =
+		u64_hash(blob ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % HS_BLOB_CACHE_CAP;
+	struct blob_entry *e = &hs->blobs[slot];
+	uint64_t method = 0, name_ptr;
+	int32_t id = 0;
+	char name[128];
+
+	if (e->pid == p->pid && e->gen == p->gen && e->blob == blob &&
+	    (!compiled || (e->method && e->compile_id == compile_id)))
+		return e;
+	if (compiled) {
+		if (mem_u64(reader, blob + b->nm_method, &method) ||
+		    interp__read_mem(reader, blob + b->nm_compile_id, &id, sizeof(id))) {
+			hs->stats[HS_STAT_UNREADABLE]++;
+			marker(hs, out, "code unreadable");
+			return NULL;
+		}
+		if (id != compile_id || !method) {
+			hs->stats[HS_STAT_STALE]++;
+			marker(hs, out, "stale code");
+			return NULL;
+		}
+		name[0] = 0;
+	} else {
+		if (mem_u64(reader, blob + b->blob_name, &name_ptr) ||
+		    interp__read_mem(reader, name_ptr, name, sizeof(name))) {
+			hs->stats[HS_STAT_UNREADABLE]++;
+			marker(hs, out, "code unreadable");
+			return NULL;
+		}
+		name[sizeof(name) - 1] = 0;
+	}
+	free(e->name);
+	free(e->pcs);
+	*e = (struct blob_entry){ .pid = p->pid,
+				  .gen = p->gen,
+				  .blob = blob,
+				  .compile_id = compile_id,
+				  .method = method };
+	e->name = compiled ? NULL : strdup(name);
+	if (compiled)
+		read_pcs(reader, &p->file->l, e);
+	return e;
+}
+
+/* The bytecode index of the nmethod's own method at pc offset pos: the pc descriptor at pos
+ * (a return address) or the next one after it (the sampled pc), then its scope chain out to
+ * the outermost scope (inlined methods are inner scopes). HS_BCI_NONE when unknown.
+ */
+static uint32_t compiled_bci(pid_t reader, const struct hs_layout *l, const struct blob_entry *e,
+			     uint32_t pos)
+{
+	uint32_t best = UINT32_MAX, scope = 0, sender, method_idx, bci, pc;
+	uint8_t buf[16];
+	size_t i, at;
+	int hop;
+
+	for (i = 0; i < e->pcs_cnt; i++) {
+		const uint8_t *d = e->pcs + i * l->pcdesc_size;
+		uint32_t so;
+
+		memcpy(&pc, d + l->pcdesc_pc, 4);
+		memcpy(&so, d + l->pcdesc_scope, 4);
+		if (pc >= pos && pc < best && so) {
+			best = pc;
+			scope = so;
+		}
+	}
+	if (!scope)
+		return HS_BCI_NONE;
+	for (hop = 0; hop < HS_SCOPE_HOPS; hop++) {
+		if (interp__read_mem(reader, e->scopes + scope, buf, sizeof(buf)))
+			return HS_BCI_NONE;
+		at = 0;
+		if (hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &sender) ||
+		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &method_idx) ||
+		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &bci))
+			return HS_BCI_NONE;
+		if (!sender) /* the outermost scope: bci is stored + 1 (InvocationEntryBci = -1) */
+			return bci >= 1 && bci - 1 < 0x10000 ? bci - 1 : HS_BCI_NONE;
+		scope = sender;
+	}
+	return HS_BCI_NONE;
+}
+
+static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
+			 struct interp_symbol *out)
+{
+	struct hotspot *hs = rt;
+	struct hs_proc *p = proc_state;
+	uint32_t sub = (uint32_t)(uf->file_id >> 60), cookie = (uint32_t)uf->file_id;
+	uint32_t pos = (uint32_t)(uf->file_id >> 32) & HS_BCI_NONE;
+	struct method_entry *m;
+	struct blob_entry *be;
+	uint64_t method;
+
+	if (!uf->addr) {
+		switch (uf->file_id) {
+		case HS_MARKER_UNSUPPORTED:
+			return marker(hs, out, "unsupported JVM");
+		case HS_MARKER_TRUNCATED:
+			return marker(hs, out, "more frames truncated");
+		case HS_MARKER_NO_BLOB:
+			return marker(hs, out, "unknown code");
+		case HS_MARKER_BAD_FRAME:
+			return marker(hs, out, "bad frame");
+		default:
+			return marker(hs, out, "?");
+		}
+	}
+	if (!p || !p->file->loaded)
+		return marker(hs, out, "unknown process");
+	switch (sub) {
+	case HS_SUB_INTERPRETED:
+		method = uf->addr;
+		break;
+	case HS_SUB_COMPILED:
+		be = blob_get(hs, p, reader, uf->addr, true, (int32_t)cookie, out);
+		if (!be)
+			return;
+		method = be->method;
+		cookie = 0;
+		pos = compiled_bci(reader, &p->file->l, be, pos);
+		break;
+	case HS_SUB_STUB:
+		be = blob_get(hs, p, reader, uf->addr, false, 0, out);
+		if (!be)
+			return;
+		snprintf(hs->text, sizeof(hs->text), "[jvm stub] %s", be->name ? be->name : "?");
+		*out = (struct interp_symbol){ .function = hs->text };
+		return;
+	default:
+		return marker(hs, out, "?");
+	}
+	m = method_get(hs, p, reader, method, cookie, out);
+	if (!m)
+		return;
+	out->function = m->name;
+	out->file = m->file;
+	out->line =
+		pos != HS_BCI_NONE && m->lines
+			? hotspot_lines__line(m->lines, m->lines_len, p->file->l.u5_excluded, pos)
+			: 0;
+	out->marker = false;
+}
+
+static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
+	[HS_COUNTER_INTERPRETED] = "interpreted frames",
+	[HS_COUNTER_COMPILED] = "compiled frames",
+	[HS_COUNTER_STUB] = "stub frames",
+	[HS_COUNTER_NO_PROC] = "no process",
+	[HS_COUNTER_NOT_READY] = "code cache not known yet",
+	[HS_COUNTER_UNSUPPORTED] = "unsupported",
+	[HS_COUNTER_NO_BLOB] = "no code blob",
+	[HS_COUNTER_READ_FAILED] = "unreadable",
+	[HS_COUNTER_BAD_FRAME] = "caller not found",
+	[HS_COUNTER_TRUNCATED] = "truncated",
+};
+
+static const char *const hs_stat_names[HS_STAT_CNT] = {
+	[HS_STAT_TABLES_READ] = "tables read",   [HS_STAT_TABLES_INCOMPLETE] = "tables incomplete",
+	[HS_STAT_METHOD_READS] = "methods read", [HS_STAT_UNREADABLE] = "unreadable",
+	[HS_STAT_STALE] = "stale code",
+};
+
+const struct interp_runtime hotspot_runtime = {
+	.name = "jvm",
+	.frame_type = "jvm",
+	.frame_kind = FRAME_KIND_HOTSPOT,
+	.bpf_counter_names = hs_bpf_counter_names,
+	.bpf_counter_cnt = HS_COUNTER_CNT,
+	.stat_names = hs_stat_names,
+	.stat_cnt = HS_STAT_CNT,
+	.new = hs_new,
+	.free = hs_free,
+	.file_detect = hs_file_detect,
+	.file_free = hs_file_free,
+	.proc_attach = hs_proc_attach,
+	.proc_tick = hs_proc_tick,
+	.proc_free = hs_proc_free,
+	.proc_refresh = hs_proc_refresh,
+	.symbolize = hs_symbolize,
+	.stats = hs_stats,
+};

@@ -1,0 +1,323 @@
+/* HotSpot's serviceability tables, read from a live JVM. See vmstructs.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/array.h"
+#include "elf/elf_file.h"
+#include "interp/hotspot/vmstructs.h"
+#include "interp/interp.h"
+
+#define NAME_MAX_LEN 128
+#define CHUNK_ENTRIES 64
+#define STRIDE_MAX 256
+
+const char *const vm_sym_names[VM_SYM_CNT] = {
+	[VM_SYM_STRUCTS] = "gHotSpotVMStructs",
+	[VM_SYM_STRUCT_STRIDE] = "gHotSpotVMStructEntryArrayStride",
+	[VM_SYM_STRUCT_TYPE_NAME] = "gHotSpotVMStructEntryTypeNameOffset",
+	[VM_SYM_STRUCT_FIELD_NAME] = "gHotSpotVMStructEntryFieldNameOffset",
+	[VM_SYM_STRUCT_TYPE_STRING] = "gHotSpotVMStructEntryTypeStringOffset",
+	[VM_SYM_STRUCT_IS_STATIC] = "gHotSpotVMStructEntryIsStaticOffset",
+	[VM_SYM_STRUCT_OFFSET] = "gHotSpotVMStructEntryOffsetOffset",
+	[VM_SYM_STRUCT_ADDRESS] = "gHotSpotVMStructEntryAddressOffset",
+	[VM_SYM_TYPES] = "gHotSpotVMTypes",
+	[VM_SYM_TYPE_STRIDE] = "gHotSpotVMTypeEntryArrayStride",
+	[VM_SYM_TYPE_NAME] = "gHotSpotVMTypeEntryTypeNameOffset",
+	[VM_SYM_TYPE_SIZE] = "gHotSpotVMTypeEntrySizeOffset",
+	[VM_SYM_INTS] = "gHotSpotVMIntConstants",
+	[VM_SYM_INT_STRIDE] = "gHotSpotVMIntConstantEntryArrayStride",
+	[VM_SYM_INT_NAME] = "gHotSpotVMIntConstantEntryNameOffset",
+	[VM_SYM_INT_VALUE] = "gHotSpotVMIntConstantEntryValueOffset",
+};
+
+struct reader {
+	pid_t pid;
+	struct elf_file *elf;
+	uint64_t bias;
+};
+
+static int read_u64(const struct reader *r, uint64_t addr, uint64_t *out)
+{
+	return interp__read_mem(r->pid, addr, out, sizeof(*out));
+}
+
+/* A NUL-terminated name at addr (absolute): from the file when it lies in it, else from
+ * memory. NULL when unreadable, empty or too long.
+ */
+static char *read_name(const struct reader *r, uint64_t addr)
+{
+	char buf[NAME_MAX_LEN];
+	const void *data;
+	size_t avail, len;
+
+	if (!addr)
+		return NULL;
+	if (r->elf && addr >= r->bias &&
+	    !elf_file__bytes_at_vaddr(r->elf, addr - r->bias, &data, &avail) && avail) {
+		len = strnlen(data, avail < sizeof(buf) ? avail : sizeof(buf));
+		if (len == 0 || len >= sizeof(buf))
+			return NULL;
+		memcpy(buf, data, len);
+		buf[len] = 0;
+		return strdup(buf);
+	}
+	/* Possibly near the end of a mapping: shrink until readable. */
+	for (len = sizeof(buf); len >= 16; len /= 2)
+		if (!interp__read_mem(r->pid, addr, buf, len))
+			break;
+	if (len < 16)
+		return NULL;
+	buf[len - 1] = 0;
+	if (!buf[0] || strlen(buf) >= len - 1)
+		return NULL;
+	return strdup(buf);
+}
+
+/* The table's base pointer and its entry layout: stride and the wanted member offsets. */
+static int table_layout(const struct reader *r, const uint64_t *syms, int table, int stride,
+			const int *off_syms, int off_cnt, uint64_t *base, uint64_t *size,
+			uint64_t *offs)
+{
+	int i;
+
+	if (!syms[table] || !syms[stride] || read_u64(r, syms[table] + r->bias, base) ||
+	    read_u64(r, syms[stride] + r->bias, size) || !*base || *size == 0 || *size > STRIDE_MAX)
+		return -ENOENT;
+	for (i = 0; i < off_cnt; i++) {
+		if (!syms[off_syms[i]] || read_u64(r, syms[off_syms[i]] + r->bias, &offs[i]) ||
+		    offs[i] + 8 > *size)
+			return -ENOENT;
+	}
+	return 0;
+}
+
+/* Visit the entries of a table until the one whose name at name_off is NULL. */
+typedef int (*entry_fn)(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx);
+
+static int walk_table(const struct reader *r, uint64_t base, uint64_t stride, const uint64_t *offs,
+		      entry_fn fn, void *ctx)
+{
+	uint8_t *chunk = malloc(stride * CHUNK_ENTRIES);
+	size_t i, n;
+	int err = -ENOENT;
+
+	if (!chunk)
+		return -ENOMEM;
+	for (n = 0; n < VMSTRUCTS_CAP; n += CHUNK_ENTRIES) {
+		if (interp__read_mem(r->pid, base + n * stride, chunk, stride * CHUNK_ENTRIES)) {
+			/* The table may end near the end of its mapping: entry by entry. */
+			for (i = 0; i < CHUNK_ENTRIES; i++)
+				if (interp__read_mem(r->pid, base + (n + i) * stride,
+						     chunk + i * stride, stride))
+					break;
+			if (i == 0)
+				break;
+			memset(chunk + i * stride, 0, (CHUNK_ENTRIES - i) * stride);
+		}
+		for (i = 0; i < CHUNK_ENTRIES; i++) {
+			uint64_t name;
+
+			memcpy(&name, chunk + i * stride + offs[0], 8);
+			if (!name) {
+				err = n + i ? 0 : -ENOENT;
+				goto out;
+			}
+			err = fn(r, chunk + i * stride, offs, ctx);
+			if (err)
+				goto out;
+		}
+	}
+out:
+	free(chunk);
+	return err;
+}
+
+static uint64_t member(const uint8_t *e, uint64_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, e + off, 8);
+	return v;
+}
+
+/* Struct entries: offs = type name, field name, type string, is static, offset, address. */
+static int add_field(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
+{
+	struct vmstructs *vs = ctx;
+	struct vm_field *f;
+	int32_t is_static;
+
+	if (array__reserve_bounded((void **)&vs->fields, &vs->field_cap, vs->field_cnt + 1,
+				   sizeof(*vs->fields), 256, VMSTRUCTS_CAP))
+		return -ENOMEM;
+	f = &vs->fields[vs->field_cnt];
+	memset(f, 0, sizeof(*f));
+	f->type = read_name(r, member(e, offs[0]));
+	f->field = read_name(r, member(e, offs[1]));
+	f->type_string = read_name(r, member(e, offs[2]));
+	if (!f->type || !f->field) {
+		free(f->type);
+		free(f->field);
+		free(f->type_string);
+		return 0; /* skipped: names unreadable */
+	}
+	memcpy(&is_static, e + offs[3], 4);
+	f->is_static = is_static != 0;
+	f->offset = member(e, offs[4]);
+	f->address = member(e, offs[5]);
+	vs->field_cnt++;
+	return 0;
+}
+
+/* Type entries: offs = name, size. */
+static int add_type(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
+{
+	struct vmstructs *vs = ctx;
+	struct vm_type *t;
+
+	if (array__reserve_bounded((void **)&vs->types, &vs->type_cap, vs->type_cnt + 1,
+				   sizeof(*vs->types), 256, VMSTRUCTS_CAP))
+		return -ENOMEM;
+	t = &vs->types[vs->type_cnt];
+	t->name = read_name(r, member(e, offs[0]));
+	if (!t->name)
+		return 0;
+	t->size = member(e, offs[1]);
+	vs->type_cnt++;
+	return 0;
+}
+
+/* Int constant entries: offs = name, value. */
+static int add_int(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
+{
+	struct vmstructs *vs = ctx;
+	struct vm_int *c;
+
+	if (array__reserve_bounded((void **)&vs->ints, &vs->int_cap, vs->int_cnt + 1,
+				   sizeof(*vs->ints), 256, VMSTRUCTS_CAP))
+		return -ENOMEM;
+	c = &vs->ints[vs->int_cnt];
+	c->name = read_name(r, member(e, offs[0]));
+	if (!c->name)
+		return 0;
+	memcpy(&c->value, e + offs[1], 4);
+	vs->int_cnt++;
+	return 0;
+}
+
+int vmstructs__read(struct vmstructs *vs, pid_t pid, struct elf_file *elf, uint64_t bias,
+		    const uint64_t syms[VM_SYM_CNT])
+{
+	struct reader r = { .pid = pid, .elf = elf, .bias = bias };
+	uint64_t base, stride, offs[6], toffs[2], ioffs[2];
+	int err;
+
+	static const int field_offs[6] = { VM_SYM_STRUCT_TYPE_NAME,   VM_SYM_STRUCT_FIELD_NAME,
+					   VM_SYM_STRUCT_TYPE_STRING, VM_SYM_STRUCT_IS_STATIC,
+					   VM_SYM_STRUCT_OFFSET,      VM_SYM_STRUCT_ADDRESS };
+	static const int type_offs[2] = { VM_SYM_TYPE_NAME, VM_SYM_TYPE_SIZE };
+	static const int int_offs[2] = { VM_SYM_INT_NAME, VM_SYM_INT_VALUE };
+
+	memset(vs, 0, sizeof(*vs));
+	/* The member offsets come in the order add_field(), add_type(), add_int() read them. */
+	err = table_layout(&r, syms, VM_SYM_STRUCTS, VM_SYM_STRUCT_STRIDE, field_offs, 6, &base,
+			   &stride, offs);
+	if (!err)
+		err = walk_table(&r, base, stride, offs, add_field, vs);
+	if (!err)
+		err = table_layout(&r, syms, VM_SYM_TYPES, VM_SYM_TYPE_STRIDE, type_offs, 2, &base,
+				   &stride, toffs);
+	if (!err)
+		err = walk_table(&r, base, stride, toffs, add_type, vs);
+	/* Constants are optional: without them the frame layout keeps its defaults. */
+	if (!err && !table_layout(&r, syms, VM_SYM_INTS, VM_SYM_INT_STRIDE, int_offs, 2, &base,
+				  &stride, ioffs))
+		walk_table(&r, base, stride, ioffs, add_int, vs);
+	if (err)
+		vmstructs__free(vs);
+	return err;
+}
+
+void vmstructs__free(struct vmstructs *vs)
+{
+	size_t i;
+
+	for (i = 0; i < vs->field_cnt; i++) {
+		free(vs->fields[i].type);
+		free(vs->fields[i].field);
+		free(vs->fields[i].type_string);
+	}
+	for (i = 0; i < vs->type_cnt; i++)
+		free(vs->types[i].name);
+	for (i = 0; i < vs->int_cnt; i++)
+		free(vs->ints[i].name);
+	free(vs->fields);
+	free(vs->types);
+	free(vs->ints);
+	memset(vs, 0, sizeof(*vs));
+}
+
+static const struct vm_field *find_field(const struct vmstructs *vs, const char *type,
+					 const char *field)
+{
+	size_t i;
+
+	for (i = 0; i < vs->field_cnt; i++)
+		if (!strcmp(vs->fields[i].field, field) && !strcmp(vs->fields[i].type, type))
+			return &vs->fields[i];
+	return NULL;
+}
+
+int vmstructs__offset(const struct vmstructs *vs, const char *type, const char *field,
+		      uint64_t *out)
+{
+	const struct vm_field *f = find_field(vs, type, field);
+
+	if (!f || f->is_static)
+		return -ENOENT;
+	*out = f->offset;
+	return 0;
+}
+
+int vmstructs__address(const struct vmstructs *vs, const char *type, const char *field,
+		       uint64_t *out)
+{
+	const struct vm_field *f = find_field(vs, type, field);
+
+	if (!f || !f->is_static || !f->address)
+		return -ENOENT;
+	*out = f->address;
+	return 0;
+}
+
+const char *vmstructs__field_type(const struct vmstructs *vs, const char *type, const char *field)
+{
+	const struct vm_field *f = find_field(vs, type, field);
+
+	return f ? f->type_string : NULL;
+}
+
+int vmstructs__size(const struct vmstructs *vs, const char *type, uint64_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < vs->type_cnt; i++)
+		if (!strcmp(vs->types[i].name, type)) {
+			*out = vs->types[i].size;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int vmstructs__int(const struct vmstructs *vs, const char *name, int32_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < vs->int_cnt; i++)
+		if (!strcmp(vs->ints[i].name, name)) {
+			*out = vs->ints[i].value;
+			return 0;
+		}
+	return -ENOENT;
+}

@@ -1,0 +1,91 @@
+/* HotSpot's serviceability tables (gHotSpotVMStructs, gHotSpotVMTypes, gHotSpotVMIntConstants),
+ * read from a live JVM: the field offsets, static addresses, type sizes and constants the
+ * JVM itself exports for debuggers. Every layout the HotSpot runtime uses comes from here,
+ * never from a table per release.
+ *
+ * The tables and their entry-layout descriptors (…EntryArrayStride, …FieldNameOffset, ...)
+ * are initialised by libjvm's static constructors, so they are read from process memory
+ * (bounded: at most VMSTRUCTS_CAP entries per table, names of at most 127 bytes); the name
+ * strings are read from the file when the pointer falls inside it (fewer system calls).
+ * A table that is absent or malformed leaves the lookups failing; callers decide.
+ */
+#ifndef STACKSCOPE_HOTSPOT_VMSTRUCTS_H
+#define STACKSCOPE_HOTSPOT_VMSTRUCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define VMSTRUCTS_CAP 8192
+
+struct elf_file;
+
+/* Link-time addresses (ELF vaddrs) of the exported symbols, from the file. */
+enum vm_sym {
+	VM_SYM_STRUCTS,
+	VM_SYM_STRUCT_STRIDE,
+	VM_SYM_STRUCT_TYPE_NAME,
+	VM_SYM_STRUCT_FIELD_NAME,
+	VM_SYM_STRUCT_TYPE_STRING,
+	VM_SYM_STRUCT_IS_STATIC,
+	VM_SYM_STRUCT_OFFSET,
+	VM_SYM_STRUCT_ADDRESS,
+	VM_SYM_TYPES,
+	VM_SYM_TYPE_STRIDE,
+	VM_SYM_TYPE_NAME,
+	VM_SYM_TYPE_SIZE,
+	VM_SYM_INTS,
+	VM_SYM_INT_STRIDE,
+	VM_SYM_INT_NAME,
+	VM_SYM_INT_VALUE,
+	VM_SYM_CNT,
+};
+
+extern const char *const vm_sym_names[VM_SYM_CNT];
+
+struct vm_field {
+	char *type, *field, *type_string;
+	bool is_static;
+	uint64_t offset;  /* instance field: byte offset */
+	uint64_t address; /* static field: absolute address in the process it was read from */
+};
+
+struct vm_type {
+	char *name;
+	uint64_t size;
+};
+
+struct vm_int {
+	char *name;
+	int32_t value;
+};
+
+struct vmstructs {
+	struct vm_field *fields;
+	size_t field_cnt, field_cap;
+	struct vm_type *types;
+	size_t type_cnt, type_cap;
+	struct vm_int *ints;
+	size_t int_cnt, int_cap;
+};
+
+/* Read the tables of process pid, whose libjvm (elf, may be NULL) is loaded at bias; syms are
+ * the symbols' ELF vaddrs (0: absent). 0, or -errno (-ENOENT: a table is missing or empty,
+ * e.g. libjvm not initialised yet).
+ */
+int vmstructs__read(struct vmstructs *vs, pid_t pid, struct elf_file *elf, uint64_t bias,
+		    const uint64_t syms[VM_SYM_CNT]);
+void vmstructs__free(struct vmstructs *vs);
+
+/* Lookups: 0 with *out, or -ENOENT. */
+int vmstructs__offset(const struct vmstructs *vs, const char *type, const char *field,
+		      uint64_t *out);
+int vmstructs__address(const struct vmstructs *vs, const char *type, const char *field,
+		       uint64_t *out);
+/* The field's declared type ("int", "address", "u2"...), or NULL. */
+const char *vmstructs__field_type(const struct vmstructs *vs, const char *type, const char *field);
+int vmstructs__size(const struct vmstructs *vs, const char *type, uint64_t *out);
+int vmstructs__int(const struct vmstructs *vs, const char *name, int32_t *out);
+
+#endif

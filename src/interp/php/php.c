@@ -1,0 +1,721 @@
+/* PHP (the Zend engine), as a runtime of src/interp/interp.h: finds PHP binaries among the
+ * mapped files (the CLI php8.x, php-fpm8.x, php-cgi8.x, libphp*.so), tells the eBPF walk
+ * (bpf/interp/php_walk.h) where execute_ex is and how the engine's structures are laid out,
+ * tells it where each process's executor_globals are, and turns the (zend_function, line,
+ * cookie) frames it emits into `Class::method` / `function` / `{main}`, file and line by reading
+ * the process's memory.
+ *
+ * Versions: PHP 8.2, NTS builds (the executor globals are a plain exported symbol; ZTS builds
+ * keep them in TLS) on x86-64. The offsets are PHP 8.2's (layout_82 below says where each comes
+ * from); they are checked against every process once its engine has started (executor globals
+ * against the compiler globals and the VM stack's page size, the running frames' functions)
+ * and a process that fails gets native frames only. Other versions and ZTS builds get a
+ * marker frame.
+ *
+ * Invariants: the function cache is a fixed-size direct-mapped table (PHP_FUNC_CACHE_CAP
+ * entries) keyed by (pid, attach generation, zend_function address); an entry is re-read when
+ * the eBPF cookie disagrees with it (a function freed and its memory reused: closures, the
+ * per-request functions of FPM without opcache). Each attach gets a new generation.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "elf/elf_file.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+
+#define PHP_FUNC_CACHE_CAP 4096
+#define PHP_NAME_MAX 512 /* bytes of a function, class or file name kept */
+#define PHP_FRAMES_CHECKED 32
+#define CHECK_INTERVAL_NS (100 * 1000 * 1000ULL)
+#define CHECK_INTERVAL_IDLE_NS (1000 * 1000 * 1000ULL) /* after CHECK_FAST_TRIES */
+#define CHECK_FAST_TRIES 100
+#define FRAME_CHECK_FAILS 3 /* consecutive failed checks of the running frames that reject */
+/* zend_execute.c: ZEND_VM_STACK_PAGE_SLOTS (16 * 1024) zvals of 16 bytes. */
+#define ZEND_VM_STACK_PAGE_SIZE (16 * 1024 * 16)
+#define ZEND_VM_KIND_CALL 1
+#define ZEND_VM_KIND_HYBRID 4
+#define FUNC_FILE_CODE 0xff /* a func_entry of file-level code, keyed by its file name */
+
+/* Everything known about one version's layout (x86-64, NTS). */
+struct php_layout {
+	uint8_t major, minor;
+	struct php_offsets bpf;
+	uint16_t eg_vm_stack_page_size; /* zend_executor_globals.vm_stack_page_size */
+	uint16_t eg_function_table;     /* zend_executor_globals.function_table */
+	uint16_t cg_function_table;     /* zend_compiler_globals.function_table */
+	uint16_t fn_scope;              /* zend_function.common.scope */
+	uint16_t op_line_start;         /* zend_function.op_array.line_start */
+	uint16_t op_size;               /* bytes of a zend_op_array to read (through line_start) */
+	uint16_t ce_name;               /* zend_class_entry.name */
+	uint16_t str_len, str_val;      /* zend_string.len, .val */
+};
+
+/* PHP 8.2 (branch PHP-8.2): the structs of Zend/zend_globals.h (_zend_executor_globals,
+ * _zend_compiler_globals), Zend/zend_compile.h (_zend_execute_data, _zend_op_array,
+ * zend_function's common part, _zend_op) and Zend/zend_types.h (_zend_string, _zend_class_entry),
+ * as the compiler lays them out: offsetof() over Debian's php8.2-dev 8.2.36 headers
+ * (/usr/include/php/20220829), the headers the binary was built from. The same values as the
+ * otel profiler's table for 8.2 where it has them (EG.current_execute_data 488, execute_data
+ * 0/24/40/48, zend_op.lineno 24).
+ */
+static const struct php_layout layout_82 = {
+	.major = 8,
+	.minor = 2,
+	.bpf = {
+		.eg_current_execute_data = 488,
+		.ex_opline = 0,
+		.ex_func = 24,
+		.ex_type_info = 40, /* This (32) + zval.u1.type_info (8) */
+		.ex_prev = 48,
+		.fn_type = 0,
+		.fn_name = 8,
+		.op_last = 80,
+		.op_opcodes = 88,
+		.op_filename = 152,
+		.zop_lineno = 24,
+		.zop_size = 32,
+	},
+	.eg_vm_stack_page_size = 480,
+	.eg_function_table = 432,
+	.cg_function_table = 56,
+	.fn_scope = 16,
+	.op_line_start = 160,
+	.op_size = 168,
+	.ce_name = 8,
+	.str_len = 16,
+	.str_val = 24,
+};
+
+struct php_file {
+	char *path;
+	struct interp_file bpf; /* ranges, version, offsets */
+	struct php_layout layout;
+	uint64_t eg_vaddr; /* executor_globals */
+	uint64_t cg_vaddr; /* compiler_globals, 0 when not exported */
+};
+
+enum php_proc_state {
+	PHP_PROC_PENDING = 0, /* the engine has not started yet (an FPM master never runs PHP) */
+	PHP_PROC_GLOBALS_OK,  /* executor globals checked; frames not seen yet */
+	PHP_PROC_VERIFIED,    /* running frames checked too */
+	PHP_PROC_REJECTED,
+};
+
+struct php_proc {
+	pid_t pid;
+	uint32_t gen; /* unique per attach: keys the function cache */
+	struct php_file *file;
+	uint64_t eg, cg; /* absolute executor_globals, compiler_globals (0: unknown) */
+	enum php_proc_state state;
+	unsigned int tries;
+	unsigned int frame_failures; /* consecutive failed frame checks */
+	uint64_t next_check_ns;
+};
+
+struct func_entry {
+	pid_t pid; /* 0: empty slot */
+	uint32_t gen;
+	uint64_t func;
+	uint32_t cookie;
+	uint8_t type; /* zend_function.type, or FUNC_FILE_CODE */
+	char *name;   /* "Class::method", "function"; NULL for file-level code */
+	char *file;   /* NULL for internal functions */
+};
+
+/* Our own counters (php_runtime.stat_names). */
+enum php_stat {
+	PHP_STAT_VERIFIED,   /* layouts checked against running frames */
+	PHP_STAT_FUNC_READS, /* zend_functions read from process memory */
+	PHP_STAT_UNREADABLE, /* frames whose function could not be read */
+	PHP_STAT_STALE,      /* cookie mismatch: function freed and reused */
+	PHP_STAT_CNT,
+};
+
+struct php {
+	struct func_entry *cache;
+	uint64_t stats[PHP_STAT_CNT];
+	uint32_t next_gen;
+	char text[2 * PHP_NAME_MAX + 64];
+};
+
+static void *php_new(void)
+{
+	struct php *php = calloc(1, sizeof(*php));
+
+	if (!php)
+		return NULL;
+	php->cache = calloc(PHP_FUNC_CACHE_CAP, sizeof(*php->cache));
+	if (!php->cache) {
+		free(php);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return php;
+}
+
+static void func_entry__clear(struct func_entry *e)
+{
+	free(e->name);
+	free(e->file);
+	memset(e, 0, sizeof(*e));
+}
+
+static void php_free(void *rt)
+{
+	struct php *php = rt;
+	size_t i;
+
+	if (!php)
+		return;
+	for (i = 0; php->cache && i < PHP_FUNC_CACHE_CAP; i++)
+		func_entry__clear(&php->cache[i]);
+	free(php->cache);
+	free(php);
+}
+
+static void php_stats(const void *rt, uint64_t *out)
+{
+	memcpy(out, ((const struct php *)rt)->stats, sizeof(((const struct php *)rt)->stats));
+}
+
+/* ---- detection ---- */
+
+enum php_sym {
+	SYM_EG,        /* executor_globals: NTS */
+	SYM_EG_OFFSET, /* executor_globals_offset: a ZTS build */
+	SYM_CG,
+	SYM_EXECUTE_EX,
+	SYM_CALL_FUNCTION,
+	SYM_VM_KIND,
+	SYM_CNT,
+};
+
+static const char *const sym_names[SYM_CNT] = {
+	/* clang-format off */
+	[SYM_EG] = "executor_globals",
+	[SYM_EG_OFFSET] = "executor_globals_offset",
+	[SYM_CG] = "compiler_globals",
+	[SYM_EXECUTE_EX] = "execute_ex",
+	[SYM_CALL_FUNCTION] = "zend_call_function",
+	[SYM_VM_KIND] = "zend_vm_kind",
+	/* clang-format on */
+};
+
+struct php_sym_value {
+	uint64_t addr, size;
+	bool found;
+};
+
+/* The defined symbols of sym_names in the symbol table `section` (.dynsym, .symtab). */
+static void find_syms(struct elf_file *ef, const char *section, struct php_sym_value *out)
+{
+	struct elf_section tab, names;
+	size_t idx, i, cnt;
+	uint32_t link;
+
+	if (elf_file__section_index(ef, section, &idx) ||
+	    elf_file__section_at(ef, idx, &tab, NULL, &link) || !tab.data ||
+	    elf_file__section_at(ef, link, &names, NULL, NULL) || !names.data)
+		return;
+	cnt = tab.size / sizeof(Elf64_Sym);
+	for (i = 0; i < cnt; i++) {
+		const char *nm;
+		Elf64_Sym s;
+		size_t room;
+		int k;
+
+		memcpy(&s, (const uint8_t *)tab.data + i * sizeof(s), sizeof(s));
+		if (s.st_shndx == SHN_UNDEF || !s.st_value || s.st_name >= names.size)
+			continue;
+		nm = (const char *)names.data + s.st_name;
+		room = names.size - s.st_name;
+		if ((nm[0] != 'e' && nm[0] != 'c' && nm[0] != 'z') || strnlen(nm, room) == room)
+			continue;
+		for (k = 0; k < SYM_CNT; k++) {
+			if (!out[k].found && !strcmp(nm, sym_names[k])) {
+				out[k] = (struct php_sym_value){ s.st_value, s.st_size, true };
+				break;
+			}
+		}
+	}
+}
+
+static bool name_is_php(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "php", 3) || !strncmp(base, "libphp", 6);
+}
+
+/* The version from the "X-Powered-By: PHP/8.2.36" header text the SAPIs send; 0 or -ENOENT. */
+static int find_version(struct elf_file *ef, int *major, int *minor)
+{
+	static const char tag[] = "X-Powered-By: PHP/";
+	struct elf_section ro;
+	const char *p;
+
+	if (elf_file__section(ef, ".rodata", &ro) || !ro.data || ro.size < sizeof(tag) + 4)
+		return -ENOENT;
+	p = memmem(ro.data, ro.size - 4, tag, sizeof(tag) - 1);
+	if (!p)
+		return -ENOENT;
+	p += sizeof(tag) - 1;
+	if (p[0] < '5' || p[0] > '9' || p[1] != '.' || p[2] < '0' || p[2] > '9')
+		return -ENOENT;
+	*major = p[0] - '0';
+	*minor = p[2] - '0';
+	return 0;
+}
+
+/* ZEND_VM_KIND from zend_vm_kind()'s code, `mov $kind, %eax; ret`; 0 when unknown. */
+static int vm_kind(struct elf_file *ef, const struct php_sym_value *sym)
+{
+	const uint8_t *b;
+	size_t avail;
+	uint32_t kind;
+
+	if (!sym->found || elf_file__bytes_at_vaddr(ef, sym->addr, (const void **)&b, &avail) ||
+	    avail < 6 || b[0] != 0xb8 || b[5] != 0xc3)
+		return 0;
+	memcpy(&kind, b + 1, 4);
+	return kind <= 4 ? (int)kind : 0;
+}
+
+static int detect(const struct executable *exe, struct php_file *f)
+{
+	struct php_sym_value syms[SYM_CNT] = { 0 };
+	int major = 0, minor = 0, kind;
+
+	if (!exe->elf || !name_is_php(exe->path))
+		return -ENOENT;
+	find_syms(exe->elf, ".dynsym", syms);
+	find_syms(exe->elf, ".symtab", syms);
+	if (!syms[SYM_EXECUTE_EX].found || !syms[SYM_EXECUTE_EX].size ||
+	    (!syms[SYM_EG].found && !syms[SYM_EG_OFFSET].found))
+		return -ENOENT; /* not the engine (a php wrapper script's interpreter, a tool) */
+	find_version(exe->elf, &major, &minor);
+	kind = vm_kind(exe->elf, &syms[SYM_VM_KIND]);
+	f->bpf.major = (uint8_t)major;
+	f->bpf.minor = (uint8_t)minor;
+	f->bpf.range_start[0] = syms[SYM_EXECUTE_EX].addr;
+	f->bpf.range_end[0] = syms[SYM_EXECUTE_EX].addr + syms[SYM_EXECUTE_EX].size;
+	if (syms[SYM_CALL_FUNCTION].found && syms[SYM_CALL_FUNCTION].size) {
+		f->bpf.range_start[1] = syms[SYM_CALL_FUNCTION].addr;
+		f->bpf.range_end[1] = syms[SYM_CALL_FUNCTION].addr + syms[SYM_CALL_FUNCTION].size;
+	}
+	f->eg_vaddr = syms[SYM_EG].addr;
+	f->cg_vaddr = syms[SYM_CG].found ? syms[SYM_CG].addr : 0;
+	f->bpf.supported = 0;
+	if (major == layout_82.major && minor == layout_82.minor && syms[SYM_EG].found) {
+		f->layout = layout_82;
+		/* HYBRID needs GCC's global registers (Zend/zend_vm_opcodes.h); on x86-64 they are
+		 * r14 (execute_data) and r15 (opline) (Zend/zend_execute.c).
+		 */
+		f->layout.bpf.vm_regs = kind == ZEND_VM_KIND_HYBRID;
+		f->bpf.supported = 1;
+		f->bpf.php.off = f->layout.bpf;
+	}
+	pr_debug("php: %s: PHP %d.%d%s, execute_ex %#llx-%#llx, VM kind %d\n", exe->path, major,
+		 minor, syms[SYM_EG].found ? "" : " (ZTS)",
+		 (unsigned long long)f->bpf.range_start[0], (unsigned long long)f->bpf.range_end[0],
+		 kind);
+	return 0;
+}
+
+static int php_file_detect(void *rt, const struct executable *exe, void **file_state,
+			   struct interp_file *bpf)
+{
+	struct php_file *f;
+
+	(void)rt;
+	if (exe->kind != EXECUTABLE_FILE)
+		return -ENOENT;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
+		free(f);
+		return -ENOENT;
+	}
+	*bpf = f->bpf;
+	*file_state = f;
+	return 0;
+}
+
+static void php_file_free(void *rt, void *file_state)
+{
+	struct php_file *f = file_state;
+
+	(void)rt;
+	if (f)
+		free(f->path);
+	free(f);
+}
+
+/* ---- process memory ---- */
+
+static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return interp__read_mem(pid, addr, out, sizeof(*out));
+}
+
+/* A zend_string's text (malloc'ed, control bytes replaced), or NULL. */
+static char *read_zstr(pid_t pid, uint64_t addr, const struct php_layout *l)
+{
+	uint64_t len;
+	char *s;
+	size_t i;
+
+	if (!addr || mem_u64(pid, addr + l->str_len, &len))
+		return NULL;
+	if (len > PHP_NAME_MAX)
+		len = PHP_NAME_MAX;
+	s = malloc(len + 1);
+	if (!s)
+		return NULL;
+	if (len && interp__read_mem(pid, addr + l->str_val, s, len)) {
+		free(s);
+		return NULL;
+	}
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+	s[len] = '\0';
+	return s;
+}
+
+/* ---- per-process attach and layout check ---- */
+
+/* The executor globals of a started engine: its VM stack pages have Zend's size and its
+ * function table is the compiler's. 1 checked, 0 not started yet, < 0 wrong layout.
+ */
+static int check_globals(struct php_proc *pp)
+{
+	const struct php_layout *l = &pp->file->layout;
+	uint64_t page, eg_ft, cg_ft = 0;
+
+	if (mem_u64(pp->pid, pp->eg + l->eg_vm_stack_page_size, &page) ||
+	    mem_u64(pp->pid, pp->eg + l->eg_function_table, &eg_ft) ||
+	    (pp->cg && mem_u64(pp->pid, pp->cg + l->cg_function_table, &cg_ft)))
+		return -EFAULT;
+	if (!page)
+		return 0;
+	if (page != ZEND_VM_STACK_PAGE_SIZE || !eg_ft || (pp->cg && eg_ft != cg_ft))
+		return -EINVAL;
+	return 1;
+}
+
+/* The running frames, if any: every function has a possible type, user code a file name and
+ * an opline inside its opcodes. 1 checked, 0 no frame running, < 0 wrong layout.
+ */
+static int check_frames(struct php_proc *pp)
+{
+	const struct php_layout *l = &pp->file->layout;
+	const struct php_offsets *o = &l->bpf;
+	uint8_t ex[PHP_EX_READ_SZ], fn[168];
+	uint64_t cur, func, opline, opcodes, file, len;
+	uint32_t last;
+	int n = 0, steps = 0;
+
+	if (mem_u64(pp->pid, pp->eg + o->eg_current_execute_data, &cur))
+		return -EFAULT;
+	while (cur && steps++ < PHP_FRAMES_CHECKED) {
+		if (interp__read_mem(pp->pid, cur, ex, sizeof(ex)))
+			return -EFAULT;
+		memcpy(&func, ex + o->ex_func, 8);
+		memcpy(&opline, ex + o->ex_opline, 8);
+		memcpy(&cur, ex + o->ex_prev, 8);
+		if (!func)
+			continue;
+		if (interp__read_mem(pp->pid, func, fn, PHP_FN_READ_SZ))
+			return -EINVAL;
+		n++;
+		if (fn[o->fn_type] == PHP_ZEND_INTERNAL_FUNCTION)
+			continue;
+		if (fn[o->fn_type] != PHP_ZEND_USER_FUNCTION &&
+		    fn[o->fn_type] != PHP_ZEND_EVAL_CODE)
+			return -EINVAL;
+		if (interp__read_mem(pp->pid, func, fn, l->op_size))
+			return -EINVAL;
+		memcpy(&opcodes, fn + o->op_opcodes, 8);
+		memcpy(&last, fn + o->op_last, 4);
+		memcpy(&file, fn + o->op_filename, 8);
+		if (!opcodes || !last || !file || mem_u64(pp->pid, file + l->str_len, &len) ||
+		    !len || len > 4096)
+			return -EINVAL;
+		/* The innermost frame's saved opline may predate its first SAVE_OPLINE. */
+		if (n > 1 && (opline < opcodes || opline - opcodes >= (uint64_t)last * o->zop_size))
+			return -EINVAL;
+	}
+	return n ? 1 : 0;
+}
+
+static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
+{
+	int r = 0;
+
+	if (pp->state == PHP_PROC_PENDING) {
+		r = check_globals(pp);
+		if (r > 0) {
+			pp->state = PHP_PROC_GLOBALS_OK;
+			pr_debug("php: pid %d: executor globals checked\n", (int)pp->pid);
+		}
+	}
+	if (pp->state == PHP_PROC_GLOBALS_OK) {
+		r = check_frames(pp);
+		if (r > 0) {
+			pp->state = PHP_PROC_VERIFIED;
+			php->stats[PHP_STAT_VERIFIED]++;
+			pr_debug("php: pid %d: layout verified on running frames\n", (int)pp->pid);
+			return 0;
+		}
+		/* Frames change while they are read (a closure freed between two reads): only a
+		 * failure that repeats rejects.
+		 */
+		if (r == -EINVAL && ++pp->frame_failures < FRAME_CHECK_FAILS)
+			r = 0;
+		else if (r != -EINVAL)
+			pp->frame_failures = 0;
+	}
+	if (r == -EINVAL) {
+		pp->state = PHP_PROC_REJECTED;
+		pr_warn("php: pid %d (%s): engine layout check failed: native frames only\n",
+			(int)pp->pid, pp->file->path);
+		return -EINVAL;
+	}
+	/* Not started, no frame yet, or unreadable right now (exiting): eBPF checks each frame's
+	 * function type anyway. Checked again, less often after a while (idle FPM workers).
+	 */
+	pp->tries++;
+	pp->next_check_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
+								   : CHECK_INTERVAL_IDLE_NS);
+	return 0;
+}
+
+static int php_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			   void **proc_state, struct interp_proc *bpf)
+{
+	struct php *php = rt;
+	struct php_file *f = file_state;
+	struct php_proc *pp = calloc(1, sizeof(*pp));
+
+	if (!pp)
+		return -ENOMEM;
+	pp->pid = pid;
+	pp->gen = ++php->next_gen;
+	pp->file = f;
+	pp->eg = bias + f->eg_vaddr;
+	pp->cg = f->cg_vaddr ? bias + f->cg_vaddr : 0;
+	pp->next_check_ns = now_ns;
+	bpf->php.executor_globals = pp->eg;
+	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pid, f->path,
+		 (unsigned long long)pp->eg);
+	*proc_state = pp;
+	return 0;
+}
+
+static int php_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
+{
+	struct php_proc *pp = proc_state;
+
+	if (pp->state == PHP_PROC_REJECTED)
+		return -EINVAL;
+	if (pp->state != PHP_PROC_VERIFIED && pp->next_check_ns <= now_ns)
+		return proc_check(rt, pp, now_ns);
+	return 0;
+}
+
+static void php_proc_free(void *rt, void *proc_state)
+{
+	(void)rt;
+	free(proc_state);
+}
+
+/* ---- symbolization ---- */
+
+/* Read the zend_function at func into e; 0 or -errno. */
+static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struct func_entry *e)
+{
+	const struct php_offsets *o = &l->bpf;
+	uint8_t fn[168];
+	uint64_t name, scope, cls = 0, opcodes, file;
+	char *fname, *cname = NULL;
+
+	if (interp__read_mem(pid, func, fn, PHP_FN_READ_SZ))
+		return -EFAULT;
+	e->type = fn[o->fn_type];
+	memcpy(&name, fn + o->fn_name, 8);
+	memcpy(&scope, fn + l->fn_scope, 8);
+	if (e->type == PHP_ZEND_INTERNAL_FUNCTION) {
+		e->cookie = (uint32_t)name;
+	} else if (e->type == PHP_ZEND_USER_FUNCTION || e->type == PHP_ZEND_EVAL_CODE) {
+		if (interp__read_mem(pid, func, fn, l->op_size))
+			return -EFAULT;
+		memcpy(&opcodes, fn + o->op_opcodes, 8);
+		memcpy(&file, fn + o->op_filename, 8);
+		e->cookie = (uint32_t)opcodes;
+		e->file = read_zstr(pid, file, l);
+	} else {
+		return -EINVAL;
+	}
+	if (!name)
+		return 0; /* file-level code (eBPF emits those as PHP_FRAME_FILE) */
+	fname = read_zstr(pid, name, l);
+	if (!fname)
+		return -EFAULT;
+	if (scope && !mem_u64(pid, scope + l->ce_name, &cls))
+		cname = read_zstr(pid, cls, l);
+	if (cname) {
+		size_t n = strlen(cname) + strlen(fname) + 3;
+
+		e->name = malloc(n);
+		if (e->name)
+			snprintf(e->name, n, "%s::%s", cname, fname);
+		free(cname);
+		free(fname);
+		return e->name ? 0 : -ENOMEM;
+	}
+	e->name = fname;
+	return 0;
+}
+
+/* What a frame's addr names: a zend_function, or the file name of file-level code. */
+static int read_frame_func(pid_t pid, uint64_t addr, uint32_t flags, const struct php_layout *l,
+			   struct func_entry *e)
+{
+	if (!(flags & PHP_FRAME_FILE))
+		return read_func(pid, addr, l, e);
+	e->type = FUNC_FILE_CODE;
+	e->cookie = 0;
+	e->file = read_zstr(pid, addr, l);
+	return e->file ? 0 : -EFAULT;
+}
+
+static void marker(struct php *php, struct interp_symbol *out, const char *text)
+{
+	snprintf(php->text, sizeof(php->text), "[php: %s]", text);
+	*out = (struct interp_symbol){ .function = php->text, .marker = true };
+}
+
+static const char *code_name(uint32_t flags)
+{
+	if (flags & PHP_FRAME_EVAL)
+		return "{eval}";
+	if ((flags & PHP_FRAME_CODE) && !(flags & PHP_FRAME_TOP))
+		return "{include}";
+	return "{main}";
+}
+
+static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
+			  struct interp_symbol *out)
+{
+	uint32_t cookie = (uint32_t)uf->file_id;
+	uint32_t flags = (uint32_t)(uf->file_id >> PHP_FRAME_FLAGS_SHIFT) & 0xff;
+	struct func_entry *e, fresh = { 0 };
+	struct php *php = rt;
+	struct php_proc *pp = proc_state;
+	uint64_t slot;
+	pid_t pid;
+	int err;
+
+	if (!uf->addr) {
+		switch (uf->file_id) {
+		case PHP_MARKER_UNSUPPORTED:
+			return marker(php, out, "unsupported version");
+		case PHP_MARKER_TRUNCATED:
+			return marker(php, out, "more frames truncated");
+		case PHP_MARKER_READ_FAILED:
+			return marker(php, out, "frame unreadable");
+		case PHP_MARKER_BAD_FRAME:
+			return marker(php, out, "bad frame");
+		default:
+			return marker(php, out, "?");
+		}
+	}
+	if (!pp)
+		return marker(php, out, "unknown process");
+	/* Cached under the process whose state it is: a forked FPM worker shares its parent's
+	 * functions at the same addresses until it compiles its own (the cookie tells).
+	 */
+	pid = pp->pid;
+	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PHP_FUNC_CACHE_CAP;
+	e = &php->cache[slot];
+	if (flags & PHP_FRAME_FILE)
+		cookie = 0; /* the file name string is the whole entry */
+	if (e->pid != pid || e->gen != pp->gen || e->func != uf->addr || e->cookie != cookie ||
+	    (e->type == FUNC_FILE_CODE) != !!(flags & PHP_FRAME_FILE)) {
+		php->stats[PHP_STAT_FUNC_READS]++;
+		err = read_frame_func(reader, uf->addr, flags, &pp->file->layout, &fresh);
+		if (err && reader != pid) { /* the child is gone: its parent may have it */
+			func_entry__clear(&fresh);
+			err = read_frame_func(pid, uf->addr, flags, &pp->file->layout, &fresh);
+		}
+		if (err) {
+			func_entry__clear(&fresh);
+			php->stats[PHP_STAT_UNREADABLE]++;
+			return marker(php, out, "function unreadable");
+		}
+		if (fresh.cookie != cookie) {
+			func_entry__clear(&fresh);
+			php->stats[PHP_STAT_STALE]++;
+			return marker(php, out, "function reused");
+		}
+		func_entry__clear(e);
+		*e = fresh;
+		e->pid = pid;
+		e->gen = pp->gen;
+		e->func = uf->addr;
+	}
+	*out = (struct interp_symbol){
+		.function = e->name ? e->name : code_name(flags),
+		.file = e->file,
+		.line = (int)(uf->file_id >> PHP_FRAME_LINE_SHIFT),
+	};
+}
+
+static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
+	[PHP_COUNTER_STACKS] = "stacks in execute_ex",
+	[PHP_COUNTER_FRAMES] = "frames",
+	[PHP_COUNTER_NO_PROC] = "no process",
+	[PHP_COUNTER_UNSUPPORTED] = "unsupported",
+	[PHP_COUNTER_READ_FAILED] = "unreadable",
+	[PHP_COUNTER_BAD_FRAME] = "bad frame",
+	[PHP_COUNTER_NO_FUNC] = "frames without function",
+	[PHP_COUNTER_RUN_EMPTY] = "empty run",
+	[PHP_COUNTER_TRUNCATED] = "truncated",
+	[PHP_COUNTER_LINE_REG] = "lines from the VM register",
+	[PHP_COUNTER_LINE_NONE] = "lines unknown",
+};
+
+static const char *const php_stat_names[PHP_STAT_CNT] = {
+	[PHP_STAT_VERIFIED] = "layouts verified",
+	[PHP_STAT_FUNC_READS] = "functions read",
+	[PHP_STAT_UNREADABLE] = "functions unreadable",
+	[PHP_STAT_STALE] = "functions stale",
+};
+
+const struct interp_runtime php_runtime = {
+	.name = "php",
+	.frame_type = "php", /* the reference agent's value for PHP frames */
+	.frame_kind = FRAME_KIND_PHP,
+	.bpf_counter_names = php_bpf_counter_names,
+	.bpf_counter_cnt = PHP_COUNTER_CNT,
+	.stat_names = php_stat_names,
+	.stat_cnt = PHP_STAT_CNT,
+	.new = php_new,
+	.free = php_free,
+	.file_detect = php_file_detect,
+	.file_free = php_file_free,
+	.proc_attach = php_proc_attach,
+	.proc_tick = php_proc_tick,
+	.proc_free = php_proc_free,
+	.symbolize = php_symbolize,
+	.stats = php_stats,
+};

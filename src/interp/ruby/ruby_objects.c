@@ -1,0 +1,159 @@
+/* Reading CRuby objects out of another process (see ruby_objects.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "interp/interp.h"
+#include "interp/ruby/ruby_objects.h"
+
+#define RUBY_T_MASK 0x1f
+#define ARRAY_LEN_MAX (1ULL << 32)
+#define CLASS_IVARS_MAX 64
+#define ID_SCOPE_SHIFT 4  /* symbol.h RUBY_ID_SCOPE_SHIFT */
+#define LAST_OP_ID 0xa9   /* tLAST_OP_ID: operator ids are their own serial */
+#define ID_ENTRY_UNIT 512 /* symbol.c: ids per table array */
+#define ID_ENTRY_SIZE 2   /* [str, sym] per id */
+
+static int read_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return interp__read_mem(pid, addr, out, sizeof(*out));
+}
+
+int ruby_obj__flags(const struct ruby_reader *r, uint64_t obj, uint64_t *flags)
+{
+	if (!obj || obj & 7) /* Qfalse/Qnil and immediates are not objects */
+		return -EINVAL;
+	return read_u64(r->pid, obj, flags);
+}
+
+int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_t cap)
+{
+	const struct ruby_obj_layout *l = r->l;
+	uint8_t head[48];
+	uint64_t flags, len, ptr;
+	size_t i, n;
+	int err;
+
+	if (!cap)
+		return -EINVAL;
+	out[0] = '\0';
+	if (!str || str & 7)
+		return -EINVAL;
+	if ((err = interp__read_mem(r->pid, str, head, sizeof(head))))
+		return err;
+	memcpy(&flags, head, 8);
+	if ((flags & RUBY_T_MASK) != RUBY_T_STRING)
+		return -EINVAL;
+	if (flags & l->str_noembed_flag) {
+		memcpy(&len, head + l->str_heap_len, 8);
+		memcpy(&ptr, head + l->str_heap_ptr, 8);
+		if ((int64_t)len < 0)
+			return -EINVAL;
+		n = len < cap - 1 ? (size_t)len : cap - 1;
+		if (n && (err = interp__read_mem(r->pid, ptr, out, n)))
+			return err;
+	} else {
+		len = (flags >> l->str_embed_shift) & l->str_embed_mask;
+		if (l->str_embed + len > sizeof(head))
+			return -EINVAL;
+		n = len < cap - 1 ? (size_t)len : cap - 1;
+		memcpy(out, head + l->str_embed, n);
+	}
+	for (i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+	out[n] = '\0';
+	return 0;
+}
+
+int ruby_obj__array_at(const struct ruby_reader *r, uint64_t ary, uint64_t idx, uint64_t *out)
+{
+	const struct ruby_obj_layout *l = r->l;
+	uint8_t head[48];
+	uint64_t flags, len, ptr;
+	int err;
+
+	if (!ary || ary & 7)
+		return -EINVAL;
+	if ((err = interp__read_mem(r->pid, ary, head, sizeof(head))))
+		return err;
+	memcpy(&flags, head, 8);
+	if ((flags & RUBY_T_MASK) != RUBY_T_ARRAY)
+		return -EINVAL;
+	if (flags & l->ary_embed_flag) {
+		len = (flags >> l->ary_embed_shift) & l->ary_embed_mask;
+		if (idx >= len)
+			return -ENOENT;
+		if (l->ary_embed + (idx + 1) * 8 > sizeof(head))
+			return -EINVAL;
+		memcpy(out, head + l->ary_embed + idx * 8, 8);
+		return 0;
+	}
+	memcpy(&len, head + l->ary_heap_len, 8);
+	memcpy(&ptr, head + l->ary_heap_ptr, 8);
+	if (len > ARRAY_LEN_MAX)
+		return -EINVAL;
+	if (idx >= len)
+		return -ENOENT;
+	return read_u64(r->pid, ptr + idx * 8, out);
+}
+
+int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
+			  int (*fn)(void *ctx, uint64_t id, uint64_t value), void *ctx)
+{
+	const struct ruby_obj_layout *l = r->l;
+	uint64_t flags, ext, tbl, start, bound, entries, ent[3 * CLASS_IVARS_MAX], i;
+	int err;
+
+	if ((err = ruby_obj__flags(r, klass, &flags)))
+		return err;
+	if ((flags & RUBY_T_MASK) != RUBY_T_CLASS && (flags & RUBY_T_MASK) != RUBY_T_MODULE)
+		return -EINVAL;
+	if ((err = read_u64(r->pid, klass + l->class_ext, &ext)) ||
+	    (err = read_u64(r->pid, ext + l->ext_iv_tbl, &tbl)))
+		return err;
+	if (!tbl)
+		return 0;
+	if ((err = read_u64(r->pid, tbl + l->st_entries_start, &start)) ||
+	    (err = read_u64(r->pid, tbl + l->st_entries_bound, &bound)) ||
+	    (err = read_u64(r->pid, tbl + l->st_entries, &entries)))
+		return err;
+	if (bound < start)
+		return -EINVAL;
+	if (bound - start > CLASS_IVARS_MAX)
+		bound = start + CLASS_IVARS_MAX;
+	if (bound == start)
+		return 0;
+	/* st_table_entry: { st_index_t hash; st_data_t key; st_data_t record; } */
+	if ((err = interp__read_mem(r->pid, entries + start * 24, ent, (bound - start) * 24)))
+		return err;
+	for (i = 0; i < bound - start; i++) {
+		int res = fn(ctx, ent[3 * i + 1], ent[3 * i + 2]);
+
+		if (res)
+			return res;
+	}
+	return 0;
+}
+
+int ruby_obj__id_name(const struct ruby_reader *r, uint64_t symbols, uint64_t id, char *out,
+		      size_t cap)
+{
+	uint64_t serial = id > LAST_OP_ID ? id >> ID_SCOPE_SHIFT : id, ids, chunk, str;
+	uint32_t last_id;
+	int err;
+
+	if (cap)
+		out[0] = '\0';
+	if (!symbols || !serial)
+		return -EINVAL;
+	if ((err = interp__read_mem(r->pid, symbols + r->l->sym_last_id, &last_id,
+				    sizeof(last_id))) ||
+	    (err = read_u64(r->pid, symbols + r->l->sym_ids, &ids)))
+		return err;
+	if (serial > last_id)
+		return -ENOENT;
+	if ((err = ruby_obj__array_at(r, ids, serial / ID_ENTRY_UNIT, &chunk)) ||
+	    (err = ruby_obj__array_at(r, chunk, (serial % ID_ENTRY_UNIT) * ID_ENTRY_SIZE, &str)))
+		return err;
+	return ruby_obj__string(r, str, out, cap);
+}

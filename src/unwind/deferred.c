@@ -1,0 +1,463 @@
+/* Deferred samples: pairing, queue, replay, expiry. See deferred.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <bpf/bpf.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "unwind/deferred.h"
+#include "unwind/stack_replay.h"
+
+#define RULE_CAP 65536u
+/* BPF array elements are 8-byte aligned in the memory-mapped view. */
+#define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
+/* A sample waiting for a process that was never scanned asks for a scan at most this often. */
+#define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
+
+/* One deferred sample: eBPF's record and its stack copy, as received. */
+struct deferred_sample {
+	struct deferred_sample *next;
+	uint64_t queued_ns;
+	size_t rec_size, stack_size;
+	struct sample_record *rec;
+	struct stack_copy_record *stack;
+};
+
+struct deferred {
+	struct process_table *pt;
+	struct exe_registry *reg;
+	deferred_emit_fn emit;
+	void *ctx;
+	int pages_fd;
+	const struct unwind_entry_pair *entries; /* read-only views of the BPF arrays */
+	size_t entry_cap, entries_bytes;
+	const uint8_t *rules;
+	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
+	struct deferred_sample *head, *tail; /* oldest first */
+	uint64_t gen, tried_gen;             /* changes seen / when the queue was last tried */
+	struct deferred_stats stats;
+	struct sample_record out; /* the completed record being emitted */
+	/* What the world answers while a replay runs. */
+	uint64_t sample_ns; /* time of the sample being replayed */
+	struct mapping_info mapping;
+	struct file_info file;
+	struct unwind_page page;
+	struct replay_world world;
+};
+
+/* ---- the world: what eBPF would read, from userspace's side ---- */
+
+static const struct mapping_info *world_mapping(void *ctx, uint32_t pid, uint64_t pc, bool *wait)
+{
+	struct deferred *d = ctx;
+	const struct process *p = process_table__find(d->pt, (pid_t)pid);
+	const struct exec_mapping *m;
+
+	if (!p) {
+		*wait = true; /* never scanned yet */
+		return NULL;
+	}
+	m = process__mapping_at(p, pc);
+	if (!m) {
+		/* Not mapped as of a scan that followed the sample (or the process is gone):
+		 * anonymous memory, as eBPF would have seen it.
+		 */
+		if (p->alive && p->scanned_ns < d->sample_ns)
+			*wait = true;
+		return NULL;
+	}
+	d->mapping = (struct mapping_info){
+		.file_id = m->exe->file_id, .bias = m->bias, .start = m->start, .end = m->end
+	};
+	return &d->mapping;
+}
+
+static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wait)
+{
+	struct deferred *d = ctx;
+	const struct executable *exe = exe_registry__find(d->reg, file_id);
+
+	if (!exe)
+		return NULL;
+	switch (exe->table_state) {
+	case UNWIND_TABLE_NONE:
+		*wait = true;
+		return NULL;
+	case UNWIND_TABLE_LOADED:
+		d->file.flags = FILE_HAS_TABLE;
+		return &d->file;
+	case UNWIND_TABLE_NO_CFI:
+		d->file.flags = FILE_NO_CFI;
+		return &d->file;
+	default: /* failed */
+		d->file.flags = FILE_NO_TABLE;
+		return &d->file;
+	}
+}
+
+static const struct unwind_page *world_page(void *ctx, uint64_t file_id, uint64_t page)
+{
+	struct deferred *d = ctx;
+	struct unwind_page_key key = { .file_id = file_id, .page = page };
+
+	if (bpf_map_lookup_elem(d->pages_fd, &key, &d->page))
+		return NULL;
+	return &d->page;
+}
+
+static const struct unwind_entry *world_entry(void *ctx, uint32_t index)
+{
+	struct deferred *d = ctx;
+
+	if ((size_t)index / 2 >= d->entry_cap / 2)
+		return NULL;
+	return &d->entries[index / 2].e[index & 1];
+}
+
+static const struct unwind_rule *world_rule(void *ctx, uint32_t index)
+{
+	struct deferred *d = ctx;
+
+	if (index >= RULE_CAP)
+		return NULL;
+	return (const struct unwind_rule *)(d->rules + (size_t)index * RULE_STRIDE);
+}
+
+/* ---- lifetime ---- */
+
+struct deferred *deferred__new(const struct deferred_maps *maps, struct process_table *pt,
+			       struct exe_registry *reg, deferred_emit_fn emit, void *ctx)
+{
+	struct deferred *d = calloc(1, sizeof(*d));
+	void *p;
+
+	if (!d)
+		return NULL;
+	d->pt = pt;
+	d->reg = reg;
+	d->emit = emit;
+	d->ctx = ctx;
+	d->pages_fd = maps->pages_fd;
+	d->entry_cap = maps->entry_cap & ~(size_t)1;
+	d->entries_bytes = d->entry_cap / 2 * sizeof(struct unwind_entry_pair);
+	p = mmap(NULL, d->entries_bytes, PROT_READ, MAP_SHARED, maps->entries_fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	d->entries = p;
+	p = mmap(NULL, RULE_CAP * RULE_STRIDE, PROT_READ, MAP_SHARED, maps->rules_fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	d->rules = p;
+	d->world = (struct replay_world){ .mapping = world_mapping,
+					  .file = world_file,
+					  .page = world_page,
+					  .entry = world_entry,
+					  .rule = world_rule,
+					  .ctx = d };
+	return d;
+fail:
+	deferred__free(d);
+	return NULL;
+}
+
+static void sample_free(struct deferred_sample *ds)
+{
+	if (!ds)
+		return;
+	free(ds->rec);
+	free(ds->stack);
+	free(ds);
+}
+
+void deferred__free(struct deferred *d)
+{
+	struct deferred_sample *ds, *next;
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+	int err = errno;
+
+	if (!d)
+		return;
+	for (ds = d->head; ds; ds = next) {
+		next = ds->next;
+		sample_free(ds);
+	}
+	while (u64_map__next(&d->pending, &it, &key, &v))
+		sample_free(v);
+	u64_map__free(&d->pending);
+	if (d->entries)
+		munmap((void *)d->entries, d->entries_bytes);
+	if (d->rules)
+		munmap((void *)d->rules, RULE_CAP * RULE_STRIDE);
+	free(d);
+	errno = err;
+}
+
+const struct deferred_stats *deferred__stats(struct deferred *d)
+{
+	return &d->stats;
+}
+
+void deferred__changed(struct deferred *d)
+{
+	d->gen++;
+}
+
+/* ---- pairing ---- */
+
+void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size)
+{
+	size_t head = offsetof(struct stack_copy_record, stack);
+	struct deferred_sample *ds, *old;
+
+	if (size < head || sr->stack_len > sizeof(sr->stack) || size < head + sr->stack_len) {
+		d->stats.unpaired++;
+		return;
+	}
+	ds = calloc(1, sizeof(*ds));
+	if (ds)
+		ds->stack = malloc(head + sr->stack_len);
+	if (!ds || !ds->stack) {
+		sample_free(ds);
+		d->stats.unpaired++;
+		return;
+	}
+	memcpy(ds->stack, sr, head + sr->stack_len);
+	ds->stack_size = head + sr->stack_len;
+	old = u64_map__get(&d->pending, (uint64_t)sr->hdr.cpu + 1);
+	if (u64_map__set(&d->pending, (uint64_t)sr->hdr.cpu + 1, ds)) {
+		sample_free(ds);
+		d->stats.unpaired++;
+		return;
+	}
+	if (old) {
+		d->stats.unpaired++; /* its sample was lost (ring buffer full) */
+		sample_free(old);
+	}
+}
+
+/* ---- replay ---- */
+
+static bool same_walk(const struct sample_record *a, const struct sample_record *b)
+{
+	return a->user_frame_cnt == b->user_frame_cnt && a->user_end == b->user_end &&
+	       !memcmp(a->user, b->user, a->user_frame_cnt * sizeof(a->user[0]));
+}
+
+/* The first frame where two walks differ (the shorter count when one is a prefix). */
+static uint32_t first_difference(const struct sample_record *a, const struct sample_record *b)
+{
+	uint32_t i = 0;
+
+	while (i < a->user_frame_cnt && i < b->user_frame_cnt &&
+	       !memcmp(&a->user[i], &b->user[i], sizeof(a->user[i])))
+		i++;
+	return i;
+}
+
+/* Verify mode: say where a replay left eBPF's walk (debug log). */
+static void log_mismatch(const struct sample_record *replay, const struct sample_record *ebpf)
+{
+	uint32_t i = first_difference(replay, ebpf);
+	const struct user_frame *r = &replay->user[i], *e = &ebpf->user[i];
+
+	if (i < replay->user_frame_cnt && i < ebpf->user_frame_cnt)
+		pr_debug(
+			"deferred: replay of pid %u differs from eBPF at frame %u (%#llx/%#llx/%#x "
+			"vs %#llx/%#llx/%#x)\n",
+			ebpf->hdr.pid, i, (unsigned long long)r->addr,
+			(unsigned long long)r->file_id, r->flags, (unsigned long long)e->addr,
+			(unsigned long long)e->file_id, e->flags);
+	else
+		pr_debug("deferred: replay of pid %u: %u frames, end %u; eBPF: %u frames, end %u\n",
+			 ebpf->hdr.pid, replay->user_frame_cnt, replay->user_end,
+			 ebpf->user_frame_cnt, ebpf->user_end);
+}
+
+/* Try to finish ds: REPLAY_DONE (emitted; *err set), REPLAY_WAIT (keep it). */
+static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t now_ns, int *err)
+{
+	const struct stack_copy_record *sr = ds->stack;
+	const struct sample_record *rec = ds->rec;
+	struct sample_record *out = &d->out;
+	uint32_t cnt = 0, end = 0, pid = rec->hdr.pid;
+	size_t head = offsetof(struct sample_record, user);
+	int r;
+
+	*err = 0;
+	/* A forked child not scanned yet is replayed with the mappings eBPF used. */
+	if (!process_table__find(d->pt, (pid_t)pid) && rec->map_pid != pid &&
+	    process_table__find(d->pt, (pid_t)rec->map_pid))
+		pid = rec->map_pid;
+	memcpy(out, rec, head);
+	memcpy(out->user, rec->user, sr->at.frame_idx * sizeof(out->user[0]));
+	d->sample_ns = rec->hdr.time_ns;
+	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
+	if (r == REPLAY_WAIT)
+		return REPLAY_WAIT;
+	if (r < 0 || rec->deferred == DEFER_VERIFY) {
+		/* Verify mode: the profile gets eBPF's walk; the replay is only compared. */
+		if (r < 0 || sr->natural)
+			d->stats.verify_skipped++;
+		else {
+			out->user_frame_cnt = (uint16_t)cnt;
+			out->user_end = (uint16_t)end;
+			if (same_walk(out, rec)) {
+				d->stats.verified++;
+			} else if (end == UNWIND_END_STACK_COPY &&
+				   first_difference(out, rec) == cnt) {
+				d->stats.verify_short++; /* identical up to the copy's end */
+			} else {
+				d->stats.verify_mismatch++;
+				log_mismatch(out, rec);
+			}
+		}
+		*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);
+		return REPLAY_DONE;
+	}
+	out->user_frame_cnt = (uint16_t)cnt;
+	out->user_end = (uint16_t)end;
+	out->deferred = DEFER_NONE;
+	d->stats.completed++;
+	if (end == UNWIND_END_STACK_COPY)
+		d->stats.stack_short++;
+	*err = d->emit(out, head + cnt * sizeof(out->user[0]), now_ns, d->ctx);
+	return REPLAY_DONE;
+}
+
+/* A sample waits for a scan of its process that follows it (a process never scanned, a
+ * library mapped since): ask for one, at most every RESCAN_MIN_INTERVAL_NS per process.
+ */
+static void ask_scan(struct deferred *d, const struct sample_record *rec, uint64_t now_ns,
+		     uint64_t min_interval_ns)
+{
+	const struct process *p = process_table__find(d->pt, (pid_t)rec->hdr.pid);
+
+	if (!p || (p->alive && p->scanned_ns < rec->hdr.time_ns))
+		process_table__refresh(d->pt, (pid_t)rec->hdr.pid, now_ns, min_interval_ns);
+}
+
+static void unlink_sample(struct deferred *d, struct deferred_sample *prev,
+			  struct deferred_sample *ds)
+{
+	if (prev)
+		prev->next = ds->next;
+	else
+		d->head = ds->next;
+	if (d->tail == ds)
+		d->tail = prev;
+	d->stats.queued--;
+	d->stats.queued_bytes -= ds->rec_size + ds->stack_size;
+}
+
+int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t size,
+		     uint64_t now_ns)
+{
+	struct deferred_sample *ds = u64_map__del(&d->pending, (uint64_t)rec->hdr.cpu + 1);
+	size_t head = offsetof(struct sample_record, user);
+	int err;
+
+	if (size < head || rec->user_frame_cnt > SS_MAX_USER_FRAMES ||
+	    size < head + rec->user_frame_cnt * sizeof(struct user_frame)) {
+		sample_free(ds); /* the trace handler counts the malformed record */
+		return d->emit(rec, size, now_ns, d->ctx);
+	}
+	if (!ds || ds->stack->at.frame_idx > rec->user_frame_cnt ||
+	    ds->stack->hdr.time_ns != rec->hdr.time_ns || ds->stack->hdr.tid != rec->hdr.tid) {
+		d->stats.unpaired++;
+		sample_free(ds);
+		return d->emit(rec, size, now_ns, d->ctx);
+	}
+	d->stats.received++;
+	ds->rec = malloc(size);
+	if (!ds->rec) {
+		sample_free(ds);
+		return -ENOMEM;
+	}
+	memcpy(ds->rec, rec, size);
+	ds->rec_size = size;
+	ds->queued_ns = now_ns;
+	if (try_sample(d, ds, now_ns, &err) == REPLAY_DONE) {
+		sample_free(ds);
+		return err;
+	}
+	if (d->stats.queued >= DEFERRED_QUEUE_CAP ||
+	    d->stats.queued_bytes + size + ds->stack_size > DEFERRED_QUEUE_BYTES) {
+		d->stats.queue_full++;
+		err = d->emit(rec, size, now_ns, d->ctx);
+		sample_free(ds);
+		return err;
+	}
+	ask_scan(d, rec, now_ns, RESCAN_MIN_INTERVAL_NS);
+	if (d->tail)
+		d->tail->next = ds;
+	else
+		d->head = ds;
+	d->tail = ds;
+	d->stats.queued++;
+	d->stats.queued_bytes += size + ds->stack_size;
+	return 0;
+}
+
+/* A process that exited before any scan of it: its mappings will never be known. */
+static bool never_known(struct deferred *d, pid_t pid)
+{
+	return !process_table__find(d->pt, pid) && kill(pid, 0) && errno == ESRCH;
+}
+
+/* Try the queue (all: even without a change) and emit what is older than max_wait_ns. */
+static int run_queue(struct deferred *d, uint64_t now_ns, bool all, uint64_t max_wait_ns)
+{
+	struct deferred_sample *prev = NULL, *ds, *next;
+	bool retry = all || d->gen != d->tried_gen, gone;
+	int err = 0, e;
+
+	d->tried_gen = d->gen;
+	for (ds = d->head; ds; ds = next) {
+		next = ds->next;
+		if (all) /* the last chance: a scan now, if the sample still needs one */
+			ask_scan(d, ds->rec, now_ns, 0);
+		if (retry && try_sample(d, ds, now_ns, &e) == REPLAY_DONE) {
+			unlink_sample(d, prev, ds);
+			sample_free(ds);
+			err = err ?: e;
+			continue;
+		}
+		gone = never_known(d, (pid_t)ds->rec->hdr.pid);
+		if (gone || now_ns - ds->queued_ns >= max_wait_ns) {
+			if (gone)
+				d->stats.gone++;
+			else
+				d->stats.expired++;
+			pr_debug("deferred: pid %u (%s) given up (%s): defer point %s at %#llx\n",
+				 ds->rec->hdr.pid, ds->rec->comm, gone ? "process gone" : "expired",
+				 ds->stack->at.why == UNWIND_END_UNMAPPED ? "unmapped" : "no table",
+				 (unsigned long long)ds->stack->at.regs[DWARF_RIP]);
+			e = d->emit(ds->rec, ds->rec_size, now_ns, d->ctx);
+			err = err ?: e;
+			unlink_sample(d, prev, ds);
+			sample_free(ds);
+			continue;
+		}
+		ask_scan(d, ds->rec, now_ns, RESCAN_MIN_INTERVAL_NS);
+		prev = ds;
+	}
+	return err;
+}
+
+int deferred__tick(struct deferred *d, uint64_t now_ns)
+{
+	return run_queue(d, now_ns, false, DEFERRED_WAIT_NS);
+}
+
+int deferred__flush(struct deferred *d, uint64_t now_ns)
+{
+	return run_queue(d, now_ns, true, 0);
+}

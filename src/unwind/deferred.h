@@ -1,0 +1,83 @@
+/* Deferred unwinding, the userspace half: samples that eBPF could not unwind yet (bpf/deferred.h
+ * sent them with their registers and a copy of their user stack) wait here until the mappings
+ * and unwind tables they need exist, then their walk is finished by stack_replay.c and the
+ * completed sample goes to the profile like any other.
+ *
+ * Flow: the session hands over every RECORD_STACK (deferred__stack_copy) and every sample
+ * marked deferred (deferred__sample); a stack copy is paired with the next sample of its CPU
+ * (eBPF sends them back to back). A sample is replayed at once; when a lookup says "not known
+ * yet" it is queued, and tried again after anything changed (deferred__changed: a process
+ * scanned, a table loaded) or at deferred__flush(). After DEFERRED_WAIT_NS (or when the queue
+ * is full) it is emitted as eBPF walked it (with its "[unwind: ...]" marker).
+ *
+ * Lookups: mappings from the process table (which keeps an exited process's mappings), file
+ * flags from the executable registry (a table still to be built means "wait"), table pages,
+ * entries and rules from the BPF maps themselves (read-only): what eBPF reads.
+ *
+ * Bounded: at most DEFERRED_QUEUE_CAP samples and DEFERRED_QUEUE_BYTES bytes queued; one
+ * pending stack copy per CPU. Single-threaded (the session's thread).
+ */
+#ifndef STACKSCOPE_DEFERRED_H
+#define STACKSCOPE_DEFERRED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abi.h"
+
+#define DEFERRED_WAIT_NS (2000ULL * 1000 * 1000)
+#define DEFERRED_QUEUE_CAP 1024
+#define DEFERRED_QUEUE_BYTES (16u << 20)
+
+struct process_table;
+struct exe_registry;
+
+struct deferred_stats {
+	uint64_t received;    /* samples with a stack copy */
+	uint64_t completed;   /* replayed: the walk finished from the copy */
+	uint64_t expired;     /* emitted as eBPF walked them: what they needed never came */
+	uint64_t gone;        /* emitted as eBPF walked them: the process exited before any
+			       * scan, its mappings cannot be known */
+	uint64_t queue_full;  /* emitted as eBPF walked them at once: queue bound reached */
+	uint64_t stack_short; /* completed, but ended where the copy did (UNWIND_END_STACK_COPY) */
+	uint64_t unpaired;    /* a stack copy without its sample, or the reverse (ring buffer) */
+	uint64_t verified;    /* verify mode: replay identical to eBPF's walk */
+	uint64_t verify_mismatch; /* verify mode: replay differs from eBPF's walk */
+	uint64_t verify_short;    /* verify mode: identical until the copy ended */
+	uint64_t verify_skipped;  /* verify mode: not comparable (eBPF met a file not loaded) */
+	uint64_t queued;          /* waiting now */
+	uint64_t queued_bytes;
+};
+
+/* Emit one sample record to the profile (the trace handler): 0, or -ENOMEM (fatal). */
+typedef int (*deferred_emit_fn)(const struct sample_record *rec, size_t size, uint64_t now_ns,
+				void *ctx);
+
+struct deferred_maps {
+	int pages_fd;
+	int entries_fd;
+	size_t entry_cap; /* entries (not pairs) in unwind_entries */
+	int rules_fd;
+};
+
+struct deferred;
+
+/* NULL with errno (the BPF arrays cannot be mapped). pt, reg borrowed. */
+struct deferred *deferred__new(const struct deferred_maps *maps, struct process_table *pt,
+			       struct exe_registry *reg, deferred_emit_fn emit, void *ctx);
+void deferred__free(struct deferred *d);
+
+/* A RECORD_STACK of size bytes (borrowed). */
+void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size);
+/* A RECORD_SAMPLE marked deferred: completed now, queued, or emitted as is. 0 or -ENOMEM. */
+int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t size,
+		     uint64_t now_ns);
+/* Something deferred samples may wait for appeared (a process scan, a table load). */
+void deferred__changed(struct deferred *d);
+/* Retry after changes, emit what waited too long. 0 or -ENOMEM. */
+int deferred__tick(struct deferred *d, uint64_t now_ns);
+/* Retry everything once more, then emit the rest as eBPF walked them (end of a recording). */
+int deferred__flush(struct deferred *d, uint64_t now_ns);
+const struct deferred_stats *deferred__stats(struct deferred *d);
+
+#endif

@@ -1,0 +1,123 @@
+/* The eBPF unwinder step over a stack copy. See stack_replay.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "unwind/stack_replay.h"
+
+/* The replay running now: what the step's hooks answer from (see "Not thread-safe"). */
+static struct {
+	const struct replay_world *w;
+	const struct stack_copy_record *sr;
+	uint64_t stack_len;
+	bool wait;         /* a lookup said "not known yet" */
+	bool read_outside; /* the last failed read was outside the copy, where eBPF could have
+			    * read */
+	/* The hooks hand out pointers; the step reads them before the next call of the same one. */
+	struct mapping_info mapping;
+	struct file_info file;
+	struct unwind_page page;
+	struct unwind_entry entry;
+	struct unwind_rule rule;
+} cur;
+
+/* ---- the world as native_unwind.h sees it ---- */
+
+static int ss_read_user(void *dst, __u32 size, __u64 addr)
+{
+	uint64_t off = addr - cur.sr->stack_addr;
+
+	if (addr < cur.sr->stack_addr || off > cur.stack_len || size > cur.stack_len - off) {
+		/* Into the page right after a copy that stopped early (not full): eBPF could not
+		 * read that page either (the top of the stack): the same failure, not a short copy.
+		 */
+		uint64_t unreadable = cur.sr->stack_addr + cur.stack_len;
+
+		cur.read_outside = cur.sr->full || addr < unreadable ||
+				   addr >= unreadable + SS_DEFER_PAGE;
+		return -EFAULT;
+	}
+	memcpy(dst, cur.sr->stack + off, size);
+	return 0;
+}
+
+static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
+{
+	const struct mapping_info *m = cur.w->mapping(cur.w->ctx, pid, pc, &cur.wait);
+
+	if (!m)
+		return NULL;
+	cur.mapping = *m;
+	return &cur.mapping;
+}
+
+static struct file_info *ss_lookup_file(__u64 file_id)
+{
+	const struct file_info *f = cur.w->file(cur.w->ctx, file_id, &cur.wait);
+
+	if (!f)
+		return NULL;
+	cur.file = *f;
+	return &cur.file;
+}
+
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	const struct unwind_page *p = cur.w->page(cur.w->ctx, file_id, page);
+
+	if (!p)
+		return NULL;
+	cur.page = *p;
+	return &cur.page;
+}
+
+static struct unwind_entry *ss_lookup_entry(__u32 index)
+{
+	const struct unwind_entry *e = cur.w->entry(cur.w->ctx, index);
+
+	if (!e)
+		return NULL;
+	cur.entry = *e;
+	return &cur.entry;
+}
+
+static struct unwind_rule *ss_lookup_rule(__u32 index)
+{
+	const struct unwind_rule *r = cur.w->rule(cur.w->ctx, index);
+
+	if (!r)
+		return NULL;
+	cur.rule = *r;
+	return &cur.rule;
+}
+
+#include "native_unwind.h"
+
+int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,
+		      size_t stack_len, uint32_t pid, struct user_frame *frames,
+		      uint32_t *frame_cnt, uint32_t *end)
+{
+	struct unwind_cursor st;
+	int i;
+
+	if (sr->at.frame_idx >= SS_MAX_USER_FRAMES || stack_len > sizeof(sr->stack))
+		return -EINVAL;
+	memset(&cur, 0, sizeof(cur));
+	cur.w = w;
+	cur.sr = sr;
+	cur.stack_len = stack_len;
+	ss_defer_resume(&st, pid, &sr->at);
+	/* As on_sample() drives it: bpf_loop(2 * SS_MAX_USER_FRAMES + 1) steps at most. */
+	for (i = 0; i < SS_MAX_USER_FRAMES * 2 + 1 && !st.done; i++) {
+		cur.read_outside = false;
+		ss_unwind_step(&st, frames);
+		if (cur.wait)
+			return REPLAY_WAIT;
+	}
+	if (!st.done)
+		ss_end(&st, UNWIND_END_TRUNCATED);
+	if (st.end != UNWIND_END_OK && cur.read_outside)
+		st.end = UNWIND_END_STACK_COPY;
+	*frame_cnt = st.frame_cnt;
+	*end = st.end;
+	return REPLAY_DONE;
+}

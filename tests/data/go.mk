@@ -1,0 +1,51 @@
+# Go fixtures (test_gopclntab unit test, tests/system/test_go.sh), built only when `go` is
+# found (golang-go, scripts/setup.sh); the tests skip without them. No network: GOPROXY=off,
+# caches inside the build folder.
+#   wl_go           the workload, stripped (-s -w: no .symtab, no DWARF, no .eh_frame)
+#   wl_go.full      the same source unstripped (the same .text), for go tool objdump
+#   wl_go.objdump   `go tool objdump` of wl_go.full: every instruction's function, file, line
+#   wl_go.addr2line `go tool addr2line` on the stripped wl_go for each function's first and
+#                   last instruction: "addr<TAB>function<TAB>file:line"
+#   wl_go_cgo       a stripped cgo workload: Go -> C -> C hot loop and back (gcc links it)
+#   esbuild         (when npm can fetch @esbuild/linux-x64) a stripped binary of a recent Go
+#                   that nobody here built: the Go 1.20+ table format
+
+GO       ?= $(shell command -v go 2>/dev/null)
+NPM      ?= $(shell command -v npm 2>/dev/null)
+GO_ENV   := GOCACHE=$(BUILD)/go/cache GOPATH=$(BUILD)/go/path GOFLAGS=-mod=mod GOPROXY=off \
+	    GO111MODULE=auto CGO_ENABLED=0
+
+ifneq ($(GO),)
+FIXTURES += $(addprefix $(BUILD)/,wl_go wl_go.full wl_go.objdump wl_go.addr2line wl_go_cgo)
+endif
+
+$(BUILD)/wl_go: wl_go.go | $(BUILD)
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/wl_go_cgo: wl_go_cgo.go | $(BUILD)
+	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/wl_go.full: wl_go.go | $(BUILD)
+	$(GO_ENV) $(GO) build -o $@ $<
+
+$(BUILD)/wl_go.objdump: $(BUILD)/wl_go.full
+	$(GO_ENV) $(GO) tool objdump $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/wl_go.addr2line: $(BUILD)/wl_go.objdump $(BUILD)/wl_go
+	awk '/^TEXT /{ if (last) print last; first = 1; next } \
+	     NF < 3 { next } first { print $$2; first = 0 } { last = $$2 } END { if (last) print last }' $< \
+		| sort -u > $@.addrs
+	$(GO_ENV) $(GO) tool addr2line $(BUILD)/wl_go < $@.addrs | paste - - > $@.out
+	paste $@.addrs $@.out > $@.tmp && rm -f $@.addrs $@.out && mv $@.tmp $@
+
+# esbuild: optional (needs the npm registry), never fails the build; tried once per build
+# folder (esbuild.unavailable records a failure: delete it to try again).
+.PHONY: esbuild
+esbuild: | $(BUILD)
+	@if [ -n "$(NPM)" ] && [ ! -x $(BUILD)/esbuild ] && [ ! -e $(BUILD)/esbuild.unavailable ]; then \
+		d=$$(mktemp -d) && (cd $$d && timeout 60 $(NPM) pack --silent @esbuild/linux-x64 \
+			>/dev/null 2>&1 && tar xzf esbuild-linux-x64-*.tgz package/bin/esbuild \
+			&& mv package/bin/esbuild $(BUILD)/esbuild) \
+			|| echo "npm pack @esbuild/linux-x64 failed" > $(BUILD)/esbuild.unavailable; \
+		rm -rf $$d; fi; true
+FIXTURES += esbuild

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Builds tests/fuzz/fuzz_gopclntab.c (Go pclntab reader) with clang's libFuzzer + ASan/UBSan
+# and runs it for a fixed number of inputs from a fixed seed, starting from the .gopclntab
+# sections of the Go fixtures (tests/data/go.mk), after the committed regression inputs.
+# Usage: BUILD=build tests/fuzz/run_fuzz_gopclntab.sh [runs]; FUZZ_TIME=3600 for a campaign
+# (see tests/fuzz/fuzz_lib.sh).
+set -euo pipefail
+
+FUZZ_NAME=gopclntab
+# shellcheck source=tests/fuzz/fuzz_lib.sh
+source "$(dirname "$0")/fuzz_lib.sh"
+runs=${1:-20000}
+out=$BUILD/fuzz
+seeds=$out/corpus_gopclntab
+mkdir -p "$seeds"
+fuzz_build "$out/fuzz_gopclntab" src/go/gopclntab.c src/go/go_build_id.c src/elf/elf_file.c \
+	src/base/*.c -lz
+for f in wl_go esbuild; do
+	[[ -f $BUILD/fixtures/$f ]] || continue
+	objcopy --dump-section ".gopclntab=$seeds/$f.gopclntab" "$BUILD/fixtures/$f" \
+		"$seeds/.tmp" 2>/dev/null || true
+done
+rm -f "$seeds/.tmp"
+# The smallest real table is ~360 KB (the Go runtime's functions).
+fuzz_run "$out/fuzz_gopclntab" "$seeds" "$runs" -max_len=4000000

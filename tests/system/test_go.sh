@@ -1,0 +1,130 @@
+#!/bin/bash
+# Go programs, stripped (-ldflags='-s -w': no .symtab, no DWARF, no .eh_frame): names, files,
+# lines and inlined calls from .gopclntab, unwinding from its stack deltas (pcsp).
+#  - wl_go: main.main -> main.alpha -> main.beta -> main.gamma, a frameless leaf (the frame-
+#    pointer walk loses main.beta under it) with main.churn inlined into it: exact chain and
+#    lines, the inlined frame, and every sample of the chain complete;
+#  - wl_go_cgo: Go -> cgo -> C (c_outer -> c_inner) and back: the C frames under the Go
+#    caller (runtime.asmcgocall switches to the thread's stack; runtime.cgocall is not shown);
+#  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
+#    it) bundling a generated project of 2000 modules: Go frames with files and lines.
+# Lines come from the workload sources' markers (// NAME).
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=499
+DATA=$SS_ROOT/tests/data
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --native-lines"
+
+# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
+line()
+{
+	grep -n "// $2\$" "$1" | cut -d: -f1
+}
+
+# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
+# ("comm;func@file:line;... count", root first)
+record_stacks()
+{
+	local name=$1
+	shift
+	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >/dev/null
+	check_eq "$name: exit status" $? 0
+	$STACKS --comm "$TMP/$name.pb.gz" >"$TMP/$name.stacks"
+}
+
+show_stacks()
+{
+	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-500 | sed 's/^/        /'
+}
+
+if [[ ! -x $FIX/wl_go ]]; then
+	skip_setup "wl_go: go (golang-go) not found when the fixtures were built"
+	finish
+fi
+
+G=wl_go\\.go
+L_MAIN=$(line "$DATA/wl_go.go" MAIN_CALLS_ALPHA)
+L_ALPHA=$(line "$DATA/wl_go.go" ALPHA_CALLS_BETA)
+L_BETA=$(line "$DATA/wl_go.go" BETA_CALLS_GAMMA)
+L_GAMMA=$(line "$DATA/wl_go.go" GAMMA_LOOP)
+L_CALL=$(line "$DATA/wl_go.go" GAMMA_CALLS_CHURN)
+L_CHURN=$(line "$DATA/wl_go.go" CHURN_LOOP)
+
+# 499 Hz for 2 s: ~1000 samples on an idle box; a tenth of a CPU on a loaded one (load 14 on
+# the 2 cores, measured) still gives 200: the counts ask for 100.
+record_stacks wl_go "$FIX/wl_go" 2
+f=$TMP/wl_go.stacks
+total=$(samples "$f" wl_go)
+check_ge "wl_go: samples" "$total" 100
+# (the vDSO's internal functions have no symbol: "[vdso]+0x79d" is not Go's)
+check_eq "wl_go: samples with an unnamed frame of wl_go (named from .gopclntab)" \
+	"$(samples "$f" wl_go ';wl_go\+0x[0-9a-f]+(;|$)')" 0 || grep ';wl_go+0x' "$f" | head -3
+ROOT="runtime\\.goexit@asm_amd64\\.s:[0-9]+;runtime\\.main@proc\\.go:[0-9]+"
+CHAIN="$ROOT;main\\.main@$G:$L_MAIN;main\\.alpha@$G:$L_ALPHA;main\\.beta@$G:$L_BETA"
+# the for statement (line - 1) or its body
+in_gamma=$(samples "$f" wl_go ';main\.gamma@')
+gamma=$(samples "$f" wl_go "^wl_go;$CHAIN;main\\.gamma@$G:($((L_GAMMA - 1))|$L_GAMMA)(;[^@]*)*\$")
+churn=$(samples "$f" wl_go \
+	"^wl_go;$CHAIN;main\\.gamma@$G:$L_CALL;main\\.churn@$G:($((L_CHURN - 1))|$L_CHURN)(;[^@]*)*\$")
+whole=$(samples "$f" wl_go "^wl_go;$CHAIN;main\\.gamma@")
+check_pct "wl_go: samples in main.gamma (with main.churn inlined)" "$in_gamma" "$total" 80 ||
+	show_stacks "$f"
+check_pct "wl_go: goexit;runtime.main;main.main:$L_MAIN;alpha:$L_ALPHA;beta:$L_BETA;gamma:$L_GAMMA (exact)" \
+	"$gamma" "$in_gamma" 25 || show_stacks "$f"
+check_pct "wl_go: ...;gamma:$L_CALL;churn:$L_CHURN (the inlined call as its own frame)" \
+	"$churn" "$in_gamma" 25 || show_stacks "$f"
+# completeness: every sample in the chain's leaf has every caller, main.beta included
+if [[ $((whole * 1000)) -ge $((in_gamma * 995)) && $in_gamma -gt 0 ]]; then
+	ok "wl_go: samples in main.gamma complete from runtime.goexit ($whole/$in_gamma >= 99.5%)"
+else
+	fail "wl_go: samples in main.gamma complete from runtime.goexit ($whole/$in_gamma < 99.5%)"
+	grep ';main\.gamma@' "$f" | grep -Ev "^wl_go;$CHAIN;main\\.gamma@" | head -3 | cut -c1-400
+fi
+
+if [[ -x $FIX/wl_go_cgo ]]; then
+	record_stacks wl_go_cgo "$FIX/wl_go_cgo" 2
+	f=$TMP/wl_go_cgo.stacks
+	L_CGO=$(line "$DATA/wl_go_cgo.go" CGO_CALL)
+	total=$(samples "$f" wl_go_cgo)
+	check_ge "wl_go_cgo: samples" "$total" 100
+	in_c=$(samples "$f" wl_go_cgo ';c_outer(@[^;]*)?;c_inner(@[^;]*)?(;[^@]*)*$')
+	whole=$(samples "$f" wl_go_cgo \
+		"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$L_CGO;main\\._Cfunc_c_outer@[^;]*;runtime\\.asmcgocall@[^;]*;_cgo_[^;]*;c_outer;c_inner(;[^@]*)*\$")
+	check_pct "wl_go_cgo: samples in C (c_outer;c_inner)" "$in_c" "$total" 70 ||
+		show_stacks "$f"
+	check_pct "wl_go_cgo: of those, whole: main.cgoLoop:$L_CGO;_Cfunc_c_outer;asmcgocall;C frames" \
+		"$whole" "$in_c" 95 || show_stacks "$f"
+else
+	skip_setup "wl_go_cgo: not built (go or gcc missing when the fixtures were built)"
+fi
+
+if [[ ! -x $FIX/esbuild ]]; then
+	skip "esbuild: not fetched by 'make fixtures' (npm registry unreachable? see $FIX/esbuild.unavailable)"
+else
+	proj=$TMP/esproj
+	mkdir -p "$proj"
+	for ((i = 0; i < 2000; i++)); do
+		printf 'export function f%d(x) {\n  return [x, %d, "s%d"].map((v) => String(v) + x).join(",").length;\n}\nexport class C%d { m(y) { return f%d(y) * 2; } }\n' \
+			$i $i $i $i $i >"$proj/m$i.js"
+		echo "import { f$i, C$i } from './m$i.js';" >>"$proj/imports.js"
+		echo "s += f$i(1) + new C$i().m(2);" >>"$proj/uses.js"
+	done
+	{ cat "$proj/imports.js"; echo "let s = 0;"; cat "$proj/uses.js"; echo "console.log(s);"; } \
+		>"$proj/entry.js"
+	# bundles in a loop for 3 s (each run ~0.8 s of CPU over its threads)
+	record_stacks esbuild bash -c "cd $proj && end=\$((SECONDS + 3)); while ((SECONDS < end)); do
+		$FIX/esbuild entry.js --bundle --minify --outfile=$TMP/out.js --log-level=warning; done"
+	f=$TMP/esbuild.stacks
+	total=$(samples "$f" esbuild)
+	check_ge "esbuild: samples" "$total" 100
+	# samples whose user frames are all Go frames with a file and a line (kernel frames and
+	# pseudo-frames have no '@'; an unnamed frame would be "esbuild+0x...")
+	named=$(samples "$f" esbuild '^esbuild;runtime\.[a-z0-9_]+@[^;]*:[0-9]+(;[^;]+@[^;]+:[0-9]+)*(;[^@;]+)*$')
+	check_pct "esbuild: samples with only named Go frames (file:line), from a runtime root" \
+		"$named" "$total" 95 || grep -v '^esbuild;runtime\.[a-z0-9_]*@' "$f" | head -3 | cut -c1-300
+	inl=$(samples "$f" esbuild 'github\.com/evanw/esbuild/[^;]*@[^;]*:[0-9]+;')
+	check_pct "esbuild: samples in esbuild's own packages" "$inl" "$total" 30
+fi
+
+finish

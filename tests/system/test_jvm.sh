@@ -1,0 +1,192 @@
+#!/bin/bash
+# Java frames of HotSpot JVMs interleaved with native frames (bpf/interp/hotspot_walk.h,
+# src/interp/hotspot/): Debian's OpenJDK 17 (scripts/setup.sh installs it: missing under CI is a
+# failure) and Temurin 25 (not a Debian package: a visible skip when absent), default flags,
+# no agent. tests/data/JvmChain.java is compiled with javac into $TMP; its lines are marked
+# (// HOT, // CALL_ALPHA...) and looked up here, so the checks name exact lines.
+#
+# One recording runs every case at once (JVMs start slowly; all start after the recording
+# began; they live until it has read every sample, so their memory is there to name frames): per JDK, -Xint (interpreted frames), -XX:TieredStopAtLevel=1 (C1) and default flags
+# (C2, gamma's loop compiled on stack). Each JVM's main thread takes the case's name, so the
+# stacks are told apart by thread name (pprof_stacks.py --thread). Checks per case:
+#  - chain: the JVM's native entry (JavaCalls::call_helper -> the call stub, named
+#    "[jvm stub] ...") -> JvmChain.main -> alpha -> beta -> gamma, each at its call line and
+#    gamma at a line of its loop (compiled code has lines at its pc descriptors only);
+#  - completeness: 90% of the samples in gamma have that whole chain, and gamma has at least
+#    half of the thread's samples (the rest: the thread's own start, e.g. resolving
+#    Double.parseDouble in the interpreter);
+#  - a second thread (the C2 cases): Worker.run -> alpha -> beta -> gamma;
+#  - code-cache churn (tests/data/JvmChurn.java: classes defined, compiled, unloaded in a
+#    loop; the last JDK): no sample in the churned method carries a wrong name or line;
+#  - a JNI round trip (the first JDK) (default flags; tests/data/JvmJni.java + jvm_jni.c, built with
+#    gcc against the JDK's jni.h): main -> alpha -> down (native) -> Java_JvmJni_down (C) ->
+#    jni_CallStaticBooleanMethod ... call stub -> up at its loop lines;
+# and over all cases: interpreted, compiled and stub frames were emitted (eBPF counters).
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=499
+SECS=5      # the recording; the JVMs run until it ends (RUN_SECS bounds them if it fails)
+RUN_SECS=40
+J17=/usr/lib/jvm/java-17-openjdk-amd64
+J25=/usr/lib/jvm/temurin-25-jdk-amd64
+SRC=$SS_ROOT/tests/data/JvmChain.java
+JNI_SRC=$SS_ROOT/tests/data/JvmJni.java
+CHURN_SRC=$SS_ROOT/tests/data/JvmChurn.java
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --thread"
+
+# line MARK [FILE]: the line numbers of the lines of FILE (the chain workload) that end in
+# "// MARK", joined by "|"
+line()
+{
+	grep -n "// $1\$" "${2:-$SRC}" | cut -d: -f1 | paste -sd'|'
+}
+
+L_ALPHA=$(line CALL_ALPHA)
+L_BETA=$(line CALL_BETA)
+L_GAMMA=$(line CALL_GAMMA)
+L_LOOP="$(line LOOP)|$(line HOT)"
+J_ALPHA=$(line CALL_ALPHA "$JNI_SRC")
+J_DOWN=$(line CALL_DOWN "$JNI_SRC")
+# up's loop, or the lines after it: compiled code has lines only at its pc descriptors, and C2
+# keeps none inside a counted loop (the nearest one after the sampled pc names the line)
+J_HOT="$(line HOT "$JNI_SRC")|$(line UP_END "$JNI_SRC")"
+
+jdks=()
+if [[ -x $J17/bin/java && -x $J17/bin/javac ]]; then
+	jdks+=(17)
+else
+	skip_setup "OpenJDK 17 ($J17) not installed"
+fi
+if [[ -x $J25/bin/java ]]; then
+	jdks+=(25)
+else
+	skip "Temurin 25 ($J25) not installed"
+fi
+if ((${#jdks[@]} == 0)); then
+	finish
+fi
+JAVAC=$J17/bin/javac
+[[ -x $JAVAC ]] || JAVAC=$J25/bin/javac
+if ! "$JAVAC" -d "$TMP" "$SRC" "$JNI_SRC" "$CHURN_SRC" 2>"$TMP/javac.err"; then
+	fail "javac: $(head -c 300 "$TMP/javac.err")"
+	finish
+fi
+JNI_LIB=$TMP/libjvmjni.so
+INC=${JAVAC%/bin/javac}/include
+if ! gcc -shared -fPIC -O2 -I"$INC" -I"$INC/linux" -o "$JNI_LIB" "$SS_ROOT/tests/data/jvm_jni.c" \
+	2>"$TMP/gcc.err"; then
+	fail "gcc (JNI library): $(head -c 300 "$TMP/gcc.err")"
+	finish
+fi
+
+# The cases: NAME (the main thread's name) and the JVM's flags.
+cases=()
+script=""
+for v in "${jdks[@]}"; do
+	home=$J17
+	[[ $v == 25 ]] && home=$J25
+	for mode in int c1 c2; do
+		case $mode in
+		int) flags="-Xint" ;;
+		c1) flags="-XX:TieredStopAtLevel=1" ;;
+		c2) flags="" ;;
+		esac
+		cases+=("j$v$mode")
+		# The C2 case runs a second thread (checked as its own case below).
+		more=""
+		[[ $mode == c2 ]] && more=thread
+		script+="$home/bin/java $flags -cp $TMP JvmChain j$v$mode $RUN_SECS $more & "
+	done
+done
+# Two busy JVMs more at most, or the JVMs of a loaded 2-core box do not get past their start
+# within the seconds: the JNI round trip on the first JDK, the code-cache churn on the last.
+[[ ${jdks[0]} == 25 ]] && first=$J25 || first=$J17
+[[ ${jdks[-1]} == 25 ]] && last=$J25 || last=$J17
+JNI_CASE=j${jdks[0]}jni
+script+="$first/bin/java -cp $TMP JvmJni $JNI_LIB $JNI_CASE $RUN_SECS 2>/dev/null & "
+script+="$last/bin/java -cp $TMP JvmChurn churn $RUN_SECS & "
+# The JVMs outlive the recording: record -d reads every pending sample (names come from the
+# JVMs' memory) before it stops the command, whose trap stops the JVMs.
+script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+
+record "$TMP/jvm.err" -F $HZ -d $SECS -o "$TMP/jvm.pb.gz" -- /bin/bash -c "$script"
+check_eq "record: exit status" $? 0
+$STACKS "$TMP/jvm.pb.gz" >"$TMP/jvm.stacks"
+
+# show_jvm NAME: the top stacks of one case, for the log of a failing test
+show_jvm()
+{
+	grep "^$1;" "$TMP/jvm.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+		sed 's/^/        /'
+}
+
+# check_chain CASE LEAF_RE CHAIN_RE WHAT: the thread CASE has samples; at least half of them run
+# its hot code (a stack with LEAF_RE: JVM start-up, class loading and, before the code cache is
+# known, [unknown] frames take the rest on a loaded box); and 90% of those have the whole
+# CHAIN_RE.
+check_chain()
+{
+	local c=$1 total hot chain
+	total=$(samples "$TMP/jvm.stacks" "$c")
+	hot=$(samples "$TMP/jvm.stacks" "$c" "$2")
+	chain=$(samples "$TMP/jvm.stacks" "$c" "$3")
+	check_ge "$c: samples of the thread" "$total" 20 || show_jvm "$c"
+	check_pct "$c: samples in its hot code" "$hot" "$total" 50 || show_jvm "$c"
+	check_pct "$c: $4" "$chain" "$hot" 90 || show_jvm "$c"
+}
+
+# The chain, root side first: native JVM frames down to the call stub, then the Java frames.
+F=JvmChain\\.java
+CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
+CHAIN+="JvmChain\\.main@$F:($L_ALPHA);JvmChain\\.alpha@$F:($L_BETA);"
+CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);JvmChain\\.gamma@$F:($L_LOOP)(;|$)"
+
+# Samples: ~1 s of CPU per thread at 499 Hz on an idle box (ten busy threads on two cores);
+# a load average of 15 gave 28-88.
+for c in "${cases[@]}"; do
+	check_chain "$c" ";JvmChain\\.gamma@" "$CHAIN" \
+		"main -> alpha -> beta -> gamma at their lines, under the call stub"
+done
+
+J=JvmJni\\.java
+JNI_CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
+JNI_CHAIN+="JvmJni\\.main@$J:($J_ALPHA);JvmJni\\.alpha@$J:($J_DOWN);JvmJni\\.down@$J;"
+JNI_CHAIN+="Java_JvmJni_down;jni_CallStaticBooleanMethod;.*JavaCalls::call_helper[^;]*;"
+JNI_CHAIN+="\\[jvm stub\\] [^;]*;JvmJni\\.up@$J(:($J_HOT))?(;|$)"
+check_chain "$JNI_CASE" ";JvmJni\\.up@" "$JNI_CHAIN" \
+	"main -> alpha -> down (native) -> C -> JNI -> call stub -> up, at their lines"
+
+# The C2 cases' second thread: Thread's native start, Worker.run, then the same chain.
+L_WORKER=$(line CALL_ALPHA_WORKER)
+W_CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
+W_CHAIN+="JvmChain\\\$Worker\\.run@$F:($L_WORKER);JvmChain\\.alpha@$F:($L_BETA);"
+W_CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);JvmChain\\.gamma@$F:($L_LOOP)(;|$)"
+for v in "${jdks[@]}"; do
+	check_chain "j${v}c2w" ";JvmChain\\.gamma@" "$W_CHAIN" \
+		"Worker.run -> alpha -> beta -> gamma at their lines, in a second thread"
+done
+
+# Churn: a sample in Worker.spin (whose class, code and compiled code are freed and reused
+# round after round) is named spin at one of its loop lines, called by the reflection
+# machinery (17: jdk.internal.reflect, 25: a java.lang.invoke hidden class) or the call stub,
+# and calls no other Java method; anything else would be a name
+# read from reused memory (a compiled frame without a pc descriptor has no line: not wrong; a
+# caller whose class was unloaded under us may be a "[jvm: ...]" marker: not wrong either; a
+# garbled hidden-class name was, before names were checked for valid text).
+# Frames the cookie rejects show as "[jvm: stale code]" (counted).
+L_SPIN=$(line SPIN "$CHURN_SRC")
+total=$(samples "$TMP/jvm.stacks" churn "Worker\\.spin@")
+good=$(samples "$TMP/jvm.stacks" churn \
+	"(\\[jvm stub\\] [^;]*|\\[jvm: [^;]*\\]|jdk\\.internal\\.reflect\\.[^;]*|java\\.lang\\.invoke\\.[^;]*);JvmChurn\\\$Worker\\.spin@JvmChurn\\.java(:($L_SPIN))?(;[^@]*)?$")
+check_ge "churn: samples in Worker.spin" "$total" 10 || show_jvm churn
+check_eq "churn: every Worker.spin frame under its callers, at its lines (or none), no Java callee" \
+	"$good" "$total" || show_jvm churn
+
+# The frame kinds the walk emitted, over all cases (record's summary line "jvm ...").
+summary=$(grep '^jvm ' "$TMP/jvm.err")
+for kind in "interpreted frames" "compiled frames" "stub frames"; do
+	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
+	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
+done
+finish

@@ -1,0 +1,393 @@
+/* The PHP runtime (src/interp/php/) and its eBPF walk (bpf/interp/php_walk.h, compiled here as
+ * plain C), against a real PHP 8.2 started by the test: tests/data/php_introspect.php calls
+ * {main} -> alpha -> beta -> {closure} -> Klass::wait -> fgets and waits on stdin. The test finds
+ * the process's mappings (proc/process.c, no eBPF), detects the PHP binary among them, attaches
+ * (the layout check against the live executor globals and frames), runs the walk over the
+ * live process's memory as eBPF would, symbolizes each frame it emits and compares function,
+ * file and line with the script's marked lines. Reading our own child needs no root.
+ *
+ * Debian's php8.2-cli is installed by scripts/setup.sh: missing under CI fails.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "test.h"
+
+#define PHP "/usr/bin/php8.2"
+#define SCRIPT "tests/data/php_introspect.php"
+#define WALK_MAX 64
+
+extern const struct interp_runtime php_runtime;
+
+/* ---- the world as the walk sees it: the child's memory, its runtime entries ---- */
+
+static struct {
+	pid_t pid;
+	uint64_t file_id;
+	struct interp_file file;
+	struct interp_proc proc;
+	uint64_t counters[INTERP_COUNTER_MAX];
+} world;
+
+static int ss_read_user(void *dst, __u32 size, __u64 addr)
+{
+	if (interp__read_mem(world.pid, addr, dst, size)) {
+		memset(dst, 0, size); /* as bpf_probe_read_user() */
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* No native unwinding here: the walk runs on its own. */
+static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
+{
+	(void)pid;
+	(void)pc;
+	return NULL;
+}
+
+static struct file_info *ss_lookup_file(__u64 file_id)
+{
+	(void)file_id;
+	return NULL;
+}
+
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	(void)file_id;
+	(void)page;
+	return NULL;
+}
+
+static struct unwind_entry *ss_lookup_entry(__u32 index)
+{
+	(void)index;
+	return NULL;
+}
+
+static struct unwind_rule *ss_lookup_rule(__u32 index)
+{
+	(void)index;
+	return NULL;
+}
+
+#include "native_unwind.h"
+
+static struct interp_file *ss_interp_file(__u64 file_id)
+{
+	return file_id == world.file_id ? &world.file : NULL;
+}
+
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	return pid == (__u32)world.pid && runtime == FRAME_KIND_PHP ? &world.proc : NULL;
+}
+
+static void ss_interp_count(__u32 runtime, __u32 which)
+{
+	if (runtime == FRAME_KIND_PHP && which < INTERP_COUNTER_MAX)
+		world.counters[which]++;
+}
+
+#include "interp/interp_walk.h"
+
+/* ---- the child ---- */
+
+struct child {
+	pid_t pid;
+	int to_child;
+	FILE *from_child;
+};
+
+static struct exe_registry *reg;
+static struct process_table *pt;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void child_stop(struct child *c)
+{
+	if (c->to_child >= 0)
+		close(c->to_child);
+	if (c->from_child)
+		fclose(c->from_child);
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		waitpid(c->pid, NULL, 0);
+	}
+	memset(c, 0, sizeof(*c));
+	c->to_child = -1;
+}
+
+/* Starts PHP -n SCRIPT and waits for its "R" (it is then in fgets). 0 or -1. */
+static int child_start(struct child *c)
+{
+	int in[2], out[2];
+	char line[256];
+
+	memset(c, 0, sizeof(*c));
+	c->to_child = -1;
+	if (pipe(in))
+		return -1;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	c->pid = fork();
+	if (c->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(PHP, PHP, "-n", SCRIPT, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	c->to_child = in[1];
+	c->from_child = fdopen(out[0], "r");
+	if (c->pid < 0 || !c->from_child) {
+		if (!c->from_child)
+			close(out[0]);
+		child_stop(c);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), c->from_child))
+		if (!strcmp(line, "R\n"))
+			return 0;
+	child_stop(c);
+	return -1;
+}
+
+/* The line of SCRIPT ending in "// mark". */
+static int marked_line(const char *mark)
+{
+	char text[512], want[64];
+	FILE *f = fopen(SCRIPT, "r");
+	int n = 0, found = 0;
+	size_t tl, wl;
+
+	snprintf(want, sizeof(want), "// %s\n", mark);
+	wl = strlen(want);
+	while (f && fgets(text, sizeof(text), f)) {
+		n++;
+		tl = strlen(text);
+		if (tl >= wl && !strcmp(text + tl - wl, want))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The PHP binary the child maps, detected and attached: its state and entries in `world`. */
+struct attached {
+	void *rt, *file_state, *proc_state;
+	const struct executable *exe;
+	uint64_t bias;
+};
+
+static void attach(struct attached *a, const struct child *c)
+{
+	struct process *p = process_table__scan(pt, c->pid, now_ns());
+	size_t i;
+
+	REQUIRE(p);
+	memset(a, 0, sizeof(*a));
+	a->rt = php_runtime.new();
+	REQUIRE(a->rt);
+	for (i = 0; i < p->map_cnt && !a->exe; i++) {
+		memset(&world.file, 0, sizeof(world.file));
+		if (p->maps[i].exe &&
+		    !php_runtime.file_detect(a->rt, p->maps[i].exe, &a->file_state, &world.file)) {
+			a->exe = p->maps[i].exe;
+			a->bias = p->maps[i].bias;
+		}
+	}
+	REQUIRE(a->exe);
+	world.pid = c->pid;
+	world.file_id = a->exe->file_id;
+	world.file.runtime = FRAME_KIND_PHP;
+	memset(&world.proc, 0, sizeof(world.proc));
+	world.proc.file_id = world.file_id;
+	REQUIRE(!php_runtime.proc_attach(a->rt, c->pid, a->file_state, a->bias, now_ns(),
+					 &a->proc_state, &world.proc));
+}
+
+static void detach(struct attached *a)
+{
+	if (a->proc_state)
+		php_runtime.proc_free(a->rt, a->proc_state);
+	if (a->file_state)
+		php_runtime.file_free(a->rt, a->file_state);
+	if (a->rt)
+		php_runtime.free(a->rt);
+}
+
+/* Runs the walk of one execute_ex activation over the child: the frames it emits. */
+static int walk(struct user_frame *frames)
+{
+	struct unwind_cursor st = { .pid = (__u32)world.pid };
+	struct interp_cursor ic;
+	int i;
+
+	ss_interp_reset(&ic, 0);
+	ic.is.file = world.file;
+	ic.is.file_id = world.file_id;
+	if (php_activation(&st, &ic.is, &ic.php, frames))
+		for (i = 0; i < WALK_MAX && ic.is.emitting == FRAME_KIND_PHP; i++)
+			php_emit(&st, &ic.is, &ic.php, frames);
+	return (int)st.frame_cnt;
+}
+
+static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
+			const char *function, int line)
+{
+	struct interp_symbol sym;
+
+	php_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	CHECK_STR(sym.function, function);
+	CHECK_EQ_INT(sym.line, line);
+	CHECK(!sym.marker);
+	if (line)
+		CHECK(sym.file && strstr(sym.file, SCRIPT));
+	else
+		CHECK(!sym.file);
+}
+
+/* ---- tests ---- */
+
+TEST(live_chain)
+{
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	struct attached a;
+	struct child c;
+	int n, i;
+
+	if (access(PHP, X_OK))
+		SKIP_SETUP("%s missing (Debian php8.2-cli)", PHP);
+	REQUIRE(!child_start(&c));
+	attach(&a, &c);
+	CHECK_EQ_INT(world.file.supported, 1);
+	CHECK_EQ_INT(world.file.major, 8);
+	CHECK_EQ_INT(world.file.minor, 2);
+	CHECK(world.file.range_end[0] > world.file.range_start[0]); /* execute_ex */
+	CHECK(world.file.range_end[1] > world.file.range_start[1]); /* zend_call_function */
+	CHECK_EQ_INT(world.file.php.off.vm_regs, 1);                /* Debian: the HYBRID VM */
+	/* The layout check: globals, then the running frames. */
+	CHECK_EQ_INT(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
+	{
+		uint64_t own[16] = { 0 };
+
+		php_runtime.stats(a.rt, own);
+		CHECK_EQ_U64(own[0], 1); /* layouts verified */
+	}
+	memset(world.counters, 0, sizeof(world.counters));
+	n = walk(frames);
+	REQUIRE(n == 6);
+	for (i = 0; i < n; i++)
+		CHECK(frames[i].kind == FRAME_KIND_PHP && frames[i].addr);
+	check_frame(a.rt, a.proc_state, &frames[0], "fgets", 0);
+	check_frame(a.rt, a.proc_state, &frames[1], "Klass::wait", marked_line("WAIT"));
+	check_frame(a.rt, a.proc_state, &frames[2], "{closure}", marked_line("CALL_WAIT"));
+	check_frame(a.rt, a.proc_state, &frames[3], "beta", marked_line("CALL_CLOSURE"));
+	check_frame(a.rt, a.proc_state, &frames[4], "alpha", marked_line("CALL_BETA"));
+	check_frame(a.rt, a.proc_state, &frames[5], "{main}", marked_line("CALL_ALPHA"));
+	CHECK_EQ_U64(world.counters[PHP_COUNTER_FRAMES], 6);
+	CHECK_EQ_U64(world.counters[PHP_COUNTER_LINE_NONE], 0);
+	/* A function whose cookie disagrees was freed and reused: a marker, not a wrong name. */
+	{
+		struct user_frame uf = frames[1];
+		struct interp_symbol sym;
+
+		uf.file_id ^= 0x10;
+		php_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, "[php: function reused]");
+	}
+	detach(&a);
+	child_stop(&c);
+}
+
+/* Executor globals at the wrong address (a wrong layout): the check rejects the process. */
+TEST(wrong_layout_rejected)
+{
+	struct attached a;
+	struct child c;
+
+	if (access(PHP, X_OK))
+		SKIP_SETUP("%s missing (Debian php8.2-cli)", PHP);
+	REQUIRE(!child_start(&c));
+	attach(&a, &c);
+	php_runtime.proc_free(a.rt, a.proc_state);
+	a.proc_state = NULL;
+	REQUIRE(!php_runtime.proc_attach(a.rt, c.pid, a.file_state, a.bias + 8, now_ns(),
+					 &a.proc_state, &world.proc));
+	CHECK(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()) < 0);
+	detach(&a);
+	child_stop(&c);
+}
+
+TEST(markers)
+{
+	static const struct {
+		uint64_t code;
+		const char *text;
+	} want[] = {
+		{ PHP_MARKER_UNSUPPORTED, "[php: unsupported version]" },
+		{ PHP_MARKER_TRUNCATED, "[php: more frames truncated]" },
+		{ PHP_MARKER_READ_FAILED, "[php: frame unreadable]" },
+		{ PHP_MARKER_BAD_FRAME, "[php: bad frame]" },
+	};
+	void *rt = php_runtime.new();
+	size_t i;
+
+	REQUIRE(rt);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PHP };
+		struct interp_symbol sym;
+
+		php_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, want[i].text);
+	}
+	php_runtime.free(rt);
+}
+
+int main(void)
+{
+	int ret;
+
+	log__set_level(LOG_WARN);
+	reg = exe_registry__new(NULL);
+	pt = reg ? process_table__new(reg, -1, -1) : NULL;
+	if (!pt) {
+		printf("cannot create the process table\n");
+		return 1;
+	}
+	RUN(live_chain);
+	RUN(wrong_layout_rejected);
+	RUN(markers);
+	ret = test_summary();
+	process_table__free(pt);
+	exe_registry__free(reg);
+	return ret;
+}
