@@ -365,8 +365,9 @@ int session__poll(struct session *s, int timeout_ms)
 	if (s->fatal)
 		return s->fatal;
 	process_table__tick(s->pt, now);
-	if (s->tq)
-		table_queue__run(s->tq, now, TABLE_BUDGET_NS);
+	/* Tables just loaded may complete deferred samples. */
+	if (s->tq && table_queue__run(s->tq, now, TABLE_BUDGET_NS) > 0 && s->deferred)
+		deferred__changed(s->deferred);
 	if (s->deferred && deferred__tick(s->deferred, now) == -ENOMEM)
 		return -ENOMEM;
 	if (now - s->last_collect_ns >= 1000000000ULL) {
