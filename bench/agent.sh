@@ -1,8 +1,9 @@
 #!/bin/bash
 # Cost of `stackscope agent` (system-wide, OTLP/HTTP export to a receiver on loopback), side by
 # side with bpftrace `profile:hz:HZ { @[kstack, ustack] = count(); }`, both running at the same
-# time on the same load: every CPU busy (wl_chain_nofp, restarted as it ends) and 100 extra
-# sleeping processes.
+# time on the same load: every CPU busy (wl_chain_nofp, restarted as it ends), 100 extra
+# sleeping processes and process churn: a new process every 100 ms (`sleep 0.1` in a loop;
+# CHURN=0 turns it off).
 #
 # Method, for each tool's process, over a window of DURATION seconds that starts WARMUP
 # seconds after the tool is up (start-up work, e.g. bpftrace's compilation or the agent's first
@@ -14,14 +15,15 @@
 #  - memory: VmHWM of /proc/PID/status at the end of the window, and BPF map memory = sum of
 #    memlock over the process's bpf-map fds (/proc/PID/fdinfo); for the agent also its own
 #    stackscope_memory_bytes gauges from --metrics-addr.
-# Usage: sudo bench/agent.sh [DURATION_S (60)] [HZ (19)] [WARMUP_S (5)]
+# Usage: sudo bench/agent.sh [DURATION_S (60)] [HZ (19)] [WARMUP_S (5)]; SS=path/to/stackscope
+# measures another build (e.g. main's, for a "before" row).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 DUR=${1:-60}
 HZ=${2:-19}
 WARM=${3:-5}
-SS=./stackscope
+SS=${SS:-./stackscope}
 PY=/usr/bin/python3
 RECEIVER=tests/system/otlp_receiver.py
 LOAD=$BUILD/fixtures/wl_chain_nofp
@@ -71,6 +73,10 @@ for _ in $(seq 100); do
 	sleep "$life" &
 	pids+=($!)
 done
+if [[ ${CHURN:-1} != 0 ]]; then
+	timeout "$life" sh -c 'while :; do sleep 0.1; done' &
+	pids+=($!)
+fi
 
 # --- the receiver, the agent, bpftrace --------------------------------------------------------
 sysctl -q kernel.bpf_stats_enabled=1
@@ -185,7 +191,7 @@ wait "$bt" 2>/dev/null
 
 metric() { awk -v m="$1" '$1 == m { print $2 }' "$out/metrics.txt"; }
 win_ns=$(($(cut -d" " -f1 <<<"${s1[$agent]}") - $(cut -d" " -f1 <<<"${s0[$agent]}")))
-echo "# stackscope agent vs bpftrace, system-wide at $HZ Hz, both at once, $(nproc) CPUs busy + 100 sleeping processes"
+echo "# stackscope agent vs bpftrace, system-wide at $HZ Hz, both at once, $(nproc) CPUs busy + 100 sleeping processes$([[ ${CHURN:-1} != 0 ]] && echo " + a new process every 100 ms")"
 echo "# $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs; window $(awk -v n=$win_ns 'BEGIN { printf "%.1f", n / 1e9 }') s after ${WARM} s warm-up"
 echo "# cpu% = utime+stime delta over the window (/proc/PID/stat, all threads), bpf% = run_time_ns"
 echo "# delta of the process's programs (kernel.bpf_stats_enabled, fdinfo), sample% and ns/sample"

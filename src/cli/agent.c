@@ -132,6 +132,20 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		EMIT("# TYPE stackscope_unwind_entries gauge\n");
 		EMIT("stackscope_unwind_entries %llu\n",
 		     (unsigned long long)st.unwind->entries_used);
+		EMIT("# TYPE stackscope_unwind_tables_queued gauge\n");
+		EMIT("stackscope_unwind_tables_queued %llu\n",
+		     (unsigned long long)st.tables.queued);
+		EMIT("# TYPE stackscope_unwind_table_builds_total counter\n");
+		EMIT("stackscope_unwind_table_builds_total{thread=\"sampling\"} %llu\n",
+		     (unsigned long long)st.tables.built_inline);
+		EMIT("stackscope_unwind_table_builds_total{thread=\"worker\"} %llu\n",
+		     (unsigned long long)st.tables.built_worker);
+		EMIT("# TYPE stackscope_unwind_tables_evicted_total counter\n");
+		EMIT("stackscope_unwind_tables_evicted_total %llu\n",
+		     (unsigned long long)st.tables.evicted);
+		EMIT("# TYPE stackscope_unwind_pool_full_total counter\n");
+		EMIT("stackscope_unwind_pool_full_total %llu\n",
+		     (unsigned long long)st.tables.pool_full);
 	}
 	EMIT("# TYPE stackscope_samples_deferred_total counter\n");
 	EMIT("stackscope_samples_deferred_total{outcome=\"sent\"} %llu\n",
@@ -225,7 +239,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 			incomplete += st.counters[COUNTER_UNWIND_END_BASE + i];
 	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
 		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "
-		"bpf maps %.1f MiB; %llu processes, %zu executables\n",
+		"bpf maps %.1f MiB; %llu processes, %zu executables; unwind tables %llu queued, %llu "
+		"evicted, %llu without room\n",
 		(unsigned long long)st.counters[COUNTER_SAMPLES],
 		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL],
 		(unsigned long long)incomplete, (unsigned long long)es.ok,
@@ -233,7 +248,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		(unsigned long long)es.dropped, (unsigned long long)es.bytes_sent,
 		(unsigned long long)es.bytes_delivered, (double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
-		st.executables);
+		st.executables, (unsigned long long)st.tables.queued,
+		(unsigned long long)st.tables.evicted, (unsigned long long)st.tables.pool_full);
 	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
 		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
 			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "
@@ -272,6 +288,7 @@ static int run(const struct agent_options *o)
 		.symbolize_lines =
 			o->symbolize_lines, /* never waits: late debug info fills later intervals */
 		/* well past the 60 s process grace and any interval's export */
+		.sampled_tables_only = true,
 		.evict_exe_ns =
 			(uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
 	};

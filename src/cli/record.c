@@ -260,6 +260,17 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->entries_used,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
+	if (st.unwind)
+		fprintf(stderr,
+			"table builds   %llu on the sampling thread, %llu on the worker (%.0f ms), %llu "
+			"first because sampled, %llu still queued, %llu evicted from a full pool, %llu "
+			"found no room\n",
+			(unsigned long long)st.tables.built_inline,
+			(unsigned long long)st.tables.built_worker,
+			(double)st.tables.worker_busy_ns / 1e6,
+			(unsigned long long)st.tables.sampled_first,
+			(unsigned long long)st.tables.queued, (unsigned long long)st.tables.evicted,
+			(unsigned long long)st.tables.pool_full);
 	if (st.cache)
 		fprintf(stderr,
 			"table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/safe_open.h"
 #include "cli/session.h"
+#include "elf/elf_file.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/known_files.h"
@@ -22,10 +23,19 @@
 #include "symbolize/kallsyms.h"
 #include "unwind/deferred.h"
 #include "unwind/table_cache.h"
+#include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
 
 /* Unwind tables of files no live process maps are unloaded after this long. */
 #define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+/* Time per poll the sampling loop may spend building or loading queued tables itself (giant
+ * files are built by the queue's worker meanwhile).
+ */
+#define TABLE_BUDGET_NS (30 * 1000000ULL)
+/* Time at start for the tables of the files most processes map, before sampling starts. */
+#define TABLE_PRIME_NS (2 * 1000000000ULL)
+/* The poll timeout while files that samples asked for wait for their tables. */
+#define TABLE_URGENT_POLL_MS 5
 /* Exited processes are forgotten after this long: every sample of theirs has been handled and
  * the agent has exported their interval (resource attributes come from the tracker).
  */
@@ -38,6 +48,7 @@ struct session {
 	struct process_table *pt;
 	struct kallsyms *ks;
 	struct unwind_maps *um;
+	struct table_queue *tq; /* NULL: tables built at once (no worker thread) */
 	struct table_cache *cache;
 	struct debuginfo *di;
 	struct profile *prof;
@@ -111,7 +122,8 @@ static void load_executable(struct executable *exe, void *ctx)
 	struct session *s = ctx;
 	int err;
 
-	if (s->um)
+	/* Queued: built in the order samples ask for it (session__poll()). */
+	if (s->um && (!s->tq || table_queue__add(s->tq, exe)))
 		unwind_maps__load(s->um, exe);
 	err = known_files__add(sampler__known_files_fd(s->sampler), exe);
 	if (err)
@@ -119,12 +131,18 @@ static void load_executable(struct executable *exe, void *ctx)
 	if (s->deferred)
 		deferred__changed(s->deferred);
 	interp_registry__file_loaded(s->interp, exe);
+	/* What identification and detection read stays in the page cache, not in our RSS: a
+	 * queued file may wait for its table (and symbols) for ever.
+	 */
+	elf_file__drop_pages(exe->elf);
 }
 
 static void unload_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
 
+	if (s->tq)
+		table_queue__remove(s->tq, exe);
 	known_files__remove(sampler__known_files_fd(s->sampler), exe);
 	if (s->um)
 		unwind_maps__unload(s->um, exe);
@@ -185,6 +203,11 @@ struct session *session__new(const struct session_opts *opts)
 
 	if (!s)
 		return NULL;
+	/* Unwind tables are built in blocks of megabytes (by two threads: table_queue.h); with a
+	 * fixed mmap threshold each such block goes back to the kernel when freed, instead of
+	 * raising glibc's dynamic threshold and staying in an arena as peak RSS.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	s->opts = *opts;
 	ops.ctx = s;
 	s->sampler = sampler__new(&so, on_record, s);
@@ -206,6 +229,14 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n",
 			strerror(errno));
+	if (s->um) {
+		s->tq = table_queue__new(s->um);
+		if (s->tq)
+			table_queue__set_sampled_only(s->tq, opts->sampled_tables_only);
+		else
+			pr_warn("no table-build thread (%s): tables are built at once\n",
+				strerror(errno));
+	}
 	if (s->um && opts->cache_dir && opts->cache_dir[0]) {
 		if (mkdir(opts->cache_dir, 0700) && errno != EEXIST)
 			pr_debug("%s: %s\n", opts->cache_dir, strerror(errno));
@@ -287,6 +318,7 @@ void session__free(struct session *s)
 	trace_handler__free(s->th);
 	profile__free(s->prof);
 	process_table__free(s->pt);
+	table_queue__free(s->tq); /* joins the worker before the executables go */
 	exe_registry__free(s->reg);
 	interp_registry__free(s->interp);
 	unwind_maps__free(s->um);
@@ -314,19 +346,28 @@ int session__start(struct session *s)
 	else
 		for (i = 0; i < s->root_cnt; i++)
 			process_table__scan(s->pt, s->roots[i], now);
-	/* Building the tables of every file at start leaves large freed blocks behind. */
+	/* The tables most processes need before the first sample; the rest as samples ask. */
+	if (s->tq)
+		table_queue__prime(s->tq, now, TABLE_PRIME_NS);
 	malloc_trim(0);
 	return sampler__start(s->sampler);
 }
 
 int session__poll(struct session *s, int timeout_ms)
 {
-	int err = sampler__poll(s->sampler, timeout_ms);
+	int err;
+
+	if (s->tq && timeout_ms > TABLE_URGENT_POLL_MS && table_queue__urgent(s->tq))
+		timeout_ms = TABLE_URGENT_POLL_MS;
+	err = sampler__poll(s->sampler, timeout_ms);
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	if (s->fatal)
 		return s->fatal;
 	process_table__tick(s->pt, now);
+	/* Tables just loaded may complete deferred samples. */
+	if (s->tq && table_queue__run(s->tq, now, TABLE_BUDGET_NS) > 0 && s->deferred)
+		deferred__changed(s->deferred);
 	if (s->deferred && deferred__tick(s->deferred, now) == -ENOMEM)
 		return -ENOMEM;
 	if (now - s->last_collect_ns >= 1000000000ULL) {
@@ -396,6 +437,8 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
+	if (s->tq)
+		table_queue__stats(s->tq, &out->tables);
 	process_table__stats(s->pt, &ps);
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;

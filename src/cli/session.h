@@ -18,6 +18,7 @@
 #include "base/safe_open.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
+#include "unwind/table_queue.h"
 
 struct profile;
 struct sampler;
@@ -39,11 +40,13 @@ struct session_opts {
 	const pid_t *pids; /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
 	size_t pid_cnt;
 	bool symbolize;
-	size_t timestamps_cap;   /* per aggregated sample; the agent keeps them for OTLP */
-	size_t unwind_entry_cap; /* 0: default */
-	bool symbolize_lines;    /* DWARF lines + inline frames when a profile is taken */
-	uint64_t evict_exe_ns;   /* forget executables unused this long (0: never; agent) */
-	int debuginfod_wait_ms;  /* at take time, wait this long for pending debuginfod fetches */
+	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
+	size_t unwind_entry_cap;  /* 0: default */
+	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
+	uint64_t evict_exe_ns;    /* forget executables unused this long (0: never; agent) */
+	bool sampled_tables_only; /* build only the tables samples ask for (agent; see
+				   * unwind/table_queue.h), else every mapped file's, sampled first */
+	int debuginfod_wait_ms;   /* at take time, wait this long for pending debuginfod fetches */
 	const char *const *debug_dirs; /* extra debug-file folders */
 	size_t debug_dir_cnt;
 	const char *cache_dir; /* on-disk unwind-table cache; NULL or "": none */
@@ -82,6 +85,7 @@ struct session_stats {
 	const struct trace_handler_stats *trace;
 	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
 	const struct table_cache_stats *cache;  /* NULL without a cache */
+	struct table_queue_stats tables;        /* the build queue (zeros without one) */
 	const struct deferred_stats *deferred;  /* NULL when deferred unwinding is off */
 	uint64_t processes_alive, processes_exited;
 	size_t executables;

@@ -49,8 +49,11 @@ enum executable_kind {
 enum unwind_table_state {
 	UNWIND_TABLE_NONE = 0, /* not built (yet) */
 	UNWIND_TABLE_LOADED,   /* in the BPF maps */
-	UNWIND_TABLE_NO_CFI,   /* the file has no CFI: frame pointers only */
-	UNWIND_TABLE_FAILED,   /* building or loading failed: frame pointers only */
+	UNWIND_TABLE_QUEUED,   /* waiting in the build queue (unwind/table_queue.h) */
+	UNWIND_TABLE_BUILDING, /* being built by the queue's worker thread */
+	UNWIND_TABLE_EVICTED, /* unloaded to make room in the entry pool; queued again when sampled */
+	UNWIND_TABLE_NO_CFI, /* the file has no CFI: frame pointers only */
+	UNWIND_TABLE_FAILED, /* building or loading failed: frame pointers only */
 };
 
 /* What the file_id was computed from (fstat of the open fd). */
@@ -86,6 +89,9 @@ struct executable {
 	enum unwind_table_state table_state;
 	uint32_t table_first; /* unwind-entry pool range owned by this file's table */
 	uint32_t table_cnt;
+	uint32_t table_wanted;    /* samples that landed in the file while it had no table */
+	uint64_t last_sampled_ns; /* CLOCK_MONOTONIC of the last sample with a frame in it (0: none) */
+	uint64_t table_retry_ns; /* an EVICTED table is not queued again before this */
 	uint32_t live_maps;
 	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */

@@ -27,6 +27,7 @@ struct process_table {
 	struct u64_map by_pid; /* pid + 1 -> struct process */
 	struct exe_registry *reg;
 	int mappings_fd;
+	bool no_batch; /* the kernel has no batch operations on the LPM map */
 	int new_mappings_fd;
 	struct process_stats stats;
 	struct process_table_ops ops;
@@ -162,15 +163,65 @@ static bool mapping_unchanged(const struct exec_mapping *m, const struct exec_ma
 	return lo < old_cnt && same_mapping(&old[lo], m);
 }
 
+/* Write keys[0..cnt) (one value each) into the LPM map in one bpf() call where the kernel
+ * has batch operations for it, else one call per key. Returns how many were written; a key
+ * the map refuses (full) ends the write.
+ */
+static size_t update_keys(struct process_table *pt, const struct mapping_key *keys,
+			  const struct mapping_info *vals, size_t cnt)
+{
+	__u32 n = (__u32)cnt;
+	size_t i;
+
+	if (!cnt)
+		return 0;
+	if (!pt->no_batch) {
+		if (!bpf_map_update_batch(pt->mappings_fd, keys, vals, &n, NULL))
+			return cnt;
+		if (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
+			return n; /* n: how many went in before the failure */
+		pt->no_batch = true;
+	}
+	for (i = 0; i < cnt; i++)
+		if (bpf_map_update_elem(pt->mappings_fd, &keys[i], &vals[i], BPF_ANY))
+			return i;
+	return cnt;
+}
+
+static void delete_keys(struct process_table *pt, const struct mapping_key *keys, size_t cnt)
+{
+	__u32 n = (__u32)cnt;
+	size_t i;
+
+	if (!cnt)
+		return;
+	if (!pt->no_batch) {
+		/* Stops at the first key that is not there (ENOENT): the rest one by one. */
+		if (!bpf_map_delete_batch(pt->mappings_fd, keys, &n, NULL))
+			return;
+		if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP) {
+			pt->no_batch = true;
+			n = 0;
+		}
+	} else {
+		n = 0;
+	}
+	for (i = n; i < cnt; i++)
+		bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
+}
+
 /* Make the BPF entries of p match p->maps: insert the keys of new or changed mappings (old[]
- * is what was inserted before), then delete the keys nothing covers any more.
+ * is what was inserted before), then delete the keys nothing covers any more. Each of the two
+ * is one batch (bpf() calls dominate what churn costs).
  */
 static void sync_bpf(struct process_table *pt, struct process *p, const struct exec_mapping *old,
 		     size_t old_cnt, uint64_t seq)
 {
-	struct mapping_key *keys = NULL, marker = { 0 };
-	size_t cnt = 0, cap = 0, i;
-	struct mapping_info marker_info = { .seq = seq };
+	struct mapping_key *keys = NULL, *gone = NULL, marker = { 0 };
+	struct mapping_info *vals = NULL;
+	size_t cnt = 0, cap = 0, vcap = 0, i, written, gone_cnt = 0;
+	struct mapping_key *upd = NULL;
+	size_t upd_cnt = 0, upd_cap = 0;
 
 	if (pt->mappings_fd < 0)
 		return;
@@ -190,35 +241,67 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 			goto out;
 		if (mapping_unchanged(m, old, old_cnt))
 			continue;
+		if (array__reserve_bounded((void **)&upd, &upd_cap, upd_cnt + cnt - first,
+					   sizeof(*upd), 64, SIZE_MAX / 2) ||
+		    array__reserve_bounded((void **)&vals, &vcap, upd_cnt + cnt - first,
+					   sizeof(*vals), 64, SIZE_MAX / 2))
+			goto out;
 		for (j = first; j < cnt; j++) {
-			if (bpf_map_update_elem(pt->mappings_fd, &keys[j], &info, BPF_ANY)) {
-				pt->stats.bpf_insert_failures++;
-				cnt = j;
-				break;
-			}
+			upd[upd_cnt] = keys[j];
+			vals[upd_cnt++] = info;
 		}
 	}
 	if (p->alive) {
-		/* The (pid, 0) marker says "this process is known". */
+		/* The (pid, 0) marker says "this process is known": written last. */
 		marker.prefixlen = 32 + 64;
 		marker.pid = htobe32((uint32_t)p->pid);
-		bpf_map_update_elem(pt->mappings_fd, &marker, &marker_info, BPF_ANY);
+		if (array__reserve_bounded((void **)&upd, &upd_cap, upd_cnt + 1, sizeof(*upd), 64,
+					   SIZE_MAX / 2) ||
+		    array__reserve_bounded((void **)&vals, &vcap, upd_cnt + 1, sizeof(*vals), 64,
+					   SIZE_MAX / 2))
+			goto out;
+		upd[upd_cnt] = marker;
+		memset(&vals[upd_cnt], 0, sizeof(*vals));
+		vals[upd_cnt++].seq = seq;
+	}
+	written = update_keys(pt, upd, vals, upd_cnt);
+	if (written < upd_cnt) {
+		pt->stats.bpf_insert_failures++;
+		/* Keys not written are not ours to delete later: drop them from keys[]. */
+		for (i = written; i < upd_cnt; i++) {
+			size_t j;
+
+			for (j = 0; j < cnt; j++) {
+				if (!memcmp(&keys[j], &upd[i], sizeof(*keys))) {
+					keys[j] = keys[--cnt];
+					break;
+				}
+			}
+		}
 	}
 	if (cnt)
 		qsort(keys, cnt, sizeof(*keys), key_cmp);
+	gone = malloc((p->bpf_key_cnt + 1) * sizeof(*gone));
+	if (!gone)
+		goto out;
 	for (i = 0; i < p->bpf_key_cnt; i++)
 		if (!cnt || !bsearch(&p->bpf_keys[i], keys, cnt, sizeof(*keys), key_cmp))
-			bpf_map_delete_elem(pt->mappings_fd, &p->bpf_keys[i]);
+			gone[gone_cnt++] = p->bpf_keys[i];
 	if (!p->alive) {
+		/* The marker goes first: eBPF stops trusting the entries before they go. */
 		marker.prefixlen = 32 + 64;
 		marker.pid = htobe32((uint32_t)p->pid);
 		bpf_map_delete_elem(pt->mappings_fd, &marker);
 	}
+	delete_keys(pt, gone, gone_cnt);
 	free(p->bpf_keys);
 	p->bpf_keys = keys;
 	p->bpf_key_cnt = cnt;
 	keys = NULL;
 out:
+	free(gone);
+	free(upd);
+	free(vals);
 	free(keys);
 }
 
@@ -331,6 +414,8 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (!p->alive)
+		p->named = false; /* new, or a pid reused since the exit */
 	qsort(xm, n, sizeof(*xm), map_cmp);
 	/* Reference the new mappings before dropping the old ones: no table unload in between. */
 	for (i = 0; i < n; i++)
@@ -345,9 +430,13 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 	p->map_cnt = n;
 	p->alive = true;
 	p->scanned_ns = now_ns;
-	read_comm(pid, p->comm);
-	read_exe(pid, p->exe_path, sizeof(p->exe_path));
-	container__read(pid, &p->container);
+	if (!p->named) {
+		/* Name, executable and container change only at exec (process_table__exec()). */
+		read_comm(pid, p->comm);
+		read_exe(pid, p->exe_path, sizeof(p->exe_path));
+		container__read(pid, &p->container);
+		p->named = true;
+	}
 	sync_bpf(pt, p, old_maps, old_cnt, seq);
 	free(old_maps);
 	if (pt->ops.scanned)
@@ -388,7 +477,11 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 
 void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
-	struct process *p = process_table__scan(pt, pid, now_ns);
+	struct process *p = process_table__find(pt, pid);
+
+	if (p)
+		p->named = false;
+	p = process_table__scan(pt, pid, now_ns);
 
 	if (p) {
 		p->rescans_left = 1;

@@ -39,6 +39,7 @@ struct process {
 	size_t bpf_key_cnt;
 	uint64_t bpf_seq; /* the "new_mappings" seq its LPM entries are tagged with */
 	bool alive;
+	bool named;            /* comm, exe_path and container read since the last exec */
 	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
 	uint64_t scanned_ns;   /* CLOCK_MONOTONIC of the last scan */
 	uint64_t rescan_at_ns; /* pending rescan (0: none) */

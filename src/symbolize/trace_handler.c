@@ -307,6 +307,16 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	return profile__add_frame(th->prof, &f);
 }
 
+/* A sample has a frame in exe: the table build queue serves files without a table in the
+ * order samples land in them, and evicts the least recently sampled (unwind/table_queue.h).
+ */
+static void note_sampled(struct executable *exe, uint64_t now_ns)
+{
+	exe->last_sampled_ns = now_ns;
+	if (exe->table_state != UNWIND_TABLE_LOADED && exe->table_wanted < UINT32_MAX)
+		exe->table_wanted++;
+}
+
 static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,
 			   const struct user_frame *uf, uint64_t now_ns)
 {
@@ -321,8 +331,10 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 		return runtime_frame(th, rec, uf);
 	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
 		exe = exe_registry__find(th->reg, uf->file_id);
-		if (exe)
+		if (exe) {
+			note_sampled(exe, now_ns);
 			return native_frame(th, exe, uf->addr, is_return);
+		}
 	}
 	/* eBPF did not know this address: a new process or mapping. Ask /proc (rate-limited). */
 	lookup = is_return ? uf->addr - 1 : uf->addr;
@@ -332,6 +344,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 					   RESCAN_MIN_INTERVAL_NS);
 	m = p ? process__mapping_at(p, lookup) : NULL;
 	if (m) {
+		note_sampled(m->exe, now_ns);
 		th->stats.user_late_resolved++;
 		return native_frame(th, m->exe, uf->addr - m->bias, is_return);
 	}

@@ -81,11 +81,19 @@ static const struct mapping_info *world_mapping(void *ctx, uint32_t pid, uint64_
 static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wait)
 {
 	struct deferred *d = ctx;
-	const struct executable *exe = exe_registry__find(d->reg, file_id);
+	struct executable *exe = exe_registry__find(d->reg, file_id);
 
 	if (!exe)
 		return NULL;
 	switch (exe->table_state) {
+	case UNWIND_TABLE_QUEUED:
+	case UNWIND_TABLE_BUILDING:
+	case UNWIND_TABLE_EVICTED:
+		/* A waiting sample asks for the table (unwind/table_queue.h) */
+		if (exe->table_wanted < UINT32_MAX)
+			exe->table_wanted++;
+		*wait = true;
+		return NULL;
 	case UNWIND_TABLE_NONE:
 		*wait = true;
 		return NULL;

@@ -76,6 +76,15 @@ static void entry_name(uint64_t file_id, char *buf, size_t cap)
 	snprintf(buf, cap, "%016llx" SUFFIX, (unsigned long long)file_id);
 }
 
+bool table_cache__has(const struct table_cache *c, uint64_t file_id)
+{
+	char name[64];
+	struct stat st;
+
+	entry_name(file_id, name, sizeof(name));
+	return !fstatat(c->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode);
+}
+
 static int read_all(int fd, void *buf, size_t n)
 {
 	char *p = buf;
@@ -136,10 +145,11 @@ int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_tab
 	}
 	if (read_all(fd, rows, h.row_cnt * sizeof(*rows)) || rows_crc(rows, h.row_cnt) != h.crc)
 		goto bad;
-	err = unwind_table__from_rows(rows, h.row_cnt, out);
+	err = unwind_table__adopt_rows(rows, h.row_cnt, out);
 	if (err == -EINVAL)
 		goto bad;
 	if (!err) {
+		rows = NULL; /* the table's now */
 		c->stats.hits++;
 		futimens(fd, NULL); /* recently used */
 	}

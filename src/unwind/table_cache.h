@@ -15,6 +15,7 @@
 #ifndef STACKSCOPE_TABLE_CACHE_H
 #define STACKSCOPE_TABLE_CACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct unwind_table;
@@ -38,6 +39,8 @@ void table_cache__free(struct table_cache *c);
 
 /* 0 and *out (caller frees), -ENOENT on a miss, -EBADMSG for a corrupt entry (deleted). */
 int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_table **out);
+/* Whether an entry for file_id exists (not checked: table_cache__load() may still reject it). */
+bool table_cache__has(const struct table_cache *c, uint64_t file_id);
 /* Store t for file_id (best effort); 0 or -errno. */
 int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t);
 const struct table_cache_stats *table_cache__stats(const struct table_cache *c);

@@ -462,58 +462,71 @@ static void note_malformed(struct unwind_maps *um, const char *path, const struc
 		st->bad_cie_cnt, st->truncated_section_cnt);
 }
 
-int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
+int unwind_maps__cached(struct unwind_maps *um, struct executable *exe, struct unwind_table **out)
 {
-	struct unwind_table *t = NULL;
-	struct file_info fi = { .flags = FILE_NO_CFI };
-	uint64_t t0 = now_ns(), t1;
-	bool from_debug_file = false;
+	uint64_t t0 = now_ns();
 	int err;
 
-	err = um->cache ? table_cache__load(um->cache, exe->file_id, &t) : -ENOENT;
-	if (err) {
-		err = unwind_table__build(exe->elf, NULL, &t);
-		bool few = err == -ENOENT ||
-			   (!err &&
-			    unwind_table__stats(t)->fde_cnt + unwind_table__stats(t)->go_func_cnt <
-				    FEW_FDES);
+	*out = NULL;
+	err = um->cache ? table_cache__load(um->cache, exe->file_id, out) : -ENOENT;
+	um->stats.build_ns += now_ns() - t0;
+	return err;
+}
 
-		if (few && um->di) {
-			struct unwind_table *with_debug = NULL;
+int unwind_maps__complete(struct unwind_maps *um, struct executable *exe, int err,
+			  struct unwind_table **t)
+{
+	struct file_info fi = { .flags = FILE_NO_CFI };
+	uint64_t t0 = now_ns();
+	bool few = err == -ENOENT || (!err && unwind_table__stats(*t)->fde_cnt +
+							      unwind_table__stats(*t)->go_func_cnt <
+						      FEW_FDES);
+	bool from_debug_file = false;
 
-			if (!build_with_debug_file(um, exe, &with_debug)) {
-				unwind_table__free(t);
-				t = with_debug;
-				err = 0;
-				few = false;
-				from_debug_file = true;
-				um->stats.files_debug_frame++;
-			}
+	if (few && um->di) {
+		struct unwind_table *with_debug = NULL;
+
+		if (!build_with_debug_file(um, exe, &with_debug)) {
+			unwind_table__free(*t);
+			*t = with_debug;
+			err = 0;
+			few = false;
+			from_debug_file = true;
+			um->stats.files_debug_frame++;
 		}
-		/* A near-empty table may get better once a debug file is installed: not cached.
-		 * Nor is one built from a debug file that a container supplied (its root): that
-		 * file vouches only for itself (build ids and CRCs can be forged), so it must
-		 * not outlive this run or reach other runs through the cache.
-		 */
-		if (!err && um->cache && !few && !(from_debug_file && exe->root.fd >= 0))
-			table_cache__store(um->cache, exe->file_id, t);
-		if (!err)
-			note_malformed(um, exe->path, t);
 	}
-	t1 = now_ns();
-	um->stats.build_ns += t1 - t0;
+	/* A near-empty table may get better once a debug file is installed: not cached. Nor is
+	 * one built from a debug file that a container supplied (its root): that file vouches
+	 * only for itself (build ids and CRCs can be forged), so it must not outlive this run or
+	 * reach other runs through the cache.
+	 */
+	if (!err && um->cache && !few && !(from_debug_file && exe->root.fd >= 0))
+		table_cache__store(um->cache, exe->file_id, *t);
+	if (!err)
+		note_malformed(um, exe->path, *t);
+	um->stats.build_ns += now_ns() - t0;
 	if (err == -ENOENT) {
 		exe->table_state = UNWIND_TABLE_NO_CFI;
 		um->stats.files_no_cfi++;
 		bpf_map_update_elem(um->files_fd, &exe->file_id, &fi, BPF_ANY);
-		return 0;
+	} else if (err) {
+		exe->table_state = UNWIND_TABLE_FAILED;
+		um->stats.files_failed++;
+		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
+			strerror(-err));
 	}
-	if (!err)
-		err = unwind_maps__load_table(um, exe->file_id, t, &exe->table_first,
-					      &exe->table_cnt);
-	um->stats.load_ns += now_ns() - t1;
-	unwind_table__free(t);
-	elf_file__drop_pages(exe->elf);
+	return err;
+}
+
+int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
+			 const struct unwind_table *t)
+{
+	uint64_t t0 = now_ns();
+	int err = unwind_maps__load_table(um, exe->file_id, t, &exe->table_first, &exe->table_cnt);
+
+	um->stats.load_ns += now_ns() - t0;
+	if (err == -ENOSPC)
+		return err; /* the caller may make room and retry */
 	if (err) {
 		struct file_info failed = { .flags = FILE_NO_TABLE };
 
@@ -529,4 +542,76 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	um->stats.files_loaded++;
 	pr_debug("%s: unwind table loaded, %u entries\n", exe->path, exe->table_cnt);
 	return 0;
+}
+
+int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
+{
+	struct unwind_table *t = NULL;
+	int err = unwind_maps__cached(um, exe, &t);
+
+	if (err) {
+		uint64_t t0 = now_ns();
+
+		err = unwind_table__build(exe->elf, NULL, &t);
+		um->stats.build_ns += now_ns() - t0;
+		err = unwind_maps__complete(um, exe, err, &t);
+	}
+	if (!err) {
+		err = unwind_maps__install(um, exe, t);
+		if (err == -ENOSPC) {
+			exe->table_state = UNWIND_TABLE_FAILED;
+			um->stats.files_failed++;
+			um->stats.pool_full++;
+			pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
+				strerror(-err));
+		}
+	}
+	unwind_table__free(t);
+	elf_file__drop_pages(exe->elf);
+	return err == -ENOENT ? 0 : err;
+}
+
+size_t unwind_maps__pool_free(const struct unwind_maps *um)
+{
+	return um->entry_cap - um->stats.entries_used;
+}
+
+size_t unwind_maps__pool_cap(const struct unwind_maps *um)
+{
+	return um->entry_cap;
+}
+
+bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id)
+{
+	return um->cache && table_cache__has(um->cache, file_id);
+}
+
+size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t)
+{
+	size_t row_cnt;
+	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
+	uint64_t page_cnt = 0;
+	uint32_t need = 0;
+
+	if (load_pages(um, 0, rows, row_cnt, 0, &need, &page_cnt, NULL))
+		return SIZE_MAX;
+	return need;
+}
+
+size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
+{
+	const struct loaded_file *lf = u64_map__get(&um->loaded, file_id);
+	size_t i, hole;
+
+	if (!lf)
+		return 0;
+	hole = lf->range.cnt;
+	for (i = 0; i < um->free_cnt; i++) {
+		const struct pool_range *r = &um->free_ranges[i];
+
+		if (r->first + r->cnt == lf->range.first ||
+		    r->first == lf->range.first + lf->range.cnt)
+			hole += r->cnt;
+	}
+	return hole;
 }

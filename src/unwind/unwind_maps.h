@@ -13,6 +13,7 @@
 #ifndef STACKSCOPE_UNWIND_MAPS_H
 #define STACKSCOPE_UNWIND_MAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,8 +33,9 @@ struct unwind_maps_stats {
 	uint64_t entries_used;  /* pool entries in use */
 	uint64_t rules_used;
 	uint64_t pages;
-	uint64_t build_ns; /* time spent building tables */
-	uint64_t load_ns;  /* time spent writing maps */
+	uint64_t pool_full; /* tables the entry pool had no room for (after evictions) */
+	uint64_t build_ns;  /* time spent building tables */
+	uint64_t load_ns;   /* time spent writing maps */
 };
 
 struct unwind_maps;
@@ -51,8 +53,33 @@ void unwind_maps__free(struct unwind_maps *um);
 void unwind_maps__set_debuginfo(struct unwind_maps *um, struct debuginfo *di);
 /* Tables are read from / stored into this cache (borrowed; NULL: none). */
 void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache);
-/* Build exe's table (or read it from the cache) and load it; sets exe->table_state. 0 or -errno (counted). */
+/* Build exe's table (or read it from the cache) and load it, all at once; sets
+ * exe->table_state. 0 or -errno (counted).
+ */
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe);
+/* The same in steps, for builds spread over time or threads (unwind/table_queue.h):
+ * _cached: the table from the on-disk cache (0, -ENOENT on a miss);
+ * _complete: after a build that returned err (*t its table), the separate debug file's
+ *   .debug_frame where the file's own CFI is (nearly) empty, the cache store, the counters;
+ *   0 with *t ready to install, else exe->table_state is NO_CFI (-ENOENT) or FAILED;
+ * _install: *t into the BPF maps; -ENOSPC when the entry pool has no room (nothing changed,
+ *   nothing counted: the caller may evict and retry), else LOADED or FAILED (counted).
+ * All on the thread that owns um; the table stays the caller's.
+ */
+int unwind_maps__cached(struct unwind_maps *um, struct executable *exe, struct unwind_table **out);
+int unwind_maps__complete(struct unwind_maps *um, struct executable *exe, int err,
+			  struct unwind_table **t);
+int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
+			 const struct unwind_table *t);
+/* Whether the on-disk cache holds a table for file_id (no cache: false). */
+bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id);
+/* Pool entries t needs (one contiguous range); SIZE_MAX when it cannot be loaded at all. */
+size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t);
+/* The contiguous free range unloading file_id would leave (0: not loaded). */
+size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id);
+/* Entries free in the pool, and its size. */
+size_t unwind_maps__pool_free(const struct unwind_maps *um);
+size_t unwind_maps__pool_cap(const struct unwind_maps *um);
 /* Load an already-built table for file_id (tests, the cache). */
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt);

@@ -613,6 +613,11 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	err = merge_blocks(&b, t, &cap);
 	if (err)
 		goto cleanup;
+	/* The per-FDE rows are merged: give them back before the marks copy the table. */
+	free(b.raw);
+	free(b.blocks);
+	b.raw = NULL;
+	b.blocks = NULL;
 	for (i = 0; i < in->mark_cnt; i++) {
 		const struct symbol_mark *m = &in->marks[i];
 
@@ -884,12 +889,10 @@ int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef, struct u
 	return unwind_table__build_opts(ef, debug_ef, NULL, out);
 }
 
-int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct unwind_table **out)
+static int check_rows(const struct unwind_row *rows, size_t cnt)
 {
-	struct unwind_table *t;
 	size_t i;
 
-	*out = NULL;
 	if (cnt > UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
@@ -898,20 +901,44 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
 			return -EINVAL;
 	}
+	return 0;
+}
+
+int unwind_table__adopt_rows(struct unwind_row *rows, size_t cnt, struct unwind_table **out)
+{
+	struct unwind_table *t;
+	int err = check_rows(rows, cnt);
+
+	*out = NULL;
+	if (err)
+		return err;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->rows = malloc((cnt ? cnt : 1) * sizeof(*rows));
-	if (!t->rows) {
-		free(t);
-		return -ENOMEM;
-	}
-	if (cnt) /* rows may be NULL for an empty table */
-		memcpy(t->rows, rows, cnt * sizeof(*rows));
+	t->rows = rows;
 	t->cnt = cnt;
 	t->stats.row_cnt = cnt;
 	*out = t;
 	return 0;
+}
+
+int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct unwind_table **out)
+{
+	struct unwind_row *copy;
+	int err = check_rows(rows, cnt);
+
+	*out = NULL;
+	if (err)
+		return err;
+	copy = malloc((cnt ? cnt : 1) * sizeof(*rows));
+	if (!copy)
+		return -ENOMEM;
+	if (cnt) /* rows may be NULL for an empty table */
+		memcpy(copy, rows, cnt * sizeof(*rows));
+	err = unwind_table__adopt_rows(copy, cnt, out);
+	if (err)
+		free(copy);
+	return err;
 }
 
 size_t unwind_table_stats__malformed(const struct unwind_table_stats *st)

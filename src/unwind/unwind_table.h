@@ -99,6 +99,8 @@ int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
  * known rule kinds only; 0, -EINVAL, -E2BIG or -ENOMEM. Stats other than row_cnt are 0.
  */
 int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct unwind_table **out);
+/* The same without a copy: on success the table owns rows (malloc'ed), on error the caller. */
+int unwind_table__adopt_rows(struct unwind_row *rows, size_t cnt, struct unwind_table **out);
 
 void unwind_table__free(struct unwind_table *t);
 

@@ -1,0 +1,116 @@
+#!/bin/bash
+# Start-up memory of `stackscope agent` on a machine where giant executables are mapped by live
+# processes: clang++ compiling a large C++ file in a loop (libLLVM-14, libclang-cpp: ~40 MB of
+# .eh_frame between them), a JVM (libjvm) and node, all alive before the agent starts, plus one
+# busy wl_chain_nofp per CPU. The agent starts with an empty table cache (cold) and once more
+# with the cache the first run filled (warm).
+#
+# Method, per run: the agent's VmHWM (/proc/PID/status, the peak RSS) and VmRSS sampled every
+# 0.2 s for DURATION seconds after start; "ready" = the log line "agent running"; the steady
+# RSS is VmRSS at the end, BPF map memory = memlock of its bpf-map fds. Tables loaded, files
+# queued and the time their builds took from --metrics-addr.
+# Usage: sudo bench/agent_startup.sh [DURATION_S (30)] [HZ (19)]; SS=path/to/stackscope to
+# measure another build (e.g. main's, for the "before" row).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+DUR=${1:-30}
+HZ=${2:-19}
+SS=${SS:-./stackscope}
+LOAD=$BUILD/fixtures/wl_chain_nofp
+PY=/usr/bin/python3
+
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+for t in clang++-14 java node curl; do
+	command -v $t >/dev/null || { echo "bench: $t missing (scripts/setup.sh)" >&2; exit 1; }
+done
+[[ -x $SS ]] || { echo "bench: no $SS (make)" >&2; exit 1; }
+
+out=$(mktemp -d /tmp/stackscope-startup-bench.XXXXXX)
+pids=()
+cleanup()
+{
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+life=$((2 * DUR + 90))
+# --- the giants ------------------------------------------------------------------------------
+$PY - "$out/big.cpp" <<'PYEOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n")
+    for i in range(150):
+        f.write("int f%d(std::vector<std::map<std::string, int>> &v) { std::sort(v.begin(), "
+                "v.end()); int s = 0; for (auto &m : v) for (auto &[k, x] : m) s += x * %d + "
+                "k.size(); return s; }\n" % (i, i))
+PYEOF
+(
+	trap 'kill $c 2>/dev/null; exit 0' TERM
+	end=$((SECONDS + life))
+	while [[ $SECONDS -lt $end ]]; do
+		nice clang++-14 -O2 -w -c "$out/big.cpp" -o /dev/null &
+		c=$!
+		wait $c
+	done
+) >/dev/null 2>&1 &
+pids+=($!)
+cat >"$out/Sleep.java" <<'JEOF'
+public class Sleep { public static void main(String[] a) throws Exception { Thread.sleep(1000000L); } }
+JEOF
+timeout "$life" java "$out/Sleep.java" >/dev/null 2>&1 &
+pids+=($!)
+timeout "$life" node -e 'setTimeout(() => {}, 1e9)' &
+pids+=($!)
+if [[ -x $LOAD ]]; then
+	for _ in $(seq "$(nproc)"); do
+		timeout "$life" "$LOAD" 60 >/dev/null 2>&1 &
+		pids+=($!)
+	done
+fi
+# every giant mapped before the agent starts
+for _ in $(seq 100); do
+	grep -qs libjvm /proc/*/maps 2>/dev/null && grep -qs libLLVM /proc/*/maps 2>/dev/null && break
+	sleep 0.1
+done
+sleep 1
+
+# one agent run: "hwm_kib rss_kib maps_bytes ready_ms loaded queued built"
+run_agent()
+{
+	local cache=$1 tag=$2 agent t0 ready=0 hwm=0 h mport i
+	mport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	t0=$(date +%s%N)
+	"$SS" agent -F "$HZ" --output-dir "$out/pprof" --cache-dir "$cache" \
+		--metrics-addr "127.0.0.1:$mport" 2>"$out/agent.$tag.err" &
+	agent=$!
+	pids+=($agent)
+	for i in $(seq $((DUR * 5))); do
+		h=$(awk '/^VmHWM:/ { print $2 }' "/proc/$agent/status" 2>/dev/null)
+		[[ -n $h ]] || break
+		[[ $ready -eq 0 ]] && grep -q 'agent running' "$out/agent.$tag.err" &&
+			ready=$((($(date +%s%N) - t0) / 1000000))
+		sleep 0.2
+	done
+	curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.$tag" || :
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$agent/status")
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$agent/status")
+	maps=$(awk '$1 == "stackscope_memory_bytes{kind=\"bpf_maps\"}" { print $2 }' "$out/metrics.$tag")
+	kill -TERM "$agent"
+	wait "$agent" 2>/dev/null
+	printf '%-6s %10.1f %10.1f %9.1f %9d   %s\n' "$tag" "$(echo "$hwm / 1024" | bc -l)" \
+		"$(echo "$rss / 1024" | bc -l)" "$(echo "${maps:-0} / 1048576" | bc -l)" "$ready" \
+		"$(grep -E 'unwind tables|tables:' "$out/agent.$tag.err" | tail -1 | cut -c1-80)"
+}
+
+echo "# stackscope agent start-up, $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, $HZ Hz, $DUR s per run"
+echo "# mapped by live processes: $(grep -ho '/[^ ]*lib\(LLVM\|clang-cpp\|jvm\)[^ ]*\|/usr/bin/node' /proc/[0-9]*/maps 2>/dev/null | sort -u | xargs)"
+printf '%-6s %10s %10s %9s %9s\n' run VmHWM_MiB VmRSS_MiB maps_MiB ready_ms
+run_agent "$out/cache" cold
+run_agent "$out/cache" warm
