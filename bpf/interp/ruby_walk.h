@@ -142,7 +142,9 @@ static __always_inline __u64 rb_method_entry(struct rb_cursor *rb)
 	rb->lenv[0] = rb->env[0];
 	rb->lenv[1] = rb->env[1];
 	rb->lenv[2] = flags;
+#ifdef __clang__ /* the walk also compiles as plain C (gcc) in the unit tests */
 #pragma unroll
+#endif
 	for (i = 0; i < RB_EP_DEPTH_MAX; i++) {
 		if (rb->lenv[2] & RB_ENV_FLAG_LOCAL)
 			return rb->lenv[0];

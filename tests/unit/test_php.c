@@ -101,6 +101,12 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 		world.counters[which]++;
 }
 
+static struct interp_code *ss_interp_code(__u32 pid) /* no JIT code in a PHP process */
+{
+	(void)pid;
+	return NULL;
+}
+
 #include "interp/interp_walk.h"
 
 /* ---- the child ---- */
