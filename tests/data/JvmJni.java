@@ -23,6 +23,9 @@ class JvmJni {
 
     public static void main(String[] args) throws InterruptedException {
         System.load(args[0]);
+        // The library was built just now: let the profiler identify it before the round trips
+        // (what a never-seen file's first samples get is test_deferred's and test_new_mappings')
+        Thread.sleep(700);
         Thread.currentThread().setName(args[1]);
         deadline = System.nanoTime() + (long) (Double.parseDouble(args[2]) * 1e9);
         alpha(); // CALL_ALPHA
