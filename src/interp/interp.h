@@ -146,4 +146,10 @@ size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,
  */
 int interp__read_mem(pid_t pid, uint64_t addr, void *buf, size_t size);
 
+/* One 64-bit word of process pid's memory at addr (native byte order). 0 or -errno. */
+static inline int interp__read_u64(pid_t pid, uint64_t addr, uint64_t *out)
+{
+	return interp__read_mem(pid, addr, out, sizeof(*out));
+}
+
 #endif

@@ -468,11 +468,6 @@ static int hs_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	return 0;
 }
 
-static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_mem(pid, addr, out, sizeof(*out));
-}
-
 /* The JVM's code heaps and interpreter, once it has created them; 0 when read. */
 static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint64_t *low,
 			   uint64_t *high)
@@ -482,17 +477,17 @@ static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint6
 	int32_t len = 0, log2 = 0, limit = 0;
 	int i, n = 0;
 
-	if (mem_u64(p->pid, l->heaps + p->bias, &arr) || !arr ||
+	if (interp__read_u64(p->pid, l->heaps + p->bias, &arr) || !arr ||
 	    interp__read_mem(p->pid, arr + l->ga_len, &len, sizeof(len)) || len <= 0 ||
-	    mem_u64(p->pid, arr + l->ga_data, &data) || !data)
+	    interp__read_u64(p->pid, arr + l->ga_data, &data) || !data)
 		return -EAGAIN;
 	for (i = 0; i < len && n < HS_MAX_HEAPS; i++) {
 		uint64_t hlow, hhigh, segmap;
 
-		if (mem_u64(p->pid, data + 8 * (uint64_t)i, &heap) || !heap ||
-		    mem_u64(p->pid, heap + l->heap_memory + l->vs_low, &hlow) ||
-		    mem_u64(p->pid, heap + l->heap_memory + l->vs_high, &hhigh) ||
-		    mem_u64(p->pid, heap + l->heap_segmap + l->vs_low, &segmap) ||
+		if (interp__read_u64(p->pid, data + 8 * (uint64_t)i, &heap) || !heap ||
+		    interp__read_u64(p->pid, heap + l->heap_memory + l->vs_low, &hlow) ||
+		    interp__read_u64(p->pid, heap + l->heap_memory + l->vs_high, &hhigh) ||
+		    interp__read_u64(p->pid, heap + l->heap_segmap + l->vs_low, &segmap) ||
 		    interp__read_mem(p->pid, heap + l->heap_log2, &log2, sizeof(log2)))
 			return -EAGAIN;
 		if (hlow >= hhigh || !segmap || log2 < 4 || log2 > 16)
@@ -500,12 +495,12 @@ static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint6
 		b->heap[n] = (struct hs_heap){ .low = hlow, .high = hhigh, .segmap = segmap };
 		b->log2_seg[n++] = (uint8_t)log2;
 	}
-	if (mem_u64(p->pid, l->interp_code + p->bias, &queue) || !queue ||
-	    mem_u64(p->pid, queue + l->sq_buffer, &buf) || !buf ||
+	if (interp__read_u64(p->pid, l->interp_code + p->bias, &queue) || !queue ||
+	    interp__read_u64(p->pid, queue + l->sq_buffer, &buf) || !buf ||
 	    interp__read_mem(p->pid, queue + l->sq_limit, &limit, sizeof(limit)) || limit <= 0)
 		return -EAGAIN;
-	if (mem_u64(p->pid, l->low_bound + p->bias, low) ||
-	    mem_u64(p->pid, l->high_bound + p->bias, high) || *low >= *high)
+	if (interp__read_u64(p->pid, l->low_bound + p->bias, low) ||
+	    interp__read_u64(p->pid, l->high_bound + p->bias, high) || *low >= *high)
 		return -EAGAIN;
 	b->heap_cnt = (uint8_t)n;
 	b->interp_lo = buf;
@@ -571,7 +566,7 @@ static int cp_symbol(pid_t pid, const struct hs_layout *l, uint64_t cp, int32_t 
 {
 	if (!idx || idx >= cp_len)
 		return -ERANGE;
-	return mem_u64(pid, cp + l->cp_size + 8 * (uint64_t)idx, sym);
+	return interp__read_u64(pid, cp + l->cp_size + 8 * (uint64_t)idx, sym);
 }
 
 static uint32_t read_uint(const uint8_t *buf, uint64_t off, uint32_t size)
@@ -598,7 +593,7 @@ static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
 	    l->const_flags + l->const_flags_size > sizeof(cm_buf) ||
 	    l->const_code_size + 2 > sizeof(cm_buf) || l->const_name + 2 > sizeof(cm_buf))
 		return -EINVAL;
-	if (mem_u64(pid, method + l->bpf.method_const, &cm) || !cm ||
+	if (interp__read_u64(pid, method + l->bpf.method_const, &cm) || !cm ||
 	    interp__read_mem(pid, cm, cm_buf, l->bpf.const_size))
 		return -EFAULT;
 	e->cookie = (uint32_t)(cm >> 3);
@@ -606,11 +601,11 @@ static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
 	flags = read_uint(cm_buf, l->const_flags, l->const_flags_size);
 	code_size = read_uint(cm_buf, l->const_code_size, 2);
 	name_idx = (uint16_t)read_uint(cm_buf, l->const_name, 2);
-	if (!cp || mem_u64(pid, cp + l->cp_holder, &holder) ||
+	if (!cp || interp__read_u64(pid, cp + l->cp_holder, &holder) ||
 	    interp__read_mem(pid, cp + l->cp_length, &cp_len, sizeof(cp_len)) ||
 	    interp__read_mem(pid, cp + l->cp_source, &src_idx, sizeof(src_idx)))
 		return -EFAULT;
-	if (mem_u64(pid, holder + l->klass_name, &sym) ||
+	if (interp__read_u64(pid, holder + l->klass_name, &sym) ||
 	    read_symbol(pid, l, sym, klass, sizeof(klass)) ||
 	    cp_symbol(pid, l, cp, cp_len, name_idx, &sym) ||
 	    read_symbol(pid, l, sym, name, sizeof(name)))
@@ -692,14 +687,14 @@ static void read_pcs(pid_t reader, const struct hs_layout *l, struct blob_entry 
 
 	if (!l->lines_compiled)
 		return;
-	if (l->nm_immutable && mem_u64(reader, e->blob + l->nm_data, &base))
+	if (l->nm_immutable && interp__read_u64(reader, e->blob + l->nm_data, &base))
 		return;
 	if (interp__read_mem(reader, e->blob + l->nm_pcs, &begin, 4) ||
 	    interp__read_mem(reader, e->blob + l->nm_pcs_end, &end, 4) || begin < 0 || end <= begin)
 		return;
 	if (l->nm_immutable)
 		scopes = base + (uint64_t)end;
-	else if (mem_u64(reader, e->blob + l->nm_scopes, &scopes))
+	else if (interp__read_u64(reader, e->blob + l->nm_scopes, &scopes))
 		return;
 	len = (size_t)(end - begin);
 	if (len > HS_PCS_MAX)
@@ -733,7 +728,7 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 	    (!compiled || (e->method && e->compile_id == compile_id)))
 		return e;
 	if (compiled) {
-		if (mem_u64(reader, blob + b->nm_method, &method) ||
+		if (interp__read_u64(reader, blob + b->nm_method, &method) ||
 		    interp__read_mem(reader, blob + b->nm_compile_id, &id, sizeof(id))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
 			marker(hs, out, "code unreadable");
@@ -746,7 +741,7 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 		}
 		name[0] = 0;
 	} else {
-		if (mem_u64(reader, blob + b->blob_name, &name_ptr) ||
+		if (interp__read_u64(reader, blob + b->blob_name, &name_ptr) ||
 		    interp__read_mem(reader, name_ptr, name, sizeof(name))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
 			marker(hs, out, "code unreadable");

@@ -359,13 +359,6 @@ static void php_file_free(void *rt, void *file_state)
 	free(f);
 }
 
-/* ---- process memory ---- */
-
-static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_mem(pid, addr, out, sizeof(*out));
-}
-
 /* A zend_string's text (malloc'ed, control bytes replaced), or NULL. */
 static char *read_zstr(pid_t pid, uint64_t addr, const struct php_layout *l)
 {
@@ -373,7 +366,7 @@ static char *read_zstr(pid_t pid, uint64_t addr, const struct php_layout *l)
 	char *s;
 	size_t i;
 
-	if (!addr || mem_u64(pid, addr + l->str_len, &len))
+	if (!addr || interp__read_u64(pid, addr + l->str_len, &len))
 		return NULL;
 	if (len > PHP_NAME_MAX)
 		len = PHP_NAME_MAX;
@@ -401,9 +394,9 @@ static int check_globals(struct php_proc *pp)
 	const struct php_layout *l = &pp->file->layout;
 	uint64_t page, eg_ft, cg_ft = 0;
 
-	if (mem_u64(pp->pid, pp->eg + l->eg_vm_stack_page_size, &page) ||
-	    mem_u64(pp->pid, pp->eg + l->eg_function_table, &eg_ft) ||
-	    (pp->cg && mem_u64(pp->pid, pp->cg + l->cg_function_table, &cg_ft)))
+	if (interp__read_u64(pp->pid, pp->eg + l->eg_vm_stack_page_size, &page) ||
+	    interp__read_u64(pp->pid, pp->eg + l->eg_function_table, &eg_ft) ||
+	    (pp->cg && interp__read_u64(pp->pid, pp->cg + l->cg_function_table, &cg_ft)))
 		return -EFAULT;
 	if (!page)
 		return 0;
@@ -424,7 +417,7 @@ static int check_frames(struct php_proc *pp)
 	uint32_t last;
 	int n = 0, steps = 0;
 
-	if (mem_u64(pp->pid, pp->eg + o->eg_current_execute_data, &cur))
+	if (interp__read_u64(pp->pid, pp->eg + o->eg_current_execute_data, &cur))
 		return -EFAULT;
 	while (cur && steps++ < PHP_FRAMES_CHECKED) {
 		if (interp__read_mem(pp->pid, cur, ex, sizeof(ex)))
@@ -447,7 +440,7 @@ static int check_frames(struct php_proc *pp)
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
 		memcpy(&last, fn + o->op_last, 4);
 		memcpy(&file, fn + o->op_filename, 8);
-		if (!opcodes || !last || !file || mem_u64(pp->pid, file + l->str_len, &len) ||
+		if (!opcodes || !last || !file || interp__read_u64(pp->pid, file + l->str_len, &len) ||
 		    !len || len > 4096)
 			return -EINVAL;
 		/* The innermost frame's saved opline may predate its first SAVE_OPLINE. */
@@ -570,7 +563,7 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 	fname = read_zstr(pid, name, l);
 	if (!fname)
 		return -EFAULT;
-	if (scope && !mem_u64(pid, scope + l->ce_name, &cls))
+	if (scope && !interp__read_u64(pid, scope + l->ce_name, &cls))
 		cname = read_zstr(pid, cls, l);
 	if (cname) {
 		size_t n = strlen(cname) + strlen(fname) + 3;

@@ -459,18 +459,6 @@ static void py_file_free(void *rt, void *file_state)
 	free(f);
 }
 
-/* ---- process memory ---- */
-
-static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t size)
-{
-	return interp__read_mem(pid, addr, buf, size);
-}
-
-static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return mem_read(pid, addr, out, sizeof(*out));
-}
-
 /* ---- per-process attach and layout check ---- */
 
 /* Check the layout against the live interpreter: every thread state belongs to the runtime's
@@ -484,40 +472,40 @@ static int proc_check(struct py_proc *pp)
 	uint64_t interp, ts, v, frame;
 	int threads = 0, tsd_ok = 0, code_ok = 0;
 
-	if (mem_read(pp->pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
-	    mem_u64(pp->pid, pp->runtime + l->bpf.rt_interp_head, &interp))
+	if (interp__read_mem(pp->pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
+	    interp__read_u64(pp->pid, pp->runtime + l->bpf.rt_interp_head, &interp))
 		return -EFAULT;
 	if (!tss[0] || !interp)
 		return 0;
 	if (tss[0] != 1 || tss[1] >= 1024)
 		return -EINVAL;
-	if (mem_u64(pp->pid, interp + l->is_threads_head, &ts))
+	if (interp__read_u64(pp->pid, interp + l->is_threads_head, &ts))
 		return -EFAULT;
 	if (!ts)
 		return 0;
 	while (ts && threads < MAX_THREADS_CHECKED) {
 		threads++;
-		if (mem_u64(pp->pid, ts + l->bpf.ts_interp, &v) || v != interp)
+		if (interp__read_u64(pp->pid, ts + l->bpf.ts_interp, &v) || v != interp)
 			return -EINVAL;
-		if (tss[1] < 32 && !mem_u64(pp->pid, ts + l->ts_thread_id, &v) && v &&
-		    !mem_u64(pp->pid, v + GLIBC_TSD_OFF + 16 * tss[1], &v) && v == ts)
+		if (tss[1] < 32 && !interp__read_u64(pp->pid, ts + l->ts_thread_id, &v) && v &&
+		    !interp__read_u64(pp->pid, v + GLIBC_TSD_OFF + 16 * tss[1], &v) && v == ts)
 			tsd_ok++;
-		if (!mem_u64(pp->pid, ts + l->bpf.ts_frame, &frame) && frame &&
+		if (!interp__read_u64(pp->pid, ts + l->bpf.ts_frame, &frame) && frame &&
 		    (l->bpf.cframe_frame == NO ||
-		     !mem_u64(pp->pid, frame + l->bpf.cframe_frame, &frame))) {
+		     !interp__read_u64(pp->pid, frame + l->bpf.cframe_frame, &frame))) {
 			uint8_t owner = 0;
 
 			if (l->bpf.fr_entry != NO && l->bpf.entry_kind == PY_ENTRY_SHIM)
-				mem_read(pp->pid, frame + l->bpf.fr_entry, &owner, 1);
+				interp__read_mem(pp->pid, frame + l->bpf.fr_entry, &owner, 1);
 			if (frame && owner != PY_OWNED_BY_CSTACK &&
-			    !mem_u64(pp->pid, frame + l->bpf.fr_code, &v) && v &&
-			    !mem_u64(pp->pid, v + 8 /* ob_type */, &v)) {
+			    !interp__read_u64(pp->pid, frame + l->bpf.fr_code, &v) && v &&
+			    !interp__read_u64(pp->pid, v + 8 /* ob_type */, &v)) {
 				if (v != pp->code_type)
 					return -EINVAL;
 				code_ok++;
 			}
 		}
-		if (mem_u64(pp->pid, ts + l->ts_next, &ts))
+		if (interp__read_u64(pp->pid, ts + l->ts_next, &ts))
 			return -EFAULT;
 	}
 	if (!tsd_ok)
@@ -601,7 +589,7 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 	char *out = NULL;
 	size_t n = 0;
 
-	if (!addr || mem_read(pid, addr, head, sizeof(head)))
+	if (!addr || interp__read_mem(pid, addr, head, sizeof(head)))
 		return NULL;
 	memcpy(&len, head + 16, 8);
 	memcpy(&state, head + 32, 4);
@@ -615,7 +603,7 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 	if (!raw || !out)
 		goto fail;
 	if (len &&
-	    mem_read(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
+	    interp__read_mem(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
 		     raw, len * kind))
 		goto fail;
 	for (i = 0; i < len; i++) {
@@ -664,7 +652,7 @@ static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct
 	int32_t firstlineno, argcount;
 	uint16_t name_off = l->co_qualname != NO ? l->co_qualname : l->co_name;
 
-	if (mem_read(pid, code, obj, sizeof(obj)))
+	if (interp__read_mem(pid, code, obj, sizeof(obj)))
 		return -EFAULT;
 	memcpy(&argcount, obj + l->bpf.co_argcount, 4);
 	memcpy(&firstlineno, obj + l->bpf.co_firstlineno, 4);
@@ -675,9 +663,9 @@ static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct
 	e->firstlineno = firstlineno;
 	e->name = read_str(pid, name, l);
 	e->filename = read_str(pid, file, l);
-	if (table && !mem_u64(pid, table + 16, &table_sz) && table_sz <= LINETABLE_MAX) {
+	if (table && !interp__read_u64(pid, table + 16, &table_sz) && table_sz <= LINETABLE_MAX) {
 		e->linetable = malloc(table_sz ? table_sz : 1);
-		if (e->linetable && !mem_read(pid, table + 32, e->linetable, table_sz)) {
+		if (e->linetable && !interp__read_mem(pid, table + 32, e->linetable, table_sz)) {
 			e->linetable_sz = table_sz;
 		} else {
 			free(e->linetable);

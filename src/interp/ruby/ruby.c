@@ -554,13 +554,6 @@ static void rb_file_free(void *rt, void *file_state)
 	free(f);
 }
 
-/* ---- process memory ---- */
-
-static int mem_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_mem(pid, addr, out, sizeof(*out));
-}
-
 /* ---- per-process attach and layout check ---- */
 
 struct ivar_match {
@@ -583,7 +576,7 @@ static int ivar_match(void *ctx, uint64_t id, uint64_t value)
 	}
 	if (m->want_klass && !ruby_obj__flags(m->r, value, &flags) &&
 	    ((flags & 0x1f) == RUBY_T_CLASS || (flags & 0x1f) == RUBY_T_MODULE) &&
-	    !mem_u64(m->r->pid, value + 8, &klass) && klass == m->want_klass) {
+	    !interp__read_u64(m->r->pid, value + 8, &klass) && klass == m->want_klass) {
 		m->id = id;
 		m->value = value;
 		return 1;
@@ -598,7 +591,7 @@ static void find_classpath_id(struct rb_proc *rp)
 	struct ivar_match m = { .r = &r, .want = "Object" };
 	uint64_t object;
 
-	if (!rp->file->object_vaddr || mem_u64(rp->pid, rp->bias + rp->file->object_vaddr, &object))
+	if (!rp->file->object_vaddr || interp__read_u64(rp->pid, rp->bias + rp->file->object_vaddr, &object))
 		return;
 	if (ruby_obj__class_ivars(&r, object, ivar_match, &m) == 1)
 		rp->classpath_id = m.id;
@@ -617,36 +610,36 @@ static int proc_check(struct rb_proc *rp)
 	int frames = 0, iseqs = 0;
 	pid_t pid = rp->pid;
 
-	if (mem_u64(pid, rp->bias + rp->file->main_ractor_vaddr, &ractor) ||
-	    mem_u64(pid, rp->bias + rp->file->modid_got_vaddr, &modid))
+	if (interp__read_u64(pid, rp->bias + rp->file->main_ractor_vaddr, &ractor) ||
+	    interp__read_u64(pid, rp->bias + rp->file->modid_got_vaddr, &modid))
 		return -EFAULT;
 	if (!ractor || !modid)
 		return 0;
-	if (mem_u64(pid, ractor + l->ractor_main, &th))
+	if (interp__read_u64(pid, ractor + l->ractor_main, &th))
 		return -EFAULT;
 	if (!th)
 		return 0;
-	if (mem_u64(pid, th + l->th_ractor, &v) || v != ractor ||
-	    mem_u64(pid, th + l->th_ec, &ec) || !ec || mem_u64(pid, ec + l->ec_thread, &v) ||
+	if (interp__read_u64(pid, th + l->th_ractor, &v) || v != ractor ||
+	    interp__read_u64(pid, th + l->th_ec, &ec) || !ec || interp__read_u64(pid, ec + l->ec_thread, &v) ||
 	    v != th)
 		return -EINVAL;
-	if (modid > 0xffff || mem_u64(pid, th + l->th_thread_id, &tcb) ||
-	    mem_u64(pid, tcb + RB_TCB_DTV, &dtv) || mem_u64(pid, dtv + 16 * modid, &block) ||
-	    mem_u64(pid, block + rp->file->bpf.rb.tls_off, &v) || v != ec)
+	if (modid > 0xffff || interp__read_u64(pid, th + l->th_thread_id, &tcb) ||
+	    interp__read_u64(pid, tcb + RB_TCB_DTV, &dtv) || interp__read_u64(pid, dtv + 16 * modid, &block) ||
+	    interp__read_u64(pid, block + rp->file->bpf.rb.tls_off, &v) || v != ec)
 		return -EINVAL;
 	/* the VM names the same main ractor; its objspace's malloc limit is a real one (16 MiB
 	 * at start, grown by GC) and its GC mode one of none/marking/sweeping
 	 */
-	if (mem_u64(pid, rp->bias + rp->file->vm_ptr_vaddr, &vm) || !vm ||
-	    mem_u64(pid, vm + l->vm_main_ractor, &v) || v != ractor ||
-	    mem_u64(pid, vm + l->bpf.vm_objspace, &objspace) || !objspace ||
-	    mem_u64(pid, objspace, &v) || v < (1u << 20) || v > (1ULL << 40) ||
+	if (interp__read_u64(pid, rp->bias + rp->file->vm_ptr_vaddr, &vm) || !vm ||
+	    interp__read_u64(pid, vm + l->vm_main_ractor, &v) || v != ractor ||
+	    interp__read_u64(pid, vm + l->bpf.vm_objspace, &objspace) || !objspace ||
+	    interp__read_u64(pid, objspace, &v) || v < (1u << 20) || v > (1ULL << 40) ||
 	    interp__read_mem(pid, objspace + l->bpf.objspace_flags, &gc_flags, 4) ||
 	    (gc_flags & 3) == 3)
 		return -EINVAL;
-	if (mem_u64(pid, ec + l->bpf.ec_vm_stack, &stack) ||
-	    mem_u64(pid, ec + l->bpf.ec_vm_stack_size, &size) ||
-	    mem_u64(pid, ec + l->bpf.ec_cfp, &cfp))
+	if (interp__read_u64(pid, ec + l->bpf.ec_vm_stack, &stack) ||
+	    interp__read_u64(pid, ec + l->bpf.ec_vm_stack_size, &size) ||
+	    interp__read_u64(pid, ec + l->bpf.ec_cfp, &cfp))
 		return -EFAULT;
 	end = stack + size * 8;
 	if (!stack || size >= (1ULL << 28) || cfp < stack || cfp >= end ||
@@ -655,13 +648,13 @@ static int proc_check(struct rb_proc *rp)
 	for (; cfp < end && frames < FRAMES_CHECKED; cfp += l->bpf.cfp_size, frames++) {
 		uint64_t iseq, ep, flags, head;
 
-		if (mem_u64(pid, cfp + l->bpf.cfp_iseq, &iseq) ||
-		    mem_u64(pid, cfp + l->bpf.cfp_ep, &ep) || mem_u64(pid, ep, &flags))
+		if (interp__read_u64(pid, cfp + l->bpf.cfp_iseq, &iseq) ||
+		    interp__read_u64(pid, cfp + l->bpf.cfp_ep, &ep) || interp__read_u64(pid, ep, &flags))
 			return -EFAULT;
 		if ((flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_CFUNC ||
 		    (flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_IFUNC || !iseq)
 			continue;
-		if (mem_u64(pid, iseq, &head) || (head & RB_T_MASK) != RB_T_IMEMO ||
+		if (interp__read_u64(pid, iseq, &head) || (head & RB_T_MASK) != RB_T_IMEMO ||
 		    IMEMO_TYPE(head) != RB_IMEMO_ISEQ)
 			return -EINVAL;
 		iseqs++;
@@ -814,9 +807,9 @@ static int read_iseq(const struct ruby_reader *r, const struct rb_layout *l, uin
 	uint64_t head, body_addr, path, first, v;
 	uint32_t iseq_size, type;
 
-	if (mem_u64(r->pid, iseq, &head) || (head & RB_T_MASK) != RB_T_IMEMO ||
+	if (interp__read_u64(r->pid, iseq, &head) || (head & RB_T_MASK) != RB_T_IMEMO ||
 	    IMEMO_TYPE(head) != RB_IMEMO_ISEQ ||
-	    mem_u64(r->pid, iseq + l->bpf.iseq_body, &body_addr) || l->body_sz > sizeof(body) ||
+	    interp__read_u64(r->pid, iseq + l->bpf.iseq_body, &body_addr) || l->body_sz > sizeof(body) ||
 	    interp__read_mem(r->pid, body_addr, body, l->body_sz))
 		return -EFAULT;
 	memcpy(&type, body + l->body_type, 4);
@@ -914,10 +907,10 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	    (head[0] & RB_T_MASK) != RB_T_IMEMO || IMEMO_TYPE(head[0]) != RB_IMEMO_MENT ||
 	    (check_cookie && (uint32_t)head[3] != cookie))
 		return NULL;
-	if (!mem_u64(reader, head[l->me_def / 8], &def_head)) {
+	if (!interp__read_u64(reader, head[l->me_def / 8], &def_head)) {
 		e->def_type = (uint32_t)def_head & 0xf;
 		if (e->def_type == METHOD_TYPE_ISEQ)
-			mem_u64(reader, head[l->me_def / 8] + l->def_iseqptr, &e->iseqptr);
+			interp__read_u64(reader, head[l->me_def / 8] + l->def_iseqptr, &e->iseqptr);
 	} else {
 		e->def_type = ~0u;
 	}

@@ -13,16 +13,11 @@
 #define ID_ENTRY_UNIT 512 /* symbol.c: ids per table array */
 #define ID_ENTRY_SIZE 2   /* [str, sym] per id */
 
-static int read_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_mem(pid, addr, out, sizeof(*out));
-}
-
 int ruby_obj__flags(const struct ruby_reader *r, uint64_t obj, uint64_t *flags)
 {
 	if (!obj || obj & 7) /* Qfalse/Qnil and immediates are not objects */
 		return -EINVAL;
-	return read_u64(r->pid, obj, flags);
+	return interp__read_u64(r->pid, obj, flags);
 }
 
 int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_t cap)
@@ -94,7 +89,7 @@ int ruby_obj__array_at(const struct ruby_reader *r, uint64_t ary, uint64_t idx, 
 		return -EINVAL;
 	if (idx >= len)
 		return -ENOENT;
-	return read_u64(r->pid, ptr + idx * 8, out);
+	return interp__read_u64(r->pid, ptr + idx * 8, out);
 }
 
 int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
@@ -108,14 +103,14 @@ int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
 		return err;
 	if ((flags & RUBY_T_MASK) != RUBY_T_CLASS && (flags & RUBY_T_MASK) != RUBY_T_MODULE)
 		return -EINVAL;
-	if ((err = read_u64(r->pid, klass + l->class_ext, &ext)) ||
-	    (err = read_u64(r->pid, ext + l->ext_iv_tbl, &tbl)))
+	if ((err = interp__read_u64(r->pid, klass + l->class_ext, &ext)) ||
+	    (err = interp__read_u64(r->pid, ext + l->ext_iv_tbl, &tbl)))
 		return err;
 	if (!tbl)
 		return 0;
-	if ((err = read_u64(r->pid, tbl + l->st_entries_start, &start)) ||
-	    (err = read_u64(r->pid, tbl + l->st_entries_bound, &bound)) ||
-	    (err = read_u64(r->pid, tbl + l->st_entries, &entries)))
+	if ((err = interp__read_u64(r->pid, tbl + l->st_entries_start, &start)) ||
+	    (err = interp__read_u64(r->pid, tbl + l->st_entries_bound, &bound)) ||
+	    (err = interp__read_u64(r->pid, tbl + l->st_entries, &entries)))
 		return err;
 	if (bound < start)
 		return -EINVAL;
@@ -148,7 +143,7 @@ int ruby_obj__id_name(const struct ruby_reader *r, uint64_t symbols, uint64_t id
 		return -EINVAL;
 	if ((err = interp__read_mem(r->pid, symbols + r->l->sym_last_id, &last_id,
 				    sizeof(last_id))) ||
-	    (err = read_u64(r->pid, symbols + r->l->sym_ids, &ids)))
+	    (err = interp__read_u64(r->pid, symbols + r->l->sym_ids, &ids)))
 		return err;
 	if (serial > last_id)
 		return -ENOENT;
