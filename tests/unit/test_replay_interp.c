@@ -1,0 +1,674 @@
+/* Replay tests of the runtimes' eBPF walks (bpf/interp/), without a kernel: the eBPF code run
+ * as C over a real interpreter process, fed by the real userspace runtime code.
+ *
+ * Each case starts an interpreter on a workload with a known chain (tests/data/py_chain.py,
+ * rb_chain.rb, php_chain.php: the ones the system tests record), waits until it has burnt CPU
+ * in its hot loop, then:
+ *   - scans it as the profiler does (proc/process.c, no eBPF) and hands every mapped file and
+ *     the process to the runtime registry (src/interp/registry.c), whose writes to
+ *     "interp_files", "interp_procs" and "interp_code" land in tests/unit/replay_maps.h's
+ *     stand-ins; every mapped file's unwind table is built and loaded by the production loader
+ *     into the same stand-ins;
+ *   - stops it several times (ptrace seize + interrupt of our own child: no root), takes its
+ *     registers (PTRACE_GETREGS, fsbase included) and runs the walk exactly as sampler.bpf.c's
+ *     unwind_loop_cb drives it: ss_interp_step() before each ss_unwind_step(), at most
+ *     SS_MAX_USER_FRAMES * 2 + 1 iterations, over the stopped process's memory
+ *     (ss_read_user: process_vm_readv, bounded, zeroed on failure like
+ *     bpf_probe_read_user);
+ *   - symbolizes the runtime frames through the registry (the runtime's own symbolize) and the
+ *     native ones through the executables' symbols, and checks the documented chain: the
+ *     runtime frames leaf to root with their exact lines (the hot function at its hot line),
+ *     directly over the native frame that runs them, and native frames from there to _start
+ *     (stack end "ok").
+ * A stop that lands outside the hot function (PHP's Worker::run between two calls: rare) is
+ * taken again, at most STOP_TRIES times; every stop that lands in it must match exactly.
+ * A failing check names the frame that differs and prints the whole stack.
+ *
+ * Interpreters: Debian's python3.11, ruby3.1 and php8.2 (scripts/setup.sh installs them: a
+ * missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not installed by setup:
+ * a SKIP).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "test.h"
+
+#include "replay_maps.h"
+
+#define STOPS 4            /* stops checked per interpreter */
+#define STOP_TRIES 8       /* stops allowed to land outside the hot function, per interpreter */
+#define BURN_CPU_MS 250    /* CPU the interpreter burns before the first stop */
+#define BURN_WAIT_MS 8000  /* ... within this much wall time */
+#define READ_MAX 4096      /* the largest ss_read_user() the walks make is far below */
+#define CHAIN_MAX 8        /* runtime frames in a documented chain */
+#define WORKLOAD_SECS "60" /* the workload's own run time: it is killed long before */
+
+/* ---- the world the walks see: the stopped process ---- */
+
+static struct {
+	pid_t pid;
+	const struct process *proc; /* its scan: the mappings eBPF's "mappings" would hold */
+	uint64_t reads, read_failures;
+	uint64_t counters[FRAME_KIND_CNT][INTERP_COUNTER_MAX]; /* "interp_counters" */
+} world;
+
+static int ss_read_user(void *dst, __u32 size, __u64 addr)
+{
+	struct iovec local = { dst, size }, remote = { (void *)(uintptr_t)addr, size };
+
+	world.reads++;
+	if (size > READ_MAX || process_vm_readv(world.pid, &local, 1, &remote, 1, 0) != size) {
+		memset(dst, 0, size); /* bpf_probe_read_user() zeroes on failure */
+		world.read_failures++;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* As the LPM map "mappings" answers: the process's file mapping around pc. */
+static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
+{
+	static struct mapping_info found;
+	const struct process *p = world.proc;
+	size_t i;
+
+	for (i = 0; p && pid == (__u32)p->pid && i < p->map_cnt; i++) {
+		if (pc >= p->maps[i].start && pc < p->maps[i].end) {
+			found = (struct mapping_info){ .file_id = p->maps[i].exe->file_id,
+						       .bias = p->maps[i].bias,
+						       .start = p->maps[i].start,
+						       .end = p->maps[i].end };
+			return &found;
+		}
+	}
+	return NULL;
+}
+
+static struct file_info *ss_lookup_file(__u64 file_id)
+{
+	return kmaps_file(file_id);
+}
+
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	return kmaps_page(file_id, page);
+}
+
+static struct unwind_entry *ss_lookup_entry(__u32 index)
+{
+	return kmaps_entry(index);
+}
+
+static struct unwind_rule *ss_lookup_rule(__u32 index)
+{
+	return kmaps_rule(index);
+}
+
+#include "native_unwind.h"
+
+static struct interp_file *ss_interp_file(__u64 file_id)
+{
+	return kmaps_interp_file(file_id);
+}
+
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	return kmaps_interp_proc(pid, runtime);
+}
+
+static struct interp_code *ss_interp_code(__u32 pid)
+{
+	return kmaps_interp_code(pid);
+}
+
+static void ss_interp_count(__u32 runtime, __u32 which)
+{
+	if (runtime < FRAME_KIND_CNT && which < INTERP_COUNTER_MAX)
+		world.counters[runtime][which]++;
+}
+
+#include "interp/interp_walk.h"
+
+/* ---- the cases ---- */
+
+/* A runtime frame of the documented chain: its function, and the marker comment of its line. */
+struct chain_frame {
+	const char *function;
+	const char *mark;
+};
+
+struct interp_case {
+	const char *name;
+	const char *argv[6]; /* interpreter first (NULL: found at run time), the script last */
+	const char *script;  /* tests/data/... */
+	uint8_t kind;        /* enum user_frame_kind */
+	struct chain_frame chain[CHAIN_MAX]; /* leaf to root; the first is the hot function */
+	const char *runner; /* the native frame right under the chain (NULL: a static one) */
+	const char *under;  /* a native frame further down, on the way to _start */
+};
+
+/* ---- the stopped interpreter ---- */
+
+static struct exe_registry *exes;
+static struct process_table *procs;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* utime + stime of pid in ms, or -1. */
+static long cpu_ms(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, stt;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* comm may hold spaces */
+	if (!p ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &stt) != 2)
+		return -1;
+	return (long)((ut + stt) * 1000 / (unsigned long)sysconf(_SC_CLK_TCK));
+}
+
+/* Starts argv with stdout to /dev/null; the child's pid, or -errno. */
+static pid_t start(const char *const *argv)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, 1);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL);
+	}
+}
+
+/* The 1-based line of the script that ends with `mark`, or 0. */
+static int mark_line(const char *script, const char *mark)
+{
+	char line[512];
+	size_t ml = strlen(mark);
+	int n = 0, found = 0;
+	FILE *f = fopen(script, "r");
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line, "\n");
+
+		n++;
+		if (len >= ml && !memcmp(line + len - ml, mark, ml))
+			found = n;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Interrupt the seized child and take its registers into a fresh cursor. 0 or -errno. */
+static int stop_and_take_regs(pid_t pid, struct unwind_cursor *st, __u64 *fsbase)
+{
+	struct user_regs_struct r;
+	int status;
+
+	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0))
+		return -errno;
+	if (waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
+		return -ECHILD;
+	if (ptrace(PTRACE_GETREGS, pid, 0, &r))
+		return -errno;
+	memset(st, 0, sizeof(*st));
+	st->pid = (__u32)pid;
+	st->regs[DWARF_RAX] = r.rax;
+	st->regs[DWARF_RDX] = r.rdx;
+	st->regs[DWARF_RCX] = r.rcx;
+	st->regs[DWARF_RBX] = r.rbx;
+	st->regs[DWARF_RSI] = r.rsi;
+	st->regs[DWARF_RDI] = r.rdi;
+	st->regs[DWARF_RBP] = r.rbp;
+	st->regs[DWARF_RSP] = r.rsp;
+	st->regs[DWARF_R8] = r.r8;
+	st->regs[DWARF_R9] = r.r9;
+	st->regs[DWARF_R10] = r.r10;
+	st->regs[DWARF_R11] = r.r11;
+	st->regs[DWARF_R12] = r.r12;
+	st->regs[DWARF_R13] = r.r13;
+	st->regs[DWARF_R14] = r.r14;
+	st->regs[DWARF_R15] = r.r15;
+	st->regs[DWARF_RIP] = r.rip;
+	st->regs_valid = 1;
+	*fsbase = r.fs_base;
+	return 0;
+}
+
+/* ---- one walk, as sampler.bpf.c runs it ---- */
+
+static struct unwind_cursor cur;
+static struct interp_cursor icur;
+static struct user_frame frames[SS_MAX_USER_FRAMES];
+
+static void walk(__u64 fsbase)
+{
+	int i;
+
+	memset(frames, 0, sizeof(frames));
+	ss_interp_reset(&icur, fsbase);
+	/* on_sample's bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb) */
+	for (i = 0; i < SS_MAX_USER_FRAMES * 2 + 1; i++) {
+		if (!ss_interp_step(&cur, &icur, frames))
+			ss_unwind_step(&cur, frames);
+		if (cur.done)
+			break;
+	}
+}
+
+/* Frame i symbolized: owned copies, as a profile would show it. */
+struct named_frame {
+	uint8_t kind;
+	char function[256];
+	char file[256]; /* runtime frames: the source file's base name */
+	int line;
+	bool marker;
+};
+
+static const struct executable *exe_of(uint64_t file_id)
+{
+	const struct process *p = world.proc;
+	size_t i;
+
+	for (i = 0; i < p->map_cnt; i++)
+		if (p->maps[i].exe->file_id == file_id)
+			return p->maps[i].exe;
+	return NULL;
+}
+
+static void name_frame(struct interp_registry *reg, const struct user_frame *uf,
+		       struct named_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->kind = uf->kind;
+	if (uf->kind != FRAME_KIND_NATIVE) {
+		struct interp_symbol sym;
+		const char *base;
+
+		interp_registry__symbolize(reg, world.pid, world.pid, &uf[0], &sym);
+		snprintf(out->function, sizeof(out->function), "%s", sym.function);
+		base = sym.file ? strrchr(sym.file, '/') : NULL;
+		snprintf(out->file, sizeof(out->file), "%s",
+			 base       ? base + 1
+			 : sym.file ? sym.file
+				    : "");
+		out->line = sym.line;
+		out->marker = sym.marker;
+	} else {
+		const struct executable *exe = exe_of(uf->file_id);
+		uint64_t addr = uf->addr - ((uf->flags & USER_FRAME_RETURN) ? 1 : 0), off;
+		const char *s = exe ? executable__symbol((struct executable *)exe, addr, &off)
+				    : NULL;
+
+		snprintf(out->function, sizeof(out->function), "%s", s ? s : "?");
+		if (exe) {
+			const char *base = strrchr(exe->path, '/');
+
+			snprintf(out->file, sizeof(out->file), "%s", base ? base + 1 : exe->path);
+		}
+	}
+}
+
+static struct named_frame named[SS_MAX_USER_FRAMES];
+
+static void print_stack(const char *name, int stop)
+{
+	static const char *const ends[] = {
+		"ok",     "truncated",   "no cfi",   "unknown file", "read failed",
+		"bad pc", "unsupported", "unmapped", "bad frame",    "no user",
+	};
+	__u32 i;
+
+	printf("  %s stop %d: %u frames, end %s, %" PRIu64 " of %" PRIu64 " reads failed\n", name,
+	       stop, cur.frame_cnt, cur.end < sizeof(ends) / sizeof(ends[0]) ? ends[cur.end] : "?",
+	       world.read_failures, world.reads);
+	for (i = 0; i < cur.frame_cnt; i++) {
+		const struct named_frame *nf = &named[i];
+
+		if (nf->kind == FRAME_KIND_NATIVE)
+			printf("    #%-3u %s (%s)\n", i, nf->function, nf->file);
+		else
+			printf("    #%-3u [kind %u] %s @ %s:%d%s\n", i, nf->kind, nf->function,
+			       nf->file, nf->line, nf->marker ? " (marker)" : "");
+	}
+}
+
+/* The index of the first runtime frame, or -1. */
+static int first_runtime_frame(void)
+{
+	__u32 i;
+
+	for (i = 0; i < cur.frame_cnt; i++)
+		if (named[i].kind != FRAME_KIND_NATIVE)
+			return (int)i;
+	return -1;
+}
+
+/* Check the symbolized walk against the case's chain; false (with what differs said) if not. */
+static bool check_chain(const char *name, const struct interp_case *c, const char *script,
+			const int *lines, size_t chain_len)
+{
+	const char *base = strrchr(script, '/') + 1;
+	int first = first_runtime_frame();
+	const struct interp_file *inf;
+	bool seen_under = false;
+	__u32 i, n;
+	size_t k;
+
+	if (first < 0) {
+		test__fail("%s: no %s frame in the stack", name, c->name);
+		return false;
+	}
+	for (k = 0; k < chain_len; k++) {
+		const struct named_frame *nf = &named[first + k];
+
+		if (first + k >= cur.frame_cnt || nf->kind != c->kind ||
+		    strcmp(nf->function, c->chain[k].function) || strcmp(nf->file, base) ||
+		    nf->line != lines[k]) {
+			test__fail("%s: frame #%zu is %s @ %s:%d (kind %u), want %s @ %s:%d", name,
+				   first + k, nf->function, nf->file, nf->line, nf->kind,
+				   c->chain[k].function, base, lines[k]);
+			return false;
+		}
+	}
+	i = (__u32)(first + chain_len);
+	inf = i < cur.frame_cnt ? kmaps_interp_file(frames[i].file_id) : NULL;
+	if (i >= cur.frame_cnt || named[i].kind != FRAME_KIND_NATIVE || !inf ||
+	    inf->runtime != c->kind || (c->runner && strcmp(named[i].function, c->runner))) {
+		test__fail("%s: frame #%u is %s (%s), want the native %s of the interpreter under "
+			   "the chain",
+			   name, i, i < cur.frame_cnt ? named[i].function : "(none)",
+			   i < cur.frame_cnt ? named[i].file : "", c->runner ? c->runner : "frame");
+		return false;
+	}
+	for (; i < cur.frame_cnt; i++) {
+		if (named[i].kind != FRAME_KIND_NATIVE || !named[i].file[0]) {
+			test__fail("%s: frame #%u (%s) under the chain is not a native frame of a "
+				   "mapped file",
+				   name, i, named[i].function);
+			return false;
+		}
+		seen_under |= !strcmp(named[i].function, c->under);
+	}
+	n = cur.frame_cnt;
+	if (!seen_under || cur.end != UNWIND_END_OK || n < 2 ||
+	    strcmp(named[n - 1].function, "_start") ||
+	    strncmp(named[n - 2].function, "__libc_start_main", 17)) {
+		test__fail("%s: the native frames do not reach _start through %s and "
+			   "__libc_start_main (end %u)",
+			   name, c->under, cur.end);
+		return false;
+	}
+	return true;
+}
+
+/* Scan pid, give its files and itself to the registry, load its files' unwind tables. */
+static const struct process *attach(struct interp_registry *reg, pid_t pid)
+{
+	struct process *p = process_table__scan(procs, pid, now_ns());
+	size_t i;
+
+	REQUIRE(p);
+	for (i = 0; i < p->map_cnt; i++) {
+		struct executable *exe = p->maps[i].exe;
+
+		interp_registry__file_loaded(reg, exe);
+		if (!kmaps_file(exe->file_id) && exe->elf)
+			kmaps_load_table(exe->elf, exe->file_id); /* no table: frame pointers */
+	}
+	interp_registry__process_scanned(reg, p, now_ns());
+	return p;
+}
+
+static void run_case(const struct interp_case *c, const char *interpreter)
+{
+	const char *name = strrchr(interpreter, '/') + 1;
+	const char *argv[8];
+	char script[PATH_MAX];
+	int lines[CHAIN_MAX], stop = 0, tries = 0, err;
+	struct interp_registry *reg = NULL;
+	size_t n = 0, chain_len = 0, i;
+	pid_t pid = -1;
+	__u64 fsbase = 0;
+	uint64_t t0 = now_ns();
+
+	if (!realpath(c->script, script))
+		REQUIRE(!"the workload script exists");
+	for (chain_len = 0; chain_len < CHAIN_MAX && c->chain[chain_len].function; chain_len++) {
+		lines[chain_len] = mark_line(script, c->chain[chain_len].mark);
+		REQUIRE(lines[chain_len] > 0);
+	}
+	argv[n++] = interpreter;
+	for (i = 1; c->argv[i]; i++)
+		argv[n++] = c->argv[i];
+	argv[n++] = script;
+	argv[n++] = WORKLOAD_SECS;
+	argv[n] = NULL;
+
+	reg = interp_registry__new(REPLAY_INTERP_FILES_FD, REPLAY_INTERP_PROCS_FD);
+	REQUIRE(reg && !kmaps_init());
+	interp_registry__set_code_map(reg, REPLAY_INTERP_CODE_FD);
+	pid = start(argv);
+	if (pid < 0) {
+		test__fail("%s: cannot start %s: %s", name, interpreter, strerror((int)-pid));
+		goto cleanup;
+	}
+	while (cpu_ms(pid) >= 0 && cpu_ms(pid) < BURN_CPU_MS &&
+	       now_ns() - t0 < BURN_WAIT_MS * 1000000ULL)
+		sleep_ms(10);
+	if (cpu_ms(pid) < BURN_CPU_MS) {
+		test__fail("%s: %s did not burn %d ms of CPU in %d ms", name, interpreter,
+			   BURN_CPU_MS, BURN_WAIT_MS);
+		goto cleanup;
+	}
+	memset(&world, 0, sizeof(world));
+	world.pid = pid;
+	world.proc = attach(reg, pid);
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0)) {
+		test__fail("%s: cannot seize pid %d: %s", name, (int)pid, strerror(errno));
+		goto cleanup;
+	}
+	while (stop < STOPS) {
+		err = stop_and_take_regs(pid, &cur, &fsbase);
+		if (err) {
+			test__fail("%s: cannot stop pid %d: %s", name, (int)pid, strerror(-err));
+			goto cleanup;
+		}
+		walk(fsbase);
+		for (i = 0; i < cur.frame_cnt; i++)
+			name_frame(reg, &frames[i], &named[i]);
+		err = first_runtime_frame();
+		if (err >= 0 && named[err].kind == c->kind &&
+		    !strcmp(named[err].function, c->chain[0].function)) {
+			if (!check_chain(name, c, script, lines, chain_len)) {
+				print_stack(name, stop);
+				goto cleanup;
+			}
+			stop++;
+		} else if (++tries > STOP_TRIES) {
+			test__fail("%s: %d stops outside %s", name, tries, c->chain[0].function);
+			print_stack(name, stop);
+			goto cleanup;
+		}
+		if (ptrace(PTRACE_CONT, pid, 0, 0)) {
+			test__fail("%s: cannot resume pid %d: %s", name, (int)pid, strerror(errno));
+			goto cleanup;
+		}
+		sleep_ms(7 + 11 * stop + 3 * tries); /* a different point of the loop each time */
+	}
+	printf("  %s: %d stops, %d outside %s, %" PRIu64 " reads (%" PRIu64 " failed), %.2f s\n",
+	       name, stop, tries, c->chain[0].function, world.reads, world.read_failures,
+	       (double)(now_ns() - t0) / 1e9);
+cleanup:
+	stop_child(pid);
+	interp_registry__free(reg);
+	memset(&world, 0, sizeof(world));
+}
+
+/* ---- the interpreters ---- */
+
+static const struct interp_case python_case = {
+	.name = "python",
+	.argv = { NULL, "-S" },
+	.script = "tests/data/py_chain.py",
+	.kind = FRAME_KIND_CPYTHON,
+	.chain = {
+		{ "c", "# HOT" },
+		{ "b", "# CALL_B" },
+		{ "a", "# CALL_A" },
+		{ "<module>", "# CALL_MODULE" },
+	},
+	.runner = "_PyEval_EvalFrameDefault",
+	.under = "Py_BytesMain",
+};
+
+TEST(python311)
+{
+	if (access("/usr/bin/python3.11", X_OK))
+		SKIP_SETUP("no /usr/bin/python3.11");
+	run_case(&python_case, "/usr/bin/python3.11");
+}
+
+static void check_pyenv(int minor)
+{
+	char python[512];
+
+	if (test_pyenv_python(minor, python, sizeof(python)))
+		SKIP("no pyenv python 3.%d", minor);
+	run_case(&python_case, python);
+}
+
+TEST(pyenv_312)
+{
+	check_pyenv(12);
+}
+
+TEST(pyenv_313)
+{
+	check_pyenv(13);
+}
+
+TEST(ruby31)
+{
+	static const struct interp_case rb = {
+		.name = "ruby",
+		.argv = { NULL, "--disable-gems" },
+		.script = "tests/data/rb_chain.rb",
+		.kind = FRAME_KIND_RUBY,
+		.chain = {
+			{ "Worker#gamma", "# HOT" },
+			{ "Worker#beta", "# CALL_GAMMA" },
+			{ "Worker#alpha", "# CALL_BETA" },
+			{ "<main>", "# CALL_ALPHA" },
+		},
+		.runner = NULL, /* vm_exec_core: static, in no symbol table of Debian's */
+		.under = "rb_vm_exec",
+	};
+
+	if (access("/usr/bin/ruby3.1", X_OK))
+		SKIP_SETUP("no /usr/bin/ruby3.1");
+	run_case(&rb, "/usr/bin/ruby3.1");
+}
+
+TEST(php82)
+{
+	static const struct interp_case php = {
+		.name = "php",
+		.argv = { NULL },
+		.script = "tests/data/php_chain.php",
+		.kind = FRAME_KIND_PHP,
+		.chain = {
+			{ "gamma", "// HOT" },
+			{ "beta", "// CALL_GAMMA" },
+			{ "alpha", "// CALL_BETA" },
+			{ "Worker::run", "// CALL_ALPHA" },
+			{ "{main}", "// CALL_RUN" },
+		},
+		.runner = "execute_ex",
+		.under = "php_execute_script",
+	};
+
+	if (access("/usr/bin/php8.2", X_OK))
+		SKIP_SETUP("no /usr/bin/php8.2");
+	run_case(&php, "/usr/bin/php8.2");
+}
+
+int main(void)
+{
+	int ret;
+
+	log__set_level(LOG_WARN);
+	exes = exe_registry__new(NULL);
+	procs = exes ? process_table__new(exes, -1, -1) : NULL;
+	if (!procs || kmaps_init()) {
+		printf("cannot create the process table or the maps\n");
+		return 1;
+	}
+	RUN(python311);
+	RUN(pyenv_312);
+	RUN(pyenv_313);
+	RUN(ruby31);
+	RUN(php82);
+	ret = test_summary();
+	process_table__free(procs);
+	exe_registry__free(exes);
+	kmaps_free();
+	return ret;
+}
