@@ -627,27 +627,39 @@ TEST(ruby31)
 	run_case(&rb, "/usr/bin/ruby3.1");
 }
 
+static const struct interp_case php_case = {
+	.name = "php",
+	.argv = { NULL },
+	.script = "tests/data/php_chain.php",
+	.kind = FRAME_KIND_PHP,
+	.chain = {
+		{ "gamma", "// HOT" },
+		{ "beta", "// CALL_GAMMA" },
+		{ "alpha", "// CALL_BETA" },
+		{ "Worker::run", "// CALL_ALPHA" },
+		{ "{main}", "// CALL_RUN" },
+	},
+	.runner = "execute_ex",
+	.under = "php_execute_script",
+};
+
 TEST(php82)
 {
-	static const struct interp_case php = {
-		.name = "php",
-		.argv = { NULL },
-		.script = "tests/data/php_chain.php",
-		.kind = FRAME_KIND_PHP,
-		.chain = {
-			{ "gamma", "// HOT" },
-			{ "beta", "// CALL_GAMMA" },
-			{ "alpha", "// CALL_BETA" },
-			{ "Worker::run", "// CALL_ALPHA" },
-			{ "{main}", "// CALL_RUN" },
-		},
-		.runner = "execute_ex",
-		.under = "php_execute_script",
-	};
+	if (access("/usr/bin/php8.2", X_OK))
+		SKIP_SETUP("no /usr/bin/php8.2");
+	run_case(&php_case, "/usr/bin/php8.2");
+}
+
+/* The same with opcache in the CLI: the op arrays live in its shared memory. */
+TEST(php82_opcache)
+{
+	struct interp_case c = php_case;
 
 	if (access("/usr/bin/php8.2", X_OK))
 		SKIP_SETUP("no /usr/bin/php8.2");
-	run_case(&php, "/usr/bin/php8.2");
+	c.argv[1] = "-d";
+	c.argv[2] = "opcache.enable_cli=1";
+	run_case(&c, "/usr/bin/php8.2");
 }
 
 int main(void)
@@ -666,6 +678,7 @@ int main(void)
 	RUN(pyenv_313);
 	RUN(ruby31);
 	RUN(php82);
+	RUN(php82_opcache);
 	ret = test_summary();
 	process_table__free(procs);
 	exe_registry__free(exes);
