@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -53,13 +54,15 @@
 
 #include "replay_maps.h"
 
-#define STOPS 4            /* stops checked per interpreter */
-#define STOP_TRIES 8       /* stops allowed to land outside the hot function, per interpreter */
-#define BURN_CPU_MS 250    /* CPU the interpreter burns before the first stop */
-#define BURN_WAIT_MS 8000  /* ... within this much wall time */
-#define READ_MAX 4096      /* the largest ss_read_user() the walks make is far below */
-#define CHAIN_MAX 8        /* runtime frames in a documented chain */
-#define WORKLOAD_SECS "60" /* the workload's own run time: it is killed long before */
+#define STOPS 4             /* stops checked per interpreter */
+#define STOP_TRIES 8        /* stops allowed to land outside the hot function, per interpreter */
+#define BURN_CPU_MS 250     /* CPU the interpreter burns before the first stop */
+#define BURN_WAIT_MS 8000   /* ... within this much wall time */
+#define READ_MAX 4096       /* the largest ss_read_user() the walks make is far below */
+#define CHAIN_MAX 8         /* runtime frames in a documented chain */
+#define TEST_TIMEOUT_S 120  /* the whole binary; ~8 s on an idle box */
+#define SCRIPT_LINE_CAP 512 /* lines of a workload script the chain may name */
+#define WORKLOAD_SECS "60"  /* the workload's own run time: it is killed long before */
 
 /* ---- the world the walks see: the stopped process ---- */
 
@@ -149,20 +152,32 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 
 /* ---- the cases ---- */
 
-/* A runtime frame of the documented chain: its function, and the marker comment of its line. */
+/* A runtime frame of the documented chain: its function, and the marker comment its line ends
+ * with (or `alt`: compiled code may name any line of a loop).
+ */
 struct chain_frame {
 	const char *function;
-	const char *mark;
+	const char *mark, *alt;
 };
 
 struct interp_case {
 	const char *name;
-	const char *argv[6]; /* interpreter first (NULL: found at run time), the script last */
-	const char *script;  /* tests/data/... */
+	const char *argv[8]; /* [0]: the interpreter (given at run time); the workload follows */
+	const char *script;  /* the source whose lines the chain names (tests/data/...) */
+	const char *thread;  /* the comm of the thread to stop (NULL: the main thread) */
+	long burn_ms;        /* CPU that thread burns before the first stop */
 	uint8_t kind;        /* enum user_frame_kind */
 	struct chain_frame chain[CHAIN_MAX]; /* leaf to root; the first is the hot function */
-	const char *runner; /* the native frame right under the chain (NULL: a static one) */
-	const char *under;  /* a native frame further down, on the way to _start */
+	/* The frame right under the chain: its kind, the start of its name (NULL: any; a native
+	 * one must lie in the interpreter's file).
+	 */
+	uint8_t runner_kind;
+	const char *runner;
+	const char *under; /* part of a native frame's name further down */
+	/* The thread's root: the starts of the last two frames' "function@file" ("?": a static
+	 * function, in no symbol table of the file).
+	 */
+	const char *root[2];
 };
 
 /* ---- the stopped interpreter ---- */
@@ -185,15 +200,15 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* utime + stime of pid in ms, or -1. */
-static long cpu_ms(pid_t pid)
+/* utime + stime of thread tid of pid in ms, or -1. */
+static long cpu_ms(pid_t pid, pid_t tid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long ut, stt;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -227,16 +242,52 @@ static pid_t start(const char *const *argv)
 	return pid;
 }
 
-static void stop_child(pid_t pid)
+/* Kill the child; a traced thread other than its leader is reaped first (the leader cannot be
+ * before its tracer has reaped it).
+ */
+static void stop_child(pid_t pid, pid_t traced)
 {
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL);
-	}
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	if (traced > 0 && traced != pid)
+		waitpid(traced, NULL, __WALL);
+	waitpid(pid, NULL, __WALL);
 }
 
-/* The 1-based line of the script that ends with `mark`, or 0. */
-static int mark_line(const char *script, const char *mark)
+/* The thread of pid whose comm is `comm`, or -1. */
+static pid_t thread_named(pid_t pid, const char *comm)
+{
+	char path[64], buf[32];
+	pid_t found = -1;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	while (dir && found < 0 && (d = readdir(dir))) {
+		ssize_t n;
+		int fd;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && (size_t)n == strlen(comm) + 1 && !memcmp(buf, comm, (size_t)n - 1))
+			found = (pid_t)strtol(d->d_name, NULL, 10);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* Mark in lines[] (1-based, < cap) every line of the script that ends with `mark`; returns
+ * how many.
+ */
+static int mark_lines(const char *script, const char *mark, bool *lines, int cap)
 {
 	char line[512];
 	size_t ml = strlen(mark);
@@ -245,12 +296,13 @@ static int mark_line(const char *script, const char *mark)
 
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
+	while (++n < cap && fgets(line, sizeof(line), f)) {
 		size_t len = strcspn(line, "\n");
 
-		n++;
-		if (len >= ml && !memcmp(line + len - ml, mark, ml))
-			found = n;
+		if (len >= ml && !memcmp(line + len - ml, mark, ml)) {
+			lines[n] = true;
+			found++;
+		}
 	}
 	fclose(f);
 	return found;
@@ -401,15 +453,31 @@ static int first_runtime_frame(void)
 	return -1;
 }
 
+/* Lines each frame of the chain may be at: want[k][line]. */
+static bool want[CHAIN_MAX][SCRIPT_LINE_CAP];
+
+static bool name_starts(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+static bool root_is(const struct named_frame *nf, const char *prefix)
+{
+	char both[sizeof(nf->function) + sizeof(nf->file) + 1];
+
+	snprintf(both, sizeof(both), "%s@%s", nf->function, nf->file);
+	return name_starts(both, prefix);
+}
+
 /* Check the symbolized walk against the case's chain; false (with what differs said) if not. */
 static bool check_chain(const char *name, const struct interp_case *c, const char *script,
-			const int *lines, size_t chain_len)
+			size_t chain_len)
 {
 	const char *base = strrchr(script, '/') + 1;
 	int first = first_runtime_frame();
 	const struct interp_file *inf;
 	bool seen_under = false;
-	__u32 i, n;
+	__u32 i, n = cur.frame_cnt;
 	size_t k;
 
 	if (first < 0) {
@@ -418,42 +486,44 @@ static bool check_chain(const char *name, const struct interp_case *c, const cha
 	}
 	for (k = 0; k < chain_len; k++) {
 		const struct named_frame *nf = &named[first + k];
+		const struct chain_frame *cf = &c->chain[k];
 
-		if (first + k >= cur.frame_cnt || nf->kind != c->kind ||
-		    strcmp(nf->function, c->chain[k].function) || strcmp(nf->file, base) ||
-		    nf->line != lines[k]) {
-			test__fail("%s: frame #%zu is %s @ %s:%d (kind %u), want %s @ %s:%d", name,
-				   first + k, nf->function, nf->file, nf->line, nf->kind,
-				   c->chain[k].function, base, lines[k]);
+		if (first + k >= n || nf->kind != c->kind || strcmp(nf->function, cf->function) ||
+		    strcmp(nf->file, base) || nf->line <= 0 || nf->line >= SCRIPT_LINE_CAP ||
+		    !want[k][nf->line]) {
+			test__fail(
+				"%s: frame #%zu is %s @ %s:%d (kind %u), want %s @ %s at the line "
+				"marked \"%s\"%s%s",
+				name, first + k, nf->function, nf->file, nf->line, nf->kind,
+				cf->function, base, cf->mark, cf->alt ? " or " : "",
+				cf->alt ? cf->alt : "");
 			return false;
 		}
 	}
 	i = (__u32)(first + chain_len);
-	inf = i < cur.frame_cnt ? kmaps_interp_file(frames[i].file_id) : NULL;
-	if (i >= cur.frame_cnt || named[i].kind != FRAME_KIND_NATIVE || !inf ||
-	    inf->runtime != c->kind || (c->runner && strcmp(named[i].function, c->runner))) {
-		test__fail("%s: frame #%u is %s (%s), want the native %s of the interpreter under "
-			   "the chain",
-			   name, i, i < cur.frame_cnt ? named[i].function : "(none)",
-			   i < cur.frame_cnt ? named[i].file : "", c->runner ? c->runner : "frame");
+	inf = i < n ? kmaps_interp_file(frames[i].file_id) : NULL;
+	if (i >= n || named[i].kind != c->runner_kind ||
+	    (c->runner && !name_starts(named[i].function, c->runner)) ||
+	    (c->runner_kind == FRAME_KIND_NATIVE && (!inf || inf->runtime != c->kind))) {
+		test__fail("%s: frame #%u is %s (%s, kind %u), want %s (kind %u) under the chain",
+			   name, i, i < n ? named[i].function : "(none)",
+			   i < n ? named[i].file : "", i < n ? named[i].kind : 0,
+			   c->runner ? c->runner : "the interpreter's frame", c->runner_kind);
 		return false;
 	}
-	for (; i < cur.frame_cnt; i++) {
+	for (i++; i < n; i++) {
 		if (named[i].kind != FRAME_KIND_NATIVE || !named[i].file[0]) {
 			test__fail("%s: frame #%u (%s) under the chain is not a native frame of a "
 				   "mapped file",
 				   name, i, named[i].function);
 			return false;
 		}
-		seen_under |= !strcmp(named[i].function, c->under);
+		seen_under |= strstr(named[i].function, c->under) != NULL;
 	}
-	n = cur.frame_cnt;
 	if (!seen_under || cur.end != UNWIND_END_OK || n < 2 ||
-	    strcmp(named[n - 1].function, "_start") ||
-	    strncmp(named[n - 2].function, "__libc_start_main", 17)) {
-		test__fail("%s: the native frames do not reach _start through %s and "
-			   "__libc_start_main (end %u)",
-			   name, c->under, cur.end);
+	    !root_is(&named[n - 1], c->root[0]) || !root_is(&named[n - 2], c->root[1])) {
+		test__fail("%s: the native frames do not reach %s through %s and %s (end %u)", name,
+			   c->root[0], c->under, c->root[1], cur.end);
 		return false;
 	}
 	return true;
@@ -480,26 +550,28 @@ static const struct process *attach(struct interp_registry *reg, pid_t pid)
 static void run_case(const struct interp_case *c, const char *interpreter)
 {
 	const char *name = strrchr(interpreter, '/') + 1;
-	const char *argv[8];
+	const char *argv[sizeof(c->argv) / sizeof(c->argv[0]) + 1];
 	char script[PATH_MAX];
-	int lines[CHAIN_MAX], stop = 0, tries = 0, err;
+	int stop = 0, tries = 0, err;
 	struct interp_registry *reg = NULL;
-	size_t n = 0, chain_len = 0, i;
-	pid_t pid = -1;
+	size_t n = 0, chain_len, i;
+	pid_t pid = -1, tid = -1;
 	__u64 fsbase = 0;
 	uint64_t t0 = now_ns();
 
 	if (!realpath(c->script, script))
 		REQUIRE(!"the workload script exists");
+	memset(want, 0, sizeof(want));
 	for (chain_len = 0; chain_len < CHAIN_MAX && c->chain[chain_len].function; chain_len++) {
-		lines[chain_len] = mark_line(script, c->chain[chain_len].mark);
-		REQUIRE(lines[chain_len] > 0);
+		const struct chain_frame *cf = &c->chain[chain_len];
+
+		REQUIRE(mark_lines(script, cf->mark, want[chain_len], SCRIPT_LINE_CAP) > 0);
+		if (cf->alt)
+			REQUIRE(mark_lines(script, cf->alt, want[chain_len], SCRIPT_LINE_CAP) > 0);
 	}
 	argv[n++] = interpreter;
-	for (i = 1; c->argv[i]; i++)
+	for (i = 1; i < sizeof(c->argv) / sizeof(c->argv[0]) && c->argv[i]; i++)
 		argv[n++] = c->argv[i];
-	argv[n++] = script;
-	argv[n++] = WORKLOAD_SECS;
 	argv[n] = NULL;
 
 	reg = interp_registry__new(REPLAY_INTERP_FILES_FD, REPLAY_INTERP_PROCS_FD);
@@ -510,34 +582,44 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 		test__fail("%s: cannot start %s: %s", name, interpreter, strerror((int)-pid));
 		goto cleanup;
 	}
-	while (cpu_ms(pid) >= 0 && cpu_ms(pid) < BURN_CPU_MS &&
-	       now_ns() - t0 < BURN_WAIT_MS * 1000000ULL)
+	while (now_ns() - t0 < BURN_WAIT_MS * 1000000ULL) {
+		if (tid < 0)
+			tid = c->thread ? thread_named(pid, c->thread) : pid;
+		if (tid > 0 && cpu_ms(pid, tid) >= c->burn_ms)
+			break;
+		if (waitpid(pid, &err, WNOHANG) == pid) {
+			test__fail("%s: exited early (status %d)", name, err);
+			pid = -1;
+			goto cleanup;
+		}
 		sleep_ms(10);
-	if (cpu_ms(pid) < BURN_CPU_MS) {
-		test__fail("%s: %s did not burn %d ms of CPU in %d ms", name, interpreter,
-			   BURN_CPU_MS, BURN_WAIT_MS);
+	}
+	if (tid < 0 || cpu_ms(pid, tid) < c->burn_ms) {
+		test__fail("%s: thread %s did not burn %ld ms of CPU in %d ms", name,
+			   c->thread ? c->thread : "main", c->burn_ms, BURN_WAIT_MS);
 		goto cleanup;
 	}
 	memset(&world, 0, sizeof(world));
 	world.pid = pid;
 	world.proc = attach(reg, pid);
-	if (ptrace(PTRACE_SEIZE, pid, 0, 0)) {
-		test__fail("%s: cannot seize pid %d: %s", name, (int)pid, strerror(errno));
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		test__fail("%s: cannot seize thread %d: %s", name, (int)tid, strerror(errno));
 		goto cleanup;
 	}
 	while (stop < STOPS) {
-		err = stop_and_take_regs(pid, &cur, &fsbase);
+		err = stop_and_take_regs(tid, &cur, &fsbase);
 		if (err) {
-			test__fail("%s: cannot stop pid %d: %s", name, (int)pid, strerror(-err));
+			test__fail("%s: cannot stop thread %d: %s", name, (int)tid, strerror(-err));
 			goto cleanup;
 		}
+		cur.pid = (__u32)pid; /* the tgid, as on_sample's mapping owner */
 		walk(fsbase);
 		for (i = 0; i < cur.frame_cnt; i++)
 			name_frame(reg, &frames[i], &named[i]);
 		err = first_runtime_frame();
 		if (err >= 0 && named[err].kind == c->kind &&
 		    !strcmp(named[err].function, c->chain[0].function)) {
-			if (!check_chain(name, c, script, lines, chain_len)) {
+			if (!check_chain(name, c, script, chain_len)) {
 				print_stack(name, stop);
 				goto cleanup;
 			}
@@ -547,8 +629,9 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 			print_stack(name, stop);
 			goto cleanup;
 		}
-		if (ptrace(PTRACE_CONT, pid, 0, 0)) {
-			test__fail("%s: cannot resume pid %d: %s", name, (int)pid, strerror(errno));
+		if (ptrace(PTRACE_CONT, tid, 0, 0)) {
+			test__fail("%s: cannot resume thread %d: %s", name, (int)tid,
+				   strerror(errno));
 			goto cleanup;
 		}
 		sleep_ms(7 + 11 * stop + 3 * tries); /* a different point of the loop each time */
@@ -557,7 +640,7 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	       name, stop, tries, c->chain[0].function, world.reads, world.read_failures,
 	       (double)(now_ns() - t0) / 1e9);
 cleanup:
-	stop_child(pid);
+	stop_child(pid, tid);
 	interp_registry__free(reg);
 	memset(&world, 0, sizeof(world));
 }
@@ -566,8 +649,9 @@ cleanup:
 
 static const struct interp_case python_case = {
 	.name = "python",
-	.argv = { NULL, "-S" },
+	.argv = { NULL, "-S", "tests/data/py_chain.py", WORKLOAD_SECS },
 	.script = "tests/data/py_chain.py",
+	.burn_ms = BURN_CPU_MS,
 	.kind = FRAME_KIND_CPYTHON,
 	.chain = {
 		{ "c", "# HOT" },
@@ -577,6 +661,7 @@ static const struct interp_case python_case = {
 	},
 	.runner = "_PyEval_EvalFrameDefault",
 	.under = "Py_BytesMain",
+	.root = { "_start@", "__libc_start_main" },
 };
 
 TEST(python311)
@@ -609,8 +694,9 @@ TEST(ruby31)
 {
 	static const struct interp_case rb = {
 		.name = "ruby",
-		.argv = { NULL, "--disable-gems" },
+		.argv = { NULL, "--disable-gems", "tests/data/rb_chain.rb", WORKLOAD_SECS },
 		.script = "tests/data/rb_chain.rb",
+		.burn_ms = BURN_CPU_MS,
 		.kind = FRAME_KIND_RUBY,
 		.chain = {
 			{ "Worker#gamma", "# HOT" },
@@ -620,6 +706,7 @@ TEST(ruby31)
 		},
 		.runner = NULL, /* vm_exec_core: static, in no symbol table of Debian's */
 		.under = "rb_vm_exec",
+		.root = { "_start@", "__libc_start_main" },
 	};
 
 	if (access("/usr/bin/ruby3.1", X_OK))
@@ -629,8 +716,9 @@ TEST(ruby31)
 
 static const struct interp_case php_case = {
 	.name = "php",
-	.argv = { NULL },
+	.argv = { NULL, "tests/data/php_chain.php", WORKLOAD_SECS },
 	.script = "tests/data/php_chain.php",
+	.burn_ms = BURN_CPU_MS,
 	.kind = FRAME_KIND_PHP,
 	.chain = {
 		{ "gamma", "// HOT" },
@@ -641,6 +729,7 @@ static const struct interp_case php_case = {
 	},
 	.runner = "execute_ex",
 	.under = "php_execute_script",
+	.root = { "_start@", "__libc_start_main" },
 };
 
 TEST(php82)
@@ -659,7 +748,75 @@ TEST(php82_opcache)
 		SKIP_SETUP("no /usr/bin/php8.2");
 	c.argv[1] = "-d";
 	c.argv[2] = "opcache.enable_cli=1";
+	c.argv[3] = php_case.argv[1];
+	c.argv[4] = php_case.argv[2];
 	run_case(&c, "/usr/bin/php8.2");
+}
+
+/* Remove dir and the files in it (not recursive). */
+static void remove_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+
+	while (dp && (d = readdir(dp))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		unlink(path);
+	}
+	if (dp)
+		closedir(dp);
+	rmdir(dir);
+}
+
+/* HotSpot through the code-range hook: the Java thread "ssreplay" (JvmChain names its main
+ * thread after its first argument) in C2/OSR or interpreted code, under the call stub, on a
+ * thread started by the launcher.
+ */
+TEST(jvm17)
+{
+	static const char jdk[] = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
+	static const char src[] = "tests/data/JvmChain.java";
+	char dir[] = "/tmp/stackscope_replay_jvm_XXXXXX", java[PATH_MAX], javac[PATH_MAX];
+	struct interp_case c = {
+		.name = "jvm",
+		.argv = { NULL, "-cp", dir, "JvmChain", "ssreplay", WORKLOAD_SECS },
+		.script = src,
+		.thread = "ssreplay",
+		.burn_ms = 3 * BURN_CPU_MS, /* gamma's loop compiled (C2, on-stack replacement) */
+		.kind = FRAME_KIND_HOTSPOT,
+		.chain = {
+			/* compiled code has lines only at its pc descriptors: any line of the loop */
+			{ "JvmChain.gamma", "// LOOP", "// HOT" },
+			{ "JvmChain.beta", "// CALL_GAMMA" },
+			{ "JvmChain.alpha", "// CALL_BETA" },
+			{ "JvmChain.main", "// CALL_ALPHA" },
+		},
+		.runner_kind = FRAME_KIND_HOTSPOT,
+		.runner = "[jvm stub] ",
+		.under = "call_helper",
+		.root = { "?@libc.so", "?@libc.so" }, /* __clone3, start_thread */
+	};
+	const char *argv[] = { javac, "-d", dir, src, NULL };
+	int status = -1;
+	pid_t pid;
+
+	snprintf(java, sizeof(java), "%s/java", jdk);
+	snprintf(javac, sizeof(javac), "%s/javac", jdk);
+	if (access(java, X_OK) || access(javac, X_OK))
+		SKIP_SETUP("no OpenJDK 17 (%s)", jdk);
+	REQUIRE(mkdtemp(dir));
+	pid = start(argv);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		test__fail("javac %s: status %d", src, status);
+		remove_dir(dir);
+		return;
+	}
+	run_case(&c, java);
+	remove_dir(dir);
 }
 
 int main(void)
@@ -667,6 +824,7 @@ int main(void)
 	int ret;
 
 	log__set_level(LOG_WARN);
+	alarm(TEST_TIMEOUT_S); /* a hang fails (no summary line) rather than stalls make test */
 	exes = exe_registry__new(NULL);
 	procs = exes ? process_table__new(exes, -1, -1) : NULL;
 	if (!procs || kmaps_init()) {
@@ -679,6 +837,7 @@ int main(void)
 	RUN(ruby31);
 	RUN(php82);
 	RUN(php82_opcache);
+	RUN(jvm17);
 	ret = test_summary();
 	process_table__free(procs);
 	exe_registry__free(exes);
