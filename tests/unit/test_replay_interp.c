@@ -753,37 +753,18 @@ TEST(php82_opcache)
 	run_case(&c, "/usr/bin/php8.2");
 }
 
-/* Remove dir and the files in it (not recursive). */
-static void remove_dir(const char *dir)
-{
-	char path[PATH_MAX];
-	struct dirent *d;
-	DIR *dp = opendir(dir);
-
-	while (dp && (d = readdir(dp))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		unlink(path);
-	}
-	if (dp)
-		closedir(dp);
-	rmdir(dir);
-}
-
 /* HotSpot through the code-range hook: the Java thread "ssreplay" (JvmChain names its main
  * thread after its first argument) in C2/OSR or interpreted code, under the call stub, on a
- * thread started by the launcher.
+ * thread started by the launcher. The classes: tests/data/replay_interp.mk.
  */
 TEST(jvm17)
 {
-	static const char jdk[] = "/usr/lib/jvm/java-17-openjdk-amd64/bin";
-	static const char src[] = "tests/data/JvmChain.java";
-	char dir[] = "/tmp/stackscope_replay_jvm_XXXXXX", java[PATH_MAX], javac[PATH_MAX];
+	static const char java[] = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java";
+	char classes[512], class_file[600];
 	struct interp_case c = {
 		.name = "jvm",
-		.argv = { NULL, "-cp", dir, "JvmChain", "ssreplay", WORKLOAD_SECS },
-		.script = src,
+		.argv = { NULL, "-cp", classes, "JvmChain", "ssreplay", WORKLOAD_SECS },
+		.script = "tests/data/JvmChain.java",
 		.thread = "ssreplay",
 		.burn_ms = 3 * BURN_CPU_MS, /* gamma's loop compiled (C2, on-stack replacement) */
 		.kind = FRAME_KIND_HOTSPOT,
@@ -799,24 +780,16 @@ TEST(jvm17)
 		.under = "call_helper",
 		.root = { "?@libc.so", "?@libc.so" }, /* __clone3, start_thread */
 	};
-	const char *argv[] = { javac, "-d", dir, src, NULL };
-	int status = -1;
-	pid_t pid;
 
-	snprintf(java, sizeof(java), "%s/java", jdk);
-	snprintf(javac, sizeof(javac), "%s/javac", jdk);
-	if (access(java, X_OK) || access(javac, X_OK))
-		SKIP_SETUP("no OpenJDK 17 (%s)", jdk);
-	REQUIRE(mkdtemp(dir));
-	pid = start(argv);
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
-		test__fail("javac %s: status %d", src, status);
-		remove_dir(dir);
+	if (access(java, X_OK))
+		SKIP_SETUP("no OpenJDK 17 (%s)", java);
+	snprintf(classes, sizeof(classes), "%s", test_fixture("jvm"));
+	snprintf(class_file, sizeof(class_file), "%s/JvmChain.class", classes);
+	if (access(class_file, R_OK)) {
+		test__fail("%s missing (make fixtures)", class_file);
 		return;
 	}
 	run_case(&c, java);
-	remove_dir(dir);
 }
 
 int main(void)
