@@ -56,7 +56,7 @@
 
 #define STOPS 4             /* stops checked per interpreter */
 #define STOP_TRIES 8        /* stops allowed to land outside the hot function, per interpreter */
-#define BURN_CPU_MS 250     /* CPU the interpreter burns before the first stop */
+#define BURN_CPU_MS 150     /* CPU the interpreter burns before the first stop */
 #define BURN_WAIT_MS 8000   /* ... within this much wall time */
 #define READ_MAX 4096       /* the largest ss_read_user() the walks make is far below */
 #define CHAIN_MAX 8         /* runtime frames in a documented chain */
@@ -552,12 +552,12 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	const char *name = strrchr(interpreter, '/') + 1;
 	const char *argv[sizeof(c->argv) / sizeof(c->argv[0]) + 1];
 	char script[PATH_MAX];
-	int stop = 0, tries = 0, err;
+	int stop = 0, tries = 0, compiled = 0, err;
 	struct interp_registry *reg = NULL;
 	size_t n = 0, chain_len, i;
 	pid_t pid = -1, tid = -1;
 	__u64 fsbase = 0;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), t_attach = 0, t_stops = 0;
 
 	if (!realpath(c->script, script))
 		REQUIRE(!"the workload script exists");
@@ -601,7 +601,9 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	}
 	memset(&world, 0, sizeof(world));
 	world.pid = pid;
+	t_attach = now_ns();
 	world.proc = attach(reg, pid);
+	t_stops = now_ns();
 	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
 		test__fail("%s: cannot seize thread %d: %s", name, (int)tid, strerror(errno));
 		goto cleanup;
@@ -623,6 +625,9 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 				print_stack(name, stop);
 				goto cleanup;
 			}
+			/* HotSpot: is the hot frame JIT code (the others are interpreted)? */
+			compiled += c->kind == FRAME_KIND_HOTSPOT &&
+				    frames[err].file_id >> 60 == HS_SUB_COMPILED;
 			stop++;
 		} else if (++tries > STOP_TRIES) {
 			test__fail("%s: %d stops outside %s", name, tries, c->chain[0].function);
@@ -636,9 +641,14 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 		}
 		sleep_ms(7 + 11 * stop + 3 * tries); /* a different point of the loop each time */
 	}
-	printf("  %s: %d stops, %d outside %s, %" PRIu64 " reads (%" PRIu64 " failed), %.2f s\n",
+	printf("  %s: %d stops, %d outside %s, %" PRIu64 " reads (%" PRIu64 " failed); "
+	       "start and burn %.2f s, scan and tables %.2f s, stops %.2f s\n",
 	       name, stop, tries, c->chain[0].function, world.reads, world.read_failures,
-	       (double)(now_ns() - t0) / 1e9);
+	       (double)(t_attach - t0) / 1e9, (double)(t_stops - t_attach) / 1e9,
+	       (double)(now_ns() - t_stops) / 1e9);
+	if (c->kind == FRAME_KIND_HOTSPOT)
+		printf("  %s: %s in compiled code at %d of %d stops\n", name, c->chain[0].function,
+		       compiled, stop);
 cleanup:
 	stop_child(pid, tid);
 	interp_registry__free(reg);
@@ -766,7 +776,7 @@ TEST(jvm17)
 		.argv = { NULL, "-cp", classes, "JvmChain", "ssreplay", WORKLOAD_SECS },
 		.script = "tests/data/JvmChain.java",
 		.thread = "ssreplay",
-		.burn_ms = 3 * BURN_CPU_MS, /* gamma's loop compiled (C2, on-stack replacement) */
+		.burn_ms = 4 * BURN_CPU_MS, /* gamma's loop compiled (C2, on-stack replacement) */
 		.kind = FRAME_KIND_HOTSPOT,
 		.chain = {
 			/* compiled code has lines only at its pc descriptors: any line of the loop */
