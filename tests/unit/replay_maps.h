@@ -227,14 +227,17 @@ static int kmaps_load_table(struct elf_file *ef, uint64_t file_id)
 	return err;
 }
 
-/* ---- the lookups the walks' hooks make ---- */
+/* ---- the lookups the walks' hooks make ----
+ * The hooks both replay tests answer straight from the maps are defined here (ss_*); the
+ * others the tests define over kmaps_*() (test_replay.c hides files and overrides rules).
+ */
 
 static struct file_info *kmaps_file(__u64 file_id)
 {
 	return replay_hash__lookup(&kmaps.files, &file_id);
 }
 
-static struct unwind_page *kmaps_page(__u64 file_id, __u64 page)
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
 {
 	struct unwind_page_key k;
 
@@ -244,7 +247,7 @@ static struct unwind_page *kmaps_page(__u64 file_id, __u64 page)
 	return replay_hash__lookup(&kmaps.pages, &k);
 }
 
-static struct unwind_entry *kmaps_entry(__u32 index)
+static struct unwind_entry *ss_lookup_entry(__u32 index)
 {
 	static struct unwind_entry e;
 
@@ -269,7 +272,7 @@ static struct interp_file *kmaps_interp_file(__u64 file_id)
 	return replay_hash__lookup(&kmaps.ifiles, &file_id);
 }
 
-static struct interp_proc *kmaps_interp_proc(__u32 pid, __u32 runtime)
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
 {
 	struct interp_proc_key key;
 
@@ -279,7 +282,7 @@ static struct interp_proc *kmaps_interp_proc(__u32 pid, __u32 runtime)
 	return replay_hash__lookup(&kmaps.iprocs, &key);
 }
 
-static struct interp_code *kmaps_interp_code(__u32 pid)
+static struct interp_code *ss_interp_code(__u32 pid)
 {
 	return replay_hash__lookup(&kmaps.icode, &pid);
 }

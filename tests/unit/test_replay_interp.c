@@ -110,16 +110,6 @@ static struct file_info *ss_lookup_file(__u64 file_id)
 	return kmaps_file(file_id);
 }
 
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	return kmaps_page(file_id, page);
-}
-
-static struct unwind_entry *ss_lookup_entry(__u32 index)
-{
-	return kmaps_entry(index);
-}
-
 static struct unwind_rule *ss_lookup_rule(__u32 index)
 {
 	return kmaps_rule(index);
@@ -130,16 +120,6 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 static struct interp_file *ss_interp_file(__u64 file_id)
 {
 	return kmaps_interp_file(file_id);
-}
-
-static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
-{
-	return kmaps_interp_proc(pid, runtime);
-}
-
-static struct interp_code *ss_interp_code(__u32 pid)
-{
-	return kmaps_interp_code(pid);
 }
 
 static void ss_interp_count(__u32 runtime, __u32 which)
