@@ -212,6 +212,14 @@ static void kmaps_free(void)
 	memset(&kmaps, 0, sizeof(kmaps));
 }
 
+/* Empty the runtimes' maps (a new world of processes; the unwind tables stay). */
+static void kmaps_interp_clear(void)
+{
+	kmaps.ifiles.cnt = 0;
+	kmaps.iprocs.cnt = 0;
+	kmaps.icode.cnt = 0;
+}
+
 /* Build ef's unwind table and load it as file_id, as the profiler does: 0 or -errno. */
 static int kmaps_load_table(struct elf_file *ef, uint64_t file_id)
 {

@@ -370,6 +370,7 @@ static void world_reset(const struct snapshot *s)
 	memset(&world, 0, sizeof(world));
 	world.snap = s;
 	world.readable_sz = s->stack_sz;
+	kmaps_interp_clear(); /* native fixtures: no runtime in the maps */
 }
 
 /* Unwind like on_sample(): all registers valid at the start, at most 513 steps. */

@@ -559,8 +559,10 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 		argv[n++] = c->argv[i];
 	argv[n] = NULL;
 
+	REQUIRE(!kmaps_init());
+	kmaps_interp_clear(); /* only this case's registry writes what its walks see */
 	reg = interp_registry__new(REPLAY_INTERP_FILES_FD, REPLAY_INTERP_PROCS_FD);
-	REQUIRE(reg && !kmaps_init());
+	REQUIRE(reg);
 	interp_registry__set_code_map(reg, REPLAY_INTERP_CODE_FD);
 	pid = start(argv);
 	if (pid < 0) {
