@@ -2,31 +2,33 @@
  * as C over a real interpreter process, fed by the real userspace runtime code.
  *
  * Each case starts an interpreter on a workload with a known chain (tests/data/py_chain.py,
- * rb_chain.rb, php_chain.php: the ones the system tests record), waits until it has burnt CPU
- * in its hot loop, then:
- *   - scans it as the profiler does (proc/process.c, no eBPF) and hands every mapped file and
- *     the process to the runtime registry (src/interp/registry.c), whose writes to
+ * rb_chain.rb, php_chain.php, JvmChain.java: the ones the system tests record), waits until
+ * the thread that runs the chain has burnt CPU in its hot loop, then:
+ *   - scans the process as the profiler does (proc/process.c, no eBPF) and hands every mapped
+ *     file and the process to the runtime registry (src/interp/registry.c), whose writes to
  *     "interp_files", "interp_procs" and "interp_code" land in tests/unit/replay_maps.h's
  *     stand-ins; every mapped file's unwind table is built and loaded by the production loader
  *     into the same stand-ins;
- *   - stops it several times (ptrace seize + interrupt of our own child: no root), takes its
- *     registers (PTRACE_GETREGS, fsbase included) and runs the walk exactly as sampler.bpf.c's
- *     unwind_loop_cb drives it: ss_interp_step() before each ss_unwind_step(), at most
- *     SS_MAX_USER_FRAMES * 2 + 1 iterations, over the stopped process's memory
- *     (ss_read_user: process_vm_readv, bounded, zeroed on failure like
- *     bpf_probe_read_user);
+ *   - stops that thread several times (ptrace seize + interrupt of our own child: no root),
+ *     takes its registers (PTRACE_GETREGS, fsbase included) and runs the walk exactly as
+ *     sampler.bpf.c's unwind_loop_cb drives it: ss_interp_step() before each
+ *     ss_unwind_step(), at most SS_MAX_USER_FRAMES * 2 + 1 iterations, cursor pid = the tgid,
+ *     over the stopped process's memory (ss_read_user: process_vm_readv, bounded, zeroed on
+ *     failure like bpf_probe_read_user);
  *   - symbolizes the runtime frames through the registry (the runtime's own symbolize) and the
  *     native ones through the executables' symbols, and checks the documented chain: the
  *     runtime frames leaf to root with their exact lines (the hot function at its hot line),
- *     directly over the native frame that runs them, and native frames from there to _start
- *     (stack end "ok").
- * A stop that lands outside the hot function (PHP's Worker::run between two calls: rare) is
- * taken again, at most STOP_TRIES times; every stop that lands in it must match exactly.
- * A failing check names the frame that differs and prints the whole stack.
+ *     directly over the frame that runs them (the interpreter's loop in its file; HotSpot:
+ *     the call stub, through the code-range hook), then only native frames of mapped files
+ *     down to the thread's root (stack end "ok").
+ * A stop that lands outside the hot function (PHP's Worker::run between two calls, a JVM
+ * safepoint: rare) is taken again, at most STOP_TRIES times; every stop that lands in it must
+ * match exactly. A failing check names the frame that differs and prints the whole stack with
+ * the runtime's eBPF counters.
  *
- * Interpreters: Debian's python3.11, ruby3.1 and php8.2 (scripts/setup.sh installs them: a
- * missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not installed by setup:
- * a SKIP).
+ * Interpreters: Debian's python3.11, ruby3.1, php8.2 and OpenJDK 17 (scripts/setup.sh
+ * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
+ * installed by setup: a SKIP). A system that forbids ptrace of one's own child is a SKIP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +62,7 @@
 #define BURN_WAIT_MS 20000  /* ... within this much wall time */
 #define READ_MAX 4096       /* the largest ss_read_user() the walks make is far below */
 #define CHAIN_MAX 8         /* runtime frames in a documented chain */
-#define TEST_TIMEOUT_S 120  /* the whole binary; ~8 s on an idle box */
+#define TEST_TIMEOUT_S 120  /* the whole binary; 3 s of CPU */
 #define SCRIPT_LINE_CAP 512 /* lines of a workload script the chain may name */
 #define WORKLOAD_SECS "60"  /* the workload's own run time: it is killed long before */
 
