@@ -24,7 +24,9 @@
  * A stop that lands outside the hot function (PHP's Worker::run between two calls, a JVM
  * safepoint: rare) is taken again, at most STOP_TRIES times; every stop that lands in it must
  * match exactly. A failing check names the frame that differs and prints the whole stack with
- * the runtime's eBPF counters.
+ * the runtime's eBPF counters. A last stop with the process's "interp_procs" entry deleted (as
+ * when the registry rejects a process) must show no runtime frame but markers, count the
+ * reason, and (interpreters) still reach the thread's root.
  *
  * Interpreters: Debian's python3.11, ruby3.1, php8.2 and OpenJDK 17 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
@@ -160,6 +162,7 @@ struct interp_case {
 	 * function, in no symbol table of the file).
 	 */
 	const char *root[2];
+	uint32_t no_proc_counter; /* the runtime's eBPF counter "no interp_procs entry" */
 };
 
 /* ---- the stopped interpreter ---- */
@@ -516,6 +519,52 @@ static bool check_chain(const char *name, const struct interp_case *c, const cha
 	return true;
 }
 
+/* The process detached (its "interp_procs" entry gone: rejected, exited, not attached yet):
+ * one more stop must show no frame of the runtime but its markers, count the reason, and for
+ * an interpreter still walk the native frames to the thread's root. The child is running.
+ */
+static bool check_detached(struct interp_registry *reg, const struct interp_case *c,
+			   const char *name, pid_t pid, pid_t tid)
+{
+	struct interp_proc_key key = { .pid = (__u32)pid, .kind = c->kind };
+	uint64_t before = world.counters[c->kind][c->no_proc_counter];
+	__u64 fsbase = 0;
+	__u32 i, n;
+	int err;
+
+	if (bpf_map_delete_elem(REPLAY_INTERP_PROCS_FD, &key)) {
+		test__fail("%s: no interp_procs entry for pid %d", name, (int)pid);
+		return true;
+	}
+	err = stop_and_take_regs(tid, &cur, &fsbase);
+	if (err) {
+		test__fail("%s: cannot stop thread %d: %s", name, (int)tid, strerror(-err));
+		return true;
+	}
+	cur.pid = (__u32)pid;
+	walk(fsbase);
+	ptrace(PTRACE_CONT, tid, 0, 0);
+	n = cur.frame_cnt;
+	for (i = 0; i < n; i++) {
+		name_frame(reg, &frames[i], &named[i]);
+		if (named[i].kind != FRAME_KIND_NATIVE && !named[i].marker) {
+			test__fail("%s, detached: frame #%u is %s", name, i, named[i].function);
+			return false;
+		}
+	}
+	if (world.counters[c->kind][c->no_proc_counter] <= before) {
+		test__fail("%s, detached: no interp_procs entry, not counted", name);
+		return false;
+	}
+	if (c->kind != FRAME_KIND_HOTSPOT && /* JIT code: no way through it without the entry */
+	    (cur.end != UNWIND_END_OK || n < 2 || !root_is(&named[n - 1], c->root[0]))) {
+		test__fail("%s, detached: the native walk does not reach %s (end %u)", name,
+			   c->root[0], cur.end);
+		return false;
+	}
+	return true;
+}
+
 /* Scan pid, give its files and itself to the registry, load its files' unwind tables. */
 static const struct process *attach(struct interp_registry *reg, pid_t pid)
 {
@@ -644,6 +693,8 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	if (c->kind == FRAME_KIND_HOTSPOT)
 		printf("  %s: %s in compiled code at %d of %d stops\n", name, c->chain[0].function,
 		       compiled, stop);
+	if (!check_detached(reg, c, name, pid, tid))
+		print_stack(reg, c->kind, name, stop);
 cleanup:
 	stop_child(pid, tid);
 	interp_registry__free(reg);
@@ -667,6 +718,7 @@ static const struct interp_case python_case = {
 	.runner = "_PyEval_EvalFrameDefault",
 	.under = "Py_BytesMain",
 	.root = { "_start@", "__libc_start_main" },
+	.no_proc_counter = PY_COUNTER_NO_PROC,
 };
 
 TEST(python311)
@@ -712,6 +764,7 @@ TEST(ruby31)
 		.runner = NULL, /* vm_exec_core: static, in no symbol table of Debian's */
 		.under = "rb_vm_exec",
 		.root = { "_start@", "__libc_start_main" },
+		.no_proc_counter = RB_COUNTER_NO_PROC,
 	};
 
 	if (access("/usr/bin/ruby3.1", X_OK))
@@ -735,6 +788,7 @@ static const struct interp_case php_case = {
 	.runner = "execute_ex",
 	.under = "php_execute_script",
 	.root = { "_start@", "__libc_start_main" },
+	.no_proc_counter = PHP_COUNTER_NO_PROC,
 };
 
 TEST(php82)
@@ -784,6 +838,7 @@ TEST(jvm17)
 		.runner = "[jvm stub] ",
 		.under = "call_helper",
 		.root = { "?@libc.so", "?@libc.so" }, /* __clone3, start_thread */
+		.no_proc_counter = HS_COUNTER_NO_PROC,
 	};
 
 	if (access(java, X_OK))
