@@ -357,6 +357,17 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 		iv = -2;
 	b->slot_method = (int8_t)(iv - 1);
 	b->slot_bcp = (int8_t)(iv - 6);
+	/* A deoptimised frame's original return address (optional: without, no line). */
+	b->nm_deopt = HS_NO_OFFSET;
+	if (!vmstructs__offset(vs, "nmethod", "_orig_pc_offset", &v)) {
+		b->nm_orig_pc = (uint16_t)v;
+		if (!vmstructs__offset(vs, "nmethod", "_deopt_handler_offset", &v)) {
+			b->nm_deopt = (uint16_t)v;
+			b->deopt_is_offset = 1;
+		} else if (!vmstructs__offset(vs, "CompiledMethod", "_deopt_handler_begin", &v)) {
+			b->nm_deopt = (uint16_t)v;
+		}
+	}
 	b->supported = 1;
 	return 0;
 }
@@ -844,6 +855,7 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_READ_FAILED] = "unreadable",
 	[HS_COUNTER_BAD_FRAME] = "caller not found",
 	[HS_COUNTER_TRUNCATED] = "truncated",
+	[HS_COUNTER_DEOPT] = "deoptimised frames",
 };
 
 static const char *const hs_stat_names[HS_STAT_CNT] = {
