@@ -29,7 +29,7 @@ BUILD=${BUILD:-build}
 STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py --thread"
 WL=$PWD/bench/JvmDeep30.java
 out=$(mktemp -d /tmp/stackscope-jvmbench.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; [[ -n ${KEEP:-} ]] || rm -rf "$out"' EXIT
 
 [[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
 [[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
@@ -127,9 +127,11 @@ perf_record() {
 	R[$1.cpu]+="$(cpu_of "$out/$1.time") "
 }
 
-# jvm FLAGS...: starts the workload (it runs DUR + 2 s), waits out its warm-up; $! is the JVM
+# jvm FLAGS...: starts the workload, waits out its warm-up; $! is the JVM. It runs DUR + 6 s:
+# stackscope reads names from the JVM's memory when it handles a sample, so the JVM must
+# outlive a recorder that is behind on a loaded box (ARCHITECTURE.md, HotSpot, process lifetime).
 jvm() {
-	"$home/bin/java" "$@" -cp "$out" JvmDeep30 $((DUR + 2)) &
+	"$home/bin/java" "$@" -cp "$out" JvmDeep30 $((DUR + 6)) &
 	sleep 1.5
 }
 
