@@ -773,7 +773,7 @@ static void compiled_frame(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 	struct method_entry *m;
 	int n, dropped;
 
-	n = nm_debug__scopes(reader, &p->file->l.nm, &be->dbg, be->method, pos, exact, sc,
+	n = nm_debug__scopes(&p->file->l.nm, &be->dbg, be->method, pos, exact, sc,
 			     INTERP_INLINED_MAX + 1, &dropped);
 	hs->stats[HS_STAT_INLINED_DROPPED] += (uint64_t)dropped;
 	if (n > 1)

@@ -8,9 +8,6 @@
 #include "interp/hotspot/vmstructs.h"
 #include "interp/interp.h"
 
-#define NM_SCOPE_READ 16        /* bytes read per scope: three UNSIGNED5 numbers fit in 15 */
-#define NM_METADATA_MAX 0x10000 /* entries of a metadata table */
-
 void nm_layout__from(const struct vmstructs *vs, unsigned u5_excluded, struct nm_layout *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -23,6 +20,7 @@ void nm_layout__from(const struct vmstructs *vs, unsigned u5_excluded, struct nm
 	    l->pcdesc_scope + 4 > l->pcdesc_size)
 		return;
 	if (!vmstructs__offset(vs, "nmethod", "_immutable_data", &l->data) &&
+	    !vmstructs__offset(vs, "nmethod", "_immutable_data_size", &l->data_len) &&
 	    !vmstructs__offset(vs, "nmethod", "_scopes_data_offset", &l->scopes)) {
 		/* The pc descriptors end where the scopes data begins. */
 		l->immutable = true;
@@ -45,19 +43,38 @@ static int read_i32(pid_t reader, uint64_t addr, int32_t *out)
 	return interp__read_mem(reader, addr, out, sizeof(*out));
 }
 
-/* The metadata table of nmethod (its scopes data at scopes, 17's table end) into d. */
-static void locate_metadata(pid_t reader, const struct nm_layout *l, uint64_t nmethod,
-			    struct nm_debug *d)
+/* *len bytes at addr of process reader into a new buffer, *len halved (in whole units) while
+ * the read fails (the end of a mapping); NULL when not even one unit could be read.
+ */
+static void *copy_out(pid_t reader, uint64_t addr, size_t *len, size_t unit)
+{
+	void *buf;
+
+	if (*len < unit || !(buf = malloc(*len)))
+		return NULL;
+	while (*len >= unit && interp__read_mem(reader, addr, buf, *len))
+		*len = *len / 2 - *len / 2 % unit;
+	if (*len < unit) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The metadata table of nmethod (17: up to its scopes data at scopes_at) into d. */
+static void copy_metadata(pid_t reader, const struct nm_layout *l, uint64_t nmethod,
+			  uint64_t scopes_at, struct nm_debug *d)
 {
 	uint64_t begin, end, mutable_data;
 	int32_t off, len;
+	size_t bytes;
 
 	switch (l->metadata_at) {
 	case NM_METADATA_OFFSET: /* [nmethod + _metadata_offset, scopes data) */
 		if (read_i32(reader, nmethod + l->meta_off, &off) || off <= 0)
 			return;
 		begin = nmethod + (uint64_t)off;
-		end = d->scopes;
+		end = scopes_at;
 		break;
 	case NM_METADATA_MUTABLE: /* mutable data: relocations, then metadata, to its end */
 		if (interp__read_u64(reader, nmethod + l->mutable_data, &mutable_data) ||
@@ -70,48 +87,64 @@ static void locate_metadata(pid_t reader, const struct nm_layout *l, uint64_t nm
 	default:
 		return;
 	}
-	if (end <= begin || (end - begin) / 8 > NM_METADATA_MAX)
+	if (end <= begin)
 		return;
-	d->metadata = begin;
-	d->metadata_cnt = (uint32_t)((end - begin) / 8);
+	bytes = (end - begin) / 8 > NM_METADATA_MAX ? NM_METADATA_MAX * 8 : (end - begin) / 8 * 8;
+	d->metadata = copy_out(reader, begin, &bytes, 8);
+	d->metadata_cnt = d->metadata ? (uint32_t)(bytes / 8) : 0;
 }
 
 void nm_debug__read(pid_t reader, const struct nm_layout *l, uint64_t nmethod, struct nm_debug *d)
 {
-	uint64_t base = nmethod, scopes;
-	int32_t begin = 0, end = 0;
+	uint64_t base = nmethod, scopes, scopes_end;
+	int32_t begin = 0, end = 0, data_len = 0;
 	size_t len;
 
 	memset(d, 0, sizeof(*d));
 	if (!l->found)
 		return;
-	if (l->immutable && interp__read_u64(reader, nmethod + l->data, &base))
+	if (l->immutable && (interp__read_u64(reader, nmethod + l->data, &base) ||
+			     read_i32(reader, nmethod + l->data_len, &data_len) || data_len <= 0))
 		return;
 	if (read_i32(reader, nmethod + l->pcs, &begin) ||
 	    read_i32(reader, nmethod + l->pcs_end, &end) || begin < 0 || end <= begin)
 		return;
-	if (l->immutable)
+	/* 17: the scopes data, then the pc descriptors; 25: the descriptors, then the scopes
+	 * data, within the immutable data.
+	 */
+	if (l->immutable) {
 		scopes = base + (uint64_t)end;
-	else if (interp__read_u64(reader, nmethod + l->scopes, &scopes))
+		scopes_end = base + (uint64_t)data_len;
+	} else {
+		if (interp__read_u64(reader, nmethod + l->scopes, &scopes))
+			return;
+		scopes_end = nmethod + (uint64_t)begin;
+	}
+	if (scopes_end <= scopes)
 		return;
 	len = (size_t)(end - begin);
 	if (len > NM_PCS_MAX)
-		len = NM_PCS_MAX - NM_PCS_MAX % l->pcdesc_size;
-	d->pcs = malloc(len);
+		len = NM_PCS_MAX;
+	len -= len % l->pcdesc_size;
+	d->pcs = copy_out(reader, base + (uint64_t)begin, &len, l->pcdesc_size);
 	if (!d->pcs)
 		return;
-	if (interp__read_mem(reader, base + (uint64_t)begin, d->pcs, len)) {
+	d->pcs_cnt = len / l->pcdesc_size;
+	len = scopes_end - scopes > NM_SCOPES_MAX ? NM_SCOPES_MAX : (size_t)(scopes_end - scopes);
+	d->scopes = copy_out(reader, scopes, &len, 1);
+	if (!d->scopes) {
 		nm_debug__free(d);
 		return;
 	}
-	d->pcs_cnt = len / l->pcdesc_size;
-	d->scopes = scopes;
-	locate_metadata(reader, l, nmethod, d);
+	d->scopes_len = len;
+	copy_metadata(reader, l, nmethod, scopes, d);
 }
 
 void nm_debug__free(struct nm_debug *d)
 {
 	free(d->pcs);
+	free(d->scopes);
+	free(d->metadata);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -135,23 +168,16 @@ static uint32_t find_scope(const struct nm_layout *l, const struct nm_debug *d, 
 	return scope;
 }
 
-/* Entry idx (1-based) of the metadata table; 0 when out of the table or unreadable. */
-static uint64_t metadata_at(pid_t reader, const struct nm_debug *d, uint32_t idx)
+/* Entry idx (1-based) of the metadata table; 0 when outside the copy. */
+static uint64_t metadata_at(const struct nm_debug *d, uint32_t idx)
 {
-	uint64_t v;
-
-	if (!d->metadata || !idx || idx > d->metadata_cnt ||
-	    interp__read_u64(reader, d->metadata + 8 * (uint64_t)(idx - 1), &v))
-		return 0;
-	return v;
+	return d->metadata && idx && idx <= d->metadata_cnt ? d->metadata[idx - 1] : 0;
 }
 
-int nm_debug__scopes(pid_t reader, const struct nm_layout *l, const struct nm_debug *d,
-		     uint64_t method, uint32_t pos, bool exact, struct nm_scope *out, int cap,
-		     int *dropped)
+int nm_debug__scopes(const struct nm_layout *l, const struct nm_debug *d, uint64_t method,
+		     uint32_t pos, bool exact, struct nm_scope *out, int cap, int *dropped)
 {
 	uint32_t idx[NM_SCOPE_HOPS], bci[NM_SCOPE_HOPS], scope, sender;
-	uint8_t buf[NM_SCOPE_READ];
 	int n = 0, i, first;
 	size_t at;
 
@@ -160,13 +186,15 @@ int nm_debug__scopes(pid_t reader, const struct nm_layout *l, const struct nm_de
 		return 0;
 	/* The chain, innermost first, to the outermost scope (sender 0). */
 	for (;;) {
-		if (n == NM_SCOPE_HOPS ||
-		    interp__read_mem(reader, d->scopes + scope, buf, sizeof(buf)))
+		if (n == NM_SCOPE_HOPS || scope >= d->scopes_len)
 			return 0;
-		at = 0;
-		if (hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &sender) ||
-		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &idx[n]) ||
-		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &bci[n]))
+		at = scope;
+		if (hotspot_lines__unsigned5(d->scopes, d->scopes_len, &at, l->u5_excluded,
+					     &sender) ||
+		    hotspot_lines__unsigned5(d->scopes, d->scopes_len, &at, l->u5_excluded,
+					     &idx[n]) ||
+		    hotspot_lines__unsigned5(d->scopes, d->scopes_len, &at, l->u5_excluded,
+					     &bci[n]))
 			return 0;
 		/* bci is stored plus one (InvocationEntryBci = -1: a method's entry) */
 		bci[n] = bci[n] >= 1 && bci[n] - 1 < 0x10000 ? bci[n] - 1 : UINT32_MAX;
@@ -179,10 +207,10 @@ int nm_debug__scopes(pid_t reader, const struct nm_layout *l, const struct nm_de
 	 * are what we think, and the inner scopes' methods are read from it.
 	 */
 	first = n > cap ? n - cap : 0;
-	if (n > 1 && metadata_at(reader, d, idx[n - 1]) != method)
+	if (n > 1 && metadata_at(d, idx[n - 1]) != method)
 		first = n - 1;
 	for (i = first; i < n - 1; i++) {
-		out[i - first].method = metadata_at(reader, d, idx[i]);
+		out[i - first].method = metadata_at(d, idx[i]);
 		out[i - first].bci = bci[i];
 		if (!out[i - first].method) { /* unreadable: the outer scopes only */
 			first = i + 1;
