@@ -15,7 +15,9 @@
  * HS_BLOB_CACHE_CAP), keyed by (pid, attach generation, address) and checked against the
  * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
  * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
- * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX).
+ * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
+ * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, ~40 MiB for the
+ * whole blob cache in the worst case, a few KiB per entry in practice).
  */
 #include <elf.h>
 #include <errno.h>
