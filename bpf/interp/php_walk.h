@@ -39,12 +39,16 @@ struct php_cursor {
 	__u64 reg_opline;       /* (the VM's execute_data and opline when the VM ran there) */
 	__u8 exbuf[PHP_EX_BUF]; /* 8-byte aligned: read as __u64 */
 	__u8 fnbuf[PHP_FN_BUF];
-	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
+	__u8 c_call;   /* this run is a zend_call_function frame's: at most its internal callee */
+	__u8 jit_reg;  /* JIT code ran before php_start: r15 is the JIT's scratch, not an opline */
+	__u8 jit_leaf; /* the sample hit JIT code: the innermost user frame's opline is unknown */
 };
 
 static __always_inline void php_reset(struct php_cursor *php)
 {
 	php->ex = 0;
+	php->jit_reg = 0;
+	php->jit_leaf = 0;
 }
 
 static __always_inline void php_count(__u32 which)
@@ -106,7 +110,7 @@ static __always_inline int php_start(struct unwind_cursor *st, struct interp_sta
 	}
 	php->ex = ex;
 	php->reg_ex = st->regs[DWARF_R14];
-	php->reg_opline = st->regs[DWARF_R15];
+	php->reg_opline = php->jit_reg ? 0 : st->regs[DWARF_R15];
 	return 0;
 }
 
@@ -173,8 +177,15 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 			flags |= PHP_FRAME_REG;
 			php_count(PHP_COUNTER_LINE_REG);
 		}
-		if (php_opline_in(o, opline, opcodes, last) &&
-		    ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
+		if (php->jit_leaf) {
+			/* Running JIT code, which saves its opline only before calls out: the
+			 * saved one may be any earlier line of the function.
+			 */
+			php->jit_leaf = 0;
+			opline = 0;
+			php_count(PHP_COUNTER_LINE_JIT);
+		} else if (php_opline_in(o, opline, opcodes, last) &&
+			   ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
 			if (line > PHP_FRAME_LINE_MAX)
 				line = 0;
 		} else {
@@ -207,6 +218,75 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	 */
 	if (((flags & PHP_FRAME_TOP) && type != PHP_ZEND_INTERNAL_FUNCTION) || !prev || php->c_call)
 		is->emitting = 0;
+}
+
+/* Does the return address ra follow a call of execute_ex (vm_entry)? `call rel32` to it,
+ * `call *disp32(%rip)` through a pointer holding it (zend_execute_ex), or a call through a
+ * register (`call *(%rax)`, `call *%rax`, `call *d8(%rax)`: PIC code loading zend_execute_ex's
+ * address) from the PHP binary itself.
+ */
+static __always_inline int php_calls_vm(const struct unwind_cursor *st,
+					const struct interp_proc *proc, __u64 ra)
+{
+	struct mapping_info *m;
+	__u64 target = 0;
+	__u8 site[8];
+	__s32 rel;
+
+	if (ra < 0x1000 || ss_read_user(site, sizeof(site), ra - sizeof(site)) < 0)
+		return 0;
+	rel = (__s32)((__u32)site[4] | (__u32)site[5] << 8 | (__u32)site[6] << 16 |
+		      (__u32)site[7] << 24);
+	if (site[3] == 0xe8)
+		return ra + (__s64)rel == proc->php.vm_entry;
+	if (site[2] == 0xff && site[3] == 0x15)
+		return ss_read_user(&target, sizeof(target), ra + (__s64)rel) == 0 &&
+		       target == proc->php.vm_entry;
+	if (!(site[6] == 0xff && ((site[7] & 0xf8) == 0x10 || (site[7] & 0xf8) == 0xd0) &&
+	      site[7] != 0x14 && site[7] != 0x15) &&
+	    !(site[5] == 0xff && (site[6] & 0xf8) == 0x50 && site[6] != 0x54))
+		return 0;
+	m = ss_lookup_mapping(st->pid, ra - 1);
+	return m && m->file_id == proc->file_id;
+}
+
+/* A pc in opcache's JIT code (the process's PHP code range): JIT code runs on the frame of
+ * the execute_ex activation that dispatched to it (php_abi.h), so the pc is moved to
+ * execute_ex's dispatch jump, at the same sp, and the walk goes on there: that activation's
+ * PHP frames, then the native step through execute_ex's CFI. The sp does not move here; the
+ * pc leaves the code range for a mapped file, so this runs once per JIT frame.
+ *
+ * Checked first: the return address at sp + vm_frame - 8 must follow a call of execute_ex
+ * (php_calls_vm), else the pc is in code that moved sp (a JIT stub pushing registers) and
+ * the stack ends with a marker. 1: this iteration was used.
+ */
+static __always_inline int php_code_step(struct unwind_cursor *st, struct interp_state *is,
+					 struct php_cursor *php, struct user_frame *frames)
+{
+	const struct interp_proc *proc;
+	__u64 ra = 0;
+
+	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
+	if (!proc || !proc->php.vm_dispatch) {
+		php_count(PHP_COUNTER_NO_PROC);
+		return 0;
+	}
+	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
+		    0 ||
+	    !php_calls_vm(st, proc, ra)) {
+		ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
+		php_count(PHP_COUNTER_JIT_LOST);
+		ss_end(st, UNWIND_END_BAD_FRAME);
+		return 1;
+	}
+	if (!(is->started & PHP_BIT))
+		php->jit_reg = 1;
+	if (!st->pc_is_return)
+		php->jit_leaf = 1;
+	st->regs[DWARF_RIP] = proc->php.vm_dispatch;
+	st->pc_is_return = 0;
+	php_count(PHP_COUNTER_JIT_FRAMES);
+	return 1;
 }
 
 /* Is the native frame about to be emitted zend_call_function (interp_file's second range)? */
