@@ -39,16 +39,25 @@ struct php_cursor {
 	__u64 reg_opline;       /* (the VM's execute_data and opline when the VM ran there) */
 	__u8 exbuf[PHP_EX_BUF]; /* 8-byte aligned: read as __u64 */
 	__u8 fnbuf[PHP_FN_BUF];
-	__u8 c_call;   /* this run is a zend_call_function frame's: at most its internal callee */
-	__u8 jit_reg;  /* JIT code ran before php_start: r15 is the JIT's scratch, not an opline */
-	__u8 jit_leaf; /* the sample hit JIT code: the innermost user frame's opline is unknown */
+	__u8 c_call;  /* this run is a zend_call_function frame's: at most its internal callee */
+	__u8 jit_reg; /* JIT code ran before php_start: r15 is the JIT's scratch, not an opline */
+	/* The activation php_code_step() led to runs JIT code, which saves its opline only
+	 * before calls through a frame (internal functions: EX(opline) as the VM's SAVE_OPLINE):
+	 * its first user frame's line is unknown when the sample hit the JIT code itself
+	 * (PHP_JIT_LEAF) or a native callee without such a frame (a helper: efree).
+	 */
+	__u8 jit;
+	__u8 jit_icall; /* an internal function's frame came first in that activation */
 };
+
+#define PHP_JIT_LEAF 1
+#define PHP_JIT_CALL 2
 
 static __always_inline void php_reset(struct php_cursor *php)
 {
 	php->ex = 0;
 	php->jit_reg = 0;
-	php->jit_leaf = 0;
+	php->jit = 0;
 }
 
 static __always_inline void php_count(__u32 which)
@@ -122,7 +131,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	__u32 idx = st->frame_cnt, call, last, cookie, line = 0, flags = 0;
 	__u64 ex = php->ex, func, prev, opline, opcodes, file;
 	struct user_frame *fr;
-	__u8 type;
+	__u8 type, jit;
 
 	if (!ex) {
 		is->emitting = 0;
@@ -167,6 +176,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	}
 	if (type == PHP_ZEND_INTERNAL_FUNCTION) {
 		cookie = (__u32)php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf));
+		php->jit_icall = 1;
 	} else if (type == PHP_ZEND_USER_FUNCTION || type == PHP_ZEND_EVAL_CODE) {
 		opcodes = php_u64(php->fnbuf, o->op_opcodes, PHP_MASK64(php->fnbuf));
 		last = php_u32(php->fnbuf, o->op_last, PHP_MASK32(php->fnbuf));
@@ -177,11 +187,10 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 			flags |= PHP_FRAME_REG;
 			php_count(PHP_COUNTER_LINE_REG);
 		}
-		if (php->jit_leaf) {
-			/* Running JIT code, which saves its opline only before calls out: the
-			 * saved one may be any earlier line of the function.
-			 */
-			php->jit_leaf = 0;
+		jit = php->jit == PHP_JIT_LEAF || (php->jit && !php->jit_icall);
+		php->jit = 0;
+		if (jit) {
+			/* the saved opline may be any earlier line of the function */
 			opline = 0;
 			php_count(PHP_COUNTER_LINE_JIT);
 		} else if (php_opline_in(o, opline, opcodes, last) &&
@@ -281,8 +290,8 @@ static __always_inline int php_code_step(struct unwind_cursor *st, struct interp
 	}
 	if (!(is->started & PHP_BIT))
 		php->jit_reg = 1;
-	if (!st->pc_is_return)
-		php->jit_leaf = 1;
+	php->jit = st->pc_is_return ? PHP_JIT_CALL : PHP_JIT_LEAF;
+	php->jit_icall = 0;
 	st->regs[DWARF_RIP] = proc->php.vm_dispatch;
 	st->pc_is_return = 0;
 	php_count(PHP_COUNTER_JIT_FRAMES);

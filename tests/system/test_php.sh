@@ -10,6 +10,11 @@
 #  - chain: {main} -> Worker::run -> alpha -> beta -> gamma, each at its call line and gamma at
 #    its hot line (the VM's opline register), right above the native execute_ex; complete
 #    from _start; the same with opcache enabled in the CLI;
+#  - JIT: the chain of tests/data/php_jit.php with opcache's JIT on (tracing, function): JIT
+#    code runs on execute_ex's frame and is placed there (the "JIT frames" counter says the
+#    JIT ran), the callers at their call lines, gamma at the line of each C function it calls
+#    (str_repeat, strrev: internal calls, before which the JIT saves the opline) and without a
+#    line where the sample hit JIT code itself, never at another line;
 #  - mixed: an included file's code -> sort_loop -> usort (C) -> execute_ex -> Sorter::cmp (a
 #    static method), -> array_map (C) -> execute_ex -> {closure}, and -> array_map (C) ->
 #    zend_call_function -> md5 (an internal function C calls);
@@ -94,6 +99,55 @@ test_chain cli
 test_chain cli-opcache -d opcache.enable_cli=1
 check "cli: no PHP marker frames ($(grep -o '[0-9]* markers' "$TMP/cli.err" | head -1))" \
 	grep -q "^php .* 0 markers" "$TMP/cli.err"
+
+# test_jit NAME MODE: the known chain with opcache.jit=MODE
+J=php_jit\\.php
+test_jit()
+{
+	local name=$1 mode=$2 f inc chain lined hot whole total jit lost
+	local l_hot l_hot2 l_setup l_gamma l_beta l_alpha l_run right
+
+	l_hot=$(line "$DATA/php_jit.php" HOT)
+	l_hot2=$(line "$DATA/php_jit.php" HOT2)
+	l_setup=$(line "$DATA/php_jit.php" SETUP)
+	l_gamma=$(line "$DATA/php_jit.php" CALL_GAMMA)
+	l_beta=$(line "$DATA/php_jit.php" CALL_BETA)
+	l_alpha=$(line "$DATA/php_jit.php" CALL_ALPHA)
+	l_run=$(line "$DATA/php_jit.php" CALL_RUN)
+	record_stacks "$name" $PHP -d opcache.enable_cli=1 -d opcache.jit="$mode" \
+		-d opcache.jit_buffer_size=32M "$DATA/php_jit.php" $SECS
+	f=$TMP/$name.stacks
+	jit=$(grep -o 'JIT frames [0-9]*' "$TMP/$name.err" | head -1 | grep -o '[0-9]*$')
+	lost=$(grep -o 'JIT frames not placed [0-9]*' "$TMP/$name.err" | grep -o '[0-9]*$')
+	check_ge "$name: samples through JIT code placed on execute_ex (the JIT ran)" "${jit:-0}" 100
+	check_pct "$name: JIT frames not placed (${lost:-?} of ${jit:-?})" "$((${jit:-0} - ${lost:-0}))" \
+		"${jit:-0}" 98
+	total=$(samples "$f" "*" ";execute_ex;")
+	inc=$(samples "$f" "*" ";gamma@$J")
+	check_ge "$name: samples in gamma" "$inc" 100
+	chain=$(samples "$f" "*" \
+		";execute_ex;\\{main\\}@$J:$l_run;Worker::run@$J:$l_alpha;alpha@$J:$l_beta;beta@$J:$l_gamma;gamma@$J(:[0-9]+)?(;[^;@]*)*\$")
+	check_pct "$name: execute_ex;{main}:$l_run;Worker::run:$l_alpha;alpha:$l_beta;beta:$l_gamma;gamma" \
+		"$chain" "$inc" 90 || show_php "$f"
+	# each C function under gamma's line that called it (the JIT saves the opline before
+	# an internal call, as the VM does); none under another line
+	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;str_repeat(;|\$)")
+	right=$(samples "$f" "*" ";gamma@$J:($l_hot|$l_setup);str_repeat(;|\$)")
+	check_ge "$name: samples in str_repeat" "$hot" 20
+	check_pct "$name: gamma at $l_hot (or $l_setup) above str_repeat" "$right" "$hot" 99
+	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;strrev(;|\$)")
+	right=$(samples "$f" "*" ";gamma@$J:$l_hot2;strrev(;|\$)")
+	check_ge "$name: samples in strrev" "$hot" 20
+	check_pct "$name: gamma at $l_hot2 above strrev" "$right" "$hot" 99
+	# the samples in JIT code itself, or in a helper it called without a frame, have no line
+	lined=$(samples "$f" "*" ";gamma@$J:[0-9]+(;|\$)")
+	check_pct "$name: gamma's samples with a line (calls into C)" "$lined" "$inc" 60
+	whole=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*execute_ex;\\{main\\}@$J:")
+	check_pct "$name: stacks through execute_ex complete from _start" "$whole" "$total" 95
+}
+
+test_jit jit-tracing tracing
+test_jit jit-function function
 
 # PHP -> C -> PHP, and an included file
 L_CMP=$(line "$DATA/php_mixed.php" CMP)
