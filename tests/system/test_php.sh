@@ -2,19 +2,11 @@
 # PHP frames interleaved with native frames (bpf/interp/php_walk.h, src/interp/php/), on
 # Debian's PHP 8.2 (php8.2-cli, php8.2-fpm; scripts/setup.sh installs them: missing under CI is
 # a failure). The workloads are tests/data/php_*.php; their lines are marked (// HOT,
-# // CALL_ALPHA...) and looked up here, so the checks name exact lines.
-#
-# pprof output is turned into "func@file:line;..." stacks by pprof_stacks.py: PHP user frames
-# are the names with an "@"; native frames and PHP internal functions (usort) have none.
-# Checks:
+# // CALL_ALPHA...) and looked up here, so the checks name exact lines (php_lib.sh).
+# opcache's JIT: test_php_jit.sh. Checks:
 #  - chain: {main} -> Worker::run -> alpha -> beta -> gamma, each at its call line and gamma at
 #    its hot line (the VM's opline register), right above the native execute_ex; complete
 #    from _start; the same with opcache enabled in the CLI;
-#  - JIT: the chain of tests/data/php_jit.php with opcache's JIT on (tracing, function): JIT
-#    code runs on execute_ex's frame and is placed there (the "JIT frames" counter says the
-#    JIT ran), the callers at their call lines, gamma at the line of each C function it calls
-#    (str_repeat, strrev: internal calls, before which the JIT saves the opline) and without a
-#    line where the sample hit JIT code itself, never at another line;
 #  - mixed: an included file's code -> sort_loop -> usort (C) -> execute_ex -> Sorter::cmp (a
 #    static method), -> array_map (C) -> execute_ex -> {closure}, and -> array_map (C) ->
 #    zend_call_function -> md5 (an internal function C calls);
@@ -26,41 +18,9 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-HZ=499
-SECS=1.5
-DATA=$SS_ROOT/tests/data
-PHP=/usr/bin/php8.2
-FPM=/usr/sbin/php-fpm8.2
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+source "$(dirname "$0")/php_lib.sh"
+need_php
 
-# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
-line()
-{
-	grep -n "// $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
-
-# show_php FILE: the top stacks of a stacks file, for the log of a failing test
-show_php()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-700 | sed 's/^/        /'
-}
-
-if [[ ! -x $PHP ]]; then
-	skip_setup "Debian php8.2-cli missing: every PHP check"
-	finish
-fi
-
-N='[^;@]*;' # one native frame (or PHP internal function)
 C=php_chain\\.php
 M=php_mixed\\.php
 L_HOT=$(line "$DATA/php_chain.php" HOT)
@@ -99,55 +59,6 @@ test_chain cli
 test_chain cli-opcache -d opcache.enable_cli=1
 check "cli: no PHP marker frames ($(grep -o '[0-9]* markers' "$TMP/cli.err" | head -1))" \
 	grep -q "^php .* 0 markers" "$TMP/cli.err"
-
-# test_jit NAME MODE: the known chain with opcache.jit=MODE
-J=php_jit\\.php
-test_jit()
-{
-	local name=$1 mode=$2 f inc chain lined hot whole total jit lost
-	local l_hot l_hot2 l_setup l_gamma l_beta l_alpha l_run right
-
-	l_hot=$(line "$DATA/php_jit.php" HOT)
-	l_hot2=$(line "$DATA/php_jit.php" HOT2)
-	l_setup=$(line "$DATA/php_jit.php" SETUP)
-	l_gamma=$(line "$DATA/php_jit.php" CALL_GAMMA)
-	l_beta=$(line "$DATA/php_jit.php" CALL_BETA)
-	l_alpha=$(line "$DATA/php_jit.php" CALL_ALPHA)
-	l_run=$(line "$DATA/php_jit.php" CALL_RUN)
-	record_stacks "$name" $PHP -d opcache.enable_cli=1 -d opcache.jit="$mode" \
-		-d opcache.jit_buffer_size=32M "$DATA/php_jit.php" $SECS
-	f=$TMP/$name.stacks
-	jit=$(grep -o 'JIT frames [0-9]*' "$TMP/$name.err" | head -1 | grep -o '[0-9]*$')
-	lost=$(grep -o 'JIT frames not placed [0-9]*' "$TMP/$name.err" | grep -o '[0-9]*$')
-	check_ge "$name: samples through JIT code placed on execute_ex (the JIT ran)" "${jit:-0}" 100
-	check_pct "$name: JIT frames not placed (${lost:-?} of ${jit:-?})" "$((${jit:-0} - ${lost:-0}))" \
-		"${jit:-0}" 98
-	total=$(samples "$f" "*" ";execute_ex;")
-	inc=$(samples "$f" "*" ";gamma@$J")
-	check_ge "$name: samples in gamma" "$inc" 100
-	chain=$(samples "$f" "*" \
-		";execute_ex;\\{main\\}@$J:$l_run;Worker::run@$J:$l_alpha;alpha@$J:$l_beta;beta@$J:$l_gamma;gamma@$J(:[0-9]+)?(;[^;@]*)*\$")
-	check_pct "$name: execute_ex;{main}:$l_run;Worker::run:$l_alpha;alpha:$l_beta;beta:$l_gamma;gamma" \
-		"$chain" "$inc" 90 || show_php "$f"
-	# each C function under gamma's line that called it (the JIT saves the opline before
-	# an internal call, as the VM does); none under another line
-	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;str_repeat(;|\$)")
-	right=$(samples "$f" "*" ";gamma@$J:($l_hot|$l_setup);str_repeat(;|\$)")
-	check_ge "$name: samples in str_repeat" "$hot" 20
-	check_pct "$name: gamma at $l_hot (or $l_setup) above str_repeat" "$right" "$hot" 99
-	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;strrev(;|\$)")
-	right=$(samples "$f" "*" ";gamma@$J:$l_hot2;strrev(;|\$)")
-	check_ge "$name: samples in strrev" "$hot" 20
-	check_pct "$name: gamma at $l_hot2 above strrev" "$right" "$hot" 99
-	# the samples in JIT code itself, or in a helper it called without a frame, have no line
-	lined=$(samples "$f" "*" ";gamma@$J:[0-9]+(;|\$)")
-	check_pct "$name: gamma's samples with a line (calls into C)" "$lined" "$inc" 60
-	whole=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*execute_ex;\\{main\\}@$J:")
-	check_pct "$name: stacks through execute_ex complete from _start" "$whole" "$total" 95
-}
-
-test_jit jit-tracing tracing
-test_jit jit-function function
 
 # PHP -> C -> PHP, and an included file
 L_CMP=$(line "$DATA/php_mixed.php" CMP)
@@ -208,61 +119,15 @@ chain=$(samples "$f" "*" ";execute_ex;$CHAIN")
 check_ge "late process: samples in gamma" "$inc" 100
 check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_php "$f"
 
-# php-fpm: a static pool of 2 workers on a unix socket, started under the recording (the
-# workers are forked while it runs, and again after every 3 requests), driven by 2 cgi-fcgi
-# loops (at most 12 requests each, 3 s) from a driver script that then stops the master.
-if [[ ! -x $FPM ]] || ! command -v cgi-fcgi >/dev/null; then
-	skip_setup "php8.2-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
-	finish
-fi
-cat >"$TMP/fpm.conf" <<EOF
-[global]
-pid = $TMP/fpm.pid
-error_log = $TMP/fpm.log
-log_level = debug
-daemonize = no
-[stackscope]
-listen = $TMP/fpm.sock
-pm = static
-pm.max_children = 2
-pm.max_requests = 3
-user = root
-EOF
-cat >"$TMP/drive.sh" <<'EOF'
-#!/bin/bash
-# drive.sh CONF SOCKET SCRIPT SECS
-"$FPM" -R -y "$1" &
-fpm=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -S $2 ]] && break
-	sleep 0.1
-done
-client()
-{
-	local n end=$((SECONDS + $4))
-	for ((n = 0; n < 12 && SECONDS < end; n++)); do
-		SCRIPT_FILENAME=$3 REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" >>"$2.out"
-	done
-}
-client "$@" &
-c=$!
-client "$@"
-wait $c
-kill $fpm
-wait $fpm
-EOF
-chmod +x "$TMP/drive.sh"
+# php-fpm (php_lib.sh fpm_record): workers forked while recording, recycled every 3 requests
+need_php fpm
 L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
 L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
 L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
 L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
 F=php_fpm\\.php
-export FPM
-record_stacks fpm "$TMP/drive.sh" "$TMP/fpm.conf" "$TMP/fpm.sock" "$DATA/php_fpm.php" 3
+fpm_record fpm "$DATA/php_fpm.php" 3
 f=$TMP/fpm.stacks
-served=$(grep -c "^11999993$" "$TMP/fpm.sock.out" 2>/dev/null)
-check_ge "fpm: requests served" "${served:-0}" 4
-check_ge "fpm: workers started (2, then recycled)" "$(grep -c 'child [0-9]* started' "$TMP/fpm.log")" 3
 inc=$(samples "$f" "*" ";fpm_leaf@$F:")
 chain=$(samples "$f" "*" \
 	"php_execute_script;zend_execute_scripts;zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F:$L_FHOT(;[^;@]*)*\$")
