@@ -46,6 +46,16 @@ need_php()
 	fi
 }
 
+# fpm_marks: the marked lines of tests/data/php_fpm.php (L_F*) and its name as a regex (F)
+fpm_marks()
+{
+	L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
+	L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
+	L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
+	L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
+	F=php_fpm\\.php
+}
+
 # fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: a static pool of 2 workers on a unix socket,
 # started under the recording (the workers are forked while it runs, and again after every 3
 # requests), driven by 2 cgi-fcgi loops (at most 12 requests each, SECS seconds) from a driver

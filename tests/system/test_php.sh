@@ -121,11 +121,7 @@ check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_php 
 
 # php-fpm (php_lib.sh fpm_record): workers forked while recording, recycled every 3 requests
 need_php fpm
-L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
-L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
-L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
-L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
-F=php_fpm\\.php
+fpm_marks
 fpm_record fpm "$DATA/php_fpm.php" 3
 f=$TMP/fpm.stacks
 inc=$(samples "$f" "*" ";fpm_leaf@$F:")

@@ -104,17 +104,13 @@ check_pct "mixed-jit: sort_loop:$L_USORT -> usort -> C -> execute_ex -> Sorter::
 	show_php "$f"
 inc=$(samples "$f" "*" ";\\{closure\\}@$M")
 chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;\\{closure\\}@$M(:[0-9]+)?(;[^;@]*)*\$")
-check_ge "mixed-jit: samples in the closure" "$inc" 30
+check_ge "mixed-jit: samples in the closure" "$inc" 15
 check_pct "mixed-jit: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
 	show_php "$f"
 
 # php-fpm with the JIT (Debian's FPM has opcache on)
 need_php fpm
-L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
-L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
-L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
-L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
-F=php_fpm\\.php
+fpm_marks
 fpm_record fpm-jit "$DATA/php_fpm.php" 3 -d opcache.jit=tracing "${JIT_ON[@]}"
 f=$TMP/fpm-jit.stacks
 check_jit fpm-jit 30
