@@ -3,7 +3,8 @@
  * (bpf/interp/php_walk.h) where execute_ex is and how the engine's structures are laid out,
  * tells it where each process's executor_globals are, and turns the (zend_function, line,
  * cookie) frames it emits into `Class::method` / `function` / `{main}`, file and line by reading
- * the process's memory.
+ * the process's memory. With opcache's JIT on, the JIT buffer is the process's code range and
+ * execute_ex's dispatch frame tells eBPF how a pc there unwinds (php_jit.c).
  *
  * Versions: PHP 8.2, NTS builds (the executor globals are a plain exported symbol; ZTS builds
  * keep them in TLS) on x86-64. The offsets are PHP 8.2's (layout_82 below says where each comes
