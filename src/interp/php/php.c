@@ -544,13 +544,16 @@ static int php_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 }
 
 /* The JIT buffer as the process's code range, once opcache has mapped it (at its module
- * start-up, before the engine runs a script: a started engine without one has no JIT).
+ * start-up, before the engine runs a script: a started engine without one, or opcache's
+ * segment without an executable part, has no JIT). Looked for at the check intervals until
+ * then (an FPM master never starts its engine).
  */
 static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
 			    struct interp_code_range *code)
 {
 	struct php_proc *pp = proc_state;
 	bool started = pp->state == PHP_PROC_GLOBALS_OK || pp->state == PHP_PROC_VERIFIED;
+	int err;
 
 	(void)rt;
 	(void)bpf;
@@ -558,8 +561,9 @@ static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct 
 		return 0;
 	pp->next_jit_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
 								 : CHECK_INTERVAL_IDLE_NS);
-	if (php_jit__find_buffer(pp->pid, &pp->jit_start, &pp->jit_end)) {
-		pp->jit_done = started;
+	err = php_jit__find_buffer(pp->pid, &pp->jit_start, &pp->jit_end);
+	if (err) {
+		pp->jit_done = started || err == -ENODATA;
 		return 0;
 	}
 	pp->jit_done = true;

@@ -75,7 +75,7 @@ int php_jit__vm_frame(struct elf_file *ef, uint64_t entry, uint64_t size, uint64
 int php_jit__find_buffer(pid_t pid, uint64_t *start, uint64_t *end)
 {
 	struct proc_maps maps = { 0 };
-	int found = 0, err;
+	int found = 0, shm = 0, err;
 	size_t i;
 
 	err = proc_maps__read(pid, NULL, &maps);
@@ -83,9 +83,11 @@ int php_jit__find_buffer(pid_t pid, uint64_t *start, uint64_t *end)
 		return err;
 	for (i = 0; i < maps.cnt; i++) {
 		const struct proc_map *m = &maps.maps[i];
-		const unsigned want = PROC_MAP_EXEC | PROC_MAP_SHARED;
 
-		if ((m->perms & want) != want || strcmp(m->path, "/dev/zero") || !m->deleted)
+		if (!(m->perms & PROC_MAP_SHARED) || strcmp(m->path, "/dev/zero") || !m->deleted)
+			continue;
+		shm++;
+		if (!(m->perms & PROC_MAP_EXEC))
 			continue;
 		if (found++) /* two: not opcache's one segment as known */
 			break;
@@ -93,5 +95,7 @@ int php_jit__find_buffer(pid_t pid, uint64_t *start, uint64_t *end)
 		*end = m->end;
 	}
 	proc_maps__free(&maps);
-	return found == 1 ? 0 : -ENOENT;
+	if (found == 1)
+		return 0;
+	return shm && !found ? -ENODATA : -ENOENT;
 }

@@ -20,8 +20,10 @@ int php_jit__vm_frame(struct elf_file *ef, uint64_t entry, uint64_t size, uint64
 		      uint32_t *frame);
 
 /* The JIT buffer of process pid: opcache's shared memory segment (an anonymous shared
- * mapping, "/dev/zero (deleted)" in the maps) holds it as its one executable part. 0 with
- * [*start, *end), -ENOENT (no JIT buffer: opcache or its JIT off, not started yet) or -errno.
+ * mapping, "/dev/zero (deleted)" in the maps) holds it as its one executable part, made
+ * executable when opcache starts. 0 with [*start, *end); -ENODATA: opcache's segment is there
+ * without an executable part (its JIT is off for good); -ENOENT: no segment (opcache not
+ * loaded or not started yet), or two executable ones; or -errno.
  */
 int php_jit__find_buffer(pid_t pid, uint64_t *start, uint64_t *end);
 
