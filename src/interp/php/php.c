@@ -545,8 +545,8 @@ static int php_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 
 /* The JIT buffer as the process's code range, once opcache has mapped it (at its module
  * start-up, before the engine runs a script: a started engine without one, or opcache's
- * segment without an executable part, has no JIT). Looked for at the check intervals until
- * then (an FPM master never starts its engine).
+ * segment without an executable part 10 s after attach, has no JIT). Looked for at the check
+ * intervals until then (an FPM master never starts its engine).
  */
 static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
 			    struct interp_code_range *code)
@@ -563,7 +563,10 @@ static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct 
 								 : CHECK_INTERVAL_IDLE_NS);
 	err = php_jit__find_buffer(pp->pid, &pp->jit_start, &pp->jit_end);
 	if (err) {
-		pp->jit_done = started || err == -ENODATA;
+		/* the segment is mapped before its JIT part is made executable: a segment
+		 * without one says "JIT off" only once start-up is long over
+		 */
+		pp->jit_done = started || (err == -ENODATA && pp->tries >= CHECK_FAST_TRIES);
 		return 0;
 	}
 	pp->jit_done = true;
