@@ -29,6 +29,8 @@ enum php_marker {
 	PHP_MARKER_BAD_FRAME = 4,   /* a frame's function has an impossible type: wrong layout */
 	PHP_MARKER_JIT_FRAME = 5,   /* a pc in opcache's JIT code whose frame could not be placed
 				     * (not on execute_ex's frame): the stack ends there */
+	PHP_MARKER_MIXED = 6,       /* PHP frames below another interpreter's in one stack: not
+				     * walked (the walks share one cursor's memory) */
 };
 
 /* What a frame's call info says (the top bits of EX(This).u1.type_info), as emitted. */
@@ -109,6 +111,7 @@ enum php_counter {
 	PHP_COUNTER_JIT_FRAMES,  /* pcs in JIT code placed on their execute_ex frame */
 	PHP_COUNTER_JIT_LOST,    /* pcs in JIT code not on an execute_ex frame (marker, end) */
 	PHP_COUNTER_LINE_JIT,    /* innermost frames running JIT code: line unknown */
+	PHP_COUNTER_MIXED,       /* PHP below another interpreter's frames (marker) */
 	PHP_COUNTER_CNT,
 };
 

@@ -27,6 +27,10 @@
 #include "abi.h"
 
 #define PHP_BIT (1 << FRAME_KIND_PHP)
+/* The interpreters whose cursors share php_cursor's memory (interp_walk.h's union): once one
+ * of them started in a sample, PHP's cursor is not used (a marker), nor written.
+ */
+#define PHP_SHARED_CURSOR ((1 << FRAME_KIND_CPYTHON) | (1 << FRAME_KIND_RUBY))
 /* Read buffers, powers of two so offsets can be masked into them for the verifier. */
 #define PHP_EX_BUF 64
 #define PHP_FN_BUF 128
@@ -288,10 +292,12 @@ static __always_inline int php_code_step(struct unwind_cursor *st, struct interp
 		ss_end(st, UNWIND_END_BAD_FRAME);
 		return 1;
 	}
-	if (!(is->started & PHP_BIT))
-		php->jit_reg = 1;
-	php->jit = st->pc_is_return ? PHP_JIT_CALL : PHP_JIT_LEAF;
-	php->jit_icall = 0;
+	if (!(is->started & PHP_SHARED_CURSOR)) {
+		if (!(is->started & PHP_BIT))
+			php->jit_reg = 1;
+		php->jit = st->pc_is_return ? PHP_JIT_CALL : PHP_JIT_LEAF;
+		php->jit_icall = 0;
+	}
 	st->regs[DWARF_RIP] = proc->php.vm_dispatch;
 	st->pc_is_return = 0;
 	php_count(PHP_COUNTER_JIT_FRAMES);
@@ -317,6 +323,11 @@ static __always_inline int php_activation(struct unwind_cursor *st, struct inter
 		php_count(PHP_COUNTER_STACKS);
 	if (!is->file.supported) {
 		php_fail(st, is, frames, PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED);
+		is->started |= PHP_BIT;
+		return 1;
+	}
+	if (is->started & PHP_SHARED_CURSOR) {
+		php_fail(st, is, frames, PHP_MARKER_MIXED, PHP_COUNTER_MIXED);
 		is->started |= PHP_BIT;
 		return 1;
 	}

@@ -375,6 +375,7 @@ TEST(markers)
 		{ PHP_MARKER_READ_FAILED, "[php: frame unreadable]" },
 		{ PHP_MARKER_BAD_FRAME, "[php: bad frame]" },
 		{ PHP_MARKER_JIT_FRAME, "[php: JIT frame not placed]" },
+		{ PHP_MARKER_MIXED, "[php: below another interpreter]" },
 	};
 	void *rt = php_runtime.new();
 	size_t i;

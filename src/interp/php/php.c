@@ -681,6 +681,8 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 			return marker(php, out, "bad frame");
 		case PHP_MARKER_JIT_FRAME:
 			return marker(php, out, "JIT frame not placed");
+		case PHP_MARKER_MIXED:
+			return marker(php, out, "below another interpreter");
 		default:
 			return marker(php, out, "?");
 		}
@@ -741,6 +743,7 @@ static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
 	[PHP_COUNTER_JIT_FRAMES] = "JIT frames",
 	[PHP_COUNTER_JIT_LOST] = "JIT frames not placed",
 	[PHP_COUNTER_LINE_JIT] = "lines in JIT code unknown",
+	[PHP_COUNTER_MIXED] = "below another interpreter",
 };
 
 static const char *const php_stat_names[PHP_STAT_CNT] = {
