@@ -112,6 +112,7 @@ enum php_counter {
 	PHP_COUNTER_JIT_LOST,    /* pcs in JIT code not on an execute_ex frame (marker, end) */
 	PHP_COUNTER_LINE_JIT,    /* innermost frames running JIT code: line unknown */
 	PHP_COUNTER_MIXED,       /* PHP below another interpreter's frames (marker) */
+	PHP_COUNTER_JIT_EXIT,    /* of JIT_FRAMES: in a trace exit (below the stub's saves) */
 	PHP_COUNTER_CNT,
 };
 

@@ -56,6 +56,13 @@ struct php_cursor {
 
 #define PHP_JIT_LEAF 1
 #define PHP_JIT_CALL 2
+/* Bytes a trace exit puts below execute_ex's sp before it calls zend_jit_trace_exit: the exit
+ * number its exit point pushes (8) and the trace_exit stub's save area for 16 general and 16
+ * xmm registers (16 * 8 + 16 * 8 - 8; ext/opcache/jit/zend_jit_x86.dasc, PHP 8.2). Checked
+ * like the plain case: the return address there must follow a call of execute_ex (measured
+ * in FPM workers compiling traces: each such pc placed, the stack complete to _start).
+ */
+#define PHP_JIT_EXIT_SAVE 256
 
 static __always_inline void php_reset(struct php_cursor *php)
 {
@@ -270,8 +277,9 @@ static __always_inline int php_calls_vm(const struct unwind_cursor *st,
  * pc leaves the code range for a mapped file, so this runs once per JIT frame.
  *
  * Checked first: the return address at sp + vm_frame - 8 must follow a call of execute_ex
- * (php_calls_vm), else the pc is in code that moved sp (a JIT stub pushing registers) and
- * the stack ends with a marker. 1: this iteration was used.
+ * (php_calls_vm); else, in a trace exit, the same PHP_JIT_EXIT_SAVE bytes higher (sp moves
+ * up past the stub's saves); else the pc is in code that moved sp otherwise and the stack
+ * ends with a marker. 1: this iteration was used.
  */
 static __always_inline int php_code_step(struct unwind_cursor *st, struct interp_state *is,
 					 struct php_cursor *php, struct user_frame *frames)
@@ -287,11 +295,20 @@ static __always_inline int php_code_step(struct unwind_cursor *st, struct interp
 	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
 		    0 ||
 	    !php_calls_vm(st, proc, ra)) {
+		if (ss_read_user(&ra, sizeof(ra),
+				 st->regs[DWARF_RSP] + PHP_JIT_EXIT_SAVE + proc->php.vm_frame -
+					 sizeof(ra)) == 0 &&
+		    php_calls_vm(st, proc, ra)) {
+			st->regs[DWARF_RSP] += PHP_JIT_EXIT_SAVE;
+			php_count(PHP_COUNTER_JIT_EXIT);
+			goto placed;
+		}
 		ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
 		php_count(PHP_COUNTER_JIT_LOST);
 		ss_end(st, UNWIND_END_BAD_FRAME);
 		return 1;
 	}
+placed:
 	if (!(is->started & PHP_SHARED_CURSOR)) {
 		if (!(is->started & PHP_BIT))
 			php->jit_reg = 1;

@@ -744,6 +744,7 @@ static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
 	[PHP_COUNTER_JIT_LOST] = "JIT frames not placed",
 	[PHP_COUNTER_LINE_JIT] = "lines in JIT code unknown",
 	[PHP_COUNTER_MIXED] = "below another interpreter",
+	[PHP_COUNTER_JIT_EXIT] = "JIT frames in a trace exit",
 };
 
 static const char *const php_stat_names[PHP_STAT_CNT] = {
