@@ -31,8 +31,8 @@ jit_counters()
 }
 
 # check_jit NAME MIN: the JIT ran (at least MIN pcs in JIT code placed) and at most 5 % of
-# the pcs in JIT code were not on an execute_ex frame (a JIT stub that pushed: 1-2 in 150
-# seen, the workers of FPM compiling traces)
+# the pcs in JIT code were not placed (in code that moved sp other than a trace exit: none
+# seen; trace exits, 1-3 in 200 in FPM workers compiling traces, are placed)
 check_jit()
 {
 	local jit lost
