@@ -85,7 +85,8 @@ struct php_file_abi {
  * stack frame of the execute_ex activation that jumped into it (HYBRID VM: the VM dispatches
  * with `jmp *(%r15)`, and the JIT code neither pushes nor moves rsp: execute_ex reserves its
  * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE for it), so a pc there unwinds as execute_ex at its
- * dispatch jump: CFA = rsp + vm_frame. 0 in vm_dispatch: JIT frames are not placed.
+ * dispatch jump: CFA = rsp + vm_frame (trace exits: see php_walk.h PHP_JIT_EXIT_SAVE). 0 in
+ * vm_dispatch: JIT frames are not placed.
  */
 struct php_proc_abi {
 	__u64 executor_globals; /* absolute address of executor_globals (NTS) */
