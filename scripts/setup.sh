@@ -27,7 +27,7 @@ packages=(
 	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
 	python3-h2
-	# PHP frames (tests/system/test_php.sh): the CLI, FPM, opcache, a FastCGI client
+	# PHP frames (tests/system/test_php.sh, test_php_jit.sh): the CLI, FPM, opcache, a FastCGI client
 	php8.2-cli php8.2-fpm php8.2-opcache libfcgi-bin
 	curl xz-utils
 	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)

@@ -31,7 +31,8 @@
  *
  * Invariants: a runtime step appends at most one frame; an interpreter walk never moves the
  * native cursor; a code-range walker moves it only to a caller whose sp is strictly above
- * (or ends the stack); runtime cursors only move to older frames, so a sample cannot loop
+ * (or ends the stack), or, at the same sp, to a pc in a mapped file (PHP: JIT code runs on
+ * execute_ex's frame), which no code-range walker sees again; runtime cursors only move to older frames, so a sample cannot loop
  * and stays bounded by the loop's step count. Adding a runtime: its cursor in the union below,
  * its walk's include, and one case in each switch (a code-range walker: its case in
  * ss_interp_code_step()).
@@ -133,6 +134,8 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 	switch (runtime) {
 	case FRAME_KIND_HOTSPOT:
 		return hs_code_step(st, is, &ic->hs, frames);
+	case FRAME_KIND_PHP: /* JIT code on an execute_ex frame: the interpreter's cursor */
+		return php_code_step(st, is, &ic->php, frames);
 	}
 	return 0;
 }
