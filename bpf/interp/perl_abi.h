@@ -45,11 +45,10 @@ enum perl_marker {
 
 /* Perl's own constants the walk needs (cop.h, sv.h, cv.h of 5.36; stable since 5.24). */
 #define PERL_CXTYPEMASK 0xf
-#define PERL_CXT_NULL 0 /* only sort's block */
+#define PERL_CXT_NULL 0 /* only sort's block (a sort SUBNAME pushes CXt_SUB) */
 #define PERL_CXT_SUB 9
 #define PERL_CXT_FORMAT 10
 #define PERL_CXT_EVAL 11
-#define PERL_CXP_MULTICALL 0x10
 #define PERL_CXP_SUB_RE_FAKE 0x80 /* a fake sub context for (?{ }) in the current scope */
 #define PERL_CXP_EVALBLOCK 0x40   /* eval { } / try { }: runs in its sub, not a frame */
 #define PERL_SI_MAIN 1

@@ -9,7 +9,11 @@
  * starts a nested runops: call_sv() pushes a sub whose retop is NULL (XS callbacks, BEGIN),
  * pp_sort and magic push a new stackinfo first. So one runops activation runs the contexts from
  * the cursor down to and including the first sub or eval entered from C (retop NULL), or to the
- * bottom of its stackinfo; the main stackinfo's bottom is the main program ("main").
+ * bottom of its stackinfo; the main stackinfo's bottom is the main program ("main"). One
+ * exception: a sub called by the last op of sort's block has no retop either (the block's last
+ * op has no successor: that ends sort's runops), so a sub without retop directly above a sort
+ * block (CXt_NULL) stays in the activation (an XS in a sort block calling back into Perl would
+ * then have its callback placed one runops too far out: placement, not names).
  *
  * Frames are the sub contexts (CV -> GV read here: a closure's CV may be gone when userspace
  * reads; a sub without a glob, CvNAMED, by its CV), eval STRING and require'd files' code, sort's block; loops, bare blocks and eval { }
@@ -45,7 +49,9 @@ struct perl_cursor {
 	__s32 cxix;    /* its next context to read (-1: none left) */
 	__s32 si_type;
 	__u8 run_frames; /* frames emitted by the current runops activation */
-	__u8 pad[7];
+	__u8 from_c;     /* the last frame had no retop: entered from C, unless sort's block
+			  * (whose last op has no successor either) is the next context */
+	__u8 pad[6];
 	__u8 cxbuf[PERL_CX_READ_MAX]; /* 8-byte aligned: read as __u64 */
 	__u8 sibuf[64];
 	__u8 cvbuf[64];
@@ -145,6 +151,7 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 		return -1;
 	}
 	pl->run_frames = 0;
+	pl->from_c = 0;
 	return 0;
 }
 
@@ -224,6 +231,11 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		perl_fail(st, is, frames, PERL_MARKER_TRUNCATED, PERL_COUNTER_TRUNCATED);
 		return;
 	}
+	if (pl->cxix < 0 && pl->from_c) {
+		pl->from_c = 0;
+		is->emitting = 0;
+		return;
+	}
 	if (pl->cxix < 0) {
 		if (pl->si_type == PERL_SI_MAIN) {
 			perl_push(st, is, pl, frames, PERL_FRAME_MAIN, 0);
@@ -256,9 +268,16 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
 		return;
 	}
-	pl->cxix--;
 	cxt = pl->cxbuf[o->cx_type & (PERL_CX_READ_MAX - 1)];
 	ctype = cxt & PERL_CXTYPEMASK;
+	if (pl->from_c) {
+		pl->from_c = 0;
+		if (ctype != PERL_CXT_NULL) {
+			is->emitting = 0; /* C's runops ends here; this context is the next one's */
+			return;
+		}
+	}
+	pl->cxix--;
 	retop = perl_u64(pl->cxbuf, o->cx_retop, PERL_MASK64(pl->cxbuf));
 	if ((ctype == PERL_CXT_SUB || ctype == PERL_CXT_FORMAT) && !(cxt & PERL_CXP_SUB_RE_FAKE)) {
 		if (perl_push_sub(st, is, pl, frames) < 0)
@@ -268,7 +287,7 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		type = optype == o->op_require || optype == o->op_dofile ? PERL_FRAME_FILE
 									 : PERL_FRAME_EVAL;
 		perl_push(st, is, pl, frames, type, 0);
-	} else if (ctype == PERL_CXT_NULL && (cxt & PERL_CXP_MULTICALL)) {
+	} else if (ctype == PERL_CXT_NULL) {
 		perl_push(st, is, pl, frames, PERL_FRAME_SORT, 0);
 		retop = 1; /* a block context has no retop */
 	} else {
@@ -276,8 +295,7 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		return; /* runs inside its frame: the statement stays that frame's */
 	}
 	pl->cop = perl_u64(pl->cxbuf, o->cx_oldcop, PERL_MASK64(pl->cxbuf));
-	if (!retop)
-		is->emitting = 0; /* entered from C (call_sv, eval_sv): C's runops ends here */
+	pl->from_c = !retop; /* call_sv, eval_sv, or a call ending sort's block */
 }
 
 /* The native frame about to be emitted is a runops activation. 1: this iteration emitted
