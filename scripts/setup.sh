@@ -29,6 +29,8 @@ packages=(
 	python3-h2
 	# PHP frames (tests/system/test_php.sh): the CLI, FPM, opcache, a FastCGI client
 	php8.2-cli php8.2-fpm php8.2-opcache libfcgi-bin
+	# Perl frames (tests/system/test_perl.sh): Perl 5.36 with its standard modules
+	perl
 	curl xz-utils
 	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)
 	systemd util-linux

@@ -108,6 +108,7 @@ enum perl_counter {
 	PERL_COUNTER_TRUNCATED,   /* Perl frames cut at the native reserve (marker) */
 	PERL_COUNTER_MIXED,       /* another interpreter walked in the same stack (marker) */
 	PERL_COUNTER_CONTEXTS,    /* contexts passed over (loops, blocks, eval { }) */
+	PERL_COUNTER_SUB_MOVING,  /* sub contexts without a CV yet / any more (passed over) */
 	PERL_COUNTER_CNT,
 };
 

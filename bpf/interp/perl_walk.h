@@ -179,7 +179,9 @@ static __always_inline void perl_push(struct unwind_cursor *st, struct interp_st
 	perl_count(PERL_COUNTER_FRAMES);
 }
 
-/* A sub context's frame: its CV's glob (its CV when it has none). 0, or < 0 (marker emitted). */
+/* A sub context's frame: its CV's glob (its CV when it has none). 0, 1 when the context has no
+ * sub (being entered or left: nothing emitted), or < 0 (marker emitted).
+ */
 static __always_inline int perl_push_sub(struct unwind_cursor *st, struct interp_state *is,
 					 struct perl_cursor *pl, struct user_frame *frames)
 {
@@ -188,7 +190,14 @@ static __always_inline int perl_push_sub(struct unwind_cursor *st, struct interp
 	__u32 flags;
 
 	cv = perl_u64(pl->cxbuf, o->cx_sub_cv, PERL_MASK64(pl->cxbuf));
-	if (!cv || ss_read_user(pl->cvbuf, 16, cv) < 0) {
+	if (!cv) {
+		/* pp_entersub between cx_pushblock and cx_pushsub, or pp_leavesub after cx_popsub:
+		 * no sub to show, but blk_oldcop already (still) is the caller's statement.
+		 */
+		perl_count(PERL_COUNTER_SUB_MOVING);
+		return 1;
+	}
+	if (ss_read_user(pl->cvbuf, 16, cv) < 0) {
 		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
 		return -1;
 	}
@@ -280,8 +289,11 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 	pl->cxix--;
 	retop = perl_u64(pl->cxbuf, o->cx_retop, PERL_MASK64(pl->cxbuf));
 	if ((ctype == PERL_CXT_SUB || ctype == PERL_CXT_FORMAT) && !(cxt & PERL_CXP_SUB_RE_FAKE)) {
-		if (perl_push_sub(st, is, pl, frames) < 0)
+		err = perl_push_sub(st, is, pl, frames);
+		if (err < 0)
 			return;
+		if (err > 0)
+			retop = 1; /* stale: only a pushed sub's retop says who called it */
 	} else if (ctype == PERL_CXT_EVAL && !(cxt & PERL_CXP_EVALBLOCK)) {
 		optype = *(const __u16 *)(pl->cxbuf + (o->cx_u16 & (PERL_CX_READ_MAX - 2))) >> 7;
 		type = optype == o->op_require || optype == o->op_dofile ? PERL_FRAME_FILE

@@ -1,13 +1,18 @@
 #!/usr/bin/perl
 # Perl -> C -> Perl and the frames that are not named subs, for tests/system/test_perl.sh: a sub
 # of a package loaded with require, an anonymous sub, a sort block calling a sub, eval strings,
-# List::Util's first (XS calling a block). Lines are found by their "# MARK" comments.
+# List::Util's first (XS calling a block), a BEGIN block. Lines are found by their "# MARK" comments.
 # Argument: seconds of CPU time.
 use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::Bin;
 use List::Util qw(first);
+
+BEGIN {
+    my $x = 0;
+    while ((times)[0] < 0.2) { $x++ } # BEGIN_HOT
+}
 
 sub by_num {
     my ($x, $y) = @_;
@@ -56,10 +61,10 @@ sub lib_phase {
 my $secs = $ARGV[0] // 2;
 my $t = 0;
 while ((times)[0] < $secs) {
-    $t += sort_phase(); # CALL_SORT
-    $t += anon_phase();
-    $t += eval_phase();
-    $t += first_phase();
-    $t += lib_phase();
+    $t += sort_phase(); # LOOP_SORT
+    $t += anon_phase(); # LOOP_ANON
+    $t += eval_phase(); # LOOP_EVAL
+    $t += first_phase(); # LOOP_FIRST
+    $t += lib_phase(); # LOOP_LIB
 }
 print "$t\n";

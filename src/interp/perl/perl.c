@@ -723,6 +723,7 @@ static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
 	[PERL_COUNTER_TRUNCATED] = "truncated",
 	[PERL_COUNTER_MIXED] = "other interpreter",
 	[PERL_COUNTER_CONTEXTS] = "contexts passed over",
+	[PERL_COUNTER_SUB_MOVING] = "subs entered or left",
 };
 
 static const char *const perl_stat_names[PERL_STAT_CNT] = {
