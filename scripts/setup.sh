@@ -37,7 +37,7 @@ packages=(
 	# test_jvm.sh: a HotSpot JVM and javac (Temurin 25, the second JVM, is not a Debian package)
 	openjdk-17-jdk-headless
 	# benchmarks: the peers we measure against
-	linux-perf bpftrace bc austin
+	linux-perf bpftrace bc austin libdevel-nytprof-perl
 )
 
 missing=()
