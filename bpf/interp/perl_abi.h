@@ -41,6 +41,7 @@ enum perl_marker {
 	PERL_MARKER_READ_FAILED = 3, /* the interpreter, a stackinfo, context or CV unreadable */
 	PERL_MARKER_BAD_FRAME = 4,   /* an impossible stackinfo, context or CV: wrong layout */
 	PERL_MARKER_MIXED = 5,       /* another interpreter's frames in the same stack */
+	PERL_MARKER_REJECTED = 6,    /* the process's interpreter failed userspace's layout check */
 };
 
 /* Perl's own constants the walk needs (cop.h, sv.h, cv.h of 5.36; stable since 5.24). */
@@ -92,7 +93,8 @@ struct perl_file_abi {
 struct perl_proc_abi {
 	__u64 thr_key; /* absolute address of PL_thr_key (pthread_key_t: the thread's interpreter) */
 	__u32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k */
-	__u32 pad;
+	__u8 rejected; /* 1: its interpreter failed the layout check: a marker, no Perl frames */
+	__u8 pad[3];
 };
 
 /* Why Perl frames are missing, by reason (the runtime's slice of "interp_counters"). */
@@ -109,6 +111,7 @@ enum perl_counter {
 	PERL_COUNTER_MIXED,       /* another interpreter walked in the same stack (marker) */
 	PERL_COUNTER_CONTEXTS,    /* contexts passed over (loops, blocks, eval { }) */
 	PERL_COUNTER_SUB_MOVING,  /* sub contexts without a CV yet / any more (passed over) */
+	PERL_COUNTER_REJECTED,    /* a process whose layout check failed (marker) */
 	PERL_COUNTER_CNT,
 };
 

@@ -131,6 +131,10 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 		perl_count(PERL_COUNTER_NO_PROC);
 		return -1;
 	}
+	if (proc->perl.rejected) {
+		perl_fail(st, is, frames, PERL_MARKER_REJECTED, PERL_COUNTER_REJECTED);
+		return -1;
+	}
 	if (ss_read_user(&key, sizeof(key), proc->perl.thr_key) < 0 || key >= PERL_TSD_KEYS ||
 	    !is->fsbase ||
 	    ss_read_user(&interp, sizeof(interp), is->fsbase + proc->perl.tsd_off + 16 * key) < 0 ||

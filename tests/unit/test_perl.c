@@ -353,7 +353,7 @@ TEST(live_chain)
 
 /* An interpreter that does not check out: the child's PL_curinterp moved 8 bytes on (written
  * with ptrace), so PL_defstash reads as PL_curstack, an array and not the main stash: the
- * check rejects the process.
+ * check rejects the process, whose samples then show a marker instead of Perl frames.
  */
 TEST(wrong_layout_rejected)
 {
@@ -389,7 +389,22 @@ TEST(wrong_layout_rejected)
 	REQUIRE(poked);
 	attach(&a);
 	REQUIRE(!a.attach_err);
-	CHECK(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()) < 0);
+	CHECK_EQ_INT(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
+	/* Kept, with its eBPF entry flagged: the walk emits a marker and no Perl frame. */
+	CHECK_EQ_INT(perl_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc, NULL), 1);
+	CHECK_EQ_INT(world.proc.perl.rejected, 1);
+	CHECK_EQ_INT(perl_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc, NULL), 0);
+	{
+		struct user_frame frames[SS_MAX_USER_FRAMES];
+		struct interp_symbol sym;
+
+		memset(world.counters, 0, sizeof(world.counters));
+		REQUIRE(walk(frames, 0) == 1);
+		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &frames[0], &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, "[perl: layout check failed]");
+		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
+	}
 	detach(&a);
 	child_stop();
 }
@@ -405,6 +420,7 @@ TEST(markers)
 		{ PERL_MARKER_READ_FAILED, "[perl: context unreadable]" },
 		{ PERL_MARKER_BAD_FRAME, "[perl: bad context]" },
 		{ PERL_MARKER_MIXED, "[perl: another interpreter in the stack]" },
+		{ PERL_MARKER_REJECTED, "[perl: layout check failed]" },
 	};
 	void *rt = perl_runtime.new();
 	size_t i;

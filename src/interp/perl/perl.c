@@ -9,8 +9,8 @@
  * offsets are 5.36's (layout_536 says where each comes from); they are checked against every
  * process once its interpreter exists (PL_curinterp's default stash must be the "main" stash
  * read through the HV/HEK offsets, its current stackinfo and COP plausible, PL_thr_key a
- * first-level TSD key), and a process that fails gets native frames only. Other versions and
- * non-threaded builds get a marker frame.
+ * first-level TSD key); a process that fails gets native frames and a marker frame, as do
+ * other versions and non-threaded builds.
  *
  * Invariants: two fixed-size direct-mapped caches (PERL_CACHE_CAP entries each): frame names
  * keyed by (pid, attach generation, glob or CV address), statements keyed by (pid, attach
@@ -144,7 +144,8 @@ struct cop_entry {
 /* Our own counters (perl_runtime.stat_names). */
 enum perl_stat {
 	PERL_STAT_VERIFIED,   /* layouts checked against a live interpreter */
-	PERL_STAT_NAME_READS, /* globs / HEKs read from process memory */
+	PERL_STAT_REJECTED,   /* layouts that did not check out (marker in eBPF) */
+	PERL_STAT_NAME_READS, /* globs / CVs read from process memory */
 	PERL_STAT_UNREADABLE, /* frames whose name could not be read */
 	PERL_STAT_COP_READS,  /* COPs read */
 	PERL_STAT_COP_STALE,  /* COPs freed or reused: file unknown, eBPF's line kept */
@@ -521,11 +522,13 @@ static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 		return 0;
 	}
 	if (r == -EINVAL || r == -ENOTSUP) {
+		/* Kept attached: proc_refresh flags its eBPF entry, so its samples show a marker. */
 		pp->state = PERL_PROC_REJECTED;
+		pl->stats[PERL_STAT_REJECTED]++;
 		pr_warn("perl: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
 			(int)pp->pid, pp->file->path,
 			r == -ENOTSUP ? "PL_thr_key beyond the first TSD block" : "main stash");
-		return r;
+		return 0;
 	}
 	/* No interpreter yet, or unreadable right now (exiting): eBPF checks every context it
 	 * reads anyway. Checked again, less often after a while.
@@ -566,11 +569,24 @@ static int perl_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 {
 	struct perl_proc *pp = proc_state;
 
-	if (pp->state == PERL_PROC_REJECTED)
-		return -EINVAL;
 	if (pp->state == PERL_PROC_PENDING && pp->next_check_ns <= now_ns)
 		return proc_verify(rt, pp, now_ns);
 	return 0;
+}
+
+/* A rejected process stays attached with its eBPF entry flagged: its samples get
+ * "[perl: layout check failed]" where the Perl frames would be, counted.
+ */
+static int perl_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			     struct interp_code_range *code)
+{
+	struct perl_proc *pp = proc_state;
+
+	(void)rt, (void)now_ns, (void)code;
+	if (pp->state != PERL_PROC_REJECTED || bpf->perl.rejected)
+		return 0;
+	bpf->perl.rejected = 1;
+	return 1;
 }
 
 static void perl_proc_free(void *rt, void *proc_state)
@@ -600,6 +616,8 @@ static const char *marker_text(uint64_t code)
 		return "bad context";
 	case PERL_MARKER_MIXED:
 		return "another interpreter in the stack";
+	case PERL_MARKER_REJECTED:
+		return "layout check failed";
 	}
 	return "?";
 }
@@ -724,12 +742,13 @@ static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
 	[PERL_COUNTER_MIXED] = "other interpreter",
 	[PERL_COUNTER_CONTEXTS] = "contexts passed over",
 	[PERL_COUNTER_SUB_MOVING] = "subs entered or left",
+	[PERL_COUNTER_REJECTED] = "rejected process",
 };
 
 static const char *const perl_stat_names[PERL_STAT_CNT] = {
-	[PERL_STAT_VERIFIED] = "layouts verified",   [PERL_STAT_NAME_READS] = "names read",
-	[PERL_STAT_UNREADABLE] = "names unreadable", [PERL_STAT_COP_READS] = "statements read",
-	[PERL_STAT_COP_STALE] = "statements gone",
+	[PERL_STAT_VERIFIED] = "layouts verified", [PERL_STAT_REJECTED] = "layouts rejected",
+	[PERL_STAT_NAME_READS] = "names read",     [PERL_STAT_UNREADABLE] = "names unreadable",
+	[PERL_STAT_COP_READS] = "statements read", [PERL_STAT_COP_STALE] = "statements gone",
 };
 
 const struct interp_runtime perl_runtime = {
@@ -747,6 +766,7 @@ const struct interp_runtime perl_runtime = {
 	.proc_attach = perl_proc_attach,
 	.proc_tick = perl_proc_tick,
 	.proc_free = perl_proc_free,
+	.proc_refresh = perl_proc_refresh,
 	.symbolize = perl_symbolize,
 	.stats = perl_stats,
 };
