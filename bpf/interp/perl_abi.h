@@ -10,7 +10,9 @@
  *             (a closure) may be freed before userspace reads it while its glob stays;
  *             PERL_FRAME_NAMED: the CV of a sub without a glob (CvNAMED: it holds its
  *             name HEK and stash itself; package subs are stored so since 5.22 until
- *             something asks for their glob, lexical subs always);
+ *             something asks for their glob, lexical subs always), and in bits 48-55 a
+ *             cookie: bits 3-10 of its name HEK's address as eBPF read it, so userspace can
+ *             tell a CV freed and reused (a lexical sub's clone) by another sub;
  *             other types: 0 (the type is the name).
  *   file_id = (line & 0xffff) << PERL_FRAME_LINE_SHIFT | address of the COP of the frame's
  *             current statement (PL_curcop for the newest frame, the blk_oldcop of the
@@ -23,8 +25,9 @@
 
 #define PERL_FRAME_TYPE_SHIFT 56
 #define PERL_FRAME_PTR_MASK 0x00ffffffffffffffull
+#define PERL_FRAME_COOKIE_SHIFT 48 /* PERL_FRAME_NAMED: (name HEK >> 3) & 0xff */
 #define PERL_FRAME_LINE_SHIFT 48
-#define PERL_FRAME_COP_MASK 0x0000ffffffffffffull
+#define PERL_FRAME_ADDR_MASK 0x0000ffffffffffffull /* a user address: 48 bits */
 
 enum perl_frame_type {
 	PERL_FRAME_SUB = 1,   /* a sub (CXt_SUB, CXt_FORMAT): addr holds its GV */

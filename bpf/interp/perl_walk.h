@@ -173,7 +173,7 @@ static __always_inline void perl_push(struct unwind_cursor *st, struct interp_st
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = type << PERL_FRAME_TYPE_SHIFT | (ptr & PERL_FRAME_PTR_MASK);
 	fr->file_id = (__u64)(line & 0xffff) << PERL_FRAME_LINE_SHIFT |
-		      (pl->cop & PERL_FRAME_COP_MASK);
+		      (pl->cop & PERL_FRAME_ADDR_MASK);
 	fr->flags = 0;
 	fr->kind = FRAME_KIND_PERL;
 	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
@@ -223,7 +223,9 @@ static __always_inline int perl_push_sub(struct unwind_cursor *st, struct interp
 		return -1;
 	}
 	if (flags & PERL_CVF_NAMED)
-		perl_push(st, is, pl, frames, PERL_FRAME_NAMED, cv);
+		perl_push(st, is, pl, frames, PERL_FRAME_NAMED,
+			  (cv & PERL_FRAME_ADDR_MASK) | ((gv >> 3) & 0xff)
+								<< PERL_FRAME_COOKIE_SHIFT);
 	else
 		perl_push(st, is, pl, frames, PERL_FRAME_SUB, gv);
 	return 0;

@@ -340,6 +340,19 @@ TEST(live_chain)
 		CHECK(!sym.file);
 		CHECK_EQ_INT(sym.line, marked_line("CALL_CLOSURE") ^ 1);
 	}
+	/* A sub without a glob whose CV holds another name HEK than the sample saw (freed and
+	 * reused): a marker, not a wrong name.
+	 */
+	{
+		struct user_frame uf = frames[2];
+		struct interp_symbol sym;
+
+		CHECK_EQ_U64(uf.addr >> PERL_FRAME_TYPE_SHIFT, PERL_FRAME_NAMED);
+		uf.addr ^= 1ull << PERL_FRAME_COOKIE_SHIFT;
+		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, "[perl: sub unreadable]");
+	}
 	/* No interpreter in the thread's TSD slot (a wrong TLS base): no frames, counted. */
 	memset(world.counters, 0, sizeof(world.counters));
 	CHECK_EQ_INT(walk(frames, fsbase + 4096), 0);

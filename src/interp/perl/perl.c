@@ -13,10 +13,11 @@
  * other versions and non-threaded builds.
  *
  * Invariants: two fixed-size direct-mapped caches (PERL_CACHE_CAP entries each): frame names
- * keyed by (pid, attach generation, glob or CV address), statements keyed by (pid, attach
- * generation, COP address, the line eBPF read). A COP whose line no longer matches is not used
- * (its op tree was freed: an eval string that finished): the frame keeps eBPF's line, without
- * a file. Each attach gets a new generation.
+ * keyed by (pid, attach generation, glob or CV address and cookie), statements keyed by (pid, attach
+ * generation, COP address) and checked against the COP at every use (line and file pointer).
+ * A COP whose line no longer matches the one eBPF read is not used (its op tree was freed: an
+ * eval string that finished): the frame keeps eBPF's line, without a file. Each attach gets a
+ * new generation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -136,8 +137,8 @@ struct cop_entry {
 	pid_t pid; /* 0: empty slot */
 	uint32_t gen;
 	uint64_t cop;
-	uint32_t line16; /* the line bits eBPF read: the cookie */
-	int line;
+	int line;          /* cop_line */
+	uint64_t file_ptr; /* cop_file, as read with file */
 	char *file;
 };
 
@@ -147,7 +148,7 @@ enum perl_stat {
 	PERL_STAT_REJECTED,   /* layouts that did not check out (marker in eBPF) */
 	PERL_STAT_NAME_READS, /* globs / CVs read from process memory */
 	PERL_STAT_UNREADABLE, /* frames whose name could not be read */
-	PERL_STAT_COP_READS,  /* COPs read */
+	PERL_STAT_COP_READS,  /* COPs read (every frame: a cached file is checked) */
 	PERL_STAT_COP_STALE,  /* COPs freed or reused: file unknown, eBPF's line kept */
 	PERL_STAT_CNT,
 };
@@ -442,8 +443,10 @@ static char *read_gv_name(pid_t pid, uint64_t gv, const struct perl_layout *l)
 	return qualify(pid, stash, read_hek(pid, hek, l), l);
 }
 
-/* The `Pkg::name` of a sub without a glob (CvNAMED: name HEK and stash in the CV), or NULL. */
-static char *read_cv_name(pid_t pid, uint64_t cv, const struct perl_layout *l)
+/* The `Pkg::name` of a sub without a glob (CvNAMED: name HEK and stash in the CV) whose name
+ * HEK's address has the cookie eBPF saw, or NULL.
+ */
+static char *read_cv_name(pid_t pid, uint64_t cv, uint8_t cookie, const struct perl_layout *l)
 {
 	uint64_t any, hek, stash;
 	uint32_t flags;
@@ -451,7 +454,7 @@ static char *read_cv_name(pid_t pid, uint64_t cv, const struct perl_layout *l)
 	if (read_sv_head(pid, cv, l, &any, &flags) || (flags & 0xff) != PERL_SVT_PVCV || !any ||
 	    interp__read_mem(pid, any + l->bpf.xcv_flags, &flags, sizeof(flags)) ||
 	    !(flags & PERL_CVF_NAMED) || interp__read_u64(pid, any + l->bpf.xcv_gv, &hek) ||
-	    interp__read_u64(pid, any + l->xcv_stash, &stash))
+	    ((hek >> 3) & 0xff) != cookie || interp__read_u64(pid, any + l->xcv_stash, &stash))
 		return NULL;
 	return qualify(pid, stash, read_hek(pid, hek, l), l);
 }
@@ -459,11 +462,10 @@ static char *read_cv_name(pid_t pid, uint64_t cv, const struct perl_layout *l)
 /* The name of the sub a frame's addr holds (a glob, or a CV without one), or NULL. */
 static char *read_sub_name(pid_t pid, uint64_t addr, const struct perl_layout *l)
 {
-	uint64_t ptr = addr & PERL_FRAME_PTR_MASK;
-
 	if (addr >> PERL_FRAME_TYPE_SHIFT == PERL_FRAME_SUB)
-		return read_gv_name(pid, ptr, l);
-	return read_cv_name(pid, ptr, l);
+		return read_gv_name(pid, addr & PERL_FRAME_PTR_MASK, l);
+	return read_cv_name(pid, addr & PERL_FRAME_ADDR_MASK,
+			    (uint8_t)(addr >> PERL_FRAME_COOKIE_SHIFT), l);
 }
 
 /* ---- per-process attach and layout check ---- */
@@ -646,7 +648,12 @@ static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reade
 	return name;
 }
 
-/* The statement of a frame: file and full line when the COP is still the one eBPF saw. */
+/* The statement of a frame: file and full line when the COP is still the one eBPF saw (its
+ * line agrees with the sample's), read from reader, else from the process whose state it is.
+ * A cached entry is used only while the COP still holds the same line and file pointer; the
+ * code of an eval STRING is never cached ("(eval 8)" and "(eval 9)" are compiled at the same
+ * addresses, one after the other).
+ */
 static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, pid_t reader,
 					 uint64_t cop, uint32_t line16)
 {
@@ -654,13 +661,11 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 	uint64_t slot =
 		u64_hash(cop ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)) % PERL_CACHE_CAP;
 	struct cop_entry *e = &pl->cops[slot];
+	pid_t from = reader;
 	uint64_t file;
 	uint32_t line;
-	pid_t from = reader;
 	int tries;
 
-	if (e->pid == pp->pid && e->gen == pp->gen && e->cop == cop && e->line16 == line16)
-		return e;
 	for (tries = 0; tries < 2; tries++, from = pp->pid) {
 		if (tries && reader == pp->pid)
 			break;
@@ -668,13 +673,18 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 		if (interp__read_mem(from, cop + l->bpf.cop_line, &line, sizeof(line)) ||
 		    (line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
 			continue;
+		if (e->pid == pp->pid && e->gen == pp->gen && e->cop == cop &&
+		    e->line == (int)line && e->file_ptr == file)
+			return e;
 		free(e->file);
 		*e = (struct cop_entry){ .pid = pp->pid,
 					 .gen = pp->gen,
 					 .cop = cop,
-					 .line16 = line16,
 					 .line = (int)line,
+					 .file_ptr = file,
 					 .file = read_cstr(from, file) };
+		if (e->file && !strncmp(e->file, "(eval ", 6))
+			e->pid = 0; /* returned now, never found again */
 		return e;
 	}
 	pl->stats[PERL_STAT_COP_STALE]++;
@@ -685,7 +695,7 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 			   struct interp_symbol *out)
 {
 	uint64_t type = uf->addr >> PERL_FRAME_TYPE_SHIFT;
-	uint64_t cop = uf->file_id & PERL_FRAME_COP_MASK;
+	uint64_t cop = uf->file_id & PERL_FRAME_ADDR_MASK;
 	uint32_t line16 = (uint32_t)(uf->file_id >> PERL_FRAME_LINE_SHIFT);
 	const struct cop_entry *c = NULL;
 	struct perl *pl = rt;
