@@ -91,6 +91,8 @@ struct sample_record {
 	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
 	__u32 deferred; /* enum defer_kind: a RECORD_STACK for this sample precedes it */
+	__u64 map_seq;  /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
+			 * a frame eBPF could not only where no mapping entered since covers it */
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];

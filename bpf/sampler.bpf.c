@@ -439,11 +439,15 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 static __always_inline int finish_sample(struct unwind_scratch *s)
 {
 	struct sample_record *rec = &s->rec;
+	struct mapping_seqs *ms;
+	__u32 zero = 0;
 	__u64 size;
 
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
+	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);

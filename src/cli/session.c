@@ -26,8 +26,12 @@
 #include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
 
-/* Unwind tables of files no live process maps are unloaded after this long. */
-#define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+/* Unwind tables of files no live process maps are unloaded after this long. Long: a build
+ * runs the same compilers every few seconds, and while the table stays, eBPF enters their
+ * mappings at exec itself (known_files) and no /proc read or cache load is needed; a full
+ * entry pool evicts the least recently sampled tables anyway (table_queue.h).
+ */
+#define TABLE_IDLE_GRACE_NS (300 * 1000000000ULL)
 /* Time per poll the sampling loop may spend building or loading queued tables itself (giant
  * files are built by the queue's worker meanwhile).
  */
@@ -442,6 +446,8 @@ void session__stats(struct session *s, struct session_stats *out)
 	process_table__stats(s->pt, &ps);
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;
+	out->process_scans = ps.scans;
+	out->process_bpf_syncs = ps.bpf_syncs;
 	out->executables = exe_registry__cnt(s->reg);
 	exe_registry__stats(s->reg, &out->files);
 	safe_open__stats(&out->opens);
