@@ -32,7 +32,8 @@
 
 #define PERL_BIT (1 << FRAME_KIND_PERL)
 /* Runtimes whose walks keep a cursor in interp_cursor's union (which Perl's shares): their
- * frames in the same stack as Perl's would overwrite Perl's cursor (see perl_activation).
+ * frames in the same stack as Perl's would overwrite Perl's cursor (see perl_activation). A
+ * runtime that adds its cursor to that union adds its bit here.
  */
 #define PERL_UNION_PEERS \
 	((1 << FRAME_KIND_CPYTHON) | (1 << FRAME_KIND_RUBY) | (1 << FRAME_KIND_PHP))
