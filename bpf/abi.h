@@ -145,6 +145,8 @@ struct exec_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];
 	char filename[SS_PATH_LEN];
+	__u64 cgroup_id;   /* the task's cgroup (v2) after exec */
+	__u64 exe_file_id; /* the new image's executable ("known_files"), 0 when not known */
 };
 
 struct exit_record {

@@ -105,7 +105,16 @@ static int on_record(const void *data, size_t size, void *ctx)
 	case RECORD_EXEC:
 		s->exec_events++;
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
-		process_table__exec(s->pt, (pid_t)h->pid, now);
+		if (size >= sizeof(struct exec_record)) {
+			const struct exec_record *er = data;
+			struct exec_info info = { .cgroup_id = er->cgroup_id,
+						  .exe_file_id = er->exe_file_id };
+
+			memcpy(info.comm, er->comm, sizeof(info.comm) - 1);
+			process_table__exec(s->pt, (pid_t)h->pid, &info, now);
+		} else {
+			process_table__exec(s->pt, (pid_t)h->pid, NULL, now);
+		}
 		break;
 	case RECORD_MMAP:
 		s->mmap_events++;

@@ -23,8 +23,13 @@
  */
 #define RESCAN_AFTER_EXEC_NS (50 * 1000 * 1000ULL)
 
+/* Containers by cgroup id, so an exec in a known cgroup reads no /proc/PID/cgroup. */
+#define CGROUP_CACHE_MAX 4096
+
 struct process_table {
-	struct u64_map by_pid; /* pid + 1 -> struct process */
+	struct u64_map by_pid;  /* pid + 1 -> struct process */
+	struct u64_map cgroups; /* cgroup id -> struct container_info (malloc'ed) */
+	size_t cgroup_cnt;
 	struct exe_registry *reg;
 	int mappings_fd;
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
@@ -57,7 +62,21 @@ static void process__free(struct process *p)
 		return;
 	free(p->maps);
 	free(p->bpf_keys);
+	free(p->hint);
 	free(p);
+}
+
+static void cgroups__clear(struct process_table *pt)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&pt->cgroups, &it, &key, &v))
+		free(v);
+	u64_map__free(&pt->cgroups);
+	memset(&pt->cgroups, 0, sizeof(pt->cgroups));
+	pt->cgroup_cnt = 0;
 }
 
 void process_table__free(struct process_table *pt)
@@ -71,6 +90,7 @@ void process_table__free(struct process_table *pt)
 	while (u64_map__next(&pt->by_pid, &it, &key, &v))
 		process__free(v);
 	u64_map__free(&pt->by_pid);
+	cgroups__clear(pt);
 	free(pt);
 }
 
@@ -329,6 +349,53 @@ static struct process *get_or_add(struct process_table *pt, pid_t pid)
 	return p;
 }
 
+/* The container of a cgroup, from the cache or from pid's /proc/PID/cgroup (then cached). */
+static void container_of_cgroup(struct process_table *pt, pid_t pid, uint64_t cgroup_id,
+				struct container_info *out)
+{
+	struct container_info *c = cgroup_id ? u64_map__get(&pt->cgroups, cgroup_id) : NULL;
+
+	if (c) {
+		*out = *c;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	if (container__read(pid, out) || !cgroup_id)
+		return;
+	if (pt->cgroup_cnt >= CGROUP_CACHE_MAX)
+		cgroups__clear(pt); /* bounded: a machine churning cgroups starts over */
+	c = malloc(sizeof(*c));
+	if (c && !u64_map__set(&pt->cgroups, cgroup_id, c)) {
+		*c = *out;
+		pt->cgroup_cnt++;
+	} else {
+		free(c);
+	}
+}
+
+/* Name, executable and container: they change only at exec (process_table__exec()), whose
+ * record says most of it.
+ */
+static void name_process(struct process_table *pt, struct process *p)
+{
+	const struct exec_info *h = p->hint;
+	const struct executable *exe =
+		h && h->exe_file_id ? exe_registry__find(pt->reg, h->exe_file_id) : NULL;
+
+	if (h && h->comm[0])
+		memcpy(p->comm, h->comm, sizeof(p->comm));
+	else
+		read_comm(p->pid, p->comm);
+	if (exe && exe->path)
+		snprintf(p->exe_path, sizeof(p->exe_path), "%s", exe->path);
+	else
+		read_exe(p->pid, p->exe_path, sizeof(p->exe_path));
+	container_of_cgroup(pt, p->pid, h ? h->cgroup_id : 0, &p->container);
+	free(p->hint);
+	p->hint = NULL;
+	p->named = true;
+}
+
 /* Make xm[0..n) (owned from here) pid's mappings, as of eBPF's "new_mappings" seq; write
  * them to the LPM map unless lpm is false (then eBPF's own entries answer, and the LPM entries
  * are rewritten whole at the next write). NULL with errno on failure.
@@ -362,13 +429,8 @@ static struct process *install_maps(struct process_table *pt, pid_t pid, struct 
 	p->alive = true;
 	p->scanned_ns = now_ns;
 	p->view_seq = seq;
-	if (!p->named) {
-		/* Name, executable and container change only at exec (process_table__exec()). */
-		read_comm(pid, p->comm);
-		read_exe(pid, p->exe_path, sizeof(p->exe_path));
-		container__read(pid, &p->container);
-		p->named = true;
-	}
+	if (!p->named)
+		name_process(pt, p);
 	if (lpm) {
 		sync_bpf(pt, p, old_maps, old_cnt, seq);
 		p->lpm_stale = false;
@@ -609,12 +671,20 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 	return process_table__scan(pt, pid, now_ns) ?: p;
 }
 
-void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
+void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
+			 uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
 
-	if (p)
+	if (!p && info)
+		p = get_or_add(pt, pid); /* not alive: the scan or sync below makes it so */
+	if (p) {
 		p->named = false;
+		free(p->hint);
+		p->hint = NULL;
+		if (info && (p->hint = malloc(sizeof(*p->hint))))
+			*p->hint = *info;
+	}
 	if (sync_from_bpf(pt, pid, now_ns))
 		return; /* the loader's mmaps are reported one by one */
 	p = process_table__scan(pt, pid, now_ns);

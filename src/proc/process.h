@@ -41,10 +41,11 @@ struct process {
 	uint64_t view_seq; /* maps reflect every "new_mappings" entry up to this seq */
 	bool lpm_stale;    /* maps came from eBPF's entries and were not written to the LPM */
 	bool alive;
-	bool named;            /* comm, exe_path and container read since the last exec */
-	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
-	uint64_t scanned_ns;   /* CLOCK_MONOTONIC of the last scan */
-	uint64_t rescan_at_ns; /* pending rescan (0: none) */
+	bool named;             /* comm, exe_path and container read since the last exec */
+	struct exec_info *hint; /* what the last exec record said, until named */
+	uint64_t exited_ns;     /* CLOCK_MONOTONIC of the exit (alive == false) */
+	uint64_t scanned_ns;    /* CLOCK_MONOTONIC of the last scan */
+	uint64_t rescan_at_ns;  /* pending rescan (0: none) */
 	unsigned int rescans_left;
 };
 
@@ -60,6 +61,15 @@ struct process_stats {
 };
 
 struct process_table;
+
+/* What an exec record tells of the new image, so that naming it reads nothing from /proc
+ * when the tracker knows the rest (the cgroup's container, the executable's path).
+ */
+struct exec_info {
+	char comm[16];
+	uint64_t cgroup_id;   /* 0: unknown */
+	uint64_t exe_file_id; /* the executable's file_id, 0: not known to eBPF */
+};
 
 /* Called after every successful scan of a live process, and when a process exits (its
  * mappings are still there). For modules that attach per-process state (interpreters).
@@ -88,7 +98,8 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 /* exec: take the new image from what eBPF entered at exec when every file in it is known,
  * else rescan now and once more shortly after (the dynamic loader maps libraries).
  */
-void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
+void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
+			 uint64_t now_ns);
 /* The process mapped a file executable: apply what eBPF entered when it knew the file, else
  * rescan now, unless a rescan is already due (an exec'ing process gets several mmaps in a
  * row; one rescan after the burst suffices).

@@ -300,20 +300,31 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	const struct interp_runtime *rt =
 		th->interp ? interp_registry__runtime(th->interp, uf->kind) : NULL;
 	struct interp_symbol sym = { .function = "[runtime frame]", .marker = true };
-	struct profile_line line;
+	struct profile_line lines[INTERP_INLINED_MAX + 1];
 	struct profile_frame f = { .kind = FRAME_RUNTIME,
-				   .lines = &line,
-				   .line_cnt = 1,
+				   .lines = lines,
 				   .runtime = rt ? rt->frame_type : NULL };
+	uint32_t i, n;
 
 	if (rt && th->opts.symbolize)
 		interp_registry__symbolize(th->interp, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf,
 					   &sym);
 	if (sym.marker)
 		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
-	line.function = sym.function;
-	line.file = sym.file;
-	line.line = sym.line > 0 ? (uint32_t)sym.line : 0;
+	/* Inlined calls first (innermost), the frame's own function last, as pprof wants. */
+	n = sym.inlined ? sym.inlined_cnt : 0;
+	if (n > INTERP_INLINED_MAX)
+		n = INTERP_INLINED_MAX;
+	for (i = 0; i < n; i++)
+		lines[i] = (struct profile_line){
+			.function = sym.inlined[i].function,
+			.file = sym.inlined[i].file,
+			.line = sym.inlined[i].line > 0 ? (uint32_t)sym.inlined[i].line : 0,
+		};
+	lines[n] = (struct profile_line){ .function = sym.function,
+					  .file = sym.file,
+					  .line = sym.line > 0 ? (uint32_t)sym.line : 0 };
+	f.line_cnt = n + 1;
 	return profile__add_frame(th->prof, &f);
 }
 
