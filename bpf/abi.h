@@ -393,6 +393,7 @@ enum user_frame_kind {
 	FRAME_KIND_HOTSPOT = 2,
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
+	FRAME_KIND_PERL = 6,
 	FRAME_KIND_CNT,
 };
 
@@ -405,6 +406,7 @@ enum user_frame_kind {
 #include "interp/hotspot_abi.h"
 #include "interp/ruby_abi.h"
 #include "interp/php_abi.h"
+#include "interp/perl_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -418,6 +420,7 @@ struct interp_file {
 		struct py_file_abi py;
 		struct rb_file_abi rb;
 		struct php_file_abi php;
+		struct perl_file_abi perl;
 	};
 };
 
@@ -434,6 +437,7 @@ struct interp_proc {
 		struct hs_proc_abi hs;
 		struct rb_proc_abi rb;
 		struct php_proc_abi php;
+		struct perl_proc_abi perl;
 	};
 };
 

@@ -84,6 +84,7 @@ struct interp_state {
 #include "interp/hotspot_walk.h"
 #include "interp/ruby_walk.h"
 #include "interp/php_walk.h"
+#include "interp/perl_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
@@ -91,6 +92,7 @@ struct interp_cursor {
 		struct py_cursor py;
 		struct rb_cursor rb;
 		struct php_cursor php;
+		struct perl_cursor perl;
 	};
 	union { /* the code-range walkers' scratch (nothing kept between steps) */
 		struct hs_cursor hs;
@@ -104,6 +106,7 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 	py_reset(&ic->py);
 	rb_reset(&ic->rb);
 	php_reset(&ic->php);
+	perl_reset(&ic->perl);
 	ic->is.fsbase = fsbase;
 }
 
@@ -165,6 +168,9 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	case FRAME_KIND_PHP:
 		php_emit(st, is, &ic->php, frames);
 		return 1;
+	case FRAME_KIND_PERL:
+		perl_emit(st, is, &ic->perl, frames);
+		return 1;
 	}
 	pc = st->regs[DWARF_RIP];
 	if (pc == is->checked_pc && st->regs[DWARF_RSP] == is->checked_sp)
@@ -214,6 +220,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return rb_activation(st, is, &ic->rb, frames);
 	case FRAME_KIND_PHP:
 		return php_activation(st, is, &ic->php, frames);
+	case FRAME_KIND_PERL:
+		return perl_activation(st, is, &ic->perl, frames);
 	}
 	return 0;
 }
