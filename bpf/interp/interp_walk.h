@@ -83,6 +83,7 @@ struct interp_state {
 #include "interp/hotspot_walk.h"
 #include "interp/ruby_walk.h"
 #include "interp/php_walk.h"
+#include "interp/v8_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
@@ -93,6 +94,7 @@ struct interp_cursor {
 	};
 	union { /* the code-range walkers' scratch (nothing kept between steps) */
 		struct hs_cursor hs;
+		struct v8_cursor v8;
 	};
 };
 
@@ -133,6 +135,8 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 	switch (runtime) {
 	case FRAME_KIND_HOTSPOT:
 		return hs_code_step(st, is, &ic->hs, frames);
+	case FRAME_KIND_V8:
+		return v8_step(st, is, &ic->v8, frames, 0);
 	}
 	return 0;
 }
@@ -211,6 +215,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return rb_activation(st, is, &ic->rb, frames);
 	case FRAME_KIND_PHP:
 		return php_activation(st, is, &ic->php, frames);
+	case FRAME_KIND_V8: /* node's builtins: a code-range walk that moves the cursor */
+		return v8_step(st, is, &ic->v8, frames, 1);
 	}
 	return 0;
 }
