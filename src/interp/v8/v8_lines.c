@@ -25,9 +25,14 @@ int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_o
 {
 	int64_t code = 0, source = 0, dcode, dsource, found = -1;
 	size_t pos = 0;
+	int first_done = 0;
 
 	while (!read_int(tab, size, &pos, &dcode) && !read_int(tab, size, &pos, &dsource)) {
-		code += dcode >= 0 ? dcode : -dcode - 1;
+		if (!first_done && dcode == -1)
+			code = -1; /* the function-entry position (kFunctionEntryBytecodeOffset) */
+		else
+			code += dcode >= 0 ? dcode : -dcode - 1;
+		first_done = 1;
 		source += dsource;
 		if (code > code_offset)
 			break;

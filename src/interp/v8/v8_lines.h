@@ -5,7 +5,9 @@
  * The source-position table (V8 src/codegen/source-position-table.cc) is a sequence of
  * entries, each two zigzag VLQ integers (7 bits a byte, least significant first, 0x80 =
  * more): the code-offset delta (negative, as -delta - 1, for a non-statement position) and
- * the source-position delta. A source position (src/codegen/source-position.h) packs bit 0
+ * the source-position delta. The first entry may be the function-entry position at code
+ * offset -1 (kFunctionEntryBytecodeOffset), a statement written as delta -1 (measured on
+ * V8 11.3: `01 ac 08` = offset -1, script offset 266, then `02 4c` = offset 0). A source position (src/codegen/source-position.h) packs bit 0
  * "external", bits 1..30 the script offset + 1 (0: none) and bits 31..46 the inlining id + 1.
  *
  * Input is untrusted (read from another process): every read is bounded by the table, a

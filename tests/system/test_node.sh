@@ -1,0 +1,139 @@
+#!/bin/bash
+# JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8_walk.h,
+# src/interp/v8/): Debian's nodejs (scripts/setup.sh installs it: missing under CI is a
+# failure), no agent, no flag that helps profilers. tests/data/node_chain.js and
+# node_shapes.js are copied into $TMP under one name per case, so the stacks of each case are
+# told apart by script name; their lines are marked (// HOT, // CALL_ALPHA...) and looked up
+# here, so the checks name exact lines.
+#
+# One recording runs every case at once (all started after the recording began; they live
+# until it has read every sample, so their heap is there to name frames):
+#  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
+#    beta -> gamma, each at its call line, gamma at a line of its loop;
+#  - base (--always-sparkplug --no-opt: baseline code): the same chain; baseline frames have
+#    no line yet (a line, when there is one, must be the right one);
+#  - opt (default flags: TurboFan compiles gamma's loop on stack): the same chain, lines
+#    optional; functions inlined by TurboFan may be missing, never out of order;
+#  - shapes (interpreted): a class method, an arrow function and a comparator called back by
+#    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
+# and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
+# under node's native entry (Builtins_JSEntry), and no "[v8: stale]" frame appears.
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=499
+SECS=8      # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
+RUN_SECS=30
+NODE=/usr/bin/node
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
+SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
+
+if [[ ! -x $NODE ]]; then
+	skip_setup "Node.js ($NODE) not installed"
+	finish
+fi
+
+# line MARK [FILE]: the line numbers of the lines of FILE that end in "// MARK", joined by "|"
+line()
+{
+	grep -n "// $1\$" "${2:-$CHAIN_SRC}" | cut -d: -f1 | paste -sd'|'
+}
+
+for c in int base opt; do
+	cp "$CHAIN_SRC" "$TMP/$c.js"
+done
+cp "$SHAPES_SRC" "$TMP/shapes.js"
+
+script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
+script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
+script+="$NODE $TMP/opt.js $RUN_SECS & "
+script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
+script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+
+record "$TMP/node.err" -F $HZ -d $SECS -o "$TMP/node.pb.gz" -- /bin/bash -c "$script"
+check_eq "record: exit status" $? 0
+$STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
+
+# show_case RE: the top stacks matching RE, for the log of a failing test
+show_case()
+{
+	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*Builtins_JSEntry/...JSEntry/' |
+		cut -c1-700 | sed 's/^/        /'
+}
+
+# check_chain NAME HOT_RE CHAIN_RE WHAT: the case has at least 20 samples in its hot code
+# (a stack with HOT_RE: ~1.5 s of CPU, ~700 samples, per process at 499 Hz on an idle box,
+# four busy processes on two cores; a box loaded by other builds gave 25-110 in 5 s) and 90%
+# of those have the whole CHAIN_RE.
+check_chain()
+{
+	local hot chain
+	hot=$(samples "$TMP/node.stacks" "*" "$2")
+	chain=$(samples "$TMP/node.stacks" "*" "$3")
+	check_ge "$1: samples in its hot code" "$hot" 20 || show_case "$2"
+	check_pct "$1: $4" "$chain" "$hot" 90 || show_case "$2"
+}
+
+L_ALPHA=$(line CALL_ALPHA)
+L_BETA=$(line CALL_BETA)
+L_GAMMA=$(line CALL_GAMMA)
+L_LOOP="$(line LOOP)|$(line HOT)"
+# Native entry into JavaScript, then the script's top-level code (an anonymous function, as
+# V8 names a CommonJS module's wrapper) called by node's module loader.
+ENTRY="Builtins_JSEntry;Builtins_JSEntryTrampoline;.*Module\\._compile@loader;"
+
+# chain CASE OPT: the chain of tests/data/node_chain.js in $TMP/CASE.js; OPT "?" makes the
+# lines optional (baseline and optimised frames have none yet).
+chain()
+{
+	local f="$1\\.js" o=${2:-}
+	echo "$ENTRY<anonymous>@$f(:($L_ALPHA))$o;alpha@$f(:($L_BETA))$o;beta@$f(:($L_GAMMA))$o;gamma@$f(:($L_LOOP))$o(;|\$)"
+}
+
+check_chain int ";gamma@int\\.js" "$(chain int)" \
+	"top level -> alpha -> beta -> gamma at their lines, interpreted"
+check_chain base ";gamma@base\\.js" "$(chain base "?")" \
+	"top level -> alpha -> beta -> gamma, baseline (lines, when given, right)"
+
+# Default flags: TurboFan may inline beta and gamma into alpha (then they are missing: never
+# another function, never out of order); gamma's loop is compiled on stack while it runs.
+f=opt\\.js
+OPT_HOT=";(alpha|beta|gamma)@$f[^;]*(;[^@;]*)*( |$)"
+OPT_CHAIN="$ENTRY<anonymous>@$f(:($L_ALPHA))?;alpha@$f(:($L_BETA))?(;beta@$f(:($L_GAMMA))?)?"
+OPT_CHAIN+="(;gamma@$f(:($L_LOOP))?)?(;[^@;]*)*$"
+hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
+good=$(samples "$TMP/node.stacks" "*" "$OPT_CHAIN")
+check_ge "opt: samples in alpha and its callees" "$hot" 20 || show_case ";alpha@$f"
+check_pct "opt: top level -> alpha (-> beta) (-> gamma), default flags, nothing out of order" \
+	"$good" "$hot" 90 || show_case ";alpha@$f"
+gamma=$(samples "$TMP/node.stacks" "*" ";gamma@$f")
+check_pct "opt: gamma on its own frame (compiled on stack, not inlined)" "$gamma" "$hot" 50 ||
+	show_case ";alpha@$f"
+
+S=shapes\\.js
+line_s()
+{
+	line "$1" "$SHAPES_SRC"
+}
+TOP="$ENTRY<anonymous>@$S:($(line_s CALLS))"
+check_chain method ";area@$S" \
+	"$TOP;viaMethod@$S:($(line_s CALL_AREA));area@$S:($(line_s AREA_LOOP)|$(line_s AREA_HOT))(;|\$)" \
+	"class method: viaMethod -> Shape's area at their lines"
+check_chain arrow ";spin@$S" \
+	"$TOP;viaArrow@$S:($(line_s CALL_SPIN));spin@$S:($(line_s SPIN_LOOP)|$(line_s SPIN_HOT))(;|\$)" \
+	"arrow function: viaArrow -> spin (named by V8 after its binding) at their lines"
+check_chain sort ";compare@$S" \
+	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;([^@;]*;)+compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
+	"comparator: viaSort -> sort (V8's builtin) -> V8's sort builtins -> compare at their lines"
+
+stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
+check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
+
+# The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
+summary=$(grep '^v8 ' "$TMP/node.err")
+for kind in "interpreted frames" "compiled frames"; do
+	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
+	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
+done
+finish
