@@ -49,14 +49,16 @@
 
 #define V8_SFI_CACHE_CAP 4096
 #define V8_SCRIPT_CACHE_CAP 256
-#define V8_SPT_MAX (64 * 1024)           /* bytes of a source-position table */
-#define V8_SOURCE_MAX (16 * 1024 * 1024) /* characters of a source scanned for line ends */
-#define V8_LINES_MAX (1024 * 1024)       /* lines of a script */
-#define V8_SCOPE_SLOTS 64                /* ScopeInfo slots searched for the name */
-#define V8_INLINED_LOCALS_MAX 75         /* kScopeInfoMaxInlinedLocalNamesSize */
-#define V8_JS_FUNCTION_TYPES 15          /* JS_FUNCTION_TYPE and its constructor kinds */
-#define V8_CODE_CLUSTER (256ULL << 20)   /* JIT mappings this close form one code range */
-#define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
+#define V8_SPT_MAX (64 * 1024)                /* bytes of a source-position table */
+#define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
+#define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
+#define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
+#define V8_INLINED_LOCALS_MAX 75              /* kScopeInfoMaxInlinedLocalNamesSize */
+#define V8_JS_FUNCTION_TYPES 15               /* JS_FUNCTION_TYPE and its constructor kinds */
+#define V8_CODE_CLUSTER (256ULL << 20)        /* JIT mappings this close form one code range */
+#define V8_CODE_RESERVE (128ULL << 20)        /* V8's code range reservation (x86-64) */
+#define V8_REFRESH_NS (100 * 1000000ULL)      /* /proc/PID/maps re-read at most this often */
+#define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
 
 /* The v8dbg_* symbols read; every one is required. */
 enum v8_sym {
@@ -480,33 +482,53 @@ static int v8_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	return 0;
 }
 
+static bool anon(const struct proc_map *m)
+{
+	return !m->ino && !m->path[0];
+}
+
 /* The anonymous executable mappings of the process (V8's code space: only processes that
- * run V8 get here), grouped into at most INTERP_CODE_RANGES ranges of mappings closer than
- * V8_CODE_CLUSTER (V8 keeps its code in one reserved range of 128 MiB on x86-64).
+ * run V8 get here), each widened over the anonymous mappings it touches, up to
+ * V8_CODE_RESERVE on either side: V8 reserves its code range (128 MiB on x86-64) up front
+ * and commits pages in it as it compiles, so the pages committed later are covered at
+ * once rather than at the next refresh (a pc there is JIT code or nothing: inaccessible
+ * reserved pages never run). Ranges closer than V8_CODE_CLUSTER are merged; at most
+ * INTERP_CODE_RANGES are kept.
  */
 static int code_ranges(pid_t pid, struct interp_code_range *out)
 {
 	struct proc_maps maps = { 0 };
-	size_t i, n = 0;
+	size_t i, j, n = 0;
 	int err;
 
 	if ((err = proc_maps__read(pid, NULL, &maps)))
 		return err;
 	for (i = 0; i < maps.cnt; i++) {
 		const struct proc_map *m = &maps.maps[i];
+		uint64_t start = m->start, end = m->end;
 
-		if (!(m->perms & PROC_MAP_EXEC) || m->ino || (m->path[0] && m->path[0] != '['))
+		if (!(m->perms & PROC_MAP_EXEC) || !anon(m))
 			continue;
-		if (!strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vsyscall]") ||
-		    !strcmp(m->path, "[uprobes]"))
-			continue;
-		if (n && m->start - out[n - 1].end < V8_CODE_CLUSTER) {
-			out[n - 1].end = m->end; /* maps are sorted by address */
+		for (j = i; j > 0 && anon(&maps.maps[j - 1]) && maps.maps[j - 1].end == start &&
+			    m->start - start < V8_CODE_RESERVE;
+		     j--)
+			start = maps.maps[j - 1].start;
+		if (m->start - start > V8_CODE_RESERVE)
+			start = m->start - V8_CODE_RESERVE;
+		for (j = i + 1; j < maps.cnt && anon(&maps.maps[j]) && maps.maps[j].start == end &&
+				end - start < V8_CODE_RESERVE;
+		     j++)
+			end = maps.maps[j].end;
+		if (end - start > V8_CODE_RESERVE && m->end <= start + V8_CODE_RESERVE)
+			end = start + V8_CODE_RESERVE;
+		if (n && start < out[n - 1].end + V8_CODE_CLUSTER) {
+			if (end > out[n - 1].end) /* maps are sorted by address */
+				out[n - 1].end = end;
 			continue;
 		}
 		if (n == INTERP_CODE_RANGES)
-			break; /* the rest is left out (counted by the registry as dropped) */
-		out[n++] = (struct interp_code_range){ .start = m->start, .end = m->end };
+			break; /* the rest is left out */
+		out[n++] = (struct interp_code_range){ .start = start, .end = end };
 	}
 	proc_maps__free(&maps);
 	return 0;
@@ -521,7 +543,8 @@ static int v8_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct i
 	(void)rt;
 	(void)bpf;
 	if (!p->file->bpf.supported ||
-	    (p->last_maps_ns && now_ns - p->last_maps_ns < V8_REFRESH_NS))
+	    (p->last_maps_ns &&
+	     now_ns - p->last_maps_ns < (p->code[0].end ? V8_REFRESH_NS : V8_FIRST_REFRESH_NS)))
 		return 0;
 	p->last_maps_ns = now_ns;
 	if (code_ranges(p->pid, fresh) || !memcmp(fresh, p->code, sizeof(fresh)))
