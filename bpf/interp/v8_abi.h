@@ -12,8 +12,13 @@
  *   addr    = the SharedFunctionInfo (tagged pointer) of the frame's JSFunction
  *   file_id = (__u64)sub << 60 | (__u64)pos << 32 | cookie, sub an enum v8_sub:
  *             interpreted: pos = bytecode offset (V8_POS_NONE: unknown);
- *             compiled:    pos = V8_POS_NONE (baseline, optimised code, JS builtins: the
- *                          function only, for now);
+ *             baseline:    pos = (Code* >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | pc offset
+ *                          in the function's baseline code (the return address for
+ *                          callers): userspace maps it to a bytecode offset through the
+ *                          code's bytecode-offset table, if the function's baseline code
+ *                          is still the one eBPF saw (those 8 bits of its address agree);
+ *             compiled:    pos = V8_POS_NONE (optimised code, JS builtins: the function
+ *                          only, for now);
  *             cookie = (__u32)(name_or_scope_info ^ script_or_debug_info >> 3) as read by
  *             eBPF from the SharedFunctionInfo: userspace reads them again and shows
  *             "[v8: stale]" when they differ (the object moved or its memory was reused).
@@ -27,7 +32,11 @@
 enum v8_sub {
 	V8_SUB_INTERPRETED = 1,
 	V8_SUB_COMPILED = 2,
+	V8_SUB_BASELINE = 3,
 };
+
+#define V8_BASELINE_CHECK_SHIFT 20
+#define V8_BASELINE_PC_MAX (1u << V8_BASELINE_CHECK_SHIFT) /* larger code: no line */
 
 enum v8_marker {
 	V8_MARKER_UNSUPPORTED = 1, /* node's V8 metadata lacks what the walk needs */
@@ -54,13 +63,21 @@ struct v8_proc_abi {
 	__u16 type_fn_lo;     /* JSFunction instance types [lo, hi] */
 	__u16 type_fn_hi;
 	__u16 type_bytecode; /* BYTECODE_ARRAY_TYPE */
-	__u8 pad[2];
+	__u8 code_ok;        /* the Code offsets below are known: baseline lines */
+	__u8 fn_code;        /* JSFunction::code */
+	__u8 code_start;     /* Code::instruction_start (u64) */
+	__u8 code_flags;     /* Code::flags (u32; kind in kind_mask), bytes after code_start */
+	__u8 code_size;      /* Code::instruction_size (i32), bytes after code_start */
+	__u8 kind_mask;      /* v8dbg_CodeKindFieldMask (shift 0) */
+	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
+	__u8 pad[7];
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */
 enum v8_counter {
 	V8_COUNTER_INTERPRETED = 0, /* interpreted frames emitted */
-	V8_COUNTER_COMPILED,        /* JIT or builtin JS frames emitted */
+	V8_COUNTER_COMPILED,        /* optimised or builtin JS frames emitted */
+	V8_COUNTER_BASELINE,        /* baseline (Sparkplug) frames emitted */
 	V8_COUNTER_STUB,            /* stub / entry / exit frames in JIT code */
 	V8_COUNTER_NO_PROC,         /* V8 code, but no interp_procs entry */
 	V8_COUNTER_UNSUPPORTED,     /* metadata incomplete (marker) */

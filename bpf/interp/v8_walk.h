@@ -42,6 +42,7 @@
 struct v8_cursor {
 	__u64 slots[V8_SLOT_BASE + 2]; /* words fp-48 .. fp+8 */
 	__u64 sfi[4];                  /* SharedFunctionInfo words from name_or_scope_info */
+	__u64 code[4];                 /* Code words from instruction_start */
 };
 
 static __always_inline void v8_count(__u32 which)
@@ -133,6 +134,34 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 	return raw - (p->bc_data - 1);
 }
 
+/* A JS frame running the function's own baseline (Sparkplug) code: 1 with *pos = the code
+ * check and pc offset (v8_abi.h), 0 when the function's Code is not baseline code or does
+ * not hold pc (optimised code, code replaced on stack).
+ */
+static __always_inline int v8_baseline_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
+					   __u64 fn, __u64 pc, __u64 *pos)
+{
+	__u64 code = 0, start, off;
+	__u32 flags;
+	__s32 size;
+
+	if (!p->code_ok || ss_read_user(&code, sizeof(code), fn - 1 + p->fn_code) < 0 ||
+	    (code & 3) != 1 ||
+	    ss_read_user(vc->code, sizeof(vc->code), code - 1 + p->code_start) < 0)
+		return 0;
+	start = vc->code[0];
+	flags = (__u32)(vc->code[(p->code_flags >> 3) & 3] >> ((p->code_flags & 7) * 8));
+	size = (__s32)(vc->code[(p->code_size >> 3) & 3] >> ((p->code_size & 7) * 8));
+	if ((flags & p->kind_mask) != p->kind_baseline || size <= 0 || pc < start ||
+	    pc - start >= (__u64)size)
+		return 0;
+	off = pc - start;
+	if (off >= V8_BASELINE_PC_MAX)
+		return 0;
+	*pos = (code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
+	return 1;
+}
+
 /* The pc about to be emitted is V8 code (in_file: node's builtins, else JIT code). 1: this
  * iteration emitted a frame and moved the cursor to its caller, 0: the native step runs now.
  */
@@ -203,6 +232,9 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		sub = V8_SUB_INTERPRETED;
 		pos = v8_bytecode_pos(st, p, vc, lookup_pc);
 		v8_count(V8_COUNTER_INTERPRETED);
+	} else if (!in_file && v8_baseline_pos(p, vc, fn, lookup_pc, &pos)) {
+		sub = V8_SUB_BASELINE;
+		v8_count(V8_COUNTER_BASELINE);
 	} else {
 		v8_count(V8_COUNTER_COMPILED);
 	}

@@ -50,6 +50,7 @@
 #define V8_SFI_CACHE_CAP 4096
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SPT_MAX (64 * 1024)                /* bytes of a source-position table */
+#define V8_BYTECODE_MAX (256 * 1024)          /* bytes of a function's bytecode */
 #define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
 #define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
 #define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
@@ -111,6 +112,15 @@ enum v8_sym {
 	S_BLOB,
 	S_BLOB_SIZE,
 	S_WIDE_HANDLER,
+	/* optional: baseline lines */
+	S_BC_SIZES,
+	S_T_CODE,
+	S_CODE_SPT,
+	S_CODE_BC,
+	S_CODE_OFFSETS,
+	S_KIND_MASK,
+	S_KIND_SHIFT,
+	S_KIND_BASELINE,
 	S_CNT,
 };
 
@@ -163,6 +173,14 @@ static const char *const sym_names[S_CNT] = {
 	[S_BLOB] = "v8_Default_embedded_blob_code_",
 	[S_BLOB_SIZE] = "v8_Default_embedded_blob_code_size_",
 	[S_WIDE_HANDLER] = "Builtins_WideHandler",
+	[S_BC_SIZES] = "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE",
+	[S_T_CODE] = "v8dbg_type_Code__CODE_TYPE",
+	[S_CODE_SPT] = "v8dbg_class_Code__source_position_table__ByteArray",
+	[S_CODE_BC] = "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject",
+	[S_CODE_OFFSETS] = "v8dbg_class_Code__bytecode_offset_table__ByteArray",
+	[S_KIND_MASK] = "v8dbg_CodeKindFieldMask",
+	[S_KIND_SHIFT] = "v8dbg_CodeKindFieldShift",
+	[S_KIND_BASELINE] = "v8dbg_CodeKindBaseline",
 };
 
 struct v8_file {
@@ -171,6 +189,13 @@ struct v8_file {
 	uint64_t handlers_lo, handlers_hi; /* ELF vaddrs */
 	struct v8_layout l;
 	struct v8_proc_abi bpf; /* without the absolute handler addresses */
+	/* Baseline lines (bpf.code_ok): Bytecodes::kBytecodeSizes ([3][n_bytecodes], borrowed
+	 * from the file's mapping, which the executable keeps) and the Code fields.
+	 */
+	const uint8_t *bc_sizes;
+	size_t n_bytecodes;
+	uint16_t type_code;
+	uint32_t code_bc, code_offsets, code_size;
 };
 
 struct v8_proc {
@@ -200,6 +225,14 @@ struct sfi_entry {
 	uint64_t script; /* tagged Script, 0: none (a builtin) */
 	uint8_t *spt;    /* the bytecode's source-position table (NULL: none) */
 	size_t spt_len;
+	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
+	bool code_read;
+	uint64_t code;
+	int32_t code_size;
+	uint8_t *offsets; /* the code's bytecode-offset table */
+	size_t offsets_len;
+	uint8_t *bytecodes;
+	size_t bytecodes_len;
 };
 
 enum v8_stat {
@@ -208,6 +241,7 @@ enum v8_stat {
 	V8_STAT_UNREADABLE,
 	V8_STAT_STALE,
 	V8_STAT_NO_LINE,
+	V8_STAT_BASELINE_REPLACED,
 	V8_STAT_CNT,
 };
 
@@ -224,8 +258,19 @@ static void *v8_new(void)
 	return calloc(1, sizeof(struct v8));
 }
 
+static void baseline__clear(struct sfi_entry *e)
+{
+	free(e->offsets);
+	free(e->bytecodes);
+	e->offsets = e->bytecodes = NULL;
+	e->offsets_len = e->bytecodes_len = 0;
+	e->code = 0;
+	e->code_read = false;
+}
+
 static void sfi_entry__clear(struct sfi_entry *e)
 {
+	baseline__clear(e);
 	free(e->name);
 	free(e->spt);
 	memset(e, 0, sizeof(*e));
@@ -302,6 +347,46 @@ static bool sym_int(struct elf_file *ef, const struct interp_sym *s, int32_t *ou
 		}
 	}
 	return false;
+}
+
+/* What baseline (Sparkplug) lines need, into f->bpf (code_ok) and f. The Code fields V8
+ * 11.3 does not export follow its code.h, checked against the exported ones: the
+ * instruction start 2 words after the source-position table (the bytecode-offset table of
+ * baseline code, the same slot), then the flags (u32, the kind in its low bits), the
+ * builtin id and kind-specific flags (2 x u16, removed in 11.4.59), the instruction size
+ * (i32). JSFunction::code is the word 3 after JSFunction::shared before 11.7.368. Only
+ * V8 11.1-11.3 is trusted with them (other versions: baseline frames without a line).
+ */
+static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t t_code, spt, bc, offsets, mask, shift, baseline;
+	struct v8_proc_abi *b = &f->bpf;
+
+	if (f->major != 11 || f->minor < 1 || f->minor > 3 || !syms[S_BC_SIZES].found ||
+	    !syms[S_BC_SIZES].size || syms[S_BC_SIZES].size % 3 ||
+	    !sym_int(ef, &syms[S_T_CODE], &t_code) || !sym_int(ef, &syms[S_CODE_SPT], &spt) ||
+	    !sym_int(ef, &syms[S_CODE_BC], &bc) || !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets) ||
+	    !sym_int(ef, &syms[S_KIND_MASK], &mask) || !sym_int(ef, &syms[S_KIND_SHIFT], &shift) ||
+	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline))
+		return;
+	if (offsets != spt || spt != 3 * 8 || bc != 2 * 8 || shift != 0 || mask <= 0 ||
+	    mask > 0xff || baseline <= 0 || baseline > mask)
+		return;
+	f->n_bytecodes = syms[S_BC_SIZES].size / 3;
+	f->bc_sizes = interp_elf__bytes(ef, syms[S_BC_SIZES].addr, syms[S_BC_SIZES].size);
+	if (!f->bc_sizes)
+		return;
+	f->type_code = (uint16_t)t_code;
+	f->code_bc = (uint32_t)bc;
+	f->code_offsets = (uint32_t)offsets;
+	f->code_size = (uint32_t)spt + 2 * 8 + 8 + 4 + 2 + 2;
+	b->fn_code = (uint8_t)(f->l.fn_shared + 3 * 8);
+	b->code_start = (uint8_t)(spt + 2 * 8);
+	b->code_flags = 8;
+	b->code_size = (uint8_t)(f->code_size - b->code_start);
+	b->kind_mask = (uint8_t)mask;
+	b->kind_baseline = (uint8_t)baseline;
+	b->code_ok = 1;
 }
 
 /* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
@@ -401,6 +486,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.type_fn_hi = l->type_fn_hi,
 		.type_bytecode = l->type_bytecode,
 	};
+	baseline_layout(ef, syms, f);
 	f->handlers_lo = syms[S_WIDE_HANDLER].addr;
 	f->handlers_hi = syms[S_BLOB].addr + (uint64_t)v[S_BLOB_SIZE];
 	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;
@@ -674,15 +760,21 @@ static int sfi_cookie(pid_t pid, const struct v8_layout *l, uint64_t sfi, uint64
 }
 
 /* The bytecode's source-position table of a function (copied), when it has bytecode. */
-static void read_spt(pid_t pid, const struct v8_layout *l, uint64_t sfi, struct sfi_entry *e)
+static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sfi_entry *e)
 {
+	const struct v8_layout *l = &f->l;
 	uint64_t bc, spt, data;
 	uint16_t type;
 	size_t len;
 
 	if (interp__read_u64(pid, sfi - 1 + l->sfi_function_data, &bc) ||
-	    v8_heap__type(pid, l, bc, &type) || type != l->type_bytecode ||
-	    interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
+	    v8_heap__type(pid, l, bc, &type))
+		return;
+	/* Baseline code in its place: the bytecode is the code's. */
+	if (f->bpf.code_ok && type == f->type_code &&
+	    (interp__read_u64(pid, bc - 1 + f->code_bc, &bc) || v8_heap__type(pid, l, bc, &type)))
+		return;
+	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
 	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
 	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
 		return;
@@ -694,10 +786,83 @@ static void read_spt(pid_t pid, const struct v8_layout *l, uint64_t sfi, struct 
 	e->spt_len = len;
 }
 
+/* The bytes of the ByteArray or BytecodeArray at tagged obj (at most max) into a new buffer. */
+static int read_bytes(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16_t type, size_t max,
+		      uint8_t **out, size_t *len)
+{
+	uint64_t data;
+	size_t n;
+
+	if (v8_heap__array(pid, l, obj, type, &data, &n) || !n || n > max)
+		return -EFAULT;
+	if (type == l->type_bytecode)
+		data = obj - 1 + l->bc_data;
+	if (!(*out = malloc(n)))
+		return -ENOMEM;
+	if (interp__read_mem(pid, data, *out, n)) {
+		free(*out);
+		*out = NULL;
+		return -EFAULT;
+	}
+	*len = n;
+	return 0;
+}
+
+/* The function's current baseline code (SharedFunctionInfo::function_data holds it while
+ * it has one): its size, bytecode-offset table and bytecodes, into e.
+ */
+static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e)
+{
+	const struct v8_layout *l = &f->l;
+	uint64_t code, table, bc;
+	uint16_t type;
+
+	baseline__clear(e);
+	e->code_read = true;
+	if (interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code) ||
+	    v8_heap__type(pid, l, code, &type) || type != f->type_code ||
+	    interp__read_mem(pid, code - 1 + f->code_size, &e->code_size, sizeof(e->code_size)) ||
+	    e->code_size <= 0 || interp__read_u64(pid, code - 1 + f->code_offsets, &table) ||
+	    interp__read_u64(pid, code - 1 + f->code_bc, &bc) ||
+	    read_bytes(pid, l, table, l->type_byte_array, V8_SPT_MAX, &e->offsets,
+		       &e->offsets_len) ||
+	    read_bytes(pid, l, bc, l->type_bytecode, V8_BYTECODE_MAX, &e->bytecodes,
+		       &e->bytecodes_len)) {
+		baseline__clear(e);
+		e->code_read = true;
+		return;
+	}
+	e->code = code;
+}
+
+/* The bytecode offset of a baseline frame (pos as eBPF emitted it), or -1. */
+static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, struct sfi_entry *e,
+			       uint32_t pos, bool is_return)
+{
+	uint32_t check = pos >> V8_BASELINE_CHECK_SHIFT & 0xff;
+	uint64_t pc_off = pos & (V8_BASELINE_PC_MAX - 1);
+	const struct v8_file *f = p->file;
+
+	if (!f->bpf.code_ok)
+		return -1;
+	/* Read again once when the code eBPF saw is not the one cached (recompiled). */
+	if (!e->code_read || (e->code >> 3 & 0xff) != check)
+		read_baseline(reader, f, e);
+	if (!e->code || (e->code >> 3 & 0xff) != check || pc_off >= (uint64_t)e->code_size) {
+		v->stats[V8_STAT_BASELINE_REPLACED]++;
+		return -1;
+	}
+	/* A return address ends its bytecode's range; a sampled pc starts an instruction. */
+	return v8_lines__baseline_offset(e->offsets, e->offsets_len, e->bytecodes, e->bytecodes_len,
+					 f->bc_sizes, f->n_bytecodes,
+					 is_return ? pc_off : pc_off + 1);
+}
+
 /* Read a function (name, script, position table); 0, -EFAULT unreadable, -ESTALE moved. */
-static int read_sfi(pid_t pid, const struct v8_layout *l, uint64_t sfi, uint32_t cookie, char *text,
+static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t cookie, char *text,
 		    size_t cap, struct sfi_entry *e)
 {
+	const struct v8_layout *l = &f->l;
 	uint64_t name, script;
 	uint16_t type;
 	uint32_t c;
@@ -718,7 +883,7 @@ static int read_sfi(pid_t pid, const struct v8_layout *l, uint64_t sfi, uint32_t
 		return -ENOMEM;
 	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
 		e->script = script;
-	read_spt(pid, l, sfi, e);
+	read_spt(pid, f, sfi, e);
 	e->cookie = cookie;
 	return 0;
 }
@@ -735,9 +900,9 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie)
 		return e;
 	v->stats[V8_STAT_FUNCTION_READS]++;
-	err = read_sfi(reader, &p->file->l, sfi, cookie, v->text, sizeof(v->text), &fresh);
+	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err == -EFAULT && reader != p->pid)
-		err = read_sfi(p->pid, &p->file->l, sfi, cookie, v->text, sizeof(v->text), &fresh);
+		err = read_sfi(p->pid, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err) {
 		sfi_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
@@ -761,7 +926,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	uint32_t pos = (uint32_t)(uf->file_id >> 32) & V8_POS_NONE;
 	struct script_entry *s = NULL;
 	struct sfi_entry *e;
-	int64_t off;
+	int64_t off, bco;
 
 	if (!uf->addr) {
 		switch (uf->file_id) {
@@ -779,7 +944,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 	if (!p || !p->file->bpf.supported)
 		return marker(v, out, "unknown process");
-	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED)
+	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE)
 		return marker(v, out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
 	if (!e)
@@ -787,12 +952,14 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
 	*out = (struct interp_symbol){ .function = e->name, .file = s ? s->name : NULL };
-	if (sub != V8_SUB_INTERPRETED || pos == V8_POS_NONE || !s || !s->line_ends || !e->spt) {
-		if (sub == V8_SUB_INTERPRETED)
-			v->stats[V8_STAT_NO_LINE]++;
-		return;
-	}
-	off = v8_lines__script_offset(e->spt, e->spt_len, pos);
+	if (sub == V8_SUB_COMPILED || !s)
+		return; /* optimised code and builtins: no line yet */
+	bco = pos == V8_POS_NONE ? -1 : (int64_t)pos;
+	if (sub == V8_SUB_BASELINE && bco >= 0)
+		bco = baseline_offset(v, p, reader, e, pos, uf->flags & USER_FRAME_RETURN);
+	off = bco >= 0 && s->line_ends && e->spt
+		      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+		      : -1;
 	if (off < 0) {
 		v->stats[V8_STAT_NO_LINE]++;
 		return;
@@ -803,6 +970,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_INTERPRETED] = "interpreted frames",
 	[V8_COUNTER_COMPILED] = "compiled frames",
+	[V8_COUNTER_BASELINE] = "baseline frames",
 	[V8_COUNTER_STUB] = "stub frames",
 	[V8_COUNTER_NO_PROC] = "no process",
 	[V8_COUNTER_UNSUPPORTED] = "unsupported",
@@ -818,7 +986,8 @@ static const char *const v8_stat_names[V8_STAT_CNT] = {
 	[V8_STAT_SCRIPT_READS] = "scripts read",
 	[V8_STAT_UNREADABLE] = "unreadable",
 	[V8_STAT_STALE] = "stale",
-	[V8_STAT_NO_LINE] = "interpreted without line",
+	[V8_STAT_NO_LINE] = "without line",
+	[V8_STAT_BASELINE_REPLACED] = "baseline code replaced",
 };
 
 const struct interp_runtime v8_runtime = {

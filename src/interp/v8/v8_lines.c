@@ -45,6 +45,56 @@ int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_o
 	return found ? found - 1 : -1;
 }
 
+/* One unsigned VLQ at *pos; 0, or -1 at the end of the table or on an overlong one. */
+static int read_uint(const uint8_t *tab, size_t size, size_t *pos, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*pos >= size || shift > 63)
+			return -1;
+		b = tab[(*pos)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = v;
+	return 0;
+}
+
+int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+				  size_t bytecodes_len, const uint8_t *sizes, size_t n_bytecodes,
+				  uint64_t pc_off)
+{
+	uint64_t end, delta;
+	size_t tpos = 0, off = 0;
+	int64_t current = -1; /* the prologue: kFunctionEntryBytecodeOffset */
+
+	if (read_uint(table, table_len, &tpos, &end))
+		return -1;
+	while (end < pc_off) {
+		size_t scale = 0, at = off, size;
+		uint8_t op;
+
+		if (off >= bytecodes_len || read_uint(table, table_len, &tpos, &delta))
+			return -1;
+		op = bytecodes[off];
+		if (op <= 3) { /* a prefix: Wide / ExtraWide (and the DebugBreak forms) */
+			scale = op & 1 ? 2 : 1;
+			if (++off >= bytecodes_len)
+				return -1;
+			op = bytecodes[off];
+		}
+		if (op >= n_bytecodes || !(size = sizes[scale * n_bytecodes + op]))
+			return -1;
+		off += size;
+		current = (int64_t)at;
+		end += delta;
+	}
+	return current;
+}
+
 int v8_lines__line(const uint32_t *line_ends, size_t n, uint32_t pos, int *col)
 {
 	size_t lo = 0, hi = n;

@@ -25,6 +25,19 @@
  */
 int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset);
 
+/* The bytecode offset that baseline (Sparkplug) code runs at pc offset pc_off (V8's
+ * Code::GetBytecodeOffsetForBaselinePC): the code's bytecode-offset table holds one
+ * unsigned VLQ pc delta per bytecode, in bytecode order; pc_off lies in the range
+ * (start, end] of the bytecode it belongs to (a return address: pass the leaf's pc + 1).
+ * Bytecodes are walked with their sizes (sizes[scale * n_bytecodes + opcode], scale 0, 1, 2
+ * for single, Wide and ExtraWide operands: V8's Bytecodes::kBytecodeSizes); the prefixes
+ * (opcodes 0-3: Wide, ExtraWide and their DebugBreak forms) scale the bytecode after them.
+ * -1 when the tables do not reach pc_off or are corrupt (no line, never another).
+ */
+int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+				  size_t bytecodes_len, const uint8_t *sizes, size_t n_bytecodes,
+				  uint64_t pc_off);
+
 /* The 1-based line (and 0-based column in *col) of script offset pos, from the offsets of
  * the script's line ends (line_ends[i]: offset of the '\n' ending line i + 1, ascending);
  * 0 when pos lies past the last line end or the table is empty.
