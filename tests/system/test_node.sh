@@ -10,8 +10,9 @@
 # until it has read every sample, so their heap is there to name frames):
 #  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
 #    beta -> gamma, each at its call line, gamma at a line of its loop;
-#  - base (--always-sparkplug --no-opt: baseline code): the same chain; baseline frames have
-#    no line yet (a line, when there is one, must be the right one);
+#  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines
+#    (a frame interrupted in one of V8's builtins that its baseline code called without a
+#    frame has no line: optional, but most of gamma's samples have one);
 #  - opt (default flags: TurboFan compiles gamma's loop on stack): the same chain, lines
 #    optional; functions inlined by TurboFan may be missing, never out of order;
 #  - shapes (interpreted): a class method, an arrow function and a comparator called back by
@@ -95,6 +96,10 @@ check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
 check_chain base ";gamma@base\\.js" "$(chain base "?")" \
 	"top level -> alpha -> beta -> gamma, baseline (lines, when given, right)"
+hot=$(samples "$TMP/node.stacks" "*" ";gamma@base\\.js")
+lined=$(samples "$TMP/node.stacks" "*" "$(chain base)")
+check_pct "base: the same chain with every line (baseline pc -> bytecode offset)" "$lined" "$hot" 50 ||
+	show_case ";gamma@base\\.js"
 
 # Default flags: TurboFan may inline beta and gamma into alpha (then they are missing: never
 # another function, never out of order); gamma's loop is compiled on stack while it runs.
@@ -132,7 +137,7 @@ check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale"
 
 # The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
 summary=$(grep '^v8 ' "$TMP/node.err")
-for kind in "interpreted frames" "compiled frames"; do
+for kind in "interpreted frames" "baseline frames" "compiled frames"; do
 	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
 	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
 done

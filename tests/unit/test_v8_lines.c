@@ -95,10 +95,52 @@ TEST(hostile_tables)
 	}
 }
 
+/* Baseline code: one pc delta per bytecode after the prologue's; a Wide prefix scales the
+ * bytecode after it (sizes: opcode 0-3 prefixes of size 1, 4: 2 bytes at single scale, 3
+ * Wide, 5 ExtraWide; 5: 1 byte at every scale).
+ */
+TEST(baseline_offsets)
+{
+	static const uint8_t sizes[3 * 6] = {
+		1, 1, 1, 1, 2, 1, /* single */
+		1, 1, 1, 1, 3, 1, /* Wide */
+		1, 1, 1, 1, 5, 1, /* ExtraWide */
+	};
+	/* bytecodes: @0 op4 (2 bytes), @2 Wide op4 (1 + 3), @6 op5, @7 ExtraWide op4 (1 + 5) */
+	static const uint8_t bc[] = { 4, 9, 0, 4, 9, 9, 5, 1, 4, 9, 9, 9, 9 };
+	/* prologue 10 bytes of code, then 5, 200 (a two-byte VLQ), 3, 4 */
+	static const uint8_t table[] = { 10, 5, 0xc8, 0x01, 3, 4 };
+
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 1),
+		     -1); /* the prologue: function entry */
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 10),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 11),
+		     0);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 15),
+		     0);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 16),
+		     2);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 215),
+		     2);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 216),
+		     6);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 222),
+		     7);
+	/* past the table, or the bytecodes, or an unknown opcode: none */
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 223),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, 3, sizes, 6, 222), -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 4, 16),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, 0, bc, sizeof(bc), sizes, 6, 16), -1);
+}
+
 int main(void)
 {
 	RUN(measured_table);
 	RUN(line_ends);
 	RUN(hostile_tables);
+	RUN(baseline_offsets);
 	return test_summary();
 }
