@@ -83,7 +83,7 @@ for raw in sys.stdin:
 print(hot, complete)
 EOC
 bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "-" }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "0 (no down frame)" }'; }
 
 # tier: name, node flags, iterations per call, lines required
 tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|3000000|1"
@@ -100,6 +100,8 @@ for r in $(seq "$ROUNDS"); do
 		R[$name.ns]+="$(bpf_ns "$out/$name.log") "
 		read -r hot complete < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" "$need")
 		R[$name.complete]+="$(pct "$complete" "$hot") "
+		read -r _ frames30 < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" 0)
+		R[$name.frames]+="$(pct "$frames30" "$hot") "
 		R[$name.samples]+="$hot "
 		# perf, restarted with --perf-basic-prof: the frame-pointer walk, JIT names from the map
 		# shellcheck disable=SC2086
@@ -119,10 +121,10 @@ for r in $(seq "$ROUNDS"); do
 done
 
 echo "method: $(date -u +%Y-%m-%d), $ROUNDS rounds in alternation, medians; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| workload | stackscope: complete (of hot samples) | samples | BPF ns/sample | perf --perf-basic-prof: 30 down frames |"
-echo "|---|---|---|---|---|"
+echo "| workload | stackscope: complete (of hot samples) | stackscope: 30 down frames | samples | BPF ns/sample | perf --perf-basic-prof: 30 down frames |"
+echo "|---|---|---|---|---|---|"
 for t in "${tiers[@]}"; do
 	IFS='|' read -r name flags _ need <<<"$t"
-	echo "| node ${flags:-(default flags)}, top -> down x30$([[ $need == 1 ]] && echo ', every line') | $(median <<<"${R[$name.complete]}") % | $(median <<<"${R[$name.samples]}") | $(median <<<"${R[$name.ns]}") | $(median <<<"${R[$name.perf]}") % |"
+	echo "| node ${flags:-(default flags)}, top -> down x30$([[ $need == 1 ]] && echo ', every line') | $(median <<<"${R[$name.complete]}") % | $(median <<<"${R[$name.frames]}") % | $(median <<<"${R[$name.samples]}") | $(median <<<"${R[$name.ns]}") | $(median <<<"${R[$name.perf]}") % |"
 done
-echo "| native, main -> rec30 x30 | - | - | $(median <<<"${R[native.ns]}") | - |"
+echo "| native, main -> rec30 x30 | - | - | - | $(median <<<"${R[native.ns]}") | - |"

@@ -66,14 +66,14 @@ show_case()
 # check_chain NAME HOT_RE CHAIN_RE WHAT: the case has at least 20 samples in its hot code
 # (a stack with HOT_RE: ~1.5 s of CPU, ~700 samples, per process at 499 Hz on an idle box,
 # four busy processes on two cores; a box loaded by other builds gave 25-110 in 5 s) and 90%
-# of those have the whole CHAIN_RE.
+# (MIN_PCT when set) of those have the whole CHAIN_RE.
 check_chain()
 {
 	local hot chain
 	hot=$(samples "$TMP/node.stacks" "*" "$2")
 	chain=$(samples "$TMP/node.stacks" "*" "$3")
 	check_ge "$1: samples in its hot code" "$hot" 20 || show_case "$2"
-	check_pct "$1: $4" "$chain" "$hot" 90 || show_case "$2"
+	check_pct "$1: $4" "$chain" "$hot" "${MIN_PCT:-90}" || show_case "$2"
 }
 
 L_ALPHA=$(line CALL_ALPHA)
@@ -94,7 +94,10 @@ chain()
 
 check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
-check_chain base ";gamma@base\\.js" "$(chain base "?")" \
+# Baseline code runs from V8's code space, known once the process's maps have been read
+# after V8 reserved it: samples before that have native [unknown] frames for the JIT code
+# (the rest of the chain right), up to 10% of the case's samples when the box is loaded.
+MIN_PCT=80 check_chain base ";gamma@base\\.js" "$(chain base "?")" \
 	"top level -> alpha -> beta -> gamma, baseline (lines, when given, right)"
 hot=$(samples "$TMP/node.stacks" "*" ";gamma@base\\.js")
 lined=$(samples "$TMP/node.stacks" "*" "$(chain base)")
