@@ -15,6 +15,9 @@
 #    frame has no line: optional, but most of gamma's samples have one);
 #  - opt (default flags: TurboFan compiles gamma's loop on stack): the same chain, lines
 #    optional; functions inlined by TurboFan may be missing, never out of order;
+#  - pre (default flags, started before the recording, recorded with -p): the same chain;
+#  - churn (default flags, --expose-gc): scripts defined, run and collected round after round
+#    (tests/data/node_churn.js): no frame carries another function's name;
 #  - shapes (interpreted): a class method, an arrow function and a comparator called back by
 #    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
@@ -41,20 +44,31 @@ line()
 	grep -n "// $1\$" "${2:-$CHAIN_SRC}" | cut -d: -f1 | paste -sd'|'
 }
 
-for c in int base opt; do
+for c in int base opt pre; do
 	cp "$CHAIN_SRC" "$TMP/$c.js"
 done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
+cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
 script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
+script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+
+# A process that runs before the recording starts (attached from its maps, its JIT code
+# already there), recorded on its own (-p) first.
+spawn PRE $NODE $TMP/pre.js $RUN_SECS
+sleep 2
+record "$TMP/pre.err" -F $HZ -d 3 -p "$PRE" -o "$TMP/pre.pb.gz"
+check_eq "record -p (a process started before): exit status" $? 0
+kill "$PRE" 2>/dev/null
 
 record "$TMP/node.err" -F $HZ -d $SECS -o "$TMP/node.pb.gz" -- /bin/bash -c "$script"
 check_eq "record: exit status" $? 0
 $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
+[[ -s $TMP/pre.pb.gz ]] && $STACKS "$TMP/pre.pb.gz" >>"$TMP/node.stacks"
 
 # show_case RE: the top stacks matching RE, for the log of a failing test
 show_case()
@@ -119,6 +133,14 @@ gamma=$(samples "$TMP/node.stacks" "*" ";gamma@$f")
 check_pct "opt: gamma on its own frame (compiled on stack, not inlined)" "$gamma" "$hot" 50 ||
 	show_case ";alpha@$f"
 
+# Default flags, started before the recording: gamma compiled long before.
+f=pre\\.js
+hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
+good=$(samples "$TMP/node.stacks" "*" "${OPT_CHAIN//opt/pre}")
+check_ge "pre: samples in alpha and its callees" "$hot" 20 || show_case ";alpha@$f"
+check_pct "pre: started before the recording: top level -> alpha (-> beta) (-> gamma)" \
+	"$good" "$hot" 90 || show_case ";alpha@$f"
+
 S=shapes\\.js
 line_s()
 {
@@ -134,6 +156,33 @@ check_chain arrow ";spin@$S" \
 check_chain sort ";compare@$S" \
 	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;([^@;]*;)+compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
 	"comparator: viaSort -> sort (V8's builtin) -> V8's sort builtins -> compare at their lines"
+
+# Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
+# top level of churn.js at its call line (no line once TurboFan compiled that loop); a stale frame shows as a [v8: ...] marker, which
+# is not wrong. Anything else was read from reused memory.
+read -r total good < <(python3 - "$TMP/node.stacks" "$(line CALL_F "$SS_ROOT/tests/data/node_churn.js")" <<'EOP'
+import re, sys
+total = good = 0
+call = re.compile(r"<anonymous>@churn\.js(:%s)?$" % sys.argv[2])  # optimised: no line
+for raw in open(sys.argv[1]):
+    stack, _, n = raw.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    idx = [i for i, f in enumerate(frames) if re.match(r"f[0-9]+@", f)]
+    if not idx:
+        continue
+    total += int(n)
+    # the caller: churn.js's call, or JIT code before the process's code space was known
+    ok = len(idx) == 1 and idx[0] > 0 and (call.match(frames[idx[0] - 1]) or
+                                           frames[idx[0] - 1] == "[unknown]")
+    m = re.match(r"f([0-9]+)@churn_([0-9]+)\.js(:[0-9]+)?$", frames[idx[0]])
+    ok = ok and m and m.group(1) == m.group(2)
+    good += int(n) if ok else 0
+print(total, good)
+EOP
+)
+check_ge "churn: samples in the churned functions" "$total" 20 || show_case "@churn_"
+check_eq "churn: every f<k> from churn_<k>.js, under churn.js's call" "$good" "$total" ||
+	show_case "@churn_"
 
 stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
 check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
