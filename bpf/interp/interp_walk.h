@@ -22,7 +22,9 @@
  * runtime's code-range walker instead of the native step (which would end with
  * "[unwind: unmapped pc]" or guess through the frame pointer): the walker emits that frame
  * and moves the native cursor (pc, sp, fp) to the caller itself, so the walk continues in the
- * caller, native or managed. HotSpot's (hotspot_walk.h) is the first; V8's reuses the hook.
+ * caller, native or managed. HotSpot's (hotspot_walk.h) is the first; V8's (v8_walk.h) uses
+ * it for its JIT code, and its file range (node's embedded builtins) dispatches to the same
+ * walk, which moves the native cursor there too: the one file-range runtime that does.
  * A code-range walker keeps no state between calls (its scratch lives outside the union of
  * interpreter cursors, which persist across steps).
  *
