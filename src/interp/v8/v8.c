@@ -48,9 +48,10 @@
 #include "proc/maps.h"
 
 #define V8_SFI_CACHE_CAP 4096
+#define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SPT_MAX (64 * 1024)                /* bytes of a source-position table */
-#define V8_BYTECODE_MAX (256 * 1024)          /* bytes of a function's bytecode */
+#define V8_BYTECODE_MAX (64 * 1024)           /* bytes of a function's bytecode */
 #define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
 #define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
 #define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
@@ -242,11 +243,13 @@ enum v8_stat {
 	V8_STAT_STALE,
 	V8_STAT_NO_LINE,
 	V8_STAT_BASELINE_REPLACED,
+	V8_STAT_OVER_BUDGET,
 	V8_STAT_CNT,
 };
 
 struct v8 {
 	uint32_t gen;
+	size_t bytes; /* held by the caches' tables (line ends, position and offset tables) */
 	struct sfi_entry sfis[V8_SFI_CACHE_CAP];
 	struct script_entry scripts[V8_SCRIPT_CACHE_CAP];
 	uint64_t stats[V8_STAT_CNT];
@@ -274,6 +277,25 @@ static void sfi_entry__clear(struct sfi_entry *e)
 	free(e->name);
 	free(e->spt);
 	memset(e, 0, sizeof(*e));
+}
+
+static size_t sfi_entry__bytes(const struct sfi_entry *e)
+{
+	return e->spt_len + e->offsets_len + e->bytecodes_len;
+}
+
+/* Keep the caches' tables within V8_CACHE_BYTES: a table that does not fit is not kept (its
+ * frames get no line, counted). `old` bytes are released by the entry being replaced.
+ */
+static bool budget_take(struct v8 *v, size_t old, size_t add)
+{
+	v->bytes -= old < v->bytes ? old : v->bytes;
+	if (v->bytes + add > V8_CACHE_BYTES) {
+		v->stats[V8_STAT_OVER_BUDGET]++;
+		return false;
+	}
+	v->bytes += add;
+	return true;
 }
 
 static void script_entry__clear(struct script_entry *e)
@@ -736,6 +758,14 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 				v8_lines__line_ends(chars, n, csize, fresh.line_ends, V8_LINES_MAX);
 		free(chars);
 	}
+	if (fresh.lines) { /* computed into V8_LINES_MAX entries: keep what it holds */
+		uint32_t *fit = realloc(fresh.line_ends, fresh.lines * sizeof(uint32_t));
+
+		if (fit)
+			fresh.line_ends = fit;
+	}
+	if (!budget_take(v, e->lines * sizeof(uint32_t), fresh.lines * sizeof(uint32_t)))
+		fresh.lines = 0;
 	if (!fresh.lines) {
 		free(fresh.line_ends);
 		fresh.line_ends = NULL;
@@ -846,8 +876,15 @@ static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, st
 	if (!f->bpf.code_ok)
 		return -1;
 	/* Read again once when the code eBPF saw is not the one cached (recompiled). */
-	if (!e->code_read || (e->code >> 3 & 0xff) != check)
+	if (!e->code_read || (e->code >> 3 & 0xff) != check) {
+		size_t old = e->offsets_len + e->bytecodes_len;
+
 		read_baseline(reader, f, e);
+		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
+			baseline__clear(e);
+			e->code_read = true;
+		}
+	}
 	if (!e->code || (e->code >> 3 & 0xff) != check || pc_off >= (uint64_t)e->code_size) {
 		v->stats[V8_STAT_BASELINE_REPLACED]++;
 		return -1;
@@ -908,6 +945,11 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
 		marker(v, out, err == -ESTALE ? "stale" : "function unreadable");
 		return NULL;
+	}
+	if (!budget_take(v, sfi_entry__bytes(e), fresh.spt_len)) {
+		free(fresh.spt);
+		fresh.spt = NULL;
+		fresh.spt_len = 0;
 	}
 	sfi_entry__clear(e);
 	*e = fresh;
@@ -988,6 +1030,7 @@ static const char *const v8_stat_names[V8_STAT_CNT] = {
 	[V8_STAT_STALE] = "stale",
 	[V8_STAT_NO_LINE] = "without line",
 	[V8_STAT_BASELINE_REPLACED] = "baseline code replaced",
+	[V8_STAT_OVER_BUDGET] = "tables over the cache budget",
 };
 
 const struct interp_runtime v8_runtime = {
