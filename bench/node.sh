@@ -12,7 +12,7 @@
 #     interpreted frames show as V8's trampoline (no function names without
 #     --interpreted-frames-native-stack) and no frame has a line.
 # Every measurement is taken ROUNDS times in alternation; the table gives medians.
-# Usage: sudo bench/node.sh [ROUNDS] [SECS]
+# Usage: sudo bench/node.sh [ROUNDS] [SECS]   ("n/a": no sample had a down frame at all)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
@@ -83,7 +83,7 @@ for raw in sys.stdin:
 print(hot, complete)
 EOC
 bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "0 (no down frame)" }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "n/a" }'; }
 
 # tier: name, node flags, iterations per call, lines required
 tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|3000000|1"
