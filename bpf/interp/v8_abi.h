@@ -86,6 +86,7 @@ enum v8_counter {
 	V8_COUNTER_NO_CALLER,       /* caller not found: the stack ends there */
 	V8_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
 	V8_COUNTER_LEAF_OFFSET,     /* leaf in a bytecode handler: offset from r9 */
+	V8_COUNTER_PROLOGUE,        /* innermost frame not built yet: skipped */
 	V8_COUNTER_CNT,
 };
 

@@ -23,7 +23,9 @@
  * handler's register (r9, V8's kInterpreterBytecodeOffsetRegister) when r12
  * (kInterpreterBytecodeArrayRegister) holds the frame's BytecodeArray: the slot is only saved
  * at calls. A function interrupted before its frame is built (prologue) is missing from the
- * sample and its caller is shown as the innermost frame: missing, never wrong.
+ * sample (before `mov rbp, rsp` its caller is shown as the innermost frame; after it, until
+ * the function slot is pushed, sp lies above that slot and the frame is skipped, counted):
+ * missing, never misnamed.
  *
  * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
  * caller cannot be found ends the stack (UNWIND_END_BAD_FRAME, counted). The walk keeps no
@@ -113,11 +115,14 @@ static __always_inline int v8_to_caller(struct unwind_cursor *st, const struct v
 
 /* The bytecode offset of an interpreted frame (V8_POS_NONE: unknown). */
 static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const struct v8_proc_abi *p,
-					     const struct v8_cursor *vc, __u64 lookup_pc)
+					     const struct v8_cursor *vc, __u64 lookup_pc, __u64 fp)
 {
 	__u64 raw = v8_slot(vc, p->fp_bytecode_offset), array = v8_slot(vc, p->fp_bytecode_array);
 
-	if (raw & 1)
+	/* The innermost frame still being built: its offset slot is not pushed yet (what is
+	 * there is an older frame's).
+	 */
+	if (raw & 1 || (!st->pc_is_return && st->regs[DWARF_RSP] > fp + p->fp_bytecode_offset))
 		return V8_POS_NONE;
 	raw = (__s64)raw >> 32; /* a Smi: the value in the upper half (no pointer compression) */
 	if (!st->pc_is_return && lookup_pc >= p->handlers_lo && lookup_pc < p->handlers_hi) {
@@ -203,15 +208,26 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		goto not_js;
 	}
 	have = 1;
-	if ((v8_slot(vc, p->fp_context) & 1) == 0 && !st->pc_is_return && st->regs_valid &&
-	    lookup_pc >= p->handlers_lo && lookup_pc < p->handlers_hi) {
-		/* A bytecode handler interrupted in a frame of its own: the interpreted frame is
-		 * the next one (its offset slot is stale: r9 has the offset, below).
+	if (((v8_slot(vc, p->fp_context) & 1) == 0 || sp > fp + p->fp_function) &&
+	    !st->pc_is_return && st->regs_valid && lookup_pc >= p->handlers_lo &&
+	    lookup_pc < p->handlers_hi) {
+		/* A bytecode handler interrupted in a frame of its own (or one being built): the
+		 * interpreted frame is the next one (its offset slot is stale: r9 has the offset,
+		 * below).
 		 */
 		fp = vc->slots[V8_SLOT_BASE];
 		if (fp < sp || fp - sp > V8_FRAME_MAX || fp > SS_USER_ADDR_MAX ||
 		    ss_read_user(vc->slots, sizeof(vc->slots), fp - V8_SLOT_BASE * 8) < 0)
 			goto not_js;
+	}
+	if (!st->pc_is_return && sp > fp + p->fp_function) {
+		/* The innermost frame, linked but its context and function not pushed yet (a
+		 * prologue): those slots hold an older frame's values. Missing, not misnamed.
+		 */
+		v8_count(V8_COUNTER_PROLOGUE);
+		if (in_file)
+			return 0;
+		return v8_to_caller(st, vc, fp);
 	}
 	fn = v8_slot(vc, p->fp_function);
 	if ((v8_slot(vc, p->fp_context) & 1) == 0) /* a frame-type marker: entry, exit, stub */
@@ -230,7 +246,7 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	if ((v8_slot(vc, p->fp_bytecode_offset) & 1) == 0 &&
 	    v8_type(p, v8_slot(vc, p->fp_bytecode_array)) == p->type_bytecode) {
 		sub = V8_SUB_INTERPRETED;
-		pos = v8_bytecode_pos(st, p, vc, lookup_pc);
+		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
 		v8_count(V8_COUNTER_INTERPRETED);
 	} else if (!in_file && v8_baseline_pos(p, vc, fn, lookup_pc, &pos)) {
 		sub = V8_SUB_BASELINE;

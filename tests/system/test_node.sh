@@ -158,7 +158,8 @@ check_chain sort ";compare@$S" \
 	"comparator: viaSort -> sort (V8's builtin) -> V8's sort builtins -> compare at their lines"
 
 # Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
-# top level of churn.js at its call line (no line once TurboFan compiled that loop); a stale frame shows as a [v8: ...] marker, which
+# top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame
+# whose script was collected before it was read has no file: not counted); a stale frame shows as a [v8: ...] marker, which
 # is not wrong. Anything else was read from reused memory.
 read -r total good < <(python3 - "$TMP/node.stacks" "$(line CALL_F "$SS_ROOT/tests/data/node_churn.js")" <<'EOP'
 import re, sys

@@ -731,8 +731,10 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 		return e;
 	v->stats[V8_STAT_SCRIPT_READS]++;
 	if (interp__read_u64(reader, script - 1 + l->script_name, &name) ||
-	    v8_heap__string(reader, l, name, v->text, sizeof(v->text)))
-		snprintf(v->text, sizeof(v->text), "<unknown script>");
+	    v8_heap__string(reader, l, name, v->text, sizeof(v->text))) {
+		v->stats[V8_STAT_UNREADABLE]++;
+		return NULL; /* no file and no line for the frame; tried again next time */
+	}
 	fresh.name = strdup(v->text);
 	if (!fresh.name)
 		return NULL;
@@ -1021,6 +1023,7 @@ static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_NO_CALLER] = "caller not found",
 	[V8_COUNTER_TRUNCATED] = "truncated",
 	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
+	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
 };
 
 static const char *const v8_stat_names[V8_STAT_CNT] = {
