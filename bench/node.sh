@@ -105,8 +105,9 @@ for r in $(seq "$ROUNDS"); do
 		R[$name.samples]+="$hot "
 		# perf, restarted with --perf-basic-prof: the frame-pointer walk, JIT names from the map
 		# shellcheck disable=SC2086
-		perf record -q -F $HZ -g -o "$out/perf.data" -- $NODE --perf-basic-prof $flags "$WL" "$iters" "$SECS" \
-			>/dev/null 2>&1
+		# (in $out: node writes its isolate logs to the working directory)
+		(cd "$out" && perf record -q -F $HZ -g -o "$out/perf.data" -- $NODE --perf-basic-prof \
+			$flags "$WL" "$iters" "$SECS" >/dev/null 2>&1)
 		perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null | awk '
 			/^[^ \t]/ { if (st != "") print st; st = ""; next }
 			NF >= 2 { $1 = ""; sub(/^ /, ""); f = $0; gsub(/;/, ":", f); st = (st == "") ? f : f ";" st }
