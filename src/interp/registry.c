@@ -21,9 +21,17 @@ extern const struct interp_runtime hotspot_runtime;
 extern const struct interp_runtime ruby_runtime;
 extern const struct interp_runtime v8_runtime;
 extern const struct interp_runtime php_runtime;
+extern const struct interp_runtime perl_runtime;
+/* clang-format off */
 static const struct interp_runtime *const runtimes[] = {
-	&python_runtime, &hotspot_runtime, &ruby_runtime, &v8_runtime, &php_runtime,
+	&python_runtime,
+	&hotspot_runtime,
+	&ruby_runtime,
+	&php_runtime,
+	&perl_runtime,
+	&v8_runtime,
 };
+/* clang-format on */
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
 struct interp_file_entry {

@@ -6,6 +6,8 @@ With --comm (before FILE), each line starts with the sample's "comm" label, as i
 with --thread, with its "thread_comm" label (the thread's name).
 With --native-lines (before FILE), native frames that have a file are written the same way
 (Go frames from .gopclntab, DWARF lines).
+With --mark-inlined (before FILE), a frame that a compiler inlined into its caller (every line
+of a location but its last) ends in "+inlined".
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -57,7 +59,7 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False, native_lines=False, label_key="comm"):
+def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -109,7 +111,7 @@ def main(path, with_comm=False, native_lines=False, label_key="comm"):
             names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
-            for fid, ln in reversed(lines):
+            for k, (fid, ln) in enumerate(reversed(lines)):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
                 if (native_lines or not mapping) and fname and fname < len(strings) \
@@ -117,6 +119,8 @@ def main(path, with_comm=False, native_lines=False, label_key="comm"):
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln
+                if mark_inlined and k > 0:
+                    text += "+inlined"
                 names.append(text.replace(";", ":"))
         key = ";".join(names)
         agg[key] = agg.get(key, 0) + count
@@ -128,4 +132,5 @@ if __name__ == "__main__":
     opts = [a for a in sys.argv[1:-1] if a.startswith("--")]
     main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
          native_lines="--native-lines" in opts,
-         label_key="thread_comm" if "--thread" in opts else "comm")
+         label_key="thread_comm" if "--thread" in opts else "comm",
+         mark_inlined="--mark-inlined" in opts)

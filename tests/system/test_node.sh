@@ -178,6 +178,9 @@ for raw in open(sys.argv[1]):
     m = re.match(r"f([0-9]+)@churn_([0-9]+)\.js(:[0-9]+)?$", frames[idx[0]])
     ok = ok and m and m.group(1) == m.group(2)
     good += int(n) if ok else 0
+    if not ok and total - good <= 3 * int(n):  # the first few, for the log of a failure
+        print("        not as expected: ...;" + ";".join(frames[max(0, idx[0] - 2):idx[0] + 2]),
+              file=sys.stderr)
 print(total, good)
 EOP
 )
