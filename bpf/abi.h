@@ -391,6 +391,7 @@ enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
 	FRAME_KIND_HOTSPOT = 2,
+	FRAME_KIND_V8 = 3,
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_PERL = 6,
@@ -407,6 +408,7 @@ enum user_frame_kind {
 #include "interp/ruby_abi.h"
 #include "interp/php_abi.h"
 #include "interp/perl_abi.h"
+#include "interp/v8_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -438,6 +440,7 @@ struct interp_proc {
 		struct rb_proc_abi rb;
 		struct php_proc_abi php;
 		struct perl_proc_abi perl;
+		struct v8_proc_abi v8;
 	};
 };
 

@@ -36,6 +36,9 @@ packages=(
 	systemd util-linux
 	# test_jvm.sh: a HotSpot JVM and javac (Temurin 25, the second JVM, is not a Debian package)
 	openjdk-17-jdk-headless
+	# test_node.sh, bench/node.sh: Node.js (this box has NodeSource's 20, the version walked
+	# and tested; a fresh box gets Debian's 18, V8 10.2: not measured yet)
+	nodejs
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin libdevel-nytprof-perl
 )

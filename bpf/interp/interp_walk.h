@@ -22,7 +22,9 @@
  * runtime's code-range walker instead of the native step (which would end with
  * "[unwind: unmapped pc]" or guess through the frame pointer): the walker emits that frame
  * and moves the native cursor (pc, sp, fp) to the caller itself, so the walk continues in the
- * caller, native or managed. HotSpot's (hotspot_walk.h) is the first; V8's reuses the hook.
+ * caller, native or managed. HotSpot's (hotspot_walk.h) is the first; V8's (v8_walk.h) uses
+ * it for its JIT code, and its file range (node's embedded builtins) dispatches to the same
+ * walk, which moves the native cursor there too: the one file-range runtime that does.
  * A code-range walker keeps no state between calls (its scratch lives outside the union of
  * interpreter cursors, which persist across steps).
  *
@@ -85,6 +87,7 @@ struct interp_state {
 #include "interp/ruby_walk.h"
 #include "interp/php_walk.h"
 #include "interp/perl_walk.h"
+#include "interp/v8_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
@@ -96,6 +99,7 @@ struct interp_cursor {
 	};
 	union { /* the code-range walkers' scratch (nothing kept between steps) */
 		struct hs_cursor hs;
+		struct v8_cursor v8;
 	};
 };
 
@@ -139,6 +143,8 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 		return hs_code_step(st, is, &ic->hs, frames);
 	case FRAME_KIND_PHP: /* JIT code on an execute_ex frame: the interpreter's cursor */
 		return php_code_step(st, is, &ic->php, frames);
+	case FRAME_KIND_V8:
+		return v8_step(st, is, &ic->v8, frames, 0);
 	}
 	return 0;
 }
@@ -222,6 +228,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return php_activation(st, is, &ic->php, frames);
 	case FRAME_KIND_PERL:
 		return perl_activation(st, is, &ic->perl, frames);
+	case FRAME_KIND_V8: /* node's builtins: a code-range walk that moves the cursor */
+		return v8_step(st, is, &ic->v8, frames, 1);
 	}
 	return 0;
 }

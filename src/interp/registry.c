@@ -19,6 +19,7 @@
 extern const struct interp_runtime python_runtime;
 extern const struct interp_runtime hotspot_runtime;
 extern const struct interp_runtime ruby_runtime;
+extern const struct interp_runtime v8_runtime;
 extern const struct interp_runtime php_runtime;
 extern const struct interp_runtime perl_runtime;
 /* clang-format off */
@@ -28,6 +29,7 @@ static const struct interp_runtime *const runtimes[] = {
 	&ruby_runtime,
 	&php_runtime,
 	&perl_runtime,
+	&v8_runtime,
 };
 /* clang-format on */
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -1,0 +1,131 @@
+#!/bin/bash
+# Node.js (V8) unwinding benchmark (issue 12), on the installed node (20), every measurement in
+# the same run:
+#  1. completeness: the share of samples in the hot loop (a stack holding the deepest down())
+#     whose JavaScript chain is exactly the top-level code -> down x30, with lines where the
+#     tier gives them (interpreted and baseline: every line; default flags: TurboFan's frames
+#     have no line yet, and inlined recursion shows fewer frames), per tier;
+#  2. BPF time per sample (the record summary's in-program clock) for that 31-frame JS stack
+#     against a 30-frame native stack (C, -O2 -fomit-frame-pointer);
+#  3. perf (Debian's linux-perf) on the same script restarted with --perf-basic-prof, the
+#     peer's best case: its frame-pointer walk names JIT frames from /tmp/perf-PID.map, while
+#     interpreted frames show as V8's trampoline (no function names without
+#     --interpreted-frames-native-stack) and no frame has a line.
+# Every measurement is taken ROUNDS times in alternation; the table gives medians.
+# Usage: sudo bench/node.sh [ROUNDS] [SECS]   ("n/a": no sample had a down frame at all)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+SECS=${2:-2}
+HZ=499
+NODE=/usr/bin/node
+WL=$PWD/bench/node_deep30.js
+STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
+out=$(mktemp -d /tmp/stackscope-nodebench.XXXXXX)
+trap 'rm -rf "$out"' EXIT
+
+[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
+[[ -x $NODE ]] || { echo "bench: $NODE missing (scripts/setup.sh)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "bench: perf missing (scripts/setup.sh: linux-perf)" >&2; exit 1; }
+
+line() { grep -n "// $2\$" "$1" | cut -d: -f1; }
+L_MAIN=$(line "$WL" CALL_MAIN)
+L_REC=$(line "$WL" RECURSE)
+L_HOT=$(line "$WL" HOT)
+L_LOOP=$(line "$WL" LOOP)
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
+
+cat >"$out/native30.c" <<'EOC'
+#include <stdlib.h>
+static volatile unsigned long sink;
+__attribute__((noinline)) static unsigned long rec30(int n, unsigned long iters)
+{
+	volatile int pad = n; /* a frame of its own, and no tail call */
+	unsigned long r = 0;
+	if (n > 1)
+		r = rec30(n - 1, iters);
+	else
+		for (unsigned long i = 0; i < iters; i++)
+			sink += i * i;
+	return r + pad;
+}
+int main(int argc, char **argv)
+{
+	return (int)(rec30(30, argc > 1 ? (unsigned long)strtod(argv[1], 0) : 1000000000UL) & 1);
+}
+EOC
+gcc -O2 -fomit-frame-pointer -o "$out/native30" "$out/native30.c" || exit 1
+
+# stacks (pprof_stacks.py lines, or perf's folded) on stdin -> "hot complete"; LINES=1: every
+# frame must carry its line (the deepest: the loop's or its body's). A stack is in the hot
+# loop when it holds a down frame.
+cat >"$out/complete.py" <<'EOC'
+import re, sys
+l_main, l_rec, l_hot, l_loop, lines = (int(a) for a in sys.argv[1:6])
+hot = complete = 0
+for raw in sys.stdin:
+    stack, _, cnt = raw.rstrip("\n").rpartition(" ")
+    cnt = int(cnt)
+    frames = stack.split(";")
+    mine = [f for f in frames if "@node_deep30.js" in f or "node_deep30.js" in f]
+    downs = [f for f in mine if "down" in f]
+    if not downs:
+        continue
+    hot += cnt
+    if lines:
+        want = ["<anonymous>@node_deep30.js:%d" % l_main] + \
+               ["down@node_deep30.js:%d" % l_rec] * 29
+        leaf = ["down@node_deep30.js:%d" % l for l in (l_hot, l_loop)]
+        complete += cnt * (mine[:-1] == want and mine[-1:] and mine[-1] in leaf)
+    else:
+        complete += cnt * (len(downs) == 30)
+print(hot, complete)
+EOC
+bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "n/a" }'; }
+
+# tier: name, node flags, iterations per call, lines required
+tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|3000000|1"
+	"opt||30000000|0")
+declare -A R
+for r in $(seq "$ROUNDS"); do
+	./stackscope record -F $HZ -o "$out/native.pb.gz" -- "$out/native30" 1.2e9 >/dev/null 2>"$out/native.log"
+	R[native.ns]+="$(bpf_ns "$out/native.log") "
+	for t in "${tiers[@]}"; do
+		IFS='|' read -r name flags iters need <<<"$t"
+		# shellcheck disable=SC2086 # flags are words
+		./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $NODE $flags "$WL" "$iters" "$SECS" \
+			>/dev/null 2>"$out/$name.log"
+		R[$name.ns]+="$(bpf_ns "$out/$name.log") "
+		read -r hot complete < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" "$need")
+		R[$name.complete]+="$(pct "$complete" "$hot") "
+		read -r _ frames30 < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" 0)
+		R[$name.frames]+="$(pct "$frames30" "$hot") "
+		R[$name.samples]+="$hot "
+		# perf, restarted with --perf-basic-prof: the frame-pointer walk, JIT names from the map
+		# shellcheck disable=SC2086
+		# (in $out: node writes its isolate logs to the working directory)
+		(cd "$out" && perf record -q -F $HZ -g -o "$out/perf.data" -- $NODE --perf-basic-prof \
+			$flags "$WL" "$iters" "$SECS" >/dev/null 2>&1)
+		perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null | awk '
+			/^[^ \t]/ { if (st != "") print st; st = ""; next }
+			NF >= 2 { $1 = ""; sub(/^ /, ""); f = $0; gsub(/;/, ":", f); st = (st == "") ? f : f ";" st }
+			END { if (st != "") print st }' |
+			sed -E 's/(^|;)(JS:|LazyCompile:|Function:)?[*~^+]?(down|<anonymous>)? ?[^;]*node_deep30\.js[^;]*/\1\3@node_deep30.js/g; s/$/ 1/' \
+			>"$out/perf.folded"
+		read -r phot pcomplete < <(python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" 0 <"$out/perf.folded")
+		R[$name.perf]+="$(pct "$pcomplete" "$phot") "
+		rm -f /tmp/perf-*.map
+		echo "round $r: $name $complete/$hot complete, bpf ns/sample $(bpf_ns "$out/$name.log"); perf (--perf-basic-prof) $pcomplete/$phot" >&2
+	done
+done
+
+echo "method: $(date -u +%Y-%m-%d), $ROUNDS rounds in alternation, medians; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "| workload | stackscope: complete (of hot samples) | stackscope: 30 down frames | samples | BPF ns/sample | perf --perf-basic-prof: 30 down frames |"
+echo "|---|---|---|---|---|---|"
+for t in "${tiers[@]}"; do
+	IFS='|' read -r name flags _ need <<<"$t"
+	echo "| node ${flags:-(default flags)}, top -> down x30$([[ $need == 1 ]] && echo ', every line') | $(median <<<"${R[$name.complete]}") % | $(median <<<"${R[$name.frames]}") % | $(median <<<"${R[$name.samples]}") | $(median <<<"${R[$name.ns]}") | $(median <<<"${R[$name.perf]}") % |"
+done
+echo "| native, main -> rec30 x30 | - | - | - | $(median <<<"${R[native.ns]}") | - |"

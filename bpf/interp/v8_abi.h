@@ -1,0 +1,93 @@
+/* V8's (Node.js's) part of the eBPF/userspace ABI (included by abi.h): the frames the walk
+ * (bpf/interp/v8_walk.h) emits and what userspace (src/interp/v8/) tells it.
+ *
+ * V8 runs JavaScript from two places, both walked by frame pointer (V8 code always keeps
+ * one): its embedded builtins (the interpreter's entry trampoline and bytecode handlers, the
+ * JavaScript builtins such as Array.prototype.sort) in node's own .text, registered as the
+ * file range of the node binary, and its JIT code (baseline, Maglev, TurboFan) in anonymous
+ * memory, registered as the process's code range. Either way the walk emits the frame whose
+ * frame pointer is rbp and moves the native cursor to its caller (fp chain).
+ *
+ * A FRAME_KIND_V8 frame:
+ *   addr    = the SharedFunctionInfo (tagged pointer) of the frame's JSFunction
+ *   file_id = (__u64)sub << 60 | (__u64)pos << 32 | cookie, sub an enum v8_sub:
+ *             interpreted: pos = bytecode offset (V8_POS_NONE: unknown);
+ *             baseline:    pos = (Code* >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | pc offset
+ *                          in the function's baseline code (the return address for
+ *                          callers): userspace maps it to a bytecode offset through the
+ *                          code's bytecode-offset table, if the function's baseline code
+ *                          is still the one eBPF saw (those 8 bits of its address agree);
+ *             compiled:    pos = V8_POS_NONE (optimised code, JS builtins: the function
+ *                          only, for now);
+ *             cookie = (__u32)(name_or_scope_info ^ script_or_debug_info >> 3) as read by
+ *             eBPF from the SharedFunctionInfo: userspace reads them again and shows
+ *             "[v8: stale]" when they differ (the object moved or its memory was reused).
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum v8_marker.
+ */
+#ifndef STACKSCOPE_V8_ABI_H
+#define STACKSCOPE_V8_ABI_H
+
+#define V8_POS_NONE 0xfffffffu /* 28 bits */
+
+enum v8_sub {
+	V8_SUB_INTERPRETED = 1,
+	V8_SUB_COMPILED = 2,
+	V8_SUB_BASELINE = 3,
+};
+
+#define V8_BASELINE_CHECK_SHIFT 20
+#define V8_BASELINE_PC_MAX (1u << V8_BASELINE_CHECK_SHIFT) /* larger code: no line */
+
+enum v8_marker {
+	V8_MARKER_UNSUPPORTED = 1, /* node's V8 metadata lacks what the walk needs */
+	V8_MARKER_TRUNCATED = 2,   /* frame budget (native reserve) reached */
+	V8_MARKER_STUB = 3,      /* a V8 frame of no JS function (stub, entry, exit) in JIT code */
+	V8_MARKER_BAD_FRAME = 4, /* JIT code whose frame holds no JS function nor marker */
+};
+
+/* interp_proc.v8: one Node process. Every offset comes from the binary's v8dbg_* postmortem
+ * symbols (src/interp/v8/v8.c says which; fallbacks by V8 version are named there).
+ */
+struct v8_proc_abi {
+	__u64 handlers_lo, handlers_hi; /* the bytecode handlers (absolute): r9 is the offset */
+	__u8 supported;                 /* 0: marker frames, native only */
+	__s8 fp_context;                /* frame slots, bytes from fp (v8dbg_off_fp_*) */
+	__s8 fp_function;
+	__s8 fp_bytecode_array;
+	__s8 fp_bytecode_offset;
+	__u8 map_type;        /* Map::instance_type (u16) */
+	__u8 fn_shared;       /* JSFunction::shared */
+	__u8 sfi_name;        /* SharedFunctionInfo::name_or_scope_info */
+	__u8 sfi_script_word; /* SharedFunctionInfo::script_or_debug_info, in words after name */
+	__u8 bc_data;         /* BytecodeArray data: offsets in frames are from the tagged array */
+	__u16 type_fn_lo;     /* JSFunction instance types [lo, hi] */
+	__u16 type_fn_hi;
+	__u16 type_bytecode; /* BYTECODE_ARRAY_TYPE */
+	__u8 code_ok;        /* the Code offsets below are known: baseline lines */
+	__u8 fn_code;        /* JSFunction::code */
+	__u8 code_start;     /* Code::instruction_start (u64) */
+	__u8 code_flags;     /* Code::flags (u32; kind in kind_mask), bytes after code_start */
+	__u8 code_size;      /* Code::instruction_size (i32), bytes after code_start */
+	__u8 kind_mask;      /* v8dbg_CodeKindFieldMask (shift 0) */
+	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
+	__u8 pad[7];
+};
+
+/* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */
+enum v8_counter {
+	V8_COUNTER_INTERPRETED = 0, /* interpreted frames emitted */
+	V8_COUNTER_COMPILED,        /* optimised or builtin JS frames emitted */
+	V8_COUNTER_BASELINE,        /* baseline (Sparkplug) frames emitted */
+	V8_COUNTER_STUB,            /* stub / entry / exit frames in JIT code */
+	V8_COUNTER_NO_PROC,         /* V8 code, but no interp_procs entry */
+	V8_COUNTER_UNSUPPORTED,     /* metadata incomplete (marker) */
+	V8_COUNTER_READ_FAILED,     /* frame or object unreadable */
+	V8_COUNTER_BAD_FRAME,       /* no JS function nor marker in a JIT frame (marker) */
+	V8_COUNTER_NO_CALLER,       /* caller not found: the stack ends there */
+	V8_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
+	V8_COUNTER_LEAF_OFFSET,     /* leaf in a bytecode handler: offset from r9 */
+	V8_COUNTER_PROLOGUE,        /* innermost frame not built yet: skipped */
+	V8_COUNTER_CNT,
+};
+
+#endif

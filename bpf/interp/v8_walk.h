@@ -1,0 +1,284 @@
+/* V8 (Node.js) JavaScript frames in the native walk (included by bpf/interp/interp_walk.h,
+ * which calls v8_step() when the pc about to be emitted lies in node's embedded builtins, the
+ * file range of the node binary, or in V8's JIT code, a range the process registered in
+ * "interp_code").
+ *
+ * V8 code keeps the frame pointer, and every V8 frame has the same head (frames.h,
+ * StandardFrameConstants): saved fp at fp, return address at fp+8, and at fp-8 either a
+ * context (a tagged pointer: a JavaScript frame) or a frame-type marker (a small integer with
+ * the Smi tag bit clear: entry, exit, stub frames). A JavaScript frame holds its JSFunction
+ * at fp-16; interpreted frames (and baseline ones, which share the layout) also hold their
+ * BytecodeArray at fp-32 and, interpreted only, the current bytecode offset as a Smi at
+ * fp-40, saved by the bytecode handlers before every call. The slots come from the binary's
+ * v8dbg_off_fp_* symbols.
+ *
+ * One call looks at the frame whose frame pointer is rbp:
+ *  - a JavaScript frame (the function slot holds an object whose map says JSFunction):
+ *    emits (SharedFunctionInfo, bytecode offset or none, cookie) and moves the cursor to the
+ *    caller: pc = [fp+8], sp = fp+16, fp = [fp];
+ *  - a marker frame, or no JSFunction: in the builtins (file range) the native step runs
+ *    instead (the builtin is named by its ELF symbol); in JIT code a marker frame is emitted
+ *    and the cursor moves by the fp chain the same way.
+ * The innermost frame, interrupted in a bytecode handler, takes its bytecode offset from the
+ * handler's register (r9, V8's kInterpreterBytecodeOffsetRegister) when r12
+ * (kInterpreterBytecodeArrayRegister) holds the frame's BytecodeArray: the slot is only saved
+ * at calls. A function interrupted before its frame is built (prologue) is missing from the
+ * sample (before `mov rbp, rsp` its caller is shown as the innermost frame; after it, until
+ * the function slot is pushed, sp lies above that slot and the frame is skipped, counted):
+ * missing, never misnamed.
+ *
+ * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
+ * caller cannot be found ends the stack (UNWIND_END_BAD_FRAME, counted). The walk keeps no
+ * state between calls, so it cannot corrupt another runtime's cursor when stacks interleave
+ * (V8 embedded in a process that also runs Python). Only the includer's hooks touch the world.
+ */
+#ifndef STACKSCOPE_V8_WALK_H
+#define STACKSCOPE_V8_WALK_H
+
+#include "abi.h"
+
+#define V8_FRAME_MAX (1ULL << 20) /* fp may be at most this far above sp */
+#define V8_SLOT_BASE 6            /* window of frame slots: fp - 48 .. fp + 16 */
+#define V8_BIT (1 << FRAME_KIND_V8)
+
+struct v8_cursor {
+	__u64 slots[V8_SLOT_BASE + 2]; /* words fp-48 .. fp+8 */
+	__u64 sfi[4];                  /* SharedFunctionInfo words from name_or_scope_info */
+	__u64 code[4];                 /* Code words from instruction_start */
+};
+
+static __always_inline void v8_count(__u32 which)
+{
+	ss_interp_count(FRAME_KIND_V8, which);
+}
+
+static __always_inline void v8_emit(struct unwind_cursor *st, struct user_frame *frames, __u64 addr,
+				    __u64 sub, __u64 pos, __u32 cookie)
+{
+	__u32 idx = st->frame_cnt;
+	struct user_frame *fr;
+
+	if (idx >= SS_MAX_USER_FRAMES)
+		return;
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	fr->addr = addr;
+	fr->file_id = sub << 60 | (pos & V8_POS_NONE) << 32 | cookie;
+	fr->flags = st->pc_is_return ? USER_FRAME_RETURN : 0;
+	fr->kind = FRAME_KIND_V8;
+	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
+	st->frame_cnt = idx + 1;
+}
+
+/* The slot `off` bytes from fp (a v8dbg_off_fp_* value), from the window read. */
+static __always_inline __u64 v8_slot(const struct v8_cursor *vc, __s8 off)
+{
+	__s32 b = off + V8_SLOT_BASE * 8; /* bytes from the window's start (no signed division) */
+
+	if (b < 0 || b >= (V8_SLOT_BASE + 2) * 8)
+		return 0;
+	return vc->slots[((__u32)b >> 3) & 7];
+}
+
+/* The instance type of the heap object at tagged pointer obj; 0 when unreadable or not an
+ * object.
+ */
+static __always_inline __u16 v8_type(const struct v8_proc_abi *p, __u64 obj)
+{
+	__u64 map = 0;
+	__u16 type = 0;
+
+	if ((obj & 3) != 1 || ss_read_user(&map, sizeof(map), obj - 1) < 0 || (map & 3) != 1 ||
+	    ss_read_user(&type, sizeof(type), map - 1 + p->map_type) < 0)
+		return 0;
+	return type;
+}
+
+/* Move the native cursor to the caller of the frame at fp; 1, or ends the stack. */
+static __always_inline int v8_to_caller(struct unwind_cursor *st, const struct v8_cursor *vc,
+					__u64 fp)
+{
+	__u64 ra = vc->slots[V8_SLOT_BASE + 1], saved_fp = vc->slots[V8_SLOT_BASE];
+
+	if (fp + 16 <= st->regs[DWARF_RSP] || fp + 16 > SS_USER_ADDR_MAX || ra < 0x1000) {
+		v8_count(V8_COUNTER_NO_CALLER);
+		st->done = 1;
+		st->end = UNWIND_END_BAD_FRAME;
+		return 1;
+	}
+	st->regs[DWARF_RIP] = ra;
+	st->regs[DWARF_RSP] = fp + 16;
+	st->regs[DWARF_RBP] = saved_fp;
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	return 1;
+}
+
+/* The bytecode offset of an interpreted frame (V8_POS_NONE: unknown). */
+static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const struct v8_proc_abi *p,
+					     const struct v8_cursor *vc, __u64 lookup_pc, __u64 fp)
+{
+	__u64 raw = v8_slot(vc, p->fp_bytecode_offset), array = v8_slot(vc, p->fp_bytecode_array);
+
+	/* The innermost frame still being built: its offset slot is not pushed yet (what is
+	 * there is an older frame's).
+	 */
+	if (raw & 1 || (!st->pc_is_return && st->regs[DWARF_RSP] > fp + p->fp_bytecode_offset))
+		return V8_POS_NONE;
+	raw = (__s64)raw >> 32; /* a Smi: the value in the upper half (no pointer compression) */
+	if (!st->pc_is_return && lookup_pc >= p->handlers_lo && lookup_pc < p->handlers_hi) {
+		/* The slot is stale inside a handler: the live offset is in r9 when r12 proves the
+		 * registers are the handler's.
+		 */
+		if (!st->regs_valid || st->regs[DWARF_R12] != array)
+			return V8_POS_NONE;
+		raw = st->regs[DWARF_R9];
+		v8_count(V8_COUNTER_LEAF_OFFSET);
+	}
+	if (raw < (__u64)p->bc_data - 1 || raw - (p->bc_data - 1) >= V8_POS_NONE)
+		return V8_POS_NONE;
+	return raw - (p->bc_data - 1);
+}
+
+/* A JS frame running the function's own baseline (Sparkplug) code: 1 with *pos = the code
+ * check and pc offset (v8_abi.h), 0 when the function's Code is not baseline code or does
+ * not hold pc (optimised code, code replaced on stack).
+ */
+static __always_inline int v8_baseline_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
+					   __u64 fn, __u64 pc, __u64 *pos)
+{
+	__u64 code = 0, start, off;
+	__u32 flags;
+	__s32 size;
+
+	if (!p->code_ok || ss_read_user(&code, sizeof(code), fn - 1 + p->fn_code) < 0 ||
+	    (code & 3) != 1 ||
+	    ss_read_user(vc->code, sizeof(vc->code), code - 1 + p->code_start) < 0)
+		return 0;
+	start = vc->code[0];
+	flags = (__u32)(vc->code[(p->code_flags >> 3) & 3] >> ((p->code_flags & 7) * 8));
+	size = (__s32)(vc->code[(p->code_size >> 3) & 3] >> ((p->code_size & 7) * 8));
+	if ((flags & p->kind_mask) != p->kind_baseline || size <= 0 || pc < start ||
+	    pc - start >= (__u64)size)
+		return 0;
+	off = pc - start;
+	if (off >= V8_BASELINE_PC_MAX)
+		return 0;
+	*pos = (code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
+	return 1;
+}
+
+/* The pc about to be emitted is V8 code (in_file: node's builtins, else JIT code). 1: this
+ * iteration emitted a frame and moved the cursor to its caller, 0: the native step runs now.
+ */
+static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state *is,
+				   struct v8_cursor *vc, struct user_frame *frames, int in_file)
+{
+	const struct interp_proc *proc;
+	const struct v8_proc_abi *p;
+	__u64 sp = st->regs[DWARF_RSP], fp = st->regs[DWARF_RBP];
+	__u64 pc = st->regs[DWARF_RIP], lookup_pc = st->pc_is_return ? pc - 1 : pc;
+	__u64 fn, sfi, pos = V8_POS_NONE, sub = V8_SUB_COMPILED;
+	int have = 0; /* the slots were read */
+	__u16 type;
+
+	if (is->off & V8_BIT)
+		return 0;
+	proc = ss_interp_proc(st->pid, FRAME_KIND_V8);
+	if (!proc) {
+		v8_count(V8_COUNTER_NO_PROC);
+		return 0;
+	}
+	p = &proc->v8;
+	if (!p->supported) {
+		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_UNSUPPORTED);
+		v8_count(V8_COUNTER_UNSUPPORTED);
+		is->off |= V8_BIT;
+		return 1;
+	}
+	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
+		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_TRUNCATED);
+		v8_count(V8_COUNTER_TRUNCATED);
+		is->off |= V8_BIT;
+		return 1;
+	}
+	if (fp < sp || fp - sp > V8_FRAME_MAX || fp > SS_USER_ADDR_MAX)
+		goto not_js;
+	if (ss_read_user(vc->slots, sizeof(vc->slots), fp - V8_SLOT_BASE * 8) < 0) {
+		v8_count(V8_COUNTER_READ_FAILED);
+		goto not_js;
+	}
+	have = 1;
+	if (((v8_slot(vc, p->fp_context) & 1) == 0 || sp > fp + p->fp_function) &&
+	    !st->pc_is_return && st->regs_valid && lookup_pc >= p->handlers_lo &&
+	    lookup_pc < p->handlers_hi) {
+		/* A bytecode handler interrupted in a frame of its own (or one being built): the
+		 * interpreted frame is the next one (its offset slot is stale: r9 has the offset,
+		 * below).
+		 */
+		fp = vc->slots[V8_SLOT_BASE];
+		if (fp < sp || fp - sp > V8_FRAME_MAX || fp > SS_USER_ADDR_MAX ||
+		    ss_read_user(vc->slots, sizeof(vc->slots), fp - V8_SLOT_BASE * 8) < 0)
+			goto not_js;
+	}
+	if (!st->pc_is_return && sp > fp + p->fp_function) {
+		/* The innermost frame, linked but its context and function not pushed yet (a
+		 * prologue): those slots hold an older frame's values. Missing, not misnamed.
+		 */
+		v8_count(V8_COUNTER_PROLOGUE);
+		if (in_file)
+			return 0;
+		return v8_to_caller(st, vc, fp);
+	}
+	fn = v8_slot(vc, p->fp_function);
+	if ((v8_slot(vc, p->fp_context) & 1) == 0) /* a frame-type marker: entry, exit, stub */
+		goto not_js;
+	type = v8_type(p, fn);
+	if (type < p->type_fn_lo || type > p->type_fn_hi || !type)
+		goto not_js;
+	if (ss_read_user(&sfi, sizeof(sfi), fn - 1 + p->fn_shared) < 0 || (sfi & 3) != 1 ||
+	    ss_read_user(vc->sfi, sizeof(vc->sfi), sfi - 1 + p->sfi_name) < 0) {
+		v8_count(V8_COUNTER_READ_FAILED);
+		goto not_js;
+	}
+	/* Interpreted: a BytecodeArray in its slot and a Smi offset (baseline frames hold the
+	 * feedback vector there instead).
+	 */
+	if ((v8_slot(vc, p->fp_bytecode_offset) & 1) == 0 &&
+	    v8_type(p, v8_slot(vc, p->fp_bytecode_array)) == p->type_bytecode) {
+		sub = V8_SUB_INTERPRETED;
+		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
+		v8_count(V8_COUNTER_INTERPRETED);
+	} else if (!in_file && v8_baseline_pos(p, vc, fn, lookup_pc, &pos)) {
+		sub = V8_SUB_BASELINE;
+		v8_count(V8_COUNTER_BASELINE);
+	} else {
+		v8_count(V8_COUNTER_COMPILED);
+	}
+	is->started |= V8_BIT; /* its frames need the process's heap: no deferred replay */
+	v8_emit(st, frames, sfi, sub, pos,
+		(__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
+	return v8_to_caller(st, vc, fp);
+not_js:
+	if (in_file)
+		return 0;
+	/* JIT code of no JS function: a marker, then the fp chain (V8 code keeps it). */
+	if (!have) {
+		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_BAD_FRAME);
+		v8_count(V8_COUNTER_BAD_FRAME);
+		v8_count(V8_COUNTER_NO_CALLER);
+		st->done = 1;
+		st->end = UNWIND_END_BAD_FRAME;
+		return 1;
+	}
+	is->started |= V8_BIT;
+	if ((v8_slot(vc, p->fp_context) & 1) == 0) {
+		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_STUB);
+		v8_count(V8_COUNTER_STUB);
+	} else {
+		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_BAD_FRAME);
+		v8_count(V8_COUNTER_BAD_FRAME);
+	}
+	return v8_to_caller(st, vc, fp);
+}
+
+#endif

@@ -1,0 +1,1057 @@
+/* V8 (Node.js) as a runtime of src/interp/interp.h: finds node (or libnode) among the
+ * mapped files, takes every layout from the binary's own v8dbg_* postmortem symbols, registers
+ * the embedded builtins as the file range and the anonymous executable mappings (V8's code
+ * space) as the process's code ranges (its eBPF walk, bpf/interp/v8_walk.h, unwinds the
+ * JavaScript frames in both) and turns the frames eBPF emits (SharedFunctionInfo + bytecode
+ * offset) into function names, script names and lines by reading the process's memory.
+ *
+ * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots).
+ * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
+ * named below; a binary whose metadata lacks a required symbol, or uses pointer compression,
+ * gets "[v8: unsupported V8]" frames (counted) and native frames.
+ *
+ * Offsets, and where each comes from:
+ *  - v8dbg_off_fp_{context,function,bytecode_array,bytecode_offset}: frame slots;
+ *  - v8dbg_class_*: JSFunction::shared, SharedFunctionInfo::{name_or_scope_info,
+ *    script_or_debug_info,function_data}, Script::{name,source,line_ends}, Map::instance_type,
+ *    FixedArrayBase::length, FixedArray::data, BytecodeArray::data, String::length, the
+ *    string kinds' fields; v8dbg_type_*: instance types; the v8dbg string tags and masks: string kinds;
+ *    v8dbg_scopeinfo_idx_*: ScopeInfo's fixed slots;
+ *  - not exported by V8 11.3: BytecodeArray::source_position_table, at FixedArrayBase::length
+ *    + 3 words since V8 9.4 (checked: data = it + 8 + 14, as exported); the JSFunction
+ *    instance types, JS_FUNCTION_TYPE and the 14 constructor types after it (V8 9.6.138+,
+ *    instance-type.h); the bytecode handlers, from Builtins_WideHandler (the first bytecode)
+ *    to the end of the embedded blob (v8_Default_embedded_blob_code_ and _size_).
+ * Each frame is checked against the real process at symbolization: the object eBPF named
+ * must have the SharedFunctionInfo map type and the frame's cookie, or the frame shows as
+ * "[v8: stale]" (counted), never as another function.
+ *
+ * Invariants: the caches are direct-mapped tables of fixed size (V8_SFI_CACHE_CAP,
+ * V8_SCRIPT_CACHE_CAP) keyed by (pid, attach generation, address) and, for functions, the
+ * cookie. All reads of process memory are bounded (names V8_STRING_MAX, source-position
+ * tables V8_SPT_MAX, sources V8_SOURCE_MAX, line ends V8_LINES_MAX).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "elf/elf_file.h"
+#include "interp/interp.h"
+#include "interp/interp_elf.h"
+#include "interp/v8/v8_heap.h"
+#include "interp/v8/v8_lines.h"
+#include "proc/executable.h"
+#include "proc/maps.h"
+
+#define V8_SFI_CACHE_CAP 4096
+#define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
+#define V8_SCRIPT_CACHE_CAP 256
+#define V8_SPT_MAX (64 * 1024)                /* bytes of a source-position table */
+#define V8_BYTECODE_MAX (64 * 1024)           /* bytes of a function's bytecode */
+#define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
+#define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
+#define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
+#define V8_INLINED_LOCALS_MAX 75              /* kScopeInfoMaxInlinedLocalNamesSize */
+#define V8_JS_FUNCTION_TYPES 15               /* JS_FUNCTION_TYPE and its constructor kinds */
+#define V8_CODE_CLUSTER (256ULL << 20)        /* JIT mappings this close form one code range */
+#define V8_CODE_RESERVE (128ULL << 20)        /* V8's code range reservation (x86-64) */
+#define V8_REFRESH_NS (100 * 1000000ULL)      /* /proc/PID/maps re-read at most this often */
+#define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
+
+/* The v8dbg_* symbols read; every one is required. */
+enum v8_sym {
+	S_FP_CONTEXT,
+	S_FP_FUNCTION,
+	S_FP_BC_ARRAY,
+	S_FP_BC_OFFSET,
+	S_TAGGED_SIZE,
+	S_SMI_SHIFT,
+	S_HEAP_TAG,
+	S_FIRST_NONSTRING,
+	S_STR_REPR_MASK,
+	S_STR_ENC_MASK,
+	S_STR_ONE_BYTE,
+	S_STR_SEQ,
+	S_STR_CONS,
+	S_STR_THIN,
+	S_STR_SLICED,
+	S_SCOPE_FIRST_VARS,
+	S_SCOPE_NCL,
+	S_T_FN,
+	S_T_SFI,
+	S_T_SCRIPT,
+	S_T_SCOPE,
+	S_T_FIXED,
+	S_T_BYTES,
+	S_T_BC,
+	S_MAP_TYPE,
+	S_FN_SHARED,
+	S_SFI_NAME,
+	S_SFI_SCRIPT,
+	S_SFI_DATA,
+	S_SCRIPT_NAME,
+	S_SCRIPT_SOURCE,
+	S_SCRIPT_LINE_ENDS,
+	S_ARRAY_LENGTH,
+	S_FIXED_DATA,
+	S_BC_DATA,
+	S_STR_LENGTH,
+	S_SEQ_CHARS,
+	S_CONS_FIRST,
+	S_CONS_SECOND,
+	S_THIN_ACTUAL,
+	S_SLICED_PARENT,
+	S_SLICED_OFFSET,
+	/* not v8dbg: version and the embedded builtins */
+	S_MAJOR,
+	S_MINOR,
+	S_BUILD,
+	S_BLOB,
+	S_BLOB_SIZE,
+	S_WIDE_HANDLER,
+	/* optional: baseline lines */
+	S_BC_SIZES,
+	S_T_CODE,
+	S_CODE_SPT,
+	S_CODE_BC,
+	S_CODE_OFFSETS,
+	S_KIND_MASK,
+	S_KIND_SHIFT,
+	S_KIND_BASELINE,
+	S_CNT,
+};
+
+static const char *const sym_names[S_CNT] = {
+	[S_FP_CONTEXT] = "v8dbg_off_fp_context",
+	[S_FP_FUNCTION] = "v8dbg_off_fp_function",
+	[S_FP_BC_ARRAY] = "v8dbg_off_fp_bytecode_array",
+	[S_FP_BC_OFFSET] = "v8dbg_off_fp_bytecode_offset",
+	[S_TAGGED_SIZE] = "v8dbg_TaggedSize",
+	[S_SMI_SHIFT] = "v8dbg_SmiShiftSize",
+	[S_HEAP_TAG] = "v8dbg_HeapObjectTag",
+	[S_FIRST_NONSTRING] = "v8dbg_FirstNonstringType",
+	[S_STR_REPR_MASK] = "v8dbg_StringRepresentationMask",
+	[S_STR_ENC_MASK] = "v8dbg_StringEncodingMask",
+	[S_STR_ONE_BYTE] = "v8dbg_OneByteStringTag",
+	[S_STR_SEQ] = "v8dbg_SeqStringTag",
+	[S_STR_CONS] = "v8dbg_ConsStringTag",
+	[S_STR_THIN] = "v8dbg_ThinStringTag",
+	[S_STR_SLICED] = "v8dbg_SlicedStringTag",
+	[S_SCOPE_FIRST_VARS] = "v8dbg_scopeinfo_idx_first_vars",
+	[S_SCOPE_NCL] = "v8dbg_scopeinfo_idx_ncontextlocals",
+	[S_T_FN] = "v8dbg_type_JSFunction__JS_FUNCTION_TYPE",
+	[S_T_SFI] = "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
+	[S_T_SCRIPT] = "v8dbg_type_Script__SCRIPT_TYPE",
+	[S_T_SCOPE] = "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE",
+	[S_T_FIXED] = "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE",
+	[S_T_BYTES] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
+	[S_T_BC] = "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE",
+	[S_MAP_TYPE] = "v8dbg_class_Map__instance_type__uint16_t",
+	[S_FN_SHARED] = "v8dbg_class_JSFunction__shared__SharedFunctionInfo",
+	[S_SFI_NAME] = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
+	[S_SFI_SCRIPT] = "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
+	[S_SFI_DATA] = "v8dbg_class_SharedFunctionInfo__function_data__Object",
+	[S_SCRIPT_NAME] = "v8dbg_class_Script__name__Object",
+	[S_SCRIPT_SOURCE] = "v8dbg_class_Script__source__Object",
+	[S_SCRIPT_LINE_ENDS] = "v8dbg_class_Script__line_ends__Object",
+	[S_ARRAY_LENGTH] = "v8dbg_class_FixedArrayBase__length__SMI",
+	[S_FIXED_DATA] = "v8dbg_class_FixedArray__data__uintptr_t",
+	[S_BC_DATA] = "v8dbg_class_BytecodeArray__data__uintptr_t",
+	[S_STR_LENGTH] = "v8dbg_class_String__length__int32_t",
+	[S_SEQ_CHARS] = "v8dbg_class_SeqOneByteString__chars__char",
+	[S_CONS_FIRST] = "v8dbg_class_ConsString__first__String",
+	[S_CONS_SECOND] = "v8dbg_class_ConsString__second__String",
+	[S_THIN_ACTUAL] = "v8dbg_class_ThinString__actual__String",
+	[S_SLICED_PARENT] = "v8dbg_class_SlicedString__parent__String",
+	[S_SLICED_OFFSET] = "v8dbg_class_SlicedString__offset__SMI",
+	[S_MAJOR] = "_ZN2v88internal7Version6major_E",
+	[S_MINOR] = "_ZN2v88internal7Version6minor_E",
+	[S_BUILD] = "_ZN2v88internal7Version6build_E",
+	[S_BLOB] = "v8_Default_embedded_blob_code_",
+	[S_BLOB_SIZE] = "v8_Default_embedded_blob_code_size_",
+	[S_WIDE_HANDLER] = "Builtins_WideHandler",
+	[S_BC_SIZES] = "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE",
+	[S_T_CODE] = "v8dbg_type_Code__CODE_TYPE",
+	[S_CODE_SPT] = "v8dbg_class_Code__source_position_table__ByteArray",
+	[S_CODE_BC] = "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject",
+	[S_CODE_OFFSETS] = "v8dbg_class_Code__bytecode_offset_table__ByteArray",
+	[S_KIND_MASK] = "v8dbg_CodeKindFieldMask",
+	[S_KIND_SHIFT] = "v8dbg_CodeKindFieldShift",
+	[S_KIND_BASELINE] = "v8dbg_CodeKindBaseline",
+};
+
+struct v8_file {
+	char *path;
+	int major, minor, build;
+	uint64_t handlers_lo, handlers_hi; /* ELF vaddrs */
+	struct v8_layout l;
+	struct v8_proc_abi bpf; /* without the absolute handler addresses */
+	/* Baseline lines (bpf.code_ok): Bytecodes::kBytecodeSizes ([3][n_bytecodes], borrowed
+	 * from the file's mapping, which the executable keeps) and the Code fields.
+	 */
+	const uint8_t *bc_sizes;
+	size_t n_bytecodes;
+	uint16_t type_code;
+	uint32_t code_bc, code_offsets, code_size;
+};
+
+struct v8_proc {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t bias;
+	struct v8_file *file;
+	uint64_t last_maps_ns;
+	struct interp_code_range code[INTERP_CODE_RANGES];
+};
+
+struct script_entry {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t script;
+	char *name;
+	uint32_t *line_ends; /* NULL: none known (no line numbers) */
+	size_t lines;
+};
+
+struct sfi_entry {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t sfi;
+	uint32_t cookie;
+	char *name;
+	uint64_t script; /* tagged Script, 0: none (a builtin) */
+	uint8_t *spt;    /* the bytecode's source-position table (NULL: none) */
+	size_t spt_len;
+	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
+	bool code_read;
+	uint64_t code;
+	int32_t code_size;
+	uint8_t *offsets; /* the code's bytecode-offset table */
+	size_t offsets_len;
+	uint8_t *bytecodes;
+	size_t bytecodes_len;
+};
+
+enum v8_stat {
+	V8_STAT_FUNCTION_READS = 0,
+	V8_STAT_SCRIPT_READS,
+	V8_STAT_UNREADABLE,
+	V8_STAT_STALE,
+	V8_STAT_NO_LINE,
+	V8_STAT_BASELINE_REPLACED,
+	V8_STAT_OVER_BUDGET,
+	V8_STAT_CNT,
+};
+
+struct v8 {
+	uint32_t gen;
+	size_t bytes; /* held by the caches' tables (line ends, position and offset tables) */
+	struct sfi_entry sfis[V8_SFI_CACHE_CAP];
+	struct script_entry scripts[V8_SCRIPT_CACHE_CAP];
+	uint64_t stats[V8_STAT_CNT];
+	char text[V8_STRING_MAX + 64];
+};
+
+static void *v8_new(void)
+{
+	return calloc(1, sizeof(struct v8));
+}
+
+static void baseline__clear(struct sfi_entry *e)
+{
+	free(e->offsets);
+	free(e->bytecodes);
+	e->offsets = e->bytecodes = NULL;
+	e->offsets_len = e->bytecodes_len = 0;
+	e->code = 0;
+	e->code_read = false;
+}
+
+static void sfi_entry__clear(struct sfi_entry *e)
+{
+	baseline__clear(e);
+	free(e->name);
+	free(e->spt);
+	memset(e, 0, sizeof(*e));
+}
+
+static size_t sfi_entry__bytes(const struct sfi_entry *e)
+{
+	return e->spt_len + e->offsets_len + e->bytecodes_len;
+}
+
+/* Keep the caches' tables within V8_CACHE_BYTES: a table that does not fit is not kept (its
+ * frames get no line, counted). `old` bytes are released by the entry being replaced.
+ */
+static bool budget_take(struct v8 *v, size_t old, size_t add)
+{
+	v->bytes -= old < v->bytes ? old : v->bytes;
+	if (v->bytes + add > V8_CACHE_BYTES) {
+		v->stats[V8_STAT_OVER_BUDGET]++;
+		return false;
+	}
+	v->bytes += add;
+	return true;
+}
+
+static void script_entry__clear(struct script_entry *e)
+{
+	free(e->name);
+	free(e->line_ends);
+	memset(e, 0, sizeof(*e));
+}
+
+static void v8_free(void *rt)
+{
+	struct v8 *v = rt;
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; i < V8_SFI_CACHE_CAP; i++)
+		sfi_entry__clear(&v->sfis[i]);
+	for (i = 0; i < V8_SCRIPT_CACHE_CAP; i++)
+		script_entry__clear(&v->scripts[i]);
+	free(v);
+}
+
+static void v8_stats(const void *rt, uint64_t *out)
+{
+	memcpy(out, ((const struct v8 *)rt)->stats, sizeof(((const struct v8 *)rt)->stats));
+}
+
+/* ---- detection ---- */
+
+/* node, nodeNN, nodejs, libnode.so*: the names Node ships under. */
+static bool name_is_node(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "libnode.so", 10))
+		return true;
+	if (strncmp(base, "node", 4))
+		return false;
+	base += 4;
+	if (!strcmp(base, "js"))
+		return true;
+	while (*base >= '0' && *base <= '9')
+		base++;
+	return !*base;
+}
+
+/* The int32 a v8dbg symbol holds: its initialised bytes, or 0 in a segment's
+ * zero-initialised tail (.bss: the compiler puts the zero-valued ones there). False when
+ * absent.
+ */
+static bool sym_int(struct elf_file *ef, const struct interp_sym *s, int32_t *out)
+{
+	const uint8_t *b;
+	size_t i;
+
+	if (!s->found)
+		return false;
+	if ((b = interp_elf__bytes(ef, s->addr, 4))) {
+		memcpy(out, b, 4);
+		return true;
+	}
+	for (i = 0; i < elf_file__segment_cnt(ef); i++) {
+		const struct elf_segment *seg = elf_file__segment(ef, i);
+
+		if (seg->type == PT_LOAD && s->addr >= seg->vaddr + seg->filesz &&
+		    s->addr + 4 <= seg->vaddr + seg->memsz) {
+			*out = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* What baseline (Sparkplug) lines need, into f->bpf (code_ok) and f. The Code fields V8
+ * 11.3 does not export follow its code.h, checked against the exported ones: the
+ * instruction start 2 words after the source-position table (the bytecode-offset table of
+ * baseline code, the same slot), then the flags (u32, the kind in its low bits), the
+ * builtin id and kind-specific flags (2 x u16, removed in 11.4.59), the instruction size
+ * (i32). JSFunction::code is the word 3 after JSFunction::shared before 11.7.368. Only
+ * V8 11.1-11.3 is trusted with them (other versions: baseline frames without a line).
+ */
+static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t t_code, spt, bc, offsets, mask, shift, baseline;
+	struct v8_proc_abi *b = &f->bpf;
+
+	if (f->major != 11 || f->minor < 1 || f->minor > 3 || !syms[S_BC_SIZES].found ||
+	    !syms[S_BC_SIZES].size || syms[S_BC_SIZES].size % 3 ||
+	    !sym_int(ef, &syms[S_T_CODE], &t_code) || !sym_int(ef, &syms[S_CODE_SPT], &spt) ||
+	    !sym_int(ef, &syms[S_CODE_BC], &bc) || !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets) ||
+	    !sym_int(ef, &syms[S_KIND_MASK], &mask) || !sym_int(ef, &syms[S_KIND_SHIFT], &shift) ||
+	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline))
+		return;
+	if (offsets != spt || spt != 3 * 8 || bc != 2 * 8 || shift != 0 || mask <= 0 ||
+	    mask > 0xff || baseline <= 0 || baseline > mask)
+		return;
+	f->n_bytecodes = syms[S_BC_SIZES].size / 3;
+	f->bc_sizes = interp_elf__bytes(ef, syms[S_BC_SIZES].addr, syms[S_BC_SIZES].size);
+	if (!f->bc_sizes)
+		return;
+	f->type_code = (uint16_t)t_code;
+	f->code_bc = (uint32_t)bc;
+	f->code_offsets = (uint32_t)offsets;
+	f->code_size = (uint32_t)spt + 2 * 8 + 8 + 4 + 2 + 2;
+	b->fn_code = (uint8_t)(f->l.fn_shared + 3 * 8);
+	b->code_start = (uint8_t)(spt + 2 * 8);
+	b->code_flags = 8;
+	b->code_size = (uint8_t)(f->code_size - b->code_start);
+	b->kind_mask = (uint8_t)mask;
+	b->kind_baseline = (uint8_t)baseline;
+	b->code_ok = 1;
+}
+
+/* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
+static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t v[S_CNT] = { 0 };
+	struct v8_layout *l = &f->l;
+	struct v8_proc_abi *b = &f->bpf;
+	int i;
+
+	for (i = 0; i < S_WIDE_HANDLER; i++) {
+		if (i == S_BLOB) /* a code symbol: its address, not its bytes */
+			continue;
+		if (!sym_int(ef, &syms[i], &v[i])) {
+			pr_debug("v8: %s: no %s\n", f->path, sym_names[i]);
+			return -ENOTSUP;
+		}
+	}
+	if (!syms[S_BLOB].found || !syms[S_WIDE_HANDLER].found || v[S_BLOB_SIZE] <= 0)
+		return -ENOTSUP;
+	f->major = v[S_MAJOR];
+	f->minor = v[S_MINOR];
+	f->build = v[S_BUILD];
+	/* 8-byte tagged slots, Smis in the upper half, tag 1: no pointer compression. */
+	if (v[S_TAGGED_SIZE] != 8 || v[S_SMI_SHIFT] != 31 || v[S_HEAP_TAG] != 1) {
+		pr_debug("v8: %s: pointer compression or another tagging: unsupported\n", f->path);
+		return -ENOTSUP;
+	}
+	/* Frame slots within the eBPF window (fp - 48 .. fp + 8), 8-byte aligned. */
+	for (i = S_FP_CONTEXT; i <= S_FP_BC_OFFSET; i++)
+		if (v[i] >= 0 || v[i] < -48 || v[i] % 8)
+			return -ENOTSUP;
+	/* BytecodeArray::source_position_table is not exported: length + 3 words since 9.4,
+	 * which puts the data at + 8 + 14: check that against the exported data offset.
+	 */
+	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA]) {
+		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->path);
+		return -ENOTSUP;
+	}
+	if (v[S_SFI_SCRIPT] <= v[S_SFI_NAME] || v[S_SFI_SCRIPT] - v[S_SFI_NAME] > 24 ||
+	    (v[S_SFI_SCRIPT] - v[S_SFI_NAME]) % 8 || v[S_STR_SEQ] != 0)
+		return -ENOTSUP;
+	for (i = S_MAP_TYPE; i <= S_SLICED_OFFSET; i++)
+		if (v[i] < 0 || v[i] > 4096)
+			return -ENOTSUP;
+	*l = (struct v8_layout){
+		.first_nonstring = (uint16_t)v[S_FIRST_NONSTRING],
+		.type_sfi = (uint16_t)v[S_T_SFI],
+		.type_script = (uint16_t)v[S_T_SCRIPT],
+		.type_scope_info = (uint16_t)v[S_T_SCOPE],
+		.type_fixed_array = (uint16_t)v[S_T_FIXED],
+		.type_byte_array = (uint16_t)v[S_T_BYTES],
+		.type_bytecode = (uint16_t)v[S_T_BC],
+		.type_fn_lo = (uint16_t)v[S_T_FN],
+		.type_fn_hi = (uint16_t)(v[S_T_FN] + V8_JS_FUNCTION_TYPES - 1),
+		.str_repr_mask = (uint16_t)v[S_STR_REPR_MASK],
+		.str_enc_mask = (uint16_t)v[S_STR_ENC_MASK],
+		.str_seq = (uint16_t)v[S_STR_SEQ],
+		.str_cons = (uint16_t)v[S_STR_CONS],
+		.str_thin = (uint16_t)v[S_STR_THIN],
+		.str_sliced = (uint16_t)v[S_STR_SLICED],
+		.str_one_byte = (uint16_t)v[S_STR_ONE_BYTE],
+		.map_type = (uint32_t)v[S_MAP_TYPE],
+		.fn_shared = (uint32_t)v[S_FN_SHARED],
+		.sfi_name = (uint32_t)v[S_SFI_NAME],
+		.sfi_script = (uint32_t)v[S_SFI_SCRIPT],
+		.sfi_function_data = (uint32_t)v[S_SFI_DATA],
+		.script_name = (uint32_t)v[S_SCRIPT_NAME],
+		.script_source = (uint32_t)v[S_SCRIPT_SOURCE],
+		.script_line_ends = (uint32_t)v[S_SCRIPT_LINE_ENDS],
+		.array_length = (uint32_t)v[S_ARRAY_LENGTH],
+		.fixed_data = (uint32_t)v[S_FIXED_DATA],
+		.bc_spt = (uint32_t)(v[S_ARRAY_LENGTH] + 3 * 8),
+		.bc_data = (uint32_t)v[S_BC_DATA],
+		.str_length = (uint32_t)v[S_STR_LENGTH],
+		.seq_chars = (uint32_t)v[S_SEQ_CHARS],
+		.cons_first = (uint32_t)v[S_CONS_FIRST],
+		.cons_second = (uint32_t)v[S_CONS_SECOND],
+		.thin_actual = (uint32_t)v[S_THIN_ACTUAL],
+		.sliced_parent = (uint32_t)v[S_SLICED_PARENT],
+		.sliced_offset = (uint32_t)v[S_SLICED_OFFSET],
+		.scope_first_vars = (uint32_t)v[S_SCOPE_FIRST_VARS],
+		.scope_ncontext_locals = (uint32_t)v[S_SCOPE_NCL],
+	};
+	*b = (struct v8_proc_abi){
+		.supported = 1,
+		.fp_context = (int8_t)v[S_FP_CONTEXT],
+		.fp_function = (int8_t)v[S_FP_FUNCTION],
+		.fp_bytecode_array = (int8_t)v[S_FP_BC_ARRAY],
+		.fp_bytecode_offset = (int8_t)v[S_FP_BC_OFFSET],
+		.map_type = (uint8_t)l->map_type,
+		.fn_shared = (uint8_t)l->fn_shared,
+		.sfi_name = (uint8_t)l->sfi_name,
+		.sfi_script_word = (uint8_t)((l->sfi_script - l->sfi_name) / 8),
+		.bc_data = (uint8_t)l->bc_data,
+		.type_fn_lo = l->type_fn_lo,
+		.type_fn_hi = l->type_fn_hi,
+		.type_bytecode = l->type_bytecode,
+	};
+	baseline_layout(ef, syms, f);
+	f->handlers_lo = syms[S_WIDE_HANDLER].addr;
+	f->handlers_hi = syms[S_BLOB].addr + (uint64_t)v[S_BLOB_SIZE];
+	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;
+}
+
+static int v8_file_detect(void *rt, const struct executable *exe, void **file_state,
+			  struct interp_file *bpf)
+{
+	struct interp_sym syms[S_CNT];
+	struct v8_file *f;
+	int32_t size = 0;
+
+	(void)rt;
+	if (exe->kind != EXECUTABLE_FILE || !exe->elf || !name_is_node(exe->path))
+		return -ENOENT;
+	interp_elf__symbols(exe->elf, sym_names, S_CNT, syms);
+	if (!syms[S_FP_FUNCTION].found && !syms[S_BLOB].found)
+		return -ENOENT; /* no V8 in it (a launcher script's interpreter, a stub) */
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->path = strdup(exe->path))) {
+		free(f);
+		return -ENOMEM;
+	}
+	bpf->supported = layout_from(exe->elf, syms, f) ? 0 : 1;
+	bpf->major = (uint8_t)f->major;
+	bpf->minor = (uint8_t)f->minor;
+	/* The embedded builtins: the interpreter's trampoline and handlers, JS builtins. */
+	if (syms[S_BLOB].found && sym_int(exe->elf, &syms[S_BLOB_SIZE], &size) && size > 0) {
+		bpf->range_start[0] = syms[S_BLOB].addr;
+		bpf->range_end[0] = syms[S_BLOB].addr + (uint64_t)size;
+	}
+	if (!bpf->supported)
+		f->bpf.supported = 0;
+	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->path, f->major, f->minor, f->build,
+		 bpf->supported ? "usable" : "unusable");
+	*file_state = f;
+	return 0;
+}
+
+static void v8_file_free(void *rt, void *file_state)
+{
+	struct v8_file *f = file_state;
+
+	(void)rt;
+	if (f)
+		free(f->path);
+	free(f);
+}
+
+/* ---- processes ---- */
+
+static int v8_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void **proc_state, struct interp_proc *bpf)
+{
+	struct v8 *v = rt;
+	struct v8_file *f = file_state;
+	struct v8_proc *p;
+
+	(void)now_ns;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->gen = ++v->gen;
+	p->bias = bias;
+	p->file = f;
+	bpf->v8 = f->bpf;
+	bpf->v8.handlers_lo = f->handlers_lo + bias;
+	bpf->v8.handlers_hi = f->handlers_hi + bias;
+	*proc_state = p;
+	return 0;
+}
+
+static int v8_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
+{
+	(void)rt;
+	(void)proc_state;
+	(void)now_ns;
+	return 0;
+}
+
+static bool anon(const struct proc_map *m)
+{
+	return !m->ino && !m->path[0];
+}
+
+/* The anonymous executable mappings of the process (V8's code space: only processes that
+ * run V8 get here), each widened over the anonymous mappings it touches, up to
+ * V8_CODE_RESERVE on either side: V8 reserves its code range (128 MiB on x86-64) up front
+ * and commits pages in it as it compiles, so the pages committed later are covered at
+ * once rather than at the next refresh (a pc there is JIT code or nothing: inaccessible
+ * reserved pages never run). Ranges closer than V8_CODE_CLUSTER are merged; at most
+ * INTERP_CODE_RANGES are kept.
+ */
+static int code_ranges(pid_t pid, struct interp_code_range *out)
+{
+	struct proc_maps maps = { 0 };
+	size_t i, j, n = 0;
+	int err;
+
+	if ((err = proc_maps__read(pid, NULL, &maps)))
+		return err;
+	for (i = 0; i < maps.cnt; i++) {
+		const struct proc_map *m = &maps.maps[i];
+		uint64_t start = m->start, end = m->end;
+
+		if (!(m->perms & PROC_MAP_EXEC) || !anon(m))
+			continue;
+		for (j = i; j > 0 && anon(&maps.maps[j - 1]) && maps.maps[j - 1].end == start &&
+			    m->start - start < V8_CODE_RESERVE;
+		     j--)
+			start = maps.maps[j - 1].start;
+		if (m->start - start > V8_CODE_RESERVE)
+			start = m->start - V8_CODE_RESERVE;
+		for (j = i + 1; j < maps.cnt && anon(&maps.maps[j]) && maps.maps[j].start == end &&
+				end - start < V8_CODE_RESERVE;
+		     j++)
+			end = maps.maps[j].end;
+		if (end - start > V8_CODE_RESERVE && m->end <= start + V8_CODE_RESERVE)
+			end = start + V8_CODE_RESERVE;
+		if (n && start < out[n - 1].end + V8_CODE_CLUSTER) {
+			if (end > out[n - 1].end) /* maps are sorted by address */
+				out[n - 1].end = end;
+			continue;
+		}
+		if (n == INTERP_CODE_RANGES)
+			break; /* the rest is left out */
+		out[n++] = (struct interp_code_range){ .start = start, .end = end };
+	}
+	proc_maps__free(&maps);
+	return 0;
+}
+
+static int v8_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			   struct interp_code_range *code)
+{
+	struct v8_proc *p = proc_state;
+	struct interp_code_range fresh[INTERP_CODE_RANGES] = { 0 };
+
+	(void)rt;
+	(void)bpf;
+	if (!p->file->bpf.supported ||
+	    (p->last_maps_ns &&
+	     now_ns - p->last_maps_ns < (p->code[0].end ? V8_REFRESH_NS : V8_FIRST_REFRESH_NS)))
+		return 0;
+	p->last_maps_ns = now_ns;
+	if (code_ranges(p->pid, fresh) || !memcmp(fresh, p->code, sizeof(fresh)))
+		return 0;
+	memcpy(p->code, fresh, sizeof(fresh));
+	memcpy(code, fresh, sizeof(fresh));
+	pr_debug("v8: pid %d: code %#llx-%#llx\n", (int)p->pid, (unsigned long long)fresh[0].start,
+		 (unsigned long long)fresh[0].end);
+	return 1;
+}
+
+static void v8_proc_free(void *rt, void *proc_state)
+{
+	(void)rt;
+	free(proc_state);
+}
+
+/* ---- symbolization ---- */
+
+static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
+{
+	snprintf(v->text, sizeof(v->text), "[v8: %s]", text);
+	*out = (struct interp_symbol){ .function = v->text, .marker = true };
+}
+
+/* The function name a ScopeInfo holds (V8's SharedFunctionInfo::Name, then the inferred
+ * name V8 shows for anonymous functions, "Module._compile"), at the exact slots V8's
+ * scope-info.tq (9.x-11.x) gives: flags, parameter count, context local count, local names
+ * (one hash table instead when there are V8_INLINED_LOCALS_MAX or more), local infos, the
+ * saved class variable (flags bit 10), the function variable's name and slot (flags bits
+ * 12-13 not NONE), the inferred name (flags bit 14). A slot that holds no string gives no
+ * name: nothing is guessed. 0 with out filled ("" when none), or -errno.
+ */
+static int scope_info_name(pid_t pid, const struct v8_layout *l, uint64_t scope, char *out,
+			   size_t cap)
+{
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i;
+	uint16_t type;
+
+	out[0] = '\0';
+	if (l->scope_ncontext_locals >= V8_SCOPE_SLOTS ||
+	    interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)))
+		return -EFAULT;
+	if ((slots[0] & 1) || (slots[l->scope_ncontext_locals] & 1))
+		return -EINVAL;
+	flags = slots[0] >> 32;
+	ncl = slots[l->scope_ncontext_locals] >> 32;
+	i = l->scope_first_vars + (ncl < V8_INLINED_LOCALS_MAX ? ncl : 1) + ncl + (flags >> 10 & 1);
+	if (flags >> 12 & 3) { /* the function variable: name (or Smi 0), slot */
+		if (i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+		    type < l->first_nonstring && !v8_heap__string(pid, l, slots[i], out, cap) &&
+		    out[0])
+			return 0;
+		i += 2;
+	}
+	out[0] = '\0';
+	if ((flags >> 14 & 1) && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+	    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, cap))
+		out[0] = '\0';
+	return 0;
+}
+
+/* The script's name and line ends, read if needed; NULL when unreadable. */
+static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pid_t reader,
+				       uint64_t script)
+{
+	const struct v8_layout *l = &p->file->l;
+	uint64_t slot =
+		u64_hash(script ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % V8_SCRIPT_CACHE_CAP;
+	struct script_entry *e = &v->scripts[slot], fresh = { 0 };
+	uint64_t name, ends, source, data;
+	uint8_t *chars = NULL;
+	size_t n = 0, csize = 1, i;
+
+	if (e->pid == p->pid && e->gen == p->gen && e->script == script)
+		return e;
+	v->stats[V8_STAT_SCRIPT_READS]++;
+	if (interp__read_u64(reader, script - 1 + l->script_name, &name) ||
+	    v8_heap__string(reader, l, name, v->text, sizeof(v->text))) {
+		v->stats[V8_STAT_UNREADABLE]++;
+		return NULL; /* no file and no line for the frame; tried again next time */
+	}
+	fresh.name = strdup(v->text);
+	if (!fresh.name)
+		return NULL;
+	/* Line ends: V8's own when it has computed them, else from the source. */
+	if (!interp__read_u64(reader, script - 1 + l->script_line_ends, &ends) &&
+	    !v8_heap__array(reader, l, ends, l->type_fixed_array, &data, &n) && n &&
+	    n <= V8_LINES_MAX && (fresh.line_ends = calloc(n, sizeof(uint32_t)))) {
+		uint64_t *words = calloc(n, sizeof(uint64_t));
+
+		if (words && !interp__read_mem(reader, data, words, n * 8)) {
+			for (i = 0; i < n; i++)
+				fresh.line_ends[i] = (uint32_t)(words[i] >> 32);
+			fresh.lines = n;
+		}
+		free(words);
+	}
+	if (!fresh.lines && !interp__read_u64(reader, script - 1 + l->script_source, &source) &&
+	    !v8_heap__seq_chars(reader, l, source, V8_SOURCE_MAX, &chars, &n, &csize)) {
+		free(fresh.line_ends);
+		fresh.line_ends = calloc(V8_LINES_MAX, sizeof(uint32_t));
+		if (fresh.line_ends)
+			fresh.lines =
+				v8_lines__line_ends(chars, n, csize, fresh.line_ends, V8_LINES_MAX);
+		free(chars);
+	}
+	if (fresh.lines) { /* computed into V8_LINES_MAX entries: keep what it holds */
+		uint32_t *fit = realloc(fresh.line_ends, fresh.lines * sizeof(uint32_t));
+
+		if (fit)
+			fresh.line_ends = fit;
+	}
+	if (!budget_take(v, e->lines * sizeof(uint32_t), fresh.lines * sizeof(uint32_t)))
+		fresh.lines = 0;
+	if (!fresh.lines) {
+		free(fresh.line_ends);
+		fresh.line_ends = NULL;
+	}
+	script_entry__clear(e);
+	*e = fresh;
+	e->pid = p->pid;
+	e->gen = p->gen;
+	e->script = script;
+	return e;
+}
+
+/* The cookie eBPF computes (v8_abi.h) from the SharedFunctionInfo's words. */
+static int sfi_cookie(pid_t pid, const struct v8_layout *l, uint64_t sfi, uint64_t *name,
+		      uint64_t *script, uint32_t *cookie)
+{
+	if (interp__read_u64(pid, sfi - 1 + l->sfi_name, name) ||
+	    interp__read_u64(pid, sfi - 1 + l->sfi_script, script))
+		return -EFAULT;
+	*cookie = (uint32_t)(*name ^ *script >> 3);
+	return 0;
+}
+
+/* The bytecode's source-position table of a function (copied), when it has bytecode. */
+static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sfi_entry *e)
+{
+	const struct v8_layout *l = &f->l;
+	uint64_t bc, spt, data;
+	uint16_t type;
+	size_t len;
+
+	if (interp__read_u64(pid, sfi - 1 + l->sfi_function_data, &bc) ||
+	    v8_heap__type(pid, l, bc, &type))
+		return;
+	/* Baseline code in its place: the bytecode is the code's. */
+	if (f->bpf.code_ok && type == f->type_code &&
+	    (interp__read_u64(pid, bc - 1 + f->code_bc, &bc) || v8_heap__type(pid, l, bc, &type)))
+		return;
+	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
+	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
+	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
+		return;
+	if (interp__read_mem(pid, data, e->spt, len)) {
+		free(e->spt);
+		e->spt = NULL;
+		return;
+	}
+	e->spt_len = len;
+}
+
+/* The bytes of the ByteArray or BytecodeArray at tagged obj (at most max) into a new buffer. */
+static int read_bytes(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16_t type, size_t max,
+		      uint8_t **out, size_t *len)
+{
+	uint64_t data;
+	size_t n;
+
+	if (v8_heap__array(pid, l, obj, type, &data, &n) || !n || n > max)
+		return -EFAULT;
+	if (type == l->type_bytecode)
+		data = obj - 1 + l->bc_data;
+	if (!(*out = malloc(n)))
+		return -ENOMEM;
+	if (interp__read_mem(pid, data, *out, n)) {
+		free(*out);
+		*out = NULL;
+		return -EFAULT;
+	}
+	*len = n;
+	return 0;
+}
+
+/* The function's current baseline code (SharedFunctionInfo::function_data holds it while
+ * it has one): its size, bytecode-offset table and bytecodes, into e.
+ */
+static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e)
+{
+	const struct v8_layout *l = &f->l;
+	uint64_t code, table, bc;
+	uint16_t type;
+
+	baseline__clear(e);
+	e->code_read = true;
+	if (interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code) ||
+	    v8_heap__type(pid, l, code, &type) || type != f->type_code ||
+	    interp__read_mem(pid, code - 1 + f->code_size, &e->code_size, sizeof(e->code_size)) ||
+	    e->code_size <= 0 || interp__read_u64(pid, code - 1 + f->code_offsets, &table) ||
+	    interp__read_u64(pid, code - 1 + f->code_bc, &bc) ||
+	    read_bytes(pid, l, table, l->type_byte_array, V8_SPT_MAX, &e->offsets,
+		       &e->offsets_len) ||
+	    read_bytes(pid, l, bc, l->type_bytecode, V8_BYTECODE_MAX, &e->bytecodes,
+		       &e->bytecodes_len)) {
+		baseline__clear(e);
+		e->code_read = true;
+		return;
+	}
+	e->code = code;
+}
+
+/* The bytecode offset of a baseline frame (pos as eBPF emitted it), or -1. */
+static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, struct sfi_entry *e,
+			       uint32_t pos, bool is_return)
+{
+	uint32_t check = pos >> V8_BASELINE_CHECK_SHIFT & 0xff;
+	uint64_t pc_off = pos & (V8_BASELINE_PC_MAX - 1);
+	const struct v8_file *f = p->file;
+
+	if (!f->bpf.code_ok)
+		return -1;
+	/* Read again once when the code eBPF saw is not the one cached (recompiled). */
+	if (!e->code_read || (e->code >> 3 & 0xff) != check) {
+		size_t old = e->offsets_len + e->bytecodes_len;
+
+		read_baseline(reader, f, e);
+		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
+			baseline__clear(e);
+			e->code_read = true;
+		}
+	}
+	if (!e->code || (e->code >> 3 & 0xff) != check || pc_off >= (uint64_t)e->code_size) {
+		v->stats[V8_STAT_BASELINE_REPLACED]++;
+		return -1;
+	}
+	/* A return address ends its bytecode's range; a sampled pc starts an instruction. */
+	return v8_lines__baseline_offset(e->offsets, e->offsets_len, e->bytecodes, e->bytecodes_len,
+					 f->bc_sizes, f->n_bytecodes,
+					 is_return ? pc_off : pc_off + 1);
+}
+
+/* Read a function (name, script, position table); 0, -EFAULT unreadable, -ESTALE moved. */
+static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t cookie, char *text,
+		    size_t cap, struct sfi_entry *e)
+{
+	const struct v8_layout *l = &f->l;
+	uint64_t name, script;
+	uint16_t type;
+	uint32_t c;
+
+	if (v8_heap__type(pid, l, sfi, &type) || sfi_cookie(pid, l, sfi, &name, &script, &c))
+		return -EFAULT;
+	if (type != l->type_sfi || c != cookie)
+		return -ESTALE;
+	text[0] = '\0';
+	if (!v8_heap__type(pid, l, name, &type)) {
+		if (type < l->first_nonstring)
+			v8_heap__string(pid, l, name, text, cap);
+		else if (type == l->type_scope_info)
+			scope_info_name(pid, l, name, text, cap);
+	}
+	e->name = strdup(text[0] ? text : "<anonymous>");
+	if (!e->name)
+		return -ENOMEM;
+	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
+		e->script = script;
+	read_spt(pid, f, sfi, e);
+	e->cookie = cookie;
+	return 0;
+}
+
+/* The cached function, read if needed; NULL with a marker in *out. */
+static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi,
+				 uint32_t cookie, struct interp_symbol *out)
+{
+	uint64_t slot =
+		u64_hash(sfi ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % V8_SFI_CACHE_CAP;
+	struct sfi_entry *e = &v->sfis[slot], fresh = { 0 };
+	int err;
+
+	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie)
+		return e;
+	v->stats[V8_STAT_FUNCTION_READS]++;
+	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
+	if (err == -EFAULT && reader != p->pid)
+		err = read_sfi(p->pid, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
+	if (err) {
+		sfi_entry__clear(&fresh);
+		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
+		marker(v, out, err == -ESTALE ? "stale" : "function unreadable");
+		return NULL;
+	}
+	if (!budget_take(v, sfi_entry__bytes(e), fresh.spt_len)) {
+		free(fresh.spt);
+		fresh.spt = NULL;
+		fresh.spt_len = 0;
+	}
+	sfi_entry__clear(e);
+	*e = fresh;
+	e->pid = p->pid;
+	e->gen = p->gen;
+	e->sfi = sfi;
+	return e;
+}
+
+static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
+			 struct interp_symbol *out)
+{
+	struct v8 *v = rt;
+	struct v8_proc *p = proc_state;
+	uint32_t sub = (uint32_t)(uf->file_id >> 60), cookie = (uint32_t)uf->file_id;
+	uint32_t pos = (uint32_t)(uf->file_id >> 32) & V8_POS_NONE;
+	struct script_entry *s = NULL;
+	struct sfi_entry *e;
+	int64_t off, bco;
+
+	if (!uf->addr) {
+		switch (uf->file_id) {
+		case V8_MARKER_UNSUPPORTED:
+			return marker(v, out, "unsupported V8");
+		case V8_MARKER_TRUNCATED:
+			return marker(v, out, "more frames truncated");
+		case V8_MARKER_STUB:
+			return marker(v, out, "stub");
+		case V8_MARKER_BAD_FRAME:
+			return marker(v, out, "unknown frame");
+		default:
+			return marker(v, out, "?");
+		}
+	}
+	if (!p || !p->file->bpf.supported)
+		return marker(v, out, "unknown process");
+	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE)
+		return marker(v, out, "?");
+	e = sfi_get(v, p, reader, uf->addr, cookie, out);
+	if (!e)
+		return;
+	if (e->script)
+		s = script_get(v, p, reader, e->script);
+	*out = (struct interp_symbol){ .function = e->name, .file = s ? s->name : NULL };
+	if (sub == V8_SUB_COMPILED || !s)
+		return; /* optimised code and builtins: no line yet */
+	bco = pos == V8_POS_NONE ? -1 : (int64_t)pos;
+	if (sub == V8_SUB_BASELINE && bco >= 0)
+		bco = baseline_offset(v, p, reader, e, pos, uf->flags & USER_FRAME_RETURN);
+	off = bco >= 0 && s->line_ends && e->spt
+		      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+		      : -1;
+	if (off < 0) {
+		v->stats[V8_STAT_NO_LINE]++;
+		return;
+	}
+	out->line = v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL);
+}
+
+static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
+	[V8_COUNTER_INTERPRETED] = "interpreted frames",
+	[V8_COUNTER_COMPILED] = "compiled frames",
+	[V8_COUNTER_BASELINE] = "baseline frames",
+	[V8_COUNTER_STUB] = "stub frames",
+	[V8_COUNTER_NO_PROC] = "no process",
+	[V8_COUNTER_UNSUPPORTED] = "unsupported",
+	[V8_COUNTER_READ_FAILED] = "unreadable",
+	[V8_COUNTER_BAD_FRAME] = "unknown frames",
+	[V8_COUNTER_NO_CALLER] = "caller not found",
+	[V8_COUNTER_TRUNCATED] = "truncated",
+	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
+	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
+};
+
+static const char *const v8_stat_names[V8_STAT_CNT] = {
+	[V8_STAT_FUNCTION_READS] = "functions read",
+	[V8_STAT_SCRIPT_READS] = "scripts read",
+	[V8_STAT_UNREADABLE] = "unreadable",
+	[V8_STAT_STALE] = "stale",
+	[V8_STAT_NO_LINE] = "without line",
+	[V8_STAT_BASELINE_REPLACED] = "baseline code replaced",
+	[V8_STAT_OVER_BUDGET] = "tables over the cache budget",
+};
+
+const struct interp_runtime v8_runtime = {
+	.name = "v8",
+	.frame_type = "v8js",
+	.frame_kind = FRAME_KIND_V8,
+	.bpf_counter_names = v8_bpf_counter_names,
+	.bpf_counter_cnt = V8_COUNTER_CNT,
+	.stat_names = v8_stat_names,
+	.stat_cnt = V8_STAT_CNT,
+	.new = v8_new,
+	.free = v8_free,
+	.file_detect = v8_file_detect,
+	.file_free = v8_file_free,
+	.proc_attach = v8_proc_attach,
+	.proc_tick = v8_proc_tick,
+	.proc_free = v8_proc_free,
+	.proc_refresh = v8_proc_refresh,
+	.symbolize = v8_symbolize,
+	.stats = v8_stats,
+};

@@ -1,0 +1,131 @@
+/* V8 source positions (v8_lines.h): the source-position table's VLQ walk and the line-ends
+ * search, bounded by their inputs.
+ */
+#include "interp/v8/v8_lines.h"
+
+/* One zigzag VLQ integer at *pos; 0, or -1 at the end of the table or on an overlong one. */
+static int read_int(const uint8_t *tab, size_t size, size_t *pos, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*pos >= size || shift > 63)
+			return -1;
+		b = tab[(*pos)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return 0;
+}
+
+int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset)
+{
+	int64_t code = 0, source = 0, dcode, dsource, found = -1;
+	size_t pos = 0;
+	int first_done = 0;
+
+	while (!read_int(tab, size, &pos, &dcode) && !read_int(tab, size, &pos, &dsource)) {
+		if (!first_done && dcode == -1)
+			code = -1; /* the function-entry position (kFunctionEntryBytecodeOffset) */
+		else
+			code += dcode >= 0 ? dcode : -dcode - 1;
+		first_done = 1;
+		source += dsource;
+		if (code > code_offset)
+			break;
+		found = source;
+	}
+	if (found < 0)
+		return -1;
+	/* Bits 1..30: the script offset + 1. */
+	found = (found >> 1) & ((1 << 30) - 1);
+	return found ? found - 1 : -1;
+}
+
+/* One unsigned VLQ at *pos; 0, or -1 at the end of the table or on an overlong one. */
+static int read_uint(const uint8_t *tab, size_t size, size_t *pos, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*pos >= size || shift > 63)
+			return -1;
+		b = tab[(*pos)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = v;
+	return 0;
+}
+
+int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+				  size_t bytecodes_len, const uint8_t *sizes, size_t n_bytecodes,
+				  uint64_t pc_off)
+{
+	uint64_t end, delta;
+	size_t tpos = 0, off = 0;
+	int64_t current = -1; /* the prologue: kFunctionEntryBytecodeOffset */
+
+	if (read_uint(table, table_len, &tpos, &end))
+		return -1;
+	while (end < pc_off) {
+		size_t scale = 0, at = off, size;
+		uint8_t op;
+
+		if (off >= bytecodes_len || read_uint(table, table_len, &tpos, &delta))
+			return -1;
+		op = bytecodes[off];
+		if (op <= 3) { /* a prefix: Wide / ExtraWide (and the DebugBreak forms) */
+			scale = op & 1 ? 2 : 1;
+			if (++off >= bytecodes_len)
+				return -1;
+			op = bytecodes[off];
+		}
+		if (op >= n_bytecodes || !(size = sizes[scale * n_bytecodes + op]))
+			return -1;
+		off += size;
+		current = (int64_t)at;
+		end += delta;
+	}
+	return current;
+}
+
+int v8_lines__line(const uint32_t *line_ends, size_t n, uint32_t pos, int *col)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) { /* the first line end at or after pos */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (line_ends[mid] < pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= n)
+		return 0;
+	if (col)
+		*col = (int)(pos - (lo ? line_ends[lo - 1] + 1 : 0));
+	return (int)lo + 1;
+}
+
+size_t v8_lines__line_ends(const uint8_t *src, size_t len, size_t char_size, uint32_t *out,
+			   size_t cap)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len && n < cap; i++) {
+		uint16_t c = char_size == 2 ? (uint16_t)(src[2 * i] | src[2 * i + 1] << 8) : src[i];
+
+		if (c == '\n')
+			out[n++] = (uint32_t)i;
+	}
+	if (n < cap)
+		out[n++] = (uint32_t)len;
+	return n;
+}

@@ -1,0 +1,53 @@
+/* V8 source positions: a code offset (bytecode offset of an interpreted frame) -> script
+ * offset through the function's source-position table, and a script offset -> line and
+ * column through the script's line ends.
+ *
+ * The source-position table (V8 src/codegen/source-position-table.cc) is a sequence of
+ * entries, each two zigzag VLQ integers (7 bits a byte, least significant first, 0x80 =
+ * more): the code-offset delta (negative, as -delta - 1, for a non-statement position) and
+ * the source-position delta. The first entry may be the function-entry position at code
+ * offset -1 (kFunctionEntryBytecodeOffset), a statement written as delta -1 (measured on
+ * V8 11.3: `01 ac 08` = offset -1, script offset 266, then `02 4c` = offset 0). A source position (src/codegen/source-position.h) packs bit 0
+ * "external", bits 1..30 the script offset + 1 (0: none) and bits 31..46 the inlining id + 1.
+ *
+ * Input is untrusted (read from another process): every read is bounded by the table, a
+ * truncated or corrupt table ends the walk and gives the position reached so far or -1,
+ * never a read outside [tab, tab + size). Nothing allocates.
+ */
+#ifndef STACKSCOPE_V8_LINES_H
+#define STACKSCOPE_V8_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The script offset of the code at `code_offset` (the last entry at or before it, as V8's
+ * AbstractCode::SourcePosition), or -1 when the table gives none.
+ */
+int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset);
+
+/* The bytecode offset that baseline (Sparkplug) code runs at pc offset pc_off (V8's
+ * Code::GetBytecodeOffsetForBaselinePC): the code's bytecode-offset table holds one
+ * unsigned VLQ pc delta per bytecode, in bytecode order; pc_off lies in the range
+ * (start, end] of the bytecode it belongs to (a return address: pass the leaf's pc + 1).
+ * Bytecodes are walked with their sizes (sizes[scale * n_bytecodes + opcode], scale 0, 1, 2
+ * for single, Wide and ExtraWide operands: V8's Bytecodes::kBytecodeSizes); the prefixes
+ * (opcodes 0-3: Wide, ExtraWide and their DebugBreak forms) scale the bytecode after them.
+ * -1 when the tables do not reach pc_off or are corrupt (no line, never another).
+ */
+int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
+				  size_t bytecodes_len, const uint8_t *sizes, size_t n_bytecodes,
+				  uint64_t pc_off);
+
+/* The 1-based line (and 0-based column in *col) of script offset pos, from the offsets of
+ * the script's line ends (line_ends[i]: offset of the '\n' ending line i + 1, ascending);
+ * 0 when pos lies past the last line end or the table is empty.
+ */
+int v8_lines__line(const uint32_t *line_ends, size_t n, uint32_t pos, int *col);
+
+/* The offsets of the '\n's of src[0, len) into out (at most cap) plus len itself as the end
+ * of the last line (V8's Script::InitLineEnds): how many were written.
+ */
+size_t v8_lines__line_ends(const uint8_t *src, size_t len, size_t char_size, uint32_t *out,
+			   size_t cap);
+
+#endif

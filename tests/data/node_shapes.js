@@ -1,0 +1,49 @@
+// Function shapes of tests/system/test_node.sh: a class method, an arrow function and a
+// comparator called back by Array.prototype.sort, each with a hot loop; lines ending in
+// "// MARK" are looked up by the test. Runs until argv[2] seconds have passed.
+'use strict';
+
+class Shape {
+  area(n) {
+    let s = 0;
+    for (let i = 0; i < n; i++) { // AREA_LOOP
+      s += (i * 3) % 11; // AREA_HOT
+    }
+    return s;
+  }
+}
+
+const spin = (n) => {
+  let s = 0;
+  for (let i = 0; i < n; i++) { // SPIN_LOOP
+    s += (i * 5) % 13; // SPIN_HOT
+  }
+  return s;
+};
+
+function compare(a, b) {
+  let s = 0;
+  for (let i = 0; i < 3000; i++) { // CMP_LOOP
+    s += (i * 7) % 17; // CMP_HOT
+  }
+  return a - b + (s & 0);
+}
+
+function viaMethod() {
+  return new Shape().area(100000); // CALL_AREA
+}
+
+function viaArrow() {
+  return spin(100000); // CALL_SPIN
+}
+
+function viaSort() {
+  return [5, 3, 9, 1, 7, 2, 8, 6, 4, 0].sort(compare).length; // CALL_SORT
+}
+
+const end = Date.now() + Number(process.argv[2] || 10) * 1000;
+let total = 0;
+while (Date.now() < end) {
+  total += viaMethod() + viaArrow() + viaSort(); // CALLS
+}
+process.exitCode = total > 0 ? 0 : 1;

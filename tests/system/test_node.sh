@@ -1,0 +1,200 @@
+#!/bin/bash
+# JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8_walk.h,
+# src/interp/v8/): Debian's nodejs (scripts/setup.sh installs it: missing under CI is a
+# failure), no agent, no flag that helps profilers. tests/data/node_chain.js and
+# node_shapes.js are copied into $TMP under one name per case, so the stacks of each case are
+# told apart by script name; their lines are marked (// HOT, // CALL_ALPHA...) and looked up
+# here, so the checks name exact lines.
+#
+# One recording runs every case at once (all started after the recording began; they live
+# until it has read every sample, so their heap is there to name frames):
+#  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
+#    beta -> gamma, each at its call line, gamma at a line of its loop;
+#  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines
+#    (a frame interrupted in one of V8's builtins that its baseline code called without a
+#    frame has no line: optional, but most of gamma's samples have one);
+#  - opt (default flags: TurboFan compiles gamma's loop on stack): the same chain, lines
+#    optional; functions inlined by TurboFan may be missing, never out of order;
+#  - pre (default flags, started before the recording, recorded with -p): the same chain;
+#  - churn (default flags, --expose-gc): scripts defined, run and collected round after round
+#    (tests/data/node_churn.js): no frame carries another function's name;
+#  - shapes (interpreted): a class method, an arrow function and a comparator called back by
+#    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
+# and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
+# under node's native entry (Builtins_JSEntry), and no "[v8: stale]" frame appears.
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=499
+SECS=8      # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
+RUN_SECS=30
+NODE=/usr/bin/node
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
+SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
+
+if [[ ! -x $NODE ]]; then
+	skip_setup "Node.js ($NODE) not installed"
+	finish
+fi
+
+# line MARK [FILE]: the line numbers of the lines of FILE that end in "// MARK", joined by "|"
+line()
+{
+	grep -n "// $1\$" "${2:-$CHAIN_SRC}" | cut -d: -f1 | paste -sd'|'
+}
+
+for c in int base opt pre; do
+	cp "$CHAIN_SRC" "$TMP/$c.js"
+done
+cp "$SHAPES_SRC" "$TMP/shapes.js"
+cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
+
+script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
+script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
+script+="$NODE $TMP/opt.js $RUN_SECS & "
+script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
+script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
+script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+
+# A process that runs before the recording starts (attached from its maps, its JIT code
+# already there), recorded on its own (-p) first.
+spawn PRE $NODE $TMP/pre.js $RUN_SECS
+sleep 2
+record "$TMP/pre.err" -F $HZ -d 3 -p "$PRE" -o "$TMP/pre.pb.gz"
+check_eq "record -p (a process started before): exit status" $? 0
+kill "$PRE" 2>/dev/null
+
+record "$TMP/node.err" -F $HZ -d $SECS -o "$TMP/node.pb.gz" -- /bin/bash -c "$script"
+check_eq "record: exit status" $? 0
+$STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
+[[ -s $TMP/pre.pb.gz ]] && $STACKS "$TMP/pre.pb.gz" >>"$TMP/node.stacks"
+
+# show_case RE: the top stacks matching RE, for the log of a failing test
+show_case()
+{
+	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*Builtins_JSEntry/...JSEntry/' |
+		cut -c1-700 | sed 's/^/        /'
+}
+
+# check_chain NAME HOT_RE CHAIN_RE WHAT: the case has at least 20 samples in its hot code
+# (a stack with HOT_RE: ~1.5 s of CPU, ~700 samples, per process at 499 Hz on an idle box,
+# four busy processes on two cores; a box loaded by other builds gave 25-110 in 5 s) and 90%
+# (MIN_PCT when set) of those have the whole CHAIN_RE.
+check_chain()
+{
+	local hot chain
+	hot=$(samples "$TMP/node.stacks" "*" "$2")
+	chain=$(samples "$TMP/node.stacks" "*" "$3")
+	check_ge "$1: samples in its hot code" "$hot" 20 || show_case "$2"
+	check_pct "$1: $4" "$chain" "$hot" "${MIN_PCT:-90}" || show_case "$2"
+}
+
+L_ALPHA=$(line CALL_ALPHA)
+L_BETA=$(line CALL_BETA)
+L_GAMMA=$(line CALL_GAMMA)
+L_LOOP="$(line LOOP)|$(line HOT)"
+# Native entry into JavaScript, then the script's top-level code (an anonymous function, as
+# V8 names a CommonJS module's wrapper) called by node's module loader.
+ENTRY="Builtins_JSEntry;Builtins_JSEntryTrampoline;.*Module\\._compile@loader;"
+
+# chain CASE OPT: the chain of tests/data/node_chain.js in $TMP/CASE.js; OPT "?" makes the
+# lines optional (baseline and optimised frames have none yet).
+chain()
+{
+	local f="$1\\.js" o=${2:-}
+	echo "$ENTRY<anonymous>@$f(:($L_ALPHA))$o;alpha@$f(:($L_BETA))$o;beta@$f(:($L_GAMMA))$o;gamma@$f(:($L_LOOP))$o(;|\$)"
+}
+
+check_chain int ";gamma@int\\.js" "$(chain int)" \
+	"top level -> alpha -> beta -> gamma at their lines, interpreted"
+# Baseline code runs from V8's code space, known once the process's maps have been read
+# after V8 reserved it: samples before that have native [unknown] frames for the JIT code
+# (the rest of the chain right), up to 10% of the case's samples when the box is loaded.
+MIN_PCT=80 check_chain base ";gamma@base\\.js" "$(chain base "?")" \
+	"top level -> alpha -> beta -> gamma, baseline (lines, when given, right)"
+hot=$(samples "$TMP/node.stacks" "*" ";gamma@base\\.js")
+lined=$(samples "$TMP/node.stacks" "*" "$(chain base)")
+check_pct "base: the same chain with every line (baseline pc -> bytecode offset)" "$lined" "$hot" 50 ||
+	show_case ";gamma@base\\.js"
+
+# Default flags: TurboFan may inline beta and gamma into alpha (then they are missing: never
+# another function, never out of order); gamma's loop is compiled on stack while it runs.
+f=opt\\.js
+OPT_HOT=";(alpha|beta|gamma)@$f[^;]*(;[^@;]*)*( |$)"
+OPT_CHAIN="$ENTRY<anonymous>@$f(:($L_ALPHA))?;alpha@$f(:($L_BETA))?(;beta@$f(:($L_GAMMA))?)?"
+OPT_CHAIN+="(;gamma@$f(:($L_LOOP))?)?(;[^@;]*)*$"
+hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
+good=$(samples "$TMP/node.stacks" "*" "$OPT_CHAIN")
+check_ge "opt: samples in alpha and its callees" "$hot" 20 || show_case ";alpha@$f"
+check_pct "opt: top level -> alpha (-> beta) (-> gamma), default flags, nothing out of order" \
+	"$good" "$hot" 90 || show_case ";alpha@$f"
+gamma=$(samples "$TMP/node.stacks" "*" ";gamma@$f")
+check_pct "opt: gamma on its own frame (compiled on stack, not inlined)" "$gamma" "$hot" 50 ||
+	show_case ";alpha@$f"
+
+# Default flags, started before the recording: gamma compiled long before.
+f=pre\\.js
+hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
+good=$(samples "$TMP/node.stacks" "*" "${OPT_CHAIN//opt/pre}")
+check_ge "pre: samples in alpha and its callees" "$hot" 20 || show_case ";alpha@$f"
+check_pct "pre: started before the recording: top level -> alpha (-> beta) (-> gamma)" \
+	"$good" "$hot" 90 || show_case ";alpha@$f"
+
+S=shapes\\.js
+line_s()
+{
+	line "$1" "$SHAPES_SRC"
+}
+TOP="$ENTRY<anonymous>@$S:($(line_s CALLS))"
+check_chain method ";area@$S" \
+	"$TOP;viaMethod@$S:($(line_s CALL_AREA));area@$S:($(line_s AREA_LOOP)|$(line_s AREA_HOT))(;|\$)" \
+	"class method: viaMethod -> Shape's area at their lines"
+check_chain arrow ";spin@$S" \
+	"$TOP;viaArrow@$S:($(line_s CALL_SPIN));spin@$S:($(line_s SPIN_LOOP)|$(line_s SPIN_HOT))(;|\$)" \
+	"arrow function: viaArrow -> spin (named by V8 after its binding) at their lines"
+check_chain sort ";compare@$S" \
+	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;([^@;]*;)+compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
+	"comparator: viaSort -> sort (V8's builtin) -> V8's sort builtins -> compare at their lines"
+
+# Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
+# top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame
+# whose script was collected before it was read has no file: not counted); a stale frame shows as a [v8: ...] marker, which
+# is not wrong. Anything else was read from reused memory.
+read -r total good < <(python3 - "$TMP/node.stacks" "$(line CALL_F "$SS_ROOT/tests/data/node_churn.js")" <<'EOP'
+import re, sys
+total = good = 0
+call = re.compile(r"<anonymous>@churn\.js(:%s)?$" % sys.argv[2])  # optimised: no line
+for raw in open(sys.argv[1]):
+    stack, _, n = raw.rstrip("\n").rpartition(" ")
+    frames = stack.split(";")
+    idx = [i for i, f in enumerate(frames) if re.match(r"f[0-9]+@", f)]
+    if not idx:
+        continue
+    total += int(n)
+    # the caller: churn.js's call, or JIT code before the process's code space was known
+    ok = len(idx) == 1 and idx[0] > 0 and (call.match(frames[idx[0] - 1]) or
+                                           frames[idx[0] - 1] == "[unknown]")
+    m = re.match(r"f([0-9]+)@churn_([0-9]+)\.js(:[0-9]+)?$", frames[idx[0]])
+    ok = ok and m and m.group(1) == m.group(2)
+    good += int(n) if ok else 0
+    if not ok and total - good <= 3 * int(n):  # the first few, for the log of a failure
+        print("        not as expected: ...;" + ";".join(frames[max(0, idx[0] - 2):idx[0] + 2]),
+              file=sys.stderr)
+print(total, good)
+EOP
+)
+check_ge "churn: samples in the churned functions" "$total" 20 || show_case "@churn_"
+check_eq "churn: every f<k> from churn_<k>.js, under churn.js's call" "$good" "$total" ||
+	show_case "@churn_"
+
+stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
+check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
+
+# The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
+summary=$(grep '^v8 ' "$TMP/node.err")
+for kind in "interpreted frames" "baseline frames" "compiled frames"; do
+	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
+	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
+done
+finish

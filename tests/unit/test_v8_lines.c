@@ -1,0 +1,146 @@
+/* V8 source positions (src/interp/v8/v8_lines.c): a source-position table measured from
+ * Node 20's V8 11.3 (function `top` of a three-call loop; the expected positions are what
+ * `node --print-bytecode` printed for each bytecode offset), line ends of a script, and
+ * truncated or random tables that must never be read out of bounds.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp/v8/v8_lines.h"
+#include "test.h"
+
+/* function top() { ... while (...) { total += a() + b() + c(); } ... } under V8 11.3:
+ * its table as read from the process, and --print-bytecode's (offset, position) pairs.
+ */
+static const uint8_t top_table[] = {
+	0x01, 0xac, 0x08, 0x02, 0x4c, 0x09, 0x14, 0x0b, 0x00, 0x09, 0x18, 0x0e, 0x58, 0x04,
+	0x5c, 0x09, 0x17, 0x0b, 0x00, 0x0f, 0x18, 0x0a, 0x34, 0x07, 0x24, 0x0f, 0x18, 0x07,
+	0x07, 0x0f, 0x20, 0x07, 0x07, 0x15, 0xc7, 0x01, 0x08, 0xa0, 0x02, 0x04, 0x34,
+};
+
+static const struct {
+	uint32_t offset;
+	int64_t position;
+} top_positions[] = {
+	{ 0, 285 },  { 3, 285 },  { 4, 290 },  { 9, 290 },  { 13, 296 }, { 20, 318 },   { 22, 341 },
+	{ 26, 335 }, { 31, 335 }, { 38, 341 }, { 43, 354 }, { 46, 363 }, { 53, 369 },   { 56, 367 },
+	{ 63, 375 }, { 66, 373 }, { 76, 323 }, { 80, 395 }, { 82, 408 }, { 1000, 408 },
+};
+
+TEST(measured_table)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(top_positions) / sizeof(top_positions[0]); i++)
+		CHECK_EQ_INT(v8_lines__script_offset(top_table, sizeof(top_table),
+						     top_positions[i].offset),
+			     top_positions[i].position);
+}
+
+TEST(line_ends)
+{
+	const char *src = "a\nbb\n\nccc";
+	uint32_t ends[8];
+	size_t n = v8_lines__line_ends((const uint8_t *)src, strlen(src), 1, ends, 8);
+	int col = -1;
+
+	CHECK_EQ_INT(n, 4);
+	CHECK_EQ_INT(ends[0], 1);
+	CHECK_EQ_INT(ends[3], 9); /* the last line ends at the source's end */
+	CHECK_EQ_INT(v8_lines__line(ends, n, 0, &col), 1);
+	CHECK_EQ_INT(col, 0);
+	CHECK_EQ_INT(v8_lines__line(ends, n, 3, &col), 2);
+	CHECK_EQ_INT(col, 1);
+	CHECK_EQ_INT(v8_lines__line(ends, n, 5, &col), 3);
+	CHECK_EQ_INT(v8_lines__line(ends, n, 8, &col), 4);
+	CHECK_EQ_INT(col, 2);
+	CHECK_EQ_INT(v8_lines__line(ends, n, 10, &col), 0); /* past the end */
+	CHECK_EQ_INT(v8_lines__line(ends, 0, 0, &col), 0);
+	/* two-byte sources, and a capacity that cuts the table */
+	{
+		const uint8_t two[] = { 'x', 0, '\n', 0, 'y', 0 };
+
+		n = v8_lines__line_ends(two, 3, 2, ends, 8);
+		CHECK_EQ_INT(n, 2);
+		CHECK_EQ_INT(ends[0], 1);
+		CHECK_EQ_INT(v8_lines__line_ends((const uint8_t *)src, strlen(src), 1, ends, 2), 2);
+	}
+}
+
+TEST(hostile_tables)
+{
+	uint8_t buf[64];
+	size_t i, len;
+
+	/* Truncated: every prefix of the real table gives a position or -1, never past it. */
+	for (len = 0; len <= sizeof(top_table); len++) {
+		uint8_t *copy = malloc(len ? len : 1);
+
+		memcpy(copy, top_table, len);
+		CHECK(v8_lines__script_offset(copy, len, 82) >= -1);
+		free(copy);
+	}
+	/* An overlong VLQ and random bytes (run under ASan by make check). */
+	memset(buf, 0xff, sizeof(buf));
+	CHECK_EQ_INT(v8_lines__script_offset(buf, sizeof(buf), 10), -1);
+	srand(12);
+	for (i = 0; i < 10000; i++) {
+		size_t k;
+
+		len = (size_t)rand() % sizeof(buf);
+		for (k = 0; k < len; k++)
+			buf[k] = (uint8_t)rand();
+		CHECK(v8_lines__script_offset(buf, len, (uint32_t)rand() % 300) >= -1);
+	}
+}
+
+/* Baseline code: one pc delta per bytecode after the prologue's; a Wide prefix scales the
+ * bytecode after it (sizes: opcode 0-3 prefixes of size 1, 4: 2 bytes at single scale, 3
+ * Wide, 5 ExtraWide; 5: 1 byte at every scale).
+ */
+TEST(baseline_offsets)
+{
+	static const uint8_t sizes[3 * 6] = {
+		1, 1, 1, 1, 2, 1, /* single */
+		1, 1, 1, 1, 3, 1, /* Wide */
+		1, 1, 1, 1, 5, 1, /* ExtraWide */
+	};
+	/* bytecodes: @0 op4 (2 bytes), @2 Wide op4 (1 + 3), @6 op5, @7 ExtraWide op4 (1 + 5) */
+	static const uint8_t bc[] = { 4, 9, 0, 4, 9, 9, 5, 1, 4, 9, 9, 9, 9 };
+	/* prologue 10 bytes of code, then 5, 200 (a two-byte VLQ), 3, 4 */
+	static const uint8_t table[] = { 10, 5, 0xc8, 0x01, 3, 4 };
+
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 1),
+		     -1); /* the prologue: function entry */
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 10),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 11),
+		     0);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 15),
+		     0);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 16),
+		     2);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 215),
+		     2);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 216),
+		     6);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 222),
+		     7);
+	/* past the table, or the bytecodes, or an unknown opcode: none */
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 223),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, 3, sizes, 6, 222), -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 4, 16),
+		     -1);
+	CHECK_EQ_INT(v8_lines__baseline_offset(table, 0, bc, sizeof(bc), sizes, 6, 16), -1);
+}
+
+int main(void)
+{
+	RUN(measured_table);
+	RUN(line_ends);
+	RUN(hostile_tables);
+	RUN(baseline_offsets);
+	return test_summary();
+}
