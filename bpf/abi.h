@@ -18,6 +18,9 @@
 #define SS_COMM_LEN 16
 #define SS_PATH_LEN 256
 #define SS_MAX_FILTER_PIDS 64
+#define SS_MAX_LABELS 4       /* goroutine pprof labels kept per sample */
+#define SS_LABEL_KEY_LEN 16   /* bytes of a label key kept, NUL included */
+#define SS_LABEL_VALUE_LEN 48 /* bytes of a label value kept, NUL included */
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
@@ -81,16 +84,27 @@ enum unwind_end {
 	UNWIND_END_CNT,
 };
 
+/* One label of the sampled goroutine (bpf/interp/go_labels.h): NUL-terminated, cut to size
+ * (counted). Bytes are the program's: userspace checks them before use.
+ */
+struct sample_label {
+	char key[SS_LABEL_KEY_LEN];
+	char value[SS_LABEL_VALUE_LEN];
+};
+
 struct sample_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];        /* process (thread-group leader) name */
 	char thread_comm[SS_COMM_LEN]; /* thread name */
 	__s32 kernel_frame_cnt;        /* < 0: -errno from bpf_get_stack */
 	__u16 user_frame_cnt;
-	__u16 user_end; /* enum unwind_end */
-	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
+	__u16 user_end;  /* enum unwind_end */
+	__u32 map_pid;   /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
-	__u32 deferred; /* enum defer_kind: a RECORD_STACK for this sample precedes it */
+	__u32 deferred;  /* enum defer_kind: a RECORD_STACK for this sample precedes it */
+	__u32 label_cnt; /* labels[] entries used (<= SS_MAX_LABELS) */
+	__u32 pad;
+	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -387,6 +401,7 @@ enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
 	FRAME_KIND_CPYTHON = 1,
 	FRAME_KIND_HOTSPOT = 2,
+	FRAME_KIND_GO = 3, /* emits no frames (Go code is native): its labels (interp/go_abi.h) */
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_CNT,
@@ -401,6 +416,7 @@ enum user_frame_kind {
 #include "interp/hotspot_abi.h"
 #include "interp/ruby_abi.h"
 #include "interp/php_abi.h"
+#include "interp/go_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -430,6 +446,7 @@ struct interp_proc {
 		struct hs_proc_abi hs;
 		struct rb_proc_abi rb;
 		struct php_proc_abi php;
+		struct go_proc_abi go;
 	};
 };
 

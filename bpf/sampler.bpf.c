@@ -283,6 +283,7 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 
 #include "interp/interp_walk.h"
 #include "deferred.h"
+#include "interp/go_labels.h"
 
 struct unwind_scratch {
 	struct unwind_cursor st;
@@ -290,6 +291,7 @@ struct unwind_scratch {
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 pad;
+	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
 };
 
@@ -444,6 +446,8 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
+	if (s->st.end != UNWIND_END_NO_USER)
+		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
@@ -498,6 +502,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* The context only allows 8-byte loads; cs is the low bits of its slot. */
 	user_mode = (*(__u64 *)((void *)ctx + __builtin_offsetof(struct pt_regs, cs)) & 3) == 3;
 	rec->kernel_frame_cnt = 0;
+	rec->label_cnt = 0;
 	if (!user_mode) {
 		n = bpf_get_stack(ctx, rec->kernel_ips, sizeof(rec->kernel_ips), 0);
 		if (n < 0) {

@@ -20,11 +20,9 @@ extern const struct interp_runtime python_runtime;
 extern const struct interp_runtime hotspot_runtime;
 extern const struct interp_runtime ruby_runtime;
 extern const struct interp_runtime php_runtime;
+extern const struct interp_runtime go_runtime;
 static const struct interp_runtime *const runtimes[] = {
-	&python_runtime,
-	&hotspot_runtime,
-	&ruby_runtime,
-	&php_runtime,
+	&python_runtime, &hotspot_runtime, &ruby_runtime, &php_runtime, &go_runtime,
 };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 

@@ -6,6 +6,8 @@ With --comm (before FILE), each line starts with the sample's "comm" label, as i
 with --thread, with its "thread_comm" label (the thread's name).
 With --native-lines (before FILE), native frames that have a file are written the same way
 (Go frames from .gopclntab, DWARF lines).
+With --labels (before FILE), the sample's other labels (goroutine pprof labels) follow, one
+"[label: key=value]" each, sorted by key, as stackscope's folded files put them.
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -57,7 +59,10 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False, native_lines=False, label_key="comm"):
+OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
+
+
+def main(path, with_comm=False, native_lines=False, label_key="comm", with_labels=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -107,6 +112,9 @@ def main(path, with_comm=False, native_lines=False, label_key="comm"):
         names = []
         if with_comm:
             names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
+        if with_labels:
+            names += sorted("[label: %s=%s]" % (strings[k], strings[v]) for k, v in labels
+                            if strings[k] not in OWN_LABELS)
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
             for fid, ln in reversed(lines):
@@ -128,4 +136,5 @@ if __name__ == "__main__":
     opts = [a for a in sys.argv[1:-1] if a.startswith("--")]
     main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
          native_lines="--native-lines" in opts,
-         label_key="thread_comm" if "--thread" in opts else "comm")
+         label_key="thread_comm" if "--thread" in opts else "comm",
+         with_labels="--labels" in opts)

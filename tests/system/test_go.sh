@@ -6,6 +6,9 @@
 #    lines, the inlined frame, and every sample of the chain complete;
 #  - wl_go_cgo: Go -> cgo -> C (c_outer -> c_inner) and back: the C frames under the Go
 #    caller (runtime.asmcgocall switches to the thread's stack; runtime.cgocall is not shown);
+#  - wl_go_labels: two goroutines under pprof.Do with labels route/worker, one without: each
+#    sample of main.work carries its goroutine's two labels (pprof labels, folded annotations),
+#    main.unlabeled's carry none;
 #  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
 #    it) bundling a generated project of 2000 modules: Go frames with files and lines.
 # Lines come from the workload sources' markers (// NAME).
@@ -97,6 +100,49 @@ if [[ -x $FIX/wl_go_cgo ]]; then
 		"$whole" "$in_c" 95 || show_stacks "$f"
 else
 	skip_setup "wl_go_cgo: not built (go or gcc missing when the fixtures were built)"
+fi
+
+if [[ -x $FIX/wl_go_labels ]]; then
+	# (regexes: "[[]" and "[]]" are literal brackets, "[.]" a literal dot)
+	LB='[[]label: ' RB='[]]'
+	FAST="${LB}route=/api/fast${RB};${LB}worker=1${RB}"
+	SLOW="${LB}route=/api/slow${RB};${LB}worker=2${RB}"
+	record "$TMP/wl_go_labels.err" -F $HZ -o "$TMP/wl_go_labels.pb.gz" -- "$FIX/wl_go_labels" 2 \
+		>/dev/null
+	check_eq "wl_go_labels: exit status" $? 0
+	f=$TMP/wl_go_labels.stacks
+	$STACKS --comm --labels "$TMP/wl_go_labels.pb.gz" >"$f"
+	GL='wl_go_labels[.]go'
+	L_WORK=$(line "$DATA/wl_go_labels.go" WORK_LOOP)
+	WORK="runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:[0-9]+(;|\$)"
+	in_work=$(samples "$f" wl_go_labels ';main[.]work@')
+	check_ge "wl_go_labels: samples in main.work" "$in_work" 100
+	fast=$(samples "$f" wl_go_labels "^wl_go_labels;$FAST;$WORK")
+	slow=$(samples "$f" wl_go_labels "^wl_go_labels;$SLOW;$WORK")
+	check_pct "wl_go_labels: main.work samples with their goroutine's labels (fast or slow)" \
+		"$((fast + slow))" "$in_work" 99 || grep 'main\.work@' "$f" | head -3 | cut -c1-300
+	# both goroutines burn the same loop: each gets a fair share, whatever the box's load
+	check_pct "wl_go_labels: route=/api/fast of them" "$fast" "$in_work" 20
+	check_pct "wl_go_labels: route=/api/slow of them" "$slow" "$in_work" 20
+	exact=$(samples "$f" wl_go_labels \
+		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:($((L_WORK - 1))|$L_WORK)\$")
+	check_pct "wl_go_labels: [labels];goexit;...;main.work:$L_WORK (the loop's line)" \
+		"$exact" "$in_work" 50
+	in_unl=$(samples "$f" wl_go_labels ';main[.]unlabeled@')
+	check_ge "wl_go_labels: samples in main.unlabeled" "$in_unl" 50
+	check_eq "wl_go_labels: main.unlabeled samples with labels" \
+		"$(samples "$f" wl_go_labels "$LB[^;]*;([^;]*;)*main[.]unlabeled@")" 0
+	# the folded output carries the same annotations
+	record "$TMP/wl_go_labels_f.err" -F $HZ -o "$TMP/wl_go_labels.folded" -- \
+		"$FIX/wl_go_labels" 1 >/dev/null
+	f=$TMP/wl_go_labels.folded
+	in_work=$(samples "$f" wl_go_labels ';main[.]work(;|$)')
+	labeled=$(samples "$f" wl_go_labels \
+		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit;([^;]*;)*main[.]work(;|\$)")
+	check_pct "wl_go_labels (folded): main.work samples starting [label: route=...];[label: worker=...]" \
+		"$labeled" "$in_work" 99 || grep 'main\.work' "$f" | head -3 | cut -c1-300
+else
+	skip_setup "wl_go_labels: not built (go missing when the fixtures were built)"
 fi
 
 if [[ ! -x $FIX/esbuild ]]; then
