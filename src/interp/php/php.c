@@ -440,8 +440,8 @@ static int check_frames(struct php_proc *pp)
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
 		memcpy(&last, fn + o->op_last, 4);
 		memcpy(&file, fn + o->op_filename, 8);
-		if (!opcodes || !last || !file || interp__read_u64(pp->pid, file + l->str_len, &len) ||
-		    !len || len > 4096)
+		if (!opcodes || !last || !file ||
+		    interp__read_u64(pp->pid, file + l->str_len, &len) || !len || len > 4096)
 			return -EINVAL;
 		/* The innermost frame's saved opline may predate its first SAVE_OPLINE. */
 		if (n > 1 && (opline < opcodes || opline - opcodes >= (uint64_t)last * o->zop_size))

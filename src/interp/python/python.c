@@ -603,8 +603,9 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 	if (!raw || !out)
 		goto fail;
 	if (len &&
-	    interp__read_mem(pid, addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
-		     raw, len * kind))
+	    interp__read_mem(pid,
+			     addr + ((state & (1u << 6)) ? l->str_ascii_data : l->str_compact_data),
+			     raw, len * kind))
 		goto fail;
 	for (i = 0; i < len; i++) {
 		uint32_t c;

@@ -591,7 +591,8 @@ static void find_classpath_id(struct rb_proc *rp)
 	struct ivar_match m = { .r = &r, .want = "Object" };
 	uint64_t object;
 
-	if (!rp->file->object_vaddr || interp__read_u64(rp->pid, rp->bias + rp->file->object_vaddr, &object))
+	if (!rp->file->object_vaddr ||
+	    interp__read_u64(rp->pid, rp->bias + rp->file->object_vaddr, &object))
 		return;
 	if (ruby_obj__class_ivars(&r, object, ivar_match, &m) == 1)
 		rp->classpath_id = m.id;
@@ -620,11 +621,12 @@ static int proc_check(struct rb_proc *rp)
 	if (!th)
 		return 0;
 	if (interp__read_u64(pid, th + l->th_ractor, &v) || v != ractor ||
-	    interp__read_u64(pid, th + l->th_ec, &ec) || !ec || interp__read_u64(pid, ec + l->ec_thread, &v) ||
-	    v != th)
+	    interp__read_u64(pid, th + l->th_ec, &ec) || !ec ||
+	    interp__read_u64(pid, ec + l->ec_thread, &v) || v != th)
 		return -EINVAL;
 	if (modid > 0xffff || interp__read_u64(pid, th + l->th_thread_id, &tcb) ||
-	    interp__read_u64(pid, tcb + RB_TCB_DTV, &dtv) || interp__read_u64(pid, dtv + 16 * modid, &block) ||
+	    interp__read_u64(pid, tcb + RB_TCB_DTV, &dtv) ||
+	    interp__read_u64(pid, dtv + 16 * modid, &block) ||
 	    interp__read_u64(pid, block + rp->file->bpf.rb.tls_off, &v) || v != ec)
 		return -EINVAL;
 	/* the VM names the same main ractor; its objspace's malloc limit is a real one (16 MiB
@@ -649,7 +651,8 @@ static int proc_check(struct rb_proc *rp)
 		uint64_t iseq, ep, flags, head;
 
 		if (interp__read_u64(pid, cfp + l->bpf.cfp_iseq, &iseq) ||
-		    interp__read_u64(pid, cfp + l->bpf.cfp_ep, &ep) || interp__read_u64(pid, ep, &flags))
+		    interp__read_u64(pid, cfp + l->bpf.cfp_ep, &ep) ||
+		    interp__read_u64(pid, ep, &flags))
 			return -EFAULT;
 		if ((flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_CFUNC ||
 		    (flags & RB_FRAME_MAGIC_MASK) == RB_FRAME_MAGIC_IFUNC || !iseq)
@@ -809,8 +812,8 @@ static int read_iseq(const struct ruby_reader *r, const struct rb_layout *l, uin
 
 	if (interp__read_u64(r->pid, iseq, &head) || (head & RB_T_MASK) != RB_T_IMEMO ||
 	    IMEMO_TYPE(head) != RB_IMEMO_ISEQ ||
-	    interp__read_u64(r->pid, iseq + l->bpf.iseq_body, &body_addr) || l->body_sz > sizeof(body) ||
-	    interp__read_mem(r->pid, body_addr, body, l->body_sz))
+	    interp__read_u64(r->pid, iseq + l->bpf.iseq_body, &body_addr) ||
+	    l->body_sz > sizeof(body) || interp__read_mem(r->pid, body_addr, body, l->body_sz))
 		return -EFAULT;
 	memcpy(&type, body + l->body_type, 4);
 	memcpy(&iseq_size, body + l->bpf.body_iseq_size, 4);
