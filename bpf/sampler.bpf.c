@@ -223,6 +223,9 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 	return bpf_map_lookup_elem(&unwind_rules, &index);
 }
 
+struct unwind_cursor;
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx);
+
 #include "native_unwind.h"
 
 /* ---- runtimes (bpf/interp/): their maps and the hooks their walks use ---- */
@@ -284,6 +287,15 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 #include "interp/interp_walk.h"
 #include "deferred.h"
 #include "interp/go_labels.h"
+
+/* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go_goroutine.h). */
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return go_goroutine_context(st->pid, BPF_CORE_READ(task, thread.fsbase),
+				    st->regs[DWARF_RSP], ctx);
+}
 
 struct unwind_scratch {
 	struct unwind_cursor st;

@@ -32,6 +32,15 @@ struct go_proc_abi {
 	__u16 g_labels;     /* g.labels */
 	__u8 labels_layout; /* enum go_labels_layout */
 	__u8 pad;
+	__u16 m_g0;       /* m.g0 (g.stack.lo and .hi are g's first words) */
+	__u16 g_sched_sp; /* g.sched.sp, .pc, .bp: where a goroutine that switched to g0 */
+	__u16 g_sched_pc; /* (systemstack, morestack, mcall) was */
+	__u16 g_sched_bp;
+};
+
+/* A goroutine's saved context (from g.sched), where the walk goes on after a switch to g0. */
+struct go_sched {
+	__u64 pc, sp, bp;
 };
 
 #define GO_MAP_BUCKET_SLOTS 8

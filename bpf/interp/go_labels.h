@@ -2,8 +2,7 @@
  * interp_walk.h; interp/go_abi.h has the layouts).
  *
  * Called once per sample, after the walk, for a process Go's runtime entry is attached to
- * (src/go/go_runtime.c): g from the thread's TLS slot, then g.m.curg, the goroutine the thread
- * runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
+ * (src/go/go_runtime.c): m.curg (go_goroutine.h), the goroutine the thread runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
  * signal handler), then its labels. At most SS_MAX_LABELS labels are kept, each cut to the
  * record's sizes; what is left out is counted (enum go_counter), never guessed: a map that is
  * growing is not read.
@@ -14,6 +13,7 @@
 #define STACKSCOPE_GO_LABELS_H
 
 #include "abi.h"
+#include "interp/go_goroutine.h"
 
 /* Copies one label's strings (key and value: pointer, length) into l: 0 copied, 1 copied but
  * cut, -1 unreadable. A global function: the verifier checks it once, not per label.
@@ -109,26 +109,23 @@ __noinline int ss_go_labels(struct sample_record *rec, struct go_label_strings *
 			    __u64 fsbase)
 {
 	struct interp_proc *p = ss_interp_proc(pid, FRAME_KIND_GO);
-	struct go_proc_abi go;
-	__u64 g, m, curg, labels, total;
+	struct go_thread t;
+	__u64 labels, total;
 	__u32 n = 0, i, cnt = 0;
 	int r;
 
 	if (!p || !fsbase || !rec || !tmp)
 		return 0;
-	go = p->go;
-	if (ss_read_user(&g, sizeof(g), fsbase + (__s64)go.tls_g) || !g ||
-	    ss_read_user(&m, sizeof(m), g + go.g_m) || !m ||
-	    ss_read_user(&curg, sizeof(curg), m + go.m_curg)) {
+	if (go_thread_read(&p->go, fsbase, &t)) {
 		ss_interp_count(FRAME_KIND_GO, GO_COUNTER_NO_G);
 		return 0;
 	}
 	/* no user goroutine (the scheduler), or one without labels */
-	if (!curg || ss_read_user(&labels, sizeof(labels), curg + go.g_labels) || !labels)
+	if (!t.curg || ss_read_user(&labels, sizeof(labels), t.curg + p->go.g_labels) || !labels)
 		return 0;
-	if (go.labels_layout == GO_LABELS_HMAP)
+	if (p->go.labels_layout == GO_LABELS_HMAP)
 		total = go_labels_hmap(tmp, &n, labels);
-	else if (go.labels_layout == GO_LABELS_SLICE)
+	else if (p->go.labels_layout == GO_LABELS_SLICE)
 		total = go_labels_slice(tmp, &n, labels);
 	else
 		return 0;

@@ -173,6 +173,10 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 	else
 		abi->g_labels = 360; /* 1.17-1.20 */
 	abi->labels_layout = minor >= 24 ? GO_LABELS_SLICE : GO_LABELS_HMAP;
+	abi->m_g0 = 0;
+	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
+	abi->g_sched_pc = 64;
+	abi->g_sched_bp = minor >= 25 ? 96 : 104; /* 1.25 dropped gobuf.ret */
 }
 
 static void *go_new(void)

@@ -241,12 +241,17 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
  * callers time.now and runtime.nanotime1 push rbp before moving to the g0
  * stack; runtime.asmcgocall (C code runs on g0 below it) keeps rbp = the frame pointer of
  * runtime.cgocall, so the walk reaches the Go code that made the cgo call, without the
- * runtime.cgocall frame. In every other one (systemstack, mcall, morestack, gogo, ...) the
- * walk ends: above them on g0 lies no caller, and the goroutine's stack is only known
- * through the runtime's g structure.
+ * runtime.cgocall frame.
  */
 static const char *const go_fp_switches[] = { "runtime.asmcgocall", "time.now",
 					      "runtime.nanotime1" };
+/* Go functions that call their callee on g0's stack: above them on g0 lies no caller, and
+ * UNWIND_RULE_GO_G0 continues in the goroutine's stack from where the switch saved it
+ * (m.curg.sched, read by eBPF through the runtime's g: bpf/interp/go_goroutine.h). In every
+ * other SPWRITE function (gogo, rt0_go, ...) the walk ends.
+ */
+static const char *const go_g0_switches[] = { "runtime.systemstack", "runtime.morestack",
+					      "runtime.mcall" };
 
 static struct unwind_rule go_switch_rule(const char *name)
 {
@@ -256,6 +261,9 @@ static struct unwind_rule go_switch_rule(const char *name)
 	for (i = 0; name && i < sizeof(go_fp_switches) / sizeof(go_fp_switches[0]); i++)
 		if (!strcmp(name, go_fp_switches[i]))
 			rule.kind = UNWIND_RULE_FP_SWITCH;
+	for (i = 0; name && i < sizeof(go_g0_switches) / sizeof(go_g0_switches[0]); i++)
+		if (!strcmp(name, go_g0_switches[i]))
+			rule.kind = UNWIND_RULE_GO_G0;
 	return rule;
 }
 
@@ -897,7 +905,7 @@ static int check_rows(const struct unwind_row *rows, size_t cnt)
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
 		if ((i && rows[i].addr <= rows[i - 1].addr) ||
-		    rows[i].rule.kind > UNWIND_RULE_FP_SWITCH ||
+		    rows[i].rule.kind > UNWIND_RULE_GO_G0 ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
 			return -EINVAL;
 	}

@@ -9,6 +9,10 @@
 #  - wl_go_labels: two goroutines under pprof.Do with labels route/worker, one without: each
 #    sample of main.work carries its goroutine's two labels (pprof labels, folded annotations),
 #    main.unlabeled's carry none;
+#  - wl_go_g0: samples on g0's stack go on into the goroutine that switched there: under
+#    runtime.morestack the main.deep chain that grew its stack, under runtime.systemstack the GC
+#    mark worker, both down to runtime.goexit (the frame-pointer/pcsp walk alone stops at the
+#    switch);
 #  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
 #    it) bundling a generated project of 2000 modules: Go frames with files and lines.
 # Lines come from the workload sources' markers (// NAME).
@@ -107,8 +111,8 @@ if [[ -x $FIX/wl_go_labels ]]; then
 	LB='[[]label: ' RB='[]]'
 	FAST="${LB}route=/api/fast${RB};${LB}worker=1${RB}"
 	SLOW="${LB}route=/api/slow${RB};${LB}worker=2${RB}"
-	record "$TMP/wl_go_labels.err" -F $HZ -o "$TMP/wl_go_labels.pb.gz" -- "$FIX/wl_go_labels" 2 \
-		>/dev/null
+	record "$TMP/wl_go_labels.err" -F $HZ -o "$TMP/wl_go_labels.pb.gz" \
+		-o "$TMP/wl_go_labels.folded" -- "$FIX/wl_go_labels" 2 >/dev/null
 	check_eq "wl_go_labels: exit status" $? 0
 	f=$TMP/wl_go_labels.stacks
 	$STACKS --comm --labels "$TMP/wl_go_labels.pb.gz" >"$f"
@@ -132,9 +136,7 @@ if [[ -x $FIX/wl_go_labels ]]; then
 	check_ge "wl_go_labels: samples in main.unlabeled" "$in_unl" 50
 	check_eq "wl_go_labels: main.unlabeled samples with labels" \
 		"$(samples "$f" wl_go_labels "$LB[^;]*;([^;]*;)*main[.]unlabeled@")" 0
-	# the folded output carries the same annotations
-	record "$TMP/wl_go_labels_f.err" -F $HZ -o "$TMP/wl_go_labels.folded" -- \
-		"$FIX/wl_go_labels" 1 >/dev/null
+	# the folded output (of the same recording) carries the same annotations
 	f=$TMP/wl_go_labels.folded
 	in_work=$(samples "$f" wl_go_labels ';main[.]work(;|$)')
 	labeled=$(samples "$f" wl_go_labels \
@@ -143,6 +145,36 @@ if [[ -x $FIX/wl_go_labels ]]; then
 		"$labeled" "$in_work" 99 || grep 'main\.work' "$f" | head -3 | cut -c1-300
 else
 	skip_setup "wl_go_labels: not built (go missing when the fixtures were built)"
+fi
+
+if [[ -x $FIX/wl_go_g0 ]]; then
+	record_stacks wl_go_g0 "$FIX/wl_go_g0" 1.5
+	f=$TMP/wl_go_g0.stacks
+	G0='wl_go_g0[.]go'
+	L_DEEP=$(line "$DATA/wl_go_g0.go" DEEP_CALLS_DEEP)
+	L_GO=$(line "$DATA/wl_go_g0.go" GROW_GO)
+	in_newstack=$(samples "$f" wl_go_g0 ';runtime[.]morestack@[^;]*;runtime[.]newstack@')
+	check_ge "wl_go_g0: samples in runtime.newstack (on g0 under morestack)" "$in_newstack" 30
+	# the goroutine's callers, down to its root (a few are preemptions through morestack in
+	# other functions, and a rare one ran the scheduler after the goroutine was dropped)
+	whole=$(samples "$f" wl_go_g0 \
+		'^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*runtime[.]morestack@[^;]*;runtime[.]newstack@')
+	check_pct "wl_go_g0: of those, complete from runtime.goexit" "$whole" "$in_newstack" 90 ||
+		grep 'runtime\.newstack@' "$f" | grep -v '^wl_go_g0;runtime\.goexit' | head -3 | cut -c1-400
+	# deep calling deep at its line, the one that grew its stack at its entry line
+	deep=$(samples "$f" wl_go_g0 \
+		"^wl_go_g0;runtime[.]goexit@[^;]*;main[.]grow[.]func1@$G0:$L_GO;(main[.]deep@$G0:$L_DEEP;)+main[.]deep@$G0:[0-9]+;runtime[.]morestack@[^;]*;runtime[.]newstack@")
+	check_pct "wl_go_g0: of those, goexit;grow.func1:$L_GO;deep:$L_DEEP...;deep;morestack;newstack" \
+		"$deep" "$in_newstack" 75 || grep 'runtime\.newstack@' "$f" | head -3 | cut -c1-400
+	in_mark=$(samples "$f" wl_go_g0 \
+		';runtime[.]systemstack@[^;]*;runtime[.]gcBgMarkWorker[.]func[0-9]+@')
+	check_ge "wl_go_g0: samples of the GC mark worker on g0 (under systemstack)" "$in_mark" 10
+	whole=$(samples "$f" wl_go_g0 \
+		'^wl_go_g0;runtime[.]goexit@[^;]*;runtime[.]gcBgMarkWorker@[^;]*;runtime[.]systemstack_switch@[^;]*;runtime[.]systemstack@[^;]*;runtime[.]gcBgMarkWorker[.]func[0-9]+@')
+	check_pct "wl_go_g0: of those, goexit;gcBgMarkWorker;systemstack_switch;systemstack;..." \
+		"$whole" "$in_mark" 95 || grep 'gcBgMarkWorker' "$f" | head -3 | cut -c1-400
+else
+	skip_setup "wl_go_g0: not built (go missing when the fixtures were built)"
 fi
 
 if [[ ! -x $FIX/esbuild ]]; then
