@@ -329,7 +329,7 @@ enum unwind_rule_kind {
 	UNWIND_RULE_FP_SWITCH,   /* frame pointer of a function that switched stacks (Go's
 				  * asmcgocall, time.now): rbp may lie below rsp, once a walk */
 	UNWIND_RULE_GO_G0,       /* a Go function that runs its callee on g0's stack
-				  * (systemstack, morestack, mcall): the caller is the goroutine's
+				  * (systemstack, morestack): the caller is the goroutine's
 				  * saved context (m.curg.sched), once a walk; else STOP */
 };
 

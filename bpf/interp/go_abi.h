@@ -34,7 +34,7 @@ struct go_proc_abi {
 	__u8 pad;
 	__u16 m_g0;       /* m.g0 (g.stack.lo and .hi are g's first words) */
 	__u16 g_sched_sp; /* g.sched.sp, .pc, .bp: where a goroutine that switched to g0 */
-	__u16 g_sched_pc; /* (systemstack, morestack, mcall) was */
+	__u16 g_sched_pc; /* (systemstack, morestack) was */
 	__u16 g_sched_bp;
 };
 

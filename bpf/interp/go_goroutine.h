@@ -2,7 +2,7 @@
  * interp/go_abi.h, offsets per process from src/go/go_runtime.c). Two users:
  *  - the sample's labels (go_labels.h): m.curg.labels;
  *  - the walk through a switch to g0 (native_unwind.h's UNWIND_RULE_GO_G0): a sample on g0's
- *    stack under runtime.systemstack / morestack / mcall goes on in the goroutine's own stack,
+ *    stack under runtime.systemstack or morestack goes on in the goroutine's own stack,
  *    from the context the switch saved in m.curg.sched (pc, sp, bp), as the runtime's own
  *    tracebacks (and so `go tool pprof` of a profile taken inside the program) show it.
  *
@@ -35,7 +35,8 @@ static __always_inline int go_thread_read(const struct go_proc_abi *go, __u64 fs
 /* Where the goroutine of a thread on g0 was when it switched: ctx = pc, sp, bp from
  * m.curg.sched (ctx: 3 words). sp is the sp of the switching frame (systemstack's, morestack's), which must
  * lie on g0's stack [g0.stack.lo, g0.stack.hi): only then did the switch happen (a sample
- * in systemstack before it switched, on the goroutine's stack, has a stale curg.sched). 0, or
+ * in systemstack before it switched, on the goroutine's stack, has a stale curg.sched), and
+ * the saved sp on the goroutine's own stack (sched is cleared as the goroutine resumes). 0, or
  * -1 (not on g0 under a switch, unreadable: the walk ends there as a thread root).
  * A global function: the verifier checks it once, not in every path of the unwind step.
  */
@@ -50,7 +51,11 @@ __noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, struct go
 	    ss_read_user(stack, sizeof(stack), g0) || sp < stack[0] || sp >= stack[1] ||
 	    ss_read_user(&ctx->pc, sizeof(ctx->pc), t.curg + p->go.g_sched_pc) ||
 	    ss_read_user(&ctx->sp, sizeof(ctx->sp), t.curg + p->go.g_sched_sp) ||
-	    ss_read_user(&ctx->bp, sizeof(ctx->bp), t.curg + p->go.g_sched_bp))
+	    ss_read_user(&ctx->bp, sizeof(ctx->bp), t.curg + p->go.g_sched_bp) ||
+	    ss_read_user(stack, sizeof(stack), t.curg))
+		return -1;
+	/* a context being restored (gogo and systemstack's return clear sched.sp) is no context */
+	if (ctx->sp < stack[0] || ctx->sp >= stack[1] || !ctx->pc)
 		return -1;
 	return 0;
 }

@@ -245,13 +245,17 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
  */
 static const char *const go_fp_switches[] = { "runtime.asmcgocall", "time.now",
 					      "runtime.nanotime1" };
-/* Go functions that call their callee on g0's stack: above them on g0 lies no caller, and
- * UNWIND_RULE_GO_G0 continues in the goroutine's stack from where the switch saved it
- * (m.curg.sched, read by eBPF through the runtime's g: bpf/interp/go_goroutine.h). In every
- * other SPWRITE function (gogo, rt0_go, ...) the walk ends.
+/* Go functions that call their callee on g0's stack and come back to the same goroutine:
+ * above them on g0 lies no caller, and UNWIND_RULE_GO_G0 continues in the goroutine's stack
+ * from where the switch saved it (m.curg.sched, read by eBPF through the runtime's g:
+ * bpf/interp/go_goroutine.h). Not runtime.mcall: its callees (park_m, goexit0, gosched_m)
+ * drop the goroutine and schedule another, so m.curg soon names the next one (seen in
+ * esbuild: a scheduler sample under a goroutine that had not run yet). A preemption through
+ * morestack (newstack -> gopreempt_m -> schedule) has that window too, but only between
+ * execute() setting the next m.curg and gogo (before it, m.curg is nil: the walk ends). In
+ * every other SPWRITE function (mcall, gogo, rt0_go, ...) the walk ends.
  */
-static const char *const go_g0_switches[] = { "runtime.systemstack", "runtime.morestack",
-					      "runtime.mcall" };
+static const char *const go_g0_switches[] = { "runtime.systemstack", "runtime.morestack" };
 
 static struct unwind_rule go_switch_rule(const char *name)
 {

@@ -447,8 +447,7 @@ TEST(unwind_rows_from_pcsp)
 				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
 			/* the g0 switches continue in the goroutine's stack */
 			if (!strcmp(gf.name, "runtime.systemstack") ||
-			    !strcmp(gf.name, "runtime.morestack") ||
-			    !strcmp(gf.name, "runtime.mcall")) {
+			    !strcmp(gf.name, "runtime.morestack")) {
 				CHECK(r && r->rule.kind == UNWIND_RULE_GO_G0);
 				g0_switches++;
 			}
@@ -466,7 +465,7 @@ TEST(unwind_rows_from_pcsp)
 	}
 	CHECK_EQ_INT(rc.bad, 0);
 	CHECK_EQ_INT(signal_funcs, 1);
-	CHECK_EQ_INT(g0_switches, 3);
+	CHECK_EQ_INT(g0_switches, 2);
 	idx = func_named(fx.t, "main.gamma", &gf);
 	REQUIRE(idx >= 0);
 	r = unwind_table__find(t, gf.entry + 8);
