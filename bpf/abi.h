@@ -331,6 +331,9 @@ enum unwind_rule_kind {
 	UNWIND_RULE_GO_G0,       /* a Go function that runs its callee on g0's stack
 				  * (systemstack, morestack): the caller is the goroutine's
 				  * saved context (m.curg.sched), once a walk; else STOP */
+	UNWIND_RULE_GO_CGO,      /* Go's asmcgocall (C code runs on g0 above it): the caller is
+				  * the goroutine in runtime.cgocall (m.curg.syscallpc/sp), once
+				  * a walk; else as UNWIND_RULE_FP_SWITCH */
 };
 
 enum unwind_rbp_rule {

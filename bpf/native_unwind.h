@@ -10,9 +10,9 @@
  *   static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);   NULL: none
  *   static struct unwind_entry *ss_lookup_entry(__u32 index);
  *   static struct unwind_rule *ss_lookup_rule(__u32 index);
- *   static int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx); 0 or < 0
- *     (UNWIND_RULE_GO_G0: where the goroutine of this thread, now on g0's stack at st's sp,
- *     switched to it; < 0: none, the walk ends as at a thread root)
+ *   static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
+ *     (UNWIND_RULE_GO_G0 / GO_CGO: where the goroutine of this thread, now on g0's stack at
+ *     st's sp, switched to it, enum go_context; 0, or < 0: none)
  *
  * Invariants: a step either appends exactly one frame and moves the state to the caller,
  * or appends one frame and ends the stack with an enum unwind_end reason. The first frame
@@ -355,23 +355,33 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
 		st->switched = 1;
 		return;
-	case UNWIND_RULE_GO_G0: {
+	case UNWIND_RULE_GO_G0:
+	case UNWIND_RULE_GO_CGO: {
 		struct go_sched ctx;
+		__u32 which = r->kind == UNWIND_RULE_GO_CGO ? GO_CONTEXT_SYSCALL : GO_CONTEXT_SCHED;
 
 		/* once a walk, so the stack change cannot loop */
-		if (st->go_switched || ss_go_goroutine(st, &ctx) < 0) {
-			ss_end(st, UNWIND_END_OK);
+		if (st->go_switched || ss_go_goroutine(st, which, &ctx) < 0) {
+			if (r->kind == UNWIND_RULE_GO_G0) {
+				ss_end(st, UNWIND_END_OK);
+				return;
+			}
+			/* asmcgocall without the goroutine: its frame pointer (cgocall's) */
+			fr->flags |= USER_FRAME_FP;
+			ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
+			st->switched = 1;
 			return;
 		}
 		st->go_switched = 1;
 		st->regs[DWARF_RIP] = ctx.pc;
 		st->regs[DWARF_RSP] = ctx.sp;
 		st->regs[DWARF_RBP] = ctx.bp;
-		/* an exact pc, as the runtime's tracebacks read it: morestack saves the pc after
-		 * its call (f's prologue goes on there), systemstack the entry of (1.19) or a pc
-		 * inside (1.21+) runtime.systemstack_switch
+		/* as the runtime's tracebacks read them: morestack saves the pc after its call
+		 * (f's prologue, the line of f's entry either way), systemstack the entry of (1.19)
+		 * or a pc inside (1.21+) runtime.systemstack_switch: exact; cgocall the return
+		 * address of its call to entersyscall: that call's line
 		 */
-		st->pc_is_return = 0;
+		st->pc_is_return = which == GO_CONTEXT_SYSCALL;
 		st->regs_valid = 0;
 		return;
 	}

@@ -224,7 +224,8 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 }
 
 struct unwind_cursor;
-static __always_inline int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx);
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
+					   struct go_sched *ctx);
 
 #include "native_unwind.h"
 
@@ -289,12 +290,13 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 #include "interp/go_labels.h"
 
 /* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go_goroutine.h). */
-static __always_inline int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx)
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
+					   struct go_sched *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
 	return go_goroutine_context(st->pid, BPF_CORE_READ(task, thread.fsbase),
-				    st->regs[DWARF_RSP], ctx);
+				    st->regs[DWARF_RSP], which, ctx);
 }
 
 struct unwind_scratch {

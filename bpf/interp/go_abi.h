@@ -36,11 +36,18 @@ struct go_proc_abi {
 	__u16 g_sched_sp; /* g.sched.sp, .pc, .bp: where a goroutine that switched to g0 */
 	__u16 g_sched_pc; /* (systemstack, morestack) was */
 	__u16 g_sched_bp;
+	__u16 g_syscall_sp; /* g.syscallsp, .syscallpc: where runtime.cgocall entered the */
+	__u16 g_syscall_pc; /* syscall state before asmcgocall (entersyscall) */
 };
 
-/* A goroutine's saved context (from g.sched), where the walk goes on after a switch to g0. */
+/* A goroutine's saved context, where the walk goes on after a switch to g0. */
 struct go_sched {
 	__u64 pc, sp, bp;
+};
+
+enum go_context {
+	GO_CONTEXT_SCHED = 0,   /* g.sched: systemstack, morestack */
+	GO_CONTEXT_SYSCALL = 1, /* g.syscallpc/sp (no bp: 0): a cgo call (runtime.cgocall) */
 };
 
 #define GO_MAP_BUCKET_SLOTS 8

@@ -33,26 +33,34 @@ static __always_inline int go_thread_read(const struct go_proc_abi *go, __u64 fs
 }
 
 /* Where the goroutine of a thread on g0 was when it switched: ctx = pc, sp, bp from
- * m.curg.sched (ctx: 3 words). sp is the sp of the switching frame (systemstack's, morestack's), which must
+ * m.curg.sched (which: GO_CONTEXT_SCHED), or the pc and sp runtime.cgocall saved in
+ * m.curg.syscallpc/sp before asmcgocall moved to g0 (GO_CONTEXT_SYSCALL; bp 0: cgocall's
+ * frame rule restores it). sp is the sp of the switching frame (systemstack's, morestack's), which must
  * lie on g0's stack [g0.stack.lo, g0.stack.hi): only then did the switch happen (a sample
  * in systemstack before it switched, on the goroutine's stack, has a stale curg.sched), and
  * the saved sp on the goroutine's own stack (sched is cleared as the goroutine resumes). 0, or
  * -1 (not on g0 under a switch, unreadable: the walk ends there as a thread root).
  * A global function: the verifier checks it once, not in every path of the unwind step.
  */
-__noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, struct go_sched *ctx)
+__noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, __u32 which,
+				    struct go_sched *ctx)
 {
 	struct interp_proc *p = ss_interp_proc(pid, FRAME_KIND_GO);
+	__u64 g0, stack[2], pc_off, sp_off;
 	struct go_thread t;
-	__u64 g0, stack[2];
 
 	if (!ctx || !p || go_thread_read(&p->go, fsbase, &t) || !t.curg || t.curg == t.g ||
 	    ss_read_user(&g0, sizeof(g0), t.m + p->go.m_g0) || t.curg == g0 ||
 	    ss_read_user(stack, sizeof(stack), g0) || sp < stack[0] || sp >= stack[1] ||
-	    ss_read_user(&ctx->pc, sizeof(ctx->pc), t.curg + p->go.g_sched_pc) ||
-	    ss_read_user(&ctx->sp, sizeof(ctx->sp), t.curg + p->go.g_sched_sp) ||
-	    ss_read_user(&ctx->bp, sizeof(ctx->bp), t.curg + p->go.g_sched_bp) ||
 	    ss_read_user(stack, sizeof(stack), t.curg))
+		return -1;
+	pc_off = which == GO_CONTEXT_SYSCALL ? p->go.g_syscall_pc : p->go.g_sched_pc;
+	sp_off = which == GO_CONTEXT_SYSCALL ? p->go.g_syscall_sp : p->go.g_sched_sp;
+	ctx->bp = 0;
+	if (ss_read_user(&ctx->pc, sizeof(ctx->pc), t.curg + pc_off) ||
+	    ss_read_user(&ctx->sp, sizeof(ctx->sp), t.curg + sp_off) ||
+	    (which == GO_CONTEXT_SCHED &&
+	     ss_read_user(&ctx->bp, sizeof(ctx->bp), t.curg + p->go.g_sched_bp)))
 		return -1;
 	/* a context being restored (gogo and systemstack's return clear sched.sp) is no context */
 	if (ctx->sp < stack[0] || ctx->sp >= stack[1] || !ctx->pc)

@@ -176,7 +176,9 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 	abi->m_g0 = 0;
 	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
 	abi->g_sched_pc = 64;
-	abi->g_sched_bp = minor >= 25 ? 96 : 104; /* 1.25 dropped gobuf.ret */
+	abi->g_sched_bp = minor >= 25 ? 96 : 104;    /* 1.25 dropped gobuf.ret */
+	abi->g_syscall_sp = minor >= 25 ? 104 : 112; /* right after g.sched (1.19: DWARF) */
+	abi->g_syscall_pc = abi->g_syscall_sp + 8;
 }
 
 static void *go_new(void)

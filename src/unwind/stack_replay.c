@@ -94,9 +94,9 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
  * walk ends there, as eBPF's does for a process it has no Go entry for.
  */
 struct unwind_cursor;
-static int ss_go_goroutine(struct unwind_cursor *st, struct go_sched *ctx)
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
 {
-	(void)st, (void)ctx;
+	(void)st, (void)which, (void)ctx;
 	return -1;
 }
 

@@ -5,7 +5,8 @@
 #    pointer walk loses main.beta under it) with main.churn inlined into it: exact chain and
 #    lines, the inlined frame, and every sample of the chain complete;
 #  - wl_go_cgo: Go -> cgo -> C (c_outer -> c_inner) and back: the C frames under the Go
-#    caller (runtime.asmcgocall switches to the thread's stack; runtime.cgocall is not shown);
+#    caller, runtime.cgocall (at its entersyscall call, where it saved the goroutine's pc and
+#    sp) and runtime.asmcgocall (which moved to the thread's stack) between them;
 #  - wl_go_labels: two goroutines under pprof.Do with labels route/worker, one without: each
 #    sample of main.work carries its goroutine's two labels (pprof labels, folded annotations),
 #    main.unlabeled's carry none;
@@ -93,14 +94,18 @@ if [[ -x $FIX/wl_go_cgo ]]; then
 	record_stacks wl_go_cgo "$FIX/wl_go_cgo" 2
 	f=$TMP/wl_go_cgo.stacks
 	L_CGO=$(line "$DATA/wl_go_cgo.go" CGO_CALL)
+	# runtime.cgocall at its call of entersyscall (where it saved the goroutine's pc and sp)
+	L_ENTERSYSCALL=$(grep -n '^	entersyscall()$' "$(go env GOROOT 2>/dev/null)/src/runtime/cgocall.go" |
+		head -1 | cut -d: -f1)
+	L_ENTERSYSCALL=${L_ENTERSYSCALL:-[0-9]+}
 	total=$(samples "$f" wl_go_cgo)
 	check_ge "wl_go_cgo: samples" "$total" 100
 	in_c=$(samples "$f" wl_go_cgo ';c_outer(@[^;]*)?;c_inner(@[^;]*)?(;[^@]*)*$')
 	whole=$(samples "$f" wl_go_cgo \
-		"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$L_CGO;main\\._Cfunc_c_outer@[^;]*;runtime\\.asmcgocall@[^;]*;_cgo_[^;]*;c_outer;c_inner(;[^@]*)*\$")
+		"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$L_CGO;main\\._Cfunc_c_outer@[^;]*;runtime\\.cgocall@cgocall\\.go:$L_ENTERSYSCALL;runtime\\.asmcgocall@[^;]*;_cgo_[^;]*;c_outer;c_inner(;[^@]*)*\$")
 	check_pct "wl_go_cgo: samples in C (c_outer;c_inner)" "$in_c" "$total" 70 ||
 		show_stacks "$f"
-	check_pct "wl_go_cgo: of those, whole: main.cgoLoop:$L_CGO;_Cfunc_c_outer;asmcgocall;C frames" \
+	check_pct "wl_go_cgo: of those, whole: cgoLoop:$L_CGO;_Cfunc_c_outer;cgocall:$L_ENTERSYSCALL;asmcgocall;C" \
 		"$whole" "$in_c" 95 || show_stacks "$f"
 else
 	skip_setup "wl_go_cgo: not built (go or gcc missing when the fixtures were built)"

@@ -442,7 +442,8 @@ TEST(unwind_rows_from_pcsp)
 			r = unwind_table__find(t, gf.entry);
 			CHECK(r && (r->rule.kind == UNWIND_RULE_STOP ||
 				    r->rule.kind == UNWIND_RULE_FP_SWITCH ||
-				    r->rule.kind == UNWIND_RULE_GO_G0));
+				    r->rule.kind == UNWIND_RULE_GO_G0 ||
+				    r->rule.kind == UNWIND_RULE_GO_CGO));
 			if (gf.flags & GO_FUNC_TOPFRAME)
 				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
 			/* the g0 switches continue in the goroutine's stack */
