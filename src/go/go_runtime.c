@@ -9,8 +9,9 @@
  *    inline version string since Go 1.18), else the runtime.buildVersion string in .rodata
  *    ("go1.26.5" between non-printable bytes: binaries whose build info was removed, as
  *    esbuild's), checked against the .gopclntab format (1.18-1.19 vs 1.20+);
- *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg`, the first instruction of
- *    runtime.stackcheck (-8 in every binary measured: internal and external linking);
+ *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg` (or, in a PIE, of the
+ *    `mov $disp32, %reg` before `mov %fs:(%reg), ...`) that runtime.stackcheck starts with
+ *    (-8 in every binary measured: internal and external linking, PIE);
  *  - the offsets of g.m, m.curg and g.labels per version (runtime/runtime2.go of each release,
  *    as the reference agent records them; 1.19 checked against the DWARF of an unstripped
  *    build: curg 192, labels 360).
@@ -131,8 +132,10 @@ static int version_from_rodata(struct elf_file *ef)
 	return -1;
 }
 
-/* g's slot relative to fsbase: `64 48 8b /r` with modrm mod 00 r/m 100, SIB 0x25 (no base,
- * no index: disp32), the first instruction of runtime.stackcheck. 0 or -ENOENT.
+/* g's slot relative to fsbase, from the first instruction(s) of runtime.stackcheck:
+ * `mov %fs:disp32, %reg` (64 48 8b /r with modrm mod 00 r/m 100, SIB 0x25: no base, no index)
+ * in executables, `mov $disp32, %reg; mov %fs:(%reg), %reg2` in PIEs. 0 or -ENOENT (the
+ * RIP-relative form of some external links, whose offset is in a GOT slot, is not read).
  */
 static int tls_g_offset(struct elf_file *ef, struct gopclntab *t, int32_t *out)
 {
@@ -151,12 +154,24 @@ static int tls_g_offset(struct elf_file *ef, struct gopclntab *t, int32_t *out)
 		if (elf_file__bytes_at_vaddr(ef, fn.entry, &data, &avail) || avail < 9)
 			return -ENOENT;
 		code = data;
-		if (code[0] != 0x64 || code[1] != 0x48 || code[2] != 0x8b ||
-		    (code[3] & 0xc7) != 0x04 || code[4] != 0x25)
-			return -ENOENT;
-		memcpy(&disp, code + 5, sizeof(disp));
-		*out = disp;
-		return 0;
+		if (code[0] == 0x64 && code[1] == 0x48 && code[2] == 0x8b &&
+		    (code[3] & 0xc7) == 0x04 && code[4] == 0x25) {
+			memcpy(&disp, code + 5, sizeof(disp));
+			*out = disp;
+			return 0;
+		}
+		/* PIE: mov $disp32, %reg (48 c7 /0, mod 11); mov %fs:(%reg), %reg2 (64 48 8b /r,
+		 * mod 00, r/m = reg: not rsp/rbp, which would need a SIB or a displacement)
+		 */
+		if (avail >= 11 && code[0] == 0x48 && code[1] == 0xc7 && (code[2] & 0xf8) == 0xc0 &&
+		    code[7] == 0x64 && code[8] == 0x48 && code[9] == 0x8b &&
+		    (code[10] & 0xc7) == (code[2] & 0x07) && (code[2] & 0x07) != 4 &&
+		    (code[2] & 0x07) != 5) {
+			memcpy(&disp, code + 3, sizeof(disp));
+			*out = disp;
+			return 0;
+		}
+		return -ENOENT;
 	}
 	return -ENOENT;
 }

@@ -148,6 +148,20 @@ if [[ -x $FIX/wl_go_labels ]]; then
 		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit;([^;]*;)*main[.]work(;|\$)")
 	check_pct "wl_go_labels (folded): main.work samples starting [label: route=...];[label: worker=...]" \
 		"$labeled" "$in_work" 99 || grep 'main\.work' "$f" | head -3 | cut -c1-300
+	# a PIE reads g's TLS slot through another instruction form: the same labels
+	if [[ -x $FIX/wl_go_labels.pie ]]; then
+		record "$TMP/wl_go_labels_pie.err" -F $HZ -o "$TMP/wl_go_labels_pie.folded" -- \
+			"$FIX/wl_go_labels.pie" 1 >/dev/null
+		f=$TMP/wl_go_labels_pie.folded
+		in_work=$(samples "$f" wl_go_labels.pi ';main[.]work(;|$)')
+		labeled=$(samples "$f" wl_go_labels.pi \
+			"^wl_go_labels[.]pi;($FAST|$SLOW);runtime[.]goexit;([^;]*;)*main[.]work(;|\$)")
+		check_ge "wl_go_labels.pie: samples in main.work" "$in_work" 50
+		check_pct "wl_go_labels.pie: main.work samples with their labels" "$labeled" "$in_work" 99 ||
+			grep 'main\.work' "$f" | head -3 | cut -c1-300
+	else
+		skip_setup "wl_go_labels.pie: not built"
+	fi
 else
 	skip_setup "wl_go_labels: not built (go missing when the fixtures were built)"
 fi
