@@ -118,4 +118,4 @@ format-check:
 clean:
 	rm -rf $(BUILD) stackscope
 
--include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(MAIN_OBJ:.o=.d) $(TEST_BINS:=.d)

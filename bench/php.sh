@@ -3,10 +3,11 @@
 #  1. completeness: the share of samples whose PHP chain is exactly {main} -> down x DEPTH with
 #     the leaf at the hot line (bench/php_deep.php), DEPTH 30, for a 1 s run and for 0.15 s
 #     runs (a process whose start-up is a larger share);
-#  2. BPF time per sample (the sampler's own clock, `bpf time` of the record summary) with 2,
+#  2. the same with opcache's JIT on (tracing): the leaf at its hot line or without a line;
+#  3. BPF time per sample (the sampler's own clock, `bpf time` of the record summary) with 2,
 #     31 and 201 PHP frames on the same workload: the cost of the PHP walk per frame; next to
 #     a native stack of ~300 frames (build/fixtures/wl_recurse, `make fixtures`) in the same run.
-# phpspy, the peer PHP users reach for, is not packaged by Debian and cannot be fetched here:
+# phpspy, the peer PHP users reach for, is neither a Debian package nor on npm:
 # no peer column. Every measurement is taken ROUNDS times in alternation; medians.
 # Usage: sudo bench/php.sh [ROUNDS]
 set -uo pipefail
@@ -30,22 +31,26 @@ L_HOT=$(line "$WL" HOT)
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 
 # complete DEPTH < stacks: "samples complete in_vm" over pprof_stacks.py lines (in_vm: samples
-# with execute_ex, i.e. not in PHP's start-up or exit)
+# with execute_ex, i.e. not in PHP's start-up or exit). With the JIT ($JIT set) the leaf may
+# also come without a line: JIT code saves its opline only before calls out (php_walk.h).
 complete()
 {
 	local depth=$1 chain="{main}@php_deep.php:$L_MAIN" i
 	for ((i = 1; i < depth; i++)); do chain+=";down@php_deep.php:$L_REC"; done
-	chain+=";down@php_deep.php:$L_HOT"
-	awk -v chain="$chain" '{ n = $NF; total += n; if (index($0, ";execute_ex;")) vm += n
-		if (index($0, ";execute_ex;" chain " ") || index($0, ";execute_ex;" chain ";")) ok += n }
+	chain+=";down@php_deep.php"
+	awk -v chain="$chain" -v hot=":$L_HOT" -v jit="${JIT:+1}" '
+		function has(c) { return index($0, ";execute_ex;" c " ") || index($0, ";execute_ex;" c ";") }
+		{ n = $NF; total += n; if (index($0, ";execute_ex;")) vm += n
+		  if (has(chain hot) || (jit && has(chain))) ok += n }
 		END { print total + 0, ok + 0, vm + 0 }'
 }
 
-# run NAME DEPTH SECS: one recording; prints "samples complete in_vm bpf_ns"
+# run NAME DEPTH SECS: one recording; prints "samples complete in_vm bpf_ns" ($JIT: PHP's
+# options turning opcache's JIT on)
 run()
 {
 	local name=$1 depth=$2 secs=$3 ns
-	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $PHP "$WL" "$depth" "$secs" \
+	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $PHP $JIT "$WL" "$depth" "$secs" \
 		>/dev/null 2>"$out/$name.err"
 	ns=$(awk '/^bpf time/ { print $3 }' "$out/$name.err")
 	echo "$($STACKS "$out/$name.pb.gz" | complete "$depth") ${ns:-0}"
@@ -53,8 +58,14 @@ run()
 
 pct() { awk -v c="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }'; }
 NATIVE=${BUILD:-build}/fixtures/wl_recurse
-declare -a c30 v30 ns30 ns1 ns200 nsnat cshort vshort
+JIT_ON="-d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=32M"
+JIT=
+declare -a c30 v30 ns30 ns1 ns200 nsnat cshort vshort cjit vjit nsjit
 for ((r = 0; r < ROUNDS; r++)); do
+	JIT=$JIT_ON
+	read -r t c v ns < <(run jit30 30 1)
+	cjit+=("$(pct "$c" "$t")") vjit+=("$(pct "$c" "$v")") nsjit+=("$ns")
+	JIT=
 	read -r t c v ns < <(run deep30 30 1)
 	c30+=("$(pct "$c" "$t")") v30+=("$(pct "$c" "$v")") ns30+=("$ns")
 	read -r t c v ns < <(run deep1 1 1)
@@ -82,3 +93,9 @@ printf '| %s | %s %% / %s %% | %s %% / %s %% | %.1f / %.1f / %.1f | %s |\n' "$($
 	"$(echo "$(echo "${ns30[*]}" | median) / 1000" | bc -l)" \
 	"$(echo "$(echo "${ns200[*]}" | median) / 1000" | bc -l)" \
 	"$( ((${#nsnat[@]})) && printf '%.1f' "$(echo "$(echo "${nsnat[*]}" | median) / 1000" | bc -l)" || echo "- (make fixtures)")"
+echo
+echo "| PHP, opcache.jit=tracing | complete (1 s): all samples / in execute_ex | BPF µs/sample: 31 PHP frames |"
+echo "|---|---|---|"
+printf '| %s | %s %% / %s %% | %.1f |\n' "$($PHP -r 'echo PHP_VERSION;')" \
+	"$(echo "${cjit[*]}" | median)" "$(echo "${vjit[*]}" | median)" \
+	"$(echo "$(echo "${nsjit[*]}" | median) / 1000" | bc -l)"

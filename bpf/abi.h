@@ -103,7 +103,8 @@ struct sample_record {
 					* forked child not known yet, its parent's (or ancestor's) */
 	__u32 deferred;  /* enum defer_kind: a RECORD_STACK for this sample precedes it */
 	__u32 label_cnt; /* labels[] entries used (<= SS_MAX_LABELS) */
-	__u32 pad;
+	__u64 map_seq;   /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
+			  * a frame eBPF could not only where no mapping entered since covers it */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
@@ -157,6 +158,8 @@ struct exec_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];
 	char filename[SS_PATH_LEN];
+	__u64 cgroup_id;   /* the task's cgroup (v2) after exec */
+	__u64 exe_file_id; /* the new image's executable ("known_files"), 0 when not known */
 };
 
 struct exit_record {
@@ -410,6 +413,7 @@ enum user_frame_kind {
 	FRAME_KIND_GO = 3, /* emits no frames (Go code is native): its labels (interp/go_abi.h) */
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
+	FRAME_KIND_PERL = 6,
 	FRAME_KIND_CNT,
 };
 
@@ -422,6 +426,7 @@ enum user_frame_kind {
 #include "interp/hotspot_abi.h"
 #include "interp/ruby_abi.h"
 #include "interp/php_abi.h"
+#include "interp/perl_abi.h"
 #include "interp/go_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
@@ -436,6 +441,7 @@ struct interp_file {
 		struct py_file_abi py;
 		struct rb_file_abi rb;
 		struct php_file_abi php;
+		struct perl_file_abi perl;
 	};
 };
 
@@ -452,6 +458,7 @@ struct interp_proc {
 		struct hs_proc_abi hs;
 		struct rb_proc_abi rb;
 		struct php_proc_abi php;
+		struct perl_proc_abi perl;
 		struct go_proc_abi go;
 	};
 };

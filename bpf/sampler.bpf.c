@@ -455,11 +455,15 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 static __always_inline int finish_sample(struct unwind_scratch *s)
 {
 	struct sample_record *rec = &s->rec;
+	struct mapping_seqs *ms;
+	__u32 zero = 0;
 	__u64 size;
 
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
+	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	if (s->st.end != UNWIND_END_NO_USER)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	defer_sample(&s->st, rec, s->interp.is.started != 0);
@@ -626,30 +630,45 @@ static __always_inline void inode_ctime(struct inode *inode, __s64 *sec, __u32 *
 /* The file_id and load bias of an executable mapping of file at page offset pgoff, from
  * "known_files"; 0 when the file is not known (or changed since it was identified).
  */
-static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias)
+/* file's "known_files" entry, unless it changed since it was identified; NULL when unknown
+ * (counted if count_miss).
+ */
+static __always_inline struct known_file *known_file_of(struct file *file, bool count_miss)
 {
 	struct inode *inode = BPF_CORE_READ(file, f_inode);
 	struct known_file_key key = {};
 	struct known_file *kf;
-	__u64 off = pgoff << 12;
-	__u32 nsec, i;
+	__u32 nsec;
 	__s64 sec;
 
 	if (!inode)
-		return 0;
+		return NULL;
 	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	key.ino = BPF_CORE_READ(inode, i_ino);
 	kf = bpf_map_lookup_elem(&known_files, &key);
 	if (!kf) {
-		count(COUNTER_NEW_MAPPING_UNKNOWN, 1);
-		return 0;
+		if (count_miss)
+			count(COUNTER_NEW_MAPPING_UNKNOWN, 1);
+		return NULL;
 	}
 	inode_ctime(inode, &sec, &nsec);
 	if (kf->size != (__u64)BPF_CORE_READ(inode, i_size) || kf->ctime_sec != sec ||
 	    kf->ctime_nsec != nsec) {
-		count(COUNTER_NEW_MAPPING_CHANGED, 1);
-		return 0;
+		if (count_miss)
+			count(COUNTER_NEW_MAPPING_CHANGED, 1);
+		return NULL;
 	}
+	return kf;
+}
+
+static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias)
+{
+	struct known_file *kf = known_file_of(file, true);
+	__u64 off = pgoff << 12;
+	__u32 i;
+
+	if (!kf)
+		return 0;
 	for (i = 0; i < KNOWN_FILE_SEGS; i++) {
 		if (i >= kf->seg_cnt)
 			break;
@@ -928,6 +947,15 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
 	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename),
 				  BPF_CORE_READ(bprm, filename));
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	rec->exe_file_id = 0;
+	if (sampler_cfg.new_mappings) {
+		struct file *exe = BPF_CORE_READ(p, mm, exe_file);
+		/* entered (and counted) as a mapping too */
+		struct known_file *kf = exe ? known_file_of(exe, false) : NULL;
+
+		rec->exe_file_id = kf ? kf->file_id : 0;
+	}
 	/* Wake the reader now: the new process's mappings should be known before its samples. */
 	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
 	return 0;

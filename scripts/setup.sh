@@ -27,15 +27,17 @@ packages=(
 	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c
 	python3-h2
-	# PHP frames (tests/system/test_php.sh): the CLI, FPM, opcache, a FastCGI client
+	# PHP frames (tests/system/test_php.sh, test_php_jit.sh): the CLI, FPM, opcache, a FastCGI client
 	php8.2-cli php8.2-fpm php8.2-opcache libfcgi-bin
+	# Perl frames (tests/system/test_perl.sh): Perl 5.36 with its standard modules
+	perl
 	curl xz-utils
 	# test_privileges.sh: systemd-analyze (the unit's exposure), setpriv (reduced capabilities)
 	systemd util-linux
 	# test_jvm.sh: a HotSpot JVM and javac (Temurin 25, the second JVM, is not a Debian package)
 	openjdk-17-jdk-headless
 	# benchmarks: the peers we measure against
-	linux-perf bpftrace bc austin
+	linux-perf bpftrace bc austin libdevel-nytprof-perl
 )
 
 missing=()

@@ -10,8 +10,10 @@
  *   file_id = (__u64)sub << 60 | (__u64)pos << 32 | cookie, sub an enum hs_sub:
  *             interpreted: pos = bytecode index (HS_BCI_NONE: unknown),
  *                          cookie = (__u32)(ConstMethod* >> 3) as read by eBPF;
- *             compiled:    pos = pc - code begin (the return address for callers),
- *                          cookie = the nmethod's compile id;
+ *             compiled:    pos = pc - code begin (the return address for callers; for a
+ *                          frame deoptimised under us, whose return address is the
+ *                          nmethod's deopt handler, the original one HotSpot saved in
+ *                          the frame), cookie = the nmethod's compile id;
  *             stub:        pos = pc - code begin, cookie 0.
  * addr == 0 marks a pseudo-frame instead; file_id is then an enum hs_marker.
  * Userspace re-reads the object at symbolization and shows "[jvm: stale code]" when the
@@ -69,7 +71,13 @@ struct hs_proc_abi {
 	__s8 slot_method;          /* interpreter frame slots, in words from fp */
 	__s8 slot_bcp;
 	__s8 slot_sender_sp;
-	__u8 pad[2];
+	__u8 deopt_is_offset; /* the deopt handler: 1 = int offset from the nmethod, 0 = pointer */
+	__u8 pad;
+	__u16 nm_deopt;   /* nmethod::_deopt_handler_offset (25) / CompiledMethod::
+			   * _deopt_handler_begin (17), or HS_NO_OFFSET */
+	__u16 nm_orig_pc; /* nmethod::_orig_pc_offset (int: where a deoptimised frame keeps its
+			   * original return address, bytes from its sp) */
+	__u8 pad2[4];
 };
 
 /* Why Java frames are missing, by reason (the runtime's slice of "interp_counters"). */
@@ -84,6 +92,7 @@ enum hs_counter {
 	HS_COUNTER_READ_FAILED,     /* frame or blob unreadable */
 	HS_COUNTER_BAD_FRAME,       /* caller not found: the stack ends there */
 	HS_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
+	HS_COUNTER_DEOPT,           /* compiled frames deoptimised under us: original pc used */
 	HS_COUNTER_CNT,
 };
 

@@ -11,7 +11,9 @@
  *    block start -> HeapBlock header -> CodeBlob):
  *      nmethod (C1/C2 code, no frame pointer): the caller's sp is sp + frame_size words,
  *        return address and saved fp just below it; before the frame is complete (prologue)
- *        the return address is still at sp;
+ *        the return address is still at sp; a caller deoptimised while its callee runs
+ *        returns to its deopt handler, its original return address saved at sp +
+ *        _orig_pc_offset (emitted instead, so that its line and inlined frames are found);
  *      other blobs (stubs, adapters, runtime blobs): by frame_size when they have one, else
  *        through the frame pointer.
  * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
@@ -122,6 +124,37 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 	return 1;
 }
 
+/* The pc offset a compiled frame is emitted with: pc - code, or, when pc is the nmethod's
+ * deopt handler (the frame was deoptimised while its callee ran), the offset of the return
+ * address HotSpot saved in the frame.
+ */
+static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const struct hs_proc_abi *p,
+					     __u64 blob, __u64 code, __s32 frame_size)
+{
+	__u64 pc = st->regs[DWARF_RIP], handler = 0, orig = 0;
+	__s32 off = 0;
+
+	if (!st->pc_is_return || p->nm_deopt == HS_NO_OFFSET)
+		return pc - code;
+	if (p->deopt_is_offset) {
+		if (ss_read_user(&off, sizeof(off), blob + p->nm_deopt) < 0 || off <= 0)
+			return pc - code;
+		handler = blob + (__u64)off;
+	} else if (ss_read_user(&handler, sizeof(handler), blob + p->nm_deopt) < 0) {
+		return pc - code;
+	}
+	if (pc != handler)
+		return pc - code;
+	off = 0;
+	if (ss_read_user(&off, sizeof(off), blob + p->nm_orig_pc) < 0 || off <= 0 ||
+	    off >= frame_size * 8 ||
+	    ss_read_user(&orig, sizeof(orig), st->regs[DWARF_RSP] + (__u64)off) < 0 ||
+	    orig < code || orig - code >= (1u << 28))
+		return pc - code;
+	hs_count(HS_COUNTER_DEOPT);
+	return orig - code;
+}
+
 /* The CodeBlob holding pc, found through its heap's segment map; 0 when none. */
 static __always_inline __u64 hs_find_blob(const struct hs_proc_abi *p, __u64 pc)
 {
@@ -191,7 +224,8 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		if (ss_read_user(&method, sizeof(method), blob + p->nm_method) < 0 ||
 		    ss_read_user(&compile_id, sizeof(compile_id), blob + p->nm_compile_id) < 0)
 			goto read_failed;
-		hs_emit(st, frames, blob, HS_SUB_COMPILED, pc - code, (__u32)compile_id);
+		hs_emit(st, frames, blob, HS_SUB_COMPILED,
+			hs_compiled_pos(st, p, blob, code, frame_size), (__u32)compile_id);
 		hs_count(HS_COUNTER_COMPILED);
 	} else {
 		hs_emit(st, frames, blob, HS_SUB_STUB, pc - code, 0);

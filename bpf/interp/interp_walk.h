@@ -31,7 +31,8 @@
  *
  * Invariants: a runtime step appends at most one frame; an interpreter walk never moves the
  * native cursor; a code-range walker moves it only to a caller whose sp is strictly above
- * (or ends the stack); runtime cursors only move to older frames, so a sample cannot loop
+ * (or ends the stack), or, at the same sp, to a pc in a mapped file (PHP: JIT code runs on
+ * execute_ex's frame), which no code-range walker sees again; runtime cursors only move to older frames, so a sample cannot loop
  * and stays bounded by the loop's step count. Adding a runtime: its cursor in the union below,
  * its walk's include, and one case in each switch (a code-range walker: its case in
  * ss_interp_code_step()).
@@ -83,6 +84,7 @@ struct interp_state {
 #include "interp/hotspot_walk.h"
 #include "interp/ruby_walk.h"
 #include "interp/php_walk.h"
+#include "interp/perl_walk.h"
 
 struct interp_cursor {
 	struct interp_state is;
@@ -90,6 +92,7 @@ struct interp_cursor {
 		struct py_cursor py;
 		struct rb_cursor rb;
 		struct php_cursor php;
+		struct perl_cursor perl;
 	};
 	union { /* the code-range walkers' scratch (nothing kept between steps) */
 		struct hs_cursor hs;
@@ -103,6 +106,7 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 	py_reset(&ic->py);
 	rb_reset(&ic->rb);
 	php_reset(&ic->php);
+	perl_reset(&ic->perl);
 	ic->is.fsbase = fsbase;
 }
 
@@ -133,6 +137,8 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 	switch (runtime) {
 	case FRAME_KIND_HOTSPOT:
 		return hs_code_step(st, is, &ic->hs, frames);
+	case FRAME_KIND_PHP: /* JIT code on an execute_ex frame: the interpreter's cursor */
+		return php_code_step(st, is, &ic->php, frames);
 	}
 	return 0;
 }
@@ -161,6 +167,9 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return 1;
 	case FRAME_KIND_PHP:
 		php_emit(st, is, &ic->php, frames);
+		return 1;
+	case FRAME_KIND_PERL:
+		perl_emit(st, is, &ic->perl, frames);
 		return 1;
 	}
 	pc = st->regs[DWARF_RIP];
@@ -211,6 +220,8 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		return rb_activation(st, is, &ic->rb, frames);
 	case FRAME_KIND_PHP:
 		return php_activation(st, is, &ic->php, frames);
+	case FRAME_KIND_PERL:
+		return perl_activation(st, is, &ic->perl, frames);
 	}
 	return 0;
 }

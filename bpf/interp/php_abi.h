@@ -27,6 +27,10 @@ enum php_marker {
 	PHP_MARKER_TRUNCATED = 2,   /* PHP frames stopped: frame budget (native reserve) */
 	PHP_MARKER_READ_FAILED = 3, /* an execute_data or zend_function could not be read */
 	PHP_MARKER_BAD_FRAME = 4,   /* a frame's function has an impossible type: wrong layout */
+	PHP_MARKER_JIT_FRAME = 5,   /* a pc in opcache's JIT code whose frame could not be placed
+				     * (not on execute_ex's frame): the stack ends there */
+	PHP_MARKER_MIXED = 6,       /* PHP frames below another interpreter's in one stack: not
+				     * walked (the walks share one cursor's memory) */
 };
 
 /* What a frame's call info says (the top bits of EX(This).u1.type_info), as emitted. */
@@ -75,9 +79,21 @@ struct php_file_abi {
 	struct php_offsets off;
 };
 
-/* interp_proc.php: where the engine is in one process. */
+/* interp_proc.php: where the engine is in one process.
+ *
+ * opcache's JIT code (the process's "interp_code" range of runtime FRAME_KIND_PHP) runs on the
+ * stack frame of the execute_ex activation that jumped into it (HYBRID VM: the VM dispatches
+ * with `jmp *(%r15)`, and the JIT code neither pushes nor moves rsp: execute_ex reserves its
+ * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE for it), so a pc there unwinds as execute_ex at its
+ * dispatch jump: CFA = rsp + vm_frame (trace exits: see php_walk.h PHP_JIT_EXIT_SAVE). 0 in
+ * vm_dispatch: JIT frames are not placed.
+ */
 struct php_proc_abi {
 	__u64 executor_globals; /* absolute address of executor_globals (NTS) */
+	__u64 vm_entry;         /* absolute address of execute_ex (return-site check) */
+	__u64 vm_dispatch;      /* absolute address of execute_ex's first `jmp *(%r15)` */
+	__u32 vm_frame;         /* bytes from execute_ex's sp at vm_dispatch to its CFA */
+	__u32 pad;
 };
 
 /* Why PHP frames are missing, by reason (the runtime's slice of "interp_counters"). */
@@ -93,6 +109,11 @@ enum php_counter {
 	PHP_COUNTER_TRUNCATED,   /* PHP frames cut at the native reserve (marker) */
 	PHP_COUNTER_LINE_REG,    /* lines taken from the VM's opline register */
 	PHP_COUNTER_LINE_NONE,   /* user frames whose opline was outside their function */
+	PHP_COUNTER_JIT_FRAMES,  /* pcs in JIT code placed on their execute_ex frame */
+	PHP_COUNTER_JIT_LOST,    /* pcs in JIT code not on an execute_ex frame (marker, end) */
+	PHP_COUNTER_LINE_JIT,    /* innermost frames running JIT code: line unknown */
+	PHP_COUNTER_MIXED,       /* PHP below another interpreter's frames (marker) */
+	PHP_COUNTER_JIT_EXIT,    /* of JIT_FRAMES: in a trace exit (below the stub's saves) */
 	PHP_COUNTER_CNT,
 };
 

@@ -27,6 +27,10 @@
 #include "abi.h"
 
 #define PHP_BIT (1 << FRAME_KIND_PHP)
+/* The interpreters whose cursors share php_cursor's memory (interp_walk.h's union): once one
+ * of them started in a sample, PHP's cursor is not used (a marker), nor written.
+ */
+#define PHP_SHARED_CURSOR ((1 << FRAME_KIND_CPYTHON) | (1 << FRAME_KIND_RUBY))
 /* Read buffers, powers of two so offsets can be masked into them for the verifier. */
 #define PHP_EX_BUF 64
 #define PHP_FN_BUF 128
@@ -39,12 +43,32 @@ struct php_cursor {
 	__u64 reg_opline;       /* (the VM's execute_data and opline when the VM ran there) */
 	__u8 exbuf[PHP_EX_BUF]; /* 8-byte aligned: read as __u64 */
 	__u8 fnbuf[PHP_FN_BUF];
-	__u8 c_call; /* this run is a zend_call_function frame's: at most its internal callee */
+	__u8 c_call;  /* this run is a zend_call_function frame's: at most its internal callee */
+	__u8 jit_reg; /* JIT code ran before php_start: r15 is the JIT's scratch, not an opline */
+	/* The activation php_code_step() led to runs JIT code, which saves its opline only
+	 * before calls through a frame (internal functions: EX(opline) as the VM's SAVE_OPLINE):
+	 * its first user frame's line is unknown when the sample hit the JIT code itself
+	 * (PHP_JIT_LEAF) or a native callee without such a frame (a helper: efree).
+	 */
+	__u8 jit;
+	__u8 jit_icall; /* an internal function's frame came first in that activation */
 };
+
+#define PHP_JIT_LEAF 1
+#define PHP_JIT_CALL 2
+/* Bytes a trace exit puts below execute_ex's sp before it calls zend_jit_trace_exit: the exit
+ * number its exit point pushes (8) and the trace_exit stub's save area for 16 general and 16
+ * xmm registers (16 * 8 + 16 * 8 - 8; ext/opcache/jit/zend_jit_x86.dasc, PHP 8.2). Checked
+ * like the plain case: the return address there must follow a call of execute_ex (measured
+ * in FPM workers compiling traces: each such pc placed, the stack complete to _start).
+ */
+#define PHP_JIT_EXIT_SAVE 256
 
 static __always_inline void php_reset(struct php_cursor *php)
 {
 	php->ex = 0;
+	php->jit_reg = 0;
+	php->jit = 0;
 }
 
 static __always_inline void php_count(__u32 which)
@@ -106,7 +130,7 @@ static __always_inline int php_start(struct unwind_cursor *st, struct interp_sta
 	}
 	php->ex = ex;
 	php->reg_ex = st->regs[DWARF_R14];
-	php->reg_opline = st->regs[DWARF_R15];
+	php->reg_opline = php->jit_reg ? 0 : st->regs[DWARF_R15];
 	return 0;
 }
 
@@ -118,7 +142,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	__u32 idx = st->frame_cnt, call, last, cookie, line = 0, flags = 0;
 	__u64 ex = php->ex, func, prev, opline, opcodes, file;
 	struct user_frame *fr;
-	__u8 type;
+	__u8 type, jit;
 
 	if (!ex) {
 		is->emitting = 0;
@@ -163,6 +187,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	}
 	if (type == PHP_ZEND_INTERNAL_FUNCTION) {
 		cookie = (__u32)php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf));
+		php->jit_icall = 1;
 	} else if (type == PHP_ZEND_USER_FUNCTION || type == PHP_ZEND_EVAL_CODE) {
 		opcodes = php_u64(php->fnbuf, o->op_opcodes, PHP_MASK64(php->fnbuf));
 		last = php_u32(php->fnbuf, o->op_last, PHP_MASK32(php->fnbuf));
@@ -173,8 +198,14 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 			flags |= PHP_FRAME_REG;
 			php_count(PHP_COUNTER_LINE_REG);
 		}
-		if (php_opline_in(o, opline, opcodes, last) &&
-		    ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
+		jit = php->jit == PHP_JIT_LEAF || (php->jit && !php->jit_icall);
+		php->jit = 0;
+		if (jit) {
+			/* the saved opline may be any earlier line of the function */
+			opline = 0;
+			php_count(PHP_COUNTER_LINE_JIT);
+		} else if (php_opline_in(o, opline, opcodes, last) &&
+			   ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
 			if (line > PHP_FRAME_LINE_MAX)
 				line = 0;
 		} else {
@@ -209,6 +240,87 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		is->emitting = 0;
 }
 
+/* Does the return address ra follow a call of execute_ex (vm_entry)? `call rel32` to it,
+ * `call *disp32(%rip)` through a pointer holding it (zend_execute_ex), or a call through a
+ * register (`call *(%rax)`, `call *%rax`, `call *d8(%rax)`: PIC code loading zend_execute_ex's
+ * address) from the PHP binary itself.
+ */
+static __always_inline int php_calls_vm(const struct unwind_cursor *st,
+					const struct interp_proc *proc, __u64 ra)
+{
+	struct mapping_info *m;
+	__u64 target = 0;
+	__u8 site[8];
+	__s32 rel;
+
+	if (ra < 0x1000 || ss_read_user(site, sizeof(site), ra - sizeof(site)) < 0)
+		return 0;
+	rel = (__s32)((__u32)site[4] | (__u32)site[5] << 8 | (__u32)site[6] << 16 |
+		      (__u32)site[7] << 24);
+	if (site[3] == 0xe8)
+		return ra + (__s64)rel == proc->php.vm_entry;
+	if (site[2] == 0xff && site[3] == 0x15)
+		return ss_read_user(&target, sizeof(target), ra + (__s64)rel) == 0 &&
+		       target == proc->php.vm_entry;
+	if (!(site[6] == 0xff && ((site[7] & 0xf8) == 0x10 || (site[7] & 0xf8) == 0xd0) &&
+	      site[7] != 0x14 && site[7] != 0x15) &&
+	    !(site[5] == 0xff && (site[6] & 0xf8) == 0x50 && site[6] != 0x54))
+		return 0;
+	m = ss_lookup_mapping(st->pid, ra - 1);
+	return m && m->file_id == proc->file_id;
+}
+
+/* A pc in opcache's JIT code (the process's PHP code range): JIT code runs on the frame of
+ * the execute_ex activation that dispatched to it (php_abi.h), so the pc is moved to
+ * execute_ex's dispatch jump, at the same sp, and the walk goes on there: that activation's
+ * PHP frames, then the native step through execute_ex's CFI. The sp does not move here; the
+ * pc leaves the code range for a mapped file, so this runs once per JIT frame.
+ *
+ * Checked first: the return address at sp + vm_frame - 8 must follow a call of execute_ex
+ * (php_calls_vm); else, in a trace exit, the same PHP_JIT_EXIT_SAVE bytes higher (sp moves
+ * up past the stub's saves); else the pc is in code that moved sp otherwise and the stack
+ * ends with a marker. 1: this iteration was used.
+ */
+static __always_inline int php_code_step(struct unwind_cursor *st, struct interp_state *is,
+					 struct php_cursor *php, struct user_frame *frames)
+{
+	const struct interp_proc *proc;
+	__u64 ra = 0;
+
+	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
+	if (!proc || !proc->php.vm_dispatch) {
+		php_count(PHP_COUNTER_NO_PROC);
+		return 0;
+	}
+	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
+		    0 ||
+	    !php_calls_vm(st, proc, ra)) {
+		if (ss_read_user(&ra, sizeof(ra),
+				 st->regs[DWARF_RSP] + PHP_JIT_EXIT_SAVE + proc->php.vm_frame -
+					 sizeof(ra)) == 0 &&
+		    php_calls_vm(st, proc, ra)) {
+			st->regs[DWARF_RSP] += PHP_JIT_EXIT_SAVE;
+			php_count(PHP_COUNTER_JIT_EXIT);
+			goto placed;
+		}
+		ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
+		php_count(PHP_COUNTER_JIT_LOST);
+		ss_end(st, UNWIND_END_BAD_FRAME);
+		return 1;
+	}
+placed:
+	if (!(is->started & PHP_SHARED_CURSOR)) {
+		if (!(is->started & PHP_BIT))
+			php->jit_reg = 1;
+		php->jit = st->pc_is_return ? PHP_JIT_CALL : PHP_JIT_LEAF;
+		php->jit_icall = 0;
+	}
+	st->regs[DWARF_RIP] = proc->php.vm_dispatch;
+	st->pc_is_return = 0;
+	php_count(PHP_COUNTER_JIT_FRAMES);
+	return 1;
+}
+
 /* Is the native frame about to be emitted zend_call_function (interp_file's second range)? */
 static __always_inline int php_in_call_function(const struct unwind_cursor *st,
 						const struct interp_state *is)
@@ -228,6 +340,11 @@ static __always_inline int php_activation(struct unwind_cursor *st, struct inter
 		php_count(PHP_COUNTER_STACKS);
 	if (!is->file.supported) {
 		php_fail(st, is, frames, PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED);
+		is->started |= PHP_BIT;
+		return 1;
+	}
+	if (is->started & PHP_SHARED_CURSOR) {
+		php_fail(st, is, frames, PHP_MARKER_MIXED, PHP_COUNTER_MIXED);
 		is->started |= PHP_BIT;
 		return 1;
 	}

@@ -26,11 +26,12 @@
 struct rb_cursor {
 	__u64 cfp; /* next control frame to look at (towards older frames) */
 	__u64 end; /* the end of the VM stack: no control frame at or above it */
-	__u8 gc;   /* the GC runs: a marker goes before the first Ruby frame */
 	__u8 cf[RB_CFP_READ_MAX];
 	__u8 body[RB_BODY_READ_MAX];
 	__u64 env[3];  /* ep[-2] (method entry or cref), ep[-1] (specval), ep[0] (flags) */
 	__u64 lenv[3]; /* the same of an enclosing environment (rb_method_entry()) */
+	__u8 gc;       /* the GC runs: a marker goes before the first Ruby frame (last: cf stays
+			* 8-byte aligned, read as __u64) */
 };
 
 static __always_inline void rb_reset(struct rb_cursor *rb)

@@ -92,6 +92,8 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	     (unsigned long long)st.counters[COUNTER_FP_FRAMES]);
 	EMIT("stackscope_frames_total{kind=\"user_unresolved\"} %llu\n",
 	     (unsigned long long)st.trace->user_unresolved);
+	EMIT("stackscope_frames_total{kind=\"user_mapping_replaced\"} %llu\n",
+	     (unsigned long long)st.trace->user_replaced);
 	EMIT("# TYPE stackscope_exports_total counter\n");
 	EMIT("stackscope_exports_total{result=\"ok\"} %llu\n", (unsigned long long)es.ok);
 	EMIT("stackscope_exports_total{result=\"failed\"} %llu\n", (unsigned long long)es.failed);
@@ -123,6 +125,11 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	     (unsigned long long)st.bpf_map_bytes);
 	EMIT("# TYPE stackscope_processes gauge\n");
 	EMIT("stackscope_processes %llu\n", (unsigned long long)st.processes_alive);
+	EMIT("# TYPE stackscope_process_mapping_updates_total counter\n");
+	EMIT("stackscope_process_mapping_updates_total{source=\"proc\"} %llu\n",
+	     (unsigned long long)st.process_scans);
+	EMIT("stackscope_process_mapping_updates_total{source=\"bpf\"} %llu\n",
+	     (unsigned long long)st.process_bpf_syncs);
 	EMIT("# TYPE stackscope_executables gauge\n");
 	EMIT("stackscope_executables %zu\n", st.executables);
 	if (st.unwind) {

@@ -182,13 +182,14 @@ static void print_summary(struct record_run *r, double secs)
 	fprintf(stderr, "\n");
 	fprintf(stderr,
 		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late, %llu from Go "
-		"pclntab); %llu unique frames with source lines\n",
+		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late, %llu not placed: "
+		"mapping replaced since, %llu from Go pclntab); %llu unique frames with source "
+		"lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
-		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_go,
-		(unsigned long long)ts->user_lines);
+		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_replaced,
+		(unsigned long long)ts->user_go, (unsigned long long)ts->user_lines);
 	if (c[COUNTER_KSTACK_FAILED] || c[COUNTER_KSTACK_TRUNCATED] || c[COUNTER_EVENTS_LOST] ||
 	    c[COUNTER_UNKNOWN_PID] || c[COUNTER_FORK_INHERITED])
 		fprintf(stderr,
@@ -234,9 +235,11 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_NEW_MAPPING_EVICTED],
 			(unsigned long long)c[COUNTER_NEW_MAPPING_USED]);
 	fprintf(stderr,
-		"processes      %llu seen (%llu exited), %zu executables, BPF maps %.1f MiB\n",
+		"processes      %llu seen (%llu exited); mappings read from /proc %llu times, "
+		"taken from eBPF alone %llu times; %zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),
-		(unsigned long long)st.processes_exited, st.executables,
+		(unsigned long long)st.processes_exited, (unsigned long long)st.process_scans,
+		(unsigned long long)st.process_bpf_syncs, st.executables,
 		(double)st.bpf_map_bytes / 1048576.0);
 	fprintf(stderr,
 		"files          %llu identified, %llu changed in place, %llu pages read as "

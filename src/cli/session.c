@@ -26,8 +26,12 @@
 #include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
 
-/* Unwind tables of files no live process maps are unloaded after this long. */
-#define TABLE_IDLE_GRACE_NS (10 * 1000000000ULL)
+/* Unwind tables of files no live process maps are unloaded after this long. Long: a build
+ * runs the same compilers every few seconds, and while the table stays, eBPF enters their
+ * mappings at exec itself (known_files) and no /proc read or cache load is needed; a full
+ * entry pool evicts the least recently sampled tables anyway (table_queue.h).
+ */
+#define TABLE_IDLE_GRACE_NS (300 * 1000000000ULL)
 /* Time per poll the sampling loop may spend building or loading queued tables itself (giant
  * files are built by the queue's worker meanwhile).
  */
@@ -101,7 +105,16 @@ static int on_record(const void *data, size_t size, void *ctx)
 	case RECORD_EXEC:
 		s->exec_events++;
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
-		process_table__exec(s->pt, (pid_t)h->pid, now);
+		if (size >= sizeof(struct exec_record)) {
+			const struct exec_record *er = data;
+			struct exec_info info = { .cgroup_id = er->cgroup_id,
+						  .exe_file_id = er->exe_file_id };
+
+			memcpy(info.comm, er->comm, sizeof(info.comm) - 1);
+			process_table__exec(s->pt, (pid_t)h->pid, &info, now);
+		} else {
+			process_table__exec(s->pt, (pid_t)h->pid, NULL, now);
+		}
 		break;
 	case RECORD_MMAP:
 		s->mmap_events++;
@@ -442,6 +455,8 @@ void session__stats(struct session *s, struct session_stats *out)
 	process_table__stats(s->pt, &ps);
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;
+	out->process_scans = ps.scans;
+	out->process_bpf_syncs = ps.bpf_syncs;
 	out->executables = exe_registry__cnt(s->reg);
 	exe_registry__stats(s->reg, &out->files);
 	safe_open__stats(&out->opens);

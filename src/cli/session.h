@@ -88,6 +88,8 @@ struct session_stats {
 	struct table_queue_stats tables;        /* the build queue (zeros without one) */
 	const struct deferred_stats *deferred;  /* NULL when deferred unwinding is off */
 	uint64_t processes_alive, processes_exited;
+	uint64_t process_scans;     /* /proc/PID/maps reads */
+	uint64_t process_bpf_syncs; /* mapping updates taken from eBPF's entries alone */
 	size_t executables;
 	struct exe_registry_stats files; /* content identity: files hashed, changed in place */
 	struct safe_open_stats opens;    /* untrusted paths refused (FIFOs, devices, escapes) */

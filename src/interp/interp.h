@@ -35,6 +35,15 @@
 struct executable;
 struct process;
 
+#define INTERP_INLINED_MAX 32 /* inlined calls shown per runtime frame */
+
+/* A call a compiler inlined into a runtime frame (JIT code): its function, file and line. */
+struct interp_inlined {
+	const char *function;
+	const char *file;
+	int line; /* 0 when unknown */
+};
+
 /* One frame of a runtime, as it will appear in the profile. Strings are borrowed until the
  * runtime's next call.
  */
@@ -43,6 +52,13 @@ struct interp_symbol {
 	const char *file;     /* source file; NULL for markers */
 	int line;             /* 0 when unknown */
 	bool marker;          /* a pseudo-frame ("[python: code object unreadable]") */
+	/* Optional (inlined_cnt 0: none): the calls compiled code inlined at this frame's pc,
+	 * innermost first; each is called by the next, the last by function/line above. One
+	 * frame of the stack, shown as inlined_cnt + 1 frames (as DWARF's inlined native frames).
+	 * At most INTERP_INLINED_MAX; borrowed as the strings.
+	 */
+	const struct interp_inlined *inlined;
+	uint32_t inlined_cnt;
 };
 
 struct interp_runtime {

@@ -20,10 +20,18 @@ extern const struct interp_runtime python_runtime;
 extern const struct interp_runtime hotspot_runtime;
 extern const struct interp_runtime ruby_runtime;
 extern const struct interp_runtime php_runtime;
+extern const struct interp_runtime perl_runtime;
 extern const struct interp_runtime go_runtime;
+/* clang-format off */
 static const struct interp_runtime *const runtimes[] = {
-	&python_runtime, &hotspot_runtime, &ruby_runtime, &php_runtime, &go_runtime,
+	&python_runtime,
+	&hotspot_runtime,
+	&ruby_runtime,
+	&php_runtime,
+	&perl_runtime,
+	&go_runtime,
 };
+/* clang-format on */
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
 struct interp_file_entry {

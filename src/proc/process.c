@@ -23,8 +23,13 @@
  */
 #define RESCAN_AFTER_EXEC_NS (50 * 1000 * 1000ULL)
 
+/* Containers by cgroup id, so an exec in a known cgroup reads no /proc/PID/cgroup. */
+#define CGROUP_CACHE_MAX 4096
+
 struct process_table {
-	struct u64_map by_pid; /* pid + 1 -> struct process */
+	struct u64_map by_pid;  /* pid + 1 -> struct process */
+	struct u64_map cgroups; /* cgroup id -> struct container_info (malloc'ed) */
+	size_t cgroup_cnt;
 	struct exe_registry *reg;
 	int mappings_fd;
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
@@ -57,7 +62,21 @@ static void process__free(struct process *p)
 		return;
 	free(p->maps);
 	free(p->bpf_keys);
+	free(p->hint);
 	free(p);
+}
+
+static void cgroups__clear(struct process_table *pt)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&pt->cgroups, &it, &key, &v))
+		free(v);
+	u64_map__free(&pt->cgroups);
+	memset(&pt->cgroups, 0, sizeof(pt->cgroups));
+	pt->cgroup_cnt = 0;
 }
 
 void process_table__free(struct process_table *pt)
@@ -71,6 +90,7 @@ void process_table__free(struct process_table *pt)
 	while (u64_map__next(&pt->by_pid, &it, &key, &v))
 		process__free(v);
 	u64_map__free(&pt->by_pid);
+	cgroups__clear(pt);
 	free(pt);
 }
 
@@ -329,6 +349,100 @@ static struct process *get_or_add(struct process_table *pt, pid_t pid)
 	return p;
 }
 
+/* The container of a cgroup, from the cache or from pid's /proc/PID/cgroup (then cached). */
+static void container_of_cgroup(struct process_table *pt, pid_t pid, uint64_t cgroup_id,
+				struct container_info *out)
+{
+	struct container_info *c = cgroup_id ? u64_map__get(&pt->cgroups, cgroup_id) : NULL;
+
+	if (c) {
+		*out = *c;
+		return;
+	}
+	memset(out, 0, sizeof(*out));
+	if (container__read(pid, out) || !cgroup_id)
+		return;
+	if (pt->cgroup_cnt >= CGROUP_CACHE_MAX)
+		cgroups__clear(pt); /* bounded: a machine churning cgroups starts over */
+	c = malloc(sizeof(*c));
+	if (c && !u64_map__set(&pt->cgroups, cgroup_id, c)) {
+		*c = *out;
+		pt->cgroup_cnt++;
+	} else {
+		free(c);
+	}
+}
+
+/* Name, executable and container: they change only at exec (process_table__exec()), whose
+ * record says most of it.
+ */
+static void name_process(struct process_table *pt, struct process *p)
+{
+	const struct exec_info *h = p->hint;
+	const struct executable *exe =
+		h && h->exe_file_id ? exe_registry__find(pt->reg, h->exe_file_id) : NULL;
+
+	if (h && h->comm[0])
+		memcpy(p->comm, h->comm, sizeof(p->comm));
+	else
+		read_comm(p->pid, p->comm);
+	if (exe && exe->path)
+		snprintf(p->exe_path, sizeof(p->exe_path), "%s", exe->path);
+	else
+		read_exe(p->pid, p->exe_path, sizeof(p->exe_path));
+	container_of_cgroup(pt, p->pid, h ? h->cgroup_id : 0, &p->container);
+	free(p->hint);
+	p->hint = NULL;
+	p->named = true;
+}
+
+/* Make xm[0..n) (owned from here) pid's mappings, as of eBPF's "new_mappings" seq; write
+ * them to the LPM map unless lpm is false (then eBPF's own entries answer, and the LPM entries
+ * are rewritten whole at the next write). NULL with errno on failure.
+ */
+static struct process *install_maps(struct process_table *pt, pid_t pid, struct exec_mapping *xm,
+				    size_t n, uint64_t seq, bool lpm, uint64_t now_ns)
+{
+	struct exec_mapping *old_maps;
+	size_t old_cnt, i;
+	struct process *p = get_or_add(pt, pid);
+
+	if (!p) {
+		free(xm);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!p->alive)
+		p->named = false; /* new, or a pid reused since the exit */
+	qsort(xm, n, sizeof(*xm), map_cmp);
+	/* Reference the new mappings before dropping the old ones: no table unload in between. */
+	for (i = 0; i < n; i++)
+		exe_registry__ref(pt->reg, xm[i].exe);
+	for (i = 0; p->alive && i < p->map_cnt; i++)
+		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
+	old_maps = p->alive && !p->lpm_stale ? p->maps : NULL;
+	old_cnt = old_maps ? p->map_cnt : 0;
+	if (!old_maps)
+		free(p->maps);
+	p->maps = xm;
+	p->map_cnt = n;
+	p->alive = true;
+	p->scanned_ns = now_ns;
+	p->view_seq = seq;
+	if (!p->named)
+		name_process(pt, p);
+	if (lpm) {
+		sync_bpf(pt, p, old_maps, old_cnt, seq);
+		p->lpm_stale = false;
+	} else {
+		p->lpm_stale = true;
+	}
+	free(old_maps);
+	if (pt->ops.scanned)
+		pt->ops.scanned(p, now_ns, pt->ops.ctx);
+	return p;
+}
+
 /* The seq of pid's "new_mappings" before a scan: what eBPF entered up to now is older than (or
  * as old as) what the scan will see. 0 when eBPF entered nothing.
  */
@@ -344,8 +458,6 @@ static uint64_t new_mappings_seq(const struct process_table *pt, pid_t pid)
 
 struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
-	struct exec_mapping *old_maps;
-	size_t old_cnt;
 	struct proc_maps maps;
 	struct exec_mapping *xm = NULL;
 	struct process *p;
@@ -408,40 +520,124 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		free(xm);
 		return p;
 	}
-	p = get_or_add(pt, pid);
-	if (!p) {
-		free(xm);
-		errno = ENOMEM;
+	return install_maps(pt, pid, xm, n, seq, true, now_ns);
+}
+
+/* The ring slot of the entry with seq s (nm->seq - cnt < s <= nm->seq): entries are numbered
+ * consecutively, the newest just before nm->next. Its own seq differs from s while it is
+ * being rewritten.
+ */
+static const struct mapping_info *ring_entry(const struct new_mappings *nm, uint64_t s)
+{
+	return &nm->m[(nm->next - 1 - (nm->seq - s)) & (NEW_MAPPINGS_CAP - 1)];
+}
+
+/* Carve [start, end) out of xm[0..*n) (cap entries: room for one split) and add the mapping. */
+static void overlay_mapping(struct exec_mapping *xm, size_t *n, const struct exec_mapping *m)
+{
+	size_t i, cnt = *n;
+
+	for (i = 0; i < cnt; i++) {
+		struct exec_mapping *o = &xm[i];
+
+		if (o->end <= m->start || o->start >= m->end)
+			continue;
+		if (o->start < m->start && o->end > m->end) { /* m inside o: split it */
+			xm[(*n)++] = (struct exec_mapping){ m->end, o->end, o->bias, o->exe };
+			o->end = m->start;
+		} else if (o->start < m->start) {
+			o->end = m->start;
+		} else if (o->end > m->end) {
+			o->start = m->end;
+		} else {
+			o->start = o->end = 0; /* covered whole: dropped below */
+		}
+	}
+	xm[(*n)++] = *m;
+	for (i = cnt = 0; i < *n; i++)
+		if (xm[i].end > xm[i].start)
+			xm[cnt++] = xm[i];
+	*n = cnt;
+}
+
+/* pid's mappings brought up to date from what eBPF entered ("new_mappings") since our last
+ * view of them — the whole image when it exec'd under eBPF's watch — without reading /proc.
+ * NULL (the caller scans /proc instead) unless that account is complete: every entry since
+ * then still in the ring, none a hole (a file eBPF did not know, or anonymous memory over a
+ * file), every file still registered. What eBPF does not see (munmap, mprotect) waits for
+ * the next /proc scan; samples at an address nobody knows trigger one (trace_handler.c).
+ */
+static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64_t now_ns)
+{
+	struct process *p = process_table__find(pt, pid);
+	struct exec_mapping *xm;
+	struct new_mappings nm;
+	uint32_t key = (uint32_t)pid;
+	uint64_t from, need, s;
+	size_t n = 0;
+
+	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+		return NULL;
+	if (p && p->alive && nm.exec_seq <= p->view_seq) {
+		/* More mappings of the address space we know (view_seq 0: scanned before eBPF
+		 * started the ring, whose first seq is 1).
+		 */
+		from = p->view_seq ? p->view_seq : 1;
+	} else if (nm.exec_seq) {
+		from = nm.exec_seq; /* a new image, all of it seen by eBPF: no base */
+		p = NULL;
+	} else {
 		return NULL;
 	}
-	if (!p->alive)
-		p->named = false; /* new, or a pid reused since the exit */
-	qsort(xm, n, sizeof(*xm), map_cmp);
-	/* Reference the new mappings before dropping the old ones: no table unload in between. */
-	for (i = 0; i < n; i++)
-		exe_registry__ref(pt->reg, xm[i].exe);
-	for (i = 0; p->alive && i < p->map_cnt; i++)
-		exe_registry__unref(pt->reg, p->maps[i].exe, now_ns);
-	old_maps = p->alive ? p->maps : NULL;
-	old_cnt = p->alive ? p->map_cnt : 0;
-	if (!old_maps)
-		free(p->maps);
-	p->maps = xm;
-	p->map_cnt = n;
-	p->alive = true;
-	p->scanned_ns = now_ns;
-	if (!p->named) {
-		/* Name, executable and container change only at exec (process_table__exec()). */
-		read_comm(pid, p->comm);
-		read_exe(pid, p->exe_path, sizeof(p->exe_path));
-		container__read(pid, &p->container);
-		p->named = true;
+	if (nm.seq < from || nm.seq - from > nm.cnt || nm.cnt > NEW_MAPPINGS_CAP)
+		return NULL; /* entries we did not apply were overwritten (or a reused pid) */
+	need = nm.seq - from;
+	if (!need && p)
+		return p; /* nothing new */
+	xm = calloc((p ? p->map_cnt : 0) + 2 * need + 1, sizeof(*xm));
+	if (!xm)
+		return NULL;
+	if (p) {
+		memcpy(xm, p->maps, p->map_cnt * sizeof(*xm));
+		n = p->map_cnt;
 	}
-	sync_bpf(pt, p, old_maps, old_cnt, seq);
-	free(old_maps);
-	if (pt->ops.scanned)
-		pt->ops.scanned(p, now_ns, pt->ops.ctx);
-	return p;
+	for (s = from + 1; s <= nm.seq; s++) {
+		const struct mapping_info *e = ring_entry(&nm, s);
+		struct exec_mapping m = { .start = e->start, .end = e->end, .bias = e->bias };
+
+		if (e->seq != s || !e->file_id || e->end <= e->start ||
+		    !(m.exe = exe_registry__find(pt->reg, e->file_id)))
+			goto scan;
+		overlay_mapping(xm, &n, &m);
+	}
+	pt->stats.bpf_syncs++;
+	/* LPM entries only once the ring could soon overwrite entries eBPF answers from. */
+	return install_maps(pt, pid, xm, n, nm.seq, nm.cnt >= NEW_MAPPINGS_CAP / 2, now_ns);
+scan:
+	free(xm);
+	return NULL;
+}
+
+bool process_table__replaced_since(const struct process_table *pt, pid_t pid, uint64_t addr,
+				   uint64_t seq)
+{
+	struct new_mappings nm;
+	uint32_t key = (uint32_t)pid;
+	uint64_t s;
+
+	if (!seq || pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+		return false; /* no account (or the process is gone): the scan stands */
+	if (nm.seq <= seq)
+		return false;
+	if (nm.exec_seq > seq || nm.seq - seq > nm.cnt || nm.cnt > NEW_MAPPINGS_CAP)
+		return true; /* another image since, or entries since then overwritten */
+	for (s = seq + 1; s <= nm.seq; s++) {
+		const struct mapping_info *e = ring_entry(&nm, s);
+
+		if (e->seq != s || (addr >= e->start && addr < e->end))
+			return true;
+	}
+	return false;
 }
 
 int process_table__scan_all(struct process_table *pt, uint64_t now_ns)
@@ -475,14 +671,23 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 	return process_table__scan(pt, pid, now_ns) ?: p;
 }
 
-void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns)
+void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
+			 uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
 
-	if (p)
+	if (!p && info)
+		p = get_or_add(pt, pid); /* not alive: the scan or sync below makes it so */
+	if (p) {
 		p->named = false;
+		free(p->hint);
+		p->hint = NULL;
+		if (info && (p->hint = malloc(sizeof(*p->hint))))
+			*p->hint = *info;
+	}
+	if (sync_from_bpf(pt, pid, now_ns))
+		return; /* the loader's mmaps are reported one by one */
 	p = process_table__scan(pt, pid, now_ns);
-
 	if (p) {
 		p->rescans_left = 1;
 		p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS;
@@ -493,11 +698,14 @@ void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
 
-	/* Known process: rescan once after the records at hand (the dynamic loader maps
-	 * several libraries in a burst; process_table__tick() runs right after the drain).
+	/* Known process: take what eBPF entered, else rescan once after the records at hand
+	 * (the dynamic loader maps several libraries in a burst; process_table__tick() runs
+	 * right after the drain).
 	 */
 	if (p && p->alive) {
-		if (!p->rescan_at_ns || p->rescan_at_ns > now_ns)
+		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
+			return; /* a scan is due anyway */
+		if (!sync_from_bpf(pt, pid, now_ns))
 			p->rescan_at_ns = now_ns;
 		return;
 	}

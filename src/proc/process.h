@@ -37,17 +37,21 @@ struct process {
 	size_t map_cnt;
 	struct mapping_key *bpf_keys; /* LPM keys currently inserted for this process */
 	size_t bpf_key_cnt;
-	uint64_t bpf_seq; /* the "new_mappings" seq its LPM entries are tagged with */
+	uint64_t bpf_seq;  /* the "new_mappings" seq its LPM entries are tagged with */
+	uint64_t view_seq; /* maps reflect every "new_mappings" entry up to this seq */
+	bool lpm_stale;    /* maps came from eBPF's entries and were not written to the LPM */
 	bool alive;
-	bool named;            /* comm, exe_path and container read since the last exec */
-	uint64_t exited_ns;    /* CLOCK_MONOTONIC of the exit (alive == false) */
-	uint64_t scanned_ns;   /* CLOCK_MONOTONIC of the last scan */
-	uint64_t rescan_at_ns; /* pending rescan (0: none) */
+	bool named;             /* comm, exe_path and container read since the last exec */
+	struct exec_info *hint; /* what the last exec record said, until named */
+	uint64_t exited_ns;     /* CLOCK_MONOTONIC of the exit (alive == false) */
+	uint64_t scanned_ns;    /* CLOCK_MONOTONIC of the last scan */
+	uint64_t rescan_at_ns;  /* pending rescan (0: none) */
 	unsigned int rescans_left;
 };
 
 struct process_stats {
-	uint64_t scans;
+	uint64_t scans;               /* /proc/PID/maps reads */
+	uint64_t bpf_syncs;           /* updates from eBPF's "new_mappings" alone (no /proc read) */
 	uint64_t scan_failures;       /* process gone or unreadable */
 	uint64_t exe_failures;        /* mapped files that could not be opened or parsed */
 	uint64_t bpf_insert_failures; /* mapping entries the BPF map refused (full) */
@@ -57,6 +61,15 @@ struct process_stats {
 };
 
 struct process_table;
+
+/* What an exec record tells of the new image, so that naming it reads nothing from /proc
+ * when the tracker knows the rest (the cgroup's container, the executable's path).
+ */
+struct exec_info {
+	char comm[16];
+	uint64_t cgroup_id;   /* 0: unknown */
+	uint64_t exe_file_id; /* the executable's file_id, 0: not known to eBPF */
+};
 
 /* Called after every successful scan of a live process, and when a process exits (its
  * mappings are still there). For modules that attach per-process state (interpreters).
@@ -82,10 +95,14 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
  */
 struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
 				       uint64_t min_interval_ns);
-/* exec: rescan now and once more shortly after (the dynamic loader maps libraries). */
-void process_table__exec(struct process_table *pt, pid_t pid, uint64_t now_ns);
-/* The process mapped a file executable: rescan now, unless a rescan is already due (an
- * exec'ing process gets several mmaps in a row; one rescan after the burst suffices).
+/* exec: take the new image from what eBPF entered at exec when every file in it is known,
+ * else rescan now and once more shortly after (the dynamic loader maps libraries).
+ */
+void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
+			 uint64_t now_ns);
+/* The process mapped a file executable: apply what eBPF entered when it knew the file, else
+ * rescan now, unless a rescan is already due (an exec'ing process gets several mmaps in a
+ * row; one rescan after the burst suffices).
  */
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* exit: drop the BPF entries, keep the process for symbolization. */
@@ -99,6 +116,13 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns);
 
 struct process *process_table__find(const struct process_table *pt, pid_t pid);
 void process_table__stats(const struct process_table *pt, struct process_stats *out);
+
+/* Whether pid mapped something at addr after its "new_mappings" seq was seq (a sample's
+ * map_seq): then what a later scan shows there may not be what the sample ran. false when
+ * seq is 0 or eBPF keeps no account for pid (the scan is all there is).
+ */
+bool process_table__replaced_since(const struct process_table *pt, pid_t pid, uint64_t addr,
+				   uint64_t seq);
 
 /* The executable mapping containing absolute address addr, or NULL. */
 const struct exec_mapping *process__mapping_at(const struct process *p, uint64_t addr);

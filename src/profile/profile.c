@@ -273,6 +273,7 @@ static uint64_t frame__hash(const struct profile_frame *f)
 	uint32_t i;
 
 	h = hash__mix(h, f->address);
+	h = hash__mix(h, f->call_site);
 	h = hash__mix(h, (uintptr_t)f->runtime);
 	h = hash__mix(h, f->line_cnt);
 	for (i = 0; i < f->line_cnt; i++) {
@@ -290,7 +291,7 @@ static bool frame__eq(const void *ctx, uint32_t id, const void *key)
 	uint32_t i;
 
 	if (a->kind != b->kind || a->mapping != b->mapping || a->address != b->address ||
-	    a->runtime != b->runtime || a->line_cnt != b->line_cnt)
+	    a->call_site != b->call_site || a->runtime != b->runtime || a->line_cnt != b->line_cnt)
 		return false;
 	for (i = 0; i < a->line_cnt; i++) {
 		if (a->lines[i].function != b->lines[i].function ||

@@ -45,6 +45,8 @@ struct profile_frame {
 	const char *runtime; /* FRAME_RUNTIME: the runtime's frame type ("cpython"); FRAME_NATIVE:
 			      * "go" for Go code named from .gopclntab, else NULL (OTLP
 			      * profile.frame.type) */
+	bool call_site; /* address is a return address: the lines describe the call before it (a
+			 * frame of its own, apart from a leaf at the same address) */
 };
 
 struct profile_mapping {

@@ -102,19 +102,26 @@ const struct trace_handler_stats *trace_handler__stats(const struct trace_handle
 	return &th->stats;
 }
 
-static uint32_t named_frame(struct trace_handler *th, enum frame_kind kind, uint32_t mapping,
-			    uint64_t addr, const char *name)
+static uint32_t frame_at(struct trace_handler *th, enum frame_kind kind, uint32_t mapping,
+			 uint64_t addr, bool call_site, const char *name)
 {
 	struct profile_line line = { .function = name };
 	struct profile_frame f = {
 		.kind = kind,
 		.mapping = mapping,
 		.address = addr,
+		.call_site = call_site,
 		.lines = name ? &line : NULL,
 		.line_cnt = name ? 1 : 0,
 	};
 
 	return profile__add_frame(th->prof, &f);
+}
+
+static uint32_t named_frame(struct trace_handler *th, enum frame_kind kind, uint32_t mapping,
+			    uint64_t addr, const char *name)
+{
+	return frame_at(th, kind, mapping, addr, false, name);
 }
 
 static uint32_t kernel_frame(struct trace_handler *th, uint64_t ip, bool is_return)
@@ -215,7 +222,10 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)
 		th->stats.user_unsymbolized++;
-	id = named_frame(th, FRAME_NATIVE, mapping, addr, name);
+	/* Source lines come later (trace_handler__symbolize_lines()) from lookup_addr: a return
+	 * address and a leaf pc at the same address are two frames.
+	 */
+	id = frame_at(th, FRAME_NATIVE, mapping, addr, is_return, name);
 	if (id >= th->native_cap) {
 		size_t old = th->native_cap;
 
@@ -291,20 +301,31 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	const struct interp_runtime *rt =
 		th->interp ? interp_registry__runtime(th->interp, uf->kind) : NULL;
 	struct interp_symbol sym = { .function = "[runtime frame]", .marker = true };
-	struct profile_line line;
+	struct profile_line lines[INTERP_INLINED_MAX + 1];
 	struct profile_frame f = { .kind = FRAME_RUNTIME,
-				   .lines = &line,
-				   .line_cnt = 1,
+				   .lines = lines,
 				   .runtime = rt ? rt->frame_type : NULL };
+	uint32_t i, n;
 
 	if (rt && th->opts.symbolize)
 		interp_registry__symbolize(th->interp, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf,
 					   &sym);
 	if (sym.marker)
 		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
-	line.function = sym.function;
-	line.file = sym.file;
-	line.line = sym.line > 0 ? (uint32_t)sym.line : 0;
+	/* Inlined calls first (innermost), the frame's own function last, as pprof wants. */
+	n = sym.inlined ? sym.inlined_cnt : 0;
+	if (n > INTERP_INLINED_MAX)
+		n = INTERP_INLINED_MAX;
+	for (i = 0; i < n; i++)
+		lines[i] = (struct profile_line){
+			.function = sym.inlined[i].function,
+			.file = sym.inlined[i].file,
+			.line = sym.inlined[i].line > 0 ? (uint32_t)sym.inlined[i].line : 0,
+		};
+	lines[n] = (struct profile_line){ .function = sym.function,
+					  .file = sym.file,
+					  .line = sym.line > 0 ? (uint32_t)sym.line : 0 };
+	f.line_cnt = n + 1;
 	return profile__add_frame(th->prof, &f);
 }
 
@@ -344,6 +365,14 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 		p = process_table__refresh(th->pt, (pid_t)rec->hdr.pid, now_ns,
 					   RESCAN_MIN_INTERVAL_NS);
 	m = p ? process__mapping_at(p, lookup) : NULL;
+	if (m && rec->map_pid == rec->hdr.pid &&
+	    process_table__replaced_since(th->pt, p->pid, lookup, rec->map_seq)) {
+		/* The process mapped something else there since: the scan may name a file the
+		 * sample never ran.
+		 */
+		th->stats.user_replaced++;
+		return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown: mapping replaced]");
+	}
 	if (m) {
 		note_sampled(m->exe, now_ns);
 		th->stats.user_late_resolved++;

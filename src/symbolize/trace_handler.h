@@ -27,6 +27,7 @@ struct trace_handler_stats {
 	uint64_t user_unsymbolized;  /* in a known file, no symbol covering the address */
 	uint64_t user_unresolved;    /* in no known mapping at all */
 	uint64_t user_late_resolved; /* placed by userspace after eBPF could not */
+	uint64_t user_replaced;      /* not placed: the process mapped another file there since */
 	uint64_t incomplete_stacks;  /* ended in an "[unwind: ...]" pseudo-frame */
 	uint64_t user_lines;         /* unique native frames given DWARF lines / inline chains */
 	uint64_t user_go;            /* user frames named (with lines) from a Go .gopclntab */

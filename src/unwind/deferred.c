@@ -44,7 +44,8 @@ struct deferred {
 	struct deferred_stats stats;
 	struct sample_record out; /* the completed record being emitted */
 	/* What the world answers while a replay runs. */
-	uint64_t sample_ns; /* time of the sample being replayed */
+	uint64_t sample_ns;  /* time of the sample being replayed */
+	uint64_t sample_seq; /* its map_seq (for the process replayed with, else 0) */
 	struct mapping_info mapping;
 	struct file_info file;
 	struct unwind_page page;
@@ -72,6 +73,8 @@ static const struct mapping_info *world_mapping(void *ctx, uint32_t pid, uint64_
 			*wait = true;
 		return NULL;
 	}
+	if (process_table__replaced_since(d->pt, p->pid, pc, d->sample_seq))
+		return NULL; /* another file there since the sample: not what it ran */
 	d->mapping = (struct mapping_info){
 		.file_id = m->exe->file_id, .bias = m->bias, .start = m->start, .end = m->end
 	};
@@ -307,6 +310,7 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	memcpy(out, rec, head);
 	memcpy(out->user, rec->user, sr->at.frame_idx * sizeof(out->user[0]));
 	d->sample_ns = rec->hdr.time_ns;
+	d->sample_seq = (uint32_t)pid == rec->map_pid ? rec->map_seq : 0;
 	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
 	if (r == REPLAY_WAIT)
 		return REPLAY_WAIT;

@@ -5,7 +5,10 @@
  * the FDE), and the FDE recorded as a block; (2) blocks are sorted by (pc_begin, source
  * priority, order) and swept once, clipping overlaps (the earlier block wins), writing an
  * INVALID row at every gap and after the last block, and collapsing equal neighbours.
- * Symbol rules are spliced in afterwards. Memory is bounded by opts.max_rows.
+ * Symbol rules are spliced in afterwards, in place. Memory is bounded by opts.max_rows; the
+ * peak of a giant file (libLLVM: 950k rows) is the table plus its raw rows at half the size
+ * (12 bytes: the address and the index of the rule in a set of the distinct rules, a few
+ * hundred).
  */
 #include <elf.h>
 #include <errno.h>
@@ -22,6 +25,20 @@ struct unwind_table {
 	struct unwind_row *rows;
 	size_t cnt;
 	struct unwind_table_stats stats;
+};
+
+/* A row before the merge: the rule is an index into builder.rules. */
+struct raw_row {
+	uint32_t addr_lo, addr_hi;
+	uint32_t rule;
+};
+
+/* The distinct rules of a build (open addressing over their hashes). */
+struct rule_set {
+	struct unwind_rule *rules;
+	size_t cnt, cap;
+	uint32_t *slots; /* rule index + 1, 0 = empty; a power of two, at most half full */
+	size_t slot_cnt;
 };
 
 struct fde_block {
@@ -49,8 +66,9 @@ struct builder {
 	uint32_t prio, seq;
 	size_t fde_first; /* raw index of the current FDE's first row */
 
-	struct unwind_row *raw;
+	struct raw_row *raw;
 	size_t raw_cnt, raw_cap;
+	struct rule_set set;
 	struct fde_block *blocks;
 	size_t blk_cnt, blk_cap;
 
@@ -64,27 +82,97 @@ static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-static int on_row(void *ctx, uint64_t addr, const struct cfi_state *st)
+static uint64_t rule_hash(const struct unwind_rule *r);
+
+/* The index of rule in the set, added if new. */
+static int rule_set__id(struct rule_set *rs, const struct unwind_rule *rule, size_t max,
+			uint32_t *id)
 {
-	struct builder *b = ctx;
-	struct unwind_row *r;
-	struct unwind_rule rule;
-	unsigned int lost = 0;
+	size_t mask, i;
 	int err;
 
-	cfi__to_unwind_rule(st, b->fde->cie, &rule, &lost);
-	if (lost)
-		b->stats->rbp_lost_cnt++;
-	if (b->raw_cnt > b->fde_first && rule_eq(&b->raw[b->raw_cnt - 1].rule, &rule))
+	if ((rs->cnt + 1) * 2 > rs->slot_cnt) {
+		size_t n = rs->slot_cnt ? rs->slot_cnt * 2 : 256, j;
+		uint32_t *slots = calloc(n, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (j = 0; j < rs->cnt; j++) {
+			for (i = rule_hash(&rs->rules[j]) & (n - 1); slots[i];
+			     i = (i + 1) & (n - 1))
+				;
+			slots[i] = (uint32_t)j + 1;
+		}
+		free(rs->slots);
+		rs->slots = slots;
+		rs->slot_cnt = n;
+	}
+	mask = rs->slot_cnt - 1;
+	for (i = rule_hash(rule) & mask; rs->slots[i]; i = (i + 1) & mask) {
+		if (rule_eq(&rs->rules[rs->slots[i] - 1], rule)) {
+			*id = rs->slots[i] - 1;
+			return 0;
+		}
+	}
+	err = array__reserve_bounded((void **)&rs->rules, &rs->cap, rs->cnt + 1, sizeof(*rs->rules),
+				     64, max < UINT32_MAX ? max : UINT32_MAX);
+	if (err)
+		return err;
+	rs->rules[rs->cnt] = *rule;
+	rs->slots[i] = (uint32_t)++rs->cnt;
+	*id = (uint32_t)rs->cnt - 1;
+	return 0;
+}
+
+static void rule_set__free(struct rule_set *rs)
+{
+	free(rs->rules);
+	free(rs->slots);
+}
+
+static uint64_t raw_addr(const struct raw_row *r)
+{
+	return (uint64_t)r->addr_hi << 32 | r->addr_lo;
+}
+
+static void raw_set_addr(struct raw_row *r, uint64_t addr)
+{
+	r->addr_lo = (uint32_t)addr;
+	r->addr_hi = (uint32_t)(addr >> 32);
+}
+
+/* Append a row of the current FDE (a rule equal to the one before is dropped). rule's padding
+ * must be zero (rules are compared and hashed as bytes).
+ */
+static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
+{
+	uint32_t id;
+	int err = rule_set__id(&b->set, rule, b->max_rows, &id);
+
+	if (err)
+		return err;
+	if (b->raw_cnt > b->fde_first && b->raw[b->raw_cnt - 1].rule == id)
 		return 0;
 	err = array__reserve_bounded((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw),
 				     1024, b->max_rows);
 	if (err)
 		return err;
-	r = &b->raw[b->raw_cnt++];
-	r->addr = addr;
-	r->rule = rule;
+	raw_set_addr(&b->raw[b->raw_cnt], addr);
+	b->raw[b->raw_cnt++].rule = id;
 	return 0;
+}
+
+static int on_row(void *ctx, uint64_t addr, const struct cfi_state *st)
+{
+	struct builder *b = ctx;
+	struct unwind_rule rule;
+	unsigned int lost = 0;
+
+	memset(&rule, 0, sizeof(rule));
+	cfi__to_unwind_rule(st, b->fde->cie, &rule, &lost);
+	if (lost)
+		b->stats->rbp_lost_cnt++;
+	return raw_push(b, addr, &rule);
 }
 
 static const uint8_t *text_bytes(const struct builder *b, uint64_t addr, size_t n)
@@ -152,12 +240,15 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 	 */
 	if (!fde->cie->signal_frame && b->text_cnt && len >= 9 && len <= 10 &&
 	    is_sigreturn_at(b, fde->pc_end - sizeof(sigreturn_code))) {
-		b->raw_cnt = b->fde_first + 1;
-		memset(&b->raw[b->fde_first].rule, 0, sizeof(struct unwind_rule));
-		b->raw[b->fde_first].rule.kind = UNWIND_RULE_SIGNAL;
+		static const struct unwind_rule sig = { .kind = UNWIND_RULE_SIGNAL };
+
 		/* Without the pad, claim the byte before (lost on overlap: earlier FDE wins). */
 		if (len == 9 && begin > 1)
-			b->raw[b->fde_first].addr = --begin;
+			begin--;
+		b->raw_cnt = b->fde_first;
+		err = raw_push(b, begin, &sig);
+		if (err)
+			return err;
 	}
 	err = push_block(b, begin, fde->pc_end);
 	if (!err)
@@ -196,22 +287,6 @@ static int add_section(struct builder *b, const struct cfi_section *sec, uint32_
 }
 
 /* ---- Go: stack deltas from .gopclntab (pcsp) ---- */
-
-static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
-{
-	int err;
-
-	if (b->raw_cnt > b->fde_first && rule_eq(&b->raw[b->raw_cnt - 1].rule, rule))
-		return 0;
-	err = array__reserve_bounded((void **)&b->raw, &b->raw_cap, b->raw_cnt + 1, sizeof(*b->raw),
-				     1024, b->max_rows);
-	if (err)
-		return err;
-	memset(&b->raw[b->raw_cnt], 0, sizeof(b->raw[0]));
-	b->raw[b->raw_cnt].addr = addr;
-	b->raw[b->raw_cnt++].rule = *rule;
-	return 0;
-}
 
 /* One pcsp run: the function has pushed sp_delta bytes above its return address, so
  * CFA = rsp + sp_delta + 8. Go saves the caller's rbp right below the return address in
@@ -382,7 +457,7 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 		qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
 	for (i = 0; i < b->blk_cnt; i++) {
 		const struct fde_block *blk = &b->blocks[i];
-		const struct unwind_row *rows = b->raw + blk->first;
+		const struct raw_row *rows = b->raw + blk->first;
 		uint64_t start = blk->pc_begin;
 
 		if (any && start < covered) {
@@ -397,11 +472,12 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 				return err;
 		}
 		/* The rule in force at start, then the rows after it. */
-		for (j = 0; j + 1 < blk->cnt && rows[j + 1].addr <= start; j++)
+		for (j = 0; j + 1 < blk->cnt && raw_addr(&rows[j + 1]) <= start; j++)
 			;
-		err = out_push(t, cap, b->max_rows, start, &rows[j].rule);
+		err = out_push(t, cap, b->max_rows, start, &b->set.rules[rows[j].rule]);
 		for (j++; !err && j < blk->cnt; j++)
-			err = out_push(t, cap, b->max_rows, rows[j].addr, &rows[j].rule);
+			err = out_push(t, cap, b->max_rows, raw_addr(&rows[j]),
+				       &b->set.rules[rows[j].rule]);
 		if (err)
 			return err;
 		covered = blk->pc_end;
@@ -421,13 +497,33 @@ static struct unwind_rule rule_at(const struct unwind_table *t, uint64_t addr)
 	return r ? r->rule : none;
 }
 
-/* Put `rule` over [addr, end): everywhere, or only where the table says INVALID. */
+/* Make t normal again (out_push()'s invariants) in place, after rows were spliced in. */
+static void normalize(struct unwind_table *t)
+{
+	size_t i, w = 0;
+
+	for (i = 0; i < t->cnt; i++) {
+		struct unwind_row r = t->rows[i];
+
+		while (w && t->rows[w - 1].addr >= r.addr)
+			w--;
+		if ((w && rule_eq(&t->rows[w - 1].rule, &r.rule)) ||
+		    (!w && r.rule.kind == UNWIND_RULE_INVALID))
+			continue;
+		t->rows[w++] = r;
+	}
+	t->cnt = w;
+}
+
+/* Put `rule` over [addr, end): everywhere, or only where the table says INVALID. The rows in
+ * [addr, end] are replaced by the mark's in place (no second copy of the table).
+ */
 static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr, uint64_t end,
 		      uint8_t kind, bool gaps_only)
 {
 	struct unwind_rule mark = { .kind = kind }, tail, cur;
-	struct unwind_row *seg = NULL, *rows = NULL;
-	size_t seg_cnt = 0, seg_cap = 0, lo, hi, i, n = 0;
+	struct unwind_row *seg = NULL;
+	size_t seg_cnt = 0, lo, hi, i;
 	int err = 0;
 
 	if (addr >= end)
@@ -439,9 +535,9 @@ static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t 
 		;
 	for (hi = lo; hi < t->cnt && t->rows[hi].addr <= end; hi++)
 		;
-	err = array__reserve_bounded((void **)&seg, &seg_cap, hi - lo + 2, sizeof(*seg), 1024, max);
-	if (err)
-		goto cleanup;
+	seg = calloc(hi - lo + 2, sizeof(*seg)); /* zeroed padding: rows get hashed */
+	if (!seg)
+		return -ENOMEM;
 	seg[seg_cnt].addr = addr;
 	seg[seg_cnt++].rule = gaps_only && cur.kind != UNWIND_RULE_INVALID ? cur : mark;
 	for (i = lo; gaps_only && i < hi && t->rows[i].addr < end; i++) {
@@ -452,20 +548,18 @@ static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t 
 	seg[seg_cnt].addr = end;
 	seg[seg_cnt++].rule = tail;
 
-	/* Rebuild: rows before the mark, the segment, rows after end. */
-	rows = t->rows;
-	n = t->cnt;
-	t->rows = NULL;
-	t->cnt = 0;
-	*cap = 0;
-	for (i = 0; !err && i < lo; i++)
-		err = out_push(t, cap, max, rows[i].addr, &rows[i].rule);
-	for (i = 0; !err && i < seg_cnt; i++)
-		err = out_push(t, cap, max, seg[i].addr, &seg[i].rule);
-	for (i = hi; !err && i < n; i++)
-		err = out_push(t, cap, max, rows[i].addr, &rows[i].rule);
+	/* Splice: rows before the mark, the segment, rows after end; then normal again. */
+	if (seg_cnt > hi - lo) {
+		err = array__reserve_bounded((void **)&t->rows, cap, t->cnt + seg_cnt - (hi - lo),
+					     sizeof(*t->rows), 1024, max);
+		if (err)
+			goto cleanup;
+	}
+	memmove(t->rows + lo + seg_cnt, t->rows + hi, (t->cnt - hi) * sizeof(*t->rows));
+	memcpy(t->rows + lo, seg, seg_cnt * sizeof(*seg));
+	t->cnt = t->cnt - (hi - lo) + seg_cnt;
+	normalize(t);
 cleanup:
-	free(rows);
 	free(seg);
 	return err;
 }
@@ -568,6 +662,7 @@ static void builder_fini(struct builder *b)
 	cfi_interp__free(b->ci);
 	free(b->raw);
 	free(b->blocks);
+	rule_set__free(&b->set);
 }
 
 struct symbol_mark {
@@ -629,7 +724,7 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	err = merge_blocks(&b, t, &cap);
 	if (err)
 		goto cleanup;
-	/* The per-FDE rows are merged: give them back before the marks copy the table. */
+	/* The per-FDE rows are merged: give them back before the marks. */
 	free(b.raw);
 	free(b.blocks);
 	b.raw = NULL;

@@ -6,6 +6,8 @@ With --comm (before FILE), each line starts with the sample's "comm" label, as i
 with --thread, with its "thread_comm" label (the thread's name).
 With --native-lines (before FILE), native frames that have a file are written the same way
 (Go frames from .gopclntab, DWARF lines).
+With --mark-inlined (before FILE), a frame that a compiler inlined into its caller (every line
+of a location but its last) ends in "+inlined".
 With --labels (before FILE), the sample's other labels (goroutine pprof labels) follow, one
 "[label: key=value]" each, sorted by key, as stackscope's folded files put them.
 Used by the system tests to check the lines of interpreter frames; needs only the standard
@@ -62,7 +64,8 @@ def ints(wt, v):
 OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
 
 
-def main(path, with_comm=False, native_lines=False, label_key="comm", with_labels=False):
+def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False,
+         with_labels=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -117,7 +120,7 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", with_label
                             if strings[k] not in OWN_LABELS)
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
-            for fid, ln in reversed(lines):
+            for k, (fid, ln) in enumerate(reversed(lines)):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
                 if (native_lines or not mapping) and fname and fname < len(strings) \
@@ -125,6 +128,8 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", with_label
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln
+                if mark_inlined and k > 0:
+                    text += "+inlined"
                 names.append(text.replace(";", ":"))
         key = ";".join(names)
         agg[key] = agg.get(key, 0) + count
@@ -137,4 +142,5 @@ if __name__ == "__main__":
     main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
          native_lines="--native-lines" in opts,
          label_key="thread_comm" if "--thread" in opts else "comm",
+         mark_inlined="--mark-inlined" in opts,
          with_labels="--labels" in opts)

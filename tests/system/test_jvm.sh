@@ -10,11 +10,15 @@
 # (C2, gamma's loop compiled on stack). Each JVM's main thread takes the case's name, so the
 # stacks are told apart by thread name (pprof_stacks.py --thread). Checks per case:
 #  - chain: the JVM's native entry (JavaCalls::call_helper -> the call stub, named
-#    "[jvm stub] ...") -> JvmChain.main -> alpha -> beta -> gamma, each at its call line and
-#    gamma at a line of its loop (compiled code has lines at its pc descriptors only);
-#  - completeness: 90% of the samples in gamma have that whole chain, and gamma has at least
+#    "[jvm stub] ...") -> JvmChain.main -> alpha -> beta -> gamma -> mix -> heavy, each at its
+#    call line and heavy at a line of its own (or none: compiled code has lines at its pc
+#    descriptors only);
+#  - completeness: 90% of the samples in heavy have that whole chain, and heavy has at least
 #    half of the thread's samples (the rest: the thread's own start, e.g. resolving
 #    Double.parseDouble in the interpreter);
+#  - inlined methods (C1 and C2 cases): mix, inlined into gamma's compiled loop, comes out as an
+#    inlined frame at its call line in a fifth of heavy's samples at least (the rest: before
+#    gamma is compiled), and no other inlined frame appears on that path;
 #  - a second thread (the C2 cases): Worker.run -> alpha -> beta -> gamma;
 #  - code-cache churn (tests/data/JvmChurn.java: classes defined, compiled, unloaded in a
 #    loop; the last JDK): no sample in the churned method carries a wrong name or line;
@@ -45,7 +49,9 @@ line()
 L_ALPHA=$(line CALL_ALPHA)
 L_BETA=$(line CALL_BETA)
 L_GAMMA=$(line CALL_GAMMA)
-L_LOOP="$(line LOOP)|$(line HOT)"
+L_HOT=$(line HOT)
+L_HEAVY_CALL=$(line CALL_HEAVY)
+L_HEAVY=$(line HEAVY)
 J_ALPHA=$(line CALL_ALPHA "$JNI_SRC")
 J_DOWN=$(line CALL_DOWN "$JNI_SRC")
 # up's loop, or the lines after it: compiled code has lines only at its pc descriptors, and C2
@@ -140,13 +146,16 @@ check_chain()
 F=JvmChain\\.java
 CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
 CHAIN+="JvmChain\\.main@$F:($L_ALPHA);JvmChain\\.alpha@$F:($L_BETA);"
-CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);JvmChain\\.gamma@$F:($L_LOOP)(;|$)"
+CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);"
+TAIL="JvmChain\\.gamma@$F:($L_HOT);JvmChain\\.mix@$F:($L_HEAVY_CALL);"
+TAIL+="JvmChain\\.heavy@$F(:($L_HEAVY))?(;|$)"
+CHAIN+=$TAIL
 
 # Samples: ~1 s of CPU per thread at 499 Hz on an idle box (ten busy threads on two cores);
 # a load average of 15 gave 28-88.
 for c in "${cases[@]}"; do
-	check_chain "$c" ";JvmChain\\.gamma@" "$CHAIN" \
-		"main -> alpha -> beta -> gamma at their lines, under the call stub"
+	check_chain "$c" ";JvmChain\\.heavy@" "$CHAIN" \
+		"main -> alpha -> beta -> gamma -> mix -> heavy at their lines, under the call stub"
 done
 
 J=JvmJni\\.java
@@ -161,10 +170,32 @@ check_chain "$JNI_CASE" ";JvmJni\\.up@" "$JNI_CHAIN" \
 L_WORKER=$(line CALL_ALPHA_WORKER)
 W_CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
 W_CHAIN+="JvmChain\\\$Worker\\.run@$F:($L_WORKER);JvmChain\\.alpha@$F:($L_BETA);"
-W_CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);JvmChain\\.gamma@$F:($L_LOOP)(;|$)"
+W_CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);$TAIL"
 for v in "${jdks[@]}"; do
-	check_chain "j${v}c2w" ";JvmChain\\.gamma@" "$W_CHAIN" \
-		"Worker.run -> alpha -> beta -> gamma at their lines, in a second thread"
+	check_chain "j${v}c2w" ";JvmChain\\.heavy@" "$W_CHAIN" \
+		"Worker.run -> alpha -> beta -> gamma -> mix -> heavy at their lines, in a second thread"
+done
+
+# Inlined methods: the stacks again, inlined frames marked "+inlined". In the compiled cases
+# mix runs inlined into gamma once gamma's loop is compiled (C1 too: 15 bytes of bytecode,
+# under MaxInlineSize); heavy is too big for either compiler.
+$STACKS --mark-inlined "$TMP/jvm.pb.gz" >"$TMP/jvm.inlined"
+INL="JvmChain\\.gamma@$F:($L_HOT);JvmChain\\.mix@$F:($L_HEAVY_CALL)\\+inlined;JvmChain\\.heavy@"
+for v in "${jdks[@]}"; do
+	for c in "j${v}c1" "j${v}c2" "j${v}c2w"; do
+		hot=$(samples "$TMP/jvm.inlined" "$c" ";JvmChain\\.heavy@")
+		inl=$(samples "$TMP/jvm.inlined" "$c" "$INL")
+		any=$(samples "$TMP/jvm.inlined" "$c" "\\+inlined;.*JvmChain\\.heavy@")
+		check_pct "$c: mix shown inlined into gamma at its call line" "$inl" "$hot" 20 ||
+			grep "^$c;" "$TMP/jvm.inlined" | grep 'heavy@' | tail -3 | cut -c1-600 |
+			sed 's/^/        /'
+		# 98%: the margin of the churn check below
+		if ((any > 0)); then
+			check_pct "$c: the inlined frames on heavy's path are mix's" "$inl" "$any" 98 ||
+				grep "^$c;" "$TMP/jvm.inlined" | grep '+inlined' | tail -3 |
+				cut -c1-600 | sed 's/^/        /'
+		fi
+	done
 done
 
 # Churn: a sample in Worker.spin (whose class, code and compiled code are freed and reused

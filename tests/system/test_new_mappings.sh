@@ -45,6 +45,11 @@ answered=$(sed -n 's/.*; \([0-9]*\) lookups answered by them.*/\1/p' "$TMP/short
 check_ge "short: lookups answered by eBPF-entered mappings" "${answered:-0}" 1 ||
 	grep -E 'new mappings|user stacks' "$TMP/short.err"
 check_le "short: wl_short samples ending unmapped or not loaded" "$early" $((total / 20 + 1))
+# the 40 children exec a binary (and map libraries) eBPF knows: the tracker takes their
+# mappings from eBPF's entries, without reading /proc/PID/maps (a child may be gone first)
+synced=$(sed -n 's/.*taken from eBPF alone \([0-9]*\) times.*/\1/p' "$TMP/short.err")
+check_ge "short: mapping updates taken from eBPF alone" "${synced:-0}" 20 ||
+	grep -E '^processes' "$TMP/short.err"
 
 # exec over a process that was already known (a shell that has run for a while): the new
 # image's samples complete, none resolved through the old image's entries

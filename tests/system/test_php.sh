@@ -2,11 +2,8 @@
 # PHP frames interleaved with native frames (bpf/interp/php_walk.h, src/interp/php/), on
 # Debian's PHP 8.2 (php8.2-cli, php8.2-fpm; scripts/setup.sh installs them: missing under CI is
 # a failure). The workloads are tests/data/php_*.php; their lines are marked (// HOT,
-# // CALL_ALPHA...) and looked up here, so the checks name exact lines.
-#
-# pprof output is turned into "func@file:line;..." stacks by pprof_stacks.py: PHP user frames
-# are the names with an "@"; native frames and PHP internal functions (usort) have none.
-# Checks:
+# // CALL_ALPHA...) and looked up here, so the checks name exact lines (php_lib.sh).
+# opcache's JIT: test_php_jit.sh. Checks:
 #  - chain: {main} -> Worker::run -> alpha -> beta -> gamma, each at its call line and gamma at
 #    its hot line (the VM's opline register), right above the native execute_ex; complete
 #    from _start; the same with opcache enabled in the CLI;
@@ -21,41 +18,9 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-HZ=499
-SECS=1.5
-DATA=$SS_ROOT/tests/data
-PHP=/usr/bin/php8.2
-FPM=/usr/sbin/php-fpm8.2
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+source "$(dirname "$0")/php_lib.sh"
+need_php
 
-# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
-line()
-{
-	grep -n "// $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
-
-# show_php FILE: the top stacks of a stacks file, for the log of a failing test
-show_php()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-700 | sed 's/^/        /'
-}
-
-if [[ ! -x $PHP ]]; then
-	skip_setup "Debian php8.2-cli missing: every PHP check"
-	finish
-fi
-
-N='[^;@]*;' # one native frame (or PHP internal function)
 C=php_chain\\.php
 M=php_mixed\\.php
 L_HOT=$(line "$DATA/php_chain.php" HOT)
@@ -154,61 +119,11 @@ chain=$(samples "$f" "*" ";execute_ex;$CHAIN")
 check_ge "late process: samples in gamma" "$inc" 100
 check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_php "$f"
 
-# php-fpm: a static pool of 2 workers on a unix socket, started under the recording (the
-# workers are forked while it runs, and again after every 3 requests), driven by 2 cgi-fcgi
-# loops (at most 12 requests each, 3 s) from a driver script that then stops the master.
-if [[ ! -x $FPM ]] || ! command -v cgi-fcgi >/dev/null; then
-	skip_setup "php8.2-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
-	finish
-fi
-cat >"$TMP/fpm.conf" <<EOF
-[global]
-pid = $TMP/fpm.pid
-error_log = $TMP/fpm.log
-log_level = debug
-daemonize = no
-[stackscope]
-listen = $TMP/fpm.sock
-pm = static
-pm.max_children = 2
-pm.max_requests = 3
-user = root
-EOF
-cat >"$TMP/drive.sh" <<'EOF'
-#!/bin/bash
-# drive.sh CONF SOCKET SCRIPT SECS
-"$FPM" -R -y "$1" &
-fpm=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -S $2 ]] && break
-	sleep 0.1
-done
-client()
-{
-	local n end=$((SECONDS + $4))
-	for ((n = 0; n < 12 && SECONDS < end; n++)); do
-		SCRIPT_FILENAME=$3 REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" >>"$2.out"
-	done
-}
-client "$@" &
-c=$!
-client "$@"
-wait $c
-kill $fpm
-wait $fpm
-EOF
-chmod +x "$TMP/drive.sh"
-L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
-L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
-L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
-L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
-F=php_fpm\\.php
-export FPM
-record_stacks fpm "$TMP/drive.sh" "$TMP/fpm.conf" "$TMP/fpm.sock" "$DATA/php_fpm.php" 3
+# php-fpm (php_lib.sh fpm_record): workers forked while recording, recycled every 3 requests
+need_php fpm
+fpm_marks
+fpm_record fpm "$DATA/php_fpm.php" 3
 f=$TMP/fpm.stacks
-served=$(grep -c "^11999993$" "$TMP/fpm.sock.out" 2>/dev/null)
-check_ge "fpm: requests served" "${served:-0}" 4
-check_ge "fpm: workers started (2, then recycled)" "$(grep -c 'child [0-9]* started' "$TMP/fpm.log")" 3
 inc=$(samples "$f" "*" ";fpm_leaf@$F:")
 chain=$(samples "$f" "*" \
 	"php_execute_script;zend_execute_scripts;zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F:$L_FHOT(;[^;@]*)*\$")

@@ -152,8 +152,8 @@ static void child_stop(struct child *c)
 	c->to_child = -1;
 }
 
-/* Starts PHP -n SCRIPT and waits for its "R" (it is then in fgets). 0 or -1. */
-static int child_start(struct child *c)
+/* Starts PHP -n [extra...] SCRIPT and waits for its "R" (it is then in fgets). 0 or -1. */
+static int child_start_with(struct child *c, const char *const *extra)
 {
 	int in[2], out[2];
 	char line[256];
@@ -173,7 +173,14 @@ static int child_start(struct child *c)
 		dup2(out[1], 1);
 		close(in[1]);
 		close(out[0]);
-		execl(PHP, PHP, "-n", SCRIPT, (char *)NULL);
+		const char *argv[16] = { PHP, "-n" };
+		size_t n = 2;
+
+		while (extra && *extra && n < 14)
+			argv[n++] = *extra++;
+		argv[n++] = SCRIPT;
+		argv[n] = NULL;
+		execv(PHP, (char *const *)argv);
 		_exit(127);
 	}
 	close(in[0]);
@@ -191,6 +198,11 @@ static int child_start(struct child *c)
 			return 0;
 	child_stop(c);
 	return -1;
+}
+
+static int child_start(struct child *c)
+{
+	return child_start_with(c, NULL);
 }
 
 /* The line of SCRIPT ending in "// mark". */
@@ -372,6 +384,8 @@ TEST(markers)
 		{ PHP_MARKER_TRUNCATED, "[php: more frames truncated]" },
 		{ PHP_MARKER_READ_FAILED, "[php: frame unreadable]" },
 		{ PHP_MARKER_BAD_FRAME, "[php: bad frame]" },
+		{ PHP_MARKER_JIT_FRAME, "[php: JIT frame not placed]" },
+		{ PHP_MARKER_MIXED, "[php: below another interpreter]" },
 	};
 	void *rt = php_runtime.new();
 	size_t i;
@@ -388,6 +402,47 @@ TEST(markers)
 	php_runtime.free(rt);
 }
 
+/* opcache's JIT (php_jit.c): with it on, the process's code range is the executable part of
+ * opcache's shared memory, and eBPF is told execute_ex's dispatch jump (`jmp *(%r15)`, read
+ * back from the child) and frame size; without opcache, no code range.
+ */
+TEST(jit_code_range)
+{
+	static const char *const jit[] = { "-d", "zend_extension=opcache.so",
+					   "-d", "opcache.enable_cli=1",
+					   "-d", "opcache.jit=tracing",
+					   "-d", "opcache.jit_buffer_size=8M",
+					   NULL };
+	struct interp_code_range code[INTERP_CODE_RANGES];
+	uint8_t insn[3] = { 0 };
+	struct attached a;
+	struct child c;
+	int i;
+
+	if (access(PHP, X_OK))
+		SKIP_SETUP("%s missing (Debian php8.2-cli)", PHP);
+	for (i = 0; i < 2; i++) {
+		REQUIRE(!child_start_with(&c, i ? jit : NULL));
+		attach(&a, &c);
+		CHECK_EQ_U64(world.proc.php.vm_entry, a.bias + world.file.range_start[0]);
+		CHECK(world.proc.php.vm_dispatch > world.proc.php.vm_entry &&
+		      world.proc.php.vm_dispatch < a.bias + world.file.range_end[0]);
+		CHECK(!interp__read_mem(c.pid, world.proc.php.vm_dispatch, insn, sizeof(insn)));
+		CHECK(insn[0] == 0x41 && insn[1] == 0xff && insn[2] == 0x27);
+		CHECK(world.proc.php.vm_frame >= 16 && world.proc.php.vm_frame % 8 == 0);
+		memset(code, 0, sizeof(code));
+		CHECK_EQ_INT(php_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc,
+						      code),
+			     i ? 1 : 0);
+		if (i)
+			CHECK(code[0].end - code[0].start >= 8 << 20);
+		else
+			CHECK(!code[0].start && !code[0].end);
+		detach(&a);
+		child_stop(&c);
+	}
+}
+
 int main(void)
 {
 	int ret;
@@ -402,6 +457,7 @@ int main(void)
 	RUN(live_chain);
 	RUN(wrong_layout_rejected);
 	RUN(markers);
+	RUN(jit_code_range);
 	ret = test_summary();
 	process_table__free(pt);
 	exe_registry__free(reg);

@@ -38,6 +38,9 @@ TEST(profile_dedup_and_interning)
 	fb = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, b, 1 });
 	fc = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, c, 1 });
 	fd = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 1, 0x10, a, 1 });
+	/* a return address and a leaf pc at one address: their lines differ once symbolized */
+	CHECK(profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 1, 0x10, a, 1,
+							     .call_site = true }) != fa);
 	CHECK_EQ_INT(fa, 1);
 	CHECK_EQ_INT(fb, 1);
 	CHECK_EQ_INT(fc, 2);

@@ -10,10 +10,9 @@
  *     process.c would compute;
  *   - the tables are built from the real files on disk (unwind_table__build) and laid out by
  *     the production loader, unwind_maps__load_table(): its entry and rule arrays are memfds
- *     instead of BPF array maps (it only mmaps them), and its two hash-map writes go through
- *     the bpf_map_update_elem()/bpf_map_delete_elem() defined below, which the static link
- *     binds in place of libbpf's. So the pages, entries and rules the unwinder reads are
- *     byte for byte what the kernel maps would hold.
+ *     instead of BPF array maps, and its hash-map writes land in the stand-ins of
+ *     tests/unit/replay_maps.h (shared with test_replay_interp.c). So the pages, entries
+ *     and rules the unwinder reads are byte for byte what the kernel maps would hold.
  * The step is driven like sampler.bpf.c drives it (regs_valid = 1, at most 513 steps), and
  * the frames, symbolized with elf_symbols (return addresses at addr - 1), must match the
  * chain each fixture documents, leaf to _start.
@@ -26,11 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <bpf/bpf.h>
 
 #include "abi.h"
 #include "elf/elf_file.h"
@@ -39,114 +35,8 @@
 #include "symbolize/elf_symbols.h"
 #include "test.h"
 #include "unwind/stack_replay.h"
-#include "unwind/unwind_maps.h"
-#include "unwind/unwind_table.h"
 
-/* ---- stand-ins for the kernel's maps ---- */
-
-/* Descriptors the loader is given for the two hash maps; only the functions below use them. */
-#define REPLAY_FILES_FD 0x10000
-#define REPLAY_PAGES_FD 0x10001
-#define REPLAY_FILE_CAP 64
-#define REPLAY_PAGE_CAP 8192
-#define REPLAY_ENTRY_CAP (1u << 21)
-#define REPLAY_RULE_CAP 65536u /* max_entries of "unwind_rules" */
-/* A BPF array element takes its value size rounded up to 8 bytes in the mmap view. */
-#define REPLAY_RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
-
-struct file_slot {
-	uint64_t file_id;
-	struct file_info info;
-};
-
-struct page_slot {
-	struct unwind_page_key key;
-	struct unwind_page page;
-};
-
-static struct {
-	struct file_slot files[REPLAY_FILE_CAP];
-	size_t file_cnt;
-	struct page_slot pages[REPLAY_PAGE_CAP];
-	size_t page_cnt;
-	int entries_fd, rules_fd;           /* memfds standing in for the BPF array maps */
-	const struct unwind_entry *entries; /* our read-only views of them */
-	const uint8_t *rules;
-	struct unwind_maps *um;
-} kmaps;
-
-/* Replaces libbpf's (link order: this object before -lbpf) for the loader in
- * src/unwind/unwind_maps.c. Same contract: 0, or -errno with errno set.
- */
-int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags)
-{
-	size_t i;
-
-	if (fd == REPLAY_FILES_FD) {
-		uint64_t id;
-
-		memcpy(&id, key, sizeof(id));
-		for (i = 0; i < kmaps.file_cnt && kmaps.files[i].file_id != id; i++)
-			;
-		if (i == REPLAY_FILE_CAP)
-			goto full;
-		kmaps.files[i].file_id = id;
-		memcpy(&kmaps.files[i].info, value, sizeof(kmaps.files[i].info));
-		if (i == kmaps.file_cnt)
-			kmaps.file_cnt++;
-		return 0;
-	}
-	if (fd == REPLAY_PAGES_FD) {
-		struct unwind_page_key k;
-
-		memcpy(&k, key, sizeof(k));
-		for (i = 0; i < kmaps.page_cnt; i++)
-			if (kmaps.pages[i].key.file_id == k.file_id &&
-			    kmaps.pages[i].key.page == k.page)
-				break;
-		if (i == REPLAY_PAGE_CAP)
-			goto full;
-		kmaps.pages[i].key = k;
-		memcpy(&kmaps.pages[i].page, value, sizeof(kmaps.pages[i].page));
-		if (i == kmaps.page_cnt)
-			kmaps.page_cnt++;
-		return 0;
-	}
-	errno = EBADF;
-	return -EBADF;
-full:
-	errno = E2BIG;
-	return -E2BIG;
-}
-
-int bpf_map_delete_elem(int fd, const void *key)
-{
-	size_t i;
-
-	if (fd == REPLAY_FILES_FD) {
-		for (i = 0; i < kmaps.file_cnt; i++)
-			if (!memcmp(&kmaps.files[i].file_id, key, sizeof(uint64_t)))
-				break;
-		if (i == kmaps.file_cnt)
-			goto missing;
-		kmaps.files[i] = kmaps.files[--kmaps.file_cnt];
-		return 0;
-	}
-	if (fd == REPLAY_PAGES_FD) {
-		for (i = 0; i < kmaps.page_cnt; i++)
-			if (!memcmp(&kmaps.pages[i].key, key, sizeof(struct unwind_page_key)))
-				break;
-		if (i == kmaps.page_cnt)
-			goto missing;
-		kmaps.pages[i] = kmaps.pages[--kmaps.page_cnt];
-		return 0;
-	}
-	errno = EBADF;
-	return -EBADF;
-missing:
-	errno = ENOENT;
-	return -ENOENT;
-}
+#include "replay_maps.h"
 
 /* ---- snapshots (format: tests/data/replay_snapshot.c) ---- */
 
@@ -201,9 +91,6 @@ static struct {
 	uint64_t interp_lookups; /* files the runtimes' dispatch asked about */
 } world;
 
-/* The loader gets memfds for the two array maps (it mmaps them, possibly on every load, so
- * they stay open until kmaps_free()) and our own read-only views of them.
- */
 static uint64_t replay_file_id(const char *path)
 {
 	uint64_t id = 0;
@@ -216,57 +103,17 @@ static uint64_t replay_file_id(const char *path)
 	return id;
 }
 
-static int kmaps_init(void)
-{
-	size_t esz = (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry);
-	size_t rsz = (size_t)REPLAY_RULE_CAP * REPLAY_RULE_STRIDE;
-	void *e, *r;
-
-	if (kmaps.um)
-		return 0;
-	kmaps.entries_fd = memfd_create("unwind_entries", MFD_CLOEXEC);
-	kmaps.rules_fd = memfd_create("unwind_rules", MFD_CLOEXEC);
-	if (kmaps.entries_fd < 0 || kmaps.rules_fd < 0 || ftruncate(kmaps.entries_fd, (off_t)esz) ||
-	    ftruncate(kmaps.rules_fd, (off_t)rsz))
-		return -errno;
-	e = mmap(NULL, esz, PROT_READ, MAP_SHARED, kmaps.entries_fd, 0);
-	r = mmap(NULL, rsz, PROT_READ, MAP_SHARED, kmaps.rules_fd, 0);
-	kmaps.entries = e == MAP_FAILED ? NULL : e;
-	kmaps.rules = r == MAP_FAILED ? NULL : r;
-	if (!kmaps.entries || !kmaps.rules)
-		return -errno;
-	kmaps.um = unwind_maps__new(REPLAY_FILES_FD, REPLAY_PAGES_FD, kmaps.entries_fd,
-				    kmaps.rules_fd, REPLAY_ENTRY_CAP);
-	return kmaps.um ? 0 : -errno;
-}
-
-static void kmaps_free(void)
-{
-	unwind_maps__free(kmaps.um);
-	if (kmaps.entries)
-		munmap((void *)kmaps.entries,
-		       (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry));
-	if (kmaps.rules)
-		munmap((void *)kmaps.rules, (size_t)REPLAY_RULE_CAP * REPLAY_RULE_STRIDE);
-	if (kmaps.entries_fd > 0)
-		close(kmaps.entries_fd);
-	if (kmaps.rules_fd > 0)
-		close(kmaps.rules_fd);
-}
-
 /* The file at path (opened, table built and loaded once for the whole run), or NULL. */
 static struct replay_file *replay_file_get(const char *path)
 {
 	struct replay_file *rf = NULL;
-	struct unwind_table *t = NULL;
 	struct elf_file *ef;
-	uint32_t first, cnt;
 	size_t i;
 
 	for (i = 0; i < loaded_cnt; i++)
 		if (!strcmp(loaded_files[i]->path, path))
 			return loaded_files[i];
-	if (loaded_cnt == REPLAY_FILE_CAP || kmaps_init())
+	if (loaded_cnt == REPLAY_FILE_CAP)
 		return NULL;
 	ef = elf_file__open(path);
 	if (!ef)
@@ -279,10 +126,7 @@ static struct replay_file *replay_file_get(const char *path)
 	}
 	rf->file_id = replay_file_id(path);
 	rf->syms = elf_symbols__load(ef);
-	rf->table_err = unwind_table__build(ef, NULL, &t);
-	if (!rf->table_err)
-		rf->table_err = unwind_maps__load_table(kmaps.um, rf->file_id, t, &first, &cnt);
-	unwind_table__free(t);
+	rf->table_err = kmaps_load_table(ef, rf->file_id);
 	elf_file__free(ef);
 	loaded_files[loaded_cnt++] = rf;
 	return rf;
@@ -469,47 +313,18 @@ static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
 
 static struct file_info *ss_lookup_file(__u64 file_id)
 {
-	size_t i;
-
-	if (file_id == world.hidden_file_id)
-		return NULL;
-	for (i = 0; i < kmaps.file_cnt; i++)
-		if (kmaps.files[i].file_id == file_id)
-			return &kmaps.files[i].info;
-	return NULL;
-}
-
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	size_t i;
-
-	for (i = 0; i < kmaps.page_cnt; i++)
-		if (kmaps.pages[i].key.file_id == file_id && kmaps.pages[i].key.page == page)
-			return &kmaps.pages[i].page;
-	return NULL;
-}
-
-static struct unwind_entry *ss_lookup_entry(__u32 index)
-{
-	static struct unwind_entry e;
-
-	if (index >= REPLAY_ENTRY_CAP)
-		return NULL;
-	e = kmaps.entries[index]; /* a copy: the view is read-only */
-	return &e;
+	return file_id == world.hidden_file_id ? NULL : kmaps_file(file_id);
 }
 
 static struct unwind_rule *ss_lookup_rule(__u32 index)
 {
 	static struct unwind_rule r;
 
-	if (index >= REPLAY_RULE_CAP)
-		return NULL;
-	if (world.rule_override && index == world.override_id)
+	if (world.rule_override && index == world.override_id) {
 		r = world.override_rule;
-	else
-		memcpy(&r, kmaps.rules + (size_t)index * REPLAY_RULE_STRIDE, sizeof(r));
-	return &r;
+		return &r;
+	}
+	return kmaps_rule(index);
 }
 
 /* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
@@ -525,27 +340,13 @@ static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sche
 #include "native_unwind.h"
 
 /* The runtimes' dispatch (bpf/interp/interp_walk.h) runs in front of every native step, as in
- * sampler.bpf.c; the native fixtures map no interpreter, so it must leave their walks exactly
- * as they are.
+ * sampler.bpf.c; the native fixtures map no interpreter (the runtimes' maps stay empty), so it
+ * must leave their walks exactly as they are.
  */
 static struct interp_file *ss_interp_file(__u64 file_id)
 {
-	(void)file_id;
 	world.interp_lookups++;
-	return NULL;
-}
-
-static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
-{
-	(void)pid;
-	(void)runtime;
-	return NULL;
-}
-
-static struct interp_code *ss_interp_code(__u32 pid)
-{
-	(void)pid;
-	return NULL;
+	return kmaps_interp_file(file_id);
 }
 
 static void ss_interp_count(__u32 runtime, __u32 which)
@@ -579,6 +380,7 @@ static void world_reset(const struct snapshot *s)
 	memset(&world, 0, sizeof(world));
 	world.snap = s;
 	world.readable_sz = s->stack_sz;
+	kmaps_interp_clear(); /* native fixtures: no runtime in the maps */
 }
 
 /* Unwind like on_sample(): all registers valid at the start, at most 513 steps. */
@@ -892,9 +694,10 @@ TEST(tables_loaded)
 	CHECK(libc);
 	CHECK(libstdcxx);
 	CHECK(ld);
-	CHECK(kmaps.page_cnt > 0);
-	for (i = 0; i < kmaps.page_cnt; i++) {
-		const struct unwind_page *p = &kmaps.pages[i].page;
+	CHECK(kmaps.pages.cnt > 0);
+	for (i = 0; i < kmaps.pages.cnt; i++) {
+		const struct unwind_page *p =
+			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
 
 		/* A lookup never leaves its page: entry `first` is the page start. */
 		REQUIRE(p->cnt > 0 && p->first + p->cnt <= REPLAY_ENTRY_CAP);

@@ -15,7 +15,9 @@
  * HS_BLOB_CACHE_CAP), keyed by (pid, attach generation, address) and checked against the
  * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
  * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
- * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX).
+ * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
+ * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, ~40 MiB for the
+ * whole blob cache in the worst case, a few KiB per entry in practice).
  */
 #include <elf.h>
 #include <errno.h>
@@ -29,6 +31,7 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/hotspot/hotspot_lines.h"
+#include "interp/hotspot/nmethod_scopes.h"
 #include "interp/hotspot/vmstructs.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
@@ -37,8 +40,7 @@
 #define HS_BLOB_CACHE_CAP 1024
 #define HS_NAME_MAX 512                 /* bytes of a class, method or file name */
 #define HS_LINES_MAX 8192               /* bytes of a line-number table */
-#define HS_PCS_MAX 16384                /* bytes of an nmethod's pc descriptors */
-#define HS_SCOPE_HOPS 64                /* inlining depth followed to the outermost scope */
+#define HS_INLINED_TEXT 8192            /* bytes of the inlined methods' names, per frame */
 #define HS_TABLE_TRIES 20               /* attach attempts while a libjvm's tables are unreadable */
 #define HS_REFRESH_NS (10 * 1000000ULL) /* retries until the code cache is known */
 
@@ -57,15 +59,7 @@ struct hs_layout {
 	uint32_t const_flags_size, lnt_flag;
 	uint64_t cp_holder, cp_source, cp_length, cp_size;
 	uint64_t klass_name, sym_length, sym_body;
-	/* Compiled code's pc descriptors and scopes (lines of compiled frames): 17 keeps them
-	 * after the nmethod header (scopes data through a pointer), 25 in its immutable data.
-	 */
-	bool nm_immutable;           /* offsets relative to *(nmethod + nm_data) */
-	uint64_t nm_data;            /* nmethod::_immutable_data (25) */
-	uint64_t nm_pcs, nm_pcs_end; /* int offsets: PcDesc array [begin, end) */
-	uint64_t nm_scopes;          /* int offset (25) or pointer (17) of scopes data */
-	uint64_t pcdesc_size, pcdesc_pc, pcdesc_scope;
-	bool lines_compiled; /* all of the above were found */
+	struct nm_layout nm; /* compiled code's debug information (lines, inlined methods) */
 };
 
 struct hs_file {
@@ -101,12 +95,9 @@ struct blob_entry {
 	uint32_t gen;
 	uint64_t blob;
 	int32_t compile_id;
-	uint64_t method; /* nmethod: its Method*; stub: 0 */
-	char *name;      /* stub: its name */
-	/* nmethod: its pc descriptors (at most HS_PCS_MAX bytes) and scopes data, for lines */
-	uint8_t *pcs;
-	size_t pcs_cnt;
-	uint64_t scopes;
+	uint64_t method;     /* nmethod: its Method*; stub: 0 */
+	char *name;          /* stub: its name */
+	struct nm_debug dbg; /* nmethod: its pc descriptors, scopes and metadata */
 };
 
 enum hs_stat {
@@ -115,6 +106,8 @@ enum hs_stat {
 	HS_STAT_METHOD_READS,
 	HS_STAT_UNREADABLE,
 	HS_STAT_STALE,
+	HS_STAT_INLINED,
+	HS_STAT_INLINED_DROPPED,
 	HS_STAT_CNT,
 };
 
@@ -124,6 +117,11 @@ struct hotspot {
 	struct blob_entry blobs[HS_BLOB_CACHE_CAP];
 	uint64_t stats[HS_STAT_CNT];
 	char text[HS_NAME_MAX * 2 + 32];
+	/* The current frame's inlined methods (interp_symbol.inlined): names copied here, the
+	 * method cache may evict an entry while the next inlined method is read.
+	 */
+	struct interp_inlined inlined[INTERP_INLINED_MAX];
+	char inlined_text[HS_INLINED_TEXT];
 };
 
 static void *hs_new(void)
@@ -150,7 +148,7 @@ static void hs_free(void *rt)
 		method_entry__clear(&hs->methods[i]);
 	for (i = 0; i < HS_BLOB_CACHE_CAP; i++) {
 		free(hs->blobs[i].name);
-		free(hs->blobs[i].pcs);
+		nm_debug__free(&hs->blobs[i].dbg);
 	}
 	free(hs);
 }
@@ -249,29 +247,6 @@ static int field_width(const struct vmstructs *vs, const char *type, const char 
 	if (strstr(t, "8_t") || !strcmp(t, "u1") || !strcmp(t, "bool"))
 		return 1;
 	return 4;
-}
-
-/* Where compiled code keeps its pc descriptors and scopes; without them compiled frames get
- * no line (l->lines_compiled stays false).
- */
-static void compiled_lines_layout(const struct vmstructs *vs, struct hs_layout *l)
-{
-	if (vmstructs__size(vs, "PcDesc", &l->pcdesc_size) ||
-	    vmstructs__offset(vs, "PcDesc", "_pc_offset", &l->pcdesc_pc) ||
-	    vmstructs__offset(vs, "PcDesc", "_scope_decode_offset", &l->pcdesc_scope) ||
-	    vmstructs__offset(vs, "nmethod", "_scopes_pcs_offset", &l->nm_pcs) ||
-	    l->pcdesc_size < 8 || l->pcdesc_size > 64)
-		return;
-	if (!vmstructs__offset(vs, "nmethod", "_immutable_data", &l->nm_data) &&
-	    !vmstructs__offset(vs, "nmethod", "_scopes_data_offset", &l->nm_scopes)) {
-		/* The pc descriptors end where the scopes data begins. */
-		l->nm_immutable = true;
-		l->nm_pcs_end = l->nm_scopes;
-		l->lines_compiled = true;
-	} else if (!vmstructs__offset(vs, "nmethod", "_dependencies_offset", &l->nm_pcs_end) &&
-		   !vmstructs__offset(vs, "CompiledMethod", "_scopes_data_begin", &l->nm_scopes)) {
-		l->lines_compiled = true;
-	}
 }
 
 /* Fill l from the tables; 0, or -ENOENT naming the first missing entry in *missing. */
@@ -384,8 +359,18 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 		iv = -2;
 	b->slot_method = (int8_t)(iv - 1);
 	b->slot_bcp = (int8_t)(iv - 6);
+	/* A deoptimised frame's original return address (optional: without, no line). */
+	b->nm_deopt = HS_NO_OFFSET;
+	if (!vmstructs__offset(vs, "nmethod", "_orig_pc_offset", &v)) {
+		b->nm_orig_pc = (uint16_t)v;
+		if (!vmstructs__offset(vs, "nmethod", "_deopt_handler_offset", &v)) {
+			b->nm_deopt = (uint16_t)v;
+			b->deopt_is_offset = 1;
+		} else if (!vmstructs__offset(vs, "CompiledMethod", "_deopt_handler_begin", &v)) {
+			b->nm_deopt = (uint16_t)v;
+		}
+	}
 	b->supported = 1;
-	compiled_lines_layout(vs, l);
 	return 0;
 }
 
@@ -426,6 +411,7 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 		interp__read_mem(pid, major_addr, &major, sizeof(major));
 	f->l.major = major > 0 && major < 1000 ? major : 0;
 	f->l.u5_excluded = f->l.major >= 20 ? 1 : 0;
+	nm_layout__from(&vs, f->l.u5_excluded, &f->l.nm);
 	pr_debug("jvm: %s: JDK %d, %zu fields, %zu types, %zu constants, read in %lld us\n",
 		 f->path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
 		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
@@ -676,41 +662,6 @@ static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pi
 	return e;
 }
 
-/* An nmethod's pc descriptors and the start of its scopes data into e (left empty when the
- * layout or the memory does not give them).
- */
-static void read_pcs(pid_t reader, const struct hs_layout *l, struct blob_entry *e)
-{
-	uint64_t base = e->blob, scopes;
-	int32_t begin = 0, end = 0;
-	size_t len;
-
-	if (!l->lines_compiled)
-		return;
-	if (l->nm_immutable && interp__read_u64(reader, e->blob + l->nm_data, &base))
-		return;
-	if (interp__read_mem(reader, e->blob + l->nm_pcs, &begin, 4) ||
-	    interp__read_mem(reader, e->blob + l->nm_pcs_end, &end, 4) || begin < 0 || end <= begin)
-		return;
-	if (l->nm_immutable)
-		scopes = base + (uint64_t)end;
-	else if (interp__read_u64(reader, e->blob + l->nm_scopes, &scopes))
-		return;
-	len = (size_t)(end - begin);
-	if (len > HS_PCS_MAX)
-		len = HS_PCS_MAX - HS_PCS_MAX % l->pcdesc_size;
-	e->pcs = malloc(len);
-	if (!e->pcs)
-		return;
-	if (interp__read_mem(reader, base + (uint64_t)begin, e->pcs, len)) {
-		free(e->pcs);
-		e->pcs = NULL;
-		return;
-	}
-	e->pcs_cnt = len / l->pcdesc_size;
-	e->scopes = scopes;
-}
-
 /* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. */
 static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 				   uint64_t blob, bool compiled, int32_t compile_id,
@@ -750,7 +701,7 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 		name[sizeof(name) - 1] = 0;
 	}
 	free(e->name);
-	free(e->pcs);
+	nm_debug__free(&e->dbg);
 	*e = (struct blob_entry){ .pid = p->pid,
 				  .gen = p->gen,
 				  .blob = blob,
@@ -758,48 +709,88 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 				  .method = method };
 	e->name = compiled ? NULL : strdup(name);
 	if (compiled)
-		read_pcs(reader, &p->file->l, e);
+		nm_debug__read(reader, &p->file->l.nm, blob, &e->dbg);
 	return e;
 }
 
-/* The bytecode index of the nmethod's own method at pc offset pos: the pc descriptor at pos
- * (a return address) or the next one after it (the sampled pc), then its scope chain out to
- * the outermost scope (inlined methods are inner scopes). HS_BCI_NONE when unknown.
- */
-static uint32_t compiled_bci(pid_t reader, const struct hs_layout *l, const struct blob_entry *e,
-			     uint32_t pos)
+/* The line of bytecode index bci in method m; 0 when unknown. */
+static int method_line(const struct hs_proc *p, const struct method_entry *m, uint32_t bci)
 {
-	uint32_t best = UINT32_MAX, scope = 0, sender, method_idx, bci, pc;
-	uint8_t buf[16];
-	size_t i, at;
-	int hop;
+	if (bci == HS_BCI_NONE || bci == UINT32_MAX || !m->lines)
+		return 0;
+	return hotspot_lines__line(m->lines, m->lines_len, p->file->l.u5_excluded, bci);
+}
 
-	for (i = 0; i < e->pcs_cnt; i++) {
-		const uint8_t *d = e->pcs + i * l->pcdesc_size;
-		uint32_t so;
+/* s copied into hs->inlined_text at *used; NULL when s is NULL or the space is spent. */
+static const char *inlined_copy(struct hotspot *hs, size_t *used, const char *s)
+{
+	size_t n = s ? strlen(s) + 1 : 0;
+	char *at = hs->inlined_text + *used;
 
-		memcpy(&pc, d + l->pcdesc_pc, 4);
-		memcpy(&so, d + l->pcdesc_scope, 4);
-		if (pc >= pos && pc < best && so) {
-			best = pc;
-			scope = so;
-		}
+	if (!n || n > sizeof(hs->inlined_text) - *used)
+		return NULL;
+	memcpy(at, s, n);
+	*used += n;
+	return at;
+}
+
+/* The methods compiled code inlined at the pc: scopes sc[0..n-2] (innermost first) into
+ * out->inlined. Read from the outermost inward; the first one unreadable drops it and every
+ * scope inside it (counted), so the frames shown always call each other.
+ */
+static void inlined_frames(struct hotspot *hs, struct hs_proc *p, pid_t reader,
+			   const struct nm_scope *sc, int n, struct interp_symbol *out)
+{
+	struct interp_symbol unused;
+	struct method_entry *m;
+	size_t used = 0;
+	int i, first = n - 1;
+
+	for (i = n - 2; i >= 0; i--) {
+		struct interp_inlined *in = &hs->inlined[i];
+
+		m = method_get(hs, p, reader, sc[i].method, 0, &unused);
+		if (!m || !(in->function = inlined_copy(hs, &used, m->name)))
+			break;
+		in->file = inlined_copy(hs, &used, m->file);
+		in->line = method_line(p, m, sc[i].bci);
+		first = i;
 	}
-	if (!scope)
-		return HS_BCI_NONE;
-	for (hop = 0; hop < HS_SCOPE_HOPS; hop++) {
-		if (interp__read_mem(reader, e->scopes + scope, buf, sizeof(buf)))
-			return HS_BCI_NONE;
-		at = 0;
-		if (hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &sender) ||
-		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &method_idx) ||
-		    hotspot_lines__unsigned5(buf, sizeof(buf), &at, l->u5_excluded, &bci))
-			return HS_BCI_NONE;
-		if (!sender) /* the outermost scope: bci is stored + 1 (InvocationEntryBci = -1) */
-			return bci >= 1 && bci - 1 < 0x10000 ? bci - 1 : HS_BCI_NONE;
-		scope = sender;
+	hs->stats[HS_STAT_INLINED_DROPPED] += (uint64_t)first;
+	hs->stats[HS_STAT_INLINED] += (uint64_t)(n - 1 - first);
+	if (first < n - 1) {
+		out->inlined = &hs->inlined[first];
+		out->inlined_cnt = (uint32_t)(n - 1 - first);
 	}
-	return HS_BCI_NONE;
+}
+
+/* A compiled frame: the nmethod's method at the outermost scope of its pc, and the methods
+ * inlined there.
+ */
+static void compiled_frame(struct hotspot *hs, struct hs_proc *p, pid_t reader,
+			   const struct blob_entry *be, uint32_t pos, bool exact,
+			   struct interp_symbol *out)
+{
+	struct nm_scope sc[INTERP_INLINED_MAX + 1];
+	struct method_entry *m;
+	int n, dropped;
+
+	n = nm_debug__scopes(&p->file->l.nm, &be->dbg, be->method, pos, exact, sc,
+			     INTERP_INLINED_MAX + 1, &dropped);
+	hs->stats[HS_STAT_INLINED_DROPPED] += (uint64_t)dropped;
+	if (n > 1)
+		inlined_frames(hs, p, reader, sc, n, out);
+	/* Last: the entries of the inlined methods may have evicted it from the cache. */
+	m = method_get(hs, p, reader, be->method, 0, out);
+	if (!m) {
+		out->inlined = NULL;
+		out->inlined_cnt = 0;
+		return;
+	}
+	out->function = m->name;
+	out->file = m->file;
+	out->line = n > 0 ? method_line(p, m, sc[n - 1].bci) : 0;
+	out->marker = false;
 }
 
 static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
@@ -811,7 +802,6 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	uint32_t pos = (uint32_t)(uf->file_id >> 32) & HS_BCI_NONE;
 	struct method_entry *m;
 	struct blob_entry *be;
-	uint64_t method;
 
 	if (!uf->addr) {
 		switch (uf->file_id) {
@@ -831,16 +821,19 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		return marker(hs, out, "unknown process");
 	switch (sub) {
 	case HS_SUB_INTERPRETED:
-		method = uf->addr;
-		break;
+		m = method_get(hs, p, reader, uf->addr, cookie, out);
+		if (!m)
+			return;
+		out->function = m->name;
+		out->file = m->file;
+		out->line = method_line(p, m, pos);
+		out->marker = false;
+		return;
 	case HS_SUB_COMPILED:
 		be = blob_get(hs, p, reader, uf->addr, true, (int32_t)cookie, out);
-		if (!be)
-			return;
-		method = be->method;
-		cookie = 0;
-		pos = compiled_bci(reader, &p->file->l, be, pos);
-		break;
+		if (be)
+			compiled_frame(hs, p, reader, be, pos, uf->flags & USER_FRAME_RETURN, out);
+		return;
 	case HS_SUB_STUB:
 		be = blob_get(hs, p, reader, uf->addr, false, 0, out);
 		if (!be)
@@ -851,16 +844,6 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	default:
 		return marker(hs, out, "?");
 	}
-	m = method_get(hs, p, reader, method, cookie, out);
-	if (!m)
-		return;
-	out->function = m->name;
-	out->file = m->file;
-	out->line =
-		pos != HS_BCI_NONE && m->lines
-			? hotspot_lines__line(m->lines, m->lines_len, p->file->l.u5_excluded, pos)
-			: 0;
-	out->marker = false;
 }
 
 static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
@@ -874,12 +857,17 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_READ_FAILED] = "unreadable",
 	[HS_COUNTER_BAD_FRAME] = "caller not found",
 	[HS_COUNTER_TRUNCATED] = "truncated",
+	[HS_COUNTER_DEOPT] = "deoptimised frames",
 };
 
 static const char *const hs_stat_names[HS_STAT_CNT] = {
-	[HS_STAT_TABLES_READ] = "tables read",   [HS_STAT_TABLES_INCOMPLETE] = "tables incomplete",
-	[HS_STAT_METHOD_READS] = "methods read", [HS_STAT_UNREADABLE] = "unreadable",
+	[HS_STAT_TABLES_READ] = "tables read",
+	[HS_STAT_TABLES_INCOMPLETE] = "tables incomplete",
+	[HS_STAT_METHOD_READS] = "methods read",
+	[HS_STAT_UNREADABLE] = "unreadable",
 	[HS_STAT_STALE] = "stale code",
+	[HS_STAT_INLINED] = "inlined frames",
+	[HS_STAT_INLINED_DROPPED] = "inlined frames dropped",
 };
 
 const struct interp_runtime hotspot_runtime = {

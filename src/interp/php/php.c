@@ -3,7 +3,8 @@
  * (bpf/interp/php_walk.h) where execute_ex is and how the engine's structures are laid out,
  * tells it where each process's executor_globals are, and turns the (zend_function, line,
  * cookie) frames it emits into `Class::method` / `function` / `{main}`, file and line by reading
- * the process's memory.
+ * the process's memory. With opcache's JIT on, the JIT buffer is the process's code range and
+ * execute_ex's dispatch frame tells eBPF how a pc there unwinds (php_jit.c).
  *
  * Versions: PHP 8.2, NTS builds (the executor globals are a plain exported symbol; ZTS builds
  * keep them in TLS) on x86-64. The offsets are PHP 8.2's (layout_82 below says where each comes
@@ -27,6 +28,7 @@
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
+#include "interp/php/php_jit.h"
 #include "proc/executable.h"
 
 #define PHP_FUNC_CACHE_CAP 4096
@@ -96,8 +98,10 @@ struct php_file {
 	char *path;
 	struct interp_file bpf; /* ranges, version, offsets */
 	struct php_layout layout;
-	uint64_t eg_vaddr; /* executor_globals */
-	uint64_t cg_vaddr; /* compiler_globals, 0 when not exported */
+	uint64_t eg_vaddr;    /* executor_globals */
+	uint64_t cg_vaddr;    /* compiler_globals, 0 when not exported */
+	uint64_t vm_dispatch; /* execute_ex's dispatch jump (php_jit.h), 0: JIT frames not placed */
+	uint32_t vm_frame;    /* execute_ex's frame size there (sp to CFA) */
 };
 
 enum php_proc_state {
@@ -116,6 +120,9 @@ struct php_proc {
 	unsigned int tries;
 	unsigned int frame_failures; /* consecutive failed frame checks */
 	uint64_t next_check_ns;
+	bool jit_done;               /* the JIT buffer was found, or cannot be any more */
+	uint64_t next_jit_ns;        /* when to look for it again */
+	uint64_t jit_start, jit_end; /* the JIT buffer (opcache.jit on), the code range */
 };
 
 struct func_entry {
@@ -321,11 +328,16 @@ static int detect(const struct executable *exe, struct php_file *f)
 		f->layout.bpf.vm_regs = kind == ZEND_VM_KIND_HYBRID;
 		f->bpf.supported = 1;
 		f->bpf.php.off = f->layout.bpf;
+		if (kind == ZEND_VM_KIND_HYBRID &&
+		    php_jit__vm_frame(exe->elf, syms[SYM_EXECUTE_EX].addr,
+				      syms[SYM_EXECUTE_EX].size, &f->vm_dispatch, &f->vm_frame))
+			f->vm_dispatch = 0;
 	}
-	pr_debug("php: %s: PHP %d.%d%s, execute_ex %#llx-%#llx, VM kind %d\n", exe->path, major,
-		 minor, syms[SYM_EG].found ? "" : " (ZTS)",
+	pr_debug("php: %s: PHP %d.%d%s, execute_ex %#llx-%#llx, VM kind %d, dispatch %#llx (frame "
+		 "%u)\n",
+		 exe->path, major, minor, syms[SYM_EG].found ? "" : " (ZTS)",
 		 (unsigned long long)f->bpf.range_start[0], (unsigned long long)f->bpf.range_end[0],
-		 kind);
+		 kind, (unsigned long long)f->vm_dispatch, f->vm_frame);
 	return 0;
 }
 
@@ -508,6 +520,12 @@ static int php_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias,
 	pp->cg = f->cg_vaddr ? bias + f->cg_vaddr : 0;
 	pp->next_check_ns = now_ns;
 	bpf->php.executor_globals = pp->eg;
+	if (f->vm_dispatch) {
+		bpf->php.vm_entry = bias + f->bpf.range_start[0];
+		bpf->php.vm_dispatch = bias + f->vm_dispatch;
+		bpf->php.vm_frame = f->vm_frame;
+	}
+	pp->jit_done = !f->vm_dispatch;
 	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pid, f->path,
 		 (unsigned long long)pp->eg);
 	*proc_state = pp;
@@ -523,6 +541,39 @@ static int php_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	if (pp->state != PHP_PROC_VERIFIED && pp->next_check_ns <= now_ns)
 		return proc_check(rt, pp, now_ns);
 	return 0;
+}
+
+/* The JIT buffer as the process's code range, once opcache has mapped it (at its module
+ * start-up, before the engine runs a script: a started engine without one, or opcache's
+ * segment without an executable part 10 s after attach, has no JIT). Looked for at the check
+ * intervals until then (an FPM master never starts its engine).
+ */
+static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			    struct interp_code_range *code)
+{
+	struct php_proc *pp = proc_state;
+	bool started = pp->state == PHP_PROC_GLOBALS_OK || pp->state == PHP_PROC_VERIFIED;
+	int err;
+
+	(void)rt;
+	(void)bpf;
+	if (pp->jit_done || pp->next_jit_ns > now_ns)
+		return 0;
+	pp->next_jit_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
+								 : CHECK_INTERVAL_IDLE_NS);
+	err = php_jit__find_buffer(pp->pid, &pp->jit_start, &pp->jit_end);
+	if (err) {
+		/* the segment is mapped before its JIT part is made executable: a segment
+		 * without one says "JIT off" only once start-up is long over
+		 */
+		pp->jit_done = started || (err == -ENODATA && pp->tries >= CHECK_FAST_TRIES);
+		return 0;
+	}
+	pp->jit_done = true;
+	code[0] = (struct interp_code_range){ .start = pp->jit_start, .end = pp->jit_end };
+	pr_debug("php: pid %d: JIT buffer %#llx-%#llx\n", (int)pp->pid,
+		 (unsigned long long)pp->jit_start, (unsigned long long)pp->jit_end);
+	return 1;
 }
 
 static void php_proc_free(void *rt, void *proc_state)
@@ -628,6 +679,10 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 			return marker(php, out, "frame unreadable");
 		case PHP_MARKER_BAD_FRAME:
 			return marker(php, out, "bad frame");
+		case PHP_MARKER_JIT_FRAME:
+			return marker(php, out, "JIT frame not placed");
+		case PHP_MARKER_MIXED:
+			return marker(php, out, "below another interpreter");
 		default:
 			return marker(php, out, "?");
 		}
@@ -685,6 +740,11 @@ static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
 	[PHP_COUNTER_TRUNCATED] = "truncated",
 	[PHP_COUNTER_LINE_REG] = "lines from the VM register",
 	[PHP_COUNTER_LINE_NONE] = "lines unknown",
+	[PHP_COUNTER_JIT_FRAMES] = "JIT frames",
+	[PHP_COUNTER_JIT_LOST] = "JIT frames not placed",
+	[PHP_COUNTER_LINE_JIT] = "lines in JIT code unknown",
+	[PHP_COUNTER_MIXED] = "below another interpreter",
+	[PHP_COUNTER_JIT_EXIT] = "JIT frames in a trace exit",
 };
 
 static const char *const php_stat_names[PHP_STAT_CNT] = {
@@ -709,6 +769,7 @@ const struct interp_runtime php_runtime = {
 	.proc_attach = php_proc_attach,
 	.proc_tick = php_proc_tick,
 	.proc_free = php_proc_free,
+	.proc_refresh = php_proc_refresh,
 	.symbolize = php_symbolize,
 	.stats = php_stats,
 };

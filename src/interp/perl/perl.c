@@ -1,0 +1,782 @@
+/* Perl 5, as a runtime of src/interp/interp.h: finds Perl interpreters among the mapped files
+ * (/usr/bin/perl, which embeds the interpreter, or libperl.so.*), tells the eBPF walk
+ * (bpf/interp/perl_walk.h) where Perl_runops_standard is and how the interpreter's structures
+ * are laid out, tells it where each process keeps PL_thr_key (the pthread key whose slot holds
+ * a thread's interpreter), and turns the (glob or CV, COP) frames it emits into `Pkg::sub`,
+ * `main::__ANON__`, `BEGIN`, `main`, file and line by reading the process's memory.
+ *
+ * Versions: Perl 5.36, threaded builds (Debian's: useithreads, multiplicity) on x86-64. The
+ * offsets are 5.36's (layout_536 says where each comes from); they are checked against every
+ * process once its interpreter exists (PL_curinterp's default stash must be the "main" stash
+ * read through the HV/HEK offsets, its current stackinfo and COP plausible, PL_thr_key a
+ * first-level TSD key); a process that fails gets native frames and a marker frame, as do
+ * other versions and non-threaded builds.
+ *
+ * Invariants: two fixed-size direct-mapped caches (PERL_CACHE_CAP entries each): frame names
+ * keyed by (pid, attach generation, glob or CV address and cookie), statements keyed by (pid, attach
+ * generation, COP address) and checked against the COP at every use (line and file pointer).
+ * A COP whose line no longer matches the one eBPF read is not used (its op tree was freed: an
+ * eval string that finished): the frame keeps eBPF's line, without a file. Each attach gets a
+ * new generation.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "base/u64_map.h"
+#include "interp/interp.h"
+#include "interp/interp_elf.h"
+#include "proc/executable.h"
+
+#define PERL_CACHE_CAP 4096
+#define PERL_NAME_MAX 512   /* bytes of a package, sub or file name kept */
+#define GLIBC_TSD_OFF 0x318 /* glibc x86-64: struct pthread's specific_1stblock */
+#define PERL_TSD_KEYS 32
+#define CHECK_INTERVAL_NS (100 * 1000 * 1000ULL)
+#define CHECK_INTERVAL_IDLE_NS (1000 * 1000 * 1000ULL) /* after CHECK_FAST_TRIES */
+#define CHECK_FAST_TRIES 100
+#define PERL_SVT_PVGV 9
+#define PERL_SVT_PVHV 12
+#define PERL_SVF_OOK 0x02000000u /* an HV with its aux part (a stash has its name there) */
+#define PERL_CXMAX_SANE (1 << 24)
+
+/* Everything known about one version's layout (x86-64, threaded). */
+struct perl_layout {
+	uint8_t major, minor;
+	struct perl_offsets bpf;
+	uint16_t interp_defstash; /* PerlInterpreter.Idefstash (PL_defstash, the main:: stash) */
+	uint16_t xcv_stash;       /* XPVCV.xcv_stash (CvSTASH) */
+	uint16_t xpvgv_namehek;   /* XPVGV.xiv_u.xivu_namehek (GvNAME_HEK) */
+	uint16_t xpvgv_stash;     /* XPVGV.xnv_u.xgv_stash (GvSTASH) */
+	uint16_t xpvhv_aux;       /* struct xpvhv_with_aux.xhv_aux (HvAUX) */
+	uint16_t aux_name;        /* struct xpvhv_aux.xhv_name_u */
+	uint16_t aux_name_count;  /* .xhv_name_count (I32) */
+	uint16_t hek_len, hek_key;
+	uint16_t cop_file; /* COP.cop_file (char *, threaded builds) */
+};
+
+/* Perl 5.36 (threaded, x86-64): offsetof() and the constants over the headers Debian's perl
+ * 5.36.0 was built from (/usr/lib/x86_64-linux-gnu/perl/5.36/CORE: intrpvar.h for the
+ * interpreter struct, cop.h for PERL_SI, PERL_CONTEXT and COP, sv.h / cv.h / gv.h / hv.h for
+ * the SV bodies, opnames.h for the op types), compiled with `perl -MExtUtils::Embed -e ccopts`.
+ * The same values as the otel profiler's table for 5.36 where it has them (Icurcop 208,
+ * Icurstackinfo 224, si_cxix 32, si_type 44, sizeof(PERL_CONTEXT) 104, blk_oldcop 16,
+ * blk_sub.cv 72, cop_line 36, cop_file 48).
+ */
+static const struct perl_layout layout_536 = {
+	.major = 5,
+	.minor = 36,
+	.bpf = {
+		.interp_curcop = 208,
+		.interp_curstackinfo = 224,
+		.si_cxstack = 8,
+		.si_prev = 16,
+		.si_cxix = 32,
+		.si_cxmax = 36,
+		.si_type = 44,
+		.cx_size = 104,
+		.cx_type = 0,
+		.cx_u16 = 2,
+		.cx_oldcop = 16,
+		.cx_retop = 48,
+		.cx_sub_cv = 72,
+		.sv_flags = 12,
+		.xcv_gv = 56,
+		.xcv_flags = 92,
+		.cop_line = 36,
+		.op_enter_eval = 345,
+		.op_require = 342,
+		.op_dofile = 343,
+	},
+	.interp_defstash = 192,
+	.xcv_stash = 32,
+	.xpvgv_namehek = 32,
+	.xpvgv_stash = 40,
+	.xpvhv_aux = 32,
+	.aux_name = 0,
+	.aux_name_count = 28,
+	.hek_len = 4,
+	.hek_key = 8,
+	.cop_file = 48,
+};
+
+struct perl_file {
+	char *path;
+	struct interp_file bpf; /* range, version, offsets */
+	struct perl_layout layout;
+	uint64_t thr_key_vaddr;   /* PL_thr_key */
+	uint64_t curinterp_vaddr; /* PL_curinterp: the first interpreter */
+};
+
+enum perl_proc_state {
+	PERL_PROC_PENDING = 0, /* no interpreter yet (a process that has just exec'd perl) */
+	PERL_PROC_VERIFIED,
+	PERL_PROC_REJECTED,
+};
+
+struct perl_proc {
+	pid_t pid;
+	uint32_t gen; /* unique per attach: keys the caches */
+	struct perl_file *file;
+	uint64_t thr_key, curinterp; /* absolute addresses of PL_thr_key, PL_curinterp */
+	enum perl_proc_state state;
+	unsigned int tries;
+	uint64_t next_check_ns;
+};
+
+struct name_entry {
+	pid_t pid; /* 0: empty slot */
+	uint32_t gen;
+	uint64_t addr; /* the frame's addr: type and glob / HEK */
+	char *name;
+};
+
+struct cop_entry {
+	pid_t pid; /* 0: empty slot */
+	uint32_t gen;
+	uint64_t cop;
+	int line;          /* cop_line */
+	uint64_t file_ptr; /* cop_file, as read with file */
+	char *file;
+};
+
+/* Our own counters (perl_runtime.stat_names). */
+enum perl_stat {
+	PERL_STAT_VERIFIED,   /* layouts checked against a live interpreter */
+	PERL_STAT_REJECTED,   /* layouts that did not check out (marker in eBPF) */
+	PERL_STAT_NAME_READS, /* globs / CVs read from process memory */
+	PERL_STAT_UNREADABLE, /* frames whose name could not be read */
+	PERL_STAT_COP_READS,  /* COPs read (every frame: a cached file is checked) */
+	PERL_STAT_COP_STALE,  /* COPs freed or reused: file unknown, eBPF's line kept */
+	PERL_STAT_CNT,
+};
+
+struct perl {
+	struct name_entry *names;
+	struct cop_entry *cops;
+	uint64_t stats[PERL_STAT_CNT];
+	uint32_t next_gen;
+	char text[2 * PERL_NAME_MAX + 64];
+};
+
+static void *perl_new(void)
+{
+	struct perl *pl = calloc(1, sizeof(*pl));
+
+	if (!pl)
+		return NULL;
+	pl->names = calloc(PERL_CACHE_CAP, sizeof(*pl->names));
+	pl->cops = calloc(PERL_CACHE_CAP, sizeof(*pl->cops));
+	if (!pl->names || !pl->cops) {
+		free(pl->names);
+		free(pl->cops);
+		free(pl);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return pl;
+}
+
+static void perl_free(void *rt)
+{
+	struct perl *pl = rt;
+	size_t i;
+
+	if (!pl)
+		return;
+	for (i = 0; i < PERL_CACHE_CAP; i++) {
+		if (pl->names)
+			free(pl->names[i].name);
+		if (pl->cops)
+			free(pl->cops[i].file);
+	}
+	free(pl->names);
+	free(pl->cops);
+	free(pl);
+}
+
+static void perl_stats(const void *rt, uint64_t *out)
+{
+	memcpy(out, ((const struct perl *)rt)->stats, sizeof(((const struct perl *)rt)->stats));
+}
+
+/* ---- detection ---- */
+
+enum perl_sym {
+	SYM_RUNOPS,
+	SYM_THR_KEY,
+	SYM_CURINTERP,
+	SYM_REVISION,
+	SYM_VERSION,
+	SYM_SUBVERSION,
+	SYM_CNT,
+};
+
+static const char *const sym_names[SYM_CNT] = {
+	/* clang-format off */
+	[SYM_RUNOPS] = "Perl_runops_standard",
+	[SYM_THR_KEY] = "PL_thr_key",
+	[SYM_CURINTERP] = "PL_curinterp",
+	[SYM_REVISION] = "PL_revision",
+	[SYM_VERSION] = "PL_version",
+	[SYM_SUBVERSION] = "PL_subversion",
+	/* clang-format on */
+};
+
+static bool name_is_perl(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "perl", 4) || !strncmp(base, "libperl.so", 10);
+}
+
+/* One version byte (PL_revision...: const U8 in .rodata), or -1. */
+static int version_byte(struct elf_file *ef, const struct interp_sym *sym)
+{
+	const uint8_t *b;
+
+	if (!sym->found || sym->size != 1)
+		return -1;
+	b = interp_elf__bytes(ef, sym->addr, 1);
+	return b ? *b : -1;
+}
+
+static int detect(const struct executable *exe, struct perl_file *f)
+{
+	struct interp_sym syms[SYM_CNT] = { 0 };
+	int revision, major, minor;
+
+	if (!exe->elf || !name_is_perl(exe->path))
+		return -ENOENT;
+	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
+	if (!syms[SYM_RUNOPS].found || !syms[SYM_RUNOPS].size)
+		return -ENOENT; /* perl linked to libperl.so: the library is the interpreter */
+	revision = version_byte(exe->elf, &syms[SYM_REVISION]);
+	major = version_byte(exe->elf, &syms[SYM_VERSION]);
+	minor = version_byte(exe->elf, &syms[SYM_SUBVERSION]);
+	f->bpf.range_start[0] = syms[SYM_RUNOPS].addr;
+	f->bpf.range_end[0] = syms[SYM_RUNOPS].addr + syms[SYM_RUNOPS].size;
+	/* interp_file's version bytes: 5.36 is (major 5, minor 36). */
+	f->bpf.major = revision > 0 ? (uint8_t)revision : 0;
+	f->bpf.minor = major > 0 ? (uint8_t)major : 0;
+	f->thr_key_vaddr = syms[SYM_THR_KEY].found ? syms[SYM_THR_KEY].addr : 0;
+	f->curinterp_vaddr = syms[SYM_CURINTERP].found ? syms[SYM_CURINTERP].addr : 0;
+	f->bpf.supported = 0;
+	if (revision == layout_536.major && major == layout_536.minor && f->thr_key_vaddr &&
+	    f->curinterp_vaddr) {
+		f->layout = layout_536;
+		f->bpf.supported = 1;
+		f->bpf.perl.off = f->layout.bpf;
+	}
+	pr_debug("perl: %s: Perl %d.%d.%d%s, runops %#llx-%#llx\n", exe->path, revision, major,
+		 minor, f->thr_key_vaddr ? "" : " (not threaded)",
+		 (unsigned long long)f->bpf.range_start[0],
+		 (unsigned long long)f->bpf.range_end[0]);
+	return 0;
+}
+
+static int perl_file_detect(void *rt, const struct executable *exe, void **file_state,
+			    struct interp_file *bpf)
+{
+	struct perl_file *f;
+
+	(void)rt;
+	if (exe->kind != EXECUTABLE_FILE)
+		return -ENOENT;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
+		free(f);
+		return -ENOENT;
+	}
+	*bpf = f->bpf;
+	*file_state = f;
+	return 0;
+}
+
+static void perl_file_free(void *rt, void *file_state)
+{
+	struct perl_file *f = file_state;
+
+	(void)rt;
+	if (f)
+		free(f->path);
+	free(f);
+}
+
+/* ---- reading Perl's structures ---- */
+
+/* Control bytes of a name read from the process, made printable. */
+static void sanitize(char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+	s[len] = '\0';
+}
+
+/* A HEK's key (malloc'ed, printable), or NULL. */
+static char *read_hek(pid_t pid, uint64_t hek, const struct perl_layout *l)
+{
+	int32_t len;
+	char *s;
+
+	if (!hek || interp__read_mem(pid, hek + l->hek_len, &len, sizeof(len)) || len < 0)
+		return NULL;
+	if (len > PERL_NAME_MAX)
+		len = PERL_NAME_MAX;
+	s = malloc((size_t)len + 1);
+	if (!s)
+		return NULL;
+	if (len && interp__read_mem(pid, hek + l->hek_key, s, (size_t)len)) {
+		free(s);
+		return NULL;
+	}
+	sanitize(s, (size_t)len);
+	return s;
+}
+
+/* A NUL-terminated string of at most PERL_NAME_MAX bytes (malloc'ed, printable), or NULL. */
+static char *read_cstr(pid_t pid, uint64_t addr)
+{
+	char buf[PERL_NAME_MAX + 1];
+	size_t len = 0, chunk;
+
+	if (!addr)
+		return NULL;
+	/* Chunks that stay within a page: the string's end may be followed by unmapped memory. */
+	while (len < PERL_NAME_MAX) {
+		chunk = 64 - ((addr + len) & 63);
+		if (chunk > PERL_NAME_MAX - len)
+			chunk = PERL_NAME_MAX - len;
+		if (interp__read_mem(pid, addr + len, buf + len, chunk))
+			return NULL;
+		if (memchr(buf + len, '\0', chunk)) {
+			len = strnlen(buf, PERL_NAME_MAX);
+			break;
+		}
+		len += chunk;
+	}
+	sanitize(buf, len);
+	return strdup(buf);
+}
+
+/* sv_any and the type byte of the SV at sv; 0 or -errno. */
+static int read_sv_head(pid_t pid, uint64_t sv, const struct perl_layout *l, uint64_t *any,
+			uint32_t *flags)
+{
+	if (!sv || interp__read_u64(pid, sv, any) ||
+	    interp__read_mem(pid, sv + l->bpf.sv_flags, flags, sizeof(*flags)))
+		return -EFAULT;
+	return 0;
+}
+
+/* A stash's name (HvNAME), malloc'ed, or NULL (not a named stash). */
+static char *read_stash_name(pid_t pid, uint64_t hv, const struct perl_layout *l)
+{
+	uint64_t any, name;
+	uint32_t flags;
+	int32_t count;
+
+	if (read_sv_head(pid, hv, l, &any, &flags) || (flags & 0xff) != PERL_SVT_PVHV ||
+	    !(flags & PERL_SVF_OOK) || !any ||
+	    interp__read_u64(pid, any + l->xpvhv_aux + l->aux_name, &name) ||
+	    interp__read_mem(pid, any + l->xpvhv_aux + l->aux_name_count, &count, sizeof(count)))
+		return NULL;
+	/* Several names (a stash aliased or renamed): name points at an array of HEKs whose
+	 * first is the name (HvNAME_HEK_NN).
+	 */
+	if (count && (!name || interp__read_u64(pid, name, &name)))
+		return NULL;
+	return read_hek(pid, name, l);
+}
+
+static bool is_special_block(const char *name)
+{
+	static const char *const blocks[] = { "BEGIN", "END", "INIT", "CHECK", "UNITCHECK" };
+	size_t i;
+
+	for (i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++)
+		if (!strcmp(name, blocks[i]))
+			return true;
+	return false;
+}
+
+/* `pkg::name` from a sub's package stash and its name (both consumed; BEGIN and the other
+ * special blocks without their package), or NULL.
+ */
+static char *qualify(pid_t pid, uint64_t stash, char *name, const struct perl_layout *l)
+{
+	char *pkg, *full;
+	size_t n;
+
+	if (!name || is_special_block(name))
+		return name;
+	pkg = stash ? read_stash_name(pid, stash, l) : NULL;
+	if (!pkg)
+		return name;
+	n = strlen(pkg) + strlen(name) + 3;
+	full = malloc(n);
+	if (full)
+		snprintf(full, n, "%s::%s", pkg, name);
+	free(pkg);
+	free(name);
+	return full;
+}
+
+/* A glob's `Pkg::name`, or NULL. */
+static char *read_gv_name(pid_t pid, uint64_t gv, const struct perl_layout *l)
+{
+	uint64_t any, hek, stash;
+	uint32_t flags;
+
+	if (read_sv_head(pid, gv, l, &any, &flags) || (flags & 0xff) != PERL_SVT_PVGV || !any ||
+	    interp__read_u64(pid, any + l->xpvgv_namehek, &hek) ||
+	    interp__read_u64(pid, any + l->xpvgv_stash, &stash))
+		return NULL;
+	return qualify(pid, stash, read_hek(pid, hek, l), l);
+}
+
+/* The `Pkg::name` of a sub without a glob (CvNAMED: name HEK and stash in the CV) whose name
+ * HEK's address has the cookie eBPF saw, or NULL.
+ */
+static char *read_cv_name(pid_t pid, uint64_t cv, uint8_t cookie, const struct perl_layout *l)
+{
+	uint64_t any, hek, stash;
+	uint32_t flags;
+
+	if (read_sv_head(pid, cv, l, &any, &flags) || (flags & 0xff) != PERL_SVT_PVCV || !any ||
+	    interp__read_mem(pid, any + l->bpf.xcv_flags, &flags, sizeof(flags)) ||
+	    !(flags & PERL_CVF_NAMED) || interp__read_u64(pid, any + l->bpf.xcv_gv, &hek) ||
+	    ((hek >> 3) & 0xff) != cookie || interp__read_u64(pid, any + l->xcv_stash, &stash))
+		return NULL;
+	return qualify(pid, stash, read_hek(pid, hek, l), l);
+}
+
+/* The name of the sub a frame's addr holds (a glob, or a CV without one), or NULL. */
+static char *read_sub_name(pid_t pid, uint64_t addr, const struct perl_layout *l)
+{
+	if (addr >> PERL_FRAME_TYPE_SHIFT == PERL_FRAME_SUB)
+		return read_gv_name(pid, addr & PERL_FRAME_PTR_MASK, l);
+	return read_cv_name(pid, addr & PERL_FRAME_ADDR_MASK,
+			    (uint8_t)(addr >> PERL_FRAME_COOKIE_SHIFT), l);
+}
+
+/* ---- per-process attach and layout check ---- */
+
+/* The interpreter as the layout describes it: PL_defstash is the stash named "main", the
+ * current stackinfo and COP plausible, PL_thr_key a key eBPF can read. 1 verified, 0 no
+ * interpreter yet, < 0 wrong layout.
+ */
+static int proc_check(struct perl_proc *pp)
+{
+	const struct perl_layout *l = &pp->file->layout;
+	const struct perl_offsets *o = &l->bpf;
+	uint64_t interp, defstash, si, cop, cxstack;
+	int32_t cxix, cxmax, type;
+	uint32_t key;
+	char *main_name;
+	bool main_ok;
+
+	if (interp__read_u64(pp->pid, pp->curinterp, &interp) ||
+	    interp__read_mem(pp->pid, pp->thr_key, &key, sizeof(key)))
+		return -EFAULT;
+	if (!interp)
+		return 0;
+	if (interp__read_u64(pp->pid, interp + l->interp_defstash, &defstash) ||
+	    interp__read_u64(pp->pid, interp + o->interp_curstackinfo, &si) ||
+	    interp__read_u64(pp->pid, interp + o->interp_curcop, &cop))
+		return -EFAULT;
+	if (!defstash || !si || !cop)
+		return 0; /* perl_construct has not run yet */
+	main_name = read_stash_name(pp->pid, defstash, l);
+	main_ok = main_name && !strcmp(main_name, "main");
+	free(main_name);
+	if (!main_ok)
+		return -EINVAL;
+	if (interp__read_u64(pp->pid, si + o->si_cxstack, &cxstack) ||
+	    interp__read_mem(pp->pid, si + o->si_cxix, &cxix, sizeof(cxix)) ||
+	    interp__read_mem(pp->pid, si + o->si_cxmax, &cxmax, sizeof(cxmax)) ||
+	    interp__read_mem(pp->pid, si + o->si_type, &type, sizeof(type)))
+		return -EFAULT;
+	if (!cxstack || type < PERL_SI_MAIN || type > PERL_SI_MAX || cxmax <= 0 ||
+	    cxmax > PERL_CXMAX_SANE || cxix < -1 || cxix > cxmax)
+		return -EINVAL;
+	if (key >= PERL_TSD_KEYS)
+		return -ENOTSUP;
+	return 1;
+}
+
+static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
+{
+	int r = proc_check(pp);
+
+	if (r > 0) {
+		pp->state = PERL_PROC_VERIFIED;
+		pl->stats[PERL_STAT_VERIFIED]++;
+		pr_debug("perl: pid %d: layout verified\n", (int)pp->pid);
+		return 0;
+	}
+	if (r == -EINVAL || r == -ENOTSUP) {
+		/* Kept attached: proc_refresh flags its eBPF entry, so its samples show a marker. */
+		pp->state = PERL_PROC_REJECTED;
+		pl->stats[PERL_STAT_REJECTED]++;
+		pr_warn("perl: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
+			(int)pp->pid, pp->file->path,
+			r == -ENOTSUP ? "PL_thr_key beyond the first TSD block" : "main stash");
+		return 0;
+	}
+	/* No interpreter yet, or unreadable right now (exiting): eBPF checks every context it
+	 * reads anyway. Checked again, less often after a while.
+	 */
+	pp->tries++;
+	pp->next_check_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
+								   : CHECK_INTERVAL_IDLE_NS);
+	return 0;
+}
+
+static int perl_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			    void **proc_state, struct interp_proc *bpf)
+{
+	struct perl *pl = rt;
+	struct perl_file *f = file_state;
+	struct perl_proc *pp;
+
+	if (!f->bpf.supported)
+		return -ENOTSUP;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp)
+		return -ENOMEM;
+	pp->pid = pid;
+	pp->gen = ++pl->next_gen;
+	pp->file = f;
+	pp->thr_key = bias + f->thr_key_vaddr;
+	pp->curinterp = bias + f->curinterp_vaddr;
+	pp->next_check_ns = now_ns;
+	bpf->perl.thr_key = pp->thr_key;
+	bpf->perl.tsd_off = GLIBC_TSD_OFF;
+	pr_debug("perl: pid %d: %s, PL_thr_key at %#llx\n", (int)pid, f->path,
+		 (unsigned long long)pp->thr_key);
+	*proc_state = pp;
+	return 0;
+}
+
+static int perl_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
+{
+	struct perl_proc *pp = proc_state;
+
+	if (pp->state == PERL_PROC_PENDING && pp->next_check_ns <= now_ns)
+		return proc_verify(rt, pp, now_ns);
+	return 0;
+}
+
+/* A rejected process stays attached with its eBPF entry flagged: its samples get
+ * "[perl: layout check failed]" where the Perl frames would be, counted.
+ */
+static int perl_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			     struct interp_code_range *code)
+{
+	struct perl_proc *pp = proc_state;
+
+	(void)rt, (void)now_ns, (void)code;
+	if (pp->state != PERL_PROC_REJECTED || bpf->perl.rejected)
+		return 0;
+	bpf->perl.rejected = 1;
+	return 1;
+}
+
+static void perl_proc_free(void *rt, void *proc_state)
+{
+	(void)rt;
+	free(proc_state);
+}
+
+/* ---- symbolization ---- */
+
+static void marker(struct perl *pl, struct interp_symbol *out, const char *text)
+{
+	snprintf(pl->text, sizeof(pl->text), "[perl: %s]", text);
+	*out = (struct interp_symbol){ .function = pl->text, .marker = true };
+}
+
+static const char *marker_text(uint64_t code)
+{
+	switch (code) {
+	case PERL_MARKER_UNSUPPORTED:
+		return "unsupported version";
+	case PERL_MARKER_TRUNCATED:
+		return "more frames truncated";
+	case PERL_MARKER_READ_FAILED:
+		return "context unreadable";
+	case PERL_MARKER_BAD_FRAME:
+		return "bad context";
+	case PERL_MARKER_MIXED:
+		return "another interpreter in the stack";
+	case PERL_MARKER_REJECTED:
+		return "layout check failed";
+	}
+	return "?";
+}
+
+/* The name of a frame of a sub (its glob, or its CV) from reader, else from the process
+ * whose state it is; NULL when unreadable.
+ */
+static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr)
+{
+	const struct perl_layout *l = &pp->file->layout;
+	uint64_t slot =
+		u64_hash(addr ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)) % PERL_CACHE_CAP;
+	struct name_entry *e = &pl->names[slot];
+	char *name;
+
+	if (e->pid == pp->pid && e->gen == pp->gen && e->addr == addr)
+		return e->name;
+	pl->stats[PERL_STAT_NAME_READS]++;
+	name = read_sub_name(reader, addr, l);
+	if (!name && reader != pp->pid)
+		name = read_sub_name(pp->pid, addr, l);
+	if (!name)
+		return NULL;
+	free(e->name);
+	*e = (struct name_entry){ .pid = pp->pid, .gen = pp->gen, .addr = addr, .name = name };
+	return name;
+}
+
+/* The statement of a frame: file and full line when the COP is still the one eBPF saw (its
+ * line agrees with the sample's), read from reader, else from the process whose state it is.
+ * A cached entry is used only while the COP still holds the same line and file pointer; the
+ * code of an eval STRING is never cached ("(eval 8)" and "(eval 9)" are compiled at the same
+ * addresses, one after the other).
+ */
+static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, pid_t reader,
+					 uint64_t cop, uint32_t line16)
+{
+	const struct perl_layout *l = &pp->file->layout;
+	uint64_t slot =
+		u64_hash(cop ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)) % PERL_CACHE_CAP;
+	struct cop_entry *e = &pl->cops[slot];
+	pid_t from = reader;
+	uint64_t file;
+	uint32_t line;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++, from = pp->pid) {
+		if (tries && reader == pp->pid)
+			break;
+		pl->stats[PERL_STAT_COP_READS]++;
+		if (interp__read_mem(from, cop + l->bpf.cop_line, &line, sizeof(line)) ||
+		    (line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
+			continue;
+		if (e->pid == pp->pid && e->gen == pp->gen && e->cop == cop &&
+		    e->line == (int)line && e->file_ptr == file)
+			return e;
+		free(e->file);
+		*e = (struct cop_entry){ .pid = pp->pid,
+					 .gen = pp->gen,
+					 .cop = cop,
+					 .line = (int)line,
+					 .file_ptr = file,
+					 .file = read_cstr(from, file) };
+		if (e->file && !strncmp(e->file, "(eval ", 6))
+			e->pid = 0; /* returned now, never found again */
+		return e;
+	}
+	pl->stats[PERL_STAT_COP_STALE]++;
+	return NULL;
+}
+
+static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
+			   struct interp_symbol *out)
+{
+	uint64_t type = uf->addr >> PERL_FRAME_TYPE_SHIFT;
+	uint64_t cop = uf->file_id & PERL_FRAME_ADDR_MASK;
+	uint32_t line16 = (uint32_t)(uf->file_id >> PERL_FRAME_LINE_SHIFT);
+	const struct cop_entry *c = NULL;
+	struct perl *pl = rt;
+	struct perl_proc *pp = proc_state;
+	const char *name;
+
+	if (!uf->addr)
+		return marker(pl, out, marker_text(uf->file_id));
+	if (!pp)
+		return marker(pl, out, "unknown process");
+	switch (type) {
+	case PERL_FRAME_SUB:
+	case PERL_FRAME_NAMED:
+		name = frame_name(pl, pp, reader, uf->addr);
+		if (!name) {
+			pl->stats[PERL_STAT_UNREADABLE]++;
+			return marker(pl, out, "sub unreadable");
+		}
+		break;
+	case PERL_FRAME_EVAL:
+		name = "(eval)";
+		break;
+	case PERL_FRAME_FILE:
+		name = "(require)";
+		break;
+	case PERL_FRAME_MAIN:
+		name = "main";
+		break;
+	case PERL_FRAME_SORT:
+		name = "(sort block)";
+		break;
+	default:
+		return marker(pl, out, "?");
+	}
+	if (cop)
+		c = frame_cop(pl, pp, reader, cop, line16);
+	*out = (struct interp_symbol){
+		.function = name,
+		.file = c ? c->file : NULL,
+		.line = c ? c->line : (line16 == 0xffff ? 0 : (int)line16),
+	};
+}
+
+static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
+	[PERL_COUNTER_STACKS] = "stacks in runops",
+	[PERL_COUNTER_FRAMES] = "frames",
+	[PERL_COUNTER_NO_PROC] = "no process",
+	[PERL_COUNTER_UNSUPPORTED] = "unsupported",
+	[PERL_COUNTER_NO_INTERP] = "no interpreter",
+	[PERL_COUNTER_READ_FAILED] = "unreadable",
+	[PERL_COUNTER_BAD_FRAME] = "bad context",
+	[PERL_COUNTER_RUN_EMPTY] = "empty run",
+	[PERL_COUNTER_TRUNCATED] = "truncated",
+	[PERL_COUNTER_MIXED] = "other interpreter",
+	[PERL_COUNTER_CONTEXTS] = "contexts passed over",
+	[PERL_COUNTER_SUB_MOVING] = "subs entered or left",
+	[PERL_COUNTER_REJECTED] = "rejected process",
+};
+
+static const char *const perl_stat_names[PERL_STAT_CNT] = {
+	[PERL_STAT_VERIFIED] = "layouts verified", [PERL_STAT_REJECTED] = "layouts rejected",
+	[PERL_STAT_NAME_READS] = "names read",     [PERL_STAT_UNREADABLE] = "names unreadable",
+	[PERL_STAT_COP_READS] = "statements read", [PERL_STAT_COP_STALE] = "statements gone",
+};
+
+const struct interp_runtime perl_runtime = {
+	.name = "perl",
+	.frame_type = "perl", /* the reference agent's value for Perl frames */
+	.frame_kind = FRAME_KIND_PERL,
+	.bpf_counter_names = perl_bpf_counter_names,
+	.bpf_counter_cnt = PERL_COUNTER_CNT,
+	.stat_names = perl_stat_names,
+	.stat_cnt = PERL_STAT_CNT,
+	.new = perl_new,
+	.free = perl_free,
+	.file_detect = perl_file_detect,
+	.file_free = perl_file_free,
+	.proc_attach = perl_proc_attach,
+	.proc_tick = perl_proc_tick,
+	.proc_free = perl_proc_free,
+	.proc_refresh = perl_proc_refresh,
+	.symbolize = perl_symbolize,
+	.stats = perl_stats,
+};

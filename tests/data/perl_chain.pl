@@ -1,0 +1,29 @@
+#!/usr/bin/perl
+# Known chain for tests/system/test_perl.sh: main -> alpha -> beta -> gamma, gamma's loop body on
+# one line. Lines are found by their "# MARK" comments. Argument: seconds of CPU time.
+use strict;
+use warnings;
+
+sub gamma {
+    my ($n) = @_;
+    my $x = 0;
+    for my $i (1 .. $n) { $x += $i * $i + 3; } # HOT
+    return $x;
+}
+
+sub beta {
+    my ($n) = @_;
+    return gamma($n); # CALL_GAMMA
+}
+
+sub alpha {
+    my ($n) = @_;
+    return beta($n); # CALL_BETA
+}
+
+my $secs = $ARGV[0] // 1.5;
+my $t = 0;
+while ((times)[0] < $secs) {
+    $t += alpha(20000); # CALL_ALPHA
+}
+print "$t\n";

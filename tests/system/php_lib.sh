@@ -1,0 +1,111 @@
+# Shared by the PHP system tests (test_php.sh, test_php_jit.sh), sourced after lib.sh: Debian's
+# PHP 8.2 binaries, the workloads' marked lines, recording into "func@file:line;..." stacks
+# (pprof_stacks.py: PHP user frames are the names with an "@"; native frames and PHP internal
+# functions have none) and a php-fpm pool driven by cgi-fcgi.
+
+HZ=499
+SECS=1.5
+DATA=$SS_ROOT/tests/data
+PHP=/usr/bin/php8.2
+FPM=/usr/sbin/php-fpm8.2
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+N='[^;@]*;' # one native frame (or PHP internal function)
+
+# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
+line()
+{
+	grep -n "// $2\$" "$1" | cut -d: -f1
+}
+
+# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
+record_stacks()
+{
+	local name=$1
+	shift
+	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
+	check_eq "$name: exit status" $? 0
+	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
+}
+
+# show_php FILE: the top stacks of a stacks file, for the log of a failing test
+show_php()
+{
+	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-700 | sed 's/^/        /'
+}
+
+# need_php [fpm]: ends the test (counted skips) without the CLI, or php-fpm and cgi-fcgi
+need_php()
+{
+	if [[ ! -x $PHP ]]; then
+		skip_setup "Debian php8.2-cli missing: every PHP check"
+		finish
+	fi
+	if [[ ${1:-} == fpm ]] && { [[ ! -x $FPM ]] || ! command -v cgi-fcgi >/dev/null; }; then
+		skip_setup "php8.2-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
+		finish
+	fi
+}
+
+# fpm_marks: the marked lines of tests/data/php_fpm.php (L_F*) and its name as a regex (F)
+fpm_marks()
+{
+	L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
+	L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
+	L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
+	L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
+	F=php_fpm\\.php
+}
+
+# fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: a static pool of 2 workers on a unix socket,
+# started under the recording (the workers are forked while it runs, and again after every 3
+# requests), driven by 2 cgi-fcgi loops (at most 12 requests each, SECS seconds) from a driver
+# script that then stops the master; $TMP/NAME.stacks, and checks that requests were served
+# (the script prints 11999993) and workers recycled.
+fpm_record()
+{
+	local name=$1 script=$2 secs=$3 served
+	shift 3
+	cat >"$TMP/$name.conf" <<EOF
+[global]
+pid = $TMP/$name.pid
+error_log = $TMP/$name.log
+log_level = debug
+daemonize = no
+[stackscope]
+listen = $TMP/$name.sock
+pm = static
+pm.max_children = 2
+pm.max_requests = 3
+user = root
+EOF
+	cat >"$TMP/$name.drive" <<'EOF'
+#!/bin/bash
+# drive CONF SOCKET SCRIPT SECS [PHP-FPM-ARGS...]
+"$FPM" -R -y "$1" "${@:5}" &
+fpm=$!
+for ((i = 0; i < 50; i++)); do
+	[[ -S $2 ]] && break
+	sleep 0.1
+done
+client()
+{
+	local n end=$((SECONDS + $4))
+	for ((n = 0; n < 12 && SECONDS < end; n++)); do
+		SCRIPT_FILENAME=$3 REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" >>"$2.out"
+	done
+}
+client "$@" &
+c=$!
+client "$@"
+wait $c
+kill $fpm
+wait $fpm
+EOF
+	chmod +x "$TMP/$name.drive"
+	FPM=$FPM record_stacks "$name" "$TMP/$name.drive" "$TMP/$name.conf" "$TMP/$name.sock" \
+		"$script" "$secs" "$@"
+	served=$(grep -c "^11999993$" "$TMP/$name.sock.out" 2>/dev/null)
+	check_ge "$name: requests served" "${served:-0}" 4
+	check_ge "$name: workers started (2, then recycled)" \
+		"$(grep -c 'child [0-9]* started' "$TMP/$name.log")" 3
+}

@@ -1,0 +1,481 @@
+/* The Perl runtime (src/interp/perl/) and its eBPF walk (bpf/interp/perl_walk.h, compiled here as
+ * plain C), against a real Perl 5.36 started by the test: tests/data/perl_introspect.pl calls
+ * main -> alpha -> beta -> an anonymous sub -> Klass::wait_line -> <STDIN> and waits on stdin.
+ * The test finds the process's mappings (proc/process.c, no eBPF), detects the Perl binary among
+ * them, attaches (the layout check against the live interpreter), takes the child's TLS base
+ * with ptrace (what eBPF reads from its task), runs the walk of its runops activation over the
+ * live process's memory as eBPF would, symbolizes each frame it emits and compares function,
+ * file and line with the script's marked lines. Tracing and reading our own child needs no
+ * root.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "base/log.h"
+#include "interp/interp.h"
+#include "interp/interp_elf.h"
+#include "proc/executable.h"
+#include "proc/process.h"
+#include "test.h"
+
+#define PERL "/usr/bin/perl"
+#define SCRIPT "tests/data/perl_introspect.pl"
+#define WALK_MAX 64
+
+extern const struct interp_runtime perl_runtime;
+
+/* ---- the world as the walk sees it: the child's memory, its runtime entries ---- */
+
+static struct {
+	pid_t pid;
+	uint64_t file_id;
+	struct interp_file file;
+	struct interp_proc proc;
+	uint64_t counters[INTERP_COUNTER_MAX];
+} world;
+
+static int ss_read_user(void *dst, __u32 size, __u64 addr)
+{
+	if (interp__read_mem(world.pid, addr, dst, size)) {
+		memset(dst, 0, size); /* as bpf_probe_read_user() */
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* The native walk is not run here: its table lookups find nothing. */
+static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
+{
+	(void)pid, (void)pc;
+	return NULL;
+}
+
+static struct file_info *ss_lookup_file(__u64 file_id)
+{
+	(void)file_id;
+	return NULL;
+}
+
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	(void)file_id, (void)page;
+	return NULL;
+}
+
+static struct unwind_entry *ss_lookup_entry(__u32 index)
+{
+	(void)index;
+	return NULL;
+}
+
+static struct unwind_rule *ss_lookup_rule(__u32 index)
+{
+	(void)index;
+	return NULL;
+}
+
+/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
+ * walk ends there, as eBPF's does for a process it has no Go entry for.
+ */
+struct unwind_cursor;
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
+{
+	(void)st, (void)which, (void)ctx;
+	return -1;
+}
+
+#include "native_unwind.h"
+
+static struct interp_file *ss_interp_file(__u64 file_id)
+{
+	return file_id == world.file_id ? &world.file : NULL;
+}
+
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	return pid == (__u32)world.pid && runtime == FRAME_KIND_PERL ? &world.proc : NULL;
+}
+
+static void ss_interp_count(__u32 runtime, __u32 which)
+{
+	if (runtime == FRAME_KIND_PERL && which < INTERP_COUNTER_MAX)
+		world.counters[which]++;
+}
+
+static struct interp_code *ss_interp_code(__u32 pid)
+{
+	(void)pid;
+	return NULL;
+}
+
+#include "interp/interp_walk.h"
+
+/* ---- the child ---- */
+
+static struct exe_registry *reg;
+static struct process_table *pt;
+static pid_t child = -1;
+static FILE *from_child;
+static int to_child = -1;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void child_stop(void)
+{
+	if (to_child >= 0)
+		close(to_child);
+	if (from_child)
+		fclose(from_child);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	child = -1, to_child = -1, from_child = NULL;
+}
+
+/* Starts perl SCRIPT and waits for its "R" (it then reads stdin). 0 or -1. */
+static int child_start(const char *perl)
+{
+	int in[2], out[2];
+	char text[64];
+
+	if (pipe(in))
+		return -1;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -1;
+	}
+	child = fork();
+	if (child == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(perl, perl, SCRIPT, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	to_child = in[1];
+	from_child = fdopen(out[0], "r");
+	if (child < 0 || !from_child) {
+		if (!from_child)
+			close(out[0]);
+		child_stop();
+		return -1;
+	}
+	while (fgets(text, sizeof(text), from_child))
+		if (!strcmp(text, "R\n"))
+			return 0;
+	child_stop();
+	return -1;
+}
+
+/* The child's TLS base (its main thread's fs_base), as eBPF reads it from the task; 0 on
+ * failure.
+ */
+static uint64_t child_fsbase(void)
+{
+	struct user_regs_struct regs;
+	uint64_t fs = 0;
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, child, NULL, NULL))
+		return 0;
+	if (!ptrace(PTRACE_INTERRUPT, child, NULL, NULL) && waitpid(child, &status, 0) == child &&
+	    !ptrace(PTRACE_GETREGS, child, NULL, &regs))
+		fs = regs.fs_base;
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
+	return fs;
+}
+
+/* The line of SCRIPT ending in "# mark". */
+static int marked_line(const char *mark)
+{
+	char text[512], want[64];
+	FILE *f = fopen(SCRIPT, "r");
+	int n = 0, found = 0;
+	size_t tl, wl;
+
+	snprintf(want, sizeof(want), "# %s\n", mark);
+	wl = strlen(want);
+	while (f && fgets(text, sizeof(text), f)) {
+		n++;
+		tl = strlen(text);
+		if (tl >= wl && !strcmp(text + tl - wl, want))
+			found = n;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The Perl binary the child maps, detected and attached: its state and entries in `world`. */
+struct attached {
+	void *rt, *file_state, *proc_state;
+	int attach_err;
+};
+
+static void attach(struct attached *a)
+{
+	struct process *p = process_table__scan(pt, child, now_ns());
+	const struct executable *exe = NULL;
+	uint64_t bias = 0;
+	size_t i;
+
+	REQUIRE(p);
+	memset(a, 0, sizeof(*a));
+	a->rt = perl_runtime.new();
+	REQUIRE(a->rt);
+	for (i = 0; i < p->map_cnt && !exe; i++) {
+		memset(&world.file, 0, sizeof(world.file));
+		if (p->maps[i].exe &&
+		    !perl_runtime.file_detect(a->rt, p->maps[i].exe, &a->file_state, &world.file)) {
+			exe = p->maps[i].exe;
+			bias = p->maps[i].bias;
+		}
+	}
+	REQUIRE(exe);
+	world.pid = child;
+	world.file_id = exe->file_id;
+	world.file.runtime = FRAME_KIND_PERL;
+	memset(&world.proc, 0, sizeof(world.proc));
+	world.proc.file_id = world.file_id;
+	a->attach_err = perl_runtime.proc_attach(a->rt, child, a->file_state, bias, now_ns(),
+						 &a->proc_state, &world.proc);
+}
+
+static void detach(struct attached *a)
+{
+	if (a->proc_state)
+		perl_runtime.proc_free(a->rt, a->proc_state);
+	if (a->file_state)
+		perl_runtime.file_free(a->rt, a->file_state);
+	if (a->rt)
+		perl_runtime.free(a->rt);
+}
+
+/* Runs the walk of one runops activation over the child: the frames it emits. */
+static int walk(struct user_frame *frames, uint64_t fsbase)
+{
+	struct unwind_cursor st = { .pid = (__u32)world.pid };
+	struct interp_cursor ic;
+	int i;
+
+	ss_interp_reset(&ic, fsbase);
+	ic.is.file = world.file;
+	ic.is.file_id = world.file_id;
+	if (perl_activation(&st, &ic.is, &ic.perl, frames))
+		for (i = 0; i < WALK_MAX && ic.is.emitting == FRAME_KIND_PERL; i++)
+			perl_emit(&st, &ic.is, &ic.perl, frames);
+	return (int)st.frame_cnt;
+}
+
+static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
+			const char *function, int line)
+{
+	struct interp_symbol sym;
+
+	perl_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	CHECK_STR(sym.function, function);
+	CHECK_EQ_INT(sym.line, line);
+	CHECK(!sym.marker);
+	CHECK(sym.file && strstr(sym.file, SCRIPT));
+}
+
+/* ---- tests ---- */
+
+TEST(live_chain)
+{
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint64_t own[16] = { 0 }, fsbase;
+	struct attached a;
+	int n, i;
+
+	if (access(PERL, X_OK))
+		SKIP_SETUP("%s missing (Debian perl)", PERL);
+	REQUIRE(!child_start(PERL));
+	attach(&a);
+	REQUIRE(!a.attach_err);
+	CHECK_EQ_INT(world.file.supported, 1);
+	CHECK_EQ_INT(world.file.major, 5);
+	CHECK_EQ_INT(world.file.minor, 36);
+	CHECK(world.file.range_end[0] > world.file.range_start[0]); /* Perl_runops_standard */
+	/* The layout check against the live interpreter. */
+	CHECK_EQ_INT(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
+	perl_runtime.stats(a.rt, own);
+	CHECK_EQ_U64(own[0], 1); /* layouts verified */
+	fsbase = child_fsbase();
+	REQUIRE(fsbase);
+	memset(world.counters, 0, sizeof(world.counters));
+	n = walk(frames, fsbase);
+	REQUIRE(n == 5);
+	for (i = 0; i < n; i++)
+		CHECK(frames[i].kind == FRAME_KIND_PERL && frames[i].addr);
+	check_frame(a.rt, a.proc_state, &frames[0], "Klass::wait_line", marked_line("WAIT"));
+	check_frame(a.rt, a.proc_state, &frames[1], "main::__ANON__", marked_line("CALL_WAIT"));
+	check_frame(a.rt, a.proc_state, &frames[2], "main::beta", marked_line("CALL_CLOSURE"));
+	check_frame(a.rt, a.proc_state, &frames[3], "main::alpha", marked_line("CALL_BETA"));
+	check_frame(a.rt, a.proc_state, &frames[4], "main", marked_line("CALL_ALPHA"));
+	CHECK_EQ_U64(frames[1].addr >> PERL_FRAME_TYPE_SHIFT, PERL_FRAME_SUB); /* its glob */
+	CHECK_EQ_U64(world.counters[PERL_COUNTER_FRAMES], 5);
+	CHECK_EQ_U64(world.counters[PERL_COUNTER_READ_FAILED], 0);
+	CHECK_EQ_U64(world.counters[PERL_COUNTER_BAD_FRAME], 0);
+	/* A COP whose line disagrees with the sample's is not used: eBPF's line, no file. */
+	{
+		struct user_frame uf = frames[2];
+		struct interp_symbol sym;
+
+		uf.file_id ^= 1ull << PERL_FRAME_LINE_SHIFT;
+		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		CHECK_STR(sym.function, "main::beta");
+		CHECK(!sym.file);
+		CHECK_EQ_INT(sym.line, marked_line("CALL_CLOSURE") ^ 1);
+	}
+	/* A sub without a glob whose CV holds another name HEK than the sample saw (freed and
+	 * reused): a marker, not a wrong name.
+	 */
+	{
+		struct user_frame uf = frames[2];
+		struct interp_symbol sym;
+
+		CHECK_EQ_U64(uf.addr >> PERL_FRAME_TYPE_SHIFT, PERL_FRAME_NAMED);
+		uf.addr ^= 1ull << PERL_FRAME_COOKIE_SHIFT;
+		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, "[perl: sub unreadable]");
+	}
+	/* No interpreter in the thread's TSD slot (a wrong TLS base): no frames, counted. */
+	memset(world.counters, 0, sizeof(world.counters));
+	CHECK_EQ_INT(walk(frames, fsbase + 4096), 0);
+	CHECK_EQ_U64(world.counters[PERL_COUNTER_NO_INTERP] +
+			     world.counters[PERL_COUNTER_READ_FAILED] +
+			     world.counters[PERL_COUNTER_BAD_FRAME],
+		     1);
+	detach(&a);
+	child_stop();
+}
+
+/* An interpreter that does not check out: the child's PL_curinterp moved 8 bytes on (written
+ * with ptrace), so PL_defstash reads as PL_curstack, an array and not the main stash: the
+ * check rejects the process, whose samples then show a marker instead of Perl frames.
+ */
+TEST(wrong_layout_rejected)
+{
+	static const char *const names[] = { "PL_curinterp" };
+	struct interp_sym sym = { 0 };
+	struct process *p;
+	struct attached a;
+	uint64_t addr = 0, interp;
+	int status, poked = 0;
+	size_t i;
+
+	if (access(PERL, X_OK))
+		SKIP_SETUP("%s missing (Debian perl)", PERL);
+	REQUIRE(!child_start(PERL));
+	p = process_table__scan(pt, child, now_ns());
+	REQUIRE(p);
+	for (i = 0; i < p->map_cnt && !addr; i++) {
+		if (!p->maps[i].exe || !p->maps[i].exe->elf || strcmp(p->maps[i].exe->path, PERL))
+			continue;
+		interp_elf__symbols(p->maps[i].exe->elf, names, 1, &sym);
+		if (sym.found)
+			addr = p->maps[i].bias + sym.addr;
+	}
+	REQUIRE(addr);
+	REQUIRE(!interp__read_u64(child, addr, &interp) && interp);
+	if (!ptrace(PTRACE_SEIZE, child, NULL, NULL)) {
+		if (!ptrace(PTRACE_INTERRUPT, child, NULL, NULL) &&
+		    waitpid(child, &status, 0) == child &&
+		    !ptrace(PTRACE_POKEDATA, child, (void *)addr, (void *)(interp + 8)))
+			poked = 1;
+		ptrace(PTRACE_DETACH, child, NULL, NULL);
+	}
+	REQUIRE(poked);
+	attach(&a);
+	REQUIRE(!a.attach_err);
+	CHECK_EQ_INT(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
+	/* Kept, with its eBPF entry flagged: the walk emits a marker and no Perl frame. */
+	CHECK_EQ_INT(perl_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc, NULL), 1);
+	CHECK_EQ_INT(world.proc.perl.rejected, 1);
+	CHECK_EQ_INT(perl_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc, NULL), 0);
+	{
+		struct user_frame frames[SS_MAX_USER_FRAMES];
+		struct interp_symbol sym;
+
+		memset(world.counters, 0, sizeof(world.counters));
+		REQUIRE(walk(frames, 0) == 1);
+		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &frames[0], &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, "[perl: layout check failed]");
+		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
+	}
+	detach(&a);
+	child_stop();
+}
+
+TEST(markers)
+{
+	static const struct {
+		uint64_t code;
+		const char *text;
+	} want[] = {
+		{ PERL_MARKER_UNSUPPORTED, "[perl: unsupported version]" },
+		{ PERL_MARKER_TRUNCATED, "[perl: more frames truncated]" },
+		{ PERL_MARKER_READ_FAILED, "[perl: context unreadable]" },
+		{ PERL_MARKER_BAD_FRAME, "[perl: bad context]" },
+		{ PERL_MARKER_MIXED, "[perl: another interpreter in the stack]" },
+		{ PERL_MARKER_REJECTED, "[perl: layout check failed]" },
+	};
+	void *rt = perl_runtime.new();
+	size_t i;
+
+	REQUIRE(rt);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PERL };
+		struct interp_symbol sym;
+
+		perl_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		CHECK(sym.marker);
+		CHECK_STR(sym.function, want[i].text);
+	}
+	perl_runtime.free(rt);
+}
+
+int main(void)
+{
+	int ret;
+
+	log__set_level(LOG_WARN);
+	reg = exe_registry__new(NULL);
+	pt = reg ? process_table__new(reg, -1, -1) : NULL;
+	if (!pt) {
+		printf("cannot create the process table\n");
+		return 1;
+	}
+	RUN(live_chain);
+	RUN(wrong_layout_rejected);
+	RUN(markers);
+	ret = test_summary();
+	process_table__free(pt);
+	exe_registry__free(reg);
+	return ret;
+}
