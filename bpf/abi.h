@@ -18,6 +18,9 @@
 #define SS_COMM_LEN 16
 #define SS_PATH_LEN 256
 #define SS_MAX_FILTER_PIDS 64
+#define SS_MAX_LABELS 4       /* goroutine pprof labels kept per sample */
+#define SS_LABEL_KEY_LEN 16   /* bytes of a label key kept, NUL included */
+#define SS_LABEL_VALUE_LEN 48 /* bytes of a label value kept, NUL included */
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
@@ -81,18 +84,28 @@ enum unwind_end {
 	UNWIND_END_CNT,
 };
 
+/* One label of the sampled goroutine (bpf/interp/go_labels.h): NUL-terminated, cut to size
+ * (counted). Bytes are the program's: userspace checks them before use.
+ */
+struct sample_label {
+	char key[SS_LABEL_KEY_LEN];
+	char value[SS_LABEL_VALUE_LEN];
+};
+
 struct sample_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];        /* process (thread-group leader) name */
 	char thread_comm[SS_COMM_LEN]; /* thread name */
 	__s32 kernel_frame_cnt;        /* < 0: -errno from bpf_get_stack */
 	__u16 user_frame_cnt;
-	__u16 user_end; /* enum unwind_end */
-	__u32 map_pid;  /* whose mappings resolved the user stack: pid, or for a
+	__u16 user_end;  /* enum unwind_end */
+	__u32 map_pid;   /* whose mappings resolved the user stack: pid, or for a
 					* forked child not known yet, its parent's (or ancestor's) */
-	__u32 deferred; /* enum defer_kind: a RECORD_STACK for this sample precedes it */
-	__u64 map_seq;  /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
-			 * a frame eBPF could not only where no mapping entered since covers it */
+	__u32 deferred;  /* enum defer_kind: a RECORD_STACK for this sample precedes it */
+	__u32 label_cnt; /* labels[] entries used (<= SS_MAX_LABELS) */
+	__u64 map_seq;   /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
+			  * a frame eBPF could not only where no mapping entered since covers it */
+	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -318,6 +331,12 @@ enum unwind_rule_kind {
 	UNWIND_RULE_UNSUPPORTED, /* CFI exists but cannot be represented */
 	UNWIND_RULE_FP_SWITCH,   /* frame pointer of a function that switched stacks (Go's
 				  * asmcgocall, time.now): rbp may lie below rsp, once a walk */
+	UNWIND_RULE_GO_G0,       /* a Go function that runs its callee on g0's stack
+				  * (systemstack, morestack): the caller is the goroutine's
+				  * saved context (m.curg.sched), once a walk; else STOP */
+	UNWIND_RULE_GO_CGO,      /* Go's asmcgocall (C code runs on g0 above it): the caller is
+				  * the goroutine in runtime.cgocall (m.curg.syscallpc/sp), once
+				  * a walk; else as UNWIND_RULE_FP_SWITCH */
 };
 
 enum unwind_rbp_rule {
@@ -395,6 +414,7 @@ enum user_frame_kind {
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_PERL = 6,
+	FRAME_KIND_GO = 7, /* emits no frames (Go code is native): its labels (interp/go_abi.h) */
 	FRAME_KIND_CNT,
 };
 
@@ -409,6 +429,7 @@ enum user_frame_kind {
 #include "interp/php_abi.h"
 #include "interp/perl_abi.h"
 #include "interp/v8_abi.h"
+#include "interp/go_abi.h"
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {
@@ -441,6 +462,7 @@ struct interp_proc {
 		struct php_proc_abi php;
 		struct perl_proc_abi perl;
 		struct v8_proc_abi v8;
+		struct go_proc_abi go;
 	};
 };
 

@@ -10,6 +10,9 @@
  *   static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);   NULL: none
  *   static struct unwind_entry *ss_lookup_entry(__u32 index);
  *   static struct unwind_rule *ss_lookup_rule(__u32 index);
+ *   static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
+ *     (UNWIND_RULE_GO_G0 / GO_CGO: where the goroutine of this thread, now on g0's stack at
+ *     st's sp, switched to it, enum go_context; 0, or < 0: none)
  *
  * Invariants: a step either appends exactly one frame and moves the state to the caller,
  * or appends one frame and ends the stack with an enum unwind_end reason. The first frame
@@ -18,7 +21,8 @@
  * fallback goes on: running the step again from ss_defer_resume() gives that frame and its
  * callers once the mapping and table exist (deferred unwinding, src/unwind/stack_replay.c). The sp of each
  * caller is strictly above the sp of its callee (stacks grow down), so a corrupt table
- * cannot loop. Registers other than rip/rsp/rbp are known only in the interrupted frame and
+ * cannot loop (the two stack switches, UNWIND_RULE_FP_SWITCH and UNWIND_RULE_GO_G0, are
+ * allowed once each per walk). Registers other than rip/rsp/rbp are known only in the interrupted frame and
  * right after a signal frame (regs_valid).
  */
 #ifndef STACKSCOPE_NATIVE_UNWIND_H
@@ -62,8 +66,9 @@ struct unwind_cursor {
 	__u8 pc_is_return; /* regs[RIP] is a return address */
 	__u8 after_signal; /* the next frame was interrupted by a signal */
 	__u8 done;
-	__u8 end;      /* enum unwind_end once done */
-	__u8 switched; /* an UNWIND_RULE_FP_SWITCH step moved to another stack */
+	__u8 end;         /* enum unwind_end once done */
+	__u8 switched;    /* an UNWIND_RULE_FP_SWITCH step moved to another stack */
+	__u8 go_switched; /* an UNWIND_RULE_GO_G0 step moved to the goroutine's stack */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
@@ -350,6 +355,36 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
 		st->switched = 1;
 		return;
+	case UNWIND_RULE_GO_G0:
+	case UNWIND_RULE_GO_CGO: {
+		struct go_sched ctx;
+		__u32 which = r->kind == UNWIND_RULE_GO_CGO ? GO_CONTEXT_SYSCALL : GO_CONTEXT_SCHED;
+
+		/* once a walk, so the stack change cannot loop */
+		if (st->go_switched || ss_go_goroutine(st, which, &ctx) < 0) {
+			if (r->kind == UNWIND_RULE_GO_G0) {
+				ss_end(st, UNWIND_END_OK);
+				return;
+			}
+			/* asmcgocall without the goroutine: its frame pointer (cgocall's) */
+			fr->flags |= USER_FRAME_FP;
+			ss_step_fp(st, UNWIND_END_READ_FAILED, !st->switched);
+			st->switched = 1;
+			return;
+		}
+		st->go_switched = 1;
+		st->regs[DWARF_RIP] = ctx.pc;
+		st->regs[DWARF_RSP] = ctx.sp;
+		st->regs[DWARF_RBP] = ctx.bp;
+		/* as the runtime's tracebacks read them: morestack saves the pc after its call
+		 * (f's prologue, the line of f's entry either way), systemstack the entry of (1.19)
+		 * or a pc inside (1.21+) runtime.systemstack_switch: exact; cgocall the return
+		 * address of its call to entersyscall: that call's line
+		 */
+		st->pc_is_return = which == GO_CONTEXT_SYSCALL;
+		st->regs_valid = 0;
+		return;
+	}
 	case UNWIND_RULE_UNSUPPORTED:
 		ss_end(st, UNWIND_END_UNSUPPORTED);
 		return;

@@ -223,6 +223,10 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 	return bpf_map_lookup_elem(&unwind_rules, &index);
 }
 
+struct unwind_cursor;
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
+					   struct go_sched *ctx);
+
 #include "native_unwind.h"
 
 /* ---- runtimes (bpf/interp/): their maps and the hooks their walks use ---- */
@@ -283,6 +287,17 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 
 #include "interp/interp_walk.h"
 #include "deferred.h"
+#include "interp/go_labels.h"
+
+/* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go_goroutine.h). */
+static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
+					   struct go_sched *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return go_goroutine_context(st->pid, BPF_CORE_READ(task, thread.fsbase),
+				    st->regs[DWARF_RSP], which, ctx);
+}
 
 struct unwind_scratch {
 	struct unwind_cursor st;
@@ -290,6 +305,7 @@ struct unwind_scratch {
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 pad;
+	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
 };
 
@@ -448,6 +464,8 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->map_pid = s->st.pid;
 	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
+	if (s->st.end != UNWIND_END_NO_USER)
+		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
@@ -502,6 +520,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* The context only allows 8-byte loads; cs is the low bits of its slot. */
 	user_mode = (*(__u64 *)((void *)ctx + __builtin_offsetof(struct pt_regs, cs)) & 3) == 3;
 	rec->kernel_frame_cnt = 0;
+	rec->label_cnt = 0;
 	if (!user_mode) {
 		n = bpf_get_stack(ctx, rec->kernel_ips, sizeof(rec->kernel_ips), 0);
 		if (n < 0) {

@@ -2,7 +2,8 @@
  *
  * Each aggregated sample is rendered once into a text arena; the rendered stacks are sorted
  * and equal neighbours merged, so samples that differ only in pid, tid or thread name fold
- * into one line. Invariant: a rendered stack has ';' only between names and no control
+ * into one line. A sample's labels (goroutine pprof labels) come right after the process name,
+ * one pseudo-frame each, "[label: key=value]", so a flame graph splits by them. Invariant: a rendered stack has ';' only between names and no control
  * characters; names may contain spaces, since readers split the count off at the last one.
  */
 #include <errno.h>
@@ -65,16 +66,26 @@ static int folded_text__char(struct folded_text *t, char c)
 	return err;
 }
 
-/* Appends "comm;root;...;leaf\0" for one aggregated sample. */
+/* Appends "comm;[label: k=v];...;root;...;leaf\0" for one aggregated sample. */
 static int folded_text__sample(struct folded_text *t, const struct profile *p,
 			       const struct profile_agg_sample *s)
 {
+	struct profile_label label;
 	const uint32_t *frames;
 	uint32_t cnt, i;
 	size_t line_cnt, l;
 	int err;
 
 	err = folded_text__name(t, s->comm);
+	for (i = 0; !err && profile__label(p, s->labels, i, &label); i++) {
+		err = folded_text__char(t, ';');
+		err = err ?: folded_text__name(t, "[label: ");
+		err = err ?: folded_text__name(t, label.key);
+		err = err ?: folded_text__char(t, '=');
+		if (*label.value) /* an empty name would read "[unknown]" */
+			err = err ?: folded_text__name(t, label.value);
+		err = err ?: folded_text__char(t, ']');
+	}
 	frames = profile__stack(p, s->stack, &cnt);
 	for (i = cnt; i-- > 0 && !err;) {
 		const struct profile_frame *f = profile__frame(p, frames[i]);

@@ -163,8 +163,9 @@ struct otlp_enc {
 	size_t stack_cnt, stack_cap;
 	uint32_t *stack_of; /* [profile stack id] -> dict index */
 
-	struct u64_map clean; /* profile string pointer -> clean copy (in owned) */
-	char **owned;         /* strings the request allocated, freed with it */
+	struct u64_map clean;      /* profile string pointer -> clean copy (in owned) */
+	struct u64_map label_keys; /* profile label key -> "process.context.label.<key>" (owned) */
+	char **owned;              /* strings the request allocated, freed with it */
 	size_t owned_cnt, owned_cap;
 
 	struct profile_event *scratch;
@@ -656,12 +657,38 @@ static int otlp_enc__sample(struct otlp_enc *x, uint32_t stack, const uint32_t *
 	return pb_buf__end(out, mark);
 }
 
+/* String index of the attribute key of a sample label: "process.context.label.<key>" (the
+ * reference agent's name for Go pprof labels), made once per key.
+ */
+static uint32_t otlp_enc__label_key(struct otlp_enc *x, const char *key, int *err)
+{
+	static const char prefix[] = "process.context.label.";
+	const char *clean = otlp_enc__clean(x, key, err);
+	char *full;
+
+	if (!clean)
+		return 0;
+	full = u64_map__get(&x->label_keys, (uintptr_t)key);
+	if (!full) {
+		full = malloc(sizeof(prefix) + strlen(clean));
+		if (full)
+			sprintf(full, "%s%s", prefix, clean);
+		full = otlp_enc__keep(x, full, err);
+		if (!full || u64_map__set(&x->label_keys, (uintptr_t)key, full)) {
+			*err = -ENOMEM;
+			return 0;
+		}
+	}
+	return otlp_enc__str(x, full, err);
+}
+
 /* All OTLP Samples of one profile sample: one per CPU among its events, plus (aggregated
  * shape only) one without CPU for the count whose events were not kept.
  */
 static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sample *s)
 {
-	uint32_t attrs[3], stack;
+	uint32_t attrs[3 + PROFILE_MAX_LABELS], stack, l;
+	struct profile_label label;
 	size_t attr_cnt = 0, i, run;
 	uint64_t covered = 0;
 	int err = 0;
@@ -675,6 +702,10 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 				       false, 0, otlp_enc__clean(x, s->thread_comm, &err), &err);
 	attrs[attr_cnt++] = otlp_enc__attr(x, otlp_enc__key(x, &x->s_thread_id, "thread.id", &err),
 					   true, s->tid, NULL, &err);
+	for (l = 0; l < PROFILE_MAX_LABELS && profile__label(x->p, s->labels, l, &label); l++)
+		attrs[attr_cnt++] = otlp_enc__attr(x, otlp_enc__label_key(x, label.key, &err),
+						   false, 0, otlp_enc__clean(x, label.value, &err),
+						   &err);
 	if (err)
 		return err;
 	if (s->event_cnt > x->scratch_cap) {
@@ -897,6 +928,7 @@ static void otlp_enc__fini(struct otlp_enc *x)
 		free(x->owned[i]);
 	free(x->owned);
 	u64_map__free(&x->clean);
+	u64_map__free(&x->label_keys);
 	free(x->strs);
 	id_index__free(&x->str_idx);
 	free(x->attrs);

@@ -125,6 +125,7 @@ static int pprof_enc__label(struct pprof_enc *e, const char *key, const char *st
 static int pprof_enc__samples(struct pprof_enc *e)
 {
 	uint64_t period = profile__period_ns(e->p);
+	struct profile_label label;
 	size_t i, mark, packed;
 	uint32_t j, cnt;
 	int err;
@@ -148,6 +149,8 @@ static int pprof_enc__samples(struct pprof_enc *e)
 		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);
 		err = err ?: pprof_enc__label(e, "comm", s->comm, 0);
 		err = err ?: pprof_enc__label(e, "thread_comm", s->thread_comm, 0);
+		for (j = 0; !err && profile__label(e->p, s->labels, j, &label); j++)
+			err = pprof_enc__label(e, label.key, label.value, 0);
 		if (err)
 			return err;
 		pb_buf__end(e->out, mark);

@@ -22,6 +22,7 @@ extern const struct interp_runtime ruby_runtime;
 extern const struct interp_runtime v8_runtime;
 extern const struct interp_runtime php_runtime;
 extern const struct interp_runtime perl_runtime;
+extern const struct interp_runtime go_runtime;
 /* clang-format off */
 static const struct interp_runtime *const runtimes[] = {
 	&python_runtime,
@@ -30,6 +31,7 @@ static const struct interp_runtime *const runtimes[] = {
 	&php_runtime,
 	&perl_runtime,
 	&v8_runtime,
+	&go_runtime,
 };
 /* clang-format on */
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -9,7 +9,8 @@
  *    sample tables therefore compare strings by pointer.
  *  - frames keep a private copy of their lines (with interned strings) and the interned
  *    display name of their innermost line (or of their address when they have no lines).
- *  - stacks live in one frame-id pool; a stack is an (offset, count) slice of it.
+ *  - stacks live in one frame-id pool; a stack is an (offset, count) slice of it. Label sets
+ *    are kept the same way (a seq_table of interned string ids: key, value, key, value...).
  *  - an aggregated sample keeps at most timestamps_cap events.
  */
 #include <errno.h>
@@ -37,9 +38,18 @@ struct frame_rec {
 	uint32_t name_id; /* display name for line_idx 0 */
 };
 
-struct stack_rec {
-	size_t off; /* into stack_pool */
+struct seq_rec {
+	size_t off; /* into the table's pool */
 	uint32_t cnt;
+};
+
+/* Interned sequences of u32 (stacks of frame ids, label sets of string ids): ids from 1. */
+struct seq_table {
+	uint32_t *pool;
+	size_t pool_len, pool_cap;
+	struct seq_rec *recs; /* [0] unused */
+	size_t cnt, cap;
+	struct id_index idx;
 };
 
 struct sample_rec {
@@ -66,11 +76,8 @@ struct profile {
 	struct id_index frame_idx;
 	bool frames_final; /* profile__set_frame_lines() was called: no more frames */
 
-	uint32_t *stack_pool;
-	size_t stack_pool_len, stack_pool_cap;
-	struct stack_rec *stacks; /* [0] unused */
-	size_t stack_cnt, stack_cap;
-	struct id_index stack_idx;
+	struct seq_table stacks;
+	struct seq_table label_sets;
 
 	struct sample_rec *samples; /* 0-based; the index stores idx + 1 */
 	size_t sample_cnt, sample_cap;
@@ -158,6 +165,13 @@ static const char *profile__intern(struct profile *p, const char *s, int *err)
 
 /* ---- lifetime ---- */
 
+static void seq_table__free(struct seq_table *t)
+{
+	free(t->pool);
+	free(t->recs);
+	id_index__free(&t->idx);
+}
+
 struct profile *profile__new(const struct profile_opts *opts)
 {
 	struct profile *p = calloc(1, sizeof(*p));
@@ -190,9 +204,8 @@ void profile__free(struct profile *p)
 		free((void *)p->frames[i].f.lines);
 	free(p->frames);
 	id_index__free(&p->frame_idx);
-	free(p->stack_pool);
-	free(p->stacks);
-	id_index__free(&p->stack_idx);
+	seq_table__free(&p->stacks);
+	seq_table__free(&p->label_sets);
 	for (i = 0; i < p->sample_cnt; i++)
 		free((void *)p->samples[i].s.events);
 	free(p->samples);
@@ -413,51 +426,87 @@ cleanup:
 	return id;
 }
 
-/* ---- stacks ---- */
+/* ---- stacks and label sets ---- */
 
-struct stack_key {
-	const uint32_t *frames;
+struct seq_key {
+	const uint32_t *v;
 	uint32_t cnt;
 };
 
-static bool stack__eq(const void *ctx, uint32_t id, const void *key)
+static bool seq__eq(const void *ctx, uint32_t id, const void *key)
 {
-	const struct profile *p = ctx;
-	const struct stack_rec *a = &p->stacks[id];
-	const struct stack_key *b = key;
+	const struct seq_table *t = ctx;
+	const struct seq_rec *a = &t->recs[id];
+	const struct seq_key *b = key;
 
-	return a->cnt == b->cnt &&
-	       !memcmp(p->stack_pool + a->off, b->frames, b->cnt * sizeof(uint32_t));
+	return a->cnt == b->cnt && !memcmp(t->pool + a->off, b->v, b->cnt * sizeof(uint32_t));
 }
 
-/* Interns a stack; returns its id or 0 on ENOMEM. */
-static uint32_t profile__intern_stack(struct profile *p, const uint32_t *frames, uint32_t cnt)
+/* Interns a sequence; returns its id or 0 on ENOMEM. */
+static uint32_t seq_table__intern(struct seq_table *t, const uint32_t *v, uint32_t cnt)
 {
-	struct stack_key key = { frames, cnt };
+	struct seq_key key = { v, cnt };
 	uint64_t h = hash__mix(0, cnt);
 	uint64_t hash;
 	uint32_t id, i;
 
 	for (i = 0; i < cnt; i++)
-		h = hash__mix(h, frames[i]);
+		h = hash__mix(h, v[i]);
 	hash = h;
-	id = id_index__find(&p->stack_idx, hash, stack__eq, p, &key);
+	id = id_index__find(&t->idx, hash, seq__eq, t, &key);
 	if (id)
 		return id;
-	if (p->stack_cnt + 1 >= UINT32_MAX || p->stack_pool_len + cnt < p->stack_pool_len ||
-	    id_index__reserve(&p->stack_idx) ||
-	    array__reserve((void **)&p->stacks, &p->stack_cap, p->stack_cnt + 2,
-			   sizeof(*p->stacks)) ||
-	    array__reserve((void **)&p->stack_pool, &p->stack_pool_cap, p->stack_pool_len + cnt,
-			   sizeof(*p->stack_pool)))
+	if (t->cnt + 1 >= UINT32_MAX || t->pool_len + cnt < t->pool_len ||
+	    id_index__reserve(&t->idx) ||
+	    array__reserve((void **)&t->recs, &t->cap, t->cnt + 2, sizeof(*t->recs)) ||
+	    array__reserve((void **)&t->pool, &t->pool_cap, t->pool_len + cnt, sizeof(*t->pool)))
 		return 0;
 	if (cnt)
-		memcpy(p->stack_pool + p->stack_pool_len, frames, cnt * sizeof(uint32_t));
-	id = (uint32_t)++p->stack_cnt;
-	p->stacks[id].off = p->stack_pool_len;
-	p->stacks[id].cnt = cnt;
-	p->stack_pool_len += cnt;
-	id_index__add(&p->stack_idx, hash, id);
+		memcpy(t->pool + t->pool_len, v, cnt * sizeof(uint32_t));
+	id = (uint32_t)++t->cnt;
+	t->recs[id].off = t->pool_len;
+	t->recs[id].cnt = cnt;
+	t->pool_len += cnt;
+	id_index__add(&t->idx, hash, id);
+	return id;
+}
+
+static const uint32_t *seq_table__get(const struct seq_table *t, uint32_t id, uint32_t *cnt)
+{
+	if (!id || id > t->cnt) {
+		*cnt = 0;
+		return NULL;
+	}
+	*cnt = t->recs[id].cnt;
+	return t->pool + t->recs[id].off;
+}
+
+/* Interns a sample's labels (key, value string ids in order): the label set id, 0 for none
+ * (and on failure, with *err set: -EINVAL past PROFILE_MAX_LABELS, -ENOMEM).
+ */
+static uint32_t profile__intern_labels(struct profile *p, const struct profile_label *labels,
+				       uint32_t cnt, int *err)
+{
+	uint32_t ids[2 * PROFILE_MAX_LABELS], i, id;
+
+	if (!cnt)
+		return 0;
+	if (cnt > PROFILE_MAX_LABELS) {
+		*err = -EINVAL;
+		return 0;
+	}
+	for (i = 0; i < 2 * cnt; i++) {
+		const char *str = i & 1 ? labels[i / 2].value : labels[i / 2].key;
+
+		ids[i] = profile__intern_id(p, str ? str : "");
+		if (!ids[i]) {
+			*err = -ENOMEM;
+			return 0;
+		}
+	}
+	id = seq_table__intern(&p->label_sets, ids, 2 * cnt);
+	if (!id)
+		*err = -ENOMEM;
 	return id;
 }
 
@@ -469,6 +518,7 @@ static uint64_t sample__hash(const struct profile_agg_sample *s)
 
 	h = hash__mix(h, (uintptr_t)s->comm);
 	h = hash__mix(h, (uintptr_t)s->thread_comm);
+	h = hash__mix(h, s->labels);
 	return h;
 }
 
@@ -478,7 +528,7 @@ static bool sample__eq(const void *ctx, uint32_t id, const void *key)
 	const struct profile_agg_sample *a = &p->samples[id - 1].s, *b = key;
 
 	return a->stack == b->stack && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->thread_comm == b->thread_comm;
+	       a->thread_comm == b->thread_comm && a->labels == b->labels;
 }
 
 static int sample__add_event(struct profile *p, struct sample_rec *r,
@@ -521,9 +571,10 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	key.tid = s->tid;
 	key.comm = profile__intern(p, s->comm ? s->comm : "", &err);
 	key.thread_comm = profile__intern(p, s->thread_comm ? s->thread_comm : "", &err);
+	key.labels = profile__intern_labels(p, s->labels, s->label_cnt, &err);
 	if (err)
 		return err;
-	key.stack = profile__intern_stack(p, s->frames, s->frame_cnt);
+	key.stack = seq_table__intern(&p->stacks, s->frames, s->frame_cnt);
 	if (!key.stack)
 		return -ENOMEM;
 	hash = sample__hash(&key);
@@ -587,17 +638,32 @@ const struct profile_frame *profile__frame(const struct profile *p, uint32_t id)
 
 size_t profile__stack_cnt(const struct profile *p)
 {
-	return p->stack_cnt;
+	return p->stacks.cnt;
 }
 
 const uint32_t *profile__stack(const struct profile *p, uint32_t id, uint32_t *frame_cnt)
 {
-	if (!id || id > p->stack_cnt) {
-		*frame_cnt = 0;
-		return NULL;
-	}
-	*frame_cnt = p->stacks[id].cnt;
-	return p->stack_pool + p->stacks[id].off;
+	return seq_table__get(&p->stacks, id, frame_cnt);
+}
+
+uint32_t profile__label_cnt(const struct profile *p, uint32_t id)
+{
+	uint32_t cnt;
+
+	seq_table__get(&p->label_sets, id, &cnt);
+	return cnt / 2;
+}
+
+bool profile__label(const struct profile *p, uint32_t id, uint32_t i, struct profile_label *out)
+{
+	uint32_t cnt;
+	const uint32_t *ids = seq_table__get(&p->label_sets, id, &cnt);
+
+	if (!ids || i >= cnt / 2)
+		return false;
+	out->key = p->strs[ids[2 * i]];
+	out->value = p->strs[ids[2 * i + 1]];
+	return true;
 }
 
 size_t profile__sample_cnt(const struct profile *p)
@@ -689,10 +755,10 @@ size_t profile__top_self(const struct profile *p, struct profile_top_entry *out,
 	if (!self)
 		return 0;
 	for (i = 0; i < p->sample_cnt; i++) {
-		const struct stack_rec *st = &p->stacks[p->samples[i].s.stack];
+		const struct seq_rec *st = &p->stacks.recs[p->samples[i].s.stack];
 
 		if (st->cnt)
-			self[p->frames[p->stack_pool[st->off]].name_id] += p->samples[i].s.count;
+			self[p->frames[p->stacks.pool[st->off]].name_id] += p->samples[i].s.count;
 	}
 	for (i = 1; i <= p->str_cnt; i++)
 		cnt += self[i] != 0;

@@ -6,7 +6,7 @@
  *    profile__free().
  *  - mapping, frame and stack ids are dense, start at 1, and 0 means "none".
  *  - identical frames (same kind, mapping, address and lines) get the same id; identical
- *    samples keys (stack, pid, tid, comm, thread_comm) are aggregated: their counts add up and
+ *    samples keys (stack, pid, tid, comm, thread_comm, labels) are aggregated: their counts add up and
  *    their timestamps are kept (for OTLP), up to timestamps_cap per key.
  *  - stacks are stored leaf first.
  * Not thread-safe: one owner.
@@ -59,6 +59,14 @@ struct profile_mapping {
 	const char *go_build_id; /* a Go executable's build id (go/go_build_id.h), or NULL */
 };
 
+/* A label of a sample: a goroutine's pprof label (key "route", value "/api"). */
+struct profile_label {
+	const char *key;
+	const char *value;
+};
+
+#define PROFILE_MAX_LABELS 16 /* per sample */
+
 struct profile_sample {
 	const uint32_t *frames; /* frame ids, leaf first */
 	uint32_t frame_cnt;
@@ -67,8 +75,10 @@ struct profile_sample {
 	const char *comm;        /* process name */
 	const char *thread_comm; /* thread name */
 	uint32_t cpu;
-	uint64_t time_ns; /* wall clock, ns since the epoch */
-	uint64_t count;   /* number of samples this stands for (usually 1) */
+	uint64_t time_ns;                   /* wall clock, ns since the epoch */
+	uint64_t count;                     /* number of samples this stands for (usually 1) */
+	const struct profile_label *labels; /* label_cnt entries, in the order given */
+	uint32_t label_cnt;                 /* <= PROFILE_MAX_LABELS */
 };
 
 struct profile_opts {
@@ -125,6 +135,12 @@ const struct profile_frame *profile__frame(const struct profile *p, uint32_t id)
 size_t profile__stack_cnt(const struct profile *p);
 const uint32_t *profile__stack(const struct profile *p, uint32_t id, uint32_t *frame_cnt);
 
+/* Label sets (profile_agg_sample.labels): how many labels set id has (0 for id 0 or a bad
+ * id), and label i of it, in the order they were added, with interned strings (false: none).
+ */
+uint32_t profile__label_cnt(const struct profile *p, uint32_t id);
+bool profile__label(const struct profile *p, uint32_t id, uint32_t i, struct profile_label *out);
+
 /* One raw sample kept for an aggregated key (first timestamps_cap of them, in arrival
  * order).
  */
@@ -141,6 +157,7 @@ struct profile_agg_sample {
 	uint32_t tid;
 	const char *comm;
 	const char *thread_comm;
+	uint32_t labels;                    /* label set: profile__labels(); 0 = none */
 	uint64_t count;                     /* sum of the added counts */
 	const struct profile_event *events; /* event_cnt <= timestamps_cap entries */
 	uint32_t event_cnt;

@@ -7,6 +7,7 @@
 #include "abi.h"
 #include "base/array.h"
 #include "base/u64_map.h"
+#include "base/utf8.h"
 #include "go/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
@@ -381,9 +382,53 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown]");
 }
 
+/* One label string of a record (the program's bytes, size bytes with a NUL somewhere when
+ * eBPF wrote it) as a C string in out[size]: cut at the first NUL, invalid UTF-8 and control
+ * bytes replaced by '?'. True when something was replaced.
+ */
+static bool label_text(const char *in, size_t size, char *out)
+{
+	size_t len = strnlen(in, size - 1), i = 0, n, bad;
+	bool repaired = false;
+
+	while (i < len) {
+		n = utf8__seq_len(in + i, len - i, &bad);
+		if (!n || (n == 1 && ((unsigned char)in[i] < 0x20 || in[i] == 0x7f))) {
+			n = n ? n : bad;
+			memset(out + i, '?', n);
+			repaired = true;
+		} else {
+			memcpy(out + i, in + i, n);
+		}
+		i += n;
+	}
+	out[len] = '\0';
+	return repaired;
+}
+
+/* The record's goroutine labels into labels[] (texts in text[]); returns how many. */
+static uint32_t sample_labels(struct trace_handler *th, const struct sample_record *rec,
+			      struct profile_label *labels, struct sample_label *text)
+{
+	uint32_t i, cnt = rec->label_cnt < SS_MAX_LABELS ? rec->label_cnt : SS_MAX_LABELS;
+
+	for (i = 0; i < cnt; i++) {
+		if (label_text(rec->labels[i].key, sizeof(text[i].key), text[i].key) |
+		    label_text(rec->labels[i].value, sizeof(text[i].value), text[i].value))
+			th->stats.labels_repaired++;
+		labels[i].key = text[i].key;
+		labels[i].value = text[i].value;
+	}
+	if (cnt)
+		th->stats.labeled++;
+	return cnt;
+}
+
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns)
 {
+	struct profile_label labels[SS_MAX_LABELS];
+	struct sample_label text[SS_MAX_LABELS];
 	size_t head = offsetof(struct sample_record, user);
 	struct profile_sample s = { 0 };
 	uint32_t n = 0, i, kcnt, ucnt;
@@ -424,6 +469,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.cpu = rec->hdr.cpu;
 	s.time_ns = rec->hdr.time_ns + (uint64_t)th->opts.mono_to_wall_ns;
 	s.count = 1;
+	s.labels = labels;
+	s.label_cnt = sample_labels(th, rec, labels, text);
 	th->stats.samples++;
 	return profile__add_sample(th->prof, &s);
 }

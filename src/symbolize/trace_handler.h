@@ -31,6 +31,8 @@ struct trace_handler_stats {
 	uint64_t incomplete_stacks;  /* ended in an "[unwind: ...]" pseudo-frame */
 	uint64_t user_lines;         /* unique native frames given DWARF lines / inline chains */
 	uint64_t user_go;            /* user frames named (with lines) from a Go .gopclntab */
+	uint64_t labeled;            /* samples with goroutine labels */
+	uint64_t labels_repaired;    /* labels with invalid UTF-8 or control bytes replaced */
 };
 
 struct trace_handler_opts {

@@ -90,6 +90,16 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 	return &cur.rule;
 }
 
+/* The goroutine behind a switch to Go's g0 needs the runtime's g, which is in no stack copy: the
+ * walk ends there, as eBPF's does for a process it has no Go entry for.
+ */
+struct unwind_cursor;
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
+{
+	(void)st, (void)which, (void)ctx;
+	return -1;
+}
+
 #include "native_unwind.h"
 
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,

@@ -14,7 +14,8 @@
 #include "unwind/unwind_table.h"
 
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
-#define CACHE_VERSION 4u        /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP */
+#define CACHE_VERSION \
+	6u /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP; 5: GO_G0; 6: GO_CGO */
 #define SUFFIX ".unwind"
 
 struct cache_header {

@@ -313,15 +313,26 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
 
 /* Go functions that switch stacks (funcFlag SPWRITE) but whose callers the frame pointer
  * finds (UNWIND_RULE_FP_SWITCH: rbp points into the goroutine's stack, below g0's): the vDSO
- * callers time.now and runtime.nanotime1 push rbp before moving to the g0
- * stack; runtime.asmcgocall (C code runs on g0 below it) keeps rbp = the frame pointer of
- * runtime.cgocall, so the walk reaches the Go code that made the cgo call, without the
- * runtime.cgocall frame. In every other one (systemstack, mcall, morestack, gogo, ...) the
- * walk ends: above them on g0 lies no caller, and the goroutine's stack is only known
- * through the runtime's g structure.
+ * callers time.now and runtime.nanotime1 push rbp before moving to the g0 stack.
+ * runtime.asmcgocall (C code runs on g0 above it) is UNWIND_RULE_GO_CGO: the walk goes on
+ * in runtime.cgocall from the pc and sp entersyscall saved (m.curg.syscallpc/sp), so the
+ * stack reads caller;_Cfunc_f;runtime.cgocall;runtime.asmcgocall;C frames, as Go's own
+ * tracebacks place cgocall; without the goroutine (no Go entry for the process, or a replay
+ * of a deferred sample) asmcgocall's rbp, cgocall's frame pointer, finds cgocall's caller,
+ * one frame short, as FP_SWITCH does.
  */
-static const char *const go_fp_switches[] = { "runtime.asmcgocall", "time.now",
-					      "runtime.nanotime1" };
+static const char *const go_fp_switches[] = { "time.now", "runtime.nanotime1" };
+/* Go functions that call their callee on g0's stack and come back to the same goroutine:
+ * above them on g0 lies no caller, and UNWIND_RULE_GO_G0 continues in the goroutine's stack
+ * from where the switch saved it (m.curg.sched, read by eBPF through the runtime's g:
+ * bpf/interp/go_goroutine.h). Not runtime.mcall: its callees (park_m, goexit0, gosched_m)
+ * drop the goroutine and schedule another, so m.curg soon names the next one (seen in
+ * esbuild: a scheduler sample under a goroutine that had not run yet). A preemption through
+ * morestack (newstack -> gopreempt_m -> schedule) has that window too, but only between
+ * execute() setting the next m.curg and gogo (before it, m.curg is nil: the walk ends). In
+ * every other SPWRITE function (mcall, gogo, rt0_go, ...) the walk ends.
+ */
+static const char *const go_g0_switches[] = { "runtime.systemstack", "runtime.morestack" };
 
 static struct unwind_rule go_switch_rule(const char *name)
 {
@@ -331,6 +342,11 @@ static struct unwind_rule go_switch_rule(const char *name)
 	for (i = 0; name && i < sizeof(go_fp_switches) / sizeof(go_fp_switches[0]); i++)
 		if (!strcmp(name, go_fp_switches[i]))
 			rule.kind = UNWIND_RULE_FP_SWITCH;
+	for (i = 0; name && i < sizeof(go_g0_switches) / sizeof(go_g0_switches[0]); i++)
+		if (!strcmp(name, go_g0_switches[i]))
+			rule.kind = UNWIND_RULE_GO_G0;
+	if (name && !strcmp(name, "runtime.asmcgocall"))
+		rule.kind = UNWIND_RULE_GO_CGO;
 	return rule;
 }
 
@@ -992,7 +1008,7 @@ static int check_rows(const struct unwind_row *rows, size_t cnt)
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
 		if ((i && rows[i].addr <= rows[i - 1].addr) ||
-		    rows[i].rule.kind > UNWIND_RULE_FP_SWITCH ||
+		    rows[i].rule.kind > UNWIND_RULE_GO_CGO ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
 			return -EINVAL;
 	}

@@ -7,6 +7,10 @@
 #   wl_go.addr2line `go tool addr2line` on the stripped wl_go for each function's first and
 #                   last instruction: "addr<TAB>function<TAB>file:line"
 #   wl_go_cgo       a stripped cgo workload: Go -> C -> C hot loop and back (gcc links it)
+#   wl_go_labels    stripped: goroutines under pprof.Do with labels, and one without
+#   wl_go_labels.pie the same as a PIE (g's TLS slot is read differently)
+#   wl_go_g0        stripped: goroutines growing their stacks (morestack) and GC marking
+#                   (systemstack): code on g0 switched to from a goroutine
 #   esbuild         (when npm can fetch @esbuild/linux-x64) a stripped binary of a recent Go
 #                   that nobody here built: the Go 1.20+ table format
 
@@ -16,10 +20,20 @@ GO_ENV   := GOCACHE=$(BUILD)/go/cache GOPATH=$(BUILD)/go/path GOFLAGS=-mod=mod G
 	    GO111MODULE=auto CGO_ENABLED=0
 
 ifneq ($(GO),)
-FIXTURES += $(addprefix $(BUILD)/,wl_go wl_go.full wl_go.objdump wl_go.addr2line wl_go_cgo)
+FIXTURES += $(addprefix $(BUILD)/,wl_go wl_go.full wl_go.objdump wl_go.addr2line wl_go_cgo \
+	wl_go_labels wl_go_labels.pie wl_go_g0)
 endif
 
 $(BUILD)/wl_go: wl_go.go | $(BUILD)
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/wl_go_labels: wl_go_labels.go | $(BUILD)
+	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/wl_go_labels.pie: wl_go_labels.go | $(BUILD)
+	$(GO_ENV) $(GO) build -buildmode=pie -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/wl_go_g0: wl_go_g0.go | $(BUILD)
 	$(GO_ENV) $(GO) build -ldflags='-s -w' -o $@ $<
 
 $(BUILD)/wl_go_cgo: wl_go_cgo.go | $(BUILD)

@@ -8,6 +8,8 @@ With --native-lines (before FILE), native frames that have a file are written th
 (Go frames from .gopclntab, DWARF lines).
 With --mark-inlined (before FILE), a frame that a compiler inlined into its caller (every line
 of a location but its last) ends in "+inlined".
+With --labels (before FILE), the sample's other labels (goroutine pprof labels) follow, one
+"[label: key=value]" each, sorted by key, as stackscope's folded files put them.
 Used by the system tests to check the lines of interpreter frames; needs only the standard
 library (a minimal protobuf reader for the fields of perftools.profiles.Profile we use).
 """
@@ -59,7 +61,11 @@ def ints(wt, v):
     return out
 
 
-def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False):
+OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
+
+
+def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False,
+         with_labels=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -109,6 +115,9 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
         names = []
         if with_comm:
             names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
+        if with_labels:
+            names += sorted("[label: %s=%s]" % (strings[k], strings[v]) for k, v in labels
+                            if strings[k] not in OWN_LABELS)
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
             for k, (fid, ln) in enumerate(reversed(lines)):
@@ -133,4 +142,5 @@ if __name__ == "__main__":
     main(sys.argv[-1], with_comm="--comm" in opts or "--thread" in opts,
          native_lines="--native-lines" in opts,
          label_key="thread_comm" if "--thread" in opts else "comm",
-         mark_inlined="--mark-inlined" in opts)
+         mark_inlined="--mark-inlined" in opts,
+         with_labels="--labels" in opts)

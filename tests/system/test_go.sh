@@ -5,7 +5,15 @@
 #    pointer walk loses main.beta under it) with main.churn inlined into it: exact chain and
 #    lines, the inlined frame, and every sample of the chain complete;
 #  - wl_go_cgo: Go -> cgo -> C (c_outer -> c_inner) and back: the C frames under the Go
-#    caller (runtime.asmcgocall switches to the thread's stack; runtime.cgocall is not shown);
+#    caller, runtime.cgocall (at its entersyscall call, where it saved the goroutine's pc and
+#    sp) and runtime.asmcgocall (which moved to the thread's stack) between them;
+#  - wl_go_labels: two goroutines under pprof.Do with labels route/worker, one without: each
+#    sample of main.work carries its goroutine's two labels (pprof labels, folded annotations),
+#    main.unlabeled's carry none;
+#  - wl_go_g0: samples on g0's stack go on into the goroutine that switched there: under
+#    runtime.morestack the main.deep chain that grew its stack, under runtime.systemstack the GC
+#    mark worker, both down to runtime.goexit (the frame-pointer/pcsp walk alone stops at the
+#    switch);
 #  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
 #    it) bundling a generated project of 2000 modules: Go frames with files and lines.
 # Lines come from the workload sources' markers (// NAME).
@@ -86,17 +94,106 @@ if [[ -x $FIX/wl_go_cgo ]]; then
 	record_stacks wl_go_cgo "$FIX/wl_go_cgo" 2
 	f=$TMP/wl_go_cgo.stacks
 	L_CGO=$(line "$DATA/wl_go_cgo.go" CGO_CALL)
+	# runtime.cgocall at its call of entersyscall (where it saved the goroutine's pc and sp)
+	L_ENTERSYSCALL=$(grep -n '^	entersyscall()$' "$(go env GOROOT 2>/dev/null)/src/runtime/cgocall.go" |
+		head -1 | cut -d: -f1)
+	L_ENTERSYSCALL=${L_ENTERSYSCALL:-[0-9]+}
 	total=$(samples "$f" wl_go_cgo)
 	check_ge "wl_go_cgo: samples" "$total" 100
 	in_c=$(samples "$f" wl_go_cgo ';c_outer(@[^;]*)?;c_inner(@[^;]*)?(;[^@]*)*$')
 	whole=$(samples "$f" wl_go_cgo \
-		"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$L_CGO;main\\._Cfunc_c_outer@[^;]*;runtime\\.asmcgocall@[^;]*;_cgo_[^;]*;c_outer;c_inner(;[^@]*)*\$")
+		"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$L_CGO;main\\._Cfunc_c_outer@[^;]*;runtime\\.cgocall@cgocall\\.go:$L_ENTERSYSCALL;runtime\\.asmcgocall@[^;]*;_cgo_[^;]*;c_outer;c_inner(;[^@]*)*\$")
 	check_pct "wl_go_cgo: samples in C (c_outer;c_inner)" "$in_c" "$total" 70 ||
 		show_stacks "$f"
-	check_pct "wl_go_cgo: of those, whole: main.cgoLoop:$L_CGO;_Cfunc_c_outer;asmcgocall;C frames" \
+	check_pct "wl_go_cgo: of those, whole: cgoLoop:$L_CGO;_Cfunc_c_outer;cgocall:$L_ENTERSYSCALL;asmcgocall;C" \
 		"$whole" "$in_c" 95 || show_stacks "$f"
 else
 	skip_setup "wl_go_cgo: not built (go or gcc missing when the fixtures were built)"
+fi
+
+if [[ -x $FIX/wl_go_labels ]]; then
+	# (regexes: "[[]" and "[]]" are literal brackets, "[.]" a literal dot)
+	LB='[[]label: ' RB='[]]'
+	FAST="${LB}route=/api/fast${RB};${LB}worker=1${RB}"
+	SLOW="${LB}route=/api/slow${RB};${LB}worker=2${RB}"
+	record "$TMP/wl_go_labels.err" -F $HZ -o "$TMP/wl_go_labels.pb.gz" \
+		-o "$TMP/wl_go_labels.folded" -- "$FIX/wl_go_labels" 2 >/dev/null
+	check_eq "wl_go_labels: exit status" $? 0
+	f=$TMP/wl_go_labels.stacks
+	$STACKS --comm --labels "$TMP/wl_go_labels.pb.gz" >"$f"
+	GL='wl_go_labels[.]go'
+	L_WORK=$(line "$DATA/wl_go_labels.go" WORK_LOOP)
+	WORK="runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:[0-9]+(;|\$)"
+	in_work=$(samples "$f" wl_go_labels ';main[.]work@')
+	check_ge "wl_go_labels: samples in main.work" "$in_work" 100
+	fast=$(samples "$f" wl_go_labels "^wl_go_labels;$FAST;$WORK")
+	slow=$(samples "$f" wl_go_labels "^wl_go_labels;$SLOW;$WORK")
+	check_pct "wl_go_labels: main.work samples with their goroutine's labels (fast or slow)" \
+		"$((fast + slow))" "$in_work" 99 || grep 'main\.work@' "$f" | head -3 | cut -c1-300
+	# both goroutines burn the same loop: each gets a fair share, whatever the box's load
+	check_pct "wl_go_labels: route=/api/fast of them" "$fast" "$in_work" 20
+	check_pct "wl_go_labels: route=/api/slow of them" "$slow" "$in_work" 20
+	exact=$(samples "$f" wl_go_labels \
+		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:($((L_WORK - 1))|$L_WORK)\$")
+	check_pct "wl_go_labels: [labels];goexit;...;main.work:$L_WORK (the loop's line)" \
+		"$exact" "$in_work" 50
+	in_unl=$(samples "$f" wl_go_labels ';main[.]unlabeled@')
+	check_ge "wl_go_labels: samples in main.unlabeled" "$in_unl" 50
+	check_eq "wl_go_labels: main.unlabeled samples with labels" \
+		"$(samples "$f" wl_go_labels "$LB[^;]*;([^;]*;)*main[.]unlabeled@")" 0
+	# the folded output (of the same recording) carries the same annotations
+	f=$TMP/wl_go_labels.folded
+	in_work=$(samples "$f" wl_go_labels ';main[.]work(;|$)')
+	labeled=$(samples "$f" wl_go_labels \
+		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit;([^;]*;)*main[.]work(;|\$)")
+	check_pct "wl_go_labels (folded): main.work samples starting [label: route=...];[label: worker=...]" \
+		"$labeled" "$in_work" 99 || grep 'main\.work' "$f" | head -3 | cut -c1-300
+	# a PIE reads g's TLS slot through another instruction form: the same labels
+	if [[ -x $FIX/wl_go_labels.pie ]]; then
+		record "$TMP/wl_go_labels_pie.err" -F $HZ -o "$TMP/wl_go_labels_pie.folded" -- \
+			"$FIX/wl_go_labels.pie" 1 >/dev/null
+		f=$TMP/wl_go_labels_pie.folded
+		in_work=$(samples "$f" wl_go_labels.pi ';main[.]work(;|$)')
+		labeled=$(samples "$f" wl_go_labels.pi \
+			"^wl_go_labels[.]pi;($FAST|$SLOW);runtime[.]goexit;([^;]*;)*main[.]work(;|\$)")
+		check_ge "wl_go_labels.pie: samples in main.work" "$in_work" 50
+		check_pct "wl_go_labels.pie: main.work samples with their labels" "$labeled" "$in_work" 99 ||
+			grep 'main\.work' "$f" | head -3 | cut -c1-300
+	else
+		skip_setup "wl_go_labels.pie: not built"
+	fi
+else
+	skip_setup "wl_go_labels: not built (go missing when the fixtures were built)"
+fi
+
+if [[ -x $FIX/wl_go_g0 ]]; then
+	record_stacks wl_go_g0 "$FIX/wl_go_g0" 1.5
+	f=$TMP/wl_go_g0.stacks
+	G0='wl_go_g0[.]go'
+	L_DEEP=$(line "$DATA/wl_go_g0.go" DEEP_CALLS_DEEP)
+	L_GO=$(line "$DATA/wl_go_g0.go" GROW_GO)
+	in_newstack=$(samples "$f" wl_go_g0 ';runtime[.]morestack@[^;]*;runtime[.]newstack@')
+	check_ge "wl_go_g0: samples in runtime.newstack (on g0 under morestack)" "$in_newstack" 30
+	# the goroutine's callers, down to its root (a few are preemptions through morestack in
+	# other functions, and a rare one ran the scheduler after the goroutine was dropped)
+	whole=$(samples "$f" wl_go_g0 \
+		'^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*runtime[.]morestack@[^;]*;runtime[.]newstack@')
+	check_pct "wl_go_g0: of those, complete from runtime.goexit" "$whole" "$in_newstack" 90 ||
+		grep 'runtime\.newstack@' "$f" | grep -v '^wl_go_g0;runtime\.goexit' | head -3 | cut -c1-400
+	# deep calling deep at its line, the one that grew its stack at its entry line
+	deep=$(samples "$f" wl_go_g0 \
+		"^wl_go_g0;runtime[.]goexit@[^;]*;main[.]grow[.]func1@$G0:$L_GO;(main[.]deep@$G0:$L_DEEP;)+main[.]deep@$G0:[0-9]+;runtime[.]morestack@[^;]*;runtime[.]newstack@")
+	check_pct "wl_go_g0: of those, goexit;grow.func1:$L_GO;deep:$L_DEEP...;deep;morestack;newstack" \
+		"$deep" "$in_newstack" 75 || grep 'runtime\.newstack@' "$f" | head -3 | cut -c1-400
+	in_mark=$(samples "$f" wl_go_g0 \
+		';runtime[.]systemstack@[^;]*;runtime[.]gcBgMarkWorker[.]func[0-9]+@')
+	check_ge "wl_go_g0: samples of the GC mark worker on g0 (under systemstack)" "$in_mark" 10
+	whole=$(samples "$f" wl_go_g0 \
+		'^wl_go_g0;runtime[.]goexit@[^;]*;runtime[.]gcBgMarkWorker@[^;]*;runtime[.]systemstack_switch@[^;]*;runtime[.]systemstack@[^;]*;runtime[.]gcBgMarkWorker[.]func[0-9]+@')
+	check_pct "wl_go_g0: of those, goexit;gcBgMarkWorker;systemstack_switch;systemstack;..." \
+		"$whole" "$in_mark" 95 || grep 'gcBgMarkWorker' "$f" | head -3 | cut -c1-400
+else
+	skip_setup "wl_go_g0: not built (go missing when the fixtures were built)"
 fi
 
 if [[ ! -x $FIX/esbuild ]]; then
@@ -121,8 +218,12 @@ else
 	# samples whose user frames are all Go frames with a file and a line (kernel frames and
 	# pseudo-frames have no '@'; an unnamed frame would be "esbuild+0x...")
 	named=$(samples "$f" esbuild '^esbuild;runtime\.[a-z0-9_]+@[^;]*:[0-9]+(;[^;]+@[^;]+:[0-9]+)*(;[^@;]+)*$')
+	# of the samples with user frames: a Go frame (named: '@', unnamed: "esbuild+0x...") or a
+	# user stack cut short ("[unwind: ...]"); the others are the kernel's (exit, page faults
+	# of a process whose user stack is gone)
+	with_user=$(samples "$f" esbuild '@|[+]0x|[[]unwind: ')
 	check_pct "esbuild: samples with only named Go frames (file:line), from a runtime root" \
-		"$named" "$total" 95 || grep -v '^esbuild;runtime\.[a-z0-9_]*@' "$f" | head -3 | cut -c1-300
+		"$named" "$with_user" 99 || grep -v '^esbuild;runtime\.[a-z0-9_]*@' "$f" | head -3 | cut -c1-300
 	inl=$(samples "$f" esbuild 'github\.com/evanw/esbuild/[^;]*@[^;]*:[0-9]+;')
 	check_pct "esbuild: samples in esbuild's own packages" "$inl" "$total" 30
 fi

@@ -101,9 +101,67 @@ TEST(folded_empty)
 	profile__free(p);
 }
 
+/* Goroutine labels: one pseudo-frame each after the process name, in the order given; samples
+ * that differ only in their labels stay apart, equal label sets aggregate; a ';' in a value
+ * cannot split the frame.
+ */
+TEST(folded_labels)
+{
+	struct profile_opts opts = { .period_ns = 1 };
+	struct profile *p = profile__new(&opts);
+	struct profile_line l_work[] = { { "main.work", "w.go", 3 } };
+	struct profile_label fast[] = { { "route", "/api/fast" }, { "worker", "1" } };
+	struct profile_label slow[] = { { "route", "/a;b" }, { "worker", "" } };
+	struct profile_label fast2[] = { { "route", "/api/fast" }, { "worker", "1" } };
+	char path[] = "/tmp/stackscope-test-folded-XXXXXX";
+	struct profile_label out;
+	uint32_t f_work, st[1];
+	char *text = NULL;
+	int fd;
+
+	REQUIRE(p);
+	fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	f_work = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x10, l_work, 1 });
+	REQUIRE(f_work);
+	st[0] = f_work;
+	{
+		struct profile_sample s[] = {
+			{ st, 1, 1, 1, "app", "app", 0, 0, 2, fast, 2 },
+			{ st, 1, 1, 1, "app", "app", 0, 0, 3, slow, 2 },
+			{ st, 1, 1, 1, "app", "app", 0, 0, 4, fast2, 2 }, /* same set as fast */
+			{ st, 1, 1, 1, "app", "app", 0, 0, 1, NULL, 0 },
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+			REQUIRE(profile__add_sample(p, &s[i]) == 0);
+	}
+	CHECK_EQ_INT(profile__sample_cnt(p), 3);
+	CHECK_EQ_INT(profile__label_cnt(p, profile__sample(p, 0)->labels), 2);
+	CHECK(profile__label(p, profile__sample(p, 0)->labels, 1, &out));
+	CHECK_STR(out.key, "worker");
+	CHECK_STR(out.value, "1");
+	CHECK(!profile__label(p, profile__sample(p, 0)->labels, 2, &out));
+	CHECK_EQ_INT(profile__sample(p, 0)->count, 6);
+	CHECK_EQ_INT(profile__sample(p, 2)->labels, 0);
+	CHECK_EQ_INT(profile__label_cnt(p, 0), 0);
+	REQUIRE(folded__write(p, path) == 0);
+	text = read_all(path);
+	REQUIRE(text);
+	CHECK_STR(text, "app;[label: route=/a:b];[label: worker=];main.work 3\n"
+			"app;[label: route=/api/fast];[label: worker=1];main.work 6\n"
+			"app;main.work 1\n");
+	free(text);
+	unlink(path);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(folded_content);
 	RUN(folded_empty);
+	RUN(folded_labels);
 	return test_summary();
 }

@@ -419,7 +419,7 @@ TEST(unwind_rows_from_pcsp)
 	struct go_func gf;
 	struct rule_check rc = { 0 };
 	const struct unwind_row *r;
-	size_t i, signal_funcs = 0;
+	size_t i, signal_funcs = 0, g0_switches = 0;
 	long idx;
 
 	need_go_fixtures();
@@ -441,9 +441,17 @@ TEST(unwind_rows_from_pcsp)
 		if (gf.flags & (GO_FUNC_TOPFRAME | GO_FUNC_SPWRITE)) {
 			r = unwind_table__find(t, gf.entry);
 			CHECK(r && (r->rule.kind == UNWIND_RULE_STOP ||
-				    r->rule.kind == UNWIND_RULE_FP_SWITCH));
+				    r->rule.kind == UNWIND_RULE_FP_SWITCH ||
+				    r->rule.kind == UNWIND_RULE_GO_G0 ||
+				    r->rule.kind == UNWIND_RULE_GO_CGO));
 			if (gf.flags & GO_FUNC_TOPFRAME)
 				CHECK(r && r->rule.kind == UNWIND_RULE_STOP);
+			/* the g0 switches continue in the goroutine's stack */
+			if (!strcmp(gf.name, "runtime.systemstack") ||
+			    !strcmp(gf.name, "runtime.morestack")) {
+				CHECK(r && r->rule.kind == UNWIND_RULE_GO_G0);
+				g0_switches++;
+			}
 			continue;
 		}
 		r = unwind_table__find(t, gf.entry);
@@ -458,6 +466,7 @@ TEST(unwind_rows_from_pcsp)
 	}
 	CHECK_EQ_INT(rc.bad, 0);
 	CHECK_EQ_INT(signal_funcs, 1);
+	CHECK_EQ_INT(g0_switches, 2);
 	idx = func_named(fx.t, "main.gamma", &gf);
 	REQUIRE(idx >= 0);
 	r = unwind_table__find(t, gf.entry + 8);

@@ -546,6 +546,7 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	struct profile_frame f;
 	struct profile_sample s = { 0 };
 	uint32_t stack1[5], stack2[2], km_id, exe_id, gone_id;
+	static const struct profile_label labels[] = { { "route", "/api" }, { "k\xff", "v\xfe" } };
 	ssize_t n;
 	int i;
 
@@ -593,6 +594,8 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	s.tid = fx->self_pid + 1;
 	s.comm = "bad\xc3";
 	s.thread_comm = "worker\xff\xfe";
+	s.labels = labels; /* goroutine labels: attributes process.context.label.<key> */
+	s.label_cnt = 2;
 	s.count = 1;
 	for (i = 0; i < 5; i++) { /* CPUs 0,1,0,1,0 */
 		s.cpu = (uint32_t)(i & 1);
@@ -607,6 +610,8 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	s.tid = 4242;
 	s.comm = "other";
 	s.thread_comm = "other";
+	s.labels = NULL;
+	s.label_cnt = 0;
 	s.cpu = 3;
 	s.time_ns = T0 - 5; /* before the start: the window must widen */
 	REQUIRE(profile__add_sample(fx->p, &s) == 0);
@@ -829,6 +834,10 @@ TEST(request_content_and_invariants)
 		CHECK(a && a->is_str && !strcmp(a->s, "worker\xef\xbf\xbd\xef\xbf\xbd"));
 		a = attr_find(&d, s->attrs, s->attr_cnt, "thread.id");
 		CHECK(a && a->is_int && a->i == fx.self_pid + 1);
+		a = attr_find(&d, s->attrs, s->attr_cnt, "process.context.label.route");
+		CHECK(a && a->is_str && !strcmp(a->s, "/api"));
+		a = attr_find(&d, s->attrs, s->attr_cnt, "process.context.label.k\xef\xbf\xbd");
+		CHECK(a && a->is_str && !strcmp(a->s, "v\xef\xbf\xbd"));
 		a = attr_find(&d, s->attrs, s->attr_cnt, "cpu.logical_number");
 		REQUIRE(a && a->is_int);
 		if (a->i == 0)
@@ -844,6 +853,8 @@ TEST(request_content_and_invariants)
 	CHECK_EQ_INT(ts_total, 5);
 	CHECK_EQ_INT(other->sample_cnt, 1);
 	CHECK_EQ_INT(other->samples[0].ts_cnt, 2);
+	CHECK(!attr_find(&d, other->samples[0].attrs, other->samples[0].attr_cnt,
+			 "process.context.label.route"));
 
 	/* locations, leaf first: kernel, inline pair, unsymbolized native, abort marker */
 	fd = open(self_exe, O_RDONLY | O_CLOEXEC);

@@ -119,6 +119,16 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 	return kmaps_rule(index);
 }
 
+/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
+ * walk ends there, as eBPF's does for a process it has no Go entry for.
+ */
+struct unwind_cursor;
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
+{
+	(void)st, (void)which, (void)ctx;
+	return -1;
+}
+
 #include "native_unwind.h"
 
 static struct interp_file *ss_interp_file(__u64 file_id)

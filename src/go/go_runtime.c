@@ -1,0 +1,331 @@
+/* Go's runtime, as a runtime of src/interp/interp.h: finds Go executables among the mapped
+ * files and tells eBPF, per process, where the runtime keeps the running goroutine and its
+ * pprof labels (bpf/interp/go_labels.h reads them into each sample; bpf/interp/go_abi.h has
+ * the layouts). Go code itself is native code: names, lines and unwind rules come from
+ * .gopclntab (gopclntab.c), not from here, so this runtime emits no frames.
+ *
+ * Per executable:
+ *  - the Go version: the build info blob (`\xff Go buildinf:`, section .go.buildinfo; its
+ *    inline version string since Go 1.18), else the runtime.buildVersion string in .rodata
+ *    ("go1.26.5" between non-printable bytes: binaries whose build info was removed, as
+ *    esbuild's), checked against the .gopclntab format (1.18-1.19 vs 1.20+);
+ *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg` (or, in a PIE, of the
+ *    `mov $disp32, %reg` before `mov %fs:(%reg), ...`) that runtime.stackcheck starts with
+ *    (-8 in every binary measured: internal and external linking, PIE);
+ *  - the offsets of g.m, m.curg and g.labels per version (runtime/runtime2.go of each release,
+ *    as the reference agent records them; 1.19 checked against the DWARF of an unstripped
+ *    build: curg 192, labels 360).
+ * Versions before 1.18 (no supported .gopclntab) and after GO_MINOR_MAX are not attached.
+ *
+ * Untrusted input: the file's bytes are read through elf_file, bounded by their section or
+ * segment; a version string is at most GO_VERSION_MAX bytes of [0-9.].
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "elf/elf_file.h"
+#include "go/gopclntab.h"
+#include "interp/interp.h"
+#include "proc/executable.h"
+
+#define GO_VERSION_MAX 32
+#define GO_MINOR_MIN 18
+#define GO_MINOR_MAX 26
+#define GO_RODATA_SCAN_MAX (64u << 20) /* bytes of .rodata searched for the version string */
+#define GO_BUILDINFO_MAGIC "\xff Go buildinf:"
+#define GO_BUILDINFO_HDR 32
+#define GO_BUILDINFO_INLINE 0x2 /* flags: the version and module strings follow the header */
+
+struct go_file {
+	int minor;     /* Go 1.<minor> */
+	int32_t tls_g; /* g's TLS slot relative to fsbase */
+};
+
+enum go_stat {
+	GO_STAT_NO_VERSION = 0, /* Go executables whose version could not be read */
+	GO_STAT_NO_TLS,         /* ... whose g TLS slot could not be found */
+	GO_STAT_CNT,
+};
+
+struct go_rt {
+	uint64_t stats[GO_STAT_CNT];
+};
+
+/* "go1.<minor>[.patch]" of len bytes: the minor version, or -1. */
+static int parse_version(const char *s, size_t len)
+{
+	int minor = 0;
+	size_t i = 4;
+
+	if (len < 5 || len > GO_VERSION_MAX || memcmp(s, "go1.", 4))
+		return -1;
+	for (; i < len && s[i] >= '0' && s[i] <= '9' && minor < 1000; i++)
+		minor = minor * 10 + (s[i] - '0');
+	if (i == 4 || (i < len && s[i] != '.'))
+		return -1;
+	for (; i < len; i++)
+		if (s[i] != '.' && (s[i] < '0' || s[i] > '9'))
+			return -1;
+	return minor;
+}
+
+/* The version in the build info blob (Go 1.18+: inline strings): minor, or -1. */
+static int version_from_buildinfo(struct elf_file *ef)
+{
+	struct elf_section sec;
+	const uint8_t *p;
+	size_t len = 0, at = GO_BUILDINFO_HDR + 1;
+
+	if (elf_file__section(ef, ".go.buildinfo", &sec) || !sec.data ||
+	    sec.size < GO_BUILDINFO_HDR + 1)
+		return -1;
+	p = sec.data;
+	if (memcmp(p, GO_BUILDINFO_MAGIC, strlen(GO_BUILDINFO_MAGIC)) ||
+	    !(p[15] & GO_BUILDINFO_INLINE))
+		return -1;
+	/* a one-byte uvarint length: version strings are short */
+	len = p[GO_BUILDINFO_HDR];
+	if (len & 0x80 || len > sec.size - at)
+		return -1;
+	return parse_version((const char *)p + at, len);
+}
+
+static bool version_char(uint8_t c)
+{
+	return c == '.' || (c >= '0' && c <= '9');
+}
+
+/* runtime.buildVersion's bytes in .rodata: "go1.N[.M]" with a non-printable byte on each side
+ * (Go packs its strings without separators, so a match inside other text is refused).
+ */
+static int version_from_rodata(struct elf_file *ef)
+{
+	struct elf_section sec;
+	const uint8_t *p, *end, *hit;
+	size_t n;
+	int minor;
+
+	if (elf_file__section(ef, ".rodata", &sec) || !sec.data)
+		return -1;
+	p = sec.data;
+	n = sec.size < GO_RODATA_SCAN_MAX ? sec.size : GO_RODATA_SCAN_MAX;
+	end = p + n;
+	for (hit = p + 1; hit + 5 < end; hit++) {
+		const uint8_t *e;
+
+		hit = memmem(hit, (size_t)(end - hit), "go1.", 4);
+		if (!hit)
+			break;
+		if (hit == p || (hit[-1] >= 0x20 && hit[-1] < 0x7f))
+			continue;
+		for (e = hit + 4; e < end && e - hit <= GO_VERSION_MAX && version_char(*e); e++)
+			;
+		if (e == end || (*e >= 0x20 && *e < 0x7f))
+			continue;
+		minor = parse_version((const char *)hit, (size_t)(e - hit));
+		if (minor >= 0)
+			return minor;
+	}
+	return -1;
+}
+
+/* g's slot relative to fsbase, from the first instruction(s) of runtime.stackcheck:
+ * `mov %fs:disp32, %reg` (64 48 8b /r with modrm mod 00 r/m 100, SIB 0x25: no base, no index)
+ * in executables, `mov $disp32, %reg; mov %fs:(%reg), %reg2` in PIEs. 0 or -ENOENT (the
+ * RIP-relative form of some external links, whose offset is in a GOT slot, is not read).
+ */
+static int tls_g_offset(struct elf_file *ef, struct gopclntab *t, int32_t *out)
+{
+	size_t i, cnt = gopclntab__func_cnt(t), avail;
+	const uint8_t *code;
+	struct go_func fn;
+	const void *data;
+	int32_t disp;
+
+	for (i = 0; i < cnt; i++) {
+		if (gopclntab__func(t, i, &fn) || !fn.name)
+			continue;
+		if (strcmp(fn.name, "runtime.stackcheck") &&
+		    strcmp(fn.name, "runtime.stackcheck.abi0"))
+			continue;
+		if (elf_file__bytes_at_vaddr(ef, fn.entry, &data, &avail) || avail < 9)
+			return -ENOENT;
+		code = data;
+		if (code[0] == 0x64 && code[1] == 0x48 && code[2] == 0x8b &&
+		    (code[3] & 0xc7) == 0x04 && code[4] == 0x25) {
+			memcpy(&disp, code + 5, sizeof(disp));
+			*out = disp;
+			return 0;
+		}
+		/* PIE: mov $disp32, %reg (48 c7 /0, mod 11); mov %fs:(%reg), %reg2 (64 48 8b /r,
+		 * mod 00, r/m = reg: not rsp/rbp, which would need a SIB or a displacement)
+		 */
+		if (avail >= 11 && code[0] == 0x48 && code[1] == 0xc7 && (code[2] & 0xf8) == 0xc0 &&
+		    code[7] == 0x64 && code[8] == 0x48 && code[9] == 0x8b &&
+		    (code[10] & 0xc7) == (code[2] & 0x07) && (code[2] & 0x07) != 4 &&
+		    (code[2] & 0x07) != 5) {
+			memcpy(&disp, code + 3, sizeof(disp));
+			*out = disp;
+			return 0;
+		}
+		return -ENOENT;
+	}
+	return -ENOENT;
+}
+
+/* Offsets of g.m, m.curg, g.labels and the labels' layout for Go 1.<minor>. */
+static void layout_of(int minor, struct go_proc_abi *abi)
+{
+	abi->g_m = 48;
+	abi->m_curg = minor >= 25 ? 184 : 192; /* 1.25 dropped gobuf.ret from m.morebuf */
+	if (minor >= 26 || minor == 23 || minor == 24)
+		abi->g_labels = 352;
+	else if (minor == 25 || minor >= 21)
+		abi->g_labels = 344;
+	else
+		abi->g_labels = 360; /* 1.17-1.20 */
+	abi->labels_layout = minor >= 24 ? GO_LABELS_SLICE : GO_LABELS_HMAP;
+	abi->m_g0 = 0;
+	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
+	abi->g_sched_pc = 64;
+	abi->g_sched_bp = minor >= 25 ? 96 : 104;    /* 1.25 dropped gobuf.ret */
+	abi->g_syscall_sp = minor >= 25 ? 104 : 112; /* right after g.sched (1.19: DWARF) */
+	abi->g_syscall_pc = abi->g_syscall_sp + 8;
+}
+
+static void *go_new(void)
+{
+	return calloc(1, sizeof(struct go_rt));
+}
+
+static void go_free(void *rt)
+{
+	free(rt);
+}
+
+static int go_file_detect(void *rt, const struct executable *exe, void **file_state,
+			  struct interp_file *bpf)
+{
+	struct go_rt *g = rt;
+	struct gopclntab *t;
+	struct go_file *f;
+	int minor, err = -ENOENT;
+	int32_t tls = 0;
+
+	if (exe->kind != EXECUTABLE_FILE || !exe->elf)
+		return -ENOENT;
+	t = gopclntab__open(exe->elf);
+	if (!t)
+		return -ENOENT;
+	minor = version_from_buildinfo(exe->elf);
+	if (minor < 0)
+		minor = version_from_rodata(exe->elf);
+	/* the version must agree with the table's format */
+	if (minor >= 0 && (minor >= 20) != (gopclntab__version(t) == GOPCLNTAB_V120))
+		minor = -1;
+	if (minor < 0) {
+		g->stats[GO_STAT_NO_VERSION]++;
+		pr_debug("go: %s: no Go version found: no labels\n", exe->path);
+		goto out;
+	}
+	if (tls_g_offset(exe->elf, t, &tls)) {
+		g->stats[GO_STAT_NO_TLS]++;
+		pr_debug("go: %s: g's TLS slot not found: no labels\n", exe->path);
+		goto out;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		err = -ENOMEM;
+		goto out;
+	}
+	f->minor = minor;
+	f->tls_g = tls;
+	bpf->major = 1;
+	bpf->minor = (uint8_t)minor;
+	bpf->supported = minor >= GO_MINOR_MIN && minor <= GO_MINOR_MAX;
+	*file_state = f;
+	err = 0;
+	pr_debug("go: %s: Go 1.%d, g at fs%+d\n", exe->path, minor, (int)tls);
+out:
+	gopclntab__free(t);
+	return err;
+}
+
+static void go_file_free(void *rt, void *file_state)
+{
+	(void)rt;
+	free(file_state);
+}
+
+static int go_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void **proc_state, struct interp_proc *bpf)
+{
+	const struct go_file *f = file_state;
+
+	(void)rt, (void)pid, (void)bias, (void)now_ns;
+	layout_of(f->minor, &bpf->go);
+	bpf->go.tls_g = f->tls_g;
+	*proc_state = NULL; /* everything is in the eBPF entry */
+	return 0;
+}
+
+static int go_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
+{
+	(void)rt, (void)proc_state, (void)now_ns;
+	return 0;
+}
+
+static void go_proc_free(void *rt, void *proc_state)
+{
+	(void)rt;
+	free(proc_state);
+}
+
+/* Never called with a frame of Go's (it emits none); a marker if it ever is. */
+static void go_symbolize(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
+			 struct interp_symbol *out)
+{
+	(void)rt, (void)proc_state, (void)pid, (void)uf;
+	*out = (struct interp_symbol){ .function = "[go: ?]", .marker = true };
+}
+
+static void go_stats(const void *rt, uint64_t *out)
+{
+	memcpy(out, ((const struct go_rt *)rt)->stats, sizeof(((const struct go_rt *)rt)->stats));
+}
+
+static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = {
+	[GO_COUNTER_LABELED] = "samples with labels",
+	[GO_COUNTER_NO_G] = "goroutine unreadable",
+	[GO_COUNTER_READ_FAILED] = "labels unreadable",
+	[GO_COUNTER_DROPPED] = "labels dropped (record full)",
+	[GO_COUNTER_TRUNCATED] = "labels cut",
+	[GO_COUNTER_MAP_GROWING] = "label map growing",
+};
+
+static const char *const go_stat_names[GO_STAT_CNT] = {
+	[GO_STAT_NO_VERSION] = "executables without version",
+	[GO_STAT_NO_TLS] = "executables without g slot",
+};
+
+const struct interp_runtime go_runtime = {
+	.name = "go",
+	.frame_type = "go",
+	.frame_kind = FRAME_KIND_GO,
+	.bpf_counter_names = go_bpf_counter_names,
+	.bpf_counter_cnt = GO_COUNTER_CNT,
+	.stat_names = go_stat_names,
+	.stat_cnt = GO_STAT_CNT,
+	.new = go_new,
+	.free = go_free,
+	.file_detect = go_file_detect,
+	.file_free = go_file_free,
+	.proc_attach = go_proc_attach,
+	.proc_tick = go_proc_tick,
+	.proc_free = go_proc_free,
+	.symbolize = go_symbolize,
+	.stats = go_stats,
+};
