@@ -271,11 +271,20 @@ struct known_file {
 	__s64 ctime_sec;
 	__u32 ctime_nsec;
 	__u32 seg_cnt;
+	__u32 flags; /* enum known_file_flag */
+	__u32 pad;
 	struct { /* executable PT_LOADs: ELF vaddr = file offset + delta within [start, end) */
 		__u64 off_start; /* page-aligned, as the kernel maps it */
 		__u64 off_end;
 		__u64 delta;
 	} seg[KNOWN_FILE_SEGS];
+};
+
+enum known_file_flag {
+	/* A runtime's file (an interpreter, a JVM, a Go program): userspace attaches the
+	 * processes that map it, so their exec or mmap wakes the reader at once.
+	 */
+	KNOWN_FILE_ATTACH = 1 << 0,
 };
 
 /* Per-file unwinding state, keyed by file_id ("files" hash). */

@@ -661,7 +661,8 @@ static __always_inline struct known_file *known_file_of(struct file *file, bool 
 	return kf;
 }
 
-static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias)
+static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias,
+					   bool *attach)
 {
 	struct known_file *kf = known_file_of(file, true);
 	__u64 off = pgoff << 12;
@@ -669,6 +670,7 @@ static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64
 
 	if (!kf)
 		return 0;
+	*attach = kf->flags & KNOWN_FILE_ATTACH;
 	for (i = 0; i < KNOWN_FILE_SEGS; i++) {
 		if (i >= kf->seg_cnt)
 			break;
@@ -762,12 +764,14 @@ static __always_inline void append_mapping(struct new_mappings *nm, __u64 file_i
  * not know is entered as a hole (file_id 0), so no older mapping at that address (ours, or
  * userspace's LPM entry) answers for it.
  */
-static __always_inline void enter_file_mapping(struct new_mappings *nm, struct file *file,
+static __always_inline bool enter_file_mapping(struct new_mappings *nm, struct file *file,
 					       __u64 start, __u64 end, __u64 pgoff)
 {
-	__u64 bias = 0, file_id = known_mapping(file, start, pgoff, &bias);
+	bool attach = false;
+	__u64 bias = 0, file_id = known_mapping(file, start, pgoff, &bias, &attach);
 
 	append_mapping(nm, file_id, bias, start, end);
+	return file_id && !attach; /* false: userspace has work to do (identify or attach) */
 }
 
 extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
@@ -785,6 +789,9 @@ extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksy
 struct exec_mappings {
 	__u32 tgid;
 	__u32 cnt;
+	__u32 holes; /* mappings userspace must see at once: files eBPF did not know (read
+		      * /proc), runtimes' files (attach the process) */
+	__u32 pad;
 	__u64 vdso;
 	struct {
 		__u64 file; /* struct file * (0: the vDSO) */
@@ -821,16 +828,19 @@ static long enter_exec_mapping_cb(__u64 i, void *ctx)
 	if (!nm)
 		return 1;
 	idx &= EXEC_MAPPINGS_MAX - 1; /* a bound the verifier keeps */
-	if (xm->m[idx].file)
-		enter_file_mapping(nm, (struct file *)xm->m[idx].file, xm->m[idx].start,
-				   xm->m[idx].end, xm->m[idx].pgoff);
-	else
+	if (xm->m[idx].file) {
+		if (!enter_file_mapping(nm, (struct file *)xm->m[idx].file, xm->m[idx].start,
+					xm->m[idx].end, xm->m[idx].pgoff))
+			xm->holes++;
+	} else
 		enter_vdso(nm, xm->m[idx].start, xm->m[idx].end);
 	return 0;
 }
 
-/* At exec: the new image's executable mappings (the program, its dynamic loader, the vDSO). */
-static __always_inline void enter_exec_mappings(__u32 tgid)
+/* At exec: the new image's executable mappings (the program, its dynamic loader, the vDSO).
+ * true when every one of them is of a file eBPF knows: userspace need not hurry.
+ */
+static __always_inline bool enter_exec_mappings(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct bpf_iter_task_vma it;
@@ -839,11 +849,12 @@ static __always_inline void enter_exec_mappings(__u32 tgid)
 	__u32 zero = 0, n = 0;
 
 	if (!sampler_cfg.new_mappings || !new_mappings_of(tgid, (__u64)task->mm, true))
-		return;
+		return false;
 	xm = bpf_map_lookup_elem(&exec_mappings, &zero);
 	if (!xm)
-		return;
+		return false;
 	xm->tgid = tgid;
+	xm->holes = 0;
 	xm->vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
 	bpf_iter_task_vma_new(&it, task, 0);
 	while ((vma = bpf_iter_task_vma_next(&it))) {
@@ -860,7 +871,7 @@ static __always_inline void enter_exec_mappings(__u32 tgid)
 	}
 	bpf_iter_task_vma_destroy(&it);
 	xm->cnt = n;
-	bpf_loop(n, enter_exec_mapping_cb, NULL, 0);
+	return bpf_loop(n, enter_exec_mapping_cb, NULL, 0) == n && !xm->holes;
 }
 
 /* What bpf_find_vma() found at the address mmap returned. */
@@ -881,15 +892,15 @@ static long found_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/* After an executable mmap at addr: enter the mapping there. false when it could not be
- * entered (the process is not followed by eBPF yet, or the file is unknown).
+/* After an executable mmap at addr: enter the mapping there. false when userspace has to
+ * look now: the process is not followed by eBPF yet, the file is unknown or a runtime's, or
+ * anonymous memory.
  */
 static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct found_vma f = {};
 	struct new_mappings *nm;
-	__u64 seq;
 
 	if (!sampler_cfg.new_mappings)
 		return false;
@@ -898,12 +909,11 @@ static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 		return false;
 	if (bpf_find_vma(task, addr, found_vma_cb, &f, 0) || !(f.flags & 4 /* VM_EXEC */))
 		return false;
-	seq = nm->seq;
 	if (f.file)
-		enter_file_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
-	else if (newest_mapping(nm, f.start)) /* anonymous (JIT code): only over our own entry */
+		return enter_file_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
+	if (newest_mapping(nm, f.start)) /* anonymous (JIT code): only over our own entry */
 		append_mapping(nm, 0, 0, f.start, f.end);
-	return nm->seq != seq && nm->m[(nm->next - 1) & (NEW_MAPPINGS_CAP - 1)].file_id;
+	return false;
 }
 
 /* ---- process lifecycle ---- */
@@ -929,11 +939,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	struct exec_record *rec;
 	__u32 tgid = p->tgid;
+	bool known;
 
 	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
 	if (!pid_wanted(tgid))
 		return 0;
-	enter_exec_mappings(tgid);
+	known = enter_exec_mappings(tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(COUNTER_EVENTS_LOST, 1);
@@ -956,8 +967,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 		rec->exe_file_id = kf ? kf->file_id : 0;
 	}
-	/* Wake the reader now: the new process's mappings should be known before its samples. */
-	bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+	/* Wake the reader now when the new process's mappings need it (a file eBPF does not
+	 * know): they should be known before its samples. Otherwise eBPF answers for them, and
+	 * the record waits for the reader's next poll (a wake-up costs more than the record).
+	 */
+	bpf_ringbuf_submit(rec, known ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -130,6 +130,9 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	     (unsigned long long)st.process_scans);
 	EMIT("stackscope_process_mapping_updates_total{source=\"bpf\"} %llu\n",
 	     (unsigned long long)st.process_bpf_syncs);
+	EMIT("# TYPE stackscope_processes_gone_before_read_total counter\n");
+	EMIT("stackscope_processes_gone_before_read_total %llu\n",
+	     (unsigned long long)st.processes_gone_before_read);
 	EMIT("# TYPE stackscope_executables gauge\n");
 	EMIT("stackscope_executables %zu\n", st.executables);
 	if (st.unwind) {

@@ -133,17 +133,19 @@ static int on_record(const void *data, size_t size, void *ctx)
 static void load_executable(struct executable *exe, void *ctx)
 {
 	struct session *s = ctx;
+	bool runtime;
 	int err;
 
 	/* Queued: built in the order samples ask for it (session__poll()). */
 	if (s->um && (!s->tq || table_queue__add(s->tq, exe)))
 		unwind_maps__load(s->um, exe);
-	err = known_files__add(sampler__known_files_fd(s->sampler), exe);
+	runtime = interp_registry__file_loaded(s->interp, exe);
+	err = known_files__add(sampler__known_files_fd(s->sampler), exe,
+			       runtime ? KNOWN_FILE_ATTACH : 0);
 	if (err)
 		pr_debug("%s: not entered into known_files: %s\n", exe->path, strerror(-err));
 	if (s->deferred)
 		deferred__changed(s->deferred);
-	interp_registry__file_loaded(s->interp, exe);
 	/* What identification and detection read stays in the page cache, not in our RSS: a
 	 * queued file may wait for its table (and symbols) for ever.
 	 */
@@ -457,6 +459,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->processes_exited = ps.exited;
 	out->process_scans = ps.scans;
 	out->process_bpf_syncs = ps.bpf_syncs;
+	out->processes_gone_before_read = ps.gone_before_read;
 	out->executables = exe_registry__cnt(s->reg);
 	exe_registry__stats(s->reg, &out->files);
 	safe_open__stats(&out->opens);

@@ -88,8 +88,9 @@ struct session_stats {
 	struct table_queue_stats tables;        /* the build queue (zeros without one) */
 	const struct deferred_stats *deferred;  /* NULL when deferred unwinding is off */
 	uint64_t processes_alive, processes_exited;
-	uint64_t process_scans;     /* /proc/PID/maps reads */
-	uint64_t process_bpf_syncs; /* mapping updates taken from eBPF's entries alone */
+	uint64_t process_scans;              /* /proc/PID/maps reads */
+	uint64_t process_bpf_syncs;          /* mapping updates taken from eBPF's entries alone */
+	uint64_t processes_gone_before_read; /* exec'd and exited before the reader saw them */
 	size_t executables;
 	struct exe_registry_stats files; /* content identity: files hashed, changed in place */
 	struct safe_open_stats opens;    /* untrusted paths refused (FIFOs, devices, escapes) */

@@ -133,8 +133,10 @@ void interp_registry__free(struct interp_registry *reg);
 /* The eBPF map "interp_code" (tgid -> the runtimes' code ranges), or -1 (none). */
 void interp_registry__set_code_map(struct interp_registry *reg, int code_fd);
 
-/* Executable registry hooks: a file starts / stops being mapped by live processes. */
-void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe);
+/* Executable registry hooks: a file starts / stops being mapped by live processes.
+ * file_loaded: true when the file is a runtime's (processes mapping it get attached).
+ */
+bool interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe);
 void interp_registry__file_unloaded(struct interp_registry *reg, const struct executable *exe);
 /* Process tracker hooks. */
 void interp_registry__process_scanned(struct interp_registry *reg, const struct process *p,

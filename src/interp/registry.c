@@ -197,20 +197,20 @@ static void bpf_set_code(struct interp_registry *reg, pid_t pid,
 
 /* ---- files ---- */
 
-void interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe)
+bool interp_registry__file_loaded(struct interp_registry *reg, const struct executable *exe)
 {
 	struct interp_file_entry *fe = u64_map__get(&reg->files, exe->file_id);
 	size_t i;
 
 	if (fe) {
 		bpf_set_file(reg, exe->file_id, &fe->bpf);
-		return;
+		return true;
 	}
 	if (exe->kind != EXECUTABLE_FILE || reg->files.cnt >= INTERP_FILE_CAP)
-		return;
+		return false;
 	fe = calloc(1, sizeof(*fe));
 	if (!fe)
-		return;
+		return false;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		memset(&fe->bpf, 0, sizeof(fe->bpf));
 		if (!runtimes[i]->file_detect(reg->rt_state[i], exe, &fe->state, &fe->bpf))
@@ -218,14 +218,14 @@ void interp_registry__file_loaded(struct interp_registry *reg, const struct exec
 	}
 	if (i == RUNTIME_CNT) {
 		free(fe);
-		return;
+		return false;
 	}
 	fe->rt = i;
 	fe->bpf.runtime = runtimes[i]->frame_kind;
 	if (u64_map__set(&reg->files, exe->file_id, fe)) {
 		runtimes[i]->file_free(reg->rt_state[i], fe->state);
 		free(fe);
-		return;
+		return false;
 	}
 	reg->stats[i].files++;
 	if (!fe->bpf.supported) {
@@ -234,6 +234,7 @@ void interp_registry__file_loaded(struct interp_registry *reg, const struct exec
 			runtimes[i]->name, exe->path, fe->bpf.major, fe->bpf.minor);
 	}
 	bpf_set_file(reg, exe->file_id, &fe->bpf);
+	return true;
 }
 
 void interp_registry__file_unloaded(struct interp_registry *reg, const struct executable *exe)

@@ -21,10 +21,10 @@ static void key_of(const struct executable *exe, struct known_file_key *key)
 	key->ino = exe->ino;
 }
 
-int known_files__add(int fd, const struct executable *exe)
+int known_files__add(int fd, const struct executable *exe, unsigned int flags)
 {
 	struct known_file_key key;
-	struct known_file kf = { 0 };
+	struct known_file kf = { .flags = flags };
 	size_t i, n;
 
 	if (fd < 0 || !exe->elf || (exe->kind == EXECUTABLE_FILE && !exe->ino))

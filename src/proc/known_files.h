@@ -10,8 +10,10 @@
 
 struct executable;
 
-/* 0, -ENOENT (nothing to enter: no executable segment) or -errno from the map. */
-int known_files__add(int fd, const struct executable *exe);
+/* 0, -ENOENT (nothing to enter: no executable segment) or -errno from the map. flags: enum
+ * known_file_flag.
+ */
+int known_files__add(int fd, const struct executable *exe, unsigned int flags);
 void known_files__remove(int fd, const struct executable *exe);
 
 #endif

@@ -691,6 +691,16 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 	if (p) {
 		p->rescans_left = 1;
 		p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS;
+		return;
+	}
+	p = process_table__find(pt, pid);
+	if (p && !p->alive && p->hint) {
+		/* Gone before the reader got to it (the record did not wake it: eBPF knew every
+		 * file): the record still names it, for its samples' process attributes.
+		 */
+		name_process(pt, p);
+		p->exited_ns = now_ns;
+		pt->stats.gone_before_read++;
 	}
 }
 

@@ -52,6 +52,7 @@ struct process {
 struct process_stats {
 	uint64_t scans;               /* /proc/PID/maps reads */
 	uint64_t bpf_syncs;           /* updates from eBPF's "new_mappings" alone (no /proc read) */
+	uint64_t gone_before_read;    /* exec'd processes that exited before the reader saw them */
 	uint64_t scan_failures;       /* process gone or unreadable */
 	uint64_t exe_failures;        /* mapped files that could not be opened or parsed */
 	uint64_t bpf_insert_failures; /* mapping entries the BPF map refused (full) */

@@ -28,7 +28,7 @@ cleanup()
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$TMP"
+	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$TMP"
 }
 trap cleanup EXIT
 
