@@ -287,6 +287,7 @@ static __always_inline int hs_code_step(struct unwind_cursor *st, struct interp_
 		hs_count(HS_COUNTER_NOT_READY);
 		return 0;
 	}
+	is->started |= HS_BIT; /* its frames need the JVM's code cache: no deferred replay */
 	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
 		ss_interp_marker(st, frames, FRAME_KIND_HOTSPOT, HS_MARKER_TRUNCATED);
 		hs_count(HS_COUNTER_TRUNCATED);

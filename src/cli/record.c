@@ -278,9 +278,11 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.tables.pool_full);
 	if (st.cache)
 		fprintf(stderr,
-			"table cache    %llu hits, %llu misses, %llu corrupt, %llu stored\n",
+			"table cache    %llu hits, %llu misses, %llu corrupt, %llu of an older "
+			"format, %llu stored\n",
 			(unsigned long long)st.cache->hits, (unsigned long long)st.cache->misses,
 			(unsigned long long)st.cache->corrupt,
+			(unsigned long long)st.cache->outdated,
 			(unsigned long long)st.cache->stores);
 	for (i = 0; i < st.runtime_cnt; i++)
 		print_runtime(&st.runtimes[i]);

@@ -135,8 +135,17 @@ int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_tab
 		return -ENOENT;
 	}
 	if (fstat(fd, &st) || (uint64_t)st.st_size < sizeof(h) || read_all(fd, &h, sizeof(h)) ||
-	    h.magic != CACHE_MAGIC || h.version != CACHE_VERSION || h.file_id != file_id ||
-	    h.row_size != sizeof(struct unwind_row) || h.row_cnt > UNWIND_TABLE_MAX_ROWS ||
+	    h.magic != CACHE_MAGIC)
+		goto bad;
+	if (h.version != CACHE_VERSION) {
+		/* Written by another version of stackscope: not corrupt, only not ours to read. */
+		c->stats.outdated++;
+		unlinkat(c->dir_fd, name, 0);
+		err = -ENOENT;
+		goto out;
+	}
+	if (h.file_id != file_id || h.row_size != sizeof(struct unwind_row) ||
+	    h.row_cnt > UNWIND_TABLE_MAX_ROWS ||
 	    (uint64_t)st.st_size != sizeof(h) + h.row_cnt * sizeof(struct unwind_row))
 		goto bad;
 	rows = malloc(h.row_cnt ? h.row_cnt * sizeof(*rows) : 1);

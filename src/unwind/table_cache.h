@@ -23,7 +23,8 @@ struct unwind_table;
 struct table_cache_stats {
 	uint64_t hits;
 	uint64_t misses;
-	uint64_t corrupt; /* entries rejected and deleted */
+	uint64_t corrupt;  /* entries rejected and deleted */
+	uint64_t outdated; /* entries of another format version, deleted (rebuilt) */
 	uint64_t stores;
 	uint64_t evicted;
 	uint64_t store_failures;
