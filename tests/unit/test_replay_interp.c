@@ -845,7 +845,7 @@ TEST(jvm17)
 			/* heavy: too big to inline, its own frame; mix: inlined into gamma once
 			 * compiled (one frame here: the outer method's), its own frame before
 			 */
-			{ "JvmChain.heavy", "// HEAVY" },
+			{ "JvmChain.heavy", "// HEAVY", "too big to inline)" },
 			{ "JvmChain.mix", "// CALL_HEAVY", .optional = true },
 			/* compiled code has lines only at its pc descriptors: any line of the loop */
 			{ "JvmChain.gamma", "// LOOP", "// HOT" },
