@@ -5,8 +5,9 @@
 # busy wl_chain_nofp per CPU. The agent starts with an empty table cache (cold) and once more
 # with the cache the first run filled (warm).
 #
-# Method, per run: the agent's VmHWM (/proc/PID/status, the peak RSS) and VmRSS sampled every
-# 0.2 s for DURATION seconds after start; "ready" = the log line "agent running"; the steady
+# Method, per run: the agent's VmHWM (/proc/PID/status, the peak RSS) and VmRSS after DURATION
+# seconds; RssAnon/RssFile traced every ~0.1 s (anon+file@peak: at the largest traced sample;
+# TRACE_DIR=dir keeps the traces and, per run, the largest mappings at the peak from smaps); "ready" = the log line "agent running"; the steady
 # RSS is VmRSS at the end, BPF map memory = memlock of its bpf-map fds. Tables loaded, files
 # queued and the time their builds took from --metrics-addr.
 # Usage: sudo bench/agent_startup.sh [DURATION_S (30)] [HZ (19)]; SS=path/to/stackscope to
@@ -84,19 +85,31 @@ sleep 1
 # one agent run: "hwm_kib rss_kib maps_bytes ready_ms loaded queued built"
 run_agent()
 {
-	local cache=$1 tag=$2 agent t0 ready=0 hwm=0 h mport i
+	local cache=$1 tag=$2 agent t0 ready=0 hwm=0 h mport best=0
 	mport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	t0=$(date +%s%N)
 	"$SS" agent -F "$HZ" --output-dir "$out/pprof" --cache-dir "$cache" \
 		--metrics-addr "127.0.0.1:$mport" 2>"$out/agent.$tag.err" &
 	agent=$!
 	pids+=($agent)
-	for i in $(seq $((DUR * 5))); do
+	: >"$out/trace.$tag"
+	while [[ $((($(date +%s%N) - t0) / 1000000)) -lt $((DUR * 1000)) ]]; do
 		h=$(awk '/^VmHWM:/ { print $2 }' "/proc/$agent/status" 2>/dev/null)
 		[[ -n $h ]] || break
+		# the trace: ms since start, RssAnon and RssFile (KiB)
+		awk -v t=$((($(date +%s%N) - t0) / 1000000)) '/^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 }
+			END { print t, a, f }' "/proc/$agent/status" >>"$out/trace.$tag" 2>/dev/null
+		# at a new high, what the resident pages are: the largest mappings by Rss
+		h=$(tail -1 "$out/trace.$tag" | awk '{ print $2 + $3 }')
+		if [[ ${h:-0} -gt $((best + 2048)) ]]; then
+			best=$h
+			awk '/^[0-9a-f]+-[0-9a-f]+ / { n = NF >= 6 ? $NF : "[anon]" } /^Rss:/ { r[n] += $2 }
+				END { for (n in r) if (r[n] >= 1024) printf "%.1f %s\n", r[n] / 1024, n }' \
+				"/proc/$agent/smaps" 2>/dev/null | sort -rn | head -8 >"$out/peakmaps.$tag"
+		fi
 		[[ $ready -eq 0 ]] && grep -q 'agent running' "$out/agent.$tag.err" &&
 			ready=$((($(date +%s%N) - t0) / 1000000))
-		sleep 0.2
+		sleep 0.1
 	done
 	curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.$tag" || :
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$agent/status")
@@ -104,13 +117,16 @@ run_agent()
 	maps=$(awk '$1 == "stackscope_memory_bytes{kind=\"bpf_maps\"}" { print $2 }' "$out/metrics.$tag")
 	kill -TERM "$agent"
 	wait "$agent" 2>/dev/null
-	printf '%-6s %10.1f %10.1f %9.1f %9d   %s\n' "$tag" "$(echo "$hwm / 1024" | bc -l)" \
-		"$(echo "$rss / 1024" | bc -l)" "$(echo "${maps:-0} / 1048576" | bc -l)" "$ready" \
+	# RssAnon + RssFile at the largest traced sample (the peak, to ~0.1 s)
+	pk=$(awk '{ if ($2 + $3 > m) { m = $2 + $3; a = $2; f = $3; t = $1 } } END { printf "%.1f+%.1f@%.1fs", a / 1024, f / 1024, t / 1000 }' "$out/trace.$tag")
+	[[ -n ${TRACE_DIR:-} ]] && cp "$out/trace.$tag" "$out/peakmaps.$tag" "$TRACE_DIR/"
+	printf '%-6s %10.1f %10.1f %9.1f %9d %-18s %s\n' "$tag" "$(echo "$hwm / 1024" | bc -l)" \
+		"$(echo "$rss / 1024" | bc -l)" "$(echo "${maps:-0} / 1048576" | bc -l)" "$ready" "$pk" \
 		"$(grep -E 'unwind tables|tables:' "$out/agent.$tag.err" | tail -1 | cut -c1-80)"
 }
 
 echo "# stackscope agent start-up, $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, $HZ Hz, $DUR s per run"
 echo "# mapped by live processes: $(grep -ho '/[^ ]*lib\(LLVM\|clang-cpp\|jvm\)[^ ]*\|/usr/bin/node' /proc/[0-9]*/maps 2>/dev/null | sort -u | xargs)"
-printf '%-6s %10s %10s %9s %9s\n' run VmHWM_MiB VmRSS_MiB maps_MiB ready_ms
+printf '%-6s %10s %10s %9s %9s %-18s\n' run VmHWM_MiB VmRSS_MiB maps_MiB ready_ms anon+file@peak
 run_agent "$out/cache" cold
 run_agent "$out/cache" warm

@@ -651,3 +651,18 @@ void elf_file__drop_pages(struct elf_file *ef)
 	if (ef && ef->mapped && ef->image_sz)
 		madvise((void *)ef->image, ef->image_sz, MADV_DONTNEED);
 }
+
+void elf_file__drop_range(struct elf_file *ef, const void *p, size_t len)
+{
+	uintptr_t img = (uintptr_t)(ef ? ef->image : NULL), a = (uintptr_t)p, page, lo, hi;
+
+	if (!ef || !ef->mapped || a < img || a - img > ef->image_sz)
+		return;
+	if (len > ef->image_sz - (a - img))
+		len = ef->image_sz - (a - img); /* clipped to the image */
+	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	lo = (a + page - 1) & ~(page - 1);
+	hi = (a + len) & ~(page - 1);
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}

@@ -47,6 +47,11 @@ void elf_file__free(struct elf_file *ef);
  * with the file for a while, so an idle file costs no RSS.
  */
 void elf_file__drop_pages(struct elf_file *ef);
+/* The same for the whole pages inside [p, p + len) (clipped to the image), when p lies in the
+ * file-backed image (a section being walked once: its pages need not stay resident behind the
+ * walk); a no-op for an in-memory image, a decompressed section or a p outside the image.
+ */
+void elf_file__drop_range(struct elf_file *ef, const void *p, size_t len);
 
 uint16_t elf_file__type(const struct elf_file *ef);    /* ET_EXEC, ET_DYN, ... */
 uint16_t elf_file__machine(const struct elf_file *ef); /* EM_X86_64, ... */

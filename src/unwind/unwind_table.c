@@ -5,15 +5,19 @@
  * the FDE), and the FDE recorded as a block; (2) blocks are sorted by (pc_begin, source
  * priority, order) and swept once, clipping overlaps (the earlier block wins), writing an
  * INVALID row at every gap and after the last block, and collapsing equal neighbours.
- * Symbol rules are spliced in afterwards, in place. Memory is bounded by opts.max_rows; the
- * peak of a giant file (libLLVM: 950k rows) is the table plus its raw rows at half the size
+ * Symbol rules are spliced in afterwards, in place. Memory is bounded by opts.max_rows. A giant
+ * file (libLLVM: 950k rows) is built in about the size of its table: raw rows take half of it
  * (12 bytes: the address and the index of the rule in a set of the distinct rules, a few
- * hundred).
+ * hundred), and the sweep gives back the pages of raw rows and blocks no later block reads
+ * (FDEs come nearly in address order), so the two do not add up; the pages of a mapped CFI
+ * section are dropped behind the walk, a window at a time (they stay in the page cache).
  */
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/array.h"
 #include "elf/elf_file.h"
@@ -75,7 +79,18 @@ struct builder {
 	struct text_view text[TEXT_VIEW_MAX];
 	size_t text_cnt;
 	uint64_t go_end; /* end of the current Go function's last pcsp run */
+
+	struct elf_file *text_file; /* the file mapping the text views (nullable) */
+	size_t text_reads;          /* since the text pages were last dropped */
+	struct elf_file *sec_file;  /* the file mapping the current section's bytes (nullable) */
+	uint64_t sec_dropped;       /* its bytes before this offset were given back */
 };
+
+/* Bytes walked between two page drops of a mapped CFI section, and the least bytes of dead
+ * raw rows or blocks worth a drop.
+ */
+#define DROP_WINDOW ((size_t)4 << 20)
+#define DROP_MIN ((size_t)1 << 20)
 
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
@@ -191,11 +206,30 @@ static const uint8_t *text_bytes(const struct builder *b, uint64_t addr, size_t 
 /* mov $15,%rax; syscall: rt_sigreturn, the body of every x86-64 sa_restorer. */
 static const uint8_t sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
-static bool is_sigreturn_at(const struct builder *b, uint64_t addr)
+/* The kernel maps a file's pages around a fault (fault_around_bytes, 64 KiB by default). */
+#define FAULT_AROUND ((uintptr_t)64 << 10)
+
+static void drop_text(struct builder *b)
+{
+	size_t i;
+
+	for (i = 0; b->text_file && i < b->text_cnt; i++)
+		elf_file__drop_range(b->text_file, b->text[i].data, b->text[i].size);
+	b->text_reads = 0;
+}
+
+static bool is_sigreturn_at(struct builder *b, uint64_t addr)
 {
 	const uint8_t *p = text_bytes(b, addr, sizeof(sigreturn_code));
+	bool yes = p && !memcmp(p, sigreturn_code, sizeof(sigreturn_code));
 
-	return p && !memcmp(p, sigreturn_code, sizeof(sigreturn_code));
+	/* A giant's short FDEs are spread over all of its code: give back the pages these reads
+	 * brought in now and then, or the whole .text ends up resident for a few bytes of each
+	 * (not after each read: a drop is a TLB flush on every CPU the agent runs on).
+	 */
+	if (p && b->text_file && ++b->text_reads * FAULT_AROUND >= DROP_WINDOW)
+		drop_text(b);
+	return yes;
 }
 
 /* The rows raw[fde_first..] become one block over [begin, end). */
@@ -225,6 +259,11 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 
 	b->fde = fde;
 	b->fde_first = b->raw_cnt;
+	if (b->sec_file && fde->offset - b->sec_dropped >= DROP_WINDOW) {
+		elf_file__drop_range(b->sec_file, (const uint8_t *)b->sec->data + b->sec_dropped,
+				     fde->offset - b->sec_dropped);
+		b->sec_dropped = fde->offset;
+	}
 	err = cfi_interp__run(b->ci, b->sec, fde, on_row, b);
 	if (err == -ENOMEM || (err == -E2BIG && b->raw_cnt >= b->max_rows))
 		return err;
@@ -269,7 +308,8 @@ static int block_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-static int add_section(struct builder *b, const struct cfi_section *sec, uint32_t prio)
+static int add_section(struct builder *b, const struct cfi_section *sec, uint32_t prio,
+		       struct elf_file *file)
 {
 	struct eh_frame_stats es = { 0 };
 	int err;
@@ -277,7 +317,13 @@ static int add_section(struct builder *b, const struct cfi_section *sec, uint32_
 	b->sec = sec;
 	b->prio = prio;
 	b->seq = 0;
+	b->sec_file = file;
+	b->sec_dropped = 0;
 	err = eh_frame__walk(sec, on_fde, b, &es);
+	if (file && sec->size > DROP_WINDOW)
+		elf_file__drop_range(file, (const uint8_t *)sec->data + b->sec_dropped,
+				     sec->size - b->sec_dropped);
+	b->sec_file = NULL;
 	b->stats->cie_cnt += es.cie_cnt;
 	b->stats->bad_cie_cnt += es.bad_cie_cnt;
 	b->stats->bad_fde_cnt += es.bad_fde_cnt;
@@ -445,16 +491,48 @@ static int out_push(struct unwind_table *t, size_t *cap, size_t max, uint64_t ad
 	return 0;
 }
 
+/* Give back the whole pages of [p, p + len): memory of a live allocation that is never read
+ * again (they read as zeros if it ever is; free() and realloc() only touch its ends).
+ */
+static void drop_dead(const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, hi;
+
+	lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	hi = ((uintptr_t)p + len) & ~(page - 1);
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* After the sort: live[i] = the least raw index blocks i.. read (the raw rows below it are
+ * dead once block i - 1 is merged). NULL for a build too small to be worth it.
+ */
+static size_t *raw_low_marks(const struct builder *b)
+{
+	size_t *live, i;
+
+	if (b->raw_cnt * sizeof(*b->raw) < 2 * DROP_MIN)
+		return NULL;
+	live = malloc((b->blk_cnt + 1) * sizeof(*live));
+	if (!live)
+		return NULL; /* only memory given back later: not an error */
+	live[b->blk_cnt] = b->raw_cnt;
+	for (i = b->blk_cnt; i-- > 0;)
+		live[i] = b->blocks[i].first < live[i + 1] ? b->blocks[i].first : live[i + 1];
+	return live;
+}
+
 static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 {
 	static const struct unwind_rule invalid = { .kind = UNWIND_RULE_INVALID };
 	uint64_t covered = 0;
 	bool any = false;
-	size_t i, j;
-	int err;
+	size_t i, j, *live, raw_dropped = 0, blk_dropped = 0;
+	int err = 0;
 
 	if (b->blk_cnt)
 		qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
+	live = raw_low_marks(b);
 	for (i = 0; i < b->blk_cnt; i++) {
 		const struct fde_block *blk = &b->blocks[i];
 		const struct raw_row *rows = b->raw + blk->first;
@@ -479,13 +557,26 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 			err = out_push(t, cap, b->max_rows, raw_addr(&rows[j]),
 				       &b->set.rules[rows[j].rule]);
 		if (err)
-			return err;
+			goto cleanup;
 		covered = blk->pc_end;
 		any = true;
+		/* What no later block reads goes back while the table grows. */
+		if (live && (live[i + 1] - raw_dropped) * sizeof(*b->raw) >= DROP_MIN) {
+			drop_dead(b->raw + raw_dropped,
+				  (live[i + 1] - raw_dropped) * sizeof(*b->raw));
+			raw_dropped = live[i + 1];
+		}
+		if (live && (i + 1 - blk_dropped) * sizeof(*b->blocks) >= DROP_MIN) {
+			drop_dead(b->blocks + blk_dropped,
+				  (i + 1 - blk_dropped) * sizeof(*b->blocks));
+			blk_dropped = i + 1;
+		}
 	}
 	if (any)
-		return out_push(t, cap, b->max_rows, covered, &invalid);
-	return 0;
+		err = out_push(t, cap, b->max_rows, covered, &invalid);
+cleanup:
+	free(live);
+	return err;
 }
 
 /* The rule in force at addr (INVALID below the first row). */
@@ -682,6 +773,8 @@ struct build_input {
 	const struct text_view *text;
 	size_t text_cnt;
 	const struct gopclntab *go; /* nullable: a Go executable's table, after every section */
+	struct elf_file *const *sec_file; /* per section: the file it maps (nullable) */
+	struct elf_file *text_file;       /* the file the text views map (nullable) */
 };
 
 static int build(const struct build_input *in, const struct unwind_table_opts *opts,
@@ -705,10 +798,12 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	}
 	for (i = 0; i < in->text_cnt && i < TEXT_VIEW_MAX; i++)
 		b.text[b.text_cnt++] = in->text[i];
+	b.text_file = in->text_file;
 	for (i = 0; i < in->sec_cnt; i++) {
 		size_t before = t->stats.fde_cnt;
 
-		err = add_section(&b, &in->secs[i], (uint32_t)i);
+		err = add_section(&b, &in->secs[i], (uint32_t)i,
+				  in->sec_file ? in->sec_file[i] : NULL);
 		if (err)
 			goto cleanup;
 		if (t->stats.fde_cnt > before && in->sec_src)
@@ -721,6 +816,8 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 		if (t->stats.go_func_cnt)
 			t->stats.sources |= UNWIND_SRC_GOPCLNTAB;
 	}
+	if (b.text_reads)
+		drop_text(&b);
 	err = merge_blocks(&b, t, &cap);
 	if (err)
 		goto cleanup;
@@ -771,6 +868,7 @@ int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
 struct elf_sources {
 	struct cfi_section secs[3];
 	unsigned int src[3];
+	struct elf_file *file[3];
 	size_t sec_cnt;
 	struct symbol_mark marks[SYMBOL_MARK_MAX];
 	size_t mark_cnt;
@@ -801,6 +899,7 @@ static int add_cfi(struct elf_sources *src, struct elf_file *ef, const char *nam
 	c->kind = kind;
 	c->text_vaddr = section_addr(ef, ".text");
 	c->data_vaddr = section_addr(ef, ".got");
+	src->file[src->sec_cnt] = ef;
 	src->src[src->sec_cnt++] = source;
 	return 0;
 }
@@ -832,6 +931,7 @@ static int add_eh_frame_from_hdr(struct elf_sources *src, struct elf_file *ef)
 		c->vaddr = eh_vaddr;
 		c->kind = CFI_SECTION_EH_FRAME;
 		c->stop_at_terminator = true;
+		src->file[src->sec_cnt] = ef;
 		src->src[src->sec_cnt++] = UNWIND_SRC_EH_FRAME | UNWIND_SRC_EH_FRAME_HDR_ONLY;
 		return 0;
 	}
@@ -933,6 +1033,9 @@ static void scan_symbols(struct elf_sources *src, struct elf_file *ef, const cha
 			add_mark(src, s.st_value, end, rs->kind, rs->gaps_only || !s.st_size);
 		}
 	}
+	/* read once here: a giant's names need not stay resident (symbolization reads its own) */
+	elf_file__drop_range(ef, sy.data, sy.size);
+	elf_file__drop_range(ef, st.data, st.size);
 }
 
 int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
@@ -979,6 +1082,8 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 	in.secs = src->secs;
 	in.sec_cnt = src->sec_cnt;
 	in.sec_src = src->src;
+	in.sec_file = src->file;
+	in.text_file = ef;
 	in.marks = src->marks;
 	in.mark_cnt = src->mark_cnt;
 	in.text = src->text;
