@@ -666,3 +666,22 @@ void elf_file__drop_range(struct elf_file *ef, const void *p, size_t len)
 	if (lo < hi)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
+
+uint64_t elf_file__entry_block_size(const struct elf_file *ef)
+{
+	static const uint8_t jmp_r12[] = { 0x41, 0xff, 0xe4 };
+	const uint8_t *code;
+	const void *data;
+	size_t avail, i;
+
+	if (!ef || !ef->entry || elf_file__bytes_at_vaddr(ef, ef->entry, &data, &avail))
+		return ELF_ENTRY_ROOT_SZ;
+	code = data;
+	if (avail > ELF_ENTRY_BLOCK_MAX)
+		avail = ELF_ENTRY_BLOCK_MAX;
+	for (i = 0; i + sizeof(jmp_r12) <= avail; i++)
+		if (!memcmp(code + i, jmp_r12, sizeof(jmp_r12)))
+			return i + sizeof(jmp_r12) > ELF_ENTRY_ROOT_SZ ? i + sizeof(jmp_r12)
+								       : ELF_ENTRY_ROOT_SZ;
+	return ELF_ENTRY_ROOT_SZ;
+}

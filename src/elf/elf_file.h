@@ -61,6 +61,14 @@ uint64_t elf_file__entry(const struct elf_file *ef);   /* e_entry (0: none) */
  * Unwinding stops there and, without a symbol, the frame is named `_start`.
  */
 #define ELF_ENTRY_ROOT_SZ 16
+/* Bytes at the entry point that are the entry's own code, to name a root frame `_start` when
+ * nothing else names it: glibc's ld.so runs its whole start-up from one block (`call
+ * _dl_start`, then `call _dl_init` for the constructors, then `jmp *%r12` to the program), so
+ * a stack that ends in a constructor ends at entry + ~0x30. Up to the first `jmp *%r12` within
+ * ELF_ENTRY_BLOCK_MAX bytes, else ELF_ENTRY_ROOT_SZ.
+ */
+#define ELF_ENTRY_BLOCK_MAX 96
+uint64_t elf_file__entry_block_size(const struct elf_file *ef);
 uint64_t elf_file__size(const struct elf_file *ef);
 
 /* GNU build id bytes into out (cap >= ELF_BUILD_ID_MAX); returns its length or -ENOENT. */

@@ -426,8 +426,8 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 		exe->syms = NULL;
 	}
 	if (!name && exe->elf && elf_file__entry(exe->elf) &&
-	    addr - elf_file__entry(exe->elf) < ELF_ENTRY_ROOT_SZ) {
-		name = "_start"; /* the entry point, unnamed in a stripped ld.so */
+	    addr - elf_file__entry(exe->elf) < elf_file__entry_block_size(exe->elf)) {
+		name = "_start"; /* the entry point's block, unnamed in a stripped ld.so */
 		if (offset)
 			*offset = addr - elf_file__entry(exe->elf);
 	}
