@@ -14,8 +14,9 @@
  *
  * One call looks at the frame whose frame pointer is rbp:
  *  - a JavaScript frame (the function slot holds an object whose map says JSFunction):
- *    emits (SharedFunctionInfo, bytecode offset or none, cookie) and moves the cursor to the
- *    caller: pc = [fp+8], sp = fp+16, fp = [fp];
+ *    emits (SharedFunctionInfo, bytecode offset or none, cookie), or (Code, pc offset,
+ *    instruction start) when the function's own optimised code holds the pc, and moves the
+ *    cursor to the caller: pc = [fp+8], sp = fp+16, fp = [fp];
  *  - a marker frame, or no JSFunction: in the builtins (file range) the native step runs
  *    instead (the builtin is named by its ELF symbol); in JIT code a marker frame is emitted
  *    and the cursor moves by the fp chain the same way.

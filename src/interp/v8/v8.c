@@ -3,7 +3,8 @@
  * the embedded builtins as the file range and the anonymous executable mappings (V8's code
  * space) as the process's code ranges (its eBPF walk, bpf/interp/v8_walk.h, unwinds the
  * JavaScript frames in both) and turns the frames eBPF emits (SharedFunctionInfo + bytecode
- * offset) into function names, script names and lines by reading the process's memory.
+ * offset, or optimised Code + pc offset) into function names, script names and lines, and
+ * the functions optimised code inlined, by reading the process's memory.
  *
  * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
