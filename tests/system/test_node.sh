@@ -20,6 +20,9 @@
 #  - pre (default flags, started before the recording, recorded with -p): the same chain;
 #  - churn (default flags, --expose-gc): scripts defined, run and collected round after round
 #    (tests/data/node_churn.js): no frame carries another function's name;
+#  - addon (default flags, tests/data/node_addon.{c,js}, the addon built here with gcc
+#    against Debian's node headers): viaAddon -> the addon's C (call_back, addon_call_js,
+#    napi_call_function) -> V8's entry -> work, JS frames at their lines around the C ones;
 #  - shapes (interpreted): a class method, an arrow function and a comparator called back by
 #    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
@@ -35,6 +38,7 @@ STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
 CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
 SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
 INLINE_SRC=$SS_ROOT/tests/data/node_inline.js
+ADDON_SRC=$SS_ROOT/tests/data/node_addon.js
 
 if [[ ! -x $NODE ]]; then
 	skip_setup "Node.js ($NODE) not installed"
@@ -52,12 +56,21 @@ for c in int base opt pre; do
 done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
 cp "$INLINE_SRC" "$TMP/inl.js"
+cp "$ADDON_SRC" "$TMP/addon.js"
+# The N-API addon: Debian's nodejs ships node's headers; nothing is downloaded.
+if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon \
+	-I/usr/include/node -o "$TMP/addon.node" "$SS_ROOT/tests/data/node_addon.c" 2>"$TMP/addon.err"; then
+	cat "$TMP/addon.err"
+	skip_setup "N-API addon: cannot build against /usr/include/node (nodejs's headers)"
+	finish
+fi
 cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
 script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
+script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
@@ -157,6 +170,15 @@ hot=$(samples "$TMP/node.stacks" "*" ";outer@$f")
 leaf=$(samples "$TMP/node.stacks" "*" ";leaf@$f")
 check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$hot" 40 ||
 	show_case ";outer@$f"
+
+# N-API: JavaScript -> the addon's C -> V8's entry -> JavaScript, every frame in its place.
+A=addon\\.js
+L_CB="$(line CB_LOOP "$ADDON_SRC")|$(line CB_HOT "$ADDON_SRC")"
+ADDON_CHAIN="$ENTRY<anonymous>@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
+ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
+ADDON_CHAIN+="Builtins_JSEntry;Builtins_JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
+check_chain addon ";work@$A" "$ADDON_CHAIN" \
+	"JS viaAddon -> addon C (call_back, addon_call_js) -> napi_call_function -> JS work at their lines"
 
 # Default flags, started before the recording: gamma compiled long before.
 f=pre\\.js
