@@ -23,6 +23,9 @@
 #  - addon (default flags, tests/data/node_addon.{c,js}, the addon built here with gcc
 #    against Debian's node headers): viaAddon -> the addon's C (call_back, addon_call_js,
 #    napi_call_function) -> V8's entry -> work, JS frames at their lines around the C ones;
+#  - worker (default flags, tests/data/node_worker.js): a worker thread (its own isolate)
+#    runs inWorker -> burn, while the main thread's async tick, resumed by the microtask
+#    queue after awaiting a timer, calls spin: both chains at their lines;
 #  - shapes (interpreted): a class method, an arrow function and a comparator called back by
 #    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
@@ -39,6 +42,7 @@ CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
 SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
 INLINE_SRC=$SS_ROOT/tests/data/node_inline.js
 ADDON_SRC=$SS_ROOT/tests/data/node_addon.js
+WORKER_SRC=$SS_ROOT/tests/data/node_worker.js
 
 if [[ ! -x $NODE ]]; then
 	skip_setup "Node.js ($NODE) not installed"
@@ -57,6 +61,7 @@ done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
 cp "$INLINE_SRC" "$TMP/inl.js"
 cp "$ADDON_SRC" "$TMP/addon.js"
+cp "$WORKER_SRC" "$TMP/worker.js"
 # The N-API addon: Debian's nodejs ships node's headers; nothing is downloaded.
 if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon \
 	-I/usr/include/node -o "$TMP/addon.node" "$SS_ROOT/tests/data/node_addon.c" 2>"$TMP/addon.err"; then
@@ -71,6 +76,7 @@ script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
 script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
+script+="$NODE $TMP/worker.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
@@ -179,6 +185,19 @@ ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
 ADDON_CHAIN+="Builtins_JSEntry;Builtins_JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
 check_chain addon ";work@$A" "$ADDON_CHAIN" \
 	"JS viaAddon -> addon C (call_back, addon_call_js) -> napi_call_function -> JS work at their lines"
+
+# A worker thread's isolate, and an async function resumed after awaiting a timer.
+W=worker\\.js
+line_w()
+{
+	line "$1" "$WORKER_SRC"
+}
+check_chain worker ";burn@$W" \
+	"<anonymous>@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
+	"worker thread: its top level -> inWorker -> burn at their lines"
+check_chain async ";spin@$W" \
+	"Builtins_RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
+	"async: tick resumed by the microtask queue after its await -> spin at their lines"
 
 # Default flags, started before the recording: gamma compiled long before.
 f=pre\\.js
