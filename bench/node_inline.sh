@@ -10,7 +10,7 @@
 # Every measurement is taken ROUNDS times in alternation; the table gives medians.
 # Usage: sudo bench/node_inline.sh [ROUNDS] [SECS]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 ROUNDS=${1:-3}
 SECS=${2:-3}
 HZ=499
