@@ -17,11 +17,18 @@
  *                          callers): userspace maps it to a bytecode offset through the
  *                          code's bytecode-offset table, if the function's baseline code
  *                          is still the one eBPF saw (those 8 bits of its address agree);
- *             compiled:    pos = V8_POS_NONE (optimised code, JS builtins: the function
- *                          only, for now);
+ *             compiled:    pos = V8_POS_NONE (code not the function's own, OSR code,
+ *                          JS builtins: the function only);
  *             cookie = (__u32)(name_or_scope_info ^ script_or_debug_info >> 3) as read by
  *             eBPF from the SharedFunctionInfo: userspace reads them again and shows
  *             "[v8: stale]" when they differ (the object moved or its memory was reused).
+ * A V8_SUB_OPTIMIZED frame (Maglev or TurboFan code holding the pc) names its code instead:
+ *   addr    = the Code (tagged pointer) of the frame's JSFunction
+ *   file_id = sub << 60 | pc offset in its instructions << 32 (the return address - 1 for
+ *             callers) | cookie = (__u32)Code::instruction_start: userspace finds the
+ *             function, its inlined functions and their lines through the Code's
+ *             source-position table and deoptimisation data, once the Code at addr still
+ *             has that instruction start (else "[v8: stale]").
  * addr == 0 marks a pseudo-frame instead; file_id is then an enum v8_marker.
  */
 #ifndef STACKSCOPE_V8_ABI_H
@@ -33,6 +40,7 @@ enum v8_sub {
 	V8_SUB_INTERPRETED = 1,
 	V8_SUB_COMPILED = 2,
 	V8_SUB_BASELINE = 3,
+	V8_SUB_OPTIMIZED = 4,
 };
 
 #define V8_BASELINE_CHECK_SHIFT 20
@@ -70,7 +78,9 @@ struct v8_proc_abi {
 	__u8 code_size;      /* Code::instruction_size (i32), bytes after code_start */
 	__u8 kind_mask;      /* v8dbg_CodeKindFieldMask (shift 0) */
 	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
-	__u8 pad[7];
+	__u8 kind_opt_lo;    /* optimised code kinds [lo, hi] (Maglev, TurboFan); 0: none */
+	__u8 kind_opt_hi;
+	__u8 pad[5];
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */
@@ -87,6 +97,7 @@ enum v8_counter {
 	V8_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
 	V8_COUNTER_LEAF_OFFSET,     /* leaf in a bytecode handler: offset from r9 */
 	V8_COUNTER_PROLOGUE,        /* innermost frame not built yet: skipped */
+	V8_COUNTER_OPTIMIZED,       /* optimised frames emitted with their code (lines) */
 	V8_COUNTER_CNT,
 };
 

@@ -14,8 +14,9 @@
  *
  * One call looks at the frame whose frame pointer is rbp:
  *  - a JavaScript frame (the function slot holds an object whose map says JSFunction):
- *    emits (SharedFunctionInfo, bytecode offset or none, cookie) and moves the cursor to the
- *    caller: pc = [fp+8], sp = fp+16, fp = [fp];
+ *    emits (SharedFunctionInfo, bytecode offset or none, cookie), or (Code, pc offset,
+ *    instruction start) when the function's own optimised code holds the pc, and moves the
+ *    cursor to the caller: pc = [fp+8], sp = fp+16, fp = [fp];
  *  - a marker frame, or no JSFunction: in the builtins (file range) the native step runs
  *    instead (the builtin is named by its ELF symbol); in JIT code a marker frame is emitted
  *    and the cursor moves by the fp chain the same way.
@@ -139,32 +140,39 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 	return raw - (p->bc_data - 1);
 }
 
-/* A JS frame running the function's own baseline (Sparkplug) code: 1 with *pos = the code
- * check and pc offset (v8_abi.h), 0 when the function's Code is not baseline code or does
- * not hold pc (optimised code, code replaced on stack).
+/* A JS frame running its function's own code, when that is baseline (Sparkplug) or
+ * optimised (Maglev, TurboFan) code holding pc: its v8_sub with *pos = the pc offset (for
+ * baseline code with the code check, v8_abi.h) and *code the Code; 0 when the function's Code
+ * does not hold pc (interpreted, OSR code, code replaced on stack).
  */
-static __always_inline int v8_baseline_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
-					   __u64 fn, __u64 pc, __u64 *pos)
+static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
+					 __u64 fn, __u64 pc, __u64 *pos, __u64 *code)
 {
-	__u64 code = 0, start, off;
-	__u32 flags;
+	__u64 start, off;
+	__u32 flags, kind;
 	__s32 size;
 
-	if (!p->code_ok || ss_read_user(&code, sizeof(code), fn - 1 + p->fn_code) < 0 ||
-	    (code & 3) != 1 ||
-	    ss_read_user(vc->code, sizeof(vc->code), code - 1 + p->code_start) < 0)
+	if (!p->code_ok || ss_read_user(code, sizeof(*code), fn - 1 + p->fn_code) < 0 ||
+	    (*code & 3) != 1 ||
+	    ss_read_user(vc->code, sizeof(vc->code), *code - 1 + p->code_start) < 0)
 		return 0;
 	start = vc->code[0];
 	flags = (__u32)(vc->code[(p->code_flags >> 3) & 3] >> ((p->code_flags & 7) * 8));
 	size = (__s32)(vc->code[(p->code_size >> 3) & 3] >> ((p->code_size & 7) * 8));
-	if ((flags & p->kind_mask) != p->kind_baseline || size <= 0 || pc < start ||
-	    pc - start >= (__u64)size)
+	kind = flags & p->kind_mask;
+	if (size <= 0 || pc < start || pc - start >= (__u64)size)
 		return 0;
 	off = pc - start;
-	if (off >= V8_BASELINE_PC_MAX)
-		return 0;
-	*pos = (code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
-	return 1;
+	if (kind == p->kind_baseline && off < V8_BASELINE_PC_MAX) {
+		*pos = (*code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
+		return V8_SUB_BASELINE;
+	}
+	if (p->kind_opt_lo && kind >= p->kind_opt_lo && kind <= p->kind_opt_hi &&
+	    off < V8_POS_NONE) {
+		*pos = off;
+		return V8_SUB_OPTIMIZED;
+	}
+	return 0;
 }
 
 /* The pc about to be emitted is V8 code (in_file: node's builtins, else JIT code). 1: this
@@ -177,7 +185,7 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	const struct v8_proc_abi *p;
 	__u64 sp = st->regs[DWARF_RSP], fp = st->regs[DWARF_RBP];
 	__u64 pc = st->regs[DWARF_RIP], lookup_pc = st->pc_is_return ? pc - 1 : pc;
-	__u64 fn, sfi, pos = V8_POS_NONE, sub = V8_SUB_COMPILED;
+	__u64 fn, sfi, code = 0, pos = V8_POS_NONE, sub = V8_SUB_COMPILED;
 	int have = 0; /* the slots were read */
 	__u16 type;
 
@@ -248,15 +256,19 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		sub = V8_SUB_INTERPRETED;
 		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
 		v8_count(V8_COUNTER_INTERPRETED);
-	} else if (!in_file && v8_baseline_pos(p, vc, fn, lookup_pc, &pos)) {
-		sub = V8_SUB_BASELINE;
-		v8_count(V8_COUNTER_BASELINE);
+	} else if (!in_file && (sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code))) {
+		v8_count(sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE : V8_COUNTER_OPTIMIZED);
 	} else {
+		sub = V8_SUB_COMPILED;
+		pos = V8_POS_NONE;
 		v8_count(V8_COUNTER_COMPILED);
 	}
 	is->started |= V8_BIT; /* its frames need the process's heap: no deferred replay */
-	v8_emit(st, frames, sfi, sub, pos,
-		(__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
+	if (sub == V8_SUB_OPTIMIZED)
+		v8_emit(st, frames, code, sub, pos, (__u32)vc->code[0]);
+	else
+		v8_emit(st, frames, sfi, sub, pos,
+			(__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
 	return v8_to_caller(st, vc, fp);
 not_js:
 	if (in_file)

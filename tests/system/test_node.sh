@@ -13,11 +13,19 @@
 #  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines
 #    (a frame interrupted in one of V8's builtins that its baseline code called without a
 #    frame has no line: optional, but most of gamma's samples have one);
-#  - opt (default flags: TurboFan compiles gamma's loop on stack): the same chain, lines
-#    optional; functions inlined by TurboFan may be missing, never out of order;
+#  - opt (default flags: TurboFan compiles gamma's loop on stack, then gamma): the same chain,
+#    gamma at its lines from its optimised code's source positions;
+#  - inl (default flags, tests/data/node_inline.js): TurboFan inlines mid and leaf into
+#    outer's optimised code: outer -> mid -> leaf, each its own frame at its line;
 #  - pre (default flags, started before the recording, recorded with -p): the same chain;
 #  - churn (default flags, --expose-gc): scripts defined, run and collected round after round
 #    (tests/data/node_churn.js): no frame carries another function's name;
+#  - addon (default flags, tests/data/node_addon.{c,js}, the addon built here with gcc
+#    against Debian's node headers): viaAddon -> the addon's C (call_back, addon_call_js,
+#    napi_call_function) -> V8's entry -> work, JS frames at their lines around the C ones;
+#  - worker (default flags, tests/data/node_worker.js): a worker thread (its own isolate)
+#    runs inWorker -> burn, while the main thread's async tick, resumed by the microtask
+#    queue after awaiting a timer, calls spin: both chains at their lines;
 #  - shapes (interpreted): a class method, an arrow function and a comparator called back by
 #    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
@@ -32,6 +40,9 @@ NODE=/usr/bin/node
 STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
 CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
 SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
+INLINE_SRC=$SS_ROOT/tests/data/node_inline.js
+ADDON_SRC=$SS_ROOT/tests/data/node_addon.js
+WORKER_SRC=$SS_ROOT/tests/data/node_worker.js
 
 if [[ ! -x $NODE ]]; then
 	skip_setup "Node.js ($NODE) not installed"
@@ -48,11 +59,24 @@ for c in int base opt pre; do
 	cp "$CHAIN_SRC" "$TMP/$c.js"
 done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
+cp "$INLINE_SRC" "$TMP/inl.js"
+cp "$ADDON_SRC" "$TMP/addon.js"
+cp "$WORKER_SRC" "$TMP/worker.js"
+# The N-API addon: Debian's nodejs ships node's headers; nothing is downloaded.
+if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon \
+	-I/usr/include/node -o "$TMP/addon.node" "$SS_ROOT/tests/data/node_addon.c" 2>"$TMP/addon.err"; then
+	cat "$TMP/addon.err"
+	skip_setup "N-API addon: cannot build against /usr/include/node (nodejs's headers)"
+	finish
+fi
 cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
 script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
+script+="$NODE $TMP/inl.js $RUN_SECS & "
+script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
+script+="$NODE $TMP/worker.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
@@ -133,6 +157,48 @@ gamma=$(samples "$TMP/node.stacks" "*" ";gamma@$f")
 check_pct "opt: gamma on its own frame (compiled on stack, not inlined)" "$gamma" "$hot" 50 ||
 	show_case ";alpha@$f"
 
+lined=$(samples "$TMP/node.stacks" "*" "$ENTRY<anonymous>@$f:($L_ALPHA);alpha@$f:($L_BETA);beta@$f:($L_GAMMA);gamma@$f:($L_LOOP)(;|\$)")
+check_pct "opt: gamma at a line of its loop (optimised code's source positions)" "$lined" "$gamma" 80 ||
+	show_case ";gamma@$f"
+
+# Default flags, inlining: outer's optimised code runs mid and leaf inlined; each is its own
+# frame at its line (before outer is optimised they are frames of their own anyway: the
+# summary's count of inlined frames below shows the optimised ones were expanded).
+f=inl\\.js
+line_i()
+{
+	line "$1" "$INLINE_SRC"
+}
+INL_CHAIN="$ENTRY<anonymous>@$f:($(line_i CALL_OUTER));outer@$f:($(line_i CALL_MID))"
+INL_CHAIN+=";mid@$f:($(line_i CALL_LEAF));leaf@$f:($(line_i LEAF_HOT))(;|\$)"
+check_chain inl ";leaf@$f" "$INL_CHAIN" "top level -> outer -> mid -> leaf (inlined) at their lines"
+hot=$(samples "$TMP/node.stacks" "*" ";outer@$f")
+leaf=$(samples "$TMP/node.stacks" "*" ";leaf@$f")
+check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$hot" 40 ||
+	show_case ";outer@$f"
+
+# N-API: JavaScript -> the addon's C -> V8's entry -> JavaScript, every frame in its place.
+A=addon\\.js
+L_CB="$(line CB_LOOP "$ADDON_SRC")|$(line CB_HOT "$ADDON_SRC")"
+ADDON_CHAIN="$ENTRY<anonymous>@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
+ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
+ADDON_CHAIN+="Builtins_JSEntry;Builtins_JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
+check_chain addon ";work@$A" "$ADDON_CHAIN" \
+	"JS viaAddon -> addon C (call_back, addon_call_js) -> napi_call_function -> JS work at their lines"
+
+# A worker thread's isolate, and an async function resumed after awaiting a timer.
+W=worker\\.js
+line_w()
+{
+	line "$1" "$WORKER_SRC"
+}
+check_chain worker ";burn@$W" \
+	"<anonymous>@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
+	"worker thread: its top level -> inWorker -> burn at their lines"
+check_chain async ";spin@$W" \
+	"Builtins_RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
+	"async: tick resumed by the microtask queue after its await -> spin at their lines"
+
 # Default flags, started before the recording: gamma compiled long before.
 f=pre\\.js
 hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
@@ -193,8 +259,11 @@ check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale"
 
 # The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
 summary=$(grep '^v8 ' "$TMP/node.err")
-for kind in "interpreted frames" "baseline frames" "compiled frames"; do
+for kind in "interpreted frames" "baseline frames" "optimised frames"; do
 	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
 	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
 done
+# Frames TurboFan inlined, shown as their own (userspace count of the symbolizations).
+n=$(sed -n "s/.*inlined frames \\([0-9]*\\).*/\\1/p" <<<"$summary")
+check_ge "inlined frames expanded from optimised code" "${n:-0}" 10 || echo "        $summary"
 finish

@@ -136,11 +136,63 @@ TEST(baseline_offsets)
 	CHECK_EQ_INT(v8_lines__baseline_offset(table, 0, bc, sizeof(bc), sizes, 6, 16), -1);
 }
 
+/* A raw source position: script offset `off`, inlining id `id` (-1: the code's own). */
+static int64_t position(int64_t off, int64_t id)
+{
+	return (off + 1) << 1 | (id + 1) << 31;
+}
+
+/* Inlining position `i` of table t: the call at raw position `call` into literal `fn`. */
+static void inlining_entry(uint8_t *t, size_t i, int64_t call, int32_t fn)
+{
+	memset(t + i * V8_INLINING_POSITION_SIZE, 0xee, V8_INLINING_POSITION_SIZE); /* padding */
+	memcpy(t + i * V8_INLINING_POSITION_SIZE, &call, sizeof(call));
+	memcpy(t + i * V8_INLINING_POSITION_SIZE + 8, &fn, sizeof(fn));
+}
+
+/* outer (the code's function) calls mid at offset 300, inlined as id 0 (literal 1); mid calls
+ * leaf at 120, inlined as id 1 (literal 0); the pc sits in leaf at offset 40.
+ */
+TEST(inlining_stack)
+{
+	uint8_t t[3 * V8_INLINING_POSITION_SIZE];
+	struct v8_inlined_pos out[4];
+
+	inlining_entry(t, 0, position(300, -1), 1);
+	inlining_entry(t, 1, position(120, 0), 0);
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(40, 1), t, 2 * V8_INLINING_POSITION_SIZE, 2,
+					      out, 4),
+		     3);
+	CHECK_EQ_INT(out[0].function, 0);
+	CHECK_EQ_INT(out[0].script_offset, 40);
+	CHECK_EQ_INT(out[1].function, 1);
+	CHECK_EQ_INT(out[1].script_offset, 120);
+	CHECK_EQ_INT(out[2].function, -1);
+	CHECK_EQ_INT(out[2].script_offset, 300);
+	/* not inlined: the code's own function alone */
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(7, -1), t, sizeof(t), 2, out, 4), 1);
+	CHECK_EQ_INT(out[0].function, -1);
+	CHECK_EQ_INT(out[0].script_offset, 7);
+	/* too small a cap, an id past the table, a literal past the functions, a cycle: none */
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(40, 1), t, sizeof(t), 2, out, 2), 0);
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(40, 2), t, 2 * V8_INLINING_POSITION_SIZE, 2,
+					      out, 4),
+		     0);
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(40, 1), t, sizeof(t), 1, out, 4), 0);
+	inlining_entry(t, 2, position(5, 2), 0);
+	CHECK_EQ_INT(v8_lines__inlining_stack(position(40, 2), t, sizeof(t), 2, out, 4), 0);
+	CHECK_EQ_INT(v8_lines__inlining_stack(-1, t, sizeof(t), 2, out, 4), 0);
+	/* the raw position of a table entry, as v8_lines__script_offset's */
+	CHECK_EQ_INT(v8_lines__position(top_table, sizeof(top_table), 20) >> 1 & ((1 << 30) - 1),
+		     318 + 1);
+}
+
 int main(void)
 {
 	RUN(measured_table);
 	RUN(line_ends);
 	RUN(hostile_tables);
 	RUN(baseline_offsets);
+	RUN(inlining_stack);
 	return test_summary();
 }

@@ -3,7 +3,8 @@
  * the embedded builtins as the file range and the anonymous executable mappings (V8's code
  * space) as the process's code ranges (its eBPF walk, bpf/interp/v8_walk.h, unwinds the
  * JavaScript frames in both) and turns the frames eBPF emits (SharedFunctionInfo + bytecode
- * offset) into function names, script names and lines by reading the process's memory.
+ * offset, or optimised Code + pc offset) into function names, script names and lines, and
+ * the functions optimised code inlined, by reading the process's memory.
  *
  * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
@@ -50,16 +51,19 @@
 #define V8_SFI_CACHE_CAP 4096
 #define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
-#define V8_SPT_MAX (64 * 1024)                /* bytes of a source-position table */
-#define V8_BYTECODE_MAX (64 * 1024)           /* bytes of a function's bytecode */
-#define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
-#define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
-#define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
-#define V8_INLINED_LOCALS_MAX 75              /* kScopeInfoMaxInlinedLocalNamesSize */
-#define V8_JS_FUNCTION_TYPES 15               /* JS_FUNCTION_TYPE and its constructor kinds */
-#define V8_CODE_CLUSTER (256ULL << 20)        /* JIT mappings this close form one code range */
-#define V8_CODE_RESERVE (128ULL << 20)        /* V8's code range reservation (x86-64) */
-#define V8_REFRESH_NS (100 * 1000000ULL)      /* /proc/PID/maps re-read at most this often */
+#define V8_CODE_CACHE_CAP 1024
+#define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
+#define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
+#define V8_SPT_MAX (64 * 1024)           /* bytes of a source-position table */
+#define V8_BYTECODE_MAX (64 * 1024)      /* bytes of a function's bytecode */
+#define V8_SOURCE_MAX (16 * 1024 * 1024) /* characters of a source scanned for line ends */
+#define V8_LINES_MAX (1024 * 1024)       /* lines of a script */
+#define V8_SCOPE_SLOTS 64                /* ScopeInfo slots searched for the name */
+#define V8_INLINED_LOCALS_MAX 75         /* kScopeInfoMaxInlinedLocalNamesSize */
+#define V8_JS_FUNCTION_TYPES 15          /* JS_FUNCTION_TYPE and its constructor kinds */
+#define V8_CODE_CLUSTER (256ULL << 20)   /* JIT mappings this close form one code range */
+#define V8_CODE_RESERVE (128ULL << 20)   /* V8's code range reservation (x86-64) */
+#define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
 #define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
 
 /* The v8dbg_* symbols read; every one is required. */
@@ -122,6 +126,13 @@ enum v8_sym {
 	S_KIND_MASK,
 	S_KIND_SHIFT,
 	S_KIND_BASELINE,
+	/* optional: optimised code's lines and inlined functions */
+	S_KIND_INTERPRETED,
+	S_CODE_DEOPT,
+	S_DD_INLINED_CNT,
+	S_DD_LITERALS,
+	S_DD_SFI,
+	S_DD_INLINING,
 	S_CNT,
 };
 
@@ -182,6 +193,12 @@ static const char *const sym_names[S_CNT] = {
 	[S_KIND_MASK] = "v8dbg_CodeKindFieldMask",
 	[S_KIND_SHIFT] = "v8dbg_CodeKindFieldShift",
 	[S_KIND_BASELINE] = "v8dbg_CodeKindBaseline",
+	[S_KIND_INTERPRETED] = "v8dbg_CodeKindInterpretedFunction",
+	[S_CODE_DEOPT] = "v8dbg_class_Code__deoptimization_data__FixedArray",
+	[S_DD_INLINED_CNT] = "v8dbg_DeoptimizationDataInlinedFunctionCountIndex",
+	[S_DD_LITERALS] = "v8dbg_DeoptimizationDataLiteralArrayIndex",
+	[S_DD_SFI] = "v8dbg_DeoptimizationDataSharedFunctionInfoIndex",
+	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
 };
 
 struct v8_file {
@@ -197,6 +214,10 @@ struct v8_file {
 	size_t n_bytecodes;
 	uint16_t type_code;
 	uint32_t code_bc, code_offsets, code_size;
+	/* Optimised code (bpf.kind_opt_lo != 0): Code::source_position_table and
+	 * deoptimization_data, and DeoptimizationData's indices (v8dbg_*).
+	 */
+	uint32_t code_spt, code_deopt, dd_inlined_cnt, dd_literals, dd_sfi, dd_inlining;
 };
 
 struct v8_proc {
@@ -236,6 +257,24 @@ struct sfi_entry {
 	size_t bytecodes_len;
 };
 
+/* An optimised code object (Maglev, TurboFan): its function, the functions it inlined (the
+ * deoptimisation literals they are named by) and the tables that place a pc in them.
+ */
+struct code_entry {
+	pid_t pid;
+	uint32_t gen;
+	uint64_t code;
+	uint32_t cookie; /* (uint32_t)instruction_start */
+	int32_t size;
+	uint64_t sfi; /* the code's own function */
+	uint8_t *spt; /* the code's source-position table (NULL: none recorded) */
+	size_t spt_len;
+	uint8_t *inlining; /* PodArray<InliningPosition> */
+	size_t inlining_len;
+	uint64_t *functions; /* the inlined SharedFunctionInfos (literals 0 .. count - 1) */
+	size_t n_functions;
+};
+
 enum v8_stat {
 	V8_STAT_FUNCTION_READS = 0,
 	V8_STAT_SCRIPT_READS,
@@ -244,6 +283,9 @@ enum v8_stat {
 	V8_STAT_NO_LINE,
 	V8_STAT_BASELINE_REPLACED,
 	V8_STAT_OVER_BUDGET,
+	V8_STAT_CODE_READS,
+	V8_STAT_NO_POSITIONS,
+	V8_STAT_INLINED,
 	V8_STAT_CNT,
 };
 
@@ -252,8 +294,14 @@ struct v8 {
 	size_t bytes; /* held by the caches' tables (line ends, position and offset tables) */
 	struct sfi_entry sfis[V8_SFI_CACHE_CAP];
 	struct script_entry scripts[V8_SCRIPT_CACHE_CAP];
+	struct code_entry codes[V8_CODE_CACHE_CAP];
 	uint64_t stats[V8_STAT_CNT];
 	char text[V8_STRING_MAX + 64];
+	/* The current optimised frame (interp_symbol): names copied here, as the caches may
+	 * evict an entry while the next inlined function is read.
+	 */
+	struct interp_inlined inlined[INTERP_INLINED_MAX];
+	char inlined_text[V8_INLINED_TEXT];
 };
 
 static void *v8_new(void)
@@ -298,6 +346,19 @@ static bool budget_take(struct v8 *v, size_t old, size_t add)
 	return true;
 }
 
+static void code_entry__clear(struct code_entry *e)
+{
+	free(e->spt);
+	free(e->inlining);
+	free(e->functions);
+	memset(e, 0, sizeof(*e));
+}
+
+static size_t code_entry__bytes(const struct code_entry *e)
+{
+	return e->spt_len + e->inlining_len + e->n_functions * sizeof(uint64_t);
+}
+
 static void script_entry__clear(struct script_entry *e)
 {
 	free(e->name);
@@ -316,6 +377,8 @@ static void v8_free(void *rt)
 		sfi_entry__clear(&v->sfis[i]);
 	for (i = 0; i < V8_SCRIPT_CACHE_CAP; i++)
 		script_entry__clear(&v->scripts[i]);
+	for (i = 0; i < V8_CODE_CACHE_CAP; i++)
+		code_entry__clear(&v->codes[i]);
 	free(v);
 }
 
@@ -371,6 +434,43 @@ static bool sym_int(struct elf_file *ef, const struct interp_sym *s, int32_t *ou
 	return false;
 }
 
+/* What optimised code's frames need, into f (and f->bpf.kind_opt_*), given the baseline
+ * layout (the same Code fields). The kinds follow V8 11's code-kind.h (INTERPRETED_FUNCTION,
+ * BASELINE, MAGLEV, TURBOFAN in a row), checked against the two exported; the Code's
+ * source-position table and deoptimisation data and DeoptimizationData's indices are
+ * exported (the indices must lie within its fixed header of 11 slots).
+ */
+static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t interpreted, deopt, cnt, literals, sfi, inlining;
+	struct v8_proc_abi *b = &f->bpf;
+	int32_t dd[4];
+	int i;
+
+	if (!sym_int(ef, &syms[S_KIND_INTERPRETED], &interpreted) ||
+	    !sym_int(ef, &syms[S_CODE_DEOPT], &deopt) ||
+	    !sym_int(ef, &syms[S_DD_INLINED_CNT], &cnt) ||
+	    !sym_int(ef, &syms[S_DD_LITERALS], &literals) || !sym_int(ef, &syms[S_DD_SFI], &sfi) ||
+	    !sym_int(ef, &syms[S_DD_INLINING], &inlining) || interpreted + 1 != b->kind_baseline ||
+	    b->kind_baseline + 2 > b->kind_mask || deopt != (int32_t)f->code_bc)
+		return;
+	dd[0] = cnt;
+	dd[1] = literals;
+	dd[2] = sfi;
+	dd[3] = inlining;
+	for (i = 0; i < 4; i++)
+		if (dd[i] < 0 || dd[i] > 10)
+			return;
+	f->code_spt = f->code_offsets; /* the same slot as baseline code's offset table */
+	f->code_deopt = (uint32_t)deopt;
+	f->dd_inlined_cnt = (uint32_t)cnt;
+	f->dd_literals = (uint32_t)literals;
+	f->dd_sfi = (uint32_t)sfi;
+	f->dd_inlining = (uint32_t)inlining;
+	b->kind_opt_lo = (uint8_t)(b->kind_baseline + 1);
+	b->kind_opt_hi = (uint8_t)(b->kind_baseline + 2);
+}
+
 /* What baseline (Sparkplug) lines need, into f->bpf (code_ok) and f. The Code fields V8
  * 11.3 does not export follow its code.h, checked against the exported ones: the
  * instruction start 2 words after the source-position table (the bytecode-offset table of
@@ -409,6 +509,7 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 	b->kind_mask = (uint8_t)mask;
 	b->kind_baseline = (uint8_t)baseline;
 	b->code_ok = 1;
+	optimized_layout(ef, syms, f);
 }
 
 /* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
@@ -672,6 +773,12 @@ static void v8_proc_free(void *rt, void *proc_state)
 
 /* ---- symbolization ---- */
 
+/* The slot of a direct-mapped cache of cap entries for an object of the process. */
+static size_t cache_slot(const struct v8_proc *p, uint64_t addr, size_t cap)
+{
+	return (size_t)(u64_hash(addr ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % cap);
+}
+
 static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
 {
 	snprintf(v->text, sizeof(v->text), "[v8: %s]", text);
@@ -720,9 +827,8 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 				       uint64_t script)
 {
 	const struct v8_layout *l = &p->file->l;
-	uint64_t slot =
-		u64_hash(script ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % V8_SCRIPT_CACHE_CAP;
-	struct script_entry *e = &v->scripts[slot], fresh = { 0 };
+	struct script_entry *e = &v->scripts[cache_slot(p, script, V8_SCRIPT_CACHE_CAP)],
+			    fresh = { 0 };
 	uint64_t name, ends, source, data;
 	uint8_t *chars = NULL;
 	size_t n = 0, csize = 1, i;
@@ -931,9 +1037,7 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi,
 				 uint32_t cookie, struct interp_symbol *out)
 {
-	uint64_t slot =
-		u64_hash(sfi ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % V8_SFI_CACHE_CAP;
-	struct sfi_entry *e = &v->sfis[slot], fresh = { 0 };
+	struct sfi_entry *e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)], fresh = { 0 };
 	int err;
 
 	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie)
@@ -959,6 +1063,182 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	e->gen = p->gen;
 	e->sfi = sfi;
 	return e;
+}
+
+/* Read an optimised code object (its Code at tagged code must still start its instructions
+ * where eBPF saw them: the cookie); 0, -EFAULT unreadable, -ESTALE moved or another code.
+ */
+static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t cookie,
+		     struct code_entry *e)
+{
+	const struct v8_layout *l = &f->l;
+	uint64_t head[4], deopt, data, words[11], lits, lit_len;
+	uint16_t type;
+	uint32_t flags, kind;
+	size_t n, i;
+
+	if (v8_heap__type(pid, l, code, &type) ||
+	    interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)))
+		return -EFAULT;
+	memcpy(&flags, (uint8_t *)head + f->bpf.code_flags, sizeof(flags));
+	memcpy(&e->size, (uint8_t *)head + f->bpf.code_size, sizeof(e->size));
+	kind = flags & f->bpf.kind_mask;
+	if (type != f->type_code || (uint32_t)head[0] != cookie || kind < f->bpf.kind_opt_lo ||
+	    kind > f->bpf.kind_opt_hi || e->size <= 0)
+		return -ESTALE;
+	/* DeoptimizationData: the function, the inlined ones, their call positions. */
+	if (interp__read_u64(pid, code - 1 + f->code_deopt, &deopt) ||
+	    v8_heap__array(pid, l, deopt, l->type_fixed_array, &data, &n) || n < 11 ||
+	    interp__read_mem(pid, data, words, sizeof(words)) ||
+	    v8_heap__type(pid, l, words[f->dd_sfi], &type) || type != l->type_sfi)
+		return -EFAULT;
+	e->sfi = words[f->dd_sfi];
+	n = (size_t)(words[f->dd_inlined_cnt] >> 32);
+	lits = words[f->dd_literals];
+	if (words[f->dd_inlined_cnt] & 1 || n > INTERP_INLINED_MAX * 8)
+		return -EFAULT;
+	if (n) { /* a WeakFixedArray: FixedArray's header; the references may be weak */
+		if ((lits & 3) != 1 ||
+		    interp__read_u64(pid, lits - 1 + l->array_length, &lit_len) || (lit_len & 1) ||
+		    (lit_len >> 32) < n || !(e->functions = calloc(n, sizeof(uint64_t))) ||
+		    interp__read_mem(pid, lits - 1 + l->fixed_data, e->functions, n * 8))
+			return -EFAULT;
+		for (i = 0; i < n; i++)
+			e->functions[i] &= ~(uint64_t)2;
+		e->n_functions = n;
+		if (read_bytes(pid, l, words[f->dd_inlining], l->type_byte_array,
+			       V8_INLINING_MAX * V8_INLINING_POSITION_SIZE, &e->inlining,
+			       &e->inlining_len) ||
+		    e->inlining_len % V8_INLINING_POSITION_SIZE)
+			return -EFAULT;
+	}
+	/* Recorded only while a profiler or debugger asks V8 for positions: may be empty. */
+	if (!interp__read_u64(pid, code - 1 + f->code_spt, &data))
+		read_bytes(pid, l, data, l->type_byte_array, V8_SPT_MAX, &e->spt, &e->spt_len);
+	e->cookie = cookie;
+	return 0;
+}
+
+/* The cached optimised code, read if needed (through the process itself when the reader
+ * cannot); NULL with a marker in *out.
+ */
+static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t code,
+				   uint32_t cookie, struct interp_symbol *out)
+{
+	struct code_entry *e = &v->codes[cache_slot(p, code, V8_CODE_CACHE_CAP)], fresh = { 0 };
+	pid_t readers[2] = { reader, p->pid };
+	int err = -EFAULT, i;
+
+	if (e->pid == p->pid && e->gen == p->gen && e->code == code && e->cookie == cookie)
+		return e;
+	v->stats[V8_STAT_CODE_READS]++;
+	for (i = 0; i < (reader != p->pid ? 2 : 1) && err == -EFAULT; i++) {
+		code_entry__clear(&fresh);
+		err = read_code(readers[i], p->file, code, cookie, &fresh);
+	}
+	if (err || !budget_take(v, code_entry__bytes(e), code_entry__bytes(&fresh))) {
+		code_entry__clear(&fresh);
+		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
+		marker(v, out, err == -ESTALE ? "stale" : "code unreadable");
+		return NULL;
+	}
+	code_entry__clear(e);
+	*e = fresh;
+	e->pid = p->pid;
+	e->gen = p->gen;
+	e->code = code;
+	return e;
+}
+
+/* s appended to v->inlined_text (at *used, NUL-terminated); NULL when s is NULL or does not
+ * fit.
+ */
+static const char *inlined_copy(struct v8 *v, size_t *used, const char *s)
+{
+	size_t room = sizeof(v->inlined_text) - *used;
+	char *at = v->inlined_text + *used;
+	int n;
+
+	if (!s || !room || (n = snprintf(at, room, "%s", s)) < 0 || (size_t)n >= room)
+		return NULL;
+	*used += (size_t)n + 1;
+	return at;
+}
+
+/* One function of an optimised frame at script offset off (-1: none): its name, file and
+ * line into *in (copied); false when the function cannot be read.
+ */
+static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi,
+			     int64_t off, size_t *used, struct interp_inlined *in)
+{
+	const struct v8_layout *l = &p->file->l;
+	struct interp_symbol ignored;
+	struct script_entry *s = NULL;
+	struct sfi_entry *e;
+	uint64_t name, script;
+	uint32_t cookie;
+
+	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie) ||
+	    !(e = sfi_get(v, p, reader, sfi, cookie, &ignored)))
+		return false;
+	if (e->script)
+		s = script_get(v, p, reader, e->script);
+	in->function = inlined_copy(v, used, e->name);
+	in->file = s ? inlined_copy(v, used, s->name) : NULL;
+	in->line = s && s->line_ends && off >= 0
+			   ? v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL)
+			   : 0;
+	return in->function != NULL;
+}
+
+/* An optimised frame: the code's function and the functions inlined at the pc offset, each
+ * at its line when the code recorded source positions.
+ */
+static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t code,
+				uint32_t pc_off, uint32_t cookie, struct interp_symbol *out)
+{
+	struct v8_inlined_pos stack[INTERP_INLINED_MAX + 1];
+	struct interp_inlined outer;
+	struct code_entry *e = code_get(v, p, reader, code, cookie, out);
+	size_t n = 0, used = 0, i, first;
+	int64_t raw = -1;
+
+	if (!e)
+		return;
+	if (e->spt && pc_off < (uint32_t)e->size)
+		raw = v8_lines__position(e->spt, e->spt_len, pc_off);
+	if (raw >= 0)
+		n = v8_lines__inlining_stack(raw, e->inlining, e->inlining_len, e->n_functions,
+					     stack, INTERP_INLINED_MAX + 1);
+	if (!n) {
+		v->stats[V8_STAT_NO_POSITIONS]++;
+		stack[0] = (struct v8_inlined_pos){ .function = -1, .script_offset = -1 };
+		n = 1;
+	}
+	/* The code's own function (the last), then inward; an unreadable one drops it and
+	 * every function it inlined (missing, never misplaced).
+	 */
+	if (!inlined_function(v, p, reader, e->sfi, stack[n - 1].script_offset, &used, &outer)) {
+		marker(v, out, "function unreadable");
+		return;
+	}
+	first = n - 1;
+	for (i = n - 1; i-- > 0;) {
+		if (!inlined_function(v, p, reader, e->functions[stack[i].function],
+				      stack[i].script_offset, &used, &v->inlined[i]))
+			break;
+		first = i;
+	}
+	*out = (struct interp_symbol){ .function = outer.function,
+				       .file = outer.file,
+				       .line = outer.line };
+	if (first < n - 1) {
+		out->inlined = &v->inlined[first];
+		out->inlined_cnt = (uint32_t)(n - 1 - first);
+		v->stats[V8_STAT_INLINED] += out->inlined_cnt;
+	}
+	if (!outer.line)
+		v->stats[V8_STAT_NO_LINE]++;
 }
 
 static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
@@ -988,6 +1268,8 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 	if (!p || !p->file->bpf.supported)
 		return marker(v, out, "unknown process");
+	if (sub == V8_SUB_OPTIMIZED && p->file->bpf.kind_opt_lo)
+		return optimized_symbolize(v, p, reader, uf->addr, pos, cookie, out);
 	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE)
 		return marker(v, out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
@@ -1024,6 +1306,7 @@ static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_TRUNCATED] = "truncated",
 	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
 	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
+	[V8_COUNTER_OPTIMIZED] = "optimised frames",
 };
 
 static const char *const v8_stat_names[V8_STAT_CNT] = {
@@ -1034,6 +1317,9 @@ static const char *const v8_stat_names[V8_STAT_CNT] = {
 	[V8_STAT_NO_LINE] = "without line",
 	[V8_STAT_BASELINE_REPLACED] = "baseline code replaced",
 	[V8_STAT_OVER_BUDGET] = "tables over the cache budget",
+	[V8_STAT_CODE_READS] = "optimised code read",
+	[V8_STAT_NO_POSITIONS] = "optimised code without positions",
+	[V8_STAT_INLINED] = "inlined frames",
 };
 
 const struct interp_runtime v8_runtime = {

@@ -3,6 +3,8 @@
  */
 #include "interp/v8/v8_lines.h"
 
+#include <string.h>
+
 /* One zigzag VLQ integer at *pos; 0, or -1 at the end of the table or on an overlong one. */
 static int read_int(const uint8_t *tab, size_t size, size_t *pos, int64_t *out)
 {
@@ -21,7 +23,7 @@ static int read_int(const uint8_t *tab, size_t size, size_t *pos, int64_t *out)
 	return 0;
 }
 
-int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset)
+int64_t v8_lines__position(const uint8_t *tab, size_t size, uint32_t code_offset)
 {
 	int64_t code = 0, source = 0, dcode, dsource, found = -1;
 	size_t pos = 0;
@@ -38,11 +40,47 @@ int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_o
 			break;
 		found = source;
 	}
-	if (found < 0)
-		return -1;
-	/* Bits 1..30: the script offset + 1. */
-	found = (found >> 1) & ((1 << 30) - 1);
-	return found ? found - 1 : -1;
+	return found;
+}
+
+/* The script offset a source position holds (bits 1..30: the offset + 1), or -1. */
+static int64_t position_offset(int64_t raw)
+{
+	int64_t off = (raw >> 1) & ((1 << 30) - 1);
+
+	return raw < 0 || (raw & 1) ? -1 : off - 1;
+}
+
+int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset)
+{
+	return position_offset(v8_lines__position(tab, size, code_offset));
+}
+
+size_t v8_lines__inlining_stack(int64_t raw, const uint8_t *inlining, size_t inlining_len,
+				size_t n_functions, struct v8_inlined_pos *out, size_t cap)
+{
+	size_t n = 0, entries = inlining_len / V8_INLINING_POSITION_SIZE;
+
+	while (n < cap && raw >= 0) {
+		uint64_t id = (uint64_t)raw >> 31 & 0xffff; /* the inlining id + 1; 0: none */
+		int64_t next;
+		int32_t fn;
+
+		out[n].script_offset = position_offset(raw);
+		if (!id) {
+			out[n++].function = -1;
+			return n;
+		}
+		if (id - 1 >= entries)
+			return 0; /* a position outside the table: corrupt, no frame at all */
+		memcpy(&next, inlining + (id - 1) * V8_INLINING_POSITION_SIZE, sizeof(next));
+		memcpy(&fn, inlining + (id - 1) * V8_INLINING_POSITION_SIZE + 8, sizeof(fn));
+		if (fn < 0 || (size_t)fn >= n_functions)
+			return 0;
+		out[n++].function = fn;
+		raw = next;
+	}
+	return 0; /* deeper than cap, or a cycle: corrupt */
 }
 
 /* One unsigned VLQ at *pos; 0, or -1 at the end of the table or on an overlong one. */

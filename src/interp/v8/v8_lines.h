@@ -20,6 +20,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The raw source position (as above) of the code at `code_offset` (the last entry at or
+ * before it), or -1 when the table gives none.
+ */
+int64_t v8_lines__position(const uint8_t *tab, size_t size, uint32_t code_offset);
+
+/* Optimised code inlines functions: a raw source position of its table names, through its
+ * inlining id, an entry of the code's inlining positions (DeoptimizationData's
+ * PodArray<InliningPosition>, src/codegen/source-position.h: the call's own source position,
+ * 8 bytes, then the inlined function's index in the deoptimisation literals, int32, padded to
+ * 16) in which the position is a script offset of that inlined function; the call's position
+ * is again one of the function that inlined it, up to the code's own function (inlining id
+ * none, V8's SourcePosition::InliningStack).
+ */
+#define V8_INLINING_POSITION_SIZE 16
+
+struct v8_inlined_pos {
+	int32_t function;      /* index in the literals, -1: the code's own function */
+	int64_t script_offset; /* -1: none */
+};
+
+/* The frames at raw position `raw`, innermost first, the last the code's own function, into
+ * out (at most cap); how many, 0 when the tables are inconsistent (an id past the inlining
+ * positions, a function index past n_functions, a chain longer than cap): then no frame is
+ * better than a wrong one.
+ */
+size_t v8_lines__inlining_stack(int64_t raw, const uint8_t *inlining, size_t inlining_len,
+				size_t n_functions, struct v8_inlined_pos *out, size_t cap);
+
 /* The script offset of the code at `code_offset` (the last entry at or before it, as V8's
  * AbstractCode::SourcePosition), or -1 when the table gives none.
  */
