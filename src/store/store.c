@@ -279,7 +279,8 @@ struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 	}
 	st->opts = *o;
 	st->opts.path = st->path;
-	rc = sqlite3_open_v2(o->path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(o->path, &st->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			     NULL);
 	if (rc != SQLITE_OK) {
 		set_err(err, err_sz, "cannot open the store", st, rc);
 		ret = store__errno(rc) ?: -EIO;
