@@ -92,7 +92,8 @@ void store__stats(const struct store *st, struct store_stats *out);
 
 /* Which samples a query merges. Strings NULL and numbers 0 match everything. */
 struct store_filter {
-	uint64_t from_ns, to_ns; /* intervals overlapping [from_ns, to_ns); to 0 = no end */
+	uint64_t from_ns,
+		to_ns; /* intervals [start, end) overlapping [from_ns, to_ns) (an empty one: start in it); to 0 = no end */
 	uint32_t pid;
 	uint32_t tid;
 	const char *comm;      /* process name, exact */

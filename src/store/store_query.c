@@ -388,11 +388,12 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 			  uint64_t *start, uint64_t *end, uint64_t *period)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(st->db,
-				    "SELECT min(id), max(id), min(start_ns), max(end_ns), "
-				    "max(period_ns) FROM intervals WHERE end_ns >= ?1 AND "
-				    "start_ns < ?2",
-				    -1, &q, NULL);
+	int rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT min(id), max(id), min(start_ns), max(end_ns), "
+		"max(period_ns) FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND "
+		"start_ns < ?2",
+		-1, &q, NULL);
 
 	*lo = 1;
 	*hi = 0;
@@ -423,7 +424,7 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 		q->st->db,
 		"SELECT s.stack, s.process, s.thread, s.labels, s.value FROM samples "
 		"s JOIN intervals i ON i.id = s.interval WHERE s.interval BETWEEN ?1 "
-		"AND ?2 AND i.end_ns >= ?3 AND i.start_ns < ?4 AND s.type = (SELECT "
+		"AND ?2 AND (i.end_ns > ?3 OR i.start_ns >= ?3) AND i.start_ns < ?4 AND s.type = (SELECT "
 		"id FROM sample_types WHERE type='samples' AND unit='count')",
 		-1, &s, NULL);
 	if (rc == SQLITE_OK) {
@@ -504,10 +505,11 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(st->db,
-				    "SELECT id, start_ns, end_ns, total FROM intervals WHERE "
-				    "end_ns >= ?1 AND start_ns < ?2 ORDER BY start_ns, id",
-				    -1, &q, NULL);
+	int rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT id, start_ns, end_ns, total FROM intervals WHERE "
+		"(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2 ORDER BY start_ns, id",
+		-1, &q, NULL);
 
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
