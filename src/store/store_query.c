@@ -414,54 +414,137 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
 }
 
-/* Adds the samples of intervals lo..hi that pass the filter. */
+/* Rows of one key (stack, process, thread, labels) added up before they reach the profile
+ * (whose interning per sample costs more than a hash of four ids).
+ */
+struct merge_row {
+	int64_t key[4];
+	uint64_t value;
+};
+
+struct merge_table {
+	struct merge_row *rows;
+	size_t cap; /* power of two */
+	size_t cnt;
+};
+
+static uint64_t merge_hash(const int64_t *key)
+{
+	return u64_hash((uint64_t)key[0] * 0x9e3779b97f4a7c15ULL ^ (uint64_t)key[1] << 21 ^
+			(uint64_t)key[2] << 42 ^ (uint64_t)key[3] * 0xc2b2ae3d27d4eb4fULL);
+}
+
+static int merge_table__add(struct merge_table *t, const int64_t *key, uint64_t value)
+{
+	size_t i;
+
+	if (t->cnt * 4 >= t->cap * 3) {
+		struct merge_table big = { .cap = t->cap ? t->cap * 2 : 4096 };
+
+		big.rows = calloc(big.cap, sizeof(*big.rows));
+		if (!big.rows)
+			return -ENOMEM;
+		for (i = 0; i < t->cap; i++)
+			if (t->rows[i].value)
+				merge_table__add(&big, t->rows[i].key, t->rows[i].value);
+		free(t->rows);
+		*t = big;
+	}
+	for (i = merge_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		struct merge_row *r = &t->rows[i];
+
+		if (!r->value) {
+			memcpy(r->key, key, sizeof(r->key));
+			r->value = value;
+			t->cnt++;
+			return 0;
+		}
+		if (!memcmp(r->key, key, sizeof(r->key))) {
+			r->value += value;
+			return 0;
+		}
+	}
+}
+
+/* Adds one merged row to the profile if it passes the filter. */
+static int add_row(struct query *q, const struct merge_row *r)
+{
+	const struct query_proc *proc, *thread;
+	const struct query_labels *labels;
+	const struct query_stack *stack;
+	struct profile_sample ps = { 0 };
+	int err = 0;
+
+	proc = proc_of(q, r->key[1], false, &err);
+	thread = proc_of(q, r->key[2], true, &err);
+	labels = labels_of(q, r->key[3], &err);
+	if (err || !proc->match || !thread->match || (q->f->label && !labels) ||
+	    (labels && !labels->match))
+		return err;
+	stack = stack_of(q, r->key[0], &err);
+	if (err)
+		return err;
+	ps.frames = stack->frames;
+	ps.frame_cnt = stack->frame_cnt;
+	ps.pid = proc->id;
+	ps.comm = proc->name;
+	ps.tid = thread->id;
+	ps.thread_comm = thread->name;
+	ps.labels = labels ? labels->labels : NULL;
+	ps.label_cnt = labels ? labels->cnt : 0;
+	ps.count = r->value;
+	return profile__add_sample(q->p, &ps);
+}
+
+/* Adds the samples of the intervals lo..hi overlapping the filter's range that pass it. */
 static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 {
-	sqlite3_stmt *s = NULL;
+	struct merge_table t = { 0 };
+	sqlite3_stmt *iv = NULL, *s = NULL;
 	int rc, err = 0;
+	size_t i;
 
 	rc = sqlite3_prepare_v2(
 		q->st->db,
-		"SELECT s.stack, s.process, s.thread, s.labels, s.value FROM samples "
-		"s JOIN intervals i ON i.id = s.interval WHERE s.interval BETWEEN ?1 "
-		"AND ?2 AND (i.end_ns > ?3 OR i.start_ns >= ?3) AND i.start_ns < ?4 AND s.type = (SELECT "
-		"id FROM sample_types WHERE type='samples' AND unit='count')",
-		-1, &s, NULL);
+		"SELECT id FROM intervals WHERE id BETWEEN ?1 AND ?2 AND (end_ns > ?3 "
+		"OR start_ns >= ?3) AND start_ns < ?4",
+		-1, &iv, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(
+			q->st->db,
+			"SELECT stack, process, thread, labels, value FROM samples "
+			"WHERE interval = ?1 AND type = (SELECT id FROM sample_types "
+			"WHERE type='samples' AND unit='count')",
+			-1, &s, NULL);
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, lo);
-		sqlite3_bind_int64(s, 2, hi);
-		sqlite3_bind_int64(s, 3, (int64_t)q->f->from_ns);
-		sqlite3_bind_int64(s, 4, q->f->to_ns ? (int64_t)q->f->to_ns : INT64_MAX);
+		sqlite3_bind_int64(iv, 1, lo);
+		sqlite3_bind_int64(iv, 2, hi);
+		sqlite3_bind_int64(iv, 3, (int64_t)q->f->from_ns);
+		sqlite3_bind_int64(iv, 4, q->f->to_ns ? (int64_t)q->f->to_ns : INT64_MAX);
 	}
-	while (rc == SQLITE_OK && !err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const struct query_proc *proc = proc_of(q, sqlite3_column_int64(s, 1), false, &err);
-		const struct query_proc *thread =
-			proc_of(q, sqlite3_column_int64(s, 2), true, &err);
-		const struct query_labels *labels = labels_of(q, sqlite3_column_int64(s, 3), &err);
-		const struct query_stack *stack;
-		struct profile_sample ps = { 0 };
+	while (rc == SQLITE_OK && !err && (rc = sqlite3_step(iv)) == SQLITE_ROW) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, sqlite3_column_int64(iv, 0));
+		while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+			int64_t key[4];
+			int64_t v = sqlite3_column_int64(s, 4);
+			int k;
 
-		rc = SQLITE_OK;
-		if (err || !proc->match || !thread->match || (q->f->label && !labels) ||
-		    (labels && !labels->match))
-			continue;
-		stack = stack_of(q, sqlite3_column_int64(s, 0), &err);
-		if (err)
-			break;
-		ps.frames = stack->frames;
-		ps.frame_cnt = stack->frame_cnt;
-		ps.pid = proc->id;
-		ps.comm = proc->name;
-		ps.tid = thread->id;
-		ps.thread_comm = thread->name;
-		ps.labels = labels ? labels->labels : NULL;
-		ps.label_cnt = labels ? labels->cnt : 0;
-		ps.count = (uint64_t)sqlite3_column_int64(s, 4);
-		err = profile__add_sample(q->p, &ps);
+			for (k = 0; k < 4; k++)
+				key[k] = sqlite3_column_int64(s, k);
+			if (v > 0)
+				err = merge_table__add(&t, key, (uint64_t)v);
+		}
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	}
+	sqlite3_finalize(iv);
 	sqlite3_finalize(s);
 	if (!err && rc != SQLITE_DONE)
 		err = store__errno(rc) ?: -EIO;
+	for (i = 0; !err && i < t.cap; i++)
+		if (t.rows[i].value)
+			err = add_row(q, &t.rows[i]);
+	free(t.rows);
 	return err;
 }
 
