@@ -28,35 +28,36 @@ fill_day=$("$out/store_fill" "$out/day.db" 17280 5 "$out/hour" 0 "$out"/real/*.p
 fill_hour=$("$out/store_fill" "$out/hour.db" 720 5 "$out/hour" 720 "$out"/real/*.pb.gz)
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-timed() { # runs "$@" N times; prints the median wall time in s
-	local n=$1 i s e
+timed() { # runs "$@" N times; prints the median wall time and the median CPU time in s
+	local n=$1 i
 	shift
 	for i in $(seq "$n"); do
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1
-		e=$(date +%s.%N)
-		echo "$e - $s" | bc -l
-	done | median
+		/usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>&1
+		tail -1 "$out/time"
+	done >"$out/times"
+	echo "$(awk '{ print $1 }' "$out/times" | median) $(awk '{ print $2 + $3 }' "$out/times" | median)"
 }
 
 day=$(timed 5 ./stackscope store query --store "$out/day.db" -o "$out/d.pb.gz")
 hour=$(timed 5 ./stackscope store query --store "$out/hour.db" -o "$out/h.pb.gz")
-comm=$(timed 5 ./stackscope store query --store "$out/day.db" --comm wl_chain_nofp -o "$out/c.pb.gz")
+comm=$(timed 5 ./stackscope store query --store "$out/day.db" --comm stackscope -o "$out/c.pb.gz")
 export HOME=$out GOCACHE=$out/gocache GOTOOLCHAIN=local
 peer=$(timed 3 sh -c "go tool pprof -proto $out/hour/*.pb.gz >$out/p.pb.gz")
+load=$(cut -d' ' -f1 /proc/loadavg)
 rows=$(sqlite3 "$out/day.db" 'SELECT count(*) FROM samples')
 samples=$(sqlite3 "$out/day.db" 'SELECT sum(total) FROM intervals')
 
 echo "# store query, $(date -u +%F), $(nproc) CPUs; $n_real real 5 s intervals replayed"
 echo "day: 17280 intervals, $samples samples, $rows sample rows"
-printf '%-44s %10s\n' what "wall_s"
-printf '%-44s %10.3f\n' "stackscope store query, a day" "$day"
-printf '%-44s %10.3f\n' "stackscope store query, a day, --comm" "$comm"
-printf '%-44s %10.3f\n' "stackscope store query, an hour" "$hour"
-printf '%-44s %10.3f\n' "go tool pprof -proto, an hour of pprof files" "$peer"
+echo "load average at the end: $load"
+printf '%-44s %10s %10s\n' what "wall_s" "cpu_s"
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day" $day
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day, --comm stackscope" $comm
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, an hour" $hour
+printf '%-44s %10.3f %10.3f\n' "go tool pprof -proto, an hour of pprof files" $peer
 printf 'an hour: store %.1f MiB, pprof folder %.1f MiB; a day: store %.1f MiB\n' \
 	"$(echo "$(stat -c %s "$out/hour.db") / 1048576" | bc -l)" \
 	"$(echo "$(du -sb "$out/hour" | cut -f1) / 1048576" | bc -l)" \
 	"$(echo "$(stat -c %s "$out/day.db") / 1048576" | bc -l)"
 echo "write per interval (ms): day ${fill_day#* }, hour ${fill_hour#* }"
-echo "peer / store, an hour: $(echo "$peer / $hour" | bc -l | cut -c1-5)x"
+echo "peer / store, an hour, cpu: $(echo "${peer#* } / ${hour#* }" | bc -l | cut -c1-5)x"

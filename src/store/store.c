@@ -289,6 +289,8 @@ struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 	sqlite3_extended_result_codes(st->db, 0);
 	/* a reader waits out a writer's checkpoint; the writer waits out a reader's snapshot */
 	sqlite3_busy_timeout(st->db, 5000);
+	/* queries scan whole days of pages: map them rather than pread() each (best effort) */
+	store__exec(st, "PRAGMA mmap_size=1073741824");
 	if (!o->read_only) {
 		ret = store__exec(st, "PRAGMA journal_mode=WAL");
 		ret = ret ?: store__exec(st, "PRAGMA synchronous=NORMAL");
