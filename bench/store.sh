@@ -5,7 +5,7 @@
 # Method: the agent records the real box (wl_chain_nofp on one core, plus whatever else runs)
 # for 60 s into pprof files (12 intervals); bench/store_fill.c replays them round robin as
 # 17280 consecutive intervals (one day) into a store, and writes the first 720 (one hour) as
-# pprof files too. Timed (wall, medians of 5; the peer 3): `stackscope store query` over the
+# pprof files too. Timed (wall and user+sys CPU, medians of 5; the peer 3): `stackscope store query` over the
 # day, over the hour, over the day filtered by --comm; `go tool pprof -proto` over the hour's
 # files. Also the bytes on disk of an hour and a day, and the write time per interval.
 # Usage: sudo BUILD=build bench/store.sh
