@@ -69,9 +69,8 @@ struct store_stats {
 
 /* Opens (creating unless read_only) the store. NULL with errno set and a one-line reason in
  * err: EBADMSG for a file that is not a store or is corrupt (the whole file is checked for a
- * writer only) (the caller may move it away and
- * start afresh: store__quarantine()), ENOENT for a missing file when read_only, EPROTO for a
- * store of another schema version.
+ * writer only; the caller may move it away and start afresh: store__quarantine()), ENOENT for
+ * a missing file when read_only, EPROTO for a store of another schema version.
  */
 struct store *store__open(const struct store_opts *o, char *err, size_t err_sz);
 void store__close(struct store *st);
