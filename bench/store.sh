@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 out=$(mktemp -d /tmp/stackscope-bench-store.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
 mkdir -p "$out/real" "$out/hour"
 chmod 700 "$out/real"
 
