@@ -17,6 +17,8 @@ packages=(
 	libdw-dev libdebuginfod-dev liblzma-dev libcurl4-openssl-dev
 	# Rust demangling (libiberty's, as c++filt; a static archive)
 	libiberty-dev
+	# the embedded profile store (src/store/)
+	libsqlite3-dev
 	# symbols the tests and users rely on: Debian's libc debug file, a debuginfod server
 	libc6-dbg debuginfod
 	# tests: independent readers and tools

@@ -117,6 +117,22 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		EMIT("# TYPE stackscope_export_collector_up gauge\n");
 		EMIT("stackscope_export_collector_up %d\n", es.collector_unavailable ? 0 : 1);
 	}
+	if (es.store) {
+		EMIT("# TYPE stackscope_store_intervals_total counter\n");
+		EMIT("stackscope_store_intervals_total{result=\"written\"} %llu\n",
+		     (unsigned long long)es.store_written);
+		EMIT("stackscope_store_intervals_total{result=\"failed\"} %llu\n",
+		     (unsigned long long)es.store_failed);
+		EMIT("stackscope_store_intervals_total{result=\"dropped_size\"} %llu\n",
+		     (unsigned long long)es.store_dropped_size);
+		EMIT("stackscope_store_intervals_total{result=\"dropped_age\"} %llu\n",
+		     (unsigned long long)es.store_dropped_age);
+		EMIT("# TYPE stackscope_store_recovered_total counter\n");
+		EMIT("stackscope_store_recovered_total %llu\n",
+		     (unsigned long long)es.store_recovered);
+		EMIT("# TYPE stackscope_store_bytes gauge\n");
+		EMIT("stackscope_store_bytes %llu\n", (unsigned long long)es.store_bytes);
+	}
 	EMIT("# TYPE stackscope_export_queue_bytes gauge\n");
 	EMIT("stackscope_export_queue_bytes %llu\n", (unsigned long long)es.queue_bytes);
 	EMIT("# TYPE stackscope_memory_bytes gauge\n");

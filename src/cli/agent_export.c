@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "cli/agent_export.h"
 #include "cli/agent_options.h"
+#include "cli/agent_store.h"
 #include "cli/commands.h"
 #include "cli/pprof_dir.h"
 #include "cli/session.h"
@@ -34,7 +35,10 @@ struct agent_export {
 	char *extra_mem[AGENT_MAX_EXTRAS * 2];
 	size_t extra_mem_cnt;
 	/* pprof folder */
+	bool pprof_dir;
 	struct pprof_dir_stats dir_stats;
+	/* the embedded store (also beside OTLP or pprof files when --store is given) */
+	struct agent_store *store;
 	char describe[512];
 };
 
@@ -136,6 +140,19 @@ static int lookup_process(void *ctx, uint32_t pid, struct otlp_process *out)
 	return 0;
 }
 
+/* The executable and container of a pid, for the store's processes table. */
+static int store_lookup(void *ctx, uint32_t pid, struct store_process *out)
+{
+	struct agent_export *ex = ctx;
+	const struct process *p = ex->session ? session__process(ex->session, (pid_t)pid) : NULL;
+
+	if (!p)
+		return -ESRCH;
+	out->exe = p->exe_path[0] ? p->exe_path : NULL;
+	out->container = p->container.id[0] ? p->container.id : NULL;
+	return 0;
+}
+
 static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
 {
 	char err[256] = "";
@@ -197,15 +214,31 @@ struct agent_export *agent_export__new(const struct agent_options *o)
 		err = setup_otlp(ex, o);
 		if (err)
 			goto fail;
-		return ex;
+	} else if (o->output_dir_set) {
+		err = pprof_dir__prepare(o->output_dir);
+		if (err) {
+			pr_err("cannot write profiles into %s: %s\n", o->output_dir,
+			       strerror(-err));
+			goto fail;
+		}
+		ex->pprof_dir = true;
+		snprintf(ex->describe, sizeof(ex->describe), "%s (pprof files, at most %llu MiB)",
+			 o->output_dir, (unsigned long long)(o->output_max_bytes >> 20));
 	}
-	err = pprof_dir__prepare(o->output_dir);
-	if (err) {
-		pr_err("cannot write profiles into %s: %s\n", o->output_dir, strerror(-err));
-		goto fail;
+	if (o->store_path || (!ex->client && !ex->pprof_dir)) {
+		const char *path = o->store_path ?: STORE_DEFAULT_PATH;
+		size_t n = strlen(ex->describe);
+
+		ex->store = agent_store__open(path, o->store_max_bytes,
+					      (uint64_t)(o->store_max_age_s * 1e9));
+		if (!ex->store) {
+			err = -errno;
+			goto fail;
+		}
+		snprintf(ex->describe + n, sizeof(ex->describe) - n,
+			 "%s%s (store, at most %llu MiB, %.0f h)", n ? " and " : "", path,
+			 (unsigned long long)(o->store_max_bytes >> 20), o->store_max_age_s / 3600);
 	}
-	snprintf(ex->describe, sizeof(ex->describe), "%s (pprof files, at most %llu MiB)",
-		 o->output_dir, (unsigned long long)(o->output_max_bytes >> 20));
 	return ex;
 fail:
 	agent_export__free(ex);
@@ -218,6 +251,7 @@ void agent_export__free(struct agent_export *ex)
 	if (!ex)
 		return;
 	release_extras(ex);
+	agent_store__free(ex->store);
 	otlp_client__free(ex->client);
 	otlp_encoder__free(ex->encoder);
 	otlp_config__free(&ex->cfg);
@@ -259,10 +293,14 @@ void agent_export__report(struct agent_export *ex, struct profile *p)
 
 	if (!profile__total_samples(p))
 		goto out;
+	if (ex->store)
+		agent_store__write(ex->store, p, store_lookup, ex);
 	if (ex->client) {
 		report_otlp(ex, p);
 		goto out;
 	}
+	if (!ex->pprof_dir)
+		goto out;
 	err = pprof_dir__write(ex->opts->output_dir, ex->opts->output_max_bytes, p,
 			       profile__start_time_ns(p), &ex->dir_stats);
 	if (err)
@@ -281,6 +319,18 @@ void agent_export__flush(struct agent_export *ex, int timeout_ms)
 void agent_export__stats(const struct agent_export *ex, struct agent_export_stats *out)
 {
 	memset(out, 0, sizeof(*out));
+	if (ex->store) {
+		struct agent_store_stats ss;
+
+		agent_store__stats(ex->store, &ss);
+		out->store = true;
+		out->store_written = ss.store.intervals_written;
+		out->store_failed = ss.store.write_failed;
+		out->store_dropped_size = ss.store.dropped_size;
+		out->store_dropped_age = ss.store.dropped_age;
+		out->store_recovered = ss.recovered;
+		out->store_bytes = ss.store.file_sz;
+	}
 	if (ex->client) {
 		struct otlp_client_stats cs;
 
@@ -298,6 +348,12 @@ void agent_export__stats(const struct agent_export *ex, struct agent_export_stat
 		out->outages = cs.outages;
 		out->delivered_late = cs.delivered_late;
 		out->collector_unavailable = cs.collector_unavailable;
+		return;
+	}
+	if (!ex->pprof_dir) {
+		out->ok = out->store_written;
+		out->failed = out->store_failed;
+		out->dropped = out->store_dropped_size + out->store_dropped_age;
 		return;
 	}
 	out->ok = ex->dir_stats.written;

@@ -1,6 +1,7 @@
 /* Where the agent's interval profiles go: an OTLP receiver (encoded here, sent by the OTLP
- * client's own thread through a bounded queue) or, without an endpoint, a rotating folder of
- * pprof files. agent_export__report() never blocks on the network.
+ * client's own thread through a bounded queue) or, without an endpoint, the embedded store
+ * (cli/agent_store.h) or a rotating folder of pprof files (--output-dir); the store also
+ * beside either when --store is given. agent_export__report() never blocks on the network.
  */
 #ifndef STACKSCOPE_AGENT_EXPORT_H
 #define STACKSCOPE_AGENT_EXPORT_H
@@ -30,6 +31,14 @@ struct agent_export_stats {
 	uint64_t outages;                    /* collector outages begun */
 	uint64_t delivered_late;             /* reports delivered after waiting through an outage */
 	bool collector_unavailable;
+	/* the embedded store, when it is written (alone: also ok/failed/dropped above) */
+	bool store;
+	uint64_t store_written;
+	uint64_t store_failed;       /* intervals not written (rolled back) */
+	uint64_t store_dropped_size; /* intervals deleted to stay under --store-max-mb */
+	uint64_t store_dropped_age;  /* intervals deleted for being older than --store-max-age */
+	uint64_t store_recovered;    /* corrupt files moved aside, a fresh one started */
+	uint64_t store_bytes;        /* live bytes of the file */
 };
 
 struct agent_export;

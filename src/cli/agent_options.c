@@ -15,7 +15,8 @@ void agent_options__usage(FILE *f)
 		"usage: stackscope agent [options]\n"
 		"\n"
 		"Profiles every process continuously and exports one profile per interval: as OTLP\n"
-		"profiles when an endpoint is configured, else as pprof files in --output-dir.\n"
+		"profiles when an endpoint is configured, else into the embedded store (or as\n"
+		"pprof files with --output-dir; with an endpoint, the store only with --store).\n"
 		"Stops cleanly on SIGINT/SIGTERM after flushing the last interval.\n"
 		"\n"
 		"  -F, --freq HZ              samples per second per CPU (default 19)\n"
@@ -29,6 +30,11 @@ void agent_options__usage(FILE *f)
 		"      --output-dir DIR       pprof files without an endpoint (default /var/lib/stackscope;\n"
 		"                             root's alone: not a symlink, not writable by others)\n"
 		"      --output-max-mb N      cap of that folder, oldest deleted first (default 256)\n"
+		"      --store FILE           the embedded store (default /var/lib/stackscope/profiles.db\n"
+		"                             without an endpoint or --output-dir; read it with\n"
+		"                             'stackscope store')\n"
+		"      --store-max-mb N       its size cap, oldest intervals dropped first (default 256)\n"
+		"      --store-max-age HOURS  its age cap (default 168: 7 days)\n"
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
 		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
@@ -94,6 +100,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		OPT_CACHE,
 		OPT_ENTRIES,
 		OPT_LINES,
+		OPT_STORE,
+		OPT_STOREMAX,
+		OPT_STOREAGE,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -113,6 +122,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
 		{ "unwind-entries", required_argument, NULL, OPT_ENTRIES },
 		{ "symbolize-lines", no_argument, NULL, OPT_LINES },
+		{ "store", required_argument, NULL, OPT_STORE },
+		{ "store-max-mb", required_argument, NULL, OPT_STOREMAX },
+		{ "store-max-age", required_argument, NULL, OPT_STOREAGE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -127,6 +139,8 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->output_dir = "/var/lib/stackscope";
 	o->output_max_bytes = 256ULL << 20;
 	o->queue_max_bytes = 32ULL << 20;
+	o->store_max_bytes = 256ULL << 20;
+	o->store_max_age_s = 7 * 86400;
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
 	o->unwind_entries = 1u << 21;
@@ -169,6 +183,23 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_OUTDIR:
 			o->output_dir = optarg;
+			o->output_dir_set = true;
+			break;
+		case OPT_STORE:
+			if (!*optarg)
+				fail("--store needs a file name");
+			o->store_path = optarg;
+			break;
+		case OPT_STOREMAX:
+			if (parse_mb(optarg, &o->store_max_bytes))
+				fail("--store-max-mb must be a positive number of MiB, not '%s'",
+				     optarg);
+			break;
+		case OPT_STOREAGE:
+			if (parse_seconds(optarg, 0.001, 24 * 3650, &o->store_max_age_s))
+				fail("--store-max-age must be between 0.001 and 87600 hours, not '%s'",
+				     optarg);
+			o->store_max_age_s *= 3600;
 			break;
 		case OPT_OUTMAX:
 			if (parse_mb(optarg, &o->output_max_bytes))

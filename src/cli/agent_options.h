@@ -19,6 +19,10 @@ struct agent_options {
 	const char *output_dir;    /* default /var/lib/stackscope */
 	uint64_t output_max_bytes; /* default 256 MiB */
 	uint64_t queue_max_bytes;  /* OTLP export queue bound, default 32 MiB */
+	bool output_dir_set;       /* --output-dir given: pprof files (no default store) */
+	const char *store_path;    /* --store FILE; NULL: the default store when nothing else */
+	uint64_t store_max_bytes;  /* default 256 MiB */
+	double store_max_age_s;    /* default 7 days */
 	const char *metrics_addr;  /* HOST:PORT or NULL */
 	const char *cache_dir;     /* unwind-table cache; "" disables */
 	uint64_t unwind_entries;   /* BPF unwind-entry pool (4 bytes each), default 2 Mi */

@@ -7,5 +7,6 @@
 int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 
 #endif

@@ -1,0 +1,63 @@
+#!/bin/bash
+# The embedded store (src/store/): a day of the agent's default data (19 Hz, 5 s intervals)
+# merged into one pprof, against the peer a user without the store has today: the agent's
+# pprof folder merged by `go tool pprof -proto`, on the same intervals, in the same run.
+# Method: the agent records the real box (wl_chain_nofp on one core, plus whatever else runs)
+# for 60 s into pprof files (12 intervals); bench/store_fill.c replays them round robin as
+# 17280 consecutive intervals (one day) into a store, and writes the first 720 (one hour) as
+# pprof files too. Timed (wall and user+sys CPU, medians of 5; the peer 3): `stackscope store query` over the
+# day, over the hour, over the day filtered by --comm; `go tool pprof -proto` over the hour's
+# files. Also the bytes on disk of an hour and a day, and the write time per interval.
+# Usage: sudo BUILD=build bench/store.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+out=$(mktemp -d /tmp/stackscope-bench-store.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
+mkdir -p "$out/real" "$out/hour"
+chmod 700 "$out/real"
+
+gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc -I"$BUILD" bench/store_fill.c "$BUILD/libstackscope.a" \
+	-lsqlite3 -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -liberty -lm -lpthread \
+	-lstdc++ -o "$out/store_fill"
+"$BUILD/fixtures/wl_chain_nofp" 70 >/dev/null &
+timeout -s INT 62 ./stackscope agent --interval 5 --output-dir "$out/real" --cache-dir "" \
+	2>"$out/agent.err" || true
+n_real=$(ls "$out/real" | wc -l)
+fill_day=$("$out/store_fill" "$out/day.db" 17280 5 "$out/hour" 0 "$out"/real/*.pb.gz)
+fill_hour=$("$out/store_fill" "$out/hour.db" 720 5 "$out/hour" 720 "$out"/real/*.pb.gz)
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+timed() { # runs "$@" N times; prints the median wall time and the median CPU time in s
+	local n=$1 i
+	shift
+	for i in $(seq "$n"); do
+		/usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>&1
+		tail -1 "$out/time"
+	done >"$out/times"
+	echo "$(awk '{ print $1 }' "$out/times" | median) $(awk '{ print $2 + $3 }' "$out/times" | median)"
+}
+
+day=$(timed 5 ./stackscope store query --store "$out/day.db" -o "$out/d.pb.gz")
+hour=$(timed 5 ./stackscope store query --store "$out/hour.db" -o "$out/h.pb.gz")
+comm=$(timed 5 ./stackscope store query --store "$out/day.db" --comm stackscope -o "$out/c.pb.gz")
+export HOME=$out GOCACHE=$out/gocache GOTOOLCHAIN=local
+peer=$(timed 3 sh -c "go tool pprof -proto $out/hour/*.pb.gz >$out/p.pb.gz")
+load=$(cut -d' ' -f1 /proc/loadavg)
+rows=$(sqlite3 "$out/day.db" 'SELECT count(*) FROM samples')
+samples=$(sqlite3 "$out/day.db" 'SELECT sum(total) FROM intervals')
+
+echo "# store query, $(date -u +%F), $(nproc) CPUs; $n_real real 5 s intervals replayed"
+echo "day: 17280 intervals, $samples samples, $rows sample rows"
+echo "load average at the end: $load"
+printf '%-44s %10s %10s\n' what "wall_s" "cpu_s"
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day" $day
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day, --comm stackscope" $comm
+printf '%-44s %10.3f %10.3f\n' "stackscope store query, an hour" $hour
+printf '%-44s %10.3f %10.3f\n' "go tool pprof -proto, an hour of pprof files" $peer
+printf 'an hour: store %.1f MiB, pprof folder %.1f MiB; a day: store %.1f MiB\n' \
+	"$(echo "$(stat -c %s "$out/hour.db") / 1048576" | bc -l)" \
+	"$(echo "$(du -sb "$out/hour" | cut -f1) / 1048576" | bc -l)" \
+	"$(echo "$(stat -c %s "$out/day.db") / 1048576" | bc -l)"
+echo "write per interval (ms): day ${fill_day#* }, hour ${fill_hour#* }"
+echo "peer / store, an hour, cpu: $(echo "${peer#* } / ${hour#* }" | bc -l | cut -c1-5)x"

@@ -1,0 +1,773 @@
+/* The embedded store: opening, schema, writing intervals, retention. See store.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "store/store_db.h"
+
+static const char SCHEMA[] =
+	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, s TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE IF NOT EXISTS mappings(id INTEGER PRIMARY KEY, path INTEGER NOT NULL,"
+	" build_id INTEGER NOT NULL, start INTEGER NOT NULL, limit_ INTEGER NOT NULL,"
+	" file_offset INTEGER NOT NULL, file_hash INTEGER NOT NULL, go_build_id INTEGER NOT NULL,"
+	" UNIQUE(path, build_id, start, limit_, file_offset, file_hash, go_build_id));"
+	"CREATE TABLE IF NOT EXISTS frames(id INTEGER PRIMARY KEY, kind INTEGER NOT NULL,"
+	" mapping INTEGER NOT NULL, address INTEGER NOT NULL, runtime INTEGER NOT NULL,"
+	" call_site INTEGER NOT NULL, lines BLOB NOT NULL,"
+	" UNIQUE(kind, mapping, address, runtime, call_site, lines));"
+	"CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, frames BLOB NOT NULL UNIQUE);"
+	"CREATE TABLE IF NOT EXISTS label_sets(id INTEGER PRIMARY KEY, labels BLOB NOT NULL UNIQUE);"
+	"CREATE TABLE IF NOT EXISTS processes(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL,"
+	" comm INTEGER NOT NULL, exe INTEGER NOT NULL, container INTEGER NOT NULL,"
+	" UNIQUE(pid, comm, exe, container));"
+	"CREATE TABLE IF NOT EXISTS threads(id INTEGER PRIMARY KEY, tid INTEGER NOT NULL,"
+	" name INTEGER NOT NULL, UNIQUE(tid, name));"
+	"CREATE TABLE IF NOT EXISTS sample_types(id INTEGER PRIMARY KEY, type TEXT NOT NULL,"
+	" unit TEXT NOT NULL, UNIQUE(type, unit));"
+	"CREATE TABLE IF NOT EXISTS intervals(id INTEGER PRIMARY KEY, start_ns INTEGER NOT NULL,"
+	" end_ns INTEGER NOT NULL, period_ns INTEGER NOT NULL, total INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start_ns);"
+	"CREATE TABLE IF NOT EXISTS samples(interval INTEGER NOT NULL, type INTEGER NOT NULL,"
+	" stack INTEGER NOT NULL, process INTEGER NOT NULL, thread INTEGER NOT NULL,"
+	" labels INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY(interval, type, stack, process, thread, labels)) WITHOUT ROWID;";
+
+/* The dictionaries: a row per distinct content, looked up by all its columns. */
+enum store_dict {
+	DICT_STRING,
+	DICT_MAPPING,
+	DICT_FRAME,
+	DICT_STACK,
+	DICT_LABELS,
+	DICT_PROCESS,
+	DICT_THREAD,
+	DICT_SAMPLE_TYPE,
+	DICT_CNT,
+};
+
+static const struct {
+	const char *table;
+	const char *cols[7];
+} dicts[DICT_CNT] = {
+	[DICT_STRING] = { "strings", { "s" } },
+	[DICT_MAPPING] = { "mappings",
+			   { "path", "build_id", "start", "limit_", "file_offset", "file_hash",
+			     "go_build_id" } },
+	[DICT_FRAME] = { "frames",
+			 { "kind", "mapping", "address", "runtime", "call_site", "lines" } },
+	[DICT_STACK] = { "stacks", { "frames" } },
+	[DICT_LABELS] = { "label_sets", { "labels" } },
+	[DICT_PROCESS] = { "processes", { "pid", "comm", "exe", "container" } },
+	[DICT_THREAD] = { "threads", { "tid", "name" } },
+	[DICT_SAMPLE_TYPE] = { "sample_types", { "type", "unit" } },
+};
+
+/* One column value of a dictionary row. */
+struct store_col {
+	enum { COL_INT, COL_TEXT, COL_BLOB } type;
+	int64_t i;
+	const void *p;
+	size_t len;
+};
+
+struct store_stmts {
+	sqlite3_stmt *find[DICT_CNT];
+	sqlite3_stmt *add[DICT_CNT];
+	sqlite3_stmt *add_interval;
+	sqlite3_stmt *add_sample;
+};
+
+/* Statements live beside the store (prepared once per writer). */
+static struct store_stmts *stmts_of(struct store *st);
+
+int store__errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_FORMAT:
+		return -EBADMSG;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_READONLY:
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_CANTOPEN:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+int store__exec(struct store *st, const char *sql)
+{
+	return store__errno(sqlite3_exec(st->db, sql, NULL, NULL, NULL));
+}
+
+static void set_err(char *err, size_t err_sz, const char *what, struct store *st, int rc)
+{
+	snprintf(err, err_sz, "%s: %s", what, st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
+}
+
+/* 0, or -EBADMSG when the file is not an intact SQLite database. */
+static int check_integrity(struct store *st, char *err, size_t err_sz)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check(1)", -1, &q, NULL);
+	int ret = 0;
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		const char *res = (const char *)sqlite3_column_text(q, 0);
+
+		if (!res || strcmp(res, "ok")) {
+			snprintf(err, err_sz, "the store is corrupt: %s", res ? res : "?");
+			ret = -EBADMSG;
+		}
+	} else {
+		set_err(err, err_sz, "cannot read the store", st, rc);
+		ret = store__errno(rc) ?: -EIO;
+	}
+	sqlite3_finalize(q);
+	return ret;
+}
+
+static int check_version(struct store *st, char *err, size_t err_sz)
+{
+	sqlite3_stmt *q = NULL;
+	int rc, ret = 0;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q,
+				NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, err_sz, "not a stackscope store (%s)", sqlite3_errmsg(st->db));
+		return store__errno(rc) ?: -EBADMSG;
+	}
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) != STORE_SCHEMA_VERSION) {
+		snprintf(err, err_sz, "a store of schema version %lld (this stackscope reads %d)",
+			 (long long)sqlite3_column_int64(q, 0), STORE_SCHEMA_VERSION);
+		ret = -EPROTO;
+	} else if (rc != SQLITE_ROW) {
+		snprintf(err, err_sz, "not a stackscope store (no schema version)");
+		ret = rc == SQLITE_DONE ? -EBADMSG : store__errno(rc) ?: -EIO;
+	}
+	sqlite3_finalize(q);
+	return ret;
+}
+
+static int create_schema(struct store *st, char *err, size_t err_sz)
+{
+	char sql[128];
+	int err2;
+
+	/* auto_vacuum only takes effect before the first table: the file can shrink after drops */
+	err2 = store__exec(st, "PRAGMA auto_vacuum=INCREMENTAL");
+	err2 = err2 ?: store__exec(st, "BEGIN IMMEDIATE");
+	err2 = err2 ?: store__exec(st, SCHEMA);
+	snprintf(sql, sizeof(sql),
+		 "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', %d)",
+		 STORE_SCHEMA_VERSION);
+	err2 = err2 ?: store__exec(st, sql);
+	err2 = err2 ?: store__exec(st, "COMMIT");
+	if (err2) {
+		snprintf(err, err_sz, "cannot create the store's tables: %s",
+			 sqlite3_errmsg(st->db));
+		store__exec(st, "ROLLBACK");
+	}
+	return err2;
+}
+
+static int prepare_writer(struct store *st)
+{
+	struct store_stmts *s = stmts_of(st);
+	char sql[512];
+	int d, rc = SQLITE_OK;
+
+	for (d = 0; d < DICT_CNT && rc == SQLITE_OK; d++) {
+		size_t n = 0, m = 0, c;
+
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "SELECT id FROM %s WHERE ",
+				      dicts[d].table);
+		for (c = 0; c < 7 && dicts[d].cols[c]; c++)
+			n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=?%zu",
+					      c ? " AND " : "", dicts[d].cols[c], c + 1);
+		rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->find[d],
+					NULL);
+		if (rc != SQLITE_OK)
+			break;
+		m += (size_t)snprintf(sql + m, sizeof(sql) - m, "INSERT INTO %s(", dicts[d].table);
+		for (c = 0; c < 7 && dicts[d].cols[c]; c++)
+			m += (size_t)snprintf(sql + m, sizeof(sql) - m, "%s%s", c ? "," : "",
+					      dicts[d].cols[c]);
+		m += (size_t)snprintf(sql + m, sizeof(sql) - m, ") VALUES(");
+		for (c = 0; c < 7 && dicts[d].cols[c]; c++)
+			m += (size_t)snprintf(sql + m, sizeof(sql) - m, "%s?%zu", c ? "," : "",
+					      c + 1);
+		snprintf(sql + m, sizeof(sql) - m, ")");
+		rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->add[d],
+					NULL);
+	}
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(st->db,
+					"INSERT INTO intervals(start_ns, end_ns, period_ns, total) "
+					"VALUES(?1, ?2, ?3, ?4)",
+					-1, SQLITE_PREPARE_PERSISTENT, &s->add_interval, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v3(
+			st->db,
+			"INSERT INTO samples(interval, type, stack, process, thread, labels, value) "
+			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET "
+			"value = value + excluded.value",
+			-1, SQLITE_PREPARE_PERSISTENT, &s->add_sample, NULL);
+	return store__errno(rc);
+}
+
+/* The statements follow the store in one allocation. */
+struct store_with_stmts {
+	struct store st;
+	struct store_stmts stmts;
+};
+
+static struct store_stmts *stmts_of(struct store *st)
+{
+	return &((struct store_with_stmts *)st)->stmts;
+}
+
+static void finalize_stmts(struct store *st)
+{
+	struct store_stmts *s = stmts_of(st);
+	int d;
+
+	for (d = 0; d < DICT_CNT; d++) {
+		sqlite3_finalize(s->find[d]);
+		sqlite3_finalize(s->add[d]);
+	}
+	sqlite3_finalize(s->add_interval);
+	sqlite3_finalize(s->add_sample);
+	memset(s, 0, sizeof(*s));
+}
+
+struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
+{
+	struct store_with_stmts *sw = calloc(1, sizeof(*sw));
+	struct store *st = &sw->st;
+	int flags = o->read_only ? SQLITE_OPEN_READONLY
+				 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+	int rc, ret = 0;
+
+	err[0] = '\0';
+	if (!sw || !(st->path = strdup(o->path))) {
+		free(sw);
+		errno = ENOMEM;
+		return NULL;
+	}
+	st->opts = *o;
+	st->opts.path = st->path;
+	rc = sqlite3_open_v2(o->path, &st->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			     NULL);
+	if (rc != SQLITE_OK) {
+		set_err(err, err_sz, "cannot open the store", st, rc);
+		ret = store__errno(rc) ?: -EIO;
+		goto fail;
+	}
+	sqlite3_extended_result_codes(st->db, 0);
+	/* a reader waits out a writer's checkpoint; the writer waits out a reader's snapshot */
+	sqlite3_busy_timeout(st->db, 5000);
+	/* queries scan whole days of pages: map them rather than pread() each (best effort) */
+	store__exec(st, "PRAGMA mmap_size=1073741824");
+	if (!o->read_only) {
+		ret = store__exec(st, "PRAGMA journal_mode=WAL");
+		ret = ret ?: store__exec(st, "PRAGMA synchronous=NORMAL");
+		ret = ret ?: store__exec(st, "PRAGMA journal_size_limit=8388608");
+		if (ret) {
+			set_err(err, err_sz, "cannot open the store", st, SQLITE_ERROR);
+			goto fail;
+		}
+	}
+	/* the writer checks the whole file once (readers meet corruption as -EBADMSG anyway) */
+	if (!o->read_only)
+		ret = check_integrity(st, err, err_sz);
+	if (!ret && !o->read_only)
+		ret = create_schema(st, err, err_sz);
+	ret = ret ?: check_version(st, err, err_sz);
+	if (!ret && !o->read_only && (ret = prepare_writer(st)))
+		set_err(err, err_sz, "cannot prepare the store", st, SQLITE_ERROR);
+	if (ret)
+		goto fail;
+	return st;
+fail:
+	store__close(st);
+	errno = -ret;
+	return NULL;
+}
+
+void store__close(struct store *st)
+{
+	if (!st)
+		return;
+	finalize_stmts(st);
+	sqlite3_close_v2(st->db);
+	u64_map__free(&st->string_ids);
+	u64_map__free(&st->mapping_ids);
+	u64_map__free(&st->frame_ids);
+	free(st->path);
+	free(st);
+}
+
+int store__quarantine(const char *path, char *moved, size_t moved_sz)
+{
+	static const char *const tails[] = { "-wal", "-shm", "" };
+	char stamp[32], from[4096], to[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t i;
+	int ret = 0;
+
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	for (i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		if ((size_t)snprintf(from, sizeof(from), "%s%s", path, tails[i]) >= sizeof(from) ||
+		    (size_t)snprintf(to, sizeof(to), "%s.corrupt-%s%s", path, stamp, tails[i]) >=
+			    sizeof(to))
+			return -ENAMETOOLONG;
+		if (rename(from, to) && errno != ENOENT && !*tails[i])
+			ret = -errno;
+	}
+	snprintf(moved, moved_sz, "%s.corrupt-%s", path, stamp);
+	return ret;
+}
+
+/* ---- writing ---- */
+
+static int bind_cols(sqlite3_stmt *q, const struct store_col *cols, int n)
+{
+	int c, rc = SQLITE_OK;
+
+	sqlite3_reset(q);
+	for (c = 0; c < n && rc == SQLITE_OK; c++) {
+		if (cols[c].type == COL_INT)
+			rc = sqlite3_bind_int64(q, c + 1, cols[c].i);
+		else if (cols[c].type == COL_TEXT)
+			rc = sqlite3_bind_text(q, c + 1, cols[c].p, (int)cols[c].len,
+					       SQLITE_STATIC);
+		else
+			rc = sqlite3_bind_blob(q, c + 1, cols[c].p, (int)cols[c].len,
+					       SQLITE_STATIC);
+	}
+	return rc;
+}
+
+/* The id of the dictionary row with these columns, added if new. > 0 or -errno. */
+static int64_t dict_id(struct store *st, enum store_dict d, const struct store_col *cols, int n)
+{
+	struct store_stmts *s = stmts_of(st);
+	int rc = bind_cols(s->find[d], cols, n);
+
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(s->find[d]);
+		if (rc == SQLITE_ROW)
+			return sqlite3_column_int64(s->find[d], 0);
+	}
+	if (rc != SQLITE_DONE)
+		return store__errno(rc) ?: -EIO;
+	rc = bind_cols(s->add[d], cols, n);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(s->add[d]);
+	if (rc != SQLITE_DONE)
+		return store__errno(rc) ?: -EIO;
+	return sqlite3_last_insert_rowid(st->db);
+}
+
+/* 0 for NULL, else the string's id (cached by the profile's interned pointer). */
+static int64_t string_id(struct store *st, const char *s)
+{
+	struct store_col col = { COL_TEXT, 0, s, 0 };
+	int64_t id;
+
+	if (!s)
+		return 0;
+	id = (int64_t)(uintptr_t)u64_map__get(&st->string_ids, (uintptr_t)s);
+	if (id)
+		return id;
+	col.len = strlen(s);
+	id = dict_id(st, DICT_STRING, &col, 1);
+	if (id > 0 && u64_map__set(&st->string_ids, (uintptr_t)s, (void *)(uintptr_t)id))
+		return -ENOMEM;
+	return id;
+}
+
+static int64_t mapping_id(struct store *st, const struct profile *p, uint32_t id)
+{
+	const struct profile_mapping *m = profile__mapping(p, id);
+	struct store_col cols[7];
+	int64_t sid;
+	int i;
+
+	if (!id || !m)
+		return 0;
+	sid = (int64_t)(uintptr_t)u64_map__get(&st->mapping_ids, id);
+	if (sid)
+		return sid;
+	for (i = 0; i < 7; i++)
+		cols[i] = (struct store_col){ COL_INT };
+	cols[0].i = string_id(st, m->path);
+	cols[1].i = string_id(st, m->build_id);
+	cols[2].i = (int64_t)m->start;
+	cols[3].i = (int64_t)m->limit;
+	cols[4].i = (int64_t)m->file_offset;
+	cols[5].i = string_id(st, m->file_hash);
+	cols[6].i = string_id(st, m->go_build_id);
+	for (i = 0; i < 7; i++)
+		if (cols[i].i < 0 && (i < 2 || i > 4))
+			return cols[i].i;
+	sid = dict_id(st, DICT_MAPPING, cols, 7);
+	if (sid > 0 && u64_map__set(&st->mapping_ids, id, (void *)(uintptr_t)sid))
+		return -ENOMEM;
+	return sid;
+}
+
+static int64_t frame_id(struct store *st, const struct profile *p, uint32_t id)
+{
+	const struct profile_frame *f = profile__frame(p, id);
+	struct store_blob *lines = &st->blob_lines;
+	struct store_col cols[6];
+	int64_t sid, v;
+	uint32_t i;
+
+	if (!f)
+		return -EBADMSG;
+	sid = (int64_t)(uintptr_t)u64_map__get(&st->frame_ids, id);
+	if (sid)
+		return sid;
+	lines->len = 0;
+	lines->overflow = false;
+	for (i = 0; i < f->line_cnt; i++) {
+		if ((v = string_id(st, f->lines[i].function)) < 0)
+			return v;
+		store_blob__put(lines, (uint64_t)v);
+		if ((v = string_id(st, f->lines[i].file)) < 0)
+			return v;
+		store_blob__put(lines, (uint64_t)v);
+		store_blob__put(lines, f->lines[i].line);
+	}
+	if (lines->overflow)
+		return -E2BIG;
+	cols[0] = (struct store_col){ COL_INT, f->kind };
+	cols[1] = (struct store_col){ COL_INT, mapping_id(st, p, f->mapping) };
+	cols[2] = (struct store_col){ COL_INT, (int64_t)f->address };
+	cols[3] = (struct store_col){ COL_INT, string_id(st, f->runtime) };
+	cols[4] = (struct store_col){ COL_INT, f->call_site };
+	cols[5] = (struct store_col){ COL_BLOB, 0, lines->buf, lines->len };
+	if (cols[1].i < 0 || cols[3].i < 0)
+		return cols[1].i < 0 ? cols[1].i : cols[3].i;
+	sid = dict_id(st, DICT_FRAME, cols, 6);
+	if (sid > 0 && u64_map__set(&st->frame_ids, id, (void *)(uintptr_t)sid))
+		return -ENOMEM;
+	return sid;
+}
+
+static int64_t stack_id(struct store *st, const struct profile *p, uint32_t id)
+{
+	struct store_blob *blob = &st->blob_key;
+	struct store_col col = { COL_BLOB };
+	const uint32_t *frames;
+	uint32_t n, i;
+	int64_t v;
+
+	frames = profile__stack(p, id, &n);
+	if (!frames && n)
+		return -EBADMSG;
+	blob->len = 0;
+	blob->overflow = false;
+	for (i = 0; i < n; i++) {
+		if ((v = frame_id(st, p, frames[i])) < 0)
+			return v;
+		store_blob__put(blob, (uint64_t)v);
+	}
+	if (blob->overflow)
+		return -E2BIG;
+	col.p = blob->buf;
+	col.len = blob->len;
+	return dict_id(st, DICT_STACK, &col, 1);
+}
+
+static int64_t labels_id(struct store *st, const struct profile *p, uint32_t set)
+{
+	struct store_blob *blob = &st->blob_key;
+	struct store_col col = { COL_BLOB };
+	struct profile_label l;
+	uint32_t i;
+	int64_t k, v;
+
+	if (!set)
+		return 0;
+	blob->len = 0;
+	blob->overflow = false;
+	for (i = 0; profile__label(p, set, i, &l); i++) {
+		if ((k = string_id(st, l.key)) < 0 || (v = string_id(st, l.value)) < 0)
+			return k < 0 ? k : v;
+		store_blob__put(blob, (uint64_t)k);
+		store_blob__put(blob, (uint64_t)v);
+	}
+	if (!blob->len)
+		return 0;
+	col.p = blob->buf;
+	col.len = blob->len;
+	return dict_id(st, DICT_LABELS, &col, 1);
+}
+
+static int64_t process_id(struct store *st, const struct profile_agg_sample *s,
+			  store_process_fn lookup, void *ctx)
+{
+	struct store_process sp = { 0 };
+	struct store_col cols[4];
+
+	if (lookup && lookup(ctx, s->pid, &sp))
+		memset(&sp, 0, sizeof(sp));
+	cols[0] = (struct store_col){ COL_INT, s->pid };
+	cols[1] = (struct store_col){ COL_INT, string_id(st, s->comm) };
+	/* exe and container strings are the caller's, not interned: no pointer cache */
+	cols[2] = (struct store_col){ COL_INT, 0 };
+	cols[3] = (struct store_col){ COL_INT, 0 };
+	if (sp.exe && sp.exe[0]) {
+		struct store_col c = { COL_TEXT, 0, sp.exe, strlen(sp.exe) };
+
+		cols[2].i = dict_id(st, DICT_STRING, &c, 1);
+	}
+	if (sp.container && sp.container[0]) {
+		struct store_col c = { COL_TEXT, 0, sp.container, strlen(sp.container) };
+
+		cols[3].i = dict_id(st, DICT_STRING, &c, 1);
+	}
+	if (cols[1].i < 0 || cols[2].i < 0 || cols[3].i < 0)
+		return cols[1].i < 0 ? cols[1].i : cols[2].i < 0 ? cols[2].i : cols[3].i;
+	return dict_id(st, DICT_PROCESS, cols, 4);
+}
+
+static int64_t thread_id(struct store *st, const struct profile_agg_sample *s)
+{
+	struct store_col cols[2] = { { COL_INT, s->tid }, { COL_INT, 0 } };
+
+	cols[1].i = string_id(st, s->thread_comm);
+	if (cols[1].i < 0)
+		return cols[1].i;
+	return dict_id(st, DICT_THREAD, cols, 2);
+}
+
+static int64_t sample_type_id(struct store *st, const char *type, const char *unit)
+{
+	struct store_col cols[2] = { { COL_TEXT, 0, type, strlen(type) },
+				     { COL_TEXT, 0, unit, strlen(unit) } };
+
+	return dict_id(st, DICT_SAMPLE_TYPE, cols, 2);
+}
+
+static int write_samples(struct store *st, const struct profile *p, int64_t interval,
+			 store_process_fn lookup, void *ctx)
+{
+	sqlite3_stmt *q = stmts_of(st)->add_sample;
+	size_t i, n = profile__sample_cnt(p);
+	int64_t type = sample_type_id(st, "samples", "count");
+
+	if (type < 0)
+		return (int)type;
+	for (i = 0; i < n; i++) {
+		const struct profile_agg_sample *s = profile__sample(p, i);
+		int64_t ids[4];
+		int k, rc;
+
+		ids[0] = stack_id(st, p, s->stack);
+		ids[1] = ids[0] < 0 ? ids[0] : process_id(st, s, lookup, ctx);
+		ids[2] = ids[1] < 0 ? ids[1] : thread_id(st, s);
+		ids[3] = ids[2] < 0 ? ids[2] : labels_id(st, p, s->labels);
+		for (k = 0; k < 4; k++)
+			if (ids[k] < 0)
+				return (int)ids[k];
+		sqlite3_reset(q);
+		sqlite3_bind_int64(q, 1, interval);
+		sqlite3_bind_int64(q, 2, type);
+		for (k = 0; k < 4; k++)
+			sqlite3_bind_int64(q, 3 + k, ids[k]);
+		sqlite3_bind_int64(q, 7, (int64_t)s->count);
+		rc = sqlite3_step(q);
+		if (rc != SQLITE_DONE)
+			return store__errno(rc) ?: -EIO;
+		st->stats.samples_written++;
+	}
+	return 0;
+}
+
+static int64_t query_int(struct store *st, const char *sql)
+{
+	sqlite3_stmt *q = NULL;
+	int64_t v = -EIO;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &q, NULL);
+
+	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
+		v = sqlite3_column_int64(q, 0);
+	else
+		v = store__errno(rc) ?: -EIO;
+	sqlite3_finalize(q);
+	return v;
+}
+
+static int64_t live_bytes(struct store *st)
+{
+	int64_t pages = query_int(st, "PRAGMA page_count");
+	int64_t free_pages = query_int(st, "PRAGMA freelist_count");
+	int64_t page_sz = query_int(st, "PRAGMA page_size");
+
+	if (pages < 0 || free_pages < 0 || page_sz < 0)
+		return -EIO;
+	return (pages - free_pages) * page_sz;
+}
+
+/* Deletes the n oldest intervals, or those ending before end_ns when n is 0. Returns how many
+ * went, or -errno.
+ */
+static int64_t drop_oldest(struct store *st, int64_t n, uint64_t end_ns)
+{
+	char sql[256];
+	int64_t last, cnt;
+	int err;
+
+	if (n)
+		snprintf(sql, sizeof(sql),
+			 "SELECT coalesce(max(id), 0) FROM (SELECT id FROM intervals ORDER BY "
+			 "start_ns, id LIMIT %lld)",
+			 (long long)n);
+	else
+		snprintf(sql, sizeof(sql),
+			 "SELECT coalesce(max(id), 0) FROM intervals WHERE end_ns < %lld",
+			 (long long)end_ns);
+	last = query_int(st, sql);
+	if (last <= 0)
+		return last;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM intervals WHERE id <= %lld",
+		 (long long)last);
+	cnt = query_int(st, sql);
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM samples WHERE interval <= %lld; DELETE FROM intervals WHERE id <= "
+		 "%lld",
+		 (long long)last, (long long)last);
+	err = cnt < 0 ? (int)cnt : store__exec(st, sql);
+	return err ? err : cnt;
+}
+
+/* Applies max_age_ns and max_sz; counts what went. 0 or -errno. */
+static int apply_retention(struct store *st, uint64_t newest_end_ns)
+{
+	int64_t live, cnt, gone, iv_cnt;
+	int round, err = 0;
+
+	if (st->opts.max_age_ns && newest_end_ns > st->opts.max_age_ns) {
+		gone = drop_oldest(st, 0, newest_end_ns - st->opts.max_age_ns);
+		if (gone < 0)
+			return (int)gone;
+		st->stats.dropped_age += (uint64_t)gone;
+		st->drops_since_gc += (uint64_t)gone;
+	}
+	for (round = 0; st->opts.max_sz && round < 8; round++) {
+		live = live_bytes(st);
+		iv_cnt = query_int(st, "SELECT count(*) FROM intervals");
+		if (live < 0 || iv_cnt < 0)
+			return live < 0 ? (int)live : (int)iv_cnt;
+		if ((uint64_t)live <= st->opts.max_sz || iv_cnt <= 1)
+			break;
+		if (st->drops_since_gc) {
+			/* what the dictionaries of dropped intervals held may be enough */
+			err = store__collect(st);
+			st->drops_since_gc = 0;
+			st->stats.gc_runs++;
+			if (err)
+				return err;
+			continue;
+		}
+		/* intervals to drop so the rest fits, at least one, never the newest */
+		cnt = (int64_t)(((uint64_t)live - st->opts.max_sz) /
+				((uint64_t)live / iv_cnt + 1)) +
+		      1;
+		if (cnt >= iv_cnt)
+			cnt = iv_cnt - 1;
+		gone = drop_oldest(st, cnt, 0);
+		if (gone < 0)
+			return (int)gone;
+		st->stats.dropped_size += (uint64_t)gone;
+		st->drops_since_gc += (uint64_t)gone;
+	}
+	/* collect after age drops at most every 64 intervals (a scan of the dictionaries) */
+	if (st->drops_since_gc >= 64) {
+		err = store__collect(st);
+		st->drops_since_gc = 0;
+		st->stats.gc_runs++;
+	}
+	return err ?: store__exec(st, "PRAGMA incremental_vacuum");
+}
+
+int store__write(struct store *st, const struct profile *p, store_process_fn lookup, void *ctx)
+{
+	sqlite3_stmt *q = stmts_of(st)->add_interval;
+	uint64_t start = profile__start_time_ns(p), end = profile__end_time_ns(p);
+	int64_t interval, live;
+	int err, rc;
+
+	if (st->opts.read_only)
+		return -EROFS;
+	if (end < start)
+		end = start;
+	/* ids cached by profile pointer/id are only valid for one profile */
+	u64_map__free(&st->string_ids);
+	u64_map__free(&st->mapping_ids);
+	u64_map__free(&st->frame_ids);
+	err = store__exec(st, "BEGIN IMMEDIATE");
+	if (err)
+		goto fail;
+	sqlite3_reset(q);
+	sqlite3_bind_int64(q, 1, (int64_t)start);
+	sqlite3_bind_int64(q, 2, (int64_t)end);
+	sqlite3_bind_int64(q, 3, (int64_t)profile__period_ns(p));
+	sqlite3_bind_int64(q, 4, (int64_t)profile__total_samples(p));
+	rc = sqlite3_step(q);
+	if (rc != SQLITE_DONE) {
+		err = store__errno(rc) ?: -EIO;
+		goto rollback;
+	}
+	interval = sqlite3_last_insert_rowid(st->db);
+	err = write_samples(st, p, interval, lookup, ctx);
+	err = err ?: apply_retention(st, end);
+	err = err ?: store__exec(st, "COMMIT");
+	if (err)
+		goto rollback;
+	st->stats.intervals_written++;
+	live = live_bytes(st);
+	st->stats.file_sz = live > 0 ? (uint64_t)live : 0;
+	live = query_int(st, "SELECT count(*) FROM intervals");
+	st->stats.interval_cnt = live > 0 ? (uint64_t)live : 0;
+	return 0;
+rollback:
+	store__exec(st, "ROLLBACK");
+fail:
+	st->stats.write_failed++;
+	return err;
+}
+
+void store__stats(const struct store *st, struct store_stats *out)
+{
+	*out = st->stats;
+}

@@ -1,0 +1,130 @@
+/* The embedded profile store: one SQLite file holding every interval's aggregated samples in a
+ * normalised form, so any time range can be merged back into one profile.
+ *
+ * Schema (version 1; `sqlite3 FILE .schema` shows it):
+ *   strings(id, s)                    every name, path, build id, comm, label text, once
+ *   mappings(id, path, build_id, start, limit_, file_offset, file_hash, go_build_id)
+ *   frames(id, kind, mapping, address, runtime, call_site, lines)   lines: a blob of varint
+ *                                     triples (function string, file string, line), innermost
+ *                                     first
+ *   stacks(id, frames)                frames: a blob of varint frame ids, leaf first
+ *   label_sets(id, labels)            labels: a blob of varint (key, value) string id pairs
+ *   processes(id, pid, comm, exe, container)   one row per distinct tuple
+ *   threads(id, tid, name)
+ *   sample_types(id, type, unit)      "samples"/"count" today; others (off_cpu/nanoseconds)
+ *                                     are rows of their own, so one interval can carry several
+ *   intervals(id, start_ns, end_ns, period_ns, total)   total: sum of the "samples" values
+ *   samples(interval, type, stack, process, thread, labels, value)   clustered by interval
+ * Every dictionary row is unique on its content, so identical stacks of different intervals
+ * are stored once.
+ *
+ * Invariants: the file is in WAL mode, so readers (`stackscope store query`, serve) never
+ * block the writer nor see a half-written interval; each interval is one transaction, so a
+ * crash loses at most the interval being written. Size and age are bounded: after each write
+ * the oldest intervals are deleted until the file's live pages fit max_sz and nothing is
+ * older than max_age_ns; every interval deleted is counted, and dictionary rows no interval
+ * uses any more are collected afterwards (store_gc.c).
+ *
+ * A store object is used by one thread; other processes may open the same file.
+ */
+#ifndef STACKSCOPE_STORE_H
+#define STACKSCOPE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct store;
+
+#define STORE_DEFAULT_PATH "/var/lib/stackscope/profiles.db"
+#define STORE_SCHEMA_VERSION 1
+
+struct store_opts {
+	const char *path;
+	uint64_t max_sz;     /* 0 = unbounded */
+	uint64_t max_age_ns; /* 0 = unbounded; measured from the newest interval's end */
+	bool read_only;
+};
+
+/* What a sample was, for the processes table: filled by the writer's lookup callback. */
+struct store_process {
+	const char *exe;       /* executable path or NULL */
+	const char *container; /* container id or NULL */
+};
+
+/* Fills *out for pid (strings borrowed until the next call); nonzero: unknown process. */
+typedef int (*store_process_fn)(void *ctx, uint32_t pid, struct store_process *out);
+
+struct store_stats {
+	uint64_t intervals_written;
+	uint64_t write_failed;
+	uint64_t dropped_size; /* intervals deleted to stay under max_sz */
+	uint64_t dropped_age;  /* intervals deleted for being older than max_age_ns */
+	uint64_t samples_written;
+	uint64_t gc_runs;      /* dictionary collections after drops */
+	uint64_t file_sz;      /* live bytes (pages in use) after the last write */
+	uint64_t interval_cnt; /* intervals held after the last write */
+};
+
+/* Opens (creating unless read_only) the store. NULL with errno set and a one-line reason in
+ * err: EBADMSG for a file that is not a store or is corrupt (the whole file is checked for a
+ * writer only; the caller may move it away and start afresh: store__quarantine()), ENOENT for
+ * a missing file when read_only, EPROTO for a store of another schema version.
+ */
+struct store *store__open(const struct store_opts *o, char *err, size_t err_sz);
+void store__close(struct store *st);
+
+/* Renames the unusable file at path (and its -wal, -shm) to path.corrupt-<UTC time>; the new
+ * name goes to moved (moved_sz bytes). 0 or -errno.
+ */
+int store__quarantine(const char *path, char *moved, size_t moved_sz);
+
+/* Writes one interval (the profile's window and its aggregated samples), then applies the
+ * retention bounds. lookup may be NULL (no executable nor container). 0, or -EBADMSG when the
+ * file turned out corrupt, or another -errno; a failed interval is rolled back and counted.
+ */
+int store__write(struct store *st, const struct profile *p, store_process_fn lookup, void *ctx);
+
+void store__stats(const struct store *st, struct store_stats *out);
+
+/* ---- Queries (store_query.c) ---- */
+
+/* Which samples a query merges. Strings NULL and numbers 0 match everything. */
+struct store_filter {
+	uint64_t from_ns,
+		to_ns; /* intervals [start, end) overlapping [from_ns, to_ns) (an empty one: start in it); to 0 = no end */
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;      /* process name, exact */
+	const char *thread;    /* thread name, exact */
+	const char *exe;       /* executable path, exact */
+	const char *container; /* container id, exact */
+	const char *label;     /* "key=value" */
+};
+
+/* Parses one "--name value" filter option into f (names: from, to, pid, tid, comm, thread,
+ * exe, container, label; times in ns since the epoch or "-30s"/"-5m"/"-2h" from now). 1 if the
+ * name is a filter option, 0 if not, -EINVAL for a bad value.
+ */
+int store_filter__parse(struct store_filter *f, const char *name, const char *value);
+
+/* Merges every matching sample into a new profile (frames, mappings, labels as written; the
+ * window spans the matching intervals). 0 and *out (caller frees), or -errno (-EBADMSG: a
+ * corrupt row or file, -ENOMEM).
+ */
+int store__query(struct store *st, const struct store_filter *f, struct profile **out);
+
+struct store_interval {
+	int64_t id;
+	uint64_t start_ns, end_ns;
+	uint64_t total; /* samples in it (all processes) */
+};
+
+/* Calls fn for each interval overlapping [from_ns, to_ns) in time order (to 0: no end); fn
+ * returning nonzero stops. 0 or -errno.
+ */
+int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
+		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx);
+
+#endif

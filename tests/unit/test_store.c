@@ -1,0 +1,486 @@
+/* The embedded store (src/store/): every field of a profile round-trips; ranges and filters
+ * merge the right intervals; retention by age and size drops the oldest first and counts
+ * them; a process killed with SIGKILL while writing leaves a file that opens with every
+ * committed interval whole; a reader in another process sees whole intervals only while a
+ * writer runs; a corrupt file is a clear error and can be moved aside.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "profile/profile.h"
+#include "store/store.h"
+#include "test.h"
+
+static char dir[] = "/tmp/stackscope-test-store.XXXXXX";
+
+static const char *path_of(const char *name)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return buf;
+}
+
+/* A profile of one interval starting at t s, with every kind of frame, inline lines, labels,
+ * two processes; `salt` makes a distinct leaf (for retention tests), `scale` multiplies counts.
+ */
+static struct profile *make_profile(uint64_t t, unsigned salt, uint64_t scale)
+{
+	struct profile_opts po = { .period_ns = 10101010, .start_time_ns = t * 1000000000ULL };
+	struct profile *p = profile__new(&po);
+	struct profile_mapping exe = { "/usr/bin/app",
+				       "0123abcd",
+				       0x1000,
+				       0x9000,
+				       0x1000,
+				       "00112233445566778899aabbccddeeff",
+				       NULL };
+	struct profile_mapping go = { "/opt/svc", NULL, 0x400000, 0x800000, 0, NULL, "go-bid/x" };
+	struct profile_line l_main[] = { { "inlined_helper", "app.c", 12 },
+					 { "main", "app.c", 40 } };
+	struct profile_line l_py[] = { { "handler", "/srv/app.py", 7 } };
+	struct profile_line l_err[] = { { "[unwind: no CFI]", NULL, 0 } };
+	struct profile_line l_k[] = { { "do_syscall_64", NULL, 0 } };
+	struct profile_line l_go[] = { { "main.serve", "/src/serve.go", 99 } };
+	struct profile_label labels[] = { { "route", "/api" }, { "tenant", "blue" } };
+	char leaf[64];
+	struct profile_line l_leaf[] = { { leaf, "leaf.c", salt } };
+	uint32_t m_exe, m_go, f[8], stack1[4], stack2[3];
+
+	REQUIRE(p);
+	snprintf(leaf, sizeof(leaf), "leaf_%u", salt);
+	m_exe = profile__add_mapping(p, &exe);
+	m_go = profile__add_mapping(p, &go);
+	f[0] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m_exe, 0x1234, l_main,
+							      2, NULL, true });
+	f[1] = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, l_py, 1,
+							      "cpython", false });
+	f[2] = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, l_err, 1 });
+	f[3] = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 0,
+							      0xffffffff81000000ULL, l_k, 1 });
+	f[4] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m_go, 0x401000, l_go, 1,
+							      "go", false });
+	f[5] = profile__add_frame(p,
+				  &(struct profile_frame){ FRAME_NATIVE, m_exe, 0x2000, NULL, 0 });
+	f[6] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m_exe, 0x3000 + salt,
+							      l_leaf, 1 });
+	stack1[0] = f[3];
+	stack1[1] = f[1];
+	stack1[2] = f[0];
+	stack1[3] = f[5];
+	stack2[0] = f[6];
+	stack2[1] = f[4];
+	stack2[2] = f[2];
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = stack1,
+								  .frame_cnt = 4,
+								  .pid = 100,
+								  .tid = 101,
+								  .comm = "app",
+								  .thread_comm = "worker",
+								  .count = 3 * scale }));
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = stack2,
+								  .frame_cnt = 3,
+								  .pid = 200,
+								  .tid = 200,
+								  .comm = "svc",
+								  .thread_comm = "svc",
+								  .count = 5 * scale,
+								  .labels = labels,
+								  .label_cnt = 2 }));
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = stack2,
+								  .frame_cnt = 1,
+								  .pid = 200,
+								  .tid = 201,
+								  .comm = "svc",
+								  .thread_comm = "gc",
+								  .count = 1 * scale }));
+	profile__set_end_time(p, (t + 1) * 1000000000ULL);
+	return p;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every aggregated sample with all it says (frames with kind, address, mapping, lines,
+ * runtime, call site; labels), one line each, sorted: two profiles with the same samples
+ * dump the same text whatever their ids.
+ */
+static char *dump(const struct profile *p)
+{
+	size_t n = profile__sample_cnt(p), i, sz = 0;
+	char **lines = calloc(n + 1, sizeof(*lines)), *out;
+	FILE *all;
+
+	REQUIRE(lines);
+	for (i = 0; i < n; i++) {
+		const struct profile_agg_sample *s = profile__sample(p, i);
+		uint32_t fc, k, l;
+		const uint32_t *fr = profile__stack(p, s->stack, &fc);
+		struct profile_label lb;
+		size_t len = 0;
+		FILE *f = open_memstream(&lines[i], &len);
+
+		fprintf(f, "%u/%u %s/%s x%llu", s->pid, s->tid, s->comm, s->thread_comm,
+			(unsigned long long)s->count);
+		for (k = 0; profile__label(p, s->labels, k, &lb); k++)
+			fprintf(f, " [%s=%s]", lb.key, lb.value);
+		for (k = 0; k < fc; k++) {
+			const struct profile_frame *fm = profile__frame(p, fr[k]);
+			const struct profile_mapping *m = profile__mapping(p, fm->mapping);
+
+			fprintf(f, " | %d %llx %s %d", fm->kind, (unsigned long long)fm->address,
+				fm->runtime ?: "-", fm->call_site);
+			if (m)
+				fprintf(f, " {%s %s %llx-%llx@%llx %s %s}", m->path,
+					m->build_id ?: "-", (unsigned long long)m->start,
+					(unsigned long long)m->limit,
+					(unsigned long long)m->file_offset, m->file_hash ?: "-",
+					m->go_build_id ?: "-");
+			for (l = 0; l < fm->line_cnt; l++)
+				fprintf(f, " %s@%s:%u", fm->lines[l].function,
+					fm->lines[l].file ?: "-", fm->lines[l].line);
+		}
+		fclose(f);
+	}
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	all = open_memstream(&out, &sz);
+	for (i = 0; i < n; i++) {
+		fprintf(all, "%s\n", lines[i]);
+		free(lines[i]);
+	}
+	fclose(all);
+	free(lines);
+	return out;
+}
+
+static struct store *open_store(const char *name, uint64_t max_sz, uint64_t max_age_s)
+{
+	struct store_opts o = { path_of(name), max_sz, max_age_s * 1000000000ULL, false };
+	char err[256];
+	struct store *st = store__open(&o, err, sizeof(err));
+
+	if (!st)
+		printf("  store__open: %s\n", err);
+	return st;
+}
+
+static int exe_of(void *ctx, uint32_t pid, struct store_process *out)
+{
+	out->exe = pid == 100 ? "/usr/bin/app" : "/opt/svc";
+	out->container = pid == 200 ? "c0ffee" : NULL;
+	return 0;
+}
+
+TEST(round_trip)
+{
+	struct store *st = open_store("rt.db", 0, 0);
+	struct profile *in = make_profile(1000, 1, 1), *out = NULL;
+	struct store_filter f = { 0 };
+	char *a, *b;
+
+	REQUIRE(st);
+	CHECK_EQ_INT(store__write(st, in, exe_of, NULL), 0);
+	REQUIRE(!store__query(st, &f, &out));
+	a = dump(in);
+	b = dump(out);
+	CHECK_STR(b, a);
+	CHECK_EQ_U64(profile__total_samples(out), 9);
+	CHECK_EQ_U64(profile__start_time_ns(out), 1000 * 1000000000ULL);
+	CHECK_EQ_U64(profile__end_time_ns(out), 1001 * 1000000000ULL);
+	CHECK_EQ_U64(profile__period_ns(out), 10101010);
+	free(a);
+	free(b);
+	profile__free(in);
+	profile__free(out);
+	store__close(st);
+}
+
+static uint64_t query_total(struct store *st, const struct store_filter *f)
+{
+	struct profile *p = NULL;
+	uint64_t n;
+
+	if (store__query(st, f, &p))
+		return UINT64_MAX;
+	n = profile__total_samples(p);
+	profile__free(p);
+	return n;
+}
+
+TEST(range_and_filters)
+{
+	struct store *st = open_store("rf.db", 0, 0);
+	struct store_filter f = { 0 };
+	int i;
+
+	REQUIRE(st);
+	for (i = 0; i < 10; i++) {
+		struct profile *p = make_profile(2000 + (uint64_t)i * 2, 1, (uint64_t)i + 1);
+
+		CHECK_EQ_INT(store__write(st, p, exe_of, NULL), 0);
+		profile__free(p);
+	}
+	/* all: 9 * (1 + ... + 10) */
+	CHECK_EQ_U64(query_total(st, &f), 9 * 55);
+	/* intervals 3 and 4 (starting at 2006 and 2008 s) */
+	f.from_ns = 2006 * 1000000000ULL + 1;
+	f.to_ns = 2008 * 1000000000ULL + 1;
+	CHECK_EQ_U64(query_total(st, &f), 9 * (4 + 5));
+	memset(&f, 0, sizeof(f));
+	f.pid = 100;
+	CHECK_EQ_U64(query_total(st, &f), 3 * 55);
+	f.pid = 0;
+	f.comm = "svc";
+	f.thread = "gc";
+	CHECK_EQ_U64(query_total(st, &f), 55);
+	f.thread = NULL;
+	f.label = "route=/api";
+	CHECK_EQ_U64(query_total(st, &f), 5 * 55);
+	f.label = "route=/none";
+	CHECK_EQ_U64(query_total(st, &f), 0);
+	memset(&f, 0, sizeof(f));
+	f.container = "c0ffee";
+	CHECK_EQ_U64(query_total(st, &f), 6 * 55);
+	f.container = NULL;
+	f.exe = "/usr/bin/app";
+	CHECK_EQ_U64(query_total(st, &f), 3 * 55);
+	CHECK_EQ_INT(store_filter__parse(&f, "label", "novalue"), -EINVAL);
+	CHECK_EQ_INT(store_filter__parse(&f, "pid", "12x"), -EINVAL);
+	CHECK_EQ_INT(store_filter__parse(&f, "from", "-5m"), 1);
+	CHECK_EQ_INT(store_filter__parse(&f, "color", "red"), 0);
+	store__close(st);
+}
+
+static int count_iv(void *ctx, const struct store_interval *iv)
+{
+	(*(int *)ctx)++;
+	return 0;
+}
+
+TEST(retention_by_age)
+{
+	struct store *st = open_store("age.db", 0, 5);
+	struct store_stats s;
+	int i, n = 0;
+
+	REQUIRE(st);
+	for (i = 0; i < 12; i++) {
+		struct profile *p = make_profile(3000 + (uint64_t)i, (unsigned)i, 1);
+
+		CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+		profile__free(p);
+	}
+	store__stats(st, &s);
+	/* newest ends at 3012 s: intervals ending before 3007 s are gone (3000..3005) */
+	CHECK_EQ_U64(s.dropped_age, 6);
+	CHECK_EQ_U64(s.interval_cnt, 6);
+	CHECK_EQ_INT(store__intervals(st, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 6);
+	store__close(st);
+}
+
+TEST(retention_by_size)
+{
+	const uint64_t cap = 256 * 1024;
+	struct store *st = open_store("size.db", cap, 0);
+	struct store_filter f = { 0 };
+	struct store_stats s;
+	int i;
+
+	REQUIRE(st);
+	for (i = 0; i < 3000; i++) {
+		struct profile *p = make_profile(4000 + (uint64_t)i, (unsigned)i, 1);
+
+		REQUIRE(store__write(st, p, NULL, NULL) == 0);
+		profile__free(p);
+	}
+	store__stats(st, &s);
+	CHECK(s.dropped_size > 0);
+	CHECK(s.gc_runs > 0);
+	CHECK(s.file_sz <= cap);
+	CHECK_EQ_U64(s.dropped_size + s.interval_cnt, 3000);
+	/* the newest interval is whole */
+	f.from_ns = (4000 + 2999) * 1000000000ULL;
+	CHECK_EQ_U64(query_total(st, &f), 9);
+	store__close(st);
+}
+
+/* Writes intervals of 9 samples each forever (until killed). */
+static void writer_child(const char *name)
+{
+	struct store *st = open_store(name, 0, 0);
+	uint64_t t;
+
+	if (!st)
+		_exit(1);
+	for (t = 0;; t++) {
+		struct profile *p = make_profile(5000 + t, (unsigned)t, 1);
+
+		if (store__write(st, p, NULL, NULL))
+			_exit(2);
+		profile__free(p);
+	}
+}
+
+static pid_t start_writer(const char *name)
+{
+	pid_t pid = fork();
+
+	if (!pid)
+		writer_child(name);
+	return pid;
+}
+
+/* Intervals in the store at name (0 when it cannot be read yet). */
+static int interval_cnt(const char *name)
+{
+	struct store_opts o = { path_of(name), 0, 0, true };
+	char err[256];
+	struct store *st = store__open(&o, err, sizeof(err));
+	int n = 0;
+
+	if (st && store__intervals(st, 0, 0, count_iv, &n))
+		n = 0;
+	store__close(st);
+	return n;
+}
+
+TEST(kill_9_while_writing)
+{
+	struct store_opts o = { path_of("kill.db"), 0, 0, true };
+	struct store_filter f = { 0 };
+	struct store *st;
+	char err[256];
+	int status, n = 0, seen = 0, round, waited;
+
+	for (round = 0; round < 3; round++) {
+		pid_t pid = start_writer("kill.db");
+
+		REQUIRE(pid > 0);
+		/* killed once it has committed more (a loaded box starts it slowly: 30 s at most) */
+		for (waited = 0; waited < 3000 && interval_cnt("kill.db") < seen + 3; waited++)
+			usleep(10000);
+		usleep(1000 * (useconds_t)(round * 7));
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		CHECK(WIFSIGNALED(status));
+		n = interval_cnt("kill.db");
+		CHECK(n >= seen + 3);
+		seen = n;
+	}
+	st = store__open(&o, err, sizeof(err));
+	if (!st)
+		printf("  %s\n", err);
+	REQUIRE(st);
+	n = 0;
+	CHECK_EQ_INT(store__intervals(st, 0, 0, count_iv, &n), 0);
+	CHECK(n >= 9);
+	/* every interval that is there is whole: 9 samples each */
+	CHECK_EQ_U64(query_total(st, &f), 9 * (uint64_t)n);
+	store__close(st);
+}
+
+TEST(read_while_writing)
+{
+	struct store_opts o = { path_of("rw.db"), 0, 0, true };
+	struct store_filter f = { 0 };
+	struct store *st = NULL;
+	char err[256];
+	int i, torn = 0, reads = 0, status;
+	uint64_t total, last = 0;
+	pid_t pid = start_writer("rw.db");
+	struct timespec t0, t1;
+
+	REQUIRE(pid > 0);
+	/* the writer has committed something (30 s at most on a loaded box) */
+	for (i = 0; i < 3000 && interval_cnt("rw.db") < 2; i++)
+		usleep(10000);
+	st = store__open(&o, err, sizeof(err));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		total = st ? query_total(st, &f) : UINT64_MAX;
+		reads++;
+		if (total == UINT64_MAX || total % 9 || total < last)
+			torn++;
+		last = total;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+	} while (st && t1.tv_sec - t0.tv_sec < 2);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	REQUIRE(st);
+	CHECK(reads >= 2);
+	CHECK(last >= 18);
+	CHECK_EQ_INT(torn, 0);
+	store__close(st);
+}
+
+TEST(corrupt_file)
+{
+	struct store_opts o = { path_of("bad.db"), 0, 0, false };
+	char err[256], moved[512], page[4096];
+	struct store *st;
+	FILE *f;
+	int i;
+
+	/* not a database at all */
+	f = fopen(o.path, "w");
+	REQUIRE(f);
+	for (i = 0; i < 64; i++)
+		fputs("this is not an sqlite file, it holds no profiles at all ....\n", f);
+	fclose(f);
+	st = store__open(&o, err, sizeof(err));
+	CHECK(!st);
+	CHECK_EQ_INT(errno, EBADMSG);
+	CHECK(strlen(err) > 10);
+	CHECK_EQ_INT(store__quarantine(o.path, moved, sizeof(moved)), 0);
+	CHECK(access(moved, F_OK) == 0);
+	CHECK(access(o.path, F_OK) != 0);
+	/* a real store whose pages are overwritten in the middle */
+	st = open_store("bad.db", 0, 0);
+	REQUIRE(st);
+	for (i = 0; i < 50; i++) {
+		struct profile *p = make_profile(6000 + (uint64_t)i, (unsigned)i, 1);
+
+		CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+		profile__free(p);
+	}
+	store__close(st);
+	f = fopen(o.path, "r+");
+	REQUIRE(f);
+	memset(page, 0x5a, sizeof(page));
+	for (i = 2; i < 6; i++) {
+		fseek(f, (long)i * 4096, SEEK_SET);
+		fwrite(page, 1, sizeof(page), f);
+	}
+	fclose(f);
+	st = store__open(&o, err, sizeof(err));
+	CHECK(!st);
+	CHECK_EQ_INT(errno, EBADMSG);
+	store__close(st);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(round_trip);
+	RUN(range_and_filters);
+	RUN(retention_by_age);
+	RUN(retention_by_size);
+	RUN(kill_9_while_writing);
+	RUN(read_while_writing);
+	RUN(corrupt_file);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			printf("  cannot remove %s\n", dir);
+	}
+	return test_summary();
+}
