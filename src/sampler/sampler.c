@@ -16,6 +16,7 @@
 #include "base/array.h"
 #include "base/log.h"
 #include "sampler/sampler.h"
+#include "sampler/verifier_reason.h"
 #include "sampler.skel.h"
 
 #define DEFAULT_MAPPING_CAP (1u << 18)
@@ -123,6 +124,19 @@ static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, size_t 
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+	va_list copy;
+
+	/* a load log: only its reason, unless -v asks for the whole log */
+	va_copy(copy, ap);
+	if (level == LIBBPF_WARN && vasprintf(&msg, fmt, copy) >= 0 &&
+	    verifier_reason__note(msg) && log__level() < LOG_DEBUG) {
+		va_end(copy);
+		free(msg);
+		return 0;
+	}
+	va_end(copy);
+	free(msg);
 	if (level == LIBBPF_DEBUG && log__level() < LOG_DEBUG)
 		return 0;
 	log__vprintf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
@@ -224,10 +238,6 @@ static int check_kernel(void)
 		return -ENOTSUP;
 	}
 
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
-		pr_err("this kernel lacks the bpf_task_pt_regs helper (Linux 5.15+)\n");
-		return -ENOTSUP;
-	}
 	return 0;
 }
 
@@ -374,6 +384,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		bpf_program__set_autoload(s->skel->progs.unwind_chunk, false);
 	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
+	/* Before 5.15: a sample in the kernel finds the user registers on the kernel stack. */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
+		s->skel->rodata->no_task_pt_regs = 1;
+		pr_info("no bpf_task_pt_regs (Linux 5.15+): user registers from the kernel stack\n");
+	}
 
 	if (!syscall_tracepoints_usable()) {
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
@@ -389,8 +404,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	if (err) {
 		if (err == -EPERM)
 			goto perm;
-		pr_err("the kernel refused the BPF programs: %s (run with -v for the verifier log)\n",
-		       strerror(-err));
+		if (*verifier_reason__last())
+			pr_err("the kernel refused the BPF programs: %s (the verifier: \"%s\"; "
+			       "-v for its log)\n",
+			       strerror(-err), verifier_reason__last());
+		else
+			pr_err("the kernel refused the BPF programs: %s (run with -v for the "
+			       "verifier log)\n",
+			       strerror(-err));
 		goto fail;
 	}
 	if (s->skel->rodata->sampler_cfg.tail_calls) {
