@@ -237,7 +237,14 @@ static int check_kernel(void)
 		       "stackscope needs CONFIG_DEBUG_INFO_BTF=y\n");
 		return -ENOTSUP;
 	}
-
+	/* the programs hold the sampled task as a BTF pointer (5.11) and pass bpf_loop
+	 * callbacks (5.13+ knows such subprograms): older kernels are not supported yet
+	 */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
+				    NULL) != 1) {
+		pr_err("this kernel lacks the bpf_get_current_task_btf helper (Linux 5.11+)\n");
+		return -ENOTSUP;
+	}
 	return 0;
 }
 
