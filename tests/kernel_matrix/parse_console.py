@@ -6,7 +6,7 @@ Prints:  RELEASE ARCH programs=ok|failed chain=F python=F walker=tail-call|bpf_l
 then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE" for each
 error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
-python: the share of python3.11's samples in the eval loop that carry <module>;a;b;c complete
+python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
 from _start. Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -51,9 +51,9 @@ def main():
                 stacks[case].append((s, int(n)))
     all_logs = logs.get("chain", []) + logs.get("python", [])
     ok = status.get("chain") == "0" and not any("refused the BPF programs" in l for l in all_logs)
-    walker = "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
+    walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
     chain, n_chain = share(stacks.get("chain", []), CHAIN, ";hot_leaf")
-    py, n_py = share(stacks.get("python", []), PY, ";_PyEval_EvalFrameDefault")
+    py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py))
     progs = {}
@@ -67,7 +67,12 @@ def main():
                 p[1] = m.group(3)
     for name, (insns, us) in progs.items():
         print("  verifier %s insns=%s time_us=%s" % (name, insns, us))
-    for case in ("chain", "python"):
+    for case, pattern, base in (("chain", CHAIN, ";hot_leaf"),
+                                ("python", PY, ";_PyRun_SimpleFileObject;")):
+        worst = sorted(((n, st) for st, n in stacks.get(case, []) if base in st and not pattern.search(st)),
+                       reverse=True)
+        if worst:
+            print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))
