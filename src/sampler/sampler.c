@@ -129,8 +129,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 	/* a load log: only its reason, unless -v asks for the whole log */
 	va_copy(copy, ap);
-	if (level == LIBBPF_WARN && vasprintf(&msg, fmt, copy) >= 0 &&
-	    verifier_reason__note(msg) && log__level() < LOG_DEBUG) {
+	if (level == LIBBPF_WARN && vasprintf(&msg, fmt, copy) >= 0 && verifier_reason__note(msg) &&
+	    log__level() < LOG_DEBUG) {
 		va_end(copy);
 		free(msg);
 		return 0;
