@@ -7,7 +7,8 @@ then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE
 error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
-from _start. Exit status 1 when the boot gave no result.
+from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1).
+Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
 import re
@@ -54,25 +55,30 @@ def main():
     walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
     chain, n_chain = share(stacks.get("chain", []), CHAIN, ";hot_leaf")
     py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
-    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d" %
-          (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py))
-    progs = {}
-    for l in logs.get("chain", []):
-        m = VERIFIER.search(l)
-        if m:
-            p = progs.setdefault(m.group(1), ["?", "?"])
-            if m.group(2):
-                p[0] = m.group(2)
-            else:
-                p[1] = m.group(3)
-    for name, (insns, us) in progs.items():
-        print("  verifier %s insns=%s time_us=%s" % (name, insns, us))
-    for case, pattern, base in (("chain", CHAIN, ";hot_leaf"),
+    tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
+    chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
+    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s" %
+          (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
+           chain_tc if tc and status.get("chain_tc") == "0" else "none"))
+    for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
+        progs = {}
+        for l in logs.get(case, []):
+            m = VERIFIER.search(l)
+            if m:
+                p = progs.setdefault(m.group(1), ["?", "?"])
+                if m.group(2):
+                    p[0] = m.group(2)
+                else:
+                    p[1] = m.group(3)
+        for name, (insns, us) in progs.items():
+            print("  %s %s insns=%s time_us=%s" % (label, name, insns, us))
+    for case, pattern, base in (("chain", CHAIN, ";hot_leaf"), ("chain_tc", CHAIN, ";hot_leaf"),
                                 ("python", PY, ";_PyRun_SimpleFileObject;")):
         worst = sorted(((n, st) for st, n in stacks.get(case, []) if base in st and not pattern.search(st)),
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
+    for case in ("chain", "python", "chain_tc"):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

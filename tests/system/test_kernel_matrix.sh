@@ -4,7 +4,8 @@
 # the known chain (wl_chain_nofp) and a Python chain (py_chain.py) inside. Checks per kernel:
 #  - 6.1: every program loads and passes the verifier (their instruction counts are shown),
 #    the bpf_loop walker, the known chain complete from _start in >= 80% of hot_leaf's
-#    samples (typically 0.99-1.00; under TCG on a loaded box the first samples may come
+#    samples, and so with the tail-call walker forced (the one kernels before 5.17 use)
+#    (typically 0.99-1.00; under TCG on a loaded box the first samples may come
 #    before the executable's unwind table is loaded: "[unwind: file not loaded]"), Python's <module>;a;b;c complete in >= 90% of the script's samples;
 #  - 5.10: not supported yet (bpf_get_current_task_btf, 5.11): stackscope says so in one line
 #    naming the helper, never a verifier dump.
@@ -40,6 +41,8 @@ samples=$(field "$r" samples)
 check_ge "6.1: known-chain samples in hot_leaf" "${samples%/*}" 40
 check "6.1: known chain complete from _start (share $(field "$r" chain) >= 0.80)" \
 	at_least "$(field "$r" chain)" 0.80
+check "6.1: tail-call walker (forced): known chain complete (share $(field "$r" tail-call-chain) >= 0.80)" \
+	at_least "$(field "$r" tail-call-chain)" 0.80
 check_ge "6.1: Python samples running the script" "${samples#*/}" 40
 check "6.1: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.90)" \
 	at_least "$(field "$r" python)" 0.90
