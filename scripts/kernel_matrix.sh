@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 ARCH=${1:-x86_64}
 CACHE=$ROOT/build/kernel-matrix
-OUT=${KM_OUT:-$CACHE/logs}
+OUT=${KM_OUT:-$CACHE/logs/$ARCH}
 SECS=${KM_SECS:-2}
 KERNELS=${KM_KERNELS:-5.10 6.1}
 
@@ -92,6 +92,13 @@ build_root()
 	local img=$CACHE/$ARCH/root.cpio.gz
 	local bin=${KM_STACKSCOPE:-$ROOT/stackscope} chain=$ROOT/build/fixtures/wl_chain_nofp
 	local init=$ROOT/tests/kernel_matrix/guest_init.sh py=/usr/bin/python3.11 newer f
+	# another architecture's root needs its own stackscope, fixtures, busybox and python
+	# (the arm64 port's task): refuse rather than boot a root that cannot run
+	if [[ $ARCH != "$(uname -m)" ]]; then
+		echo "kernel_matrix: no $ARCH root yet: it needs an $ARCH stackscope (KM_STACKSCOPE)," \
+			"fixtures and $DEB_ARCH libraries" >&2
+		return 1
+	fi
 	for f in "$bin" "$chain" "$py"; do
 		[[ -x $f ]] || {
 			echo "kernel_matrix: $f missing (make all fixtures; scripts/setup.sh)" >&2
@@ -146,7 +153,7 @@ report()
 	python3 "$ROOT/tests/kernel_matrix/parse_console.py" "$ARCH" "$OUT/$1.console"
 }
 
-img=$(build_root)
+img=$(build_root) || exit 2
 declare -A vm
 for series in $KERNELS; do
 	vm[$series]=$(fetch_kernel "$series")
