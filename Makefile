@@ -44,7 +44,8 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
-.PHONY: all test check bench format format-check clean system-test asan-test asan-stackscope fixtures
+.PHONY: all test check bench format format-check clean system-test asan-test asan-stackscope fixtures \
+	kernel-matrix
 
 all: stackscope
 
@@ -103,6 +104,10 @@ asan-stackscope:
 	$(Q)$(ASAN_MAKE) $(BUILD)/asan/stackscope
 
 check: format-check test asan-test system-test
+
+# Debian's 5.10 and 6.1 kernels in QEMU (scripts/kernel_matrix.sh; system-test runs it too)
+kernel-matrix: all fixtures
+	$(Q)scripts/kernel_matrix.sh x86_64
 
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh

@@ -13,6 +13,13 @@
 #include <linux/types.h>
 #endif
 
+/* An index checked against a bound keeps its mask (older verifiers, 6.1, lose the bound of
+ * a spilled index when the compiler drops the mask as redundant); as libbpf's barrier_var.
+ */
+#ifndef barrier_var
+#define barrier_var(var) asm volatile("" : "=r"(var) : "0"(var))
+#endif
+
 #define SS_MAX_KERNEL_FRAMES 128
 #define SS_MAX_USER_FRAMES 512
 #define SS_COMM_LEN 16

@@ -289,6 +289,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		ss_end(st, UNWIND_END_TRUNCATED);
 		return;
 	}
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	lookup_pc = st->pc_is_return ? pc - 1 : pc;
 	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {

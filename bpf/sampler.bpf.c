@@ -429,6 +429,20 @@ static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct p
 	st->regs[DWARF_RIP] = BPF_CORE_READ(r, ip);
 }
 
+/* Kernels before bpf_task_pt_regs (5.15): the user registers are at the top of the task's
+ * kernel stack (x86-64: THREAD_SIZE 16 KiB, no padding before FRED), as task_pt_regs() finds
+ * them. Set by userspace from a helper probe.
+ */
+const volatile __u32 no_task_pt_regs = 0;
+#define SS_THREAD_SIZE 16384
+
+static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
+{
+	if (no_task_pt_regs)
+		return (struct pt_regs *)(BPF_CORE_READ(task, stack) + SS_THREAD_SIZE) - 1;
+	return (struct pt_regs *)bpf_task_pt_regs(task);
+}
+
 /* The perf context can only be read directly (the verifier rewrites these loads). */
 static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_perf_event_data *ctx)
 {
@@ -541,7 +555,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		regs_from_ctx(&s->st, ctx);
 	} else if (BPF_CORE_READ(task, mm) &&
 		   !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
-		uregs = (struct pt_regs *)bpf_task_pt_regs(task);
+		uregs = task_user_regs(task);
 		regs_from_pt_regs(&s->st, uregs);
 	} else {
 		s->st.done = 1;

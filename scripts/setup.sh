@@ -43,7 +43,24 @@ packages=(
 	nodejs
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin libdevel-nytprof-perl
+	# the kernel matrix (scripts/kernel_matrix.sh): QEMU, the guest's shell, its initramfs
+	qemu-system-x86 busybox-static cpio
 )
+
+# The kernel matrix boots Debian 11's linux-image-5.10 (apt-get download): the bullseye suite,
+# added explicitly here (its packages are older than bookworm's: nothing else comes from it).
+BULLSEYE=/etc/apt/sources.list.d/stackscope-bullseye.sources
+if [[ ! -e $BULLSEYE ]]; then
+	cat >"$BULLSEYE" <<-'EOF'
+		# stackscope's kernel matrix (scripts/setup.sh): Debian 11's linux-image-5.10 for QEMU
+		Types: deb
+		URIs: http://deb.debian.org/debian
+		Suites: bullseye
+		Components: main
+		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOF
+	apt-get update -qq
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -49,6 +49,7 @@ static __always_inline void hs_emit(struct unwind_cursor *st, struct user_frame 
 
 	if (idx >= SS_MAX_USER_FRAMES)
 		return;
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = addr;
 	fr->file_id = sub << 60 | (pos & HS_BCI_NONE) << 32 | cookie;

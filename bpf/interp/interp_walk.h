@@ -57,6 +57,8 @@ static __always_inline void ss_interp_marker(struct unwind_cursor *st, struct us
 
 	if (idx >= SS_MAX_USER_FRAMES)
 		return;
+	/* keeps the mask below: without it, 6.1's verifier loses the bound on a spilled idx */
+	barrier_var(idx);
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = 0;
 	fr->file_id = what;

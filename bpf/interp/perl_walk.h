@@ -171,6 +171,7 @@ static __always_inline void perl_push(struct unwind_cursor *st, struct interp_st
 
 	if (pl->cop && ss_read_user(&line, sizeof(line), pl->cop + o->cop_line) < 0)
 		line = 0;
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = type << PERL_FRAME_TYPE_SHIFT | (ptr & PERL_FRAME_PTR_MASK);
 	fr->file_id = (__u64)(line & 0xffff) << PERL_FRAME_LINE_SHIFT |

@@ -223,6 +223,7 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		php_fail(st, is, frames, PHP_MARKER_BAD_FRAME, PHP_COUNTER_BAD_FRAME);
 		return;
 	}
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = func;
 	fr->file_id = (__u64)line << PHP_FRAME_LINE_SHIFT | (__u64)flags << PHP_FRAME_FLAGS_SHIFT |

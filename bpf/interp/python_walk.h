@@ -154,6 +154,7 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 		argcount = 0;
 		firstlineno = 0;
 	}
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = code;
 	fr->file_id = (__u64)instr << 32 | (__u32)((__u32)firstlineno + (argcount << 24));

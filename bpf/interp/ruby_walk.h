@@ -226,6 +226,7 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 		if (me & 7 || me >> (RB_POS_SHIFT + 3))
 			me = 0;
 	}
+	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	fr->addr = addr;
 	fr->file_id = (__u64)pos << RB_POS_SHIFT | me >> 3;

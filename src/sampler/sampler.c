@@ -16,6 +16,7 @@
 #include "base/array.h"
 #include "base/log.h"
 #include "sampler/sampler.h"
+#include "sampler/verifier_reason.h"
 #include "sampler.skel.h"
 
 #define DEFAULT_MAPPING_CAP (1u << 18)
@@ -131,6 +132,19 @@ static void defer_budget(struct sampler_bpf *skel, unsigned int cpu_cnt, unsigne
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char *msg = NULL;
+	va_list copy;
+
+	/* a load log: only its reason, unless -v asks for the whole log */
+	va_copy(copy, ap);
+	if (level == LIBBPF_WARN && vasprintf(&msg, fmt, copy) >= 0 && verifier_reason__note(msg) &&
+	    log__level() < LOG_DEBUG) {
+		va_end(copy);
+		free(msg);
+		return 0;
+	}
+	va_end(copy);
+	free(msg);
 	if (level == LIBBPF_DEBUG && log__level() < LOG_DEBUG)
 		return 0;
 	log__vprintf(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, fmt, ap);
@@ -231,9 +245,12 @@ static int check_kernel(void)
 		       "stackscope needs CONFIG_DEBUG_INFO_BTF=y\n");
 		return -ENOTSUP;
 	}
-
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
-		pr_err("this kernel lacks the bpf_task_pt_regs helper (Linux 5.15+)\n");
+	/* the programs hold the sampled task as a BTF pointer (5.11) and pass bpf_loop
+	 * callbacks (5.13+ knows such subprograms): older kernels are not supported yet
+	 */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
+				    NULL) != 1) {
+		pr_err("this kernel lacks the bpf_get_current_task_btf helper (Linux 5.11+)\n");
 		return -ENOTSUP;
 	}
 	return 0;
@@ -382,6 +399,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		bpf_program__set_autoload(s->skel->progs.unwind_chunk, false);
 	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
+	/* Before 5.15: a sample in the kernel finds the user registers on the kernel stack. */
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
+		s->skel->rodata->no_task_pt_regs = 1;
+		pr_info("no bpf_task_pt_regs (Linux 5.15+): user registers from the kernel stack\n");
+	}
 
 	if (!syscall_tracepoints_usable()) {
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
@@ -397,8 +419,14 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	if (err) {
 		if (err == -EPERM)
 			goto perm;
-		pr_err("the kernel refused the BPF programs: %s (run with -v for the verifier log)\n",
-		       strerror(-err));
+		if (*verifier_reason__last())
+			pr_err("the kernel refused the BPF programs: %s (the verifier: \"%s\"; "
+			       "-v for its log)\n",
+			       strerror(-err), verifier_reason__last());
+		else
+			pr_err("the kernel refused the BPF programs: %s (run with -v for the "
+			       "verifier log)\n",
+			       strerror(-err));
 		goto fail;
 	}
 	if (s->skel->rodata->sampler_cfg.tail_calls) {

@@ -1,0 +1,47 @@
+#!/bin/busybox sh
+# The kernel matrix's /init inside QEMU (scripts/kernel_matrix.sh builds the root): mounts the
+# kernel's file systems, records the known-chain native workload and a Python chain with
+# stackscope, prints the results between KM-BEGIN/KM-END markers on the console, powers off.
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf
+mount -t tmpfs tmp /tmp
+ulimit -l unlimited
+secs=$(sed -n 's/.*km_secs=\([0-9.]*\).*/\1/p' /proc/cmdline)
+# km_verbose (KM_VERBOSE=1 on the host): stackscope -v, the verifier log of a refusal
+grep -q km_verbose /proc/cmdline && verbose=-v && export STACKSCOPE_VERIFIER_LOG=/tmp/verifier.log
+# the statistics replace the verifier log: one or the other
+[ -z "$verbose" ] && export STACKSCOPE_VERIFIER_STATS=1
+echo "KM-BEGIN"
+echo "KM kernel $(uname -r) $(uname -m)"
+# one record per case: its log (verifier statistics, walker) and its folded stacks
+run_case()
+{
+	name=$1
+	shift
+	/usr/bin/stackscope record $verbose -F 199 -o /tmp/$name.folded \
+		-- "$@" >/tmp/$name.log 2>&1
+	status=$?
+	# a refusal: again without the statistics (their log level leaves out the verifier's reason)
+	[ $status != 0 ] && [ -z "$verbose" ] && grep -q "refused the BPF" /tmp/$name.log &&
+		(unset STACKSCOPE_VERIFIER_STATS; /usr/bin/stackscope record -F 199 -o /tmp/$name.folded \
+			-- "$@" >>/tmp/$name.log 2>&1)
+	echo "KM status $name $status"
+	# KM_VERBOSE: the end of a refused program's verifier log (where it stopped)
+	[ -n "$verbose" ] && tail -n 60 /tmp/verifier.log 2>/dev/null | sed "s/^/KM vlog $name /"
+	sed "s/^/KM log $name /" /tmp/$name.log
+	sed "s/^/KM folded $name /" /tmp/$name.folded 2>/dev/null
+}
+run_case chain /usr/bin/wl_chain_nofp "${secs:-2}"
+# the tail-call walker (what kernels without bpf_loop use), forced on this kernel's verifier
+STACKSCOPE_TAIL_CALLS=1 run_case chain_tc /usr/bin/wl_chain_nofp "${secs:-2}"
+# a fixed hash seed: no wait for the entropy a fresh guest lacks
+export PYTHONHASHSEED=0
+run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
+echo "KM-END"
+poweroff -f

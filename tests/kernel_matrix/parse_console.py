@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""One kernel's row of the kernel matrix, from the console of its QEMU boot.
+
+guest_init.sh prints "KM status|log|folded CASE ..." lines between KM-BEGIN and KM-END.
+Prints:  RELEASE ARCH programs=ok|failed chain=F python=F walker=tail-call|bpf_loop
+then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE" for each
+error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
+is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
+python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
+from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1).
+Exit status 1 when the boot gave no result.
+Usage: parse_console.py ARCH CONSOLE_FILE
+"""
+import re
+import sys
+
+CHAIN = re.compile(r"^wl_chain_nofp;_start;__libc_start_main[^;]*;([^;]+;)?main;chain_a;chain_b;chain_c;hot_leaf(;|$)")
+PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
+VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
+
+
+def share(stacks, pattern, base):
+    total = sum(n for s, n in stacks if base in s)
+    good = sum(n for s, n in stacks if pattern.search(s))
+    return ("%.3f" % (good / total) if total else "none"), total
+
+
+def main():
+    arch, path = sys.argv[1], sys.argv[2]
+    text = open(path, errors="replace").read().replace("\r", "")
+    if "KM-END" not in text:
+        tail = [l for l in text.splitlines() if l.strip()][-3:]
+        print("%s %s boot=failed (no result on the console: %s)" % (path, arch, " | ".join(tail)))
+        return 1
+    release, status, logs, folded = "?", {}, {}, {}
+    for line in text.splitlines():
+        f = line.split(" ", 3)
+        if f[0] != "KM" or len(f) < 3:
+            continue
+        if f[1] == "kernel":
+            release = f[2]
+        elif f[1] == "status":
+            status[f[2]] = f[3] if len(f) > 3 else "?"
+        elif f[1] in ("log", "folded") and len(f) == 4:
+            (logs if f[1] == "log" else folded).setdefault(f[2], []).append(f[3])
+    stacks = {}
+    for case, lines in folded.items():
+        stacks[case] = []
+        for l in lines:
+            s, _, n = l.rpartition(" ")
+            if n.isdigit():
+                stacks[case].append((s, int(n)))
+    all_logs = logs.get("chain", []) + logs.get("python", [])
+    ok = status.get("chain") == "0" and not any("refused the BPF programs" in l for l in all_logs)
+    walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
+    chain, n_chain = share(stacks.get("chain", []), CHAIN, ";hot_leaf")
+    py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
+    tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
+    chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
+    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s" %
+          (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
+           chain_tc if tc and status.get("chain_tc") == "0" else "none"))
+    for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
+        progs = {}
+        for l in logs.get(case, []):
+            m = VERIFIER.search(l)
+            if m:
+                p = progs.setdefault(m.group(1), ["?", "?"])
+                if m.group(2):
+                    p[0] = m.group(2)
+                else:
+                    p[1] = m.group(3)
+        for name, (insns, us) in progs.items():
+            print("  %s %s insns=%s time_us=%s" % (label, name, insns, us))
+    for case, pattern, base in (("chain", CHAIN, ";hot_leaf"), ("chain_tc", CHAIN, ";hot_leaf"),
+                                ("python", PY, ";_PyRun_SimpleFileObject;")):
+        worst = sorted(((n, st) for st, n in stacks.get(case, []) if base in st and not pattern.search(st)),
+                       reverse=True)
+        if worst:
+            print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
+    for case in ("chain", "python", "chain_tc"):
+        for l in logs.get(case, []):
+            if "error:" in l:
+                print("  error %s: %s" % (case, l))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
