@@ -112,7 +112,11 @@ static int write_outputs(struct record_run *s)
 			e = folded__write(s->prof, o->path);
 			break;
 		default:
-			e = flamegraph__write(s->prof, o->path, "stackscope record");
+			e = flamegraph__write(s->prof, o->path,
+					      !s->opts->off_cpu ? "stackscope record"
+					      : s->opts->cpu    ? "stackscope record: wall clock "
+								  "(off CPU in blue)"
+								: "stackscope record: off CPU");
 			break;
 		}
 		if (e) {
@@ -324,6 +328,10 @@ static int run(struct record_run *r)
 		.debuginfod_wait_ms = 10000,
 		.debug_dirs = o->debug_dirs,
 		.debug_dir_cnt = o->debug_dir_cnt,
+		.off_cpu = o->off_cpu,
+		.no_cpu = !o->cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_rate = o->off_cpu_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;
