@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/agent_options.h"
+#include "sampler/off_cpu.h"
 
 void agent_options__usage(FILE *f)
 {
@@ -40,6 +41,10 @@ void agent_options__usage(FILE *f)
 		"      --no-symbolize         send addresses and build ids only\n"
 		"      --symbolize-lines      also source lines and inline frames from debug info found\n"
 		"                             on the host or via DEBUGINFOD_URLS (costs memory)\n"
+		"      --off-cpu              also where threads wait: an off-CPU profile (off_cpu/\n"
+		"                             nanoseconds) next to the CPU one, in the same request\n"
+		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
+		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n");
 }
@@ -58,6 +63,18 @@ static int parse_seconds(const char *s, double min, double max, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return errno || *end || !isfinite(*out) || *out < min || *out > max ? -EINVAL : 0;
+}
+
+/* A whole number 0..max, digits only. */
+static int parse_whole(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
 }
 
 static int parse_mb(const char *s, uint64_t *out)
@@ -94,6 +111,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		OPT_CACHE,
 		OPT_ENTRIES,
 		OPT_LINES,
+		OPT_OFF_CPU,
+		OPT_OFF_CPU_MIN,
+		OPT_OFF_CPU_RATE,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -113,10 +133,14 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "cache-dir", required_argument, NULL, OPT_CACHE },
 		{ "unwind-entries", required_argument, NULL, OPT_ENTRIES },
 		{ "symbolize-lines", no_argument, NULL, OPT_LINES },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	uint64_t whole;
 	double hz;
 	int c;
 
@@ -130,6 +154,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
 	o->unwind_entries = 1u << 21;
+	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
@@ -189,6 +214,21 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_LINES:
 			o->symbolize_lines = true;
+			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+			if (parse_whole(optarg, 60000000, &whole))
+				fail("--off-cpu-min must be microseconds (0-60000000), not '%s'",
+				     optarg);
+			o->off_cpu_min_ns = whole * 1000;
+			break;
+		case OPT_OFF_CPU_RATE:
+			if (parse_whole(optarg, 1000000, &whole) || !whole)
+				fail("--off-cpu-rate must be walks per second (1-1000000), not '%s'",
+				     optarg);
+			o->off_cpu_rate = (unsigned int)whole;
 			break;
 		case OPT_CACHE:
 			o->cache_dir = optarg;

@@ -550,6 +550,7 @@ static int sample__add_event(struct profile *p, struct sample_rec *r,
 	ev->time_ns = s->time_ns;
 	ev->count = s->count;
 	ev->cpu = s->cpu;
+	ev->off_cpu_ns = s->off_cpu_ns;
 	return 0;
 }
 

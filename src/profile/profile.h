@@ -151,6 +151,7 @@ struct profile_event {
 	uint64_t time_ns;
 	uint64_t count;
 	uint32_t cpu;
+	uint64_t off_cpu_ns; /* an off-CPU stay: its length */
 };
 
 /* One aggregated sample: every profile__add_sample() with this key added up. */

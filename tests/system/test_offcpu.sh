@@ -102,4 +102,39 @@ else
 	skip_setup "Debian /usr/bin/python3 missing: Python frames off CPU"
 fi
 
+# 4. agent --off-cpu: the off-CPU profile next to the CPU one, in the same OTLP request.
+RECEIVER=$SS_ROOT/tests/system/otlp_receiver.py
+mkdir -p "$TMP/rcv"
+/usr/bin/python3 "$RECEIVER" --dir "$TMP/rcv" --port 18101 --lifetime 60 >"$TMP/rcv.port" \
+	2>"$TMP/rcv.err" &
+_bg_pids+=($!)
+# a high walk budget: the whole box's stays share it, and this test wants every one of ours
+"$SS" agent -F 99 --interval 1 --off-cpu --off-cpu-rate 50000 \
+	--otlp-endpoint http://127.0.0.1:18101 --output-dir "$TMP/agent.out" 2>"$TMP/agent.err" &
+APID=$!
+_bg_pids+=($APID)
+for ((i = 0; i < 300; i++)); do
+	grep -q "agent running" "$TMP/agent.err" 2>/dev/null && break
+	sleep 0.1
+done
+check "agent: running with --off-cpu" grep -q "agent running" "$TMP/agent.err"
+"$FIX/wl_offcpu" "$TMP" "$TMP/agent.measured" &
+WPID=$!
+wait $WPID
+sleep 2 # the interval it ended in goes out
+kill -TERM $APID
+wait $APID
+check_eq "agent: exit status" $? 0
+/usr/bin/python3 "$SS_ROOT/tests/system/otlp_profiles.py" $WPID "$TMP"/rcv/req-*.pb >"$TMP/agent.lines"
+both=$(awk '{ t[$1] = t[$1] " " $2 } END { for (r in t) if (t[r] ~ / samples/ && t[r] ~ / off_cpu/) n++; print n + 0 }' \
+	"$TMP/agent.lines")
+check_ge "agent: requests with the workload's CPU and off-CPU profiles together" "$both" 1
+check_eq "agent: off-CPU samples whose values and timestamps differ in length" \
+	"$(grep -c '!shape' "$TMP/agent.lines")" 0
+sleep_ns=$(awk '$2 == "off_cpu" && $0 ~ / (.*;)?sleep_alpha;sleep_beta;.*\[off-cpu: sleep\] [0-9]+$/ { s += $NF }
+	END { print s + 0 }' \
+	"$TMP/agent.lines")
+within "agent: sleep_alpha;sleep_beta off CPU over the requests" "$sleep_ns" \
+	"$(measured "$TMP/agent.measured" sleep)" 10 || grep -m5 sleep_beta "$TMP/agent.lines"
+
 finish
