@@ -285,6 +285,22 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 		*c += 1;
 }
 
+/* A GCRA budget (*tat: the theoretical arrival time of the next event, per CPU): one event
+ * per interval_ns on average, up to burst_ns / interval_ns at once. false: over the budget.
+ */
+static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, __u64 burst_ns)
+{
+	__u64 next;
+
+	if (!tat)
+		return false;
+	next = (*tat > now ? *tat : now) + interval_ns;
+	if (next > now + burst_ns)
+		return false;
+	*tat = next;
+	return true;
+}
+
 #include "interp/interp_walk.h"
 #include "deferred.h"
 #include "interp/go_labels.h"

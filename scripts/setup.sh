@@ -41,6 +41,8 @@ packages=(
 	nodejs
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin libdevel-nytprof-perl
+	# bench/offcpu.sh: bcc's CO-RE offcputime (bpfcc-tools' Python one needs kernel headers)
+	libbpf-tools
 )
 
 missing=()

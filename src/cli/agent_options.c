@@ -65,18 +65,6 @@ static int parse_seconds(const char *s, double min, double max, double *out)
 	return errno || *end || !isfinite(*out) || *out < min || *out > max ? -EINVAL : 0;
 }
 
-/* A whole number 0..max, digits only. */
-static int parse_whole(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end || *out > max ? -EINVAL : 0;
-}
-
 static int parse_mb(const char *s, uint64_t *out)
 {
 	char *end;
@@ -140,7 +128,6 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint64_t whole;
 	double hz;
 	int c;
 
@@ -219,16 +206,11 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			o->off_cpu = true;
 			break;
 		case OPT_OFF_CPU_MIN:
-			if (parse_whole(optarg, 60000000, &whole))
-				fail("--off-cpu-min must be microseconds (0-60000000), not '%s'",
-				     optarg);
-			o->off_cpu_min_ns = whole * 1000;
-			break;
 		case OPT_OFF_CPU_RATE:
-			if (parse_whole(optarg, 1000000, &whole) || !whole)
-				fail("--off-cpu-rate must be walks per second (1-1000000), not '%s'",
+			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
+						  &o->off_cpu_rate))
+				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
 				     optarg);
-			o->off_cpu_rate = (unsigned int)whole;
 			break;
 		case OPT_CACHE:
 			o->cache_dir = optarg;

@@ -208,16 +208,11 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 			o->cpu = true;
 			break;
 		case OPT_OFF_CPU_MIN:
-			if (parse_uint(optarg, 60000000, &v))
-				fail("--off-cpu-min must be microseconds (0-60000000), not '%s'",
-				     optarg);
-			o->off_cpu_min_ns = (uint64_t)v * 1000;
-			break;
 		case OPT_OFF_CPU_RATE:
-			if (parse_uint(optarg, 1000000, &v) || v < 1)
-				fail("--off-cpu-rate must be walks per second (1-1000000), not '%s'",
+			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
+						  &o->off_cpu_rate))
+				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
 				     optarg);
-			o->off_cpu_rate = (unsigned int)v;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -1,5 +1,6 @@
 /* Off-CPU sampling setup: configuration before load. */
 #include <errno.h>
+#include <stdlib.h>
 
 #include <bpf/libbpf.h>
 
@@ -16,6 +17,37 @@ static const char *const state_names[OFF_CPU_STATE_CNT] = {
 	[OFF_CPU_STOPPED] = "stopped",
 	[OFF_CPU_OTHER] = "other",
 };
+
+/* A whole number 0..max, digits only. */
+static int parse_whole(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out > max ? -EINVAL : 0;
+}
+
+int off_cpu__parse_option(bool rate, const char *arg, uint64_t *min_ns, unsigned int *rate_out)
+{
+	uint64_t n;
+
+	if (parse_whole(arg, rate ? 1000000 : 60000000, &n) || (rate && !n))
+		return -EINVAL;
+	if (rate)
+		*rate_out = (unsigned int)n;
+	else
+		*min_ns = n * 1000;
+	return 0;
+}
+
+const char *off_cpu__option_usage(bool rate)
+{
+	return rate ? "--off-cpu-rate must be walks per second (1-1000000)"
+		    : "--off-cpu-min must be microseconds (0-60000000)";
+}
 
 const char *off_cpu_state__name(uint32_t state)
 {

@@ -19,6 +19,12 @@ struct sampler_bpf;
 int off_cpu__configure(struct sampler_bpf *skel, bool enable, uint64_t min_ns, unsigned int rate,
 		       unsigned int cpu_cnt);
 
+/* Command-line values (record and agent): --off-cpu-min USECS (0-60000000) into *min_ns, or
+ * (rate) --off-cpu-rate N (1-1000000) into *rate. 0 or -EINVAL; then the option's usage.
+ */
+int off_cpu__parse_option(bool rate, const char *arg, uint64_t *min_ns, unsigned int *rate_out);
+const char *off_cpu__option_usage(bool rate);
+
 /* "sleep", "uninterruptible"... for an enum off_cpu_state ("other" when out of range). */
 const char *off_cpu_state__name(uint32_t state);
 

@@ -8,45 +8,8 @@ standard library (a minimal protobuf reader for the fields used)."""
 import os
 import sys
 
-
-def varint(buf, i):
-    shift = v = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        if b < 0x80:
-            return v, i
-        shift += 7
-
-
-def fields(buf):
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(buf, i)
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 2:
-            n, i = varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield num, wt, v
-
-
-def ints(wt, v):
-    if wt == 0:
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i)
-        out.append(x)
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pprof_stacks import fields, ints  # noqa: E402 (the same minimal protobuf reader)
 
 
 def sub(buf, num):
