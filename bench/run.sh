@@ -63,7 +63,7 @@ echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}
 grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
 
 # The other benchmarks (each prints its own method and table).
-for b in cfi_extract unwind fork fork_storm deferred python ruby php jvm perl node symbolize go_symbolize agent; do
+for b in cfi_extract unwind fork fork_storm deferred python ruby php jvm perl node symbolize go_symbolize agent offcpu; do
 	if [[ -x bench/$b.sh ]]; then
 		echo
 		echo "## bench/$b.sh"
