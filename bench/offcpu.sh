@@ -1,7 +1,8 @@
 #!/bin/bash
 # Off-CPU profiling under a context-switch storm: bench/pingpong.c bounces a byte between two
-# processes over pipes (~45k round trips/s here: ~90k switches out and back in per second)
-# for DUR seconds while each tool records the whole system; rounds alternate the tools:
+# processes over pipes, both pinned to the last CPU (~50k round trips/s on an idle box here:
+# ~100k switches a second) for DUR seconds while each tool records the whole system; rounds
+# alternate the tools:
 #   none         the workload alone
 #   cpu          stackscope record -F 99 (CPU samples only: the baseline of the machinery)
 #   offcpu       stackscope record --off-cpu (default: stays >= 1 ms, 2000 walks/s)
@@ -26,6 +27,8 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
 [[ -x $OFFCPUTIME ]] || { echo "bench: $OFFCPUTIME missing (apt-get install libbpf-tools)" >&2; exit 1; }
 gcc -O2 -Wall -o "$out/pingpong" bench/pingpong.c || exit 1
 TCK=$(getconf CLK_TCK)
+PIN=$(($(nproc) - 1)) # both ping-pong processes on the last CPU: every round trip is two
+		      # switches there, whatever the tools and the box's idle states do
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
@@ -56,7 +59,7 @@ run() { # tool -> "round_trips_per_s tool_cpu_pct bpf_ms_per_s"
 		t0=$(cpu_ticks "$pid")
 		[[ -n $prog ]] && b0=$(bpf_ns "$prog")
 	fi
-	rt=$("$out/pingpong" "$DUR" | awk '{ print $2 }')
+	rt=$(taskset -c "$PIN" "$out/pingpong" "$DUR" | awk '{ print $2 }')
 	if [[ -n $pid ]]; then
 		t1=$(cpu_ticks "$pid")
 		[[ -n $prog ]] && b1=$(bpf_ns "$prog")

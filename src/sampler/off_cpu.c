@@ -18,6 +18,11 @@ static const char *const state_names[OFF_CPU_STATE_CNT] = {
 	[OFF_CPU_OTHER] = "other",
 };
 
+size_t off_cpu__ringbuf_bytes(bool enable, unsigned int rate)
+{
+	return enable ? (size_t)(rate ? rate : OFF_CPU_DEFAULT_RATE) * 2048 : 0;
+}
+
 /* A whole number 0..max, digits only. */
 static int parse_whole(const char *s, uint64_t max, uint64_t *out)
 {

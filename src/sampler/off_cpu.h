@@ -5,6 +5,7 @@
 #define STACKSCOPE_SAMPLER_OFF_CPU_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define OFF_CPU_DEFAULT_MIN_NS 1000000ULL /* 1 ms */
@@ -18,6 +19,11 @@ struct sampler_bpf;
  */
 int off_cpu__configure(struct sampler_bpf *skel, bool enable, uint64_t min_ns, unsigned int rate,
 		       unsigned int cpu_cnt);
+
+/* Ring-buffer room for off-CPU records (0 when disabled): a second of stack walks at rate
+ * (0: the default), ~2 KiB each (the reader drains every 100 ms: bursts fit).
+ */
+size_t off_cpu__ringbuf_bytes(bool enable, unsigned int rate);
 
 /* Command-line values (record and agent): --off-cpu-min USECS (0-60000000) into *min_ns, or
  * (rate) --off-cpu-rate N (1-1000000) into *rate. 0 or -EINVAL; then the option's usage.
