@@ -9,9 +9,10 @@
  * noise). fsync also works on CPU (writeback): wall time minus the thread's CPU time. (A
  * profiler that works at switches may have its time charged to the thread coming in, which
  * then looks on CPU: the reason pure waits are measured by the wall clock.)
- * Usage: wl_offcpu DIR OUT: writes "chain nanoseconds" lines to OUT when all are done. The
- * threads start after 300 ms, spent on CPU in warm_up(): a profiler has read the process's
- * mappings by then (stays before that may end in "[unwind: file not loaded]").
+ * Usage: wl_offcpu DIR OUT [WARMUP_MS]: writes "chain nanoseconds" lines to OUT when all are
+ * done. The threads start after WARMUP_MS (default 300, at most 10000), spent on CPU in
+ * warm_up(): a profiler has read the process's mappings by then (stays before that may end
+ * in "[unwind: file not loaded]" or "[unwind: unmapped pc]").
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -203,9 +204,9 @@ static void *syncer(void *arg)
 	return arg;
 }
 
-WL_NOINLINE static void warm_up(void)
+WL_NOINLINE static void warm_up(long ms)
 {
-	uint64_t end = clock_of(CLOCK_MONOTONIC) + 300000000ULL;
+	uint64_t end = clock_of(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000ULL;
 	volatile unsigned long spin = 0;
 
 	while (clock_of(CLOCK_MONOTONIC) < end)
@@ -216,15 +217,16 @@ int main(int argc, char **argv)
 {
 	void *(*fns[])(void *) = { sleeper, feeder, reader, holder, waiter, syncer };
 	pthread_t t[6];
+	long warm_ms = argc > 3 ? atol(argv[3]) : 300;
 	FILE *out;
 	size_t i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: wl_offcpu DIR OUT\n");
+	if (argc < 3 || argc > 4 || warm_ms < 0 || warm_ms > 10000) {
+		fprintf(stderr, "usage: wl_offcpu DIR OUT [WARMUP_MS]\n");
 		return 2;
 	}
 	dir = argv[1];
-	warm_up();
+	warm_up(warm_ms);
 	if (pipe(pipe_fd) || sem_init(&lock_held, 0, 0) || sem_init(&lock_taken, 0, 0))
 		return 1;
 	for (i = 0; i < 6; i++)
