@@ -78,25 +78,43 @@ static const char *str(const struct pprof_profile *pp, int64_t i)
 	return i >= 0 && (size_t)i < pp->string_cnt ? pp->strings[i].s : "?";
 }
 
+/* p's folded text must be `folded`; its pprof, decoded, has `types` sample types, the first
+ * samples/count and the last off_cpu/nanoseconds (NULL: failed, reported).
+ */
+static struct pprof_profile *outputs(const struct profile *p, const char *folded, size_t types)
+{
+	char *text = folded_text(p);
+	struct pprof_profile *pp;
+
+	CHECK(text != NULL);
+	if (text)
+		CHECK_STR(text, folded);
+	free(text);
+	pp = pprof_of(p);
+	CHECK(pp != NULL);
+	if (!pp)
+		return NULL;
+	CHECK_EQ_U64(pp->sample_type_cnt, types);
+	if (pp->sample_type_cnt != types) {
+		pprof_profile__free(pp);
+		return NULL;
+	}
+	CHECK_STR(str(pp, pp->sample_types[0].type), "samples");
+	CHECK_STR(str(pp, pp->sample_types[types - 1].type), "off_cpu");
+	CHECK_STR(str(pp, pp->sample_types[types - 1].unit), "nanoseconds");
+	return pp;
+}
+
 TEST(off_cpu_only)
 {
 	struct profile *p = make(false);
 	struct pprof_profile *pp;
-	char *text;
 	size_t i;
 
 	REQUIRE(p);
 	CHECK(profile__has_off_cpu(p) && !profile__has_cpu(p));
-	text = folded_text(p);
-	REQUIRE(text);
-	CHECK_STR(text, "app;main;wait;[off-cpu: sleep] 7000000\n");
-	free(text);
-	pp = pprof_of(p);
+	pp = outputs(p, "app;main;wait;[off-cpu: sleep] 7000000\n", 2);
 	REQUIRE(pp);
-	REQUIRE(pp->sample_type_cnt == 2);
-	CHECK_STR(str(pp, pp->sample_types[0].type), "samples");
-	CHECK_STR(str(pp, pp->sample_types[1].type), "off_cpu");
-	CHECK_STR(str(pp, pp->sample_types[1].unit), "nanoseconds");
 	CHECK_STR(str(pp, pp->default_sample_type), "off_cpu");
 	REQUIRE(pp->sample_cnt == 1);
 	CHECK_EQ_U64(pp->samples[0].values[0], 2);       /* two stays */
@@ -111,20 +129,13 @@ TEST(off_cpu_with_cpu_is_wall_clock)
 {
 	struct profile *p = make(true);
 	struct pprof_profile *pp;
-	char *text;
 	size_t i;
 
 	REQUIRE(p);
-	text = folded_text(p);
-	REQUIRE(text);
 	/* CPU: 2 samples x 10 ms; off CPU: 7 ms */
-	CHECK_STR(text, "app;main;wait;[off-cpu: sleep] 7000000\napp;main;work 20000000\n");
-	free(text);
-	pp = pprof_of(p);
+	pp = outputs(p, "app;main;wait;[off-cpu: sleep] 7000000\napp;main;work 20000000\n", 3);
 	REQUIRE(pp);
-	REQUIRE(pp->sample_type_cnt == 3);
 	CHECK_STR(str(pp, pp->sample_types[1].type), "cpu");
-	CHECK_STR(str(pp, pp->sample_types[2].type), "off_cpu");
 	CHECK_EQ_U64(pp->period, PERIOD);
 	REQUIRE(pp->sample_cnt == 2);
 	for (i = 0; i < 2; i++) {
