@@ -31,11 +31,14 @@
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
-	RECORD_EXEC = 2,  /* a task called execve(): pid, new binary's path */
-	RECORD_EXIT = 3,  /* a thread-group leader exited */
-	RECORD_MMAP = 4,  /* a process mapped a file executable (dlopen, the dynamic loader) */
-	RECORD_STACK = 5, /* registers + a copy of the user stack for a deferred sample: sent
+	RECORD_EXEC = 2,    /* a task called execve(): pid, new binary's path */
+	RECORD_EXIT = 3,    /* a thread-group leader exited */
+	RECORD_MMAP = 4,    /* a process mapped a file executable (dlopen, the dynamic loader) */
+	RECORD_STACK = 5,   /* registers + a copy of the user stack for a deferred sample: sent
 			   * right before that sample's RECORD_SAMPLE, from the same CPU */
+	RECORD_OFF_CPU = 6, /* a thread came back on CPU after a stay off it long enough: joins
+			     * the off-CPU RECORD_SAMPLE it sent when it left (struct
+			     * off_cpu_record) */
 };
 
 struct record_header {
@@ -112,6 +115,10 @@ struct sample_record {
 	__u32 label_cnt; /* labels[] entries used (<= SS_MAX_LABELS) */
 	__u64 map_seq;   /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
 			  * a frame eBPF could not only where no mapping entered since covers it */
+	__u32 off_cpu;   /* 1: the stack of a thread going off CPU (bpf/off_cpu.h), sent when
+			      * it leaves; its RECORD_OFF_CPU says how long it stayed off */
+	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
+	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	/* Variable length: only user_frame_cnt entries are sent. */
@@ -161,6 +168,15 @@ struct stack_copy_record {
 	__u8 stack[SS_DEFER_STACK_PAGES * SS_DEFER_PAGE];
 };
 
+/* RECORD_OFF_CPU: hdr.time_ns is the switch back in; hdr.pid, hdr.tid the thread's. */
+struct off_cpu_record {
+	struct record_header hdr;
+	__u64 out_time_ns; /* hdr.time_ns of the off-CPU RECORD_SAMPLE sent when it left */
+	__u64 off_ns;      /* time off CPU */
+	__u32 state;       /* enum off_cpu_state */
+	__u32 pad;
+};
+
 struct exec_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];
@@ -203,7 +219,18 @@ enum counter {
 	COUNTER_DEFERRED,            /* samples sent with a stack copy (RECORD_STACK) */
 	COUNTER_DEFER_OVER_BUDGET,   /* would have been deferred: over the per-second budget */
 	COUNTER_DEFER_LOST,          /* stack copy lost: ring buffer full (the sample is kept) */
-	COUNTER_UNWIND_END_BASE,     /* + enum unwind_end: how user stacks ended */
+	COUNTER_OFF_CPU,             /* stays off CPU joined to their stack (bpf/off_cpu.h) */
+	COUNTER_OFF_CPU_NS,          /* ... and the off-CPU time they stand for */
+	COUNTER_OFF_CPU_WALKS,       /* stacks walked at a switch out */
+	COUNTER_OFF_CPU_SHORT,       /* stays shorter than the minimum (walked or not): skipped */
+	COUNTER_OFF_CPU_NOT_WALKED,  /* long stays whose stack was not taken: predicted short */
+	COUNTER_OFF_CPU_NOT_WALKED_NS,  /* ... and their time */
+	COUNTER_OFF_CPU_OVER_BUDGET,    /* long stays not walked: over the per-second walk budget */
+	COUNTER_OFF_CPU_OVER_BUDGET_NS, /* ... and their time */
+	COUNTER_OFF_CPU_LOST,           /* long stays lost: ring buffer full (their stack or end) */
+	COUNTER_OFF_CPU_LOST_NS,        /* ... and their time */
+	COUNTER_OFF_CPU_PROG_NS,        /* ns spent walking stacks at switches out */
+	COUNTER_UNWIND_END_BASE,        /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 
@@ -402,9 +429,23 @@ struct sampler_config {
 			     * VMA iterator, 6.7, and bpf_find_vma, 5.17) */
 	__u32 defer_mode;   /* enum defer_kind: DEFER_NONE off, DEFER_UNKNOWN on, DEFER_VERIFY */
 	__u32 pad;
-	__u64 defer_interval_ns; /* deferral budget: one stack copy per interval on average, */
-	__u64 defer_burst_ns;    /* with up to burst_ns / interval_ns at once (all CPUs) */
-	__u64 defer_ring_max;    /* no stack copy while the ring buffer holds more than this */
+	__u64 defer_interval_ns;   /* deferral budget: one stack copy per interval on average, */
+	__u64 defer_burst_ns;      /* with up to burst_ns / interval_ns at once (all CPUs) */
+	__u64 defer_ring_max;      /* no stack copy while the ring buffer holds more than this */
+	__u64 off_cpu_min_ns;      /* off-CPU: shorter stays off CPU are skipped (counted) */
+	__u64 off_cpu_interval_ns; /* off-CPU walk budget: one walk per interval on average, */
+	__u64 off_cpu_burst_ns;    /* with up to burst_ns / interval_ns at once (per CPU) */
+};
+
+/* Why a thread went off CPU, from the scheduler's prev_state at the switch (bpf/off_cpu.h). */
+enum off_cpu_state {
+	OFF_CPU_PREEMPTED = 0,   /* still runnable (TASK_RUNNING): preempted, or yielded */
+	OFF_CPU_SLEEP,           /* TASK_INTERRUPTIBLE: sleeps, waits on pipes, sockets, futexes */
+	OFF_CPU_UNINTERRUPTIBLE, /* TASK_UNINTERRUPTIBLE ("D"): disk I/O, kernel locks */
+	OFF_CPU_IDLE,            /* TASK_IDLE: uninterruptible without load (kernel waits) */
+	OFF_CPU_STOPPED,         /* stopped or traced */
+	OFF_CPU_OTHER,
+	OFF_CPU_STATE_CNT,
 };
 
 /* The tail-call unwinder: UNWIND_CHUNK native steps per program run, at most

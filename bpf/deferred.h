@@ -38,15 +38,9 @@ struct {
 static __always_inline bool defer_take_token(__u64 now)
 {
 	__u32 zero = 0;
-	__u64 *tat = bpf_map_lookup_elem(&defer_budget, &zero), next;
 
-	if (!tat)
-		return false;
-	next = (*tat > now ? *tat : now) + sampler_cfg.defer_interval_ns;
-	if (next > now + sampler_cfg.defer_burst_ns)
-		return false;
-	*tat = next;
-	return true;
+	return gcra_take(bpf_map_lookup_elem(&defer_budget, &zero), now,
+			 sampler_cfg.defer_interval_ns, sampler_cfg.defer_burst_ns);
 }
 
 static long vma_has_file(struct task_struct *task, struct vm_area_struct *vma, void *ctx)

@@ -285,6 +285,22 @@ static __always_inline void ss_interp_count(__u32 runtime, __u32 which)
 		*c += 1;
 }
 
+/* A GCRA budget (*tat: the theoretical arrival time of the next event, per CPU): one event
+ * per interval_ns on average, up to burst_ns / interval_ns at once. false: over the budget.
+ */
+static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, __u64 burst_ns)
+{
+	__u64 next;
+
+	if (!tat)
+		return false;
+	next = (*tat > now ? *tat : now) + interval_ns;
+	if (next > now + burst_ns)
+		return false;
+	*tat = next;
+	return true;
+}
+
 #include "interp/interp_walk.h"
 #include "deferred.h"
 #include "interp/go_labels.h"
@@ -304,8 +320,8 @@ struct unwind_scratch {
 	struct interp_cursor interp; /* interp/interp_walk.h */
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
-	__u32 pad;
-	struct go_label_strings go; /* interp/go_labels.h */
+	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
+	struct go_label_strings go;  /* interp/go_labels.h */
 	struct sample_record rec;
 };
 
@@ -480,7 +496,10 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	if (s->st.end != UNWIND_END_NO_USER)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
-	defer_sample(&s->st, rec, s->interp.is.started != 0);
+	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
+		rec->deferred = DEFER_NONE;
+	else
+		defer_sample(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -489,10 +508,86 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	       (__u64)(s->st.frame_cnt & (SS_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct user_frame);
 	if (size > sizeof(*rec))
 		size = sizeof(*rec);
-	if (bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP))
+	s->sent = !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
+	if (!s->sent)
 		count(COUNTER_RINGBUF_FULL, 1);
-	count(COUNTER_SAMPLE_NS, bpf_ktime_get_ns() - s->t0);
+	count(rec->off_cpu ? COUNTER_OFF_CPU_PROG_NS : COUNTER_SAMPLE_NS,
+	      bpf_ktime_get_ns() - s->t0);
 	return 0;
+}
+
+/* The per-CPU scratch with a fresh record header for the current task (tgid, tid). */
+static __always_inline struct unwind_scratch *begin_sample(struct task_struct *task, __u32 tgid,
+							   __u32 tid, __u64 t0)
+{
+	struct unwind_scratch *s;
+	struct sample_record *rec;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return NULL;
+	rec = &s->rec;
+	rec->hdr.kind = RECORD_SAMPLE;
+	rec->hdr.cpu = bpf_get_smp_processor_id();
+	rec->hdr.time_ns = bpf_ktime_get_ns();
+	rec->hdr.pid = tgid;
+	rec->hdr.tid = tid;
+	bpf_get_current_comm(rec->thread_comm, sizeof(rec->thread_comm));
+	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+	rec->kernel_frame_cnt = 0;
+	rec->label_cnt = 0;
+	rec->off_cpu = 0;
+	rec->off_cpu_state = 0;
+	rec->off_cpu_ns = 0;
+	__builtin_memset(&s->st, 0, sizeof(s->st));
+	s->st.pid = tgid;
+	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
+	ss_interp_reset(&s->interp, BPF_CORE_READ(task, thread.fsbase));
+	s->t0 = t0;
+	s->chunks = 0;
+	return s;
+}
+
+/* The kernel stack of ctx (a perf or kprobe context) into rec, failures counted. */
+static __always_inline void sample_kernel_stack(void *ctx, struct sample_record *rec)
+{
+	long n = bpf_get_stack(ctx, rec->kernel_ips, sizeof(rec->kernel_ips), 0);
+
+	if (n < 0) {
+		rec->kernel_frame_cnt = n;
+		count(COUNTER_KSTACK_FAILED, 1);
+	} else {
+		rec->kernel_frame_cnt = n / sizeof(__u64);
+		if (rec->kernel_frame_cnt >= SS_MAX_KERNEL_FRAMES)
+			count(COUNTER_KSTACK_TRUNCATED, 1);
+	}
+}
+
+/* The user registers are in s->st (or it is done): whose mappings resolve the walk. */
+static __always_inline void prepare_walk(struct unwind_scratch *s, struct task_struct *task,
+					 __u32 tgid)
+{
+	s->st.regs_valid = 1;
+	if (!s->st.done)
+		s->st.pid = mapping_owner(task, tgid);
+	if (!s->st.done && sampler_cfg.defer_mode == DEFER_VERIFY)
+		ss_defer_save(&s->st, 0, 0, UNWIND_END_OK); /* replay the whole walk (tests) */
+}
+
+/* The whole user walk by bpf_loop. */
+static __always_inline void walk_user_stack(struct unwind_scratch *s, struct task_struct *task,
+					    __u32 tgid)
+{
+	struct unwind_loop_ctx lc = { .s = s };
+
+	prepare_walk(s, task, tgid);
+	if (s->st.done)
+		return;
+	/* Runtime steps (interp/interp_walk.h) take iterations too: each emits a frame, or skips
+	 * one shim frame per native eval frame.
+	 */
+	bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
 }
 
 SEC("perf_event")
@@ -500,13 +595,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct unwind_scratch *s;
-	struct sample_record *rec;
-	struct pt_regs *uregs;
 	bool user_mode;
 	__u64 t0;
-	long n;
 
 	if (tgid == 0) {
 		count(COUNTER_IDLE, 1);
@@ -519,67 +611,33 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	count(COUNTER_SAMPLES, 1);
 	t0 = bpf_ktime_get_ns();
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = begin_sample(task, tgid, tid, t0);
 	if (!s)
 		return 0;
-	rec = &s->rec;
-	rec->hdr.kind = RECORD_SAMPLE;
-	rec->hdr.cpu = bpf_get_smp_processor_id();
-	rec->hdr.time_ns = bpf_ktime_get_ns();
-	rec->hdr.pid = tgid;
-	rec->hdr.tid = tid;
-	bpf_get_current_comm(rec->thread_comm, sizeof(rec->thread_comm));
-	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
-
 	/* The context only allows 8-byte loads; cs is the low bits of its slot. */
 	user_mode = (*(__u64 *)((void *)ctx + __builtin_offsetof(struct pt_regs, cs)) & 3) == 3;
-	rec->kernel_frame_cnt = 0;
-	rec->label_cnt = 0;
-	if (!user_mode) {
-		n = bpf_get_stack(ctx, rec->kernel_ips, sizeof(rec->kernel_ips), 0);
-		if (n < 0) {
-			rec->kernel_frame_cnt = n;
-			count(COUNTER_KSTACK_FAILED, 1);
-		} else {
-			rec->kernel_frame_cnt = n / sizeof(__u64);
-			if (rec->kernel_frame_cnt >= SS_MAX_KERNEL_FRAMES)
-				count(COUNTER_KSTACK_TRUNCATED, 1);
-		}
-	}
+	if (!user_mode)
+		sample_kernel_stack(ctx, &s->rec);
 
-	__builtin_memset(&s->st, 0, sizeof(s->st));
-	s->st.pid = tgid;
-	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
-	ss_interp_reset(&s->interp, BPF_CORE_READ(task, thread.fsbase));
 	if (user_mode) {
 		regs_from_ctx(&s->st, ctx);
 	} else if (BPF_CORE_READ(task, mm) &&
 		   !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
-		uregs = task_user_regs(task);
-		regs_from_pt_regs(&s->st, uregs);
+		regs_from_pt_regs(&s->st, task_user_regs(task));
 	} else {
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;
 	}
-	s->st.regs_valid = 1;
-	if (!s->st.done)
-		s->st.pid = mapping_owner(task, tgid);
-	if (!s->st.done && sampler_cfg.defer_mode == DEFER_VERIFY)
-		ss_defer_save(&s->st, 0, 0, UNWIND_END_OK); /* replay the whole walk (tests) */
-	s->t0 = t0;
-	s->chunks = 0;
-	if (!s->st.done && sampler_cfg.tail_calls) {
-		bpf_tail_call(ctx, &unwind_progs, 0);
-		/* no program in the array: the stack ends here, counted */
-		s->st.done = 1;
-		s->st.end = UNWIND_END_TRUNCATED;
-	} else if (!s->st.done) {
-		struct unwind_loop_ctx lc = { .s = s };
-
-		/* Runtime steps (interp/interp_walk.h) take iterations too: each emits a frame, or
-		 * skips one shim frame per native eval frame.
-		 */
-		bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
+	if (sampler_cfg.tail_calls) {
+		prepare_walk(s, task, tgid);
+		if (!s->st.done) {
+			bpf_tail_call(ctx, &unwind_progs, 0);
+			/* no program in the array: the stack ends here, counted */
+			s->st.done = 1;
+			s->st.end = UNWIND_END_TRUNCATED;
+		}
+	} else {
+		walk_user_stack(s, task, tgid);
 	}
 
 	return finish_sample(s);
@@ -611,6 +669,8 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 	}
 	return finish_sample(s);
 }
+
+#include "off_cpu.h"
 
 /* ---- mappings entered as they appear (struct new_mappings in abi.h) ---- */
 

@@ -45,6 +45,8 @@ packages=(
 	linux-perf bpftrace bc austin libdevel-nytprof-perl
 	# the kernel matrix (scripts/kernel_matrix.sh): QEMU, the guest's shell, its initramfs
 	qemu-system-x86 busybox-static cpio
+	# bench/offcpu.sh: bcc's CO-RE offcputime (bpfcc-tools' Python one needs kernel headers)
+	libbpf-tools
 )
 
 # The kernel matrix boots Debian 11's linux-image-5.10 (apt-get download): the bullseye suite,

@@ -24,6 +24,7 @@
 #include "cli/session.h"
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
+#include "sampler/off_cpu_join.h"
 #include "sampler/sampler.h"
 #include "unwind/deferred.h"
 #include "unwind/unwind_maps.h"
@@ -200,6 +201,32 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
 	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
 	     (unsigned long long)st.counters[COUNTER_FORK_INHERITED]);
+	if (st.off_cpu) { /* every stay off CPU, by what became of it (sampled: in a profile) */
+		const uint64_t *c = st.counters;
+		const struct {
+			const char *outcome;
+			uint64_t stays, ns;
+		} oc[] = {
+			{ "sampled", st.off_cpu->joined, c[COUNTER_OFF_CPU_NS] },
+			{ "short", c[COUNTER_OFF_CPU_SHORT], 0 },
+			{ "predicted_short", c[COUNTER_OFF_CPU_NOT_WALKED],
+			  c[COUNTER_OFF_CPU_NOT_WALKED_NS] },
+			{ "over_budget", c[COUNTER_OFF_CPU_OVER_BUDGET],
+			  c[COUNTER_OFF_CPU_OVER_BUDGET_NS] },
+			{ "ringbuf_full", c[COUNTER_OFF_CPU_LOST], c[COUNTER_OFF_CPU_LOST_NS] },
+			{ "no_stack", st.off_cpu->unmatched, st.off_cpu->unmatched_ns },
+		};
+
+		EMIT("# TYPE stackscope_off_cpu_stays_total counter\n");
+		for (i = 0; i < sizeof(oc) / sizeof(oc[0]); i++)
+			EMIT("stackscope_off_cpu_stays_total{outcome=\"%s\"} %llu\n", oc[i].outcome,
+			     (unsigned long long)oc[i].stays);
+		EMIT("# TYPE stackscope_off_cpu_seconds_total counter\n");
+		for (i = 0; i < sizeof(oc) / sizeof(oc[0]); i++)
+			if (i != 1) /* short stays are not timed */
+				EMIT("stackscope_off_cpu_seconds_total{outcome=\"%s\"} %.6f\n",
+				     oc[i].outcome, (double)oc[i].ns / 1e9);
+	}
 	EMIT("# TYPE stackscope_hostile_files_total counter\n");
 	EMIT("stackscope_hostile_files_total{event=\"changed_in_place\"} %llu\n",
 	     (unsigned long long)st.files.changed_in_place);
@@ -317,6 +344,9 @@ static int run(const struct agent_options *o)
 		.sampled_tables_only = true,
 		.evict_exe_ns =
 			(uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
+		.off_cpu = o->off_cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_rate = o->off_cpu_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/agent_options.h"
+#include "sampler/off_cpu.h"
 
 void agent_options__usage(FILE *f)
 {
@@ -46,6 +47,10 @@ void agent_options__usage(FILE *f)
 		"      --no-symbolize         send addresses and build ids only\n"
 		"      --symbolize-lines      also source lines and inline frames from debug info found\n"
 		"                             on the host or via DEBUGINFOD_URLS (costs memory)\n"
+		"      --off-cpu              also where threads wait: an off-CPU profile (off_cpu/\n"
+		"                             nanoseconds) next to the CPU one, in the same request\n"
+		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
+		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n");
 }
@@ -103,6 +108,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		OPT_STORE,
 		OPT_STOREMAX,
 		OPT_STOREAGE,
+		OPT_OFF_CPU,
+		OPT_OFF_CPU_MIN,
+		OPT_OFF_CPU_RATE,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -125,6 +133,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "store", required_argument, NULL, OPT_STORE },
 		{ "store-max-mb", required_argument, NULL, OPT_STOREMAX },
 		{ "store-max-age", required_argument, NULL, OPT_STOREAGE },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -144,6 +155,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
 	o->unwind_entries = 1u << 21;
+	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
@@ -220,6 +232,16 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_LINES:
 			o->symbolize_lines = true;
+			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+		case OPT_OFF_CPU_RATE:
+			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
+						  &o->off_cpu_rate))
+				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
+				     optarg);
 			break;
 		case OPT_CACHE:
 			o->cache_dir = optarg;

@@ -29,7 +29,10 @@ struct agent_options {
 	bool include_cmdline;
 	bool include_env;
 	bool symbolize;
-	bool symbolize_lines; /* DWARF lines + inline frames on the host (more memory) */
+	bool symbolize_lines;      /* DWARF lines + inline frames on the host (more memory) */
+	bool off_cpu;              /* --off-cpu: off-CPU profiles next to the CPU ones */
+	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
+	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
 	bool verbose;
 	bool help;
 };

@@ -22,6 +22,7 @@
 #include "cli/privileges.h"
 #include "cli/record_options.h"
 #include "cli/session.h"
+#include "sampler/off_cpu_join.h"
 #include "unwind/deferred.h"
 #include "export/flamegraph.h"
 #include "export/folded.h"
@@ -112,7 +113,11 @@ static int write_outputs(struct record_run *s)
 			e = folded__write(s->prof, o->path);
 			break;
 		default:
-			e = flamegraph__write(s->prof, o->path, "stackscope record");
+			e = flamegraph__write(s->prof, o->path,
+					      !s->opts->off_cpu ? "stackscope record"
+					      : s->opts->cpu    ? "stackscope record: wall clock "
+								  "(off CPU in blue)"
+								: "stackscope record: off CPU");
 			break;
 		}
 		if (e) {
@@ -152,6 +157,30 @@ static void print_runtime(const struct interp_runtime_stats *rs)
 		fprintf(stderr, "; code ranges dropped %llu",
 			(unsigned long long)rs->code_ranges_dropped);
 	fprintf(stderr, "\n");
+}
+
+/* Off-CPU: what went into the profile, and every stay left out, by reason, with its time. */
+static void print_off_cpu(const uint64_t *c, const struct off_cpu_join_stats *j)
+{
+	fprintf(stderr,
+		"off-CPU        %llu stays, %.1f ms in the profile; %llu stacks walked; skipped: "
+		"%llu shorter than the minimum, %llu predicted short (%.1f ms, no stack), %llu "
+		"over the walk budget (%.1f ms), %llu lost to a full ring buffer (%.1f ms), %llu "
+		"without their stack (%.1f ms), %llu stacks expired, %llu malformed\n",
+		(unsigned long long)j->joined, (double)c[COUNTER_OFF_CPU_NS] / 1e6,
+		(unsigned long long)c[COUNTER_OFF_CPU_WALKS],
+		(unsigned long long)c[COUNTER_OFF_CPU_SHORT],
+		(unsigned long long)c[COUNTER_OFF_CPU_NOT_WALKED],
+		(double)c[COUNTER_OFF_CPU_NOT_WALKED_NS] / 1e6,
+		(unsigned long long)c[COUNTER_OFF_CPU_OVER_BUDGET],
+		(double)c[COUNTER_OFF_CPU_OVER_BUDGET_NS] / 1e6,
+		(unsigned long long)c[COUNTER_OFF_CPU_LOST],
+		(double)c[COUNTER_OFF_CPU_LOST_NS] / 1e6, (unsigned long long)j->unmatched,
+		(double)j->unmatched_ns / 1e6, (unsigned long long)j->expired,
+		(unsigned long long)j->bad_records);
+	if (c[COUNTER_OFF_CPU_WALKS])
+		fprintf(stderr, "off-CPU walks  %.0f ns per stack walked at a switch out\n",
+			(double)c[COUNTER_OFF_CPU_PROG_NS] / (double)c[COUNTER_OFF_CPU_WALKS]);
 }
 
 static void print_summary(struct record_run *r, double secs)
@@ -224,6 +253,8 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.deferred->verify_mismatch,
 			(unsigned long long)st.deferred->verify_short,
 			(unsigned long long)st.deferred->verify_skipped);
+	if (st.off_cpu)
+		print_off_cpu(c, st.off_cpu);
 	if (c[COUNTER_NEW_MAPPINGS] || c[COUNTER_NEW_MAPPING_UNKNOWN])
 		fprintf(stderr,
 			"new mappings   %llu entered by eBPF at exec/mmap, %llu of unknown files "
@@ -324,6 +355,10 @@ static int run(struct record_run *r)
 		.debuginfod_wait_ms = 10000,
 		.debug_dirs = o->debug_dirs,
 		.debug_dir_cnt = o->debug_dir_cnt,
+		.off_cpu = o->off_cpu,
+		.no_cpu = !o->cpu,
+		.off_cpu_min_ns = o->off_cpu_min_ns,
+		.off_cpu_rate = o->off_cpu_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;

@@ -11,6 +11,7 @@
 
 #include "base/output_file.h"
 #include "cli/record_options.h"
+#include "sampler/off_cpu.h"
 
 void record_options__usage(FILE *f)
 {
@@ -26,6 +27,14 @@ void record_options__usage(FILE *f)
 		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable; '-' is\n"
 		"                         stdout; a FIFO's reader must be there at the end\n"
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
+		"      --off-cpu          where threads wait instead of where they run: stacks at\n"
+		"                         the moment a thread left the CPU, weighted by the time\n"
+		"                         it stayed off (ns), leaf [off-cpu: sleep|uninterruptible|\n"
+		"                         preempted|...]; --cpu too: both, one profile\n"
+		"      --cpu              CPU samples (the default; with --off-cpu: both)\n"
+		"      --off-cpu-min USECS  skip shorter stays off CPU (default 1000, counted)\n"
+		"      --off-cpu-rate N   at most N off-CPU stack walks per second (default 2000;\n"
+		"                         the rest are counted with their time)\n"
 		"      --no-symbolize     write addresses and build ids only\n"
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --debug-dir DIR    also look for debug files there (build-id tree or by name);\n"
@@ -103,7 +112,15 @@ static int parse_pids(const char *arg, struct record_options *o)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
-	enum { OPT_NO_SYMBOLIZE = 256, OPT_CACHE_DIR, OPT_DEBUG_DIR };
+	enum {
+		OPT_NO_SYMBOLIZE = 256,
+		OPT_CACHE_DIR,
+		OPT_DEBUG_DIR,
+		OPT_OFF_CPU,
+		OPT_CPU,
+		OPT_OFF_CPU_MIN,
+		OPT_OFF_CPU_RATE,
+	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -113,6 +130,10 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
 		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "cpu", no_argument, NULL, OPT_CPU },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -129,6 +150,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	o->freq_hz = 99;
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
+	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:d:p:o:f:qvh", longopts, NULL)) != -1) {
@@ -179,6 +201,19 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 				fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
+		case OPT_OFF_CPU:
+			o->off_cpu = true;
+			break;
+		case OPT_CPU:
+			o->cpu = true;
+			break;
+		case OPT_OFF_CPU_MIN:
+		case OPT_OFF_CPU_RATE:
+			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
+						  &o->off_cpu_rate))
+				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
+				     optarg);
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -198,6 +233,8 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		o->command = &argv[optind]; /* after "--", or the first non-option */
 	if (o->command && o->pid_cnt)
 		fail("-p and a COMMAND cannot be combined");
+	if (!o->off_cpu)
+		o->cpu = true;
 	if (!o->output_cnt)
 		o->outputs[o->output_cnt++].path = "stackscope.pb.gz";
 	if (format_cnt > 1 && format_cnt != o->output_cnt)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -33,6 +34,10 @@ struct record_options {
 	const char *debug_dirs[RECORD_MAX_OUTPUTS * 2]; /* --debug-dir */
 	size_t debug_dir_cnt;
 	bool symbolize;
+	bool off_cpu;              /* --off-cpu: an off-CPU profile */
+	bool cpu;                  /* CPU samples: default, or --cpu with --off-cpu */
+	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
+	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
 	bool verbose;
 	bool quiet;
 	bool help;

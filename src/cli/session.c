@@ -19,6 +19,7 @@
 #include "profile/profile.h"
 #include "symbolize/trace_handler.h"
 #include "symbolize/debuginfo.h"
+#include "sampler/off_cpu_join.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/deferred.h"
@@ -44,6 +45,10 @@
  * the agent has exported their interval (resource attributes come from the tracker).
  */
 #define PROCESS_GRACE_NS (60 * 1000000000ULL)
+/* An off-CPU stack no stay claimed this long is dropped (counted): the thread exited after a
+ * short stay, or has been off CPU for longer (its stay, when it ends, is counted unmatched).
+ */
+#define OFF_CPU_PENDING_MAX_NS (600 * 1000000000ULL)
 
 struct session {
 	struct session_opts opts;
@@ -59,6 +64,7 @@ struct session {
 	struct trace_handler *th;
 	struct interp_registry *interp; /* language runtimes' frames */
 	struct deferred *deferred;      /* samples waiting for their tables (NULL: none) */
+	struct off_cpu_join *off_cpu;   /* off-CPU stacks waiting for their stay (NULL: none) */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -75,6 +81,26 @@ uint64_t clock_ns(int clock_id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A thread's stay off CPU ended: its stack becomes an off-CPU sample. */
+static int off_cpu_stay(struct session *s, const void *data, size_t size, uint64_t now)
+{
+	struct sample_record *rec;
+	size_t rec_size = 0;
+	int err;
+
+	rec = off_cpu_join__end(s->off_cpu, data, size, &rec_size);
+	if (!rec) {
+		if (errno == ENOMEM)
+			s->fatal = -ENOMEM;
+		return errno == ENOMEM ? -ENOMEM : 0;
+	}
+	err = trace_handler__sample(s->th, rec, rec_size, now);
+	free(rec);
+	if (err == -ENOMEM)
+		s->fatal = -ENOMEM;
+	return err == -ENOMEM ? -ENOMEM : 0;
+}
+
 static int on_record(const void *data, size_t size, void *ctx)
 {
 	struct session *s = ctx;
@@ -88,7 +114,19 @@ static int on_record(const void *data, size_t size, void *ctx)
 		if (s->deferred)
 			deferred__stack_copy(s->deferred, data, size);
 		break;
+	case RECORD_OFF_CPU:
+		if (s->off_cpu && off_cpu_stay(s, data, size, now) == -ENOMEM)
+			return -ENOMEM;
+		break;
 	case RECORD_SAMPLE:
+		if (s->off_cpu && size >= offsetof(struct sample_record, user) &&
+		    ((const struct sample_record *)data)->off_cpu) {
+			if (off_cpu_join__stack(s->off_cpu, data, size) == -ENOMEM) {
+				s->fatal = -ENOMEM;
+				return -ENOMEM;
+			}
+			break;
+		}
 		if (s->deferred && size >= offsetof(struct sample_record, user) &&
 		    ((const struct sample_record *)data)->deferred) {
 			if (deferred__sample(s->deferred, data, size, now) == -ENOMEM) {
@@ -197,6 +235,8 @@ static struct profile *new_profile(struct session *s)
 		.period_ns = 1000000000ULL / s->opts.freq_hz,
 		.start_time_ns = clock_ns(CLOCK_REALTIME),
 		.timestamps_cap = s->opts.timestamps_cap,
+		.off_cpu = s->opts.off_cpu,
+		.no_cpu = s->opts.no_cpu,
 	};
 
 	return profile__new(&po);
@@ -208,6 +248,10 @@ struct session *session__new(const struct session_opts *opts)
 		.freq_hz = opts->freq_hz,
 		.filter = opts->filter,
 		.unwind_entry_cap = opts->unwind_entry_cap,
+		.off_cpu = opts->off_cpu,
+		.no_cpu = opts->no_cpu,
+		.off_cpu_min_ns = opts->off_cpu_min_ns,
+		.off_cpu_rate = opts->off_cpu_rate,
 	};
 	struct exe_registry_ops ops = { .load = load_executable, .unload = unload_executable };
 	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
@@ -316,6 +360,11 @@ struct session *session__new(const struct session_opts *opts)
 		if (!s->deferred)
 			pr_warn("deferred unwinding disabled (%s)\n", strerror(errno));
 	}
+	if (opts->off_cpu) {
+		s->off_cpu = off_cpu_join__new();
+		if (!s->off_cpu)
+			goto fail;
+	}
 	return s;
 fail:
 	session__free(s);
@@ -330,6 +379,7 @@ void session__free(struct session *s)
 	/* Stop the perf events first: nothing may call back into a half-freed session. */
 	sampler__free(s->sampler);
 	deferred__free(s->deferred);
+	off_cpu_join__free(s->off_cpu);
 	trace_handler__free(s->th);
 	profile__free(s->prof);
 	process_table__free(s->pt);
@@ -391,6 +441,8 @@ int session__poll(struct session *s, int timeout_ms)
 		process_table__reap(s->pt, now, PROCESS_GRACE_NS);
 		if (s->opts.evict_exe_ns)
 			exe_registry__evict(s->reg, now, s->opts.evict_exe_ns);
+		if (s->off_cpu && now > OFF_CPU_PENDING_MAX_NS)
+			off_cpu_join__expire(s->off_cpu, now - OFF_CPU_PENDING_MAX_NS);
 	}
 	interp_registry__tick(s->interp, now);
 	if (err < 0 && err != -EINTR) {
@@ -451,6 +503,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->trace = trace_handler__stats(s->th);
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
+	out->off_cpu = s->off_cpu ? off_cpu_join__stats(s->off_cpu) : NULL;
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	if (s->tq)
 		table_queue__stats(s->tq, &out->tables);

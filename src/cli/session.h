@@ -30,6 +30,7 @@ struct process_stats;
 struct process;
 struct table_cache_stats;
 struct deferred_stats;
+struct off_cpu_join_stats;
 
 #define SESSION_DEFAULT_CACHE_DIR "/var/cache/stackscope"
 #define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
@@ -51,6 +52,10 @@ struct session_opts {
 	size_t debug_dir_cnt;
 	const char *cache_dir; /* on-disk unwind-table cache; NULL or "": none */
 	uint64_t cache_max_bytes;
+	bool off_cpu;              /* off-CPU samples (sampler/off_cpu.h) */
+	bool no_cpu;               /* ... only: no CPU samples */
+	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
+	unsigned int off_cpu_rate; /* off-CPU stack walks per second (0: default) */
 };
 
 struct session;
@@ -83,10 +88,11 @@ const struct profile *session__profile(const struct session *s);
 struct session_stats {
 	uint64_t counters[COUNTER_CNT];
 	const struct trace_handler_stats *trace;
-	const struct unwind_maps_stats *unwind; /* NULL when tables are disabled */
-	const struct table_cache_stats *cache;  /* NULL without a cache */
-	struct table_queue_stats tables;        /* the build queue (zeros without one) */
-	const struct deferred_stats *deferred;  /* NULL when deferred unwinding is off */
+	const struct unwind_maps_stats *unwind;   /* NULL when tables are disabled */
+	const struct table_cache_stats *cache;    /* NULL without a cache */
+	struct table_queue_stats tables;          /* the build queue (zeros without one) */
+	const struct deferred_stats *deferred;    /* NULL when deferred unwinding is off */
+	const struct off_cpu_join_stats *off_cpu; /* NULL without --off-cpu */
 	uint64_t processes_alive, processes_exited;
 	uint64_t process_scans;              /* /proc/PID/maps reads */
 	uint64_t process_bpf_syncs;          /* mapping updates taken from eBPF's entries alone */

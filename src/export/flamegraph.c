@@ -41,6 +41,7 @@ enum fg_kind {
 struct fg_node {
 	const char *name;
 	uint64_t total;
+	uint64_t off_cpu; /* of total, from off-CPU samples (drawn in blues when most of it) */
 	uint32_t parent;
 	uint32_t first_child;
 	uint32_t next_sibling;
@@ -53,7 +54,8 @@ struct fg {
 	struct fg_node *nodes; /* [0] unused, [1] root */
 	size_t cnt, cap;
 	struct id_index idx; /* (parent, name) -> node id */
-	double scale;        /* px per sample */
+	double scale;        /* px per sample (per ns with off-CPU samples) */
+	bool ns;             /* weights are ns (the profile has off-CPU samples) */
 	uint32_t max_depth;
 	int height;
 };
@@ -123,12 +125,16 @@ static int fg__build(struct fg *g)
 	for (i = 0; i < profile__sample_cnt(g->p); i++) {
 		const struct profile_agg_sample *s = profile__sample(g->p, i);
 		const uint32_t *frames = profile__stack(g->p, s->stack, &cnt);
+		uint64_t w = g->ns ? profile__sample_ns(g->p, s) : s->count;
+		uint64_t off = s->off_cpu_ns ? w : 0;
 
-		g->nodes[1].total += s->count;
+		g->nodes[1].total += w;
+		g->nodes[1].off_cpu += off;
 		node = fg__child(g, 1, s->comm, FG_PROCESS);
 		if (!node)
 			return -ENOMEM;
-		g->nodes[node].total += s->count;
+		g->nodes[node].total += w;
+		g->nodes[node].off_cpu += off;
 		for (j = cnt; j-- > 0;) {
 			const struct profile_frame *f = profile__frame(g->p, frames[j]);
 
@@ -138,7 +144,8 @@ static int fg__build(struct fg *g)
 						 fg__frame_kind(f, l));
 				if (!node)
 					return -ENOMEM;
-				g->nodes[node].total += s->count;
+				g->nodes[node].total += w;
+				g->nodes[node].off_cpu += off;
 			}
 		}
 	}
@@ -292,6 +299,13 @@ static void fg__color(const struct fg_node *n, int rgb[3])
 	v1 = (double)(h & 0xffff) / 0xffff;
 	v2 = (double)((h >> 16) & 0xffff) / 0xffff;
 	v3 = (double)((h >> 32) & 0xffff) / 0xffff;
+	if (n->kind != FG_ROOT && n->off_cpu > n->total / 2) { /* mostly off CPU: blues */
+		rgb[0] = 50 + (int)(60 * v1);
+		rgb[1] = 90 + (int)(80 * v1);
+		rgb[2] = 190 + (int)(65 * v2);
+		(void)v3;
+		return;
+	}
 	switch (n->kind) {
 	case FG_ROOT:
 		rgb[0] = rgb[1] = rgb[2] = 200;
@@ -340,8 +354,11 @@ static void fg__frame(struct fg *g, uint32_t id, uint64_t x, uint32_t depth)
 	fg__color(n, rgb);
 	fputs("<g><title>", g->out);
 	fg__escape(g->out, name, SIZE_MAX);
-	fprintf(g->out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->total,
-		n->total == 1 ? "" : "s", pct);
+	if (g->ns)
+		fprintf(g->out, " (%.3f ms, %.2f%%)</title>", (double)n->total / 1e6, pct);
+	else
+		fprintf(g->out, " (%llu sample%s, %.2f%%)</title>", (unsigned long long)n->total,
+			n->total == 1 ? "" : "s", pct);
 	fprintf(g->out,
 		"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
 		"rx=\"2\" ry=\"2\" data-x=\"%llu\" data-w=\"%llu\"/>",
@@ -485,6 +502,15 @@ static const char fg_script[] =
 	"  matchedtxt.classList.remove('hide');\n"
 	"}\n";
 
+/* The default title: what the widths measure. */
+static const char *fg__title(const struct fg *g)
+{
+	if (!g->ns)
+		return "CPU flame graph";
+	return profile__has_cpu(g->p) ? "Wall-clock flame graph (on CPU + off CPU, blue)"
+				      : "Off-CPU flame graph";
+}
+
 static void fg__header(struct fg *g, const char *title)
 {
 	FILE *out = g->out;
@@ -526,7 +552,7 @@ static void fg__header(struct fg *g, const char *title)
 		"<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n", w,
 		h);
 	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"24\">", w / 2);
-	fg__escape(out, title ? title : "CPU flame graph", 200);
+	fg__escape(out, title ? title : fg__title(g), 200);
 	fputs("</text>\n", out);
 	fprintf(out, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
 		FG_XPAD);
@@ -538,7 +564,7 @@ static void fg__header(struct fg *g, const char *title)
 
 int flamegraph__fwrite(const struct profile *p, FILE *out, const char *title)
 {
-	struct fg g = { .p = p, .out = out };
+	struct fg g = { .p = p, .out = out, .ns = profile__has_off_cpu(p) };
 	int err;
 
 	err = fg__build(&g);

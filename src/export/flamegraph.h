@@ -20,7 +20,9 @@
 #define FLAMEGRAPH_WIDTH 1200 /* px */
 #define FLAMEGRAPH_MIN_PX 0.1
 
-/* Writes the SVG to an open stream; title may be NULL ("CPU flame graph").
+/* Writes the SVG to an open stream; title may be NULL ("CPU flame graph"; with off-CPU
+ * samples "Off-CPU flame graph", or "Wall-clock ..." with both: widths are then ns, and
+ * frames mostly off CPU are drawn in blues).
  * Returns 0, -ENOMEM, or -EIO on a write error.
  */
 int flamegraph__fwrite(const struct profile *p, FILE *out, const char *title);

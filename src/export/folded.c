@@ -120,7 +120,8 @@ int folded__fwrite(const struct profile *p, FILE *out)
 		const struct profile_agg_sample *s = profile__sample(p, i);
 
 		lines[i].off = text.len;
-		lines[i].count = s->count;
+		/* with off-CPU samples, every weight is in ns: on CPU count x period */
+		lines[i].count = profile__has_off_cpu(p) ? profile__sample_ns(p, s) : s->count;
 		err = folded_text__sample(&text, p, s);
 	}
 	if (err)

@@ -2,6 +2,8 @@
  * "comm;root;...;leaf count" per distinct (comm, stack), inline chains expanded outermost to
  * innermost, lines sorted bytewise so the output is deterministic. Names are sanitized: ';'
  * becomes ':', control characters (newline, tab...) become ' ', empty names "[unknown]".
+ * A profile with off-CPU samples (profile__has_off_cpu) has every count in nanoseconds: off
+ * CPU for those, samples x period for CPU ones (with both, a wall-clock view).
  */
 #ifndef STACKSCOPE_FOLDED_H
 #define STACKSCOPE_FOLDED_H

@@ -618,11 +618,11 @@ static int event__cmp(const void *a, const void *b)
 }
 
 /* One OTLP Sample. events[0..cnt) share one CPU (has_cpu) or are none (the remainder
- * count of an aggregated profile sample, value = count).
+ * count of an aggregated profile sample, value = count; off CPU: its ns).
  */
 static int otlp_enc__sample(struct otlp_enc *x, uint32_t stack, const uint32_t *attrs,
 			    size_t attr_cnt, const struct profile_event *events, size_t cnt,
-			    uint64_t count)
+			    uint64_t count, bool off_cpu)
 {
 	struct pb_buf *out = x->out;
 	size_t mark, packed, i;
@@ -637,19 +637,25 @@ static int otlp_enc__sample(struct otlp_enc *x, uint32_t stack, const uint32_t *
 	for (i = 0; i < attr_cnt; i++)
 		pb_buf__raw_varint(out, attrs[i]);
 	pb_buf__end(out, packed);
-	if (x->timestamps) {
+	if (off_cpu && x->timestamps && cnt) { /* values and timestamps, one per stay */
+		pb_buf__begin(out, SAMPLE_VALUES, &packed);
+		for (i = 0; i < cnt; i++)
+			pb_buf__raw_varint(out, events[i].off_cpu_ns);
+		pb_buf__end(out, packed);
+	}
+	if (x->timestamps && cnt) {
 		pb_buf__begin(out, SAMPLE_TIMESTAMPS, &packed);
 		for (i = 0; i < cnt; i++) {
 			for (k = 0; k < 8; k++)
 				le[k] = (uint8_t)(events[i].time_ns >> (8 * k));
 			/* an event standing for several samples repeats its timestamp */
-			for (j = 0; j < events[i].count; j++)
+			for (j = 0; j < (off_cpu ? 1 : events[i].count); j++)
 				pb_buf__raw(out, le, sizeof(le));
 		}
 		pb_buf__end(out, packed);
 	} else {
 		for (i = 0; i < cnt; i++)
-			sum += events[i].count;
+			sum += off_cpu ? events[i].off_cpu_ns : events[i].count;
 		pb_buf__begin(out, SAMPLE_VALUES, &packed);
 		pb_buf__raw_varint(out, cnt ? sum : count);
 		pb_buf__end(out, packed);
@@ -683,10 +689,11 @@ static uint32_t otlp_enc__label_key(struct otlp_enc *x, const char *key, int *er
 }
 
 /* All OTLP Samples of one profile sample: one per CPU among its events, plus (aggregated
- * shape only) one without CPU for the count whose events were not kept.
+ * shape only; off CPU, always) one without CPU for the count whose events were not kept.
  */
 static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sample *s)
 {
+	bool off_cpu = s->off_cpu_ns != 0;
 	uint32_t attrs[3 + PROFILE_MAX_LABELS], stack, l;
 	struct profile_label label;
 	size_t attr_cnt = 0, i, run;
@@ -721,16 +728,21 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 	qsort(x->scratch, s->event_cnt, sizeof(*x->scratch), event__cmp);
 	for (i = 0; i < s->event_cnt && !err; i = run) {
 		for (run = i; run < s->event_cnt && x->scratch[run].cpu == x->scratch[i].cpu; run++)
-			covered += x->scratch[run].count;
+			covered += off_cpu ? x->scratch[run].off_cpu_ns : x->scratch[run].count;
 		attrs[attr_cnt] =
 			otlp_enc__attr(x, otlp_enc__key(x, &x->s_cpu, "cpu.logical_number", &err),
 				       true, x->scratch[i].cpu, NULL, &err);
 		err = err
 			      ?: otlp_enc__sample(x, stack, attrs, attr_cnt + 1, &x->scratch[i],
-						  run - i, 0);
+						  run - i, 0, off_cpu);
 	}
-	if (!err && !x->timestamps && covered < s->count)
-		err = otlp_enc__sample(x, stack, attrs, attr_cnt, NULL, 0, s->count - covered);
+	/* the stays not kept one by one: their time in one more sample */
+	if (!err && off_cpu && covered < s->off_cpu_ns)
+		err = otlp_enc__sample(x, stack, attrs, attr_cnt, NULL, 0, s->off_cpu_ns - covered,
+				       true);
+	if (!err && !off_cpu && !x->timestamps && covered < s->count)
+		err = otlp_enc__sample(x, stack, attrs, attr_cnt, NULL, 0, s->count - covered,
+				       false);
 	return err;
 }
 
@@ -769,17 +781,43 @@ static int otlp_enc__process(struct otlp_enc *x, const size_t *order, size_t cnt
 	if (x->e->scope_version)
 		pb_buf__string(out, SCOPE_VERSION, x->e->scope_version);
 	pb_buf__end(out, scope);
-	pb_buf__begin(out, SP_PROFILES, &prof);
-	otlp_enc__value_type(x, PROFILE_SAMPLE_TYPE, samples, count);
-	for (i = 0; i < cnt && !err; i++)
-		err = otlp_enc__agg_sample(x, profile__sample(x->p, order[i]));
-	if (err)
-		return err;
-	pb_buf__fixed64(out, PROFILE_TIME, x->time_ns);
-	pb_buf__varint(out, PROFILE_DURATION, x->duration_ns);
-	otlp_enc__value_type(x, PROFILE_PERIOD_TYPE, cpu, nanos);
-	pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(x->p));
-	pb_buf__end(out, prof);
+	/* One Profile per sample type, in the order of (sample_type, period_type): on CPU
+	 * ("samples"), then off CPU ("off_cpu"), each only when it has samples.
+	 */
+	for (i = 0; i < cnt && profile__sample(x->p, order[i])->off_cpu_ns; i++)
+		;
+	if (i < cnt) {
+		pb_buf__begin(out, SP_PROFILES, &prof);
+		otlp_enc__value_type(x, PROFILE_SAMPLE_TYPE, samples, count);
+		for (i = 0; i < cnt && !err; i++)
+			if (!profile__sample(x->p, order[i])->off_cpu_ns)
+				err = otlp_enc__agg_sample(x, profile__sample(x->p, order[i]));
+		if (err)
+			return err;
+		pb_buf__fixed64(out, PROFILE_TIME, x->time_ns);
+		pb_buf__varint(out, PROFILE_DURATION, x->duration_ns);
+		otlp_enc__value_type(x, PROFILE_PERIOD_TYPE, cpu, nanos);
+		pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(x->p));
+		pb_buf__end(out, prof);
+	}
+	for (i = 0; i < cnt && !profile__sample(x->p, order[i])->off_cpu_ns; i++)
+		;
+	if (i < cnt) { /* off_cpu/nanoseconds, no period */
+		uint32_t off_cpu = otlp_enc__str(x, "off_cpu", &err);
+
+		if (err)
+			return err;
+		pb_buf__begin(out, SP_PROFILES, &prof);
+		otlp_enc__value_type(x, PROFILE_SAMPLE_TYPE, off_cpu, nanos);
+		for (; i < cnt && !err; i++)
+			if (profile__sample(x->p, order[i])->off_cpu_ns)
+				err = otlp_enc__agg_sample(x, profile__sample(x->p, order[i]));
+		if (err)
+			return err;
+		pb_buf__fixed64(out, PROFILE_TIME, x->time_ns);
+		pb_buf__varint(out, PROFILE_DURATION, x->duration_ns);
+		pb_buf__end(out, prof);
+	}
 	pb_buf__end(out, sp);
 	return pb_buf__end(out, rp);
 }

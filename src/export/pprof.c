@@ -143,7 +143,10 @@ static int pprof_enc__samples(struct pprof_enc *e)
 		}
 		pb_buf__begin(e->out, SAMPLE_VALUE, &packed);
 		pb_buf__raw_varint(e->out, s->count);
-		pb_buf__raw_varint(e->out, s->count * period);
+		if (profile__has_cpu(e->p)) /* an off-CPU sample has no CPU time */
+			pb_buf__raw_varint(e->out, s->off_cpu_ns ? 0 : s->count * period);
+		if (profile__has_off_cpu(e->p))
+			pb_buf__raw_varint(e->out, s->off_cpu_ns);
 		pb_buf__end(e->out, packed);
 		err = pprof_enc__label(e, "pid", NULL, s->pid);
 		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);
@@ -323,12 +326,29 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 	if (err)
 		goto cleanup;
 	e.strs[e.str_cnt++] = "";
+	/* samples/count counts CPU samples and stays off CPU alike */
 	err = pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "samples", "count");
-	err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
-	err = err ?: pprof_enc__value_type(&e, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+	if (profile__has_cpu(p))
+		err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	if (profile__has_off_cpu(p))
+		err = err
+			      ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "off_cpu",
+						       "nanoseconds");
+	if (profile__has_cpu(p))
+		err = err ?: pprof_enc__value_type(&e, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	if (err)
 		goto cleanup;
-	pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
+	if (profile__has_cpu(p))
+		pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
+	if (!profile__has_cpu(p)) { /* off-CPU only: what viewers show first */
+		int64_t off = pprof_enc__str(&e, "off_cpu");
+
+		if (off < 0) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		pb_buf__varint(out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)off);
+	}
 	if (start)
 		pb_buf__varint(out, PROFILE_TIME_NANOS, start);
 	if (start && end > start)

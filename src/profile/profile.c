@@ -550,6 +550,7 @@ static int sample__add_event(struct profile *p, struct sample_rec *r,
 	ev->time_ns = s->time_ns;
 	ev->count = s->count;
 	ev->cpu = s->cpu;
+	ev->off_cpu_ns = s->off_cpu_ns;
 	return 0;
 }
 
@@ -595,8 +596,24 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	if (err)
 		return err;
 	r->s.count += s->count;
+	r->s.off_cpu_ns += s->off_cpu_ns;
 	p->total += s->count;
 	return 0;
+}
+
+bool profile__has_off_cpu(const struct profile *p)
+{
+	return p->opts.off_cpu;
+}
+
+bool profile__has_cpu(const struct profile *p)
+{
+	return !p->opts.no_cpu;
+}
+
+uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
+{
+	return s->off_cpu_ns ? s->off_cpu_ns : s->count * p->opts.period_ns;
 }
 
 void profile__set_end_time(struct profile *p, uint64_t end_time_ns)

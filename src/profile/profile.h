@@ -79,12 +79,15 @@ struct profile_sample {
 	uint64_t count;                     /* number of samples this stands for (usually 1) */
 	const struct profile_label *labels; /* label_cnt entries, in the order given */
 	uint32_t label_cnt;                 /* <= PROFILE_MAX_LABELS */
+	uint64_t off_cpu_ns; /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
 };
 
 struct profile_opts {
 	uint64_t period_ns;     /* 1e9 / sampling frequency */
 	uint64_t start_time_ns; /* wall clock, ns since the epoch */
 	size_t timestamps_cap;  /* per aggregated key; 0 = keep none */
+	bool off_cpu;           /* off-CPU samples are recorded (sample type off_cpu/nanoseconds) */
+	bool no_cpu;            /* CPU samples are not (off-CPU only) */
 };
 
 struct profile;
@@ -148,6 +151,7 @@ struct profile_event {
 	uint64_t time_ns;
 	uint64_t count;
 	uint32_t cpu;
+	uint64_t off_cpu_ns; /* an off-CPU stay: its length */
 };
 
 /* One aggregated sample: every profile__add_sample() with this key added up. */
@@ -161,6 +165,9 @@ struct profile_agg_sample {
 	uint64_t count;                     /* sum of the added counts */
 	const struct profile_event *events; /* event_cnt <= timestamps_cap entries */
 	uint32_t event_cnt;
+	uint64_t off_cpu_ns; /* sum of the added off_cpu_ns: > 0 for an off-CPU sample (whose
+			      * stacks are apart from CPU ones: they end in an "[off-cpu: ...]"
+			      * leaf), count then being switches */
 };
 
 /* Aggregated samples: indices 0..cnt-1, in order of first appearance. */
@@ -171,6 +178,12 @@ uint64_t profile__period_ns(const struct profile *p);
 uint64_t profile__start_time_ns(const struct profile *p);
 /* 0 when profile__set_end_time() was never called. */
 uint64_t profile__end_time_ns(const struct profile *p);
+
+/* The sample types recorded (profile_opts.off_cpu, !profile_opts.no_cpu). */
+bool profile__has_off_cpu(const struct profile *p);
+bool profile__has_cpu(const struct profile *p);
+/* A sample's time in ns: off CPU for an off-CPU sample, else count * period (on CPU). */
+uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s);
 
 /* Sum of the counts of all samples. */
 uint64_t profile__total_samples(const struct profile *p);

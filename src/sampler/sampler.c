@@ -15,6 +15,7 @@
 
 #include "base/array.h"
 #include "base/log.h"
+#include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "sampler/verifier_reason.h"
 #include "sampler.skel.h"
@@ -27,6 +28,7 @@ struct sampler {
 	struct ring_buffer *rb;
 	int *perf_fds;
 	struct bpf_link **perf_links;
+	bool no_cpu; /* no perf events: off-CPU samples only */
 	unsigned int cpu_cnt;
 	unsigned int *cpus;
 	unsigned int freq_hz;
@@ -56,6 +58,17 @@ static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_DEFERRED] = "deferred with a stack copy",
 	[COUNTER_DEFER_OVER_BUDGET] = "not deferred: over budget",
 	[COUNTER_DEFER_LOST] = "stack copies lost: ring buffer full",
+	[COUNTER_OFF_CPU] = "off-CPU stays sent",
+	[COUNTER_OFF_CPU_NS] = "off-CPU ns sent",
+	[COUNTER_OFF_CPU_WALKS] = "off-CPU stacks walked",
+	[COUNTER_OFF_CPU_SHORT] = "off-CPU stays below the minimum",
+	[COUNTER_OFF_CPU_NOT_WALKED] = "off-CPU stays predicted short: no stack",
+	[COUNTER_OFF_CPU_NOT_WALKED_NS] = "off-CPU ns predicted short: no stack",
+	[COUNTER_OFF_CPU_OVER_BUDGET] = "off-CPU stays over the walk budget",
+	[COUNTER_OFF_CPU_OVER_BUDGET_NS] = "off-CPU ns over the walk budget",
+	[COUNTER_OFF_CPU_LOST] = "off-CPU stays lost: ring buffer full",
+	[COUNTER_OFF_CPU_LOST_NS] = "off-CPU ns lost: ring buffer full",
+	[COUNTER_OFF_CPU_PROG_NS] = "ns walking off-CPU stacks",
 };
 
 /* The one table of unwind end names: the record summary, the agent's metric labels and the
@@ -378,7 +391,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 			? opts->ringbuf_sz
 			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
 					(size_t)s->cpu_cnt * defer_burst *
-						sizeof(struct stack_copy_record));
+						sizeof(struct stack_copy_record) +
+					off_cpu__ringbuf_bytes(opts->off_cpu, opts->off_cpu_rate));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	s->skel->rodata->sampler_cfg.defer_ring_max = pow2_at_least(rb_sz) / 2;
 	bpf_map__set_max_entries(s->skel->maps.mappings,
@@ -413,6 +427,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	}
 	/* Mappings entered by eBPF as they appear (exec, mmap), else by userspace only. */
 	s->skel->rodata->sampler_cfg.new_mappings = new_mappings_supported();
+	s->no_cpu = opts->no_cpu;
+	err = off_cpu__configure(s->skel, opts->off_cpu, opts->off_cpu_min_ns, opts->off_cpu_rate,
+				 s->cpu_cnt);
+	if (err)
+		goto fail;
 	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
 	verifier_stats_setup(s->skel->obj, false);
@@ -486,7 +505,7 @@ int sampler__start(struct sampler *s)
 		return -ENOMEM;
 	for (i = 0; i < s->cpu_cnt; i++)
 		s->perf_fds[i] = -1;
-	for (i = 0; i < s->cpu_cnt; i++) {
+	for (i = 0; i < s->cpu_cnt && !s->no_cpu; i++) {
 		s->perf_fds[i] = open_cpu_clock(s->cpus[i], s->freq_hz);
 		if (s->perf_fds[i] < 0) {
 			err = -errno;

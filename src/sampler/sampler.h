@@ -10,6 +10,7 @@
 #ifndef STACKSCOPE_SAMPLER_H
 #define STACKSCOPE_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,9 +20,13 @@
 struct sampler_opts {
 	unsigned int freq_hz; /* per CPU */
 	enum filter_mode filter;
-	size_t ringbuf_sz;       /* bytes, power of two; 0 = sized from CPUs and frequency */
-	size_t mapping_cap;      /* LPM entries; 0 = default */
-	size_t unwind_entry_cap; /* unwind-entry pool; 0 = default */
+	size_t ringbuf_sz;         /* bytes, power of two; 0 = sized from CPUs and frequency */
+	size_t mapping_cap;        /* LPM entries; 0 = default */
+	size_t unwind_entry_cap;   /* unwind-entry pool; 0 = default */
+	bool off_cpu;              /* off-CPU samples too (sampler/off_cpu.h) */
+	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
+	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
+	unsigned int off_cpu_rate; /* off-CPU stack walks per second, all CPUs (0: default) */
 };
 
 /* Return 0 to go on; anything else stops the current poll and is returned by it. */

@@ -13,6 +13,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
+#include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "symbolize/trace_handler.h"
 #include "symbolize/demangle.h"
@@ -32,7 +33,7 @@ struct go_frame_slot {
 	uint32_t frame; /* profile frame id, 0 = empty */
 	bool is_return;
 };
-#define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 1)
+#define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 2) /* + end, off-CPU leaf */
 
 struct trace_handler {
 	struct profile *prof;
@@ -424,6 +425,25 @@ static uint32_t sample_labels(struct trace_handler *th, const struct sample_reco
 	return cnt;
 }
 
+/* An off-CPU stack is taken inside the sched_switch tracepoint: its first kernel frames are
+ * the tracing machinery (bpf_trace_run4, the program). The stack starts at __schedule (all of
+ * it when that is not found).
+ */
+static uint32_t off_cpu_kernel_start(struct trace_handler *th, const struct sample_record *rec,
+				     uint32_t kcnt)
+{
+	const char *name;
+	uint32_t i;
+
+	for (i = 0; th->ks && i < kcnt && i < 8; i++) {
+		name = kallsyms__lookup(th->ks, i ? rec->kernel_ips[i] - 1 : rec->kernel_ips[i],
+					NULL, NULL);
+		if (name && !strcmp(name, "__schedule"))
+			return i;
+	}
+	return 0;
+}
+
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns)
 {
@@ -431,7 +451,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	struct sample_label text[SS_MAX_LABELS];
 	size_t head = offsetof(struct sample_record, user);
 	struct profile_sample s = { 0 };
-	uint32_t n = 0, i, kcnt, ucnt;
+	uint32_t n = 0, i, k0 = 0, kcnt, ucnt;
 	char reason[64];
 
 	if (size < head || rec->user_frame_cnt > SS_MAX_USER_FRAMES ||
@@ -443,7 +463,15 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	if (kcnt > SS_MAX_KERNEL_FRAMES)
 		kcnt = SS_MAX_KERNEL_FRAMES;
 	ucnt = rec->user_frame_cnt;
-	for (i = 0; i < kcnt; i++)
+	if (rec->off_cpu_ns) { /* where it waited, and why: a leaf of its own */
+		snprintf(reason, sizeof(reason), "[off-cpu: %s]",
+			 off_cpu_state__name(rec->off_cpu_state));
+		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
+			n++;
+		th->stats.off_cpu++;
+		k0 = off_cpu_kernel_start(th, rec, kcnt);
+	}
+	for (i = k0; i < kcnt; i++)
 		if ((th->frames[n] = kernel_frame(th, rec->kernel_ips[i], i > 0)))
 			n++;
 	for (i = 0; i < ucnt; i++)
@@ -458,7 +486,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.incomplete_stacks++;
 	}
-	if (n == 0 && (th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, "[no stack]")))
+	if (n == (rec->off_cpu_ns ? 1u : 0u) &&
+	    (th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, "[no stack]")))
 		n++;
 	s.frames = th->frames;
 	s.frame_cnt = n;
@@ -469,6 +498,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.cpu = rec->hdr.cpu;
 	s.time_ns = rec->hdr.time_ns + (uint64_t)th->opts.mono_to_wall_ns;
 	s.count = 1;
+	s.off_cpu_ns = rec->off_cpu_ns;
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
 	th->stats.samples++;

@@ -33,6 +33,7 @@ struct trace_handler_stats {
 	uint64_t user_go;            /* user frames named (with lines) from a Go .gopclntab */
 	uint64_t labeled;            /* samples with goroutine labels */
 	uint64_t labels_repaired;    /* labels with invalid UTF-8 or control bytes replaced */
+	uint64_t off_cpu;            /* of the samples: off-CPU ones */
 };
 
 struct trace_handler_opts {

@@ -2,6 +2,8 @@
 """Print the stacks of a stackscope pprof file as folded lines, root first, with each
 interpreter frame (a location without a mapping) written "function@file:line" (file basename;
 ":line" omitted when 0) and each native frame by function name only, then " count".
+With --value=TYPE (before FILE), the count is the sample value of that sample type ("cpu",
+"off_cpu"), else the first one.
 With --comm (before FILE), each line starts with the sample's "comm" label, as in folded files;
 with --thread, with its "thread_comm" label (the thread's name).
 With --native-lines (before FILE), native frames that have a file are written the same way
@@ -65,13 +67,15 @@ OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
 
 
 def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False,
-         with_labels=False):
+         with_labels=False, value_type=None):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
-    strings, samples, locs, funcs = [], [], {}, {}
+    strings, samples, locs, funcs, types = [], [], {}, {}, []
     for num, wt, v in fields(data):
-        if num == 6:
+        if num == 1:
+            types.append(dict((n2, v2) for n2, w2, v2 in fields(v)).get(1, 0))
+        elif num == 6:
             strings.append(v.decode("utf-8", "replace"))
         elif num == 2:
             ids, vals, labels = [], [], []
@@ -83,7 +87,7 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                 elif n2 == 3:
                     label = dict((n3, v3) for n3, w3, v3 in fields(v2) if n3 in (1, 2))
                     labels.append((label.get(1, 0), label.get(2, 0)))
-            samples.append((ids, vals[0] if vals else 0, labels))
+            samples.append((ids, vals, labels))
         elif num == 4:
             lid, lines, mapping = 0, [], 0
             for n2, w2, v2 in fields(v):
@@ -110,8 +114,15 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                 elif n2 == 4:
                     fname = v2
             funcs[fid] = (name, fname)
+    which = 0
+    if value_type is not None:
+        names = [strings[t] if t < len(strings) else "" for t in types]
+        if value_type not in names:
+            sys.exit("no sample type %r (has %s)" % (value_type, ", ".join(names)))
+        which = names.index(value_type)
     agg = {}
-    for ids, count, labels in samples:
+    for ids, vals, labels in samples:
+        count = vals[which] if which < len(vals) else 0
         names = []
         if with_comm:
             names.append(next((strings[v] for k, v in labels if strings[k] == label_key), "?"))
@@ -143,4 +154,5 @@ if __name__ == "__main__":
          native_lines="--native-lines" in opts,
          label_key="thread_comm" if "--thread" in opts else "comm",
          mark_inlined="--mark-inlined" in opts,
+         value_type=next((a[len("--value="):] for a in opts if a.startswith("--value=")), None),
          with_labels="--labels" in opts)
