@@ -16,7 +16,9 @@
 #    memlock over the process's bpf-map fds (/proc/PID/fdinfo); for the agent also its own
 #    stackscope_memory_bytes gauges from --metrics-addr.
 # Usage: sudo bench/agent.sh [DURATION_S (60)] [HZ (19)] [WARMUP_S (5)]; SS=path/to/stackscope
-# measures another build (e.g. main's, for a "before" row).
+# measures another build (e.g. main's, for a "before" row); PEER=path/to/stackscope runs that
+# build's agent too, at the same time on the same load (row "peer"), each agent then with a
+# table cache of its own under the bench's folder: a before/after in one run.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -87,9 +89,17 @@ port=$(head -1 "$out/port")
 mport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 t_agent=$(date +%s%N)
 "$SS" agent -F "$HZ" --otlp-endpoint "http://127.0.0.1:$port" --metrics-addr "127.0.0.1:$mport" \
-	2>"$out/agent.err" &
+	${PEER:+--cache-dir "$out/cache_agent"} 2>"$out/agent.err" &
 agent=$!
 pids+=($agent)
+peer=
+if [[ -n ${PEER:-} ]]; then
+	pport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$PEER" agent -F "$HZ" --otlp-endpoint "http://127.0.0.1:$port" --metrics-addr "127.0.0.1:$pport" \
+		--cache-dir "$out/cache_peer" 2>"$out/peer.err" &
+	peer=$!
+	pids+=($peer)
+fi
 t_bt=$(date +%s%N)
 bpftrace -e "profile:hz:$HZ { @[kstack, ustack] = count(); }" >"$out/bt.out" 2>&1 &
 bt=$!
@@ -102,7 +112,8 @@ for _ in $(seq 600); do
 		ready_agent=$((($(date +%s%N) - t_agent) / 1000000))
 	[[ $ready_bt -eq 0 ]] && grep -q '^Attaching' "$out/bt.out" &&
 		ready_bt=$((($(date +%s%N) - t_bt) / 1000000))
-	[[ $ready_agent -gt 0 && $ready_bt -gt 0 ]] && break
+	[[ $ready_agent -gt 0 && $ready_bt -gt 0 ]] &&
+		{ [[ -z $peer ]] || grep -q 'agent running' "$out/peer.err"; } && break
 	kill -0 "$agent" 2>/dev/null && kill -0 "$bt" 2>/dev/null || break
 	sleep 0.1
 done
@@ -166,25 +177,25 @@ if p.get("type") == "perf_event":
 
 sleep "$WARM"
 : >"$out/sample_names"
-for p in "$agent" "$bt"; do
+for p in "$agent" $peer "$bt"; do
 	sample_progs "$p" >>"$out/sample_names"
 done
 awk '{ printf "%s ", $1 }' "$out/sample_names" >"$out/sample_ids"
 declare -A s0 s1
-for p in "$agent" "$bt"; do
+for p in "$agent" $peer "$bt"; do
 	s0[$p]=$(snap "$p")
 done
 sleep "$DUR"
-for p in "$agent" "$bt"; do
+for p in "$agent" $peer "$bt"; do
 	s1[$p]=$(snap "$p")
 done
 curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.txt"
 declare -A hwm rss
-for p in "$agent" "$bt"; do
+for p in "$agent" $peer "$bt"; do
 	hwm[$p]=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status")
 	rss[$p]=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")
 done
-kill -TERM "$agent"
+kill -TERM "$agent" $peer
 kill -INT "$bt"
 wait "$agent" 2>/dev/null
 wait "$bt" 2>/dev/null
@@ -199,9 +210,10 @@ echo "# = its perf_event program ($(awk '{ printf "%s%s", sep, $2; sep = ", " }'
 echo "# VmHWM / VmRSS from /proc/PID/status at the window's end, maps = memlock of its bpf-map fds"
 printf '%-11s %8s %8s %8s %8s %10s %10s %9s %9s %10s\n' tool "cpu%" "bpf%" "total%" \
 	"sample%" "ns/sample" "VmHWM_MiB" "VmRSS_MiB" "maps_MiB" "HWM+maps"
-for p in "$agent" "$bt"; do
+for p in "$agent" $peer "$bt"; do
 	name=stackscope
 	[[ $p = "$bt" ]] && name=bpftrace
+	[[ $p = "$peer" ]] && name=peer
 	read -r w0 c0 r0 n0 sr0 sn0 _ _ <<<"${s0[$p]}"
 	read -r w1 c1 r1 n1 sr1 sn1 m1 _ <<<"${s1[$p]}"
 	awk -v name="$name" -v c="$((c1 - c0))" -v tck="$tck" -v w="$((w1 - w0))" \

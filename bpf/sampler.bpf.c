@@ -1086,6 +1086,12 @@ struct {
 	__type(value, __u64); /* len */
 } mmap_pending SEC(".maps");
 
+/* At least the number of entries in mmap_pending (an update over a left-over entry counts
+ * twice, an LRU eviction is never subtracted: both only cost lookups). Zero nearly always,
+ * which spares the hash lookup at every mmap's exit on the machine.
+ */
+__u64 mmap_pending_cnt;
+
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
@@ -1094,7 +1100,8 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 
 	if (!(ctx->args[2] & 4 /* PROT_EXEC */) || (long)ctx->args[4] < 0 || !pid_wanted(id >> 32))
 		return 0;
-	bpf_map_update_elem(&mmap_pending, &tid, &len, BPF_ANY);
+	if (!bpf_map_update_elem(&mmap_pending, &tid, &len, BPF_ANY))
+		__sync_fetch_and_add(&mmap_pending_cnt, 1);
 	return 0;
 }
 
@@ -1105,6 +1112,8 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	__u32 tid = (__u32)id;
 	bool entered;
 
+	if (!mmap_pending_cnt)
+		return 0;
 	len = bpf_map_lookup_elem(&mmap_pending, &tid);
 	if (!len)
 		return 0;
@@ -1114,6 +1123,7 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	/* Userspace rescans at once only for what eBPF could not enter. */
 	send_mmap_record(id >> 32, tid, ctx->ret, *len, !entered);
 out:
-	bpf_map_delete_elem(&mmap_pending, &tid);
+	if (!bpf_map_delete_elem(&mmap_pending, &tid))
+		__sync_fetch_and_add(&mmap_pending_cnt, -1);
 	return 0;
 }

@@ -267,13 +267,16 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_NEW_MAPPING_USED]);
 	fprintf(stderr,
 		"processes      %llu seen (%llu exited, %llu of them before the reader got to "
-		"them); mappings read from /proc %llu times, taken from eBPF alone %llu times; "
+		"them); mappings read from /proc %llu times (%llu more found it gone), taken from eBPF "
+		"alone %llu times; "
 		"%zu executables, BPF maps %.1f MiB\n",
 		(unsigned long long)(st.processes_alive + st.processes_exited),
 		(unsigned long long)st.processes_exited,
 		(unsigned long long)st.processes_gone_before_read,
-		(unsigned long long)st.process_scans, (unsigned long long)st.process_bpf_syncs,
-		st.executables, (double)st.bpf_map_bytes / 1048576.0);
+		(unsigned long long)(st.process_scans - st.process_scan_failures),
+		(unsigned long long)st.process_scan_failures,
+		(unsigned long long)st.process_bpf_syncs, st.executables,
+		(double)st.bpf_map_bytes / 1048576.0);
 	fprintf(stderr,
 		"files          %llu identified, %llu changed in place, %llu pages read as "
 		"zeros (file shrank), %llu not regular refused, %llu paths leaving their root "

@@ -156,7 +156,7 @@ static int on_record(const void *data, size_t size, void *ctx)
 		break;
 	case RECORD_MMAP:
 		s->mmap_events++;
-		process_table__mapped(s->pt, (pid_t)h->pid, now);
+		process_table__mapped(s->pt, (pid_t)h->pid, h->time_ns, now);
 		break;
 	case RECORD_EXIT:
 		s->exit_events++;
@@ -511,6 +511,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->processes_alive = ps.alive;
 	out->processes_exited = ps.exited;
 	out->process_scans = ps.scans;
+	out->process_scan_failures = ps.scan_failures;
 	out->process_bpf_syncs = ps.bpf_syncs;
 	out->processes_gone_before_read = ps.gone_before_read;
 	out->executables = exe_registry__cnt(s->reg);

@@ -95,6 +95,7 @@ struct session_stats {
 	const struct off_cpu_join_stats *off_cpu; /* NULL without --off-cpu */
 	uint64_t processes_alive, processes_exited;
 	uint64_t process_scans;              /* /proc/PID/maps reads */
+	uint64_t process_scan_failures;      /* of those, the process gone (or unreadable) */
 	uint64_t process_bpf_syncs;          /* mapping updates taken from eBPF's entries alone */
 	uint64_t processes_gone_before_read; /* exec'd and exited before the reader saw them */
 	size_t executables;

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <endian.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct process_table {
 	int mappings_fd;
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
 	int new_mappings_fd;
+	uint64_t next_rescan_ns; /* no process's rescan_at_ns is earlier (0: none pending) */
 	struct process_stats stats;
 	struct process_table_ops ops;
 };
@@ -49,6 +51,14 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 	pt->mappings_fd = mappings_fd;
 	pt->new_mappings_fd = new_mappings_fd;
 	return pt;
+}
+
+/* Schedule p's rescan at at_ns (process_table__tick() looks only once one is due). */
+static void rescan_at(struct process_table *pt, struct process *p, uint64_t at_ns)
+{
+	p->rescan_at_ns = at_ns;
+	if (!pt->next_rescan_ns || at_ns < pt->next_rescan_ns)
+		pt->next_rescan_ns = at_ns;
 }
 
 void process_table__set_ops(struct process_table *pt, const struct process_table_ops *ops)
@@ -687,10 +697,13 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 	}
 	if (sync_from_bpf(pt, pid, now_ns))
 		return; /* the loader's mmaps are reported one by one */
-	p = process_table__scan(pt, pid, now_ns);
+	/* Most short processes are gone by the time the reader gets to their exec: a failed
+	 * kill(0) is far cheaper than failing to open /proc/PID/maps (a negative dentry).
+	 */
+	p = kill(pid, 0) && errno == ESRCH ? NULL : process_table__scan(pt, pid, now_ns);
 	if (p) {
 		p->rescans_left = 1;
-		p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS;
+		rescan_at(pt, p, now_ns + RESCAN_AFTER_EXEC_NS);
 		return;
 	}
 	p = process_table__find(pt, pid);
@@ -704,7 +717,7 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 	}
 }
 
-void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns)
+void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_ns, uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
 
@@ -716,9 +729,11 @@ void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns)
 		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
 			return; /* a scan is due anyway */
 		if (!sync_from_bpf(pt, pid, now_ns))
-			p->rescan_at_ns = now_ns;
+			rescan_at(pt, p, now_ns);
 		return;
 	}
+	if (p && p->exited_ns && mapped_ns <= p->exited_ns)
+		return; /* found gone after it mapped this (at its exec record): a scan fails too */
 	process_table__scan(pt, pid, now_ns);
 }
 
@@ -743,17 +758,24 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 void process_table__tick(struct process_table *pt, uint64_t now_ns)
 {
 	size_t it = 0;
-	uint64_t key;
+	uint64_t key, next = 0;
 	void *v;
 	pid_t due[64];
 	size_t n = 0, i;
 
-	while (n < 64 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
+	if (!pt->next_rescan_ns || pt->next_rescan_ns > now_ns)
+		return; /* nothing due: no walk over every process at every poll */
+	while (u64_map__next(&pt->by_pid, &it, &key, &v)) {
 		struct process *p = v;
 
-		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
+		if (!p->rescan_at_ns)
+			continue;
+		if (p->rescan_at_ns <= now_ns && n < 64)
 			due[n++] = p->pid;
+		else if (!next || p->rescan_at_ns < next)
+			next = p->rescan_at_ns;
 	}
+	pt->next_rescan_ns = next;
 	for (i = 0; i < n; i++) {
 		struct process *p = process_table__find(pt, due[i]);
 		unsigned int left = p->rescans_left;
@@ -762,7 +784,7 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns)
 		p = process_table__scan(pt, due[i], now_ns);
 		if (p && left > 1) {
 			p->rescans_left = left - 1;
-			p->rescan_at_ns = now_ns + RESCAN_AFTER_EXEC_NS * 4;
+			rescan_at(pt, p, now_ns + RESCAN_AFTER_EXEC_NS * 4);
 		}
 	}
 }

@@ -101,11 +101,13 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
  */
 void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
 			 uint64_t now_ns);
-/* The process mapped a file executable: apply what eBPF entered when it knew the file, else
- * rescan now, unless a rescan is already due (an exec'ing process gets several mmaps in a
- * row; one rescan after the burst suffices).
+/* The process mapped a file executable at mapped_ns (CLOCK_MONOTONIC, the record's time):
+ * apply what eBPF entered when it knew the file, else rescan now, unless a rescan is already
+ * due (an exec'ing process gets several mmaps in a row; one rescan after the burst suffices)
+ * or the process was found gone after mapped_ns (nothing left to read).
  */
-void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t now_ns);
+void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_ns,
+			   uint64_t now_ns);
 /* exit: drop the BPF entries, keep the process for symbolization. */
 void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* Forget processes that exited more than grace_ns ago (their samples are long processed and

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/capability.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,7 +36,12 @@ struct sampler {
 	sampler_record_fn fn;
 	void *ctx;
 	size_t unwind_entry_cap;
+	uint64_t map_memory;    /* the last sum of the maps' memlock */
+	uint64_t map_memory_at; /* CLOCK_MONOTONIC ns of it, 0: never */
 };
+
+/* The maps' memory is re-read at most this often: one /proc/self/fdinfo file per map. */
+#define MAP_MEMORY_REFRESH_NS (10ull * 1000000000ull)
 
 static const char *const counter_names[COUNTER_CNT] = {
 	[COUNTER_SAMPLES] = "samples",
@@ -655,11 +661,18 @@ static uint64_t fd_memlock(int fd)
 
 uint64_t sampler__map_memory(struct sampler *s)
 {
+	struct timespec ts;
 	struct bpf_map *m;
-	uint64_t total = 0;
+	uint64_t total = 0, now;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (s->map_memory_at && now - s->map_memory_at < MAP_MEMORY_REFRESH_NS)
+		return s->map_memory;
 	bpf_object__for_each_map(m, s->skel->obj) if (bpf_map__fd(m) >= 0)
 		total += fd_memlock(bpf_map__fd(m));
+	s->map_memory = total;
+	s->map_memory_at = now;
 	return total;
 }
 

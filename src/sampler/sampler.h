@@ -48,7 +48,8 @@ void sampler__free(struct sampler *s);
 int sampler__filter_pid(struct sampler *s, pid_t pid);
 /* Sum of the per-CPU counters. */
 void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
-/* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes. */
+/* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes; re-read at most
+ * every 10 s. */
 uint64_t sampler__map_memory(struct sampler *s);
 unsigned int sampler__cpu_cnt(const struct sampler *s);
 /* Run time of the sampling program (kernel.bpf_stats_enabled=1 must be on); 0 or -errno. */

@@ -21,17 +21,20 @@
 #include "symbolize/kallsyms.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
-#define GO_FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */
+#define FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */
+#define FRAME_CACHE_KERNEL 0 /* the file_id of kernel frames' slots (no file has id 0) */
 
-/* A Go frame of the current profile: decoding .gopclntab costs microseconds per frame (its
- * pc-value tables are walked from the function's entry), the same frames recur in every
- * sample.
+/* A native or kernel frame of the current profile, by where it is. The same frames recur in
+ * every sample, and a miss costs a mapping (four strings interned), a symbol search and a
+ * frame lookup, or for Go the walk of .gopclntab's pc-value tables (microseconds).
  */
-struct go_frame_slot {
+struct frame_slot {
 	uint64_t file_id;
 	uint64_t addr;  /* the frame's address */
 	uint32_t frame; /* profile frame id, 0 = empty */
 	bool is_return;
+	bool go;    /* counted as a Go frame */
+	bool unsym; /* counted as unsymbolized */
 };
 #define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 2) /* + end, off-CPU leaf */
 
@@ -48,7 +51,7 @@ struct trace_handler {
 	/* Native frames of the current profile, indexed by frame id, for the line pass. */
 	struct native_frame_ref *native;
 	size_t native_cap;
-	struct go_frame_slot *go_cache; /* GO_FRAME_CACHE_CAP slots, allocated on first use */
+	struct frame_slot *frame_cache; /* FRAME_CACHE_CAP slots, allocated on first use */
 };
 
 struct native_frame_ref {
@@ -76,8 +79,8 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 {
 	if (th->native)
 		memset(th->native, 0, th->native_cap * sizeof(*th->native));
-	if (th->go_cache) /* frame ids are per profile */
-		memset(th->go_cache, 0, GO_FRAME_CACHE_CAP * sizeof(*th->go_cache));
+	if (th->frame_cache) /* frame ids are per profile */
+		memset(th->frame_cache, 0, FRAME_CACHE_CAP * sizeof(*th->frame_cache));
 	th->prof = prof;
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
@@ -93,7 +96,7 @@ void trace_handler__free(struct trace_handler *th)
 {
 	if (th) {
 		free(th->native);
-		free(th->go_cache);
+		free(th->frame_cache);
 	}
 	free(th);
 }
@@ -125,11 +128,36 @@ static uint32_t named_frame(struct trace_handler *th, enum frame_kind kind, uint
 	return frame_at(th, kind, mapping, addr, false, name);
 }
 
+/* The cache slot of the frame at addr of file_id (FRAME_CACHE_KERNEL: the kernel's); NULL
+ * when there is no cache (allocation failed: every frame is looked up).
+ */
+static struct frame_slot *frame_slot(struct trace_handler *th, uint64_t file_id, uint64_t addr,
+				     bool is_return)
+{
+	if (!th->frame_cache &&
+	    !(th->frame_cache = calloc(FRAME_CACHE_CAP, sizeof(*th->frame_cache))))
+		return NULL;
+	return &th->frame_cache[u64_hash(file_id ^ (addr << 1 | is_return)) & (FRAME_CACHE_CAP - 1)];
+}
+
+static bool frame_slot__is(const struct frame_slot *slot, uint64_t file_id, uint64_t addr,
+			   bool is_return)
+{
+	return slot && slot->frame && slot->file_id == file_id && slot->addr == addr &&
+	       slot->is_return == is_return;
+}
+
 static uint32_t kernel_frame(struct trace_handler *th, uint64_t ip, bool is_return)
 {
+	struct frame_slot *slot = frame_slot(th, FRAME_CACHE_KERNEL, ip, is_return);
 	const char *name = NULL;
+	uint32_t id;
 
 	th->stats.kernel_frames++;
+	if (frame_slot__is(slot, FRAME_CACHE_KERNEL, ip, is_return)) {
+		th->stats.kernel_unsymbolized += slot->unsym;
+		return slot->frame;
+	}
 	if (!th->kernel_mapping) {
 		struct profile_mapping km = { .path = "[kernel.kallsyms]" };
 
@@ -141,7 +169,10 @@ static uint32_t kernel_frame(struct trace_handler *th, uint64_t ip, bool is_retu
 		name = kallsyms__lookup(th->ks, is_return ? ip - 1 : ip, NULL, NULL);
 	if (!name)
 		th->stats.kernel_unsymbolized++;
-	return named_frame(th, FRAME_KERNEL, th->kernel_mapping, ip, name);
+	id = named_frame(th, FRAME_KERNEL, th->kernel_mapping, ip, name);
+	if (slot && id)
+		*slot = (struct frame_slot){ FRAME_CACHE_KERNEL, ip, id, is_return, false, !name };
+	return id;
 }
 
 static uint32_t exe_mapping(struct trace_handler *th, const struct executable *exe)
@@ -171,28 +202,11 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 	struct profile_frame f = {
 		.kind = FRAME_NATIVE, .mapping = mapping, .address = addr, .runtime = "go"
 	};
-	struct go_frame_slot *slot = NULL;
-	uint32_t id;
 	int n, i;
 
-	if (th->go_cache) {
-		slot = &th->go_cache[u64_hash(exe->file_id ^ (addr << 1 | is_return)) &
-				     (GO_FRAME_CACHE_CAP - 1)];
-		if (slot->frame && slot->file_id == exe->file_id && slot->addr == addr &&
-		    slot->is_return == is_return) {
-			th->stats.user_go++;
-			return slot->frame;
-		}
-	}
 	n = executable__go_lines(exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES);
 	if (n <= 0)
 		return 0;
-	if (!th->go_cache) { /* the first Go frame: the cache is for Go programs only */
-		th->go_cache = calloc(GO_FRAME_CACHE_CAP, sizeof(*th->go_cache));
-		if (th->go_cache)
-			slot = &th->go_cache[u64_hash(exe->file_id ^ (addr << 1 | is_return)) &
-					     (GO_FRAME_CACHE_CAP - 1)];
-	}
 	for (i = 0; i < n; i++) {
 		lines[i].function = gf[i].function;
 		lines[i].file = gf[i].file;
@@ -201,24 +215,31 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 	f.lines = lines;
 	f.line_cnt = (uint32_t)n;
 	th->stats.user_go++;
-	id = profile__add_frame(th->prof, &f);
-	if (slot && id)
-		*slot = (struct go_frame_slot){ exe->file_id, addr, id, is_return };
-	return id;
+	return profile__add_frame(th->prof, &f);
 }
 
 static uint32_t native_frame(struct trace_handler *th, struct executable *exe, uint64_t addr,
 			     bool is_return)
 {
+	struct frame_slot *slot = frame_slot(th, exe->file_id, addr, is_return);
 	const char *name = NULL;
-	uint32_t mapping = exe_mapping(th, exe);
+	uint32_t mapping, id;
 
+	if (frame_slot__is(slot, exe->file_id, addr, is_return)) {
+		th->stats.user_go += slot->go;
+		th->stats.user_unsymbolized += slot->unsym;
+		return slot->frame;
+	}
+	mapping = exe_mapping(th, exe);
 	if (!mapping)
 		return 0;
-	uint32_t id;
-
-	if (th->opts.symbolize && (id = go_frame(th, exe, mapping, addr, is_return)))
+	if (th->opts.symbolize && (id = go_frame(th, exe, mapping, addr, is_return))) {
+		if (slot)
+			*slot = (struct frame_slot){
+				exe->file_id, addr, id, is_return, true, false
+			};
 		return id;
+	}
 	if (th->opts.symbolize)
 		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)
@@ -238,6 +259,10 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 	if (id) {
 		th->native[id].exe = exe;
 		th->native[id].lookup_addr = is_return ? addr - 1 : addr;
+		if (slot)
+			*slot = (struct frame_slot){
+				exe->file_id, addr, id, is_return, false, !name
+			};
 	}
 	return id;
 }
