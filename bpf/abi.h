@@ -386,7 +386,7 @@ enum unwind_ra_rule {
 };
 
 /* arm64 DWARF register numbers used by the rules (the cursor keeps pc, sp, x29 in the slots
- * DWARF_RIP, DWARF_RSP, DWARF_RBP and x30 in DWARF_ARM64_LR_SLOT: bpf/arch/arm64.h).
+ * DWARF_RIP, DWARF_RSP, DWARF_RBP and x30 in SS_ARM64_LR_SLOT: bpf/arch/arm64.h).
  */
 enum dwarf_reg_arm64 {
 	DWARF_ARM64_X29 = 29, /* frame pointer */
