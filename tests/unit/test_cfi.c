@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "test.h"
@@ -740,6 +741,7 @@ struct expect {
  * is the link register (LINK_REG) or the outermost frame (STOP).
  */
 static bool cmp_arm64;
+static int cmp_ra_col; /* arm64: the return column of the CIE of the rows being read */
 
 struct exp_fde {
 	uint64_t begin, end;
@@ -805,6 +807,10 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 	}
 	if (signal) {
 		e->kind = UNWIND_RULE_SIGNAL;
+		return;
+	}
+	if (cmp_arm64 && cmp_ra_col != DWARF_ARM64_X30) { /* glibc's hand-written ra=15 CIE */
+		e->kind = UNWIND_RULE_UNSUPPORTED;
 		return;
 	}
 	if (cmp_arm64 && (!strcmp(ra, "u") || !strcmp(ra, "s"))) {
@@ -903,6 +909,7 @@ struct cie_info {
 	uint64_t off;
 	int prio;
 	bool signal;
+	int ra_col;
 	struct expect init;
 	bool has_init;
 };
@@ -955,6 +962,9 @@ static bool readelf_parse(const char *path, struct readelf_dump *d)
 			cur_cie->off = off;
 			cur_cie->prio = prio;
 			cur_cie->signal = strchr(aug, 'S') != NULL;
+			cur_cie->ra_col = strstr(line, " ra=") ? atoi(strstr(line, " ra=") + 4)
+							       : -1;
+			cmp_ra_col = cur_cie->ra_col;
 			in_cie = true;
 			fde = NULL;
 			ncol = 0;
@@ -982,6 +992,7 @@ static bool readelf_parse(const char *path, struct readelf_dump *d)
 			fde->prio = prio;
 			fde->seq = d->fde_cnt;
 			signal = cur_cie && cur_cie->signal;
+			cmp_ra_col = cur_cie ? cur_cie->ra_col : -1;
 			ncol = 0;
 			rows_seen = false;
 			if (b == 0 || b >= e) {
@@ -1356,6 +1367,17 @@ TEST(readelf_debian_arm64)
 	}
 	CHECK(sum.stop > 0); /* _start and clone's undefined x30 */
 	CHECK_EQ_INT(sum.plt, 0);
+	/* gcc's pointer-authentication CFI (DW_CFA_AARCH64_negate_ra_state in every FDE that
+	 * signs its return address): tests/data/arm64.mk
+	 */
+	snprintf(path, sizeof(path), "%s", test_fixture("arm64_chain"));
+	if (access(path, R_OK))
+		SKIP_SETUP("no %.200s (gcc-aarch64-linux-gnu)", path);
+	cmp_arm64 = true;
+	compare_with_readelf(path, NULL, &res);
+	cmp_arm64 = false;
+	CHECK(res.boundaries > 100);
+	CHECK_EQ_INT(res.mismatches, 0);
 }
 
 /* The dynamic loader's entry point (`_start`: no CFI, no symbol in Debian's stripped ld.so)
