@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	if (sigaction(SIGPROF, &sa, NULL) || setitimer(ITIMER_PROF, &it, NULL))
 		return 1;
+	alarm(60); /* never spin forever: SIGALRM ends the run, the test fails */
 	sink = chain_a((uint64_t)argc);
 	return dumped ? 0 : 1;
 }
