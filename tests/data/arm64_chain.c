@@ -7,7 +7,8 @@
  *   "SSA64\0\0\0", pc, sp, x29, x30, stack size, stack bytes (from sp up to 256 bytes
  *   above main's frame)
  * The unwinder replays over it (tests/unit/test_replay_arm64.c).
- * Usage: arm64_chain DUMP_FILE
+ * Usage: arm64_chain DUMP_FILE | arm64_chain - SECONDS (no dump: spin for SECONDS, a
+ * workload for a profiler on an arm64 machine)
  */
 #include <signal.h>
 #include <stdint.h>
@@ -76,9 +77,14 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: arm64_chain DUMP_FILE\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: arm64_chain DUMP_FILE | arm64_chain - SECONDS\n");
 		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[1], "-")) {
+		alarm((unsigned int)atoi(argv[2]));
+		sink = chain_a(1);
+		return 0;
 	}
 	dump_path = argv[1];
 	stack_top = (uint64_t)__builtin_frame_address(0) + 256;
