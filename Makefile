@@ -11,6 +11,9 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 BUILD    := build
 ARCH     := x86
+# the kernel BTF vmlinux.h is generated from, and what is appended to it (arm64: below)
+VMLINUX_BTF   ?= /sys/kernel/btf/vmlinux
+VMLINUX_EXTRA :=
 
 ifeq ($(V),1)
 Q :=
@@ -44,15 +47,16 @@ TEST_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
-.PHONY: all test check bench format format-check clean system-test asan-test asan-stackscope fixtures \
+.PHONY: all arm64 test check bench format format-check clean system-test asan-test asan-stackscope fixtures \
 	kernel-matrix
 
 all: stackscope
 
-$(BUILD)/vmlinux.h:
+$(BUILD)/vmlinux.h: $(VMLINUX_EXTRA)
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(BUILD)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && \
+		cat $(VMLINUX_EXTRA) /dev/null >> $@.tmp && mv $@.tmp $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h)
 	$(call msg,BPF,$@)
@@ -79,6 +83,17 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+
+# arm64 (issue 19): build/arm64/stackscope, cross-built with Debian's cross toolchain and
+# :arm64 libraries (scripts/setup.sh); the BPF object for the arm64 target, its vmlinux.h from
+# the BTF inside Debian's arm64 kernel image (scripts/arm64_files.sh) plus the newer types of
+# bpf/arch/arm64_vmlinux_extra.h.
+ARM64_FILES := build/arm64-debs
+arm64:
+	$(Q)scripts/arm64_files.sh $(ARM64_FILES) kernel
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/arm64 ARCH=arm64 CC=aarch64-linux-gnu-gcc \
+		VMLINUX_BTF=$(ARM64_FILES)/vmlinux.btf VMLINUX_EXTRA=bpf/arch/arm64_vmlinux_extra.h \
+		$(BUILD)/arm64/stackscope
 
 # Fixtures: small programs built from sources in tests/data/ with several compilers and flags.
 fixtures:

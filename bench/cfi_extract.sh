@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 mkdir -p "$BUILD/bench"
 DRIVER=$BUILD/bench/cfi_extract
 gcc -std=gnu17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -Ibpf bench/cfi_extract.c \
-	src/unwind/eh_frame.c src/unwind/cfi.c src/unwind/unwind_table.c src/elf/elf_file.c \
+	src/unwind/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/elf/elf_file.c \
 	src/go/gopclntab.c src/base/file_map.c src/base/safe_open.c \
 	src/base/log.c -lelf -lz -lpthread -o "$DRIVER"
 

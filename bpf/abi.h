@@ -367,7 +367,8 @@ enum unwind_rule_kind {
 	UNWIND_RULE_CFA,         /* CFA = reg + cfa_off; RA at CFA-8 */
 	UNWIND_RULE_CFA_DEREF,   /* CFA = *(reg + cfa_off) + deref_add; RA at CFA-8 */
 	UNWIND_RULE_PLT,         /* GCC PLT: CFA = rsp + 8 + ((pc & 15) >= cfa_off ? 8 : 0);
-				  * cfa_off is the expression's threshold (11, or 10) */
+				  * cfa_off is the expression's threshold (11, or 10). arm64:
+				  * a stub that leaves sp and the link register alone */
 	UNWIND_RULE_STOP,        /* thread root / entry point: unwinding ends successfully */
 	UNWIND_RULE_SIGNAL,      /* signal trampoline: restore registers from the rt_sigframe */
 	UNWIND_RULE_FP,          /* use the frame pointer */
@@ -410,14 +411,34 @@ enum dwarf_reg_x86_64 {
 	DWARF_RIP = 16,
 };
 
+/* arm64: how the return address is recovered (x86-64: always at CFA-8, ra_rule 0). */
+enum unwind_ra_rule {
+	UNWIND_RA_CFA_MINUS_8 = 0, /* x86-64 */
+	UNWIND_RA_CFA_OFF,         /* saved at CFA + ra_off */
+	UNWIND_RA_LINK_REG,        /* still in the link register (x30): the frame has not saved
+				    * it (leaf, prologue, epilogue); known only where regs_valid */
+};
+
+/* arm64 DWARF register numbers used by the rules (the cursor keeps pc, sp, x29 in the slots
+ * DWARF_RIP, DWARF_RSP, DWARF_RBP and x30 in SS_ARM64_LR_SLOT: bpf/arch/arm64.h).
+ */
+enum dwarf_reg_arm64 {
+	DWARF_ARM64_X29 = 29, /* frame pointer */
+	DWARF_ARM64_X30 = 30, /* link register */
+	DWARF_ARM64_SP = 31,
+};
+
 struct unwind_rule {
 	__u8 kind;     /* enum unwind_rule_kind */
-	__u8 cfa_reg;  /* enum dwarf_reg_x86_64: base of the CFA */
-	__u8 rbp_rule; /* enum unwind_rbp_rule */
-	__u8 pad;
+	__u8 cfa_reg;  /* enum dwarf_reg_x86_64 (arm64: dwarf_reg_arm64): base of the CFA */
+	__u8 rbp_rule; /* enum unwind_rbp_rule (arm64: of x29) */
+	__u8 ra_rule;  /* enum unwind_ra_rule: 0 on x86-64 */
 	__s32 cfa_off;
 	__s16 rbp_off;
-	__s16 deref_add;
+	union {
+		__s16 deref_add; /* CFA_DEREF (x86-64) */
+		__s16 ra_off;    /* UNWIND_RA_CFA_OFF (arm64, which has no CFA_DEREF rules) */
+	};
 };
 
 /* Read-only configuration, set by userspace before load. */

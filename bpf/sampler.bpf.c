@@ -228,6 +228,7 @@ static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which
 					   struct go_sched *ctx);
 
 #include "native_unwind.h"
+#include "arch/sample_regs.h"
 
 /* ---- runtimes (bpf/interp/): their maps and the hooks their walks use ---- */
 
@@ -311,8 +312,8 @@ static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	return go_goroutine_context(st->pid, BPF_CORE_READ(task, thread.fsbase),
-				    st->regs[DWARF_RSP], which, ctx);
+	return go_goroutine_context(st->pid, ss_task_tls_base(task), st->regs[DWARF_RSP], which,
+				    ctx);
 }
 
 struct unwind_scratch {
@@ -424,27 +425,6 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 	return tgid;
 }
 
-static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
-{
-	st->regs[DWARF_RAX] = BPF_CORE_READ(r, ax);
-	st->regs[DWARF_RDX] = BPF_CORE_READ(r, dx);
-	st->regs[DWARF_RCX] = BPF_CORE_READ(r, cx);
-	st->regs[DWARF_RBX] = BPF_CORE_READ(r, bx);
-	st->regs[DWARF_RSI] = BPF_CORE_READ(r, si);
-	st->regs[DWARF_RDI] = BPF_CORE_READ(r, di);
-	st->regs[DWARF_RBP] = BPF_CORE_READ(r, bp);
-	st->regs[DWARF_RSP] = BPF_CORE_READ(r, sp);
-	st->regs[DWARF_R8] = BPF_CORE_READ(r, r8);
-	st->regs[DWARF_R9] = BPF_CORE_READ(r, r9);
-	st->regs[DWARF_R10] = BPF_CORE_READ(r, r10);
-	st->regs[DWARF_R11] = BPF_CORE_READ(r, r11);
-	st->regs[DWARF_R12] = BPF_CORE_READ(r, r12);
-	st->regs[DWARF_R13] = BPF_CORE_READ(r, r13);
-	st->regs[DWARF_R14] = BPF_CORE_READ(r, r14);
-	st->regs[DWARF_R15] = BPF_CORE_READ(r, r15);
-	st->regs[DWARF_RIP] = BPF_CORE_READ(r, ip);
-}
-
 /* Kernels before bpf_task_pt_regs (5.15): the user registers are at the top of the task's
  * kernel stack (x86-64: THREAD_SIZE 16 KiB, no padding before FRED), as task_pt_regs() finds
  * them. Set by userspace from a helper probe.
@@ -457,28 +437,6 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 	if (no_task_pt_regs)
 		return (struct pt_regs *)(BPF_CORE_READ(task, stack) + SS_THREAD_SIZE) - 1;
 	return (struct pt_regs *)bpf_task_pt_regs(task);
-}
-
-/* The perf context can only be read directly (the verifier rewrites these loads). */
-static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_perf_event_data *ctx)
-{
-	st->regs[DWARF_RAX] = ctx->regs.ax;
-	st->regs[DWARF_RDX] = ctx->regs.dx;
-	st->regs[DWARF_RCX] = ctx->regs.cx;
-	st->regs[DWARF_RBX] = ctx->regs.bx;
-	st->regs[DWARF_RSI] = ctx->regs.si;
-	st->regs[DWARF_RDI] = ctx->regs.di;
-	st->regs[DWARF_RBP] = ctx->regs.bp;
-	st->regs[DWARF_RSP] = ctx->regs.sp;
-	st->regs[DWARF_R8] = ctx->regs.r8;
-	st->regs[DWARF_R9] = ctx->regs.r9;
-	st->regs[DWARF_R10] = ctx->regs.r10;
-	st->regs[DWARF_R11] = ctx->regs.r11;
-	st->regs[DWARF_R12] = ctx->regs.r12;
-	st->regs[DWARF_R13] = ctx->regs.r13;
-	st->regs[DWARF_R14] = ctx->regs.r14;
-	st->regs[DWARF_R15] = ctx->regs.r15;
-	st->regs[DWARF_RIP] = ctx->regs.ip;
 }
 
 /* The sample's user stack is done: send the record, count how it ended. */
@@ -543,7 +501,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
-	ss_interp_reset(&s->interp, BPF_CORE_READ(task, thread.fsbase));
+	ss_interp_reset(&s->interp, ss_task_tls_base(task));
 	s->t0 = t0;
 	s->chunks = 0;
 	return s;
@@ -614,8 +572,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s = begin_sample(task, tgid, tid, t0);
 	if (!s)
 		return 0;
-	/* The context only allows 8-byte loads; cs is the low bits of its slot. */
-	user_mode = (*(__u64 *)((void *)ctx + __builtin_offsetof(struct pt_regs, cs)) & 3) == 3;
+	user_mode = ss_ctx_user_mode(ctx);
 	if (!user_mode)
 		sample_kernel_stack(ctx, &s->rec);
 
@@ -681,13 +638,19 @@ struct inode___ctime_ts { /* before 6.6 */
 struct inode___ctime_priv { /* 6.6 - 6.10 */
 	struct timespec64 __i_ctime;
 } __attribute__((preserve_access_index));
+struct inode___ctime_split { /* 6.11 on (named so headers of older kernels compile: arm64) */
+	time64_t i_ctime_sec;
+	u32 i_ctime_nsec;
+} __attribute__((preserve_access_index));
 
 static __always_inline void inode_ctime(struct inode *inode, __s64 *sec, __u32 *nsec)
 {
-	if (bpf_core_field_exists(inode->i_ctime_sec)) {
-		*sec = BPF_CORE_READ(inode, i_ctime_sec);
+	if (bpf_core_field_exists(struct inode___ctime_split, i_ctime_sec)) {
+		struct inode___ctime_split *i = (void *)inode;
+
+		*sec = BPF_CORE_READ(i, i_ctime_sec);
 		/* bit 31: I_CTIME_QUERIED (multigrain timestamps, 6.13), not part of the time */
-		*nsec = BPF_CORE_READ(inode, i_ctime_nsec) & 0x7fffffff;
+		*nsec = BPF_CORE_READ(i, i_ctime_nsec) & 0x7fffffff;
 	} else if (bpf_core_field_exists(struct inode___ctime_priv, __i_ctime)) {
 		struct inode___ctime_priv *i = (void *)inode;
 

@@ -63,6 +63,16 @@ if [[ ! -e $BULLSEYE ]]; then
 	EOF
 	apt-get update -qq
 fi
+# arm64 (issue 19): `make arm64` cross-builds with Debian's cross toolchain and multiarch
+# :arm64 libraries; qemu-user runs the arm64 fixtures; the unit tests build unwind tables from
+# Debian's arm64 ELF files (scripts/arm64_files.sh, below)
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	dpkg --add-architecture arm64
+	apt-get update -qq
+fi
+packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user-static
+	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libssl-dev:arm64 libdw-dev:arm64
+	libdebuginfod-dev:arm64 liblzma-dev:arm64 libcurl4-openssl-dev:arm64 libiberty-dev:arm64)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -84,4 +94,6 @@ if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 	echo "setup.sh: this kernel has no BTF (/sys/kernel/btf/vmlinux): stackscope needs it" >&2
 	exit 1
 fi
+scripts_dir=$(cd "$(dirname "$0")" && pwd)
+"$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs"
 echo "setup.sh: ready"

@@ -223,7 +223,9 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end)
 
 		switch (op) {
 		case DW_CFA_nop:
+			break;
 		case DW_CFA_GNU_window_save:
+			ci->stats.negate_ra_cnt++;
 			break;
 		case DW_CFA_set_loc: {
 			uint8_t enc = r->cie->fde_enc;
@@ -483,7 +485,7 @@ static void set_kind_only(struct unwind_rule *out, uint8_t kind)
 void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 			 struct unwind_rule *out, unsigned int *lost)
 {
-	const struct cfi_reg_rule *ra, *rbp;
+	const struct cfi_reg_rule *ra;
 	int plt;
 
 	memset(out, 0, sizeof(*out));
@@ -544,8 +546,13 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		return;
 	}
 
-	rbp = &st->regs[DWARF_RBP];
-	switch (rbp->kind) {
+	cfi__fp_rule(&st->regs[DWARF_RBP], DWARF_RBP, out, lost);
+}
+
+void cfi__fp_rule(const struct cfi_reg_rule *fp, uint8_t fp_reg, struct unwind_rule *out,
+		  unsigned int *lost)
+{
+	switch (fp->kind) {
 	case CFI_REG_UNSPEC:
 	case CFI_REG_SAME:
 		out->rbp_rule = UNWIND_RBP_SAME;
@@ -554,9 +561,9 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		out->rbp_rule = UNWIND_RBP_UNDEFINED;
 		break;
 	case CFI_REG_OFFSET:
-		if (rbp->off >= INT16_MIN && rbp->off <= INT16_MAX) {
+		if (fp->off >= INT16_MIN && fp->off <= INT16_MAX) {
 			out->rbp_rule = UNWIND_RBP_CFA_OFF;
-			out->rbp_off = (int16_t)rbp->off;
+			out->rbp_off = (int16_t)fp->off;
 			break;
 		}
 		goto lost_rbp;
@@ -567,8 +574,8 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		uint64_t add;
 		bool deref;
 
-		if (!match_breg_deref(rbp->expr, rbp->expr_sz, &reg, &off, &deref, &add) &&
-		    reg == DWARF_RBP && !deref && !add && off >= INT16_MIN && off <= INT16_MAX) {
+		if (!match_breg_deref(fp->expr, fp->expr_sz, &reg, &off, &deref, &add) &&
+		    reg == fp_reg && !deref && !add && off >= INT16_MIN && off <= INT16_MAX) {
 			out->rbp_rule = UNWIND_RBP_RBP_OFF;
 			out->rbp_off = (int16_t)off;
 			break;

@@ -9,7 +9,10 @@
  * the rows after it cannot be trusted.
  *
  * Register rules are tracked for DWARF registers 0..CFI_REG_CNT-1 (x86-64: the 16 GPRs and
- * the return-address column 16); rules for other registers are decoded and dropped. The
+ * the return-address column 16; arm64: x0..x30 and sp); rules for other registers are
+ * decoded and dropped. Opcode 0x2d is DW_CFA_GNU_window_save on SPARC and
+ * DW_CFA_AARCH64_negate_ra_state on arm64: it changes no row here (return addresses signed
+ * by pointer authentication are stripped by the unwinder, bpf/arch/arm64.h), only counted. The
  * remember_state stack is heap-allocated, grows on demand and is capped at
  * CFI_REMEMBER_MAX entries (deeper nesting fails the FDE with -E2BIG).
  *
@@ -26,7 +29,7 @@
 #include "abi.h"
 #include "unwind/eh_frame.h"
 
-#define CFI_REG_CNT 17
+#define CFI_REG_CNT 32
 #define CFI_REMEMBER_MAX 4096
 
 enum cfi_reg_kind {
@@ -74,6 +77,7 @@ struct cfi_stats {
 	size_t args_size_cnt;     /* DW_CFA_GNU_args_size seen */
 	size_t untracked_reg_cnt; /* rules for registers >= CFI_REG_CNT (dropped) */
 	size_t max_depth;         /* deepest remember_state nesting */
+	size_t negate_ra_cnt;     /* 0x2d: DW_CFA_AARCH64_negate_ra_state (pointer auth) */
 };
 
 struct cfi_interp;
@@ -115,6 +119,24 @@ enum cfi_lost {
  */
 void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 			 struct unwind_rule *out, unsigned int *lost);
+
+/* The same for arm64 (AArch64 DWARF numbering: x29 frame pointer, x30 link register = the
+ * CIE's return column, 31 sp; bpf/abi.h enum unwind_ra_rule):
+ * - CIE 'S' -> SIGNAL; return address undefined -> STOP;
+ * - x30 saved at CFA + off -> ra_rule CFA_OFF with ra_off; x30 unspecified or same value ->
+ *   LINK_REG (the return address is still in x30); any other rule or return column ->
+ *   UNSUPPORTED;
+ * - CFA = reg + off -> CFA (cfa_reg in AArch64 numbering); a CFA expression -> UNSUPPORTED;
+ * - x29 as rbp on x86-64 (rbp_rule, rbp_off).
+ */
+void cfi__to_unwind_rule_arm64(const struct cfi_state *st, const struct cfi_cie *cie,
+			       struct unwind_rule *out, unsigned int *lost);
+
+/* The frame-pointer part of a rule (rbp_rule, rbp_off) from the rule of register fp_reg
+ * (x86-64 rbp, arm64 x29); sets CFI_LOST_RBP in *lost when it cannot be expressed.
+ */
+void cfi__fp_rule(const struct cfi_reg_rule *fp, uint8_t fp_reg, struct unwind_rule *out,
+		  unsigned int *lost);
 
 /* Recognise GCC's PLT CFA expression; returns its threshold (11 or 10) or 0. */
 int cfi__match_plt_expr(const uint8_t *expr, size_t sz);

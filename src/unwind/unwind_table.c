@@ -63,6 +63,7 @@ struct text_view {
 
 struct builder {
 	size_t max_rows;
+	bool arm64; /* AArch64 rules (cfi__to_unwind_rule_arm64) */
 	struct unwind_table_stats *stats;
 	struct cfi_interp *ci;
 	const struct cfi_section *sec;
@@ -184,7 +185,10 @@ static int on_row(void *ctx, uint64_t addr, const struct cfi_state *st)
 	unsigned int lost = 0;
 
 	memset(&rule, 0, sizeof(rule));
-	cfi__to_unwind_rule(st, b->fde->cie, &rule, &lost);
+	if (b->arm64)
+		cfi__to_unwind_rule_arm64(st, b->fde->cie, &rule, &lost);
+	else
+		cfi__to_unwind_rule(st, b->fde->cie, &rule, &lost);
 	if (lost)
 		b->stats->rbp_lost_cnt++;
 	return raw_push(b, addr, &rule);
@@ -775,6 +779,7 @@ struct build_input {
 	const struct gopclntab *go; /* nullable: a Go executable's table, after every section */
 	struct elf_file *const *sec_file; /* per section: the file it maps (nullable) */
 	struct elf_file *text_file;       /* the file the text views map (nullable) */
+	uint16_t machine;                 /* EM_AARCH64: arm64 rules; anything else: x86-64 */
 };
 
 static int build(const struct build_input *in, const struct unwind_table_opts *opts,
@@ -790,6 +795,7 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	if (!t)
 		return -ENOMEM;
 	b.max_rows = opts && opts->max_rows ? opts->max_rows : UNWIND_TABLE_MAX_ROWS;
+	b.arm64 = in->machine == EM_AARCH64;
 	b.stats = &t->stats;
 	b.ci = cfi_interp__new();
 	if (!b.ci) {
@@ -857,6 +863,9 @@ int unwind_table__from_sections(const struct cfi_section *secs, size_t sec_cnt,
 				const struct unwind_table_opts *opts, struct unwind_table **out)
 {
 	struct build_input in = { .secs = secs, .sec_cnt = sec_cnt };
+
+	if (opts)
+		in.machine = opts->machine;
 
 	if (!out || (sec_cnt && !secs))
 		return -EINVAL;
@@ -962,11 +971,36 @@ struct root_symbol {
 };
 
 static const struct root_symbol root_symbols[] = {
-	{ "_start", UNWIND_RULE_STOP, false },        { "start_thread", UNWIND_RULE_STOP, false },
-	{ "clone", UNWIND_RULE_STOP, true },          { "__clone", UNWIND_RULE_STOP, true },
-	{ "clone3", UNWIND_RULE_STOP, true },         { "__clone3", UNWIND_RULE_STOP, true },
+	{ "_start", UNWIND_RULE_STOP, false },
+	{ "start_thread", UNWIND_RULE_STOP, false },
+	{ "clone", UNWIND_RULE_STOP, true },
+	{ "__clone", UNWIND_RULE_STOP, true },
+	{ "clone3", UNWIND_RULE_STOP, true },
+	{ "__clone3", UNWIND_RULE_STOP, true },
 	{ "__restore_rt", UNWIND_RULE_SIGNAL, true },
+	{ "__kernel_rt_sigreturn", UNWIND_RULE_SIGNAL, true }, /* arm64 vDSO */
 };
+
+/* arm64: the vDSO's sa_restorer, `mov x8, #139 (rt_sigreturn); svc #0`, after the nop that
+ * return-address lookups (pc - 1) land in.
+ */
+static const uint32_t arm64_sigreturn_code[] = { 0xd2801168, 0xd4000001 };
+
+static bool is_arm64_sigreturn_at(const struct elf_sources *src, uint64_t addr)
+{
+	struct builder tmp = { 0 };
+	const uint8_t *p;
+	uint8_t want[sizeof(arm64_sigreturn_code)];
+	size_t i;
+
+	memcpy(tmp.text, src->text, sizeof(src->text));
+	tmp.text_cnt = src->text_cnt;
+	p = text_bytes(&tmp, addr, sizeof(want));
+	for (i = 0; i < sizeof(want); i++)
+		want[i] =
+			(uint8_t)(arm64_sigreturn_code[i / 4] >> (8 * (i % 4))); /* little endian */
+	return p && !memcmp(p, want, sizeof(want));
+}
 
 static void add_mark(struct elf_sources *src, uint64_t addr, uint64_t end, uint8_t kind,
 		     bool gaps_only)
@@ -979,6 +1013,15 @@ static void add_mark(struct elf_sources *src, uint64_t addr, uint64_t end, uint8
 	if (src->mark_cnt == SYMBOL_MARK_MAX)
 		return;
 	src->marks[src->mark_cnt++] = (struct symbol_mark){ addr, end, kind, gaps_only };
+}
+
+/* arm64: PLT stubs leave sp and the link register alone, and carry no CFI. */
+static void add_arm64_plt(struct elf_sources *src, struct elf_file *ef)
+{
+	struct elf_section s;
+
+	if (!elf_file__section(ef, ".plt", &s) && s.size && (s.flags & SHF_EXECINSTR))
+		add_mark(src, s.addr, s.addr + s.size, UNWIND_RULE_PLT, true);
 }
 
 static bool name_is(const char *strtab, size_t strsz, uint32_t off, const char *name)
@@ -1020,6 +1063,12 @@ static void scan_symbols(struct elf_sources *src, struct elf_file *ef, const cha
 				 */
 				struct builder tmp = { 0 };
 
+				if (s.st_value >= 4 && is_arm64_sigreturn_at(src, s.st_value)) {
+					add_mark(src, s.st_value - 4,
+						 s.st_value + sizeof(arm64_sigreturn_code),
+						 rs->kind, true);
+					continue;
+				}
 				memcpy(tmp.text, src->text, sizeof(src->text));
 				tmp.text_cnt = src->text_cnt;
 				if (!is_sigreturn_at(&tmp, s.st_value))
@@ -1073,6 +1122,8 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 		scan_symbols(src, ef, ".dynsym", ".dynstr");
 		if (debug_ef)
 			scan_symbols(src, debug_ef, ".symtab", ".strtab");
+		if (elf_file__machine(ef) == EM_AARCH64)
+			add_arm64_plt(src, ef);
 	}
 	if (!src->sec_cnt && !src->mark_cnt && !go) {
 		err = -ENOENT;
@@ -1088,6 +1139,7 @@ int unwind_table__build_opts(struct elf_file *ef, struct elf_file *debug_ef,
 	in.mark_cnt = src->mark_cnt;
 	in.text = src->text;
 	in.text_cnt = src->text_cnt;
+	in.machine = elf_file__machine(ef);
 	err = build(&in, opts, out);
 	if (!err && !(*out)->cnt) {
 		unwind_table__free(*out);

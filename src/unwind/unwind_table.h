@@ -9,6 +9,9 @@
  * the first 16 bytes at the ELF entry point where no CFI covers them (ld.so's `_start`);
  * `clone`/`__clone`/`clone3`/`__clone3` become STOP where no CFI covers them; `__restore_rt`
  * (checked against the bytes `mov $15,%rax; syscall`) becomes SIGNAL where no CFI covers it.
+ * arm64 files (e_machine EM_AARCH64) get arm64 rules (cfi__to_unwind_rule_arm64), their .plt
+ * becomes UNWIND_RULE_PLT and the vDSO's `__kernel_rt_sigreturn` (checked against its code)
+ * SIGNAL, where no CFI covers them.
  *
  * Invariants of the table: rows are sorted by strictly increasing addr; a row's rule holds
  * from its addr up to the next row's addr; no two consecutive rows have equal rules; the
@@ -75,6 +78,8 @@ struct unwind_table_opts {
 	size_t max_rows;   /* cap on rows (intermediate and final); 0: UNWIND_TABLE_MAX_ROWS */
 	bool no_symbols;   /* CFI only: no symbol-based STOP/SIGNAL rules */
 	bool no_gopclntab; /* no Go stack deltas (.gopclntab) */
+	uint16_t machine;  /* unwind_table__from_sections() only: EM_AARCH64 for arm64 rules
+			    * (an ELF file's own e_machine decides otherwise) */
 };
 
 #define UNWIND_TABLE_MAX_ROWS ((size_t)1 << 25)

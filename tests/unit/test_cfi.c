@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elf/elf_file.h"
 #include "test.h"
@@ -727,11 +728,20 @@ struct expect {
 	int32_t cfa_off;
 	uint8_t rbp_rule;
 	int16_t rbp_off;
-	bool cfa_exp; /* CFA "exp": PLT, CFA_DEREF, CFA (breg) or UNSUPPORTED */
-	bool ra_u;    /* ra "u": STOP (undefined) or UNSUPPORTED (never specified) */
-	bool rbp_u;   /* rbp "u": SAME (unspecified) or UNDEFINED */
-	bool rbp_exp; /* rbp "exp": an expression (RBP_RBP_OFF when it is "at rbp + off") */
+	bool cfa_exp;    /* CFA "exp": PLT, CFA_DEREF, CFA (breg) or UNSUPPORTED */
+	bool ra_u;       /* ra "u": STOP (undefined) or UNSUPPORTED (never specified) */
+	bool rbp_u;      /* rbp "u": SAME (unspecified) or UNDEFINED */
+	bool rbp_exp;    /* rbp "exp": an expression (RBP_RBP_OFF when it is "at rbp + off") */
+	uint8_t ra_rule; /* arm64: enum unwind_ra_rule ("u": LINK_REG, or STOP) */
+	int16_t ra_off;
 };
+
+/* The files compared are arm64 ones (AArch64 register names, cfi__to_unwind_rule_arm64):
+ * readelf prints "u" for an unspecified and an undefined register alike, so an arm64 ra "u"
+ * is the link register (LINK_REG) or the outermost frame (STOP).
+ */
+static bool cmp_arm64;
+static int cmp_ra_col; /* arm64: the return column of the CIE of the rows being read */
 
 struct exp_fde {
 	uint64_t begin, end;
@@ -753,6 +763,17 @@ static const char *const x86_regs[] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi"
 
 static int reg_num(const char *s, size_t len)
 {
+	if (cmp_arm64) {
+		char *e;
+		long r;
+
+		if (len == 2 && !strncmp(s, "sp", 2))
+			return DWARF_ARM64_SP;
+		if (len < 2 || len > 3 || s[0] != 'x')
+			return -1;
+		r = strtol(s + 1, &e, 10);
+		return e == s + len && r >= 0 && r <= 30 ? (int)r : -1;
+	}
 	for (int i = 0; i < 17; i++)
 		if (strlen(x86_regs[i]) == len && !strncmp(s, x86_regs[i], len))
 			return i;
@@ -781,19 +802,34 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 			cfa = vals[i];
 		else if (!strcmp(cols[i], "ra"))
 			ra = vals[i];
-		else if (!strcmp(cols[i], "rbp"))
+		else if (!strcmp(cols[i], cmp_arm64 ? "x29" : "rbp"))
 			rbp = vals[i];
 	}
 	if (signal) {
 		e->kind = UNWIND_RULE_SIGNAL;
 		return;
 	}
-	if (!strcmp(ra, "u")) {
+	if (cmp_arm64 && cmp_ra_col != DWARF_ARM64_X30) { /* glibc's hand-written ra=15 CIE */
+		e->kind = UNWIND_RULE_UNSUPPORTED;
+		return;
+	}
+	if (cmp_arm64 && (!strcmp(ra, "u") || !strcmp(ra, "s"))) {
+		e->ra_u = ra[0] == 'u';
+		e->ra_rule = UNWIND_RA_LINK_REG;
+	} else if (cmp_arm64 && ra[0] == 'c' && parse_i64(ra + 1, &v) && v >= INT16_MIN &&
+		   v <= INT16_MAX) {
+		e->ra_rule = UNWIND_RA_CFA_OFF;
+		e->ra_off = (int16_t)v;
+	} else if (cmp_arm64) {
+		e->kind = UNWIND_RULE_UNSUPPORTED;
+		return;
+	}
+	if (!cmp_arm64 && !strcmp(ra, "u")) {
 		e->kind = UNWIND_RULE_STOP;
 		e->ra_u = true;
 		return;
 	}
-	if (strcmp(ra, "c-8") || !cfa) {
+	if ((!cmp_arm64 && strcmp(ra, "c-8")) || !cfa) {
 		e->kind = UNWIND_RULE_UNSUPPORTED;
 		return;
 	}
@@ -803,7 +839,7 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 		size_t n = strcspn(cfa, "+-");
 		int reg = reg_num(cfa, n);
 
-		if (reg < 0 || reg > 15 || !parse_i64(cfa + n, &v)) {
+		if (reg < 0 || reg > (cmp_arm64 ? DWARF_ARM64_SP : 15) || !parse_i64(cfa + n, &v)) {
 			e->kind = UNWIND_RULE_UNSUPPORTED;
 			return;
 		}
@@ -827,7 +863,15 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 
 static bool expect_matches(const struct expect *e, const struct unwind_rule *r)
 {
-	if (e->ra_u)
+	if (cmp_arm64 && e->ra_u && r->kind == UNWIND_RULE_STOP)
+		return true;
+	if (cmp_arm64 && e->kind != UNWIND_RULE_UNSUPPORTED && e->kind != UNWIND_RULE_SIGNAL &&
+	    (r->ra_rule != e->ra_rule ||
+	     (e->ra_rule == UNWIND_RA_CFA_OFF && r->ra_off != e->ra_off)))
+		return false;
+	if (cmp_arm64 && e->cfa_exp) /* no CFA expressions on arm64 */
+		return r->kind == UNWIND_RULE_UNSUPPORTED;
+	if (e->ra_u && !cmp_arm64)
 		return r->kind == UNWIND_RULE_STOP || r->kind == UNWIND_RULE_UNSUPPORTED;
 	if (e->cfa_exp) {
 		if (r->kind != UNWIND_RULE_PLT && r->kind != UNWIND_RULE_CFA_DEREF &&
@@ -865,6 +909,7 @@ struct cie_info {
 	uint64_t off;
 	int prio;
 	bool signal;
+	int ra_col;
 	struct expect init;
 	bool has_init;
 };
@@ -917,6 +962,9 @@ static bool readelf_parse(const char *path, struct readelf_dump *d)
 			cur_cie->off = off;
 			cur_cie->prio = prio;
 			cur_cie->signal = strchr(aug, 'S') != NULL;
+			cur_cie->ra_col = strstr(line, " ra=") ? atoi(strstr(line, " ra=") + 4)
+							       : -1;
+			cmp_ra_col = cur_cie->ra_col;
 			in_cie = true;
 			fde = NULL;
 			ncol = 0;
@@ -944,6 +992,7 @@ static bool readelf_parse(const char *path, struct readelf_dump *d)
 			fde->prio = prio;
 			fde->seq = d->fde_cnt;
 			signal = cur_cie && cur_cie->signal;
+			cmp_ra_col = cur_cie ? cur_cie->ra_col : -1;
 			ncol = 0;
 			rows_seen = false;
 			if (b == 0 || b >= e) {
@@ -1282,6 +1331,55 @@ TEST(readelf_system_libc)
 	CHECK(res.stop > 0);   /* clone/clone3/_start-like CFI with an undefined ra */
 }
 
+/* Debian's arm64 libc, libstdc++, python3.11 and libnode (scripts/arm64_files.sh, run by
+ * setup.sh into $STACKSCOPE_ARM64_FILES), built with arm64 rules and compared with readelf.
+ */
+TEST(readelf_debian_arm64)
+{
+	static const char *const files[] = { "lib/aarch64-linux-gnu/libc.so.6",
+					     "usr/lib/aarch64-linux-gnu/libstdc++.so.6",
+					     "usr/bin/python3.11",
+					     "usr/lib/aarch64-linux-gnu/libnode.so.108" };
+	const char *root = getenv("STACKSCOPE_ARM64_FILES");
+	struct compare_result res, sum = { 0 };
+	char path[1024];
+	size_t i;
+
+	if (!root)
+		root = "build/arm64-debs/root";
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct elf_file *ef;
+
+		snprintf(path, sizeof(path), "%s/%s", root, files[i]);
+		ef = elf_file__open(path);
+		if (!ef)
+			SKIP_SETUP("no %.200s (scripts/arm64_files.sh)", path);
+		CHECK_EQ_INT(elf_file__machine(ef), EM_AARCH64);
+		elf_file__free(ef);
+		cmp_arm64 = true;
+		compare_with_readelf(path, NULL, &res);
+		cmp_arm64 = false;
+		CHECK(res.boundaries > 1000);
+		CHECK_EQ_INT(res.mismatches, 0);
+		sum.stop += res.stop;
+		sum.unsupported += res.unsupported;
+		sum.plt += res.plt;
+	}
+	CHECK(sum.stop > 0); /* _start and clone's undefined x30 */
+	CHECK_EQ_INT(sum.plt, 0);
+	/* gcc's pointer-authentication CFI (DW_CFA_AARCH64_negate_ra_state in every FDE that
+	 * signs its return address): tests/data/arm64.mk
+	 */
+	snprintf(path, sizeof(path), "%s", test_fixture("arm64_chain"));
+	if (access(path, R_OK))
+		SKIP_SETUP("no %.200s (gcc-aarch64-linux-gnu)", path);
+	cmp_arm64 = true;
+	compare_with_readelf(path, NULL, &res);
+	cmp_arm64 = false;
+	CHECK(res.boundaries > 100);
+	CHECK_EQ_INT(res.mismatches, 0);
+}
+
 /* The dynamic loader's entry point (`_start`: no CFI, no symbol in Debian's stripped ld.so)
  * ends a stack: a process's first instructions are a complete stack.
  */
@@ -1602,6 +1700,7 @@ int main(void)
 	RUN(readelf_debug_frame);
 	RUN(readelf_system_libc);
 	RUN(entry_point_is_a_root);
+	RUN(readelf_debian_arm64);
 	if (getenv("CFI_COMPARE_FILES")) /* a tool for more files, not part of the suite */
 		RUN(readelf_extra_files);
 	RUN(symbol_rules);
