@@ -65,8 +65,8 @@ int off_cpu__configure(struct sampler_bpf *skel, bool enable, uint64_t min_ns, u
 	uint64_t per_cpu;
 
 	bpf_program__set_autoload(skel->progs.on_switch, enable);
-	if (!enable)
-		return 0;
+	if (!enable) /* the per-thread map unused: 5.5 MiB of kernel memory saved */
+		return bpf_map__set_max_entries(skel->maps.off_cpu_threads, 1);
 	if (skel->rodata->sampler_cfg.tail_calls) {
 		pr_err("off-CPU profiling needs bpf_loop (Linux 5.17): this kernel has the "
 		       "tail-call unwinder only\n");
