@@ -63,6 +63,13 @@ if [[ ! -e $BULLSEYE ]]; then
 	EOF
 	apt-get update -qq
 fi
+# ... and pinned low: its kernels can be downloaded by name, nothing is ever installed or
+# upgraded from it unasked
+BULLSEYE_PIN=/etc/apt/preferences.d/stackscope-bullseye
+if [[ ! -e $BULLSEYE_PIN ]]; then
+	printf '%s\n' '# stackscope (scripts/setup.sh): bullseye only for the kernel matrix' \
+		'Package: *' 'Pin: release n=bullseye' 'Pin-Priority: 1' >"$BULLSEYE_PIN"
+fi
 # arm64 (issue 19): `make arm64` cross-builds with Debian's cross toolchain and multiarch
 # :arm64 libraries; qemu-user runs the arm64 fixtures; the unit tests build unwind tables from
 # Debian's arm64 ELF files (scripts/arm64_files.sh, below)

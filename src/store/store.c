@@ -266,17 +266,18 @@ static void finalize_stmts(struct store *st)
 struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 {
 	struct store_with_stmts *sw = calloc(1, sizeof(*sw));
-	struct store *st = &sw->st;
+	struct store *st;
 	int flags = o->read_only ? SQLITE_OPEN_READONLY
 				 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 	int rc, ret = 0;
 
 	err[0] = '\0';
-	if (!sw || !(st->path = strdup(o->path))) {
+	if (!sw || !(sw->st.path = strdup(o->path))) {
 		free(sw);
 		errno = ENOMEM;
 		return NULL;
 	}
+	st = &sw->st;
 	st->opts = *o;
 	st->opts.path = st->path;
 	rc = sqlite3_open_v2(o->path, &st->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
