@@ -628,26 +628,47 @@ scan:
 	return NULL;
 }
 
-bool process_table__replaced_since(const struct process_table *pt, pid_t pid, uint64_t addr,
-				   uint64_t seq)
+/* Whether a "new_mappings" entry after seq covers addr: 1 yes (or entries since were
+ * overwritten, or another image came since), 0 no, -1 eBPF keeps no account for pid.
+ */
+static int entered_since(const struct process_table *pt, pid_t pid, uint64_t addr, uint64_t seq)
 {
 	struct new_mappings nm;
 	uint32_t key = (uint32_t)pid;
 	uint64_t s;
 
-	if (!seq || pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
-		return false; /* no account (or the process is gone): the scan stands */
+	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+		return -1;
 	if (nm.seq <= seq)
-		return false;
+		return 0;
 	if (nm.exec_seq > seq || nm.seq - seq > nm.cnt || nm.cnt > NEW_MAPPINGS_CAP)
-		return true; /* another image since, or entries since then overwritten */
+		return 1;
 	for (s = seq + 1; s <= nm.seq; s++) {
 		const struct mapping_info *e = ring_entry(&nm, s);
 
 		if (e->seq != s || (addr >= e->start && addr < e->end))
-			return true;
+			return 1;
 	}
-	return false;
+	return 0;
+}
+
+bool process__view_fits(const struct process_table *pt, const struct process *p, uint64_t addr,
+			uint64_t sample_seq)
+{
+	uint64_t from = sample_seq;
+	int since;
+
+	if (!sample_seq)
+		return true;
+	if (p->view_seq < from)
+		from = p->view_seq;
+	since = entered_since(pt, p->pid, addr, from);
+	if (since < 0)
+		/* No account left: the view stands unless it predates the sample, which ran
+		 * after mappings the view may not show.
+		 */
+		return p->view_seq >= sample_seq;
+	return since == 0;
 }
 
 int process_table__scan_all(struct process_table *pt, uint64_t now_ns)

@@ -120,12 +120,13 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns);
 struct process *process_table__find(const struct process_table *pt, pid_t pid);
 void process_table__stats(const struct process_table *pt, struct process_stats *out);
 
-/* Whether pid mapped something at addr after its "new_mappings" seq was seq (a sample's
- * map_seq): then what a later scan shows there may not be what the sample ran. false when
- * seq is 0 or eBPF keeps no account for pid (the scan is all there is).
+/* Whether p's mappings show at addr what a sample taken at its "new_mappings" seq sample_seq
+ * (a record's map_seq) ran: no mapping entered there between p's view (view_seq) and the
+ * sample, in either order, nor since. A view older than the sample, with no account left to
+ * check it against (the process is gone), does not fit. true when sample_seq is 0.
  */
-bool process_table__replaced_since(const struct process_table *pt, pid_t pid, uint64_t addr,
-				   uint64_t seq);
+bool process__view_fits(const struct process_table *pt, const struct process *p, uint64_t addr,
+			uint64_t sample_seq);
 
 /* The executable mapping containing absolute address addr, or NULL. */
 const struct exec_mapping *process__mapping_at(const struct process *p, uint64_t addr);

@@ -372,7 +372,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	struct executable *exe;
 	struct process *p;
 	const struct exec_mapping *m;
-	uint64_t lookup;
+	uint64_t lookup, seq;
 
 	th->stats.user_frames++;
 	if (uf->kind != FRAME_KIND_NATIVE)
@@ -386,15 +386,15 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	}
 	/* eBPF did not know this address: a new process or mapping. Ask /proc (rate-limited). */
 	lookup = is_return ? uf->addr - 1 : uf->addr;
+	seq = rec->map_pid == rec->hdr.pid ? rec->map_seq : 0;
 	p = process_table__find(th->pt, (pid_t)rec->hdr.pid);
-	if (!p || !process__mapping_at(p, lookup))
+	if (!p || !process__mapping_at(p, lookup) || !process__view_fits(th->pt, p, lookup, seq))
 		p = process_table__refresh(th->pt, (pid_t)rec->hdr.pid, now_ns,
 					   RESCAN_MIN_INTERVAL_NS);
 	m = p ? process__mapping_at(p, lookup) : NULL;
-	if (m && rec->map_pid == rec->hdr.pid &&
-	    process_table__replaced_since(th->pt, p->pid, lookup, rec->map_seq)) {
-		/* The process mapped something else there since: the scan may name a file the
-		 * sample never ran.
+	if (m && !process__view_fits(th->pt, p, lookup, seq)) {
+		/* The process mapped something else there between our view of it and the
+		 * sample: the view may name a file the sample never ran.
 		 */
 		th->stats.user_replaced++;
 		return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown: mapping replaced]");

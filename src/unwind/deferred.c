@@ -73,8 +73,14 @@ static const struct mapping_info *world_mapping(void *ctx, uint32_t pid, uint64_
 			*wait = true;
 		return NULL;
 	}
-	if (process_table__replaced_since(d->pt, p->pid, pc, d->sample_seq))
-		return NULL; /* another file there since the sample: not what it ran */
+	if (!process__view_fits(d->pt, p, pc, d->sample_seq)) {
+		/* Another file there between our view and the sample: not what it ran, or
+		 * not known yet (a scan is due: the mmap record that says so).
+		 */
+		if (p->alive && p->view_seq < d->sample_seq)
+			*wait = true;
+		return NULL;
+	}
 	d->mapping = (struct mapping_info){
 		.file_id = m->exe->file_id, .bias = m->bias, .start = m->start, .end = m->end
 	};

@@ -9,6 +9,7 @@
 #     The same for a shell that execs wl_short over itself once it is known.
 #  2. wl_reload: dlopen a library, dlclose it, dlopen another with the same layout (usually
 #     at the same address), in a loop: no frame of one library under the other's caller.
+#     Again with copies of them nobody has seen (eBPF enters them as holes at first).
 #  3. The same with eBPF-entered mappings turned off (STACKSCOPE_NO_NEW_MAPPINGS=1, what a
 #     kernel without the task VMA iterator gets): frames still come out, but until the next
 #     rescan a replaced library may show the old one's names (measured: 16-36 of ~400).
@@ -81,6 +82,13 @@ check_reload()
 }
 record_around reload sh -c "'$FIX/wl_reload' 0.2; sleep 1; '$FIX/wl_reload' 2"
 check_reload reload exact
+
+# the same with copies nobody has seen (new inodes): eBPF enters their first mappings as
+# holes, userspace places those frames late, and must not name one library by the other
+# when its view of the process predates the sample
+mkdir "$TMP/fresh" && cp "$FIX"/wl_reload "$FIX"/wl_reload_[ab].so "$TMP/fresh/"
+record_around reload-fresh "$TMP/fresh/wl_reload" 2
+check_reload reload-fresh exact
 
 # 3. the fallback: userspace-only mappings
 STACKSCOPE_NO_NEW_MAPPINGS=1 record_around reload-off sh -c "'$FIX/wl_reload' 0.2; sleep 1; '$FIX/wl_reload' 2"
