@@ -576,49 +576,45 @@ int sampler__filter_pid(struct sampler *s, pid_t pid)
 		       : 0;
 }
 
-void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT])
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals;
-	uint32_t k;
-	int c;
-
-	memset(out, 0, sizeof(uint64_t) * COUNTER_CNT);
-	if (ncpu <= 0)
-		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (k = 0; k < COUNTER_CNT; k++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &k, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			out[k] += vals[c];
-	}
-	free(vals);
-}
-
-/* Sum a per-CPU u64 array map of cnt counters into out. */
+/* Sum a per-CPU u64 array map of cnt counters into out: one batched lookup (a syscall per
+ * counter, 170 a second for the agent's metrics, before), else key by key (a kernel without
+ * batch operations on arrays, before 5.6).
+ */
 static void sum_percpu(int fd, uint64_t *out, uint32_t cnt)
 {
 	int ncpu = libbpf_num_possible_cpus();
+	uint32_t k, got = cnt, next, *keys;
 	uint64_t *vals;
-	uint32_t k;
 	int c;
 
 	memset(out, 0, sizeof(uint64_t) * cnt);
 	if (ncpu <= 0)
 		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
+	vals = calloc((size_t)ncpu * cnt, sizeof(*vals));
+	keys = calloc(cnt, sizeof(*keys));
+	if (!vals || !keys)
+		goto out;
+	c = bpf_map_lookup_batch(fd, NULL, &next, keys, vals, &got, NULL);
+	if ((!c || errno == ENOENT) && got == cnt) {
+		for (k = 0; k < cnt; k++)
+			for (c = 0; c < ncpu; c++)
+				out[keys[k] < cnt ? keys[k] : 0] += vals[(size_t)k * ncpu + c];
+		goto out;
+	}
 	for (k = 0; k < cnt; k++) {
 		if (bpf_map_lookup_elem(fd, &k, vals))
 			continue;
 		for (c = 0; c < ncpu; c++)
 			out[k] += vals[c];
 	}
+out:
+	free(keys);
 	free(vals);
+}
+
+void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT])
+{
+	sum_percpu(bpf_map__fd(s->skel->maps.counters), out, COUNTER_CNT);
 }
 
 void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX])
