@@ -367,7 +367,7 @@ static int run(const struct agent_options *o)
 	struct session *s = NULL;
 	struct agent_export *ex = NULL;
 	struct metrics_server *ms = NULL;
-	uint64_t now, next_report, next_log, next_metrics = 0;
+	uint64_t now, next_report, next_log, next_metrics;
 	char *metrics = NULL;
 	const size_t metrics_cap = 16384;
 	int err = 0;
@@ -397,12 +397,16 @@ static int run(const struct agent_options *o)
 	err = session__start(s);
 	if (err)
 		goto out;
+	if (ms && metrics) /* a scrape from now on gets numbers, not 503 */
+		metrics_server__publish(ms, metrics,
+					format_metrics(s, ex, ms, metrics, metrics_cap));
 	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
 	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->freq_hz, o->interval_s,
 		agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);
 	next_report = now + (uint64_t)(o->interval_s * 1e9);
 	next_log = now + (uint64_t)(o->log_interval_s * 1e9);
+	next_metrics = now + METRICS_REFRESH_NS;
 	while (!stop_requested) {
 		err = session__poll(s, POLL_INTERVAL_MS);
 		if (err)
