@@ -25,10 +25,13 @@ fi
 PY=/usr/bin/python3
 CHAIN_RE='main;chain_a;chain_b;chain_c;hot_leaf'
 
-# the giants: clang -fsyntax-only reading a stdin that stays open (libLLVM, libclang-cpp, mapped
-# all along), clang parsing C++ in a loop (sampled), node
-sleep 60 | "$CLANG" -fsyntax-only -x c++ - >/dev/null 2>&1 &
+# the giants: clang -fsyntax-only reading a FIFO this script holds open (libLLVM, libclang-cpp,
+# mapped all along; no process left holding the test's output open once it ends), clang
+# parsing C++ in a loop (sampled), node
+mkfifo "$TMP/hold"
+"$CLANG" -fsyntax-only -x c++ "$TMP/hold" >/dev/null 2>&1 &
 _bg_pids+=($!)
+exec 7>"$TMP/hold"
 printf '#include <algorithm>\n#include <map>\n#include <string>\n#include <vector>\n' >"$TMP/p.cc"
 for i in $(seq 40); do
 	echo "int f$i(std::vector<std::map<std::string, int>> &v) { std::sort(v.begin(), v.end()); return (int)v.size(); }"
@@ -50,6 +53,7 @@ done
 check "libLLVM mapped by a live process" grep -qs libLLVM /proc/[0-9]*/maps
 
 # run_agent NAME SECONDS ARGS...: the agent, pprof files every second into $TMP/NAME, stopped
+# (its table cache starts empty: the first run is cold, the next ones start from its tables)
 # SECONDS after it says it runs; its log in $TMP/NAME.log, exit status in ARC, the folded
 # stacks (comm first) of the intervals after the first SKIP in $TMP/NAME.folded
 run_agent()
@@ -57,7 +61,7 @@ run_agent()
 	local name=$1 secs=$2 skip=$3 apid f i
 	shift 3
 	mkdir -p "$TMP/$name"
-	timeout -k 5 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "" \
+	timeout -k 5 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "$TMP/cache" \
 		"$@" 2>"$TMP/$name.log" &
 	apid=$!
 	for i in $(seq 300); do
