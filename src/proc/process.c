@@ -706,6 +706,7 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 			 uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
+	uint64_t view_seq;
 
 	if (!p && info)
 		p = get_or_add(pt, pid); /* not alive: the scan or sync below makes it so */
@@ -716,8 +717,21 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		if (info && (p->hint = malloc(sizeof(*p->hint))))
 			*p->hint = *info;
 	}
-	if (sync_from_bpf(pt, pid, now_ns))
-		return; /* the loader's mmaps are reported one by one */
+	view_seq = p && p->alive ? p->view_seq : 0;
+	if ((p = sync_from_bpf(pt, pid, now_ns))) {
+		/* The loader's mmaps are reported one by one. The view may already be of this
+		 * image, taken when an earlier record of the pid was read (two execs in a row,
+		 * e.g. setpriv then python, both in the ring at once): whoever dropped what they
+		 * knew of the old image at this record hears of the new one again.
+		 */
+		if (p->view_seq == view_seq) {
+			if (!p->named)
+				name_process(pt, p);
+			if (pt->ops.scanned)
+				pt->ops.scanned(p, now_ns, pt->ops.ctx);
+		}
+		return;
+	}
 	/* Most short processes are gone by the time the reader gets to their exec: a failed
 	 * kill(0) is far cheaper than failing to open /proc/PID/maps (a negative dentry).
 	 */

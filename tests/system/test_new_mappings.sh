@@ -6,7 +6,8 @@
 #     run): their samples complete, and the summary shows lookups answered by eBPF-entered
 #     mappings. Each child lives a few ms longer than userspace takes to notice it, so
 #     without eBPF-entered mappings its first samples are "[unwind: unmapped pc]".
-#     The same for a shell that execs wl_short over itself once it is known.
+#     The same for a shell that execs wl_short over itself once it is known; and Python
+#     started through env (two execs in a row): its frames from the first interval on.
 #  2. wl_reload: dlopen a library, dlclose it, dlopen another with the same layout (usually
 #     at the same address), in a loop: no frame of one library under the other's caller.
 #     Again with copies of them nobody has seen (eBPF enters them as holes at first).
@@ -63,6 +64,21 @@ full=$(samples "$f" wl_short "^wl_short;${START_RE}$CHAIN")
 check_ge "exec over a known process: samples in short_work/short_leaf" "$total" 30
 check_pct "exec over a known process: complete back to _start" "$full" "$total" 95 ||
 	show "$f" wl_short
+
+# 1b. Python through two execs in a row (env, then the interpreter): both exec records are in
+# the ring when the reader wakes, the first one's sync already sees the interpreter's image,
+# and the second must attach the runtime again (it dropped what it knew of the pid)
+PY3=/usr/bin/python3
+# (its process tree only: other Python processes on a busy machine are not the case)
+record "$TMP/pyexec.err" -F 499 -o "$TMP/pyexec.folded" -- \
+	sh -c "for i in 1 2 3 4 5 6; do env '$PY3' '$SS_ROOT/tests/data/py_chain.py' 0.6; done"
+check_eq "pyexec: exit status" $? 0
+f=$TMP/pyexec.folded
+total=$(samples "$f" python3 ';PyEval_EvalCode;')
+full=$(samples "$f" python3 ';PyEval_EvalCode;_PyEval_EvalFrameDefault;<module>(;|$)')
+check_ge "python after env: samples running the script" "$total" 100
+# (measured: 98-99 %; without the second attach 47-72 %, whole processes without a Python frame)
+check_pct "python after env: of those, with Python frames" "$full" "$total" 90 || show "$f" python3
 
 # 2. a library replaced by another at the same address
 # check_reload NAME [exact]: with "exact", no frame of one library under the other's caller

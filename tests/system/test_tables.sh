@@ -36,7 +36,7 @@ printf '#include <algorithm>\n#include <map>\n#include <string>\n#include <vecto
 for i in $(seq 40); do
 	echo "int f$i(std::vector<std::map<std::string, int>> &v) { std::sort(v.begin(), v.end()); return (int)v.size(); }"
 done >>"$TMP/p.cc"
-spawn cpid timeout 50 sh -c "while :; do nice '$CLANG' -fsyntax-only '$TMP/p.cc'; done"
+spawn cpid timeout 120 sh -c "while :; do nice '$CLANG' -fsyntax-only '$TMP/p.cc'; done"
 
 if command -v node >/dev/null; then
 	spawn npid node -e 'setTimeout(() => {}, 60000)'
@@ -45,7 +45,7 @@ fi
 WL=$TMP/wl_padded_chain
 cp "$FIX/wl_chain_nofp" "$WL"
 head -c $((12 << 20)) /dev/zero >>"$WL"
-spawn wpid "$WL" 40
+spawn wpid "$WL" 120 # outlives both agent runs on a loaded machine (stopped at the end)
 for _ in $(seq 50); do
 	grep -qs libLLVM /proc/[0-9]*/maps && break
 	sleep 0.1

@@ -15,9 +15,11 @@
 #include <glob.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 static int test__passed, test__failed, test__skipped, test__cur_failed, test__cur_skipped;
@@ -132,6 +134,31 @@ static inline const char *test_fixture(const char *name)
 
 	snprintf(out, sizeof(buf[0]), "%s/fixtures/%s", build ? build : "build", name);
 	return out;
+}
+
+/* Whether process pid gets to block in read(0, ...) within 5 s: a live runtime that printed
+ * "ready" before calling its read is walked only once it waits there.
+ */
+static inline bool test_wait_reading_stdin(pid_t pid)
+{
+	char path[64], buf[128];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "r");
+		bool in_read = false;
+
+		if (f) {
+			/* "0 0x0 ...": syscall read (x86-64 number 0) on fd 0 */
+			in_read = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			fclose(f);
+		}
+		if (in_read)
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 /* The newest pyenv interpreter of 3.MINOR under $PYENV_ROOT (default /root/.pyenv), whatever

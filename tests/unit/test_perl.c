@@ -183,8 +183,8 @@ static int child_start(const char *perl)
 		return -1;
 	}
 	while (fgets(text, sizeof(text), from_child))
-		if (!strcmp(text, "R\n"))
-			return 0;
+		if (!strcmp(text, "R\n")) /* printed before <STDIN> is read */
+			return test_wait_reading_stdin(child) ? 0 : (child_stop(), -1);
 	child_stop();
 	return -1;
 }

@@ -195,7 +195,10 @@ static int child_start_with(struct child *c, const char *const *extra)
 	}
 	while (fgets(line, sizeof(line), c->from_child))
 		if (!strcmp(line, "R\n"))
-			return 0;
+			/* "R" comes before fgets is called: a walk in between finds
+			 * fflush's frame, or none, above Klass::wait
+			 */
+			return test_wait_reading_stdin(c->pid) ? 0 : (child_stop(c), -1);
 	child_stop(c);
 	return -1;
 }

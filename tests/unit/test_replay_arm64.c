@@ -183,10 +183,12 @@ TEST(known_chain_from_a_leaf_with_pac)
 	printf("  end %u after %u frames; %zu of chain_c..main's return addresses were signed\n",
 	       st.end, st.frame_cnt, signed_cnt);
 	/* chain_c's return address came from x30 (hot_leaf saved none); the ones chain_c,
-	 * chain_b and chain_a stored (paciasp) were signed: main's caller, libc, has no PAC
+	 * chain_b and chain_a stored (paciasp) were signed: main's caller, libc, has no PAC.
+	 * A signature is 7 bits under qemu-user's 48-bit addresses with top-byte-ignore, so
+	 * one in 128 is 0 and looks unsigned (the run's key is random): 2 of the 3, not all.
 	 */
 	CHECK(world.x30 >> 48 == 0);
-	CHECK(signed_cnt >= 3);
+	CHECK(signed_cnt >= 2);
 	CHECK_EQ_INT(st.fp_frame_cnt, 0);
 	elf_symbols__free(syms);
 	elf_file__free(ef);
