@@ -390,6 +390,16 @@ enum unwind_rbp_rule {
 	UNWIND_RBP_RBP_OFF,   /* rbp saved at [rbp + rbp_off] (GCC's realigned "DRAP" frames) */
 };
 
+/* x86-64: how rbx is recovered in the caller. Only a CFA based on rbx needs it (the dynamic
+ * loader's lazy-binding trampoline, _dl_runtime_resolve_*, realigns its stack and keeps the
+ * CFA in rbx): tracked from the interrupted frame through the frames that save it.
+ */
+enum unwind_rbx_rule {
+	UNWIND_RBX_UNKNOWN = 0, /* not recoverable (or the rule does not say) */
+	UNWIND_RBX_SAME,        /* unchanged in this frame (callee-saved, not saved here) */
+	UNWIND_RBX_CFA_OFF,     /* saved at CFA + rbx_off */
+};
+
 /* x86-64 DWARF register numbers used by the rules. */
 enum dwarf_reg_x86_64 {
 	DWARF_RAX = 0,
@@ -439,6 +449,9 @@ struct unwind_rule {
 		__s16 deref_add; /* CFA_DEREF (x86-64) */
 		__s16 ra_off;    /* UNWIND_RA_CFA_OFF (arm64, which has no CFA_DEREF rules) */
 	};
+	__u8 rbx_rule; /* enum unwind_rbx_rule (x86-64; 0 on arm64) */
+	__u8 rbx_pad;
+	__s16 rbx_off;
 };
 
 /* Read-only configuration, set by userspace before load. */

@@ -48,6 +48,8 @@ struct unwind_cursor {
 	__u8 go_switched; /* an UNWIND_RULE_GO_G0 step moved to the goroutine's stack */
 	__u32 frame_cnt;
 	__u32 fp_frame_cnt;
+	__u32 rbx_for; /* x86-64: regs[RBX] holds rbx of frame rbx_for - 1 (0: of none; a CFA step
+			* sets it for its caller, every other step leaves it behind) */
 	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
 	__u32 last_file_flags;
 	__u32 lookups;   /* LPM lookups done */

@@ -97,6 +97,8 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 {
 	__u64 cfa, base, ra, old_sp = st->regs[DWARF_RSP];
 	__u8 reg = r->cfa_reg;
+	/* rbx of this frame (frames[frame_cnt - 1]): the interrupted one's, or followed here */
+	int rbx_known = st->regs_valid || st->rbx_for == st->frame_cnt;
 
 	if (r->kind == UNWIND_RULE_PLT) {
 		__u64 threshold = r->cfa_off > 0 ? (__u64)r->cfa_off : 11;
@@ -105,7 +107,8 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	} else {
 		if (reg > DWARF_R15)
 			return -1;
-		if (reg != DWARF_RSP && reg != DWARF_RBP && !st->regs_valid)
+		if (reg != DWARF_RSP && reg != DWARF_RBP && !st->regs_valid &&
+		    !(reg == DWARF_RBX && rbx_known))
 			return -1;
 		base = st->regs[reg & 15];
 		cfa = base + (__s64)r->cfa_off;
@@ -136,6 +139,15 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	} else if (r->rbp_rule == UNWIND_RBP_UNDEFINED) {
 		st->regs[DWARF_RBP] = 0;
 	}
+	if (r->rbx_rule == UNWIND_RBX_CFA_OFF) {
+		__u64 bx = 0;
+
+		rbx_known = ss_read_user(&bx, sizeof(bx), cfa + (__s64)r->rbx_off) == 0;
+		st->regs[DWARF_RBX] = bx;
+	} else if (r->rbx_rule != UNWIND_RBX_SAME) {
+		rbx_known = 0;
+	}
+	st->rbx_for = rbx_known ? st->frame_cnt + 1 : 0;
 	st->regs[DWARF_RSP] = cfa;
 	st->regs[DWARF_RIP] = ra;
 	st->pc_is_return = 1;

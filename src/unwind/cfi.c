@@ -482,6 +482,27 @@ static void set_kind_only(struct unwind_rule *out, uint8_t kind)
 	out->kind = kind;
 }
 
+/* rbx in the caller: what a CFA based on rbx further up needs (bpf/abi.h enum
+ * unwind_rbx_rule). Not saved by this frame: unchanged, as for every callee-saved register.
+ */
+static void rbx_rule(const struct cfi_reg_rule *rbx, struct unwind_rule *out)
+{
+	switch (rbx->kind) {
+	case CFI_REG_UNSPEC:
+	case CFI_REG_SAME:
+		out->rbx_rule = UNWIND_RBX_SAME;
+		break;
+	case CFI_REG_OFFSET:
+		if (rbx->off >= INT16_MIN && rbx->off <= INT16_MAX) {
+			out->rbx_rule = UNWIND_RBX_CFA_OFF;
+			out->rbx_off = (int16_t)rbx->off;
+		}
+		break;
+	default: /* undefined, in another register, an expression: unknown */
+		break;
+	}
+}
+
 void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 			 struct unwind_rule *out, unsigned int *lost)
 {
@@ -547,6 +568,7 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 	}
 
 	cfi__fp_rule(&st->regs[DWARF_RBP], DWARF_RBP, out, lost);
+	rbx_rule(&st->regs[DWARF_RBX], out);
 }
 
 void cfi__fp_rule(const struct cfi_reg_rule *fp, uint8_t fp_reg, struct unwind_rule *out,

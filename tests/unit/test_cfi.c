@@ -181,6 +181,36 @@ TEST(basic_rows_and_gaps)
 	unwind_table__free(t);
 }
 
+/* The dynamic loader's lazy-binding trampoline (_dl_runtime_resolve_xsavec): entered with
+ * two words pushed by the PLT (CFA = rsp + 24), push rbx, mov rsp,rbx, then the CFA stays in
+ * rbx while rsp is realigned. Every row says where the caller's rbx is.
+ */
+TEST(rbx_cfa_and_rbx_rules)
+{
+	static const uint8_t f1[] = { 0x0e, 24, 0x41, 0x0e, 32, 0x83, 4, 0x43, 0x0d, 3 };
+	static const uint8_t f2[] = { 0 };
+	struct buf b = { 0 };
+	struct unwind_table *t;
+	size_t cie = put_cie(&b);
+
+	put_fde(&b, cie, 0x2000, 0x40, f1, sizeof(f1));
+	put_fde(&b, cie, 0x2100, 0x10, f2, sizeof(f2));
+	put_le(&b, 0, 4);
+	t = table_of(&b, CFI_SECTION_EH_FRAME);
+	REQUIRE(t);
+	CHECK_CFA(t, 0x2000, DWARF_RSP, 24);
+	CHECK_EQ_INT(rule_at(t, 0x2000)->rbx_rule, UNWIND_RBX_SAME); /* not saved yet */
+	CHECK_CFA(t, 0x2001, DWARF_RSP, 32);
+	CHECK_EQ_INT(rule_at(t, 0x2001)->rbx_rule, UNWIND_RBX_CFA_OFF);
+	CHECK_EQ_INT(rule_at(t, 0x2001)->rbx_off, -32);
+	CHECK_CFA(t, 0x2004, DWARF_RBX, 32);
+	CHECK_EQ_INT(rule_at(t, 0x2004)->rbx_rule, UNWIND_RBX_CFA_OFF);
+	CHECK_EQ_INT(rule_at(t, 0x2004)->rbx_off, -32);
+	CHECK_CFA(t, 0x2100, DWARF_RSP, 8);
+	CHECK_EQ_INT(rule_at(t, 0x2100)->rbx_rule, UNWIND_RBX_SAME);
+	unwind_table__free(t);
+}
+
 TEST(remember_restore_deep)
 {
 	/* Five nested remember_state, each changing the CFA offset, then unwinding them. */
@@ -1682,6 +1712,7 @@ TEST(corrupt_eh_frame_in_a_file)
 int main(void)
 {
 	RUN(basic_rows_and_gaps);
+	RUN(rbx_cfa_and_rbx_rules);
 	RUN(remember_restore_deep);
 	RUN(remember_depth_cap);
 	RUN(plt_expression);
