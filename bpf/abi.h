@@ -421,12 +421,14 @@ enum dwarf_reg_x86_64 {
 	DWARF_RIP = 16,
 };
 
-/* arm64: how the return address is recovered (x86-64: always at CFA-8, ra_rule 0). */
+/* How the return address is recovered (x86-64: at CFA-8, ra_rule 0, or UNWIND_RA_REG). */
 enum unwind_ra_rule {
 	UNWIND_RA_CFA_MINUS_8 = 0, /* x86-64 */
 	UNWIND_RA_CFA_OFF,         /* saved at CFA + ra_off */
 	UNWIND_RA_LINK_REG,        /* still in the link register (x30): the frame has not saved
 				    * it (leaf, prologue, epilogue); known only where regs_valid */
+	UNWIND_RA_REG,             /* x86-64: in register ra_off, known only where regs_valid
+				    * (glibc's __vfork pops it into rdi around the syscall) */
 };
 
 /* arm64 DWARF register numbers used by the rules (the cursor keeps pc, sp, x29 in the slots
@@ -442,7 +444,7 @@ struct unwind_rule {
 	__u8 kind;     /* enum unwind_rule_kind */
 	__u8 cfa_reg;  /* enum dwarf_reg_x86_64 (arm64: dwarf_reg_arm64): base of the CFA */
 	__u8 rbp_rule; /* enum unwind_rbp_rule (arm64: of x29) */
-	__u8 ra_rule;  /* enum unwind_ra_rule: 0 on x86-64 */
+	__u8 ra_rule;  /* enum unwind_ra_rule */
 	__s32 cfa_off;
 	__s16 rbp_off;
 	union {

@@ -120,10 +120,21 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 			cfa = v + (__s64)r->deref_add;
 		}
 	}
-	if (cfa <= old_sp || cfa > SS_USER_ADDR_MAX)
-		return -3;
-	if (ss_read_user(&ra, sizeof(ra), cfa - 8) < 0)
-		return -2;
+	if (r->ra_rule == UNWIND_RA_REG) {
+		/* The return address popped into a register: the caller's sp is the CFA, which
+		 * may equal ours; only in the interrupted frame, so once a walk.
+		 */
+		if (!st->regs_valid)
+			return -1;
+		if (cfa < old_sp || cfa > SS_USER_ADDR_MAX)
+			return -3;
+		ra = st->regs[r->ra_off & 15];
+	} else {
+		if (cfa <= old_sp || cfa > SS_USER_ADDR_MAX)
+			return -3;
+		if (ss_read_user(&ra, sizeof(ra), cfa - 8) < 0)
+			return -2;
+	}
 	if (r->rbp_rule == UNWIND_RBP_CFA_OFF) {
 		__u64 bp;
 

@@ -523,7 +523,9 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		out->kind = UNWIND_RULE_STOP;
 		return;
 	}
-	if (ra->kind != CFI_REG_OFFSET || ra->off != -8) {
+	if (ra->kind == CFI_REG_REGISTER && ra->reg <= DWARF_R15) {
+		out->ra_rule = UNWIND_RA_REG;
+	} else if (ra->kind != CFI_REG_OFFSET || ra->off != -8) {
 		out->kind = UNWIND_RULE_UNSUPPORTED;
 		return;
 	}
@@ -537,6 +539,8 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		out->kind = UNWIND_RULE_CFA;
 		out->cfa_reg = (uint8_t)st->cfa.reg;
 		out->cfa_off = (int32_t)st->cfa.off;
+		if (out->ra_rule == UNWIND_RA_REG)
+			out->ra_off = (int16_t)ra->reg;
 		break;
 	case CFI_CFA_EXPR: {
 		uint8_t reg;
@@ -544,6 +548,10 @@ void cfi__to_unwind_rule(const struct cfi_state *st, const struct cfi_cie *cie,
 		uint64_t add;
 		bool deref;
 
+		if (out->ra_rule == UNWIND_RA_REG) { /* ra_off and deref_add share their bytes */
+			set_kind_only(out, UNWIND_RULE_UNSUPPORTED);
+			return;
+		}
 		plt = cfi__match_plt_expr(st->cfa.expr, st->cfa.expr_sz);
 		if (plt) {
 			out->kind = UNWIND_RULE_PLT;

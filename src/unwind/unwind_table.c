@@ -1166,7 +1166,9 @@ static int check_rows(const struct unwind_row *rows, size_t cnt)
 	for (i = 0; i < cnt; i++) {
 		if ((i && rows[i].addr <= rows[i - 1].addr) ||
 		    rows[i].rule.kind > UNWIND_RULE_GO_CGO ||
-		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF)
+		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF ||
+		    rows[i].rule.ra_rule > UNWIND_RA_REG ||
+		    rows[i].rule.rbx_rule > UNWIND_RBX_CFA_OFF)
 			return -EINVAL;
 	}
 	return 0;

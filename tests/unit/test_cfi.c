@@ -211,6 +211,28 @@ TEST(rbx_cfa_and_rbx_rules)
 	unwind_table__free(t);
 }
 
+/* glibc's __vfork: pop %rdi (the return address) around the syscall, push %rdi; ret. */
+TEST(return_address_in_a_register)
+{
+	static const uint8_t f1[] = { 0x41, 0x0e, 0, 0x09, 16, 5, 0x48, 0x0e, 8 };
+	struct buf b = { 0 };
+	struct unwind_table *t;
+	size_t cie = put_cie(&b);
+
+	put_fde(&b, cie, 0x3000, 0x20, f1, sizeof(f1));
+	put_le(&b, 0, 4);
+	t = table_of(&b, CFI_SECTION_EH_FRAME);
+	REQUIRE(t);
+	CHECK_CFA(t, 0x3000, DWARF_RSP, 8);
+	CHECK_EQ_INT(rule_at(t, 0x3000)->ra_rule, UNWIND_RA_CFA_MINUS_8);
+	CHECK_CFA(t, 0x3001, DWARF_RSP, 0);
+	CHECK_EQ_INT(rule_at(t, 0x3001)->ra_rule, UNWIND_RA_REG);
+	CHECK_EQ_INT(rule_at(t, 0x3001)->ra_off, DWARF_RDI);
+	CHECK_CFA(t, 0x3009, DWARF_RSP, 8);
+	CHECK_EQ_INT(rule_at(t, 0x3009)->ra_rule, UNWIND_RA_REG);
+	unwind_table__free(t);
+}
+
 TEST(remember_restore_deep)
 {
 	/* Five nested remember_state, each changing the CFA offset, then unwinding them. */
@@ -446,7 +468,9 @@ TEST(ra_rules)
 	put_fde(&b, scie, 0x1040, 0x10, NULL, 0);
 	t = table_of(&b, CFI_SECTION_EH_FRAME);
 	REQUIRE(t);
-	CHECK_KIND(t, 0x1000, UNWIND_RULE_UNSUPPORTED);
+	CHECK_CFA(t, 0x1000, DWARF_RSP, 8); /* ra in rdi: from the interrupted frame's rdi */
+	CHECK_EQ_INT(rule_at(t, 0x1000)->ra_rule, UNWIND_RA_REG);
+	CHECK_EQ_INT(rule_at(t, 0x1000)->ra_off, DWARF_RDI);
 	CHECK_KIND(t, 0x1010, UNWIND_RULE_UNSUPPORTED);
 	CHECK_KIND(t, 0x1020, UNWIND_RULE_UNSUPPORTED);
 	CHECK_KIND(t, 0x1030, UNWIND_RULE_UNSUPPORTED);
@@ -859,6 +883,11 @@ static void expect_from_cols(struct expect *e, char cols[][16], char vals[][16],
 		e->ra_u = true;
 		return;
 	}
+	if (!cmp_arm64 && ra[0] == 'r' && parse_i64(ra + 1, &v) && v >= 0 && v <= 15) {
+		e->ra_rule = UNWIND_RA_REG; /* "r5 (rdi)": glibc's __vfork */
+		e->ra_off = (int16_t)v;
+		ra = "c-8"; /* and the CFA as usual */
+	}
 	if ((!cmp_arm64 && strcmp(ra, "c-8")) || !cfa) {
 		e->kind = UNWIND_RULE_UNSUPPORTED;
 		return;
@@ -903,6 +932,10 @@ static bool expect_matches(const struct expect *e, const struct unwind_rule *r)
 		return r->kind == UNWIND_RULE_UNSUPPORTED;
 	if (e->ra_u && !cmp_arm64)
 		return r->kind == UNWIND_RULE_STOP || r->kind == UNWIND_RULE_UNSUPPORTED;
+	if (!cmp_arm64 && e->ra_rule == UNWIND_RA_REG &&
+	    (e->cfa_exp ? r->kind != UNWIND_RULE_UNSUPPORTED
+			: r->ra_rule != UNWIND_RA_REG || r->ra_off != e->ra_off))
+		return false;
 	if (e->cfa_exp) {
 		if (r->kind != UNWIND_RULE_PLT && r->kind != UNWIND_RULE_CFA_DEREF &&
 		    r->kind != UNWIND_RULE_CFA && r->kind != UNWIND_RULE_UNSUPPORTED)
@@ -1713,6 +1746,7 @@ int main(void)
 {
 	RUN(basic_rows_and_gaps);
 	RUN(rbx_cfa_and_rbx_rules);
+	RUN(return_address_in_a_register);
 	RUN(remember_restore_deep);
 	RUN(remember_depth_cap);
 	RUN(plt_expression);
