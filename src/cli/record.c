@@ -235,7 +235,7 @@ static void print_summary(struct record_run *r, double secs)
 			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
 			"where the copy did), %llu expired, %llu of processes gone before a scan, "
 			"%llu queue full; %llu over budget, %llu copies lost (ring buffer full), %llu "
-			"unpaired\n",
+			"unpaired; %llu further parts joined (deep stacks), %llu parts not sent\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
@@ -244,7 +244,9 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.deferred->queue_full,
 			(unsigned long long)c[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)c[COUNTER_DEFER_LOST],
-			(unsigned long long)st.deferred->unpaired);
+			(unsigned long long)st.deferred->unpaired,
+			(unsigned long long)st.deferred->more_parts,
+			(unsigned long long)c[COUNTER_DEFER_PART_REFUSED]);
 	if (st.deferred && (st.deferred->verified || st.deferred->verify_mismatch))
 		fprintf(stderr,
 			"replay check   %llu identical to eBPF, %llu different, %llu identical up to "

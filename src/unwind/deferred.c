@@ -229,25 +229,21 @@ void deferred__changed(struct deferred *d)
 
 /* ---- pairing ---- */
 
-void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size)
+/* Part 0 of a copy: a new pending sample for its CPU (one before it lost its sample). */
+static void first_part(struct deferred *d, const struct stack_copy_record *sr, size_t bytes)
 {
-	size_t head = offsetof(struct stack_copy_record, stack);
 	struct deferred_sample *ds, *old;
 
-	if (size < head || sr->stack_len > sizeof(sr->stack) || size < head + sr->stack_len) {
-		d->stats.unpaired++;
-		return;
-	}
 	ds = calloc(1, sizeof(*ds));
 	if (ds)
-		ds->stack = malloc(head + sr->stack_len);
+		ds->stack = malloc(bytes);
 	if (!ds || !ds->stack) {
 		sample_free(ds);
 		d->stats.unpaired++;
 		return;
 	}
-	memcpy(ds->stack, sr, head + sr->stack_len);
-	ds->stack_size = head + sr->stack_len;
+	memcpy(ds->stack, sr, bytes);
+	ds->stack_size = bytes;
 	old = u64_map__get(&d->pending, (uint64_t)sr->hdr.cpu + 1);
 	if (u64_map__set(&d->pending, (uint64_t)sr->hdr.cpu + 1, ds)) {
 		sample_free(ds);
@@ -258,6 +254,50 @@ void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr
 		d->stats.unpaired++; /* its sample was lost (ring buffer full) */
 		sample_free(old);
 	}
+}
+
+/* Part k > 0: appended to its CPU's pending copy when it is the part that follows (same
+ * sample, part k - 1 full and last); else dropped (a part lost in between), the copy kept.
+ */
+static void next_part(struct deferred *d, const struct stack_copy_record *sr)
+{
+	struct deferred_sample *ds = u64_map__get(&d->pending, (uint64_t)sr->hdr.cpu + 1);
+	size_t head = offsetof(struct stack_copy_record, stack);
+	struct stack_copy_record *joined;
+
+	if (!ds || ds->stack->hdr.time_ns != sr->hdr.time_ns || ds->stack->hdr.tid != sr->hdr.tid ||
+	    ds->stack->part + 1 != sr->part || !ds->stack->full ||
+	    sr->stack_addr != ds->stack->stack_addr + ds->stack->stack_len) {
+		d->stats.unpaired++;
+		return;
+	}
+	joined = realloc(ds->stack, ds->stack_size + sr->stack_len);
+	if (!joined) {
+		d->stats.unpaired++;
+		return;
+	}
+	memcpy((uint8_t *)joined + ds->stack_size, (const uint8_t *)sr + head, sr->stack_len);
+	joined->stack_len += sr->stack_len;
+	joined->full = sr->full;
+	joined->part = sr->part;
+	ds->stack = joined;
+	ds->stack_size += sr->stack_len;
+	d->stats.more_parts++;
+}
+
+void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size)
+{
+	size_t head = offsetof(struct stack_copy_record, stack);
+
+	if (size < head || sr->stack_len > sizeof(sr->stack) || size < head + sr->stack_len ||
+	    sr->part >= SS_DEFER_STACK_PARTS) {
+		d->stats.unpaired++;
+		return;
+	}
+	if (sr->part)
+		next_part(d, sr);
+	else
+		first_part(d, sr, head + sr->stack_len);
 }
 
 /* ---- replay ---- */
