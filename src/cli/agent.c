@@ -45,6 +45,10 @@
  * interval trimmed).
  */
 #define TRIM_SLACK_SZ (4u << 20)
+/* At a stop, deferred samples wait this long at most for tables being built (shorter than
+ * record's: a service manager's stop timeout).
+ */
+#define AGENT_FLUSH_WAIT_NS (3 * 1000000000ULL)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -439,7 +443,7 @@ static int run(const struct agent_options *o)
 		struct profile *p;
 
 		session__poll(s, 0);
-		session__flush_deferred(s);
+		session__flush_deferred(s, AGENT_FLUSH_WAIT_NS);
 		p = session__take_profile(s);
 		if (p)
 			agent_export__report(ex, p);

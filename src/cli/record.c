@@ -34,6 +34,10 @@
 #include "unwind/unwind_maps.h"
 
 #define POLL_INTERVAL_MS 100
+/* At the end, deferred samples wait this long at most for tables being built (a cold clang's
+ * libLLVM: seconds on a loaded box); a recording of a warm workload does not wait at all.
+ */
+#define RECORD_FLUSH_WAIT_NS (15 * 1000000000ULL)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -426,7 +430,7 @@ static int run(struct record_run *r)
 	if (!err)
 		err = session__poll(r->session, 0); /* drain */
 	if (!err)
-		err = session__flush_deferred(r->session);
+		err = session__flush_deferred(r->session, RECORD_FLUSH_WAIT_NS);
 	now = clock_ns(CLOCK_MONOTONIC);
 	r->prof = session__take_profile(r->session);
 	if (!r->prof)

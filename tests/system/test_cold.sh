@@ -39,7 +39,7 @@ check_eq "deep binaries: exit status" $? 0
 burn=$(samples <(sed -E 's/^deep_fresh[0-9]+;/deep;/' "$f") deep ';deep_burn$')
 complete=$(awk -v re="$CHAIN" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) c += n }
 	END { print c + 0 }' "$f")
-check_ge "deep binaries: samples in deep_burn" "$burn" 100
+check_ge "deep binaries: samples in deep_burn" "$burn" 50
 check_pct "deep binaries: samples in deep_burn complete (_start .. main, deep_descend x 30)" \
 	"$complete" "$burn" 95 ||
 	{ grep ';deep_burn [0-9]*$' "$f" | grep -Ev "$CHAIN" | sort -t' ' -k2 -rn | head -5 |
