@@ -14,14 +14,20 @@
 # outermost frame), with record's "deferred" line (stack copies sent, completed, over budget,
 # parts), and apart: the samples taken while the kernel tears the process's address space down
 # at its exit (exit_mmap: no user stack left to read; perf loses them too).
+# The agent's unwind-entry pool is record's default (4M entries, AGENT_ENTRIES=): at its own
+# default (2M) on a box where other giants run (qemu, node, a JVM), libLLVM and libclang-cpp
+# (~2M entries together) find no room and their samples stay incomplete, cold or warm.
 # Usage: sudo bench/clang_cold.sh [ROUNDS (3)]; SS=path/to/stackscope for another build;
-# AGENT=0 leaves the agent out.
+# AGENT=0 leaves the agent out; PEER=path/to/another/stackscope adds its cold record to each
+# round (e.g. main's build: before/after in the same minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROUNDS=${1:-3}
 SS=${SS:-./stackscope}
 SRC=src/unwind/unwind_table.c
 AGENT=${AGENT:-1}
+PEER=${PEER:-}
+AGENT_ENTRIES=${AGENT_ENTRIES:-4194304}
 [[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
 command -v clang-14 >/dev/null || { echo "bench: clang-14 missing (scripts/setup.sh)" >&2; exit 1; }
 [[ -x $SS ]] || { echo "bench: no $SS (make)" >&2; exit 1; }
@@ -46,7 +52,7 @@ ss_count() {
 
 # perf script -> the same count: the outermost frame of each clang-14 sample
 perf_count() {
-	perf script -i "$1" -F comm,ip,sym,dso 2>/dev/null | awk -v root="$root" -v ends="$2" '
+	perf script --no-inline -i "$1" -F comm,ip,sym,dso 2>/dev/null | awk -v root="$root" -v ends="$2" '
 		function flush() { if (!n) return; t++; if (last ~ root) c++; else miss[ld]++ }
 		/^[^ \t]/ { flush(); n = ($1 == "clang-14"); last = ""; ld = ""; next }
 		n && NF >= 2 { last = $2; sub(/\+0x[0-9a-f]+$/, "", last); ld = $2 " " $NF }
@@ -65,7 +71,7 @@ agent_run() {
 	rm -rf "$out/acache" "$out/pprof"
 	mkdir -p "$out/acache" "$out/pprof"
 	"$SS" agent -F 199 --interval 2 --output-dir "$out/pprof" --cache-dir "$out/acache" \
-		2>"$out/agent.err" &
+		--unwind-entries "$AGENT_ENTRIES" 2>"$out/agent.err" &
 	agent_pid=$!
 	t0=$SECONDS
 	until grep -q 'agent running' "$out/agent.err"; do
@@ -86,8 +92,8 @@ pct() { awk -F/ '{ printf "%s = %.1f %%", $0, $2 ? 100 * $1 / $2 : 0 }' <<<"$1";
 
 declare -A exits
 echo "# clang-14 -O2 -c $SRC x 6, 199 Hz, $(date -u '+%F %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-24s %-24s %-24s %-24s\n' round "stackscope cold" "stackscope warm" \
-	"agent cold" "perf --call-graph dwarf"
+printf '%-6s %-24s %-24s %-24s %-24s %s\n' round "stackscope cold" "stackscope warm" \
+	"agent cold" "perf --call-graph dwarf" "${PEER:+peer cold}"
 for r in $(seq "$ROUNDS"); do
 	rm -rf "$out/cache"
 	mkdir -p "$out/cache"
@@ -112,8 +118,16 @@ for r in $(seq "$ROUNDS"); do
 	perf record -q -F 199 --call-graph dwarf -o "$out/perf.data" -- bash -c "$LOOP" \
 		>/dev/null 2>&1
 	ref=$(perf_count "$out/perf.data" "$out/ends.perf.$r")
-	printf '%-6s %-24s %-24s %-24s %-24s\n' "$r" "$(pct "$cold")" "$(pct "$warm")" "$agent" \
-		"$(pct "$ref")"
+	peer=
+	if [[ -n $PEER ]]; then
+		rm -rf "$out/cache"
+		mkdir -p "$out/cache"
+		"$PEER" record -F 199 --cache-dir "$out/cache" -o "$out/peer.folded" -- \
+			bash -c "$LOOP" 2>"$out/peer.err.$r" >/dev/null
+		peer=$(pct "$(ss_count "$out/peer.folded" "$out/ends.peer.$r")")
+	fi
+	printf '%-6s %-24s %-24s %-24s %-24s %s\n' "$r" "$(pct "$cold")" "$(pct "$warm")" "$agent" \
+		"$(pct "$ref")" "$peer"
 done
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r: samples in the exit teardown (exit_mmap, in the totals): ${exits[$r]}"
@@ -121,7 +135,9 @@ for r in $(seq "$ROUNDS"); do
 	sed -n 's/^deferred */# round '"$r"', warm: deferred /p' "$out/warm.err.$r"
 	[[ -s $out/agent.err.$r ]] &&
 		grep -o 'deferred unwinding: .*' "$out/agent.err.$r" | tail -1 | sed 's/^/# round '"$r"', agent: /'
-	for k in cold warm agent perf; do
+	[[ -s $out/peer.err.$r ]] &&
+		sed -n 's/^deferred */# round '"$r"', peer cold: deferred /p' "$out/peer.err.$r"
+	for k in cold warm agent perf peer; do
 		[[ -s $out/ends.$k.$r ]] || continue
 		echo "# round $r, $k: incomplete samples by how they end"
 		sort -rn "$out/ends.$k.$r" | head -8

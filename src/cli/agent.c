@@ -209,6 +209,8 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		     (unsigned long long)st.deferred->gone);
 		EMIT("stackscope_samples_deferred_total{outcome=\"queue_full\"} %llu\n",
 		     (unsigned long long)st.deferred->queue_full);
+		EMIT("stackscope_samples_deferred_total{outcome=\"no_room\"} %llu\n",
+		     (unsigned long long)st.deferred->no_room);
 		EMIT("stackscope_samples_deferred_total{outcome=\"stack_copy_short\"} %llu\n",
 		     (unsigned long long)st.deferred->stack_short);
 		EMIT("stackscope_samples_deferred_total{outcome=\"unpaired\"} %llu\n",
@@ -325,13 +327,15 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
 		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
 			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "
-			"full, %llu over budget, %llu copies lost\n",
+			"full, %llu waiting for a table without room, %llu over budget, %llu copies "
+			"lost\n",
 			(unsigned long long)st.counters[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
 			(unsigned long long)st.deferred->expired,
 			(unsigned long long)st.deferred->gone,
 			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)st.deferred->no_room,
 			(unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)st.counters[COUNTER_DEFER_LOST]);
 	for (i = 0; i < st.runtime_cnt; i++) {

@@ -238,14 +238,16 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
 			"where the copy did), %llu expired, %llu of processes gone before a scan, "
-			"%llu queue full; %llu over budget, %llu copies lost (ring buffer full), %llu "
-			"unpaired; %llu further parts joined (deep stacks), %llu parts not sent\n",
+			"%llu queue full, %llu waiting for a table without room; %llu over budget, "
+			"%llu copies lost (ring buffer full), %llu unpaired; %llu further parts "
+			"joined (deep stacks), %llu parts not sent\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
 			(unsigned long long)st.deferred->expired,
 			(unsigned long long)st.deferred->gone,
 			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)st.deferred->no_room,
 			(unsigned long long)c[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)c[COUNTER_DEFER_LOST],
 			(unsigned long long)st.deferred->unpaired,

@@ -46,6 +46,8 @@ struct deferred {
 	/* What the world answers while a replay runs. */
 	uint64_t sample_ns;  /* time of the sample being replayed */
 	uint64_t sample_seq; /* its map_seq (for the process replayed with, else 0) */
+	uint64_t give_up_ns; /* when the sample being replayed stops waiting */
+	bool no_room;        /* it waits for a table that cannot come before give_up_ns */
 	struct mapping_info mapping;
 	struct file_info file;
 	struct unwind_page page;
@@ -95,9 +97,16 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 	if (!exe)
 		return NULL;
 	switch (exe->table_state) {
+	case UNWIND_TABLE_EVICTED:
+		/* Unloaded, or found no room in the pool: not queued again before
+		 * table_retry_ns (table_queue.h). Waiting past the sample's own deadline would
+		 * only hold a place in the queue that other samples need.
+		 */
+		if (exe->table_retry_ns > d->give_up_ns)
+			d->no_room = true;
+		/* fall through */
 	case UNWIND_TABLE_QUEUED:
 	case UNWIND_TABLE_BUILDING:
-	case UNWIND_TABLE_EVICTED:
 		/* A waiting sample asks for the table (unwind/table_queue.h) */
 		if (exe->table_wanted < UINT32_MAX)
 			exe->table_wanted++;
@@ -357,7 +366,14 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	memcpy(out->user, rec->user, sr->at.frame_idx * sizeof(out->user[0]));
 	d->sample_ns = rec->hdr.time_ns;
 	d->sample_seq = (uint32_t)pid == rec->map_pid ? rec->map_seq : 0;
+	d->give_up_ns = ds->queued_ns + DEFERRED_WAIT_NS;
+	d->no_room = false;
 	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
+	if (r == REPLAY_WAIT && d->no_room) {
+		d->stats.no_room++; /* as eBPF walked it, now */
+		*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);
+		return REPLAY_DONE;
+	}
 	if (r == REPLAY_WAIT)
 		return REPLAY_WAIT;
 	if (r < 0 || rec->deferred == DEFER_VERIFY) {

@@ -44,6 +44,8 @@ struct deferred_stats {
 	uint64_t gone;        /* emitted as eBPF walked them: the process exited before any
 			       * scan, its mappings cannot be known */
 	uint64_t queue_full;  /* emitted as eBPF walked them at once: queue bound reached */
+	uint64_t no_room;     /* emitted as eBPF walked them: a table they need found no room in
+			       * the pool (or was evicted) and is not retried before they expire */
 	uint64_t stack_short; /* completed, but ended where the copy did (UNWIND_END_STACK_COPY) */
 	uint64_t unpaired;    /* a stack copy (or a part) without its sample, or the reverse */
 	uint64_t more_parts;  /* parts after the first joined to their copy (deep stacks) */
