@@ -327,7 +327,7 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
 		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
 			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "
-			"full, %llu waiting for a table without room, %llu over budget, %llu copies "
+			"full, %llu for a table with no room in the pool, %llu over budget, %llu copies "
 			"lost\n",
 			(unsigned long long)st.counters[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,

@@ -238,7 +238,7 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
 			"where the copy did), %llu expired, %llu of processes gone before a scan, "
-			"%llu queue full, %llu waiting for a table without room; %llu over budget, "
+			"%llu queue full, %llu for a table with no room in the pool; %llu over budget, "
 			"%llu copies lost (ring buffer full), %llu unpaired; %llu further parts "
 			"joined (deep stacks), %llu parts not sent\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
