@@ -129,14 +129,20 @@ struct sample_record {
  *
  * A walk that reaches a frame whose pc is in no known mapping (but in a file-backed one) or in
  * a file whose table is not loaded yet has a "defer point": the cursor at that frame. Within a
- * global budget, such a sample is sent as a RECORD_STACK (the defer point and up to
- * SS_DEFER_STACK_PAGES pages of user stack from the page holding its sp), then the usual
- * RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace continues the walk from
- * the defer point, with the same step code, once the mapping and table exist.
+ * global budget, such a sample is sent as RECORD_STACKs (the defer point and up to
+ * SS_DEFER_STACK_PARTS parts of SS_DEFER_STACK_PAGES pages of user stack from the page holding
+ * its sp: part 0 first, part k only when part k - 1 was full, each with the same header), then
+ * the usual RECORD_SAMPLE with everything eBPF walked (deferred != 0). Userspace joins the parts
+ * and continues the walk from the defer point, with the same step code, once the mapping and
+ * table exist.
  */
 #define SS_DEFER_STACK_PAGES \
-	7 /* 28 KiB from sp's page (>= 24 KiB above sp): a per-CPU
+	7 /* 28 KiB per part: a per-CPU
 				* map value holds at most 32 KiB */
+/* 84 KiB from sp's page: clang-14 -O2's deepest stacks (the optimizer under cc1_main) need
+ * 30-50 KiB, more than one part (bench/clang_cold.sh).
+ */
+#define SS_DEFER_STACK_PARTS 3
 #define SS_DEFER_PAGE 4096
 
 enum defer_kind {
@@ -159,11 +165,13 @@ struct defer_point {
 struct stack_copy_record {
 	struct record_header hdr; /* same cpu, time, pid, tid as the sample that follows */
 	struct defer_point at;
-	__u16 natural;    /* VERIFY: eBPF's own walk also met an unknown mapping or table */
-	__u16 full;       /* every page was read: the stack may go on past the copy (else the
+	__u8 natural;     /* VERIFY: eBPF's own walk also met an unknown mapping or table */
+	__u8 part;        /* 0 .. SS_DEFER_STACK_PARTS - 1: the part of the copy this is */
+	__u16 full;       /* every page was read: the stack may go on past the part (else the
 			* page after it could not be read: the top of the stack, or not present) */
 	__u32 stack_len;  /* bytes of stack[] sent: whole pages */
-	__u64 stack_addr; /* user address of stack[0] (sp rounded down to its page) */
+	__u64 stack_addr; /* user address of stack[0] (part 0: sp rounded down to its page;
+			   * part k: right after part k - 1) */
 	/* Variable length: stack_len bytes are sent. */
 	__u8 stack[SS_DEFER_STACK_PAGES * SS_DEFER_PAGE];
 };
@@ -219,6 +227,9 @@ enum counter {
 	COUNTER_DEFERRED,            /* samples sent with a stack copy (RECORD_STACK) */
 	COUNTER_DEFER_OVER_BUDGET,   /* would have been deferred: over the per-second budget */
 	COUNTER_DEFER_LOST,          /* stack copy lost: ring buffer full (the sample is kept) */
+	COUNTER_DEFER_MORE_PARTS,    /* parts after the first sent (deep stacks) */
+	COUNTER_DEFER_PART_REFUSED,  /* a further part not sent (ring buffer half full, or full):
+				    * the sample keeps the parts before it */
 	COUNTER_OFF_CPU,             /* stays off CPU joined to their stack (bpf/off_cpu.h) */
 	COUNTER_OFF_CPU_NS,          /* ... and the off-CPU time they stand for */
 	COUNTER_OFF_CPU_WALKS,       /* stacks walked at a switch out */

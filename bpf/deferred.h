@@ -7,7 +7,10 @@
  *
  * Contract: a RECORD_STACK is sent only when the sample's RECORD_SAMPLE follows it from the
  * same program run (same CPU, same time_ns); the sample is marked `deferred` only when its
- * stack record went out. Bounded: at most SS_DEFER_STACK_PAGES pages per copy, and a token
+ * first stack record (part 0) went out. Part k (SS_DEFER_STACK_PAGES pages from where part
+ * k - 1 ended) follows only when part k - 1 was full, and only while the ring buffer is less
+ * than half full; a part refused or lost ends the copy there (counted). Bounded: at most
+ * SS_DEFER_STACK_PARTS * SS_DEFER_STACK_PAGES pages per copy, and a token
  * bucket per CPU (sampler_cfg.defer_interval_ns per copy, defer_burst_ns of credit), so a fork
  * storm cannot flood the ring buffer, and none while the ring buffer is more than half
  * full (sampler_cfg.defer_ring_max: the reader is behind); what the budget refuses is counted
@@ -26,7 +29,7 @@ struct {
 	__type(value, __u64);
 } defer_budget SEC(".maps");
 
-/* The stack record is built here (20 KiB: too large for the program stack). */
+/* Each stack record is built here (28 KiB: too large for the program stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -63,16 +66,41 @@ static __always_inline bool pc_in_file(__u64 pc)
 	return file;
 }
 
-/* Decide and send the stack record for the sample in rec, whose walk is st; sets
+/* Read part `part` of the copy into sr (from sr->stack_addr, set by the caller), page by page:
+ * it ends at the first page that cannot be read (the top of the stack, or a page not present:
+ * no faults in this context). Returns the record's size.
+ */
+static __always_inline __u64 defer_read_part(struct stack_copy_record *sr, __u32 part)
+{
+	__u32 i, pages = 0;
+	__u64 size;
+
+#pragma unroll
+	for (i = 0; i < SS_DEFER_STACK_PAGES; i++) {
+		if (bpf_probe_read_user(&sr->stack[i * SS_DEFER_PAGE], SS_DEFER_PAGE,
+					(const void *)(sr->stack_addr + i * SS_DEFER_PAGE)))
+			break;
+		pages++;
+	}
+	sr->part = part;
+	sr->stack_len = pages * SS_DEFER_PAGE;
+	sr->full = pages == SS_DEFER_STACK_PAGES;
+	size = __builtin_offsetof(struct stack_copy_record, stack) + (__u64)sr->stack_len;
+	if (size > sizeof(*sr))
+		size = sizeof(*sr);
+	return size;
+}
+
+/* Decide and send the stack records for the sample in rec, whose walk is st; sets
  * rec->deferred. interp_started: a runtime's walk took part (its frames need the process's
  * heap, which the copy does not hold: such samples keep eBPF's walk).
  */
 static __always_inline void defer_sample(struct unwind_cursor *st, struct sample_record *rec,
 					 bool interp_started)
 {
-	__u32 zero = 0, kind = sampler_cfg.defer_mode, i, pages = 0;
+	__u32 zero = 0, kind = sampler_cfg.defer_mode, part;
 	struct stack_copy_record *sr;
-	__u64 base, pc, size;
+	__u64 pc, size;
 
 	rec->deferred = DEFER_NONE;
 	if (kind == DEFER_NONE || !st->defer_cnt || interp_started)
@@ -95,29 +123,31 @@ static __always_inline void defer_sample(struct unwind_cursor *st, struct sample
 	sr->hdr.kind = RECORD_STACK;
 	sr->at = st->defer;
 	sr->natural = kind == DEFER_VERIFY && st->defer_cnt > 1;
-	base = st->defer.regs[DWARF_RSP] & ~(__u64)(SS_DEFER_PAGE - 1);
-	sr->stack_addr = base;
-	/* Page by page: the copy ends at the first page that cannot be read (the top of the
-	 * stack, or a page not present: no faults in this context).
-	 */
-#pragma unroll
-	for (i = 0; i < SS_DEFER_STACK_PAGES; i++) {
-		if (bpf_probe_read_user(&sr->stack[i * SS_DEFER_PAGE], SS_DEFER_PAGE,
-					(const void *)(base + i * SS_DEFER_PAGE)))
-			break;
-		pages++;
-	}
-	sr->stack_len = pages * SS_DEFER_PAGE;
-	sr->full = pages == SS_DEFER_STACK_PAGES;
-	size = __builtin_offsetof(struct stack_copy_record, stack) + (__u64)sr->stack_len;
-	if (size > sizeof(*sr))
-		size = sizeof(*sr);
+	sr->stack_addr = st->defer.regs[DWARF_RSP] & ~(__u64)(SS_DEFER_PAGE - 1);
+	size = defer_read_part(sr, 0);
 	if (bpf_ringbuf_output(&events, sr, size, BPF_RB_NO_WAKEUP)) {
 		count(COUNTER_DEFER_LOST, 1);
 		return;
 	}
 	count(COUNTER_DEFERRED, 1);
 	rec->deferred = kind;
+	/* Deeper stacks: the next parts, each right after the one before, while it was full. */
+	for (part = 1; part < SS_DEFER_STACK_PARTS; part++) {
+		if (!sr->full)
+			break;
+		if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > sampler_cfg.defer_ring_max) {
+			count(COUNTER_DEFER_PART_REFUSED, 1);
+			break;
+		}
+		sr->stack_addr += SS_DEFER_STACK_PAGES * SS_DEFER_PAGE;
+		/* Sent even empty: says the stack ended right where the part before did. */
+		size = defer_read_part(sr, part);
+		if (bpf_ringbuf_output(&events, sr, size, BPF_RB_NO_WAKEUP)) {
+			count(COUNTER_DEFER_PART_REFUSED, 1);
+			break;
+		}
+		count(COUNTER_DEFER_MORE_PARTS, 1);
+	}
 }
 
 #endif

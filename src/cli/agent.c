@@ -45,6 +45,10 @@
  * interval trimmed).
  */
 #define TRIM_SLACK_SZ (4u << 20)
+/* At a stop, deferred samples wait this long at most for tables being built (shorter than
+ * record's: a service manager's stop timeout).
+ */
+#define AGENT_FLUSH_WAIT_NS (3 * 1000000000ULL)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -205,6 +209,8 @@ static size_t format_metrics(struct session *s, const struct agent_export *ex,
 		     (unsigned long long)st.deferred->gone);
 		EMIT("stackscope_samples_deferred_total{outcome=\"queue_full\"} %llu\n",
 		     (unsigned long long)st.deferred->queue_full);
+		EMIT("stackscope_samples_deferred_total{outcome=\"no_room\"} %llu\n",
+		     (unsigned long long)st.deferred->no_room);
 		EMIT("stackscope_samples_deferred_total{outcome=\"stack_copy_short\"} %llu\n",
 		     (unsigned long long)st.deferred->stack_short);
 		EMIT("stackscope_samples_deferred_total{outcome=\"unpaired\"} %llu\n",
@@ -321,13 +327,15 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
 		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
 			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "
-			"full, %llu over budget, %llu copies lost\n",
+			"full, %llu for a table with no room in the pool, %llu over budget, %llu copies "
+			"lost\n",
 			(unsigned long long)st.counters[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
 			(unsigned long long)st.deferred->expired,
 			(unsigned long long)st.deferred->gone,
 			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)st.deferred->no_room,
 			(unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)st.counters[COUNTER_DEFER_LOST]);
 	for (i = 0; i < st.runtime_cnt; i++) {
@@ -439,7 +447,7 @@ static int run(const struct agent_options *o)
 		struct profile *p;
 
 		session__poll(s, 0);
-		session__flush_deferred(s);
+		session__flush_deferred(s, AGENT_FLUSH_WAIT_NS);
 		p = session__take_profile(s);
 		if (p)
 			agent_export__report(ex, p);

@@ -34,6 +34,10 @@
 #include "unwind/unwind_maps.h"
 
 #define POLL_INTERVAL_MS 100
+/* At the end, deferred samples wait this long at most for tables being built (a cold clang's
+ * libLLVM: seconds on a loaded box); a recording of a warm workload does not wait at all.
+ */
+#define RECORD_FLUSH_WAIT_NS (15 * 1000000000ULL)
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
@@ -234,17 +238,21 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"deferred       %llu samples with a stack copy: %llu completed (%llu ended "
 			"where the copy did), %llu expired, %llu of processes gone before a scan, "
-			"%llu queue full; %llu over budget, %llu copies lost (ring buffer full), %llu "
-			"unpaired\n",
+			"%llu queue full, %llu for a table with no room in the pool; %llu over budget, "
+			"%llu copies lost (ring buffer full), %llu unpaired; %llu further parts "
+			"joined (deep stacks), %llu parts not sent\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
 			(unsigned long long)st.deferred->expired,
 			(unsigned long long)st.deferred->gone,
 			(unsigned long long)st.deferred->queue_full,
+			(unsigned long long)st.deferred->no_room,
 			(unsigned long long)c[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)c[COUNTER_DEFER_LOST],
-			(unsigned long long)st.deferred->unpaired);
+			(unsigned long long)st.deferred->unpaired,
+			(unsigned long long)st.deferred->more_parts,
+			(unsigned long long)c[COUNTER_DEFER_PART_REFUSED]);
 	if (st.deferred && (st.deferred->verified || st.deferred->verify_mismatch))
 		fprintf(stderr,
 			"replay check   %llu identical to eBPF, %llu different, %llu identical up to "
@@ -424,7 +432,7 @@ static int run(struct record_run *r)
 	if (!err)
 		err = session__poll(r->session, 0); /* drain */
 	if (!err)
-		err = session__flush_deferred(r->session);
+		err = session__flush_deferred(r->session, RECORD_FLUSH_WAIT_NS);
 	now = clock_ns(CLOCK_MONOTONIC);
 	r->prof = session__take_profile(r->session);
 	if (!r->prof)

@@ -452,9 +452,21 @@ int session__poll(struct session *s, int timeout_ms)
 	return 0;
 }
 
-int session__flush_deferred(struct session *s)
+int session__flush_deferred(struct session *s, uint64_t max_wait_ns)
 {
-	return s->deferred ? deferred__flush(s->deferred, clock_ns(CLOCK_MONOTONIC)) : 0;
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), now = t0;
+	int err;
+
+	if (!s->deferred)
+		return 0;
+	while (s->tq && deferred__stats(s->deferred)->queued && now - t0 < max_wait_ns &&
+	       table_queue__building_wanted(s->tq)) {
+		err = session__poll(s, TABLE_URGENT_POLL_MS);
+		if (err)
+			return err;
+		now = clock_ns(CLOCK_MONOTONIC);
+	}
+	return deferred__flush(s->deferred, now);
 }
 
 struct profile *session__take_profile(struct session *s)

@@ -70,10 +70,12 @@ int session__filter_pid(struct session *s, pid_t pid);
 int session__start(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
-/* Finish every deferred sample now: replayed where its tables exist, else as eBPF walked it
- * (before the last session__take_profile() of a recording). 0 or -ENOMEM.
+/* Finish every deferred sample: replayed where its tables exist, else as eBPF walked it
+ * (before the last session__take_profile() of a recording). While samples wait for tables
+ * that are being built or asked for (a giant's build takes seconds on a loaded box), the loop
+ * goes on for up to max_wait_ns first. 0 or a fatal error (-ENOMEM).
  */
-int session__flush_deferred(struct session *s);
+int session__flush_deferred(struct session *s, uint64_t max_wait_ns);
 /* The profile so far (window ends now), after the line pass when symbolize_lines is set; a
  * new, empty one takes its place. NULL on ENOMEM.
  */

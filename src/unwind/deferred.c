@@ -46,6 +46,8 @@ struct deferred {
 	/* What the world answers while a replay runs. */
 	uint64_t sample_ns;  /* time of the sample being replayed */
 	uint64_t sample_seq; /* its map_seq (for the process replayed with, else 0) */
+	uint64_t give_up_ns; /* when the sample being replayed stops waiting */
+	bool no_room;        /* it waits for a table that cannot come before give_up_ns */
 	struct mapping_info mapping;
 	struct file_info file;
 	struct unwind_page page;
@@ -95,9 +97,16 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 	if (!exe)
 		return NULL;
 	switch (exe->table_state) {
+	case UNWIND_TABLE_EVICTED:
+		/* Unloaded, or found no room in the pool: not queued again before
+		 * table_retry_ns (table_queue.h). Waiting past the sample's own deadline would
+		 * only hold a place in the queue that other samples need.
+		 */
+		if (exe->table_retry_ns > d->give_up_ns)
+			d->no_room = true;
+		/* fall through */
 	case UNWIND_TABLE_QUEUED:
 	case UNWIND_TABLE_BUILDING:
-	case UNWIND_TABLE_EVICTED:
 		/* A waiting sample asks for the table (unwind/table_queue.h) */
 		if (exe->table_wanted < UINT32_MAX)
 			exe->table_wanted++;
@@ -229,25 +238,21 @@ void deferred__changed(struct deferred *d)
 
 /* ---- pairing ---- */
 
-void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size)
+/* Part 0 of a copy: a new pending sample for its CPU (one before it lost its sample). */
+static void first_part(struct deferred *d, const struct stack_copy_record *sr, size_t bytes)
 {
-	size_t head = offsetof(struct stack_copy_record, stack);
 	struct deferred_sample *ds, *old;
 
-	if (size < head || sr->stack_len > sizeof(sr->stack) || size < head + sr->stack_len) {
-		d->stats.unpaired++;
-		return;
-	}
 	ds = calloc(1, sizeof(*ds));
 	if (ds)
-		ds->stack = malloc(head + sr->stack_len);
+		ds->stack = malloc(bytes);
 	if (!ds || !ds->stack) {
 		sample_free(ds);
 		d->stats.unpaired++;
 		return;
 	}
-	memcpy(ds->stack, sr, head + sr->stack_len);
-	ds->stack_size = head + sr->stack_len;
+	memcpy(ds->stack, sr, bytes);
+	ds->stack_size = bytes;
 	old = u64_map__get(&d->pending, (uint64_t)sr->hdr.cpu + 1);
 	if (u64_map__set(&d->pending, (uint64_t)sr->hdr.cpu + 1, ds)) {
 		sample_free(ds);
@@ -258,6 +263,50 @@ void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr
 		d->stats.unpaired++; /* its sample was lost (ring buffer full) */
 		sample_free(old);
 	}
+}
+
+/* Part k > 0: appended to its CPU's pending copy when it is the part that follows (same
+ * sample, part k - 1 full and last); else dropped (a part lost in between), the copy kept.
+ */
+static void next_part(struct deferred *d, const struct stack_copy_record *sr)
+{
+	struct deferred_sample *ds = u64_map__get(&d->pending, (uint64_t)sr->hdr.cpu + 1);
+	size_t head = offsetof(struct stack_copy_record, stack);
+	struct stack_copy_record *joined;
+
+	if (!ds || ds->stack->hdr.time_ns != sr->hdr.time_ns || ds->stack->hdr.tid != sr->hdr.tid ||
+	    ds->stack->part + 1 != sr->part || !ds->stack->full ||
+	    sr->stack_addr != ds->stack->stack_addr + ds->stack->stack_len) {
+		d->stats.unpaired++;
+		return;
+	}
+	joined = realloc(ds->stack, ds->stack_size + sr->stack_len);
+	if (!joined) {
+		d->stats.unpaired++;
+		return;
+	}
+	memcpy((uint8_t *)joined + ds->stack_size, (const uint8_t *)sr + head, sr->stack_len);
+	joined->stack_len += sr->stack_len;
+	joined->full = sr->full;
+	joined->part = sr->part;
+	ds->stack = joined;
+	ds->stack_size += sr->stack_len;
+	d->stats.more_parts++;
+}
+
+void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size)
+{
+	size_t head = offsetof(struct stack_copy_record, stack);
+
+	if (size < head || sr->stack_len > sizeof(sr->stack) || size < head + sr->stack_len ||
+	    sr->part >= SS_DEFER_STACK_PARTS) {
+		d->stats.unpaired++;
+		return;
+	}
+	if (sr->part)
+		next_part(d, sr);
+	else
+		first_part(d, sr, head + sr->stack_len);
 }
 
 /* ---- replay ---- */
@@ -317,7 +366,14 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	memcpy(out->user, rec->user, sr->at.frame_idx * sizeof(out->user[0]));
 	d->sample_ns = rec->hdr.time_ns;
 	d->sample_seq = (uint32_t)pid == rec->map_pid ? rec->map_seq : 0;
+	d->give_up_ns = ds->queued_ns + DEFERRED_WAIT_NS;
+	d->no_room = false;
 	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
+	if (r == REPLAY_WAIT && d->no_room) {
+		d->stats.no_room++; /* as eBPF walked it, now */
+		*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);
+		return REPLAY_DONE;
+	}
 	if (r == REPLAY_WAIT)
 		return REPLAY_WAIT;
 	if (r < 0 || rec->deferred == DEFER_VERIFY) {

@@ -4,8 +4,9 @@
  * completed sample goes to the profile like any other.
  *
  * Flow: the session hands over every RECORD_STACK (deferred__stack_copy) and every sample
- * marked deferred (deferred__sample); a stack copy is paired with the next sample of its CPU
- * (eBPF sends them back to back). A sample is replayed at once; when a lookup says "not known
+ * marked deferred (deferred__sample); the parts of a stack copy are joined (part k after part
+ * k - 1, same CPU and sample), and the copy is paired with the next sample of its CPU (eBPF
+ * sends them back to back). A sample is replayed at once; when a lookup says "not known
  * yet" it is queued, and tried again after anything changed (deferred__changed: a process
  * scanned, a table loaded) or at deferred__flush(). After DEFERRED_WAIT_NS (or when the queue
  * is full) it is emitted as eBPF walked it (with its "[unwind: ...]" marker).
@@ -25,11 +26,11 @@
 
 #include "abi.h"
 
-/* 5 s: a giant's table (libLLVM, libclang-cpp) is built on the worker in 0.3 s alone but 2-4 s
- * on a loaded box behind the other giants; a 2 s wait expired most copies of a cold clang loop
- * there (bench/clang_cold.sh). The queue's bounds below cap what waiting costs.
+/* 30 s: a giant's table (libLLVM, libclang-cpp) is built on the worker in 0.3 s alone but
+ * 2-10 s on a loaded box behind the other giants; a 5 s wait still expired copies of a cold
+ * clang loop there (bench/clang_cold.sh). The queue's bounds below cap what waiting costs.
  */
-#define DEFERRED_WAIT_NS (5000ULL * 1000 * 1000)
+#define DEFERRED_WAIT_NS (30000ULL * 1000 * 1000)
 #define DEFERRED_QUEUE_CAP 1024
 #define DEFERRED_QUEUE_BYTES (16u << 20)
 
@@ -43,8 +44,11 @@ struct deferred_stats {
 	uint64_t gone;        /* emitted as eBPF walked them: the process exited before any
 			       * scan, its mappings cannot be known */
 	uint64_t queue_full;  /* emitted as eBPF walked them at once: queue bound reached */
+	uint64_t no_room;     /* emitted as eBPF walked them: a table they need found no room in
+			       * the pool (or was evicted) and is not retried before they expire */
 	uint64_t stack_short; /* completed, but ended where the copy did (UNWIND_END_STACK_COPY) */
-	uint64_t unpaired;    /* a stack copy without its sample, or the reverse (ring buffer) */
+	uint64_t unpaired;    /* a stack copy (or a part) without its sample, or the reverse */
+	uint64_t more_parts;  /* parts after the first joined to their copy (deep stacks) */
 	uint64_t verified;    /* verify mode: replay identical to eBPF's walk */
 	uint64_t verify_mismatch; /* verify mode: replay differs from eBPF's walk */
 	uint64_t verify_short;    /* verify mode: identical until the copy ended */
@@ -71,7 +75,7 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 			       struct exe_registry *reg, deferred_emit_fn emit, void *ctx);
 void deferred__free(struct deferred *d);
 
-/* A RECORD_STACK of size bytes (borrowed). */
+/* A RECORD_STACK (one part of a copy) of size bytes (borrowed). */
 void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size);
 /* A RECORD_SAMPLE marked deferred: completed now, queued, or emitted as is. 0 or -ENOMEM. */
 int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t size,

@@ -1,5 +1,6 @@
 /* The eBPF unwinder step over a stack copy. See stack_replay.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "unwind/stack_replay.h"
@@ -36,7 +37,9 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 				   addr >= unreadable + SS_DEFER_PAGE;
 		return -EFAULT;
 	}
-	memcpy(dst, cur.sr->stack + off, size);
+	/* The joined parts of a copy run on past sr->stack[] (stack_replay.h). */
+	memcpy(dst, (const uint8_t *)cur.sr + offsetof(struct stack_copy_record, stack) + off,
+	       size);
 	return 0;
 }
 
@@ -109,7 +112,8 @@ int stack_replay__run(const struct replay_world *w, const struct stack_copy_reco
 	struct unwind_cursor st;
 	int i;
 
-	if (sr->at.frame_idx >= SS_MAX_USER_FRAMES || stack_len > sizeof(sr->stack))
+	if (sr->at.frame_idx >= SS_MAX_USER_FRAMES ||
+	    stack_len > SS_DEFER_STACK_PARTS * sizeof(sr->stack))
 		return -EINVAL;
 	memset(&cur, 0, sizeof(cur));
 	cur.w = w;

@@ -45,7 +45,9 @@ enum stack_replay_outcome {
 
 /* Resume sr's walk for pid (whose mappings to use): frames[sr->at.frame_idx ...] are written
  * (frames[] holds SS_MAX_USER_FRAMES), *frame_cnt and *end set on REPLAY_DONE. stack_len: the
- * bytes of sr->stack actually present (checked against what the record says by the caller).
+ * bytes from sr->stack actually present (checked against what the record says by the caller),
+ * up to SS_DEFER_STACK_PARTS * sizeof(sr->stack): a copy sent in parts is joined in one
+ * allocation whose stack bytes run on past sr->stack[] (deferred.c).
  * Returns enum stack_replay_outcome, or -EINVAL for a defer point outside the record's bounds.
  */
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,

@@ -500,6 +500,19 @@ bool table_queue__urgent(const struct table_queue *q)
 	return false;
 }
 
+bool table_queue__building_wanted(const struct table_queue *q)
+{
+	size_t i;
+
+	if (q->busy && q->inflight)
+		return true;
+	for (i = 0; i < q->cnt; i++)
+		if (q->items[i].exe->table_state == UNWIND_TABLE_QUEUED &&
+		    q->items[i].exe->table_wanted)
+			return true;
+	return false;
+}
+
 void table_queue__stats(const struct table_queue *q, struct table_queue_stats *out)
 {
 	size_t i;

@@ -79,6 +79,10 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
  * come back soon rather than after its usual poll interval).
  */
 bool table_queue__urgent(const struct table_queue *q);
+/* Whether a table that samples asked for is still queued or being built (a recording's end
+ * waits for them: deferred samples need them).
+ */
+bool table_queue__building_wanted(const struct table_queue *q);
 /* Before sampling starts: serve the queue in its order (sampled_only or not) for up to
  * budget_ns, so the files most processes map have their tables from the first sample.
  */

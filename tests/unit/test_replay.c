@@ -1287,6 +1287,50 @@ TEST(deferred_short_copy)
 	CHECK(cnt >= 2 && !memcmp(frames, full_res.frames, 2 * sizeof(frames[0])));
 }
 
+/* A copy sent in parts is joined in one allocation whose stack bytes run on past stack[]
+ * (src/unwind/deferred.c): the replay must read there. Here the snapshot's stack sits at the
+ * top of a three-part copy, its first two parts filler below the snapshot's sp, so every read
+ * of the walk is past the first part; a copy longer than three parts is refused.
+ */
+TEST(deferred_joined_parts)
+{
+	const struct snapshot *s = snapshot_get("replay_chain_gcc");
+	const size_t head = offsetof(struct stack_copy_record, stack);
+	const size_t part = sizeof(copy.stack), pad = 2 * part;
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	struct stack_copy_record *joined;
+	uint32_t cnt = 0, end = 0;
+	size_t top;
+	int idx;
+
+	world_reset(s);
+	replay_run(&full_res);
+	REQUIRE(full_res.st.end == UNWIND_END_OK);
+	idx = defer_capture(s, 0, false);
+	REQUIRE(idx >= 0);
+	top = copy.stack_len;
+	joined = calloc(1, head + SS_DEFER_STACK_PARTS * part + 1);
+	REQUIRE(joined);
+	memcpy(joined, &copy, head);
+	memset((uint8_t *)joined + head, 0xa5, pad);
+	memcpy((uint8_t *)joined + head + pad, s->stack, top);
+	joined->stack_addr = copy.stack_addr - pad;
+	joined->stack_len = (uint32_t)(pad + top);
+	joined->part = SS_DEFER_STACK_PARTS - 1;
+	memcpy(frames, res.frames, sizeof(frames));
+	world.hidden_file_id = 0;
+	CHECK_EQ_INT(stack_replay__run(&defer_world, joined, joined->stack_len, 4242, frames, &cnt,
+				       &end),
+		     REPLAY_DONE);
+	CHECK_EQ_INT(end, full_res.st.end);
+	CHECK_EQ_INT(cnt, full_res.st.frame_cnt);
+	CHECK(!memcmp(frames, full_res.frames, cnt * sizeof(frames[0])));
+	CHECK_EQ_INT(stack_replay__run(&defer_world, joined, SS_DEFER_STACK_PARTS * part + 1, 4242,
+				       frames, &cnt, &end),
+		     -EINVAL);
+	free(joined);
+}
+
 int main(void)
 {
 	size_t i;
@@ -1312,6 +1356,7 @@ int main(void)
 	RUN(deferred_signal);
 	RUN(deferred_wait);
 	RUN(deferred_short_copy);
+	RUN(deferred_joined_parts);
 
 	for (i = 0; i < snap_cache_cnt; i++)
 		snapshot_free(snap_cache[i]);

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Deep stacks from a process's first instruction, cold (issue 13): a deferred sample's stack
+# copy goes in parts (bpf/deferred.h: SS_DEFER_STACK_PARTS parts of 28 KiB, part k only when
+# part k - 1 was full), joined in userspace before the replay (src/unwind/deferred.c).
+#
+# 1. Never-seen deep code: 10 times, a binary compiled here (a fresh file with a unique build
+#    id: no table, no cache entry) burns from its start 30 frames down, main -> deep_descend
+#    x 30 -> deep_burn, with ~1.5 KiB per frame (tests/data/wl_deep_fresh.c): the leaf's sp is
+#    ~46 KiB below main, so a sample deferred while the binary's table is being built needs
+#    two parts to reach main. Its samples must be >= 95 % complete with that exact chain,
+#    some must have been deferred, and none may end where its copy did.
+# 2. The same binary under STACKSCOPE_DEFER=verify: every sample carries a copy from its first
+#    frame and is replayed in userspace: the replays must be identical to eBPF's walk, none
+#    stopped by the end of the copy (with one part, every one of them would be).
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=999 RUNS=10 SECS=0.2
+DATA=$SS_ROOT/tests/data
+CHAIN="^deep_fresh[0-9]+;${START_RE}main;$(printf 'deep_descend;%.0s' $(seq 30))deep_burn\$"
+
+# counter FILE TEXT: the number before TEXT on the "deferred" line of the summary
+deferred_counter()
+{
+	sed -n "s/^deferred .* \([0-9]\+\) $2.*/\1/p" "$1" | head -1
+}
+
+for i in $(seq 1 $RUNS); do
+	id=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+	gcc -O2 -fomit-frame-pointer -I"$DATA" -Wl,--build-id=0x$id -o "$TMP/deep_fresh$i" \
+		"$DATA/wl_deep_fresh.c" || { fail "cannot compile the deep workload (gcc)"; finish; }
+done
+
+# --- 1. never-seen deep binaries, one after another ---
+f=$TMP/deep.folded
+record "$TMP/deep.err" -F $HZ -o "$f" -- bash -c \
+	"for ((i = 1; i <= $RUNS; i++)); do '$TMP'/deep_fresh\$i $SECS || exit 1; done"
+check_eq "deep binaries: exit status" $? 0
+burn=$(samples <(sed -E 's/^deep_fresh[0-9]+;/deep;/' "$f") deep ';deep_burn$')
+complete=$(awk -v re="$CHAIN" '{ n = $NF; s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) c += n }
+	END { print c + 0 }' "$f")
+check_ge "deep binaries: samples in deep_burn" "$burn" 50
+check_pct "deep binaries: samples in deep_burn complete (_start .. main, deep_descend x 30)" \
+	"$complete" "$burn" 95 ||
+	{ grep ';deep_burn [0-9]*$' "$f" | grep -Ev "$CHAIN" | sort -t' ' -k2 -rn | head -5 |
+		cut -c1-300; }
+deferred=$(deferred_counter "$TMP/deep.err" "samples with a stack copy")
+short=$(sed -n 's/^deferred .*completed (\([0-9]\+\) ended where the copy did).*/\1/p' \
+	"$TMP/deep.err")
+parts=$(deferred_counter "$TMP/deep.err" "further parts joined")
+echo "        deferred ${deferred:-0}, further parts joined ${parts:-0}," \
+	"ended at the copy's end ${short:-?}"
+check_ge "deep binaries: samples deferred until their table existed" "${deferred:-0}" 1 ||
+	grep -E '^deferred|^unwind tables' "$TMP/deep.err"
+check_ge "deep binaries: stack copies in more than one part" "${parts:-0}" 1
+check_eq "deep binaries: deferred samples that ended where their copy did" "${short:-missing}" 0
+
+# --- 2. every sample replayed from a copy of its whole stack ---
+STACKSCOPE_DEFER=verify record "$TMP/verify.err" -F 499 -o "$TMP/verify.folded" -- \
+	"$TMP/deep_fresh1" 1
+check_eq "verify deep: exit status" $? 0
+v=$(grep '^replay check' "$TMP/verify.err")
+same=$(sed -n 's/^replay check *\([0-9]\+\) identical.*/\1/p' <<<"$v")
+diff=$(sed -n 's/.*, \([0-9]\+\) different.*/\1/p' <<<"$v")
+cut_short=$(sed -n 's/.*, \([0-9]\+\) identical up to the end of the stack copy.*/\1/p' <<<"$v")
+check_ge "verify deep: replays identical to eBPF's walk" "${same:-0}" 50 || echo "        $v"
+check_eq "verify deep: replays different from eBPF's walk" "${diff:-missing}" 0
+check_eq "verify deep: replays stopped by the end of the copy" "${cut_short:-missing}" 0
+
+finish
