@@ -1,0 +1,223 @@
+/* The terminal of `stackscope top` (see terminal.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "top/terminal.h"
+
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+
+static struct termios saved_mode;
+static int term_in = -1, term_out = -1, saved_flags;
+static volatile sig_atomic_t active;
+static bool atexit_done;
+
+/* What the input held after the last key: an escape sequence may arrive in pieces. */
+static unsigned char pending[32];
+static size_t pending_len;
+
+static void write_all(int fd, const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len) {
+		ssize_t n = write(fd, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+void terminal__leave(void)
+{
+	int e = errno;
+
+	if (!active)
+		return;
+	active = 0;
+	/* attributes off, cursor shown, main screen back */
+	write_all(term_out, "\x1b[0m\x1b[?25h\x1b[?1049l");
+	tcsetattr(term_in, TCSAFLUSH, &saved_mode);
+	fcntl(term_in, F_SETFL, saved_flags);
+	errno = e;
+}
+
+static void on_crash(int sig)
+{
+	terminal__leave();
+	/* SA_RESETHAND put the default action back: the same signal ends the process */
+	raise(sig);
+}
+
+int terminal__enter(int in, int out)
+{
+	struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_RESETHAND | SA_NODEFER };
+	struct termios raw;
+	size_t i;
+
+	if (tcgetattr(in, &saved_mode))
+		return -errno;
+	saved_flags = fcntl(in, F_GETFL);
+	if (saved_flags < 0)
+		return -errno;
+	raw = saved_mode;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | IEXTEN);
+	raw.c_iflag &= ~(tcflag_t)(IXON | ICRNL);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	if (tcsetattr(in, TCSAFLUSH, &raw))
+		return -errno;
+	if (fcntl(in, F_SETFL, saved_flags | O_NONBLOCK)) {
+		int err = -errno;
+
+		tcsetattr(in, TCSAFLUSH, &saved_mode);
+		return err;
+	}
+	term_in = in;
+	term_out = out;
+	active = 1;
+	if (!atexit_done) {
+		atexit(terminal__leave);
+		atexit_done = true;
+	}
+	for (i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++)
+		sigaction(crash_signals[i], &sa, NULL);
+	/* alternate screen, cursor hidden, screen cleared once */
+	write_all(out, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+	return 0;
+}
+
+int terminal__size(unsigned int *rows, unsigned int *cols)
+{
+	struct winsize ws;
+
+	if (ioctl(term_out >= 0 ? term_out : STDOUT_FILENO, TIOCGWINSZ, &ws))
+		return -errno;
+	if (!ws.ws_row || !ws.ws_col)
+		return -EINVAL;
+	*rows = ws.ws_row;
+	*cols = ws.ws_col;
+	return 0;
+}
+
+static void consume(size_t n)
+{
+	memmove(pending, pending + n, pending_len - n);
+	pending_len -= n;
+}
+
+/* A CSI or SS3 sequence at the start of pending: its key and length, or 0 when incomplete. */
+static size_t decode_sequence(int *key)
+{
+	size_t i;
+
+	*key = KEY_ESC;
+	if (pending_len < 2)
+		return 1;
+	if (pending[1] == 'O' && pending_len >= 3) {
+		switch (pending[2]) {
+		case 'A':
+			*key = KEY_UP;
+			break;
+		case 'B':
+			*key = KEY_DOWN;
+			break;
+		case 'C':
+			*key = KEY_RIGHT;
+			break;
+		case 'D':
+			*key = KEY_LEFT;
+			break;
+		case 'H':
+			*key = KEY_HOME;
+			break;
+		case 'F':
+			*key = KEY_END;
+			break;
+		default:
+			*key = KEY_NONE;
+			break;
+		}
+		return 3;
+	}
+	if (pending[1] != '[')
+		return 1; /* a lone Esc, then whatever came after it */
+	/* CSI: parameters and intermediates, then one final byte in 0x40..0x7e */
+	for (i = 2; i < pending_len; i++)
+		if (pending[i] >= 0x40 && pending[i] <= 0x7e)
+			break;
+	if (i == pending_len) {
+		*key = KEY_NONE;
+		return i == sizeof(pending) ? i : 0;
+	}
+	switch (pending[i]) {
+	case 'A':
+		*key = KEY_UP;
+		break;
+	case 'B':
+		*key = KEY_DOWN;
+		break;
+	case 'C':
+		*key = KEY_RIGHT;
+		break;
+	case 'D':
+		*key = KEY_LEFT;
+		break;
+	case 'H':
+		*key = KEY_HOME;
+		break;
+	case 'F':
+		*key = KEY_END;
+		break;
+	case '~':
+		*key = pending[2] == '5'                        ? KEY_PAGE_UP
+		       : pending[2] == '6'                      ? KEY_PAGE_DOWN
+		       : pending[2] == '1' || pending[2] == '7' ? KEY_HOME
+		       : pending[2] == '4' || pending[2] == '8' ? KEY_END
+								: KEY_NONE;
+		break;
+	default:
+		*key = KEY_NONE;
+		break;
+	}
+	return i + 1;
+}
+
+int terminal__read_key(void)
+{
+	int key;
+	size_t n;
+
+	if (pending_len < sizeof(pending)) {
+		ssize_t got = read(term_in, pending + pending_len, sizeof(pending) - pending_len);
+
+		/* with VMIN 0 a tty reads 0 bytes when nothing was typed: not an end */
+		if (got < 0 && errno != EAGAIN && errno != EINTR && !pending_len)
+			return -errno;
+		if (got > 0)
+			pending_len += (size_t)got;
+	}
+	while (pending_len) {
+		if (pending[0] != 0x1b) {
+			key = pending[0] == '\n' ? KEY_ENTER : pending[0];
+			consume(1);
+			return key;
+		}
+		n = decode_sequence(&key);
+		if (!n)
+			return KEY_NONE; /* the rest of the sequence is on its way */
+		consume(n);
+		if (key != KEY_NONE)
+			return key;
+	}
+	return KEY_NONE;
+}
