@@ -35,6 +35,7 @@
 #define TOP_MAX_PIDS 64
 #define TOP_POLL_MS 100
 #define TOP_NAME_MAX 512
+#define TOP_MAX_VISITED 256
 
 struct top_options {
 	unsigned int freq_hz;
@@ -60,9 +61,9 @@ static void usage(FILE *f)
 		"A live view of the functions on the CPUs, by self and total share of the samples of\n"
 		"the last seconds, with full mixed stacks (kernel, native, Python/Java/Node...).\n"
 		"Keys: q quit, up/down (j/k) select, Enter (or right) the callers of the selected\n"
-		"function, left/Esc close them, p cycle through the processes, / filter by pid or\n"
-		"name, s sort by self or total. Without a terminal (or with --batch) it prints a text\n"
-		"snapshot every refresh.\n"
+		"function, left/Esc close them, p the next process (busiest first, then all), /\n"
+		"filter by pid or name, s sort by self or total. Without a terminal (or with\n"
+		"--batch) it prints a text snapshot every refresh.\n"
 		"\n"
 		"  -F, --freq HZ          samples per second per CPU (1-10000, default 99)\n"
 		"  -p, --pid PID[,PID]    only these processes\n"
@@ -239,7 +240,9 @@ struct top_run {
 	bool interactive;
 	bool typing; /* the filter prompt is open */
 	char typed[TOP_FILTER_TEXT_MAX];
-	char selected_name[TOP_NAME_MAX]; /* the selection follows its function across rebuilds */
+	char selected_name[TOP_NAME_MAX];  /* the selection follows its function across rebuilds */
+	uint32_t visited[TOP_MAX_VISITED]; /* pids p went through since the filter was all */
+	size_t visited_cnt;
 	unsigned int cpu_cnt;
 };
 
@@ -360,20 +363,30 @@ static int draw(struct top_run *r)
 	return err;
 }
 
-/* p: the next process of the window (by samples), then all of them again. */
+/* p: the busiest process of the window not visited since the filter was last "all", then all
+ * of them again (an order by samples alone would reorder under the user's fingers).
+ */
 static void cycle_process(struct top_run *r)
 {
-	size_t i;
+	size_t i, k;
 
 	r->filter.text[0] = 0;
-	if (!r->filter.pid) {
-		r->filter.pid = r->table.proc_cnt ? r->table.procs[0].pid : 0;
+	if (!r->filter.pid || r->visited_cnt == TOP_MAX_VISITED)
+		r->visited_cnt = 0;
+	for (i = 0; i < r->table.proc_cnt; i++) {
+		for (k = 0; k < r->visited_cnt; k++)
+			if (r->visited[k] == r->table.procs[i].pid)
+				break;
+		if (k == r->visited_cnt)
+			break;
+	}
+	if (i == r->table.proc_cnt) {
+		r->filter.pid = 0;
+		r->visited_cnt = 0;
 		return;
 	}
-	for (i = 0; i < r->table.proc_cnt; i++)
-		if (r->table.procs[i].pid == r->filter.pid)
-			break;
-	r->filter.pid = i + 1 < r->table.proc_cnt ? r->table.procs[i + 1].pid : 0;
+	r->filter.pid = r->table.procs[i].pid;
+	r->visited[r->visited_cnt++] = r->filter.pid;
 }
 
 static void move_selection(struct top_run *r, long delta)
