@@ -226,6 +226,37 @@ static void on_signal(int sig)
 		stop_requested = 1;
 }
 
+/* CPU time of the loop's recurring work (this thread's), the last TOP_TIMINGS_CAP of them. */
+#define TOP_TIMINGS_CAP 4096
+
+struct top_timings {
+	uint64_t ns[TOP_TIMINGS_CAP];
+	size_t cnt; /* ever added */
+};
+
+static void timings__add(struct top_timings *t, uint64_t ns)
+{
+	t->ns[t->cnt++ % TOP_TIMINGS_CAP] = ns;
+}
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median, in ms (sorts the kept values). */
+static double timings__median_ms(struct top_timings *t)
+{
+	size_t n = t->cnt < TOP_TIMINGS_CAP ? t->cnt : TOP_TIMINGS_CAP;
+
+	if (!n)
+		return 0;
+	qsort(t->ns, n, sizeof(t->ns[0]), by_u64);
+	return (double)t->ns[(n - 1) / 2] / 1e6;
+}
+
 /* Everything the loop keeps between frames. */
 struct top_run {
 	const struct top_options *opts;
@@ -243,6 +274,8 @@ struct top_run {
 	char selected_name[TOP_NAME_MAX];  /* the selection follows its function across rebuilds */
 	uint32_t visited[TOP_MAX_VISITED]; /* pids p went through since the filter was all */
 	size_t visited_cnt;
+	struct top_timings frame_cpu, take_cpu; /* rebuild + draw; taking a profile */
+	unsigned long refreshes;
 	unsigned int cpu_cnt;
 };
 
@@ -486,7 +519,6 @@ static int loop(struct top_run *r)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	uint64_t next_slot = now + TOP_SLOT_NS, next_refresh = now + ns_of(r->opts->delay_s);
-	unsigned long refreshes = 0;
 	bool quit = false, dirty = r->interactive;
 	int err = 0;
 
@@ -514,7 +546,7 @@ static int loop(struct top_run *r)
 
 			while ((key = terminal__read_key()) != KEY_NONE && key >= 0 && !quit)
 				dirty |= handle_key(r, key, &quit);
-			if (resized) {
+			if (resized || terminal__resumed()) {
 				resized = 0;
 				terminal__size(&r->view.rows, &r->view.cols);
 				dirty = true;
@@ -522,6 +554,7 @@ static int loop(struct top_run *r)
 		}
 		now = clock_ns(CLOCK_MONOTONIC);
 		if (now >= next_slot) {
+			uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			struct profile *p = session__take_profile(r->session);
 
 			if (!p) {
@@ -529,6 +562,7 @@ static int loop(struct top_run *r)
 				break;
 			}
 			top_window__push(r->window, p);
+			timings__add(&r->take_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);
 			next_slot += TOP_SLOT_NS;
 			if (next_slot <= now) /* a stall: no catching up in bursts */
 				next_slot = now + TOP_SLOT_NS;
@@ -537,18 +571,21 @@ static int loop(struct top_run *r)
 			next_refresh += ns_of(r->opts->delay_s);
 			if (next_refresh <= now)
 				next_refresh = now + ns_of(r->opts->delay_s);
-			refreshes++;
+			r->refreshes++;
 			dirty = true;
 		}
 		if (dirty && !quit) {
+			uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
 			dirty = false;
 			err = rebuild(r);
 			if (!err)
 				err = draw(r);
 			if (err)
 				break;
+			timings__add(&r->frame_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);
 		}
-		if (r->opts->iterations && refreshes >= r->opts->iterations)
+		if (r->opts->iterations && r->refreshes >= r->opts->iterations)
 			break;
 	}
 	return err;
@@ -614,6 +651,12 @@ static int run(struct top_run *r)
 	terminal__leave();
 	if (err)
 		pr_err("stackscope top: %s\n", strerror(-err));
+	else if (!r->interactive)
+		fprintf(stderr,
+			"top: %lu refreshes, %zu frames at %.2f ms CPU each (median: functions, "
+			"callers, text), %zu profiles taken at %.2f ms CPU each (median)\n",
+			r->refreshes, r->frame_cpu.cnt, timings__median_ms(&r->frame_cpu),
+			r->take_cpu.cnt, timings__median_ms(&r->take_cpu));
 	return err;
 }
 

@@ -12,9 +12,9 @@
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
-static struct termios saved_mode;
+static struct termios saved_mode, raw_mode;
 static int term_in = -1, term_out = -1, saved_flags;
-static volatile sig_atomic_t active;
+static volatile sig_atomic_t active, resumed;
 static bool atexit_done;
 
 /* What the input held after the last key: an escape sequence may arrive in pieces. */
@@ -58,10 +58,54 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
+/* raw mode, non-blocking input, alternate screen with the cursor hidden, cleared once */
+static void take(void)
+{
+	tcsetattr(term_in, TCSAFLUSH, &raw_mode);
+	fcntl(term_in, F_SETFL, saved_flags | O_NONBLOCK);
+	write_all(term_out, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+	active = 1;
+}
+
+/* Ctrl-Z: the shell gets its terminal back while we are stopped, and we take it again at
+ * SIGCONT (the next frame redraws everything).
+ */
+static void on_stop(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, me = { .sa_handler = on_stop };
+	int e = errno, was_active = active;
+
+	terminal__leave();
+	sigaction(SIGTSTP, &dfl, NULL);
+	{
+		sigset_t set;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGTSTP);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+	}
+	raise(SIGTSTP); /* stops here until SIGCONT */
+	sigaction(SIGTSTP, &me, NULL);
+	if (was_active) {
+		take();
+		resumed = 1;
+	}
+	errno = e;
+	(void)sig;
+}
+
+bool terminal__resumed(void)
+{
+	if (!resumed)
+		return false;
+	resumed = 0;
+	return true;
+}
+
 int terminal__enter(int in, int out)
 {
 	struct sigaction sa = { .sa_handler = on_crash, .sa_flags = SA_RESETHAND | SA_NODEFER };
-	struct termios raw;
+	struct sigaction stop = { .sa_handler = on_stop };
 	size_t i;
 
 	if (tcgetattr(in, &saved_mode))
@@ -69,12 +113,12 @@ int terminal__enter(int in, int out)
 	saved_flags = fcntl(in, F_GETFL);
 	if (saved_flags < 0)
 		return -errno;
-	raw = saved_mode;
-	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | IEXTEN);
-	raw.c_iflag &= ~(tcflag_t)(IXON | ICRNL);
-	raw.c_cc[VMIN] = 0;
-	raw.c_cc[VTIME] = 0;
-	if (tcsetattr(in, TCSAFLUSH, &raw))
+	raw_mode = saved_mode;
+	raw_mode.c_lflag &= ~(tcflag_t)(ICANON | ECHO | IEXTEN);
+	raw_mode.c_iflag &= ~(tcflag_t)(IXON | ICRNL);
+	raw_mode.c_cc[VMIN] = 0;
+	raw_mode.c_cc[VTIME] = 0;
+	if (tcsetattr(in, TCSAFLUSH, &raw_mode))
 		return -errno;
 	if (fcntl(in, F_SETFL, saved_flags | O_NONBLOCK)) {
 		int err = -errno;
@@ -84,15 +128,14 @@ int terminal__enter(int in, int out)
 	}
 	term_in = in;
 	term_out = out;
-	active = 1;
 	if (!atexit_done) {
 		atexit(terminal__leave);
 		atexit_done = true;
 	}
 	for (i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++)
 		sigaction(crash_signals[i], &sa, NULL);
-	/* alternate screen, cursor hidden, screen cleared once */
-	write_all(out, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+	sigaction(SIGTSTP, &stop, NULL);
+	take();
 	return 0;
 }
 

@@ -31,6 +31,8 @@ enum terminal_key {
 /* Takes the terminal on fds in (input) and out; 0 or -errno (nothing changed then). */
 int terminal__enter(int in, int out);
 void terminal__leave(void);
+/* Whether the terminal was taken again after a stop since the last call (redraw it all). */
+bool terminal__resumed(void);
 /* The size of the output terminal; 0 or -errno. */
 int terminal__size(unsigned int *rows, unsigned int *cols);
 /* The next key already typed (non-blocking), or KEY_NONE; a byte that starts no known

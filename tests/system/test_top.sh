@@ -8,7 +8,8 @@
 #    -p A,B, p cycles A, B (in the order of their samples), then all;
 #  - Enter on hot_leaf shows its callers chain_c, then chain_b one level deeper;
 #  - q quits with status 0, the main screen back and the tty's mode restored (stty);
-#    SIGTERM and a crash (SIGSEGV) restore the terminal too;
+#    SIGTERM, Ctrl-C and a crash (SIGSEGV) restore the terminal too; Ctrl-Z gives it back
+#    to the shell while stopped, fg takes it again;
 #  - batch (-b, and stdout not a tty): text snapshots with the chain, no escape sequences,
 #    -p keeps only the pids given.
 # Every wait polls with a deadline (a loaded 2-core box starts slowly); no fixed sleeps.
@@ -147,6 +148,10 @@ fi
 # has hot_leaf and not recurse_leaf; then SIGTERM. A crash (SIGSEGV) restores the terminal too.
 start_top term -p "$WPID,$OPID"
 start_top crash
+# under an interactive shell with job control (Ctrl-Z does not stop an orphaned process group)
+tmx new-session -d -x 150 -y 40 -s int "env PS1='$ ' bash --norc --noprofile -i"
+tmx send-keys -t int -l "($SS top; echo \$? >$TMP/int.rc.tmp; stty -a >$TMP/int.stty 2>&1; mv $TMP/int.rc.tmp $TMP/int.rc)"
+tmx send-keys -t int Enter
 shown() { screen term | grep -Eo 'filter: (pid [0-9]+|all)' | head -1; }
 if wait_screen term 60 '^stackscope top - ' && wait_screen term 5 'recurse_leaf$' &&
 	wait_screen term 5 'hot_leaf$'; then
@@ -194,6 +199,36 @@ for name in term crash; do
 		fail "$name: top did not exit within 10 s"
 	fi
 done
+
+# Ctrl-Z gives the shell its terminal back (main screen) and fg brings top back, redrawn;
+# then Ctrl-C (SIGINT) quits with status 0 and the terminal restored
+if wait_screen int 60 '^stackscope top - '; then
+	tmx send-keys -t int C-z
+	if wait_screen int 10 'Stopped' &&
+		[[ $(tmx display-message -p -t int '#{alternate_on}') == 0 ]]; then
+		ok "Ctrl-Z: stopped, the shell's screen back"
+	else
+		fail "Ctrl-Z: top not stopped or still in the alternate screen"
+		screen int | head -5 | sed 's/^/        /'
+	fi
+	tmx send-keys -t int -l fg
+	tmx send-keys -t int Enter
+	if wait_screen int 10 '^stackscope top - .* samples in' &&
+		[[ $(tmx display-message -p -t int '#{alternate_on}') == 1 ]]; then
+		ok "fg: top takes the terminal again and redraws"
+	else
+		fail "fg: no redraw in the alternate screen"
+	fi
+	tmx send-keys -t int C-c
+	if wait_file "$TMP/int.rc" 10; then
+		check_eq "Ctrl-C: exit status" "$(cat "$TMP/int.rc")" 0
+		check "Ctrl-C: the main screen back, icanon and echo on again" restored int
+	else
+		fail "Ctrl-C: top did not exit within 10 s"
+	fi
+else
+	fail "int: top drew nothing within 60 s"
+fi
 
 # batch
 wait $BATCH
