@@ -647,6 +647,8 @@ static int run(struct top_run *r)
 		if (!o->verbose && isatty(STDERR_FILENO))
 			log__set_level(LOG_ERROR);
 	}
+	/* what was sampled during start-up (our own table builds, mostly) is not the window's */
+	profile__free(session__take_profile(r->session));
 	err = loop(r);
 	terminal__leave();
 	if (err)

@@ -95,6 +95,25 @@ fi
 check "top runs in the alternate screen" \
 	test "$(tmx display-message -p -t main '#{alternate_on}')" == 1
 
+# a resized terminal gets frames of its new size (SIGWINCH): the title cut at 100 columns
+# (150-column lines would wrap into the next one), function rows down to line 20
+resized_frame()
+{
+	local s
+	s=$(screen main)
+	[[ $(sed -n 1p <<<"$s" | awk '{ print length }') == 100 ]] &&
+		sed -n 2p <<<"$s" | grep -q '^q quit' && sed -n 20p <<<"$s" | grep -Eq '%  '
+}
+tmx resize-window -t main -x 100 -y 20
+end=$((SECONDS + 5))
+until resized_frame || [[ $SECONDS -ge $end ]]; do sleep 0.1; done
+if resized_frame; then
+	ok "resized to 100x20: frames of 20 lines of at most 100 columns"
+else
+	fail "resized to 100x20: wrong frame"
+	screen main | sed 's/^/        /'
+fi
+
 # typed filter: the workload's name
 tmx send-keys -t main /
 tmx send-keys -t main -l wl_chain_nofp
