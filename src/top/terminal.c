@@ -1,6 +1,5 @@
 /* The terminal of `stackscope top` (see terminal.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,7 @@
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 
 static struct termios saved_mode, raw_mode;
-static int term_in = -1, term_out = -1, saved_flags;
+static int term_in = -1, term_out = -1;
 static volatile sig_atomic_t active, resumed;
 static bool atexit_done;
 
@@ -47,7 +46,6 @@ void terminal__leave(void)
 	/* attributes off, cursor shown, main screen back */
 	write_all(term_out, "\x1b[0m\x1b[?25h\x1b[?1049l");
 	tcsetattr(term_in, TCSAFLUSH, &saved_mode);
-	fcntl(term_in, F_SETFL, saved_flags);
 	errno = e;
 }
 
@@ -58,11 +56,10 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
-/* raw mode, non-blocking input, alternate screen with the cursor hidden, cleared once */
+/* raw mode, alternate screen with the cursor hidden, cleared once */
 static void take(void)
 {
 	tcsetattr(term_in, TCSAFLUSH, &raw_mode);
-	fcntl(term_in, F_SETFL, saved_flags | O_NONBLOCK);
 	write_all(term_out, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
 	active = 1;
 }
@@ -110,9 +107,10 @@ int terminal__enter(int in, int out)
 
 	if (tcgetattr(in, &saved_mode))
 		return -errno;
-	saved_flags = fcntl(in, F_GETFL);
-	if (saved_flags < 0)
-		return -errno;
+	/* VMIN 0, VTIME 0: a read returns what was typed, or 0 bytes, at once. No O_NONBLOCK:
+	 * the input is often the same open file as the output, whose frames must not meet
+	 * EAGAIN on a slow terminal.
+	 */
 	raw_mode = saved_mode;
 	raw_mode.c_lflag &= ~(tcflag_t)(ICANON | ECHO | IEXTEN);
 	raw_mode.c_iflag &= ~(tcflag_t)(IXON | ICRNL);
@@ -120,12 +118,6 @@ int terminal__enter(int in, int out)
 	raw_mode.c_cc[VTIME] = 0;
 	if (tcsetattr(in, TCSAFLUSH, &raw_mode))
 		return -errno;
-	if (fcntl(in, F_SETFL, saved_flags | O_NONBLOCK)) {
-		int err = -errno;
-
-		tcsetattr(in, TCSAFLUSH, &saved_mode);
-		return err;
-	}
 	term_in = in;
 	term_out = out;
 	if (!atexit_done) {
