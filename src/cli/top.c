@@ -342,11 +342,11 @@ static void make_title(const struct top_run *r, char *buf, size_t cap)
 	if (!r->interactive && gmtime_r(&now, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC ", &tm);
 	snprintf(buf, cap,
-		 "stackscope top %s- %llu samples in %.1f s at %u Hz on %u CPUs, %zu processes | "
+		 "stackscope top %s- %llu samples in %.1f s at %u Hz on %u CPUs, %zu process%s | "
 		 "filter: %s (%llu samples) | sort: %s",
 		 when, (unsigned long long)r->table.all_samples, top_window__seconds(r->window),
-		 r->opts->freq_hz, r->cpu_cnt, r->table.proc_cnt, filter,
-		 (unsigned long long)r->table.samples,
+		 r->opts->freq_hz, r->cpu_cnt, r->table.proc_cnt,
+		 r->table.proc_cnt == 1 ? "" : "es", filter, (unsigned long long)r->table.samples,
 		 r->sort == TOP_SORT_TOTAL ? "total" : "self");
 }
 

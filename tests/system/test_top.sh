@@ -11,7 +11,8 @@
 #    SIGTERM, Ctrl-C and a crash (SIGSEGV) restore the terminal too; Ctrl-Z gives it back
 #    to the shell while stopped, fg takes it again;
 #  - batch (-b, and stdout not a tty): text snapshots with the chain, no escape sequences,
-#    -p keeps only the pids given.
+#    -p keeps only the pids given; mixed stacks: py_chain.py's c is a CPython frame among
+#    libpython's native ones, its callers b <- a <- <module>.
 # Every wait polls with a deadline (a loaded 2-core box starts slowly); no fixed sleeps.
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -75,6 +76,13 @@ restored()
 timeout -k 5 90 "$SS" top -b -n 3 -r 8 -e hot_leaf -f wl_chain_nofp >"$TMP/batch.out" \
 	2>"$TMP/batch.err" &
 BATCH=$!
+# mixed stacks: CPython frames between libpython's native ones
+PY=$(command -v python3 || true)
+if [[ -n $PY ]]; then
+	spawn PYPID "$PY" "$SS_ROOT/tests/data/py_chain.py" 60
+	timeout -k 5 90 "$SS" top -b -n 3 -p "$PYPID" -e c -r 40 >"$TMP/py.out" 2>"$TMP/py.err" &
+	PYTOP=$!
+fi
 timeout -k 5 90 "$SS" top -n 2 -p "$OPID" -r 50 2>"$TMP/pipe.err" | cat >"$TMP/pipe.out" &
 PIPE=$!
 
@@ -275,5 +283,23 @@ check_eq "stdout a pipe: 2 snapshots" "$(grep -c '^stackscope top ' "$TMP/pipe.o
 check "stdout a pipe: no escape sequences" bash -c "! grep -q $'\x1b' '$TMP/pipe.out'"
 check "-p $OPID: recurse_leaf" grep -Eq ' recurse_leaf$' "$TMP/pipe.out"
 check "-p $OPID: no hot_leaf, no other process" bash -c \
-	"! grep -q hot_leaf '$TMP/pipe.out' && grep -q ', 1 processes |' '$TMP/pipe.out'"
+	"! grep -q hot_leaf '$TMP/pipe.out' && grep -q ', 1 process |' '$TMP/pipe.out'"
+
+if [[ -z $PY ]]; then
+	skip_setup "python3 missing: no mixed-stack check"
+else
+	wait $PYTOP
+	last=$(awk '/^stackscope top /{n++} n == 3' "$TMP/py.out")
+	check "python: c is a CPython frame with a total share of 90 % or more" \
+		grep -Eq '^ +[0-9.]+% +(9[0-9]|100)\.[0-9]+% +cpython +c$' <<<"$last"
+	check "python: libpython's native frames beside them" \
+		grep -Eq '% +libpython[^ ]* +_?Py' <<<"$last"
+	if grep -A3 -E '^callers of c \([0-9]+ samples\):$' <<<"$last" | tr '\n' '|' |
+		grep -Eq '\|[^|]* <- b\|[^|]*   <- a\|[^|]*     <- <module>\|$'; then
+		ok "python -e c: b, a, <module>"
+	else
+		fail "python -e c: no b <- a <- <module>"
+		sed 's/^/        /' <<<"$last"
+	fi
+fi
 finish
