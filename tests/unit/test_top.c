@@ -403,6 +403,15 @@ TEST(terminal_on_a_pty)
 	CHECK_EQ_INT(keys[3], KEY_PAGE_DOWN);
 	CHECK_EQ_INT(keys[4], KEY_ENTER);
 	CHECK_EQ_INT(keys[5], KEY_ESC);
+	/* a sequence split across reads waits for its end */
+	REQUIRE(write(master, "\x1b[", 2) == 2);
+	usleep(50000);
+	CHECK_EQ_INT(terminal__read_key(), KEY_NONE);
+	REQUIRE(write(master, "5~x", 3) == 3);
+	usleep(50000);
+	CHECK_EQ_INT(terminal__read_key(), KEY_PAGE_UP);
+	CHECK_EQ_INT(terminal__read_key(), 'x');
+	CHECK_EQ_INT(terminal__read_key(), KEY_NONE);
 	terminal__leave();
 	CHECK(read_until(master, "\x1b[?1049l", buf, sizeof(buf)));
 	CHECK(strstr(buf, "\x1b[?25h") != NULL);
