@@ -191,7 +191,15 @@ int screen__frame(struct screen_buf *b, struct top_view *v, const struct functio
 		if (!sel || !caller_cnt)
 			continue;
 		for (k = 0; k < caller_cnt && line < rows; k++) {
-			caller_line(b, t, &callers->rows[k], width);
+			if (k + 1 == caller_cnt && caller_cnt < callers->row_cnt) {
+				char more[96];
+
+				snprintf(more, sizeof(more), "%*s... %zu more", SHARE_COLS + 18, "",
+					 callers->row_cnt - k);
+				put_clean(b, more, width);
+			} else {
+				caller_line(b, t, &callers->rows[k], width);
+			}
 			end_line(b, ++line == rows);
 		}
 	}

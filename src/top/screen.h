@@ -38,7 +38,8 @@ struct top_view {
 
 /* One terminal frame into b (reset first): title, the key line (keys), the column names, and
  * the functions from v->scroll on with the caller rows (callers may be NULL) under the
- * selected one when expanded. Adjusts v->selected and v->scroll to the table. 0 or -ENOMEM.
+ * selected one when expanded (the last one shown says "... N more" when they do not all
+ * fit). Adjusts v->selected and v->scroll to the table. 0 or -ENOMEM.
  */
 int screen__frame(struct screen_buf *b, struct top_view *v, const struct function_table *t,
 		  const struct caller_tree *callers, const char *title, const char *keys);

@@ -337,6 +337,13 @@ TEST(screen_text_and_frame)
 		lines++;
 	}
 	CHECK_EQ_INT(lines, 8);
+	/* callers that do not fit: the last line says how many are left out */
+	v = (struct top_view){ .rows = 7, .cols = 80, .expanded = true };
+	REQUIRE(!screen__frame(&b, &v, &t, &c, "t", "k"));
+	CHECK(strstr(b.s, "<- chain_c\x1b[K") != NULL);
+	CHECK(strstr(b.s, "... 2 more\x1b[K") != NULL);
+	CHECK(!strstr(b.s, "<- chain_b"));
+	CHECK_EQ_INT(count_of(b.s, "\r\n"), 6);
 	/* the selection is kept on screen */
 	v = (struct top_view){ .rows = 5, .cols = 80, .selected = 4 };
 	REQUIRE(!screen__frame(&b, &v, &t, NULL, "t", "k"));
