@@ -71,16 +71,21 @@ static void on_stop(int sig)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL }, me = { .sa_handler = on_stop };
 	int e = errno, was_active = active;
+	sigset_t ttou, old_mask, tstp;
 
+	/* Others in our process group (a subshell) may have stopped already and the shell taken
+	 * the terminal: tcsetattr() from the background would then stop us on SIGTTOU, and we
+	 * would stop again after the SIGCONT. Blocked, it just proceeds.
+	 */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old_mask);
 	terminal__leave();
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	sigaction(SIGTSTP, &dfl, NULL);
-	{
-		sigset_t set;
-
-		sigemptyset(&set);
-		sigaddset(&set, SIGTSTP);
-		sigprocmask(SIG_UNBLOCK, &set, NULL);
-	}
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
 	raise(SIGTSTP); /* stops here until SIGCONT */
 	sigaction(SIGTSTP, &me, NULL);
 	if (was_active) {
