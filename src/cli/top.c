@@ -272,6 +272,7 @@ struct top_run {
 	bool typing; /* the filter prompt is open */
 	char typed[TOP_FILTER_TEXT_MAX];
 	char selected_name[TOP_NAME_MAX];  /* the selection follows its function across rebuilds */
+	char selected_where[TOP_NAME_MAX]; /* ... and where it runs ("": anywhere, -e) */
 	uint32_t visited[TOP_MAX_VISITED]; /* pids p went through since the filter was all */
 	size_t visited_cnt;
 	struct top_timings frame_cpu, take_cpu; /* rebuild + draw; taking a profile */
@@ -281,15 +282,18 @@ struct top_run {
 
 static void remember_selection(struct top_run *r)
 {
-	if (r->view.selected < r->table.fn_cnt)
+	if (r->view.selected < r->table.fn_cnt) {
 		snprintf(r->selected_name, sizeof(r->selected_name), "%s",
 			 r->table.fns[r->view.selected].name);
+		snprintf(r->selected_where, sizeof(r->selected_where), "%s",
+			 r->table.fns[r->view.selected].where);
+	}
 }
 
 /* Rebuilds the model from the window: functions, the selection by name, and its callers. */
 static int rebuild(struct top_run *r)
 {
-	const char *expand = NULL;
+	const char *expand = NULL, *where = NULL;
 	long idx;
 	int err;
 
@@ -297,13 +301,16 @@ static int rebuild(struct top_run *r)
 	if (err)
 		return err;
 	if (r->selected_name[0]) {
-		idx = function_table__find(&r->table, r->selected_name);
+		idx = function_table__find(&r->table, r->selected_name,
+					   r->selected_where[0] ? r->selected_where : NULL);
 		if (idx >= 0)
 			r->view.selected = (size_t)idx;
 	}
 	if (r->interactive) {
-		if (r->view.expanded && r->view.selected < r->table.fn_cnt)
+		if (r->view.expanded && r->view.selected < r->table.fn_cnt) {
 			expand = r->table.fns[r->view.selected].name;
+			where = r->table.fns[r->view.selected].where;
+		}
 	} else {
 		expand = r->opts->expand;
 	}
@@ -311,7 +318,8 @@ static int rebuild(struct top_run *r)
 		caller_tree__free(&r->callers);
 		return 0;
 	}
-	return caller_tree__build(&r->callers, r->window, &r->filter, expand, TOP_CALLER_DEPTH_MAX);
+	return caller_tree__build(&r->callers, r->window, &r->filter, expand, where,
+				  TOP_CALLER_DEPTH_MAX);
 }
 
 static void describe_filter(const struct top_run *r, char *buf, size_t cap)

@@ -17,7 +17,7 @@ struct caller_node {
 
 static void reset(struct caller_tree *c)
 {
-	c->function = NULL;
+	c->function = c->where = NULL;
 	c->samples = c->cut = 0;
 	c->row_cnt = c->node_cnt = 0;
 }
@@ -41,14 +41,15 @@ static long child_of(struct caller_tree *c, uint32_t parent, const char *name)
 	return (long)c->node_cnt++;
 }
 
-static int add_path(struct caller_tree *c, size_t n, unsigned int depth_max,
-		    const struct profile_agg_sample *s)
+static int add_path(struct caller_tree *c, const struct profile *p, size_t n,
+		    unsigned int depth_max, const struct profile_agg_sample *s)
 {
 	uint32_t node = 0;
 	size_t at, i;
 
 	for (at = 0; at < n; at++)
-		if (!strcmp(c->names[at], c->function))
+		if (!strcmp(c->names[at], c->function) &&
+		    (!c->where || !strcmp(top_frame__where(p, c->frames[at]), c->where)))
 			break;
 	if (at == n)
 		return 0;
@@ -112,7 +113,8 @@ static void flatten(struct caller_tree *c, uint32_t node, uint32_t depth)
 }
 
 int caller_tree__build(struct caller_tree *c, const struct top_window *w,
-		       const struct top_filter *f, const char *function, unsigned int depth_max)
+		       const struct top_filter *f, const char *function, const char *where,
+		       unsigned int depth_max)
 {
 	size_t slot, i;
 	int err = 0;
@@ -122,12 +124,14 @@ int caller_tree__build(struct caller_tree *c, const struct top_window *w,
 		depth_max = TOP_CALLER_DEPTH_MAX;
 	if (!c->names) {
 		c->names = calloc(TOP_STACK_MAX, sizeof(*c->names));
-		if (!c->names)
+		c->frames = calloc(TOP_STACK_MAX, sizeof(*c->frames));
+		if (!c->names || !c->frames)
 			return -ENOMEM;
 	}
 	if (array__reserve((void **)&c->nodes, &c->node_cap, 1, sizeof(*c->nodes)))
 		return -ENOMEM;
 	c->function = function;
+	c->where = where;
 	c->nodes[0] = (struct caller_node){ .name = function };
 	c->node_cnt = 1;
 	for (slot = 0; slot < top_window__slot_cnt(w); slot++) {
@@ -139,8 +143,8 @@ int caller_tree__build(struct caller_tree *c, const struct top_window *w,
 
 			if (s->off_cpu_ns || !top_filter__match(f, s))
 				continue;
-			n = top_stack__names(p, s->stack, c->names, NULL, TOP_STACK_MAX);
-			err = add_path(c, n, depth_max, s);
+			n = top_stack__names(p, s->stack, c->names, c->frames, TOP_STACK_MAX);
+			err = add_path(c, p, n, depth_max, s);
 			if (err)
 				goto out;
 		}
@@ -167,6 +171,7 @@ void caller_tree__free(struct caller_tree *c)
 	free(c->rows);
 	free(c->nodes);
 	free(c->names);
+	free(c->frames);
 	free(c->order);
 	memset(c, 0, sizeof(*c));
 }

@@ -7,31 +7,50 @@
 #include "profile/profile.h"
 #include "top/function_table.h"
 
-static bool name_eq(const void *ctx, uint32_t id, const void *key)
-{
-	const struct function_table *t = ctx;
+struct function_key {
+	const char *name, *where;
+};
 
-	return !strcmp(t->fns[id - 1].name, key);
+static uint64_t key_hash(const char *name, const char *where)
+{
+	return top_name__hash(name) ^ (top_name__hash(where) * 0x9e3779b97f4a7c15ULL);
 }
 
-long function_table__find(const struct function_table *t, const char *name)
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
 {
-	uint32_t id;
+	const struct function_table *t = ctx;
+	const struct function_key *k = key;
 
+	return !strcmp(t->fns[id - 1].name, k->name) && !strcmp(t->fns[id - 1].where, k->where);
+}
+
+long function_table__find(const struct function_table *t, const char *name, const char *where)
+{
+	struct function_key k = { name, where };
+	uint32_t id;
+	size_t i;
+
+	if (!where) {
+		for (i = 0; i < t->fn_cnt; i++)
+			if (!strcmp(t->fns[i].name, name))
+				return (long)i;
+		return -1;
+	}
 	if (!t->index.cap)
 		return -1;
-	id = id_index__find(&t->index, top_name__hash(name), name_eq, t, name);
+	id = id_index__find(&t->index, key_hash(name, where), key_eq, t, &k);
 	return id ? (long)id - 1 : -1;
 }
 
-/* The function called name, added (counts zero) when new; NULL past the cap or on ENOMEM
+/* The function called name running in where, added (counts zero) when new; NULL past the cap or on ENOMEM
  * (*err says which: 0 past the cap).
  */
 static struct top_function *function_of(struct function_table *t, const char *name,
 					const char *where, int *err)
 {
-	uint64_t h = top_name__hash(name);
-	uint32_t id = id_index__find(&t->index, h, name_eq, t, name);
+	struct function_key k = { name, where };
+	uint64_t h = key_hash(name, where);
+	uint32_t id = id_index__find(&t->index, h, key_eq, t, &k);
 	struct top_function *fn;
 
 	*err = 0;
@@ -104,7 +123,7 @@ static int by_self(const void *a, const void *b)
 		return x->self < y->self ? 1 : -1;
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
-	return strcmp(x->name, y->name);
+	return strcmp(x->name, y->name) ?: strcmp(x->where, y->where);
 }
 
 static int by_total(const void *a, const void *b)
@@ -115,7 +134,7 @@ static int by_total(const void *a, const void *b)
 		return x->total < y->total ? 1 : -1;
 	if (x->self != y->self)
 		return x->self < y->self ? 1 : -1;
-	return strcmp(x->name, y->name);
+	return strcmp(x->name, y->name) ?: strcmp(x->where, y->where);
 }
 
 static int by_samples(const void *a, const void *b)
@@ -180,7 +199,8 @@ int function_table__build(struct function_table *t, const struct top_window *w,
 			err = -ENOMEM;
 			goto out;
 		}
-		id_index__add(&t->index, top_name__hash(t->fns[i].name), (uint32_t)i + 1);
+		id_index__add(&t->index, key_hash(t->fns[i].name, t->fns[i].where),
+			      (uint32_t)i + 1);
 	}
 out:
 	if (err)

@@ -4,7 +4,8 @@
  * the processes of the window (before the filter) for cycling through them.
  *
  * Functions are keyed by name (the display name profile__frame_name() gives, one per inlining
- * level), across the window's profiles. Invariants after function_table__build(): fns sorted
+ * level) and where they run (top_frame__where(): the file, "[kernel]", the runtime), across the
+ * window's profiles: hot_leaf of two programs is two functions. Invariants after function_table__build(): fns sorted
  * by the chosen key, descending (ties: the other share, then the name); procs by samples,
  * descending (ties: pid); at most TOP_FUNCTIONS_MAX functions (samples of functions past it
  * are counted in `dropped`). Names are borrowed from the window (window.h).
@@ -28,7 +29,7 @@ enum top_sort {
 
 struct top_function {
 	const char *name;
-	const char *where; /* top_frame__where() of its first frame seen */
+	const char *where; /* top_frame__where() */
 	uint64_t self, total;
 	uint64_t seen; /* the last sample that counted it (internal) */
 };
@@ -48,7 +49,7 @@ struct function_table {
 	uint64_t samples;      /* CPU samples the filter kept */
 	uint64_t all_samples;  /* CPU samples in the window */
 	uint64_t dropped;      /* self samples of functions past TOP_FUNCTIONS_MAX */
-	struct id_index index; /* name -> fns index + 1 */
+	struct id_index index; /* (name, where) -> fns index + 1 */
 	struct u64_map pids;   /* pid + 1 -> procs index + 1 */
 	const char **names;    /* TOP_STACK_MAX scratch */
 	uint32_t *frames;
@@ -57,8 +58,10 @@ struct function_table {
 /* Rebuilds t from the window; 0 or -ENOMEM (t is then empty but can be built again). */
 int function_table__build(struct function_table *t, const struct top_window *w,
 			  const struct top_filter *f, enum top_sort sort);
-/* The index of the function called name, or -1. */
-long function_table__find(const struct function_table *t, const char *name);
+/* The index of the function called name that runs in where (NULL: anywhere, the first by the
+ * table's order), or -1.
+ */
+long function_table__find(const struct function_table *t, const char *name, const char *where);
 /* Frees everything; t is an empty table again. Accepts NULL. */
 void function_table__free(struct function_table *t);
 

@@ -24,6 +24,7 @@ struct stack_spec {
 	uint32_t pid;
 	const char *comm;
 	uint64_t count;
+	const char *path; /* the program's path (NULL: /usr/bin/wl) */
 };
 
 static uint32_t frame_for(struct profile *p, uint32_t mapping, const char *name)
@@ -49,10 +50,12 @@ static struct profile *make_profile(const struct stack_spec *specs, size_t cnt, 
 
 	if (!p)
 		return NULL;
-	mapping = profile__add_mapping(p, &m);
 	for (i = 0; i < cnt; i++) {
 		char buf[256], *save = NULL, *tok;
 		uint32_t n = 0;
+
+		m.path = specs[i].path ? specs[i].path : "/usr/bin/wl";
+		mapping = profile__add_mapping(p, &m);
 
 		snprintf(buf, sizeof(buf), "%s", specs[i].names);
 		for (tok = strtok_r(buf, " ", &save); tok && n < 32;
@@ -79,7 +82,7 @@ static const struct stack_spec base_specs[] = {
 
 static const struct top_function *fn(const struct function_table *t, const char *name)
 {
-	long i = function_table__find(t, name);
+	long i = function_table__find(t, name, NULL);
 
 	return i >= 0 ? &t->fns[i] : NULL;
 }
@@ -217,6 +220,44 @@ TEST(filters)
 	top_window__free(w);
 }
 
+TEST(same_name_two_programs)
+{
+	static const struct stack_spec specs[] = {
+		{ "hot_leaf chain_c main", 10, "wl", 5 },
+		{ "hot_leaf pre_b main", 20, "prefork", 3, "/opt/prefork" },
+	};
+	struct top_window *w = top_window__new(1);
+	struct function_table t = { 0 };
+	struct caller_tree c = { 0 };
+	struct top_filter all = { 0 };
+	long i;
+
+	REQUIRE(w);
+	top_window__push(w, make_profile(specs, 2, 100));
+	REQUIRE(!function_table__build(&t, w, &all, TOP_SORT_SELF));
+	CHECK_EQ_INT(t.fn_cnt, 6); /* hot_leaf and main twice, chain_c, pre_b */
+	CHECK_STR(t.fns[0].name, "hot_leaf");
+	CHECK_STR(t.fns[0].where, "wl");
+	CHECK_EQ_U64(t.fns[0].self, 5);
+	CHECK_STR(t.fns[1].name, "hot_leaf");
+	CHECK_STR(t.fns[1].where, "prefork");
+	CHECK_EQ_U64(t.fns[1].self, 3);
+	i = function_table__find(&t, "hot_leaf", "prefork");
+	CHECK_EQ_INT(i, 1);
+	CHECK_EQ_INT(function_table__find(&t, "hot_leaf", NULL), 0);
+	CHECK_EQ_INT(function_table__find(&t, "hot_leaf", "[kernel]"), -1);
+	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", "prefork", 16));
+	CHECK_EQ_U64(c.samples, 3);
+	REQUIRE(c.row_cnt == 2);
+	CHECK_STR(c.rows[0].name, "pre_b");
+	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", NULL, 16));
+	CHECK_EQ_U64(c.samples, 8);
+	CHECK_STR(c.rows[0].name, "chain_c");
+	caller_tree__free(&c);
+	function_table__free(&t);
+	top_window__free(w);
+}
+
 TEST(caller_tree)
 {
 	static const struct stack_spec specs[] = {
@@ -234,7 +275,7 @@ TEST(caller_tree)
 	REQUIRE(w);
 	top_window__push(w, make_profile(specs, 5, 100));
 	top_window__push(w, make_profile(specs, 1, 101));
-	REQUIRE(!caller_tree__build(&c, w, &all, name, 16));
+	REQUIRE(!caller_tree__build(&c, w, &all, name, NULL, 16));
 	CHECK_EQ_U64(c.samples, 14);
 	/* chain_c 12 { chain_b 10 { chain_a 10 { main } }, chain_y 1 { main }, main 1 },
 	 * chain_x 2 { main }, hot_leaf 1 { chain_c { main } }
@@ -259,11 +300,11 @@ TEST(caller_tree)
 	CHECK_STR(c.rows[8].name, "hot_leaf");
 	CHECK_EQ_U64(c.rows[8].count, 1);
 	/* depth cap */
-	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", 1));
+	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", NULL, 1));
 	CHECK_EQ_INT(c.row_cnt, 3);
 	CHECK_STR(c.rows[0].name, "chain_c");
 	/* a function nobody has */
-	REQUIRE(!caller_tree__build(&c, w, &all, "absent", 16));
+	REQUIRE(!caller_tree__build(&c, w, &all, "absent", NULL, 16));
 	CHECK_EQ_INT(c.row_cnt, 0);
 	CHECK_EQ_U64(c.samples, 0);
 	caller_tree__free(&c);
@@ -297,7 +338,7 @@ TEST(screen_text_and_frame)
 	REQUIRE(w);
 	top_window__push(w, make_profile(specs, 2, 100));
 	REQUIRE(!function_table__build(&t, w, &all, TOP_SORT_SELF));
-	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", 16));
+	REQUIRE(!caller_tree__build(&c, w, &all, "hot_leaf", NULL, 16));
 	REQUIRE(!screen__text(&b, &t, &c, "title", 10));
 	CHECK(strstr(b.s, " 75.00%   75.00%  wl               hot_leaf\n") != NULL);
 	CHECK(strstr(b.s, "callers of hot_leaf (3 samples):\n") != NULL);
@@ -436,6 +477,7 @@ int main(void)
 	RUN(self_and_total);
 	RUN(names_merge_across_profiles);
 	RUN(filters);
+	RUN(same_name_two_programs);
 	RUN(caller_tree);
 	RUN(screen_text_and_frame);
 	RUN(terminal_on_a_pty);
