@@ -192,8 +192,11 @@ int function_table__build(struct function_table *t, const struct top_window *w,
 	}
 	/* the index points at positions: it is dropped once they move */
 	id_index__free(&t->index);
-	qsort(t->fns, t->fn_cnt, sizeof(*t->fns), sort == TOP_SORT_TOTAL ? by_total : by_self);
-	qsort(t->procs, t->proc_cnt, sizeof(*t->procs), by_samples);
+	if (t->fn_cnt > 1) /* (never qsort(NULL, 0): its pointer must not be NULL) */
+		qsort(t->fns, t->fn_cnt, sizeof(*t->fns),
+		      sort == TOP_SORT_TOTAL ? by_total : by_self);
+	if (t->proc_cnt > 1)
+		qsort(t->procs, t->proc_cnt, sizeof(*t->procs), by_samples);
 	for (i = 0; i < t->fn_cnt; i++) {
 		if (id_index__reserve(&t->index)) {
 			err = -ENOMEM;

@@ -92,8 +92,20 @@ TEST(window_ring)
 	struct top_window *w = top_window__new(2);
 	struct profile *a, *b, *c;
 
+	struct function_table t = { 0 };
+	struct caller_tree tree = { 0 };
+	struct top_filter all = { 0 };
+
 	REQUIRE(w);
 	CHECK(!top_window__new(0));
+	/* an empty window: empty views */
+	REQUIRE(!function_table__build(&t, w, &all, TOP_SORT_SELF));
+	CHECK_EQ_INT(t.fn_cnt, 0);
+	CHECK_EQ_INT(t.proc_cnt, 0);
+	REQUIRE(!caller_tree__build(&tree, w, &all, "hot_leaf", NULL, 16));
+	CHECK_EQ_INT(tree.row_cnt, 0);
+	function_table__free(&t);
+	caller_tree__free(&tree);
 	a = make_profile(base_specs, 1, 100);
 	b = make_profile(base_specs, 1, 101);
 	c = make_profile(base_specs, 1, 102);
