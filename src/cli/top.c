@@ -212,7 +212,7 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 		}
 	}
 	if (optind < argc)
-		fail("unexpected argument '%s'", argv[optind]);
+		fail("unexpected argument '%s' (see --help)", argv[optind]);
 	return 0;
 }
 
@@ -676,10 +676,8 @@ int cmd_top(int argc, char **argv)
 	struct top_run r = { .opts = &opts };
 	int err;
 
-	if (parse_options(argc, argv, &opts)) {
-		usage(stderr);
-		return 2;
-	}
+	if (parse_options(argc, argv, &opts))
+		return 2; /* one line said why */
 	if (opts.help) {
 		usage(stdout);
 		return 0;

@@ -23,6 +23,20 @@ if ! command -v tmux >/dev/null; then
 	finish
 fi
 
+# bad arguments: a non-zero exit within 2 s with one line on stderr, before any sampling
+for args in "-F 0" "-d 0.1" "-w 61" "-p abc" "-s cpu" "-n 0" "extra" "-p 999999999"; do
+	start=$(date +%s%N)
+	# shellcheck disable=SC2086
+	timeout 10 "$SS" top -b $args >"$TMP/bad.out" 2>"$TMP/bad.err" </dev/null
+	rc=$? ms=$((($(date +%s%N) - start) / 1000000))
+	if [[ $rc -ne 0 && $rc -ne 124 && $ms -lt 2000 && $(grep -c . "$TMP/bad.err") == 1 &&
+		! -s $TMP/bad.out ]]; then
+		ok "top $args: exit $rc in $ms ms: $(cat "$TMP/bad.err")"
+	else
+		fail "top $args: exit $rc in $ms ms: $(head -c 300 "$TMP/bad.err")"
+	fi
+done
+
 spawn WPID "$FIX/wl_chain_nofp" 60
 spawn OPID "$FIX/wl_recurse" 60
 SOCK=stackscope-top-$$
