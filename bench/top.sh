@@ -34,7 +34,7 @@ for t in perf tmux; do
 done
 [[ -x $SS && -x $LOAD ]] || { echo "bench: make && make fixtures first" >&2; exit 1; }
 out=$(mktemp -d /tmp/stackscope-top-bench.XXXXXX)
-trap 'tmux -L $SOCK kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; wait; rm -rf "$out"' EXIT
+trap 'tmux -L $SOCK kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; kill $(jobs -p) 2>/dev/null; wait; rm -rf "$out"' EXIT
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }

@@ -41,7 +41,7 @@ spawn WPID "$FIX/wl_chain_nofp" 60
 spawn OPID "$FIX/wl_recurse" 60
 SOCK=stackscope-top-$$
 tmx() { tmux -L "$SOCK" "$@"; }
-trap 'tmx kill-server 2>/dev/null; cleanup' EXIT
+trap 'tmx kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; cleanup' EXIT
 
 # start_top NAME ARGS...: top in a 150x40 tmux session NAME; when it ends, its exit status
 # goes to $TMP/NAME.rc and the tty's mode (stty -a) to $TMP/NAME.stty.
