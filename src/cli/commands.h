@@ -8,5 +8,6 @@ int cmd_record(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_store(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif
