@@ -8,7 +8,7 @@
 # Kernels and the root are cached under build/kernel-matrix; a second run boots at once.
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
-# busybox-static and python3.11 from their .debs), 6.1 only, no tail-call case (minutes of TCG).
+# busybox-static and python3.11 from their .debs), 6.1 only.
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL=tcg (no KVM even where /dev/kvm is: where nested KVM hangs).
@@ -20,7 +20,7 @@ CACHE=$ROOT/build/kernel-matrix
 OUT=${KM_OUT:-$CACHE/logs/$ARCH}
 SECS=${KM_SECS:-2}
 KERNELS=${KM_KERNELS:-5.10 6.1}
-GUEST_ARGS= CROSS_PREFIX=
+CROSS_PREFIX=
 
 case $ARCH in
 x86_64)
@@ -32,7 +32,7 @@ aarch64)
 	# PL011 console) under TCG; pauth-impdef: QEMU's fast pointer-authentication hash
 	DEB_ARCH=arm64 FLAVOUR=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0
 	QEMU_MACHINE=(-M virt -cpu max,pauth-impdef=on)
-	KERNELS=${KM_KERNELS:-6.1} GUEST_ARGS=km_no_tail_calls
+	KERNELS=${KM_KERNELS:-6.1}
 	ARM64_DEBS=$ROOT/build/arm64-debs CROSS_PREFIX=/usr/aarch64-linux-gnu
 	;;
 *)
@@ -191,7 +191,7 @@ boot()
 	[[ -w /dev/kvm && $ARCH == "$(uname -m)" && ${KM_ACCEL:-} != tcg ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS $GUEST_ARGS${KM_VERBOSE:+ km_verbose}" >"$OUT/$series.console" 2>&1 || true
+		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}" >"$OUT/$series.console" 2>&1 || true
 }
 
 # report SERIES: the line of one kernel, parsed from its console

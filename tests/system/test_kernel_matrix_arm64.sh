@@ -6,7 +6,8 @@
 # running py_chain.py inside. Checks:
 #  - every program loads and passes the arm64 verifier (bpf_loop walker), with statistics;
 #  - the known chain complete from _start (CFI, link register, PAC stripped) in >= 90% of
-#    hot_leaf's samples (typically 1.000);
+#    hot_leaf's samples (typically 1.000), and in >= 80% with the tail-call walker forced
+#    (the first samples may come before the executable's table is loaded);
 #  - Python's <module>;a;b;c complete in >= 80% of the script's samples (glibc's TSD slot
 #    below tpidr_el0 on arm64: src/interp/glibc_tsd.h; typically 0.95-1.00, the first
 #    samples may come before the interpreter's layout is verified).
@@ -47,6 +48,8 @@ samples=$(field "$r" samples)
 check_ge "6.1 arm64: known-chain samples in hot_leaf" "${samples%/*}" 20
 check "6.1 arm64: known chain complete from _start (share $(field "$r" chain) >= 0.90)" \
 	at_least "$(field "$r" chain)" 0.90
+check "6.1 arm64: tail-call walker (forced): known chain complete (share $(field "$r" tail-call-chain) >= 0.80)" \
+	at_least "$(field "$r" tail-call-chain)" 0.80
 check_ge "6.1 arm64: Python samples running the script" "${samples#*/}" 20
 check "6.1 arm64: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.80)" \
 	at_least "$(field "$r" python)" 0.80
