@@ -315,17 +315,15 @@ static bool name_is_python(const char *path, int *major, int *minor)
 /* The layouts above are x86-64's. On AArch64 glibc's pthread_mutex_t is 48 bytes (40 on
  * x86-64): up to 3.11, _PyRuntime.ceval.gil holds two of them (mutex, switch_mutex) before
  * gilstate, so autoTSSkey is 16 bytes further (Debian 12's arm64 python3.11: 0x260, x86-64's
- * 0x250, as PyGILState_GetThisThreadState reads it). 3.12 and 3.13 on AArch64 are not
- * measured: the per-process check rejects a wrong layout (native frames only).
+ * 0x250, as PyGILState_GetThisThreadState reads it). By the interpreter file's machine, not
+ * the build's: tests/unit/test_python_arm64.c checks Debian's arm64 file on any host. 3.12 and
+ * 3.13 on AArch64 are not measured: the per-process check rejects a wrong layout (native
+ * frames only).
  */
-static void layout_for_arch(struct py_layout *l)
+static void layout_for_arch(struct py_layout *l, const struct elf_file *ef)
 {
-#if defined(__aarch64__)
-	if (l->major == 3 && l->minor <= 11)
+	if (elf_file__machine(ef) == EM_AARCH64 && l->major == 3 && l->minor <= 11)
 		l->bpf.rt_tss += 16;
-#else
-	(void)l;
-#endif
 }
 
 static const struct py_layout *layout_for(int major, int minor)
@@ -430,7 +428,7 @@ static int detect(const struct executable *exe, struct py_file *f)
 		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
 			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.13 layout\n",
 				 exe->path);
-		layout_for_arch(&f->layout);
+		layout_for_arch(&f->layout, exe->elf);
 		f->bpf.supported = 1;
 		f->bpf.py.off = f->layout.bpf;
 	}
