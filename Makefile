@@ -103,8 +103,9 @@ test: $(TEST_BINS) fixtures
 	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS)
 
 # The system tests also run stackscope itself under ASan+UBSan against hostile input
-# ($(BUILD)/asan/stackscope, tests/system/test_hostile_*.sh).
-system-test: all fixtures asan-stackscope
+# ($(BUILD)/asan/stackscope, tests/system/test_hostile_*.sh), and the arm64 build in the
+# kernel matrix's arm64 row (tests/system/test_kernel_matrix_arm64.sh).
+system-test: all fixtures asan-stackscope arm64
 	$(Q)BUILD=$(BUILD) tests/run_system.sh
 
 ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
@@ -120,9 +121,11 @@ asan-stackscope:
 
 check: format-check test asan-test system-test
 
-# Debian's 5.10 and 6.1 kernels in QEMU (scripts/kernel_matrix.sh; system-test runs it too)
-kernel-matrix: all fixtures
+# Debian's 5.10 and 6.1 kernels in QEMU (scripts/kernel_matrix.sh; system-test runs it too),
+# and Debian 12's arm64 kernel under qemu-system-aarch64 with the arm64 build
+kernel-matrix: all fixtures arm64
 	$(Q)scripts/kernel_matrix.sh x86_64
+	$(Q)KM_STACKSCOPE=$(abspath $(BUILD))/arm64/stackscope scripts/kernel_matrix.sh aarch64
 
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh

@@ -1,5 +1,6 @@
 #!/bin/bash
-# A manual check (not in CI yet; the kernel matrix will own booting): boot Debian 12's arm64
+# A manual check (the checked one is the kernel matrix's arm64 row, scripts/kernel_matrix.sh
+# aarch64, tests/system/test_kernel_matrix_arm64.sh): boot Debian 12's arm64
 # kernel under qemu-system-aarch64 (TCG, ~20 s to a shell) with an initramfs holding busybox,
 # build/arm64/stackscope with its arm64 libraries and the arm64_chain fixture spinning in its
 # known chain, run `stackscope record` there and print its result and the fixture's stacks.
@@ -18,11 +19,12 @@ rm -rf "$ir" && mkdir -p "$ir"/{bin,proc,sys,tmp,dev,lib}
 dpkg-deb -x "$files"/kernel/busybox-static_*_arm64.deb "$work/bb"
 cp "$work/bb/bin/busybox" "$ir/bin/"
 cp build/arm64/stackscope build/fixtures/arm64_chain "$ir/"
-# the libraries, where the arm64 loader looks for them (qemu-user lists them)
+# the libraries, where the arm64 loader looks for them (qemu-user lists them); the host's
+# multiarch ones first: its libc.so.6 with the cross toolchain's ld.so loops in pthread_create
 LD_TRACE_LOADED_OBJECTS=1 qemu-aarch64-static -L /usr/aarch64-linux-gnu build/arm64/stackscope |
 	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | while read -r p; do
 	src=$p
-	[[ -e /usr/aarch64-linux-gnu$p ]] && src=/usr/aarch64-linux-gnu$p
+	[[ -e $src ]] || src=/usr/aarch64-linux-gnu$p
 	mkdir -p "$ir$(dirname "$p")"
 	cp -L "$src" "$ir$p"
 done

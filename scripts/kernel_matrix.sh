@@ -6,8 +6,12 @@
 #   5.10.0-32-cloud-amd64 x86_64 programs=ok chain=0.998 python=0.991 walker=tail-call
 # followed by "  verifier PROGRAM insns=N time_us=N" lines. KVM when /dev/kvm exists, else TCG.
 # Kernels and the root are cached under build/kernel-matrix; a second run boots at once.
-# Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64; aarch64 is the hook for the arm64 row)
-# Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"), KM_OUT (raw logs dir).
+# aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
+# (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
+# busybox-static and python3.11 from their .debs), 6.1 only.
+# Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
+# Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
+# KM_OUT (raw logs dir), KM_ACCEL=tcg (no KVM even where /dev/kvm is: where nested KVM hangs).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +20,7 @@ CACHE=$ROOT/build/kernel-matrix
 OUT=${KM_OUT:-$CACHE/logs/$ARCH}
 SECS=${KM_SECS:-2}
 KERNELS=${KM_KERNELS:-5.10 6.1}
+CROSS_PREFIX=
 
 case $ARCH in
 x86_64)
@@ -23,10 +28,12 @@ x86_64)
 	QEMU_MACHINE=()
 	;;
 aarch64)
-	# arm64 row: Debian's arm64 kernel under TCG. Needs an arm64 stackscope build
-	# (KM_STACKSCOPE) and arm64 libraries in the root: the arm64 port provides them.
-	DEB_ARCH=arm64 FLAVOUR=cloud-arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0
-	QEMU_MACHINE=(-M virt -cpu max)
+	# arm64 row: Debian's generic arm64 kernel (the cloud one lacks the virt board's
+	# PL011 console) under TCG; pauth-impdef: QEMU's fast pointer-authentication hash
+	DEB_ARCH=arm64 FLAVOUR=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0
+	QEMU_MACHINE=(-M virt -cpu max,pauth-impdef=on)
+	KERNELS=${KM_KERNELS:-6.1}
+	ARM64_DEBS=$ROOT/build/arm64-debs CROSS_PREFIX=/usr/aarch64-linux-gnu
 	;;
 *)
 	echo "kernel_matrix: unknown architecture '$ARCH' (x86_64 or aarch64)" >&2
@@ -43,7 +50,7 @@ mkdir -p "$CACHE/$ARCH" "$OUT"
 # ones come from the bullseye suite scripts/setup.sh adds)
 kernel_package()
 {
-	apt-cache show "linux-image-$FLAVOUR" 2>/dev/null | sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' |
+	apt-cache show "linux-image-$FLAVOUR:$DEB_ARCH" 2>/dev/null | sed -n 's/^Depends: \(linux-image-[^ ,]*\).*/\1/p' |
 		grep "^linux-image-${1//./\\.}\.[0-9]" | sort -V | tail -1
 }
 
@@ -73,17 +80,49 @@ fetch_kernel()
 	ls "$CACHE/$ARCH"/vmlinuz-"$series".* | sort -V | tail -1
 }
 
+# libs_of FILE: the shared libraries FILE loads, with the loader (another architecture's:
+# its loader run by qemu-user over the cross toolchain's libraries, then this host's
+# multiarch ones, as ldd would)
+libs_of()
+{
+	if [[ $ARCH == "$(uname -m)" ]]; then
+		ldd "$1" 2>/dev/null | grep -o '/[^ ]*'
+	else
+		LD_TRACE_LOADED_OBJECTS=1 "qemu-$ARCH-static" -L "$CROSS_PREFIX" "$1" 2>/dev/null |
+			grep -o '/[^ ]*'
+	fi
+}
+
 # copy_with_libs FILE...: FILE and the shared libraries it loads (with the loader), at their
 # own paths under the staging root
 copy_with_libs()
 {
-	local f lib
+	local f lib src
 	for f in "$@"; do
 		install -D -m 0755 "$f" "$STAGE$f"
-		for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
-			[[ -e $STAGE$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$STAGE$lib"
+		for lib in $(libs_of "$f"); do
+			# this host's multiarch files first: the loader and libc must be one build
+			# (the cross toolchain's ld.so with the multiarch libc.so.6 loops in
+			# pthread_create); the cross prefix has what multiarch lacks (libstdc++)
+			src=$lib
+			[[ -e $src ]] || src=$CROSS_PREFIX$lib
+			[[ -e $STAGE$lib ]] || install -D -m 0755 "$(readlink -f "$src")" "$STAGE$lib"
 		done
 	done
+}
+
+# arm64_inputs: the arm64 root's pieces from Debian's arm64 .debs (busybox-static,
+# python3.11-minimal: scripts/arm64_files.sh unpacks the latter), downloaded once
+arm64_inputs()
+{
+	local dir=$ARM64_DEBS/kernel
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" >/dev/null || return 1
+	mkdir -p "$dir"
+	if [[ ! -x $dir/busybox/bin/busybox ]]; then
+		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
+			apt-get download -q -o APT::Sandbox::User=root busybox-static:arm64 >/dev/null) || return 1
+		dpkg-deb -x "$dir"/busybox-static_*_arm64.deb "$dir/busybox"
+	fi
 }
 
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
@@ -92,21 +131,24 @@ build_root()
 	local img=$CACHE/$ARCH/root.cpio.gz
 	local bin=${KM_STACKSCOPE:-$ROOT/stackscope} chain=$ROOT/build/fixtures/wl_chain_nofp
 	local init=$ROOT/tests/kernel_matrix/guest_init.sh py=/usr/bin/python3.11 newer f
-	# another architecture's root needs its own stackscope, fixtures, busybox and python
-	# (the arm64 port's task): refuse rather than boot a root that cannot run
-	if [[ $ARCH != "$(uname -m)" ]]; then
-		echo "kernel_matrix: no $ARCH root yet: it needs an $ARCH stackscope (KM_STACKSCOPE)," \
-			"fixtures and $DEB_ARCH libraries" >&2
-		return 1
+	local busybox=/bin/busybox pylib=/usr/lib/python3.11
+	if [[ $ARCH == aarch64 ]]; then
+		# arm64: the arm64 build, the cross-built chain, Debian's arm64 busybox and python
+		arm64_inputs || {
+			echo "kernel_matrix: arm64 .debs not downloaded (scripts/arm64_files.sh)" >&2
+			return 1
+		}
+		bin=${KM_STACKSCOPE:-$ROOT/build/arm64/stackscope} chain=$ROOT/build/fixtures/arm64_wl_chain_nofp
+		py=$ARM64_DEBS/root/usr/bin/python3.11 busybox=$ARM64_DEBS/kernel/busybox/bin/busybox
 	fi
 	for f in "$bin" "$chain" "$py"; do
 		[[ -x $f ]] || {
-			echo "kernel_matrix: $f missing (make all fixtures; scripts/setup.sh)" >&2
+			echo "kernel_matrix: $f missing (make all fixtures$([[ $ARCH == aarch64 ]] && echo ' arm64'); scripts/setup.sh)" >&2
 			return 1
 		}
 	done
-	[[ -x /bin/busybox ]] || {
-		echo "kernel_matrix: /bin/busybox missing: run scripts/setup.sh" >&2
+	[[ -x $busybox ]] || {
+		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
 	newer=$(find "$bin" "$chain" "$init" "$ROOT/tests/data/py_chain.py" "$0" -newer "$img" 2>/dev/null || echo all)
@@ -116,9 +158,13 @@ build_root()
 	fi
 	STAGE=$(mktemp -d "$CACHE/stage.XXXXXX")
 	mkdir -p "$STAGE"/{bin,proc,sys,dev,tmp,usr/bin,usr/share/km,sys/fs/bpf}
-	install -m 0755 /bin/busybox "$STAGE/bin/busybox"
+	install -m 0755 "$busybox" "$STAGE/bin/busybox"
 	install -m 0755 "$init" "$STAGE/init"
 	copy_with_libs "$py"
+	if [[ $py != /usr/bin/python3.11 ]]; then
+		install -D -m 0755 "$py" "$STAGE/usr/bin/python3.11"
+		rm -f "$STAGE$py"
+	fi
 	install -D -m 0755 "$bin" "$STAGE/usr/bin/stackscope"
 	copy_with_libs "$bin"
 	rm -f "$STAGE$bin"
@@ -128,8 +174,9 @@ build_root()
 	install -m 0644 "$ROOT/tests/data/py_chain.py" "$STAGE/usr/share/km/py_chain.py"
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
-	cp /usr/lib/python3.11/os.py "$STAGE/usr/lib/python3.11/"
-	cp -r /usr/lib/python3.11/encodings "$STAGE/usr/lib/python3.11/"
+	# (the same sources on every architecture)
+	cp "$pylib/os.py" "$STAGE/usr/lib/python3.11/"
+	cp -r "$pylib/encodings" "$STAGE/usr/lib/python3.11/"
 	find "$STAGE/usr/lib/python3.11" -name __pycache__ -prune -exec rm -rf {} +
 	(cd "$STAGE" && find . | cpio -o -H newc --quiet | gzip -1) >"$img.tmp"
 	mv "$img.tmp" "$img"
@@ -141,7 +188,7 @@ build_root()
 boot()
 {
 	local series=$1 vmlinuz=$2 img=$3 accel=(-accel tcg)
-	[[ -w /dev/kvm && $ARCH == "$(uname -m)" ]] && accel=(-enable-kvm -cpu host)
+	[[ -w /dev/kvm && $ARCH == "$(uname -m)" && ${KM_ACCEL:-} != tcg ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
 		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}" >"$OUT/$series.console" 2>&1 || true

@@ -74,14 +74,17 @@ if [[ ! -e $BULLSEYE_PIN ]]; then
 fi
 # arm64 (issue 19): `make arm64` cross-builds with Debian's cross toolchain and multiarch
 # :arm64 libraries; qemu-user runs the arm64 fixtures; the unit tests build unwind tables from
-# Debian's arm64 ELF files (scripts/arm64_files.sh, below)
+# Debian's arm64 ELF files (scripts/arm64_files.sh, below); qemu-system-arm boots Debian's
+# arm64 kernel for the kernel matrix's arm64 row (scripts/kernel_matrix.sh aarch64), whose
+# python3.11 (Debian's arm64 one) loads libexpat
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	dpkg --add-architecture arm64
 	apt-get update -qq
 fi
 packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user-static
-	libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libssl-dev:arm64 libdw-dev:arm64
-	libdebuginfod-dev:arm64 liblzma-dev:arm64 libcurl4-openssl-dev:arm64 libiberty-dev:arm64)
+	qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libssl-dev:arm64 libdw-dev:arm64
+	libdebuginfod-dev:arm64 liblzma-dev:arm64 libcurl4-openssl-dev:arm64 libiberty-dev:arm64
+	libsqlite3-dev:arm64 libexpat1:arm64)
 
 missing=()
 for p in "${packages[@]}"; do

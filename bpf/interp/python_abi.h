@@ -68,7 +68,8 @@ struct py_file_abi {
 /* interp_proc.py: where the runtime is in one process. */
 struct py_proc_abi {
 	__u64 runtime; /* absolute address of _PyRuntime */
-	__u32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k */
+	__s32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k
+			* (fsbase: the thread pointer; below it on arm64, src/interp/glibc_tsd.h) */
 	__u32 pad;
 };
 

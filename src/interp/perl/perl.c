@@ -27,12 +27,12 @@
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "interp/interp.h"
+#include "interp/glibc_tsd.h"
 #include "interp/interp_elf.h"
 #include "proc/executable.h"
 
 #define PERL_CACHE_CAP 4096
-#define PERL_NAME_MAX 512   /* bytes of a package, sub or file name kept */
-#define GLIBC_TSD_OFF 0x318 /* glibc x86-64: struct pthread's specific_1stblock */
+#define PERL_NAME_MAX 512 /* bytes of a package, sub or file name kept */
 #define PERL_TSD_KEYS 32
 #define CHECK_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define CHECK_INTERVAL_IDLE_NS (1000 * 1000 * 1000ULL) /* after CHECK_FAST_TRIES */
@@ -560,7 +560,7 @@ static int perl_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias
 	pp->curinterp = bias + f->curinterp_vaddr;
 	pp->next_check_ns = now_ns;
 	bpf->perl.thr_key = pp->thr_key;
-	bpf->perl.tsd_off = GLIBC_TSD_OFF;
+	bpf->perl.tsd_off = GLIBC_TSD_FROM_TP;
 	pr_debug("perl: pid %d: %s, PL_thr_key at %#llx\n", (int)pid, f->path,
 		 (unsigned long long)pp->thr_key);
 	*proc_state = pp;

@@ -4,10 +4,11 @@
  * object, instruction offset, cookie) frames it emits into function, file and line by reading
  * the process's memory.
  *
- * Versions: CPython 3.8 to 3.13 on x86-64 (LP64, glibc). Layouts come from a table per minor
- * version (measured, docs in ../shared/docs/reference/runtimes.md §3.2) and, for 3.13, from
- * the _Py_DebugOffsets at the start of _PyRuntime, read from the file itself (initialised
- * data: the same bytes every process starts with). Layouts are checked against each process
+ * Versions: CPython 3.8 to 3.13 on x86-64 and arm64 (LP64, glibc: the same layouts; the TSD
+ * slot per architecture, ../glibc_tsd.h). Layouts come from a table per minor version
+ * (measured, docs in ../shared/docs/reference/runtimes.md §3.2) and, for 3.13, from the
+ * _Py_DebugOffsets at the start of _PyRuntime, read from the file itself (initialised data:
+ * the same bytes every process starts with). Layouts are checked against each process
  * once its interpreter is initialised (thread list, TSD slot, code object type); a process
  * that fails the check gets native frames only. Other Pythons get a marker frame.
  *
@@ -25,6 +26,7 @@
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
+#include "interp/glibc_tsd.h"
 #include "interp/interp.h"
 #include "interp/interp_elf.h"
 #include "interp/python/python_lines.h"
@@ -34,10 +36,6 @@
 #define PYTHON_CODE_CACHE_CAP 4096
 
 #define NO PY_NO_OFFSET
-/* glibc x86-64: struct pthread.specific_1stblock[k].data, for pthread keys k < 32. Checked per
- * process (a thread state's TSD slot must point back at it) before eBPF relies on it.
- */
-#define GLIBC_TSD_OFF 0x318
 #define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
 #define MAX_THREADS_CHECKED 64
@@ -51,7 +49,7 @@ struct py_layout {
 	struct py_offsets bpf;
 	uint16_t is_threads_head; /* PyInterpreterState's first thread state */
 	uint16_t ts_next;
-	uint16_t ts_thread_id; /* pthread_t: the TCB address on x86-64 glibc */
+	uint16_t ts_thread_id; /* pthread_t: glibc's struct pthread address */
 	uint16_t co_filename, co_name, co_qualname, co_linetable;
 	uint16_t str_ascii_data;   /* compact ASCII str: sizeof(PyASCIIObject) */
 	uint16_t str_compact_data; /* compact non-ASCII: sizeof(PyCompactUnicodeObject) */
@@ -314,6 +312,20 @@ static bool name_is_python(const char *path, int *major, int *minor)
 	return true;
 }
 
+/* The layouts above are x86-64's. On AArch64 glibc's pthread_mutex_t is 48 bytes (40 on
+ * x86-64): up to 3.11, _PyRuntime.ceval.gil holds two of them (mutex, switch_mutex) before
+ * gilstate, so autoTSSkey is 16 bytes further (Debian 12's arm64 python3.11: 0x260, x86-64's
+ * 0x250, as PyGILState_GetThisThreadState reads it). By the interpreter file's machine, not
+ * the build's: tests/unit/test_python_arm64.c checks Debian's arm64 file on any host. 3.12 and
+ * 3.13 on AArch64 are not measured: the per-process check rejects a wrong layout (native
+ * frames only).
+ */
+static void layout_for_arch(struct py_layout *l, const struct elf_file *ef)
+{
+	if (elf_file__machine(ef) == EM_AARCH64 && l->major == 3 && l->minor <= 11)
+		l->bpf.rt_tss += 16;
+}
+
 static const struct py_layout *layout_for(int major, int minor)
 {
 	size_t i;
@@ -416,6 +428,7 @@ static int detect(const struct executable *exe, struct py_file *f)
 		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
 			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.13 layout\n",
 				 exe->path);
+		layout_for_arch(&f->layout, exe->elf);
 		f->bpf.supported = 1;
 		f->bpf.py.off = f->layout.bpf;
 	}
@@ -488,7 +501,8 @@ static int proc_check(struct py_proc *pp)
 		if (interp__read_u64(pp->pid, ts + l->bpf.ts_interp, &v) || v != interp)
 			return -EINVAL;
 		if (tss[1] < 32 && !interp__read_u64(pp->pid, ts + l->ts_thread_id, &v) && v &&
-		    !interp__read_u64(pp->pid, v + GLIBC_TSD_OFF + 16 * tss[1], &v) && v == ts)
+		    !interp__read_u64(pp->pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * tss[1], &v) &&
+		    v == ts)
 			tsd_ok++;
 		if (!interp__read_u64(pp->pid, ts + l->bpf.ts_frame, &frame) && frame &&
 		    (l->bpf.cframe_frame == NO ||
@@ -553,7 +567,7 @@ static int py_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, 
 	pp->state = PY_PROC_PENDING;
 	pp->next_check_ns = now_ns;
 	bpf->py.runtime = pp->runtime;
-	bpf->py.tsd_off = GLIBC_TSD_OFF;
+	bpf->py.tsd_off = GLIBC_TSD_FROM_TP;
 	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)pid, f->path,
 		 (unsigned long long)pp->runtime);
 	*proc_state = pp;

@@ -1,0 +1,59 @@
+#!/bin/bash
+# The kernel matrix's arm64 row (scripts/kernel_matrix.sh aarch64): Debian 12's arm64 kernel
+# booted in qemu-system-aarch64 (TCG: emulated, minutes on a loaded box cold, well under one
+# warm), build/arm64/stackscope (`make arm64`) recording the cross-built known chain
+# (arm64_wl_chain_nofp as wl_chain_nofp, -fomit-frame-pointer) and Debian's arm64 python3.11
+# running py_chain.py inside. Checks:
+#  - every program loads and passes the arm64 verifier (bpf_loop walker), with statistics;
+#  - the known chain complete from _start (CFI, link register, PAC stripped) in >= 90% of
+#    hot_leaf's samples (typically 1.000), and in >= 80% with the tail-call walker forced
+#    (the first samples may come before the executable's table is loaded);
+#  - Python's <module>;a;b;c complete in >= 80% of the script's samples (glibc's TSD slot
+#    below tpidr_el0 on arm64: src/interp/glibc_tsd.h; typically 0.95-1.00, the first
+#    samples may come before the interpreter's layout is verified).
+source "$(dirname "$0")/lib.sh"
+need_root
+have_fixture arm64_wl_chain_nofp || finish
+[[ -x $BUILD/arm64/stackscope ]] || {
+	fail "$BUILD/arm64/stackscope missing: run 'make arm64'"
+	finish
+}
+command -v qemu-system-aarch64 >/dev/null || {
+	skip_setup "qemu-system-aarch64 (qemu-system-arm) missing"
+	finish
+}
+command -v qemu-aarch64-static >/dev/null || {
+	skip_setup "qemu-aarch64-static (qemu-user-static) missing"
+	finish
+}
+
+out=$TMP/matrix
+start=$SECONDS
+KM_OUT=$out KM_SECS=2 KM_STACKSCOPE=$BUILD/arm64/stackscope \
+	"$SS_ROOT/scripts/kernel_matrix.sh" aarch64 >"$TMP/rows" 2>"$TMP/err"
+check_eq "kernel_matrix.sh aarch64 exit status" $? 0 || sed 's/^/        /' "$TMP/err"
+echo "    ($((SECONDS - start)) s)"
+sed 's/^/    /' "$TMP/rows"
+
+# field ROW NAME: NAME=value in ROW
+field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
+# at_least VALUE MIN: VALUE (a decimal share) >= MIN
+at_least() { [[ $1 != none ]] && python3 -c "import sys; sys.exit(not float('$1') >= $2)"; }
+
+r=$(grep '^6\.1\.[0-9].*-arm64 aarch64 ' "$TMP/rows")
+check "6.1 arm64: booted, one result line" test -n "$r"
+check_eq "6.1 arm64: programs" "$(field "$r" programs)" ok
+check_eq "6.1 arm64: walker" "$(field "$r" walker)" bpf_loop
+samples=$(field "$r" samples)
+check_ge "6.1 arm64: known-chain samples in hot_leaf" "${samples%/*}" 20
+check "6.1 arm64: known chain complete from _start (share $(field "$r" chain) >= 0.90)" \
+	at_least "$(field "$r" chain)" 0.90
+check "6.1 arm64: tail-call walker (forced): known chain complete (share $(field "$r" tail-call-chain) >= 0.80)" \
+	at_least "$(field "$r" tail-call-chain)" 0.80
+check_ge "6.1 arm64: Python samples running the script" "${samples#*/}" 20
+check "6.1 arm64: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.80)" \
+	at_least "$(field "$r" python)" 0.80
+progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
+check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
+
+finish
