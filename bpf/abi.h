@@ -475,7 +475,7 @@ enum off_cpu_state {
 #define UNWIND_CHUNK 16
 #define UNWIND_MAX_CHUNKS 32
 /* The tail-call walker with runtime frames (runtime_chunk): steps per program run. */
-#define RUNTIME_CHUNK 8
+#define RUNTIME_CHUNK 4
 
 /* ---- Runtime frames (high-level language runtimes; bpf/interp/, src/interp/) ----
  *
