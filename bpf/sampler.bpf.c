@@ -347,10 +347,12 @@ struct {
 	__type(value, struct unwind_scratch);
 } scratch SEC(".maps");
 
-/* The tail-call unwinder's program (index 0), set by userspace when it is used. */
+/* The tail-call unwinder's programs (UNWIND_PROG_FIRST: runtime_chunk, or unwind_chunk with
+ * native frames only; UNWIND_PROG_NATIVE: unwind_chunk), set by userspace when it is used.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u32);
 } unwind_progs SEC(".maps");
@@ -640,7 +642,7 @@ int on_sample_tc(struct bpf_perf_event_data *ctx)
 		return 0;
 	prepare_walk(s, task, tgid);
 	if (!s->st.done) {
-		bpf_tail_call(ctx, &unwind_progs, 0);
+		bpf_tail_call(ctx, &unwind_progs, UNWIND_PROG_FIRST);
 		/* no program in the array: the stack ends here, counted */
 		s->st.done = 1;
 		s->st.end = UNWIND_END_TRUNCATED;
@@ -648,12 +650,15 @@ int on_sample_tc(struct bpf_perf_event_data *ctx)
 	return finish_sample(s, false);
 }
 
-/* The end of a tail-call walker's run: on into the next run while steps remain, else send. */
-static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct unwind_scratch *s)
+/* The end of a tail-call walker's run: on into the next run (program "unwind_progs"[next])
+ * while steps remain, else send.
+ */
+static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct unwind_scratch *s,
+				      __u32 next)
 {
 	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
 		s->chunks++;
-		bpf_tail_call(ctx, &unwind_progs, 0);
+		bpf_tail_call(ctx, &unwind_progs, next);
 	}
 	if (!s->st.done) {
 		s->st.done = 1;
@@ -663,7 +668,8 @@ static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct un
 }
 
 /* Without bpf_loop, native frames only: UNWIND_CHUNK native steps per run, then a tail call
- * into itself (STACKSCOPE_TAIL_CALLS=native).
+ * into itself; after runtime_chunk's first runs, or from the start with
+ * STACKSCOPE_TAIL_CALLS=native.
  */
 SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
@@ -677,7 +683,7 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 		return 0;
 	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
 		ss_unwind_step(&s->st, s->rec.user);
-	return chunk_done(ctx, s);
+	return chunk_done(ctx, s, UNWIND_PROG_NATIVE);
 }
 
 /* One step of the walk with runtime frames (as unwind_loop_cb): a function of its own, so the
@@ -693,9 +699,10 @@ static __noinline int runtime_step(struct unwind_scratch *s)
 }
 
 /* Without bpf_loop, with runtime frames: RUNTIME_CHUNK steps per run, each the bpf_loop walker's
- * step (a runtime's frame, else a native one), then a tail call into itself. Fewer steps per
- * run than unwind_chunk: every step carries every runtime's walk, and the verifier walks each
- * call of it.
+ * step (a runtime's frame, else a native one), then a tail call into itself, for the first
+ * RUNTIME_MAX_CHUNKS runs, then into unwind_chunk (native steps, 4 times as many per run: deep
+ * native stacks still fit in the 33 runs). Fewer steps per run than unwind_chunk: every step
+ * carries every runtime's walk, and the verifier walks each call of it.
  */
 SEC("perf_event")
 int runtime_chunk(struct bpf_perf_event_data *ctx)
@@ -710,7 +717,9 @@ int runtime_chunk(struct bpf_perf_event_data *ctx)
 	for (i = 0; i < RUNTIME_CHUNK; i++)
 		if (runtime_step(s))
 			break;
-	return chunk_done(ctx, s);
+	return chunk_done(ctx, s,
+			  s->chunks + 1 < RUNTIME_MAX_CHUNKS ? UNWIND_PROG_FIRST
+							     : UNWIND_PROG_NATIVE);
 }
 
 #include "off_cpu.h"
