@@ -455,11 +455,11 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
-/* The sample's user stack is done: send the record, count how it ended. find_vma: the program
- * may call bpf_find_vma() (5.17; the tail-call walker's programs never do: older kernels refuse
- * even an unreachable reference to its callback).
+/* The sample's user stack is done: send the record, count how it ended. tail_walker: a program
+ * of the tail-call walker, which 5.10 must take: no bpf_find_vma() (5.17; older kernels refuse
+ * even an unreachable reference to its callback), Go's labels by the static function.
  */
-static __always_inline int finish_sample(struct unwind_scratch *s, bool find_vma)
+static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_walker)
 {
 	struct sample_record *rec = &s->rec;
 	struct mapping_seqs *ms;
@@ -471,12 +471,14 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool find_vma
 	rec->map_pid = s->st.pid;
 	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
-	if (s->st.end != UNWIND_END_NO_USER)
+	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
+	else if (s->st.end != UNWIND_END_NO_USER)
+		ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
 		rec->deferred = DEFER_NONE;
 	else
-		defer_sample(&s->st, rec, s->interp.is.started != 0, find_vma);
+		defer_sample(&s->st, rec, s->interp.is.started != 0, !tail_walker);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -622,7 +624,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!s)
 		return 0;
 	walk_user_stack(s, task, tgid);
-	return finish_sample(s, true);
+	return finish_sample(s, false);
 }
 
 /* The sampling program of the tail-call walker (kernels without bpf_loop, or
@@ -647,7 +649,7 @@ int on_sample_tc(struct bpf_perf_event_data *ctx)
 		s->st.done = 1;
 		s->st.end = UNWIND_END_TRUNCATED;
 	}
-	return finish_sample(s, false);
+	return finish_sample(s, true);
 }
 
 /* The end of a tail-call walker's run: on into the next run (program "unwind_progs"[next])
@@ -664,7 +666,7 @@ static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct un
 		s->st.done = 1;
 		s->st.end = UNWIND_END_TRUNCATED;
 	}
-	return finish_sample(s, false);
+	return finish_sample(s, true);
 }
 
 /* Without bpf_loop, native frames only: UNWIND_CHUNK native steps per run, then a tail call
