@@ -93,10 +93,12 @@ static __always_inline __u64 defer_read_part(struct stack_copy_record *sr, __u32
 
 /* Decide and send the stack records for the sample in rec, whose walk is st; sets
  * rec->deferred. interp_started: a runtime's walk took part (its frames need the process's
- * heap, which the copy does not hold: such samples keep eBPF's walk).
+ * heap, which the copy does not hold: such samples keep eBPF's walk). find_vma: an unmapped pc
+ * is checked with bpf_find_vma() (5.17); without it (the tail-call walker's programs) it is
+ * deferred all the same, within the budget.
  */
 static __always_inline void defer_sample(struct unwind_cursor *st, struct sample_record *rec,
-					 bool interp_started)
+					 bool interp_started, bool find_vma)
 {
 	__u32 zero = 0, kind = sampler_cfg.defer_mode, part;
 	struct stack_copy_record *sr;
@@ -105,7 +107,7 @@ static __always_inline void defer_sample(struct unwind_cursor *st, struct sample
 	rec->deferred = DEFER_NONE;
 	if (kind == DEFER_NONE || !st->defer_cnt || interp_started)
 		return;
-	if (kind == DEFER_UNKNOWN && st->defer.why == UNWIND_END_UNMAPPED) {
+	if (find_vma && kind == DEFER_UNKNOWN && st->defer.why == UNWIND_END_UNMAPPED) {
 		pc = st->defer.regs[DWARF_RIP] - (st->defer.pc_is_return ? 1 : 0);
 		if (!pc_in_file(pc))
 			return;

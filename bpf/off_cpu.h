@@ -173,7 +173,7 @@ static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_s
 		s->st.end = UNWIND_END_NO_USER;
 	}
 	walk_user_stack(s, prev, tgid);
-	finish_sample(s);
+	finish_sample(s, false);
 	t->walk = s->sent ? OFF_CPU_WALK_SENT : OFF_CPU_WALK_LOST;
 }
 

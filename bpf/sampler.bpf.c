@@ -306,11 +306,25 @@ static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, 
 #include "deferred.h"
 #include "interp/go_labels.h"
 
+/* Kernels before bpf_get_current_task_btf (5.11): the current task as a plain pointer, which
+ * the programs that may run there (the tail-call walker's) only read through CO-RE reads. Set by
+ * userspace from a helper probe (sampler/kernel_features.c); the helper the kernel lacks is
+ * then in a branch the verifier never walks.
+ */
+const volatile __u32 no_task_btf = 0;
+
+static __always_inline struct task_struct *current_task(void)
+{
+	if (no_task_btf)
+		return (struct task_struct *)bpf_get_current_task();
+	return bpf_get_current_task_btf();
+}
+
 /* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go_goroutine.h). */
 static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
 					   struct go_sched *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 
 	return go_goroutine_context(st->pid, ss_task_tls_base(task), st->regs[DWARF_RSP], which,
 				    ctx);
@@ -333,10 +347,12 @@ struct {
 	__type(value, struct unwind_scratch);
 } scratch SEC(".maps");
 
-/* The tail-call unwinder's program (index 0), set by userspace when it is used. */
+/* The tail-call unwinder's programs (UNWIND_PROG_FIRST: runtime_chunk, or unwind_chunk with
+ * native frames only; UNWIND_PROG_NATIVE: unwind_chunk), set by userspace when it is used.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, __u32);
 } unwind_progs SEC(".maps");
@@ -439,8 +455,11 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
-/* The sample's user stack is done: send the record, count how it ended. */
-static __always_inline int finish_sample(struct unwind_scratch *s)
+/* The sample's user stack is done: send the record, count how it ended. tail_walker: a program
+ * of the tail-call walker, which 5.10 must take: no bpf_find_vma() (5.17; older kernels refuse
+ * even an unreachable reference to its callback), Go's labels by the static function.
+ */
+static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_walker)
 {
 	struct sample_record *rec = &s->rec;
 	struct mapping_seqs *ms;
@@ -452,12 +471,14 @@ static __always_inline int finish_sample(struct unwind_scratch *s)
 	rec->map_pid = s->st.pid;
 	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
-	if (s->st.end != UNWIND_END_NO_USER)
+	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
+	else if (s->st.end != UNWIND_END_NO_USER)
+		ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
 		rec->deferred = DEFER_NONE;
 	else
-		defer_sample(&s->st, rec, s->interp.is.started != 0);
+		defer_sample(&s->st, rec, s->interp.is.started != 0, !tail_walker);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
@@ -548,10 +569,12 @@ static __always_inline void walk_user_stack(struct unwind_scratch *s, struct tas
 	bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/* The start of a CPU sample: who runs (idle and filtered tasks end here: NULL), the record's
+ * header, the kernel stack, the user registers.
+ */
+static __always_inline struct unwind_scratch *
+start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *tgid_out)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct unwind_scratch *s;
@@ -560,18 +583,18 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	if (tgid == 0) {
 		count(COUNTER_IDLE, 1);
-		return 0;
+		return NULL;
 	}
 	if (!pid_wanted(tgid)) {
 		count(COUNTER_FILTERED, 1);
-		return 0;
+		return NULL;
 	}
 	count(COUNTER_SAMPLES, 1);
 	t0 = bpf_ktime_get_ns();
 
 	s = begin_sample(task, tgid, tid, t0);
 	if (!s)
-		return 0;
+		return NULL;
 	user_mode = ss_ctx_user_mode(ctx);
 	if (!user_mode)
 		sample_kernel_stack(ctx, &s->rec);
@@ -585,22 +608,71 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;
 	}
-	if (sampler_cfg.tail_calls) {
-		prepare_walk(s, task, tgid);
-		if (!s->st.done) {
-			bpf_tail_call(ctx, &unwind_progs, 0);
-			/* no program in the array: the stack ends here, counted */
-			s->st.done = 1;
-			s->st.end = UNWIND_END_TRUNCATED;
-		}
-	} else {
-		walk_user_stack(s, task, tgid);
-	}
-
-	return finish_sample(s);
+	*tgid_out = tgid;
+	return s;
 }
 
-/* Without bpf_loop: UNWIND_CHUNK native steps per run, then a tail call into itself. */
+/* The sampling program where bpf_loop exists (5.17): the whole walk in one run. */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct unwind_scratch *s;
+	__u32 tgid;
+
+	s = start_sample(ctx, task, &tgid);
+	if (!s)
+		return 0;
+	walk_user_stack(s, task, tgid);
+	return finish_sample(s, false);
+}
+
+/* The sampling program of the tail-call walker (kernels without bpf_loop, or
+ * STACKSCOPE_TAIL_CALLS=1): no bpf_loop callback, no BTF task pointer (current_task()), no
+ * bpf_find_vma, so that 5.10's verifier takes it. The walk goes on in "unwind_progs"[0]:
+ * runtime_chunk (runtime and native frames) or unwind_chunk (native frames only).
+ */
+SEC("perf_event")
+int on_sample_tc(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *task = current_task();
+	struct unwind_scratch *s;
+	__u32 tgid;
+
+	s = start_sample(ctx, task, &tgid);
+	if (!s)
+		return 0;
+	prepare_walk(s, task, tgid);
+	if (!s->st.done) {
+		bpf_tail_call(ctx, &unwind_progs, UNWIND_PROG_FIRST);
+		/* no program in the array: the stack ends here, counted */
+		s->st.done = 1;
+		s->st.end = UNWIND_END_TRUNCATED;
+	}
+	return finish_sample(s, true);
+}
+
+/* The end of a tail-call walker's run: on into the next run (program "unwind_progs"[next])
+ * while steps remain, else send.
+ */
+static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct unwind_scratch *s,
+				      __u32 next)
+{
+	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
+		s->chunks++;
+		bpf_tail_call(ctx, &unwind_progs, next);
+	}
+	if (!s->st.done) {
+		s->st.done = 1;
+		s->st.end = UNWIND_END_TRUNCATED;
+	}
+	return finish_sample(s, true);
+}
+
+/* Without bpf_loop, native frames only: UNWIND_CHUNK native steps per run, then a tail call
+ * into itself; after runtime_chunk's first runs, or from the start with
+ * STACKSCOPE_TAIL_CALLS=native.
+ */
 SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
 {
@@ -611,20 +683,45 @@ int unwind_chunk(struct bpf_perf_event_data *ctx)
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
-	/* Native steps only: runtime frames need bpf_loop (their walks, inlined in every one
-	 * of these unrolled steps, would pass the verifier's 1M instructions).
-	 */
 	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
 		ss_unwind_step(&s->st, s->rec.user);
-	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
-		s->chunks++;
-		bpf_tail_call(ctx, &unwind_progs, 0);
-	}
-	if (!s->st.done) {
-		s->st.done = 1;
-		s->st.end = UNWIND_END_TRUNCATED;
-	}
-	return finish_sample(s);
+	return chunk_done(ctx, s, UNWIND_PROG_NATIVE);
+}
+
+/* One step of the walk with runtime frames (as unwind_loop_cb): a function of its own, so the
+ * unrolled steps of runtime_chunk share one stack frame (inlined, their locals pass 512 bytes).
+ */
+static __noinline int runtime_step(struct unwind_scratch *s)
+{
+	if (!s)
+		return 1;
+	if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
+		ss_unwind_step(&s->st, s->rec.user);
+	return s->st.done;
+}
+
+/* Without bpf_loop, with runtime frames: RUNTIME_CHUNK steps per run, each the bpf_loop walker's
+ * step (a runtime's frame, else a native one), then a tail call into itself, for the first
+ * RUNTIME_MAX_CHUNKS runs, then into unwind_chunk (native steps, 4 times as many per run: deep
+ * native stacks still fit in the 33 runs). Fewer steps per run than unwind_chunk: every step
+ * carries every runtime's walk, and the verifier walks each call of it.
+ */
+SEC("perf_event")
+int runtime_chunk(struct bpf_perf_event_data *ctx)
+{
+	struct unwind_scratch *s;
+	__u32 zero = 0;
+	int i;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	for (i = 0; i < RUNTIME_CHUNK; i++)
+		if (runtime_step(s))
+			break;
+	return chunk_done(ctx, s,
+			  s->chunks + 1 < RUNTIME_MAX_CHUNKS ? UNWIND_PROG_FIRST
+							     : UNWIND_PROG_NATIVE);
 }
 
 #include "off_cpu.h"
@@ -971,17 +1068,14 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+/* The exec record; known: eBPF entered every mapping of the new image (no hurry for
+ * userspace).
+ */
+static __always_inline int send_exec(struct task_struct *p, struct linux_binprm *bprm, __u32 tgid,
+				     bool known)
 {
 	struct exec_record *rec;
-	__u32 tgid = p->tgid;
-	bool known;
 
-	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
-	if (!pid_wanted(tgid))
-		return 0;
-	known = enter_exec_mappings(tgid);
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(COUNTER_EVENTS_LOST, 1);
@@ -1010,6 +1104,34 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 */
 	bpf_ringbuf_submit(rec, known ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	bool known;
+
+	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
+	if (!pid_wanted(tgid))
+		return 0;
+	known = enter_exec_mappings(tgid);
+	return send_exec(p, bprm, tgid, known);
+}
+
+/* on_exec without entering the new image's mappings (kernels without the task VMA iterator,
+ * 6.7: its kfuncs and bpf_loop callback would not even load before 5.13): the record only,
+ * and userspace reads the mappings from /proc at once (a forced wake-up).
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+
+	bpf_map_delete_elem(&forked, &tgid);
+	if (!pid_wanted(tgid))
+		return 0;
+	return send_exec(p, bprm, tgid, false);
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -1068,8 +1190,10 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+/* After a tracked executable mmap: enter the mapping (enter: eBPF can, bpf_find_vma) and tell
+ * userspace, at once when eBPF could not.
+ */
+static __always_inline int mmap_exit(struct trace_event_raw_sys_exit *ctx, bool enter)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *len;
 	__u32 tid = (__u32)id;
@@ -1082,11 +1206,24 @@ int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0;
 	if (ctx->ret < 0 && ctx->ret >= -4095)
 		goto out;
-	entered = enter_mmap(id >> 32, ctx->ret);
+	entered = enter && enter_mmap(id >> 32, ctx->ret);
 	/* Userspace rescans at once only for what eBPF could not enter. */
 	send_mmap_record(id >> 32, tid, ctx->ret, *len, !entered);
 out:
 	if (!bpf_map_delete_elem(&mmap_pending, &tid))
 		__sync_fetch_and_add(&mmap_pending_cnt, -1);
 	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	return mmap_exit(ctx, true);
+}
+
+/* on_mmap_exit without bpf_find_vma (5.17): every executable mmap is left to a rescan. */
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int on_mmap_exit_plain(struct trace_event_raw_sys_exit *ctx)
+{
+	return mmap_exit(ctx, false);
 }

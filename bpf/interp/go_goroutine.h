@@ -40,10 +40,11 @@ static __always_inline int go_thread_read(const struct go_proc_abi *go, __u64 fs
  * in systemstack before it switched, on the goroutine's stack, has a stale curg.sched), and
  * the saved sp on the goroutine's own stack (sched is cleared as the goroutine resumes). 0, or
  * -1 (not on g0 under a switch, unreadable: the walk ends there as a thread root).
- * A global function: the verifier checks it once, not in every path of the unwind step.
+ * A function of its own (static: 5.10's verifier takes no pointer arguments of global
+ * functions).
  */
-__noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, __u32 which,
-				    struct go_sched *ctx)
+static __noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, __u32 which,
+					   struct go_sched *ctx)
 {
 	struct interp_proc *p = ss_interp_proc(pid, FRAME_KIND_GO);
 	__u64 g0, stack[2], pc_off, sp_off;

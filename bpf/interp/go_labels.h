@@ -16,9 +16,10 @@
 #include "interp/go_goroutine.h"
 
 /* Copies one label's strings (key and value: pointer, length) into l: 0 copied, 1 copied but
- * cut, -1 unreadable. A global function: the verifier checks it once, not per label.
+ * cut, -1 unreadable.
  */
-__noinline int go_label_copy(struct sample_label *l, __u64 kp, __u64 klen, __u64 vp, __u64 vlen)
+static __always_inline int label_copy(struct sample_label *l, __u64 kp, __u64 klen, __u64 vp,
+				      __u64 vlen)
 {
 	int cut = 0;
 
@@ -38,6 +39,21 @@ __noinline int go_label_copy(struct sample_label *l, __u64 kp, __u64 klen, __u64
 	if (vlen && ss_read_user(l->value, (__u32)vlen, vp))
 		return -1;
 	return cut;
+}
+
+/* label_copy() as a global function: the verifier checks it once, not per label. */
+__noinline int go_label_copy(struct sample_label *l, __u64 kp, __u64 klen, __u64 vp, __u64 vlen)
+{
+	return label_copy(l, kp, klen, vp, vlen);
+}
+
+/* The same as a static function, for the tail-call walker's programs: 5.10's verifier takes no
+ * pointer arguments of global functions (5.12 does); checked at each call.
+ */
+static __noinline int go_label_copy_static(struct sample_label *l, __u64 kp, __u64 klen, __u64 vp,
+					   __u64 vlen)
+{
+	return label_copy(l, kp, klen, vp, vlen);
 }
 
 /* The Go strings of the labels found, before their bytes are copied: key pointer, key length,
@@ -102,11 +118,10 @@ static __always_inline __u64 go_labels_slice(struct go_label_strings *out, __u32
 }
 
 /* The labels of the goroutine the sampled thread runs, into rec (label_cnt was 0); tmp is
- * scratch. A global function too: every unwinding outcome reaches it, and inlined it would be
- * verified once per outcome's state (~9k instructions more than this way).
+ * scratch. global: its label copies through the global go_label_copy(), else the static one.
  */
-__noinline int ss_go_labels(struct sample_record *rec, struct go_label_strings *tmp, __u32 pid,
-			    __u64 fsbase)
+static __always_inline int go_labels(struct sample_record *rec, struct go_label_strings *tmp,
+				     __u32 pid, __u64 fsbase, bool global)
 {
 	struct interp_proc *p = ss_interp_proc(pid, FRAME_KIND_GO);
 	struct go_thread t;
@@ -132,8 +147,13 @@ __noinline int ss_go_labels(struct sample_record *rec, struct go_label_strings *
 	for (i = 0; i < SS_MAX_LABELS; i++) {
 		if (i >= n)
 			break;
-		r = go_label_copy(&rec->labels[cnt & (SS_MAX_LABELS - 1)], tmp->kv[i][0],
-				  tmp->kv[i][1], tmp->kv[i][2], tmp->kv[i][3]);
+		if (global)
+			r = go_label_copy(&rec->labels[cnt & (SS_MAX_LABELS - 1)], tmp->kv[i][0],
+					  tmp->kv[i][1], tmp->kv[i][2], tmp->kv[i][3]);
+		else
+			r = go_label_copy_static(&rec->labels[cnt & (SS_MAX_LABELS - 1)],
+						 tmp->kv[i][0], tmp->kv[i][1], tmp->kv[i][2],
+						 tmp->kv[i][3]);
 		if (r < 0) {
 			ss_interp_count(FRAME_KIND_GO, GO_COUNTER_READ_FAILED);
 			continue;
@@ -148,6 +168,22 @@ __noinline int ss_go_labels(struct sample_record *rec, struct go_label_strings *
 	if (total > cnt)
 		ss_interp_count(FRAME_KIND_GO, GO_COUNTER_DROPPED);
 	return 0;
+}
+
+/* go_labels() as a global function: every unwinding outcome reaches it, and inlined it would be
+ * verified once per outcome's state (~16k instructions more than this way on 6.18).
+ */
+__noinline int ss_go_labels(struct sample_record *rec, struct go_label_strings *tmp, __u32 pid,
+			    __u64 fsbase)
+{
+	return go_labels(rec, tmp, pid, fsbase, true);
+}
+
+/* The same as a static function, for the tail-call walker's programs (see go_label_copy_static). */
+static __noinline int ss_go_labels_static(struct sample_record *rec, struct go_label_strings *tmp,
+					  __u32 pid, __u64 fsbase)
+{
+	return go_labels(rec, tmp, pid, fsbase, false);
 }
 
 #endif

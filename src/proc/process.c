@@ -197,6 +197,14 @@ static bool mapping_unchanged(const struct exec_mapping *m, const struct exec_ma
  * has batch operations for it, else one call per key. Returns how many were written; a key
  * the map refuses (full) ends the write.
  */
+/* A batch operation the map's type lacks: EINVAL, ENOTSUP, or the kernel's own ENOTSUPP (524),
+ * which is what 5.10 returns for an LPM trie (only hash and array maps had batch operations).
+ */
+static bool batch_unsupported(int err)
+{
+	return err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP || err == 524;
+}
+
 static size_t update_keys(struct process_table *pt, const struct mapping_key *keys,
 			  const struct mapping_info *vals, size_t cnt)
 {
@@ -208,7 +216,7 @@ static size_t update_keys(struct process_table *pt, const struct mapping_key *ke
 	if (!pt->no_batch) {
 		if (!bpf_map_update_batch(pt->mappings_fd, keys, vals, &n, NULL))
 			return cnt;
-		if (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
+		if (!batch_unsupported(errno))
 			return n; /* n: how many went in before the failure */
 		pt->no_batch = true;
 	}
@@ -229,7 +237,7 @@ static void delete_keys(struct process_table *pt, const struct mapping_key *keys
 		/* Stops at the first key that is not there (ENOENT): the rest one by one. */
 		if (!bpf_map_delete_batch(pt->mappings_fd, keys, &n, NULL))
 			return;
-		if (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP) {
+		if (batch_unsupported(errno)) {
 			pt->no_batch = true;
 			n = 0;
 		}

@@ -16,6 +16,7 @@
 
 #include "base/array.h"
 #include "base/log.h"
+#include "sampler/kernel_features.h"
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "sampler/verifier_reason.h"
@@ -26,6 +27,8 @@
 
 struct sampler {
 	struct sampler_bpf *skel;
+	struct bpf_program *sample_prog; /* on_sample, or on_sample_tc (the tail-call walker) */
+	struct kernel_features kf;
 	struct ring_buffer *rb;
 	int *perf_fds;
 	struct bpf_link **perf_links;
@@ -259,19 +262,18 @@ static bool has_capabilities(void)
 	return (eff & (1ULL << cap_bpf)) && (eff & (1ULL << cap_perfmon));
 }
 
-static int check_kernel(void)
+/* What the programs cannot do without: BTF (CO-RE, tp_btf programs, 5.5) and the ring buffer
+ * (5.8). Everything newer has a variant or a fallback (choose_programs()).
+ */
+static int check_kernel(const struct kernel_features *kf)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+	if (!kf->btf) {
 		pr_err("this kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
 		       "stackscope needs CONFIG_DEBUG_INFO_BTF=y\n");
 		return -ENOTSUP;
 	}
-	/* the programs hold the sampled task as a BTF pointer (5.11) and pass bpf_loop
-	 * callbacks (5.13+ knows such subprograms): older kernels are not supported yet
-	 */
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_get_current_task_btf,
-				    NULL) != 1) {
-		pr_err("this kernel lacks the bpf_get_current_task_btf helper (Linux 5.11+)\n");
+	if (!kf->ringbuf) {
+		pr_err("this kernel lacks the BPF ring buffer (Linux 5.8+)\n");
 		return -ENOTSUP;
 	}
 	return 0;
@@ -328,20 +330,84 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 /* Can eBPF enter mappings at exec (the task VMA iterator, 6.7) and mmap (bpf_find_vma in
  * tracepoint programs, 5.17)?
  */
-static bool new_mappings_supported(void)
+static bool new_mappings_supported(const struct kernel_features *kf)
 {
-	struct btf *btf;
-	bool ok;
-
 	if (getenv("STACKSCOPE_NO_NEW_MAPPINGS"))
 		return false;
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, "bpf_iter_task_vma_new", BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok &&
-	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma, NULL) == 1;
+	return kf->task_vma_iter && kf->find_vma;
+}
+
+/* Kernels before 6.1: a perf_event program may only use preallocated hash maps. The maps
+ * created "memory only for what is used" are preallocated there (at their full size).
+ */
+static void preallocate_hash_maps(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj)
+	{
+		enum bpf_map_type t = bpf_map__type(m);
+
+		if ((t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_PERCPU_HASH) &&
+		    (bpf_map__map_flags(m) & BPF_F_NO_PREALLOC))
+			bpf_map__set_map_flags(m, bpf_map__map_flags(m) & ~BPF_F_NO_PREALLOC);
+	}
+}
+
+/* The program variants this kernel takes (docs/ARCHITECTURE.md "Kernel features and program
+ * variants"); the others are not loaded.
+ *  - on_sample (bpf_loop walker, 5.17) or on_sample_tc + runtime_chunk + unwind_chunk (tail
+ *    calls; unwind_chunk alone, native frames only, with STACKSCOPE_TAIL_CALLS=native);
+ *  - on_exec / on_mmap_exit entering new mappings (VMA iterator, bpf_find_vma), else their
+ *    _plain variants (userspace reads /proc);
+ *  - no bpf_get_current_task_btf (5.11): current_task() from bpf_get_current_task;
+ *  - no bpf_task_pt_regs (5.15): user registers from the top of the kernel stack;
+ *  - hash maps preallocated before 6.1.
+ */
+static void choose_programs(struct sampler *s, bool mmap_tracepoints)
+{
+	struct sampler_bpf *skel = s->skel;
+	const char *tc = getenv("STACKSCOPE_TAIL_CALLS");
+	bool tail_calls = tc || !s->kf.loop, native_only = tc && !strcmp(tc, "native");
+	bool new_mappings = new_mappings_supported(&s->kf);
+
+	skel->rodata->sampler_cfg.tail_calls = tail_calls;
+	bpf_program__set_autoload(skel->progs.on_sample, !tail_calls);
+	bpf_program__set_autoload(skel->progs.on_sample_tc, tail_calls);
+	bpf_program__set_autoload(skel->progs.runtime_chunk, tail_calls && !native_only);
+	bpf_program__set_autoload(skel->progs.unwind_chunk, tail_calls);
+	s->sample_prog = tail_calls ? skel->progs.on_sample_tc : skel->progs.on_sample;
+	if (tail_calls)
+		pr_info("unwinding with tail calls (no bpf_loop): at most %d steps per sample%s\n",
+			native_only ? UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1)
+				    : UNWIND_STEPS_TAIL_CALLS,
+			native_only ? ", native frames only" : "");
+
+	skel->rodata->no_task_btf = !s->kf.task_btf;
+	/* Before 5.15: a sample in the kernel finds the user registers on the kernel stack. */
+	if (!s->kf.task_pt_regs) {
+		skel->rodata->no_task_pt_regs = 1;
+		pr_info("no bpf_task_pt_regs (Linux 5.15+): user registers from the kernel stack\n");
+	}
+
+	/* Mappings entered by eBPF as they appear (exec, mmap), else by userspace only. */
+	skel->rodata->sampler_cfg.new_mappings = new_mappings;
+	bpf_program__set_autoload(skel->progs.on_exec, new_mappings);
+	bpf_program__set_autoload(skel->progs.on_exec_plain, !new_mappings);
+	bpf_program__set_autoload(skel->progs.on_mmap_enter, mmap_tracepoints);
+	bpf_program__set_autoload(skel->progs.on_mmap_exit, mmap_tracepoints && new_mappings);
+	bpf_program__set_autoload(skel->progs.on_mmap_exit_plain,
+				  mmap_tracepoints && !new_mappings);
+	if (!new_mappings && !getenv("STACKSCOPE_NO_NEW_MAPPINGS"))
+		pr_info("no task VMA iterator (Linux 6.7) or bpf_find_vma (5.17): new mappings are "
+			"read from /proc\n");
+	if (!new_mappings) /* its ring is never written: one entry, not 16384 */
+		bpf_map__set_max_entries(skel->maps.new_mappings, 1);
+
+	if (!s->kf.perf_no_prealloc) {
+		preallocate_hash_maps(skel->obj);
+		pr_info("perf_event programs need preallocated hash maps (before Linux 6.1)\n");
+	}
 }
 
 /* AT_EACCESS: the effective capabilities count (tracefs is 0700; a non-root agent reads it
@@ -379,7 +445,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		pr_err("cannot read the online CPUs: %s\n", strerror(-err));
 		goto fail;
 	}
-	err = check_kernel();
+	kernel_features__probe(&s->kf);
+	err = check_kernel(&s->kf);
 	if (err) {
 		if (errno == EPERM || geteuid() != 0)
 			goto perm;
@@ -411,30 +478,11 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
-	/* Without bpf_loop (before 5.17), unwind by tail calls: UNWIND_CHUNK steps per program run. */
-	if (getenv("STACKSCOPE_TAIL_CALLS") ||
-	    libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) != 1) {
-		s->skel->rodata->sampler_cfg.tail_calls = 1;
-		pr_info("unwinding with tail calls (no bpf_loop): at most %d steps per sample\n",
-			UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1));
-	} else {
-		bpf_program__set_autoload(s->skel->progs.unwind_chunk, false);
-	}
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
-	/* Before 5.15: a sample in the kernel finds the user registers on the kernel stack. */
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) != 1) {
-		s->skel->rodata->no_task_pt_regs = 1;
-		pr_info("no bpf_task_pt_regs (Linux 5.15+): user registers from the kernel stack\n");
-	}
-
-	if (!syscall_tracepoints_usable()) {
+	if (!syscall_tracepoints_usable())
 		pr_warn("cannot watch mmap (no syscall tracepoints: is tracefs mounted?): new "
 			"libraries are found by rescans only\n");
-		bpf_program__set_autoload(s->skel->progs.on_mmap_enter, false);
-		bpf_program__set_autoload(s->skel->progs.on_mmap_exit, false);
-	}
-	/* Mappings entered by eBPF as they appear (exec, mmap), else by userspace only. */
-	s->skel->rodata->sampler_cfg.new_mappings = new_mappings_supported();
+	choose_programs(s, syscall_tracepoints_usable());
 	s->no_cpu = opts->no_cpu;
 	err = off_cpu__configure(s->skel, opts->off_cpu, opts->off_cpu_min_ns, opts->off_cpu_rate,
 				 s->cpu_cnt);
@@ -457,11 +505,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		goto fail;
 	}
 	if (s->skel->rodata->sampler_cfg.tail_calls) {
-		uint32_t key = 0;
-		int fd = bpf_program__fd(s->skel->progs.unwind_chunk);
+		uint32_t first = UNWIND_PROG_FIRST, native = UNWIND_PROG_NATIVE;
+		int fd = bpf_program__fd(bpf_program__autoload(s->skel->progs.runtime_chunk)
+						 ? s->skel->progs.runtime_chunk
+						 : s->skel->progs.unwind_chunk),
+		    native_fd = bpf_program__fd(s->skel->progs.unwind_chunk);
 
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &key, &fd,
-					BPF_ANY)) {
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &first, &fd,
+					BPF_ANY) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &native,
+					&native_fd, BPF_ANY)) {
 			err = -errno;
 			pr_err("cannot set up the tail-call unwinder: %s\n", strerror(errno));
 			goto fail;
@@ -525,8 +578,7 @@ int sampler__start(struct sampler *s)
 				       strerror(-err));
 			return err;
 		}
-		s->perf_links[i] =
-			bpf_program__attach_perf_event(s->skel->progs.on_sample, s->perf_fds[i]);
+		s->perf_links[i] = bpf_program__attach_perf_event(s->sample_prog, s->perf_fds[i]);
 		if (!s->perf_links[i]) {
 			err = -errno;
 			pr_err("cannot attach to the perf event on cpu %u: %s\n", s->cpus[i],
@@ -724,7 +776,7 @@ int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_
 	struct bpf_prog_info info = { 0 };
 	uint32_t len = sizeof(info);
 
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.on_sample), &info, &len))
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(s->sample_prog), &info, &len))
 		return -errno;
 	*run_time_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;

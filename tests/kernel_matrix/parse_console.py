@@ -7,7 +7,9 @@ then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE
 error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
-from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1).
+from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
+runs no second case).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -57,6 +59,8 @@ def main():
     py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
+    if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
+        tc, chain_tc, status["chain_tc"] = ["tail calls"], chain, status.get("chain")
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
            chain_tc if tc and status.get("chain_tc") == "0" else "none"))

@@ -1,14 +1,18 @@
 #!/bin/bash
 # The kernel matrix (scripts/kernel_matrix.sh): Debian's 6.1 and 5.10 kernels booted in QEMU
-# (KVM when /dev/kvm exists, else TCG: slower, still the real kernels), stackscope recording
+# (TCG, KVM with KM_ACCEL=kvm: TCG is slower, still the real kernels), stackscope recording
 # the known chain (wl_chain_nofp) and a Python chain (py_chain.py) inside. Checks per kernel:
 #  - 6.1: every program loads and passes the verifier (their instruction counts are shown),
 #    the bpf_loop walker, the known chain complete from _start in >= 80% of hot_leaf's
 #    samples, and so with the tail-call walker forced (the one kernels before 5.17 use)
 #    (typically 0.99-1.00; under TCG on a loaded box the first samples may come
-#    before the executable's unwind table is loaded: "[unwind: file not loaded]"), Python's <module>;a;b;c complete in >= 90% of the script's samples;
-#  - 5.10: not supported yet (bpf_get_current_task_btf, 5.11): stackscope says so in one line
-#    naming the helper, never a verifier dump.
+#    before the executable's unwind table is loaded: "[unwind: file not loaded]"), Python's <module>;a;b;c complete in >= 85% of the script's samples;
+#  - 5.10: the tail-call walker with runtime frames (on_sample_tc + runtime_chunk), the _plain
+#    exec/mmap programs (mappings from /proc), preallocated hash maps: the known chain complete
+#    in >= 90% of hot_leaf's samples, Python's <module>;a;b;c in >= 85% (typically 0.99-1.00
+#    for both), no error line. Python's share counts the script's compilation too (its
+#    samples under _PyRun_SimpleFileObject before <module> runs), which a loaded TCG guest
+#    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -22,7 +26,9 @@ command -v qemu-system-x86_64 >/dev/null || {
 }
 
 out=$TMP/matrix
-KM_OUT=$out KM_SECS=2 "$SS_ROOT/scripts/kernel_matrix.sh" x86_64 >"$TMP/rows" 2>"$TMP/err"
+# 3 s per case: the start-up (tables built, the Python runtime attached: up to ~0.6 s in a
+# TCG guest on a loaded box, samples without runtime frames) weighs less than in 2 s
+KM_OUT=$out KM_SECS=3 "$SS_ROOT/scripts/kernel_matrix.sh" x86_64 >"$TMP/rows" 2>"$TMP/err"
 check_eq "kernel_matrix.sh exit status" $? 0 || sed 's/^/        /' "$TMP/err"
 sed 's/^/    /' "$TMP/rows"
 
@@ -44,18 +50,31 @@ check "6.1: known chain complete from _start (share $(field "$r" chain) >= 0.80)
 check "6.1: tail-call walker (forced): known chain complete (share $(field "$r" tail-call-chain) >= 0.80)" \
 	at_least "$(field "$r" tail-call-chain)" 0.80
 check_ge "6.1: Python samples running the script" "${samples#*/}" 40
-check "6.1: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.90)" \
-	at_least "$(field "$r" python)" 0.90
+check "6.1: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.85)" \
+	at_least "$(field "$r" python)" 0.85
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 
 r=$(row 5.10)
 check "5.10: booted, one result line" test -n "$r"
-check_eq "5.10: programs (not supported yet)" "$(field "$r" programs)" failed
-errs=$(sed -n '/^5\.10\./,/^[^ ]/p' "$TMP/rows" | grep '^  error chain:')
-check_eq "5.10: one error line for the known-chain case" "$(grep -c . <<<"$errs")" 1
-check "5.10: it names the missing helper and its kernel version" \
-	grep -q 'lacks the bpf_[a-z_]* helper (Linux 5\.[0-9]*+)' <<<"$errs"
+check_eq "5.10: programs (the variants without bpf_loop, BTF task pointer, VMA iterator)" \
+	"$(field "$r" programs)" ok
+check_eq "5.10: walker" "$(field "$r" walker)" tail-call
+samples=$(field "$r" samples)
+check_ge "5.10: known-chain samples in hot_leaf" "${samples%/*}" 40
+check "5.10: known chain complete from _start (share $(field "$r" chain) >= 0.90)" \
+	at_least "$(field "$r" chain)" 0.90
+check_ge "5.10: Python samples running the script" "${samples#*/}" 40
+check "5.10: Python <module>;a;b;c complete, runtime frames by runtime_chunk (share $(field "$r" python) >= 0.85)" \
+	at_least "$(field "$r" python)" 0.85
+block=$(sed -n '/^5\.10\./,/^[^ ]/p' "$TMP/rows")
+for p in on_sample_tc runtime_chunk on_exec_plain; do
+	check "5.10: $p passed the verifier (instructions shown)" \
+		grep -q "^  verifier $p insns=[0-9][0-9]* time_us=[0-9]" <<<"$block"
+done
+check_eq "5.10: the bpf_loop, iterator and bpf_find_vma variants not loaded" \
+	"$(grep -c '^  verifier \(on_sample\|on_exec\|on_mmap_exit\) ' <<<"$block")" 0
+check_eq "5.10: no error line" "$(grep -c '^  error ' <<<"$block")" 0
 check_eq "5.10: no verifier dump on the console" \
 	"$(grep -c 'PROG LOAD LOG' "$out/5.10.console")" 0
 

@@ -38,6 +38,12 @@
 #define NO PY_NO_OFFSET
 #define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
+/* An interpreter checked while it initialises (its thread state made, its TSD slot not set yet)
+ * looks like a wrong layout for a moment: checked again for 1 s before the process is rejected.
+ * A check that early happens when the process's mappings came from eBPF at exec (no /proc
+ * read to wait for): 2 of 6 py3.12 recordings lost every Python frame before.
+ */
+#define VERIFY_INCONSISTENT_TRIES 10
 #define MAX_THREADS_CHECKED 64
 #define STR_MAX 1024
 #define LINETABLE_MAX (1u << 20)
@@ -538,7 +544,8 @@ static int proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
 		pr_debug("python: pid %d: layout verified\n", (int)pp->pid);
 		return 0;
 	}
-	if (r == 0 && ++pp->tries < VERIFY_TRIES) {
+	if ((r == 0 && ++pp->tries < VERIFY_TRIES) ||
+	    (r == -EINVAL && ++pp->tries < VERIFY_INCONSISTENT_TRIES)) {
 		pp->next_check_ns = now_ns + VERIFY_INTERVAL_NS;
 		return 0;
 	}
