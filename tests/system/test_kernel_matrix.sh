@@ -1,6 +1,6 @@
 #!/bin/bash
 # The kernel matrix (scripts/kernel_matrix.sh): Debian's 6.1 and 5.10 kernels booted in QEMU
-# (TCG, KVM with KM_ACCEL=kvm: TCG is slower, still the real kernels), stackscope recording
+# (KVM where a probe boot shows it works, else TCG: slower, still the real kernels), stackscope recording
 # the known chain (wl_chain_nofp) and a Python chain (py_chain.py) inside. Checks per kernel:
 #  - 6.1: every program loads and passes the verifier (their instruction counts are shown),
 #    the bpf_loop walker, the known chain complete from _start in >= 80% of hot_leaf's
