@@ -65,6 +65,9 @@
 #define V8_CODE_RESERVE (128ULL << 20)   /* V8's code range reservation (x86-64) */
 #define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
 #define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
+#define V8_JIT_CODES 64                       /* code objects found by pc, per process */
+#define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
+#define V8_JIT_CHUNK 8192                     /* ... read at a time */
 
 /* The v8dbg_* symbols read; every one is required. */
 enum v8_sym {
@@ -133,6 +136,9 @@ enum v8_sym {
 	S_DD_LITERALS,
 	S_DD_SFI,
 	S_DD_INLINING,
+	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */
+	S_T_ISTREAM,
+	S_ISTREAM_START,
 	S_CNT,
 };
 
@@ -199,6 +205,8 @@ static const char *const sym_names[S_CNT] = {
 	[S_DD_LITERALS] = "v8dbg_DeoptimizationDataLiteralArrayIndex",
 	[S_DD_SFI] = "v8dbg_DeoptimizationDataSharedFunctionInfoIndex",
 	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
+	[S_T_ISTREAM] = "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE",
+	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
 };
 
 struct v8_file {
@@ -218,6 +226,10 @@ struct v8_file {
 	 * deoptimization_data, and DeoptimizationData's indices (v8dbg_*).
 	 */
 	uint32_t code_spt, code_deopt, dd_inlined_cnt, dd_literals, dd_sfi, dd_inlining;
+	/* Code by pc (istream_type != 0): an InstructionStream is its map, its Code, then its
+	 * instructions (V8 11.3: the exported "instruction_start" is that header's size, 16).
+	 */
+	uint16_t istream_type;
 };
 
 struct v8_proc {
@@ -227,6 +239,14 @@ struct v8_proc {
 	struct v8_file *file;
 	uint64_t last_maps_ns;
 	struct interp_code_range code[INTERP_CODE_RANGES];
+	uint64_t istream_map; /* the InstructionStream map once seen (0: not yet) */
+	/* Code objects found by pc (V8_SUB_JIT frames), round robin. */
+	struct jit_code {
+		uint64_t start, code;
+		int32_t size;
+		uint8_t kind;
+	} jit[V8_JIT_CODES];
+	uint32_t jit_next;
 };
 
 struct script_entry {
@@ -286,6 +306,8 @@ enum v8_stat {
 	V8_STAT_CODE_READS,
 	V8_STAT_NO_POSITIONS,
 	V8_STAT_INLINED,
+	V8_STAT_JIT_FOUND,
+	V8_STAT_JIT_NOT_FOUND,
 	V8_STAT_CNT,
 };
 
@@ -434,6 +456,16 @@ static bool sym_int(struct elf_file *ef, const struct interp_sym *s, int32_t *ou
 	return false;
 }
 
+/* What finding the Code of a pc needs: the InstructionStream's type and header (map, Code). */
+static void jit_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t type, start;
+
+	if (sym_int(ef, &syms[S_T_ISTREAM], &type) && sym_int(ef, &syms[S_ISTREAM_START], &start) &&
+	    start == 2 * 8 && type > 0 && type < 0xffff)
+		f->istream_type = (uint16_t)type;
+}
+
 /* What optimised code's frames need, into f (and f->bpf.kind_opt_*), given the baseline
  * layout (the same Code fields). The kinds follow V8 11's code-kind.h (INTERPRETED_FUNCTION,
  * BASELINE, MAGLEV, TURBOFAN in a row), checked against the two exported; the Code's
@@ -469,6 +501,7 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
 	f->dd_inlining = (uint32_t)inlining;
 	b->kind_opt_lo = (uint8_t)(b->kind_baseline + 1);
 	b->kind_opt_hi = (uint8_t)(b->kind_baseline + 2);
+	jit_layout(ef, syms, f);
 }
 
 /* What baseline (Sparkplug) lines need, into f->bpf (code_ok) and f. The Code fields V8
@@ -949,15 +982,15 @@ static int read_bytes(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16
 /* The function's current baseline code (SharedFunctionInfo::function_data holds it while
  * it has one): its size, bytecode-offset table and bytecodes, into e.
  */
-static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e)
+static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e, uint64_t code)
 {
 	const struct v8_layout *l = &f->l;
-	uint64_t code, table, bc;
+	uint64_t table, bc;
 	uint16_t type;
 
 	baseline__clear(e);
 	e->code_read = true;
-	if (interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code) ||
+	if ((!code && interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code)) ||
 	    v8_heap__type(pid, l, code, &type) || type != f->type_code ||
 	    interp__read_mem(pid, code - 1 + f->code_size, &e->code_size, sizeof(e->code_size)) ||
 	    e->code_size <= 0 || interp__read_u64(pid, code - 1 + f->code_offsets, &table) ||
@@ -971,6 +1004,31 @@ static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *
 		return;
 	}
 	e->code = code;
+}
+
+/* The function of baseline code found by pc (V8_SUB_JIT): its bytecode offset at pc_off
+ * (the code's tables read into e when e holds another code), or -1.
+ */
+static int64_t baseline_offset_of(struct v8 *v, struct v8_proc *p, pid_t reader,
+				  struct sfi_entry *e, uint64_t code, uint64_t pc_off,
+				  bool is_return)
+{
+	const struct v8_file *f = p->file;
+
+	if (!e->code_read || e->code != code) {
+		size_t old = e->offsets_len + e->bytecodes_len;
+
+		read_baseline(reader, f, e, code);
+		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
+			baseline__clear(e);
+			e->code_read = true;
+		}
+	}
+	if (e->code != code || pc_off >= (uint64_t)e->code_size)
+		return -1;
+	return v8_lines__baseline_offset(e->offsets, e->offsets_len, e->bytecodes, e->bytecodes_len,
+					 f->bc_sizes, f->n_bytecodes,
+					 is_return ? pc_off : pc_off + 1);
 }
 
 /* The bytecode offset of a baseline frame (pos as eBPF emitted it), or -1. */
@@ -987,7 +1045,7 @@ static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, st
 	if (!e->code_read || (e->code >> 3 & 0xff) != check) {
 		size_t old = e->offsets_len + e->bytecodes_len;
 
-		read_baseline(reader, f, e);
+		read_baseline(reader, f, e, 0);
 		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
 			baseline__clear(e);
 			e->code_read = true;
@@ -1241,6 +1299,149 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 		v->stats[V8_STAT_NO_LINE]++;
 }
 
+/* The pc of a V8_SUB_JIT frame from its low 28 bits: the one address in a code range of the
+ * process with those bits (V8's code range is 128 MiB); 0 when none.
+ */
+static uint64_t jit_pc(const struct v8_proc *p, uint32_t low)
+{
+	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
+	int i, k;
+
+	for (i = 0; i < INTERP_CODE_RANGES; i++) {
+		if (!p->code[i].end)
+			continue;
+		base = p->code[i].start & ~(uint64_t)V8_POS_NONE;
+		for (k = 0; k < 2; k++) {
+			pc = base + (uint64_t)k * span + low;
+			if (pc >= p->code[i].start && pc < p->code[i].end)
+				return pc;
+		}
+	}
+	return 0;
+}
+
+/* The Code at tagged code when its instructions start at start and hold pc: its kind and
+ * size into *jc; false otherwise.
+ */
+static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64_t start,
+		       uint64_t pc, struct jit_code *jc)
+{
+	uint64_t head[4];
+	uint32_t flags;
+	int32_t size;
+	uint16_t type;
+
+	if ((code & 3) != 1 ||
+	    interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)) ||
+	    head[0] != start)
+		return false;
+	memcpy(&flags, (uint8_t *)head + f->bpf.code_flags, sizeof(flags));
+	memcpy(&size, (uint8_t *)head + f->bpf.code_size, sizeof(size));
+	if (size <= 0 || pc - start >= (uint64_t)size || v8_heap__type(pid, &f->l, code, &type) ||
+	    type != f->type_code)
+		return false;
+	*jc = (struct jit_code){ .start = start,
+				 .code = code,
+				 .size = size,
+				 .kind = (uint8_t)(flags & f->bpf.kind_mask) };
+	return true;
+}
+
+/* The code object whose instructions hold pc (V8 code in no function's current Code: OSR
+ * code, code replaced while on the stack): instructions start 32-byte aligned right after
+ * their InstructionStream's header (its map, its Code), so the scan goes back from pc over
+ * the aligned addresses, up to V8_JIT_SCAN bytes, for a header whose map is the
+ * InstructionStream map and whose Code starts its instructions there and holds pc. Found
+ * codes are kept per process. NULL when none.
+ */
+static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t pc)
+{
+	const struct v8_file *f = p->file;
+	uint64_t buf[V8_JIT_CHUNK / 8], top = pc & ~(uint64_t)31, hi, lo, at;
+	struct jit_code found;
+	uint16_t type;
+	size_t i;
+
+	for (i = 0; i < V8_JIT_CODES; i++) {
+		const struct jit_code *j = &p->jit[i];
+
+		if (j->size > 0 && pc >= j->start && pc - j->start < (uint64_t)j->size)
+			return j;
+	}
+	if (!f->istream_type || !f->bpf.code_ok)
+		return NULL;
+	/* buf holds [lo, hi): the words at start - 16 (map) and start - 8 (Code) of each
+	 * candidate start in (lo, hi], from pc & ~31 down.
+	 */
+	for (hi = top; hi > V8_JIT_CHUNK && top - hi < V8_JIT_SCAN; hi = lo) {
+		lo = hi - sizeof(buf);
+		if (interp__read_mem(pid, lo, buf, sizeof(buf)))
+			return NULL;
+		for (at = hi; at >= lo + 16; at -= 32) {
+			uint64_t map = buf[(at - 16 - lo) / 8], code = buf[(at - 8 - lo) / 8];
+
+			if ((map & 3) != 1 || (code & 3) != 1)
+				continue;
+			if (p->istream_map ? map != p->istream_map
+					   : (interp__read_mem(pid, map - 1 + f->l.map_type, &type,
+							       sizeof(type)) ||
+					      type != f->istream_type))
+				continue;
+			if (!code_holds(pid, f, code, at, pc, &found))
+				continue;
+			p->istream_map = map;
+			p->jit[p->jit_next++ % V8_JIT_CODES] = found;
+			return &p->jit[(p->jit_next - 1) % V8_JIT_CODES];
+		}
+	}
+	return NULL;
+}
+
+/* A JIT frame by pc (V8_SUB_JIT): optimised code of the frame's function through its
+ * deoptimisation data (inlined functions, lines), baseline code through its bytecode-offset
+ * table; the function alone otherwise. false: not found (*out untouched).
+ */
+static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi, uint32_t low,
+			  bool is_return, struct sfi_entry *e, struct interp_symbol *out)
+{
+	const struct v8_file *f = p->file;
+	const struct jit_code *jc;
+	struct code_entry *ce;
+	struct interp_symbol mark;
+	uint64_t pc = jit_pc(p, low);
+
+	if (!pc || !(jc = jit_code_at(p, reader, pc)))
+		return false;
+	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
+	    jc->kind <= f->bpf.kind_opt_hi) {
+		ce = code_get(v, p, reader, jc->code, (uint32_t)jc->start, &mark);
+		if (!ce || ce->sfi != sfi)
+			return false;
+		optimized_symbolize(v, p, reader, jc->code, (uint32_t)(pc - jc->start),
+				    (uint32_t)jc->start, out);
+		v->stats[V8_STAT_JIT_FOUND]++;
+		return !out->marker;
+	}
+	if (jc->kind == f->bpf.kind_baseline) {
+		int64_t bco =
+			baseline_offset_of(v, p, reader, e, jc->code, pc - jc->start, is_return);
+		struct script_entry *s = e->script ? script_get(v, p, reader, e->script) : NULL;
+		int64_t off = bco >= 0 && s && s->line_ends && e->spt
+				      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+				      : -1;
+
+		if (off < 0)
+			return false;
+		*out = (struct interp_symbol){ .function = e->name,
+					       .file = s->name,
+					       .line = v8_lines__line(s->line_ends, s->lines,
+								      (uint32_t)off, NULL) };
+		v->stats[V8_STAT_JIT_FOUND]++;
+		return true;
+	}
+	return false;
+}
+
 static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
@@ -1270,11 +1471,19 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		return marker(v, out, "unknown process");
 	if (sub == V8_SUB_OPTIMIZED && p->file->bpf.kind_opt_lo)
 		return optimized_symbolize(v, p, reader, uf->addr, pos, cookie, out);
-	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE)
+	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE &&
+	    sub != V8_SUB_JIT)
 		return marker(v, out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
 	if (!e)
 		return;
+	if (sub == V8_SUB_JIT) {
+		if (jit_symbolize(v, p, reader, uf->addr, pos, uf->flags & USER_FRAME_RETURN, e,
+				  out))
+			return;
+		v->stats[V8_STAT_JIT_NOT_FOUND]++;
+		sub = V8_SUB_COMPILED; /* the function alone */
+	}
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
 	*out = (struct interp_symbol){ .function = e->name, .file = s ? s->name : NULL };
@@ -1307,6 +1516,8 @@ static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
 	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
 	[V8_COUNTER_OPTIMIZED] = "optimised frames",
+	[V8_COUNTER_FRAMELESS] = "frameless builtins at the leaf",
+	[V8_COUNTER_JIT] = "JIT frames by pc",
 };
 
 static const char *const v8_stat_names[V8_STAT_CNT] = {
@@ -1320,6 +1531,8 @@ static const char *const v8_stat_names[V8_STAT_CNT] = {
 	[V8_STAT_CODE_READS] = "optimised code read",
 	[V8_STAT_NO_POSITIONS] = "optimised code without positions",
 	[V8_STAT_INLINED] = "inlined frames",
+	[V8_STAT_JIT_FOUND] = "code found by pc",
+	[V8_STAT_JIT_NOT_FOUND] = "code not found by pc",
 };
 
 const struct interp_runtime v8_runtime = {
