@@ -65,6 +65,9 @@
 #define V8_CODE_RESERVE (128ULL << 20)   /* V8's code range reservation (x86-64) */
 #define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
 #define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
+#define V8_CLASS_SCAN (1024 * 1024)           /* source characters read for a method's class */
+#define V8_CLASS_NAME_MAX 128                 /* bytes of a class name */
+#define V8_JIT_MAPS_READS 16                  /* maps reads for JIT frames before ranges */
 #define V8_JIT_CODES 64                       /* code objects found by pc, per process */
 #define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
 #define V8_JIT_CHUNK 8192                     /* ... read at a time */
@@ -247,6 +250,8 @@ struct v8_proc {
 		uint8_t kind;
 	} jit[V8_JIT_CODES];
 	uint32_t jit_next;
+	struct interp_code_range jit_ranges[INTERP_CODE_RANGES]; /* read for jit_pc() */
+	uint32_t jit_maps_reads;
 };
 
 struct script_entry {
@@ -265,6 +270,7 @@ struct sfi_entry {
 	uint32_t cookie;
 	char *name;
 	uint64_t script; /* tagged Script, 0: none (a builtin) */
+	int64_t start;   /* an anonymous function's start position until named by it, else -1 */
 	uint8_t *spt;    /* the bytecode's source-position table (NULL: none) */
 	size_t spt_len;
 	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
@@ -818,21 +824,44 @@ static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
 	*out = (struct interp_symbol){ .function = v->text, .marker = true };
 }
 
+/* What a function's ScopeInfo says of its name (scope_info_facts). */
+struct scope_facts {
+	char *name; /* out: V8's name ("" when none), at most cap - 1 bytes */
+	size_t cap;
+	int64_t start;  /* the function's start position in its script, -1: unknown */
+	bool method;    /* a method (class or object literal; getters, setters, static) */
+	uint64_t outer; /* the outer ScopeInfo when it is a class scope (0: none) */
+};
+
+/* A method's kind (V8 11's FunctionKind: getters/setters 7-10, async and generator methods
+ * 14-17 and 20-21, concise methods 22-23).
+ */
+static bool kind_is_method(uint64_t kind)
+{
+	return (kind >= 7 && kind <= 10) || (kind >= 14 && kind <= 17) ||
+	       (kind >= 20 && kind <= 23);
+}
+
 /* The function name a ScopeInfo holds (V8's SharedFunctionInfo::Name, then the inferred
  * name V8 shows for anonymous functions, "Module._compile"), at the exact slots V8's
  * scope-info.tq (9.x-11.x) gives: flags, parameter count, context local count, local names
  * (one hash table instead when there are V8_INLINED_LOCALS_MAX or more), local infos, the
  * saved class variable (flags bit 10), the function variable's name and slot (flags bits
- * 12-13 not NONE), the inferred name (flags bit 14). A slot that holds no string gives no
- * name: nothing is guessed. 0 with out filled ("" when none), or -errno.
+ * 12-13 not NONE), the inferred name (flags bit 14), the position info (start, end) of a
+ * function scope (type 2, flags bits 0-3), the outer ScopeInfo (flags bit 22); the function
+ * kind in flags bits 17-21. A slot that holds no string gives no name: nothing is guessed.
+ * 0 with *sf filled, or -errno.
  */
-static int scope_info_name(pid_t pid, const struct v8_layout *l, uint64_t scope, char *out,
-			   size_t cap)
+static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope,
+			    struct scope_facts *sf)
 {
-	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i;
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i, outer[V8_SCOPE_SLOTS];
+	char *out = sf->name;
 	uint16_t type;
 
 	out[0] = '\0';
+	sf->start = -1;
+	sf->outer = 0;
 	if (l->scope_ncontext_locals >= V8_SCOPE_SLOTS ||
 	    interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)))
 		return -EFAULT;
@@ -840,19 +869,119 @@ static int scope_info_name(pid_t pid, const struct v8_layout *l, uint64_t scope,
 		return -EINVAL;
 	flags = slots[0] >> 32;
 	ncl = slots[l->scope_ncontext_locals] >> 32;
+	sf->method = kind_is_method(flags >> 17 & 0x1f);
 	i = l->scope_first_vars + (ncl < V8_INLINED_LOCALS_MAX ? ncl : 1) + ncl + (flags >> 10 & 1);
 	if (flags >> 12 & 3) { /* the function variable: name (or Smi 0), slot */
 		if (i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
-		    type < l->first_nonstring && !v8_heap__string(pid, l, slots[i], out, cap) &&
-		    out[0])
-			return 0;
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
 		i += 2;
 	}
-	out[0] = '\0';
-	if ((flags >> 14 & 1) && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
-	    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, cap))
-		out[0] = '\0';
+	if (flags >> 14 & 1) { /* the inferred name, when the function has none */
+		if (!out[0] && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
+		i++;
+	}
+	if ((flags & 0xf) != 2 || i + 2 >= V8_SCOPE_SLOTS || (slots[i] & 1))
+		return 0; /* positions: function scopes only */
+	sf->start = (int64_t)(slots[i] >> 32);
+	i += 2;
+	/* The outer scope: a class scope (type 0) of a method. */
+	if (!(flags >> 22 & 1) || !sf->method || v8_heap__type(pid, l, slots[i], &type) ||
+	    type != l->type_scope_info ||
+	    interp__read_mem(pid, slots[i] - 1 + 8, outer, sizeof(outer)) || (outer[0] & 1) ||
+	    (outer[0] >> 32 & 0xf) != 0)
+		return 0;
+	sf->outer = slots[i];
 	return 0;
+}
+
+/* The class name a class scope's ScopeInfo holds: the saved class variable (flags bit 10:
+ * its index among the context locals) or the first context local that is no private name
+ * ('#') nor internal ('.'); 0, or -ENOENT.
+ */
+static int class_scope_name(pid_t pid, const struct v8_layout *l, uint64_t scope, char *out,
+			    size_t cap)
+{
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, k, first, saved = ~0ULL;
+	uint16_t type;
+
+	if (interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)) || (slots[0] & 1) ||
+	    (slots[l->scope_ncontext_locals] & 1))
+		return -EFAULT;
+	flags = slots[0] >> 32;
+	ncl = slots[l->scope_ncontext_locals] >> 32;
+	first = l->scope_first_vars;
+	if (!ncl || ncl >= V8_INLINED_LOCALS_MAX || first + 2 * ncl + 1 > V8_SCOPE_SLOTS)
+		return -ENOENT;
+	if (flags >> 10 & 1 && !(slots[first + 2 * ncl] & 1))
+		saved = slots[first + 2 * ncl] >> 32;
+	for (k = 0; k < ncl; k++) {
+		if (saved != ~0ULL && k != saved)
+			continue;
+		if (v8_heap__type(pid, l, slots[first + k], &type) || type >= l->first_nonstring ||
+		    v8_heap__string(pid, l, slots[first + k], out, cap) || !out[0] ||
+		    out[0] == '#' || out[0] == '.')
+			continue;
+		return 0;
+	}
+	out[0] = '\0';
+	return -ENOENT;
+}
+
+/* A method's class from its source, when its ScopeInfo has no class scope (a class that
+ * never refers to itself needs none): before the function's start position, the innermost
+ * unclosed '{' must end "class NAME" or "class NAME extends ...". Braces in strings or
+ * comments between the two are not told apart: such a method gets no class. The first
+ * V8_CLASS_SCAN characters of a script are read at most. 0 with out, or -ENOENT.
+ */
+static int class_from_source(pid_t pid, const struct v8_layout *l, uint64_t script, int64_t start,
+			     char *out, size_t cap)
+{
+	uint64_t source;
+	uint8_t *chars = NULL;
+	size_t n = 0, csize = 1, k, depth = 0, b, e, m;
+	int err = -ENOENT;
+
+	if (start <= 0 || start > V8_CLASS_SCAN ||
+	    interp__read_u64(pid, script - 1 + l->script_source, &source) ||
+	    v8_heap__seq_chars(pid, l, source, (size_t)start, &chars, &n, &csize))
+		return -ENOENT;
+#define CH(i) (csize == 2 ? ((const uint16_t *)chars)[i] : chars[i])
+	for (k = n; k-- > 0;) {
+		if (CH(k) == '}')
+			depth++;
+		else if (CH(k) == '{' && depth-- == 0)
+			break;
+	}
+	if (k >= n)
+		goto out;
+	/* back over "extends ..." and spaces to the name, then "class" */
+	for (b = k; b > 0 && b + 512 > k; b--) {
+		if (b >= 6 && CH(b - 1) == ' ' && CH(b - 2) == 's' && CH(b - 3) == 's' &&
+		    CH(b - 4) == 'a' && CH(b - 5) == 'l' && CH(b - 6) == 'c' &&
+		    (b == 6 || CH(b - 7) <= ' ' || CH(b - 7) == '=' || CH(b - 7) == '(')) {
+			for (e = b; e < k && (CH(e) == '_' || CH(e) == '$' ||
+					      (CH(e) >= '0' && CH(e) <= '9') ||
+					      ((CH(e) | 0x20) >= 'a' && (CH(e) | 0x20) <= 'z'));
+			     e++)
+				;
+			if (e == b || e - b >= cap)
+				goto out;
+			for (m = b; m < e; m++)
+				out[m - b] = (char)CH(m);
+			out[e - b] = '\0';
+			err = 0;
+			goto out;
+		}
+		if (CH(b - 1) == ';' || CH(b - 1) == '}' || CH(b - 1) == '{')
+			break;
+	}
+out:
+#undef CH
+	free(chars);
+	return err;
 }
 
 /* The script's name and line ends, read if needed; NULL when unreadable. */
@@ -1066,6 +1195,8 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 		    size_t cap, struct sfi_entry *e)
 {
 	const struct v8_layout *l = &f->l;
+	struct scope_facts sf = { .name = text, .cap = cap, .start = -1 };
+	char cls[V8_CLASS_NAME_MAX] = "";
 	uint64_t name, script;
 	uint16_t type;
 	uint32_t c;
@@ -1074,21 +1205,58 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 		return -EFAULT;
 	if (type != l->type_sfi || c != cookie)
 		return -ESTALE;
+	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
+		e->script = script;
 	text[0] = '\0';
+	e->start = -1;
 	if (!v8_heap__type(pid, l, name, &type)) {
 		if (type < l->first_nonstring)
 			v8_heap__string(pid, l, name, text, cap);
-		else if (type == l->type_scope_info)
-			scope_info_name(pid, l, name, text, cap);
+		else if (type == l->type_scope_info && !scope_info_facts(pid, l, name, &sf) &&
+			 sf.method && text[0] &&
+			 (!sf.outer || class_scope_name(pid, l, sf.outer, cls, sizeof(cls))) &&
+			 e->script)
+			class_from_source(pid, l, e->script, sf.start, cls, sizeof(cls));
 	}
-	e->name = strdup(text[0] ? text : "<anonymous>");
+	if (cls[0] && text[0]) { /* a class method: Class.method (DevTools' stack traces) */
+		size_t n = strlen(cls);
+
+		if (n + 1 + strlen(text) < sizeof(cls) + cap) {
+			e->name = malloc(n + 1 + strlen(text) + 1);
+			if (e->name)
+				sprintf(e->name, "%s.%s", cls, text);
+		}
+	}
+	if (!e->name) {
+		e->name = strdup(text[0] ? text : "<anonymous>");
+		if (!text[0]) /* named where it starts once its script's lines are known */
+			e->start = sf.start;
+	}
 	if (!e->name)
 		return -ENOMEM;
-	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
-		e->script = script;
 	read_spt(pid, f, sfi, e);
 	e->cookie = cookie;
 	return 0;
+}
+
+/* An anonymous function named where it starts, "<anonymous>:LINE:COLUMN" (1-based, as
+ * DevTools places it), once its script's line ends are known.
+ */
+static void anonymous_name(struct sfi_entry *e, const struct script_entry *s)
+{
+	char buf[64];
+	int line, col = 0;
+	char *dup;
+
+	if (e->start < 0 || !s || !s->line_ends ||
+	    !(line = v8_lines__line(s->line_ends, s->lines, (uint32_t)e->start, &col)))
+		return;
+	snprintf(buf, sizeof(buf), "<anonymous>:%d:%d", line, col + 1);
+	if (!(dup = strdup(buf)))
+		return;
+	free(e->name);
+	e->name = dup;
+	e->start = -1;
 }
 
 /* The cached function, read if needed; NULL with a marker in *out. */
@@ -1241,6 +1409,7 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 		return false;
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
+	anonymous_name(e, s);
 	in->function = inlined_copy(v, used, e->name);
 	in->file = s ? inlined_copy(v, used, s->name) : NULL;
 	in->line = s && s->line_ends && off >= 0
@@ -1302,22 +1471,40 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 /* The pc of a V8_SUB_JIT frame from its low 28 bits: the one address in a code range of the
  * process with those bits (V8's code range is 128 MiB); 0 when none.
  */
-static uint64_t jit_pc(const struct v8_proc *p, uint32_t low)
+static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
 {
 	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
 	int i, k;
 
 	for (i = 0; i < INTERP_CODE_RANGES; i++) {
-		if (!p->code[i].end)
+		if (!r[i].end)
 			continue;
-		base = p->code[i].start & ~(uint64_t)V8_POS_NONE;
+		base = r[i].start & ~(uint64_t)V8_POS_NONE;
 		for (k = 0; k < 2; k++) {
 			pc = base + (uint64_t)k * span + low;
-			if (pc >= p->code[i].start && pc < p->code[i].end)
+			if (pc >= r[i].start && pc < r[i].end)
 				return pc;
 		}
 	}
 	return 0;
+}
+
+/* ... from the ranges eBPF was given, else (a frame walked before they were known) from the
+ * process's maps read now, at most V8_JIT_MAPS_READS times per process.
+ */
+static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
+{
+	uint64_t pc = jit_pc_in(p->code, low);
+
+	if (!pc) {
+		pc = jit_pc_in(p->jit_ranges, low);
+		if (!pc && p->jit_maps_reads < V8_JIT_MAPS_READS) {
+			p->jit_maps_reads++;
+			if (!code_ranges(p->pid, p->jit_ranges))
+				pc = jit_pc_in(p->jit_ranges, low);
+		}
+	}
+	return pc;
 }
 
 /* The Code at tagged code when its instructions start at start and hold pc: its kind and
@@ -1363,10 +1550,14 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 	size_t i;
 
 	for (i = 0; i < V8_JIT_CODES; i++) {
-		const struct jit_code *j = &p->jit[i];
+		struct jit_code *j = &p->jit[i];
 
-		if (j->size > 0 && pc >= j->start && pc - j->start < (uint64_t)j->size)
+		if (j->size <= 0 || pc < j->start || pc - j->start >= (uint64_t)j->size)
+			continue;
+		/* still that code (code space is reused once a code object is collected) */
+		if (code_holds(pid, f, j->code, j->start, pc, &found) && found.kind == j->kind)
 			return j;
+		j->size = 0;
 	}
 	if (!f->istream_type || !f->bpf.code_ok)
 		return NULL;
@@ -1432,6 +1623,7 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 
 		if (off < 0)
 			return false;
+		anonymous_name(e, s);
 		*out = (struct interp_symbol){ .function = e->name,
 					       .file = s->name,
 					       .line = v8_lines__line(s->line_ends, s->lines,
@@ -1486,6 +1678,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
+	anonymous_name(e, s);
 	*out = (struct interp_symbol){ .function = e->name, .file = s ? s->name : NULL };
 	if (sub == V8_SUB_COMPILED || !s)
 		return; /* optimised code and builtins: no line yet */
