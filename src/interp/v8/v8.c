@@ -51,6 +51,7 @@
 #define V8_SFI_CACHE_CAP 4096
 #define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
+#define V8_SCRIPT_TRIES 4 /* reads of a script whose line ends could not be had */
 #define V8_CODE_CACHE_CAP 1024
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
@@ -261,6 +262,7 @@ struct script_entry {
 	char *name;
 	uint32_t *line_ends; /* NULL: none known (no line numbers) */
 	size_t lines;
+	uint32_t tries; /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES) */
 };
 
 struct sfi_entry {
@@ -994,9 +996,13 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	uint64_t name, ends, source, data;
 	uint8_t *chars = NULL;
 	size_t n = 0, csize = 1, i;
+	uint32_t tries = 0;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->script == script)
-		return e;
+	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
+		if (e->lines || e->tries >= V8_SCRIPT_TRIES)
+			return e;
+		tries = e->tries; /* a failed read of the line ends is not kept for good */
+	}
 	v->stats[V8_STAT_SCRIPT_READS]++;
 	if (interp__read_u64(reader, script - 1 + l->script_name, &name) ||
 	    v8_heap__string(reader, l, name, v->text, sizeof(v->text))) {
@@ -1045,6 +1051,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	e->pid = p->pid;
 	e->gen = p->gen;
 	e->script = script;
+	e->tries = fresh.lines ? 0 : tries + 1;
 	return e;
 }
 
@@ -1404,9 +1411,14 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 	uint64_t name, script;
 	uint32_t cookie;
 
-	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie) ||
-	    !(e = sfi_get(v, p, reader, sfi, cookie, &ignored)))
+	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie)) {
+		/* unreadable (the process has exited since): the function as read before */
+		e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)];
+		if (e->pid != p->pid || e->gen != p->gen || e->sfi != sfi || !e->name)
+			return false;
+	} else if (!(e = sfi_get(v, p, reader, sfi, cookie, &ignored))) {
 		return false;
+	}
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
 	anonymous_name(e, s);
@@ -1554,8 +1566,11 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 
 		if (j->size <= 0 || pc < j->start || pc - j->start >= (uint64_t)j->size)
 			continue;
-		/* still that code (code space is reused once a code object is collected) */
-		if (code_holds(pid, f, j->code, j->start, pc, &found) && found.kind == j->kind)
+		/* still that code (code space is reused once a code object is collected), or a
+		 * process that has exited since (its samples read late)
+		 */
+		if ((code_holds(pid, f, j->code, j->start, pc, &found) && found.kind == j->kind) ||
+		    interp__read_mem(pid, j->code - 1, &found.code, sizeof(found.code)))
 			return j;
 		j->size = 0;
 	}
@@ -1566,10 +1581,14 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 	 */
 	for (hi = top; hi > V8_JIT_CHUNK && top - hi < V8_JIT_SCAN; hi = lo) {
 		lo = hi - sizeof(buf);
-		if (interp__read_mem(pid, lo, buf, sizeof(buf)))
+		/* The code space's first pages may be below a chunk: then its last page alone. */
+		if (interp__read_mem(pid, lo, buf, sizeof(buf)) &&
+		    ((lo = (hi - 1) & ~(uint64_t)4095) + 16 > hi ||
+		     interp__read_mem(pid, lo, buf + (lo - (hi - sizeof(buf))) / 8, hi - lo)))
 			return NULL;
 		for (at = hi; at >= lo + 16; at -= 32) {
-			uint64_t map = buf[(at - 16 - lo) / 8], code = buf[(at - 8 - lo) / 8];
+			uint64_t map = buf[(at - 16 - (hi - sizeof(buf))) / 8],
+				 code = buf[(at - 8 - (hi - sizeof(buf))) / 8];
 
 			if ((map & 3) != 1 || (code & 3) != 1)
 				continue;
