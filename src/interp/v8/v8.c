@@ -51,7 +51,8 @@
 #define V8_SFI_CACHE_CAP 4096
 #define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
-#define V8_SCRIPT_TRIES 4 /* reads of a script whose line ends could not be had */
+#define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
+#define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
 #define V8_CODE_CACHE_CAP 1024
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
@@ -262,7 +263,8 @@ struct script_entry {
 	char *name;
 	uint32_t *line_ends; /* NULL: none known (no line numbers) */
 	size_t lines;
-	uint32_t tries; /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES) */
+	uint32_t tries;   /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES, */
+	uint32_t lookups; /* then every V8_RETRY_EVERY lookups) */
 };
 
 struct sfi_entry {
@@ -271,9 +273,10 @@ struct sfi_entry {
 	uint64_t sfi;
 	uint32_t cookie;
 	char *name;
-	uint64_t script; /* tagged Script, 0: none (a builtin) */
-	int64_t start;   /* an anonymous function's start position until named by it, else -1 */
-	uint8_t *spt;    /* the bytecode's source-position table (NULL: none) */
+	uint64_t script;     /* tagged Script, 0: none (a builtin) */
+	int64_t start;       /* an anonymous function's start position until named by it, else -1 */
+	uint8_t *spt;        /* the bytecode's source-position table (NULL: none) */
+	uint32_t spt_misses; /* lookups without one: read again every V8_RETRY_EVERY */
 	size_t spt_len;
 	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
 	bool code_read;
@@ -999,7 +1002,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	uint32_t tries = 0;
 
 	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
-		if (e->lines || e->tries >= V8_SCRIPT_TRIES)
+		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY))
 			return e;
 		tries = e->tries; /* a failed read of the line ends is not kept for good */
 	}
@@ -1273,8 +1276,20 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	struct sfi_entry *e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)], fresh = { 0 };
 	int err;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie)
+	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie) {
+		/* V8 collects a function's source positions lazily: read them again now and
+		 * then while it has none
+		 */
+		if (!e->spt && e->script && ++e->spt_misses % V8_RETRY_EVERY == 0) {
+			read_spt(reader, p->file, sfi, e);
+			if (!budget_take(v, 0, e->spt_len)) {
+				free(e->spt);
+				e->spt = NULL;
+				e->spt_len = 0;
+			}
+		}
 		return e;
+	}
 	v->stats[V8_STAT_FUNCTION_READS]++;
 	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err == -EFAULT && reader != p->pid)
