@@ -31,9 +31,10 @@
 #  - shapes (interpreted): a class method (named Class.method), an arrow function, an
 #    anonymous function (named <anonymous>:LINE:COLUMN, where V8 says it starts) and a
 #    comparator called back by Array.prototype.sort (through V8's sort builtins
-#    Builtins_ArrayTimSort, Builtins_SortCompareUserFn), each under its caller at its lines;
+#    [v8] ArrayTimSort, [v8] SortCompareUserFn: node's Builtins_* symbols as V8 names its
+#    builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
-# under node's native entry (Builtins_JSEntry), and no "[v8: stale]" frame appears.
+# under node's native entry ([v8] JSEntry), and no "[v8: stale]" frame appears.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -104,7 +105,7 @@ $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
 # show_case RE: the top stacks matching RE, for the log of a failing test
 show_case()
 {
-	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*Builtins_JSEntry/...JSEntry/' |
+	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*\[v8\] JSEntry;/...JSEntry;/' |
 		cut -c1-700 | sed 's/^/        /'
 }
 
@@ -128,7 +129,7 @@ L_LOOP="$(line LOOP)|$(line HOT)"
 # Native entry into JavaScript, then the script's top-level code (an anonymous function, as
 # V8 names a CommonJS module's wrapper, starting at the script's first character) called by
 # node's module loader.
-ENTRY="Builtins_JSEntry;Builtins_JSEntryTrampoline;.*Module\\._compile@loader;"
+ENTRY="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;.*Module\\._compile@loader;"
 TL="<anonymous>:1:1"
 
 # chain CASE OPT: the chain of tests/data/node_chain.js in $TMP/CASE.js; OPT "?" makes the
@@ -199,7 +200,7 @@ A=addon\\.js
 L_CB="$(line CB_LOOP "$ADDON_SRC")|$(line CB_HOT "$ADDON_SRC")"
 ADDON_CHAIN="$ENTRY$TL@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
 ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
-ADDON_CHAIN+="Builtins_JSEntry;Builtins_JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
+ADDON_CHAIN+="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
 check_chain addon ";work@$A" "$ADDON_CHAIN" \
 	"JS viaAddon -> addon C (call_back, addon_call_js) -> napi_call_function -> JS work at their lines"
 
@@ -213,7 +214,7 @@ check_chain worker ";burn@$W" \
 	"$TL@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
 	"worker thread: its top level -> inWorker -> burn at their lines"
 check_chain async ";spin@$W" \
-	"Builtins_RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
+	"\\[v8\\] RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
 	"async: tick resumed by the microtask queue after its await -> spin at their lines"
 
 # Default flags, started before the recording: gamma compiled long before.
@@ -243,8 +244,8 @@ check_chain arrow ";spin@$S" \
 	"$TOP;viaArrow@$S:($(line_s CALL_SPIN));spin@$S:($(line_s SPIN_LOOP)|$(line_s SPIN_HOT))(;|\$)" \
 	"arrow function: viaArrow -> spin (named by V8 after its binding) at their lines"
 check_chain sort ";compare@$S" \
-	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;Builtins_ArrayTimSort;Builtins_SortCompareUserFn;compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
-	"comparator: viaSort -> sort -> V8's ArrayTimSort, SortCompareUserFn -> compare at their lines"
+	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;\\[v8\\] ArrayTimSort;\\[v8\\] SortCompareUserFn;compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
+	"comparator: viaSort -> sort -> [v8] ArrayTimSort -> [v8] SortCompareUserFn -> compare at their lines"
 
 # Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
 # top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame
