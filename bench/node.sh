@@ -1,10 +1,11 @@
 #!/bin/bash
 # Node.js (V8) unwinding benchmark (issue 12), on the installed node (20), every measurement in
 # the same run:
-#  1. completeness: the share of samples in the hot loop (a stack holding the deepest down())
-#     whose JavaScript chain is exactly the top-level code -> down x30, with lines where the
-#     tier gives them (interpreted and baseline: every line; default flags: TurboFan's frames
-#     have no line yet, and inlined recursion shows fewer frames), per tier;
+#  1. completeness: the share of samples in the hot loop (a stack holding a down() frame)
+#     whose JavaScript chain is exactly the top-level code -> down x30, every frame at its
+#     line, per tier: Ignition, baseline, default flags (down() called again and again,
+#     TurboFan code), OSR (default flags, one call whose loop runs until the end: the loop
+#     in the code compiled for it on the stack);
 #  2. BPF time per sample (the record summary's in-program clock) for that 31-frame JS stack
 #     against a 30-frame native stack (C, -O2 -fomit-frame-pointer);
 #  3. perf (Debian's linux-perf) on the same script restarted with --perf-basic-prof, the
@@ -74,7 +75,7 @@ for raw in sys.stdin:
         continue
     hot += cnt
     if lines:
-        want = ["<anonymous>@node_deep30.js:%d" % l_main] + \
+        want = ["<anonymous>:1:1@node_deep30.js:%d" % l_main] + \
                ["down@node_deep30.js:%d" % l_rec] * 29
         leaf = ["down@node_deep30.js:%d" % l for l in (l_hot, l_loop)]
         complete += cnt * (mine[:-1] == want and mine[-1:] and mine[-1] in leaf)
@@ -87,7 +88,7 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; 
 
 # tier: name, node flags, iterations per call, lines required
 tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|3000000|1"
-	"opt||30000000|0")
+	"opt||30000000|1" "osr||0|1")
 declare -A R
 for r in $(seq "$ROUNDS"); do
 	./stackscope record -F $HZ -o "$out/native.pb.gz" -- "$out/native30" 1.2e9 >/dev/null 2>"$out/native.log"
@@ -126,6 +127,6 @@ echo "| workload | stackscope: complete (of hot samples) | stackscope: 30 down f
 echo "|---|---|---|---|---|---|"
 for t in "${tiers[@]}"; do
 	IFS='|' read -r name flags _ need <<<"$t"
-	echo "| node ${flags:-(default flags)}, top -> down x30$([[ $need == 1 ]] && echo ', every line') | $(median <<<"${R[$name.complete]}") % | $(median <<<"${R[$name.frames]}") % | $(median <<<"${R[$name.samples]}") | $(median <<<"${R[$name.ns]}") | $(median <<<"${R[$name.perf]}") % |"
+	echo "| node ${flags:-(default flags)}$([[ $name == osr ]] && echo ', one call (OSR)'), top -> down x30$([[ $need == 1 ]] && echo ', every line') | $(median <<<"${R[$name.complete]}") % | $(median <<<"${R[$name.frames]}") % | $(median <<<"${R[$name.samples]}") | $(median <<<"${R[$name.ns]}") | $(median <<<"${R[$name.perf]}") % |"
 done
 echo "| native, main -> rec30 x30 | - | - | - | $(median <<<"${R[native.ns]}") | - |"

@@ -33,7 +33,7 @@ bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
 # folded stacks on stdin -> "samples-in-outer exact-chain-with-lines with-leaf"
 cat >"$out/count.py" <<'EOC'
 import sys
-want = ["<anonymous>@node_inline.js:%s" % sys.argv[1], "outer@node_inline.js:%s" % sys.argv[2],
+want = ["<anonymous>:1:1@node_inline.js:%s" % sys.argv[1], "outer@node_inline.js:%s" % sys.argv[2],
         "mid@node_inline.js:%s" % sys.argv[3], "leaf@node_inline.js:%s" % sys.argv[4]]
 hot = exact = leaf = 0
 for raw in sys.stdin:

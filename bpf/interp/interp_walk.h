@@ -135,18 +135,18 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 			is->code_state = 1;
 		}
 	}
-	if (is->code_state != 1)
-		return 0;
-	for (i = 0; i < INTERP_CODE_RANGES; i++)
-		if (lookup_pc >= is->code.r[i].start && lookup_pc < is->code.r[i].end)
-			runtime = is->code.r[i].runtime;
+	if (is->code_state == 1)
+		for (i = 0; i < INTERP_CODE_RANGES; i++)
+			if (lookup_pc >= is->code.r[i].start && lookup_pc < is->code.r[i].end)
+				runtime = is->code.r[i].runtime;
 	switch (runtime) {
 	case FRAME_KIND_HOTSPOT:
 		return hs_code_step(st, is, &ic->hs, frames);
 	case FRAME_KIND_PHP: /* JIT code on an execute_ex frame: the interpreter's cursor */
 		return php_code_step(st, is, &ic->php, frames);
+	case 0: /* in no range: V8's code space before userspace read the process's maps? */
 	case FRAME_KIND_V8:
-		return v8_step(st, is, &ic->v8, frames, 0);
+		return v8_step(st, is, &ic->v8, frames, 0, runtime == 0);
 	}
 	return 0;
 }
@@ -231,7 +231,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	case FRAME_KIND_PERL:
 		return perl_activation(st, is, &ic->perl, frames);
 	case FRAME_KIND_V8: /* node's builtins: a code-range walk that moves the cursor */
-		return v8_step(st, is, &ic->v8, frames, 1);
+		return v8_step(st, is, &ic->v8, frames, 1, 0);
 	}
 	return 0;
 }

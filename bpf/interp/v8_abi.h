@@ -17,8 +17,13 @@
  *                          callers): userspace maps it to a bytecode offset through the
  *                          code's bytecode-offset table, if the function's baseline code
  *                          is still the one eBPF saw (those 8 bits of its address agree);
- *             compiled:    pos = V8_POS_NONE (code not the function's own, OSR code,
- *                          JS builtins: the function only);
+ *             compiled:    pos = V8_POS_NONE (JS builtins: the function only);
+ *             JIT:         pos = the low 28 bits of the pc (the return address - 1 for
+ *                          callers) in JIT code that is not the function's current Code
+ *                          (OSR code, baseline or optimised code replaced while on the
+ *                          stack): userspace completes the pc from the process's code
+ *                          ranges (V8's is 128 MiB) and finds the code object holding it
+ *                          (its InstructionStream header) for the lines;
  *             cookie = (__u32)(name_or_scope_info ^ script_or_debug_info >> 3) as read by
  *             eBPF from the SharedFunctionInfo: userspace reads them again and shows
  *             "[v8: stale]" when they differ (the object moved or its memory was reused).
@@ -41,6 +46,7 @@ enum v8_sub {
 	V8_SUB_COMPILED = 2,
 	V8_SUB_BASELINE = 3,
 	V8_SUB_OPTIMIZED = 4,
+	V8_SUB_JIT = 5,
 };
 
 #define V8_BASELINE_CHECK_SHIFT 20
@@ -98,6 +104,8 @@ enum v8_counter {
 	V8_COUNTER_LEAF_OFFSET,     /* leaf in a bytecode handler: offset from r9 */
 	V8_COUNTER_PROLOGUE,        /* innermost frame not built yet: skipped */
 	V8_COUNTER_OPTIMIZED,       /* optimised frames emitted with their code (lines) */
+	V8_COUNTER_FRAMELESS,       /* leaf in a builtin without a frame: its caller by [sp] */
+	V8_COUNTER_JIT,             /* JIT frames not running their function's code (by pc) */
 	V8_COUNTER_CNT,
 };
 

@@ -176,11 +176,84 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 	return 0;
 }
 
-/* The pc about to be emitted is V8 code (in_file: node's builtins, else JIT code). 1: this
- * iteration emitted a frame and moved the cursor to its caller, 0: the native step runs now.
+/* pc lies in one of the process's V8 code ranges ("interp_code", looked up once a sample). */
+static __always_inline int v8_in_jit(struct unwind_cursor *st, struct interp_state *is, __u64 pc)
+{
+	struct interp_code *c;
+	int i, in = 0;
+
+	if (is->code_state == 0) {
+		c = ss_interp_code(st->pid);
+		is->code_state = 2;
+		if (c) {
+			is->code = *c;
+			is->code_state = 1;
+		}
+	}
+	if (is->code_state != 1)
+		return 0;
+	for (i = 0; i < INTERP_CODE_RANGES; i++)
+		if (pc >= is->code.r[i].start && pc < is->code.r[i].end &&
+		    is->code.r[i].runtime == FRAME_KIND_V8)
+			in = 1;
+	return in;
+}
+
+/* The innermost frame is in one of node's builtins (pc, not a bytecode handler) while rbp
+ * still is the JavaScript frame fn runs in: a builtin that its caller called without a frame
+ * of its own (baseline code's Builtins_ModulusSmi_Baseline, ...), or one in its prologue.
+ * Its return address is at sp (at sp + 8 after `push rbp`); when that address lies in the
+ * function's own code, in a bytecode handler (an interpreted caller) or in V8's JIT code, the
+ * builtin is emitted as the native frame it is and the cursor moves to that return address
+ * (the JavaScript frame follows with the line of its call). 1, or 0: not such a frame.
+ */
+static __always_inline int v8_frameless(struct unwind_cursor *st, struct interp_state *is,
+					const struct v8_proc_abi *p, struct v8_cursor *vc,
+					struct user_frame *frames, __u64 fn, __u64 fp)
+{
+	__u64 sp = st->regs[DWARF_RSP], pc = st->regs[DWARF_RIP], w[2], ra, pos, code;
+	__u32 idx = st->frame_cnt, skip = 8;
+	struct user_frame *fr;
+
+	if (st->pc_is_return || (pc >= p->handlers_lo && pc < p->handlers_hi) ||
+	    idx >= SS_MAX_USER_FRAMES || ss_read_user(w, sizeof(w), sp) < 0)
+		return 0;
+	ra = w[0];
+	if (ra == fp) { /* `push rbp` done, `mov rbp, rsp` not yet */
+		ra = w[1];
+		skip = 16;
+	}
+	if (ra < 0x1000 || ra > SS_USER_ADDR_MAX || sp + skip > fp + 16)
+		return 0;
+	if (!v8_code_pos(p, vc, fn, ra - 1, &pos, &code) &&
+	    !(ra - 1 >= p->handlers_lo && ra - 1 < p->handlers_hi) && !v8_in_jit(st, is, ra - 1))
+		return 0;
+	barrier_var(idx); /* the mask stays (abi.h) */
+	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
+	fr->addr = pc - st->last_map.bias; /* the builtin, in node's file (its ELF symbol) */
+	fr->file_id = st->last_map.file_id;
+	fr->flags = 0;
+	fr->kind = FRAME_KIND_NATIVE;
+	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
+	st->frame_cnt = idx + 1;
+	st->regs[DWARF_RIP] = ra;
+	st->regs[DWARF_RSP] = sp + skip;
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	v8_count(V8_COUNTER_FRAMELESS);
+	return 1;
+}
+
+/* The pc about to be emitted is V8 code (in_file: node's builtins, else JIT code; guess: a
+ * pc in no mapping and no code range, which in a V8 process is its code space before
+ * userspace has read the process's maps: taken only for a JavaScript frame whose own code
+ * holds the pc, or code of no function's own; anything else is left to the native step). 1:
+ * this iteration emitted a frame and moved the cursor to its caller, 0: the native step runs
+ * now.
  */
 static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state *is,
-				   struct v8_cursor *vc, struct user_frame *frames, int in_file)
+				   struct v8_cursor *vc, struct user_frame *frames, int in_file,
+				   int guess)
 {
 	const struct interp_proc *proc;
 	const struct v8_proc_abi *p;
@@ -194,10 +267,13 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		return 0;
 	proc = ss_interp_proc(st->pid, FRAME_KIND_V8);
 	if (!proc) {
-		v8_count(V8_COUNTER_NO_PROC);
+		if (!guess)
+			v8_count(V8_COUNTER_NO_PROC);
 		return 0;
 	}
 	p = &proc->v8;
+	if (guess && !p->supported)
+		return 0;
 	if (!p->supported) {
 		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_UNSUPPORTED);
 		v8_count(V8_COUNTER_UNSUPPORTED);
@@ -233,9 +309,9 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		/* The innermost frame, linked but its context and function not pushed yet (a
 		 * prologue): those slots hold an older frame's values. Missing, not misnamed.
 		 */
-		v8_count(V8_COUNTER_PROLOGUE);
-		if (in_file)
+		if (in_file || guess)
 			return 0;
+		v8_count(V8_COUNTER_PROLOGUE);
 		return v8_to_caller(st, vc, fp);
 	}
 	fn = v8_slot(vc, p->fp_function);
@@ -249,16 +325,24 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		v8_count(V8_COUNTER_READ_FAILED);
 		goto not_js;
 	}
+	if (in_file && v8_frameless(st, is, p, vc, frames, fn, fp))
+		return 1;
 	/* Interpreted: a BytecodeArray in its slot and a Smi offset (baseline frames hold the
 	 * feedback vector there instead).
 	 */
 	if ((v8_slot(vc, p->fp_bytecode_offset) & 1) == 0 &&
 	    v8_type(p, v8_slot(vc, p->fp_bytecode_array)) == p->type_bytecode) {
+		if (guess) /* interpreted frames run in node's builtins, never there */
+			return 0;
 		sub = V8_SUB_INTERPRETED;
 		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
 		v8_count(V8_COUNTER_INTERPRETED);
 	} else if (!in_file && (sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code))) {
 		v8_count(sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE : V8_COUNTER_OPTIMIZED);
+	} else if (!in_file) { /* OSR code, code replaced on the stack: userspace finds it */
+		sub = V8_SUB_JIT;
+		pos = lookup_pc & V8_POS_NONE;
+		v8_count(V8_COUNTER_JIT);
 	} else {
 		sub = V8_SUB_COMPILED;
 		pos = V8_POS_NONE;
@@ -272,7 +356,7 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 			(__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
 	return v8_to_caller(st, vc, fp);
 not_js:
-	if (in_file)
+	if (in_file || guess)
 		return 0;
 	/* JIT code of no JS function: a marker, then the fp chain (V8 code keeps it). */
 	if (!have) {

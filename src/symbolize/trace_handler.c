@@ -267,9 +267,32 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 	return id;
 }
 
-/* A symbol name as people read it: demangled C++/Rust, or NULL when it is not mangled. */
+/* V8's embedded builtins (node's Builtins_ArrayTimSort...) as V8 names them, marked as V8's:
+ * "[v8] ArrayTimSort"; NULL for any other name.
+ */
+static char *v8_builtin_name(const char *name)
+{
+	const char *p = name + 9;
+	char *out;
+
+	if (strncmp(name, "Builtins_", 9) || !*p)
+		return NULL;
+	for (; *p; p++)
+		if (!(*p == '_' || (*p >= '0' && *p <= '9') ||
+		      ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')))
+			return NULL;
+	if (asprintf(&out, "[v8] %s", name + 9) < 0)
+		return NULL;
+	return out;
+}
+
+/* A symbol name as people read it: demangled C++/Rust, a V8 builtin's, or NULL when it is
+ * not mangled.
+ */
 static char *readable_name(const char *name)
 {
+	if (name && !strncmp(name, "Builtins_", 9))
+		return v8_builtin_name(name);
 	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
 		return NULL;
 	return demangle__symbol(name);
@@ -296,13 +319,19 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 		if (n > 0) {
 			if (n > DWARF_MAX_LINES)
 				n = DWARF_MAX_LINES;
+			char *v8 = n == 1 && dl[0].function ? v8_builtin_name(dl[0].function)
+							    : NULL;
+
 			for (i = 0; i < n; i++) {
 				lines[i].function = dl[i].function;
 				lines[i].file = dl[i].file;
 				lines[i].line = dl[i].line;
 			}
+			if (v8)
+				lines[0].function = v8;
 			if (!profile__set_frame_lines(th->prof, (uint32_t)id, lines, (uint32_t)n))
 				th->stats.user_lines++;
+			free(v8);
 			continue;
 		}
 		/* No DWARF: at least demangle the symbol-table name. */

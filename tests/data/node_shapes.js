@@ -1,5 +1,6 @@
-// Function shapes of tests/system/test_node.sh: a class method, an arrow function and a
-// comparator called back by Array.prototype.sort, each with a hot loop; lines ending in
+// Function shapes of tests/system/test_node.sh: a class method, an arrow function, an
+// anonymous function and a comparator called back by Array.prototype.sort, each with a hot
+// loop; lines ending in
 // "// MARK" are looked up by the test. Runs until argv[2] seconds have passed.
 'use strict';
 
@@ -21,6 +22,16 @@ const spin = (n) => {
   return s;
 };
 
+// A call's argument: V8 infers no name for it.
+const unnamed = [];
+unnamed.push(function (n) { // ANON_DEF
+  let s = 0;
+  for (let i = 0; i < n; i++) { // ANON_LOOP
+    s += (i * 3) % 19; // ANON_HOT
+  }
+  return s;
+});
+
 function compare(a, b) {
   let s = 0;
   for (let i = 0; i < 3000; i++) { // CMP_LOOP
@@ -37,6 +48,10 @@ function viaArrow() {
   return spin(100000); // CALL_SPIN
 }
 
+function viaAnon() {
+  return unnamed[0](100000); // CALL_ANON
+}
+
 function viaSort() {
   return [5, 3, 9, 1, 7, 2, 8, 6, 4, 0].sort(compare).length; // CALL_SORT
 }
@@ -44,6 +59,6 @@ function viaSort() {
 const end = Date.now() + Number(process.argv[2] || 10) * 1000;
 let total = 0;
 while (Date.now() < end) {
-  total += viaMethod() + viaArrow() + viaSort(); // CALLS
+  total += viaMethod() + viaArrow() + viaAnon() + viaSort(); // CALLS
 }
 process.exitCode = total > 0 ? 0 : 1;

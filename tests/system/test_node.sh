@@ -26,15 +26,20 @@
 #  - worker (default flags, tests/data/node_worker.js): a worker thread (its own isolate)
 #    runs inWorker -> burn, while the main thread's async tick, resumed by the microtask
 #    queue after awaiting a timer, calls spin: both chains at their lines;
-#  - shapes (interpreted): a class method, an arrow function and a comparator called back by
-#    Array.prototype.sort (through V8's sort builtins), each under its caller at its lines;
+#  - osr (default flags, tests/data/node_osr.js): one call whose loop runs until the end, so
+#    it runs in the code TurboFan compiled for the loop on the stack (OSR), at its lines;
+#  - shapes (interpreted): a class method (named Class.method), an arrow function, an
+#    anonymous function (named <anonymous>:LINE:COLUMN, where V8 says it starts) and a
+#    comparator called back by Array.prototype.sort (through V8's sort builtins
+#    [v8] ArrayTimSort, [v8] SortCompareUserFn: node's Builtins_* symbols as V8 names its
+#    builtins), each under its caller at its lines;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
-# under node's native entry (Builtins_JSEntry), and no "[v8: stale]" frame appears.
+# under node's native entry ([v8] JSEntry), and no "[v8: stale]" frame appears.
 source "$(dirname "$0")/lib.sh"
 need_root
 
 HZ=499
-SECS=8      # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
+SECS=14     # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
 RUN_SECS=30
 NODE=/usr/bin/node
 STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
@@ -43,6 +48,7 @@ SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
 INLINE_SRC=$SS_ROOT/tests/data/node_inline.js
 ADDON_SRC=$SS_ROOT/tests/data/node_addon.js
 WORKER_SRC=$SS_ROOT/tests/data/node_worker.js
+OSR_SRC=$SS_ROOT/tests/data/node_osr.js
 
 if [[ ! -x $NODE ]]; then
 	skip_setup "Node.js ($NODE) not installed"
@@ -62,6 +68,7 @@ cp "$SHAPES_SRC" "$TMP/shapes.js"
 cp "$INLINE_SRC" "$TMP/inl.js"
 cp "$ADDON_SRC" "$TMP/addon.js"
 cp "$WORKER_SRC" "$TMP/worker.js"
+cp "$OSR_SRC" "$TMP/osr.js"
 # The N-API addon: Debian's nodejs ships node's headers; nothing is downloaded.
 if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon \
 	-I/usr/include/node -o "$TMP/addon.node" "$SS_ROOT/tests/data/node_addon.c" 2>"$TMP/addon.err"; then
@@ -77,6 +84,7 @@ script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
 script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
 script+="$NODE $TMP/worker.js $RUN_SECS & "
+script+="$NODE $TMP/osr.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
@@ -97,7 +105,7 @@ $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
 # show_case RE: the top stacks matching RE, for the log of a failing test
 show_case()
 {
-	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*Builtins_JSEntry/...JSEntry/' |
+	grep -E "$1" "$TMP/node.stacks" | sort -t' ' -k2 -rn | head -4 | sed 's/^.*\[v8\] JSEntry;/...JSEntry;/' |
 		cut -c1-700 | sed 's/^/        /'
 }
 
@@ -119,34 +127,33 @@ L_BETA=$(line CALL_BETA)
 L_GAMMA=$(line CALL_GAMMA)
 L_LOOP="$(line LOOP)|$(line HOT)"
 # Native entry into JavaScript, then the script's top-level code (an anonymous function, as
-# V8 names a CommonJS module's wrapper) called by node's module loader.
-ENTRY="Builtins_JSEntry;Builtins_JSEntryTrampoline;.*Module\\._compile@loader;"
+# V8 names a CommonJS module's wrapper, starting at the script's first character) called by
+# node's module loader.
+ENTRY="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;.*Module\\._compile@loader;"
+TL="<anonymous>:1:1"
 
 # chain CASE OPT: the chain of tests/data/node_chain.js in $TMP/CASE.js; OPT "?" makes the
 # lines optional (baseline and optimised frames have none yet).
 chain()
 {
 	local f="$1\\.js" o=${2:-}
-	echo "$ENTRY<anonymous>@$f(:($L_ALPHA))$o;alpha@$f(:($L_BETA))$o;beta@$f(:($L_GAMMA))$o;gamma@$f(:($L_LOOP))$o(;|\$)"
+	echo "$ENTRY$TL@$f(:($L_ALPHA))$o;alpha@$f(:($L_BETA))$o;beta@$f(:($L_GAMMA))$o;gamma@$f(:($L_LOOP))$o(;|\$)"
 }
 
 check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
-# Baseline code runs from V8's code space, known once the process's maps have been read
-# after V8 reserved it: samples before that have native [unknown] frames for the JIT code
-# (the rest of the chain right), up to 10% of the case's samples when the box is loaded.
-MIN_PCT=80 check_chain base ";gamma@base\\.js" "$(chain base "?")" \
-	"top level -> alpha -> beta -> gamma, baseline (lines, when given, right)"
-hot=$(samples "$TMP/node.stacks" "*" ";gamma@base\\.js")
-lined=$(samples "$TMP/node.stacks" "*" "$(chain base)")
-check_pct "base: the same chain with every line (baseline pc -> bytecode offset)" "$lined" "$hot" 50 ||
-	show_case ";gamma@base\\.js"
+# Baseline code: every frame at its line, also when gamma is interrupted in one of V8's
+# builtins that its baseline code called without a frame (Builtins_ModulusSmi_Baseline...:
+# the builtin, then gamma at the line of the call), and before the process's maps were
+# first read (V8's code space not known yet: 74-84 % of the samples complete before).
+MIN_PCT=97 check_chain base ";gamma@base\\.js" "$(chain base)" \
+	"top level -> alpha -> beta -> gamma, baseline, every frame at its line"
 
 # Default flags: TurboFan may inline beta and gamma into alpha (then they are missing: never
 # another function, never out of order); gamma's loop is compiled on stack while it runs.
 f=opt\\.js
 OPT_HOT=";(alpha|beta|gamma)@$f[^;]*(;[^@;]*)*( |$)"
-OPT_CHAIN="$ENTRY<anonymous>@$f(:($L_ALPHA))?;alpha@$f(:($L_BETA))?(;beta@$f(:($L_GAMMA))?)?"
+OPT_CHAIN="$ENTRY$TL@$f(:($L_ALPHA))?;alpha@$f(:($L_BETA))?(;beta@$f(:($L_GAMMA))?)?"
 OPT_CHAIN+="(;gamma@$f(:($L_LOOP))?)?(;[^@;]*)*$"
 hot=$(samples "$TMP/node.stacks" "*" ";alpha@$f")
 good=$(samples "$TMP/node.stacks" "*" "$OPT_CHAIN")
@@ -157,8 +164,8 @@ gamma=$(samples "$TMP/node.stacks" "*" ";gamma@$f")
 check_pct "opt: gamma on its own frame (compiled on stack, not inlined)" "$gamma" "$hot" 50 ||
 	show_case ";alpha@$f"
 
-lined=$(samples "$TMP/node.stacks" "*" "$ENTRY<anonymous>@$f:($L_ALPHA);alpha@$f:($L_BETA);beta@$f:($L_GAMMA);gamma@$f:($L_LOOP)(;|\$)")
-check_pct "opt: gamma at a line of its loop (optimised code's source positions)" "$lined" "$gamma" 80 ||
+lined=$(samples "$TMP/node.stacks" "*" "$ENTRY$TL@$f:($L_ALPHA);alpha@$f:($L_BETA);beta@$f:($L_GAMMA);gamma@$f:($L_LOOP)(;|\$)")
+check_pct "opt: gamma at a line of its loop (optimised code's source positions)" "$lined" "$gamma" 95 ||
 	show_case ";gamma@$f"
 
 # Default flags, inlining: outer's optimised code runs mid and leaf inlined; each is its own
@@ -169,7 +176,7 @@ line_i()
 {
 	line "$1" "$INLINE_SRC"
 }
-INL_CHAIN="$ENTRY<anonymous>@$f:($(line_i CALL_OUTER));outer@$f:($(line_i CALL_MID))"
+INL_CHAIN="$ENTRY$TL@$f:($(line_i CALL_OUTER));outer@$f:($(line_i CALL_MID))"
 INL_CHAIN+=";mid@$f:($(line_i CALL_LEAF));leaf@$f:($(line_i LEAF_HOT))(;|\$)"
 check_chain inl ";leaf@$f" "$INL_CHAIN" "top level -> outer -> mid -> leaf (inlined) at their lines"
 hot=$(samples "$TMP/node.stacks" "*" ";outer@$f")
@@ -177,12 +184,23 @@ leaf=$(samples "$TMP/node.stacks" "*" ";leaf@$f")
 check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$hot" 40 ||
 	show_case ";outer@$f"
 
+# On-stack replacement: spin's loop runs in OSR code, which is not spin's Code: found by its
+# pc (its InstructionStream), at the loop's lines (none before: 0 % of them had a line).
+f=osr\\.js
+line_o()
+{
+	line "$1" "$OSR_SRC"
+}
+MIN_PCT=97 check_chain osr ";spin@$f" \
+	"$ENTRY$TL@$f:($(line_o CALL_SPIN));spin@$f:($(line_o OSR_LOOP)|$(line_o OSR_HOT)|$(line_o OSR_CHECK))(;|\$)" \
+	"top level -> spin in its OSR code, at the loop's lines"
+
 # N-API: JavaScript -> the addon's C -> V8's entry -> JavaScript, every frame in its place.
 A=addon\\.js
 L_CB="$(line CB_LOOP "$ADDON_SRC")|$(line CB_HOT "$ADDON_SRC")"
-ADDON_CHAIN="$ENTRY<anonymous>@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
+ADDON_CHAIN="$ENTRY$TL@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
 ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
-ADDON_CHAIN+="Builtins_JSEntry;Builtins_JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
+ADDON_CHAIN+="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
 check_chain addon ";work@$A" "$ADDON_CHAIN" \
 	"JS viaAddon -> addon C (call_back, addon_call_js) -> napi_call_function -> JS work at their lines"
 
@@ -193,10 +211,10 @@ line_w()
 	line "$1" "$WORKER_SRC"
 }
 check_chain worker ";burn@$W" \
-	"<anonymous>@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
+	"$TL@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
 	"worker thread: its top level -> inWorker -> burn at their lines"
 check_chain async ";spin@$W" \
-	"Builtins_RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
+	"\\[v8\\] RunMicrotasks;([^;@]*;)*tick@$W:($(line_w CALL_SPIN));spin@$W:($(line_w A_LOOP)|$(line_w A_HOT))(;|\$)" \
 	"async: tick resumed by the microtask queue after its await -> spin at their lines"
 
 # Default flags, started before the recording: gamma compiled long before.
@@ -212,16 +230,22 @@ line_s()
 {
 	line "$1" "$SHAPES_SRC"
 }
-TOP="$ENTRY<anonymous>@$S:($(line_s CALLS))"
-check_chain method ";area@$S" \
-	"$TOP;viaMethod@$S:($(line_s CALL_AREA));area@$S:($(line_s AREA_LOOP)|$(line_s AREA_HOT))(;|\$)" \
-	"class method: viaMethod -> Shape's area at their lines"
+TOP="$ENTRY$TL@$S:($(line_s CALLS))"
+check_chain method ";[^;]*area@$S" \
+	"$TOP;viaMethod@$S:($(line_s CALL_AREA));Shape\\.area@$S:($(line_s AREA_LOOP)|$(line_s AREA_HOT))(;|\$)" \
+	"class method: viaMethod -> Shape.area at their lines"
+# V8 places a function where its parameter list starts (1-based line and column).
+L_ANON=$(line_s ANON_DEF)
+C_ANON=$(awk -v l="$L_ANON" 'NR == l { print index($0, "function (") + 9 }' "$SHAPES_SRC")
+check_chain anon ";[^;]*@$S:($(line_s ANON_LOOP)|$(line_s ANON_HOT))(;|\$)" \
+	"$TOP;viaAnon@$S:($(line_s CALL_ANON));<anonymous>:$L_ANON:$C_ANON@$S:($(line_s ANON_LOOP)|$(line_s ANON_HOT))(;|\$)" \
+	"anonymous function: viaAnon -> <anonymous>:$L_ANON:$C_ANON (where it starts) at their lines"
 check_chain arrow ";spin@$S" \
 	"$TOP;viaArrow@$S:($(line_s CALL_SPIN));spin@$S:($(line_s SPIN_LOOP)|$(line_s SPIN_HOT))(;|\$)" \
 	"arrow function: viaArrow -> spin (named by V8 after its binding) at their lines"
 check_chain sort ";compare@$S" \
-	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;([^@;]*;)+compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
-	"comparator: viaSort -> sort (V8's builtin) -> V8's sort builtins -> compare at their lines"
+	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;\\[v8\\] ArrayTimSort;\\[v8\\] SortCompareUserFn;compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
+	"comparator: viaSort -> sort -> [v8] ArrayTimSort -> [v8] SortCompareUserFn -> compare at their lines"
 
 # Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
 # top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame
@@ -230,7 +254,7 @@ check_chain sort ";compare@$S" \
 read -r total good < <(python3 - "$TMP/node.stacks" "$(line CALL_F "$SS_ROOT/tests/data/node_churn.js")" <<'EOP'
 import re, sys
 total = good = 0
-call = re.compile(r"<anonymous>@churn\.js(:%s)?$" % sys.argv[2])  # optimised: no line
+call = re.compile(r"<anonymous>:1:1@churn\.js(:%s)?$" % sys.argv[2])  # optimised: no line
 for raw in open(sys.argv[1]):
     stack, _, n = raw.rstrip("\n").rpartition(" ")
     frames = stack.split(";")

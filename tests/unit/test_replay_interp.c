@@ -28,7 +28,7 @@
  * when the registry rejects a process) must show no runtime frame but markers, count the
  * reason, and (interpreters) still reach the thread's root.
  *
- * Interpreters: Debian's python3.11, ruby3.1, php8.2 and OpenJDK 17 (scripts/setup.sh
+ * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
  * installed by setup: a SKIP). A system that forbids ptrace of one's own child is a SKIP.
  */
@@ -168,7 +168,8 @@ struct interp_case {
 	 */
 	uint8_t runner_kind;
 	const char *runner;
-	const char *under; /* part of a native frame's name further down */
+	bool runtime_below; /* frames of the runtime may follow the runner (node's own loader) */
+	const char *under;  /* part of a native frame's name further down */
 	/* The thread's root: the starts of the last two frames' "function@file" ("?": a static
 	 * function, in no symbol table of the file).
 	 */
@@ -516,6 +517,8 @@ static bool check_chain(const char *name, const struct interp_case *c, const cha
 		return false;
 	}
 	for (i++; i < n; i++) {
+		if (c->runtime_below && named[i].kind == c->kind && !named[i].marker)
+			continue;
 		if (named[i].kind != FRAME_KIND_NATIVE || !named[i].file[0]) {
 			test__fail("%s: frame #%u (%s) under the chain is not a native frame of a "
 				   "mapped file",
@@ -686,6 +689,10 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 			/* HotSpot: is the hot frame JIT code (the others are interpreted)? */
 			compiled += c->kind == FRAME_KIND_HOTSPOT &&
 				    frames[err].file_id >> 60 == HS_SUB_COMPILED;
+			/* V8: in optimised code (its own, or OSR code found by pc)? */
+			compiled += c->kind == FRAME_KIND_V8 &&
+				    (frames[err].file_id >> 60 == V8_SUB_OPTIMIZED ||
+				     frames[err].file_id >> 60 == V8_SUB_JIT);
 			stop++;
 		} else if (++tries > STOP_TRIES) {
 			test__fail("%s: %d stops outside %s", name, tries, c->chain[0].function);
@@ -704,7 +711,7 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	       name, stop, tries, c->chain[0].function, world.reads, world.read_failures,
 	       (double)(t_attach - t0) / 1e9, (double)(t_stops - t_attach) / 1e9,
 	       (double)(now_ns() - t_stops) / 1e9);
-	if (c->kind == FRAME_KIND_HOTSPOT)
+	if (c->kind == FRAME_KIND_HOTSPOT || c->kind == FRAME_KIND_V8)
 		printf("  %s: %s in compiled code at %d of %d stops\n", name, c->chain[0].function,
 		       compiled, stop);
 	if (!check_detached(reg, c, name, pid, tid))
@@ -871,6 +878,39 @@ TEST(jvm17)
 	run_case(&c, java);
 }
 
+/* V8 through its code ranges and node's builtins: the chain of tests/data/node_chain.js with
+ * default flags, gamma's loop in the code TurboFan compiled for it on the stack (OSR) or in
+ * gamma's optimised code, each frame at its line; TurboFan's inlining off so that every
+ * function keeps a frame. Under the top level: node's module loader (JavaScript), then its
+ * native entry (Builtins_JSEntry) down to _start.
+ */
+TEST(node20)
+{
+	static const struct interp_case c = {
+		.name = "node",
+		.argv = { NULL, "--no-turbo-inlining", "tests/data/node_chain.js", WORKLOAD_SECS },
+		.script = "tests/data/node_chain.js",
+		.burn_ms = 4 * BURN_CPU_MS, /* gamma's loop compiled */
+		.kind = FRAME_KIND_V8,
+		.chain = {
+			{ "gamma", "// LOOP", "// HOT" },
+			{ "beta", "// CALL_GAMMA" },
+			{ "alpha", "// CALL_BETA" },
+			{ "<anonymous>:1:1", "// CALL_ALPHA" }, /* the module's top level */
+		},
+		.runner_kind = FRAME_KIND_V8,
+		.runner = "Module._compile",
+		.runtime_below = true,
+		.under = "Builtins_JSEntry",
+		.root = { "_start@", "__libc_start_main" },
+		.no_proc_counter = V8_COUNTER_NO_PROC,
+	};
+
+	if (access("/usr/bin/node", X_OK))
+		SKIP_SETUP("no /usr/bin/node");
+	run_case(&c, "/usr/bin/node");
+}
+
 int main(void)
 {
 	int ret;
@@ -890,6 +930,7 @@ int main(void)
 	RUN(php82);
 	RUN(php82_opcache);
 	RUN(jvm17);
+	RUN(node20);
 	ret = test_summary();
 	process_table__free(procs);
 	exe_registry__free(exes);

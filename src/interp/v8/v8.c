@@ -51,6 +51,8 @@
 #define V8_SFI_CACHE_CAP 4096
 #define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
+#define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
+#define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
 #define V8_CODE_CACHE_CAP 1024
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
@@ -65,6 +67,12 @@
 #define V8_CODE_RESERVE (128ULL << 20)   /* V8's code range reservation (x86-64) */
 #define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
 #define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
+#define V8_CLASS_SCAN (1024 * 1024)           /* source characters read for a method's class */
+#define V8_CLASS_NAME_MAX 128                 /* bytes of a class name */
+#define V8_JIT_MAPS_READS 16                  /* maps reads for JIT frames before ranges */
+#define V8_JIT_CODES 64                       /* code objects found by pc, per process */
+#define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
+#define V8_JIT_CHUNK 8192                     /* ... read at a time */
 
 /* The v8dbg_* symbols read; every one is required. */
 enum v8_sym {
@@ -133,6 +141,9 @@ enum v8_sym {
 	S_DD_LITERALS,
 	S_DD_SFI,
 	S_DD_INLINING,
+	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */
+	S_T_ISTREAM,
+	S_ISTREAM_START,
 	S_CNT,
 };
 
@@ -199,6 +210,8 @@ static const char *const sym_names[S_CNT] = {
 	[S_DD_LITERALS] = "v8dbg_DeoptimizationDataLiteralArrayIndex",
 	[S_DD_SFI] = "v8dbg_DeoptimizationDataSharedFunctionInfoIndex",
 	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
+	[S_T_ISTREAM] = "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE",
+	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
 };
 
 struct v8_file {
@@ -218,6 +231,10 @@ struct v8_file {
 	 * deoptimization_data, and DeoptimizationData's indices (v8dbg_*).
 	 */
 	uint32_t code_spt, code_deopt, dd_inlined_cnt, dd_literals, dd_sfi, dd_inlining;
+	/* Code by pc (istream_type != 0): an InstructionStream is its map, its Code, then its
+	 * instructions (V8 11.3: the exported "instruction_start" is that header's size, 16).
+	 */
+	uint16_t istream_type;
 };
 
 struct v8_proc {
@@ -227,6 +244,16 @@ struct v8_proc {
 	struct v8_file *file;
 	uint64_t last_maps_ns;
 	struct interp_code_range code[INTERP_CODE_RANGES];
+	uint64_t istream_map; /* the InstructionStream map once seen (0: not yet) */
+	/* Code objects found by pc (V8_SUB_JIT frames), round robin. */
+	struct jit_code {
+		uint64_t start, code;
+		int32_t size;
+		uint8_t kind;
+	} jit[V8_JIT_CODES];
+	uint32_t jit_next;
+	struct interp_code_range jit_ranges[INTERP_CODE_RANGES]; /* read for jit_pc() */
+	uint32_t jit_maps_reads;
 };
 
 struct script_entry {
@@ -236,6 +263,8 @@ struct script_entry {
 	char *name;
 	uint32_t *line_ends; /* NULL: none known (no line numbers) */
 	size_t lines;
+	uint32_t tries;   /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES, */
+	uint32_t lookups; /* then every V8_RETRY_EVERY lookups) */
 };
 
 struct sfi_entry {
@@ -244,8 +273,10 @@ struct sfi_entry {
 	uint64_t sfi;
 	uint32_t cookie;
 	char *name;
-	uint64_t script; /* tagged Script, 0: none (a builtin) */
-	uint8_t *spt;    /* the bytecode's source-position table (NULL: none) */
+	uint64_t script;     /* tagged Script, 0: none (a builtin) */
+	int64_t start;       /* an anonymous function's start position until named by it, else -1 */
+	uint8_t *spt;        /* the bytecode's source-position table (NULL: none) */
+	uint32_t spt_misses; /* lookups without one: read again every V8_RETRY_EVERY */
 	size_t spt_len;
 	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
 	bool code_read;
@@ -286,6 +317,8 @@ enum v8_stat {
 	V8_STAT_CODE_READS,
 	V8_STAT_NO_POSITIONS,
 	V8_STAT_INLINED,
+	V8_STAT_JIT_FOUND,
+	V8_STAT_JIT_NOT_FOUND,
 	V8_STAT_CNT,
 };
 
@@ -434,6 +467,16 @@ static bool sym_int(struct elf_file *ef, const struct interp_sym *s, int32_t *ou
 	return false;
 }
 
+/* What finding the Code of a pc needs: the InstructionStream's type and header (map, Code). */
+static void jit_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t type, start;
+
+	if (sym_int(ef, &syms[S_T_ISTREAM], &type) && sym_int(ef, &syms[S_ISTREAM_START], &start) &&
+	    start == 2 * 8 && type > 0 && type < 0xffff)
+		f->istream_type = (uint16_t)type;
+}
+
 /* What optimised code's frames need, into f (and f->bpf.kind_opt_*), given the baseline
  * layout (the same Code fields). The kinds follow V8 11's code-kind.h (INTERPRETED_FUNCTION,
  * BASELINE, MAGLEV, TURBOFAN in a row), checked against the two exported; the Code's
@@ -469,6 +512,7 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
 	f->dd_inlining = (uint32_t)inlining;
 	b->kind_opt_lo = (uint8_t)(b->kind_baseline + 1);
 	b->kind_opt_hi = (uint8_t)(b->kind_baseline + 2);
+	jit_layout(ef, syms, f);
 }
 
 /* What baseline (Sparkplug) lines need, into f->bpf (code_ok) and f. The Code fields V8
@@ -785,21 +829,44 @@ static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
 	*out = (struct interp_symbol){ .function = v->text, .marker = true };
 }
 
+/* What a function's ScopeInfo says of its name (scope_info_facts). */
+struct scope_facts {
+	char *name; /* out: V8's name ("" when none), at most cap - 1 bytes */
+	size_t cap;
+	int64_t start;  /* the function's start position in its script, -1: unknown */
+	bool method;    /* a method (class or object literal; getters, setters, static) */
+	uint64_t outer; /* the outer ScopeInfo when it is a class scope (0: none) */
+};
+
+/* A method's kind (V8 11's FunctionKind: getters/setters 7-10, async and generator methods
+ * 14-17 and 20-21, concise methods 22-23).
+ */
+static bool kind_is_method(uint64_t kind)
+{
+	return (kind >= 7 && kind <= 10) || (kind >= 14 && kind <= 17) ||
+	       (kind >= 20 && kind <= 23);
+}
+
 /* The function name a ScopeInfo holds (V8's SharedFunctionInfo::Name, then the inferred
  * name V8 shows for anonymous functions, "Module._compile"), at the exact slots V8's
  * scope-info.tq (9.x-11.x) gives: flags, parameter count, context local count, local names
  * (one hash table instead when there are V8_INLINED_LOCALS_MAX or more), local infos, the
  * saved class variable (flags bit 10), the function variable's name and slot (flags bits
- * 12-13 not NONE), the inferred name (flags bit 14). A slot that holds no string gives no
- * name: nothing is guessed. 0 with out filled ("" when none), or -errno.
+ * 12-13 not NONE), the inferred name (flags bit 14), the position info (start, end) of a
+ * function scope (type 2, flags bits 0-3), the outer ScopeInfo (flags bit 22); the function
+ * kind in flags bits 17-21. A slot that holds no string gives no name: nothing is guessed.
+ * 0 with *sf filled, or -errno.
  */
-static int scope_info_name(pid_t pid, const struct v8_layout *l, uint64_t scope, char *out,
-			   size_t cap)
+static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope,
+			    struct scope_facts *sf)
 {
-	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i;
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i, outer[V8_SCOPE_SLOTS];
+	char *out = sf->name;
 	uint16_t type;
 
 	out[0] = '\0';
+	sf->start = -1;
+	sf->outer = 0;
 	if (l->scope_ncontext_locals >= V8_SCOPE_SLOTS ||
 	    interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)))
 		return -EFAULT;
@@ -807,19 +874,119 @@ static int scope_info_name(pid_t pid, const struct v8_layout *l, uint64_t scope,
 		return -EINVAL;
 	flags = slots[0] >> 32;
 	ncl = slots[l->scope_ncontext_locals] >> 32;
+	sf->method = kind_is_method(flags >> 17 & 0x1f);
 	i = l->scope_first_vars + (ncl < V8_INLINED_LOCALS_MAX ? ncl : 1) + ncl + (flags >> 10 & 1);
 	if (flags >> 12 & 3) { /* the function variable: name (or Smi 0), slot */
 		if (i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
-		    type < l->first_nonstring && !v8_heap__string(pid, l, slots[i], out, cap) &&
-		    out[0])
-			return 0;
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
 		i += 2;
 	}
-	out[0] = '\0';
-	if ((flags >> 14 & 1) && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
-	    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, cap))
-		out[0] = '\0';
+	if (flags >> 14 & 1) { /* the inferred name, when the function has none */
+		if (!out[0] && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
+		i++;
+	}
+	if ((flags & 0xf) != 2 || i + 2 >= V8_SCOPE_SLOTS || (slots[i] & 1))
+		return 0; /* positions: function scopes only */
+	sf->start = (int64_t)(slots[i] >> 32);
+	i += 2;
+	/* The outer scope: a class scope (type 0) of a method. */
+	if (!(flags >> 22 & 1) || !sf->method || v8_heap__type(pid, l, slots[i], &type) ||
+	    type != l->type_scope_info ||
+	    interp__read_mem(pid, slots[i] - 1 + 8, outer, sizeof(outer)) || (outer[0] & 1) ||
+	    (outer[0] >> 32 & 0xf) != 0)
+		return 0;
+	sf->outer = slots[i];
 	return 0;
+}
+
+/* The class name a class scope's ScopeInfo holds: the saved class variable (flags bit 10:
+ * its index among the context locals) or the first context local that is no private name
+ * ('#') nor internal ('.'); 0, or -ENOENT.
+ */
+static int class_scope_name(pid_t pid, const struct v8_layout *l, uint64_t scope, char *out,
+			    size_t cap)
+{
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, k, first, saved = ~0ULL;
+	uint16_t type;
+
+	if (interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)) || (slots[0] & 1) ||
+	    (slots[l->scope_ncontext_locals] & 1))
+		return -EFAULT;
+	flags = slots[0] >> 32;
+	ncl = slots[l->scope_ncontext_locals] >> 32;
+	first = l->scope_first_vars;
+	if (!ncl || ncl >= V8_INLINED_LOCALS_MAX || first + 2 * ncl + 1 > V8_SCOPE_SLOTS)
+		return -ENOENT;
+	if (flags >> 10 & 1 && !(slots[first + 2 * ncl] & 1))
+		saved = slots[first + 2 * ncl] >> 32;
+	for (k = 0; k < ncl; k++) {
+		if (saved != ~0ULL && k != saved)
+			continue;
+		if (v8_heap__type(pid, l, slots[first + k], &type) || type >= l->first_nonstring ||
+		    v8_heap__string(pid, l, slots[first + k], out, cap) || !out[0] ||
+		    out[0] == '#' || out[0] == '.')
+			continue;
+		return 0;
+	}
+	out[0] = '\0';
+	return -ENOENT;
+}
+
+/* A method's class from its source, when its ScopeInfo has no class scope (a class that
+ * never refers to itself needs none): before the function's start position, the innermost
+ * unclosed '{' must end "class NAME" or "class NAME extends ...". Braces in strings or
+ * comments between the two are not told apart: such a method gets no class. The first
+ * V8_CLASS_SCAN characters of a script are read at most. 0 with out, or -ENOENT.
+ */
+static int class_from_source(pid_t pid, const struct v8_layout *l, uint64_t script, int64_t start,
+			     char *out, size_t cap)
+{
+	uint64_t source;
+	uint8_t *chars = NULL;
+	size_t n = 0, csize = 1, k, depth = 0, b, e, m;
+	int err = -ENOENT;
+
+	if (start <= 0 || start > V8_CLASS_SCAN ||
+	    interp__read_u64(pid, script - 1 + l->script_source, &source) ||
+	    v8_heap__seq_chars(pid, l, source, (size_t)start, &chars, &n, &csize))
+		return -ENOENT;
+#define CH(i) (csize == 2 ? ((const uint16_t *)chars)[i] : chars[i])
+	for (k = n; k-- > 0;) {
+		if (CH(k) == '}')
+			depth++;
+		else if (CH(k) == '{' && depth-- == 0)
+			break;
+	}
+	if (k >= n)
+		goto out;
+	/* back over "extends ..." and spaces to the name, then "class" */
+	for (b = k; b > 0 && b + 512 > k; b--) {
+		if (b >= 6 && CH(b - 1) == ' ' && CH(b - 2) == 's' && CH(b - 3) == 's' &&
+		    CH(b - 4) == 'a' && CH(b - 5) == 'l' && CH(b - 6) == 'c' &&
+		    (b == 6 || CH(b - 7) <= ' ' || CH(b - 7) == '=' || CH(b - 7) == '(')) {
+			for (e = b; e < k && (CH(e) == '_' || CH(e) == '$' ||
+					      (CH(e) >= '0' && CH(e) <= '9') ||
+					      ((CH(e) | 0x20) >= 'a' && (CH(e) | 0x20) <= 'z'));
+			     e++)
+				;
+			if (e == b || e - b >= cap)
+				goto out;
+			for (m = b; m < e; m++)
+				out[m - b] = (char)CH(m);
+			out[e - b] = '\0';
+			err = 0;
+			goto out;
+		}
+		if (CH(b - 1) == ';' || CH(b - 1) == '}' || CH(b - 1) == '{')
+			break;
+	}
+out:
+#undef CH
+	free(chars);
+	return err;
 }
 
 /* The script's name and line ends, read if needed; NULL when unreadable. */
@@ -832,9 +999,13 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	uint64_t name, ends, source, data;
 	uint8_t *chars = NULL;
 	size_t n = 0, csize = 1, i;
+	uint32_t tries = 0;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->script == script)
-		return e;
+	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
+		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY))
+			return e;
+		tries = e->tries; /* a failed read of the line ends is not kept for good */
+	}
 	v->stats[V8_STAT_SCRIPT_READS]++;
 	if (interp__read_u64(reader, script - 1 + l->script_name, &name) ||
 	    v8_heap__string(reader, l, name, v->text, sizeof(v->text))) {
@@ -883,6 +1054,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	e->pid = p->pid;
 	e->gen = p->gen;
 	e->script = script;
+	e->tries = fresh.lines ? 0 : tries + 1;
 	return e;
 }
 
@@ -949,15 +1121,15 @@ static int read_bytes(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16
 /* The function's current baseline code (SharedFunctionInfo::function_data holds it while
  * it has one): its size, bytecode-offset table and bytecodes, into e.
  */
-static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e)
+static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *e, uint64_t code)
 {
 	const struct v8_layout *l = &f->l;
-	uint64_t code, table, bc;
+	uint64_t table, bc;
 	uint16_t type;
 
 	baseline__clear(e);
 	e->code_read = true;
-	if (interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code) ||
+	if ((!code && interp__read_u64(pid, e->sfi - 1 + l->sfi_function_data, &code)) ||
 	    v8_heap__type(pid, l, code, &type) || type != f->type_code ||
 	    interp__read_mem(pid, code - 1 + f->code_size, &e->code_size, sizeof(e->code_size)) ||
 	    e->code_size <= 0 || interp__read_u64(pid, code - 1 + f->code_offsets, &table) ||
@@ -971,6 +1143,31 @@ static void read_baseline(pid_t pid, const struct v8_file *f, struct sfi_entry *
 		return;
 	}
 	e->code = code;
+}
+
+/* The function of baseline code found by pc (V8_SUB_JIT): its bytecode offset at pc_off
+ * (the code's tables read into e when e holds another code), or -1.
+ */
+static int64_t baseline_offset_of(struct v8 *v, struct v8_proc *p, pid_t reader,
+				  struct sfi_entry *e, uint64_t code, uint64_t pc_off,
+				  bool is_return)
+{
+	const struct v8_file *f = p->file;
+
+	if (!e->code_read || e->code != code) {
+		size_t old = e->offsets_len + e->bytecodes_len;
+
+		read_baseline(reader, f, e, code);
+		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
+			baseline__clear(e);
+			e->code_read = true;
+		}
+	}
+	if (e->code != code || pc_off >= (uint64_t)e->code_size)
+		return -1;
+	return v8_lines__baseline_offset(e->offsets, e->offsets_len, e->bytecodes, e->bytecodes_len,
+					 f->bc_sizes, f->n_bytecodes,
+					 is_return ? pc_off : pc_off + 1);
 }
 
 /* The bytecode offset of a baseline frame (pos as eBPF emitted it), or -1. */
@@ -987,7 +1184,7 @@ static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, st
 	if (!e->code_read || (e->code >> 3 & 0xff) != check) {
 		size_t old = e->offsets_len + e->bytecodes_len;
 
-		read_baseline(reader, f, e);
+		read_baseline(reader, f, e, 0);
 		if (!budget_take(v, old, e->offsets_len + e->bytecodes_len)) {
 			baseline__clear(e);
 			e->code_read = true;
@@ -1008,6 +1205,8 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 		    size_t cap, struct sfi_entry *e)
 {
 	const struct v8_layout *l = &f->l;
+	struct scope_facts sf = { .name = text, .cap = cap, .start = -1 };
+	char cls[V8_CLASS_NAME_MAX] = "";
 	uint64_t name, script;
 	uint16_t type;
 	uint32_t c;
@@ -1016,21 +1215,58 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 		return -EFAULT;
 	if (type != l->type_sfi || c != cookie)
 		return -ESTALE;
+	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
+		e->script = script;
 	text[0] = '\0';
+	e->start = -1;
 	if (!v8_heap__type(pid, l, name, &type)) {
 		if (type < l->first_nonstring)
 			v8_heap__string(pid, l, name, text, cap);
-		else if (type == l->type_scope_info)
-			scope_info_name(pid, l, name, text, cap);
+		else if (type == l->type_scope_info && !scope_info_facts(pid, l, name, &sf) &&
+			 sf.method && text[0] &&
+			 (!sf.outer || class_scope_name(pid, l, sf.outer, cls, sizeof(cls))) &&
+			 e->script)
+			class_from_source(pid, l, e->script, sf.start, cls, sizeof(cls));
 	}
-	e->name = strdup(text[0] ? text : "<anonymous>");
+	if (cls[0] && text[0]) { /* a class method: Class.method (DevTools' stack traces) */
+		size_t n = strlen(cls);
+
+		if (n + 1 + strlen(text) < sizeof(cls) + cap) {
+			e->name = malloc(n + 1 + strlen(text) + 1);
+			if (e->name)
+				sprintf(e->name, "%s.%s", cls, text);
+		}
+	}
+	if (!e->name) {
+		e->name = strdup(text[0] ? text : "<anonymous>");
+		if (!text[0]) /* named where it starts once its script's lines are known */
+			e->start = sf.start;
+	}
 	if (!e->name)
 		return -ENOMEM;
-	if (!v8_heap__type(pid, l, script, &type) && type == l->type_script)
-		e->script = script;
 	read_spt(pid, f, sfi, e);
 	e->cookie = cookie;
 	return 0;
+}
+
+/* An anonymous function named where it starts, "<anonymous>:LINE:COLUMN" (1-based, as
+ * DevTools places it), once its script's line ends are known.
+ */
+static void anonymous_name(struct sfi_entry *e, const struct script_entry *s)
+{
+	char buf[64];
+	int line, col = 0;
+	char *dup;
+
+	if (e->start < 0 || !s || !s->line_ends ||
+	    !(line = v8_lines__line(s->line_ends, s->lines, (uint32_t)e->start, &col)))
+		return;
+	snprintf(buf, sizeof(buf), "<anonymous>:%d:%d", line, col + 1);
+	if (!(dup = strdup(buf)))
+		return;
+	free(e->name);
+	e->name = dup;
+	e->start = -1;
 }
 
 /* The cached function, read if needed; NULL with a marker in *out. */
@@ -1040,8 +1276,20 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	struct sfi_entry *e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)], fresh = { 0 };
 	int err;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie)
+	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie) {
+		/* V8 collects a function's source positions lazily: read them again now and
+		 * then while it has none
+		 */
+		if (!e->spt && e->script && ++e->spt_misses % V8_RETRY_EVERY == 0) {
+			read_spt(reader, p->file, sfi, e);
+			if (!budget_take(v, 0, e->spt_len)) {
+				free(e->spt);
+				e->spt = NULL;
+				e->spt_len = 0;
+			}
+		}
 		return e;
+	}
 	v->stats[V8_STAT_FUNCTION_READS]++;
 	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err == -EFAULT && reader != p->pid)
@@ -1178,11 +1426,17 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 	uint64_t name, script;
 	uint32_t cookie;
 
-	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie) ||
-	    !(e = sfi_get(v, p, reader, sfi, cookie, &ignored)))
+	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie)) {
+		/* unreadable (the process has exited since): the function as read before */
+		e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)];
+		if (e->pid != p->pid || e->gen != p->gen || e->sfi != sfi || !e->name)
+			return false;
+	} else if (!(e = sfi_get(v, p, reader, sfi, cookie, &ignored))) {
 		return false;
+	}
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
+	anonymous_name(e, s);
 	in->function = inlined_copy(v, used, e->name);
 	in->file = s ? inlined_copy(v, used, s->name) : NULL;
 	in->line = s && s->line_ends && off >= 0
@@ -1241,6 +1495,179 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 		v->stats[V8_STAT_NO_LINE]++;
 }
 
+/* The pc of a V8_SUB_JIT frame from its low 28 bits: the one address in a code range of the
+ * process with those bits (V8's code range is 128 MiB); 0 when none.
+ */
+static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
+{
+	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
+	int i, k;
+
+	for (i = 0; i < INTERP_CODE_RANGES; i++) {
+		if (!r[i].end)
+			continue;
+		base = r[i].start & ~(uint64_t)V8_POS_NONE;
+		for (k = 0; k < 2; k++) {
+			pc = base + (uint64_t)k * span + low;
+			if (pc >= r[i].start && pc < r[i].end)
+				return pc;
+		}
+	}
+	return 0;
+}
+
+/* ... from the ranges eBPF was given, else (a frame walked before they were known) from the
+ * process's maps read now, at most V8_JIT_MAPS_READS times per process.
+ */
+static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
+{
+	uint64_t pc = jit_pc_in(p->code, low);
+
+	if (!pc) {
+		pc = jit_pc_in(p->jit_ranges, low);
+		if (!pc && p->jit_maps_reads < V8_JIT_MAPS_READS) {
+			p->jit_maps_reads++;
+			if (!code_ranges(p->pid, p->jit_ranges))
+				pc = jit_pc_in(p->jit_ranges, low);
+		}
+	}
+	return pc;
+}
+
+/* The Code at tagged code when its instructions start at start and hold pc: its kind and
+ * size into *jc; false otherwise.
+ */
+static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64_t start,
+		       uint64_t pc, struct jit_code *jc)
+{
+	uint64_t head[4];
+	uint32_t flags;
+	int32_t size;
+	uint16_t type;
+
+	if ((code & 3) != 1 ||
+	    interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)) ||
+	    head[0] != start)
+		return false;
+	memcpy(&flags, (uint8_t *)head + f->bpf.code_flags, sizeof(flags));
+	memcpy(&size, (uint8_t *)head + f->bpf.code_size, sizeof(size));
+	if (size <= 0 || pc - start >= (uint64_t)size || v8_heap__type(pid, &f->l, code, &type) ||
+	    type != f->type_code)
+		return false;
+	*jc = (struct jit_code){ .start = start,
+				 .code = code,
+				 .size = size,
+				 .kind = (uint8_t)(flags & f->bpf.kind_mask) };
+	return true;
+}
+
+/* The code object whose instructions hold pc (V8 code in no function's current Code: OSR
+ * code, code replaced while on the stack): instructions start 32-byte aligned right after
+ * their InstructionStream's header (its map, its Code), so the scan goes back from pc over
+ * the aligned addresses, up to V8_JIT_SCAN bytes, for a header whose map is the
+ * InstructionStream map and whose Code starts its instructions there and holds pc. Found
+ * codes are kept per process. NULL when none.
+ */
+static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t pc)
+{
+	const struct v8_file *f = p->file;
+	uint64_t buf[V8_JIT_CHUNK / 8], top = pc & ~(uint64_t)31, hi, lo, at;
+	struct jit_code found;
+	uint16_t type;
+	size_t i;
+
+	for (i = 0; i < V8_JIT_CODES; i++) {
+		struct jit_code *j = &p->jit[i];
+
+		if (j->size <= 0 || pc < j->start || pc - j->start >= (uint64_t)j->size)
+			continue;
+		/* still that code (code space is reused once a code object is collected), or a
+		 * process that has exited since (its samples read late)
+		 */
+		if ((code_holds(pid, f, j->code, j->start, pc, &found) && found.kind == j->kind) ||
+		    interp__read_mem(pid, j->code - 1, &found.code, sizeof(found.code)))
+			return j;
+		j->size = 0;
+	}
+	if (!f->istream_type || !f->bpf.code_ok)
+		return NULL;
+	/* buf holds [lo, hi): the words at start - 16 (map) and start - 8 (Code) of each
+	 * candidate start in (lo, hi], from pc & ~31 down.
+	 */
+	for (hi = top; hi > V8_JIT_CHUNK && top - hi < V8_JIT_SCAN; hi = lo) {
+		lo = hi - sizeof(buf);
+		/* The code space's first pages may be below a chunk: then its last page alone. */
+		if (interp__read_mem(pid, lo, buf, sizeof(buf)) &&
+		    ((lo = (hi - 1) & ~(uint64_t)4095) + 16 > hi ||
+		     interp__read_mem(pid, lo, buf + (lo - (hi - sizeof(buf))) / 8, hi - lo)))
+			return NULL;
+		for (at = hi; at >= lo + 16; at -= 32) {
+			uint64_t map = buf[(at - 16 - (hi - sizeof(buf))) / 8],
+				 code = buf[(at - 8 - (hi - sizeof(buf))) / 8];
+
+			if ((map & 3) != 1 || (code & 3) != 1)
+				continue;
+			if (p->istream_map ? map != p->istream_map
+					   : (interp__read_mem(pid, map - 1 + f->l.map_type, &type,
+							       sizeof(type)) ||
+					      type != f->istream_type))
+				continue;
+			if (!code_holds(pid, f, code, at, pc, &found))
+				continue;
+			p->istream_map = map;
+			p->jit[p->jit_next++ % V8_JIT_CODES] = found;
+			return &p->jit[(p->jit_next - 1) % V8_JIT_CODES];
+		}
+	}
+	return NULL;
+}
+
+/* A JIT frame by pc (V8_SUB_JIT): optimised code of the frame's function through its
+ * deoptimisation data (inlined functions, lines), baseline code through its bytecode-offset
+ * table; the function alone otherwise. false: not found (*out untouched).
+ */
+static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi, uint32_t low,
+			  bool is_return, struct sfi_entry *e, struct interp_symbol *out)
+{
+	const struct v8_file *f = p->file;
+	const struct jit_code *jc;
+	struct code_entry *ce;
+	struct interp_symbol mark;
+	uint64_t pc = jit_pc(p, low);
+
+	if (!pc || !(jc = jit_code_at(p, reader, pc)))
+		return false;
+	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
+	    jc->kind <= f->bpf.kind_opt_hi) {
+		ce = code_get(v, p, reader, jc->code, (uint32_t)jc->start, &mark);
+		if (!ce || ce->sfi != sfi)
+			return false;
+		optimized_symbolize(v, p, reader, jc->code, (uint32_t)(pc - jc->start),
+				    (uint32_t)jc->start, out);
+		v->stats[V8_STAT_JIT_FOUND]++;
+		return !out->marker;
+	}
+	if (jc->kind == f->bpf.kind_baseline) {
+		int64_t bco =
+			baseline_offset_of(v, p, reader, e, jc->code, pc - jc->start, is_return);
+		struct script_entry *s = e->script ? script_get(v, p, reader, e->script) : NULL;
+		int64_t off = bco >= 0 && s && s->line_ends && e->spt
+				      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+				      : -1;
+
+		if (off < 0)
+			return false;
+		anonymous_name(e, s);
+		*out = (struct interp_symbol){ .function = e->name,
+					       .file = s->name,
+					       .line = v8_lines__line(s->line_ends, s->lines,
+								      (uint32_t)off, NULL) };
+		v->stats[V8_STAT_JIT_FOUND]++;
+		return true;
+	}
+	return false;
+}
+
 static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
@@ -1270,13 +1697,22 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		return marker(v, out, "unknown process");
 	if (sub == V8_SUB_OPTIMIZED && p->file->bpf.kind_opt_lo)
 		return optimized_symbolize(v, p, reader, uf->addr, pos, cookie, out);
-	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE)
+	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE &&
+	    sub != V8_SUB_JIT)
 		return marker(v, out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
 	if (!e)
 		return;
+	if (sub == V8_SUB_JIT) {
+		if (jit_symbolize(v, p, reader, uf->addr, pos, uf->flags & USER_FRAME_RETURN, e,
+				  out))
+			return;
+		v->stats[V8_STAT_JIT_NOT_FOUND]++;
+		sub = V8_SUB_COMPILED; /* the function alone */
+	}
 	if (e->script)
 		s = script_get(v, p, reader, e->script);
+	anonymous_name(e, s);
 	*out = (struct interp_symbol){ .function = e->name, .file = s ? s->name : NULL };
 	if (sub == V8_SUB_COMPILED || !s)
 		return; /* optimised code and builtins: no line yet */
@@ -1307,6 +1743,8 @@ static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
 	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
 	[V8_COUNTER_OPTIMIZED] = "optimised frames",
+	[V8_COUNTER_FRAMELESS] = "frameless builtins at the leaf",
+	[V8_COUNTER_JIT] = "JIT frames by pc",
 };
 
 static const char *const v8_stat_names[V8_STAT_CNT] = {
@@ -1320,6 +1758,8 @@ static const char *const v8_stat_names[V8_STAT_CNT] = {
 	[V8_STAT_CODE_READS] = "optimised code read",
 	[V8_STAT_NO_POSITIONS] = "optimised code without positions",
 	[V8_STAT_INLINED] = "inlined frames",
+	[V8_STAT_JIT_FOUND] = "code found by pc",
+	[V8_STAT_JIT_NOT_FOUND] = "code not found by pc",
 };
 
 const struct interp_runtime v8_runtime = {

@@ -177,6 +177,13 @@ int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_
 
 	if ((err = v8_heap__type(pid, l, obj, &type)))
 		return err;
+	/* A thin string (a string V8 internalized since: until the next GC rewrites the
+	 * references, a script's source is one) forwards to its actual, sequential string.
+	 */
+	if (type < l->first_nonstring && (type & l->str_repr_mask) == l->str_thin &&
+	    (interp__read_u64(pid, obj - 1 + l->thin_actual, &obj) ||
+	     (err = v8_heap__type(pid, l, obj, &type))))
+		return err ? err : -EFAULT;
 	if (type >= l->first_nonstring || (type & l->str_repr_mask) != l->str_seq)
 		return -ENOTSUP;
 	if (interp__read_mem(pid, obj - 1 + l->str_length, &n, sizeof(n)) || n < 0)
