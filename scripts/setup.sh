@@ -47,6 +47,8 @@ packages=(
 	qemu-system-x86 busybox-static cpio
 	# bench/offcpu.sh: bcc's CO-RE offcputime (bpfcc-tools' Python one needs kernel headers)
 	libbpf-tools
+	# test_serve.sh: the web UI in a real headless browser; xxd embeds the UI's files
+	chromium chromium-driver python3-selenium xxd
 )
 
 # The kernel matrix boots Debian 11's linux-image-5.10 (apt-get download): the bullseye suite,

@@ -14,6 +14,7 @@ static void usage(FILE *f)
 		"  agent     profile continuously, export OTLP profiles (or pprof files)\n"
 		"  symbolize fill in functions and source lines of a pprof's address-only frames\n"
 		"  store     import into, query and list the embedded profile store\n"
+		"  serve     web UI and JSON API over the embedded store\n"
 		"\n"
 		"Run 'stackscope <command> --help' for a command's options.\n");
 }
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 		return cmd_symbolize(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "store"))
 		return cmd_store(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;
