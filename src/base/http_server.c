@@ -478,6 +478,17 @@ static void conn__drain(struct http_server *s, struct conn *c)
 		server__drop(s, c, false);
 }
 
+/* Reads (without waiting, bounded) what a client already sent to a socket about to be closed:
+ * closing over unread bytes resets the connection, and the reset may destroy the answer.
+ */
+static void conn__discard_unread(int fd)
+{
+	char scratch[4096];
+
+	shutdown(fd, SHUT_WR);
+	(void)recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
+}
+
 static void server__accept(struct http_server *s)
 {
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
@@ -499,6 +510,7 @@ static void server__accept(struct http_server *s)
 		if (slot == s->opts.conn_max) {
 			/* best effort: a new connection's socket buffer takes this at once */
 			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			conn__discard_unread(fd);
 			close(fd);
 			count(s, &s->stats.refused);
 			continue;
