@@ -27,9 +27,22 @@
 #define TOP_LIMIT_MAX 100000
 #define LIST_MAX 2000 /* entries of one filter list */
 
+/* A merged range kept for the next requests (the page asks for a range's graph, then its
+ * filters; a diff needs two): valid while the filter and the store's intervals are the same.
+ */
+#define CACHE_CNT 2
+
+struct cached_range {
+	char key[1024]; /* the filter and the store's state; "" = empty slot */
+	struct profile *p;
+	uint64_t used;
+};
+
 struct serve_api {
 	char *store_path;
 	struct store *st;
+	struct cached_range cache[CACHE_CNT];
+	uint64_t clock;
 };
 
 struct param {
@@ -70,9 +83,13 @@ struct serve_api *serve_api__new(const char *store_path)
 
 void serve_api__free(struct serve_api *a)
 {
+	size_t i;
+
 	if (!a)
 		return;
 	store__close(a->st);
+	for (i = 0; i < CACHE_CNT; i++)
+		profile__free(a->cache[i].p);
 	free(a->store_path);
 	free(a);
 }
@@ -280,26 +297,79 @@ static struct store *api_store(struct serve_api *a, struct http_response *r)
 /* After a failed query: the next request opens the file again (it may have been replaced). */
 static void api_store_reset(struct serve_api *a)
 {
+	size_t i;
+
 	store__close(a->st);
 	a->st = NULL;
+	for (i = 0; i < CACHE_CNT; i++) {
+		profile__free(a->cache[i].p);
+		a->cache[i] = (struct cached_range){ 0 };
+	}
 }
 
-/* Merges side's filter into a profile; on error, the answer is set and NULL returned. */
+/* The key of a filter over the store as it is now: the filter's fields and the intervals'
+ * count, last id and last end (a write or a retention drop changes them). 0 or -errno.
+ */
+static int range_key(struct store *st, const struct store_filter *f, char *key, size_t sz)
+{
+	struct store_state ss;
+	int err = store__state(st, &ss), n;
+
+	if (err)
+		return err;
+	n = snprintf(key, sz, "%llu|%llu|%u|%u|%s|%s|%s|%s|%s|%llu|%lld|%llu",
+		     (unsigned long long)f->from_ns, (unsigned long long)f->to_ns, f->pid, f->tid,
+		     f->comm ?: "\x01", f->thread ?: "\x01", f->exe ?: "\x01",
+		     f->container ?: "\x01", f->label ?: "\x01",
+		     (unsigned long long)ss.interval_cnt, (long long)ss.last_id,
+		     (unsigned long long)ss.last_end_ns);
+	return n > 0 && (size_t)n < sz ? 0 : -E2BIG;
+}
+
+/* The merged profile of a filter, borrowed from the cache (valid until the next query()); on
+ * error, the answer is set and NULL returned.
+ */
 static struct profile *query(struct serve_api *a, const struct store_filter *f,
 			     struct http_response *r)
 {
 	struct store *st = api_store(a, r);
+	struct cached_range *slot = NULL;
+	char key[sizeof(a->cache[0].key)];
 	struct profile *p = NULL;
+	size_t i;
 	int err;
 
 	if (!st)
 		return NULL;
-	err = store__query(st, f, &p);
+	err = range_key(st, f, key, sizeof(key));
+	if (!err) {
+		for (i = 0; i < CACHE_CNT; i++) {
+			if (!strcmp(a->cache[i].key, key)) {
+				a->cache[i].used = ++a->clock;
+				return a->cache[i].p;
+			}
+			if (!slot || a->cache[i].used < slot->used)
+				slot = &a->cache[i];
+		}
+	}
+	err = err == -E2BIG ? 0 : err; /* a key too long: not cached */
+	err = err ?: store__query(st, f, &p);
 	if (err) {
 		answer_errno(r, err);
 		api_store_reset(a);
 		return NULL;
 	}
+	if (!slot) { /* uncacheable: kept in the oldest slot, under no key */
+		slot = &a->cache[0];
+		for (i = 1; i < CACHE_CNT; i++)
+			if (a->cache[i].used < slot->used)
+				slot = &a->cache[i];
+		key[0] = '\0';
+	}
+	profile__free(slot->p);
+	slot->p = p;
+	snprintf(slot->key, sizeof(slot->key), "%s", key);
+	slot->used = ++a->clock;
 	return p;
 }
 
@@ -401,8 +471,6 @@ static void route_tree(struct serve_api *a, const struct ask *ask, struct profil
 out:
 	json_out__free(&j);
 	flame_tree__free(t);
-	for (s = 0; !given && s < 2; s++)
-		profile__free(p[s]);
 }
 
 struct thread_row {
@@ -550,7 +618,6 @@ out:
 		free(pl.containers[i]);
 	free(rows);
 	flame_tree__free(t);
-	profile__free(p);
 }
 
 /* The gzip of buf (one member), malloc()ed into *out. 0 or -ENOMEM / -EIO. */
@@ -609,7 +676,6 @@ static void route_pprof(struct serve_api *a, const struct ask *ask, struct http_
 		r->headers = "Content-Disposition: attachment; filename=\"stackscope.pb.gz\"\r\n";
 	}
 	pb_buf__free(&buf);
-	profile__free(p);
 }
 
 /* POST /api/diff?a_len=N: the body is two pprof files, the first N bytes and the rest. */

@@ -127,6 +127,17 @@ struct store_interval {
 int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx);
 
+/* What identifies the store's content for a cache: the intervals held, the newest id and end.
+ */
+struct store_state {
+	uint64_t interval_cnt;
+	int64_t last_id;
+	uint64_t last_end_ns;
+};
+
+/* Fills *out from one read. 0 or -errno. */
+int store__state(struct store *st, struct store_state *out);
+
 /* One process (pid, comm, executable, container: NULL when unknown or empty) and its samples
  * in a range; strings valid during the callback only.
  */

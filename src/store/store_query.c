@@ -731,3 +731,23 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	store__exec(st, "COMMIT");
 	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
 }
+
+int store__state(struct store *st, struct store_state *out)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT count(*), ifnull(max(id), 0), ifnull(max(end_ns), 0) FROM intervals", -1,
+		&q, NULL);
+
+	*out = (struct store_state){ 0 };
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		out->interval_cnt = (uint64_t)sqlite3_column_int64(q, 0);
+		out->last_id = sqlite3_column_int64(q, 1);
+		out->last_end_ns = (uint64_t)sqlite3_column_int64(q, 2);
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+}

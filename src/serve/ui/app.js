@@ -310,7 +310,24 @@ function legend() {
 
 /* ---- top functions ---- */
 
+/* sorting the table: a click on a column's head sorts by it (again: the other way) */
+const topSort = { col: -1, desc: true, answer: null };
+
+function sortKey(f, col, answer) {
+  const diff = answer.total2 !== undefined;
+  const d = (answer.total2 ? f.total2 / answer.total2 : 0) - (answer.total ? f.total / answer.total : 0);
+  return [f.name, f.type, f.self, diff ? f.self2 : f.self, diff ? f.total2 : f.total, diff ? d : f.total][col];
+}
+
 function fillTop(answer) {
+  topSort.answer = answer;
+  if (topSort.col >= 0) {
+    const c = topSort.col, k = (f) => sortKey(f, c, answer);
+    answer.functions.sort((a, b) => {
+      const x = k(a), y = k(b), r = x < y ? -1 : x > y ? 1 : 0;
+      return topSort.desc ? -r : r;
+    });
+  }
   const body = $('top').tBodies[0], t = state.tree;
   body.replaceChildren();
   const head = $('top').tHead.rows[0].cells;
@@ -360,7 +377,7 @@ async function loadRange() {
   const type = $('f-type').value;
   try {
     status('loading…');
-    let tree, top;
+    let tree;
     if (state.files) {
       const [a, b] = state.files;
       const body = new Uint8Array(a.byteLength + b.byteLength);
@@ -369,16 +386,10 @@ async function loadRange() {
       const q = new URLSearchParams({ a_len: String(a.byteLength) });
       if (type) q.set('type', type);
       tree = await getJSON('api/diff?' + q, { method: 'POST', body });
-      top = null;
     } else {
       const p = filterParams(state.diff);
       if (type) p.set('type', type);
-      const tp = new URLSearchParams(p);
-      tp.set('limit', '500');
-      [tree, top] = await Promise.all([
-        getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p),
-        getJSON((state.diff ? 'api/difftop?' : 'api/top?') + tp),
-      ]);
+      tree = await getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p);
     }
     state.tree = link(tree);
     state.maxDelta = 1e-9;
@@ -388,33 +399,44 @@ async function loadRange() {
     $('detail').textContent = 'click a frame to zoom; Esc or click the top frame to zoom out';
     legend();
     render();
-    if (top) fillTop(top); else fillTopFromTree();
+    fillTopFromTree();
     const dl = filterParams(false);
     $('download').href = 'api/pprof?' + dl;
     status(state.tree.diff ? `A ${state.tree.total} samples, B ${state.tree.total2} samples` :
       `${state.tree.total} samples`);
+    /* the filter menus of the range, after its graph: they do not hold it up */
+    if (!state.files) loadFilters().catch((e) => status('error: ' + e.message));
   } catch (e) {
     status('error: ' + e.message);
   }
 }
 
-/* uploaded files: the table from the tree itself (the server has no range to ask about) */
+/* The top table from the tree itself (one request per view; /api/top gives the same for
+ * scripts): self summed per function; total counted where no caller above is the same
+ * function (recursion once), through a count of each function on the current path.
+ */
 function fillTopFromTree() {
-  const byName = new Map();
-  const walk = (n, seen) => {
+  const byName = new Map(), onPath = new Map();
+  const walk = (n) => {
+    let k = null;
     if (n.parent) {
-      const k = n.name + '\u0000' + n.type;
+      k = n.name + '\u0000' + n.type;
       let e = byName.get(k);
       if (!e) { e = { name: n.name, type: n.type, self: 0, self2: 0, total: 0, total2: 0 }; byName.set(k, e); }
       e.self += n.s; e.self2 += n.s2 || 0;
-      if (!seen.has(k)) { e.total += n.v; e.total2 += n.v2; }
-      seen = new Set(seen).add(k);
+      if (!onPath.get(k)) { e.total += n.v; e.total2 += n.v2; }
+      onPath.set(k, (onPath.get(k) || 0) + 1);
     }
-    for (const c of (n.c || [])) walk(c, seen);
+    for (const c of (n.c || [])) walk(c);
+    if (k) onPath.set(k, onPath.get(k) - 1);
   };
-  walk(state.tree.root, new Set());
-  const functions = [...byName.values()].sort((a, b) => b.self2 - a.self2 || b.self - a.self).slice(0, 500);
-  fillTop({ functions, total: state.tree.total, total2: state.tree.total2 });
+  walk(state.tree.root);
+  const last = state.tree.diff ? 'self2' : 'self';
+  const functions = [...byName.values()].sort((a, b) => b[last] - a[last] || b.self - a.self ||
+    (a.name < b.name ? -1 : 1)).slice(0, 500);
+  const answer = { functions, total: state.tree.total };
+  if (state.tree.diff) answer.total2 = state.tree.total2;
+  fillTop(answer);
 }
 
 async function loadAll() {
@@ -427,11 +449,15 @@ async function loadAll() {
   }
   drawTimeline();
   describeRange();
-  await loadFilters().catch((e) => status('error: ' + e.message));
   await loadRange();
 }
 
 function setupControls() {
+  [...$('top').tHead.rows[0].cells].forEach((th, i) => th.addEventListener('click', () => {
+    topSort.desc = topSort.col === i ? !topSort.desc : i >= 2;
+    topSort.col = i;
+    if (topSort.answer) fillTop(topSort.answer);
+  }));
   for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type']) $(id).addEventListener('change', loadRange);
   $('diff-mode').addEventListener('change', () => {
     state.diff = $('diff-mode').checked;
