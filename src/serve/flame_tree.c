@@ -238,12 +238,12 @@ static bool has_type(const struct profile *p, const uint32_t *frames, uint32_t c
 static int add_sample(struct flame_tree *t, const struct profile *p, unsigned slot,
 		      const struct profile_agg_sample *s)
 {
-	uint32_t frame_cnt, i, node = 0;
+	uint32_t frame_cnt, i, node = 0, depth = 0;
 	const uint32_t *frames = profile__stack(p, s->stack, &frame_cnt);
 	uint64_t seen_types = 0;
 
 	t->nodes[0].total[slot] += s->count;
-	for (i = frame_cnt; i-- > 0;) {
+	for (i = frame_cnt; i-- > 0 && depth < FLAME_TREE_MAX_DEPTH;) {
 		const struct profile_frame *f = profile__frame(p, frames[i]);
 		uint32_t l, lines;
 		int64_t ty;
@@ -257,9 +257,16 @@ static int add_sample(struct flame_tree *t, const struct profile *p, unsigned sl
 		lines = f->line_cnt ? f->line_cnt : 1;
 		for (l = lines; l-- > 0;) {
 			const char *name = profile__frame_name(p, frames[i], l);
-			int64_t ni = name_table__intern(&t->names, name ? name : "[unknown]");
-			int64_t ci;
+			int64_t ni, ci;
 
+			if (++depth == FLAME_TREE_MAX_DEPTH) { /* the rest in one node */
+				name = "[deeper frames cut]";
+				ty = name_table__intern(&t->types, "error");
+				if (ty < 0)
+					return (int)ty;
+				ty = ty >= TYPE_MAX ? TYPE_MAX - 1 : ty;
+			}
+			ni = name_table__intern(&t->names, name ? name : "[unknown]");
 			if (ni < 0)
 				return (int)ni;
 			ci = child_of(t, node, (uint32_t)ni, (uint32_t)ty);
@@ -267,6 +274,8 @@ static int add_sample(struct flame_tree *t, const struct profile *p, unsigned sl
 				return (int)ci;
 			node = (uint32_t)ci;
 			t->nodes[node].total[slot] += s->count;
+			if (depth == FLAME_TREE_MAX_DEPTH)
+				break;
 		}
 	}
 	t->nodes[node].self[slot] += s->count;
@@ -332,7 +341,7 @@ static void node_json(const struct flame_tree *t, uint32_t idx, unsigned slots, 
 		      struct json_out *j)
 {
 	const struct flame_node *n = &t->nodes[idx];
-	uint32_t kids[64], *order = kids, c;
+	uint32_t kids[16], *order = kids, c;
 	size_t cnt = 0, i;
 	bool first = true;
 

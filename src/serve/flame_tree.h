@@ -8,7 +8,8 @@
  * the profiles may be freed once added.
  *
  * Bounds: at most FLAME_TREE_MAX_NODES nodes; a profile that needs more is refused
- * (-E2BIG), so one answer's memory is bounded whatever the range.
+ * (-E2BIG), so one answer's memory is bounded whatever the range; at most
+ * FLAME_TREE_MAX_DEPTH levels, so the recursive JSON writer's stack is bounded too.
  */
 #ifndef STACKSCOPE_FLAME_TREE_H
 #define STACKSCOPE_FLAME_TREE_H
@@ -17,6 +18,10 @@
 #include <stdint.h>
 
 #define FLAME_TREE_MAX_NODES (2u << 20)
+/* Levels below the root (inlined functions count): deeper frames of a stack end in one node
+ * "[deeper frames cut]" (type "error"), so walks over the tree have a bounded depth.
+ */
+#define FLAME_TREE_MAX_DEPTH 2048
 
 struct profile;
 struct json_out;

@@ -139,6 +139,38 @@ TEST(tree_and_top)
 	profile__free(p);
 }
 
+TEST(depth_is_bounded)
+{
+	struct profile_opts po = { .period_ns = 10000000 };
+	struct profile *p = profile__new(&po);
+	struct profile_line l[] = { { "deep", "d.c", 1 } };
+	static uint32_t stack[FLAME_TREE_MAX_DEPTH + 500];
+	struct flame_tree *t = flame_tree__new();
+	uint32_t f, i;
+	char *js, *top;
+
+	REQUIRE(p && t);
+	f = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, l, 1, "cpython" });
+	for (i = 0; i < sizeof(stack) / sizeof(stack[0]); i++)
+		stack[i] = f;
+	REQUIRE(!profile__add_sample(
+		p, &(struct profile_sample){ .frames = stack,
+					     .frame_cnt = sizeof(stack) / sizeof(stack[0]),
+					     .pid = 1,
+					     .count = 7 }));
+	REQUIRE(!flame_tree__add(t, p, 0, NULL));
+	js = tree_json(t, 1, 0);
+	top = tree_json(t, 1, 1);
+	REQUIRE(js && top);
+	CHECK(strstr(js, "\"[deeper frames cut]\""));
+	CHECK(strstr(top, "{\"name\":\"[deeper frames cut]\",\"type\":\"error\",\"self\":7,"));
+	CHECK(strstr(top, "{\"name\":\"deep\",\"type\":\"cpython\",\"self\":0,\"total\":7}"));
+	free(js);
+	free(top);
+	flame_tree__free(t);
+	profile__free(p);
+}
+
 TEST(json_limits)
 {
 	struct json_out j;
@@ -269,6 +301,7 @@ TEST(api_over_a_store)
 int main(void)
 {
 	RUN(tree_and_top);
+	RUN(depth_is_bounded);
 	RUN(json_limits);
 	RUN(api_over_a_store);
 	return test_summary();
