@@ -64,6 +64,7 @@ serve_start "$TMP/s.db"
 check "serve: listening (${BASE:-none})" test -n "$BASE" || { cat "$TMP/serve.err"; finish; }
 
 # --- 1. the API ------------------------------------------------------------------------------
+echo "  (setup done at ${SECONDS} s)"
 check_eq "GET /: the page" "$(get /)" 200
 check "the page is ours, with its script" grep -q 'src="app.js"' "$TMP/out"
 check_eq "GET /app.js" "$(get /app.js)" 200
@@ -194,6 +195,7 @@ check_eq "serve still answers" "$(get /api/intervals)" 200
 check_eq "  ... and counts nothing wrong in the store" "$($J "$TMP/out" 'len(j["intervals"])')" 2
 
 # --- 3. the page in a headless browser -------------------------------------------------------
+echo "  (API and hostile requests done at ${SECONDS} s)"
 if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] &&
 	/usr/bin/python3 -c 'import selenium' 2>/dev/null; then
 	t0=$(date +%s%N)
@@ -209,6 +211,7 @@ fi
 kill "$SPID" 2>/dev/null
 
 # --- 4. agent --ui ---------------------------------------------------------------------------
+echo "  (browser done at ${SECONDS} s)"
 spawn cpid "$FIX/wl_chain_nofp" 60 # a fresh one: the first may have run its 60 s
 "$SS" agent -F 99 --interval 0.5 --cache-dir "" --store "$TMP/g.db" --ui 127.0.0.1:0 \
 	2>"$TMP/agent.err" &
