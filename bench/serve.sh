@@ -32,6 +32,7 @@ n_real=$(ls "$out/real" | wc -l)
 fill=$("$out/store_fill" "$out/day.db" 17280 5 "$out/none" 0 "$out"/real/*.pb.gz)
 
 serve_start() {
+	: >"$out/serve.out"
 	./stackscope serve --listen 127.0.0.1:0 --store "$out/day.db" >"$out/serve.out" 2>&1 &
 	spid=$!
 	for _ in $(seq 50); do grep -q http "$out/serve.out" && break; sleep 0.1; done
