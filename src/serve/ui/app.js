@@ -74,18 +74,18 @@ function drawTimeline() {
   const x = (t) => Number(t - span[0]) / len * W;
   let maxRate = 0;
   for (const i of state.intervals) maxRate = Math.max(maxRate, i.samples / Math.max(1, Number(i.end - i.start)));
-  const shade = ['rgba(60,120,220,0.25)', 'rgba(220,60,60,0.25)'];
-  for (const s of (state.diff ? [0, 1] : [0])) {
-    const r = state.range[s];
-    if (!r) continue;
-    ctx.fillStyle = shade[s];
-    ctx.fillRect(x(r[0]), 0, Math.max(2, x(r[1]) - x(r[0])), H);
-  }
   ctx.fillStyle = '#5a7';
   for (const i of state.intervals) {
     const rate = i.samples / Math.max(1, Number(i.end - i.start));
     const h = maxRate ? Math.max(1, rate / maxRate * (H - 4)) : 1;
     ctx.fillRect(x(i.start), H - h, Math.max(1, x(i.end) - x(i.start) - 1), h);
+  }
+  const shade = ['rgba(60,120,220,0.35)', 'rgba(220,60,60,0.35)'];
+  for (const s of (state.diff ? [0, 1] : [0])) {
+    const r = state.range[s];
+    if (!r) continue;
+    ctx.fillStyle = shade[s];
+    ctx.fillRect(x(r[0]), 0, Math.max(2, x(r[1]) - x(r[0])), H);
   }
 }
 
