@@ -401,7 +401,9 @@ static void conn__head_done(struct http_server *s, struct conn *c)
 			conn__reject(s, c, 503);
 			return;
 		}
-		c->buf = grown;
+		c->buf = grown; /* method and target moved with it: "METHOD\0target" */
+		method = c->buf;
+		target = c->buf + strlen(c->buf) + 1;
 		c->body_len = body_len;
 		c->got = c->head_len + have;
 		s->body_in_use += body_len;
