@@ -40,6 +40,9 @@ SRCS      := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 MAIN_SRC  := src/cli/main.c
 LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+# the web UI's files (src/serve/ui/), compiled in by xxd -i (src/serve/ui_assets.h)
+SERVE_UI  := src/serve/ui/index.html src/serve/ui/app.js src/serve/ui/app.css
+LIB_OBJS  += $(BUILD)/obj/gen/serve_ui.o
 MAIN_OBJ  := $(BUILD)/obj/cli/main.o
 LIB       := $(BUILD)/libstackscope.a
 
@@ -67,6 +70,17 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: src/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/serve_ui.c: $(SERVE_UI)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)cd src/serve/ui && for f in $(notdir $(SERVE_UI)); do xxd -i $$f; done > $(abspath $@).tmp
+	$(Q)mv $@.tmp $@
+
+$(BUILD)/obj/gen/serve_ui.o: $(BUILD)/gen/serve_ui.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@

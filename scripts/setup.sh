@@ -49,6 +49,8 @@ packages=(
 	libbpf-tools
 	# test_top.sh: `stackscope top` driven in a terminal
 	tmux
+	# test_serve.sh: the web UI in a real headless browser; xxd embeds the UI's files
+	chromium chromium-driver python3-selenium xxd
 )
 
 # The kernel matrix boots Debian 11's linux-image-5.10 (apt-get download): the bullseye suite,

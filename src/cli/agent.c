@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "abi.h"
+#include "base/http_server.h"
 #include "base/log.h"
 #include "cli/agent_options.h"
 #include "cli/agent_export.h"
@@ -23,6 +24,8 @@
 #include "cli/privileges.h"
 #include "cli/session.h"
 #include "profile/profile.h"
+#include "serve/serve_api.h"
+#include "store/store.h"
 #include "symbolize/trace_handler.h"
 #include "sampler/off_cpu_join.h"
 #include "sampler/sampler.h"
@@ -375,6 +378,8 @@ static int run(const struct agent_options *o)
 	struct session *s = NULL;
 	struct agent_export *ex = NULL;
 	struct metrics_server *ms = NULL;
+	struct http_server *ui = NULL;
+	struct serve_api *ui_api = NULL;
 	uint64_t now, next_report, next_log, next_metrics;
 	char *metrics = NULL;
 	const size_t metrics_cap = 16384;
@@ -392,6 +397,15 @@ static int run(const struct agent_options *o)
 			goto out;
 		}
 		metrics = malloc(metrics_cap);
+	}
+	if (o->ui_addr) { /* the web UI reads the store on its own thread and connection */
+		ui = serve__start(o->ui_addr, o->store_path ?: STORE_DEFAULT_PATH, &ui_api);
+		if (!ui) {
+			err = -errno;
+			pr_err("cannot serve the UI on %s: %s\n", o->ui_addr, strerror(errno));
+			goto out;
+		}
+		pr_info("web UI on %s (port %u)\n", o->ui_addr, http_server__port(ui));
 	}
 	s = session__new(&so);
 	if (!s) {
@@ -458,6 +472,8 @@ static int run(const struct agent_options *o)
 out:
 	agent_export__free(ex);
 	metrics_server__stop(ms);
+	http_server__stop(ui);
+	serve_api__free(ui_api);
 	free(metrics);
 	session__free(s);
 	return err;

@@ -37,6 +37,8 @@ void agent_options__usage(FILE *f)
 		"      --store-max-mb N       its size cap, oldest intervals dropped first (default 256)\n"
 		"      --store-max-age HOURS  its age cap (default 168: 7 days)\n"
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
+		"      --ui H:P               the web UI over the store on http://H:P/ (as\n"
+		"                             'stackscope serve'; e.g. 127.0.0.1:7434)\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
 		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152);\n"
@@ -111,6 +113,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		OPT_OFF_CPU,
 		OPT_OFF_CPU_MIN,
 		OPT_OFF_CPU_RATE,
+		OPT_UI,
 	};
 	static const struct option longopts[] = {
 		{ "freq", required_argument, NULL, 'F' },
@@ -123,6 +126,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		{ "output-dir", required_argument, NULL, OPT_OUTDIR },
 		{ "output-max-mb", required_argument, NULL, OPT_OUTMAX },
 		{ "metrics-addr", required_argument, NULL, OPT_METRICS },
+		{ "ui", required_argument, NULL, OPT_UI },
 		{ "log-interval", required_argument, NULL, OPT_LOGINT },
 		{ "include-cmdline", no_argument, NULL, OPT_CMDLINE },
 		{ "include-env", no_argument, NULL, OPT_ENV },
@@ -220,6 +224,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			break;
 		case OPT_METRICS:
 			o->metrics_addr = optarg;
+			break;
+		case OPT_UI:
+			o->ui_addr = optarg;
 			break;
 		case OPT_CMDLINE:
 			o->include_cmdline = true;

@@ -24,6 +24,7 @@ struct agent_options {
 	uint64_t store_max_bytes;  /* default 256 MiB */
 	double store_max_age_s;    /* default 7 days */
 	const char *metrics_addr;  /* HOST:PORT or NULL */
+	const char *ui_addr;       /* --ui HOST:PORT: the web UI over the store, or NULL */
 	const char *cache_dir;     /* unwind-table cache; "" disables */
 	uint64_t unwind_entries;   /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
 	bool include_cmdline;

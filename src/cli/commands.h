@@ -9,5 +9,14 @@ int cmd_agent(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+
+/* The web UI (src/cli/serve_cmd.c): starts its server on addr over the store at store_path;
+ * NULL with errno. Stop with http_server__stop(), then serve_api__free(*api).
+ */
+#define SERVE_DEFAULT_ADDR "127.0.0.1:7434"
+struct http_server;
+struct serve_api;
+struct http_server *serve__start(const char *addr, const char *store_path, struct serve_api **api);
 
 #endif

@@ -15,6 +15,7 @@ static void usage(FILE *f)
 		"  symbolize fill in functions and source lines of a pprof's address-only frames\n"
 		"  store     import into, query and list the embedded profile store\n"
 		"  top       live view of the hottest functions and their callers\n"
+		"  serve     web UI and JSON API over the embedded store\n"
 		"\n"
 		"Run 'stackscope <command> --help' for a command's options.\n");
 }
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		return cmd_store(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "serve"))
+		return cmd_serve(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

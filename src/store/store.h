@@ -127,4 +127,30 @@ struct store_interval {
 int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx);
 
+/* What identifies the store's content for a cache: the intervals held, the newest id and end.
+ */
+struct store_state {
+	uint64_t interval_cnt;
+	int64_t last_id;
+	uint64_t last_end_ns;
+};
+
+/* Fills *out from one read. 0 or -errno. */
+int store__state(struct store *st, struct store_state *out);
+
+/* One process (pid, comm, executable, container: NULL when unknown or empty) and its samples
+ * in a range; strings valid during the callback only.
+ */
+struct store_process_row {
+	uint32_t pid;
+	const char *comm, *exe, *container;
+	uint64_t samples;
+};
+
+/* Calls fn for each process with samples in the intervals overlapping [from_ns, to_ns), most
+ * samples first (the UI's filter lists); fn returning nonzero stops. 0 or -errno.
+ */
+int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
+		     int (*fn)(void *ctx, const struct store_process_row *row), void *ctx);
+
 #endif

@@ -690,3 +690,64 @@ int store_filter__parse(struct store_filter *f, const char *name, const char *va
 		return -EINVAL;
 	return 1;
 }
+
+int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
+		     int (*fn)(void *ctx, const struct store_process_row *row), void *ctx)
+{
+	sqlite3_stmt *q = NULL;
+	int rc;
+
+	/* one snapshot, as store__query(): the intervals and their samples agree */
+	rc = store__exec(st, "BEGIN");
+	if (rc)
+		return rc;
+	rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT p.pid, (SELECT s FROM strings WHERE id=p.comm), (SELECT s FROM strings "
+		"WHERE id=p.exe), (SELECT s FROM strings WHERE id=p.container), sum(x.value) "
+		"FROM samples x JOIN processes p ON p.id = x.process WHERE x.interval IN "
+		"(SELECT id FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2) "
+		"AND x.type = (SELECT id FROM sample_types WHERE type='samples' AND unit='count') "
+		"GROUP BY x.process ORDER BY 5 DESC, 1",
+		-1, &q, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
+		sqlite3_bind_int64(q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
+	}
+	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct store_process_row row = {
+			.pid = (uint32_t)sqlite3_column_int64(q, 0),
+			.comm = (const char *)sqlite3_column_text(q, 1),
+			.exe = (const char *)sqlite3_column_text(q, 2),
+			.container = (const char *)sqlite3_column_text(q, 3),
+			.samples = (uint64_t)sqlite3_column_int64(q, 4),
+		};
+
+		rc = fn(ctx, &row) ? SQLITE_DONE : SQLITE_OK;
+		if (rc == SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(q);
+	store__exec(st, "COMMIT");
+	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+}
+
+int store__state(struct store *st, struct store_state *out)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT count(*), ifnull(max(id), 0), ifnull(max(end_ns), 0) FROM intervals", -1,
+		&q, NULL);
+
+	*out = (struct store_state){ 0 };
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		out->interval_cnt = (uint64_t)sqlite3_column_int64(q, 0);
+		out->last_id = sqlite3_column_int64(q, 1);
+		out->last_end_ns = (uint64_t)sqlite3_column_int64(q, 2);
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+}

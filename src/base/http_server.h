@@ -1,0 +1,96 @@
+/* A small HTTP/1.1 server for local tools (the web UI of `stackscope serve`, `agent --ui`):
+ * one thread of its own, one poll() loop over non-blocking sockets, one request per
+ * connection (every answer closes it).
+ *
+ * The owner supplies a handler, called on the server thread once a request is complete; it
+ * fills in the answer and returns. While it runs no other connection is served, so a handler
+ * must bound its own work; what no handler can cause is a wait on a client: reading the
+ * request and writing the answer never block, and the owner's other threads (the agent's
+ * sampling) never touch a socket.
+ *
+ * Defences against hostile clients (each a fixed limit, counted in http_server_stats):
+ *  - at most conn_max connections; one more gets 503 in one non-blocking write, closed;
+ *  - the request line and headers in at most head_max bytes (414 if the line does not end
+ *    in them, 431 if the headers do not), the body (Content-Length only; Transfer-Encoding
+ *    gets 501) in at most body_max bytes (413), and all connections' bodies together in at
+ *    most body_budget bytes (503 for the one that would pass it);
+ *  - the whole request within request_timeout_ms of the accept, the answer taken within
+ *    response_timeout_ms, else the connection is closed;
+ *  - a request line that is not "METHOD /target HTTP/1.x" with a target of printable ASCII,
+ *    a header line without a colon, a bad or repeated Content-Length: 400; a method other
+ *    than GET, HEAD and POST: 405. The handler sees only well-formed requests.
+ * After the answer, at most HTTP_DRAIN_MAX_SZ bytes the client still sends are read and
+ * dropped before the close, so that the answer is not lost to a reset.
+ */
+#ifndef STACKSCOPE_HTTP_SERVER_H
+#define STACKSCOPE_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTTP_DRAIN_MAX_SZ (64 * 1024)
+
+/* A complete request; every pointer is valid only during the handler call. */
+struct http_request {
+	const char *method; /* "GET", "HEAD" or "POST" */
+	const char *path;   /* the target up to '?', still percent-encoded, starts with '/' */
+	const char *query;  /* after '?' (still encoded), or "" */
+	const uint8_t *body;
+	size_t body_len;
+};
+
+/* The handler's answer. body: NULL, or malloc()ed bytes the server frees (body_static: bytes
+ * that outlive the server, never freed). content_type NULL: no body expected. headers: more
+ * header lines, each ending in "\r\n", copied before the handler returns (may be NULL).
+ * A HEAD request gets the headers only.
+ */
+struct http_response {
+	int status;
+	const char *content_type;
+	const char *headers;
+	char *body;
+	const void *body_static;
+	size_t body_len;
+};
+
+typedef void (*http_handler_fn)(void *ctx, const struct http_request *req,
+				struct http_response *resp);
+
+struct http_server_opts {
+	unsigned conn_max;            /* 0: 16 */
+	unsigned request_timeout_ms;  /* 0: 10000 */
+	unsigned response_timeout_ms; /* 0: 30000 */
+	size_t head_max;              /* 0: 8 KiB */
+	size_t body_max;              /* 0: no body accepted (413) */
+	size_t body_budget;           /* 0: body_max * 2 */
+};
+
+struct http_server_stats {
+	uint64_t served;    /* answers of the handler */
+	uint64_t rejected;  /* 4xx/5xx from the server itself: malformed, too large, method */
+	uint64_t refused;   /* closed at once: conn_max connections were open */
+	uint64_t timed_out; /* request or answer not done in time */
+	size_t open;        /* connections open now */
+};
+
+struct http_server;
+
+/* Parses "HOST:PORT" (IPv4; HOST empty: 127.0.0.1) into *sa (a struct sockaddr_in). 0 or
+ * -EINVAL.
+ */
+struct sockaddr_in;
+int http_server__parse_addr(const char *addr, struct sockaddr_in *sa);
+
+/* Listens on addr (port 0: any free one, see http_server__port()) and starts the thread.
+ * opts may be NULL. NULL with errno set (EINVAL: bad address, EADDRINUSE...).
+ */
+struct http_server *http_server__start(const char *addr, const struct http_server_opts *opts,
+				       http_handler_fn handler, void *ctx);
+uint16_t http_server__port(const struct http_server *s);
+void http_server__stats(struct http_server *s, struct http_server_stats *out);
+/* Stops the thread (after the handler call in progress, if any), closes every connection,
+ * frees. Accepts NULL.
+ */
+void http_server__stop(struct http_server *s);
+
+#endif

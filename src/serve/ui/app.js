@@ -1,0 +1,486 @@
+/* stackscope's web UI: timeline -> range -> flamegraph (icicle, root on top), top functions,
+ * filters, diff of two ranges or two uploaded pprof files. Talks only to this server's JSON
+ * API (docs/API.md); no other file is loaded.
+ */
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const TYPE_COLOURS = {
+  kernel: [30, 80, 60], native: [15, 85, 62], go: [190, 70, 55], error: [0, 0, 70],
+  cpython: [215, 70, 65], hotspot: [120, 45, 55], ruby: [345, 65, 65], php: [250, 45, 70],
+  perl: [280, 40, 65], v8: [95, 55, 55], runtime: [170, 40, 60],
+};
+
+const state = {
+  intervals: [],
+  side: 0,             /* which range a drag sets: 0, or 1 (diff's B) */
+  range: [null, null], /* [from, to] in ns (BigInt) per side; null: the whole store */
+  diff: false,
+  files: null,         /* [ArrayBuffer, ArrayBuffer] when comparing uploaded files */
+  tree: null,          /* the answer of /api/flamegraph or /api/diff, nodes linked */
+  zoom: null,
+  search: null,
+};
+
+function fmtTime(ns) {
+  const d = new Date(Number(ns / 1000000n));
+  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+}
+function pct(v, total) { return total ? (100 * v / total).toFixed(2) + '%' : '-'; }
+function status(text) { $('status').textContent = text; }
+
+/* JSON with the large integers (ns times) kept exact: they are read as BigInt. */
+async function getJSON(url, opts) {
+  const r = await fetch(url, opts);
+  const text = await r.text();
+  const j = JSON.parse(text.replace(/("(?:from|to|start|end)":)(\d{16,})/g, '$1"$2"'));
+  for (const k of ['from', 'to']) if (typeof j[k] === 'string') j[k] = BigInt(j[k]);
+  if (!r.ok) throw new Error(j.error || r.statusText);
+  return j;
+}
+
+function filterParams(prefixed) {
+  const p = new URLSearchParams();
+  const sides = state.diff ? [0, 1] : [0];
+  for (const s of sides) {
+    const pre = prefixed ? (s ? 'b_' : 'a_') : '';
+    const r = state.range[s] || state.range[0];
+    if (r) { p.set(pre + 'from', r[0].toString()); p.set(pre + 'to', r[1].toString()); }
+  }
+  for (const [id, name] of [['f-pid', 'pid'], ['f-container', 'container'], ['f-tid', 'tid']]) {
+    if ($(id).value) p.set(name, $(id).value);
+  }
+  return p;
+}
+
+/* ---- timeline ---- */
+
+function timelineSpan() {
+  const iv = state.intervals;
+  if (!iv.length) return null;
+  let lo = iv[0].start, hi = iv[0].end;
+  for (const i of iv) { if (i.start < lo) lo = i.start; if (i.end > hi) hi = i.end; }
+  if (hi <= lo) hi = lo + 1n;
+  return [lo, hi];
+}
+
+function drawTimeline() {
+  const c = $('timeline'), ctx = c.getContext('2d');
+  c.width = c.clientWidth;
+  const W = c.width, H = c.height, span = timelineSpan();
+  ctx.clearRect(0, 0, W, H);
+  if (!span) return;
+  const len = Number(span[1] - span[0]);
+  const x = (t) => Number(t - span[0]) / len * W;
+  let maxRate = 0;
+  for (const i of state.intervals) maxRate = Math.max(maxRate, i.samples / Math.max(1, Number(i.end - i.start)));
+  ctx.fillStyle = '#5a7';
+  for (const i of state.intervals) {
+    const rate = i.samples / Math.max(1, Number(i.end - i.start));
+    const h = maxRate ? Math.max(1, rate / maxRate * (H - 4)) : 1;
+    ctx.fillRect(x(i.start), H - h, Math.max(1, x(i.end) - x(i.start) - 1), h);
+  }
+  const shade = ['rgba(60,120,220,0.35)', 'rgba(220,60,60,0.35)'];
+  for (const s of (state.diff ? [0, 1] : [0])) {
+    const r = state.range[s];
+    if (!r) continue;
+    ctx.fillStyle = shade[s];
+    ctx.fillRect(x(r[0]), 0, Math.max(2, x(r[1]) - x(r[0])), H);
+  }
+}
+
+function describeRange() {
+  const parts = [];
+  for (const s of (state.diff ? [0, 1] : [0])) {
+    const r = state.range[s];
+    let n = 0, samples = 0;
+    for (const i of state.intervals) {
+      if (!r || (i.end > r[0] && i.start < r[1])) { n++; samples += i.samples; }
+    }
+    const label = state.diff ? (s ? 'B: ' : 'A: ') : '';
+    parts.push(label + (r ? fmtTime(r[0]) + ' – ' + fmtTime(r[1]) : 'whole store') +
+      ` (${n} intervals, ${samples} samples)`);
+  }
+  $('range').textContent = parts.join('; ');
+}
+
+function setupTimeline() {
+  const c = $('timeline');
+  let down = null;
+  const timeAt = (ev) => {
+    const span = timelineSpan(), rect = c.getBoundingClientRect();
+    const f = Math.min(1, Math.max(0, (ev.clientX - rect.left) / rect.width));
+    return span[0] + BigInt(Math.round(f * Number(span[1] - span[0])));
+  };
+  c.addEventListener('mousedown', (ev) => { if (timelineSpan()) down = timeAt(ev); });
+  c.addEventListener('mousemove', (ev) => {
+    if (down === null) return;
+    const t = timeAt(ev);
+    state.range[state.side] = t > down ? [down, t] : [t, down];
+    drawTimeline();
+  });
+  window.addEventListener('mouseup', (ev) => {
+    if (down === null) return;
+    const t = timeAt(ev), from = t > down ? down : t, to = t > down ? t : down;
+    down = null;
+    state.range[state.side] = to > from ? [from, to + 1n] : null;
+    state.files = null;
+    drawTimeline();
+    describeRange();
+    loadRange();
+  });
+  $('range-all').addEventListener('click', () => {
+    state.range = [null, null];
+    state.files = null;
+    drawTimeline();
+    describeRange();
+    loadRange();
+  });
+}
+
+/* ---- filters ---- */
+
+function fillSelect(id, items, value, label) {
+  const sel = $(id), keep = sel.value;
+  sel.replaceChildren(new Option('all', ''));
+  for (const it of items) sel.add(new Option(label(it), value(it)));
+  if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
+}
+
+async function loadFilters() {
+  const p = new URLSearchParams();
+  const r = state.range[0];
+  if (r && !state.diff) { p.set('from', r[0].toString()); p.set('to', r[1].toString()); }
+  const f = await getJSON('api/filters?' + p);
+  fillSelect('f-pid', f.processes, (x) => String(x.pid),
+    (x) => `${x.pid} ${x.comm || ''}${x.exe ? ' (' + x.exe + ')' : ''}: ${x.samples}`);
+  fillSelect('f-container', f.containers, (x) => x.container,
+    (x) => `${x.container.slice(0, 12)}: ${x.samples}`);
+  fillSelect('f-tid', f.threads, (x) => String(x.tid), (x) => `${x.tid} ${x.name || ''}: ${x.samples}`);
+  fillSelect('f-type', f.types, (x) => x.type, (x) => `${x.type}: ${x.samples}`);
+}
+
+/* ---- the flamegraph ---- */
+
+function link(answer) {
+  const walk = (n, parent, depth) => {
+    n.name = answer.names[n.n];
+    n.type = answer.types[n.t];
+    n.parent = parent;
+    n.depth = depth;
+    n.v2 = n.v2 || 0;
+    for (const c of (n.c || [])) walk(c, n, depth + 1);
+  };
+  walk(answer.root, null, 0);
+  answer.diff = answer.total2 !== undefined;
+  return answer;
+}
+
+function weight(n) {
+  const t = state.tree;
+  if (!t.diff) return n.v;
+  return (t.total ? n.v / t.total : 0) + (t.total2 ? n.v2 / t.total2 : 0);
+}
+
+/* share change of a node in a diff, in points of the total: > 0 grew in B */
+function delta(n) {
+  const t = state.tree;
+  return (t.total2 ? n.v2 / t.total2 : 0) - (t.total ? n.v / t.total : 0);
+}
+
+function nameHue(name) {
+  let h = 0;
+  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+  return h;
+}
+
+function colour(n) {
+  if (state.tree.diff) {
+    const d = delta(n), a = Math.min(1, Math.abs(d) / state.maxDelta);
+    if (Math.abs(d) < 1e-9) return 'rgb(225,225,225)';
+    const l = Math.round(92 - 40 * a);
+    return d > 0 ? `hsl(0,85%,${l}%)` : `hsl(220,85%,${l}%)`;
+  }
+  const c = TYPE_COLOURS[n.type] || TYPE_COLOURS.runtime;
+  const jitter = nameHue(n.name) % 14 - 7;
+  return `hsl(${c[0] + jitter},${c[1]}%,${c[2] + (nameHue(n.name) >> 4) % 10}%)`;
+}
+
+function describe(n) {
+  const t = state.tree;
+  if (t.diff) {
+    const d = delta(n) * 100;
+    return `${n.name} [${n.type}]: A ${n.v} (${pct(n.v, t.total)}), B ${n.v2} (${pct(n.v2, t.total2)}), ` +
+      `${d >= 0 ? '+' : ''}${d.toFixed(2)} points`;
+  }
+  return `${n.name} [${n.type}]: ${n.v} samples, ${pct(n.v, t.total)} of all, self ${n.s}`;
+}
+
+function render() {
+  const box = $('flame'), t = state.tree;
+  box.replaceChildren();
+  if (!t) return;
+  const W = box.clientWidth || 800, ROW = 18;
+  const zoom = state.zoom || t.root;
+  const re = state.search;
+  const frag = document.createDocumentFragment();
+  let maxDepth = 0, matched = 0;
+  const place = (n, x, w, cls) => {
+    const d = document.createElement('div');
+    d.className = 'frame' + (cls ? ' ' + cls : '');
+    d.style.left = x + 'px';
+    d.style.top = (n.depth * ROW) + 'px';
+    d.style.width = Math.max(1, w - 1) + 'px';
+    d.style.background = colour(n);
+    d.textContent = w > 30 ? n.name : '';
+    d.title = describe(n);
+    d.dataset.name = n.name;
+    d.dataset.type = n.type;
+    if (t.diff) d.dataset.delta = delta(n).toFixed(6);
+    if (re && re.test(n.name)) d.classList.add('match');
+    d.node = n;
+    frag.appendChild(d);
+    maxDepth = Math.max(maxDepth, n.depth);
+  };
+  for (let a = zoom.parent; a; a = a.parent) place(a, 0, W, 'ancestor');
+  const lay = (n, x, w) => {
+    place(n, x, w, '');
+    let cx = x;
+    const total = weight(n);
+    for (const c of (n.c || [])) {
+      const cw = total ? w * weight(c) / total : 0;
+      if (cw >= 0.5) lay(c, cx, cw);
+      cx += cw;
+    }
+  };
+  lay(zoom, 0, W);
+  box.appendChild(frag);
+  box.style.height = ((maxDepth + 1) * ROW + 4) + 'px';
+  /* the search's share: samples under a matching frame, each counted once */
+  if (re) {
+    const count = (n) => {
+      if (re.test(n.name)) return t.diff ? n.v2 : n.v;
+      let s = 0;
+      for (const c of (n.c || [])) s += count(c);
+      return s;
+    };
+    matched = count(t.root);
+    const all = t.diff ? t.total2 : t.total;
+    $('match').textContent = `match: ${matched} of ${all} samples (${pct(matched, all)})`;
+  } else {
+    $('match').textContent = '';
+  }
+}
+
+function zoomTo(n) {
+  state.zoom = n && n.parent ? n : null;
+  $('detail').textContent = n ? describe(n) : '';
+  $('detail').dataset.name = n ? n.name : '';
+  render();
+}
+
+function setupFlame() {
+  $('flame').addEventListener('click', (ev) => {
+    const d = ev.target.closest('.frame');
+    if (!d) return;
+    const n = d.node;
+    zoomTo(n === state.zoom ? n.parent : n);
+  });
+  document.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') zoomTo(null); });
+  $('search').addEventListener('input', () => {
+    const q = $('search').value;
+    try { state.search = q ? new RegExp(q) : null; } catch (e) { state.search = null; }
+    render();
+  });
+  window.addEventListener('resize', () => { drawTimeline(); render(); });
+}
+
+function legend() {
+  const el = $('legend');
+  el.replaceChildren();
+  const items = state.tree && state.tree.diff ? [['grew in B', 'hsl(0,85%,60%)'], ['shrank', 'hsl(220,85%,60%)']] :
+    (state.tree ? state.tree.types.slice(1) : []).map((t) => [t, colour({ type: t, name: '' })]);
+  for (const [label, bg] of items) {
+    const s = document.createElement('span');
+    s.textContent = label;
+    s.style.background = bg;
+    el.appendChild(s);
+  }
+}
+
+/* ---- top functions ---- */
+
+/* sorting the table: a click on a column's head sorts by it (again: the other way) */
+const topSort = { col: -1, desc: true, answer: null };
+
+function sortKey(f, col, answer) {
+  const diff = answer.total2 !== undefined;
+  const d = (answer.total2 ? f.total2 / answer.total2 : 0) - (answer.total ? f.total / answer.total : 0);
+  return [f.name, f.type, f.self, diff ? f.self2 : f.self, diff ? f.total2 : f.total, diff ? d : f.total][col];
+}
+
+function fillTop(answer) {
+  topSort.answer = answer;
+  if (topSort.col >= 0) {
+    const c = topSort.col, k = (f) => sortKey(f, c, answer);
+    answer.functions.sort((a, b) => {
+      const x = k(a), y = k(b), r = x < y ? -1 : x > y ? 1 : 0;
+      return topSort.desc ? -r : r;
+    });
+  }
+  const body = $('top').tBodies[0], t = state.tree;
+  body.replaceChildren();
+  const head = $('top').tHead.rows[0].cells;
+  const diff = t && t.diff;
+  head[2].textContent = diff ? 'self A' : 'self';
+  head[3].textContent = diff ? 'self B' : 'self %';
+  head[4].textContent = diff ? 'total B' : 'total';
+  head[5].textContent = diff ? 'change (points)' : 'total %';
+  for (const f of answer.functions) {
+    const tr = body.insertRow();
+    const cell = (text, cls) => { const td = tr.insertCell(); td.textContent = text; if (cls) td.className = cls; };
+    cell(f.name, 'fn');
+    cell(f.type);
+    if (diff) {
+      const d = (answer.total2 ? f.total2 / answer.total2 : 0) - (answer.total ? f.total / answer.total : 0);
+      cell(String(f.self), 'num');
+      cell(String(f.self2), 'num');
+      cell(String(f.total2), 'num');
+      cell((d >= 0 ? '+' : '') + (100 * d).toFixed(2), 'num ' + (d > 0 ? 'grew' : d < 0 ? 'shrank' : ''));
+    } else {
+      cell(String(f.self), 'num');
+      cell(pct(f.self, answer.total), 'num');
+      cell(String(f.total), 'num');
+      cell(pct(f.total, answer.total), 'num');
+    }
+    tr.addEventListener('click', () => focusFunction(f.name));
+  }
+}
+
+/* The top table focuses the graph: the function's largest node, and a search for it. */
+function focusFunction(name) {
+  if (!state.tree) return;
+  let best = null;
+  const walk = (n) => {
+    if (n.name === name && (!best || weight(n) > weight(best))) best = n;
+    for (const c of (n.c || [])) walk(c);
+  };
+  walk(state.tree.root);
+  $('search').value = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+  state.search = new RegExp($('search').value);
+  zoomTo(best);
+}
+
+/* ---- loading ---- */
+
+async function loadRange() {
+  const type = $('f-type').value;
+  try {
+    status('loading…');
+    let tree;
+    if (state.files) {
+      const [a, b] = state.files;
+      const body = new Uint8Array(a.byteLength + b.byteLength);
+      body.set(new Uint8Array(a), 0);
+      body.set(new Uint8Array(b), a.byteLength);
+      const q = new URLSearchParams({ a_len: String(a.byteLength) });
+      if (type) q.set('type', type);
+      tree = await getJSON('api/diff?' + q, { method: 'POST', body });
+    } else {
+      const p = filterParams(state.diff);
+      if (type) p.set('type', type);
+      tree = await getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p);
+    }
+    state.tree = link(tree);
+    state.maxDelta = 1e-9;
+    const md = (n) => { state.maxDelta = Math.max(state.maxDelta, Math.abs(delta(n))); (n.c || []).forEach(md); };
+    if (state.tree.diff) md(state.tree.root);
+    state.zoom = null;
+    $('detail').textContent = 'click a frame to zoom; Esc or click the top frame to zoom out';
+    legend();
+    render();
+    fillTopFromTree();
+    const dl = filterParams(false);
+    $('download').href = 'api/pprof?' + dl;
+    status(state.tree.diff ? `A ${state.tree.total} samples, B ${state.tree.total2} samples` :
+      `${state.tree.total} samples`);
+    /* the filter menus of the range, after its graph: they do not hold it up */
+    if (!state.files) loadFilters().catch((e) => status('error: ' + e.message));
+  } catch (e) {
+    status('error: ' + e.message);
+  }
+}
+
+/* The top table from the tree itself (one request per view; /api/top gives the same for
+ * scripts): self summed per function; total counted where no caller above is the same
+ * function (recursion once), through a count of each function on the current path.
+ */
+function fillTopFromTree() {
+  const byName = new Map(), onPath = new Map();
+  const walk = (n) => {
+    let k = null;
+    if (n.parent) {
+      k = n.name + '\u0000' + n.type;
+      let e = byName.get(k);
+      if (!e) { e = { name: n.name, type: n.type, self: 0, self2: 0, total: 0, total2: 0 }; byName.set(k, e); }
+      e.self += n.s; e.self2 += n.s2 || 0;
+      if (!onPath.get(k)) { e.total += n.v; e.total2 += n.v2; }
+      onPath.set(k, (onPath.get(k) || 0) + 1);
+    }
+    for (const c of (n.c || [])) walk(c);
+    if (k) onPath.set(k, onPath.get(k) - 1);
+  };
+  walk(state.tree.root);
+  const last = state.tree.diff ? 'self2' : 'self';
+  const functions = [...byName.values()].sort((a, b) => b[last] - a[last] || b.self - a.self ||
+    (a.name < b.name ? -1 : 1)).slice(0, 500);
+  const answer = { functions, total: state.tree.total };
+  if (state.tree.diff) answer.total2 = state.tree.total2;
+  fillTop(answer);
+}
+
+async function loadAll() {
+  try {
+    const j = await getJSON('api/intervals');
+    state.intervals = j.intervals.map((i) => ({ id: i.id, start: BigInt(i.start), end: BigInt(i.end), samples: i.samples }));
+  } catch (e) {
+    status('error: ' + e.message);
+    return;
+  }
+  drawTimeline();
+  describeRange();
+  await loadRange();
+}
+
+function setupControls() {
+  [...$('top').tHead.rows[0].cells].forEach((th, i) => th.addEventListener('click', () => {
+    topSort.desc = topSort.col === i ? !topSort.desc : i >= 2;
+    topSort.col = i;
+    if (topSort.answer) fillTop(topSort.answer);
+  }));
+  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type']) $(id).addEventListener('change', loadRange);
+  $('diff-mode').addEventListener('change', () => {
+    state.diff = $('diff-mode').checked;
+    state.files = null;
+    $('diff-pick').hidden = !state.diff;
+    $('files').hidden = !state.diff;
+    state.side = state.diff ? Number(document.querySelector('input[name=side]:checked').value) : 0;
+    drawTimeline();
+    describeRange();
+    loadRange();
+  });
+  for (const r of document.querySelectorAll('input[name=side]')) {
+    r.addEventListener('change', () => { state.side = Number(r.value); });
+  }
+  $('compare-files').addEventListener('click', async () => {
+    const a = $('file-a').files[0], b = $('file-b').files[0];
+    if (!a || !b) { status('choose two pprof files'); return; }
+    state.files = [await a.arrayBuffer(), await b.arrayBuffer()];
+    loadRange();
+  });
+}
+
+setupTimeline();
+setupFlame();
+setupControls();
+loadAll();

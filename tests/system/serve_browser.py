@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""The web UI of `stackscope serve` in a real headless browser (Debian's chromium and
+chromium-driver, python3-selenium), against a store holding two intervals: A, a recording of
+wl_chain_nofp alone, and B, of wl_chain_nofp and wl_kernel (the "regression": syscall_loop).
+
+  serve_browser.py URL ARTEFACT_DIR A_START A_END B_START B_END A_SAMPLES B_SAMPLES
+
+Prints one line per check, "ok ..." or "FAIL ...", and exits 0 only when all passed.
+Screenshots go to ARTEFACT_DIR (kept after the test).
+"""
+import json
+import os
+import re
+import sys
+import time
+import urllib.request
+
+for k in list(os.environ):
+    if k.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        del os.environ[k]
+
+from selenium import webdriver  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+
+url, art = sys.argv[1], sys.argv[2]
+a_start, a_end, b_start, b_end, a_samples, b_samples = map(int, sys.argv[3:9])
+failed = 0
+
+
+def check(what, cond, detail=""):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
+    if not cond:
+        failed += 1
+
+
+def wait_for(fn, timeout=15):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception:
+            pass
+        time.sleep(0.1)
+    return fn()
+
+
+opts = webdriver.ChromeOptions()
+opts.binary_location = "/usr/bin/chromium"
+for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-proxy-server",
+          "--window-size=1400,1000", "--disable-dev-shm-usage"):
+    opts.add_argument(a)
+d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+try:
+    d.set_page_load_timeout(20)
+    t0 = time.time()
+    d.get(url)
+    status = lambda: d.find_element(By.ID, "status").text  # noqa: E731
+    wait_for(lambda: status().endswith(" samples"))
+    check("page loads and shows the whole store", status() == f"{a_samples + b_samples} samples",
+          status())
+    print(f"info page load to first flamegraph: {time.time() - t0:.2f} s")
+
+    # every resource came from this server (nothing from a CDN or elsewhere)
+    res = d.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    check("every resource from the server itself", res and all(r.startswith(url) for r in res),
+          res)
+
+    canvas = d.find_element(By.ID, "timeline")
+    lo, hi = min(a_start, b_start), max(a_end, b_end)
+    width = canvas.size["width"]
+
+    def drag(t1, t2):
+        x1 = (t1 - lo) / (hi - lo) * width
+        x2 = (t2 - lo) / (hi - lo) * width
+        (ActionChains(d).move_to_element_with_offset(canvas, int(x1 - width / 2), 0)
+         .click_and_hold().move_by_offset(int(x2 - x1), 0).release().perform())
+
+    def inside(s, e):  # a range well inside one interval
+        return s + (e - s) // 10, e - (e - s) // 10
+
+    # --- a range: interval A only ---
+    drag(*inside(a_start, a_end))
+    wait_for(lambda: status() == f"{a_samples} samples")
+    check("range A selected by dragging on the timeline", status() == f"{a_samples} samples",
+          status())
+    rng = d.find_element(By.ID, "range").text
+    check("the range says one interval and its samples", f"(1 intervals, {a_samples} samples)" in rng,
+          rng)
+
+    # --- search, then click the workload's leaf ---
+    box = d.find_element(By.ID, "search")
+    box.send_keys("hot_leaf")
+    m = wait_for(lambda: re.search(r"match: (\d+) of (\d+) samples", d.find_element(By.ID, "match").text))
+    share = int(m.group(1)) / int(m.group(2)) if m else 0
+    check("search hot_leaf: a match share of at least 80%", m and int(m.group(2)) == a_samples and
+          share >= 0.8, d.find_element(By.ID, "match").text)
+    frames = d.find_elements(By.CSS_SELECTOR, ".frame.match[data-name='hot_leaf']")
+    check("the matching frames are highlighted", len(frames) >= 1, len(frames))
+    if frames:
+        frames[0].click()
+        detail = wait_for(lambda: d.find_element(By.ID, "detail").text.startswith("hot_leaf"))
+        text = d.find_element(By.ID, "detail").text
+        mm = re.match(r"hot_leaf \[native\]: (\d+) samples, ([\d.]+)% of all", text)
+        check("clicked frame: hot_leaf, native, with its share", mm and float(mm.group(2)) >= 80,
+              text)
+        leaf = d.find_element(By.CSS_SELECTOR, ".frame[data-name='hot_leaf']")
+        flame_w = d.find_element(By.ID, "flame").size["width"]
+        check("zoomed: hot_leaf spans the graph", leaf.size["width"] >= 0.95 * flame_w - 2,
+              (leaf.size["width"], flame_w))
+        anc = d.find_elements(By.CSS_SELECTOR, ".frame.ancestor[data-name='chain_c']")
+        check("zoomed: its callers stay above it (chain_c)", len(anc) == 1, len(anc))
+    rows = [r.text for r in d.find_elements(By.CSS_SELECTOR, "#top tbody tr")]
+    check("top table: hot_leaf first", rows and rows[0].startswith("hot_leaf native"), rows[:2])
+    d.save_screenshot(os.path.join(art, "range_zoom.png"))
+
+    # --- the top table focuses the graph ---
+    d.find_element(By.ID, "search").clear()
+    d.find_element(By.CSS_SELECTOR, "#top tbody tr:nth-child(2) td.fn").click()
+    name = d.find_element(By.CSS_SELECTOR, "#top tbody tr:nth-child(2) td.fn").text
+    wait_for(lambda: d.find_element(By.ID, "detail").text.startswith(name))
+    check("a top-table row focuses the graph on its function",
+          d.find_element(By.ID, "detail").text.startswith(name + " ["),
+          d.find_element(By.ID, "detail").text)
+
+    # --- diff: A before, B after: syscall_loop is new in B ---
+    d.find_element(By.ID, "diff-mode").click()
+    drag(*inside(a_start, a_end))
+    d.find_element(By.CSS_SELECTOR, "input[name=side][value='1']").click()
+    drag(*inside(b_start, b_end))
+    want = f"A {a_samples} samples, B {b_samples} samples"
+    wait_for(lambda: status() == want)
+    check("diff of ranges A and B loaded", status() == want, status())
+    reg = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='syscall_loop']")
+    delta = float(reg[0].get_attribute("data-delta")) if reg else 0
+    bg = reg[0].value_of_css_property("background-color") if reg else ""
+    rgb = [int(x) for x in re.findall(r"\d+", bg)[:3]] or [0, 0, 0]
+    check("diff: syscall_loop grew from A to B, drawn red", reg and delta > 0.2 and rgb[0] > rgb[2] + 50,
+          (delta, bg))
+    hot = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='hot_leaf']")
+    hd = float(hot[0].get_attribute("data-delta")) if hot else 0
+    bg = hot[0].value_of_css_property("background-color") if hot else ""
+    rgb = [int(x) for x in re.findall(r"\d+", bg)[:3]] or [0, 0, 0]
+    check("diff: hot_leaf's share shrank, drawn blue", hot and hd < 0 and rgb[2] > rgb[0] + 50,
+          (hd, bg))
+    cells = [r.text for r in d.find_elements(By.CSS_SELECTOR, "#top tbody tr")
+             if r.text.startswith("syscall_loop") and r.find_elements(By.CSS_SELECTOR, "td.grew")]
+    check("diff table: syscall_loop marked as grown", len(cells) == 1, cells)
+    d.save_screenshot(os.path.join(art, "diff.png"))
+finally:
+    d.quit()
+sys.exit(1 if failed else 0)
