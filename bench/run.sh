@@ -5,7 +5,7 @@
 # 99 Hz, three times in alternation; we report medians of CPU time (user+sys, from
 # /usr/bin/time), peak RSS, and stackscope's BPF run time per sample
 # (kernel.bpf_stats_enabled). Then every other bench/*.sh (CFI extraction, unwinding, Python, Ruby, PHP, Node.js,
-# symbolization, agent).
+# symbolization, agent, the store, the web UI, top, off-CPU).
 # Usage: sudo bench/run.sh [DURATION_S] [ROUNDS]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +63,7 @@ echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}
 grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
 
 # The other benchmarks (each prints its own method and table).
-for b in cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline symbolize go_symbolize agent agent_startup store offcpu; do
+for b in cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline symbolize go_symbolize agent agent_startup store serve top offcpu; do
 	if [[ -x bench/$b.sh ]]; then
 		echo
 		echo "## bench/$b.sh"
