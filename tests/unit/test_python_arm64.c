@@ -1,6 +1,6 @@
 /* CPython's layout for an arm64 interpreter file (src/interp/python/python.c,
  * layout_for_arch()), on any host: Debian 12's arm64 python3.11 (scripts/arm64_files.sh
- * unpacks it into $BUILD/arm64-debs/root) must get _PyRuntime's autoTSSkey where the file's
+ * unpacks it into build/arm64-debs/root) must get _PyRuntime's autoTSSkey where the file's
  * own PyGILState_GetThisThreadState reads it: its `ldr w0, [x0, #off]` loads the key
  * (Py_tss_t { int initialized; pthread_key_t key }: the key is rt_tss + 4). The x86-64 python3.11
  * of this host gets its own offset, from its `mov off(%rip), %edi`. With the x86-64 layout on
@@ -98,12 +98,14 @@ static void check_file(const char *path, const char *name, uint16_t machine)
 TEST(debian_arm64_python311)
 {
 	char path[512];
-	const char *build = getenv("BUILD");
+	/* where scripts/setup.sh unpacks them (test_cfi.c reads the same files): the main build
+	 * folder's, also for the sanitizer build of this test (BUILD=build/asan)
+	 */
+	const char *root = getenv("STACKSCOPE_ARM64_FILES");
 
-	snprintf(path, sizeof(path), "%s/arm64-debs/root/usr/bin/python3.11",
-		 build ? build : "build");
+	snprintf(path, sizeof(path), "%s/usr/bin/python3.11", root ? root : "build/arm64-debs/root");
 	if (access(path, R_OK)) /* scripts/setup.sh runs scripts/arm64_files.sh */
-		SKIP_SETUP("no arm64 python3.11 in $BUILD/arm64-debs (scripts/arm64_files.sh)");
+		SKIP_SETUP("no arm64 python3.11 in build/arm64-debs (scripts/arm64_files.sh)");
 	check_file(path, "/usr/bin/python3.11", EM_AARCH64);
 }
 
