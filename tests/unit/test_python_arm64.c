@@ -103,7 +103,8 @@ TEST(debian_arm64_python311)
 	 */
 	const char *root = getenv("STACKSCOPE_ARM64_FILES");
 
-	snprintf(path, sizeof(path), "%s/usr/bin/python3.11", root ? root : "build/arm64-debs/root");
+	snprintf(path, sizeof(path), "%s/usr/bin/python3.11",
+		 root ? root : "build/arm64-debs/root");
 	if (access(path, R_OK)) /* scripts/setup.sh runs scripts/arm64_files.sh */
 		SKIP_SETUP("no arm64 python3.11 in build/arm64-debs (scripts/arm64_files.sh)");
 	check_file(path, "/usr/bin/python3.11", EM_AARCH64);
