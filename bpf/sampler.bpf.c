@@ -455,6 +455,18 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 	return (struct pt_regs *)bpf_task_pt_regs(task);
 }
 
+/* The bpf_loop walker's deferral in a frame of its own: inlined, its locals took on_sample's
+ * stack to 112 bytes, and with unwind_loop_cb's and Go's goroutine context's frames above it
+ * past the 512 bytes a call chain may use (6.1 refuses it; the tail-call walker's programs
+ * keep it inline: their chains are shorter).
+ */
+static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct sample_record *rec,
+					   bool interp_started)
+{
+	defer_sample(st, rec, interp_started, true);
+	return 0;
+}
+
 /* The sample's user stack is done: send the record, count how it ended. tail_walker: a program
  * of the tail-call walker, which 5.10 must take: no bpf_find_vma() (5.17; older kernels refuse
  * even an unreachable reference to its callback), Go's labels by the static function.
@@ -477,8 +489,10 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 		ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
 		rec->deferred = DEFER_NONE;
+	else if (tail_walker)
+		defer_sample(&s->st, rec, s->interp.is.started != 0, false);
 	else
-		defer_sample(&s->st, rec, s->interp.is.started != 0, !tail_walker);
+		defer_sample_subprog(&s->st, rec, s->interp.is.started != 0);
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);

@@ -11,7 +11,8 @@
 #    some must have been deferred, and none may end where its copy did.
 # 2. The same binary under STACKSCOPE_DEFER=verify: every sample carries a copy from its first
 #    frame and is replayed in userspace: the replays must be identical to eBPF's walk, none
-#    stopped by the end of the copy (with one part, every one of them would be).
+#    stopped by the end of the copy but a few whose next part met a half-full ring buffer (with
+#    one part, every one of them would be).
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -65,6 +66,9 @@ diff=$(sed -n 's/.*, \([0-9]\+\) different.*/\1/p' <<<"$v")
 cut_short=$(sed -n 's/.*, \([0-9]\+\) identical up to the end of the stack copy.*/\1/p' <<<"$v")
 check_ge "verify deep: replays identical to eBPF's walk" "${same:-0}" 50 || echo "        $v"
 check_eq "verify deep: replays different from eBPF's walk" "${diff:-missing}" 0
-check_eq "verify deep: replays stopped by the end of the copy" "${cut_short:-missing}" 0
+# (a further part is not sent while the ring buffer is half full: a few of CI's 380 replays,
+# 6 once, stopped there; with one part every one of them would)
+check_le "verify deep: replays stopped by the end of the copy (<= 5 %)" "${cut_short:-9999}" \
+	$((${same:-0} / 20))
 
 finish

@@ -45,7 +45,7 @@ fi
 WL=$TMP/wl_padded_chain
 cp "$FIX/wl_chain_nofp" "$WL"
 head -c $((12 << 20)) /dev/zero >>"$WL"
-spawn wpid "$WL" 120 # outlives both agent runs on a loaded machine (stopped at the end)
+spawn wpid "$WL" 60 # (the most wl_common.h takes) outlives both agent runs, stopped at the end
 for _ in $(seq 50); do
 	grep -qs libLLVM /proc/[0-9]*/maps && break
 	sleep 0.1
