@@ -84,8 +84,11 @@ static __always_inline bool off_cpu_take_token(__u64 now)
 			 sampler_cfg.off_cpu_interval_ns, sampler_cfg.off_cpu_burst_ns);
 }
 
-/* next comes back on CPU: end its stay, and send the stay when its stack went out. */
-static __always_inline void off_cpu_return(struct task_struct *next, __u64 now)
+/* next comes back on CPU: end its stay, and send the stay when its stack went out. A frame of
+ * its own: inlined, its locals took on_switch's frame past what 6.1 allows on the call chain
+ * through the walk (on_switch, unwind_loop_cb, Go's goroutine context: 512 bytes).
+ */
+static __noinline int off_cpu_return(struct task_struct *next, __u64 now)
 {
 	__u32 tid = next->pid, walk;
 	struct off_cpu_thread *t = bpf_map_lookup_elem(&off_cpu_threads, &tid);
@@ -94,7 +97,7 @@ static __always_inline void off_cpu_return(struct task_struct *next, __u64 now)
 	__u64 off_ns;
 
 	if (!t || !t->out_ns)
-		return;
+		return 0;
 	off_ns = now - t->out_ns;
 	long_enough = off_ns >= sampler_cfg.off_cpu_min_ns;
 	t->history = (t->history << 1) | long_enough;
@@ -126,7 +129,11 @@ static __always_inline void off_cpu_return(struct task_struct *next, __u64 now)
 		count(COUNTER_OFF_CPU_LOST_NS, off_ns);
 	}
 	t->out_ns = 0;
+	return 0;
 }
+
+/* A thread's first entry (in .rodata, not on on_switch's stack). */
+static const struct off_cpu_thread off_cpu_fresh = { .history = 1 };
 
 /* prev (the current task) leaves the CPU: note when and why, walk its stack if its stay may
  * be long.
@@ -134,7 +141,7 @@ static __always_inline void off_cpu_return(struct task_struct *next, __u64 now)
 static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_struct *prev,
 					  unsigned int prev_state)
 {
-	struct off_cpu_thread fresh = { .history = 1 }, *t;
+	struct off_cpu_thread *t;
 	__u32 tgid = prev->tgid, tid = prev->pid;
 	struct unwind_scratch *s;
 	__u64 now;
@@ -144,7 +151,7 @@ static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_s
 		return;
 	t = bpf_map_lookup_elem(&off_cpu_threads, &tid);
 	if (!t) {
-		bpf_map_update_elem(&off_cpu_threads, &tid, &fresh, BPF_ANY);
+		bpf_map_update_elem(&off_cpu_threads, &tid, &off_cpu_fresh, BPF_ANY);
 		t = bpf_map_lookup_elem(&off_cpu_threads, &tid);
 		if (!t)
 			return;

@@ -24,7 +24,7 @@ run_case()
 {
 	name=$1
 	shift
-	/usr/bin/stackscope record $verbose -F 199 -o /tmp/$name.folded \
+	/usr/bin/stackscope record $verbose $KM_OPTS -F 199 -o /tmp/$name.folded \
 		-- "$@" >/tmp/$name.log 2>&1
 	status=$?
 	# a refusal: again without the statistics (their log level leaves out the verifier's reason)
@@ -45,5 +45,7 @@ grep -q "unwinding with tail calls" /tmp/chain.log ||
 # a fixed hash seed: no wait for the entropy a fresh guest lacks
 export PYTHONHASHSEED=0
 run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
+# off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
+KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"
 poweroff -f

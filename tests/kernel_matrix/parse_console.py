@@ -61,9 +61,20 @@ def main():
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
         tc, chain_tc, status["chain_tc"] = ["tail calls"], chain, status.get("chain")
-    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s" %
+    # off-CPU: ok when the recording ran and has stays off CPU of the sleeping shell; refused
+    # when stackscope declined the kernel in a line of its own (no bpf_loop); else failed
+    off_logs = logs.get("offcpu", [])
+    if "offcpu" not in status:
+        off_cpu = "none"
+    elif status["offcpu"] == "0" and any("[off-cpu:" in st for st, _ in stacks.get("offcpu", [])):
+        off_cpu = "ok"
+    elif any("error:" in l and "refused the BPF programs" not in l for l in off_logs):
+        off_cpu = "refused"
+    else:
+        off_cpu = "failed"
+    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
-           chain_tc if tc and status.get("chain_tc") == "0" else "none"))
+           chain_tc if tc and status.get("chain_tc") == "0" else "none", off_cpu))
     for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
         progs = {}
         for l in logs.get(case, []):
@@ -82,7 +93,7 @@ def main():
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    for case in ("chain", "python", "chain_tc"):
+    for case in ("chain", "python", "chain_tc", "offcpu"):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

@@ -10,7 +10,8 @@
 #  - 5.10: the tail-call walker with runtime frames (on_sample_tc + runtime_chunk), the _plain
 #    exec/mmap programs (mappings from /proc), preallocated hash maps: the known chain complete
 #    in >= 90% of hot_leaf's samples, Python's <module>;a;b;c in >= 85% (typically 0.99-1.00
-#    for both), no error line. Python's share counts the script's compilation too (its
+#    for both), no error line; off-CPU (--off-cpu of a sleeping shell) works on 6.1 and is
+#    refused on 5.10 in one line naming bpf_loop. Python's share counts the script's compilation too (its
 #    samples under _PyRun_SimpleFileObject before <module> runs), which a loaded TCG guest
 #    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
 source "$(dirname "$0")/lib.sh"
@@ -54,6 +55,8 @@ check "6.1: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.85)"
 	at_least "$(field "$r" python)" 0.85
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
+# off-CPU (its sched_switch program walks the same stack: 512 bytes of call chain at most)
+check_eq "6.1: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok
 
 r=$(row 5.10)
 check "5.10: booted, one result line" test -n "$r"
@@ -74,7 +77,11 @@ for p in on_sample_tc runtime_chunk on_exec_plain; do
 done
 check_eq "5.10: the bpf_loop, iterator and bpf_find_vma variants not loaded" \
 	"$(grep -c '^  verifier \(on_sample\|on_exec\|on_mmap_exit\) ' <<<"$block")" 0
-check_eq "5.10: no error line" "$(grep -c '^  error ' <<<"$block")" 0
+check_eq "5.10: no error line (known chain, Python)" \
+	"$(grep -c '^  error \(chain\|python\|chain_tc\) ' <<<"$block")" 0
+check_eq "5.10: off-CPU refused" "$(field "$r" off-cpu)" refused
+check_eq "5.10: off-CPU refused in one line naming bpf_loop" \
+	"$(grep '^  error offcpu: ' <<<"$block" | grep -c 'bpf_loop')" 1
 check_eq "5.10: no verifier dump on the console" \
 	"$(grep -c 'PROG LOAD LOG' "$out/5.10.console")" 0
 
