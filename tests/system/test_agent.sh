@@ -752,7 +752,15 @@ end=$((SECONDS + 5))
 while [[ $SECONDS -lt $end ]] && ! grep -q 'collector reachable again' "$TMP/down.err"; do
 	sleep 0.1
 done
-curl -sf -m 3 "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt"
+# the metrics text is rebuilt once a second (src/cli/agent.c METRICS_REFRESH_NS): a scrape
+# right after the log line may predate the recovery
+end=$((SECONDS + 4))
+while :; do
+	curl -sf -m 3 "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt"
+	grep -q '^stackscope_export_collector_up 1' "$TMP/metrics.txt" && break
+	[[ $SECONDS -lt $end ]] || break
+	sleep 0.2
+done
 stop_agent down
 kill "$DPID" 2>/dev/null
 check_eq "down: exit status" "$ARC" 0
