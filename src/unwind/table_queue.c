@@ -323,6 +323,19 @@ static void wait_evicted(struct table_queue *q, struct executable *exe, uint64_t
 		exe->table_state = UNWIND_TABLE_FAILED;
 }
 
+/* exe's table found no room in the pool: counted ("without room"), said once. A table read
+ * from the cache may be larger than the whole pool (-E2BIG; a build stops at the pool's size
+ * and meets -ENOSPC): the same for the user.
+ */
+static void count_pool_full(struct table_queue *q, const struct executable *exe)
+{
+	q->stats.pool_full++;
+	if (q->stats.pool_full == 1)
+		pr_warn("%s: unwind-entry pool full (%zu entries; --unwind-entries): frame "
+			"pointers only for this file and others later (counted)\n",
+			exe->path, unwind_maps__pool_cap(q->um));
+}
+
 /* Load t for exe, evicting least recently sampled tables while the pool is full. */
 static int install(struct table_queue *q, struct executable *exe, const struct unwind_table *t,
 		   uint64_t now_ns)
@@ -352,11 +365,9 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 		exe->table_retry_ns = 0;
 	} else if (err == -ENOSPC) {
 		wait_evicted(q, exe, now_ns);
-		q->stats.pool_full++;
-		if (q->stats.pool_full == 1)
-			pr_warn("%s: unwind-entry pool full (%zu entries; --unwind-entries): frame "
-				"pointers only for this file and others later (counted)\n",
-				exe->path, unwind_maps__pool_cap(q->um));
+		count_pool_full(q, exe);
+	} else if (err == -E2BIG) {
+		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */
 	}
 	if (!err) {
 		drop_loaded(q, exe);
