@@ -24,7 +24,8 @@
 
 struct queued {
 	struct executable *exe;
-	bool cached; /* the on-disk cache had its table when it was queued */
+	bool cached;            /* the on-disk cache had its table when it was queued */
+	uint64_t not_before_ns; /* STACKSCOPE_TABLE_DELAY_MS: not served before then */
 };
 
 /* The one build the worker owns: submitted by the owner thread, completed by the worker. */
@@ -52,6 +53,7 @@ struct table_queue {
 	bool busy;                   /* owner side: a job is submitted and not yet collected */
 	bool sampled_only;           /* table_queue__set_sampled_only() */
 	bool started;                /* table_queue__prime() ran: sampling runs */
+	uint64_t build_delay_ns;     /* STACKSCOPE_TABLE_DELAY_MS (tests), else 0 */
 	struct table_queue_stats stats;
 };
 
@@ -64,6 +66,19 @@ static uint64_t mono_ns(void)
 }
 
 static void queue__destroy(struct table_queue *q);
+
+/* STACKSCOPE_TABLE_DELAY_MS=N (tests): a file first mapped while sampling runs whose table
+ * the cache does not hold waits N ms (at most 10 s) before its build, as a slow build (a
+ * giant library on a loaded machine) would: the samples in between take the deferred path
+ * whatever the machine's speed.
+ */
+static uint64_t build_delay_ns(void)
+{
+	const char *v = getenv("STACKSCOPE_TABLE_DELAY_MS");
+	unsigned long ms = v ? strtoul(v, NULL, 10) : 0;
+
+	return (uint64_t)(ms < 10000 ? ms : 10000) * 1000000ULL;
+}
 
 static void *worker(void *arg)
 {
@@ -114,6 +129,7 @@ struct table_queue *table_queue__new(struct unwind_maps *um)
 	if (!q)
 		return NULL;
 	q->um = um;
+	q->build_delay_ns = build_delay_ns();
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->cond, NULL);
 	err = pthread_create(&q->thread, NULL, worker, q);
@@ -171,7 +187,13 @@ static int push_item(struct table_queue *q, struct executable *exe, bool cached)
 	if (array__reserve_bounded((void **)&q->items, &q->cap, q->cnt + 1, sizeof(*q->items), 64,
 				   TABLE_QUEUE_CAP))
 		return -ENOMEM;
-	q->items[q->cnt++] = (struct queued){ exe, cached };
+	q->items[q->cnt++] = (struct queued){
+		.exe = exe,
+		.cached = cached,
+		.not_before_ns = q->started && !cached && q->build_delay_ns
+					 ? mono_ns() + q->build_delay_ns
+					 : 0,
+	};
 	return 0;
 }
 
@@ -275,6 +297,8 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 		    (!it->exe->table_wanted || now_ns < it->exe->table_retry_ns))
 			continue;
 		if (q->busy && giant(it->exe) && !it->cached)
+			continue;
+		if (now_ns < it->not_before_ns)
 			continue;
 		/* Files no sample asked for take only room nobody needs, if any. */
 		if (!it->exe->last_sampled_ns && !it->exe->table_wanted &&

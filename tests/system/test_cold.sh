@@ -33,8 +33,11 @@ for i in $(seq 1 $RUNS); do
 done
 
 # --- 1. never-seen deep binaries, one after another ---
+# Each binary's table waits 20 ms (STACKSCOPE_TABLE_DELAY_MS, as a slow build would): the
+# samples of those 20 ms, deep in deep_descend, are deferred on any machine (CI once built a
+# table so fast that 1 sample of 10 runs was deferred, and it was shallow).
 f=$TMP/deep.folded
-record "$TMP/deep.err" -F $HZ -o "$f" -- bash -c \
+STACKSCOPE_TABLE_DELAY_MS=20 record "$TMP/deep.err" -F $HZ -o "$f" -- bash -c \
 	"for ((i = 1; i <= $RUNS; i++)); do '$TMP'/deep_fresh\$i $SECS || exit 1; done"
 check_eq "deep binaries: exit status" $? 0
 burn=$(samples <(sed -E 's/^deep_fresh[0-9]+;/deep;/' "$f") deep ';deep_burn$')
@@ -51,9 +54,9 @@ short=$(sed -n 's/^deferred .*completed (\([0-9]\+\) ended where the copy did).*
 parts=$(deferred_counter "$TMP/deep.err" "further parts joined")
 echo "        deferred ${deferred:-0}, further parts joined ${parts:-0}," \
 	"ended at the copy's end ${short:-?}"
-check_ge "deep binaries: samples deferred until their table existed" "${deferred:-0}" 1 ||
+check_ge "deep binaries: samples deferred until their table existed" "${deferred:-0}" 10 ||
 	grep -E '^deferred|^unwind tables' "$TMP/deep.err"
-check_ge "deep binaries: stack copies in more than one part" "${parts:-0}" 1
+check_ge "deep binaries: stack copies in more than one part" "${parts:-0}" 5
 # (a further part is not sent while the ring buffer is half full: CI saw 1 of 7 once; with one
 # part every deep one would end there, and deep_burn's completeness above says the rest)
 lim=$((${deferred:-0} / 4 > 1 ? ${deferred:-0} / 4 : 1))
