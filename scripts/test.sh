@@ -10,9 +10,9 @@ scripts/setup.sh
 export CI=${CI:-}
 make -j"$(nproc)" WERROR=-Werror
 status=0
-make test WERROR=-Werror | tee build/unit.log || status=1
-make asan-test | tee build/asan.log || status=1
-make system-test WERROR=-Werror | tee build/system.log || status=1
+make -j"$(nproc)" test WERROR=-Werror | tee build/unit.log || status=1
+make -j"$(nproc)" asan-test | tee build/asan.log || status=1
+make -j"$(nproc)" system-test WERROR=-Werror | tee build/system.log || status=1
 counts='[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$'
 unit=$(grep -E "^unit: $counts" build/unit.log | tail -1)
 asan=$(grep -E "^unit: $counts" build/asan.log | tail -1)
