@@ -1,8 +1,6 @@
 /* `stackscope record` option parsing and validation. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/output_file.h"
+#include "cli/option_value.h"
 #include "cli/record_options.h"
 #include "sampler/off_cpu.h"
 
@@ -73,42 +72,7 @@ enum output_format output_format__from_path(const char *path)
 	return 0;
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	*out = strtoul(s, &end, 10);
-	if (errno || *end || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_pids(const char *arg, struct record_options *o)
-{
-	char buf[1024], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v;
-
-		if (parse_uint(tok, INT_MAX, &v) || v == 0 || o->pid_cnt >= RECORD_MAX_PIDS)
-			return -EINVAL;
-		o->pids[o->pid_cnt++] = (pid_t)v;
-	}
-	return o->pid_cnt ? 0 : -EINVAL;
-}
-
-#define fail(...)                                                   \
-	do {                                                        \
-		fprintf(stderr, "stackscope record: " __VA_ARGS__); \
-		fputc('\n', stderr);                                \
-		return -EINVAL;                                     \
-	} while (0)
+#define fail(...) return option_error("record", __VA_ARGS__)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
@@ -143,7 +107,6 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	size_t format_cnt = 0, i;
 	unsigned long v;
 	struct stat st;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -156,20 +119,18 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	while ((c = getopt_long(argc, argv, "+:F:d:p:o:f:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_uint(optarg, 1000000, &v) || v < 1 || v > 10000)
+			if (option_value__ulong(optarg, 1, 10000, &v))
 				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
 				     optarg);
 			o->freq_hz = (unsigned int)v;
 			break;
 		case 'd':
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || *end || !(o->duration_s > 0) || !isfinite(o->duration_s) ||
-			    o->duration_s > 365.0 * 86400)
+			if (option_value__double(optarg, 0, 365.0 * 86400, &o->duration_s) ||
+			    !(o->duration_s > 0))
 				fail("-d must be a positive number of seconds, not '%s'", optarg);
 			break;
 		case 'p':
-			if (parse_pids(optarg, o))
+			if (option_value__pid_list(optarg, o->pids, RECORD_MAX_PIDS, &o->pid_cnt))
 				fail("-p takes PID[,PID...] (at most %d), not '%s'",
 				     RECORD_MAX_PIDS, optarg);
 			break;
