@@ -251,10 +251,8 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error_getopt("agent", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

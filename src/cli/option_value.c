@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/option_value.h"
 
@@ -45,6 +46,22 @@ int option_value__pid_list(const char *s, pid_t *pids, size_t cap, size_t *cnt)
 		pids[(*cnt)++] = (pid_t)v;
 	}
 	return *cnt ? 0 : -EINVAL;
+}
+
+int option_value__directory(const char *s)
+{
+	struct stat st;
+
+	if (stat(s, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int option_error_getopt(const char *command, int c, const char *option)
+{
+	if (c == ':')
+		return option_error(command, "option '%s' needs a value", option);
+	return option_error(command, "unknown option '%s' (see --help)", option);
 }
 
 int option_error(const char *command, const char *fmt, ...)

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/output_file.h"
@@ -106,8 +105,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	enum output_format formats[RECORD_MAX_OUTPUTS] = { 0 };
 	size_t format_cnt = 0, i;
 	unsigned long v;
-	struct stat st;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
@@ -156,10 +154,9 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		case OPT_DEBUG_DIR:
 			if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
 				fail("too many --debug-dir options");
-			if (stat(optarg, &st))
-				fail("--debug-dir %s: %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
+			err = option_value__directory(optarg);
+			if (err)
+				fail("--debug-dir %s: %s", optarg, strerror(-err));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case OPT_OFF_CPU:
@@ -184,10 +181,8 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error_getopt("record", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -202,7 +197,6 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		fail("give one --format, or one per -o");
 	for (i = 0; i < o->output_cnt; i++) {
 		struct record_output *out = &o->outputs[i];
-		int err;
 
 		out->format = format_cnt ? formats[format_cnt == 1 ? 0 : i]
 					 : output_format__from_path(out->path);

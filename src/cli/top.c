@@ -112,7 +112,8 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 	o->rows = 20;
 	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:p:d:w:bn:r:e:f:s:vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:p:d:w:bn:r:e:f:s:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 			if (option_value__ulong(optarg, 1, 10000, &v))
@@ -172,8 +173,8 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		default:
-			return -EINVAL;
+		default: /* ':' or '?' */
+			return option_error_getopt("top", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

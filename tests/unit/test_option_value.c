@@ -1,11 +1,14 @@
 /* Unit tests for cli/option_value.c, the option values record, agent and top share: ranges,
  * signs and trailing text of integers and numbers; pid lists (empty items, the cap, lists
- * that add up over several -p, a list too long to copy); the error line's return value.
+ * that add up over several -p, a list too long to copy); directories; the error lines'
+ * return value.
  */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/option_value.h"
 #include "test.h"
@@ -80,9 +83,49 @@ TEST(pid_list)
 	CHECK_EQ_INT(cnt, 0);
 }
 
-TEST(error_line)
+TEST(directory)
 {
-	CHECK_EQ_INT(option_error("test", "a %s line (%d)", "sample", 1), -EINVAL);
+	CHECK_EQ_INT(option_value__directory("/"), 0);
+	CHECK_EQ_INT(option_value__directory("/proc/self/"), 0);
+	CHECK_EQ_INT(option_value__directory("/proc/self/status"), -ENOTDIR);
+	CHECK_EQ_INT(option_value__directory("/no/such/dir"), -ENOENT);
+	CHECK_EQ_INT(option_value__directory(""), -ENOENT);
+}
+
+/* What call writes to stderr, into buf; its value in ret. */
+#define STDERR_OF(buf, ret, call)                                            \
+	do {                                                                 \
+		FILE *tmp_ = tmpfile();                                      \
+		int saved_ = dup(STDERR_FILENO);                             \
+		size_t n_;                                                   \
+                                                                             \
+		REQUIRE(tmp_ &&saved_ >= 0);                                 \
+		fflush(stderr);                                              \
+		REQUIRE(dup2(fileno(tmp_), STDERR_FILENO) == STDERR_FILENO); \
+		ret = (call);                                                \
+		fflush(stderr);                                              \
+		REQUIRE(dup2(saved_, STDERR_FILENO) == STDERR_FILENO);       \
+		close(saved_);                                               \
+		rewind(tmp_);                                                \
+		n_ = fread(buf, 1, sizeof(buf) - 1, tmp_);                   \
+		buf[n_] = '\0';                                              \
+		fclose(tmp_);                                                \
+	} while (0)
+
+TEST(error_lines)
+{
+	char out[256];
+	int ret;
+
+	STDERR_OF(out, ret, option_error("test", "a %s line (%d)", "sample", 1));
+	CHECK_EQ_INT(ret, -EINVAL);
+	CHECK_STR(out, "stackscope test: a sample line (1)\n");
+	STDERR_OF(out, ret, option_error_getopt("top", ':', "-F"));
+	CHECK_EQ_INT(ret, -EINVAL);
+	CHECK_STR(out, "stackscope top: option '-F' needs a value\n");
+	STDERR_OF(out, ret, option_error_getopt("record", '?', "--nope"));
+	CHECK_EQ_INT(ret, -EINVAL);
+	CHECK_STR(out, "stackscope record: unknown option '--nope' (see --help)\n");
 }
 
 int main(void)
@@ -90,6 +133,7 @@ int main(void)
 	RUN(ulong);
 	RUN(double_value);
 	RUN(pid_list);
-	RUN(error_line);
+	RUN(directory);
+	RUN(error_lines);
 	return test_summary();
 }
