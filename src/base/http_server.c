@@ -61,9 +61,42 @@ struct http_server {
 	struct conn **pconns; /* the connection of pfds[2 + i] */
 	uint64_t accept_paused_until_ms;
 	size_t body_in_use;   /* bytes of bodies being read or held */
+	char allow[48];       /* "Allow: ...\r\n": opts.methods, for 405 answers */
 	pthread_mutex_t lock; /* stats */
 	struct http_server_stats stats;
 };
+
+static const struct {
+	enum http_method bit;
+	const char *name;
+} methods[] = {
+	{ HTTP_METHOD_GET, "GET" },
+	{ HTTP_METHOD_HEAD, "HEAD" },
+	{ HTTP_METHOD_POST, "POST" },
+};
+
+/* The enum http_method bit of a method name; 0 for one this server never answers. */
+static unsigned method_bit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(name, methods[i].name))
+			return methods[i].bit;
+	return 0;
+}
+
+/* "Allow: GET, HEAD\r\n" for the method set; buf holds all three names. */
+static void allow_header(unsigned set, char *buf, size_t cap)
+{
+	size_t i, n = (size_t)snprintf(buf, cap, "Allow:");
+
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (set & methods[i].bit)
+			n += (size_t)snprintf(buf + n, cap - n, "%s %s", n > 6 ? "," : "",
+					      methods[i].name);
+	snprintf(buf + n, cap - n, "\r\n");
+}
 
 static const char *reason(int status)
 {
@@ -253,7 +286,7 @@ static void conn__reject(struct http_server *s, struct conn *c, int status)
 	if (r.body)
 		r.body_len = (size_t)snprintf(r.body, 64, "%d %s\n", status, reason(status));
 	if (status == 405)
-		r.headers = "Allow: GET, HEAD, POST\r\n";
+		r.headers = s->allow;
 	count(s, &s->stats.rejected);
 	conn__respond(s, c, &r, false);
 }
@@ -373,7 +406,7 @@ static void conn__head_done(struct http_server *s, struct conn *c)
 			conn__reject(s, c, 400);
 			return;
 		}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD") && strcmp(method, "POST")) {
+	if (!(method_bit(method) & s->opts.methods)) {
 		conn__reject(s, c, 405);
 		return;
 	}
@@ -635,6 +668,9 @@ struct http_server *http_server__start(const char *addr, const struct http_serve
 	pthread_mutex_init(&s->lock, NULL);
 	if (opts)
 		s->opts = *opts;
+	if (!s->opts.methods)
+		s->opts.methods = HTTP_METHOD_GET | HTTP_METHOD_HEAD | HTTP_METHOD_POST;
+	allow_header(s->opts.methods, s->allow, sizeof(s->allow));
 	if (!s->opts.conn_max)
 		s->opts.conn_max = CONN_MAX_DEFAULT;
 	if (!s->opts.request_timeout_ms)

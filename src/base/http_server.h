@@ -17,8 +17,9 @@
  *  - the whole request within request_timeout_ms of the accept, the answer taken within
  *    response_timeout_ms, else the connection is closed;
  *  - a request line that is not "METHOD /target HTTP/1.x" with a target of printable ASCII,
- *    a header line without a colon, a bad or repeated Content-Length: 400; a method other
- *    than GET, HEAD and POST: 405. The handler sees only well-formed requests.
+ *    a header line without a colon, a bad or repeated Content-Length: 400; a method outside
+ *    the owner's set (opts.methods: GET, HEAD and POST by default): 405 with an Allow header
+ *    naming the set, before any body is read. The handler sees only well-formed requests.
  * After the answer, at most HTTP_DRAIN_MAX_SZ bytes the client still sends are read and
  * dropped before the close, so that the answer is not lost to a reset.
  */
@@ -32,7 +33,7 @@
 
 /* A complete request; every pointer is valid only during the handler call. */
 struct http_request {
-	const char *method; /* "GET", "HEAD" or "POST" */
+	const char *method; /* "GET", "HEAD" or "POST", one of opts.methods */
 	const char *path;   /* the target up to '?', still percent-encoded, starts with '/' */
 	const char *query;  /* after '?' (still encoded), or "" */
 	const uint8_t *body;
@@ -56,7 +57,15 @@ struct http_response {
 typedef void (*http_handler_fn)(void *ctx, const struct http_request *req,
 				struct http_response *resp);
 
+/* The methods a server answers (http_server_opts.methods). */
+enum http_method {
+	HTTP_METHOD_GET = 1 << 0,
+	HTTP_METHOD_HEAD = 1 << 1,
+	HTTP_METHOD_POST = 1 << 2,
+};
+
 struct http_server_opts {
+	unsigned methods;             /* enum http_method bits; 0: GET, HEAD and POST */
 	unsigned conn_max;            /* 0: 16 */
 	unsigned request_timeout_ms;  /* 0: 10000 */
 	unsigned response_timeout_ms; /* 0: 30000 */

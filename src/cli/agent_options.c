@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/agent_options.h"
+#include "cli/option_value.h"
 #include "sampler/off_cpu.h"
 
 void agent_options__usage(FILE *f)
@@ -57,32 +58,14 @@ void agent_options__usage(FILE *f)
 		"  -h, --help                 this help\n");
 }
 
-#define fail(...)                                                  \
-	do {                                                       \
-		fprintf(stderr, "stackscope agent: " __VA_ARGS__); \
-		fputc('\n', stderr);                               \
-		return -EINVAL;                                    \
-	} while (0)
+#define fail(...) return option_error("agent", __VA_ARGS__)
 
-static int parse_seconds(const char *s, double min, double max, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || *end || !isfinite(*out) || *out < min || *out > max ? -EINVAL : 0;
-}
-
+/* A size in MiB (1 MiB to 1 TiB), in bytes. */
 static int parse_mb(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	unsigned long v;
 
-	errno = 0;
-	if (*s == '-')
-		return -EINVAL;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v == 0 || v > 1024 * 1024)
+	if (option_value__ulong(s, 1, 1024 * 1024, &v))
 		return -EINVAL;
 	*out = (uint64_t)v << 20;
 	return 0;
@@ -165,18 +148,18 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_seconds(optarg, 1, 10000, &hz) || hz != floor(hz))
+			if (option_value__double(optarg, 1, 10000, &hz) || hz != floor(hz))
 				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
 				     optarg);
 			o->freq_hz = (unsigned int)hz;
 			break;
 		case OPT_INTERVAL:
-			if (parse_seconds(optarg, 0.1, 3600, &o->interval_s))
+			if (option_value__double(optarg, 0.1, 3600, &o->interval_s))
 				fail("--interval must be between 0.1 and 3600 seconds, not '%s'",
 				     optarg);
 			break;
 		case OPT_LOGINT:
-			if (parse_seconds(optarg, 1, 86400, &o->log_interval_s))
+			if (option_value__double(optarg, 1, 86400, &o->log_interval_s))
 				fail("--log-interval must be between 1 and 86400 seconds, not '%s'",
 				     optarg);
 			break;
@@ -212,7 +195,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 				     optarg);
 			break;
 		case OPT_STOREAGE:
-			if (parse_seconds(optarg, 0.001, 24 * 3650, &o->store_max_age_s))
+			if (option_value__double(optarg, 0.001, 24 * 3650, &o->store_max_age_s))
 				fail("--store-max-age must be between 0.001 and 87600 hours, not '%s'",
 				     optarg);
 			o->store_max_age_s *= 3600;
@@ -254,12 +237,9 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			o->cache_dir = optarg;
 			break;
 		case OPT_ENTRIES: {
-			char *end;
-			unsigned long long v;
+			unsigned long v;
 
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (errno || *end || *optarg == '-' || v < 4096 || v > (1ULL << 28))
+			if (option_value__ulong(optarg, 4096, 1UL << 28, &v))
 				fail("--unwind-entries must be between 4096 and 268435456, not '%s'",
 				     optarg);
 			o->unwind_entries = v;
@@ -271,10 +251,8 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error_getopt("agent", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -3,12 +3,14 @@
  *
  * Why a thread of its own: the agent's loop blocks in the session's ring-buffer poll, which
  * the session owns; serving from that loop would tie the server's latency to the 100 ms
- * tick and put socket code into the sampling path. The server thread runs one poll() loop
- * over non-blocking sockets, so one client never waits for another, and the agent's only
- * contact with it is publish(), which swaps a pointer under a mutex that the server holds
- * just long enough to copy the text: no client, however slow, can stall sampling.
+ * tick and put socket code into the sampling path. The server is a base/http_server.c (its
+ * own thread, one poll() loop over non-blocking sockets, so one client never waits for
+ * another), and the agent's only contact with it is publish(), which swaps a pointer under
+ * a mutex that the server holds just long enough to copy the text: no client, however slow,
+ * can stall sampling.
  *
- * Limits (each a defence against a client of a root process on every machine):
+ * Limits (each a defence against a client of a root process on every machine; the HTTP
+ * server's, with these values):
  *  - at most conn_max connections at once; one more is answered 503 with a single
  *    non-blocking write and closed (counted as refused);
  *  - the request (line and headers) must arrive complete, in at most
@@ -16,11 +18,10 @@
  *    (timed out) or answered 414/431 (too large);
  *  - the answer must be taken within response_timeout_ms, else closed (timed out);
  *  - GET /metrics (a query is ignored) gets 200 (503 until the first publish); another
- *    path 404; another method 405;
- *    anything that is not an HTTP/1.x request line 400. Error answers are sent as soon as
- *    the request line is known; what the client sends after its headers is never parsed,
- *    and at most METRICS_DRAIN_MAX_SZ bytes of it are read and discarded before the close
- *    (so that the answer is not lost to a reset). One request per connection.
+ *    path 404; another method 405 (Allow: GET); a malformed request 400, a body 413. A
+ *    body is never read: at most HTTP_DRAIN_MAX_SZ bytes of what the client sends are
+ *    read and discarded before the close (so that the answer is not lost to a reset). One
+ *    request per connection.
  */
 #ifndef STACKSCOPE_METRICS_SERVER_H
 #define STACKSCOPE_METRICS_SERVER_H
@@ -29,7 +30,6 @@
 #include <stdint.h>
 
 #define METRICS_REQUEST_MAX_SZ 4096
-#define METRICS_DRAIN_MAX_SZ (64 * 1024)
 
 struct metrics_server_opts {
 	unsigned conn_max;            /* 0: 16 */

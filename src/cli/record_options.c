@@ -1,15 +1,13 @@
 /* `stackscope record` option parsing and validation. */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/output_file.h"
+#include "cli/option_value.h"
 #include "cli/record_options.h"
 #include "sampler/off_cpu.h"
 
@@ -73,42 +71,7 @@ enum output_format output_format__from_path(const char *path)
 	return 0;
 }
 
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	*out = strtoul(s, &end, 10);
-	if (errno || *end || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
-static int parse_pids(const char *arg, struct record_options *o)
-{
-	char buf[1024], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long v;
-
-		if (parse_uint(tok, INT_MAX, &v) || v == 0 || o->pid_cnt >= RECORD_MAX_PIDS)
-			return -EINVAL;
-		o->pids[o->pid_cnt++] = (pid_t)v;
-	}
-	return o->pid_cnt ? 0 : -EINVAL;
-}
-
-#define fail(...)                                                   \
-	do {                                                        \
-		fprintf(stderr, "stackscope record: " __VA_ARGS__); \
-		fputc('\n', stderr);                                \
-		return -EINVAL;                                     \
-	} while (0)
+#define fail(...) return option_error("record", __VA_ARGS__)
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
@@ -142,9 +105,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	enum output_format formats[RECORD_MAX_OUTPUTS] = { 0 };
 	size_t format_cnt = 0, i;
 	unsigned long v;
-	struct stat st;
-	char *end;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 99;
@@ -156,20 +117,18 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	while ((c = getopt_long(argc, argv, "+:F:d:p:o:f:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_uint(optarg, 1000000, &v) || v < 1 || v > 10000)
+			if (option_value__ulong(optarg, 1, 10000, &v))
 				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
 				     optarg);
 			o->freq_hz = (unsigned int)v;
 			break;
 		case 'd':
-			errno = 0;
-			o->duration_s = strtod(optarg, &end);
-			if (errno || *end || !(o->duration_s > 0) || !isfinite(o->duration_s) ||
-			    o->duration_s > 365.0 * 86400)
+			if (option_value__double(optarg, 0, 365.0 * 86400, &o->duration_s) ||
+			    !(o->duration_s > 0))
 				fail("-d must be a positive number of seconds, not '%s'", optarg);
 			break;
 		case 'p':
-			if (parse_pids(optarg, o))
+			if (option_value__pid_list(optarg, o->pids, RECORD_MAX_PIDS, &o->pid_cnt))
 				fail("-p takes PID[,PID...] (at most %d), not '%s'",
 				     RECORD_MAX_PIDS, optarg);
 			break;
@@ -195,10 +154,9 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		case OPT_DEBUG_DIR:
 			if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
 				fail("too many --debug-dir options");
-			if (stat(optarg, &st))
-				fail("--debug-dir %s: %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
+			err = option_value__directory(optarg);
+			if (err)
+				fail("--debug-dir %s: %s", optarg, strerror(-err));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case OPT_OFF_CPU:
@@ -223,10 +181,8 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		case ':':
-			fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			fail("unknown option '%s' (see --help)", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error_getopt("record", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
@@ -241,7 +197,6 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		fail("give one --format, or one per -o");
 	for (i = 0; i < o->output_cnt; i++) {
 		struct record_output *out = &o->outputs[i];
-		int err;
 
 		out->format = format_cnt ? formats[format_cnt == 1 ? 0 : i]
 					 : output_format__from_path(out->path);

@@ -43,6 +43,7 @@
 #include "base/output_file.h"
 #include "base/u64_map.h"
 #include "cli/commands.h"
+#include "cli/option_value.h"
 #include "elf/elf_file.h"
 #include "export/pprof_read.h"
 #include "symbolize/debuginfo.h"
@@ -133,12 +134,7 @@ static void usage(FILE *f)
 		SYM_DEFAULT_TIMEOUT_S);
 }
 
-#define opt_fail(...)                                                  \
-	do {                                                           \
-		fprintf(stderr, "stackscope symbolize: " __VA_ARGS__); \
-		fputc('\n', stderr);                                   \
-		return -EINVAL;                                        \
-	} while (0)
+#define opt_fail(...) return option_error("symbolize", __VA_ARGS__)
 
 /* 0, 1 for --help (done), or -EINVAL after printing the problem. */
 static int sym_options__parse(int argc, char **argv, struct sym_options *o)
@@ -154,8 +150,6 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		{ 0 },
 	};
 	unsigned long v;
-	struct stat st;
-	char *end;
 	int c, err;
 
 	memset(o, 0, sizeof(*o));
@@ -171,19 +165,16 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		case OPT_DEBUG_DIR:
 			if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
 				opt_fail("at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
-			if (stat(optarg, &st))
-				opt_fail("--debug-dir %s: %s", optarg, strerror(errno));
-			if (!S_ISDIR(st.st_mode))
-				opt_fail("--debug-dir %s: %s", optarg, strerror(ENOTDIR));
+			err = option_value__directory(optarg);
+			if (err)
+				opt_fail("--debug-dir %s: %s", optarg, strerror(-err));
 			o->debug_dirs[o->debug_dir_cnt++] = optarg;
 			break;
 		case OPT_NO_DEBUGINFOD:
 			o->debuginfod = false;
 			break;
 		case OPT_TIMEOUT:
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > 3600)
+			if (option_value__ulong(optarg, 1, 3600, &v))
 				opt_fail("--debuginfod-timeout takes 1-3600 seconds, not '%s'",
 					 optarg);
 			o->debuginfod_timeout_s = (int)v;
@@ -194,10 +185,8 @@ static int sym_options__parse(int argc, char **argv, struct sym_options *o)
 		case 'h':
 			usage(stdout);
 			return 1;
-		case ':':
-			opt_fail("option '%s' needs a value", argv[optind - 1]);
-		default:
-			opt_fail("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error_getopt("symbolize", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -22,6 +22,7 @@
 
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/option_value.h"
 #include "cli/privileges.h"
 #include "cli/session.h"
 #include "profile/profile.h"
@@ -80,39 +81,7 @@ static void usage(FILE *f)
 		"  -h, --help             this help\n");
 }
 
-static int parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	*out = strtoul(s, &end, 10);
-	return errno || *end || *out < min || *out > max ? -EINVAL : 0;
-}
-
-static int parse_pids(const char *arg, struct top_options *o)
-{
-	char buf[1024], *save = NULL, *tok;
-	unsigned long v;
-
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, arg, strlen(arg) + 1);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (parse_ulong(tok, 1, INT_MAX, &v) || o->pid_cnt >= TOP_MAX_PIDS)
-			return -EINVAL;
-		o->pids[o->pid_cnt++] = (pid_t)v;
-	}
-	return o->pid_cnt ? 0 : -EINVAL;
-}
-
-#define fail(...)                                                \
-	do {                                                     \
-		fprintf(stderr, "stackscope top: " __VA_ARGS__); \
-		fputc('\n', stderr);                             \
-		return -EINVAL;                                  \
-	} while (0)
+#define fail(...) return option_error("top", __VA_ARGS__)
 
 static int parse_options(int argc, char **argv, struct top_options *o)
 {
@@ -134,7 +103,6 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 		{ 0 },
 	};
 	unsigned long v;
-	char *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -144,28 +112,26 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 	o->rows = 20;
 	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:p:d:w:bn:r:e:f:s:vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:p:d:w:bn:r:e:f:s:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_ulong(optarg, 1, 10000, &v))
+			if (option_value__ulong(optarg, 1, 10000, &v))
 				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
 				     optarg);
 			o->freq_hz = (unsigned int)v;
 			break;
 		case 'p':
-			if (parse_pids(optarg, o))
+			if (option_value__pid_list(optarg, o->pids, TOP_MAX_PIDS, &o->pid_cnt))
 				fail("-p takes up to %d pids separated by commas, not '%s'",
 				     TOP_MAX_PIDS, optarg);
 			break;
 		case 'd':
-			errno = 0;
-			o->delay_s = strtod(optarg, &end);
-			if (errno || *end || end == optarg ||
-			    !(o->delay_s >= 0.2 && o->delay_s <= 60))
+			if (option_value__double(optarg, 0.2, 60, &o->delay_s))
 				fail("-d must be between 0.2 and 60 seconds, not '%s'", optarg);
 			break;
 		case 'w':
-			if (parse_ulong(optarg, 1, 60, &v))
+			if (option_value__ulong(optarg, 1, 60, &v))
 				fail("-w must be between 1 and 60 seconds, not '%s'", optarg);
 			o->window_s = (unsigned int)v;
 			break;
@@ -173,11 +139,11 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 			o->batch = true;
 			break;
 		case 'n':
-			if (parse_ulong(optarg, 1, ULONG_MAX, &o->iterations))
+			if (option_value__ulong(optarg, 1, ULONG_MAX, &o->iterations))
 				fail("-n must be a positive count, not '%s'", optarg);
 			break;
 		case 'r':
-			if (parse_ulong(optarg, 1, 100000, &o->rows))
+			if (option_value__ulong(optarg, 1, 100000, &o->rows))
 				fail("-r must be between 1 and 100000, not '%s'", optarg);
 			break;
 		case 'e':
@@ -207,8 +173,8 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 		case 'h':
 			o->help = true;
 			return 0;
-		default:
-			return -EINVAL;
+		default: /* ':' or '?' */
+			return option_error_getopt("top", c, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

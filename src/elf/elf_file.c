@@ -22,6 +22,7 @@
 #include "elf/elf_file.h"
 
 #include "base/file_map.h"
+#include "base/hex.h"
 #include "base/safe_open.h"
 
 #include <elf.h>
@@ -381,17 +382,11 @@ int elf_file__build_id(const struct elf_file *ef, uint8_t *out, size_t cap)
 
 int elf_file__build_id_hex(const struct elf_file *ef, char *out, size_t cap)
 {
-	static const char digits[] = "0123456789abcdef";
-
 	if (!ef->build_id_sz)
 		return -ENOENT;
 	if (cap < 2 * ef->build_id_sz + 1)
 		return -ENOSPC;
-	for (size_t i = 0; i < ef->build_id_sz; i++) {
-		out[2 * i] = digits[ef->build_id[i] >> 4];
-		out[2 * i + 1] = digits[ef->build_id[i] & 0xf];
-	}
-	out[2 * ef->build_id_sz] = '\0';
+	hex_encode(ef->build_id, ef->build_id_sz, out);
 	return 0;
 }
 

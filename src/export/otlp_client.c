@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/hex.h"
 #include "base/log.h"
 #include "export/otlp_client.h"
 #include "export/protobuf_read.h"
@@ -222,16 +223,6 @@ char *otlp_config__url(const struct otlp_config *c)
 	return out;
 }
 
-static int hex__val(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	ch = (char)tolower((unsigned char)ch);
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	return -1;
-}
-
 /* Trimmed, percent-decoded copy of s[0..len); NULL with *bad set on bad encoding. */
 static char *pct__decode(const char *s, size_t len, bool *bad)
 {
@@ -252,11 +243,11 @@ static char *pct__decode(const char *s, size_t len, bool *bad)
 			out[o++] = s[i];
 			continue;
 		}
-		if (i + 2 >= len || hex__val(s[i + 1]) < 0 || hex__val(s[i + 2]) < 0) {
+		if (i + 2 >= len || hex_digit(s[i + 1]) < 0 || hex_digit(s[i + 2]) < 0) {
 			*bad = true;
 			break;
 		}
-		out[o++] = (char)(hex__val(s[i + 1]) << 4 | hex__val(s[i + 2]));
+		out[o++] = (char)(hex_digit(s[i + 1]) << 4 | hex_digit(s[i + 2]));
 		i += 2;
 	}
 	out[o] = '\0';
@@ -882,8 +873,8 @@ static void grpc__decode_message(char *s)
 	char *o = s;
 
 	for (; *s; s++) {
-		if (*s == '%' && hex__val(s[1]) >= 0 && hex__val(s[2]) >= 0) {
-			*o++ = (char)(hex__val(s[1]) << 4 | hex__val(s[2]));
+		if (*s == '%' && hex_digit(s[1]) >= 0 && hex_digit(s[2]) >= 0) {
+			*o++ = (char)(hex_digit(s[1]) << 4 | hex_digit(s[2]));
 			s += 2;
 		} else {
 			*o++ = *s;

@@ -1,6 +1,8 @@
 /* Content identity of files. See file_id.h. */
 #include "proc/file_id.h"
 
+#include "base/hex.h"
+
 #include <errno.h>
 #include <openssl/evp.h>
 #include <sys/stat.h>
@@ -78,7 +80,6 @@ uint64_t file_id__of_mem(const void *image, size_t size)
 
 int file_id__htlhash(int fd, char out[33])
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char head[HTLHASH_HEAD_SZ], tail[HTLHASH_HEAD_SZ], len_be[8];
 	unsigned char digest[EVP_MAX_MD_SIZE];
 	size_t head_sz, tail_sz, i;
@@ -110,11 +111,7 @@ int file_id__htlhash(int fd, char out[33])
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < 16; i++) {
-		out[2 * i] = hex[digest[i] >> 4];
-		out[2 * i + 1] = hex[digest[i] & 15];
-	}
-	out[32] = '\0';
+	hex_encode(digest, 16, out);
 cleanup:
 	EVP_MD_CTX_free(md);
 	return err;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/hex.h"
 #include "base/http_server.h"
 #include "export/pprof.h"
 #include "export/pprof_read.h"
@@ -151,17 +152,6 @@ static void answer_errno(struct http_response *r, int err)
 
 /* ---- parameters ---- */
 
-static int hex(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decodes s in place (percent escapes, '+' as space); false for a bad escape or a NUL. */
 static bool url_decode(char *s)
 {
@@ -171,7 +161,7 @@ static bool url_decode(char *s)
 		if (*s == '+') {
 			*out++ = ' ';
 		} else if (*s == '%') {
-			int hi = hex(s[1]), lo = hi < 0 ? -1 : hex(s[2]);
+			int hi = hex_digit(s[1]), lo = hi < 0 ? -1 : hex_digit(s[2]);
 
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return false;

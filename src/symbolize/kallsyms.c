@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/hex.h"
 
 #define KALLSYMS_BUF_MAX (256u << 20)
 #define KALLSYMS_BUF_INIT (4u << 20)
@@ -80,17 +81,6 @@ static int kallsyms__read(int fd, char **out, size_t *out_sz)
 cleanup:
 	free(buf);
 	return err;
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* Parse the line at buf[off] ending at buf[eol] ('\n' or the final NUL) into s, terminating

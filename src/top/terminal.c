@@ -155,6 +155,29 @@ static void consume(size_t n)
 	pending_len -= n;
 }
 
+/* The key of a cursor sequence's final byte, the same after SS3 ("ESC O A") and CSI
+ * ("ESC [ A", "ESC [ 1 ; 5 A"); KEY_NONE for any other.
+ */
+static int cursor_key(unsigned char final)
+{
+	switch (final) {
+	case 'A':
+		return KEY_UP;
+	case 'B':
+		return KEY_DOWN;
+	case 'C':
+		return KEY_RIGHT;
+	case 'D':
+		return KEY_LEFT;
+	case 'H':
+		return KEY_HOME;
+	case 'F':
+		return KEY_END;
+	default:
+		return KEY_NONE;
+	}
+}
+
 /* A CSI or SS3 sequence at the start of pending: its key and length, or 0 when incomplete. */
 static size_t decode_sequence(int *key)
 {
@@ -164,29 +187,7 @@ static size_t decode_sequence(int *key)
 	if (pending_len < 2)
 		return 1;
 	if (pending[1] == 'O' && pending_len >= 3) {
-		switch (pending[2]) {
-		case 'A':
-			*key = KEY_UP;
-			break;
-		case 'B':
-			*key = KEY_DOWN;
-			break;
-		case 'C':
-			*key = KEY_RIGHT;
-			break;
-		case 'D':
-			*key = KEY_LEFT;
-			break;
-		case 'H':
-			*key = KEY_HOME;
-			break;
-		case 'F':
-			*key = KEY_END;
-			break;
-		default:
-			*key = KEY_NONE;
-			break;
-		}
+		*key = cursor_key(pending[2]);
 		return 3;
 	}
 	if (pending[1] != '[')
@@ -199,36 +200,14 @@ static size_t decode_sequence(int *key)
 		*key = KEY_NONE;
 		return i == sizeof(pending) ? i : 0;
 	}
-	switch (pending[i]) {
-	case 'A':
-		*key = KEY_UP;
-		break;
-	case 'B':
-		*key = KEY_DOWN;
-		break;
-	case 'C':
-		*key = KEY_RIGHT;
-		break;
-	case 'D':
-		*key = KEY_LEFT;
-		break;
-	case 'H':
-		*key = KEY_HOME;
-		break;
-	case 'F':
-		*key = KEY_END;
-		break;
-	case '~':
+	if (pending[i] == '~')
 		*key = pending[2] == '5'                        ? KEY_PAGE_UP
 		       : pending[2] == '6'                      ? KEY_PAGE_DOWN
 		       : pending[2] == '1' || pending[2] == '7' ? KEY_HOME
 		       : pending[2] == '4' || pending[2] == '8' ? KEY_END
 								: KEY_NONE;
-		break;
-	default:
-		*key = KEY_NONE;
-		break;
-	}
+	else
+		*key = cursor_key(pending[i]);
 	return i + 1;
 }
 

@@ -1,7 +1,8 @@
 /* Unit tests for base/http_server.c over real loopback sockets: requests reach the handler
  * whole (method, path, query, body split across writes); the server's own answers (400 for
  * malformed lines, headers and lengths, 405, 413, 414, 431, 501, 503 past the body budget);
- * HEAD gets no body; a client trickling its request byte by byte neither delays another
+ * HEAD gets no body; a method outside the owner's set gets 405 naming the set, its body
+ * unread; a client trickling its request byte by byte neither delays another
  * client nor outlives the request timeout; conn_max silent clients hold every slot, one more
  * is refused at once, and the server serves again once they leave. Short timeouts: ~2 s.
  */
@@ -212,6 +213,26 @@ TEST(slow_and_silent_clients)
 	http_server__stop(s);
 }
 
+TEST(method_set)
+{
+	struct http_server_opts o = { .methods = HTTP_METHOD_GET | HTTP_METHOD_HEAD,
+				      .body_max = 64 };
+	int calls = 0;
+	struct http_server *s = http_server__start("127.0.0.1:0", &o, echo, &calls);
+	char buf[4096];
+	uint16_t port;
+
+	REQUIRE(s);
+	port = http_server__port(s);
+	CHECK_EQ_INT(REQ(port, "GET /g HTTP/1.1\r\n\r\n", buf), 200);
+	CHECK_EQ_INT(REQ(port, "HEAD /h HTTP/1.1\r\n\r\n", buf), 200);
+	/* refused from its head: a body larger than body_max does not make it 413 */
+	CHECK_EQ_INT(REQ(port, "POST /p HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc", buf), 405);
+	CHECK(strstr(buf, "\r\nAllow: GET, HEAD\r\n"));
+	CHECK_EQ_INT(calls, 2);
+	http_server__stop(s);
+}
+
 TEST(bad_addresses)
 {
 	int calls = 0;
@@ -226,6 +247,7 @@ int main(void)
 {
 	RUN(requests_and_answers);
 	RUN(slow_and_silent_clients);
+	RUN(method_set);
 	RUN(bad_addresses);
 	return test_summary();
 }

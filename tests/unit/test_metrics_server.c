@@ -1,6 +1,6 @@
-/* Unit tests for the /metrics endpoint (cli/metrics_server.c), over real loopback sockets:
- * answers by request (503 before the first publish, 200 with the published text, 404, 405,
- * 400, 414, 431); a client that trickles its request one byte at a time neither delays
+/* Unit tests for the /metrics endpoint (cli/metrics_server.c, on base/http_server.c), over
+ * real loopback sockets: answers by request (503 before the first publish, 200 with the
+ * published text and its Prometheus content type, 404, 405 for POST and HEAD, 400, 414, 431); a client that trickles its request one byte at a time neither delays
  * other clients' scrapes nor stays past the request timeout; conn_max clients at once are served and one more is refused;
  * a client that never reads its (large) answer is dropped at the answer timeout while
  * another client is served and publish() returns at once. Timeouts are shortened through
@@ -94,6 +94,26 @@ static int client__answer(int fd, int timeout_ms, char *body, size_t body_cap, s
 	return status;
 }
 
+/* The head of the answer to GET /metrics, up to cap - 1 bytes (NUL-terminated). */
+static void client__metrics_head(uint16_t port, char *head, size_t cap)
+{
+	int fd = client__connect(port, 0);
+	size_t got = 0;
+	ssize_t r;
+	char *eoh;
+
+	client__send(fd, "GET /metrics HTTP/1.1\r\n\r\n", 25);
+	head[0] = '\0';
+	while (got < cap - 1 && (r = recv(fd, head + got, cap - 1 - got, 0)) > 0) {
+		got += (size_t)r;
+		head[got] = '\0';
+	}
+	eoh = strstr(head, "\r\n\r\n");
+	if (eoh)
+		eoh[2] = '\0';
+	close(fd);
+}
+
 /* One whole request on a fresh connection; the status. */
 static int client__request(uint16_t port, const char *req, char *body, size_t cap, size_t *body_len)
 {
@@ -131,6 +151,9 @@ TEST(answers)
 		     200);
 	CHECK_EQ_INT(len, strlen(text));
 	CHECK(!memcmp(body, text, strlen(text)));
+	client__metrics_head(port, body, sizeof(body));
+	CHECK(strstr(body, "\r\nContent-Type: text/plain; version=0.0.4\r\n"));
+	CHECK(strstr(body, "\r\nContent-Length: 21\r\n"));
 	CHECK_EQ_INT(client__request(port, "GET /metrics?name[]=x HTTP/1.0\n\n", NULL, 0, NULL),
 		     200);
 	CHECK_EQ_INT(client__request(port, "GET /metricsx HTTP/1.1\r\n\r\n", NULL, 0, NULL), 404);
@@ -141,6 +164,7 @@ TEST(answers)
 				     "\r\nabc",
 				     NULL, 0, NULL),
 		     405);
+	CHECK_EQ_INT(client__request(port, "HEAD /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL), 405);
 	CHECK_EQ_INT(client__request(port, "hello\r\n\r\n", NULL, 0, NULL), 400);
 	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/2.0\r\n\r\n", NULL, 0, NULL), 400);
 	/* a request line that never ends, and headers that never end */
@@ -151,8 +175,8 @@ TEST(answers)
 	memcpy(big, "GET /metrics HTTP/1.1\r\nX: ", 26);
 	CHECK_EQ_INT(client__request(port, big, NULL, 0, NULL), 431);
 	metrics_server__stats(m, &st);
-	CHECK_EQ_INT(st.served, 2);
-	CHECK_EQ_INT(st.rejected, 7);
+	CHECK_EQ_INT(st.served, 3);
+	CHECK_EQ_INT(st.rejected, 8);
 	CHECK_EQ_INT(st.refused, 0);
 	CHECK_EQ_INT(st.timed_out, 0);
 	metrics_server__stop(m);
