@@ -91,6 +91,8 @@ enum unwind_end {
 	UNWIND_END_NO_USER,      /* kernel thread, or no user registers */
 	UNWIND_END_STACK_COPY,   /* deferred walk only (userspace): the next frame's memory lies
 				  * outside the stack copy the sample carried */
+	UNWIND_END_IN_EXEC,      /* inside execve() past its point of no return: the old image's
+				  * stack is gone and the new one has not run (no user frames) */
 	UNWIND_END_CNT,
 };
 

@@ -174,7 +174,10 @@ static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_s
 	count(COUNTER_OFF_CPU_WALKS, 1);
 	sample_kernel_stack(ctx, &s->rec);
 	if (prev->mm) {
-		regs_from_pt_regs(&s->st, (struct pt_regs *)bpf_task_pt_regs(prev));
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+
+		regs_from_pt_regs(&s->st, regs);
+		s->in_execve = ss_pt_regs_in_execve(regs);
 	} else { /* exiting: its address space is gone */
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;

@@ -336,6 +336,7 @@ struct unwind_scratch {
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
+	__u32 in_execve;             /* sampled in the kernel inside an execve() call */
 	struct go_label_strings go;  /* interp/go_labels.h */
 	struct sample_record rec;
 };
@@ -478,6 +479,15 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	__u32 zero = 0;
 	__u64 size;
 
+	if (s->in_execve && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER) {
+		/* Past exec's point of no return the registers are the old image's (or the new
+		 * entry point's, before on_exec entered its mappings) and the old memory is gone:
+		 * the thread has no user stack, whatever a walk found of it.
+		 */
+		s->st.frame_cnt = 0;
+		s->st.end = UNWIND_END_IN_EXEC;
+		s->st.defer_cnt = 0;
+	}
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
@@ -539,6 +549,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	ss_interp_reset(&s->interp, ss_task_tls_base(task));
 	s->t0 = t0;
 	s->chunks = 0;
+	s->in_execve = 0;
 	return s;
 }
 
@@ -617,7 +628,10 @@ start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *t
 		regs_from_ctx(&s->st, ctx);
 	} else if (BPF_CORE_READ(task, mm) &&
 		   !(BPF_CORE_READ(task, flags) & 0x00200000 /* PF_KTHREAD */)) {
-		regs_from_pt_regs(&s->st, task_user_regs(task));
+		struct pt_regs *regs = task_user_regs(task);
+
+		regs_from_pt_regs(&s->st, regs);
+		s->in_execve = ss_pt_regs_in_execve(regs);
 	} else {
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;

@@ -4,7 +4,8 @@
  *   regs_from_ctx(): the perf context's registers (sampled in user mode);
  *   ss_ctx_user_mode(): whether the perf context interrupted user mode;
  *   ss_task_tls_base(): the thread pointer the runtimes find their thread state by
- *   (x86-64 fs base, arm64 TPIDR_EL0).
+ *   (x86-64 fs base, arm64 TPIDR_EL0);
+ *   ss_pt_regs_in_execve(): whether saved user registers are those of an execve() call.
  */
 #ifndef STACKSCOPE_ARCH_SAMPLE_REGS_H
 #define STACKSCOPE_ARCH_SAMPLE_REGS_H
@@ -37,6 +38,14 @@ static __always_inline int ss_ctx_user_mode(struct bpf_perf_event_data *ctx)
 static __always_inline __u64 ss_task_tls_base(struct task_struct *task)
 {
 	return BPF_CORE_READ(task, thread.uw.tp_value);
+}
+
+/* Whether the saved user registers are those of an execve() or execveat() call (221, 281). */
+static __always_inline int ss_pt_regs_in_execve(struct pt_regs *r)
+{
+	int nr = BPF_CORE_READ(r, syscallno);
+
+	return nr == 221 || nr == 281;
 }
 
 #else
@@ -93,6 +102,14 @@ static __always_inline int ss_ctx_user_mode(struct bpf_perf_event_data *ctx)
 static __always_inline __u64 ss_task_tls_base(struct task_struct *task)
 {
 	return BPF_CORE_READ(task, thread.fsbase);
+}
+
+/* Whether the saved user registers are those of an execve() or execveat() call (59, 322). */
+static __always_inline int ss_pt_regs_in_execve(struct pt_regs *r)
+{
+	__u64 nr = BPF_CORE_READ(r, orig_ax);
+
+	return nr == 59 || nr == 322;
 }
 
 #endif

@@ -312,7 +312,7 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	session__stats(s, &st);
 	agent_export__stats(ex, &es);
 	for (i = 1; i < UNWIND_END_CNT; i++)
-		if (i != UNWIND_END_NO_USER)
+		if (unwind_end__incomplete(i))
 			incomplete += st.counters[COUNTER_UNWIND_END_BASE + i];
 	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
 		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "

@@ -97,6 +97,7 @@ static const char *const unwind_end_names[UNWIND_END_CNT] = {
 	[UNWIND_END_BAD_FRAME] = "bad frame",
 	[UNWIND_END_NO_USER] = "kernel thread",
 	[UNWIND_END_STACK_COPY] = "stack copy too short",
+	[UNWIND_END_IN_EXEC] = "in execve, no user stack",
 };
 
 const char *counter__name(enum counter c)
@@ -104,6 +105,11 @@ const char *counter__name(enum counter c)
 	if (c >= COUNTER_UNWIND_END_BASE && c < COUNTER_CNT)
 		return unwind_end__name(c - COUNTER_UNWIND_END_BASE);
 	return c < COUNTER_CNT && counter_names[c] ? counter_names[c] : "?";
+}
+
+bool unwind_end__incomplete(enum unwind_end e)
+{
+	return e != UNWIND_END_OK && e != UNWIND_END_NO_USER && e != UNWIND_END_IN_EXEC;
 }
 
 const char *unwind_end__name(enum unwind_end e)

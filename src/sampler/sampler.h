@@ -78,5 +78,9 @@ int cpu_list__parse(const char *text, unsigned int **cpus, unsigned int *cnt);
 /* The human-readable name of a counter / unwind end reason. */
 const char *counter__name(enum counter c);
 const char *unwind_end__name(enum unwind_end e);
+/* Whether a user stack that ended so is incomplete ("[unwind: ...]"): not when it reached a
+ * thread root, or the thread had no user stack to walk (a kernel thread, inside execve()).
+ */
+bool unwind_end__incomplete(enum unwind_end e);
 
 #endif

@@ -531,7 +531,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	for (i = 0; i < ucnt; i++)
 		if ((th->frames[n] = user_frame(th, rec, &rec->user[i], now_ns)))
 			n++;
-	if (rec->user_end != UNWIND_END_OK && rec->user_end != UNWIND_END_NO_USER) {
+	if (unwind_end__incomplete(rec->user_end)) {
 		const char *why = unwind_end__name(rec->user_end); /* one table: sampler.c */
 
 		snprintf(reason, sizeof(reason),

@@ -3,6 +3,11 @@
 # main -> short_work -> short_leaf. Every child is new to the profiler (new pid, mappings
 # and unwind tables to load), so samples taken before its tables are ready show up here.
 # Checked under `-- COMMAND` (children of the command) and system-wide.
+# Then an exec loop (2,000 `/bin/true` from one shell): a sample inside execve() past its point
+# of no return has no user stack (the old image's memory is gone, the new one has not run):
+# it must come out as its kernel frames alone, counted "in execve, no user stack", never as
+# an "[unwind: ...]" failure (before: 19 % of this loop's samples were "stack unreadable"
+# or "unmapped pc" there).
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_short || finish
@@ -35,5 +40,17 @@ wait_recording "$TMP/all.err" $rec || fail "system-wide: the recording did not s
 wait $rec
 check_eq "system-wide: exit status" $? 0
 check_short "$TMP/all.folded" "system-wide"
+
+record "$TMP/exec.err" -F 999 -o "$TMP/exec.folded" -- bash -c \
+	'for ((i = 0; i < 2000; i++)); do /bin/true; done'
+check_eq "exec loop: exit status" $? 0
+in_exec=$(awk '/sys_execve/ { n += $NF } END { print n + 0 }' "$TMP/exec.folded")
+in_exec_bad=$(awk '/sys_execve/ && /\[unwind|\[unknown\]/ { n += $NF } END { print n + 0 }' \
+	"$TMP/exec.folded")
+counted=$(sed -n 's/^user stacks .*in execve, no user stack: \([0-9]\+\).*/\1/p' "$TMP/exec.err")
+check_ge "exec loop: samples inside execve()" "$in_exec" 20
+check_eq "exec loop: of those, with an [unwind: ...] or [unknown] frame" "$in_exec_bad" 0 ||
+	grep 'sys_execve' "$TMP/exec.folded" | grep -E '\[unwind|\[unknown\]' | head -3 | cut -c1-250
+check_ge "exec loop: counted 'in execve, no user stack'" "${counted:-0}" 1
 
 finish
