@@ -294,6 +294,7 @@ struct mapping_info {
 
 struct new_mappings {
 	__u64 mm;       /* the address space these describe (struct mm_struct *) */
+	__u64 leader;   /* its group leader's struct task_struct *: whose they are (on_free) */
 	__u64 seq;      /* last seq handed out (monotonic over the process's life) */
 	__u64 exec_seq; /* seq at its last exec: LPM entries tagged below it are stale */
 	__u32 cnt;      /* valid entries, at most NEW_MAPPINGS_CAP */

@@ -849,8 +849,10 @@ static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64
  * Created only at exec or for a process userspace knows: a process forked before we saw it
  * has inherited mappings nobody entered, so its own few would be a wrong picture.
  */
-static __always_inline struct new_mappings *new_mappings_of(__u32 tgid, __u64 mm, bool exec)
+static __always_inline struct new_mappings *new_mappings_of(struct task_struct *task, __u32 tgid,
+							    bool exec)
 {
+	__u64 mm = (__u64)task->mm, leader = (__u64)task->group_leader;
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
 	struct new_mappings *nm = bpf_map_lookup_elem(&new_mappings, &tgid), *blank;
 	__u32 zero = 0;
@@ -864,6 +866,7 @@ static __always_inline struct new_mappings *new_mappings_of(__u32 tgid, __u64 mm
 		if (!blank)
 			return NULL;
 		blank->mm = mm;
+		blank->leader = leader;
 		blank->seq = 1;
 		blank->exec_seq = exec ? 1 : 0;
 		blank->cnt = blank->next = 0;
@@ -872,6 +875,7 @@ static __always_inline struct new_mappings *new_mappings_of(__u32 tgid, __u64 mm
 	}
 	/* Another address space under the same tgid: an exec (or a reused pid). */
 	nm->mm = mm;
+	nm->leader = leader;
 	nm->seq++;
 	nm->exec_seq = nm->seq;
 	nm->cnt = 0;
@@ -1010,7 +1014,7 @@ static __always_inline bool enter_exec_mappings(__u32 tgid)
 	struct exec_mappings *xm;
 	__u32 zero = 0, n = 0;
 
-	if (!sampler_cfg.new_mappings || !new_mappings_of(tgid, (__u64)task->mm, true))
+	if (!sampler_cfg.new_mappings || !new_mappings_of(task, tgid, true))
 		return false;
 	xm = bpf_map_lookup_elem(&exec_mappings, &zero);
 	if (!xm)
@@ -1066,7 +1070,7 @@ static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 
 	if (!sampler_cfg.new_mappings)
 		return false;
-	nm = new_mappings_of(tgid, (__u64)task->mm, false);
+	nm = new_mappings_of(task, tgid, false);
 	if (!nm)
 		return false;
 	if (bpf_find_vma(task, addr, found_vma_cb, &f, 0) || !(f.flags & 4 /* VM_EXEC */))
@@ -1162,16 +1166,25 @@ int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_b
 	return send_exec(p, bprm, tgid, false);
 }
 
+/* The exit of a thread. eBPF's own entries for the process ("forked", "new_mappings") go when its
+ * address space does: here when this is its last thread and exit_mm() already ran (older
+ * kernels trace the exit after it), else when the group leader is freed (on_free): on 6.18
+ * the rest of the exit is sampled with the process's user stack still there, and the other
+ * threads run on when the leader exits first (pthread_exit()).
+ * The exit record goes to userspace at the leader's exit, as the process's end.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
 	struct exit_record *rec;
 	__u32 tgid = p->tgid;
 
+	if (!BPF_CORE_READ(p, mm) && !BPF_CORE_READ(p, signal, live.counter)) {
+		bpf_map_delete_elem(&forked, &tgid);
+		bpf_map_delete_elem(&new_mappings, &tgid);
+	}
 	if (p->pid != tgid)
 		return 0;
-	bpf_map_delete_elem(&forked, &tgid);
-	bpf_map_delete_elem(&new_mappings, &tgid);
 	if (!pid_wanted(tgid))
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
@@ -1185,6 +1198,28 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	rec->hdr.pid = tgid;
 	rec->hdr.tid = p->pid;
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* A task's struct goes (after its exit and reaping): a group leader's takes eBPF's entries of its
+ * process with it if on_exit left them. The pid may already be another process's (freed at
+ * reaping, this is an RCU grace period later): its "new_mappings" are told apart by their leader;
+ * a child it forked meanwhile loses its link to its parent ("forked") and waits for userspace.
+ */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(on_free, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	struct new_mappings *nm;
+
+	if (p->pid != tgid)
+		return 0;
+	nm = bpf_map_lookup_elem(&new_mappings, &tgid);
+	if (nm && nm->leader != (__u64)p)
+		return 0;
+	if (nm)
+		bpf_map_delete_elem(&new_mappings, &tgid);
+	bpf_map_delete_elem(&forked, &tgid);
 	return 0;
 }
 
