@@ -1171,7 +1171,10 @@ int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_b
  * kernels trace the exit after it), else when the group leader is freed (on_free): on 6.18
  * the rest of the exit is sampled with the process's user stack still there, and the other
  * threads run on when the leader exits first (pthread_exit()).
- * The exit record goes to userspace at the leader's exit, as the process's end.
+ * The exit record goes to userspace at the exit of the process's last thread (do_exit()
+ * counts the thread out of signal->live before this tracepoint), not at its leader's: a
+ * main thread's pthread_exit() took the process's mappings from the threads that ran on
+ * (97 % of their samples "[unwind: unmapped pc]").
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
@@ -1179,12 +1182,12 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	struct exit_record *rec;
 	__u32 tgid = p->tgid;
 
-	if (!BPF_CORE_READ(p, mm) && !BPF_CORE_READ(p, signal, live.counter)) {
+	if (BPF_CORE_READ(p, signal, live.counter))
+		return 0; /* other threads run on */
+	if (!BPF_CORE_READ(p, mm)) {
 		bpf_map_delete_elem(&forked, &tgid);
 		bpf_map_delete_elem(&new_mappings, &tgid);
 	}
-	if (p->pid != tgid)
-		return 0;
 	if (!pid_wanted(tgid))
 		return 0;
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);

@@ -16,7 +16,7 @@ RUSTC       ?= $(firstword $(shell command -v rustc 2>/dev/null) \
 
 WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel \
 	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate wl_prefork \
-	       wl_reload wl_reload_a.so wl_reload_b.so
+	       wl_reload wl_reload_a.so wl_reload_b.so wl_leader_exit
 
 FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
 WL_LLD      ?= $(shell command -v ld.lld 2>/dev/null)
@@ -39,6 +39,9 @@ $(BUILD)/wl_chain_lld: wl_chain.c wl_common.h | $(BUILD)
 $(BUILD)/wl_qsort $(BUILD)/wl_recurse $(BUILD)/wl_signal $(BUILD)/wl_kernel \
 $(BUILD)/wl_short $(BUILD)/wl_prefork: $(BUILD)/%: %.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
+
+$(BUILD)/wl_leader_exit: wl_leader_exit.c wl_common.h | $(BUILD)
+	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -lpthread
 
 $(BUILD)/wl_dlopen: wl_dlopen.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -ldl
