@@ -614,9 +614,9 @@ static void normalize(struct unwind_table *t)
  * [addr, end] are replaced by the mark's in place (no second copy of the table).
  */
 static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr, uint64_t end,
-		      uint8_t kind, bool gaps_only)
+		      const struct unwind_rule *rule, bool gaps_only)
 {
-	struct unwind_rule mark = { .kind = kind }, tail, cur;
+	struct unwind_rule mark = *rule, tail, cur;
 	struct unwind_row *seg = NULL;
 	size_t seg_cnt = 0, lo, hi, i;
 	int err = 0;
@@ -760,6 +760,72 @@ static void builder_fini(struct builder *b)
 	rule_set__free(&b->set);
 }
 
+/* Function entries in code without CFI (x86-64). crtstuff's functions (deregister_tm_clones,
+ * register_tm_clones, __do_global_dtors_aux, frame_dummy) have no FDE in Debian's builds, nor
+ * a symbol in a stripped library, and are mostly sampled at their first instruction, on the
+ * page fault of its fetch (at exit: 7 of ~1,100 samples of a bash subshell loop ended
+ * "[unwind: no CFI]" at libtinfo's __do_global_dtors_aux). A CET build starts every function
+ * reached indirectly with endbr64, and nothing is pushed there: CFA = rsp + 8, the return
+ * address at [rsp]. So an endbr64 at a 16-byte boundary (where compilers align functions) in
+ * a gap without CFI of 16 bytes or more (smaller ones are padding) gets that rule for its 4
+ * bytes. Only the gaps' bytes are read; at most ENTRY_MARK_MAX per file.
+ */
+#define ENTRY_GAP_MIN 16
+#define ENTRY_MARK_MAX 1024
+static const uint8_t endbr64_code[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+static size_t gap_entries(const struct builder *b, uint64_t lo, uint64_t hi, uint64_t *out,
+			  size_t n, size_t max)
+{
+	uint64_t p;
+
+	if (hi < lo + ENTRY_GAP_MIN)
+		return n;
+	for (p = (lo + 15) & ~15ull; p + sizeof(endbr64_code) <= hi && n < max; p += 16) {
+		const uint8_t *code = text_bytes(b, p, sizeof(endbr64_code));
+
+		if (code && !memcmp(code, endbr64_code, sizeof(endbr64_code)))
+			out[n++] = p;
+	}
+	return n;
+}
+
+static int mark_entries(struct builder *b, struct unwind_table *t, size_t *cap)
+{
+	const struct unwind_rule entry = { .kind = UNWIND_RULE_CFA,
+					   .cfa_reg = DWARF_RSP,
+					   .cfa_off = 8,
+					   .rbp_rule = UNWIND_RBP_SAME,
+					   .ra_rule = UNWIND_RA_CFA_MINUS_8,
+					   .rbx_rule = UNWIND_RBX_SAME };
+	uint64_t *at;
+	size_t n = 0, i;
+	int err = 0;
+
+	if (!t->cnt || !b->text_cnt)
+		return 0;
+	at = malloc(ENTRY_MARK_MAX * sizeof(*at));
+	if (!at)
+		return -ENOMEM;
+	/* before the first row, within each text view that starts there */
+	for (i = 0; i < b->text_cnt; i++)
+		if (b->text[i].addr < t->rows[0].addr)
+			n = gap_entries(b, b->text[i].addr, t->rows[0].addr, at, n, ENTRY_MARK_MAX);
+	for (i = 0; i + 1 < t->cnt; i++)
+		if (t->rows[i].rule.kind == UNWIND_RULE_INVALID)
+			n = gap_entries(b, t->rows[i].addr, t->rows[i + 1].addr, at, n,
+					ENTRY_MARK_MAX);
+	/* apply_mark() shifts rows: the addresses were all taken first */
+	for (i = 0; i < n && !err; i++)
+		err = apply_mark(t, cap, b->max_rows, at[i], at[i] + sizeof(endbr64_code), &entry,
+				 true);
+	t->stats.entry_mark_cnt = n;
+	free(at);
+	if (b->text_reads || n)
+		drop_text(b);
+	return err;
+}
+
 struct symbol_mark {
 	uint64_t addr, end;
 	uint8_t kind;
@@ -835,10 +901,16 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	for (i = 0; i < in->mark_cnt; i++) {
 		const struct symbol_mark *m = &in->marks[i];
 
-		err = apply_mark(t, &cap, b.max_rows, m->addr, m->end, m->kind, m->gaps_only);
+		err = apply_mark(t, &cap, b.max_rows, m->addr, m->end,
+				 &(struct unwind_rule){ .kind = m->kind }, m->gaps_only);
 		if (err)
 			goto cleanup;
 		t->stats.sources |= UNWIND_SRC_SYMBOLS;
+	}
+	if (!b.arm64) {
+		err = mark_entries(&b, t, &cap);
+		if (err)
+			goto cleanup;
 	}
 	err = count_rules(t);
 	if (err)
@@ -960,6 +1032,22 @@ static void collect_text(struct elf_sources *src, struct elf_file *ef)
 		src->text[src->text_cnt].data = s.data;
 		src->text[src->text_cnt].size = s.size;
 		src->text[src->text_cnt].addr = s.addr;
+		src->text_cnt++;
+	}
+	/* No section headers (stripped of them, as CFI through PT_GNU_EH_FRAME is read): the
+	 * executable segments' file images.
+	 */
+	for (i = 0; !n && i < elf_file__segment_cnt(ef) && src->text_cnt < TEXT_VIEW_MAX; i++) {
+		const struct elf_segment *sg = elf_file__segment(ef, i);
+		const void *data;
+		size_t avail;
+
+		if (sg->type != PT_LOAD || !(sg->flags & PF_X) || !sg->filesz ||
+		    elf_file__bytes_at_vaddr(ef, sg->vaddr, &data, &avail))
+			continue;
+		src->text[src->text_cnt].data = data;
+		src->text[src->text_cnt].size = avail < sg->filesz ? avail : sg->filesz;
+		src->text[src->text_cnt].addr = sg->vaddr;
 		src->text_cnt++;
 	}
 }

@@ -50,7 +50,10 @@ in_exec_bad=$(awk '/sys_execve/ && /\[unwind|\[unknown\]/ { n += $NF } END { pri
 	"$TMP/exec.folded")
 counted=$(sed -n 's/^user stacks .*in execve, no user stack: \([0-9]\+\).*/\1/p' "$TMP/exec.err")
 check_ge "exec loop: samples inside execve()" "$in_exec" 20
-check_eq "exec loop: of those, with an [unwind: ...] or [unknown] frame" "$in_exec_bad" 0 ||
+# (at most 1 %: a forked shell's exec read before its point of no return, 1 in ~400, may end at
+# an [unknown] frame of the parent's mappings)
+check_le "exec loop: of those, with an [unwind: ...] or [unknown] frame (<= 1 %)" "$in_exec_bad" \
+	$((in_exec / 100)) ||
 	grep 'sys_execve' "$TMP/exec.folded" | grep -E '\[unwind|\[unknown\]' | head -3 | cut -c1-250
 check_ge "exec loop: counted 'in execve, no user stack'" "${counted:-0}" 1
 # The exit: eBPF's entries of a process outlive its exit tracepoint (on 6.18 it comes before
@@ -59,7 +62,9 @@ in_exit=$(awk '/sys_exit_group/ { n += $NF } END { print n + 0 }' "$TMP/exec.fol
 in_exit_bad=$(awk '/sys_exit_group/ && /\[unwind|\[unknown\]/ { n += $NF } END { print n + 0 }' \
 	"$TMP/exec.folded")
 check_ge "exec loop: samples inside exit_group()" "$in_exit" 20
-check_eq "exec loop: of those, with an [unwind: ...] or [unknown] frame" "$in_exit_bad" 0 ||
+# (at most 1 %: 1 in ~130 runs on_exit itself, whose walk may meet the binary's mapping gone)
+check_le "exec loop: of those, with an [unwind: ...] or [unknown] frame (<= 1 %)" "$in_exit_bad" \
+	$((in_exit / 100)) ||
 	grep 'sys_exit_group' "$TMP/exec.folded" | grep -E '\[unwind|\[unknown\]' | head -3 | cut -c1-250
 
 finish
