@@ -100,6 +100,7 @@ kill "$PRE" 2>/dev/null
 record "$TMP/node.err" -F $HZ -d $SECS -o "$TMP/node.pb.gz" -- /bin/bash -c "$script"
 check_eq "record: exit status" $? 0
 $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
+$STACKS --columns "$TMP/node.pb.gz" >"$TMP/node.cstacks"
 [[ -s $TMP/pre.pb.gz ]] && $STACKS "$TMP/pre.pb.gz" >>"$TMP/node.stacks"
 
 # show_case RE: the top stacks matching RE, for the log of a failing test
@@ -142,6 +143,35 @@ chain()
 
 check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
+
+# Columns (pprof Line.column, 1-based): a caller is at its call, whose position V8 puts at the
+# callee's name (as in an Error's stack: "at beta (file:LINE:COLUMN)"), found here in the
+# script's text; gamma's most sampled position is its hot line's `%` (a binary operation's
+# position is its operator's). Interpreted and baseline code (their positions are the
+# bytecode's).
+# col MARK TEXT: the 1-based column of TEXT in the line of the chain script marked MARK
+col()
+{
+	awk -v t="$2" '{ i = index($0, t); if (i) { print i; exit } }' <<<"$(grep "// $1\$" "$CHAIN_SRC")"
+}
+C_ALPHA=$(col CALL_ALPHA "alpha(")
+C_BETA=$(col CALL_BETA "beta(")
+C_GAMMA=$(col CALL_GAMMA "gamma(")
+C_MOD=$(col HOT "% 7")
+for c in int base; do
+	f="$c\\.js"
+	hot=$(samples "$TMP/node.cstacks" "*" ";gamma@$f:[0-9]+:[0-9]+(;|\$)")
+	good=$(samples "$TMP/node.cstacks" "*" \
+		"$ENTRY$TL@$f:$L_ALPHA:$C_ALPHA;alpha@$f:$L_BETA:$C_BETA;beta@$f:$L_GAMMA:$C_GAMMA;gamma@$f:($L_LOOP):[0-9]+(;|\$)")
+	check_pct "$c: columns of the calls: alpha( at $L_ALPHA:$C_ALPHA, beta( at $L_BETA:$C_BETA, gamma( at $L_GAMMA:$C_GAMMA" \
+		"$good" "$hot" 95 || grep -E ";gamma@$f" "$TMP/node.cstacks" | sort -t' ' -k2 -rn | head -3 |
+		sed 's/^.*Module._compile@loader;/        .../'
+done
+# gamma's positions in the interpreted case, most sampled first
+top=$(grep -oE ";gamma@int\\.js:[0-9]+:[0-9]+ [0-9]+\$" "$TMP/node.cstacks" | tr -d ';' |
+	awk '{ n[$1] += $2 } END { for (k in n) print n[k], k }' | sort -rn)
+check_eq "int: gamma's most sampled position is the % of its hot line" \
+	"$(head -1 <<<"$top" | cut -d' ' -f2)" "gamma@int.js:$(line HOT):$C_MOD" || sed 's/^/        /' <<<"$top"
 # Baseline code: every frame at its line, also when gamma is interrupted in one of V8's
 # builtins that its baseline code called without a frame (Builtins_ModulusSmi_Baseline...:
 # the builtin, then gamma at the line of the call), and before the process's maps were

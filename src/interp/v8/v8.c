@@ -1249,6 +1249,17 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 	return 0;
 }
 
+/* The 1-based line of script offset off in s, and its 1-based column into *column (0 with
+ * the line when off is past the script's line ends).
+ */
+static int script_line(const struct script_entry *s, uint32_t off, int *column)
+{
+	int col = 0, line = v8_lines__line(s->line_ends, s->lines, off, &col);
+
+	*column = line ? col + 1 : 0;
+	return line;
+}
+
 /* An anonymous function named where it starts, "<anonymous>:LINE:COLUMN" (1-based, as
  * DevTools places it), once its script's line ends are known.
  */
@@ -1439,9 +1450,10 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 	anonymous_name(e, s);
 	in->function = inlined_copy(v, used, e->name);
 	in->file = s ? inlined_copy(v, used, s->name) : NULL;
-	in->line = s && s->line_ends && off >= 0
-			   ? v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL)
-			   : 0;
+	in->line = 0;
+	in->column = 0;
+	if (s && s->line_ends && off >= 0)
+		in->line = script_line(s, (uint32_t)off, &in->column);
 	return in->function != NULL;
 }
 
@@ -1485,7 +1497,8 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 	}
 	*out = (struct interp_symbol){ .function = outer.function,
 				       .file = outer.file,
-				       .line = outer.line };
+				       .line = outer.line,
+				       .column = outer.column };
 	if (first < n - 1) {
 		out->inlined = &v->inlined[first];
 		out->inlined_cnt = (uint32_t)(n - 1 - first);
@@ -1658,10 +1671,8 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 		if (off < 0)
 			return false;
 		anonymous_name(e, s);
-		*out = (struct interp_symbol){ .function = e->name,
-					       .file = s->name,
-					       .line = v8_lines__line(s->line_ends, s->lines,
-								      (uint32_t)off, NULL) };
+		*out = (struct interp_symbol){ .function = e->name, .file = s->name };
+		out->line = script_line(s, (uint32_t)off, &out->column);
 		v->stats[V8_STAT_JIT_FOUND]++;
 		return true;
 	}
@@ -1726,7 +1737,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		v->stats[V8_STAT_NO_LINE]++;
 		return;
 	}
-	out->line = v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL);
+	out->line = script_line(s, (uint32_t)off, &out->column);
 }
 
 static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
