@@ -10,9 +10,11 @@
 # until it has read every sample, so their heap is there to name frames):
 #  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
 #    beta -> gamma, each at its call line, gamma at a line of its loop;
-#  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines
-#    (a frame interrupted in one of V8's builtins that its baseline code called without a
-#    frame has no line: optional, but most of gamma's samples have one);
+#  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines,
+#    also under a builtin its baseline code called without a frame (>= 95 %);
+#  - int and base: the columns of the calls (pprof Line.column, --columns of
+#    pprof_stacks.py) are those of the callees' names in the script's text; in int, gamma's
+#    most sampled position is the column of its hot line's %;
 #  - opt (default flags: TurboFan compiles gamma's loop on stack, then gamma): the same chain,
 #    gamma at its lines from its optimised code's source positions;
 #  - inl (default flags, tests/data/node_inline.js): TurboFan inlines mid and leaf into
@@ -175,11 +177,14 @@ check_eq "int: gamma's most sampled position is the % of its hot line" \
 # Baseline code: every frame at its line, also when gamma is interrupted in one of V8's
 # builtins that its baseline code called without a frame (Builtins_ModulusSmi_Baseline...:
 # the builtin, then gamma at the line of the call), and before the process's maps were
-# first read (V8's code space not known yet: 74-84 % of the samples complete before). Not yet:
-# a frameless builtin that went on into the runtime through CEntry (Multiply_Baseline ->
-# Runtime_AllocateInYoungGeneration, a GC slow path) leaves gamma without its line: 11 % of
-# one CI run's samples, 0 in the runs before; hence 85 %.
-MIN_PCT=85 check_chain base ";gamma@base\\.js" "$(chain base)" \
+# first read (V8's code space not known yet: 74-84 % of the samples complete before), and
+# when such a builtin went on into the runtime through CEntry (Multiply_Baseline ->
+# Runtime_AllocateInYoungGeneration: the GC's slow path). A run once had 11 % of its samples
+# without lines here (20-52 % of a case in other runs, every tier): not the CEntry path but
+# the script's source read while a GC was moving it (a forwarding map word), 4 reads at
+# once, then none for 512 lookups; the move is followed now (v8_heap.c) and such a script
+# read again 20 ms later.
+MIN_PCT=95 check_chain base ";gamma@base\\.js" "$(chain base)" \
 	"top level -> alpha -> beta -> gamma, baseline, every frame at its line"
 
 # Default flags: TurboFan may inline beta and gamma into alpha (then they are missing: never

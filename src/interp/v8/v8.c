@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/log.h"
 #include "base/u64_map.h"
@@ -53,6 +54,11 @@
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
 #define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
+/* ... or, line ends whose source could not be read for a passing reason (not an external
+ * string), once this long since the last read: the reads of one batch of samples follow
+ * each other within ms, all while the process is stopped in one GC
+ */
+#define V8_SCRIPT_RETRY_NS (20 * 1000000ULL)
 #define V8_CODE_CACHE_CAP 1024
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
@@ -264,7 +270,9 @@ struct script_entry {
 	uint32_t *line_ends; /* NULL: none known (no line numbers) */
 	size_t lines;
 	uint32_t tries;   /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES, */
-	uint32_t lookups; /* then every V8_RETRY_EVERY lookups) */
+	uint32_t lookups; /* then every V8_RETRY_EVERY lookups, or V8_SCRIPT_RETRY_NS after */
+	uint64_t read_ns; /* the last read unless `external`) */
+	bool external;    /* its source is an external string (node's own modules): no lines */
 };
 
 struct sfi_entry {
@@ -1000,9 +1008,15 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	uint8_t *chars = NULL;
 	size_t n = 0, csize = 1, i;
 	uint32_t tries = 0;
+	struct timespec ts;
+	uint64_t now;
+	int err = -EFAULT;
 
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
-		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY))
+		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY &&
+				 (e->external || now - e->read_ns < V8_SCRIPT_RETRY_NS)))
 			return e;
 		tries = e->tries; /* a failed read of the line ends is not kept for good */
 	}
@@ -1029,7 +1043,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 		free(words);
 	}
 	if (!fresh.lines && !interp__read_u64(reader, script - 1 + l->script_source, &source) &&
-	    !v8_heap__seq_chars(reader, l, source, V8_SOURCE_MAX, &chars, &n, &csize)) {
+	    !(err = v8_heap__seq_chars(reader, l, source, V8_SOURCE_MAX, &chars, &n, &csize))) {
 		free(fresh.line_ends);
 		fresh.line_ends = calloc(V8_LINES_MAX, sizeof(uint32_t));
 		if (fresh.line_ends)
@@ -1055,6 +1069,8 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	e->gen = p->gen;
 	e->script = script;
 	e->tries = fresh.lines ? 0 : tries + 1;
+	e->read_ns = now;
+	e->external = !fresh.lines && err == -ENOTSUP;
 	return e;
 }
 
