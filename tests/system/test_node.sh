@@ -34,7 +34,9 @@
 #    anonymous function (named <anonymous>:LINE:COLUMN, where V8 says it starts) and a
 #    comparator called back by Array.prototype.sort (through V8's sort builtins
 #    [v8] ArrayTimSort, [v8] SortCompareUserFn: node's Builtins_* symbols as V8 names its
-#    builtins), each under its caller at its lines;
+#    builtins), each under its caller at its lines; a regular expression's compiled code
+#    (irregexp, in V8's code space, a frame of no JS function) named [v8] RegExp code by its
+#    frame type (v8dbg_frametype_IrregexpFrame), under node's C++ that runs it;
 # and over all cases: a sample in a case's hot code shows the case's whole chain, JS frames
 # under node's native entry ([v8] JSEntry), and no "[v8: stale]" frame appears.
 source "$(dirname "$0")/lib.sh"
@@ -284,6 +286,20 @@ check_chain arrow ";spin@$S" \
 check_chain sort ";compare@$S" \
 	"$TOP;viaSort@$S:($(line_s CALL_SORT));sort;\\[v8\\] ArrayTimSort;\\[v8\\] SortCompareUserFn;compare@$S:($(line_s CMP_LOOP)|$(line_s CMP_HOT))(;|\$)" \
 	"comparator: viaSort -> sort -> [v8] ArrayTimSort -> [v8] SortCompareUserFn -> compare at their lines"
+
+# A compiled regular expression: its frames (called by the test builtin, or by node's C++,
+# NativeRegExpMacroAssembler::Execute, once optimised) named by their frame type, not
+# [v8: stub] (every one of them before). Out of the count: the samples in C++ (compiling it)
+# and builtins; in: those in code of no JS function ([unknown]: V8's code space before the
+# process's maps were read, one or two per run).
+hot=$(samples "$TMP/node.stacks" "*" \
+	";viaRegExp@$S:$(line_s CALL_TEST);test;([^@]*;)?(\\[v8\\] RegExp code|\\[unknown\\]|\\[v8: stub\\])(;|\$)")
+good=$(samples "$TMP/node.stacks" "*" ";viaRegExp@$S:$(line_s CALL_TEST);test;([^@]*;)?\\[v8\\] RegExp code(;|\$)")
+check_ge "regexp: samples in its compiled code" "$hot" 20 || show_case ";viaRegExp@$S"
+check_pct "regexp: viaRegExp -> test -> ... -> [v8] RegExp code (its frame type)" "$good" "$hot" 85 ||
+	show_case ";viaRegExp@$S"
+stub=$(samples "$TMP/node.stacks" "*" "\\[v8: stub\\]")
+check_eq "no frame left as [v8: stub]" "$stub" 0 || show_case "\\[v8: stub\\]"
 
 # Churn: a frame named f<k> comes from churn_<k>.js (the script that defined it), under the
 # top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame

@@ -220,8 +220,41 @@ static const char *const sym_names[S_CNT] = {
 	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
 };
 
+/* V8's frame types (StackFrame::Type) as the binary numbers them (v8dbg_frametype_*), and
+ * what a frame of that type in JIT code is shown as.
+ */
+static const struct {
+	const char *sym, *shown;
+} frame_types[] = {
+	{ "v8dbg_frametype_IrregexpFrame", "[v8] RegExp code" },
+	{ "v8dbg_frametype_StubFrame", "[v8] stub" },
+	{ "v8dbg_frametype_TurbofanStubWithContextFrame", "[v8] stub" },
+	{ "v8dbg_frametype_InternalFrame", "[v8] internal frame" },
+	{ "v8dbg_frametype_ConstructFrame", "[v8] construct frame" },
+	{ "v8dbg_frametype_BuiltinFrame", "[v8] builtin" },
+	{ "v8dbg_frametype_BuiltinExitFrame", "[v8] builtin exit" },
+	{ "v8dbg_frametype_BuiltinContinuationFrame", "[v8] builtin continuation" },
+	{ "v8dbg_frametype_JavaScriptBuiltinContinuationFrame", "[v8] builtin continuation" },
+	{ "v8dbg_frametype_JavaScriptBuiltinContinuationWithCatchFrame",
+	  "[v8] builtin continuation" },
+	{ "v8dbg_frametype_EntryFrame", "[v8] entry" },
+	{ "v8dbg_frametype_ConstructEntryFrame", "[v8] entry" },
+	{ "v8dbg_frametype_ExitFrame", "[v8] exit" },
+	{ "v8dbg_frametype_NativeFrame", "[v8] native frame" },
+	{ "v8dbg_frametype_WasmFrame", "[v8] wasm" },
+	{ "v8dbg_frametype_WasmToJsFrame", "[v8] wasm to JS" },
+	{ "v8dbg_frametype_JsToWasmFrame", "[v8] JS to wasm" },
+	{ "v8dbg_frametype_WasmExitFrame", "[v8] wasm exit" },
+	{ "v8dbg_frametype_CWasmEntryFrame", "[v8] wasm entry" },
+};
+
+#define V8_FRAME_TYPES (sizeof(frame_types) / sizeof(frame_types[0]))
+#define V8_FRAME_TYPE_MAX 64 /* StackFrame::Type values we accept (V8 11.3: ~30) */
+
 struct v8_file {
 	char *path;
+	/* What a JIT frame with frame-type marker m (type m >> 1) is shown as: NULL unknown. */
+	const char *frame_shown[V8_FRAME_TYPE_MAX];
 	int major, minor, build;
 	uint64_t handlers_lo, handlers_hi; /* ELF vaddrs */
 	struct v8_layout l;
@@ -667,6 +700,25 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;
 }
 
+/* The frame types' numbers, from the binary's v8dbg_frametype_* (absent: the type is not
+ * named).
+ */
+static void frame_types_from(struct elf_file *ef, struct v8_file *f)
+{
+	const char *names[V8_FRAME_TYPES];
+	struct interp_sym syms[V8_FRAME_TYPES];
+	int32_t type;
+	size_t i;
+
+	for (i = 0; i < V8_FRAME_TYPES; i++)
+		names[i] = frame_types[i].sym;
+	interp_elf__symbols(ef, names, V8_FRAME_TYPES, syms);
+	for (i = 0; i < V8_FRAME_TYPES; i++)
+		if (sym_int(ef, &syms[i], &type) && type > 0 && type < V8_FRAME_TYPE_MAX &&
+		    !f->frame_shown[type])
+			f->frame_shown[type] = frame_types[i].shown;
+}
+
 static int v8_file_detect(void *rt, const struct executable *exe, void **file_state,
 			  struct interp_file *bpf)
 {
@@ -695,6 +747,7 @@ static int v8_file_detect(void *rt, const struct executable *exe, void **file_st
 	}
 	if (!bpf->supported)
 		f->bpf.supported = 0;
+	frame_types_from(exe->elf, f);
 	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->path, f->major, f->minor, f->build,
 		 bpf->supported ? "usable" : "unusable");
 	*file_state = f;
@@ -1695,6 +1748,22 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 	return false;
 }
 
+/* A frame of JIT code with a frame-type marker (eBPF gives the marker: StackFrame::Type << 1)
+ * and no JS function: compiled regular expressions, stubs; shown by its frame type.
+ */
+static void stub_frame(struct v8 *v, const struct v8_proc *p, uint32_t frame_marker,
+		       struct interp_symbol *out)
+{
+	uint32_t type = frame_marker >> 1;
+	const char *shown = p && !(frame_marker & 1) && type < V8_FRAME_TYPE_MAX
+				    ? p->file->frame_shown[type]
+				    : NULL;
+
+	if (!shown)
+		return marker(v, out, "stub");
+	*out = (struct interp_symbol){ .function = shown };
+}
+
 static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
@@ -1707,13 +1776,13 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	int64_t off, bco;
 
 	if (!uf->addr) {
-		switch (uf->file_id) {
+		switch (uf->file_id & 0xff) {
 		case V8_MARKER_UNSUPPORTED:
 			return marker(v, out, "unsupported V8");
 		case V8_MARKER_TRUNCATED:
 			return marker(v, out, "more frames truncated");
 		case V8_MARKER_STUB:
-			return marker(v, out, "stub");
+			return stub_frame(v, p, (uint32_t)(uf->file_id >> 8), out);
 		case V8_MARKER_BAD_FRAME:
 			return marker(v, out, "unknown frame");
 		default:
