@@ -14,7 +14,9 @@
 #    also under a builtin its baseline code called without a frame (>= 95 %);
 #  - int and base: the columns of the calls (pprof Line.column, --columns of
 #    pprof_stacks.py) are those of the callees' names in the script's text; in int, gamma's
-#    most sampled position is the column of its hot line's %;
+#    most sampled position is the column of its hot line's %, and node's own module
+#    loader's frames (node:internal/..., external strings) are at the lines and columns of
+#    V8's own stack trace, which int.js writes at its start;
 #  - opt (default flags: TurboFan compiles gamma's loop on stack, then gamma): the same chain,
 #    gamma at its lines from its optimised code's source positions;
 #  - inl (default flags, tests/data/node_inline.js): TurboFan inlines mid and leaf into
@@ -82,7 +84,7 @@ if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon 
 fi
 cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
-script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
+script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS $TMP/int.trace & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
@@ -134,7 +136,7 @@ L_LOOP="$(line LOOP)|$(line HOT)"
 # Native entry into JavaScript, then the script's top-level code (an anonymous function, as
 # V8 names a CommonJS module's wrapper, starting at the script's first character) called by
 # node's module loader.
-ENTRY="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;.*Module\\._compile@loader;"
+ENTRY="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;.*Module\\._compile@loader(:[0-9]+)*;"
 TL="<anonymous>:1:1"
 
 # chain CASE OPT: the chain of tests/data/node_chain.js in $TMP/CASE.js; OPT "?" makes the
@@ -169,8 +171,33 @@ for c in int base; do
 		"$ENTRY$TL@$f:$L_ALPHA:$C_ALPHA;alpha@$f:$L_BETA:$C_BETA;beta@$f:$L_GAMMA:$C_GAMMA;gamma@$f:($L_LOOP):[0-9]+(;|\$)")
 	check_pct "$c: columns of the calls: alpha( at $L_ALPHA:$C_ALPHA, beta( at $L_BETA:$C_BETA, gamma( at $L_GAMMA:$C_GAMMA" \
 		"$good" "$hot" 95 || grep -E ";gamma@$f" "$TMP/node.cstacks" | sort -t' ' -k2 -rn | head -3 |
-		sed 's/^.*Module._compile@loader;/        .../'
+		sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
 done
+# node's own modules (their sources external strings, characters in node's binary): the
+# loader's frames above the top level at the lines and columns of V8's own stack trace of
+# it (int.js writes it at its start), all of them in that order, in 90 % of the samples.
+read -r total good want < <(python3 - "$TMP/node.cstacks" "$TMP/int.trace" <<'EOP'
+import os, re, sys
+want = []
+for raw in open(sys.argv[2]) if os.path.exists(sys.argv[2]) else []:
+    m = re.search(r"\(?node:internal/(\S+):(\d+):(\d+)\)?$", raw.strip())
+    if m:  # innermost first, as V8 prints them
+        want.append("%s:%s:%s" % (os.path.basename(m.group(1)), m.group(2), m.group(3)))
+want.reverse()
+total = good = 0
+for raw in open(sys.argv[1]):
+    stack, _, n = raw.rstrip("\n").rpartition(" ")
+    if ";gamma@int.js" not in stack or "JSEntryTrampoline;" not in stack:
+        continue
+    above = stack.split("JSEntryTrampoline;", 1)[1].split(";<anonymous>:1:1@int.js")[0]
+    got = [f.rsplit("@", 1)[1] for f in above.split(";") if "@" in f]
+    total += int(n)
+    good += int(n) if got == want and want else 0
+print(total, good, " ".join(want) or "-")
+EOP
+)
+check_pct "int: node's loader frames at V8's own lines and columns ($want)" "$good" "$total" 90 ||
+	grep -E ";gamma@int\\.js" "$TMP/node.cstacks" | sed 's/^.*JSEntryTrampoline;/        .../' | cut -c1-400 | head -3
 # gamma's positions in the interpreted case, most sampled first
 top=$(grep -oE ";gamma@int\\.js:[0-9]+:[0-9]+ [0-9]+\$" "$TMP/node.cstacks" | tr -d ';' |
 	awk '{ n[$1] += $2 } END { for (k in n) print n[k], k }' | sort -rn)

@@ -3,7 +3,8 @@
  * sequential string and a line-ends array read in place, and read through the forwarding
  * address a GC leaves in the map word of an object it is moving (the old copy's map word is
  * the new copy's untagged address); a thin string forwarding to a moved string; an external
- * string refused (-ENOTSUP).
+ * string read where its resource keeps its characters (the word after the resource) when
+ * the layout knows that, refused (-ENOTSUP) when it is uncached or the layout does not.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -105,6 +106,49 @@ TEST(strings_in_place_and_moved)
 	CHECK(read_chars(old, buf, sizeof(buf)) != 0);
 }
 
+/* External one-byte strings: map, hash and length, resource, resource data. */
+TEST(external_strings)
+{
+	static const char source[] = "'use strict';\nmodule.exports = 1;\n";
+	struct v8_layout with = layout;
+	uint64_t ext = map_of(8, T_EXTERNAL), uncached = map_of(12, T_EXTERNAL | 0x10), obj;
+	int32_t n = (int32_t)strlen(source);
+	uint8_t *chars = NULL;
+	size_t len = 0, csize = 0;
+
+	with.str_external = 0x2;
+	with.str_uncached = 0x10;
+	with.ext_data = 24; /* resource at 16, its data's address at 24 */
+	heap[200] = ext;
+	memcpy((uint8_t *)&heap[200] + layout.str_length, &n, sizeof(n));
+	heap[202] = 0xdead0000; /* the resource object: never read */
+	heap[203] = (uint64_t)(uintptr_t)source;
+	obj = tagged(&heap[200]);
+	CHECK_EQ_INT(v8_heap__seq_chars(getpid(), &with, obj, 4096, &chars, &len, &csize), 0);
+	CHECK_EQ_U64(len, (uint64_t)n);
+	CHECK_EQ_U64(csize, 1);
+	CHECK(chars && !memcmp(chars, source, len));
+	free(chars);
+	chars = NULL;
+	/* capped at max */
+	CHECK_EQ_INT(v8_heap__seq_chars(getpid(), &with, obj, 5, &chars, &len, &csize), 0);
+	CHECK_EQ_U64(len, 5);
+	free(chars);
+	chars = NULL;
+	/* the layout without: refused */
+	CHECK_EQ_INT(v8_heap__seq_chars(getpid(), &layout, obj, 4096, &chars, &len, &csize),
+		     -ENOTSUP);
+	/* no data address: unreadable */
+	heap[203] = 0;
+	CHECK_EQ_INT(v8_heap__seq_chars(getpid(), &with, obj, 4096, &chars, &len, &csize), -EFAULT);
+	/* uncached: its resource keeps the characters, V8 keeps no address of them */
+	heap[200] = uncached;
+	heap[203] = (uint64_t)(uintptr_t)source;
+	CHECK_EQ_INT(v8_heap__seq_chars(getpid(), &with, obj, 4096, &chars, &len, &csize),
+		     -ENOTSUP);
+	CHECK(!chars);
+}
+
 TEST(array_moved)
 {
 	uint64_t fixed = map_of(0, T_FIXED), data = 0, old, now;
@@ -129,6 +173,7 @@ TEST(array_moved)
 int main(void)
 {
 	RUN(strings_in_place_and_moved);
+	RUN(external_strings);
 	RUN(array_moved);
 	return test_summary();
 }

@@ -54,8 +54,8 @@
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
 #define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
-/* ... or, line ends whose source could not be read for a passing reason (not an external
- * string), once this long since the last read: the reads of one batch of samples follow
+/* ... or, line ends whose source could not be read for a passing reason (not a string of a
+ * kind we cannot read), once this long since the last read: the reads of one batch of samples follow
  * each other within ms, all while the process is stopped in one GC
  */
 #define V8_SCRIPT_RETRY_NS (20 * 1000000ULL)
@@ -150,6 +150,9 @@ enum v8_sym {
 	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */
 	S_T_ISTREAM,
 	S_ISTREAM_START,
+	/* optional: external strings' characters (node's own modules' sources) */
+	S_STR_EXTERNAL,
+	S_EXT_RESOURCE,
 	S_CNT,
 };
 
@@ -218,6 +221,8 @@ static const char *const sym_names[S_CNT] = {
 	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
 	[S_T_ISTREAM] = "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE",
 	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
+	[S_STR_EXTERNAL] = "v8dbg_ExternalStringTag",
+	[S_EXT_RESOURCE] = "v8dbg_class_ExternalString__resource__Object",
 };
 
 /* V8's frame types (StackFrame::Type) as the binary numbers them (v8dbg_frametype_*), and
@@ -305,7 +310,7 @@ struct script_entry {
 	uint32_t tries;   /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES, */
 	uint32_t lookups; /* then every V8_RETRY_EVERY lookups, or V8_SCRIPT_RETRY_NS after */
 	uint64_t read_ns; /* the last read unless `external`) */
-	bool external;    /* its source is an external string (node's own modules): no lines */
+	bool external;    /* its source is a string we cannot read (an uncached external one) */
 };
 
 struct sfi_entry {
@@ -598,6 +603,27 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 }
 
 /* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
+/* External strings (node's own modules: their sources are static data of the binary, handed
+ * to V8 as external one-byte strings): the tag, and where a cached one keeps its characters'
+ * address, the word after its resource (V8 11's ExternalString::kResourceDataOffset; an
+ * uncached one, type bit 4, kUncachedExternalStringMask, has none). V8 11 only, as the
+ * other offsets not exported; otherwise those scripts keep no lines.
+ */
+static void external_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t tag, resource;
+
+	if (f->major != 11 || !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
+	    !sym_int(ef, &syms[S_EXT_RESOURCE], &resource) || tag <= 0 ||
+	    tag > f->l.str_repr_mask || tag == f->l.str_seq || tag == f->l.str_cons ||
+	    tag == f->l.str_thin || tag == f->l.str_sliced || resource < 8 || resource > 64 ||
+	    resource % 8)
+		return;
+	f->l.str_external = (uint16_t)tag;
+	f->l.str_uncached = 0x10;
+	f->l.ext_data = (uint32_t)resource + 8;
+}
+
 static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t v[S_CNT] = { 0 };
@@ -695,6 +721,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.type_bytecode = l->type_bytecode,
 	};
 	baseline_layout(ef, syms, f);
+	external_layout(ef, syms, f);
 	f->handlers_lo = syms[S_WIDE_HANDLER].addr;
 	f->handlers_hi = syms[S_BLOB].addr + (uint64_t)v[S_BLOB_SIZE];
 	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;

@@ -185,6 +185,7 @@ int v8_heap__string(pid_t pid, const struct v8_layout *l, uint64_t obj, char *ou
 int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_t max,
 		       uint8_t **out, size_t *len, size_t *char_size)
 {
+	uint64_t chars;
 	uint16_t type;
 	int32_t n;
 	uint8_t *buf;
@@ -201,8 +202,17 @@ int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_
 	    (interp__read_u64(pid, obj - 1 + l->thin_actual, &obj) ||
 	     (err = v8_heap__type(pid, l, obj = forwarded(pid, obj), &type))))
 		return err ? err : -EFAULT;
-	if (type >= l->first_nonstring || (type & l->str_repr_mask) != l->str_seq)
+	if (type >= l->first_nonstring)
 		return -ENOTSUP;
+	if ((type & l->str_repr_mask) == l->str_seq) {
+		chars = obj - 1 + l->seq_chars;
+	} else if (l->ext_data && (type & l->str_repr_mask) == l->str_external &&
+		   !(type & l->str_uncached)) {
+		if (read_u64(pid, obj - 1 + l->ext_data, &chars) || !chars)
+			return -EFAULT;
+	} else {
+		return -ENOTSUP;
+	}
 	if (interp__read_mem(pid, obj - 1 + l->str_length, &n, sizeof(n)) || n < 0)
 		return -EFAULT;
 	csize = (type & l->str_enc_mask) == l->str_one_byte ? 1 : 2;
@@ -211,7 +221,7 @@ int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_
 	buf = malloc((size_t)n * csize + 1);
 	if (!buf)
 		return -ENOMEM;
-	if (interp__read_mem(pid, obj - 1 + l->seq_chars, buf, (size_t)n * csize)) {
+	if (interp__read_mem(pid, chars, buf, (size_t)n * csize)) {
 		free(buf);
 		return -EFAULT;
 	}
