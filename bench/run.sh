@@ -63,7 +63,7 @@ echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}
 grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
 
 # The other benchmarks (each prints its own method and table).
-for b in cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline symbolize go_symbolize agent agent_startup store serve top offcpu; do
+for b in cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline node_columns symbolize go_symbolize agent agent_startup store serve top offcpu; do
 	if [[ -x bench/$b.sh ]]; then
 		echo
 		echo "## bench/$b.sh"

@@ -55,8 +55,9 @@ enum v8_sub {
 enum v8_marker {
 	V8_MARKER_UNSUPPORTED = 1, /* node's V8 metadata lacks what the walk needs */
 	V8_MARKER_TRUNCATED = 2,   /* frame budget (native reserve) reached */
-	V8_MARKER_STUB = 3,      /* a V8 frame of no JS function (stub, entry, exit) in JIT code */
-	V8_MARKER_BAD_FRAME = 4, /* JIT code whose frame holds no JS function nor marker */
+	V8_MARKER_STUB = 3,        /* a V8 frame of no JS function (stub, entry, exit) in JIT code;
+				  * bits 8-15: its frame-type marker (StackFrame::Type << 1) */
+	V8_MARKER_BAD_FRAME = 4,   /* JIT code whose frame holds no JS function nor marker */
 };
 
 /* interp_proc.v8: one Node process. Every offset comes from the binary's v8dbg_* postmortem

@@ -369,7 +369,9 @@ not_js:
 	}
 	is->started |= V8_BIT;
 	if ((v8_slot(vc, p->fp_context) & 1) == 0) {
-		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_STUB);
+		/* with the frame's type marker (StackFrame::Type << 1) for userspace to name */
+		ss_interp_marker(st, frames, FRAME_KIND_V8,
+				 V8_MARKER_STUB | (v8_slot(vc, p->fp_context) & 0xff) << 8);
 		v8_count(V8_COUNTER_STUB);
 	} else {
 		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_BAD_FRAME);

@@ -77,6 +77,7 @@ enum {
 	LOC_ATTRS = 4,
 	LINE_FUNCTION = 1,
 	LINE_LINE = 2,
+	LINE_COLUMN = 3,
 
 	FN_NAME = 1,
 	FN_FILENAME = 3,
@@ -880,6 +881,8 @@ static int otlp_enc__dictionary(struct otlp_enc *x)
 				pb_buf__varint(out, LINE_FUNCTION, x->line_fns[l->fn_off + j]);
 				if (f->kind != FRAME_ERROR && f->lines[j].line)
 					pb_buf__varint(out, LINE_LINE, f->lines[j].line);
+				if (f->kind != FRAME_ERROR && f->lines[j].column)
+					pb_buf__varint(out, LINE_COLUMN, f->lines[j].column);
 				pb_buf__end(out, sub);
 			}
 			otlp_enc__packed_u32(x, LOC_ATTRS, &l->type_attr, 1);

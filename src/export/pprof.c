@@ -251,7 +251,7 @@ static int pprof_enc__mappings(struct pprof_enc *e)
 }
 
 static int pprof_enc__line(struct pprof_enc *e, const char *function, const char *file,
-			   uint32_t line)
+			   uint32_t line, uint32_t column)
 {
 	int64_t name = pprof_enc__str(e, function), filename = pprof_enc__str(e, file), fn;
 	size_t mark;
@@ -265,6 +265,8 @@ static int pprof_enc__line(struct pprof_enc *e, const char *function, const char
 	pb_buf__varint(e->out, LINE_FUNCTION_ID, (uint64_t)fn);
 	if (line)
 		pb_buf__varint(e->out, LINE_LINE, line);
+	if (column)
+		pb_buf__varint(e->out, LINE_COLUMN, column);
 	return pb_buf__end(e->out, mark);
 }
 
@@ -284,10 +286,10 @@ static int pprof_enc__locations(struct pprof_enc *e)
 			pb_buf__varint(e->out, LOCATION_MAPPING_ID, mapping);
 		pb_buf__varint(e->out, LOCATION_ADDRESS, f->address);
 		if (!f->line_cnt)
-			err = pprof_enc__line(e, profile__frame_name(e->p, id, 0), NULL, 0);
+			err = pprof_enc__line(e, profile__frame_name(e->p, id, 0), NULL, 0, 0);
 		for (i = 0; i < f->line_cnt && !err; i++)
 			err = pprof_enc__line(e, f->lines[i].function, f->lines[i].file,
-					      f->lines[i].line);
+					      f->lines[i].line, f->lines[i].column);
 		err = err ?: pb_buf__end(e->out, mark);
 	}
 	return err;

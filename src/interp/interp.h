@@ -37,11 +37,13 @@ struct process;
 
 #define INTERP_INLINED_MAX 32 /* inlined calls shown per runtime frame */
 
-/* A call a compiler inlined into a runtime frame (JIT code): its function, file and line. */
+/* A call a compiler inlined into a runtime frame (JIT code): its function, file, line and
+ * column. */
 struct interp_inlined {
 	const char *function;
 	const char *file;
-	int line; /* 0 when unknown */
+	int line;   /* 0 when unknown */
+	int column; /* 1-based column on that line; 0 when unknown (every runtime but V8) */
 };
 
 /* One frame of a runtime, as it will appear in the profile. Strings are borrowed until the
@@ -51,6 +53,7 @@ struct interp_symbol {
 	const char *function; /* qualified name, or the marker's text */
 	const char *file;     /* source file; NULL for markers */
 	int line;             /* 0 when unknown */
+	int column;           /* 1-based column on that line; 0 when unknown */
 	bool marker;          /* a pseudo-frame ("[python: code object unreadable]") */
 	/* Optional (inlined_cnt 0: none): the calls compiled code inlined at this frame's pc,
 	 * innermost first; each is called by the next, the last by function/line above. One

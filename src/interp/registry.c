@@ -441,13 +441,12 @@ void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t ma
 		*out = (struct interp_symbol){ .function = "[unknown runtime]", .marker = true };
 		return;
 	}
-	if (uf->addr) {
-		pe = u64_map__get(&reg->procs, proc_key(pid, r));
-		if (!pe && map_pid > 0 && map_pid != pid) {
-			pe = u64_map__get(&reg->procs, proc_key(map_pid, r));
-			if (pe)
-				reg->stats[r].forked_frames++;
-		}
+	/* markers (no address) too: a runtime may name one from its process (V8's stubs) */
+	pe = u64_map__get(&reg->procs, proc_key(pid, r));
+	if (!pe && map_pid > 0 && map_pid != pid) {
+		pe = u64_map__get(&reg->procs, proc_key(map_pid, r));
+		if (pe && uf->addr)
+			reg->stats[r].forked_frames++;
 	}
 	if (uf->addr && !pe) {
 		set_marker(reg, runtimes[r]->name, "unknown process", out);

@@ -280,6 +280,7 @@ static uint64_t frame__hash(const struct profile_frame *f)
 		h = hash__mix(h, (uintptr_t)f->lines[i].function);
 		h = hash__mix(h, (uintptr_t)f->lines[i].file);
 		h = hash__mix(h, f->lines[i].line);
+		h = hash__mix(h, f->lines[i].column);
 	}
 	return h;
 }
@@ -295,7 +296,8 @@ static bool frame__eq(const void *ctx, uint32_t id, const void *key)
 		return false;
 	for (i = 0; i < a->line_cnt; i++) {
 		if (a->lines[i].function != b->lines[i].function ||
-		    a->lines[i].file != b->lines[i].file || a->lines[i].line != b->lines[i].line)
+		    a->lines[i].file != b->lines[i].file || a->lines[i].line != b->lines[i].line ||
+		    a->lines[i].column != b->lines[i].column)
 			return false;
 	}
 	return true;
@@ -318,6 +320,7 @@ int profile__set_frame_lines(struct profile *p, uint32_t frame_id, const struct 
 			p, lines[i].function ? lines[i].function : "[unknown]", &err);
 		copy[i].file = profile__intern(p, lines[i].file, &err);
 		copy[i].line = lines[i].line;
+		copy[i].column = lines[i].column;
 	}
 	name_id = err ? 0 : profile__intern_id(p, copy[0].function);
 	if (!name_id) {
@@ -388,6 +391,7 @@ uint32_t profile__add_frame(struct profile *p, const struct profile_frame *f)
 			p, f->lines[i].function ? f->lines[i].function : "[unknown]", &err);
 		lines[i].file = profile__intern(p, f->lines[i].file, &err);
 		lines[i].line = f->lines[i].line;
+		lines[i].column = f->lines[i].column;
 	}
 	key.runtime = f->runtime ? profile__intern(p, f->runtime, &err) : NULL;
 	if (err)

@@ -5,7 +5,7 @@
  *  - strings passed in are copied (interned); pointers returned by the profile stay valid until
  *    profile__free().
  *  - mapping, frame and stack ids are dense, start at 1, and 0 means "none".
- *  - identical frames (same kind, mapping, address and lines) get the same id; identical
+ *  - identical frames (same kind, mapping, address and lines, columns included) get the same id; identical
  *    samples keys (stack, pid, tid, comm, thread_comm, labels) are aggregated: their counts add up and
  *    their timestamps are kept (for OTLP), up to timestamps_cap per key.
  *  - stacks are stored leaf first.
@@ -34,6 +34,7 @@ struct profile_line {
 	const char *function; /* may be NULL only when the frame has no lines at all */
 	const char *file;     /* source file or NULL */
 	uint32_t line;        /* 0 = unknown */
+	uint32_t column;      /* 1-based column of the position on its line; 0 = unknown */
 };
 
 struct profile_frame {

@@ -52,6 +52,9 @@ static uint32_t import_location(const struct pprof_profile *pp, struct profile *
 			loc->lines[i].line > 0 && loc->lines[i].line <= UINT32_MAX
 				? (uint32_t)loc->lines[i].line
 				: 0,
+			loc->lines[i].column > 0 && loc->lines[i].column <= UINT32_MAX
+				? (uint32_t)loc->lines[i].column
+				: 0,
 		};
 	}
 	f.lines = lines;

@@ -465,7 +465,8 @@ static int64_t frame_id(struct store *st, const struct profile *p, uint32_t id)
 		if ((v = string_id(st, f->lines[i].file)) < 0)
 			return v;
 		store_blob__put(lines, (uint64_t)v);
-		store_blob__put(lines, f->lines[i].line);
+		/* the column above the line: rows written before columns read as column 0 */
+		store_blob__put(lines, f->lines[i].line | (uint64_t)f->lines[i].column << 32);
 	}
 	if (lines->overflow)
 		return -E2BIG;

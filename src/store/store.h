@@ -6,7 +6,7 @@
  *   mappings(id, path, build_id, start, limit_, file_offset, file_hash, go_build_id)
  *   frames(id, kind, mapping, address, runtime, call_site, lines)   lines: a blob of varint
  *                                     triples (function string, file string, line), innermost
- *                                     first
+ *                                     first; the line's high 32 bits hold its column (0: none)
  *   stacks(id, frames)                frames: a blob of varint frame ids, leaf first
  *   label_sets(id, labels)            labels: a blob of varint (key, value) string id pairs
  *   processes(id, pid, comm, exe, container)   one row per distinct tuple

@@ -211,7 +211,8 @@ static uint32_t frame_of(struct query *q, int64_t id, int *err)
 			line = ids[i + 2];
 			lines[i / 3] = (struct profile_line){ string_of(q, (int64_t)fn, err),
 							      string_of(q, (int64_t)file, err),
-							      (uint32_t)line };
+							      (uint32_t)line,
+							      (uint32_t)(line >> 32) };
 		}
 		f.lines = lines;
 		f.line_cnt = (uint32_t)(n / 3);

@@ -211,6 +211,7 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 		lines[i].function = gf[i].function;
 		lines[i].file = gf[i].file;
 		lines[i].line = gf[i].line;
+		lines[i].column = 0;
 	}
 	f.lines = lines;
 	f.line_cnt = (uint32_t)n;
@@ -326,6 +327,7 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 				lines[i].function = dl[i].function;
 				lines[i].file = dl[i].file;
 				lines[i].line = dl[i].line;
+				lines[i].column = 0;
 			}
 			if (v8)
 				lines[0].function = v8;
@@ -376,10 +378,12 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 			.function = sym.inlined[i].function,
 			.file = sym.inlined[i].file,
 			.line = sym.inlined[i].line > 0 ? (uint32_t)sym.inlined[i].line : 0,
+			.column = sym.inlined[i].column > 0 ? (uint32_t)sym.inlined[i].column : 0,
 		};
 	lines[n] = (struct profile_line){ .function = sym.function,
 					  .file = sym.file,
-					  .line = sym.line > 0 ? (uint32_t)sym.line : 0 };
+					  .line = sym.line > 0 ? (uint32_t)sym.line : 0,
+					  .column = sym.column > 0 ? (uint32_t)sym.column : 0 };
 	f.line_cnt = n + 1;
 	return profile__add_frame(th->prof, &f);
 }

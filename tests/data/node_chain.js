@@ -1,6 +1,8 @@
 // Known-chain workload of tests/system/test_node.sh: the top-level code calls alpha -> beta ->
 // gamma, whose loop is hot; lines ending in "// MARK" are looked up by the test. Runs until
-// argv[2] seconds have passed (or it is killed).
+// argv[2] seconds have passed (or it is killed). With argv[3], first writes V8's own stack
+// trace of the top level there (the frames of node's module loader above it, at their
+// lines and columns).
 'use strict';
 
 function gamma(n) {
@@ -17,6 +19,10 @@ function beta(n) {
 
 function alpha(n) {
   return beta(n) + 1; // CALL_BETA
+}
+
+if (process.argv[3]) {
+  require('fs').writeFileSync(process.argv[3], new Error('top level').stack + '\n');
 }
 
 const end = Date.now() + Number(process.argv[2] || 10) * 1000;

@@ -1,6 +1,6 @@
 // Function shapes of tests/system/test_node.sh: a class method, an arrow function, an
 // anonymous function and a comparator called back by Array.prototype.sort, each with a hot
-// loop; lines ending in
+// loop, and a regular expression that backtracks; lines ending in
 // "// MARK" are looked up by the test. Runs until argv[2] seconds have passed.
 'use strict';
 
@@ -40,6 +40,20 @@ function compare(a, b) {
   return a - b + (s & 0);
 }
 
+// V8 compiles a regular expression to machine code (irregexp) once it has run a few times:
+// frames in V8's code space of no JS function. Quadratic over the start positions: ~3 ms a
+// call here, as the others.
+const backtrack = /(a+|b+)*c[0-9]{3}x/;
+const subject = 'ab'.repeat(80) + 'c123y';
+
+function viaRegExp() {
+  let n = 0;
+  for (let i = 0; i < 20; i++) {
+    n += backtrack.test(subject) ? 1 : 0; // CALL_TEST
+  }
+  return n + 1;
+}
+
 function viaMethod() {
   return new Shape().area(100000); // CALL_AREA
 }
@@ -59,6 +73,6 @@ function viaSort() {
 const end = Date.now() + Number(process.argv[2] || 10) * 1000;
 let total = 0;
 while (Date.now() < end) {
-  total += viaMethod() + viaArrow() + viaAnon() + viaSort(); // CALLS
+  total += viaMethod() + viaArrow() + viaAnon() + viaSort() + viaRegExp(); // CALLS
 }
 process.exitCode = total > 0 ? 0 : 1;

@@ -10,6 +10,8 @@ With --native-lines (before FILE), native frames that have a file are written th
 (Go frames from .gopclntab, DWARF lines).
 With --mark-inlined (before FILE), a frame that a compiler inlined into its caller (every line
 of a location but its last) ends in "+inlined".
+With --columns (before FILE), a frame whose Line has a column (V8's) is written
+"function@file:line:column" (1-based, as pprof's Line.column).
 With --labels (before FILE), the sample's other labels (goroutine pprof labels) follow, one
 "[label: key=value]" each, sorted by key, as stackscope's folded files put them.
 Used by the system tests to check the lines of interpreter frames; needs only the standard
@@ -67,7 +69,7 @@ OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
 
 
 def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlined=False,
-         with_labels=False, value_type=None):
+         with_labels=False, value_type=None, columns=False):
     data = open(path, "rb").read()
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
@@ -96,13 +98,15 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                 elif n2 == 2:
                     mapping = v2
                 elif n2 == 4:
-                    fid = ln = 0
+                    fid = ln = col = 0
                     for n3, w3, v3 in fields(v2):
                         if n3 == 1:
                             fid = v3
                         elif n3 == 2:
                             ln = v3
-                    lines.append((fid, ln))
+                        elif n3 == 3:
+                            col = v3
+                    lines.append((fid, ln, col))
             locs[lid] = (lines, mapping)
         elif num == 5:
             fid, name, fname = 0, 0, 0
@@ -131,7 +135,7 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                             if strings[k] not in OWN_LABELS)
         for lid in reversed(ids):
             lines, mapping = locs.get(lid, ([], 0))
-            for k, (fid, ln) in enumerate(reversed(lines)):
+            for k, (fid, ln, col) in enumerate(reversed(lines)):
                 name, fname = funcs.get(fid, (0, 0))
                 text = strings[name] if name < len(strings) else "?"
                 if (native_lines or not mapping) and fname and fname < len(strings) \
@@ -139,6 +143,8 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                     text += "@" + os.path.basename(strings[fname])
                     if ln:
                         text += ":%d" % ln
+                        if columns and col:
+                            text += ":%d" % col
                 if mark_inlined and k > 0:
                     text += "+inlined"
                 names.append(text.replace(";", ":"))
@@ -155,4 +161,4 @@ if __name__ == "__main__":
          label_key="thread_comm" if "--thread" in opts else "comm",
          mark_inlined="--mark-inlined" in opts,
          value_type=next((a[len("--value="):] for a in opts if a.startswith("--value=")), None),
-         with_labels="--labels" in opts)
+         with_labels="--labels" in opts, columns="--columns" in opts)

@@ -96,7 +96,7 @@ struct d_request {
 	uint64_t loc_mapping[MAX_ENTRIES], loc_address[MAX_ENTRIES];
 	uint64_t loc_attrs[MAX_ENTRIES][4];
 	size_t loc_attr_cnt[MAX_ENTRIES];
-	uint64_t loc_fns[MAX_ENTRIES][8], loc_lines[MAX_ENTRIES][8];
+	uint64_t loc_fns[MAX_ENTRIES][8], loc_lines[MAX_ENTRIES][8], loc_cols[MAX_ENTRIES][8];
 	size_t loc_line_cnt[MAX_ENTRIES];
 	uint64_t fn_name[MAX_ENTRIES], fn_file[MAX_ENTRIES];
 	uint64_t stack_locs[MAX_ENTRIES][MAX_LIST];
@@ -270,6 +270,8 @@ static void decode_dictionary(struct d_request *d, const struct pb_reader *in)
 							d->loc_fns[idx][n] = h.v;
 						else if (h.num == 2)
 							d->loc_lines[idx][n] = h.v;
+						else if (h.num == 3)
+							d->loc_cols[idx][n] = h.v;
 					}
 				}
 			}
@@ -540,7 +542,7 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 					.limit = 0x3000,
 					.build_id = "feedface" };
 	struct profile_line kl = { .function = "do_syscall_64" };
-	struct profile_line il[2] = { { "inner", "a.c", 10 }, { "outer\xe2\x82", "a.c", 20 } };
+	struct profile_line il[2] = { { "inner", "a.c", 10, 7 }, { "outer\xe2\x82", "a.c", 20 } };
 	struct profile_line el = { .function = "[unwind: no CFI]" };
 	struct profile_line pl = { .function = "Worker.run", .file = "/srv/app.py", .line = 42 };
 	struct profile_frame f;
@@ -757,6 +759,7 @@ TEST(request_decodes_with_protoc)
 		CHECK(strstr(text, "string_value: \"kernel\""));
 		CHECK(strstr(text, "string_value: \"native\""));
 		CHECK(strstr(text, "timestamps_unix_nano:"));
+		CHECK(strstr(text, "column: 7"));
 		CHECK(strstr(text, "string_table: \"process.executable.build_id.htlhash\""));
 		CHECK(strstr(text, "string_table: \"vmlinux\""));
 		CHECK(!strstr(text, "\\377")); /* no raw invalid byte survived */
@@ -907,6 +910,8 @@ TEST(request_content_and_invariants)
 				REQUIRE(d.loc_line_cnt[l] == 2); /* innermost first */
 				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][0]]], "inner");
 				CHECK_EQ_U64(d.loc_lines[l][0], 10);
+				CHECK_EQ_U64(d.loc_cols[l][0], 7); /* Line.column */
+				CHECK_EQ_U64(d.loc_cols[l][1], 0); /* none: not written */
 				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][1]]], "outer\xef\xbf\xbd");
 				CHECK_STR(d.strs[d.fn_file[d.loc_fns[l][1]]], "a.c");
 				CHECK_EQ_U64(d.loc_lines[l][1], 20);
@@ -928,6 +933,7 @@ TEST(request_content_and_invariants)
 				CHECK_STR(d.strs[d.fn_name[d.loc_fns[l][0]]], "Worker.run");
 				CHECK_STR(d.strs[d.fn_file[d.loc_fns[l][0]]], "/srv/app.py");
 				CHECK_EQ_U64(d.loc_lines[l][0], 42);
+				CHECK_EQ_U64(d.loc_cols[l][0], 0);
 			} else {
 				seen_error = true;
 				CHECK_STR(type, "abort-marker");

@@ -18,6 +18,7 @@
 #include "export/pprof_read.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
+#include "store/pprof_import.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -252,7 +253,7 @@ static void check_against_profile(const struct pprof_profile *d, const struct fi
 			CHECK_STR(str_of(d, fn->filename),
 				  f->lines[j].file ? f->lines[j].file : "");
 			CHECK_EQ_INT(loc->lines[j].line, f->lines[j].line);
-			CHECK_EQ_INT(loc->lines[j].column, 0);
+			CHECK_EQ_INT(loc->lines[j].column, f->lines[j].column);
 		}
 	}
 	CHECK_STR(fn_name(d, pprof_profile__location(d, fx->foo)->lines[0].function_id),
@@ -440,6 +441,101 @@ TEST(read_file_written_by_pprof_write)
 	CHECK_EQ_INT(pprof_profile__read(path, 16, &d), -EFBIG);
 	CHECK(!d);
 	profile__free(fx.p);
+}
+
+/* Columns: V8 frames at the same line but other columns are other locations; the column
+ * goes out as Line.column, comes back through the reader, a rewrite and pprof_import (the
+ * store's and the diff's way in); a frame without one writes none.
+ */
+TEST(columns_round_trip)
+{
+	struct profile_opts opts = { .period_ns = 1000000, .start_time_ns = 1 };
+	struct profile_line at9[] = { { "gamma", "/srv/app.js", 12, 9 } };
+	struct profile_line at23[] = { { "gamma", "/srv/app.js", 12, 23 } };
+	struct profile_line inl[] = { { "inner", "/srv/app.js", 3, 5 },
+				      { "beta", "/srv/app.js", 20, 17 } };
+	struct profile_line py[] = { { "handler", "/srv/app.py", 7 } };
+	struct profile *p = profile__new(&opts), *back = NULL;
+	struct pprof_profile *d = NULL, *e = NULL;
+	uint32_t f9, f23, fi, fp, again, stack[3];
+	struct pb_buf b;
+	char path[512];
+	size_t i, j;
+
+	REQUIRE(p);
+	f9 = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, at9, 1, "v8js" });
+	f23 = profile__add_frame(p,
+				 &(struct profile_frame){ FRAME_RUNTIME, 0, 0, at23, 1, "v8js" });
+	fi = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, inl, 2, "v8js" });
+	fp = profile__add_frame(p,
+				&(struct profile_frame){ FRAME_RUNTIME, 0, 0, py, 1, "cpython" });
+	again = profile__add_frame(p,
+				   &(struct profile_frame){ FRAME_RUNTIME, 0, 0, at9, 1, "v8js" });
+	REQUIRE(f9 && f23 && fi && fp);
+	CHECK(f9 != f23);
+	CHECK_EQ_INT(again, f9);
+	CHECK_EQ_INT(profile__frame(p, f23)->lines[0].column, 23);
+	stack[0] = f9;
+	stack[1] = fi;
+	stack[2] = fp;
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ stack, 3, 1, 1, "node", "node", 0,
+								  2, 3 }));
+	stack[0] = f23;
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ stack, 3, 1, 1, "node", "node", 0,
+								  2, 1 }));
+	encode_profile(p, &b);
+	REQUIRE(!pprof_profile__decode(b.data, b.len, 0, &d));
+	CHECK_EQ_INT(pprof_profile__location(d, f9)->lines[0].column, 9);
+	CHECK_EQ_INT(pprof_profile__location(d, f9)->lines[0].line, 12);
+	CHECK_EQ_INT(pprof_profile__location(d, f23)->lines[0].column, 23);
+	CHECK_EQ_INT(pprof_profile__location(d, fi)->lines[0].column, 5);
+	CHECK_EQ_INT(pprof_profile__location(d, fi)->lines[1].column, 17);
+	CHECK_EQ_INT(pprof_profile__location(d, fp)->lines[0].column, 0);
+	/* no column field at all for the Python frame: its Line is function and line only */
+	{
+		const uint8_t tail[] = { 0x10, 0x07 }; /* line = 7, then the Line ends */
+		bool found = false;
+
+		for (i = 0; i + 4 < b.len; i++)
+			if (b.data[i] == 0x22 && b.data[i + 1] == 4 && b.data[i + 2] == 0x08 &&
+			    !memcmp(b.data + i + 4, tail, sizeof(tail)))
+				found = true;
+		CHECK(found);
+	}
+	/* written back and read again */
+	snprintf(path, sizeof(path), "%s/columns.pb.gz", tmp_dir);
+	REQUIRE(!pprof_profile__write(d, path));
+	REQUIRE(!pprof_profile__read(path, 0, &e));
+	check_same(d, e);
+	/* imported into a profile: the same lines, columns included */
+	REQUIRE(!pprof_import(e, &back));
+	CHECK_EQ_INT(profile__frame_cnt(back), 4);
+	for (i = 1; i <= profile__frame_cnt(back); i++) {
+		const struct profile_frame *g = profile__frame(back, (uint32_t)i);
+		const struct profile_frame *want = NULL;
+		uint32_t k;
+
+		for (k = 1; k <= profile__frame_cnt(p) && !want; k++) {
+			const struct profile_frame *h = profile__frame(p, k);
+
+			if (h->line_cnt == g->line_cnt && h->lines[0].line == g->lines[0].line &&
+			    h->lines[0].column == g->lines[0].column &&
+			    !strcmp(h->lines[0].function, g->lines[0].function))
+				want = h;
+		}
+		REQUIRE(want);
+		for (j = 0; j < g->line_cnt; j++) {
+			CHECK_STR(g->lines[j].file, want->lines[j].file);
+			CHECK_EQ_INT(g->lines[j].line, want->lines[j].line);
+			CHECK_EQ_INT(g->lines[j].column, want->lines[j].column);
+		}
+	}
+	CHECK_EQ_U64(profile__total_samples(back), 4);
+	profile__free(back);
+	pprof_profile__free(d);
+	pprof_profile__free(e);
+	pb_buf__free(&b);
+	profile__free(p);
 }
 
 /* A message with every field, some unpacked, with unknown fields of every wire type. */
@@ -879,6 +975,7 @@ int main(void)
 	}
 	RUN(decode_our_writer_raw_and_gzip);
 	RUN(read_file_written_by_pprof_write);
+	RUN(columns_round_trip);
 	RUN(every_field_packed_and_unpacked);
 	RUN(changes_are_written_back);
 	RUN(truncated_and_flipped_bytes);

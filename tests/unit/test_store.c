@@ -40,13 +40,14 @@ static struct profile *make_profile(uint64_t t, unsigned salt, uint64_t scale)
 	struct profile_line l_main[] = { { "inlined_helper", "app.c", 12 },
 					 { "main", "app.c", 40 } };
 	struct profile_line l_py[] = { { "handler", "/srv/app.py", 7 } };
+	struct profile_line l_js[] = { { "gamma", "/srv/app.js", 12, 9 } };
 	struct profile_line l_err[] = { { "[unwind: no CFI]", NULL, 0 } };
 	struct profile_line l_k[] = { { "do_syscall_64", NULL, 0 } };
 	struct profile_line l_go[] = { { "main.serve", "/src/serve.go", 99 } };
 	struct profile_label labels[] = { { "route", "/api" }, { "tenant", "blue" } };
 	char leaf[64];
 	struct profile_line l_leaf[] = { { leaf, "leaf.c", salt } };
-	uint32_t m_exe, m_go, f[8], stack1[4], stack2[3];
+	uint32_t m_exe, m_go, f[8], stack1[5], stack2[3];
 
 	REQUIRE(p);
 	snprintf(leaf, sizeof(leaf), "leaf_%u", salt);
@@ -65,15 +66,18 @@ static struct profile *make_profile(uint64_t t, unsigned salt, uint64_t scale)
 				  &(struct profile_frame){ FRAME_NATIVE, m_exe, 0x2000, NULL, 0 });
 	f[6] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m_exe, 0x3000 + salt,
 							      l_leaf, 1 });
+	f[7] = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, l_js, 1, "v8js",
+							      false });
 	stack1[0] = f[3];
 	stack1[1] = f[1];
-	stack1[2] = f[0];
-	stack1[3] = f[5];
+	stack1[2] = f[7];
+	stack1[3] = f[0];
+	stack1[4] = f[5];
 	stack2[0] = f[6];
 	stack2[1] = f[4];
 	stack2[2] = f[2];
 	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = stack1,
-								  .frame_cnt = 4,
+								  .frame_cnt = 5,
 								  .pid = 100,
 								  .tid = 101,
 								  .comm = "app",
@@ -140,8 +144,9 @@ static char *dump(const struct profile *p)
 					(unsigned long long)m->file_offset, m->file_hash ?: "-",
 					m->go_build_id ?: "-");
 			for (l = 0; l < fm->line_cnt; l++)
-				fprintf(f, " %s@%s:%u", fm->lines[l].function,
-					fm->lines[l].file ?: "-", fm->lines[l].line);
+				fprintf(f, " %s@%s:%u:%u", fm->lines[l].function,
+					fm->lines[l].file ?: "-", fm->lines[l].line,
+					fm->lines[l].column);
 		}
 		fclose(f);
 	}
@@ -187,6 +192,7 @@ TEST(round_trip)
 	a = dump(in);
 	b = dump(out);
 	CHECK_STR(b, a);
+	CHECK(strstr(b, " gamma@/srv/app.js:12:9 ")); /* a V8 frame's column */
 	CHECK_EQ_U64(profile__total_samples(out), 9);
 	CHECK_EQ_U64(profile__start_time_ns(out), 1000 * 1000000000ULL);
 	CHECK_EQ_U64(profile__end_time_ns(out), 1001 * 1000000000ULL);

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/log.h"
 #include "base/u64_map.h"
@@ -53,6 +54,11 @@
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
 #define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
+/* ... or, line ends whose source could not be read for a passing reason (not a string of a
+ * kind we cannot read), once this long since the last read: the reads of one batch of samples follow
+ * each other within ms, all while the process is stopped in one GC
+ */
+#define V8_SCRIPT_RETRY_NS (20 * 1000000ULL)
 #define V8_CODE_CACHE_CAP 1024
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
@@ -144,6 +150,9 @@ enum v8_sym {
 	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */
 	S_T_ISTREAM,
 	S_ISTREAM_START,
+	/* optional: external strings' characters (node's own modules' sources) */
+	S_STR_EXTERNAL,
+	S_EXT_RESOURCE,
 	S_CNT,
 };
 
@@ -212,10 +221,45 @@ static const char *const sym_names[S_CNT] = {
 	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
 	[S_T_ISTREAM] = "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE",
 	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
+	[S_STR_EXTERNAL] = "v8dbg_ExternalStringTag",
+	[S_EXT_RESOURCE] = "v8dbg_class_ExternalString__resource__Object",
 };
+
+/* V8's frame types (StackFrame::Type) as the binary numbers them (v8dbg_frametype_*), and
+ * what a frame of that type in JIT code is shown as.
+ */
+static const struct {
+	const char *sym, *shown;
+} frame_types[] = {
+	{ "v8dbg_frametype_IrregexpFrame", "[v8] RegExp code" },
+	{ "v8dbg_frametype_StubFrame", "[v8] stub" },
+	{ "v8dbg_frametype_TurbofanStubWithContextFrame", "[v8] stub" },
+	{ "v8dbg_frametype_InternalFrame", "[v8] internal frame" },
+	{ "v8dbg_frametype_ConstructFrame", "[v8] construct frame" },
+	{ "v8dbg_frametype_BuiltinFrame", "[v8] builtin" },
+	{ "v8dbg_frametype_BuiltinExitFrame", "[v8] builtin exit" },
+	{ "v8dbg_frametype_BuiltinContinuationFrame", "[v8] builtin continuation" },
+	{ "v8dbg_frametype_JavaScriptBuiltinContinuationFrame", "[v8] builtin continuation" },
+	{ "v8dbg_frametype_JavaScriptBuiltinContinuationWithCatchFrame",
+	  "[v8] builtin continuation" },
+	{ "v8dbg_frametype_EntryFrame", "[v8] entry" },
+	{ "v8dbg_frametype_ConstructEntryFrame", "[v8] entry" },
+	{ "v8dbg_frametype_ExitFrame", "[v8] exit" },
+	{ "v8dbg_frametype_NativeFrame", "[v8] native frame" },
+	{ "v8dbg_frametype_WasmFrame", "[v8] wasm" },
+	{ "v8dbg_frametype_WasmToJsFrame", "[v8] wasm to JS" },
+	{ "v8dbg_frametype_JsToWasmFrame", "[v8] JS to wasm" },
+	{ "v8dbg_frametype_WasmExitFrame", "[v8] wasm exit" },
+	{ "v8dbg_frametype_CWasmEntryFrame", "[v8] wasm entry" },
+};
+
+#define V8_FRAME_TYPES (sizeof(frame_types) / sizeof(frame_types[0]))
+#define V8_FRAME_TYPE_MAX 64 /* StackFrame::Type values we accept (V8 11.3: ~30) */
 
 struct v8_file {
 	char *path;
+	/* What a JIT frame with frame-type marker m (type m >> 1) is shown as: NULL unknown. */
+	const char *frame_shown[V8_FRAME_TYPE_MAX];
 	int major, minor, build;
 	uint64_t handlers_lo, handlers_hi; /* ELF vaddrs */
 	struct v8_layout l;
@@ -264,7 +308,9 @@ struct script_entry {
 	uint32_t *line_ends; /* NULL: none known (no line numbers) */
 	size_t lines;
 	uint32_t tries;   /* reads that gave no line ends (read again up to V8_SCRIPT_TRIES, */
-	uint32_t lookups; /* then every V8_RETRY_EVERY lookups) */
+	uint32_t lookups; /* then every V8_RETRY_EVERY lookups, or V8_SCRIPT_RETRY_NS after */
+	uint64_t read_ns; /* the last read unless `external`) */
+	bool external;    /* its source is a string we cannot read (an uncached external one) */
 };
 
 struct sfi_entry {
@@ -557,6 +603,27 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 }
 
 /* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
+/* External strings (node's own modules: their sources are static data of the binary, handed
+ * to V8 as external one-byte strings): the tag, and where a cached one keeps its characters'
+ * address, the word after its resource (V8 11's ExternalString::kResourceDataOffset; an
+ * uncached one, type bit 4, kUncachedExternalStringMask, has none). V8 11 only, as the
+ * other offsets not exported; otherwise those scripts keep no lines.
+ */
+static void external_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t tag, resource;
+
+	if (f->major != 11 || !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
+	    !sym_int(ef, &syms[S_EXT_RESOURCE], &resource) || tag <= 0 ||
+	    tag > f->l.str_repr_mask || tag == f->l.str_seq || tag == f->l.str_cons ||
+	    tag == f->l.str_thin || tag == f->l.str_sliced || resource < 8 || resource > 64 ||
+	    resource % 8)
+		return;
+	f->l.str_external = (uint16_t)tag;
+	f->l.str_uncached = 0x10;
+	f->l.ext_data = (uint32_t)resource + 8;
+}
+
 static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t v[S_CNT] = { 0 };
@@ -654,9 +721,29 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.type_bytecode = l->type_bytecode,
 	};
 	baseline_layout(ef, syms, f);
+	external_layout(ef, syms, f);
 	f->handlers_lo = syms[S_WIDE_HANDLER].addr;
 	f->handlers_hi = syms[S_BLOB].addr + (uint64_t)v[S_BLOB_SIZE];
 	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;
+}
+
+/* The frame types' numbers, from the binary's v8dbg_frametype_* (absent: the type is not
+ * named).
+ */
+static void frame_types_from(struct elf_file *ef, struct v8_file *f)
+{
+	const char *names[V8_FRAME_TYPES];
+	struct interp_sym syms[V8_FRAME_TYPES];
+	int32_t type;
+	size_t i;
+
+	for (i = 0; i < V8_FRAME_TYPES; i++)
+		names[i] = frame_types[i].sym;
+	interp_elf__symbols(ef, names, V8_FRAME_TYPES, syms);
+	for (i = 0; i < V8_FRAME_TYPES; i++)
+		if (sym_int(ef, &syms[i], &type) && type > 0 && type < V8_FRAME_TYPE_MAX &&
+		    !f->frame_shown[type])
+			f->frame_shown[type] = frame_types[i].shown;
 }
 
 static int v8_file_detect(void *rt, const struct executable *exe, void **file_state,
@@ -687,6 +774,7 @@ static int v8_file_detect(void *rt, const struct executable *exe, void **file_st
 	}
 	if (!bpf->supported)
 		f->bpf.supported = 0;
+	frame_types_from(exe->elf, f);
 	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->path, f->major, f->minor, f->build,
 		 bpf->supported ? "usable" : "unusable");
 	*file_state = f;
@@ -1000,9 +1088,15 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	uint8_t *chars = NULL;
 	size_t n = 0, csize = 1, i;
 	uint32_t tries = 0;
+	struct timespec ts;
+	uint64_t now;
+	int err = -EFAULT;
 
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
-		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY))
+		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY &&
+				 (e->external || now - e->read_ns < V8_SCRIPT_RETRY_NS)))
 			return e;
 		tries = e->tries; /* a failed read of the line ends is not kept for good */
 	}
@@ -1029,7 +1123,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 		free(words);
 	}
 	if (!fresh.lines && !interp__read_u64(reader, script - 1 + l->script_source, &source) &&
-	    !v8_heap__seq_chars(reader, l, source, V8_SOURCE_MAX, &chars, &n, &csize)) {
+	    !(err = v8_heap__seq_chars(reader, l, source, V8_SOURCE_MAX, &chars, &n, &csize))) {
 		free(fresh.line_ends);
 		fresh.line_ends = calloc(V8_LINES_MAX, sizeof(uint32_t));
 		if (fresh.line_ends)
@@ -1055,6 +1149,8 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	e->gen = p->gen;
 	e->script = script;
 	e->tries = fresh.lines ? 0 : tries + 1;
+	e->read_ns = now;
+	e->external = !fresh.lines && err == -ENOTSUP;
 	return e;
 }
 
@@ -1249,6 +1345,17 @@ static int read_sfi(pid_t pid, const struct v8_file *f, uint64_t sfi, uint32_t c
 	return 0;
 }
 
+/* The 1-based line of script offset off in s, and its 1-based column into *column (0 with
+ * the line when off is past the script's line ends).
+ */
+static int script_line(const struct script_entry *s, uint32_t off, int *column)
+{
+	int col = 0, line = v8_lines__line(s->line_ends, s->lines, off, &col);
+
+	*column = line ? col + 1 : 0;
+	return line;
+}
+
 /* An anonymous function named where it starts, "<anonymous>:LINE:COLUMN" (1-based, as
  * DevTools places it), once its script's line ends are known.
  */
@@ -1439,9 +1546,10 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 	anonymous_name(e, s);
 	in->function = inlined_copy(v, used, e->name);
 	in->file = s ? inlined_copy(v, used, s->name) : NULL;
-	in->line = s && s->line_ends && off >= 0
-			   ? v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL)
-			   : 0;
+	in->line = 0;
+	in->column = 0;
+	if (s && s->line_ends && off >= 0)
+		in->line = script_line(s, (uint32_t)off, &in->column);
 	return in->function != NULL;
 }
 
@@ -1485,7 +1593,8 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 	}
 	*out = (struct interp_symbol){ .function = outer.function,
 				       .file = outer.file,
-				       .line = outer.line };
+				       .line = outer.line,
+				       .column = outer.column };
 	if (first < n - 1) {
 		out->inlined = &v->inlined[first];
 		out->inlined_cnt = (uint32_t)(n - 1 - first);
@@ -1658,14 +1767,28 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 		if (off < 0)
 			return false;
 		anonymous_name(e, s);
-		*out = (struct interp_symbol){ .function = e->name,
-					       .file = s->name,
-					       .line = v8_lines__line(s->line_ends, s->lines,
-								      (uint32_t)off, NULL) };
+		*out = (struct interp_symbol){ .function = e->name, .file = s->name };
+		out->line = script_line(s, (uint32_t)off, &out->column);
 		v->stats[V8_STAT_JIT_FOUND]++;
 		return true;
 	}
 	return false;
+}
+
+/* A frame of JIT code with a frame-type marker (eBPF gives the marker: StackFrame::Type << 1)
+ * and no JS function: compiled regular expressions, stubs; shown by its frame type.
+ */
+static void stub_frame(struct v8 *v, const struct v8_proc *p, uint32_t frame_marker,
+		       struct interp_symbol *out)
+{
+	uint32_t type = frame_marker >> 1;
+	const char *shown = p && !(frame_marker & 1) && type < V8_FRAME_TYPE_MAX
+				    ? p->file->frame_shown[type]
+				    : NULL;
+
+	if (!shown)
+		return marker(v, out, "stub");
+	*out = (struct interp_symbol){ .function = shown };
 }
 
 static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
@@ -1680,13 +1803,13 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	int64_t off, bco;
 
 	if (!uf->addr) {
-		switch (uf->file_id) {
+		switch (uf->file_id & 0xff) {
 		case V8_MARKER_UNSUPPORTED:
 			return marker(v, out, "unsupported V8");
 		case V8_MARKER_TRUNCATED:
 			return marker(v, out, "more frames truncated");
 		case V8_MARKER_STUB:
-			return marker(v, out, "stub");
+			return stub_frame(v, p, (uint32_t)(uf->file_id >> 8), out);
 		case V8_MARKER_BAD_FRAME:
 			return marker(v, out, "unknown frame");
 		default:
@@ -1726,7 +1849,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		v->stats[V8_STAT_NO_LINE]++;
 		return;
 	}
-	out->line = v8_lines__line(s->line_ends, s->lines, (uint32_t)off, NULL);
+	out->line = script_line(s, (uint32_t)off, &out->column);
 }
 
 static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {

@@ -30,6 +30,11 @@ struct v8_layout {
 		script_source, script_line_ends, array_length, fixed_data, bc_spt, bc_data,
 		str_length, seq_chars, cons_first, cons_second, thin_actual, sliced_parent,
 		sliced_offset, scope_first_vars, scope_ncontext_locals;
+	/* external strings: the tag, the uncached bit, the offset of a cached one's characters'
+	 * address (ext_data 0: not read)
+	 */
+	uint16_t str_external, str_uncached;
+	uint32_t ext_data;
 };
 
 /* The instance type of the object at tagged pointer obj into *type; 0 or -errno. */
@@ -42,7 +47,9 @@ int v8_heap__type(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16_t *
 int v8_heap__string(pid_t pid, const struct v8_layout *l, uint64_t obj, char *out, size_t cap);
 
 /* The raw characters of a sequential string (its first `max` characters) into a new buffer
- * (*out, malloc'd; *len characters of *char_size bytes). 0 or -errno.
+ * (*out, malloc'd; *len characters of *char_size bytes), or of a cached external string
+ * (where its resource keeps them, when the layout knows: ext_data). 0 or -errno
+ * (-ENOTSUP: another representation).
  */
 int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_t max,
 		       uint8_t **out, size_t *len, size_t *char_size);
