@@ -3,6 +3,7 @@
  * Every field is checked; a malformed line fails the whole parse with -EINVAL (the kernel
  * never writes one, so it means we are reading something else).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -139,18 +140,60 @@ fail:
 	return err;
 }
 
+static int read_maps_file(const char *path, struct proc_maps *out);
+
+/* A process whose main thread has exited (pthread_exit()) while others run on: its
+ * /proc/PID/maps is empty (the leader has no mm any more); a live thread's lists the mappings.
+ */
+static int read_thread_maps(pid_t pid, struct proc_maps *out)
+{
+	char dir[64], path[96];
+	struct dirent *de;
+	int err = -ESRCH;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -ESRCH;
+	while (err && (de = readdir(d))) {
+		char *end;
+		long tid = strtol(de->d_name, &end, 10);
+
+		if (*end || tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "%s/%ld/maps", dir, tid);
+		err = read_maps_file(path, out);
+		if (err == -ENOMEM)
+			break;
+	}
+	closedir(d);
+	return err;
+}
+
 int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
 {
-	char buf[64], *text = NULL;
+	char buf[64];
+	int err;
+
+	if (path)
+		return read_maps_file(path, out);
+	snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
+	err = read_maps_file(buf, out);
+	if (err == -ESRCH)
+		err = read_thread_maps(pid, out);
+	return err;
+}
+
+/* -ESRCH for a file that is missing or empty (the process is gone, or has no mm). */
+static int read_maps_file(const char *path, struct proc_maps *out)
+{
+	char *text = NULL;
 	size_t len = 0, cap = 0;
 	int fd, err = 0;
 
 	out->maps = NULL;
 	out->cnt = 0;
-	if (!path) {
-		snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
-		path = buf;
-	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;

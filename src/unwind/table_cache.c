@@ -16,7 +16,7 @@
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
 #define CACHE_VERSION \
 	8u /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP; 5: GO_G0; 6: GO_CGO; 7: rbx;
-	    * 8: function entries without CFI (endbr64) */
+	    * 8: function entries without CFI (endbr64), clone returns */
 #define SUFFIX ".unwind"
 
 struct cache_header {

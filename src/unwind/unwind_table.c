@@ -760,69 +760,119 @@ static void builder_fini(struct builder *b)
 	rule_set__free(&b->set);
 }
 
-/* Function entries in code without CFI (x86-64). crtstuff's functions (deregister_tm_clones,
- * register_tm_clones, __do_global_dtors_aux, frame_dummy) have no FDE in Debian's builds, nor
- * a symbol in a stripped library, and are mostly sampled at their first instruction, on the
- * page fault of its fetch (at exit: 7 of ~1,100 samples of a bash subshell loop ended
- * "[unwind: no CFI]" at libtinfo's __do_global_dtors_aux). A CET build starts every function
- * reached indirectly with endbr64, and nothing is pushed there: CFA = rsp + 8, the return
- * address at [rsp]. So an endbr64 at a 16-byte boundary (where compilers align functions) in
- * a gap without CFI of 16 bytes or more (smaller ones are padding) gets that rule for its 4
- * bytes. Only the gaps' bytes are read; at most ENTRY_MARK_MAX per file.
+/* Code without CFI that a pattern says the rule of (x86-64), found in the gaps of the merged
+ * table before the symbol marks go on, applied after them:
+ *
+ * - Function entries. crtstuff's functions (deregister_tm_clones, register_tm_clones,
+ *   __do_global_dtors_aux, frame_dummy) have no FDE in Debian's builds, nor a symbol in a
+ *   stripped library, and are mostly sampled at their first instruction, on the page fault of
+ *   its fetch (at exit: 7 of ~1,100 samples of a bash subshell loop ended "[unwind: no CFI]"
+ *   at libtinfo's __do_global_dtors_aux). A CET build starts every function reached
+ *   indirectly with endbr64, and nothing is pushed there: CFA = rsp + 8, the return address at
+ *   [rsp]. So an endbr64 at a 16-byte boundary (where compilers align functions) in a gap of 16
+ *   bytes or more (smaller ones are padding) gets that rule for its 4 bytes, where no symbol
+ *   mark (a STOP at _start) says otherwise.
+ * - The parent's return from glibc's clone() and clone3(): their FDE ends before the syscall
+ *   ("in the child the unwind info will be wrong"), and the parent goes on with
+ *   `test %rax,%rax; jl; je; ret` and nothing pushed: CFA = rsp + 8 from the syscall's end to
+ *   the ret. A parent waiting for a vfork child there (posix_spawn(), system(), popen()) ended
+ *   at "[unknown]" under __clone3, and under clone at a STOP mark (a thread root: a stack
+ *   cut short that said it was complete); this rule goes over that mark. A child sampled on
+ *   the same few bytes before its jump to its thread root gets a wrong caller instead.
+ *
+ * Only the gaps' bytes are read; at most CODE_MARK_MAX per file.
  */
 #define ENTRY_GAP_MIN 16
-#define ENTRY_MARK_MAX 1024
+#define CODE_MARK_MAX 1024
 static const uint8_t endbr64_code[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+/* syscall; test %rax,%rax; jl rel8; je rel8; ret (0: any byte) */
+static const uint8_t clone_return_code[] = { 0x0f, 0x05, 0x48, 0x85, 0xc0, 0x7c, 0, 0x74, 0, 0xc3 };
+static const bool clone_return_any[sizeof(clone_return_code)] = { [6] = true, [8] = true };
 
-static size_t gap_entries(const struct builder *b, uint64_t lo, uint64_t hi, uint64_t *out,
-			  size_t n, size_t max)
+struct code_mark {
+	uint64_t addr, end;
+	bool over_marks; /* applied over symbol marks too (else only where the table has no rule) */
+};
+
+struct code_marks {
+	struct code_mark *m;
+	size_t cnt;
+};
+
+static bool is_clone_return_at(const struct builder *b, uint64_t addr)
+{
+	const uint8_t *code = text_bytes(b, addr, sizeof(clone_return_code));
+	size_t i;
+
+	for (i = 0; code && i < sizeof(clone_return_code); i++)
+		if (!clone_return_any[i] && code[i] != clone_return_code[i])
+			return false;
+	return code != NULL;
+}
+
+static void gap_code_marks(const struct builder *b, uint64_t lo, uint64_t hi, struct code_marks *cm)
 {
 	uint64_t p;
 
+	if (cm->cnt < CODE_MARK_MAX && hi - lo >= sizeof(clone_return_code) &&
+	    is_clone_return_at(b, lo))
+		cm->m[cm->cnt++] =
+			(struct code_mark){ lo + 2, lo + sizeof(clone_return_code), true };
 	if (hi < lo + ENTRY_GAP_MIN)
-		return n;
-	for (p = (lo + 15) & ~15ull; p + sizeof(endbr64_code) <= hi && n < max; p += 16) {
+		return;
+	for (p = (lo + 15) & ~15ull; p + sizeof(endbr64_code) <= hi && cm->cnt < CODE_MARK_MAX;
+	     p += 16) {
 		const uint8_t *code = text_bytes(b, p, sizeof(endbr64_code));
 
 		if (code && !memcmp(code, endbr64_code, sizeof(endbr64_code)))
-			out[n++] = p;
+			cm->m[cm->cnt++] = (struct code_mark){ p, p + sizeof(endbr64_code), false };
 	}
-	return n;
 }
 
-static int mark_entries(struct builder *b, struct unwind_table *t, size_t *cap)
+static int find_code_marks(struct builder *b, const struct unwind_table *t, struct code_marks *cm)
 {
-	const struct unwind_rule entry = { .kind = UNWIND_RULE_CFA,
-					   .cfa_reg = DWARF_RSP,
-					   .cfa_off = 8,
-					   .rbp_rule = UNWIND_RBP_SAME,
-					   .ra_rule = UNWIND_RA_CFA_MINUS_8,
-					   .rbx_rule = UNWIND_RBX_SAME };
-	uint64_t *at;
-	size_t n = 0, i;
-	int err = 0;
+	size_t i;
 
-	if (!t->cnt || !b->text_cnt)
+	cm->cnt = 0;
+	cm->m = NULL;
+	if (b->arm64 || !t->cnt || !b->text_cnt)
 		return 0;
-	at = malloc(ENTRY_MARK_MAX * sizeof(*at));
-	if (!at)
+	cm->m = malloc(CODE_MARK_MAX * sizeof(*cm->m));
+	if (!cm->m)
 		return -ENOMEM;
 	/* before the first row, within each text view that starts there */
 	for (i = 0; i < b->text_cnt; i++)
 		if (b->text[i].addr < t->rows[0].addr)
-			n = gap_entries(b, b->text[i].addr, t->rows[0].addr, at, n, ENTRY_MARK_MAX);
+			gap_code_marks(b, b->text[i].addr, t->rows[0].addr, cm);
 	for (i = 0; i + 1 < t->cnt; i++)
 		if (t->rows[i].rule.kind == UNWIND_RULE_INVALID)
-			n = gap_entries(b, t->rows[i].addr, t->rows[i + 1].addr, at, n,
-					ENTRY_MARK_MAX);
-	/* apply_mark() shifts rows: the addresses were all taken first */
-	for (i = 0; i < n && !err; i++)
-		err = apply_mark(t, cap, b->max_rows, at[i], at[i] + sizeof(endbr64_code), &entry,
-				 true);
-	t->stats.entry_mark_cnt = n;
-	free(at);
-	if (b->text_reads || n)
+			gap_code_marks(b, t->rows[i].addr, t->rows[i + 1].addr, cm);
+	if (b->text_reads || cm->cnt)
 		drop_text(b);
+	return 0;
+}
+
+static int apply_code_marks(struct builder *b, struct unwind_table *t, size_t *cap,
+			    const struct code_marks *cm)
+{
+	const struct unwind_rule rule = { .kind = UNWIND_RULE_CFA,
+					  .cfa_reg = DWARF_RSP,
+					  .cfa_off = 8,
+					  .rbp_rule = UNWIND_RBP_SAME,
+					  .ra_rule = UNWIND_RA_CFA_MINUS_8,
+					  .rbx_rule = UNWIND_RBX_SAME };
+	size_t i;
+	int err = 0;
+
+	/* apply_mark() shifts rows: the addresses were all taken first */
+	for (i = 0; i < cm->cnt && !err; i++) {
+		err = apply_mark(t, cap, b->max_rows, cm->m[i].addr, cm->m[i].end, &rule,
+				 !cm->m[i].over_marks);
+		if (cm->m[i].over_marks)
+			t->stats.clone_return_cnt++;
+		else
+			t->stats.entry_mark_cnt++;
+	}
 	return err;
 }
 
@@ -851,6 +901,7 @@ struct build_input {
 static int build(const struct build_input *in, const struct unwind_table_opts *opts,
 		 struct unwind_table **out)
 {
+	struct code_marks code = { 0 };
 	struct builder b = { 0 };
 	struct unwind_table *t;
 	size_t cap = 0, i;
@@ -898,6 +949,9 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	free(b.blocks);
 	b.raw = NULL;
 	b.blocks = NULL;
+	err = find_code_marks(&b, t, &code);
+	if (err)
+		goto cleanup;
 	for (i = 0; i < in->mark_cnt; i++) {
 		const struct symbol_mark *m = &in->marks[i];
 
@@ -907,11 +961,9 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 			goto cleanup;
 		t->stats.sources |= UNWIND_SRC_SYMBOLS;
 	}
-	if (!b.arm64) {
-		err = mark_entries(&b, t, &cap);
-		if (err)
-			goto cleanup;
-	}
+	err = apply_code_marks(&b, t, &cap, &code);
+	if (err)
+		goto cleanup;
 	err = count_rules(t);
 	if (err)
 		goto cleanup;
@@ -922,6 +974,7 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 		t->stats.max_remember_depth = cs->max_depth;
 	}
 cleanup:
+	free(code.m);
 	builder_fini(&b);
 	if (err) {
 		unwind_table__free(t);

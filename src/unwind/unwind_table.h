@@ -66,7 +66,8 @@ struct unwind_table_stats {
 	size_t truncated_section_cnt; /* CFI sections whose walk ended on a corrupt length */
 	size_t go_func_cnt;           /* Go functions turned into rows (.gopclntab) */
 	size_t bad_go_func_cnt;       /* Go functions skipped: corrupt entry or pcsp table */
-	size_t entry_mark_cnt; /* function entries without CFI given the entry rule (endbr64) */
+	size_t entry_mark_cnt;   /* function entries without CFI given the entry rule (endbr64) */
+	size_t clone_return_cnt; /* clone()/clone3() parent returns given their rule */
 };
 
 /* Malformed CFI entries a build skipped: bad CIEs, bad FDEs (entry or instructions) and one

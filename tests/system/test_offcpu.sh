@@ -102,6 +102,25 @@ else
 	skip_setup "Debian /usr/bin/python3 missing: Python frames off CPU"
 fi
 
+# 3b. A parent waiting for its vfork child: os.system() -> system() -> posix_spawn() ->
+# clone3(CLONE_VFORK), whose parent side after the syscall has no FDE (glibc ends it there:
+# the child's stack is another); its rule comes from the code (unwind_table.c): the wait
+# under __clone3 must carry the chain down to the Python frames (it ended at "[unknown]").
+f=$TMP/spawn.folded
+record "$TMP/spawn.err" --off-cpu -o "$f" -- /usr/bin/python3 -S -c '
+import os
+def spawner():
+    for _ in range(150):
+        os.system("true")
+spawner()'
+check_eq "vfork parent: stackscope exit status" $? 0
+total=$(samples "$f" python3 ';__clone3;([^;]+;)*kernel_clone;.*\[off-cpu: [a-z]+\]$')
+full=$(samples "$f" python3 '<module>;spawner;([^;]+;)*__posix_spawn;([^;]+;)*__clone3;([^;]+;)*kernel_clone;.*\[off-cpu: [a-z]+\]$')
+check_ge "vfork parent: off CPU in clone3 (ns)" "$total" 1000000
+# (the first waits may come before python3.11's table: off-CPU stacks are not deferred)
+check_pct "vfork parent: of that, under <module>;spawner;...;__posix_spawn" "$full" "$total" 80 ||
+	grep '__clone3' "$f" | grep -v spawner | head -3 | cut -c1-250
+
 # 4. agent --off-cpu: the off-CPU profile next to the CPU one, in the same OTLP request.
 RECEIVER=$SS_ROOT/tests/system/otlp_receiver.py
 mkdir -p "$TMP/rcv"

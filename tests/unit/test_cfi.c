@@ -1192,25 +1192,40 @@ struct compare_result {
 	size_t boundaries;
 	size_t mismatches;
 	size_t plt, deref, stop, signal, unsupported;
-	size_t entries; /* function entries without CFI given the entry rule (endbr64) */
+	size_t entries;       /* function entries without CFI given the entry rule (endbr64) */
+	size_t clone_returns; /* clone()/clone3() parent returns given their rule */
 };
 
-/* Where readelf has no CFI, ours may have the rule of a function's first instruction: only at
- * an endbr64 on a 16-byte boundary, for its 4 bytes (unwind_table.c mark_entries()).
+/* Where readelf has no CFI, ours may have CFA = rsp + 8 from the code (unwind_table.c
+ * find_code_marks()): for the 4 bytes of an endbr64 on a 16-byte boundary (a function's entry,
+ * ENTRY), or for the 8 bytes after glibc's clone()/clone3() syscall up to its ret (CLONE).
  */
-static bool is_entry_mark(struct elf_file *ef, const struct unwind_table *t, uint64_t addr,
-			  const struct unwind_rule *rule)
+enum code_mark_kind { NOT_A_CODE_MARK, ENTRY, CLONE };
+
+static enum code_mark_kind code_mark_at(struct elf_file *ef, const struct unwind_table *t,
+					uint64_t addr, const struct unwind_rule *rule)
 {
 	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	const struct unwind_row *next = unwind_table__find(t, addr + sizeof(endbr64));
-	const void *code;
+	/* syscall; test %rax,%rax; jl +0x13; je +1; ret: Debian 12's glibc, both functions */
+	static const uint8_t clone_ret[] = { 0x0f, 0x05, 0x48, 0x85, 0xc0, 0x7c };
+	const struct unwind_row *next;
+	const uint8_t *code;
 	size_t avail;
 
-	return rule->kind == UNWIND_RULE_CFA && rule->cfa_reg == DWARF_RSP && rule->cfa_off == 8 &&
-	       rule->rbp_rule == UNWIND_RBP_SAME && !(addr & 15) &&
-	       !elf_file__bytes_at_vaddr(ef, addr, &code, &avail) && avail >= sizeof(endbr64) &&
-	       !memcmp(code, endbr64, sizeof(endbr64)) && next &&
-	       next->addr == addr + sizeof(endbr64) && next->rule.kind != UNWIND_RULE_CFA;
+	if (rule->kind != UNWIND_RULE_CFA || rule->cfa_reg != DWARF_RSP || rule->cfa_off != 8 ||
+	    rule->rbp_rule != UNWIND_RBP_SAME)
+		return NOT_A_CODE_MARK;
+	next = unwind_table__find(t, addr + 4);
+	if (!(addr & 15) && !elf_file__bytes_at_vaddr(ef, addr, (const void **)&code, &avail) &&
+	    avail >= sizeof(endbr64) && !memcmp(code, endbr64, sizeof(endbr64)) && next &&
+	    next->addr == addr + 4 && next->rule.kind != UNWIND_RULE_CFA)
+		return ENTRY;
+	next = unwind_table__find(t, addr + 8);
+	if (!elf_file__bytes_at_vaddr(ef, addr - 2, (const void **)&code, &avail) && avail >= 10 &&
+	    !memcmp(code, clone_ret, sizeof(clone_ret)) && code[7] == 0x74 && code[9] == 0xc3 &&
+	    next && next->addr == addr + 8 && next->rule.kind != UNWIND_RULE_CFA)
+		return CLONE;
+	return NOT_A_CODE_MARK;
 }
 
 static bool check_one(struct elf_file *ef, const struct expect *e, const struct unwind_table *t,
@@ -1223,12 +1238,15 @@ static bool check_one(struct elf_file *ef, const struct expect *e, const struct 
 
 	res->boundaries++;
 	if (!e || (e->kind == UNWIND_RULE_INVALID && !e->cfa_exp && !e->ra_u)) {
+		enum code_mark_kind k = NOT_A_CODE_MARK;
+
 		ok = rule->kind == UNWIND_RULE_INVALID;
-		if (!ok && r && r->addr == addr && is_entry_mark(ef, t, addr, rule)) {
-			res->entries++;
+		if (!ok && r)
+			k = code_mark_at(ef, t, r->addr, rule);
+		if (k != NOT_A_CODE_MARK) {
 			ok = true;
-		} else if (!ok && r && is_entry_mark(ef, t, r->addr, rule)) {
-			ok = true; /* inside an entry mark's 4 bytes (counted at its start) */
+			if (r->addr == addr) /* counted at its start, not at a boundary inside */
+				*(k == ENTRY ? &res->entries : &res->clone_returns) += 1;
 		}
 	} else
 		ok = expect_matches(e, rule);
@@ -1313,10 +1331,13 @@ static void compare_with_readelf(const char *path, const char *debug_path,
 	}
 	CHECK_EQ_INT(unwind_table__stats(t)->bad_fde_cnt, 0);
 	printf("  %s: %zu boundaries, %zu mismatches, %zu rows, %zu FDEs (plt %zu deref %zu "
-	       "stop %zu signal %zu unsupported %zu, function entries without CFI %zu)\n",
+	       "stop %zu signal %zu unsupported %zu, function entries without CFI %zu, clone "
+	       "returns %zu)\n",
 	       path, res->boundaries, res->mismatches, n, unwind_table__stats(t)->fde_cnt, res->plt,
-	       res->deref, res->stop, res->signal, res->unsupported, res->entries);
+	       res->deref, res->stop, res->signal, res->unsupported, res->entries,
+	       res->clone_returns);
 	CHECK_EQ_INT(res->entries, unwind_table__stats(t)->entry_mark_cnt);
+	CHECK_EQ_INT(res->clone_returns, unwind_table__stats(t)->clone_return_cnt);
 	free(exp);
 	free(d.rows);
 	free(d.fdes);
@@ -1418,8 +1439,9 @@ TEST(readelf_system_libc)
 	compare_with_readelf(libc, NULL, &res);
 	CHECK(res.boundaries > 1000);
 	CHECK_EQ_INT(res.mismatches, 0);
-	CHECK(res.signal > 0); /* __restore_rt's 'S' FDE */
-	CHECK(res.stop > 0);   /* clone/clone3/_start-like CFI with an undefined ra */
+	CHECK(res.signal > 0);              /* __restore_rt's 'S' FDE */
+	CHECK(res.stop > 0);                /* clone/clone3/_start-like CFI with an undefined ra */
+	CHECK_EQ_INT(res.clone_returns, 2); /* the parent's side of clone() and clone3() */
 }
 
 /* Debian's arm64 libc, libstdc++, python3.11 and libnode (scripts/arm64_files.sh, run by
