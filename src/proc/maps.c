@@ -3,7 +3,6 @@
  * Every field is checked; a malformed line fails the whole parse with -EINVAL (the kernel
  * never writes one, so it means we are reading something else).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "proc/live_thread.h"
 #include "proc/maps.h"
 
 static const char *parse_hex(const char *s, uint64_t *out)
@@ -142,32 +142,13 @@ fail:
 
 static int read_maps_file(const char *path, struct proc_maps *out);
 
-/* A process whose main thread has exited (pthread_exit()) while others run on: its
- * /proc/PID/maps is empty (the leader has no mm any more); a live thread's lists the mappings.
- */
-static int read_thread_maps(pid_t pid, struct proc_maps *out)
+/* A thread's maps, when they list anything. */
+static int try_maps_file(const char *path, void *out)
 {
-	char dir[64], path[96];
-	struct dirent *de;
-	int err = -ESRCH;
-	DIR *d;
+	int err = read_maps_file(path, out);
 
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return -ESRCH;
-	while (err && (de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || tid <= 0 || tid == pid)
-			continue;
-		snprintf(path, sizeof(path), "%s/%ld/maps", dir, tid);
-		err = read_maps_file(path, out);
-		if (err == -ENOMEM)
-			break;
-	}
-	closedir(d);
+	if (!err && !((struct proc_maps *)out)->cnt)
+		err = -ESRCH;
 	return err;
 }
 
@@ -180,8 +161,15 @@ int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
 		return read_maps_file(path, out);
 	snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
 	err = read_maps_file(buf, out);
-	if (err == -ESRCH)
-		err = read_thread_maps(pid, out);
+	if (!err && !out->cnt) {
+		/* empty: a kernel thread, or a leader that exited before its other threads */
+		struct proc_maps alt;
+
+		if (!live_thread__try(pid, "maps", try_maps_file, &alt)) {
+			proc_maps__free(out);
+			*out = alt;
+		}
+	}
 	return err;
 }
 

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/live_thread.h"
+
 static void proc_root__init(struct proc_root *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -30,6 +32,17 @@ static int proc_root__adopt(struct proc_root *out, int fd, const char *host_path
 	return 0;
 }
 
+/* Opens path (a thread's root link) and leaves it in link for the readlink below. */
+static int open_root(const char *path, void *link)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	snprintf(link, 64, "%s", path);
+	return fd;
+}
+
 int proc_root__open(pid_t pid, struct proc_root *out)
 {
 	char link[64], target[PATH_MAX];
@@ -40,8 +53,14 @@ int proc_root__open(pid_t pid, struct proc_root *out)
 	proc_root__init(out);
 	snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
 	fd = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+	if (fd < 0 && errno == ENOENT) {
+		/* a leader that exited before its other threads has no root: a thread's */
+		fd = live_thread__try(pid, "root", open_root, link);
+		if (fd < 0)
+			return fd;
+	} else if (fd < 0) {
+		return -errno;
+	}
 	if (fstat(fd, &theirs) || stat("/", &ours)) {
 		close(fd);
 		return -errno;

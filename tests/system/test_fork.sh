@@ -86,6 +86,22 @@ if have_fixture wl_leader_exit; then
 	check_ge "leader exits first: the worker's samples in leader_gone_leaf" "$total" 300
 	check_pct "leader exits first: of those, complete from clone through the chain" "$full" \
 		"$total" 95 || show "$f" wl_leader_exit
+	# the same process found after its leader's exit (-p): its leader's maps, map_files and
+	# root are gone then, a live thread's are read (every sample was "unmapped pc")
+	spawn LPID "$FIX/wl_leader_exit" 3
+	for i in $(seq 50); do
+		[[ $(awk '/^State:/ { print $2 }' /proc/$LPID/status 2>/dev/null) == Z ]] && break
+		sleep 0.02
+	done
+	f=$TMP/leader_p.folded
+	record "$TMP/leader_p.err" -F $HZ -d 1.5 -p "$LPID" -o "$f"
+	check_eq "leader gone before -p: exit status" $? 0
+	total=$(samples "$f" wl_leader_exit ';leader_gone_leaf$')
+	full=$(samples "$f" wl_leader_exit \
+		"^wl_leader_exit;(__clone3;|clone;|clone3;)start_thread;worker_main;leader_gone_a;leader_gone_leaf\$")
+	check_ge "leader gone before -p: samples in leader_gone_leaf" "$total" 200
+	check_pct "leader gone before -p: of those, complete from clone through the chain" \
+		"$full" "$total" 95 || show "$f" wl_leader_exit
 fi
 
 finish
