@@ -22,6 +22,12 @@
  */
 #define ELF_SYMBOLS_NEST_MAX 8
 
+/* Symbol-table bytes read between two page drops: a giant's tables (node: 17 MiB of .symtab,
+ * .strtab, .dynsym and .dynstr) are walked once, so only a window of them is resident at a
+ * time; names are read again at lookups from the page cache.
+ */
+#define SYMTAB_DROP_WINDOW ((size_t)1 << 20)
+
 struct elf_sym {
 	uint64_t start;
 	uint64_t end; /* exclusive */
@@ -92,6 +98,31 @@ static int cand_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The bytes of a string table read since the last drop. */
+struct name_span {
+	size_t lo, hi;
+};
+
+static void names_touch(struct name_span *ns, size_t off, size_t len)
+{
+	if (off < ns->lo)
+		ns->lo = off;
+	if (off + len > ns->hi)
+		ns->hi = off + len;
+}
+
+/* Give back the pages of the symbols before `upto` and of the names read since the last drop
+ * (a no-op for a table not mapped from the file).
+ */
+static void drop_window(struct elf_file *ef, const struct elf_section *tab,
+			const struct elf_section *str, size_t upto, struct name_span *ns)
+{
+	elf_file__drop_range(ef, tab->data, upto * sizeof(Elf64_Sym));
+	if (ns->lo < ns->hi)
+		elf_file__drop_range(ef, (const char *)str->data + ns->lo, ns->hi - ns->lo);
+	*ns = (struct name_span){ SIZE_MAX, 0 };
+}
+
 /* Read the function symbols of one symbol table section into cv. -ENOENT if the file has no
  * such table, -ENOEXEC if it is corrupt.
  */
@@ -99,6 +130,7 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 				   struct cand_vec *cv, uint32_t *seq)
 {
 	struct elf_section tab, str, sec;
+	struct name_span names = { SIZE_MAX, 0 };
 	size_t idx, sym_cnt, last_shndx = SIZE_MAX;
 	uint64_t last_sec_end = 0;
 	uint32_t link;
@@ -120,6 +152,8 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 
 	sym_cnt = tab.size / sizeof(Elf64_Sym);
 	for (size_t i = 1; i < sym_cnt; i++) {
+		if (i % (SYMTAB_DROP_WINDOW / sizeof(Elf64_Sym)) == 0)
+			drop_window(ef, &tab, &str, i, &names);
 		struct sym_cand c = { 0 };
 		unsigned char type;
 		const char *name;
@@ -137,6 +171,7 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 			continue;
 		name = (const char *)str.data + sym.st_name;
 		c.name_len = strnlen(name, str.size - sym.st_name);
+		names_touch(&names, sym.st_name, c.name_len + 1);
 		if (c.name_len == str.size - sym.st_name)
 			continue; /* not terminated inside the string table */
 
@@ -161,6 +196,8 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 		if (err)
 			return err;
 	}
+	if (tab.size > SYMTAB_DROP_WINDOW)
+		drop_window(ef, &tab, &str, sym_cnt, &names);
 	return 0;
 }
 
