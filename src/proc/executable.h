@@ -81,6 +81,7 @@ struct executable {
 	struct elf_file *elf;     /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
+	uint32_t sym_lookups; /* since its pages were last dropped (executable__symbol()) */
 	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
 	struct gopclntab *go; /* a Go executable's .gopclntab (go/gopclntab.h); NULL if none */
 	bool go_tried;
