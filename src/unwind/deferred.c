@@ -169,8 +169,9 @@ static int read_window(struct deferred *d, size_t pair)
 			d->win_cnt = cnt;
 			return 0;
 		}
-		if (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP)
-			return err;
+		/* No batches for arrays here (-EINVAL, the kernel's -ENOTSUPP, 524): one at a time
+		 * from now on, which any kernel answers.
+		 */
 		d->no_batch = true;
 	}
 	if (bpf_map_lookup_elem(d->entries_fd, &key, &d->win[0]))
