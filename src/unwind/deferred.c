@@ -17,10 +17,8 @@
 #define RULE_CAP 65536u
 /* BPF array elements are 8-byte aligned in the memory-mapped view. */
 #define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
-/* Entry pairs read from the pool at once by a replay's lookups: a page's entries are
- * contiguous, so one read serves a binary search over most pages.
- */
-#define ENTRY_WINDOW_PAIRS 512
+/* Entry pairs of the pool remembered between lookups (direct-mapped by index). */
+#define ENTRY_CACHE_SLOTS 1024
 /* A sample waiting for a process that was never scanned asks for a scan at most this often. */
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
 
@@ -33,22 +31,27 @@ struct deferred_sample {
 	struct stack_copy_record *stack;
 };
 
+/* One pair of the entry pool as read (pair_1: its index + 1; 0: empty). */
+struct entry_slot {
+	uint64_t pair_1;
+	struct unwind_entry_pair entries;
+};
+
 struct deferred {
 	struct process_table *pt;
 	struct exe_registry *reg;
 	deferred_emit_fn emit;
 	void *ctx;
 	int pages_fd;
-	/* The entry pool is read a window at a time (bpf_map_lookup_batch()), not mapped: a
-	 * mapping of a BPF array has every page in our RSS from the start (8 MiB at the default
-	 * --unwind-entries) on top of the map memory it already is. Dropped before each replay:
-	 * tables come and go between two.
+	/* The entry pool is read a pair at a time (a lookup: 0.5-0.7 us here, a binary search
+	 * ~10 of them; a batch of 512 pairs took 115 us), not mapped: a mapping of a BPF array
+	 * has every page in our RSS from the start (8 MiB at the default --unwind-entries) on
+	 * top of the map memory it already is. The pairs read are kept until anything changes
+	 * (deferred__changed(): tables loaded or unloaded), so retried replays read no more.
 	 */
 	int entries_fd;
-	struct unwind_entry_pair *win;
-	uint32_t *win_keys;
-	size_t win_first, win_cnt; /* pairs in win */
-	bool no_batch;             /* the kernel has no batch lookups: one pair at a time */
+	struct entry_slot *entry_cache; /* ENTRY_CACHE_SLOTS */
+	uint64_t entry_cache_gen;       /* the gen its pairs were read in */
 	size_t entry_cap;
 	const uint8_t *rules;                /* read-only view of the rule array (1 MiB) */
 	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
@@ -150,47 +153,26 @@ static const struct unwind_page *world_page(void *ctx, uint64_t file_id, uint64_
 	return &d->page;
 }
 
-/* Read the window of pairs that holds pair; 0 or -errno. */
-static int read_window(struct deferred *d, size_t pair)
-{
-	size_t first = pair - pair % ENTRY_WINDOW_PAIRS, pairs = d->entry_cap / 2;
-	__u32 cnt =
-		(__u32)(pairs - first < ENTRY_WINDOW_PAIRS ? pairs - first : ENTRY_WINDOW_PAIRS);
-	__u32 in = (__u32)first - 1, out = 0, key = (__u32)pair;
-	int err;
-
-	d->win_cnt = 0;
-	if (!d->no_batch) {
-		/* An array's batch starts after in_batch (the first key without one). */
-		err = bpf_map_lookup_batch(d->entries_fd, first ? &in : NULL, &out, d->win_keys,
-					   d->win, &cnt, NULL);
-		if (!err || (err == -ENOENT && cnt)) {
-			d->win_first = first;
-			d->win_cnt = cnt;
-			return 0;
-		}
-		/* No batches for arrays here (-EINVAL, the kernel's -ENOTSUPP, 524): one at a time
-		 * from now on, which any kernel answers.
-		 */
-		d->no_batch = true;
-	}
-	if (bpf_map_lookup_elem(d->entries_fd, &key, &d->win[0]))
-		return -errno;
-	d->win_first = pair;
-	d->win_cnt = 1;
-	return 0;
-}
-
 static const struct unwind_entry *world_entry(void *ctx, uint32_t index)
 {
 	struct deferred *d = ctx;
-	size_t pair = (size_t)index / 2;
+	uint32_t pair = index / 2;
+	struct entry_slot *slot;
 
-	if (pair >= d->entry_cap / 2)
+	if ((size_t)pair >= d->entry_cap / 2)
 		return NULL;
-	if ((pair < d->win_first || pair - d->win_first >= d->win_cnt) && read_window(d, pair))
-		return NULL;
-	return &d->win[pair - d->win_first].e[index & 1];
+	if (d->entry_cache_gen != d->gen) {
+		memset(d->entry_cache, 0, ENTRY_CACHE_SLOTS * sizeof(*d->entry_cache));
+		d->entry_cache_gen = d->gen;
+	}
+	slot = &d->entry_cache[pair % ENTRY_CACHE_SLOTS];
+	if (slot->pair_1 != (uint64_t)pair + 1) {
+		slot->pair_1 = 0;
+		if (bpf_map_lookup_elem(d->entries_fd, &pair, &slot->entries))
+			return NULL;
+		slot->pair_1 = (uint64_t)pair + 1;
+	}
+	return &slot->entries.e[index & 1];
 }
 
 static const struct unwind_rule *world_rule(void *ctx, uint32_t index)
@@ -219,9 +201,8 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 	d->pages_fd = maps->pages_fd;
 	d->entries_fd = maps->entries_fd;
 	d->entry_cap = maps->entry_cap & ~(size_t)1;
-	d->win = calloc(ENTRY_WINDOW_PAIRS, sizeof(*d->win));
-	d->win_keys = calloc(ENTRY_WINDOW_PAIRS, sizeof(*d->win_keys));
-	if (!d->win || !d->win_keys)
+	d->entry_cache = calloc(ENTRY_CACHE_SLOTS, sizeof(*d->entry_cache));
+	if (!d->entry_cache)
 		goto fail;
 	p = mmap(NULL, RULE_CAP * RULE_STRIDE, PROT_READ, MAP_SHARED, maps->rules_fd, 0);
 	if (p == MAP_FAILED)
@@ -265,8 +246,7 @@ void deferred__free(struct deferred *d)
 	while (u64_map__next(&d->pending, &it, &key, &v))
 		sample_free(v);
 	u64_map__free(&d->pending);
-	free(d->win);
-	free(d->win_keys);
+	free(d->entry_cache);
 	if (d->rules)
 		munmap((void *)d->rules, RULE_CAP * RULE_STRIDE);
 	free(d);
@@ -415,7 +395,6 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	d->sample_seq = (uint32_t)pid == rec->map_pid ? rec->map_seq : 0;
 	d->give_up_ns = ds->queued_ns + DEFERRED_WAIT_NS;
 	d->no_room = false;
-	d->win_cnt = 0; /* the pool may have changed since the last replay */
 	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
 	if (r == REPLAY_WAIT && d->no_room) {
 		d->stats.no_room++; /* as eBPF walked it, now */
