@@ -26,9 +26,17 @@
 #include "unwind/cfi.h"
 #include "unwind/unwind_table.h"
 
-/* A row before the merge, and a built table's row: the rule is an index into a rule set. */
+/* A built table's row: the rule is an index into the table's rule set. */
 struct raw_row {
 	uint32_t addr_lo, addr_hi;
+	uint32_t rule;
+};
+
+/* A row before the merge (8 bytes: a giant has a million): its address relative to the start
+ * of its block (fde_block.pc_begin), the rule an index into the builder's rule set.
+ */
+struct fde_row {
+	int32_t off;
 	uint32_t rule;
 };
 
@@ -81,9 +89,10 @@ struct builder {
 	const struct cfi_section *sec;
 	const struct cfi_fde *fde;
 	uint32_t prio, seq;
-	size_t fde_first; /* raw index of the current FDE's first row */
+	size_t fde_first;  /* raw index of the current FDE's first row */
+	uint64_t row_base; /* the address raw rows are relative to: the block's pc_begin */
 
-	struct raw_row *raw;
+	struct fde_row *raw;
 	size_t raw_cnt, raw_cap;
 	struct rule_set set;
 	struct fde_block *blocks;
@@ -183,9 +192,14 @@ static void raw_set_addr(struct raw_row *r, uint64_t addr)
  */
 static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
 {
+	int64_t off = (int64_t)(addr - b->row_base);
 	uint32_t id;
-	int err = rule_set__id(&b->set, rule, b->max_rows, &id);
+	int err;
 
+	/* No real FDE or Go function spans 2 GiB: a row that far from its start is corrupt. */
+	if (off < INT32_MIN || off > INT32_MAX)
+		return -ERANGE;
+	err = rule_set__id(&b->set, rule, b->max_rows, &id);
 	if (err)
 		return err;
 	if (b->raw_cnt > b->fde_first && b->raw[b->raw_cnt - 1].rule == id)
@@ -194,7 +208,7 @@ static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *
 				     1024, b->max_rows);
 	if (err)
 		return err;
-	raw_set_addr(&b->raw[b->raw_cnt], addr);
+	b->raw[b->raw_cnt].off = (int32_t)off;
 	b->raw[b->raw_cnt++].rule = id;
 	return 0;
 }
@@ -284,6 +298,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 
 	b->fde = fde;
 	b->fde_first = b->raw_cnt;
+	b->row_base = fde->pc_begin;
 	if (b->sec_file && fde->offset - b->sec_dropped >= DROP_WINDOW) {
 		elf_file__drop_range(b->sec_file, (const uint8_t *)b->sec->data + b->sec_dropped,
 				     fde->offset - b->sec_dropped);
@@ -310,6 +325,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 		if (len == 9 && begin > 1)
 			begin--;
 		b->raw_cnt = b->fde_first;
+		b->row_base = begin;
 		err = raw_push(b, begin, &sig);
 		if (err)
 			return err;
@@ -450,6 +466,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			b->stats->bad_go_func_cnt++;
 			continue;
 		}
+		b->row_base = gf.entry;
 		if ((gf.flags & GO_FUNC_TOPFRAME) && !is_go_sigtramp(gf.name)) {
 			b->go_end = gf.end;
 			err = raw_push(b, gf.entry, &stop);
@@ -460,6 +477,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			static const struct unwind_rule sig = { .kind = UNWIND_RULE_SIGNAL };
 
 			b->go_end = gf.entry + sizeof(sigreturn_code);
+			b->row_base = gf.entry - 1;
 			err = raw_push(b, gf.entry - 1, &sig);
 			if (!err)
 				err = push_block(b, gf.entry - 1, b->go_end);
@@ -546,6 +564,11 @@ static size_t *raw_low_marks(const struct builder *b)
 	return live;
 }
 
+static uint64_t fde_row_addr(const struct fde_block *blk, const struct fde_row *r)
+{
+	return blk->pc_begin + (uint64_t)(int64_t)r->off;
+}
+
 static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 {
 	static const struct unwind_rule none = { .kind = UNWIND_RULE_INVALID };
@@ -562,7 +585,7 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 	live = raw_low_marks(b);
 	for (i = 0; i < b->blk_cnt; i++) {
 		const struct fde_block *blk = &b->blocks[i];
-		const struct raw_row *rows = b->raw + blk->first;
+		const struct fde_row *rows = b->raw + blk->first;
 		uint64_t start = blk->pc_begin;
 
 		if (any && start < covered) {
@@ -577,11 +600,11 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 				goto cleanup;
 		}
 		/* The rule in force at start, then the rows after it. */
-		for (j = 0; j + 1 < blk->cnt && raw_addr(&rows[j + 1]) <= start; j++)
+		for (j = 0; j + 1 < blk->cnt && fde_row_addr(blk, &rows[j + 1]) <= start; j++)
 			;
 		err = out_push(t, &b->set, cap, b->max_rows, start, rows[j].rule);
 		for (j++; !err && j < blk->cnt; j++)
-			err = out_push(t, &b->set, cap, b->max_rows, raw_addr(&rows[j]),
+			err = out_push(t, &b->set, cap, b->max_rows, fde_row_addr(blk, &rows[j]),
 				       rows[j].rule);
 		if (err)
 			goto cleanup;
