@@ -1,7 +1,7 @@
 /* SHA-256 (FIPS 180-4) of a few small inputs: file ids and the OTLP htlhash (proc/file_id.c).
  *
  * Ours rather than libcrypto's EVP: the first EVP digest initialises OpenSSL's providers, which
- * touched 1.9 MiB more of libcrypto (and its heap) in every agent's RSS for a hash of a few
+ * touched 1.7 MiB more of libcrypto (and its heap) in every agent's RSS for a hash of a few
  * dozen bytes per file. Streaming: any number of updates of any length, then the digest.
  * Invariant: buf_len < 64 between calls (whole blocks are compressed as they fill).
  */

@@ -36,7 +36,7 @@ struct elf_symbols {
 };
 
 /* A symbol as read from a table, before aliases are merged: 32 bytes, as a giant has hundreds
- * of thousands (node: 230,000 in .symtab and .dynsym).
+ * of thousands (node: 220,000 in .symtab and .dynsym).
  */
 struct sym_cand {
 	uint64_t start;
