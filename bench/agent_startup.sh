@@ -11,7 +11,9 @@
 # RSS is VmRSS at the end, BPF map memory = memlock of its bpf-map fds. Tables loaded, files
 # queued and the time their builds took from --metrics-addr.
 # Usage: sudo bench/agent_startup.sh [DURATION_S (30)] [HZ (19)]; SS=path/to/stackscope to
-# measure another build (e.g. main's, for the "before" row).
+# measure another build (e.g. main's, for the "before" row). PEER=path/to/stackscope RUNS=n:
+# n rounds, each the peer's cold and warm runs then ours (each agent with its own empty cache
+# per round), alternating on the same live giants, then the medians of each column per agent.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -41,7 +43,12 @@ cleanup()
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-life=$((2 * DUR + 90))
+RUNS=${RUNS:-1}
+PEER=${PEER:-}
+[[ -z $PEER || -x $PEER ]] || { echo "bench: no $PEER" >&2; exit 1; }
+agents=1
+[[ -n $PEER ]] && agents=2
+life=$(((2 * DUR + 45) * agents * RUNS + 90))
 # --- the giants ------------------------------------------------------------------------------
 $PY - "$out/big.cpp" <<'PYEOF'
 import sys
@@ -85,10 +92,10 @@ sleep 1
 # one agent run: "hwm_kib rss_kib maps_bytes ready_ms loaded queued built"
 run_agent()
 {
-	local cache=$1 tag=$2 agent t0 ready=0 hwm=0 h mport best=0
+	local cache=$1 tag=$2 ss=${3:-$SS} agent t0 ready=0 hwm=0 h mport best=0
 	mport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	t0=$(date +%s%N)
-	"$SS" agent -F "$HZ" --output-dir "$out/pprof" --cache-dir "$cache" \
+	"$ss" agent -F "$HZ" --output-dir "$out/pprof" --cache-dir "$cache" \
 		--metrics-addr "127.0.0.1:$mport" 2>"$out/agent.$tag.err" &
 	agent=$!
 	pids+=($agent)
@@ -128,5 +135,28 @@ run_agent()
 echo "# stackscope agent start-up, $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, $HZ Hz, $DUR s per run"
 echo "# mapped by live processes: $(grep -ho '/[^ ]*lib\(LLVM\|clang-cpp\|jvm\)[^ ]*\|/usr/bin/node' /proc/[0-9]*/maps 2>/dev/null | sort -u | xargs)"
 printf '%-6s %10s %10s %9s %9s %-18s\n' run VmHWM_MiB VmRSS_MiB maps_MiB ready_ms anon+file@peak
-run_agent "$out/cache" cold
-run_agent "$out/cache" warm
+if [[ -z $PEER ]]; then
+	run_agent "$out/cache" cold
+	run_agent "$out/cache" warm
+	exit 0
+fi
+for r in $(seq "$RUNS"); do
+	for who in peer ours; do
+		ss=$SS
+		[[ $who == peer ]] && ss=$PEER
+		rm -rf "$out/cache.$who"
+		run_agent "$out/cache.$who" "$who.cold.$r" "$ss" | tee -a "$out/rows"
+		run_agent "$out/cache.$who" "$who.warm.$r" "$ss" | tee -a "$out/rows"
+	done
+done
+# medians per agent and start: peak (VmHWM), RSS at the end, BPF maps, ready
+echo "# medians of $RUNS rounds (peer: $PEER, ours: $SS)"
+for who in peer ours; do
+	for start in cold warm; do
+		awk -v w="$who.$start." 'index($1, w) == 1 { print $2, $3, $4, $5 }' "$out/rows" |
+			awk -v tag="$who.$start" '{ h[NR] = $1; r[NR] = $2; m[NR] = $3; t[NR] = $4 }
+			function med(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			END { if (NR) printf "%-10s %10.1f %10.1f %9.1f %9d\n", tag, med(h, NR), med(r, NR), med(m, NR), med(t, NR) }'
+	done
+done

@@ -4,12 +4,14 @@
 #include <string.h>
 
 #include "elf/elf_file.h"
+#include "elf/symtab_pages.h"
 #include "interp/interp_elf.h"
 
 static void scan_symtab(struct elf_file *ef, const char *section, const char *const *names,
 			size_t n, struct interp_sym *out)
 {
 	struct elf_section sym, str;
+	struct symtab_pages pages;
 	size_t idx, i, k;
 	uint32_t link;
 
@@ -17,16 +19,21 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
 	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
 		return;
+	symtab_pages__init(&pages, ef, sym.data, sizeof(Elf64_Sym), str.data);
 	for (i = 0; i < sym.size / sizeof(Elf64_Sym); i++) {
 		Elf64_Sym s;
 		const char *nm;
+		size_t len;
 
+		symtab_pages__at(&pages, i);
 		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
 		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size ||
 		    (!s.st_value && ELF64_ST_TYPE(s.st_info) != STT_TLS))
 			continue;
 		nm = (const char *)str.data + s.st_name;
-		if (strnlen(nm, str.size - s.st_name) == str.size - s.st_name)
+		len = strnlen(nm, str.size - s.st_name);
+		symtab_pages__name(&pages, s.st_name, len + 1);
+		if (len == str.size - s.st_name)
 			continue; /* not terminated inside the string table */
 		for (k = 0; k < n; k++) {
 			if (out[k].found || !names[k] || nm[0] != names[k][0] ||
@@ -40,6 +47,7 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 						      .in_dynsym = !strcmp(section, ".dynsym") };
 		}
 	}
+	symtab_pages__end(&pages, sym.size / sizeof(Elf64_Sym));
 }
 
 void interp_elf__symbols(struct elf_file *ef, const char *const *names, size_t n,

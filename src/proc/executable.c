@@ -101,11 +101,23 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
 	return n;
 }
 
+static void free_names(struct executable *exe)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&exe->sym_names, &it, &key, &v))
+		free(v);
+	u64_map__free(&exe->sym_names);
+}
+
 static void executable__free(struct executable *exe)
 {
 	if (!exe)
 		return;
 	elf_symbols__free(exe->syms);
+	free_names(exe);
 	gopclntab__free(exe->go);
 	dwarf_file__free(exe->dwarf);
 	elf_file__free(exe->elf);
@@ -418,9 +430,38 @@ int executable__go_lines(struct executable *exe, uint64_t addr, struct go_frame 
 	return gopclntab__lookup(exe->go, addr, out, cap);
 }
 
+#define SYMBOL_COPIES_PER_DROP 32
+#define SYMBOL_COPY_CAP 65536
+
+/* The name of the symbol at start, copied the first time. The names are the file's own
+ * pages (borrowed), mapped 64 KiB around each fault: left so, a giant's string tables grow
+ * resident name by name (node's .strtab: 5.5 MiB 20 s into a start-up), and dropping them
+ * without a copy would fault every name in again at every profile.
+ */
+static const char *keep_name(struct executable *exe, uint64_t start, const char *name)
+{
+	char *copy = u64_map__get(&exe->sym_names, start + 1);
+
+	if (copy)
+		return copy;
+	if (exe->sym_names.cnt < SYMBOL_COPY_CAP) {
+		copy = strdup(name);
+		if (copy && u64_map__set(&exe->sym_names, start + 1, copy)) {
+			free(copy);
+			copy = NULL;
+		}
+	}
+	if (++exe->sym_copies >= SYMBOL_COPIES_PER_DROP) {
+		exe->sym_copies = 0;
+		elf_file__drop_pages(exe->elf);
+	}
+	return copy ? copy : name;
+}
+
 const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset)
 {
 	const char *name;
+	uint64_t off = 0;
 
 	if (!exe->syms_tried) {
 		exe->syms_tried = true;
@@ -429,7 +470,12 @@ const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *
 			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
 		elf_file__drop_pages(exe->elf); /* the symbols are copied */
 	}
-	name = exe->syms ? elf_symbols__lookup(exe->syms, addr, offset) : NULL;
+	name = exe->syms ? elf_symbols__lookup(exe->syms, addr, &off) : NULL;
+	if (name) {
+		name = keep_name(exe, addr - off, name);
+		if (offset)
+			*offset = off;
+	}
 	if (!exe->shrank && elf_file__changed(exe->elf)) {
 		/* Shrunk under us: what was read since (names too) may be zeros. */
 		exe->shrank = true;

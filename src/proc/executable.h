@@ -20,6 +20,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "base/u64_map.h"
 #include <sys/types.h>
 #include <time.h>
 
@@ -81,6 +83,12 @@ struct executable {
 	struct elf_file *elf;     /* open for the registry's lifetime */
 	struct elf_symbols *syms; /* loaded on first use; NULL if none */
 	bool syms_tried;
+	/* Names executable__symbol() returned, copied (symbol start + 1 -> name): a name is
+	 * read from the file's pages once, and the pages go back every SYMBOL_COPIES_PER_DROP
+	 * copies. At most SYMBOL_COPY_CAP; past that names are the file's (borrowed).
+	 */
+	struct u64_map sym_names;
+	uint32_t sym_copies;  /* since its pages were last dropped */
 	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
 	struct gopclntab *go; /* a Go executable's .gopclntab (go/gopclntab.h); NULL if none */
 	bool go_tried;

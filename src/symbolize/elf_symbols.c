@@ -16,6 +16,7 @@
 
 #include "base/array.h"
 #include "elf/elf_file.h"
+#include "elf/symtab_pages.h"
 
 /* How many earlier entries lookup inspects for an enclosing symbol when the closest one ends
  * before the address (a function with a nested label symbol inside it).
@@ -34,16 +35,21 @@ struct elf_symbols {
 	char *names;
 };
 
-/* A symbol as read from a table, before aliases are merged. */
+/* A symbol as read from a table, before aliases are merged: 32 bytes, as a giant has hundreds
+ * of thousands (node: 220,000 in .symtab and .dynsym).
+ */
 struct sym_cand {
 	uint64_t start;
 	uint64_t size;
-	uint64_t sec_end; /* end of its section's addresses, 0 if unknown */
-	const char *name; /* borrowed from the elf_file's string table */
-	size_t name_len;
+	uint32_t name_off; /* in its table's string section (st_name) */
+	uint32_t name_len;
 	uint32_t seq;
+	uint16_t shndx;    /* its section (SHN_ABS: none): the end of a zero-size symbol */
 	uint8_t bind_rank; /* 0 global, 1 weak, 2 local, 3 other */
+	uint8_t table;     /* enum sym_table: whose string section name_off is in */
 };
+
+enum sym_table { SYM_TABLE_SYMTAB, SYM_TABLE_DYNSYM, SYM_TABLE_CNT };
 
 struct cand_vec {
 	struct sym_cand *v;
@@ -96,11 +102,12 @@ static int cand_cmp(const void *a, const void *b)
  * such table, -ENOEXEC if it is corrupt.
  */
 static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, uint32_t want_type,
-				   struct cand_vec *cv, uint32_t *seq)
+				   enum sym_table table, struct cand_vec *cv, uint32_t *seq,
+				   const char **strs)
 {
-	struct elf_section tab, str, sec;
-	size_t idx, sym_cnt, last_shndx = SIZE_MAX;
-	uint64_t last_sec_end = 0;
+	struct elf_section tab, str;
+	struct symtab_pages pages;
+	size_t idx, sym_cnt, len;
 	uint32_t link;
 	int err;
 
@@ -117,13 +124,20 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 		return -ENOEXEC;
 	if (str.type != SHT_STRTAB || !str.data || str.size == 0)
 		return -ENOEXEC;
+	*strs = str.data;
 
 	sym_cnt = tab.size / sizeof(Elf64_Sym);
+	/* Read once: a giant's tables are not left resident behind the walk (names are read
+	 * again at lookups, from the page cache).
+	 */
+	symtab_pages__init(&pages, ef, tab.data, sizeof(Elf64_Sym), str.data);
 	for (size_t i = 1; i < sym_cnt; i++) {
 		struct sym_cand c = { 0 };
 		unsigned char type;
 		const char *name;
 		Elf64_Sym sym;
+
+		symtab_pages__at(&pages, i);
 
 		/* tables inside the image need not be aligned */
 		memcpy(&sym, (const char *)tab.data + i * sizeof(sym), sizeof(sym));
@@ -136,31 +150,26 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 		if (sym.st_name == 0 || sym.st_name >= str.size)
 			continue;
 		name = (const char *)str.data + sym.st_name;
-		c.name_len = strnlen(name, str.size - sym.st_name);
-		if (c.name_len == str.size - sym.st_name)
+		len = strnlen(name, str.size - sym.st_name);
+		symtab_pages__name(&pages, sym.st_name, len + 1);
+		if (len == str.size - sym.st_name)
 			continue; /* not terminated inside the string table */
+		if (len > UINT32_MAX)
+			continue; /* a 4 GiB name: nothing to show */
 
-		if (sym.st_shndx == SHN_ABS) {
-			c.sec_end = 0;
-		} else if (sym.st_shndx == last_shndx) {
-			c.sec_end = last_sec_end;
-		} else {
-			c.sec_end = 0;
-			if (!elf_file__section_at(ef, sym.st_shndx, &sec, NULL, NULL) &&
-			    sec.addr + sec.size > sec.addr)
-				c.sec_end = sec.addr + sec.size;
-			last_shndx = sym.st_shndx;
-			last_sec_end = c.sec_end;
-		}
 		c.start = sym.st_value;
 		c.size = sym.st_size;
-		c.name = name;
+		c.name_off = sym.st_name;
+		c.name_len = (uint32_t)len;
+		c.shndx = sym.st_shndx;
+		c.table = (uint8_t)table;
 		c.seq = (*seq)++;
 		c.bind_rank = bind_rank(ELF64_ST_BIND(sym.st_info));
 		err = cand_vec__push(cv, &c);
 		if (err)
 			return err;
 	}
+	symtab_pages__end(&pages, sym_cnt);
 	return 0;
 }
 
@@ -180,16 +189,20 @@ static struct elf_symbols *load(struct elf_file *ef, bool borrow)
 {
 	struct elf_symbols *syms = NULL;
 	struct cand_vec cv = { 0 };
-	size_t names_sz = 0, n = 0, off = 0;
+	const char *strs[SYM_TABLE_CNT] = { NULL };
+	size_t names_sz = 0, n = 0, off = 0, last_shndx = SIZE_MAX;
+	uint64_t last_sec_end = 0;
 	uint32_t seq = 0;
 	bool corrupt = false;
 	int err;
 
-	err = elf_symbols__read_table(ef, ".symtab", SHT_SYMTAB, &cv, &seq);
+	err = elf_symbols__read_table(ef, ".symtab", SHT_SYMTAB, SYM_TABLE_SYMTAB, &cv, &seq,
+				      &strs[SYM_TABLE_SYMTAB]);
 	if (err == -ENOMEM)
 		goto cleanup;
 	corrupt |= err == -ENOEXEC;
-	err = elf_symbols__read_table(ef, ".dynsym", SHT_DYNSYM, &cv, &seq);
+	err = elf_symbols__read_table(ef, ".dynsym", SHT_DYNSYM, SYM_TABLE_DYNSYM, &cv, &seq,
+				      &strs[SYM_TABLE_DYNSYM]);
 	if (err == -ENOMEM)
 		goto cleanup;
 	corrupt |= err == -ENOEXEC;
@@ -233,14 +246,30 @@ static struct elf_symbols *load(struct elf_file *ef, bool borrow)
 
 	for (size_t i = 0; i < n; i++) {
 		const struct sym_cand *c = &cv.v[i];
+		const char *name = strs[c->table] + c->name_off;
 		uint64_t end;
 
 		if (c->size) {
 			end = c->start + c->size < c->start ? UINT64_MAX : c->start + c->size;
 		} else {
+			uint64_t sec_end = 0; /* the end of its section's addresses, 0 if unknown */
+
+			if (c->shndx == SHN_ABS) {
+				sec_end = 0;
+			} else if (c->shndx == last_shndx) {
+				sec_end = last_sec_end;
+			} else {
+				struct elf_section sec;
+
+				if (!elf_file__section_at(ef, c->shndx, &sec, NULL, NULL) &&
+				    sec.addr + sec.size > sec.addr)
+					sec_end = sec.addr + sec.size;
+				last_shndx = c->shndx;
+				last_sec_end = sec_end;
+			}
 			end = i + 1 < n ? cv.v[i + 1].start : UINT64_MAX;
-			if (c->sec_end > c->start && c->sec_end < end)
-				end = c->sec_end;
+			if (sec_end > c->start && sec_end < end)
+				end = sec_end;
 			if (end == UINT64_MAX)
 				end = c->start +
 				      1; /* last symbol, extent unknown: its address only */
@@ -248,13 +277,13 @@ static struct elf_symbols *load(struct elf_file *ef, bool borrow)
 		if (borrow) {
 			/* read_table checked the terminating NUL inside the string table */
 			syms->sym[i] =
-				(struct elf_sym){ .start = c->start, .end = end, .name = c->name };
+				(struct elf_sym){ .start = c->start, .end = end, .name = name };
 			continue;
 		}
 		syms->sym[i] = (struct elf_sym){ .start = c->start,
 						 .end = end,
 						 .name = syms->names + off };
-		memcpy(syms->names + off, c->name, c->name_len);
+		memcpy(syms->names + off, name, c->name_len);
 		syms->names[off + c->name_len] = '\0';
 		off += c->name_len + 1;
 	}

@@ -104,28 +104,18 @@ static int read_all(int fd, void *buf, size_t n)
 	return 0;
 }
 
-static uint32_t rows_crc(const struct unwind_row *rows, size_t cnt)
-{
-	const unsigned char *p = (const unsigned char *)rows;
-	size_t left = cnt * sizeof(*rows);
-	uLong crc = crc32(0, Z_NULL, 0);
-
-	while (left) {
-		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
-
-		crc = crc32(crc, p, chunk);
-		p += chunk;
-		left -= chunk;
-	}
-	return (uint32_t)crc;
-}
+/* Rows are read and written a window at a time: a giant's table never sits whole in memory. */
+#define WINDOW_ROWS 2048
 
 int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_table **out)
 {
 	struct cache_header h;
-	struct unwind_row *rows = NULL;
+	struct unwind_row *win = NULL;
 	struct stat st;
 	char name[64];
+	uLong crc = crc32(0, Z_NULL, 0);
+	uint64_t last = 0;
+	size_t done;
 	int fd, err = -EBADMSG;
 
 	*out = NULL;
@@ -149,18 +139,24 @@ int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_tab
 	    h.row_cnt > UNWIND_TABLE_MAX_ROWS ||
 	    (uint64_t)st.st_size != sizeof(h) + h.row_cnt * sizeof(struct unwind_row))
 		goto bad;
-	rows = malloc(h.row_cnt ? h.row_cnt * sizeof(*rows) : 1);
-	if (!rows) {
+	win = malloc(WINDOW_ROWS * sizeof(*win));
+	if (!win) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (read_all(fd, rows, h.row_cnt * sizeof(*rows)) || rows_crc(rows, h.row_cnt) != h.crc)
+	/* Every row checked (CRC, order, kinds) before the table is handed out. */
+	for (done = 0; done < h.row_cnt;) {
+		size_t n = h.row_cnt - done < WINDOW_ROWS ? h.row_cnt - done : WINDOW_ROWS;
+
+		if (read_all(fd, win, n * sizeof(*win)) || unwind_rows__check(win, n, done, &last))
+			goto bad;
+		crc = crc32(crc, (const unsigned char *)win, (uInt)(n * sizeof(*win)));
+		done += n;
+	}
+	if ((uint32_t)crc != h.crc)
 		goto bad;
-	err = unwind_table__adopt_rows(rows, h.row_cnt, out);
-	if (err == -EINVAL)
-		goto bad;
+	err = unwind_table__from_file(fd, sizeof(h), h.row_cnt, out);
 	if (!err) {
-		rows = NULL; /* the table's now */
 		c->stats.hits++;
 		futimens(fd, NULL); /* recently used */
 	}
@@ -170,15 +166,14 @@ bad:
 	unlinkat(c->dir_fd, name, 0);
 	err = -EBADMSG;
 out:
-	free(rows);
+	free(win);
 	close(fd);
 	return err;
 }
 
 int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t)
 {
-	size_t cnt;
-	const struct unwind_row *rows = unwind_table__rows(t, &cnt);
+	size_t cnt = unwind_table__row_cnt(t), done;
 	struct cache_header h = {
 		.magic = CACHE_MAGIC,
 		.version = CACHE_VERSION,
@@ -186,25 +181,50 @@ int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unw
 		.row_cnt = cnt,
 		.row_size = sizeof(struct unwind_row),
 	};
+	struct unwind_row *win = NULL;
 	struct output_file *f;
+	uLong crc = crc32(0, Z_NULL, 0);
 	char name[64];
 	int err;
 
-	if (sizeof(h) + cnt * sizeof(*rows) > c->max_bytes)
+	if (sizeof(h) + cnt * sizeof(struct unwind_row) > c->max_bytes)
 		return -EFBIG;
-	h.crc = rows_crc(rows, cnt);
+	win = malloc(WINDOW_ROWS * sizeof(*win));
+	if (!win) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	/* The CRC goes in the header, before the rows: one pass for it, one to write. */
+	for (done = 0; done < cnt; done += WINDOW_ROWS) {
+		size_t n = cnt - done < WINDOW_ROWS ? cnt - done : WINDOW_ROWS;
+
+		err = unwind_table__read_rows(t, done, n, win);
+		if (err)
+			goto fail;
+		crc = crc32(crc, (const unsigned char *)win, (uInt)(n * sizeof(*win)));
+	}
+	h.crc = (uint32_t)crc;
 	entry_name(file_id, name, sizeof(name));
 	err = output_file__openat(c->dir_fd, name, &f);
-	if (!err) {
-		err = output_file__write(f, &h, sizeof(h));
-		err = output_file__finish(f,
-					  err ?: output_file__write(f, rows, cnt * sizeof(*rows)));
+	if (err)
+		goto fail;
+	err = output_file__write(f, &h, sizeof(h));
+	for (done = 0; !err && done < cnt; done += WINDOW_ROWS) {
+		size_t n = cnt - done < WINDOW_ROWS ? cnt - done : WINDOW_ROWS;
+
+		err = unwind_table__read_rows(t, done, n, win);
+		if (!err)
+			err = output_file__write(f, win, n * sizeof(*win));
 	}
-	if (err) {
-		c->stats.store_failures++;
-		return err;
-	}
+	err = output_file__finish(f, err);
+	if (err)
+		goto fail;
+	free(win);
 	c->stats.stores++;
 	c->stats.evicted += capped_dir__trim(c->dir_fd, "", SUFFIX, c->max_bytes, false);
 	return 0;
+fail:
+	free(win);
+	c->stats.store_failures++;
+	return err;
 }

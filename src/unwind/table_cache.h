@@ -38,11 +38,14 @@ struct table_cache;
 struct table_cache *table_cache__new(const char *dir, uint64_t max_bytes);
 void table_cache__free(struct table_cache *c);
 
-/* 0 and *out (caller frees), -ENOENT on a miss, -EBADMSG for a corrupt entry (deleted). */
+/* 0 and *out (caller frees), -ENOENT on a miss, -EBADMSG for a corrupt entry (deleted). The
+ * entry is checked (CRC, order, kinds) a window of rows at a time and *out keeps it open and
+ * reads its rows from it again (unwind_table__from_file()): never whole in memory.
+ */
 int table_cache__load(struct table_cache *c, uint64_t file_id, struct unwind_table **out);
 /* Whether an entry for file_id exists (not checked: table_cache__load() may still reject it). */
 bool table_cache__has(const struct table_cache *c, uint64_t file_id);
-/* Store t for file_id (best effort); 0 or -errno. */
+/* Store t for file_id (best effort), read a window of rows at a time; 0 or -errno. */
 int table_cache__store(struct table_cache *c, uint64_t file_id, const struct unwind_table *t);
 const struct table_cache_stats *table_cache__stats(const struct table_cache *c);
 

@@ -50,9 +50,10 @@ struct unwind_maps {
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
-	struct u64_map loaded;     /* file_id -> struct loaded_file */
-	struct table_cache *cache; /* borrowed, may be NULL */
-	struct debuginfo *di;      /* borrowed, may be NULL: separate debug files */
+	struct u64_map loaded;            /* file_id -> struct loaded_file */
+	struct unwind_row_cursor *cursor; /* the window of rows load_pages() reads */
+	struct table_cache *cache;        /* borrowed, may be NULL */
+	struct debuginfo *di;             /* borrowed, may be NULL: separate debug files */
 	struct unwind_maps_stats stats;
 };
 
@@ -105,7 +106,8 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 	um->entries_fd = entries_fd;
 	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
 	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
-	if (!um->rules || !um->free_ranges) {
+	um->cursor = malloc(sizeof(*um->cursor));
+	if (!um->rules || !um->free_ranges || !um->cursor) {
 		err = errno ? errno : ENOMEM;
 		unwind_maps__free(um);
 		errno = err;
@@ -136,6 +138,7 @@ void unwind_maps__free(struct unwind_maps *um)
 	u64_map__free(&um->loaded);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
+	free(um->cursor);
 	free(um);
 }
 
@@ -251,32 +254,44 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
 /* Every 64 KiB page from the first row to the last that holds something other than INVALID
  * gets entry 0 (the rule in force at its start) plus one entry per row inside it. With
  * write == false this only counts the entries (*used) so the pool range can be allocated.
+ * The rows are read a window at a time (um->cursor): a giant's table is never whole here.
  */
-static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_row *rows,
-		      size_t cnt, uint32_t base, uint32_t *used, uint64_t *pages,
-		      uint64_t *page_list)
+static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
+		      uint32_t base, uint32_t *used, uint64_t *pages, uint64_t *page_list)
 {
-	size_t i = 0;
+	struct unwind_row_cursor *c = um->cursor;
+	size_t i = 0, cnt = unwind_table__row_cnt(t);
 	uint32_t pos = base;
 	bool write = page_list != NULL;
 	uint64_t page, last_page;
-	struct unwind_rule invalid = { 0 };
-	const struct unwind_rule *in_force = &invalid;
+	struct unwind_rule in_force = { 0 };
+	const struct unwind_row *r;
 
 	if (!cnt)
 		return 0;
-	page = rows[0].addr >> UNWIND_PAGE_SHIFT;
-	last_page = rows[cnt - 1].addr >> UNWIND_PAGE_SHIFT;
+	unwind_row_cursor__init(c, t);
+	r = unwind_row_cursor__get(c, cnt - 1);
+	if (!r)
+		return c->err ?: -EIO;
+	last_page = r->addr >> UNWIND_PAGE_SHIFT;
+	r = unwind_row_cursor__get(c, 0);
+	if (!r)
+		return c->err ?: -EIO;
+	page = r->addr >> UNWIND_PAGE_SHIFT;
+	in_force.kind = UNWIND_RULE_INVALID;
 	for (; page <= last_page; page++) {
 		uint64_t page_start = page << UNWIND_PAGE_SHIFT;
 		uint32_t first = pos, n = 0;
-		bool useful = in_force->kind != UNWIND_RULE_INVALID;
+		bool useful = in_force.kind != UNWIND_RULE_INVALID;
 		int id;
 
+		r = i < cnt ? unwind_row_cursor__get(c, i) : NULL;
+		if (c->err)
+			return c->err;
 		/* Entry 0: rule in force at the start of the page (unless a row starts there). */
-		if (i >= cnt || rows[i].addr != page_start) {
+		if (!r || r->addr != page_start) {
 			if (write) {
-				id = rule_id(um, in_force);
+				id = rule_id(um, &in_force);
 				if (id < 0)
 					return id;
 				um->entries[pos - um->win_first] =
@@ -285,20 +300,25 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 			pos++;
 			n++;
 		}
-		for (; i < cnt && rows[i].addr < page_start + PAGE_SIZE_ELF; i++) {
-			if (rows[i].rule.kind != UNWIND_RULE_INVALID)
+		for (; i < cnt; i++) {
+			r = unwind_row_cursor__get(c, i);
+			if (!r)
+				return c->err ?: -EIO;
+			if (r->addr >= page_start + PAGE_SIZE_ELF)
+				break;
+			if (r->rule.kind != UNWIND_RULE_INVALID)
 				useful = true;
 			if (write) {
-				id = rule_id(um, &rows[i].rule);
+				id = rule_id(um, &r->rule);
 				if (id < 0)
 					return id;
 				um->entries[pos - um->win_first] = (struct unwind_entry){
-					(uint16_t)(rows[i].addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
+					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
 				};
 			}
 			pos++;
 			n++;
-			in_force = &rows[i].rule;
+			in_force = r->rule;
 		}
 		if (!useful) {
 			pos = first; /* nothing but gaps: leave the page out */
@@ -334,8 +354,6 @@ static void delete_pages(struct unwind_maps *um, uint64_t file_id, const uint64_
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt)
 {
-	size_t row_cnt;
-	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
 	uint64_t pages = 0, page_cnt = 0;
 	uint32_t need = 0, used = 0;
 	struct file_info fi = { .flags = FILE_HAS_TABLE };
@@ -344,7 +362,7 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 
 	if (u64_map__get(&um->loaded, file_id))
 		return -EEXIST;
-	err = load_pages(um, file_id, rows, row_cnt, 0, &need, &page_cnt, NULL);
+	err = load_pages(um, file_id, t, 0, &need, &page_cnt, NULL);
 	if (err)
 		return err;
 	if (need > um->entry_cap)
@@ -366,7 +384,7 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 		pool_free(um, lf->range);
 		goto fail;
 	}
-	err = load_pages(um, file_id, rows, row_cnt, *first, &used, &pages, lf->pages);
+	err = load_pages(um, file_id, t, *first, &used, &pages, lf->pages);
 	munmap(um->entries, um->win_bytes);
 	um->entries = NULL;
 	lf->page_cnt = pages;
@@ -588,12 +606,10 @@ bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id)
 
 size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t)
 {
-	size_t row_cnt;
-	const struct unwind_row *rows = unwind_table__rows(t, &row_cnt);
 	uint64_t page_cnt = 0;
 	uint32_t need = 0;
 
-	if (load_pages(um, 0, rows, row_cnt, 0, &need, &page_cnt, NULL))
+	if (load_pages(um, 0, t, 0, &need, &page_cnt, NULL))
 		return SIZE_MAX;
 	return need;
 }

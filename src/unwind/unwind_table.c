@@ -14,6 +14,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,16 +26,35 @@
 #include "unwind/cfi.h"
 #include "unwind/unwind_table.h"
 
-struct unwind_table {
-	struct unwind_row *rows;
-	size_t cnt;
-	struct unwind_table_stats stats;
-};
-
-/* A row before the merge: the rule is an index into builder.rules. */
+/* A built table's row: the rule is an index into the table's rule set. */
 struct raw_row {
 	uint32_t addr_lo, addr_hi;
 	uint32_t rule;
+};
+
+/* A row before the merge (8 bytes: a giant has a million): its address relative to the start
+ * of its block (fde_block.pc_begin), the rule an index into the builder's rule set.
+ */
+struct fde_row {
+	int32_t off;
+	uint32_t rule;
+};
+
+/* Its rows are in one of three forms (unwind_table__read_rows() reads them all):
+ *  - packed (a build): 12 bytes a row, the rule an index into `rules` (a build has a few
+ *    thousand distinct rules for a million rows: half the memory of whole rows);
+ *  - whole rows (unwind_table__from_rows(), _adopt_rows());
+ *  - in a file (unwind_table__from_file(): the on-disk cache), read a window at a time.
+ * `rows` is also where unwind_table__rows() expands the other two, once, on demand.
+ */
+struct unwind_table {
+	size_t cnt;
+	struct unwind_row *rows;
+	struct raw_row *packed;
+	struct unwind_rule *rules;
+	int fd; /* >= 0: the rows are in this file, from fd_off on */
+	uint64_t fd_off;
+	struct unwind_table_stats stats;
 };
 
 /* The distinct rules of a build (open addressing over their hashes). */
@@ -69,9 +89,10 @@ struct builder {
 	const struct cfi_section *sec;
 	const struct cfi_fde *fde;
 	uint32_t prio, seq;
-	size_t fde_first; /* raw index of the current FDE's first row */
+	size_t fde_first;  /* raw index of the current FDE's first row */
+	uint64_t row_base; /* the address raw rows are relative to: the block's pc_begin */
 
-	struct raw_row *raw;
+	struct fde_row *raw;
 	size_t raw_cnt, raw_cap;
 	struct rule_set set;
 	struct fde_block *blocks;
@@ -92,6 +113,15 @@ struct builder {
  */
 #define DROP_WINDOW ((size_t)4 << 20)
 #define DROP_MIN ((size_t)1 << 20)
+
+static struct unwind_table *table_new(void)
+{
+	struct unwind_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->fd = -1;
+	return t;
+}
 
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
@@ -162,9 +192,14 @@ static void raw_set_addr(struct raw_row *r, uint64_t addr)
  */
 static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *rule)
 {
+	int64_t off = (int64_t)(addr - b->row_base);
 	uint32_t id;
-	int err = rule_set__id(&b->set, rule, b->max_rows, &id);
+	int err;
 
+	/* No real FDE or Go function spans 2 GiB: a row that far from its start is corrupt. */
+	if (off < INT32_MIN || off > INT32_MAX)
+		return -ERANGE;
+	err = rule_set__id(&b->set, rule, b->max_rows, &id);
 	if (err)
 		return err;
 	if (b->raw_cnt > b->fde_first && b->raw[b->raw_cnt - 1].rule == id)
@@ -173,7 +208,7 @@ static int raw_push(struct builder *b, uint64_t addr, const struct unwind_rule *
 				     1024, b->max_rows);
 	if (err)
 		return err;
-	raw_set_addr(&b->raw[b->raw_cnt], addr);
+	b->raw[b->raw_cnt].off = (int32_t)off;
 	b->raw[b->raw_cnt++].rule = id;
 	return 0;
 }
@@ -263,6 +298,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 
 	b->fde = fde;
 	b->fde_first = b->raw_cnt;
+	b->row_base = fde->pc_begin;
 	if (b->sec_file && fde->offset - b->sec_dropped >= DROP_WINDOW) {
 		elf_file__drop_range(b->sec_file, (const uint8_t *)b->sec->data + b->sec_dropped,
 				     fde->offset - b->sec_dropped);
@@ -289,6 +325,7 @@ static int on_fde(void *ctx, const struct cfi_fde *fde)
 		if (len == 9 && begin > 1)
 			begin--;
 		b->raw_cnt = b->fde_first;
+		b->row_base = begin;
 		err = raw_push(b, begin, &sig);
 		if (err)
 			return err;
@@ -429,6 +466,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			b->stats->bad_go_func_cnt++;
 			continue;
 		}
+		b->row_base = gf.entry;
 		if ((gf.flags & GO_FUNC_TOPFRAME) && !is_go_sigtramp(gf.name)) {
 			b->go_end = gf.end;
 			err = raw_push(b, gf.entry, &stop);
@@ -439,6 +477,7 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			static const struct unwind_rule sig = { .kind = UNWIND_RULE_SIGNAL };
 
 			b->go_end = gf.entry + sizeof(sigreturn_code);
+			b->row_base = gf.entry - 1;
 			err = raw_push(b, gf.entry - 1, &sig);
 			if (!err)
 				err = push_block(b, gf.entry - 1, b->go_end);
@@ -473,25 +512,24 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 /* Append a row to the output, keeping the invariants (increasing addr, no equal
  * neighbours; a later row at the same addr replaces the earlier one).
  */
-static int out_push(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr,
-		    const struct unwind_rule *rule)
+static int out_push(struct unwind_table *t, const struct rule_set *rs, size_t *cap, size_t max,
+		    uint64_t addr, uint32_t rule)
 {
 	int err;
 
-	while (t->cnt && t->rows[t->cnt - 1].addr >= addr)
+	while (t->cnt && raw_addr(&t->packed[t->cnt - 1]) >= addr)
 		t->cnt--;
-	if (t->cnt && rule_eq(&t->rows[t->cnt - 1].rule, rule))
+	/* The set holds each rule once: equal rules have equal indexes. */
+	if (t->cnt && t->packed[t->cnt - 1].rule == rule)
 		return 0;
-	if (!t->cnt && rule->kind == UNWIND_RULE_INVALID)
+	if (!t->cnt && rs->rules[rule].kind == UNWIND_RULE_INVALID)
 		return 0;
-	err = array__reserve_bounded((void **)&t->rows, cap, t->cnt + 1, sizeof(*t->rows), 1024,
+	err = array__reserve_bounded((void **)&t->packed, cap, t->cnt + 1, sizeof(*t->packed), 1024,
 				     max);
 	if (err)
 		return err;
-	memset(&t->rows[t->cnt], 0, sizeof(t->rows[t->cnt])); /* padding too: rows get hashed */
-	t->rows[t->cnt].addr = addr;
-	t->rows[t->cnt].rule = *rule;
-	t->cnt++;
+	raw_set_addr(&t->packed[t->cnt], addr);
+	t->packed[t->cnt++].rule = rule;
 	return 0;
 }
 
@@ -526,20 +564,28 @@ static size_t *raw_low_marks(const struct builder *b)
 	return live;
 }
 
+static uint64_t fde_row_addr(const struct fde_block *blk, const struct fde_row *r)
+{
+	return blk->pc_begin + (uint64_t)(int64_t)r->off;
+}
+
 static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 {
-	static const struct unwind_rule invalid = { .kind = UNWIND_RULE_INVALID };
+	static const struct unwind_rule none = { .kind = UNWIND_RULE_INVALID };
 	uint64_t covered = 0;
 	bool any = false;
-	size_t i, j, *live, raw_dropped = 0, blk_dropped = 0;
-	int err = 0;
+	size_t i, j, *live = NULL, raw_dropped = 0, blk_dropped = 0;
+	uint32_t invalid;
+	int err = rule_set__id(&b->set, &none, b->max_rows, &invalid);
 
+	if (err)
+		return err;
 	if (b->blk_cnt)
 		qsort(b->blocks, b->blk_cnt, sizeof(*b->blocks), block_cmp);
 	live = raw_low_marks(b);
 	for (i = 0; i < b->blk_cnt; i++) {
 		const struct fde_block *blk = &b->blocks[i];
-		const struct raw_row *rows = b->raw + blk->first;
+		const struct fde_row *rows = b->raw + blk->first;
 		uint64_t start = blk->pc_begin;
 
 		if (any && start < covered) {
@@ -549,17 +595,17 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 			start = covered;
 		}
 		if (any && start > covered) {
-			err = out_push(t, cap, b->max_rows, covered, &invalid);
+			err = out_push(t, &b->set, cap, b->max_rows, covered, invalid);
 			if (err)
-				return err;
+				goto cleanup;
 		}
 		/* The rule in force at start, then the rows after it. */
-		for (j = 0; j + 1 < blk->cnt && raw_addr(&rows[j + 1]) <= start; j++)
+		for (j = 0; j + 1 < blk->cnt && fde_row_addr(blk, &rows[j + 1]) <= start; j++)
 			;
-		err = out_push(t, cap, b->max_rows, start, &b->set.rules[rows[j].rule]);
+		err = out_push(t, &b->set, cap, b->max_rows, start, rows[j].rule);
 		for (j++; !err && j < blk->cnt; j++)
-			err = out_push(t, cap, b->max_rows, raw_addr(&rows[j]),
-				       &b->set.rules[rows[j].rule]);
+			err = out_push(t, &b->set, cap, b->max_rows, fde_row_addr(blk, &rows[j]),
+				       rows[j].rule);
 		if (err)
 			goto cleanup;
 		covered = blk->pc_end;
@@ -577,83 +623,108 @@ static int merge_blocks(struct builder *b, struct unwind_table *t, size_t *cap)
 		}
 	}
 	if (any)
-		err = out_push(t, cap, b->max_rows, covered, &invalid);
+		err = out_push(t, &b->set, cap, b->max_rows, covered, invalid);
 cleanup:
 	free(live);
 	return err;
 }
 
-/* The rule in force at addr (INVALID below the first row). */
-static struct unwind_rule rule_at(const struct unwind_table *t, uint64_t addr)
+/* Index of the last row at or below addr; cnt when addr is below the first row. */
+static size_t packed_find(const struct unwind_table *t, uint64_t addr)
 {
-	const struct unwind_row *r = unwind_table__find(t, addr);
-	struct unwind_rule none = { .kind = UNWIND_RULE_INVALID };
+	size_t lo = 0, hi = t->cnt;
 
-	return r ? r->rule : none;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (raw_addr(&t->packed[mid]) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : t->cnt;
+}
+
+/* The rule in force at addr (`invalid` below the first row). */
+static uint32_t rule_at(const struct unwind_table *t, uint64_t addr, uint32_t invalid)
+{
+	size_t i = packed_find(t, addr);
+
+	return i < t->cnt ? t->packed[i].rule : invalid;
 }
 
 /* Make t normal again (out_push()'s invariants) in place, after rows were spliced in. */
-static void normalize(struct unwind_table *t)
+static void normalize(struct unwind_table *t, const struct rule_set *rs)
 {
 	size_t i, w = 0;
 
 	for (i = 0; i < t->cnt; i++) {
-		struct unwind_row r = t->rows[i];
+		struct raw_row r = t->packed[i];
 
-		while (w && t->rows[w - 1].addr >= r.addr)
+		while (w && raw_addr(&t->packed[w - 1]) >= raw_addr(&r))
 			w--;
-		if ((w && rule_eq(&t->rows[w - 1].rule, &r.rule)) ||
-		    (!w && r.rule.kind == UNWIND_RULE_INVALID))
+		if ((w && t->packed[w - 1].rule == r.rule) ||
+		    (!w && rs->rules[r.rule].kind == UNWIND_RULE_INVALID))
 			continue;
-		t->rows[w++] = r;
+		t->packed[w++] = r;
 	}
 	t->cnt = w;
 }
 
-/* Put `rule` over [addr, end): everywhere, or only where the table says INVALID. The rows in
- * [addr, end] are replaced by the mark's in place (no second copy of the table).
+/* Put `rule` over [addr, end): everywhere, or only where the table says INVALID.
+ * The rows in [addr, end] are replaced by the mark's in place (no second copy of the table).
  */
-static int apply_mark(struct unwind_table *t, size_t *cap, size_t max, uint64_t addr, uint64_t end,
-		      const struct unwind_rule *rule, bool gaps_only)
+static int apply_mark(struct unwind_table *t, struct rule_set *rs, size_t *cap, size_t max,
+		      uint64_t addr, uint64_t end, const struct unwind_rule *rule, bool gaps_only)
 {
-	struct unwind_rule mark = *rule, tail, cur;
-	struct unwind_row *seg = NULL;
+	struct unwind_rule mark_rule, none;
+	struct raw_row *seg = NULL;
 	size_t seg_cnt = 0, lo, hi, i;
-	int err = 0;
+	uint32_t mark, invalid, tail, cur;
+	int err;
 
 	if (addr >= end)
 		return 0;
-	tail = rule_at(t, end);
-	cur = rule_at(t, addr);
+	mark_rule = *rule;
+	memset(&none, 0, sizeof(none));
+	none.kind = UNWIND_RULE_INVALID;
+	err = rule_set__id(rs, &mark_rule, max, &mark);
+	if (!err)
+		err = rule_set__id(rs, &none, max, &invalid);
+	if (err)
+		return err;
+	tail = rule_at(t, end, invalid);
+	cur = rule_at(t, addr, invalid);
 	/* lo: first row with addr > mark start; hi: first row with addr > end. */
-	for (lo = 0; lo < t->cnt && t->rows[lo].addr <= addr; lo++)
+	for (lo = 0; lo < t->cnt && raw_addr(&t->packed[lo]) <= addr; lo++)
 		;
-	for (hi = lo; hi < t->cnt && t->rows[hi].addr <= end; hi++)
+	for (hi = lo; hi < t->cnt && raw_addr(&t->packed[hi]) <= end; hi++)
 		;
-	seg = calloc(hi - lo + 2, sizeof(*seg)); /* zeroed padding: rows get hashed */
+	seg = calloc(hi - lo + 2, sizeof(*seg));
 	if (!seg)
 		return -ENOMEM;
-	seg[seg_cnt].addr = addr;
-	seg[seg_cnt++].rule = gaps_only && cur.kind != UNWIND_RULE_INVALID ? cur : mark;
-	for (i = lo; gaps_only && i < hi && t->rows[i].addr < end; i++) {
-		seg[seg_cnt].addr = t->rows[i].addr;
-		seg[seg_cnt++].rule = t->rows[i].rule.kind == UNWIND_RULE_INVALID ? mark
-										  : t->rows[i].rule;
+	raw_set_addr(&seg[seg_cnt], addr);
+	seg[seg_cnt++].rule = gaps_only && rs->rules[cur].kind != UNWIND_RULE_INVALID ? cur : mark;
+	for (i = lo; gaps_only && i < hi && raw_addr(&t->packed[i]) < end; i++) {
+		seg[seg_cnt] = t->packed[i];
+		if (rs->rules[t->packed[i].rule].kind == UNWIND_RULE_INVALID)
+			seg[seg_cnt].rule = mark;
+		seg_cnt++;
 	}
-	seg[seg_cnt].addr = end;
+	raw_set_addr(&seg[seg_cnt], end);
 	seg[seg_cnt++].rule = tail;
 
 	/* Splice: rows before the mark, the segment, rows after end; then normal again. */
 	if (seg_cnt > hi - lo) {
-		err = array__reserve_bounded((void **)&t->rows, cap, t->cnt + seg_cnt - (hi - lo),
-					     sizeof(*t->rows), 1024, max);
+		err = array__reserve_bounded((void **)&t->packed, cap, t->cnt + seg_cnt - (hi - lo),
+					     sizeof(*t->packed), 1024, max);
 		if (err)
 			goto cleanup;
 	}
-	memmove(t->rows + lo + seg_cnt, t->rows + hi, (t->cnt - hi) * sizeof(*t->rows));
-	memcpy(t->rows + lo, seg, seg_cnt * sizeof(*seg));
+	memmove(t->packed + lo + seg_cnt, t->packed + hi, (t->cnt - hi) * sizeof(*t->packed));
+	memcpy(t->packed + lo, seg, seg_cnt * sizeof(*seg));
 	t->cnt = t->cnt - (hi - lo) + seg_cnt;
-	normalize(t);
+	normalize(t, rs);
 cleanup:
 	free(seg);
 	return err;
@@ -661,7 +732,7 @@ cleanup:
 
 static uint64_t rule_hash(const struct unwind_rule *r)
 {
-	uint64_t a, c;
+	uint64_t a, c = 0; /* 4 bytes go into c: its upper half must be zero */
 
 	memcpy(&a, r, 8);
 	memcpy(&c, (const uint8_t *)r + 8, 4);
@@ -672,25 +743,21 @@ static uint64_t rule_hash(const struct unwind_rule *r)
 	return a;
 }
 
-static int count_rules(struct unwind_table *t)
+/* Row counts by kind and the distinct rules among the rows (rules the set holds but no row
+ * uses, e.g. of an FDE hidden by another, are not counted).
+ */
+static int count_rules(struct unwind_table *t, const struct rule_set *rs)
 {
 	struct unwind_table_stats *s = &t->stats;
-	struct unwind_rule *set = NULL;
-	bool *used = NULL;
-	size_t cap = 1024, uniq = 0, i;
-	int err = 0;
+	bool *used = calloc(rs->cnt ? rs->cnt : 1, sizeof(*used));
+	size_t i;
 
-	set = malloc(cap * sizeof(*set));
-	used = calloc(cap, sizeof(*used));
-	if (!set || !used) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
+	if (!used)
+		return -ENOMEM;
 	for (i = 0; i < t->cnt; i++) {
-		const struct unwind_rule *r = &t->rows[i].rule;
-		size_t h;
+		uint32_t id = t->packed[i].rule;
 
-		switch (r->kind) {
+		switch (rs->rules[id].kind) {
 		case UNWIND_RULE_UNSUPPORTED:
 			s->unsupported_row_cnt++;
 			break;
@@ -707,49 +774,14 @@ static int count_rules(struct unwind_table *t)
 			s->deref_row_cnt++;
 			break;
 		}
-		for (h = rule_hash(r) & (cap - 1); used[h] && !rule_eq(&set[h], r);
-		     h = (h + 1) & (cap - 1))
-			;
-		if (used[h])
-			continue;
-		used[h] = true;
-		set[h] = *r;
-		if (++uniq * 2 > cap) {
-			/* Rehash into a table twice the size. */
-			struct unwind_rule *nset = malloc(2 * cap * sizeof(*nset));
-			bool *nused = calloc(2 * cap, sizeof(*nused));
-			size_t k;
-
-			if (!nset || !nused) {
-				free(nset);
-				free(nused);
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			for (k = 0; k < cap; k++) {
-				size_t g;
-
-				if (!used[k])
-					continue;
-				for (g = rule_hash(&set[k]) & (2 * cap - 1); nused[g];
-				     g = (g + 1) & (2 * cap - 1))
-					;
-				nused[g] = true;
-				nset[g] = set[k];
-			}
-			free(set);
-			free(used);
-			set = nset;
-			used = nused;
-			cap *= 2;
+		if (!used[id]) {
+			used[id] = true;
+			s->unique_rule_cnt++;
 		}
 	}
-	s->unique_rule_cnt = uniq;
 	s->row_cnt = t->cnt;
-cleanup:
-	free(set);
 	free(used);
-	return err;
+	return 0;
 }
 
 static void builder_fini(struct builder *b)
@@ -842,11 +874,11 @@ static int find_code_marks(struct builder *b, const struct unwind_table *t, stru
 		return -ENOMEM;
 	/* before the first row, within each text view that starts there */
 	for (i = 0; i < b->text_cnt; i++)
-		if (b->text[i].addr < t->rows[0].addr)
-			gap_code_marks(b, b->text[i].addr, t->rows[0].addr, cm);
+		if (b->text[i].addr < raw_addr(&t->packed[0]))
+			gap_code_marks(b, b->text[i].addr, raw_addr(&t->packed[0]), cm);
 	for (i = 0; i + 1 < t->cnt; i++)
-		if (t->rows[i].rule.kind == UNWIND_RULE_INVALID)
-			gap_code_marks(b, t->rows[i].addr, t->rows[i + 1].addr, cm);
+		if (b->set.rules[t->packed[i].rule].kind == UNWIND_RULE_INVALID)
+			gap_code_marks(b, raw_addr(&t->packed[i]), raw_addr(&t->packed[i + 1]), cm);
 	if (b->text_reads || cm->cnt)
 		drop_text(b);
 	return 0;
@@ -866,7 +898,7 @@ static int apply_code_marks(struct builder *b, struct unwind_table *t, size_t *c
 
 	/* apply_mark() shifts rows: the addresses were all taken first */
 	for (i = 0; i < cm->cnt && !err; i++) {
-		err = apply_mark(t, cap, b->max_rows, cm->m[i].addr, cm->m[i].end, &rule,
+		err = apply_mark(t, &b->set, cap, b->max_rows, cm->m[i].addr, cm->m[i].end, &rule,
 				 !cm->m[i].over_marks);
 		if (cm->m[i].over_marks)
 			t->stats.clone_return_cnt++;
@@ -908,7 +940,7 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	int err = 0;
 
 	*out = NULL;
-	t = calloc(1, sizeof(*t));
+	t = table_new();
 	if (!t)
 		return -ENOMEM;
 	b.max_rows = opts && opts->max_rows ? opts->max_rows : UNWIND_TABLE_MAX_ROWS;
@@ -955,7 +987,7 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	for (i = 0; i < in->mark_cnt; i++) {
 		const struct symbol_mark *m = &in->marks[i];
 
-		err = apply_mark(t, &cap, b.max_rows, m->addr, m->end,
+		err = apply_mark(t, &b.set, &cap, b.max_rows, m->addr, m->end,
 				 &(struct unwind_rule){ .kind = m->kind }, m->gaps_only);
 		if (err)
 			goto cleanup;
@@ -964,9 +996,18 @@ static int build(const struct build_input *in, const struct unwind_table_opts *o
 	err = apply_code_marks(&b, t, &cap, &code);
 	if (err)
 		goto cleanup;
-	err = count_rules(t);
+	err = count_rules(t, &b.set);
 	if (err)
 		goto cleanup;
+	/* The table keeps the rules its rows index (the slots only served the build). */
+	t->rules = b.set.rules;
+	b.set.rules = NULL;
+	if (cap > t->cnt && t->cnt) {
+		struct raw_row *fit = realloc(t->packed, t->cnt * sizeof(*fit));
+
+		if (fit)
+			t->packed = fit;
+	}
 	{
 		const struct cfi_stats *cs = cfi_interp__stats(b.ci);
 
@@ -1298,21 +1339,29 @@ int unwind_table__build(struct elf_file *ef, struct elf_file *debug_ef, struct u
 	return unwind_table__build_opts(ef, debug_ef, NULL, out);
 }
 
-static int check_rows(const struct unwind_row *rows, size_t cnt)
+int unwind_rows__check(const struct unwind_row *rows, size_t cnt, size_t done, uint64_t *last_addr)
 {
 	size_t i;
 
-	if (cnt > UNWIND_TABLE_MAX_ROWS)
+	if (done + cnt > UNWIND_TABLE_MAX_ROWS)
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
-		if ((i && rows[i].addr <= rows[i - 1].addr) ||
+		if (((done || i) && rows[i].addr <= *last_addr) ||
 		    rows[i].rule.kind > UNWIND_RULE_GO_CGO ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF ||
 		    rows[i].rule.ra_rule > UNWIND_RA_REG ||
 		    rows[i].rule.rbx_rule > UNWIND_RBX_CFA_OFF)
 			return -EINVAL;
+		*last_addr = rows[i].addr;
 	}
 	return 0;
+}
+
+static int check_rows(const struct unwind_row *rows, size_t cnt)
+{
+	uint64_t last = 0;
+
+	return unwind_rows__check(rows, cnt, 0, &last);
 }
 
 int unwind_table__adopt_rows(struct unwind_row *rows, size_t cnt, struct unwind_table **out)
@@ -1323,7 +1372,7 @@ int unwind_table__adopt_rows(struct unwind_row *rows, size_t cnt, struct unwind_
 	*out = NULL;
 	if (err)
 		return err;
-	t = calloc(1, sizeof(*t));
+	t = table_new();
 	if (!t)
 		return -ENOMEM;
 	t->rows = rows;
@@ -1352,6 +1401,30 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 	return err;
 }
 
+int unwind_table__from_file(int fd, uint64_t offset, size_t cnt, struct unwind_table **out)
+{
+	struct unwind_table *t;
+
+	*out = NULL;
+	if (cnt > UNWIND_TABLE_MAX_ROWS)
+		return -E2BIG;
+	t = table_new();
+	if (!t)
+		return -ENOMEM;
+	t->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (t->fd < 0) {
+		int err = -errno;
+
+		free(t);
+		return err;
+	}
+	t->fd_off = offset;
+	t->cnt = cnt;
+	t->stats.row_cnt = cnt;
+	*out = t;
+	return 0;
+}
+
 size_t unwind_table_stats__malformed(const struct unwind_table_stats *st)
 {
 	return st->bad_cie_cnt + st->bad_fde_cnt + st->truncated_section_cnt + st->bad_go_func_cnt;
@@ -1362,13 +1435,79 @@ void unwind_table__free(struct unwind_table *t)
 	if (!t)
 		return;
 	free(t->rows);
+	free(t->packed);
+	free(t->rules);
+	if (t->fd >= 0)
+		close(t->fd);
 	free(t);
+}
+
+size_t unwind_table__row_cnt(const struct unwind_table *t)
+{
+	return t->cnt;
+}
+
+int unwind_table__read_rows(const struct unwind_table *t, size_t first, size_t cnt,
+			    struct unwind_row *buf)
+{
+	size_t i;
+
+	if (first > t->cnt || cnt > t->cnt - first)
+		return -ERANGE;
+	if (t->rows) {
+		memcpy(buf, t->rows + first, cnt * sizeof(*buf));
+	} else if (t->packed) {
+		for (i = 0; i < cnt; i++) {
+			buf[i].addr = raw_addr(&t->packed[first + i]);
+			buf[i].rule = t->rules[t->packed[first + i].rule];
+		}
+	} else if (t->fd >= 0) {
+		char *p = (char *)buf;
+		size_t left = cnt * sizeof(*buf);
+		off_t off = (off_t)(t->fd_off + first * sizeof(*buf));
+
+		while (left) {
+			ssize_t r = pread(t->fd, p, left, off);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				return -EIO; /* the file is shorter than its header said */
+			p += r;
+			off += r;
+			left -= (size_t)r;
+		}
+	} else if (cnt) {
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* Whole rows of a packed or file table, made once on demand (tests, fuzzing). */
+static const struct unwind_row *whole_rows(const struct unwind_table *ct)
+{
+	struct unwind_table *t = (struct unwind_table *)ct; /* a cache of the same rows */
+	struct unwind_row *rows;
+
+	if (t->rows || !t->cnt)
+		return t->rows;
+	rows = malloc(t->cnt * sizeof(*rows));
+	if (!rows)
+		return NULL;
+	if (unwind_table__read_rows(t, 0, t->cnt, rows)) {
+		free(rows);
+		return NULL;
+	}
+	t->rows = rows;
+	return rows;
 }
 
 const struct unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *cnt)
 {
-	*cnt = t->cnt;
-	return t->rows;
+	const struct unwind_row *rows = whole_rows(t);
+
+	*cnt = rows ? t->cnt : 0;
+	return rows;
 }
 
 const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *t)
@@ -1378,16 +1517,43 @@ const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *
 
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->cnt;
+	const struct unwind_row *rows = whole_rows(t);
+	size_t lo = 0, hi = rows ? t->cnt : 0;
 
 	/* Last row with row.addr <= addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->rows[mid].addr <= addr)
+		if (rows[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo ? &t->rows[lo - 1] : NULL;
+	return lo ? &rows[lo - 1] : NULL;
+}
+
+void unwind_row_cursor__init(struct unwind_row_cursor *c, const struct unwind_table *t)
+{
+	c->t = t;
+	c->first = c->cnt = 0;
+	c->err = 0;
+}
+
+const struct unwind_row *unwind_row_cursor__get(struct unwind_row_cursor *c, size_t i)
+{
+	size_t n;
+
+	if (i - c->first < c->cnt && i >= c->first)
+		return &c->buf[i - c->first];
+	if (c->err || i >= c->t->cnt)
+		return NULL;
+	n = c->t->cnt - i < UNWIND_ROW_WINDOW ? c->t->cnt - i : UNWIND_ROW_WINDOW;
+	c->err = unwind_table__read_rows(c->t, i, n, c->buf);
+	if (c->err) {
+		c->cnt = 0;
+		return NULL;
+	}
+	c->first = i;
+	c->cnt = n;
+	return &c->buf[0];
 }

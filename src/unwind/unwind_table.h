@@ -109,13 +109,53 @@ int unwind_table__from_rows(const struct unwind_row *rows, size_t cnt, struct un
 /* The same without a copy: on success the table owns rows (malloc'ed), on error the caller. */
 int unwind_table__adopt_rows(struct unwind_row *rows, size_t cnt, struct unwind_table **out);
 
+/* A table whose cnt rows lie in the file fd (duplicated: the caller keeps its own) from
+ * offset on, read a window at a time, never whole (the on-disk cache: a giant's cached
+ * table goes to the BPF maps without its 24 MiB in memory). Not checked here: the caller
+ * checked the rows (unwind_rows__check()) as it read them; a file found shorter later
+ * makes the reads fail (-EIO). 0, -E2BIG, -ENOMEM, or fcntl's -errno.
+ */
+int unwind_table__from_file(int fd, uint64_t offset, size_t cnt, struct unwind_table **out);
+/* Check a window of stored rows, the `done` rows before it having been checked already
+ * (*last_addr: the last one's address, updated): sorted, known rule kinds, within the row
+ * cap. 0, -EINVAL, -E2BIG.
+ */
+int unwind_rows__check(const struct unwind_row *rows, size_t cnt, size_t done, uint64_t *last_addr);
+
 void unwind_table__free(struct unwind_table *t);
 
-/* Rows and stats are borrowed: valid until unwind_table__free(). */
+size_t unwind_table__row_cnt(const struct unwind_table *t);
+/* Copy rows [first, first + cnt) into buf; 0, -ERANGE, -EIO (a file table's file shrank).
+ * What the agent reads tables with: a built table holds its rows packed (an address and a
+ * rule index), a cached one in its file, so a window costs only buf.
+ */
+int unwind_table__read_rows(const struct unwind_table *t, size_t first, size_t cnt,
+			    struct unwind_row *buf);
+
+/* Rows and stats are borrowed: valid until unwind_table__free(). The rows are the whole
+ * table as one array, made on the first call for a built or file table (tests, fuzzing:
+ * 24 bytes a row; NULL with *cnt 0 when that fails).
+ */
 const struct unwind_row *unwind_table__rows(const struct unwind_table *t, size_t *cnt);
 const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *t);
 
-/* The row in force at addr, or NULL when addr is below the first row. */
+/* The row in force at addr, or NULL when addr is below the first row (through
+ * unwind_table__rows(): tests).
+ */
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr);
+
+/* Sequential reading of a table a window at a time: row i stays valid until a row outside
+ * the current window is asked for. NULL past the end, or on a read error (c->err).
+ */
+#define UNWIND_ROW_WINDOW 2048
+struct unwind_row_cursor {
+	const struct unwind_table *t;
+	size_t first, cnt; /* the rows in buf */
+	int err;
+	struct unwind_row buf[UNWIND_ROW_WINDOW];
+};
+
+void unwind_row_cursor__init(struct unwind_row_cursor *c, const struct unwind_table *t);
+const struct unwind_row *unwind_row_cursor__get(struct unwind_row_cursor *c, size_t i);
 
 #endif

@@ -3,6 +3,7 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,6 +106,62 @@ TEST(corruption_is_rejected)
 	CHECK_EQ_INT(table_cache__stats(c)->corrupt, 3);
 	CHECK_EQ_INT(table_cache__stats(c)->outdated, 1);
 	CHECK_EQ_INT(table_cache__stats(c)->hits, 0);
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
+/* A table of several windows goes through the cache a window at a time: read back through
+ * windows and the row cursor it equals the stored one; an out-of-order row in a later window
+ * is caught before the table is handed out; a file that shrinks under a loaded table makes
+ * its reads fail instead of returning rows it no longer has.
+ */
+TEST(windows_of_rows)
+{
+	struct table_cache *c = table_cache__new(dir, 16 << 20);
+	size_t n = 3 * UNWIND_ROW_WINDOW + 17, i, bad = 0;
+	struct unwind_table *t = sample_table(n), *back = NULL;
+	struct unwind_row_cursor *cur = malloc(sizeof(*cur));
+	struct unwind_row row, want;
+	char path[512];
+	int fd;
+
+	REQUIRE(c && t && cur);
+	REQUIRE(table_cache__store(c, 0x99, t) == 0);
+	REQUIRE(table_cache__load(c, 0x99, &back) == 0);
+	CHECK_EQ_INT(unwind_table__row_cnt(back), n);
+	unwind_row_cursor__init(cur, back);
+	for (i = 0; i < n; i++) {
+		const struct unwind_row *r = unwind_row_cursor__get(cur, i);
+
+		REQUIRE(unwind_table__read_rows(t, i, 1, &want) == 0);
+		if (!r || memcmp(r, &want, sizeof(want)))
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK(unwind_row_cursor__get(cur, n) == NULL && cur->err == 0);
+	CHECK_EQ_INT(unwind_table__read_rows(back, n - 1, 2, &row), -ERANGE);
+
+	/* the loaded table reads its file (a 32-byte header, then the rows): cut it short, and its last rows are an error */
+	path_of(0x99, path, sizeof(path));
+	REQUIRE(truncate(path, 32 + (off_t)(n - 5) * (off_t)sizeof(row)) == 0);
+	CHECK_EQ_INT(unwind_table__read_rows(back, n - 1, 1, &row), -EIO);
+	unwind_row_cursor__init(cur, back);
+	CHECK(unwind_row_cursor__get(cur, n - 1) == NULL && cur->err == -EIO);
+	unwind_table__free(back);
+	back = NULL;
+
+	/* rows out of order in the third window: the whole entry is refused */
+	REQUIRE(table_cache__store(c, 0x99, t) == 0);
+	fd = open(path, O_RDWR);
+	REQUIRE(fd >= 0);
+	want.addr = 0;
+	REQUIRE(pwrite(fd, &want.addr, sizeof(want.addr),
+		       32 + (off_t)(2 * UNWIND_ROW_WINDOW + 3) * (off_t)sizeof(row)) ==
+		(ssize_t)sizeof(want.addr));
+	close(fd);
+	CHECK_EQ_INT(table_cache__load(c, 0x99, &back), -EBADMSG);
+	CHECK(back == NULL);
+	free(cur);
 	unwind_table__free(t);
 	table_cache__free(c);
 }
@@ -226,6 +283,7 @@ int main(void)
 		return 1;
 	RUN(round_trip);
 	RUN(corruption_is_rejected);
+	RUN(windows_of_rows);
 	RUN(bounded_by_lru);
 	RUN(unsafe_folder_refused);
 	RUN(symlink_entry_not_followed);
