@@ -128,10 +128,10 @@ ASAN_MAKE := $(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
 
 # Unit tests again under ASan+UBSan, in their own build folder.
 asan-test:
-	$(Q)$(ASAN_MAKE) test
+	+$(Q)$(ASAN_MAKE) test
 
 asan-stackscope:
-	$(Q)$(ASAN_MAKE) $(BUILD)/asan/stackscope
+	+$(Q)$(ASAN_MAKE) $(BUILD)/asan/stackscope
 
 check: format-check test asan-test system-test
 
