@@ -513,9 +513,18 @@ MPORT=$(free_port)
 agent http -F 99 --interval 1 --otlp-endpoint "http://127.0.0.1:$RPORT" \
 	--metrics-addr "127.0.0.1:$MPORT"
 wait_requests http 3 30
-# metrics while it runs
-curl -sf -m 3 -D "$TMP/metrics.head" "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt"
-check_eq "metrics: GET /metrics" $? 0
+# metrics while it runs: the text is rebuilt once a second (src/cli/agent.c
+# METRICS_REFRESH_NS), so a scrape right after the third answer may predate the second
+end=$((SECONDS + 4))
+while :; do
+	curl -sf -m 3 -D "$TMP/metrics.head" "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics.txt"
+	mrc=$?
+	awk '$1 == "stackscope_exports_total{result=\"ok\"}" && $2 >= 2 { f = 1 } END { exit !f }' \
+		"$TMP/metrics.txt" && break
+	[[ $SECONDS -lt $end ]] || break
+	sleep 0.2
+done
+check_eq "metrics: GET /metrics" $mrc 0
 check "metrics: Content-Type text/plain" grep -qi '^content-type: text/plain' "$TMP/metrics.head"
 bad=$(grep -Evc '^(# (TYPE|HELP) [a-z_]+ .*|[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9.e+-]+)$' \
 	"$TMP/metrics.txt")
