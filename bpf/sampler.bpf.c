@@ -81,14 +81,11 @@ struct {
 /* Processes forked and not (yet) exec'd: child tgid -> the parent tgid at fork. Until userspace
  * has written the child's own entries into "mappings", the child shares its parent's address
  * space layout (fork copies it; vfork shares it), so its samples are resolved through the
- * parent's entries. A plain hash, not an LRU: every entry goes at the child's exec or exit
- * (none is written for children forked before we attached), and an LRU's delete and update cost
- * more than the rest of on_fork or of on_exec's bookkeeping (on_exec 6.5 -> 5.1-5.3 us, on_fork
- * ~850 -> ~640 ns here); in a fork storm beyond its size the newest children are not entered
- * and wait for userspace like any unknown process.
+ * parent's entries. LRU: a fork storm evicts the oldest children, which then wait for userspace
+ * like any unknown process.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1 << 15);
 	__type(key, __u32);   /* child tgid */
 	__type(value, __u32); /* parent tgid */
