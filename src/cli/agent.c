@@ -317,7 +317,7 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	pr_info("samples %llu, lost %llu (ring buffer full), incomplete stacks %llu; exports ok %llu "
 		"failed %llu retried %llu dropped %llu, bytes sent %llu delivered %llu; rss %.1f MiB, "
 		"bpf maps %.1f MiB; %llu processes, %zu executables; unwind tables %llu queued, %llu "
-		"evicted, %llu without room\n",
+		"evicted, %llu without room (%llu retries skipped: still no room)\n",
 		(unsigned long long)st.counters[COUNTER_SAMPLES],
 		(unsigned long long)st.counters[COUNTER_RINGBUF_FULL],
 		(unsigned long long)incomplete, (unsigned long long)es.ok,
@@ -326,7 +326,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 		(unsigned long long)es.bytes_delivered, (double)rss_bytes() / 1048576.0,
 		(double)st.bpf_map_bytes / 1048576.0, (unsigned long long)st.processes_alive,
 		st.executables, (unsigned long long)st.tables.queued,
-		(unsigned long long)st.tables.evicted, (unsigned long long)st.tables.pool_full);
+		(unsigned long long)st.tables.evicted, (unsigned long long)st.tables.pool_full,
+		(unsigned long long)st.tables.no_room_waits);
 	if (st.deferred && st.counters[COUNTER_DEFERRED] + st.counters[COUNTER_DEFER_OVER_BUDGET])
 		pr_info("deferred unwinding: %llu samples with a stack copy, %llu completed (%llu "
 			"ended where the copy did), %llu expired, %llu of processes gone, %llu queue "

@@ -560,8 +560,11 @@ static int client__prepare(const struct otlp_client *c, const uint8_t *data, siz
 	if (!r->body)
 		goto nomem;
 	if (c->cfg.gzip) {
-		if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
+		/* Level 1: 2-3x less CPU than the default level 6 on our profiles, ~5% more bytes
+		 * (the agent's export every interval was a tenth of its CPU under churn).
+		 */
+		if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+		    Z_OK)
 			goto nomem;
 		zs.next_in = (Bytef *)data;
 		zs.avail_in = (uInt)len;

@@ -303,6 +303,8 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 		vals[upd_cnt++].seq = seq;
 	}
 	written = update_keys(pt, upd, vals, upd_cnt);
+	if (p->alive && written == upd_cnt)
+		p->bpf_marker = true; /* written last */
 	if (written < upd_cnt) {
 		pt->stats.bpf_insert_failures++;
 		/* Keys not written are not ours to delete later: drop them from keys[]. */
@@ -325,11 +327,14 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 	for (i = 0; i < p->bpf_key_cnt; i++)
 		if (!cnt || !bsearch(&p->bpf_keys[i], keys, cnt, sizeof(*keys), key_cmp))
 			gone[gone_cnt++] = p->bpf_keys[i];
-	if (!p->alive) {
-		/* The marker goes first: eBPF stops trusting the entries before they go. */
+	if (!p->alive && p->bpf_marker) {
+		/* The marker goes first: eBPF stops trusting the entries before they go. A
+		 * process eBPF alone described (most short ones) never had one: no syscall.
+		 */
 		marker.prefixlen = 32 + 64;
 		marker.pid = htobe32((uint32_t)p->pid);
 		bpf_map_delete_elem(pt->mappings_fd, &marker);
+		p->bpf_marker = false;
 	}
 	delete_keys(pt, gone, gone_cnt);
 	free(p->bpf_keys);

@@ -40,6 +40,7 @@ struct process {
 	uint64_t bpf_seq;  /* the "new_mappings" seq its LPM entries are tagged with */
 	uint64_t view_seq; /* maps reflect every "new_mappings" entry up to this seq */
 	bool lpm_stale;    /* maps came from eBPF's entries and were not written to the LPM */
+	bool bpf_marker;   /* its (pid, 0) marker is in the LPM map (deleted at its exit) */
 	bool alive;
 	bool named;             /* comm, exe_path and container read since the last exec */
 	struct exec_info *hint; /* what the last exec record said, until named */

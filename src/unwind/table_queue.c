@@ -24,7 +24,8 @@
 
 struct queued {
 	struct executable *exe;
-	bool cached;            /* the on-disk cache had its table when it was queued */
+	bool cached; /* the on-disk cache had its table when it was queued */
+	size_t need; /* pool entries its table took when it last found no room (0: unknown) */
 	uint64_t not_before_ns; /* STACKSCOPE_TABLE_DELAY_MS: not served before then */
 };
 
@@ -182,7 +183,7 @@ static bool giant(const struct executable *exe)
 	return exe->fd >= 0 && (uint64_t)exe->version.size >= TABLE_QUEUE_GIANT_BYTES;
 }
 
-static int push_item(struct table_queue *q, struct executable *exe, bool cached)
+static int push_item(struct table_queue *q, struct executable *exe, bool cached, size_t need)
 {
 	if (array__reserve_bounded((void **)&q->items, &q->cap, q->cnt + 1, sizeof(*q->items), 64,
 				   TABLE_QUEUE_CAP))
@@ -190,6 +191,7 @@ static int push_item(struct table_queue *q, struct executable *exe, bool cached)
 	q->items[q->cnt++] = (struct queued){
 		.exe = exe,
 		.cached = cached,
+		.need = need,
 		.not_before_ns = q->started && !cached && q->build_delay_ns
 					 ? mono_ns() + q->build_delay_ns
 					 : 0,
@@ -210,7 +212,7 @@ int table_queue__add(struct table_queue *q, struct executable *exe)
 	    exe->table_state == UNWIND_TABLE_LOADED)
 		return 0;
 	table_queue__remove(q, exe); /* an EVICTED entry */
-	err = push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id));
+	err = push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id), 0);
 	if (err) {
 		exe->table_state = UNWIND_TABLE_FAILED;
 		return err;
@@ -336,12 +338,15 @@ static struct executable *victim(const struct table_queue *q, const struct execu
 	return v;
 }
 
-/* exe waits for a sample, and for the retry period, to be queued again. */
-static void wait_evicted(struct table_queue *q, struct executable *exe, uint64_t now_ns)
+/* exe waits for a sample, and for the retry period, to be queued again; need: the entries its
+ * table found no room for (0: it had room, or it was evicted).
+ */
+static void wait_evicted(struct table_queue *q, struct executable *exe, uint64_t now_ns,
+			 size_t need)
 {
 	exe->table_wanted = 0;
 	exe->table_retry_ns = now_ns + TABLE_QUEUE_EVICT_MIN_IDLE_NS;
-	if (!push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id)))
+	if (!push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id), need))
 		exe->table_state = UNWIND_TABLE_EVICTED;
 	else
 		exe->table_state = UNWIND_TABLE_FAILED;
@@ -379,16 +384,16 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 			break;
 		drop_loaded(q, v);
 		unwind_maps__unload(q->um, v);
-		wait_evicted(q, v, now_ns);
+		wait_evicted(q, v, now_ns, 0);
 		q->stats.evicted++;
 		pr_debug("%s: unwind table evicted for %s\n", v->path, exe->path);
 	}
 	if (err == -ENOSPC && !wanted) {
 		/* Not sampled yet: waits for its first sample, when it may evict. */
-		wait_evicted(q, exe, now_ns);
+		wait_evicted(q, exe, now_ns, 0);
 		exe->table_retry_ns = 0;
 	} else if (err == -ENOSPC) {
-		wait_evicted(q, exe, now_ns);
+		wait_evicted(q, exe, now_ns, need);
 		count_pool_full(q, exe);
 	} else if (err == -E2BIG) {
 		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */
@@ -476,6 +481,17 @@ static int serve_inline(struct table_queue *q, struct executable *exe, uint64_t 
 	return err;
 }
 
+/* Whether a table of need entries, for exe, could go in now: the pool has that many free, or
+ * install() would find a file to evict. A retry without room would read (or build) the whole
+ * table only to free it again: on a machine whose giant files outgrow the pool, once a minute
+ * for each of them (a cache read and CRC of libclang-cpp's 12 MB took 30-80 ms of the agent).
+ */
+static bool room_for(const struct table_queue *q, const struct executable *exe, size_t need,
+		     uint64_t now_ns)
+{
+	return unwind_maps__pool_free(q->um) >= need || victim(q, exe, need, now_ns);
+}
+
 int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
 {
 	uint64_t t0 = mono_ns();
@@ -486,6 +502,12 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
 		struct queued it = q->items[i];
 
 		q->items[i] = q->items[--q->cnt];
+		if (it.need && !room_for(q, it.exe, it.need, now_ns)) {
+			/* Still no room: wait again, for another sample after the retry period. */
+			wait_evicted(q, it.exe, now_ns, it.need);
+			q->stats.no_room_waits++;
+			continue;
+		}
 		if (it.exe->table_wanted)
 			q->stats.sampled_first++;
 		if (giant(it.exe) && !it.cached) {

@@ -22,7 +22,8 @@
  * EVICTED, queued again when a sample lands in it but not within
  * TABLE_QUEUE_EVICT_MIN_IDLE_NS: so every file costs at most one reload (mostly a cache read)
  * per that period, however the pool is contended, and files sampled all the time keep their
- * tables.
+ * tables. A file that found no room is not even read again at its retry while the pool has
+ * neither the entries its table took nor a file to evict for them (counted: no_room_waits).
  *
  * The symbolization stage (symbolize/trace_handler.c) tells the queue which files samples land
  * in through two fields of struct executable: last_sampled_ns (eviction order) and, while the
@@ -53,6 +54,7 @@ struct table_queue_stats {
 	uint64_t discarded;      /* worker builds whose file was unloaded meanwhile */
 	uint64_t evicted;        /* loaded tables unloaded to make room in the entry pool */
 	uint64_t pool_full;      /* tables that found no room even after evictions */
+	uint64_t no_room_waits;  /* retries of those not even read: the pool still had no room */
 	uint64_t worker_busy_ns; /* time the worker spent building */
 };
 
