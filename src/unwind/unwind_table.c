@@ -842,23 +842,36 @@ static bool is_clone_return_at(const struct builder *b, uint64_t addr)
 	return code != NULL;
 }
 
+/* Entries in [lo, hi) read from the text views only: a gap of a hostile table may span the
+ * whole address space (the fuzzer's timeout), the code it covers cannot.
+ */
+static void gap_entries(const struct builder *b, uint64_t lo, uint64_t hi, struct code_marks *cm)
+{
+	size_t v;
+
+	for (v = 0; v < b->text_cnt && cm->cnt < CODE_MARK_MAX; v++) {
+		const struct text_view *t = &b->text[v];
+		uint64_t from = lo > t->addr ? lo : t->addr, to = t->addr + t->size, p;
+
+		if (to > hi)
+			to = hi;
+		for (p = (from + 15) & ~15ull;
+		     p >= from && p + sizeof(endbr64_code) <= to && cm->cnt < CODE_MARK_MAX;
+		     p += 16)
+			if (!memcmp(t->data + (p - t->addr), endbr64_code, sizeof(endbr64_code)))
+				cm->m[cm->cnt++] =
+					(struct code_mark){ p, p + sizeof(endbr64_code), false };
+	}
+}
+
 static void gap_code_marks(const struct builder *b, uint64_t lo, uint64_t hi, struct code_marks *cm)
 {
-	uint64_t p;
-
 	if (cm->cnt < CODE_MARK_MAX && hi - lo >= sizeof(clone_return_code) &&
 	    is_clone_return_at(b, lo))
 		cm->m[cm->cnt++] =
 			(struct code_mark){ lo + 2, lo + sizeof(clone_return_code), true };
-	if (hi < lo + ENTRY_GAP_MIN)
-		return;
-	for (p = (lo + 15) & ~15ull; p + sizeof(endbr64_code) <= hi && cm->cnt < CODE_MARK_MAX;
-	     p += 16) {
-		const uint8_t *code = text_bytes(b, p, sizeof(endbr64_code));
-
-		if (code && !memcmp(code, endbr64_code, sizeof(endbr64_code)))
-			cm->m[cm->cnt++] = (struct code_mark){ p, p + sizeof(endbr64_code), false };
-	}
+	if (hi - lo >= ENTRY_GAP_MIN)
+		gap_entries(b, lo, hi, cm);
 }
 
 static int find_code_marks(struct builder *b, const struct unwind_table *t, struct code_marks *cm)
