@@ -177,7 +177,7 @@ static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_s
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 
 		regs_from_pt_regs(&s->st, regs);
-		s->in_execve = ss_pt_regs_in_execve(regs);
+		s->user_regs = (__u64)regs;
 	} else { /* exiting: its address space is gone */
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;

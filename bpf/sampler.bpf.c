@@ -336,8 +336,8 @@ struct unwind_scratch {
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
-	__u32 in_execve;             /* sampled in the kernel inside an execve() call */
-	struct go_label_strings go;  /* interp/go_labels.h */
+	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
+	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
 };
 
@@ -479,7 +479,8 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	__u32 zero = 0;
 	__u64 size;
 
-	if (s->in_execve && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER) {
+	if (s->user_regs && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER &&
+	    ss_pt_regs_in_execve((struct pt_regs *)s->user_regs)) {
 		/* Past exec's point of no return the registers are the old image's (or the new
 		 * entry point's, before on_exec entered its mappings) and the old memory is gone:
 		 * the thread has no user stack, whatever a walk found of it.
@@ -549,7 +550,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	ss_interp_reset(&s->interp, ss_task_tls_base(task));
 	s->t0 = t0;
 	s->chunks = 0;
-	s->in_execve = 0;
+	s->user_regs = 0;
 	return s;
 }
 
@@ -631,7 +632,7 @@ start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *t
 		struct pt_regs *regs = task_user_regs(task);
 
 		regs_from_pt_regs(&s->st, regs);
-		s->in_execve = ss_pt_regs_in_execve(regs);
+		s->user_regs = (__u64)regs;
 	} else {
 		s->st.done = 1;
 		s->st.end = UNWIND_END_NO_USER;

@@ -16,7 +16,6 @@
 #include "go/go_build_id.h"
 #include "go/gopclntab.h"
 #include "proc/executable.h"
-#include "proc/live_thread.h"
 #include "proc/file_id.h"
 #include "proc/proc_root.h"
 #include "symbolize/debuginfo.h"
@@ -253,29 +252,19 @@ static struct executable *get_vdso(struct exe_registry *reg)
  * in a container), else by its path inside the process's root. Only regular files are opened
  * (a mapped device is never opened). fd or -errno.
  */
-static int open_map_file(const char *path, void *ctx)
-{
-	int fd = safe_open__check(path);
-
-	(void)ctx;
-	if (!fd)
-		fd = safe_open(path);
-	return fd == -ENOENT ? -ESRCH : fd;
-}
-
 static int open_mapped_file(pid_t pid, const struct proc_map *m, const struct proc_root *root)
 {
-	char buf[4200], leaf[64];
+	char buf[4200];
 	int fd;
 
-	snprintf(leaf, sizeof(leaf), "map_files/%llx-%llx", (unsigned long long)m->start,
-		 (unsigned long long)m->end);
-	snprintf(buf, sizeof(buf), "/proc/%d/%s", (int)pid, leaf);
-	fd = open_map_file(buf, NULL);
-	if (fd == -ESRCH) /* a leader that exited before its other threads has none */
-		fd = live_thread__try(pid, leaf, open_map_file, NULL);
-	if (fd == -ESRCH)
-		fd = -ENOENT;
+	/* (a process whose leader has exited has none: its threads have no map_files of their
+	 * own, and the path is opened in a thread's root, proc_root.c)
+	 */
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = safe_open__check(buf);
+	if (!fd)
+		fd = safe_open(buf);
 	if (fd >= 0 || fd == -EINVAL || m->path[0] != '/')
 		return fd;
 	return safe_open_in_root(root->ref, proc_root__inner(root, m->path));

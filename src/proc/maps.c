@@ -173,7 +173,7 @@ int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
 	return err;
 }
 
-/* -ESRCH for a file that is missing or empty (the process is gone, or has no mm). */
+/* -ESRCH for a file that is missing (the process is gone); an empty one (no mm) lists nothing. */
 static int read_maps_file(const char *path, struct proc_maps *out)
 {
 	char *text = NULL;
@@ -205,10 +205,6 @@ static int read_maps_file(const char *path, struct proc_maps *out)
 		if (n == 0)
 			break;
 		len += (size_t)n;
-	}
-	if (!text) {
-		err = -ESRCH;
-		goto out;
 	}
 	text[len] = '\0';
 	err = proc_maps__parse(text, out);

@@ -32,8 +32,10 @@ struct proc_maps {
 	size_t cnt;
 };
 
-/* Parse the maps of pid (or of a file in that format, for tests: path != NULL).
- * Returns 0, or -ENOENT/-ESRCH when the process is gone, -ENOMEM, -EINVAL on a bad line.
+/* Parse the maps of pid (or of a file in that format, for tests: path != NULL); a process whose
+ * leader has exited before its other threads lists nothing there: a live thread's are read
+ * (proc/live_thread.h). Returns 0, or -ENOENT/-ESRCH when the process is gone, -ENOMEM,
+ * -EINVAL on a bad line.
  */
 int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out);
 /* Parse maps text held in memory (NUL-terminated). */

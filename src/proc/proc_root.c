@@ -32,6 +32,8 @@ static int proc_root__adopt(struct proc_root *out, int fd, const char *host_path
 	return 0;
 }
 
+#define ROOT_LINK_MAX 64 /* "/proc/PID/task/TID/root" */
+
 /* Opens path (a thread's root link) and leaves it in link for the readlink below. */
 static int open_root(const char *path, void *link)
 {
@@ -39,13 +41,13 @@ static int open_root(const char *path, void *link)
 
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	snprintf(link, 64, "%s", path);
+	snprintf(link, ROOT_LINK_MAX, "%s", path);
 	return fd;
 }
 
 int proc_root__open(pid_t pid, struct proc_root *out)
 {
-	char link[64], target[PATH_MAX];
+	char link[ROOT_LINK_MAX], target[PATH_MAX];
 	struct stat ours, theirs;
 	ssize_t n;
 	int fd;

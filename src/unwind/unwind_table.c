@@ -876,6 +876,7 @@ static void gap_code_marks(const struct builder *b, uint64_t lo, uint64_t hi, st
 
 static int find_code_marks(struct builder *b, const struct unwind_table *t, struct code_marks *cm)
 {
+	uint64_t first, lo;
 	size_t i;
 
 	cm->cnt = 0;
@@ -885,10 +886,13 @@ static int find_code_marks(struct builder *b, const struct unwind_table *t, stru
 	cm->m = malloc(CODE_MARK_MAX * sizeof(*cm->m));
 	if (!cm->m)
 		return -ENOMEM;
-	/* before the first row, within each text view that starts there */
-	for (i = 0; i < b->text_cnt; i++)
-		if (b->text[i].addr < raw_addr(&t->packed[0]))
-			gap_code_marks(b, b->text[i].addr, raw_addr(&t->packed[0]), cm);
+	/* before the first row: from the lowest text view (once: gap_entries() reads them all) */
+	first = raw_addr(&t->packed[0]);
+	for (i = 0, lo = first; i < b->text_cnt; i++)
+		if (b->text[i].addr < lo)
+			lo = b->text[i].addr;
+	if (lo < first)
+		gap_code_marks(b, lo, first, cm);
 	for (i = 0; i + 1 < t->cnt; i++)
 		if (b->set.rules[t->packed[i].rule].kind == UNWIND_RULE_INVALID)
 			gap_code_marks(b, raw_addr(&t->packed[i]), raw_addr(&t->packed[i + 1]), cm);
