@@ -123,9 +123,18 @@ struct sample_record {
 	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
-	/* Variable length: only user_frame_cnt entries are sent. */
 	struct user_frame user[SS_MAX_USER_FRAMES];
 };
+
+/* On the wire (the ring buffer), a RECORD_SAMPLE is shorter than the struct: its head (the
+ * fields before labels), then user[user_frame_cnt], then kernel_ips[kernel_frame_cnt] (none
+ * when negative), then labels[label_cnt]. What a sample does not use is not sent: a sample taken
+ * in user mode sends no kernel stack, and most send no labels. Userspace expands it into the
+ * struct (src/sampler/sample_wire.c) before anything else reads it.
+ */
+#define SAMPLE_WIRE_HEAD __builtin_offsetof(struct sample_record, labels)
+/* eBPF builds the wire form in place: the head's copy goes over the end of kernel_ips */
+_Static_assert(SAMPLE_WIRE_HEAD <= SS_MAX_KERNEL_FRAMES * sizeof(__u64), "the head fits there");
 
 /* ---- Deferred unwinding (bpf/deferred.h, src/unwind/deferred.c) ----
  *
@@ -347,6 +356,7 @@ enum file_flag {
 	FILE_NO_TABLE = 1 << 2,  /* its table could not be built or loaded: frame pointers,
 				  * and no deferred unwinding waits for it */
 };
+#define FILE_FLAGS_UNREAD 0x80000000u /* the unwinder's: not looked up yet (never in the map) */
 
 /* Unwind tables are split into 64 KiB pages of ELF address space. */
 #define UNWIND_PAGE_SHIFT 16
@@ -549,6 +559,19 @@ enum user_frame_kind {
 #include "interp/perl_abi.h"
 #include "interp/v8_abi.h"
 #include "interp/go_abi.h"
+
+/* "interp_file_bits" and "interp_proc_bits" (one value each): bit x % INTERP_BITS is set for every
+ * file_id in "interp_files" and every pid in "interp_procs" (a proc's bit is cleared when no
+ * attached process has it any more; a file's stays: their count is capped). A clear bit answers
+ * "no runtime's" with one cache line instead of a hash lookup: the unwinder asks it for every
+ * file a stack passes through, and Go's labels for every sample.
+ */
+#define INTERP_BITS 4096
+struct interp_bits {
+	__u64 w[INTERP_BITS / 64];
+};
+#define INTERP_BIT_WORD(x) (((x) / 64) % (INTERP_BITS / 64))
+#define INTERP_BIT_MASK(x) (1ull << ((x) % 64))
 
 /* "interp_files": file_id -> what eBPF needs to know about a runtime's interpreter binary. */
 struct interp_file {

@@ -31,6 +31,7 @@
 #include "abi.h"
 
 #define SS_PAGE_ENTRY_SEARCH_STEPS 17 /* log2(65536) + 1 */
+#define SS_FRAME_WINDOW 64            /* bytes below a CFA read at once (ss_frame_window) */
 
 /* The architecture's part: SS_USER_ADDR_MAX and the steps by frame pointer, signal frame and
  * CFA rule (ss_step_fp, ss_step_signal, ss_step_cfa), after struct unwind_cursor below.
@@ -50,8 +51,14 @@ struct unwind_cursor {
 	__u32 fp_frame_cnt;
 	__u32 rbx_for; /* x86-64: regs[RBX] holds rbx of frame rbx_for - 1 (0: of none; a CFA step
 			* sets it for its caller, every other step leaves it behind) */
-	struct mapping_info last_map; /* the last mapping looked up (frames cluster in files) */
-	__u32 last_file_flags;
+	struct mapping_info last_map;   /* the last mapping looked up (frames cluster in files) */
+	__u32 last_file_flags;          /* its file's flags, FILE_FLAGS_UNREAD until needed */
+	struct unwind_page page;        /* the last table page found (callers cluster in pages) */
+	__u64 page_file_id;             /* ... its file (0: none yet) */
+	__u64 page_no;                  /* ... and its number */
+	__u64 win[SS_FRAME_WINDOW / 8]; /* a CFA step's stack words [win_start, CFA) (arch step) */
+	__u64 win_start;
+	__u32 win_len;   /* bytes of win[] read (0: none) */
 	__u32 lookups;   /* LPM lookups done */
 	__u32 defer_cnt; /* frames that needed what is not loaded yet; defer: the first one */
 	struct defer_point defer;
@@ -91,16 +98,15 @@ static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
 	st->after_signal = dp->after_signal;
 }
 
-/* Rule in force at elf_addr, or NULL when the file has no table page there. */
-static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf_addr)
+/* Rule in force at elf_addr, in its table page. */
+static __always_inline struct unwind_rule *ss_find_rule_in(const struct unwind_page *page,
+							   __u64 elf_addr)
 {
-	struct unwind_page *page;
 	struct unwind_entry *e;
 	__u32 lo, hi, off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
 	int i;
 
-	page = ss_lookup_page(file_id, elf_addr >> UNWIND_PAGE_SHIFT);
-	if (!page || !page->cnt)
+	if (!page->cnt)
 		return NULL;
 	/* Last entry with page_off <= off; entry `first` has page_off 0. */
 	lo = page->first;
@@ -122,6 +128,81 @@ static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf
 	return ss_lookup_rule(e->rule);
 }
 
+/* Rule in force at elf_addr, or NULL when the file has no table page there. */
+static __always_inline struct unwind_rule *ss_find_rule(__u64 file_id, __u64 elf_addr)
+{
+	struct unwind_page *page = ss_lookup_page(file_id, elf_addr >> UNWIND_PAGE_SHIFT);
+
+	return page ? ss_find_rule_in(page, elf_addr) : NULL;
+}
+
+/* The table page of file_id holding elf_addr, or NULL: the cursor's last one when it is the
+ * same (a sample touches few pages: each lookup of the page map is a cache miss at a low
+ * sampling rate).
+ */
+static __always_inline const struct unwind_page *ss_cursor_page(struct unwind_cursor *st,
+								__u64 file_id, __u64 elf_addr)
+{
+	__u64 no = elf_addr >> UNWIND_PAGE_SHIFT;
+	struct unwind_page *p;
+
+	if (st->page_file_id == file_id && st->page_no == no)
+		return &st->page;
+	p = ss_lookup_page(file_id, no);
+	if (!p)
+		return NULL;
+	st->page = *p;
+	st->page_file_id = file_id;
+	st->page_no = no;
+	return &st->page;
+}
+
+/* The flags of the last mapping's file, read from "files" the first time they are needed: a
+ * file whose table page is found needs none.
+ */
+static __always_inline __u32 ss_last_file_flags(struct unwind_cursor *st)
+{
+	struct file_info *f;
+
+	if (st->last_file_flags & FILE_FLAGS_UNREAD) {
+		f = ss_lookup_file(st->last_map.file_id);
+		st->last_file_flags = f ? f->flags : 0;
+	}
+	return st->last_file_flags;
+}
+
+/* The words of a frame's save area, [max(cfa - SS_FRAME_WINDOW, sp), cfa), read at once: the
+ * return address and the registers a prologue pushes are there, and each read of user memory
+ * costs about as much for 64 bytes as for 8. Nothing below sp is read.
+ */
+static __always_inline void ss_frame_window(struct unwind_cursor *st, __u64 sp, __u64 cfa)
+{
+	__u64 start = cfa - SS_FRAME_WINDOW >= sp ? cfa - SS_FRAME_WINDOW : sp;
+	__u32 len = (__u32)(cfa - start);
+
+	st->win_len = 0;
+	if (cfa <= sp || !len || len > SS_FRAME_WINDOW || (len & 7))
+		return;
+	barrier_var(len); /* the mask stays: the verifier wants the size's bound on the register */
+	len &= SS_FRAME_WINDOW * 2 - 1;
+	if (ss_read_user(st->win, len, start) < 0)
+		return;
+	st->win_start = start;
+	st->win_len = len;
+}
+
+/* The word at addr: from the frame window when it holds it, else read. 0 or < 0. */
+static __always_inline int ss_frame_word(struct unwind_cursor *st, __u64 addr, __u64 *out)
+{
+	__u64 off = addr - st->win_start;
+
+	if (st->win_len && addr >= st->win_start && off + 8 <= st->win_len && !(off & 7)) {
+		*out = st->win[(off / 8) & (SS_FRAME_WINDOW / 8 - 1)];
+		return 0;
+	}
+	return ss_read_user(out, sizeof(*out), addr);
+}
+
 static __always_inline void ss_end(struct unwind_cursor *st, enum unwind_end why)
 {
 	st->done = 1;
@@ -140,8 +221,8 @@ static __always_inline void ss_end(struct unwind_cursor *st, enum unwind_end why
 static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user_frame *frames)
 {
 	__u64 pc = st->regs[DWARF_RIP], lookup_pc, elf_addr;
+	const struct unwind_page *page;
 	struct mapping_info *m;
-	struct file_info *f;
 	__u32 file_flags;
 	struct unwind_rule *r;
 	struct user_frame *fr;
@@ -180,8 +261,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 			return;
 		}
 		st->last_map = *m;
-		f = ss_lookup_file(m->file_id);
-		st->last_file_flags = f ? f->flags : 0;
+		st->last_file_flags = FILE_FLAGS_UNREAD;
 	}
 	elf_addr = pc - st->last_map.bias;
 	fr->addr = elf_addr;
@@ -190,16 +270,23 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	fr->kind = FRAME_KIND_NATIVE;
 	st->frame_cnt = idx + 1;
 
-	file_flags = st->last_file_flags;
-	if (!(file_flags & FILE_HAS_TABLE)) {
-		fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
-							  : UNWIND_END_UNKNOWN_FILE;
-		if (fallback_why == UNWIND_END_UNKNOWN_FILE && !(file_flags & FILE_NO_TABLE))
-			ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL),
-				      UNWIND_END_UNKNOWN_FILE);
-		goto frame_pointer;
+	/* A page found means a table (its entries are written before its page); without one,
+	 * the file's flags say whether it has no table yet or no CFI here.
+	 */
+	page = ss_cursor_page(st, st->last_map.file_id, lookup_pc - st->last_map.bias);
+	if (!page) {
+		file_flags = ss_last_file_flags(st);
+		if (!(file_flags & FILE_HAS_TABLE)) {
+			fallback_why = (file_flags & FILE_NO_CFI) ? UNWIND_END_NO_CFI
+								  : UNWIND_END_UNKNOWN_FILE;
+			if (fallback_why == UNWIND_END_UNKNOWN_FILE &&
+			    !(file_flags & FILE_NO_TABLE))
+				ss_defer_save(st, idx, !!(flags & USER_FRAME_SIGNAL),
+					      UNWIND_END_UNKNOWN_FILE);
+			goto frame_pointer;
+		}
 	}
-	r = ss_find_rule(st->last_map.file_id, lookup_pc - st->last_map.bias);
+	r = page ? ss_find_rule_in(page, lookup_pc - st->last_map.bias) : NULL;
 	if (!r) {
 		fallback_why = UNWIND_END_NO_CFI;
 		goto frame_pointer;

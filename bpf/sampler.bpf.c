@@ -240,6 +240,29 @@ struct {
 } interp_files SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct interp_bits);
+} interp_file_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct interp_bits);
+} interp_proc_bits SEC(".maps");
+
+/* May x be in the map whose bits these are? (bpf/abi.h, struct interp_bits) */
+static __always_inline bool interp_bit(void *bits_map, __u64 x)
+{
+	__u32 zero = 0;
+	struct interp_bits *b = bpf_map_lookup_elem(bits_map, &zero);
+
+	return !b || (b->w[INTERP_BIT_WORD(x)] & INTERP_BIT_MASK(x));
+}
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct interp_proc_key);
@@ -267,6 +290,8 @@ static __always_inline struct interp_code *ss_interp_code(__u32 pid)
 
 static __always_inline struct interp_file *ss_interp_file(__u64 file_id)
 {
+	if (!interp_bit(&interp_file_bits, file_id))
+		return NULL;
 	return bpf_map_lookup_elem(&interp_files, &file_id);
 }
 
@@ -274,6 +299,8 @@ static __always_inline struct interp_proc *ss_interp_proc(__u32 pid, __u32 runti
 {
 	struct interp_proc_key key = { .pid = pid, .kind = runtime };
 
+	if (!interp_bit(&interp_proc_bits, pid))
+		return NULL;
 	return bpf_map_lookup_elem(&interp_procs, &key);
 }
 
@@ -339,6 +366,9 @@ struct unwind_scratch {
 	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
 	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
+	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
+	__u8 wire_tail[(SS_MAX_KERNEL_FRAMES * 2 - 1) * sizeof(__u64) +
+		       (SS_MAX_LABELS * 2 - 1) * sizeof(struct sample_label)];
 };
 
 struct {
@@ -468,6 +498,52 @@ static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct samp
 	return 0;
 }
 
+/* The record in its wire form (bpf/abi.h) into the ring buffer: the kernel ips and labels it has
+ * are copied behind its user frames, and its head just before them, so the record is one run of
+ * bytes from the head's copy. A sample copies what it uses, not the whole struct: every cache
+ * line it touches is a miss at a low sampling rate. true: sent.
+ */
+static __always_inline bool send_sample(struct unwind_scratch *s)
+{
+	struct sample_record *rec = &s->rec;
+	__u32 u = rec->user_frame_cnt, k = 0, l = rec->label_cnt;
+	__u8 *tail, *head = (__u8 *)rec->user - SAMPLE_WIRE_HEAD;
+
+	if (rec->kernel_frame_cnt > 0)
+		k = rec->kernel_frame_cnt;
+	if (u > SS_MAX_USER_FRAMES)
+		u = SS_MAX_USER_FRAMES;
+	if (k > SS_MAX_KERNEL_FRAMES)
+		k = SS_MAX_KERNEL_FRAMES;
+	if (l > SS_MAX_LABELS)
+		l = SS_MAX_LABELS;
+	tail = (__u8 *)&rec->user[u];
+	barrier_var(k); /* the masks stay: the verifier bounds the copies by them */
+	k &= SS_MAX_KERNEL_FRAMES * 2 - 1;
+	if (k && bpf_probe_read_kernel(tail, k * sizeof(__u64), rec->kernel_ips))
+		return false;
+	barrier_var(l);
+	l &= SS_MAX_LABELS * 2 - 1;
+	if (l && bpf_probe_read_kernel(tail + k * sizeof(__u64), l * sizeof(struct sample_label),
+				       rec->labels))
+		return false;
+	/* the head's copy ends where user[] starts: over kernel_ips' end, copied out above */
+	__builtin_memcpy(head, rec, SAMPLE_WIRE_HEAD);
+	return !bpf_ringbuf_output(&events, head,
+				   SAMPLE_WIRE_HEAD + u * sizeof(struct user_frame) +
+					   k * sizeof(__u64) + l * sizeof(struct sample_label),
+				   BPF_RB_NO_WAKEUP);
+}
+
+/* send_sample() in a frame of its own for the bpf_loop walker: inlined, its locals took the
+ * off-CPU program's chain (with unwind_loop_cb's and Go's goroutine context's frames) past
+ * the 512 bytes 6.1 allows. The tail-call walker's programs keep it inline.
+ */
+static __noinline int send_sample_subprog(struct unwind_scratch *s)
+{
+	return send_sample(s);
+}
+
 /* The sample's user stack is done: send the record, count how it ended. tail_walker: a program
  * of the tail-call walker, which 5.10 must take: no bpf_find_vma() (5.17; older kernels refuse
  * even an unreachable reference to its callback), Go's labels by the static function.
@@ -477,7 +553,6 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	struct sample_record *rec = &s->rec;
 	struct mapping_seqs *ms;
 	__u32 zero = 0;
-	__u64 size;
 
 	if (s->user_regs && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER &&
 	    ss_pt_regs_in_execve((struct pt_regs *)s->user_regs)) {
@@ -508,11 +583,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
 
-	size = __builtin_offsetof(struct sample_record, user) +
-	       (__u64)(s->st.frame_cnt & (SS_MAX_USER_FRAMES * 2 - 1)) * sizeof(struct user_frame);
-	if (size > sizeof(*rec))
-		size = sizeof(*rec);
-	s->sent = !bpf_ringbuf_output(&events, rec, size, BPF_RB_NO_WAKEUP);
+	s->sent = tail_walker ? send_sample(s) : send_sample_subprog(s);
 	if (!s->sent)
 		count(COUNTER_RINGBUF_FULL, 1);
 	count(rec->off_cpu ? COUNTER_OFF_CPU_PROG_NS : COUNTER_SAMPLE_NS,

@@ -129,22 +129,24 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 		if (cfa < old_sp || cfa > SS_USER_ADDR_MAX)
 			return -3;
 		ra = st->regs[r->ra_off & 15];
+		st->win_len = 0;
 	} else {
 		if (cfa <= old_sp || cfa > SS_USER_ADDR_MAX)
 			return -3;
-		if (ss_read_user(&ra, sizeof(ra), cfa - 8) < 0)
+		ss_frame_window(st, old_sp, cfa);
+		if (ss_frame_word(st, cfa - 8, &ra) < 0)
 			return -2;
 	}
 	if (r->rbp_rule == UNWIND_RBP_CFA_OFF) {
 		__u64 bp;
 
-		if (ss_read_user(&bp, sizeof(bp), cfa + (__s64)r->rbp_off) < 0)
+		if (ss_frame_word(st, cfa + (__s64)r->rbp_off, &bp) < 0)
 			return -2;
 		st->regs[DWARF_RBP] = bp;
 	} else if (r->rbp_rule == UNWIND_RBP_RBP_OFF) {
 		__u64 bp;
 
-		if (ss_read_user(&bp, sizeof(bp), st->regs[DWARF_RBP] + (__s64)r->rbp_off) < 0)
+		if (ss_frame_word(st, st->regs[DWARF_RBP] + (__s64)r->rbp_off, &bp) < 0)
 			return -2;
 		st->regs[DWARF_RBP] = bp;
 	} else if (r->rbp_rule == UNWIND_RBP_UNDEFINED) {
@@ -153,7 +155,7 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	if (r->rbx_rule == UNWIND_RBX_CFA_OFF) {
 		__u64 bx = 0;
 
-		rbx_known = ss_read_user(&bx, sizeof(bx), cfa + (__s64)r->rbx_off) == 0;
+		rbx_known = ss_frame_word(st, cfa + (__s64)r->rbx_off, &bx) == 0;
 		st->regs[DWARF_RBX] = bx;
 	} else if (r->rbx_rule != UNWIND_RBX_SAME) {
 		rbx_known = 0;

@@ -160,7 +160,6 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	struct interp_state *is = &ic->is;
 	__u64 pc, lookup_pc, addr, file_id;
 	struct mapping_info *m;
-	struct file_info *f;
 	struct interp_file *inf;
 	__u8 bit;
 
@@ -195,8 +194,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 		if (!m || !m->file_id)
 			return ss_interp_code_step(st, ic, frames, lookup_pc);
 		st->last_map = *m;
-		f = ss_lookup_file(m->file_id);
-		st->last_file_flags = f ? f->flags : 0;
+		st->last_file_flags = FILE_FLAGS_UNREAD;
 	}
 	file_id = st->last_map.file_id;
 	if (file_id == is->miss_file_id)

@@ -20,6 +20,7 @@
 #include "symbolize/trace_handler.h"
 #include "symbolize/debuginfo.h"
 #include "sampler/off_cpu_join.h"
+#include "sampler/sample_wire.h"
 #include "sampler/sampler.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/deferred.h"
@@ -71,6 +72,7 @@ struct session {
 	uint64_t exec_events, exit_events, mmap_events;
 	uint64_t last_collect_ns;
 	int fatal;
+	struct sample_record sample; /* the record being handled, expanded (sampler/sample_wire.h) */
 };
 
 uint64_t clock_ns(int clock_id)
@@ -119,23 +121,25 @@ static int on_record(const void *data, size_t size, void *ctx)
 			return -ENOMEM;
 		break;
 	case RECORD_SAMPLE:
-		if (s->off_cpu && size >= offsetof(struct sample_record, user) &&
-		    ((const struct sample_record *)data)->off_cpu) {
-			if (off_cpu_join__stack(s->off_cpu, data, size) == -ENOMEM) {
+		if (sample_wire__expand(data, size, &s->sample, &size)) {
+			trace_handler__bad_record(s->th);
+			break;
+		}
+		if (s->off_cpu && s->sample.off_cpu) {
+			if (off_cpu_join__stack(s->off_cpu, &s->sample, size) == -ENOMEM) {
 				s->fatal = -ENOMEM;
 				return -ENOMEM;
 			}
 			break;
 		}
-		if (s->deferred && size >= offsetof(struct sample_record, user) &&
-		    ((const struct sample_record *)data)->deferred) {
-			if (deferred__sample(s->deferred, data, size, now) == -ENOMEM) {
+		if (s->deferred && s->sample.deferred) {
+			if (deferred__sample(s->deferred, &s->sample, size, now) == -ENOMEM) {
 				s->fatal = -ENOMEM;
 				return -ENOMEM;
 			}
 			break;
 		}
-		if (trace_handler__sample(s->th, data, size, now) == -ENOMEM) {
+		if (trace_handler__sample(s->th, &s->sample, size, now) == -ENOMEM) {
 			s->fatal = -ENOMEM;
 			return -ENOMEM;
 		}
@@ -314,6 +318,8 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->interp)
 		goto fail;
 	interp_registry__set_code_map(s->interp, sampler__interp_code_fd(s->sampler));
+	interp_registry__set_bits_maps(s->interp, sampler__interp_file_bits_fd(s->sampler),
+				       sampler__interp_proc_bits_fd(s->sampler));
 	{
 		/* Local debug files always (CFI of files built without unwind tables); the
 		 * network only when source lines are wanted.

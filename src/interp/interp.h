@@ -136,6 +136,10 @@ void interp_registry__free(struct interp_registry *reg);
 /* The eBPF map "interp_code" (tgid -> the runtimes' code ranges), or -1 (none). */
 void interp_registry__set_code_map(struct interp_registry *reg, int code_fd);
 
+/* The eBPF maps "interp_file_bits" and "interp_proc_bits" (bpf/abi.h), or -1 (none). */
+void interp_registry__set_bits_maps(struct interp_registry *reg, int file_bits_fd,
+				    int proc_bits_fd);
+
 /* Executable registry hooks: a file starts / stops being mapped by live processes.
  * file_loaded: true when the file is a runtime's (processes mapping it get attached).
  */

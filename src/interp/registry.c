@@ -56,12 +56,15 @@ struct interp_proc_entry {
 	void *state;
 	enum proc_status status;
 	uint64_t exited_ns;
+	bool in_bits;                                      /* counted in proc_bit_users */
 	struct interp_proc bpf;                            /* as written to "interp_procs" */
 	struct interp_code_range code[INTERP_CODE_RANGES]; /* its code ranges (proc_refresh) */
 };
 
 struct interp_registry {
-	int files_fd, procs_fd, code_fd;
+	int files_fd, procs_fd, code_fd, file_bits_fd, proc_bits_fd;
+	struct interp_bits file_bits, proc_bits; /* as written to "interp_*_bits" */
+	uint16_t proc_bit_users[INTERP_BITS];    /* attached processes per bit of proc_bits */
 	void *rt_state[RUNTIME_CNT];
 	struct interp_runtime_stats stats[RUNTIME_CNT];
 	struct u64_map files; /* file_id -> struct interp_file_entry */
@@ -84,6 +87,8 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 	reg->files_fd = files_fd;
 	reg->procs_fd = procs_fd;
 	reg->code_fd = -1;
+	reg->file_bits_fd = -1;
+	reg->proc_bits_fd = -1;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		reg->stats[i].rt = runtimes[i];
 		reg->rt_state[i] = runtimes[i]->new ();
@@ -130,35 +135,72 @@ void interp_registry__free(struct interp_registry *reg)
 
 /* ---- BPF maps ---- */
 
+static void bpf_set_bits(int fd, const struct interp_bits *bits, const char *name)
+{
+	uint32_t zero = 0;
+
+	if (fd >= 0 && bpf_map_update_elem(fd, &zero, bits, BPF_ANY))
+		pr_warn("%s update failed: %s\n", name, strerror(errno));
+}
+
 static void bpf_set_file(struct interp_registry *reg, uint64_t file_id, const struct interp_file *v)
 {
+	__u64 *w = &reg->file_bits.w[INTERP_BIT_WORD(file_id)];
+
+	/* The bit first: eBPF looks the file up only once it is set. */
+	if (!(*w & INTERP_BIT_MASK(file_id))) {
+		*w |= INTERP_BIT_MASK(file_id);
+		bpf_set_bits(reg->file_bits_fd, &reg->file_bits, "interp_file_bits");
+	}
 	if (reg->files_fd >= 0 && bpf_map_update_elem(reg->files_fd, &file_id, v, BPF_ANY))
 		pr_warn("interp_files update failed: %s\n", strerror(errno));
 }
 
-static void bpf_set_proc(struct interp_registry *reg, const struct interp_proc_entry *pe,
+static void bpf_set_proc(struct interp_registry *reg, struct interp_proc_entry *pe,
 			 const struct interp_proc *v)
 {
 	struct interp_proc_key key = { .pid = (uint32_t)pe->pid,
 				       .kind = runtimes[pe->rt]->frame_kind };
+	uint32_t bit = (uint32_t)pe->pid % INTERP_BITS;
 
+	if (!pe->in_bits) {
+		pe->in_bits = true;
+		if (!reg->proc_bit_users[bit]++) {
+			reg->proc_bits.w[INTERP_BIT_WORD(bit)] |= INTERP_BIT_MASK(bit);
+			bpf_set_bits(reg->proc_bits_fd, &reg->proc_bits, "interp_proc_bits");
+		}
+	}
 	if (reg->procs_fd >= 0 && bpf_map_update_elem(reg->procs_fd, &key, v, BPF_ANY))
 		pr_debug("%s: pid %d: interp_procs update failed: %s\n", runtimes[pe->rt]->name,
 			 (int)pe->pid, strerror(errno));
 }
 
-static void bpf_drop_proc(struct interp_registry *reg, const struct interp_proc_entry *pe)
+static void bpf_drop_proc(struct interp_registry *reg, struct interp_proc_entry *pe)
 {
 	struct interp_proc_key key = { .pid = (uint32_t)pe->pid,
 				       .kind = runtimes[pe->rt]->frame_kind };
+	uint32_t bit = (uint32_t)pe->pid % INTERP_BITS;
 
 	if (reg->procs_fd >= 0)
 		bpf_map_delete_elem(reg->procs_fd, &key);
+	if (pe->in_bits) {
+		pe->in_bits = false;
+		if (!--reg->proc_bit_users[bit]) {
+			reg->proc_bits.w[INTERP_BIT_WORD(bit)] &= ~INTERP_BIT_MASK(bit);
+			bpf_set_bits(reg->proc_bits_fd, &reg->proc_bits, "interp_proc_bits");
+		}
+	}
 }
 
 void interp_registry__set_code_map(struct interp_registry *reg, int code_fd)
 {
 	reg->code_fd = code_fd;
+}
+
+void interp_registry__set_bits_maps(struct interp_registry *reg, int file_bits_fd, int proc_bits_fd)
+{
+	reg->file_bits_fd = file_bits_fd;
+	reg->proc_bits_fd = proc_bits_fd;
 }
 
 /* Rewrite pid's "interp_code" entry from the code ranges of its attached runtimes but `skip`

@@ -698,6 +698,16 @@ int sampler__interp_code_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.interp_code);
 }
 
+int sampler__interp_file_bits_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_file_bits);
+}
+
+int sampler__interp_proc_bits_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_proc_bits);
+}
+
 static uint64_t fd_memlock(int fd)
 {
 	char path[64], line[256];

@@ -68,7 +68,9 @@ size_t sampler__unwind_entry_cap(const struct sampler *s);
 /* The language runtimes' maps (bpf/interp/, written by src/interp/registry.c). */
 int sampler__interp_files_fd(const struct sampler *s);
 int sampler__interp_procs_fd(const struct sampler *s);
-int sampler__interp_code_fd(const struct sampler *s); /* "interp_code" */
+int sampler__interp_code_fd(const struct sampler *s);      /* "interp_code" */
+int sampler__interp_file_bits_fd(const struct sampler *s); /* "interp_file_bits" */
+int sampler__interp_proc_bits_fd(const struct sampler *s); /* "interp_proc_bits" */
 /* The sum over CPUs of "interp_counters": [runtime kind * INTERP_COUNTER_MAX + counter]. */
 void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
 

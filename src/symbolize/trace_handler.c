@@ -502,6 +502,11 @@ static uint32_t off_cpu_kernel_start(struct trace_handler *th, const struct samp
 	return 0;
 }
 
+void trace_handler__bad_record(struct trace_handler *th)
+{
+	th->stats.bad_records++;
+}
+
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns)
 {

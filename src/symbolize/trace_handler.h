@@ -63,6 +63,9 @@ struct debuginfo;
 int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *di);
 
 /* Add one RECORD_SAMPLE record of `size` bytes. 0, -EINVAL (malformed), -ENOMEM. */
+/* A record that could not be read (counted as stats.bad_records). */
+void trace_handler__bad_record(struct trace_handler *th);
+
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns);
 const struct trace_handler_stats *trace_handler__stats(const struct trace_handler *th);

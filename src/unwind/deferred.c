@@ -338,10 +338,11 @@ void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr
 
 /* ---- replay ---- */
 
-static bool same_walk(const struct sample_record *a, const struct sample_record *b)
+/* Field by field: eBPF does not write a frame's padding (it holds whatever the scratch had). */
+static bool same_frame(const struct user_frame *a, const struct user_frame *b)
 {
-	return a->user_frame_cnt == b->user_frame_cnt && a->user_end == b->user_end &&
-	       !memcmp(a->user, b->user, a->user_frame_cnt * sizeof(a->user[0]));
+	return a->addr == b->addr && a->file_id == b->file_id && a->flags == b->flags &&
+	       a->kind == b->kind;
 }
 
 /* The first frame where two walks differ (the shorter count when one is a prefix). */
@@ -350,9 +351,15 @@ static uint32_t first_difference(const struct sample_record *a, const struct sam
 	uint32_t i = 0;
 
 	while (i < a->user_frame_cnt && i < b->user_frame_cnt &&
-	       !memcmp(&a->user[i], &b->user[i], sizeof(a->user[i])))
+	       same_frame(&a->user[i], &b->user[i]))
 		i++;
 	return i;
+}
+
+static bool same_walk(const struct sample_record *a, const struct sample_record *b)
+{
+	return a->user_frame_cnt == b->user_frame_cnt && a->user_end == b->user_end &&
+	       first_difference(a, b) == a->user_frame_cnt;
 }
 
 /* Verify mode: say where a replay left eBPF's walk (debug log). */

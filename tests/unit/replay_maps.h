@@ -245,7 +245,7 @@ static struct file_info *kmaps_file(__u64 file_id)
 	return replay_hash__lookup(&kmaps.files, &file_id);
 }
 
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+static struct unwind_page *kmaps_page(__u64 file_id, __u64 page)
 {
 	struct unwind_page_key k;
 

@@ -316,6 +316,12 @@ static struct file_info *ss_lookup_file(__u64 file_id)
 	return file_id == world.hidden_file_id ? NULL : kmaps_file(file_id);
 }
 
+/* A file without a table has no pages either (the unwinder reads its flags only then). */
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	return file_id == world.hidden_file_id ? NULL : kmaps_page(file_id, page);
+}
+
 static struct unwind_rule *ss_lookup_rule(__u32 index)
 {
 	static struct unwind_rule r;
@@ -1109,6 +1115,8 @@ static const struct file_info *defer_file(void *ctx, uint64_t file_id, bool *wai
 
 static const struct unwind_page *defer_page(void *ctx, uint64_t file_id, uint64_t page)
 {
+	if (file_id == world.waiting_file_id)
+		return NULL;
 	return ss_lookup_page(file_id, page);
 }
 

@@ -61,6 +61,11 @@ static struct file_info *ss_lookup_file(__u64 file_id)
 	return kmaps_file(file_id);
 }
 
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	return kmaps_page(file_id, page);
+}
+
 static struct unwind_rule *ss_lookup_rule(__u32 index)
 {
 	return kmaps_rule(index);
