@@ -1018,8 +1018,7 @@ struct exec_entered {
 /* At exec: enter the new image's executable mappings, each found with one bpf_find_vma()
  * (not a walk over all of them: most are data, stack, vvar): the executable's, in
  * [start_code, end_code), the dynamic loader's at the entry point the registers hold (when
- * it is outside that range), the vDSO's at mm->context.vdso. The dynamic loader's other
- * executable segments, if it had any, are left to userspace (its scan after the exec).
+ * it is outside that range), the vDSO's at mm->context.vdso.
  */
 static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 tgid,
 						struct exec_entered *x)
@@ -1056,8 +1055,11 @@ static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 
 		all = false; /* not all seen: userspace reads the rest at once */
 	ip = PT_REGS_IP_CORE((struct pt_regs *)bpf_task_pt_regs(task));
 	if (ip < start_code || ip >= end_code) {
+		/* A loader with more executable segments than the one at its entry: the others are
+		 * left to userspace, at once.
+		 */
 		if (!bpf_find_vma(task, ip, found_vma_cb, &f, 0) && f.id.valid)
-			all &= enter_found(nm, &f, &kf);
+			all &= enter_found(nm, &f, &kf) && kf->seg_cnt == 1;
 		else
 			all = false;
 	}
