@@ -16,8 +16,10 @@
 #    memlock over the process's bpf-map fds (/proc/PID/fdinfo); for the agent also its own
 #    stackscope_memory_bytes gauges from --metrics-addr.
 # Usage: sudo bench/agent.sh [DURATION_S (60)] [HZ (19)] [WARMUP_S (5)]; SS=path/to/stackscope
-# measures another build (e.g. main's, for a "before" row); PEER=path/to/stackscope runs that
-# build's agent too, at the same time on the same load (row "peer"), each agent then with a
+# measures another build (e.g. main's, for a "before" row); PROGS=1 adds each agent's programs
+# (runs, ns per run, share of one core over the window); PEER=path/to/stackscope runs that
+# build's agent too, at the same time on the same load (row "peer"; started once the first
+# agent runs, so the first one's programs run first on each event), each agent then with a
 # table cache of its own under the bench's folder: a before/after in one run.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -94,6 +96,14 @@ agent=$!
 pids+=($agent)
 peer=
 if [[ -n ${PEER:-} ]]; then
+	# started once the first agent runs: its programs attach first, so they run first on
+	# every event (cache lines the first one fetched are warm for the second: 20-30 % less
+	# time a run for small programs); alternating SS and PEER between runs alternates that
+	for _ in $(seq 300); do
+		grep -q 'agent running' "$out/agent.err" && break
+		kill -0 "$agent" 2>/dev/null || break
+		sleep 0.1
+	done
 	pport=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	"$PEER" agent -F "$HZ" --otlp-endpoint "http://127.0.0.1:$port" --metrics-addr "127.0.0.1:$pport" \
 		--cache-dir "$out/cache_peer" 2>"$out/peer.err" &
@@ -131,6 +141,7 @@ tck=$(getconf CLK_TCK)
 cat >"$out/snap.py" <<'EOF'
 import os, sys, time
 pid, ids_file = sys.argv[1], sys.argv[2]
+progs_file = sys.argv[3] if len(sys.argv) > 3 else None
 try:
     sample_ids = set(open(ids_file).read().split())
 except OSError:
@@ -160,8 +171,12 @@ srun = sum(int(p.get("run_time_ns", 0)) for i, p in progs.items() if i in sample
 scnt = sum(int(p.get("run_cnt", 0)) for i, p in progs.items() if i in sample_ids)
 mem = sum(int(m.get("memlock", 0)) for m in maps.values())
 print(now, ticks, run, cnt, srun, scnt, mem, " ".join(sorted(progs)))
+if progs_file:
+    with open(progs_file, "w") as f:
+        for i, p in sorted(progs.items()):
+            print(i, p.get("run_time_ns", 0), p.get("run_cnt", 0), file=f)
 EOF
-snap() { $PY "$out/snap.py" "$1" "$out/sample_ids"; }
+snap() { $PY "$out/snap.py" "$1" "$out/sample_ids" ${2:+"$2"}; }
 # the perf_event (sampling) programs of PID, "id name" a line, from bpftool
 sample_progs()
 {
@@ -183,12 +198,20 @@ done
 awk '{ printf "%s ", $1 }' "$out/sample_names" >"$out/sample_ids"
 declare -A s0 s1
 for p in "$agent" $peer "$bt"; do
-	s0[$p]=$(snap "$p")
+	s0[$p]=$(snap "$p" "$out/progs0.$p")
 done
 sleep "$DUR"
 for p in "$agent" $peer "$bt"; do
-	s1[$p]=$(snap "$p")
+	s1[$p]=$(snap "$p" "$out/progs1.$p")
 done
+if [[ ${PROGS:-0} != 0 ]]; then # the programs' names, while they are loaded
+	for p in "$agent" $peer; do
+		while read -r id _; do
+			echo "$id $(bpftool prog show id "$id" -j 2>/dev/null |
+				$PY -c 'import json, sys; print(json.load(sys.stdin).get("name"))')"
+		done <"$out/progs1.$p" >"$out/names.$p"
+	done
+fi
 curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.txt"
 declare -A hwm rss
 for p in "$agent" $peer "$bt"; do
@@ -241,3 +264,17 @@ echo "stackscope metrics at the end of the window: samples $(metric stackscope_s
 	"$(metric stackscope_processes) processes"
 echo "receiver: $(grep -c '"answer": "ok"' "$out/rcv/requests.jsonl" 2>/dev/null) requests accepted"
 grep -E 'samples [0-9]+, lost' "$out/agent.err" | tail -1 | sed 's/^stackscope: /stackscope at exit: /'
+# per program of each agent (PROGS=1): runs and ns per run over the window
+if [[ ${PROGS:-0} != 0 ]]; then
+	for p in "$agent" $peer; do
+		name=stackscope
+		[[ $p = "$peer" ]] && name=peer
+		while read -r id t1 n1; do
+			read -r _ t0 n0 < <(awk -v i="$id" '$1 == i' "$out/progs0.$p")
+			[[ -n ${n0:-} && $n1 -gt $n0 ]] || continue
+			pname=$(awk -v i="$id" '$1 == i { print $2 }' "$out/names.$p")
+			awk -v tool="$name" -v pn="$pname" -v t="$((t1 - t0))" -v n="$((n1 - n0))" \
+				-v w="$win_ns" 'BEGIN { printf "prog %-10s %-18s %8d runs %9.0f ns/run %8.3f ms %7.4f %%\n", tool, pn, n, t / n, t / 1e6, t / w * 100 }'
+		done <"$out/progs1.$p"
+	done
+fi

@@ -286,10 +286,10 @@ struct mapping_info {
 
 /* Mappings known in eBPF the moment they appear ("new_mappings": tgid -> this).
  *
- * The kernel's own mmap (fexit of do_mmap: exec mapping the executable and its loader, and the
- * loader or dlopen mapping libraries) enters every executable file mapping here, resolved
- * through "known_files" when userspace has seen the file before (else a hole, file_id 0, so
- * no older entry answers for that range). Userspace still scans /proc/PID/maps and writes the
+ * eBPF enters every executable file mapping here as it appears: at exec (on_exec: the
+ * executable, its dynamic loader, the vDSO) and at an executable mmap (on_mmap_exit: the
+ * loader or dlopen mapping libraries), resolved through "known_files" when userspace has seen
+ * the file before (else a hole, file_id 0, so no older entry answers for that range). Userspace still scans /proc/PID/maps and writes the
  * LPM entries, each tagged with the seq it read before its scan. A lookup takes the LPM
  * answer unless it predates the process's last exec (seq < exec_seq: another image) or a
  * newer entry here covers the pc (seq greater than the LPM entry's): munmap and MAP_FIXED

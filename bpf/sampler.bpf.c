@@ -828,7 +828,9 @@ int runtime_chunk(struct bpf_perf_event_data *ctx)
 
 /* ---- mappings entered as they appear (struct new_mappings in abi.h) ---- */
 
-/* The inode's ctime, whichever way this kernel stores it. */
+/* The inode's ctime, whichever way this kernel stores it (inode: a BTF pointer, read with
+ * direct loads).
+ */
 struct inode___ctime_ts { /* before 6.6 */
 	struct timespec64 i_ctime;
 } __attribute__((preserve_access_index));
@@ -845,49 +847,65 @@ static __always_inline void inode_ctime(struct inode *inode, __s64 *sec, __u32 *
 	if (bpf_core_field_exists(struct inode___ctime_split, i_ctime_sec)) {
 		struct inode___ctime_split *i = (void *)inode;
 
-		*sec = BPF_CORE_READ(i, i_ctime_sec);
+		*sec = i->i_ctime_sec;
 		/* bit 31: I_CTIME_QUERIED (multigrain timestamps, 6.13), not part of the time */
-		*nsec = BPF_CORE_READ(i, i_ctime_nsec) & 0x7fffffff;
+		*nsec = i->i_ctime_nsec & 0x7fffffff;
 	} else if (bpf_core_field_exists(struct inode___ctime_priv, __i_ctime)) {
 		struct inode___ctime_priv *i = (void *)inode;
 
-		*sec = BPF_CORE_READ(i, __i_ctime.tv_sec);
-		*nsec = BPF_CORE_READ(i, __i_ctime.tv_nsec);
+		*sec = i->__i_ctime.tv_sec;
+		*nsec = i->__i_ctime.tv_nsec;
 	} else {
 		struct inode___ctime_ts *i = (void *)inode;
 
-		*sec = BPF_CORE_READ(i, i_ctime.tv_sec);
-		*nsec = BPF_CORE_READ(i, i_ctime.tv_nsec);
+		*sec = i->i_ctime.tv_sec;
+		*nsec = i->i_ctime.tv_nsec;
 	}
 }
 
-/* The file_id and load bias of an executable mapping of file at page offset pgoff, from
- * "known_files"; 0 when the file is not known (or changed since it was identified).
+/* A mapped file as "known_files" names it, with the size and ctime its entry must match. Read
+ * where the kernel hands out a BTF pointer to the file (direct loads, no helper calls).
  */
-/* file's "known_files" entry, unless it changed since it was identified; NULL when unknown
+struct file_ident {
+	struct known_file_key key;
+	__u64 size;
+	__s64 ctime_sec;
+	__u32 ctime_nsec;
+	__u32 valid; /* 0: no file (or no inode) */
+};
+
+static __always_inline void file_ident_of(struct file *file, struct file_ident *id)
+{
+	struct inode *inode = file ? file->f_inode : NULL;
+
+	id->valid = 0;
+	if (!inode)
+		return;
+	id->key.dev = inode->i_sb->s_dev;
+	id->key.ino = inode->i_ino;
+	id->size = inode->i_size;
+	inode_ctime(inode, &id->ctime_sec, &id->ctime_nsec);
+	id->valid = 1;
+}
+
+/* The file's "known_files" entry, unless it changed since it was identified; NULL when unknown
  * (counted if count_miss).
  */
-static __always_inline struct known_file *known_file_of(struct file *file, bool count_miss)
+static __always_inline struct known_file *known_file_of(const struct file_ident *id,
+							bool count_miss)
 {
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
-	struct known_file_key key = {};
 	struct known_file *kf;
-	__u32 nsec;
-	__s64 sec;
 
-	if (!inode)
+	if (!id->valid)
 		return NULL;
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	kf = bpf_map_lookup_elem(&known_files, &key);
+	kf = bpf_map_lookup_elem(&known_files, &id->key);
 	if (!kf) {
 		if (count_miss)
 			count(COUNTER_NEW_MAPPING_UNKNOWN, 1);
 		return NULL;
 	}
-	inode_ctime(inode, &sec, &nsec);
-	if (kf->size != (__u64)BPF_CORE_READ(inode, i_size) || kf->ctime_sec != sec ||
-	    kf->ctime_nsec != nsec) {
+	if (kf->size != id->size || kf->ctime_sec != id->ctime_sec ||
+	    kf->ctime_nsec != id->ctime_nsec) {
 		if (count_miss)
 			count(COUNTER_NEW_MAPPING_CHANGED, 1);
 		return NULL;
@@ -895,16 +913,15 @@ static __always_inline struct known_file *known_file_of(struct file *file, bool 
 	return kf;
 }
 
-static __always_inline __u64 known_mapping(struct file *file, __u64 start, __u64 pgoff, __u64 *bias,
-					   bool *attach)
+/* The file_id and load bias of an executable mapping at start of the file kf at page offset
+ * pgoff; 0 when the offset is in none of its executable segments (counted).
+ */
+static __always_inline __u64 known_mapping(const struct known_file *kf, __u64 start, __u64 pgoff,
+					   __u64 *bias)
 {
-	struct known_file *kf = known_file_of(file, true);
 	__u64 off = pgoff << 12;
 	__u32 i;
 
-	if (!kf)
-		return 0;
-	*attach = kf->flags & KNOWN_FILE_ATTACH;
 	for (i = 0; i < KNOWN_FILE_SEGS; i++) {
 		if (i >= kf->seg_cnt)
 			break;
@@ -926,14 +943,18 @@ static __always_inline struct new_mappings *new_mappings_of(struct task_struct *
 {
 	__u64 mm = (__u64)task->mm, leader = (__u64)task->group_leader;
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
-	struct new_mappings *nm = bpf_map_lookup_elem(&new_mappings, &tgid), *blank;
+	struct new_mappings *nm = NULL, *blank;
 	__u32 zero = 0;
 
-	if (nm && nm->mm == mm)
-		return nm;
-	if (!nm) {
-		if (!exec && !bpf_map_lookup_elem(&mappings, &marker))
+	/* At exec the pid rarely has an entry (a new process): no lookup before creating it. */
+	if (!exec) {
+		nm = bpf_map_lookup_elem(&new_mappings, &tgid);
+		if (nm && nm->mm == mm)
+			return nm;
+		if (!nm && !bpf_map_lookup_elem(&mappings, &marker))
 			return NULL;
+	}
+	if (!nm) {
 		blank = bpf_map_lookup_elem(&new_mappings_blank, &zero);
 		if (!blank)
 			return NULL;
@@ -942,8 +963,11 @@ static __always_inline struct new_mappings *new_mappings_of(struct task_struct *
 		blank->seq = 1;
 		blank->exec_seq = exec ? 1 : 0;
 		blank->cnt = blank->next = 0;
-		bpf_map_update_elem(&new_mappings, &tgid, blank, BPF_NOEXIST);
-		return bpf_map_lookup_elem(&new_mappings, &tgid);
+		if (!bpf_map_update_elem(&new_mappings, &tgid, blank, BPF_NOEXIST))
+			return bpf_map_lookup_elem(&new_mappings, &tgid);
+		nm = bpf_map_lookup_elem(&new_mappings, &tgid); /* there already: reset below */
+		if (!nm)
+			return NULL;
 	}
 	/* Another address space under the same tgid: an exec (or a reused pid). */
 	nm->mm = mm;
@@ -998,51 +1022,47 @@ static __always_inline void append_mapping(struct new_mappings *nm, __u64 file_i
 		count(COUNTER_NEW_MAPPINGS, 1);
 }
 
-/* Enter an executable mapping [start, end) of file at page offset pgoff. A file eBPF does
- * not know is entered as a hole (file_id 0), so no older mapping at that address (ours, or
- * userspace's LPM entry) answers for it.
+/* What bpf_find_vma() found at an address: the VMA, and its file if it is an executable
+ * mapping of one.
  */
-static __always_inline bool enter_file_mapping(struct new_mappings *nm, struct file *file,
-					       __u64 start, __u64 end, __u64 pgoff)
-{
-	bool attach = false;
-	__u64 bias = 0, file_id = known_mapping(file, start, pgoff, &bias, &attach);
-
-	append_mapping(nm, file_id, bias, start, end);
-	return file_id && !attach; /* false: userspace has work to do (identify or attach) */
-}
-
-extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
-				 __u64 addr) __weak __ksym;
-extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
-extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
-
-#define EXEC_MAPPINGS_MAX \
-	8 /* of which executable (a power of 2): usually 3 (program, loader, vDSO) */
-
-/* The executable VMAs of a fresh image, gathered by the VMA iterator and entered by a
- * bpf_loop() callback: the iterator's loop body stays small (the verifier walks it until its
- * states converge), the entering code is verified once.
- */
-struct exec_mappings {
-	__u32 tgid;
-	__u32 cnt;
-	__u32 holes; /* mappings userspace must see at once: files eBPF did not know (read
-		      * /proc), runtimes' files (attach the process) */
-	__u32 pad;
-	__u64 vdso;
-	struct {
-		__u64 file; /* struct file * (0: the vDSO) */
-		__u64 start, end, pgoff;
-	} m[EXEC_MAPPINGS_MAX];
+struct found_vma {
+	__u64 file; /* struct file * (0: anonymous) */
+	__u64 start, end, pgoff, flags;
+	struct file_ident id;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct exec_mappings);
-} exec_mappings SEC(".maps");
+static long found_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct found_vma *f = ctx;
+	struct file *file = vma->vm_file;
+
+	f->file = (__u64)file;
+	f->start = vma->vm_start;
+	f->end = vma->vm_end;
+	f->pgoff = vma->vm_pgoff;
+	f->flags = vma->vm_flags;
+	if (file && (f->flags & 4 /* VM_EXEC */))
+		file_ident_of(file, &f->id);
+	else
+		f->id.valid = 0;
+	return 0;
+}
+
+/* Enter the executable file mapping f. A file eBPF does not know is entered as a hole
+ * (file_id 0), so no older mapping at that address (ours, or userspace's LPM entry) answers
+ * for it. *kfp: the file's "known_files" entry (NULL: unknown). false: userspace has work to
+ * do (identify the file, or attach the process to a runtime's).
+ */
+static __always_inline bool enter_found(struct new_mappings *nm, const struct found_vma *f,
+					struct known_file **kfp)
+{
+	struct known_file *kf = known_file_of(&f->id, true);
+	__u64 bias = 0, file_id = kf ? known_mapping(kf, f->start, f->pgoff, &bias) : 0;
+
+	*kfp = kf;
+	append_mapping(nm, file_id, bias, f->start, f->end);
+	return file_id && !(kf->flags & KNOWN_FILE_ATTACH);
+}
 
 /* The vDSO mapped at [start, end) ("known_files" (0, 0)). */
 static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u64 end)
@@ -1054,80 +1074,70 @@ static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u
 		append_mapping(nm, kf->file_id, start - kf->seg[0].delta, start, end);
 }
 
-static long enter_exec_mapping_cb(__u64 i, void *ctx)
-{
-	__u32 idx = (__u32)i, zero = 0;
-	struct exec_mappings *xm = bpf_map_lookup_elem(&exec_mappings, &zero);
-	struct new_mappings *nm;
-
-	if (!xm || idx >= EXEC_MAPPINGS_MAX)
-		return 1;
-	nm = bpf_map_lookup_elem(&new_mappings, &xm->tgid);
-	if (!nm)
-		return 1;
-	idx &= EXEC_MAPPINGS_MAX - 1; /* a bound the verifier keeps */
-	if (xm->m[idx].file) {
-		if (!enter_file_mapping(nm, (struct file *)xm->m[idx].file, xm->m[idx].start,
-					xm->m[idx].end, xm->m[idx].pgoff))
-			xm->holes++;
-	} else
-		enter_vdso(nm, xm->m[idx].start, xm->m[idx].end);
-	return 0;
-}
-
-/* At exec: the new image's executable mappings (the program, its dynamic loader, the vDSO).
- * true when every one of them is of a file eBPF knows: userspace need not hurry.
+/* VMAs looked at in the executable's code range [start_code, end_code): one unless it has
+ * several executable segments.
  */
-static __always_inline bool enter_exec_mappings(__u32 tgid)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct bpf_iter_task_vma it;
-	struct vm_area_struct *vma;
-	struct exec_mappings *xm;
-	__u32 zero = 0, n = 0;
+#define EXEC_TEXT_VMAS 4
 
-	if (!sampler_cfg.new_mappings || !new_mappings_of(task, tgid, true))
-		return false;
-	xm = bpf_map_lookup_elem(&exec_mappings, &zero);
-	if (!xm)
-		return false;
-	xm->tgid = tgid;
-	xm->holes = 0;
-	xm->vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
-	bpf_iter_task_vma_new(&it, task, 0);
-	while ((vma = bpf_iter_task_vma_next(&it))) {
-		if (n >= EXEC_MAPPINGS_MAX)
-			break;
-		if (!(vma->vm_flags & 4 /* VM_EXEC */) ||
-		    (!vma->vm_file && vma->vm_start != xm->vdso))
-			continue;
-		xm->m[n].file = (__u64)vma->vm_file;
-		xm->m[n].start = vma->vm_start;
-		xm->m[n].end = vma->vm_end;
-		xm->m[n].pgoff = vma->vm_pgoff;
-		n++;
-	}
-	bpf_iter_task_vma_destroy(&it);
-	xm->cnt = n;
-	return bpf_loop(n, enter_exec_mapping_cb, NULL, 0) == n && !xm->holes;
-}
-
-/* What bpf_find_vma() found at the address mmap returned. */
-struct found_vma {
-	__u64 file; /* struct file * */
-	__u64 start, end, pgoff, flags;
+/* What on_exec entered of the new image. */
+struct exec_entered {
+	struct known_file *exe_kf; /* the executable's "known_files" entry (NULL: unknown) */
+	bool exe_seen;             /* exe_kf was looked up */
+	bool known; /* every mapping is of a file eBPF knows: no hurry for userspace */
 };
 
-static long found_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+/* At exec: enter the new image's executable mappings, each found with one bpf_find_vma()
+ * (not a walk over all of them: most are data, stack, vvar): the executable's, in
+ * [start_code, end_code), the dynamic loader's at the entry point the registers hold (when
+ * it is outside that range), the vDSO's at mm->context.vdso.
+ */
+static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 tgid,
+						struct exec_entered *x)
 {
-	struct found_vma *f = ctx;
+	struct mm_struct *mm = task->mm;
+	__u64 addr, start_code, end_code, ip, vdso;
+	struct new_mappings *nm;
+	struct known_file *kf;
+	struct found_vma f;
+	bool all = true;
+	__u32 i;
 
-	f->file = (__u64)vma->vm_file;
-	f->start = vma->vm_start;
-	f->end = vma->vm_end;
-	f->pgoff = vma->vm_pgoff;
-	f->flags = vma->vm_flags;
-	return 0;
+	if (!sampler_cfg.new_mappings || !mm)
+		return;
+	nm = new_mappings_of(task, tgid, true);
+	if (!nm)
+		return;
+	start_code = mm->start_code;
+	end_code = mm->end_code;
+	addr = start_code;
+	for (i = 0; i < EXEC_TEXT_VMAS && addr < end_code; i++) {
+		if (bpf_find_vma(task, addr, found_vma_cb, &f, 0))
+			break; /* a gap */
+		if (f.id.valid) {
+			all &= enter_found(nm, &f, &kf);
+			if (!x->exe_seen) {
+				x->exe_kf = kf;
+				x->exe_seen = true;
+			}
+		}
+		addr = f.end;
+	}
+	if (addr < end_code)
+		all = false; /* not all seen: userspace reads the rest at once */
+	ip = PT_REGS_IP_CORE((struct pt_regs *)bpf_task_pt_regs(task));
+	if (ip < start_code || ip >= end_code) {
+		/* A loader with more executable segments than the one at its entry: the others are
+		 * left to userspace, at once.
+		 */
+		if (!bpf_find_vma(task, ip, found_vma_cb, &f, 0) && f.id.valid)
+			all &= enter_found(nm, &f, &kf) && kf->seg_cnt == 1;
+		else
+			all = false;
+	}
+	vdso = (__u64)mm->context.vdso;
+	if (vdso && !bpf_find_vma(task, vdso, found_vma_cb, &f, 0) && (f.flags & 4 /* VM_EXEC */))
+		enter_vdso(nm, f.start, f.end);
+	x->known = all;
 }
 
 /* After an executable mmap at addr: enter the mapping there. false when userspace has to
@@ -1137,8 +1147,9 @@ static long found_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct found_vma f = {};
 	struct new_mappings *nm;
+	struct known_file *kf;
+	struct found_vma f;
 
 	if (!sampler_cfg.new_mappings)
 		return false;
@@ -1148,7 +1159,7 @@ static __always_inline bool enter_mmap(__u32 tgid, __u64 addr)
 	if (bpf_find_vma(task, addr, found_vma_cb, &f, 0) || !(f.flags & 4 /* VM_EXEC */))
 		return false;
 	if (f.file)
-		return enter_file_mapping(nm, (struct file *)f.file, f.start, f.end, f.pgoff);
+		return enter_found(nm, &f, &kf);
 	if (newest_mapping(nm, f.start)) /* anonymous (JIT code): only over our own entry */
 		append_mapping(nm, 0, 0, f.start, f.end);
 	return false;
@@ -1173,10 +1184,10 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 }
 
 /* The exec record; known: eBPF entered every mapping of the new image (no hurry for
- * userspace).
+ * userspace); exe_seen: exe_kf is the new image's "known_files" entry (else looked up here).
  */
 static __always_inline int send_exec(struct task_struct *p, struct linux_binprm *bprm, __u32 tgid,
-				     bool known)
+				     bool known, struct known_file *exe_kf, bool exe_seen)
 {
 	struct exec_record *rec;
 
@@ -1191,17 +1202,17 @@ static __always_inline int send_exec(struct task_struct *p, struct linux_binprm 
 	rec->hdr.pid = tgid;
 	rec->hdr.tid = p->pid;
 	bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), p->comm);
-	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename),
-				  BPF_CORE_READ(bprm, filename));
+	bpf_probe_read_kernel_str(rec->filename, sizeof(rec->filename), bprm->filename);
 	rec->cgroup_id = bpf_get_current_cgroup_id();
-	rec->exe_file_id = 0;
-	if (sampler_cfg.new_mappings) {
-		struct file *exe = BPF_CORE_READ(p, mm, exe_file);
-		/* entered (and counted) as a mapping too */
-		struct known_file *kf = exe ? known_file_of(exe, false) : NULL;
+	if (sampler_cfg.new_mappings && !exe_seen) {
+		struct mm_struct *mm = p->mm;
+		struct file_ident id;
 
-		rec->exe_file_id = kf ? kf->file_id : 0;
+		/* entered (and counted) as a mapping too */
+		file_ident_of(mm ? mm->exe_file : NULL, &id);
+		exe_kf = known_file_of(&id, false);
 	}
+	rec->exe_file_id = exe_kf ? exe_kf->file_id : 0;
 	/* Wake the reader now when the new process's mappings need it (a file eBPF does not
 	 * know): they should be known before its samples. Otherwise eBPF answers for them, and
 	 * the record waits for the reader's next poll (a wake-up costs more than the record).
@@ -1213,19 +1224,22 @@ static __always_inline int send_exec(struct task_struct *p, struct linux_binprm 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
+	struct exec_entered x = {};
 	__u32 tgid = p->tgid;
-	bool known;
 
-	bpf_map_delete_elem(&forked, &tgid); /* a new address space: the parent's no longer */
+	/* A new address space: the parent's no longer. Deleted now, while the entry written at
+	 * fork is likely still cached (on_free does not look again after an exec).
+	 */
+	bpf_map_delete_elem(&forked, &tgid);
 	if (!pid_wanted(tgid))
 		return 0;
-	known = enter_exec_mappings(tgid);
-	return send_exec(p, bprm, tgid, known);
+	enter_exec_mappings(p, tgid, &x);
+	return send_exec(p, bprm, tgid, x.known, x.exe_kf, x.exe_seen);
 }
 
-/* on_exec without entering the new image's mappings (kernels without the task VMA iterator,
- * 6.7: its kfuncs and bpf_loop callback would not even load before 5.13): the record only,
- * and userspace reads the mappings from /proc at once (a forced wake-up).
+/* on_exec without entering the new image's mappings (kernels without the new-mappings
+ * programs: sampler.c's new_mappings_supported()): the record only, and userspace reads the
+ * mappings from /proc at once (a forced wake-up).
  */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -1235,7 +1249,7 @@ int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_b
 	bpf_map_delete_elem(&forked, &tgid);
 	if (!pid_wanted(tgid))
 		return 0;
-	return send_exec(p, bprm, tgid, false);
+	return send_exec(p, bprm, tgid, false, NULL, false);
 }
 
 /* The exit of a thread. eBPF's own entries for the process ("forked", "new_mappings") go when its
@@ -1254,9 +1268,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	struct exit_record *rec;
 	__u32 tgid = p->tgid;
 
-	if (BPF_CORE_READ(p, signal, live.counter))
+	if (p->signal->live.counter)
 		return 0; /* other threads run on */
-	if (!BPF_CORE_READ(p, mm)) {
+	if (!p->mm) {
 		bpf_map_delete_elem(&forked, &tgid);
 		bpf_map_delete_elem(&new_mappings, &tgid);
 	}
@@ -1280,20 +1294,27 @@ int BPF_PROG(on_exit, struct task_struct *p)
  * process with it if on_exit left them. The pid may already be another process's (freed at
  * reaping, this is an RCU grace period later): its "new_mappings" are told apart by their leader;
  * a child it forked meanwhile loses its link to its parent ("forked") and waits for userspace.
+ * A process whose "new_mappings" were made at an exec lost its "forked" entry there
+ * (on_exec): none to delete here.
  */
 SEC("tp_btf/sched_process_free")
 int BPF_PROG(on_free, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
 	struct new_mappings *nm;
+	__u64 exec_seq;
 
 	if (p->pid != tgid)
 		return 0;
 	nm = bpf_map_lookup_elem(&new_mappings, &tgid);
-	if (nm && nm->leader != (__u64)p)
-		return 0;
-	if (nm)
+	if (nm) {
+		if (nm->leader != (__u64)p)
+			return 0;
+		exec_seq = nm->exec_seq;
 		bpf_map_delete_elem(&new_mappings, &tgid);
+		if (exec_seq)
+			return 0; /* its "forked" entry went at its exec (on_exec) */
+	}
 	bpf_map_delete_elem(&forked, &tgid);
 	return 0;
 }
@@ -1318,10 +1339,15 @@ __u64 mmap_pending_cnt;
 SEC("tracepoint/syscalls/sys_enter_mmap")
 int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), len = ctx->args[1];
-	__u32 tid = (__u32)id;
+	__u64 id, len = ctx->args[1];
+	__u32 tid;
 
-	if (!(ctx->args[2] & 4 /* PROT_EXEC */) || (long)ctx->args[4] < 0 || !pid_wanted(id >> 32))
+	/* Every mmap on the machine comes here: the arguments first, no helper call before. */
+	if (!(ctx->args[2] & 4 /* PROT_EXEC */) || (long)ctx->args[4] < 0)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	if (!pid_wanted(id >> 32))
 		return 0;
 	if (!bpf_map_update_elem(&mmap_pending, &tid, &len, BPF_ANY))
 		__sync_fetch_and_add(&mmap_pending_cnt, 1);
@@ -1333,12 +1359,14 @@ int on_mmap_enter(struct trace_event_raw_sys_enter *ctx)
  */
 static __always_inline int mmap_exit(struct trace_event_raw_sys_exit *ctx, bool enter)
 {
-	__u64 id = bpf_get_current_pid_tgid(), *len;
-	__u32 tid = (__u32)id;
+	__u64 id, *len;
 	bool entered;
+	__u32 tid;
 
 	if (!mmap_pending_cnt)
 		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
 	len = bpf_map_lookup_elem(&mmap_pending, &tid);
 	if (!len)
 		return 0;
