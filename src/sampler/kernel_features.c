@@ -16,18 +16,6 @@ static bool has_helper(enum bpf_prog_type type, enum bpf_func_id id)
 	return libbpf_probe_bpf_helper(type, id, NULL) == 1;
 }
 
-static bool has_kfunc(const char *name)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
-	btf__free(btf);
-	return ok;
-}
-
 /* Loads "lookup key 0 in a BPF_F_NO_PREALLOC hash map; return 0" as a perf_event program:
  * kernels before 6.1 refuse it ("perf_event programs can only use preallocated hash map").
  */
@@ -79,6 +67,5 @@ void kernel_features__probe(struct kernel_features *kf)
 	kf->task_pt_regs = has_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs);
 	kf->loop = has_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop);
 	kf->find_vma = has_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_find_vma);
-	kf->task_vma_iter = kf->btf && has_kfunc("bpf_iter_task_vma_new");
 	kf->perf_no_prealloc = perf_event_takes_no_prealloc();
 }

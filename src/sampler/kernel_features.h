@@ -14,7 +14,6 @@ struct kernel_features {
 	bool task_pt_regs;     /* bpf_task_pt_regs (5.15) */
 	bool loop;             /* bpf_loop (5.17) */
 	bool find_vma;         /* bpf_find_vma in tracepoint programs (5.17) */
-	bool task_vma_iter;    /* the task VMA iterator's kfuncs (6.7) */
 	bool perf_no_prealloc; /* perf_event programs may use hash maps allocated at run time
 				* (the BPF memory allocator, 6.1); before, they must be
 				* preallocated */

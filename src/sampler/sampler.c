@@ -333,14 +333,12 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 	}
 }
 
-/* Can eBPF enter mappings at exec (the task VMA iterator, 6.7) and mmap (bpf_find_vma in
- * tracepoint programs, 5.17)?
- */
+/* Can eBPF enter mappings at exec and mmap (bpf_find_vma in tracepoint programs, 5.17)? */
 static bool new_mappings_supported(const struct kernel_features *kf)
 {
 	if (getenv("STACKSCOPE_NO_NEW_MAPPINGS"))
 		return false;
-	return kf->task_vma_iter && kf->find_vma;
+	return kf->find_vma;
 }
 
 /* Kernels before 6.1: a perf_event program may only use preallocated hash maps. The maps

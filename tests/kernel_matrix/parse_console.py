@@ -9,7 +9,8 @@ is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chai
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
 from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
-runs no second case).
+runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
+chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -72,9 +73,13 @@ def main():
         off_cpu = "refused"
     else:
         off_cpu = "failed"
-    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s" %
+    entered = [m.group(1) for l in logs.get("chain", [])
+               for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
+    print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
+          "ebpf-mappings=%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
-           chain_tc if tc and status.get("chain_tc") == "0" else "none", off_cpu))
+           chain_tc if tc and status.get("chain_tc") == "0" else "none", off_cpu,
+           entered[0] if entered else "none"))
     for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
         progs = {}
         for l in logs.get(case, []):

@@ -57,6 +57,9 @@ progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]
 check_ge "6.1: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 # off-CPU (its sched_switch program walks the same stack: 512 bytes of call chain at most)
 check_eq "6.1: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok
+# bpf_find_vma (5.17): eBPF enters a new process's program, loader and libraries itself
+em=$(field "$r" ebpf-mappings)
+check_ge "6.1: mappings entered by eBPF at exec and mmap" "${em/none/0}" 2
 
 r=$(row 5.10)
 check "5.10: booted, one result line" test -n "$r"
@@ -80,6 +83,8 @@ check_eq "5.10: the bpf_loop, iterator and bpf_find_vma variants not loaded" \
 check_eq "5.10: no error line (known chain, Python)" \
 	"$(grep -c '^  error \(chain\|python\|chain_tc\) ' <<<"$block")" 0
 check_eq "5.10: off-CPU refused" "$(field "$r" off-cpu)" refused
+em=$(field "$r" ebpf-mappings)
+check_eq "5.10: no mappings entered by eBPF (no bpf_find_vma)" "${em/none/0}" 0
 check_eq "5.10: off-CPU refused in one line naming bpf_loop" \
 	"$(grep '^  error offcpu: ' <<<"$block" | grep -c 'bpf_loop')" 1
 check_eq "5.10: no verifier dump on the console" \

@@ -56,5 +56,7 @@ check "6.1 arm64: Python <module>;a;b;c complete (share $(field "$r" python) >= 
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 check_eq "6.1 arm64: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok
+em=$(field "$r" ebpf-mappings)
+check_ge "6.1 arm64: mappings entered by eBPF at exec and mmap" "${em/none/0}" 2
 
 finish
