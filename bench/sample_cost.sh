@@ -1,7 +1,7 @@
 #!/bin/bash
 # The sampling program's cost per sample (run_time_ns / run_cnt, kernel.bpf_stats_enabled) of
 # this build against PEER's, alternating on the same load: every CPU busy with a workload of a
-# known depth (wl_chain_nofp: 9 frames; wl_recurse: 305), recorded with `record -p` at HZ.
+# known depth (wl_chain_nofp: 8 user frames; wl_recurse: 305), recorded with `record -p` at HZ.
 # At 19 Hz nearly every cache line and branch the program touches is cold (what the agent pays
 # at its default rate); at 999 Hz it is warm (what its instructions cost). One row per round
 # and workload, then the medians and the median of the per-round ratios SS / PEER.
