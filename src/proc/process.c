@@ -24,8 +24,16 @@
  */
 #define RESCAN_AFTER_EXEC_NS (50 * 1000 * 1000ULL)
 
+/* process_table__refresh()'s interval doubles this many times at most. */
+#define REFRESH_BACKOFF_MAX 3
+
 /* Containers by cgroup id, so an exec in a known cgroup reads no /proc/PID/cgroup. */
 #define CGROUP_CACHE_MAX 4096
+/* Processes with a rescan pending, listed so that a due rescan is found without a walk over
+ * every process (exited ones included: thousands under churn); past this many the next due
+ * tick walks them all once more.
+ */
+#define PENDING_MAX 4096
 
 struct process_table {
 	struct u64_map by_pid;  /* pid + 1 -> struct process */
@@ -36,6 +44,12 @@ struct process_table {
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
 	int new_mappings_fd;
 	uint64_t next_rescan_ns; /* no process's rescan_at_ns is earlier (0: none pending) */
+	/* Every process with a rescan_at_ns, unless pending_lost (a pid may be listed twice,
+	 * or be listed with no rescan left: dropped at the next tick).
+	 */
+	pid_t *pending;
+	size_t pending_cnt, pending_cap;
+	bool pending_lost;
 	struct process_stats stats;
 	struct process_table_ops ops;
 };
@@ -56,6 +70,14 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 /* Schedule p's rescan at at_ns (process_table__tick() looks only once one is due). */
 static void rescan_at(struct process_table *pt, struct process *p, uint64_t at_ns)
 {
+	if (!p->rescan_at_ns) {
+		if (array__reserve_bounded((void **)&pt->pending, &pt->pending_cap,
+					   pt->pending_cnt + 1, sizeof(*pt->pending), 64,
+					   PENDING_MAX))
+			pt->pending_lost = true;
+		else
+			pt->pending[pt->pending_cnt++] = p->pid;
+	}
 	p->rescan_at_ns = at_ns;
 	if (!pt->next_rescan_ns || at_ns < pt->next_rescan_ns)
 		pt->next_rescan_ns = at_ns;
@@ -101,6 +123,7 @@ void process_table__free(struct process_table *pt)
 		process__free(v);
 	u64_map__free(&pt->by_pid);
 	cgroups__clear(pt);
+	free(pt->pending);
 	free(pt);
 }
 
@@ -435,9 +458,14 @@ static struct process *install_maps(struct process_table *pt, pid_t pid, struct 
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!p->alive)
+	if (!p->alive) {
 		p->named = false; /* new, or a pid reused since the exit */
+		p->refresh_idle = 0;
+	}
 	qsort(xm, n, sizeof(*xm), map_cmp);
+	p->view_changed = !p->alive || n != p->map_cnt;
+	for (i = 0; !p->view_changed && i < n; i++)
+		p->view_changed = !same_mapping(&xm[i], &p->maps[i]);
 	/* Reference the new mappings before dropping the old ones: no table unload in between. */
 	for (i = 0; i < n; i++)
 		exe_registry__ref(pt->reg, xm[i].exe);
@@ -490,7 +518,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 
 	pt->stats.scans++;
 	seq = new_mappings_seq(pt, pid);
-	err = proc_maps__read(pid, NULL, &maps);
+	err = proc_maps__read_exec(pid, NULL, &maps);
 	if (err) {
 		pt->stats.scan_failures++;
 		p = process_table__find(pt, pid);
@@ -708,11 +736,18 @@ int process_table__scan_all(struct process_table *pt, uint64_t now_ns)
 struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
 				       uint64_t min_interval_ns)
 {
-	struct process *p = process_table__find(pt, pid);
+	struct process *p = process_table__find(pt, pid), *q;
 
-	if (p && (!p->alive || now_ns - p->scanned_ns < min_interval_ns))
+	if (p && (!p->alive || now_ns - p->scanned_ns < min_interval_ns << p->refresh_idle))
 		return p;
-	return process_table__scan(pt, pid, now_ns) ?: p;
+	q = process_table__scan(pt, pid, now_ns);
+	if (!q)
+		return p;
+	if (q->view_changed)
+		q->refresh_idle = 0;
+	else if (q->refresh_idle < REFRESH_BACKOFF_MAX)
+		q->refresh_idle++;
+	return q;
 }
 
 void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
@@ -725,6 +760,7 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		p = get_or_add(pt, pid); /* not alive: the scan or sync below makes it so */
 	if (p) {
 		p->named = false;
+		p->refresh_idle = 0;
 		free(p->hint);
 		p->hint = NULL;
 		if (info && (p->hint = malloc(sizeof(*p->hint))))
@@ -774,6 +810,12 @@ void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_
 	 * right after the drain).
 	 */
 	if (p && p->alive) {
+		/* Our view was read after the mapping was made (eBPF enters it before the
+		 * record's time; /proc shows it by then): nothing to look up. An exec'd
+		 * process's view comes from its exec record, after the loader's mmaps.
+		 */
+		if (mapped_ns < p->scanned_ns)
+			return;
 		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
 			return; /* a scan is due anyway */
 		if (!sync_from_bpf(pt, pid, now_ns))
@@ -803,31 +845,65 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 		pt->ops.exited(p, pt->ops.ctx);
 }
 
-void process_table__tick(struct process_table *pt, uint64_t now_ns)
+/* The pending list made whole again from a walk over every process (it overflowed). */
+static void relist_pending(struct process_table *pt)
 {
 	size_t it = 0;
-	uint64_t key, next = 0;
+	uint64_t key;
 	void *v;
-	pid_t due[64];
-	size_t n = 0, i;
 
-	if (!pt->next_rescan_ns || pt->next_rescan_ns > now_ns)
-		return; /* nothing due: no walk over every process at every poll */
+	pt->pending_cnt = 0;
+	pt->pending_lost = false;
 	while (u64_map__next(&pt->by_pid, &it, &key, &v)) {
 		struct process *p = v;
 
 		if (!p->rescan_at_ns)
 			continue;
-		if (p->rescan_at_ns <= now_ns && n < 64)
-			due[n++] = p->pid;
-		else if (!next || p->rescan_at_ns < next)
-			next = p->rescan_at_ns;
+		if (array__reserve_bounded((void **)&pt->pending, &pt->pending_cap,
+					   pt->pending_cnt + 1, sizeof(*pt->pending), 64,
+					   PENDING_MAX)) {
+			pt->pending_lost = true;
+			return;
+		}
+		pt->pending[pt->pending_cnt++] = p->pid;
 	}
+}
+
+void process_table__tick(struct process_table *pt, uint64_t now_ns)
+{
+	uint64_t next = 0;
+	pid_t due[64];
+	size_t n = 0, i, kept = 0;
+
+	if (!pt->next_rescan_ns || pt->next_rescan_ns > now_ns)
+		return; /* nothing due: the pending list is not even looked at */
+	if (pt->pending_lost)
+		relist_pending(pt);
+	for (i = 0; i < pt->pending_cnt; i++) {
+		pid_t pid = pt->pending[i];
+		const struct process *p = process_table__find(pt, pid);
+
+		if (!p || !p->rescan_at_ns)
+			continue; /* exited, reaped, or rescanned already */
+		if (p->rescan_at_ns <= now_ns && n < 64) {
+			due[n++] = pid;
+			continue;
+		}
+		if (!next || p->rescan_at_ns < next)
+			next = p->rescan_at_ns;
+		pt->pending[kept++] = pid;
+	}
+	pt->pending_cnt = kept;
+	if (pt->pending_lost)
+		next = now_ns; /* the walk stopped short: walk again at the next tick */
 	pt->next_rescan_ns = next;
 	for (i = 0; i < n; i++) {
 		struct process *p = process_table__find(pt, due[i]);
-		unsigned int left = p->rescans_left;
+		unsigned int left;
 
+		if (!p || !p->rescan_at_ns || p->rescan_at_ns > now_ns)
+			continue; /* listed twice (a reused pid): rescanned already */
+		left = p->rescans_left;
 		p->rescan_at_ns = 0;
 		p = process_table__scan(pt, due[i], now_ns);
 		if (p && left > 1) {
@@ -839,20 +915,24 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns)
 
 size_t process_table__reap(struct process_table *pt, uint64_t now_ns, uint64_t grace_ns)
 {
-	size_t it = 0, n = 0, i;
+	size_t it, n, i, total = 0;
 	uint64_t key, gone[256];
 	void *v;
 
-	while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
-		struct process *p = v;
+	do { /* a walk per 256 (deleting while walking would skip entries) */
+		it = n = 0;
+		while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
+			struct process *p = v;
 
-		if (!p->alive && now_ns - p->exited_ns >= grace_ns)
-			gone[n++] = key;
-	}
-	for (i = 0; i < n; i++)
-		process__free(u64_map__del(&pt->by_pid, gone[i]));
-	pt->stats.reaped += n;
-	return n;
+			if (!p->alive && now_ns - p->exited_ns >= grace_ns)
+				gone[n++] = key;
+		}
+		for (i = 0; i < n; i++)
+			process__free(u64_map__del(&pt->by_pid, gone[i]));
+		total += n;
+	} while (n == 256);
+	pt->stats.reaped += total;
+	return total;
 }
 
 void process_table__stats(const struct process_table *pt, struct process_stats *out)
