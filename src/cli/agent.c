@@ -40,7 +40,7 @@
 #define POLL_INTERVAL_MS 250
 /* The metrics text is built when a scrape asks for it, not on a timer: a build reads every
  * per-CPU counter of the BPF side (a syscall each), /proc/self/statm and every process of the
- * tracker (two thirds of the agent's CPU under churn when done at every poll, a fifth of its
+ * tracker (two thirds of the agent's CPU under churn when done at every poll, an eighth of its
  * userspace CPU still once a second). A scrape gets a text at most METRICS_MAX_AGE_MS old: an
  * older one is rebuilt at the loop's next turn (at most a poll interval later), the scrape
  * waiting for it up to METRICS_FRESH_WAIT_MS (metrics_server.h).
