@@ -618,7 +618,8 @@ static void overlay_mapping(struct exec_mapping *xm, size_t *n, const struct exe
  * file), every file still registered. What eBPF does not see (munmap, mprotect) waits for
  * the next /proc scan; samples at an address nobody knows trigger one (trace_handler.c).
  */
-static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64_t now_ns)
+static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64_t now_ns,
+				     bool *no_entry)
 {
 	struct process *p = process_table__find(pt, pid);
 	struct exec_mapping *xm;
@@ -627,8 +628,13 @@ static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64
 	uint64_t from, need, s;
 	size_t n = 0;
 
-	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+	if (pt->new_mappings_fd < 0)
 		return NULL;
+	if (bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm)) {
+		if (no_entry)
+			*no_entry = errno == ENOENT;
+		return NULL;
+	}
 	if (p && p->alive && nm.exec_seq <= p->view_seq) {
 		/* More mappings of the address space we know (view_seq 0: scanned before eBPF
 		 * started the ring, whose first seq is 1).
@@ -750,10 +756,24 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 	return q;
 }
 
+/* Gone before the reader got to it (the record did not wake it: eBPF knew every file): the
+ * exec record still names it, for its samples' process attributes.
+ */
+static void gone_before_read(struct process_table *pt, struct process *p, uint64_t now_ns)
+{
+	if (p->hint)
+		name_process(pt, p);
+	p->rescan_at_ns = 0;
+	p->rescans_left = 0;
+	p->exited_ns = now_ns;
+	pt->stats.gone_before_read++;
+}
+
 void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
 			 uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
+	bool no_entry = false;
 	uint64_t view_seq;
 
 	if (!p && info)
@@ -767,7 +787,7 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 			*p->hint = *info;
 	}
 	view_seq = p && p->alive ? p->view_seq : 0;
-	if ((p = sync_from_bpf(pt, pid, now_ns))) {
+	if ((p = sync_from_bpf(pt, pid, now_ns, &no_entry))) {
 		/* The loader's mmaps are reported one by one. The view may already be of this
 		 * image, taken when an earlier record of the pid was read (two execs in a row,
 		 * e.g. setpriv then python, both in the ring at once): whoever dropped what they
@@ -781,6 +801,17 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		}
 		return;
 	}
+	p = process_table__find(pt, pid);
+	if (no_entry && p && !p->alive && p->hint && p->hint->exe_file_id) {
+		/* eBPF followed this exec (the record names its file) and keeps no account of the
+		 * process any more: almost always gone, its exit record right behind this one.
+		 * Decided after the drain (process_table__tick()): the exit record, if it comes,
+		 * says so without a syscall; else it is scanned then.
+		 */
+		p->rescans_left = 2;
+		rescan_at(pt, p, now_ns);
+		return;
+	}
 	/* Most short processes are gone by the time the reader gets to their exec: a failed
 	 * kill(0) is far cheaper than failing to open /proc/PID/maps (a negative dentry).
 	 */
@@ -791,14 +822,8 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		return;
 	}
 	p = process_table__find(pt, pid);
-	if (p && !p->alive && p->hint) {
-		/* Gone before the reader got to it (the record did not wake it: eBPF knew every
-		 * file): the record still names it, for its samples' process attributes.
-		 */
-		name_process(pt, p);
-		p->exited_ns = now_ns;
-		pt->stats.gone_before_read++;
-	}
+	if (p && !p->alive && p->hint)
+		gone_before_read(pt, p, now_ns);
 }
 
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_ns, uint64_t now_ns)
@@ -818,12 +843,14 @@ void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_
 			return;
 		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
 			return; /* a scan is due anyway */
-		if (!sync_from_bpf(pt, pid, now_ns))
+		if (!sync_from_bpf(pt, pid, now_ns, NULL))
 			rescan_at(pt, p, now_ns);
 		return;
 	}
 	if (p && p->exited_ns && mapped_ns <= p->exited_ns)
 		return; /* found gone after it mapped this (at its exec record): a scan fails too */
+	if (p && p->rescan_at_ns)
+		return; /* its exec record left it to the scan after the drain */
 	process_table__scan(pt, pid, now_ns);
 }
 
@@ -832,6 +859,8 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	struct process *p = process_table__find(pt, pid);
 	size_t i;
 
+	if (p && !p->alive && p->rescan_at_ns)
+		gone_before_read(pt, p, now_ns); /* its exec record waited for this */
 	if (!p || !p->alive)
 		return;
 	for (i = 0; i < p->map_cnt; i++)
@@ -900,12 +929,21 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns)
 	for (i = 0; i < n; i++) {
 		struct process *p = process_table__find(pt, due[i]);
 		unsigned int left;
+		bool exec_pending;
 
 		if (!p || !p->rescan_at_ns || p->rescan_at_ns > now_ns)
 			continue; /* listed twice (a reused pid): rescanned already */
 		left = p->rescans_left;
 		p->rescan_at_ns = 0;
+		exec_pending = !p->alive && p->hint; /* left by its exec record */
 		p = process_table__scan(pt, due[i], now_ns);
+		if (!p && exec_pending) {
+			/* gone, and its exit record not read (lost) */
+			p = process_table__find(pt, due[i]);
+			if (p && !p->alive)
+				gone_before_read(pt, p, now_ns);
+			continue;
+		}
 		if (p && left > 1) {
 			p->rescans_left = left - 1;
 			rescan_at(pt, p, now_ns + RESCAN_AFTER_EXEC_NS * 4);
@@ -924,7 +962,7 @@ size_t process_table__reap(struct process_table *pt, uint64_t now_ns, uint64_t g
 		while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
 			struct process *p = v;
 
-			if (!p->alive && now_ns - p->exited_ns >= grace_ns)
+			if (!p->alive && !p->rescan_at_ns && now_ns - p->exited_ns >= grace_ns)
 				gone[n++] = key;
 		}
 		for (i = 0; i < n; i++)
