@@ -38,6 +38,14 @@ static bool name_matches(const char *name, const char *prefix, const char *suffi
 size_t capped_dir__trim(int dir_fd, const char *prefix, const char *suffix, uint64_t max_bytes,
 			bool keep_newest)
 {
+	uint64_t left;
+
+	return capped_dir__trim_left(dir_fd, prefix, suffix, max_bytes, keep_newest, &left);
+}
+
+size_t capped_dir__trim_left(int dir_fd, const char *prefix, const char *suffix, uint64_t max_bytes,
+			     bool keep_newest, uint64_t *left_bytes)
+{
 	struct capped_file *f = NULL;
 	size_t cnt = 0, cap = 0, deleted = 0, i;
 	uint64_t total = 0;
@@ -45,6 +53,7 @@ size_t capped_dir__trim(int dir_fd, const char *prefix, const char *suffix, uint
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 
+	*left_bytes = 0;
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
@@ -74,5 +83,6 @@ size_t capped_dir__trim(int dir_fd, const char *prefix, const char *suffix, uint
 		}
 	}
 	free(f);
+	*left_bytes = total;
 	return deleted;
 }

@@ -17,5 +17,8 @@
  */
 size_t capped_dir__trim(int dir_fd, const char *prefix, const char *suffix, uint64_t max_bytes,
 			bool keep_newest);
+/* capped_dir__trim(), and the bytes of the matching files left in *left_bytes. */
+size_t capped_dir__trim_left(int dir_fd, const char *prefix, const char *suffix, uint64_t max_bytes,
+			     bool keep_newest, uint64_t *left_bytes);
 
 #endif

@@ -38,10 +38,15 @@
  * CPU under churn at 10 a second.
  */
 #define POLL_INTERVAL_MS 250
-/* The metrics text is rebuilt at most this often, not at every poll: a rebuild reads every
- * per-CPU counter of the BPF side (a syscall each) and was two thirds of the agent's CPU
- * under churn when done ten times a second; a scrape sees numbers at most this old. */
-#define METRICS_REFRESH_NS 1000000000ull
+/* The metrics text is built when a scrape asks for it, not on a timer: a build reads every
+ * per-CPU counter of the BPF side (a syscall each), /proc/self/statm and every process of the
+ * tracker (two thirds of the agent's CPU under churn when done at every poll, an eighth of its
+ * userspace CPU still once a second). A scrape gets a text at most METRICS_MAX_AGE_MS old: an
+ * older one is rebuilt at the loop's next turn (at most a poll interval later), the scrape
+ * waiting for it up to METRICS_FRESH_WAIT_MS (metrics_server.h).
+ */
+#define METRICS_MAX_AGE_MS 1000
+#define METRICS_FRESH_WAIT_MS (2 * POLL_INTERVAL_MS)
 /* Free heap worth giving back after an interval: below it, malloc_trim()'s madvise calls (a
  * TLB flush on every CPU each) and the faults that fill the same pages again next interval
  * cost more than the few MiB they return (a tenth of the agent's CPU under churn, when every
@@ -381,7 +386,9 @@ static int run(const struct agent_options *o)
 	struct metrics_server *ms = NULL;
 	struct http_server *ui = NULL;
 	struct serve_api *ui_api = NULL;
-	uint64_t now, next_report, next_log, next_metrics;
+	struct metrics_server_opts mo = { .max_age_ms = METRICS_MAX_AGE_MS,
+					  .fresh_wait_ms = METRICS_FRESH_WAIT_MS };
+	uint64_t now, next_report, next_log;
 	char *metrics = NULL;
 	const size_t metrics_cap = 16384;
 	int err = 0;
@@ -390,7 +397,7 @@ static int run(const struct agent_options *o)
 	if (!ex)
 		return -errno;
 	if (o->metrics_addr) {
-		ms = metrics_server__start(o->metrics_addr, NULL);
+		ms = metrics_server__start(o->metrics_addr, &mo);
 		if (!ms) {
 			err = -errno;
 			pr_err("cannot serve metrics on %s: %s\n", o->metrics_addr,
@@ -429,7 +436,6 @@ static int run(const struct agent_options *o)
 	now = clock_ns(CLOCK_MONOTONIC);
 	next_report = now + (uint64_t)(o->interval_s * 1e9);
 	next_log = now + (uint64_t)(o->log_interval_s * 1e9);
-	next_metrics = now + METRICS_REFRESH_NS;
 	while (!stop_requested) {
 		err = session__poll(s, POLL_INTERVAL_MS);
 		if (err)
@@ -446,12 +452,9 @@ static int run(const struct agent_options *o)
 			if (mallinfo2().fordblks >= TRIM_SLACK_SZ)
 				malloc_trim(0); /* the interval's profile is gone: give it back */
 		}
-		if (ms && metrics && now >= next_metrics) {
-			size_t len = format_metrics(s, ex, ms, metrics, metrics_cap);
-
-			metrics_server__publish(ms, metrics, len);
-			next_metrics = now + METRICS_REFRESH_NS;
-		}
+		if (ms && metrics && metrics_server__wanted(ms))
+			metrics_server__publish(ms, metrics,
+						format_metrics(s, ex, ms, metrics, metrics_cap));
 		if (now >= next_log) {
 			next_log = now + (uint64_t)(o->log_interval_s * 1e9);
 			log_counters(s, ex);

@@ -2,14 +2,17 @@
  * connections and their limits. See metrics_server.h for the limits and why it has a thread
  * of its own.
  *
- * The snapshot (text, len) and the answer counters are the only state shared with callers
- * (m->lock); the handler copies the text into the answer under the lock, so publish() waits
- * for at most one copy, never for a client.
+ * The snapshot (text, len, its time and count) and the answer counters are the only state
+ * shared with callers (m->lock); the handler copies the text into the answer under the lock,
+ * so publish() waits for at most one copy, never for a client. With a max_age_ms, a scrape of
+ * an older text raises `wanted` (read without the lock by the owner's loop) and waits on
+ * m->published, outside the lock, for the next publish or fresh_wait_ms.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/http_server.h"
 #include "cli/metrics_server.h"
@@ -20,12 +23,44 @@
 
 struct metrics_server {
 	struct http_server *http;
-	pthread_mutex_t lock; /* text, len, served, rejected */
+	pthread_mutex_t lock;     /* text, len, published_ns, publish_cnt, served, rejected */
+	pthread_cond_t published; /* CLOCK_MONOTONIC: a publish came */
 	char *text;
 	size_t len;
-	uint64_t served;   /* 200 answers */
-	uint64_t rejected; /* the handler's 404s */
+	uint64_t published_ns; /* CLOCK_MONOTONIC of the text's publish */
+	uint64_t publish_cnt;
+	uint64_t served;                    /* 200 answers */
+	uint64_t rejected;                  /* the handler's 404s */
+	uint64_t max_age_ns, fresh_wait_ns; /* 0: text served as it is */
+	bool wanted;                        /* a scrape waits for a publish (atomic) */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Under m->lock: a text older than max_age_ns is asked for anew and waited for, at most
+ * fresh_wait_ns. Whatever text there is afterwards is served.
+ */
+static void wait_fresh(struct metrics_server *m)
+{
+	uint64_t now = mono_ns(), end, seen = m->publish_cnt;
+	struct timespec ts;
+
+	if (!m->max_age_ns || !m->text || now - m->published_ns <= m->max_age_ns)
+		return;
+	__atomic_store_n(&m->wanted, true, __ATOMIC_RELEASE);
+	end = now + m->fresh_wait_ns;
+	ts.tv_sec = (time_t)(end / 1000000000ull);
+	ts.tv_nsec = (long)(end % 1000000000ull);
+	while (m->publish_cnt == seen)
+		if (pthread_cond_timedwait(&m->published, &m->lock, &ts) == ETIMEDOUT)
+			break;
+}
 
 /* Runs on the server thread: GET /metrics (any query) gets the published text. */
 static void metrics__handle(void *ctx, const struct http_request *req, struct http_response *resp)
@@ -33,6 +68,8 @@ static void metrics__handle(void *ctx, const struct http_request *req, struct ht
 	struct metrics_server *m = ctx;
 
 	pthread_mutex_lock(&m->lock);
+	if (!strcmp(req->path, "/metrics"))
+		wait_fresh(m);
 	if (strcmp(req->path, "/metrics")) {
 		resp->status = 404;
 		m->rejected++;
@@ -63,12 +100,21 @@ struct metrics_server *metrics_server__start(const char *addr,
 		.response_timeout_ms = RESPONSE_TIMEOUT_MS_DEFAULT,
 	};
 	struct metrics_server *m = calloc(1, sizeof(*m));
+	pthread_condattr_t ca;
 	int err;
 
 	if (!m)
 		return NULL;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->published, &ca);
+	pthread_condattr_destroy(&ca);
 	if (opts) {
+		m->max_age_ns = (uint64_t)opts->max_age_ms * 1000000ull;
+		m->fresh_wait_ns = (uint64_t)opts->fresh_wait_ms * 1000000ull;
+		if (!opts->fresh_wait_ms)
+			m->max_age_ns = 0;
 		ho.conn_max = opts->conn_max;
 		if (opts->request_timeout_ms)
 			ho.request_timeout_ms = opts->request_timeout_ms;
@@ -102,8 +148,17 @@ void metrics_server__publish(struct metrics_server *m, const char *text, size_t 
 	old = m->text;
 	m->text = copy;
 	m->len = len;
+	m->published_ns = mono_ns();
+	m->publish_cnt++;
+	__atomic_store_n(&m->wanted, false, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&m->published);
 	pthread_mutex_unlock(&m->lock);
 	free(old);
+}
+
+bool metrics_server__wanted(struct metrics_server *m)
+{
+	return __atomic_load_n(&m->wanted, __ATOMIC_ACQUIRE);
 }
 
 void metrics_server__stats(struct metrics_server *m, struct metrics_server_stats *out)
@@ -127,6 +182,7 @@ void metrics_server__stop(struct metrics_server *m)
 	if (!m)
 		return;
 	http_server__stop(m->http); /* no handler call after this */
+	pthread_cond_destroy(&m->published);
 	pthread_mutex_destroy(&m->lock);
 	free(m->text);
 	free(m);

@@ -26,6 +26,7 @@
 #ifndef STACKSCOPE_METRICS_SERVER_H
 #define STACKSCOPE_METRICS_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,14 @@ struct metrics_server_opts {
 	unsigned conn_max;            /* 0: 16 */
 	unsigned request_timeout_ms;  /* 0: 3000 */
 	unsigned response_timeout_ms; /* 0: 5000 */
+	/* Text built on demand (0: off, every scrape gets the last text at once): a scrape of a
+	 * text older than max_age_ms says so (metrics_server__wanted()) and waits up to
+	 * fresh_wait_ms for the owner's next publish, then is answered with whatever text
+	 * there is. The wait holds the server thread (no other connection is served meanwhile):
+	 * at most one such wait per max_age_ms, as the text it waits for is fresh for that long.
+	 */
+	unsigned max_age_ms;
+	unsigned fresh_wait_ms;
 };
 
 struct metrics_server_stats {
@@ -55,8 +64,14 @@ struct metrics_server *metrics_server__start(const char *addr,
 					     const struct metrics_server_opts *opts);
 /* The port listened on. */
 uint16_t metrics_server__port(const struct metrics_server *m);
-/* Replace the text served (copied). Never waits for a client. */
+/* Replace the text served (copied); a scrape waiting for a fresh text gets this one. Never
+ * waits for a client.
+ */
 void metrics_server__publish(struct metrics_server *m, const char *text, size_t len);
+/* Whether a scrape waits for a fresh text (opts.fresh_wait_ms): the owner should build and
+ * publish one now. Cheap (no lock): meant to be asked at every turn of the owner's loop.
+ */
+bool metrics_server__wanted(struct metrics_server *m);
 /* A consistent snapshot of the counters. */
 void metrics_server__stats(struct metrics_server *m, struct metrics_server_stats *out);
 /* Stops the thread, closes every connection, frees. Accepts NULL. */

@@ -46,6 +46,11 @@
  * the agent has exported their interval (resource attributes come from the tracker).
  */
 #define PROCESS_GRACE_NS (60 * 1000000000ULL)
+/* Housekeeping against those graces (unused tables, exited processes, executables, off-CPU
+ * stacks) runs this often: each is a walk over every process or executable, a twentieth of
+ * the agent's userspace CPU under churn when done every second; the graces are minutes.
+ */
+#define COLLECT_INTERVAL_NS (5 * 1000000000ULL)
 /* An off-CPU stack no stay claimed this long is dropped (counted): the thread exited after a
  * short stay, or has been off CPU for longer (its stay, when it ends, is counted unmatched).
  */
@@ -441,7 +446,7 @@ int session__poll(struct session *s, int timeout_ms)
 		deferred__changed(s->deferred);
 	if (s->deferred && deferred__tick(s->deferred, now) == -ENOMEM)
 		return -ENOMEM;
-	if (now - s->last_collect_ns >= 1000000000ULL) {
+	if (now - s->last_collect_ns >= COLLECT_INTERVAL_NS) {
 		s->last_collect_ns = now;
 		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
 		process_table__reap(s->pt, now, PROCESS_GRACE_NS);

@@ -1,10 +1,12 @@
 /* Parser of the /proc/PID/maps text format:
  *   start-end perms offset major:minor inode [path]
- * Every field is checked; a malformed line fails the whole parse with -EINVAL (the kernel
- * never writes one, so it means we are reading something else).
+ * Every field of a line parsed is checked; a malformed line fails the whole parse with
+ * -EINVAL (the kernel never writes one, so it means we are reading something else). The
+ * process tracker's read skips the lines of mappings that are not executable unparsed.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +110,20 @@ static int parse_line(const char *s, const char *eol, struct proc_map *m)
 	return 0;
 }
 
-int proc_maps__parse(const char *text, struct proc_maps *out)
+/* Whether the line [s, eol) is of an executable mapping: its perms field (after the first
+ * space) has 'x'. A line too short to hold the field counts as one (parse_line() rejects it).
+ */
+static bool line_exec(const char *s, const char *eol)
+{
+	const char *sp = memchr(s, ' ', (size_t)(eol - s));
+
+	return !sp || eol - sp < 5 || sp[3] == 'x';
+}
+
+/* exec_only: the other lines are skipped unparsed (a process's maps are mostly data, stacks
+ * and heaps: parsing and copying them was half of what a rescan cost us).
+ */
+static int parse_text(const char *text, bool exec_only, struct proc_maps *out)
 {
 	size_t cap = 0;
 	const char *s = text;
@@ -121,7 +136,7 @@ int proc_maps__parse(const char *text, struct proc_maps *out)
 
 		if (!eol)
 			eol = s + strlen(s);
-		if (eol > s) {
+		if (eol > s && (!exec_only || line_exec(s, eol))) {
 			if (array__reserve_bounded((void **)&out->maps, &cap, out->cnt + 1,
 						   sizeof(*out->maps), 64, SIZE_MAX / 2)) {
 				err = -ENOMEM;
@@ -140,32 +155,47 @@ fail:
 	return err;
 }
 
-static int read_maps_file(const char *path, struct proc_maps *out);
+int proc_maps__parse(const char *text, struct proc_maps *out)
+{
+	return parse_text(text, false, out);
+}
+
+static int read_maps_file(const char *path, bool exec_only, struct proc_maps *out);
 
 /* A thread's maps, when they list anything. */
 static int try_maps_file(const char *path, void *out)
 {
-	int err = read_maps_file(path, out);
+	int err = read_maps_file(path, false, out);
 
 	if (!err && !((struct proc_maps *)out)->cnt)
 		err = -ESRCH;
 	return err;
 }
 
-int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
+static int try_maps_file_exec(const char *path, void *out)
+{
+	int err = read_maps_file(path, true, out);
+
+	if (!err && !((struct proc_maps *)out)->cnt)
+		err = -ESRCH;
+	return err;
+}
+
+static int read_maps(pid_t pid, const char *path, bool exec_only, struct proc_maps *out)
 {
 	char buf[64];
 	int err;
 
 	if (path)
-		return read_maps_file(path, out);
+		return read_maps_file(path, exec_only, out);
 	snprintf(buf, sizeof(buf), "/proc/%d/maps", (int)pid);
-	err = read_maps_file(buf, out);
+	err = read_maps_file(buf, exec_only, out);
 	if (!err && !out->cnt) {
 		/* empty: a kernel thread, or a leader that exited before its other threads */
 		struct proc_maps alt;
 
-		if (!live_thread__try(pid, "maps", try_maps_file, &alt)) {
+		if (!live_thread__try(pid, "maps", exec_only ? try_maps_file_exec : try_maps_file,
+				      &alt)) {
 			proc_maps__free(out);
 			*out = alt;
 		}
@@ -173,8 +203,18 @@ int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
 	return err;
 }
 
+int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out)
+{
+	return read_maps(pid, path, false, out);
+}
+
+int proc_maps__read_exec(pid_t pid, const char *path, struct proc_maps *out)
+{
+	return read_maps(pid, path, true, out);
+}
+
 /* -ESRCH for a file that is missing (the process is gone); an empty one (no mm) lists nothing. */
-static int read_maps_file(const char *path, struct proc_maps *out)
+static int read_maps_file(const char *path, bool exec_only, struct proc_maps *out)
 {
 	char *text = NULL;
 	size_t len = 0, cap = 0;
@@ -207,7 +247,7 @@ static int read_maps_file(const char *path, struct proc_maps *out)
 		len += (size_t)n;
 	}
 	text[len] = '\0';
-	err = proc_maps__parse(text, out);
+	err = parse_text(text, exec_only, out);
 out:
 	free(text);
 	close(fd);

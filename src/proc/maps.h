@@ -38,6 +38,10 @@ struct proc_maps {
  * -EINVAL on a bad line.
  */
 int proc_maps__read(pid_t pid, const char *path, struct proc_maps *out);
+/* proc_maps__read() of the executable mappings only (PROC_MAP_EXEC): the other lines are
+ * neither parsed nor checked. An address space with none reads as empty.
+ */
+int proc_maps__read_exec(pid_t pid, const char *path, struct proc_maps *out);
 /* Parse maps text held in memory (NUL-terminated). */
 int proc_maps__parse(const char *text, struct proc_maps *out);
 void proc_maps__free(struct proc_maps *m);

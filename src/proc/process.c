@@ -24,8 +24,16 @@
  */
 #define RESCAN_AFTER_EXEC_NS (50 * 1000 * 1000ULL)
 
+/* process_table__refresh()'s interval doubles this many times at most. */
+#define REFRESH_BACKOFF_MAX 3
+
 /* Containers by cgroup id, so an exec in a known cgroup reads no /proc/PID/cgroup. */
 #define CGROUP_CACHE_MAX 4096
+/* Processes with a rescan pending, listed so that a due rescan is found without a walk over
+ * every process (exited ones included: thousands under churn); past this many the next due
+ * tick walks them all once more.
+ */
+#define PENDING_MAX 4096
 
 struct process_table {
 	struct u64_map by_pid;  /* pid + 1 -> struct process */
@@ -36,6 +44,12 @@ struct process_table {
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
 	int new_mappings_fd;
 	uint64_t next_rescan_ns; /* no process's rescan_at_ns is earlier (0: none pending) */
+	/* Every process with a rescan_at_ns, unless pending_lost (a pid may be listed twice,
+	 * or be listed with no rescan left: dropped at the next tick).
+	 */
+	pid_t *pending;
+	size_t pending_cnt, pending_cap;
+	bool pending_lost;
 	struct process_stats stats;
 	struct process_table_ops ops;
 };
@@ -56,6 +70,14 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 /* Schedule p's rescan at at_ns (process_table__tick() looks only once one is due). */
 static void rescan_at(struct process_table *pt, struct process *p, uint64_t at_ns)
 {
+	if (!p->rescan_at_ns) {
+		if (array__reserve_bounded((void **)&pt->pending, &pt->pending_cap,
+					   pt->pending_cnt + 1, sizeof(*pt->pending), 64,
+					   PENDING_MAX))
+			pt->pending_lost = true;
+		else
+			pt->pending[pt->pending_cnt++] = p->pid;
+	}
 	p->rescan_at_ns = at_ns;
 	if (!pt->next_rescan_ns || at_ns < pt->next_rescan_ns)
 		pt->next_rescan_ns = at_ns;
@@ -101,6 +123,7 @@ void process_table__free(struct process_table *pt)
 		process__free(v);
 	u64_map__free(&pt->by_pid);
 	cgroups__clear(pt);
+	free(pt->pending);
 	free(pt);
 }
 
@@ -435,9 +458,14 @@ static struct process *install_maps(struct process_table *pt, pid_t pid, struct 
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!p->alive)
+	if (!p->alive) {
 		p->named = false; /* new, or a pid reused since the exit */
+		p->refresh_idle = 0;
+	}
 	qsort(xm, n, sizeof(*xm), map_cmp);
+	p->view_changed = !p->alive || n != p->map_cnt;
+	for (i = 0; !p->view_changed && i < n; i++)
+		p->view_changed = !same_mapping(&xm[i], &p->maps[i]);
 	/* Reference the new mappings before dropping the old ones: no table unload in between. */
 	for (i = 0; i < n; i++)
 		exe_registry__ref(pt->reg, xm[i].exe);
@@ -490,7 +518,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 
 	pt->stats.scans++;
 	seq = new_mappings_seq(pt, pid);
-	err = proc_maps__read(pid, NULL, &maps);
+	err = proc_maps__read_exec(pid, NULL, &maps);
 	if (err) {
 		pt->stats.scan_failures++;
 		p = process_table__find(pt, pid);
@@ -590,7 +618,8 @@ static void overlay_mapping(struct exec_mapping *xm, size_t *n, const struct exe
  * file), every file still registered. What eBPF does not see (munmap, mprotect) waits for
  * the next /proc scan; samples at an address nobody knows trigger one (trace_handler.c).
  */
-static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64_t now_ns)
+static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64_t now_ns,
+				     bool *no_entry)
 {
 	struct process *p = process_table__find(pt, pid);
 	struct exec_mapping *xm;
@@ -599,8 +628,13 @@ static struct process *sync_from_bpf(struct process_table *pt, pid_t pid, uint64
 	uint64_t from, need, s;
 	size_t n = 0;
 
-	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+	if (pt->new_mappings_fd < 0)
 		return NULL;
+	if (bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm)) {
+		if (no_entry)
+			*no_entry = errno == ENOENT;
+		return NULL;
+	}
 	if (p && p->alive && nm.exec_seq <= p->view_seq) {
 		/* More mappings of the address space we know (view_seq 0: scanned before eBPF
 		 * started the ring, whose first seq is 1).
@@ -708,30 +742,52 @@ int process_table__scan_all(struct process_table *pt, uint64_t now_ns)
 struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
 				       uint64_t min_interval_ns)
 {
-	struct process *p = process_table__find(pt, pid);
+	struct process *p = process_table__find(pt, pid), *q;
 
-	if (p && (!p->alive || now_ns - p->scanned_ns < min_interval_ns))
+	if (p && (!p->alive || now_ns - p->scanned_ns < min_interval_ns << p->refresh_idle))
 		return p;
-	return process_table__scan(pt, pid, now_ns) ?: p;
+	q = process_table__scan(pt, pid, now_ns);
+	if (!q)
+		return p;
+	if (q->view_changed)
+		q->refresh_idle = 0;
+	else if (q->refresh_idle < REFRESH_BACKOFF_MAX)
+		q->refresh_idle++;
+	return q;
+}
+
+/* Gone before the reader got to it (the record did not wake it: eBPF knew every file): the
+ * exec record still names it, for its samples' process attributes.
+ */
+static void gone_before_read(struct process_table *pt, struct process *p, uint64_t now_ns)
+{
+	if (p->hint)
+		name_process(pt, p);
+	p->rescan_at_ns = 0;
+	p->rescans_left = 0;
+	p->exited_ns = now_ns;
+	pt->stats.gone_before_read++;
 }
 
 void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
 			 uint64_t now_ns)
 {
 	struct process *p = process_table__find(pt, pid);
+	bool no_entry = false;
 	uint64_t view_seq;
 
 	if (!p && info)
 		p = get_or_add(pt, pid); /* not alive: the scan or sync below makes it so */
 	if (p) {
 		p->named = false;
+		p->refresh_idle = 0;
 		free(p->hint);
 		p->hint = NULL;
 		if (info && (p->hint = malloc(sizeof(*p->hint))))
 			*p->hint = *info;
 	}
 	view_seq = p && p->alive ? p->view_seq : 0;
-	if ((p = sync_from_bpf(pt, pid, now_ns))) {
+	if ((p = sync_from_bpf(pt, pid, now_ns, &no_entry))) {
 		/* The loader's mmaps are reported one by one. The view may already be of this
 		 * image, taken when an earlier record of the pid was read (two execs in a row,
 		 * e.g. setpriv then python, both in the ring at once): whoever dropped what they
@@ -745,6 +801,17 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		}
 		return;
 	}
+	p = process_table__find(pt, pid);
+	if (no_entry && p && !p->alive && p->hint && p->hint->exe_file_id) {
+		/* eBPF followed this exec (the record names its file) and keeps no account of the
+		 * process any more: almost always gone, its exit record right behind this one.
+		 * Decided after the drain (process_table__tick()): the exit record, if it comes,
+		 * says so without a syscall; else it is scanned then.
+		 */
+		p->rescans_left = 2;
+		rescan_at(pt, p, now_ns);
+		return;
+	}
 	/* Most short processes are gone by the time the reader gets to their exec: a failed
 	 * kill(0) is far cheaper than failing to open /proc/PID/maps (a negative dentry).
 	 */
@@ -755,14 +822,8 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 		return;
 	}
 	p = process_table__find(pt, pid);
-	if (p && !p->alive && p->hint) {
-		/* Gone before the reader got to it (the record did not wake it: eBPF knew every
-		 * file): the record still names it, for its samples' process attributes.
-		 */
-		name_process(pt, p);
-		p->exited_ns = now_ns;
-		pt->stats.gone_before_read++;
-	}
+	if (p && !p->alive && p->hint)
+		gone_before_read(pt, p, now_ns);
 }
 
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_ns, uint64_t now_ns)
@@ -774,14 +835,22 @@ void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_
 	 * right after the drain).
 	 */
 	if (p && p->alive) {
+		/* Our view was read after the mapping was made (eBPF enters it before the
+		 * record's time; /proc shows it by then): nothing to look up. An exec'd
+		 * process's view comes from its exec record, after the loader's mmaps.
+		 */
+		if (mapped_ns < p->scanned_ns)
+			return;
 		if (p->rescan_at_ns && p->rescan_at_ns <= now_ns)
 			return; /* a scan is due anyway */
-		if (!sync_from_bpf(pt, pid, now_ns))
+		if (!sync_from_bpf(pt, pid, now_ns, NULL))
 			rescan_at(pt, p, now_ns);
 		return;
 	}
 	if (p && p->exited_ns && mapped_ns <= p->exited_ns)
 		return; /* found gone after it mapped this (at its exec record): a scan fails too */
+	if (p && p->rescan_at_ns)
+		return; /* its exec record left it to the scan after the drain */
 	process_table__scan(pt, pid, now_ns);
 }
 
@@ -790,6 +859,8 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 	struct process *p = process_table__find(pt, pid);
 	size_t i;
 
+	if (p && !p->alive && p->rescan_at_ns)
+		gone_before_read(pt, p, now_ns); /* its exec record waited for this */
 	if (!p || !p->alive)
 		return;
 	for (i = 0; i < p->map_cnt; i++)
@@ -803,33 +874,76 @@ void process_table__exit(struct process_table *pt, pid_t pid, uint64_t now_ns)
 		pt->ops.exited(p, pt->ops.ctx);
 }
 
-void process_table__tick(struct process_table *pt, uint64_t now_ns)
+/* The pending list made whole again from a walk over every process (it overflowed). */
+static void relist_pending(struct process_table *pt)
 {
 	size_t it = 0;
-	uint64_t key, next = 0;
+	uint64_t key;
 	void *v;
-	pid_t due[64];
-	size_t n = 0, i;
 
-	if (!pt->next_rescan_ns || pt->next_rescan_ns > now_ns)
-		return; /* nothing due: no walk over every process at every poll */
+	pt->pending_cnt = 0;
+	pt->pending_lost = false;
 	while (u64_map__next(&pt->by_pid, &it, &key, &v)) {
 		struct process *p = v;
 
 		if (!p->rescan_at_ns)
 			continue;
-		if (p->rescan_at_ns <= now_ns && n < 64)
-			due[n++] = p->pid;
-		else if (!next || p->rescan_at_ns < next)
-			next = p->rescan_at_ns;
+		if (array__reserve_bounded((void **)&pt->pending, &pt->pending_cap,
+					   pt->pending_cnt + 1, sizeof(*pt->pending), 64,
+					   PENDING_MAX)) {
+			pt->pending_lost = true;
+			return;
+		}
+		pt->pending[pt->pending_cnt++] = p->pid;
 	}
+}
+
+void process_table__tick(struct process_table *pt, uint64_t now_ns)
+{
+	uint64_t next = 0;
+	pid_t due[64];
+	size_t n = 0, i, kept = 0;
+
+	if (!pt->next_rescan_ns || pt->next_rescan_ns > now_ns)
+		return; /* nothing due: the pending list is not even looked at */
+	if (pt->pending_lost)
+		relist_pending(pt);
+	for (i = 0; i < pt->pending_cnt; i++) {
+		pid_t pid = pt->pending[i];
+		const struct process *p = process_table__find(pt, pid);
+
+		if (!p || !p->rescan_at_ns)
+			continue; /* exited, reaped, or rescanned already */
+		if (p->rescan_at_ns <= now_ns && n < 64) {
+			due[n++] = pid;
+			continue;
+		}
+		if (!next || p->rescan_at_ns < next)
+			next = p->rescan_at_ns;
+		pt->pending[kept++] = pid;
+	}
+	pt->pending_cnt = kept;
+	if (pt->pending_lost)
+		next = now_ns; /* the walk stopped short: walk again at the next tick */
 	pt->next_rescan_ns = next;
 	for (i = 0; i < n; i++) {
 		struct process *p = process_table__find(pt, due[i]);
-		unsigned int left = p->rescans_left;
+		unsigned int left;
+		bool exec_pending;
 
+		if (!p || !p->rescan_at_ns || p->rescan_at_ns > now_ns)
+			continue; /* listed twice (a reused pid): rescanned already */
+		left = p->rescans_left;
 		p->rescan_at_ns = 0;
+		exec_pending = !p->alive && p->hint; /* left by its exec record */
 		p = process_table__scan(pt, due[i], now_ns);
+		if (!p && exec_pending) {
+			/* gone, and its exit record not read (lost) */
+			p = process_table__find(pt, due[i]);
+			if (p && !p->alive)
+				gone_before_read(pt, p, now_ns);
+			continue;
+		}
 		if (p && left > 1) {
 			p->rescans_left = left - 1;
 			rescan_at(pt, p, now_ns + RESCAN_AFTER_EXEC_NS * 4);
@@ -839,20 +953,24 @@ void process_table__tick(struct process_table *pt, uint64_t now_ns)
 
 size_t process_table__reap(struct process_table *pt, uint64_t now_ns, uint64_t grace_ns)
 {
-	size_t it = 0, n = 0, i;
+	size_t it, n, i, total = 0;
 	uint64_t key, gone[256];
 	void *v;
 
-	while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
-		struct process *p = v;
+	do { /* a walk per 256 (deleting while walking would skip entries) */
+		it = n = 0;
+		while (n < 256 && u64_map__next(&pt->by_pid, &it, &key, &v)) {
+			struct process *p = v;
 
-		if (!p->alive && now_ns - p->exited_ns >= grace_ns)
-			gone[n++] = key;
-	}
-	for (i = 0; i < n; i++)
-		process__free(u64_map__del(&pt->by_pid, gone[i]));
-	pt->stats.reaped += n;
-	return n;
+			if (!p->alive && !p->rescan_at_ns && now_ns - p->exited_ns >= grace_ns)
+				gone[n++] = key;
+		}
+		for (i = 0; i < n; i++)
+			process__free(u64_map__del(&pt->by_pid, gone[i]));
+		total += n;
+	} while (n == 256);
+	pt->stats.reaped += total;
+	return total;
 }
 
 void process_table__stats(const struct process_table *pt, struct process_stats *out)

@@ -45,9 +45,13 @@ struct process {
 	bool named;             /* comm, exe_path and container read since the last exec */
 	struct exec_info *hint; /* what the last exec record said, until named */
 	uint64_t exited_ns;     /* CLOCK_MONOTONIC of the exit (alive == false) */
-	uint64_t scanned_ns;    /* CLOCK_MONOTONIC of the last scan */
+	uint64_t scanned_ns;    /* CLOCK_MONOTONIC of the last view (/proc scan or eBPF's
+				 * account), taken before it was read: maps shows every
+				 * mapping made before it */
 	uint64_t rescan_at_ns;  /* pending rescan (0: none) */
 	unsigned int rescans_left;
+	unsigned int refresh_idle; /* refresh scans in a row that found no change (backoff) */
+	bool view_changed;         /* the last view differed from the one before */
 };
 
 struct process_stats {
@@ -93,7 +97,10 @@ int process_table__scan_all(struct process_table *pt, uint64_t now_ns);
 /* (Re)scan one process now. NULL with errno ESRCH if it is gone. */
 struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_t now_ns);
 /* A sample referred to pid at an address we could not resolve: rescan, at most once per
- * `min_interval_ns` per process. Returns the process (possibly not rescanned) or NULL.
+ * `min_interval_ns` per process, doubled after each such rescan that found nothing new (up to
+ * 8x: a process running code in anonymous memory, a JIT eBPF knows nothing of, asks at every
+ * sample, and a big one's maps take milliseconds to read); any change, or an exec, resets it.
+ * Returns the process (possibly not rescanned) or NULL.
  */
 struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint64_t now_ns,
 				       uint64_t min_interval_ns);
@@ -103,9 +110,11 @@ struct process *process_table__refresh(struct process_table *pt, pid_t pid, uint
 void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_info *info,
 			 uint64_t now_ns);
 /* The process mapped a file executable at mapped_ns (CLOCK_MONOTONIC, the record's time):
- * apply what eBPF entered when it knew the file, else rescan now, unless a rescan is already
- * due (an exec'ing process gets several mmaps in a row; one rescan after the burst suffices)
- * or the process was found gone after mapped_ns (nothing left to read).
+ * nothing when its view is newer (read after mapped_ns: the loader's mmaps of a process whose
+ * exec record was read after them); else apply what eBPF entered when it knew the file, else
+ * rescan now, unless a rescan is already due (an exec'ing process gets several mmaps in a
+ * row; one rescan after the burst suffices) or the process was found gone after mapped_ns
+ * (nothing left to read).
  */
 void process_table__mapped(struct process_table *pt, pid_t pid, uint64_t mapped_ns,
 			   uint64_t now_ns);

@@ -5,7 +5,10 @@
  * temporary name and renamed, so a reader never sees half a file; a file that fails any
  * check (size, magic, version, id, CRC, row order) is deleted and counted, never used.
  * The folder is kept under max_bytes by deleting the least recently used entries (reads
- * refresh an entry's mtime). Nothing here is required: every failure degrades to a rebuild.
+ * refresh an entry's mtime): walked after a store that takes what we know of it (its entries
+ * at the last walk plus our stores since) past the cap, else every 16 stores, so what another
+ * process stores there is counted by then. Nothing here is required: every failure degrades
+ * to a rebuild.
  *
  * The folder is trusted only when no one else can write into it (created 0700; an existing
  * one must be ours, not a symlink, not writable by group or others: output_file__open_dir())

@@ -370,7 +370,7 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 		   uint64_t now_ns)
 {
 	bool wanted = exe->last_sampled_ns || exe->table_wanted;
-	size_t need = unwind_maps__entries_needed(q->um, t);
+	size_t need = 0; /* counted when the pool has no room: a pass over every row */
 	int tries, err = -ENOSPC;
 
 	for (tries = 0; tries <= EVICT_TRIES; tries++) {
@@ -379,6 +379,8 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 		err = unwind_maps__install(q->um, exe, t);
 		if (err != -ENOSPC || !wanted)
 			break;
+		if (!need)
+			need = unwind_maps__entries_needed(q->um, t);
 		v = victim(q, exe, need, now_ns);
 		if (!v)
 			break;
@@ -393,7 +395,7 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 		wait_evicted(q, exe, now_ns, 0);
 		exe->table_retry_ns = 0;
 	} else if (err == -ENOSPC) {
-		wait_evicted(q, exe, now_ns, need);
+		wait_evicted(q, exe, now_ns, need ?: unwind_maps__entries_needed(q->um, t));
 		count_pool_full(q, exe);
 	} else if (err == -E2BIG) {
 		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */

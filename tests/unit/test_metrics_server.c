@@ -3,8 +3,9 @@
  * published text and its Prometheus content type, 404, 405 for POST and HEAD, 400, 414, 431); a client that trickles its request one byte at a time neither delays
  * other clients' scrapes nor stays past the request timeout; conn_max clients at once are served and one more is refused;
  * a client that never reads its (large) answer is dropped at the answer timeout while
- * another client is served and publish() returns at once. Timeouts are shortened through
- * the options, so the whole file runs in about 2 s.
+ * another client is served and publish() returns at once; with max_age_ms, a scrape of a
+ * stale text waits for the owner's next publish (or fresh_wait_ms). Timeouts are shortened
+ * through the options, so the whole file runs in about 3 s.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -329,6 +330,78 @@ TEST(slow_reader_dropped_publish_never_waits)
 	free(text);
 }
 
+struct scrape {
+	uint16_t port;
+	int status;
+	char body[64];
+	size_t len;
+	uint64_t ms;
+};
+
+static void *scrape__run(void *arg)
+{
+	struct scrape *c = arg;
+	uint64_t t0 = mono_ms();
+
+	c->status = client__request(c->port, "GET /metrics HTTP/1.1\r\n\r\n", c->body,
+				    sizeof(c->body) - 1, &c->len);
+	c->ms = mono_ms() - t0;
+	return NULL;
+}
+
+/* With max_age_ms: a scrape of an older text asks for a new one (wanted) and gets the next
+ * publish; with no publish it gets the old text once fresh_wait_ms is over; a fresh text is
+ * served at once, and nothing is wanted then, nor without the option.
+ */
+TEST(built_on_scrape)
+{
+	struct metrics_server_opts o = { .max_age_ms = 100, .fresh_wait_ms = 3000 };
+	struct metrics_server *m = start(&o), *plain = start(NULL);
+	struct scrape c = { .port = metrics_server__port(m) };
+	uint64_t deadline;
+	pthread_t t;
+
+	metrics_server__publish(m, "a 1\n", 4);
+	scrape__run(&c);
+	CHECK_EQ_INT(c.status, 200);
+	CHECK(c.len == 4 && !memcmp(c.body, "a 1\n", 4));
+	CHECK(c.ms < 100);
+	CHECK(!metrics_server__wanted(m));
+	usleep(200 * 1000); /* the text is stale now */
+	REQUIRE(!pthread_create(&t, NULL, scrape__run, &c));
+	deadline = mono_ms() + 2000;
+	while (!metrics_server__wanted(m) && mono_ms() < deadline)
+		usleep(2000);
+	CHECK(metrics_server__wanted(m));
+	usleep(50 * 1000); /* the scrape waits meanwhile */
+	metrics_server__publish(m, "a 2\n", 4);
+	CHECK(!metrics_server__wanted(m));
+	pthread_join(t, NULL);
+	CHECK_EQ_INT(c.status, 200);
+	CHECK(c.len == 4 && !memcmp(c.body, "a 2\n", 4));
+	CHECK(c.ms >= 50 && c.ms < 2000);
+	metrics_server__stop(m);
+	/* nobody publishes: the stale text after the wait */
+	o.fresh_wait_ms = 150;
+	m = start(&o);
+	c.port = metrics_server__port(m);
+	metrics_server__publish(m, "b 1\n", 4);
+	usleep(200 * 1000);
+	scrape__run(&c);
+	CHECK_EQ_INT(c.status, 200);
+	CHECK(c.len == 4 && !memcmp(c.body, "b 1\n", 4));
+	CHECK(c.ms >= 140 && c.ms < 1500);
+	metrics_server__stop(m);
+	/* without the option the text is served as it is, however old */
+	c.port = metrics_server__port(plain);
+	metrics_server__publish(plain, "c 1\n", 4);
+	usleep(150 * 1000);
+	scrape__run(&c);
+	CHECK(c.status == 200 && c.ms < 100);
+	CHECK(!metrics_server__wanted(plain));
+	metrics_server__stop(plain);
+}
+
 TEST(bad_address)
 {
 	errno = 0;
@@ -346,6 +419,7 @@ int main(void)
 	RUN(trickling_client_does_not_delay_others);
 	RUN(concurrent_clients_and_refused);
 	RUN(slow_reader_dropped_publish_never_waits);
+	RUN(built_on_scrape);
 	RUN(bad_address);
 	return test_summary();
 }

@@ -196,6 +196,39 @@ TEST(bounded_by_lru)
 	table_cache__free(c);
 }
 
+/* The folder is walked only when our own stores would pass the cap, or every 16 stores: an
+ * entry another process stored (here planted, 2 MB, old) keeps the folder over the cap until
+ * that walk, not longer.
+ */
+TEST(walked_every_16_stores)
+{
+	struct unwind_table *t = sample_table(10);
+	struct table_cache *c = table_cache__new(dir, 1 << 20);
+	struct timespec old[2] = { { .tv_sec = 1000 }, { .tv_sec = 1000 } };
+	char path[512];
+	uint64_t id;
+	FILE *f;
+
+	REQUIRE(c && t);
+	REQUIRE(table_cache__store(c, 0x100, t) == 0); /* the first store walks */
+	path_of(0x200, path, sizeof(path));
+	f = fopen(path, "w");
+	REQUIRE(f);
+	REQUIRE(!ftruncate(fileno(f), 2 << 20));
+	fclose(f);
+	REQUIRE(utimensat(AT_FDCWD, path, old, 0) == 0);
+	for (id = 0x101; id <= 0x10f; id++) /* 15 stores: not walked */
+		REQUIRE(table_cache__store(c, id, t) == 0);
+	CHECK(access(path, F_OK) == 0);
+	REQUIRE(table_cache__store(c, 0x110, t) == 0); /* the 16th: walked, trimmed */
+	CHECK(access(path, F_OK) != 0);
+	path_of(0x110, path, sizeof(path));
+	CHECK(access(path, F_OK) == 0);
+	CHECK_EQ_INT(table_cache__stats(c)->evicted, 1);
+	unwind_table__free(t);
+	table_cache__free(c);
+}
+
 /* table_cache__new(path) fails with errno want. */
 static void check_refused(const char *path, int want)
 {
@@ -285,6 +318,7 @@ int main(void)
 	RUN(corruption_is_rejected);
 	RUN(windows_of_rows);
 	RUN(bounded_by_lru);
+	RUN(walked_every_16_stores);
 	RUN(unsafe_folder_refused);
 	RUN(symlink_entry_not_followed);
 	rc = test_summary();
