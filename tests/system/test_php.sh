@@ -61,7 +61,8 @@ test_chain cli-opcache -d opcache.enable_cli=1
 # saw 1 in a cold run)
 frames=$(grep -o '^php .*frames [0-9]* symbolized' "$TMP/cli.err" | grep -o '[0-9]* symbolized' | cut -d' ' -f1)
 markers=$(grep -o '^php .* [0-9]* markers' "$TMP/cli.err" | grep -o '[0-9]* markers' | cut -d' ' -f1)
-check_le "cli: PHP marker frames, per thousand frames" "$((${markers:-1000} * 1000 / (${frames:-0} + 1)))" 2
+check_le "cli: PHP marker frames, per thousand frames" "$((${markers:-1000} * 1000 / (${frames:-0} + 1)))" 2 ||
+	grep '^php ' "$TMP/cli.err" | sed 's/^/        /'
 
 # PHP -> C -> PHP, and an included file
 L_CMP=$(line "$DATA/php_mixed.php" CMP)

@@ -67,6 +67,7 @@ L_SUB=$(line "$DATA/py_mixed.py" SUB)
 L_ZLIB=$(line "$DATA/py_threads.py" ZLIB)
 L_SPIN=$(line "$DATA/py_threads.py" SPIN)
 L_DEEP=$(line "$DATA/py_recurse.py" DEEP)
+L_LEAF=$(line "$DATA/py_many_code.py" LEAF)
 
 # Thresholds: 499 Hz for 1.5 s is ~750 samples on an idle box; the interpreter's start-up
 # (and the moments before its library is known: "[unwind: unmapped pc]") costs a fixed ~30.
@@ -171,6 +172,32 @@ test_deep()
 		"$trunc" "$inc" 85 || show_py "$f"
 }
 
+# test_many_code NAME PYTHON: 150 distinct functions on every stack. Their code objects fit the
+# symbol cache together: each read once, and the samples still in flight when the process
+# exits keep their names (a cache where two of them evicted each other read the process again
+# on every sample, thousands of reads, and gave markers once it had exited).
+test_many_code()
+{
+	local name=$1 py=$2 f inc chain kept reads i
+
+	f=$TMP/$name-many.stacks
+	record "$TMP/$name-many.err" -F $HZ -o "$TMP/$name-many.pb.gz" -- "$py" -S \
+		"$DATA/py_many_code.py" $SECS
+	check_eq "$name-many: exit status" $? 0
+	$STACKS "$TMP/$name-many.pb.gz" | sed 's/^/x;/' >"$f"
+	inc=$(samples "$f" "*" ";leaf@py_many_code\\.py:$L_LEAF(;|\$)")
+	# f0..f149 in order (awk without interval expressions: the pattern spelt out)
+	chain=$(for ((i = 0; i < 150; i++)); do printf ';f%d@<string>:[0-9]+' $i; done)
+	kept=$(samples "$f" "*" \
+		";<module>@py_many_code\\.py:[0-9]+$chain;leaf@py_many_code\\.py:$L_LEAF(;[^;@]*)*\$")
+	reads=$(grep -o '^python .*code objects read [0-9]*' "$TMP/$name-many.err" | grep -o '[0-9]*$')
+	check_ge "$name many code objects: samples in the leaf" "$inc" 150
+	check_pct "$name many code objects: all 150 frames above the leaf named" "$kept" "$inc" 97 ||
+		show_py "$f"
+	check_le "$name many code objects: code objects read (150 on the stack, ~15 at start-up)" \
+		"${reads:-100000}" 450
+}
+
 # pyenv_python MINOR: the newest pyenv interpreter of 3.MINOR (any patch level), or nothing.
 pyenv_python()
 {
@@ -216,7 +243,7 @@ if ((${#found[@]})); then
 	fi
 fi
 
-# Late start and deep recursion on one interpreter: the newest pyenv one (3.11+), else
+# Late start, many code objects and deep recursion on one interpreter: the newest pyenv one (3.11+), else
 # Debian's (always there under CI). Never dropped silently: no interpreter is a visible skip
 # (a failure under CI, where Debian's must be there).
 late_name="" late_py="" late_minor=""
@@ -229,6 +256,7 @@ if [[ -z $late_py ]]; then
 	skip_setup "no Python 3.11+ (Debian's /usr/bin/python3 or pyenv): late start and deep recursion"
 else
 	test_late "$late_name" "$late_py" "$late_minor"
+	test_many_code "$late_name" "$late_py"
 	if [[ $late_minor -ge 11 ]]; then
 		test_deep "$late_name" "$late_py"
 	else

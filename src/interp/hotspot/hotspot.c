@@ -11,8 +11,8 @@
  * reused for every JVM of that file; what moves per process (code heaps, the interpreter) is
  * read once the JVM has initialised them (proc_refresh, until found).
  *
- * Invariants: the caches are direct-mapped tables of fixed size (HS_METHOD_CACHE_CAP,
- * HS_BLOB_CACHE_CAP), keyed by (pid, attach generation, address) and checked against the
+ * Invariants: the caches are set-associative tables of fixed size (HS_METHOD_CACHE_CAP,
+ * HS_BLOB_CACHE_CAP; base/lru_sets.h), keyed by (pid, attach generation, address) and checked against the
  * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
  * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
  * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/utf8.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
@@ -115,6 +116,7 @@ struct hotspot {
 	uint32_t gen;
 	struct method_entry methods[HS_METHOD_CACHE_CAP];
 	struct blob_entry blobs[HS_BLOB_CACHE_CAP];
+	struct lru_sets method_slots, blob_slots; /* which entry of methods, blobs holds one */
 	uint64_t stats[HS_STAT_CNT];
 	char text[HS_NAME_MAX * 2 + 32];
 	/* The current frame's inlined methods (interp_symbol.inlined): names copied here, the
@@ -126,7 +128,18 @@ struct hotspot {
 
 static void *hs_new(void)
 {
-	return calloc(1, sizeof(struct hotspot));
+	struct hotspot *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return NULL;
+	if (lru_sets__init(&hs->method_slots, HS_METHOD_CACHE_CAP) ||
+	    lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP)) {
+		lru_sets__free(&hs->method_slots);
+		free(hs);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return hs;
 }
 
 static void method_entry__clear(struct method_entry *e)
@@ -150,6 +163,8 @@ static void hs_free(void *rt)
 		free(hs->blobs[i].name);
 		nm_debug__free(&hs->blobs[i].dbg);
 	}
+	lru_sets__free(&hs->method_slots);
+	lru_sets__free(&hs->blob_slots);
 	free(hs);
 }
 
@@ -633,8 +648,8 @@ static void marker(struct hotspot *hs, struct interp_symbol *out, const char *te
 static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 				       uint64_t method, uint32_t cookie, struct interp_symbol *out)
 {
-	uint64_t slot =
-		u64_hash(method ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % HS_METHOD_CACHE_CAP;
+	uint64_t slot = lru_sets__slot(
+		&hs->method_slots, u64_hash(method ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
 	struct method_entry *e = &hs->methods[slot], fresh = { 0 };
 
 	if (e->pid == p->pid && e->gen == p->gen && e->method == method &&
@@ -668,8 +683,8 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 				   struct interp_symbol *out)
 {
 	const struct hs_proc_abi *b = &p->file->l.bpf;
-	uint64_t slot =
-		u64_hash(blob ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % HS_BLOB_CACHE_CAP;
+	uint64_t slot = lru_sets__slot(&hs->blob_slots,
+				       u64_hash(blob ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
 	struct blob_entry *e = &hs->blobs[slot];
 	uint64_t method = 0, name_ptr;
 	int32_t id = 0;

@@ -12,7 +12,8 @@
  * first-level TSD key); a process that fails gets native frames and a marker frame, as do
  * other versions and non-threaded builds.
  *
- * Invariants: two fixed-size direct-mapped caches (PERL_CACHE_CAP entries each): frame names
+ * Invariants: two fixed-size set-associative caches (PERL_CACHE_CAP entries each,
+ * base/lru_sets.h): frame names
  * keyed by (pid, attach generation, glob or CV address and cookie), statements keyed by (pid, attach
  * generation, COP address) and checked against the COP at every use (line and file pointer).
  * A COP whose line no longer matches the one eBPF read is not used (its op tree was freed: an
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "interp/interp.h"
 #include "interp/glibc_tsd.h"
@@ -156,6 +158,7 @@ enum perl_stat {
 struct perl {
 	struct name_entry *names;
 	struct cop_entry *cops;
+	struct lru_sets name_slots, cop_slots; /* which entry of names, cops holds an address */
 	uint64_t stats[PERL_STAT_CNT];
 	uint32_t next_gen;
 	char text[2 * PERL_NAME_MAX + 64];
@@ -169,9 +172,12 @@ static void *perl_new(void)
 		return NULL;
 	pl->names = calloc(PERL_CACHE_CAP, sizeof(*pl->names));
 	pl->cops = calloc(PERL_CACHE_CAP, sizeof(*pl->cops));
-	if (!pl->names || !pl->cops) {
+	if (!pl->names || !pl->cops || lru_sets__init(&pl->name_slots, PERL_CACHE_CAP) ||
+	    lru_sets__init(&pl->cop_slots, PERL_CACHE_CAP)) {
 		free(pl->names);
 		free(pl->cops);
+		lru_sets__free(&pl->name_slots);
+		lru_sets__free(&pl->cop_slots);
 		free(pl);
 		errno = ENOMEM;
 		return NULL;
@@ -194,6 +200,8 @@ static void perl_free(void *rt)
 	}
 	free(pl->names);
 	free(pl->cops);
+	lru_sets__free(&pl->name_slots);
+	lru_sets__free(&pl->cop_slots);
 	free(pl);
 }
 
@@ -630,8 +638,8 @@ static const char *marker_text(uint64_t code)
 static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr)
 {
 	const struct perl_layout *l = &pp->file->layout;
-	uint64_t slot =
-		u64_hash(addr ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)) % PERL_CACHE_CAP;
+	uint64_t slot = lru_sets__slot(
+		&pl->name_slots, u64_hash(addr ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)));
 	struct name_entry *e = &pl->names[slot];
 	char *name;
 
@@ -658,8 +666,8 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 					 uint64_t cop, uint32_t line16)
 {
 	const struct perl_layout *l = &pp->file->layout;
-	uint64_t slot =
-		u64_hash(cop ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)) % PERL_CACHE_CAP;
+	uint64_t slot = lru_sets__slot(&pl->cop_slots,
+				       u64_hash(cop ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)));
 	struct cop_entry *e = &pl->cops[slot];
 	pid_t from = reader;
 	uint64_t file;

@@ -13,10 +13,11 @@
  * and a process that fails gets native frames only. Other versions and ZTS builds get a
  * marker frame.
  *
- * Invariants: the function cache is a fixed-size direct-mapped table (PHP_FUNC_CACHE_CAP
- * entries) keyed by (pid, attach generation, zend_function address); an entry is re-read when
- * the eBPF cookie disagrees with it (a function freed and its memory reused: closures, the
- * per-request functions of FPM without opcache). Each attach gets a new generation.
+ * Invariants: the function cache is a fixed-size set-associative table (PHP_FUNC_CACHE_CAP
+ * entries, base/lru_sets.h) keyed by (pid, attach generation, zend_function address); an entry
+ * is re-read when the eBPF cookie disagrees with it (a function freed and its memory reused:
+ * closures, the per-request functions of FPM without opcache). Each attach gets a new
+ * generation.
  */
 #include <elf.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
@@ -146,6 +148,7 @@ enum php_stat {
 
 struct php {
 	struct func_entry *cache;
+	struct lru_sets slots; /* which cache entry holds a function */
 	uint64_t stats[PHP_STAT_CNT];
 	uint32_t next_gen;
 	char text[2 * PHP_NAME_MAX + 64];
@@ -158,7 +161,8 @@ static void *php_new(void)
 	if (!php)
 		return NULL;
 	php->cache = calloc(PHP_FUNC_CACHE_CAP, sizeof(*php->cache));
-	if (!php->cache) {
+	if (!php->cache || lru_sets__init(&php->slots, PHP_FUNC_CACHE_CAP)) {
+		free(php->cache);
 		free(php);
 		errno = ENOMEM;
 		return NULL;
@@ -183,6 +187,7 @@ static void php_free(void *rt)
 	for (i = 0; php->cache && i < PHP_FUNC_CACHE_CAP; i++)
 		func_entry__clear(&php->cache[i]);
 	free(php->cache);
+	lru_sets__free(&php->slots);
 	free(php);
 }
 
@@ -693,7 +698,8 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	 * functions at the same addresses until it compiles its own (the cookie tells).
 	 */
 	pid = pp->pid;
-	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PHP_FUNC_CACHE_CAP;
+	slot = lru_sets__slot(&php->slots,
+			      u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)));
 	e = &php->cache[slot];
 	if (flags & PHP_FRAME_FILE)
 		cookie = 0; /* the file name string is the whole entry */

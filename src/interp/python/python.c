@@ -12,8 +12,8 @@
  * once its interpreter is initialised (thread list, TSD slot, code object type); a process
  * that fails the check gets native frames only. Other Pythons get a marker frame.
  *
- * Invariants: the code cache is a fixed-size direct-mapped table (PYTHON_CODE_CACHE_CAP
- * entries), keyed by (pid, attach generation, code address); an entry is re-read when the eBPF
+ * Invariants: the code cache is a fixed-size set-associative table (PYTHON_CODE_CACHE_CAP
+ * entries, base/lru_sets.h), keyed by (pid, attach generation, code address); an entry is re-read when the eBPF
  * cookie disagrees with it (code object freed and its address reused). Each attach gets a new
  * generation, so a process that exec'd another Python never hits its old entries.
  */
@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/glibc_tsd.h"
@@ -154,6 +155,7 @@ enum py_stat {
 
 struct python {
 	struct code_entry *cache;
+	struct lru_sets slots; /* which cache entry holds a code object */
 	uint64_t stats[PY_STAT_CNT];
 	uint32_t next_gen;
 	char text[STR_MAX + 64];
@@ -166,7 +168,8 @@ static void *py_new(void)
 	if (!py)
 		return NULL;
 	py->cache = calloc(PYTHON_CODE_CACHE_CAP, sizeof(*py->cache));
-	if (!py->cache) {
+	if (!py->cache || lru_sets__init(&py->slots, PYTHON_CODE_CACHE_CAP)) {
+		free(py->cache);
 		free(py);
 		errno = ENOMEM;
 		return NULL;
@@ -192,6 +195,7 @@ static void py_free(void *rt)
 	for (i = 0; py->cache && i < PYTHON_CODE_CACHE_CAP; i++)
 		code_entry__clear(&py->cache[i]);
 	free(py->cache);
+	lru_sets__free(&py->slots);
 	free(py);
 }
 
@@ -737,7 +741,8 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	 * the same addresses (the cookie catches an object the child replaced).
 	 */
 	pid = pp->pid;
-	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)) % PYTHON_CODE_CACHE_CAP;
+	slot = lru_sets__slot(&py->slots,
+			      u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)));
 	e = &py->cache[slot];
 	if (e->pid != pid || e->gen != pp->gen || e->code != uf->addr ||
 	    (cookie && e->cookie != cookie)) {

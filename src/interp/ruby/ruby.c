@@ -27,8 +27,8 @@
  * instruction sequence object); a process that fails gets native frames only, counted and
  * warned once. Other versions get a `[ruby: unsupported version]` marker.
  *
- * Invariants: the iseq and method-entry caches are fixed-size direct-mapped tables keyed by
- * (pid, attach generation, address); an iseq entry is re-read when the eBPF cookie disagrees
+ * Invariants: the iseq and method-entry caches are fixed-size set-associative tables
+ * (base/lru_sets.h) keyed by (pid, attach generation, address); an iseq entry is re-read when the eBPF cookie disagrees
  * (freed and reused), a method entry when its called_id does.
  */
 #include <elf.h>
@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
@@ -223,6 +224,7 @@ enum rb_stat {
 struct ruby {
 	struct iseq_entry *iseqs;
 	struct me_entry *mes;
+	struct lru_sets iseq_slots, me_slots; /* which entry of iseqs, mes holds an address */
 	uint64_t stats[RB_STAT_CNT];
 	uint32_t next_gen;
 	size_t table_bytes; /* line tables kept by the iseq cache (<= RUBY_TABLE_BYTES_MAX) */
@@ -237,9 +239,12 @@ static void *rb_new(void)
 		return NULL;
 	rb->iseqs = calloc(RUBY_ISEQ_CACHE_CAP, sizeof(*rb->iseqs));
 	rb->mes = calloc(RUBY_ME_CACHE_CAP, sizeof(*rb->mes));
-	if (!rb->iseqs || !rb->mes) {
+	if (!rb->iseqs || !rb->mes || lru_sets__init(&rb->iseq_slots, RUBY_ISEQ_CACHE_CAP) ||
+	    lru_sets__init(&rb->me_slots, RUBY_ME_CACHE_CAP)) {
 		free(rb->iseqs);
 		free(rb->mes);
+		lru_sets__free(&rb->iseq_slots);
+		lru_sets__free(&rb->me_slots);
 		free(rb);
 		errno = ENOMEM;
 		return NULL;
@@ -282,6 +287,8 @@ static void rb_free(void *rt)
 		iseq_cache__drop(rb, &rb->iseqs[i]);
 	free(rb->iseqs);
 	free(rb->mes);
+	lru_sets__free(&rb->iseq_slots);
+	lru_sets__free(&rb->me_slots);
 	free(rb);
 }
 
@@ -890,8 +897,8 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 {
 	const struct rb_layout *l = &rp->file->layout;
 	struct ruby_reader r = { .pid = reader, .l = &l->obj };
-	uint64_t slot =
-		u64_hash(me ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)) % RUBY_ME_CACHE_CAP;
+	uint64_t slot = lru_sets__slot(&rb->me_slots,
+				       u64_hash(me ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)));
 	struct me_entry *e = &rb->mes[slot];
 	uint64_t head[5], def_head;
 
@@ -1018,8 +1025,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	/* Cached under the process whose state it is: a forked child shares its parent's iseqs at
 	 * the same addresses (the cookie catches one the child replaced).
 	 */
-	slot = u64_hash(uf->addr ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)) %
-	       RUBY_ISEQ_CACHE_CAP;
+	slot = lru_sets__slot(&rb->iseq_slots,
+			      u64_hash(uf->addr ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)));
 	e = &rb->iseqs[slot];
 	if (e->pid != rp->pid || e->gen != rp->gen || e->iseq != uf->addr || e->cookie != cookie) {
 		rb->stats[RB_STAT_ISEQ_READS]++;

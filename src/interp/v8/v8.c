@@ -27,8 +27,8 @@
  * must have the SharedFunctionInfo map type and the frame's cookie, or the frame shows as
  * "[v8: stale]" (counted), never as another function.
  *
- * Invariants: the caches are direct-mapped tables of fixed size (V8_SFI_CACHE_CAP,
- * V8_SCRIPT_CACHE_CAP) keyed by (pid, attach generation, address) and, for functions, the
+ * Invariants: the caches are set-associative tables of fixed size (V8_SFI_CACHE_CAP,
+ * V8_SCRIPT_CACHE_CAP, V8_CODE_CACHE_CAP; base/lru_sets.h) keyed by (pid, attach generation, address) and, for functions, the
  * cookie. All reads of process memory are bounded (names V8_STRING_MAX, source-position
  * tables V8_SPT_MAX, sources V8_SOURCE_MAX, line ends V8_LINES_MAX).
  */
@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "elf/elf_file.h"
 #include "interp/interp.h"
@@ -374,6 +375,7 @@ struct v8 {
 	struct sfi_entry sfis[V8_SFI_CACHE_CAP];
 	struct script_entry scripts[V8_SCRIPT_CACHE_CAP];
 	struct code_entry codes[V8_CODE_CACHE_CAP];
+	struct lru_sets sfi_slots, script_slots, code_slots; /* which entry holds an object */
 	uint64_t stats[V8_STAT_CNT];
 	char text[V8_STRING_MAX + 64];
 	/* The current optimised frame (interp_symbol): names copied here, as the caches may
@@ -385,7 +387,20 @@ struct v8 {
 
 static void *v8_new(void)
 {
-	return calloc(1, sizeof(struct v8));
+	struct v8 *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	if (lru_sets__init(&v->sfi_slots, V8_SFI_CACHE_CAP) ||
+	    lru_sets__init(&v->script_slots, V8_SCRIPT_CACHE_CAP) ||
+	    lru_sets__init(&v->code_slots, V8_CODE_CACHE_CAP)) {
+		lru_sets__free(&v->sfi_slots);
+		lru_sets__free(&v->script_slots);
+		free(v);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return v;
 }
 
 static void baseline__clear(struct sfi_entry *e)
@@ -458,6 +473,9 @@ static void v8_free(void *rt)
 		script_entry__clear(&v->scripts[i]);
 	for (i = 0; i < V8_CODE_CACHE_CAP; i++)
 		code_entry__clear(&v->codes[i]);
+	lru_sets__free(&v->sfi_slots);
+	lru_sets__free(&v->script_slots);
+	lru_sets__free(&v->code_slots);
 	free(v);
 }
 
@@ -905,10 +923,10 @@ static void v8_proc_free(void *rt, void *proc_state)
 
 /* ---- symbolization ---- */
 
-/* The slot of a direct-mapped cache of cap entries for an object of the process. */
-static size_t cache_slot(const struct v8_proc *p, uint64_t addr, size_t cap)
+/* The slot of a cache (its index: slots) for an object of the process. */
+static size_t cache_slot(struct lru_sets *slots, const struct v8_proc *p, uint64_t addr)
 {
-	return (size_t)(u64_hash(addr ^ u64_hash((uint64_t)p->pid << 32 | p->gen)) % cap);
+	return lru_sets__slot(slots, u64_hash(addr ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
 }
 
 static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
@@ -1082,7 +1100,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 				       uint64_t script)
 {
 	const struct v8_layout *l = &p->file->l;
-	struct script_entry *e = &v->scripts[cache_slot(p, script, V8_SCRIPT_CACHE_CAP)],
+	struct script_entry *e = &v->scripts[cache_slot(&v->script_slots, p, script)],
 			    fresh = { 0 };
 	uint64_t name, ends, source, data;
 	uint8_t *chars = NULL;
@@ -1380,7 +1398,7 @@ static void anonymous_name(struct sfi_entry *e, const struct script_entry *s)
 static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t sfi,
 				 uint32_t cookie, struct interp_symbol *out)
 {
-	struct sfi_entry *e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)], fresh = { 0 };
+	struct sfi_entry *e = &v->sfis[cache_slot(&v->sfi_slots, p, sfi)], fresh = { 0 };
 	int err;
 
 	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie) {
@@ -1480,7 +1498,7 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_t code,
 				   uint32_t cookie, struct interp_symbol *out)
 {
-	struct code_entry *e = &v->codes[cache_slot(p, code, V8_CODE_CACHE_CAP)], fresh = { 0 };
+	struct code_entry *e = &v->codes[cache_slot(&v->code_slots, p, code)], fresh = { 0 };
 	pid_t readers[2] = { reader, p->pid };
 	int err = -EFAULT, i;
 
@@ -1535,7 +1553,7 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 
 	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie)) {
 		/* unreadable (the process has exited since): the function as read before */
-		e = &v->sfis[cache_slot(p, sfi, V8_SFI_CACHE_CAP)];
+		e = &v->sfis[cache_slot(&v->sfi_slots, p, sfi)];
 		if (e->pid != p->pid || e->gen != p->gen || e->sfi != sfi || !e->name)
 			return false;
 	} else if (!(e = sfi_get(v, p, reader, sfi, cookie, &ignored))) {
