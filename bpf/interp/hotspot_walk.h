@@ -31,6 +31,7 @@
 #define HS_FRAME_MAX (1ULL << 20) /* fp or a frame may be at most this far above sp */
 #define HS_SLOT_BASE 10           /* window of interpreter slots: fp - 80 .. fp + 16 */
 #define HS_BIT (1 << FRAME_KIND_HOTSPOT)
+#define HS_ENTRY_BARRIER_COOKIE (~0ULL) /* see hs_blob() */
 
 struct hs_cursor {
 	__u64 slots[HS_SLOT_BASE + 2]; /* interpreter frame: words fp-80 .. fp+8 */
@@ -156,6 +157,17 @@ static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const str
 	return orig - code;
 }
 
+/* Does addr lie in one of the JVM's code heaps? */
+static __always_inline int hs_in_code_heap(const struct hs_proc_abi *p, __u64 addr)
+{
+	int i;
+
+	for (i = 0; i < HS_MAX_HEAPS; i++)
+		if (i < p->heap_cnt && addr >= p->heap[i].low && addr < p->heap[i].high)
+			return 1;
+	return 0;
+}
+
 /* The CodeBlob holding pc, found through its heap's segment map; 0 when none. */
 static __always_inline __u64 hs_find_blob(const struct hs_proc_abi *p, __u64 pc)
 {
@@ -232,11 +244,33 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		hs_emit(st, frames, blob, HS_SUB_STUB, pc - code, 0);
 		hs_count(HS_COUNTER_STUB);
 	}
-	if (frame_size <= 0 && !nm && fp > sp && fp - sp < HS_FRAME_MAX) {
-		/* A stub with no frame size of its own keeps the frame-pointer chain. */
-		if (ss_read_user(&saved_fp, 8, fp) < 0 || ss_read_user(&ra, 8, fp + 8) < 0)
+	if (frame_size <= 0 && !nm && !st->pc_is_return && ss_read_user(&ra, sizeof(ra), sp) == 0 &&
+	    hs_in_code_heap(p, ra)) {
+		/* A leaf stub that built no frame (array copies, checks): the word at sp is a
+		 * return address into Java code, where the fp chain would follow the caller's rbp,
+		 * a scratch register in compiled code.
+		 */
+		if (hs_move(st, ra, sp + 8, fp) < 0)
 			return hs_bad_frame(st);
-		if (hs_move(st, ra, fp + 16, saved_fp) < 0)
+		return 1;
+	}
+	if (frame_size <= 0 && !nm && fp > sp && fp - sp < HS_FRAME_MAX) {
+		/* A stub with no frame size of its own keeps the frame-pointer chain: saved fp,
+		 * return address. The nmethod entry barrier's stub (x86-64: push -1, then enter)
+		 * has its cookie between the two, -1 unless it deoptimises: the return address is
+		 * one word higher.
+		 */
+		__u64 link[3] = { 0 };
+
+		if (ss_read_user(link, sizeof(link), fp) < 0)
+			return hs_bad_frame(st);
+		if (link[1] == HS_ENTRY_BARRIER_COOKIE) {
+			hs_count(HS_COUNTER_BARRIER);
+			if (hs_move(st, link[2], fp + 24, link[0]) < 0)
+				return hs_bad_frame(st);
+			return 1;
+		}
+		if (hs_move(st, link[1], fp + 16, link[0]) < 0)
 			return hs_bad_frame(st);
 		return 1;
 	}

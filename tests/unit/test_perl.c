@@ -54,48 +54,7 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 	return 0;
 }
 
-/* The native walk is not run here: its table lookups find nothing. */
-static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
-{
-	(void)pid, (void)pc;
-	return NULL;
-}
-
-static struct file_info *ss_lookup_file(__u64 file_id)
-{
-	(void)file_id;
-	return NULL;
-}
-
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	(void)file_id, (void)page;
-	return NULL;
-}
-
-static struct unwind_entry *ss_lookup_entry(__u32 index)
-{
-	(void)index;
-	return NULL;
-}
-
-static struct unwind_rule *ss_lookup_rule(__u32 index)
-{
-	(void)index;
-	return NULL;
-}
-
-/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
- * walk ends there, as eBPF's does for a process it has no Go entry for.
- */
-struct unwind_cursor;
-static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
-{
-	(void)st, (void)which, (void)ctx;
-	return -1;
-}
-
-#include "native_unwind.h"
+#include "walk_without_tables.h"
 
 static struct interp_file *ss_interp_file(__u64 file_id)
 {

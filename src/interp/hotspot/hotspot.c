@@ -873,6 +873,7 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_BAD_FRAME] = "caller not found",
 	[HS_COUNTER_TRUNCATED] = "truncated",
 	[HS_COUNTER_DEOPT] = "deoptimised frames",
+	[HS_COUNTER_BARRIER] = "entry barrier frames",
 };
 
 static const char *const hs_stat_names[HS_STAT_CNT] = {

@@ -1,0 +1,215 @@
+/* Tests of the HotSpot walk's stub frames (bpf/interp/hotspot_walk.h, run as C) over a code
+ * heap and a stack laid out in this process's own memory as a JVM lays them out: the CodeBlob
+ * found through the heap's segment map, then the caller found as x86-64 HotSpot's stubs leave
+ * it:
+ *   - a stub that built a frame (enter): saved fp at fp, the return address above it;
+ *   - the nmethod entry barrier's stub (push -1, then enter): its cookie between the two, the
+ *     return address one word higher (the walk ended at "bad pc" before: -1 is no address);
+ *   - a leaf stub that built no frame (an array copy): the return address at sp, the caller's
+ *     rbp left alone (compiled code's scratch register, not a frame pointer).
+ * Reads go through process_vm_readv on ourselves, so a bad address fails as
+ * bpf_probe_read_user() does instead of crashing the test.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "abi.h"
+#include "test.h"
+
+static uint64_t counters[INTERP_COUNTER_MAX];
+
+static int ss_read_user(void *dst, __u32 size, __u64 addr)
+{
+	struct iovec local = { dst, size }, remote = { (void *)(uintptr_t)addr, size };
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
+		memset(dst, 0, size);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+#include "walk_without_tables.h"
+
+static struct interp_proc jvm; /* "interp_procs" for our pid, HotSpot */
+
+static struct interp_file *ss_interp_file(__u64 file_id)
+{
+	(void)file_id;
+	return NULL;
+}
+
+static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
+{
+	return pid == (__u32)getpid() && runtime == FRAME_KIND_HOTSPOT ? &jvm : NULL;
+}
+
+static struct interp_code *ss_interp_code(__u32 pid)
+{
+	(void)pid;
+	return NULL;
+}
+
+static void ss_interp_count(__u32 runtime, __u32 which)
+{
+	if (runtime == FRAME_KIND_HOTSPOT && which < INTERP_COUNTER_MAX)
+		counters[which]++;
+}
+
+#include "interp/interp_walk.h"
+
+/* ---- a JVM's code heap, in our memory ---- */
+
+#define LOG2_SEG 6 /* 64-byte segments */
+#define HEAP_SEGS 64
+#define BLOCK_HDR 16
+/* CodeBlob field offsets of this made-up layout (the walk takes them from hs_proc_abi) */
+#define OFF_FRAME_SIZE 8
+#define OFF_FRAME_COMPLETE 12
+#define OFF_KIND 16
+#define OFF_CODE 20 /* int offset from the blob */
+#define KIND_NMETHOD 1
+#define KIND_BUFFER 3
+#define CODE_AT 64 /* the blob's code, bytes from the blob */
+
+static uint8_t heap[HEAP_SEGS << LOG2_SEG] __attribute__((aligned(64)));
+static uint8_t segmap[HEAP_SEGS];
+
+/* A blob of kind and frame size in the block at segment seg (blocks of segs segments);
+ * returns its code's address.
+ */
+static uint64_t put_blob(unsigned int seg, unsigned int segs, uint8_t kind, int32_t frame_size)
+{
+	uint8_t *blob = heap + ((size_t)seg << LOG2_SEG) + BLOCK_HDR;
+	int32_t code = CODE_AT, complete = 0;
+	unsigned int i;
+
+	for (i = 0; i < segs; i++)
+		segmap[seg + i] = (uint8_t)i; /* hops back to the block's first segment */
+	memcpy(blob + OFF_FRAME_SIZE, &frame_size, 4);
+	memcpy(blob + OFF_FRAME_COMPLETE, &complete, 4);
+	blob[OFF_KIND] = kind;
+	memcpy(blob + OFF_CODE, &code, 4);
+	return (uint64_t)(uintptr_t)blob + CODE_AT;
+}
+
+static void jvm_init(void)
+{
+	struct hs_proc_abi *p = &jvm.hs;
+
+	memset(&jvm, 0, sizeof(jvm));
+	memset(segmap, 0xff, sizeof(segmap)); /* free segments */
+	p->heap[0] = (struct hs_heap){ .low = (uint64_t)(uintptr_t)heap,
+				       .high = (uint64_t)(uintptr_t)heap + sizeof(heap),
+				       .segmap = (uint64_t)(uintptr_t)segmap };
+	p->heap_cnt = 1;
+	p->log2_seg[0] = LOG2_SEG;
+	p->interp_lo = p->interp_hi = 0;
+	p->ready = p->supported = 1;
+	p->code_is_offset = 1;
+	p->kind_nmethod = KIND_NMETHOD;
+	p->block_hdr = BLOCK_HDR;
+	p->blob_kind = OFF_KIND;
+	p->blob_name = HS_NO_OFFSET;
+	p->blob_frame_size = OFF_FRAME_SIZE;
+	p->blob_frame_complete = OFF_FRAME_COMPLETE;
+	p->blob_code = OFF_CODE;
+	p->nm_deopt = p->nm_orig_pc = HS_NO_OFFSET;
+	memset(counters, 0, sizeof(counters));
+}
+
+/* One walk step at pc (a leaf, or a return address) with sp and fp: the stub frame must come
+ * out, and the cursor must move to (want_pc, want_sp, want_fp).
+ */
+static void check_step(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uint64_t want_pc,
+		       uint64_t want_sp, uint64_t want_fp)
+{
+	static struct user_frame frames[SS_MAX_USER_FRAMES];
+	struct unwind_cursor st;
+	struct interp_state is;
+	struct hs_cursor hc;
+
+	memset(&st, 0, sizeof(st));
+	memset(&is, 0, sizeof(is));
+	st.pid = (__u32)getpid();
+	st.regs[DWARF_RIP] = pc;
+	st.regs[DWARF_RSP] = sp;
+	st.regs[DWARF_RBP] = fp;
+	st.pc_is_return = (__u8)is_return;
+	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames), 1);
+	CHECK_EQ_INT(st.frame_cnt, 1);
+	CHECK_EQ_INT(frames[0].kind, FRAME_KIND_HOTSPOT);
+	CHECK_EQ_U64(frames[0].file_id >> 60, HS_SUB_STUB);
+	CHECK_EQ_INT(st.done, 0);
+	CHECK_EQ_U64(st.regs[DWARF_RIP], want_pc);
+	CHECK_EQ_U64(st.regs[DWARF_RSP], want_sp);
+	CHECK_EQ_U64(st.regs[DWARF_RBP], want_fp);
+	CHECK_EQ_INT(counters[HS_COUNTER_BAD_FRAME], 0);
+}
+
+static uint64_t addr_of(const uint64_t *word)
+{
+	return (uint64_t)(uintptr_t)word;
+}
+
+/* A stub that called into the VM after enter: saved fp, return address into an nmethod. */
+TEST(stub_with_frame)
+{
+	uint64_t stack[16] = { 0 }, stub, caller;
+
+	jvm_init();
+	stub = put_blob(0, 4, KIND_BUFFER, 0);
+	caller = put_blob(8, 4, KIND_NMETHOD, 6);
+	stack[4] = 0x7ffc0000beefULL; /* saved fp */
+	stack[5] = caller + 0x20;     /* return address */
+	check_step(stub + 0x30, 1, addr_of(&stack[1]), addr_of(&stack[4]), caller + 0x20,
+		   addr_of(&stack[6]), stack[4]);
+}
+
+/* StubRoutines::method_entry_barrier on x86-64: push -1 (the cookie), enter, then the call to
+ * BarrierSetNMethod::nmethod_stub_entry_barrier; the sample's native walk comes back into the
+ * stub with its fp.
+ */
+TEST(entry_barrier_cookie)
+{
+	uint64_t stack[16] = { 0 }, stub, caller;
+
+	jvm_init();
+	stub = put_blob(0, 4, KIND_BUFFER, 0);
+	caller = put_blob(8, 4, KIND_NMETHOD, 6);
+	stack[4] = 0x7ffc0000beefULL; /* saved fp (enter) */
+	stack[5] = ~0ULL;             /* the cookie (push -1) */
+	stack[6] = caller + 0x18;     /* the nmethod's call of the stub */
+	check_step(stub + 0x40, 1, addr_of(&stack[0]), addr_of(&stack[4]), caller + 0x18,
+		   addr_of(&stack[7]), stack[4]);
+	CHECK_EQ_INT(counters[HS_COUNTER_BARRIER], 1);
+}
+
+/* A leaf stub without a frame of its own, sampled: the return address at sp; rbp holds
+ * whatever the compiled caller kept there (here: a stack address whose word above is no
+ * code address, which the frame-pointer chain would have taken).
+ */
+TEST(leaf_stub_without_frame)
+{
+	uint64_t stack[16] = { 0 }, stub, caller;
+
+	jvm_init();
+	stub = put_blob(0, 4, KIND_BUFFER, 0);
+	caller = put_blob(8, 4, KIND_NMETHOD, 6);
+	stack[2] = caller + 0x28; /* at sp: the call's return address */
+	stack[8] = 0x1234;        /* what rbp points at */
+	stack[9] = 0x5678;
+	check_step(stub + 0x10, 0, addr_of(&stack[2]), addr_of(&stack[8]), caller + 0x28,
+		   addr_of(&stack[3]), addr_of(&stack[8]));
+}
+
+int main(void)
+{
+	RUN(stub_with_frame);
+	RUN(entry_barrier_cookie);
+	RUN(leaf_stub_without_frame);
+	return test_summary();
+}
