@@ -94,6 +94,7 @@ enum hs_counter {
 	HS_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
 	HS_COUNTER_DEOPT,           /* compiled frames deoptimised under us: original pc used */
 	HS_COUNTER_BARRIER,         /* stub frames of the nmethod entry barrier (its cookie) */
+	HS_COUNTER_EPILOGUE,        /* compiled frames sampled in their epilogue */
 	HS_COUNTER_CNT,
 };
 

@@ -157,6 +157,77 @@ static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const str
 	return orig - code;
 }
 
+/* Where a sampled compiled frame stands in its epilogue, from the code at pc (x86-64: C1's and
+ * C2's return is `add rsp, N` (the frame intact until it runs), `pop rbp`, the return poll
+ * `cmp rsp, [r15 + d]` with `ja` to its stub, then `ret`): HS_EPILOGUE_AT_POP with pc at the
+ * `pop rbp` (sp at the saved fp, the return address above it), HS_EPILOGUE_POPPED past it
+ * (the return address at sp, rbp the caller's already), else 0 (the frame is whole). A tiny
+ * method spends a third of its samples there; by frame size they ended at "[unwind: bad pc]".
+ */
+#define HS_EPILOGUE_AT_POP 1
+#define HS_EPILOGUE_POPPED 2
+#define HS_EPILOGUE_BYTES 16
+
+/* (Offsets are constants after inlining: the verifier checks each read of the buffer.) */
+static __always_inline int hs_ret_after_ja(const __u8 *c, const int b)
+{
+	if (c[b] == 0x0f && c[b + 1] == 0x87) /* ja rel32 */
+		return c[b + 6] == 0xc3;
+	if (c[b] == 0x77) /* ja rel8 */
+		return c[b + 2] == 0xc3;
+	return c[b] == 0xc3; /* ret */
+}
+
+static __always_inline int hs_ret_after_poll(const __u8 *c, const int b)
+{
+	if (c[b] == 0x49 && c[b + 1] == 0x3b && c[b + 2] == 0xa7) /* cmp d32(%r15),%rsp */
+		return hs_ret_after_ja(c, b + 7);
+	if (c[b] == 0x49 && c[b + 1] == 0x3b && c[b + 2] == 0x67) /* cmp d8(%r15),%rsp */
+		return hs_ret_after_ja(c, b + 4);
+	return hs_ret_after_ja(c, b);
+}
+
+static __always_inline int hs_epilogue(const __u8 *c)
+{
+	if (c[0] == 0x5d) /* pop %rbp */
+		return hs_ret_after_poll(c, 1) ? HS_EPILOGUE_AT_POP : 0;
+	return hs_ret_after_poll(c, 0) ? HS_EPILOGUE_POPPED : 0;
+}
+
+/* How far a frame's prologue has come at a sampled pc before its frame-complete offset, from
+ * the code around pc (x86-64). C1 and C2 of JDK 17 build a frame with `push rbp; sub rsp, N`;
+ * C2 of JDK 25 with `sub rsp, N; mov rbp, N-8(rsp)`, then the nmethod entry barrier
+ * `cmpl $v, d(r15); jne` before its frame-complete offset:
+ *   HS_PROLOGUE_RA_AT (*ra_off set): at the mov, the return address at sp + d + 8, rbp the
+ *     caller's; 0 elsewhere before the frame (its first instruction, a stack bang, the
+ *     inline-cache check, the push): the return address at sp;
+ *   HS_PROLOGUE_PUSHED: at the sub after a push, saved fp at sp, the return address above;
+ *   HS_PROLOGUE_BUILT: at the entry barrier, the frame is whole.
+ */
+#define HS_PROLOGUE_RA_AT 0
+#define HS_PROLOGUE_PUSHED 1
+#define HS_PROLOGUE_BUILT 2
+
+static __always_inline int hs_prologue(__u64 pc, __s64 *ra_off)
+{
+	__u8 c[16] = { 0 }; /* c[8] is the byte at pc */
+
+	*ra_off = 0;
+	if (ss_read_user(c, sizeof(c), pc - 8) < 0)
+		return HS_PROLOGUE_RA_AT;
+	if (c[8] == 0x48 && c[9] == 0x89 && c[10] == 0x6c && c[11] == 0x24) {
+		*ra_off = (__s64)c[12] + 8; /* mov %rbp,d8(%rsp) */
+		return HS_PROLOGUE_RA_AT;
+	}
+	if (c[7] == 0x55 && c[8] == 0x48 && (c[9] == 0x83 || c[9] == 0x81) && c[10] == 0xec)
+		return HS_PROLOGUE_PUSHED; /* push %rbp, then sub $N,%rsp */
+	if (c[8] == 0x41 && c[9] == 0x81 && c[10] == 0x7f)
+		return HS_PROLOGUE_BUILT; /* cmpl $v,d8(%r15) */
+	if (c[0] == 0x41 && c[1] == 0x81 && c[2] == 0x7f && c[8] == 0x0f && c[9] == 0x85)
+		return HS_PROLOGUE_BUILT; /* its jne */
+	return HS_PROLOGUE_RA_AT;
+}
+
 /* Does addr lie in one of the JVM's code heaps? */
 static __always_inline int hs_in_code_heap(const struct hs_proc_abi *p, __u64 addr)
 {
@@ -277,13 +348,52 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 	if (frame_size < 0 || frame_size > (1 << 16))
 		return hs_bad_frame(st);
 	if (!st->pc_is_return && (frame_size == 0 || (__s64)(pc - code) < complete)) {
-		/* Not built yet (prologue) or frameless: the return address is still at sp. */
-		if (ss_read_user(&ra, 8, sp) < 0 || hs_move(st, ra, sp + 8, fp) < 0)
+		/* Not built yet (prologue) or frameless: the return address is still at sp, unless
+		 * the code at pc says how far the frame has come (hs_prologue()).
+		 */
+		__s64 ra_off = 0;
+		int where = 0;
+
+		if (frame_size > 0)
+			where = hs_prologue(pc, &ra_off);
+		if (where == HS_PROLOGUE_BUILT)
+			goto built;
+		if (where == HS_PROLOGUE_PUSHED) {
+			__u64 link[2] = { 0 };
+
+			if (ss_read_user(link, sizeof(link), sp) < 0 ||
+			    hs_move(st, link[1], sp + 16, link[0]) < 0)
+				return hs_bad_frame(st);
+			return 1;
+		}
+		if (ss_read_user(&ra, 8, sp + (__u64)ra_off) < 0 ||
+		    hs_move(st, ra, sp + (__u64)ra_off + 8, fp) < 0)
 			return hs_bad_frame(st);
 		return 1;
 	}
 	if (frame_size == 0)
 		return hs_bad_frame(st);
+built:
+	if (nm && !st->pc_is_return) {
+		__u8 c[HS_EPILOGUE_BYTES] = { 0 };
+		__u64 link[2] = { 0 };
+		int where = 0;
+
+		if (ss_read_user(c, sizeof(c), pc) == 0)
+			where = hs_epilogue(c);
+		if (where) {
+			hs_count(HS_COUNTER_EPILOGUE);
+			if (ss_read_user(link, sizeof(link), sp) < 0)
+				return hs_bad_frame(st);
+			if (where == HS_EPILOGUE_AT_POP) {
+				if (hs_move(st, link[1], sp + 16, link[0]) < 0)
+					return hs_bad_frame(st);
+			} else if (hs_move(st, link[0], sp + 8, fp) < 0) {
+				return hs_bad_frame(st);
+			}
+			return 1;
+		}
+	}
 	sender = sp + (__u64)frame_size * 8;
 	if (ss_read_user(&ra, 8, sender - 8) < 0 || ss_read_user(&saved_fp, 8, sender - 16) < 0 ||
 	    hs_move(st, ra, sender, saved_fp) < 0)

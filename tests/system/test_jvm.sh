@@ -22,6 +22,10 @@
 #  - a second thread (the C2 cases): Worker.run -> alpha -> beta -> gamma;
 #  - code-cache churn (tests/data/JvmChurn.java: classes defined, compiled, unloaded in a
 #    loop; the last JDK): no sample in the churned method carries a wrong name or line;
+#  - a tiny method kept out of line in a hot loop (tests/data/JvmTiny.java, every JDK, its own
+#    recording): main -> loop -> tiny in nearly all of tiny's samples, a third of which land in
+#    its prologue or epilogue (the caller found from the code at pc: 36 % of them ended at
+#    "[unwind: bad pc]" on 17 and 11 % on 25 when the frame size alone placed the caller);
 #  - a JNI round trip (the first JDK) (default flags; tests/data/JvmJni.java + jvm_jni.c, built with
 #    gcc against the JDK's jni.h): main -> alpha -> down (native) -> Java_JvmJni_down (C) ->
 #    jni_CallStaticBooleanMethod ... call stub -> up at its loop lines;
@@ -37,6 +41,7 @@ J25=/usr/lib/jvm/temurin-25-jdk-amd64
 SRC=$SS_ROOT/tests/data/JvmChain.java
 JNI_SRC=$SS_ROOT/tests/data/JvmJni.java
 CHURN_SRC=$SS_ROOT/tests/data/JvmChurn.java
+TINY_SRC=$SS_ROOT/tests/data/JvmTiny.java
 STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --thread"
 
 # line MARK [FILE]: the line numbers of the lines of FILE (the chain workload) that end in
@@ -74,7 +79,7 @@ if ((${#jdks[@]} == 0)); then
 fi
 JAVAC=$J17/bin/javac
 [[ -x $JAVAC ]] || JAVAC=$J25/bin/javac
-if ! "$JAVAC" -d "$TMP" "$SRC" "$JNI_SRC" "$CHURN_SRC" 2>"$TMP/javac.err"; then
+if ! "$JAVAC" -d "$TMP" "$SRC" "$JNI_SRC" "$CHURN_SRC" "$TINY_SRC" 2>"$TMP/javac.err"; then
 	fail "javac: $(head -c 300 "$TMP/javac.err")"
 	finish
 fi
@@ -216,6 +221,36 @@ check_ge "churn: samples in Worker.spin" "$total" 10 || show_jvm churn
 check_pct "churn: Worker.spin frames under their callers, at their lines (or none), no Java callee" \
 	"$good" "$total" 98 || grep 'Worker\.spin@' "$TMP/jvm.stacks" | grep '^churn' | tail -5 |
 	cut -c1-600 | sed 's/^/        /'
+
+# Tiny: its own recording, one JVM per JDK (the box is free of the cases above by now).
+L_TINY=$(line TINY "$TINY_SRC")
+L_CALL_TINY=$(line CALL_TINY "$TINY_SRC")
+L_CALL_LOOP=$(line CALL_LOOP "$TINY_SRC")
+script=""
+for v in "${jdks[@]}"; do
+	home=$J17
+	[[ $v == 25 ]] && home=$J25
+	script+="$home/bin/java -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JvmTiny::tiny "
+	script+="-cp $TMP JvmTiny tiny$v $RUN_SECS & "
+done
+script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+record "$TMP/tiny.err" -F $HZ -d 3 -o "$TMP/tiny.pb.gz" -- /bin/bash -c "$script"
+check_eq "tiny: record exit status" $? 0
+$STACKS "$TMP/tiny.pb.gz" >"$TMP/tiny.stacks"
+T=JvmTiny\\.java
+TINY_CHAIN="JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;JvmTiny\\.main@$T:($L_CALL_LOOP);"
+TINY_CHAIN+="JvmTiny\\.loop@$T(:($L_CALL_TINY))?;JvmTiny\\.tiny@$T(:($L_TINY))?(;[^@]*)?$"
+for v in "${jdks[@]}"; do
+	total=$(samples "$TMP/tiny.stacks" "tiny$v" ";JvmTiny\\.tiny@")
+	chain=$(samples "$TMP/tiny.stacks" "tiny$v" "$TINY_CHAIN")
+	check_ge "tiny$v: samples in tiny" "$total" 50 || grep "^tiny$v;" "$TMP/tiny.stacks" |
+		sort -t' ' -k2 -rn | head -3 | cut -c1-400 | sed 's/^/        /'
+	check_pct "tiny$v: main -> loop -> tiny, under the call stub" "$chain" "$total" 97 ||
+		grep "^tiny$v;" "$TMP/tiny.stacks" | grep 'JvmTiny\.tiny@' | grep -v 'JvmTiny\.loop@' |
+		sort -t' ' -k2 -rn | head -3 | cut -c1-400 | sed 's/^/        /'
+done
+n=$(grep '^jvm ' "$TMP/tiny.err" | sed -n 's/.*frames in their epilogue \([0-9]*\).*/\1/p')
+check_ge "tiny: compiled frames unwound from their epilogue (eBPF)" "${n:-0}" 10
 
 # The frame kinds the walk emitted, over all cases (record's summary line "jvm ...").
 summary=$(grep '^jvm ' "$TMP/jvm.err")

@@ -1,12 +1,16 @@
-/* Tests of the HotSpot walk's stub frames (bpf/interp/hotspot_walk.h, run as C) over a code
- * heap and a stack laid out in this process's own memory as a JVM lays them out: the CodeBlob
- * found through the heap's segment map, then the caller found as x86-64 HotSpot's stubs leave
- * it:
+/* Tests of the HotSpot walk's stub frames and compiled frames caught building or tearing down
+ * their frame (bpf/interp/hotspot_walk.h, run as C) over a code heap and a stack laid out in
+ * this process's own memory as a JVM lays them out: the CodeBlob found through the heap's
+ * segment map, then the caller found as x86-64 HotSpot's code leaves it:
  *   - a stub that built a frame (enter): saved fp at fp, the return address above it;
  *   - the nmethod entry barrier's stub (push -1, then enter): its cookie between the two, the
  *     return address one word higher (the walk ended at "bad pc" before: -1 is no address);
  *   - a leaf stub that built no frame (an array copy): the return address at sp, the caller's
- *     rbp left alone (compiled code's scratch register, not a frame pointer).
+ *     rbp left alone (compiled code's scratch register, not a frame pointer);
+ *   - an nmethod sampled in its prologue (JDK 25's C2: `sub rsp, N; mov rbp, N-8(rsp)`, the
+ *     entry barrier; JDK 17: `push rbp; sub rsp, N`) or its epilogue (`pop rbp`, the return
+ *     poll, `ret`): the caller from the code at pc, not from the frame size (a tiny method
+ *     spends a third of its samples there).
  * Reads go through process_vm_readv on ourselves, so a bad address fails as
  * bpf_probe_read_user() does instead of crashing the test.
  */
@@ -71,6 +75,8 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 #define OFF_FRAME_COMPLETE 12
 #define OFF_KIND 16
 #define OFF_CODE 20 /* int offset from the blob */
+#define OFF_METHOD 24
+#define OFF_COMPILE_ID 32
 #define KIND_NMETHOD 1
 #define KIND_BUFFER 3
 #define CODE_AT 64 /* the blob's code, bytes from the blob */
@@ -85,6 +91,7 @@ static uint64_t put_blob(unsigned int seg, unsigned int segs, uint8_t kind, int3
 {
 	uint8_t *blob = heap + ((size_t)seg << LOG2_SEG) + BLOCK_HDR;
 	int32_t code = CODE_AT, complete = 0;
+	uint64_t method = 0x7000;
 	unsigned int i;
 
 	for (i = 0; i < segs; i++)
@@ -93,7 +100,21 @@ static uint64_t put_blob(unsigned int seg, unsigned int segs, uint8_t kind, int3
 	memcpy(blob + OFF_FRAME_COMPLETE, &complete, 4);
 	blob[OFF_KIND] = kind;
 	memcpy(blob + OFF_CODE, &code, 4);
+	memcpy(blob + OFF_METHOD, &method, 8);
 	return (uint64_t)(uintptr_t)blob + CODE_AT;
+}
+
+/* An nmethod of frame_size words at segment seg whose code is `len` bytes of `code`, its frame
+ * complete at offset `complete`; returns its code's address.
+ */
+static uint64_t put_nmethod(unsigned int seg, int32_t frame_size, const uint8_t *code, size_t len,
+			    int32_t complete)
+{
+	uint64_t at = put_blob(seg, 4, KIND_NMETHOD, frame_size);
+
+	memcpy((uint8_t *)(uintptr_t)at, code, len);
+	memcpy((uint8_t *)(uintptr_t)at - CODE_AT + OFF_FRAME_COMPLETE, &complete, 4);
+	return at;
 }
 
 static void jvm_init(void)
@@ -117,6 +138,8 @@ static void jvm_init(void)
 	p->blob_frame_size = OFF_FRAME_SIZE;
 	p->blob_frame_complete = OFF_FRAME_COMPLETE;
 	p->blob_code = OFF_CODE;
+	p->nm_method = OFF_METHOD;
+	p->nm_compile_id = OFF_COMPILE_ID;
 	p->nm_deopt = p->nm_orig_pc = HS_NO_OFFSET;
 	memset(counters, 0, sizeof(counters));
 }
@@ -124,8 +147,8 @@ static void jvm_init(void)
 /* One walk step at pc (a leaf, or a return address) with sp and fp: the stub frame must come
  * out, and the cursor must move to (want_pc, want_sp, want_fp).
  */
-static void check_step(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uint64_t want_pc,
-		       uint64_t want_sp, uint64_t want_fp)
+static void check_step_as(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uint64_t want_pc,
+			  uint64_t want_sp, uint64_t want_fp, unsigned int sub)
 {
 	static struct user_frame frames[SS_MAX_USER_FRAMES];
 	struct unwind_cursor st;
@@ -142,12 +165,18 @@ static void check_step(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uin
 	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames), 1);
 	CHECK_EQ_INT(st.frame_cnt, 1);
 	CHECK_EQ_INT(frames[0].kind, FRAME_KIND_HOTSPOT);
-	CHECK_EQ_U64(frames[0].file_id >> 60, HS_SUB_STUB);
+	CHECK_EQ_U64(frames[0].file_id >> 60, sub);
 	CHECK_EQ_INT(st.done, 0);
 	CHECK_EQ_U64(st.regs[DWARF_RIP], want_pc);
 	CHECK_EQ_U64(st.regs[DWARF_RSP], want_sp);
 	CHECK_EQ_U64(st.regs[DWARF_RBP], want_fp);
 	CHECK_EQ_INT(counters[HS_COUNTER_BAD_FRAME], 0);
+}
+
+static void check_step(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uint64_t want_pc,
+		       uint64_t want_sp, uint64_t want_fp)
+{
+	check_step_as(pc, is_return, sp, fp, want_pc, want_sp, want_fp, HS_SUB_STUB);
 }
 
 static uint64_t addr_of(const uint64_t *word)
@@ -206,10 +235,126 @@ TEST(leaf_stub_without_frame)
 		   addr_of(&stack[3]), addr_of(&stack[8]));
 }
 
+/* JDK 25's C2 code of `static long tiny(long x) { return x * 31 + 7; }` (Temurin 25, read
+ * from a running JVM): frame 4 words, frame complete at 0x18.
+ */
+static const uint8_t tiny25[] = {
+	0x48, 0x81, 0xec, 0x18, 0x00, 0x00, 0x00,       /* 0x00 sub $0x18,%rsp */
+	0x48, 0x89, 0x6c, 0x24, 0x10,                   /* 0x07 mov %rbp,0x10(%rsp) */
+	0x41, 0x81, 0x7f, 0x20, 0x01, 0x00, 0x00, 0x00, /* 0x0c cmpl $0x1,0x20(%r15) */
+	0x0f, 0x85, 0x34, 0x00, 0x00, 0x00,             /* 0x14 jne (the barrier's stub) */
+	0x48, 0x8b, 0xc6,                               /* 0x1a mov %rsi,%rax */
+	0x48, 0xc1, 0xe0, 0x05,                         /* 0x1d shl $0x5,%rax */
+	0x48, 0x2b, 0xc6,                               /* 0x21 sub %rsi,%rax */
+	0x48, 0x83, 0xc0, 0x07,                         /* 0x24 add $0x7,%rax */
+	0x48, 0x83, 0xc4, 0x10,                         /* 0x28 add $0x10,%rsp */
+	0x5d,                                           /* 0x2c pop %rbp */
+	0x49, 0x3b, 0x67, 0x28,                         /* 0x2d cmp 0x28(%r15),%rsp */
+	0x0f, 0x87, 0x01, 0x00, 0x00, 0x00,             /* 0x31 ja (the poll's stub) */
+	0xc3,                                           /* 0x37 ret */
+	0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, /* padding */
+};
+
+/* The same method as JDK 17's C1 and C2 build its frame: push, then sub. */
+static const uint8_t tiny17[] = {
+	0x89, 0x84, 0x24, 0x00, 0xc0, 0xfe, 0xff, /* 0x00 mov %eax,-0x14000(%rsp): stack bang */
+	0x55,                                     /* 0x07 push %rbp */
+	0x48, 0x83, 0xec, 0x10,                   /* 0x08 sub $0x10,%rsp */
+	0x48, 0x8b, 0xc6,                         /* 0x0c mov %rsi,%rax (frame complete) */
+	0x48, 0x83, 0xc4, 0x10,                   /* 0x0f add $0x10,%rsp */
+	0x5d,                                     /* 0x13 pop %rbp */
+	0x49, 0x3b, 0xa7, 0x48, 0x03, 0x00, 0x00, /* 0x14 cmp 0x348(%r15),%rsp */
+	0x0f, 0x87, 0x01, 0x00, 0x00, 0x00,       /* 0x1b ja */
+	0xc3,                                     /* 0x21 ret */
+	0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+};
+
+/* Sampled at each instruction of tiny: where its caller's pc, sp and fp come from. The stack:
+ * the caller's return address at [ra], tiny's frame below it.
+ */
+TEST(compiled_prologue_and_epilogue_jdk25)
+{
+	uint64_t stack[16] = { 0 }, tiny, caller, ra_slot, top;
+	const uint64_t caller_fp = 0x7ffc0000cafeULL, garbage = 0x4141;
+
+	jvm_init();
+	caller = put_blob(8, 4, KIND_NMETHOD, 6);
+	tiny = put_nmethod(0, 4, tiny25, sizeof(tiny25), 0x18);
+	ra_slot = addr_of(&stack[8]);
+	top = ra_slot + 8; /* the caller's sp after the return */
+	stack[8] = caller + 0x30;
+	/* entry: nothing built, rbp the caller's */
+	check_step_as(tiny + 0x00, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* after sub $0x18: the return address 0x18 above sp, rbp still the caller's */
+	stack[5] = garbage, stack[6] = garbage, stack[7] = garbage;
+	check_step_as(tiny + 0x07, 0, ra_slot - 0x18, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* rbp saved at sp + 0x10 (frame built): at the entry barrier, the frame size tells */
+	stack[7] = caller_fp;
+	check_step_as(tiny + 0x0c, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x14, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x1d, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* after add $0x10: sp at the saved rbp */
+	check_step_as(tiny + 0x2c, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* after pop %rbp: the return address at sp, rbp the caller's again */
+	check_step_as(tiny + 0x2d, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x31, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x37, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	CHECK_EQ_INT(counters[HS_COUNTER_EPILOGUE], 4);
+}
+
+TEST(compiled_prologue_and_epilogue_jdk17)
+{
+	uint64_t stack[16] = { 0 }, tiny, caller, ra_slot, top;
+	const uint64_t caller_fp = 0x7ffc0000cafeULL, garbage = 0x4141;
+
+	jvm_init();
+	caller = put_blob(8, 4, KIND_NMETHOD, 6);
+	tiny = put_nmethod(0, 4, tiny17, sizeof(tiny17), 0x0c);
+	ra_slot = addr_of(&stack[8]);
+	top = ra_slot + 8;
+	stack[8] = caller + 0x30;
+	stack[6] = garbage;
+	check_step_as(tiny + 0x00, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x07, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* after push %rbp: the saved rbp at sp, the return address above */
+	stack[7] = caller_fp;
+	check_step_as(tiny + 0x08, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* frame complete: the frame size tells */
+	check_step_as(tiny + 0x0c, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x0f, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x13, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x14, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	check_step_as(tiny + 0x21, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+	/* a return address into tiny (it called something): the frame is whole, whatever the
+	 * code after the call looks like
+	 */
+	check_step_as(tiny + 0x13, 1, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
+		      HS_SUB_COMPILED);
+}
+
 int main(void)
 {
 	RUN(stub_with_frame);
 	RUN(entry_barrier_cookie);
 	RUN(leaf_stub_without_frame);
+	RUN(compiled_prologue_and_epilogue_jdk25);
+	RUN(compiled_prologue_and_epilogue_jdk17);
 	return test_summary();
 }

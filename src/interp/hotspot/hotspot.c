@@ -874,6 +874,7 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_TRUNCATED] = "truncated",
 	[HS_COUNTER_DEOPT] = "deoptimised frames",
 	[HS_COUNTER_BARRIER] = "entry barrier frames",
+	[HS_COUNTER_EPILOGUE] = "frames in their epilogue",
 };
 
 static const char *const hs_stat_names[HS_STAT_CNT] = {
