@@ -364,6 +364,8 @@ struct unwind_scratch {
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
 	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
+	__u64 proc_start_ns; /* when the sampled process started (its group leader's start_time) */
+	__u32 wake;          /* send_sample(): wake the reader (wake_reader()) */
 	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
 	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
@@ -498,6 +500,27 @@ static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct samp
 	return 0;
 }
 
+/* Samples wake nobody: the reader comes by on its timer (record 10 ms, agent 250 ms). But a
+ * runtime's frames are named from the process's memory when the sample is read, and a young
+ * process frees what it ran (Python's module code after its import) or exits within that
+ * wait: a short `pip3 --version` under the agent lost 7.5 % of its Python frames to markers.
+ * So a sample with runtime frames of a process younger than WAKE_YOUNG_NS wakes the reader,
+ * at most once every WAKE_GAP_NS over all CPUs (a long-running service never does).
+ */
+#define WAKE_YOUNG_NS (2 * 1000000000ULL)
+#define WAKE_GAP_NS (5 * 1000000ULL)
+
+__u64 last_wake_ns; /* racy between CPUs: a wake-up more or less */
+
+static __always_inline __u32 wake_reader(const struct unwind_scratch *s)
+{
+	if (s->rec.off_cpu || !s->interp.is.started || s->t0 - s->proc_start_ns >= WAKE_YOUNG_NS ||
+	    s->t0 - last_wake_ns < WAKE_GAP_NS)
+		return 0;
+	last_wake_ns = s->t0;
+	return 1;
+}
+
 /* The record in its wire form (bpf/abi.h) into the ring buffer: the kernel ips and labels it has
  * are copied behind its user frames, and its head just before them, so the record is one run of
  * bytes from the head's copy. A sample copies what it uses, not the whole struct: every cache
@@ -532,7 +555,7 @@ static __always_inline bool send_sample(struct unwind_scratch *s)
 	return !bpf_ringbuf_output(&events, head,
 				   SAMPLE_WIRE_HEAD + u * sizeof(struct user_frame) +
 					   k * sizeof(__u64) + l * sizeof(struct sample_label),
-				   BPF_RB_NO_WAKEUP);
+				   s->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 /* send_sample() in a frame of its own for the bpf_loop walker: inlined, its locals took the
@@ -583,6 +606,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
 
+	s->wake = wake_reader(s);
 	s->sent = tail_walker ? send_sample(s) : send_sample_subprog(s);
 	if (!s->sent)
 		count(COUNTER_RINGBUF_FULL, 1);
@@ -622,6 +646,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	s->t0 = t0;
 	s->chunks = 0;
 	s->user_regs = 0;
+	s->proc_start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	return s;
 }
 

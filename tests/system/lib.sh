@@ -119,6 +119,17 @@ wait_recording()
 	done
 }
 
+# wait_agent ERRFILE PID: the same for a background `agent`, until it says "agent running".
+wait_agent()
+{
+	local end=$((SECONDS + 60))
+	until grep -q "agent running" "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		[[ $SECONDS -ge $end ]] && return 1
+		sleep 0.1
+	done
+}
+
 # spawn VAR COMMAND...: starts COMMAND in the background, stores its pid in VAR and kills it
 # at exit if it is still running.
 spawn()

@@ -134,11 +134,7 @@ _bg_pids+=($!)
 	--otlp-endpoint http://127.0.0.1:18101 --output-dir "$TMP/agent.out" 2>"$TMP/agent.err" &
 APID=$!
 _bg_pids+=($APID)
-for ((i = 0; i < 300; i++)); do
-	grep -q "agent running" "$TMP/agent.err" 2>/dev/null && break
-	sleep 0.1
-done
-check "agent: running with --off-cpu" grep -q "agent running" "$TMP/agent.err"
+check "agent: running with --off-cpu" wait_agent "$TMP/agent.err" $APID
 # 3 s on CPU first: the agent reads a new process's mappings when it gets to it (a loaded box
 # delays that), and off-CPU stacks are not deferred until then
 "$FIX/wl_offcpu" "$TMP" "$TMP/agent.measured" 3000 &

@@ -264,6 +264,36 @@ else
 	fi
 fi
 
+# The agent (reads every 250 ms) and six processes of 150 ms each: the samples of a young
+# process with Python frames wake it (bpf/sampler.bpf.c, wake_reader()), so their code objects
+# are read while the processes live. Without that, 16 % of burn_short's frames had its name,
+# the rest "[python: code object unreadable]".
+if [[ -x /usr/bin/python3 ]]; then
+	"$SS" agent -F $HZ --interval 1 --output-dir "$TMP/agent.out" 2>"$TMP/agent.err" &
+	APID=$!
+	_bg_pids+=($APID)
+	check "agent: running" wait_agent "$TMP/agent.err" $APID
+	for ((i = 0; i < 6; i++)); do
+		/usr/bin/python3 -S "$DATA/py_short.py"
+	done
+	sleep 1.5 # the last interval goes out
+	kill -INT $APID
+	wait $APID
+	check_eq "agent: exit status" $? 0
+	for f in "$TMP"/agent.out/*.pb.gz; do
+		$STACKS --comm "$f"
+	done >"$TMP/agent.stacks"
+	named=$(samples "$TMP/agent.stacks" python3 ';burn_short@py_short\\.py:')
+	# (other python3 processes on the box have their code cached: theirs are rare)
+	unnamed=$(samples "$TMP/agent.stacks" python3 \
+		'\\[python: code object [a-z]+\\](;[^@]*)*$')
+	check_ge "agent: short processes' samples in burn_short" "$((named + unnamed))" 60
+	check_pct "agent: burn_short named in a short process's samples (read while it ran)" \
+		"$named" "$((named + unnamed))" 70
+else
+	skip_setup "Debian /usr/bin/python3 missing: short processes under the agent"
+fi
+
 # A Python whose layout is not known: native frames and a visible marker. The newest of
 # the old versions present.
 old=""
