@@ -218,6 +218,11 @@ static void print_summary(struct record_run *r, double secs)
 		if (c[COUNTER_UNWIND_END_BASE + i])
 			fprintf(stderr, "%s %s: %llu", n++ ? "," : "", unwind_end__name(i),
 				(unsigned long long)c[COUNTER_UNWIND_END_BASE + i]);
+	/* the reasons are the eBPF walks' ends: a deferred one may have been completed since */
+	if (st.deferred && st.deferred->completed)
+		fprintf(stderr,
+			"; as the walks in eBPF ended: %llu of them completed since (deferred)",
+			(unsigned long long)st.deferred->completed);
 	fprintf(stderr, "\n");
 	fprintf(stderr,
 		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
