@@ -364,8 +364,7 @@ struct unwind_scratch {
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
 	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
-	__u64 proc_start_ns; /* when the sampled process started (its group leader's start_time) */
-	__u32 wake;          /* send_sample(): wake the reader (wake_reader()) */
+	__u32 wake;      /* send_sample(): wake the reader (wake_reader()) */
 	struct go_label_strings go; /* interp/go_labels.h */
 	struct sample_record rec;
 	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
@@ -514,8 +513,9 @@ __u64 last_wake_ns; /* racy between CPUs: a wake-up more or less */
 
 static __always_inline __u32 wake_reader(const struct unwind_scratch *s)
 {
-	if (s->rec.off_cpu || !s->interp.is.started || s->t0 - s->proc_start_ns >= WAKE_YOUNG_NS ||
-	    s->t0 - last_wake_ns < WAKE_GAP_NS)
+	/* the sampled task is current; its process's start is read only for such a sample */
+	if (s->rec.off_cpu || !s->interp.is.started || s->t0 - last_wake_ns < WAKE_GAP_NS ||
+	    s->t0 - BPF_CORE_READ(current_task(), group_leader, start_time) >= WAKE_YOUNG_NS)
 		return 0;
 	last_wake_ns = s->t0;
 	return 1;
@@ -646,7 +646,6 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	s->t0 = t0;
 	s->chunks = 0;
 	s->user_regs = 0;
-	s->proc_start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	return s;
 }
 

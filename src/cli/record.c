@@ -33,11 +33,12 @@
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 
-/* Samples wake nobody (BPF_RB_NO_WAKEUP): they wait for the next poll. A runtime's frames are
- * named from the process's memory when read, so the wait is how long a code object has to be
- * freed, or the process to exit, first: `pip3 --version` lost 3.7 % of its Python frames to
- * markers at 100 ms, 0.8 % at 10 ms; npm's V8 frames 1.5-11 % against 0.6 %; record's own CPU
- * the same within the noise.
+/* Most samples wake nobody (BPF_RB_NO_WAKEUP; only a young process's samples with runtime
+ * frames do: wake_reader() in bpf/sampler.bpf.c): they wait for the next poll. A runtime's
+ * frames are named from the process's memory when read, so the wait is how long a code object
+ * has to be freed, or the process to exit, first: `pip3 --version` lost 3.7 % of its Python
+ * frames to markers at 100 ms, 0.8 % at 10 ms (0.4 % with the wake-up); npm's V8 frames 1.5-11 %
+ * against 0.6 %; record's own CPU the same within the noise.
  */
 #define POLL_INTERVAL_MS 10
 /* At the end, deferred samples wait this long at most for tables being built (a cold clang's

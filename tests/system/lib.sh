@@ -107,27 +107,28 @@ record()
 	timeout -k 5 "$SS_TIMEOUT" "$SS" record "$@" 2>"$err"
 }
 
-# wait_recording ERRFILE PID: waits (60 s at most: a loaded box builds tables slowly) until the
-# background `record` PID (started without -q) says it is recording. 1 if it never does.
-wait_recording()
+# wait_log ERRFILE PID TEXT: waits (60 s at most: a loaded box builds tables slowly) until the
+# background PID's log ERRFILE says TEXT. 1 if it never does, or PID dies first.
+wait_log()
 {
 	local end=$((SECONDS + 60))
-	until grep -q "recording" "$1" 2>/dev/null; do
+	until grep -q "$3" "$1" 2>/dev/null; do
 		kill -0 "$2" 2>/dev/null || return 1
 		[[ $SECONDS -ge $end ]] && return 1
 		sleep 0.1
 	done
 }
 
-# wait_agent ERRFILE PID: the same for a background `agent`, until it says "agent running".
+# wait_recording ERRFILE PID: a background `record` (started without -q) is recording.
+wait_recording()
+{
+	wait_log "$1" "$2" "recording"
+}
+
+# wait_agent ERRFILE PID: a background `agent` is running.
 wait_agent()
 {
-	local end=$((SECONDS + 60))
-	until grep -q "agent running" "$1" 2>/dev/null; do
-		kill -0 "$2" 2>/dev/null || return 1
-		[[ $SECONDS -ge $end ]] && return 1
-		sleep 0.1
-	done
+	wait_log "$1" "$2" "agent running"
 }
 
 # spawn VAR COMMAND...: starts COMMAND in the background, stores its pid in VAR and kills it

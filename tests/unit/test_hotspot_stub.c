@@ -269,84 +269,74 @@ static const uint8_t tiny17[] = {
 	0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
 };
 
-/* Sampled at each instruction of tiny: where its caller's pc, sp and fp come from. The stack:
- * the caller's return address at [ra], tiny's frame below it.
+/* tiny sampled at one of its instructions: where its sp and rbp stand then. */
+struct edge_step {
+	uint8_t off;         /* pc - code */
+	uint8_t is_return;   /* pc is a return address (tiny called something) */
+	uint8_t sp_below_ra; /* sp: bytes below the slot holding tiny's return address */
+	uint8_t rbp_caller;  /* rbp still (or again) the caller's, else scratch */
+};
+
+/* tiny's code at each step: the walk must come out at the caller, with its sp and rbp. The
+ * stack: the return address into the caller, the caller's rbp saved just below it once the
+ * frame is built, scratch below that.
  */
-TEST(compiled_prologue_and_epilogue_jdk25)
+static void check_edges(const uint8_t *code, size_t len, int32_t complete,
+			const struct edge_step *steps, size_t n)
 {
-	uint64_t stack[16] = { 0 }, tiny, caller, ra_slot, top;
 	const uint64_t caller_fp = 0x7ffc0000cafeULL, garbage = 0x4141;
+	uint64_t stack[16] = { 0 }, tiny, caller, ra_slot;
+	size_t i;
 
 	jvm_init();
 	caller = put_blob(8, 4, KIND_NMETHOD, 6);
-	tiny = put_nmethod(0, 4, tiny25, sizeof(tiny25), 0x18);
+	tiny = put_nmethod(0, 4, code, len, complete);
 	ra_slot = addr_of(&stack[8]);
-	top = ra_slot + 8; /* the caller's sp after the return */
 	stack[8] = caller + 0x30;
-	/* entry: nothing built, rbp the caller's */
-	check_step_as(tiny + 0x00, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* after sub $0x18: the return address 0x18 above sp, rbp still the caller's */
-	stack[5] = garbage, stack[6] = garbage, stack[7] = garbage;
-	check_step_as(tiny + 0x07, 0, ra_slot - 0x18, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* rbp saved at sp + 0x10 (frame built): at the entry barrier, the frame size tells */
 	stack[7] = caller_fp;
-	check_step_as(tiny + 0x0c, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x14, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x1d, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* after add $0x10: sp at the saved rbp */
-	check_step_as(tiny + 0x2c, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* after pop %rbp: the return address at sp, rbp the caller's again */
-	check_step_as(tiny + 0x2d, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x31, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x37, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
+	stack[5] = stack[6] = garbage;
+	for (i = 0; i < n; i++)
+		check_step_as(tiny + steps[i].off, steps[i].is_return,
+			      ra_slot - steps[i].sp_below_ra,
+			      steps[i].rbp_caller ? caller_fp : garbage, caller + 0x30, ra_slot + 8,
+			      caller_fp, HS_SUB_COMPILED);
+}
+
+TEST(compiled_prologue_and_epilogue_jdk25)
+{
+	static const struct edge_step steps[] = {
+		{ 0x00, 0, 0, 1 },    /* entry: nothing built */
+		{ 0x07, 0, 0x18, 1 }, /* after sub $0x18, before rbp is saved */
+		{ 0x0c, 0, 0x18, 0 }, /* frame built: at the entry barrier, the frame size tells */
+		{ 0x14, 0, 0x18, 0 }, { 0x1d, 0, 0x18, 0 },
+		{ 0x2c, 0, 8, 0 }, /* after add $0x10: sp at the saved rbp */
+		{ 0x2d, 0, 0, 1 }, /* after pop %rbp: the return address at sp */
+		{ 0x31, 0, 0, 1 },    { 0x37, 0, 0, 1 },
+	};
+
+	check_edges(tiny25, sizeof(tiny25), 0x18, steps, sizeof(steps) / sizeof(steps[0]));
 	CHECK_EQ_INT(counters[HS_COUNTER_EPILOGUE], 4);
 }
 
 TEST(compiled_prologue_and_epilogue_jdk17)
 {
-	uint64_t stack[16] = { 0 }, tiny, caller, ra_slot, top;
-	const uint64_t caller_fp = 0x7ffc0000cafeULL, garbage = 0x4141;
+	static const struct edge_step steps[] = {
+		{ 0x00, 0, 0, 1 },    /* the stack bang */
+		{ 0x07, 0, 0, 1 },    /* push %rbp */
+		{ 0x08, 0, 8, 0 },    /* after it: the saved rbp at sp */
+		{ 0x0c, 0, 0x18, 0 }, /* frame complete: the frame size tells */
+		{ 0x0f, 0, 0x18, 0 },
+		{ 0x13, 0, 8, 0 }, /* at pop %rbp */
+		{ 0x14, 0, 0, 1 }, /* past it */
+		{ 0x21, 0, 0, 1 },
+		/* a return address into tiny (it called something): the frame is whole, whatever
+		 * the code after the call looks like
+		 */
+		{ 0x13, 1, 0x18, 0 },
+	};
 
-	jvm_init();
-	caller = put_blob(8, 4, KIND_NMETHOD, 6);
-	tiny = put_nmethod(0, 4, tiny17, sizeof(tiny17), 0x0c);
-	ra_slot = addr_of(&stack[8]);
-	top = ra_slot + 8;
-	stack[8] = caller + 0x30;
-	stack[6] = garbage;
-	check_step_as(tiny + 0x00, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x07, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* after push %rbp: the saved rbp at sp, the return address above */
-	stack[7] = caller_fp;
-	check_step_as(tiny + 0x08, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* frame complete: the frame size tells */
-	check_step_as(tiny + 0x0c, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x0f, 0, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x13, 0, ra_slot - 8, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x14, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	check_step_as(tiny + 0x21, 0, ra_slot, caller_fp, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
-	/* a return address into tiny (it called something): the frame is whole, whatever the
-	 * code after the call looks like
-	 */
-	check_step_as(tiny + 0x13, 1, ra_slot - 0x18, garbage, caller + 0x30, top, caller_fp,
-		      HS_SUB_COMPILED);
+	check_edges(tiny17, sizeof(tiny17), 0x0c, steps, sizeof(steps) / sizeof(steps[0]));
+	CHECK_EQ_INT(counters[HS_COUNTER_EPILOGUE], 3);
 }
 
 int main(void)
