@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "unwind/unwind_table.h"
 
 static double now(void)

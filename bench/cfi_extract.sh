@@ -10,8 +10,8 @@ BUILD=${BUILD:-build}
 mkdir -p "$BUILD/bench"
 DRIVER=$BUILD/bench/cfi_extract
 gcc -std=gnu17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -Ibpf bench/cfi_extract.c \
-	src/unwind/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/elf/elf_file.c \
-	src/go/gopclntab.c src/base/file_map.c src/base/safe_open.c \
+	src/formats/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/formats/elf_file.c \
+	src/formats/gopclntab.c src/base/file_map.c src/base/safe_open.c \
 	src/base/log.c -lelf -lz -lpthread -o "$DRIVER"
 
 if [[ $# -gt 0 ]]; then

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Addresses symbolized per second from a Go executable's .gopclntab (function, file, line,
-# inlined calls: src/go/gopclntab.c) against `go tool addr2line` (function, file, line of the
+# inlined calls: src/formats/gopclntab.c) against `go tool addr2line` (function, file, line of the
 # innermost position; no inline chain) on the same address list, in the same run.
 # Targets: the stripped wl_go fixture (Go 1.19, every instruction `go tool objdump` lists)
 # and esbuild from npm (Go 1.26: stackscope only; Debian's go tool cannot read its table).
@@ -10,8 +10,8 @@ set -euo pipefail
 BUILD=${BUILD:-build}
 out=$BUILD/bench
 mkdir -p "$out"
-gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc bench/go_symbolize_bench.c src/go/gopclntab.c \
-	src/elf/elf_file.c src/base/*.c -lz -o "$out/go_symbolize_bench"
+gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc bench/go_symbolize_bench.c src/formats/gopclntab.c \
+	src/formats/elf_file.c src/base/*.c -lz -o "$out/go_symbolize_bench"
 fix=$BUILD/fixtures
 [[ -f $fix/wl_go.objdump ]] || { echo "go_symbolize: no Go fixtures (make fixtures)" >&2; exit 0; }
 awk 'NF >= 3 && $2 ~ /^0x/ { print $2 }' "$fix/wl_go.objdump" | sort -u >"$out/go_addrs"

@@ -1,5 +1,5 @@
 /* Driver for bench/go_symbolize.sh: symbolizes a list of ELF addresses (hex, one a line, on
- * stdin) in a Go executable FILE with src/go/gopclntab.c (function, file, line, inlined
+ * stdin) in a Go executable FILE with src/formats/gopclntab.c (function, file, line, inlined
  * calls) and prints one line: addrs=N found=N inline=N secs=S rate=R/s
  * No cache: every address is decoded from the table (what the trace handler does per frame).
  */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "elf/elf_file.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/gopclntab.h"
 
 static double now_s(void)
 {

@@ -11,8 +11,8 @@ BUILD=${BUILD:-build}
 N=${1:-5000}
 out=$BUILD/bench
 mkdir -p "$out"
-gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc bench/symbolize_bench.c src/symbolize/dwarf.c \
-	src/symbolize/demangle.c src/symbolize/elf_symbols.c src/elf/elf_file.c src/elf/symtab_pages.c src/base/*.c \
+gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc bench/symbolize_bench.c src/formats/dwarf.c \
+	src/formats/demangle.c src/formats/elf_symbols.c src/formats/elf_file.c src/formats/symtab_pages.c src/base/*.c \
 	-ldw -lelf -lz -lstdc++ -o "$out/symbolize_bench"
 
 # The debug file of a library through its build id (or the library itself).

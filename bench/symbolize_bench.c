@@ -1,5 +1,5 @@
 /* Driver for bench/symbolize.sh: symbolizes a list of ELF addresses (hex, one a line, on
- * stdin) in FILE with src/symbolize/dwarf.c and prints one line of results:
+ * stdin) in FILE with src/formats/dwarf.c and prints one line of results:
  *   addrs=N found=N inline=N secs=S rate=R/s index_kb=K cache_kb=K rss_kb=K
  * The first pass resolves every (unique) address; a second pass over the same list shows the
  * direct-mapped cache (sized 2x the list: most, not all, addresses hit).
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "symbolize/dwarf.h"
+#include "formats/dwarf.h"
 
 static double now_s(void)
 {

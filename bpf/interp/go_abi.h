@@ -1,5 +1,5 @@
 /* Go's part of the eBPF/userspace ABI (included by abi.h): what eBPF needs to read a goroutine's
- * pprof labels (bpf/interp/go_labels.h), as userspace (src/go/go_runtime.c) tells it per
+ * pprof labels (bpf/interp/go_labels.h), as userspace (src/interp/go/go_runtime.c) tells it per
  * process.
  *
  * Go code is native code: Go emits no frames of its own (FRAME_KIND_GO only names its
@@ -24,7 +24,7 @@ enum go_labels_layout {
 	GO_LABELS_SLICE = 2, /* Go 1.24 and later */
 };
 
-/* Byte offsets of the runtime's structures (src/go/go_runtime.c says where each comes from). */
+/* Byte offsets of the runtime's structures (src/interp/go/go_runtime.c says where each comes from). */
 struct go_proc_abi {
 	__s32 tls_g;        /* g's TLS slot relative to fsbase (-8 on linux/amd64) */
 	__u16 g_m;          /* g.m */

@@ -1,5 +1,5 @@
 /* The goroutine a Go thread runs for, from eBPF (included by sampler.bpf.c; layouts in
- * interp/go_abi.h, offsets per process from src/go/go_runtime.c). Two users:
+ * interp/go_abi.h, offsets per process from src/interp/go/go_runtime.c). Two users:
  *  - the sample's labels (go_labels.h): m.curg.labels;
  *  - the walk through a switch to g0 (native_unwind.h's UNWIND_RULE_GO_G0): a sample on g0's
  *    stack under runtime.systemstack or morestack goes on in the goroutine's own stack,

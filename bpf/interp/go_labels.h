@@ -2,7 +2,7 @@
  * interp_walk.h; interp/go_abi.h has the layouts).
  *
  * Called once per sample, after the walk, for a process Go's runtime entry is attached to
- * (src/go/go_runtime.c): m.curg (go_goroutine.h), the goroutine the thread runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
+ * (src/interp/go/go_runtime.c): m.curg (go_goroutine.h), the goroutine the thread runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
  * signal handler), then its labels. At most SS_MAX_LABELS labels are kept, each cut to the
  * record's sizes; what is left out is counted (enum go_counter), never guessed: a map that is
  * growing is not read.

@@ -96,7 +96,7 @@ struct perl_file_abi {
 struct perl_proc_abi {
 	__u64 thr_key; /* absolute address of PL_thr_key (pthread_key_t: the thread's interpreter) */
 	__s32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k
-			* (fsbase: the thread pointer; below it on arm64, src/interp/glibc_tsd.h) */
+			* (fsbase: the thread pointer; below it on arm64, src/interp/common/glibc_tsd.h) */
 	__u8 rejected; /* 1: its interpreter failed the layout check: a marker, no Perl frames */
 	__u8 pad[3];
 };

@@ -69,7 +69,7 @@ struct py_file_abi {
 struct py_proc_abi {
 	__u64 runtime; /* absolute address of _PyRuntime */
 	__s32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k
-			* (fsbase: the thread pointer; below it on arm64, src/interp/glibc_tsd.h) */
+			* (fsbase: the thread pointer; below it on arm64, src/interp/common/glibc_tsd.h) */
 	__u32 pad;
 };
 

@@ -11,7 +11,7 @@
 #include "cli/agent_store.h"
 #include "cli/commands.h"
 #include "cli/pprof_dir.h"
-#include "cli/session.h"
+#include "pipeline/session.h"
 #include "export/otlp.h"
 #include "export/otlp_client.h"
 #include "export/protobuf.h"

@@ -44,10 +44,10 @@
 #include "base/u64_map.h"
 #include "cli/commands.h"
 #include "cli/option_value.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "export/pprof_read.h"
-#include "symbolize/debuginfo.h"
-#include "symbolize/dwarf.h"
+#include "formats/debuginfo.h"
+#include "formats/dwarf.h"
 
 #define SYM_MAX_DEBUG_DIRS 16
 #define SYM_DEFAULT_TIMEOUT_S 30

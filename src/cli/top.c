@@ -24,7 +24,7 @@
 #include "cli/commands.h"
 #include "cli/option_value.h"
 #include "cli/privileges.h"
-#include "cli/session.h"
+#include "pipeline/session.h"
 #include "profile/profile.h"
 #include "top/caller_tree.h"
 #include "top/function_table.h"

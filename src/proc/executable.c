@@ -12,15 +12,15 @@
 #include "base/log.h"
 #include "base/safe_open.h"
 #include "base/u64_map.h"
-#include "elf/elf_file.h"
-#include "go/go_build_id.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/go_build_id.h"
+#include "formats/gopclntab.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
 #include "proc/proc_root.h"
-#include "symbolize/debuginfo.h"
-#include "symbolize/dwarf.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/debuginfo.h"
+#include "formats/dwarf.h"
+#include "formats/elf_symbols.h"
 
 struct exe_registry {
 	struct u64_map by_id;    /* file_id -> executable */

@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 
 #include "abi.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "proc/executable.h"
 #include "proc/known_files.h"
 

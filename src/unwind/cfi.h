@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "abi.h"
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 
 #define CFI_REG_CNT 32
 #define CFI_REMEMBER_MAX 4096

@@ -11,7 +11,7 @@
 
 #include "base/array.h"
 #include "base/log.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "proc/executable.h"
 #include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"

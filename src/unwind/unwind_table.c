@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "base/array.h"
-#include "elf/elf_file.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/gopclntab.h"
 #include "unwind/cfi.h"
 #include "unwind/unwind_table.h"
 

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "abi.h"
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 
 struct elf_file;
 struct unwind_table;

@@ -1,4 +1,4 @@
-/* Checks the glibc TSD offsets of src/interp/glibc_tsd.h in a real process (run natively, and
+/* Checks the glibc TSD offsets of src/interp/common/glibc_tsd.h in a real process (run natively, and
  * cross-built under qemu-aarch64 by tests/unit/test_glibc_tsd.c): in the main thread and in a
  * second one, a fresh pthread key's value set by pthread_setspecific() must be found at
  * pthread_self() + FROM_PTHREAD + 16 k and at the thread pointer + FROM_TP + 16 k.

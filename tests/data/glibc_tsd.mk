@@ -1,4 +1,4 @@
-# glibc's TSD offsets (src/interp/glibc_tsd.h) checked by tests/unit/test_glibc_tsd.c; the
+# glibc's TSD offsets (src/interp/common/glibc_tsd.h) checked by tests/unit/test_glibc_tsd.c; the
 # arm64 build of the same program is in arm64.mk.
 FIXTURES += $(BUILD)/glibc_tsd
 

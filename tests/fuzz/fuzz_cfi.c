@@ -1,5 +1,5 @@
 /* libFuzzer target for the call-frame information path: the .eh_frame / .debug_frame /
- * .eh_frame_hdr reader (src/unwind/eh_frame.c), the CFA program interpreter (src/unwind/cfi.c)
+ * .eh_frame_hdr reader (src/formats/eh_frame.c), the CFA program interpreter (src/unwind/cfi.c)
  * and the table builder (src/unwind/unwind_table.c).
  *
  * The input is an ELF image: its table is built the way unwind_maps builds one
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "unwind/eh_frame.h"
+#include "formats/elf_file.h"
+#include "formats/eh_frame.h"
 #include "unwind/unwind_table.h"
 
 #define FUZZ_MAX_ROWS ((size_t)1 << 20) /* bounds memory and time per input */

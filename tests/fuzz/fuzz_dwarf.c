@@ -1,4 +1,4 @@
-/* libFuzzer target for the DWARF reader (src/symbolize/dwarf.c over libdw) and the symbol
+/* libFuzzer target for the DWARF reader (src/formats/dwarf.c over libdw) and the symbol
  * fallback behind it: the input is an ELF image; every address the input's first bytes name,
  * and a sweep over the unit ranges, is looked up. Nothing may crash, hang or leak in our code.
  * Build and run: tests/fuzz/run_fuzz_dwarf.sh (seeds: the dwarf_* fixtures).
@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "symbolize/demangle.h"
-#include "symbolize/dwarf.h"
+#include "formats/demangle.h"
+#include "formats/dwarf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

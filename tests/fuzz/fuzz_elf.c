@@ -1,5 +1,5 @@
-/* libFuzzer target for the ELF reader (src/elf/elf_file.c) and the function symbols built on
- * it (src/symbolize/elf_symbols.c): the input is an ELF image. Every accessor is called: the
+/* libFuzzer target for the ELF reader (src/formats/elf_file.c) and the function symbols built on
+ * it (src/formats/elf_symbols.c): the input is an ELF image. Every accessor is called: the
  * identity (build id, file id), every segment, offset and vaddr translation, the bytes at the
  * entry point and at each segment's bounds, every section by index and by its own name (which
  * decompresses SHF_COMPRESSED and .zdebug_ sections), the well-known section names, the
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_file.h"
+#include "formats/elf_symbols.h"
 
 #define FUZZ_SECTION_MAX 256 /* sections visited by index per input */
 

@@ -1,4 +1,4 @@
-/* libFuzzer target for the Go pclntab reader (src/go/gopclntab.c). An input that starts with
+/* libFuzzer target for the Go pclntab reader (src/formats/gopclntab.c). An input that starts with
  * the ELF magic is opened as a Go executable (section, moduledata search, gofunc); any other
  * input is a raw pclntab whose inline-tree data (gofunc) is the input itself. Then up to 512
  * functions spread over the table are read, looked up at its entry, middle and last byte and just outside, and its
@@ -10,9 +10,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "go/go_build_id.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/go_build_id.h"
+#include "formats/gopclntab.h"
 
 #define FUZZ_FUNC_MAX 512 /* functions visited per input, spread over the table */
 

@@ -15,8 +15,8 @@ out=$BUILD/fuzz
 seeds=$out/corpus_cfi
 mkdir -p "$seeds"
 FUZZ_CFLAGS+=(-Ibpf)
-fuzz_build "$out/fuzz_cfi" src/unwind/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/go/gopclntab.c \
-	src/elf/elf_file.c src/base/*.c -lz
+fuzz_build "$out/fuzz_cfi" src/formats/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/formats/gopclntab.c \
+	src/formats/elf_file.c src/base/*.c -lz
 for f in cfi_gcc_O2 cfi_clang_O2_nofp cfi_gxx_O2 cfi_sigtramp cfi_gcc_debug_frame \
 	 cfi_gcc_debug_frame_stripped replay_signal; do
 	[[ -f $BUILD/fixtures/$f ]] || continue

@@ -12,8 +12,8 @@ source "$(dirname "$0")/fuzz_lib.sh"
 runs=${1:-20000}
 out=$BUILD/fuzz
 mkdir -p "$out/corpus"
-fuzz_build "$out/fuzz_dwarf" src/symbolize/dwarf.c src/symbolize/demangle.c \
-	src/symbolize/elf_symbols.c src/elf/elf_file.c src/elf/symtab_pages.c src/base/*.c -ldw -lelf -lz -liberty -lstdc++
+fuzz_build "$out/fuzz_dwarf" src/formats/dwarf.c src/formats/demangle.c \
+	src/formats/elf_symbols.c src/formats/elf_file.c src/formats/symtab_pages.c src/base/*.c -ldw -lelf -lz -liberty -lstdc++
 for f in dwarf_inline dwarf_inline_clang dwarf_inline_dwarf4 dwarf_inline_trunc dwarf_cxx \
 	 dwarf_mini; do
 	[[ -f $BUILD/fixtures/$f ]] && cp "$BUILD/fixtures/$f" "$out/corpus/"

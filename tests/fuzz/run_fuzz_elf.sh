@@ -13,7 +13,7 @@ source "$(dirname "$0")/fuzz_lib.sh"
 runs=${1:-20000}
 out=$BUILD/fuzz
 mkdir -p "$out/corpus_elf"
-fuzz_build "$out/fuzz_elf" src/elf/elf_file.c src/elf/symtab_pages.c src/symbolize/elf_symbols.c src/base/*.c -lz
+fuzz_build "$out/fuzz_elf" src/formats/elf_file.c src/formats/symtab_pages.c src/formats/elf_symbols.c src/base/*.c -lz
 for f in elf_pie elf_nopie libelf_fixture_stripped.so elf_debuglink elf_debuglink.debug \
 	 elf_gz elf_zdebug elf_bad_phoff elf_bad_shoff elf_trunc_half elf_trunc_hdr \
 	 cfi_gcc_debug_frame_gz; do

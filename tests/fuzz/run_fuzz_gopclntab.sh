@@ -13,7 +13,7 @@ runs=${1:-20000}
 out=$BUILD/fuzz
 seeds=$out/corpus_gopclntab
 mkdir -p "$seeds"
-fuzz_build "$out/fuzz_gopclntab" src/go/gopclntab.c src/go/go_build_id.c src/elf/elf_file.c \
+fuzz_build "$out/fuzz_gopclntab" src/formats/gopclntab.c src/formats/go_build_id.c src/formats/elf_file.c \
 	src/base/*.c -lz
 for f in wl_go esbuild; do
 	[[ -f $BUILD/fixtures/$f ]] || continue

@@ -915,7 +915,7 @@ check_le "pprof: folder bytes at the end" "$now_total" 1048576
 check_le "pprof: folder bytes at any time (cap + the largest file)" "$max_total" \
 	$((1048576 + max_file))
 check_eq "pprof: counters: dropped = files deleted" "$(counter pprof dropped)" "$gone"
-GO=${GO:-$(command -v go || echo /usr/bin/go)}
+GO=${GO:-$( [[ -x /usr/lib/go/bin/go ]] && echo /usr/lib/go/bin/go || command -v go)}
 if [[ ! -x $GO ]]; then
 	skip_setup "pprof: go tool pprof checks: go not found"
 else

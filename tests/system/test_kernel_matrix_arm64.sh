@@ -9,7 +9,7 @@
 #    hot_leaf's samples (typically 1.000), and in >= 80% with the tail-call walker forced
 #    (the first samples may come before the executable's table is loaded);
 #  - Python's <module>;a;b;c complete in >= 80% of the script's samples (glibc's TSD slot
-#    below tpidr_el0 on arm64: src/interp/glibc_tsd.h; typically 0.95-1.00, the first
+#    below tpidr_el0 on arm64: src/interp/common/glibc_tsd.h; typically 0.95-1.00, the first
 #    samples may come before the interpreter's layout is verified).
 source "$(dirname "$0")/lib.sh"
 need_root

@@ -17,7 +17,7 @@ folded_total=$(samples "$TMP/r.folded" '*')
 check_ge "folded: samples" "$folded_total" 100
 
 # pprof, read by the reference implementation
-GO=${GO:-$(command -v go || echo /usr/bin/go)}
+GO=${GO:-$( [[ -x /usr/lib/go/bin/go ]] && echo /usr/lib/go/bin/go || command -v go)}
 if [[ ! -x $GO ]]; then
 	skip_setup "pprof checks: go not found"
 else

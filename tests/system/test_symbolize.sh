@@ -13,7 +13,7 @@ need_root
 have_fixture sym_inline || finish
 have_fixture sym_inline_stripped || finish
 
-GO=${GO:-$(command -v go || echo /usr/bin/go)}
+GO=${GO:-$( [[ -x /usr/lib/go/bin/go ]] && echo /usr/lib/go/bin/go || command -v go)}
 if [[ ! -x $GO ]]; then
 	skip_setup "symbolize: go not found (go tool pprof reads the profiles)"
 	finish

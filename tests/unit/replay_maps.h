@@ -30,7 +30,7 @@
 #include <bpf/bpf.h>
 
 #include "abi.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
 

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "test.h"
 #include "unwind/cfi.h"
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 #include "unwind/unwind_table.h"
 
 /* ---- building CFI bytes by hand ---- */

@@ -1,4 +1,4 @@
-/* Tests for src/symbolize/debuginfo.c on the fixtures of tests/data/dwarf.mk: the file itself,
+/* Tests for src/formats/debuginfo.c on the fixtures of tests/data/dwarf.mk: the file itself,
  * a .build-id tree (also under a container root), debuglinks in the same folder and in .debug/
  * with their CRC, a wrong build id and a wrong CRC rejected, MiniDebugInfo, and debuginfod
  * against an unreachable server (pending, then remembered as missing). Each found debug file
@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "elf/elf_file.h"
-#include "symbolize/debuginfo.h"
-#include "symbolize/dwarf.h"
+#include "formats/elf_file.h"
+#include "formats/debuginfo.h"
+#include "formats/dwarf.h"
 
 /* dw_entry's address in dwarf_inline (the stripped copies share its layout). */
 static uint64_t dw_entry_addr(void)

@@ -1,4 +1,4 @@
-/* Tests for src/symbolize/demangle.c. The truth is binutils' c++filt (which knows C++ and both
+/* Tests for src/formats/demangle.c. The truth is binutils' c++filt (which knows C++ and both
  * Rust manglings) on every mangled symbol of the C++ and Rust fixtures, with its output put in
  * this module's form: no Rust crate hashes `[...]`, no legacy `::h<hash>`, const generics
  * without their `: type`. Plus hand-written v0 names (checked with c++filt when written; one
@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "symbolize/demangle.h"
+#include "formats/demangle.h"
 
 #define NORMALIZE                                              \
 	"sed -E 's/\\[[0-9a-f]+\\]//g; s/::h[0-9a-f]{16}$//; " \

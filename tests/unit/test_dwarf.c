@@ -1,4 +1,4 @@
-/* Tests for src/symbolize/dwarf.c. The truth is elfutils' `eu-addr2line -a -i -f`: for every
+/* Tests for src/formats/dwarf.c. The truth is elfutils' `eu-addr2line -a -i -f`: for every
  * address of .text in the fixtures built from tests/data/dwarf_*.c/.cc/.rs (gcc and clang,
  * DWARF 4 and 5, PIE and not, C++ and Rust; a stride through the big ones), the inline chain,
  * function names, files and lines must be the same. Plus known chains written out by hand, the
@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "elf/elf_file.h"
-#include "symbolize/dwarf.h"
+#include "formats/elf_file.h"
+#include "formats/dwarf.h"
 
 #define MAX_ADDRS 8000
 /* Addresses compared per unfiltered fixture: eu-addr2line needs ~3.5 ms per address of

@@ -1,4 +1,4 @@
-/* Tests for src/elf/elf_file.c on fixtures built from tests/data/symbols.c (tests/data/elf.mk).
+/* Tests for src/formats/elf_file.c on fixtures built from tests/data/symbols.c (tests/data/elf.mk).
  * Truth comes from binutils (readelf) and zlib, never from the code under test; corrupt
  * copies and a seeded mutation loop check that bad input fails cleanly (run under ASan).
  */
@@ -7,8 +7,8 @@
 #include <zlib.h>
 
 #include "test.h"
-#include "elf/elf_file.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_file.h"
+#include "formats/elf_symbols.h"
 
 /* Read a whole file into a malloc'ed buffer. */
 static void *read_file(const char *path, size_t *size)

@@ -1,4 +1,4 @@
-/* Tests for src/symbolize/elf_symbols.c. The truth is `readelf -sW` (every defined FUNC/IFUNC
+/* Tests for src/formats/elf_symbols.c. The truth is `readelf -sW` (every defined FUNC/IFUNC
  * symbol, its size, binding and aliases), checked against lookups on fixtures built from
  * tests/data/symbols.c in several shapes (PIE, non-PIE, shared, stripped, split debug).
  */
@@ -6,8 +6,8 @@
 #include <errno.h>
 
 #include "test.h"
-#include "elf/elf_file.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_file.h"
+#include "formats/elf_symbols.h"
 
 #define MAX_TRUTH 4096
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "base/file_map.h"
-#include "elf/elf_file.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_file.h"
+#include "formats/elf_symbols.h"
 #include "test.h"
 
 static int temp_file(size_t n, char *path, size_t cap)

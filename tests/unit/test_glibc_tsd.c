@@ -1,4 +1,4 @@
-/* src/interp/glibc_tsd.h against glibc itself: tests/data/glibc_tsd.c sets a pthread key's
+/* src/interp/common/glibc_tsd.h against glibc itself: tests/data/glibc_tsd.c sets a pthread key's
  * value in two threads and reads it back at the offsets the header gives, natively (x86-64)
  * and cross-built under qemu-aarch64 with Debian's arm64 libc (the loader and libraries of the
  * host's :arm64 multiarch packages, scripts/setup.sh). A wrong offset there costs CPython and
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interp/glibc_tsd.h"
+#include "interp/common/glibc_tsd.h"
 #include "test.h"
 
 #define QEMU_AARCH64 "/usr/bin/qemu-aarch64-static"

@@ -1,4 +1,4 @@
-/* Tests for src/symbolize/kallsyms.c on kallsyms-format text written here, plus a smoke check
+/* Tests for src/formats/kallsyms.c on kallsyms-format text written here, plus a smoke check
  * against the running kernel's /proc/kallsyms when its addresses are visible.
  */
 #include <errno.h>
@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "symbolize/kallsyms.h"
+#include "formats/kallsyms.h"
 
 /* Write text to a new temporary file; its path goes to path (cap >= 64). */
 static int write_tmp(const char *text, char *path, size_t cap)

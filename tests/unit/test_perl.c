@@ -24,7 +24,7 @@
 #include "abi.h"
 #include "base/log.h"
 #include "interp/interp.h"
-#include "interp/interp_elf.h"
+#include "interp/common/interp_elf.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "test.h"

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "abi.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "interp/interp.h"
-#include "interp/interp_elf.h"
+#include "interp/common/interp_elf.h"
 #include "proc/executable.h"
 #include "test.h"
 

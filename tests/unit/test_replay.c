@@ -29,10 +29,10 @@
 #include <unistd.h>
 
 #include "abi.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "proc/file_id.h"
 #include "proc/maps.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_symbols.h"
 #include "test.h"
 #include "unwind/stack_replay.h"
 

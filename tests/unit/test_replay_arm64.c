@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "abi.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "proc/file_id.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_symbols.h"
 #include "test.h"
 
 /* the runtimes' maps of replay_maps.h are not used here */

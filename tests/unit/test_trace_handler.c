@@ -1,4 +1,4 @@
-/* The symbolization stage (src/symbolize/trace_handler.c) on synthetic sample records, as the
+/* The symbolization stage (src/pipeline/trace_handler.c) on synthetic sample records, as the
  * eBPF side would send them: kernel addresses resolved through a kallsyms file written here,
  * user frames in the elf_pie fixture (addresses from nm, never from its source), frames eBPF
  * could not place resolved late through /proc (this test's own process), Python frames, and
@@ -18,8 +18,8 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
-#include "symbolize/trace_handler.h"
-#include "symbolize/kallsyms.h"
+#include "pipeline/trace_handler.h"
+#include "formats/kallsyms.h"
 #include "test.h"
 
 #define KERNEL_TEXT 0xffffffff81000000ULL

@@ -30,7 +30,7 @@
 #include "base/lru_sets.h"
 #include "base/utf8.h"
 #include "base/u64_map.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "interp/hotspot/hotspot_lines.h"
 #include "interp/hotspot/nmethod_scopes.h"
 #include "interp/hotspot/vmstructs.h"

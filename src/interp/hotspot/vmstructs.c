@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/array.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "interp/hotspot/vmstructs.h"
 #include "interp/interp.h"
 

@@ -29,8 +29,8 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "interp/interp.h"
-#include "interp/glibc_tsd.h"
-#include "interp/interp_elf.h"
+#include "interp/common/glibc_tsd.h"
+#include "interp/common/interp_elf.h"
 #include "proc/executable.h"
 
 #define PERL_CACHE_CAP 4096

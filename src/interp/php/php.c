@@ -28,7 +28,7 @@
 #include "base/log.h"
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "interp/interp.h"
 #include "interp/php/php_jit.h"
 #include "proc/executable.h"

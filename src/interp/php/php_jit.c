@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 #include "interp/php/php_jit.h"
 #include "proc/maps.h"
 

@@ -26,13 +26,13 @@
 #include "base/log.h"
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
-#include "elf/elf_file.h"
-#include "interp/glibc_tsd.h"
+#include "formats/elf_file.h"
+#include "interp/common/glibc_tsd.h"
 #include "interp/interp.h"
-#include "interp/interp_elf.h"
+#include "interp/common/interp_elf.h"
 #include "interp/python/python_lines.h"
 #include "proc/executable.h"
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 
 #define PYTHON_CODE_CACHE_CAP 4096
 

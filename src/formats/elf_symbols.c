@@ -6,7 +6,7 @@
  * is corrupt is skipped (the other one may still be good); only when no symbol survives does
  * the load fail.
  */
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_symbols.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "base/array.h"
-#include "elf/elf_file.h"
-#include "elf/symtab_pages.h"
+#include "formats/elf_file.h"
+#include "formats/symtab_pages.h"
 
 /* How many earlier entries lookup inspects for an enclosing symbol when the closest one ends
  * before the address (a function with a nested label symbol inside it).

@@ -19,7 +19,7 @@
  * it is open, the pages past its new end read as zeros instead of raising SIGBUS, and
  * elf_file__changed() says so.
  */
-#include "elf/elf_file.h"
+#include "formats/elf_file.h"
 
 #include "base/file_map.h"
 #include "base/hex.h"

@@ -37,10 +37,10 @@
 #include "base/array.h"
 #include "base/file_map.h"
 #include "base/safe_open.h"
-#include "elf/elf_file.h"
-#include "symbolize/demangle.h"
-#include "symbolize/dwarf.h"
-#include "symbolize/elf_symbols.h"
+#include "formats/elf_file.h"
+#include "formats/demangle.h"
+#include "formats/dwarf.h"
+#include "formats/elf_symbols.h"
 
 #define DWARF_DEFAULT_CACHE_CAP 4096
 #define DWARF_MAX_CACHE_CAP ((size_t)1 << 24)

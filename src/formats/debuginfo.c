@@ -21,8 +21,8 @@
 #include <zlib.h>
 
 #include "base/safe_open.h"
-#include "elf/elf_file.h"
-#include "symbolize/debuginfo.h"
+#include "formats/elf_file.h"
+#include "formats/debuginfo.h"
 
 #define DEFAULT_TIMEOUT_S 30
 #define DEFAULT_NEGATIVE_TTL_S 600

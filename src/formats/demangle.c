@@ -16,7 +16,7 @@
 
 #include <libiberty/demangle.h>
 
-#include "symbolize/demangle.h"
+#include "formats/demangle.h"
 
 /* libstdc++ (Itanium C++ ABI, extern "C"). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

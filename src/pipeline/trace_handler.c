@@ -8,17 +8,17 @@
 #include "base/array.h"
 #include "base/u64_map.h"
 #include "base/utf8.h"
-#include "go/gopclntab.h"
+#include "formats/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
-#include "symbolize/trace_handler.h"
-#include "symbolize/demangle.h"
-#include "symbolize/dwarf.h"
-#include "symbolize/kallsyms.h"
+#include "pipeline/trace_handler.h"
+#include "formats/demangle.h"
+#include "formats/dwarf.h"
+#include "formats/kallsyms.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */

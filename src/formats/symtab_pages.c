@@ -1,8 +1,8 @@
 /* Symbol tables given back behind a one-pass walk. See symtab_pages.h. */
 #include <stdint.h>
 
-#include "elf/elf_file.h"
-#include "elf/symtab_pages.h"
+#include "formats/elf_file.h"
+#include "formats/symtab_pages.h"
 
 static void drop(struct symtab_pages *sp, size_t upto)
 {

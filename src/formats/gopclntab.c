@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/gopclntab.h"
 
 #define GO_MAGIC_118 0xfffffff0u
 #define GO_MAGIC_120 0xfffffff1u

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 
 #define EH_FRAME_CIE_CAP 256 /* power of two */
 

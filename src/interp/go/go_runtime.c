@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "elf/elf_file.h"
-#include "go/gopclntab.h"
+#include "formats/elf_file.h"
+#include "formats/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 

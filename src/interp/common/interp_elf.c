@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "elf/symtab_pages.h"
-#include "interp/interp_elf.h"
+#include "formats/elf_file.h"
+#include "formats/symtab_pages.h"
+#include "interp/common/interp_elf.h"
 
 static void scan_symtab(struct elf_file *ef, const char *section, const char *const *names,
 			size_t n, struct interp_sym *out)

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "unwind/eh_frame.h"
+#include "formats/eh_frame.h"
 
 struct elf_file;
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elf/elf_file.h"
-#include "go/go_build_id.h"
+#include "formats/elf_file.h"
+#include "formats/go_build_id.h"
 
 #define GO_NOTE_TYPE_BUILDID 4
 

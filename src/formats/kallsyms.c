@@ -6,7 +6,7 @@
  * unique addresses; buf is smaller than KALLSYMS_BUF_MAX (< 2 GiB), so 31-bit offsets suffice;
  * module offset 0 means "core kernel" (offset 0 is the first line's address, never a module).
  */
-#include "symbolize/kallsyms.h"
+#include "formats/kallsyms.h"
 
 #include <errno.h>
 #include <fcntl.h>
