@@ -51,7 +51,7 @@ TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
 .PHONY: all arm64 test check bench format format-check clean system-test asan-test asan-stackscope fixtures \
-	kernel-matrix
+	kernel-matrix layers
 
 all: stackscope
 
@@ -113,8 +113,16 @@ arm64:
 fixtures:
 	$(Q)$(MAKE) -s -C tests/data all BUILD=$(abspath $(BUILD))/fixtures
 
+# The folders' layers (scripts/layers.sh, docs/ARCHITECTURE.md "Layers"): every #include of
+# src/ and bpf/ against which folder may include which.
+layers:
+	$(Q)scripts/layers.sh
+
+# script tests run beside the binaries (test_layers.sh: `make layers` itself, on broken copies)
+TEST_SCRIPTS := tests/unit/test_layers.sh
+
 test: $(TEST_BINS) fixtures
-	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS)
+	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 # The system tests also run stackscope itself under ASan+UBSan against hostile input
 # ($(BUILD)/asan/stackscope, tests/system/test_hostile_*.sh), and the arm64 build in the
@@ -133,7 +141,7 @@ asan-test:
 asan-stackscope:
 	+$(Q)$(ASAN_MAKE) $(BUILD)/asan/stackscope
 
-check: format-check test asan-test system-test
+check: format-check layers test asan-test system-test
 
 # Debian's 5.10 and 6.1 kernels in QEMU (scripts/kernel_matrix.sh; system-test runs it too),
 # and Debian 12's arm64 kernel under qemu-system-aarch64 with the arm64 build
