@@ -21,6 +21,8 @@ source "$(dirname "$0")/lib.sh"
 need_root
 
 HZ=499
+# the Go that built the fixtures (tests/data/go.mk): Debian's when present
+GO=${GO:-$( [[ -x /usr/lib/go/bin/go ]] && echo /usr/lib/go/bin/go || command -v go)}
 DATA=$SS_ROOT/tests/data
 STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --native-lines"
 
@@ -95,7 +97,7 @@ if [[ -x $FIX/wl_go_cgo ]]; then
 	f=$TMP/wl_go_cgo.stacks
 	L_CGO=$(line "$DATA/wl_go_cgo.go" CGO_CALL)
 	# runtime.cgocall at its call of entersyscall (where it saved the goroutine's pc and sp)
-	L_ENTERSYSCALL=$(grep -n '^	entersyscall()$' "$(go env GOROOT 2>/dev/null)/src/runtime/cgocall.go" |
+	L_ENTERSYSCALL=$(grep -n '^	entersyscall()$' "$("$GO" env GOROOT 2>/dev/null)/src/runtime/cgocall.go" |
 		head -1 | cut -d: -f1)
 	L_ENTERSYSCALL=${L_ENTERSYSCALL:-[0-9]+}
 	total=$(samples "$f" wl_go_cgo)
