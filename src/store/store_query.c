@@ -75,7 +75,7 @@ static int prepare(struct query *q)
 		int rc = sqlite3_prepare_v2(q->st->db, stmts[i].sql, -1, s, NULL);
 
 		if (rc != SQLITE_OK)
-			return store__errno(rc) ?: -EIO;
+			return store_db__errno(rc) ?: -EIO;
 	}
 	return 0;
 }
@@ -108,7 +108,7 @@ static int fetch_row(sqlite3_stmt *s, int64_t id)
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? -EBADMSG : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? -EBADMSG : store_db__errno(rc) ?: -EIO;
 }
 
 /* The string of id (NULL for 0); *err set on failure. Owned by the query. */
@@ -197,7 +197,7 @@ static uint32_t frame_of(struct query *q, int64_t id, int *err)
 		uint64_t ids[256 * 3];
 		size_t n = 0, i;
 
-		while (n < 256 * 3 && store_blob__get(blob, len, &pos, &ids[n]))
+		while (n < 256 * 3 && store_db__blob_get(blob, len, &pos, &ids[n]))
 			n++;
 		if (pos != len || n % 3) {
 			*err = -EBADMSG;
@@ -245,7 +245,7 @@ static const struct query_stack *stack_of(struct query *q, int64_t id, int *err)
 		return NULL;
 	blob = sqlite3_column_blob(q->stack_q, 0);
 	len = (size_t)sqlite3_column_bytes(q->stack_q, 0);
-	while (n < 4096 && store_blob__get(blob, len, &pos, &ids[n]))
+	while (n < 4096 && store_db__blob_get(blob, len, &pos, &ids[n]))
 		n++;
 	if (pos != len) {
 		*err = -EBADMSG;
@@ -281,7 +281,7 @@ static const struct query_labels *labels_of(struct query *q, int64_t id, int *er
 		return NULL;
 	blob = sqlite3_column_blob(q->labels_q, 0);
 	len = (size_t)sqlite3_column_bytes(q->labels_q, 0);
-	while (n < PROFILE_MAX_LABELS * 2 && store_blob__get(blob, len, &pos, &ids[n]))
+	while (n < PROFILE_MAX_LABELS * 2 && store_db__blob_get(blob, len, &pos, &ids[n]))
 		n++;
 	if (pos != len || n % 2 || !(ql = calloc(1, sizeof(*ql)))) {
 		*err = ql || pos != len || n % 2 ? -EBADMSG : -ENOMEM;
@@ -359,7 +359,7 @@ static int64_t find_string(struct store *st, const char *s, size_t len)
 	if (rc == SQLITE_ROW)
 		id = sqlite3_column_int64(q, 0);
 	else if (rc != SQLITE_DONE)
-		id = store__errno(rc) ?: -EIO;
+		id = store_db__errno(rc) ?: -EIO;
 	sqlite3_finalize(q);
 	return id;
 }
@@ -412,7 +412,7 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 		*period = (uint64_t)sqlite3_column_int64(q, 4);
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 /* Rows of one key (stack, process, thread, labels) added up before they reach the profile
@@ -541,7 +541,7 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 	sqlite3_finalize(iv);
 	sqlite3_finalize(s);
 	if (!err && rc != SQLITE_DONE)
-		err = store__errno(rc) ?: -EIO;
+		err = store_db__errno(rc) ?: -EIO;
 	for (i = 0; !err && i < t.cap; i++)
 		if (t.rows[i].value)
 			err = add_row(q, &t.rows[i]);
@@ -559,7 +559,7 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 
 	*out = NULL;
 	/* one snapshot: the writer's commits after this point are not seen */
-	err = store__exec(st, "BEGIN");
+	err = store_db__exec(st, "BEGIN");
 	err = err ?: interval_range(st, f, &lo, &hi, &start, &end, &period);
 	err = err ?: prepare(&q);
 	err = err ?: resolve_label_filter(&q);
@@ -576,7 +576,7 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 	if (lo <= hi)
 		err = merge_samples(&q, lo, hi);
 out:
-	store__exec(st, "COMMIT");
+	store_db__exec(st, "COMMIT");
 	query__free(&q);
 	if (err)
 		profile__free(q.p);
@@ -612,7 +612,7 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 			break;
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 /* "-30s", "-5m", "-2h", "-1d": that long before now; else ns since the epoch. */
@@ -699,7 +699,7 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	int rc;
 
 	/* one snapshot, as store__query(): the intervals and their samples agree */
-	rc = store__exec(st, "BEGIN");
+	rc = store_db__exec(st, "BEGIN");
 	if (rc)
 		return rc;
 	rc = sqlite3_prepare_v2(
@@ -729,8 +729,8 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 			break;
 	}
 	sqlite3_finalize(q);
-	store__exec(st, "COMMIT");
-	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+	store_db__exec(st, "COMMIT");
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 int store__state(struct store *st, struct store_state *out)
@@ -750,5 +750,5 @@ int store__state(struct store *st, struct store_state *out)
 		out->last_end_ns = (uint64_t)sqlite3_column_int64(q, 2);
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;
 }
