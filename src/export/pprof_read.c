@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,94 @@ struct pprof_dec {
 	size_t str_bytes, arena_used;
 };
 
-static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
+/* A scalar (VARINT) field of a message and the int64_t, uint64_t or bool member it sets. */
+struct scalar_field {
+	uint32_t num;
+	bool is_flag; /* a bool member: set to v != 0 */
+	size_t off;
+};
+
+#define SCALAR(num, type, member) { num, false, offsetof(type, member) }
+#define FLAG(num, type, member) { num, true, offsetof(type, member) }
+#define SCALARS_OF(table) table, sizeof(table) / sizeof(table[0])
+
+static const struct scalar_field value_type_fields[] = {
+	SCALAR(VALUE_TYPE_TYPE, struct pprof_value_type, type),
+	SCALAR(VALUE_TYPE_UNIT, struct pprof_value_type, unit),
+};
+
+static const struct scalar_field label_fields[] = {
+	SCALAR(LABEL_KEY, struct pprof_label, key),
+	SCALAR(LABEL_STR, struct pprof_label, str),
+	SCALAR(LABEL_NUM, struct pprof_label, num),
+	SCALAR(LABEL_NUM_UNIT, struct pprof_label, num_unit),
+};
+
+static const struct scalar_field mapping_fields[] = {
+	SCALAR(MAPPING_ID, struct pprof_mapping, id),
+	SCALAR(MAPPING_MEMORY_START, struct pprof_mapping, memory_start),
+	SCALAR(MAPPING_MEMORY_LIMIT, struct pprof_mapping, memory_limit),
+	SCALAR(MAPPING_FILE_OFFSET, struct pprof_mapping, file_offset),
+	SCALAR(MAPPING_FILENAME, struct pprof_mapping, filename),
+	SCALAR(MAPPING_BUILD_ID, struct pprof_mapping, build_id),
+	FLAG(MAPPING_HAS_FUNCTIONS, struct pprof_mapping, has_functions),
+	FLAG(MAPPING_HAS_FILENAMES, struct pprof_mapping, has_filenames),
+	FLAG(MAPPING_HAS_LINE_NUMBERS, struct pprof_mapping, has_line_numbers),
+	FLAG(MAPPING_HAS_INLINE_FRAMES, struct pprof_mapping, has_inline_frames),
+};
+
+static const struct scalar_field line_fields[] = {
+	SCALAR(LINE_FUNCTION_ID, struct pprof_line, function_id),
+	SCALAR(LINE_LINE, struct pprof_line, line),
+	SCALAR(LINE_COLUMN, struct pprof_line, column),
+};
+
+static const struct scalar_field location_fields[] = {
+	SCALAR(LOCATION_ID, struct pprof_location, id),
+	SCALAR(LOCATION_MAPPING_ID, struct pprof_location, mapping_id),
+	SCALAR(LOCATION_ADDRESS, struct pprof_location, address),
+	FLAG(LOCATION_IS_FOLDED, struct pprof_location, is_folded),
+};
+
+static const struct scalar_field function_fields[] = {
+	SCALAR(FUNCTION_ID, struct pprof_function, id),
+	SCALAR(FUNCTION_NAME, struct pprof_function, name),
+	SCALAR(FUNCTION_SYSTEM_NAME, struct pprof_function, system_name),
+	SCALAR(FUNCTION_FILENAME, struct pprof_function, filename),
+	SCALAR(FUNCTION_START_LINE, struct pprof_function, start_line),
+};
+
+static const struct scalar_field profile_fields[] = {
+	SCALAR(PROFILE_DROP_FRAMES, struct pprof_profile, drop_frames),
+	SCALAR(PROFILE_KEEP_FRAMES, struct pprof_profile, keep_frames),
+	SCALAR(PROFILE_TIME_NANOS, struct pprof_profile, time_nanos),
+	SCALAR(PROFILE_DURATION_NANOS, struct pprof_profile, duration_nanos),
+	SCALAR(PROFILE_PERIOD, struct pprof_profile, period),
+	SCALAR(PROFILE_DEFAULT_SAMPLE_TYPE, struct pprof_profile, default_sample_type),
+	SCALAR(PROFILE_DOC_URL, struct pprof_profile, doc_url),
+};
+
+/* Sets the member of obj that fields[0..n) names for f, when f is a VARINT; else nothing. */
+static void dec__scalar(void *obj, const struct scalar_field *fields, size_t n,
+			const struct pb_field *f)
+{
+	size_t i;
+
+	if (f->wire != PB_WIRE_VARINT)
+		return;
+	for (i = 0; i < n; i++) {
+		if (fields[i].num != f->num)
+			continue;
+		if (fields[i].is_flag)
+			*(bool *)((char *)obj + fields[i].off) = f->v != 0;
+		else /* int64_t members take the two's complement bits */
+			memcpy((char *)obj + fields[i].off, &f->v, sizeof(f->v));
+		return;
+	}
+}
+
+/* Decodes a message of scalars only (a value type, a label, a line, a mapping, a function). */
+static int dec__scalars(struct pb_reader r, void *obj, const struct scalar_field *fields, size_t n)
 {
 	struct pb_field f;
 	int err;
@@ -70,63 +158,54 @@ static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		if (f.num == VALUE_TYPE_TYPE)
-			vt->type = (int64_t)f.v;
-		else if (f.num == VALUE_TYPE_UNIT)
-			vt->unit = (int64_t)f.v;
+		dec__scalar(obj, fields, n, &f);
 	}
 	return 0;
 }
 
-static int dec__label(struct pb_reader r, struct pprof_label *l)
+/* The next item of an array counted in the first pass: arr[*i] in the fill pass (NULL past
+ * cnt, a message that grew between the passes), else scratch; zeroed, *i advanced.
+ */
+static void *dec__next(const struct pprof_dec *d, void *arr, size_t cnt, size_t *i, size_t elem_sz,
+		       void *scratch)
 {
-	struct pb_field f;
-	int err;
+	void *item = scratch;
 
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case LABEL_KEY:
-			l->key = (int64_t)f.v;
-			break;
-		case LABEL_STR:
-			l->str = (int64_t)f.v;
-			break;
-		case LABEL_NUM:
-			l->num = (int64_t)f.v;
-			break;
-		case LABEL_NUM_UNIT:
-			l->num_unit = (int64_t)f.v;
-			break;
-		}
+	if (d->fill) {
+		if (*i >= cnt)
+			return NULL;
+		item = (char *)arr + *i * elem_sz;
 	}
-	return 0;
+	(*i)++;
+	memset(item, 0, elem_sz);
+	return item;
+}
+
+/* The next item of pool k (see dec__next). */
+static void *dec__pool_next(struct pprof_dec *d, int k, size_t elem_sz, void *scratch)
+{
+	return dec__next(d, d->p->index->pools[k], d->pool_cap[k], &d->pool_cnt[k], elem_sz,
+			 scratch);
 }
 
 static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 {
-	struct pprof_label scratch, *l;
-	struct pprof_sample *s = NULL;
+	struct pprof_sample sample_scratch, *s;
+	struct pprof_label label_scratch, *l;
 	uint64_t *ids = NULL, *values = NULL;
 	size_t ids0 = d->pool_cnt[POOL_LOCATION_IDS], values0 = d->pool_cnt[POOL_VALUES];
 	size_t labels0 = d->pool_cnt[POOL_LABELS];
 	struct pb_field f;
 	int err;
 
+	s = dec__next(d, d->p->samples, d->p->sample_cnt, &d->sample_i, sizeof(*s),
+		      &sample_scratch);
+	if (!s)
+		return -EBADMSG;
 	if (d->fill) {
-		if (d->sample_i >= d->p->sample_cnt)
-			return -EBADMSG;
-		s = &d->p->samples[d->sample_i];
 		ids = d->p->index->pools[POOL_LOCATION_IDS];
 		values = d->p->index->pools[POOL_VALUES];
 	}
-	d->sample_i++;
 	while (r.p < r.end) {
 		err = pb_reader__field(&r, &f);
 		if (err)
@@ -143,22 +222,15 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 		case SAMPLE_LABEL:
 			if (f.wire != PB_WIRE_LEN)
 				break;
-			l = &scratch;
-			if (d->fill) {
-				if (d->pool_cnt[POOL_LABELS] >= d->pool_cap[POOL_LABELS])
-					return -EBADMSG;
-				l = (struct pprof_label *)d->p->index->pools[POOL_LABELS] +
-				    d->pool_cnt[POOL_LABELS];
-			}
-			memset(l, 0, sizeof(*l));
-			d->pool_cnt[POOL_LABELS]++;
-			err = dec__label(f.body, l);
+			l = dec__pool_next(d, POOL_LABELS, sizeof(*l), &label_scratch);
+			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_fields))
+				: -EBADMSG;
 			break;
 		}
 		if (err)
 			return err;
 	}
-	if (s) {
+	if (d->fill) {
 		s->location_ids = ids + ids0;
 		s->location_cnt = d->pool_cnt[POOL_LOCATION_IDS] - ids0;
 		s->values = (int64_t *)values + values0;
@@ -169,132 +241,30 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 	return 0;
 }
 
-static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
-{
-	struct pprof_mapping scratch, *m = &scratch;
-	struct pb_field f;
-	int err;
-
-	if (d->fill) {
-		if (d->mapping_i >= d->p->mapping_cnt)
-			return -EBADMSG;
-		m = &d->p->mappings[d->mapping_i];
-	}
-	d->mapping_i++;
-	memset(m, 0, sizeof(*m));
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case MAPPING_ID:
-			m->id = f.v;
-			break;
-		case MAPPING_MEMORY_START:
-			m->memory_start = f.v;
-			break;
-		case MAPPING_MEMORY_LIMIT:
-			m->memory_limit = f.v;
-			break;
-		case MAPPING_FILE_OFFSET:
-			m->file_offset = f.v;
-			break;
-		case MAPPING_FILENAME:
-			m->filename = (int64_t)f.v;
-			break;
-		case MAPPING_BUILD_ID:
-			m->build_id = (int64_t)f.v;
-			break;
-		case MAPPING_HAS_FUNCTIONS:
-			m->has_functions = f.v != 0;
-			break;
-		case MAPPING_HAS_FILENAMES:
-			m->has_filenames = f.v != 0;
-			break;
-		case MAPPING_HAS_LINE_NUMBERS:
-			m->has_line_numbers = f.v != 0;
-			break;
-		case MAPPING_HAS_INLINE_FRAMES:
-			m->has_inline_frames = f.v != 0;
-			break;
-		}
-	}
-	return 0;
-}
-
-static int dec__line(struct pb_reader r, struct pprof_line *l)
-{
-	struct pb_field f;
-	int err;
-
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		if (f.num == LINE_FUNCTION_ID)
-			l->function_id = f.v;
-		else if (f.num == LINE_LINE)
-			l->line = (int64_t)f.v;
-		else if (f.num == LINE_COLUMN)
-			l->column = (int64_t)f.v;
-	}
-	return 0;
-}
-
 static int dec__location(struct pprof_dec *d, struct pb_reader r)
 {
-	struct pprof_location scratch, *loc = &scratch;
-	struct pprof_line line, *l;
+	struct pprof_location loc_scratch, *loc;
+	struct pprof_line line_scratch, *l;
 	size_t lines0 = d->pool_cnt[POOL_LINES];
 	struct pb_field f;
 	int err = 0;
 
-	if (d->fill) {
-		if (d->location_i >= d->p->location_cnt)
-			return -EBADMSG;
-		loc = &d->p->locations[d->location_i];
-	}
-	d->location_i++;
-	memset(loc, 0, sizeof(*loc));
+	loc = dec__next(d, d->p->locations, d->p->location_cnt, &d->location_i, sizeof(*loc),
+			&loc_scratch);
+	if (!loc)
+		return -EBADMSG;
 	while (r.p < r.end) {
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
-		if (f.num == LOCATION_LINE && f.wire == PB_WIRE_LEN) {
-			l = &line;
-			if (d->fill) {
-				if (d->pool_cnt[POOL_LINES] >= d->pool_cap[POOL_LINES])
-					return -EBADMSG;
-				l = (struct pprof_line *)d->p->index->pools[POOL_LINES] +
-				    d->pool_cnt[POOL_LINES];
-			}
-			memset(l, 0, sizeof(*l));
-			d->pool_cnt[POOL_LINES]++;
-			err = dec__line(f.body, l);
-			if (err)
-				return err;
+		if (f.num != LOCATION_LINE || f.wire != PB_WIRE_LEN) {
+			dec__scalar(loc, SCALARS_OF(location_fields), &f);
 			continue;
 		}
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case LOCATION_ID:
-			loc->id = f.v;
-			break;
-		case LOCATION_MAPPING_ID:
-			loc->mapping_id = f.v;
-			break;
-		case LOCATION_ADDRESS:
-			loc->address = f.v;
-			break;
-		case LOCATION_IS_FOLDED:
-			loc->is_folded = f.v != 0;
-			break;
-		}
+		l = dec__pool_next(d, POOL_LINES, sizeof(*l), &line_scratch);
+		err = l ? dec__scalars(f.body, l, SCALARS_OF(line_fields)) : -EBADMSG;
+		if (err)
+			return err;
 	}
 	if (d->fill) {
 		loc->lines = (struct pprof_line *)d->p->index->pools[POOL_LINES] + lines0;
@@ -303,44 +273,17 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 	return 0;
 }
 
-static int dec__function(struct pprof_dec *d, struct pb_reader r)
+/* A mapping or a function: a top-level item of scalars only. */
+static int dec__item(struct pprof_dec *d, struct pb_reader r, void *arr, size_t cnt, size_t *i,
+		     size_t elem_sz, const struct scalar_field *fields, size_t n)
 {
-	struct pprof_function scratch, *fn = &scratch;
-	struct pb_field f;
-	int err;
+	union {
+		struct pprof_mapping m;
+		struct pprof_function fn;
+	} scratch;
+	void *item = dec__next(d, arr, cnt, i, elem_sz, &scratch);
 
-	if (d->fill) {
-		if (d->function_i >= d->p->function_cnt)
-			return -EBADMSG;
-		fn = &d->p->functions[d->function_i];
-	}
-	d->function_i++;
-	memset(fn, 0, sizeof(*fn));
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case FUNCTION_ID:
-			fn->id = f.v;
-			break;
-		case FUNCTION_NAME:
-			fn->name = (int64_t)f.v;
-			break;
-		case FUNCTION_SYSTEM_NAME:
-			fn->system_name = (int64_t)f.v;
-			break;
-		case FUNCTION_FILENAME:
-			fn->filename = (int64_t)f.v;
-			break;
-		case FUNCTION_START_LINE:
-			fn->start_line = (int64_t)f.v;
-			break;
-		}
-	}
-	return 0;
+	return item ? dec__scalars(r, item, fields, n) : -EBADMSG;
 }
 
 static int dec__string(struct pprof_dec *d, const struct pb_field *f)
@@ -369,7 +312,7 @@ static int dec__string(struct pprof_dec *d, const struct pb_field *f)
 static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 {
 	struct pprof_profile *p = d->p;
-	struct pprof_value_type scratch;
+	struct pprof_value_type scratch, *vt;
 	struct pb_field f;
 	int err = 0;
 
@@ -377,76 +320,50 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
+		if (f.num == PROFILE_COMMENT) { /* packed (LEN) or one unpacked (VARINT) */
+			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
+						p->comment_cnt, &d->comment_i);
+			if (err)
+				return err;
+			continue;
+		}
 		if (f.wire == PB_WIRE_LEN) {
 			switch (f.num) {
 			case PROFILE_SAMPLE_TYPE:
-				if (d->fill && d->sample_type_i >= p->sample_type_cnt)
-					return -EBADMSG;
-				memset(&scratch, 0, sizeof(scratch));
-				err = dec__value_type(f.body,
-						      d->fill ? &p->sample_types[d->sample_type_i]
-							      : &scratch);
-				d->sample_type_i++;
+				vt = dec__next(d, p->sample_types, p->sample_type_cnt,
+					       &d->sample_type_i, sizeof(*vt), &scratch);
+				err = vt ? dec__scalars(f.body, vt, SCALARS_OF(value_type_fields))
+					 : -EBADMSG;
 				break;
 			case PROFILE_SAMPLE:
 				err = dec__sample(d, f.body);
 				break;
 			case PROFILE_MAPPING:
-				err = dec__mapping(d, f.body);
+				err = dec__item(d, f.body, p->mappings, p->mapping_cnt,
+						&d->mapping_i, sizeof(*p->mappings),
+						SCALARS_OF(mapping_fields));
 				break;
 			case PROFILE_LOCATION:
 				err = dec__location(d, f.body);
 				break;
 			case PROFILE_FUNCTION:
-				err = dec__function(d, f.body);
+				err = dec__item(d, f.body, p->functions, p->function_cnt,
+						&d->function_i, sizeof(*p->functions),
+						SCALARS_OF(function_fields));
 				break;
 			case PROFILE_STRING_TABLE:
 				err = dec__string(d, &f);
 				break;
 			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
-				err = dec__value_type(f.body, &p->period_type);
-				break;
-			case PROFILE_COMMENT: /* packed */
-				err = pb_field__varints(&f,
-							d->fill ? (uint64_t *)p->comments : NULL,
-							p->comment_cnt, &d->comment_i);
+				err = dec__scalars(f.body, &p->period_type,
+						   SCALARS_OF(value_type_fields));
 				break;
 			}
 			if (err)
 				return err;
 			continue;
 		}
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case PROFILE_DROP_FRAMES:
-			p->drop_frames = (int64_t)f.v;
-			break;
-		case PROFILE_KEEP_FRAMES:
-			p->keep_frames = (int64_t)f.v;
-			break;
-		case PROFILE_TIME_NANOS:
-			p->time_nanos = (int64_t)f.v;
-			break;
-		case PROFILE_DURATION_NANOS:
-			p->duration_nanos = (int64_t)f.v;
-			break;
-		case PROFILE_PERIOD:
-			p->period = (int64_t)f.v;
-			break;
-		case PROFILE_DEFAULT_SAMPLE_TYPE:
-			p->default_sample_type = (int64_t)f.v;
-			break;
-		case PROFILE_DOC_URL:
-			p->doc_url = (int64_t)f.v;
-			break;
-		case PROFILE_COMMENT:
-			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
-						p->comment_cnt, &d->comment_i);
-			if (err)
-				return err;
-			break;
-		}
+		dec__scalar(p, SCALARS_OF(profile_fields), &f);
 	}
 	return 0;
 }
