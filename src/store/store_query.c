@@ -382,6 +382,24 @@ static int resolve_label_filter(struct query *q)
 	return 0;
 }
 
+/* The intervals overlapping the time range [?1, ?2): ending after ?1 or starting at or after
+ * it, and starting before ?2.
+ */
+#define IN_RANGE "(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2"
+
+/* Prepares sql with from_ns bound to ?1 and to_ns to ?2 (0: no end). A sqlite result code. */
+static int prepare_range(struct store *st, const char *sql, uint64_t from_ns, uint64_t to_ns,
+			 sqlite3_stmt **q)
+{
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(*q, 1, (int64_t)from_ns);
+		sqlite3_bind_int64(*q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
+	}
+	return rc;
+}
+
 /* The range of interval ids, the window and the period of the intervals overlapping the
  * filter's time range; *lo > *hi when there are none.
  */
@@ -389,21 +407,16 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 			  uint64_t *start, uint64_t *end, uint64_t *period)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(
-		st->db,
-		"SELECT min(id), max(id), min(start_ns), max(end_ns), "
-		"max(period_ns) FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND "
-		"start_ns < ?2",
-		-1, &q, NULL);
+	int rc = prepare_range(st,
+			       "SELECT min(id), max(id), min(start_ns), max(end_ns), "
+			       "max(period_ns) FROM intervals WHERE " IN_RANGE,
+			       f->from_ns, f->to_ns, &q);
 
 	*lo = 1;
 	*hi = 0;
 	*start = *end = *period = 0;
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)f->from_ns);
-		sqlite3_bind_int64(q, 2, f->to_ns ? (int64_t)f->to_ns : INT64_MAX);
+	if (rc == SQLITE_OK)
 		rc = sqlite3_step(q);
-	}
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		*lo = sqlite3_column_int64(q, 0);
 		*hi = sqlite3_column_int64(q, 1);
@@ -589,16 +602,11 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(
-		st->db,
-		"SELECT id, start_ns, end_ns, total FROM intervals WHERE "
-		"(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2 ORDER BY start_ns, id",
-		-1, &q, NULL);
+	int rc = prepare_range(st,
+			       "SELECT id, start_ns, end_ns, total FROM intervals WHERE " IN_RANGE
+			       " ORDER BY start_ns, id",
+			       from_ns, to_ns, &q);
 
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
-		sqlite3_bind_int64(q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
-	}
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_interval iv = {
 			.id = sqlite3_column_int64(q, 0),
@@ -702,19 +710,15 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	rc = store_db__exec(st, "BEGIN");
 	if (rc)
 		return rc;
-	rc = sqlite3_prepare_v2(
-		st->db,
+	rc = prepare_range(
+		st,
 		"SELECT p.pid, (SELECT s FROM strings WHERE id=p.comm), (SELECT s FROM strings "
 		"WHERE id=p.exe), (SELECT s FROM strings WHERE id=p.container), sum(x.value) "
 		"FROM samples x JOIN processes p ON p.id = x.process WHERE x.interval IN "
-		"(SELECT id FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2) "
+		"(SELECT id FROM intervals WHERE " IN_RANGE ") "
 		"AND x.type = (SELECT id FROM sample_types WHERE type='samples' AND unit='count') "
 		"GROUP BY x.process ORDER BY 5 DESC, 1",
-		-1, &q, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
-		sqlite3_bind_int64(q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
-	}
+		from_ns, to_ns, &q);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_process_row row = {
 			.pid = (uint32_t)sqlite3_column_int64(q, 0),
