@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "profile/profile.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
@@ -96,15 +97,9 @@ static int64_t name_table__intern(struct name_table *nt, const char *s)
 	for (k = hash_bytes(s) & (nt->slot_cap - 1); nt->slots[k]; k = (k + 1) & (nt->slot_cap - 1))
 		if (!strcmp(nt->names[nt->slots[k] - 1], s))
 			return nt->slots[k] - 1;
-	if (nt->cnt == nt->cap) {
-		size_t cap = nt->cap ? nt->cap * 2 : 256;
-		char **names = realloc(nt->names, cap * sizeof(*names));
-
-		if (!names)
-			return -ENOMEM;
-		nt->names = names;
-		nt->cap = cap;
-	}
+	if (array__reserve_bounded((void **)&nt->names, &nt->cap, nt->cnt + 1, sizeof(*nt->names),
+				   256, SIZE_MAX / 2))
+		return -ENOMEM;
 	nt->names[nt->cnt] = strdup(s);
 	if (!nt->names[nt->cnt])
 		return -ENOMEM;
@@ -183,14 +178,8 @@ static int64_t child_of(struct flame_tree *t, uint32_t parent, uint32_t name, ui
 	}
 	if (t->cnt >= FLAME_TREE_MAX_NODES)
 		return -E2BIG;
-	if (t->cnt == t->cap) {
-		struct flame_node *nodes = realloc(t->nodes, t->cap * 2 * sizeof(*nodes));
-
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap *= 2;
-	}
+	if (array__reserve((void **)&t->nodes, &t->cap, t->cnt + 1, sizeof(*t->nodes)))
+		return -ENOMEM;
 	n = &t->nodes[t->cnt];
 	*n = (struct flame_node){ .name = name, .type = type, .parent = parent };
 	n->next_sibling = t->nodes[parent].first_child;
@@ -345,19 +334,13 @@ static void node_json(const struct flame_tree *t, uint32_t idx, unsigned slots, 
 	size_t cnt = 0, i;
 	bool first = true;
 
-	json_out__raw(j, "{\"n\":");
-	json_out__u64(j, n->name);
-	json_out__raw(j, ",\"t\":");
-	json_out__u64(j, n->type);
-	json_out__raw(j, ",\"v\":");
-	json_out__u64(j, n->total[0]);
-	json_out__raw(j, ",\"s\":");
-	json_out__u64(j, n->self[0]);
+	json_out__raw_u64(j, "{\"n\":", n->name);
+	json_out__raw_u64(j, ",\"t\":", n->type);
+	json_out__raw_u64(j, ",\"v\":", n->total[0]);
+	json_out__raw_u64(j, ",\"s\":", n->self[0]);
 	if (slots > 1) {
-		json_out__raw(j, ",\"v2\":");
-		json_out__u64(j, n->total[1]);
-		json_out__raw(j, ",\"s2\":");
-		json_out__u64(j, n->self[1]);
+		json_out__raw_u64(j, ",\"v2\":", n->total[1]);
+		json_out__raw_u64(j, ",\"s2\":", n->self[1]);
 	}
 	for (c = n->first_child; c; c = t->nodes[c].next_sibling)
 		cnt++;
@@ -511,15 +494,11 @@ int flame_tree__top_json(const struct flame_tree *t, unsigned slots, size_t limi
 		json_out__str(j, t->names.names[e->name]);
 		json_out__raw(j, ",\"type\":");
 		json_out__str(j, t->types.names[e->type]);
-		json_out__raw(j, ",\"self\":");
-		json_out__u64(j, e->self[0]);
-		json_out__raw(j, ",\"total\":");
-		json_out__u64(j, e->total[0]);
+		json_out__raw_u64(j, ",\"self\":", e->self[0]);
+		json_out__raw_u64(j, ",\"total\":", e->total[0]);
 		if (slots > 1) {
-			json_out__raw(j, ",\"self2\":");
-			json_out__u64(j, e->self[1]);
-			json_out__raw(j, ",\"total2\":");
-			json_out__u64(j, e->total[1]);
+			json_out__raw_u64(j, ",\"self2\":", e->self[1]);
+			json_out__raw_u64(j, ",\"total2\":", e->total[1]);
 		}
 		json_out__raw(j, "}");
 	}
@@ -543,8 +522,7 @@ void flame_tree__types_json(const struct flame_tree *t, struct json_out *j)
 		json_out__raw(j, first ? "{\"type\":" : ",{\"type\":");
 		first = false;
 		json_out__str(j, t->types.names[i]);
-		json_out__raw(j, ",\"samples\":");
-		json_out__u64(j, t->type_samples[i]);
+		json_out__raw_u64(j, ",\"samples\":", t->type_samples[i]);
 		json_out__raw(j, "}");
 	}
 	json_out__raw(j, "]");
