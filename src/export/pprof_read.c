@@ -62,94 +62,73 @@ struct pprof_dec {
 	size_t str_bytes, arena_used;
 };
 
-/* A scalar (VARINT) field of a message and the int64_t, uint64_t or bool member it sets. */
-struct scalar_field {
-	uint32_t num;
-	bool is_flag; /* a bool member: set to v != 0 */
-	size_t off;
+/* Where a message's scalar (VARINT) fields go, indexed by field number: the member's offset
+ * and size (8: an int64_t or uint64_t, set to the value's bits; 1: a bool, set to v != 0; 0:
+ * not a scalar field).
+ */
+struct scalar_slot {
+	uint8_t sz;
+	uint16_t off;
 };
 
-#define SCALAR(num, type, member) { num, false, offsetof(type, member) }
-#define FLAG(num, type, member) { num, true, offsetof(type, member) }
+/* S(mapping, id): the slot of member id of struct pprof_mapping */
+#define S(msg, member) \
+	{ sizeof(((struct pprof_##msg *)0)->member), offsetof(struct pprof_##msg, member) }
 #define SCALARS_OF(table) table, sizeof(table) / sizeof(table[0])
 
-static const struct scalar_field value_type_fields[] = {
-	SCALAR(VALUE_TYPE_TYPE, struct pprof_value_type, type),
-	SCALAR(VALUE_TYPE_UNIT, struct pprof_value_type, unit),
+static const struct scalar_slot value_type_slots[] = { [VALUE_TYPE_TYPE] = S(value_type, type),
+						       [VALUE_TYPE_UNIT] = S(value_type, unit) };
+static const struct scalar_slot label_slots[] = {
+	[LABEL_KEY] = S(label, key), [LABEL_STR] = S(label, str), [LABEL_NUM] = S(label, num),
+	[LABEL_NUM_UNIT] = S(label, num_unit)
+};
+static const struct scalar_slot mapping_slots[] = {
+	[MAPPING_ID] = S(mapping, id), [MAPPING_MEMORY_START] = S(mapping, memory_start),
+	[MAPPING_MEMORY_LIMIT] = S(mapping, memory_limit),
+	[MAPPING_FILE_OFFSET] = S(mapping, file_offset), [MAPPING_FILENAME] = S(mapping, filename),
+	[MAPPING_BUILD_ID] = S(mapping, build_id),
+	[MAPPING_HAS_FUNCTIONS] = S(mapping, has_functions),
+	[MAPPING_HAS_FILENAMES] = S(mapping, has_filenames),
+	[MAPPING_HAS_LINE_NUMBERS] = S(mapping, has_line_numbers),
+	[MAPPING_HAS_INLINE_FRAMES] = S(mapping, has_inline_frames)
+};
+static const struct scalar_slot line_slots[] = { [LINE_FUNCTION_ID] = S(line, function_id),
+						 [LINE_LINE] = S(line, line),
+						 [LINE_COLUMN] = S(line, column) };
+static const struct scalar_slot location_slots[] = {
+	[LOCATION_ID] = S(location, id), [LOCATION_MAPPING_ID] = S(location, mapping_id),
+	[LOCATION_ADDRESS] = S(location, address), [LOCATION_IS_FOLDED] = S(location, is_folded)
+};
+static const struct scalar_slot function_slots[] = {
+	[FUNCTION_ID] = S(function, id), [FUNCTION_NAME] = S(function, name),
+	[FUNCTION_SYSTEM_NAME] = S(function, system_name),
+	[FUNCTION_FILENAME] = S(function, filename), [FUNCTION_START_LINE] = S(function, start_line)
+};
+static const struct scalar_slot profile_slots[] = {
+	[PROFILE_DROP_FRAMES] = S(profile, drop_frames),
+	[PROFILE_KEEP_FRAMES] = S(profile, keep_frames),
+	[PROFILE_TIME_NANOS] = S(profile, time_nanos),
+	[PROFILE_DURATION_NANOS] = S(profile, duration_nanos), [PROFILE_PERIOD] = S(profile, period),
+	[PROFILE_DEFAULT_SAMPLE_TYPE] = S(profile, default_sample_type),
+	[PROFILE_DOC_URL] = S(profile, doc_url)
 };
 
-static const struct scalar_field label_fields[] = {
-	SCALAR(LABEL_KEY, struct pprof_label, key),
-	SCALAR(LABEL_STR, struct pprof_label, str),
-	SCALAR(LABEL_NUM, struct pprof_label, num),
-	SCALAR(LABEL_NUM_UNIT, struct pprof_label, num_unit),
-};
-
-static const struct scalar_field mapping_fields[] = {
-	SCALAR(MAPPING_ID, struct pprof_mapping, id),
-	SCALAR(MAPPING_MEMORY_START, struct pprof_mapping, memory_start),
-	SCALAR(MAPPING_MEMORY_LIMIT, struct pprof_mapping, memory_limit),
-	SCALAR(MAPPING_FILE_OFFSET, struct pprof_mapping, file_offset),
-	SCALAR(MAPPING_FILENAME, struct pprof_mapping, filename),
-	SCALAR(MAPPING_BUILD_ID, struct pprof_mapping, build_id),
-	FLAG(MAPPING_HAS_FUNCTIONS, struct pprof_mapping, has_functions),
-	FLAG(MAPPING_HAS_FILENAMES, struct pprof_mapping, has_filenames),
-	FLAG(MAPPING_HAS_LINE_NUMBERS, struct pprof_mapping, has_line_numbers),
-	FLAG(MAPPING_HAS_INLINE_FRAMES, struct pprof_mapping, has_inline_frames),
-};
-
-static const struct scalar_field line_fields[] = {
-	SCALAR(LINE_FUNCTION_ID, struct pprof_line, function_id),
-	SCALAR(LINE_LINE, struct pprof_line, line),
-	SCALAR(LINE_COLUMN, struct pprof_line, column),
-};
-
-static const struct scalar_field location_fields[] = {
-	SCALAR(LOCATION_ID, struct pprof_location, id),
-	SCALAR(LOCATION_MAPPING_ID, struct pprof_location, mapping_id),
-	SCALAR(LOCATION_ADDRESS, struct pprof_location, address),
-	FLAG(LOCATION_IS_FOLDED, struct pprof_location, is_folded),
-};
-
-static const struct scalar_field function_fields[] = {
-	SCALAR(FUNCTION_ID, struct pprof_function, id),
-	SCALAR(FUNCTION_NAME, struct pprof_function, name),
-	SCALAR(FUNCTION_SYSTEM_NAME, struct pprof_function, system_name),
-	SCALAR(FUNCTION_FILENAME, struct pprof_function, filename),
-	SCALAR(FUNCTION_START_LINE, struct pprof_function, start_line),
-};
-
-static const struct scalar_field profile_fields[] = {
-	SCALAR(PROFILE_DROP_FRAMES, struct pprof_profile, drop_frames),
-	SCALAR(PROFILE_KEEP_FRAMES, struct pprof_profile, keep_frames),
-	SCALAR(PROFILE_TIME_NANOS, struct pprof_profile, time_nanos),
-	SCALAR(PROFILE_DURATION_NANOS, struct pprof_profile, duration_nanos),
-	SCALAR(PROFILE_PERIOD, struct pprof_profile, period),
-	SCALAR(PROFILE_DEFAULT_SAMPLE_TYPE, struct pprof_profile, default_sample_type),
-	SCALAR(PROFILE_DOC_URL, struct pprof_profile, doc_url),
-};
-
-/* Sets the member of obj that fields[0..n) names for f, when f is a VARINT; else nothing. */
-static void dec__scalar(void *obj, const struct scalar_field *fields, size_t n,
+/* Sets the member of obj that slots[0..n) names for f, when f is a VARINT; else nothing. */
+static void dec__scalar(void *obj, const struct scalar_slot *slots, size_t n,
 			const struct pb_field *f)
 {
-	size_t i;
+	bool flag = f->v != 0;
 
-	if (f->wire != PB_WIRE_VARINT)
+	if (f->wire != PB_WIRE_VARINT || f->num >= n)
 		return;
-	for (i = 0; i < n; i++) {
-		if (fields[i].num != f->num)
-			continue;
-		if (fields[i].is_flag)
-			*(bool *)((char *)obj + fields[i].off) = f->v != 0;
-		else /* int64_t members take the two's complement bits */
-			memcpy((char *)obj + fields[i].off, &f->v, sizeof(f->v));
-		return;
-	}
+	if (slots[f->num].sz == sizeof(f->v)) /* int64_t members take the two's complement bits */
+		memcpy((char *)obj + slots[f->num].off, &f->v, sizeof(f->v));
+	else if (slots[f->num].sz == sizeof(flag))
+		memcpy((char *)obj + slots[f->num].off, &flag, sizeof(flag));
 }
 
 /* Decodes a message of scalars only (a value type, a label, a line, a mapping, a function). */
-static int dec__scalars(struct pb_reader r, void *obj, const struct scalar_field *fields, size_t n)
+static int dec__scalars(struct pb_reader r, void *obj, const struct scalar_slot *slots, size_t n)
 {
 	struct pb_field f;
 	int err;
@@ -158,7 +137,7 @@ static int dec__scalars(struct pb_reader r, void *obj, const struct scalar_field
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
-		dec__scalar(obj, fields, n, &f);
+		dec__scalar(obj, slots, n, &f);
 	}
 	return 0;
 }
@@ -223,7 +202,7 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 			if (f.wire != PB_WIRE_LEN)
 				break;
 			l = dec__pool_next(d, POOL_LABELS, sizeof(*l), &label_scratch);
-			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_fields))
+			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_slots))
 				: -EBADMSG;
 			break;
 		}
@@ -258,11 +237,11 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 		if (err)
 			return err;
 		if (f.num != LOCATION_LINE || f.wire != PB_WIRE_LEN) {
-			dec__scalar(loc, SCALARS_OF(location_fields), &f);
+			dec__scalar(loc, SCALARS_OF(location_slots), &f);
 			continue;
 		}
 		l = dec__pool_next(d, POOL_LINES, sizeof(*l), &line_scratch);
-		err = l ? dec__scalars(f.body, l, SCALARS_OF(line_fields)) : -EBADMSG;
+		err = l ? dec__scalars(f.body, l, SCALARS_OF(line_slots)) : -EBADMSG;
 		if (err)
 			return err;
 	}
@@ -275,7 +254,7 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 
 /* A mapping or a function: a top-level item of scalars only. */
 static int dec__item(struct pprof_dec *d, struct pb_reader r, void *arr, size_t cnt, size_t *i,
-		     size_t elem_sz, const struct scalar_field *fields, size_t n)
+		     size_t elem_sz, const struct scalar_slot *slots, size_t n)
 {
 	union {
 		struct pprof_mapping m;
@@ -283,7 +262,7 @@ static int dec__item(struct pprof_dec *d, struct pb_reader r, void *arr, size_t 
 	} scratch;
 	void *item = dec__next(d, arr, cnt, i, elem_sz, &scratch);
 
-	return item ? dec__scalars(r, item, fields, n) : -EBADMSG;
+	return item ? dec__scalars(r, item, slots, n) : -EBADMSG;
 }
 
 static int dec__string(struct pprof_dec *d, const struct pb_field *f)
@@ -332,7 +311,7 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 			case PROFILE_SAMPLE_TYPE:
 				vt = dec__next(d, p->sample_types, p->sample_type_cnt,
 					       &d->sample_type_i, sizeof(*vt), &scratch);
-				err = vt ? dec__scalars(f.body, vt, SCALARS_OF(value_type_fields))
+				err = vt ? dec__scalars(f.body, vt, SCALARS_OF(value_type_slots))
 					 : -EBADMSG;
 				break;
 			case PROFILE_SAMPLE:
@@ -341,7 +320,7 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 			case PROFILE_MAPPING:
 				err = dec__item(d, f.body, p->mappings, p->mapping_cnt,
 						&d->mapping_i, sizeof(*p->mappings),
-						SCALARS_OF(mapping_fields));
+						SCALARS_OF(mapping_slots));
 				break;
 			case PROFILE_LOCATION:
 				err = dec__location(d, f.body);
@@ -349,21 +328,21 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 			case PROFILE_FUNCTION:
 				err = dec__item(d, f.body, p->functions, p->function_cnt,
 						&d->function_i, sizeof(*p->functions),
-						SCALARS_OF(function_fields));
+						SCALARS_OF(function_slots));
 				break;
 			case PROFILE_STRING_TABLE:
 				err = dec__string(d, &f);
 				break;
 			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
 				err = dec__scalars(f.body, &p->period_type,
-						   SCALARS_OF(value_type_fields));
+						   SCALARS_OF(value_type_slots));
 				break;
 			}
 			if (err)
 				return err;
 			continue;
 		}
-		dec__scalar(p, SCALARS_OF(profile_fields), &f);
+		dec__scalar(p, SCALARS_OF(profile_slots), &f);
 	}
 	return 0;
 }
