@@ -78,26 +78,27 @@ int pb_buf__varint(struct pb_buf *b, uint32_t field, uint64_t v)
 	return pb_buf__raw_varint(b, v);
 }
 
-int pb_buf__fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+/* A fixed-width field: n little-endian bytes of v. */
+static int pb_buf__fixed(struct pb_buf *b, uint32_t field, enum pb_wire wire, uint64_t v,
+			 size_t n)
 {
 	uint8_t le[8];
-	int i;
+	size_t i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < n; i++)
 		le[i] = (uint8_t)(v >> (8 * i));
-	pb_buf__tag(b, field, PB_WIRE_I64);
-	return pb_buf__raw(b, le, sizeof(le));
+	pb_buf__tag(b, field, wire);
+	return pb_buf__raw(b, le, n);
+}
+
+int pb_buf__fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	return pb_buf__fixed(b, field, PB_WIRE_I64, v, 8);
 }
 
 int pb_buf__fixed32(struct pb_buf *b, uint32_t field, uint32_t v)
 {
-	uint8_t le[4];
-	int i;
-
-	for (i = 0; i < 4; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	pb_buf__tag(b, field, PB_WIRE_I32);
-	return pb_buf__raw(b, le, sizeof(le));
+	return pb_buf__fixed(b, field, PB_WIRE_I32, v, 4);
 }
 
 int pb_buf__bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
