@@ -454,34 +454,47 @@ static const struct id_slot *id_slots__find(const struct id_slot *slots, size_t 
 	return bsearch(&key, slots, n, sizeof(*slots), id_slot__cmp);
 }
 
-struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
+/* The index of the item with this id among n items of elem_sz bytes (the id at offset 0):
+ * id - 1 when the ids are dense there (the usual layout), else found by the sorted slots;
+ * n when there is none.
+ */
+static size_t id_lookup(const void *items, size_t n, size_t elem_sz,
+			const struct id_slot *slots, uint64_t id)
 {
 	const struct id_slot *s;
+	uint64_t have;
 
-	if (id && id <= p->mapping_cnt && p->mappings[id - 1].id == id)
-		return &p->mappings[id - 1];
-	s = id_slots__find(p->index->mappings, p->mapping_cnt, id);
-	return s ? &p->mappings[s->idx] : NULL;
+	if (id && id <= n) {
+		memcpy(&have, (const char *)items + (id - 1) * elem_sz, sizeof(have));
+		if (have == id)
+			return id - 1;
+	}
+	s = id_slots__find(slots, n, id);
+	return s ? s->idx : n;
+}
+
+struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
+{
+	size_t i = id_lookup(p->mappings, p->mapping_cnt, sizeof(*p->mappings),
+			     p->index->mappings, id);
+
+	return i < p->mapping_cnt ? &p->mappings[i] : NULL;
 }
 
 struct pprof_location *pprof_profile__location(const struct pprof_profile *p, uint64_t id)
 {
-	const struct id_slot *s;
+	size_t i = id_lookup(p->locations, p->location_cnt, sizeof(*p->locations),
+			     p->index->locations, id);
 
-	if (id && id <= p->location_cnt && p->locations[id - 1].id == id)
-		return &p->locations[id - 1];
-	s = id_slots__find(p->index->locations, p->location_cnt, id);
-	return s ? &p->locations[s->idx] : NULL;
+	return i < p->location_cnt ? &p->locations[i] : NULL;
 }
 
 struct pprof_function *pprof_profile__function(const struct pprof_profile *p, uint64_t id)
 {
-	const struct id_slot *s;
+	size_t i = id_lookup(p->functions, p->function_cnt, sizeof(*p->functions),
+			     p->index->functions, id);
 
-	if (id && id <= p->function_cnt && p->functions[id - 1].id == id)
-		return &p->functions[id - 1];
-	s = id_slots__find(p->index->functions, p->function_cnt, id);
-	return s ? &p->functions[s->idx] : NULL;
+	return i < p->function_cnt ? &p->functions[i] : NULL;
 }
 
 static bool str_ok(const struct pprof_profile *p, int64_t idx)
