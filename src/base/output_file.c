@@ -241,6 +241,18 @@ FILE *output_file__stream(struct output_file *f)
 	return f->stream;
 }
 
+int output_file__open_stream(const char *path, struct output_file **out, FILE **stream)
+{
+	int err = output_file__open(path, out);
+
+	if (err)
+		return err;
+	*stream = output_file__stream(*out);
+	if (!*stream)
+		return output_file__finish(*out, -errno);
+	return 0;
+}
+
 /* Closes the descriptor or stream; 0 or -errno of a failed flush or close. */
 static int output_file__close(struct output_file *f)
 {

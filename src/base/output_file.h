@@ -57,6 +57,11 @@ int output_file__write(struct output_file *f, const void *buf, size_t n);
  */
 FILE *output_file__stream(struct output_file *f);
 
+/* output_file__open() and the stream at once: 0 with *out and *stream, or -errno (nothing
+ * created, nothing left open).
+ */
+int output_file__open_stream(const char *path, struct output_file **out, FILE **stream);
+
 /* Finishes the output: flushes and closes, then renames a temporary over the path. Frees f
  * in every case. 0, or -errno with the temporary removed and the path as it was.
  */

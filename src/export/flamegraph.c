@@ -596,10 +596,7 @@ int flamegraph__write(const struct profile *p, const char *path, const char *tit
 {
 	struct output_file *out;
 	FILE *f;
-	int err = output_file__open(path, &out);
+	int err = output_file__open_stream(path, &out, &f);
 
-	if (err)
-		return err;
-	f = output_file__stream(out);
-	return output_file__finish(out, f ? flamegraph__fwrite(p, f, title) : -errno);
+	return err ?: output_file__finish(out, flamegraph__fwrite(p, f, title));
 }

@@ -151,10 +151,7 @@ int folded__write(const struct profile *p, const char *path)
 {
 	struct output_file *out;
 	FILE *f;
-	int err = output_file__open(path, &out);
+	int err = output_file__open_stream(path, &out, &f);
 
-	if (err)
-		return err;
-	f = output_file__stream(out);
-	return output_file__finish(out, f ? folded__fwrite(p, f) : -errno);
+	return err ?: output_file__finish(out, folded__fwrite(p, f));
 }

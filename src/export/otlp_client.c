@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/array.h"
 #include "base/hex.h"
 #include "base/log.h"
 #include "export/otlp_client.h"
@@ -325,29 +326,18 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 			ret = -EINVAL;
 			goto cleanup;
 		}
-		if (headers) {
-			struct otlp_header *h =
-				realloc(c->headers, (c->header_cnt + 1) * sizeof(*h));
-
-			if (!h) {
-				ret = -ENOMEM;
-				goto cleanup;
-			}
-			c->headers = h;
-			h[c->header_cnt].name = key;
-			h[c->header_cnt++].value = value;
-		} else {
-			struct otlp_attr *a =
-				realloc(c->resource_attrs, (c->resource_attr_cnt + 1) * sizeof(*a));
-
-			if (!a) {
-				ret = -ENOMEM;
-				goto cleanup;
-			}
-			c->resource_attrs = a;
-			a[c->resource_attr_cnt].key = key;
-			a[c->resource_attr_cnt++].value = value;
+		if (headers ? array__reserve_exact((void **)&c->headers, c->header_cnt + 1,
+						   sizeof(*c->headers))
+			    : array__reserve_exact((void **)&c->resource_attrs,
+						   c->resource_attr_cnt + 1,
+						   sizeof(*c->resource_attrs))) {
+			ret = -ENOMEM;
+			goto cleanup;
 		}
+		if (headers)
+			c->headers[c->header_cnt++] = (struct otlp_header){ key, value };
+		else
+			c->resource_attrs[c->resource_attr_cnt++] = (struct otlp_attr){ key, value };
 		key = value = NULL;
 		s = *end ? end + 1 : end;
 	}

@@ -405,9 +405,7 @@ int pprof__write_gzip(const struct pb_buf *buf, const char *path)
 	struct output_file *out;
 	int err = output_file__open(path, &out);
 
-	if (err)
-		return err;
-	return output_file__finish(out, pprof__gzip_to(buf, out));
+	return err ?: output_file__finish(out, pprof__gzip_to(buf, out));
 }
 
 int pprof__write_to(const struct profile *p, struct output_file *out)
@@ -427,7 +425,5 @@ int pprof__write(const struct profile *p, const char *path)
 	struct output_file *out;
 	int err = output_file__open(path, &out);
 
-	if (err)
-		return err;
-	return output_file__finish(out, pprof__write_to(p, out));
+	return err ?: output_file__finish(out, pprof__write_to(p, out));
 }

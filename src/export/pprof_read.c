@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +62,73 @@ struct pprof_dec {
 	size_t str_bytes, arena_used;
 };
 
-static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
+/* Where a message's scalar (VARINT) fields go, indexed by field number: the member's offset
+ * and size (8: an int64_t or uint64_t, set to the value's bits; 1: a bool, set to v != 0; 0:
+ * not a scalar field).
+ */
+struct scalar_slot {
+	uint8_t sz;
+	uint16_t off;
+};
+
+/* S(mapping, id): the slot of member id of struct pprof_mapping */
+#define S(msg, member) \
+	{ sizeof(((struct pprof_##msg *)0)->member), offsetof(struct pprof_##msg, member) }
+#define SCALARS_OF(table) table, sizeof(table) / sizeof(table[0])
+
+static const struct scalar_slot value_type_slots[] = { [VALUE_TYPE_TYPE] = S(value_type, type),
+						       [VALUE_TYPE_UNIT] = S(value_type, unit) };
+static const struct scalar_slot label_slots[] = {
+	[LABEL_KEY] = S(label, key), [LABEL_STR] = S(label, str), [LABEL_NUM] = S(label, num),
+	[LABEL_NUM_UNIT] = S(label, num_unit)
+};
+static const struct scalar_slot mapping_slots[] = {
+	[MAPPING_ID] = S(mapping, id), [MAPPING_MEMORY_START] = S(mapping, memory_start),
+	[MAPPING_MEMORY_LIMIT] = S(mapping, memory_limit),
+	[MAPPING_FILE_OFFSET] = S(mapping, file_offset), [MAPPING_FILENAME] = S(mapping, filename),
+	[MAPPING_BUILD_ID] = S(mapping, build_id),
+	[MAPPING_HAS_FUNCTIONS] = S(mapping, has_functions),
+	[MAPPING_HAS_FILENAMES] = S(mapping, has_filenames),
+	[MAPPING_HAS_LINE_NUMBERS] = S(mapping, has_line_numbers),
+	[MAPPING_HAS_INLINE_FRAMES] = S(mapping, has_inline_frames)
+};
+static const struct scalar_slot line_slots[] = { [LINE_FUNCTION_ID] = S(line, function_id),
+						 [LINE_LINE] = S(line, line),
+						 [LINE_COLUMN] = S(line, column) };
+static const struct scalar_slot location_slots[] = {
+	[LOCATION_ID] = S(location, id), [LOCATION_MAPPING_ID] = S(location, mapping_id),
+	[LOCATION_ADDRESS] = S(location, address), [LOCATION_IS_FOLDED] = S(location, is_folded)
+};
+static const struct scalar_slot function_slots[] = {
+	[FUNCTION_ID] = S(function, id), [FUNCTION_NAME] = S(function, name),
+	[FUNCTION_SYSTEM_NAME] = S(function, system_name),
+	[FUNCTION_FILENAME] = S(function, filename), [FUNCTION_START_LINE] = S(function, start_line)
+};
+static const struct scalar_slot profile_slots[] = {
+	[PROFILE_DROP_FRAMES] = S(profile, drop_frames),
+	[PROFILE_KEEP_FRAMES] = S(profile, keep_frames),
+	[PROFILE_TIME_NANOS] = S(profile, time_nanos),
+	[PROFILE_DURATION_NANOS] = S(profile, duration_nanos), [PROFILE_PERIOD] = S(profile, period),
+	[PROFILE_DEFAULT_SAMPLE_TYPE] = S(profile, default_sample_type),
+	[PROFILE_DOC_URL] = S(profile, doc_url)
+};
+
+/* Sets the member of obj that slots[0..n) names for f, when f is a VARINT; else nothing. */
+static void dec__scalar(void *obj, const struct scalar_slot *slots, size_t n,
+			const struct pb_field *f)
+{
+	bool flag = f->v != 0;
+
+	if (f->wire != PB_WIRE_VARINT || f->num >= n)
+		return;
+	if (slots[f->num].sz == sizeof(f->v)) /* int64_t members take the two's complement bits */
+		memcpy((char *)obj + slots[f->num].off, &f->v, sizeof(f->v));
+	else if (slots[f->num].sz == sizeof(flag))
+		memcpy((char *)obj + slots[f->num].off, &flag, sizeof(flag));
+}
+
+/* Decodes a message of scalars only (a value type, a label, a line, a mapping, a function). */
+static int dec__scalars(struct pb_reader r, void *obj, const struct scalar_slot *slots, size_t n)
 {
 	struct pb_field f;
 	int err;
@@ -70,63 +137,54 @@ static int dec__value_type(struct pb_reader r, struct pprof_value_type *vt)
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		if (f.num == VALUE_TYPE_TYPE)
-			vt->type = (int64_t)f.v;
-		else if (f.num == VALUE_TYPE_UNIT)
-			vt->unit = (int64_t)f.v;
+		dec__scalar(obj, slots, n, &f);
 	}
 	return 0;
 }
 
-static int dec__label(struct pb_reader r, struct pprof_label *l)
+/* The next item of an array counted in the first pass: arr[*i] in the fill pass (NULL past
+ * cnt, a message that grew between the passes), else scratch; zeroed, *i advanced.
+ */
+static void *dec__next(const struct pprof_dec *d, void *arr, size_t cnt, size_t *i, size_t elem_sz,
+		       void *scratch)
 {
-	struct pb_field f;
-	int err;
+	void *item = scratch;
 
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case LABEL_KEY:
-			l->key = (int64_t)f.v;
-			break;
-		case LABEL_STR:
-			l->str = (int64_t)f.v;
-			break;
-		case LABEL_NUM:
-			l->num = (int64_t)f.v;
-			break;
-		case LABEL_NUM_UNIT:
-			l->num_unit = (int64_t)f.v;
-			break;
-		}
+	if (d->fill) {
+		if (*i >= cnt)
+			return NULL;
+		item = (char *)arr + *i * elem_sz;
 	}
-	return 0;
+	(*i)++;
+	memset(item, 0, elem_sz);
+	return item;
+}
+
+/* The next item of pool k (see dec__next). */
+static void *dec__pool_next(struct pprof_dec *d, int k, size_t elem_sz, void *scratch)
+{
+	return dec__next(d, d->p->index->pools[k], d->pool_cap[k], &d->pool_cnt[k], elem_sz,
+			 scratch);
 }
 
 static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 {
-	struct pprof_label scratch, *l;
-	struct pprof_sample *s = NULL;
+	struct pprof_sample sample_scratch, *s;
+	struct pprof_label label_scratch, *l;
 	uint64_t *ids = NULL, *values = NULL;
 	size_t ids0 = d->pool_cnt[POOL_LOCATION_IDS], values0 = d->pool_cnt[POOL_VALUES];
 	size_t labels0 = d->pool_cnt[POOL_LABELS];
 	struct pb_field f;
 	int err;
 
+	s = dec__next(d, d->p->samples, d->p->sample_cnt, &d->sample_i, sizeof(*s),
+		      &sample_scratch);
+	if (!s)
+		return -EBADMSG;
 	if (d->fill) {
-		if (d->sample_i >= d->p->sample_cnt)
-			return -EBADMSG;
-		s = &d->p->samples[d->sample_i];
 		ids = d->p->index->pools[POOL_LOCATION_IDS];
 		values = d->p->index->pools[POOL_VALUES];
 	}
-	d->sample_i++;
 	while (r.p < r.end) {
 		err = pb_reader__field(&r, &f);
 		if (err)
@@ -143,22 +201,15 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 		case SAMPLE_LABEL:
 			if (f.wire != PB_WIRE_LEN)
 				break;
-			l = &scratch;
-			if (d->fill) {
-				if (d->pool_cnt[POOL_LABELS] >= d->pool_cap[POOL_LABELS])
-					return -EBADMSG;
-				l = (struct pprof_label *)d->p->index->pools[POOL_LABELS] +
-				    d->pool_cnt[POOL_LABELS];
-			}
-			memset(l, 0, sizeof(*l));
-			d->pool_cnt[POOL_LABELS]++;
-			err = dec__label(f.body, l);
+			l = dec__pool_next(d, POOL_LABELS, sizeof(*l), &label_scratch);
+			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_slots))
+				: -EBADMSG;
 			break;
 		}
 		if (err)
 			return err;
 	}
-	if (s) {
+	if (d->fill) {
 		s->location_ids = ids + ids0;
 		s->location_cnt = d->pool_cnt[POOL_LOCATION_IDS] - ids0;
 		s->values = (int64_t *)values + values0;
@@ -169,132 +220,30 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 	return 0;
 }
 
-static int dec__mapping(struct pprof_dec *d, struct pb_reader r)
-{
-	struct pprof_mapping scratch, *m = &scratch;
-	struct pb_field f;
-	int err;
-
-	if (d->fill) {
-		if (d->mapping_i >= d->p->mapping_cnt)
-			return -EBADMSG;
-		m = &d->p->mappings[d->mapping_i];
-	}
-	d->mapping_i++;
-	memset(m, 0, sizeof(*m));
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case MAPPING_ID:
-			m->id = f.v;
-			break;
-		case MAPPING_MEMORY_START:
-			m->memory_start = f.v;
-			break;
-		case MAPPING_MEMORY_LIMIT:
-			m->memory_limit = f.v;
-			break;
-		case MAPPING_FILE_OFFSET:
-			m->file_offset = f.v;
-			break;
-		case MAPPING_FILENAME:
-			m->filename = (int64_t)f.v;
-			break;
-		case MAPPING_BUILD_ID:
-			m->build_id = (int64_t)f.v;
-			break;
-		case MAPPING_HAS_FUNCTIONS:
-			m->has_functions = f.v != 0;
-			break;
-		case MAPPING_HAS_FILENAMES:
-			m->has_filenames = f.v != 0;
-			break;
-		case MAPPING_HAS_LINE_NUMBERS:
-			m->has_line_numbers = f.v != 0;
-			break;
-		case MAPPING_HAS_INLINE_FRAMES:
-			m->has_inline_frames = f.v != 0;
-			break;
-		}
-	}
-	return 0;
-}
-
-static int dec__line(struct pb_reader r, struct pprof_line *l)
-{
-	struct pb_field f;
-	int err;
-
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		if (f.num == LINE_FUNCTION_ID)
-			l->function_id = f.v;
-		else if (f.num == LINE_LINE)
-			l->line = (int64_t)f.v;
-		else if (f.num == LINE_COLUMN)
-			l->column = (int64_t)f.v;
-	}
-	return 0;
-}
-
 static int dec__location(struct pprof_dec *d, struct pb_reader r)
 {
-	struct pprof_location scratch, *loc = &scratch;
-	struct pprof_line line, *l;
+	struct pprof_location loc_scratch, *loc;
+	struct pprof_line line_scratch, *l;
 	size_t lines0 = d->pool_cnt[POOL_LINES];
 	struct pb_field f;
 	int err = 0;
 
-	if (d->fill) {
-		if (d->location_i >= d->p->location_cnt)
-			return -EBADMSG;
-		loc = &d->p->locations[d->location_i];
-	}
-	d->location_i++;
-	memset(loc, 0, sizeof(*loc));
+	loc = dec__next(d, d->p->locations, d->p->location_cnt, &d->location_i, sizeof(*loc),
+			&loc_scratch);
+	if (!loc)
+		return -EBADMSG;
 	while (r.p < r.end) {
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
-		if (f.num == LOCATION_LINE && f.wire == PB_WIRE_LEN) {
-			l = &line;
-			if (d->fill) {
-				if (d->pool_cnt[POOL_LINES] >= d->pool_cap[POOL_LINES])
-					return -EBADMSG;
-				l = (struct pprof_line *)d->p->index->pools[POOL_LINES] +
-				    d->pool_cnt[POOL_LINES];
-			}
-			memset(l, 0, sizeof(*l));
-			d->pool_cnt[POOL_LINES]++;
-			err = dec__line(f.body, l);
-			if (err)
-				return err;
+		if (f.num != LOCATION_LINE || f.wire != PB_WIRE_LEN) {
+			dec__scalar(loc, SCALARS_OF(location_slots), &f);
 			continue;
 		}
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case LOCATION_ID:
-			loc->id = f.v;
-			break;
-		case LOCATION_MAPPING_ID:
-			loc->mapping_id = f.v;
-			break;
-		case LOCATION_ADDRESS:
-			loc->address = f.v;
-			break;
-		case LOCATION_IS_FOLDED:
-			loc->is_folded = f.v != 0;
-			break;
-		}
+		l = dec__pool_next(d, POOL_LINES, sizeof(*l), &line_scratch);
+		err = l ? dec__scalars(f.body, l, SCALARS_OF(line_slots)) : -EBADMSG;
+		if (err)
+			return err;
 	}
 	if (d->fill) {
 		loc->lines = (struct pprof_line *)d->p->index->pools[POOL_LINES] + lines0;
@@ -303,44 +252,17 @@ static int dec__location(struct pprof_dec *d, struct pb_reader r)
 	return 0;
 }
 
-static int dec__function(struct pprof_dec *d, struct pb_reader r)
+/* A mapping or a function: a top-level item of scalars only. */
+static int dec__item(struct pprof_dec *d, struct pb_reader r, void *arr, size_t cnt, size_t *i,
+		     size_t elem_sz, const struct scalar_slot *slots, size_t n)
 {
-	struct pprof_function scratch, *fn = &scratch;
-	struct pb_field f;
-	int err;
+	union {
+		struct pprof_mapping m;
+		struct pprof_function fn;
+	} scratch;
+	void *item = dec__next(d, arr, cnt, i, elem_sz, &scratch);
 
-	if (d->fill) {
-		if (d->function_i >= d->p->function_cnt)
-			return -EBADMSG;
-		fn = &d->p->functions[d->function_i];
-	}
-	d->function_i++;
-	memset(fn, 0, sizeof(*fn));
-	while (r.p < r.end) {
-		err = pb_reader__field(&r, &f);
-		if (err)
-			return err;
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case FUNCTION_ID:
-			fn->id = f.v;
-			break;
-		case FUNCTION_NAME:
-			fn->name = (int64_t)f.v;
-			break;
-		case FUNCTION_SYSTEM_NAME:
-			fn->system_name = (int64_t)f.v;
-			break;
-		case FUNCTION_FILENAME:
-			fn->filename = (int64_t)f.v;
-			break;
-		case FUNCTION_START_LINE:
-			fn->start_line = (int64_t)f.v;
-			break;
-		}
-	}
-	return 0;
+	return item ? dec__scalars(r, item, slots, n) : -EBADMSG;
 }
 
 static int dec__string(struct pprof_dec *d, const struct pb_field *f)
@@ -369,7 +291,7 @@ static int dec__string(struct pprof_dec *d, const struct pb_field *f)
 static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 {
 	struct pprof_profile *p = d->p;
-	struct pprof_value_type scratch;
+	struct pprof_value_type scratch, *vt;
 	struct pb_field f;
 	int err = 0;
 
@@ -377,76 +299,50 @@ static int dec__profile(struct pprof_dec *d, struct pb_reader r)
 		err = pb_reader__field(&r, &f);
 		if (err)
 			return err;
+		if (f.num == PROFILE_COMMENT) { /* packed (LEN) or one unpacked (VARINT) */
+			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
+						p->comment_cnt, &d->comment_i);
+			if (err)
+				return err;
+			continue;
+		}
 		if (f.wire == PB_WIRE_LEN) {
 			switch (f.num) {
 			case PROFILE_SAMPLE_TYPE:
-				if (d->fill && d->sample_type_i >= p->sample_type_cnt)
-					return -EBADMSG;
-				memset(&scratch, 0, sizeof(scratch));
-				err = dec__value_type(f.body,
-						      d->fill ? &p->sample_types[d->sample_type_i]
-							      : &scratch);
-				d->sample_type_i++;
+				vt = dec__next(d, p->sample_types, p->sample_type_cnt,
+					       &d->sample_type_i, sizeof(*vt), &scratch);
+				err = vt ? dec__scalars(f.body, vt, SCALARS_OF(value_type_slots))
+					 : -EBADMSG;
 				break;
 			case PROFILE_SAMPLE:
 				err = dec__sample(d, f.body);
 				break;
 			case PROFILE_MAPPING:
-				err = dec__mapping(d, f.body);
+				err = dec__item(d, f.body, p->mappings, p->mapping_cnt,
+						&d->mapping_i, sizeof(*p->mappings),
+						SCALARS_OF(mapping_slots));
 				break;
 			case PROFILE_LOCATION:
 				err = dec__location(d, f.body);
 				break;
 			case PROFILE_FUNCTION:
-				err = dec__function(d, f.body);
+				err = dec__item(d, f.body, p->functions, p->function_cnt,
+						&d->function_i, sizeof(*p->functions),
+						SCALARS_OF(function_slots));
 				break;
 			case PROFILE_STRING_TABLE:
 				err = dec__string(d, &f);
 				break;
 			case PROFILE_PERIOD_TYPE: /* a message met twice is merged */
-				err = dec__value_type(f.body, &p->period_type);
-				break;
-			case PROFILE_COMMENT: /* packed */
-				err = pb_field__varints(&f,
-							d->fill ? (uint64_t *)p->comments : NULL,
-							p->comment_cnt, &d->comment_i);
+				err = dec__scalars(f.body, &p->period_type,
+						   SCALARS_OF(value_type_slots));
 				break;
 			}
 			if (err)
 				return err;
 			continue;
 		}
-		if (f.wire != PB_WIRE_VARINT)
-			continue;
-		switch (f.num) {
-		case PROFILE_DROP_FRAMES:
-			p->drop_frames = (int64_t)f.v;
-			break;
-		case PROFILE_KEEP_FRAMES:
-			p->keep_frames = (int64_t)f.v;
-			break;
-		case PROFILE_TIME_NANOS:
-			p->time_nanos = (int64_t)f.v;
-			break;
-		case PROFILE_DURATION_NANOS:
-			p->duration_nanos = (int64_t)f.v;
-			break;
-		case PROFILE_PERIOD:
-			p->period = (int64_t)f.v;
-			break;
-		case PROFILE_DEFAULT_SAMPLE_TYPE:
-			p->default_sample_type = (int64_t)f.v;
-			break;
-		case PROFILE_DOC_URL:
-			p->doc_url = (int64_t)f.v;
-			break;
-		case PROFILE_COMMENT:
-			err = pb_field__varints(&f, d->fill ? (uint64_t *)p->comments : NULL,
-						p->comment_cnt, &d->comment_i);
-			if (err)
-				return err;
-			break;
-		}
+		dec__scalar(p, SCALARS_OF(profile_slots), &f);
 	}
 	return 0;
 }
@@ -558,34 +454,47 @@ static const struct id_slot *id_slots__find(const struct id_slot *slots, size_t 
 	return bsearch(&key, slots, n, sizeof(*slots), id_slot__cmp);
 }
 
-struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
+/* The index of the item with this id among n items of elem_sz bytes (the id at offset 0):
+ * id - 1 when the ids are dense there (the usual layout), else found by the sorted slots;
+ * n when there is none.
+ */
+static size_t id_lookup(const void *items, size_t n, size_t elem_sz,
+			const struct id_slot *slots, uint64_t id)
 {
 	const struct id_slot *s;
+	uint64_t have;
 
-	if (id && id <= p->mapping_cnt && p->mappings[id - 1].id == id)
-		return &p->mappings[id - 1];
-	s = id_slots__find(p->index->mappings, p->mapping_cnt, id);
-	return s ? &p->mappings[s->idx] : NULL;
+	if (id && id <= n) {
+		memcpy(&have, (const char *)items + (id - 1) * elem_sz, sizeof(have));
+		if (have == id)
+			return id - 1;
+	}
+	s = id_slots__find(slots, n, id);
+	return s ? s->idx : n;
+}
+
+struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
+{
+	size_t i = id_lookup(p->mappings, p->mapping_cnt, sizeof(*p->mappings),
+			     p->index->mappings, id);
+
+	return i < p->mapping_cnt ? &p->mappings[i] : NULL;
 }
 
 struct pprof_location *pprof_profile__location(const struct pprof_profile *p, uint64_t id)
 {
-	const struct id_slot *s;
+	size_t i = id_lookup(p->locations, p->location_cnt, sizeof(*p->locations),
+			     p->index->locations, id);
 
-	if (id && id <= p->location_cnt && p->locations[id - 1].id == id)
-		return &p->locations[id - 1];
-	s = id_slots__find(p->index->locations, p->location_cnt, id);
-	return s ? &p->locations[s->idx] : NULL;
+	return i < p->location_cnt ? &p->locations[i] : NULL;
 }
 
 struct pprof_function *pprof_profile__function(const struct pprof_profile *p, uint64_t id)
 {
-	const struct id_slot *s;
+	size_t i = id_lookup(p->functions, p->function_cnt, sizeof(*p->functions),
+			     p->index->functions, id);
 
-	if (id && id <= p->function_cnt && p->functions[id - 1].id == id)
-		return &p->functions[id - 1];
-	s = id_slots__find(p->index->functions, p->function_cnt, id);
-	return s ? &p->functions[s->idx] : NULL;
+	return i < p->function_cnt ? &p->functions[i] : NULL;
 }
 
 static bool str_ok(const struct pprof_profile *p, int64_t idx)

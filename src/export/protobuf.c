@@ -8,6 +8,7 @@
 
 #include "base/array.h"
 #include "export/protobuf.h"
+#include "formats/varint.h"
 
 void pb_buf__init(struct pb_buf *b, size_t max_sz)
 {
@@ -47,18 +48,6 @@ static int pb_buf__reserve(struct pb_buf *b, size_t n)
 	return 0;
 }
 
-static size_t varint__encode(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
-}
-
 int pb_buf__raw(struct pb_buf *b, const void *data, size_t len)
 {
 	int err = pb_buf__reserve(b, len);
@@ -73,9 +62,9 @@ int pb_buf__raw(struct pb_buf *b, const void *data, size_t len)
 
 int pb_buf__raw_varint(struct pb_buf *b, uint64_t v)
 {
-	uint8_t enc[10];
+	uint8_t enc[VARINT_MAX_SZ];
 
-	return pb_buf__raw(b, enc, varint__encode(enc, v));
+	return pb_buf__raw(b, enc, varint__put(enc, v));
 }
 
 int pb_buf__tag(struct pb_buf *b, uint32_t field, enum pb_wire wire)
@@ -89,26 +78,27 @@ int pb_buf__varint(struct pb_buf *b, uint32_t field, uint64_t v)
 	return pb_buf__raw_varint(b, v);
 }
 
-int pb_buf__fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+/* A fixed-width field: n little-endian bytes of v. */
+static int pb_buf__fixed(struct pb_buf *b, uint32_t field, enum pb_wire wire, uint64_t v,
+			 size_t n)
 {
 	uint8_t le[8];
-	int i;
+	size_t i;
 
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < n; i++)
 		le[i] = (uint8_t)(v >> (8 * i));
-	pb_buf__tag(b, field, PB_WIRE_I64);
-	return pb_buf__raw(b, le, sizeof(le));
+	pb_buf__tag(b, field, wire);
+	return pb_buf__raw(b, le, n);
+}
+
+int pb_buf__fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	return pb_buf__fixed(b, field, PB_WIRE_I64, v, 8);
 }
 
 int pb_buf__fixed32(struct pb_buf *b, uint32_t field, uint32_t v)
 {
-	uint8_t le[4];
-	int i;
-
-	for (i = 0; i < 4; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	pb_buf__tag(b, field, PB_WIRE_I32);
-	return pb_buf__raw(b, le, sizeof(le));
+	return pb_buf__fixed(b, field, PB_WIRE_I32, v, 4);
 }
 
 int pb_buf__bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)
@@ -139,7 +129,7 @@ int pb_buf__begin(struct pb_buf *b, uint32_t field, size_t *mark)
 
 int pb_buf__end(struct pb_buf *b, size_t mark)
 {
-	uint8_t len_buf[10];
+	uint8_t len_buf[VARINT_MAX_SZ];
 	size_t body, n;
 
 	if (b->err)
@@ -149,7 +139,7 @@ int pb_buf__end(struct pb_buf *b, size_t mark)
 	body = b->len - mark;
 	if (body > UINT32_MAX)
 		return pb_buf__fail(b, -EMSGSIZE);
-	n = varint__encode(len_buf, body);
+	n = varint__put(len_buf, body);
 	memcpy(b->data + mark - PB_LEN_RESERVE, len_buf, n);
 	if (n < PB_LEN_RESERVE) {
 		memmove(b->data + mark - PB_LEN_RESERVE + n, b->data + mark, body);

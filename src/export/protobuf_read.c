@@ -2,28 +2,17 @@
 #include <errno.h>
 
 #include "export/protobuf_read.h"
+#include "formats/varint.h"
 
 #define PB_FIELD_MAX 0x1fffffffu
 
 int pb_reader__varint(struct pb_reader *r, uint64_t *v)
 {
-	unsigned int shift = 0;
-	uint64_t acc = 0;
-	uint8_t b;
+	size_t pos = 0;
+	int err = varint__get(r->p, pb_reader__left(r), &pos, v);
 
-	while (r->p < r->end) {
-		b = *r->p++;
-		/* the 10th byte holds bit 63 only, and ends the varint */
-		if (shift == 63 && b > 1)
-			return -EBADMSG;
-		acc |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = acc;
-			return 0;
-		}
-		shift += 7;
-	}
-	return -EBADMSG;
+	r->p += pos;
+	return err;
 }
 
 int pb_reader__field(struct pb_reader *r, struct pb_field *f)

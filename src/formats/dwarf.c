@@ -185,6 +185,25 @@ static int dwarf_file__attach(struct dwarf_file *df)
 	return 0;
 }
 
+/* The end of every open: unless err, reads the ELF image (size bytes at image, held by df)
+ * and its debug sections into df. df, or NULL with errno and df freed.
+ */
+static struct dwarf_file *dwarf_file__load(struct dwarf_file *df, char *image, size_t size,
+					   int err)
+{
+	if (!err) {
+		elf_version(EV_CURRENT);
+		df->elf = elf_memory(image, size);
+		err = df->elf ? dwarf_file__attach(df) : -ENOEXEC;
+	}
+	if (err) {
+		dwarf_file__free(df);
+		errno = -err;
+		return NULL;
+	}
+	return df;
+}
+
 struct dwarf_file *dwarf_file__open_fd(int fd, const char *path, const struct dwarf_opts *opts)
 {
 	struct dwarf_file *df = dwarf_file__alloc(opts);
@@ -216,20 +235,9 @@ struct dwarf_file *dwarf_file__open_fd(int fd, const char *path, const struct dw
 		goto cleanup;
 	}
 	df->mapped_sz = st.st_size;
-	elf_version(EV_CURRENT);
-	df->elf = elf_memory((char *)df->mapped, df->mapped_sz);
-	if (!df->elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = dwarf_file__attach(df);
+	err = 0;
 cleanup:
-	if (err) {
-		dwarf_file__free(df);
-		errno = -err;
-		return NULL;
-	}
-	return df;
+	return dwarf_file__load(df, (char *)df->mapped, df->mapped_sz, err);
 }
 
 struct dwarf_file *dwarf_file__open(const char *path, const struct dwarf_opts *opts)
@@ -261,20 +269,9 @@ struct dwarf_file *dwarf_file__open_mem(const void *image, size_t size,
 	}
 	memcpy(df->image, image, size);
 	df->image_sz = size;
-	elf_version(EV_CURRENT);
-	df->elf = elf_memory(df->image, size);
-	if (!df->elf) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	err = dwarf_file__attach(df);
+	err = 0;
 cleanup:
-	if (err) {
-		dwarf_file__free(df);
-		errno = -err;
-		return NULL;
-	}
-	return df;
+	return dwarf_file__load(df, df->image, size, err);
 }
 
 static void cache_slot__clear(struct cache_slot *s)

@@ -12,6 +12,7 @@
  * the CIE again, so memory stays bounded whatever the section holds.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,23 +43,44 @@ static uint64_t rd_le(const uint8_t *p, unsigned int n)
 	return v;
 }
 
-int dwarf__uleb(const uint8_t **pos, const uint8_t *end, uint64_t *out)
+/* The groups of a LEB128 at *pos (no length limit: DWARF pads with 0x80 bytes): the low 64 bits
+ * in *v, the bits read in *shift, the last byte in *last; *dropped when a group past bit 63
+ * held a set bit. 0 and *pos past it, or -EINVAL (it runs past end) with *pos unchanged.
+ */
+static int leb128_read(const uint8_t **pos, const uint8_t *end, uint64_t *v, unsigned int *shift,
+		       uint8_t *last, bool *dropped)
 {
 	const uint8_t *p = *pos;
-	uint64_t v = 0;
-	unsigned int shift = 0;
 	uint8_t b;
 
+	*v = 0;
+	*shift = 0;
+	*dropped = false;
 	do {
 		if (p >= end)
 			return -EINVAL;
 		b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
+		if (*shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << *shift;
 		else if (b & 0x7f)
-			return -EINVAL; /* does not fit 64 bits */
-		shift += 7;
+			*dropped = true;
+		*shift += 7;
 	} while (b & 0x80);
+	*pos = p;
+	*last = b;
+	return 0;
+}
+
+int dwarf__uleb(const uint8_t **pos, const uint8_t *end, uint64_t *out)
+{
+	const uint8_t *p = *pos;
+	unsigned int shift;
+	bool dropped;
+	uint64_t v;
+	uint8_t b;
+
+	if (leb128_read(&p, end, &v, &shift, &b, &dropped) || dropped)
+		return -EINVAL; /* truncated, or does not fit 64 bits */
 	*pos = p;
 	*out = v;
 	return 0;
@@ -66,22 +88,15 @@ int dwarf__uleb(const uint8_t **pos, const uint8_t *end, uint64_t *out)
 
 int dwarf__sleb(const uint8_t **pos, const uint8_t *end, int64_t *out)
 {
-	const uint8_t *p = *pos;
-	uint64_t v = 0;
-	unsigned int shift = 0;
+	unsigned int shift;
+	bool dropped; /* the sign's repeats past bit 63 */
+	uint64_t v;
 	uint8_t b;
 
-	do {
-		if (p >= end)
-			return -EINVAL;
-		b = *p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
+	if (leb128_read(pos, end, &v, &shift, &b, &dropped))
+		return -EINVAL;
 	if (shift < 64 && (b & 0x40))
 		v |= ~(uint64_t)0 << shift;
-	*pos = p;
 	*out = (int64_t)v;
 	return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "formats/elf_file.h"
 #include "formats/gopclntab.h"
+#include "formats/varint.h"
 
 #define GO_MAGIC_118 0xfffffff0u
 #define GO_MAGIC_120 0xfffffff1u
@@ -257,24 +258,20 @@ long gopclntab__find(const struct gopclntab *t, uint64_t pc)
 	return (long)lo;
 }
 
-/* Reads an unsigned varint of at most 5 bytes; false at the end of the table or overlong. */
+/* Reads an unsigned varint that fits 32 bits (varint.h); false at the end of the table, on an
+ * overlong one or on a larger value.
+ */
 static bool read_varint(const uint8_t **pos, const uint8_t *end, uint32_t *out)
 {
-	uint32_t v = 0, shift;
+	size_t off = 0;
+	uint64_t v;
+	int err = varint__get(*pos, (size_t)(end - *pos), &off, &v);
 
-	for (shift = 0; shift < 35; shift += 7) {
-		uint8_t byte;
-
-		if (*pos >= end)
-			return false;
-		byte = *(*pos)++;
-		v |= (uint32_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			*out = v;
-			return true;
-		}
-	}
-	return false;
+	*pos += off;
+	if (err || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
 }
 
 /* A walk over one pc-value table of a function. */
@@ -313,8 +310,8 @@ static int pcvalue_next(const struct gopclntab *t, struct pcvalue_it *it, uint64
 	it->first = false;
 	if (!read_varint(&it->pos, it->end, &pcd))
 		return -ENOEXEC;
-	/* zigzag: unsigned arithmetic, the runtime's int32 wrap-around without UB */
-	it->val = (int32_t)((uint32_t)it->val + ((uv >> 1) ^ (uint32_t) - (int32_t)(uv & 1)));
+	/* unsigned arithmetic: the runtime's int32 wrap-around without UB */
+	it->val = (int32_t)((uint32_t)it->val + (uint32_t)zigzag__decode(uv));
 	step = (uint64_t)pcd * t->min_lc;
 	*start = it->pc;
 	if (it->pc + step < it->pc)

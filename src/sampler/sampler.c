@@ -681,30 +681,25 @@ void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * I
 		   FRAME_KIND_CNT * INTERP_COUNTER_MAX);
 }
 
-int sampler__interp_files_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_files);
-}
+/* The map fds of sampler.h: each the fd of the skeleton's map of the same name. */
+#define SAMPLER_MAP_FD(name)                                \
+	int sampler__##name##_fd(const struct sampler *s)    \
+	{                                                    \
+		return bpf_map__fd(s->skel->maps.name);      \
+	}
 
-int sampler__interp_procs_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_procs);
-}
-
-int sampler__interp_code_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_code);
-}
-
-int sampler__interp_file_bits_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_file_bits);
-}
-
-int sampler__interp_proc_bits_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_proc_bits);
-}
+SAMPLER_MAP_FD(interp_files)
+SAMPLER_MAP_FD(interp_procs)
+SAMPLER_MAP_FD(interp_code)
+SAMPLER_MAP_FD(interp_file_bits)
+SAMPLER_MAP_FD(interp_proc_bits)
+SAMPLER_MAP_FD(new_mappings)
+SAMPLER_MAP_FD(known_files)
+SAMPLER_MAP_FD(mappings)
+SAMPLER_MAP_FD(files)
+SAMPLER_MAP_FD(unwind_pages)
+SAMPLER_MAP_FD(unwind_entries)
+SAMPLER_MAP_FD(unwind_rules)
 
 static uint64_t fd_memlock(int fd)
 {
@@ -743,41 +738,6 @@ uint64_t sampler__map_memory(struct sampler *s)
 unsigned int sampler__cpu_cnt(const struct sampler *s)
 {
 	return s->cpu_cnt;
-}
-
-int sampler__new_mappings_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.new_mappings);
-}
-
-int sampler__known_files_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.known_files);
-}
-
-int sampler__mappings_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.mappings);
-}
-
-int sampler__files_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.files);
-}
-
-int sampler__unwind_pages_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.unwind_pages);
-}
-
-int sampler__unwind_entries_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.unwind_entries);
-}
-
-int sampler__unwind_rules_fd(const struct sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.unwind_rules);
 }
 
 size_t sampler__unwind_entry_cap(const struct sampler *s)

@@ -55,7 +55,7 @@ unsigned int sampler__cpu_cnt(const struct sampler *s);
 /* Run time of the sampling program (kernel.bpf_stats_enabled=1 must be on); 0 or -errno. */
 int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
 
-/* Map fds for the modules that fill them. */
+/* Map fds for the modules that fill them: each the fd of the skeleton's map of that name. */
 int sampler__mappings_fd(const struct sampler *s);
 /* The "new_mappings" (tgid -> struct new_mappings) and "known_files" maps (bpf/abi.h). */
 int sampler__new_mappings_fd(const struct sampler *s);

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
+#include "base/id_index.h"
 #include "profile/profile.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
@@ -25,15 +27,13 @@ struct flame_node {
 struct name_table {
 	char **names;
 	size_t cnt, cap;
-	uint32_t *slots; /* index + 1, 0: empty */
-	size_t slot_cap; /* power of two */
+	struct id_index idx; /* id: index + 1 */
 };
 
 struct flame_tree {
 	struct flame_node *nodes;
 	size_t cnt, cap;
-	uint32_t *child_slots; /* node index + 1, 0: empty; keyed by (parent, name, type) */
-	size_t child_cap;      /* power of two */
+	struct id_index children; /* id: node index + 1; hashed by (parent, name, type) */
 	struct name_table names, types;
 	uint64_t type_samples[TYPE_MAX];
 };
@@ -63,52 +63,28 @@ static void name_table__free(struct name_table *nt)
 	for (i = 0; i < nt->cnt; i++)
 		free(nt->names[i]);
 	free(nt->names);
-	free(nt->slots);
-}
-
-static int name_table__grow(struct name_table *nt)
-{
-	size_t cap = nt->slot_cap ? nt->slot_cap * 2 : 1024, i;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < nt->cnt; i++) {
-		size_t k = hash_bytes(nt->names[i]) & (cap - 1);
-
-		while (slots[k])
-			k = (k + 1) & (cap - 1);
-		slots[k] = (uint32_t)i + 1;
-	}
-	free(nt->slots);
-	nt->slots = slots;
-	nt->slot_cap = cap;
-	return 0;
+	id_index__free(&nt->idx);
 }
 
 /* Index of s, added if new; -ENOMEM. */
 static int64_t name_table__intern(struct name_table *nt, const char *s)
 {
+	struct id_index *ix = &nt->idx;
+	uint64_t h = hash_bytes(s);
 	size_t k;
 
-	if ((nt->cnt + 1) * 4 > nt->slot_cap * 3 && name_table__grow(nt))
+	if (id_index__reserve(ix))
 		return -ENOMEM;
-	for (k = hash_bytes(s) & (nt->slot_cap - 1); nt->slots[k]; k = (k + 1) & (nt->slot_cap - 1))
-		if (!strcmp(nt->names[nt->slots[k] - 1], s))
-			return nt->slots[k] - 1;
-	if (nt->cnt == nt->cap) {
-		size_t cap = nt->cap ? nt->cap * 2 : 256;
-		char **names = realloc(nt->names, cap * sizeof(*names));
-
-		if (!names)
-			return -ENOMEM;
-		nt->names = names;
-		nt->cap = cap;
-	}
+	for (k = id_index__first(ix, h); ix->ids[k]; k = id_index__next(ix, k))
+		if (ix->hashes[k] == h && !strcmp(nt->names[ix->ids[k] - 1], s))
+			return ix->ids[k] - 1;
+	if (array__reserve_bounded((void **)&nt->names, &nt->cap, nt->cnt + 1, sizeof(*nt->names),
+				   256, SIZE_MAX / 2))
+		return -ENOMEM;
 	nt->names[nt->cnt] = strdup(s);
 	if (!nt->names[nt->cnt])
 		return -ENOMEM;
-	nt->slots[k] = (uint32_t)nt->cnt + 1;
+	id_index__set(ix, k, h, (uint32_t)nt->cnt + 1);
 	return (int64_t)nt->cnt++;
 }
 
@@ -135,7 +111,7 @@ void flame_tree__free(struct flame_tree *t)
 	if (!t)
 		return;
 	free(t->nodes);
-	free(t->child_slots);
+	id_index__free(&t->children);
 	name_table__free(&t->names);
 	name_table__free(&t->types);
 	free(t);
@@ -146,56 +122,30 @@ static uint64_t child_hash(uint32_t parent, uint32_t name, uint32_t type)
 	return hash_mix(((uint64_t)parent << 32 | name) ^ ((uint64_t)type << 56));
 }
 
-static int child_index__grow(struct flame_tree *t)
-{
-	size_t cap = t->child_cap ? t->child_cap * 2 : 4096, i;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (i = 1; i < t->cnt; i++) {
-		const struct flame_node *n = &t->nodes[i];
-		size_t k = child_hash(n->parent, n->name, n->type) & (cap - 1);
-
-		while (slots[k])
-			k = (k + 1) & (cap - 1);
-		slots[k] = (uint32_t)i + 1;
-	}
-	free(t->child_slots);
-	t->child_slots = slots;
-	t->child_cap = cap;
-	return 0;
-}
-
 /* The child (name, type) of parent, made if new; -ENOMEM, -E2BIG. */
 static int64_t child_of(struct flame_tree *t, uint32_t parent, uint32_t name, uint32_t type)
 {
+	struct id_index *ix = &t->children;
+	uint64_t h = child_hash(parent, name, type);
 	struct flame_node *n;
 	size_t k;
 
-	if ((t->cnt + 1) * 4 > t->child_cap * 3 && child_index__grow(t))
+	if (id_index__reserve(ix))
 		return -ENOMEM;
-	for (k = child_hash(parent, name, type) & (t->child_cap - 1); t->child_slots[k];
-	     k = (k + 1) & (t->child_cap - 1)) {
-		n = &t->nodes[t->child_slots[k] - 1];
+	for (k = id_index__first(ix, h); ix->ids[k]; k = id_index__next(ix, k)) {
+		n = &t->nodes[ix->ids[k] - 1];
 		if (n->parent == parent && n->name == name && n->type == type)
-			return t->child_slots[k] - 1;
+			return ix->ids[k] - 1;
 	}
 	if (t->cnt >= FLAME_TREE_MAX_NODES)
 		return -E2BIG;
-	if (t->cnt == t->cap) {
-		struct flame_node *nodes = realloc(t->nodes, t->cap * 2 * sizeof(*nodes));
-
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap *= 2;
-	}
+	if (array__reserve((void **)&t->nodes, &t->cap, t->cnt + 1, sizeof(*t->nodes)))
+		return -ENOMEM;
 	n = &t->nodes[t->cnt];
 	*n = (struct flame_node){ .name = name, .type = type, .parent = parent };
 	n->next_sibling = t->nodes[parent].first_child;
 	t->nodes[parent].first_child = (uint32_t)t->cnt;
-	t->child_slots[k] = (uint32_t)t->cnt + 1;
+	id_index__set(ix, k, h, (uint32_t)t->cnt + 1);
 	return (int64_t)t->cnt++;
 }
 
@@ -345,19 +295,13 @@ static void node_json(const struct flame_tree *t, uint32_t idx, unsigned slots, 
 	size_t cnt = 0, i;
 	bool first = true;
 
-	json_out__raw(j, "{\"n\":");
-	json_out__u64(j, n->name);
-	json_out__raw(j, ",\"t\":");
-	json_out__u64(j, n->type);
-	json_out__raw(j, ",\"v\":");
-	json_out__u64(j, n->total[0]);
-	json_out__raw(j, ",\"s\":");
-	json_out__u64(j, n->self[0]);
+	json_out__raw_u64(j, "{\"n\":", n->name);
+	json_out__raw_u64(j, ",\"t\":", n->type);
+	json_out__raw_u64(j, ",\"v\":", n->total[0]);
+	json_out__raw_u64(j, ",\"s\":", n->self[0]);
 	if (slots > 1) {
-		json_out__raw(j, ",\"v2\":");
-		json_out__u64(j, n->total[1]);
-		json_out__raw(j, ",\"s2\":");
-		json_out__u64(j, n->self[1]);
+		json_out__raw_u64(j, ",\"v2\":", n->total[1]);
+		json_out__raw_u64(j, ",\"s2\":", n->self[1]);
 	}
 	for (c = n->first_child; c; c = t->nodes[c].next_sibling)
 		cnt++;
@@ -511,15 +455,11 @@ int flame_tree__top_json(const struct flame_tree *t, unsigned slots, size_t limi
 		json_out__str(j, t->names.names[e->name]);
 		json_out__raw(j, ",\"type\":");
 		json_out__str(j, t->types.names[e->type]);
-		json_out__raw(j, ",\"self\":");
-		json_out__u64(j, e->self[0]);
-		json_out__raw(j, ",\"total\":");
-		json_out__u64(j, e->total[0]);
+		json_out__raw_u64(j, ",\"self\":", e->self[0]);
+		json_out__raw_u64(j, ",\"total\":", e->total[0]);
 		if (slots > 1) {
-			json_out__raw(j, ",\"self2\":");
-			json_out__u64(j, e->self[1]);
-			json_out__raw(j, ",\"total2\":");
-			json_out__u64(j, e->total[1]);
+			json_out__raw_u64(j, ",\"self2\":", e->self[1]);
+			json_out__raw_u64(j, ",\"total2\":", e->total[1]);
 		}
 		json_out__raw(j, "}");
 	}
@@ -543,8 +483,7 @@ void flame_tree__types_json(const struct flame_tree *t, struct json_out *j)
 		json_out__raw(j, first ? "{\"type\":" : ",{\"type\":");
 		first = false;
 		json_out__str(j, t->types.names[i]);
-		json_out__raw(j, ",\"samples\":");
-		json_out__u64(j, t->type_samples[i]);
+		json_out__raw_u64(j, ",\"samples\":", t->type_samples[i]);
 		json_out__raw(j, "}");
 	}
 	json_out__raw(j, "]");

@@ -120,6 +120,12 @@ void json_out__u64(struct json_out *j, uint64_t v)
 	put(j, num, strlen(num));
 }
 
+void json_out__raw_u64(struct json_out *j, const char *raw, uint64_t v)
+{
+	json_out__raw(j, raw);
+	json_out__u64(j, v);
+}
+
 void json_out__key(struct json_out *j, const char *key)
 {
 	json_out__str(j, key);

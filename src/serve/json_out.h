@@ -28,6 +28,8 @@ void json_out__raw(struct json_out *j, const char *s);
 /* A string value, quoted and escaped; NULL writes null. */
 void json_out__str(struct json_out *j, const char *s);
 void json_out__u64(struct json_out *j, uint64_t v);
+/* Raw text then a number, e.g. (",\"v\":", 12) for ,"v":12 */
+void json_out__raw_u64(struct json_out *j, const char *raw, uint64_t v);
 /* "key": (the key escaped too) */
 void json_out__key(struct json_out *j, const char *key);
 

@@ -371,12 +371,9 @@ static int emit_interval(void *ctx, const struct store_interval *iv)
 
 	json_out__raw(j, j->data[j->len - 1] == '[' ? "{\"id\":" : ",{\"id\":");
 	json_out__u64(j, (uint64_t)iv->id);
-	json_out__raw(j, ",\"start\":");
-	json_out__u64(j, iv->start_ns);
-	json_out__raw(j, ",\"end\":");
-	json_out__u64(j, iv->end_ns);
-	json_out__raw(j, ",\"samples\":");
-	json_out__u64(j, iv->total);
+	json_out__raw_u64(j, ",\"start\":", iv->start_ns);
+	json_out__raw_u64(j, ",\"end\":", iv->end_ns);
+	json_out__raw_u64(j, ",\"samples\":", iv->total);
 	json_out__raw(j, "}");
 	return json_out__err(j) != 0;
 }
@@ -404,12 +401,9 @@ static void route_intervals(struct serve_api *a, const struct ask *ask, struct h
 
 static void window_json(const struct profile *p, struct json_out *j)
 {
-	json_out__raw(j, "\"from\":");
-	json_out__u64(j, profile__start_time_ns(p));
-	json_out__raw(j, ",\"to\":");
-	json_out__u64(j, profile__end_time_ns(p));
-	json_out__raw(j, ",\"period_ns\":");
-	json_out__u64(j, profile__period_ns(p));
+	json_out__raw_u64(j, "\"from\":", profile__start_time_ns(p));
+	json_out__raw_u64(j, ",\"to\":", profile__end_time_ns(p));
+	json_out__raw_u64(j, ",\"period_ns\":", profile__period_ns(p));
 }
 
 /* flamegraph (top false) or top functions (top true) of one range, or of a diff. */
@@ -524,8 +518,7 @@ static int emit_process(void *ctx, const struct store_process_row *row)
 	json_out__str(j, row->exe && *row->exe ? row->exe : NULL);
 	json_out__raw(j, ",\"container\":");
 	json_out__str(j, row->container && *row->container ? row->container : NULL);
-	json_out__raw(j, ",\"samples\":");
-	json_out__u64(j, row->samples);
+	json_out__raw_u64(j, ",\"samples\":", row->samples);
 	json_out__raw(j, "}");
 	return json_out__err(j) != 0;
 }

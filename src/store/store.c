@@ -7,6 +7,7 @@
 
 #include "profile/profile.h"
 #include "store/store_db.h"
+#include "store/store_gc.h"
 
 static const char SCHEMA[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
@@ -84,40 +85,6 @@ struct store_stmts {
 /* Statements live beside the store (prepared once per writer). */
 static struct store_stmts *stmts_of(struct store *st);
 
-int store__errno(int rc)
-{
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
-		return 0;
-	case SQLITE_CORRUPT:
-	case SQLITE_NOTADB:
-	case SQLITE_FORMAT:
-		return -EBADMSG;
-	case SQLITE_NOMEM:
-		return -ENOMEM;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return -EBUSY;
-	case SQLITE_FULL:
-		return -ENOSPC;
-	case SQLITE_READONLY:
-	case SQLITE_PERM:
-	case SQLITE_AUTH:
-		return -EACCES;
-	case SQLITE_CANTOPEN:
-		return -ENOENT;
-	default:
-		return -EIO;
-	}
-}
-
-int store__exec(struct store *st, const char *sql)
-{
-	return store__errno(sqlite3_exec(st->db, sql, NULL, NULL, NULL));
-}
-
 static void set_err(char *err, size_t err_sz, const char *what, struct store *st, int rc)
 {
 	snprintf(err, err_sz, "%s: %s", what, st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
@@ -141,7 +108,7 @@ static int check_integrity(struct store *st, char *err, size_t err_sz)
 		}
 	} else {
 		set_err(err, err_sz, "cannot read the store", st, rc);
-		ret = store__errno(rc) ?: -EIO;
+		ret = store_db__errno(rc) ?: -EIO;
 	}
 	sqlite3_finalize(q);
 	return ret;
@@ -156,7 +123,7 @@ static int check_version(struct store *st, char *err, size_t err_sz)
 				NULL);
 	if (rc != SQLITE_OK) {
 		snprintf(err, err_sz, "not a stackscope store (%s)", sqlite3_errmsg(st->db));
-		return store__errno(rc) ?: -EBADMSG;
+		return store_db__errno(rc) ?: -EBADMSG;
 	}
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) != STORE_SCHEMA_VERSION) {
@@ -165,7 +132,7 @@ static int check_version(struct store *st, char *err, size_t err_sz)
 		ret = -EPROTO;
 	} else if (rc != SQLITE_ROW) {
 		snprintf(err, err_sz, "not a stackscope store (no schema version)");
-		ret = rc == SQLITE_DONE ? -EBADMSG : store__errno(rc) ?: -EIO;
+		ret = rc == SQLITE_DONE ? -EBADMSG : store_db__errno(rc) ?: -EIO;
 	}
 	sqlite3_finalize(q);
 	return ret;
@@ -177,18 +144,18 @@ static int create_schema(struct store *st, char *err, size_t err_sz)
 	int err2;
 
 	/* auto_vacuum only takes effect before the first table: the file can shrink after drops */
-	err2 = store__exec(st, "PRAGMA auto_vacuum=INCREMENTAL");
-	err2 = err2 ?: store__exec(st, "BEGIN IMMEDIATE");
-	err2 = err2 ?: store__exec(st, SCHEMA);
+	err2 = store_db__exec(st, "PRAGMA auto_vacuum=INCREMENTAL");
+	err2 = err2 ?: store_db__exec(st, "BEGIN IMMEDIATE");
+	err2 = err2 ?: store_db__exec(st, SCHEMA);
 	snprintf(sql, sizeof(sql),
 		 "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', %d)",
 		 STORE_SCHEMA_VERSION);
-	err2 = err2 ?: store__exec(st, sql);
-	err2 = err2 ?: store__exec(st, "COMMIT");
+	err2 = err2 ?: store_db__exec(st, sql);
+	err2 = err2 ?: store_db__exec(st, "COMMIT");
 	if (err2) {
 		snprintf(err, err_sz, "cannot create the store's tables: %s",
 			 sqlite3_errmsg(st->db));
-		store__exec(st, "ROLLBACK");
+		store_db__exec(st, "ROLLBACK");
 	}
 	return err2;
 }
@@ -235,7 +202,7 @@ static int prepare_writer(struct store *st)
 			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET "
 			"value = value + excluded.value",
 			-1, SQLITE_PREPARE_PERSISTENT, &s->add_sample, NULL);
-	return store__errno(rc);
+	return store_db__errno(rc);
 }
 
 /* The statements follow the store in one allocation. */
@@ -284,18 +251,18 @@ struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 			     NULL);
 	if (rc != SQLITE_OK) {
 		set_err(err, err_sz, "cannot open the store", st, rc);
-		ret = store__errno(rc) ?: -EIO;
+		ret = store_db__errno(rc) ?: -EIO;
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
 	/* a reader waits out a writer's checkpoint; the writer waits out a reader's snapshot */
 	sqlite3_busy_timeout(st->db, 5000);
 	/* queries scan whole days of pages: map them rather than pread() each (best effort) */
-	store__exec(st, "PRAGMA mmap_size=1073741824");
+	store_db__exec(st, "PRAGMA mmap_size=1073741824");
 	if (!o->read_only) {
-		ret = store__exec(st, "PRAGMA journal_mode=WAL");
-		ret = ret ?: store__exec(st, "PRAGMA synchronous=NORMAL");
-		ret = ret ?: store__exec(st, "PRAGMA journal_size_limit=8388608");
+		ret = store_db__exec(st, "PRAGMA journal_mode=WAL");
+		ret = ret ?: store_db__exec(st, "PRAGMA synchronous=NORMAL");
+		ret = ret ?: store_db__exec(st, "PRAGMA journal_size_limit=8388608");
 		if (ret) {
 			set_err(err, err_sz, "cannot open the store", st, SQLITE_ERROR);
 			goto fail;
@@ -386,12 +353,12 @@ static int64_t dict_id(struct store *st, enum store_dict d, const struct store_c
 			return sqlite3_column_int64(s->find[d], 0);
 	}
 	if (rc != SQLITE_DONE)
-		return store__errno(rc) ?: -EIO;
+		return store_db__errno(rc) ?: -EIO;
 	rc = bind_cols(s->add[d], cols, n);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(s->add[d]);
 	if (rc != SQLITE_DONE)
-		return store__errno(rc) ?: -EIO;
+		return store_db__errno(rc) ?: -EIO;
 	return sqlite3_last_insert_rowid(st->db);
 }
 
@@ -461,12 +428,12 @@ static int64_t frame_id(struct store *st, const struct profile *p, uint32_t id)
 	for (i = 0; i < f->line_cnt; i++) {
 		if ((v = string_id(st, f->lines[i].function)) < 0)
 			return v;
-		store_blob__put(lines, (uint64_t)v);
+		store_db__blob_put(lines, (uint64_t)v);
 		if ((v = string_id(st, f->lines[i].file)) < 0)
 			return v;
-		store_blob__put(lines, (uint64_t)v);
+		store_db__blob_put(lines, (uint64_t)v);
 		/* the column above the line: rows written before columns read as column 0 */
-		store_blob__put(lines, f->lines[i].line | (uint64_t)f->lines[i].column << 32);
+		store_db__blob_put(lines, f->lines[i].line | (uint64_t)f->lines[i].column << 32);
 	}
 	if (lines->overflow)
 		return -E2BIG;
@@ -500,7 +467,7 @@ static int64_t stack_id(struct store *st, const struct profile *p, uint32_t id)
 	for (i = 0; i < n; i++) {
 		if ((v = frame_id(st, p, frames[i])) < 0)
 			return v;
-		store_blob__put(blob, (uint64_t)v);
+		store_db__blob_put(blob, (uint64_t)v);
 	}
 	if (blob->overflow)
 		return -E2BIG;
@@ -524,8 +491,8 @@ static int64_t labels_id(struct store *st, const struct profile *p, uint32_t set
 	for (i = 0; profile__label(p, set, i, &l); i++) {
 		if ((k = string_id(st, l.key)) < 0 || (v = string_id(st, l.value)) < 0)
 			return k < 0 ? k : v;
-		store_blob__put(blob, (uint64_t)k);
-		store_blob__put(blob, (uint64_t)v);
+		store_db__blob_put(blob, (uint64_t)k);
+		store_db__blob_put(blob, (uint64_t)v);
 	}
 	if (!blob->len)
 		return 0;
@@ -609,7 +576,7 @@ static int write_samples(struct store *st, const struct profile *p, int64_t inte
 		sqlite3_bind_int64(q, 7, (int64_t)s->count);
 		rc = sqlite3_step(q);
 		if (rc != SQLITE_DONE)
-			return store__errno(rc) ?: -EIO;
+			return store_db__errno(rc) ?: -EIO;
 		st->stats.samples_written++;
 	}
 	return 0;
@@ -624,7 +591,7 @@ static int64_t query_int(struct store *st, const char *sql)
 	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
 		v = sqlite3_column_int64(q, 0);
 	else
-		v = store__errno(rc) ?: -EIO;
+		v = store_db__errno(rc) ?: -EIO;
 	sqlite3_finalize(q);
 	return v;
 }
@@ -668,7 +635,7 @@ static int64_t drop_oldest(struct store *st, int64_t n, uint64_t end_ns)
 		 "DELETE FROM samples WHERE interval <= %lld; DELETE FROM intervals WHERE id <= "
 		 "%lld",
 		 (long long)last, (long long)last);
-	err = cnt < 0 ? (int)cnt : store__exec(st, sql);
+	err = cnt < 0 ? (int)cnt : store_db__exec(st, sql);
 	return err ? err : cnt;
 }
 
@@ -694,7 +661,7 @@ static int apply_retention(struct store *st, uint64_t newest_end_ns)
 			break;
 		if (st->drops_since_gc) {
 			/* what the dictionaries of dropped intervals held may be enough */
-			err = store__collect(st);
+			err = store_gc__collect(st);
 			st->drops_since_gc = 0;
 			st->stats.gc_runs++;
 			if (err)
@@ -715,11 +682,11 @@ static int apply_retention(struct store *st, uint64_t newest_end_ns)
 	}
 	/* collect after age drops at most every 64 intervals (a scan of the dictionaries) */
 	if (st->drops_since_gc >= 64) {
-		err = store__collect(st);
+		err = store_gc__collect(st);
 		st->drops_since_gc = 0;
 		st->stats.gc_runs++;
 	}
-	return err ?: store__exec(st, "PRAGMA incremental_vacuum");
+	return err ?: store_db__exec(st, "PRAGMA incremental_vacuum");
 }
 
 int store__write(struct store *st, const struct profile *p, store_process_fn lookup, void *ctx)
@@ -737,7 +704,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	u64_map__free(&st->string_ids);
 	u64_map__free(&st->mapping_ids);
 	u64_map__free(&st->frame_ids);
-	err = store__exec(st, "BEGIN IMMEDIATE");
+	err = store_db__exec(st, "BEGIN IMMEDIATE");
 	if (err)
 		goto fail;
 	sqlite3_reset(q);
@@ -747,13 +714,13 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	sqlite3_bind_int64(q, 4, (int64_t)profile__total_samples(p));
 	rc = sqlite3_step(q);
 	if (rc != SQLITE_DONE) {
-		err = store__errno(rc) ?: -EIO;
+		err = store_db__errno(rc) ?: -EIO;
 		goto rollback;
 	}
 	interval = sqlite3_last_insert_rowid(st->db);
 	err = write_samples(st, p, interval, lookup, ctx);
 	err = err ?: apply_retention(st, end);
-	err = err ?: store__exec(st, "COMMIT");
+	err = err ?: store_db__exec(st, "COMMIT");
 	if (err)
 		goto rollback;
 	st->stats.intervals_written++;
@@ -763,7 +730,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	st->stats.interval_cnt = live > 0 ? (uint64_t)live : 0;
 	return 0;
 rollback:
-	store__exec(st, "ROLLBACK");
+	store_db__exec(st, "ROLLBACK");
 fail:
 	st->stats.write_failed++;
 	return err;

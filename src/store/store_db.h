@@ -1,6 +1,7 @@
-/* Internals shared by the store's files (store.c writes, store_query.c reads, store_gc.c
- * collects): the open database, its prepared statements, and the varint blobs the frames,
- * stacks and label sets are stored as. Not part of the store's interface.
+/* The store's database layer, below its other files (store.c writes, store_query.c reads,
+ * store_gc.c collects; store.c alone calls store_gc.c): the open database, sqlite result codes
+ * as -errno, and the varint blobs the frames, stacks and label sets are stored as. Not part of
+ * the store's interface: its names carry the store_db__ prefix, the store's own store__.
  */
 #ifndef STACKSCOPE_STORE_DB_H
 #define STACKSCOPE_STORE_DB_H
@@ -11,10 +12,11 @@
 #include <stdint.h>
 
 #include "base/u64_map.h"
+#include "formats/varint.h"
 #include "store/store.h"
 
 /* Largest blob (frames of a stack, lines of a frame) a row may hold: 10 bytes per varint. */
-#define STORE_BLOB_CAP (4096 * 10)
+#define STORE_BLOB_CAP (4096 * VARINT_MAX_SZ)
 
 /* A growing varint blob of at most STORE_BLOB_CAP bytes. */
 struct store_blob {
@@ -37,44 +39,28 @@ struct store {
 	struct store_blob blob_key;   /* a stack's frames or a label set being encoded */
 };
 
-static inline void store_blob__put(struct store_blob *b, uint64_t v)
+/* Appends v to b; a value that would not fit sets b->overflow instead. */
+static inline void store_db__blob_put(struct store_blob *b, uint64_t v)
 {
-	if (b->len + 10 > sizeof(b->buf)) {
+	if (b->len + VARINT_MAX_SZ > sizeof(b->buf)) {
 		b->overflow = true;
 		return;
 	}
-	do {
-		uint8_t byte = v & 0x7f;
-
-		v >>= 7;
-		b->buf[b->len++] = byte | (v ? 0x80 : 0);
-	} while (v);
+	b->len += varint__put(b->buf + b->len, v);
 }
 
-/* Reads one varint at *pos of buf[0..len); false at the end or on a malformed one. */
-static inline bool store_blob__get(const uint8_t *buf, size_t len, size_t *pos, uint64_t *v)
+/* Reads one varint at *pos of buf[0..len); false at the end or on a malformed (cut or
+ * overlong) one.
+ */
+static inline bool store_db__blob_get(const uint8_t *buf, size_t len, size_t *pos, uint64_t *v)
 {
-	unsigned shift = 0;
-
-	*v = 0;
-	while (*pos < len && shift < 64) {
-		uint8_t byte = buf[(*pos)++];
-
-		*v |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80))
-			return true;
-		shift += 7;
-	}
-	return false;
+	return varint__get(buf, len, pos, v) == 0;
 }
 
 /* sqlite result code -> -errno: corrupt or not-a-database files are -EBADMSG. */
-int store__errno(int rc);
+int store_db__errno(int rc);
 
 /* Runs sql (no results). 0 or -errno. */
-int store__exec(struct store *st, const char *sql);
-
-/* Deletes dictionary rows no sample refers to any more. 0 or -errno. */
-int store__collect(struct store *st);
+int store_db__exec(struct store *st, const char *sql);
 
 #endif

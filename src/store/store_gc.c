@@ -2,11 +2,13 @@
  * mappings, processes, threads, label sets and strings no remaining sample reaches are
  * deleted, so the file's size follows what it holds. References inside blobs (a stack's
  * frames, a frame's function and file names, a label set's strings) are gathered in C into
- * temporary tables; the rest is SQL. Runs inside the writer's transaction.
+ * temporary tables; the rest is SQL. Runs inside the writer's transaction. Called by store.c
+ * only; uses the database layer (store_db.h) and nothing of store.c.
  */
 #include <errno.h>
 
 #include "store/store_db.h"
+#include "store/store_gc.h"
 
 /* Adds every varint of column 0 of sql's rows to temp table `into` (every value when
  * stride is 1; values 0 and 1 of each triple when stride is 3; all of each pair when 2).
@@ -24,7 +26,7 @@ static int gather_blob_ids(struct store *st, const char *sql, const char *insert
 		uint64_t v;
 
 		rc = SQLITE_OK;
-		while (rc == SQLITE_OK && store_blob__get(b, len, &pos, &v)) {
+		while (rc == SQLITE_OK && store_db__blob_get(b, len, &pos, &v)) {
 			bool take = stride != 3 || k % 3 != 2;
 
 			k++;
@@ -39,14 +41,14 @@ static int gather_blob_ids(struct store *st, const char *sql, const char *insert
 	}
 	sqlite3_finalize(q);
 	sqlite3_finalize(ins);
-	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
-int store__collect(struct store *st)
+int store_gc__collect(struct store *st)
 {
 	int err;
 
-	err = store__exec(st,
+	err = store_db__exec(st,
 			  "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples);"
 			  "DELETE FROM processes WHERE id NOT IN (SELECT process FROM samples);"
 			  "DELETE FROM threads WHERE id NOT IN (SELECT thread FROM samples);"
@@ -58,7 +60,7 @@ int store__collect(struct store *st)
 		      ?: gather_blob_ids(st, "SELECT frames FROM stacks",
 					 "INSERT OR IGNORE INTO used_frames(id) VALUES(?1)", 1);
 	err = err
-		      ?: store__exec(st,
+		      ?: store_db__exec(st,
 				     "DELETE FROM frames WHERE id NOT IN (SELECT id FROM "
 				     "used_frames);"
 				     "DELETE FROM mappings WHERE id NOT IN (SELECT mapping FROM "
@@ -70,7 +72,7 @@ int store__collect(struct store *st)
 		      ?: gather_blob_ids(st, "SELECT labels FROM label_sets",
 					 "INSERT OR IGNORE INTO used_strings(id) VALUES(?1)", 2);
 	err = err
-		      ?: store__exec(
+		      ?: store_db__exec(
 				 st,
 				 "INSERT OR IGNORE INTO used_strings(id) SELECT runtime FROM frames "
 				 "UNION SELECT path FROM mappings UNION SELECT build_id FROM mappings "

@@ -75,7 +75,7 @@ static int prepare(struct query *q)
 		int rc = sqlite3_prepare_v2(q->st->db, stmts[i].sql, -1, s, NULL);
 
 		if (rc != SQLITE_OK)
-			return store__errno(rc) ?: -EIO;
+			return store_db__errno(rc) ?: -EIO;
 	}
 	return 0;
 }
@@ -108,7 +108,7 @@ static int fetch_row(sqlite3_stmt *s, int64_t id)
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
 		return 0;
-	return rc == SQLITE_DONE ? -EBADMSG : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? -EBADMSG : store_db__errno(rc) ?: -EIO;
 }
 
 /* The string of id (NULL for 0); *err set on failure. Owned by the query. */
@@ -197,7 +197,7 @@ static uint32_t frame_of(struct query *q, int64_t id, int *err)
 		uint64_t ids[256 * 3];
 		size_t n = 0, i;
 
-		while (n < 256 * 3 && store_blob__get(blob, len, &pos, &ids[n]))
+		while (n < 256 * 3 && store_db__blob_get(blob, len, &pos, &ids[n]))
 			n++;
 		if (pos != len || n % 3) {
 			*err = -EBADMSG;
@@ -245,7 +245,7 @@ static const struct query_stack *stack_of(struct query *q, int64_t id, int *err)
 		return NULL;
 	blob = sqlite3_column_blob(q->stack_q, 0);
 	len = (size_t)sqlite3_column_bytes(q->stack_q, 0);
-	while (n < 4096 && store_blob__get(blob, len, &pos, &ids[n]))
+	while (n < 4096 && store_db__blob_get(blob, len, &pos, &ids[n]))
 		n++;
 	if (pos != len) {
 		*err = -EBADMSG;
@@ -281,7 +281,7 @@ static const struct query_labels *labels_of(struct query *q, int64_t id, int *er
 		return NULL;
 	blob = sqlite3_column_blob(q->labels_q, 0);
 	len = (size_t)sqlite3_column_bytes(q->labels_q, 0);
-	while (n < PROFILE_MAX_LABELS * 2 && store_blob__get(blob, len, &pos, &ids[n]))
+	while (n < PROFILE_MAX_LABELS * 2 && store_db__blob_get(blob, len, &pos, &ids[n]))
 		n++;
 	if (pos != len || n % 2 || !(ql = calloc(1, sizeof(*ql)))) {
 		*err = ql || pos != len || n % 2 ? -EBADMSG : -ENOMEM;
@@ -359,7 +359,7 @@ static int64_t find_string(struct store *st, const char *s, size_t len)
 	if (rc == SQLITE_ROW)
 		id = sqlite3_column_int64(q, 0);
 	else if (rc != SQLITE_DONE)
-		id = store__errno(rc) ?: -EIO;
+		id = store_db__errno(rc) ?: -EIO;
 	sqlite3_finalize(q);
 	return id;
 }
@@ -382,6 +382,24 @@ static int resolve_label_filter(struct query *q)
 	return 0;
 }
 
+/* The intervals overlapping the time range [?1, ?2): ending after ?1 or starting at or after
+ * it, and starting before ?2.
+ */
+#define IN_RANGE "(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2"
+
+/* Prepares sql with from_ns bound to ?1 and to_ns to ?2 (0: no end). A sqlite result code. */
+static int prepare_range(struct store *st, const char *sql, uint64_t from_ns, uint64_t to_ns,
+			 sqlite3_stmt **q)
+{
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
+
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int64(*q, 1, (int64_t)from_ns);
+		sqlite3_bind_int64(*q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
+	}
+	return rc;
+}
+
 /* The range of interval ids, the window and the period of the intervals overlapping the
  * filter's time range; *lo > *hi when there are none.
  */
@@ -389,21 +407,16 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 			  uint64_t *start, uint64_t *end, uint64_t *period)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(
-		st->db,
-		"SELECT min(id), max(id), min(start_ns), max(end_ns), "
-		"max(period_ns) FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND "
-		"start_ns < ?2",
-		-1, &q, NULL);
+	int rc = prepare_range(st,
+			       "SELECT min(id), max(id), min(start_ns), max(end_ns), "
+			       "max(period_ns) FROM intervals WHERE " IN_RANGE,
+			       f->from_ns, f->to_ns, &q);
 
 	*lo = 1;
 	*hi = 0;
 	*start = *end = *period = 0;
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)f->from_ns);
-		sqlite3_bind_int64(q, 2, f->to_ns ? (int64_t)f->to_ns : INT64_MAX);
+	if (rc == SQLITE_OK)
 		rc = sqlite3_step(q);
-	}
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		*lo = sqlite3_column_int64(q, 0);
 		*hi = sqlite3_column_int64(q, 1);
@@ -412,7 +425,7 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 		*period = (uint64_t)sqlite3_column_int64(q, 4);
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 /* Rows of one key (stack, process, thread, labels) added up before they reach the profile
@@ -541,7 +554,7 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 	sqlite3_finalize(iv);
 	sqlite3_finalize(s);
 	if (!err && rc != SQLITE_DONE)
-		err = store__errno(rc) ?: -EIO;
+		err = store_db__errno(rc) ?: -EIO;
 	for (i = 0; !err && i < t.cap; i++)
 		if (t.rows[i].value)
 			err = add_row(q, &t.rows[i]);
@@ -559,7 +572,7 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 
 	*out = NULL;
 	/* one snapshot: the writer's commits after this point are not seen */
-	err = store__exec(st, "BEGIN");
+	err = store_db__exec(st, "BEGIN");
 	err = err ?: interval_range(st, f, &lo, &hi, &start, &end, &period);
 	err = err ?: prepare(&q);
 	err = err ?: resolve_label_filter(&q);
@@ -576,7 +589,7 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 	if (lo <= hi)
 		err = merge_samples(&q, lo, hi);
 out:
-	store__exec(st, "COMMIT");
+	store_db__exec(st, "COMMIT");
 	query__free(&q);
 	if (err)
 		profile__free(q.p);
@@ -589,16 +602,11 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx)
 {
 	sqlite3_stmt *q = NULL;
-	int rc = sqlite3_prepare_v2(
-		st->db,
-		"SELECT id, start_ns, end_ns, total FROM intervals WHERE "
-		"(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2 ORDER BY start_ns, id",
-		-1, &q, NULL);
+	int rc = prepare_range(st,
+			       "SELECT id, start_ns, end_ns, total FROM intervals WHERE " IN_RANGE
+			       " ORDER BY start_ns, id",
+			       from_ns, to_ns, &q);
 
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
-		sqlite3_bind_int64(q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
-	}
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_interval iv = {
 			.id = sqlite3_column_int64(q, 0),
@@ -612,7 +620,7 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 			break;
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 /* "-30s", "-5m", "-2h", "-1d": that long before now; else ns since the epoch. */
@@ -699,22 +707,18 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	int rc;
 
 	/* one snapshot, as store__query(): the intervals and their samples agree */
-	rc = store__exec(st, "BEGIN");
+	rc = store_db__exec(st, "BEGIN");
 	if (rc)
 		return rc;
-	rc = sqlite3_prepare_v2(
-		st->db,
+	rc = prepare_range(
+		st,
 		"SELECT p.pid, (SELECT s FROM strings WHERE id=p.comm), (SELECT s FROM strings "
 		"WHERE id=p.exe), (SELECT s FROM strings WHERE id=p.container), sum(x.value) "
 		"FROM samples x JOIN processes p ON p.id = x.process WHERE x.interval IN "
-		"(SELECT id FROM intervals WHERE (end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2) "
+		"(SELECT id FROM intervals WHERE " IN_RANGE ") "
 		"AND x.type = (SELECT id FROM sample_types WHERE type='samples' AND unit='count') "
 		"GROUP BY x.process ORDER BY 5 DESC, 1",
-		-1, &q, NULL);
-	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(q, 1, (int64_t)from_ns);
-		sqlite3_bind_int64(q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
-	}
+		from_ns, to_ns, &q);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_process_row row = {
 			.pid = (uint32_t)sqlite3_column_int64(q, 0),
@@ -729,8 +733,8 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 			break;
 	}
 	sqlite3_finalize(q);
-	store__exec(st, "COMMIT");
-	return rc == SQLITE_DONE ? 0 : store__errno(rc) ?: -EIO;
+	store_db__exec(st, "COMMIT");
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 
 int store__state(struct store *st, struct store_state *out)
@@ -750,5 +754,5 @@ int store__state(struct store *st, struct store_state *out)
 		out->last_end_ns = (uint64_t)sqlite3_column_int64(q, 2);
 	}
 	sqlite3_finalize(q);
-	return rc == SQLITE_ROW ? 0 : store__errno(rc) ?: -EIO;
+	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;
 }

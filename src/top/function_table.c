@@ -115,26 +115,29 @@ static int count_sample(struct function_table *t, const struct profile *p,
 	return 0;
 }
 
+/* Descending by (a1, a2) vs (b1, b2), then by name and place ascending. */
+static int by_counts(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2,
+		     const struct top_function *x, const struct top_function *y)
+{
+	if (a1 != b1)
+		return a1 < b1 ? 1 : -1;
+	if (a2 != b2)
+		return a2 < b2 ? 1 : -1;
+	return strcmp(x->name, y->name) ?: strcmp(x->where, y->where);
+}
+
 static int by_self(const void *a, const void *b)
 {
 	const struct top_function *x = a, *y = b;
 
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return strcmp(x->name, y->name) ?: strcmp(x->where, y->where);
+	return by_counts(x->self, y->self, x->total, y->total, x, y);
 }
 
 static int by_total(const void *a, const void *b)
 {
 	const struct top_function *x = a, *y = b;
 
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	return strcmp(x->name, y->name) ?: strcmp(x->where, y->where);
+	return by_counts(x->total, y->total, x->self, y->self, x, y);
 }
 
 static int by_samples(const void *a, const void *b)

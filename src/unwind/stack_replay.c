@@ -23,6 +23,9 @@ static struct {
 
 /* ---- the world as native_unwind.h sees it ---- */
 
+/* A lookup's answer (NULL: none) copied into its slot of cur, and the slot handed out. */
+#define SS_KEEP(slot, found) ((found) ? (cur.slot = *(found), &cur.slot) : NULL)
+
 static int ss_read_user(void *dst, __u32 size, __u64 addr)
 {
 	uint64_t off = addr - cur.sr->stack_addr;
@@ -47,50 +50,35 @@ static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
 {
 	const struct mapping_info *m = cur.w->mapping(cur.w->ctx, pid, pc, &cur.wait);
 
-	if (!m)
-		return NULL;
-	cur.mapping = *m;
-	return &cur.mapping;
+	return SS_KEEP(mapping, m);
 }
 
 static struct file_info *ss_lookup_file(__u64 file_id)
 {
 	const struct file_info *f = cur.w->file(cur.w->ctx, file_id, &cur.wait);
 
-	if (!f)
-		return NULL;
-	cur.file = *f;
-	return &cur.file;
+	return SS_KEEP(file, f);
 }
 
 static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
 {
 	const struct unwind_page *p = cur.w->page(cur.w->ctx, file_id, page);
 
-	if (!p)
-		return NULL;
-	cur.page = *p;
-	return &cur.page;
+	return SS_KEEP(page, p);
 }
 
 static struct unwind_entry *ss_lookup_entry(__u32 index)
 {
 	const struct unwind_entry *e = cur.w->entry(cur.w->ctx, index);
 
-	if (!e)
-		return NULL;
-	cur.entry = *e;
-	return &cur.entry;
+	return SS_KEEP(entry, e);
 }
 
 static struct unwind_rule *ss_lookup_rule(__u32 index)
 {
 	const struct unwind_rule *r = cur.w->rule(cur.w->ctx, index);
 
-	if (!r)
-		return NULL;
-	cur.rule = *r;
-	return &cur.rule;
+	return SS_KEEP(rule, r);
 }
 
 /* The goroutine behind a switch to Go's g0 needs the runtime's g, which is in no stack copy: the
