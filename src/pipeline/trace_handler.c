@@ -20,6 +20,7 @@
 #include "formats/kallsyms.h"
 #include "symbolize/file_symbols.h"
 #include "symbolize/symbol_name.h"
+#include "unwind/unwind_maps.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */
@@ -45,6 +46,7 @@ struct trace_handler {
 	struct process_table *pt;
 	const struct kallsyms *ks;
 	struct interp_registry *interp;
+	struct unwind_maps *um;     /* told which files samples land in; may be NULL */
 	struct file_symbols *files; /* symbols and lines of the registry's files */
 	struct trace_handler_opts opts;
 	struct trace_handler_stats stats;
@@ -97,6 +99,11 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp)
 {
 	th->interp = interp;
+}
+
+void trace_handler__set_unwind_maps(struct trace_handler *th, struct unwind_maps *um)
+{
+	th->um = um;
 }
 
 void trace_handler__free(struct trace_handler *th)
@@ -373,16 +380,6 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	return profile__add_frame(th->prof, &f);
 }
 
-/* A sample has a frame in exe: the table build queue serves files without a table in the
- * order samples land in them, and evicts the least recently sampled (unwind/table_queue.h).
- */
-static void note_sampled(struct executable *exe, uint64_t now_ns)
-{
-	exe->last_sampled_ns = now_ns;
-	if (exe->table_state != UNWIND_TABLE_LOADED && exe->table_wanted < UINT32_MAX)
-		exe->table_wanted++;
-}
-
 static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,
 			   const struct user_frame *uf, uint64_t now_ns)
 {
@@ -398,7 +395,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
 		exe = exe_registry__find(th->reg, uf->file_id);
 		if (exe) {
-			note_sampled(exe, now_ns);
+			unwind_maps__note_sampled(th->um, exe->file_id, now_ns);
 			return native_frame(th, exe, uf->addr, is_return);
 		}
 	}
@@ -418,7 +415,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 		return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown: mapping replaced]");
 	}
 	if (m) {
-		note_sampled(m->exe, now_ns);
+		unwind_maps__note_sampled(th->um, m->exe->file_id, now_ns);
 		th->stats.user_late_resolved++;
 		return native_frame(th, m->exe, uf->addr - m->bias, is_return);
 	}

@@ -56,6 +56,9 @@ void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id);
 /* Symbolize runtime frames through interp (borrowed; NULL: shown as markers). */
 struct interp_registry;
 void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp);
+/* Tell um's table queue which files samples land in (borrowed; NULL: nobody). */
+struct unwind_maps;
+void trace_handler__set_unwind_maps(struct trace_handler *th, struct unwind_maps *um);
 /* From now on add samples to prof (a new interval's profile); 0 or -ENOMEM. */
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof);
 

@@ -15,7 +15,8 @@
  *    unwind table (ops->load), and a file unreferenced for longer than the grace period
  *    given to exe_registry__collect() has it unloaded (ops->unload).
  *  - an executable is the file's identity, not what is read from it: its symbols and source
- *    lines are symbolize/file_symbols.h's, kept by file_id.
+ *    lines are symbolize/file_symbols.h's, its unwind table's state unwind/unwind_maps.h's,
+ *    each kept by file_id.
  * Pointers returned are owned by the registry and valid until exe_registry__free().
  */
 #ifndef STACKSCOPE_EXECUTABLE_H
@@ -36,16 +37,6 @@ struct debuginfo;
 enum executable_kind {
 	EXECUTABLE_FILE = 0,
 	EXECUTABLE_VDSO,
-};
-
-enum unwind_table_state {
-	UNWIND_TABLE_NONE = 0, /* not built (yet) */
-	UNWIND_TABLE_LOADED,   /* in the BPF maps */
-	UNWIND_TABLE_QUEUED,   /* waiting in the build queue (unwind/table_queue.h) */
-	UNWIND_TABLE_BUILDING, /* being built by the queue's worker thread */
-	UNWIND_TABLE_EVICTED, /* unloaded to make room in the entry pool; queued again when sampled */
-	UNWIND_TABLE_NO_CFI, /* the file has no CFI: frame pointers only */
-	UNWIND_TABLE_FAILED, /* building or loading failed: frame pointers only */
 };
 
 /* What the file_id was computed from (fstat of the open fd). */
@@ -71,12 +62,6 @@ struct executable {
 	uint64_t text_end;
 	uint64_t text_offset;     /* file offset of text_start */
 	struct elf_file *elf;     /* open for the executable's lifetime */
-	enum unwind_table_state table_state;
-	uint32_t table_first; /* unwind-entry pool range owned by this file's table */
-	uint32_t table_cnt;
-	uint32_t table_wanted;    /* samples that landed in the file while it had no table */
-	uint64_t last_sampled_ns; /* CLOCK_MONOTONIC of the last sample with a frame in it (0: none) */
-	uint64_t table_retry_ns; /* an EVICTED table is not queued again before this */
 	uint32_t live_maps;
 	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */
