@@ -97,8 +97,10 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
 	return n;
 }
 
-static void executable__free(struct executable *exe)
+static void executable__free(void *file)
 {
+	struct executable *exe = file;
+
 	if (!exe)
 		return;
 	elf_file__free(exe->elf);
@@ -111,15 +113,9 @@ static void executable__free(struct executable *exe)
 
 void exe_registry__free(struct exe_registry *reg)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
 	if (!reg)
 		return;
-	while (u64_map__next(&reg->by_id, &it, &key, &v))
-		executable__free(v);
-	u64_map__free(&reg->by_id);
+	u64_map__free_values(&reg->by_id, executable__free);
 	u64_map__free(&reg->by_inode);
 	free(reg);
 }

@@ -47,6 +47,19 @@ struct file_symbols {
 	size_t cap;
 };
 
+static void file_state__free(void *state)
+{
+	struct file_state *st = state;
+
+	if (st) {
+		u64_map__free_values(&st->names, free);
+		elf_symbols__free(st->syms);
+		gopclntab__free(st->go);
+		dwarf_file__free(st->dwarf);
+	}
+	free(st);
+}
+
 struct file_symbols *file_symbols__new(size_t file_cap)
 {
 	struct file_symbols *fs = calloc(1, sizeof(*fs));
@@ -57,34 +70,11 @@ struct file_symbols *file_symbols__new(size_t file_cap)
 	return fs;
 }
 
-static void file_state__free(struct file_state *st)
-{
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
-	if (!st)
-		return;
-	while (u64_map__next(&st->names, &it, &key, &v))
-		free(v);
-	u64_map__free(&st->names);
-	elf_symbols__free(st->syms);
-	gopclntab__free(st->go);
-	dwarf_file__free(st->dwarf);
-	free(st);
-}
-
 void file_symbols__free(struct file_symbols *fs)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
 	if (!fs)
 		return;
-	while (u64_map__next(&fs->by_id, &it, &key, &v))
-		file_state__free(v);
-	u64_map__free(&fs->by_id);
+	u64_map__free_values(&fs->by_id, file_state__free);
 	free(fs);
 }
 

@@ -120,32 +120,23 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 	return um;
 }
 
+static void loaded_file__free(void *file)
+{
+	struct loaded_file *lf = file;
+
+	if (lf)
+		free(lf->pages);
+	free(lf);
+}
+
 void unwind_maps__free(struct unwind_maps *um)
 {
 	if (!um)
 		return;
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
-	{
-		size_t it = 0;
-		uint64_t key;
-		void *v;
-
-		while (u64_map__next(&um->loaded, &it, &key, &v)) {
-			free(((struct loaded_file *)v)->pages);
-			free(v);
-		}
-	}
-	u64_map__free(&um->loaded);
-	{
-		size_t it = 0;
-		uint64_t key;
-		void *v;
-
-		while (u64_map__next(&um->status, &it, &key, &v))
-			free(v);
-	}
-	u64_map__free(&um->status);
+	u64_map__free_values(&um->loaded, loaded_file__free);
+	u64_map__free_values(&um->status, free);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
 	free(um->cursor);
@@ -457,9 +448,7 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	*cnt = used;
 	return 0;
 fail:
-	if (lf)
-		free(lf->pages);
-	free(lf);
+	loaded_file__free(lf);
 	return err;
 }
 
@@ -474,8 +463,7 @@ void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id)
 	delete_pages(um, file_id, lf->pages, lf->page_cnt);
 	pool_free(um, lf->range);
 	um->stats.files_unloaded++;
-	free(lf->pages);
-	free(lf);
+	loaded_file__free(lf);
 }
 
 void unwind_maps__unload(struct unwind_maps *um, struct executable *exe)

@@ -18,25 +18,6 @@
 #include "symbolize/file_symbols.h"
 #include "test.h"
 
-/* ELF address of SYMBOL in FILE, from nm; 0 when not found. */
-static uint64_t nm_addr(const char *file, const char *symbol)
-{
-	char cmd[PATH_MAX + 64], line[256], name[128], type;
-	unsigned long long addr;
-	uint64_t out = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
-	f = popen(cmd, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) == 3 && !strcmp(name, symbol))
-			out = addr;
-	pclose(f);
-	return out;
-}
-
 /* The registry's executable for fixture NAME (opened by its absolute path). */
 static struct executable *fixture_exe(struct exe_registry *reg, const char *name)
 {
@@ -67,7 +48,7 @@ TEST(symbols_and_copies)
 	REQUIRE(reg && fs);
 	pie = fixture_exe(reg, "elf_pie");
 	REQUIRE(pie); /* run 'make fixtures' */
-	alpha = nm_addr(test_fixture("elf_pie"), "ss_alpha");
+	alpha = test_nm_addr(test_fixture("elf_pie"), "ss_alpha");
 	REQUIRE(alpha);
 	a = file_symbols__symbol(fs, pie, alpha + 3, &off);
 	REQUIRE(a);
@@ -97,8 +78,8 @@ TEST(cap_and_forget)
 	pie = fixture_exe(reg, "elf_pie");
 	inl = fixture_exe(reg, "dwarf_inline");
 	REQUIRE(pie && inl && pie != inl);
-	alpha = nm_addr(test_fixture("elf_pie"), "ss_alpha");
-	entry = nm_addr(test_fixture("dwarf_inline"), "dw_entry");
+	alpha = test_nm_addr(test_fixture("elf_pie"), "ss_alpha");
+	entry = test_nm_addr(test_fixture("dwarf_inline"), "dw_entry");
 	REQUIRE(alpha && entry);
 	for (i = 0; i < 4; i++) {
 		const char *name = file_symbols__symbol(fs, pie, alpha, NULL);
@@ -129,7 +110,7 @@ TEST(dwarf_lines)
 
 	REQUIRE(reg && fs && di);
 	inl = fixture_exe(reg, "dwarf_inline");
-	entry = nm_addr(test_fixture("dwarf_inline"), "dw_entry");
+	entry = test_nm_addr(test_fixture("dwarf_inline"), "dw_entry");
 	REQUIRE(inl && entry);
 	n = file_symbols__dwarf_lines(fs, inl, di, entry, &dl);
 	REQUIRE(n >= 1);
