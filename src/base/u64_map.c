@@ -116,6 +116,18 @@ int u64_map__next(const struct u64_map *m, size_t *iter, uint64_t *key, void **v
 	return 0;
 }
 
+void u64_map__free_values(struct u64_map *m, void (*free_value)(void *value))
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			free_value(m->values[i]);
+	u64_map__free(m);
+}
+
 void u64_map__free(struct u64_map *m)
 {
 	if (!m)

@@ -28,6 +28,8 @@ int u64_map__set(struct u64_map *m, uint64_t key, void *value);
 /* Remove key; returns the old value or NULL. */
 void *u64_map__del(struct u64_map *m, uint64_t key);
 void u64_map__free(struct u64_map *m);
+/* Pass every value to free_value (an owner's map), then u64_map__free(m). */
+void u64_map__free_values(struct u64_map *m, void (*free_value)(void *value));
 
 /* Iterate: for (i = 0; u64_map__next(m, &i, &k, &v);) ... (no insertions while iterating). */
 int u64_map__next(const struct u64_map *m, size_t *iter, uint64_t *key, void **value);

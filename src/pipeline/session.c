@@ -211,6 +211,14 @@ static void unload_executable(struct executable *exe, void *ctx)
 	interp_registry__file_unloaded(s->interp, exe);
 }
 
+static void forget_executable(struct executable *exe, void *ctx)
+{
+	struct session *s = ctx;
+
+	trace_handler__forget_file(s->th, exe->file_id);
+	unwind_maps__forget(s->um, exe->file_id);
+}
+
 static void process_scanned(const struct process *p, uint64_t now_ns, void *ctx)
 {
 	struct session *s = ctx;
@@ -262,7 +270,11 @@ struct session *session__new(const struct session_opts *opts)
 		.off_cpu_min_ns = opts->off_cpu_min_ns,
 		.off_cpu_rate = opts->off_cpu_rate,
 	};
-	struct exe_registry_ops ops = { .load = load_executable, .unload = unload_executable };
+	struct exe_registry_ops ops = {
+		.load = load_executable,
+		.unload = unload_executable,
+		.forget = forget_executable,
+	};
 	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
 	struct trace_handler_opts to = { .symbolize = opts->symbolize };
 	struct session *s = calloc(1, sizeof(*s));
@@ -359,12 +371,14 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->th)
 		goto fail;
 	trace_handler__set_interp(s->th, s->interp);
+	trace_handler__set_unwind_maps(s->th, s->um);
 	if (s->um) {
 		struct deferred_maps dm = {
 			.pages_fd = sampler__unwind_pages_fd(s->sampler),
 			.entries_fd = sampler__unwind_entries_fd(s->sampler),
 			.entry_cap = sampler__unwind_entry_cap(s->sampler),
 			.rules_fd = sampler__unwind_rules_fd(s->sampler),
+			.um = s->um,
 		};
 
 		s->deferred = deferred__new(&dm, s->pt, s->reg, emit_deferred, s);

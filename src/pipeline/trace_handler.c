@@ -16,9 +16,11 @@
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "pipeline/trace_handler.h"
-#include "formats/demangle.h"
 #include "formats/dwarf.h"
 #include "formats/kallsyms.h"
+#include "symbolize/file_symbols.h"
+#include "symbolize/symbol_name.h"
+#include "unwind/unwind_maps.h"
 
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define FRAME_CACHE_CAP 4096 /* direct-mapped; a power of two */
@@ -44,6 +46,8 @@ struct trace_handler {
 	struct process_table *pt;
 	const struct kallsyms *ks;
 	struct interp_registry *interp;
+	struct unwind_maps *um;     /* told which files samples land in; may be NULL */
+	struct file_symbols *files; /* symbols and lines of the registry's files */
 	struct trace_handler_opts opts;
 	struct trace_handler_stats stats;
 	uint32_t kernel_mapping;
@@ -67,6 +71,11 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 
 	if (!th)
 		return NULL;
+	th->files = file_symbols__new(0);
+	if (!th->files) {
+		free(th);
+		return NULL;
+	}
 	th->prof = prof;
 	th->reg = reg;
 	th->pt = pt;
@@ -92,13 +101,25 @@ void trace_handler__set_interp(struct trace_handler *th, struct interp_registry 
 	th->interp = interp;
 }
 
+void trace_handler__set_unwind_maps(struct trace_handler *th, struct unwind_maps *um)
+{
+	th->um = um;
+}
+
 void trace_handler__free(struct trace_handler *th)
 {
 	if (th) {
 		free(th->native);
 		free(th->frame_cache);
+		file_symbols__free(th->files);
 	}
 	free(th);
+}
+
+void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id)
+{
+	if (th)
+		file_symbols__forget(th->files, file_id);
 }
 
 const struct trace_handler_stats *trace_handler__stats(const struct trace_handler *th)
@@ -204,7 +225,7 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 	};
 	int n, i;
 
-	n = executable__go_lines(exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES);
+	n = file_symbols__go_lines(th->files, exe, is_return ? addr - 1 : addr, gf, GO_MAX_FRAMES);
 	if (n <= 0)
 		return 0;
 	for (i = 0; i < n; i++) {
@@ -242,7 +263,7 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		return id;
 	}
 	if (th->opts.symbolize)
-		name = executable__symbol(exe, is_return ? addr - 1 : addr, NULL);
+		name = file_symbols__symbol(th->files, exe, is_return ? addr - 1 : addr, NULL);
 	if (!name)
 		th->stats.user_unsymbolized++;
 	/* Source lines come later (trace_handler__symbolize_lines()) from lookup_addr: a return
@@ -268,37 +289,6 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 	return id;
 }
 
-/* V8's embedded builtins (node's Builtins_ArrayTimSort...) as V8 names them, marked as V8's:
- * "[v8] ArrayTimSort"; NULL for any other name.
- */
-static char *v8_builtin_name(const char *name)
-{
-	const char *p = name + 9;
-	char *out;
-
-	if (strncmp(name, "Builtins_", 9) || !*p)
-		return NULL;
-	for (; *p; p++)
-		if (!(*p == '_' || (*p >= '0' && *p <= '9') ||
-		      ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')))
-			return NULL;
-	if (asprintf(&out, "[v8] %s", name + 9) < 0)
-		return NULL;
-	return out;
-}
-
-/* A symbol name as people read it: demangled C++/Rust, a V8 builtin's, or NULL when it is
- * not mangled.
- */
-static char *readable_name(const char *name)
-{
-	if (name && !strncmp(name, "Builtins_", 9))
-		return v8_builtin_name(name);
-	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
-		return NULL;
-	return demangle__symbol(name);
-}
-
 int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *di)
 {
 	size_t id, cnt = profile__frame_cnt(th->prof);
@@ -314,14 +304,16 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 		if (!ref->exe)
 			continue;
 		if (di)
-			n = executable__dwarf_lines(ref->exe, di, ref->lookup_addr, &dl);
+			n = file_symbols__dwarf_lines(th->files, ref->exe, di, ref->lookup_addr,
+						      &dl);
 		if (n == -EAGAIN)
 			pending++;
 		if (n > 0) {
 			if (n > DWARF_MAX_LINES)
 				n = DWARF_MAX_LINES;
-			char *v8 = n == 1 && dl[0].function ? v8_builtin_name(dl[0].function)
-							    : NULL;
+			char *v8 = n == 1 && dl[0].function
+					   ? symbol_name__v8_builtin(dl[0].function)
+					   : NULL;
 
 			for (i = 0; i < n; i++) {
 				lines[i].function = dl[i].function;
@@ -339,7 +331,7 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 		/* No DWARF: at least demangle the symbol-table name. */
 		f = profile__frame(th->prof, (uint32_t)id);
 		if (f && f->line_cnt == 1) {
-			char *name = readable_name(f->lines[0].function);
+			char *name = symbol_name__readable(f->lines[0].function);
 
 			if (name) {
 				lines[0] = (struct profile_line){ .function = name };
@@ -388,16 +380,6 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	return profile__add_frame(th->prof, &f);
 }
 
-/* A sample has a frame in exe: the table build queue serves files without a table in the
- * order samples land in them, and evicts the least recently sampled (unwind/table_queue.h).
- */
-static void note_sampled(struct executable *exe, uint64_t now_ns)
-{
-	exe->last_sampled_ns = now_ns;
-	if (exe->table_state != UNWIND_TABLE_LOADED && exe->table_wanted < UINT32_MAX)
-		exe->table_wanted++;
-}
-
 static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,
 			   const struct user_frame *uf, uint64_t now_ns)
 {
@@ -413,7 +395,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 	if (!(uf->flags & USER_FRAME_UNMAPPED)) {
 		exe = exe_registry__find(th->reg, uf->file_id);
 		if (exe) {
-			note_sampled(exe, now_ns);
+			unwind_maps__note_sampled(th->um, exe->file_id, now_ns);
 			return native_frame(th, exe, uf->addr, is_return);
 		}
 	}
@@ -433,7 +415,7 @@ static uint32_t user_frame(struct trace_handler *th, const struct sample_record 
 		return named_frame(th, FRAME_NATIVE, 0, uf->addr, "[unknown: mapping replaced]");
 	}
 	if (m) {
-		note_sampled(m->exe, now_ns);
+		unwind_maps__note_sampled(th->um, m->exe->file_id, now_ns);
 		th->stats.user_late_resolved++;
 		return native_frame(th, m->exe, uf->addr - m->bias, is_return);
 	}

@@ -1,7 +1,9 @@
 /* The trace handler: turns one eBPF sample record into one profile sample — kernel frames
- * symbolized through kallsyms, user frames through the executable registry (resolving
- * frames the eBPF side could not place, through the process tracker), and an explicit
- * "[unwind: reason]" pseudo-frame where a user stack ends early.
+ * symbolized through kallsyms, user frames found in the executable registry (resolving
+ * frames the eBPF side could not place, through the process tracker) and named from their
+ * files' symbols and lines (symbolize/file_symbols.h, a table the handler owns), runtime
+ * frames by their runtimes (interp/), and an explicit "[unwind: reason]" pseudo-frame where a
+ * user stack ends early.
  *
  * Borrowed: the profile, registry, process table and kallsyms outlive the handler.
  */
@@ -47,9 +49,16 @@ struct trace_handler *trace_handler__new(struct profile *prof, struct exe_regist
 					 struct process_table *pt, const struct kallsyms *ks,
 					 const struct trace_handler_opts *opts);
 void trace_handler__free(struct trace_handler *th);
+/* The registry is about to free file_id's executable (exe_registry_ops.forget): drop its
+ * symbols and lines.
+ */
+void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id);
 /* Symbolize runtime frames through interp (borrowed; NULL: shown as markers). */
 struct interp_registry;
 void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp);
+/* Tell um's table queue which files samples land in (borrowed; NULL: nobody). */
+struct unwind_maps;
+void trace_handler__set_unwind_maps(struct trace_handler *th, struct unwind_maps *um);
 /* From now on add samples to prof (a new interval's profile); 0 or -ENOMEM. */
 int trace_handler__set_profile(struct trace_handler *th, struct profile *prof);
 

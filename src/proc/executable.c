@@ -13,14 +13,11 @@
 #include "base/safe_open.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "formats/debuginfo.h"
 #include "formats/go_build_id.h"
-#include "formats/gopclntab.h"
 #include "proc/executable.h"
 #include "proc/file_id.h"
 #include "proc/proc_root.h"
-#include "formats/debuginfo.h"
-#include "formats/dwarf.h"
-#include "formats/elf_symbols.h"
 
 struct exe_registry {
 	struct u64_map by_id;    /* file_id -> executable */
@@ -100,25 +97,12 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
 	return n;
 }
 
-static void free_names(struct executable *exe)
+static void executable__free(void *file)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
+	struct executable *exe = file;
 
-	while (u64_map__next(&exe->sym_names, &it, &key, &v))
-		free(v);
-	u64_map__free(&exe->sym_names);
-}
-
-static void executable__free(struct executable *exe)
-{
 	if (!exe)
 		return;
-	elf_symbols__free(exe->syms);
-	free_names(exe);
-	gopclntab__free(exe->go);
-	dwarf_file__free(exe->dwarf);
 	elf_file__free(exe->elf);
 	if (exe->fd >= 0)
 		close(exe->fd);
@@ -129,15 +113,9 @@ static void executable__free(struct executable *exe)
 
 void exe_registry__free(struct exe_registry *reg)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
 	if (!reg)
 		return;
-	while (u64_map__next(&reg->by_id, &it, &key, &v))
-		executable__free(v);
-	u64_map__free(&reg->by_id);
+	u64_map__free_values(&reg->by_id, executable__free);
 	u64_map__free(&reg->by_inode);
 	free(reg);
 }
@@ -369,6 +347,8 @@ size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t e
 			}
 		}
 		u64_map__del(&reg->by_id, gone[i]->file_id);
+		if (reg->ops.forget)
+			reg->ops.forget(gone[i], reg->ops.ctx);
 		executable__free(gone[i]);
 	}
 	return n;
@@ -397,92 +377,6 @@ int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, u
 	return elf_file__offset_to_vaddr(exe->elf, offset, vaddr);
 }
 
-int executable__go_lines(struct executable *exe, uint64_t addr, struct go_frame *out, size_t cap)
-{
-	if (!exe->go_tried) {
-		exe->go_tried = true;
-		if (exe->kind == EXECUTABLE_FILE) {
-			exe->go = gopclntab__open(exe->elf);
-			if (exe->go)
-				pr_debug("%s: Go %s table, %zu functions%s\n", exe->path,
-					 gopclntab__version(exe->go) == GOPCLNTAB_V118 ? "1.18"
-										       : "1.20+",
-					 gopclntab__func_cnt(exe->go),
-					 gopclntab__has_inline(exe->go) ? "" : ", no inline tree");
-			else if (errno != ENOENT)
-				pr_debug("%s: .gopclntab unreadable (%s)\n", exe->path,
-					 strerror(errno));
-		}
-	}
-	if (!exe->go || exe->shrank)
-		return -ENOENT;
-	return gopclntab__lookup(exe->go, addr, out, cap);
-}
-
-#define SYMBOL_COPIES_PER_DROP 32
-#define SYMBOL_COPY_CAP 65536
-
-/* The name of the symbol at start, copied the first time. The names are the file's own
- * pages (borrowed), mapped 64 KiB around each fault: left so, a giant's string tables grow
- * resident name by name (node's .strtab: 5.5 MiB 20 s into a start-up), and dropping them
- * without a copy would fault every name in again at every profile.
- */
-static const char *keep_name(struct executable *exe, uint64_t start, const char *name)
-{
-	char *copy = u64_map__get(&exe->sym_names, start + 1);
-
-	if (copy)
-		return copy;
-	if (exe->sym_names.cnt < SYMBOL_COPY_CAP) {
-		copy = strdup(name);
-		if (copy && u64_map__set(&exe->sym_names, start + 1, copy)) {
-			free(copy);
-			copy = NULL;
-		}
-	}
-	if (++exe->sym_copies >= SYMBOL_COPIES_PER_DROP) {
-		exe->sym_copies = 0;
-		elf_file__drop_pages(exe->elf);
-	}
-	return copy ? copy : name;
-}
-
-const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset)
-{
-	const char *name;
-	uint64_t off = 0;
-
-	if (!exe->syms_tried) {
-		exe->syms_tried = true;
-		exe->syms = elf_symbols__load_borrowed(exe->elf); /* exe->elf lives as long */
-		if (!exe->syms)
-			pr_debug("%s: no symbols (%s)\n", exe->path, strerror(errno));
-		elf_file__drop_pages(exe->elf); /* the symbols are copied */
-	}
-	name = exe->syms ? elf_symbols__lookup(exe->syms, addr, &off) : NULL;
-	if (name) {
-		name = keep_name(exe, addr - off, name);
-		if (offset)
-			*offset = off;
-	}
-	if (!exe->shrank && elf_file__changed(exe->elf)) {
-		/* Shrunk under us: what was read since (names too) may be zeros. */
-		exe->shrank = true;
-		pr_warn("%s: the file shrank while being read (truncated or rewritten in place): "
-			"its frames stay unsymbolized\n",
-			exe->path);
-		elf_symbols__free(exe->syms);
-		exe->syms = NULL;
-	}
-	if (!name && exe->elf && elf_file__entry(exe->elf) &&
-	    addr - elf_file__entry(exe->elf) < elf_file__entry_block_size(exe->elf)) {
-		name = "_start"; /* the entry point's block, unnamed in a stripped ld.so */
-		if (offset)
-			*offset = addr - elf_file__entry(exe->elf);
-	}
-	return exe->shrank ? NULL : name;
-}
-
 int executable__find_debuginfo(const struct executable *exe, struct debuginfo *di,
 			       struct debuginfo_result *res)
 {
@@ -503,43 +397,4 @@ int executable__find_debuginfo(const struct executable *exe, struct debuginfo *d
 		return debuginfo__find_fd(di, exe->fd, path, exe->root.ref, res);
 	}
 	return debuginfo__find_fd(di, exe->fd, exe->path, NULL, res);
-}
-
-int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
-			    const struct dwarf_line **lines)
-{
-	struct dwarf_opts opts = { .cache_cap = 4096, .demangle = true };
-	struct debuginfo_result res;
-	int err;
-
-	if (exe->dwarf_state == DWARF_UNTRIED || exe->dwarf_state == DWARF_PENDING) {
-		if (exe->kind == EXECUTABLE_VDSO) {
-			exe->dwarf_state = DWARF_NONE;
-			return -ENOENT;
-		}
-		err = executable__find_debuginfo(exe, di, &res);
-		if (err == -EAGAIN) {
-			exe->dwarf_state = DWARF_PENDING;
-			return -EAGAIN;
-		}
-		exe->dwarf_state = DWARF_NONE;
-		if (err)
-			return -ENOENT;
-		exe->dwarf = res.image ? dwarf_file__open_mem(res.image, res.image_sz, &opts)
-				       : dwarf_file__open_fd(res.fd, res.path, &opts);
-		/* Symbols alone help only when the file itself has none (MiniDebugInfo). */
-		if (exe->dwarf && !dwarf_file__has_dwarf(exe->dwarf) &&
-		    res.source != DEBUGINFO_MINIDEBUGINFO) {
-			dwarf_file__free(exe->dwarf);
-			exe->dwarf = NULL;
-		}
-		debuginfo_result__release(&res);
-		if (!exe->dwarf)
-			return -ENOENT;
-		exe->dwarf_state = DWARF_READY;
-		pr_debug("%s: debug info found\n", exe->path);
-	}
-	if (exe->dwarf_state != DWARF_READY)
-		return -ENOENT;
-	return dwarf_file__lookup(exe->dwarf, addr, lines);
 }

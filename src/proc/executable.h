@@ -9,10 +9,14 @@
  *    rewritten in place is identified again).
  *  - an executable keeps an open fd on its file from the moment it is first seen, so it can
  *    be read (symbols, unwind tables) after the process exited or the file was deleted.
- *  - executables are never freed before the registry (a recording symbolizes at its end);
+ *  - executables are never freed before the registry (a recording symbolizes at its end),
+ *    except by exe_registry__evict() for an owner that asks (ops->forget runs first);
  *    `live_maps` counts the live processes mapping the file: the first reference loads its
  *    unwind table (ops->load), and a file unreferenced for longer than the grace period
  *    given to exe_registry__collect() has it unloaded (ops->unload).
+ *  - an executable is the file's identity, not what is read from it: its symbols and source
+ *    lines are symbolize/file_symbols.h's, its unwind table's state unwind/unwind_maps.h's,
+ *    each kept by file_id.
  * Pointers returned are owned by the registry and valid until exe_registry__free().
  */
 #ifndef STACKSCOPE_EXECUTABLE_H
@@ -21,7 +25,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "base/u64_map.h"
 #include <sys/types.h>
 #include <time.h>
 
@@ -29,33 +32,11 @@
 #include "proc/proc_root.h"
 
 struct elf_file;
-struct elf_symbols;
-struct dwarf_file;
-struct dwarf_line;
 struct debuginfo;
-struct gopclntab;
-struct go_frame;
-
-enum dwarf_state {
-	DWARF_UNTRIED = 0,
-	DWARF_PENDING, /* debuginfod fetch in flight */
-	DWARF_READY,
-	DWARF_NONE, /* no debug info found */
-};
 
 enum executable_kind {
 	EXECUTABLE_FILE = 0,
 	EXECUTABLE_VDSO,
-};
-
-enum unwind_table_state {
-	UNWIND_TABLE_NONE = 0, /* not built (yet) */
-	UNWIND_TABLE_LOADED,   /* in the BPF maps */
-	UNWIND_TABLE_QUEUED,   /* waiting in the build queue (unwind/table_queue.h) */
-	UNWIND_TABLE_BUILDING, /* being built by the queue's worker thread */
-	UNWIND_TABLE_EVICTED, /* unloaded to make room in the entry pool; queued again when sampled */
-	UNWIND_TABLE_NO_CFI, /* the file has no CFI: frame pointers only */
-	UNWIND_TABLE_FAILED, /* building or loading failed: frame pointers only */
 };
 
 /* What the file_id was computed from (fstat of the open fd). */
@@ -80,26 +61,7 @@ struct executable {
 	uint64_t text_start;   /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;
 	uint64_t text_offset;     /* file offset of text_start */
-	struct elf_file *elf;     /* open for the registry's lifetime */
-	struct elf_symbols *syms; /* loaded on first use; NULL if none */
-	bool syms_tried;
-	/* Names executable__symbol() returned, copied (symbol start + 1 -> name): a name is
-	 * read from the file's pages once, and the pages go back every SYMBOL_COPIES_PER_DROP
-	 * copies. At most SYMBOL_COPY_CAP; past that names are the file's (borrowed).
-	 */
-	struct u64_map sym_names;
-	uint32_t sym_copies;  /* since its pages were last dropped */
-	bool shrank;          /* the file shrank while mapped (elf_file__changed): no symbols */
-	struct gopclntab *go; /* a Go executable's .gopclntab (go/gopclntab.h); NULL if none */
-	bool go_tried;
-	struct dwarf_file *dwarf; /* DWARF (or MiniDebugInfo symbols) once found */
-	enum dwarf_state dwarf_state;
-	enum unwind_table_state table_state;
-	uint32_t table_first; /* unwind-entry pool range owned by this file's table */
-	uint32_t table_cnt;
-	uint32_t table_wanted;    /* samples that landed in the file while it had no table */
-	uint64_t last_sampled_ns; /* CLOCK_MONOTONIC of the last sample with a frame in it (0: none) */
-	uint64_t table_retry_ns; /* an EVICTED table is not queued again before this */
+	struct elf_file *elf;     /* open for the executable's lifetime */
 	uint32_t live_maps;
 	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */
@@ -114,11 +76,14 @@ struct exe_registry_stats {
 };
 
 /* What to do when a file starts or stops being used by live processes (e.g. load and unload
- * its unwind table). Either may be NULL.
+ * its unwind table), and when the registry is about to free it (exe_registry__evict(): drop
+ * what other layers keep under its file_id, symbols and lines). Any may be NULL. Not called by
+ * exe_registry__free(): the owners of such state free it before the registry.
  */
 struct exe_registry_ops {
 	void (*load)(struct executable *exe, void *ctx);
 	void (*unload)(struct executable *exe, void *ctx);
+	void (*forget)(struct executable *exe, void *ctx);
 	void *ctx;
 };
 
@@ -154,19 +119,5 @@ int executable__offset_to_vaddr(const struct executable *exe, uint64_t offset, u
 struct debuginfo_result;
 int executable__find_debuginfo(const struct executable *exe, struct debuginfo *di,
 			       struct debuginfo_result *res);
-/* DWARF source positions at ELF vaddr addr, innermost first (dwarf_file__lookup() contract):
- * count >= 1, -ENOENT (no debug info / nothing there), -EAGAIN (a debuginfod fetch is pending:
- * ask again later). Debug info is looked up through di on first use.
- */
-int executable__dwarf_lines(struct executable *exe, struct debuginfo *di, uint64_t addr,
-			    const struct dwarf_line **lines);
-/* Go source positions at ELF vaddr addr from the file's .gopclntab (opened on first use),
- * innermost first (gopclntab__lookup() contract): count >= 1, or -ENOENT when the file is not
- * Go or addr is in no Go function. Strings are borrowed from exe: valid until the registry is
- * freed.
- */
-int executable__go_lines(struct executable *exe, uint64_t addr, struct go_frame *out, size_t cap);
-/* Symbol containing ELF vaddr `addr` (loads .symtab/.dynsym on first use), or NULL. */
-const char *executable__symbol(struct executable *exe, uint64_t addr, uint64_t *offset);
 
 #endif

@@ -100,13 +100,7 @@ static void process__free(struct process *p)
 
 static void cgroups__clear(struct process_table *pt)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
-	while (u64_map__next(&pt->cgroups, &it, &key, &v))
-		free(v);
-	u64_map__free(&pt->cgroups);
+	u64_map__free_values(&pt->cgroups, free);
 	memset(&pt->cgroups, 0, sizeof(pt->cgroups));
 	pt->cgroup_cnt = 0;
 }

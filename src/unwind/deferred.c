@@ -13,6 +13,7 @@
 #include "proc/process.h"
 #include "unwind/deferred.h"
 #include "unwind/stack_replay.h"
+#include "unwind/unwind_maps.h"
 
 #define RULE_CAP 65536u
 /* BPF array elements are 8-byte aligned in the memory-mapped view. */
@@ -40,6 +41,7 @@ struct entry_slot {
 struct deferred {
 	struct process_table *pt;
 	struct exe_registry *reg;
+	struct unwind_maps *um; /* borrowed: the files' table status */
 	deferred_emit_fn emit;
 	void *ctx;
 	int pages_fd;
@@ -108,24 +110,25 @@ static const struct mapping_info *world_mapping(void *ctx, uint32_t pid, uint64_
 static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wait)
 {
 	struct deferred *d = ctx;
-	struct executable *exe = exe_registry__find(d->reg, file_id);
+	struct table_status *st;
 
-	if (!exe)
+	if (!exe_registry__find(d->reg, file_id))
 		return NULL;
-	switch (exe->table_state) {
+	st = unwind_maps__find_status(d->um, file_id);
+	switch (st ? st->state : UNWIND_TABLE_NONE) {
 	case UNWIND_TABLE_EVICTED:
-		/* Unloaded, or found no room in the pool: not queued again before
-		 * table_retry_ns (table_queue.h). Waiting past the sample's own deadline would
-		 * only hold a place in the queue that other samples need.
+		/* Unloaded, or found no room in the pool: not queued again before its
+		 * retry_ns (table_queue.h). Waiting past the sample's own deadline would only
+		 * hold a place in the queue that other samples need.
 		 */
-		if (exe->table_retry_ns > d->give_up_ns)
+		if (st->retry_ns > d->give_up_ns)
 			d->no_room = true;
 		/* fall through */
 	case UNWIND_TABLE_QUEUED:
 	case UNWIND_TABLE_BUILDING:
 		/* A waiting sample asks for the table (unwind/table_queue.h) */
-		if (exe->table_wanted < UINT32_MAX)
-			exe->table_wanted++;
+		if (st->wanted < UINT32_MAX)
+			st->wanted++;
 		*wait = true;
 		return NULL;
 	case UNWIND_TABLE_NONE:
@@ -196,6 +199,7 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 		return NULL;
 	d->pt = pt;
 	d->reg = reg;
+	d->um = maps->um;
 	d->emit = emit;
 	d->ctx = ctx;
 	d->pages_fd = maps->pages_fd;

@@ -36,6 +36,7 @@
 
 struct process_table;
 struct exe_registry;
+struct unwind_maps;
 
 struct deferred_stats {
 	uint64_t received;    /* samples with a stack copy */
@@ -66,6 +67,7 @@ struct deferred_maps {
 	int entries_fd;
 	size_t entry_cap; /* entries (not pairs) in unwind_entries */
 	int rules_fd;
+	struct unwind_maps *um; /* borrowed: the files' table status (unwind_maps.h) */
 };
 
 struct deferred;

@@ -24,6 +24,7 @@
 
 struct queued {
 	struct executable *exe;
+	struct table_status *st; /* exe's (unwind_maps__status()) */
 	bool cached; /* the on-disk cache had its table when it was queued */
 	size_t need; /* pool entries its table took when it last found no room (0: unknown) */
 	uint64_t not_before_ns; /* STACKSCOPE_TABLE_DELAY_MS: not served before then */
@@ -38,11 +39,17 @@ struct worker_job {
 	uint64_t ns;
 };
 
+/* A file whose table is loaded. */
+struct loaded_table {
+	struct executable *exe;
+	struct table_status *st;
+};
+
 struct table_queue {
 	struct unwind_maps *um;
 	struct queued *items; /* QUEUED and EVICTED files, unordered */
 	size_t cnt, cap;
-	struct executable **loaded; /* LOADED files, eviction candidates */
+	struct loaded_table *loaded; /* LOADED files, eviction candidates */
 	size_t loaded_cnt, loaded_cap;
 
 	pthread_t thread;
@@ -51,6 +58,7 @@ struct table_queue {
 	bool stop;
 	struct worker_job job;       /* under lock */
 	struct executable *inflight; /* owner side: the file being built; NULL once removed */
+	struct table_status *inflight_st;
 	bool busy;                   /* owner side: a job is submitted and not yet collected */
 	bool sampled_only;           /* table_queue__set_sampled_only() */
 	bool started;                /* table_queue__prime() ran: sampling runs */
@@ -183,13 +191,15 @@ static bool giant(const struct executable *exe)
 	return exe->fd >= 0 && (uint64_t)exe->version.size >= TABLE_QUEUE_GIANT_BYTES;
 }
 
-static int push_item(struct table_queue *q, struct executable *exe, bool cached, size_t need)
+static int push_item(struct table_queue *q, struct executable *exe, struct table_status *st,
+		     bool cached, size_t need)
 {
 	if (array__reserve_bounded((void **)&q->items, &q->cap, q->cnt + 1, sizeof(*q->items), 64,
 				   TABLE_QUEUE_CAP))
 		return -ENOMEM;
 	q->items[q->cnt++] = (struct queued){
 		.exe = exe,
+		.st = st,
 		.cached = cached,
 		.need = need,
 		.not_before_ns = q->started && !cached && q->build_delay_ns
@@ -206,22 +216,25 @@ void table_queue__set_sampled_only(struct table_queue *q, bool on)
 
 int table_queue__add(struct table_queue *q, struct executable *exe)
 {
+	struct table_status *st = unwind_maps__status(q->um, exe->file_id);
 	int err;
 
-	if (exe->table_state == UNWIND_TABLE_QUEUED || exe->table_state == UNWIND_TABLE_BUILDING ||
-	    exe->table_state == UNWIND_TABLE_LOADED)
+	if (!st)
+		return -ENOMEM;
+	if (st->state == UNWIND_TABLE_QUEUED || st->state == UNWIND_TABLE_BUILDING ||
+	    st->state == UNWIND_TABLE_LOADED)
 		return 0;
 	table_queue__remove(q, exe); /* an EVICTED entry */
-	err = push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id), 0);
+	err = push_item(q, exe, st, unwind_maps__has_cached(q->um, exe->file_id), 0);
 	if (err) {
-		exe->table_state = UNWIND_TABLE_FAILED;
+		st->state = UNWIND_TABLE_FAILED;
 		return err;
 	}
-	exe->table_state = UNWIND_TABLE_QUEUED;
+	st->state = UNWIND_TABLE_QUEUED;
 	/* A file first mapped while sampling runs (an exec, a dlopen) is about to run code:
 	 * served as if sampled once, as soon as the loader's burst of mappings is in.
 	 */
-	exe->table_wanted = q->started ? 1 : 0;
+	st->wanted = q->started ? 1 : 0;
 	return 0;
 }
 
@@ -230,7 +243,7 @@ static void drop_loaded(struct table_queue *q, const struct executable *exe)
 	size_t i;
 
 	for (i = 0; i < q->loaded_cnt; i++) {
-		if (q->loaded[i] == exe) {
+		if (q->loaded[i].exe == exe) {
 			q->loaded[i] = q->loaded[--q->loaded_cnt];
 			return;
 		}
@@ -239,6 +252,7 @@ static void drop_loaded(struct table_queue *q, const struct executable *exe)
 
 void table_queue__remove(struct table_queue *q, struct executable *exe)
 {
+	struct table_status *st = unwind_maps__find_status(q->um, exe->file_id);
 	size_t i;
 
 	for (i = 0; i < q->cnt; i++) {
@@ -250,8 +264,8 @@ void table_queue__remove(struct table_queue *q, struct executable *exe)
 	if (q->inflight == exe)
 		q->inflight = NULL; /* its build is discarded when it completes */
 	drop_loaded(q, exe);
-	if (exe->table_state != UNWIND_TABLE_LOADED)
-		exe->table_state = UNWIND_TABLE_NONE;
+	if (st && st->state != UNWIND_TABLE_LOADED)
+		st->state = UNWIND_TABLE_NONE;
 }
 
 /* Order of service (table_queue.h): sampled (most samples per byte first), cached, then the
@@ -259,16 +273,16 @@ void table_queue__remove(struct table_queue *q, struct executable *exe)
  */
 static bool before(const struct queued *a, const struct queued *b)
 {
-	if (!!a->exe->table_wanted != !!b->exe->table_wanted)
-		return a->exe->table_wanted;
-	if (a->exe->table_wanted) {
+	if (!!a->st->wanted != !!b->st->wanted)
+		return a->st->wanted;
+	if (a->st->wanted) {
 		/* Samples served per byte to read: a small file a few samples wait for goes
 		 * before a giant many wait for (whose build would delay it by seconds).
 		 */
 		double ca = (double)a->exe->version.size + (1 << 20);
 		double cb = (double)b->exe->version.size + (1 << 20);
 
-		return a->exe->table_wanted / ca > b->exe->table_wanted / cb;
+		return a->st->wanted / ca > b->st->wanted / cb;
 	}
 	if (a->cached != b->cached)
 		return a->cached;
@@ -295,15 +309,15 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 	for (i = 0; i < q->cnt; i++) {
 		const struct queued *it = &q->items[i];
 
-		if (it->exe->table_state == UNWIND_TABLE_EVICTED &&
-		    (!it->exe->table_wanted || now_ns < it->exe->table_retry_ns))
+		if (it->st->state == UNWIND_TABLE_EVICTED &&
+		    (!it->st->wanted || now_ns < it->st->retry_ns))
 			continue;
 		if (q->busy && giant(it->exe) && !it->cached)
 			continue;
 		if (now_ns < it->not_before_ns)
 			continue;
 		/* Files no sample asked for take only room nobody needs, if any. */
-		if (!it->exe->last_sampled_ns && !it->exe->table_wanted &&
+		if (!it->st->last_sampled_ns && !it->st->wanted &&
 		    (q->sampled_only || low_on_room(q)))
 			continue;
 		if (best < 0 || before(it, &q->items[best]))
@@ -317,22 +331,24 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
  * so evicting anything else would only empty the pool in vain), never sampled or else the
  * least recently sampled, and not sampled within the idle minimum; NULL if none.
  */
-static struct executable *victim(const struct table_queue *q, const struct executable *keep,
-				 size_t need, uint64_t now_ns)
+static const struct loaded_table *victim(const struct table_queue *q,
+					 const struct executable *keep, size_t need,
+					 uint64_t now_ns)
 {
-	struct executable *v = NULL;
+	const struct loaded_table *v = NULL;
 	size_t i;
 
 	for (i = 0; i < q->loaded_cnt; i++) {
-		struct executable *e = q->loaded[i];
+		const struct loaded_table *e = &q->loaded[i];
 
-		if (e == keep || (e->last_sampled_ns &&
-				  now_ns - e->last_sampled_ns < TABLE_QUEUE_EVICT_MIN_IDLE_NS))
+		if (e->exe == keep ||
+		    (e->st->last_sampled_ns &&
+		     now_ns - e->st->last_sampled_ns < TABLE_QUEUE_EVICT_MIN_IDLE_NS))
 			continue;
-		if (unwind_maps__hole_without(q->um, e->file_id) < need)
+		if (unwind_maps__hole_without(q->um, e->exe->file_id) < need)
 			continue;
 		/* never sampled (0) first */
-		if (!v || e->last_sampled_ns < v->last_sampled_ns)
+		if (!v || e->st->last_sampled_ns < v->st->last_sampled_ns)
 			v = e;
 	}
 	return v;
@@ -341,15 +357,15 @@ static struct executable *victim(const struct table_queue *q, const struct execu
 /* exe waits for a sample, and for the retry period, to be queued again; need: the entries its
  * table found no room for (0: it had room, or it was evicted).
  */
-static void wait_evicted(struct table_queue *q, struct executable *exe, uint64_t now_ns,
-			 size_t need)
+static void wait_evicted(struct table_queue *q, struct executable *exe, struct table_status *st,
+			 uint64_t now_ns, size_t need)
 {
-	exe->table_wanted = 0;
-	exe->table_retry_ns = now_ns + TABLE_QUEUE_EVICT_MIN_IDLE_NS;
-	if (!push_item(q, exe, unwind_maps__has_cached(q->um, exe->file_id), need))
-		exe->table_state = UNWIND_TABLE_EVICTED;
+	st->wanted = 0;
+	st->retry_ns = now_ns + TABLE_QUEUE_EVICT_MIN_IDLE_NS;
+	if (!push_item(q, exe, st, unwind_maps__has_cached(q->um, exe->file_id), need))
+		st->state = UNWIND_TABLE_EVICTED;
 	else
-		exe->table_state = UNWIND_TABLE_FAILED;
+		st->state = UNWIND_TABLE_FAILED;
 }
 
 /* exe's table found no room in the pool: counted ("without room"), said once. A table read
@@ -366,36 +382,38 @@ static void count_pool_full(struct table_queue *q, const struct executable *exe)
 }
 
 /* Load t for exe, evicting least recently sampled tables while the pool is full. */
-static int install(struct table_queue *q, struct executable *exe, const struct unwind_table *t,
-		   uint64_t now_ns)
+static int install(struct table_queue *q, struct executable *exe, struct table_status *st,
+		   const struct unwind_table *t, uint64_t now_ns)
 {
-	bool wanted = exe->last_sampled_ns || exe->table_wanted;
+	bool wanted = st->last_sampled_ns || st->wanted;
 	size_t need = 0; /* counted when the pool has no room: a pass over every row */
 	int tries, err = -ENOSPC;
 
 	for (tries = 0; tries <= EVICT_TRIES; tries++) {
-		struct executable *v;
+		const struct loaded_table *found;
+		struct loaded_table v;
 
 		err = unwind_maps__install(q->um, exe, t);
 		if (err != -ENOSPC || !wanted)
 			break;
 		if (!need)
 			need = unwind_maps__entries_needed(q->um, t);
-		v = victim(q, exe, need, now_ns);
-		if (!v)
+		found = victim(q, exe, need, now_ns);
+		if (!found)
 			break;
-		drop_loaded(q, v);
-		unwind_maps__unload(q->um, v);
-		wait_evicted(q, v, now_ns, 0);
+		v = *found; /* its place in the list goes next */
+		drop_loaded(q, v.exe);
+		unwind_maps__unload(q->um, v.exe);
+		wait_evicted(q, v.exe, v.st, now_ns, 0);
 		q->stats.evicted++;
-		pr_debug("%s: unwind table evicted for %s\n", v->path, exe->path);
+		pr_debug("%s: unwind table evicted for %s\n", v.exe->path, exe->path);
 	}
 	if (err == -ENOSPC && !wanted) {
 		/* Not sampled yet: waits for its first sample, when it may evict. */
-		wait_evicted(q, exe, now_ns, 0);
-		exe->table_retry_ns = 0;
+		wait_evicted(q, exe, st, now_ns, 0);
+		st->retry_ns = 0;
 	} else if (err == -ENOSPC) {
-		wait_evicted(q, exe, now_ns, need ?: unwind_maps__entries_needed(q->um, t));
+		wait_evicted(q, exe, st, now_ns, need ?: unwind_maps__entries_needed(q->um, t));
 		count_pool_full(q, exe);
 	} else if (err == -E2BIG) {
 		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */
@@ -405,7 +423,7 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 		/* Without room in the list the table stays, only never evicted. */
 		if (!array__reserve_bounded((void **)&q->loaded, &q->loaded_cap, q->loaded_cnt + 1,
 					    sizeof(*q->loaded), 64, TABLE_QUEUE_CAP))
-			q->loaded[q->loaded_cnt++] = exe;
+			q->loaded[q->loaded_cnt++] = (struct loaded_table){ exe, st };
 	}
 	return err;
 }
@@ -414,6 +432,7 @@ static int install(struct table_queue *q, struct executable *exe, const struct u
 static int collect(struct table_queue *q, uint64_t now_ns)
 {
 	struct executable *exe = q->inflight;
+	struct table_status *st = q->inflight_st;
 	struct unwind_table *t;
 	uint64_t ns;
 	int err, loaded = 0;
@@ -433,6 +452,7 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 	pthread_mutex_unlock(&q->lock);
 	q->busy = false;
 	q->inflight = NULL;
+	q->inflight_st = NULL;
 	if (!exe) {
 		q->stats.discarded++;
 	} else {
@@ -440,7 +460,7 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 		pr_debug("%s: unwind table built by the worker in %llu ms\n", exe->path,
 			 (unsigned long long)(ns / 1000000));
 		err = unwind_maps__complete(q->um, exe, err, &t);
-		if (!err && !install(q, exe, t, now_ns))
+		if (!err && !install(q, exe, st, t, now_ns))
 			loaded = 1;
 		elf_file__drop_pages(exe->elf);
 	}
@@ -449,7 +469,7 @@ static int collect(struct table_queue *q, uint64_t now_ns)
 	return loaded;
 }
 
-static int submit(struct table_queue *q, struct executable *exe)
+static int submit(struct table_queue *q, struct executable *exe, struct table_status *st)
 {
 	int fd = fcntl(exe->fd, F_DUPFD_CLOEXEC, 0);
 
@@ -461,12 +481,14 @@ static int submit(struct table_queue *q, struct executable *exe)
 	pthread_mutex_unlock(&q->lock);
 	q->busy = true;
 	q->inflight = exe;
-	exe->table_state = UNWIND_TABLE_BUILDING;
+	q->inflight_st = st;
+	st->state = UNWIND_TABLE_BUILDING;
 	return 0;
 }
 
 /* Build or read exe's table on this thread and load it. */
-static int serve_inline(struct table_queue *q, struct executable *exe, uint64_t now_ns)
+static int serve_inline(struct table_queue *q, struct executable *exe, struct table_status *st,
+			uint64_t now_ns)
 {
 	struct unwind_table *t = NULL;
 	int err = unwind_maps__cached(q->um, exe, &t);
@@ -477,7 +499,7 @@ static int serve_inline(struct table_queue *q, struct executable *exe, uint64_t 
 		err = unwind_maps__complete(q->um, exe, err, &t);
 	}
 	if (!err)
-		err = install(q, exe, t, now_ns);
+		err = install(q, exe, st, t, now_ns);
 	unwind_table__free(t);
 	elf_file__drop_pages(exe->elf);
 	return err;
@@ -506,18 +528,18 @@ int table_queue__run(struct table_queue *q, uint64_t now_ns, uint64_t budget_ns)
 		q->items[i] = q->items[--q->cnt];
 		if (it.need && !room_for(q, it.exe, it.need, now_ns)) {
 			/* Still no room: wait again, for another sample after the retry period. */
-			wait_evicted(q, it.exe, now_ns, it.need);
+			wait_evicted(q, it.exe, it.st, now_ns, it.need);
 			q->stats.no_room_waits++;
 			continue;
 		}
-		if (it.exe->table_wanted)
+		if (it.st->wanted)
 			q->stats.sampled_first++;
 		if (giant(it.exe) && !it.cached) {
-			if (!submit(q, it.exe))
+			if (!submit(q, it.exe, it.st))
 				continue;
 			/* No fd to give: build here. */
 		}
-		if (!serve_inline(q, it.exe, now_ns))
+		if (!serve_inline(q, it.exe, it.st, now_ns))
 			loaded++;
 		if (mono_ns() - t0 >= budget_ns)
 			break;
@@ -553,8 +575,8 @@ bool table_queue__urgent(const struct table_queue *q)
 	size_t i;
 
 	for (i = 0; i < q->cnt; i++)
-		if (q->items[i].exe->table_state == UNWIND_TABLE_QUEUED &&
-		    q->items[i].exe->table_wanted && !(q->busy && giant(q->items[i].exe)))
+		if (q->items[i].st->state == UNWIND_TABLE_QUEUED && q->items[i].st->wanted &&
+		    !(q->busy && giant(q->items[i].exe)))
 			return true;
 	return false;
 }
@@ -566,8 +588,7 @@ bool table_queue__building_wanted(const struct table_queue *q)
 	if (q->busy && q->inflight)
 		return true;
 	for (i = 0; i < q->cnt; i++)
-		if (q->items[i].exe->table_state == UNWIND_TABLE_QUEUED &&
-		    q->items[i].exe->table_wanted)
+		if (q->items[i].st->state == UNWIND_TABLE_QUEUED && q->items[i].st->wanted)
 			return true;
 	return false;
 }
@@ -579,6 +600,6 @@ void table_queue__stats(const struct table_queue *q, struct table_queue_stats *o
 	*out = q->stats;
 	out->queued = 0;
 	for (i = 0; i < q->cnt; i++)
-		out->queued += q->items[i].exe->table_state == UNWIND_TABLE_QUEUED;
+		out->queued += q->items[i].st->state == UNWIND_TABLE_QUEUED;
 	out->queued += q->busy;
 }

@@ -3,8 +3,8 @@
  * A file that a live process starts mapping is queued (exe_registry ops->load), not built on
  * the spot; table_queue__run(), called from the sampling loop after every drain of the ring
  * buffer, works the queue in this order:
- *  1. files that samples landed in while they had no table (exe->table_wanted per byte of
- *     file, most first: a small file is not stuck behind a giant one), and files first
+ *  1. files that samples landed in while they had no table (their status's `wanted` per byte
+ *     of file, most first: a small file is not stuck behind a giant one), and files first
  *     mapped after table_queue__prime() (a new exec or dlopen: counted as one sample);
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
  *  3. the rest: mapped by more live processes first, then smallest (unless sampled_only:
@@ -25,13 +25,14 @@
  * tables. A file that found no room is not even read again at its retry while the pool has
  * neither the entries its table took nor a file to evict for them (counted: no_room_waits).
  *
- * The symbolization stage (symbolize/trace_handler.c) tells the queue which files samples land
- * in through two fields of struct executable: last_sampled_ns (eviction order) and, while the
- * file has no table, table_wanted (priority; an EVICTED file waits for it to become non-zero).
+ * A file's table status is unwind_maps.h's (struct table_status, by file_id). The trace handler
+ * (pipeline/trace_handler.c) tells the queue which files samples land in through
+ * unwind_maps__note_sampled(): last_sampled_ns (eviction order) and, while the file has no
+ * table, wanted (priority; an EVICTED file waits for it to become non-zero).
  *
- * Invariants: an executable is in the queue iff its table_state is QUEUED, EVICTED (waiting
- * for a sample) or BUILDING; table_queue__remove() (ops->unload) forgets it, and a build in
- * flight for it is discarded when it completes. Not thread-safe: one owner thread.
+ * Invariants: an executable is in the queue iff its status's state is QUEUED, EVICTED
+ * (waiting for a sample) or BUILDING; table_queue__remove() (ops->unload) forgets it, and a
+ * build in flight for it is discarded when it completes. Not thread-safe: one owner thread.
  */
 #ifndef STACKSCOPE_TABLE_QUEUE_H
 #define STACKSCOPE_TABLE_QUEUE_H
@@ -69,7 +70,7 @@ void table_queue__free(struct table_queue *q);
  * them. Default false: everything, in the order above (record).
  */
 void table_queue__set_sampled_only(struct table_queue *q, bool on);
-/* Queue exe's table (exe->table_state becomes QUEUED). 0 or -ENOMEM. */
+/* Queue exe's table (its state becomes QUEUED). 0 or -ENOMEM. */
 int table_queue__add(struct table_queue *q, struct executable *exe);
 /* exe's table is no longer wanted (no live process maps it) or exe goes away. */
 void table_queue__remove(struct table_queue *q, struct executable *exe);

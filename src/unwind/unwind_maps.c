@@ -51,6 +51,7 @@ struct unwind_maps {
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
 	struct u64_map loaded;            /* file_id -> struct loaded_file */
+	struct u64_map status;            /* file_id -> struct table_status */
 	struct unwind_row_cursor *cursor; /* the window of rows load_pages() reads */
 	struct table_cache *cache;        /* borrowed, may be NULL */
 	struct debuginfo *di;             /* borrowed, may be NULL: separate debug files */
@@ -119,23 +120,23 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 	return um;
 }
 
+static void loaded_file__free(void *file)
+{
+	struct loaded_file *lf = file;
+
+	if (lf)
+		free(lf->pages);
+	free(lf);
+}
+
 void unwind_maps__free(struct unwind_maps *um)
 {
 	if (!um)
 		return;
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
-	{
-		size_t it = 0;
-		uint64_t key;
-		void *v;
-
-		while (u64_map__next(&um->loaded, &it, &key, &v)) {
-			free(((struct loaded_file *)v)->pages);
-			free(v);
-		}
-	}
-	u64_map__free(&um->loaded);
+	u64_map__free_values(&um->loaded, loaded_file__free);
+	u64_map__free_values(&um->status, free);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
 	free(um->cursor);
@@ -155,6 +156,51 @@ void unwind_maps__set_debuginfo(struct unwind_maps *um, struct debuginfo *di)
 const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um)
 {
 	return &um->stats;
+}
+
+struct table_status *unwind_maps__status(struct unwind_maps *um, uint64_t file_id)
+{
+	struct table_status *st = u64_map__get(&um->status, file_id);
+
+	if (st)
+		return st;
+	st = calloc(1, sizeof(*st));
+	if (st && u64_map__set(&um->status, file_id, st)) {
+		free(st);
+		st = NULL;
+	}
+	return st;
+}
+
+struct table_status *unwind_maps__find_status(struct unwind_maps *um, uint64_t file_id)
+{
+	return u64_map__get(&um->status, file_id);
+}
+
+void unwind_maps__note_sampled(struct unwind_maps *um, uint64_t file_id, uint64_t now_ns)
+{
+	struct table_status *st = um ? unwind_maps__status(um, file_id) : NULL;
+
+	if (!st)
+		return;
+	st->last_sampled_ns = now_ns;
+	if (st->state != UNWIND_TABLE_LOADED && st->wanted < UINT32_MAX)
+		st->wanted++;
+}
+
+void unwind_maps__forget(struct unwind_maps *um, uint64_t file_id)
+{
+	if (um)
+		free(u64_map__del(&um->status, file_id));
+}
+
+/* Set file_id's state (out of memory: not kept, the file reads as NONE). */
+static void set_state(struct unwind_maps *um, uint64_t file_id, enum unwind_table_state state)
+{
+	struct table_status *st = unwind_maps__status(um, file_id);
+
+	if (st)
+		st->state = state;
 }
 
 /* Rule id of r, adding it to the table if new; -ENOSPC when the table is full. Collisions of
@@ -402,9 +448,7 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	*cnt = used;
 	return 0;
 fail:
-	if (lf)
-		free(lf->pages);
-	free(lf);
+	loaded_file__free(lf);
 	return err;
 }
 
@@ -419,17 +463,18 @@ void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id)
 	delete_pages(um, file_id, lf->pages, lf->page_cnt);
 	pool_free(um, lf->range);
 	um->stats.files_unloaded++;
-	free(lf->pages);
-	free(lf);
+	loaded_file__free(lf);
 }
 
 void unwind_maps__unload(struct unwind_maps *um, struct executable *exe)
 {
+	struct table_status *st = unwind_maps__find_status(um, exe->file_id);
+
 	unwind_maps__unload_file(um, exe->file_id);
-	if (exe->table_state == UNWIND_TABLE_LOADED)
+	if (st && st->state == UNWIND_TABLE_LOADED)
 		um->stats.files_loaded--;
-	exe->table_state = UNWIND_TABLE_NONE;
-	exe->table_first = exe->table_cnt = 0;
+	if (st)
+		st->state = UNWIND_TABLE_NONE;
 }
 
 /* A file whose own CFI covers almost nothing (built without unwind tables: only the C
@@ -524,11 +569,11 @@ int unwind_maps__complete(struct unwind_maps *um, struct executable *exe, int er
 		note_malformed(um, exe->path, *t);
 	um->stats.build_ns += now_ns() - t0;
 	if (err == -ENOENT) {
-		exe->table_state = UNWIND_TABLE_NO_CFI;
+		set_state(um, exe->file_id, UNWIND_TABLE_NO_CFI);
 		um->stats.files_no_cfi++;
 		bpf_map_update_elem(um->files_fd, &exe->file_id, &fi, BPF_ANY);
 	} else if (err) {
-		exe->table_state = UNWIND_TABLE_FAILED;
+		set_state(um, exe->file_id, UNWIND_TABLE_FAILED);
 		um->stats.files_failed++;
 		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
 			strerror(-err));
@@ -540,7 +585,8 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 			 const struct unwind_table *t)
 {
 	uint64_t t0 = now_ns();
-	int err = unwind_maps__load_table(um, exe->file_id, t, &exe->table_first, &exe->table_cnt);
+	uint32_t first, cnt;
+	int err = unwind_maps__load_table(um, exe->file_id, t, &first, &cnt);
 
 	um->stats.load_ns += now_ns() - t0;
 	if (err == -ENOSPC)
@@ -550,15 +596,15 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 
 		/* eBPF must not wait for this table (deferred unwinding): it will not come. */
 		bpf_map_update_elem(um->files_fd, &exe->file_id, &failed, BPF_ANY);
-		exe->table_state = UNWIND_TABLE_FAILED;
+		set_state(um, exe->file_id, UNWIND_TABLE_FAILED);
 		um->stats.files_failed++;
 		pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,
 			strerror(-err));
 		return err;
 	}
-	exe->table_state = UNWIND_TABLE_LOADED;
+	set_state(um, exe->file_id, UNWIND_TABLE_LOADED);
 	um->stats.files_loaded++;
-	pr_debug("%s: unwind table loaded, %u entries\n", exe->path, exe->table_cnt);
+	pr_debug("%s: unwind table loaded, %u entries\n", exe->path, cnt);
 	return 0;
 }
 
@@ -577,7 +623,7 @@ int unwind_maps__load(struct unwind_maps *um, struct executable *exe)
 	if (!err) {
 		err = unwind_maps__install(um, exe, t);
 		if (err == -ENOSPC) {
-			exe->table_state = UNWIND_TABLE_FAILED;
+			set_state(um, exe->file_id, UNWIND_TABLE_FAILED);
 			um->stats.files_failed++;
 			um->stats.pool_full++;
 			pr_warn("%s: no unwind table (%s): frame pointers only\n", exe->path,

@@ -9,6 +9,12 @@
  * an entry of the next table loaded into the same range: one wrong frame, never a crash.
  * Invariants: a file's pages are inserted only after its entries and rules are written, and
  * FILE_HAS_TABLE is set last, so eBPF never sees a half-loaded table.
+ *
+ * It also keeps, by file_id, what the table build queue (table_queue.h), the deferred
+ * unwinder (deferred.h) and the samples (unwind_maps__note_sampled()) know of each file's
+ * table: its state, the samples waiting for it, when it was last sampled. One status per
+ * executable the registry holds: created on first use, dropped by unwind_maps__forget()
+ * (exe_registry_ops.forget) or with um.
  */
 #ifndef STACKSCOPE_UNWIND_MAPS_H
 #define STACKSCOPE_UNWIND_MAPS_H
@@ -38,6 +44,24 @@ struct unwind_maps_stats {
 	uint64_t load_ns;   /* time spent writing maps */
 };
 
+enum unwind_table_state {
+	UNWIND_TABLE_NONE = 0, /* not built (yet) */
+	UNWIND_TABLE_LOADED,   /* in the BPF maps */
+	UNWIND_TABLE_QUEUED,   /* waiting in the build queue (unwind/table_queue.h) */
+	UNWIND_TABLE_BUILDING, /* being built by the queue's worker thread */
+	UNWIND_TABLE_EVICTED, /* unloaded to make room in the entry pool; queued again when sampled */
+	UNWIND_TABLE_NO_CFI, /* the file has no CFI: frame pointers only */
+	UNWIND_TABLE_FAILED, /* building or loading failed: frame pointers only */
+};
+
+/* A file's table, as the queue and the samples see it. */
+struct table_status {
+	enum unwind_table_state state;
+	uint32_t wanted;          /* samples that landed in the file while it had no table */
+	uint64_t last_sampled_ns; /* CLOCK_MONOTONIC of the last sample with a frame in it (0: none) */
+	uint64_t retry_ns;        /* an EVICTED table is not queued again before this */
+};
+
 struct unwind_maps;
 
 /* NULL with errno when the rule array cannot be memory-mapped. The fds are borrowed and must
@@ -53,15 +77,30 @@ void unwind_maps__free(struct unwind_maps *um);
 void unwind_maps__set_debuginfo(struct unwind_maps *um, struct debuginfo *di);
 /* Tables are read from / stored into this cache (borrowed; NULL: none). */
 void unwind_maps__set_cache(struct unwind_maps *um, struct table_cache *cache);
-/* Build exe's table (or read it from the cache) and load it, all at once; sets
- * exe->table_state. 0 or -errno (counted).
+/* file_id's table status, created (NONE) on first use; NULL when out of memory. Owned by um:
+ * valid until unwind_maps__forget(file_id) or unwind_maps__free().
+ */
+struct table_status *unwind_maps__status(struct unwind_maps *um, uint64_t file_id);
+/* file_id's table status if it has one, else NULL (nothing created). */
+struct table_status *unwind_maps__find_status(struct unwind_maps *um, uint64_t file_id);
+/* A sample has a frame in file_id: the build queue serves files without a table in the order
+ * samples land in them, and evicts the least recently sampled (table_queue.h).
+ */
+void unwind_maps__note_sampled(struct unwind_maps *um, uint64_t file_id, uint64_t now_ns);
+/* The registry is about to free file_id's executable: drop its status (its table must be
+ * unloaded already: unwind_maps__unload()).
+ */
+void unwind_maps__forget(struct unwind_maps *um, uint64_t file_id);
+
+/* Build exe's table (or read it from the cache) and load it, all at once; sets its status.
+ * 0 or -errno (counted).
  */
 int unwind_maps__load(struct unwind_maps *um, struct executable *exe);
 /* The same in steps, for builds spread over time or threads (unwind/table_queue.h):
  * _cached: the table from the on-disk cache (0, -ENOENT on a miss);
  * _complete: after a build that returned err (*t its table), the separate debug file's
  *   .debug_frame where the file's own CFI is (nearly) empty, the cache store, the counters;
- *   0 with *t ready to install, else exe->table_state is NO_CFI (-ENOENT) or FAILED;
+ *   0 with *t ready to install, else the file's state is NO_CFI (-ENOENT) or FAILED;
  * _install: *t into the BPF maps; -ENOSPC when the entry pool has no room (nothing changed,
  *   nothing counted: the caller may evict and retry), else LOADED or FAILED (counted).
  * All on the thread that owns um; the table stays the caller's.
@@ -83,7 +122,7 @@ size_t unwind_maps__pool_cap(const struct unwind_maps *um);
 /* Load an already-built table for file_id (tests, the cache). */
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt);
-/* Remove a file's table (no-op if not loaded); exe->table_state goes back to NONE. */
+/* Remove a file's table (no-op if not loaded); its state goes back to NONE. */
 void unwind_maps__unload(struct unwind_maps *um, struct executable *exe);
 void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id);
 const struct unwind_maps_stats *unwind_maps__stats(const struct unwind_maps *um);

@@ -136,6 +136,27 @@ static inline const char *test_fixture(const char *name)
 	return out;
 }
 
+/* The address nm gives SYMBOL in FILE (a fixture's ELF vaddr: from the toolchain, never from
+ * the code under test); 0 when not found.
+ */
+static inline uint64_t test_nm_addr(const char *file, const char *symbol)
+{
+	char cmd[4400];
+	unsigned long long addr = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd),
+		 "nm --defined-only '%s' | awk '$3 == \"%s\" { a = $1 } END { print a }'", file,
+		 symbol);
+	f = popen(cmd, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llx", &addr) != 1)
+		addr = 0;
+	pclose(f);
+	return addr;
+}
+
 /* Whether process pid gets to block in read(0, ...) within 5 s: a live runtime that printed
  * "ready" before calling its read is walked only once it waits there.
  */

@@ -54,6 +54,7 @@
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
+#include "symbolize/file_symbols.h"
 #include "test.h"
 
 #include "replay_maps.h"
@@ -185,6 +186,7 @@ struct interp_case {
 /* ---- the stopped interpreter ---- */
 
 static struct exe_registry *exes;
+static struct file_symbols *files; /* the native frames' names */
 static struct process_table *procs;
 
 static uint64_t now_ns(void)
@@ -408,8 +410,7 @@ static void name_frame(struct interp_registry *reg, const struct user_frame *uf,
 	} else {
 		const struct executable *exe = exe_of(uf->file_id);
 		uint64_t addr = uf->addr - ((uf->flags & USER_FRAME_RETURN) ? 1 : 0), off;
-		const char *s = exe ? executable__symbol((struct executable *)exe, addr, &off)
-				    : NULL;
+		const char *s = exe ? file_symbols__symbol(files, exe, addr, &off) : NULL;
 
 		snprintf(out->function, sizeof(out->function), "%s", s ? s : "?");
 		if (exe) {
@@ -923,8 +924,9 @@ int main(void)
 	log__set_level(LOG_WARN);
 	alarm(TEST_TIMEOUT_S); /* a hang fails (no summary line) rather than stalls make test */
 	exes = exe_registry__new(NULL);
+	files = file_symbols__new(0);
 	procs = exes ? process_table__new(exes, -1, -1) : NULL;
-	if (!procs || kmaps_init()) {
+	if (!procs || !files || kmaps_init()) {
 		printf("cannot create the process table or the maps\n");
 		return 1;
 	}
@@ -938,6 +940,7 @@ int main(void)
 	RUN(node20);
 	ret = test_summary();
 	process_table__free(procs);
+	file_symbols__free(files); /* before the executables whose pages it borrows */
 	exe_registry__free(exes);
 	kmaps_free();
 	return ret;

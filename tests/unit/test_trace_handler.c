@@ -41,25 +41,6 @@ struct world {
 
 static struct sample_record rec;
 
-/* ELF address of SYMBOL in FILE, from nm; 0 when not found. */
-static uint64_t nm_addr(const char *file, const char *symbol)
-{
-	char cmd[PATH_MAX + 64], line[256], name[128], type;
-	unsigned long long addr;
-	uint64_t out = 0;
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "nm --defined-only '%s'", file);
-	f = popen(cmd, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %127s", &addr, &type, name) == 3 && !strcmp(name, symbol))
-			out = addr;
-	pclose(f);
-	return out;
-}
-
 static struct kallsyms *kallsyms_from_text(const char *text)
 {
 	char path[] = "/tmp/stackscope-th-kallsyms-XXXXXX";
@@ -113,9 +94,9 @@ static void world_init(struct world *w, bool symbolize)
 	REQUIRE(w->th);
 	w->pie = exe_of_file(w->reg, pie);
 	REQUIRE(w->pie);
-	w->alpha = nm_addr(pie, "ss_alpha");
-	w->beta = nm_addr(pie, "ss_beta");
-	w->helper = nm_addr(pie, "ss_local_helper");
+	w->alpha = test_nm_addr(pie, "ss_alpha");
+	w->beta = test_nm_addr(pie, "ss_beta");
+	w->helper = test_nm_addr(pie, "ss_local_helper");
 	REQUIRE(w->alpha && w->beta && w->helper);
 }
 
