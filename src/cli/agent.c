@@ -18,10 +18,10 @@
 #include "base/http_server.h"
 #include "base/log.h"
 #include "cli/agent_options.h"
-#include "cli/agent_export.h"
+#include "pipeline/agent_export.h"
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
 #include "serve/serve_api.h"
@@ -393,7 +393,7 @@ static int run(const struct agent_options *o)
 	const size_t metrics_cap = 16384;
 	int err = 0;
 
-	ex = agent_export__new(o);
+	ex = agent_export__new(&o->export);
 	if (!ex)
 		return -errno;
 	if (o->metrics_addr) {
@@ -407,7 +407,7 @@ static int run(const struct agent_options *o)
 		metrics = malloc(metrics_cap);
 	}
 	if (o->ui_addr) { /* the web UI reads the store on its own thread and connection */
-		ui = serve__start(o->ui_addr, o->store_path ?: STORE_DEFAULT_PATH, &ui_api);
+		ui = serve__start(o->ui_addr, o->export.store_path ?: STORE_DEFAULT_PATH, &ui_api);
 		if (!ui) {
 			err = -errno;
 			pr_err("cannot serve the UI on %s: %s\n", o->ui_addr, strerror(errno));

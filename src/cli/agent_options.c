@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/agent_options.h"
+#include "cli/commands.h"
 #include "cli/option_value.h"
 #include "sampler/off_cpu.h"
 
@@ -132,13 +133,14 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->freq_hz = 19;
+	o->export.scope_version = STACKSCOPE_VERSION;
 	o->interval_s = 5;
 	o->log_interval_s = 60;
-	o->output_dir = "/var/lib/stackscope";
-	o->output_max_bytes = 256ULL << 20;
-	o->queue_max_bytes = 32ULL << 20;
-	o->store_max_bytes = 256ULL << 20;
-	o->store_max_age_s = 7 * 86400;
+	o->export.output_dir = "/var/lib/stackscope";
+	o->export.output_max_bytes = 256ULL << 20;
+	o->export.queue_max_bytes = 32ULL << 20;
+	o->export.store_max_bytes = 256ULL << 20;
+	o->export.store_max_age_s = 7 * 86400;
 	o->symbolize = true;
 	o->cache_dir = "/var/cache/stackscope";
 	o->unwind_entries = 1u << 21;
@@ -164,44 +166,44 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 				     optarg);
 			break;
 		case OPT_ENDPOINT:
-			o->otlp_endpoint = optarg;
+			o->export.otlp_endpoint = optarg;
 			break;
 		case OPT_PROTOCOL:
-			o->otlp_protocol = optarg;
+			o->export.otlp_protocol = optarg;
 			break;
 		case OPT_HEADERS:
-			o->otlp_headers = optarg;
+			o->export.otlp_headers = optarg;
 			break;
 		case OPT_CA:
-			o->otlp_ca_file = optarg;
+			o->export.otlp_ca_file = optarg;
 			break;
 		case OPT_QUEUE:
-			if (parse_mb(optarg, &o->queue_max_bytes))
+			if (parse_mb(optarg, &o->export.queue_max_bytes))
 				fail("--queue-max-mb must be a positive number of MiB, not '%s'",
 				     optarg);
 			break;
 		case OPT_OUTDIR:
-			o->output_dir = optarg;
-			o->output_dir_set = true;
+			o->export.output_dir = optarg;
+			o->export.output_dir_set = true;
 			break;
 		case OPT_STORE:
 			if (!*optarg)
 				fail("--store needs a file name");
-			o->store_path = optarg;
+			o->export.store_path = optarg;
 			break;
 		case OPT_STOREMAX:
-			if (parse_mb(optarg, &o->store_max_bytes))
+			if (parse_mb(optarg, &o->export.store_max_bytes))
 				fail("--store-max-mb must be a positive number of MiB, not '%s'",
 				     optarg);
 			break;
 		case OPT_STOREAGE:
-			if (option_value__double(optarg, 0.001, 24 * 3650, &o->store_max_age_s))
+			if (option_value__double(optarg, 0.001, 24 * 3650, &o->export.store_max_age_s))
 				fail("--store-max-age must be between 0.001 and 87600 hours, not '%s'",
 				     optarg);
-			o->store_max_age_s *= 3600;
+			o->export.store_max_age_s *= 3600;
 			break;
 		case OPT_OUTMAX:
-			if (parse_mb(optarg, &o->output_max_bytes))
+			if (parse_mb(optarg, &o->export.output_max_bytes))
 				fail("--output-max-mb must be a positive number of MiB, not '%s'",
 				     optarg);
 			break;
@@ -212,10 +214,10 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 			o->ui_addr = optarg;
 			break;
 		case OPT_CMDLINE:
-			o->include_cmdline = true;
+			o->export.include_cmdline = true;
 			break;
 		case OPT_ENV:
-			o->include_env = true;
+			o->export.include_env = true;
 			break;
 		case OPT_NOSYM:
 			o->symbolize = false;
@@ -257,12 +259,12 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	}
 	if (optind < argc)
 		fail("unexpected argument '%s'", argv[optind]);
-	if (o->otlp_protocol && strcmp(o->otlp_protocol, "http/protobuf") &&
-	    strcmp(o->otlp_protocol, "grpc"))
-		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->otlp_protocol);
-	if (o->otlp_endpoint && strncmp(o->otlp_endpoint, "http://", 7) &&
-	    strncmp(o->otlp_endpoint, "https://", 8))
+	if (o->export.otlp_protocol && strcmp(o->export.otlp_protocol, "http/protobuf") &&
+	    strcmp(o->export.otlp_protocol, "grpc"))
+		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->export.otlp_protocol);
+	if (o->export.otlp_endpoint && strncmp(o->export.otlp_endpoint, "http://", 7) &&
+	    strncmp(o->export.otlp_endpoint, "https://", 8))
 		fail("the OTLP endpoint must be an http:// or https:// URL, not '%s'",
-		     o->otlp_endpoint);
+		     o->export.otlp_endpoint);
 	return 0;
 }

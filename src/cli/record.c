@@ -19,7 +19,7 @@
 #include "base/log.h"
 #include "base/output_file.h"
 #include "cli/commands.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "cli/record_options.h"
 #include "pipeline/session.h"
 #include "sampler/off_cpu_join.h"

@@ -23,7 +23,7 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/option_value.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
 #include "top/caller_tree.h"
