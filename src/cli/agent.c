@@ -264,10 +264,7 @@ int cmd_agent(int argc, char **argv)
 
 	if (agent_options__parse(argc, argv, &opts))
 		return 2;
-	if (opts.common.help) {
-		agent_options__usage(stdout);
+	if (sampling_options__begin(&opts.common, agent_options__usage, LOG_INFO, false))
 		return 0;
-	}
-	log__set_level(opts.common.verbose ? LOG_DEBUG : LOG_INFO);
 	return run(&opts) ? 1 : 0;
 }

@@ -3,7 +3,9 @@
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "base/log.h"
 #include "cli/option_table.h"
 #include "cli/option_value.h"
 #include "sampler/off_cpu.h"
@@ -153,8 +155,9 @@ static const struct option_spec shared_options[] = {
 	  OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-min", 0, true, set_off_cpu, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-rate", 0, true, set_off_cpu, 0, 0, 1, NULL, OPTION_RECORD | OPTION_AGENT },
-	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL, ALL },
-	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL },
+	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
+	  ALL | OPTION_SYMBOLIZE },
+	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },
 };
 
 /* One option a command takes, with where its field lives. */
@@ -208,4 +211,21 @@ int option_table__parse(const char *command, unsigned int command_bit,
 			return err;
 	}
 	return 0;
+}
+
+bool sampling_options__begin(const struct sampling_options *o, void (*usage)(FILE *f),
+			     int quiet_level, bool raise_fds)
+{
+	struct rlimit rl;
+
+	if (o->help) {
+		usage(stdout);
+		return true;
+	}
+	log__set_level(o->verbose ? LOG_DEBUG : (enum log_level)quiet_level);
+	if (raise_fds && !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return false;
 }

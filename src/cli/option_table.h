@@ -1,6 +1,7 @@
 /* The command-line options of the commands, as tables: one table of the options the sampling
  * commands share (record, agent, top: -F, -p, --cache-dir, --no-symbolize, the off-CPU ones,
- * -v, -h), each entry naming the commands that take it, and each command's own table. One
+ * -v, -h; symbolize takes -v and -h), each entry naming the commands that take it, and each
+ * command's own table. One
  * parser builds getopt_long()'s lists from them and sets each option's field by its offset
  * through the entry's setter, which prints the entry's error line for a bad value.
  *
@@ -14,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define OPTION_TABLE_MAX 64
@@ -24,6 +26,7 @@ enum option_command {
 	OPTION_RECORD = 1 << 0,
 	OPTION_AGENT = 1 << 1,
 	OPTION_TOP = 1 << 2,
+	OPTION_SYMBOLIZE = 1 << 3, /* not a sampling command: -v and -h only */
 };
 
 /* The options the sampling commands share; each command sets its defaults before parsing. */
@@ -92,5 +95,13 @@ int option_set_mib(const struct option_spec *spec, const char *arg, void *field,
 int option_table__parse(const char *command, unsigned int command_bit,
 			struct sampling_options *common, const struct option_spec *own, void *opts,
 			bool posix, int argc, char **argv);
+
+/* What a sampling command does once its options are parsed: true when it is done (--help
+ * printed on stdout); else the log level set (debug with -v, else quiet_level, an enum
+ * log_level) and, with raise_fds, the open-file limit raised to its hard limit (one file per
+ * perf event and per table being built).
+ */
+bool sampling_options__begin(const struct sampling_options *o, void (*usage)(FILE *f),
+			     int quiet_level, bool raise_fds);
 
 #endif

@@ -89,16 +89,6 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 	return pid;
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 struct record_run {
 	struct record_options *opts;
 	struct session *session;
@@ -467,12 +457,8 @@ int cmd_record(int argc, char **argv)
 
 	if (record_options__parse(argc, argv, &opts))
 		return 2;
-	if (opts.common.help) {
-		record_options__usage(stdout);
+	if (sampling_options__begin(&opts.common, record_options__usage, LOG_INFO, true))
 		return 0;
-	}
-	log__set_level(opts.common.verbose ? LOG_DEBUG : LOG_INFO);
-	raise_fd_limit();
 	err = run(&r);
 	if (r.child > 0) {
 		kill(r.child, SIGTERM);

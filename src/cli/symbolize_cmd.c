@@ -2,12 +2,14 @@
  * (pipeline/offline_symbolizer.h).
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "base/output_file.h"
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "cli/option_value.h"
 #include "pipeline/offline_symbolizer.h"
 
@@ -32,60 +34,50 @@ static void usage(FILE *f)
 }
 
 #define opt_fail(...) return option_error("symbolize", __VA_ARGS__)
+#define SYM(f) offsetof(struct offline_symbolizer_opts, f)
+
+static int add_debug_dir(const struct option_spec *spec, const char *arg, void *field,
+			 const char *command)
+{
+	struct offline_symbolizer_opts *o = field;
+	int err;
+
+	(void)spec;
+	if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
+		return option_error(command, "at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
+	err = option_value__directory(arg);
+	if (err)
+		return option_error(command, "--debug-dir %s: %s", arg, strerror(-err));
+	o->debug_dirs[o->debug_dir_cnt++] = arg;
+	return 0;
+}
+
+/* symbolize's options; -v and -h are the shared ones (option_table.c). */
+static const struct option_spec sym_option_specs[] = {
+	{ "output", 'o', true, option_set_string, SYM(out) },
+	{ "debug-dir", 0, true, add_debug_dir, 0 },
+	{ "no-debuginfod", 0, false, option_set_false, SYM(debuginfod) },
+	{ "debuginfod-timeout", 0, true, option_set_uint, SYM(debuginfod_timeout_s), 1, 3600,
+	  "--debuginfod-timeout takes 1-3600 seconds, not '%s'" },
+	{ 0 },
+};
 
 /* 0, 1 for --help (done), or -EINVAL after printing the problem. */
 static int sym_options__parse(int argc, char **argv, struct offline_symbolizer_opts *o)
 {
-	enum { OPT_DEBUG_DIR = 256, OPT_NO_DEBUGINFOD, OPT_TIMEOUT };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "debuginfod-timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	unsigned long v;
-	int c, err;
+	struct sampling_options common = { 0 };
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->debuginfod = true;
 	o->debuginfod_timeout_s = SYM_DEFAULT_TIMEOUT_S;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->out = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
-				opt_fail("at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
-			err = option_value__directory(optarg);
-			if (err)
-				opt_fail("--debug-dir %s: %s", optarg, strerror(-err));
-			o->debug_dirs[o->debug_dir_cnt++] = optarg;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			o->debuginfod = false;
-			break;
-		case OPT_TIMEOUT:
-			if (option_value__ulong(optarg, 1, 3600, &v))
-				opt_fail("--debuginfod-timeout takes 1-3600 seconds, not '%s'",
-					 optarg);
-			o->debuginfod_timeout_s = (int)v;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default: /* ':' or '?' */
-			return option_error_getopt("symbolize", c, argv[optind - 1]);
-		}
-	}
+	err = option_table__parse("symbolize", OPTION_SYMBOLIZE, &common, sym_option_specs, o,
+				  false, argc, argv);
+	o->verbose = common.verbose;
+	if (err > 0)
+		usage(stdout);
+	if (err)
+		return err;
 	if (optind < argc)
 		o->in = argv[optind++];
 	if (optind < argc)

@@ -617,11 +617,8 @@ int cmd_top(int argc, char **argv)
 
 	if (parse_options(argc, argv, &opts))
 		return 2; /* one line said why */
-	if (opts.common.help) {
-		usage(stdout);
+	if (sampling_options__begin(&opts.common, usage, LOG_WARN, true))
 		return 0;
-	}
-	log__set_level(opts.common.verbose ? LOG_DEBUG : LOG_WARN);
 	r.interactive = !opts.batch && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	r.sort = opts.sort;
 	if (opts.filter)
@@ -629,14 +626,6 @@ int cmd_top(int argc, char **argv)
 	if (opts.expand) {
 		snprintf(r.selected_name, sizeof(r.selected_name), "%s", opts.expand);
 		r.view.expanded = true;
-	}
-	{
-		struct rlimit rl;
-
-		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
 	}
 	err = run(&r);
 	function_table__free(&r.table);
