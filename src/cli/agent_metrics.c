@@ -91,26 +91,26 @@ static void runtime_row(struct metrics_text *t, const char *family, const char *
 
 static void runtime_rows(struct metrics_text *t, const struct session_stats *st)
 {
-	size_t i, k;
+	static const struct {
+		const char *family, *labels[2];
+	} families[] = {
+		{ "runtime_frames_total", { "result=\"symbolized\"", "result=\"marker\"" } },
+		{ "runtime_processes_total", { "result=\"attached\"", "result=\"rejected\"" } },
+	};
+	size_t f, i, k;
 	char label[160];
 
-	text__family(t, "runtime_frames_total");
-	for (i = 0; i < st->runtime_cnt; i++) {
-		const struct interp_runtime_stats *rs = &st->runtimes[i];
+	for (f = 0; f < 2; f++) {
+		text__family(t, families[f].family);
+		for (i = 0; i < st->runtime_cnt; i++) {
+			const struct interp_runtime_stats *rs = &st->runtimes[i];
+			const uint64_t v[2][2] = { { rs->frames, rs->markers },
+						   { rs->procs_attached, rs->procs_rejected } };
 
-		runtime_row(t, "runtime_frames_total", rs->rt->name, "result=\"symbolized\"",
-			    rs->frames);
-		runtime_row(t, "runtime_frames_total", rs->rt->name, "result=\"marker\"",
-			    rs->markers);
-	}
-	text__family(t, "runtime_processes_total");
-	for (i = 0; i < st->runtime_cnt; i++) {
-		const struct interp_runtime_stats *rs = &st->runtimes[i];
-
-		runtime_row(t, "runtime_processes_total", rs->rt->name, "result=\"attached\"",
-			    rs->procs_attached);
-		runtime_row(t, "runtime_processes_total", rs->rt->name, "result=\"rejected\"",
-			    rs->procs_rejected);
+			for (k = 0; k < 2; k++)
+				runtime_row(t, families[f].family, rs->rt->name,
+					    families[f].labels[k], v[f][k]);
+		}
 	}
 	text__family(t, "runtime_events_total");
 	for (i = 0; i < st->runtime_cnt; i++) {

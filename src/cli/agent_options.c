@@ -62,8 +62,7 @@ void agent_options__usage(FILE *f)
 #define AGENT(f) offsetof(struct agent_options, f)
 #define EXPORT(f) offsetof(struct agent_options, export.f)
 
-static int set_output_dir(const struct option_spec *spec, const char *arg, void *field,
-			  const char *command)
+static OPTION_SETTER(set_output_dir)
 {
 	struct agent_export_opts *e = field;
 
@@ -73,8 +72,7 @@ static int set_output_dir(const struct option_spec *spec, const char *arg, void 
 	return 0;
 }
 
-static int set_store(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command)
+static OPTION_SETTER(set_store)
 {
 	if (!*arg)
 		return option_error(command, "%s", spec->error);

@@ -15,70 +15,57 @@
 
 #define bad_value(spec, command, arg) option_error(command, (spec)->error, arg)
 
-int option_set_true(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
+OPTION_SETTER(option_set_true)
 {
 	(void)spec, (void)arg, (void)command;
 	*(bool *)field = true;
 	return 0;
 }
 
-int option_set_false(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command)
+OPTION_SETTER(option_set_false)
 {
 	(void)spec, (void)arg, (void)command;
 	*(bool *)field = false;
 	return 0;
 }
 
-int option_set_string(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+OPTION_SETTER(option_set_string)
 {
 	(void)spec, (void)command;
 	*(const char **)field = arg;
 	return 0;
 }
 
-int option_set_ulong(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command)
+OPTION_SETTER(option_set_ulong)
 {
 	if (option_value__ulong(arg, (unsigned long)spec->min, (unsigned long)spec->max, field))
 		return bad_value(spec, command, arg);
 	return 0;
 }
 
-int option_set_uint(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
-{
-	unsigned long v;
-	int err = option_set_ulong(spec, arg, &v, command);
+/* A setter of a whole number of another type: type and value (from v) of the field. */
+#define WHOLE_SETTER(name, type, value)                                   \
+	OPTION_SETTER(name)                                               \
+	{                                                                 \
+		unsigned long v;                                          \
+		int err = option_set_ulong(spec, arg, &v, command);       \
+                                                                          \
+		if (!err)                                                 \
+			*(type *)field = (value);                         \
+		return err;                                               \
+	}
+WHOLE_SETTER(option_set_uint, unsigned int, (unsigned int)v)
+WHOLE_SETTER(option_set_u64, uint64_t, v)
+WHOLE_SETTER(option_set_mib, uint64_t, (uint64_t)v << 20)
 
-	if (!err)
-		*(unsigned int *)field = (unsigned int)v;
-	return err;
-}
-
-int option_set_u64(const struct option_spec *spec, const char *arg, void *field,
-		   const char *command)
-{
-	unsigned long v;
-	int err = option_set_ulong(spec, arg, &v, command);
-
-	if (!err)
-		*(uint64_t *)field = v;
-	return err;
-}
-
-int option_set_double(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+OPTION_SETTER(option_set_double)
 {
 	if (option_value__double(arg, spec->min, spec->max, field))
 		return bad_value(spec, command, arg);
 	return 0;
 }
 
-int option_set_hours(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command)
+OPTION_SETTER(option_set_hours)
 {
 	int err = option_set_double(spec, arg, field, command);
 
@@ -87,20 +74,22 @@ int option_set_hours(const struct option_spec *spec, const char *arg, void *fiel
 	return err;
 }
 
-int option_set_mib(const struct option_spec *spec, const char *arg, void *field,
-		   const char *command)
+int option_add_debug_dir(const char *command, const char *arg, const char **dirs, size_t cap,
+			 size_t *cnt, const char *too_many)
 {
-	unsigned long v;
-	int err = option_set_ulong(spec, arg, &v, command);
+	int err;
 
-	if (!err)
-		*(uint64_t *)field = (uint64_t)v << 20;
-	return err;
+	if (*cnt >= cap)
+		return option_error(command, too_many, (int)cap);
+	err = option_value__directory(arg);
+	if (err)
+		return option_error(command, "--debug-dir %s: %s", arg, strerror(-err));
+	dirs[(*cnt)++] = arg;
+	return 0;
 }
 
 /* -F: a whole number of Hz ("99", "1e3"). */
-static int set_freq(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
+static OPTION_SETTER(set_freq)
 {
 	double hz;
 
@@ -110,8 +99,7 @@ static int set_freq(const struct option_spec *spec, const char *arg, void *field
 	return 0;
 }
 
-static int set_pids(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
+static OPTION_SETTER(set_pids)
 {
 	struct sampling_options *o = field;
 
@@ -121,8 +109,7 @@ static int set_pids(const struct option_spec *spec, const char *arg, void *field
 }
 
 /* --off-cpu-min and --off-cpu-rate (spec->max != 0), with the sampler's rules and words. */
-static int set_off_cpu(const struct option_spec *spec, const char *arg, void *field,
-		       const char *command)
+static OPTION_SETTER(set_off_cpu)
 {
 	struct sampling_options *o = field;
 	bool rate = spec->max != 0;
@@ -132,8 +119,7 @@ static int set_off_cpu(const struct option_spec *spec, const char *arg, void *fi
 	return 0;
 }
 
-static int set_help(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
+static OPTION_SETTER(set_help)
 {
 	option_set_true(spec, arg, field, command);
 	return 1;

@@ -67,24 +67,23 @@ struct option_spec {
  * double in [min, max] hours, stored in seconds; mib: a uint64_t, [min, max] MiB stored in
  * bytes.
  */
-int option_set_true(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command);
-int option_set_false(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command);
-int option_set_string(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command);
-int option_set_uint(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command);
-int option_set_ulong(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command);
-int option_set_u64(const struct option_spec *spec, const char *arg, void *field,
-		   const char *command);
-int option_set_double(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command);
-int option_set_hours(const struct option_spec *spec, const char *arg, void *field,
-		     const char *command);
-int option_set_mib(const struct option_spec *spec, const char *arg, void *field,
-		   const char *command);
+#define OPTION_SETTER(name)                                                                   \
+	int name(const struct option_spec *spec, const char *arg, void *field, const char *command)
+OPTION_SETTER(option_set_true);
+OPTION_SETTER(option_set_false);
+OPTION_SETTER(option_set_string);
+OPTION_SETTER(option_set_uint);
+OPTION_SETTER(option_set_ulong);
+OPTION_SETTER(option_set_u64);
+OPTION_SETTER(option_set_double);
+OPTION_SETTER(option_set_hours);
+OPTION_SETTER(option_set_mib);
+
+/* --debug-dir DIR appended to dirs[*cnt] (cap of them): 0, or -EINVAL after printing the line
+ * too_many (a format that may name cap with %d), or why DIR is not a directory.
+ */
+int option_add_debug_dir(const char *command, const char *arg, const char **dirs, size_t cap,
+			 size_t *cnt, const char *too_many);
 
 /* Parses argv (argv[0] is the command) with the shared entries for command_bit (their fields
  * in common) and the command's own table own (ending in an entry without a name; fields in

@@ -75,8 +75,7 @@ enum output_format output_format__from_path(const char *path)
 #define fail(...) return option_error("record", __VA_ARGS__)
 #define RECORD(f) offsetof(struct record_options, f)
 
-static int set_duration(const struct option_spec *spec, const char *arg, void *field,
-			const char *command)
+static OPTION_SETTER(set_duration)
 {
 	double *d = field;
 
@@ -85,8 +84,7 @@ static int set_duration(const struct option_spec *spec, const char *arg, void *f
 	return 0;
 }
 
-static int add_output(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+static OPTION_SETTER(add_output)
 {
 	struct record_options *o = field;
 
@@ -97,8 +95,7 @@ static int add_output(const struct option_spec *spec, const char *arg, void *fie
 	return 0;
 }
 
-static int add_format(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+static OPTION_SETTER(add_format)
 {
 	struct record_options *o = field;
 
@@ -111,20 +108,14 @@ static int add_format(const struct option_spec *spec, const char *arg, void *fie
 	return 0;
 }
 
-static int add_debug_dir(const struct option_spec *spec, const char *arg, void *field,
-			 const char *command)
+static OPTION_SETTER(add_debug_dir)
 {
 	struct record_options *o = field;
-	int err;
 
 	(void)spec;
-	if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
-		return option_error(command, "too many --debug-dir options");
-	err = option_value__directory(arg);
-	if (err)
-		return option_error(command, "--debug-dir %s: %s", arg, strerror(-err));
-	o->debug_dirs[o->debug_dir_cnt++] = arg;
-	return 0;
+	return option_add_debug_dir(command, arg, o->debug_dirs,
+				    sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]),
+				    &o->debug_dir_cnt, "too many --debug-dir options");
 }
 
 /* record's own options; -F, -p, --off-cpu... are shared (option_table.c). */

@@ -36,20 +36,13 @@ static void usage(FILE *f)
 #define opt_fail(...) return option_error("symbolize", __VA_ARGS__)
 #define SYM(f) offsetof(struct offline_symbolizer_opts, f)
 
-static int add_debug_dir(const struct option_spec *spec, const char *arg, void *field,
-			 const char *command)
+static OPTION_SETTER(add_debug_dir)
 {
 	struct offline_symbolizer_opts *o = field;
-	int err;
 
 	(void)spec;
-	if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
-		return option_error(command, "at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
-	err = option_value__directory(arg);
-	if (err)
-		return option_error(command, "--debug-dir %s: %s", arg, strerror(-err));
-	o->debug_dirs[o->debug_dir_cnt++] = arg;
-	return 0;
+	return option_add_debug_dir(command, arg, o->debug_dirs, SYM_MAX_DEBUG_DIRS,
+				    &o->debug_dir_cnt, "at most %d --debug-dir options");
 }
 
 /* symbolize's options; -v and -h are the shared ones (option_table.c). */

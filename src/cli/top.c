@@ -80,32 +80,28 @@ static void usage(FILE *f)
 #define fail(...) return option_error("top", __VA_ARGS__)
 #define TOP(f) offsetof(struct top_options, f)
 
-static int set_iterations(const struct option_spec *spec, const char *arg, void *field,
-			  const char *command)
+static OPTION_SETTER(set_iterations)
 {
 	if (option_value__ulong(arg, 1, ULONG_MAX, field))
 		return option_error(command, spec->error, arg);
 	return 0;
 }
 
-static int set_expand(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+static OPTION_SETTER(set_expand)
 {
 	if (!*arg || strlen(arg) >= TOP_NAME_MAX)
 		return option_error(command, spec->error, TOP_NAME_MAX);
 	return option_set_string(spec, arg, field, command);
 }
 
-static int set_filter(const struct option_spec *spec, const char *arg, void *field,
-		      const char *command)
+static OPTION_SETTER(set_filter)
 {
 	if (strlen(arg) >= TOP_FILTER_TEXT_MAX)
 		return option_error(command, spec->error, TOP_FILTER_TEXT_MAX);
 	return option_set_string(spec, arg, field, command);
 }
 
-static int set_sort(const struct option_spec *spec, const char *arg, void *field,
-		    const char *command)
+static OPTION_SETTER(set_sort)
 {
 	if (!strcmp(arg, "self"))
 		*(enum top_sort *)field = TOP_SORT_SELF;
