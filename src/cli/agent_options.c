@@ -9,7 +9,6 @@
 #include "cli/agent_options.h"
 #include "cli/commands.h"
 #include "cli/option_value.h"
-#include "sampler/off_cpu.h"
 
 void agent_options__usage(FILE *f)
 {
@@ -115,10 +114,7 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->common.freq_hz = 19;
-	o->common.symbolize = true;
-	o->common.cache_dir = "/var/cache/stackscope";
-	o->common.off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
+	sampling_options__init(&o->common, 19);
 	o->interval_s = 5;
 	o->log_interval_s = 60;
 	o->export.scope_version = STACKSCOPE_VERSION;

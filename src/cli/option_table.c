@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "cli/option_table.h"
 #include "cli/option_value.h"
+#include "pipeline/session.h"
 #include "sampler/off_cpu.h"
 
 #define STR_(x) #x
@@ -145,6 +146,15 @@ static const struct option_spec shared_options[] = {
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },
 };
+
+void sampling_options__init(struct sampling_options *o, unsigned int freq_hz)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq_hz = freq_hz;
+	o->symbolize = true;
+	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
+	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
+}
 
 /* One option a command takes, with where its field lives. */
 struct option_use {

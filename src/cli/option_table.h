@@ -1,9 +1,9 @@
 /* The command-line options of the commands, as tables: one table of the options the sampling
  * commands share (record, agent, top: -F, -p, --cache-dir, --no-symbolize, the off-CPU ones,
  * -v, -h; symbolize takes -v and -h), each entry naming the commands that take it, and each
- * command's own table. One
- * parser builds getopt_long()'s lists from them and sets each option's field by its offset
- * through the entry's setter, which prints the entry's error line for a bad value.
+ * command's own table. One parser builds getopt_long()'s lists from them and sets each
+ * option's field by its offset through the entry's setter, which prints the entry's error
+ * line for a bad value.
  *
  * Invariants: a shared entry's offset is into struct sampling_options, a command's own entry's
  * into that command's options; long names and letters are unique across what one command
@@ -42,6 +42,11 @@ struct sampling_options {
 	bool verbose;
 	bool help;
 };
+
+/* The defaults every sampling command starts from: freq_hz, symbolizing on, the default
+ * unwind-table cache, the off-CPU minimum; everything else zero.
+ */
+void sampling_options__init(struct sampling_options *o, unsigned int freq_hz);
 
 struct option_spec;
 

@@ -10,7 +10,6 @@
 #include "base/output_file.h"
 #include "cli/option_value.h"
 #include "cli/record_options.h"
-#include "sampler/off_cpu.h"
 
 void record_options__usage(FILE *f)
 {
@@ -136,10 +135,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->common.freq_hz = 99;
-	o->common.symbolize = true;
-	o->common.cache_dir = "/var/cache/stackscope";
-	o->common.off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
+	sampling_options__init(&o->common, 99);
 	err = option_table__parse("record", OPTION_RECORD, &o->common, record_option_specs, o, true,
 				  argc, argv);
 	if (err)

@@ -137,8 +137,7 @@ static int parse_options(int argc, char **argv, struct top_options *o)
 	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->common.freq_hz = 99;
-	o->common.cache_dir = SESSION_DEFAULT_CACHE_DIR;
+	sampling_options__init(&o->common, 99);
 	o->delay_s = 1;
 	o->window_s = 5;
 	o->rows = 20;
