@@ -205,8 +205,8 @@ static int run(const struct agent_options *o)
 					agent_metrics__format(s, ex, ms, rss_bytes(), metrics,
 							      metrics_cap));
 	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
-	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz, o->interval_s,
-		agent_export__describe(ex));
+	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz,
+		o->interval_s, agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);
 	next_report = now + (uint64_t)(o->interval_s * 1e9);
 	next_log = now + (uint64_t)(o->log_interval_s * 1e9);

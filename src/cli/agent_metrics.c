@@ -139,8 +139,8 @@ static void off_cpu_rows(struct metrics_text *t, const struct session_stats *st)
 	} oc[] = {
 		{ "sampled", st->off_cpu->joined, c[COUNTER_OFF_CPU_NS], true },
 		{ "short", c[COUNTER_OFF_CPU_SHORT], 0, false },
-		{ "predicted_short", c[COUNTER_OFF_CPU_NOT_WALKED], c[COUNTER_OFF_CPU_NOT_WALKED_NS],
-		  true },
+		{ "predicted_short", c[COUNTER_OFF_CPU_NOT_WALKED],
+		  c[COUNTER_OFF_CPU_NOT_WALKED_NS], true },
 		{ "over_budget", c[COUNTER_OFF_CPU_OVER_BUDGET], c[COUNTER_OFF_CPU_OVER_BUDGET_NS],
 		  true },
 		{ "ringbuf_full", c[COUNTER_OFF_CPU_LOST], c[COUNTER_OFF_CPU_LOST_NS], true },
@@ -232,16 +232,18 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 	ROWS(&t, { "samples_deferred_total", "outcome=\"sent\"", c[COUNTER_DEFERRED] },
 	     { "samples_deferred_total", "outcome=\"over_budget\"", c[COUNTER_DEFER_OVER_BUDGET] },
 	     { "samples_deferred_total", "outcome=\"copy_lost\"", c[COUNTER_DEFER_LOST] });
-	if (st.deferred)
-		ROWS(&t, { "samples_deferred_total", "outcome=\"completed\"", st.deferred->completed },
-		     { "samples_deferred_total", "outcome=\"expired\"", st.deferred->expired },
-		     { "samples_deferred_total", "outcome=\"process_gone\"", st.deferred->gone },
-		     { "samples_deferred_total", "outcome=\"queue_full\"", st.deferred->queue_full },
-		     { "samples_deferred_total", "outcome=\"no_room\"", st.deferred->no_room },
-		     { "samples_deferred_total", "outcome=\"stack_copy_short\"",
-		       st.deferred->stack_short },
-		     { "samples_deferred_total", "outcome=\"unpaired\"", st.deferred->unpaired },
-		     { "samples_deferred_queued", NULL, st.deferred->queued });
+	if (st.deferred) {
+		const struct deferred_stats *d = st.deferred;
+
+		ROWS(&t, { "samples_deferred_total", "outcome=\"completed\"", d->completed },
+		     { "samples_deferred_total", "outcome=\"expired\"", d->expired },
+		     { "samples_deferred_total", "outcome=\"process_gone\"", d->gone },
+		     { "samples_deferred_total", "outcome=\"queue_full\"", d->queue_full },
+		     { "samples_deferred_total", "outcome=\"no_room\"", d->no_room },
+		     { "samples_deferred_total", "outcome=\"stack_copy_short\"", d->stack_short },
+		     { "samples_deferred_total", "outcome=\"unpaired\"", d->unpaired },
+		     { "samples_deferred_queued", NULL, d->queued });
+	}
 	ROWS(&t, { "samples_forked_via_parent_total", NULL, c[COUNTER_FORK_INHERITED] });
 	if (st.off_cpu)
 		off_cpu_rows(&t, &st);

@@ -183,8 +183,9 @@ int option_table__parse(const char *command, unsigned int command_bit,
 	for (i = 0; i < n; i++) {
 		const struct option_spec *s = uses[i].spec;
 
-		longopts[i] = (struct option){ s->name, s->has_arg ? required_argument : no_argument,
-					       NULL, s->letter ? s->letter : 256 + (int)i };
+		longopts[i] = (struct option){ s->name,
+					       s->has_arg ? required_argument : no_argument, NULL,
+					       s->letter ? s->letter : 256 + (int)i };
 		if (s->letter) {
 			*p++ = (char)s->letter;
 			if (s->has_arg)
@@ -201,8 +202,8 @@ int option_table__parse(const char *command, unsigned int command_bit,
 				break;
 		if (i == n) /* ':' or '?' */
 			return option_error_getopt(command, c, argv[optind - 1]);
-		err = uses[i].spec->set(uses[i].spec, optarg, (char *)uses[i].base + uses[i].spec->offset,
-					command);
+		err = uses[i].spec->set(uses[i].spec, optarg,
+					(char *)uses[i].base + uses[i].spec->offset, command);
 		if (err)
 			return err;
 	}

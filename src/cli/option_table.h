@@ -68,9 +68,9 @@ struct option_spec {
 };
 
 /* Setters of one field. true/false: a bool; string: a const char *; uint: an unsigned int,
- * ulong an unsigned long and u64 a uint64_t, decimal in [min, max]; double: a double in [min, max]; hours: a
- * double in [min, max] hours, stored in seconds; mib: a uint64_t, [min, max] MiB stored in
- * bytes.
+ * ulong an unsigned long and u64 a uint64_t, decimal in [min, max]; double: a double in
+ * [min, max]; hours: a double in [min, max] hours, stored in seconds; mib: a uint64_t,
+ * [min, max] MiB stored in bytes.
  */
 #define OPTION_SETTER(name)                                                                   \
 	int name(const struct option_spec *spec, const char *arg, void *field, const char *command)

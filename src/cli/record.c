@@ -196,8 +196,8 @@ static void print_summary(struct record_run *r, double secs)
 	session__stats(r->session, &st);
 	ts = st.trace;
 	fprintf(stderr, "\n");
-	fprintf(stderr, "duration       %.2f s at %u Hz on %u CPUs\n", secs, r->opts->common.freq_hz,
-		st.cpu_cnt);
+	fprintf(stderr, "duration       %.2f s at %u Hz on %u CPUs\n", secs,
+		r->opts->common.freq_hz, st.cpu_cnt);
 	fprintf(stderr, "samples        %llu recorded, %llu in the profile, %zu processes\n",
 		(unsigned long long)c[COUNTER_SAMPLES], (unsigned long long)total,
 		profile__process_cnt(r->prof));

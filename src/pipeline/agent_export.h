@@ -17,7 +17,7 @@ struct session;
 
 /* The agent's options that choose and shape the sinks (cli/agent_options.h fills them). */
 struct agent_export_opts {
-	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: pprof files */
+	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: no OTLP */
 	const char *otlp_protocol; /* "http/protobuf" or "grpc"; NULL: environment or http */
 	const char *otlp_headers;  /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
 	const char *otlp_ca_file;

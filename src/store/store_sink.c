@@ -60,7 +60,8 @@ struct store_sink *store_sink__open(const char *path, uint64_t max_sz, uint64_t 
 
 	if (!sink)
 		return NULL;
-	sink->opts = (struct store_opts){ .path = path, .max_sz = max_sz, .max_age_ns = max_age_ns };
+	sink->opts =
+		(struct store_opts){ .path = path, .max_sz = max_sz, .max_age_ns = max_age_ns };
 	/* the default place is the agent's state folder: made root's alone, as for pprof files */
 	if (!strcmp(path, STORE_DEFAULT_PATH) &&
 	    (err = pprof_dir__prepare("/var/lib/stackscope"))) {
