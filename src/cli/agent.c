@@ -17,11 +17,12 @@
 #include "abi.h"
 #include "base/http_server.h"
 #include "base/log.h"
+#include "cli/agent_metrics.h"
 #include "cli/agent_options.h"
-#include "cli/agent_export.h"
+#include "pipeline/agent_export.h"
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
 #include "serve/serve_api.h"
@@ -77,234 +78,6 @@ static uint64_t rss_bytes(void)
 		fclose(f);
 	}
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Prometheus text exposition of the session, export and metrics-server counters. */
-static size_t format_metrics(struct session *s, const struct agent_export *ex,
-			     struct metrics_server *ms, char *buf, size_t cap)
-{
-	struct session_stats st;
-	struct agent_export_stats es;
-	struct metrics_server_stats mst;
-	size_t n = 0, i;
-
-	session__stats(s, &st);
-	agent_export__stats(ex, &es);
-	metrics_server__stats(ms, &mst);
-#define EMIT(...)                                                              \
-	do {                                                                   \
-		int w = snprintf(buf + n, n < cap ? cap - n : 0, __VA_ARGS__); \
-		if (w > 0)                                                     \
-			n += (size_t)w;                                        \
-	} while (0)
-	EMIT("# TYPE stackscope_samples_total counter\n");
-	EMIT("stackscope_samples_total %llu\n", (unsigned long long)st.counters[COUNTER_SAMPLES]);
-	EMIT("# TYPE stackscope_samples_lost_total counter\n");
-	EMIT("stackscope_samples_lost_total{reason=\"ringbuf_full\"} %llu\n",
-	     (unsigned long long)st.counters[COUNTER_RINGBUF_FULL]);
-	EMIT("stackscope_samples_lost_total{reason=\"malformed\"} %llu\n",
-	     (unsigned long long)st.trace->bad_records);
-	EMIT("# TYPE stackscope_process_events_lost_total counter\n");
-	EMIT("stackscope_process_events_lost_total %llu\n",
-	     (unsigned long long)st.counters[COUNTER_EVENTS_LOST]);
-	EMIT("# TYPE stackscope_user_stacks_total counter\n");
-	for (i = 0; i < UNWIND_END_CNT; i++)
-		EMIT("stackscope_user_stacks_total{end=\"%s\"} %llu\n", unwind_end__name(i),
-		     (unsigned long long)st.counters[COUNTER_UNWIND_END_BASE + i]);
-	EMIT("# TYPE stackscope_frames_total counter\n");
-	EMIT("stackscope_frames_total{kind=\"kernel\"} %llu\n",
-	     (unsigned long long)st.trace->kernel_frames);
-	EMIT("stackscope_frames_total{kind=\"user\"} %llu\n",
-	     (unsigned long long)st.trace->user_frames);
-	EMIT("stackscope_frames_total{kind=\"user_frame_pointer\"} %llu\n",
-	     (unsigned long long)st.counters[COUNTER_FP_FRAMES]);
-	EMIT("stackscope_frames_total{kind=\"user_unresolved\"} %llu\n",
-	     (unsigned long long)st.trace->user_unresolved);
-	EMIT("stackscope_frames_total{kind=\"user_mapping_replaced\"} %llu\n",
-	     (unsigned long long)st.trace->user_replaced);
-	EMIT("# TYPE stackscope_exports_total counter\n");
-	EMIT("stackscope_exports_total{result=\"ok\"} %llu\n", (unsigned long long)es.ok);
-	EMIT("stackscope_exports_total{result=\"failed\"} %llu\n", (unsigned long long)es.failed);
-	EMIT("stackscope_exports_total{result=\"retried\"} %llu\n", (unsigned long long)es.retried);
-	EMIT("stackscope_exports_total{result=\"dropped\"} %llu\n", (unsigned long long)es.dropped);
-	EMIT("# TYPE stackscope_export_bytes_sent_total counter\n");
-	EMIT("stackscope_export_bytes_sent_total %llu\n", (unsigned long long)es.bytes_sent);
-	EMIT("# TYPE stackscope_export_bytes_delivered_total counter\n");
-	EMIT("stackscope_export_bytes_delivered_total %llu\n",
-	     (unsigned long long)es.bytes_delivered);
-	if (es.otlp) {
-		EMIT("# TYPE stackscope_exports_lost_total counter\n");
-		for (i = 0; i < OTLP_LOST_REASON_CNT; i++)
-			EMIT("stackscope_exports_lost_total{reason=\"%s\"} %llu\n",
-			     otlp_lost_reason__name(i), (unsigned long long)es.lost[i]);
-		EMIT("# TYPE stackscope_exports_delivered_late_total counter\n");
-		EMIT("stackscope_exports_delivered_late_total %llu\n",
-		     (unsigned long long)es.delivered_late);
-		EMIT("# TYPE stackscope_export_outages_total counter\n");
-		EMIT("stackscope_export_outages_total %llu\n", (unsigned long long)es.outages);
-		EMIT("# TYPE stackscope_export_collector_up gauge\n");
-		EMIT("stackscope_export_collector_up %d\n", es.collector_unavailable ? 0 : 1);
-	}
-	if (es.store) {
-		EMIT("# TYPE stackscope_store_intervals_total counter\n");
-		EMIT("stackscope_store_intervals_total{result=\"written\"} %llu\n",
-		     (unsigned long long)es.store_written);
-		EMIT("stackscope_store_intervals_total{result=\"failed\"} %llu\n",
-		     (unsigned long long)es.store_failed);
-		EMIT("stackscope_store_intervals_total{result=\"dropped_size\"} %llu\n",
-		     (unsigned long long)es.store_dropped_size);
-		EMIT("stackscope_store_intervals_total{result=\"dropped_age\"} %llu\n",
-		     (unsigned long long)es.store_dropped_age);
-		EMIT("# TYPE stackscope_store_recovered_total counter\n");
-		EMIT("stackscope_store_recovered_total %llu\n",
-		     (unsigned long long)es.store_recovered);
-		EMIT("# TYPE stackscope_store_bytes gauge\n");
-		EMIT("stackscope_store_bytes %llu\n", (unsigned long long)es.store_bytes);
-	}
-	EMIT("# TYPE stackscope_export_queue_bytes gauge\n");
-	EMIT("stackscope_export_queue_bytes %llu\n", (unsigned long long)es.queue_bytes);
-	EMIT("# TYPE stackscope_memory_bytes gauge\n");
-	EMIT("stackscope_memory_bytes{kind=\"rss\"} %llu\n", (unsigned long long)rss_bytes());
-	EMIT("stackscope_memory_bytes{kind=\"bpf_maps\"} %llu\n",
-	     (unsigned long long)st.bpf_map_bytes);
-	EMIT("# TYPE stackscope_processes gauge\n");
-	EMIT("stackscope_processes %llu\n", (unsigned long long)st.processes_alive);
-	EMIT("# TYPE stackscope_process_mapping_updates_total counter\n");
-	EMIT("stackscope_process_mapping_updates_total{source=\"proc\"} %llu\n",
-	     (unsigned long long)st.process_scans);
-	EMIT("stackscope_process_mapping_updates_total{source=\"bpf\"} %llu\n",
-	     (unsigned long long)st.process_bpf_syncs);
-	EMIT("# TYPE stackscope_processes_gone_before_read_total counter\n");
-	EMIT("stackscope_processes_gone_before_read_total %llu\n",
-	     (unsigned long long)st.processes_gone_before_read);
-	EMIT("# TYPE stackscope_executables gauge\n");
-	EMIT("stackscope_executables %zu\n", st.executables);
-	if (st.unwind) {
-		EMIT("# TYPE stackscope_unwind_tables gauge\n");
-		EMIT("stackscope_unwind_tables %llu\n",
-		     (unsigned long long)st.unwind->files_loaded);
-		EMIT("# TYPE stackscope_unwind_entries gauge\n");
-		EMIT("stackscope_unwind_entries %llu\n",
-		     (unsigned long long)st.unwind->entries_used);
-		EMIT("# TYPE stackscope_unwind_tables_queued gauge\n");
-		EMIT("stackscope_unwind_tables_queued %llu\n",
-		     (unsigned long long)st.tables.queued);
-		EMIT("# TYPE stackscope_unwind_table_builds_total counter\n");
-		EMIT("stackscope_unwind_table_builds_total{thread=\"sampling\"} %llu\n",
-		     (unsigned long long)st.tables.built_inline);
-		EMIT("stackscope_unwind_table_builds_total{thread=\"worker\"} %llu\n",
-		     (unsigned long long)st.tables.built_worker);
-		EMIT("# TYPE stackscope_unwind_tables_evicted_total counter\n");
-		EMIT("stackscope_unwind_tables_evicted_total %llu\n",
-		     (unsigned long long)st.tables.evicted);
-		EMIT("# TYPE stackscope_unwind_pool_full_total counter\n");
-		EMIT("stackscope_unwind_pool_full_total %llu\n",
-		     (unsigned long long)st.tables.pool_full);
-	}
-	EMIT("# TYPE stackscope_samples_deferred_total counter\n");
-	EMIT("stackscope_samples_deferred_total{outcome=\"sent\"} %llu\n",
-	     (unsigned long long)st.counters[COUNTER_DEFERRED]);
-	EMIT("stackscope_samples_deferred_total{outcome=\"over_budget\"} %llu\n",
-	     (unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET]);
-	EMIT("stackscope_samples_deferred_total{outcome=\"copy_lost\"} %llu\n",
-	     (unsigned long long)st.counters[COUNTER_DEFER_LOST]);
-	if (st.deferred) {
-		EMIT("stackscope_samples_deferred_total{outcome=\"completed\"} %llu\n",
-		     (unsigned long long)st.deferred->completed);
-		EMIT("stackscope_samples_deferred_total{outcome=\"expired\"} %llu\n",
-		     (unsigned long long)st.deferred->expired);
-		EMIT("stackscope_samples_deferred_total{outcome=\"process_gone\"} %llu\n",
-		     (unsigned long long)st.deferred->gone);
-		EMIT("stackscope_samples_deferred_total{outcome=\"queue_full\"} %llu\n",
-		     (unsigned long long)st.deferred->queue_full);
-		EMIT("stackscope_samples_deferred_total{outcome=\"no_room\"} %llu\n",
-		     (unsigned long long)st.deferred->no_room);
-		EMIT("stackscope_samples_deferred_total{outcome=\"stack_copy_short\"} %llu\n",
-		     (unsigned long long)st.deferred->stack_short);
-		EMIT("stackscope_samples_deferred_total{outcome=\"unpaired\"} %llu\n",
-		     (unsigned long long)st.deferred->unpaired);
-		EMIT("# TYPE stackscope_samples_deferred_queued gauge\n");
-		EMIT("stackscope_samples_deferred_queued %llu\n",
-		     (unsigned long long)st.deferred->queued);
-	}
-	EMIT("# TYPE stackscope_samples_forked_via_parent_total counter\n");
-	EMIT("stackscope_samples_forked_via_parent_total %llu\n",
-	     (unsigned long long)st.counters[COUNTER_FORK_INHERITED]);
-	if (st.off_cpu) { /* every stay off CPU, by what became of it (sampled: in a profile) */
-		const uint64_t *c = st.counters;
-		const struct {
-			const char *outcome;
-			uint64_t stays, ns;
-		} oc[] = {
-			{ "sampled", st.off_cpu->joined, c[COUNTER_OFF_CPU_NS] },
-			{ "short", c[COUNTER_OFF_CPU_SHORT], 0 },
-			{ "predicted_short", c[COUNTER_OFF_CPU_NOT_WALKED],
-			  c[COUNTER_OFF_CPU_NOT_WALKED_NS] },
-			{ "over_budget", c[COUNTER_OFF_CPU_OVER_BUDGET],
-			  c[COUNTER_OFF_CPU_OVER_BUDGET_NS] },
-			{ "ringbuf_full", c[COUNTER_OFF_CPU_LOST], c[COUNTER_OFF_CPU_LOST_NS] },
-			{ "no_stack", st.off_cpu->unmatched, st.off_cpu->unmatched_ns },
-		};
-
-		EMIT("# TYPE stackscope_off_cpu_stays_total counter\n");
-		for (i = 0; i < sizeof(oc) / sizeof(oc[0]); i++)
-			EMIT("stackscope_off_cpu_stays_total{outcome=\"%s\"} %llu\n", oc[i].outcome,
-			     (unsigned long long)oc[i].stays);
-		EMIT("# TYPE stackscope_off_cpu_seconds_total counter\n");
-		for (i = 0; i < sizeof(oc) / sizeof(oc[0]); i++)
-			if (i != 1) /* short stays are not timed */
-				EMIT("stackscope_off_cpu_seconds_total{outcome=\"%s\"} %.6f\n",
-				     oc[i].outcome, (double)oc[i].ns / 1e9);
-	}
-	EMIT("# TYPE stackscope_hostile_files_total counter\n");
-	EMIT("stackscope_hostile_files_total{event=\"changed_in_place\"} %llu\n",
-	     (unsigned long long)st.files.changed_in_place);
-	EMIT("stackscope_hostile_files_total{event=\"pages_zeroed\"} %llu\n",
-	     (unsigned long long)st.pages_zeroed);
-	EMIT("stackscope_hostile_files_total{event=\"not_regular\"} %llu\n",
-	     (unsigned long long)st.opens.not_regular);
-	EMIT("stackscope_hostile_files_total{event=\"root_escape\"} %llu\n",
-	     (unsigned long long)st.opens.escapes);
-	/* Language runtimes: frames, processes, and every counter of theirs, by name. */
-	EMIT("# TYPE stackscope_runtime_frames_total counter\n");
-	for (i = 0; i < st.runtime_cnt; i++) {
-		const struct interp_runtime_stats *rs = &st.runtimes[i];
-
-		EMIT("stackscope_runtime_frames_total{runtime=\"%s\",result=\"symbolized\"} %llu\n",
-		     rs->rt->name, (unsigned long long)rs->frames);
-		EMIT("stackscope_runtime_frames_total{runtime=\"%s\",result=\"marker\"} %llu\n",
-		     rs->rt->name, (unsigned long long)rs->markers);
-	}
-	EMIT("# TYPE stackscope_runtime_processes_total counter\n");
-	for (i = 0; i < st.runtime_cnt; i++)
-		EMIT("stackscope_runtime_processes_total{runtime=\"%s\",result=\"attached\"} %llu\n"
-		     "stackscope_runtime_processes_total{runtime=\"%s\",result=\"rejected\"} %llu\n",
-		     st.runtimes[i].rt->name, (unsigned long long)st.runtimes[i].procs_attached,
-		     st.runtimes[i].rt->name, (unsigned long long)st.runtimes[i].procs_rejected);
-	EMIT("# TYPE stackscope_runtime_events_total counter\n");
-	for (i = 0; i < st.runtime_cnt; i++) {
-		const struct interp_runtime_stats *rs = &st.runtimes[i];
-		size_t k;
-
-		for (k = 0; k < rs->rt->bpf_counter_cnt; k++)
-			EMIT("stackscope_runtime_events_total{runtime=\"%s\",event=\"%s\"} %llu\n",
-			     rs->rt->name, rs->rt->bpf_counter_names[k],
-			     (unsigned long long)rs->bpf[k]);
-		for (k = 0; k < rs->rt->stat_cnt; k++)
-			EMIT("stackscope_runtime_events_total{runtime=\"%s\",event=\"%s\"} %llu\n",
-			     rs->rt->name, rs->rt->stat_names[k], (unsigned long long)rs->own[k]);
-	}
-	EMIT("# TYPE stackscope_metrics_connections_total counter\n");
-	EMIT("stackscope_metrics_connections_total{result=\"served\"} %llu\n",
-	     (unsigned long long)mst.served);
-	EMIT("stackscope_metrics_connections_total{result=\"rejected\"} %llu\n",
-	     (unsigned long long)mst.rejected);
-	EMIT("stackscope_metrics_connections_total{result=\"refused\"} %llu\n",
-	     (unsigned long long)mst.refused);
-	EMIT("stackscope_metrics_connections_total{result=\"timed_out\"} %llu\n",
-	     (unsigned long long)mst.timed_out);
-#undef EMIT
-	return n < cap ? n : cap - 1;
 }
 
 static void log_counters(struct session *s, const struct agent_export *ex)
@@ -364,11 +137,11 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 static int run(const struct agent_options *o)
 {
 	struct session_opts so = {
-		.freq_hz = o->freq_hz,
+		.freq_hz = o->common.freq_hz,
 		.filter = FILTER_OFF,
-		.symbolize = o->symbolize,
+		.symbolize = o->common.symbolize,
 		.timestamps_cap = 4096,
-		.cache_dir = o->cache_dir,
+		.cache_dir = o->common.cache_dir,
 		.unwind_entry_cap = (size_t)o->unwind_entries,
 		.symbolize_lines =
 			o->symbolize_lines, /* never waits: late debug info fills later intervals */
@@ -376,9 +149,9 @@ static int run(const struct agent_options *o)
 		.sampled_tables_only = true,
 		.evict_exe_ns =
 			(uint64_t)((o->interval_s * 3 > 600 ? o->interval_s * 3 : 600) * 1e9),
-		.off_cpu = o->off_cpu,
-		.off_cpu_min_ns = o->off_cpu_min_ns,
-		.off_cpu_rate = o->off_cpu_rate,
+		.off_cpu = o->common.off_cpu,
+		.off_cpu_min_ns = o->common.off_cpu_min_ns,
+		.off_cpu_rate = o->common.off_cpu_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;
@@ -393,7 +166,7 @@ static int run(const struct agent_options *o)
 	const size_t metrics_cap = 16384;
 	int err = 0;
 
-	ex = agent_export__new(o);
+	ex = agent_export__new(&o->export);
 	if (!ex)
 		return -errno;
 	if (o->metrics_addr) {
@@ -407,7 +180,7 @@ static int run(const struct agent_options *o)
 		metrics = malloc(metrics_cap);
 	}
 	if (o->ui_addr) { /* the web UI reads the store on its own thread and connection */
-		ui = serve__start(o->ui_addr, o->store_path ?: STORE_DEFAULT_PATH, &ui_api);
+		ui = serve__start(o->ui_addr, o->export.store_path ?: STORE_DEFAULT_PATH, &ui_api);
 		if (!ui) {
 			err = -errno;
 			pr_err("cannot serve the UI on %s: %s\n", o->ui_addr, strerror(errno));
@@ -429,10 +202,11 @@ static int run(const struct agent_options *o)
 		goto out;
 	if (ms && metrics) /* a scrape from now on gets numbers, not 503 */
 		metrics_server__publish(ms, metrics,
-					format_metrics(s, ex, ms, metrics, metrics_cap));
+					agent_metrics__format(s, ex, ms, rss_bytes(), metrics,
+							      metrics_cap));
 	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
-	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->freq_hz, o->interval_s,
-		agent_export__describe(ex));
+	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz,
+		o->interval_s, agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);
 	next_report = now + (uint64_t)(o->interval_s * 1e9);
 	next_log = now + (uint64_t)(o->log_interval_s * 1e9);
@@ -454,7 +228,8 @@ static int run(const struct agent_options *o)
 		}
 		if (ms && metrics && metrics_server__wanted(ms))
 			metrics_server__publish(ms, metrics,
-						format_metrics(s, ex, ms, metrics, metrics_cap));
+						agent_metrics__format(s, ex, ms, rss_bytes(),
+								      metrics, metrics_cap));
 		if (now >= next_log) {
 			next_log = now + (uint64_t)(o->log_interval_s * 1e9);
 			log_counters(s, ex);
@@ -489,10 +264,7 @@ int cmd_agent(int argc, char **argv)
 
 	if (agent_options__parse(argc, argv, &opts))
 		return 2;
-	if (opts.help) {
-		agent_options__usage(stdout);
+	if (sampling_options__begin(&opts.common, agent_options__usage, LOG_INFO, false))
 		return 0;
-	}
-	log__set_level(opts.verbose ? LOG_DEBUG : LOG_INFO);
 	return run(&opts) ? 1 : 0;
 }

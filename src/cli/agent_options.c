@@ -3,13 +3,12 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cli/agent_options.h"
+#include "cli/commands.h"
 #include "cli/option_value.h"
-#include "sampler/off_cpu.h"
 
 void agent_options__usage(FILE *f)
 {
@@ -59,210 +58,84 @@ void agent_options__usage(FILE *f)
 }
 
 #define fail(...) return option_error("agent", __VA_ARGS__)
+#define AGENT(f) offsetof(struct agent_options, f)
+#define EXPORT(f) offsetof(struct agent_options, export.f)
 
-/* A size in MiB (1 MiB to 1 TiB), in bytes. */
-static int parse_mb(const char *s, uint64_t *out)
+static OPTION_SETTER(set_output_dir)
 {
-	unsigned long v;
+	struct agent_export_opts *e = field;
 
-	if (option_value__ulong(s, 1, 1024 * 1024, &v))
-		return -EINVAL;
-	*out = (uint64_t)v << 20;
+	(void)spec, (void)command;
+	e->output_dir = arg;
+	e->output_dir_set = true;
 	return 0;
 }
 
+static OPTION_SETTER(set_store)
+{
+	if (!*arg)
+		return option_error(command, "%s", spec->error);
+	return option_set_string(spec, arg, field, command);
+}
+
+/* agent's own options; -F, --off-cpu, --cache-dir... are shared (option_table.c). */
+static const struct option_spec agent_option_specs[] = {
+	{ "interval", 0, true, option_set_double, AGENT(interval_s), 0.1, 3600,
+	  "--interval must be between 0.1 and 3600 seconds, not '%s'" },
+	{ "otlp-endpoint", 0, true, option_set_string, EXPORT(otlp_endpoint) },
+	{ "otlp-protocol", 0, true, option_set_string, EXPORT(otlp_protocol) },
+	{ "otlp-headers", 0, true, option_set_string, EXPORT(otlp_headers) },
+	{ "otlp-ca-file", 0, true, option_set_string, EXPORT(otlp_ca_file) },
+	{ "queue-max-mb", 0, true, option_set_mib, EXPORT(queue_max_bytes), 1, 1024 * 1024,
+	  "--queue-max-mb must be a positive number of MiB, not '%s'" },
+	{ "output-dir", 0, true, set_output_dir, AGENT(export) },
+	{ "output-max-mb", 0, true, option_set_mib, EXPORT(output_max_bytes), 1, 1024 * 1024,
+	  "--output-max-mb must be a positive number of MiB, not '%s'" },
+	{ "metrics-addr", 0, true, option_set_string, AGENT(metrics_addr) },
+	{ "ui", 0, true, option_set_string, AGENT(ui_addr) },
+	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,
+	  "--log-interval must be between 1 and 86400 seconds, not '%s'" },
+	{ "include-cmdline", 0, false, option_set_true, EXPORT(include_cmdline) },
+	{ "include-env", 0, false, option_set_true, EXPORT(include_env) },
+	{ "unwind-entries", 0, true, option_set_u64, AGENT(unwind_entries), 4096, 1UL << 28,
+	  "--unwind-entries must be between 4096 and 268435456, not '%s'" },
+	{ "symbolize-lines", 0, false, option_set_true, AGENT(symbolize_lines) },
+	{ "store", 0, true, set_store, EXPORT(store_path), 0, 0, "--store needs a file name" },
+	{ "store-max-mb", 0, true, option_set_mib, EXPORT(store_max_bytes), 1, 1024 * 1024,
+	  "--store-max-mb must be a positive number of MiB, not '%s'" },
+	{ "store-max-age", 0, true, option_set_hours, EXPORT(store_max_age_s), 0.001, 24 * 3650,
+	  "--store-max-age must be between 0.001 and 87600 hours, not '%s'" },
+	{ 0 },
+};
+
 int agent_options__parse(int argc, char **argv, struct agent_options *o)
 {
-	enum {
-		OPT_INTERVAL = 256,
-		OPT_ENDPOINT,
-		OPT_PROTOCOL,
-		OPT_HEADERS,
-		OPT_CA,
-		OPT_QUEUE,
-		OPT_OUTDIR,
-		OPT_OUTMAX,
-		OPT_METRICS,
-		OPT_LOGINT,
-		OPT_CMDLINE,
-		OPT_ENV,
-		OPT_NOSYM,
-		OPT_CACHE,
-		OPT_ENTRIES,
-		OPT_LINES,
-		OPT_STORE,
-		OPT_STOREMAX,
-		OPT_STOREAGE,
-		OPT_OFF_CPU,
-		OPT_OFF_CPU_MIN,
-		OPT_OFF_CPU_RATE,
-		OPT_UI,
-	};
-	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "interval", required_argument, NULL, OPT_INTERVAL },
-		{ "otlp-endpoint", required_argument, NULL, OPT_ENDPOINT },
-		{ "otlp-protocol", required_argument, NULL, OPT_PROTOCOL },
-		{ "otlp-headers", required_argument, NULL, OPT_HEADERS },
-		{ "otlp-ca-file", required_argument, NULL, OPT_CA },
-		{ "queue-max-mb", required_argument, NULL, OPT_QUEUE },
-		{ "output-dir", required_argument, NULL, OPT_OUTDIR },
-		{ "output-max-mb", required_argument, NULL, OPT_OUTMAX },
-		{ "metrics-addr", required_argument, NULL, OPT_METRICS },
-		{ "ui", required_argument, NULL, OPT_UI },
-		{ "log-interval", required_argument, NULL, OPT_LOGINT },
-		{ "include-cmdline", no_argument, NULL, OPT_CMDLINE },
-		{ "include-env", no_argument, NULL, OPT_ENV },
-		{ "no-symbolize", no_argument, NULL, OPT_NOSYM },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE },
-		{ "unwind-entries", required_argument, NULL, OPT_ENTRIES },
-		{ "symbolize-lines", no_argument, NULL, OPT_LINES },
-		{ "store", required_argument, NULL, OPT_STORE },
-		{ "store-max-mb", required_argument, NULL, OPT_STOREMAX },
-		{ "store-max-age", required_argument, NULL, OPT_STOREAGE },
-		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
-		{ "off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	double hz;
-	int c;
+	const struct agent_export_opts *e = &o->export;
+	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->freq_hz = 19;
+	sampling_options__init(&o->common, 19);
 	o->interval_s = 5;
 	o->log_interval_s = 60;
-	o->output_dir = "/var/lib/stackscope";
-	o->output_max_bytes = 256ULL << 20;
-	o->queue_max_bytes = 32ULL << 20;
-	o->store_max_bytes = 256ULL << 20;
-	o->store_max_age_s = 7 * 86400;
-	o->symbolize = true;
-	o->cache_dir = "/var/cache/stackscope";
+	o->export.scope_version = STACKSCOPE_VERSION;
+	o->export.output_dir = "/var/lib/stackscope";
+	o->export.output_max_bytes = 256ULL << 20;
+	o->export.queue_max_bytes = 32ULL << 20;
+	o->export.store_max_bytes = 256ULL << 20;
+	o->export.store_max_age_s = 7 * 86400;
 	o->unwind_entries = 1u << 21;
-	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (option_value__double(optarg, 1, 10000, &hz) || hz != floor(hz))
-				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
-				     optarg);
-			o->freq_hz = (unsigned int)hz;
-			break;
-		case OPT_INTERVAL:
-			if (option_value__double(optarg, 0.1, 3600, &o->interval_s))
-				fail("--interval must be between 0.1 and 3600 seconds, not '%s'",
-				     optarg);
-			break;
-		case OPT_LOGINT:
-			if (option_value__double(optarg, 1, 86400, &o->log_interval_s))
-				fail("--log-interval must be between 1 and 86400 seconds, not '%s'",
-				     optarg);
-			break;
-		case OPT_ENDPOINT:
-			o->otlp_endpoint = optarg;
-			break;
-		case OPT_PROTOCOL:
-			o->otlp_protocol = optarg;
-			break;
-		case OPT_HEADERS:
-			o->otlp_headers = optarg;
-			break;
-		case OPT_CA:
-			o->otlp_ca_file = optarg;
-			break;
-		case OPT_QUEUE:
-			if (parse_mb(optarg, &o->queue_max_bytes))
-				fail("--queue-max-mb must be a positive number of MiB, not '%s'",
-				     optarg);
-			break;
-		case OPT_OUTDIR:
-			o->output_dir = optarg;
-			o->output_dir_set = true;
-			break;
-		case OPT_STORE:
-			if (!*optarg)
-				fail("--store needs a file name");
-			o->store_path = optarg;
-			break;
-		case OPT_STOREMAX:
-			if (parse_mb(optarg, &o->store_max_bytes))
-				fail("--store-max-mb must be a positive number of MiB, not '%s'",
-				     optarg);
-			break;
-		case OPT_STOREAGE:
-			if (option_value__double(optarg, 0.001, 24 * 3650, &o->store_max_age_s))
-				fail("--store-max-age must be between 0.001 and 87600 hours, not '%s'",
-				     optarg);
-			o->store_max_age_s *= 3600;
-			break;
-		case OPT_OUTMAX:
-			if (parse_mb(optarg, &o->output_max_bytes))
-				fail("--output-max-mb must be a positive number of MiB, not '%s'",
-				     optarg);
-			break;
-		case OPT_METRICS:
-			o->metrics_addr = optarg;
-			break;
-		case OPT_UI:
-			o->ui_addr = optarg;
-			break;
-		case OPT_CMDLINE:
-			o->include_cmdline = true;
-			break;
-		case OPT_ENV:
-			o->include_env = true;
-			break;
-		case OPT_NOSYM:
-			o->symbolize = false;
-			break;
-		case OPT_LINES:
-			o->symbolize_lines = true;
-			break;
-		case OPT_OFF_CPU:
-			o->off_cpu = true;
-			break;
-		case OPT_OFF_CPU_MIN:
-		case OPT_OFF_CPU_RATE:
-			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
-						  &o->off_cpu_rate))
-				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
-				     optarg);
-			break;
-		case OPT_CACHE:
-			o->cache_dir = optarg;
-			break;
-		case OPT_ENTRIES: {
-			unsigned long v;
-
-			if (option_value__ulong(optarg, 4096, 1UL << 28, &v))
-				fail("--unwind-entries must be between 4096 and 268435456, not '%s'",
-				     optarg);
-			o->unwind_entries = v;
-			break;
-		}
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		default: /* ':' or '?' */
-			return option_error_getopt("agent", c, argv[optind - 1]);
-		}
-	}
+	err = option_table__parse("agent", OPTION_AGENT, &o->common, agent_option_specs, o, false,
+				  argc, argv);
+	if (err)
+		return err < 0 ? err : 0;
 	if (optind < argc)
 		fail("unexpected argument '%s'", argv[optind]);
-	if (o->otlp_protocol && strcmp(o->otlp_protocol, "http/protobuf") &&
-	    strcmp(o->otlp_protocol, "grpc"))
-		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", o->otlp_protocol);
-	if (o->otlp_endpoint && strncmp(o->otlp_endpoint, "http://", 7) &&
-	    strncmp(o->otlp_endpoint, "https://", 8))
+	if (e->otlp_protocol && strcmp(e->otlp_protocol, "http/protobuf") &&
+	    strcmp(e->otlp_protocol, "grpc"))
+		fail("unsupported OTLP protocol '%s' (http/protobuf or grpc)", e->otlp_protocol);
+	if (e->otlp_endpoint && strncmp(e->otlp_endpoint, "http://", 7) &&
+	    strncmp(e->otlp_endpoint, "https://", 8))
 		fail("the OTLP endpoint must be an http:// or https:// URL, not '%s'",
-		     o->otlp_endpoint);
+		     e->otlp_endpoint);
 	return 0;
 }

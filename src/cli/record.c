@@ -19,7 +19,7 @@
 #include "base/log.h"
 #include "base/output_file.h"
 #include "cli/commands.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "cli/record_options.h"
 #include "pipeline/session.h"
 #include "sampler/off_cpu_join.h"
@@ -89,16 +89,6 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 	return pid;
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 struct record_run {
 	struct record_options *opts;
 	struct session *session;
@@ -125,7 +115,7 @@ static int write_outputs(struct record_run *s)
 			break;
 		default:
 			e = flamegraph__write(s->prof, o->path,
-					      !s->opts->off_cpu ? "stackscope record"
+					      !s->opts->common.off_cpu ? "stackscope record"
 					      : s->opts->cpu    ? "stackscope record: wall clock "
 								  "(off CPU in blue)"
 								: "stackscope record: off CPU");
@@ -206,8 +196,8 @@ static void print_summary(struct record_run *r, double secs)
 	session__stats(r->session, &st);
 	ts = st.trace;
 	fprintf(stderr, "\n");
-	fprintf(stderr, "duration       %.2f s at %u Hz on %u CPUs\n", secs, r->opts->freq_hz,
-		st.cpu_cnt);
+	fprintf(stderr, "duration       %.2f s at %u Hz on %u CPUs\n", secs,
+		r->opts->common.freq_hz, st.cpu_cnt);
 	fprintf(stderr, "samples        %llu recorded, %llu in the profile, %zu processes\n",
 		(unsigned long long)c[COUNTER_SAMPLES], (unsigned long long)total,
 		profile__process_cnt(r->prof));
@@ -366,31 +356,31 @@ static int run(struct record_run *r)
 {
 	struct record_options *o = r->opts;
 	struct session_opts so = {
-		.freq_hz = o->freq_hz,
+		.freq_hz = o->common.freq_hz,
 		.filter = o->command   ? FILTER_FOLLOW_CHILDREN
-			  : o->pid_cnt ? FILTER_PIDS
+			  : o->common.pid_cnt ? FILTER_PIDS
 				       : FILTER_OFF,
-		.pids = o->pids,
-		.pid_cnt = o->pid_cnt,
-		.symbolize = o->symbolize,
-		.cache_dir = o->cache_dir,
-		.symbolize_lines = o->symbolize,
+		.pids = o->common.pids,
+		.pid_cnt = o->common.pid_cnt,
+		.symbolize = o->common.symbolize,
+		.cache_dir = o->common.cache_dir,
+		.symbolize_lines = o->common.symbolize,
 		.debuginfod_wait_ms = 10000,
 		.debug_dirs = o->debug_dirs,
 		.debug_dir_cnt = o->debug_dir_cnt,
-		.off_cpu = o->off_cpu,
+		.off_cpu = o->common.off_cpu,
 		.no_cpu = !o->cpu,
-		.off_cpu_min_ns = o->off_cpu_min_ns,
-		.off_cpu_rate = o->off_cpu_rate,
+		.off_cpu_min_ns = o->common.off_cpu_min_ns,
+		.off_cpu_rate = o->common.off_cpu_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;
 	int go_fd = -1, err = 0;
 	size_t i;
 
-	for (i = 0; i < o->pid_cnt; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			pr_err("no process with pid %d\n", (int)o->pids[i]);
+	for (i = 0; i < o->common.pid_cnt; i++) {
+		if (kill(o->common.pids[i], 0) && errno == ESRCH) {
+			pr_err("no process with pid %d\n", (int)o->common.pids[i]);
 			return -ESRCH;
 		}
 	}
@@ -424,9 +414,9 @@ static int run(struct record_run *r)
 	if (!o->quiet)
 		pr_info("recording%s at %u Hz%s... (Ctrl-C to stop)\n",
 			o->command   ? " the command"
-			: o->pid_cnt ? " the processes"
+			: o->common.pid_cnt ? " the processes"
 				     : " every CPU",
-			o->freq_hz, o->duration_s > 0 ? " for a fixed duration" : "");
+			o->common.freq_hz, o->duration_s > 0 ? " for a fixed duration" : "");
 
 	while (!stop_requested) {
 		err = session__poll(r->session, POLL_INTERVAL_MS);
@@ -467,12 +457,8 @@ int cmd_record(int argc, char **argv)
 
 	if (record_options__parse(argc, argv, &opts))
 		return 2;
-	if (opts.help) {
-		record_options__usage(stdout);
+	if (sampling_options__begin(&opts.common, record_options__usage, LOG_INFO, true))
 		return 0;
-	}
-	log__set_level(opts.verbose ? LOG_DEBUG : LOG_INFO);
-	raise_fd_limit();
 	err = run(&r);
 	if (r.child > 0) {
 		kill(r.child, SIGTERM);

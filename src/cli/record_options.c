@@ -1,6 +1,7 @@
 /* `stackscope record` option parsing and validation. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,6 @@
 #include "base/output_file.h"
 #include "cli/option_value.h"
 #include "cli/record_options.h"
-#include "sampler/off_cpu.h"
 
 void record_options__usage(FILE *f)
 {
@@ -72,134 +72,89 @@ enum output_format output_format__from_path(const char *path)
 }
 
 #define fail(...) return option_error("record", __VA_ARGS__)
+#define RECORD(f) offsetof(struct record_options, f)
+
+static OPTION_SETTER(set_duration)
+{
+	double *d = field;
+
+	if (option_value__double(arg, spec->min, spec->max, d) || !(*d > 0))
+		return option_error(command, spec->error, arg);
+	return 0;
+}
+
+static OPTION_SETTER(add_output)
+{
+	struct record_options *o = field;
+
+	(void)spec;
+	if (o->output_cnt >= RECORD_MAX_OUTPUTS)
+		return option_error(command, "at most %d -o outputs", RECORD_MAX_OUTPUTS);
+	o->outputs[o->output_cnt++].path = arg;
+	return 0;
+}
+
+static OPTION_SETTER(add_format)
+{
+	struct record_options *o = field;
+
+	if (o->format_cnt >= RECORD_MAX_OUTPUTS)
+		return option_error(command, "too many --format options");
+	o->formats[o->format_cnt] = output_format__from_name(arg);
+	if (!o->formats[o->format_cnt])
+		return option_error(command, spec->error, arg);
+	o->format_cnt++;
+	return 0;
+}
+
+static OPTION_SETTER(add_debug_dir)
+{
+	struct record_options *o = field;
+
+	(void)spec;
+	return option_add_debug_dir(command, arg, o->debug_dirs,
+				    sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]),
+				    &o->debug_dir_cnt, "too many --debug-dir options");
+}
+
+/* record's own options; -F, -p, --off-cpu... are shared (option_table.c). */
+static const struct option_spec record_option_specs[] = {
+	{ "duration", 'd', true, set_duration, RECORD(duration_s), 0, 365.0 * 86400,
+	  "-d must be a positive number of seconds, not '%s'" },
+	{ "output", 'o', true, add_output, 0 },
+	{ "format", 'f', true, add_format, 0, 0, 0, "unknown format '%s' (pprof, folded or svg)" },
+	{ "debug-dir", 0, true, add_debug_dir, 0 },
+	{ "cpu", 0, false, option_set_true, RECORD(cpu) },
+	{ "quiet", 'q', false, option_set_true, RECORD(quiet) },
+	{ 0 },
+};
 
 int record_options__parse(int argc, char **argv, struct record_options *o)
 {
-	enum {
-		OPT_NO_SYMBOLIZE = 256,
-		OPT_CACHE_DIR,
-		OPT_DEBUG_DIR,
-		OPT_OFF_CPU,
-		OPT_CPU,
-		OPT_OFF_CPU_MIN,
-		OPT_OFF_CPU_RATE,
-	};
-	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "no-symbolize", no_argument, NULL, OPT_NO_SYMBOLIZE },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
-		{ "cpu", no_argument, NULL, OPT_CPU },
-		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
-		{ "off-cpu-rate", required_argument, NULL, OPT_OFF_CPU_RATE },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	enum output_format formats[RECORD_MAX_OUTPUTS] = { 0 };
-	size_t format_cnt = 0, i;
-	unsigned long v;
-	int c, err;
+	size_t i;
+	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->freq_hz = 99;
-	o->symbolize = true;
-	o->cache_dir = "/var/cache/stackscope";
-	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:F:d:p:o:f:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (option_value__ulong(optarg, 1, 10000, &v))
-				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
-				     optarg);
-			o->freq_hz = (unsigned int)v;
-			break;
-		case 'd':
-			if (option_value__double(optarg, 0, 365.0 * 86400, &o->duration_s) ||
-			    !(o->duration_s > 0))
-				fail("-d must be a positive number of seconds, not '%s'", optarg);
-			break;
-		case 'p':
-			if (option_value__pid_list(optarg, o->pids, RECORD_MAX_PIDS, &o->pid_cnt))
-				fail("-p takes PID[,PID...] (at most %d), not '%s'",
-				     RECORD_MAX_PIDS, optarg);
-			break;
-		case 'o':
-			if (o->output_cnt >= RECORD_MAX_OUTPUTS)
-				fail("at most %d -o outputs", RECORD_MAX_OUTPUTS);
-			o->outputs[o->output_cnt++].path = optarg;
-			break;
-		case 'f':
-			if (format_cnt >= RECORD_MAX_OUTPUTS)
-				fail("too many --format options");
-			formats[format_cnt] = output_format__from_name(optarg);
-			if (!formats[format_cnt])
-				fail("unknown format '%s' (pprof, folded or svg)", optarg);
-			format_cnt++;
-			break;
-		case OPT_NO_SYMBOLIZE:
-			o->symbolize = false;
-			break;
-		case OPT_CACHE_DIR:
-			o->cache_dir = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			if (o->debug_dir_cnt >= sizeof(o->debug_dirs) / sizeof(o->debug_dirs[0]))
-				fail("too many --debug-dir options");
-			err = option_value__directory(optarg);
-			if (err)
-				fail("--debug-dir %s: %s", optarg, strerror(-err));
-			o->debug_dirs[o->debug_dir_cnt++] = optarg;
-			break;
-		case OPT_OFF_CPU:
-			o->off_cpu = true;
-			break;
-		case OPT_CPU:
-			o->cpu = true;
-			break;
-		case OPT_OFF_CPU_MIN:
-		case OPT_OFF_CPU_RATE:
-			if (off_cpu__parse_option(c == OPT_OFF_CPU_RATE, optarg, &o->off_cpu_min_ns,
-						  &o->off_cpu_rate))
-				fail("%s, not '%s'", off_cpu__option_usage(c == OPT_OFF_CPU_RATE),
-				     optarg);
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		default: /* ':' or '?' */
-			return option_error_getopt("record", c, argv[optind - 1]);
-		}
-	}
+	sampling_options__init(&o->common, 99);
+	err = option_table__parse("record", OPTION_RECORD, &o->common, record_option_specs, o, true,
+				  argc, argv);
+	if (err)
+		return err < 0 ? err : 0;
 	if (optind < argc)
 		o->command = &argv[optind]; /* after "--", or the first non-option */
-	if (o->command && o->pid_cnt)
+	if (o->command && o->common.pid_cnt)
 		fail("-p and a COMMAND cannot be combined");
-	if (!o->off_cpu)
+	if (!o->common.off_cpu)
 		o->cpu = true;
 	if (!o->output_cnt)
 		o->outputs[o->output_cnt++].path = "stackscope.pb.gz";
-	if (format_cnt > 1 && format_cnt != o->output_cnt)
+	if (o->format_cnt > 1 && o->format_cnt != o->output_cnt)
 		fail("give one --format, or one per -o");
 	for (i = 0; i < o->output_cnt; i++) {
 		struct record_output *out = &o->outputs[i];
 
-		out->format = format_cnt ? formats[format_cnt == 1 ? 0 : i]
-					 : output_format__from_path(out->path);
+		out->format = o->format_cnt ? o->formats[o->format_cnt == 1 ? 0 : i]
+					    : output_format__from_path(out->path);
 		if (!out->format)
 			out->format = OUTPUT_PPROF;
 		err = output_file__check(out->path);

@@ -8,13 +8,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cli/option_table.h"
+
 enum output_format {
 	OUTPUT_PPROF = 1,
 	OUTPUT_FOLDED,
 	OUTPUT_SVG,
 };
 
-#define RECORD_MAX_PIDS 64
+#define RECORD_MAX_PIDS OPTION_MAX_PIDS
 #define RECORD_MAX_OUTPUTS 4
 
 struct record_output {
@@ -23,24 +25,17 @@ struct record_output {
 };
 
 struct record_options {
-	unsigned int freq_hz; /* 1..10000, default 99 */
-	double duration_s;    /* 0: until Ctrl-C or the command exits */
-	pid_t pids[RECORD_MAX_PIDS];
-	size_t pid_cnt;
+	struct sampling_options common; /* -F (default 99), -p, --cache-dir, --off-cpu... */
+	double duration_s;              /* 0: until Ctrl-C or the command exits */
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
-	size_t output_cnt;     /* at least 1 after parsing */
-	char **command;        /* argv after "--", NULL-terminated, or NULL */
-	const char *cache_dir; /* unwind-table cache; "" disables */
+	size_t output_cnt; /* at least 1 after parsing */
+	enum output_format formats[RECORD_MAX_OUTPUTS]; /* --format as given, in order */
+	size_t format_cnt;
+	char **command; /* argv after "--", NULL-terminated, or NULL */
 	const char *debug_dirs[RECORD_MAX_OUTPUTS * 2]; /* --debug-dir */
 	size_t debug_dir_cnt;
-	bool symbolize;
-	bool off_cpu;              /* --off-cpu: an off-CPU profile */
-	bool cpu;                  /* CPU samples: default, or --cpu with --off-cpu */
-	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
-	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
-	bool verbose;
+	bool cpu; /* CPU samples: default, or --cpu with --off-cpu */
 	bool quiet;
-	bool help;
 };
 
 /* Parse argv (argv[0] is "record"). Returns 0, or -EINVAL after printing one clear error line

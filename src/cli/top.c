@@ -22,8 +22,9 @@
 
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "cli/option_value.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
 #include "top/caller_tree.h"
@@ -33,25 +34,20 @@
 #include "top/window.h"
 
 #define TOP_SLOT_NS 1000000000ULL /* one profile a second into the window */
-#define TOP_MAX_PIDS 64
 #define TOP_POLL_MS 100
 #define TOP_NAME_MAX 512
 #define TOP_MAX_VISITED 256
 
 struct top_options {
-	unsigned int freq_hz;
-	pid_t pids[TOP_MAX_PIDS];
-	size_t pid_cnt;
-	double delay_s;        /* between refreshes */
-	unsigned int window_s; /* seconds of samples shown */
+	struct sampling_options common; /* -F (default 99), -p, --cache-dir, -v, -h */
+	double delay_s;                 /* between refreshes */
+	unsigned int window_s;          /* seconds of samples shown */
 	bool batch;
 	unsigned long iterations; /* refreshes before exiting (0: until q or a signal) */
 	unsigned long rows;       /* functions per batch snapshot */
 	const char *expand;       /* callers of this function shown */
 	const char *filter;
 	enum top_sort sort;
-	const char *cache_dir;
-	bool verbose, help;
 };
 
 static void usage(FILE *f)
@@ -82,101 +78,73 @@ static void usage(FILE *f)
 }
 
 #define fail(...) return option_error("top", __VA_ARGS__)
+#define TOP(f) offsetof(struct top_options, f)
+
+static OPTION_SETTER(set_iterations)
+{
+	if (option_value__ulong(arg, 1, ULONG_MAX, field))
+		return option_error(command, spec->error, arg);
+	return 0;
+}
+
+static OPTION_SETTER(set_expand)
+{
+	if (!*arg || strlen(arg) >= TOP_NAME_MAX)
+		return option_error(command, spec->error, TOP_NAME_MAX);
+	return option_set_string(spec, arg, field, command);
+}
+
+static OPTION_SETTER(set_filter)
+{
+	if (strlen(arg) >= TOP_FILTER_TEXT_MAX)
+		return option_error(command, spec->error, TOP_FILTER_TEXT_MAX);
+	return option_set_string(spec, arg, field, command);
+}
+
+static OPTION_SETTER(set_sort)
+{
+	if (!strcmp(arg, "self"))
+		*(enum top_sort *)field = TOP_SORT_SELF;
+	else if (!strcmp(arg, "total"))
+		*(enum top_sort *)field = TOP_SORT_TOTAL;
+	else
+		return option_error(command, spec->error, arg);
+	return 0;
+}
+
+/* top's own options; -F, -p, --cache-dir, -v and -h are shared (option_table.c). The error
+ * lines of -e and -f take the size limit, not the value.
+ */
+static const struct option_spec top_option_specs[] = {
+	{ "delay", 'd', true, option_set_double, TOP(delay_s), 0.2, 60,
+	  "-d must be between 0.2 and 60 seconds, not '%s'" },
+	{ "window", 'w', true, option_set_uint, TOP(window_s), 1, 60,
+	  "-w must be between 1 and 60 seconds, not '%s'" },
+	{ "batch", 'b', false, option_set_true, TOP(batch) },
+	{ "iterations", 'n', true, set_iterations, TOP(iterations), 0, 0,
+	  "-n must be a positive count, not '%s'" },
+	{ "rows", 'r', true, option_set_ulong, TOP(rows), 1, 100000,
+	  "-r must be between 1 and 100000, not '%s'" },
+	{ "expand", 'e', true, set_expand, TOP(expand), 0, 0,
+	  "-e needs a function name (under %d bytes)" },
+	{ "filter", 'f', true, set_filter, TOP(filter), 0, 0, "-f: a filter is under %d bytes" },
+	{ "sort", 's', true, set_sort, TOP(sort), 0, 0, "-s is self or total, not '%s'" },
+	{ 0 },
+};
 
 static int parse_options(int argc, char **argv, struct top_options *o)
 {
-	enum { OPT_CACHE_DIR = 256 };
-	static const struct option longopts[] = {
-		{ "freq", required_argument, NULL, 'F' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "delay", required_argument, NULL, 'd' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "batch", no_argument, NULL, 'b' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "rows", required_argument, NULL, 'r' },
-		{ "expand", required_argument, NULL, 'e' },
-		{ "filter", required_argument, NULL, 'f' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	unsigned long v;
-	int c;
+	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->freq_hz = 99;
+	sampling_options__init(&o->common, 99);
 	o->delay_s = 1;
 	o->window_s = 5;
 	o->rows = 20;
-	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:p:d:w:bn:r:e:f:s:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'F':
-			if (option_value__ulong(optarg, 1, 10000, &v))
-				fail("-F must be a frequency between 1 and 10000 Hz, not '%s'",
-				     optarg);
-			o->freq_hz = (unsigned int)v;
-			break;
-		case 'p':
-			if (option_value__pid_list(optarg, o->pids, TOP_MAX_PIDS, &o->pid_cnt))
-				fail("-p takes up to %d pids separated by commas, not '%s'",
-				     TOP_MAX_PIDS, optarg);
-			break;
-		case 'd':
-			if (option_value__double(optarg, 0.2, 60, &o->delay_s))
-				fail("-d must be between 0.2 and 60 seconds, not '%s'", optarg);
-			break;
-		case 'w':
-			if (option_value__ulong(optarg, 1, 60, &v))
-				fail("-w must be between 1 and 60 seconds, not '%s'", optarg);
-			o->window_s = (unsigned int)v;
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case 'n':
-			if (option_value__ulong(optarg, 1, ULONG_MAX, &o->iterations))
-				fail("-n must be a positive count, not '%s'", optarg);
-			break;
-		case 'r':
-			if (option_value__ulong(optarg, 1, 100000, &o->rows))
-				fail("-r must be between 1 and 100000, not '%s'", optarg);
-			break;
-		case 'e':
-			if (!*optarg || strlen(optarg) >= TOP_NAME_MAX)
-				fail("-e needs a function name (under %d bytes)", TOP_NAME_MAX);
-			o->expand = optarg;
-			break;
-		case 'f':
-			if (strlen(optarg) >= TOP_FILTER_TEXT_MAX)
-				fail("-f: a filter is under %d bytes", TOP_FILTER_TEXT_MAX);
-			o->filter = optarg;
-			break;
-		case 's':
-			if (!strcmp(optarg, "self"))
-				o->sort = TOP_SORT_SELF;
-			else if (!strcmp(optarg, "total"))
-				o->sort = TOP_SORT_TOTAL;
-			else
-				fail("-s is self or total, not '%s'", optarg);
-			break;
-		case OPT_CACHE_DIR:
-			o->cache_dir = optarg;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			o->help = true;
-			return 0;
-		default: /* ':' or '?' */
-			return option_error_getopt("top", c, argv[optind - 1]);
-		}
-	}
+	err = option_table__parse("top", OPTION_TOP, &o->common, top_option_specs, o, false, argc,
+				  argv);
+	if (err)
+		return err < 0 ? err : 0;
 	if (optind < argc)
 		fail("unexpected argument '%s' (see --help)", argv[optind]);
 	return 0;
@@ -319,7 +287,7 @@ static void make_title(const struct top_run *r, char *buf, size_t cap)
 		 "stackscope top %s- %llu samples in %.1f s at %u Hz on %u CPUs, %zu process%s | "
 		 "filter: %s (%llu samples) | sort: %s",
 		 when, (unsigned long long)r->table.all_samples, top_window__seconds(r->window),
-		 r->opts->freq_hz, r->cpu_cnt, r->table.proc_cnt,
+		 r->opts->common.freq_hz, r->cpu_cnt, r->table.proc_cnt,
 		 r->table.proc_cnt == 1 ? "" : "es", filter, (unsigned long long)r->table.samples,
 		 r->sort == TOP_SORT_TOTAL ? "total" : "self");
 }
@@ -569,12 +537,12 @@ static int run(struct top_run *r)
 {
 	const struct top_options *o = r->opts;
 	struct session_opts so = {
-		.freq_hz = o->freq_hz,
-		.filter = o->pid_cnt ? FILTER_PIDS : FILTER_OFF,
-		.pids = o->pids,
-		.pid_cnt = o->pid_cnt,
+		.freq_hz = o->common.freq_hz,
+		.filter = o->common.pid_cnt ? FILTER_PIDS : FILTER_OFF,
+		.pids = o->common.pids,
+		.pid_cnt = o->common.pid_cnt,
 		.symbolize = true,
-		.cache_dir = o->cache_dir,
+		.cache_dir = o->common.cache_dir,
 		.cache_max_bytes = SESSION_DEFAULT_CACHE_BYTES,
 		/* one profile a second: ELF symbols and runtime frames, no DWARF line pass */
 		.symbolize_lines = false,
@@ -584,9 +552,9 @@ static int run(struct top_run *r)
 	size_t i;
 	int err;
 
-	for (i = 0; i < o->pid_cnt; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			pr_err("no process with pid %d\n", (int)o->pids[i]);
+	for (i = 0; i < o->common.pid_cnt; i++) {
+		if (kill(o->common.pids[i], 0) && errno == ESRCH) {
+			pr_err("no process with pid %d\n", (int)o->common.pids[i]);
 			return -ESRCH;
 		}
 	}
@@ -618,7 +586,7 @@ static int run(struct top_run *r)
 			return err;
 		}
 		/* warnings would be drawn over the view (and erased at the next frame) */
-		if (!o->verbose && isatty(STDERR_FILENO))
+		if (!o->common.verbose && isatty(STDERR_FILENO))
 			log__set_level(LOG_ERROR);
 	}
 	/* what was sampled during start-up (our own table builds, mostly) is not the window's */
@@ -644,11 +612,8 @@ int cmd_top(int argc, char **argv)
 
 	if (parse_options(argc, argv, &opts))
 		return 2; /* one line said why */
-	if (opts.help) {
-		usage(stdout);
+	if (sampling_options__begin(&opts.common, usage, LOG_WARN, true))
 		return 0;
-	}
-	log__set_level(opts.verbose ? LOG_DEBUG : LOG_WARN);
 	r.interactive = !opts.batch && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	r.sort = opts.sort;
 	if (opts.filter)
@@ -656,14 +621,6 @@ int cmd_top(int argc, char **argv)
 	if (opts.expand) {
 		snprintf(r.selected_name, sizeof(r.selected_name), "%s", opts.expand);
 		r.view.expanded = true;
-	}
-	{
-		struct rlimit rl;
-
-		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
 	}
 	err = run(&r);
 	function_table__free(&r.table);

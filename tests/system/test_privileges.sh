@@ -1,5 +1,5 @@
 #!/bin/bash
-# Least privilege (src/cli/privileges.c, dist/stackscope-agent.service):
+# Least privilege (src/base/privileges.c, dist/stackscope-agent.service):
 #  (a) agent and record as root: once started, every thread of stackscope has exactly the
 #      running set in CapEff/CapPrm (and CapBnd, root having CAP_SETPCAP), empty CapInh/CapAmb,
 #      NoNewPrivs 1; record's command keeps root's rights. Workloads started after the drop,

@@ -1,4 +1,4 @@
-/* Unit tests for the capability drop (src/cli/privileges.c): the set it keeps, the names it
+/* Unit tests for the capability drop (src/base/privileges.c): the set it keeps, the names it
  * logs, the /proc status parser, and the drop itself in a forked child with threads blocked in
  * a condition variable and in poll(): every thread ends with no_new_privs and nothing outside
  * the running set, and the threads carry on afterwards. Runs as root or not.
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 #include "test.h"
 
 #define BIT(c) (1ULL << (c))

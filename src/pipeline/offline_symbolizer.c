@@ -1,6 +1,7 @@
-/* `stackscope symbolize IN -o OUT`: fills in functions, source lines and inline chains for the
- * native frames of a pprof profile that were written as addresses (record --no-symbolize, or
- * a host without the debug files), from debug files found here.
+/* The offline symbolizer behind `stackscope symbolize IN -o OUT` (its options: cli/): fills in
+ * functions, source lines and inline chains for the native frames of a pprof profile that were
+ * written as addresses (record --no-symbolize, or a host without the debug files), from debug
+ * files found here.
  *
  * What is touched: only Locations whose Mapping says has_functions = false and names a build
  * id or a file (not "[...]" pseudo files, which may still be found by build id). Their lines
@@ -30,7 +31,6 @@
  * caller: the profile has one set of lines per location).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,25 +42,11 @@
 #include "base/log.h"
 #include "base/output_file.h"
 #include "base/u64_map.h"
-#include "cli/commands.h"
-#include "cli/option_value.h"
 #include "formats/elf_file.h"
 #include "export/pprof_read.h"
 #include "formats/debuginfo.h"
 #include "formats/dwarf.h"
-
-#define SYM_MAX_DEBUG_DIRS 16
-#define SYM_DEFAULT_TIMEOUT_S 30
-
-struct sym_options {
-	const char *in;
-	const char *out;
-	const char *debug_dirs[SYM_MAX_DEBUG_DIRS];
-	size_t debug_dir_cnt;
-	bool debuginfod;
-	int debuginfod_timeout_s;
-	bool verbose;
-};
+#include "pipeline/offline_symbolizer.h"
 
 /* Why a location stayed an address. */
 enum sym_reason {
@@ -102,7 +88,7 @@ struct sym_stats {
 };
 
 struct symbolizer {
-	const struct sym_options *o;
+	const struct offline_symbolizer_opts *o;
 	struct pprof_profile *p;
 	struct debuginfo *di;
 	struct sym_file *files;
@@ -113,95 +99,6 @@ struct symbolizer {
 	bool *is_caller;            /* by location array index */
 	struct sym_stats stats;
 };
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: stackscope symbolize IN -o OUT [options]\n"
-		"\n"
-		"Fills in functions, source lines and inlined frames for the native frames of\n"
-		"the pprof profile IN that are addresses (record --no-symbolize), from debug\n"
-		"files found by build id or file name, and writes the result (gzipped pprof)\n"
-		"to OUT.\n"
-		"\n"
-		"  -o, --output FILE          where to write the symbolized profile\n"
-		"      --debug-dir DIR        also look there: DIR/.build-id/xx/yyyy.debug,\n"
-		"                             DIR/<build id>/<name>, DIR/<name>; repeatable\n"
-		"      --no-debuginfod        do not ask debuginfod (DEBUGINFOD_URLS) for files\n"
-		"      --debuginfod-timeout S how long to wait for debuginfod (default %d s)\n"
-		"  -v, --verbose              say where each file's debug info came from\n"
-		"  -h, --help                 this help\n",
-		SYM_DEFAULT_TIMEOUT_S);
-}
-
-#define opt_fail(...) return option_error("symbolize", __VA_ARGS__)
-
-/* 0, 1 for --help (done), or -EINVAL after printing the problem. */
-static int sym_options__parse(int argc, char **argv, struct sym_options *o)
-{
-	enum { OPT_DEBUG_DIR = 256, OPT_NO_DEBUGINFOD, OPT_TIMEOUT };
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
-		{ "debuginfod-timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	unsigned long v;
-	int c, err;
-
-	memset(o, 0, sizeof(*o));
-	o->debuginfod = true;
-	o->debuginfod_timeout_s = SYM_DEFAULT_TIMEOUT_S;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o->out = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			if (o->debug_dir_cnt >= SYM_MAX_DEBUG_DIRS)
-				opt_fail("at most %d --debug-dir options", SYM_MAX_DEBUG_DIRS);
-			err = option_value__directory(optarg);
-			if (err)
-				opt_fail("--debug-dir %s: %s", optarg, strerror(-err));
-			o->debug_dirs[o->debug_dir_cnt++] = optarg;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			o->debuginfod = false;
-			break;
-		case OPT_TIMEOUT:
-			if (option_value__ulong(optarg, 1, 3600, &v))
-				opt_fail("--debuginfod-timeout takes 1-3600 seconds, not '%s'",
-					 optarg);
-			o->debuginfod_timeout_s = (int)v;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default: /* ':' or '?' */
-			return option_error_getopt("symbolize", c, argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		o->in = argv[optind++];
-	if (optind < argc)
-		opt_fail("one input profile only ('%s' is extra)", argv[optind]);
-	if (!o->in)
-		opt_fail("no input profile (usage: stackscope symbolize IN -o OUT)");
-	if (!o->out)
-		opt_fail("no output file (-o OUT)");
-	err = output_file__check(o->out);
-	if (err)
-		opt_fail("cannot write '%s': %s", o->out, output_file__strerror(err));
-	return 0;
-}
 
 /* ---- finding debug info ---- */
 
@@ -670,33 +567,27 @@ static void symbolizer__free(struct symbolizer *s)
 	pprof_profile__free(s->p);
 }
 
-int cmd_symbolize(int argc, char **argv)
+int offline_symbolizer__run(const struct offline_symbolizer_opts *o)
 {
 	struct symbolizer s;
-	struct sym_options o;
 	struct debuginfo_opts dopts;
 	int err, ret = 1;
 
 	memset(&s, 0, sizeof(s));
-	err = sym_options__parse(argc, argv, &o);
-	if (err)
-		return err > 0 ? 0 : 2;
-	if (o.verbose)
-		log__set_level(LOG_DEBUG);
-	s.o = &o;
-	err = pprof_profile__read(o.in, 0, &s.p);
+	s.o = o;
+	err = pprof_profile__read(o->in, 0, &s.p);
 	if (err) {
-		fprintf(stderr, "stackscope symbolize: cannot read %s: %s\n", o.in,
+		fprintf(stderr, "stackscope symbolize: cannot read %s: %s\n", o->in,
 			err == -EBADMSG ? "not a pprof profile (corrupt or truncated)"
 			: err == -EFBIG ? "too large"
 					: strerror(-err));
 		goto cleanup;
 	}
 	memset(&dopts, 0, sizeof(dopts));
-	dopts.debug_dirs = o.debug_dirs;
-	dopts.debug_dir_cnt = o.debug_dir_cnt;
-	dopts.debuginfod = o.debuginfod;
-	dopts.debuginfod_timeout_s = o.debuginfod_timeout_s;
+	dopts.debug_dirs = o->debug_dirs;
+	dopts.debug_dir_cnt = o->debug_dir_cnt;
+	dopts.debuginfod = o->debuginfod;
+	dopts.debuginfod_timeout_s = o->debuginfod_timeout_s;
 	s.di = debuginfo__new(&dopts);
 	if (!s.di) {
 		fprintf(stderr, "stackscope symbolize: cannot start debug-file lookup: %s\n",
@@ -711,9 +602,9 @@ int cmd_symbolize(int argc, char **argv)
 		goto cleanup;
 	}
 	signal(SIGPIPE, SIG_IGN); /* a FIFO's reader that left is an error, reported */
-	err = pprof_profile__write(s.p, o.out);
+	err = pprof_profile__write(s.p, o->out);
 	if (err) {
-		fprintf(stderr, "stackscope symbolize: cannot write %s: %s\n", o.out,
+		fprintf(stderr, "stackscope symbolize: cannot write %s: %s\n", o->out,
 			output_file__strerror(err));
 		goto cleanup;
 	}

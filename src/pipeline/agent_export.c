@@ -1,4 +1,4 @@
-/* Agent export: OTLP or a pprof folder. See agent_export.h. */
+/* The agent's sinks: OTLP, a pprof folder, the store. See agent_export.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,23 +6,21 @@
 #include <time.h>
 
 #include "base/log.h"
-#include "cli/agent_export.h"
-#include "cli/agent_options.h"
-#include "cli/agent_store.h"
-#include "cli/commands.h"
-#include "cli/pprof_dir.h"
-#include "pipeline/session.h"
 #include "export/otlp.h"
 #include "export/otlp_client.h"
+#include "export/pprof_dir.h"
 #include "export/protobuf.h"
+#include "pipeline/agent_export.h"
+#include "pipeline/session.h"
 #include "proc/process.h"
+#include "proc/process_text.h"
 #include "profile/profile.h"
+#include "store/store_sink.h"
 
 #define AGENT_MAX_EXTRAS 64
-#define PROC_TEXT_MAX (16 * 1024)
 
 struct agent_export {
-	const struct agent_options *opts;
+	const struct agent_export_opts *opts;
 	struct session *session;
 	/* OTLP */
 	struct otlp_config cfg;
@@ -38,7 +36,7 @@ struct agent_export {
 	bool pprof_dir;
 	struct pprof_dir_stats dir_stats;
 	/* the embedded store (also beside OTLP or pprof files when --store is given) */
-	struct agent_store *store;
+	struct store_sink *store;
 	char describe[512];
 };
 
@@ -58,62 +56,30 @@ static char *keep(struct agent_export *ex, char *s)
 	return s;
 }
 
-/* /proc/PID/<name> (NUL-separated strings), at most PROC_TEXT_MAX bytes; NULL if unreadable. */
-static char *read_proc_text(uint32_t pid, const char *name, size_t *len)
-{
-	char path[64], *buf = malloc(PROC_TEXT_MAX + 1);
-	FILE *f;
-
-	if (!buf)
-		return NULL;
-	snprintf(path, sizeof(path), "/proc/%u/%s", pid, name);
-	f = fopen(path, "re");
-	*len = f ? fread(buf, 1, PROC_TEXT_MAX, f) : 0;
-	if (f)
-		fclose(f);
-	if (!*len) {
-		free(buf);
-		return NULL;
-	}
-	buf[*len] = '\0';
-	return buf;
-}
+#define ENV_ATTR_PREFIX "process.environment_variable."
 
 /* The opt-in attributes: process.command_line and process.environment_variable.<NAME>
  * (semantic-convention names). Read while the process lives; nothing for exited ones.
  */
 static size_t add_private_attrs(struct agent_export *ex, uint32_t pid)
 {
-	size_t n = 0, len, i;
-	char *text;
+	size_t n = 0, len, pos = 0, name_len, pre = strlen(ENV_ATTR_PREFIX);
+	const char *name, *value;
+	char *text, *key;
 
-	if (ex->opts->include_cmdline && (text = keep(ex, read_proc_text(pid, "cmdline", &len)))) {
-		for (i = 0; i + 1 < len; i++)
-			if (!text[i])
-				text[i] = ' ';
+	if (ex->opts->include_cmdline && (text = keep(ex, process_text__cmdline((pid_t)pid))))
 		ex->extras[n++] = (struct otlp_attr){ "process.command_line", text };
-	}
-	if (ex->opts->include_env && (text = keep(ex, read_proc_text(pid, "environ", &len)))) {
-		for (i = 0; i < len && n < AGENT_MAX_EXTRAS;) {
-			char *var = text + i, *eq = strchr(var, '='), *key;
-			size_t vlen = strlen(var);
-
-			i += vlen + 1;
-			if (!eq || eq == var)
-				continue;
-			key = keep(ex, malloc(strlen("process.environment_variable.") +
-					      (size_t)(eq - var) + 1));
-			if (!key)
-				break;
-			{
-				size_t pre = strlen("process.environment_variable.");
-
-				memcpy(key, "process.environment_variable.", pre);
-				memcpy(key + pre, var, (size_t)(eq - var));
-				key[pre + (size_t)(eq - var)] = '\0';
-			}
-			ex->extras[n++] = (struct otlp_attr){ key, eq + 1 };
-		}
+	if (!ex->opts->include_env || !(text = keep(ex, process_text__environ((pid_t)pid, &len))))
+		return n;
+	while (n < AGENT_MAX_EXTRAS &&
+	       process_text__next_var(text, len, &pos, &name, &name_len, &value)) {
+		key = keep(ex, malloc(pre + name_len + 1));
+		if (!key)
+			break;
+		memcpy(key, ENV_ATTR_PREFIX, pre);
+		memcpy(key + pre, name, name_len);
+		key[pre + name_len] = '\0';
+		ex->extras[n++] = (struct otlp_attr){ key, value };
 	}
 	return n;
 }
@@ -153,7 +119,7 @@ static int store_lookup(void *ctx, uint32_t pid, struct store_process *out)
 	return 0;
 }
 
-static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
+static int setup_otlp(struct agent_export *ex, const struct agent_export_opts *o)
 {
 	char err[256] = "";
 	char *url;
@@ -176,7 +142,7 @@ static int setup_otlp(struct agent_export *ex, const struct agent_options *o)
 	ex->host.extra = ex->cfg.resource_attrs;
 	ex->host.extra_cnt = ex->cfg.resource_attr_cnt;
 	{
-		struct otlp_encoder_opts eo = { .scope_version = STACKSCOPE_VERSION };
+		struct otlp_encoder_opts eo = { .scope_version = o->scope_version };
 
 		ex->encoder = otlp_encoder__new(&eo);
 	}
@@ -195,7 +161,7 @@ bad:
 	return -EINVAL;
 }
 
-struct agent_export *agent_export__new(const struct agent_options *o)
+struct agent_export *agent_export__new(const struct agent_export_opts *o)
 {
 	struct agent_export *ex = calloc(1, sizeof(*ex));
 	char err_text[256] = "";
@@ -229,7 +195,7 @@ struct agent_export *agent_export__new(const struct agent_options *o)
 		const char *path = o->store_path ?: STORE_DEFAULT_PATH;
 		size_t n = strlen(ex->describe);
 
-		ex->store = agent_store__open(path, o->store_max_bytes,
+		ex->store = store_sink__open(path, o->store_max_bytes,
 					      (uint64_t)(o->store_max_age_s * 1e9));
 		if (!ex->store) {
 			err = -errno;
@@ -251,7 +217,7 @@ void agent_export__free(struct agent_export *ex)
 	if (!ex)
 		return;
 	release_extras(ex);
-	agent_store__free(ex->store);
+	store_sink__free(ex->store);
 	otlp_client__free(ex->client);
 	otlp_encoder__free(ex->encoder);
 	otlp_config__free(&ex->cfg);
@@ -294,7 +260,7 @@ void agent_export__report(struct agent_export *ex, struct profile *p)
 	if (!profile__total_samples(p))
 		goto out;
 	if (ex->store)
-		agent_store__write(ex->store, p, store_lookup, ex);
+		store_sink__write(ex->store, p, store_lookup, ex);
 	if (ex->client) {
 		report_otlp(ex, p);
 		goto out;
@@ -320,9 +286,9 @@ void agent_export__stats(const struct agent_export *ex, struct agent_export_stat
 {
 	memset(out, 0, sizeof(*out));
 	if (ex->store) {
-		struct agent_store_stats ss;
+		struct store_sink_stats ss;
 
-		agent_store__stats(ex->store, &ss);
+		store_sink__stats(ex->store, &ss);
 		out->store = true;
 		out->store_written = ss.store.intervals_written;
 		out->store_failed = ss.store.write_failed;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "cli/privileges.h"
+#include "base/privileges.h"
 
 #define BIT(cap) (1ULL << (cap))
 /* A real-time signal nothing else in stackscope or its libraries uses. */

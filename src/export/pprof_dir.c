@@ -10,7 +10,7 @@
 
 #include "base/capped_dir.h"
 #include "base/output_file.h"
-#include "cli/pprof_dir.h"
+#include "export/pprof_dir.h"
 #include "export/pprof.h"
 
 #define PREFIX "stackscope-"

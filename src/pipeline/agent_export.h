@@ -1,7 +1,8 @@
-/* Where the agent's interval profiles go: an OTLP receiver (encoded here, sent by the OTLP
- * client's own thread through a bounded queue) or, without an endpoint, the embedded store
- * (cli/agent_store.h) or a rotating folder of pprof files (--output-dir); the store also
- * beside either when --store is given. agent_export__report() never blocks on the network.
+/* Where the agent's interval profiles go, its sinks: an OTLP receiver (encoded here with the
+ * resource attributes of each process, sent by the OTLP client's own thread through a bounded
+ * queue) or, without an endpoint, the embedded store (store/store_sink.h) or a rotating folder
+ * of pprof files (export/pprof_dir.h, --output-dir); the store also beside either when --store
+ * is given. agent_export__report() never blocks on the network.
  */
 #ifndef STACKSCOPE_AGENT_EXPORT_H
 #define STACKSCOPE_AGENT_EXPORT_H
@@ -11,9 +12,26 @@
 
 #include "export/otlp_client.h"
 
-struct agent_options;
 struct profile;
 struct session;
+
+/* The agent's options that choose and shape the sinks (cli/agent_options.h fills them). */
+struct agent_export_opts {
+	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: no OTLP */
+	const char *otlp_protocol; /* "http/protobuf" or "grpc"; NULL: environment or http */
+	const char *otlp_headers;  /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
+	const char *otlp_ca_file;
+	const char *output_dir;    /* default /var/lib/stackscope */
+	uint64_t output_max_bytes; /* default 256 MiB */
+	uint64_t queue_max_bytes;  /* OTLP export queue bound, default 32 MiB */
+	bool output_dir_set;       /* --output-dir given: pprof files (no default store) */
+	const char *store_path;    /* --store FILE; NULL: the default store when nothing else */
+	uint64_t store_max_bytes;  /* default 256 MiB */
+	double store_max_age_s;    /* default 7 days */
+	bool include_cmdline;      /* process.command_line on OTLP resources */
+	bool include_env;          /* process.environment_variable.<NAME> on OTLP resources */
+	const char *scope_version; /* the instrumentation scope's version (stackscope's) */
+};
 
 struct agent_export_stats {
 	bool otlp;                /* false: a pprof folder (the OTLP-only fields stay 0) */
@@ -43,8 +61,10 @@ struct agent_export_stats {
 
 struct agent_export;
 
-/* NULL with errno and a clear message logged (bad endpoint, unwritable folder...). */
-struct agent_export *agent_export__new(const struct agent_options *o);
+/* NULL with errno and a clear message logged (bad endpoint, unwritable folder...). o is
+ * borrowed for the exporter's life.
+ */
+struct agent_export *agent_export__new(const struct agent_export_opts *o);
 void agent_export__free(struct agent_export *ex);
 /* The session whose process table gives resource attributes (borrowed). */
 void agent_export__set_session(struct agent_export *ex, struct session *s);
