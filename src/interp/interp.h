@@ -137,6 +137,13 @@ struct interp_runtime {
 			  struct interp_symbol *out);
 };
 
+/* A runtime's lists (its own counters, the symbols it looks up) are written once, as a macro
+ * LIST(X) of X(ID, "text") entries; these make the enum and the text table from it:
+ * `enum e { LIST(INTERP_LIST_ENUM) E_CNT };`, `names[E_CNT] = { LIST(INTERP_LIST_TEXT) };`.
+ */
+#define INTERP_LIST_ENUM(id, text) id,
+#define INTERP_LIST_TEXT(id, text) [id] = text,
+
 /* A runtime's state and per-file and per-process state, made and freed as the interface says
  * (the registry's, and tests' way to drive one runtime). NULL / -errno on failure.
  */

@@ -45,11 +45,13 @@ struct go_file {
 	int32_t tls_g; /* g's TLS slot relative to fsbase */
 };
 
-enum go_stat {
-	GO_STAT_NO_VERSION = 0, /* Go executables whose version could not be read */
-	GO_STAT_NO_TLS,         /* ... whose g TLS slot could not be found */
-	GO_STAT_CNT,
-};
+#define GO_STATS(X)                                          \
+	/* Go executables whose version could not be read */ \
+	X(GO_STAT_NO_VERSION, "executables without version") \
+	/* ... whose g TLS slot could not be found */        \
+	X(GO_STAT_NO_TLS, "executables without g slot")
+
+enum go_stat { GO_STATS(INTERP_LIST_ENUM) GO_STAT_CNT };
 
 struct go_rt {
 	uint64_t stats[GO_STAT_CNT];
@@ -260,10 +262,7 @@ static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = {
 	[GO_COUNTER_MAP_GROWING] = "label map growing",
 };
 
-static const char *const go_stat_names[GO_STAT_CNT] = {
-	[GO_STAT_NO_VERSION] = "executables without version",
-	[GO_STAT_NO_TLS] = "executables without g slot",
-};
+static const char *const go_stat_names[GO_STAT_CNT] = { GO_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime go_runtime = {
 	.name = "go",

@@ -12,9 +12,9 @@
  * read once the JVM has initialised them (proc_refresh, until found).
  *
  * Invariants: the caches have fixed sizes (HS_METHOD_CACHE_CAP: ../common/symbol_cache.h,
- * HS_BLOB_CACHE_CAP: base/lru_sets.h), keyed by (pid, attach generation, address) and checked against the
- * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
- * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
+ * HS_BLOB_CACHE_CAP: base/lru_sets.h), keyed by (pid, attach generation, address) and checked
+ * against the frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed
+ * and its memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
  * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
  * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, ~40 MiB for the
  * whole blob cache in the worst case, a few KiB per entry in practice).
@@ -99,16 +99,16 @@ struct blob_entry {
 	struct nm_debug dbg; /* nmethod: its pc descriptors, scopes and metadata */
 };
 
-enum hs_stat {
-	HS_STAT_TABLES_READ = 0,
-	HS_STAT_TABLES_INCOMPLETE,
-	HS_STAT_METHOD_READS,
-	HS_STAT_UNREADABLE,
-	HS_STAT_STALE,
-	HS_STAT_INLINED,
-	HS_STAT_INLINED_DROPPED,
-	HS_STAT_CNT,
-};
+#define HS_STATS(X)                                       \
+	X(HS_STAT_TABLES_READ, "tables read")             \
+	X(HS_STAT_TABLES_INCOMPLETE, "tables incomplete") \
+	X(HS_STAT_METHOD_READS, "methods read")           \
+	X(HS_STAT_UNREADABLE, "unreadable")               \
+	X(HS_STAT_STALE, "stale code")                    \
+	X(HS_STAT_INLINED, "inlined frames")              \
+	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")
+
+enum hs_stat { HS_STATS(INTERP_LIST_ENUM) HS_STAT_CNT };
 
 struct hotspot {
 	struct symbol_cache methods;
@@ -786,15 +786,7 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_EPILOGUE] = "frames in their epilogue",
 };
 
-static const char *const hs_stat_names[HS_STAT_CNT] = {
-	[HS_STAT_TABLES_READ] = "tables read",
-	[HS_STAT_TABLES_INCOMPLETE] = "tables incomplete",
-	[HS_STAT_METHOD_READS] = "methods read",
-	[HS_STAT_UNREADABLE] = "unreadable",
-	[HS_STAT_STALE] = "stale code",
-	[HS_STAT_INLINED] = "inlined frames",
-	[HS_STAT_INLINED_DROPPED] = "inlined frames dropped",
-};
+static const char *const hs_stat_names[HS_STAT_CNT] = { HS_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime hotspot_runtime = {
 	.name = "jvm",

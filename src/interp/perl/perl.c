@@ -143,15 +143,21 @@ struct cop_entry {
 };
 
 /* Our own counters (perl_runtime.stat_names). */
-enum perl_stat {
-	PERL_STAT_VERIFIED,   /* layouts checked against a live interpreter */
-	PERL_STAT_REJECTED,   /* layouts that did not check out (marker in eBPF) */
-	PERL_STAT_NAME_READS, /* globs / CVs read from process memory */
-	PERL_STAT_UNREADABLE, /* frames whose name could not be read */
-	PERL_STAT_COP_READS,  /* COPs read (every frame: a cached file is checked) */
-	PERL_STAT_COP_STALE,  /* COPs freed or reused: file unknown, eBPF's line kept */
-	PERL_STAT_CNT,
-};
+#define PERL_STATS(X)                                              \
+	/* layouts checked against a live interpreter */           \
+	X(PERL_STAT_VERIFIED, "layouts verified")                  \
+	/* layouts that did not check out (marker in eBPF) */      \
+	X(PERL_STAT_REJECTED, "layouts rejected")                  \
+	/* globs / CVs read from process memory */                 \
+	X(PERL_STAT_NAME_READS, "names read")                      \
+	/* frames whose name could not be read */                  \
+	X(PERL_STAT_UNREADABLE, "names unreadable")                \
+	/* COPs read (every frame: a cached file is checked) */    \
+	X(PERL_STAT_COP_READS, "statements read")                  \
+	/* COPs freed or reused: file unknown, eBPF's line kept */ \
+	X(PERL_STAT_COP_STALE, "statements gone")
+
+enum perl_stat { PERL_STATS(INTERP_LIST_ENUM) PERL_STAT_CNT };
 
 struct perl {
 	struct symbol_cache names;
@@ -197,26 +203,17 @@ static void perl_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum perl_sym {
-	SYM_RUNOPS,
-	SYM_THR_KEY,
-	SYM_CURINTERP,
-	SYM_REVISION,
-	SYM_VERSION,
-	SYM_SUBVERSION,
-	SYM_CNT,
-};
+#define PERL_SYMS(X)                          \
+	X(SYM_RUNOPS, "Perl_runops_standard") \
+	X(SYM_THR_KEY, "PL_thr_key")          \
+	X(SYM_CURINTERP, "PL_curinterp")      \
+	X(SYM_REVISION, "PL_revision")        \
+	X(SYM_VERSION, "PL_version")          \
+	X(SYM_SUBVERSION, "PL_subversion")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_RUNOPS] = "Perl_runops_standard",
-	[SYM_THR_KEY] = "PL_thr_key",
-	[SYM_CURINTERP] = "PL_curinterp",
-	[SYM_REVISION] = "PL_revision",
-	[SYM_VERSION] = "PL_version",
-	[SYM_SUBVERSION] = "PL_subversion",
-	/* clang-format on */
-};
+enum perl_sym { PERL_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PERL_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_perl(const char *path)
 {
@@ -661,11 +658,7 @@ static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
 	[PERL_COUNTER_REJECTED] = "rejected process",
 };
 
-static const char *const perl_stat_names[PERL_STAT_CNT] = {
-	[PERL_STAT_VERIFIED] = "layouts verified", [PERL_STAT_REJECTED] = "layouts rejected",
-	[PERL_STAT_NAME_READS] = "names read",     [PERL_STAT_UNREADABLE] = "names unreadable",
-	[PERL_STAT_COP_READS] = "statements read", [PERL_STAT_COP_STALE] = "statements gone",
-};
+static const char *const perl_stat_names[PERL_STAT_CNT] = { PERL_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime perl_runtime = {
 	.name = "perl",

@@ -135,13 +135,17 @@ struct func_entry {
 };
 
 /* Our own counters (php_runtime.stat_names). */
-enum php_stat {
-	PHP_STAT_VERIFIED,   /* layouts checked against running frames */
-	PHP_STAT_FUNC_READS, /* zend_functions read from process memory */
-	PHP_STAT_UNREADABLE, /* frames whose function could not be read */
-	PHP_STAT_STALE,      /* cookie mismatch: function freed and reused */
-	PHP_STAT_CNT,
-};
+#define PHP_STATS(X)                                     \
+	/* layouts checked against running frames */     \
+	X(PHP_STAT_VERIFIED, "layouts verified")         \
+	/* zend_functions read from process memory */    \
+	X(PHP_STAT_FUNC_READS, "functions read")         \
+	/* frames whose function could not be read */    \
+	X(PHP_STAT_UNREADABLE, "functions unreadable")   \
+	/* cookie mismatch: function freed and reused */ \
+	X(PHP_STAT_STALE, "functions stale")
+
+enum php_stat { PHP_STATS(INTERP_LIST_ENUM) PHP_STAT_CNT };
 
 struct php {
 	struct symbol_cache funcs;
@@ -177,26 +181,17 @@ static void php_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum php_sym {
-	SYM_EG,        /* executor_globals: NTS */
-	SYM_EG_OFFSET, /* executor_globals_offset: a ZTS build */
-	SYM_CG,
-	SYM_EXECUTE_EX,
-	SYM_CALL_FUNCTION,
-	SYM_VM_KIND,
-	SYM_CNT,
-};
+#define PHP_SYMS(X)                                                                            \
+	X(SYM_EG, "executor_globals")               /* executor_globals: NTS */                \
+	X(SYM_EG_OFFSET, "executor_globals_offset") /* executor_globals_offset: a ZTS build */ \
+	X(SYM_CG, "compiler_globals")                                                          \
+	X(SYM_EXECUTE_EX, "execute_ex")                                                        \
+	X(SYM_CALL_FUNCTION, "zend_call_function")                                             \
+	X(SYM_VM_KIND, "zend_vm_kind")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_EG] = "executor_globals",
-	[SYM_EG_OFFSET] = "executor_globals_offset",
-	[SYM_CG] = "compiler_globals",
-	[SYM_EXECUTE_EX] = "execute_ex",
-	[SYM_CALL_FUNCTION] = "zend_call_function",
-	[SYM_VM_KIND] = "zend_vm_kind",
-	/* clang-format on */
-};
+enum php_sym { PHP_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PHP_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_php(const char *path)
 {
@@ -627,12 +622,7 @@ static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
 	[PHP_COUNTER_JIT_EXIT] = "JIT frames in a trace exit",
 };
 
-static const char *const php_stat_names[PHP_STAT_CNT] = {
-	[PHP_STAT_VERIFIED] = "layouts verified",
-	[PHP_STAT_FUNC_READS] = "functions read",
-	[PHP_STAT_UNREADABLE] = "functions unreadable",
-	[PHP_STAT_STALE] = "functions stale",
-};
+static const char *const php_stat_names[PHP_STAT_CNT] = { PHP_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime php_runtime = {
 	.name = "php",

@@ -140,13 +140,17 @@ struct code_entry {
 };
 
 /* Our own counters (python_runtime.stat_names). */
-enum py_stat {
-	PY_STAT_VERIFIED,   /* layouts checked against the live interpreter */
-	PY_STAT_CODE_READS, /* code objects read from process memory */
-	PY_STAT_UNREADABLE, /* frames whose code object could not be read */
-	PY_STAT_STALE,      /* cookie mismatch: code object freed and reused */
-	PY_STAT_CNT,
-};
+#define PY_STATS(X)                                         \
+	/* layouts checked against the live interpreter */  \
+	X(PY_STAT_VERIFIED, "layouts verified")             \
+	/* code objects read from process memory */         \
+	X(PY_STAT_CODE_READS, "code objects read")          \
+	/* frames whose code object could not be read */    \
+	X(PY_STAT_UNREADABLE, "code objects unreadable")    \
+	/* cookie mismatch: code object freed and reused */ \
+	X(PY_STAT_STALE, "code objects stale")
+
+enum py_stat { PY_STATS(INTERP_LIST_ENUM) PY_STAT_CNT };
 
 struct python {
 	struct symbol_cache codes;
@@ -183,22 +187,16 @@ static void py_fini(void *rt)
 
 /* ---- ELF: symbols by name, bytes at an address ---- */
 
-enum py_sym {
-	SYM_RUNTIME,
-	SYM_EVAL,
-	SYM_EVAL_COLD,
-	SYM_VERSION,
-	SYM_CODE_TYPE,
-	SYM_CNT,
-};
+#define PY_SYMS(X)                                        \
+	X(SYM_RUNTIME, "_PyRuntime")                      \
+	X(SYM_EVAL, "_PyEval_EvalFrameDefault")           \
+	X(SYM_EVAL_COLD, "_PyEval_EvalFrameDefault.cold") \
+	X(SYM_VERSION, "Py_Version")                      \
+	X(SYM_CODE_TYPE, "PyCode_Type")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_RUNTIME] = "_PyRuntime",
-	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
-	[SYM_EVAL_COLD] = "_PyEval_EvalFrameDefault.cold",
-	[SYM_VERSION] = "Py_Version",
-	[SYM_CODE_TYPE] = "PyCode_Type",
-};
+enum py_sym { PY_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PY_SYMS(INTERP_LIST_TEXT) };
 
 /* ---- the cold part of the eval loop ---- */
 
@@ -709,12 +707,7 @@ static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = {
 	[PY_COUNTER_TRUNCATED] = "truncated",
 };
 
-static const char *const py_stat_names[PY_STAT_CNT] = {
-	[PY_STAT_VERIFIED] = "layouts verified",
-	[PY_STAT_CODE_READS] = "code objects read",
-	[PY_STAT_UNREADABLE] = "code objects unreadable",
-	[PY_STAT_STALE] = "code objects stale",
-};
+static const char *const py_stat_names[PY_STAT_CNT] = { PY_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime python_runtime = {
 	.name = "python",

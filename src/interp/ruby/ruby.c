@@ -209,15 +209,21 @@ struct me_entry {
 };
 
 /* Our own counters (ruby_runtime.stat_names). */
-enum rb_stat {
-	RB_STAT_VERIFIED,   /* layouts checked against the live VM */
-	RB_STAT_ISEQ_READS, /* instruction sequences read from process memory */
-	RB_STAT_UNREADABLE, /* frames whose iseq or method entry could not be read */
-	RB_STAT_STALE,      /* cookie mismatch: freed and reused */
-	RB_STAT_ME_READS,   /* method entries read */
-	RB_STAT_NO_CLASS,   /* frames shown without their class (anonymous, unknown) */
-	RB_STAT_CNT,
-};
+#define RB_STATS(X)                                                 \
+	/* layouts checked against the live VM */                   \
+	X(RB_STAT_VERIFIED, "layouts verified")                     \
+	/* instruction sequences read from process memory */        \
+	X(RB_STAT_ISEQ_READS, "iseqs read")                         \
+	/* frames whose iseq or method entry could not be read */   \
+	X(RB_STAT_UNREADABLE, "frames unreadable")                  \
+	/* cookie mismatch: freed and reused */                     \
+	X(RB_STAT_STALE, "iseqs stale")                             \
+	/* method entries read */                                   \
+	X(RB_STAT_ME_READS, "method entries read")                  \
+	/* frames shown without their class (anonymous, unknown) */ \
+	X(RB_STAT_NO_CLASS, "frames without class")
+
+enum rb_stat { RB_STATS(INTERP_LIST_ENUM) RB_STAT_CNT };
 
 struct ruby {
 	struct symbol_cache iseqs;
@@ -275,23 +281,18 @@ static void rb_fini(void *rt)
 
 /* ---- ELF: symbols, relocations, code ---- */
 
-enum rb_sym {
-	SYM_VM_EXEC,
-	SYM_VERSION,
-	SYM_CURRENT_EC,
-	SYM_MAIN_RACTOR,
-	SYM_VM_PTR,
-	SYM_OBJECT,
-	SYM_ID2STR,
-	SYM_CNT,
-};
+#define RB_SYMS(X)                                    \
+	X(SYM_VM_EXEC, "rb_vm_exec")                  \
+	X(SYM_VERSION, "ruby_version")                \
+	X(SYM_CURRENT_EC, "ruby_current_ec")          \
+	X(SYM_MAIN_RACTOR, "ruby_single_main_ractor") \
+	X(SYM_VM_PTR, "ruby_current_vm_ptr")          \
+	X(SYM_OBJECT, "rb_cObject")                   \
+	X(SYM_ID2STR, "rb_id2str")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_VM_EXEC] = "rb_vm_exec",         [SYM_VERSION] = "ruby_version",
-	[SYM_CURRENT_EC] = "ruby_current_ec", [SYM_MAIN_RACTOR] = "ruby_single_main_ractor",
-	[SYM_VM_PTR] = "ruby_current_vm_ptr", [SYM_OBJECT] = "rb_cObject",
-	[SYM_ID2STR] = "rb_id2str",
-};
+enum rb_sym { RB_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { RB_SYMS(INTERP_LIST_TEXT) };
 
 /* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
  * R_X86_64_DTPMOD64 relocation in .rela.dyn; 0 when none.
@@ -1022,11 +1023,7 @@ static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = {
 	[RB_COUNTER_GC] = "gc",
 };
 
-static const char *const rb_stat_names[RB_STAT_CNT] = {
-	[RB_STAT_VERIFIED] = "layouts verified",    [RB_STAT_ISEQ_READS] = "iseqs read",
-	[RB_STAT_UNREADABLE] = "frames unreadable", [RB_STAT_STALE] = "iseqs stale",
-	[RB_STAT_ME_READS] = "method entries read", [RB_STAT_NO_CLASS] = "frames without class",
-};
+static const char *const rb_stat_names[RB_STAT_CNT] = { RB_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime ruby_runtime = {
 	.name = "ruby",
