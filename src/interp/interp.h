@@ -19,7 +19,8 @@
  *    after exit for samples still in flight, then freed; at most INTERP_PROC_CAP processes;
  *  - the BPF map writes ("interp_files", "interp_procs"), and each runtime's slice of the
  *    eBPF counters.
- * Markers: a runtime shows frames it cannot read as "[<name>: <reason>]" (interp__marker).
+ * Markers: a runtime shows frames it cannot read as "[<name>: <reason>]" (interp__marker gives
+ * the reason, interp_runtime__symbolize the rest).
  * Not thread-safe: one owner (the session).
  */
 #ifndef STACKSCOPE_INTERP_H
@@ -130,8 +131,9 @@ struct interp_runtime {
 			    struct interp_code_range *code);
 	/* One frame of the runtime from process pid, whose stack eBPF walked with proc_state (that
 	 * of pid, or of the parent it was forked from while it was not known yet: then memory is
-	 * read from pid first, from the parent once pid has exited). Always fills *out. Optional
-	 * (NULL: a runtime that emits no frames; a "[<name>: ?]" marker if one comes).
+	 * read from pid first, from the parent once pid has exited; NULL only for a frame without
+	 * an address). Always fills *out; a marker with its reason only (interp__marker).
+	 * Optional (NULL: a runtime that emits no frames; a "[<name>: ?]" marker if one comes).
 	 */
 	void (*symbolize)(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
 			  struct interp_symbol *out);
@@ -159,23 +161,33 @@ int interp_runtime__proc_attach(const struct interp_runtime *rt, void *state, pi
 int interp_runtime__proc_tick(const struct interp_runtime *rt, void *state, void *proc_state,
 			      uint64_t now_ns);
 void interp_runtime__proc_free(const struct interp_runtime *rt, void *state, void *proc_state);
+/* rt->symbolize, but an "unknown process" marker for a frame with an address and no process
+ * state, a "?" one without rt->symbolize; a marker's reason made "[<runtime>: <reason>]" in a
+ * buffer of this module's, borrowed until the next call.
+ */
+void interp_runtime__symbolize(const struct interp_runtime *rt, void *state, void *proc_state,
+			       pid_t pid, const struct user_frame *uf, struct interp_symbol *out);
 /* Its stat_cnt counters into out. */
 void interp_runtime__stats(const struct interp_runtime *rt, const void *state, uint64_t *out);
 
-/* A marker frame "[<runtime>: <text>]" into *out, its text in buf (cap bytes): borrowed
- * until buf is written again.
+/* A marker frame into *out: a frame the runtime cannot show, for `reason` (static text, "code
+ * object unreadable"); interp_runtime__symbolize shows it as "[<runtime>: <reason>]".
  */
-void interp__marker(struct interp_symbol *out, char *buf, size_t cap, const char *runtime,
-		    const char *text);
+static inline void interp__marker(struct interp_symbol *out, const char *reason)
+{
+	*out = (struct interp_symbol){ .function = reason, .marker = true };
+}
 
-/* A marker's text by the code eBPF emitted it with. */
+/* A marker's reason by the code eBPF emitted it with. */
 struct interp_marker_text {
 	uint64_t code;
 	const char *text;
 };
 
-/* The text of `code` in table[0..n), or "?" when it is not there. */
-const char *interp__marker_text(const struct interp_marker_text *table, size_t n, uint64_t code);
+/* The marker of `code` in table[0..n) into *out ("?" when it is not there). */
+void interp__code_marker(struct interp_symbol *out, const struct interp_marker_text *table,
+			 size_t n, uint64_t code);
+#define INTERP_MARKERS(table) (table), sizeof(table) / sizeof((table)[0])
 
 /* Counters of one runtime, for the summary, the agent's log and /metrics. */
 struct interp_runtime_stats {

@@ -68,7 +68,6 @@ struct interp_registry {
 	struct interp_runtime_stats stats[RUNTIME_CNT];
 	struct u64_map files; /* file_id -> struct interp_file_entry */
 	struct u64_map procs; /* proc_key(pid, rt) -> struct interp_proc_entry */
-	char marker[96];
 };
 
 static uint64_t proc_key(pid_t pid, size_t rt)
@@ -483,14 +482,8 @@ void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t ma
 		if (pe && uf->addr)
 			reg->stats[r].forked_frames++;
 	}
-	if (uf->addr && !pe) {
-		interp__marker(out, reg->marker, sizeof(reg->marker), runtimes[r]->name,
-			       "unknown process");
-	} else if (!runtimes[r]->symbolize) {
-		interp__marker(out, reg->marker, sizeof(reg->marker), runtimes[r]->name, "?");
-	} else {
-		runtimes[r]->symbolize(reg->rt_state[r], pe ? pe->state : NULL, pid, uf, out);
-	}
+	interp_runtime__symbolize(runtimes[r], reg->rt_state[r], pe ? pe->state : NULL, pid, uf,
+				  out);
 	if (out->marker)
 		reg->stats[r].markers++;
 	else

@@ -254,7 +254,7 @@ static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
 {
 	struct interp_symbol sym;
 
-	perl_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	interp_runtime__symbolize(&perl_runtime, rt, proc_state, world.pid, uf, &sym);
 	CHECK_STR(sym.function, function);
 	CHECK_EQ_INT(sym.line, line);
 	CHECK(!sym.marker);
@@ -305,7 +305,7 @@ TEST(live_chain)
 		struct interp_symbol sym;
 
 		uf.file_id ^= 1ull << PERL_FRAME_LINE_SHIFT;
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK_STR(sym.function, "main::beta");
 		CHECK(!sym.file);
 		CHECK_EQ_INT(sym.line, marked_line("CALL_CLOSURE") ^ 1);
@@ -319,7 +319,7 @@ TEST(live_chain)
 
 		CHECK_EQ_U64(uf.addr >> PERL_FRAME_TYPE_SHIFT, PERL_FRAME_NAMED);
 		uf.addr ^= 1ull << PERL_FRAME_COOKIE_SHIFT;
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[perl: sub unreadable]");
 	}
@@ -383,7 +383,8 @@ TEST(wrong_layout_rejected)
 
 		memset(world.counters, 0, sizeof(world.counters));
 		REQUIRE(walk(frames, 0) == 1);
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &frames[0], &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &frames[0],
+					  &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[perl: layout check failed]");
 		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
@@ -413,7 +414,7 @@ TEST(markers)
 		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PERL };
 		struct interp_symbol sym;
 
-		perl_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, rt, NULL, 1, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, want[i].text);
 	}

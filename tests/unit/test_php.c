@@ -252,7 +252,7 @@ static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
 {
 	struct interp_symbol sym;
 
-	php_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	interp_runtime__symbolize(&php_runtime, rt, proc_state, world.pid, uf, &sym);
 	CHECK_STR(sym.function, function);
 	CHECK_EQ_INT(sym.line, line);
 	CHECK(!sym.marker);
@@ -308,7 +308,7 @@ TEST(live_chain)
 		struct interp_symbol sym;
 
 		uf.file_id ^= 0x10;
-		php_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&php_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[php: function reused]");
 	}
@@ -356,7 +356,7 @@ TEST(markers)
 		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PHP };
 		struct interp_symbol sym;
 
-		php_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		interp_runtime__symbolize(&php_runtime, rt, NULL, 1, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, want[i].text);
 	}

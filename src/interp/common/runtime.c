@@ -1,7 +1,8 @@
 /* The part of the runtime interface (interp.h) every runtime would otherwise write itself: its
  * state, per-file and per-process state made and freed, its counters, its marker frames.
- * Invariant: attach generations are unique over the program's life (one counter for every
- * runtime), so a cache entry of an earlier attach is never taken for one of a later.
+ * Invariants: attach generations are unique over the program's life (one counter for every
+ * runtime), so a cache entry of an earlier attach is never taken for one of a later; a
+ * marker's text lives in one buffer here until the next marker. Not thread-safe.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "proc/executable.h"
 
 static uint32_t attach_gen;
+static char marker_text[128]; /* the last marker frame's text */
 
 void *interp_runtime__new(const struct interp_runtime *rt)
 {
@@ -119,19 +121,27 @@ void interp_runtime__stats(const struct interp_runtime *rt, const void *state, u
 	memcpy(out, (const uint8_t *)state + rt->stats_off, rt->stat_cnt * sizeof(*out));
 }
 
-void interp__marker(struct interp_symbol *out, char *buf, size_t cap, const char *runtime,
-		    const char *text)
+void interp_runtime__symbolize(const struct interp_runtime *rt, void *state, void *proc_state,
+			       pid_t pid, const struct user_frame *uf, struct interp_symbol *out)
 {
-	snprintf(buf, cap, "[%s: %s]", runtime, text);
-	*out = (struct interp_symbol){ .function = buf, .marker = true };
+	if (uf->addr && !proc_state && rt->proc_state_sz)
+		interp__marker(out, "unknown process"); /* no state to read its memory with */
+	else if (rt->symbolize)
+		rt->symbolize(state, proc_state, pid, uf, out);
+	else
+		interp__marker(out, "?");
+	if (out->marker && out->function != marker_text) {
+		snprintf(marker_text, sizeof(marker_text), "[%s: %s]", rt->name, out->function);
+		out->function = marker_text;
+	}
 }
 
-const char *interp__marker_text(const struct interp_marker_text *table, size_t n, uint64_t code)
+void interp__code_marker(struct interp_symbol *out, const struct interp_marker_text *table,
+			 size_t n, uint64_t code)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
-		if (table[i].code == code)
-			return table[i].text;
-	return "?";
+	for (i = 0; i < n && table[i].code != code; i++)
+		;
+	interp__marker(out, i < n ? table[i].text : "?");
 }

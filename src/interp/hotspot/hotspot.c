@@ -567,11 +567,6 @@ static int read_method(const void *ctx, pid_t pid, uint64_t method, void *entry)
 	return 0;
 }
 
-static void marker(struct hotspot *hs, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, hs->text, sizeof(hs->text), "jvm", text);
-}
-
 static const struct interp_marker_text marker_texts[] = {
 	{ HS_MARKER_UNSUPPORTED, "unsupported JVM" },
 	{ HS_MARKER_TRUNCATED, "more frames truncated" },
@@ -588,7 +583,7 @@ static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pi
 				    &p->file->l, &entry, NULL);
 
 	if (err < 0) {
-		marker(hs, out, err == -ESTALE ? "stale code" : "method unreadable");
+		interp__marker(out, err == -ESTALE ? "stale code" : "method unreadable");
 		return NULL;
 	}
 	return entry;
@@ -615,12 +610,12 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 		if (interp__read_u64(reader, blob + b->nm_method, &method) ||
 		    interp__read_mem(reader, blob + b->nm_compile_id, &id, sizeof(id))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
-			marker(hs, out, "code unreadable");
+			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		if (id != compile_id || !method) {
 			hs->stats[HS_STAT_STALE]++;
-			marker(hs, out, "stale code");
+			interp__marker(out, "stale code");
 			return NULL;
 		}
 		name[0] = 0;
@@ -628,7 +623,7 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 		if (interp__read_u64(reader, blob + b->blob_name, &name_ptr) ||
 		    interp__read_mem(reader, name_ptr, name, sizeof(name))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
-			marker(hs, out, "code unreadable");
+			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		name[sizeof(name) - 1] = 0;
@@ -737,12 +732,9 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct blob_entry *be;
 
 	if (!uf->addr)
-		return marker(hs, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id));
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (!p || !p->file->loaded)
-		return marker(hs, out, "unknown process");
+		return interp__marker(out, "unknown process");
 	switch (sub) {
 	case HS_SUB_INTERPRETED:
 		m = method_get(hs, p, reader, uf->addr, cookie, out);
@@ -766,7 +758,7 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		*out = (struct interp_symbol){ .function = hs->text };
 		return;
 	default:
-		return marker(hs, out, "?");
+		return interp__marker(out, "?");
 	}
 }
 

@@ -164,7 +164,6 @@ struct perl {
 	struct cop_entry *cops;
 	struct lru_sets cop_slots; /* which entry of cops holds an address */
 	uint64_t stats[PERL_STAT_CNT];
-	char text[2 * PERL_NAME_MAX + 64];
 };
 
 static void name_entry__clear(void *ctx, void *entry)
@@ -513,11 +512,6 @@ static int perl_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 
 /* ---- symbolization ---- */
 
-static void marker(struct perl *pl, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, pl->text, sizeof(pl->text), "perl", text);
-}
-
 static const struct interp_marker_text marker_texts[] = {
 	{ PERL_MARKER_UNSUPPORTED, "unsupported version" },
 	{ PERL_MARKER_TRUNCATED, "more frames truncated" },
@@ -605,18 +599,13 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	const char *name;
 
 	if (!uf->addr)
-		return marker(pl, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id));
-	if (!pp)
-		return marker(pl, out, "unknown process");
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	switch (type) {
 	case PERL_FRAME_SUB:
 	case PERL_FRAME_NAMED:
 		name = frame_name(pl, pp, reader, uf->addr);
 		if (!name)
-			return marker(pl, out, "sub unreadable");
+			return interp__marker(out, "sub unreadable");
 		break;
 	case PERL_FRAME_EVAL:
 		name = "(eval)";
@@ -631,7 +620,7 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 		name = "(sort block)";
 		break;
 	default:
-		return marker(pl, out, "?");
+		return interp__marker(out, "?");
 	}
 	if (cop)
 		c = frame_cop(pl, pp, reader, cop, line16);

@@ -150,7 +150,6 @@ enum php_stat { PHP_STATS(INTERP_LIST_ENUM) PHP_STAT_CNT };
 struct php {
 	struct symbol_cache funcs;
 	uint64_t stats[PHP_STAT_CNT];
-	char text[2 * PHP_NAME_MAX + 64];
 };
 
 static void func_entry__clear(void *ctx, void *entry)
@@ -552,11 +551,6 @@ static const struct interp_marker_text marker_texts[] = {
 	{ PHP_MARKER_MIXED, "below another interpreter" },
 };
 
-static void marker(struct php *php, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, php->text, sizeof(php->text), "php", text);
-}
-
 static const char *code_name(uint32_t flags)
 {
 	if (flags & PHP_FRAME_EVAL)
@@ -579,12 +573,7 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	int err;
 
 	if (!uf->addr)
-		return marker(php, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id));
-	if (!pp)
-		return marker(php, out, "unknown process");
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	/* A forked FPM worker shares its parent's functions at the same addresses until it
 	 * compiles its own (the cookie tells). A file name string is the whole entry: cookie 0.
 	 */
@@ -592,9 +581,9 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 				file ? FUNC_KIND_FILE : 0, file ? read_file_code : read_function,
 				&pp->file->layout, &entry, NULL);
 	if (err == -ESTALE)
-		return marker(php, out, "function reused");
+		return interp__marker(out, "function reused");
 	if (err < 0)
-		return marker(php, out, "function unreadable");
+		return interp__marker(out, "function unreadable");
 	e = entry;
 	*out = (struct interp_symbol){
 		.function = e->name ? e->name : code_name(flags),

@@ -155,7 +155,6 @@ enum py_stat { PY_STATS(INTERP_LIST_ENUM) PY_STAT_CNT };
 struct python {
 	struct symbol_cache codes;
 	uint64_t stats[PY_STAT_CNT];
-	char text[STR_MAX + 64];
 };
 
 static void code_entry__clear(void *ctx, void *entry)
@@ -655,11 +654,6 @@ static const struct interp_marker_text marker_texts[] = {
 	{ PY_MARKER_READ_FAILED, "frame unreadable" },
 };
 
-static void marker(struct python *py, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, py->text, sizeof(py->text), "python", text);
-}
-
 static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
@@ -671,18 +665,13 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	int err;
 
 	if (!uf->addr)
-		return marker(py, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id));
-	if (!pp)
-		return marker(py, out, "unknown process");
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	err = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code,
 				&pp->file->layout, &entry, NULL);
 	if (err == -ESTALE)
-		return marker(py, out, "code object reused");
+		return interp__marker(out, "code object reused");
 	if (err < 0)
-		return marker(py, out, "code object unreadable");
+		return interp__marker(out, "code object unreadable");
 	e = entry;
 	*out = (struct interp_symbol){
 		.function = e->name,

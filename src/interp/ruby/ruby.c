@@ -889,11 +889,6 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	return e;
 }
 
-static void marker(struct ruby *rb, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, rb->text, sizeof(rb->text), "ruby", text);
-}
-
 static const struct interp_marker_text marker_texts[] = {
 	{ RB_MARKER_UNSUPPORTED, "unsupported version" },
 	{ RB_MARKER_TRUNCATED, "more frames truncated" },
@@ -953,19 +948,14 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	int err, line;
 
 	if (!uf->addr)
-		return marker(rb, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id));
-	if (!rp)
-		return marker(rb, out, "unknown process");
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (pos == RB_POS_CFUNC) {
 		me = method_entry(rb, rp, reader, uf->addr, cookie, true);
 		if (!me && reader != rp->base.pid)
 			me = method_entry(rb, rp, rp->base.pid, uf->addr, cookie, true);
 		if (!me || !me->name[0]) {
 			rb->stats[RB_STAT_UNREADABLE]++;
-			return marker(rb, out, "C function unreadable");
+			return interp__marker(out, "C function unreadable");
 		}
 		if (!me->qual[0])
 			rb->stats[RB_STAT_NO_CLASS]++;
@@ -976,9 +966,9 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	err = symbol_cache__get(&rb->iseqs, &rp->base, reader, uf->addr, cookie, 0, read_iseq,
 				&rp->file->layout, &entry, &from);
 	if (err == -ESTALE)
-		return marker(rb, out, "iseq reused");
+		return interp__marker(out, "iseq reused");
 	if (err < 0)
-		return marker(rb, out, "iseq unreadable");
+		return interp__marker(out, "iseq unreadable");
 	e = entry;
 	if (err > 0) { /* read now: its line table too, while the budget allows */
 		read_lines(from, &rp->file->layout, &e->src, &e->tab);

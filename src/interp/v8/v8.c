@@ -810,11 +810,6 @@ static size_t cache_slot(struct lru_sets *slots, const struct v8_proc *p, uint64
 			      u64_hash(addr ^ u64_hash((uint64_t)p->base.pid << 32 | p->base.gen)));
 }
 
-static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
-{
-	interp__marker(out, v->text, sizeof(v->text), "v8", text);
-}
-
 static const struct interp_marker_text marker_texts[] = {
 	{ V8_MARKER_UNSUPPORTED, "unsupported V8" },
 	{ V8_MARKER_TRUNCATED, "more frames truncated" },
@@ -1309,7 +1304,7 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	if (err) {
 		sfi_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
-		marker(v, out, err == -ESTALE ? "stale" : "function unreadable");
+		interp__marker(out, err == -ESTALE ? "stale" : "function unreadable");
 		return NULL;
 	}
 	if (!budget_take(v, sfi_entry__bytes(e), fresh.spt_len)) {
@@ -1400,7 +1395,7 @@ static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader
 	if (err || !budget_take(v, code_entry__bytes(e), code_entry__bytes(&fresh))) {
 		code_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
-		marker(v, out, err == -ESTALE ? "stale" : "code unreadable");
+		interp__marker(out, err == -ESTALE ? "stale" : "code unreadable");
 		return NULL;
 	}
 	code_entry__clear(e);
@@ -1487,7 +1482,7 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 	 * every function it inlined (missing, never misplaced).
 	 */
 	if (!inlined_function(v, p, reader, e->sfi, stack[n - 1].script_offset, &used, &outer)) {
-		marker(v, out, "function unreadable");
+		interp__marker(out, "function unreadable");
 		return;
 	}
 	first = n - 1;
@@ -1693,7 +1688,7 @@ static void stub_frame(struct v8 *v, const struct v8_proc *p, uint32_t frame_mar
 				    : NULL;
 
 	if (!shown)
-		return marker(v, out, "stub");
+		return interp__marker(out, "stub");
 	*out = (struct interp_symbol){ .function = shown };
 }
 
@@ -1711,17 +1706,14 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	if (!uf->addr && (uf->file_id & 0xff) == V8_MARKER_STUB)
 		return stub_frame(v, p, (uint32_t)(uf->file_id >> 8), out);
 	if (!uf->addr)
-		return marker(v, out,
-			      interp__marker_text(marker_texts,
-						  sizeof(marker_texts) / sizeof(marker_texts[0]),
-						  uf->file_id & 0xff));
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id & 0xff);
 	if (!p || !p->file->bpf.supported)
-		return marker(v, out, "unknown process");
+		return interp__marker(out, "unknown process");
 	if (sub == V8_SUB_OPTIMIZED && p->file->bpf.kind_opt_lo)
 		return optimized_symbolize(v, p, reader, uf->addr, pos, cookie, out);
 	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE &&
 	    sub != V8_SUB_JIT)
-		return marker(v, out, "?");
+		return interp__marker(out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
 	if (!e)
 		return;
