@@ -139,8 +139,8 @@ struct interp_runtime {
 			  struct interp_symbol *out);
 };
 
-/* A runtime's lists (its own counters, the symbols it looks up) are written once, as a macro
- * LIST(X) of X(ID, "text") entries; these make the enum and the text table from it:
+/* A runtime's own counters are written once, as a macro LIST(X) of X(ID, "name") entries;
+ * these make the enum and the names (stat_names) from it:
  * `enum e { LIST(INTERP_LIST_ENUM) E_CNT };`, `names[E_CNT] = { LIST(INTERP_LIST_TEXT) };`.
  */
 #define INTERP_LIST_ENUM(id, text) id,

@@ -13,25 +13,23 @@ int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool
 {
 	int err;
 
-	memset(c, 0, sizeof(*c));
+	*c = (struct symbol_cache){ .cap = cap,
+				    .entry_sz = entry_sz,
+				    .any_cookie = any_cookie,
+				    .clear = clear,
+				    .clear_ctx = clear_ctx,
+				    .counts = counts };
 	if (entry_sz < sizeof(struct symbol_cache_key) || !clear)
 		return -EINVAL;
-	c->entries = calloc(cap + 1, entry_sz);
+	c->entries = calloc(cap + 1, entry_sz); /* the last: reads in progress */
 	if (!c->entries)
 		return -ENOMEM;
 	err = lru_sets__init(&c->slots, cap);
 	if (err) {
 		free(c->entries);
 		c->entries = NULL;
-		return err;
 	}
-	c->cap = cap;
-	c->entry_sz = entry_sz;
-	c->any_cookie = any_cookie;
-	c->clear = clear;
-	c->clear_ctx = clear_ctx;
-	c->counts = counts;
-	return 0;
+	return err;
 }
 
 static void *entry_at(const struct symbol_cache *c, size_t i)

@@ -178,14 +178,16 @@ static void name_entry__clear(void *ctx, void *entry)
 static int perl_init(void *rt)
 {
 	struct perl *pl = rt;
-	struct symbol_cache_counts counts = { .reads = &pl->stats[PERL_STAT_NAME_READS],
-					      .unreadable = &pl->stats[PERL_STAT_UNREADABLE] };
+	int err = symbol_cache__init(
+		&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false, name_entry__clear,
+		NULL,
+		(struct symbol_cache_counts){ .reads = &pl->stats[PERL_STAT_NAME_READS],
+					      .unreadable = &pl->stats[PERL_STAT_UNREADABLE] });
 
+	if (err)
+		return err;
 	pl->cops = calloc(PERL_CACHE_CAP, sizeof(*pl->cops));
-	if (!pl->cops || lru_sets__init(&pl->cop_slots, PERL_CACHE_CAP))
-		return -ENOMEM;
-	return symbol_cache__init(&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false,
-				  name_entry__clear, NULL, counts);
+	return pl->cops && !lru_sets__init(&pl->cop_slots, PERL_CACHE_CAP) ? 0 : -ENOMEM;
 }
 
 static void perl_fini(void *rt)
@@ -202,17 +204,26 @@ static void perl_fini(void *rt)
 
 /* ---- detection ---- */
 
-#define PERL_SYMS(X)                          \
-	X(SYM_RUNOPS, "Perl_runops_standard") \
-	X(SYM_THR_KEY, "PL_thr_key")          \
-	X(SYM_CURINTERP, "PL_curinterp")      \
-	X(SYM_REVISION, "PL_revision")        \
-	X(SYM_VERSION, "PL_version")          \
-	X(SYM_SUBVERSION, "PL_subversion")
+enum perl_sym {
+	SYM_RUNOPS,
+	SYM_THR_KEY,
+	SYM_CURINTERP,
+	SYM_REVISION,
+	SYM_VERSION,
+	SYM_SUBVERSION,
+	SYM_CNT,
+};
 
-enum perl_sym { PERL_SYMS(INTERP_LIST_ENUM) SYM_CNT };
-
-static const char *const sym_names[SYM_CNT] = { PERL_SYMS(INTERP_LIST_TEXT) };
+static const char *const sym_names[SYM_CNT] = {
+	/* clang-format off */
+	[SYM_RUNOPS] = "Perl_runops_standard",
+	[SYM_THR_KEY] = "PL_thr_key",
+	[SYM_CURINTERP] = "PL_curinterp",
+	[SYM_REVISION] = "PL_revision",
+	[SYM_VERSION] = "PL_version",
+	[SYM_SUBVERSION] = "PL_subversion",
+	/* clang-format on */
+};
 
 static bool name_is_perl(const char *path)
 {
