@@ -9,7 +9,7 @@
 
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
-		       struct symbol_cache_counts counts)
+		       struct symbol_cache_report report)
 {
 	int err;
 
@@ -18,7 +18,7 @@ int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool
 				    .any_cookie = any_cookie,
 				    .clear = clear,
 				    .clear_ctx = clear_ctx,
-				    .counts = counts };
+				    .report = report };
 	if (entry_sz < sizeof(struct symbol_cache_key) || !clear)
 		return -EINVAL;
 	c->entries = calloc(cap + 1, entry_sz); /* the last: reads in progress */
@@ -54,9 +54,9 @@ static void count(uint64_t *counter)
 		(*counter)++;
 }
 
-int symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
-		      uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
-		      const void *read_ctx, void **entry, pid_t *from)
+void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
+			const void *read_ctx, struct interp_symbol *out, pid_t *read_from)
 {
 	/* Cached under the process whose state it is: a forked child shares its parent's objects
 	 * at the same addresses (the cookie catches one the child replaced).
@@ -68,12 +68,12 @@ int symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *own
 	pid_t src = reader;
 	int err;
 
+	if (read_from)
+		*read_from = 0;
 	if (e->pid == owner->pid && e->gen == owner->gen && e->addr == addr && e->kind == kind &&
-	    cookie_ok) {
-		*entry = e;
-		return 0;
-	}
-	count(c->counts.reads);
+	    cookie_ok)
+		return e;
+	count(c->report.reads);
 	c->clear(c->clear_ctx, fresh);
 	err = read(read_ctx, src, addr, fresh);
 	if (err && reader != owner->pid) { /* the child is gone: its parent has the same */
@@ -81,15 +81,17 @@ int symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *own
 		src = owner->pid;
 		err = read(read_ctx, src, addr, fresh);
 	}
+	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
+		c->clear(c->clear_ctx, fresh);
+		count(c->report.reused);
+		interp__marker(out, c->report.reused_why);
+		return NULL;
+	}
 	if (err) {
 		c->clear(c->clear_ctx, fresh);
-		count(c->counts.unreadable);
-		return -EFAULT;
-	}
-	if ((!c->any_cookie || cookie) && fresh->cookie != cookie) {
-		c->clear(c->clear_ctx, fresh);
-		count(c->counts.reused);
-		return -ESTALE;
+		count(c->report.unreadable);
+		interp__marker(out, c->report.unreadable_why);
+		return NULL;
 	}
 	c->clear(c->clear_ctx, e);
 	memcpy(e, fresh, c->entry_sz);
@@ -98,8 +100,7 @@ int symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *own
 	e->gen = owner->gen;
 	e->addr = addr;
 	e->kind = kind;
-	*entry = e;
-	if (from)
-		*from = src;
-	return 1;
+	if (read_from)
+		*read_from = src;
+	return e;
 }

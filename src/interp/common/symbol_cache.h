@@ -1,7 +1,8 @@
 /* A runtime's cache of what it read from processes' memory for their frames (a code object's
  * names and line table, a function, a method), and the read behind it: from the sampled
  * process first, then from the process whose runtime state walked the stack (the parent a
- * forked child shares its objects with, still readable once the child has exited).
+ * forked child shares its objects with, still readable once the child has exited), and the
+ * marker frames for what could not be read ("unreadable", "reused": the runtime's reasons).
  *
  * Invariants: cap entries of entry_sz bytes, fixed at init, set-associative (base/lru_sets.h);
  * every entry begins with struct symbol_cache_key, keyed by (pid, attach generation, address,
@@ -21,6 +22,7 @@
 #include "base/lru_sets.h"
 
 struct interp_proc_base;
+struct interp_symbol;
 
 struct symbol_cache_key {
 	pid_t pid; /* the process whose state it is; 0: empty slot */
@@ -35,9 +37,13 @@ struct symbol_cache_key {
  */
 typedef int (*symbol_cache_read_fn)(const void *ctx, pid_t from, uint64_t addr, void *entry);
 
-/* Counters the cache bumps (NULL: not counted): objects read, unreadable, found reused. */
-struct symbol_cache_counts {
+/* What the cache reports of its reads: the counters it bumps (NULL: not counted), objects
+ * read, unreadable, found reused; and the reasons of the marker frames it gives for the last
+ * two (interp__marker).
+ */
+struct symbol_cache_report {
 	uint64_t *reads, *unreadable, *reused;
+	const char *unreadable_why, *reused_why;
 };
 
 struct symbol_cache {
@@ -47,23 +53,24 @@ struct symbol_cache {
 	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
 	void (*clear)(void *ctx, void *entry);
 	void *clear_ctx;
-	struct symbol_cache_counts counts;
+	struct symbol_cache_report report;
 };
 
 /* cap: a power of two, at least LRU_WAYS. any_cookie: see above. 0 or -ENOMEM, -EINVAL. */
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
-		       struct symbol_cache_counts counts);
+		       struct symbol_cache_report report);
 /* Frees every entry (clear()) and the table; accepts a zeroed or half-built cache. */
 void symbol_cache__free(struct symbol_cache *c);
 
 /* The entry of the object at addr, read as `kind`, that frame-walk state `owner` saw with
- * `cookie`: cached, or read (from reader, then owner->pid) into the slot it takes. 0 cached,
- * 1 read now (*from: the process it was read from), -EFAULT unreadable, -ESTALE read but its
- * cookie differs (reused memory); the slot keeps its old entry on an error.
+ * `cookie`: cached, or read (from reader, then owner->pid) into the slot it takes. NULL with a
+ * marker in *out when unreadable or read with another cookie (reused memory): the slot keeps
+ * its old entry. *read_from (NULL: not wanted): the process it was read from now, 0 when it
+ * was cached.
  */
-int symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
-		      uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
-		      const void *read_ctx, void **entry, pid_t *from);
+void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
+			const void *read_ctx, struct interp_symbol *out, pid_t *read_from);
 
 #endif

@@ -137,14 +137,16 @@ static void method_entry__clear(void *ctx, void *entry)
 static int hs_init(void *rt)
 {
 	struct hotspot *hs = rt;
-	struct symbol_cache_counts counts = { .reads = &hs->stats[HS_STAT_METHOD_READS],
+	struct symbol_cache_report report = { .reads = &hs->stats[HS_STAT_METHOD_READS],
 					      .unreadable = &hs->stats[HS_STAT_UNREADABLE],
-					      .reused = &hs->stats[HS_STAT_STALE] };
+					      .reused = &hs->stats[HS_STAT_STALE],
+					      .unreadable_why = "method unreadable",
+					      .reused_why = "stale code" };
 
 	if (lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP))
 		return -ENOMEM;
 	return symbol_cache__init(&hs->methods, HS_METHOD_CACHE_CAP, sizeof(struct method_entry),
-				  true, method_entry__clear, NULL, counts);
+				  true, method_entry__clear, NULL, report);
 }
 
 static void hs_fini(void *rt)
@@ -578,15 +580,8 @@ static const struct interp_marker_text marker_texts[] = {
 static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 				       uint64_t method, uint32_t cookie, struct interp_symbol *out)
 {
-	void *entry;
-	int err = symbol_cache__get(&hs->methods, &p->base, reader, method, cookie, 0, read_method,
-				    &p->file->l, &entry, NULL);
-
-	if (err < 0) {
-		interp__marker(out, err == -ESTALE ? "stale code" : "method unreadable");
-		return NULL;
-	}
-	return entry;
+	return symbol_cache__get(&hs->methods, &p->base, reader, method, cookie, 0, read_method,
+				 &p->file->l, out, NULL);
 }
 
 /* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. */

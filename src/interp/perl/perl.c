@@ -178,11 +178,11 @@ static void name_entry__clear(void *ctx, void *entry)
 static int perl_init(void *rt)
 {
 	struct perl *pl = rt;
-	int err = symbol_cache__init(
-		&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false, name_entry__clear,
-		NULL,
-		(struct symbol_cache_counts){ .reads = &pl->stats[PERL_STAT_NAME_READS],
-					      .unreadable = &pl->stats[PERL_STAT_UNREADABLE] });
+	struct symbol_cache_report report = { .reads = &pl->stats[PERL_STAT_NAME_READS],
+					      .unreadable = &pl->stats[PERL_STAT_UNREADABLE],
+					      .unreadable_why = "sub unreadable" };
+	int err = symbol_cache__init(&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false,
+				     name_entry__clear, NULL, report);
 
 	if (err)
 		return err;
@@ -542,16 +542,15 @@ static int read_name(const void *ctx, pid_t pid, uint64_t addr, void *entry)
 }
 
 /* The name of a frame of a sub (its glob, or its CV) from reader, else from the process
- * whose state it is; NULL when unreadable.
+ * whose state it is; NULL with a marker in *out when unreadable.
  */
-static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr)
+static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr,
+			      struct interp_symbol *out)
 {
-	void *entry;
+	const struct name_entry *e = symbol_cache__get(&pl->names, &pp->base, reader, addr, 0, 0,
+						       read_name, &pp->file->layout, out, NULL);
 
-	if (symbol_cache__get(&pl->names, &pp->base, reader, addr, 0, 0, read_name,
-			      &pp->file->layout, &entry, NULL) < 0)
-		return NULL;
-	return ((struct name_entry *)entry)->name;
+	return e ? e->name : NULL;
 }
 
 /* The statement of a frame: file and full line when the COP is still the one eBPF saw (its
@@ -614,9 +613,9 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	switch (type) {
 	case PERL_FRAME_SUB:
 	case PERL_FRAME_NAMED:
-		name = frame_name(pl, pp, reader, uf->addr);
+		name = frame_name(pl, pp, reader, uf->addr, out);
 		if (!name)
-			return interp__marker(out, "sub unreadable");
+			return;
 		break;
 	case PERL_FRAME_EVAL:
 		name = "(eval)";

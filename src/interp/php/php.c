@@ -165,12 +165,14 @@ static void func_entry__clear(void *ctx, void *entry)
 static int php_init(void *rt)
 {
 	struct php *php = rt;
-	struct symbol_cache_counts counts = { .reads = &php->stats[PHP_STAT_FUNC_READS],
+	struct symbol_cache_report report = { .reads = &php->stats[PHP_STAT_FUNC_READS],
 					      .unreadable = &php->stats[PHP_STAT_UNREADABLE],
-					      .reused = &php->stats[PHP_STAT_STALE] };
+					      .reused = &php->stats[PHP_STAT_STALE],
+					      .unreadable_why = "function unreadable",
+					      .reused_why = "function reused" };
 
 	return symbol_cache__init(&php->funcs, PHP_FUNC_CACHE_CAP, sizeof(struct func_entry), false,
-				  func_entry__clear, NULL, counts);
+				  func_entry__clear, NULL, report);
 }
 
 static void php_fini(void *rt)
@@ -577,23 +579,18 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	bool file = flags & PHP_FRAME_FILE;
 	struct php *php = rt;
 	struct php_proc *pp = proc_state;
-	struct func_entry *e;
-	void *entry;
-	int err;
+	const struct func_entry *e;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	/* A forked FPM worker shares its parent's functions at the same addresses until it
 	 * compiles its own (the cookie tells). A file name string is the whole entry: cookie 0.
 	 */
-	err = symbol_cache__get(&php->funcs, &pp->base, reader, uf->addr, file ? 0 : cookie,
-				file ? FUNC_KIND_FILE : 0, file ? read_file_code : read_function,
-				&pp->file->layout, &entry, NULL);
-	if (err == -ESTALE)
-		return interp__marker(out, "function reused");
-	if (err < 0)
-		return interp__marker(out, "function unreadable");
-	e = entry;
+	e = symbol_cache__get(&php->funcs, &pp->base, reader, uf->addr, file ? 0 : cookie,
+			      file ? FUNC_KIND_FILE : 0, file ? read_file_code : read_function,
+			      &pp->file->layout, out, NULL);
+	if (!e)
+		return;
 	*out = (struct interp_symbol){
 		.function = e->name ? e->name : code_name(flags),
 		.file = e->file,

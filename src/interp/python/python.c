@@ -171,12 +171,14 @@ static void code_entry__clear(void *ctx, void *entry)
 static int py_init(void *rt)
 {
 	struct python *py = rt;
-	struct symbol_cache_counts counts = { .reads = &py->stats[PY_STAT_CODE_READS],
+	struct symbol_cache_report report = { .reads = &py->stats[PY_STAT_CODE_READS],
 					      .unreadable = &py->stats[PY_STAT_UNREADABLE],
-					      .reused = &py->stats[PY_STAT_STALE] };
+					      .reused = &py->stats[PY_STAT_STALE],
+					      .unreadable_why = "code object unreadable",
+					      .reused_why = "code object reused" };
 
 	return symbol_cache__init(&py->codes, PYTHON_CODE_CACHE_CAP, sizeof(struct code_entry),
-				  true, code_entry__clear, NULL, counts);
+				  true, code_entry__clear, NULL, report);
 }
 
 static void py_fini(void *rt)
@@ -666,19 +668,14 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
 	struct python *py = rt;
 	struct py_proc *pp = proc_state;
-	struct code_entry *e;
-	void *entry;
-	int err;
+	const struct code_entry *e;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
-	err = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code,
-				&pp->file->layout, &entry, NULL);
-	if (err == -ESTALE)
-		return interp__marker(out, "code object reused");
-	if (err < 0)
-		return interp__marker(out, "code object unreadable");
-	e = entry;
+	e = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code,
+			      &pp->file->layout, out, NULL);
+	if (!e)
+		return;
 	*out = (struct interp_symbol){
 		.function = e->name,
 		.file = e->filename,

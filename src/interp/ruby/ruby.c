@@ -259,15 +259,17 @@ static void iseq_entry__clear(void *ctx, void *entry)
 static int rb_init(void *rt)
 {
 	struct ruby *rb = rt;
-	struct symbol_cache_counts counts = { .reads = &rb->stats[RB_STAT_ISEQ_READS],
+	struct symbol_cache_report report = { .reads = &rb->stats[RB_STAT_ISEQ_READS],
 					      .unreadable = &rb->stats[RB_STAT_UNREADABLE],
-					      .reused = &rb->stats[RB_STAT_STALE] };
+					      .reused = &rb->stats[RB_STAT_STALE],
+					      .unreadable_why = "iseq unreadable",
+					      .reused_why = "iseq reused" };
 
 	rb->mes = calloc(RUBY_ME_CACHE_CAP, sizeof(*rb->mes));
 	if (!rb->mes || lru_sets__init(&rb->me_slots, RUBY_ME_CACHE_CAP))
 		return -ENOMEM;
 	return symbol_cache__init(&rb->iseqs, RUBY_ISEQ_CACHE_CAP, sizeof(struct iseq_entry), false,
-				  iseq_entry__clear, rb, counts);
+				  iseq_entry__clear, rb, report);
 }
 
 static void rb_fini(void *rt)
@@ -948,9 +950,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct rb_proc *rp = proc_state;
 	const struct me_entry *me;
 	struct iseq_entry *e;
-	void *entry;
 	pid_t from;
-	int err, line;
+	int line;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
@@ -968,14 +969,11 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		*out = (struct interp_symbol){ .function = rb->text };
 		return;
 	}
-	err = symbol_cache__get(&rb->iseqs, &rp->base, reader, uf->addr, cookie, 0, read_iseq,
-				&rp->file->layout, &entry, &from);
-	if (err == -ESTALE)
-		return interp__marker(out, "iseq reused");
-	if (err < 0)
-		return interp__marker(out, "iseq unreadable");
-	e = entry;
-	if (err > 0) { /* read now: its line table too, while the budget allows */
+	e = symbol_cache__get(&rb->iseqs, &rp->base, reader, uf->addr, cookie, 0, read_iseq,
+			      &rp->file->layout, out, &from);
+	if (!e)
+		return;
+	if (from) { /* read now: its line table too, while the budget allows */
 		read_lines(from, &rp->file->layout, &e->src, &e->tab);
 		if (rb->table_bytes + e->tab.bytes > RUBY_TABLE_BYTES_MAX)
 			line_tab__clear(&e->tab); /* over budget: read again when asked */
