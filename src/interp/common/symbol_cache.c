@@ -9,7 +9,7 @@
 
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
-		       struct symbol_cache_report report)
+		       const struct symbol_cache_report *report, uint64_t *stats)
 {
 	int err;
 
@@ -18,7 +18,8 @@ int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool
 				    .any_cookie = any_cookie,
 				    .clear = clear,
 				    .clear_ctx = clear_ctx,
-				    .report = report };
+				    .report = report,
+				    .stats = stats };
 	if (entry_sz < sizeof(struct symbol_cache_key) || !clear)
 		return -EINVAL;
 	c->entries = calloc(cap + 1, entry_sz); /* the last: reads in progress */
@@ -48,10 +49,10 @@ void symbol_cache__free(struct symbol_cache *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static void count(uint64_t *counter)
+static void count(const struct symbol_cache *c, int counter)
 {
-	if (counter)
-		(*counter)++;
+	if (counter >= 0)
+		c->stats[counter]++;
 }
 
 void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
@@ -73,7 +74,7 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 	if (e->pid == owner->pid && e->gen == owner->gen && e->addr == addr && e->kind == kind &&
 	    cookie_ok)
 		return e;
-	count(c->report.reads);
+	count(c, c->report->reads);
 	c->clear(c->clear_ctx, fresh);
 	err = read(read_ctx, src, addr, fresh);
 	if (err && reader != owner->pid) { /* the child is gone: its parent has the same */
@@ -83,14 +84,14 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 	}
 	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
 		c->clear(c->clear_ctx, fresh);
-		count(c->report.reused);
-		interp__marker(out, c->report.reused_why);
+		count(c, c->report->reused);
+		interp__marker(out, c->report->reused_why);
 		return NULL;
 	}
 	if (err) {
 		c->clear(c->clear_ctx, fresh);
-		count(c->report.unreadable);
-		interp__marker(out, c->report.unreadable_why);
+		count(c, c->report->unreadable);
+		interp__marker(out, c->report->unreadable_why);
 		return NULL;
 	}
 	c->clear(c->clear_ctx, e);

@@ -37,12 +37,12 @@ struct symbol_cache_key {
  */
 typedef int (*symbol_cache_read_fn)(const void *ctx, pid_t from, uint64_t addr, void *entry);
 
-/* What the cache reports of its reads: the counters it bumps (NULL: not counted), objects
- * read, unreadable, found reused; and the reasons of the marker frames it gives for the last
- * two (interp__marker).
+/* What the cache reports of its reads: the counters it bumps (indices in the runtime's stats
+ * array given to init; -1: not counted), objects read, unreadable, found reused; and the reasons
+ * of the marker frames it gives for the last two (interp__marker).
  */
 struct symbol_cache_report {
-	uint64_t *reads, *unreadable, *reused;
+	int reads, unreadable, reused;
 	const char *unreadable_why, *reused_why;
 };
 
@@ -53,13 +53,16 @@ struct symbol_cache {
 	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
 	void (*clear)(void *ctx, void *entry);
 	void *clear_ctx;
-	struct symbol_cache_report report;
+	const struct symbol_cache_report *report;
+	uint64_t *stats;
 };
 
-/* cap: a power of two, at least LRU_WAYS. any_cookie: see above. 0 or -ENOMEM, -EINVAL. */
+/* cap: a power of two, at least LRU_WAYS. any_cookie: see above. report (static) and stats
+ * outlive the cache. 0 or -ENOMEM, -EINVAL.
+ */
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
-		       struct symbol_cache_report report);
+		       const struct symbol_cache_report *report, uint64_t *stats);
 /* Frees every entry (clear()) and the table; accepts a zeroed or half-built cache. */
 void symbol_cache__free(struct symbol_cache *c);
 

@@ -134,19 +134,19 @@ static void method_entry__clear(void *ctx, void *entry)
 	memset(e, 0, sizeof(*e));
 }
 
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { HS_STAT_METHOD_READS, HS_STAT_UNREADABLE,
+							 HS_STAT_STALE, "method unreadable",
+							 "stale code" };
+
 static int hs_init(void *rt)
 {
 	struct hotspot *hs = rt;
-	struct symbol_cache_report report = { .reads = &hs->stats[HS_STAT_METHOD_READS],
-					      .unreadable = &hs->stats[HS_STAT_UNREADABLE],
-					      .reused = &hs->stats[HS_STAT_STALE],
-					      .unreadable_why = "method unreadable",
-					      .reused_why = "stale code" };
 
 	if (lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP))
 		return -ENOMEM;
 	return symbol_cache__init(&hs->methods, HS_METHOD_CACHE_CAP, sizeof(struct method_entry),
-				  true, method_entry__clear, NULL, report);
+				  true, method_entry__clear, NULL, &cache_report, hs->stats);
 }
 
 static void hs_fini(void *rt)

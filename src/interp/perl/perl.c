@@ -175,14 +175,15 @@ static void name_entry__clear(void *ctx, void *entry)
 	memset(e, 0, sizeof(*e));
 }
 
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PERL_STAT_NAME_READS, PERL_STAT_UNREADABLE,
+							 -1, "sub unreadable", NULL };
+
 static int perl_init(void *rt)
 {
 	struct perl *pl = rt;
-	struct symbol_cache_report report = { .reads = &pl->stats[PERL_STAT_NAME_READS],
-					      .unreadable = &pl->stats[PERL_STAT_UNREADABLE],
-					      .unreadable_why = "sub unreadable" };
 	int err = symbol_cache__init(&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false,
-				     name_entry__clear, NULL, report);
+				     name_entry__clear, NULL, &cache_report, pl->stats);
 
 	if (err)
 		return err;

@@ -162,17 +162,17 @@ static void func_entry__clear(void *ctx, void *entry)
 	memset(e, 0, sizeof(*e));
 }
 
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PHP_STAT_FUNC_READS, PHP_STAT_UNREADABLE,
+							 PHP_STAT_STALE, "function unreadable",
+							 "function reused" };
+
 static int php_init(void *rt)
 {
 	struct php *php = rt;
-	struct symbol_cache_report report = { .reads = &php->stats[PHP_STAT_FUNC_READS],
-					      .unreadable = &php->stats[PHP_STAT_UNREADABLE],
-					      .reused = &php->stats[PHP_STAT_STALE],
-					      .unreadable_why = "function unreadable",
-					      .reused_why = "function reused" };
 
 	return symbol_cache__init(&php->funcs, PHP_FUNC_CACHE_CAP, sizeof(struct func_entry), false,
-				  func_entry__clear, NULL, report);
+				  func_entry__clear, NULL, &cache_report, php->stats);
 }
 
 static void php_fini(void *rt)

@@ -168,17 +168,17 @@ static void code_entry__clear(void *ctx, void *entry)
 	memset(e, 0, sizeof(*e));
 }
 
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PY_STAT_CODE_READS, PY_STAT_UNREADABLE,
+							 PY_STAT_STALE, "code object unreadable",
+							 "code object reused" };
+
 static int py_init(void *rt)
 {
 	struct python *py = rt;
-	struct symbol_cache_report report = { .reads = &py->stats[PY_STAT_CODE_READS],
-					      .unreadable = &py->stats[PY_STAT_UNREADABLE],
-					      .reused = &py->stats[PY_STAT_STALE],
-					      .unreadable_why = "code object unreadable",
-					      .reused_why = "code object reused" };
 
 	return symbol_cache__init(&py->codes, PYTHON_CODE_CACHE_CAP, sizeof(struct code_entry),
-				  true, code_entry__clear, NULL, report);
+				  true, code_entry__clear, NULL, &cache_report, py->stats);
 }
 
 static void py_fini(void *rt)

@@ -256,20 +256,20 @@ static void iseq_entry__clear(void *ctx, void *entry)
 	memset(e, 0, sizeof(*e));
 }
 
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { RB_STAT_ISEQ_READS, RB_STAT_UNREADABLE,
+							 RB_STAT_STALE, "iseq unreadable",
+							 "iseq reused" };
+
 static int rb_init(void *rt)
 {
 	struct ruby *rb = rt;
-	struct symbol_cache_report report = { .reads = &rb->stats[RB_STAT_ISEQ_READS],
-					      .unreadable = &rb->stats[RB_STAT_UNREADABLE],
-					      .reused = &rb->stats[RB_STAT_STALE],
-					      .unreadable_why = "iseq unreadable",
-					      .reused_why = "iseq reused" };
 
 	rb->mes = calloc(RUBY_ME_CACHE_CAP, sizeof(*rb->mes));
 	if (!rb->mes || lru_sets__init(&rb->me_slots, RUBY_ME_CACHE_CAP))
 		return -ENOMEM;
 	return symbol_cache__init(&rb->iseqs, RUBY_ISEQ_CACHE_CAP, sizeof(struct iseq_entry), false,
-				  iseq_entry__clear, rb, report);
+				  iseq_entry__clear, rb, &cache_report, rb->stats);
 }
 
 static void rb_fini(void *rt)
