@@ -1,21 +1,26 @@
-/* The runtime interface: what every high-level language runtime (CPython now; HotSpot, V8,
- * Ruby, PHP, Perl, Go next) implements to put its frames into the native stacks, and the
- * registry that runs them all.
+/* The runtime interface: what every high-level language runtime (CPython, HotSpot, V8, CRuby,
+ * PHP, Perl, Go) implements to put its frames into the native stacks, and the registry that
+ * runs them all.
  *
  * A runtime lives in its own folder (src/interp/<runtime>/) with its eBPF walk in
  * bpf/interp/<runtime>_walk.h and its ABI types in bpf/interp/<runtime>_abi.h. It provides one
- * `struct interp_runtime` (below) and is listed once in registry.c. Everything the runtimes
- * share is the registry's:
- *  - per-file state: a mapped file a runtime recognises as its interpreter, kept while the
- *    registry lives (late samples symbolize from it), at most INTERP_FILE_CAP files;
- *  - per-process state: (pid, runtime) -> the runtime's state for that process, created when a
- *    scan shows the process mapping an interpreter file, dropped at exec (a new image), kept
- *    INTERP_EXITED_GRACE_NS after exit for samples still in flight, then freed; at most
- *    INTERP_PROC_CAP processes;
+ * `struct interp_runtime` (below) and is listed once in registry.c. A runtime folder holds only
+ * what is its own (detect, attach and tick, symbolize, lines); what they all need is in
+ * src/interp/common/: process-memory and string reads (proc_memory.h), the bounded cache of
+ * what was read with its checks (symbol_cache.h), ELF lookups (interp_elf.h). The registry
+ * owns:
+ *  - every runtime's state (state_sz bytes it allocates, zeroed, before init);
+ *  - per-file state: a mapped file a runtime recognises as its interpreter (file_state_sz
+ *    bytes, zeroed, its path set), kept while the registry lives (late samples symbolize from
+ *    it), at most INTERP_FILE_CAP files;
+ *  - per-process state: (pid, runtime) -> the runtime's state for that process (proc_state_sz
+ *    bytes, zeroed, pid and attach generation set), created when a scan shows the process
+ *    mapping an interpreter file, dropped at exec (a new image), kept INTERP_EXITED_GRACE_NS
+ *    after exit for samples still in flight, then freed; at most INTERP_PROC_CAP processes;
  *  - the BPF map writes ("interp_files", "interp_procs"), and each runtime's slice of the
- *    eBPF counters;
- *  - helpers: process-memory reads (interp__read_mem).
- * Markers: a runtime shows frames it cannot read as "[<name>: <reason>]".
+ *    eBPF counters.
+ * Markers: a runtime shows frames it cannot read as "[<name>: <reason>]" (interp__marker gives
+ * the reason, interp_runtime__symbolize the rest).
  * Not thread-safe: one owner (the session).
  */
 #ifndef STACKSCOPE_INTERP_H
@@ -27,6 +32,7 @@
 #include <sys/types.h>
 
 #include "abi.h"
+#include "interp/common/proc_memory.h"
 
 #define INTERP_FILE_CAP 256                         /* as the "interp_files" map */
 #define INTERP_PROC_CAP 16384                       /* as the "interp_procs" map */
@@ -64,6 +70,17 @@ struct interp_symbol {
 	uint32_t inlined_cnt;
 };
 
+/* The head of every runtime's per-file state (file_state_sz bytes): set by the registry. */
+struct interp_file_base {
+	char *path; /* the interpreter file's path */
+};
+
+/* The head of every runtime's per-process state (proc_state_sz bytes): set by the registry. */
+struct interp_proc_base {
+	pid_t pid;
+	uint32_t gen; /* unique per attach: keys the runtime's caches (symbol_cache.h) */
+};
+
 struct interp_runtime {
 	const char *name;       /* "python": messages, the summary, markers */
 	const char *frame_type; /* OTLP profile.frame.type of its frames: "cpython" */
@@ -74,26 +91,34 @@ struct interp_runtime {
 	const char *const *stat_names;
 	size_t stat_cnt;
 
-	/* NULL with errno. */
-	void *(*new)(void);
-	void (*free)(void *rt);
-	/* Is this mapped file the runtime's interpreter? 0 with *file_state and *bpf (what eBPF
-	 * needs) filled; -ENOENT when it is not. A version the runtime cannot walk still returns 0
-	 * with bpf->supported = 0 (eBPF then emits a marker).
+	/* Its state: state_sz bytes, zeroed; its stat_cnt counters (uint64_t) at stats_off. */
+	size_t state_sz, stats_off;
+	/* Optional (NULL: none). What the zeroed state needs made (caches): 0 or -errno. fini
+	 * frees it, also after a failed init.
 	 */
-	int (*file_detect)(void *rt, const struct executable *exe, void **file_state,
+	int (*init)(void *rt);
+	void (*fini)(void *rt);
+	/* Is this mapped file the runtime's interpreter? file_state: file_state_sz bytes, zeroed,
+	 * beginning with struct interp_file_base. 0 with file_state and *bpf (what eBPF needs)
+	 * filled; -ENOENT when it is not. A version the runtime cannot walk still returns 0 with
+	 * bpf->supported = 0 (eBPF then emits a marker).
+	 */
+	size_t file_state_sz;
+	int (*file_detect)(void *rt, const struct executable *exe, void *file_state,
 			   struct interp_file *bpf);
-	void (*file_free)(void *rt, void *file_state);
-	/* A live process maps the file (at load bias `bias`): 0 with *proc_state and bpf->(its
-	 * union member) filled, or -errno (not attached).
+	void (*file_free)(void *rt, void *file_state); /* optional: what file_detect made */
+	/* A live process maps the file (at load bias `bias`): proc_state (proc_state_sz bytes,
+	 * zeroed, beginning with struct interp_proc_base; NULL when 0) and bpf->(its union member)
+	 * filled: 0, or -errno (not attached).
 	 */
-	int (*proc_attach)(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			   void **proc_state, struct interp_proc *bpf);
-	/* Periodic check of an attached process: 0 keep, < 0 reject (its eBPF entry is removed and
-	 * it is not attached again while its mapping stays the same).
+	size_t proc_state_sz;
+	int (*proc_attach)(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			   void *proc_state, struct interp_proc *bpf);
+	/* Optional (NULL: keep). Periodic check of an attached process: 0 keep, < 0 reject (its
+	 * eBPF entry is removed and it is not attached again while its mapping stays the same).
 	 */
 	int (*proc_tick)(void *rt, void *proc_state, uint64_t now_ns);
-	void (*proc_free)(void *rt, void *proc_state);
+	void (*proc_free)(void *rt, void *proc_state); /* optional: what proc_attach made */
 	/* Optional (NULL: none). State that appears after attach: a VM initialised later, the
 	 * code in anonymous memory the runtime owns (JIT code, a code cache: its code-range
 	 * walker in eBPF unwinds the frames there, bpf/interp/interp_walk.h). Called right after
@@ -106,12 +131,63 @@ struct interp_runtime {
 			    struct interp_code_range *code);
 	/* One frame of the runtime from process pid, whose stack eBPF walked with proc_state (that
 	 * of pid, or of the parent it was forked from while it was not known yet: then memory is
-	 * read from pid first, from the parent once pid has exited). Always fills *out.
+	 * read from pid first, from the parent once pid has exited; NULL only for a frame without
+	 * an address). Always fills *out; a marker with its reason only (interp__marker).
+	 * Optional (NULL: a runtime that emits no frames; a "[<name>: ?]" marker if one comes).
 	 */
 	void (*symbolize)(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
 			  struct interp_symbol *out);
-	void (*stats)(const void *rt, uint64_t *out); /* stat_cnt values */
 };
+
+/* A runtime's own counters are written once, as a macro LIST(X) of X(ID, "name") entries;
+ * these make the enum and the names (stat_names) from it:
+ * `enum e { LIST(INTERP_LIST_ENUM) E_CNT };`, `names[E_CNT] = { LIST(INTERP_LIST_TEXT) };`.
+ */
+#define INTERP_LIST_ENUM(id, text) id,
+#define INTERP_LIST_TEXT(id, text) [id] = text,
+
+/* A runtime's state and per-file and per-process state, made and freed as the interface says
+ * (the registry's, and tests' way to drive one runtime). NULL / -errno on failure.
+ */
+void *interp_runtime__new(const struct interp_runtime *rt);
+void interp_runtime__free(const struct interp_runtime *rt, void *state);
+int interp_runtime__file_detect(const struct interp_runtime *rt, void *state,
+				const struct executable *exe, void **file_state,
+				struct interp_file *bpf);
+void interp_runtime__file_free(const struct interp_runtime *rt, void *state, void *file_state);
+int interp_runtime__proc_attach(const struct interp_runtime *rt, void *state, pid_t pid,
+				void *file_state, uint64_t bias, uint64_t now_ns, void **proc_state,
+				struct interp_proc *bpf);
+int interp_runtime__proc_tick(const struct interp_runtime *rt, void *state, void *proc_state,
+			      uint64_t now_ns);
+void interp_runtime__proc_free(const struct interp_runtime *rt, void *state, void *proc_state);
+/* rt->symbolize, but an "unknown process" marker for a frame with an address and no process
+ * state, a "?" one without rt->symbolize; a marker's reason made "[<runtime>: <reason>]" in a
+ * buffer of this module's, borrowed until the next call.
+ */
+void interp_runtime__symbolize(const struct interp_runtime *rt, void *state, void *proc_state,
+			       pid_t pid, const struct user_frame *uf, struct interp_symbol *out);
+/* Its stat_cnt counters into out. */
+void interp_runtime__stats(const struct interp_runtime *rt, const void *state, uint64_t *out);
+
+/* A marker frame into *out: a frame the runtime cannot show, for `reason` (static text, "code
+ * object unreadable"); interp_runtime__symbolize shows it as "[<runtime>: <reason>]".
+ */
+static inline void interp__marker(struct interp_symbol *out, const char *reason)
+{
+	*out = (struct interp_symbol){ .function = reason, .marker = true };
+}
+
+/* A marker's reason by the code eBPF emitted it with. */
+struct interp_marker_text {
+	uint64_t code;
+	const char *text;
+};
+
+/* The marker of `code` in table[0..n) into *out ("?" when it is not there). */
+void interp__code_marker(struct interp_symbol *out, const struct interp_marker_text *table,
+			 size_t n, uint64_t code);
+#define INTERP_MARKERS(table) (table), sizeof(table) / sizeof((table)[0])
 
 /* Counters of one runtime, for the summary, the agent's log and /metrics. */
 struct interp_runtime_stats {
@@ -165,16 +241,5 @@ void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t ma
  */
 size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,
 			      struct interp_runtime_stats *out, size_t cap);
-
-/* Helper for runtimes: size bytes of process pid's memory at addr. 0 or -errno (-EFAULT:
- * partly unreadable).
- */
-int interp__read_mem(pid_t pid, uint64_t addr, void *buf, size_t size);
-
-/* One 64-bit word of process pid's memory at addr (native byte order). 0 or -errno. */
-static inline int interp__read_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_mem(pid, addr, out, sizeof(*out));
-}
 
 #endif

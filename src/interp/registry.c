@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <bpf/bpf.h>
 
@@ -69,7 +68,6 @@ struct interp_registry {
 	struct interp_runtime_stats stats[RUNTIME_CNT];
 	struct u64_map files; /* file_id -> struct interp_file_entry */
 	struct u64_map procs; /* proc_key(pid, rt) -> struct interp_proc_entry */
-	char marker[96];
 };
 
 static uint64_t proc_key(pid_t pid, size_t rt)
@@ -91,7 +89,7 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 	reg->proc_bits_fd = -1;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		reg->stats[i].rt = runtimes[i];
-		reg->rt_state[i] = runtimes[i]->new ();
+		reg->rt_state[i] = interp_runtime__new(runtimes[i]);
 		if (!reg->rt_state[i]) {
 			interp_registry__free(reg);
 			errno = ENOMEM;
@@ -103,8 +101,7 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 
 static void proc_entry__free(struct interp_registry *reg, struct interp_proc_entry *pe)
 {
-	if (pe->state)
-		runtimes[pe->rt]->proc_free(reg->rt_state[pe->rt], pe->state);
+	interp_runtime__proc_free(runtimes[pe->rt], reg->rt_state[pe->rt], pe->state);
 	free(pe);
 }
 
@@ -122,12 +119,11 @@ void interp_registry__free(struct interp_registry *reg)
 	while (u64_map__next(&reg->files, &it, &key, &v)) {
 		struct interp_file_entry *fe = v;
 
-		runtimes[fe->rt]->file_free(reg->rt_state[fe->rt], fe->state);
+		interp_runtime__file_free(runtimes[fe->rt], reg->rt_state[fe->rt], fe->state);
 		free(fe);
 	}
 	for (i = 0; i < RUNTIME_CNT; i++)
-		if (reg->rt_state[i])
-			runtimes[i]->free(reg->rt_state[i]);
+		interp_runtime__free(runtimes[i], reg->rt_state[i]);
 	u64_map__free(&reg->procs);
 	u64_map__free(&reg->files);
 	free(reg);
@@ -255,7 +251,8 @@ bool interp_registry__file_loaded(struct interp_registry *reg, const struct exec
 		return false;
 	for (i = 0; i < RUNTIME_CNT; i++) {
 		memset(&fe->bpf, 0, sizeof(fe->bpf));
-		if (!runtimes[i]->file_detect(reg->rt_state[i], exe, &fe->state, &fe->bpf))
+		if (!interp_runtime__file_detect(runtimes[i], reg->rt_state[i], exe, &fe->state,
+						 &fe->bpf))
 			break;
 	}
 	if (i == RUNTIME_CNT) {
@@ -265,7 +262,7 @@ bool interp_registry__file_loaded(struct interp_registry *reg, const struct exec
 	fe->rt = i;
 	fe->bpf.runtime = runtimes[i]->frame_kind;
 	if (u64_map__set(&reg->files, exe->file_id, fe)) {
-		runtimes[i]->file_free(reg->rt_state[i], fe->state);
+		interp_runtime__file_free(runtimes[i], reg->rt_state[i], fe->state);
 		free(fe);
 		return false;
 	}
@@ -347,12 +344,13 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 		proc_remove(reg, pe);
 	if (!fe->bpf.supported || reg->procs.cnt >= INTERP_PROC_CAP)
 		return;
-	if (rt->proc_attach(reg->rt_state[fe->rt], p->pid, fe->state, bias, now_ns, &state, &bpf))
+	if (interp_runtime__proc_attach(rt, reg->rt_state[fe->rt], p->pid, fe->state, bias, now_ns,
+					&state, &bpf))
 		return;
 	pe = calloc(1, sizeof(*pe));
 	if (!pe || u64_map__set(&reg->procs, key, pe)) {
 		free(pe);
-		rt->proc_free(reg->rt_state[fe->rt], state);
+		interp_runtime__proc_free(rt, reg->rt_state[fe->rt], state);
 		return;
 	}
 	*pe = (struct interp_proc_entry){ .pid = p->pid,
@@ -363,7 +361,7 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 					  .bpf = bpf };
 	reg->stats[fe->rt].procs_attached++;
 	bpf_set_proc(reg, pe, &bpf);
-	if (rt->proc_tick(reg->rt_state[fe->rt], state, now_ns) < 0 ||
+	if (interp_runtime__proc_tick(rt, reg->rt_state[fe->rt], state, now_ns) < 0 ||
 	    proc_refresh(reg, pe, now_ns) < 0)
 		proc_reject(reg, pe);
 }
@@ -440,7 +438,8 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)
 			continue;
 		}
 		if (pe->status == PROC_ATTACHED &&
-		    (runtimes[pe->rt]->proc_tick(reg->rt_state[pe->rt], pe->state, now_ns) < 0 ||
+		    (interp_runtime__proc_tick(runtimes[pe->rt], reg->rt_state[pe->rt], pe->state,
+					       now_ns) < 0 ||
 		     proc_refresh(reg, pe, now_ns) < 0))
 			proc_reject(reg, pe);
 	}
@@ -464,13 +463,6 @@ const struct interp_runtime *interp_registry__runtime(const struct interp_regist
 	return NULL;
 }
 
-static void set_marker(struct interp_registry *reg, const char *name, const char *what,
-		       struct interp_symbol *out)
-{
-	snprintf(reg->marker, sizeof(reg->marker), "[%s: %s]", name, what);
-	*out = (struct interp_symbol){ .function = reg->marker, .marker = true };
-}
-
 void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
 				const struct user_frame *uf, struct interp_symbol *out)
 {
@@ -490,11 +482,8 @@ void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t ma
 		if (pe && uf->addr)
 			reg->stats[r].forked_frames++;
 	}
-	if (uf->addr && !pe) {
-		set_marker(reg, runtimes[r]->name, "unknown process", out);
-	} else {
-		runtimes[r]->symbolize(reg->rt_state[r], pe ? pe->state : NULL, pid, uf, out);
-	}
+	interp_runtime__symbolize(runtimes[r], reg->rt_state[r], pe ? pe->state : NULL, pid, uf,
+				  out);
 	if (out->marker)
 		reg->stats[r].markers++;
 	else
@@ -513,18 +502,7 @@ size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,
 		if (bpf)
 			memcpy(out[i].bpf, bpf + (size_t)rt->frame_kind * INTERP_COUNTER_MAX,
 			       sizeof(out[i].bpf));
-		if (rt->stats)
-			rt->stats(reg->rt_state[i], out[i].own);
+		interp_runtime__stats(rt, reg->rt_state[i], out[i].own);
 	}
 	return n;
-}
-
-int interp__read_mem(pid_t pid, uint64_t addr, void *buf, size_t size)
-{
-	struct iovec local = { buf, size }, remote = { (void *)(uintptr_t)addr, size };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n == (ssize_t)size)
-		return 0;
-	return n < 0 ? -errno : -EFAULT;
 }

@@ -202,12 +202,13 @@ static void attach(struct attached *a)
 
 	REQUIRE(p);
 	memset(a, 0, sizeof(*a));
-	a->rt = perl_runtime.new();
+	a->rt = interp_runtime__new(&perl_runtime);
 	REQUIRE(a->rt);
 	for (i = 0; i < p->map_cnt && !exe; i++) {
 		memset(&world.file, 0, sizeof(world.file));
 		if (p->maps[i].exe &&
-		    !perl_runtime.file_detect(a->rt, p->maps[i].exe, &a->file_state, &world.file)) {
+		    !interp_runtime__file_detect(&perl_runtime, a->rt, p->maps[i].exe,
+						 &a->file_state, &world.file)) {
 			exe = p->maps[i].exe;
 			bias = p->maps[i].bias;
 		}
@@ -218,18 +219,18 @@ static void attach(struct attached *a)
 	world.file.runtime = FRAME_KIND_PERL;
 	memset(&world.proc, 0, sizeof(world.proc));
 	world.proc.file_id = world.file_id;
-	a->attach_err = perl_runtime.proc_attach(a->rt, child, a->file_state, bias, now_ns(),
-						 &a->proc_state, &world.proc);
+	a->attach_err = interp_runtime__proc_attach(&perl_runtime, a->rt, child, a->file_state,
+						    bias, now_ns(), &a->proc_state, &world.proc);
 }
 
 static void detach(struct attached *a)
 {
 	if (a->proc_state)
-		perl_runtime.proc_free(a->rt, a->proc_state);
+		interp_runtime__proc_free(&perl_runtime, a->rt, a->proc_state);
 	if (a->file_state)
-		perl_runtime.file_free(a->rt, a->file_state);
+		interp_runtime__file_free(&perl_runtime, a->rt, a->file_state);
 	if (a->rt)
-		perl_runtime.free(a->rt);
+		interp_runtime__free(&perl_runtime, a->rt);
 }
 
 /* Runs the walk of one runops activation over the child: the frames it emits. */
@@ -253,7 +254,7 @@ static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
 {
 	struct interp_symbol sym;
 
-	perl_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	interp_runtime__symbolize(&perl_runtime, rt, proc_state, world.pid, uf, &sym);
 	CHECK_STR(sym.function, function);
 	CHECK_EQ_INT(sym.line, line);
 	CHECK(!sym.marker);
@@ -280,7 +281,7 @@ TEST(live_chain)
 	CHECK(world.file.range_end[0] > world.file.range_start[0]); /* Perl_runops_standard */
 	/* The layout check against the live interpreter. */
 	CHECK_EQ_INT(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
-	perl_runtime.stats(a.rt, own);
+	interp_runtime__stats(&perl_runtime, a.rt, own);
 	CHECK_EQ_U64(own[0], 1); /* layouts verified */
 	fsbase = child_fsbase();
 	REQUIRE(fsbase);
@@ -304,7 +305,7 @@ TEST(live_chain)
 		struct interp_symbol sym;
 
 		uf.file_id ^= 1ull << PERL_FRAME_LINE_SHIFT;
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK_STR(sym.function, "main::beta");
 		CHECK(!sym.file);
 		CHECK_EQ_INT(sym.line, marked_line("CALL_CLOSURE") ^ 1);
@@ -318,7 +319,7 @@ TEST(live_chain)
 
 		CHECK_EQ_U64(uf.addr >> PERL_FRAME_TYPE_SHIFT, PERL_FRAME_NAMED);
 		uf.addr ^= 1ull << PERL_FRAME_COOKIE_SHIFT;
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[perl: sub unreadable]");
 	}
@@ -382,7 +383,8 @@ TEST(wrong_layout_rejected)
 
 		memset(world.counters, 0, sizeof(world.counters));
 		REQUIRE(walk(frames, 0) == 1);
-		perl_runtime.symbolize(a.rt, a.proc_state, world.pid, &frames[0], &sym);
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &frames[0],
+					  &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[perl: layout check failed]");
 		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
@@ -404,7 +406,7 @@ TEST(markers)
 		{ PERL_MARKER_MIXED, "[perl: another interpreter in the stack]" },
 		{ PERL_MARKER_REJECTED, "[perl: layout check failed]" },
 	};
-	void *rt = perl_runtime.new();
+	void *rt = interp_runtime__new(&perl_runtime);
 	size_t i;
 
 	REQUIRE(rt);
@@ -412,11 +414,11 @@ TEST(markers)
 		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PERL };
 		struct interp_symbol sym;
 
-		perl_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		interp_runtime__symbolize(&perl_runtime, rt, NULL, 1, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, want[i].text);
 	}
-	perl_runtime.free(rt);
+	interp_runtime__free(&perl_runtime, rt);
 }
 
 int main(void)

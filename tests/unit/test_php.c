@@ -200,12 +200,13 @@ static void attach(struct attached *a, const struct child *c)
 
 	REQUIRE(p);
 	memset(a, 0, sizeof(*a));
-	a->rt = php_runtime.new();
+	a->rt = interp_runtime__new(&php_runtime);
 	REQUIRE(a->rt);
 	for (i = 0; i < p->map_cnt && !a->exe; i++) {
 		memset(&world.file, 0, sizeof(world.file));
 		if (p->maps[i].exe &&
-		    !php_runtime.file_detect(a->rt, p->maps[i].exe, &a->file_state, &world.file)) {
+		    !interp_runtime__file_detect(&php_runtime, a->rt, p->maps[i].exe,
+						 &a->file_state, &world.file)) {
 			a->exe = p->maps[i].exe;
 			a->bias = p->maps[i].bias;
 		}
@@ -216,18 +217,18 @@ static void attach(struct attached *a, const struct child *c)
 	world.file.runtime = FRAME_KIND_PHP;
 	memset(&world.proc, 0, sizeof(world.proc));
 	world.proc.file_id = world.file_id;
-	REQUIRE(!php_runtime.proc_attach(a->rt, c->pid, a->file_state, a->bias, now_ns(),
-					 &a->proc_state, &world.proc));
+	REQUIRE(!interp_runtime__proc_attach(&php_runtime, a->rt, c->pid, a->file_state, a->bias,
+					     now_ns(), &a->proc_state, &world.proc));
 }
 
 static void detach(struct attached *a)
 {
 	if (a->proc_state)
-		php_runtime.proc_free(a->rt, a->proc_state);
+		interp_runtime__proc_free(&php_runtime, a->rt, a->proc_state);
 	if (a->file_state)
-		php_runtime.file_free(a->rt, a->file_state);
+		interp_runtime__file_free(&php_runtime, a->rt, a->file_state);
 	if (a->rt)
-		php_runtime.free(a->rt);
+		interp_runtime__free(&php_runtime, a->rt);
 }
 
 /* Runs the walk of one execute_ex activation over the child: the frames it emits. */
@@ -251,7 +252,7 @@ static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
 {
 	struct interp_symbol sym;
 
-	php_runtime.symbolize(rt, proc_state, world.pid, uf, &sym);
+	interp_runtime__symbolize(&php_runtime, rt, proc_state, world.pid, uf, &sym);
 	CHECK_STR(sym.function, function);
 	CHECK_EQ_INT(sym.line, line);
 	CHECK(!sym.marker);
@@ -285,7 +286,7 @@ TEST(live_chain)
 	{
 		uint64_t own[16] = { 0 };
 
-		php_runtime.stats(a.rt, own);
+		interp_runtime__stats(&php_runtime, a.rt, own);
 		CHECK_EQ_U64(own[0], 1); /* layouts verified */
 	}
 	memset(world.counters, 0, sizeof(world.counters));
@@ -307,7 +308,7 @@ TEST(live_chain)
 		struct interp_symbol sym;
 
 		uf.file_id ^= 0x10;
-		php_runtime.symbolize(a.rt, a.proc_state, world.pid, &uf, &sym);
+		interp_runtime__symbolize(&php_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[php: function reused]");
 	}
@@ -325,10 +326,10 @@ TEST(wrong_layout_rejected)
 		SKIP_SETUP("%s missing (Debian php8.2-cli)", PHP);
 	REQUIRE(!child_start(&c));
 	attach(&a, &c);
-	php_runtime.proc_free(a.rt, a.proc_state);
+	interp_runtime__proc_free(&php_runtime, a.rt, a.proc_state);
 	a.proc_state = NULL;
-	REQUIRE(!php_runtime.proc_attach(a.rt, c.pid, a.file_state, a.bias + 8, now_ns(),
-					 &a.proc_state, &world.proc));
+	REQUIRE(!interp_runtime__proc_attach(&php_runtime, a.rt, c.pid, a.file_state, a.bias + 8,
+					     now_ns(), &a.proc_state, &world.proc));
 	CHECK(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()) < 0);
 	detach(&a);
 	child_stop(&c);
@@ -347,7 +348,7 @@ TEST(markers)
 		{ PHP_MARKER_JIT_FRAME, "[php: JIT frame not placed]" },
 		{ PHP_MARKER_MIXED, "[php: below another interpreter]" },
 	};
-	void *rt = php_runtime.new();
+	void *rt = interp_runtime__new(&php_runtime);
 	size_t i;
 
 	REQUIRE(rt);
@@ -355,11 +356,11 @@ TEST(markers)
 		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PHP };
 		struct interp_symbol sym;
 
-		php_runtime.symbolize(rt, NULL, 1, &uf, &sym);
+		interp_runtime__symbolize(&php_runtime, rt, NULL, 1, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, want[i].text);
 	}
-	php_runtime.free(rt);
+	interp_runtime__free(&php_runtime, rt);
 }
 
 /* opcache's JIT (php_jit.c): with it on, the process's code range is the executable part of

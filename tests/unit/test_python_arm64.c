@@ -81,17 +81,17 @@ static void check_file(const char *path, const char *name, uint16_t machine)
 	printf("  %s: the key at _PyRuntime + %#lx in PyGILState_GetThisThreadState\n", path,
 	       key_off);
 	REQUIRE(key_off > 0);
-	rt = python_runtime.new();
+	rt = interp_runtime__new(&python_runtime);
 	REQUIRE(rt);
 	memset(&bpf, 0, sizeof(bpf));
-	CHECK_EQ_INT(python_runtime.file_detect(rt, &exe, &state, &bpf), 0);
+	CHECK_EQ_INT(interp_runtime__file_detect(&python_runtime, rt, &exe, &state, &bpf), 0);
 	CHECK_EQ_INT(bpf.supported, 1);
 	CHECK_EQ_INT(bpf.major, 3);
 	CHECK_EQ_INT(bpf.minor, 11);
 	CHECK_EQ_INT(bpf.py.off.rt_tss + 4, key_off);
 	if (state)
-		python_runtime.file_free(rt, state);
-	python_runtime.free(rt);
+		interp_runtime__file_free(&python_runtime, rt, state);
+	interp_runtime__free(&python_runtime, rt);
 	elf_file__free(exe.elf);
 }
 

@@ -53,9 +53,14 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 void interp_elf__symbols(struct elf_file *ef, const char *const *names, size_t n,
 			 struct interp_sym *out)
 {
+	size_t k;
+
 	memset(out, 0, n * sizeof(*out));
 	scan_symtab(ef, ".dynsym", names, n, out);
-	scan_symtab(ef, ".symtab", names, n, out);
+	for (k = 0; k < n && (out[k].found || !names[k]); k++)
+		;
+	if (k < n) /* some still missing */
+		scan_symtab(ef, ".symtab", names, n, out);
 }
 
 const uint8_t *interp_elf__bytes(const struct elf_file *ef, uint64_t vaddr, size_t size)

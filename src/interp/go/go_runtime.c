@@ -40,15 +40,18 @@
 #define GO_BUILDINFO_INLINE 0x2 /* flags: the version and module strings follow the header */
 
 struct go_file {
+	struct interp_file_base base;
 	int minor;     /* Go 1.<minor> */
 	int32_t tls_g; /* g's TLS slot relative to fsbase */
 };
 
-enum go_stat {
-	GO_STAT_NO_VERSION = 0, /* Go executables whose version could not be read */
-	GO_STAT_NO_TLS,         /* ... whose g TLS slot could not be found */
-	GO_STAT_CNT,
-};
+#define GO_STATS(X)                                          \
+	/* Go executables whose version could not be read */ \
+	X(GO_STAT_NO_VERSION, "executables without version") \
+	/* ... whose g TLS slot could not be found */        \
+	X(GO_STAT_NO_TLS, "executables without g slot")
+
+enum go_stat { GO_STATS(INTERP_LIST_ENUM) GO_STAT_CNT };
 
 struct go_rt {
 	uint64_t stats[GO_STAT_CNT];
@@ -196,26 +199,16 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 	abi->g_syscall_pc = abi->g_syscall_sp + 8;
 }
 
-static void *go_new(void)
-{
-	return calloc(1, sizeof(struct go_rt));
-}
-
-static void go_free(void *rt)
-{
-	free(rt);
-}
-
-static int go_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int go_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
 	struct go_rt *g = rt;
+	struct go_file *f = file_state;
 	struct gopclntab *t;
-	struct go_file *f;
 	int minor, err = -ENOENT;
 	int32_t tls = 0;
 
-	if (exe->kind != EXECUTABLE_FILE || !exe->elf)
+	if (!exe->elf)
 		return -ENOENT;
 	t = gopclntab__open(exe->elf);
 	if (!t)
@@ -236,17 +229,11 @@ static int go_file_detect(void *rt, const struct executable *exe, void **file_st
 		pr_debug("go: %s: g's TLS slot not found: no labels\n", exe->path);
 		goto out;
 	}
-	f = calloc(1, sizeof(*f));
-	if (!f) {
-		err = -ENOMEM;
-		goto out;
-	}
 	f->minor = minor;
 	f->tls_g = tls;
 	bpf->major = 1;
 	bpf->minor = (uint8_t)minor;
 	bpf->supported = minor >= GO_MINOR_MIN && minor <= GO_MINOR_MAX;
-	*file_state = f;
 	err = 0;
 	pr_debug("go: %s: Go 1.%d, g at fs%+d\n", exe->path, minor, (int)tls);
 out:
@@ -254,47 +241,16 @@ out:
 	return err;
 }
 
-static void go_file_free(void *rt, void *file_state)
-{
-	(void)rt;
-	free(file_state);
-}
-
-static int go_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			  void **proc_state, struct interp_proc *bpf)
+/* Everything is in the eBPF entry: no per-process state. */
+static int go_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void *proc_state, struct interp_proc *bpf)
 {
 	const struct go_file *f = file_state;
 
-	(void)rt, (void)pid, (void)bias, (void)now_ns;
+	(void)rt, (void)bias, (void)now_ns, (void)proc_state;
 	layout_of(f->minor, &bpf->go);
 	bpf->go.tls_g = f->tls_g;
-	*proc_state = NULL; /* everything is in the eBPF entry */
 	return 0;
-}
-
-static int go_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
-{
-	(void)rt, (void)proc_state, (void)now_ns;
-	return 0;
-}
-
-static void go_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
-}
-
-/* Never called with a frame of Go's (it emits none); a marker if it ever is. */
-static void go_symbolize(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
-			 struct interp_symbol *out)
-{
-	(void)rt, (void)proc_state, (void)pid, (void)uf;
-	*out = (struct interp_symbol){ .function = "[go: ?]", .marker = true };
-}
-
-static void go_stats(const void *rt, uint64_t *out)
-{
-	memcpy(out, ((const struct go_rt *)rt)->stats, sizeof(((const struct go_rt *)rt)->stats));
 }
 
 static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = {
@@ -306,10 +262,7 @@ static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = {
 	[GO_COUNTER_MAP_GROWING] = "label map growing",
 };
 
-static const char *const go_stat_names[GO_STAT_CNT] = {
-	[GO_STAT_NO_VERSION] = "executables without version",
-	[GO_STAT_NO_TLS] = "executables without g slot",
-};
+static const char *const go_stat_names[GO_STAT_CNT] = { GO_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime go_runtime = {
 	.name = "go",
@@ -319,13 +272,10 @@ const struct interp_runtime go_runtime = {
 	.bpf_counter_cnt = GO_COUNTER_CNT,
 	.stat_names = go_stat_names,
 	.stat_cnt = GO_STAT_CNT,
-	.new = go_new,
-	.free = go_free,
+	.state_sz = sizeof(struct go_rt),
+	.stats_off = offsetof(struct go_rt, stats),
+	.file_state_sz = sizeof(struct go_file),
 	.file_detect = go_file_detect,
-	.file_free = go_file_free,
 	.proc_attach = go_proc_attach,
-	.proc_tick = go_proc_tick,
-	.proc_free = go_proc_free,
-	.symbolize = go_symbolize,
-	.stats = go_stats,
+	.symbolize = NULL, /* it emits no frames, only labels */
 };

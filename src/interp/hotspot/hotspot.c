@@ -11,10 +11,10 @@
  * reused for every JVM of that file; what moves per process (code heaps, the interpreter) is
  * read once the JVM has initialised them (proc_refresh, until found).
  *
- * Invariants: the caches are set-associative tables of fixed size (HS_METHOD_CACHE_CAP,
- * HS_BLOB_CACHE_CAP; base/lru_sets.h), keyed by (pid, attach generation, address) and checked against the
- * frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed and its
- * memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
+ * Invariants: the caches have fixed sizes (HS_METHOD_CACHE_CAP: ../common/symbol_cache.h,
+ * HS_BLOB_CACHE_CAP: base/lru_sets.h), keyed by (pid, attach generation, address) and checked
+ * against the frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed
+ * and its memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
  * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
  * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, ~40 MiB for the
  * whole blob cache in the worst case, a few KiB per entry in practice).
@@ -33,6 +33,8 @@
 #include "formats/elf_file.h"
 #include "interp/hotspot/hotspot_lines.h"
 #include "interp/hotspot/nmethod_scopes.h"
+#include "interp/common/interp_elf.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/hotspot/vmstructs.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
@@ -64,7 +66,7 @@ struct hs_layout {
 };
 
 struct hs_file {
-	char *path;
+	struct interp_file_base base;
 	struct elf_file *elf; /* borrowed: the executable keeps it open */
 	uint64_t syms[VM_SYM_CNT];
 	bool tried, loaded; /* tables read (once), and complete enough */
@@ -73,8 +75,7 @@ struct hs_file {
 };
 
 struct hs_proc {
-	pid_t pid;
-	uint32_t gen;
+	struct interp_proc_base base;
 	uint64_t bias;
 	struct hs_file *file;
 	bool ready;
@@ -82,10 +83,7 @@ struct hs_proc {
 };
 
 struct method_entry {
-	pid_t pid;
-	uint32_t gen;
-	uint64_t method;
-	uint32_t cookie;
+	struct symbol_cache_key key; /* addr: the Method*; cookie: its ConstMethod* >> 3 */
 	char *name, *file;
 	uint8_t *lines;
 	size_t lines_len;
@@ -101,22 +99,21 @@ struct blob_entry {
 	struct nm_debug dbg; /* nmethod: its pc descriptors, scopes and metadata */
 };
 
-enum hs_stat {
-	HS_STAT_TABLES_READ = 0,
-	HS_STAT_TABLES_INCOMPLETE,
-	HS_STAT_METHOD_READS,
-	HS_STAT_UNREADABLE,
-	HS_STAT_STALE,
-	HS_STAT_INLINED,
-	HS_STAT_INLINED_DROPPED,
-	HS_STAT_CNT,
-};
+#define HS_STATS(X)                                       \
+	X(HS_STAT_TABLES_READ, "tables read")             \
+	X(HS_STAT_TABLES_INCOMPLETE, "tables incomplete") \
+	X(HS_STAT_METHOD_READS, "methods read")           \
+	X(HS_STAT_UNREADABLE, "unreadable")               \
+	X(HS_STAT_STALE, "stale code")                    \
+	X(HS_STAT_INLINED, "inlined frames")              \
+	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")
+
+enum hs_stat { HS_STATS(INTERP_LIST_ENUM) HS_STAT_CNT };
 
 struct hotspot {
-	uint32_t gen;
-	struct method_entry methods[HS_METHOD_CACHE_CAP];
+	struct symbol_cache methods;
 	struct blob_entry blobs[HS_BLOB_CACHE_CAP];
-	struct lru_sets method_slots, blob_slots; /* which entry of methods, blobs holds one */
+	struct lru_sets blob_slots; /* which entry of blobs holds one */
 	uint64_t stats[HS_STAT_CNT];
 	char text[HS_NAME_MAX * 2 + 32];
 	/* The current frame's inlined methods (interp_symbol.inlined): names copied here, the
@@ -126,84 +123,46 @@ struct hotspot {
 	char inlined_text[HS_INLINED_TEXT];
 };
 
-static void *hs_new(void)
+static void method_entry__clear(void *ctx, void *entry)
 {
-	struct hotspot *hs = calloc(1, sizeof(*hs));
+	struct method_entry *e = entry;
 
-	if (!hs)
-		return NULL;
-	if (lru_sets__init(&hs->method_slots, HS_METHOD_CACHE_CAP) ||
-	    lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP)) {
-		lru_sets__free(&hs->method_slots);
-		free(hs);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return hs;
-}
-
-static void method_entry__clear(struct method_entry *e)
-{
+	(void)ctx;
 	free(e->name);
 	free(e->file);
 	free(e->lines);
 	memset(e, 0, sizeof(*e));
 }
 
-static void hs_free(void *rt)
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { HS_STAT_METHOD_READS, HS_STAT_UNREADABLE,
+							 HS_STAT_STALE, "method unreadable",
+							 "stale code" };
+
+static int hs_init(void *rt)
+{
+	struct hotspot *hs = rt;
+
+	if (lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP))
+		return -ENOMEM;
+	return symbol_cache__init(&hs->methods, HS_METHOD_CACHE_CAP, sizeof(struct method_entry),
+				  true, method_entry__clear, NULL, &cache_report, hs->stats);
+}
+
+static void hs_fini(void *rt)
 {
 	struct hotspot *hs = rt;
 	size_t i;
 
-	if (!hs)
-		return;
-	for (i = 0; i < HS_METHOD_CACHE_CAP; i++)
-		method_entry__clear(&hs->methods[i]);
+	symbol_cache__free(&hs->methods);
 	for (i = 0; i < HS_BLOB_CACHE_CAP; i++) {
 		free(hs->blobs[i].name);
 		nm_debug__free(&hs->blobs[i].dbg);
 	}
-	lru_sets__free(&hs->method_slots);
 	lru_sets__free(&hs->blob_slots);
-	free(hs);
-}
-
-static void hs_stats(const void *rt, uint64_t *out)
-{
-	memcpy(out, ((const struct hotspot *)rt)->stats, sizeof(uint64_t) * HS_STAT_CNT);
 }
 
 /* ---- files ---- */
-
-static void scan_dynsym(struct elf_file *ef, uint64_t syms[VM_SYM_CNT])
-{
-	struct elf_section sym, str;
-	size_t idx, i, n;
-	uint32_t link;
-	int k;
-
-	if (elf_file__section_index(ef, ".dynsym", &idx) ||
-	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
-	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
-		return;
-	n = sym.size / sizeof(Elf64_Sym);
-	for (i = 0; i < n; i++) {
-		Elf64_Sym s;
-		const char *nm;
-		size_t max;
-
-		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size || !s.st_value)
-			continue;
-		nm = (const char *)str.data + s.st_name;
-		max = str.size - s.st_name;
-		if (max < 10 || strncmp(nm, "gHotSpotVM", 10) || strnlen(nm, max) == max)
-			continue;
-		for (k = 0; k < VM_SYM_CNT; k++)
-			if (!strcmp(nm, vm_sym_names[k]))
-				syms[k] = s.st_value;
-	}
-}
 
 static bool name_is_libjvm(const char *path)
 {
@@ -212,36 +171,25 @@ static bool name_is_libjvm(const char *path)
 	return n >= 9 && !strcmp(path + n - 9, "libjvm.so") && (n == 9 || path[n - 10] == '/');
 }
 
-static int hs_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int hs_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
-	struct hs_file *f;
+	struct interp_sym syms[VM_SYM_CNT];
+	struct hs_file *f = file_state;
+	size_t k;
 
 	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE || !exe->elf || !name_is_libjvm(exe->path))
+	if (!exe->elf || !name_is_libjvm(exe->path))
 		return -ENOENT;
-	f = calloc(1, sizeof(*f));
-	if (!f || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOMEM;
-	}
 	f->elf = exe->elf;
-	scan_dynsym(exe->elf, f->syms);
+	interp_elf__symbols(exe->elf, vm_sym_names, VM_SYM_CNT, syms);
+	for (k = 0; k < VM_SYM_CNT; k++)
+		f->syms[k] = syms[k].found ? syms[k].addr : 0;
 	/* No native range: Java frames are found through the code cache (proc_refresh). */
 	bpf->supported = f->syms[VM_SYM_STRUCTS] && f->syms[VM_SYM_TYPES] ? 1 : 0;
-	pr_debug("jvm: %s: HotSpot tables %s\n", f->path, bpf->supported ? "exported" : "absent");
-	*file_state = f;
+	pr_debug("jvm: %s: HotSpot tables %s\n", f->base.path,
+		 bpf->supported ? "exported" : "absent");
 	return 0;
-}
-
-static void hs_file_free(void *rt, void *file_state)
-{
-	struct hs_file *f = file_state;
-
-	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
 }
 
 /* ---- layouts from the tables ---- */
@@ -410,15 +358,15 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 			return;
 		f->tried = true;
 		pr_info("jvm: %s (pid %d): HotSpot tables unreadable (%s): native frames only\n",
-			f->path, (int)pid, strerror(-err));
+			f->base.path, (int)pid, strerror(-err));
 		return;
 	}
 	f->tried = true;
 	hs->stats[HS_STAT_TABLES_READ]++;
 	if (layout_from(&vs, bias, &f->l, &missing)) {
 		hs->stats[HS_STAT_TABLES_INCOMPLETE]++;
-		pr_info("jvm: %s: HotSpot tables lack %s: Java frames shown as markers\n", f->path,
-			missing);
+		pr_info("jvm: %s: HotSpot tables lack %s: Java frames shown as markers\n",
+			f->base.path, missing);
 	} else {
 		f->loaded = true;
 	}
@@ -428,7 +376,7 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 	f->l.u5_excluded = f->l.major >= 20 ? 1 : 0;
 	nm_layout__from(&vs, f->l.u5_excluded, &f->l.nm);
 	pr_debug("jvm: %s: JDK %d, %zu fields, %zu types, %zu constants, read in %lld us\n",
-		 f->path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
+		 f->base.path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
 		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 			     (t1.tv_nsec - t0.tv_nsec) / 1000));
 	vmstructs__free(&vs);
@@ -436,36 +384,22 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 
 /* ---- processes ---- */
 
-static int hs_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			  void **proc_state, struct interp_proc *bpf)
+static int hs_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void *proc_state, struct interp_proc *bpf)
 {
 	struct hotspot *hs = rt;
 	struct hs_file *f = file_state;
-	struct hs_proc *p;
+	struct hs_proc *p = proc_state;
 
 	(void)now_ns;
 	if (!f->tried)
-		read_layout(hs, f, pid, bias);
+		read_layout(hs, f, p->base.pid, bias);
 	if (!f->tried)
 		return -EAGAIN;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->pid = pid;
-	p->gen = ++hs->gen;
 	p->bias = bias;
 	p->file = f;
 	bpf->hs = f->l.bpf; /* supported = 0 when the tables lacked something */
 	bpf->hs.ready = 0;
-	*proc_state = p;
-	return 0;
-}
-
-static int hs_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
-{
-	(void)rt;
-	(void)proc_state;
-	(void)now_ns;
 	return 0;
 }
 
@@ -478,30 +412,30 @@ static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint6
 	int32_t len = 0, log2 = 0, limit = 0;
 	int i, n = 0;
 
-	if (interp__read_u64(p->pid, l->heaps + p->bias, &arr) || !arr ||
-	    interp__read_mem(p->pid, arr + l->ga_len, &len, sizeof(len)) || len <= 0 ||
-	    interp__read_u64(p->pid, arr + l->ga_data, &data) || !data)
+	if (interp__read_u64(p->base.pid, l->heaps + p->bias, &arr) || !arr ||
+	    interp__read_mem(p->base.pid, arr + l->ga_len, &len, sizeof(len)) || len <= 0 ||
+	    interp__read_u64(p->base.pid, arr + l->ga_data, &data) || !data)
 		return -EAGAIN;
 	for (i = 0; i < len && n < HS_MAX_HEAPS; i++) {
 		uint64_t hlow, hhigh, segmap;
 
-		if (interp__read_u64(p->pid, data + 8 * (uint64_t)i, &heap) || !heap ||
-		    interp__read_u64(p->pid, heap + l->heap_memory + l->vs_low, &hlow) ||
-		    interp__read_u64(p->pid, heap + l->heap_memory + l->vs_high, &hhigh) ||
-		    interp__read_u64(p->pid, heap + l->heap_segmap + l->vs_low, &segmap) ||
-		    interp__read_mem(p->pid, heap + l->heap_log2, &log2, sizeof(log2)))
+		if (interp__read_u64(p->base.pid, data + 8 * (uint64_t)i, &heap) || !heap ||
+		    interp__read_u64(p->base.pid, heap + l->heap_memory + l->vs_low, &hlow) ||
+		    interp__read_u64(p->base.pid, heap + l->heap_memory + l->vs_high, &hhigh) ||
+		    interp__read_u64(p->base.pid, heap + l->heap_segmap + l->vs_low, &segmap) ||
+		    interp__read_mem(p->base.pid, heap + l->heap_log2, &log2, sizeof(log2)))
 			return -EAGAIN;
 		if (hlow >= hhigh || !segmap || log2 < 4 || log2 > 16)
 			return -EAGAIN;
 		b->heap[n] = (struct hs_heap){ .low = hlow, .high = hhigh, .segmap = segmap };
 		b->log2_seg[n++] = (uint8_t)log2;
 	}
-	if (interp__read_u64(p->pid, l->interp_code + p->bias, &queue) || !queue ||
-	    interp__read_u64(p->pid, queue + l->sq_buffer, &buf) || !buf ||
-	    interp__read_mem(p->pid, queue + l->sq_limit, &limit, sizeof(limit)) || limit <= 0)
+	if (interp__read_u64(p->base.pid, l->interp_code + p->bias, &queue) || !queue ||
+	    interp__read_u64(p->base.pid, queue + l->sq_buffer, &buf) || !buf ||
+	    interp__read_mem(p->base.pid, queue + l->sq_limit, &limit, sizeof(limit)) || limit <= 0)
 		return -EAGAIN;
-	if (interp__read_u64(p->pid, l->low_bound + p->bias, low) ||
-	    interp__read_u64(p->pid, l->high_bound + p->bias, high) || *low >= *high)
+	if (interp__read_u64(p->base.pid, l->low_bound + p->bias, low) ||
+	    interp__read_u64(p->base.pid, l->high_bound + p->bias, high) || *low >= *high)
 		return -EAGAIN;
 	b->heap_cnt = (uint8_t)n;
 	b->interp_lo = buf;
@@ -528,15 +462,9 @@ static int hs_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct i
 	bpf->hs = b;
 	code[0] = (struct interp_code_range){ .start = low, .end = high };
 	pr_debug("jvm: pid %d: code cache %#llx-%#llx (%u heaps), interpreter %#llx-%#llx\n",
-		 (int)p->pid, (unsigned long long)low, (unsigned long long)high, b.heap_cnt,
+		 (int)p->base.pid, (unsigned long long)low, (unsigned long long)high, b.heap_cnt,
 		 (unsigned long long)b.interp_lo, (unsigned long long)b.interp_hi);
 	return 1;
-}
-
-static void hs_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -578,10 +506,13 @@ static uint32_t read_uint(const uint8_t *buf, uint64_t off, uint32_t size)
 	return v;
 }
 
-/* Read method's names and line table into e; 0 or -errno. */
-static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
-		       struct method_entry *e)
+/* Read method's names and line table into entry (symbol_cache_read_fn; ctx: the layout); 0
+ * or -errno.
+ */
+static int read_method(const void *ctx, pid_t pid, uint64_t method, void *entry)
 {
+	const struct hs_layout *l = ctx;
+	struct method_entry *e = entry;
 	uint8_t cm_buf[256];
 	uint64_t cm, cp, holder, sym, lnt;
 	uint16_t name_idx, src_idx = 0;
@@ -597,7 +528,7 @@ static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
 	if (interp__read_u64(pid, method + l->bpf.method_const, &cm) || !cm ||
 	    interp__read_mem(pid, cm, cm_buf, l->bpf.const_size))
 		return -EFAULT;
-	e->cookie = (uint32_t)(cm >> 3);
+	e->key.cookie = (uint32_t)(cm >> 3);
 	memcpy(&cp, cm_buf + l->const_constants, 8);
 	flags = read_uint(cm_buf, l->const_flags, l->const_flags_size);
 	code_size = read_uint(cm_buf, l->const_code_size, 2);
@@ -638,43 +569,19 @@ static int read_method(pid_t pid, const struct hs_layout *l, uint64_t method,
 	return 0;
 }
 
-static void marker(struct hotspot *hs, struct interp_symbol *out, const char *text)
-{
-	snprintf(hs->text, sizeof(hs->text), "[jvm: %s]", text);
-	*out = (struct interp_symbol){ .function = hs->text, .marker = true };
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ HS_MARKER_UNSUPPORTED, "unsupported JVM" },
+	{ HS_MARKER_TRUNCATED, "more frames truncated" },
+	{ HS_MARKER_NO_BLOB, "unknown code" },
+	{ HS_MARKER_BAD_FRAME, "bad frame" },
+};
 
 /* The cached method, read if needed; NULL with a marker in *out. */
 static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 				       uint64_t method, uint32_t cookie, struct interp_symbol *out)
 {
-	uint64_t slot = lru_sets__slot(
-		&hs->method_slots, u64_hash(method ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
-	struct method_entry *e = &hs->methods[slot], fresh = { 0 };
-
-	if (e->pid == p->pid && e->gen == p->gen && e->method == method &&
-	    (!cookie || e->cookie == cookie))
-		return e;
-	hs->stats[HS_STAT_METHOD_READS]++;
-	if (read_method(reader, &p->file->l, method, &fresh) &&
-	    (reader == p->pid || read_method(p->pid, &p->file->l, method, &fresh))) {
-		method_entry__clear(&fresh);
-		hs->stats[HS_STAT_UNREADABLE]++;
-		marker(hs, out, "method unreadable");
-		return NULL;
-	}
-	if (cookie && fresh.cookie != cookie) {
-		method_entry__clear(&fresh);
-		hs->stats[HS_STAT_STALE]++;
-		marker(hs, out, "stale code");
-		return NULL;
-	}
-	method_entry__clear(e);
-	*e = fresh;
-	e->pid = p->pid;
-	e->gen = p->gen;
-	e->method = method;
-	return e;
+	return symbol_cache__get(&hs->methods, &p->base, reader, method, cookie, 0, read_method,
+				 &p->file->l, out, NULL);
 }
 
 /* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. */
@@ -683,26 +590,27 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 				   struct interp_symbol *out)
 {
 	const struct hs_proc_abi *b = &p->file->l.bpf;
-	uint64_t slot = lru_sets__slot(&hs->blob_slots,
-				       u64_hash(blob ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
+	uint64_t slot = lru_sets__slot(
+		&hs->blob_slots,
+		u64_hash(blob ^ u64_hash((uint64_t)p->base.pid << 32 | p->base.gen)));
 	struct blob_entry *e = &hs->blobs[slot];
 	uint64_t method = 0, name_ptr;
 	int32_t id = 0;
 	char name[128];
 
-	if (e->pid == p->pid && e->gen == p->gen && e->blob == blob &&
+	if (e->pid == p->base.pid && e->gen == p->base.gen && e->blob == blob &&
 	    (!compiled || (e->method && e->compile_id == compile_id)))
 		return e;
 	if (compiled) {
 		if (interp__read_u64(reader, blob + b->nm_method, &method) ||
 		    interp__read_mem(reader, blob + b->nm_compile_id, &id, sizeof(id))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
-			marker(hs, out, "code unreadable");
+			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		if (id != compile_id || !method) {
 			hs->stats[HS_STAT_STALE]++;
-			marker(hs, out, "stale code");
+			interp__marker(out, "stale code");
 			return NULL;
 		}
 		name[0] = 0;
@@ -710,15 +618,15 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 		if (interp__read_u64(reader, blob + b->blob_name, &name_ptr) ||
 		    interp__read_mem(reader, name_ptr, name, sizeof(name))) {
 			hs->stats[HS_STAT_UNREADABLE]++;
-			marker(hs, out, "code unreadable");
+			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		name[sizeof(name) - 1] = 0;
 	}
 	free(e->name);
 	nm_debug__free(&e->dbg);
-	*e = (struct blob_entry){ .pid = p->pid,
-				  .gen = p->gen,
+	*e = (struct blob_entry){ .pid = p->base.pid,
+				  .gen = p->base.gen,
 				  .blob = blob,
 				  .compile_id = compile_id,
 				  .method = method };
@@ -818,22 +726,10 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct method_entry *m;
 	struct blob_entry *be;
 
-	if (!uf->addr) {
-		switch (uf->file_id) {
-		case HS_MARKER_UNSUPPORTED:
-			return marker(hs, out, "unsupported JVM");
-		case HS_MARKER_TRUNCATED:
-			return marker(hs, out, "more frames truncated");
-		case HS_MARKER_NO_BLOB:
-			return marker(hs, out, "unknown code");
-		case HS_MARKER_BAD_FRAME:
-			return marker(hs, out, "bad frame");
-		default:
-			return marker(hs, out, "?");
-		}
-	}
+	if (!uf->addr)
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (!p || !p->file->loaded)
-		return marker(hs, out, "unknown process");
+		return interp__marker(out, "unknown process");
 	switch (sub) {
 	case HS_SUB_INTERPRETED:
 		m = method_get(hs, p, reader, uf->addr, cookie, out);
@@ -857,7 +753,7 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		*out = (struct interp_symbol){ .function = hs->text };
 		return;
 	default:
-		return marker(hs, out, "?");
+		return interp__marker(out, "?");
 	}
 }
 
@@ -877,15 +773,7 @@ static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
 	[HS_COUNTER_EPILOGUE] = "frames in their epilogue",
 };
 
-static const char *const hs_stat_names[HS_STAT_CNT] = {
-	[HS_STAT_TABLES_READ] = "tables read",
-	[HS_STAT_TABLES_INCOMPLETE] = "tables incomplete",
-	[HS_STAT_METHOD_READS] = "methods read",
-	[HS_STAT_UNREADABLE] = "unreadable",
-	[HS_STAT_STALE] = "stale code",
-	[HS_STAT_INLINED] = "inlined frames",
-	[HS_STAT_INLINED_DROPPED] = "inlined frames dropped",
-};
+static const char *const hs_stat_names[HS_STAT_CNT] = { HS_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime hotspot_runtime = {
 	.name = "jvm",
@@ -895,14 +783,14 @@ const struct interp_runtime hotspot_runtime = {
 	.bpf_counter_cnt = HS_COUNTER_CNT,
 	.stat_names = hs_stat_names,
 	.stat_cnt = HS_STAT_CNT,
-	.new = hs_new,
-	.free = hs_free,
+	.state_sz = sizeof(struct hotspot),
+	.stats_off = offsetof(struct hotspot, stats),
+	.init = hs_init,
+	.fini = hs_fini,
+	.file_state_sz = sizeof(struct hs_file),
 	.file_detect = hs_file_detect,
-	.file_free = hs_file_free,
+	.proc_state_sz = sizeof(struct hs_proc),
 	.proc_attach = hs_proc_attach,
-	.proc_tick = hs_proc_tick,
-	.proc_free = hs_proc_free,
 	.proc_refresh = hs_proc_refresh,
 	.symbolize = hs_symbolize,
-	.stats = hs_stats,
 };

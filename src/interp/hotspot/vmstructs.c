@@ -47,7 +47,7 @@ static int read_u64(const struct reader *r, uint64_t addr, uint64_t *out)
  */
 static char *read_name(const struct reader *r, uint64_t addr)
 {
-	char buf[NAME_MAX_LEN];
+	char buf[NAME_MAX_LEN], *s;
 	const void *data;
 	size_t avail, len;
 
@@ -62,16 +62,13 @@ static char *read_name(const struct reader *r, uint64_t addr)
 		buf[len] = 0;
 		return strdup(buf);
 	}
-	/* Possibly near the end of a mapping: shrink until readable. */
-	for (len = sizeof(buf); len >= 16; len /= 2)
-		if (!interp__read_mem(r->pid, addr, buf, len))
-			break;
-	if (len < 16)
-		return NULL;
-	buf[len - 1] = 0;
-	if (!buf[0] || strlen(buf) >= len - 1)
-		return NULL;
-	return strdup(buf);
+	/* From memory: read up to its NUL, in chunks that stop at a mapping's end. */
+	s = interp__read_cstr(r->pid, addr, sizeof(buf) - 1);
+	if (s && (!s[0] || strlen(s) >= sizeof(buf) - 1)) {
+		free(s);
+		s = NULL;
+	}
+	return s;
 }
 
 /* The table's base pointer and its entry layout: stride and the wanted member offsets. */

@@ -12,10 +12,10 @@
  * first-level TSD key); a process that fails gets native frames and a marker frame, as do
  * other versions and non-threaded builds.
  *
- * Invariants: two fixed-size set-associative caches (PERL_CACHE_CAP entries each,
- * base/lru_sets.h): frame names
- * keyed by (pid, attach generation, glob or CV address and cookie), statements keyed by (pid, attach
- * generation, COP address) and checked against the COP at every use (line and file pointer).
+ * Invariants: two caches of PERL_CACHE_CAP entries each: frame names (../common/symbol_cache.h)
+ * keyed by (pid, attach generation, glob or CV address and cookie), statements (a
+ * set-associative table, base/lru_sets.h) keyed by (pid, attach generation, COP address) and
+ * checked against the COP at every use (line and file pointer).
  * A COP whose line no longer matches the one eBPF read is not used (its op tree was freed: an
  * eval string that finished): the frame keeps eBPF's line, without a file. Each attach gets a
  * new generation.
@@ -31,6 +31,7 @@
 #include "interp/interp.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/common/interp_elf.h"
+#include "interp/common/symbol_cache.h"
 #include "proc/executable.h"
 
 #define PERL_CACHE_CAP 4096
@@ -105,7 +106,7 @@ static const struct perl_layout layout_536 = {
 };
 
 struct perl_file {
-	char *path;
+	struct interp_file_base base;
 	struct interp_file bpf; /* range, version, offsets */
 	struct perl_layout layout;
 	uint64_t thr_key_vaddr;   /* PL_thr_key */
@@ -119,8 +120,7 @@ enum perl_proc_state {
 };
 
 struct perl_proc {
-	pid_t pid;
-	uint32_t gen; /* unique per attach: keys the caches */
+	struct interp_proc_base base;
 	struct perl_file *file;
 	uint64_t thr_key, curinterp; /* absolute addresses of PL_thr_key, PL_curinterp */
 	enum perl_proc_state state;
@@ -129,9 +129,7 @@ struct perl_proc {
 };
 
 struct name_entry {
-	pid_t pid; /* 0: empty slot */
-	uint32_t gen;
-	uint64_t addr; /* the frame's addr: type and glob / HEK */
+	struct symbol_cache_key key; /* addr: the frame's, type and glob / HEK; cookie 0 */
 	char *name;
 };
 
@@ -145,69 +143,64 @@ struct cop_entry {
 };
 
 /* Our own counters (perl_runtime.stat_names). */
-enum perl_stat {
-	PERL_STAT_VERIFIED,   /* layouts checked against a live interpreter */
-	PERL_STAT_REJECTED,   /* layouts that did not check out (marker in eBPF) */
-	PERL_STAT_NAME_READS, /* globs / CVs read from process memory */
-	PERL_STAT_UNREADABLE, /* frames whose name could not be read */
-	PERL_STAT_COP_READS,  /* COPs read (every frame: a cached file is checked) */
-	PERL_STAT_COP_STALE,  /* COPs freed or reused: file unknown, eBPF's line kept */
-	PERL_STAT_CNT,
-};
+#define PERL_STATS(X)                                              \
+	/* layouts checked against a live interpreter */           \
+	X(PERL_STAT_VERIFIED, "layouts verified")                  \
+	/* layouts that did not check out (marker in eBPF) */      \
+	X(PERL_STAT_REJECTED, "layouts rejected")                  \
+	/* globs / CVs read from process memory */                 \
+	X(PERL_STAT_NAME_READS, "names read")                      \
+	/* frames whose name could not be read */                  \
+	X(PERL_STAT_UNREADABLE, "names unreadable")                \
+	/* COPs read (every frame: a cached file is checked) */    \
+	X(PERL_STAT_COP_READS, "statements read")                  \
+	/* COPs freed or reused: file unknown, eBPF's line kept */ \
+	X(PERL_STAT_COP_STALE, "statements gone")
+
+enum perl_stat { PERL_STATS(INTERP_LIST_ENUM) PERL_STAT_CNT };
 
 struct perl {
-	struct name_entry *names;
+	struct symbol_cache names;
 	struct cop_entry *cops;
-	struct lru_sets name_slots, cop_slots; /* which entry of names, cops holds an address */
+	struct lru_sets cop_slots; /* which entry of cops holds an address */
 	uint64_t stats[PERL_STAT_CNT];
-	uint32_t next_gen;
-	char text[2 * PERL_NAME_MAX + 64];
 };
 
-static void *perl_new(void)
+static void name_entry__clear(void *ctx, void *entry)
 {
-	struct perl *pl = calloc(1, sizeof(*pl));
+	struct name_entry *e = entry;
 
-	if (!pl)
-		return NULL;
-	pl->names = calloc(PERL_CACHE_CAP, sizeof(*pl->names));
-	pl->cops = calloc(PERL_CACHE_CAP, sizeof(*pl->cops));
-	if (!pl->names || !pl->cops || lru_sets__init(&pl->name_slots, PERL_CACHE_CAP) ||
-	    lru_sets__init(&pl->cop_slots, PERL_CACHE_CAP)) {
-		free(pl->names);
-		free(pl->cops);
-		lru_sets__free(&pl->name_slots);
-		lru_sets__free(&pl->cop_slots);
-		free(pl);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return pl;
+	(void)ctx;
+	free(e->name);
+	memset(e, 0, sizeof(*e));
 }
 
-static void perl_free(void *rt)
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PERL_STAT_NAME_READS, PERL_STAT_UNREADABLE,
+							 -1, "sub unreadable", NULL };
+
+static int perl_init(void *rt)
+{
+	struct perl *pl = rt;
+	int err = symbol_cache__init(&pl->names, PERL_CACHE_CAP, sizeof(struct name_entry), false,
+				     name_entry__clear, NULL, &cache_report, pl->stats);
+
+	if (err)
+		return err;
+	pl->cops = calloc(PERL_CACHE_CAP, sizeof(*pl->cops));
+	return pl->cops && !lru_sets__init(&pl->cop_slots, PERL_CACHE_CAP) ? 0 : -ENOMEM;
+}
+
+static void perl_fini(void *rt)
 {
 	struct perl *pl = rt;
 	size_t i;
 
-	if (!pl)
-		return;
-	for (i = 0; i < PERL_CACHE_CAP; i++) {
-		if (pl->names)
-			free(pl->names[i].name);
-		if (pl->cops)
-			free(pl->cops[i].file);
-	}
-	free(pl->names);
+	for (i = 0; pl->cops && i < PERL_CACHE_CAP; i++)
+		free(pl->cops[i].file);
 	free(pl->cops);
-	lru_sets__free(&pl->name_slots);
 	lru_sets__free(&pl->cop_slots);
-	free(pl);
-}
-
-static void perl_stats(const void *rt, uint64_t *out)
-{
-	memcpy(out, ((const struct perl *)rt)->stats, sizeof(((const struct perl *)rt)->stats));
+	symbol_cache__free(&pl->names);
 }
 
 /* ---- detection ---- */
@@ -286,93 +279,29 @@ static int detect(const struct executable *exe, struct perl_file *f)
 	return 0;
 }
 
-static int perl_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int perl_file_detect(void *rt, const struct executable *exe, void *file_state,
 			    struct interp_file *bpf)
-{
-	struct perl_file *f;
-
-	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE)
-		return -ENOENT;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOENT;
-	}
-	*bpf = f->bpf;
-	*file_state = f;
-	return 0;
-}
-
-static void perl_file_free(void *rt, void *file_state)
 {
 	struct perl_file *f = file_state;
 
 	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
+	if (detect(exe, f))
+		return -ENOENT;
+	*bpf = f->bpf;
+	return 0;
 }
 
 /* ---- reading Perl's structures ---- */
-
-/* Control bytes of a name read from the process, made printable. */
-static void sanitize(char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	s[len] = '\0';
-}
 
 /* A HEK's key (malloc'ed, printable), or NULL. */
 static char *read_hek(pid_t pid, uint64_t hek, const struct perl_layout *l)
 {
 	int32_t len;
-	char *s;
 
 	if (!hek || interp__read_mem(pid, hek + l->hek_len, &len, sizeof(len)) || len < 0)
 		return NULL;
-	if (len > PERL_NAME_MAX)
-		len = PERL_NAME_MAX;
-	s = malloc((size_t)len + 1);
-	if (!s)
-		return NULL;
-	if (len && interp__read_mem(pid, hek + l->hek_key, s, (size_t)len)) {
-		free(s);
-		return NULL;
-	}
-	sanitize(s, (size_t)len);
-	return s;
-}
-
-/* A NUL-terminated string of at most PERL_NAME_MAX bytes (malloc'ed, printable), or NULL. */
-static char *read_cstr(pid_t pid, uint64_t addr)
-{
-	char buf[PERL_NAME_MAX + 1];
-	size_t len = 0, chunk;
-
-	if (!addr)
-		return NULL;
-	/* Chunks that stay within a page: the string's end may be followed by unmapped memory. */
-	while (len < PERL_NAME_MAX) {
-		chunk = 64 - ((addr + len) & 63);
-		if (chunk > PERL_NAME_MAX - len)
-			chunk = PERL_NAME_MAX - len;
-		if (interp__read_mem(pid, addr + len, buf + len, chunk))
-			return NULL;
-		if (memchr(buf + len, '\0', chunk)) {
-			len = strnlen(buf, PERL_NAME_MAX);
-			break;
-		}
-		len += chunk;
-	}
-	sanitize(buf, len);
-	return strdup(buf);
+	return interp__read_text(pid, hek + l->hek_key,
+				 len > PERL_NAME_MAX ? PERL_NAME_MAX : (size_t)len);
 }
 
 /* sv_any and the type byte of the SV at sv; 0 or -errno. */
@@ -492,26 +421,26 @@ static int proc_check(struct perl_proc *pp)
 	char *main_name;
 	bool main_ok;
 
-	if (interp__read_u64(pp->pid, pp->curinterp, &interp) ||
-	    interp__read_mem(pp->pid, pp->thr_key, &key, sizeof(key)))
+	if (interp__read_u64(pp->base.pid, pp->curinterp, &interp) ||
+	    interp__read_mem(pp->base.pid, pp->thr_key, &key, sizeof(key)))
 		return -EFAULT;
 	if (!interp)
 		return 0;
-	if (interp__read_u64(pp->pid, interp + l->interp_defstash, &defstash) ||
-	    interp__read_u64(pp->pid, interp + o->interp_curstackinfo, &si) ||
-	    interp__read_u64(pp->pid, interp + o->interp_curcop, &cop))
+	if (interp__read_u64(pp->base.pid, interp + l->interp_defstash, &defstash) ||
+	    interp__read_u64(pp->base.pid, interp + o->interp_curstackinfo, &si) ||
+	    interp__read_u64(pp->base.pid, interp + o->interp_curcop, &cop))
 		return -EFAULT;
 	if (!defstash || !si || !cop)
 		return 0; /* perl_construct has not run yet */
-	main_name = read_stash_name(pp->pid, defstash, l);
+	main_name = read_stash_name(pp->base.pid, defstash, l);
 	main_ok = main_name && !strcmp(main_name, "main");
 	free(main_name);
 	if (!main_ok)
 		return -EINVAL;
-	if (interp__read_u64(pp->pid, si + o->si_cxstack, &cxstack) ||
-	    interp__read_mem(pp->pid, si + o->si_cxix, &cxix, sizeof(cxix)) ||
-	    interp__read_mem(pp->pid, si + o->si_cxmax, &cxmax, sizeof(cxmax)) ||
-	    interp__read_mem(pp->pid, si + o->si_type, &type, sizeof(type)))
+	if (interp__read_u64(pp->base.pid, si + o->si_cxstack, &cxstack) ||
+	    interp__read_mem(pp->base.pid, si + o->si_cxix, &cxix, sizeof(cxix)) ||
+	    interp__read_mem(pp->base.pid, si + o->si_cxmax, &cxmax, sizeof(cxmax)) ||
+	    interp__read_mem(pp->base.pid, si + o->si_type, &type, sizeof(type)))
 		return -EFAULT;
 	if (!cxstack || type < PERL_SI_MAIN || type > PERL_SI_MAX || cxmax <= 0 ||
 	    cxmax > PERL_CXMAX_SANE || cxix < -1 || cxix > cxmax)
@@ -528,7 +457,7 @@ static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 	if (r > 0) {
 		pp->state = PERL_PROC_VERIFIED;
 		pl->stats[PERL_STAT_VERIFIED]++;
-		pr_debug("perl: pid %d: layout verified\n", (int)pp->pid);
+		pr_debug("perl: pid %d: layout verified\n", (int)pp->base.pid);
 		return 0;
 	}
 	if (r == -EINVAL || r == -ENOTSUP) {
@@ -536,7 +465,7 @@ static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 		pp->state = PERL_PROC_REJECTED;
 		pl->stats[PERL_STAT_REJECTED]++;
 		pr_warn("perl: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
-			(int)pp->pid, pp->file->path,
+			(int)pp->base.pid, pp->file->base.path,
 			r == -ENOTSUP ? "PL_thr_key beyond the first TSD block" : "main stash");
 		return 0;
 	}
@@ -549,29 +478,23 @@ static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 	return 0;
 }
 
-static int perl_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			    void **proc_state, struct interp_proc *bpf)
+static int perl_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			    void *proc_state, struct interp_proc *bpf)
 {
-	struct perl *pl = rt;
 	struct perl_file *f = file_state;
-	struct perl_proc *pp;
+	struct perl_proc *pp = proc_state;
 
+	(void)rt;
 	if (!f->bpf.supported)
 		return -ENOTSUP;
-	pp = calloc(1, sizeof(*pp));
-	if (!pp)
-		return -ENOMEM;
-	pp->pid = pid;
-	pp->gen = ++pl->next_gen;
 	pp->file = f;
 	pp->thr_key = bias + f->thr_key_vaddr;
 	pp->curinterp = bias + f->curinterp_vaddr;
 	pp->next_check_ns = now_ns;
 	bpf->perl.thr_key = pp->thr_key;
 	bpf->perl.tsd_off = GLIBC_TSD_FROM_TP;
-	pr_debug("perl: pid %d: %s, PL_thr_key at %#llx\n", (int)pid, f->path,
+	pr_debug("perl: pid %d: %s, PL_thr_key at %#llx\n", (int)pp->base.pid, f->base.path,
 		 (unsigned long long)pp->thr_key);
-	*proc_state = pp;
 	return 0;
 }
 
@@ -599,61 +522,36 @@ static int perl_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	return 1;
 }
 
-static void perl_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
-}
-
 /* ---- symbolization ---- */
 
-static void marker(struct perl *pl, struct interp_symbol *out, const char *text)
-{
-	snprintf(pl->text, sizeof(pl->text), "[perl: %s]", text);
-	*out = (struct interp_symbol){ .function = pl->text, .marker = true };
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ PERL_MARKER_UNSUPPORTED, "unsupported version" },
+	{ PERL_MARKER_TRUNCATED, "more frames truncated" },
+	{ PERL_MARKER_READ_FAILED, "context unreadable" },
+	{ PERL_MARKER_BAD_FRAME, "bad context" },
+	{ PERL_MARKER_MIXED, "another interpreter in the stack" },
+	{ PERL_MARKER_REJECTED, "layout check failed" },
+};
 
-static const char *marker_text(uint64_t code)
+/* The name of a sub's frame (symbol_cache_read_fn; ctx: the layout). */
+static int read_name(const void *ctx, pid_t pid, uint64_t addr, void *entry)
 {
-	switch (code) {
-	case PERL_MARKER_UNSUPPORTED:
-		return "unsupported version";
-	case PERL_MARKER_TRUNCATED:
-		return "more frames truncated";
-	case PERL_MARKER_READ_FAILED:
-		return "context unreadable";
-	case PERL_MARKER_BAD_FRAME:
-		return "bad context";
-	case PERL_MARKER_MIXED:
-		return "another interpreter in the stack";
-	case PERL_MARKER_REJECTED:
-		return "layout check failed";
-	}
-	return "?";
+	struct name_entry *e = entry;
+
+	e->name = read_sub_name(pid, addr, ctx);
+	return e->name ? 0 : -EFAULT;
 }
 
 /* The name of a frame of a sub (its glob, or its CV) from reader, else from the process
- * whose state it is; NULL when unreadable.
+ * whose state it is; NULL with a marker in *out when unreadable.
  */
-static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr)
+static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reader, uint64_t addr,
+			      struct interp_symbol *out)
 {
-	const struct perl_layout *l = &pp->file->layout;
-	uint64_t slot = lru_sets__slot(
-		&pl->name_slots, u64_hash(addr ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)));
-	struct name_entry *e = &pl->names[slot];
-	char *name;
+	const struct name_entry *e = symbol_cache__get(&pl->names, &pp->base, reader, addr, 0, 0,
+						       read_name, &pp->file->layout, out, NULL);
 
-	if (e->pid == pp->pid && e->gen == pp->gen && e->addr == addr)
-		return e->name;
-	pl->stats[PERL_STAT_NAME_READS]++;
-	name = read_sub_name(reader, addr, l);
-	if (!name && reader != pp->pid)
-		name = read_sub_name(pp->pid, addr, l);
-	if (!name)
-		return NULL;
-	free(e->name);
-	*e = (struct name_entry){ .pid = pp->pid, .gen = pp->gen, .addr = addr, .name = name };
-	return name;
+	return e ? e->name : NULL;
 }
 
 /* The statement of a frame: file and full line when the COP is still the one eBPF saw (its
@@ -666,31 +564,32 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 					 uint64_t cop, uint32_t line16)
 {
 	const struct perl_layout *l = &pp->file->layout;
-	uint64_t slot = lru_sets__slot(&pl->cop_slots,
-				       u64_hash(cop ^ u64_hash((uint64_t)pp->pid << 32 | pp->gen)));
+	uint64_t slot = lru_sets__slot(
+		&pl->cop_slots,
+		u64_hash(cop ^ u64_hash((uint64_t)pp->base.pid << 32 | pp->base.gen)));
 	struct cop_entry *e = &pl->cops[slot];
 	pid_t from = reader;
 	uint64_t file;
 	uint32_t line;
 	int tries;
 
-	for (tries = 0; tries < 2; tries++, from = pp->pid) {
-		if (tries && reader == pp->pid)
+	for (tries = 0; tries < 2; tries++, from = pp->base.pid) {
+		if (tries && reader == pp->base.pid)
 			break;
 		pl->stats[PERL_STAT_COP_READS]++;
 		if (interp__read_mem(from, cop + l->bpf.cop_line, &line, sizeof(line)) ||
 		    (line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
 			continue;
-		if (e->pid == pp->pid && e->gen == pp->gen && e->cop == cop &&
+		if (e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
 		    e->line == (int)line && e->file_ptr == file)
 			return e;
 		free(e->file);
-		*e = (struct cop_entry){ .pid = pp->pid,
-					 .gen = pp->gen,
+		*e = (struct cop_entry){ .pid = pp->base.pid,
+					 .gen = pp->base.gen,
 					 .cop = cop,
 					 .line = (int)line,
 					 .file_ptr = file,
-					 .file = read_cstr(from, file) };
+					 .file = interp__read_cstr(from, file, PERL_NAME_MAX) };
 		if (e->file && !strncmp(e->file, "(eval ", 6))
 			e->pid = 0; /* returned now, never found again */
 		return e;
@@ -711,17 +610,13 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	const char *name;
 
 	if (!uf->addr)
-		return marker(pl, out, marker_text(uf->file_id));
-	if (!pp)
-		return marker(pl, out, "unknown process");
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	switch (type) {
 	case PERL_FRAME_SUB:
 	case PERL_FRAME_NAMED:
-		name = frame_name(pl, pp, reader, uf->addr);
-		if (!name) {
-			pl->stats[PERL_STAT_UNREADABLE]++;
-			return marker(pl, out, "sub unreadable");
-		}
+		name = frame_name(pl, pp, reader, uf->addr, out);
+		if (!name)
+			return;
 		break;
 	case PERL_FRAME_EVAL:
 		name = "(eval)";
@@ -736,7 +631,7 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 		name = "(sort block)";
 		break;
 	default:
-		return marker(pl, out, "?");
+		return interp__marker(out, "?");
 	}
 	if (cop)
 		c = frame_cop(pl, pp, reader, cop, line16);
@@ -763,11 +658,7 @@ static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
 	[PERL_COUNTER_REJECTED] = "rejected process",
 };
 
-static const char *const perl_stat_names[PERL_STAT_CNT] = {
-	[PERL_STAT_VERIFIED] = "layouts verified", [PERL_STAT_REJECTED] = "layouts rejected",
-	[PERL_STAT_NAME_READS] = "names read",     [PERL_STAT_UNREADABLE] = "names unreadable",
-	[PERL_STAT_COP_READS] = "statements read", [PERL_STAT_COP_STALE] = "statements gone",
-};
+static const char *const perl_stat_names[PERL_STAT_CNT] = { PERL_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime perl_runtime = {
 	.name = "perl",
@@ -777,14 +668,15 @@ const struct interp_runtime perl_runtime = {
 	.bpf_counter_cnt = PERL_COUNTER_CNT,
 	.stat_names = perl_stat_names,
 	.stat_cnt = PERL_STAT_CNT,
-	.new = perl_new,
-	.free = perl_free,
+	.state_sz = sizeof(struct perl),
+	.stats_off = offsetof(struct perl, stats),
+	.init = perl_init,
+	.fini = perl_fini,
+	.file_state_sz = sizeof(struct perl_file),
 	.file_detect = perl_file_detect,
-	.file_free = perl_file_free,
+	.proc_state_sz = sizeof(struct perl_proc),
 	.proc_attach = perl_proc_attach,
 	.proc_tick = perl_proc_tick,
-	.proc_free = perl_proc_free,
 	.proc_refresh = perl_proc_refresh,
 	.symbolize = perl_symbolize,
-	.stats = perl_stats,
 };

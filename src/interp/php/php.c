@@ -13,8 +13,8 @@
  * and a process that fails gets native frames only. Other versions and ZTS builds get a
  * marker frame.
  *
- * Invariants: the function cache is a fixed-size set-associative table (PHP_FUNC_CACHE_CAP
- * entries, base/lru_sets.h) keyed by (pid, attach generation, zend_function address); an entry
+ * Invariants: the function cache holds PHP_FUNC_CACHE_CAP entries (../common/symbol_cache.h)
+ * keyed by (pid, attach generation, zend_function address); an entry
  * is re-read when the eBPF cookie disagrees with it (a function freed and its memory reused:
  * closures, the per-request functions of FPM without opcache). Each attach gets a new
  * generation.
@@ -26,9 +26,9 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/lru_sets.h"
-#include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/interp_elf.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
 #include "interp/php/php_jit.h"
 #include "proc/executable.h"
@@ -45,6 +45,7 @@
 #define ZEND_VM_KIND_CALL 1
 #define ZEND_VM_KIND_HYBRID 4
 #define FUNC_FILE_CODE 0xff /* a func_entry of file-level code, keyed by its file name */
+#define FUNC_KIND_FILE 1    /* its cache key's kind: addr is a file name, not a function */
 
 /* Everything known about one version's layout (x86-64, NTS). */
 struct php_layout {
@@ -97,7 +98,7 @@ static const struct php_layout layout_82 = {
 };
 
 struct php_file {
-	char *path;
+	struct interp_file_base base;
 	struct interp_file bpf; /* ranges, version, offsets */
 	struct php_layout layout;
 	uint64_t eg_vaddr;    /* executor_globals */
@@ -114,8 +115,7 @@ enum php_proc_state {
 };
 
 struct php_proc {
-	pid_t pid;
-	uint32_t gen; /* unique per attach: keys the function cache */
+	struct interp_proc_base base;
 	struct php_file *file;
 	uint64_t eg, cg; /* absolute executor_globals, compiler_globals (0: unknown) */
 	enum php_proc_state state;
@@ -128,72 +128,56 @@ struct php_proc {
 };
 
 struct func_entry {
-	pid_t pid; /* 0: empty slot */
-	uint32_t gen;
-	uint64_t func;
-	uint32_t cookie;
-	uint8_t type; /* zend_function.type, or FUNC_FILE_CODE */
-	char *name;   /* "Class::method", "function"; NULL for file-level code */
-	char *file;   /* NULL for internal functions */
+	struct symbol_cache_key key; /* addr: the zend_function (or file name) */
+	uint8_t type;                /* zend_function.type, or FUNC_FILE_CODE */
+	char *name;                  /* "Class::method", "function"; NULL for file-level code */
+	char *file;                  /* NULL for internal functions */
 };
 
 /* Our own counters (php_runtime.stat_names). */
-enum php_stat {
-	PHP_STAT_VERIFIED,   /* layouts checked against running frames */
-	PHP_STAT_FUNC_READS, /* zend_functions read from process memory */
-	PHP_STAT_UNREADABLE, /* frames whose function could not be read */
-	PHP_STAT_STALE,      /* cookie mismatch: function freed and reused */
-	PHP_STAT_CNT,
-};
+#define PHP_STATS(X)                                     \
+	/* layouts checked against running frames */     \
+	X(PHP_STAT_VERIFIED, "layouts verified")         \
+	/* zend_functions read from process memory */    \
+	X(PHP_STAT_FUNC_READS, "functions read")         \
+	/* frames whose function could not be read */    \
+	X(PHP_STAT_UNREADABLE, "functions unreadable")   \
+	/* cookie mismatch: function freed and reused */ \
+	X(PHP_STAT_STALE, "functions stale")
+
+enum php_stat { PHP_STATS(INTERP_LIST_ENUM) PHP_STAT_CNT };
 
 struct php {
-	struct func_entry *cache;
-	struct lru_sets slots; /* which cache entry holds a function */
+	struct symbol_cache funcs;
 	uint64_t stats[PHP_STAT_CNT];
-	uint32_t next_gen;
-	char text[2 * PHP_NAME_MAX + 64];
 };
 
-static void *php_new(void)
+static void func_entry__clear(void *ctx, void *entry)
 {
-	struct php *php = calloc(1, sizeof(*php));
+	struct func_entry *e = entry;
 
-	if (!php)
-		return NULL;
-	php->cache = calloc(PHP_FUNC_CACHE_CAP, sizeof(*php->cache));
-	if (!php->cache || lru_sets__init(&php->slots, PHP_FUNC_CACHE_CAP)) {
-		free(php->cache);
-		free(php);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return php;
-}
-
-static void func_entry__clear(struct func_entry *e)
-{
+	(void)ctx;
 	free(e->name);
 	free(e->file);
 	memset(e, 0, sizeof(*e));
 }
 
-static void php_free(void *rt)
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PHP_STAT_FUNC_READS, PHP_STAT_UNREADABLE,
+							 PHP_STAT_STALE, "function unreadable",
+							 "function reused" };
+
+static int php_init(void *rt)
 {
 	struct php *php = rt;
-	size_t i;
 
-	if (!php)
-		return;
-	for (i = 0; php->cache && i < PHP_FUNC_CACHE_CAP; i++)
-		func_entry__clear(&php->cache[i]);
-	free(php->cache);
-	lru_sets__free(&php->slots);
-	free(php);
+	return symbol_cache__init(&php->funcs, PHP_FUNC_CACHE_CAP, sizeof(struct func_entry), false,
+				  func_entry__clear, NULL, &cache_report, php->stats);
 }
 
-static void php_stats(const void *rt, uint64_t *out)
+static void php_fini(void *rt)
 {
-	memcpy(out, ((const struct php *)rt)->stats, sizeof(((const struct php *)rt)->stats));
+	symbol_cache__free(&((struct php *)rt)->funcs);
 }
 
 /* ---- detection ---- */
@@ -218,45 +202,6 @@ static const char *const sym_names[SYM_CNT] = {
 	[SYM_VM_KIND] = "zend_vm_kind",
 	/* clang-format on */
 };
-
-struct php_sym_value {
-	uint64_t addr, size;
-	bool found;
-};
-
-/* The defined symbols of sym_names in the symbol table `section` (.dynsym, .symtab). */
-static void find_syms(struct elf_file *ef, const char *section, struct php_sym_value *out)
-{
-	struct elf_section tab, names;
-	size_t idx, i, cnt;
-	uint32_t link;
-
-	if (elf_file__section_index(ef, section, &idx) ||
-	    elf_file__section_at(ef, idx, &tab, NULL, &link) || !tab.data ||
-	    elf_file__section_at(ef, link, &names, NULL, NULL) || !names.data)
-		return;
-	cnt = tab.size / sizeof(Elf64_Sym);
-	for (i = 0; i < cnt; i++) {
-		const char *nm;
-		Elf64_Sym s;
-		size_t room;
-		int k;
-
-		memcpy(&s, (const uint8_t *)tab.data + i * sizeof(s), sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || !s.st_value || s.st_name >= names.size)
-			continue;
-		nm = (const char *)names.data + s.st_name;
-		room = names.size - s.st_name;
-		if ((nm[0] != 'e' && nm[0] != 'c' && nm[0] != 'z') || strnlen(nm, room) == room)
-			continue;
-		for (k = 0; k < SYM_CNT; k++) {
-			if (!out[k].found && !strcmp(nm, sym_names[k])) {
-				out[k] = (struct php_sym_value){ s.st_value, s.st_size, true };
-				break;
-			}
-		}
-	}
-}
 
 static bool name_is_php(const char *path)
 {
@@ -287,7 +232,7 @@ static int find_version(struct elf_file *ef, int *major, int *minor)
 }
 
 /* ZEND_VM_KIND from zend_vm_kind()'s code, `mov $kind, %eax; ret`; 0 when unknown. */
-static int vm_kind(struct elf_file *ef, const struct php_sym_value *sym)
+static int vm_kind(struct elf_file *ef, const struct interp_sym *sym)
 {
 	const uint8_t *b;
 	size_t avail;
@@ -302,13 +247,12 @@ static int vm_kind(struct elf_file *ef, const struct php_sym_value *sym)
 
 static int detect(const struct executable *exe, struct php_file *f)
 {
-	struct php_sym_value syms[SYM_CNT] = { 0 };
+	struct interp_sym syms[SYM_CNT];
 	int major = 0, minor = 0, kind;
 
 	if (!exe->elf || !name_is_php(exe->path))
 		return -ENOENT;
-	find_syms(exe->elf, ".dynsym", syms);
-	find_syms(exe->elf, ".symtab", syms);
+	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
 	if (!syms[SYM_EXECUTE_EX].found || !syms[SYM_EXECUTE_EX].size ||
 	    (!syms[SYM_EG].found && !syms[SYM_EG_OFFSET].found))
 		return -ENOENT; /* not the engine (a php wrapper script's interpreter, a tool) */
@@ -346,59 +290,26 @@ static int detect(const struct executable *exe, struct php_file *f)
 	return 0;
 }
 
-static int php_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int php_file_detect(void *rt, const struct executable *exe, void *file_state,
 			   struct interp_file *bpf)
-{
-	struct php_file *f;
-
-	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE)
-		return -ENOENT;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOENT;
-	}
-	*bpf = f->bpf;
-	*file_state = f;
-	return 0;
-}
-
-static void php_file_free(void *rt, void *file_state)
 {
 	struct php_file *f = file_state;
 
 	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
+	if (detect(exe, f))
+		return -ENOENT;
+	*bpf = f->bpf;
+	return 0;
 }
 
-/* A zend_string's text (malloc'ed, control bytes replaced), or NULL. */
+/* A zend_string's text (malloc'ed, scrubbed), or NULL. */
 static char *read_zstr(pid_t pid, uint64_t addr, const struct php_layout *l)
 {
 	uint64_t len;
-	char *s;
-	size_t i;
 
 	if (!addr || interp__read_u64(pid, addr + l->str_len, &len))
 		return NULL;
-	if (len > PHP_NAME_MAX)
-		len = PHP_NAME_MAX;
-	s = malloc(len + 1);
-	if (!s)
-		return NULL;
-	if (len && interp__read_mem(pid, addr + l->str_val, s, len)) {
-		free(s);
-		return NULL;
-	}
-	for (i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	s[len] = '\0';
-	return s;
+	return interp__read_text(pid, addr + l->str_val, len > PHP_NAME_MAX ? PHP_NAME_MAX : len);
 }
 
 /* ---- per-process attach and layout check ---- */
@@ -411,9 +322,9 @@ static int check_globals(struct php_proc *pp)
 	const struct php_layout *l = &pp->file->layout;
 	uint64_t page, eg_ft, cg_ft = 0;
 
-	if (interp__read_u64(pp->pid, pp->eg + l->eg_vm_stack_page_size, &page) ||
-	    interp__read_u64(pp->pid, pp->eg + l->eg_function_table, &eg_ft) ||
-	    (pp->cg && interp__read_u64(pp->pid, pp->cg + l->cg_function_table, &cg_ft)))
+	if (interp__read_u64(pp->base.pid, pp->eg + l->eg_vm_stack_page_size, &page) ||
+	    interp__read_u64(pp->base.pid, pp->eg + l->eg_function_table, &eg_ft) ||
+	    (pp->cg && interp__read_u64(pp->base.pid, pp->cg + l->cg_function_table, &cg_ft)))
 		return -EFAULT;
 	if (!page)
 		return 0;
@@ -434,17 +345,17 @@ static int check_frames(struct php_proc *pp)
 	uint32_t last;
 	int n = 0, steps = 0;
 
-	if (interp__read_u64(pp->pid, pp->eg + o->eg_current_execute_data, &cur))
+	if (interp__read_u64(pp->base.pid, pp->eg + o->eg_current_execute_data, &cur))
 		return -EFAULT;
 	while (cur && steps++ < PHP_FRAMES_CHECKED) {
-		if (interp__read_mem(pp->pid, cur, ex, sizeof(ex)))
+		if (interp__read_mem(pp->base.pid, cur, ex, sizeof(ex)))
 			return -EFAULT;
 		memcpy(&func, ex + o->ex_func, 8);
 		memcpy(&opline, ex + o->ex_opline, 8);
 		memcpy(&cur, ex + o->ex_prev, 8);
 		if (!func)
 			continue;
-		if (interp__read_mem(pp->pid, func, fn, PHP_FN_READ_SZ))
+		if (interp__read_mem(pp->base.pid, func, fn, PHP_FN_READ_SZ))
 			return -EINVAL;
 		n++;
 		if (fn[o->fn_type] == PHP_ZEND_INTERNAL_FUNCTION)
@@ -452,13 +363,13 @@ static int check_frames(struct php_proc *pp)
 		if (fn[o->fn_type] != PHP_ZEND_USER_FUNCTION &&
 		    fn[o->fn_type] != PHP_ZEND_EVAL_CODE)
 			return -EINVAL;
-		if (interp__read_mem(pp->pid, func, fn, l->op_size))
+		if (interp__read_mem(pp->base.pid, func, fn, l->op_size))
 			return -EINVAL;
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
 		memcpy(&last, fn + o->op_last, 4);
 		memcpy(&file, fn + o->op_filename, 8);
 		if (!opcodes || !last || !file ||
-		    interp__read_u64(pp->pid, file + l->str_len, &len) || !len || len > 4096)
+		    interp__read_u64(pp->base.pid, file + l->str_len, &len) || !len || len > 4096)
 			return -EINVAL;
 		/* The innermost frame's saved opline may predate its first SAVE_OPLINE. */
 		if (n > 1 && (opline < opcodes || opline - opcodes >= (uint64_t)last * o->zop_size))
@@ -475,7 +386,7 @@ static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
 		r = check_globals(pp);
 		if (r > 0) {
 			pp->state = PHP_PROC_GLOBALS_OK;
-			pr_debug("php: pid %d: executor globals checked\n", (int)pp->pid);
+			pr_debug("php: pid %d: executor globals checked\n", (int)pp->base.pid);
 		}
 	}
 	if (pp->state == PHP_PROC_GLOBALS_OK) {
@@ -483,7 +394,8 @@ static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
 		if (r > 0) {
 			pp->state = PHP_PROC_VERIFIED;
 			php->stats[PHP_STAT_VERIFIED]++;
-			pr_debug("php: pid %d: layout verified on running frames\n", (int)pp->pid);
+			pr_debug("php: pid %d: layout verified on running frames\n",
+				 (int)pp->base.pid);
 			return 0;
 		}
 		/* Frames change while they are read (a closure freed between two reads): only a
@@ -497,7 +409,7 @@ static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
 	if (r == -EINVAL) {
 		pp->state = PHP_PROC_REJECTED;
 		pr_warn("php: pid %d (%s): engine layout check failed: native frames only\n",
-			(int)pp->pid, pp->file->path);
+			(int)pp->base.pid, pp->file->base.path);
 		return -EINVAL;
 	}
 	/* Not started, no frame yet, or unreadable right now (exiting): eBPF checks each frame's
@@ -509,17 +421,13 @@ static int proc_check(struct php *php, struct php_proc *pp, uint64_t now_ns)
 	return 0;
 }
 
-static int php_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			   void **proc_state, struct interp_proc *bpf)
+static int php_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			   void *proc_state, struct interp_proc *bpf)
 {
-	struct php *php = rt;
 	struct php_file *f = file_state;
-	struct php_proc *pp = calloc(1, sizeof(*pp));
+	struct php_proc *pp = proc_state;
 
-	if (!pp)
-		return -ENOMEM;
-	pp->pid = pid;
-	pp->gen = ++php->next_gen;
+	(void)rt;
 	pp->file = f;
 	pp->eg = bias + f->eg_vaddr;
 	pp->cg = f->cg_vaddr ? bias + f->cg_vaddr : 0;
@@ -531,9 +439,8 @@ static int php_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias,
 		bpf->php.vm_frame = f->vm_frame;
 	}
 	pp->jit_done = !f->vm_dispatch;
-	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pid, f->path,
+	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pp->base.pid, f->base.path,
 		 (unsigned long long)pp->eg);
-	*proc_state = pp;
 	return 0;
 }
 
@@ -566,7 +473,7 @@ static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct 
 		return 0;
 	pp->next_jit_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
 								 : CHECK_INTERVAL_IDLE_NS);
-	err = php_jit__find_buffer(pp->pid, &pp->jit_start, &pp->jit_end);
+	err = php_jit__find_buffer(pp->base.pid, &pp->jit_start, &pp->jit_end);
 	if (err) {
 		/* the segment is mapped before its JIT part is made executable: a segment
 		 * without one says "JIT off" only once start-up is long over
@@ -576,15 +483,9 @@ static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct 
 	}
 	pp->jit_done = true;
 	code[0] = (struct interp_code_range){ .start = pp->jit_start, .end = pp->jit_end };
-	pr_debug("php: pid %d: JIT buffer %#llx-%#llx\n", (int)pp->pid,
+	pr_debug("php: pid %d: JIT buffer %#llx-%#llx\n", (int)pp->base.pid,
 		 (unsigned long long)pp->jit_start, (unsigned long long)pp->jit_end);
 	return 1;
-}
-
-static void php_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -603,13 +504,13 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 	memcpy(&name, fn + o->fn_name, 8);
 	memcpy(&scope, fn + l->fn_scope, 8);
 	if (e->type == PHP_ZEND_INTERNAL_FUNCTION) {
-		e->cookie = (uint32_t)name;
+		e->key.cookie = (uint32_t)name;
 	} else if (e->type == PHP_ZEND_USER_FUNCTION || e->type == PHP_ZEND_EVAL_CODE) {
 		if (interp__read_mem(pid, func, fn, l->op_size))
 			return -EFAULT;
 		memcpy(&opcodes, fn + o->op_opcodes, 8);
 		memcpy(&file, fn + o->op_filename, 8);
-		e->cookie = (uint32_t)opcodes;
+		e->key.cookie = (uint32_t)opcodes;
 		e->file = read_zstr(pid, file, l);
 	} else {
 		return -EINVAL;
@@ -635,23 +536,31 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 	return 0;
 }
 
-/* What a frame's addr names: a zend_function, or the file name of file-level code. */
-static int read_frame_func(pid_t pid, uint64_t addr, uint32_t flags, const struct php_layout *l,
-			   struct func_entry *e)
+static int read_function(const void *ctx, pid_t pid, uint64_t addr, void *entry)
 {
-	if (!(flags & PHP_FRAME_FILE))
-		return read_func(pid, addr, l, e);
+	return read_func(pid, addr, ctx, entry);
+}
+
+/* The file name of file-level code at addr (symbol_cache_read_fn; ctx: the layout). */
+static int read_file_code(const void *ctx, pid_t pid, uint64_t addr, void *entry)
+{
+	const struct php_layout *l = ctx;
+	struct func_entry *e = entry;
+
 	e->type = FUNC_FILE_CODE;
-	e->cookie = 0;
+	e->key.cookie = 0;
 	e->file = read_zstr(pid, addr, l);
 	return e->file ? 0 : -EFAULT;
 }
 
-static void marker(struct php *php, struct interp_symbol *out, const char *text)
-{
-	snprintf(php->text, sizeof(php->text), "[php: %s]", text);
-	*out = (struct interp_symbol){ .function = php->text, .marker = true };
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ PHP_MARKER_UNSUPPORTED, "unsupported version" },
+	{ PHP_MARKER_TRUNCATED, "more frames truncated" },
+	{ PHP_MARKER_READ_FAILED, "frame unreadable" },
+	{ PHP_MARKER_BAD_FRAME, "bad frame" },
+	{ PHP_MARKER_JIT_FRAME, "JIT frame not placed" },
+	{ PHP_MARKER_MIXED, "below another interpreter" },
+};
 
 static const char *code_name(uint32_t flags)
 {
@@ -667,66 +576,21 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 {
 	uint32_t cookie = (uint32_t)uf->file_id;
 	uint32_t flags = (uint32_t)(uf->file_id >> PHP_FRAME_FLAGS_SHIFT) & 0xff;
-	struct func_entry *e, fresh = { 0 };
+	bool file = flags & PHP_FRAME_FILE;
 	struct php *php = rt;
 	struct php_proc *pp = proc_state;
-	uint64_t slot;
-	pid_t pid;
-	int err;
+	const struct func_entry *e;
 
-	if (!uf->addr) {
-		switch (uf->file_id) {
-		case PHP_MARKER_UNSUPPORTED:
-			return marker(php, out, "unsupported version");
-		case PHP_MARKER_TRUNCATED:
-			return marker(php, out, "more frames truncated");
-		case PHP_MARKER_READ_FAILED:
-			return marker(php, out, "frame unreadable");
-		case PHP_MARKER_BAD_FRAME:
-			return marker(php, out, "bad frame");
-		case PHP_MARKER_JIT_FRAME:
-			return marker(php, out, "JIT frame not placed");
-		case PHP_MARKER_MIXED:
-			return marker(php, out, "below another interpreter");
-		default:
-			return marker(php, out, "?");
-		}
-	}
-	if (!pp)
-		return marker(php, out, "unknown process");
-	/* Cached under the process whose state it is: a forked FPM worker shares its parent's
-	 * functions at the same addresses until it compiles its own (the cookie tells).
+	if (!uf->addr)
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
+	/* A forked FPM worker shares its parent's functions at the same addresses until it
+	 * compiles its own (the cookie tells). A file name string is the whole entry: cookie 0.
 	 */
-	pid = pp->pid;
-	slot = lru_sets__slot(&php->slots,
-			      u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)));
-	e = &php->cache[slot];
-	if (flags & PHP_FRAME_FILE)
-		cookie = 0; /* the file name string is the whole entry */
-	if (e->pid != pid || e->gen != pp->gen || e->func != uf->addr || e->cookie != cookie ||
-	    (e->type == FUNC_FILE_CODE) != !!(flags & PHP_FRAME_FILE)) {
-		php->stats[PHP_STAT_FUNC_READS]++;
-		err = read_frame_func(reader, uf->addr, flags, &pp->file->layout, &fresh);
-		if (err && reader != pid) { /* the child is gone: its parent may have it */
-			func_entry__clear(&fresh);
-			err = read_frame_func(pid, uf->addr, flags, &pp->file->layout, &fresh);
-		}
-		if (err) {
-			func_entry__clear(&fresh);
-			php->stats[PHP_STAT_UNREADABLE]++;
-			return marker(php, out, "function unreadable");
-		}
-		if (fresh.cookie != cookie) {
-			func_entry__clear(&fresh);
-			php->stats[PHP_STAT_STALE]++;
-			return marker(php, out, "function reused");
-		}
-		func_entry__clear(e);
-		*e = fresh;
-		e->pid = pid;
-		e->gen = pp->gen;
-		e->func = uf->addr;
-	}
+	e = symbol_cache__get(&php->funcs, &pp->base, reader, uf->addr, file ? 0 : cookie,
+			      file ? FUNC_KIND_FILE : 0, file ? read_file_code : read_function,
+			      &pp->file->layout, out, NULL);
+	if (!e)
+		return;
 	*out = (struct interp_symbol){
 		.function = e->name ? e->name : code_name(flags),
 		.file = e->file,
@@ -753,12 +617,7 @@ static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
 	[PHP_COUNTER_JIT_EXIT] = "JIT frames in a trace exit",
 };
 
-static const char *const php_stat_names[PHP_STAT_CNT] = {
-	[PHP_STAT_VERIFIED] = "layouts verified",
-	[PHP_STAT_FUNC_READS] = "functions read",
-	[PHP_STAT_UNREADABLE] = "functions unreadable",
-	[PHP_STAT_STALE] = "functions stale",
-};
+static const char *const php_stat_names[PHP_STAT_CNT] = { PHP_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime php_runtime = {
 	.name = "php",
@@ -768,14 +627,15 @@ const struct interp_runtime php_runtime = {
 	.bpf_counter_cnt = PHP_COUNTER_CNT,
 	.stat_names = php_stat_names,
 	.stat_cnt = PHP_STAT_CNT,
-	.new = php_new,
-	.free = php_free,
+	.state_sz = sizeof(struct php),
+	.stats_off = offsetof(struct php, stats),
+	.init = php_init,
+	.fini = php_fini,
+	.file_state_sz = sizeof(struct php_file),
 	.file_detect = php_file_detect,
-	.file_free = php_file_free,
+	.proc_state_sz = sizeof(struct php_proc),
 	.proc_attach = php_proc_attach,
 	.proc_tick = php_proc_tick,
-	.proc_free = php_proc_free,
 	.proc_refresh = php_proc_refresh,
 	.symbolize = php_symbolize,
-	.stats = php_stats,
 };

@@ -12,9 +12,9 @@
  * once its interpreter is initialised (thread list, TSD slot, code object type); a process
  * that fails the check gets native frames only. Other Pythons get a marker frame.
  *
- * Invariants: the code cache is a fixed-size set-associative table (PYTHON_CODE_CACHE_CAP
- * entries, base/lru_sets.h), keyed by (pid, attach generation, code address); an entry is re-read when the eBPF
- * cookie disagrees with it (code object freed and its address reused). Each attach gets a new
+ * Invariants: the code cache holds PYTHON_CODE_CACHE_CAP entries (../common/symbol_cache.h),
+ * keyed by (pid, attach generation, code address); an entry is re-read when the eBPF cookie
+ * disagrees with it (code object freed and its address reused). Each attach gets a new
  * generation, so a process that exec'd another Python never hits its old entries.
  */
 #include <elf.h>
@@ -24,12 +24,11 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "base/lru_sets.h"
-#include "base/u64_map.h"
 #include "formats/elf_file.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/python/python_lines.h"
 #include "proc/executable.h"
 #include "formats/eh_frame.h"
@@ -108,7 +107,7 @@ static const struct py_layout layouts[] = {
 /* clang-format on */
 
 struct py_file {
-	char *path;
+	struct interp_file_base base;
 	struct interp_file bpf;   /* what detect() found: ranges, version, offsets */
 	struct py_layout layout;  /* valid when bpf.supported */
 	uint64_t runtime_vaddr;   /* _PyRuntime */
@@ -122,8 +121,7 @@ enum py_proc_state {
 };
 
 struct py_proc {
-	pid_t pid;
-	uint32_t gen; /* unique per attach: keys the code cache */
+	struct interp_proc_base base;
 	struct py_file *file;
 	uint64_t runtime;   /* absolute _PyRuntime */
 	uint64_t code_type; /* absolute PyCode_Type */
@@ -133,10 +131,7 @@ struct py_proc {
 };
 
 struct code_entry {
-	pid_t pid; /* 0: empty slot */
-	uint32_t gen;
-	uint64_t code;
-	uint32_t cookie;
+	struct symbol_cache_key key; /* addr: the code object */
 	int firstlineno;
 	char *name;
 	char *filename;
@@ -145,63 +140,50 @@ struct code_entry {
 };
 
 /* Our own counters (python_runtime.stat_names). */
-enum py_stat {
-	PY_STAT_VERIFIED,   /* layouts checked against the live interpreter */
-	PY_STAT_CODE_READS, /* code objects read from process memory */
-	PY_STAT_UNREADABLE, /* frames whose code object could not be read */
-	PY_STAT_STALE,      /* cookie mismatch: code object freed and reused */
-	PY_STAT_CNT,
-};
+#define PY_STATS(X)                                         \
+	/* layouts checked against the live interpreter */  \
+	X(PY_STAT_VERIFIED, "layouts verified")             \
+	/* code objects read from process memory */         \
+	X(PY_STAT_CODE_READS, "code objects read")          \
+	/* frames whose code object could not be read */    \
+	X(PY_STAT_UNREADABLE, "code objects unreadable")    \
+	/* cookie mismatch: code object freed and reused */ \
+	X(PY_STAT_STALE, "code objects stale")
+
+enum py_stat { PY_STATS(INTERP_LIST_ENUM) PY_STAT_CNT };
 
 struct python {
-	struct code_entry *cache;
-	struct lru_sets slots; /* which cache entry holds a code object */
+	struct symbol_cache codes;
 	uint64_t stats[PY_STAT_CNT];
-	uint32_t next_gen;
-	char text[STR_MAX + 64];
 };
 
-static void *py_new(void)
+static void code_entry__clear(void *ctx, void *entry)
 {
-	struct python *py = calloc(1, sizeof(*py));
+	struct code_entry *e = entry;
 
-	if (!py)
-		return NULL;
-	py->cache = calloc(PYTHON_CODE_CACHE_CAP, sizeof(*py->cache));
-	if (!py->cache || lru_sets__init(&py->slots, PYTHON_CODE_CACHE_CAP)) {
-		free(py->cache);
-		free(py);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return py;
-}
-
-static void code_entry__clear(struct code_entry *e)
-{
+	(void)ctx;
 	free(e->name);
 	free(e->filename);
 	free(e->linetable);
 	memset(e, 0, sizeof(*e));
 }
 
-static void py_free(void *rt)
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { PY_STAT_CODE_READS, PY_STAT_UNREADABLE,
+							 PY_STAT_STALE, "code object unreadable",
+							 "code object reused" };
+
+static int py_init(void *rt)
 {
 	struct python *py = rt;
-	size_t i;
 
-	if (!py)
-		return;
-	for (i = 0; py->cache && i < PYTHON_CODE_CACHE_CAP; i++)
-		code_entry__clear(&py->cache[i]);
-	free(py->cache);
-	lru_sets__free(&py->slots);
-	free(py);
+	return symbol_cache__init(&py->codes, PYTHON_CODE_CACHE_CAP, sizeof(struct code_entry),
+				  true, code_entry__clear, NULL, &cache_report, py->stats);
 }
 
-static void py_stats(const void *rt, uint64_t *out)
+static void py_fini(void *rt)
 {
-	memcpy(out, ((const struct python *)rt)->stats, sizeof(((const struct python *)rt)->stats));
+	symbol_cache__free(&((struct python *)rt)->codes);
 }
 
 /* ---- ELF: symbols by name, bytes at an address ---- */
@@ -445,41 +427,23 @@ static int detect(const struct executable *exe, struct py_file *f)
 	return 0;
 }
 
-static int py_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int py_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
-	struct py_file *f;
+	struct py_file *f = file_state;
 
 	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE)
+	if (detect(exe, f))
 		return -ENOENT;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOENT;
-	}
 	if (f->bpf.supported)
 		pr_debug("python: %s: CPython %u.%u, eval loop %#llx-%#llx, cold %#llx-%#llx\n",
-			 f->path, f->bpf.major, f->bpf.minor,
+			 f->base.path, f->bpf.major, f->bpf.minor,
 			 (unsigned long long)f->bpf.range_start[0],
 			 (unsigned long long)f->bpf.range_end[0],
 			 (unsigned long long)f->bpf.range_start[1],
 			 (unsigned long long)f->bpf.range_end[1]);
 	*bpf = f->bpf;
-	*file_state = f;
 	return 0;
-}
-
-static void py_file_free(void *rt, void *file_state)
-{
-	struct py_file *f = file_state;
-
-	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
 }
 
 /* ---- per-process attach and layout check ---- */
@@ -495,41 +459,41 @@ static int proc_check(struct py_proc *pp)
 	uint64_t interp, ts, v, frame;
 	int threads = 0, tsd_ok = 0, code_ok = 0;
 
-	if (interp__read_mem(pp->pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
-	    interp__read_u64(pp->pid, pp->runtime + l->bpf.rt_interp_head, &interp))
+	if (interp__read_mem(pp->base.pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
+	    interp__read_u64(pp->base.pid, pp->runtime + l->bpf.rt_interp_head, &interp))
 		return -EFAULT;
 	if (!tss[0] || !interp)
 		return 0;
 	if (tss[0] != 1 || tss[1] >= 1024)
 		return -EINVAL;
-	if (interp__read_u64(pp->pid, interp + l->is_threads_head, &ts))
+	if (interp__read_u64(pp->base.pid, interp + l->is_threads_head, &ts))
 		return -EFAULT;
 	if (!ts)
 		return 0;
 	while (ts && threads < MAX_THREADS_CHECKED) {
 		threads++;
-		if (interp__read_u64(pp->pid, ts + l->bpf.ts_interp, &v) || v != interp)
+		if (interp__read_u64(pp->base.pid, ts + l->bpf.ts_interp, &v) || v != interp)
 			return -EINVAL;
-		if (tss[1] < 32 && !interp__read_u64(pp->pid, ts + l->ts_thread_id, &v) && v &&
-		    !interp__read_u64(pp->pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * tss[1], &v) &&
+		if (tss[1] < 32 && !interp__read_u64(pp->base.pid, ts + l->ts_thread_id, &v) && v &&
+		    !interp__read_u64(pp->base.pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * tss[1], &v) &&
 		    v == ts)
 			tsd_ok++;
-		if (!interp__read_u64(pp->pid, ts + l->bpf.ts_frame, &frame) && frame &&
+		if (!interp__read_u64(pp->base.pid, ts + l->bpf.ts_frame, &frame) && frame &&
 		    (l->bpf.cframe_frame == NO ||
-		     !interp__read_u64(pp->pid, frame + l->bpf.cframe_frame, &frame))) {
+		     !interp__read_u64(pp->base.pid, frame + l->bpf.cframe_frame, &frame))) {
 			uint8_t owner = 0;
 
 			if (l->bpf.fr_entry != NO && l->bpf.entry_kind == PY_ENTRY_SHIM)
-				interp__read_mem(pp->pid, frame + l->bpf.fr_entry, &owner, 1);
+				interp__read_mem(pp->base.pid, frame + l->bpf.fr_entry, &owner, 1);
 			if (frame && owner != PY_OWNED_BY_CSTACK &&
-			    !interp__read_u64(pp->pid, frame + l->bpf.fr_code, &v) && v &&
-			    !interp__read_u64(pp->pid, v + 8 /* ob_type */, &v)) {
+			    !interp__read_u64(pp->base.pid, frame + l->bpf.fr_code, &v) && v &&
+			    !interp__read_u64(pp->base.pid, v + 8 /* ob_type */, &v)) {
 				if (v != pp->code_type)
 					return -EINVAL;
 				code_ok++;
 			}
 		}
-		if (interp__read_u64(pp->pid, ts + l->ts_next, &ts))
+		if (interp__read_u64(pp->base.pid, ts + l->ts_next, &ts))
 			return -EFAULT;
 	}
 	if (!tsd_ok)
@@ -545,7 +509,7 @@ static int proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
 	if (r > 0) {
 		pp->state = PY_PROC_VERIFIED;
 		py->stats[PY_STAT_VERIFIED]++;
-		pr_debug("python: pid %d: layout verified\n", (int)pp->pid);
+		pr_debug("python: pid %d: layout verified\n", (int)pp->base.pid);
 		return 0;
 	}
 	if ((r == 0 && ++pp->tries < VERIFY_TRIES) ||
@@ -557,21 +521,17 @@ static int proc_verify(struct python *py, struct py_proc *pp, uint64_t now_ns)
 		return 0; /* gone, or memory unreadable right now: eBPF checks every sample anyway */
 	pp->state = PY_PROC_REJECTED;
 	pr_warn("python: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
-		(int)pp->pid, pp->file->path, r ? strerror(-r) : "never initialised");
+		(int)pp->base.pid, pp->file->base.path, r ? strerror(-r) : "never initialised");
 	return -EINVAL;
 }
 
-static int py_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			  void **proc_state, struct interp_proc *bpf)
+static int py_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void *proc_state, struct interp_proc *bpf)
 {
-	struct python *py = rt;
 	struct py_file *f = file_state;
-	struct py_proc *pp = calloc(1, sizeof(*pp));
+	struct py_proc *pp = proc_state;
 
-	if (!pp)
-		return -ENOMEM;
-	pp->pid = pid;
-	pp->gen = ++py->next_gen;
+	(void)rt;
 	pp->file = f;
 	pp->runtime = bias + f->runtime_vaddr;
 	pp->code_type = bias + f->code_type_vaddr;
@@ -579,9 +539,8 @@ static int py_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, 
 	pp->next_check_ns = now_ns;
 	bpf->py.runtime = pp->runtime;
 	bpf->py.tsd_off = GLIBC_TSD_FROM_TP;
-	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)pid, f->path,
+	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)pp->base.pid, f->base.path,
 		 (unsigned long long)pp->runtime);
-	*proc_state = pp;
 	return 0;
 }
 
@@ -594,12 +553,6 @@ static int py_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	if (pp->state == PY_PROC_PENDING && pp->next_check_ns <= now_ns)
 		return proc_verify(rt, pp, now_ns);
 	return 0;
-}
-
-static void py_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -641,9 +594,7 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 			c = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
 		else
 			memcpy(&c, raw + 4 * i, 4);
-		if (c < 0x20 || c == 0x7f) {
-			out[n++] = '?';
-		} else if (c < 0x80) {
+		if (c < 0x80) {
 			out[n++] = (char)c;
 		} else if (c < 0x800) {
 			out[n++] = (char)(0xc0 | c >> 6);
@@ -661,7 +612,7 @@ static char *read_str(pid_t pid, uint64_t addr, const struct py_layout *l)
 			out[n++] = '?';
 		}
 	}
-	out[n] = '\0';
+	interp__scrub(out, n); /* control characters: ASCII, encoded as themselves */
 	free(raw);
 	return out;
 fail:
@@ -670,9 +621,11 @@ fail:
 	return NULL;
 }
 
-/* Read a code object into e; 0 or -errno. */
-static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct code_entry *e)
+/* Read a code object into entry (symbol_cache_read_fn; ctx: the layout); 0 or -errno. */
+static int read_code(const void *ctx, pid_t pid, uint64_t code, void *entry)
 {
+	const struct py_layout *l = ctx;
+	struct code_entry *e = entry;
 	uint8_t obj[CODE_READ_SZ];
 	uint64_t name, file, table, table_sz;
 	int32_t firstlineno, argcount;
@@ -685,7 +638,7 @@ static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct
 	memcpy(&name, obj + name_off, 8);
 	memcpy(&file, obj + l->co_filename, 8);
 	memcpy(&table, obj + l->co_linetable, 8);
-	e->cookie = (uint32_t)firstlineno + ((uint32_t)argcount << 24);
+	e->key.cookie = (uint32_t)firstlineno + ((uint32_t)argcount << 24);
 	e->firstlineno = firstlineno;
 	e->name = read_str(pid, name, l);
 	e->filename = read_str(pid, file, l);
@@ -703,79 +656,34 @@ static int read_code(pid_t pid, uint64_t code, const struct py_layout *l, struct
 	return 0;
 }
 
-static void marker(struct python *py, struct interp_symbol *out, const char *text)
-{
-	snprintf(py->text, sizeof(py->text), "[python: %s]", text);
-	out->function = py->text;
-	out->file = NULL;
-	out->line = 0;
-	out->marker = true;
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ PY_MARKER_UNSUPPORTED, "unsupported version" },
+	{ PY_MARKER_TRUNCATED, "more frames truncated" },
+	{ PY_MARKER_READ_FAILED, "frame unreadable" },
+};
 
 static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
 	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
-	struct code_entry *e, fresh = { 0 };
 	struct python *py = rt;
 	struct py_proc *pp = proc_state;
-	uint64_t slot;
-	pid_t pid;
-	int err;
+	const struct code_entry *e;
 
-	if (!uf->addr) {
-		switch (uf->file_id) {
-		case PY_MARKER_UNSUPPORTED:
-			return marker(py, out, "unsupported version");
-		case PY_MARKER_TRUNCATED:
-			return marker(py, out, "more frames truncated");
-		case PY_MARKER_READ_FAILED:
-			return marker(py, out, "frame unreadable");
-		default:
-			return marker(py, out, "?");
-		}
-	}
-	if (!pp)
-		return marker(py, out, "unknown process");
-	/* Cached under the process whose state it is: a forked child shares its parent's code at
-	 * the same addresses (the cookie catches an object the child replaced).
-	 */
-	pid = pp->pid;
-	slot = lru_sets__slot(&py->slots,
-			      u64_hash(uf->addr ^ u64_hash((uint64_t)pid << 32 | pp->gen)));
-	e = &py->cache[slot];
-	if (e->pid != pid || e->gen != pp->gen || e->code != uf->addr ||
-	    (cookie && e->cookie != cookie)) {
-		py->stats[PY_STAT_CODE_READS]++;
-		err = read_code(reader, uf->addr, &pp->file->layout, &fresh);
-
-		if (err && reader != pid) { /* the child is gone: its parent has the same code */
-			code_entry__clear(&fresh);
-			err = read_code(pid, uf->addr, &pp->file->layout, &fresh);
-		}
-		if (err) {
-			code_entry__clear(&fresh);
-			py->stats[PY_STAT_UNREADABLE]++;
-			return marker(py, out, "code object unreadable");
-		}
-		if (cookie && fresh.cookie != cookie) {
-			code_entry__clear(&fresh);
-			py->stats[PY_STAT_STALE]++;
-			return marker(py, out, "code object reused");
-		}
-		code_entry__clear(e);
-		*e = fresh;
-		e->pid = pid;
-		e->gen = pp->gen;
-		e->code = uf->addr;
-	}
-	out->function = e->name;
-	out->file = e->filename;
-	out->line = python_lines__line(pp->file->layout.lines, e->linetable, e->linetable_sz,
-				       e->firstlineno, offset);
+	if (!uf->addr)
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
+	e = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code,
+			      &pp->file->layout, out, NULL);
+	if (!e)
+		return;
+	*out = (struct interp_symbol){
+		.function = e->name,
+		.file = e->filename,
+		.line = python_lines__line(pp->file->layout.lines, e->linetable, e->linetable_sz,
+					   e->firstlineno, offset),
+	};
 	if (out->line < 0)
 		out->line = 0;
-	out->marker = false;
 }
 
 static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = {
@@ -791,12 +699,7 @@ static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = {
 	[PY_COUNTER_TRUNCATED] = "truncated",
 };
 
-static const char *const py_stat_names[PY_STAT_CNT] = {
-	[PY_STAT_VERIFIED] = "layouts verified",
-	[PY_STAT_CODE_READS] = "code objects read",
-	[PY_STAT_UNREADABLE] = "code objects unreadable",
-	[PY_STAT_STALE] = "code objects stale",
-};
+static const char *const py_stat_names[PY_STAT_CNT] = { PY_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime python_runtime = {
 	.name = "python",
@@ -806,13 +709,14 @@ const struct interp_runtime python_runtime = {
 	.bpf_counter_cnt = PY_COUNTER_CNT,
 	.stat_names = py_stat_names,
 	.stat_cnt = PY_STAT_CNT,
-	.new = py_new,
-	.free = py_free,
+	.state_sz = sizeof(struct python),
+	.stats_off = offsetof(struct python, stats),
+	.init = py_init,
+	.fini = py_fini,
+	.file_state_sz = sizeof(struct py_file),
 	.file_detect = py_file_detect,
-	.file_free = py_file_free,
+	.proc_state_sz = sizeof(struct py_proc),
 	.proc_attach = py_proc_attach,
 	.proc_tick = py_proc_tick,
-	.proc_free = py_proc_free,
 	.symbolize = py_symbolize,
-	.stats = py_stats,
 };

@@ -27,9 +27,10 @@
  * instruction sequence object); a process that fails gets native frames only, counted and
  * warned once. Other versions get a `[ruby: unsupported version]` marker.
  *
- * Invariants: the iseq and method-entry caches are fixed-size set-associative tables
- * (base/lru_sets.h) keyed by (pid, attach generation, address); an iseq entry is re-read when the eBPF cookie disagrees
- * (freed and reused), a method entry when its called_id does.
+ * Invariants: the iseq cache (../common/symbol_cache.h) and the method-entry cache (a
+ * set-associative table, base/lru_sets.h) have fixed sizes, keyed by (pid, attach generation,
+ * address); an iseq entry is re-read when the eBPF cookie disagrees (freed and reused), a method
+ * entry when its called_id does.
  */
 #include <elf.h>
 #include <errno.h>
@@ -43,6 +44,7 @@
 #include "formats/elf_file.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/ruby/ruby_lines.h"
 #include "interp/ruby/ruby_objects.h"
 #include "proc/executable.h"
@@ -141,7 +143,7 @@ static const struct rb_layout layouts[] = {
 #define IMEMO_TYPE(flags) (((flags) >> 12) & 0xf)
 
 struct rb_file {
-	char *path;
+	struct interp_file_base base;
 	struct interp_file bpf; /* what detect() found: range, version, offsets */
 	struct rb_layout layout;
 	uint64_t main_ractor_vaddr; /* ruby_single_main_ractor (a pointer variable) */
@@ -158,8 +160,7 @@ enum rb_proc_state {
 };
 
 struct rb_proc {
-	pid_t pid;
-	uint32_t gen; /* unique per attach: keys the caches */
+	struct interp_proc_base base;
 	struct rb_file *file;
 	uint64_t bias;
 	uint64_t classpath_id; /* the ID of `__classpath__`, 0 until found */
@@ -187,10 +188,7 @@ struct line_tab {
 };
 
 struct iseq_entry {
-	pid_t pid; /* 0: empty slot */
-	uint32_t gen;
-	uint64_t iseq;
-	uint32_t cookie;
+	struct symbol_cache_key key; /* addr: the iseq */
 	uint32_t type;
 	int first_lineno;
 	uint64_t local_iseq;
@@ -211,46 +209,30 @@ struct me_entry {
 };
 
 /* Our own counters (ruby_runtime.stat_names). */
-enum rb_stat {
-	RB_STAT_VERIFIED,   /* layouts checked against the live VM */
-	RB_STAT_ISEQ_READS, /* instruction sequences read from process memory */
-	RB_STAT_UNREADABLE, /* frames whose iseq or method entry could not be read */
-	RB_STAT_STALE,      /* cookie mismatch: freed and reused */
-	RB_STAT_ME_READS,   /* method entries read */
-	RB_STAT_NO_CLASS,   /* frames shown without their class (anonymous, unknown) */
-	RB_STAT_CNT,
-};
+#define RB_STATS(X)                                                 \
+	/* layouts checked against the live VM */                   \
+	X(RB_STAT_VERIFIED, "layouts verified")                     \
+	/* instruction sequences read from process memory */        \
+	X(RB_STAT_ISEQ_READS, "iseqs read")                         \
+	/* frames whose iseq or method entry could not be read */   \
+	X(RB_STAT_UNREADABLE, "frames unreadable")                  \
+	/* cookie mismatch: freed and reused */                     \
+	X(RB_STAT_STALE, "iseqs stale")                             \
+	/* method entries read */                                   \
+	X(RB_STAT_ME_READS, "method entries read")                  \
+	/* frames shown without their class (anonymous, unknown) */ \
+	X(RB_STAT_NO_CLASS, "frames without class")
+
+enum rb_stat { RB_STATS(INTERP_LIST_ENUM) RB_STAT_CNT };
 
 struct ruby {
-	struct iseq_entry *iseqs;
+	struct symbol_cache iseqs;
 	struct me_entry *mes;
-	struct lru_sets iseq_slots, me_slots; /* which entry of iseqs, mes holds an address */
+	struct lru_sets me_slots; /* which entry of mes holds an address */
 	uint64_t stats[RB_STAT_CNT];
-	uint32_t next_gen;
 	size_t table_bytes; /* line tables kept by the iseq cache (<= RUBY_TABLE_BYTES_MAX) */
 	char text[3 * NAME_MAX_LEN];
 };
-
-static void *rb_new(void)
-{
-	struct ruby *rb = calloc(1, sizeof(*rb));
-
-	if (!rb)
-		return NULL;
-	rb->iseqs = calloc(RUBY_ISEQ_CACHE_CAP, sizeof(*rb->iseqs));
-	rb->mes = calloc(RUBY_ME_CACHE_CAP, sizeof(*rb->mes));
-	if (!rb->iseqs || !rb->mes || lru_sets__init(&rb->iseq_slots, RUBY_ISEQ_CACHE_CAP) ||
-	    lru_sets__init(&rb->me_slots, RUBY_ME_CACHE_CAP)) {
-		free(rb->iseqs);
-		free(rb->mes);
-		lru_sets__free(&rb->iseq_slots);
-		lru_sets__free(&rb->me_slots);
-		free(rb);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return rb;
-}
 
 static void line_tab__clear(struct line_tab *t)
 {
@@ -260,8 +242,13 @@ static void line_tab__clear(struct line_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static void iseq_entry__clear(struct iseq_entry *e)
+/* Empty an iseq entry, giving its table's bytes back to the budget. */
+static void iseq_entry__clear(void *ctx, void *entry)
 {
+	struct ruby *rb = ctx;
+	struct iseq_entry *e = entry;
+
+	rb->table_bytes -= e->tab.bytes;
 	free(e->label);
 	free(e->base_label);
 	free(e->path);
@@ -269,32 +256,29 @@ static void iseq_entry__clear(struct iseq_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-/* Empty a cache slot, giving its table's bytes back to the budget. */
-static void iseq_cache__drop(struct ruby *rb, struct iseq_entry *e)
-{
-	rb->table_bytes -= e->tab.bytes;
-	iseq_entry__clear(e);
-}
+/* What the cache counts (stats[]) and the markers it gives. */
+static const struct symbol_cache_report cache_report = { RB_STAT_ISEQ_READS, RB_STAT_UNREADABLE,
+							 RB_STAT_STALE, "iseq unreadable",
+							 "iseq reused" };
 
-static void rb_free(void *rt)
+static int rb_init(void *rt)
 {
 	struct ruby *rb = rt;
-	size_t i;
 
-	if (!rb)
-		return;
-	for (i = 0; i < RUBY_ISEQ_CACHE_CAP; i++)
-		iseq_cache__drop(rb, &rb->iseqs[i]);
-	free(rb->iseqs);
-	free(rb->mes);
-	lru_sets__free(&rb->iseq_slots);
-	lru_sets__free(&rb->me_slots);
-	free(rb);
+	rb->mes = calloc(RUBY_ME_CACHE_CAP, sizeof(*rb->mes));
+	if (!rb->mes || lru_sets__init(&rb->me_slots, RUBY_ME_CACHE_CAP))
+		return -ENOMEM;
+	return symbol_cache__init(&rb->iseqs, RUBY_ISEQ_CACHE_CAP, sizeof(struct iseq_entry), false,
+				  iseq_entry__clear, rb, &cache_report, rb->stats);
 }
 
-static void rb_stats(const void *rt, uint64_t *out)
+static void rb_fini(void *rt)
 {
-	memcpy(out, ((const struct ruby *)rt)->stats, sizeof(((const struct ruby *)rt)->stats));
+	struct ruby *rb = rt;
+
+	symbol_cache__free(&rb->iseqs);
+	free(rb->mes);
+	lru_sets__free(&rb->me_slots);
 }
 
 /* ---- ELF: symbols, relocations, code ---- */
@@ -525,40 +509,22 @@ static int detect(const struct executable *exe, struct rb_file *f)
 	return 0;
 }
 
-static int rb_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int rb_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
-{
-	struct rb_file *f;
-
-	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE)
-		return -ENOENT;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	if (detect(exe, f) || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOENT;
-	}
-	if (f->bpf.supported)
-		pr_debug("ruby: %s: CRuby %u.%u, vm_exec_core %#llx-%#llx, symbols %#llx\n",
-			 f->path, f->bpf.major, f->bpf.minor,
-			 (unsigned long long)f->bpf.range_start[0],
-			 (unsigned long long)f->bpf.range_end[0],
-			 (unsigned long long)f->symbols_vaddr);
-	*bpf = f->bpf;
-	*file_state = f;
-	return 0;
-}
-
-static void rb_file_free(void *rt, void *file_state)
 {
 	struct rb_file *f = file_state;
 
 	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
+	if (detect(exe, f))
+		return -ENOENT;
+	if (f->bpf.supported)
+		pr_debug("ruby: %s: CRuby %u.%u, vm_exec_core %#llx-%#llx, symbols %#llx\n",
+			 f->base.path, f->bpf.major, f->bpf.minor,
+			 (unsigned long long)f->bpf.range_start[0],
+			 (unsigned long long)f->bpf.range_end[0],
+			 (unsigned long long)f->symbols_vaddr);
+	*bpf = f->bpf;
+	return 0;
 }
 
 /* ---- per-process attach and layout check ---- */
@@ -594,12 +560,12 @@ static int ivar_match(void *ctx, uint64_t id, uint64_t value)
 /* The ID of `__classpath__`: the instance variable of Object whose value is "Object". */
 static void find_classpath_id(struct rb_proc *rp)
 {
-	struct ruby_reader r = { .pid = rp->pid, .l = &rp->file->layout.obj };
+	struct ruby_reader r = { .pid = rp->base.pid, .l = &rp->file->layout.obj };
 	struct ivar_match m = { .r = &r, .want = "Object" };
 	uint64_t object;
 
 	if (!rp->file->object_vaddr ||
-	    interp__read_u64(rp->pid, rp->bias + rp->file->object_vaddr, &object))
+	    interp__read_u64(rp->base.pid, rp->bias + rp->file->object_vaddr, &object))
 		return;
 	if (ruby_obj__class_ivars(&r, object, ivar_match, &m) == 1)
 		rp->classpath_id = m.id;
@@ -616,7 +582,7 @@ static int proc_check(struct rb_proc *rp)
 	uint64_t ractor, th, v, ec, tcb, modid, dtv, block, stack, size, cfp, end, vm, objspace;
 	uint32_t gc_flags;
 	int frames = 0, iseqs = 0;
-	pid_t pid = rp->pid;
+	pid_t pid = rp->base.pid;
 
 	if (interp__read_u64(pid, rp->bias + rp->file->main_ractor_vaddr, &ractor) ||
 	    interp__read_u64(pid, rp->bias + rp->file->modid_got_vaddr, &modid))
@@ -681,8 +647,8 @@ static int proc_verify(struct ruby *rb, struct rb_proc *rp, uint64_t now_ns)
 		rp->state = RB_PROC_VERIFIED;
 		rb->stats[RB_STAT_VERIFIED]++;
 		find_classpath_id(rp);
-		pr_debug("ruby: pid %d: layout verified, __classpath__ id %#llx\n", (int)rp->pid,
-			 (unsigned long long)rp->classpath_id);
+		pr_debug("ruby: pid %d: layout verified, __classpath__ id %#llx\n",
+			 (int)rp->base.pid, (unsigned long long)rp->classpath_id);
 		return 0;
 	}
 	if (r == 0 && ++rp->tries < VERIFY_TRIES) {
@@ -695,29 +661,25 @@ static int proc_verify(struct ruby *rb, struct rb_proc *rp, uint64_t now_ns)
 	}
 	rp->state = RB_PROC_REJECTED;
 	pr_warn("ruby: pid %d (%s): VM layout check failed (%s): native frames only\n",
-		(int)rp->pid, rp->file->path, r ? strerror(-r) : "never initialised");
+		(int)rp->base.pid, rp->file->base.path, r ? strerror(-r) : "never initialised");
 	return -EINVAL;
 }
 
-static int rb_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			  void **proc_state, struct interp_proc *bpf)
+static int rb_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void *proc_state, struct interp_proc *bpf)
 {
-	struct ruby *rb = rt;
 	struct rb_file *f = file_state;
-	struct rb_proc *rp = calloc(1, sizeof(*rp));
+	struct rb_proc *rp = proc_state;
 
-	if (!rp)
-		return -ENOMEM;
-	rp->pid = pid;
-	rp->gen = ++rb->next_gen;
+	(void)rt;
 	rp->file = f;
 	rp->bias = bias;
 	rp->state = RB_PROC_PENDING;
 	rp->next_check_ns = now_ns;
 	bpf->rb.modid_got = bias + f->modid_got_vaddr;
 	bpf->rb.vm_ptr = bias + f->vm_ptr_vaddr;
-	pr_debug("ruby: pid %d: %s at %#llx\n", (int)pid, f->path, (unsigned long long)bias);
-	*proc_state = rp;
+	pr_debug("ruby: pid %d: %s at %#llx\n", (int)rp->base.pid, f->base.path,
+		 (unsigned long long)bias);
 	return 0;
 }
 
@@ -730,12 +692,6 @@ static int rb_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	if (rp->state == RB_PROC_PENDING && rp->next_check_ns <= now_ns)
 		return proc_verify(rt, rp, now_ns);
 	return 0;
-}
-
-static void rb_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -809,10 +765,14 @@ static int tab_line(const struct line_tab *tab, uint32_t pos)
 	return ruby_lines__line(&t, pos);
 }
 
-/* Read an instruction sequence into e; 0 or -errno. */
-static int read_iseq(const struct ruby_reader *r, const struct rb_layout *l, uint64_t iseq,
-		     struct iseq_entry *e)
+/* Read an instruction sequence into entry (symbol_cache_read_fn; ctx: the layout); 0 or
+ * -errno.
+ */
+static int read_iseq(const void *ctx, pid_t pid, uint64_t iseq, void *entry)
 {
+	const struct rb_layout *l = ctx;
+	const struct ruby_reader reader = { .pid = pid, .l = &l->obj }, *r = &reader;
+	struct iseq_entry *e = entry;
 	uint8_t body[256];
 	uint64_t head, body_addr, path, first, v;
 	uint32_t iseq_size, type;
@@ -836,7 +796,7 @@ static int read_iseq(const struct ruby_reader *r, const struct rb_layout *l, uin
 	memcpy(&e->local_iseq, body + l->body_local_iseq, 8);
 	e->type = type;
 	e->first_lineno = (first & 1) ? (int)((int64_t)first >> 1) : 0;
-	e->cookie = iseq_size ^ ((uint32_t)first << 16);
+	e->key.cookie = iseq_size ^ ((uint32_t)first << 16);
 	memcpy(&e->src.entries, body + l->body_insns_body, 8);
 	memcpy(&e->src.positions, body + l->body_insns_pos, 8);
 	memcpy(&e->src.cnt, body + l->body_insns_size, 4);
@@ -897,12 +857,13 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 {
 	const struct rb_layout *l = &rp->file->layout;
 	struct ruby_reader r = { .pid = reader, .l = &l->obj };
-	uint64_t slot = lru_sets__slot(&rb->me_slots,
-				       u64_hash(me ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)));
+	uint64_t slot = lru_sets__slot(
+		&rb->me_slots,
+		u64_hash(me ^ u64_hash((uint64_t)rp->base.pid << 32 | rp->base.gen)));
 	struct me_entry *e = &rb->mes[slot];
 	uint64_t head[5], def_head;
 
-	if (e->pid == rp->pid && e->gen == rp->gen && e->me == me &&
+	if (e->pid == rp->base.pid && e->gen == rp->base.gen && e->me == me &&
 	    (!check_cookie || e->cookie == cookie))
 		return e;
 	/* frames may come before the check that finds it (a young process) */
@@ -928,18 +889,20 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	if (rp->file->symbols_vaddr)
 		ruby_obj__id_name(&r, rp->bias + rp->file->symbols_vaddr, head[3], e->name,
 				  sizeof(e->name));
-	e->pid = rp->classpath_id ? rp->pid : 0; /* cached once names can be complete */
-	e->gen = rp->gen;
+	e->pid = rp->classpath_id ? rp->base.pid : 0; /* cached once names can be complete */
+	e->gen = rp->base.gen;
 	e->me = me;
 	e->cookie = (uint32_t)head[3];
 	return e;
 }
 
-static void marker(struct ruby *rb, struct interp_symbol *out, const char *text)
-{
-	snprintf(rb->text, sizeof(rb->text), "[ruby: %s]", text);
-	*out = (struct interp_symbol){ .function = rb->text, .marker = true };
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ RB_MARKER_UNSUPPORTED, "unsupported version" },
+	{ RB_MARKER_TRUNCATED, "more frames truncated" },
+	{ RB_MARKER_READ_FAILED, "frame unreadable" },
+	{ RB_MARKER_GC, "gc" },
+	{ RB_MARKER_NO_PROC, "process not attached" },
+};
 
 /* The name of an iseq frame: the label, with the class where the method entry gives it. */
 static const char *iseq_name(struct ruby *rb, const struct iseq_entry *e, uint64_t iseq,
@@ -982,39 +945,23 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 			 struct interp_symbol *out)
 {
 	uint32_t pos = (uint32_t)(uf->file_id >> RB_POS_SHIFT), cookie = uf->flags;
-	uint64_t me_addr = (uf->file_id & RB_ME_MASK) << 3, slot;
-	struct iseq_entry *e, fresh = { 0 };
+	uint64_t me_addr = (uf->file_id & RB_ME_MASK) << 3;
 	struct ruby *rb = rt;
 	struct rb_proc *rp = proc_state;
 	const struct me_entry *me;
-	struct ruby_reader r;
-	int err, line;
+	struct iseq_entry *e;
+	pid_t from;
+	int line;
 
-	if (!uf->addr) {
-		switch (uf->file_id) {
-		case RB_MARKER_UNSUPPORTED:
-			return marker(rb, out, "unsupported version");
-		case RB_MARKER_TRUNCATED:
-			return marker(rb, out, "more frames truncated");
-		case RB_MARKER_READ_FAILED:
-			return marker(rb, out, "frame unreadable");
-		case RB_MARKER_GC:
-			return marker(rb, out, "gc");
-		case RB_MARKER_NO_PROC:
-			return marker(rb, out, "process not attached");
-		default:
-			return marker(rb, out, "?");
-		}
-	}
-	if (!rp)
-		return marker(rb, out, "unknown process");
+	if (!uf->addr)
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (pos == RB_POS_CFUNC) {
 		me = method_entry(rb, rp, reader, uf->addr, cookie, true);
-		if (!me && reader != rp->pid)
-			me = method_entry(rb, rp, rp->pid, uf->addr, cookie, true);
+		if (!me && reader != rp->base.pid)
+			me = method_entry(rb, rp, rp->base.pid, uf->addr, cookie, true);
 		if (!me || !me->name[0]) {
 			rb->stats[RB_STAT_UNREADABLE]++;
-			return marker(rb, out, "C function unreadable");
+			return interp__marker(out, "C function unreadable");
 		}
 		if (!me->qual[0])
 			rb->stats[RB_STAT_NO_CLASS]++;
@@ -1022,39 +969,14 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		*out = (struct interp_symbol){ .function = rb->text };
 		return;
 	}
-	/* Cached under the process whose state it is: a forked child shares its parent's iseqs at
-	 * the same addresses (the cookie catches one the child replaced).
-	 */
-	slot = lru_sets__slot(&rb->iseq_slots,
-			      u64_hash(uf->addr ^ u64_hash((uint64_t)rp->pid << 32 | rp->gen)));
-	e = &rb->iseqs[slot];
-	if (e->pid != rp->pid || e->gen != rp->gen || e->iseq != uf->addr || e->cookie != cookie) {
-		rb->stats[RB_STAT_ISEQ_READS]++;
-		r = (struct ruby_reader){ .pid = reader, .l = &rp->file->layout.obj };
-		err = read_iseq(&r, &rp->file->layout, uf->addr, &fresh);
-		if (err && reader != rp->pid) { /* the child is gone: its parent has the same */
-			iseq_entry__clear(&fresh);
-			r.pid = rp->pid;
-			err = read_iseq(&r, &rp->file->layout, uf->addr, &fresh);
-		}
-		if (err) {
-			iseq_entry__clear(&fresh);
-			rb->stats[RB_STAT_UNREADABLE]++;
-			return marker(rb, out, "iseq unreadable");
-		}
-		if (fresh.cookie != cookie) {
-			iseq_entry__clear(&fresh);
-			rb->stats[RB_STAT_STALE]++;
-			return marker(rb, out, "iseq reused");
-		}
-		iseq_cache__drop(rb, e);
-		read_lines(r.pid, &rp->file->layout, &fresh.src, &fresh.tab);
-		if (rb->table_bytes + fresh.tab.bytes > RUBY_TABLE_BYTES_MAX)
-			line_tab__clear(&fresh.tab); /* over budget: read again when asked */
-		*e = fresh;
-		e->pid = rp->pid;
-		e->gen = rp->gen;
-		e->iseq = uf->addr;
+	e = symbol_cache__get(&rb->iseqs, &rp->base, reader, uf->addr, cookie, 0, read_iseq,
+			      &rp->file->layout, out, &from);
+	if (!e)
+		return;
+	if (from) { /* read now: its line table too, while the budget allows */
+		read_lines(from, &rp->file->layout, &e->src, &e->tab);
+		if (rb->table_bytes + e->tab.bytes > RUBY_TABLE_BYTES_MAX)
+			line_tab__clear(&e->tab); /* over budget: read again when asked */
 		rb->table_bytes += e->tab.bytes;
 	}
 	line = e->first_lineno;
@@ -1094,11 +1016,7 @@ static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = {
 	[RB_COUNTER_GC] = "gc",
 };
 
-static const char *const rb_stat_names[RB_STAT_CNT] = {
-	[RB_STAT_VERIFIED] = "layouts verified",    [RB_STAT_ISEQ_READS] = "iseqs read",
-	[RB_STAT_UNREADABLE] = "frames unreadable", [RB_STAT_STALE] = "iseqs stale",
-	[RB_STAT_ME_READS] = "method entries read", [RB_STAT_NO_CLASS] = "frames without class",
-};
+static const char *const rb_stat_names[RB_STAT_CNT] = { RB_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime ruby_runtime = {
 	.name = "ruby",
@@ -1108,13 +1026,14 @@ const struct interp_runtime ruby_runtime = {
 	.bpf_counter_cnt = RB_COUNTER_CNT,
 	.stat_names = rb_stat_names,
 	.stat_cnt = RB_STAT_CNT,
-	.new = rb_new,
-	.free = rb_free,
+	.state_sz = sizeof(struct ruby),
+	.stats_off = offsetof(struct ruby, stats),
+	.init = rb_init,
+	.fini = rb_fini,
+	.file_state_sz = sizeof(struct rb_file),
 	.file_detect = rb_file_detect,
-	.file_free = rb_file_free,
+	.proc_state_sz = sizeof(struct rb_proc),
 	.proc_attach = rb_proc_attach,
 	.proc_tick = rb_proc_tick,
-	.proc_free = rb_proc_free,
 	.symbolize = rb_symbolize,
-	.stats = rb_stats,
 };

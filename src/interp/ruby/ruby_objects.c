@@ -25,7 +25,7 @@ int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_
 	const struct ruby_obj_layout *l = r->l;
 	uint8_t head[48];
 	uint64_t flags, len, ptr;
-	size_t i, n;
+	size_t n;
 	int err;
 
 	if (!cap)
@@ -53,10 +53,7 @@ int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_
 		n = len < cap - 1 ? (size_t)len : cap - 1;
 		memcpy(out, head + l->str_embed, n);
 	}
-	for (i = 0; i < n; i++)
-		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-			out[i] = '?';
-	out[n] = '\0';
+	interp__scrub(out, n);
 	return 0;
 }
 

@@ -258,7 +258,7 @@ static const struct {
 #define V8_FRAME_TYPE_MAX 64 /* StackFrame::Type values we accept (V8 11.3: ~30) */
 
 struct v8_file {
-	char *path;
+	struct interp_file_base base;
 	/* What a JIT frame with frame-type marker m (type m >> 1) is shown as: NULL unknown. */
 	const char *frame_shown[V8_FRAME_TYPE_MAX];
 	int major, minor, build;
@@ -283,8 +283,7 @@ struct v8_file {
 };
 
 struct v8_proc {
-	pid_t pid;
-	uint32_t gen;
+	struct interp_proc_base base;
 	uint64_t bias;
 	struct v8_file *file;
 	uint64_t last_maps_ns;
@@ -353,24 +352,23 @@ struct code_entry {
 	size_t n_functions;
 };
 
-enum v8_stat {
-	V8_STAT_FUNCTION_READS = 0,
-	V8_STAT_SCRIPT_READS,
-	V8_STAT_UNREADABLE,
-	V8_STAT_STALE,
-	V8_STAT_NO_LINE,
-	V8_STAT_BASELINE_REPLACED,
-	V8_STAT_OVER_BUDGET,
-	V8_STAT_CODE_READS,
-	V8_STAT_NO_POSITIONS,
-	V8_STAT_INLINED,
-	V8_STAT_JIT_FOUND,
-	V8_STAT_JIT_NOT_FOUND,
-	V8_STAT_CNT,
-};
+#define V8_STATS(X)                                                 \
+	X(V8_STAT_FUNCTION_READS, "functions read")                 \
+	X(V8_STAT_SCRIPT_READS, "scripts read")                     \
+	X(V8_STAT_UNREADABLE, "unreadable")                         \
+	X(V8_STAT_STALE, "stale")                                   \
+	X(V8_STAT_NO_LINE, "without line")                          \
+	X(V8_STAT_BASELINE_REPLACED, "baseline code replaced")      \
+	X(V8_STAT_OVER_BUDGET, "tables over the cache budget")      \
+	X(V8_STAT_CODE_READS, "optimised code read")                \
+	X(V8_STAT_NO_POSITIONS, "optimised code without positions") \
+	X(V8_STAT_INLINED, "inlined frames")                        \
+	X(V8_STAT_JIT_FOUND, "code found by pc")                    \
+	X(V8_STAT_JIT_NOT_FOUND, "code not found by pc")
+
+enum v8_stat { V8_STATS(INTERP_LIST_ENUM) V8_STAT_CNT };
 
 struct v8 {
-	uint32_t gen;
 	size_t bytes; /* held by the caches' tables (line ends, position and offset tables) */
 	struct sfi_entry sfis[V8_SFI_CACHE_CAP];
 	struct script_entry scripts[V8_SCRIPT_CACHE_CAP];
@@ -385,22 +383,15 @@ struct v8 {
 	char inlined_text[V8_INLINED_TEXT];
 };
 
-static void *v8_new(void)
+static int v8_init(void *rt)
 {
-	struct v8 *v = calloc(1, sizeof(*v));
+	struct v8 *v = rt;
 
-	if (!v)
-		return NULL;
 	if (lru_sets__init(&v->sfi_slots, V8_SFI_CACHE_CAP) ||
 	    lru_sets__init(&v->script_slots, V8_SCRIPT_CACHE_CAP) ||
-	    lru_sets__init(&v->code_slots, V8_CODE_CACHE_CAP)) {
-		lru_sets__free(&v->sfi_slots);
-		lru_sets__free(&v->script_slots);
-		free(v);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return v;
+	    lru_sets__init(&v->code_slots, V8_CODE_CACHE_CAP))
+		return -ENOMEM;
+	return 0;
 }
 
 static void baseline__clear(struct sfi_entry *e)
@@ -460,13 +451,11 @@ static void script_entry__clear(struct script_entry *e)
 	memset(e, 0, sizeof(*e));
 }
 
-static void v8_free(void *rt)
+static void v8_fini(void *rt)
 {
 	struct v8 *v = rt;
 	size_t i;
 
-	if (!v)
-		return;
 	for (i = 0; i < V8_SFI_CACHE_CAP; i++)
 		sfi_entry__clear(&v->sfis[i]);
 	for (i = 0; i < V8_SCRIPT_CACHE_CAP; i++)
@@ -476,12 +465,6 @@ static void v8_free(void *rt)
 	lru_sets__free(&v->sfi_slots);
 	lru_sets__free(&v->script_slots);
 	lru_sets__free(&v->code_slots);
-	free(v);
-}
-
-static void v8_stats(const void *rt, uint64_t *out)
-{
-	memcpy(out, ((const struct v8 *)rt)->stats, sizeof(((const struct v8 *)rt)->stats));
 }
 
 /* ---- detection ---- */
@@ -653,7 +636,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		if (i == S_BLOB) /* a code symbol: its address, not its bytes */
 			continue;
 		if (!sym_int(ef, &syms[i], &v[i])) {
-			pr_debug("v8: %s: no %s\n", f->path, sym_names[i]);
+			pr_debug("v8: %s: no %s\n", f->base.path, sym_names[i]);
 			return -ENOTSUP;
 		}
 	}
@@ -664,7 +647,8 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	f->build = v[S_BUILD];
 	/* 8-byte tagged slots, Smis in the upper half, tag 1: no pointer compression. */
 	if (v[S_TAGGED_SIZE] != 8 || v[S_SMI_SHIFT] != 31 || v[S_HEAP_TAG] != 1) {
-		pr_debug("v8: %s: pointer compression or another tagging: unsupported\n", f->path);
+		pr_debug("v8: %s: pointer compression or another tagging: unsupported\n",
+			 f->base.path);
 		return -ENOTSUP;
 	}
 	/* Frame slots within the eBPF window (fp - 48 .. fp + 8), 8-byte aligned. */
@@ -675,7 +659,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	 * which puts the data at + 8 + 14: check that against the exported data offset.
 	 */
 	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA]) {
-		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->path);
+		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->base.path);
 		return -ENOTSUP;
 	}
 	if (v[S_SFI_SCRIPT] <= v[S_SFI_NAME] || v[S_SFI_SCRIPT] - v[S_SFI_NAME] > 24 ||
@@ -764,24 +748,19 @@ static void frame_types_from(struct elf_file *ef, struct v8_file *f)
 			f->frame_shown[type] = frame_types[i].shown;
 }
 
-static int v8_file_detect(void *rt, const struct executable *exe, void **file_state,
+static int v8_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
 	struct interp_sym syms[S_CNT];
-	struct v8_file *f;
+	struct v8_file *f = file_state;
 	int32_t size = 0;
 
 	(void)rt;
-	if (exe->kind != EXECUTABLE_FILE || !exe->elf || !name_is_node(exe->path))
+	if (!exe->elf || !name_is_node(exe->path))
 		return -ENOENT;
 	interp_elf__symbols(exe->elf, sym_names, S_CNT, syms);
 	if (!syms[S_FP_FUNCTION].found && !syms[S_BLOB].found)
 		return -ENOENT; /* no V8 in it (a launcher script's interpreter, a stub) */
-	f = calloc(1, sizeof(*f));
-	if (!f || !(f->path = strdup(exe->path))) {
-		free(f);
-		return -ENOMEM;
-	}
 	bpf->supported = layout_from(exe->elf, syms, f) ? 0 : 1;
 	bpf->major = (uint8_t)f->major;
 	bpf->minor = (uint8_t)f->minor;
@@ -793,51 +772,25 @@ static int v8_file_detect(void *rt, const struct executable *exe, void **file_st
 	if (!bpf->supported)
 		f->bpf.supported = 0;
 	frame_types_from(exe->elf, f);
-	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->path, f->major, f->minor, f->build,
+	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->base.path, f->major, f->minor, f->build,
 		 bpf->supported ? "usable" : "unusable");
-	*file_state = f;
 	return 0;
-}
-
-static void v8_file_free(void *rt, void *file_state)
-{
-	struct v8_file *f = file_state;
-
-	(void)rt;
-	if (f)
-		free(f->path);
-	free(f);
 }
 
 /* ---- processes ---- */
 
-static int v8_proc_attach(void *rt, pid_t pid, void *file_state, uint64_t bias, uint64_t now_ns,
-			  void **proc_state, struct interp_proc *bpf)
+static int v8_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
+			  void *proc_state, struct interp_proc *bpf)
 {
-	struct v8 *v = rt;
 	struct v8_file *f = file_state;
-	struct v8_proc *p;
+	struct v8_proc *p = proc_state;
 
-	(void)now_ns;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	p->pid = pid;
-	p->gen = ++v->gen;
+	(void)rt, (void)now_ns;
 	p->bias = bias;
 	p->file = f;
 	bpf->v8 = f->bpf;
 	bpf->v8.handlers_lo = f->handlers_lo + bias;
 	bpf->v8.handlers_hi = f->handlers_hi + bias;
-	*proc_state = p;
-	return 0;
-}
-
-static int v8_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
-{
-	(void)rt;
-	(void)proc_state;
-	(void)now_ns;
 	return 0;
 }
 
@@ -906,19 +859,13 @@ static int v8_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct i
 	     now_ns - p->last_maps_ns < (p->code[0].end ? V8_REFRESH_NS : V8_FIRST_REFRESH_NS)))
 		return 0;
 	p->last_maps_ns = now_ns;
-	if (code_ranges(p->pid, fresh) || !memcmp(fresh, p->code, sizeof(fresh)))
+	if (code_ranges(p->base.pid, fresh) || !memcmp(fresh, p->code, sizeof(fresh)))
 		return 0;
 	memcpy(p->code, fresh, sizeof(fresh));
 	memcpy(code, fresh, sizeof(fresh));
-	pr_debug("v8: pid %d: code %#llx-%#llx\n", (int)p->pid, (unsigned long long)fresh[0].start,
-		 (unsigned long long)fresh[0].end);
+	pr_debug("v8: pid %d: code %#llx-%#llx\n", (int)p->base.pid,
+		 (unsigned long long)fresh[0].start, (unsigned long long)fresh[0].end);
 	return 1;
-}
-
-static void v8_proc_free(void *rt, void *proc_state)
-{
-	(void)rt;
-	free(proc_state);
 }
 
 /* ---- symbolization ---- */
@@ -926,14 +873,15 @@ static void v8_proc_free(void *rt, void *proc_state)
 /* The slot of a cache (its index: slots) for an object of the process. */
 static size_t cache_slot(struct lru_sets *slots, const struct v8_proc *p, uint64_t addr)
 {
-	return lru_sets__slot(slots, u64_hash(addr ^ u64_hash((uint64_t)p->pid << 32 | p->gen)));
+	return lru_sets__slot(slots,
+			      u64_hash(addr ^ u64_hash((uint64_t)p->base.pid << 32 | p->base.gen)));
 }
 
-static void marker(struct v8 *v, struct interp_symbol *out, const char *text)
-{
-	snprintf(v->text, sizeof(v->text), "[v8: %s]", text);
-	*out = (struct interp_symbol){ .function = v->text, .marker = true };
-}
+static const struct interp_marker_text marker_texts[] = {
+	{ V8_MARKER_UNSUPPORTED, "unsupported V8" },
+	{ V8_MARKER_TRUNCATED, "more frames truncated" },
+	{ V8_MARKER_BAD_FRAME, "unknown frame" },
+};
 
 /* What a function's ScopeInfo says of its name (scope_info_facts). */
 struct scope_facts {
@@ -1112,7 +1060,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-	if (e->pid == p->pid && e->gen == p->gen && e->script == script) {
+	if (e->pid == p->base.pid && e->gen == p->base.gen && e->script == script) {
 		if (e->lines || (e->tries >= V8_SCRIPT_TRIES && ++e->lookups % V8_RETRY_EVERY &&
 				 (e->external || now - e->read_ns < V8_SCRIPT_RETRY_NS)))
 			return e;
@@ -1163,8 +1111,8 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	}
 	script_entry__clear(e);
 	*e = fresh;
-	e->pid = p->pid;
-	e->gen = p->gen;
+	e->pid = p->base.pid;
+	e->gen = p->base.gen;
 	e->script = script;
 	e->tries = fresh.lines ? 0 : tries + 1;
 	e->read_ns = now;
@@ -1401,7 +1349,8 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	struct sfi_entry *e = &v->sfis[cache_slot(&v->sfi_slots, p, sfi)], fresh = { 0 };
 	int err;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->sfi == sfi && e->cookie == cookie) {
+	if (e->pid == p->base.pid && e->gen == p->base.gen && e->sfi == sfi &&
+	    e->cookie == cookie) {
 		/* V8 collects a function's source positions lazily: read them again now and
 		 * then while it has none
 		 */
@@ -1417,12 +1366,12 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	}
 	v->stats[V8_STAT_FUNCTION_READS]++;
 	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
-	if (err == -EFAULT && reader != p->pid)
-		err = read_sfi(p->pid, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
+	if (err == -EFAULT && reader != p->base.pid)
+		err = read_sfi(p->base.pid, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err) {
 		sfi_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
-		marker(v, out, err == -ESTALE ? "stale" : "function unreadable");
+		interp__marker(out, err == -ESTALE ? "stale" : "function unreadable");
 		return NULL;
 	}
 	if (!budget_take(v, sfi_entry__bytes(e), fresh.spt_len)) {
@@ -1432,8 +1381,8 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	}
 	sfi_entry__clear(e);
 	*e = fresh;
-	e->pid = p->pid;
-	e->gen = p->gen;
+	e->pid = p->base.pid;
+	e->gen = p->base.gen;
 	e->sfi = sfi;
 	return e;
 }
@@ -1499,26 +1448,27 @@ static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader
 				   uint32_t cookie, struct interp_symbol *out)
 {
 	struct code_entry *e = &v->codes[cache_slot(&v->code_slots, p, code)], fresh = { 0 };
-	pid_t readers[2] = { reader, p->pid };
+	pid_t readers[2] = { reader, p->base.pid };
 	int err = -EFAULT, i;
 
-	if (e->pid == p->pid && e->gen == p->gen && e->code == code && e->cookie == cookie)
+	if (e->pid == p->base.pid && e->gen == p->base.gen && e->code == code &&
+	    e->cookie == cookie)
 		return e;
 	v->stats[V8_STAT_CODE_READS]++;
-	for (i = 0; i < (reader != p->pid ? 2 : 1) && err == -EFAULT; i++) {
+	for (i = 0; i < (reader != p->base.pid ? 2 : 1) && err == -EFAULT; i++) {
 		code_entry__clear(&fresh);
 		err = read_code(readers[i], p->file, code, cookie, &fresh);
 	}
 	if (err || !budget_take(v, code_entry__bytes(e), code_entry__bytes(&fresh))) {
 		code_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
-		marker(v, out, err == -ESTALE ? "stale" : "code unreadable");
+		interp__marker(out, err == -ESTALE ? "stale" : "code unreadable");
 		return NULL;
 	}
 	code_entry__clear(e);
 	*e = fresh;
-	e->pid = p->pid;
-	e->gen = p->gen;
+	e->pid = p->base.pid;
+	e->gen = p->base.gen;
 	e->code = code;
 	return e;
 }
@@ -1554,7 +1504,7 @@ static bool inlined_function(struct v8 *v, struct v8_proc *p, pid_t reader, uint
 	if (sfi_cookie(reader, l, sfi, &name, &script, &cookie)) {
 		/* unreadable (the process has exited since): the function as read before */
 		e = &v->sfis[cache_slot(&v->sfi_slots, p, sfi)];
-		if (e->pid != p->pid || e->gen != p->gen || e->sfi != sfi || !e->name)
+		if (e->pid != p->base.pid || e->gen != p->base.gen || e->sfi != sfi || !e->name)
 			return false;
 	} else if (!(e = sfi_get(v, p, reader, sfi, cookie, &ignored))) {
 		return false;
@@ -1599,7 +1549,7 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 	 * every function it inlined (missing, never misplaced).
 	 */
 	if (!inlined_function(v, p, reader, e->sfi, stack[n - 1].script_offset, &used, &outer)) {
-		marker(v, out, "function unreadable");
+		interp__marker(out, "function unreadable");
 		return;
 	}
 	first = n - 1;
@@ -1654,7 +1604,7 @@ static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
 		pc = jit_pc_in(p->jit_ranges, low);
 		if (!pc && p->jit_maps_reads < V8_JIT_MAPS_READS) {
 			p->jit_maps_reads++;
-			if (!code_ranges(p->pid, p->jit_ranges))
+			if (!code_ranges(p->base.pid, p->jit_ranges))
 				pc = jit_pc_in(p->jit_ranges, low);
 		}
 	}
@@ -1805,7 +1755,7 @@ static void stub_frame(struct v8 *v, const struct v8_proc *p, uint32_t frame_mar
 				    : NULL;
 
 	if (!shown)
-		return marker(v, out, "stub");
+		return interp__marker(out, "stub");
 	*out = (struct interp_symbol){ .function = shown };
 }
 
@@ -1820,27 +1770,17 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct sfi_entry *e;
 	int64_t off, bco;
 
-	if (!uf->addr) {
-		switch (uf->file_id & 0xff) {
-		case V8_MARKER_UNSUPPORTED:
-			return marker(v, out, "unsupported V8");
-		case V8_MARKER_TRUNCATED:
-			return marker(v, out, "more frames truncated");
-		case V8_MARKER_STUB:
-			return stub_frame(v, p, (uint32_t)(uf->file_id >> 8), out);
-		case V8_MARKER_BAD_FRAME:
-			return marker(v, out, "unknown frame");
-		default:
-			return marker(v, out, "?");
-		}
-	}
+	if (!uf->addr && (uf->file_id & 0xff) == V8_MARKER_STUB)
+		return stub_frame(v, p, (uint32_t)(uf->file_id >> 8), out);
+	if (!uf->addr)
+		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id & 0xff);
 	if (!p || !p->file->bpf.supported)
-		return marker(v, out, "unknown process");
+		return interp__marker(out, "unknown process");
 	if (sub == V8_SUB_OPTIMIZED && p->file->bpf.kind_opt_lo)
 		return optimized_symbolize(v, p, reader, uf->addr, pos, cookie, out);
 	if (sub != V8_SUB_INTERPRETED && sub != V8_SUB_COMPILED && sub != V8_SUB_BASELINE &&
 	    sub != V8_SUB_JIT)
-		return marker(v, out, "?");
+		return interp__marker(out, "?");
 	e = sfi_get(v, p, reader, uf->addr, cookie, out);
 	if (!e)
 		return;
@@ -1888,20 +1828,7 @@ static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
 	[V8_COUNTER_JIT] = "JIT frames by pc",
 };
 
-static const char *const v8_stat_names[V8_STAT_CNT] = {
-	[V8_STAT_FUNCTION_READS] = "functions read",
-	[V8_STAT_SCRIPT_READS] = "scripts read",
-	[V8_STAT_UNREADABLE] = "unreadable",
-	[V8_STAT_STALE] = "stale",
-	[V8_STAT_NO_LINE] = "without line",
-	[V8_STAT_BASELINE_REPLACED] = "baseline code replaced",
-	[V8_STAT_OVER_BUDGET] = "tables over the cache budget",
-	[V8_STAT_CODE_READS] = "optimised code read",
-	[V8_STAT_NO_POSITIONS] = "optimised code without positions",
-	[V8_STAT_INLINED] = "inlined frames",
-	[V8_STAT_JIT_FOUND] = "code found by pc",
-	[V8_STAT_JIT_NOT_FOUND] = "code not found by pc",
-};
+static const char *const v8_stat_names[V8_STAT_CNT] = { V8_STATS(INTERP_LIST_TEXT) };
 
 const struct interp_runtime v8_runtime = {
 	.name = "v8",
@@ -1911,14 +1838,14 @@ const struct interp_runtime v8_runtime = {
 	.bpf_counter_cnt = V8_COUNTER_CNT,
 	.stat_names = v8_stat_names,
 	.stat_cnt = V8_STAT_CNT,
-	.new = v8_new,
-	.free = v8_free,
+	.state_sz = sizeof(struct v8),
+	.stats_off = offsetof(struct v8, stats),
+	.init = v8_init,
+	.fini = v8_fini,
+	.file_state_sz = sizeof(struct v8_file),
 	.file_detect = v8_file_detect,
-	.file_free = v8_file_free,
+	.proc_state_sz = sizeof(struct v8_proc),
 	.proc_attach = v8_proc_attach,
-	.proc_tick = v8_proc_tick,
-	.proc_free = v8_proc_free,
 	.proc_refresh = v8_proc_refresh,
 	.symbolize = v8_symbolize,
-	.stats = v8_stats,
 };

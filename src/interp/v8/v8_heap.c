@@ -8,11 +8,6 @@
 
 #define V8_ARRAY_MAX (1u << 24) /* elements of an array we accept */
 
-static int read_u64(pid_t pid, uint64_t addr, uint64_t *out)
-{
-	return interp__read_u64(pid, addr, out);
-}
-
 static int64_t smi(uint64_t v)
 {
 	return (int64_t)v >> 32;
@@ -29,7 +24,7 @@ static uint64_t forwarded(pid_t pid, uint64_t obj)
 {
 	uint64_t word;
 
-	if ((obj & 3) != 1 || read_u64(pid, obj - 1, &word) || !word || (word & 7))
+	if ((obj & 3) != 1 || interp__read_u64(pid, obj - 1, &word) || !word || (word & 7))
 		return obj;
 	return word + 1;
 }
@@ -38,7 +33,7 @@ int v8_heap__type(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16_t *
 {
 	uint64_t map;
 
-	if ((obj & 3) != 1 || read_u64(pid, obj - 1, &map) || (map & 3) != 1 ||
+	if ((obj & 3) != 1 || interp__read_u64(pid, obj - 1, &map) || (map & 3) != 1 ||
 	    interp__read_mem(pid, map - 1 + l->map_type, type, sizeof(*type)))
 		return -EFAULT;
 	return 0;
@@ -139,8 +134,8 @@ static int append(pid_t pid, const struct v8_layout *l, uint64_t obj, uint32_t s
 	if ((type & l->str_repr_mask) == l->str_cons) {
 		int32_t flen;
 
-		if (read_u64(pid, obj - 1 + l->cons_first, &a) ||
-		    read_u64(pid, obj - 1 + l->cons_second, &b) ||
+		if (interp__read_u64(pid, obj - 1 + l->cons_first, &a) ||
+		    interp__read_u64(pid, obj - 1 + l->cons_second, &b) ||
 		    interp__read_mem(pid, a - 1 + l->str_length, &flen, sizeof(flen)) || flen < 0)
 			return -EFAULT;
 		if (start < (uint32_t)flen) {
@@ -155,13 +150,13 @@ static int append(pid_t pid, const struct v8_layout *l, uint64_t obj, uint32_t s
 		return count ? append(pid, l, b, start - (uint32_t)flen, count, o, depth + 1) : 0;
 	}
 	if ((type & l->str_repr_mask) == l->str_thin) {
-		if (read_u64(pid, obj - 1 + l->thin_actual, &a))
+		if (interp__read_u64(pid, obj - 1 + l->thin_actual, &a))
 			return -EFAULT;
 		return append(pid, l, a, start, count, o, depth + 1);
 	}
 	if ((type & l->str_repr_mask) == l->str_sliced) {
-		if (read_u64(pid, obj - 1 + l->sliced_parent, &a) ||
-		    read_u64(pid, obj - 1 + l->sliced_offset, &b) || smi(b) < 0)
+		if (interp__read_u64(pid, obj - 1 + l->sliced_parent, &a) ||
+		    interp__read_u64(pid, obj - 1 + l->sliced_offset, &b) || smi(b) < 0)
 			return -EFAULT;
 		return append(pid, l, a, start + (uint32_t)smi(b), count, o, depth + 1);
 	}
@@ -208,7 +203,7 @@ int v8_heap__seq_chars(pid_t pid, const struct v8_layout *l, uint64_t obj, size_
 		chars = obj - 1 + l->seq_chars;
 	} else if (l->ext_data && (type & l->str_repr_mask) == l->str_external &&
 		   !(type & l->str_uncached)) {
-		if (read_u64(pid, obj - 1 + l->ext_data, &chars) || !chars)
+		if (interp__read_u64(pid, obj - 1 + l->ext_data, &chars) || !chars)
 			return -EFAULT;
 	} else {
 		return -ENOTSUP;
@@ -243,7 +238,7 @@ int v8_heap__array(pid_t pid, const struct v8_layout *l, uint64_t obj, uint16_t 
 		return err;
 	if (t != type)
 		return -EINVAL;
-	if (read_u64(pid, obj - 1 + l->array_length, &n) || (n & 1) || smi(n) < 0 ||
+	if (interp__read_u64(pid, obj - 1 + l->array_length, &n) || (n & 1) || smi(n) < 0 ||
 	    smi(n) > V8_ARRAY_MAX)
 		return -EFAULT;
 	*len = (size_t)smi(n);

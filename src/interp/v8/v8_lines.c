@@ -5,21 +5,16 @@
 
 #include <string.h>
 
+#include "formats/varint.h"
+
 /* One zigzag VLQ integer at *pos; 0, or -1 at the end of the table or on an overlong one. */
 static int read_int(const uint8_t *tab, size_t size, size_t *pos, int64_t *out)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	uint64_t v;
 
-	do {
-		if (*pos >= size || shift > 63)
-			return -1;
-		b = tab[(*pos)++];
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	if (varint__get(tab, size, pos, &v))
+		return -1;
+	*out = zigzag__decode(v);
 	return 0;
 }
 
@@ -83,24 +78,6 @@ size_t v8_lines__inlining_stack(int64_t raw, const uint8_t *inlining, size_t inl
 	return 0; /* deeper than cap, or a cycle: corrupt */
 }
 
-/* One unsigned VLQ at *pos; 0, or -1 at the end of the table or on an overlong one. */
-static int read_uint(const uint8_t *tab, size_t size, size_t *pos, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (*pos >= size || shift > 63)
-			return -1;
-		b = tab[(*pos)++];
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	*out = v;
-	return 0;
-}
-
 int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const uint8_t *bytecodes,
 				  size_t bytecodes_len, const uint8_t *sizes, size_t n_bytecodes,
 				  uint64_t pc_off)
@@ -109,13 +86,13 @@ int64_t v8_lines__baseline_offset(const uint8_t *table, size_t table_len, const 
 	size_t tpos = 0, off = 0;
 	int64_t current = -1; /* the prologue: kFunctionEntryBytecodeOffset */
 
-	if (read_uint(table, table_len, &tpos, &end))
+	if (varint__get(table, table_len, &tpos, &end))
 		return -1;
 	while (end < pc_off) {
 		size_t scale = 0, at = off, size;
 		uint8_t op;
 
-		if (off >= bytecodes_len || read_uint(table, table_len, &tpos, &delta))
+		if (off >= bytecodes_len || varint__get(table, table_len, &tpos, &delta))
 			return -1;
 		op = bytecodes[off];
 		if (op <= 3) { /* a prefix: Wide / ExtraWide (and the DebugBreak forms) */

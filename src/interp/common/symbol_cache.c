@@ -1,0 +1,107 @@
+/* A runtime's cache of what it read from processes' memory (see symbol_cache.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/u64_map.h"
+#include "interp/common/symbol_cache.h"
+#include "interp/interp.h"
+
+int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
+		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
+		       const struct symbol_cache_report *report, uint64_t *stats)
+{
+	int err;
+
+	*c = (struct symbol_cache){ .cap = cap,
+				    .entry_sz = entry_sz,
+				    .any_cookie = any_cookie,
+				    .clear = clear,
+				    .clear_ctx = clear_ctx,
+				    .report = report,
+				    .stats = stats };
+	if (entry_sz < sizeof(struct symbol_cache_key) || !clear)
+		return -EINVAL;
+	c->entries = calloc(cap + 1, entry_sz); /* the last: reads in progress */
+	if (!c->entries)
+		return -ENOMEM;
+	err = lru_sets__init(&c->slots, cap);
+	if (err) {
+		free(c->entries);
+		c->entries = NULL;
+	}
+	return err;
+}
+
+static void *entry_at(const struct symbol_cache *c, size_t i)
+{
+	return c->entries + i * c->entry_sz;
+}
+
+void symbol_cache__free(struct symbol_cache *c)
+{
+	size_t i;
+
+	for (i = 0; c->entries && i <= c->cap; i++)
+		c->clear(c->clear_ctx, entry_at(c, i));
+	free(c->entries);
+	lru_sets__free(&c->slots);
+	memset(c, 0, sizeof(*c));
+}
+
+static void count(const struct symbol_cache *c, int counter)
+{
+	if (counter >= 0)
+		c->stats[counter]++;
+}
+
+void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
+			const void *read_ctx, struct interp_symbol *out, pid_t *read_from)
+{
+	/* Cached under the process whose state it is: a forked child shares its parent's objects
+	 * at the same addresses (the cookie catches one the child replaced).
+	 */
+	size_t slot = lru_sets__slot(
+		&c->slots, u64_hash(addr ^ u64_hash((uint64_t)owner->pid << 32 | owner->gen)));
+	struct symbol_cache_key *e = entry_at(c, slot), *fresh = entry_at(c, c->cap);
+	bool cookie_ok = (c->any_cookie && !cookie) || e->cookie == cookie;
+	pid_t src = reader;
+	int err;
+
+	if (read_from)
+		*read_from = 0;
+	if (e->pid == owner->pid && e->gen == owner->gen && e->addr == addr && e->kind == kind &&
+	    cookie_ok)
+		return e;
+	count(c, c->report->reads);
+	c->clear(c->clear_ctx, fresh);
+	err = read(read_ctx, src, addr, fresh);
+	if (err && reader != owner->pid) { /* the child is gone: its parent has the same */
+		c->clear(c->clear_ctx, fresh);
+		src = owner->pid;
+		err = read(read_ctx, src, addr, fresh);
+	}
+	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
+		c->clear(c->clear_ctx, fresh);
+		count(c, c->report->reused);
+		interp__marker(out, c->report->reused_why);
+		return NULL;
+	}
+	if (err) {
+		c->clear(c->clear_ctx, fresh);
+		count(c, c->report->unreadable);
+		interp__marker(out, c->report->unreadable_why);
+		return NULL;
+	}
+	c->clear(c->clear_ctx, e);
+	memcpy(e, fresh, c->entry_sz);
+	memset(fresh, 0, c->entry_sz);
+	e->pid = owner->pid;
+	e->gen = owner->gen;
+	e->addr = addr;
+	e->kind = kind;
+	if (read_from)
+		*read_from = src;
+	return e;
+}

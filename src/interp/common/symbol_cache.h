@@ -1,0 +1,79 @@
+/* A runtime's cache of what it read from processes' memory for their frames (a code object's
+ * names and line table, a function, a method), and the read behind it: from the sampled
+ * process first, then from the process whose runtime state walked the stack (the parent a
+ * forked child shares its objects with, still readable once the child has exited), and the
+ * marker frames for what could not be read ("unreadable", "reused": the runtime's reasons).
+ *
+ * Invariants: cap entries of entry_sz bytes, fixed at init, set-associative (base/lru_sets.h);
+ * every entry begins with struct symbol_cache_key, keyed by (pid, attach generation, address,
+ * kind) and checked against the frame's cookie, so an object freed and its address reused is
+ * read again, never shown under the old name. The cache owns its entries: clear() frees what
+ * an entry holds and zeroes it. A returned entry is borrowed until the cache's next get.
+ * Not thread-safe.
+ */
+#ifndef STACKSCOPE_SYMBOL_CACHE_H
+#define STACKSCOPE_SYMBOL_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/lru_sets.h"
+
+struct interp_proc_base;
+struct interp_symbol;
+
+struct symbol_cache_key {
+	pid_t pid; /* the process whose state it is; 0: empty slot */
+	uint32_t gen;
+	uint64_t addr;
+	uint32_t cookie; /* what the read found, compared with the frame's */
+	uint8_t kind;    /* what addr was read as (a runtime's own distinction) */
+};
+
+/* Fill entry (zeroed, its key aside from the cookie left to the cache) with the object at addr
+ * of process `from`: 0 or -errno. What it allocated before failing is freed by clear().
+ */
+typedef int (*symbol_cache_read_fn)(const void *ctx, pid_t from, uint64_t addr, void *entry);
+
+/* What the cache reports of its reads: the counters it bumps (indices in the runtime's stats
+ * array given to init; -1: not counted), objects read, unreadable, found reused; and the reasons
+ * of the marker frames it gives for the last two (interp__marker).
+ */
+struct symbol_cache_report {
+	int reads, unreadable, reused;
+	const char *unreadable_why, *reused_why;
+};
+
+struct symbol_cache {
+	uint8_t *entries; /* cap entries, then one for reads in progress */
+	size_t cap, entry_sz;
+	struct lru_sets slots;
+	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
+	void (*clear)(void *ctx, void *entry);
+	void *clear_ctx;
+	const struct symbol_cache_report *report;
+	uint64_t *stats;
+};
+
+/* cap: a power of two, at least LRU_WAYS. any_cookie: see above. report (static) and stats
+ * outlive the cache. 0 or -ENOMEM, -EINVAL.
+ */
+int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
+		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
+		       const struct symbol_cache_report *report, uint64_t *stats);
+/* Frees every entry (clear()) and the table; accepts a zeroed or half-built cache. */
+void symbol_cache__free(struct symbol_cache *c);
+
+/* The entry of the object at addr, read as `kind`, that frame-walk state `owner` saw with
+ * `cookie`: cached, or read (from reader, then owner->pid) into the slot it takes. NULL with a
+ * marker in *out when unreadable or read with another cookie (reused memory): the slot keeps
+ * its old entry. *read_from (NULL: not wanted): the process it was read from now, 0 when it
+ * was cached.
+ */
+void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
+			const void *read_ctx, struct interp_symbol *out, pid_t *read_from);
+
+#endif
