@@ -96,7 +96,7 @@ struct interp_runtime {
 	void (*proc_free)(void *rt, void *proc_state);
 	/* Optional (NULL: none). State that appears after attach: a VM initialised later, the
 	 * code in anonymous memory the runtime owns (JIT code, a code cache: its code-range
-	 * walker in eBPF unwinds the frames there, bpf/interp/interp_walk.h). Called right after
+	 * walker in eBPF unwinds the frames there, bpf/interp/dispatch.h). Called right after
 	 * attach and on every tick of an attached process with the current eBPF entry in *bpf and
 	 * the runtime's code ranges in code[INTERP_CODE_RANGES] (start == end == 0: unused).
 	 * 1: *bpf or code[] changed (the registry rewrites the process's eBPF entries), 0: no
