@@ -120,7 +120,8 @@ BPF_INTERP_HDRS := $(sort $(wildcard bpf/interp/*.h bpf/interp/*/*.h))
 $(BUILD)/bpf_headers.ok: $(BPF_INTERP_HDRS) $(wildcard bpf/*.h bpf/arch/*.h) $(BUILD)/vmlinux.h
 	$(call msg,CHECK,bpf/interp headers alone)
 	$(Q)for h in $(BPF_INTERP_HDRS); do \
-		printf '#include "vmlinux.h"\n#include <bpf/bpf_helpers.h>\n#include "%s"\n' $${h#bpf/} | \
+		printf '#include "vmlinux.h"\n#include <bpf/bpf_helpers.h>\n#include "%s"\n' \
+			$${h#bpf/} | \
 		$(CLANG) $(BPF_CFLAGS) -Werror -Wno-undefined-internal -fsyntax-only -x c - || \
 		{ echo "FAIL $$h does not compile on its own"; exit 1; }; \
 	done
@@ -157,8 +158,8 @@ kernel-matrix: all fixtures arm64
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
-FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] bpf/*/*/*.[ch] tests/unit/*.[ch] \
-	       tests/lib/*.[ch])
+FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] bpf/*/*/*.[ch] \
+	       tests/unit/*.[ch] tests/lib/*.[ch])
 
 format:
 	$(Q)clang-format -i $(FORMAT_SRCS)

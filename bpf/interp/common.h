@@ -31,8 +31,10 @@ static struct interp_code *ss_interp_code(__u32 pid);
  */
 #define INTERP_NATIVE_RESERVE 48
 
-/* A runtime's bit in interp_state's off and started. */
+/* A runtime's bit in interp_state's off and started: room for INTERP_RUNTIME_MAX kinds. */
 #define INTERP_BIT(runtime) (1 << (runtime))
+#define INTERP_RUNTIME_MAX 16
+_Static_assert(FRAME_KIND_CNT <= INTERP_RUNTIME_MAX, "a bit per runtime in interp_state");
 
 /* What every runtime's walk may read and update. */
 struct interp_state {
@@ -43,10 +45,10 @@ struct interp_state {
 	__u64 fsbase;       /* the sampled thread's TLS base */
 	struct interp_file file;
 	__u8 emitting;   /* the runtime whose activation is being emitted (0: none) */
-	__u8 off;        /* bit per runtime: no (more) frames of it in this sample */
-	__u8 started;    /* bit per runtime: its per-sample start ran */
 	__u8 code_state; /* 0: "interp_code" not looked up yet, 1: `code` holds it, 2: none */
-	__u8 pad[4];
+	__u16 off;       /* bit per runtime: no (more) frames of it in this sample */
+	__u16 started;   /* bit per runtime: its per-sample start ran */
+	__u8 pad[2];
 	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
 
@@ -129,6 +131,45 @@ static __always_inline void ss_interp_fail(struct unwind_cursor *st, struct inte
 	ss_interp_marker(st, frames, runtime, marker);
 	ss_interp_count(runtime, counter);
 	ss_interp_stop(is, runtime);
+}
+
+/* An interpreter's frames end before they started in this sample: a marker (a version its walk
+ * does not understand, a cursor another interpreter used), its counter, no more of its frames.
+ */
+static __always_inline void ss_interp_refuse(struct unwind_cursor *st, struct interp_state *is,
+					     struct user_frame *frames, __u8 runtime, __u64 marker,
+					     __u32 counter)
+{
+	is->started |= INTERP_BIT(runtime);
+	ss_interp_fail(st, is, frames, runtime, marker, counter);
+}
+
+/* An interpreter's activation begins: the sample's first counts as one of its stacks. 1 when its
+ * file is a version the walk does not understand (refused: the iteration was used), else 0.
+ */
+static __always_inline int ss_interp_unsupported(struct unwind_cursor *st, struct interp_state *is,
+						 struct user_frame *frames, __u8 runtime,
+						 __u32 stacks_counter, __u64 marker, __u32 counter)
+{
+	if (!(is->started & INTERP_BIT(runtime)))
+		ss_interp_count(runtime, stacks_counter);
+	if (is->file.supported)
+		return 0;
+	ss_interp_refuse(st, is, frames, runtime, marker, counter);
+	return 1;
+}
+
+/* 1 when the record has no room left for this interpreter's frames (INTERP_NATIVE_RESERVE
+ * frames stay for the native callers): its marker, counter, and no more of its frames.
+ */
+static __always_inline int ss_interp_full(struct unwind_cursor *st, struct interp_state *is,
+					  struct user_frame *frames, __u8 runtime, __u64 marker,
+					  __u32 counter)
+{
+	if (st->frame_cnt < SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE)
+		return 0;
+	ss_interp_fail(st, is, frames, runtime, marker, counter);
+	return 1;
 }
 
 /* The sampled process's code ranges, looked up once a sample: 1 when is->code holds them. */

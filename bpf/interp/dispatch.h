@@ -79,7 +79,8 @@
 #define INTERP_GUESS_2(...) __VA_ARGS__
 
 #define INTERP_KEPT_CURSOR(K, p, cursor, file, code) INTERP_KEEP_##cursor(struct p##_cursor p;)
-#define INTERP_SCRATCH_CURSOR(K, p, cursor, file, code) INTERP_SCRATCH_##cursor(struct p##_cursor p;)
+#define INTERP_SCRATCH_CURSOR(K, p, cursor, file, code) \
+	INTERP_SCRATCH_##cursor(struct p##_cursor p;)
 #define INTERP_RESET(K, p, cursor, file, code) INTERP_KEEP_##cursor(p##_reset(&ic->p);)
 #define INTERP_EMIT_CASE(K, p, cursor, file, code) \
 	INTERP_KEEP_##cursor(case FRAME_KIND_##K: p##_emit(st, is, &ic->p, frames); return 1;)
@@ -87,7 +88,8 @@
 	INTERP_IF_##file(case FRAME_KIND_##K: return p##_activation(st, is, &ic->p, frames);)
 #define INTERP_CODE_CASE(K, p, cursor, file, code) \
 	INTERP_GUESS_##code(case 0:) \
-	INTERP_IF_##code(case FRAME_KIND_##K: return p##_code_step(st, is, &ic->p, frames, runtime == 0);)
+	INTERP_IF_##code(case FRAME_KIND_##K: \
+		return p##_code_step(st, is, &ic->p, frames, runtime == 0);)
 /* clang-format on */
 
 struct interp_cursor {
@@ -138,7 +140,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	__u64 pc, lookup_pc, addr, file_id;
 	struct mapping_info *m;
 	struct interp_file *inf;
-	__u8 bit;
+	__u16 bit;
 
 	if (st->done)
 		return 0;
@@ -178,7 +180,7 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	if (!((addr >= is->file.range_start[0] && addr < is->file.range_end[0]) ||
 	      (addr >= is->file.range_start[1] && addr < is->file.range_end[1])))
 		return 0;
-	if (is->file.runtime == FRAME_KIND_NATIVE || is->file.runtime >= 8)
+	if (is->file.runtime == FRAME_KIND_NATIVE || is->file.runtime >= INTERP_RUNTIME_MAX)
 		return 0;
 	bit = 1 << is->file.runtime;
 	if (is->off & bit)

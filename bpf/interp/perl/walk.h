@@ -225,11 +225,9 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 	__u16 optype;
 	int err;
 
-	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_TRUNCATED,
-			       PERL_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_TRUNCATED,
+			   PERL_COUNTER_TRUNCATED))
 		return;
-	}
 	if (pl->cxix < 0 && pl->from_c) {
 		pl->from_c = 0;
 		is->emitting = 0;
@@ -308,21 +306,15 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 static __always_inline int perl_activation(struct unwind_cursor *st, struct interp_state *is,
 					   struct perl_cursor *pl, struct user_frame *frames)
 {
-	if (!(is->started & INTERP_BIT(FRAME_KIND_PERL)))
-		ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_STACKS);
-	if (!is->file.supported) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_UNSUPPORTED,
-			       PERL_COUNTER_UNSUPPORTED);
-		is->started |= INTERP_BIT(FRAME_KIND_PERL);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_PERL, PERL_COUNTER_STACKS,
+				  PERL_MARKER_UNSUPPORTED, PERL_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	/* Another interpreter's walk ran in this stack (Perl embedded in it, or it in Perl): its
 	 * cursor shares the union with Perl's, so Perl's is not trustworthy any more.
 	 */
 	if (is->started & PERL_UNION_PEERS) {
-		is->started |= INTERP_BIT(FRAME_KIND_PERL);
-		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_MIXED,
-			       PERL_COUNTER_MIXED);
+		ss_interp_refuse(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_MIXED,
+				 PERL_COUNTER_MIXED);
 		return 1;
 	}
 	if (!(is->started & INTERP_BIT(FRAME_KIND_PERL))) {

@@ -127,11 +127,9 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_TRUNCATED,
-			       PHP_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_TRUNCATED,
+			   PHP_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(php->exbuf, PHP_EX_READ_SZ, ex) < 0) {
 		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_READ_FAILED,
 			       PHP_COUNTER_READ_FAILED);
@@ -316,17 +314,12 @@ static __always_inline int php_in_call_function(const struct unwind_cursor *st,
 static __always_inline int php_activation(struct unwind_cursor *st, struct interp_state *is,
 					  struct php_cursor *php, struct user_frame *frames)
 {
-	if (!(is->started & INTERP_BIT(FRAME_KIND_PHP)))
-		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_STACKS);
-	if (!is->file.supported) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_UNSUPPORTED,
-			       PHP_COUNTER_UNSUPPORTED);
-		is->started |= INTERP_BIT(FRAME_KIND_PHP);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_PHP, PHP_COUNTER_STACKS,
+				  PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	if (is->started & PHP_SHARED_CURSOR) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_MIXED, PHP_COUNTER_MIXED);
-		is->started |= INTERP_BIT(FRAME_KIND_PHP);
+		ss_interp_refuse(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_MIXED,
+				 PHP_COUNTER_MIXED);
 		return 1;
 	}
 	if (!(is->started & INTERP_BIT(FRAME_KIND_PHP))) {

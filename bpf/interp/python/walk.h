@@ -103,11 +103,9 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_TRUNCATED,
-			       PY_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_TRUNCATED,
+			   PY_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(py->buf, o->fr_read_sz & (PY_FRAME_READ_MAX - 1), py->frame) < 0) {
 		ss_interp_fail(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_READ_FAILED,
 			       PY_COUNTER_READ_FAILED);
@@ -155,14 +153,9 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 static __always_inline int py_activation(struct unwind_cursor *st, struct interp_state *is,
 					 struct py_cursor *py, struct user_frame *frames)
 {
-	if (!(is->started & INTERP_BIT(FRAME_KIND_CPYTHON)))
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_STACKS);
-	if (!is->file.supported) {
-		is->started |= INTERP_BIT(FRAME_KIND_CPYTHON);
-		ss_interp_fail(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_UNSUPPORTED,
-			       PY_COUNTER_UNSUPPORTED);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_CPYTHON, PY_COUNTER_STACKS,
+				  PY_MARKER_UNSUPPORTED, PY_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	if (!(is->started & INTERP_BIT(FRAME_KIND_CPYTHON))) {
 		is->started |= INTERP_BIT(FRAME_KIND_CPYTHON);
 		if (py_start(st, is, py) < 0) {

@@ -157,11 +157,9 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_fail(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_TRUNCATED,
-			       RB_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_TRUNCATED,
+			   RB_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(rb->cf, o->cfp_read_sz & (RB_CFP_READ_MAX - 1), rb->cfp) < 0) {
 		ss_interp_fail(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_READ_FAILED,
 			       RB_COUNTER_READ_FAILED);
@@ -224,14 +222,9 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 {
 	int err;
 
-	if (!(is->started & INTERP_BIT(FRAME_KIND_RUBY)))
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_STACKS);
-	if (!is->file.supported) {
-		is->started |= INTERP_BIT(FRAME_KIND_RUBY);
-		ss_interp_fail(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_UNSUPPORTED,
-			       RB_COUNTER_UNSUPPORTED);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_RUBY, RB_COUNTER_STACKS,
+				  RB_MARKER_UNSUPPORTED, RB_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	if (!(is->started & INTERP_BIT(FRAME_KIND_RUBY))) {
 		is->started |= INTERP_BIT(FRAME_KIND_RUBY);
 		err = rb_start(st, is, rb);

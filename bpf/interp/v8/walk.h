@@ -1,7 +1,7 @@
 /* V8 (Node.js) JavaScript frames in the native walk (included by bpf/interp/dispatch.h,
  * which calls v8_activation() when the pc about to be emitted lies in node's embedded builtins,
- * the file range of the node binary, or v8_code_step() in V8's JIT code, a range the process registered in
- * "interp_code").
+ * the file range of the node binary, or v8_code_step() in V8's JIT code, a range the process
+ * registered in "interp_code").
  *
  * V8 code keeps the frame pointer, and every V8 frame has the same head (frames.h,
  * StandardFrameConstants): saved fp at fp, return address at fp+8, and at fp-8 either a
