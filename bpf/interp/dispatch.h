@@ -64,7 +64,8 @@
 	X(RUBY,    rb,   KEEP,    1, 0)          \
 	X(PHP,     php,  KEEP,    1, 1)          \
 	X(PERL,    perl, KEEP,    1, 0)          \
-	X(V8,      v8,   SCRATCH, 1, 2)
+	X(V8,      v8,   SCRATCH, 1, 2)          \
+	/* one line per runtime, with its include above */
 
 /* What the columns generate: each X below expands to its text for the runtimes it applies to. */
 #define INTERP_KEEP_KEEP(...) __VA_ARGS__
