@@ -594,8 +594,7 @@ enum user_frame_kind {
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_PERL = 6,
-	FRAME_KIND_GO =
-		7, /* emits no frames (Go code is native): its labels (interp/go/bpf_abi.h) */
+	FRAME_KIND_GO = 7, /* emits no frames (Go code is native): its labels (go/bpf_abi.h) */
 	FRAME_KIND_CNT,
 };
 
