@@ -159,6 +159,22 @@ static __always_inline int ss_interp_unsupported(struct unwind_cursor *st, struc
 	return 1;
 }
 
+/* A runtime's per-sample start failed for the reason counted: < 0, for the start to return. */
+static __always_inline int ss_interp_miss(__u8 runtime, __u32 counter)
+{
+	ss_interp_count(runtime, counter);
+	return -1;
+}
+
+/* 1 the first time in this sample that this runtime starts (then marked started), else 0. */
+static __always_inline int ss_interp_first(struct interp_state *is, __u8 runtime)
+{
+	if (is->started & INTERP_BIT(runtime))
+		return 0;
+	is->started |= INTERP_BIT(runtime);
+	return 1;
+}
+
 /* 1 when the record has no room left for this interpreter's frames (INTERP_NATIVE_RESERVE
  * frames stay for the native callers): its marker, counter, and no more of its frames.
  */

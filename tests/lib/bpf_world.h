@@ -44,35 +44,19 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 	return 0;
 }
 
-static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
-{
-	(void)pid, (void)pc;
-	return NULL;
-}
+/* No mapping, file, table page, entry or rule is ever found; no process has code ranges. */
+#define BPF_WORLD_NOTHING(type, name, ...) \
+	static type *name(__VA_ARGS__)     \
+	{                                  \
+		return NULL;               \
+	}
 
-static struct file_info *ss_lookup_file(__u64 file_id)
-{
-	(void)file_id;
-	return NULL;
-}
-
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	(void)file_id, (void)page;
-	return NULL;
-}
-
-static struct unwind_entry *ss_lookup_entry(__u32 index)
-{
-	(void)index;
-	return NULL;
-}
-
-static struct unwind_rule *ss_lookup_rule(__u32 index)
-{
-	(void)index;
-	return NULL;
-}
+BPF_WORLD_NOTHING(struct mapping_info, ss_lookup_mapping, __u32 pid, __u64 pc)
+BPF_WORLD_NOTHING(struct file_info, ss_lookup_file, __u64 file_id)
+BPF_WORLD_NOTHING(struct unwind_page, ss_lookup_page, __u64 file_id, __u64 page)
+BPF_WORLD_NOTHING(struct unwind_entry, ss_lookup_entry, __u32 index)
+BPF_WORLD_NOTHING(struct unwind_rule, ss_lookup_rule, __u32 index)
+BPF_WORLD_NOTHING(struct interp_code, ss_interp_code, __u32 pid)
 
 struct unwind_cursor;
 static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
@@ -95,12 +79,6 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 {
 	if (runtime == world.runtime && which < INTERP_COUNTER_MAX)
 		world.counters[which]++;
-}
-
-static struct interp_code *ss_interp_code(__u32 pid)
-{
-	(void)pid;
-	return NULL;
 }
 
 #include "interp/dispatch.h"

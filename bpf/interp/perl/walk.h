@@ -108,10 +108,8 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 	int err;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PERL);
-	if (!proc || proc->file_id != is->file_id) {
-		ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_PERL, PERL_COUNTER_NO_PROC);
 	if (proc->perl.rejected) {
 		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_REJECTED,
 			       PERL_COUNTER_REJECTED);
@@ -120,10 +118,8 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 	if (ss_read_user(&key, sizeof(key), proc->perl.thr_key) < 0 || key >= PERL_TSD_KEYS ||
 	    !is->fsbase ||
 	    ss_read_user(&interp, sizeof(interp), is->fsbase + proc->perl.tsd_off + 16 * key) < 0 ||
-	    !interp) {
-		ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_NO_INTERP);
-		return -1;
-	}
+	    !interp)
+		return ss_interp_miss(FRAME_KIND_PERL, PERL_COUNTER_NO_INTERP);
 	if (ss_read_user(&pl->cop, sizeof(pl->cop), interp + o->interp_curcop) < 0 ||
 	    ss_read_user(&si, sizeof(si), interp + o->interp_curstackinfo) < 0) {
 		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_READ_FAILED,
@@ -317,12 +313,9 @@ static __always_inline int perl_activation(struct unwind_cursor *st, struct inte
 				 PERL_COUNTER_MIXED);
 		return 1;
 	}
-	if (!(is->started & INTERP_BIT(FRAME_KIND_PERL))) {
-		is->started |= INTERP_BIT(FRAME_KIND_PERL);
-		if (perl_start(st, is, pl, frames) < 0) {
-			ss_interp_stop(is, FRAME_KIND_PERL);
-			return 1;
-		}
+	if (ss_interp_first(is, FRAME_KIND_PERL) && perl_start(st, is, pl, frames) < 0) {
+		ss_interp_stop(is, FRAME_KIND_PERL);
+		return 1;
 	}
 	pl->run_frames = 0;
 	is->emitting = FRAME_KIND_PERL;

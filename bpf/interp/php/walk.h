@@ -99,15 +99,11 @@ static __always_inline int php_start(struct unwind_cursor *st, struct interp_sta
 	__u64 ex;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
-	if (!proc || proc->file_id != is->file_id) {
-		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_PHP, PHP_COUNTER_NO_PROC);
 	if (ss_read_user(&ex, sizeof(ex), proc->php.executor_globals + o->eg_current_execute_data) <
-	    0) {
-		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    0)
+		return ss_interp_miss(FRAME_KIND_PHP, PHP_COUNTER_READ_FAILED);
 	php->ex = ex;
 	php->reg_ex = st->regs[DWARF_R14];
 	php->reg_opline = php->jit_reg ? 0 : st->regs[DWARF_R15];
@@ -322,12 +318,9 @@ static __always_inline int php_activation(struct unwind_cursor *st, struct inter
 				 PHP_COUNTER_MIXED);
 		return 1;
 	}
-	if (!(is->started & INTERP_BIT(FRAME_KIND_PHP))) {
-		is->started |= INTERP_BIT(FRAME_KIND_PHP);
-		if (php_start(st, is, php) < 0) {
-			ss_interp_stop(is, FRAME_KIND_PHP);
-			return 0;
-		}
+	if (ss_interp_first(is, FRAME_KIND_PHP) && php_start(st, is, php) < 0) {
+		ss_interp_stop(is, FRAME_KIND_PHP);
+		return 0;
 	}
 	php->c_call = php_in_call_function(st, is);
 	if (!php->ex) {

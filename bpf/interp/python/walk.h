@@ -45,46 +45,29 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 	__u64 tstate, interp, ts_interp, ptr, runtime;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_CPYTHON);
-	if (!proc || proc->file_id != is->file_id) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_PROC);
 	runtime = proc->py.runtime;
 	if (ss_read_user(tss, sizeof(tss), runtime + o->rt_tss) < 0 ||
-	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_TSS_UNSET);
-		return -1;
-	}
-	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) <
-	    0) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!tstate) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_NO_TSTATE);
-		return -1;
-	}
+	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
+	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_TSS_UNSET);
+	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
+	if (!tstate)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_TSTATE);
 	/* The check that makes a wrong layout or TSD offset harmless: the thread state must
 	 * belong to the runtime's interpreter (sub-interpreters are not followed).
 	 */
 	if (ss_read_user(&ts_interp, sizeof(ts_interp), tstate + o->ts_interp) < 0 ||
-	    ts_interp != interp || !interp) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_BAD_TSTATE);
-		return -1;
-	}
-	if (ss_read_user(&ptr, sizeof(ptr), tstate + o->ts_frame) < 0) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ts_interp != interp || !interp)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_BAD_TSTATE);
+	if (ss_read_user(&ptr, sizeof(ptr), tstate + o->ts_frame) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	if (o->cframe_frame != PY_NO_OFFSET && ptr &&
-	    ss_read_user(&ptr, sizeof(ptr), ptr + o->cframe_frame) < 0) {
-		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&ptr, sizeof(ptr), ptr + o->cframe_frame) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	py->frame = ptr;
 	return 0;
 }
@@ -156,12 +139,9 @@ static __always_inline int py_activation(struct unwind_cursor *st, struct interp
 	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_CPYTHON, PY_COUNTER_STACKS,
 				  PY_MARKER_UNSUPPORTED, PY_COUNTER_UNSUPPORTED))
 		return 1;
-	if (!(is->started & INTERP_BIT(FRAME_KIND_CPYTHON))) {
-		is->started |= INTERP_BIT(FRAME_KIND_CPYTHON);
-		if (py_start(st, is, py) < 0) {
-			ss_interp_stop(is, FRAME_KIND_CPYTHON);
-			return 0;
-		}
+	if (ss_interp_first(is, FRAME_KIND_CPYTHON) && py_start(st, is, py) < 0) {
+		ss_interp_stop(is, FRAME_KIND_CPYTHON);
+		return 0;
 	}
 	if (!py->frame) {
 		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_RUN_EMPTY);

@@ -67,46 +67,30 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 		return -2;
 	}
 	if (!is->fsbase || ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
-	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!modid || modid > 0xffff || !dtv) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
-		return -1;
-	}
-	if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	if (!modid || modid > 0xffff || !dtv)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+	if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
 	/* glibc marks a module's block not allocated yet in this thread with -1. */
-	if (!block || block == ~0ULL) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
-		return -1;
-	}
-	if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!ec) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
-		return -1;
-	}
+	if (!block || block == ~0ULL)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+	if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	if (!ec)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
 	if (ss_read_user(&stack, sizeof(stack), ec + o->ec_vm_stack) < 0 ||
 	    ss_read_user(&size, sizeof(size), ec + o->ec_vm_stack_size) < 0 ||
-	    ss_read_user(&cfp, sizeof(cfp), ec + o->ec_cfp) < 0) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&cfp, sizeof(cfp), ec + o->ec_cfp) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
 	/* The check that makes a wrong layout or TLS module harmless: the newest control frame
 	 * lies in the context's own VM stack, a whole number of frames below its end.
 	 */
 	end = stack + size * 8;
 	if (!stack || !o->cfp_size || size >= RB_STACK_MAX_VALUES || cfp < stack || cfp >= end ||
-	    (end - cfp) % o->cfp_size) {
-		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_BAD_EC);
-		return -1;
-	}
+	    (end - cfp) % o->cfp_size)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_BAD_EC);
 	rb->cfp = cfp;
 	rb->end = end;
 	rb->gc = 0;
@@ -225,8 +209,7 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_RUBY, RB_COUNTER_STACKS,
 				  RB_MARKER_UNSUPPORTED, RB_COUNTER_UNSUPPORTED))
 		return 1;
-	if (!(is->started & INTERP_BIT(FRAME_KIND_RUBY))) {
-		is->started |= INTERP_BIT(FRAME_KIND_RUBY);
+	if (ss_interp_first(is, FRAME_KIND_RUBY)) {
 		err = rb_start(st, is, rb);
 		if (err == -2) {
 			ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_NO_PROC);
