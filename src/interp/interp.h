@@ -3,7 +3,7 @@
  * registry that runs them all.
  *
  * A runtime lives in its own folder (src/interp/<runtime>/) with its eBPF walk in
- * bpf/interp/<runtime>_walk.h and its ABI types in bpf/interp/<runtime>_abi.h. It provides one
+ * bpf/interp/<runtime>/walk.h and its ABI types in bpf/interp/<runtime>/bpf_abi.h. It provides one
  * `struct interp_runtime` (below) and is listed once in registry.c. Everything the runtimes
  * share is the registry's:
  *  - per-file state: a mapped file a runtime recognises as its interpreter, kept while the
