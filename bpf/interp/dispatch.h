@@ -29,12 +29,12 @@
  * Invariants: a runtime step appends at most one frame; an interpreter walk never moves the
  * native cursor; a code-range walker moves it only to a caller whose sp is strictly above
  * (or ends the stack), or, at the same sp, to a pc in a mapped file (PHP: JIT code runs on
- * execute_ex's frame), which no code-range walker sees again; runtime cursors only move to older frames, so a sample cannot loop
- * and stays bounded by the loop's step count.
+ * execute_ex's frame), which no code-range walker sees again; runtime cursors only move to
+ * older frames, so a sample cannot loop and stays bounded by the loop's step count.
  *
- * Adding a runtime: its folder (bpf/interp/<runtime>/walk.h and bpf_abi.h), its walk's include
- * and its line in INTERP_WALKS below, from which the cursor unions, the reset and the three
- * switches are generated. What a line promises of the walk, by prefix p:
+ * Adding a runtime: its folder (bpf/interp/<runtime>/walk.h and bpf_abi.h), its frame kind and
+ * its bpf_abi.h's include in bpf/abi.h, its walk's include and its line in INTERP_WALKS below,
+ * from which the cursor unions, the reset and the three switches are generated. What a line promises of the walk, by prefix p:
  *   struct p_cursor;
  *   cursor KEEP (an interpreter's: kept across steps while `emitting` is its kind, in the
  *     first union, which its activations must not trust after another's, PERL_UNION_PEERS):
