@@ -61,7 +61,7 @@ $(BUILD)/vmlinux.h: $(VMLINUX_EXTRA)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && \
 		cat $(VMLINUX_EXTRA) /dev/null >> $@.tmp && mv $@.tmp $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.h bpf/*/*.h bpf/*/*/*.h)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -96,7 +96,7 @@ stackscope $(BUILD)/stackscope: $(MAIN_OBJ) $(LIB)
 $(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/lib $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # arm64 (issue 19): build/arm64/stackscope, cross-built with Debian's cross toolchain and
 # :arm64 libraries (scripts/setup.sh); the BPF object for the arm64 target, its vmlinux.h from
@@ -113,6 +113,20 @@ arm64:
 fixtures:
 	$(Q)$(MAKE) -s -C tests/data all BUILD=$(abspath $(BUILD))/fixtures
 
+# Each eBPF runtime header (bpf/interp/, bpf/interp/<runtime>/) compiles on its own, as the BPF
+# object is built: none may depend on what its includer included before it.
+BPF_INTERP_HDRS := $(sort $(wildcard bpf/interp/*.h bpf/interp/*/*.h))
+
+$(BUILD)/bpf_headers.ok: $(BPF_INTERP_HDRS) $(wildcard bpf/*.h bpf/arch/*.h) $(BUILD)/vmlinux.h
+	$(call msg,CHECK,bpf/interp headers alone)
+	$(Q)for h in $(BPF_INTERP_HDRS); do \
+		printf '#include "vmlinux.h"\n#include <bpf/bpf_helpers.h>\n#include "%s"\n' \
+			$${h#bpf/} | \
+		$(CLANG) $(BPF_CFLAGS) -Werror -Wno-undefined-internal -fsyntax-only -x c - || \
+		{ echo "FAIL $$h does not compile on its own"; exit 1; }; \
+	done
+	$(Q)touch $@
+
 # The folders' layers (scripts/layers.sh, docs/ARCHITECTURE.md "Layers"): every #include of
 # src/ and bpf/ against which folder may include which.
 layers:
@@ -121,7 +135,7 @@ layers:
 # script tests run beside the binaries (test_layers.sh: `make layers` itself, on broken copies)
 TEST_SCRIPTS := tests/unit/test_layers.sh
 
-test: $(TEST_BINS) fixtures
+test: $(TEST_BINS) fixtures $(BUILD)/bpf_headers.ok
 	$(Q)BUILD=$(BUILD) tests/run_unit.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
 # The system tests also run stackscope itself under ASan+UBSan against hostile input
@@ -152,7 +166,8 @@ kernel-matrix: all fixtures arm64
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
-FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch])
+FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] bpf/*/*/*.[ch] \
+	       tests/unit/*.[ch] tests/lib/*.[ch])
 
 format:
 	$(Q)clang-format -i $(FORMAT_SRCS)

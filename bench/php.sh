@@ -32,7 +32,7 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (
 
 # complete DEPTH < stacks: "samples complete in_vm" over pprof_stacks.py lines (in_vm: samples
 # with execute_ex, i.e. not in PHP's start-up or exit). With the JIT ($JIT set) the leaf may
-# also come without a line: JIT code saves its opline only before calls out (php_walk.h).
+# also come without a line: JIT code saves its opline only before calls out (bpf/interp/php/walk.h).
 complete()
 {
 	local depth=$1 chain="{main}@php_deep.php:$L_MAIN" i

@@ -13,6 +13,8 @@
 #include <linux/types.h>
 #endif
 
+#include "counter_list.h"
+
 /* An index checked against a bound keeps its mask (older verifiers, 6.1, lose the bound of
  * a spilled index when the compiler drops the mask as redundant); as libbpf's barrier_var.
  */
@@ -78,25 +80,38 @@ struct user_frame {
  * interrupted frame. Userspace appends an explicit
  * "[unwind: ...]" pseudo-frame for every other reason, so CPU totals stay right.
  */
+#define UNWIND_ENDS(X)                                                                           \
+	X(UNWIND_END_OK, "complete")                                                             \
+	/* SS_MAX_USER_FRAMES reached */                                                         \
+	X(UNWIND_END_TRUNCATED, "truncated")                                                     \
+	/* no unwind rule for the pc, and the FP fallback failed */                              \
+	X(UNWIND_END_NO_CFI, "no CFI")                                                           \
+	/* file's unwind table not loaded yet, FP fallback failed */                             \
+	X(UNWIND_END_UNKNOWN_FILE, "file not loaded")                                            \
+	/* stack memory could not be read */                                                     \
+	X(UNWIND_END_READ_FAILED, "stack unreadable")                                            \
+	/* pc is 0 or a kernel address */                                                        \
+	X(UNWIND_END_BAD_PC, "bad pc")                                                           \
+	/* the CFI rule at pc cannot be evaluated in eBPF */                                     \
+	X(UNWIND_END_UNSUPPORTED, "unsupported CFI")                                             \
+	/* pc in no known mapping (JIT, or not loaded yet), FP failed */                         \
+	X(UNWIND_END_UNMAPPED, "unmapped pc")                                                    \
+	/* the unwound sp did not move up the stack */                                           \
+	X(UNWIND_END_BAD_FRAME, "bad frame")                                                     \
+	/* kernel thread, or no user registers */                                                \
+	X(UNWIND_END_NO_USER, "kernel thread")                                                   \
+	/* deferred walk only (userspace): the next frame's memory lies outside the stack copy \
+	 * the sample carried */ \
+	X(UNWIND_END_STACK_COPY, "stack copy too short")                                         \
+	/* inside execve() past its point of no return: the old image's stack is gone and the  \
+	 * new one has not run (no user frames) */ \
+	X(UNWIND_END_IN_EXEC, "in execve, no user stack")
+
 enum unwind_end {
-	UNWIND_END_OK = 0,
-	UNWIND_END_TRUNCATED,    /* SS_MAX_USER_FRAMES reached */
-	UNWIND_END_NO_CFI,       /* no unwind rule for the pc, and the FP fallback failed */
-	UNWIND_END_UNKNOWN_FILE, /* file's unwind table not loaded yet, FP fallback failed */
-	UNWIND_END_READ_FAILED,  /* stack memory could not be read */
-	UNWIND_END_BAD_PC,       /* pc is 0 or a kernel address */
-	UNWIND_END_UNSUPPORTED,  /* the CFI rule at pc cannot be evaluated in eBPF */
-	UNWIND_END_UNMAPPED,     /* pc in no known mapping (JIT, or not loaded yet), FP failed */
-	UNWIND_END_BAD_FRAME,    /* the unwound sp did not move up the stack */
-	UNWIND_END_NO_USER,      /* kernel thread, or no user registers */
-	UNWIND_END_STACK_COPY,   /* deferred walk only (userspace): the next frame's memory lies
-				  * outside the stack copy the sample carried */
-	UNWIND_END_IN_EXEC,      /* inside execve() past its point of no return: the old image's
-				  * stack is gone and the new one has not run (no user frames) */
-	UNWIND_END_CNT,
+	UNWIND_ENDS(SS_COUNTER_ENUM) UNWIND_END_CNT,
 };
 
-/* One label of the sampled goroutine (bpf/interp/go_labels.h): NUL-terminated, cut to size
+/* One label of the sampled goroutine (bpf/interp/go/labels.h): NUL-terminated, cut to size
  * (counted). Bytes are the program's: userspace checks them before use.
  */
 struct sample_label {
@@ -215,44 +230,80 @@ struct mmap_record {
 };
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
+#define SS_COUNTERS(X)                                                                            \
+	/* perf events handled (after the pid filter) */                                          \
+	X(COUNTER_SAMPLES, "samples")                                                             \
+	/* samples of tasks outside the -p / command filter */                                    \
+	X(COUNTER_FILTERED, "filtered out")                                                       \
+	/* samples of the idle task (pid 0): not recorded */                                      \
+	X(COUNTER_IDLE, "idle")                                                                   \
+	/* samples lost: ring buffer full */                                                      \
+	X(COUNTER_RINGBUF_FULL, "lost: ring buffer full")                                         \
+	/* exec/exit records lost: ring buffer full */                                            \
+	X(COUNTER_EVENTS_LOST, "process events lost: ring buffer full")                           \
+	/* bpf_get_stack(kernel) failed; sample kept without kstack */                            \
+	X(COUNTER_KSTACK_FAILED, "kernel stack unreadable")                                       \
+	/* kernel stack filled SS_MAX_KERNEL_FRAMES */                                            \
+	X(COUNTER_KSTACK_TRUNCATED, "kernel stack truncated")                                     \
+	/* user frames produced */                                                                \
+	X(COUNTER_USER_FRAMES, "user frames")                                                     \
+	/* of which found through the frame pointer */                                            \
+	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                     \
+	/* samples of processes with no mappings loaded yet */                                    \
+	X(COUNTER_UNKNOWN_PID, "samples of processes not yet known")                              \
+	/* samples of forked children resolved through their parent's mappings (not known to    \
+	 * userspace yet) */ \
+	X(COUNTER_FORK_INHERITED, "samples of forked children resolved through their parent")     \
+	/* executable mappings of known files entered by eBPF */                                  \
+	X(COUNTER_NEW_MAPPINGS, "mappings entered by eBPF")                                       \
+	/* ... of files eBPF does not know: left to userspace */                                  \
+	X(COUNTER_NEW_MAPPING_UNKNOWN, "mappings of files eBPF did not know")                     \
+	/* ... of a known (dev, ino) whose size or ctime changed */                               \
+	X(COUNTER_NEW_MAPPING_CHANGED, "mappings of files changed since identified")              \
+	/* entries overwritten before userspace took over */                                      \
+	X(COUNTER_NEW_MAPPING_EVICTED, "eBPF-entered mappings overwritten")                       \
+	/* mapping lookups answered by eBPF-entered mappings */                                   \
+	X(COUNTER_NEW_MAPPING_USED, "lookups answered by eBPF-entered mappings")                  \
+	/* ns spent in on_sample for recorded samples (own clock: filtered-out runs excluded,   \
+	 * unlike the kernel's run_time) */ \
+	X(COUNTER_SAMPLE_NS, "ns in the sampling program")                                        \
+	/* samples sent with a stack copy (RECORD_STACK) */                                       \
+	X(COUNTER_DEFERRED, "deferred with a stack copy")                                         \
+	/* would have been deferred: over the per-second budget */                                \
+	X(COUNTER_DEFER_OVER_BUDGET, "not deferred: over budget")                                 \
+	/* stack copy lost: ring buffer full (the sample is kept) */                              \
+	X(COUNTER_DEFER_LOST, "stack copies lost: ring buffer full")                              \
+	/* parts after the first sent (deep stacks) */                                            \
+	X(COUNTER_DEFER_MORE_PARTS, "stack copy parts after the first")                           \
+	/* a further part not sent (ring buffer half full, or full): the sample keeps the parts \
+	 * before it */ \
+	X(COUNTER_DEFER_PART_REFUSED, "stack copy parts not sent: ring buffer busy")              \
+	/* stays off CPU joined to their stack (bpf/off_cpu.h) */                                 \
+	X(COUNTER_OFF_CPU, "off-CPU stays sent")                                                  \
+	/* ... and the off-CPU time they stand for */                                             \
+	X(COUNTER_OFF_CPU_NS, "off-CPU ns sent")                                                  \
+	/* stacks walked at a switch out */                                                       \
+	X(COUNTER_OFF_CPU_WALKS, "off-CPU stacks walked")                                         \
+	/* stays shorter than the minimum (walked or not): skipped */                             \
+	X(COUNTER_OFF_CPU_SHORT, "off-CPU stays below the minimum")                               \
+	/* long stays whose stack was not taken: predicted short */                               \
+	X(COUNTER_OFF_CPU_NOT_WALKED, "off-CPU stays predicted short: no stack")                  \
+	/* ... and their time */                                                                  \
+	X(COUNTER_OFF_CPU_NOT_WALKED_NS, "off-CPU ns predicted short: no stack")                  \
+	/* long stays not walked: over the per-second walk budget */                              \
+	X(COUNTER_OFF_CPU_OVER_BUDGET, "off-CPU stays over the walk budget")                      \
+	/* ... and their time */                                                                  \
+	X(COUNTER_OFF_CPU_OVER_BUDGET_NS, "off-CPU ns over the walk budget")                      \
+	/* long stays lost: ring buffer full (their stack or end) */                              \
+	X(COUNTER_OFF_CPU_LOST, "off-CPU stays lost: ring buffer full")                           \
+	/* ... and their time */                                                                  \
+	X(COUNTER_OFF_CPU_LOST_NS, "off-CPU ns lost: ring buffer full")                           \
+	/* ns spent walking stacks at switches out */                                             \
+	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")
+
 enum counter {
-	COUNTER_SAMPLES = 0,         /* perf events handled (after the pid filter) */
-	COUNTER_FILTERED,            /* samples of tasks outside the -p / command filter */
-	COUNTER_IDLE,                /* samples of the idle task (pid 0): not recorded */
-	COUNTER_RINGBUF_FULL,        /* samples lost: ring buffer full */
-	COUNTER_EVENTS_LOST,         /* exec/exit records lost: ring buffer full */
-	COUNTER_KSTACK_FAILED,       /* bpf_get_stack(kernel) failed; sample kept without kstack */
-	COUNTER_KSTACK_TRUNCATED,    /* kernel stack filled SS_MAX_KERNEL_FRAMES */
-	COUNTER_USER_FRAMES,         /* user frames produced */
-	COUNTER_FP_FRAMES,           /* of which found through the frame pointer */
-	COUNTER_UNKNOWN_PID,         /* samples of processes with no mappings loaded yet */
-	COUNTER_FORK_INHERITED,      /* samples of forked children resolved through their
-				    * parent's mappings (not known to userspace yet) */
-	COUNTER_NEW_MAPPINGS,        /* executable mappings of known files entered by eBPF */
-	COUNTER_NEW_MAPPING_UNKNOWN, /* ... of files eBPF does not know: left to userspace */
-	COUNTER_NEW_MAPPING_CHANGED, /* ... of a known (dev, ino) whose size or ctime changed */
-	COUNTER_NEW_MAPPING_EVICTED, /* entries overwritten before userspace took over */
-	COUNTER_NEW_MAPPING_USED,    /* mapping lookups answered by eBPF-entered mappings */
-	COUNTER_SAMPLE_NS,           /* ns spent in on_sample for recorded samples (own clock:
-				    * filtered-out runs excluded, unlike the kernel's run_time) */
-	COUNTER_DEFERRED,            /* samples sent with a stack copy (RECORD_STACK) */
-	COUNTER_DEFER_OVER_BUDGET,   /* would have been deferred: over the per-second budget */
-	COUNTER_DEFER_LOST,          /* stack copy lost: ring buffer full (the sample is kept) */
-	COUNTER_DEFER_MORE_PARTS,    /* parts after the first sent (deep stacks) */
-	COUNTER_DEFER_PART_REFUSED,  /* a further part not sent (ring buffer half full, or full):
-				    * the sample keeps the parts before it */
-	COUNTER_OFF_CPU,             /* stays off CPU joined to their stack (bpf/off_cpu.h) */
-	COUNTER_OFF_CPU_NS,          /* ... and the off-CPU time they stand for */
-	COUNTER_OFF_CPU_WALKS,       /* stacks walked at a switch out */
-	COUNTER_OFF_CPU_SHORT,       /* stays shorter than the minimum (walked or not): skipped */
-	COUNTER_OFF_CPU_NOT_WALKED,  /* long stays whose stack was not taken: predicted short */
-	COUNTER_OFF_CPU_NOT_WALKED_NS,  /* ... and their time */
-	COUNTER_OFF_CPU_OVER_BUDGET,    /* long stays not walked: over the per-second walk budget */
-	COUNTER_OFF_CPU_OVER_BUDGET_NS, /* ... and their time */
-	COUNTER_OFF_CPU_LOST,           /* long stays lost: ring buffer full (their stack or end) */
-	COUNTER_OFF_CPU_LOST_NS,        /* ... and their time */
-	COUNTER_OFF_CPU_PROG_NS,        /* ns spent walking stacks at switches out */
-	COUNTER_UNWIND_END_BASE,        /* + enum unwind_end: how user stacks ended */
+	SS_COUNTERS(SS_COUNTER_ENUM)
+		COUNTER_UNWIND_END_BASE, /* + enum unwind_end: how user stacks ended */
 	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
 };
 
@@ -528,9 +579,9 @@ enum off_cpu_state {
 
 /* ---- Runtime frames (high-level language runtimes; bpf/interp/, src/interp/) ----
  *
- * A runtime's eBPF walk (bpf/interp/<runtime>_walk.h) emits its frames into the same user
+ * A runtime's eBPF walk (bpf/interp/<runtime>/walk.h) emits its frames into the same user
  * stack as the native walk, each marked with its frame kind; what addr and file_id hold is
- * the runtime's own business (its *_abi.h says). addr == 0 marks a pseudo-frame: file_id is
+ * the runtime's own business (its bpf_abi.h says). addr == 0 marks a pseudo-frame: file_id is
  * then the runtime's marker code. A runtime is found through "interp_files" (a mapped file is
  * its interpreter: the native frames in its ranges are where its frames interleave) and
  * "interp_procs" (its per-process state, keyed by tgid and runtime).
@@ -543,7 +594,7 @@ enum user_frame_kind {
 	FRAME_KIND_RUBY = 4,
 	FRAME_KIND_PHP = 5,
 	FRAME_KIND_PERL = 6,
-	FRAME_KIND_GO = 7, /* emits no frames (Go code is native): its labels (interp/go_abi.h) */
+	FRAME_KIND_GO = 7, /* emits no frames (Go code is native): its labels (go/bpf_abi.h) */
 	FRAME_KIND_CNT,
 };
 
@@ -552,13 +603,13 @@ enum user_frame_kind {
  */
 #define INTERP_COUNTER_MAX 16
 
-#include "interp/python_abi.h"
-#include "interp/hotspot_abi.h"
-#include "interp/ruby_abi.h"
-#include "interp/php_abi.h"
-#include "interp/perl_abi.h"
-#include "interp/v8_abi.h"
-#include "interp/go_abi.h"
+#include "interp/python/bpf_abi.h"
+#include "interp/hotspot/bpf_abi.h"
+#include "interp/ruby/bpf_abi.h"
+#include "interp/php/bpf_abi.h"
+#include "interp/perl/bpf_abi.h"
+#include "interp/v8/bpf_abi.h"
+#include "interp/go/bpf_abi.h"
 
 /* "interp_file_bits" and "interp_proc_bits" (one value each): bit x % INTERP_BITS is set for every
  * file_id in "interp_files" and every pid in "interp_procs" (a proc's bit is cleared when no
@@ -610,7 +661,7 @@ struct interp_proc {
 
 /* "interp_code": tgid -> code in anonymous memory that runtimes own (JIT code, HotSpot's code
  * cache, V8's code space): when the native walk meets a pc in no mapped file, a pc inside one
- * of these ranges is unwound by that runtime's code-range walker (bpf/interp/interp_walk.h).
+ * of these ranges is unwound by that runtime's code-range walker (bpf/interp/dispatch.h).
  * Unused slots have start == end == 0. Written by the registry from what the runtimes report.
  */
 #define INTERP_CODE_RANGES 4

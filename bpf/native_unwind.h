@@ -30,6 +30,16 @@
 
 #include "abi.h"
 
+/* The hooks above, declared (each includer defines them, before or after this file). */
+struct unwind_cursor;
+static int ss_read_user(void *dst, __u32 size, __u64 addr);
+static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc);
+static struct file_info *ss_lookup_file(__u64 file_id);
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);
+static struct unwind_entry *ss_lookup_entry(__u32 index);
+static struct unwind_rule *ss_lookup_rule(__u32 index);
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
+
 #define SS_PAGE_ENTRY_SEARCH_STEPS 17 /* log2(65536) + 1 */
 #define SS_FRAME_WINDOW 64            /* bytes below a CFA read at once (ss_frame_window) */
 

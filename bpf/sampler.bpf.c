@@ -223,10 +223,6 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 	return bpf_map_lookup_elem(&unwind_rules, &index);
 }
 
-struct unwind_cursor;
-static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
-					   struct go_sched *ctx);
-
 #include "native_unwind.h"
 #include "arch/sample_regs.h"
 
@@ -329,9 +325,9 @@ static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, 
 	return true;
 }
 
-#include "interp/interp_walk.h"
+#include "interp/dispatch.h"
 #include "deferred.h"
-#include "interp/go_labels.h"
+#include "interp/go/labels.h"
 
 /* Kernels before bpf_get_current_task_btf (5.11): the current task as a plain pointer, which
  * the programs that may run there (the tail-call walker's) only read through CO-RE reads. Set by
@@ -347,7 +343,7 @@ static __always_inline struct task_struct *current_task(void)
 	return bpf_get_current_task_btf();
 }
 
-/* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go_goroutine.h). */
+/* native_unwind.h's UNWIND_RULE_GO_G0: the goroutine of the sampled thread (go/goroutine.h). */
 static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which,
 					   struct go_sched *ctx)
 {
@@ -359,13 +355,13 @@ static __always_inline int ss_go_goroutine(struct unwind_cursor *st, __u32 which
 
 struct unwind_scratch {
 	struct unwind_cursor st;
-	struct interp_cursor interp; /* interp/interp_walk.h */
+	struct interp_cursor interp; /* interp/dispatch.h */
 	__u64 t0;                    /* when on_sample started (COUNTER_SAMPLE_NS) */
 	__u32 chunks;                /* tail-call unwinder: runs so far */
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
 	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
 	__u32 wake;      /* send_sample(): wake the reader (wake_reader()) */
-	struct go_label_strings go; /* interp/go_labels.h */
+	struct go_label_strings go; /* interp/go/labels.h */
 	struct sample_record rec;
 	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
 	__u8 wire_tail[(SS_MAX_KERNEL_FRAMES * 2 - 1) * sizeof(__u64) +
@@ -684,7 +680,7 @@ static __always_inline void walk_user_stack(struct unwind_scratch *s, struct tas
 	prepare_walk(s, task, tgid);
 	if (s->st.done)
 		return;
-	/* Runtime steps (interp/interp_walk.h) take iterations too: each emits a frame, or skips
+	/* Runtime steps (interp/dispatch.h) take iterations too: each emits a frame, or skips
 	 * one shim frame per native eval frame.
 	 */
 	bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb, &lc, 0);

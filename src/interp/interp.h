@@ -3,7 +3,7 @@
  * runs them all.
  *
  * A runtime lives in its own folder (src/interp/<runtime>/) with its eBPF walk in
- * bpf/interp/<runtime>_walk.h and its ABI types in bpf/interp/<runtime>_abi.h. It provides one
+ * bpf/interp/<runtime>/walk.h and its ABI types in bpf/interp/<runtime>/bpf_abi.h. It provides one
  * `struct interp_runtime` (below) and is listed once in registry.c. A runtime folder holds only
  * what is its own (detect, attach and tick, symbolize, lines); what they all need is in
  * src/interp/common/: process-memory and string reads (proc_memory.h), the bounded cache of
@@ -121,7 +121,7 @@ struct interp_runtime {
 	void (*proc_free)(void *rt, void *proc_state); /* optional: what proc_attach made */
 	/* Optional (NULL: none). State that appears after attach: a VM initialised later, the
 	 * code in anonymous memory the runtime owns (JIT code, a code cache: its code-range
-	 * walker in eBPF unwinds the frames there, bpf/interp/interp_walk.h). Called right after
+	 * walker in eBPF unwinds the frames there, bpf/interp/dispatch.h). Called right after
 	 * attach and on every tick of an attached process with the current eBPF entry in *bpf and
 	 * the runtime's code ranges in code[INTERP_CODE_RANGES] (start == end == 0: unused).
 	 * 1: *bpf or code[] changed (the registry rewrites the process's eBPF entries), 0: no

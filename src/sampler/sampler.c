@@ -46,59 +46,12 @@ struct sampler {
 /* The maps' memory is re-read at most this often: one /proc/self/fdinfo file per map. */
 #define MAP_MEMORY_REFRESH_NS (10ull * 1000000000ull)
 
-static const char *const counter_names[COUNTER_CNT] = {
-	[COUNTER_SAMPLES] = "samples",
-	[COUNTER_FILTERED] = "filtered out",
-	[COUNTER_IDLE] = "idle",
-	[COUNTER_RINGBUF_FULL] = "lost: ring buffer full",
-	[COUNTER_EVENTS_LOST] = "process events lost: ring buffer full",
-	[COUNTER_KSTACK_FAILED] = "kernel stack unreadable",
-	[COUNTER_KSTACK_TRUNCATED] = "kernel stack truncated",
-	[COUNTER_USER_FRAMES] = "user frames",
-	[COUNTER_FP_FRAMES] = "user frames via frame pointer",
-	[COUNTER_UNKNOWN_PID] = "samples of processes not yet known",
-	[COUNTER_FORK_INHERITED] = "samples of forked children resolved through their parent",
-	[COUNTER_NEW_MAPPINGS] = "mappings entered by eBPF",
-	[COUNTER_NEW_MAPPING_UNKNOWN] = "mappings of files eBPF did not know",
-	[COUNTER_NEW_MAPPING_CHANGED] = "mappings of files changed since identified",
-	[COUNTER_NEW_MAPPING_EVICTED] = "eBPF-entered mappings overwritten",
-	[COUNTER_NEW_MAPPING_USED] = "lookups answered by eBPF-entered mappings",
-	[COUNTER_SAMPLE_NS] = "ns in the sampling program",
-	[COUNTER_DEFERRED] = "deferred with a stack copy",
-	[COUNTER_DEFER_OVER_BUDGET] = "not deferred: over budget",
-	[COUNTER_DEFER_LOST] = "stack copies lost: ring buffer full",
-	[COUNTER_DEFER_MORE_PARTS] = "stack copy parts after the first",
-	[COUNTER_DEFER_PART_REFUSED] = "stack copy parts not sent: ring buffer busy",
-	[COUNTER_OFF_CPU] = "off-CPU stays sent",
-	[COUNTER_OFF_CPU_NS] = "off-CPU ns sent",
-	[COUNTER_OFF_CPU_WALKS] = "off-CPU stacks walked",
-	[COUNTER_OFF_CPU_SHORT] = "off-CPU stays below the minimum",
-	[COUNTER_OFF_CPU_NOT_WALKED] = "off-CPU stays predicted short: no stack",
-	[COUNTER_OFF_CPU_NOT_WALKED_NS] = "off-CPU ns predicted short: no stack",
-	[COUNTER_OFF_CPU_OVER_BUDGET] = "off-CPU stays over the walk budget",
-	[COUNTER_OFF_CPU_OVER_BUDGET_NS] = "off-CPU ns over the walk budget",
-	[COUNTER_OFF_CPU_LOST] = "off-CPU stays lost: ring buffer full",
-	[COUNTER_OFF_CPU_LOST_NS] = "off-CPU ns lost: ring buffer full",
-	[COUNTER_OFF_CPU_PROG_NS] = "ns walking off-CPU stacks",
-};
+static const char *const counter_names[COUNTER_CNT] = { SS_COUNTERS(SS_COUNTER_NAME) };
 
 /* The one table of unwind end names: the record summary, the agent's metric labels and the
  * error frame ending an incomplete stack ("[unwind: <name>]") all print these.
  */
-static const char *const unwind_end_names[UNWIND_END_CNT] = {
-	[UNWIND_END_OK] = "complete",
-	[UNWIND_END_TRUNCATED] = "truncated",
-	[UNWIND_END_NO_CFI] = "no CFI",
-	[UNWIND_END_UNKNOWN_FILE] = "file not loaded",
-	[UNWIND_END_READ_FAILED] = "stack unreadable",
-	[UNWIND_END_BAD_PC] = "bad pc",
-	[UNWIND_END_UNSUPPORTED] = "unsupported CFI",
-	[UNWIND_END_UNMAPPED] = "unmapped pc",
-	[UNWIND_END_BAD_FRAME] = "bad frame",
-	[UNWIND_END_NO_USER] = "kernel thread",
-	[UNWIND_END_STACK_COPY] = "stack copy too short",
-	[UNWIND_END_IN_EXEC] = "in execve, no user stack",
-};
+static const char *const unwind_end_names[UNWIND_END_CNT] = { UNWIND_ENDS(SS_COUNTER_NAME) };
 
 const char *counter__name(enum counter c)
 {

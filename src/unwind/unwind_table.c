@@ -412,7 +412,7 @@ static const char *const go_fp_switches[] = { "time.now", "runtime.nanotime1" };
 /* Go functions that call their callee on g0's stack and come back to the same goroutine:
  * above them on g0 lies no caller, and UNWIND_RULE_GO_G0 continues in the goroutine's stack
  * from where the switch saved it (m.curg.sched, read by eBPF through the runtime's g:
- * bpf/interp/go_goroutine.h). Not runtime.mcall: its callees (park_m, goexit0, gosched_m)
+ * bpf/interp/go/goroutine.h). Not runtime.mcall: its callees (park_m, goexit0, gosched_m)
  * drop the goroutine and schedule another, so m.curg soon names the next one (seen in
  * esbuild: a scheduler sample under a goroutine that had not run yet). A preemption through
  * morestack (newstack -> gopreempt_m -> schedule) has that window too, but only between

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Java frames of HotSpot JVMs interleaved with native frames (bpf/interp/hotspot_walk.h,
+# Java frames of HotSpot JVMs interleaved with native frames (bpf/interp/hotspot/walk.h,
 # src/interp/hotspot/): Debian's OpenJDK 17 (scripts/setup.sh installs it: missing under CI is a
 # failure) and Temurin 25 (not a Debian package: a visible skip when absent), default flags,
 # no agent. tests/data/JvmChain.java is compiled with javac into $TMP; its lines are marked

@@ -1,5 +1,5 @@
 #!/bin/bash
-# JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8_walk.h,
+# JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8/walk.h,
 # src/interp/v8/): Debian's nodejs (scripts/setup.sh installs it: missing under CI is a
 # failure), no agent, no flag that helps profilers. tests/data/node_chain.js and
 # node_shapes.js are copied into $TMP under one name per case, so the stacks of each case are

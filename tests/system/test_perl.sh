@@ -1,5 +1,5 @@
 #!/bin/bash
-# Perl frames interleaved with native frames (bpf/interp/perl_walk.h, src/interp/perl/), on
+# Perl frames interleaved with native frames (bpf/interp/perl/walk.h, src/interp/perl/), on
 # Debian's Perl 5.36 (/usr/bin/perl, threaded; scripts/setup.sh installs perl for the standard
 # modules the workloads use: missing under CI is a failure).
 # The workloads are tests/data/perl_*.pl; their lines are marked (# HOT, # CALL_BETA...) and

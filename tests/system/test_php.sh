@@ -1,5 +1,5 @@
 #!/bin/bash
-# PHP frames interleaved with native frames (bpf/interp/php_walk.h, src/interp/php/), on
+# PHP frames interleaved with native frames (bpf/interp/php/walk.h, src/interp/php/), on
 # Debian's PHP 8.2 (php8.2-cli, php8.2-fpm; scripts/setup.sh installs them: missing under CI is
 # a failure). The workloads are tests/data/php_*.php; their lines are marked (// HOT,
 # // CALL_ALPHA...) and looked up here, so the checks name exact lines (php_lib.sh).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PHP frames with opcache's JIT on (bpf/interp/php_walk.h php_code_step, src/interp/php/php_jit.c)
+# PHP frames with opcache's JIT on (bpf/interp/php/walk.h php_code_step, src/interp/php/php_jit.c)
 # on Debian's PHP 8.2: JIT code runs on the frame of the execute_ex that dispatched to it and
 # is placed there; the "JIT frames" counter of the record summary says the JIT ran. Lines: the
 # JIT saves a frame's opline before an internal call (as the VM does), so a C function comes

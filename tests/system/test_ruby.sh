@@ -1,5 +1,5 @@
 #!/bin/bash
-# CRuby frames interleaved with native frames (bpf/interp/ruby_walk.h, src/interp/ruby/) for
+# CRuby frames interleaved with native frames (bpf/interp/ruby/walk.h, src/interp/ruby/) for
 # Debian's ruby3.1 (libruby-3.1.so, stripped to .dynsym; scripts/setup.sh installs it: missing
 # under CI is a failure). The workloads are tests/data/rb_*.rb; their lines are marked
 # (# HOT, # SORT...) and looked up here, so the checks name exact lines.

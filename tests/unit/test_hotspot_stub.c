@@ -1,5 +1,5 @@
 /* Tests of the HotSpot walk's stub frames and compiled frames caught building or tearing down
- * their frame (bpf/interp/hotspot_walk.h, run as C) over a code heap and a stack laid out in
+ * their frame (bpf/interp/hotspot/walk.h, run as C) over a code heap and a stack laid out in
  * this process's own memory as a JVM lays them out: the CodeBlob found through the heap's
  * segment map, then the caller found as x86-64 HotSpot's code leaves it:
  *   - a stub that built a frame (enter): saved fp at fp, the return address above it;
@@ -23,47 +23,7 @@
 #include "abi.h"
 #include "test.h"
 
-static uint64_t counters[INTERP_COUNTER_MAX];
-
-static int ss_read_user(void *dst, __u32 size, __u64 addr)
-{
-	struct iovec local = { dst, size }, remote = { (void *)(uintptr_t)addr, size };
-
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
-		memset(dst, 0, size);
-		return -EFAULT;
-	}
-	return 0;
-}
-
-#include "walk_without_tables.h"
-
-static struct interp_proc jvm; /* "interp_procs" for our pid, HotSpot */
-
-static struct interp_file *ss_interp_file(__u64 file_id)
-{
-	(void)file_id;
-	return NULL;
-}
-
-static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
-{
-	return pid == (__u32)getpid() && runtime == FRAME_KIND_HOTSPOT ? &jvm : NULL;
-}
-
-static struct interp_code *ss_interp_code(__u32 pid)
-{
-	(void)pid;
-	return NULL;
-}
-
-static void ss_interp_count(__u32 runtime, __u32 which)
-{
-	if (runtime == FRAME_KIND_HOTSPOT && which < INTERP_COUNTER_MAX)
-		counters[which]++;
-}
-
-#include "interp/interp_walk.h"
+#include "bpf_world.h" /* the walk over our own memory: world, HotSpot's proc entry */
 
 /* ---- a JVM's code heap, in our memory ---- */
 
@@ -119,9 +79,11 @@ static uint64_t put_nmethod(unsigned int seg, int32_t frame_size, const uint8_t 
 
 static void jvm_init(void)
 {
-	struct hs_proc_abi *p = &jvm.hs;
+	struct hs_proc_abi *p = &world.proc.hs;
 
-	memset(&jvm, 0, sizeof(jvm));
+	memset(&world.proc, 0, sizeof(world.proc));
+	world.pid = getpid();
+	world.runtime = FRAME_KIND_HOTSPOT;
 	memset(segmap, 0xff, sizeof(segmap)); /* free segments */
 	p->heap[0] = (struct hs_heap){ .low = (uint64_t)(uintptr_t)heap,
 				       .high = (uint64_t)(uintptr_t)heap + sizeof(heap),
@@ -141,7 +103,7 @@ static void jvm_init(void)
 	p->nm_method = OFF_METHOD;
 	p->nm_compile_id = OFF_COMPILE_ID;
 	p->nm_deopt = p->nm_orig_pc = HS_NO_OFFSET;
-	memset(counters, 0, sizeof(counters));
+	memset(world.counters, 0, sizeof(world.counters));
 }
 
 /* One walk step at pc (a leaf, or a return address) with sp and fp: the stub frame must come
@@ -162,7 +124,7 @@ static void check_step_as(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, 
 	st.regs[DWARF_RSP] = sp;
 	st.regs[DWARF_RBP] = fp;
 	st.pc_is_return = (__u8)is_return;
-	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames), 1);
+	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames, 0), 1);
 	CHECK_EQ_INT(st.frame_cnt, 1);
 	CHECK_EQ_INT(frames[0].kind, FRAME_KIND_HOTSPOT);
 	CHECK_EQ_U64(frames[0].file_id >> 60, sub);
@@ -170,7 +132,7 @@ static void check_step_as(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, 
 	CHECK_EQ_U64(st.regs[DWARF_RIP], want_pc);
 	CHECK_EQ_U64(st.regs[DWARF_RSP], want_sp);
 	CHECK_EQ_U64(st.regs[DWARF_RBP], want_fp);
-	CHECK_EQ_INT(counters[HS_COUNTER_BAD_FRAME], 0);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_BAD_FRAME], 0);
 }
 
 static void check_step(uint64_t pc, int is_return, uint64_t sp, uint64_t fp, uint64_t want_pc,
@@ -214,7 +176,7 @@ TEST(entry_barrier_cookie)
 	stack[6] = caller + 0x18;     /* the nmethod's call of the stub */
 	check_step(stub + 0x40, 1, addr_of(&stack[0]), addr_of(&stack[4]), caller + 0x18,
 		   addr_of(&stack[7]), stack[4]);
-	CHECK_EQ_INT(counters[HS_COUNTER_BARRIER], 1);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_BARRIER], 1);
 }
 
 /* A leaf stub without a frame of its own, sampled: the return address at sp; rbp holds
@@ -315,7 +277,7 @@ TEST(compiled_prologue_and_epilogue_jdk25)
 	};
 
 	check_edges(tiny25, sizeof(tiny25), 0x18, steps, sizeof(steps) / sizeof(steps[0]));
-	CHECK_EQ_INT(counters[HS_COUNTER_EPILOGUE], 4);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_EPILOGUE], 4);
 }
 
 TEST(compiled_prologue_and_epilogue_jdk17)
@@ -336,7 +298,7 @@ TEST(compiled_prologue_and_epilogue_jdk17)
 	};
 
 	check_edges(tiny17, sizeof(tiny17), 0x0c, steps, sizeof(steps) / sizeof(steps[0]));
-	CHECK_EQ_INT(counters[HS_COUNTER_EPILOGUE], 3);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_EPILOGUE], 3);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* The Perl runtime (src/interp/perl/) and its eBPF walk (bpf/interp/perl_walk.h, compiled here as
+/* The Perl runtime (src/interp/perl/) and its eBPF walk (bpf/interp/perl/walk.h, compiled here as
  * plain C), against a real Perl 5.36 started by the test: tests/data/perl_introspect.pl calls
  * main -> alpha -> beta -> an anonymous sub -> Klass::wait_line -> <STDIN> and waits on stdin.
  * The test finds the process's mappings (proc/process.c, no eBPF), detects the Perl binary among
@@ -35,50 +35,7 @@
 
 extern const struct interp_runtime perl_runtime;
 
-/* ---- the world as the walk sees it: the child's memory, its runtime entries ---- */
-
-static struct {
-	pid_t pid;
-	uint64_t file_id;
-	struct interp_file file;
-	struct interp_proc proc;
-	uint64_t counters[INTERP_COUNTER_MAX];
-} world;
-
-static int ss_read_user(void *dst, __u32 size, __u64 addr)
-{
-	if (interp__read_mem(world.pid, addr, dst, size)) {
-		memset(dst, 0, size); /* as bpf_probe_read_user() */
-		return -EFAULT;
-	}
-	return 0;
-}
-
-#include "walk_without_tables.h"
-
-static struct interp_file *ss_interp_file(__u64 file_id)
-{
-	return file_id == world.file_id ? &world.file : NULL;
-}
-
-static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
-{
-	return pid == (__u32)world.pid && runtime == FRAME_KIND_PERL ? &world.proc : NULL;
-}
-
-static void ss_interp_count(__u32 runtime, __u32 which)
-{
-	if (runtime == FRAME_KIND_PERL && which < INTERP_COUNTER_MAX)
-		world.counters[which]++;
-}
-
-static struct interp_code *ss_interp_code(__u32 pid)
-{
-	(void)pid;
-	return NULL;
-}
-
-#include "interp/interp_walk.h"
+#include "bpf_world.h" /* the walk over the child's memory: world */
 
 /* ---- the child ---- */
 
@@ -215,6 +172,7 @@ static void attach(struct attached *a)
 	}
 	REQUIRE(exe);
 	world.pid = child;
+	world.runtime = FRAME_KIND_PERL;
 	world.file_id = exe->file_id;
 	world.file.runtime = FRAME_KIND_PERL;
 	memset(&world.proc, 0, sizeof(world.proc));

@@ -1,4 +1,4 @@
-/* The PHP runtime (src/interp/php/) and its eBPF walk (bpf/interp/php_walk.h, compiled here as
+/* The PHP runtime (src/interp/php/) and its eBPF walk (bpf/interp/php/walk.h, compiled here as
  * plain C), against a real PHP 8.2 started by the test: tests/data/php_introspect.php calls
  * {main} -> alpha -> beta -> {closure} -> Klass::wait -> fgets and waits on stdin. The test finds
  * the process's mappings (proc/process.c, no eBPF), detects the PHP binary among them, attaches
@@ -31,50 +31,7 @@
 
 extern const struct interp_runtime php_runtime;
 
-/* ---- the world as the walk sees it: the child's memory, its runtime entries ---- */
-
-static struct {
-	pid_t pid;
-	uint64_t file_id;
-	struct interp_file file;
-	struct interp_proc proc;
-	uint64_t counters[INTERP_COUNTER_MAX];
-} world;
-
-static int ss_read_user(void *dst, __u32 size, __u64 addr)
-{
-	if (interp__read_mem(world.pid, addr, dst, size)) {
-		memset(dst, 0, size); /* as bpf_probe_read_user() */
-		return -EFAULT;
-	}
-	return 0;
-}
-
-#include "walk_without_tables.h"
-
-static struct interp_file *ss_interp_file(__u64 file_id)
-{
-	return file_id == world.file_id ? &world.file : NULL;
-}
-
-static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
-{
-	return pid == (__u32)world.pid && runtime == FRAME_KIND_PHP ? &world.proc : NULL;
-}
-
-static void ss_interp_count(__u32 runtime, __u32 which)
-{
-	if (runtime == FRAME_KIND_PHP && which < INTERP_COUNTER_MAX)
-		world.counters[which]++;
-}
-
-static struct interp_code *ss_interp_code(__u32 pid) /* no JIT code in a PHP process */
-{
-	(void)pid;
-	return NULL;
-}
-
-#include "interp/interp_walk.h"
+#include "bpf_world.h" /* the walk over the child's memory: world */
 
 /* ---- the child ---- */
 
@@ -213,6 +170,7 @@ static void attach(struct attached *a, const struct child *c)
 	}
 	REQUIRE(a->exe);
 	world.pid = c->pid;
+	world.runtime = FRAME_KIND_PHP;
 	world.file_id = a->exe->file_id;
 	world.file.runtime = FRAME_KIND_PHP;
 	memset(&world.proc, 0, sizeof(world.proc));

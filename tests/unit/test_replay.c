@@ -345,7 +345,7 @@ static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sche
 
 #include "native_unwind.h"
 
-/* The runtimes' dispatch (bpf/interp/interp_walk.h) runs in front of every native step, as in
+/* The runtimes' dispatch (bpf/interp/dispatch.h) runs in front of every native step, as in
  * sampler.bpf.c; the native fixtures map no interpreter (the runtimes' maps stay empty), so it
  * must leave their walks exactly as they are.
  */
@@ -361,7 +361,7 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 	(void)which;
 }
 
-#include "interp/interp_walk.h"
+#include "interp/dispatch.h"
 
 /* ---- running and checking ---- */
 

@@ -148,7 +148,7 @@ static void ss_interp_count(__u32 runtime, __u32 which)
 		world.counters[runtime][which]++;
 }
 
-#include "interp/interp_walk.h"
+#include "interp/dispatch.h"
 
 /* ---- the cases ---- */
 

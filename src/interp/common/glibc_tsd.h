@@ -31,7 +31,7 @@
 #endif
 
 /* key 0's value from the thread pointer eBPF reads (interp_state.fsbase): the tsd_off of
- * bpf/interp/python_abi.h and perl_abi.h (signed: below the thread pointer on AArch64)
+ * bpf/interp/python/bpf_abi.h and perl/bpf_abi.h (signed: below the thread pointer on AArch64)
  */
 #define GLIBC_TSD_FROM_TP (GLIBC_PTHREAD_FROM_TP + GLIBC_TSD_FROM_PTHREAD)
 

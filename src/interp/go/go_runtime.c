@@ -1,6 +1,6 @@
 /* Go's runtime, as a runtime of src/interp/interp.h: finds Go executables among the mapped
  * files and tells eBPF, per process, where the runtime keeps the running goroutine and its
- * pprof labels (bpf/interp/go_labels.h reads them into each sample; bpf/interp/go_abi.h has
+ * pprof labels (bpf/interp/go/labels.h reads them into each sample; bpf/interp/go/bpf_abi.h has
  * the layouts). Go code itself is native code: names, lines and unwind rules come from
  * .gopclntab (gopclntab.c), not from here, so this runtime emits no frames.
  *
@@ -253,14 +253,7 @@ static int go_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t no
 	return 0;
 }
 
-static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = {
-	[GO_COUNTER_LABELED] = "samples with labels",
-	[GO_COUNTER_NO_G] = "goroutine unreadable",
-	[GO_COUNTER_READ_FAILED] = "labels unreadable",
-	[GO_COUNTER_DROPPED] = "labels dropped (record full)",
-	[GO_COUNTER_TRUNCATED] = "labels cut",
-	[GO_COUNTER_MAP_GROWING] = "label map growing",
-};
+static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = { GO_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const go_stat_names[GO_STAT_CNT] = { GO_STATS(INTERP_LIST_TEXT) };
 

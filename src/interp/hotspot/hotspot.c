@@ -1,7 +1,7 @@
 /* HotSpot (OpenJDK) JVMs, as a runtime of src/interp/interp.h: finds libjvm.so among the
  * mapped files, reads each JVM's own serviceability tables (vmstructs.h) for every layout it
  * needs, registers the code cache as the JVM's code range (its eBPF code-range walker,
- * bpf/interp/hotspot_walk.h, unwinds the Java frames there) and turns the frames eBPF emits
+ * bpf/interp/hotspot/walk.h, unwinds the Java frames there) and turns the frames eBPF emits
  * (Method* + bytecode index, nmethod + pc offset, stub + pc offset) into Java names
  * (`com.example.Foo.bar`), source files and lines by reading the process's memory.
  *
@@ -757,21 +757,7 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 }
 
-static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = {
-	[HS_COUNTER_INTERPRETED] = "interpreted frames",
-	[HS_COUNTER_COMPILED] = "compiled frames",
-	[HS_COUNTER_STUB] = "stub frames",
-	[HS_COUNTER_NO_PROC] = "no process",
-	[HS_COUNTER_NOT_READY] = "code cache not known yet",
-	[HS_COUNTER_UNSUPPORTED] = "unsupported",
-	[HS_COUNTER_NO_BLOB] = "no code blob",
-	[HS_COUNTER_READ_FAILED] = "unreadable",
-	[HS_COUNTER_BAD_FRAME] = "caller not found",
-	[HS_COUNTER_TRUNCATED] = "truncated",
-	[HS_COUNTER_DEOPT] = "deoptimised frames",
-	[HS_COUNTER_BARRIER] = "entry barrier frames",
-	[HS_COUNTER_EPILOGUE] = "frames in their epilogue",
-};
+static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = { HS_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const hs_stat_names[HS_STAT_CNT] = { HS_STATS(INTERP_LIST_TEXT) };
 

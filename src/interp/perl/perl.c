@@ -1,6 +1,6 @@
 /* Perl 5, as a runtime of src/interp/interp.h: finds Perl interpreters among the mapped files
  * (/usr/bin/perl, which embeds the interpreter, or libperl.so.*), tells the eBPF walk
- * (bpf/interp/perl_walk.h) where Perl_runops_standard is and how the interpreter's structures
+ * (bpf/interp/perl/walk.h) where Perl_runops_standard is and how the interpreter's structures
  * are laid out, tells it where each process keeps PL_thr_key (the pthread key whose slot holds
  * a thread's interpreter), and turns the (glob or CV, COP) frames it emits into `Pkg::sub`,
  * `main::__ANON__`, `BEGIN`, `main`, file and line by reading the process's memory.
@@ -642,21 +642,8 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	};
 }
 
-static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = {
-	[PERL_COUNTER_STACKS] = "stacks in runops",
-	[PERL_COUNTER_FRAMES] = "frames",
-	[PERL_COUNTER_NO_PROC] = "no process",
-	[PERL_COUNTER_UNSUPPORTED] = "unsupported",
-	[PERL_COUNTER_NO_INTERP] = "no interpreter",
-	[PERL_COUNTER_READ_FAILED] = "unreadable",
-	[PERL_COUNTER_BAD_FRAME] = "bad context",
-	[PERL_COUNTER_RUN_EMPTY] = "empty run",
-	[PERL_COUNTER_TRUNCATED] = "truncated",
-	[PERL_COUNTER_MIXED] = "other interpreter",
-	[PERL_COUNTER_CONTEXTS] = "contexts passed over",
-	[PERL_COUNTER_SUB_MOVING] = "subs entered or left",
-	[PERL_COUNTER_REJECTED] = "rejected process",
-};
+static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = { PERL_COUNTERS(
+	SS_COUNTER_NAME) };
 
 static const char *const perl_stat_names[PERL_STAT_CNT] = { PERL_STATS(INTERP_LIST_TEXT) };
 

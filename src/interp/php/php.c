@@ -1,6 +1,6 @@
 /* PHP (the Zend engine), as a runtime of src/interp/interp.h: finds PHP binaries among the
  * mapped files (the CLI php8.x, php-fpm8.x, php-cgi8.x, libphp*.so), tells the eBPF walk
- * (bpf/interp/php_walk.h) where execute_ex is and how the engine's structures are laid out,
+ * (bpf/interp/php/walk.h) where execute_ex is and how the engine's structures are laid out,
  * tells it where each process's executor_globals are, and turns the (zend_function, line,
  * cookie) frames it emits into `Class::method` / `function` / `{main}`, file and line by reading
  * the process's memory. With opcache's JIT on, the JIT buffer is the process's code range and
@@ -598,24 +598,7 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	};
 }
 
-static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = {
-	[PHP_COUNTER_STACKS] = "stacks in execute_ex",
-	[PHP_COUNTER_FRAMES] = "frames",
-	[PHP_COUNTER_NO_PROC] = "no process",
-	[PHP_COUNTER_UNSUPPORTED] = "unsupported",
-	[PHP_COUNTER_READ_FAILED] = "unreadable",
-	[PHP_COUNTER_BAD_FRAME] = "bad frame",
-	[PHP_COUNTER_NO_FUNC] = "frames without function",
-	[PHP_COUNTER_RUN_EMPTY] = "empty run",
-	[PHP_COUNTER_TRUNCATED] = "truncated",
-	[PHP_COUNTER_LINE_REG] = "lines from the VM register",
-	[PHP_COUNTER_LINE_NONE] = "lines unknown",
-	[PHP_COUNTER_JIT_FRAMES] = "JIT frames",
-	[PHP_COUNTER_JIT_LOST] = "JIT frames not placed",
-	[PHP_COUNTER_LINE_JIT] = "lines in JIT code unknown",
-	[PHP_COUNTER_MIXED] = "below another interpreter",
-	[PHP_COUNTER_JIT_EXIT] = "JIT frames in a trace exit",
-};
+static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = { PHP_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const php_stat_names[PHP_STAT_CNT] = { PHP_STATS(INTERP_LIST_TEXT) };
 

@@ -9,7 +9,7 @@
  * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE bytes for it; the JIT's prologue subtracts HYBRID_SPAD only
  * when that is not defined). Checked on the real process: at JIT pcs, rsp equals execute_ex's
  * body rsp and sp + 152 holds the return address into zend_execute. Stubs that push (trace
- * exits) break this; eBPF checks the return address it finds (php_walk.h).
+ * exits) break this; eBPF checks the return address it finds (bpf/interp/php/walk.h).
  *
  * The buffer: opcache maps its shared memory anonymous and shared
  * (ext/opcache/shared_alloc_mmap.c: MAP_SHARED | MAP_ANONYMOUS, shown as "/dev/zero (deleted)")

@@ -1,5 +1,5 @@
 /* opcache's JIT code in a PHP 8.2 process (src/interp/php/php_jit.c): where its buffer lies,
- * and how a pc there unwinds (bpf/interp/php_walk.h php_code_step(): as execute_ex at its
+ * and how a pc there unwinds (bpf/interp/php/walk.h php_code_step(): as execute_ex at its
  * dispatch jump, on whose frame HYBRID-VM JIT code runs).
  */
 #ifndef STACKSCOPE_PHP_JIT_H

@@ -1,5 +1,5 @@
 /* CPython, as a runtime of src/interp/interp.h: finds interpreter binaries among the mapped
- * files, tells the eBPF walk (bpf/interp/python_walk.h) where their eval loop is and how their
+ * files, tells the eBPF walk (bpf/interp/python/walk.h) where their eval loop is and how their
  * structures are laid out, tells it where each process's runtime is, and turns the (code
  * object, instruction offset, cookie) frames it emits into function, file and line by reading
  * the process's memory.
@@ -686,18 +686,7 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		out->line = 0;
 }
 
-static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = {
-	[PY_COUNTER_STACKS] = "stacks in an eval loop",
-	[PY_COUNTER_FRAMES] = "frames",
-	[PY_COUNTER_NO_PROC] = "no process",
-	[PY_COUNTER_UNSUPPORTED] = "unsupported",
-	[PY_COUNTER_TSS_UNSET] = "tss unset",
-	[PY_COUNTER_NO_TSTATE] = "no thread state",
-	[PY_COUNTER_BAD_TSTATE] = "bad thread state",
-	[PY_COUNTER_READ_FAILED] = "unreadable",
-	[PY_COUNTER_RUN_EMPTY] = "empty run",
-	[PY_COUNTER_TRUNCATED] = "truncated",
-};
+static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = { PY_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const py_stat_names[PY_STAT_CNT] = { PY_STATS(INTERP_LIST_TEXT) };
 

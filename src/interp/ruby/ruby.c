@@ -1,5 +1,5 @@
 /* CRuby, as a runtime of src/interp/interp.h: finds libruby among the mapped files, tells the
- * eBPF walk (bpf/interp/ruby_walk.h) where its vm_exec_core is, how its structures are laid
+ * eBPF walk (bpf/interp/ruby/walk.h) where its vm_exec_core is, how its structures are laid
  * out and where each process's thread-local execution context lives, and turns the frames it
  * emits (instruction sequence + pc index + method entry, or a C function's method entry) into
  * `Class#method`, `block in Class#method`, `Class.singleton`, file and line by reading the
@@ -1000,21 +1000,7 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->marker = false;
 }
 
-static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = {
-	[RB_COUNTER_STACKS] = "stacks in vm_exec_core",
-	[RB_COUNTER_FRAMES] = "frames",
-	[RB_COUNTER_CFUNCS] = "C function frames",
-	[RB_COUNTER_NO_PROC] = "no process",
-	[RB_COUNTER_UNSUPPORTED] = "unsupported",
-	[RB_COUNTER_NO_EC] = "no execution context",
-	[RB_COUNTER_BAD_EC] = "bad execution context",
-	[RB_COUNTER_READ_FAILED] = "unreadable",
-	[RB_COUNTER_BAD_ISEQ] = "bad iseq",
-	[RB_COUNTER_SKIPPED] = "dummy/ifunc skipped",
-	[RB_COUNTER_RUN_EMPTY] = "empty run",
-	[RB_COUNTER_TRUNCATED] = "truncated",
-	[RB_COUNTER_GC] = "gc",
-};
+static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = { RB_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const rb_stat_names[RB_STAT_CNT] = { RB_STATS(INTERP_LIST_TEXT) };
 

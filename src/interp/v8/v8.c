@@ -1,7 +1,7 @@
 /* V8 (Node.js) as a runtime of src/interp/interp.h: finds node (or libnode) among the
  * mapped files, takes every layout from the binary's own v8dbg_* postmortem symbols, registers
  * the embedded builtins as the file range and the anonymous executable mappings (V8's code
- * space) as the process's code ranges (its eBPF walk, bpf/interp/v8_walk.h, unwinds the
+ * space) as the process's code ranges (its eBPF walk, bpf/interp/v8/walk.h, unwinds the
  * JavaScript frames in both) and turns the frames eBPF emits (SharedFunctionInfo + bytecode
  * offset, or optimised Code + pc offset) into function names, script names and lines, and
  * the functions optimised code inlined, by reading the process's memory.
@@ -1120,7 +1120,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	return e;
 }
 
-/* The cookie eBPF computes (v8_abi.h) from the SharedFunctionInfo's words. */
+/* The cookie eBPF computes (bpf/interp/v8/bpf_abi.h) from the SharedFunctionInfo's words. */
 static int sfi_cookie(pid_t pid, const struct v8_layout *l, uint64_t sfi, uint64_t *name,
 		      uint64_t *script, uint32_t *cookie)
 {
@@ -1810,23 +1810,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->line = script_line(s, (uint32_t)off, &out->column);
 }
 
-static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = {
-	[V8_COUNTER_INTERPRETED] = "interpreted frames",
-	[V8_COUNTER_COMPILED] = "compiled frames",
-	[V8_COUNTER_BASELINE] = "baseline frames",
-	[V8_COUNTER_STUB] = "stub frames",
-	[V8_COUNTER_NO_PROC] = "no process",
-	[V8_COUNTER_UNSUPPORTED] = "unsupported",
-	[V8_COUNTER_READ_FAILED] = "unreadable",
-	[V8_COUNTER_BAD_FRAME] = "unknown frames",
-	[V8_COUNTER_NO_CALLER] = "caller not found",
-	[V8_COUNTER_TRUNCATED] = "truncated",
-	[V8_COUNTER_LEAF_OFFSET] = "leaf offsets from r9",
-	[V8_COUNTER_PROLOGUE] = "frames in their prologue (skipped)",
-	[V8_COUNTER_OPTIMIZED] = "optimised frames",
-	[V8_COUNTER_FRAMELESS] = "frameless builtins at the leaf",
-	[V8_COUNTER_JIT] = "JIT frames by pc",
-};
+static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = { V8_COUNTERS(SS_COUNTER_NAME) };
 
 static const char *const v8_stat_names[V8_STAT_CNT] = { V8_STATS(INTERP_LIST_TEXT) };
 

@@ -1,7 +1,7 @@
-/* V8 (Node.js) JavaScript frames in the native walk (included by bpf/interp/interp_walk.h,
- * which calls v8_step() when the pc about to be emitted lies in node's embedded builtins, the
- * file range of the node binary, or in V8's JIT code, a range the process registered in
- * "interp_code").
+/* V8 (Node.js) JavaScript frames in the native walk (included by bpf/interp/dispatch.h,
+ * which calls v8_activation() when the pc about to be emitted lies in node's embedded builtins,
+ * the file range of the node binary, or v8_code_step() in V8's JIT code, a range the process
+ * registered in "interp_code").
  *
  * V8 code keeps the frame pointer, and every V8 frame has the same head (frames.h,
  * StandardFrameConstants): saved fp at fp, return address at fp+8, and at fp-8 either a
@@ -36,40 +36,17 @@
 #ifndef STACKSCOPE_V8_WALK_H
 #define STACKSCOPE_V8_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/v8/bpf_abi.h"
 
 #define V8_FRAME_MAX (1ULL << 20) /* fp may be at most this far above sp */
 #define V8_SLOT_BASE 6            /* window of frame slots: fp - 48 .. fp + 16 */
-#define V8_BIT (1 << FRAME_KIND_V8)
 
 struct v8_cursor {
 	__u64 slots[V8_SLOT_BASE + 2]; /* words fp-48 .. fp+8 */
 	__u64 sfi[4];                  /* SharedFunctionInfo words from name_or_scope_info */
 	__u64 code[4];                 /* Code words from instruction_start */
 };
-
-static __always_inline void v8_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_V8, which);
-}
-
-static __always_inline void v8_emit(struct unwind_cursor *st, struct user_frame *frames, __u64 addr,
-				    __u64 sub, __u64 pos, __u32 cookie)
-{
-	__u32 idx = st->frame_cnt;
-	struct user_frame *fr;
-
-	if (idx >= SS_MAX_USER_FRAMES)
-		return;
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = addr;
-	fr->file_id = sub << 60 | (pos & V8_POS_NONE) << 32 | cookie;
-	fr->flags = st->pc_is_return ? USER_FRAME_RETURN : 0;
-	fr->kind = FRAME_KIND_V8;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
-}
 
 /* The slot `off` bytes from fp (a v8dbg_off_fp_* value), from the window read. */
 static __always_inline __u64 v8_slot(const struct v8_cursor *vc, __s8 off)
@@ -102,7 +79,7 @@ static __always_inline int v8_to_caller(struct unwind_cursor *st, const struct v
 	__u64 ra = vc->slots[V8_SLOT_BASE + 1], saved_fp = vc->slots[V8_SLOT_BASE];
 
 	if (fp + 16 <= st->regs[DWARF_RSP] || fp + 16 > SS_USER_ADDR_MAX || ra < 0x1000) {
-		v8_count(V8_COUNTER_NO_CALLER);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_NO_CALLER);
 		st->done = 1;
 		st->end = UNWIND_END_BAD_FRAME;
 		return 1;
@@ -134,7 +111,7 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 		if (!st->regs_valid || st->regs[DWARF_R12] != array)
 			return V8_POS_NONE;
 		raw = st->regs[DWARF_R9];
-		v8_count(V8_COUNTER_LEAF_OFFSET);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_LEAF_OFFSET);
 	}
 	if (raw < (__u64)p->bc_data - 1 || raw - (p->bc_data - 1) >= V8_POS_NONE)
 		return V8_POS_NONE;
@@ -143,7 +120,7 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 
 /* A JS frame running its function's own code, when that is baseline (Sparkplug) or
  * optimised (Maglev, TurboFan) code holding pc: its v8_sub with *pos = the pc offset (for
- * baseline code with the code check, v8_abi.h) and *code the Code; 0 when the function's Code
+ * baseline code with the code check, bpf_abi.h) and *code the Code; 0 when the function's Code
  * does not hold pc (interpreted, OSR code, code replaced on stack).
  */
 static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
@@ -179,18 +156,9 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 /* pc lies in one of the process's V8 code ranges ("interp_code", looked up once a sample). */
 static __always_inline int v8_in_jit(struct unwind_cursor *st, struct interp_state *is, __u64 pc)
 {
-	struct interp_code *c;
 	int i, in = 0;
 
-	if (is->code_state == 0) {
-		c = ss_interp_code(st->pid);
-		is->code_state = 2;
-		if (c) {
-			is->code = *c;
-			is->code_state = 1;
-		}
-	}
-	if (is->code_state != 1)
+	if (!ss_interp_code_ranges(st, is))
 		return 0;
 	for (i = 0; i < INTERP_CODE_RANGES; i++)
 		if (pc >= is->code.r[i].start && pc < is->code.r[i].end &&
@@ -213,7 +181,6 @@ static __always_inline int v8_frameless(struct unwind_cursor *st, struct interp_
 {
 	__u64 sp = st->regs[DWARF_RSP], pc = st->regs[DWARF_RIP], w[2], ra, pos, code;
 	__u32 idx = st->frame_cnt, skip = 8;
-	struct user_frame *fr;
 
 	if (st->pc_is_return || (pc >= p->handlers_lo && pc < p->handlers_hi) ||
 	    idx >= SS_MAX_USER_FRAMES || ss_read_user(w, sizeof(w), sp) < 0)
@@ -228,19 +195,14 @@ static __always_inline int v8_frameless(struct unwind_cursor *st, struct interp_
 	if (!v8_code_pos(p, vc, fn, ra - 1, &pos, &code) &&
 	    !(ra - 1 >= p->handlers_lo && ra - 1 < p->handlers_hi) && !v8_in_jit(st, is, ra - 1))
 		return 0;
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = pc - st->last_map.bias; /* the builtin, in node's file (its ELF symbol) */
-	fr->file_id = st->last_map.file_id;
-	fr->flags = 0;
-	fr->kind = FRAME_KIND_NATIVE;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
+	/* the builtin, in node's file (its ELF symbol) */
+	ss_interp_put(st, frames, idx, FRAME_KIND_NATIVE, pc - st->last_map.bias,
+		      st->last_map.file_id, 0);
 	st->regs[DWARF_RIP] = ra;
 	st->regs[DWARF_RSP] = sp + skip;
 	st->pc_is_return = 1;
 	st->regs_valid = 0;
-	v8_count(V8_COUNTER_FRAMELESS);
+	ss_interp_count(FRAME_KIND_V8, V8_COUNTER_FRAMELESS);
 	return 1;
 }
 
@@ -263,33 +225,31 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	int have = 0; /* the slots were read */
 	__u16 type;
 
-	if (is->off & V8_BIT)
+	if (is->off & INTERP_BIT(FRAME_KIND_V8))
 		return 0;
 	proc = ss_interp_proc(st->pid, FRAME_KIND_V8);
 	if (!proc) {
 		if (!guess)
-			v8_count(V8_COUNTER_NO_PROC);
+			ss_interp_count(FRAME_KIND_V8, V8_COUNTER_NO_PROC);
 		return 0;
 	}
 	p = &proc->v8;
 	if (guess && !p->supported)
 		return 0;
 	if (!p->supported) {
-		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_UNSUPPORTED);
-		v8_count(V8_COUNTER_UNSUPPORTED);
-		is->off |= V8_BIT;
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_V8, V8_MARKER_UNSUPPORTED,
+				    V8_COUNTER_UNSUPPORTED);
 		return 1;
 	}
 	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_TRUNCATED);
-		v8_count(V8_COUNTER_TRUNCATED);
-		is->off |= V8_BIT;
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_V8, V8_MARKER_TRUNCATED,
+				    V8_COUNTER_TRUNCATED);
 		return 1;
 	}
 	if (fp < sp || fp - sp > V8_FRAME_MAX || fp > SS_USER_ADDR_MAX)
 		goto not_js;
 	if (ss_read_user(vc->slots, sizeof(vc->slots), fp - V8_SLOT_BASE * 8) < 0) {
-		v8_count(V8_COUNTER_READ_FAILED);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_READ_FAILED);
 		goto not_js;
 	}
 	have = 1;
@@ -311,7 +271,7 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		 */
 		if (in_file || guess)
 			return 0;
-		v8_count(V8_COUNTER_PROLOGUE);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_PROLOGUE);
 		return v8_to_caller(st, vc, fp);
 	}
 	fn = v8_slot(vc, p->fp_function);
@@ -322,7 +282,7 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 		goto not_js;
 	if (ss_read_user(&sfi, sizeof(sfi), fn - 1 + p->fn_shared) < 0 || (sfi & 3) != 1 ||
 	    ss_read_user(vc->sfi, sizeof(vc->sfi), sfi - 1 + p->sfi_name) < 0) {
-		v8_count(V8_COUNTER_READ_FAILED);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_READ_FAILED);
 		goto not_js;
 	}
 	if (in_file && v8_frameless(st, is, p, vc, frames, fn, fp))
@@ -336,24 +296,26 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 			return 0;
 		sub = V8_SUB_INTERPRETED;
 		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
-		v8_count(V8_COUNTER_INTERPRETED);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_INTERPRETED);
 	} else if (!in_file && (sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code))) {
-		v8_count(sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE : V8_COUNTER_OPTIMIZED);
+		ss_interp_count(FRAME_KIND_V8, sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE
+								      : V8_COUNTER_OPTIMIZED);
 	} else if (!in_file) { /* OSR code, code replaced on the stack: userspace finds it */
 		sub = V8_SUB_JIT;
 		pos = lookup_pc & V8_POS_NONE;
-		v8_count(V8_COUNTER_JIT);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_JIT);
 	} else {
 		sub = V8_SUB_COMPILED;
 		pos = V8_POS_NONE;
-		v8_count(V8_COUNTER_COMPILED);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_COMPILED);
 	}
-	is->started |= V8_BIT; /* its frames need the process's heap: no deferred replay */
+	is->started |= INTERP_BIT(
+		FRAME_KIND_V8); /* its frames need the process's heap: no deferred replay */
 	if (sub == V8_SUB_OPTIMIZED)
-		v8_emit(st, frames, code, sub, pos, (__u32)vc->code[0]);
+		ss_interp_code_frame(st, frames, FRAME_KIND_V8, code, sub, pos, (__u32)vc->code[0]);
 	else
-		v8_emit(st, frames, sfi, sub, pos,
-			(__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
+		ss_interp_code_frame(st, frames, FRAME_KIND_V8, sfi, sub, pos,
+				     (__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
 	return v8_to_caller(st, vc, fp);
 not_js:
 	if (in_file || guess)
@@ -361,23 +323,37 @@ not_js:
 	/* JIT code of no JS function: a marker, then the fp chain (V8 code keeps it). */
 	if (!have) {
 		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_BAD_FRAME);
-		v8_count(V8_COUNTER_BAD_FRAME);
-		v8_count(V8_COUNTER_NO_CALLER);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_BAD_FRAME);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_NO_CALLER);
 		st->done = 1;
 		st->end = UNWIND_END_BAD_FRAME;
 		return 1;
 	}
-	is->started |= V8_BIT;
+	is->started |= INTERP_BIT(FRAME_KIND_V8);
 	if ((v8_slot(vc, p->fp_context) & 1) == 0) {
 		/* with the frame's type marker (StackFrame::Type << 1) for userspace to name */
 		ss_interp_marker(st, frames, FRAME_KIND_V8,
 				 V8_MARKER_STUB | (v8_slot(vc, p->fp_context) & 0xff) << 8);
-		v8_count(V8_COUNTER_STUB);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_STUB);
 	} else {
 		ss_interp_marker(st, frames, FRAME_KIND_V8, V8_MARKER_BAD_FRAME);
-		v8_count(V8_COUNTER_BAD_FRAME);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_BAD_FRAME);
 	}
 	return v8_to_caller(st, vc, fp);
+}
+
+/* A native frame in node's builtins (interp_file's range): the dispatch's file entry. */
+static __always_inline int v8_activation(struct unwind_cursor *st, struct interp_state *is,
+					 struct v8_cursor *vc, struct user_frame *frames)
+{
+	return v8_step(st, is, vc, frames, 1, 0);
+}
+
+/* A pc in V8's code ranges, or (guess) in no mapping and no range: the code-range entry. */
+static __always_inline int v8_code_step(struct unwind_cursor *st, struct interp_state *is,
+					struct v8_cursor *vc, struct user_frame *frames, int guess)
+{
+	return v8_step(st, is, vc, frames, 0, guess);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* V8's (Node.js's) part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/v8_walk.h) emits and what userspace (src/interp/v8/) tells it.
+ * (bpf/interp/v8/walk.h) emits and what userspace (src/interp/v8/) tells it.
  *
  * V8 runs JavaScript from two places, both walked by frame pointer (V8 code always keeps
  * one): its embedded builtins (the interpreter's entry trampoline and bytecode handlers, the
@@ -38,6 +38,8 @@
  */
 #ifndef STACKSCOPE_V8_ABI_H
 #define STACKSCOPE_V8_ABI_H
+
+#include "counter_list.h"
 
 #define V8_POS_NONE 0xfffffffu /* 28 bits */
 
@@ -91,23 +93,40 @@ struct v8_proc_abi {
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define V8_COUNTERS(X)                                               \
+	/* interpreted frames emitted */                             \
+	X(V8_COUNTER_INTERPRETED, "interpreted frames")              \
+	/* optimised or builtin JS frames emitted */                 \
+	X(V8_COUNTER_COMPILED, "compiled frames")                    \
+	/* baseline (Sparkplug) frames emitted */                    \
+	X(V8_COUNTER_BASELINE, "baseline frames")                    \
+	/* stub / entry / exit frames in JIT code */                 \
+	X(V8_COUNTER_STUB, "stub frames")                            \
+	/* V8 code, but no interp_procs entry */                     \
+	X(V8_COUNTER_NO_PROC, "no process")                          \
+	/* metadata incomplete (marker) */                           \
+	X(V8_COUNTER_UNSUPPORTED, "unsupported")                     \
+	/* frame or object unreadable */                             \
+	X(V8_COUNTER_READ_FAILED, "unreadable")                      \
+	/* no JS function nor marker in a JIT frame (marker) */      \
+	X(V8_COUNTER_BAD_FRAME, "unknown frames")                    \
+	/* caller not found: the stack ends there */                 \
+	X(V8_COUNTER_NO_CALLER, "caller not found")                  \
+	/* cut at the native reserve (marker) */                     \
+	X(V8_COUNTER_TRUNCATED, "truncated")                         \
+	/* leaf in a bytecode handler: offset from r9 */             \
+	X(V8_COUNTER_LEAF_OFFSET, "leaf offsets from r9")            \
+	/* innermost frame not built yet: skipped */                 \
+	X(V8_COUNTER_PROLOGUE, "frames in their prologue (skipped)") \
+	/* optimised frames emitted with their code (lines) */       \
+	X(V8_COUNTER_OPTIMIZED, "optimised frames")                  \
+	/* leaf in a builtin without a frame: its caller by [sp] */  \
+	X(V8_COUNTER_FRAMELESS, "frameless builtins at the leaf")    \
+	/* JIT frames not running their function's code (by pc) */   \
+	X(V8_COUNTER_JIT, "JIT frames by pc")
+
 enum v8_counter {
-	V8_COUNTER_INTERPRETED = 0, /* interpreted frames emitted */
-	V8_COUNTER_COMPILED,        /* optimised or builtin JS frames emitted */
-	V8_COUNTER_BASELINE,        /* baseline (Sparkplug) frames emitted */
-	V8_COUNTER_STUB,            /* stub / entry / exit frames in JIT code */
-	V8_COUNTER_NO_PROC,         /* V8 code, but no interp_procs entry */
-	V8_COUNTER_UNSUPPORTED,     /* metadata incomplete (marker) */
-	V8_COUNTER_READ_FAILED,     /* frame or object unreadable */
-	V8_COUNTER_BAD_FRAME,       /* no JS function nor marker in a JIT frame (marker) */
-	V8_COUNTER_NO_CALLER,       /* caller not found: the stack ends there */
-	V8_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
-	V8_COUNTER_LEAF_OFFSET,     /* leaf in a bytecode handler: offset from r9 */
-	V8_COUNTER_PROLOGUE,        /* innermost frame not built yet: skipped */
-	V8_COUNTER_OPTIMIZED,       /* optimised frames emitted with their code (lines) */
-	V8_COUNTER_FRAMELESS,       /* leaf in a builtin without a frame: its caller by [sp] */
-	V8_COUNTER_JIT,             /* JIT frames not running their function's code (by pc) */
-	V8_COUNTER_CNT,
+	V8_COUNTERS(SS_COUNTER_ENUM) V8_COUNTER_CNT,
 };
 
 #endif

@@ -1,4 +1,4 @@
-/* PHP (Zend engine) frames in the native walk (included by bpf/interp/interp_walk.h, which calls
+/* PHP (Zend engine) frames in the native walk (included by bpf/interp/dispatch.h, which calls
  * it when the native frame about to be emitted is in a PHP binary's execute_ex).
  *
  * The chain: executor_globals.current_execute_data -> prev_execute_data -> ... Every PHP call
@@ -24,10 +24,10 @@
 #ifndef STACKSCOPE_PHP_WALK_H
 #define STACKSCOPE_PHP_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/php/bpf_abi.h"
 
-#define PHP_BIT (1 << FRAME_KIND_PHP)
-/* The interpreters whose cursors share php_cursor's memory (interp_walk.h's union): once one
+/* The interpreters whose cursors share php_cursor's memory (dispatch.h's union): once one
  * of them started in a sample, PHP's cursor is not used (a marker), nor written.
  */
 #define PHP_SHARED_CURSOR ((1 << FRAME_KIND_CPYTHON) | (1 << FRAME_KIND_RUBY))
@@ -71,11 +71,6 @@ static __always_inline void php_reset(struct php_cursor *php)
 	php->jit = 0;
 }
 
-static __always_inline void php_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_PHP, which);
-}
-
 static __always_inline __u64 php_u64(const __u8 *buf, __u16 off, __u32 mask)
 {
 	return *(const __u64 *)(buf + (off & mask));
@@ -84,21 +79,6 @@ static __always_inline __u64 php_u64(const __u8 *buf, __u16 off, __u32 mask)
 static __always_inline __u32 php_u32(const __u8 *buf, __u16 off, __u32 mask)
 {
 	return *(const __u32 *)(buf + (off & mask));
-}
-
-static __always_inline void php_stop(struct interp_state *is)
-{
-	is->off |= PHP_BIT;
-	is->emitting = 0;
-}
-
-/* A marker ends this sample's PHP frames. */
-static __always_inline void php_fail(struct unwind_cursor *st, struct interp_state *is,
-				     struct user_frame *frames, __u64 marker, __u32 counter)
-{
-	ss_interp_marker(st, frames, FRAME_KIND_PHP, marker);
-	php_count(counter);
-	php_stop(is);
 }
 
 /* Is op an opline of the op_array whose opcodes start at base and number last? */
@@ -119,15 +99,11 @@ static __always_inline int php_start(struct unwind_cursor *st, struct interp_sta
 	__u64 ex;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
-	if (!proc || proc->file_id != is->file_id) {
-		php_count(PHP_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_PHP, PHP_COUNTER_NO_PROC);
 	if (ss_read_user(&ex, sizeof(ex), proc->php.executor_globals + o->eg_current_execute_data) <
-	    0) {
-		php_count(PHP_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    0)
+		return ss_interp_miss(FRAME_KIND_PHP, PHP_COUNTER_READ_FAILED);
 	php->ex = ex;
 	php->reg_ex = st->regs[DWARF_R14];
 	php->reg_opline = php->jit_reg ? 0 : st->regs[DWARF_R15];
@@ -141,19 +117,18 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	const struct php_offsets *o = &is->file.php.off;
 	__u32 idx = st->frame_cnt, call, last, cookie, line = 0, flags = 0;
 	__u64 ex = php->ex, func, prev, opline, opcodes, file;
-	struct user_frame *fr;
 	__u8 type, jit;
 
 	if (!ex) {
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		php_fail(st, is, frames, PHP_MARKER_TRUNCATED, PHP_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_TRUNCATED,
+			   PHP_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(php->exbuf, PHP_EX_READ_SZ, ex) < 0) {
-		php_fail(st, is, frames, PHP_MARKER_READ_FAILED, PHP_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_READ_FAILED,
+			       PHP_COUNTER_READ_FAILED);
 		return;
 	}
 	opline = php_u64(php->exbuf, o->ex_opline, PHP_MASK64(php->exbuf));
@@ -170,13 +145,14 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 	if (call & PHP_ZEND_CALL_TOP)
 		flags |= PHP_FRAME_TOP;
 	if (!func) {
-		php_count(PHP_COUNTER_NO_FUNC);
+		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_NO_FUNC);
 		if ((flags & PHP_FRAME_TOP) || !prev)
 			is->emitting = 0;
 		return;
 	}
 	if (ss_read_user(php->fnbuf, PHP_FN_READ_SZ, func) < 0) {
-		php_fail(st, is, frames, PHP_MARKER_READ_FAILED, PHP_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_READ_FAILED,
+			       PHP_COUNTER_READ_FAILED);
 		return;
 	}
 	type = php->fnbuf[o->fn_type & (PHP_FN_BUF - 1)];
@@ -196,21 +172,21 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		    php_opline_in(o, php->reg_opline, opcodes, last)) {
 			opline = php->reg_opline;
 			flags |= PHP_FRAME_REG;
-			php_count(PHP_COUNTER_LINE_REG);
+			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_LINE_REG);
 		}
 		jit = php->jit == PHP_JIT_LEAF || (php->jit && !php->jit_icall);
 		php->jit = 0;
 		if (jit) {
 			/* the saved opline may be any earlier line of the function */
 			opline = 0;
-			php_count(PHP_COUNTER_LINE_JIT);
+			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_LINE_JIT);
 		} else if (php_opline_in(o, opline, opcodes, last) &&
 			   ss_read_user(&line, sizeof(line), opline + o->zop_lineno) == 0) {
 			if (line > PHP_FRAME_LINE_MAX)
 				line = 0;
 		} else {
 			line = 0;
-			php_count(PHP_COUNTER_LINE_NONE);
+			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_LINE_NONE);
 		}
 		if (!php_u64(php->fnbuf, o->fn_name, PHP_MASK64(php->fnbuf)) &&
 		    ss_read_user(&file, sizeof(file), func + o->op_filename) == 0 && file) {
@@ -220,19 +196,15 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 				flags |= PHP_FRAME_EVAL;
 		}
 	} else {
-		php_fail(st, is, frames, PHP_MARKER_BAD_FRAME, PHP_COUNTER_BAD_FRAME);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_BAD_FRAME,
+			       PHP_COUNTER_BAD_FRAME);
 		return;
 	}
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = func;
-	fr->file_id = (__u64)line << PHP_FRAME_LINE_SHIFT | (__u64)flags << PHP_FRAME_FLAGS_SHIFT |
-		      cookie;
-	fr->flags = 0;
-	fr->kind = FRAME_KIND_PHP;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
-	php_count(PHP_COUNTER_FRAMES);
+	ss_interp_put(st, frames, idx, FRAME_KIND_PHP, func,
+		      (__u64)line << PHP_FRAME_LINE_SHIFT | (__u64)flags << PHP_FRAME_FLAGS_SHIFT |
+			      cookie,
+		      0);
+	ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_FRAMES);
 
 	/* The run ends with the user code C entered (an internal function never runs in an
 	 * execute_ex of its own).
@@ -272,7 +244,7 @@ static __always_inline int php_calls_vm(const struct unwind_cursor *st,
 }
 
 /* A pc in opcache's JIT code (the process's PHP code range): JIT code runs on the frame of
- * the execute_ex activation that dispatched to it (php_abi.h), so the pc is moved to
+ * the execute_ex activation that dispatched to it (bpf_abi.h), so the pc is moved to
  * execute_ex's dispatch jump, at the same sp, and the walk goes on there: that activation's
  * PHP frames, then the native step through execute_ex's CFI. The sp does not move here; the
  * pc leaves the code range for a mapped file, so this runs once per JIT frame.
@@ -283,14 +255,15 @@ static __always_inline int php_calls_vm(const struct unwind_cursor *st,
  * ends with a marker. 1: this iteration was used.
  */
 static __always_inline int php_code_step(struct unwind_cursor *st, struct interp_state *is,
-					 struct php_cursor *php, struct user_frame *frames)
+					 struct php_cursor *php, struct user_frame *frames,
+					 int guess)
 {
 	const struct interp_proc *proc;
 	__u64 ra = 0;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
 	if (!proc || !proc->php.vm_dispatch) {
-		php_count(PHP_COUNTER_NO_PROC);
+		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_NO_PROC);
 		return 0;
 	}
 	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
@@ -301,24 +274,24 @@ static __always_inline int php_code_step(struct unwind_cursor *st, struct interp
 					 sizeof(ra)) == 0 &&
 		    php_calls_vm(st, proc, ra)) {
 			st->regs[DWARF_RSP] += PHP_JIT_EXIT_SAVE;
-			php_count(PHP_COUNTER_JIT_EXIT);
+			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_EXIT);
 			goto placed;
 		}
 		ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
-		php_count(PHP_COUNTER_JIT_LOST);
+		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_LOST);
 		ss_end(st, UNWIND_END_BAD_FRAME);
 		return 1;
 	}
 placed:
 	if (!(is->started & PHP_SHARED_CURSOR)) {
-		if (!(is->started & PHP_BIT))
+		if (!(is->started & INTERP_BIT(FRAME_KIND_PHP)))
 			php->jit_reg = 1;
 		php->jit = st->pc_is_return ? PHP_JIT_CALL : PHP_JIT_LEAF;
 		php->jit_icall = 0;
 	}
 	st->regs[DWARF_RIP] = proc->php.vm_dispatch;
 	st->pc_is_return = 0;
-	php_count(PHP_COUNTER_JIT_FRAMES);
+	ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_FRAMES);
 	return 1;
 }
 
@@ -337,29 +310,22 @@ static __always_inline int php_in_call_function(const struct unwind_cursor *st,
 static __always_inline int php_activation(struct unwind_cursor *st, struct interp_state *is,
 					  struct php_cursor *php, struct user_frame *frames)
 {
-	if (!(is->started & PHP_BIT))
-		php_count(PHP_COUNTER_STACKS);
-	if (!is->file.supported) {
-		php_fail(st, is, frames, PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED);
-		is->started |= PHP_BIT;
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_PHP, PHP_COUNTER_STACKS,
+				  PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	if (is->started & PHP_SHARED_CURSOR) {
-		php_fail(st, is, frames, PHP_MARKER_MIXED, PHP_COUNTER_MIXED);
-		is->started |= PHP_BIT;
+		ss_interp_refuse(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_MIXED,
+				 PHP_COUNTER_MIXED);
 		return 1;
 	}
-	if (!(is->started & PHP_BIT)) {
-		is->started |= PHP_BIT;
-		if (php_start(st, is, php) < 0) {
-			php_stop(is);
-			return 0;
-		}
+	if (ss_interp_first(is, FRAME_KIND_PHP) && php_start(st, is, php) < 0) {
+		ss_interp_stop(is, FRAME_KIND_PHP);
+		return 0;
 	}
 	php->c_call = php_in_call_function(st, is);
 	if (!php->ex) {
 		if (!php->c_call)
-			php_count(PHP_COUNTER_RUN_EMPTY);
+			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_RUN_EMPTY);
 		return 0;
 	}
 	is->emitting = FRAME_KIND_PHP;

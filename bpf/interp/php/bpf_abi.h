@@ -1,5 +1,5 @@
 /* PHP's (Zend engine's) part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/php_walk.h) emits and what userspace (src/interp/php/) tells it.
+ * (bpf/interp/php/walk.h) emits and what userspace (src/interp/php/) tells it.
  *
  * A FRAME_KIND_PHP frame is emitted just before (leaf side of) the native execute_ex frame
  * that runs it, so the stack reads interleaved:
@@ -17,6 +17,8 @@
  */
 #ifndef STACKSCOPE_PHP_ABI_H
 #define STACKSCOPE_PHP_ABI_H
+
+#include "counter_list.h"
 
 #define PHP_FRAME_LINE_SHIFT 40
 #define PHP_FRAME_FLAGS_SHIFT 32
@@ -85,7 +87,7 @@ struct php_file_abi {
  * stack frame of the execute_ex activation that jumped into it (HYBRID VM: the VM dispatches
  * with `jmp *(%r15)`, and the JIT code neither pushes nor moves rsp: execute_ex reserves its
  * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE for it), so a pc there unwinds as execute_ex at its
- * dispatch jump: CFA = rsp + vm_frame (trace exits: see php_walk.h PHP_JIT_EXIT_SAVE). 0 in
+ * dispatch jump: CFA = rsp + vm_frame (trace exits: see walk.h PHP_JIT_EXIT_SAVE). 0 in
  * vm_dispatch: JIT frames are not placed.
  */
 struct php_proc_abi {
@@ -97,24 +99,42 @@ struct php_proc_abi {
 };
 
 /* Why PHP frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define PHP_COUNTERS(X)                                                \
+	/* samples with at least one execute_ex frame */               \
+	X(PHP_COUNTER_STACKS, "stacks in execute_ex")                  \
+	/* PHP frames emitted */                                       \
+	X(PHP_COUNTER_FRAMES, "frames")                                \
+	/* execute_ex, but the pid has no interp_procs entry (yet) */  \
+	X(PHP_COUNTER_NO_PROC, "no process")                           \
+	/* execute_ex of an unsupported build (marker emitted) */      \
+	X(PHP_COUNTER_UNSUPPORTED, "unsupported")                      \
+	/* executor globals, a frame or its function unreadable */     \
+	X(PHP_COUNTER_READ_FAILED, "unreadable")                       \
+	/* a function of impossible type (marker emitted) */           \
+	X(PHP_COUNTER_BAD_FRAME, "bad frame")                          \
+	/* frames without a function (skipped) */                      \
+	X(PHP_COUNTER_NO_FUNC, "frames without function")              \
+	/* an execute_ex activation with no PHP frame left to show */  \
+	X(PHP_COUNTER_RUN_EMPTY, "empty run")                          \
+	/* PHP frames cut at the native reserve (marker) */            \
+	X(PHP_COUNTER_TRUNCATED, "truncated")                          \
+	/* lines taken from the VM's opline register */                \
+	X(PHP_COUNTER_LINE_REG, "lines from the VM register")          \
+	/* user frames whose opline was outside their function */      \
+	X(PHP_COUNTER_LINE_NONE, "lines unknown")                      \
+	/* pcs in JIT code placed on their execute_ex frame */         \
+	X(PHP_COUNTER_JIT_FRAMES, "JIT frames")                        \
+	/* pcs in JIT code not on an execute_ex frame (marker, end) */ \
+	X(PHP_COUNTER_JIT_LOST, "JIT frames not placed")               \
+	/* innermost frames running JIT code: line unknown */          \
+	X(PHP_COUNTER_LINE_JIT, "lines in JIT code unknown")           \
+	/* PHP below another interpreter's frames (marker) */          \
+	X(PHP_COUNTER_MIXED, "below another interpreter")              \
+	/* of JIT_FRAMES: in a trace exit (below the stub's saves) */  \
+	X(PHP_COUNTER_JIT_EXIT, "JIT frames in a trace exit")
+
 enum php_counter {
-	PHP_COUNTER_STACKS = 0,  /* samples with at least one execute_ex frame */
-	PHP_COUNTER_FRAMES,      /* PHP frames emitted */
-	PHP_COUNTER_NO_PROC,     /* execute_ex, but the pid has no interp_procs entry (yet) */
-	PHP_COUNTER_UNSUPPORTED, /* execute_ex of an unsupported build (marker emitted) */
-	PHP_COUNTER_READ_FAILED, /* executor globals, a frame or its function unreadable */
-	PHP_COUNTER_BAD_FRAME,   /* a function of impossible type (marker emitted) */
-	PHP_COUNTER_NO_FUNC,     /* frames without a function (skipped) */
-	PHP_COUNTER_RUN_EMPTY,   /* an execute_ex activation with no PHP frame left to show */
-	PHP_COUNTER_TRUNCATED,   /* PHP frames cut at the native reserve (marker) */
-	PHP_COUNTER_LINE_REG,    /* lines taken from the VM's opline register */
-	PHP_COUNTER_LINE_NONE,   /* user frames whose opline was outside their function */
-	PHP_COUNTER_JIT_FRAMES,  /* pcs in JIT code placed on their execute_ex frame */
-	PHP_COUNTER_JIT_LOST,    /* pcs in JIT code not on an execute_ex frame (marker, end) */
-	PHP_COUNTER_LINE_JIT,    /* innermost frames running JIT code: line unknown */
-	PHP_COUNTER_MIXED,       /* PHP below another interpreter's frames (marker) */
-	PHP_COUNTER_JIT_EXIT,    /* of JIT_FRAMES: in a trace exit (below the stub's saves) */
-	PHP_COUNTER_CNT,
+	PHP_COUNTERS(SS_COUNTER_ENUM) PHP_COUNTER_CNT,
 };
 
 #endif

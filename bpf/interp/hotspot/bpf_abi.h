@@ -1,8 +1,8 @@
 /* HotSpot's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/hotspot_walk.h) emits and what userspace (src/interp/hotspot/) tells it.
+ * (bpf/interp/hotspot/walk.h) emits and what userspace (src/interp/hotspot/) tells it.
  *
  * HotSpot runs Java code from its code cache, anonymous memory, so its walk is a code-range
- * walker (bpf/interp/interp_walk.h): it is called when the native walk meets a pc in the code
+ * walker (bpf/interp/dispatch.h): it is called when the native walk meets a pc in the code
  * cache the process registered, emits one frame and moves the native cursor to the caller.
  *
  * A FRAME_KIND_HOTSPOT frame:
@@ -21,6 +21,8 @@
  */
 #ifndef STACKSCOPE_HOTSPOT_ABI_H
 #define STACKSCOPE_HOTSPOT_ABI_H
+
+#include "counter_list.h"
 
 #define HS_MAX_HEAPS 3         /* CodeCache heaps: non-nmethods, profiled, non-profiled */
 #define HS_BCI_NONE 0xfffffffu /* 28 bits */
@@ -81,21 +83,36 @@ struct hs_proc_abi {
 };
 
 /* Why Java frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define HS_COUNTERS(X)                                               \
+	/* interpreted frames emitted */                             \
+	X(HS_COUNTER_INTERPRETED, "interpreted frames")              \
+	/* compiled (C1/C2) frames emitted */                        \
+	X(HS_COUNTER_COMPILED, "compiled frames")                    \
+	/* stub / adapter frames emitted */                          \
+	X(HS_COUNTER_STUB, "stub frames")                            \
+	/* code-cache pc, but no interp_procs entry */               \
+	X(HS_COUNTER_NO_PROC, "no process")                          \
+	/* the JVM's code cache not known yet */                     \
+	X(HS_COUNTER_NOT_READY, "code cache not known yet")          \
+	/* tables incomplete (marker) */                             \
+	X(HS_COUNTER_UNSUPPORTED, "unsupported")                     \
+	/* segment map walk failed (marker) */                       \
+	X(HS_COUNTER_NO_BLOB, "no code blob")                        \
+	/* frame or blob unreadable */                               \
+	X(HS_COUNTER_READ_FAILED, "unreadable")                      \
+	/* caller not found: the stack ends there */                 \
+	X(HS_COUNTER_BAD_FRAME, "caller not found")                  \
+	/* cut at the native reserve (marker) */                     \
+	X(HS_COUNTER_TRUNCATED, "truncated")                         \
+	/* compiled frames deoptimised under us: original pc used */ \
+	X(HS_COUNTER_DEOPT, "deoptimised frames")                    \
+	/* stub frames of the nmethod entry barrier (its cookie) */  \
+	X(HS_COUNTER_BARRIER, "entry barrier frames")                \
+	/* compiled frames sampled in their epilogue */              \
+	X(HS_COUNTER_EPILOGUE, "frames in their epilogue")
+
 enum hs_counter {
-	HS_COUNTER_INTERPRETED = 0, /* interpreted frames emitted */
-	HS_COUNTER_COMPILED,        /* compiled (C1/C2) frames emitted */
-	HS_COUNTER_STUB,            /* stub / adapter frames emitted */
-	HS_COUNTER_NO_PROC,         /* code-cache pc, but no interp_procs entry */
-	HS_COUNTER_NOT_READY,       /* the JVM's code cache not known yet */
-	HS_COUNTER_UNSUPPORTED,     /* tables incomplete (marker) */
-	HS_COUNTER_NO_BLOB,         /* segment map walk failed (marker) */
-	HS_COUNTER_READ_FAILED,     /* frame or blob unreadable */
-	HS_COUNTER_BAD_FRAME,       /* caller not found: the stack ends there */
-	HS_COUNTER_TRUNCATED,       /* cut at the native reserve (marker) */
-	HS_COUNTER_DEOPT,           /* compiled frames deoptimised under us: original pc used */
-	HS_COUNTER_BARRIER,         /* stub frames of the nmethod entry barrier (its cookie) */
-	HS_COUNTER_EPILOGUE,        /* compiled frames sampled in their epilogue */
-	HS_COUNTER_CNT,
+	HS_COUNTERS(SS_COUNTER_ENUM) HS_COUNTER_CNT,
 };
 
 #endif

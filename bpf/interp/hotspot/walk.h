@@ -1,5 +1,5 @@
 /* HotSpot (Java) frames in the native walk: the first code-range walker (included by
- * bpf/interp/interp_walk.h, which calls hs_code_step() when the pc about to be emitted lies in
+ * bpf/interp/dispatch.h, which calls hs_code_step() when the pc about to be emitted lies in
  * a JVM's code cache, a range the process registered in "interp_code").
  *
  * One call emits the frame of that pc and moves the native cursor (pc, sp, fp) to its caller:
@@ -25,40 +25,17 @@
 #ifndef STACKSCOPE_HOTSPOT_WALK_H
 #define STACKSCOPE_HOTSPOT_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/hotspot/bpf_abi.h"
 
-#define HS_SEGMAP_STEPS 16        /* hops back through a segment map (blocks of ~4 MiB) */
-#define HS_FRAME_MAX (1ULL << 20) /* fp or a frame may be at most this far above sp */
-#define HS_SLOT_BASE 10           /* window of interpreter slots: fp - 80 .. fp + 16 */
-#define HS_BIT (1 << FRAME_KIND_HOTSPOT)
+#define HS_SEGMAP_STEPS 16              /* hops back through a segment map (blocks of ~4 MiB) */
+#define HS_FRAME_MAX (1ULL << 20)       /* fp or a frame may be at most this far above sp */
+#define HS_SLOT_BASE 10                 /* window of interpreter slots: fp - 80 .. fp + 16 */
 #define HS_ENTRY_BARRIER_COOKIE (~0ULL) /* see hs_blob() */
 
 struct hs_cursor {
 	__u64 slots[HS_SLOT_BASE + 2]; /* interpreter frame: words fp-80 .. fp+8 */
 };
-
-static __always_inline void hs_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_HOTSPOT, which);
-}
-
-static __always_inline void hs_emit(struct unwind_cursor *st, struct user_frame *frames, __u64 addr,
-				    __u64 sub, __u64 pos, __u32 cookie)
-{
-	__u32 idx = st->frame_cnt;
-	struct user_frame *fr;
-
-	if (idx >= SS_MAX_USER_FRAMES)
-		return;
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = addr;
-	fr->file_id = sub << 60 | (pos & HS_BCI_NONE) << 32 | cookie;
-	fr->flags = st->pc_is_return ? USER_FRAME_RETURN : 0;
-	fr->kind = FRAME_KIND_HOTSPOT;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
-}
 
 /* Move the native cursor to the caller; 0, or -1 when the caller's sp does not lie above. */
 static __always_inline int hs_move(struct unwind_cursor *st, __u64 pc, __u64 sp, __u64 fp)
@@ -76,7 +53,7 @@ static __always_inline int hs_move(struct unwind_cursor *st, __u64 pc, __u64 sp,
 /* The caller could not be found: the stack ends after the frame just emitted. */
 static __always_inline int hs_bad_frame(struct unwind_cursor *st)
 {
-	hs_count(HS_COUNTER_BAD_FRAME);
+	ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_BAD_FRAME);
 	st->done = 1;
 	st->end = UNWIND_END_BAD_FRAME;
 	return 1;
@@ -93,11 +70,11 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 
 	if (fp < sp || fp - sp > HS_FRAME_MAX || ms < 0 || ms >= HS_SLOT_BASE || bs < 0 ||
 	    bs >= HS_SLOT_BASE || ss < 0 || ss >= HS_SLOT_BASE) {
-		hs_count(HS_COUNTER_BAD_FRAME);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_BAD_FRAME);
 		return 0;
 	}
 	if (ss_read_user(hc->slots, sizeof(hc->slots), fp - HS_SLOT_BASE * 8) < 0) {
-		hs_count(HS_COUNTER_READ_FAILED);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_READ_FAILED);
 		return 0;
 	}
 	method = hc->slots[ms & 15];
@@ -109,15 +86,16 @@ static __always_inline int hs_interpreted(struct unwind_cursor *st, struct hs_cu
 			method = st->regs[DWARF_RBX];
 	}
 	if (ss_read_user(&cm, sizeof(cm), method + p->method_const) < 0) {
-		hs_count(HS_COUNTER_READ_FAILED);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_READ_FAILED);
 		cm = 0;
 	}
 	if (cm && bcp >= cm + p->const_size && bcp - cm - p->const_size < 0x10000)
 		bci = bcp - cm - p->const_size;
 	else if (cm && slot_bcp >= cm + p->const_size && slot_bcp - cm - p->const_size < 0x10000)
 		bci = slot_bcp - cm - p->const_size; /* r13 was not the bcp (a callee's entry) */
-	hs_emit(st, frames, method, HS_SUB_INTERPRETED, bci, (__u32)(cm >> 3));
-	hs_count(HS_COUNTER_INTERPRETED);
+	ss_interp_code_frame(st, frames, FRAME_KIND_HOTSPOT, method, HS_SUB_INTERPRETED, bci,
+			     (__u32)(cm >> 3));
+	ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_INTERPRETED);
 	sender = hc->slots[ss & 15];
 	if (sender < fp + 16 || sender - fp > HS_FRAME_MAX)
 		sender = fp + 16;
@@ -153,7 +131,7 @@ static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const str
 	    ss_read_user(&orig, sizeof(orig), st->regs[DWARF_RSP] + (__u64)off) < 0 ||
 	    orig < code || orig - code >= (1u << 28))
 		return pc - code;
-	hs_count(HS_COUNTER_DEOPT);
+	ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_DEOPT);
 	return orig - code;
 }
 
@@ -301,19 +279,21 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		nm = word == 0x646f6874656d6eULL || word == 0x6e2065766974616eULL;
 	}
 	if (pc < code || pc - code >= (1u << 28)) {
-		hs_count(HS_COUNTER_NO_BLOB);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_NO_BLOB);
 		return 0;
 	}
 	if (nm) {
 		if (ss_read_user(&method, sizeof(method), blob + p->nm_method) < 0 ||
 		    ss_read_user(&compile_id, sizeof(compile_id), blob + p->nm_compile_id) < 0)
 			goto read_failed;
-		hs_emit(st, frames, blob, HS_SUB_COMPILED,
-			hs_compiled_pos(st, p, blob, code, frame_size), (__u32)compile_id);
-		hs_count(HS_COUNTER_COMPILED);
+		ss_interp_code_frame(st, frames, FRAME_KIND_HOTSPOT, blob, HS_SUB_COMPILED,
+				     hs_compiled_pos(st, p, blob, code, frame_size),
+				     (__u32)compile_id);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_COMPILED);
 	} else {
-		hs_emit(st, frames, blob, HS_SUB_STUB, pc - code, 0);
-		hs_count(HS_COUNTER_STUB);
+		ss_interp_code_frame(st, frames, FRAME_KIND_HOTSPOT, blob, HS_SUB_STUB, pc - code,
+				     0);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_STUB);
 	}
 	if (frame_size <= 0 && !nm && !st->pc_is_return && ss_read_user(&ra, sizeof(ra), sp) == 0 &&
 	    hs_in_code_heap(p, ra)) {
@@ -336,7 +316,7 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		if (ss_read_user(link, sizeof(link), fp) < 0)
 			return hs_bad_frame(st);
 		if (link[1] == HS_ENTRY_BARRIER_COOKIE) {
-			hs_count(HS_COUNTER_BARRIER);
+			ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_BARRIER);
 			if (hs_move(st, link[2], fp + 24, link[0]) < 0)
 				return hs_bad_frame(st);
 			return 1;
@@ -382,7 +362,7 @@ built:
 		if (ss_read_user(c, sizeof(c), pc) == 0)
 			where = hs_epilogue(c);
 		if (where) {
-			hs_count(HS_COUNTER_EPILOGUE);
+			ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_EPILOGUE);
 			if (ss_read_user(link, sizeof(link), sp) < 0)
 				return hs_bad_frame(st);
 			if (where == HS_EPILOGUE_AT_POP) {
@@ -400,7 +380,7 @@ built:
 		return hs_bad_frame(st);
 	return 1;
 read_failed:
-	hs_count(HS_COUNTER_READ_FAILED);
+	ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_READ_FAILED);
 	return 0;
 }
 
@@ -408,35 +388,34 @@ read_failed:
  * (and, for a Java frame, moved the cursor to its caller), 0: the native step runs now.
  */
 static __always_inline int hs_code_step(struct unwind_cursor *st, struct interp_state *is,
-					struct hs_cursor *hc, struct user_frame *frames)
+					struct hs_cursor *hc, struct user_frame *frames, int guess)
 {
 	const struct interp_proc *proc;
 	const struct hs_proc_abi *p;
 	__u64 pc = st->regs[DWARF_RIP], lookup_pc = st->pc_is_return ? pc - 1 : pc, blob;
 
-	if (is->off & HS_BIT)
+	if (is->off & INTERP_BIT(FRAME_KIND_HOTSPOT))
 		return 0;
 	proc = ss_interp_proc(st->pid, FRAME_KIND_HOTSPOT);
 	if (!proc) {
-		hs_count(HS_COUNTER_NO_PROC);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_NO_PROC);
 		return 0;
 	}
 	p = &proc->hs;
 	if (!p->supported) {
-		ss_interp_marker(st, frames, FRAME_KIND_HOTSPOT, HS_MARKER_UNSUPPORTED);
-		hs_count(HS_COUNTER_UNSUPPORTED);
-		is->off |= HS_BIT;
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_HOTSPOT, HS_MARKER_UNSUPPORTED,
+				    HS_COUNTER_UNSUPPORTED);
 		return 1;
 	}
 	if (!p->ready) {
-		hs_count(HS_COUNTER_NOT_READY);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_NOT_READY);
 		return 0;
 	}
-	is->started |= HS_BIT; /* its frames need the JVM's code cache: no deferred replay */
+	is->started |= INTERP_BIT(
+		FRAME_KIND_HOTSPOT); /* its frames need the JVM's code cache: no deferred replay */
 	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_marker(st, frames, FRAME_KIND_HOTSPOT, HS_MARKER_TRUNCATED);
-		hs_count(HS_COUNTER_TRUNCATED);
-		is->off |= HS_BIT;
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_HOTSPOT, HS_MARKER_TRUNCATED,
+				    HS_COUNTER_TRUNCATED);
 		return 1;
 	}
 	if (lookup_pc >= p->interp_lo && lookup_pc < p->interp_hi)
@@ -444,7 +423,7 @@ static __always_inline int hs_code_step(struct unwind_cursor *st, struct interp_
 	blob = hs_find_blob(p, lookup_pc);
 	if (!blob) {
 		ss_interp_marker(st, frames, FRAME_KIND_HOTSPOT, HS_MARKER_NO_BLOB);
-		hs_count(HS_COUNTER_NO_BLOB);
+		ss_interp_count(FRAME_KIND_HOTSPOT, HS_COUNTER_NO_BLOB);
 		return 1;
 	}
 	return hs_blob(st, p, frames, blob);

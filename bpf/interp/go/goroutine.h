@@ -1,6 +1,6 @@
 /* The goroutine a Go thread runs for, from eBPF (included by sampler.bpf.c; layouts in
- * interp/go_abi.h, offsets per process from src/interp/go/go_runtime.c). Two users:
- *  - the sample's labels (go_labels.h): m.curg.labels;
+ * interp/go/bpf_abi.h, offsets per process from src/interp/go/go_runtime.c). Two users:
+ *  - the sample's labels (labels.h): m.curg.labels;
  *  - the walk through a switch to g0 (native_unwind.h's UNWIND_RULE_GO_G0): a sample on g0's
  *    stack under runtime.systemstack or morestack goes on in the goroutine's own stack,
  *    from the context the switch saved in m.curg.sched (pc, sp, bp), as the runtime's own
@@ -11,7 +11,8 @@
 #ifndef STACKSCOPE_GO_GOROUTINE_H
 #define STACKSCOPE_GO_GOROUTINE_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/go/bpf_abi.h"
 
 struct go_thread {
 	__u64 g;    /* the running g: the goroutine, g0 or gsignal */

@@ -1,5 +1,5 @@
 /* Go's part of the eBPF/userspace ABI (included by abi.h): what eBPF needs to read a goroutine's
- * pprof labels (bpf/interp/go_labels.h), as userspace (src/interp/go/go_runtime.c) tells it per
+ * pprof labels (bpf/interp/go/labels.h), as userspace (src/interp/go/go_runtime.c) tells it per
  * process.
  *
  * Go code is native code: Go emits no frames of its own (FRAME_KIND_GO only names its
@@ -18,6 +18,8 @@
  */
 #ifndef STACKSCOPE_GO_ABI_H
 #define STACKSCOPE_GO_ABI_H
+
+#include "counter_list.h"
 
 enum go_labels_layout {
 	GO_LABELS_HMAP = 1,  /* Go 1.18-1.23 */
@@ -54,16 +56,24 @@ enum go_context {
 #define GO_TOPHASH_MIN 5 /* tophash values below are empty or evacuated slots */
 
 /* Why labels are missing, by reason (Go's slice of "interp_counters"). */
+#define GO_COUNTERS(X)                                                                            \
+	/* samples that carried labels */                                                         \
+	X(GO_COUNTER_LABELED, "samples with labels")                                              \
+	/* the TLS slot, g.m or m.curg unreadable (a thread that is not Go's yet, a C thread of \
+	 * a cgo program) */ \
+	X(GO_COUNTER_NO_G, "goroutine unreadable")                                                \
+	/* the label map, slice or a string unreadable */                                         \
+	X(GO_COUNTER_READ_FAILED, "labels unreadable")                                            \
+	/* samples with labels left out: past SS_MAX_LABELS, or past a label map's first bucket \
+	 * (more than 8 labels) */ \
+	X(GO_COUNTER_DROPPED, "labels dropped (record full)")                                     \
+	/* keys or values cut to the record's sizes */                                            \
+	X(GO_COUNTER_TRUNCATED, "labels cut")                                                     \
+	/* a label map in the middle of growing: not read */                                      \
+	X(GO_COUNTER_MAP_GROWING, "label map growing")
+
 enum go_counter {
-	GO_COUNTER_LABELED = 0, /* samples that carried labels */
-	GO_COUNTER_NO_G,        /* the TLS slot, g.m or m.curg unreadable (a thread that is not
-				   * Go's yet, a C thread of a cgo program) */
-	GO_COUNTER_READ_FAILED, /* the label map, slice or a string unreadable */
-	GO_COUNTER_DROPPED,     /* samples with labels left out: past SS_MAX_LABELS, or past a
-				   * label map's first bucket (more than 8 labels) */
-	GO_COUNTER_TRUNCATED,   /* keys or values cut to the record's sizes */
-	GO_COUNTER_MAP_GROWING, /* a label map in the middle of growing: not read */
-	GO_COUNTER_CNT,
+	GO_COUNTERS(SS_COUNTER_ENUM) GO_COUNTER_CNT,
 };
 
 #endif

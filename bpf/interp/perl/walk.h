@@ -1,4 +1,4 @@
-/* Perl 5 frames in the native walk (included by bpf/interp/interp_walk.h, which calls it when
+/* Perl 5 frames in the native walk (included by bpf/interp/dispatch.h, which calls it when
  * the native frame about to be emitted is in a Perl binary's Perl_runops_standard).
  *
  * The interpreter of the sampled thread is the value of its pthread key PL_thr_key (threaded
@@ -28,9 +28,9 @@
 #ifndef STACKSCOPE_PERL_WALK_H
 #define STACKSCOPE_PERL_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/perl/bpf_abi.h"
 
-#define PERL_BIT (1 << FRAME_KIND_PERL)
 /* Runtimes whose walks keep a cursor in interp_cursor's union (which Perl's shares): their
  * frames in the same stack as Perl's would overwrite Perl's cursor (see perl_activation). A
  * runtime that adds its cursor to that union adds its bit here.
@@ -63,11 +63,6 @@ static __always_inline void perl_reset(struct perl_cursor *pl)
 	pl->si = 0;
 }
 
-static __always_inline void perl_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_PERL, which);
-}
-
 static __always_inline __u64 perl_u64(const __u8 *buf, __u16 off, __u32 mask)
 {
 	return *(const __u64 *)(buf + (off & mask));
@@ -76,21 +71,6 @@ static __always_inline __u64 perl_u64(const __u8 *buf, __u16 off, __u32 mask)
 static __always_inline __u32 perl_u32(const __u8 *buf, __u16 off, __u32 mask)
 {
 	return *(const __u32 *)(buf + (off & mask));
-}
-
-static __always_inline void perl_stop(struct interp_state *is)
-{
-	is->off |= PERL_BIT;
-	is->emitting = 0;
-}
-
-/* A marker ends this sample's Perl frames. */
-static __always_inline void perl_fail(struct unwind_cursor *st, struct interp_state *is,
-				      struct user_frame *frames, __u64 marker, __u32 counter)
-{
-	ss_interp_marker(st, frames, FRAME_KIND_PERL, marker);
-	perl_count(counter);
-	perl_stop(is);
 }
 
 /* Load the stackinfo at si into the cursor; 0, or < 0 (not a stackinfo we understand). */
@@ -128,31 +108,29 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 	int err;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PERL);
-	if (!proc || proc->file_id != is->file_id) {
-		perl_count(PERL_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_PERL, PERL_COUNTER_NO_PROC);
 	if (proc->perl.rejected) {
-		perl_fail(st, is, frames, PERL_MARKER_REJECTED, PERL_COUNTER_REJECTED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_REJECTED,
+			       PERL_COUNTER_REJECTED);
 		return -1;
 	}
 	if (ss_read_user(&key, sizeof(key), proc->perl.thr_key) < 0 || key >= PERL_TSD_KEYS ||
 	    !is->fsbase ||
 	    ss_read_user(&interp, sizeof(interp), is->fsbase + proc->perl.tsd_off + 16 * key) < 0 ||
-	    !interp) {
-		perl_count(PERL_COUNTER_NO_INTERP);
-		return -1;
-	}
+	    !interp)
+		return ss_interp_miss(FRAME_KIND_PERL, PERL_COUNTER_NO_INTERP);
 	if (ss_read_user(&pl->cop, sizeof(pl->cop), interp + o->interp_curcop) < 0 ||
 	    ss_read_user(&si, sizeof(si), interp + o->interp_curstackinfo) < 0) {
-		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_READ_FAILED,
+			       PERL_COUNTER_READ_FAILED);
 		return -1;
 	}
 	err = perl_load_si(pl, o, si);
 	if (err < 0) {
-		perl_fail(st, is, frames,
-			  err == -1 ? PERL_MARKER_READ_FAILED : PERL_MARKER_BAD_FRAME,
-			  err == -1 ? PERL_COUNTER_READ_FAILED : PERL_COUNTER_BAD_FRAME);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL,
+			       err == -1 ? PERL_MARKER_READ_FAILED : PERL_MARKER_BAD_FRAME,
+			       err == -1 ? PERL_COUNTER_READ_FAILED : PERL_COUNTER_BAD_FRAME);
 		return -1;
 	}
 	pl->run_frames = 0;
@@ -160,29 +138,24 @@ static __always_inline int perl_start(struct unwind_cursor *st, struct interp_st
 	return 0;
 }
 
-/* Append one Perl frame (see perl_abi.h for the encoding). */
+/* Append one Perl frame (see bpf_abi.h for the encoding). */
 static __always_inline void perl_push(struct unwind_cursor *st, struct interp_state *is,
 				      struct perl_cursor *pl, struct user_frame *frames, __u64 type,
 				      __u64 ptr)
 {
 	const struct perl_offsets *o = &is->file.perl.off;
 	__u32 idx = st->frame_cnt, line = 0;
-	struct user_frame *fr;
 
 	if (pl->cop && ss_read_user(&line, sizeof(line), pl->cop + o->cop_line) < 0)
 		line = 0;
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = type << PERL_FRAME_TYPE_SHIFT | (ptr & PERL_FRAME_PTR_MASK);
-	fr->file_id = (__u64)(line & 0xffff) << PERL_FRAME_LINE_SHIFT |
-		      (pl->cop & PERL_FRAME_ADDR_MASK);
-	fr->flags = 0;
-	fr->kind = FRAME_KIND_PERL;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
+	ss_interp_put(st, frames, idx, FRAME_KIND_PERL,
+		      type << PERL_FRAME_TYPE_SHIFT | (ptr & PERL_FRAME_PTR_MASK),
+		      (__u64)(line & 0xffff) << PERL_FRAME_LINE_SHIFT |
+			      (pl->cop & PERL_FRAME_ADDR_MASK),
+		      0);
 	if (pl->run_frames < 255)
 		pl->run_frames++;
-	perl_count(PERL_COUNTER_FRAMES);
+	ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_FRAMES);
 }
 
 /* A sub context's frame: its CV's glob (its CV when it has none). 0, 1 when the context has no
@@ -200,28 +173,32 @@ static __always_inline int perl_push_sub(struct unwind_cursor *st, struct interp
 		/* pp_entersub between cx_pushblock and cx_pushsub, or pp_leavesub after cx_popsub:
 		 * no sub to show, but blk_oldcop already (still) is the caller's statement.
 		 */
-		perl_count(PERL_COUNTER_SUB_MOVING);
+		ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_SUB_MOVING);
 		return 1;
 	}
 	if (ss_read_user(pl->cvbuf, 16, cv) < 0) {
-		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_READ_FAILED,
+			       PERL_COUNTER_READ_FAILED);
 		return -1;
 	}
 	any = perl_u64(pl->cvbuf, 0, PERL_MASK64(pl->cvbuf));
 	flags = perl_u32(pl->cvbuf, o->sv_flags, PERL_MASK32(pl->cvbuf));
 	if ((flags & 0xff) != PERL_SVT_PVCV || !any) {
-		perl_fail(st, is, frames, PERL_MARKER_BAD_FRAME, PERL_COUNTER_BAD_FRAME);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_BAD_FRAME,
+			       PERL_COUNTER_BAD_FRAME);
 		return -1;
 	}
 	if (o->xcv_flags < o->xcv_gv || o->xcv_flags - o->xcv_gv > PERL_XCV_READ_SZ - 4 ||
 	    ss_read_user(pl->cvbuf, PERL_XCV_READ_SZ, any + o->xcv_gv) < 0) {
-		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_READ_FAILED,
+			       PERL_COUNTER_READ_FAILED);
 		return -1;
 	}
 	gv = perl_u64(pl->cvbuf, 0, PERL_MASK64(pl->cvbuf));
 	flags = perl_u32(pl->cvbuf, o->xcv_flags - o->xcv_gv, PERL_MASK32(pl->cvbuf));
 	if (!gv) {
-		perl_fail(st, is, frames, PERL_MARKER_BAD_FRAME, PERL_COUNTER_BAD_FRAME);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_BAD_FRAME,
+			       PERL_COUNTER_BAD_FRAME);
 		return -1;
 	}
 	if (flags & PERL_CVF_NAMED)
@@ -244,10 +221,9 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 	__u16 optype;
 	int err;
 
-	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		perl_fail(st, is, frames, PERL_MARKER_TRUNCATED, PERL_COUNTER_TRUNCATED);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_TRUNCATED,
+			   PERL_COUNTER_TRUNCATED))
 		return;
-	}
 	if (pl->cxix < 0 && pl->from_c) {
 		pl->from_c = 0;
 		is->emitting = 0;
@@ -256,7 +232,7 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 	if (pl->cxix < 0) {
 		if (pl->si_type == PERL_SI_MAIN) {
 			perl_push(st, is, pl, frames, PERL_FRAME_MAIN, 0);
-			perl_stop(is); /* the main program: nothing older */
+			ss_interp_stop(is, FRAME_KIND_PERL); /* the main program: nothing older */
 			return;
 		}
 		if (pl->run_frames) {
@@ -269,20 +245,22 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		 */
 		prev = perl_u64(pl->sibuf, o->si_prev, PERL_MASK64(pl->sibuf));
 		if (!prev) {
-			perl_count(PERL_COUNTER_RUN_EMPTY);
-			perl_stop(is);
+			ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_RUN_EMPTY);
+			ss_interp_stop(is, FRAME_KIND_PERL);
 			return;
 		}
 		err = perl_load_si(pl, o, prev);
 		if (err < 0)
-			perl_fail(st, is, frames,
-				  err == -1 ? PERL_MARKER_READ_FAILED : PERL_MARKER_BAD_FRAME,
-				  err == -1 ? PERL_COUNTER_READ_FAILED : PERL_COUNTER_BAD_FRAME);
+			ss_interp_fail(st, is, frames, FRAME_KIND_PERL,
+				       err == -1 ? PERL_MARKER_READ_FAILED : PERL_MARKER_BAD_FRAME,
+				       err == -1 ? PERL_COUNTER_READ_FAILED
+						 : PERL_COUNTER_BAD_FRAME);
 		return;
 	}
 	if (cx_size > PERL_CX_READ_MAX || cx_size < 8 ||
 	    ss_read_user(pl->cxbuf, cx_size, pl->cxstack + (__u64)pl->cxix * cx_size) < 0) {
-		perl_fail(st, is, frames, PERL_MARKER_READ_FAILED, PERL_COUNTER_READ_FAILED);
+		ss_interp_fail(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_READ_FAILED,
+			       PERL_COUNTER_READ_FAILED);
 		return;
 	}
 	cxt = pl->cxbuf[o->cx_type & (PERL_CX_READ_MAX - 1)];
@@ -311,7 +289,7 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 		perl_push(st, is, pl, frames, PERL_FRAME_SORT, 0);
 		retop = 1; /* a block context has no retop */
 	} else {
-		perl_count(PERL_COUNTER_CONTEXTS);
+		ss_interp_count(FRAME_KIND_PERL, PERL_COUNTER_CONTEXTS);
 		return; /* runs inside its frame: the statement stays that frame's */
 	}
 	pl->cop = perl_u64(pl->cxbuf, o->cx_oldcop, PERL_MASK64(pl->cxbuf));
@@ -324,27 +302,20 @@ static __always_inline void perl_emit(struct unwind_cursor *st, struct interp_st
 static __always_inline int perl_activation(struct unwind_cursor *st, struct interp_state *is,
 					   struct perl_cursor *pl, struct user_frame *frames)
 {
-	if (!(is->started & PERL_BIT))
-		perl_count(PERL_COUNTER_STACKS);
-	if (!is->file.supported) {
-		perl_fail(st, is, frames, PERL_MARKER_UNSUPPORTED, PERL_COUNTER_UNSUPPORTED);
-		is->started |= PERL_BIT;
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_PERL, PERL_COUNTER_STACKS,
+				  PERL_MARKER_UNSUPPORTED, PERL_COUNTER_UNSUPPORTED))
 		return 1;
-	}
 	/* Another interpreter's walk ran in this stack (Perl embedded in it, or it in Perl): its
 	 * cursor shares the union with Perl's, so Perl's is not trustworthy any more.
 	 */
 	if (is->started & PERL_UNION_PEERS) {
-		is->started |= PERL_BIT;
-		perl_fail(st, is, frames, PERL_MARKER_MIXED, PERL_COUNTER_MIXED);
+		ss_interp_refuse(st, is, frames, FRAME_KIND_PERL, PERL_MARKER_MIXED,
+				 PERL_COUNTER_MIXED);
 		return 1;
 	}
-	if (!(is->started & PERL_BIT)) {
-		is->started |= PERL_BIT;
-		if (perl_start(st, is, pl, frames) < 0) {
-			perl_stop(is);
-			return 1;
-		}
+	if (ss_interp_first(is, FRAME_KIND_PERL) && perl_start(st, is, pl, frames) < 0) {
+		ss_interp_stop(is, FRAME_KIND_PERL);
+		return 1;
 	}
 	pl->run_frames = 0;
 	is->emitting = FRAME_KIND_PERL;

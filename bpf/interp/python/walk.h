@@ -1,4 +1,4 @@
-/* CPython frames in the native walk (included by bpf/interp/interp_walk.h, which calls it when the
+/* CPython frames in the native walk (included by bpf/interp/dispatch.h, which calls it when the
  * native frame about to be emitted is in an interpreter's eval loop).
  *
  * py_activation() starts the run of one eval activation: the Python frames it runs are
@@ -6,7 +6,7 @@
  * frame chain of the sampled thread is found once per sample: libc TSD slot of _PyRuntime's
  * autoTSSkey -> PyThreadState -> current frame. That slot is set for every thread with a
  * thread state, also while it has released the GIL (the TLS `_Py_tss_tstate` is not). Which
- * frames belong to one activation: enum py_entry_kind (python_abi.h).
+ * frames belong to one activation: enum py_entry_kind (bpf_abi.h).
  *
  * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count),
  * so this walk also runs in the kernel-free replay tests. Every reason for missing Python
@@ -15,10 +15,10 @@
 #ifndef STACKSCOPE_PYTHON_WALK_H
 #define STACKSCOPE_PYTHON_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/python/bpf_abi.h"
 
 #define PY_TSD_KEYS 32
-#define PY_BIT (1 << FRAME_KIND_CPYTHON)
 
 struct py_cursor {
 	__u64 frame; /* next Python frame (frame object / interpreter frame) to emit */
@@ -30,20 +30,9 @@ static __always_inline void py_reset(struct py_cursor *py)
 	py->frame = 0;
 }
 
-static __always_inline void py_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_CPYTHON, which);
-}
-
 static __always_inline __u64 py_u64(const __u8 *buf, __u16 off)
 {
 	return *(const __u64 *)(buf + (off & (PY_FRAME_READ_MAX - 8)));
-}
-
-static __always_inline void py_stop(struct interp_state *is)
-{
-	is->off |= PY_BIT;
-	is->emitting = 0;
 }
 
 /* Find the sampled thread's newest Python frame; 0, or < 0 with the reason counted. */
@@ -56,46 +45,29 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 	__u64 tstate, interp, ts_interp, ptr, runtime;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_CPYTHON);
-	if (!proc || proc->file_id != is->file_id) {
-		py_count(PY_COUNTER_NO_PROC);
-		return -1;
-	}
+	if (!proc || proc->file_id != is->file_id)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_PROC);
 	runtime = proc->py.runtime;
 	if (ss_read_user(tss, sizeof(tss), runtime + o->rt_tss) < 0 ||
-	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0) {
-		py_count(PY_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase) {
-		py_count(PY_COUNTER_TSS_UNSET);
-		return -1;
-	}
-	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) <
-	    0) {
-		py_count(PY_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!tstate) {
-		py_count(PY_COUNTER_NO_TSTATE);
-		return -1;
-	}
+	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
+	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_TSS_UNSET);
+	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
+	if (!tstate)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_TSTATE);
 	/* The check that makes a wrong layout or TSD offset harmless: the thread state must
 	 * belong to the runtime's interpreter (sub-interpreters are not followed).
 	 */
 	if (ss_read_user(&ts_interp, sizeof(ts_interp), tstate + o->ts_interp) < 0 ||
-	    ts_interp != interp || !interp) {
-		py_count(PY_COUNTER_BAD_TSTATE);
-		return -1;
-	}
-	if (ss_read_user(&ptr, sizeof(ptr), tstate + o->ts_frame) < 0) {
-		py_count(PY_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ts_interp != interp || !interp)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_BAD_TSTATE);
+	if (ss_read_user(&ptr, sizeof(ptr), tstate + o->ts_frame) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	if (o->cframe_frame != PY_NO_OFFSET && ptr &&
-	    ss_read_user(&ptr, sizeof(ptr), ptr + o->cframe_frame) < 0) {
-		py_count(PY_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&ptr, sizeof(ptr), ptr + o->cframe_frame) < 0)
+		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	py->frame = ptr;
 	return 0;
 }
@@ -108,23 +80,18 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 	__u32 idx = st->frame_cnt, instr = PY_INSTR_NONE, argcount = 0;
 	__s32 firstlineno = 0, lasti;
 	__u64 code, back, ip;
-	struct user_frame *fr;
 	__u8 entry = 0;
 
 	if (!py->frame) {
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_TRUNCATED);
-		py_count(PY_COUNTER_TRUNCATED);
-		py_stop(is);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_TRUNCATED,
+			   PY_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(py->buf, o->fr_read_sz & (PY_FRAME_READ_MAX - 1), py->frame) < 0) {
-		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_READ_FAILED);
-		py_count(PY_COUNTER_READ_FAILED);
-		py_stop(is);
+		ss_interp_fail(st, is, frames, FRAME_KIND_CPYTHON, PY_MARKER_READ_FAILED,
+			       PY_COUNTER_READ_FAILED);
 		return;
 	}
 	back = py_u64(py->buf, o->fr_back);
@@ -150,19 +117,13 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 	if (ss_read_user(&argcount, sizeof(argcount), code + o->co_argcount) < 0 ||
 	    ss_read_user(&firstlineno, sizeof(firstlineno), code + o->co_firstlineno) < 0) {
 		/* Still emitted: userspace may be able to read it, or shows it as unreadable. */
-		py_count(PY_COUNTER_READ_FAILED);
+		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 		argcount = 0;
 		firstlineno = 0;
 	}
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = code;
-	fr->file_id = (__u64)instr << 32 | (__u32)((__u32)firstlineno + (argcount << 24));
-	fr->flags = 0;
-	fr->kind = FRAME_KIND_CPYTHON;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
-	py_count(PY_COUNTER_FRAMES);
+	ss_interp_put(st, frames, idx, FRAME_KIND_CPYTHON, code,
+		      (__u64)instr << 32 | (__u32)((__u32)firstlineno + (argcount << 24)), 0);
+	ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_FRAMES);
 
 	py->frame = back;
 	if (o->entry_kind == PY_ENTRY_EACH || (o->entry_kind == PY_ENTRY_FLAG && entry) || !back)
@@ -175,24 +136,15 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 static __always_inline int py_activation(struct unwind_cursor *st, struct interp_state *is,
 					 struct py_cursor *py, struct user_frame *frames)
 {
-	if (!(is->started & PY_BIT))
-		py_count(PY_COUNTER_STACKS);
-	if (!is->file.supported) {
-		ss_interp_marker(st, frames, FRAME_KIND_CPYTHON, PY_MARKER_UNSUPPORTED);
-		py_count(PY_COUNTER_UNSUPPORTED);
-		is->started |= PY_BIT;
-		py_stop(is);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_CPYTHON, PY_COUNTER_STACKS,
+				  PY_MARKER_UNSUPPORTED, PY_COUNTER_UNSUPPORTED))
 		return 1;
-	}
-	if (!(is->started & PY_BIT)) {
-		is->started |= PY_BIT;
-		if (py_start(st, is, py) < 0) {
-			py_stop(is);
-			return 0;
-		}
+	if (ss_interp_first(is, FRAME_KIND_CPYTHON) && py_start(st, is, py) < 0) {
+		ss_interp_stop(is, FRAME_KIND_CPYTHON);
+		return 0;
 	}
 	if (!py->frame) {
-		py_count(PY_COUNTER_RUN_EMPTY);
+		ss_interp_count(FRAME_KIND_CPYTHON, PY_COUNTER_RUN_EMPTY);
 		return 0;
 	}
 	is->emitting = FRAME_KIND_CPYTHON;

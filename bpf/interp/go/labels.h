@@ -1,8 +1,8 @@
 /* A goroutine's pprof labels into the sample record (included by sampler.bpf.c after
- * interp_walk.h; interp/go_abi.h has the layouts).
+ * interp/dispatch.h; interp/go/bpf_abi.h has the layouts).
  *
  * Called once per sample, after the walk, for a process Go's runtime entry is attached to
- * (src/interp/go/go_runtime.c): m.curg (go_goroutine.h), the goroutine the thread runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
+ * (src/interp/go/go_runtime.c): m.curg (goroutine.h), the goroutine the thread runs for (the user goroutine also while the thread is on g0's stack in systemstack or a
  * signal handler), then its labels. At most SS_MAX_LABELS labels are kept, each cut to the
  * record's sizes; what is left out is counted (enum go_counter), never guessed: a map that is
  * growing is not read.
@@ -12,8 +12,9 @@
 #ifndef STACKSCOPE_GO_LABELS_H
 #define STACKSCOPE_GO_LABELS_H
 
-#include "abi.h"
-#include "interp/go_goroutine.h"
+#include "interp/common.h"
+#include "interp/go/bpf_abi.h"
+#include "interp/go/goroutine.h"
 
 /* Copies one label's strings (key and value: pointer, length) into l: 0 copied, 1 copied but
  * cut, -1 unreadable.

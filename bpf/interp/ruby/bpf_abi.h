@@ -1,5 +1,5 @@
 /* CRuby's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/ruby_walk.h) emits and what userspace (src/interp/ruby/) tells it.
+ * (bpf/interp/ruby/walk.h) emits and what userspace (src/interp/ruby/) tells it.
  *
  * A FRAME_KIND_RUBY frame is emitted just before (leaf side of) the native vm_exec_core frame
  * that runs it, so the stack reads interleaved:
@@ -25,6 +25,8 @@
  */
 #ifndef STACKSCOPE_RUBY_ABI_H
 #define STACKSCOPE_RUBY_ABI_H
+
+#include "counter_list.h"
 
 #define RB_POS_SHIFT 44
 #define RB_POS_NONE 0xfffffu /* 20 bits */
@@ -101,21 +103,36 @@ struct rb_proc_abi {
 #define RB_TCB_DTV 8
 
 /* Why Ruby frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define RB_COUNTERS(X)                                                  \
+	/* samples with at least one vm_exec_core frame */              \
+	X(RB_COUNTER_STACKS, "stacks in vm_exec_core")                  \
+	/* Ruby frames emitted (C function frames included) */          \
+	X(RB_COUNTER_FRAMES, "frames")                                  \
+	/* of which C function frames */                                \
+	X(RB_COUNTER_CFUNCS, "C function frames")                       \
+	/* vm_exec_core, but the pid has no interp_procs entry (yet) */ \
+	X(RB_COUNTER_NO_PROC, "no process")                             \
+	/* vm_exec_core of an unsupported version (marker emitted) */   \
+	X(RB_COUNTER_UNSUPPORTED, "unsupported")                        \
+	/* the thread's ruby_current_ec is unset */                     \
+	X(RB_COUNTER_NO_EC, "no execution context")                     \
+	/* the execution context's cfp is outside its VM stack */       \
+	X(RB_COUNTER_BAD_EC, "bad execution context")                   \
+	/* TLS, execution context, control frame or env unreadable */   \
+	X(RB_COUNTER_READ_FAILED, "unreadable")                         \
+	/* a frame's iseq is not an instruction sequence: skipped */    \
+	X(RB_COUNTER_BAD_ISEQ, "bad iseq")                              \
+	/* dummy and C-block (ifunc) frames: nothing to show */         \
+	X(RB_COUNTER_SKIPPED, "dummy/ifunc skipped")                    \
+	/* a vm_exec_core activation with no Ruby frame left */         \
+	X(RB_COUNTER_RUN_EMPTY, "empty run")                            \
+	/* Ruby frames cut at the native reserve (marker) */            \
+	X(RB_COUNTER_TRUNCATED, "truncated")                            \
+	/* samples taken while the garbage collector ran (marker) */    \
+	X(RB_COUNTER_GC, "gc")
+
 enum rb_counter {
-	RB_COUNTER_STACKS = 0,  /* samples with at least one vm_exec_core frame */
-	RB_COUNTER_FRAMES,      /* Ruby frames emitted (C function frames included) */
-	RB_COUNTER_CFUNCS,      /* of which C function frames */
-	RB_COUNTER_NO_PROC,     /* vm_exec_core, but the pid has no interp_procs entry (yet) */
-	RB_COUNTER_UNSUPPORTED, /* vm_exec_core of an unsupported version (marker emitted) */
-	RB_COUNTER_NO_EC,       /* the thread's ruby_current_ec is unset */
-	RB_COUNTER_BAD_EC,      /* the execution context's cfp is outside its VM stack */
-	RB_COUNTER_READ_FAILED, /* TLS, execution context, control frame or env unreadable */
-	RB_COUNTER_BAD_ISEQ,    /* a frame's iseq is not an instruction sequence: skipped */
-	RB_COUNTER_SKIPPED,     /* dummy and C-block (ifunc) frames: nothing to show */
-	RB_COUNTER_RUN_EMPTY,   /* a vm_exec_core activation with no Ruby frame left */
-	RB_COUNTER_TRUNCATED,   /* Ruby frames cut at the native reserve (marker) */
-	RB_COUNTER_GC,          /* samples taken while the garbage collector ran (marker) */
-	RB_COUNTER_CNT,
+	RB_COUNTERS(SS_COUNTER_ENUM) RB_COUNTER_CNT,
 };
 
 #endif

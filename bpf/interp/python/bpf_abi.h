@@ -1,5 +1,5 @@
 /* CPython's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/python_walk.h) emits and what userspace (src/interp/python/) tells it.
+ * (bpf/interp/python/walk.h) emits and what userspace (src/interp/python/) tells it.
  *
  * A FRAME_KIND_CPYTHON frame is emitted just before (leaf side of) the native
  * _PyEval_EvalFrameDefault frame that runs it, so the stack reads interleaved:
@@ -13,6 +13,8 @@
  */
 #ifndef STACKSCOPE_PYTHON_ABI_H
 #define STACKSCOPE_PYTHON_ABI_H
+
+#include "counter_list.h"
 
 #define PY_INSTR_NONE 0xffffffffu
 #define PY_NO_OFFSET 0xffff
@@ -74,18 +76,30 @@ struct py_proc_abi {
 };
 
 /* Why Python frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define PY_COUNTERS(X)                                               \
+	/* samples with at least one eval-loop frame */              \
+	X(PY_COUNTER_STACKS, "stacks in an eval loop")               \
+	/* Python frames emitted */                                  \
+	X(PY_COUNTER_FRAMES, "frames")                               \
+	/* eval loop, but the pid has no interp_procs entry (yet) */ \
+	X(PY_COUNTER_NO_PROC, "no process")                          \
+	/* eval loop of an unsupported version (marker emitted) */   \
+	X(PY_COUNTER_UNSUPPORTED, "unsupported")                     \
+	/* autoTSSkey not initialised or >= 32 */                    \
+	X(PY_COUNTER_TSS_UNSET, "tss unset")                         \
+	/* the thread has no thread state (not a Python thread) */   \
+	X(PY_COUNTER_NO_TSTATE, "no thread state")                   \
+	/* thread state's interp != the runtime's: wrong layout */   \
+	X(PY_COUNTER_BAD_TSTATE, "bad thread state")                 \
+	/* runtime, thread state, frame or code unreadable */        \
+	X(PY_COUNTER_READ_FAILED, "unreadable")                      \
+	/* an eval activation with no Python frame left to show */   \
+	X(PY_COUNTER_RUN_EMPTY, "empty run")                         \
+	/* Python frames cut at the native reserve (marker) */       \
+	X(PY_COUNTER_TRUNCATED, "truncated")
+
 enum py_counter {
-	PY_COUNTER_STACKS = 0,  /* samples with at least one eval-loop frame */
-	PY_COUNTER_FRAMES,      /* Python frames emitted */
-	PY_COUNTER_NO_PROC,     /* eval loop, but the pid has no interp_procs entry (yet) */
-	PY_COUNTER_UNSUPPORTED, /* eval loop of an unsupported version (marker emitted) */
-	PY_COUNTER_TSS_UNSET,   /* autoTSSkey not initialised or >= 32 */
-	PY_COUNTER_NO_TSTATE,   /* the thread has no thread state (not a Python thread) */
-	PY_COUNTER_BAD_TSTATE,  /* thread state's interp != the runtime's: wrong layout */
-	PY_COUNTER_READ_FAILED, /* runtime, thread state, frame or code unreadable */
-	PY_COUNTER_RUN_EMPTY,   /* an eval activation with no Python frame left to show */
-	PY_COUNTER_TRUNCATED,   /* Python frames cut at the native reserve (marker) */
-	PY_COUNTER_CNT,
+	PY_COUNTERS(SS_COUNTER_ENUM) PY_COUNTER_CNT,
 };
 
 #endif

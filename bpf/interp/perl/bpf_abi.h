@@ -1,5 +1,5 @@
 /* Perl 5's part of the eBPF/userspace ABI (included by abi.h): the frames the walk
- * (bpf/interp/perl_walk.h) emits and what userspace (src/interp/perl/) tells it.
+ * (bpf/interp/perl/walk.h) emits and what userspace (src/interp/perl/) tells it.
  *
  * A FRAME_KIND_PERL frame is emitted just before (leaf side of) the native
  * Perl_runops_standard frame that runs it, so the stack reads interleaved:
@@ -22,6 +22,8 @@
  */
 #ifndef STACKSCOPE_PERL_ABI_H
 #define STACKSCOPE_PERL_ABI_H
+
+#include "counter_list.h"
 
 #define PERL_FRAME_TYPE_SHIFT 56
 #define PERL_FRAME_PTR_MASK 0x00ffffffffffffffull
@@ -102,21 +104,36 @@ struct perl_proc_abi {
 };
 
 /* Why Perl frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define PERL_COUNTERS(X)                                                \
+	/* samples with at least one runops frame */                    \
+	X(PERL_COUNTER_STACKS, "stacks in runops")                      \
+	/* Perl frames emitted */                                       \
+	X(PERL_COUNTER_FRAMES, "frames")                                \
+	/* runops, but the pid has no interp_procs entry (yet) */       \
+	X(PERL_COUNTER_NO_PROC, "no process")                           \
+	/* runops of an unsupported build (marker emitted) */           \
+	X(PERL_COUNTER_UNSUPPORTED, "unsupported")                      \
+	/* PL_thr_key unset or >= 32, or no interpreter in its slot */  \
+	X(PERL_COUNTER_NO_INTERP, "no interpreter")                     \
+	/* interpreter, stackinfo, context or CV unreadable (marker) */ \
+	X(PERL_COUNTER_READ_FAILED, "unreadable")                       \
+	/* impossible stackinfo, context or CV (marker) */              \
+	X(PERL_COUNTER_BAD_FRAME, "bad context")                        \
+	/* a runops activation with no Perl frame left to show */       \
+	X(PERL_COUNTER_RUN_EMPTY, "empty run")                          \
+	/* Perl frames cut at the native reserve (marker) */            \
+	X(PERL_COUNTER_TRUNCATED, "truncated")                          \
+	/* another interpreter walked in the same stack (marker) */     \
+	X(PERL_COUNTER_MIXED, "other interpreter")                      \
+	/* contexts passed over (loops, blocks, eval { }) */            \
+	X(PERL_COUNTER_CONTEXTS, "contexts passed over")                \
+	/* sub contexts without a CV yet / any more (passed over) */    \
+	X(PERL_COUNTER_SUB_MOVING, "subs entered or left")              \
+	/* a process whose layout check failed (marker) */              \
+	X(PERL_COUNTER_REJECTED, "rejected process")
+
 enum perl_counter {
-	PERL_COUNTER_STACKS = 0,  /* samples with at least one runops frame */
-	PERL_COUNTER_FRAMES,      /* Perl frames emitted */
-	PERL_COUNTER_NO_PROC,     /* runops, but the pid has no interp_procs entry (yet) */
-	PERL_COUNTER_UNSUPPORTED, /* runops of an unsupported build (marker emitted) */
-	PERL_COUNTER_NO_INTERP,   /* PL_thr_key unset or >= 32, or no interpreter in its slot */
-	PERL_COUNTER_READ_FAILED, /* interpreter, stackinfo, context or CV unreadable (marker) */
-	PERL_COUNTER_BAD_FRAME,   /* impossible stackinfo, context or CV (marker) */
-	PERL_COUNTER_RUN_EMPTY,   /* a runops activation with no Perl frame left to show */
-	PERL_COUNTER_TRUNCATED,   /* Perl frames cut at the native reserve (marker) */
-	PERL_COUNTER_MIXED,       /* another interpreter walked in the same stack (marker) */
-	PERL_COUNTER_CONTEXTS,    /* contexts passed over (loops, blocks, eval { }) */
-	PERL_COUNTER_SUB_MOVING,  /* sub contexts without a CV yet / any more (passed over) */
-	PERL_COUNTER_REJECTED,    /* a process whose layout check failed (marker) */
-	PERL_COUNTER_CNT,
+	PERL_COUNTERS(SS_COUNTER_ENUM) PERL_COUNTER_CNT,
 };
 
 #endif

@@ -1,4 +1,4 @@
-/* CRuby frames in the native walk (included by bpf/interp/interp_walk.h, which calls it when the
+/* CRuby frames in the native walk (included by bpf/interp/dispatch.h, which calls it when the
  * native frame about to be emitted is in a libruby's vm_exec_core).
  *
  * rb_activation() starts the run of one vm_exec_core activation: the Ruby frames it runs are
@@ -18,9 +18,9 @@
 #ifndef STACKSCOPE_RUBY_WALK_H
 #define STACKSCOPE_RUBY_WALK_H
 
-#include "abi.h"
+#include "interp/common.h"
+#include "interp/ruby/bpf_abi.h"
 
-#define RB_BIT (1 << FRAME_KIND_RUBY)
 #define RB_STACK_MAX_VALUES (1ULL << 28) /* a VM stack larger than 2 GiB is not one */
 
 struct rb_cursor {
@@ -40,11 +40,6 @@ static __always_inline void rb_reset(struct rb_cursor *rb)
 	rb->end = 0;
 }
 
-static __always_inline void rb_count(__u32 which)
-{
-	ss_interp_count(FRAME_KIND_RUBY, which);
-}
-
 static __always_inline __u64 rb_cf_u64(const struct rb_cursor *rb, __u16 off)
 {
 	return *(const __u64 *)(rb->cf + (off & (RB_CFP_READ_MAX - 8)));
@@ -53,12 +48,6 @@ static __always_inline __u64 rb_cf_u64(const struct rb_cursor *rb, __u16 off)
 static __always_inline __u64 rb_body_u64(const struct rb_cursor *rb, __u16 off)
 {
 	return *(const __u64 *)(rb->body + (off & (RB_BODY_READ_MAX - 8)));
-}
-
-static __always_inline void rb_stop(struct interp_state *is)
-{
-	is->off |= RB_BIT;
-	is->emitting = 0;
 }
 
 /* Find the sampled thread's newest control frame; 0, or < 0 with the reason counted (-2: the
@@ -74,50 +63,34 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_RUBY);
 	if (!proc || proc->file_id != is->file_id) {
-		rb_count(RB_COUNTER_NO_PROC);
+		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_NO_PROC);
 		return -2;
 	}
 	if (!is->fsbase || ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
-	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0) {
-		rb_count(RB_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!modid || modid > 0xffff || !dtv) {
-		rb_count(RB_COUNTER_NO_EC);
-		return -1;
-	}
-	if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0) {
-		rb_count(RB_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	if (!modid || modid > 0xffff || !dtv)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+	if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
 	/* glibc marks a module's block not allocated yet in this thread with -1. */
-	if (!block || block == ~0ULL) {
-		rb_count(RB_COUNTER_NO_EC);
-		return -1;
-	}
-	if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0) {
-		rb_count(RB_COUNTER_READ_FAILED);
-		return -1;
-	}
-	if (!ec) {
-		rb_count(RB_COUNTER_NO_EC);
-		return -1;
-	}
+	if (!block || block == ~0ULL)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+	if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	if (!ec)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
 	if (ss_read_user(&stack, sizeof(stack), ec + o->ec_vm_stack) < 0 ||
 	    ss_read_user(&size, sizeof(size), ec + o->ec_vm_stack_size) < 0 ||
-	    ss_read_user(&cfp, sizeof(cfp), ec + o->ec_cfp) < 0) {
-		rb_count(RB_COUNTER_READ_FAILED);
-		return -1;
-	}
+	    ss_read_user(&cfp, sizeof(cfp), ec + o->ec_cfp) < 0)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
 	/* The check that makes a wrong layout or TLS module harmless: the newest control frame
 	 * lies in the context's own VM stack, a whole number of frames below its end.
 	 */
 	end = stack + size * 8;
 	if (!stack || !o->cfp_size || size >= RB_STACK_MAX_VALUES || cfp < stack || cfp >= end ||
-	    (end - cfp) % o->cfp_size) {
-		rb_count(RB_COUNTER_BAD_EC);
-		return -1;
-	}
+	    (end - cfp) % o->cfp_size)
+		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_BAD_EC);
 	rb->cfp = cfp;
 	rb->end = end;
 	rb->gc = 0;
@@ -163,22 +136,17 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 	const struct rb_offsets *o = &is->file.rb.off;
 	__u32 idx = st->frame_cnt, pos = RB_POS_NONE, cookie = 0, magic, iseq_size;
 	__u64 pc, iseq, ep, flags, head, body, encoded, addr, me = 0, called_id = 0;
-	struct user_frame *fr;
 
 	if (!rb->cfp || rb->cfp >= rb->end) {
 		is->emitting = 0;
 		return;
 	}
-	if (idx >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
-		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_TRUNCATED);
-		rb_count(RB_COUNTER_TRUNCATED);
-		rb_stop(is);
+	if (ss_interp_full(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_TRUNCATED,
+			   RB_COUNTER_TRUNCATED))
 		return;
-	}
 	if (ss_read_user(rb->cf, o->cfp_read_sz & (RB_CFP_READ_MAX - 1), rb->cfp) < 0) {
-		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_READ_FAILED);
-		rb_count(RB_COUNTER_READ_FAILED);
-		rb_stop(is);
+		ss_interp_fail(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_READ_FAILED,
+			       RB_COUNTER_READ_FAILED);
 		return;
 	}
 	rb->cfp += o->cfp_size;
@@ -186,9 +154,8 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 	iseq = rb_cf_u64(rb, o->cfp_iseq);
 	ep = rb_cf_u64(rb, o->cfp_ep);
 	if (ep < 16 || ss_read_user(rb->env, sizeof(rb->env), ep - 16) < 0) {
-		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_READ_FAILED);
-		rb_count(RB_COUNTER_READ_FAILED);
-		rb_stop(is);
+		ss_interp_fail(st, is, frames, FRAME_KIND_RUBY, RB_MARKER_READ_FAILED,
+			       RB_COUNTER_READ_FAILED);
 		return;
 	}
 	flags = rb->env[2];
@@ -202,16 +169,16 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 			called_id = 0; /* still emitted: userspace says what it can */
 		pos = RB_POS_CFUNC;
 		cookie = (__u32)called_id;
-		rb_count(RB_COUNTER_CFUNCS);
+		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_CFUNCS);
 	} else if (magic == RB_FRAME_MAGIC_DUMMY || magic == RB_FRAME_MAGIC_IFUNC || !iseq) {
-		rb_count(RB_COUNTER_SKIPPED);
+		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_SKIPPED);
 		return;
 	} else {
 		if (ss_read_user(&head, sizeof(head), iseq) < 0 ||
 		    ss_read_user(&body, sizeof(body), iseq + o->iseq_body) < 0 ||
 		    (head & RB_T_MASK) != RB_T_IMEMO || ((head >> 12) & 0xf) != RB_IMEMO_ISEQ ||
 		    ss_read_user(rb->body, o->body_read_sz & (RB_BODY_READ_MAX - 1), body) < 0) {
-			rb_count(RB_COUNTER_BAD_ISEQ);
+			ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_BAD_ISEQ);
 			return;
 		}
 		addr = iseq;
@@ -226,15 +193,9 @@ static __always_inline void rb_emit(struct unwind_cursor *st, struct interp_stat
 		if (me & 7 || me >> (RB_POS_SHIFT + 3))
 			me = 0;
 	}
-	barrier_var(idx); /* the mask stays (abi.h) */
-	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
-	fr->addr = addr;
-	fr->file_id = (__u64)pos << RB_POS_SHIFT | me >> 3;
-	fr->flags = cookie;
-	fr->kind = FRAME_KIND_RUBY;
-	fr->pad[0] = fr->pad[1] = fr->pad[2] = 0;
-	st->frame_cnt = idx + 1;
-	rb_count(RB_COUNTER_FRAMES);
+	ss_interp_put(st, frames, idx, FRAME_KIND_RUBY, addr, (__u64)pos << RB_POS_SHIFT | me >> 3,
+		      cookie);
+	ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_FRAMES);
 }
 
 /* The native frame about to be emitted is a vm_exec_core activation. 1: this iteration emitted
@@ -245,37 +206,30 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 {
 	int err;
 
-	if (!(is->started & RB_BIT))
-		rb_count(RB_COUNTER_STACKS);
-	if (!is->file.supported) {
-		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_UNSUPPORTED);
-		rb_count(RB_COUNTER_UNSUPPORTED);
-		is->started |= RB_BIT;
-		rb_stop(is);
+	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_RUBY, RB_COUNTER_STACKS,
+				  RB_MARKER_UNSUPPORTED, RB_COUNTER_UNSUPPORTED))
 		return 1;
-	}
-	if (!(is->started & RB_BIT)) {
-		is->started |= RB_BIT;
+	if (ss_interp_first(is, FRAME_KIND_RUBY)) {
 		err = rb_start(st, is, rb);
 		if (err == -2) {
 			ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_NO_PROC);
-			rb_stop(is);
+			ss_interp_stop(is, FRAME_KIND_RUBY);
 			return 1;
 		}
 		if (err < 0) {
-			rb_stop(is);
+			ss_interp_stop(is, FRAME_KIND_RUBY);
 			return 0;
 		}
 	}
 	if (!rb->cfp || rb->cfp >= rb->end) {
-		rb_count(RB_COUNTER_RUN_EMPTY);
+		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_RUN_EMPTY);
 		return 0;
 	}
 	is->emitting = FRAME_KIND_RUBY;
 	if (rb->gc) {
 		rb->gc = 0;
 		ss_interp_marker(st, frames, FRAME_KIND_RUBY, RB_MARKER_GC);
-		rb_count(RB_COUNTER_GC);
+		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_GC);
 		return 1;
 	}
 	rb_emit(st, is, rb, frames);
