@@ -93,10 +93,10 @@ stackscope $(BUILD)/stackscope: $(MAIN_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h $(wildcard tests/lib/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/lib $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)
 
 # arm64 (issue 19): build/arm64/stackscope, cross-built with Debian's cross toolchain and
 # :arm64 libraries (scripts/setup.sh); the BPF object for the arm64 target, its vmlinux.h from
@@ -144,7 +144,7 @@ kernel-matrix: all fixtures arm64
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh
 
-FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch])
+FORMAT_SRCS := $(wildcard src/*/*.[ch] src/*/*/*.[ch] bpf/*.[ch] bpf/*/*.[ch] tests/unit/*.[ch] tests/lib/*.[ch])
 
 format:
 	$(Q)clang-format -i $(FORMAT_SRCS)

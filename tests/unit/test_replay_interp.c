@@ -54,6 +54,7 @@
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
+#include "child.h"
 #include "test.h"
 
 #include "replay_maps.h"
@@ -186,14 +187,6 @@ struct interp_case {
 
 static struct exe_registry *exes;
 static struct process_table *procs;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ms(long ms)
 {
