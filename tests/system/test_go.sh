@@ -22,29 +22,8 @@ need_root
 
 HZ=499
 DATA=$SS_ROOT/tests/data
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --native-lines"
-
-# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
-line()
-{
-	grep -n "// $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-# ("comm;func@file:line;... count", root first)
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >/dev/null
-	check_eq "$name: exit status" $? 0
-	$STACKS --comm "$TMP/$name.pb.gz" >"$TMP/$name.stacks"
-}
-
-show_stacks()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-500 | sed 's/^/        /'
-}
+STACKS+=" --native-lines"
+STACKS_COMM=1 # record_stacks: "comm;func@file:line;... count", root first
 
 if [[ ! -x $FIX/wl_go ]]; then
 	skip_setup "wl_go: go (golang-go) not found when the fixtures were built"

@@ -65,7 +65,7 @@ test_jit()
 	chain=$(samples "$f" "*" \
 		";execute_ex;\\{main\\}@$J:$l_run;Worker::run@$J:$l_alpha;alpha@$J:$l_beta;beta@$J:$l_gamma;gamma@$J(:[0-9]+)?(;[^;@]*)*\$")
 	check_pct "$name: execute_ex;{main}:$l_run;Worker::run:$l_alpha;alpha:$l_beta;beta:$l_gamma;gamma" \
-		"$chain" "$inc" 90 || show_php "$f"
+		"$chain" "$inc" 90 || show_stacks "$f"
 	# each C function under gamma's line that called it (the JIT saves the opline before
 	# an internal call, as the VM does); none under another line
 	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;str_repeat(;|\$)")
@@ -101,12 +101,12 @@ inc=$(samples "$f" "*" ";Sorter::cmp@$M")
 chain=$(samples "$f" "*" "$ROOT:$L_USORT;usort;($N)+execute_ex;Sorter::cmp@$M(:[0-9]+)?(;[^;@]*)*\$")
 check_ge "mixed-jit: samples in Sorter::cmp" "$inc" 10
 check_pct "mixed-jit: sort_loop:$L_USORT -> usort -> C -> execute_ex -> Sorter::cmp" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 inc=$(samples "$f" "*" ";\\{closure\\}@$M")
 chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;\\{closure\\}@$M(:[0-9]+)?(;[^;@]*)*\$")
 check_ge "mixed-jit: samples in the closure" "$inc" 15
 check_pct "mixed-jit: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 
 # php-fpm with the JIT (Debian's FPM has opcache on)
 need_php fpm
@@ -119,6 +119,6 @@ chain=$(samples "$f" "*" \
 	"zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F(:$L_FHOT)?(;[^;@]*)*\$")
 check_ge "fpm-jit: worker samples in fpm_leaf" "$inc" 40
 check_pct "fpm-jit: workers' {main}:$L_FHANDLE -> fpm_handle:$L_FRENDER -> fpm_render:$L_FLEAF -> fpm_leaf" \
-	"$chain" "$inc" 90 || show_php "$f"
+	"$chain" "$inc" 90 || show_stacks "$f"
 
 finish

@@ -12,6 +12,7 @@
 #include "export/pprof.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
+#include "scratch.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -444,27 +445,17 @@ TEST(pprof_encode_errors)
 	profile__free(fx.p);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[600];
-	int rc;
-
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-pprof-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	if (getenv("KEEP_TMP")) /* debugging: keep the files for a look */
-		fprintf(stderr, "files in %s\n", tmp_dir);
 	RUN(pb_varint_and_fixed);
 	RUN(pb_nested_lengths);
 	RUN(pb_bounded_and_sticky);
 	RUN(pprof_decoded_by_go_tool_pprof);
 	RUN(pprof_top_is_readable);
 	RUN(pprof_encode_errors);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (!getenv("KEEP_TMP") && system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmp_dir);
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(tmp_dir, sizeof(tmp_dir), "pprof", run_tests);
 }

@@ -19,6 +19,7 @@
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "store/pprof_import.h"
+#include "scratch.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -963,16 +964,8 @@ TEST(invalid_messages)
 	pprof_profile__free(d);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[600];
-	int rc;
-
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-pprof-read-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
 	RUN(decode_our_writer_raw_and_gzip);
 	RUN(read_file_written_by_pprof_write);
 	RUN(columns_round_trip);
@@ -981,9 +974,9 @@ int main(void)
 	RUN(truncated_and_flipped_bytes);
 	RUN(two_gzip_members);
 	RUN(invalid_messages);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmp_dir);
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(tmp_dir, sizeof(tmp_dir), "pprof-read", run_tests);
 }
