@@ -215,6 +215,20 @@ show_stacks()
 	grep -E "${2:-.}" "$1" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 | sed 's/^/        /'
 }
 
+# check_summary ERRFILE RUNTIME MINIMUM WHAT...: record's summary line for RUNTIME in ERRFILE
+# ("jvm ...", "v8 ...") counts at least MINIMUM of each WHAT ("interpreted frames"...): one
+# check "eBPF: WHAT" each, the line shown when one fails
+check_summary()
+{
+	local err=$1 rt=$2 min=$3 summary what n
+	shift 3
+	summary=$(grep "^$rt " "$err")
+	for what in "$@"; do
+		n=$(sed -n "s/.*$what \\([0-9]*\\).*/\\1/p" <<<"$summary")
+		check_ge "eBPF: $what" "${n:-0}" "$min" || echo "        $summary"
+	done
+}
+
 # The root of a stack unwound all the way: _start, then __libc_start_main, then (libc
 # without .symtab) an unsymbolized __libc_start_call_main; anything that starts with a
 # pseudo-frame like "[unwind: ...]" is not complete.

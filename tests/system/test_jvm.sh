@@ -246,9 +246,5 @@ n=$(grep '^jvm ' "$TMP/tiny.err" | sed -n 's/.*frames in their epilogue \([0-9]*
 check_ge "tiny: compiled frames unwound from their epilogue (eBPF)" "${n:-0}" 10
 
 # The frame kinds the walk emitted, over all cases (record's summary line "jvm ...").
-summary=$(grep '^jvm ' "$TMP/jvm.err")
-for kind in "interpreted frames" "compiled frames" "stub frames"; do
-	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
-	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
-done
+check_summary "$TMP/jvm.err" jvm 100 "interpreted frames" "compiled frames" "stub frames"
 finish

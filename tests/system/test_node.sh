@@ -362,11 +362,8 @@ stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
 check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
 
 # The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
+check_summary "$TMP/node.err" v8 100 "interpreted frames" "baseline frames" "optimised frames"
 summary=$(grep '^v8 ' "$TMP/node.err")
-for kind in "interpreted frames" "baseline frames" "optimised frames"; do
-	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
-	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
-done
 # Frames TurboFan inlined, shown as their own (userspace count of the symbolizations).
 n=$(sed -n "s/.*inlined frames \\([0-9]*\\).*/\\1/p" <<<"$summary")
 check_ge "inlined frames expanded from optimised code" "${n:-0}" 10 || echo "        $summary"
