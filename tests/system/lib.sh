@@ -189,6 +189,16 @@ line()
 	grep -nE "(//|#) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
 }
 
+# marks FILE VAR=MARK...: each VAR set to `line FILE MARK`
+marks()
+{
+	local _marks_file=$1 _marks_pair
+	shift
+	for _marks_pair in "$@"; do
+		printf -v "${_marks_pair%%=*}" '%s' "$(line "$_marks_file" "${_marks_pair#*=}")"
+	done
+}
+
 # record_stacks NAME COMMAND ARGS...: records COMMAND ARGS at $HZ Hz into $TMP/NAME.pb.gz
 # (stackscope's stderr in $TMP/NAME.err, the command's stdout in $TMP/NAME.out), checks the
 # exit status, and writes the stacks ($STACKS) to $TMP/NAME.stacks, each behind a root "x;"

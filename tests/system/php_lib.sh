@@ -26,10 +26,8 @@ need_php()
 # fpm_marks: the marked lines of tests/data/php_fpm.php (L_F*) and its name as a regex (F)
 fpm_marks()
 {
-	L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
-	L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
-	L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
-	L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
+	marks "$DATA/php_fpm.php" L_FHOT=FPM_HOT L_FLEAF=FPM_CALL_LEAF L_FRENDER=FPM_CALL_RENDER \
+		L_FHANDLE=FPM_CALL_HANDLE
 	F=php_fpm\\.php
 }
 

@@ -31,12 +31,8 @@ if [[ ! -x $FIX/wl_go ]]; then
 fi
 
 G=wl_go\\.go
-L_MAIN=$(line "$DATA/wl_go.go" MAIN_CALLS_ALPHA)
-L_ALPHA=$(line "$DATA/wl_go.go" ALPHA_CALLS_BETA)
-L_BETA=$(line "$DATA/wl_go.go" BETA_CALLS_GAMMA)
-L_GAMMA=$(line "$DATA/wl_go.go" GAMMA_LOOP)
-L_CALL=$(line "$DATA/wl_go.go" GAMMA_CALLS_CHURN)
-L_CHURN=$(line "$DATA/wl_go.go" CHURN_LOOP)
+marks "$DATA/wl_go.go" L_MAIN=MAIN_CALLS_ALPHA L_ALPHA=ALPHA_CALLS_BETA L_BETA=BETA_CALLS_GAMMA \
+	L_GAMMA=GAMMA_LOOP L_CALL=GAMMA_CALLS_CHURN L_CHURN=CHURN_LOOP
 
 # 499 Hz for 2 s: ~1000 samples on an idle box; a tenth of a CPU on a loaded one (load 14 on
 # the 2 cores, measured) still gives 200: the counts ask for 100.
@@ -149,8 +145,7 @@ if [[ -x $FIX/wl_go_g0 ]]; then
 	record_stacks wl_go_g0 "$FIX/wl_go_g0" 1.5
 	f=$TMP/wl_go_g0.stacks
 	G0='wl_go_g0[.]go'
-	L_DEEP=$(line "$DATA/wl_go_g0.go" DEEP_CALLS_DEEP)
-	L_GO=$(line "$DATA/wl_go_g0.go" GROW_GO)
+	marks "$DATA/wl_go_g0.go" L_DEEP=DEEP_CALLS_DEEP L_GO=GROW_GO
 	in_newstack=$(samples "$f" wl_go_g0 ';runtime[.]morestack@[^;]*;runtime[.]newstack@')
 	check_ge "wl_go_g0: samples in runtime.newstack (on g0 under morestack)" "$in_newstack" 30
 	# the goroutine's callers, down to its root (a few are preemptions through morestack in

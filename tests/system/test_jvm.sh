@@ -44,14 +44,9 @@ CHURN_SRC=$SS_ROOT/tests/data/JvmChurn.java
 TINY_SRC=$SS_ROOT/tests/data/JvmTiny.java
 STACKS+=" --thread"
 
-L_ALPHA=$(line "$SRC" CALL_ALPHA)
-L_BETA=$(line "$SRC" CALL_BETA)
-L_GAMMA=$(line "$SRC" CALL_GAMMA)
-L_HOT=$(line "$SRC" HOT)
-L_HEAVY_CALL=$(line "$SRC" CALL_HEAVY)
-L_HEAVY=$(line "$SRC" HEAVY)
-J_ALPHA=$(line "$JNI_SRC" CALL_ALPHA)
-J_DOWN=$(line "$JNI_SRC" CALL_DOWN)
+marks "$SRC" L_ALPHA=CALL_ALPHA L_BETA=CALL_BETA L_GAMMA=CALL_GAMMA L_HOT=HOT \
+	L_HEAVY_CALL=CALL_HEAVY L_HEAVY=HEAVY
+marks "$JNI_SRC" J_ALPHA=CALL_ALPHA J_DOWN=CALL_DOWN
 # up's loop, or the lines after it: compiled code has lines only at its pc descriptors, and C2
 # keeps none inside a counted loop (the nearest one after the sampled pc names the line)
 J_HOT="$(line "$JNI_SRC" HOT)|$(line "$JNI_SRC" UP_END)"
@@ -216,9 +211,7 @@ check_pct "churn: Worker.spin frames under their callers, at their lines (or non
 	cut -c1-600 | sed 's/^/        /'
 
 # Tiny: its own recording, one JVM per JDK (the box is free of the cases above by now).
-L_TINY=$(line "$TINY_SRC" TINY)
-L_CALL_TINY=$(line "$TINY_SRC" CALL_TINY)
-L_CALL_LOOP=$(line "$TINY_SRC" CALL_LOOP)
+marks "$TINY_SRC" L_TINY=TINY L_CALL_TINY=CALL_TINY L_CALL_LOOP=CALL_LOOP
 script=""
 for v in "${jdks[@]}"; do
 	home=$J17

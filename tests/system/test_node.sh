@@ -127,9 +127,7 @@ check_chain()
 	check_pct "$1: $4" "$chain" "$hot" "${MIN_PCT:-90}" || show_case "$2"
 }
 
-L_ALPHA=$(line "$CHAIN_SRC" CALL_ALPHA)
-L_BETA=$(line "$CHAIN_SRC" CALL_BETA)
-L_GAMMA=$(line "$CHAIN_SRC" CALL_GAMMA)
+marks "$CHAIN_SRC" L_ALPHA=CALL_ALPHA L_BETA=CALL_BETA L_GAMMA=CALL_GAMMA
 L_LOOP="$(line "$CHAIN_SRC" LOOP)|$(line "$CHAIN_SRC" HOT)"
 # Native entry into JavaScript, then the script's top-level code (an anonymous function, as
 # V8 names a CommonJS module's wrapper, starting at the script's first character) called by

@@ -35,10 +35,7 @@ fi
 N='[^;@]*;' # one native frame
 RUNOPS='Perl_runops_standard;'
 C=perl_chain\\.pl
-L_HOT=$(line "$DATA/perl_chain.pl" HOT)
-L_GAMMA=$(line "$DATA/perl_chain.pl" CALL_GAMMA)
-L_BETA=$(line "$DATA/perl_chain.pl" CALL_BETA)
-L_ALPHA=$(line "$DATA/perl_chain.pl" CALL_ALPHA)
+marks "$DATA/perl_chain.pl" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA
 CHAIN="main@$C:$L_ALPHA;main::alpha@$C:$L_BETA;main::beta@$C:$L_GAMMA;main::gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 record_stacks chain $PERL "$DATA/perl_chain.pl" 1.5

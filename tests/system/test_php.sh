@@ -23,11 +23,8 @@ need_php
 
 C=php_chain\\.php
 M=php_mixed\\.php
-L_HOT=$(line "$DATA/php_chain.php" HOT)
-L_GAMMA=$(line "$DATA/php_chain.php" CALL_GAMMA)
-L_BETA=$(line "$DATA/php_chain.php" CALL_BETA)
-L_ALPHA=$(line "$DATA/php_chain.php" CALL_ALPHA)
-L_RUN=$(line "$DATA/php_chain.php" CALL_RUN)
+marks "$DATA/php_chain.php" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA \
+	L_RUN=CALL_RUN
 CHAIN="\\{main\\}@$C:$L_RUN;Worker::run@$C:$L_ALPHA;alpha@$C:$L_BETA;beta@$C:$L_GAMMA;gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 # Thresholds: 499 Hz for 1.5 s is ~750 samples on an idle box; PHP's start-up costs ~20. On a
@@ -65,11 +62,7 @@ check_le "cli: PHP marker frames, per thousand frames" "$((${markers:-1000} * 10
 	grep '^php ' "$TMP/cli.err" | sed 's/^/        /'
 
 # PHP -> C -> PHP, and an included file
-L_CMP=$(line "$DATA/php_mixed.php" CMP)
-L_USORT=$(line "$DATA/php_mixed.php" USORT)
-L_MAP=$(line "$DATA/php_mixed.php" MAP)
-L_CLOSURE=$(line "$DATA/php_mixed.php" CLOSURE)
-L_INCLUDE=$(line "$DATA/php_mixed.php" INCLUDE)
+marks "$DATA/php_mixed.php" L_CMP=CMP L_USORT=USORT L_MAP=MAP L_CLOSURE=CLOSURE L_INCLUDE=INCLUDE
 L_CALL_SORT=$(line "$DATA/php_mixed_inc.php" CALL_SORT)
 record_stacks mixed $PHP "$DATA/php_mixed.php" $SECS
 f=$TMP/mixed.stacks

@@ -48,13 +48,8 @@ test_jit()
 	local name=$1 mode=$2 f inc chain lined hot whole total
 	local l_hot l_hot2 l_setup l_gamma l_beta l_alpha l_run right
 
-	l_hot=$(line "$DATA/php_jit.php" HOT)
-	l_hot2=$(line "$DATA/php_jit.php" HOT2)
-	l_setup=$(line "$DATA/php_jit.php" SETUP)
-	l_gamma=$(line "$DATA/php_jit.php" CALL_GAMMA)
-	l_beta=$(line "$DATA/php_jit.php" CALL_BETA)
-	l_alpha=$(line "$DATA/php_jit.php" CALL_ALPHA)
-	l_run=$(line "$DATA/php_jit.php" CALL_RUN)
+	marks "$DATA/php_jit.php" l_hot=HOT l_hot2=HOT2 l_setup=SETUP l_gamma=CALL_GAMMA \
+		l_beta=CALL_BETA l_alpha=CALL_ALPHA l_run=CALL_RUN
 	record_stacks "$name" $PHP -d opcache.enable_cli=1 -d opcache.jit="$mode" "${JIT_ON[@]}" \
 		"$DATA/php_jit.php" $SECS
 	f=$TMP/$name.stacks
@@ -87,9 +82,7 @@ test_jit jit-tracing tracing
 test_jit jit-function function
 
 # PHP -> C -> PHP with both PHP levels JIT'd
-L_USORT=$(line "$DATA/php_mixed.php" USORT)
-L_MAP=$(line "$DATA/php_mixed.php" MAP)
-L_INCLUDE=$(line "$DATA/php_mixed.php" INCLUDE)
+marks "$DATA/php_mixed.php" L_USORT=USORT L_MAP=MAP L_INCLUDE=INCLUDE
 L_CALL_SORT=$(line "$DATA/php_mixed_inc.php" CALL_SORT)
 M=php_mixed\\.php
 record_stacks mixed-jit $PHP -d opcache.enable_cli=1 -d opcache.jit=tracing "${JIT_ON[@]}" \

@@ -33,16 +33,9 @@ py_record()
 	RECORD_OPTS=-q record_stacks "$name" "$py" -S "$@"
 }
 
-L_HOT=$(line "$DATA/py_chain.py" HOT)
-L_B=$(line "$DATA/py_chain.py" CALL_B)
-L_A=$(line "$DATA/py_chain.py" CALL_A)
-L_MOD=$(line "$DATA/py_chain.py" CALL_MODULE)
-L_KEY=$(line "$DATA/py_mixed.py" KEY)
-L_REPL=$(line "$DATA/py_mixed.py" REPL)
-L_SORTED=$(line "$DATA/py_mixed.py" SORTED)
-L_SUB=$(line "$DATA/py_mixed.py" SUB)
-L_ZLIB=$(line "$DATA/py_threads.py" ZLIB)
-L_SPIN=$(line "$DATA/py_threads.py" SPIN)
+marks "$DATA/py_chain.py" L_HOT=HOT L_B=CALL_B L_A=CALL_A L_MOD=CALL_MODULE
+marks "$DATA/py_mixed.py" L_KEY=KEY L_REPL=REPL L_SORTED=SORTED L_SUB=SUB
+marks "$DATA/py_threads.py" L_ZLIB=ZLIB L_SPIN=SPIN
 L_DEEP=$(line "$DATA/py_recurse.py" DEEP)
 L_LEAF=$(line "$DATA/py_many_code.py" LEAF)
 

@@ -39,18 +39,10 @@ N='[^;@]*;' # one native (or C function) frame
 C=rb_chain\\.rb
 M=rb_mixed\\.rb
 T=rb_threads\\.rb
-L_HOT=$(line "$DATA/rb_chain.rb" HOT)
-L_GAMMA=$(line "$DATA/rb_chain.rb" CALL_GAMMA)
-L_BETA=$(line "$DATA/rb_chain.rb" CALL_BETA)
-L_ALPHA=$(line "$DATA/rb_chain.rb" CALL_ALPHA)
-L_SORT=$(line "$DATA/rb_mixed.rb" SORT)
-L_KEY=$(line "$DATA/rb_mixed.rb" KEY)
-L_TIMES=$(line "$DATA/rb_mixed.rb" TIMES)
-L_EACH=$(line "$DATA/rb_mixed.rb" EACH)
-L_SPIN_A=$(line "$DATA/rb_threads.rb" SPIN_A)
-L_SPIN_B=$(line "$DATA/rb_threads.rb" SPIN_B)
-L_THREAD_A=$(line "$DATA/rb_threads.rb" THREAD_A)
-L_THREAD_B=$(line "$DATA/rb_threads.rb" THREAD_B)
+marks "$DATA/rb_chain.rb" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA
+marks "$DATA/rb_mixed.rb" L_SORT=SORT L_KEY=KEY L_TIMES=TIMES L_EACH=EACH
+marks "$DATA/rb_threads.rb" L_SPIN_A=SPIN_A L_SPIN_B=SPIN_B L_THREAD_A=THREAD_A \
+	L_THREAD_B=THREAD_B
 CHAIN="<main>@$C:$L_ALPHA;Worker#alpha@$C:$L_BETA;Worker#beta@$C:$L_GAMMA;Worker#gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 # ---- chain: one vm_exec_core activation runs all four frames ----
