@@ -38,14 +38,7 @@ bench_out()
 
 # stop_pids: kills the background processes whose pids the benchmark put in the array pids,
 # and waits for them (for bench_out's COMMANDS).
-stop_pids()
-{
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-}
+stop_pids() { ((${#pids[@]} == 0)) || kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
 
 # perf_stacks PERF_DATA: the samples of a `perf record -g` file as stacks, one a line, root
 # first, frames "symbol+offset" separated by ";" (a ";" in a symbol becomes ":").
