@@ -93,7 +93,7 @@ stackscope $(BUILD)/stackscope: $(MAIN_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/unit/test.h $(wildcard tests/lib/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests/unit -Itests/lib $< $(LIB) -o $@ $(LDFLAGS) $(LDLIBS)

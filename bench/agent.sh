@@ -21,9 +21,7 @@
 # build's agent too, at the same time on the same load (row "peer"; started once the first
 # agent runs, so the first one's programs run first on each event), each agent then with a
 # table cache of its own under the bench's folder: a before/after in one run.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-60}
 HZ=${2:-19}
 WARM=${3:-5}
@@ -32,26 +30,15 @@ PY=/usr/bin/python3
 RECEIVER=tests/system/otlp_receiver.py
 LOAD=$BUILD/fixtures/wl_chain_nofp
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+need_root
 for t in bpftrace bpftool curl; do
-	command -v $t >/dev/null || { echo "bench: $t missing (scripts/setup.sh)" >&2; exit 1; }
+	need_program "$t" "scripts/setup.sh"
 done
-[[ -x $SS ]] || { echo "bench: build ./stackscope first (make)" >&2; exit 1; }
+need_program "$SS" "make"
 
-out=$(mktemp -d /tmp/stackscope-agent-bench.XXXXXX)
 pids=()
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
-cleanup()
-{
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	sysctl -q kernel.bpf_stats_enabled="$stats_was"
-	rm -rf "$out"
-}
-trap cleanup EXIT
+bench_out agent-bench 'stop_pids; sysctl -q kernel.bpf_stats_enabled="$stats_was"'
 trap 'exit 130' INT TERM
 
 life=$((WARM + DUR + 60))

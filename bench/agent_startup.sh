@@ -14,33 +14,21 @@
 # measure another build (e.g. main's, for the "before" row). PEER=path/to/stackscope RUNS=n:
 # n rounds, each the peer's cold and warm runs then ours (each agent with its own empty cache
 # per round), alternating on the same live giants, then the medians of each column per agent.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-30}
 HZ=${2:-19}
 SS=${SS:-./stackscope}
 LOAD=$BUILD/fixtures/wl_chain_nofp
 PY=/usr/bin/python3
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+need_root
 for t in clang++-14 java node curl; do
-	command -v $t >/dev/null || { echo "bench: $t missing (scripts/setup.sh)" >&2; exit 1; }
+	need_program "$t" "scripts/setup.sh"
 done
-[[ -x $SS ]] || { echo "bench: no $SS (make)" >&2; exit 1; }
+need_program "$SS" "make"
 
-out=$(mktemp -d /tmp/stackscope-startup-bench.XXXXXX)
 pids=()
-cleanup()
-{
-	local p
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
+bench_out startup-bench stop_pids
 trap 'exit 130' INT TERM
 
 RUNS=${RUNS:-1}

@@ -4,9 +4,8 @@
 # `readelf --debug-dump=frames-interp` on the same file, median of 3 runs each, and print
 # file, readelf s, ours s, ratio, rows, unique rules, FDEs. Target: ratio <= 0.25.
 # Usage: bench/cfi_extract.sh [files...]   (default: libLLVM, libjvm, node, libc)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
+set -e
 mkdir -p "$BUILD/bench"
 DRIVER=$BUILD/bench/cfi_extract
 gcc -std=gnu17 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -Isrc -Ibpf bench/cfi_extract.c \
@@ -26,7 +25,6 @@ else
 	mapfile -t files < <(printf '%s\n' "${files[@]}" | awk '!seen[$0]++')
 fi
 
-median3() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
 now() { date +%s.%N; }
 
 printf '%-58s %9s %8s %6s %9s %7s %7s\n' file readelf_s ours_s ratio rows uniq fdes
@@ -38,7 +36,7 @@ for f in "${files[@]}"; do
 		line=$("$DRIVER" "$f")
 		us+=("$(echo "$line" | awk '{print $2}')")
 	done
-	r=$(median3 "${re[@]}"); o=$(median3 "${us[@]}")
+	r=$(median <<<"${re[*]}"); o=$(median <<<"${us[*]}")
 	read -r _ _ rows uniq fdes _ _ <<<"$line"
 	printf '%-58s %9.3f %8.3f %6.3f %9d %7d %7d\n' "$f" "$r" "$o" \
 		"$(echo "$o / $r" | bc -l)" "$rows" "$uniq" "$fdes"

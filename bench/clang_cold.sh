@@ -20,20 +20,18 @@
 # Usage: sudo bench/clang_cold.sh [ROUNDS (3)]; SS=path/to/stackscope for another build;
 # AGENT=0 leaves the agent out; PEER=path/to/another/stackscope adds its cold record to each
 # round (e.g. main's build: before/after in the same minutes).
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SS=${SS:-./stackscope}
 SRC=src/unwind/unwind_table.c
 AGENT=${AGENT:-1}
 PEER=${PEER:-}
 AGENT_ENTRIES=${AGENT_ENTRIES:-4194304}
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-command -v clang-14 >/dev/null || { echo "bench: clang-14 missing (scripts/setup.sh)" >&2; exit 1; }
-[[ -x $SS ]] || { echo "bench: no $SS (make)" >&2; exit 1; }
-out=$(mktemp -d /tmp/stackscope-clang-cold.XXXXXX)
+need_root
+need_program clang-14 "scripts/setup.sh"
+need_program "$SS" "make"
 agent_pid=
-trap '[[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null; rm -rf "$out"' EXIT
+bench_out clang-cold '[[ -n $agent_pid ]] && kill "$agent_pid" 2>/dev/null'
 LOOP="for i in 1 2 3 4 5 6; do clang-14 -O2 -D_GNU_SOURCE -Isrc -Ibpf -Ibuild -c $SRC -o $out/x.o; done"
 
 root='^(_start|start_thread|clone|clone3|__clone|__clone3)$'
@@ -88,7 +86,7 @@ agent_run() {
 	done >"$1"
 }
 
-pct() { awk -F/ '{ printf "%s = %.1f %%", $0, $2 ? 100 * $1 / $2 : 0 }' <<<"$1"; }
+frac_pct() { awk -F/ '{ printf "%s = %.1f %%", $0, $2 ? 100 * $1 / $2 : 0 }' <<<"$1"; }
 
 declare -A exits
 echo "# clang-14 -O2 -c $SRC x 6, 199 Hz, $(date -u '+%F %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -108,7 +106,7 @@ for r in $(seq "$ROUNDS"); do
 	agent="-"
 	if [[ $AGENT == 1 ]]; then
 		if agent_run "$out/agent.folded"; then
-			agent=$(pct "$(ss_count "$out/agent.folded" "$out/ends.agent.$r")")
+			agent=$(frac_pct "$(ss_count "$out/agent.folded" "$out/ends.agent.$r")")
 			exits[$r]+=", agent $(exit_count "$out/agent.folded")"
 			cp "$out/agent.err" "$out/agent.err.$r"
 		else
@@ -124,10 +122,10 @@ for r in $(seq "$ROUNDS"); do
 		mkdir -p "$out/cache"
 		"$PEER" record -F 199 --cache-dir "$out/cache" -o "$out/peer.folded" -- \
 			bash -c "$LOOP" 2>"$out/peer.err.$r" >/dev/null
-		peer=$(pct "$(ss_count "$out/peer.folded" "$out/ends.peer.$r")")
+		peer=$(frac_pct "$(ss_count "$out/peer.folded" "$out/ends.peer.$r")")
 	fi
-	printf '%-6s %-24s %-24s %-24s %-24s %s\n' "$r" "$(pct "$cold")" "$(pct "$warm")" "$agent" \
-		"$(pct "$ref")" "$peer"
+	printf '%-6s %-24s %-24s %-24s %-24s %s\n' "$r" "$(frac_pct "$cold")" "$(frac_pct "$warm")" "$agent" \
+		"$(frac_pct "$ref")" "$peer"
 done
 for r in $(seq "$ROUNDS"); do
 	echo "# round $r: samples in the exit teardown (exit_mmap, in the totals): ${exits[$r]}"

@@ -10,16 +10,14 @@
 # have no user stack of the new image) complete back to _start, the issue's "25 never-seen
 # 120 ms processes" with N=25 SECS=0.12 HZ=199.
 # Usage: sudo [N=10] [SECS=0.15] [HZ=999] bench/deferred.sh [ROUNDS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 N=${N:-10}
 SECS=${SECS:-0.15}
 HZ=${HZ:-999}
 DATA=tests/data
-out=$(mktemp -d /tmp/stackscope-deferred.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+bench_out deferred
+need_root
 
 fresh() { # N new binary + library pairs in $out
 	local i id

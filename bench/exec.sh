@@ -7,16 +7,13 @@
 # another, each burning MS ms in main -> short_work -> short_leaf right after its exec;
 # "complete" = a sample of a child in short_work/short_leaf whose stack reaches main and _start.
 # Three rounds, 499 Hz. Usage: sudo bench/exec.sh [N] [MS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 N=${1:-40}
 MS=${2:-10}
 W=$BUILD/fixtures/wl_short
-out=$(mktemp -d /tmp/stackscope-exec.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x $W ]] || { echo "bench: make fixtures first" >&2; exit 1; }
+bench_out exec
+need_root
+need_program "$W" "make fixtures"
 
 perf_complete() { # perf.data -> complete/total among the children's samples in short_*
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '

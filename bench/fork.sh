@@ -6,16 +6,13 @@
 # chain_a -> chain_b -> chain_c -> hot_leaf; "complete" = a sample of a child in hot_leaf whose
 # stack holds worker_main and main (stackscope: the whole chain back to _start). Three rounds.
 # Usage: sudo bench/fork.sh [CHILDREN] [MS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 N=${1:-25}
 MS=${2:-150}
 W=$BUILD/fixtures/wl_prefork
-out=$(mktemp -d /tmp/stackscope-fork.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x $W ]] || { echo "bench: make fixtures first" >&2; exit 1; }
+bench_out fork
+need_root
+need_program "$W" "make fixtures"
 
 perf_complete() { # perf.data -> complete/total among samples in hot_leaf
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '

@@ -9,15 +9,12 @@
 # samples lost (ring buffer full) and the deferral counters from record's summary. Rounds
 # alternate quiet / storm / storm with deferred unwinding off (STACKSCOPE_DEFER=0).
 # Usage: sudo bench/fork_storm.sh [ROUNDS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 W=$BUILD/fixtures/wl_chain_nofp
-out=$(mktemp -d /tmp/stackscope-storm.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x $W ]] || { echo "bench: make fixtures first" >&2; exit 1; }
+bench_out storm 'kill $(jobs -p) 2>/dev/null'
+need_root
+need_program "$W" "make fixtures"
 
 storm() { # 2,000 short processes in 10 s
 	for _ in $(seq 20); do

@@ -20,20 +20,17 @@
 #     script` afterwards is not counted).
 # Each measurement is taken ROUNDS times in alternation; the tables give medians.
 # Usage: sudo bench/jvm.sh [ROUNDS] [DURATION_S]
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 DUR=${2:-5}
 HZ=499
-BUILD=${BUILD:-build}
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py --thread"
+STACKS+=" --thread"
 WL=$PWD/bench/JvmDeep30.java
-out=$(mktemp -d /tmp/stackscope-jvmbench.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; [[ -n ${KEEP:-} ]] || rm -rf "$out"' EXIT
+bench_out jvmbench 'kill $(jobs -p) 2>/dev/null'
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
-command -v perf >/dev/null || { echo "bench: run scripts/setup.sh (perf)" >&2; exit 1; }
+need_root
+need_stackscope
+need_program perf "scripts/setup.sh"
 jdks=()
 for home in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64; do
 	[[ -x $home/bin/java && -x $home/bin/jcmd ]] && jdks+=("$home")
@@ -42,14 +39,12 @@ done
 javac=$(ls "${jdks[0]}"/bin/javac 2>/dev/null) || { echo "bench: no javac" >&2; exit 1; }
 "$javac" -d "$out" "$WL" || exit 1
 native=$BUILD/fixtures/wl_chain_nofp
-[[ -x $native ]] || { echo "bench: make fixtures first" >&2; exit 1; }
+need_program "$native" "make fixtures"
 
-line() { grep -n "// $1\$" "$WL" | cut -d: -f1 | paste -sd,; }
-L_CALL=$(line CALL)
-L_REC=$(line RECURSE)
-L_HOT=$(line HOT)
+L_CALL=$(line "$WL" CALL)
+L_REC=$(line "$WL" RECURSE)
+L_HOT=$(line "$WL" HOT)
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 
 # Completeness. Input on stdin: pprof_stacks.py --thread output ("ss") or `perf script -F
 # comm,ip,sym` output ("perf"). Only the samples of threads named "java" (the JVM's main
@@ -100,7 +95,6 @@ else:  # perf script: a header line per sample, its frames (leaf first), a blank
 print(total, chain, lines, "%.1f" % (depth / total if total else 0))
 EOF
 complete() { python3 "$out/complete.py" "$1" "$L_CALL" "$L_REC" "$L_HOT"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "-" }'; }
 cpu_of() { tail -1 "$1" | awk '{ printf "%.3f", $1 + $2 }'; }
 ss_field() { # LOG -> "ns_per_sample samples"
 	awk '/^bpf time / { ns = $3 } /^samples / { s = $2 } END { print ns + 0, s + 0 }' "$1"

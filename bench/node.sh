@@ -14,49 +14,23 @@
 #     --interpreted-frames-native-stack) and no frame has a line.
 # Every measurement is taken ROUNDS times in alternation; the table gives medians.
 # Usage: sudo bench/node.sh [ROUNDS] [SECS]   ("n/a": no sample had a down frame at all)
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SECS=${2:-2}
 HZ=499
 NODE=/usr/bin/node
 WL=$PWD/bench/node_deep30.js
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
-out=$(mktemp -d /tmp/stackscope-nodebench.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+bench_out nodebench
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
-[[ -x $NODE ]] || { echo "bench: $NODE missing (scripts/setup.sh)" >&2; exit 1; }
-command -v perf >/dev/null || { echo "bench: perf missing (scripts/setup.sh: linux-perf)" >&2; exit 1; }
+need_root
+need_stackscope
+need_program "$NODE" "scripts/setup.sh"
+need_program perf "scripts/setup.sh: linux-perf"
 
-line() { grep -n "// $2\$" "$1" | cut -d: -f1; }
-L_MAIN=$(line "$WL" CALL_MAIN)
-L_REC=$(line "$WL" RECURSE)
-L_HOT=$(line "$WL" HOT)
+deep_lines "$WL"
 L_LOOP=$(line "$WL" LOOP)
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 
-cat >"$out/native30.c" <<'EOC'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static unsigned long rec30(int n, unsigned long iters)
-{
-	volatile int pad = n; /* a frame of its own, and no tail call */
-	unsigned long r = 0;
-	if (n > 1)
-		r = rec30(n - 1, iters);
-	else
-		for (unsigned long i = 0; i < iters; i++)
-			sink += i * i;
-	return r + pad;
-}
-int main(int argc, char **argv)
-{
-	return (int)(rec30(30, argc > 1 ? (unsigned long)strtod(argv[1], 0) : 1000000000UL) & 1);
-}
-EOC
-gcc -O2 -fomit-frame-pointer -o "$out/native30" "$out/native30.c" || exit 1
+build_native30 "$out" || exit 1
 
 # stacks (pprof_stacks.py lines, or perf's folded) on stdin -> "hot complete"; LINES=1: every
 # frame must carry its line (the deepest: the loop's or its body's). A stack is in the hot
@@ -83,8 +57,6 @@ for raw in sys.stdin:
         complete += cnt * (len(downs) == 30)
 print(hot, complete)
 EOC
-bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "n/a" }'; }
 
 # tier: name, node flags, iterations per call, lines required
 tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|3000000|1"
@@ -92,13 +64,13 @@ tiers=("int|--no-opt --no-sparkplug|300000|1" "base|--always-sparkplug --no-opt|
 declare -A R
 for r in $(seq "$ROUNDS"); do
 	./stackscope record -F $HZ -o "$out/native.pb.gz" -- "$out/native30" 1.2e9 >/dev/null 2>"$out/native.log"
-	R[native.ns]+="$(bpf_ns "$out/native.log") "
+	R[native.ns]+="$(record_bpf_ns "$out/native.log") "
 	for t in "${tiers[@]}"; do
 		IFS='|' read -r name flags iters need <<<"$t"
 		# shellcheck disable=SC2086 # flags are words
 		./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $NODE $flags "$WL" "$iters" "$SECS" \
 			>/dev/null 2>"$out/$name.log"
-		R[$name.ns]+="$(bpf_ns "$out/$name.log") "
+		R[$name.ns]+="$(record_bpf_ns "$out/$name.log") "
 		read -r hot complete < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" "$need")
 		R[$name.complete]+="$(pct "$complete" "$hot") "
 		read -r _ frames30 < <($STACKS "$out/$name.pb.gz" | python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" 0)
@@ -109,16 +81,13 @@ for r in $(seq "$ROUNDS"); do
 		# (in $out: node writes its isolate logs to the working directory)
 		(cd "$out" && perf record -q -F $HZ -g -o "$out/perf.data" -- $NODE --perf-basic-prof \
 			$flags "$WL" "$iters" "$SECS" >/dev/null 2>&1)
-		perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null | awk '
-			/^[^ \t]/ { if (st != "") print st; st = ""; next }
-			NF >= 2 { $1 = ""; sub(/^ /, ""); f = $0; gsub(/;/, ":", f); st = (st == "") ? f : f ";" st }
-			END { if (st != "") print st }' |
+		perf_stacks "$out/perf.data" |
 			sed -E 's/(^|;)(JS:|LazyCompile:|Function:)?[*~^+]?(down|<anonymous>)? ?[^;]*node_deep30\.js[^;]*/\1\3@node_deep30.js/g; s/$/ 1/' \
 			>"$out/perf.folded"
 		read -r phot pcomplete < <(python3 "$out/complete.py" "$L_MAIN" "$L_REC" "$L_HOT" "$L_LOOP" 0 <"$out/perf.folded")
 		R[$name.perf]+="$(pct "$pcomplete" "$phot") "
 		rm -f /tmp/perf-*.map
-		echo "round $r: $name $complete/$hot complete, bpf ns/sample $(bpf_ns "$out/$name.log"); perf (--perf-basic-prof) $pcomplete/$phot" >&2
+		echo "round $r: $name $complete/$hot complete, bpf ns/sample $(record_bpf_ns "$out/$name.log"); perf (--perf-basic-prof) $pcomplete/$phot" >&2
 	done
 done
 

@@ -11,23 +11,19 @@
 #     the samples in code of no JS function named [v8] RegExp code (not [v8: stub]).
 # Usage: sudo [PEER=path/to/another/stackscope] [PROCS=12] [PROC_SECS=1.5] \
 #            bench/node_columns.sh [ROUNDS]        (without PEER: this build's column alone)
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 PEER=${PEER:-}
 ROUNDS=${1:-3}
 PROCS=${PROCS:-12}
 PROC_SECS=${PROC_SECS:-1.5}
 HZ=999
 NODE=/usr/bin/node
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
-out=$(mktemp -d /tmp/stackscope-colbench.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+bench_out colbench
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
+need_root
+need_stackscope
 [[ -z $PEER || -x $PEER ]] || { echo "bench: PEER $PEER is not executable" >&2; exit 1; }
-[[ -x $NODE ]] || { echo "bench: $NODE missing (scripts/setup.sh)" >&2; exit 1; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
+need_program "$NODE" "scripts/setup.sh"
 
 for k in $(seq 1 $PROCS); do
 	cp bench/node_gc_chain.js "$out/gc$k.js"

@@ -9,26 +9,19 @@
 #     peer's best case: of its samples with an outer frame, the share with a leaf frame.
 # Every measurement is taken ROUNDS times in alternation; the table gives medians.
 # Usage: sudo bench/node_inline.sh [ROUNDS] [SECS]
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 SECS=${2:-3}
 HZ=499
 NODE=/usr/bin/node
 WL=$PWD/tests/data/node_inline.js
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
-out=$(mktemp -d /tmp/stackscope-nodeinline.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+bench_out nodeinline
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
-[[ -x $NODE ]] || { echo "bench: $NODE missing (scripts/setup.sh)" >&2; exit 1; }
-command -v perf >/dev/null || { echo "bench: perf missing (scripts/setup.sh: linux-perf)" >&2; exit 1; }
+need_root
+need_stackscope
+need_program "$NODE" "scripts/setup.sh"
+need_program perf "scripts/setup.sh: linux-perf"
 
-line() { grep -n "// $1\$" "$WL" | cut -d: -f1; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "n/a" }'; }
-bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
 
 # folded stacks on stdin -> "samples-in-outer exact-chain-with-lines with-leaf"
 cat >"$out/count.py" <<'EOC'
@@ -46,7 +39,7 @@ for raw in sys.stdin:
     leaf += int(cnt) * any(f.startswith("leaf@") for f in mine)
 print(hot, exact, leaf)
 EOC
-ARGS="$(line CALL_OUTER) $(line CALL_MID) $(line CALL_LEAF) $(line LEAF_HOT)"
+ARGS="$(line "$WL" CALL_OUTER) $(line "$WL" CALL_MID) $(line "$WL" CALL_LEAF) $(line "$WL" LEAF_HOT)"
 declare -A R
 for r in $(seq "$ROUNDS"); do
 	./stackscope record -F $HZ -o "$out/ss.pb.gz" -- $NODE "$WL" "$SECS" >/dev/null 2>"$out/ss.log"
@@ -55,13 +48,10 @@ for r in $(seq "$ROUNDS"); do
 	R[ss.exact]+="$(pct "$exact" "$hot") "
 	R[ss.leaf]+="$(pct "$leaf" "$hot") "
 	R[ss.hot]+="$hot "
-	R[ss.ns]+="$(bpf_ns "$out/ss.log") "
+	R[ss.ns]+="$(record_bpf_ns "$out/ss.log") "
 	(cd "$out" && perf record -q -F $HZ -g -o "$out/perf.data" -- $NODE --perf-basic-prof \
 		"$WL" "$SECS" >/dev/null 2>&1)
-	perf script -i "$out/perf.data" -F comm,ip,sym 2>/dev/null | awk '
-		/^[^ \t]/ { if (st != "") print st; st = ""; next }
-		NF >= 2 { $1 = ""; sub(/^ /, ""); f = $0; gsub(/;/, ":", f); st = (st == "") ? f : f ";" st }
-		END { if (st != "") print st }' |
+	perf_stacks "$out/perf.data" |
 		sed -E 's/(^|;)(JS:|LazyCompile:|Function:)?[*~^+]?(outer|mid|leaf|<anonymous>) ?[^;]*node_inline\.js[^;]*/\1\3@node_inline.js/g; s/$/ 1/' \
 		>"$out/perf.folded"
 	# shellcheck disable=SC2086
@@ -69,7 +59,7 @@ for r in $(seq "$ROUNDS"); do
 	R[perf.leaf]+="$(pct "$pleaf" "$phot") "
 	R[perf.hot]+="$phot "
 	rm -f /tmp/perf-*.map
-	echo "round $r: stackscope $exact/$hot exact, $leaf with leaf, bpf ns/sample $(bpf_ns "$out/ss.log"); perf $pleaf/$phot with leaf" >&2
+	echo "round $r: stackscope $exact/$hot exact, $leaf with leaf, bpf ns/sample $(record_bpf_ns "$out/ss.log"); perf $pleaf/$phot with leaf" >&2
 done
 
 echo "method: $(date -u +%Y-%m-%d), $ROUNDS rounds in alternation, medians; load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -16,15 +16,13 @@
 # its sched_switch program per second (kernel.bpf_stats_enabled: time spent in the switching
 # threads, which the workload pays); and stackscope's off-CPU summary of the last round.
 # Usage: sudo bench/offcpu.sh [DUR_S] [ROUNDS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-5}
 ROUNDS=${2:-3}
 OFFCPUTIME=${OFFCPUTIME:-/usr/sbin/offcputime}
-out=$(mktemp -d /tmp/stackscope-offcpu.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x $OFFCPUTIME ]] || { echo "bench: $OFFCPUTIME missing (apt-get install libbpf-tools)" >&2; exit 1; }
+bench_out offcpu 'kill $(jobs -p) 2>/dev/null'
+need_root
+need_program "$OFFCPUTIME" "apt-get install libbpf-tools"
 gcc -O2 -Wall -o "$out/pingpong" bench/pingpong.c || exit 1
 TCK=$(getconf CLK_TCK)
 PIN=$(($(nproc) - 1)) # both ping-pong processes on the last CPU: every round trip is two
@@ -39,7 +37,6 @@ import json, sys
 print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p.get("name") == sys.argv[1]))' "$1"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 run() { # tool -> "round_trips_per_s tool_cpu_pct bpf_ms_per_s"
 	local tool=$1 pid="" prog="" t0=0 t1=0 b0=0 b1=0 rt

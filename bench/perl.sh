@@ -12,26 +12,19 @@
 #     while stackscope records it at 499 Hz.
 # Every measurement is taken ROUNDS times in alternation; medians.
 # Usage: sudo bench/perl.sh [ROUNDS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 HZ=499
 WORK=150 # loop rounds of the fixed-work runs (~0.15 s of CPU alone, ~9 s under NYTProf)
 PERL=/usr/bin/perl
 WL=$PWD/bench/perl_deep.pl
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
-out=$(mktemp -d /tmp/stackscope-perlbench.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+bench_out perlbench
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
-[[ -x $PERL ]] || { echo "bench: $PERL missing (scripts/setup.sh installs perl)" >&2; exit 1; }
+need_root
+need_stackscope
+need_program "$PERL" "scripts/setup.sh installs perl"
 
-line() { grep -n "# $2\$" "$1" | cut -d: -f1; }
-L_MAIN=$(line "$WL" CALL_MAIN)
-L_REC=$(line "$WL" RECURSE)
-L_HOT=$(line "$WL" HOT)
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
+deep_lines "$WL"
 
 # complete DEPTH < stacks: "samples complete in_runops" over pprof_stacks.py lines (in_runops:
 # samples with Perl_runops_standard, i.e. not in Perl's start-up, compilation or exit)
@@ -51,35 +44,18 @@ run()
 	local name=$1 depth=$2 secs=$3 ns
 	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $PERL "$WL" "$depth" "$secs" \
 		>/dev/null 2>"$out/$name.err"
-	ns=$(awk '/^bpf time/ { print $3 }' "$out/$name.err")
+	ns=$(record_bpf_ns "$out/$name.err")
 	echo "$($STACKS "$out/$name.pb.gz" | complete "$depth") ${ns:-0}"
 }
 
 # cpu COMMAND...: the CPU seconds the workload reports for itself (its last stderr line)
 cpu() { "$@" 2>&1 >/dev/null | awk '/^cpu / { c = $2 } END { print c + 0 }'; }
 
-pct() { awk -v c="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }'; }
-NATIVE=${BUILD:-build}/fixtures/wl_recurse
 HAVE_NYTPROF=0
 $PERL -MDevel::NYTProf::Core -e 1 2>/dev/null && HAVE_NYTPROF=1
 declare -a c30 v30 ns30 ns1 ns200 nsnat cshort vshort calone cnyt css
 for ((r = 0; r < ROUNDS; r++)); do
-	read -r t c v ns < <(run deep30 30 1)
-	c30+=("$(pct "$c" "$t")") v30+=("$(pct "$c" "$v")") ns30+=("$ns")
-	read -r t c v ns < <(run deep1 1 1)
-	ns1+=("$ns")
-	read -r t c v ns < <(run deep200 200 1)
-	ns200+=("$ns")
-	if [[ -x $NATIVE ]]; then
-		./stackscope record -F $HZ -o "$out/native.pb.gz" -- "$NATIVE" 1 >/dev/null 2>"$out/native.err"
-		nsnat+=("$(awk '/^bpf time/ { print $3 }' "$out/native.err")")
-	fi
-	tt=0 cc=0 vv=0
-	for ((k = 0; k < 5; k++)); do
-		read -r t c v ns < <(run short 30 0.15)
-		tt=$((tt + t)) cc=$((cc + c)) vv=$((vv + v))
-	done
-	cshort+=("$(pct "$cc" "$tt")") vshort+=("$(pct "$cc" "$vv")")
+	deep_round
 	calone+=("$(cpu $PERL "$WL" 30 0 $WORK)")
 	css+=("$(cpu ./stackscope record -F $HZ -o "$out/fixed.pb.gz" -- $PERL "$WL" 30 0 $WORK)")
 	if ((HAVE_NYTPROF)); then
@@ -90,13 +66,7 @@ ver=$($PERL -e 'printf "%vd", $^V')
 echo "method: $(date -u +%F' '%H:%M) UTC, load $(cut -d' ' -f1-3 /proc/loadavg), $ROUNDS rounds, medians; Perl $ver"
 echo "| Perl | complete (1 s): all samples / in runops | 0.15 s processes: all / in runops | BPF µs/sample: 2 / 31 / 201 Perl frames | BPF µs/sample: 305 native frames |"
 echo "|---|---|---|---|---|"
-printf '| %s | %s %% / %s %% | %s %% / %s %% | %.1f / %.1f / %.1f | %s |\n' "$ver" \
-	"$(echo "${c30[*]}" | median)" "$(echo "${v30[*]}" | median)" \
-	"$(echo "${cshort[*]}" | median)" "$(echo "${vshort[*]}" | median)" \
-	"$(echo "$(echo "${ns1[*]}" | median) / 1000" | bc -l)" \
-	"$(echo "$(echo "${ns30[*]}" | median) / 1000" | bc -l)" \
-	"$(echo "$(echo "${ns200[*]}" | median) / 1000" | bc -l)" \
-	"$( ((${#nsnat[@]})) && printf '%.1f' "$(echo "$(echo "${nsnat[*]}" | median) / 1000" | bc -l)" || echo "- (make fixtures)")"
+deep_row "$ver"
 echo
 echo "| fixed work (DEPTH 30, $WORK rounds) | CPU s of the Perl process | ratio |"
 echo "|---|---|---|"

@@ -11,8 +11,7 @@
 # Every measurement is taken ROUNDS times in alternation (alone, stackscope, austin); the
 # tables give medians. See the "method" lines printed with the tables.
 # Usage: sudo bench/python.sh [ROUNDS] [PY_ITERS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 ITERS=${2:-1.2e7}         # iterations of the Python hot loop (~0.5-1 s)
 SHORT=${SHORT:-2e6}       # the same for a short-lived run (~0.1-0.2 s)
@@ -20,43 +19,20 @@ NITERS=${NITERS:-1.2e9}   # iterations of the native hot loop (~0.7 s)
 HZ=499
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 WL=$PWD/bench/py_deep30.py
-STACKS="/usr/bin/python3 $PWD/tests/system/pprof_stacks.py"
-out=$(mktemp -d /tmp/stackscope-pybench.XXXXXX)
-trap 'rm -rf "$out"; sysctl -q kernel.bpf_stats_enabled=0' EXIT
+bench_out pybench 'sysctl -q kernel.bpf_stats_enabled=0'
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-[[ -x ./stackscope ]] || { echo "bench: build stackscope first (make)" >&2; exit 1; }
+need_root
+need_stackscope
 have_austin=1
 command -v austin >/dev/null || { have_austin=0; echo "bench: austin not installed (scripts/setup.sh): austin columns skipped" >&2; }
 
-line() { grep -n "# $2\$" "$1" | cut -d: -f1; }
 L_MOD=$(line "$WL" CALL_MODULE)
 L_REC=$(line "$WL" RECURSE)
 L_HOT=$(line "$WL" HOT)
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "-" }'; }
 
 # The native workload: 30 recursive frames that cannot be merged or tail-called.
-cat >"$out/native30.c" <<'EOF'
-#include <stdlib.h>
-static volatile unsigned long sink;
-__attribute__((noinline)) static unsigned long rec30(int n, unsigned long iters)
-{
-	volatile int pad = n; /* a frame of its own, and no tail call */
-	unsigned long r = 0;
-	if (n > 1)
-		r = rec30(n - 1, iters);
-	else
-		for (unsigned long i = 0; i < iters; i++)
-			sink += i * i;
-	return r + pad;
-}
-int main(int argc, char **argv)
-{
-	return (int)(rec30(30, argc > 1 ? (unsigned long)strtod(argv[1], 0) : 1000000000UL) & 1);
-}
-EOF
-gcc -O2 -fomit-frame-pointer -o "$out/native30" "$out/native30.c" || exit 1
+build_native30 "$out" || exit 1
 
 # Completeness of a profile. Input: "frames... count" lines on stdin, in one of two formats:
 #  ss     pprof_stacks.py output (root first; Python frames "func@file:line", native "func")
@@ -135,7 +111,6 @@ for k, v in sorted(bad.items(), key=lambda kv: -kv[1])[:top]:
     print("      %5d  %s" % (v, k[-700:]), file=sys.stderr)
 EOF
 complete() { python3 "$out/complete.py" "$1" "$L_MOD" "$L_REC" "$L_HOT"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else printf "-" }'; }
 
 # stackscope NAME CMD...: records CMD; leaves NAME.pb.gz, NAME.log (summary), NAME.time
 stackscope_run() {

@@ -7,16 +7,14 @@
 # (kernel.bpf_stats_enabled). Then every other bench/*.sh (CFI extraction, unwinding, Python, Ruby, PHP, Node.js,
 # symbolization, agent, the store, the web UI, top, off-CPU).
 # Usage: sudo bench/run.sh [DURATION_S] [ROUNDS]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-30}
 ROUNDS=${2:-3}
-out=$(mktemp -d /tmp/stackscope-bench.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$out"' EXIT
+bench_out bench 'kill $(jobs -p) 2>/dev/null'
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
-command -v perf >/dev/null && command -v bpftrace >/dev/null || { echo "bench: run scripts/setup.sh" >&2; exit 1; }
+need_root
+need_program perf "scripts/setup.sh"
+need_program bpftrace "scripts/setup.sh"
 
 # Load: one CPU-bound process per core with a deep-ish native stack (no frame pointers).
 load=$BUILD/fixtures/wl_chain_nofp
@@ -33,7 +31,6 @@ measure() { # name cmd... -> "cpu_s rss_kb"
 	tail -1 "$out/$name.time" | awk '{ printf "%.3f %d\n", $1 + $2, $3 }'
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 sysctl -q kernel.bpf_stats_enabled=1
 declare -A cpu rss
@@ -43,7 +40,7 @@ for r in $(seq "$ROUNDS"); do
 	sleep 1
 	read -r c m < <(measure stackscope ./stackscope record -F 99 -d "$DUR" -o "$out/s.pb.gz")
 	cpu[stackscope]+="$c "; rss[stackscope]+="$m "
-	bpf_ns+=("$(awk '/^bpf time/ { print $3 }' "$out/stackscope.log")")
+	bpf_ns+=("$(record_bpf_ns "$out/stackscope.log")")
 	read -r c m < <(measure perf perf record -a -g -F 99 -o "$out/perf.data" -- sleep "$DUR")
 	cpu[perf]+="$c "; rss[perf]+="$m "
 	read -r c m < <(measure bpftrace timeout -s INT "$DUR" bpftrace -e 'profile:hz:99 { @[kstack, ustack] = count(); }')

@@ -7,20 +7,17 @@
 # and workload, then the medians and the median of the per-round ratios SS / PEER.
 # Usage: sudo PEER=path/to/stackscope bench/sample_cost.sh [ROUNDS (5)] [DURATION_S (10)]
 # [HZ list ("19 999")]; SS=path/to/stackscope measures another build than ./stackscope.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-5}
 DUR=${2:-10}
 HZS=${3:-19 999}
 SS=${SS:-./stackscope}
 F=$BUILD/fixtures
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+need_root
 [[ -n ${PEER:-} && -x $PEER && -x $SS ]] || { echo "bench: PEER= and SS= must be stackscope binaries" >&2; exit 1; }
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
-out=$(mktemp -d /tmp/stackscope-sample-cost.XXXXXX)
-trap 'sysctl -q kernel.bpf_stats_enabled="$stats_was"; rm -rf "$out"' EXIT
+bench_out sample-cost 'sysctl -q kernel.bpf_stats_enabled="$stats_was"'
 sysctl -q kernel.bpf_stats_enabled=1
 
 # cost TOOL WORKLOAD HZ: ns per run of TOOL's sampling program over every CPU running WORKLOAD

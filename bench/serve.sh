@@ -13,11 +13,9 @@
 # wl_chain_nofp on one core), replayed round robin as 17280 intervals by bench/store_fill.c
 # (as bench/store.sh).
 # Usage: sudo BUILD=build bench/serve.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-out=$(mktemp -d /tmp/stackscope-bench-serve.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
+source "$(dirname "$0")/lib.sh"
+set -e
+bench_out bench-serve 'kill $(jobs -p) 2>/dev/null || true'
 mkdir -p "$out/real" "$out/none"
 chmod 700 "$out/real"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
@@ -40,7 +38,6 @@ serve_start() {
 }
 serve_start
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 api() { # median wall time of 5 GETs of $1: cold (a new range each time: merged again), warm
 	local i
 	for i in 1 2 3 4 5; do # to: a distinct instant after the day, so the same samples

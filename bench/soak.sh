@@ -6,14 +6,11 @@
 # prints a table; memory is "flat" when the last third's maximum is within 10 % of the first
 # third's maximum (after a 60 s warm-up).
 # Usage: sudo bench/soak.sh [DURATION_S]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-1800}
 F=$BUILD/fixtures
-out=$(mktemp -d /tmp/stackscope-soak.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "soak: run as root" >&2; exit 1; }
+bench_out soak 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null'
+need_root soak
 
 python3 tests/system/otlp_receiver.py --port 0 --dir "$out/recv" --lifetime $((DUR + 120)) \
 	>"$out/port" 2>"$out/recv.log" &

@@ -9,11 +9,9 @@
 # day, over the hour, over the day filtered by --comm; `go tool pprof -proto` over the hour's
 # files. Also the bytes on disk of an hour and a day, and the write time per interval.
 # Usage: sudo BUILD=build bench/store.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
-out=$(mktemp -d /tmp/stackscope-bench-store.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$out"' EXIT
+source "$(dirname "$0")/lib.sh"
+set -e
+bench_out bench-store 'kill $(jobs -p) 2>/dev/null || true'
 mkdir -p "$out/real" "$out/hour"
 chmod 700 "$out/real"
 
@@ -27,7 +25,6 @@ n_real=$(ls "$out/real" | wc -l)
 fill_day=$("$out/store_fill" "$out/day.db" 17280 5 "$out/hour" 0 "$out"/real/*.pb.gz)
 fill_hour=$("$out/store_fill" "$out/hour.db" 720 5 "$out/hour" 720 "$out"/real/*.pb.gz)
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 timed() { # runs "$@" N times; prints the median wall time and the median CPU time in s
 	local n=$1 i
 	shift

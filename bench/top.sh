@@ -18,9 +18,7 @@
 # line) with a 5 s and a 30 s window, side by side: CPU of one frame (function table, caller
 # tree of hot_leaf, text) and of taking one profile into the window.
 # Usage: sudo bench/top.sh [DUR_S (20)] [ROUNDS (5)] [WARM_S (6)]
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 1
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-20}
 ROUNDS=${2:-5}
 WARM=${3:-6}
@@ -28,16 +26,15 @@ SS=$PWD/stackscope
 LOAD=$BUILD/fixtures/wl_chain_nofp
 SOCK=stackscope-top-bench-$$
 
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+need_root
 for t in perf tmux; do
-	command -v $t >/dev/null || { echo "bench: $t missing (scripts/setup.sh)" >&2; exit 1; }
+	need_program "$t" "scripts/setup.sh"
 done
-[[ -x $SS && -x $LOAD ]] || { echo "bench: make && make fixtures first" >&2; exit 1; }
-out=$(mktemp -d /tmp/stackscope-top-bench.XXXXXX)
-trap 'tmux -L $SOCK kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; kill $(jobs -p) 2>/dev/null; wait; rm -rf "$out"' EXIT
+need_program "$SS" "make"
+need_program "$LOAD" "make fixtures"
+bench_out top-bench 'tmux -L $SOCK kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; kill $(jobs -p) 2>/dev/null; wait'
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 HZ_TICKS=$(getconf CLK_TCK)
 
 tools=(top top-callers record perf-top perf-top-g)

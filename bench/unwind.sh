@@ -6,14 +6,11 @@
 # main (the workloads' chains all start there). stackscope's BPF time per sample comes from
 # kernel.bpf_stats_enabled; perf's data volume is the size of perf.data.
 # Usage: sudo bench/unwind.sh [DURATION_S]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build}
+source "$(dirname "$0")/lib.sh"
 DUR=${1:-4}
 F=$BUILD/fixtures
-out=$(mktemp -d /tmp/stackscope-unwind.XXXXXX)
-trap 'rm -rf "$out"' EXIT
-[[ $(id -u) -eq 0 ]] || { echo "bench: run as root" >&2; exit 1; }
+bench_out unwind
+need_root
 
 # perf script -> fraction of samples of the workload whose stack contains main
 perf_complete() { # perf.data comm
@@ -31,14 +28,14 @@ for wl in wl_chain_nofp wl_qsort wl_recurse wl_cxx wl_signal wl_rust; do
 	./stackscope record -F 499 -o "$out/s.folded" -- "$F/$wl" "$DUR" 2>"$out/s.log" >/dev/null
 	s=$(awk -v wl="$wl" '{ n = $NF; t += n; if ($0 ~ /(^|;)main;/ && $0 !~ /\[unwind|\[truncated/) c += n }
 		END { printf "%d/%d", c, t }' "$out/s.folded")
-	bpf=$(awk '/^bpf time/ { print $3 }' "$out/s.log")
+	bpf=$(record_bpf_ns "$out/s.log")
 	perf record -q -F 499 --call-graph dwarf -o "$out/d.data" -- "$F/$wl" "$DUR" >/dev/null 2>&1
 	d=$(perf_complete "$out/d.data" "$wl")
 	dmb=$(du -m "$out/d.data" | cut -f1)
 	perf record -q -F 499 -g -o "$out/g.data" -- "$F/$wl" "$DUR" >/dev/null 2>&1
 	g=$(perf_complete "$out/g.data" "$wl")
-	pct() { awk -F/ '{ printf "%s (%.1f%%)", $0, $2 ? 100 * $1 / $2 : 0 }' <<<"$1"; }
-	printf '%-14s %-22s %-22s %-22s %10s %12s\n' "$wl" "$(pct "$s")" "$(pct "$d")" "$(pct "$g")" \
+	frac_pct() { awk -F/ '{ printf "%s (%.1f%%)", $0, $2 ? 100 * $1 / $2 : 0 }' <<<"$1"; }
+	printf '%-14s %-22s %-22s %-22s %10s %12s\n' "$wl" "$(frac_pct "$s")" "$(frac_pct "$d")" "$(frac_pct "$g")" \
 		"${bpf:-?}" "$dmb"
 done
 sysctl -q kernel.bpf_stats_enabled=0

@@ -8,14 +8,16 @@
 #
 # Names on the right-hand side:
 #   abi       the layouts userspace and eBPF share: bpf/abi.h, bpf/arch/, bpf/interp/**/ abi
-#             headers (any bpf/ header whose name ends in abi.h, and bpf/arch/*)
+#             headers (any bpf/ header whose name ends in abi.h, and bpf/arch/*), the counter
+#             lists (bpf/counter_list.h)
 #   bpf_code  the eBPF walks themselves (bpf/native_unwind.h ...): only the userspace replay
 #             of the native walk (unwind/stack_replay.c) compiles them outside eBPF
 #   skel      build/*.skel.h, the generated skeleton: the sampler loads the programs
 #   rt        interp/<runtime>/: its own folder, never another runtime's
-# For bpf/: a runtime's walk (bpf/interp/<rt>/) includes bpf/interp/common.h, the ABI and its
-# own folder only; the runtime walks are included by the dispatcher (bpf/interp/dispatch.h)
-# and nothing else of bpf/; the tests under tests/ may include anything.
+# For bpf/: a runtime's folder (bpf/interp/<rt>/) includes bpf/interp/common.h, the ABI and its
+# own folder only; its walk (walk.h) is included by the dispatcher (bpf/interp/dispatch.h) and
+# nothing else of bpf/ (its other headers, as Go's labels read per sample, by the programs too);
+# the tests under tests/ may include anything.
 # Usage: scripts/layers.sh [ROOT (the repository)]; exit 0 clean, 1 a forbidden include.
 set -uo pipefail
 set -f # the allow lists hold "*"
@@ -56,7 +58,7 @@ function layer(p,   a, n) {
 	if (p ~ /^src\/interp\/common\//) return "interp/common"
 	if (p ~ /^src\/interp\/[^\/]+\//) { rtname = a[3]; return "rt" }
 	if (p ~ /^src\/[^\/]+\//) return a[2]
-	if (p ~ /^bpf\/arch\// || p ~ /^bpf\/.*abi\.h$/) return "abi"
+	if (p ~ /^bpf\/arch\// || p ~ /^bpf\/.*abi\.h$/ || p == "bpf/counter_list.h") return "abi"
 	if (p ~ /\.skel\.h$/) return "skel"
 	if (p ~ /^bpf\//) return "bpf_code"
 	return "?"
@@ -99,14 +101,14 @@ $1 == "I" {
 			       (allow[from] == "" ? "itself" : allow[from]))
 		next
 	}
-	# bpf/: the runtimes\x27 walks (bpf/interp/<rt>/) are included by the dispatcher only;
+	# bpf/: the runtimes\x27 walks (bpf/interp/<rt>/walk.h) are included by the dispatcher only;
 	# a runtime folder includes common.h, the ABI and its own folder
 	if (target ~ /^bpf\/interp\/[^\/]+\//) {
 		owner = target; sub(/^bpf\/interp\//, "", owner); sub(/\/.*/, "", owner)
 		if (file ~ /^bpf\/interp\/[^\/]+\//) {
 			mine = file; sub(/^bpf\/interp\//, "", mine); sub(/\/.*/, "", mine)
 			if (mine != owner) refuse(file, line, inc, "another runtime\x27s folder")
-		} else if (file != "bpf/interp/dispatch.h" && target !~ /abi\.h$/)
+		} else if (file != "bpf/interp/dispatch.h" && target ~ /\/walk\.h$/)
 			refuse(file, line, inc, "a runtime\x27s walk outside bpf/interp/dispatch.h")
 	} else if (file ~ /^bpf\/interp\/[^\/]+\// && target ~ /^bpf\// &&
 		   target != "bpf/interp/common.h" && layer(target) != "abi")

@@ -175,6 +175,70 @@ comms()
 	awk '{ c = $0; sub(/;.*/, "", c); sub(/ [0-9]+$/, "", c); print c }' "$1" | sort -u
 }
 
+# ---- a runtime's workload: its marked lines, and recordings read back with their lines ----
+
+# STACKS FILE: the stacks of a pprof file (pprof_stacks.py) as folded lines, root first,
+# "func@file:line;... count": an interpreter's frames are the names with an "@", native frames
+# have none. A test may give it options (test_go.sh: --native-lines).
+STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
+
+# line FILE MARK: the number of the line of FILE (a workload source) that ends in the comment
+# "// MARK" or "# MARK"; where several lines do, their numbers joined by "|" (an alternation).
+line()
+{
+	grep -nE "(//|#) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
+}
+
+# marks FILE VAR=MARK...: each VAR set to `line FILE MARK`
+marks()
+{
+	local _marks_file=$1 _marks_pair
+	shift
+	for _marks_pair in "$@"; do
+		printf -v "${_marks_pair%%=*}" '%s' "$(line "$_marks_file" "${_marks_pair#*=}")"
+	done
+}
+
+# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS at $HZ Hz into $TMP/NAME.pb.gz
+# (stackscope's stderr in $TMP/NAME.err, the command's stdout in $TMP/NAME.out), checks the
+# exit status, and writes the stacks ($STACKS) to $TMP/NAME.stacks, each behind a root "x;"
+# where a folded file has the comm, for samples and dominant with comm "*". RECORD_OPTS: more
+# options of record (-q); STACKS_COMM=1: the sample's comm as that root instead of "x".
+record_stacks()
+{
+	local name=$1
+	shift
+	# shellcheck disable=SC2086 # RECORD_OPTS: options, split into words
+	record "$TMP/$name.err" -F $HZ ${RECORD_OPTS:-} -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
+	check_eq "$name: exit status" $? 0
+	if [[ ${STACKS_COMM:-} == 1 ]]; then
+		$STACKS --comm "$TMP/$name.pb.gz" >"$TMP/$name.stacks"
+	else
+		$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
+	fi
+}
+
+# show_stacks FILE [ERE]: the top stacks of a stacks file (those matching ERE), for the log of
+# a failing test
+show_stacks()
+{
+	grep -E "${2:-.}" "$1" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 | sed 's/^/        /'
+}
+
+# check_summary ERRFILE RUNTIME MINIMUM WHAT...: record's summary line for RUNTIME in ERRFILE
+# ("jvm ...", "v8 ...") counts at least MINIMUM of each WHAT ("interpreted frames"...): one
+# check "eBPF: WHAT" each, the line shown when one fails
+check_summary()
+{
+	local err=$1 rt=$2 min=$3 summary what n
+	shift 3
+	summary=$(grep "^$rt " "$err")
+	for what in "$@"; do
+		n=$(sed -n "s/.*$what \\([0-9]*\\).*/\\1/p" <<<"$summary")
+		check_ge "eBPF: $what" "${n:-0}" "$min" || echo "        $summary"
+	done
+}
+
 # The root of a stack unwound all the way: _start, then __libc_start_main, then (libc
 # without .symtab) an unsymbolized __libc_start_call_main; anything that starts with a
 # pseudo-frame like "[unwind: ...]" is not complete.

@@ -1,37 +1,14 @@
-# Shared by the PHP system tests (test_php.sh, test_php_jit.sh), sourced after lib.sh: Debian's
-# PHP 8.2 binaries, the workloads' marked lines, recording into "func@file:line;..." stacks
-# (pprof_stacks.py: PHP user frames are the names with an "@"; native frames and PHP internal
-# functions have none) and a php-fpm pool driven by cgi-fcgi.
+# Shared by the PHP system tests (test_php.sh, test_php_jit.sh), sourced after lib.sh (whose
+# record_stacks gives "func@file:line;..." stacks: PHP user frames are the names with an "@";
+# native frames and PHP internal functions have none): Debian's PHP 8.2 binaries, the marked
+# lines of the php-fpm workload and a php-fpm pool driven by cgi-fcgi.
 
 HZ=499
 SECS=1.5
 DATA=$SS_ROOT/tests/data
 PHP=/usr/bin/php8.2
 FPM=/usr/sbin/php-fpm8.2
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
 N='[^;@]*;' # one native frame (or PHP internal function)
-
-# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
-line()
-{
-	grep -n "// $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
-
-# show_php FILE: the top stacks of a stacks file, for the log of a failing test
-show_php()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-700 | sed 's/^/        /'
-}
 
 # need_php [fpm]: ends the test (counted skips) without the CLI, or php-fpm and cgi-fcgi
 need_php()
@@ -49,10 +26,8 @@ need_php()
 # fpm_marks: the marked lines of tests/data/php_fpm.php (L_F*) and its name as a regex (F)
 fpm_marks()
 {
-	L_FHOT=$(line "$DATA/php_fpm.php" FPM_HOT)
-	L_FLEAF=$(line "$DATA/php_fpm.php" FPM_CALL_LEAF)
-	L_FRENDER=$(line "$DATA/php_fpm.php" FPM_CALL_RENDER)
-	L_FHANDLE=$(line "$DATA/php_fpm.php" FPM_CALL_HANDLE)
+	marks "$DATA/php_fpm.php" L_FHOT=FPM_HOT L_FLEAF=FPM_CALL_LEAF L_FRENDER=FPM_CALL_RENDER \
+		L_FHANDLE=FPM_CALL_HANDLE
 	F=php_fpm\\.php
 }
 

@@ -24,29 +24,8 @@ HZ=499
 # the Go that built the fixtures (tests/data/go.mk): Debian's when present
 GO=${GO:-$( [[ -x /usr/lib/go/bin/go ]] && echo /usr/lib/go/bin/go || command -v go)}
 DATA=$SS_ROOT/tests/data
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --native-lines"
-
-# line FILE MARK: the line number of the line of FILE that ends in "// MARK"
-line()
-{
-	grep -n "// $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-# ("comm;func@file:line;... count", root first)
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >/dev/null
-	check_eq "$name: exit status" $? 0
-	$STACKS --comm "$TMP/$name.pb.gz" >"$TMP/$name.stacks"
-}
-
-show_stacks()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-500 | sed 's/^/        /'
-}
+STACKS+=" --native-lines"
+STACKS_COMM=1 # record_stacks: "comm;func@file:line;... count", root first
 
 if [[ ! -x $FIX/wl_go ]]; then
 	skip_setup "wl_go: go (golang-go) not found when the fixtures were built"
@@ -54,12 +33,8 @@ if [[ ! -x $FIX/wl_go ]]; then
 fi
 
 G=wl_go\\.go
-L_MAIN=$(line "$DATA/wl_go.go" MAIN_CALLS_ALPHA)
-L_ALPHA=$(line "$DATA/wl_go.go" ALPHA_CALLS_BETA)
-L_BETA=$(line "$DATA/wl_go.go" BETA_CALLS_GAMMA)
-L_GAMMA=$(line "$DATA/wl_go.go" GAMMA_LOOP)
-L_CALL=$(line "$DATA/wl_go.go" GAMMA_CALLS_CHURN)
-L_CHURN=$(line "$DATA/wl_go.go" CHURN_LOOP)
+marks "$DATA/wl_go.go" L_MAIN=MAIN_CALLS_ALPHA L_ALPHA=ALPHA_CALLS_BETA L_BETA=BETA_CALLS_GAMMA \
+	L_GAMMA=GAMMA_LOOP L_CALL=GAMMA_CALLS_CHURN L_CHURN=CHURN_LOOP
 
 # 499 Hz for 2 s: ~1000 samples on an idle box; a tenth of a CPU on a loaded one (load 14 on
 # the 2 cores, measured) still gives 200: the counts ask for 100.
@@ -172,8 +147,7 @@ if [[ -x $FIX/wl_go_g0 ]]; then
 	record_stacks wl_go_g0 "$FIX/wl_go_g0" 1.5
 	f=$TMP/wl_go_g0.stacks
 	G0='wl_go_g0[.]go'
-	L_DEEP=$(line "$DATA/wl_go_g0.go" DEEP_CALLS_DEEP)
-	L_GO=$(line "$DATA/wl_go_g0.go" GROW_GO)
+	marks "$DATA/wl_go_g0.go" L_DEEP=DEEP_CALLS_DEEP L_GO=GROW_GO
 	in_newstack=$(samples "$f" wl_go_g0 ';runtime[.]morestack@[^;]*;runtime[.]newstack@')
 	check_ge "wl_go_g0: samples in runtime.newstack (on g0 under morestack)" "$in_newstack" 30
 	# the goroutine's callers, down to its root (a few are preemptions through morestack in

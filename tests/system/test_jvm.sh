@@ -42,26 +42,14 @@ SRC=$SS_ROOT/tests/data/JvmChain.java
 JNI_SRC=$SS_ROOT/tests/data/JvmJni.java
 CHURN_SRC=$SS_ROOT/tests/data/JvmChurn.java
 TINY_SRC=$SS_ROOT/tests/data/JvmTiny.java
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py --thread"
+STACKS+=" --thread"
 
-# line MARK [FILE]: the line numbers of the lines of FILE (the chain workload) that end in
-# "// MARK", joined by "|"
-line()
-{
-	grep -n "// $1\$" "${2:-$SRC}" | cut -d: -f1 | paste -sd'|'
-}
-
-L_ALPHA=$(line CALL_ALPHA)
-L_BETA=$(line CALL_BETA)
-L_GAMMA=$(line CALL_GAMMA)
-L_HOT=$(line HOT)
-L_HEAVY_CALL=$(line CALL_HEAVY)
-L_HEAVY=$(line HEAVY)
-J_ALPHA=$(line CALL_ALPHA "$JNI_SRC")
-J_DOWN=$(line CALL_DOWN "$JNI_SRC")
+marks "$SRC" L_ALPHA=CALL_ALPHA L_BETA=CALL_BETA L_GAMMA=CALL_GAMMA L_HOT=HOT \
+	L_HEAVY_CALL=CALL_HEAVY L_HEAVY=HEAVY
+marks "$JNI_SRC" J_ALPHA=CALL_ALPHA J_DOWN=CALL_DOWN
 # up's loop, or the lines after it: compiled code has lines only at its pc descriptors, and C2
 # keeps none inside a counted loop (the nearest one after the sampled pc names the line)
-J_HOT="$(line HOT "$JNI_SRC")|$(line UP_END "$JNI_SRC")"
+J_HOT="$(line "$JNI_SRC" HOT)|$(line "$JNI_SRC" UP_END)"
 
 jdks=()
 if [[ -x $J17/bin/java && -x $J17/bin/javac ]]; then
@@ -172,7 +160,7 @@ check_chain "$JNI_CASE" ";JvmJni\\.up@" "$JNI_CHAIN" \
 	"main -> alpha -> down (native) -> C -> JNI -> call stub -> up, at their lines"
 
 # The C2 cases' second thread: Thread's native start, Worker.run, then the same chain.
-L_WORKER=$(line CALL_ALPHA_WORKER)
+L_WORKER=$(line "$SRC" CALL_ALPHA_WORKER)
 W_CHAIN="__clone3;start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
 W_CHAIN+="JvmChain\\\$Worker\\.run@$F:($L_WORKER);JvmChain\\.alpha@$F:($L_BETA);"
 W_CHAIN+="JvmChain\\.beta@$F:($L_GAMMA);$TAIL"
@@ -211,7 +199,7 @@ done
 # caller whose class was unloaded under us may be a "[jvm: ...]" marker: not wrong either; a
 # garbled hidden-class name was, before names were checked for valid text).
 # Frames the cookie rejects show as "[jvm: stale code]" (counted).
-L_SPIN=$(line SPIN "$CHURN_SRC")
+L_SPIN=$(line "$CHURN_SRC" SPIN)
 total=$(samples "$TMP/jvm.stacks" churn "Worker\\.spin@")
 good=$(samples "$TMP/jvm.stacks" churn \
 	"(\\[jvm stub\\] [^;]*|\\[jvm: [^;]*\\]|jdk\\.internal\\.reflect\\.[^;]*|java\\.lang\\.invoke\\.[^;]*);JvmChurn\\\$Worker\\.spin@JvmChurn\\.java(:($L_SPIN))?(;[^@]*)?$")
@@ -223,9 +211,7 @@ check_pct "churn: Worker.spin frames under their callers, at their lines (or non
 	cut -c1-600 | sed 's/^/        /'
 
 # Tiny: its own recording, one JVM per JDK (the box is free of the cases above by now).
-L_TINY=$(line TINY "$TINY_SRC")
-L_CALL_TINY=$(line CALL_TINY "$TINY_SRC")
-L_CALL_LOOP=$(line CALL_LOOP "$TINY_SRC")
+marks "$TINY_SRC" L_TINY=TINY L_CALL_TINY=CALL_TINY L_CALL_LOOP=CALL_LOOP
 script=""
 for v in "${jdks[@]}"; do
 	home=$J17
@@ -253,9 +239,5 @@ n=$(grep '^jvm ' "$TMP/tiny.err" | sed -n 's/.*frames in their epilogue \([0-9]*
 check_ge "tiny: compiled frames unwound from their epilogue (eBPF)" "${n:-0}" 10
 
 # The frame kinds the walk emitted, over all cases (record's summary line "jvm ...").
-summary=$(grep '^jvm ' "$TMP/jvm.err")
-for kind in "interpreted frames" "compiled frames" "stub frames"; do
-	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
-	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
-done
+check_summary "$TMP/jvm.err" jvm 100 "interpreted frames" "compiled frames" "stub frames"
 finish

@@ -48,7 +48,6 @@ HZ=499
 SECS=14     # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
 RUN_SECS=30
 NODE=/usr/bin/node
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
 CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
 SHAPES_SRC=$SS_ROOT/tests/data/node_shapes.js
 INLINE_SRC=$SS_ROOT/tests/data/node_inline.js
@@ -60,12 +59,6 @@ if [[ ! -x $NODE ]]; then
 	skip_setup "Node.js ($NODE) not installed"
 	finish
 fi
-
-# line MARK [FILE]: the line numbers of the lines of FILE that end in "// MARK", joined by "|"
-line()
-{
-	grep -n "// $1\$" "${2:-$CHAIN_SRC}" | cut -d: -f1 | paste -sd'|'
-}
 
 for c in int base opt pre; do
 	cp "$CHAIN_SRC" "$TMP/$c.js"
@@ -134,10 +127,8 @@ check_chain()
 	check_pct "$1: $4" "$chain" "$hot" "${MIN_PCT:-90}" || show_case "$2"
 }
 
-L_ALPHA=$(line CALL_ALPHA)
-L_BETA=$(line CALL_BETA)
-L_GAMMA=$(line CALL_GAMMA)
-L_LOOP="$(line LOOP)|$(line HOT)"
+marks "$CHAIN_SRC" L_ALPHA=CALL_ALPHA L_BETA=CALL_BETA L_GAMMA=CALL_GAMMA
+L_LOOP="$(line "$CHAIN_SRC" LOOP)|$(line "$CHAIN_SRC" HOT)"
 # Native entry into JavaScript, then the script's top-level code (an anonymous function, as
 # V8 names a CommonJS module's wrapper, starting at the script's first character) called by
 # node's module loader.
@@ -208,7 +199,7 @@ check_pct "int: node's loader frames at V8's own lines and columns ($want)" "$go
 top=$(grep -oE ";gamma@int\\.js:[0-9]+:[0-9]+ [0-9]+\$" "$TMP/node.cstacks" | tr -d ';' |
 	awk '{ n[$1] += $2 } END { for (k in n) print n[k], k }' | sort -rn)
 check_eq "int: gamma's most sampled position is the % of its hot line" \
-	"$(head -1 <<<"$top" | cut -d' ' -f2)" "gamma@int.js:$(line HOT):$C_MOD" || sed 's/^/        /' <<<"$top"
+	"$(head -1 <<<"$top" | cut -d' ' -f2)" "gamma@int.js:$(line "$CHAIN_SRC" HOT):$C_MOD" || sed 's/^/        /' <<<"$top"
 # Baseline code: every frame at its line, also when gamma is interrupted in one of V8's
 # builtins that its baseline code called without a frame (Builtins_ModulusSmi_Baseline...:
 # the builtin, then gamma at the line of the call), and before the process's maps were
@@ -247,7 +238,7 @@ check_pct "opt: gamma at a line of its loop (optimised code's source positions)"
 f=inl\\.js
 line_i()
 {
-	line "$1" "$INLINE_SRC"
+	line "$INLINE_SRC" "$1"
 }
 INL_CHAIN="$ENTRY$TL@$f:($(line_i CALL_OUTER));outer@$f:($(line_i CALL_MID))"
 INL_CHAIN+=";mid@$f:($(line_i CALL_LEAF));leaf@$f:($(line_i LEAF_HOT))(;|\$)"
@@ -262,7 +253,7 @@ check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$ho
 f=osr\\.js
 line_o()
 {
-	line "$1" "$OSR_SRC"
+	line "$OSR_SRC" "$1"
 }
 MIN_PCT=97 check_chain osr ";spin@$f" \
 	"$ENTRY$TL@$f:($(line_o CALL_SPIN));spin@$f:($(line_o OSR_LOOP)|$(line_o OSR_HOT)|$(line_o OSR_CHECK))(;|\$)" \
@@ -270,8 +261,8 @@ MIN_PCT=97 check_chain osr ";spin@$f" \
 
 # N-API: JavaScript -> the addon's C -> V8's entry -> JavaScript, every frame in its place.
 A=addon\\.js
-L_CB="$(line CB_LOOP "$ADDON_SRC")|$(line CB_HOT "$ADDON_SRC")"
-ADDON_CHAIN="$ENTRY$TL@$A:($(line CALL_VIA "$ADDON_SRC"));viaAddon@$A:($(line CALL_ADDON "$ADDON_SRC"))"
+L_CB="$(line "$ADDON_SRC" CB_LOOP)|$(line "$ADDON_SRC" CB_HOT)"
+ADDON_CHAIN="$ENTRY$TL@$A:($(line "$ADDON_SRC" CALL_VIA));viaAddon@$A:($(line "$ADDON_SRC" CALL_ADDON))"
 ADDON_CHAIN+=";([^;]*;)*call_back;addon_call_js;napi_call_function;([^;]*;)*"
 ADDON_CHAIN+="\\[v8\\] JSEntry;\\[v8\\] JSEntryTrampoline;work@$A:($L_CB)(;|\$)"
 check_chain addon ";work@$A" "$ADDON_CHAIN" \
@@ -281,7 +272,7 @@ check_chain addon ";work@$A" "$ADDON_CHAIN" \
 W=worker\\.js
 line_w()
 {
-	line "$1" "$WORKER_SRC"
+	line "$WORKER_SRC" "$1"
 }
 check_chain worker ";burn@$W" \
 	"$TL@$W:($(line_w CALL_WORKER));inWorker@$W:($(line_w CALL_BURN));burn@$W:($(line_w W_LOOP)|$(line_w W_HOT))(;|\$)" \
@@ -301,7 +292,7 @@ check_pct "pre: started before the recording: top level -> alpha (-> beta) (-> g
 S=shapes\\.js
 line_s()
 {
-	line "$1" "$SHAPES_SRC"
+	line "$SHAPES_SRC" "$1"
 }
 TOP="$ENTRY$TL@$S:($(line_s CALLS))"
 check_chain method ";[^;]*area@$S" \
@@ -338,7 +329,7 @@ check_eq "no frame left as [v8: stub]" "$stub" 0 || show_case "\\[v8: stub\\]"
 # top level of churn.js at its call line (no line once TurboFan compiled that loop; a frame
 # whose script was collected before it was read has no file: not counted); a stale frame shows as a [v8: ...] marker, which
 # is not wrong. Anything else was read from reused memory.
-read -r total good < <(python3 - "$TMP/node.stacks" "$(line CALL_F "$SS_ROOT/tests/data/node_churn.js")" <<'EOP'
+read -r total good < <(python3 - "$TMP/node.stacks" "$(line "$SS_ROOT/tests/data/node_churn.js" CALL_F)" <<'EOP'
 import re, sys
 total = good = 0
 call = re.compile(r"<anonymous>:1:1@churn\.js(:%s)?$" % sys.argv[2])  # optimised: no line
@@ -369,11 +360,8 @@ stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
 check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
 
 # The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
+check_summary "$TMP/node.err" v8 100 "interpreted frames" "baseline frames" "optimised frames"
 summary=$(grep '^v8 ' "$TMP/node.err")
-for kind in "interpreted frames" "baseline frames" "optimised frames"; do
-	n=$(sed -n "s/.*$kind \\([0-9]*\\).*/\\1/p" <<<"$summary")
-	check_ge "eBPF: $kind" "${n:-0}" 100 || echo "        $summary"
-done
 # Frames TurboFan inlined, shown as their own (userspace count of the symbolizations).
 n=$(sed -n "s/.*inlined frames \\([0-9]*\\).*/\\1/p" <<<"$summary")
 check_ge "inlined frames expanded from optimised code" "${n:-0}" 10 || echo "        $summary"

@@ -22,30 +22,6 @@ need_root
 HZ=499
 DATA=$SS_ROOT/tests/data
 PERL=/usr/bin/perl
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
-
-# line FILE MARK: the line number of the line of FILE that ends in "# MARK"
-line()
-{
-	grep -n "# $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$@" >"$TMP/$name.out"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
-
-# show_perl FILE [ERE]: the top stacks of a stacks file (those matching ERE), for the log of a
-# failing test
-show_perl()
-{
-	grep -E "${2:-.}" "$1" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 | sed 's/^/        /'
-}
 
 if [[ ! -x $PERL ]] || ! $PERL -MFindBin -MList::Util -e 'exit($] == 5.036 ? 0 : 1)'; then
 	skip_setup "Debian's perl 5.36 (with FindBin, List::Util) missing: every Perl check"
@@ -59,10 +35,7 @@ fi
 N='[^;@]*;' # one native frame
 RUNOPS='Perl_runops_standard;'
 C=perl_chain\\.pl
-L_HOT=$(line "$DATA/perl_chain.pl" HOT)
-L_GAMMA=$(line "$DATA/perl_chain.pl" CALL_GAMMA)
-L_BETA=$(line "$DATA/perl_chain.pl" CALL_BETA)
-L_ALPHA=$(line "$DATA/perl_chain.pl" CALL_ALPHA)
+marks "$DATA/perl_chain.pl" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA
 CHAIN="main@$C:$L_ALPHA;main::alpha@$C:$L_BETA;main::beta@$C:$L_GAMMA;main::gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 record_stacks chain $PERL "$DATA/perl_chain.pl" 1.5
@@ -72,13 +45,13 @@ inc=$(samples "$f" "*" ";main::gamma@$C:")
 check_ge "chain: samples in main::gamma" "$inc" 300
 chain=$(samples "$f" "*" ";$RUNOPS$CHAIN")
 check_pct "chain: runops;main:$L_ALPHA;main::alpha:$L_BETA;main::beta:$L_GAMMA;main::gamma:$L_HOT" \
-	"$chain" "$inc" 95 || show_perl "$f"
+	"$chain" "$inc" 95 || show_stacks "$f"
 hot=$(samples "$f" "*" ";main::gamma@$C:$L_HOT(;|\$)")
 check_pct "chain: main::gamma at its hot line $L_HOT" "$hot" "$inc" 95
 # (runops also runs at compile time, under perl_parse: `use` and BEGIN on a slow start)
 whole=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*perl_(run|parse);([^;]*;)*${RUNOPS}")
 check_pct "chain: stacks through runops complete from _start" "$whole" "$total" 95 ||
-	show_perl "$f"
+	show_stacks "$f"
 check "chain: no Perl marker frames ($(grep -o '[0-9]* markers' "$TMP/chain.err" | head -1))" \
 	grep -q "^perl .* 0 markers" "$TMP/chain.err"
 
@@ -97,7 +70,7 @@ mixed_case()
 	inc=$(samples "$f" "*" ";$caller@$M:[0-9]+;(.*;)?$leaf@$M:")
 	check_ge "mixed: samples in $what" "$inc" "$min"
 	chain=$(samples "$f" "*" "$re;$leaf@$M:[0-9]+(;[^;@]*)*\$")
-	check_pct "mixed: $what: its chain" "$chain" "$inc" 85 || show_perl "$f" "$caller@"
+	check_pct "mixed: $what: its chain" "$chain" "$inc" 85 || show_stacks "$f" "$caller@"
 	at=$(samples "$f" "*" ";$caller@$M:[0-9]+;(.*;)?$leaf@$M:$hot(;[^;@]*)*\$")
 	check_pct "mixed: $what at its line $hot" "$at" "$inc" 80
 }
@@ -108,7 +81,7 @@ inc=$(samples "$f" "*" ";PerlMixedLib::work@")
 chain=$(samples "$f" "*" "${RUNOPS}main@$M:$(line "$MF" LOOP_LIB);main::lib_phase@$M:$(line "$MF" CALL_LIB);PerlMixedLib::work@PerlMixedLib\\.pm:$L_LIB(;[^;@]*)*\$")
 check_ge "mixed: samples in PerlMixedLib::work" "$inc" 60
 check_pct "mixed: main -> main::lib_phase -> PerlMixedLib::work@PerlMixedLib.pm:$L_LIB" \
-	"$chain" "$inc" 85 || show_perl "$f" PerlMixedLib
+	"$chain" "$inc" 85 || show_stacks "$f" PerlMixedLib
 # an anonymous sub
 mixed_case "an anonymous sub" main::anon_phase "main::__ANON__" 40 \
 	"${RUNOPS}main@$M:$(line "$MF" LOOP_ANON);main::anon_phase@$M:$(line "$MF" CALL_ANON)" \
@@ -129,7 +102,7 @@ inc=$(samples "$f" "*" ";main::__ANON__@$M:$L_FIRST")
 chain=$(samples "$f" "*" "${RUNOPS}main@$M:$(line "$MF" LOOP_FIRST);main::first_phase@$M:$L_FIRST;($N)+${RUNOPS}main::__ANON__@$M:$L_FIRST(;[^;@]*)*\$")
 check_ge "mixed: samples in first's block" "$inc" 60
 check_pct "mixed: main::first_phase -> List::Util::first (XS) -> runops -> main::__ANON__:$L_FIRST" \
-	"$chain" "$inc" 85 || show_perl "$f" "__ANON__@$M:$L_FIRST"
+	"$chain" "$inc" 85 || show_stacks "$f" "__ANON__@$M:$L_FIRST"
 # BEGIN: the parser runs it through call_sv. The samples whose innermost Perl frame is a BEGIN
 # of the script: not those of its `use` lines (BEGIN blocks too, loading modules under them:
 # more of them on a cold start, named now that they are read before Perl frees them).
@@ -138,7 +111,7 @@ inc=$(samples "$f" "*" ";BEGIN@$M:[0-9]+(;[^;@]*)*\$")
 chain=$(samples "$f" "*" "perl_parse;($N)*Perl_call_list;Perl_call_sv;${RUNOPS}BEGIN@$M:$L_BEGIN(;[^;@]*)*\$")
 check_ge "mixed: samples in the BEGIN block" "$inc" 40
 check_pct "mixed: perl_parse -> call_list -> call_sv -> runops -> BEGIN:$L_BEGIN" "$chain" "$inc" 90 ||
-	show_perl "$f" BEGIN
+	show_stacks "$f" BEGIN
 # A context read while Perl pushes or pops it may not check out: a marker, at most rarely
 frames=$(grep -o '^perl .*frames [0-9]* symbolized' "$TMP/mixed.err" | grep -o '[0-9]* symbolized' | cut -d' ' -f1)
 markers=$(grep -o '^perl .* [0-9]* markers' "$TMP/mixed.err" | grep -o '[0-9]* markers' | cut -d' ' -f1)
@@ -150,7 +123,7 @@ f=$TMP/late.stacks
 inc=$(samples "$f" "*" ";main::gamma@$C:")
 chain=$(samples "$f" "*" ";$RUNOPS$CHAIN")
 check_ge "late process: samples in main::gamma" "$inc" 200
-check_pct "late process: chain with exact lines" "$chain" "$inc" 95 || show_perl "$f"
+check_pct "late process: chain with exact lines" "$chain" "$inc" 95 || show_stacks "$f"
 
 # A Perl whose layout is not known: native frames and a visible marker. Debian's binary with
 # its PL_version byte changed to 35 (the interpreter is the same; stackscope must not walk
@@ -181,6 +154,6 @@ inc=$(samples "$f" "*" ";$RUNOPS")
 chain=$(samples "$f" "*" ";${RUNOPS}\\[perl: unsupported version\\](;[^;@]*)*\$")
 check_ge "unsupported version: samples in runops" "$inc" 200
 check_pct "unsupported version: runops;[perl: unsupported version], no Perl frame" "$chain" "$inc" 90 ||
-	show_perl "$f"
+	show_stacks "$f"
 
 finish

@@ -23,11 +23,8 @@ need_php
 
 C=php_chain\\.php
 M=php_mixed\\.php
-L_HOT=$(line "$DATA/php_chain.php" HOT)
-L_GAMMA=$(line "$DATA/php_chain.php" CALL_GAMMA)
-L_BETA=$(line "$DATA/php_chain.php" CALL_BETA)
-L_ALPHA=$(line "$DATA/php_chain.php" CALL_ALPHA)
-L_RUN=$(line "$DATA/php_chain.php" CALL_RUN)
+marks "$DATA/php_chain.php" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA \
+	L_RUN=CALL_RUN
 CHAIN="\\{main\\}@$C:$L_RUN;Worker::run@$C:$L_ALPHA;alpha@$C:$L_BETA;beta@$C:$L_GAMMA;gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 # Thresholds: 499 Hz for 1.5 s is ~750 samples on an idle box; PHP's start-up costs ~20. On a
@@ -48,7 +45,7 @@ test_chain()
 	check_ge "$name: samples in gamma" "$inc" 100
 	chain=$(samples "$f" "*" ";execute_ex;$CHAIN")
 	check_pct "$name: execute_ex;{main}:$L_RUN;Worker::run:$L_ALPHA;alpha:$L_BETA;beta:$L_GAMMA;gamma:$L_HOT" \
-		"$chain" "$inc" 90 || show_php "$f"
+		"$chain" "$inc" 90 || show_stacks "$f"
 	hot=$(samples "$f" "*" ";gamma@$C:$L_HOT(;|\$)")
 	check_pct "$name: gamma at its hot line $L_HOT (the VM's opline register)" "$hot" "$inc" 97
 	whole=$(samples "$f" "*" "^x;_start;__libc_start_main(_impl)?;($N)*execute_ex;\\{main\\}@$C:")
@@ -65,11 +62,7 @@ check_le "cli: PHP marker frames, per thousand frames" "$((${markers:-1000} * 10
 	grep '^php ' "$TMP/cli.err" | sed 's/^/        /'
 
 # PHP -> C -> PHP, and an included file
-L_CMP=$(line "$DATA/php_mixed.php" CMP)
-L_USORT=$(line "$DATA/php_mixed.php" USORT)
-L_MAP=$(line "$DATA/php_mixed.php" MAP)
-L_CLOSURE=$(line "$DATA/php_mixed.php" CLOSURE)
-L_INCLUDE=$(line "$DATA/php_mixed.php" INCLUDE)
+marks "$DATA/php_mixed.php" L_CMP=CMP L_USORT=USORT L_MAP=MAP L_CLOSURE=CLOSURE L_INCLUDE=INCLUDE
 L_CALL_SORT=$(line "$DATA/php_mixed_inc.php" CALL_SORT)
 record_stacks mixed $PHP "$DATA/php_mixed.php" $SECS
 f=$TMP/mixed.stacks
@@ -79,14 +72,14 @@ chain=$(samples "$f" "*" "$ROOT:$L_USORT;usort;($N)+execute_ex;Sorter::cmp@$M:[0
 hot=$(samples "$f" "*" ";Sorter::cmp@$M:$L_CMP(;|\$)")
 check_ge "mixed: samples in Sorter::cmp" "$inc" 30
 check_pct "mixed: {main}:$L_INCLUDE -> {include} -> sort_loop:$L_USORT -> usort -> C -> execute_ex -> Sorter::cmp" \
-	"$chain" "$inc" 85 || show_php "$f"
+	"$chain" "$inc" 85 || show_stacks "$f"
 check_pct "mixed: Sorter::cmp at its loop line $L_CMP" "$hot" "$inc" 80
 inc=$(samples "$f" "*" ";\\{closure\\}@$M:")
 chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;\\{closure\\}@$M:[0-9]+(;[^;@]*)*\$")
 hot=$(samples "$f" "*" ";\\{closure\\}@$M:$L_CLOSURE(;|\$)")
 check_ge "mixed: samples in the closure" "$inc" 30
 check_pct "mixed: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 check_pct "mixed: {closure} at its loop line $L_CLOSURE" "$hot" "$inc" 80
 # an internal function C calls (array_map's md5): placed at zend_call_function, leaf side of
 # array_map's C code
@@ -95,7 +88,7 @@ inc=$(samples "$f" "*" ";md5;")
 chain=$(samples "$f" "*" "$ROOT:$L_MD5;array_map;($N)*zend_call_function;md5;")
 check_ge "mixed: samples in md5" "$inc" 20
 check_pct "mixed: sort_loop:$L_MD5 -> array_map -> C -> zend_call_function -> md5" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 
 # A PHP whose layout is not known: native frames and a visible marker. Debian's binary with
 # the version text it announces changed to 8.1 (the engine is the same; stackscope must not
@@ -113,7 +106,7 @@ inc=$(samples "$f" "*" ";execute_ex(;|\$)")
 chain=$(samples "$f" "*" ";execute_ex;\\[php: unsupported version\\](;[^;@]*)*\$")
 check_ge "unsupported version: samples in execute_ex" "$inc" 60
 check_pct "unsupported version: execute_ex;[php: unsupported version], no PHP frame" "$chain" "$inc" 95 ||
-	show_php "$f"
+	show_stacks "$f"
 
 # A PHP exec'd 0.5 s after the recording began
 record_stacks late /bin/sh -c "sleep 0.5; exec $PHP $DATA/php_chain.php $SECS"
@@ -121,7 +114,7 @@ f=$TMP/late.stacks
 inc=$(samples "$f" "*" ";gamma@$C:")
 chain=$(samples "$f" "*" ";execute_ex;$CHAIN")
 check_ge "late process: samples in gamma" "$inc" 100
-check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_php "$f"
+check_pct "late process: chain with exact lines" "$chain" "$inc" 90 || show_stacks "$f"
 
 # php-fpm (php_lib.sh fpm_record): workers forked while recording, recycled every 3 requests
 need_php fpm
@@ -133,7 +126,7 @@ chain=$(samples "$f" "*" \
 	"php_execute_script;zend_execute_scripts;zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F:$L_FHOT(;[^;@]*)*\$")
 check_ge "fpm: worker samples in fpm_leaf" "$inc" 60
 check_pct "fpm: workers' {main}:$L_FHANDLE -> fpm_handle:$L_FRENDER -> fpm_render:$L_FLEAF -> fpm_leaf:$L_FHOT" \
-	"$chain" "$inc" 90 || show_php "$f"
+	"$chain" "$inc" 90 || show_stacks "$f"
 echo "        fpm: $(grep -o '[0-9]* through a forked child.s parent' "$TMP/fpm.err" | head -1) (PHP frames)"
 
 finish

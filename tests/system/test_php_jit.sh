@@ -48,13 +48,8 @@ test_jit()
 	local name=$1 mode=$2 f inc chain lined hot whole total
 	local l_hot l_hot2 l_setup l_gamma l_beta l_alpha l_run right
 
-	l_hot=$(line "$DATA/php_jit.php" HOT)
-	l_hot2=$(line "$DATA/php_jit.php" HOT2)
-	l_setup=$(line "$DATA/php_jit.php" SETUP)
-	l_gamma=$(line "$DATA/php_jit.php" CALL_GAMMA)
-	l_beta=$(line "$DATA/php_jit.php" CALL_BETA)
-	l_alpha=$(line "$DATA/php_jit.php" CALL_ALPHA)
-	l_run=$(line "$DATA/php_jit.php" CALL_RUN)
+	marks "$DATA/php_jit.php" l_hot=HOT l_hot2=HOT2 l_setup=SETUP l_gamma=CALL_GAMMA \
+		l_beta=CALL_BETA l_alpha=CALL_ALPHA l_run=CALL_RUN
 	record_stacks "$name" $PHP -d opcache.enable_cli=1 -d opcache.jit="$mode" "${JIT_ON[@]}" \
 		"$DATA/php_jit.php" $SECS
 	f=$TMP/$name.stacks
@@ -65,7 +60,7 @@ test_jit()
 	chain=$(samples "$f" "*" \
 		";execute_ex;\\{main\\}@$J:$l_run;Worker::run@$J:$l_alpha;alpha@$J:$l_beta;beta@$J:$l_gamma;gamma@$J(:[0-9]+)?(;[^;@]*)*\$")
 	check_pct "$name: execute_ex;{main}:$l_run;Worker::run:$l_alpha;alpha:$l_beta;beta:$l_gamma;gamma" \
-		"$chain" "$inc" 90 || show_php "$f"
+		"$chain" "$inc" 90 || show_stacks "$f"
 	# each C function under gamma's line that called it (the JIT saves the opline before
 	# an internal call, as the VM does); none under another line
 	hot=$(samples "$f" "*" ";gamma@$J:[0-9]+;str_repeat(;|\$)")
@@ -87,9 +82,7 @@ test_jit jit-tracing tracing
 test_jit jit-function function
 
 # PHP -> C -> PHP with both PHP levels JIT'd
-L_USORT=$(line "$DATA/php_mixed.php" USORT)
-L_MAP=$(line "$DATA/php_mixed.php" MAP)
-L_INCLUDE=$(line "$DATA/php_mixed.php" INCLUDE)
+marks "$DATA/php_mixed.php" L_USORT=USORT L_MAP=MAP L_INCLUDE=INCLUDE
 L_CALL_SORT=$(line "$DATA/php_mixed_inc.php" CALL_SORT)
 M=php_mixed\\.php
 record_stacks mixed-jit $PHP -d opcache.enable_cli=1 -d opcache.jit=tracing "${JIT_ON[@]}" \
@@ -101,12 +94,12 @@ inc=$(samples "$f" "*" ";Sorter::cmp@$M")
 chain=$(samples "$f" "*" "$ROOT:$L_USORT;usort;($N)+execute_ex;Sorter::cmp@$M(:[0-9]+)?(;[^;@]*)*\$")
 check_ge "mixed-jit: samples in Sorter::cmp" "$inc" 10
 check_pct "mixed-jit: sort_loop:$L_USORT -> usort -> C -> execute_ex -> Sorter::cmp" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 inc=$(samples "$f" "*" ";\\{closure\\}@$M")
 chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;\\{closure\\}@$M(:[0-9]+)?(;[^;@]*)*\$")
 check_ge "mixed-jit: samples in the closure" "$inc" 15
 check_pct "mixed-jit: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
-	show_php "$f"
+	show_stacks "$f"
 
 # php-fpm with the JIT (Debian's FPM has opcache on)
 need_php fpm
@@ -119,6 +112,6 @@ chain=$(samples "$f" "*" \
 	"zend_execute;execute_ex;\\{main\\}@$F:$L_FHANDLE;fpm_handle@$F:$L_FRENDER;fpm_render@$F:$L_FLEAF;fpm_leaf@$F(:$L_FHOT)?(;[^;@]*)*\$")
 check_ge "fpm-jit: worker samples in fpm_leaf" "$inc" 40
 check_pct "fpm-jit: workers' {main}:$L_FHANDLE -> fpm_handle:$L_FRENDER -> fpm_render:$L_FLEAF -> fpm_leaf" \
-	"$chain" "$inc" 90 || show_php "$f"
+	"$chain" "$inc" 90 || show_stacks "$f"
 
 finish

@@ -23,23 +23,6 @@ HZ=499
 SECS=1.5
 DATA=$SS_ROOT/tests/data
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
-
-# line FILE MARK: the line number of the line of FILE that ends in "# MARK"
-line()
-{
-	grep -n "# $2\$" "$1" | cut -d: -f1
-}
-
-# record_stacks NAME COMMAND ARGS...: records COMMAND ARGS into $TMP/NAME.stacks
-record_stacks()
-{
-	local name=$1
-	shift
-	record "$TMP/$name.err" -F $HZ -q -o "$TMP/$name.pb.gz" -- "$@"
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
 
 # py_record NAME PYTHON SCRIPT ARGS...: records PYTHON -S SCRIPT ARGS (-S: no site import,
 # a start-up as short as the interpreter allows: see the thresholds below)
@@ -47,25 +30,12 @@ py_record()
 {
 	local name=$1 py=$2
 	shift 2
-	record_stacks "$name" "$py" -S "$@"
+	RECORD_OPTS=-q record_stacks "$name" "$py" -S "$@"
 }
 
-# show_py FILE: the top stacks of a stacks file, for the log of a failing test
-show_py()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-600 | sed 's/^/        /'
-}
-
-L_HOT=$(line "$DATA/py_chain.py" HOT)
-L_B=$(line "$DATA/py_chain.py" CALL_B)
-L_A=$(line "$DATA/py_chain.py" CALL_A)
-L_MOD=$(line "$DATA/py_chain.py" CALL_MODULE)
-L_KEY=$(line "$DATA/py_mixed.py" KEY)
-L_REPL=$(line "$DATA/py_mixed.py" REPL)
-L_SORTED=$(line "$DATA/py_mixed.py" SORTED)
-L_SUB=$(line "$DATA/py_mixed.py" SUB)
-L_ZLIB=$(line "$DATA/py_threads.py" ZLIB)
-L_SPIN=$(line "$DATA/py_threads.py" SPIN)
+marks "$DATA/py_chain.py" L_HOT=HOT L_B=CALL_B L_A=CALL_A L_MOD=CALL_MODULE
+marks "$DATA/py_mixed.py" L_KEY=KEY L_REPL=REPL L_SORTED=SORTED L_SUB=SUB
+marks "$DATA/py_threads.py" L_ZLIB=ZLIB L_SPIN=SPIN
 L_DEEP=$(line "$DATA/py_recurse.py" DEEP)
 L_LEAF=$(line "$DATA/py_many_code.py" LEAF)
 
@@ -91,7 +61,7 @@ test_version()
 	chain=$(samples "$f" "*" \
 		"_PyEval_EvalFrameDefault;($N)*<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
 	check_pct "$name chain: <module>:$L_MOD;a:$L_A;b:$L_B;c:$L_HOT (exact lines, interleaved)" \
-		"$chain" "$total" 80 || show_py "$f"
+		"$chain" "$total" 80 || show_stacks "$f"
 	inc=$(samples "$f" "*" ";c@$C:")
 	hot=$(samples "$f" "*" ";c@$C:$L_HOT(;|\$)")
 	check_pct "$name chain: c at the hot line $L_HOT" "$hot" "$inc" 99
@@ -108,7 +78,7 @@ test_version()
 	hot=$(samples "$f" "*" ";sort_key@py_mixed\\.py:$L_KEY(;|\$)")
 	check_ge "$name mixed: samples in sort_key" "$inc" 25
 	check_pct "$name mixed: sort_loop:$L_SORTED -> C (sorted) -> eval -> sort_key" \
-		"$mixed" "$inc" 85 || show_py "$f"
+		"$mixed" "$inc" 85 || show_stacks "$f"
 	check_pct "$name mixed: sort_key at its loop line $L_KEY" "$hot" "$inc" 60
 	inc=$(samples "$f" "*" ";replace@py_mixed\\.py:")
 	mixed=$(samples "$f" "*" \
@@ -116,7 +86,7 @@ test_version()
 	hot=$(samples "$f" "*" ";replace@py_mixed\\.py:$L_REPL(;|\$)")
 	check_ge "$name mixed: samples in replace" "$inc" 15
 	check_pct "$name mixed: sort_loop:$L_SUB -> C (re.sub) -> eval -> replace" \
-		"$mixed" "$inc" 85 || show_py "$f"
+		"$mixed" "$inc" 85 || show_stacks "$f"
 	check_pct "$name mixed: replace at its loop line $L_REPL" "$hot" "$inc" 50
 }
 
@@ -135,7 +105,7 @@ test_threads()
 		"(Thread\\.)?run@threading\\.py:[0-9]+;($N)*compressor@py_threads\\.py:$L_ZLIB;($N)*[^;@]*(deflate|libz\\.so)")
 	check_ge "$name threads: samples in zlib" "$inz" 50
 	check_pct "$name threads: zlib (GIL released) under compressor:$L_ZLIB" "$withpy" "$inz" 85 ||
-		show_py "$f"
+		show_stacks "$f"
 	spin=$(samples "$f" "*" \
 		"<module>@py_threads\\.py:[0-9]+;${between}spinner@py_threads\\.py:$L_SPIN(;[^;@]*)*\$")
 	check_ge "$name threads: main thread in spinner:$L_SPIN" "$spin" 50
@@ -147,13 +117,14 @@ test_late()
 {
 	local name=$1 py=$2 minor=$3 f inc chain between=""
 
-	record_stacks "$name-late" /bin/sh -c "sleep 0.5; exec $py -S $DATA/py_chain.py $SECS"
+	RECORD_OPTS=-q record_stacks "$name-late" \
+		/bin/sh -c "sleep 0.5; exec $py -S $DATA/py_chain.py $SECS"
 	f=$TMP/$name-late.stacks
 	[[ $minor -le 10 ]] && between="($N)+"
 	inc=$(samples "$f" "*" "(_PyEval_EvalFrameDefault|py_chain)")
 	chain=$(samples "$f" "*" \
 		"<module>@$C:$L_MOD;${between}a@$C:$L_A;${between}b@$C:$L_B;${between}c@$C:$L_HOT(;[^;@]*)*\$")
-	check_pct "$name late process: chain with exact lines" "$chain" "$inc" 80 || show_py "$f"
+	check_pct "$name late process: chain with exact lines" "$chain" "$inc" 80 || show_stacks "$f"
 }
 
 # test_deep NAME PYTHON: recursion 600 deep (3.11+: the Python frames share one activation)
@@ -169,7 +140,7 @@ test_deep()
 		"_PyEval_EvalFrameDefault;\\[python: more frames truncated\\];(down@py_recurse\\.py:[0-9]+;)+down@py_recurse\\.py:$L_DEEP(;[^;@]*)*\$")
 	check_ge "$name deep recursion: samples in the innermost call" "$inc" 150
 	check_pct "$name deep recursion: innermost frames kept, explicit truncation marker" \
-		"$trunc" "$inc" 85 || show_py "$f"
+		"$trunc" "$inc" 85 || show_stacks "$f"
 }
 
 # test_many_code NAME PYTHON: 150 distinct functions on every stack. Their code objects fit the
@@ -181,10 +152,7 @@ test_many_code()
 	local name=$1 py=$2 f inc chain kept reads i
 
 	f=$TMP/$name-many.stacks
-	record "$TMP/$name-many.err" -F $HZ -o "$TMP/$name-many.pb.gz" -- "$py" -S \
-		"$DATA/py_many_code.py" $SECS
-	check_eq "$name-many: exit status" $? 0
-	$STACKS "$TMP/$name-many.pb.gz" | sed 's/^/x;/' >"$f"
+	record_stacks "$name-many" "$py" -S "$DATA/py_many_code.py" $SECS
 	inc=$(samples "$f" "*" ";leaf@py_many_code\\.py:$L_LEAF(;|\$)")
 	# f0..f149 in order (awk without interval expressions: the pattern spelt out)
 	chain=$(for ((i = 0; i < 150; i++)); do printf ';f%d@<string>:[0-9]+' $i; done)
@@ -193,7 +161,7 @@ test_many_code()
 	reads=$(grep -o '^python .*code objects read [0-9]*' "$TMP/$name-many.err" | grep -o '[0-9]*$')
 	check_ge "$name many code objects: samples in the leaf" "$inc" 150
 	check_pct "$name many code objects: all 150 frames above the leaf named" "$kept" "$inc" 97 ||
-		show_py "$f"
+		show_stacks "$f"
 	check_le "$name many code objects: code objects read (150 on the stack, ~15 at start-up)" \
 		"${reads:-100000}" 450
 }
@@ -307,7 +275,7 @@ if [[ -n $old ]]; then
 	total=$(samples "$f" "*")
 	inc=$(samples "$f" "*" "_PyEval_EvalFrameDefault;\\[python: unsupported version\\]")
 	check_pct "python 3.$minor: eval loop marked [python: unsupported version]" "$inc" "$total" 80 ||
-		show_py "$f"
+		show_stacks "$f"
 else
 	skip "no pyenv python 3.6 or 3.7: unsupported-version marker not tested"
 fi

@@ -20,28 +20,12 @@ HZ=499
 SECS=1.5
 DATA=$SS_ROOT/tests/data
 RUBY=/usr/bin/ruby3.1
-STACKS="/usr/bin/python3 $SS_ROOT/tests/system/pprof_stacks.py"
-
-# line FILE MARK: the line number of the line of FILE that ends in "# MARK"
-line()
-{
-	grep -n "# $2\$" "$1" | cut -d: -f1
-}
 
 # rb_record NAME SCRIPT: records ruby --disable-gems SCRIPT $SECS into $TMP/NAME.stacks
 # (--disable-gems: no rubygems start-up, the shortest start the interpreter allows)
 rb_record()
 {
-	local name=$1 script=$2
-	record "$TMP/$name.err" -F $HZ -o "$TMP/$name.pb.gz" -- "$RUBY" --disable-gems "$script" $SECS
-	check_eq "$name: exit status" $? 0
-	$STACKS "$TMP/$name.pb.gz" | sed 's/^/x;/' >"$TMP/$name.stacks"
-}
-
-# show_rb FILE: the top stacks of a stacks file, for the log of a failing test
-show_rb()
-{
-	sort -t' ' -k2 -rn "$1" | head -4 | cut -c1-700 | sed 's/^/        /'
+	record_stacks "$1" "$RUBY" --disable-gems "$2" $SECS
 }
 
 if [[ ! -x $RUBY ]]; then
@@ -55,18 +39,10 @@ N='[^;@]*;' # one native (or C function) frame
 C=rb_chain\\.rb
 M=rb_mixed\\.rb
 T=rb_threads\\.rb
-L_HOT=$(line "$DATA/rb_chain.rb" HOT)
-L_GAMMA=$(line "$DATA/rb_chain.rb" CALL_GAMMA)
-L_BETA=$(line "$DATA/rb_chain.rb" CALL_BETA)
-L_ALPHA=$(line "$DATA/rb_chain.rb" CALL_ALPHA)
-L_SORT=$(line "$DATA/rb_mixed.rb" SORT)
-L_KEY=$(line "$DATA/rb_mixed.rb" KEY)
-L_TIMES=$(line "$DATA/rb_mixed.rb" TIMES)
-L_EACH=$(line "$DATA/rb_mixed.rb" EACH)
-L_SPIN_A=$(line "$DATA/rb_threads.rb" SPIN_A)
-L_SPIN_B=$(line "$DATA/rb_threads.rb" SPIN_B)
-L_THREAD_A=$(line "$DATA/rb_threads.rb" THREAD_A)
-L_THREAD_B=$(line "$DATA/rb_threads.rb" THREAD_B)
+marks "$DATA/rb_chain.rb" L_HOT=HOT L_GAMMA=CALL_GAMMA L_BETA=CALL_BETA L_ALPHA=CALL_ALPHA
+marks "$DATA/rb_mixed.rb" L_SORT=SORT L_KEY=KEY L_TIMES=TIMES L_EACH=EACH
+marks "$DATA/rb_threads.rb" L_SPIN_A=SPIN_A L_SPIN_B=SPIN_B L_THREAD_A=THREAD_A \
+	L_THREAD_B=THREAD_B
 CHAIN="<main>@$C:$L_ALPHA;Worker#alpha@$C:$L_BETA;Worker#beta@$C:$L_GAMMA;Worker#gamma@$C:$L_HOT(;[^;@]*)*\$"
 
 # ---- chain: one vm_exec_core activation runs all four frames ----
@@ -80,7 +56,7 @@ inruby=$(samples "$f" "*" ";rb_vm_exec;")
 check_pct "chain: samples running Ruby code" "$inruby" "$total" 60
 chain=$(samples "$f" "*" "rb_vm_exec;($N)*$CHAIN")
 check_pct "chain: <main>:$L_ALPHA;Worker#alpha:$L_BETA;Worker#beta:$L_GAMMA;Worker#gamma:$L_HOT over rb_vm_exec" \
-	"$chain" "$inruby" 90 || show_rb "$f"
+	"$chain" "$inruby" 90 || show_stacks "$f"
 inc=$(samples "$f" "*" ";Worker#gamma@$C:")
 hot=$(samples "$f" "*" ";Worker#gamma@$C:$L_HOT(;|\$)")
 check_pct "chain: Worker#gamma at the hot line $L_HOT" "$hot" "$inc" 95
@@ -101,20 +77,20 @@ mixed=$(samples "$f" "*" \
 hot=$(samples "$f" "*" ";Mixed#key@$M:$L_KEY(;|\$)")
 check_ge "mixed: samples in Mixed#key" "$inc" 25
 check_pct "mixed: Mixed#sort_loop:$L_SORT -> Enumerable#sort_by (C) -> block -> Mixed#key" \
-	"$mixed" "$inc" 85 || show_rb "$f"
+	"$mixed" "$inc" 85 || show_stacks "$f"
 check_pct "mixed: Mixed#key at its loop line $L_KEY" "$hot" "$inc" 80
 inc=$(samples "$f" "*" ";block in Mixed\\.count@$M:")
 mixed=$(samples "$f" "*" \
 	";Mixed\\.count@$M:$L_TIMES;Integer#times;($N)+block in Mixed\\.count@$M:$L_TIMES(;[^;@]*)*\$")
 check_ge "mixed: samples in the block of class method Mixed.count" "$inc" 25
 check_pct "mixed: Mixed.count:$L_TIMES -> Integer#times (C) -> block in Mixed.count:$L_TIMES" \
-	"$mixed" "$inc" 85 || show_rb "$f"
+	"$mixed" "$inc" 85 || show_stacks "$f"
 inc=$(samples "$f" "*" ";block \\(2 levels\\) in <class:Mixed>@$M:")
 mixed=$(samples "$f" "*" \
 	";Mixed#made@$M:$L_EACH;Array#each;($N)+block \\(2 levels\\) in <class:Mixed>@$M:$L_EACH(;[^;@]*)*\$")
 check_ge "mixed: samples in the block of define_method Mixed#made" "$inc" 25
 check_pct "mixed: Mixed#made (define_method):$L_EACH -> Array#each (C) -> its block:$L_EACH" \
-	"$mixed" "$inc" 85 || show_rb "$f"
+	"$mixed" "$inc" 85 || show_stacks "$f"
 
 # ---- lines past the succinct index's immediate part: a hot loop hundreds of instructions
 # into its method (positions >= 54 live in 512-position blocks: rank, small-block ranks and a
@@ -138,7 +114,7 @@ inc=$(samples "$f" "*" ";Object#long@rb_long\\.rb:")
 hot=$(samples "$f" "*" ";Object#long@rb_long\\.rb:$L_LONG(;|\$)")
 check_ge "long method: samples" "$inc" 100
 check_pct "long method: hot line $L_LONG found through the succinct index blocks" "$hot" "$inc" 95 ||
-	show_rb "$f"
+	show_stacks "$f"
 
 # ---- GC time: a [ruby: gc] frame on the leaf side of the Ruby frames that started it ----
 {
@@ -153,7 +129,7 @@ inc=$(samples "$f" "*" ";GC\\.start@<internal:gc>:[0-9]+")
 gc=$(samples "$f" "*" "<main>@rb_gc\\.rb:$L_GC;GC\\.start@<internal:gc>:[0-9]+;\\[ruby: gc\\](;[^;@]*)*\$")
 check_ge "gc: samples in GC.start" "$inc" 50
 check_pct "gc: <main>:$L_GC -> GC.start -> [ruby: gc] -> the collector's native frames" "$gc" "$inc" 80 ||
-	show_rb "$f"
+	show_stacks "$f"
 
 # ---- threads: each sample carries its own thread's stack (thread names set by the script) ----
 rb_record threads "$DATA/rb_threads.rb"
@@ -169,21 +145,19 @@ for t in a b; do
 	own=$(samples "$f" "spin-$t" "rb_vm_exec;($N)*$want")
 	check_ge "threads: samples of thread spin-$t" "$inc" 50
 	check_pct "threads: spin-$t's samples show its own chain (block in <main> -> spin_$t)" \
-		"$own" "$inc" 85 || show_rb "$f"
+		"$own" "$inc" 85 || show_stacks "$f"
 done
 other=$(samples "$f" "spin-a" "spin_b")
 other=$((other + $(samples "$f" "spin-b" "spin_a")))
 check_eq "threads: no sample shows the other thread's Ruby stack" "$other" 0
 
 # ---- a Ruby started 0.5 s after the recording began (exec, libruby mmap, VM start) ----
-record "$TMP/late.err" -F $HZ -q -o "$TMP/late.pb.gz" -- \
+RECORD_OPTS=-q record_stacks late \
 	/bin/sh -c "sleep 0.5; exec $RUBY --disable-gems $DATA/rb_chain.rb $SECS"
-check_eq "late: exit status" $? 0
-$STACKS "$TMP/late.pb.gz" | sed 's/^/x;/' >"$TMP/late.stacks"
 f=$TMP/late.stacks
 inc=$(samples "$f" "*" ";Worker#gamma@$C:")
 chain=$(samples "$f" "*" "rb_vm_exec;($N)*$CHAIN")
 check_ge "late: samples in Worker#gamma" "$inc" 100
-check_pct "late: chain with exact lines" "$chain" "$inc" 90 || show_rb "$f"
+check_pct "late: chain with exact lines" "$chain" "$inc" 90 || show_stacks "$f"
 
 finish

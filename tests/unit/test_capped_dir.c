@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/capped_dir.h"
+#include "scratch.h"
 #include "test.h"
 
 static char dir[64];
@@ -59,16 +60,12 @@ TEST(oldest_first_ours_only)
 	close(d);
 }
 
+static void run_tests(void)
+{
+	RUN(oldest_first_ours_only);
+}
+
 int main(void)
 {
-	char cmd[128];
-	int ret;
-
-	snprintf(dir, sizeof(dir), "/tmp/stackscope-cappeddir.XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
-	RUN(oldest_first_ours_only);
-	ret = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? 1 : ret;
+	return test_scratch_main(dir, sizeof(dir), "cappeddir", run_tests);
 }

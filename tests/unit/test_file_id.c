@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "proc/file_id.h"
+#include "scratch.h"
 #include "test.h"
 
 static char dir[64];
@@ -96,18 +97,14 @@ TEST(images)
 	CHECK(file_id__of_mem(p, 0) != 0);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[128];
-	int ret;
-
-	snprintf(dir, sizeof(dir), "/tmp/stackscope-fileid.XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
 	RUN(distinct_files_distinct_ids);
 	RUN(rewritten_in_place_new_id);
 	RUN(images);
-	ret = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	return system(cmd) ? 1 : ret;
+}
+
+int main(void)
+{
+	return test_scratch_main(dir, sizeof(dir), "fileid", run_tests);
 }

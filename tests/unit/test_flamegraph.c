@@ -10,6 +10,7 @@
 
 #include "export/flamegraph.h"
 #include "profile/profile.h"
+#include "scratch.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -275,23 +276,13 @@ TEST(flamegraph_empty_profile)
 	profile__free(p);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[600];
-	int rc;
-
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-fg-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
 	RUN(flamegraph_layout_and_escaping);
 	RUN(flamegraph_empty_profile);
-	rc = test_summary();
-	if (getenv("KEEP_TMP"))
-		return rc;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmp_dir);
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(tmp_dir, sizeof(tmp_dir), "fg", run_tests);
 }

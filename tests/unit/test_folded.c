@@ -24,6 +24,15 @@ static char *read_all(const char *path)
 	return buf;
 }
 
+/* A new empty file from the mkstemp template path (its name written back into it). */
+static void new_file(char *path)
+{
+	int fd = mkstemp(path);
+
+	REQUIRE(fd >= 0);
+	close(fd);
+}
+
 TEST(folded_content)
 {
 	struct profile_opts opts = { .period_ns = 1 };
@@ -38,12 +47,9 @@ TEST(folded_content)
 	uint32_t m, f_main, f_inl, f_libc, f_k, f_bad, f_err;
 	char path[] = "/tmp/stackscope-test-folded-XXXXXX";
 	char *text = NULL;
-	int fd;
 
 	REQUIRE(p);
-	fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
+	new_file(path);
 	m = profile__add_mapping(p, &lib);
 	f_main = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0x10, l_main, 1 });
 	f_inl = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, m, 0x20, l_inl, 3 });
@@ -87,12 +93,9 @@ TEST(folded_empty)
 	struct profile *p = profile__new(&opts);
 	char path[] = "/tmp/stackscope-test-folded-XXXXXX";
 	char *text;
-	int fd;
 
 	REQUIRE(p);
-	fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
+	new_file(path);
 	CHECK_EQ_INT(folded__write(p, path), 0);
 	text = read_all(path);
 	CHECK(text && !*text);
@@ -117,12 +120,9 @@ TEST(folded_labels)
 	struct profile_label out;
 	uint32_t f_work, st[1];
 	char *text = NULL;
-	int fd;
 
 	REQUIRE(p);
-	fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
+	new_file(path);
 	f_work = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x10, l_work, 1 });
 	REQUIRE(f_work);
 	st[0] = f_work;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "interp/hotspot/hotspot_lines.h"
+#include "random_buffers.h"
 #include "test.h"
 
 static uint32_t u5(const uint8_t *buf, size_t len, unsigned excluded, size_t *pos, int *err)
@@ -72,22 +73,16 @@ TEST(line_tables)
 	CHECK_EQ_INT(hotspot_lines__line(old, 0, 0, 5), 0);
 }
 
+static void decode_random(const uint8_t *tab, size_t len, unsigned int i, unsigned int *seed)
+{
+	hotspot_lines__line(tab, len, i & 1, (uint32_t)(rand_r(seed) % 512));
+	hotspot_lines__table_len(tab, len, i & 1);
+}
+
 /* Random tables: the decoder stays inside the buffer (ASan build). */
 TEST(random_tables)
 {
-	unsigned int seed = 4242, i, j;
-
-	for (i = 0; i < 20000; i++) {
-		size_t len = rand_r(&seed) % 64;
-		uint8_t *tab = malloc(len ? len : 1);
-
-		REQUIRE(tab);
-		for (j = 0; j < len; j++)
-			tab[j] = (uint8_t)rand_r(&seed);
-		hotspot_lines__line(tab, len, i & 1, (uint32_t)(rand_r(&seed) % 512));
-		hotspot_lines__table_len(tab, len, i & 1);
-		free(tab);
-	}
+	test_random_buffers(4242, 20000, 64, decode_random);
 	CHECK(1);
 }
 

@@ -45,8 +45,12 @@ injected src/interp/python/python.c interp/ruby/ruby_lines.h fail # nor runtimes
 injected src/base/log.c formats/elf_file.h fail      # base is the bottom
 injected src/export/pprof.c pipeline/session.h fail       # a sink is above export
 injected src/pipeline/session.c cli/option_value.h fail   # cli is the top
+injected bpf/sampler.bpf.c interp/ruby/walk.h fail         # walks: through the dispatcher only
+injected bpf/interp/ruby/walk.h interp/perl/bpf_abi.h fail # a walk knows no other runtime
+injected bpf/interp/ruby/walk.h native_unwind.h fail       # nor the native unwinder
 injected src/proc/process.c formats/elf_file.h pass       # a layer below
 injected src/interp/python/python.c interp/common/interp_elf.h pass
+injected bpf/interp/ruby/walk.h counter_list.h pass
 
 echo "$passed passed, $failed failed, 0 skipped"
 ((failed == 0))

@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "base/output_file.h"
+#include "scratch.h"
 #include "test.h"
 
-static char dir[] = "/tmp/stackscope-output-test.XXXXXX";
+static char dir[64];
 
 static void path_in(const char *name, char *buf, size_t cap)
 {
@@ -302,13 +303,8 @@ TEST(relative_to_folder)
 	CHECK_EQ_INT(tmp_cnt(), 0);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[128];
-	int rc;
-
-	if (!mkdtemp(dir))
-		return 1;
 	RUN(regular_file_replaced_atomically);
 	RUN(abort_leaves_old_content);
 	RUN(failed_commit_leaves_no_temporary);
@@ -318,9 +314,9 @@ int main(void)
 	RUN(fifo_written_in_place);
 	RUN(stdout_dash);
 	RUN(relative_to_folder);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		rc = 1;
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(dir, sizeof(dir), "output", run_tests);
 }

@@ -27,6 +27,7 @@
 #include "interp/common/interp_elf.h"
 #include "proc/executable.h"
 #include "proc/process.h"
+#include "child.h"
 #include "test.h"
 
 #define PERL "/usr/bin/perl"
@@ -41,68 +42,16 @@ extern const struct interp_runtime perl_runtime;
 
 static struct exe_registry *reg;
 static struct process_table *pt;
-static pid_t child = -1;
-static FILE *from_child;
-static int to_child = -1;
+static struct test_child child = { .to_child = -1 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void child_stop(void)
-{
-	if (to_child >= 0)
-		close(to_child);
-	if (from_child)
-		fclose(from_child);
-	if (child > 0) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
-	}
-	child = -1, to_child = -1, from_child = NULL;
-}
-
-/* Starts perl SCRIPT and waits for its "R" (it then reads stdin). 0 or -1. */
+/* Starts perl SCRIPT and waits for its "R" (printed before <STDIN> is read). 0 or -1. */
 static int child_start(const char *perl)
 {
-	int in[2], out[2];
-	char text[64];
+	const char *argv[] = { perl, SCRIPT, NULL };
 
-	if (pipe(in))
+	if (test_child_start(&child, argv))
 		return -1;
-	if (pipe(out)) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	child = fork();
-	if (child == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		execl(perl, perl, SCRIPT, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	to_child = in[1];
-	from_child = fdopen(out[0], "r");
-	if (child < 0 || !from_child) {
-		if (!from_child)
-			close(out[0]);
-		child_stop();
-		return -1;
-	}
-	while (fgets(text, sizeof(text), from_child))
-		if (!strcmp(text, "R\n")) /* printed before <STDIN> is read */
-			return test_wait_reading_stdin(child) ? 0 : (child_stop(), -1);
-	child_stop();
-	return -1;
+	return test_child_wait_ready(&child);
 }
 
 /* The child's TLS base (its main thread's fs_base), as eBPF reads it from the task; 0 on
@@ -114,34 +63,20 @@ static uint64_t child_fsbase(void)
 	uint64_t fs = 0;
 	int status;
 
-	if (ptrace(PTRACE_SEIZE, child, NULL, NULL))
+	if (ptrace(PTRACE_SEIZE, child.pid, NULL, NULL))
 		return 0;
-	if (!ptrace(PTRACE_INTERRUPT, child, NULL, NULL) && waitpid(child, &status, 0) == child &&
-	    !ptrace(PTRACE_GETREGS, child, NULL, &regs))
+	if (!ptrace(PTRACE_INTERRUPT, child.pid, NULL, NULL) &&
+	    waitpid(child.pid, &status, 0) == child.pid &&
+	    !ptrace(PTRACE_GETREGS, child.pid, NULL, &regs))
 		fs = regs.fs_base;
-	ptrace(PTRACE_DETACH, child, NULL, NULL);
+	ptrace(PTRACE_DETACH, child.pid, NULL, NULL);
 	return fs;
 }
 
 /* The line of SCRIPT ending in "# mark". */
 static int marked_line(const char *mark)
 {
-	char text[512], want[64];
-	FILE *f = fopen(SCRIPT, "r");
-	int n = 0, found = 0;
-	size_t tl, wl;
-
-	snprintf(want, sizeof(want), "# %s\n", mark);
-	wl = strlen(want);
-	while (f && fgets(text, sizeof(text), f)) {
-		n++;
-		tl = strlen(text);
-		if (tl >= wl && !strcmp(text + tl - wl, want))
-			found = n;
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return test_marked_line(SCRIPT, "#", mark);
 }
 
 /* The Perl binary the child maps, detected and attached: its state and entries in `world`. */
@@ -152,7 +87,7 @@ struct attached {
 
 static void attach(struct attached *a)
 {
-	struct process *p = process_table__scan(pt, child, now_ns());
+	struct process *p = process_table__scan(pt, child.pid, now_ns());
 	const struct executable *exe = NULL;
 	uint64_t bias = 0;
 	size_t i;
@@ -171,13 +106,13 @@ static void attach(struct attached *a)
 		}
 	}
 	REQUIRE(exe);
-	world.pid = child;
+	world.pid = child.pid;
 	world.runtime = FRAME_KIND_PERL;
 	world.file_id = exe->file_id;
 	world.file.runtime = FRAME_KIND_PERL;
 	memset(&world.proc, 0, sizeof(world.proc));
 	world.proc.file_id = world.file_id;
-	a->attach_err = interp_runtime__proc_attach(&perl_runtime, a->rt, child, a->file_state,
+	a->attach_err = interp_runtime__proc_attach(&perl_runtime, a->rt, child.pid, a->file_state,
 						    bias, now_ns(), &a->proc_state, &world.proc);
 }
 
@@ -289,7 +224,7 @@ TEST(live_chain)
 			     world.counters[PERL_COUNTER_BAD_FRAME],
 		     1);
 	detach(&a);
-	child_stop();
+	test_child_stop(&child);
 }
 
 /* An interpreter that does not check out: the child's PL_curinterp moved 8 bytes on (written
@@ -309,7 +244,7 @@ TEST(wrong_layout_rejected)
 	if (access(PERL, X_OK))
 		SKIP_SETUP("%s missing (Debian perl)", PERL);
 	REQUIRE(!child_start(PERL));
-	p = process_table__scan(pt, child, now_ns());
+	p = process_table__scan(pt, child.pid, now_ns());
 	REQUIRE(p);
 	for (i = 0; i < p->map_cnt && !addr; i++) {
 		if (!p->maps[i].exe || !p->maps[i].exe->elf || strcmp(p->maps[i].exe->path, PERL))
@@ -319,13 +254,13 @@ TEST(wrong_layout_rejected)
 			addr = p->maps[i].bias + sym.addr;
 	}
 	REQUIRE(addr);
-	REQUIRE(!interp__read_u64(child, addr, &interp) && interp);
-	if (!ptrace(PTRACE_SEIZE, child, NULL, NULL)) {
-		if (!ptrace(PTRACE_INTERRUPT, child, NULL, NULL) &&
-		    waitpid(child, &status, 0) == child &&
-		    !ptrace(PTRACE_POKEDATA, child, (void *)addr, (void *)(interp + 8)))
+	REQUIRE(!interp__read_u64(child.pid, addr, &interp) && interp);
+	if (!ptrace(PTRACE_SEIZE, child.pid, NULL, NULL)) {
+		if (!ptrace(PTRACE_INTERRUPT, child.pid, NULL, NULL) &&
+		    waitpid(child.pid, &status, 0) == child.pid &&
+		    !ptrace(PTRACE_POKEDATA, child.pid, (void *)addr, (void *)(interp + 8)))
 			poked = 1;
-		ptrace(PTRACE_DETACH, child, NULL, NULL);
+		ptrace(PTRACE_DETACH, child.pid, NULL, NULL);
 	}
 	REQUIRE(poked);
 	attach(&a);
@@ -348,7 +283,7 @@ TEST(wrong_layout_rejected)
 		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
 	}
 	detach(&a);
-	child_stop();
+	test_child_stop(&child);
 }
 
 TEST(markers)

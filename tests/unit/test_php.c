@@ -23,6 +23,7 @@
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
+#include "child.h"
 #include "test.h"
 
 #define PHP "/usr/bin/php8.2"
@@ -35,89 +36,27 @@ extern const struct interp_runtime php_runtime;
 
 /* ---- the child ---- */
 
-struct child {
-	pid_t pid;
-	int to_child;
-	FILE *from_child;
-};
-
 static struct exe_registry *reg;
 static struct process_table *pt;
 
-static uint64_t now_ns(void)
+/* Starts PHP -n [extra...] SCRIPT and waits for its "R" (it is then in fgets: a walk before
+ * finds fflush's frame, or none, above Klass::wait). 0 or -1.
+ */
+static int child_start_with(struct test_child *c, const char *const *extra)
 {
-	struct timespec ts;
+	const char *argv[16] = { PHP, "-n" };
+	size_t n = 2;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	while (extra && *extra && n < 14)
+		argv[n++] = *extra++;
+	argv[n++] = SCRIPT;
+	argv[n] = NULL;
+	if (test_child_start(c, argv))
+		return -1;
+	return test_child_wait_ready(c);
 }
 
-static void child_stop(struct child *c)
-{
-	if (c->to_child >= 0)
-		close(c->to_child);
-	if (c->from_child)
-		fclose(c->from_child);
-	if (c->pid > 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-	}
-	memset(c, 0, sizeof(*c));
-	c->to_child = -1;
-}
-
-/* Starts PHP -n [extra...] SCRIPT and waits for its "R" (it is then in fgets). 0 or -1. */
-static int child_start_with(struct child *c, const char *const *extra)
-{
-	int in[2], out[2];
-	char line[256];
-
-	memset(c, 0, sizeof(*c));
-	c->to_child = -1;
-	if (pipe(in))
-		return -1;
-	if (pipe(out)) {
-		close(in[0]);
-		close(in[1]);
-		return -1;
-	}
-	c->pid = fork();
-	if (c->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[1]);
-		close(out[0]);
-		const char *argv[16] = { PHP, "-n" };
-		size_t n = 2;
-
-		while (extra && *extra && n < 14)
-			argv[n++] = *extra++;
-		argv[n++] = SCRIPT;
-		argv[n] = NULL;
-		execv(PHP, (char *const *)argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	c->to_child = in[1];
-	c->from_child = fdopen(out[0], "r");
-	if (c->pid < 0 || !c->from_child) {
-		if (!c->from_child)
-			close(out[0]);
-		child_stop(c);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), c->from_child))
-		if (!strcmp(line, "R\n"))
-			/* "R" comes before fgets is called: a walk in between finds
-			 * fflush's frame, or none, above Klass::wait
-			 */
-			return test_wait_reading_stdin(c->pid) ? 0 : (child_stop(c), -1);
-	child_stop(c);
-	return -1;
-}
-
-static int child_start(struct child *c)
+static int child_start(struct test_child *c)
 {
 	return child_start_with(c, NULL);
 }
@@ -125,22 +64,7 @@ static int child_start(struct child *c)
 /* The line of SCRIPT ending in "// mark". */
 static int marked_line(const char *mark)
 {
-	char text[512], want[64];
-	FILE *f = fopen(SCRIPT, "r");
-	int n = 0, found = 0;
-	size_t tl, wl;
-
-	snprintf(want, sizeof(want), "// %s\n", mark);
-	wl = strlen(want);
-	while (f && fgets(text, sizeof(text), f)) {
-		n++;
-		tl = strlen(text);
-		if (tl >= wl && !strcmp(text + tl - wl, want))
-			found = n;
-	}
-	if (f)
-		fclose(f);
-	return found;
+	return test_marked_line(SCRIPT, "//", mark);
 }
 
 /* The PHP binary the child maps, detected and attached: its state and entries in `world`. */
@@ -150,7 +74,7 @@ struct attached {
 	uint64_t bias;
 };
 
-static void attach(struct attached *a, const struct child *c)
+static void attach(struct attached *a, const struct test_child *c)
 {
 	struct process *p = process_table__scan(pt, c->pid, now_ns());
 	size_t i;
@@ -226,7 +150,7 @@ TEST(live_chain)
 {
 	struct user_frame frames[SS_MAX_USER_FRAMES];
 	struct attached a;
-	struct child c;
+	struct test_child c;
 	int n, i;
 
 	if (access(PHP, X_OK))
@@ -271,14 +195,14 @@ TEST(live_chain)
 		CHECK_STR(sym.function, "[php: function reused]");
 	}
 	detach(&a);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 /* Executor globals at the wrong address (a wrong layout): the check rejects the process. */
 TEST(wrong_layout_rejected)
 {
 	struct attached a;
-	struct child c;
+	struct test_child c;
 
 	if (access(PHP, X_OK))
 		SKIP_SETUP("%s missing (Debian php8.2-cli)", PHP);
@@ -290,7 +214,7 @@ TEST(wrong_layout_rejected)
 					     now_ns(), &a.proc_state, &world.proc));
 	CHECK(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()) < 0);
 	detach(&a);
-	child_stop(&c);
+	test_child_stop(&c);
 }
 
 TEST(markers)
@@ -335,7 +259,7 @@ TEST(jit_code_range)
 	struct interp_code_range code[INTERP_CODE_RANGES];
 	uint8_t insn[3] = { 0 };
 	struct attached a;
-	struct child c;
+	struct test_child c;
 	int i;
 
 	if (access(PHP, X_OK))
@@ -358,7 +282,7 @@ TEST(jit_code_range)
 		else
 			CHECK(!code[0].start && !code[0].end);
 		detach(&a);
-		child_stop(&c);
+		test_child_stop(&c);
 	}
 }
 

@@ -12,6 +12,8 @@
 #include "export/pprof.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
+#include "profile_fixture.h"
+#include "scratch.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -106,62 +108,6 @@ TEST(pb_bounded_and_sticky)
 }
 
 /* ---- pprof ---- */
-
-struct fixture {
-	struct profile *p;
-	uint32_t main_fn, inl, foo, kern, kern_raw, err;
-};
-
-static void fixture__build(struct fixture *fx)
-{
-	struct profile_opts opts = { .period_ns = 1000000,
-				     .start_time_ns = 1700000000000000000ULL,
-				     .timestamps_cap = 4 };
-	struct profile_mapping libfoo = { "/usr/lib/libfoo.so", "abcdef0123", 0x1000, 0x5000,
-					  0x1000 };
-	struct profile_mapping app = { "/usr/bin/app", "1234", 0x400000, 0x401000, 0 };
-	struct profile_line main_line[] = { { "main", "app.c", 10 } };
-	struct profile_line inl_lines[] = { { "inner", "app.c", 20 }, { "outer", "app.c", 30 } };
-	struct profile_line k_line[] = { { "do_syscall_64", NULL, 0 } };
-	struct profile_line err_line[] = { { "[unwind: no CFI]", NULL, 0 } };
-	uint32_t m_foo, m_app;
-
-	fx->p = profile__new(&opts);
-	REQUIRE(fx->p);
-	m_foo = profile__add_mapping(fx->p, &libfoo);
-	m_app = profile__add_mapping(fx->p, &app);
-	REQUIRE(m_foo == 1 && m_app == 2);
-	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_app,
-									 0x400100, main_line, 1 });
-	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_app, 0x400200,
-								     inl_lines, 2 });
-	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m_foo, 0x1234,
-								     NULL, 0 });
-	fx->kern = profile__add_frame(fx->p,
-				      &(struct profile_frame){ FRAME_KERNEL, 0,
-							       0xffffffff81000010ULL, k_line, 1 });
-	fx->kern_raw = profile__add_frame(
-		fx->p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
-	fx->err = profile__add_frame(fx->p,
-				     &(struct profile_frame){ FRAME_ERROR, 0, 0, err_line, 1 });
-	REQUIRE(fx->main_fn && fx->inl && fx->foo && fx->kern && fx->kern_raw && fx->err);
-
-	{
-		uint32_t a[] = { fx->kern, fx->foo, fx->inl, fx->main_fn };
-		uint32_t b[] = { fx->inl, fx->main_fn };
-		uint32_t c[] = { fx->kern_raw, fx->foo, fx->err };
-		struct profile_sample s = { a, 4, 100, 101, "app", "worker", 0, 1, 1 };
-
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s.count = 2;
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s = (struct profile_sample){ b, 2, 100, 100, "app", "app", 1, 2, 5 };
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s = (struct profile_sample){ c, 3, 200, 200, "sh", "sh", 1, 3, 1 };
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-	}
-	profile__set_end_time(fx->p, 1700000002000000000ULL);
-}
 
 /* What `go tool pprof -raw` printed, in id-independent form (pprof renumbers locations and
  * mappings when it loads a profile).
@@ -357,12 +303,12 @@ static void raw_dump__print(const struct raw_dump *d)
 
 TEST(pprof_decoded_by_go_tool_pprof)
 {
-	struct fixture fx = { 0 };
+	struct profile_fixture fx = { 0 };
 	struct raw_dump *d = calloc(1, sizeof(*d));
 	char path[512];
 
 	REQUIRE(d);
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", tmp_dir);
 	REQUIRE(pprof__write(fx.p, path) == 0);
 	REQUIRE(raw_dump__read(d, path) == 0);
@@ -400,12 +346,12 @@ TEST(pprof_decoded_by_go_tool_pprof)
 
 TEST(pprof_top_is_readable)
 {
-	struct fixture fx = { 0 };
+	struct profile_fixture fx = { 0 };
 	char path[512], cmd[4096], line[1024];
 	bool saw_foo = false, saw_inner = false;
 	FILE *f;
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	snprintf(path, sizeof(path), "%s/top.pb.gz", tmp_dir);
 	REQUIRE(pprof__write(fx.p, path) == 0);
 	snprintf(cmd, sizeof(cmd),
@@ -429,10 +375,10 @@ TEST(pprof_top_is_readable)
 
 TEST(pprof_encode_errors)
 {
-	struct fixture fx = { 0 };
+	struct profile_fixture fx = { 0 };
 	struct pb_buf b;
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	pb_buf__init(&b, 100);
 	CHECK_EQ_INT(pprof__encode(fx.p, &b), -EMSGSIZE);
 	pb_buf__free(&b);
@@ -444,27 +390,17 @@ TEST(pprof_encode_errors)
 	profile__free(fx.p);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[600];
-	int rc;
-
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-pprof-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
-	if (getenv("KEEP_TMP")) /* debugging: keep the files for a look */
-		fprintf(stderr, "files in %s\n", tmp_dir);
 	RUN(pb_varint_and_fixed);
 	RUN(pb_nested_lengths);
 	RUN(pb_bounded_and_sticky);
 	RUN(pprof_decoded_by_go_tool_pprof);
 	RUN(pprof_top_is_readable);
 	RUN(pprof_encode_errors);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (!getenv("KEEP_TMP") && system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmp_dir);
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(tmp_dir, sizeof(tmp_dir), "pprof", run_tests);
 }

@@ -19,6 +19,8 @@
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "store/pprof_import.h"
+#include "profile_fixture.h"
+#include "scratch.h"
 #include "test.h"
 
 static char tmp_dir[256];
@@ -82,63 +84,7 @@ static uint8_t *gzip_bytes(const uint8_t *data, size_t len, size_t *out_len)
 	return out;
 }
 
-/* ---- a profile built with the in-memory profile API ---- */
-
-struct fixture {
-	struct profile *p;
-	uint32_t m_foo, m_app;
-	uint32_t main_fn, inl, foo, kern, kern_raw, err;
-};
-
-static void fixture__build(struct fixture *fx)
-{
-	struct profile_opts opts = { .period_ns = 1000000,
-				     .start_time_ns = 1700000000000000000ULL,
-				     .timestamps_cap = 4 };
-	struct profile_mapping libfoo = { "/usr/lib/libfoo.so", "abcdef0123", 0x1000, 0x5000,
-					  0x1000 };
-	struct profile_mapping app = { "/usr/bin/app", "1234", 0x400000, 0x401000, 0 };
-	struct profile_line main_line[] = { { "main", "app.c", 10 } };
-	struct profile_line inl_lines[] = { { "inner", "app.c", 20 }, { "outer", "app.c", 30 } };
-	struct profile_line k_line[] = { { "do_syscall_64", NULL, 0 } };
-	struct profile_line err_line[] = { { "[unwind: no CFI]", NULL, 0 } };
-
-	memset(fx, 0, sizeof(*fx));
-	fx->p = profile__new(&opts);
-	REQUIRE(fx->p);
-	fx->m_foo = profile__add_mapping(fx->p, &libfoo);
-	fx->m_app = profile__add_mapping(fx->p, &app);
-	REQUIRE(fx->m_foo == 1 && fx->m_app == 2);
-	fx->main_fn = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_app,
-									 0x400100, main_line, 1 });
-	fx->inl = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_app,
-								     0x400200, inl_lines, 2 });
-	fx->foo = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, fx->m_foo,
-								     0x1234, NULL, 0 });
-	fx->kern = profile__add_frame(fx->p,
-				      &(struct profile_frame){ FRAME_KERNEL, 0,
-							       0xffffffff81000010ULL, k_line, 1 });
-	fx->kern_raw = profile__add_frame(
-		fx->p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffffffff81000020ULL, NULL, 0 });
-	fx->err = profile__add_frame(fx->p,
-				     &(struct profile_frame){ FRAME_ERROR, 0, 0, err_line, 1 });
-	REQUIRE(fx->main_fn && fx->inl && fx->foo && fx->kern && fx->kern_raw && fx->err);
-	{
-		uint32_t a[] = { fx->kern, fx->foo, fx->inl, fx->main_fn };
-		uint32_t b[] = { fx->inl, fx->main_fn };
-		uint32_t c[] = { fx->kern_raw, fx->foo, fx->err };
-		struct profile_sample s = { a, 4, 100, 101, "app", "worker", 0, 1, 1 };
-
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s.count = 2;
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s = (struct profile_sample){ b, 2, 100, 100, "app", "app", 1, 2, 5 };
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-		s = (struct profile_sample){ c, 3, 200, 200, "sh", "sh", 1, 3, 1 };
-		REQUIRE(profile__add_sample(fx->p, &s) == 0);
-	}
-	profile__set_end_time(fx->p, 1700000002000000000ULL);
-}
+/* ---- a profile built with the in-memory profile API: profile_fixture.h ---- */
 
 static void encode_profile(const struct profile *prof, struct pb_buf *b)
 {
@@ -147,7 +93,7 @@ static void encode_profile(const struct profile *prof, struct pb_buf *b)
 }
 
 /* Checks that the decoded d says everything prof holds (the writer's conventions included). */
-static void check_against_profile(const struct pprof_profile *d, const struct fixture *fx)
+static void check_against_profile(const struct pprof_profile *d, const struct profile_fixture *fx)
 {
 	const struct profile *prof = fx->p;
 	uint64_t period = profile__period_ns(prof);
@@ -376,12 +322,12 @@ static void check_reencode(const struct pprof_profile *d)
 TEST(decode_our_writer_raw_and_gzip)
 {
 	struct pprof_profile *d = NULL;
-	struct fixture fx;
+	struct profile_fixture fx;
 	struct pb_buf b;
 	uint8_t *gz;
 	size_t gz_len = 0;
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	encode_profile(fx.p, &b);
 	CHECK_EQ_INT(pprof_profile__decode(b.data, b.len, 0, &d), 0);
 	REQUIRE(d);
@@ -413,10 +359,10 @@ TEST(decode_our_writer_raw_and_gzip)
 TEST(read_file_written_by_pprof_write)
 {
 	struct pprof_profile *d = NULL, *e = NULL;
-	struct fixture fx;
+	struct profile_fixture fx;
 	char path[512], path2[512];
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	snprintf(path, sizeof(path), "%s/in.pb.gz", tmp_dir);
 	snprintf(path2, sizeof(path2), "%s/out.pb.gz", tmp_dir);
 	REQUIRE(pprof__write(fx.p, path) == 0);
@@ -797,13 +743,13 @@ TEST(changes_are_written_back)
 TEST(truncated_and_flipped_bytes)
 {
 	struct pprof_profile *d;
-	struct fixture fx;
+	struct profile_fixture fx;
 	struct pb_buf b;
 	uint8_t *copy, *gz;
 	size_t len, gz_len = 0, fails = 0, i;
 	int err, bad = 0;
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	encode_profile(fx.p, &b);
 	len = b.len;
 	copy = malloc(len);
@@ -858,12 +804,12 @@ TEST(truncated_and_flipped_bytes)
 TEST(two_gzip_members)
 {
 	struct pprof_profile *d = NULL;
-	struct fixture fx;
+	struct profile_fixture fx;
 	struct pb_buf b;
 	uint8_t *g1, *g2, *both;
 	size_t l1 = 0, l2 = 0, half;
 
-	fixture__build(&fx);
+	profile_fixture__build(&fx);
 	encode_profile(fx.p, &b);
 	half = b.len / 2;
 	g1 = gzip_bytes(b.data, half, &l1);
@@ -963,16 +909,8 @@ TEST(invalid_messages)
 	pprof_profile__free(d);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[600];
-	int rc;
-
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/stackscope-test-pprof-read-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
 	RUN(decode_our_writer_raw_and_gzip);
 	RUN(read_file_written_by_pprof_write);
 	RUN(columns_round_trip);
@@ -981,9 +919,9 @@ int main(void)
 	RUN(truncated_and_flipped_bytes);
 	RUN(two_gzip_members);
 	RUN(invalid_messages);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmp_dir);
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(tmp_dir, sizeof(tmp_dir), "pprof-read", run_tests);
 }

@@ -28,6 +28,7 @@
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"
+#include "child.h"
 #include "test.h"
 
 #define SCRIPT "tests/data/py_introspect.py"
@@ -42,9 +43,7 @@ struct reported {
 
 /* A running tests/data/py_introspect.py and what it reported. */
 struct child {
-	pid_t pid;
-	int to_child;     /* its stdin: a line (or EOF) lets it finish */
-	FILE *from_child; /* its stdout */
+	struct test_child proc;
 	int major, minor;
 	struct reported codes[MAX_CODES];
 	size_t code_cnt;
@@ -54,27 +53,9 @@ struct child {
 static struct exe_registry *reg;
 static struct process_table *pt;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void child_stop(struct child *c)
 {
-	if (c->to_child >= 0)
-		close(c->to_child);
-	if (c->from_child)
-		fclose(c->from_child);
-	if (c->pid > 0) {
-		kill(c->pid, SIGKILL);
-		waitpid(c->pid, NULL, 0);
-	}
-	c->to_child = -1;
-	c->from_child = NULL;
-	c->pid = 0;
+	test_child_stop(&c->proc);
 }
 
 /* Starts PYTHON -S SCRIPT and reads its report up to "R" (it is then waiting in wait()).
@@ -82,35 +63,15 @@ static void child_stop(struct child *c)
  */
 static int child_start(struct child *c, const char *python)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 };
+	const char *argv[] = { python, "-S", SCRIPT, NULL };
 	char line[2048];
+	int err;
 
 	memset(c, 0, sizeof(*c));
-	c->to_child = -1;
-	if (pipe(in) || pipe(out))
-		goto fail;
-	c->pid = fork();
-	if (c->pid < 0)
-		goto fail;
-	if (c->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		execl(python, python, "-S", SCRIPT, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	c->to_child = in[1];
-	c->from_child = fdopen(out[0], "r");
-	if (!c->from_child) {
-		close(out[0]);
-		goto fail_child;
-	}
-	while (fgets(line, sizeof(line), c->from_child)) {
+	err = test_child_start(&c->proc, argv);
+	if (err)
+		return err;
+	while (fgets(line, sizeof(line), c->proc.from_child)) {
 		struct reported *r = &c->codes[c->code_cnt];
 
 		if (line[0] == 'V') {
@@ -124,18 +85,6 @@ static int child_start(struct child *c, const char *python)
 			return 0;
 		}
 	}
-	goto fail_child;
-fail:
-	if (in[0] >= 0) {
-		close(in[0]);
-		close(in[1]);
-	}
-	if (out[0] >= 0) {
-		close(out[0]);
-		close(out[1]);
-	}
-	return -errno;
-fail_child:
 	child_stop(c);
 	return -EIO;
 }
@@ -202,14 +151,14 @@ static void check_reported(struct interp_registry *py, const struct child *c)
 		struct user_frame uf = frame_of(r->code, r->offset, r->cookie);
 		struct interp_symbol sym;
 
-		interp_registry__symbolize(py, c->pid, c->pid, &uf, &sym);
+		interp_registry__symbolize(py, c->proc.pid, c->proc.pid, &uf, &sym);
 		CHECK(!sym.marker);
 		CHECK_STR(sym.function, r->name);
 		CHECK_STR(sym.file, r->file);
 		CHECK_EQ_INT(sym.line, r->line);
 		/* a frame not started yet: the code object's first line, whatever the table */
 		uf = frame_of(r->code, UINT32_MAX, r->cookie);
-		interp_registry__symbolize(py, c->pid, c->pid, &uf, &sym);
+		interp_registry__symbolize(py, c->proc.pid, c->proc.pid, &uf, &sym);
 		CHECK_EQ_INT(sym.line, (int)(r->cookie & 0xffffff));
 	}
 }
@@ -231,7 +180,7 @@ static void check_interpreter(const char *python, int want_minor)
 	if (want_minor >= 0)
 		CHECK_EQ_INT(c.minor, want_minor);
 	CHECK_EQ_INT(c.code_cnt, 7);
-	attach(py, c.pid);
+	attach(py, c.proc.pid);
 	st = stats_of(py);
 	CHECK_EQ_INT(st.files, 1); /* libpython (pyenv) or the static python (Debian) */
 	CHECK_EQ_INT(st.files_unsupported, 0);
@@ -247,7 +196,7 @@ static void check_interpreter(const char *python, int want_minor)
 
 	/* a cookie that disagrees: the object at that address is not the one eBPF saw */
 	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie ^ 1);
-	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.proc.pid, c.proc.pid, &uf, &sym);
 	CHECK(sym.marker);
 	CHECK_STR(sym.function, "[python: code object reused]");
 	CHECK(sym.file == NULL);
@@ -256,7 +205,7 @@ static void check_interpreter(const char *python, int want_minor)
 
 	/* an address with nothing mapped */
 	uf = frame_of(8, 0, 0);
-	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.proc.pid, c.proc.pid, &uf, &sym);
 	CHECK_STR(sym.function, "[python: code object unreadable]");
 	st = stats_of(py);
 	CHECK_EQ_INT(own(&st, "code objects unreadable"), 1);
@@ -269,7 +218,7 @@ static void check_interpreter(const char *python, int want_minor)
 		uint64_t forked = stats_of(py).forked_frames;
 
 		uf = frame_of(c.codes[1].code, c.codes[1].offset, c.codes[1].cookie);
-		interp_registry__symbolize(py, absent, c.pid, &uf, &sym);
+		interp_registry__symbolize(py, absent, c.proc.pid, &uf, &sym);
 		CHECK_STR(sym.function, c.codes[1].name);
 		CHECK_EQ_INT(sym.line, c.codes[1].line);
 		CHECK_EQ_INT(stats_of(py).forked_frames, forked + 1);
@@ -278,18 +227,18 @@ static void check_interpreter(const char *python, int want_minor)
 	/* exec: the same addresses belong to a new image, so nothing cached is trusted: the
 	 * process is unknown until scanned again, then read afresh
 	 */
-	interp_registry__process_exec(py, c.pid);
+	interp_registry__process_exec(py, c.proc.pid);
 	uf = frame_of(c.codes[0].code, c.codes[0].offset, c.codes[0].cookie);
-	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.proc.pid, c.proc.pid, &uf, &sym);
 	CHECK_STR(sym.function, "[python: unknown process]");
-	attach(py, c.pid);
+	attach(py, c.proc.pid);
 	reads = code_reads(py);
-	interp_registry__symbolize(py, c.pid, c.pid, &uf, &sym);
+	interp_registry__symbolize(py, c.proc.pid, c.proc.pid, &uf, &sym);
 	CHECK_STR(sym.function, c.codes[0].name);
 	CHECK_EQ_INT(code_reads(py), reads + 1);
 
 	/* exited: late samples still symbolize, from the cache */
-	pid = c.pid;
+	pid = c.proc.pid;
 	child_stop(&c);
 	interp_registry__process_exited(py, pid, now_ns());
 	reads = code_reads(py);
@@ -390,7 +339,7 @@ TEST(unsupported_version)
 		interp_registry__free(py);
 		REQUIRE(!"python started");
 	}
-	attach(py, c.pid);
+	attach(py, c.proc.pid);
 	CHECK_EQ_INT(stats_of(py).files, 1);
 	CHECK_EQ_INT(stats_of(py).files_unsupported, 1);
 	CHECK_EQ_INT(stats_of(py).procs_attached, 0);

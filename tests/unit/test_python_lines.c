@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "interp/python/python_lines.h"
+#include "random_buffers.h"
 #include "test.h"
 
 #define DUMP_SCRIPT "tests/data/py_lines_dump.py"
@@ -162,22 +163,16 @@ TEST(edges)
 	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, NULL, 5, 7, 4), -1);
 }
 
+static void decode_random(const uint8_t *tab, size_t len, unsigned int i, unsigned int *seed)
+{
+	python_lines__line((enum python_line_format)(i % 3), tab, len, 1,
+			   (uint32_t)(rand_r(seed) % 512));
+}
+
 /* Random tables of every format: the decoders stay inside the buffer (ASan build). */
 TEST(random_tables)
 {
-	unsigned int seed = 12345, i, j;
-
-	for (i = 0; i < 20000; i++) {
-		size_t len = rand_r(&seed) % 64;
-		uint8_t *tab = malloc(len ? len : 1);
-
-		REQUIRE(tab);
-		for (j = 0; j < len; j++)
-			tab[j] = (uint8_t)rand_r(&seed);
-		python_lines__line((enum python_line_format)(i % 3), tab, len, 1,
-				   (uint32_t)(rand_r(&seed) % 512));
-		free(tab);
-	}
+	test_random_buffers(12345, 20000, 64, decode_random);
 	CHECK(1);
 }
 

@@ -55,6 +55,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "symbolize/file_symbols.h"
+#include "child.h"
 #include "test.h"
 
 #include "replay_maps.h"
@@ -188,14 +189,6 @@ struct interp_case {
 static struct exe_registry *exes;
 static struct file_symbols *files; /* the native frames' names */
 static struct process_table *procs;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ms(long ms)
 {

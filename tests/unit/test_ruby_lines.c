@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "random_buffers.h"
 #include "test.h"
 #include "interp/ruby/ruby_lines.h"
 
@@ -131,25 +132,18 @@ TEST(positions_and_edges)
 	CHECK_EQ_INT((int)ruby_lines__succ_bytes(54 + 513), 48 + 160);
 }
 
+static void decode_random(const uint8_t *tab, size_t len, unsigned int i, unsigned int *seed)
+{
+	static int32_t lines[64];
+	struct ruby_line_table t = { .lines = lines, .cnt = 64, .succ = tab, .succ_sz = len };
+
+	ruby_lines__line(&t, (uint32_t)(rand_r(seed) % 2000));
+}
+
 /* Random bytes as a succinct table: lookups stay inside the buffer (ASan build). */
 TEST(random_tables)
 {
-	static int32_t lines[64];
-	unsigned int seed = 99, i, j;
-
-	for (i = 0; i < 20000; i++) {
-		size_t len = rand_r(&seed) % 400;
-		uint8_t *tab = malloc(len ? len : 1);
-		struct ruby_line_table t = { .lines = lines, .cnt = 64 };
-
-		REQUIRE(tab);
-		for (j = 0; j < len; j++)
-			tab[j] = (uint8_t)rand_r(&seed);
-		t.succ = tab;
-		t.succ_sz = len;
-		ruby_lines__line(&t, (uint32_t)(rand_r(&seed) % 2000));
-		free(tab);
-	}
+	test_random_buffers(99, 20000, 400, decode_random);
 	CHECK(1);
 }
 

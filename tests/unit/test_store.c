@@ -10,9 +10,10 @@
 
 #include "profile/profile.h"
 #include "store/store.h"
+#include "scratch.h"
 #include "test.h"
 
-static char dir[] = "/tmp/stackscope-test-store.XXXXXX";
+static char dir[64];
 
 static const char *path_of(const char *name)
 {
@@ -468,12 +469,8 @@ TEST(corrupt_file)
 	store__close(st);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
 	RUN(round_trip);
 	RUN(range_and_filters);
 	RUN(retention_by_age);
@@ -481,12 +478,9 @@ int main(void)
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
-	{
-		char cmd[300];
+}
 
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			printf("  cannot remove %s\n", dir);
-	}
-	return test_summary();
+int main(void)
+{
+	return test_scratch_main(dir, sizeof(dir), "store", run_tests);
 }

@@ -9,11 +9,12 @@
 
 #include <errno.h>
 
+#include "scratch.h"
 #include "test.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_table.h"
 
-static char dir[] = "/tmp/stackscope-cache-test.XXXXXX";
+static char dir[64];
 
 static struct unwind_table *sample_table(size_t n)
 {
@@ -307,13 +308,8 @@ TEST(symlink_entry_not_followed)
 	table_cache__free(c);
 }
 
-int main(void)
+static void run_tests(void)
 {
-	char cmd[128];
-	int rc;
-
-	if (!mkdtemp(dir))
-		return 1;
 	RUN(round_trip);
 	RUN(corruption_is_rejected);
 	RUN(windows_of_rows);
@@ -321,9 +317,9 @@ int main(void)
 	RUN(walked_every_16_stores);
 	RUN(unsafe_folder_refused);
 	RUN(symlink_entry_not_followed);
-	rc = test_summary();
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd))
-		rc = 1;
-	return rc;
+}
+
+int main(void)
+{
+	return test_scratch_main(dir, sizeof(dir), "cache", run_tests);
 }
