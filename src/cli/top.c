@@ -1,7 +1,7 @@
 /* `stackscope top`: a live view of where the CPUs are, with the full mixed stacks `record`
  * takes (kernel, native and language runtime frames), over a sliding window.
  *
- * The sampling session is record's (cli/session.c); every second its profile is taken into
+ * The sampling session is record's (pipeline/session.c); every second its profile is taken into
  * the window (top/window.h), so the view is the last few seconds. The view is rebuilt at each
  * refresh and at each key: the function table (top/function_table.h) and, for the selected
  * function when expanded, its caller tree (top/caller_tree.h). On a terminal it is drawn in

@@ -461,7 +461,7 @@ static uint32_t otlp_enc__location(struct otlp_enc *x, uint32_t frame_id, uint32
 		type = "kernel";
 		break;
 	case FRAME_NATIVE:
-		type = f->runtime ? f->runtime : "native"; /* "go": Go code (src/go/) */
+		type = f->runtime ? f->runtime : "native"; /* "go": Go code (formats/gopclntab.c) */
 		break;
 	case FRAME_RUNTIME:
 		type = f->runtime ? f->runtime : "unknown"; /* the runtime's own (src/interp/) */
