@@ -12,24 +12,7 @@
 #define CHUNK_ENTRIES 64
 #define STRIDE_MAX 256
 
-const char *const vm_sym_names[VM_SYM_CNT] = {
-	[VM_SYM_STRUCTS] = "gHotSpotVMStructs",
-	[VM_SYM_STRUCT_STRIDE] = "gHotSpotVMStructEntryArrayStride",
-	[VM_SYM_STRUCT_TYPE_NAME] = "gHotSpotVMStructEntryTypeNameOffset",
-	[VM_SYM_STRUCT_FIELD_NAME] = "gHotSpotVMStructEntryFieldNameOffset",
-	[VM_SYM_STRUCT_TYPE_STRING] = "gHotSpotVMStructEntryTypeStringOffset",
-	[VM_SYM_STRUCT_IS_STATIC] = "gHotSpotVMStructEntryIsStaticOffset",
-	[VM_SYM_STRUCT_OFFSET] = "gHotSpotVMStructEntryOffsetOffset",
-	[VM_SYM_STRUCT_ADDRESS] = "gHotSpotVMStructEntryAddressOffset",
-	[VM_SYM_TYPES] = "gHotSpotVMTypes",
-	[VM_SYM_TYPE_STRIDE] = "gHotSpotVMTypeEntryArrayStride",
-	[VM_SYM_TYPE_NAME] = "gHotSpotVMTypeEntryTypeNameOffset",
-	[VM_SYM_TYPE_SIZE] = "gHotSpotVMTypeEntrySizeOffset",
-	[VM_SYM_INTS] = "gHotSpotVMIntConstants",
-	[VM_SYM_INT_STRIDE] = "gHotSpotVMIntConstantEntryArrayStride",
-	[VM_SYM_INT_NAME] = "gHotSpotVMIntConstantEntryNameOffset",
-	[VM_SYM_INT_VALUE] = "gHotSpotVMIntConstantEntryValueOffset",
-};
+const char *const vm_sym_names[VM_SYM_CNT] = { VM_SYMS(INTERP_LIST_TEXT) };
 
 struct reader {
 	pid_t pid;

@@ -205,26 +205,20 @@ static void perl_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum perl_sym {
-	SYM_RUNOPS,
-	SYM_THR_KEY,
-	SYM_CURINTERP,
-	SYM_REVISION,
-	SYM_VERSION,
-	SYM_SUBVERSION,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PERL_SYMS(X)                          \
+	X(SYM_RUNOPS, "Perl_runops_standard") \
+	X(SYM_THR_KEY, "PL_thr_key")          \
+	X(SYM_CURINTERP, "PL_curinterp")      \
+	X(SYM_REVISION, "PL_revision")        \
+	X(SYM_VERSION, "PL_version")          \
+	X(SYM_SUBVERSION, "PL_subversion")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_RUNOPS] = "Perl_runops_standard",
-	[SYM_THR_KEY] = "PL_thr_key",
-	[SYM_CURINTERP] = "PL_curinterp",
-	[SYM_REVISION] = "PL_revision",
-	[SYM_VERSION] = "PL_version",
-	[SYM_SUBVERSION] = "PL_subversion",
-	/* clang-format on */
-};
+enum perl_sym { PERL_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PERL_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_perl(const char *path)
 {

@@ -182,26 +182,20 @@ static void php_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum php_sym {
-	SYM_EG,        /* executor_globals: NTS */
-	SYM_EG_OFFSET, /* executor_globals_offset: a ZTS build */
-	SYM_CG,
-	SYM_EXECUTE_EX,
-	SYM_CALL_FUNCTION,
-	SYM_VM_KIND,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PHP_SYMS(X)                                                   \
+	X(SYM_EG, "executor_globals")               /* NTS */         \
+	X(SYM_EG_OFFSET, "executor_globals_offset") /* a ZTS build */ \
+	X(SYM_CG, "compiler_globals")                                 \
+	X(SYM_EXECUTE_EX, "execute_ex")                               \
+	X(SYM_CALL_FUNCTION, "zend_call_function")                    \
+	X(SYM_VM_KIND, "zend_vm_kind")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_EG] = "executor_globals",
-	[SYM_EG_OFFSET] = "executor_globals_offset",
-	[SYM_CG] = "compiler_globals",
-	[SYM_EXECUTE_EX] = "execute_ex",
-	[SYM_CALL_FUNCTION] = "zend_call_function",
-	[SYM_VM_KIND] = "zend_vm_kind",
-	/* clang-format on */
-};
+enum php_sym { PHP_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PHP_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_php(const char *path)
 {

@@ -188,22 +188,19 @@ static void py_fini(void *rt)
 
 /* ---- ELF: symbols by name, bytes at an address ---- */
 
-enum py_sym {
-	SYM_RUNTIME,
-	SYM_EVAL,
-	SYM_EVAL_COLD,
-	SYM_VERSION,
-	SYM_CODE_TYPE,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PY_SYMS(X)                                        \
+	X(SYM_RUNTIME, "_PyRuntime")                      \
+	X(SYM_EVAL, "_PyEval_EvalFrameDefault")           \
+	X(SYM_EVAL_COLD, "_PyEval_EvalFrameDefault.cold") \
+	X(SYM_VERSION, "Py_Version")                      \
+	X(SYM_CODE_TYPE, "PyCode_Type")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_RUNTIME] = "_PyRuntime",
-	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
-	[SYM_EVAL_COLD] = "_PyEval_EvalFrameDefault.cold",
-	[SYM_VERSION] = "Py_Version",
-	[SYM_CODE_TYPE] = "PyCode_Type",
-};
+enum py_sym { PY_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PY_SYMS(INTERP_LIST_TEXT) };
 
 /* ---- the cold part of the eval loop ---- */
 

@@ -283,23 +283,21 @@ static void rb_fini(void *rt)
 
 /* ---- ELF: symbols, relocations, code ---- */
 
-enum rb_sym {
-	SYM_VM_EXEC,
-	SYM_VERSION,
-	SYM_CURRENT_EC,
-	SYM_MAIN_RACTOR,
-	SYM_VM_PTR,
-	SYM_OBJECT,
-	SYM_ID2STR,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define RB_SYMS(X)                                    \
+	X(SYM_VM_EXEC, "rb_vm_exec")                  \
+	X(SYM_VERSION, "ruby_version")                \
+	X(SYM_CURRENT_EC, "ruby_current_ec")          \
+	X(SYM_MAIN_RACTOR, "ruby_single_main_ractor") \
+	X(SYM_VM_PTR, "ruby_current_vm_ptr")          \
+	X(SYM_OBJECT, "rb_cObject")                   \
+	X(SYM_ID2STR, "rb_id2str")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_VM_EXEC] = "rb_vm_exec",         [SYM_VERSION] = "ruby_version",
-	[SYM_CURRENT_EC] = "ruby_current_ec", [SYM_MAIN_RACTOR] = "ruby_single_main_ractor",
-	[SYM_VM_PTR] = "ruby_current_vm_ptr", [SYM_OBJECT] = "rb_cObject",
-	[SYM_ID2STR] = "rb_id2str",
-};
+enum rb_sym { RB_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { RB_SYMS(INTERP_LIST_TEXT) };
 
 /* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
  * R_X86_64_DTPMOD64 relocation in .rela.dyn; 0 when none.
