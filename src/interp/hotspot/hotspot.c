@@ -376,7 +376,7 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 	f->l.u5_excluded = f->l.major >= 20 ? 1 : 0;
 	nm_layout__from(&vs, f->l.u5_excluded, &f->l.nm);
 	pr_debug("jvm: %s: JDK %d, %zu fields, %zu types, %zu constants, read in %lld us\n",
-		 f->base.path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
+		 f->base.path, f->l.major, vs.field_cnt, vs.types.cnt, vs.ints.cnt,
 		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 			     (t1.tv_nsec - t0.tv_nsec) / 1000));
 	vmstructs__free(&vs);

@@ -55,23 +55,21 @@ struct vm_field {
 	uint64_t address; /* static field: absolute address in the process it was read from */
 };
 
-struct vm_type {
+/* A number by name: a type's size, an int constant's value (sign-extended). */
+struct vm_number {
 	char *name;
-	uint64_t size;
+	uint64_t value;
 };
 
-struct vm_int {
-	char *name;
-	int32_t value;
+struct vm_numbers {
+	struct vm_number *entries;
+	size_t cnt, cap;
 };
 
 struct vmstructs {
 	struct vm_field *fields;
 	size_t field_cnt, field_cap;
-	struct vm_type *types;
-	size_t type_cnt, type_cap;
-	struct vm_int *ints;
-	size_t int_cnt, int_cap;
+	struct vm_numbers types, ints;
 };
 
 /* Read the tables of process pid, whose libjvm (elf, may be NULL) is loaded at bias; syms are
