@@ -36,6 +36,7 @@
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/hotspot/vmstructs.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 
@@ -757,20 +758,11 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 }
 
-static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = { HS_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const hs_stat_names[HS_STAT_CNT] = { HS_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime hotspot_runtime = {
 	.name = "jvm",
 	.frame_type = "jvm",
 	.frame_kind = FRAME_KIND_HOTSPOT,
-	.bpf_counter_names = hs_bpf_counter_names,
-	.bpf_counter_cnt = HS_COUNTER_CNT,
-	.stat_names = hs_stat_names,
-	.stat_cnt = HS_STAT_CNT,
-	.state_sz = sizeof(struct hotspot),
-	.stats_off = offsetof(struct hotspot, stats),
+	INTERP_RUNTIME_COUNTERS(HS_COUNTERS, HS_COUNTER_CNT, HS_STATS, struct hotspot),
 	.init = hs_init,
 	.fini = hs_fini,
 	.file_state_sz = sizeof(struct hs_file),

@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/common/interp_elf.h"
@@ -636,21 +637,11 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	};
 }
 
-static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = { PERL_COUNTERS(
-	SS_COUNTER_NAME) };
-
-static const char *const perl_stat_names[PERL_STAT_CNT] = { PERL_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime perl_runtime = {
 	.name = "perl",
 	.frame_type = "perl", /* the reference agent's value for Perl frames */
 	.frame_kind = FRAME_KIND_PERL,
-	.bpf_counter_names = perl_bpf_counter_names,
-	.bpf_counter_cnt = PERL_COUNTER_CNT,
-	.stat_names = perl_stat_names,
-	.stat_cnt = PERL_STAT_CNT,
-	.state_sz = sizeof(struct perl),
-	.stats_off = offsetof(struct perl, stats),
+	INTERP_RUNTIME_COUNTERS(PERL_COUNTERS, PERL_COUNTER_CNT, PERL_STATS, struct perl),
 	.init = perl_init,
 	.fini = perl_fini,
 	.file_state_sz = sizeof(struct perl_file),

@@ -29,6 +29,7 @@
 #include "formats/elf_file.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/php/php_jit.h"
 #include "proc/executable.h"
@@ -592,20 +593,11 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	};
 }
 
-static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = { PHP_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const php_stat_names[PHP_STAT_CNT] = { PHP_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime php_runtime = {
 	.name = "php",
 	.frame_type = "php", /* the reference agent's value for PHP frames */
 	.frame_kind = FRAME_KIND_PHP,
-	.bpf_counter_names = php_bpf_counter_names,
-	.bpf_counter_cnt = PHP_COUNTER_CNT,
-	.stat_names = php_stat_names,
-	.stat_cnt = PHP_STAT_CNT,
-	.state_sz = sizeof(struct php),
-	.stats_off = offsetof(struct php, stats),
+	INTERP_RUNTIME_COUNTERS(PHP_COUNTERS, PHP_COUNTER_CNT, PHP_STATS, struct php),
 	.init = php_init,
 	.fini = php_fini,
 	.file_state_sz = sizeof(struct php_file),

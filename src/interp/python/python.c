@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "interp/common/glibc_tsd.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
@@ -683,20 +684,11 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		out->line = 0;
 }
 
-static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = { PY_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const py_stat_names[PY_STAT_CNT] = { PY_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime python_runtime = {
 	.name = "python",
 	.frame_type = "cpython", /* the reference agent's value for CPython frames */
 	.frame_kind = FRAME_KIND_CPYTHON,
-	.bpf_counter_names = py_bpf_counter_names,
-	.bpf_counter_cnt = PY_COUNTER_CNT,
-	.stat_names = py_stat_names,
-	.stat_cnt = PY_STAT_CNT,
-	.state_sz = sizeof(struct python),
-	.stats_off = offsetof(struct python, stats),
+	INTERP_RUNTIME_COUNTERS(PY_COUNTERS, PY_COUNTER_CNT, PY_STATS, struct python),
 	.init = py_init,
 	.fini = py_fini,
 	.file_state_sz = sizeof(struct py_file),

@@ -42,6 +42,7 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
@@ -998,20 +999,11 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->marker = false;
 }
 
-static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = { RB_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const rb_stat_names[RB_STAT_CNT] = { RB_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime ruby_runtime = {
 	.name = "ruby",
 	.frame_type = "ruby", /* the reference agent's value for Ruby frames */
 	.frame_kind = FRAME_KIND_RUBY,
-	.bpf_counter_names = rb_bpf_counter_names,
-	.bpf_counter_cnt = RB_COUNTER_CNT,
-	.stat_names = rb_stat_names,
-	.stat_cnt = RB_STAT_CNT,
-	.state_sz = sizeof(struct ruby),
-	.stats_off = offsetof(struct ruby, stats),
+	INTERP_RUNTIME_COUNTERS(RB_COUNTERS, RB_COUNTER_CNT, RB_STATS, struct ruby),
 	.init = rb_init,
 	.fini = rb_fini,
 	.file_state_sz = sizeof(struct rb_file),

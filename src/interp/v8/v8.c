@@ -43,6 +43,7 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/v8/v8_heap.h"
@@ -1745,20 +1746,11 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->line = script_line(s, (uint32_t)off, &out->column);
 }
 
-static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = { V8_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const v8_stat_names[V8_STAT_CNT] = { V8_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime v8_runtime = {
 	.name = "v8",
 	.frame_type = "v8js",
 	.frame_kind = FRAME_KIND_V8,
-	.bpf_counter_names = v8_bpf_counter_names,
-	.bpf_counter_cnt = V8_COUNTER_CNT,
-	.stat_names = v8_stat_names,
-	.stat_cnt = V8_STAT_CNT,
-	.state_sz = sizeof(struct v8),
-	.stats_off = offsetof(struct v8, stats),
+	INTERP_RUNTIME_COUNTERS(V8_COUNTERS, V8_COUNTER_CNT, V8_STATS, struct v8),
 	.init = v8_init,
 	.fini = v8_fini,
 	.file_state_sz = sizeof(struct v8_file),
