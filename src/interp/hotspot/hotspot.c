@@ -132,7 +132,6 @@ static void method_entry__clear(void *ctx, void *entry)
 	free(e->name);
 	free(e->file);
 	free(e->lines);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */

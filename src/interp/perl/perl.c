@@ -173,7 +173,6 @@ static void name_entry__clear(void *ctx, void *entry)
 
 	(void)ctx;
 	free(e->name);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */

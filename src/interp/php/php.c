@@ -160,7 +160,6 @@ static void func_entry__clear(void *ctx, void *entry)
 	(void)ctx;
 	free(e->name);
 	free(e->file);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */

@@ -166,7 +166,6 @@ static void code_entry__clear(void *ctx, void *entry)
 	free(e->name);
 	free(e->filename);
 	free(e->linetable);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */

@@ -243,7 +243,9 @@ static void line_tab__clear(struct line_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Empty an iseq entry, giving its table's bytes back to the budget. */
+/* Free what an iseq entry holds (symbol_cache zeroes it), giving its table's bytes back to
+ * the budget.
+ */
 static void iseq_entry__clear(void *ctx, void *entry)
 {
 	struct ruby *rb = ctx;
@@ -254,7 +256,6 @@ static void iseq_entry__clear(void *ctx, void *entry)
 	free(e->base_label);
 	free(e->path);
 	line_tab__clear(&e->tab);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
