@@ -38,12 +38,19 @@ static void *entry_at(const struct symbol_cache *c, size_t i)
 	return c->entries + i * c->entry_sz;
 }
 
+/* What entry e holds freed (the runtime's clear), and e zeroed. */
+static void clear_entry(const struct symbol_cache *c, void *e)
+{
+	c->clear(c->clear_ctx, e);
+	memset(e, 0, c->entry_sz);
+}
+
 void symbol_cache__free(struct symbol_cache *c)
 {
 	size_t i;
 
 	for (i = 0; c->entries && i <= c->cap; i++)
-		c->clear(c->clear_ctx, entry_at(c, i));
+		clear_entry(c, entry_at(c, i));
 	free(c->entries);
 	lru_sets__free(&c->slots);
 	memset(c, 0, sizeof(*c));
@@ -75,26 +82,26 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 	    cookie_ok)
 		return e;
 	count(c, c->report->reads);
-	c->clear(c->clear_ctx, fresh);
+	clear_entry(c, fresh);
 	err = read(read_ctx, src, addr, fresh);
 	if (err && reader != owner->pid) { /* the child is gone: its parent has the same */
-		c->clear(c->clear_ctx, fresh);
+		clear_entry(c, fresh);
 		src = owner->pid;
 		err = read(read_ctx, src, addr, fresh);
 	}
 	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
-		c->clear(c->clear_ctx, fresh);
+		clear_entry(c, fresh);
 		count(c, c->report->reused);
 		interp__marker(out, c->report->reused_why);
 		return NULL;
 	}
 	if (err) {
-		c->clear(c->clear_ctx, fresh);
+		clear_entry(c, fresh);
 		count(c, c->report->unreadable);
 		interp__marker(out, c->report->unreadable_why);
 		return NULL;
 	}
-	c->clear(c->clear_ctx, e);
+	clear_entry(c, e);
 	memcpy(e, fresh, c->entry_sz);
 	memset(fresh, 0, c->entry_sz);
 	e->pid = owner->pid;

@@ -8,7 +8,8 @@
  * every entry begins with struct symbol_cache_key, keyed by (pid, attach generation, address,
  * kind) and checked against the frame's cookie, so an object freed and its address reused is
  * read again, never shown under the old name. The cache owns its entries: clear() frees what
- * an entry holds and zeroes it. A returned entry is borrowed until the cache's next get.
+ * an entry holds, the cache then zeroes it. A returned entry is borrowed until the cache's next
+ * get.
  * Not thread-safe.
  */
 #ifndef STACKSCOPE_SYMBOL_CACHE_H

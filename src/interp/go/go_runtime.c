@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "formats/gopclntab.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 
@@ -253,20 +254,11 @@ static int go_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t no
 	return 0;
 }
 
-static const char *const go_bpf_counter_names[GO_COUNTER_CNT] = { GO_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const go_stat_names[GO_STAT_CNT] = { GO_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime go_runtime = {
 	.name = "go",
 	.frame_type = "go",
 	.frame_kind = FRAME_KIND_GO,
-	.bpf_counter_names = go_bpf_counter_names,
-	.bpf_counter_cnt = GO_COUNTER_CNT,
-	.stat_names = go_stat_names,
-	.stat_cnt = GO_STAT_CNT,
-	.state_sz = sizeof(struct go_rt),
-	.stats_off = offsetof(struct go_rt, stats),
+	INTERP_RUNTIME_COUNTERS(GO_COUNTERS, GO_COUNTER_CNT, GO_STATS, struct go_rt),
 	.file_state_sz = sizeof(struct go_file),
 	.file_detect = go_file_detect,
 	.proc_attach = go_proc_attach,

@@ -36,6 +36,7 @@
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/hotspot/vmstructs.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 
@@ -131,7 +132,6 @@ static void method_entry__clear(void *ctx, void *entry)
 	free(e->name);
 	free(e->file);
 	free(e->lines);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
@@ -376,7 +376,7 @@ static void read_layout(struct hotspot *hs, struct hs_file *f, pid_t pid, uint64
 	f->l.u5_excluded = f->l.major >= 20 ? 1 : 0;
 	nm_layout__from(&vs, f->l.u5_excluded, &f->l.nm);
 	pr_debug("jvm: %s: JDK %d, %zu fields, %zu types, %zu constants, read in %lld us\n",
-		 f->base.path, f->l.major, vs.field_cnt, vs.type_cnt, vs.int_cnt,
+		 f->base.path, f->l.major, vs.field_cnt, vs.types.cnt, vs.ints.cnt,
 		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 			     (t1.tv_nsec - t0.tv_nsec) / 1000));
 	vmstructs__free(&vs);
@@ -757,20 +757,11 @@ static void hs_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	}
 }
 
-static const char *const hs_bpf_counter_names[HS_COUNTER_CNT] = { HS_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const hs_stat_names[HS_STAT_CNT] = { HS_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime hotspot_runtime = {
 	.name = "jvm",
 	.frame_type = "jvm",
 	.frame_kind = FRAME_KIND_HOTSPOT,
-	.bpf_counter_names = hs_bpf_counter_names,
-	.bpf_counter_cnt = HS_COUNTER_CNT,
-	.stat_names = hs_stat_names,
-	.stat_cnt = HS_STAT_CNT,
-	.state_sz = sizeof(struct hotspot),
-	.stats_off = offsetof(struct hotspot, stats),
+	INTERP_RUNTIME_COUNTERS(HS_COUNTERS, HS_COUNTER_CNT, HS_STATS, struct hotspot),
 	.init = hs_init,
 	.fini = hs_fini,
 	.file_state_sz = sizeof(struct hs_file),

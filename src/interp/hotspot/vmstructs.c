@@ -12,24 +12,7 @@
 #define CHUNK_ENTRIES 64
 #define STRIDE_MAX 256
 
-const char *const vm_sym_names[VM_SYM_CNT] = {
-	[VM_SYM_STRUCTS] = "gHotSpotVMStructs",
-	[VM_SYM_STRUCT_STRIDE] = "gHotSpotVMStructEntryArrayStride",
-	[VM_SYM_STRUCT_TYPE_NAME] = "gHotSpotVMStructEntryTypeNameOffset",
-	[VM_SYM_STRUCT_FIELD_NAME] = "gHotSpotVMStructEntryFieldNameOffset",
-	[VM_SYM_STRUCT_TYPE_STRING] = "gHotSpotVMStructEntryTypeStringOffset",
-	[VM_SYM_STRUCT_IS_STATIC] = "gHotSpotVMStructEntryIsStaticOffset",
-	[VM_SYM_STRUCT_OFFSET] = "gHotSpotVMStructEntryOffsetOffset",
-	[VM_SYM_STRUCT_ADDRESS] = "gHotSpotVMStructEntryAddressOffset",
-	[VM_SYM_TYPES] = "gHotSpotVMTypes",
-	[VM_SYM_TYPE_STRIDE] = "gHotSpotVMTypeEntryArrayStride",
-	[VM_SYM_TYPE_NAME] = "gHotSpotVMTypeEntryTypeNameOffset",
-	[VM_SYM_TYPE_SIZE] = "gHotSpotVMTypeEntrySizeOffset",
-	[VM_SYM_INTS] = "gHotSpotVMIntConstants",
-	[VM_SYM_INT_STRIDE] = "gHotSpotVMIntConstantEntryArrayStride",
-	[VM_SYM_INT_NAME] = "gHotSpotVMIntConstantEntryNameOffset",
-	[VM_SYM_INT_VALUE] = "gHotSpotVMIntConstantEntryValueOffset",
-};
+const char *const vm_sym_names[VM_SYM_CNT] = { VM_SYMS(INTERP_LIST_TEXT) };
 
 struct reader {
 	pid_t pid;
@@ -167,40 +150,34 @@ static int add_field(const struct reader *r, const uint8_t *e, const uint64_t *o
 	return 0;
 }
 
-/* Type entries: offs = name, size. */
-static int add_type(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
+/* The number named at name_addr into table t; an entry whose name is unreadable is skipped. */
+static int add_number(const struct reader *r, uint64_t name_addr, uint64_t value,
+		      struct vm_numbers *t)
 {
-	struct vmstructs *vs = ctx;
-	struct vm_type *t;
+	char *name;
 
-	if (array__reserve_bounded((void **)&vs->types, &vs->type_cap, vs->type_cnt + 1,
-				   sizeof(*vs->types), 256, VMSTRUCTS_CAP))
+	if (array__reserve_bounded((void **)&t->entries, &t->cap, t->cnt + 1, sizeof(*t->entries),
+				   256, VMSTRUCTS_CAP))
 		return -ENOMEM;
-	t = &vs->types[vs->type_cnt];
-	t->name = read_name(r, member(e, offs[0]));
-	if (!t->name)
-		return 0;
-	t->size = member(e, offs[1]);
-	vs->type_cnt++;
+	name = read_name(r, name_addr);
+	if (name)
+		t->entries[t->cnt++] = (struct vm_number){ .name = name, .value = value };
 	return 0;
 }
 
-/* Int constant entries: offs = name, value. */
+/* Type entries: offs = name, size; ctx: the types. */
+static int add_type(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
+{
+	return add_number(r, member(e, offs[0]), member(e, offs[1]), ctx);
+}
+
+/* Int constant entries: offs = name, value (an int32_t); ctx: the constants. */
 static int add_int(const struct reader *r, const uint8_t *e, const uint64_t *offs, void *ctx)
 {
-	struct vmstructs *vs = ctx;
-	struct vm_int *c;
+	int32_t value;
 
-	if (array__reserve_bounded((void **)&vs->ints, &vs->int_cap, vs->int_cnt + 1,
-				   sizeof(*vs->ints), 256, VMSTRUCTS_CAP))
-		return -ENOMEM;
-	c = &vs->ints[vs->int_cnt];
-	c->name = read_name(r, member(e, offs[0]));
-	if (!c->name)
-		return 0;
-	memcpy(&c->value, e + offs[1], 4);
-	vs->int_cnt++;
-	return 0;
+	memcpy(&value, e + offs[1], 4);
+	return add_number(r, member(e, offs[0]), (uint64_t)(int64_t)value, ctx);
 }
 
 int vmstructs__read(struct vmstructs *vs, pid_t pid, struct elf_file *elf, uint64_t bias,
@@ -226,14 +203,23 @@ int vmstructs__read(struct vmstructs *vs, pid_t pid, struct elf_file *elf, uint6
 		err = table_layout(&r, syms, VM_SYM_TYPES, VM_SYM_TYPE_STRIDE, type_offs, 2, &base,
 				   &stride, toffs);
 	if (!err)
-		err = walk_table(&r, base, stride, toffs, add_type, vs);
+		err = walk_table(&r, base, stride, toffs, add_type, &vs->types);
 	/* Constants are optional: without them the frame layout keeps its defaults. */
 	if (!err && !table_layout(&r, syms, VM_SYM_INTS, VM_SYM_INT_STRIDE, int_offs, 2, &base,
 				  &stride, ioffs))
-		walk_table(&r, base, stride, ioffs, add_int, vs);
+		walk_table(&r, base, stride, ioffs, add_int, &vs->ints);
 	if (err)
 		vmstructs__free(vs);
 	return err;
+}
+
+static void vm_numbers__free(struct vm_numbers *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->cnt; i++)
+		free(t->entries[i].name);
+	free(t->entries);
 }
 
 void vmstructs__free(struct vmstructs *vs)
@@ -245,13 +231,9 @@ void vmstructs__free(struct vmstructs *vs)
 		free(vs->fields[i].field);
 		free(vs->fields[i].type_string);
 	}
-	for (i = 0; i < vs->type_cnt; i++)
-		free(vs->types[i].name);
-	for (i = 0; i < vs->int_cnt; i++)
-		free(vs->ints[i].name);
 	free(vs->fields);
-	free(vs->types);
-	free(vs->ints);
+	vm_numbers__free(&vs->types);
+	vm_numbers__free(&vs->ints);
 	memset(vs, 0, sizeof(*vs));
 }
 
@@ -295,26 +277,32 @@ const char *vmstructs__field_type(const struct vmstructs *vs, const char *type, 
 	return f ? f->type_string : NULL;
 }
 
-int vmstructs__size(const struct vmstructs *vs, const char *type, uint64_t *out)
+static const struct vm_number *find_number(const struct vm_numbers *t, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < vs->type_cnt; i++)
-		if (!strcmp(vs->types[i].name, type)) {
-			*out = vs->types[i].size;
-			return 0;
-		}
-	return -ENOENT;
+	for (i = 0; i < t->cnt; i++)
+		if (!strcmp(t->entries[i].name, name))
+			return &t->entries[i];
+	return NULL;
+}
+
+int vmstructs__size(const struct vmstructs *vs, const char *type, uint64_t *out)
+{
+	const struct vm_number *n = find_number(&vs->types, type);
+
+	if (!n)
+		return -ENOENT;
+	*out = n->value;
+	return 0;
 }
 
 int vmstructs__int(const struct vmstructs *vs, const char *name, int32_t *out)
 {
-	size_t i;
+	const struct vm_number *n = find_number(&vs->ints, name);
 
-	for (i = 0; i < vs->int_cnt; i++)
-		if (!strcmp(vs->ints[i].name, name)) {
-			*out = vs->ints[i].value;
-			return 0;
-		}
-	return -ENOENT;
+	if (!n)
+		return -ENOENT;
+	*out = (int32_t)n->value;
+	return 0;
 }

@@ -17,30 +17,34 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "interp/interp.h"
+
 #define VMSTRUCTS_CAP 8192
 
 struct elf_file;
 
-/* Link-time addresses (ELF vaddrs) of the exported symbols, from the file. */
-enum vm_sym {
-	VM_SYM_STRUCTS,
-	VM_SYM_STRUCT_STRIDE,
-	VM_SYM_STRUCT_TYPE_NAME,
-	VM_SYM_STRUCT_FIELD_NAME,
-	VM_SYM_STRUCT_TYPE_STRING,
-	VM_SYM_STRUCT_IS_STATIC,
-	VM_SYM_STRUCT_OFFSET,
-	VM_SYM_STRUCT_ADDRESS,
-	VM_SYM_TYPES,
-	VM_SYM_TYPE_STRIDE,
-	VM_SYM_TYPE_NAME,
-	VM_SYM_TYPE_SIZE,
-	VM_SYM_INTS,
-	VM_SYM_INT_STRIDE,
-	VM_SYM_INT_NAME,
-	VM_SYM_INT_VALUE,
-	VM_SYM_CNT,
-};
+/* Link-time addresses (ELF vaddrs) of the exported symbols, from the file: X(ID, "name")
+ * entries (interp.h's INTERP_LIST_ENUM / INTERP_LIST_TEXT make the enum and vm_sym_names).
+ */
+#define VM_SYMS(X)                                                            \
+	X(VM_SYM_STRUCTS, "gHotSpotVMStructs")                                \
+	X(VM_SYM_STRUCT_STRIDE, "gHotSpotVMStructEntryArrayStride")           \
+	X(VM_SYM_STRUCT_TYPE_NAME, "gHotSpotVMStructEntryTypeNameOffset")     \
+	X(VM_SYM_STRUCT_FIELD_NAME, "gHotSpotVMStructEntryFieldNameOffset")   \
+	X(VM_SYM_STRUCT_TYPE_STRING, "gHotSpotVMStructEntryTypeStringOffset") \
+	X(VM_SYM_STRUCT_IS_STATIC, "gHotSpotVMStructEntryIsStaticOffset")     \
+	X(VM_SYM_STRUCT_OFFSET, "gHotSpotVMStructEntryOffsetOffset")          \
+	X(VM_SYM_STRUCT_ADDRESS, "gHotSpotVMStructEntryAddressOffset")        \
+	X(VM_SYM_TYPES, "gHotSpotVMTypes")                                    \
+	X(VM_SYM_TYPE_STRIDE, "gHotSpotVMTypeEntryArrayStride")               \
+	X(VM_SYM_TYPE_NAME, "gHotSpotVMTypeEntryTypeNameOffset")              \
+	X(VM_SYM_TYPE_SIZE, "gHotSpotVMTypeEntrySizeOffset")                  \
+	X(VM_SYM_INTS, "gHotSpotVMIntConstants")                              \
+	X(VM_SYM_INT_STRIDE, "gHotSpotVMIntConstantEntryArrayStride")         \
+	X(VM_SYM_INT_NAME, "gHotSpotVMIntConstantEntryNameOffset")            \
+	X(VM_SYM_INT_VALUE, "gHotSpotVMIntConstantEntryValueOffset")
+
+enum vm_sym { VM_SYMS(INTERP_LIST_ENUM) VM_SYM_CNT };
 
 extern const char *const vm_sym_names[VM_SYM_CNT];
 
@@ -51,23 +55,21 @@ struct vm_field {
 	uint64_t address; /* static field: absolute address in the process it was read from */
 };
 
-struct vm_type {
+/* A number by name: a type's size, an int constant's value (sign-extended). */
+struct vm_number {
 	char *name;
-	uint64_t size;
+	uint64_t value;
 };
 
-struct vm_int {
-	char *name;
-	int32_t value;
+struct vm_numbers {
+	struct vm_number *entries;
+	size_t cnt, cap;
 };
 
 struct vmstructs {
 	struct vm_field *fields;
 	size_t field_cnt, field_cap;
-	struct vm_type *types;
-	size_t type_cnt, type_cap;
-	struct vm_int *ints;
-	size_t int_cnt, int_cap;
+	struct vm_numbers types, ints;
 };
 
 /* Read the tables of process pid, whose libjvm (elf, may be NULL) is loaded at bias; syms are

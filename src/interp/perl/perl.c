@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/common/interp_elf.h"
@@ -172,7 +173,6 @@ static void name_entry__clear(void *ctx, void *entry)
 
 	(void)ctx;
 	free(e->name);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
@@ -205,26 +205,20 @@ static void perl_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum perl_sym {
-	SYM_RUNOPS,
-	SYM_THR_KEY,
-	SYM_CURINTERP,
-	SYM_REVISION,
-	SYM_VERSION,
-	SYM_SUBVERSION,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PERL_SYMS(X)                          \
+	X(SYM_RUNOPS, "Perl_runops_standard") \
+	X(SYM_THR_KEY, "PL_thr_key")          \
+	X(SYM_CURINTERP, "PL_curinterp")      \
+	X(SYM_REVISION, "PL_revision")        \
+	X(SYM_VERSION, "PL_version")          \
+	X(SYM_SUBVERSION, "PL_subversion")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_RUNOPS] = "Perl_runops_standard",
-	[SYM_THR_KEY] = "PL_thr_key",
-	[SYM_CURINTERP] = "PL_curinterp",
-	[SYM_REVISION] = "PL_revision",
-	[SYM_VERSION] = "PL_version",
-	[SYM_SUBVERSION] = "PL_subversion",
-	/* clang-format on */
-};
+enum perl_sym { PERL_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PERL_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_perl(const char *path)
 {
@@ -642,21 +636,11 @@ static void perl_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	};
 }
 
-static const char *const perl_bpf_counter_names[PERL_COUNTER_CNT] = { PERL_COUNTERS(
-	SS_COUNTER_NAME) };
-
-static const char *const perl_stat_names[PERL_STAT_CNT] = { PERL_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime perl_runtime = {
 	.name = "perl",
 	.frame_type = "perl", /* the reference agent's value for Perl frames */
 	.frame_kind = FRAME_KIND_PERL,
-	.bpf_counter_names = perl_bpf_counter_names,
-	.bpf_counter_cnt = PERL_COUNTER_CNT,
-	.stat_names = perl_stat_names,
-	.stat_cnt = PERL_STAT_CNT,
-	.state_sz = sizeof(struct perl),
-	.stats_off = offsetof(struct perl, stats),
+	INTERP_RUNTIME_COUNTERS(PERL_COUNTERS, PERL_COUNTER_CNT, PERL_STATS, struct perl),
 	.init = perl_init,
 	.fini = perl_fini,
 	.file_state_sz = sizeof(struct perl_file),

@@ -29,6 +29,7 @@
 #include "formats/elf_file.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/php/php_jit.h"
 #include "proc/executable.h"
@@ -159,7 +160,6 @@ static void func_entry__clear(void *ctx, void *entry)
 	(void)ctx;
 	free(e->name);
 	free(e->file);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
@@ -182,26 +182,20 @@ static void php_fini(void *rt)
 
 /* ---- detection ---- */
 
-enum php_sym {
-	SYM_EG,        /* executor_globals: NTS */
-	SYM_EG_OFFSET, /* executor_globals_offset: a ZTS build */
-	SYM_CG,
-	SYM_EXECUTE_EX,
-	SYM_CALL_FUNCTION,
-	SYM_VM_KIND,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PHP_SYMS(X)                                                   \
+	X(SYM_EG, "executor_globals")               /* NTS */         \
+	X(SYM_EG_OFFSET, "executor_globals_offset") /* a ZTS build */ \
+	X(SYM_CG, "compiler_globals")                                 \
+	X(SYM_EXECUTE_EX, "execute_ex")                               \
+	X(SYM_CALL_FUNCTION, "zend_call_function")                    \
+	X(SYM_VM_KIND, "zend_vm_kind")
 
-static const char *const sym_names[SYM_CNT] = {
-	/* clang-format off */
-	[SYM_EG] = "executor_globals",
-	[SYM_EG_OFFSET] = "executor_globals_offset",
-	[SYM_CG] = "compiler_globals",
-	[SYM_EXECUTE_EX] = "execute_ex",
-	[SYM_CALL_FUNCTION] = "zend_call_function",
-	[SYM_VM_KIND] = "zend_vm_kind",
-	/* clang-format on */
-};
+enum php_sym { PHP_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PHP_SYMS(INTERP_LIST_TEXT) };
 
 static bool name_is_php(const char *path)
 {
@@ -598,20 +592,11 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	};
 }
 
-static const char *const php_bpf_counter_names[PHP_COUNTER_CNT] = { PHP_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const php_stat_names[PHP_STAT_CNT] = { PHP_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime php_runtime = {
 	.name = "php",
 	.frame_type = "php", /* the reference agent's value for PHP frames */
 	.frame_kind = FRAME_KIND_PHP,
-	.bpf_counter_names = php_bpf_counter_names,
-	.bpf_counter_cnt = PHP_COUNTER_CNT,
-	.stat_names = php_stat_names,
-	.stat_cnt = PHP_STAT_CNT,
-	.state_sz = sizeof(struct php),
-	.stats_off = offsetof(struct php, stats),
+	INTERP_RUNTIME_COUNTERS(PHP_COUNTERS, PHP_COUNTER_CNT, PHP_STATS, struct php),
 	.init = php_init,
 	.fini = php_fini,
 	.file_state_sz = sizeof(struct php_file),

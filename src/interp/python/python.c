@@ -26,6 +26,7 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "interp/common/glibc_tsd.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
@@ -165,7 +166,6 @@ static void code_entry__clear(void *ctx, void *entry)
 	free(e->name);
 	free(e->filename);
 	free(e->linetable);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
@@ -188,22 +188,19 @@ static void py_fini(void *rt)
 
 /* ---- ELF: symbols by name, bytes at an address ---- */
 
-enum py_sym {
-	SYM_RUNTIME,
-	SYM_EVAL,
-	SYM_EVAL_COLD,
-	SYM_VERSION,
-	SYM_CODE_TYPE,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define PY_SYMS(X)                                        \
+	X(SYM_RUNTIME, "_PyRuntime")                      \
+	X(SYM_EVAL, "_PyEval_EvalFrameDefault")           \
+	X(SYM_EVAL_COLD, "_PyEval_EvalFrameDefault.cold") \
+	X(SYM_VERSION, "Py_Version")                      \
+	X(SYM_CODE_TYPE, "PyCode_Type")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_RUNTIME] = "_PyRuntime",
-	[SYM_EVAL] = "_PyEval_EvalFrameDefault",
-	[SYM_EVAL_COLD] = "_PyEval_EvalFrameDefault.cold",
-	[SYM_VERSION] = "Py_Version",
-	[SYM_CODE_TYPE] = "PyCode_Type",
-};
+enum py_sym { PY_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { PY_SYMS(INTERP_LIST_TEXT) };
 
 /* ---- the cold part of the eval loop ---- */
 
@@ -686,20 +683,11 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		out->line = 0;
 }
 
-static const char *const py_bpf_counter_names[PY_COUNTER_CNT] = { PY_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const py_stat_names[PY_STAT_CNT] = { PY_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime python_runtime = {
 	.name = "python",
 	.frame_type = "cpython", /* the reference agent's value for CPython frames */
 	.frame_kind = FRAME_KIND_CPYTHON,
-	.bpf_counter_names = py_bpf_counter_names,
-	.bpf_counter_cnt = PY_COUNTER_CNT,
-	.stat_names = py_stat_names,
-	.stat_cnt = PY_STAT_CNT,
-	.state_sz = sizeof(struct python),
-	.stats_off = offsetof(struct python, stats),
+	INTERP_RUNTIME_COUNTERS(PY_COUNTERS, PY_COUNTER_CNT, PY_STATS, struct python),
 	.init = py_init,
 	.fini = py_fini,
 	.file_state_sz = sizeof(struct py_file),

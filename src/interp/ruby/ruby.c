@@ -42,6 +42,7 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
@@ -242,7 +243,9 @@ static void line_tab__clear(struct line_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Empty an iseq entry, giving its table's bytes back to the budget. */
+/* Free what an iseq entry holds (symbol_cache zeroes it), giving its table's bytes back to
+ * the budget.
+ */
 static void iseq_entry__clear(void *ctx, void *entry)
 {
 	struct ruby *rb = ctx;
@@ -253,7 +256,6 @@ static void iseq_entry__clear(void *ctx, void *entry)
 	free(e->base_label);
 	free(e->path);
 	line_tab__clear(&e->tab);
-	memset(e, 0, sizeof(*e));
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
@@ -283,23 +285,21 @@ static void rb_fini(void *rt)
 
 /* ---- ELF: symbols, relocations, code ---- */
 
-enum rb_sym {
-	SYM_VM_EXEC,
-	SYM_VERSION,
-	SYM_CURRENT_EC,
-	SYM_MAIN_RACTOR,
-	SYM_VM_PTR,
-	SYM_OBJECT,
-	SYM_ID2STR,
-	SYM_CNT,
-};
+/* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
+ * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define RB_SYMS(X)                                    \
+	X(SYM_VM_EXEC, "rb_vm_exec")                  \
+	X(SYM_VERSION, "ruby_version")                \
+	X(SYM_CURRENT_EC, "ruby_current_ec")          \
+	X(SYM_MAIN_RACTOR, "ruby_single_main_ractor") \
+	X(SYM_VM_PTR, "ruby_current_vm_ptr")          \
+	X(SYM_OBJECT, "rb_cObject")                   \
+	X(SYM_ID2STR, "rb_id2str")
 
-static const char *const sym_names[SYM_CNT] = {
-	[SYM_VM_EXEC] = "rb_vm_exec",         [SYM_VERSION] = "ruby_version",
-	[SYM_CURRENT_EC] = "ruby_current_ec", [SYM_MAIN_RACTOR] = "ruby_single_main_ractor",
-	[SYM_VM_PTR] = "ruby_current_vm_ptr", [SYM_OBJECT] = "rb_cObject",
-	[SYM_ID2STR] = "rb_id2str",
-};
+enum rb_sym { RB_SYMS(INTERP_LIST_ENUM) SYM_CNT };
+
+static const char *const sym_names[SYM_CNT] = { RB_SYMS(INTERP_LIST_TEXT) };
 
 /* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
  * R_X86_64_DTPMOD64 relocation in .rela.dyn; 0 when none.
@@ -1000,20 +1000,11 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->marker = false;
 }
 
-static const char *const rb_bpf_counter_names[RB_COUNTER_CNT] = { RB_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const rb_stat_names[RB_STAT_CNT] = { RB_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime ruby_runtime = {
 	.name = "ruby",
 	.frame_type = "ruby", /* the reference agent's value for Ruby frames */
 	.frame_kind = FRAME_KIND_RUBY,
-	.bpf_counter_names = rb_bpf_counter_names,
-	.bpf_counter_cnt = RB_COUNTER_CNT,
-	.stat_names = rb_stat_names,
-	.stat_cnt = RB_STAT_CNT,
-	.state_sz = sizeof(struct ruby),
-	.stats_off = offsetof(struct ruby, stats),
+	INTERP_RUNTIME_COUNTERS(RB_COUNTERS, RB_COUNTER_CNT, RB_STATS, struct ruby),
 	.init = rb_init,
 	.fini = rb_fini,
 	.file_state_sz = sizeof(struct rb_file),

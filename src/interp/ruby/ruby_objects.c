@@ -12,6 +12,7 @@
 #define LAST_OP_ID 0xa9   /* tLAST_OP_ID: operator ids are their own serial */
 #define ID_ENTRY_UNIT 512 /* symbol.c: ids per table array */
 #define ID_ENTRY_SIZE 2   /* [str, sym] per id */
+#define HEAD_SZ 48        /* an RString's or RArray's fields, embedded contents included */
 
 int ruby_obj__flags(const struct ruby_reader *r, uint64_t obj, uint64_t *flags)
 {
@@ -20,10 +21,26 @@ int ruby_obj__flags(const struct ruby_reader *r, uint64_t obj, uint64_t *flags)
 	return interp__read_u64(r->pid, obj, flags);
 }
 
+/* The first HEAD_SZ bytes of obj into head, and its flags, when it is an object of `type`
+ * (RUBY_T_*); 0 or -errno.
+ */
+static int read_head(const struct ruby_reader *r, uint64_t obj, unsigned int type,
+		     uint8_t head[HEAD_SZ], uint64_t *flags)
+{
+	int err;
+
+	if (!obj || obj & 7)
+		return -EINVAL;
+	if ((err = interp__read_mem(r->pid, obj, head, HEAD_SZ)))
+		return err;
+	memcpy(flags, head, 8);
+	return (*flags & RUBY_T_MASK) == type ? 0 : -EINVAL;
+}
+
 int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_t cap)
 {
 	const struct ruby_obj_layout *l = r->l;
-	uint8_t head[48];
+	uint8_t head[HEAD_SZ];
 	uint64_t flags, len, ptr;
 	size_t n;
 	int err;
@@ -31,13 +48,8 @@ int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_
 	if (!cap)
 		return -EINVAL;
 	out[0] = '\0';
-	if (!str || str & 7)
-		return -EINVAL;
-	if ((err = interp__read_mem(r->pid, str, head, sizeof(head))))
+	if ((err = read_head(r, str, RUBY_T_STRING, head, &flags)))
 		return err;
-	memcpy(&flags, head, 8);
-	if ((flags & RUBY_T_MASK) != RUBY_T_STRING)
-		return -EINVAL;
 	if (flags & l->str_noembed_flag) {
 		memcpy(&len, head + l->str_heap_len, 8);
 		memcpy(&ptr, head + l->str_heap_ptr, 8);
@@ -60,17 +72,12 @@ int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_
 int ruby_obj__array_at(const struct ruby_reader *r, uint64_t ary, uint64_t idx, uint64_t *out)
 {
 	const struct ruby_obj_layout *l = r->l;
-	uint8_t head[48];
+	uint8_t head[HEAD_SZ];
 	uint64_t flags, len, ptr;
 	int err;
 
-	if (!ary || ary & 7)
-		return -EINVAL;
-	if ((err = interp__read_mem(r->pid, ary, head, sizeof(head))))
+	if ((err = read_head(r, ary, RUBY_T_ARRAY, head, &flags)))
 		return err;
-	memcpy(&flags, head, 8);
-	if ((flags & RUBY_T_MASK) != RUBY_T_ARRAY)
-		return -EINVAL;
 	if (flags & l->ary_embed_flag) {
 		len = (flags >> l->ary_embed_shift) & l->ary_embed_mask;
 		if (idx >= len)

@@ -43,6 +43,7 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/v8/v8_heap.h"
@@ -81,150 +82,85 @@
 #define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
 #define V8_JIT_CHUNK 8192                     /* ... read at a time */
 
-/* The v8dbg_* symbols read; every one is required. */
-enum v8_sym {
-	S_FP_CONTEXT,
-	S_FP_FUNCTION,
-	S_FP_BC_ARRAY,
-	S_FP_BC_OFFSET,
-	S_TAGGED_SIZE,
-	S_SMI_SHIFT,
-	S_HEAP_TAG,
-	S_FIRST_NONSTRING,
-	S_STR_REPR_MASK,
-	S_STR_ENC_MASK,
-	S_STR_ONE_BYTE,
-	S_STR_SEQ,
-	S_STR_CONS,
-	S_STR_THIN,
-	S_STR_SLICED,
-	S_SCOPE_FIRST_VARS,
-	S_SCOPE_NCL,
-	S_T_FN,
-	S_T_SFI,
-	S_T_SCRIPT,
-	S_T_SCOPE,
-	S_T_FIXED,
-	S_T_BYTES,
-	S_T_BC,
-	S_MAP_TYPE,
-	S_FN_SHARED,
-	S_SFI_NAME,
-	S_SFI_SCRIPT,
-	S_SFI_DATA,
-	S_SCRIPT_NAME,
-	S_SCRIPT_SOURCE,
-	S_SCRIPT_LINE_ENDS,
-	S_ARRAY_LENGTH,
-	S_FIXED_DATA,
-	S_BC_DATA,
-	S_STR_LENGTH,
-	S_SEQ_CHARS,
-	S_CONS_FIRST,
-	S_CONS_SECOND,
-	S_THIN_ACTUAL,
-	S_SLICED_PARENT,
-	S_SLICED_OFFSET,
-	/* not v8dbg: version and the embedded builtins */
-	S_MAJOR,
-	S_MINOR,
-	S_BUILD,
-	S_BLOB,
-	S_BLOB_SIZE,
-	S_WIDE_HANDLER,
-	/* optional: baseline lines */
-	S_BC_SIZES,
-	S_T_CODE,
-	S_CODE_SPT,
-	S_CODE_BC,
-	S_CODE_OFFSETS,
-	S_KIND_MASK,
-	S_KIND_SHIFT,
-	S_KIND_BASELINE,
-	/* optional: optimised code's lines and inlined functions */
-	S_KIND_INTERPRETED,
-	S_CODE_DEOPT,
-	S_DD_INLINED_CNT,
-	S_DD_LITERALS,
-	S_DD_SFI,
-	S_DD_INLINING,
-	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */
-	S_T_ISTREAM,
-	S_ISTREAM_START,
-	/* optional: external strings' characters (node's own modules' sources) */
-	S_STR_EXTERNAL,
-	S_EXT_RESOURCE,
-	S_CNT,
-};
+/* The v8dbg_* symbols read; every one is required. X(ID, "name") entries that make the enum
+ * and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
+ */
+#define V8_SYMS(X)                                                                          \
+	X(S_FP_CONTEXT, "v8dbg_off_fp_context")                                             \
+	X(S_FP_FUNCTION, "v8dbg_off_fp_function")                                           \
+	X(S_FP_BC_ARRAY, "v8dbg_off_fp_bytecode_array")                                     \
+	X(S_FP_BC_OFFSET, "v8dbg_off_fp_bytecode_offset")                                   \
+	X(S_TAGGED_SIZE, "v8dbg_TaggedSize")                                                \
+	X(S_SMI_SHIFT, "v8dbg_SmiShiftSize")                                                \
+	X(S_HEAP_TAG, "v8dbg_HeapObjectTag")                                                \
+	X(S_FIRST_NONSTRING, "v8dbg_FirstNonstringType")                                    \
+	X(S_STR_REPR_MASK, "v8dbg_StringRepresentationMask")                                \
+	X(S_STR_ENC_MASK, "v8dbg_StringEncodingMask")                                       \
+	X(S_STR_ONE_BYTE, "v8dbg_OneByteStringTag")                                         \
+	X(S_STR_SEQ, "v8dbg_SeqStringTag")                                                  \
+	X(S_STR_CONS, "v8dbg_ConsStringTag")                                                \
+	X(S_STR_THIN, "v8dbg_ThinStringTag")                                                \
+	X(S_STR_SLICED, "v8dbg_SlicedStringTag")                                            \
+	X(S_SCOPE_FIRST_VARS, "v8dbg_scopeinfo_idx_first_vars")                             \
+	X(S_SCOPE_NCL, "v8dbg_scopeinfo_idx_ncontextlocals")                                \
+	X(S_T_FN, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE")                                \
+	X(S_T_SFI, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE")              \
+	X(S_T_SCRIPT, "v8dbg_type_Script__SCRIPT_TYPE")                                     \
+	X(S_T_SCOPE, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE")                               \
+	X(S_T_FIXED, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")                             \
+	X(S_T_BYTES, "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")                               \
+	X(S_T_BC, "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE")                          \
+	X(S_MAP_TYPE, "v8dbg_class_Map__instance_type__uint16_t")                           \
+	X(S_FN_SHARED, "v8dbg_class_JSFunction__shared__SharedFunctionInfo")                \
+	X(S_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object")         \
+	X(S_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject") \
+	X(S_SFI_DATA, "v8dbg_class_SharedFunctionInfo__function_data__Object")              \
+	X(S_SCRIPT_NAME, "v8dbg_class_Script__name__Object")                                \
+	X(S_SCRIPT_SOURCE, "v8dbg_class_Script__source__Object")                            \
+	X(S_SCRIPT_LINE_ENDS, "v8dbg_class_Script__line_ends__Object")                      \
+	X(S_ARRAY_LENGTH, "v8dbg_class_FixedArrayBase__length__SMI")                        \
+	X(S_FIXED_DATA, "v8dbg_class_FixedArray__data__uintptr_t")                          \
+	X(S_BC_DATA, "v8dbg_class_BytecodeArray__data__uintptr_t")                          \
+	X(S_STR_LENGTH, "v8dbg_class_String__length__int32_t")                              \
+	X(S_SEQ_CHARS, "v8dbg_class_SeqOneByteString__chars__char")                         \
+	X(S_CONS_FIRST, "v8dbg_class_ConsString__first__String")                            \
+	X(S_CONS_SECOND, "v8dbg_class_ConsString__second__String")                          \
+	X(S_THIN_ACTUAL, "v8dbg_class_ThinString__actual__String")                          \
+	X(S_SLICED_PARENT, "v8dbg_class_SlicedString__parent__String")                      \
+	X(S_SLICED_OFFSET, "v8dbg_class_SlicedString__offset__SMI")                         \
+	/* not v8dbg: version and the embedded builtins */                                  \
+	X(S_MAJOR, "_ZN2v88internal7Version6major_E")                                       \
+	X(S_MINOR, "_ZN2v88internal7Version6minor_E")                                       \
+	X(S_BUILD, "_ZN2v88internal7Version6build_E")                                       \
+	X(S_BLOB, "v8_Default_embedded_blob_code_")                                         \
+	X(S_BLOB_SIZE, "v8_Default_embedded_blob_code_size_")                               \
+	X(S_WIDE_HANDLER, "Builtins_WideHandler")                                           \
+	/* optional: baseline lines */                                                      \
+	X(S_BC_SIZES, "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE")            \
+	X(S_T_CODE, "v8dbg_type_Code__CODE_TYPE")                                           \
+	X(S_CODE_SPT, "v8dbg_class_Code__source_position_table__ByteArray")                 \
+	X(S_CODE_BC, "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject")          \
+	X(S_CODE_OFFSETS, "v8dbg_class_Code__bytecode_offset_table__ByteArray")             \
+	X(S_KIND_MASK, "v8dbg_CodeKindFieldMask")                                           \
+	X(S_KIND_SHIFT, "v8dbg_CodeKindFieldShift")                                         \
+	X(S_KIND_BASELINE, "v8dbg_CodeKindBaseline")                                        \
+	/* optional: optimised code's lines and inlined functions */                        \
+	X(S_KIND_INTERPRETED, "v8dbg_CodeKindInterpretedFunction")                          \
+	X(S_CODE_DEOPT, "v8dbg_class_Code__deoptimization_data__FixedArray")                \
+	X(S_DD_INLINED_CNT, "v8dbg_DeoptimizationDataInlinedFunctionCountIndex")            \
+	X(S_DD_LITERALS, "v8dbg_DeoptimizationDataLiteralArrayIndex")                       \
+	X(S_DD_SFI, "v8dbg_DeoptimizationDataSharedFunctionInfoIndex")                      \
+	X(S_DD_INLINING, "v8dbg_DeoptimizationDataInliningPositionsIndex")                  \
+	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */ \
+	X(S_T_ISTREAM, "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE")             \
+	X(S_ISTREAM_START, "v8dbg_class_InstructionStream__instruction_start__uintptr_t")   \
+	/* optional: external strings' characters (node's own modules' sources) */          \
+	X(S_STR_EXTERNAL, "v8dbg_ExternalStringTag")                                        \
+	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")
 
-static const char *const sym_names[S_CNT] = {
-	[S_FP_CONTEXT] = "v8dbg_off_fp_context",
-	[S_FP_FUNCTION] = "v8dbg_off_fp_function",
-	[S_FP_BC_ARRAY] = "v8dbg_off_fp_bytecode_array",
-	[S_FP_BC_OFFSET] = "v8dbg_off_fp_bytecode_offset",
-	[S_TAGGED_SIZE] = "v8dbg_TaggedSize",
-	[S_SMI_SHIFT] = "v8dbg_SmiShiftSize",
-	[S_HEAP_TAG] = "v8dbg_HeapObjectTag",
-	[S_FIRST_NONSTRING] = "v8dbg_FirstNonstringType",
-	[S_STR_REPR_MASK] = "v8dbg_StringRepresentationMask",
-	[S_STR_ENC_MASK] = "v8dbg_StringEncodingMask",
-	[S_STR_ONE_BYTE] = "v8dbg_OneByteStringTag",
-	[S_STR_SEQ] = "v8dbg_SeqStringTag",
-	[S_STR_CONS] = "v8dbg_ConsStringTag",
-	[S_STR_THIN] = "v8dbg_ThinStringTag",
-	[S_STR_SLICED] = "v8dbg_SlicedStringTag",
-	[S_SCOPE_FIRST_VARS] = "v8dbg_scopeinfo_idx_first_vars",
-	[S_SCOPE_NCL] = "v8dbg_scopeinfo_idx_ncontextlocals",
-	[S_T_FN] = "v8dbg_type_JSFunction__JS_FUNCTION_TYPE",
-	[S_T_SFI] = "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE",
-	[S_T_SCRIPT] = "v8dbg_type_Script__SCRIPT_TYPE",
-	[S_T_SCOPE] = "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE",
-	[S_T_FIXED] = "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE",
-	[S_T_BYTES] = "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE",
-	[S_T_BC] = "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE",
-	[S_MAP_TYPE] = "v8dbg_class_Map__instance_type__uint16_t",
-	[S_FN_SHARED] = "v8dbg_class_JSFunction__shared__SharedFunctionInfo",
-	[S_SFI_NAME] = "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object",
-	[S_SFI_SCRIPT] = "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject",
-	[S_SFI_DATA] = "v8dbg_class_SharedFunctionInfo__function_data__Object",
-	[S_SCRIPT_NAME] = "v8dbg_class_Script__name__Object",
-	[S_SCRIPT_SOURCE] = "v8dbg_class_Script__source__Object",
-	[S_SCRIPT_LINE_ENDS] = "v8dbg_class_Script__line_ends__Object",
-	[S_ARRAY_LENGTH] = "v8dbg_class_FixedArrayBase__length__SMI",
-	[S_FIXED_DATA] = "v8dbg_class_FixedArray__data__uintptr_t",
-	[S_BC_DATA] = "v8dbg_class_BytecodeArray__data__uintptr_t",
-	[S_STR_LENGTH] = "v8dbg_class_String__length__int32_t",
-	[S_SEQ_CHARS] = "v8dbg_class_SeqOneByteString__chars__char",
-	[S_CONS_FIRST] = "v8dbg_class_ConsString__first__String",
-	[S_CONS_SECOND] = "v8dbg_class_ConsString__second__String",
-	[S_THIN_ACTUAL] = "v8dbg_class_ThinString__actual__String",
-	[S_SLICED_PARENT] = "v8dbg_class_SlicedString__parent__String",
-	[S_SLICED_OFFSET] = "v8dbg_class_SlicedString__offset__SMI",
-	[S_MAJOR] = "_ZN2v88internal7Version6major_E",
-	[S_MINOR] = "_ZN2v88internal7Version6minor_E",
-	[S_BUILD] = "_ZN2v88internal7Version6build_E",
-	[S_BLOB] = "v8_Default_embedded_blob_code_",
-	[S_BLOB_SIZE] = "v8_Default_embedded_blob_code_size_",
-	[S_WIDE_HANDLER] = "Builtins_WideHandler",
-	[S_BC_SIZES] = "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE",
-	[S_T_CODE] = "v8dbg_type_Code__CODE_TYPE",
-	[S_CODE_SPT] = "v8dbg_class_Code__source_position_table__ByteArray",
-	[S_CODE_BC] = "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject",
-	[S_CODE_OFFSETS] = "v8dbg_class_Code__bytecode_offset_table__ByteArray",
-	[S_KIND_MASK] = "v8dbg_CodeKindFieldMask",
-	[S_KIND_SHIFT] = "v8dbg_CodeKindFieldShift",
-	[S_KIND_BASELINE] = "v8dbg_CodeKindBaseline",
-	[S_KIND_INTERPRETED] = "v8dbg_CodeKindInterpretedFunction",
-	[S_CODE_DEOPT] = "v8dbg_class_Code__deoptimization_data__FixedArray",
-	[S_DD_INLINED_CNT] = "v8dbg_DeoptimizationDataInlinedFunctionCountIndex",
-	[S_DD_LITERALS] = "v8dbg_DeoptimizationDataLiteralArrayIndex",
-	[S_DD_SFI] = "v8dbg_DeoptimizationDataSharedFunctionInfoIndex",
-	[S_DD_INLINING] = "v8dbg_DeoptimizationDataInliningPositionsIndex",
-	[S_T_ISTREAM] = "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE",
-	[S_ISTREAM_START] = "v8dbg_class_InstructionStream__instruction_start__uintptr_t",
-	[S_STR_EXTERNAL] = "v8dbg_ExternalStringTag",
-	[S_EXT_RESOURCE] = "v8dbg_class_ExternalString__resource__Object",
-};
+enum v8_sym { V8_SYMS(INTERP_LIST_ENUM) S_CNT };
+
+static const char *const sym_names[S_CNT] = { V8_SYMS(INTERP_LIST_TEXT) };
 
 /* V8's frame types (StackFrame::Type) as the binary numbers them (v8dbg_frametype_*), and
  * what a frame of that type in JIT code is shown as.
@@ -1810,20 +1746,11 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	out->line = script_line(s, (uint32_t)off, &out->column);
 }
 
-static const char *const v8_bpf_counter_names[V8_COUNTER_CNT] = { V8_COUNTERS(SS_COUNTER_NAME) };
-
-static const char *const v8_stat_names[V8_STAT_CNT] = { V8_STATS(INTERP_LIST_TEXT) };
-
 const struct interp_runtime v8_runtime = {
 	.name = "v8",
 	.frame_type = "v8js",
 	.frame_kind = FRAME_KIND_V8,
-	.bpf_counter_names = v8_bpf_counter_names,
-	.bpf_counter_cnt = V8_COUNTER_CNT,
-	.stat_names = v8_stat_names,
-	.stat_cnt = V8_STAT_CNT,
-	.state_sz = sizeof(struct v8),
-	.stats_off = offsetof(struct v8, stats),
+	INTERP_RUNTIME_COUNTERS(V8_COUNTERS, V8_COUNTER_CNT, V8_STATS, struct v8),
 	.init = v8_init,
 	.fini = v8_fini,
 	.file_state_sz = sizeof(struct v8_file),
