@@ -18,6 +18,16 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct sampler_config sampler_cfg = {};
 
+/* This CPU's entry of a one-entry BPF_MAP_TYPE_PERCPU_ARRAY ("scratch", "mapping_seqs"...):
+ * NULL only in the verifier's eyes.
+ */
+static __always_inline void *this_cpu_entry(void *percpu_array)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(percpu_array, &zero);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20); /* resized by userspace before load */
@@ -178,10 +188,9 @@ static __always_inline struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 p
 	struct mapping_info *m, *e;
 	struct mapping_seqs *ms;
 	struct new_mappings *nm;
-	__u32 zero = 0;
 
 	m = bpf_map_lookup_elem(&mappings, &key);
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	if (!ms || ms->pid != pid || !ms->has_new)
 		return m;
 	if (m && m->seq >= ms->exec_seq && m->seq >= ms->new_seq)
@@ -445,7 +454,7 @@ static __always_inline bool process_known(__u32 tgid)
 static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 {
 	struct task_struct *cur = BPF_CORE_READ(task, group_leader);
-	__u32 owner = tgid, *parent, zero = 0;
+	__u32 owner = tgid, *parent;
 	struct mapping_seqs *ms;
 	int hop;
 
@@ -462,7 +471,7 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 		owner = *parent;
 		cur = BPF_CORE_READ(cur, group_leader);
 	}
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	if (ms)
 		ms->pid = 0;
 	count(COUNTER_UNKNOWN_PID, 1);
@@ -571,7 +580,6 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 {
 	struct sample_record *rec = &s->rec;
 	struct mapping_seqs *ms;
-	__u32 zero = 0;
 
 	if (s->user_regs && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER &&
 	    ss_pt_regs_in_execve((struct pt_regs *)s->user_regs)) {
@@ -586,7 +594,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
@@ -797,10 +805,9 @@ SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
 {
 	struct unwind_scratch *s;
-	__u32 zero = 0;
 	int i;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = this_cpu_entry(&scratch);
 	if (!s)
 		return 0;
 	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
@@ -830,10 +837,9 @@ SEC("perf_event")
 int runtime_chunk(struct bpf_perf_event_data *ctx)
 {
 	struct unwind_scratch *s;
-	__u32 zero = 0;
 	int i;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = this_cpu_entry(&scratch);
 	if (!s)
 		return 0;
 	for (i = 0; i < RUNTIME_CHUNK; i++)
