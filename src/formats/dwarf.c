@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/file_map.h"
 #include "base/safe_open.h"
 #include "formats/elf_file.h"
@@ -188,8 +189,7 @@ static int dwarf_file__attach(struct dwarf_file *df)
 /* The end of every open: unless err, reads the ELF image (size bytes at image, held by df)
  * and its debug sections into df. df, or NULL with errno and df freed.
  */
-static struct dwarf_file *dwarf_file__load(struct dwarf_file *df, char *image, size_t size,
-					   int err)
+static struct dwarf_file *dwarf_file__load(struct dwarf_file *df, char *image, size_t size, int err)
 {
 	if (!err) {
 		elf_version(EV_CURRENT);
@@ -322,9 +322,7 @@ static int unit_range__cmp(const void *a, const void *b)
 {
 	const struct unit_range *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	return cmp_u64(x->lo, y->lo) ?: cmp_u64(x->hi, y->hi);
 }
 
 static int dwarf_file__add_range(struct dwarf_file *df, uint64_t lo, uint64_t hi, uint32_t unit)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "formats/elf_file.h"
 #include "formats/symtab_pages.h"
 
@@ -87,15 +88,10 @@ static int cand_cmp(const void *a, const void *b)
 {
 	const struct sym_cand *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->bind_rank != y->bind_rank)
-		return x->bind_rank < y->bind_rank ? -1 : 1;
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	if (x->name_len != y->name_len)
-		return x->name_len < y->name_len ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	/* a known size (0) before none (1) */
+	return cmp_u64(x->start, y->start) ?: cmp_u64(x->bind_rank, y->bind_rank) ?:
+		cmp_u64(!x->size, !y->size) ?: cmp_u64(x->name_len, y->name_len) ?:
+		cmp_u64(x->seq, y->seq);
 }
 
 /* Read the function symbols of one symbol table section into cv. -ENOENT if the file has no

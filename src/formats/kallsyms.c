@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/hex.h"
 
 #define KALLSYMS_BUF_MAX (256u << 20)
@@ -132,11 +133,9 @@ static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (ksym__is_text(x) != ksym__is_text(y))
-		return ksym__is_text(x) ? -1 : 1;
-	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
+	/* text (true) first */
+	return cmp_u64(x->addr, y->addr) ?: cmp_u64(ksym__is_text(y), ksym__is_text(x)) ?:
+		cmp_u64(x->name_off, y->name_off);
 }
 
 struct kallsyms *kallsyms__load(const char *path)
