@@ -606,6 +606,31 @@ static void export_req__free(struct export_req *r)
 	free(r);
 }
 
+/* Under c->lock: r at the end of the queue, counted in its stats. */
+static void queue__push(struct otlp_client *c, struct export_req *r)
+{
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->stats.queue_cnt++;
+	c->stats.queue_sz += r->len;
+}
+
+/* Under c->lock, with a request queued: the first, out of the queue and its stats. */
+static struct export_req *queue__pop(struct otlp_client *c)
+{
+	struct export_req *r = c->head;
+
+	c->head = r->next;
+	if (!c->head)
+		c->tail = NULL;
+	c->stats.queue_cnt--;
+	c->stats.queue_sz -= r->len;
+	return r;
+}
+
 int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 {
 	struct export_req *r, *old;
@@ -625,24 +650,13 @@ int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 	pthread_mutex_lock(&c->lock);
 	while (c->head && (c->stats.queue_cnt + 1 > c->cfg.queue_max_cnt ||
 			   c->stats.queue_sz + r->len > c->cfg.queue_max_sz)) {
-		old = c->head;
-		c->head = old->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->stats.queue_cnt--;
-		c->stats.queue_sz -= old->len;
+		old = queue__pop(c);
 		c->stats.exports_dropped++;
 		c->stats.exports_lost[OTLP_LOST_QUEUE_FULL]++;
 		export_req__free(old);
 	}
 	r->seq = c->next_seq++;
-	if (c->tail)
-		c->tail->next = r;
-	else
-		c->head = r;
-	c->tail = r;
-	c->stats.queue_cnt++;
-	c->stats.queue_sz += r->len;
+	queue__push(c, r);
 	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -1242,12 +1256,7 @@ static void *client__thread(void *arg)
 			pthread_cond_wait(&c->work, &c->lock);
 		if (atomic_load(&c->stop))
 			break;
-		r = c->head;
-		c->head = r->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->stats.queue_cnt--;
-		c->stats.queue_sz -= r->len;
+		r = queue__pop(c);
 		c->in_flight = true;
 		pthread_mutex_unlock(&c->lock);
 
