@@ -392,16 +392,11 @@ cleanup:
 /* The unit containing vaddr, or NULL. */
 static const struct unit_range *dwarf_file__find_unit(const struct dwarf_file *df, uint64_t vaddr)
 {
-	size_t lo = 0, hi = df->unit_cnt, mid, n;
-
 	/* first range with lo > vaddr */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (df->units[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_u64(df->units, df->unit_cnt, sizeof(*df->units),
+				    offsetof(struct unit_range, lo), vaddr);
+	size_t n;
+
 	for (n = 0; lo > 0 && n < DWARF_OVERLAP_SCAN; n++, lo--) {
 		if (vaddr < df->units[lo - 1].hi)
 			return &df->units[lo - 1];
@@ -932,16 +927,9 @@ cleanup:
 /* The innermost entry at vaddr, or -1. */
 static int32_t unit_index__leaf(const struct unit_index *ui, uint64_t vaddr)
 {
-	size_t lo = 0, hi = ui->iv_cnt, mid;
-
 	/* first interval starting after vaddr */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ui->iv_lo[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_u64(ui->iv_lo, ui->iv_cnt, sizeof(*ui->iv_lo), 0, vaddr);
+
 	return lo ? ui->iv_leaf[lo - 1] : -1;
 }
 

@@ -313,17 +313,11 @@ size_t elf_symbols__cnt(const struct elf_symbols *syms)
 const char *elf_symbols__lookup(const struct elf_symbols *syms, uint64_t vaddr,
 				uint64_t *offset_out)
 {
-	size_t lo = 0, hi = syms->cnt, i;
-
 	/* first entry with start > vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = upper_bound_u64(syms->sym, syms->cnt, sizeof(*syms->sym),
+				    offsetof(struct elf_sym, start), vaddr);
+	size_t i;
 
-		if (syms->sym[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = 0; k < ELF_SYMBOLS_NEST_MAX && k < lo; k++) {
 		i = lo - 1 - k;
 		if (vaddr < syms->sym[i].end) {

@@ -234,18 +234,11 @@ size_t kallsyms__cnt(const struct kallsyms *ks)
 const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *offset,
 			     const char **module)
 {
-	size_t lo = 0, hi = ks->cnt;
+	size_t lo = upper_bound_u64(ks->sym, ks->cnt, sizeof(*ks->sym), offsetof(struct ksym, addr),
+				    addr);
 	const struct ksym *s, *next;
 	uint64_t end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->sym[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	s = &ks->sym[lo - 1];

@@ -1525,17 +1525,11 @@ const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr)
 {
 	const struct unwind_row *rows = whole_rows(t);
-	size_t lo = 0, hi = rows ? t->cnt : 0;
+	/* the last row with row.addr <= addr is the one before */
+	size_t lo = rows ? upper_bound_u64(rows, t->cnt, sizeof(*rows),
+					   offsetof(struct unwind_row, addr), addr)
+			 : 0;
 
-	/* Last row with row.addr <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? &rows[lo - 1] : NULL;
 }
 
