@@ -806,19 +806,18 @@ static void status__parse(struct attempt *a, const uint8_t *data, size_t len)
 	}
 }
 
+/* The value of one base64 digit, standard or URL-safe ('-' and '_' for '+' and '/'), or -1. */
 static int base64__val(char ch)
 {
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+' || ch == '-')
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *d = ch ? strchr(digits, ch) : NULL;
+
+	if (d)
+		return (int)(d - digits);
+	if (ch == '-')
 		return 62;
-	if (ch == '/' || ch == '_')
-		return 63;
-	return -1;
+	return ch == '_' ? 63 : -1;
 }
 
 /* google.rpc.RetryInfo in grpc-status-details-bin (base64 google.rpc.Status, details
