@@ -302,16 +302,12 @@ static const struct fg_palette fg_off_cpu_palette = { { 50, 90, 190 },
 
 static void fg__color(const struct fg_node *n, int rgb[3])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	const char *name = n->name ? n->name : "";
+	uint64_t h = fnv64(name, strlen(name), FNV64_INIT);
 	const struct fg_palette *p = &fg_palettes[FG_NATIVE];
-	const char *s;
 	double v[3];
 	int c;
 
-	for (s = n->name ? n->name : ""; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
 	for (c = 0; c < 3; c++)
 		v[c] = (double)((h >> (16 * c)) & 0xffff) / 0xffff;
 	if (n->kind != FG_ROOT && n->off_cpu > n->total / 2)
