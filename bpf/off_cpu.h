@@ -78,10 +78,8 @@ static __always_inline __u32 off_cpu_state_of(bool preempt, unsigned int prev_st
 
 static __always_inline bool off_cpu_take_token(__u64 now)
 {
-	__u32 zero = 0;
-
-	return gcra_take(bpf_map_lookup_elem(&off_cpu_budget, &zero), now,
-			 sampler_cfg.off_cpu_interval_ns, sampler_cfg.off_cpu_burst_ns);
+	return gcra_take(this_cpu_entry(&off_cpu_budget), now, sampler_cfg.off_cpu_interval_ns,
+			 sampler_cfg.off_cpu_burst_ns);
 }
 
 /* next comes back on CPU: end its stay, and send the stay when its stack went out. A frame of

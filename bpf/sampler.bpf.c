@@ -18,6 +18,16 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct sampler_config sampler_cfg = {};
 
+/* This CPU's entry of a one-entry BPF_MAP_TYPE_PERCPU_ARRAY ("scratch", "mapping_seqs"...):
+ * NULL only in the verifier's eyes.
+ */
+static __always_inline void *this_cpu_entry(void *percpu_array)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(percpu_array, &zero);
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4 << 20); /* resized by userspace before load */
@@ -99,6 +109,25 @@ static __always_inline void count(__u32 which, __u64 n)
 		*c += n;
 }
 
+/* A record of sz bytes (struct record_header first) reserved in "events", its header stamped
+ * with kind, this CPU, now and the thread; NULL, counted, when the ring buffer is full.
+ */
+static __always_inline void *reserve_record(__u64 sz, __u32 kind, __u32 tgid, __u32 tid)
+{
+	struct record_header *hdr = bpf_ringbuf_reserve(&events, sz, 0);
+
+	if (!hdr) {
+		count(COUNTER_EVENTS_LOST, 1);
+		return NULL;
+	}
+	hdr->kind = kind;
+	hdr->cpu = bpf_get_smp_processor_id();
+	hdr->time_ns = bpf_ktime_get_ns();
+	hdr->pid = tgid;
+	hdr->tid = tid;
+	return hdr;
+}
+
 /* ---- the world as native_unwind.h sees it ---- */
 
 static __always_inline int ss_read_user(void *dst, __u32 size, __u64 addr)
@@ -178,10 +207,9 @@ static __always_inline struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 p
 	struct mapping_info *m, *e;
 	struct mapping_seqs *ms;
 	struct new_mappings *nm;
-	__u32 zero = 0;
 
 	m = bpf_map_lookup_elem(&mappings, &key);
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	if (!ms || ms->pid != pid || !ms->has_new)
 		return m;
 	if (m && m->seq >= ms->exec_seq && m->seq >= ms->new_seq)
@@ -445,7 +473,7 @@ static __always_inline bool process_known(__u32 tgid)
 static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 {
 	struct task_struct *cur = BPF_CORE_READ(task, group_leader);
-	__u32 owner = tgid, *parent, zero = 0;
+	__u32 owner = tgid, *parent;
 	struct mapping_seqs *ms;
 	int hop;
 
@@ -462,7 +490,7 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 		owner = *parent;
 		cur = BPF_CORE_READ(cur, group_leader);
 	}
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	if (ms)
 		ms->pid = 0;
 	count(COUNTER_UNKNOWN_PID, 1);
@@ -571,7 +599,6 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 {
 	struct sample_record *rec = &s->rec;
 	struct mapping_seqs *ms;
-	__u32 zero = 0;
 
 	if (s->user_regs && s->st.end != UNWIND_END_OK && s->st.end != UNWIND_END_NO_USER &&
 	    ss_pt_regs_in_execve((struct pt_regs *)s->user_regs)) {
@@ -586,7 +613,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_entry(&mapping_seqs);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
@@ -797,10 +824,9 @@ SEC("perf_event")
 int unwind_chunk(struct bpf_perf_event_data *ctx)
 {
 	struct unwind_scratch *s;
-	__u32 zero = 0;
 	int i;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = this_cpu_entry(&scratch);
 	if (!s)
 		return 0;
 	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
@@ -830,10 +856,9 @@ SEC("perf_event")
 int runtime_chunk(struct bpf_perf_event_data *ctx)
 {
 	struct unwind_scratch *s;
-	__u32 zero = 0;
 	int i;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	s = this_cpu_entry(&scratch);
 	if (!s)
 		return 0;
 	for (i = 0; i < RUNTIME_CHUNK; i++)
@@ -1002,17 +1027,10 @@ static __always_inline struct new_mappings *new_mappings_of(struct task_struct *
 static __always_inline void send_mmap_record(__u32 tgid, __u32 tid, __u64 addr, __u64 len,
 					     bool wake)
 {
-	struct mmap_record *rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
+	struct mmap_record *rec = reserve_record(sizeof(*rec), RECORD_MMAP, tgid, tid);
 
-	if (!rec) {
-		count(COUNTER_EVENTS_LOST, 1);
+	if (!rec)
 		return;
-	}
-	rec->hdr.kind = RECORD_MMAP;
-	rec->hdr.cpu = bpf_get_smp_processor_id();
-	rec->hdr.time_ns = bpf_ktime_get_ns();
-	rec->hdr.pid = tgid;
-	rec->hdr.tid = tid;
 	rec->addr = addr;
 	rec->len = len;
 	bpf_ringbuf_submit(rec, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -1211,6 +1229,9 @@ static __always_inline int send_exec(struct task_struct *p, struct linux_binprm 
 {
 	struct exec_record *rec;
 
+	/* reserve_record() by hand: through it on_exec and on_exec_plain take 1 and 3
+	 * instructions more (the compiler keeps p->pid across the reservation)
+	 */
 	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
 	if (!rec) {
 		count(COUNTER_EVENTS_LOST, 1);
@@ -1296,16 +1317,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	}
 	if (!pid_wanted(tgid))
 		return 0;
-	rec = bpf_ringbuf_reserve(&events, sizeof(*rec), 0);
-	if (!rec) {
-		count(COUNTER_EVENTS_LOST, 1);
+	rec = reserve_record(sizeof(*rec), RECORD_EXIT, tgid, p->pid);
+	if (!rec)
 		return 0;
-	}
-	rec->hdr.kind = RECORD_EXIT;
-	rec->hdr.cpu = bpf_get_smp_processor_id();
-	rec->hdr.time_ns = bpf_ktime_get_ns();
-	rec->hdr.pid = tgid;
-	rec->hdr.tid = p->pid;
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 	return 0;
 }

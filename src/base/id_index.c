@@ -11,9 +11,7 @@ void id_index__free(struct id_index *t)
 		return;
 	free(t->hashes);
 	free(t->ids);
-	t->hashes = NULL;
-	t->ids = NULL;
-	t->cap = t->cnt = 0;
+	*t = (struct id_index){ 0 }; /* a zeroed index is an empty one */
 }
 
 int id_index__reserve(struct id_index *t)

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fd_write.h"
 #include "base/output_file.h"
 
 #define TMP_TRIES 16
@@ -213,22 +214,7 @@ int output_file__fd(const struct output_file *f)
 
 int output_file__write(struct output_file *f, const void *buf, size_t n)
 {
-	const char *p = buf;
-	int fd = output_file__fd(f);
-
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		if (w == 0)
-			return -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	return fd__write_all(output_file__fd(f), buf, n);
 }
 
 FILE *output_file__stream(struct output_file *f)

@@ -134,7 +134,5 @@ void u64_map__free(struct u64_map *m)
 		return;
 	free(m->keys);
 	free(m->values);
-	m->keys = NULL;
-	m->values = NULL;
-	m->cap = m->cnt = 0;
+	*m = (struct u64_map)U64_MAP_INIT; /* empty, ready for reuse */
 }

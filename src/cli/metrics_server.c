@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "base/http_server.h"
+#include "base/timed_wait.h"
 #include "cli/metrics_server.h"
 
 #define REQUEST_TIMEOUT_MS_DEFAULT 3000
@@ -100,16 +101,12 @@ struct metrics_server *metrics_server__start(const char *addr,
 		.response_timeout_ms = RESPONSE_TIMEOUT_MS_DEFAULT,
 	};
 	struct metrics_server *m = calloc(1, sizeof(*m));
-	pthread_condattr_t ca;
 	int err;
 
 	if (!m)
 		return NULL;
 	pthread_mutex_init(&m->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&m->published, &ca);
-	pthread_condattr_destroy(&ca);
+	timed_wait__init_cond(&m->published);
 	if (opts) {
 		m->max_age_ns = (uint64_t)opts->max_age_ms * 1000000ull;
 		m->fresh_wait_ns = (uint64_t)opts->fresh_wait_ms * 1000000ull;

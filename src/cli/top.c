@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fd_write.h"
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/option_table.h"
@@ -292,21 +293,6 @@ static void make_title(const struct top_run *r, char *buf, size_t cap)
 		 r->sort == TOP_SORT_TOTAL ? "total" : "self");
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int draw(struct top_run *r)
 {
 	char title[512], keys[128];
@@ -318,9 +304,9 @@ static int draw(struct top_run *r)
 		err = screen__text(&r->out, &r->table, r->opts->expand ? &r->callers : NULL, title,
 				   r->opts->rows);
 		if (!err)
-			err = write_all(STDOUT_FILENO, r->out.s, r->out.len);
+			err = fd__write_all(STDOUT_FILENO, r->out.s, r->out.len);
 		if (!err)
-			err = write_all(STDOUT_FILENO, "\n", 1);
+			err = fd__write_all(STDOUT_FILENO, "\n", 1);
 		return err;
 	}
 	if (r->typing)
@@ -334,7 +320,7 @@ static int draw(struct top_run *r)
 			 "/ filter  s sort");
 	err = screen__frame(&r->out, &r->view, &r->table, &r->callers, title, keys);
 	if (!err)
-		err = write_all(STDOUT_FILENO, r->out.s, r->out.len);
+		err = fd__write_all(STDOUT_FILENO, r->out.s, r->out.len);
 	return err;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/id_index.h"
 #include "base/output_file.h"
 #include "export/flamegraph.h"
@@ -157,9 +158,8 @@ static int fg_order__cmp(const void *a, const void *b, void *ctx)
 	const struct fg_node *nodes = ctx;
 	const struct fg_node *x = &nodes[*(const uint32_t *)a], *y = &nodes[*(const uint32_t *)b];
 
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+	return cmp_u64(x->parent, y->parent)
+		       ?: strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
 /* Links every node into its parent's child list, siblings sorted by name. */
@@ -245,6 +245,11 @@ static size_t utf8__chars(const char *s)
 	return cnt;
 }
 
+/* The characters XML text and attribute values cannot hold as they are. */
+static const char *const xml_entities[256] = {
+	['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&apos;",
+};
+
 /* Prints s XML-escaped, at most max_chars characters (then ending in ".."). */
 static void fg__escape(FILE *out, const char *s, size_t max_chars)
 {
@@ -261,84 +266,56 @@ static void fg__escape(FILE *out, const char *s, size_t max_chars)
 			s++;
 			continue;
 		}
-		switch (c) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		case '\'':
-			fputs("&apos;", out);
-			break;
-		default:
+		if (xml_entities[c])
+			fputs(xml_entities[c], out);
+		else
 			fwrite(s, 1, n, out);
-		}
 		s += n;
 	}
 	if (shown < total)
 		fputs("..", out);
 }
 
+/* The colours of a kind of frame: channel c is base[c] + span[c] * v[hash[c]], with v[] three
+ * values in [0, 1] taken from a hash of the frame's name (alike names, alike colours).
+ */
+struct fg_palette {
+	int base[3], span[3];
+	uint8_t hash[3];
+};
+
+static const struct fg_palette fg_palettes[] = {
+	[FG_ROOT] = { { 200, 200, 200 }, { 0, 0, 0 }, { 0, 0, 0 } },
+	[FG_PROCESS] = { { 110, 140, 215 }, { 40, 40, 40 }, { 0, 0, 1 } },
+	/* reds, kept apart from the kernel's oranges */
+	[FG_NATIVE] = { { 200, 50, 50 }, { 55, 80, 80 }, { 0, 1, 1 } },
+	[FG_INLINE] = { { 60, 180, 180 }, { 60, 55, 55 }, { 0, 0, 1 } },
+	[FG_KERNEL] = { { 220, 130, 0 }, { 35, 55, 40 }, { 0, 1, 2 } },
+	[FG_ERROR] = { { 150, 150, 150 }, { 50, 50, 50 }, { 0, 0, 0 } },
+	[FG_INTERP] = { { 60, 170, 60 }, { 60, 60, 50 }, { 0, 1, 2 } },
+};
+
+/* a frame mostly off CPU, whatever its kind but the root: blues */
+static const struct fg_palette fg_off_cpu_palette = { { 50, 90, 190 },
+						      { 60, 80, 65 },
+						      { 0, 0, 1 } };
+
 static void fg__color(const struct fg_node *n, int rgb[3])
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *s;
-	double v1, v2, v3;
+	const char *name = n->name ? n->name : "";
+	uint64_t h = fnv64(name, strlen(name), FNV64_INIT);
+	const struct fg_palette *p = &fg_palettes[FG_NATIVE];
+	double v[3];
+	int c;
 
-	for (s = n->name ? n->name : ""; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	v1 = (double)(h & 0xffff) / 0xffff;
-	v2 = (double)((h >> 16) & 0xffff) / 0xffff;
-	v3 = (double)((h >> 32) & 0xffff) / 0xffff;
-	if (n->kind != FG_ROOT && n->off_cpu > n->total / 2) { /* mostly off CPU: blues */
-		rgb[0] = 50 + (int)(60 * v1);
-		rgb[1] = 90 + (int)(80 * v1);
-		rgb[2] = 190 + (int)(65 * v2);
-		(void)v3;
-		return;
-	}
-	switch (n->kind) {
-	case FG_ROOT:
-		rgb[0] = rgb[1] = rgb[2] = 200;
-		break;
-	case FG_PROCESS:
-		rgb[0] = 110 + (int)(40 * v1);
-		rgb[1] = 140 + (int)(40 * v1);
-		rgb[2] = 215 + (int)(40 * v2);
-		break;
-	case FG_INLINE:
-		rgb[0] = 60 + (int)(60 * v1);
-		rgb[1] = 180 + (int)(55 * v1);
-		rgb[2] = 180 + (int)(55 * v2);
-		break;
-	case FG_KERNEL:
-		rgb[0] = 220 + (int)(35 * v1);
-		rgb[1] = 130 + (int)(55 * v2);
-		rgb[2] = (int)(40 * v3);
-		break;
-	case FG_ERROR:
-		rgb[0] = rgb[1] = rgb[2] = 150 + (int)(50 * v1);
-		break;
-	case FG_INTERP:
-		rgb[0] = 60 + (int)(60 * v1);
-		rgb[1] = 170 + (int)(60 * v2);
-		rgb[2] = 60 + (int)(50 * v3);
-		break;
-	default: /* FG_NATIVE: reds, kept apart from the kernel's oranges */
-		rgb[0] = 200 + (int)(55 * v1);
-		rgb[1] = 50 + (int)(80 * v2);
-		rgb[2] = 50 + (int)(80 * v2);
-		break;
-	}
+	for (c = 0; c < 3; c++)
+		v[c] = (double)((h >> (16 * c)) & 0xffff) / 0xffff;
+	if (n->kind != FG_ROOT && n->off_cpu > n->total / 2)
+		p = &fg_off_cpu_palette;
+	else if ((size_t)n->kind < sizeof(fg_palettes) / sizeof(fg_palettes[0]))
+		p = &fg_palettes[n->kind];
+	for (c = 0; c < 3; c++)
+		rgb[c] = p->base[c] + (int)(p->span[c] * v[p->hash[c]]);
 }
 
 static void fg__frame(struct fg *g, uint32_t id, uint64_t x, uint32_t depth)

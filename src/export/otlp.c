@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/id_index.h"
 #include "base/safe_open.h"
 #include "base/u64_map.h"
@@ -611,11 +612,7 @@ static int event__cmp(const void *a, const void *b)
 {
 	const struct profile_event *x = a, *y = b;
 
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->time_ns != y->time_ns)
-		return x->time_ns < y->time_ns ? -1 : 1;
-	return 0;
+	return cmp_u64(x->cpu, y->cpu) ?: cmp_u64(x->time_ns, y->time_ns);
 }
 
 /* One OTLP Sample. events[0..cnt) share one CPU (has_cpu) or are none (the remainder
@@ -1023,9 +1020,7 @@ static int order__cmp(const void *a, const void *b, void *ctx)
 	uint32_t pi = profile__sample(p, i)->pid;
 	uint32_t pj = profile__sample(p, j)->pid;
 
-	if (pi != pj)
-		return pi < pj ? -1 : 1;
-	return i < j ? -1 : i > j;
+	return cmp_u64(pi, pj) ?: cmp_u64(i, j);
 }
 
 int otlp_encoder__encode(struct otlp_encoder *e, const struct profile *p,

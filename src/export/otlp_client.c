@@ -22,6 +22,7 @@
 #include "base/array.h"
 #include "base/hex.h"
 #include "base/log.h"
+#include "base/timed_wait.h"
 #include "export/otlp_client.h"
 #include "export/protobuf_read.h"
 
@@ -337,7 +338,8 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 		if (headers)
 			c->headers[c->header_cnt++] = (struct otlp_header){ key, value };
 		else
-			c->resource_attrs[c->resource_attr_cnt++] = (struct otlp_attr){ key, value };
+			c->resource_attrs[c->resource_attr_cnt++] =
+				(struct otlp_attr){ key, value };
 		key = value = NULL;
 		s = *end ? end + 1 : end;
 	}
@@ -358,30 +360,47 @@ int otlp_config__add_resource_attrs(struct otlp_config *c, const char *list, cha
 	return kv_list__parse(c, list, "resource attributes", false, err, err_sz);
 }
 
+/* Which of two spellings environment variable name holds: *pick 0 or 1, or -1 when it is
+ * unset or empty. -EINVAL, with "name=\"value\": hint" in err, when it is neither.
+ */
+static int env__pick(const char *name, const char *const spellings[2], const char *hint, int *pick,
+		     char *err, size_t err_sz)
+{
+	const char *v = getenv(name);
+	int i;
+
+	*pick = -1;
+	if (!v || !*v)
+		return 0;
+	for (i = 0; i < 2; i++) {
+		if (!strcmp(v, spellings[i])) {
+			*pick = i;
+			return 0;
+		}
+	}
+	err__set(err, err_sz, "%s=\"%s\": %s", name, v, hint);
+	return -EINVAL;
+}
+
 int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 {
+	/* in the order of enum otlp_protocol */
+	static const char *const protocols[2] = { "http/protobuf", "grpc" };
+	static const char *const compressions[2] = { "gzip", "none" };
 	const char *v;
 	char *end;
 	unsigned long ms;
-	int ret;
+	int ret, pick;
 
 	otlp_config__init(c);
 	if (err && err_sz)
 		err[0] = '\0';
-	v = getenv("OTEL_EXPORTER_OTLP_PROTOCOL");
-	if (v && *v) {
-		if (!strcmp(v, "http/protobuf")) {
-			c->protocol = OTLP_PROTOCOL_HTTP_PROTOBUF;
-		} else if (!strcmp(v, "grpc")) {
-			c->protocol = OTLP_PROTOCOL_GRPC;
-		} else {
-			err__set(err, err_sz,
-				 "OTEL_EXPORTER_OTLP_PROTOCOL=\"%s\": supported are "
-				 "http/protobuf and grpc",
-				 v);
-			return -EINVAL;
-		}
-	}
+	ret = env__pick("OTEL_EXPORTER_OTLP_PROTOCOL", protocols,
+			"supported are http/protobuf and grpc", &pick, err, err_sz);
+	if (ret)
+		return ret;
+	if (pick >= 0)
+		c->protocol = pick;
 	v = getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
 	if (v && *v) {
 		ret = otlp_config__set_endpoint(c, v, true, err, err_sz);
@@ -436,18 +455,12 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 		}
 		c->timeout_ms = (unsigned)ms;
 	}
-	v = getenv("OTEL_EXPORTER_OTLP_COMPRESSION");
-	if (v && *v) {
-		if (!strcmp(v, "gzip")) {
-			c->gzip = true;
-		} else if (!strcmp(v, "none")) {
-			c->gzip = false;
-		} else {
-			err__set(err, err_sz,
-				 "OTEL_EXPORTER_OTLP_COMPRESSION=\"%s\": want gzip or none", v);
-			return -EINVAL;
-		}
-	}
+	ret = env__pick("OTEL_EXPORTER_OTLP_COMPRESSION", compressions, "want gzip or none", &pick,
+			err, err_sz);
+	if (ret)
+		return ret;
+	if (pick >= 0)
+		c->gzip = pick == 0;
 	return 0;
 }
 
@@ -593,6 +606,31 @@ static void export_req__free(struct export_req *r)
 	free(r);
 }
 
+/* Under c->lock: r at the end of the queue, counted in its stats. */
+static void queue__push(struct otlp_client *c, struct export_req *r)
+{
+	if (c->tail)
+		c->tail->next = r;
+	else
+		c->head = r;
+	c->tail = r;
+	c->stats.queue_cnt++;
+	c->stats.queue_sz += r->len;
+}
+
+/* Under c->lock, with a request queued: the first, out of the queue and its stats. */
+static struct export_req *queue__pop(struct otlp_client *c)
+{
+	struct export_req *r = c->head;
+
+	c->head = r->next;
+	if (!c->head)
+		c->tail = NULL;
+	c->stats.queue_cnt--;
+	c->stats.queue_sz -= r->len;
+	return r;
+}
+
 int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 {
 	struct export_req *r, *old;
@@ -612,24 +650,13 @@ int otlp_client__submit(struct otlp_client *c, const struct pb_buf *req)
 	pthread_mutex_lock(&c->lock);
 	while (c->head && (c->stats.queue_cnt + 1 > c->cfg.queue_max_cnt ||
 			   c->stats.queue_sz + r->len > c->cfg.queue_max_sz)) {
-		old = c->head;
-		c->head = old->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->stats.queue_cnt--;
-		c->stats.queue_sz -= old->len;
+		old = queue__pop(c);
 		c->stats.exports_dropped++;
 		c->stats.exports_lost[OTLP_LOST_QUEUE_FULL]++;
 		export_req__free(old);
 	}
 	r->seq = c->next_seq++;
-	if (c->tail)
-		c->tail->next = r;
-	else
-		c->head = r;
-	c->tail = r;
-	c->stats.queue_cnt++;
-	c->stats.queue_sz += r->len;
+	queue__push(c, r);
 	pthread_cond_signal(&c->work);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -779,19 +806,18 @@ static void status__parse(struct attempt *a, const uint8_t *data, size_t len)
 	}
 }
 
+/* The value of one base64 digit, standard or URL-safe ('-' and '_' for '+' and '/'), or -1. */
 static int base64__val(char ch)
 {
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+' || ch == '-')
+	static const char digits[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *d = ch ? strchr(digits, ch) : NULL;
+
+	if (d)
+		return (int)(d - digits);
+	if (ch == '-')
 		return 62;
-	if (ch == '/' || ch == '_')
-		return 63;
-	return -1;
+	return ch == '_' ? 63 : -1;
 }
 
 /* google.rpc.RetryInfo in grpc-status-details-bin (base64 google.rpc.Status, details
@@ -1031,17 +1057,10 @@ cleanup:
  */
 static bool client__sleep(struct otlp_client *c, uint64_t ms, bool probe)
 {
-	struct timespec ts;
+	struct timespec ts = timed_wait__deadline(CLOCK_MONOTONIC, ms);
 	uint64_t seq0;
 	bool stopped;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(ms / 1000);
-	ts.tv_nsec += (long)(ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&c->lock);
 	seq0 = c->next_seq;
 	while (!atomic_load(&c->stop) && !(probe && c->next_seq != seq0) &&
@@ -1236,12 +1255,7 @@ static void *client__thread(void *arg)
 			pthread_cond_wait(&c->work, &c->lock);
 		if (atomic_load(&c->stop))
 			break;
-		r = c->head;
-		c->head = r->next;
-		if (!c->head)
-			c->tail = NULL;
-		c->stats.queue_cnt--;
-		c->stats.queue_sz -= r->len;
+		r = queue__pop(c);
 		c->in_flight = true;
 		pthread_mutex_unlock(&c->lock);
 
@@ -1415,7 +1429,6 @@ static void curl__global_init(void)
 struct otlp_client *otlp_client__new(const struct otlp_config *cfg)
 {
 	struct otlp_client *c = NULL;
-	pthread_condattr_t ca;
 	int err;
 
 	if (!cfg || !cfg->endpoint) {
@@ -1431,11 +1444,8 @@ struct otlp_client *otlp_client__new(const struct otlp_config *cfg)
 	if (!c)
 		return NULL;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->work, &ca);
-	pthread_cond_init(&c->idle, &ca);
-	pthread_condattr_destroy(&ca);
+	timed_wait__init_cond(&c->work);
+	timed_wait__init_cond(&c->idle);
 	c->stats.last_grpc_status = -1;
 	c->rng = (uint64_t)now_ms() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)c;
 	if (!c->rng)
@@ -1464,16 +1474,9 @@ fail:
 
 int otlp_client__flush(struct otlp_client *c, unsigned timeout_ms)
 {
-	struct timespec ts;
+	struct timespec ts = timed_wait__deadline(CLOCK_MONOTONIC, timeout_ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&c->lock);
 	while (c->head || c->in_flight) {
 		if (pthread_cond_timedwait(&c->idle, &c->lock, &ts) == ETIMEDOUT) {

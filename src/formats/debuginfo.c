@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "base/safe_open.h"
+#include "base/timed_wait.h"
 #include "formats/elf_file.h"
 #include "formats/debuginfo.h"
 
@@ -582,18 +583,13 @@ static void *debuginfo__worker(void *arg)
 
 int debuginfo__wait(struct debuginfo *di, int timeout_ms)
 {
-	struct timespec deadline;
+	/* on the default clock of di->idle; a negative timeout is a deadline passed */
+	struct timespec deadline =
+		timed_wait__deadline(CLOCK_REALTIME, timeout_ms > 0 ? (uint64_t)timeout_ms : 0);
 	bool busy;
 	size_t i;
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&di->lock);
 	for (;;) {
 		busy = false;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/file_map.h"
 #include "base/safe_open.h"
 #include "formats/elf_file.h"
@@ -188,8 +189,7 @@ static int dwarf_file__attach(struct dwarf_file *df)
 /* The end of every open: unless err, reads the ELF image (size bytes at image, held by df)
  * and its debug sections into df. df, or NULL with errno and df freed.
  */
-static struct dwarf_file *dwarf_file__load(struct dwarf_file *df, char *image, size_t size,
-					   int err)
+static struct dwarf_file *dwarf_file__load(struct dwarf_file *df, char *image, size_t size, int err)
 {
 	if (!err) {
 		elf_version(EV_CURRENT);
@@ -322,9 +322,7 @@ static int unit_range__cmp(const void *a, const void *b)
 {
 	const struct unit_range *x = a, *y = b;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	return cmp_u64(x->lo, y->lo) ?: cmp_u64(x->hi, y->hi);
 }
 
 static int dwarf_file__add_range(struct dwarf_file *df, uint64_t lo, uint64_t hi, uint32_t unit)
@@ -394,16 +392,11 @@ cleanup:
 /* The unit containing vaddr, or NULL. */
 static const struct unit_range *dwarf_file__find_unit(const struct dwarf_file *df, uint64_t vaddr)
 {
-	size_t lo = 0, hi = df->unit_cnt, mid, n;
-
 	/* first range with lo > vaddr */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (df->units[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_u64(df->units, df->unit_cnt, sizeof(*df->units),
+				    offsetof(struct unit_range, lo), vaddr);
+	size_t n;
+
 	for (n = 0; lo > 0 && n < DWARF_OVERLAP_SCAN; n++, lo--) {
 		if (vaddr < df->units[lo - 1].hi)
 			return &df->units[lo - 1];
@@ -934,16 +927,9 @@ cleanup:
 /* The innermost entry at vaddr, or -1. */
 static int32_t unit_index__leaf(const struct unit_index *ui, uint64_t vaddr)
 {
-	size_t lo = 0, hi = ui->iv_cnt, mid;
-
 	/* first interval starting after vaddr */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ui->iv_lo[mid] <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = upper_bound_u64(ui->iv_lo, ui->iv_cnt, sizeof(*ui->iv_lo), 0, vaddr);
+
 	return lo ? ui->iv_leaf[lo - 1] : -1;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "formats/elf_file.h"
 #include "formats/symtab_pages.h"
 
@@ -87,15 +88,10 @@ static int cand_cmp(const void *a, const void *b)
 {
 	const struct sym_cand *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->bind_rank != y->bind_rank)
-		return x->bind_rank < y->bind_rank ? -1 : 1;
-	if (!x->size != !y->size)
-		return x->size ? -1 : 1;
-	if (x->name_len != y->name_len)
-		return x->name_len < y->name_len ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	/* a known size (0) before none (1) */
+	return cmp_u64(x->start, y->start) ?: cmp_u64(x->bind_rank, y->bind_rank) ?:
+		cmp_u64(!x->size, !y->size) ?: cmp_u64(x->name_len, y->name_len) ?:
+		cmp_u64(x->seq, y->seq);
 }
 
 /* Read the function symbols of one symbol table section into cv. -ENOENT if the file has no
@@ -317,17 +313,11 @@ size_t elf_symbols__cnt(const struct elf_symbols *syms)
 const char *elf_symbols__lookup(const struct elf_symbols *syms, uint64_t vaddr,
 				uint64_t *offset_out)
 {
-	size_t lo = 0, hi = syms->cnt, i;
-
 	/* first entry with start > vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = upper_bound_u64(syms->sym, syms->cnt, sizeof(*syms->sym),
+				    offsetof(struct elf_sym, start), vaddr);
+	size_t i;
 
-		if (syms->sym[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (size_t k = 0; k < ELF_SYMBOLS_NEST_MAX && k < lo; k++) {
 		i = lo - 1 - k;
 		if (vaddr < syms->sym[i].end) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "base/hex.h"
 
 #define KALLSYMS_BUF_MAX (256u << 20)
@@ -132,11 +133,9 @@ static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (ksym__is_text(x) != ksym__is_text(y))
-		return ksym__is_text(x) ? -1 : 1;
-	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
+	/* text (true) first */
+	return cmp_u64(x->addr, y->addr) ?: cmp_u64(ksym__is_text(y), ksym__is_text(x)) ?:
+		cmp_u64(x->name_off, y->name_off);
 }
 
 struct kallsyms *kallsyms__load(const char *path)
@@ -235,18 +234,11 @@ size_t kallsyms__cnt(const struct kallsyms *ks)
 const char *kallsyms__lookup(const struct kallsyms *ks, uint64_t addr, uint64_t *offset,
 			     const char **module)
 {
-	size_t lo = 0, hi = ks->cnt;
+	size_t lo = upper_bound_u64(ks->sym, ks->cnt, sizeof(*ks->sym), offsetof(struct ksym, addr),
+				    addr);
 	const struct ksym *s, *next;
 	uint64_t end;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->sym[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0)
 		return NULL;
 	s = &ks->sym[lo - 1];

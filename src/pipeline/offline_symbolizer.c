@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/id_index.h"
 #include "base/log.h"
 #include "base/output_file.h"
 #include "base/u64_map.h"
@@ -222,18 +223,14 @@ static void sym_file__resolve(struct symbolizer *s, struct sym_file *f)
 /* The file entry for a mapping (added if new); index + 1, or 0 on ENOMEM. */
 static size_t symbolizer__file_of(struct symbolizer *s, const char *build_id, const char *filename)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *c;
+	static const unsigned char end_of_id = 0xff;
+	uint64_t h = fnv64(build_id, strlen(build_id), FNV64_INIT);
 	size_t idx;
 	void *v;
 
-	for (c = build_id; *c; c++)
-		h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-	h = (h ^ 0xff) * 0x100000001b3ULL;
-	if (!build_id[0]) { /* without a build id, the file name is the identity */
-		for (c = filename; *c; c++)
-			h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
-	}
+	h = fnv64(&end_of_id, 1, h);
+	if (!build_id[0]) /* without a build id, the file name is the identity */
+		h = fnv64(filename, strlen(filename), h);
 	h = h ? h : 1;
 	v = u64_map__get(&s->file_by_key, h);
 	if (v) {

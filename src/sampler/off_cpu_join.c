@@ -25,15 +25,9 @@ struct off_cpu_join *off_cpu_join__new(void)
 
 void off_cpu_join__free(struct off_cpu_join *j)
 {
-	size_t it = 0;
-	uint64_t key;
-	void *v;
-
 	if (!j)
 		return;
-	while (u64_map__next(&j->by_tid, &it, &key, &v))
-		free(v);
-	u64_map__free(&j->by_tid);
+	u64_map__free_values(&j->by_tid, free);
 	free(j);
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/array.h"
 #include "base/id_index.h"
+#include "base/u64_map.h"
 #include "profile/profile.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
@@ -38,24 +39,6 @@ struct flame_tree {
 	uint64_t type_samples[TYPE_MAX];
 };
 
-static uint64_t hash_bytes(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static uint64_t hash_mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 static void name_table__free(struct name_table *nt)
 {
 	size_t i;
@@ -70,7 +53,7 @@ static void name_table__free(struct name_table *nt)
 static int64_t name_table__intern(struct name_table *nt, const char *s)
 {
 	struct id_index *ix = &nt->idx;
-	uint64_t h = hash_bytes(s);
+	uint64_t h = fnv64(s, strlen(s), FNV64_INIT);
 	size_t k;
 
 	if (id_index__reserve(ix))
@@ -119,7 +102,7 @@ void flame_tree__free(struct flame_tree *t)
 
 static uint64_t child_hash(uint32_t parent, uint32_t name, uint32_t type)
 {
-	return hash_mix(((uint64_t)parent << 32 | name) ^ ((uint64_t)type << 56));
+	return u64_hash(((uint64_t)parent << 32 | name) ^ ((uint64_t)type << 56));
 }
 
 /* The child (name, type) of parent, made if new; -ENOMEM, -E2BIG. */
@@ -364,7 +347,7 @@ struct top_index {
 
 static int64_t top_entry_of(struct top_walk *w, struct top_index *ix, uint32_t name, uint32_t type)
 {
-	size_t k = hash_mix((uint64_t)name << 8 | type) & (ix->cap - 1);
+	size_t k = u64_hash((uint64_t)name << 8 | type) & (ix->cap - 1);
 
 	while (ix->slots[k]) {
 		struct top_entry *e = &w->entries[ix->slots[k] - 1];

@@ -38,17 +38,6 @@ struct query {
 	int64_t label_key, label_value; /* the label filter's string ids (-1: no such string) */
 };
 
-static void free_values(struct u64_map *m)
-{
-	size_t it = 0;
-	uint64_t k;
-	void *v;
-
-	while (u64_map__next(m, &it, &k, &v))
-		free(v);
-	u64_map__free(m);
-}
-
 static int prepare(struct query *q)
 {
 	static const struct {
@@ -89,13 +78,13 @@ static void query__free(struct query *q)
 	sqlite3_finalize(q->labels_q);
 	sqlite3_finalize(q->proc_q);
 	sqlite3_finalize(q->thread_q);
-	free_values(&q->strings);
+	u64_map__free_values(&q->strings, free);
 	u64_map__free(&q->mappings);
 	u64_map__free(&q->frames);
-	free_values(&q->stacks);
-	free_values(&q->labels);
-	free_values(&q->procs);
-	free_values(&q->threads);
+	u64_map__free_values(&q->stacks, free);
+	u64_map__free_values(&q->labels, free);
+	u64_map__free_values(&q->procs, free);
+	u64_map__free_values(&q->threads, free);
 }
 
 /* Steps stmt bound to id; SQLITE_ROW, or -EBADMSG for a missing row (a dangling id). */

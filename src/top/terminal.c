@@ -7,6 +7,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "base/fd_write.h"
 #include "top/terminal.h"
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
@@ -20,21 +21,10 @@ static bool atexit_done;
 static unsigned char pending[32];
 static size_t pending_len;
 
-static void write_all(int fd, const char *s)
-{
-	size_t len = strlen(s);
-
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		s += n;
-		len -= (size_t)n;
-	}
-}
+/* attributes off, cursor shown, main screen back */
+static const char screen_leave[] = "\x1b[0m\x1b[?25h\x1b[?1049l";
+/* alternate screen, cursor hidden, cleared */
+static const char screen_take[] = "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J";
 
 void terminal__leave(void)
 {
@@ -43,8 +33,8 @@ void terminal__leave(void)
 	if (!active)
 		return;
 	active = 0;
-	/* attributes off, cursor shown, main screen back */
-	write_all(term_out, "\x1b[0m\x1b[?25h\x1b[?1049l");
+	/* a failure leaves nothing to be done: this is the way out */
+	(void)fd__write_all(term_out, screen_leave, sizeof(screen_leave) - 1);
 	tcsetattr(term_in, TCSAFLUSH, &saved_mode);
 	errno = e;
 }
@@ -60,7 +50,7 @@ static void on_crash(int sig)
 static void take(void)
 {
 	tcsetattr(term_in, TCSAFLUSH, &raw_mode);
-	write_all(term_out, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+	(void)fd__write_all(term_out, screen_take, sizeof(screen_take) - 1);
 	active = 1;
 }
 

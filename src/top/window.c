@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/id_index.h"
 #include "profile/profile.h"
 #include "top/window.h"
 
@@ -152,11 +153,7 @@ const char *top_frame__where(const struct profile *p, uint32_t frame_id)
 
 uint64_t top_name__hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = fnv64(s, strlen(s), FNV64_INIT);
 
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
 	return h ? h : 1;
 }

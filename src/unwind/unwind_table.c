@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/array.h"
+#include "base/cmp.h"
 #include "formats/elf_file.h"
 #include "formats/gopclntab.h"
 #include "unwind/cfi.h"
@@ -340,13 +341,8 @@ static int block_cmp(const void *pa, const void *pb)
 {
 	const struct fde_block *a = pa, *b = pb;
 
-	if (a->pc_begin != b->pc_begin)
-		return a->pc_begin < b->pc_begin ? -1 : 1;
-	if (a->prio != b->prio)
-		return a->prio < b->prio ? -1 : 1;
-	if (a->seq != b->seq)
-		return a->seq < b->seq ? -1 : 1;
-	return 0;
+	return cmp_u64(a->pc_begin, b->pc_begin) ?: cmp_u64(a->prio, b->prio) ?:
+							cmp_u64(a->seq, b->seq);
 }
 
 static int add_section(struct builder *b, const struct cfi_section *sec, uint32_t prio,
@@ -749,6 +745,14 @@ static uint64_t rule_hash(const struct unwind_rule *r)
 static int count_rules(struct unwind_table *t, const struct rule_set *rs)
 {
 	struct unwind_table_stats *s = &t->stats;
+	/* the kinds counted apart (by enum unwind_rule_kind) */
+	size_t *const kind_cnt[UNWIND_RULE_GO_CGO + 1] = {
+		[UNWIND_RULE_UNSUPPORTED] = &s->unsupported_row_cnt,
+		[UNWIND_RULE_STOP] = &s->stop_row_cnt,
+		[UNWIND_RULE_SIGNAL] = &s->signal_row_cnt,
+		[UNWIND_RULE_PLT] = &s->plt_row_cnt,
+		[UNWIND_RULE_CFA_DEREF] = &s->deref_row_cnt,
+	};
 	bool *used = calloc(rs->cnt ? rs->cnt : 1, sizeof(*used));
 	size_t i;
 
@@ -756,24 +760,10 @@ static int count_rules(struct unwind_table *t, const struct rule_set *rs)
 		return -ENOMEM;
 	for (i = 0; i < t->cnt; i++) {
 		uint32_t id = t->packed[i].rule;
+		uint8_t kind = rs->rules[id].kind;
 
-		switch (rs->rules[id].kind) {
-		case UNWIND_RULE_UNSUPPORTED:
-			s->unsupported_row_cnt++;
-			break;
-		case UNWIND_RULE_STOP:
-			s->stop_row_cnt++;
-			break;
-		case UNWIND_RULE_SIGNAL:
-			s->signal_row_cnt++;
-			break;
-		case UNWIND_RULE_PLT:
-			s->plt_row_cnt++;
-			break;
-		case UNWIND_RULE_CFA_DEREF:
-			s->deref_row_cnt++;
-			break;
-		}
+		if (kind < sizeof(kind_cnt) / sizeof(kind_cnt[0]) && kind_cnt[kind])
+			(*kind_cnt[kind])++;
 		if (!used[id]) {
 			used[id] = true;
 			s->unique_rule_cnt++;
@@ -1535,17 +1525,11 @@ const struct unwind_table_stats *unwind_table__stats(const struct unwind_table *
 const struct unwind_row *unwind_table__find(const struct unwind_table *t, uint64_t addr)
 {
 	const struct unwind_row *rows = whole_rows(t);
-	size_t lo = 0, hi = rows ? t->cnt : 0;
+	/* the last row with row.addr <= addr is the one before */
+	size_t lo = rows ? upper_bound_u64(rows, t->cnt, sizeof(*rows),
+					   offsetof(struct unwind_row, addr), addr)
+			 : 0;
 
-	/* Last row with row.addr <= addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rows[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo ? &rows[lo - 1] : NULL;
 }
 
