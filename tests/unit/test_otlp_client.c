@@ -254,7 +254,7 @@ static void payload(struct pb_buf *b, int tag)
 	REQUIRE(pb_buf__err(b) == 0);
 }
 
-#define RUN_BODY_CAP 5
+#define EXPORT_RUN_BODY_CAP 5
 
 /* What a test of the client works with: its configuration, the client, the request bodies it
  * submits and the stats it last read.
@@ -263,7 +263,7 @@ struct export_run {
 	uint16_t port;
 	struct otlp_config cfg;
 	struct otlp_client *c;
-	struct pb_buf b[RUN_BODY_CAP];
+	struct pb_buf b[EXPORT_RUN_BODY_CAP];
 	size_t b_cnt;
 	struct otlp_client_stats st;
 };
@@ -276,7 +276,7 @@ static void export_run__init(struct export_run *x, uint16_t port, size_t b_cnt, 
 	size_t i;
 
 	memset(x, 0, sizeof(*x));
-	REQUIRE(b_cnt <= RUN_BODY_CAP);
+	REQUIRE(b_cnt <= EXPORT_RUN_BODY_CAP);
 	x->port = port;
 	test_config(&x->cfg, port);
 	for (i = 0; i < b_cnt; i++)
