@@ -10,10 +10,8 @@
 source "$(dirname "$0")/lib.sh"
 N=${1:-40}
 MS=${2:-10}
-W=$BUILD/fixtures/wl_short
-bench_out exec
-need_root
-need_program "$W" "make fixtures"
+bench_start exec
+need_fixture W wl_short
 
 perf_complete() { # perf.data -> complete/total among the children's samples in short_*
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '

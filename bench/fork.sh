@@ -9,10 +9,8 @@
 source "$(dirname "$0")/lib.sh"
 N=${1:-25}
 MS=${2:-150}
-W=$BUILD/fixtures/wl_prefork
-bench_out fork
-need_root
-need_program "$W" "make fixtures"
+bench_start fork
+need_fixture W wl_prefork
 
 perf_complete() { # perf.data -> complete/total among samples in hot_leaf
 	perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk '

@@ -11,10 +11,9 @@
 # Usage: sudo bench/fork_storm.sh [ROUNDS]
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
-W=$BUILD/fixtures/wl_chain_nofp
 bench_out storm 'kill $(jobs -p) 2>/dev/null'
 need_root
-need_program "$W" "make fixtures"
+need_fixture W wl_chain_nofp
 
 storm() { # 2,000 short processes in 10 s
 	for _ in $(seq 20); do

@@ -26,10 +26,7 @@ DUR=${2:-5}
 HZ=499
 STACKS+=" --thread"
 WL=$PWD/bench/JvmDeep30.java
-bench_out jvmbench 'kill $(jobs -p) 2>/dev/null'
-
-need_root
-need_stackscope
+bench_start jvmbench 'kill $(jobs -p) 2>/dev/null'
 need_program perf "scripts/setup.sh"
 jdks=()
 for home in /usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64; do
@@ -38,8 +35,7 @@ done
 ((${#jdks[@]})) || { echo "bench: no JDK (scripts/setup.sh installs OpenJDK 17)" >&2; exit 1; }
 javac=$(ls "${jdks[0]}"/bin/javac 2>/dev/null) || { echo "bench: no javac" >&2; exit 1; }
 "$javac" -d "$out" "$WL" || exit 1
-native=$BUILD/fixtures/wl_chain_nofp
-need_program "$native" "make fixtures"
+need_fixture native wl_chain_nofp
 
 L_CALL=$(line "$WL" CALL)
 L_REC=$(line "$WL" RECURSE)

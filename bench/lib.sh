@@ -26,6 +26,14 @@ need_stackscope() { [[ -x ./stackscope ]] || { echo "bench: build stackscope fir
 # PROGRAM (a path, or a command on PATH) can be run.
 need_program() { command -v "$1" >/dev/null || { echo "bench: $1 missing ($2)" >&2; exit 1; }; }
 
+# need_fixture VAR NAME: VAR, the path of the built fixture $BUILD/fixtures/NAME (tests/data/);
+# ends the benchmark unless it is built (make fixtures).
+need_fixture()
+{
+	printf -v "$1" '%s' "$BUILD/fixtures/$2"
+	need_program "${!1}" "make fixtures"
+}
+
 # bench_out NAME [COMMANDS]: out, a new folder /tmp/stackscope-NAME.XXXXXX for the benchmark's
 # files, removed at exit after COMMANDS (the benchmark's own clean-up, e.g. stopping its
 # background jobs); KEEP=1 keeps it.
@@ -36,9 +44,60 @@ bench_out()
 	trap "${2:+$2; }[[ -n \${KEEP:-} ]] || rm -rf '$out'" EXIT
 }
 
+# bench_start NAME [COMMANDS]: the start of a benchmark that runs ./stackscope: ends it unless
+# it runs as root with ./stackscope built, then bench_out NAME [COMMANDS].
+bench_start()
+{
+	need_root
+	need_stackscope
+	bench_out "$@"
+}
+
 # stop_pids: kills the background processes whose pids the benchmark put in the array pids,
 # and waits for them (for bench_out's COMMANDS).
 stop_pids() { ((${#pids[@]} == 0)) || kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; }
+
+# store_day_sources SECS: what bench/store.sh and bench/serve.sh build a day from: $out/store_fill
+# (bench/store_fill.c) and, in $out/real, the pprof files of the agent's default data (5 s
+# intervals) recording the box for SECS s with build/fixtures/wl_chain_nofp on one core;
+# n_real, their count. Under set -e, fails as gcc does.
+store_day_sources()
+{
+	mkdir -p "$out/real"
+	chmod 700 "$out/real"
+	gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc -I"$BUILD" bench/store_fill.c \
+		"$BUILD/libstackscope.a" -lsqlite3 -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto \
+		-llzma -lz -liberty -lm -lpthread -lstdc++ -o "$out/store_fill"
+	"$BUILD/fixtures/wl_chain_nofp" "$(($1 + 8))" >/dev/null &
+	timeout -s INT "$1" ./stackscope agent --interval 5 --output-dir "$out/real" \
+		--cache-dir "" 2>"$out/agent.err" || true
+	n_real=$(ls "$out/real" | wc -l)
+}
+
+# store_day_heading TITLE [DETAIL]: the first lines of store.sh's and serve.sh's report: TITLE,
+# when, the CPUs and n_real; the day in $out/day.db (its samples and sample rows, then DETAIL);
+# the load average now.
+store_day_heading()
+{
+	local samples rows
+	samples=$(sqlite3 "$out/day.db" 'SELECT sum(total) FROM intervals')
+	rows=$(sqlite3 "$out/day.db" 'SELECT count(*) FROM samples')
+	echo "# $1, $(date -u '+%F %H:%M') UTC, $(nproc) CPUs; $n_real real 5 s intervals replayed"
+	echo "day: 17280 intervals, $samples samples, $rows sample rows${2:+; $2}"
+	echo "load average at the end: $(cut -d' ' -f1 /proc/loadavg)"
+}
+
+# timed_runs N COMMAND...: runs COMMAND N times, its output thrown away; prints the wall,
+# user and system seconds of each run, a line each.
+timed_runs()
+{
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		/usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>&1
+		tail -1 "$out/time"
+	done
+}
 
 # perf_stacks PERF_DATA: the samples of a `perf record -g` file as stacks, one a line, root
 # first, frames "symbol+offset" separated by ";" (a ";" in a symbol becomes ":").
@@ -65,17 +124,57 @@ pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; 
 # to ERRFILE (its "bpf time" line); nothing when there is none.
 record_bpf_ns() { awk '/^bpf time/ { print $3 + 0 }' "$1"; }
 
-# deep_lines FILE: L_MAIN, L_REC and L_HOT, the marked lines of a deep workload (bench/*_deep*):
-# its first call into the recursion (CALL_MAIN), the recursive call (RECURSE), the hot loop (HOT).
-deep_lines()
+# deep_workload NAME: WL, the path of the deep workload bench/NAME (bench/*_deep*), and L_MAIN,
+# L_REC and L_HOT, its marked lines: its first call into the recursion (CALL_MAIN), the
+# recursive call (RECURSE), the hot loop (HOT).
+deep_workload()
 {
-	L_MAIN=$(line "$1" CALL_MAIN)
-	L_REC=$(line "$1" RECURSE)
-	L_HOT=$(line "$1" HOT)
+	WL=$PWD/bench/$1
+	L_MAIN=$(line "$WL" CALL_MAIN)
+	L_REC=$(line "$WL" RECURSE)
+	L_HOT=$(line "$WL" HOT)
+}
+
+# deep_chain FIRST FRAME DEPTH LEAF: FIRST, DEPTH - 1 times FRAME, then LEAF, joined by ";" (the
+# call chain of a deep workload, in pprof_stacks.py's frames).
+deep_chain()
+{
+	local chain=$1 i
+	for ((i = 1; i < $3; i++)); do chain+=";$2"; done
+	echo "$chain;$4"
+}
+
+# deep_complete VM_FRAME CHAIN...: "samples complete in_vm" over pprof_stacks.py lines on stdin:
+# in_vm, the samples with VM_FRAME (the interpreter's loop) on their stack; complete, those where
+# VM_FRAME is followed by one of the CHAINs, whole, down to the leaf.
+deep_complete()
+{
+	local vm=$1
+	shift
+	awk -v vm=";$vm;" -v chains="$(printf '%s\n' "$@")" '
+		BEGIN { k = split(chains, chain, "\n") }
+		{ n = $NF; total += n }
+		index($0, vm) { in_vm += n
+			for (i = 1; i <= k; i++)
+				if (index($0, vm chain[i] " ") || index($0, vm chain[i] ";")) { ok += n; break } }
+		END { print total + 0, ok + 0, in_vm + 0 }'
+}
+
+# deep_run NAME DEPTH SECS COMMAND...: one recording at $HZ of `COMMAND $WL DEPTH SECS` into
+# $out/NAME.pb.gz; prints the benchmark's `complete DEPTH` of its stacks and the BPF ns per
+# sample (0 when the summary has none): "samples complete in_vm bpf_ns" for deep_round.
+deep_run()
+{
+	local name=$1 depth=$2 secs=$3 ns
+	shift 3
+	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- "$@" "$WL" "$depth" "$secs" \
+		>/dev/null 2>"$out/$name.err"
+	ns=$(record_bpf_ns "$out/$name.err")
+	echo "$($STACKS "$out/$name.pb.gz" | complete "$depth") ${ns:-0}"
 }
 
 # deep_round: one round of perl.sh's and php.sh's measurements, with their `run NAME DEPTH SECS`
-# (one recording: "samples complete in_vm bpf_ns"); appends to their arrays c30, v30, ns30
+# (deep_run with their interpreter; one recording: "samples complete in_vm bpf_ns"); appends to their arrays c30, v30, ns30
 # (DEPTH 30 for 1 s: complete of all samples, of those in the VM, BPF ns/sample), ns1, ns200
 # (DEPTH 1 and 200), nsnat (build/fixtures/wl_recurse's ~300 native frames, when built) and
 # cshort, vshort (five runs of 0.15 s, summed).

@@ -19,15 +19,11 @@ ROUNDS=${1:-3}
 SECS=${2:-2}
 HZ=499
 NODE=/usr/bin/node
-WL=$PWD/bench/node_deep30.js
-bench_out nodebench
-
-need_root
-need_stackscope
+bench_start nodebench
 need_program "$NODE" "scripts/setup.sh"
 need_program perf "scripts/setup.sh: linux-perf"
 
-deep_lines "$WL"
+deep_workload node_deep30.js
 L_LOOP=$(line "$WL" LOOP)
 
 build_native30 "$out" || exit 1

@@ -18,10 +18,7 @@ PROCS=${PROCS:-12}
 PROC_SECS=${PROC_SECS:-1.5}
 HZ=999
 NODE=/usr/bin/node
-bench_out colbench
-
-need_root
-need_stackscope
+bench_start colbench
 [[ -z $PEER || -x $PEER ]] || { echo "bench: PEER $PEER is not executable" >&2; exit 1; }
 need_program "$NODE" "scripts/setup.sh"
 

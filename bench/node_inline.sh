@@ -15,10 +15,7 @@ SECS=${2:-3}
 HZ=499
 NODE=/usr/bin/node
 WL=$PWD/tests/data/node_inline.js
-bench_out nodeinline
-
-need_root
-need_stackscope
+bench_start nodeinline
 need_program "$NODE" "scripts/setup.sh"
 need_program perf "scripts/setup.sh: linux-perf"
 

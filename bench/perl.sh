@@ -17,36 +17,21 @@ ROUNDS=${1:-3}
 HZ=499
 WORK=150 # loop rounds of the fixed-work runs (~0.15 s of CPU alone, ~9 s under NYTProf)
 PERL=/usr/bin/perl
-WL=$PWD/bench/perl_deep.pl
-bench_out perlbench
-
-need_root
-need_stackscope
+bench_start perlbench
 need_program "$PERL" "scripts/setup.sh installs perl"
 
-deep_lines "$WL"
+deep_workload perl_deep.pl
 
 # complete DEPTH < stacks: "samples complete in_runops" over pprof_stacks.py lines (in_runops:
 # samples with Perl_runops_standard, i.e. not in Perl's start-up, compilation or exit)
 complete()
 {
-	local depth=$1 chain="main@perl_deep.pl:$L_MAIN" i
-	for ((i = 1; i < depth; i++)); do chain+=";main::down@perl_deep.pl:$L_REC"; done
-	chain+=";main::down@perl_deep.pl:$L_HOT"
-	awk -v chain="$chain" '{ n = $NF; total += n; if (index($0, ";Perl_runops_standard;")) vm += n
-		if (index($0, ";Perl_runops_standard;" chain " ") || index($0, ";Perl_runops_standard;" chain ";")) ok += n }
-		END { print total + 0, ok + 0, vm + 0 }'
+	deep_complete Perl_runops_standard "$(deep_chain "main@perl_deep.pl:$L_MAIN" \
+		"main::down@perl_deep.pl:$L_REC" "$1" "main::down@perl_deep.pl:$L_HOT")"
 }
 
 # run NAME DEPTH SECS: one recording; prints "samples complete in_runops bpf_ns"
-run()
-{
-	local name=$1 depth=$2 secs=$3 ns
-	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $PERL "$WL" "$depth" "$secs" \
-		>/dev/null 2>"$out/$name.err"
-	ns=$(record_bpf_ns "$out/$name.err")
-	echo "$($STACKS "$out/$name.pb.gz" | complete "$depth") ${ns:-0}"
-}
+run() { deep_run "$@" "$PERL"; }
 
 # cpu COMMAND...: the CPU seconds the workload reports for itself (its last stderr line)
 cpu() { "$@" 2>&1 >/dev/null | awk '/^cpu / { c = $2 } END { print c + 0 }'; }

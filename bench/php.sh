@@ -14,40 +14,25 @@ source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
 HZ=499
 PHP=/usr/bin/php8.2
-WL=$PWD/bench/php_deep.php
-bench_out phpbench
-
-need_root
-need_stackscope
+bench_start phpbench
 need_program "$PHP" "scripts/setup.sh installs php8.2-cli"
 
-deep_lines "$WL"
+deep_workload php_deep.php
 
 # complete DEPTH < stacks: "samples complete in_vm" over pprof_stacks.py lines (in_vm: samples
 # with execute_ex, i.e. not in PHP's start-up or exit). With the JIT ($JIT set) the leaf may
 # also come without a line: JIT code saves its opline only before calls out (bpf/interp/php/walk.h).
 complete()
 {
-	local depth=$1 chain="{main}@php_deep.php:$L_MAIN" i
-	for ((i = 1; i < depth; i++)); do chain+=";down@php_deep.php:$L_REC"; done
-	chain+=";down@php_deep.php"
-	awk -v chain="$chain" -v hot=":$L_HOT" -v jit="${JIT:+1}" '
-		function has(c) { return index($0, ";execute_ex;" c " ") || index($0, ";execute_ex;" c ";") }
-		{ n = $NF; total += n; if (index($0, ";execute_ex;")) vm += n
-		  if (has(chain hot) || (jit && has(chain))) ok += n }
-		END { print total + 0, ok + 0, vm + 0 }'
+	local chain
+	chain=$(deep_chain "{main}@php_deep.php:$L_MAIN" "down@php_deep.php:$L_REC" "$1" down@php_deep.php)
+	deep_complete execute_ex "$chain:$L_HOT" ${JIT:+"$chain"}
 }
 
 # run NAME DEPTH SECS: one recording; prints "samples complete in_vm bpf_ns" ($JIT: PHP's
 # options turning opcache's JIT on)
-run()
-{
-	local name=$1 depth=$2 secs=$3 ns
-	./stackscope record -F $HZ -o "$out/$name.pb.gz" -- $PHP $JIT "$WL" "$depth" "$secs" \
-		>/dev/null 2>"$out/$name.err"
-	ns=$(record_bpf_ns "$out/$name.err")
-	echo "$($STACKS "$out/$name.pb.gz" | complete "$depth") ${ns:-0}"
-}
+# shellcheck disable=SC2086 # $JIT: words
+run() { deep_run "$@" $PHP $JIT; }
 
 JIT_ON="-d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=32M"
 JIT=

@@ -19,10 +19,7 @@ NITERS=${NITERS:-1.2e9}   # iterations of the native hot loop (~0.7 s)
 HZ=499
 PYENV=${PYENV_ROOT:-/root/.pyenv}/versions
 WL=$PWD/bench/py_deep30.py
-bench_out pybench 'sysctl -q kernel.bpf_stats_enabled=0'
-
-need_root
-need_stackscope
+bench_start pybench 'sysctl -q kernel.bpf_stats_enabled=0'
 have_austin=1
 command -v austin >/dev/null || { have_austin=0; echo "bench: austin not installed (scripts/setup.sh): austin columns skipped" >&2; }
 

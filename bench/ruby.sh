@@ -14,14 +14,10 @@ ITERS=${2:-30000000}     # iterations of the Ruby hot loop (~0.5-1 s)
 NITERS=${NITERS:-1.2e9}  # iterations of the native hot loop (~0.7 s)
 HZ=499
 RUBY=/usr/bin/ruby3.1
-WL=$PWD/bench/rb_deep30.rb
-bench_out rbbench
-
-need_root
-need_stackscope
+bench_start rbbench
 need_program "$RUBY" "scripts/setup.sh"
 
-deep_lines "$WL"
+deep_workload rb_deep30.rb
 
 build_native30 "$out" || exit 1
 

@@ -16,17 +16,10 @@
 source "$(dirname "$0")/lib.sh"
 set -e
 bench_out bench-serve 'kill $(jobs -p) 2>/dev/null || true'
-mkdir -p "$out/real" "$out/none"
-chmod 700 "$out/real"
+mkdir -p "$out/none"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
 
-gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc -I"$BUILD" bench/store_fill.c "$BUILD/libstackscope.a" \
-	-lsqlite3 -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -liberty -lm -lpthread \
-	-lstdc++ -o "$out/store_fill"
-"$BUILD/fixtures/wl_chain_nofp" 40 >/dev/null &
-timeout -s INT 32 ./stackscope agent --interval 5 --output-dir "$out/real" --cache-dir "" \
-	2>"$out/agent.err" || true
-n_real=$(ls "$out/real" | wc -l)
+store_day_sources 32
 fill=$("$out/store_fill" "$out/day.db" 17280 5 "$out/none" 0 "$out"/real/*.pb.gz)
 
 serve_start() {
@@ -47,13 +40,7 @@ api() { # median wall time of 5 GETs of $1: cold (a new range each time: merged 
 		curl -s -o "$out/a" -w '%{time_total}\n' "$base$1"
 	done | median
 }
-cli() { # median wall time of 5 runs of "$@"
-	local i
-	for i in 1 2 3 4 5; do
-		/usr/bin/time -f '%e' -o "$out/time" "$@" >/dev/null 2>&1
-		tail -1 "$out/time"
-	done | median
-}
+cli() { timed_runs 5 "$@" | awk '{ print $1 }' | median; } # median wall time of 5 runs of "$@"
 
 fg=$(api /api/flamegraph)
 fg_sz=$(stat -c %s "$out/a")
@@ -68,13 +55,8 @@ cold=$(for i in 1 2 3; do # a fresh server each time: nothing merged yet
 	serve_start
 	/usr/bin/python3 bench/serve_page.py "$base/" "file://$out/day.svg" 1 | awk 'NR == 1 { print $(NF - 3) }'
 done | median)
-load=$(cut -d' ' -f1 /proc/loadavg)
-samples=$(sqlite3 "$out/day.db" 'SELECT sum(total) FROM intervals')
-rows=$(sqlite3 "$out/day.db" 'SELECT count(*) FROM samples')
 
-echo "# stackscope serve, $(date -u '+%F %H:%M') UTC, $(nproc) CPUs; $n_real real 5 s intervals replayed"
-echo "day: 17280 intervals, $samples samples, $rows sample rows; write per interval (ms): ${fill#* }"
-echo "load average at the end: $load"
+store_day_heading "stackscope serve" "write per interval (ms): ${fill#* }"
 printf '%-52s %10s %10s\n' what "cold_s" "warm_s"
 printf '%-52s %10.3f %10.3f   (%d bytes of JSON)\n' "GET /api/flamegraph, the day" $fg "$fg_sz"
 printf '%-52s %10.3f %10.3f\n' "GET /api/top, the day" $top

@@ -12,26 +12,14 @@
 source "$(dirname "$0")/lib.sh"
 set -e
 bench_out bench-store 'kill $(jobs -p) 2>/dev/null || true'
-mkdir -p "$out/real" "$out/hour"
-chmod 700 "$out/real"
+mkdir -p "$out/hour"
 
-gcc -std=gnu17 -O2 -g -D_GNU_SOURCE -Isrc -I"$BUILD" bench/store_fill.c "$BUILD/libstackscope.a" \
-	-lsqlite3 -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -liberty -lm -lpthread \
-	-lstdc++ -o "$out/store_fill"
-"$BUILD/fixtures/wl_chain_nofp" 70 >/dev/null &
-timeout -s INT 62 ./stackscope agent --interval 5 --output-dir "$out/real" --cache-dir "" \
-	2>"$out/agent.err" || true
-n_real=$(ls "$out/real" | wc -l)
+store_day_sources 62
 fill_day=$("$out/store_fill" "$out/day.db" 17280 5 "$out/hour" 0 "$out"/real/*.pb.gz)
 fill_hour=$("$out/store_fill" "$out/hour.db" 720 5 "$out/hour" 720 "$out"/real/*.pb.gz)
 
 timed() { # runs "$@" N times; prints the median wall time and the median CPU time in s
-	local n=$1 i
-	shift
-	for i in $(seq "$n"); do
-		/usr/bin/time -f '%e %U %S' -o "$out/time" "$@" >/dev/null 2>&1
-		tail -1 "$out/time"
-	done >"$out/times"
+	timed_runs "$@" >"$out/times"
 	echo "$(awk '{ print $1 }' "$out/times" | median) $(awk '{ print $2 + $3 }' "$out/times" | median)"
 }
 
@@ -40,13 +28,8 @@ hour=$(timed 5 ./stackscope store query --store "$out/hour.db" -o "$out/h.pb.gz"
 comm=$(timed 5 ./stackscope store query --store "$out/day.db" --comm stackscope -o "$out/c.pb.gz")
 export HOME=$out GOCACHE=$out/gocache GOTOOLCHAIN=local
 peer=$(timed 3 sh -c "go tool pprof -proto $out/hour/*.pb.gz >$out/p.pb.gz")
-load=$(cut -d' ' -f1 /proc/loadavg)
-rows=$(sqlite3 "$out/day.db" 'SELECT count(*) FROM samples')
-samples=$(sqlite3 "$out/day.db" 'SELECT sum(total) FROM intervals')
 
-echo "# store query, $(date -u +%F), $(nproc) CPUs; $n_real real 5 s intervals replayed"
-echo "day: 17280 intervals, $samples samples, $rows sample rows"
-echo "load average at the end: $load"
+store_day_heading "store query"
 printf '%-44s %10s %10s\n' what "wall_s" "cpu_s"
 printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day" $day
 printf '%-44s %10.3f %10.3f\n' "stackscope store query, a day, --comm stackscope" $comm

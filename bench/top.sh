@@ -23,7 +23,6 @@ DUR=${1:-20}
 ROUNDS=${2:-5}
 WARM=${3:-6}
 SS=$PWD/stackscope
-LOAD=$BUILD/fixtures/wl_chain_nofp
 SOCK=stackscope-top-bench-$$
 
 need_root
@@ -31,7 +30,7 @@ for t in perf tmux; do
 	need_program "$t" "scripts/setup.sh"
 done
 need_program "$SS" "make"
-need_program "$LOAD" "make fixtures"
+need_fixture LOAD wl_chain_nofp
 bench_out top-bench 'tmux -L $SOCK kill-server 2>/dev/null; rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"; kill $(jobs -p) 2>/dev/null; wait'
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }

@@ -2,7 +2,8 @@
 # Shared steps of the tests/fuzz/run_fuzz_*.sh scripts (sourced, not run).
 #
 # A run script sets FUZZ_NAME (the target: tests/fuzz/fuzz_$FUZZ_NAME.c), builds it with
-# fuzz_build, fills its seed corpus and calls fuzz_run. fuzz_run first replays every committed
+# fuzz_build, fills its seed corpus FUZZ_SEEDS (fuzz_seed_fixtures, fuzz_seed_sections) and
+# calls fuzz_run. fuzz_run first replays every committed
 # reproducer under tests/fuzz/regressions/$FUZZ_NAME/ (a fixed finding that comes back fails
 # the run), then fuzzes:
 #   - bounded (the default, the system test): `runs` inputs from seed 1, deterministic;
@@ -17,15 +18,45 @@
 BUILD=${BUILD:-build}
 FUZZ_CFLAGS=(-std=gnu17 -O1 -g -D_GNU_SOURCE -Isrc)
 FUZZ_SAN=('-fsanitize=fuzzer,address,undefined' -fno-sanitize-recover=all)
+FUZZ_DIR=$BUILD/fuzz                   # binaries, seed corpora, bounded runs' findings
+FUZZ_SEEDS=$FUZZ_DIR/corpus_$FUZZ_NAME # the seed corpus
+mkdir -p "$FUZZ_SEEDS"
 
 FUZZ_REPORT_SRCS=()
 
-# fuzz_build OUT_BIN SOURCES... [LIBS...]: the libFuzzer binary of tests/fuzz/fuzz_$FUZZ_NAME.c.
-fuzz_build()
+# fuzz_seed_fixtures FIXTURE...: copies each built fixture ($BUILD/fixtures/FIXTURE, from
+# tests/data/; those not built are passed over) into FUZZ_SEEDS.
+fuzz_seed_fixtures()
 {
-	local bin=$1 a
+	local f
+
+	for f in "$@"; do
+		[[ -f $BUILD/fixtures/$f ]] && cp "$BUILD/fixtures/$f" "$FUZZ_SEEDS/"
+	done
+	return 0
+}
+
+# fuzz_seed_sections SECTION FIXTURE...: the section .SECTION of each built fixture that has
+# one, cut out into FUZZ_SEEDS/FIXTURE.SECTION.
+fuzz_seed_sections()
+{
+	local sec=$1 f tmp=$FUZZ_SEEDS/.tmp
 
 	shift
+	for f in "$@"; do
+		[[ -f $BUILD/fixtures/$f ]] || continue
+		objcopy --dump-section ".$sec=$FUZZ_SEEDS/$f.$sec" "$BUILD/fixtures/$f" "$tmp" \
+			2>/dev/null || true
+	done
+	rm -f "$tmp"
+}
+
+# fuzz_build SOURCES... [LIBS...]: FUZZ_DIR/fuzz_$FUZZ_NAME, the libFuzzer binary of
+# tests/fuzz/fuzz_$FUZZ_NAME.c.
+fuzz_build()
+{
+	local bin=$FUZZ_DIR/fuzz_$FUZZ_NAME a
+
 	if [[ -n ${FUZZ_COVERAGE:-} ]]; then
 		for a in "$@"; do
 			[[ $a == src/*.c && $a != src/base/* ]] && FUZZ_REPORT_SRCS+=("$a")
@@ -50,13 +81,14 @@ fuzz_coverage()
 	llvm-cov report "$bin" -instr-profile="$prof.profdata" "${FUZZ_REPORT_SRCS[@]}"
 }
 
-# fuzz_run BIN CORPUS_DIR RUNS [libFuzzer flags...]
+# fuzz_run RUNS [libFuzzer flags...]: fuzz_build's binary over FUZZ_SEEDS.
 fuzz_run()
 {
-	local bin=$1 corpus=$2 runs=$3 reg="tests/fuzz/regressions/$FUZZ_NAME" out
+	local bin=$FUZZ_DIR/fuzz_$FUZZ_NAME corpus=$FUZZ_SEEDS runs=$1
+	local reg="tests/fuzz/regressions/$FUZZ_NAME" out
 	local -a regs=()
 
-	shift 3
+	shift
 	if [[ -n ${FUZZ_COVERAGE:-} ]]; then
 		fuzz_coverage "$bin"
 		return
@@ -82,11 +114,11 @@ fuzz_run()
 	else
 		# New inputs go to a scratch folder emptied each time, so the seeds stay the seeds
 		# and every bounded run is the same run.
-		out=$BUILD/fuzz/new_$FUZZ_NAME
+		out=$FUZZ_DIR/new_$FUZZ_NAME
 		rm -rf "$out"
 		mkdir -p "$out"
 		# shellcheck disable=SC2086
-		"$bin" -runs="$runs" -seed=1 -artifact_prefix="$BUILD/fuzz/" -timeout=10 \
+		"$bin" -runs="$runs" -seed=1 -artifact_prefix="$FUZZ_DIR/" -timeout=10 \
 			-rss_limit_mb=2048 "$@" ${FUZZ_ARGS:-} "$out" "$corpus"
 	fi
 }

@@ -10,21 +10,13 @@ set -euo pipefail
 FUZZ_NAME=cfi
 # shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
-runs=${1:-20000}
-out=$BUILD/fuzz
-seeds=$out/corpus_cfi
-mkdir -p "$seeds"
 FUZZ_CFLAGS+=(-Ibpf)
-fuzz_build "$out/fuzz_cfi" src/formats/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/formats/gopclntab.c \
+fuzz_build src/formats/eh_frame.c src/unwind/cfi.c src/unwind/cfi_arm64.c src/unwind/unwind_table.c src/formats/gopclntab.c \
 	src/formats/elf_file.c src/base/*.c -lz
-for f in cfi_gcc_O2 cfi_clang_O2_nofp cfi_gxx_O2 cfi_sigtramp cfi_gcc_debug_frame \
-	 cfi_gcc_debug_frame_stripped replay_signal; do
-	[[ -f $BUILD/fixtures/$f ]] || continue
-	cp "$BUILD/fixtures/$f" "$seeds/"
-	for s in eh_frame eh_frame_hdr debug_frame; do
-		objcopy --dump-section ".$s=$seeds/$f.$s" "$BUILD/fixtures/$f" "$seeds/.tmp" \
-			2>/dev/null || true
-	done
+fixtures=(cfi_gcc_O2 cfi_clang_O2_nofp cfi_gxx_O2 cfi_sigtramp cfi_gcc_debug_frame
+	  cfi_gcc_debug_frame_stripped replay_signal)
+fuzz_seed_fixtures "${fixtures[@]}"
+for s in eh_frame eh_frame_hdr debug_frame; do
+	fuzz_seed_sections "$s" "${fixtures[@]}"
 done
-rm -f "$seeds/.tmp"
-fuzz_run "$out/fuzz_cfi" "$seeds" "$runs" -max_len=65536 -dict=tests/fuzz/cfi.dict
+fuzz_run "${1:-20000}" -max_len=65536 -dict=tests/fuzz/cfi.dict

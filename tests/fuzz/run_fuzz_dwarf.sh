@@ -9,17 +9,12 @@ set -euo pipefail
 FUZZ_NAME=dwarf
 # shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
-runs=${1:-20000}
-out=$BUILD/fuzz
-mkdir -p "$out/corpus"
-fuzz_build "$out/fuzz_dwarf" src/formats/dwarf.c src/formats/demangle.c \
+fuzz_build src/formats/dwarf.c src/formats/demangle.c \
 	src/formats/elf_symbols.c src/formats/elf_file.c src/formats/symtab_pages.c src/base/*.c -ldw -lelf -lz -liberty -lstdc++
-for f in dwarf_inline dwarf_inline_clang dwarf_inline_dwarf4 dwarf_inline_trunc dwarf_cxx \
-	 dwarf_mini; do
-	[[ -f $BUILD/fixtures/$f ]] && cp "$BUILD/fixtures/$f" "$out/corpus/"
-done
+fuzz_seed_fixtures dwarf_inline dwarf_inline_clang dwarf_inline_dwarf4 \
+	dwarf_inline_trunc dwarf_cxx dwarf_mini
 # libdw's own leaks on corrupt input are not ours (see tests/unit/test_dwarf.c).
-printf 'leak:libdw.so\n' > "$out/lsan.supp"
-supp=$(realpath "$out/lsan.supp")
+printf 'leak:libdw.so\n' > "$FUZZ_DIR/lsan.supp"
+supp=$(realpath "$FUZZ_DIR/lsan.supp")
 export LSAN_OPTIONS=suppressions=$supp:print_suppressions=0
-fuzz_run "$out/fuzz_dwarf" "$out/corpus" "$runs" -max_len=65536
+fuzz_run "${1:-20000}" -max_len=65536

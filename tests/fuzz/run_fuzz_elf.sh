@@ -10,14 +10,9 @@ set -euo pipefail
 FUZZ_NAME=elf
 # shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
-runs=${1:-20000}
-out=$BUILD/fuzz
-mkdir -p "$out/corpus_elf"
-fuzz_build "$out/fuzz_elf" src/formats/elf_file.c src/formats/symtab_pages.c src/formats/elf_symbols.c src/base/*.c -lz
-for f in elf_pie elf_nopie libelf_fixture_stripped.so elf_debuglink elf_debuglink.debug \
-	 elf_gz elf_zdebug elf_bad_phoff elf_bad_shoff elf_trunc_half elf_trunc_hdr \
-	 cfi_gcc_debug_frame_gz; do
-	[[ -f $BUILD/fixtures/$f ]] && cp "$BUILD/fixtures/$f" "$out/corpus_elf/"
-done
-fuzz_run "$out/fuzz_elf" "$out/corpus_elf" "$runs" -max_len=65536 \
+fuzz_build src/formats/elf_file.c src/formats/symtab_pages.c src/formats/elf_symbols.c src/base/*.c -lz
+fuzz_seed_fixtures elf_pie elf_nopie libelf_fixture_stripped.so elf_debuglink \
+	elf_debuglink.debug elf_gz elf_zdebug elf_bad_phoff elf_bad_shoff elf_trunc_half \
+	elf_trunc_hdr cfi_gcc_debug_frame_gz
+fuzz_run "${1:-20000}" -max_len=65536 \
 	-dict=tests/fuzz/elf.dict

@@ -9,17 +9,8 @@ set -euo pipefail
 FUZZ_NAME=gopclntab
 # shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
-runs=${1:-20000}
-out=$BUILD/fuzz
-seeds=$out/corpus_gopclntab
-mkdir -p "$seeds"
-fuzz_build "$out/fuzz_gopclntab" src/formats/gopclntab.c src/formats/go_build_id.c src/formats/elf_file.c \
+fuzz_build src/formats/gopclntab.c src/formats/go_build_id.c src/formats/elf_file.c \
 	src/base/*.c -lz
-for f in wl_go esbuild; do
-	[[ -f $BUILD/fixtures/$f ]] || continue
-	objcopy --dump-section ".gopclntab=$seeds/$f.gopclntab" "$BUILD/fixtures/$f" \
-		"$seeds/.tmp" 2>/dev/null || true
-done
-rm -f "$seeds/.tmp"
+fuzz_seed_sections gopclntab wl_go esbuild
 # The smallest real table is ~360 KB (the Go runtime's functions).
-fuzz_run "$out/fuzz_gopclntab" "$seeds" "$runs" -max_len=4000000
+fuzz_run "${1:-20000}" -max_len=4000000

@@ -9,13 +9,10 @@ set -euo pipefail
 FUZZ_NAME=pprof_read
 # shellcheck source=tests/fuzz/fuzz_lib.sh
 source "$(dirname "$0")/fuzz_lib.sh"
-runs=${1:-200000}
-out=$BUILD/fuzz
 srcs=(src/export/pprof_read.c src/export/protobuf.c src/export/protobuf_read.c src/export/pprof.c src/profile/profile.c
       src/base/*.c)
-mkdir -p "$out/corpus_pprof"
 clang "${FUZZ_CFLAGS[@]}" -DFUZZ_PPROF_SEEDS tests/fuzz/fuzz_pprof_read.c "${srcs[@]}" -lz \
-	-o "$out/fuzz_pprof_read_seeds"
-"$out/fuzz_pprof_read_seeds" "$out/corpus_pprof"
-fuzz_build "$out/fuzz_pprof_read" "${srcs[@]}" -lz
-fuzz_run "$out/fuzz_pprof_read" "$out/corpus_pprof" "$runs" -max_len=65536
+	-o "$FUZZ_DIR/fuzz_pprof_read_seeds"
+"$FUZZ_DIR/fuzz_pprof_read_seeds" "$FUZZ_SEEDS"
+fuzz_build "${srcs[@]}" -lz
+fuzz_run "${1:-200000}" -max_len=65536

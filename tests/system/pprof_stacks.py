@@ -65,6 +65,11 @@ def ints(wt, v):
     return out
 
 
+def scalars(v):
+    """The fields of message v by number, each with its last value (as a scalar field keeps)."""
+    return dict((num, x) for num, wt, x in fields(v))
+
+
 OWN_LABELS = ("pid", "tid", "comm", "thread_comm")
 
 
@@ -76,7 +81,7 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
     strings, samples, locs, funcs, types = [], [], {}, {}, []
     for num, wt, v in fields(data):
         if num == 1:
-            types.append(dict((n2, v2) for n2, w2, v2 in fields(v)).get(1, 0))
+            types.append(scalars(v).get(1, 0))
         elif num == 6:
             strings.append(v.decode("utf-8", "replace"))
         elif num == 2:
@@ -87,37 +92,17 @@ def main(path, with_comm=False, native_lines=False, label_key="comm", mark_inlin
                 elif n2 == 2:
                     vals += ints(w2, v2)
                 elif n2 == 3:
-                    label = dict((n3, v3) for n3, w3, v3 in fields(v2) if n3 in (1, 2))
+                    label = scalars(v2)
                     labels.append((label.get(1, 0), label.get(2, 0)))
             samples.append((ids, vals, labels))
-        elif num == 4:
-            lid, lines, mapping = 0, [], 0
-            for n2, w2, v2 in fields(v):
-                if n2 == 1:
-                    lid = v2
-                elif n2 == 2:
-                    mapping = v2
-                elif n2 == 4:
-                    fid = ln = col = 0
-                    for n3, w3, v3 in fields(v2):
-                        if n3 == 1:
-                            fid = v3
-                        elif n3 == 2:
-                            ln = v3
-                        elif n3 == 3:
-                            col = v3
-                    lines.append((fid, ln, col))
-            locs[lid] = (lines, mapping)
-        elif num == 5:
-            fid, name, fname = 0, 0, 0
-            for n2, w2, v2 in fields(v):
-                if n2 == 1:
-                    fid = v2
-                elif n2 == 2:
-                    name = v2
-                elif n2 == 4:
-                    fname = v2
-            funcs[fid] = (name, fname)
+        elif num == 4:  # Location: id, mapping_id, Line { function_id, line, column }
+            loc = scalars(v)
+            lines = [scalars(v2) for n2, w2, v2 in fields(v) if n2 == 4]
+            locs[loc.get(1, 0)] = ([(ln.get(1, 0), ln.get(2, 0), ln.get(3, 0)) for ln in lines],
+                                   loc.get(2, 0))
+        elif num == 5:  # Function: id, name, filename
+            fn = scalars(v)
+            funcs[fn.get(1, 0)] = (fn.get(2, 0), fn.get(4, 0))
     which = 0
     if value_type is not None:
         names = [strings[t] if t < len(strings) else "" for t in types]

@@ -236,8 +236,10 @@ static int kmaps_load_table(struct elf_file *ef, uint64_t file_id)
 }
 
 /* ---- the lookups the walks' hooks make ----
- * The hooks both replay tests answer straight from the maps are defined here (ss_*); the
- * others the tests define over kmaps_*() (test_replay.c hides files and overrides rules).
+ * The hooks every replay test answers straight from the maps are defined here (ss_*); so are
+ * ss_lookup_file, ss_lookup_page and ss_lookup_rule unless the test defines
+ * REPLAY_OWN_TABLE_HOOKS before including this and defines them over kmaps_*() itself
+ * (test_replay.c hides files and overrides rules).
  */
 
 static struct file_info *kmaps_file(__u64 file_id)
@@ -293,6 +295,33 @@ static struct interp_proc *ss_interp_proc(__u32 pid, __u32 runtime)
 static struct interp_code *ss_interp_code(__u32 pid)
 {
 	return replay_hash__lookup(&kmaps.icode, &pid);
+}
+
+#ifndef REPLAY_OWN_TABLE_HOOKS
+static struct file_info *ss_lookup_file(__u64 file_id)
+{
+	return kmaps_file(file_id);
+}
+
+static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
+{
+	return kmaps_page(file_id, page);
+}
+
+static struct unwind_rule *ss_lookup_rule(__u32 index)
+{
+	return kmaps_rule(index);
+}
+#endif
+
+/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
+ * walk ends there, as eBPF's does for a process it has no Go entry for.
+ */
+struct unwind_cursor;
+static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
+{
+	(void)st, (void)which, (void)ctx;
+	return -1;
 }
 
 #endif

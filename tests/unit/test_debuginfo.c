@@ -56,17 +56,33 @@ static void check_names_dw_entry(const struct debuginfo_result *res, bool want_l
 	dwarf_file__free(df);
 }
 
+/* A finder without the system dirs, looking in dir too when not NULL; ends the test if it
+ * cannot be made.
+ */
 static struct debuginfo *new_finder(const char *dir)
 {
 	static const char *dirs[1];
 	struct debuginfo_opts opts = { .no_system_dirs = true };
+	struct debuginfo *di;
 
 	if (dir) {
 		dirs[0] = dir;
 		opts.debug_dirs = dirs;
 		opts.debug_dir_cnt = 1;
 	}
-	return debuginfo__new(&opts);
+	di = debuginfo__new(&opts);
+	REQUIRE(di);
+	return di;
+}
+
+/* The debug info of the fixture named fixture (no container root) into res: ends the test
+ * unless it is found, and checks that it came from source.
+ */
+static void find_fixture(struct debuginfo *di, const char *fixture, enum debuginfo_source source,
+			 struct debuginfo_result *res)
+{
+	REQUIRE(!debuginfo__find(di, test_fixture(fixture), NULL, res));
+	CHECK_EQ_INT(res->source, source);
 }
 
 TEST(self)
@@ -74,9 +90,7 @@ TEST(self)
 	struct debuginfo *di = new_finder(NULL);
 	struct debuginfo_result res;
 
-	REQUIRE(di);
-	REQUIRE(!debuginfo__find(di, test_fixture("dwarf_inline"), NULL, &res));
-	CHECK_EQ_INT(res.source, DEBUGINFO_SELF);
+	find_fixture(di, "dwarf_inline", DEBUGINFO_SELF, &res);
 	CHECK_STR(res.path, test_fixture("dwarf_inline"));
 	debuginfo_result__release(&res);
 	debuginfo__free(di);
@@ -88,9 +102,7 @@ TEST(build_id_tree)
 	struct debuginfo_result res;
 	struct debuginfo_stats st;
 
-	REQUIRE(di);
-	REQUIRE(!debuginfo__find(di, test_fixture("dwarf_stripped"), NULL, &res));
-	CHECK_EQ_INT(res.source, DEBUGINFO_BUILD_ID);
+	find_fixture(di, "dwarf_stripped", DEBUGINFO_BUILD_ID, &res);
 	CHECK(strstr(res.path, "/.build-id/"));
 	check_names_dw_entry(&res, true);
 	debuginfo_result__release(&res);
@@ -100,7 +112,6 @@ TEST(build_id_tree)
 
 	/* without the tree: nothing */
 	di = new_finder(NULL);
-	REQUIRE(di);
 	CHECK_EQ_INT(debuginfo__find(di, test_fixture("dwarf_stripped"), NULL, &res), -ENOENT);
 	debuginfo__free(di);
 }
@@ -157,15 +168,12 @@ TEST(debuglink_same_dir_and_subdir)
 	struct debuginfo *di = new_finder(NULL);
 	struct debuginfo_result res;
 
-	REQUIRE(di);
-	REQUIRE(!debuginfo__find(di, test_fixture("dwarf_linked"), NULL, &res));
-	CHECK_EQ_INT(res.source, DEBUGINFO_DEBUGLINK);
+	find_fixture(di, "dwarf_linked", DEBUGINFO_DEBUGLINK, &res);
 	CHECK_STR(res.path, test_fixture("dwarf_linked.debug"));
 	check_names_dw_entry(&res, true);
 	debuginfo_result__release(&res);
 
-	REQUIRE(!debuginfo__find(di, test_fixture("dwarf_linked_sub"), NULL, &res));
-	CHECK_EQ_INT(res.source, DEBUGINFO_DEBUGLINK);
+	find_fixture(di, "dwarf_linked_sub", DEBUGINFO_DEBUGLINK, &res);
 	CHECK(strstr(res.path, "/.debug/dwarf_linked_sub.debug"));
 	debuginfo_result__release(&res);
 	debuginfo__free(di);
@@ -188,7 +196,6 @@ TEST(debuglink_crc)
 	CHECK_EQ_U64(file_crc, link_crc);
 	elf_file__free(ef);
 
-	REQUIRE(di);
 	CHECK_EQ_INT(debuginfo__find(di, test_fixture("dwarf_badcrc"), NULL, &res), -ENOENT);
 	debuginfo__stats(di, &st);
 	CHECK_EQ_U64(st.crc_mismatch, 1);
@@ -201,7 +208,6 @@ TEST(wrong_build_id_rejected)
 	struct debuginfo_result res;
 	struct debuginfo_stats st;
 
-	REQUIRE(di);
 	CHECK_EQ_INT(debuginfo__find(di, test_fixture("dwarf_wrongid"), NULL, &res), -ENOENT);
 	debuginfo__stats(di, &st);
 	CHECK(st.build_id_mismatch >= 1);
@@ -214,9 +220,7 @@ TEST(minidebuginfo)
 	struct debuginfo *di = new_finder(NULL);
 	struct debuginfo_result res;
 
-	REQUIRE(di);
-	REQUIRE(!debuginfo__find(di, test_fixture("dwarf_mini"), NULL, &res));
-	CHECK_EQ_INT(res.source, DEBUGINFO_MINIDEBUGINFO);
+	find_fixture(di, "dwarf_mini", DEBUGINFO_MINIDEBUGINFO, &res);
 	REQUIRE(res.image && res.image_sz > 64);
 	CHECK(!memcmp(res.image, "\177ELF", 4));
 	check_names_dw_entry(&res, false);
@@ -229,7 +233,6 @@ TEST(bad_input)
 	struct debuginfo *di = new_finder(NULL);
 	struct debuginfo_result res;
 
-	REQUIRE(di);
 	CHECK_EQ_INT(debuginfo__find(di, "/nonexistent/file", NULL, &res), -ENOENT);
 	CHECK_EQ_INT(debuginfo__find(di, test_fixture("elf_bad_magic"), NULL, &res), -ENOEXEC);
 	debuginfo__free(di);

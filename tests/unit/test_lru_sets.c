@@ -17,14 +17,22 @@ static uint64_t key_in_set(size_t set, uint64_t n)
 	return (n + 1) << 32 | (set ^ (n + 1));
 }
 
+/* Gives keys 0 .. LRU_WAYS - 1 of set their slots, in that order, into slots. */
+static void fill_set(struct lru_sets *ls, size_t set, size_t *slots)
+{
+	size_t i;
+
+	for (i = 0; i < LRU_WAYS; i++)
+		slots[i] = lru_sets__slot(ls, key_in_set(set, i));
+}
+
 TEST(same_set_keys_coexist)
 {
 	struct lru_sets ls;
 	size_t slots[LRU_WAYS], i, round;
 
 	REQUIRE(lru_sets__init(&ls, CAP) == 0);
-	for (i = 0; i < LRU_WAYS; i++)
-		slots[i] = lru_sets__slot(&ls, key_in_set(3, i));
+	fill_set(&ls, 3, slots);
 	for (i = 0; i < LRU_WAYS; i++) {
 		CHECK(slots[i] / LRU_WAYS == 3);
 		CHECK(i == 0 || slots[i] != slots[i - 1]);
@@ -39,11 +47,10 @@ TEST(same_set_keys_coexist)
 TEST(least_recently_used_replaced)
 {
 	struct lru_sets ls;
-	size_t slots[LRU_WAYS], i, fresh;
+	size_t slots[LRU_WAYS], fresh;
 
 	REQUIRE(lru_sets__init(&ls, CAP) == 0);
-	for (i = 0; i < LRU_WAYS; i++)
-		slots[i] = lru_sets__slot(&ls, key_in_set(5, i));
+	fill_set(&ls, 5, slots);
 	/* touch all but key 2: it is the oldest */
 	lru_sets__slot(&ls, key_in_set(5, 0));
 	lru_sets__slot(&ls, key_in_set(5, 1));
@@ -63,12 +70,11 @@ TEST(least_recently_used_replaced)
 TEST(clock_wrap)
 {
 	struct lru_sets ls;
-	size_t slots[LRU_WAYS], i;
+	size_t slots[LRU_WAYS];
 
 	REQUIRE(lru_sets__init(&ls, CAP) == 0);
 	ls.clock = UINT32_MAX - 2; /* the stamps straddle the wrap */
-	for (i = 0; i < LRU_WAYS; i++)
-		slots[i] = lru_sets__slot(&ls, key_in_set(1, i));
+	fill_set(&ls, 1, slots);
 	/* key 0 was stamped before the wrap: still the oldest */
 	CHECK_EQ_U64(lru_sets__slot(&ls, key_in_set(1, 7)), slots[0]);
 	CHECK_EQ_U64(lru_sets__slot(&ls, key_in_set(1, 8)), slots[1]);

@@ -254,10 +254,120 @@ static void payload(struct pb_buf *b, int tag)
 	REQUIRE(pb_buf__err(b) == 0);
 }
 
+#define EXPORT_RUN_BODY_CAP 5
+
+/* What a test of the client works with: its configuration, the client, the request bodies it
+ * submits and the stats it last read.
+ */
+struct export_run {
+	uint16_t port;
+	struct otlp_config cfg;
+	struct otlp_client *c;
+	struct pb_buf b[EXPORT_RUN_BODY_CAP];
+	size_t b_cnt;
+	struct otlp_client_stats st;
+};
+
+/* x->cfg: test_config() for port; bodies b[0 .. b_cnt) (payload tags tag, tag + 1, ...); no
+ * client yet: the test may change cfg first, then calls export_run__client().
+ */
+static void export_run__init(struct export_run *x, uint16_t port, size_t b_cnt, int tag)
+{
+	size_t i;
+
+	memset(x, 0, sizeof(*x));
+	REQUIRE(b_cnt <= EXPORT_RUN_BODY_CAP);
+	x->port = port;
+	test_config(&x->cfg, port);
+	for (i = 0; i < b_cnt; i++)
+		payload(&x->b[i], tag + (int)i);
+	x->b_cnt = b_cnt;
+}
+
+/* The client of x->cfg; ends the test when it cannot be made. */
+static void export_run__client(struct export_run *x)
+{
+	x->c = otlp_client__new(&x->cfg);
+	REQUIRE(x->c);
+}
+
+/* Submits bodies b[first .. end), each accepted at once (submit never blocks). */
+static void export_run__submit(struct export_run *x, size_t first, size_t end)
+{
+	size_t i;
+
+	for (i = first; i < end; i++)
+		CHECK_EQ_INT(otlp_client__submit(x->c, &x->b[i]), 0);
+}
+
+/* The client of x->cfg, which submits b[0]. */
+static void export_run__start(struct export_run *x)
+{
+	export_run__client(x);
+	export_run__submit(x, 0, 1);
+}
+
+/* The most common test: a client for port (gRPC when grpc) submits one body (payload tag) and
+ * flushes within flush_ms, both with success; x->st is then its stats.
+ */
+static void export_run__once(struct export_run *x, uint16_t port, bool grpc, int tag, int flush_ms)
+{
+	export_run__init(x, port, 1, tag);
+	if (grpc)
+		x->cfg.protocol = OTLP_PROTOCOL_GRPC;
+	export_run__start(x);
+	CHECK_EQ_INT(otlp_client__flush(x->c, flush_ms), 0);
+	otlp_client__stats(x->c, &x->st);
+}
+
+/* Frees the client (when there is one), the configuration and the bodies. */
+static void export_run__free(struct export_run *x)
+{
+	size_t i;
+
+	otlp_client__free(x->c);
+	otlp_config__free(&x->cfg);
+	for (i = 0; i < x->b_cnt; i++)
+		pb_buf__free(&x->b[i]);
+}
+
+/* Reads x->st every poll_us until done(&x->st), for timeout_ms at most. */
+static void export_run__poll(struct export_run *x, bool (*done)(const struct otlp_client_stats *),
+			     unsigned poll_us, int timeout_ms)
+{
+	uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+
+	do {
+		usleep(poll_us);
+		otlp_client__stats(x->c, &x->st);
+	} while (!done(&x->st) && mono_ms() < deadline);
+}
+
+static bool retried_twice(const struct otlp_client_stats *st)
+{
+	return st->exports_retried >= 2;
+}
+
+static bool collector_unavailable(const struct otlp_client_stats *st)
+{
+	return st->collector_unavailable;
+}
+
+/* The exports st counts as delivered, retried and failed for good. */
+static void check_exports(const struct otlp_client_stats *st, int ok, int retried, int failed)
+{
+	CHECK_EQ_INT(st->exports_ok, ok);
+	CHECK_EQ_INT(st->exports_retried, retried);
+	CHECK_EQ_INT(st->exports_failed, failed);
+}
+
 static bool same_body(const struct request *rq, const struct pb_buf *b)
 {
 	return rq->body_len == b->len && !memcmp(rq->body, b->data, b->len);
 }
+
+/* success, always */
+static const struct reply always_ok[] = { { 200, NULL, NULL, 0 } };
 
 /* 503 asking for a 1 s wait, then success */
 static const struct reply retry_after_1_then_ok[] = {
@@ -268,30 +378,19 @@ static const struct reply retry_after_1_then_ok[] = {
 TEST(retry_after_then_ok)
 {
 	static struct receiver rv;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 
 	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
-	test_config(&cfg, rv.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 1);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 1);
-	CHECK_EQ_INT(st.exports_retried, 1);
-	CHECK_EQ_INT(st.exports_failed, 0);
-	CHECK_EQ_INT(st.exports_dropped, 0);
-	CHECK_EQ_INT(st.last_http_status, 200);
+	export_run__once(&x, rv.port, false, 1, 4000);
+	check_exports(&x.st, 1, 1, 0);
+	CHECK_EQ_INT(x.st.exports_dropped, 0);
+	CHECK_EQ_INT(x.st.last_http_status, 200);
 	/* two attempts sent, one accepted */
-	CHECK(st.bytes_delivered > 0);
-	CHECK_EQ_U64(st.bytes_sent, 2 * st.bytes_delivered);
-	CHECK_EQ_INT(st.outages, 1);
-	CHECK_EQ_INT(st.delivered_late, 1);
-	CHECK(!st.collector_unavailable);
+	CHECK(x.st.bytes_delivered > 0);
+	CHECK_EQ_U64(x.st.bytes_sent, 2 * x.st.bytes_delivered);
+	CHECK_EQ_INT(x.st.outages, 1);
+	CHECK_EQ_INT(x.st.delivered_late, 1);
+	CHECK(!x.st.collector_unavailable);
 	REQUIRE(rv.req_cnt == 2);
 	/* Retry-After: 1 honoured (the backoff alone would be ~20 ms) */
 	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900);
@@ -299,12 +398,10 @@ TEST(retry_after_then_ok)
 	CHECK_STR(rv.reqs[0].content_type, "application/x-protobuf");
 	CHECK_STR(rv.reqs[0].content_encoding, "gzip");
 	CHECK_STR(rv.reqs[0].auth, "Bearer abc");
-	CHECK(same_body(&rv.reqs[0], &b));
-	CHECK(same_body(&rv.reqs[1], &b));
-	otlp_client__free(c);
+	CHECK(same_body(&rv.reqs[0], &x.b[0]));
+	CHECK(same_body(&rv.reqs[1], &x.b[0]));
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
 }
 
 TEST(bad_request_not_retried)
@@ -316,33 +413,21 @@ TEST(bad_request_not_retried)
 		{ 200, NULL, NULL, 0 },
 	};
 	static struct receiver rv;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 
 	receiver__start(&rv, 0, script, 2);
-	test_config(&cfg, rv.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 2);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	export_run__once(&x, rv.port, false, 2, 2000);
 	usleep(100 * 1000); /* a (wrong) retry would come within the 20 ms backoff */
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 0);
-	CHECK_EQ_INT(st.exports_failed, 1);
-	CHECK_EQ_INT(st.exports_retried, 0);
-	CHECK_EQ_INT(st.last_http_status, 400);
-	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_REJECTED], 1);
-	CHECK_EQ_INT(st.bytes_delivered, 0);
-	CHECK(st.bytes_sent > 0);
-	CHECK_EQ_INT(st.outages, 0); /* the receiver answered: not an outage */
+	otlp_client__stats(x.c, &x.st);
+	check_exports(&x.st, 0, 0, 1);
+	CHECK_EQ_INT(x.st.last_http_status, 400);
+	CHECK_EQ_INT(x.st.exports_lost[OTLP_LOST_REJECTED], 1);
+	CHECK_EQ_INT(x.st.bytes_delivered, 0);
+	CHECK(x.st.bytes_sent > 0);
+	CHECK_EQ_INT(x.st.outages, 0); /* the receiver answered: not an outage */
 	CHECK_EQ_INT(rv.req_cnt, 1);
-	otlp_client__free(c);
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
 }
 
 TEST(partial_success_not_retried)
@@ -351,28 +436,17 @@ TEST(partial_success_not_retried)
 	static const uint8_t resp[] = { 0x0a, 0x07, 0x08, 0x03, 0x12, 0x03, 'd', 'u', 'p' };
 	static const struct reply script[] = { { 200, NULL, resp, sizeof(resp) } };
 	static struct receiver rv;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 
 	receiver__start(&rv, 0, script, 1);
-	test_config(&cfg, rv.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 3);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 1);
-	CHECK_EQ_INT(st.exports_partial, 1);
-	CHECK_EQ_INT(st.rejected_profiles, 3);
-	CHECK_EQ_INT(st.exports_retried, 0);
+	export_run__once(&x, rv.port, false, 3, 2000);
+	CHECK_EQ_INT(x.st.exports_ok, 1);
+	CHECK_EQ_INT(x.st.exports_partial, 1);
+	CHECK_EQ_INT(x.st.rejected_profiles, 3);
+	CHECK_EQ_INT(x.st.exports_retried, 0);
 	CHECK_EQ_INT(rv.req_cnt, 1);
-	otlp_client__free(c);
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
 }
 
 /* Receiver down: the first request is retried with backoff while newer ones queue; past the
@@ -381,59 +455,40 @@ TEST(partial_success_not_retried)
  */
 TEST(receiver_down_then_up)
 {
-	static const struct reply script[] = { { 200, NULL, NULL, 0 } };
 	static struct receiver rv;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b[5];
-	uint16_t port = free_port();
-	uint64_t deadline;
-	int i;
+	struct export_run x;
 
-	test_config(&cfg, port);
-	cfg.queue_max_cnt = 2;
-	cfg.max_elapsed_ms = 10000;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	for (i = 0; i < 5; i++)
-		payload(&b[i], 10 + i);
-	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	export_run__init(&x, free_port(), 5, 10);
+	x.cfg.queue_max_cnt = 2;
+	x.cfg.max_elapsed_ms = 10000;
+	export_run__start(&x);
 	/* wait until the first request is in flight and has been retried twice */
-	deadline = mono_ms() + 2000;
-	do {
-		usleep(5000);
-		otlp_client__stats(c, &st);
-	} while (st.exports_retried < 2 && mono_ms() < deadline);
-	CHECK(st.exports_retried >= 2);
-	CHECK_EQ_INT(st.exports_ok + st.exports_failed, 0);
-	for (i = 1; i < 5; i++)
-		CHECK_EQ_INT(otlp_client__submit(c, &b[i]), 0); /* never blocks */
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_dropped, 2); /* b[1], b[2] */
-	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_QUEUE_FULL], 2);
-	CHECK(st.collector_unavailable);
-	CHECK_EQ_INT(st.queue_cnt, 2);
-	CHECK(st.queue_sz > 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 50), -ETIMEDOUT);
+	export_run__poll(&x, retried_twice, 5000, 2000);
+	CHECK(x.st.exports_retried >= 2);
+	CHECK_EQ_INT(x.st.exports_ok + x.st.exports_failed, 0);
+	export_run__submit(&x, 1, 5);
+	otlp_client__stats(x.c, &x.st);
+	CHECK_EQ_INT(x.st.exports_dropped, 2); /* b[1], b[2] */
+	CHECK_EQ_INT(x.st.exports_lost[OTLP_LOST_QUEUE_FULL], 2);
+	CHECK(x.st.collector_unavailable);
+	CHECK_EQ_INT(x.st.queue_cnt, 2);
+	CHECK(x.st.queue_sz > 0);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 50), -ETIMEDOUT);
 
-	receiver__start(&rv, port, script, 1);
-	CHECK_EQ_INT(otlp_client__flush(c, 3000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 3);
-	CHECK_EQ_INT(st.exports_failed, 0);
-	CHECK_EQ_INT(st.exports_dropped, 2);
-	CHECK_EQ_INT(st.queue_cnt, 0);
-	CHECK_EQ_INT(st.queue_sz, 0);
+	receiver__start(&rv, x.port, always_ok, 1);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 3000), 0);
+	otlp_client__stats(x.c, &x.st);
+	CHECK_EQ_INT(x.st.exports_ok, 3);
+	CHECK_EQ_INT(x.st.exports_failed, 0);
+	CHECK_EQ_INT(x.st.exports_dropped, 2);
+	CHECK_EQ_INT(x.st.queue_cnt, 0);
+	CHECK_EQ_INT(x.st.queue_sz, 0);
 	REQUIRE(rv.req_cnt == 3);
-	CHECK(same_body(&rv.reqs[0], &b[0]));
-	CHECK(same_body(&rv.reqs[1], &b[3]));
-	CHECK(same_body(&rv.reqs[2], &b[4]));
-	otlp_client__free(c);
+	CHECK(same_body(&rv.reqs[0], &x.b[0]));
+	CHECK(same_body(&rv.reqs[1], &x.b[3]));
+	CHECK(same_body(&rv.reqs[2], &x.b[4]));
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	for (i = 0; i < 5; i++)
-		pb_buf__free(&b[i]);
 }
 
 /* stderr into a file for the length of a test, to check what the log says and when. */
@@ -505,77 +560,66 @@ static long log_capture__wait(struct log_capture *lc, const char *what, int time
  */
 TEST(outage_warned_at_once_then_recovered)
 {
-	static const struct reply script[] = { { 200, NULL, NULL, 0 } };
 	static struct receiver rv;
-	struct otlp_client_stats st;
 	struct log_capture lc;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b[2];
-	uint16_t port = free_port();
+	struct export_run x;
 	uint64_t up_ms;
 	long warn_ms;
 	const char *text;
 
 	/* the default cap: a collector that comes back is used within 5 s */
-	otlp_config__init(&cfg);
-	CHECK(cfg.max_backoff_ms <= 5000);
-	otlp_config__free(&cfg);
+	otlp_config__init(&x.cfg);
+	CHECK(x.cfg.max_backoff_ms <= 5000);
+	otlp_config__free(&x.cfg);
 
-	test_config(&cfg, port);
-	cfg.max_backoff_ms = 200;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b[0], 20);
-	payload(&b[1], 21);
+	export_run__init(&x, free_port(), 2, 20);
+	x.cfg.max_backoff_ms = 200;
+	export_run__client(&x);
 	log_capture__start(&lc);
-	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[0]), 0);
 	warn_ms = log_capture__wait(&lc, "otlp: cannot deliver to", 2000);
 	CHECK(warn_ms >= 0 && warn_ms < 500);
-	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[1]), 0);
 	usleep(800 * 1000); /* retries every 10..200 ms meanwhile */
-	otlp_client__stats(c, &st);
-	CHECK(st.exports_retried >= 3);
-	CHECK(st.collector_unavailable);
-	CHECK_EQ_INT(st.outages, 1);
-	CHECK_EQ_INT(st.bytes_sent, 0); /* connections refused: nothing went out */
+	otlp_client__stats(x.c, &x.st);
+	CHECK(x.st.exports_retried >= 3);
+	CHECK(x.st.collector_unavailable);
+	CHECK_EQ_INT(x.st.outages, 1);
+	CHECK_EQ_INT(x.st.bytes_sent, 0); /* connections refused: nothing went out */
 	text = log_capture__text(&lc);
 	CHECK_EQ_INT(count_of(text, "cannot deliver"), 1);
 	CHECK_EQ_INT(count_of(text, "still unavailable"), 0); /* at most once a minute */
 	CHECK(strstr(text, "Couldn't connect"));
 
-	receiver__start(&rv, port, script, 1);
+	receiver__start(&rv, x.port, always_ok, 1);
 	up_ms = mono_ms();
-	CHECK_EQ_INT(otlp_client__flush(c, 3000), 0);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 3000), 0);
 	REQUIRE(rv.req_cnt == 2);
 	printf("  first request %llu ms after the receiver came up (backoff cap %u ms)\n",
-	       (unsigned long long)(rv.reqs[0].at_ms - up_ms), cfg.max_backoff_ms);
-	CHECK(rv.reqs[0].at_ms - up_ms <= cfg.max_backoff_ms + 300);
-	CHECK(same_body(&rv.reqs[0], &b[0]));
-	CHECK(same_body(&rv.reqs[1], &b[1]));
+	       (unsigned long long)(rv.reqs[0].at_ms - up_ms), x.cfg.max_backoff_ms);
+	CHECK(rv.reqs[0].at_ms - up_ms <= x.cfg.max_backoff_ms + 300);
+	CHECK(same_body(&rv.reqs[0], &x.b[0]));
+	CHECK(same_body(&rv.reqs[1], &x.b[1]));
 	/* flush() returns once the recovery line is out */
 	text = log_capture__text(&lc);
 	CHECK(strstr(text, "otlp: collector reachable again after"));
 	CHECK(strstr(text, ", 2 requests delivered late, 0 lost during the outage"));
-	otlp_client__stats(c, &st);
-	CHECK(!st.collector_unavailable);
-	CHECK_EQ_INT(st.delivered_late, 2);
-	CHECK_EQ_INT(st.exports_ok, 2);
-	CHECK(st.bytes_delivered > 0);
-	CHECK_EQ_U64(st.bytes_sent, st.bytes_delivered);
+	otlp_client__stats(x.c, &x.st);
+	CHECK(!x.st.collector_unavailable);
+	CHECK_EQ_INT(x.st.delivered_late, 2);
+	CHECK_EQ_INT(x.st.exports_ok, 2);
+	CHECK(x.st.bytes_delivered > 0);
+	CHECK_EQ_U64(x.st.bytes_sent, x.st.bytes_delivered);
 
 	/* a request after the recovery is not late, and nothing more is logged */
-	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.delivered_late, 2);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[0]), 0);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 2000), 0);
+	otlp_client__stats(x.c, &x.st);
+	CHECK_EQ_INT(x.st.delivered_late, 2);
 	CHECK_EQ_INT(count_of(log_capture__text(&lc), "otlp:"), 2);
 	log_capture__stop(&lc);
-	otlp_client__free(c);
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b[0]);
-	pb_buf__free(&b[1]);
 }
 
 /* Waits until the receiver has seen n requests, at most timeout_ms; true if it has. */
@@ -600,123 +644,93 @@ static bool receiver__wait(struct receiver *rv, size_t n, int timeout_ms)
  */
 TEST(new_request_probes_during_backoff)
 {
-	static const struct reply ok[] = { { 200, NULL, NULL, 0 } };
 	static struct receiver rv;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b[2];
-	uint16_t port = free_port();
-	uint64_t deadline, t0;
+	struct export_run x;
+	uint64_t t0;
 
-	payload(&b[0], 30);
-	payload(&b[1], 31);
-	test_config(&cfg, port);
-	cfg.initial_backoff_ms = cfg.max_backoff_ms = 10000; /* waits of 5..10 s */
-	cfg.max_elapsed_ms = 60000;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
-	deadline = mono_ms() + 2000;
-	do {
-		usleep(2000);
-		otlp_client__stats(c, &st);
-	} while (!st.collector_unavailable && mono_ms() < deadline);
-	REQUIRE(st.collector_unavailable);
-	receiver__start(&rv, port, ok, 1);
+	export_run__init(&x, free_port(), 2, 30);
+	x.cfg.initial_backoff_ms = x.cfg.max_backoff_ms = 10000; /* waits of 5..10 s */
+	x.cfg.max_elapsed_ms = 60000;
+	export_run__start(&x);
+	export_run__poll(&x, collector_unavailable, 2000, 2000);
+	REQUIRE(x.st.collector_unavailable);
+	receiver__start(&rv, x.port, always_ok, 1);
 	usleep(200 * 1000);
 	CHECK_EQ_INT(rv.req_cnt, 0); /* still in its backoff */
 	t0 = mono_ms();
-	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 2000), 0);
 	CHECK(mono_ms() - t0 < 1000);
 	REQUIRE(rv.req_cnt == 2);
-	CHECK(same_body(&rv.reqs[0], &b[0]));
-	CHECK(same_body(&rv.reqs[1], &b[1]));
-	otlp_client__free(c);
+	CHECK(same_body(&rv.reqs[0], &x.b[0]));
+	CHECK(same_body(&rv.reqs[1], &x.b[1]));
+	otlp_client__free(x.c);
 	receiver__stop(&rv);
 
 	receiver__start(&rv, 0, retry_after_1_then_ok, 2);
-	otlp_config__free(&cfg);
-	test_config(&cfg, rv.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	CHECK_EQ_INT(otlp_client__submit(c, &b[0]), 0);
+	otlp_config__free(&x.cfg);
+	test_config(&x.cfg, rv.port);
+	export_run__start(&x);
 	REQUIRE(receiver__wait(&rv, 1, 2000));
-	CHECK_EQ_INT(otlp_client__submit(c, &b[1]), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[1]), 0);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 4000), 0);
 	REQUIRE(rv.req_cnt == 3);
-	CHECK(same_body(&rv.reqs[1], &b[0]));
+	CHECK(same_body(&rv.reqs[1], &x.b[0]));
 	CHECK(rv.reqs[1].at_ms - rv.reqs[0].at_ms >= 900); /* Retry-After: 1 kept */
-	otlp_client__free(c);
+	export_run__free(&x);
 	receiver__stop(&rv);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b[0]);
-	pb_buf__free(&b[1]);
 }
 
 TEST(retries_exhausted_and_free_while_retrying)
 {
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 	uint64_t t0;
 
-	test_config(&cfg, free_port());
-	cfg.max_elapsed_ms = 150;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 4);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 2000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_failed, 1);
-	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_RETRIES_EXHAUSTED], 1);
-	CHECK(st.exports_retried >= 1);
-	CHECK_EQ_INT(st.exports_ok, 0);
-	otlp_client__free(c);
+	export_run__init(&x, free_port(), 1, 4);
+	x.cfg.max_elapsed_ms = 150;
+	export_run__start(&x);
+	CHECK_EQ_INT(otlp_client__flush(x.c, 2000), 0);
+	otlp_client__stats(x.c, &x.st);
+	CHECK_EQ_INT(x.st.exports_failed, 1);
+	CHECK_EQ_INT(x.st.exports_lost[OTLP_LOST_RETRIES_EXHAUSTED], 1);
+	CHECK(x.st.exports_retried >= 1);
+	CHECK_EQ_INT(x.st.exports_ok, 0);
+	otlp_client__free(x.c);
 
 	/* free() stops a client that would retry for a long time, promptly */
-	cfg.max_elapsed_ms = 60000;
-	cfg.initial_backoff_ms = cfg.max_backoff_ms = 10000;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
+	x.cfg.max_elapsed_ms = 60000;
+	x.cfg.initial_backoff_ms = x.cfg.max_backoff_ms = 10000;
+	export_run__start(&x);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &x.b[0]), 0);
 	usleep(50 * 1000);
 	t0 = mono_ms();
-	otlp_client__free(c);
+	otlp_client__free(x.c);
+	x.c = NULL;
 	CHECK(mono_ms() - t0 < 1000);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
+	export_run__free(&x);
 }
 
 TEST(queue_bound_by_bytes)
 {
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
+	struct export_run x;
 	struct pb_buf big;
 	uint8_t noise[4096];
 	size_t i;
 
-	test_config(&cfg, free_port());
-	cfg.gzip = false;
-	cfg.queue_max_sz = 1000;
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
+	export_run__init(&x, free_port(), 0, 0);
+	x.cfg.gzip = false;
+	x.cfg.queue_max_sz = 1000;
+	export_run__client(&x);
 	pb_buf__init(&big, 1 << 16);
 	for (i = 0; i < sizeof(noise); i++)
 		noise[i] = (uint8_t)(i * 7);
 	pb_buf__bytes(&big, 1, noise, sizeof(noise));
-	CHECK_EQ_INT(otlp_client__submit(c, &big), -EMSGSIZE);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_dropped, 1);
-	CHECK_EQ_INT(st.exports_lost[OTLP_LOST_TOO_LARGE], 1);
-	CHECK_EQ_INT(st.queue_cnt, 0);
-	otlp_client__free(c);
-	otlp_config__free(&cfg);
+	CHECK_EQ_INT(otlp_client__submit(x.c, &big), -EMSGSIZE);
+	otlp_client__stats(x.c, &x.st);
+	CHECK_EQ_INT(x.st.exports_dropped, 1);
+	CHECK_EQ_INT(x.st.exports_lost[OTLP_LOST_TOO_LARGE], 1);
+	CHECK_EQ_INT(x.st.queue_cnt, 0);
+	export_run__free(&x);
 	pb_buf__free(&big);
 }
 
@@ -733,10 +747,19 @@ static void env_clear(void)
 	unsetenv("OTEL_EXPORTER_OTLP_COMPRESSION");
 }
 
+/* Checks that c's export URL is want. */
+static void check_url(const struct otlp_config *c, const char *want)
+{
+	char *url = otlp_config__url(c);
+
+	CHECK_STR(url, want);
+	free(url);
+}
+
 TEST(config_from_env)
 {
 	struct otlp_config c;
-	char err[256], *url;
+	char err[256];
 
 	env_clear();
 	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
@@ -748,9 +771,7 @@ TEST(config_from_env)
 	setenv("OTEL_EXPORTER_OTLP_HEADERS", " api-key = s%3Dcret%2C1 ,x-tenant=a%20b,, ", 1);
 	setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=prof,deployment.environment=prod%20eu", 1);
 	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
-	url = otlp_config__url(&c);
-	CHECK_STR(url, "http://collector:4318/v1development/profiles");
-	free(url);
+	check_url(&c, "http://collector:4318/v1development/profiles");
 	REQUIRE(c.header_cnt == 2);
 	CHECK_STR(c.headers[0].name, "api-key");
 	CHECK_STR(c.headers[0].value, "s=cret,1");
@@ -764,9 +785,7 @@ TEST(config_from_env)
 	/* the signal-specific endpoint is used as is and wins */
 	setenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT", "https://otlp.example:443/custom/path", 1);
 	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
-	url = otlp_config__url(&c);
-	CHECK_STR(url, "https://otlp.example:443/custom/path");
-	free(url);
+	check_url(&c, "https://otlp.example:443/custom/path");
 	otlp_config__free(&c);
 
 	/* gRPC: scheme://host:port + the service method, whatever path was given */
@@ -775,11 +794,29 @@ TEST(config_from_env)
 	setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://[::1]:4317/ignored", 1);
 	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), 0);
 	CHECK_EQ_INT(c.protocol, OTLP_PROTOCOL_GRPC);
-	url = otlp_config__url(&c);
-	CHECK_STR(url, "http://[::1]:4317" OTLP_GRPC_PATH);
-	free(url);
+	check_url(&c, "http://[::1]:4317" OTLP_GRPC_PATH);
 	otlp_config__free(&c);
 	env_clear();
+}
+
+/* With var = value and no other OTEL_* variable set, the configuration is refused (-EINVAL);
+ * named: with an error that names var.
+ */
+static void check_refused(const char *var, const char *value, bool named)
+{
+	struct otlp_config c;
+	char err[256];
+
+	env_clear();
+	setenv(var, value, 1);
+	err[0] = '\0';
+	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
+	if (named) {
+		CHECK(strstr(err, var));
+		if (!strstr(err, var))
+			printf("  %s=%s: %s\n", var, value, err);
+	}
+	otlp_config__free(&c);
 }
 
 TEST(config_errors)
@@ -789,52 +826,27 @@ TEST(config_errors)
 		"http://host:70000", "http://host:12ab", "http://ho st", "http://user:pw@host",
 		"http://[::1",
 	};
+	static const struct {
+		const char *var, *value;
+		bool named; /* the error names var */
+	} refused[] = {
+		{ "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", true },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "novalue", true },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=%zz", false },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=a%0D%0AInjected: 1",
+		  false }, /* CRLF injection */
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "bad key=v", false },
+		{ "OTEL_EXPORTER_OTLP_HEADERS", "k=%4", false }, /* truncated escape */
+		{ "OTEL_EXPORTER_OTLP_TIMEOUT", "10s", false },
+		{ "OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem", true },
+	};
 	struct otlp_config c;
-	char err[256];
 	size_t i;
 
-	for (i = 0; i < sizeof(bad_urls) / sizeof(bad_urls[0]); i++) {
-		env_clear();
-		setenv("OTEL_EXPORTER_OTLP_ENDPOINT", bad_urls[i], 1);
-		err[0] = '\0';
-		CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-		CHECK(strstr(err, "OTEL_EXPORTER_OTLP_ENDPOINT"));
-		if (!strstr(err, "OTEL_EXPORTER_OTLP_ENDPOINT"))
-			printf("  url %s: %s\n", bad_urls[i], err);
-		otlp_config__free(&c);
-	}
-	env_clear();
-	setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_PROTOCOL"));
-	otlp_config__free(&c);
-
-	env_clear();
-	setenv("OTEL_EXPORTER_OTLP_HEADERS", "novalue", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_HEADERS"));
-	otlp_config__free(&c);
-	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=%zz", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	otlp_config__free(&c);
-	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=a%0D%0AInjected: 1", 1); /* CRLF injection */
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	otlp_config__free(&c);
-	setenv("OTEL_EXPORTER_OTLP_HEADERS", "bad key=v", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	otlp_config__free(&c);
-	setenv("OTEL_EXPORTER_OTLP_HEADERS", "k=%4", 1); /* truncated escape */
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	otlp_config__free(&c);
-	env_clear();
-	setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "10s", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	otlp_config__free(&c);
-	env_clear();
-	setenv("OTEL_EXPORTER_OTLP_CERTIFICATE", "/nonexistent/ca.pem", 1);
-	CHECK_EQ_INT(otlp_config__from_env(&c, err, sizeof(err)), -EINVAL);
-	CHECK(strstr(err, "OTEL_EXPORTER_OTLP_CERTIFICATE"));
-	otlp_config__free(&c);
+	for (i = 0; i < sizeof(bad_urls) / sizeof(bad_urls[0]); i++)
+		check_refused("OTEL_EXPORTER_OTLP_ENDPOINT", bad_urls[i], true);
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		check_refused(refused[i].var, refused[i].value, refused[i].named);
 	env_clear();
 
 	/* no endpoint: no client */
@@ -952,68 +964,36 @@ static void grpc_receiver__stop(struct grpc_receiver *g)
 	unlink(g->script);
 }
 
-static void grpc_config(struct otlp_config *cfg, uint16_t port)
-{
-	test_config(cfg, port);
-	cfg->protocol = OTLP_PROTOCOL_GRPC;
-}
-
 TEST(grpc_unavailable_then_ok)
 {
 	struct grpc_receiver g;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 	char want[512];
 
 	grpc_receiver__start(&g, "14 0");
-	grpc_config(&cfg, g.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 5);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 1);
-	CHECK_EQ_INT(st.exports_retried, 1);
-	CHECK_EQ_INT(st.exports_failed, 0);
-	CHECK_EQ_INT(st.last_grpc_status, 0);
+	export_run__once(&x, g.port, true, 5, 4000);
+	check_exports(&x.st, 1, 1, 0);
+	CHECK_EQ_INT(x.st.last_grpc_status, 0);
 	snprintf(want, sizeof(want), "%s application/grpc trailers gzip 1 %lu %zu True",
-		 OTLP_GRPC_PATH, crc32(0, b.data, (uInt)b.len), b.len);
+		 OTLP_GRPC_PATH, crc32(0, x.b[0].data, (uInt)x.b[0].len), x.b[0].len);
 	CHECK_STR(grpc_receiver__line(&g), want);
 	CHECK_STR(grpc_receiver__line(&g), want);
-	otlp_client__free(c);
+	export_run__free(&x);
 	grpc_receiver__stop(&g);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
 }
 
 TEST(grpc_invalid_argument_not_retried)
 {
 	struct grpc_receiver g;
-	struct otlp_client_stats st;
-	struct otlp_config cfg;
-	struct otlp_client *c;
-	struct pb_buf b;
+	struct export_run x;
 
 	grpc_receiver__start(&g, "3");
-	grpc_config(&cfg, g.port);
-	c = otlp_client__new(&cfg);
-	REQUIRE(c);
-	payload(&b, 6);
-	CHECK_EQ_INT(otlp_client__submit(c, &b), 0);
-	CHECK_EQ_INT(otlp_client__flush(c, 4000), 0);
-	otlp_client__stats(c, &st);
-	CHECK_EQ_INT(st.exports_ok, 0);
-	CHECK_EQ_INT(st.exports_failed, 1);
-	CHECK_EQ_INT(st.exports_retried, 0);
-	CHECK_EQ_INT(st.last_grpc_status, 3);
+	export_run__once(&x, g.port, true, 6, 4000);
+	check_exports(&x.st, 0, 0, 1);
+	CHECK_EQ_INT(x.st.last_grpc_status, 3);
 	CHECK(grpc_receiver__line(&g)[0]);
-	otlp_client__free(c);
+	export_run__free(&x);
 	grpc_receiver__stop(&g);
-	otlp_config__free(&cfg);
-	pb_buf__free(&b);
 }
 
 int main(void)

@@ -28,6 +28,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "child.h"
+#include "process_main.h" /* reg, pt */
 #include "test.h"
 
 #define PERL "/usr/bin/perl"
@@ -37,11 +38,10 @@
 extern const struct interp_runtime perl_runtime;
 
 #include "bpf_world.h" /* the walk over the child's memory: world */
+#include "interp_attach.h"
 
 /* ---- the child ---- */
 
-static struct exe_registry *reg;
-static struct process_table *pt;
 static struct test_child child = { .to_child = -1 };
 
 /* Starts perl SCRIPT and waits for its "R" (printed before <STDIN> is read). 0 or -1. */
@@ -80,50 +80,9 @@ static int marked_line(const char *mark)
 }
 
 /* The Perl binary the child maps, detected and attached: its state and entries in `world`. */
-struct attached {
-	void *rt, *file_state, *proc_state;
-	int attach_err;
-};
-
-static void attach(struct attached *a)
+static void attach(struct interp_attached *a)
 {
-	struct process *p = process_table__scan(pt, child.pid, now_ns());
-	const struct executable *exe = NULL;
-	uint64_t bias = 0;
-	size_t i;
-
-	REQUIRE(p);
-	memset(a, 0, sizeof(*a));
-	a->rt = interp_runtime__new(&perl_runtime);
-	REQUIRE(a->rt);
-	for (i = 0; i < p->map_cnt && !exe; i++) {
-		memset(&world.file, 0, sizeof(world.file));
-		if (p->maps[i].exe &&
-		    !interp_runtime__file_detect(&perl_runtime, a->rt, p->maps[i].exe,
-						 &a->file_state, &world.file)) {
-			exe = p->maps[i].exe;
-			bias = p->maps[i].bias;
-		}
-	}
-	REQUIRE(exe);
-	world.pid = child.pid;
-	world.runtime = FRAME_KIND_PERL;
-	world.file_id = exe->file_id;
-	world.file.runtime = FRAME_KIND_PERL;
-	memset(&world.proc, 0, sizeof(world.proc));
-	world.proc.file_id = world.file_id;
-	a->attach_err = interp_runtime__proc_attach(&perl_runtime, a->rt, child.pid, a->file_state,
-						    bias, now_ns(), &a->proc_state, &world.proc);
-}
-
-static void detach(struct attached *a)
-{
-	if (a->proc_state)
-		interp_runtime__proc_free(&perl_runtime, a->rt, a->proc_state);
-	if (a->file_state)
-		interp_runtime__file_free(&perl_runtime, a->rt, a->file_state);
-	if (a->rt)
-		interp_runtime__free(&perl_runtime, a->rt);
+	interp_attached__attach(a, &perl_runtime, FRAME_KIND_PERL, pt, child.pid);
 }
 
 /* Runs the walk of one runops activation over the child: the frames it emits. */
@@ -160,14 +119,14 @@ TEST(live_chain)
 {
 	struct user_frame frames[SS_MAX_USER_FRAMES];
 	uint64_t own[16] = { 0 }, fsbase;
-	struct attached a;
+	struct interp_attached a;
 	int n, i;
 
 	if (access(PERL, X_OK))
 		SKIP_SETUP("%s missing (Debian perl)", PERL);
 	REQUIRE(!child_start(PERL));
 	attach(&a);
-	REQUIRE(!a.attach_err);
+	REQUIRE(!a.err);
 	CHECK_EQ_INT(world.file.supported, 1);
 	CHECK_EQ_INT(world.file.major, 5);
 	CHECK_EQ_INT(world.file.minor, 36);
@@ -223,7 +182,7 @@ TEST(live_chain)
 			     world.counters[PERL_COUNTER_READ_FAILED] +
 			     world.counters[PERL_COUNTER_BAD_FRAME],
 		     1);
-	detach(&a);
+	interp_attached__detach(&a);
 	test_child_stop(&child);
 }
 
@@ -236,7 +195,7 @@ TEST(wrong_layout_rejected)
 	static const char *const names[] = { "PL_curinterp" };
 	struct interp_sym sym = { 0 };
 	struct process *p;
-	struct attached a;
+	struct interp_attached a;
 	uint64_t addr = 0, interp;
 	int status, poked = 0;
 	size_t i;
@@ -264,7 +223,7 @@ TEST(wrong_layout_rejected)
 	}
 	REQUIRE(poked);
 	attach(&a);
-	REQUIRE(!a.attach_err);
+	REQUIRE(!a.err);
 	CHECK_EQ_INT(perl_runtime.proc_tick(a.rt, a.proc_state, now_ns()), 0);
 	/* Kept, with its eBPF entry flagged: the walk emits a marker and no Perl frame. */
 	CHECK_EQ_INT(perl_runtime.proc_refresh(a.rt, a.proc_state, now_ns(), &world.proc, NULL), 1);
@@ -282,16 +241,13 @@ TEST(wrong_layout_rejected)
 		CHECK_STR(sym.function, "[perl: layout check failed]");
 		CHECK_EQ_U64(world.counters[PERL_COUNTER_REJECTED], 1);
 	}
-	detach(&a);
+	interp_attached__detach(&a);
 	test_child_stop(&child);
 }
 
 TEST(markers)
 {
-	static const struct {
-		uint64_t code;
-		const char *text;
-	} want[] = {
+	static const struct interp_marker_text want[] = {
 		{ PERL_MARKER_UNSUPPORTED, "[perl: unsupported version]" },
 		{ PERL_MARKER_TRUNCATED, "[perl: more frames truncated]" },
 		{ PERL_MARKER_READ_FAILED, "[perl: context unreadable]" },
@@ -299,37 +255,18 @@ TEST(markers)
 		{ PERL_MARKER_MIXED, "[perl: another interpreter in the stack]" },
 		{ PERL_MARKER_REJECTED, "[perl: layout check failed]" },
 	};
-	void *rt = interp_runtime__new(&perl_runtime);
-	size_t i;
 
-	REQUIRE(rt);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PERL };
-		struct interp_symbol sym;
+	interp_check_markers(&perl_runtime, FRAME_KIND_PERL, INTERP_MARKERS(want));
+}
 
-		interp_runtime__symbolize(&perl_runtime, rt, NULL, 1, &uf, &sym);
-		CHECK(sym.marker);
-		CHECK_STR(sym.function, want[i].text);
-	}
-	interp_runtime__free(&perl_runtime, rt);
+static void tests(void)
+{
+	RUN(live_chain);
+	RUN(wrong_layout_rejected);
+	RUN(markers);
 }
 
 int main(void)
 {
-	int ret;
-
-	log__set_level(LOG_WARN);
-	reg = exe_registry__new(NULL);
-	pt = reg ? process_table__new(reg, -1, -1) : NULL;
-	if (!pt) {
-		printf("cannot create the process table\n");
-		return 1;
-	}
-	RUN(live_chain);
-	RUN(wrong_layout_rejected);
-	RUN(markers);
-	ret = test_summary();
-	process_table__free(pt);
-	exe_registry__free(reg);
-	return ret;
+	return test_process_main(tests);
 }

@@ -24,6 +24,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "child.h"
+#include "process_main.h" /* reg, pt */
 #include "test.h"
 
 #define PHP "/usr/bin/php8.2"
@@ -33,11 +34,9 @@
 extern const struct interp_runtime php_runtime;
 
 #include "bpf_world.h" /* the walk over the child's memory: world */
+#include "interp_attach.h"
 
 /* ---- the child ---- */
-
-static struct exe_registry *reg;
-static struct process_table *pt;
 
 /* Starts PHP -n [extra...] SCRIPT and waits for its "R" (it is then in fgets: a walk before
  * finds fflush's frame, or none, above Klass::wait). 0 or -1.
@@ -68,49 +67,10 @@ static int marked_line(const char *mark)
 }
 
 /* The PHP binary the child maps, detected and attached: its state and entries in `world`. */
-struct attached {
-	void *rt, *file_state, *proc_state;
-	const struct executable *exe;
-	uint64_t bias;
-};
-
-static void attach(struct attached *a, const struct test_child *c)
+static void attach(struct interp_attached *a, const struct test_child *c)
 {
-	struct process *p = process_table__scan(pt, c->pid, now_ns());
-	size_t i;
-
-	REQUIRE(p);
-	memset(a, 0, sizeof(*a));
-	a->rt = interp_runtime__new(&php_runtime);
-	REQUIRE(a->rt);
-	for (i = 0; i < p->map_cnt && !a->exe; i++) {
-		memset(&world.file, 0, sizeof(world.file));
-		if (p->maps[i].exe &&
-		    !interp_runtime__file_detect(&php_runtime, a->rt, p->maps[i].exe,
-						 &a->file_state, &world.file)) {
-			a->exe = p->maps[i].exe;
-			a->bias = p->maps[i].bias;
-		}
-	}
-	REQUIRE(a->exe);
-	world.pid = c->pid;
-	world.runtime = FRAME_KIND_PHP;
-	world.file_id = a->exe->file_id;
-	world.file.runtime = FRAME_KIND_PHP;
-	memset(&world.proc, 0, sizeof(world.proc));
-	world.proc.file_id = world.file_id;
-	REQUIRE(!interp_runtime__proc_attach(&php_runtime, a->rt, c->pid, a->file_state, a->bias,
-					     now_ns(), &a->proc_state, &world.proc));
-}
-
-static void detach(struct attached *a)
-{
-	if (a->proc_state)
-		interp_runtime__proc_free(&php_runtime, a->rt, a->proc_state);
-	if (a->file_state)
-		interp_runtime__file_free(&php_runtime, a->rt, a->file_state);
-	if (a->rt)
-		interp_runtime__free(&php_runtime, a->rt);
+	interp_attached__attach(a, &php_runtime, FRAME_KIND_PHP, pt, c->pid);
+	REQUIRE(!a->err);
 }
 
 /* Runs the walk of one execute_ex activation over the child: the frames it emits. */
@@ -149,7 +109,7 @@ static void check_frame(void *rt, void *proc_state, const struct user_frame *uf,
 TEST(live_chain)
 {
 	struct user_frame frames[SS_MAX_USER_FRAMES];
-	struct attached a;
+	struct interp_attached a;
 	struct test_child c;
 	int n, i;
 
@@ -194,14 +154,14 @@ TEST(live_chain)
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[php: function reused]");
 	}
-	detach(&a);
+	interp_attached__detach(&a);
 	test_child_stop(&c);
 }
 
 /* Executor globals at the wrong address (a wrong layout): the check rejects the process. */
 TEST(wrong_layout_rejected)
 {
-	struct attached a;
+	struct interp_attached a;
 	struct test_child c;
 
 	if (access(PHP, X_OK))
@@ -213,16 +173,13 @@ TEST(wrong_layout_rejected)
 	REQUIRE(!interp_runtime__proc_attach(&php_runtime, a.rt, c.pid, a.file_state, a.bias + 8,
 					     now_ns(), &a.proc_state, &world.proc));
 	CHECK(php_runtime.proc_tick(a.rt, a.proc_state, now_ns()) < 0);
-	detach(&a);
+	interp_attached__detach(&a);
 	test_child_stop(&c);
 }
 
 TEST(markers)
 {
-	static const struct {
-		uint64_t code;
-		const char *text;
-	} want[] = {
+	static const struct interp_marker_text want[] = {
 		{ PHP_MARKER_UNSUPPORTED, "[php: unsupported version]" },
 		{ PHP_MARKER_TRUNCATED, "[php: more frames truncated]" },
 		{ PHP_MARKER_READ_FAILED, "[php: frame unreadable]" },
@@ -230,19 +187,8 @@ TEST(markers)
 		{ PHP_MARKER_JIT_FRAME, "[php: JIT frame not placed]" },
 		{ PHP_MARKER_MIXED, "[php: below another interpreter]" },
 	};
-	void *rt = interp_runtime__new(&php_runtime);
-	size_t i;
 
-	REQUIRE(rt);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		struct user_frame uf = { .file_id = want[i].code, .kind = FRAME_KIND_PHP };
-		struct interp_symbol sym;
-
-		interp_runtime__symbolize(&php_runtime, rt, NULL, 1, &uf, &sym);
-		CHECK(sym.marker);
-		CHECK_STR(sym.function, want[i].text);
-	}
-	interp_runtime__free(&php_runtime, rt);
+	interp_check_markers(&php_runtime, FRAME_KIND_PHP, INTERP_MARKERS(want));
 }
 
 /* opcache's JIT (php_jit.c): with it on, the process's code range is the executable part of
@@ -258,7 +204,7 @@ TEST(jit_code_range)
 					   NULL };
 	struct interp_code_range code[INTERP_CODE_RANGES];
 	uint8_t insn[3] = { 0 };
-	struct attached a;
+	struct interp_attached a;
 	struct test_child c;
 	int i;
 
@@ -281,28 +227,20 @@ TEST(jit_code_range)
 			CHECK(code[0].end - code[0].start >= 8 << 20);
 		else
 			CHECK(!code[0].start && !code[0].end);
-		detach(&a);
+		interp_attached__detach(&a);
 		test_child_stop(&c);
 	}
 }
 
-int main(void)
+static void tests(void)
 {
-	int ret;
-
-	log__set_level(LOG_WARN);
-	reg = exe_registry__new(NULL);
-	pt = reg ? process_table__new(reg, -1, -1) : NULL;
-	if (!pt) {
-		printf("cannot create the process table\n");
-		return 1;
-	}
 	RUN(live_chain);
 	RUN(wrong_layout_rejected);
 	RUN(markers);
 	RUN(jit_code_range);
-	ret = test_summary();
-	process_table__free(pt);
-	exe_registry__free(reg);
-	return ret;
+}
+
+int main(void)
+{
+	return test_process_main(tests);
 }

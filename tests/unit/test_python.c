@@ -29,6 +29,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "child.h"
+#include "process_main.h" /* reg, pt */
 #include "test.h"
 
 #define SCRIPT "tests/data/py_introspect.py"
@@ -48,10 +49,6 @@ struct child {
 	struct reported codes[MAX_CODES];
 	size_t code_cnt;
 };
-
-/* One registry and process table for the whole run: each file is hashed once. */
-static struct exe_registry *reg;
-static struct process_table *pt;
 
 static void child_stop(struct child *c)
 {
@@ -347,24 +344,16 @@ TEST(unsupported_version)
 	interp_registry__free(py);
 }
 
-int main(void)
+static void tests(void)
 {
-	int ret;
-
-	log__set_level(LOG_WARN); /* not the "version 3.7 not supported" notice */
-	reg = exe_registry__new(NULL);
-	pt = reg ? process_table__new(reg, -1, -1) : NULL;
-	if (!pt) {
-		printf("cannot create the process table\n");
-		return 1;
-	}
 	RUN(markers);
 	RUN(not_python);
 	RUN_PYENV();
 	RUN(debian_python3);
 	RUN(unsupported_version);
-	ret = test_summary();
-	process_table__free(pt);
-	exe_registry__free(reg);
-	return ret;
+}
+
+int main(void)
+{
+	return test_process_main(tests);
 }

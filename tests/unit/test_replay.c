@@ -36,6 +36,7 @@
 #include "test.h"
 #include "unwind/stack_replay.h"
 
+#define REPLAY_OWN_TABLE_HOOKS /* files hidden, rules overridden: below */
 #include "replay_maps.h"
 
 /* ---- snapshots (format: tests/data/replay_snapshot.c) ---- */
@@ -331,16 +332,6 @@ static struct unwind_rule *ss_lookup_rule(__u32 index)
 		return &r;
 	}
 	return kmaps_rule(index);
-}
-
-/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
- * walk ends there, as eBPF's does for a process it has no Go entry for.
- */
-struct unwind_cursor;
-static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
-{
-	(void)st, (void)which, (void)ctx;
-	return -1;
 }
 
 #include "native_unwind.h"

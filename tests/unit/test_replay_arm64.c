@@ -56,28 +56,6 @@ static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
 	return pc >= world.map.start && pc < world.map.end ? &world.map : NULL;
 }
 
-static struct file_info *ss_lookup_file(__u64 file_id)
-{
-	return kmaps_file(file_id);
-}
-
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	return kmaps_page(file_id, page);
-}
-
-static struct unwind_rule *ss_lookup_rule(__u32 index)
-{
-	return kmaps_rule(index);
-}
-
-struct unwind_cursor;
-static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
-{
-	(void)st, (void)which, (void)ctx;
-	return -1;
-}
-
 #include "native_unwind.h"
 
 /* Run the fixture under qemu-aarch64 and read its dump into world; false: skipped/failed. */

@@ -111,31 +111,6 @@ static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc)
 	return NULL;
 }
 
-static struct file_info *ss_lookup_file(__u64 file_id)
-{
-	return kmaps_file(file_id);
-}
-
-static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
-{
-	return kmaps_page(file_id, page);
-}
-
-static struct unwind_rule *ss_lookup_rule(__u32 index)
-{
-	return kmaps_rule(index);
-}
-
-/* The goroutine behind a switch to Go's g0 needs the runtime's g, not modelled here: the
- * walk ends there, as eBPF's does for a process it has no Go entry for.
- */
-struct unwind_cursor;
-static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx)
-{
-	(void)st, (void)which, (void)ctx;
-	return -1;
-}
-
 #include "native_unwind.h"
 
 static struct interp_file *ss_interp_file(__u64 file_id)

@@ -111,25 +111,27 @@ TEST(baseline_offsets)
 	/* prologue 10 bytes of code, then 5, 200 (a two-byte VLQ), 3, 4 */
 	static const uint8_t table[] = { 10, 5, 0xc8, 0x01, 3, 4 };
 
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 1),
-		     -1); /* the prologue: function entry */
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 10),
-		     -1);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 11),
-		     0);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 15),
-		     0);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 16),
-		     2);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 215),
-		     2);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 216),
-		     6);
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 222),
-		     7);
-	/* past the table, or the bytecodes, or an unknown opcode: none */
-	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 6, 223),
-		     -1);
+	/* pc offset into the code -> bytecode offset; -1 in the prologue (function entry) and past
+	 * the table
+	 */
+	static const struct {
+		uint32_t pc;
+		int64_t bytecode;
+	} pcs[] = {
+		{ 1, -1 },  { 10, -1 }, { 11, 0 },  { 15, 0 },   { 16, 2 },
+		{ 215, 2 }, { 216, 6 }, { 222, 7 }, { 223, -1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(pcs) / sizeof(pcs[0]); i++) {
+		int64_t got = v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes,
+							6, pcs[i].pc);
+
+		CHECK_EQ_INT(got, pcs[i].bytecode);
+		if (got != pcs[i].bytecode)
+			printf("  at pc offset %u\n", pcs[i].pc);
+	}
+	/* past the bytecodes, or an unknown opcode: none */
 	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, 3, sizes, 6, 222), -1);
 	CHECK_EQ_INT(v8_lines__baseline_offset(table, sizeof(table), bc, sizeof(bc), sizes, 4, 16),
 		     -1);
