@@ -586,15 +586,45 @@ enum off_cpu_state {
  * its interpreter: the native frames in its ranges are where its frames interleave) and
  * "interp_procs" (its per-process state, keyed by tgid and runtime).
  */
+#include "interp/python/bpf_abi.h" /* with a line in INTERP_RUNTIMES */
+#include "interp/hotspot/bpf_abi.h"
+#include "interp/v8/bpf_abi.h"
+#include "interp/ruby/bpf_abi.h"
+#include "interp/php/bpf_abi.h"
+#include "interp/perl/bpf_abi.h"
+#include "interp/go/bpf_abi.h"
+
+/* The runtimes, one line each (with its bpf_abi.h's include above), in frame kind order (a new
+ * one goes last). X(kind, p, name, file):
+ *   FRAME_KIND_<kind>, numbered from 1 in list order;
+ *   its members `p` of the unions below: struct p_proc_abi in interp_proc, and when file is 1,
+ *     struct p_file_abi in interp_file;
+ *   its userspace descriptor, name##_runtime (src/interp/interp.h), which the registry
+ *     (src/interp/registry.c) runs in list order.
+ * Its eBPF walk, if it has one, is a line of INTERP_WALKS (bpf/interp/dispatch.h).
+ */
+/* clang-format off */
+#define INTERP_RUNTIMES(X)                       \
+	X(CPYTHON, py,   python,  1)             \
+	X(HOTSPOT, hs,   hotspot, 0)             \
+	X(V8,      v8,   v8,      0)             \
+	X(RUBY,    rb,   ruby,    1)             \
+	X(PHP,     php,  php,     1)             \
+	X(PERL,    perl, perl,    1)             \
+	/* Go emits no frames (Go code is native): its labels (go/bpf_abi.h) */ \
+	X(GO,      go,   go,      0)             \
+	/* one line per runtime, with its include above */
+
+#define INTERP_FRAME_KIND(kind, p, name, file) FRAME_KIND_##kind,
+#define INTERP_FILE_ABI(kind, p, name, file) INTERP_FILE_ABI_##file(p)
+#define INTERP_FILE_ABI_0(p)
+#define INTERP_FILE_ABI_1(p) struct p##_file_abi p;
+#define INTERP_PROC_ABI(kind, p, name, file) struct p##_proc_abi p;
+/* clang-format on */
+
 enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
-	FRAME_KIND_CPYTHON = 1,
-	FRAME_KIND_HOTSPOT = 2,
-	FRAME_KIND_V8 = 3,
-	FRAME_KIND_RUBY = 4,
-	FRAME_KIND_PHP = 5,
-	FRAME_KIND_PERL = 6,
-	FRAME_KIND_GO = 7, /* emits no frames (Go code is native): its labels (go/bpf_abi.h) */
+	INTERP_RUNTIMES(INTERP_FRAME_KIND)
 	FRAME_KIND_CNT,
 };
 
@@ -602,14 +632,6 @@ enum user_frame_kind {
  * runtime being its user_frame_kind.
  */
 #define INTERP_COUNTER_MAX 16
-
-#include "interp/python/bpf_abi.h"
-#include "interp/hotspot/bpf_abi.h"
-#include "interp/ruby/bpf_abi.h"
-#include "interp/php/bpf_abi.h"
-#include "interp/perl/bpf_abi.h"
-#include "interp/v8/bpf_abi.h"
-#include "interp/go/bpf_abi.h"
 
 /* "interp_file_bits" and "interp_proc_bits" (one value each): bit x % INTERP_BITS is set for every
  * file_id in "interp_files" and every pid in "interp_procs" (a proc's bit is cleared when no
@@ -632,11 +654,8 @@ struct interp_file {
 	__u8 pad[4];
 	__u64 range_start[2]; /* ELF vaddr ranges of the native code that runs runtime frames */
 	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */
-	union {
-		struct py_file_abi py;
-		struct rb_file_abi rb;
-		struct php_file_abi php;
-		struct perl_file_abi perl;
+	union { /* its runtime's (INTERP_RUNTIMES) */
+		INTERP_RUNTIMES(INTERP_FILE_ABI)
 	};
 };
 
@@ -648,14 +667,8 @@ struct interp_proc_key {
 
 struct interp_proc {
 	__u64 file_id; /* the interpreter file */
-	union {
-		struct py_proc_abi py;
-		struct hs_proc_abi hs;
-		struct rb_proc_abi rb;
-		struct php_proc_abi php;
-		struct perl_proc_abi perl;
-		struct v8_proc_abi v8;
-		struct go_proc_abi go;
+	union { /* its runtime's (INTERP_RUNTIMES) */
+		INTERP_RUNTIMES(INTERP_PROC_ABI)
 	};
 };
 

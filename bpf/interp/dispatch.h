@@ -32,9 +32,11 @@
  * execute_ex's frame), which no code-range walker sees again; runtime cursors only move to
  * older frames, so a sample cannot loop and stays bounded by the loop's step count.
  *
- * Adding a runtime: its folder (bpf/interp/<runtime>/walk.h and bpf_abi.h), its frame kind and
- * its bpf_abi.h's include in bpf/abi.h, its walk's include and its line in INTERP_WALKS below,
- * from which the cursor unions, the reset and the three switches are generated. What a line promises of the walk, by prefix p:
+ * Adding a runtime: its folder (bpf/interp/<runtime>/walk.h and bpf_abi.h), its line in
+ * INTERP_RUNTIMES (bpf/abi.h: its frame kind, ABI members and registry entry) with its
+ * bpf_abi.h's include, and its line in INTERP_WALKS below with its walk's include, from which
+ * the cursor unions, the reset and the three switches are generated. What a line promises of
+ * the walk, by prefix p:
  *   struct p_cursor;
  *   cursor KEEP (an interpreter's: kept across steps while `emitting` is its kind, in the
  *     first union, which its activations must not trust after another's, PERL_UNION_PEERS):

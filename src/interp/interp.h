@@ -4,10 +4,12 @@
  *
  * A runtime lives in its own folder (src/interp/<runtime>/) with its eBPF walk in
  * bpf/interp/<runtime>/walk.h and its ABI types in bpf/interp/<runtime>/bpf_abi.h. It provides one
- * `struct interp_runtime` (below) and is listed once in registry.c. A runtime folder holds only
- * what is its own (detect, attach and tick, symbolize, lines); what they all need is in
- * src/interp/common/: process-memory and string reads (proc_memory.h), the bounded cache of
- * what was read with its checks (symbol_cache.h), ELF lookups (interp_elf.h). The registry
+ * `struct interp_runtime` (below), <name>_runtime, and is one line of INTERP_RUNTIMES in
+ * bpf/abi.h (its frame kind, its ABI members, its place in the registry) and, with a walk, one
+ * of INTERP_WALKS in bpf/interp/dispatch.h. A runtime folder holds only what is its own
+ * (detect, attach and tick, symbolize, lines); what they all need is in src/interp/common/:
+ * process-memory and string reads (proc_memory.h), the bounded cache of what was read with its
+ * checks (symbol_cache.h), ELF lookups (interp_elf.h). The registry
  * owns:
  *  - every runtime's state (state_sz bytes it allocates, zeroed, before init);
  *  - per-file state: a mapped file a runtime recognises as its interpreter (file_state_sz
@@ -84,7 +86,7 @@ struct interp_proc_base {
 struct interp_runtime {
 	const char *name;       /* "python": messages, the summary, markers */
 	const char *frame_type; /* OTLP profile.frame.type of its frames: "cpython" */
-	uint8_t frame_kind;     /* enum user_frame_kind: the frames its eBPF walk emits */
+	uint8_t frame_kind;     /* FRAME_KIND_<its kind in INTERP_RUNTIMES>: its frames' kind */
 	/* Its eBPF counters (its slice of "interp_counters"), and its own userspace ones. */
 	const char *const *bpf_counter_names;
 	size_t bpf_counter_cnt; /* <= INTERP_COUNTER_MAX */

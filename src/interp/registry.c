@@ -1,6 +1,8 @@
-/* The runtime registry: runs every runtime of the list below over the mapped files and the
- * processes, owns their per-file and per-process state and the BPF map writes. See interp.h.
+/* The runtime registry: runs every runtime of INTERP_RUNTIMES (bpf/abi.h) over the mapped files
+ * and the processes, owns their per-file and per-process state and the BPF map writes. See
+ * interp.h.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,25 +16,13 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 
-/* The runtimes: one line each. */
-extern const struct interp_runtime python_runtime;
-extern const struct interp_runtime hotspot_runtime;
-extern const struct interp_runtime ruby_runtime;
-extern const struct interp_runtime v8_runtime;
-extern const struct interp_runtime php_runtime;
-extern const struct interp_runtime perl_runtime;
-extern const struct interp_runtime go_runtime;
-/* clang-format off */
-static const struct interp_runtime *const runtimes[] = {
-	&python_runtime,
-	&hotspot_runtime,
-	&ruby_runtime,
-	&php_runtime,
-	&perl_runtime,
-	&v8_runtime,
-	&go_runtime,
-};
-/* clang-format on */
+/* The runtimes: the lines of INTERP_RUNTIMES (bpf/abi.h), in its order. */
+#define RUNTIME_EXTERN(kind, p, name, file) extern const struct interp_runtime name##_runtime;
+#define RUNTIME_ENTRY(kind, p, name, file) &name##_runtime,
+#define RUNTIME_KIND(kind, p, name, file) FRAME_KIND_##kind,
+INTERP_RUNTIMES(RUNTIME_EXTERN)
+static const struct interp_runtime *const runtimes[] = { INTERP_RUNTIMES(RUNTIME_ENTRY) };
+static const uint8_t runtime_kinds[] = { INTERP_RUNTIMES(RUNTIME_KIND) };
 #define RUNTIME_CNT (sizeof(runtimes) / sizeof(runtimes[0]))
 
 struct interp_file_entry {
@@ -88,6 +78,8 @@ struct interp_registry *interp_registry__new(int files_fd, int procs_fd)
 	reg->file_bits_fd = -1;
 	reg->proc_bits_fd = -1;
 	for (i = 0; i < RUNTIME_CNT; i++) {
+		/* its descriptor names the frame kind of its line */
+		assert(runtimes[i]->frame_kind == runtime_kinds[i]);
 		reg->stats[i].rt = runtimes[i];
 		reg->rt_state[i] = interp_runtime__new(runtimes[i]);
 		if (!reg->rt_state[i]) {

@@ -32,11 +32,14 @@
 #include "interp/perl/bpf_abi.h"
 
 /* Runtimes whose walks keep a cursor in interp_cursor's union (which Perl's shares): their
- * frames in the same stack as Perl's would overwrite Perl's cursor (see perl_activation). A
- * runtime that adds its cursor to that union adds its bit here.
+ * frames in the same stack as Perl's would overwrite Perl's cursor (see perl_activation). That
+ * is every runtime but those listed apart: the code-range walkers (their scratch is a union of
+ * its own) and Go (no walk); a new runtime is a peer unless it is added there.
  */
-#define PERL_UNION_PEERS \
-	((1 << FRAME_KIND_CPYTHON) | (1 << FRAME_KIND_RUBY) | (1 << FRAME_KIND_PHP))
+#define PERL_UNION_APART                                                                      \
+	(INTERP_BIT(FRAME_KIND_NATIVE) | INTERP_BIT(FRAME_KIND_PERL) |                        \
+	 INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | INTERP_BIT(FRAME_KIND_GO))
+#define PERL_UNION_PEERS ((__u16)~PERL_UNION_APART)
 #define PERL_TSD_KEYS 32
 #define PERL_SI_READ_SZ 48  /* bytes of a PERL_SI read: through si_type */
 #define PERL_XCV_READ_SZ 40 /* XPVCV from xcv_gv_u through xcv_flags */
