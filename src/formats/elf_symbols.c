@@ -126,7 +126,7 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 	/* Read once: a giant's tables are not left resident behind the walk (names are read
 	 * again at lookups, from the page cache).
 	 */
-	symtab_pages__init(&pages, ef, tab.data, sizeof(Elf64_Sym), str.data);
+	symtab_pages__init(&pages, ef, tab.data, sizeof(Elf64_Sym), str.data, str.size);
 	for (size_t i = 1; i < sym_cnt; i++) {
 		struct sym_cand c = { 0 };
 		unsigned char type;
@@ -143,13 +143,11 @@ static int elf_symbols__read_table(struct elf_file *ef, const char *sec_name, ui
 		if (sym.st_shndx == SHN_UNDEF ||
 		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_ABS))
 			continue;
-		if (sym.st_name == 0 || sym.st_name >= str.size)
+		if (sym.st_name == 0)
 			continue;
-		name = (const char *)str.data + sym.st_name;
-		len = strnlen(name, str.size - sym.st_name);
-		symtab_pages__name(&pages, sym.st_name, len + 1);
-		if (len == str.size - sym.st_name)
-			continue; /* not terminated inside the string table */
+		name = symtab_pages__name(&pages, sym.st_name, &len);
+		if (!name)
+			continue;
 		if (len > UINT32_MAX)
 			continue; /* a 4 GiB name: nothing to show */
 

@@ -1,5 +1,6 @@
 /* Symbol tables given back behind a one-pass walk. See symtab_pages.h. */
 #include <stdint.h>
+#include <string.h>
 
 #include "formats/elf_file.h"
 #include "formats/symtab_pages.h"
@@ -14,23 +15,33 @@ static void drop(struct symtab_pages *sp, size_t upto)
 }
 
 void symtab_pages__init(struct symtab_pages *sp, struct elf_file *ef, const void *syms,
-			size_t sym_sz, const void *strs)
+			size_t sym_sz, const void *strs, size_t str_sz)
 {
 	sp->ef = ef;
 	sp->syms = syms;
 	sp->sym_sz = sym_sz ? sym_sz : 1;
 	sp->strs = strs;
+	sp->str_sz = str_sz;
 	sp->next_drop = SYMTAB_PAGES_WINDOW / sp->sym_sz;
 	sp->lo = SIZE_MAX;
 	sp->hi = 0;
 }
 
-void symtab_pages__name(struct symtab_pages *sp, size_t off, size_t len)
+const char *symtab_pages__name(struct symtab_pages *sp, size_t off, size_t *len)
 {
+	size_t n;
+
+	if (off >= sp->str_sz)
+		return NULL;
+	n = strnlen(sp->strs + off, sp->str_sz - off);
 	if (off < sp->lo)
 		sp->lo = off;
-	if (off + len > sp->hi)
-		sp->hi = off + len;
+	if (off + n + 1 > sp->hi)
+		sp->hi = off + n + 1;
+	if (n == sp->str_sz - off)
+		return NULL; /* not terminated inside the string table */
+	*len = n;
+	return sp->strs + off;
 }
 
 void symtab_pages__at(struct symtab_pages *sp, size_t i)

@@ -23,14 +23,17 @@ struct symtab_pages {
 	const char *syms; /* the symbol table's bytes */
 	size_t sym_sz;    /* bytes of one symbol */
 	const char *strs; /* the string table's bytes */
+	size_t str_sz;    /* and their count */
 	size_t next_drop; /* the symbol at which the next window ends */
 	size_t lo, hi;    /* the names read since the last drop: [lo, hi) of strs */
 };
 
 void symtab_pages__init(struct symtab_pages *sp, struct elf_file *ef, const void *syms,
-			size_t sym_sz, const void *strs);
-/* A name of len bytes (its NUL included) read at offset off of the string table. */
-void symtab_pages__name(struct symtab_pages *sp, size_t off, size_t len);
+			size_t sym_sz, const void *strs, size_t str_sz);
+/* The name at offset off of the string table, its length in *len, its bytes noted as read;
+ * NULL when off is outside the table or the name is not terminated inside it.
+ */
+const char *symtab_pages__name(struct symtab_pages *sp, size_t off, size_t *len);
 /* Symbol i is about to be read: the window behind it is dropped when it is full. */
 void symtab_pages__at(struct symtab_pages *sp, size_t i);
 /* The walk ended after sym_cnt symbols: what it read is dropped. */

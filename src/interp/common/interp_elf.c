@@ -19,7 +19,7 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 	    elf_file__section_at(ef, idx, &sym, NULL, &link) || !sym.data ||
 	    elf_file__section_at(ef, link, &str, NULL, NULL) || !str.data)
 		return;
-	symtab_pages__init(&pages, ef, sym.data, sizeof(Elf64_Sym), str.data);
+	symtab_pages__init(&pages, ef, sym.data, sizeof(Elf64_Sym), str.data, str.size);
 	for (i = 0; i < sym.size / sizeof(Elf64_Sym); i++) {
 		Elf64_Sym s;
 		const char *nm;
@@ -27,14 +27,11 @@ static void scan_symtab(struct elf_file *ef, const char *section, const char *co
 
 		symtab_pages__at(&pages, i);
 		memcpy(&s, (const uint8_t *)sym.data + i * sizeof(s), sizeof(s));
-		if (s.st_shndx == SHN_UNDEF || s.st_name >= str.size ||
-		    (!s.st_value && ELF64_ST_TYPE(s.st_info) != STT_TLS))
+		if (s.st_shndx == SHN_UNDEF || (!s.st_value && ELF64_ST_TYPE(s.st_info) != STT_TLS))
 			continue;
-		nm = (const char *)str.data + s.st_name;
-		len = strnlen(nm, str.size - s.st_name);
-		symtab_pages__name(&pages, s.st_name, len + 1);
-		if (len == str.size - s.st_name)
-			continue; /* not terminated inside the string table */
+		nm = symtab_pages__name(&pages, s.st_name, &len);
+		if (!nm)
+			continue;
 		for (k = 0; k < n; k++) {
 			if (out[k].found || !names[k] || nm[0] != names[k][0] ||
 			    strcmp(nm, names[k]))
