@@ -40,7 +40,7 @@ BEGIN {
 	allow["proc"] = "base formats abi"
 	allow["sampler"] = "base formats proc abi skel"
 	allow["unwind"] = "base formats proc abi bpf_code"
-	allow["interp"] = "base formats proc abi interp interp/common"
+	allow["interp"] = "base formats proc abi interp"
 	allow["interp/common"] = "base formats proc abi interp"
 	allow["rt"] = "base formats proc abi interp interp/common"
 	allow["symbolize"] = "base formats proc abi"

@@ -34,7 +34,6 @@
 #include <sys/types.h>
 
 #include "abi.h"
-#include "interp/common/proc_memory.h"
 
 #define INTERP_FILE_CAP 256                         /* as the "interp_files" map */
 #define INTERP_PROC_CAP 16384                       /* as the "interp_procs" map */

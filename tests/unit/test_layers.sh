@@ -42,6 +42,7 @@ injected src/proc/process.c unwind/unwind_maps.h fail     # identity below the u
 injected src/formats/dwarf.c proc/process.h fail          # parsers know no /proc
 injected src/unwind/unwind_maps.c interp/interp.h fail    # siblings never include one another
 injected src/interp/python/python.c interp/ruby/ruby_lines.h fail # nor runtimes
+injected src/interp/registry.c interp/common/symbol_cache.h fail # the interface is below its helpers
 injected src/base/log.c formats/elf_file.h fail      # base is the bottom
 injected src/export/pprof.c pipeline/session.h fail       # a sink is above export
 injected src/pipeline/session.c cli/option_value.h fail   # cli is the top

@@ -23,6 +23,7 @@
 
 #include "abi.h"
 #include "base/log.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "proc/executable.h"

@@ -20,6 +20,7 @@
 
 #include "abi.h"
 #include "base/log.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 #include "proc/process.h"

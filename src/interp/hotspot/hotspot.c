@@ -37,6 +37,7 @@
 #include "interp/common/symbol_cache.h"
 #include "interp/hotspot/vmstructs.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 

@@ -6,6 +6,7 @@
 #include "interp/hotspot/hotspot_lines.h"
 #include "interp/hotspot/nmethod_scopes.h"
 #include "interp/hotspot/vmstructs.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 
 void nm_layout__from(const struct vmstructs *vs, unsigned u5_excluded, struct nm_layout *l)

@@ -6,6 +6,7 @@
 #include "base/array.h"
 #include "formats/elf_file.h"
 #include "interp/hotspot/vmstructs.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 
 #define NAME_MAX_LEN 128

@@ -29,6 +29,7 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/common/interp_elf.h"

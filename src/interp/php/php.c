@@ -30,6 +30,7 @@
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/php/php_jit.h"
 #include "proc/executable.h"

@@ -27,6 +27,7 @@
 #include "formats/elf_file.h"
 #include "interp/common/glibc_tsd.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"

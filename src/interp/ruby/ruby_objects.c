@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/ruby/ruby_objects.h"
 

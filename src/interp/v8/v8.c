@@ -44,6 +44,7 @@
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/v8/v8_heap.h"

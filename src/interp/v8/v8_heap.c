@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/v8/v8_heap.h"
 
