@@ -38,6 +38,7 @@
 #define INTERP_FILE_CAP 256                         /* as the "interp_files" map */
 #define INTERP_PROC_CAP 16384                       /* as the "interp_procs" map */
 #define INTERP_EXITED_GRACE_NS (10 * 1000000000ULL) /* exited processes' state kept */
+#define INTERP_SETTLE_NS (1000 * 1000000ULL) /* interp_registry__settling() after an attach */
 
 struct executable;
 struct process;
@@ -229,6 +230,11 @@ void interp_registry__process_exec(struct interp_registry *reg, pid_t pid);
 void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uint64_t now_ns);
 /* Periodic work: the runtimes' checks, reaping of exited processes' state. */
 void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
+/* A process was attached less than INTERP_SETTLE_NS ago: its runtime's state (an interpreter
+ * being initialised, a code cache not known yet) is checked at every tick, and until it is
+ * there its samples lack their runtime's frames: the caller ticks often.
+ */
+bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns);
 
 /* The runtime whose frames have this kind, or NULL. */
 const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,

@@ -45,6 +45,7 @@ struct interp_proc_entry {
 	void *state;
 	enum proc_status status;
 	uint64_t exited_ns;
+	uint64_t attached_ns;
 	bool in_bits;                                      /* counted in proc_bit_users */
 	struct interp_proc bpf;                            /* as written to "interp_procs" */
 	struct interp_code_range code[INTERP_CODE_RANGES]; /* its code ranges (proc_refresh) */
@@ -58,6 +59,7 @@ struct interp_registry {
 	struct interp_runtime_stats stats[RUNTIME_CNT];
 	struct u64_map files; /* file_id -> struct interp_file_entry */
 	struct u64_map procs; /* proc_key(pid, rt) -> struct interp_proc_entry */
+	uint64_t settling_until_ns; /* a process attached INTERP_SETTLE_NS before this */
 };
 
 static uint64_t proc_key(pid_t pid, size_t rt)
@@ -350,8 +352,11 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 					  .file_id = file_id,
 					  .bias = bias,
 					  .state = state,
-					  .bpf = bpf };
+					  .bpf = bpf,
+					  .attached_ns = now_ns };
 	reg->stats[fe->rt].procs_attached++;
+	if (now_ns + INTERP_SETTLE_NS > reg->settling_until_ns)
+		reg->settling_until_ns = now_ns + INTERP_SETTLE_NS;
 	bpf_set_proc(reg, pe, &bpf);
 	if (interp_runtime__proc_tick(rt, reg->rt_state[fe->rt], state, now_ns) < 0 ||
 	    proc_refresh(reg, pe, now_ns) < 0)
@@ -412,6 +417,11 @@ void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uin
 			pe->exited_ns = now_ns;
 		}
 	}
+}
+
+bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns)
+{
+	return now_ns < reg->settling_until_ns;
 }
 
 void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)

@@ -42,6 +42,10 @@
 #define TABLE_PRIME_NS (2 * 1000000000ULL)
 /* The poll timeout while files that samples asked for wait for their tables. */
 #define TABLE_URGENT_POLL_MS 5
+/* While an interpreter process settles (interp_registry__settling): its runtime state is
+ * checked this often (a JVM's code cache, an interpreter initialised after the attach).
+ */
+#define INTERP_SETTLE_POLL_MS 10
 /* Exited processes are forgotten after this long: every sample of theirs has been handled and
  * the agent has exported their interval (resource attributes come from the tracker).
  */
@@ -449,6 +453,9 @@ int session__poll(struct session *s, int timeout_ms)
 
 	if (s->tq && timeout_ms > TABLE_URGENT_POLL_MS && table_queue__urgent(s->tq))
 		timeout_ms = TABLE_URGENT_POLL_MS;
+	if (timeout_ms > INTERP_SETTLE_POLL_MS &&
+	    interp_registry__settling(s->interp, clock_ns(CLOCK_MONOTONIC)))
+		timeout_ms = INTERP_SETTLE_POLL_MS;
 	err = sampler__poll(s->sampler, timeout_ms);
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
