@@ -51,7 +51,7 @@ TEST_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_DATA_SRCS := $(wildcard tests/data/*.c tests/data/*.cc)
 
 .PHONY: all arm64 test check bench format format-check clean system-test asan-test asan-stackscope fixtures \
-	kernel-matrix layers
+	kernel-matrix runtime-matrix layers
 
 all: stackscope
 
@@ -162,6 +162,11 @@ check: format-check layers test asan-test system-test
 kernel-matrix: all fixtures arm64
 	$(Q)scripts/kernel_matrix.sh x86_64
 	$(Q)KM_STACKSCOPE=$(abspath $(BUILD))/arm64/stackscope scripts/kernel_matrix.sh aarch64
+
+# each runtime's workloads in Debian's bullseye, bookworm, trixie and sid roots, as containers
+# (scripts/runtime_matrix.sh; system-test runs it too)
+runtime-matrix: all
+	$(Q)scripts/runtime_matrix.sh
 
 bench: all fixtures
 	$(Q)BUILD=$(BUILD) bench/run.sh

@@ -47,6 +47,8 @@ packages=(
 	qemu-system-x86 busybox-static cpio
 	# bench/offcpu.sh: bcc's CO-RE offcputime (bpfcc-tools' Python one needs kernel headers)
 	libbpf-tools
+	# the runtime matrix (scripts/runtime_root.sh): Debian roots of other suites
+	debootstrap
 	# test_top.sh: `stackscope top` driven in a terminal
 	tmux
 	# test_serve.sh: the web UI in a real headless browser; xxd embeds the UI's files

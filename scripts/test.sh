@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# the runtime matrix's Debian roots (tests/system/test_runtime_matrix.sh), built once and cached
+for suite in bullseye bookworm trixie sid; do
+	scripts/runtime_root.sh "$suite" >/dev/null || echo "test.sh: no $suite root: the runtime matrix fails" >&2
+done
 export CI=${CI:-}
 make -j"$(nproc)" WERROR=-Werror
 status=0

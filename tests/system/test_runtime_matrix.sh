@@ -1,0 +1,37 @@
+#!/bin/bash
+# timeout: 900
+# The runtime matrix (scripts/runtime_matrix.sh): every runtime's call-chain workload in the
+# Debian roots of bullseye, bookworm, trixie and sid, run as containers (own PID and mount
+# namespaces, the root as /, a Docker-named cgroup) under one `stackscope agent` per suite,
+# each row's profile read back from the agent's store by its container id. Checks:
+#  - the matrix exits 0: every row its table marks supported has the whole known chain with
+#    exact call lines in >= 95 % of the workload's samples and the hot line in >= 95 % of the
+#    hot function's, with at least 200 samples (one check per supported row, below);
+#  - one row per suite and runtime, none missing;
+#  - the container id came through: each row's samples were found by it (a supported row's
+#    sample count is that of its container's query).
+# Rows of versions not supported yet are printed as the matrix prints them, not counted.
+# The roots come from scripts/runtime_root.sh (scripts/test.sh builds them, cached under
+# /var/cache/stackscope/runtime-matrix).
+source "$(dirname "$0")/lib.sh"
+need_root
+for suite in bullseye bookworm trixie sid; do
+	root=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots/$suite
+	[[ -f $root/.stackscope-root ]] || {
+		skip_setup "the $suite root (scripts/runtime_root.sh $suite, run by scripts/test.sh)"
+		finish
+	}
+done
+
+RM_OUT=$TMP/matrix STACKSCOPE=$SS "$SS_ROOT/scripts/runtime_matrix.sh" \
+	>"$TMP/rows" 2>"$TMP/err"
+status=$?
+sed 's/^/    /' "$TMP/rows"
+check_eq "runtime_matrix.sh exit status (every supported row passes)" $status 0 ||
+	sed 's/^/        /' "$TMP/err"
+check_eq "rows: 4 suites x 7 runtimes" "$(grep -cE '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")" 28
+while read -r suite rt version samples chain hot expect result; do
+	[[ $expect == yes ]] || continue
+	check_eq "$suite $rt $version: $samples samples, chain $chain, hot line $hot" "${result%% *}" ok
+done < <(grep -E '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")
+finish
