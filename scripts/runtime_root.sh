@@ -13,19 +13,22 @@ SUITE=${1:?usage: runtime_root.sh SUITE}
 CACHE=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}
 MIRROR=${RM_MIRROR:-http://deb.debian.org/debian}
 
-# Each suite's own interpreters, the ones its containers run (one line per runtime, in the
-# matrix's order: python perl ruby php hotspot node go). A JRE is enough: the Java workloads
-# are compiled on the host for the oldest release.
+# Each suite's own interpreters, the ones its containers run (in the matrix's order: python
+# perl ruby php hotspot node go), what their rows need beside them (PHP's FPM and opcache,
+# cgi-fcgi to send FPM a request), and the runtimes still to come (erlang-base, luajit). A JRE
+# is enough: the Java workloads are compiled on the host for the oldest release.
+common="libfcgi-bin erlang-base luajit"
 case $SUITE in
-bullseye) packages="python3.9 perl ruby2.7 php7.4-cli openjdk-11-jre-headless nodejs golang-1.15-go" ;;
-bookworm) packages="python3.11 perl ruby3.1 php8.2-cli openjdk-17-jre-headless nodejs golang-1.19-go" ;;
-trixie) packages="python3.13 perl ruby3.3 php8.4-cli openjdk-21-jre-headless nodejs golang-1.24-go" ;;
-sid) packages="python3.14 perl ruby3.3 php8.4-cli openjdk-26-jre-headless nodejs golang-1.27-go" ;;
+bullseye) packages="python3.9 perl ruby2.7 php7.4-cli php7.4-fpm php7.4-opcache openjdk-11-jre-headless nodejs golang-1.15-go" ;;
+bookworm) packages="python3.11 perl ruby3.1 php8.2-cli php8.2-fpm php8.2-opcache openjdk-17-jre-headless nodejs golang-1.19-go" ;;
+trixie) packages="python3.13 perl ruby3.3 php8.4-cli php8.4-fpm php8.4-opcache openjdk-21-jre-headless nodejs golang-1.24-go" ;;
+sid) packages="python3.14 perl ruby3.3 php8.4-cli php8.4-fpm php8.4-opcache openjdk-26-jre-headless nodejs golang-1.27-go" ;;
 *)
 	echo "runtime_root: unknown suite '$SUITE' (bullseye, bookworm, trixie or sid)" >&2
 	exit 2
 	;;
 esac
+packages="$packages $common"
 command -v debootstrap >/dev/null || {
 	echo "runtime_root: debootstrap missing: run scripts/setup.sh" >&2
 	exit 2
