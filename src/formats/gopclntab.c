@@ -473,13 +473,33 @@ int gopclntab__sp_deltas(const struct gopclntab *t, size_t idx, gopclntab_sp_fn 
 
 /* ---- ELF: the section and the runtime's moduledata ---- */
 
-/* Word index of moduledata.gofunc and .text (runtime/symtab.go; 1.20 added covctrs and
- * ecovctrs before `end`).
+/* Word index of moduledata's funcnametab and .text, and the places gofunc has been at
+ * (runtime/symtab.go): 38 in 1.18-1.19; 40 from 1.20 (covctrs and ecovctrs before `end`); 43
+ * in 1.27 (typedesclen, itaboffset and itabsize added before rodata) with the same pclntab
+ * magic as 1.20, so the word before gofunc, `rodata`, tells: an address at or below gofunc.
  */
 #define MD_WORD_FUNCNAMETAB 1
 #define MD_WORD_TEXT 22
-#define MD_WORD_GOFUNC_118 38
-#define MD_WORD_GOFUNC_120 40
+static const size_t md_words_gofunc_118[] = { 38 };
+static const size_t md_words_gofunc_120[] = { 40, 43 };
+
+/* gofunc in moduledata md (words words long) as layout word gw has it, or 0: rodata, the word
+ * before it, must be an address no higher than gofunc, and gofunc's bytes must be in the file.
+ */
+static uint64_t md_gofunc(struct elf_file *ef, const uint8_t *md, size_t words, size_t gw,
+			  const void **data, size_t *avail)
+{
+	uint64_t rodata, gofunc;
+
+	if (gw >= words)
+		return 0;
+	rodata = rd64(md + 8 * (gw - 1));
+	gofunc = rd64(md + 8 * gw);
+	if (!rodata || !gofunc || gofunc < rodata ||
+	    elf_file__bytes_at_vaddr(ef, gofunc, data, avail))
+		return 0;
+	return gofunc;
+}
 
 /* Finds moduledata (its first word points at the pclntab, its second at the function name
  * table, its `text` is the header's textStart) in the data sections and returns gofunc.
@@ -488,31 +508,29 @@ static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t 
 		       const void **data, size_t *avail)
 {
 	static const char *const secs[] = { ".go.module", ".noptrdata", ".data", ".data.rel.ro" };
-	size_t k, w;
+	const size_t *gws = t->version == GOPCLNTAB_V118 ? md_words_gofunc_118 : md_words_gofunc_120;
+	size_t ngw = t->version == GOPCLNTAB_V118 ? 1 : 2;
+	size_t k, w, g;
 
 	for (k = 0; k < sizeof(secs) / sizeof(secs[0]); k++) {
 		struct elf_section s;
 		const uint8_t *d;
-		size_t words,
-			gw = t->version == GOPCLNTAB_V118 ? MD_WORD_GOFUNC_118 : MD_WORD_GOFUNC_120;
+		size_t words;
 
-		if (elf_file__section(ef, secs[k], &s) || !s.data || s.size < 8 * (gw + 1))
+		if (elf_file__section(ef, secs[k], &s) || !s.data || s.size < 8 * (gws[0] + 1))
 			continue;
 		d = s.data;
 		words = s.size / 8;
-		for (w = 0; w + gw < words; w++) {
-			uint64_t gofunc;
-
+		for (w = 0; w + gws[0] < words; w++) {
 			if (rd64(d + 8 * w) != pcln_vaddr ||
 			    rd64(d + 8 * (w + MD_WORD_FUNCNAMETAB)) !=
 				    pcln_vaddr + t->funcnames_off)
 				continue;
 			if (rd64(d + 8 * (w + MD_WORD_TEXT)) != t->text_start)
 				continue;
-			gofunc = rd64(d + 8 * (w + gw));
-			if (!gofunc || elf_file__bytes_at_vaddr(ef, gofunc, data, avail))
-				continue;
-			return 0;
+			for (g = 0; g < ngw; g++)
+				if (md_gofunc(ef, d + 8 * w, words - w, gws[g], data, avail))
+					return 0;
 		}
 	}
 	return -ENOENT;
