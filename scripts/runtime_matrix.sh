@@ -32,7 +32,11 @@ MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
 ALL_SUITES=(bullseye bookworm trixie sid)
 ALL_RUNTIMES=(python perl ruby php hotspot node go)
-WORKDIR=/opt/stackscope-matrix # the workloads' folder inside each root
+# the workloads' folder inside each root, and the container ids, are this run's own: matrices
+# run at once (one per worktree) neither remove each other's files nor read each other's rows
+WORKDIR=/opt/stackscope-matrix.$$
+used_roots=()
+trap 'for r in "${used_roots[@]}"; do rm -rf "${r:?}$WORKDIR"; done' EXIT
 
 # The rows this build supports: "SUITE RUNTIME" (each checked by this script on this machine;
 # README.md lists the versions they are).
@@ -42,7 +46,7 @@ SUPPORTED=(
 	"bookworm ruby"
 	"bookworm php"
 	"bookworm hotspot" "trixie hotspot" "sid hotspot"
-	"bookworm go" "trixie go"
+	"bookworm go" "trixie go" "sid go"
 )
 
 suites=("${ALL_SUITES[@]}")
@@ -247,7 +251,7 @@ is_supported()
 
 container_id()
 {
-	printf 'stackscope-runtime-matrix %s %s' "$1" "$2" | sha256sum | cut -c1-64
+	printf 'stackscope-runtime-matrix %s %s %s' $$ "$1" "$2" | sha256sum | cut -c1-64
 }
 
 # the Java class files, once (javac of the host's JDK, for release 11)
@@ -272,7 +276,7 @@ for suite in "${suites[@]}"; do
 		failed=1
 		continue
 	}
-	rm -rf "${root:?}$WORKDIR"
+	used_roots+=("$root")
 	mkdir -p "$root$WORKDIR"
 	for rt in "${runtimes[@]}"; do
 		"row_$rt"
