@@ -49,7 +49,10 @@ enum perl_marker {
 	PERL_MARKER_REJECTED = 6,    /* the process's interpreter failed userspace's layout check */
 };
 
-/* Perl's own constants the walk needs (cop.h, sv.h, cv.h of 5.36; stable since 5.24). */
+/* Perl's own constants the walk needs (cop.h, sv.h, cv.h): the same in 5.32, 5.36, 5.40 and 5.42
+ * (tests/data/perl_layout.c prints them against a version's headers); what differs between
+ * versions is in struct perl_offsets.
+ */
 #define PERL_CXTYPEMASK 0xf
 #define PERL_CXT_NULL 0 /* only sort's block (a sort SUBNAME pushes CXt_SUB) */
 #define PERL_CXT_SUB 9
@@ -58,13 +61,12 @@ enum perl_marker {
 #define PERL_CXP_SUB_RE_FAKE 0x80 /* a fake sub context for (?{ }) in the current scope */
 #define PERL_CXP_EVALBLOCK 0x40   /* eval { } / try { }: runs in its sub, not a frame */
 #define PERL_SI_MAIN 1
-#define PERL_SI_MAX 11 /* PERLSI_REGCOMP */
 #define PERL_SVT_PVCV 13
 #define PERL_CVF_NAMED 0x8000
-#define PERL_CX_READ_MAX 128 /* bytes of a PERL_CONTEXT (104 in 5.36) */
+#define PERL_CX_READ_MAX 128 /* bytes of a PERL_CONTEXT (104 in 5.32 to 5.42) */
 
-/* Byte offsets the eBPF walk needs (x86-64, threaded builds; src/interp/perl/perl.c says
- * where each comes from).
+/* Byte offsets and numbers of one Perl version the eBPF walk needs (x86-64, threaded builds;
+ * src/interp/perl/perl.c's tables say where each comes from).
  */
 struct perl_offsets {
 	__u16 interp_curcop;       /* PerlInterpreter.Icurcop (PL_curcop) */
@@ -87,6 +89,7 @@ struct perl_offsets {
 	__u16 op_enter_eval;       /* OP_ENTEREVAL */
 	__u16 op_require;          /* OP_REQUIRE */
 	__u16 op_dofile;           /* OP_DOFILE */
+	__u16 si_type_max;         /* the last PERLSI_* (PERLSI_REGCOMP 11; 5.42: 13) */
 };
 
 /* interp_file.perl: the Perl binary's layout (interp_file's range [0]: Perl_runops_standard). */

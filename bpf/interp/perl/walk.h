@@ -87,7 +87,7 @@ static __always_inline int perl_load_si(struct perl_cursor *pl, const struct per
 	cxix = (__s32)perl_u32(pl->sibuf, o->si_cxix, PERL_MASK32(pl->sibuf));
 	cxmax = (__s32)perl_u32(pl->sibuf, o->si_cxmax, PERL_MASK32(pl->sibuf));
 	type = (__s32)perl_u32(pl->sibuf, o->si_type, PERL_MASK32(pl->sibuf));
-	if (type < PERL_SI_MAIN || type > PERL_SI_MAX || cxix < -1 || cxix > cxmax)
+	if (type < PERL_SI_MAIN || type > o->si_type_max || cxix < -1 || cxix > cxmax)
 		return -2;
 	pl->si = si;
 	pl->cxstack = perl_u64(pl->sibuf, o->si_cxstack, PERL_MASK64(pl->sibuf));

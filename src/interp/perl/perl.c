@@ -5,12 +5,15 @@
  * a thread's interpreter), and turns the (glob or CV, COP) frames it emits into `Pkg::sub`,
  * `main::__ANON__`, `BEGIN`, `main`, file and line by reading the process's memory.
  *
- * Versions: Perl 5.36, threaded builds (Debian's: useithreads, multiplicity) on x86-64. The
- * offsets are 5.36's (layout_536 says where each comes from); they are checked against every
- * process once its interpreter exists (PL_curinterp's default stash must be the "main" stash
- * read through the HV/HEK offsets, its current stackinfo and COP plausible, PL_thr_key a
- * first-level TSD key); a process that fails gets native frames and a marker frame, as do
- * other versions and non-threaded builds.
+ * Versions: Perl 5.32, 5.36, 5.40 and 5.42, threaded builds (useithreads, multiplicity: the only
+ * kind Debian ships) on x86-64. The version is the binary's PL_revision and PL_version bytes
+ * (Perl keeps its binary interface within a maintenance series: 5.40.0 and 5.40.1 are one
+ * layout); each version's offsets are a table (layouts[], each saying where its numbers come
+ * from). They are checked against every process: PL_op_name must name the table's op numbers,
+ * and once its interpreter exists PL_curinterp's default stash must be the "main" stash read
+ * through the HV/HEK offsets, its current stackinfo and COP plausible, PL_thr_key a first-level
+ * TSD key. A process that fails gets native frames and a marker frame; a version without a
+ * table or a non-threaded build gets "[perl: unsupported version]" frames.
  *
  * Invariants: two caches of PERL_CACHE_CAP entries each: frame names (../common/symbol_cache.h)
  * keyed by (pid, attach generation, glob or CV address and cookie), statements (a
@@ -46,65 +49,195 @@
 #define PERL_SVT_PVHV 12
 #define PERL_SVF_OOK 0x02000000u /* an HV with its aux part (a stash has its name there) */
 #define PERL_CXMAX_SANE (1 << 24)
+#define PERL_HVMAX_SANE (1ull << 32) /* HvMAX + 1: buckets of a hash (a power of two) */
+#define PERL_OP_NAME_MAX 16
 
 /* Everything known about one version's layout (x86-64, threaded). */
 struct perl_layout {
-	uint8_t major, minor;
+	uint8_t major, minor; /* PL_revision, PL_version */
 	struct perl_offsets bpf;
 	uint16_t interp_defstash; /* PerlInterpreter.Idefstash (PL_defstash, the main:: stash) */
 	uint16_t xcv_stash;       /* XPVCV.xcv_stash (CvSTASH) */
 	uint16_t xpvgv_namehek;   /* XPVGV.xiv_u.xivu_namehek (GvNAME_HEK) */
 	uint16_t xpvgv_stash;     /* XPVGV.xnv_u.xgv_stash (GvSTASH) */
-	uint16_t xpvhv_aux;       /* struct xpvhv_with_aux.xhv_aux (HvAUX) */
+	uint16_t xpvhv_aux;       /* struct xpvhv_with_aux.xhv_aux (HvAUX, since 5.36) */
+	bool aux_after_array;     /* before 5.36: HvAUX follows the buckets, HvARRAY[HvMAX + 1] */
+	uint16_t sv_u;            /* sv.sv_u (HvARRAY: the buckets) */
+	uint16_t xhv_max;         /* XPVHV.xhv_max (HvMAX: buckets - 1) */
 	uint16_t aux_name;        /* struct xpvhv_aux.xhv_name_u */
 	uint16_t aux_name_count;  /* .xhv_name_count (I32) */
 	uint16_t hek_len, hek_key;
 	uint16_t cop_file; /* COP.cop_file (char *, threaded builds) */
 };
 
-/* Perl 5.36 (threaded, x86-64): offsetof() and the constants over the headers Debian's perl
- * 5.36.0 was built from (/usr/lib/x86_64-linux-gnu/perl/5.36/CORE: intrpvar.h for the
+/* The layouts, one per version. Every number is what tests/data/perl_layout.c printed when
+ * compiled against the CORE headers Debian's build of that version ships (libperl5.xx's
+ * /usr/lib/x86_64-linux-gnu/perl/5.xx/CORE, with that build's config.h: intrpvar.h for the
  * interpreter struct, cop.h for PERL_SI, PERL_CONTEXT and COP, sv.h / cv.h / gv.h / hv.h for
- * the SV bodies, opnames.h for the op types), compiled with `perl -MExtUtils::Embed -e ccopts`.
- * The same values as the otel profiler's table for 5.36 where it has them (Icurcop 208,
- * Icurstackinfo 224, si_cxix 32, si_type 44, sizeof(PERL_CONTEXT) 104, blk_oldcop 16,
- * blk_sub.cv 72, cop_line 36, cop_file 48).
+ * the SV bodies, opnames.h for the op numbers). 5.32 and 5.36 also agree with the otel
+ * profiler's tables (Icurcop 224 / 208, Icurstackinfo 240 / 224, si_cxix 32, si_type 44,
+ * sizeof(PERL_CONTEXT) 104, blk_oldcop 16, blk_sub.cv 72, cop_line 36, cop_file 48, xhv_max
+ * 24). Between them: 5.34 repacked the start of the interpreter struct (16 bytes less before
+ * PL_defstash); 5.36 moved HvAUX into the HV's body; 5.38 and 5.42 added ops; 5.42 added two
+ * stackinfo types. Perl's constants the walk uses are the same in all four (bpf_abi.h).
  */
-static const struct perl_layout layout_536 = {
-	.major = 5,
-	.minor = 36,
-	.bpf = {
-		.interp_curcop = 208,
-		.interp_curstackinfo = 224,
-		.si_cxstack = 8,
-		.si_prev = 16,
-		.si_cxix = 32,
-		.si_cxmax = 36,
-		.si_type = 44,
-		.cx_size = 104,
-		.cx_type = 0,
-		.cx_u16 = 2,
-		.cx_oldcop = 16,
-		.cx_retop = 48,
-		.cx_sub_cv = 72,
-		.sv_flags = 12,
-		.xcv_gv = 56,
-		.xcv_flags = 92,
-		.cop_line = 36,
-		.op_enter_eval = 345,
-		.op_require = 342,
-		.op_dofile = 343,
+static const struct perl_layout layouts[] = {
+	/* 5.32: Debian 11's 5.32.1 (libperl5.32 5.32.1-4+deb11u3). */
+	{
+		.major = 5,
+		.minor = 32,
+		.bpf = {
+			.interp_curcop = 224,
+			.interp_curstackinfo = 240,
+			.si_cxstack = 8,
+			.si_prev = 16,
+			.si_cxix = 32,
+			.si_cxmax = 36,
+			.si_type = 44,
+			.cx_size = 104,
+			.cx_type = 0,
+			.cx_u16 = 2,
+			.cx_oldcop = 16,
+			.cx_retop = 48,
+			.cx_sub_cv = 72,
+			.sv_flags = 12,
+			.xcv_gv = 56,
+			.xcv_flags = 92,
+			.cop_line = 36,
+			.op_enter_eval = 345,
+			.op_require = 342,
+			.op_dofile = 343,
+			.si_type_max = 11,
+		},
+		.interp_defstash = 208,
+		.xcv_stash = 32,
+		.xpvgv_namehek = 32,
+		.xpvgv_stash = 40,
+		.aux_after_array = true,
+		.sv_u = 16,
+		.xhv_max = 24,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+		.cop_file = 48,
 	},
-	.interp_defstash = 192,
-	.xcv_stash = 32,
-	.xpvgv_namehek = 32,
-	.xpvgv_stash = 40,
-	.xpvhv_aux = 32,
-	.aux_name = 0,
-	.aux_name_count = 28,
-	.hek_len = 4,
-	.hek_key = 8,
-	.cop_file = 48,
+	/* 5.36: Debian 12's 5.36.0 (libperl5.36 5.36.0-7+deb12u3; the host's, deb12u4, the same). */
+	{
+		.major = 5,
+		.minor = 36,
+		.bpf = {
+			.interp_curcop = 208,
+			.interp_curstackinfo = 224,
+			.si_cxstack = 8,
+			.si_prev = 16,
+			.si_cxix = 32,
+			.si_cxmax = 36,
+			.si_type = 44,
+			.cx_size = 104,
+			.cx_type = 0,
+			.cx_u16 = 2,
+			.cx_oldcop = 16,
+			.cx_retop = 48,
+			.cx_sub_cv = 72,
+			.sv_flags = 12,
+			.xcv_gv = 56,
+			.xcv_flags = 92,
+			.cop_line = 36,
+			.op_enter_eval = 345,
+			.op_require = 342,
+			.op_dofile = 343,
+			.si_type_max = 11,
+		},
+		.interp_defstash = 192,
+		.xcv_stash = 32,
+		.xpvgv_namehek = 32,
+		.xpvgv_stash = 40,
+		.xpvhv_aux = 32,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+		.cop_file = 48,
+	},
+	/* 5.40: Debian 13's 5.40.1 (libperl5.40 5.40.1-6+deb13u1). As 5.36 but the op numbers. */
+	{
+		.major = 5,
+		.minor = 40,
+		.bpf = {
+			.interp_curcop = 208,
+			.interp_curstackinfo = 224,
+			.si_cxstack = 8,
+			.si_prev = 16,
+			.si_cxix = 32,
+			.si_cxmax = 36,
+			.si_type = 44,
+			.cx_size = 104,
+			.cx_type = 0,
+			.cx_u16 = 2,
+			.cx_oldcop = 16,
+			.cx_retop = 48,
+			.cx_sub_cv = 72,
+			.sv_flags = 12,
+			.xcv_gv = 56,
+			.xcv_flags = 92,
+			.cop_line = 36,
+			.op_enter_eval = 348,
+			.op_require = 345,
+			.op_dofile = 346,
+			.si_type_max = 11,
+		},
+		.interp_defstash = 192,
+		.xcv_stash = 32,
+		.xpvgv_namehek = 32,
+		.xpvgv_stash = 40,
+		.xpvhv_aux = 32,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+		.cop_file = 48, /* a char * still: the string of a shared RCPV since 5.38 */
+	},
+	/* 5.42: Debian unstable's 5.42.3 (libperl5.42 5.42.3-1). As 5.40 but the op numbers, and
+	 * PERLSI_SMARTMATCH 12, PERLSI_CONSTRUCTOR 13.
+	 */
+	{
+		.major = 5,
+		.minor = 42,
+		.bpf = {
+			.interp_curcop = 208,
+			.interp_curstackinfo = 224,
+			.si_cxstack = 8,
+			.si_prev = 16,
+			.si_cxix = 32,
+			.si_cxmax = 36,
+			.si_type = 44,
+			.cx_size = 104,
+			.cx_type = 0,
+			.cx_u16 = 2,
+			.cx_oldcop = 16,
+			.cx_retop = 48,
+			.cx_sub_cv = 72,
+			.sv_flags = 12,
+			.xcv_gv = 56,
+			.xcv_flags = 92,
+			.cop_line = 36,
+			.op_enter_eval = 352,
+			.op_require = 349,
+			.op_dofile = 350,
+			.si_type_max = 13,
+		},
+		.interp_defstash = 192,
+		.xcv_stash = 32,
+		.xpvgv_namehek = 32,
+		.xpvgv_stash = 40,
+		.xpvhv_aux = 32,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+		.cop_file = 48,
+	},
 };
 
 struct perl_file {
@@ -113,6 +246,8 @@ struct perl_file {
 	struct perl_layout layout;
 	uint64_t thr_key_vaddr;   /* PL_thr_key */
 	uint64_t curinterp_vaddr; /* PL_curinterp: the first interpreter */
+	uint64_t op_name_vaddr;   /* PL_op_name: the ops' names by number */
+	uint64_t op_name_sz;
 };
 
 enum perl_proc_state {
@@ -125,6 +260,7 @@ struct perl_proc {
 	struct interp_proc_base base;
 	struct perl_file *file;
 	uint64_t thr_key, curinterp; /* absolute addresses of PL_thr_key, PL_curinterp */
+	uint64_t op_name;            /* and of PL_op_name */
 	enum perl_proc_state state;
 	unsigned int tries;
 	uint64_t next_check_ns;
@@ -213,6 +349,7 @@ static void perl_fini(void *rt)
 	X(SYM_RUNOPS, "Perl_runops_standard") \
 	X(SYM_THR_KEY, "PL_thr_key")          \
 	X(SYM_CURINTERP, "PL_curinterp")      \
+	X(SYM_OP_NAME, "PL_op_name")          \
 	X(SYM_REVISION, "PL_revision")        \
 	X(SYM_VERSION, "PL_version")          \
 	X(SYM_SUBVERSION, "PL_subversion")
@@ -240,10 +377,22 @@ static int version_byte(struct elf_file *ef, const struct interp_sym *sym)
 	return b ? *b : -1;
 }
 
+/* The layout of Perl revision.version (PL_revision, PL_version), or NULL. */
+static const struct perl_layout *layout_find(int revision, int version)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].major == revision && layouts[i].minor == version)
+			return &layouts[i];
+	return NULL;
+}
+
 static int detect(const struct executable *exe, struct perl_file *f)
 {
 	struct interp_sym syms[SYM_CNT] = { 0 };
-	int revision, major, minor;
+	const struct perl_layout *l;
+	int revision, version, subversion;
 
 	if (!exe->elf || !name_is_perl(exe->path))
 		return -ENOENT;
@@ -251,24 +400,27 @@ static int detect(const struct executable *exe, struct perl_file *f)
 	if (!syms[SYM_RUNOPS].found || !syms[SYM_RUNOPS].size)
 		return -ENOENT; /* perl linked to libperl.so: the library is the interpreter */
 	revision = version_byte(exe->elf, &syms[SYM_REVISION]);
-	major = version_byte(exe->elf, &syms[SYM_VERSION]);
-	minor = version_byte(exe->elf, &syms[SYM_SUBVERSION]);
+	version = version_byte(exe->elf, &syms[SYM_VERSION]);
+	subversion = version_byte(exe->elf, &syms[SYM_SUBVERSION]);
 	f->bpf.range_start[0] = syms[SYM_RUNOPS].addr;
 	f->bpf.range_end[0] = syms[SYM_RUNOPS].addr + syms[SYM_RUNOPS].size;
 	/* interp_file's version bytes: 5.36 is (major 5, minor 36). */
 	f->bpf.major = revision > 0 ? (uint8_t)revision : 0;
-	f->bpf.minor = major > 0 ? (uint8_t)major : 0;
+	f->bpf.minor = version > 0 ? (uint8_t)version : 0;
 	f->thr_key_vaddr = syms[SYM_THR_KEY].found ? syms[SYM_THR_KEY].addr : 0;
 	f->curinterp_vaddr = syms[SYM_CURINTERP].found ? syms[SYM_CURINTERP].addr : 0;
+	f->op_name_vaddr = syms[SYM_OP_NAME].found ? syms[SYM_OP_NAME].addr : 0;
+	f->op_name_sz = syms[SYM_OP_NAME].found ? syms[SYM_OP_NAME].size : 0;
 	f->bpf.supported = 0;
-	if (revision == layout_536.major && major == layout_536.minor && f->thr_key_vaddr &&
-	    f->curinterp_vaddr) {
-		f->layout = layout_536;
+	l = layout_find(revision, version);
+	if (l && f->thr_key_vaddr && f->curinterp_vaddr && f->op_name_vaddr) {
+		f->layout = *l;
 		f->bpf.supported = 1;
 		f->bpf.perl.off = f->layout.bpf;
 	}
-	pr_debug("perl: %s: Perl %d.%d.%d%s, runops %#llx-%#llx\n", exe->path, revision, major,
-		 minor, f->thr_key_vaddr ? "" : " (not threaded)",
+	pr_debug("perl: %s: Perl %d.%d.%d%s%s, runops %#llx-%#llx\n", exe->path, revision, version,
+		 subversion, f->thr_key_vaddr ? "" : " (not threaded)",
+		 l ? "" : " (no layout for this version)",
 		 (unsigned long long)f->bpf.range_start[0],
 		 (unsigned long long)f->bpf.range_end[0]);
 	return 0;
@@ -309,17 +461,37 @@ static int read_sv_head(pid_t pid, uint64_t sv, const struct perl_layout *l, uin
 	return 0;
 }
 
+/* The address of the aux part (HvAUX) of the HV at hv whose body is at any; 0 or -EFAULT. */
+static int read_hv_aux(pid_t pid, uint64_t hv, uint64_t any, const struct perl_layout *l,
+		       uint64_t *aux)
+{
+	uint64_t array, max;
+
+	if (!l->aux_after_array) {
+		*aux = any + l->xpvhv_aux;
+		return 0;
+	}
+	/* Before 5.36: right after the bucket array, whose size is a power of two. */
+	if (interp__read_u64(pid, hv + l->sv_u, &array) || !array ||
+	    interp__read_u64(pid, any + l->xhv_max, &max) || max >= PERL_HVMAX_SANE ||
+	    (max & (max + 1)))
+		return -EFAULT;
+	*aux = array + (max + 1) * sizeof(uint64_t);
+	return 0;
+}
+
 /* A stash's name (HvNAME), malloc'ed, or NULL (not a named stash). */
 static char *read_stash_name(pid_t pid, uint64_t hv, const struct perl_layout *l)
 {
-	uint64_t any, name;
+	uint64_t any, aux, name;
 	uint32_t flags;
 	int32_t count;
 
+	/* SVf_OOK on an HV: it has its aux part (SVphv_HasAUX since 5.38, the same bit). */
 	if (read_sv_head(pid, hv, l, &any, &flags) || (flags & 0xff) != PERL_SVT_PVHV ||
-	    !(flags & PERL_SVF_OOK) || !any ||
-	    interp__read_u64(pid, any + l->xpvhv_aux + l->aux_name, &name) ||
-	    interp__read_mem(pid, any + l->xpvhv_aux + l->aux_name_count, &count, sizeof(count)))
+	    !(flags & PERL_SVF_OOK) || !any || read_hv_aux(pid, hv, any, l, &aux) ||
+	    interp__read_u64(pid, aux + l->aux_name, &name) ||
+	    interp__read_mem(pid, aux + l->aux_name_count, &count, sizeof(count)))
 		return NULL;
 	/* Several names (a stash aliased or renamed): name points at an array of HEKs whose
 	 * first is the name (HvNAME_HEK_NN).
@@ -402,11 +574,31 @@ static char *read_sub_name(pid_t pid, uint64_t addr, const struct perl_layout *l
 
 /* ---- per-process attach and layout check ---- */
 
-/* The interpreter as the layout describes it: PL_defstash is the stash named "main", the
- * current stackinfo and COP plausible, PL_thr_key a key eBPF can read. 1 verified, 0 no
- * interpreter yet, < 0 wrong layout.
+/* Whether the interpreter's own PL_op_name calls op number op name: 0, -EINVAL (it does not:
+ * the table's op numbers are another version's) or -EFAULT (unreadable).
  */
-static int proc_check(struct perl_proc *pp)
+static int check_op_name(const struct perl_proc *pp, uint16_t op, const char *name)
+{
+	uint64_t str;
+	char *have;
+	int err;
+
+	if ((op + 1ull) * sizeof(uint64_t) > pp->file->op_name_sz)
+		return -EINVAL;
+	if (interp__read_u64(pp->base.pid, pp->op_name + op * sizeof(uint64_t), &str))
+		return -EFAULT;
+	have = interp__read_cstr(pp->base.pid, str, PERL_OP_NAME_MAX);
+	err = !have ? -EFAULT : strcmp(have, name) ? -EINVAL : 0;
+	free(have);
+	return err;
+}
+
+/* The interpreter as the layout describes it: PL_op_name names the ops the walk looks for by
+ * number, PL_defstash is the stash named "main", the current stackinfo and COP plausible,
+ * PL_thr_key a key eBPF can read. 1 verified, 0 no interpreter yet (or unreadable right now),
+ * < 0 wrong layout, *why saying what did not check out.
+ */
+static int proc_check(struct perl_proc *pp, const char **why)
 {
 	const struct perl_layout *l = &pp->file->layout;
 	const struct perl_offsets *o = &l->bpf;
@@ -415,7 +607,13 @@ static int proc_check(struct perl_proc *pp)
 	uint32_t key;
 	char *main_name;
 	bool main_ok;
+	int err;
 
+	*why = "op numbers";
+	if ((err = check_op_name(pp, o->op_enter_eval, "entereval")) ||
+	    (err = check_op_name(pp, o->op_require, "require")) ||
+	    (err = check_op_name(pp, o->op_dofile, "dofile")))
+		return err;
 	if (interp__read_u64(pp->base.pid, pp->curinterp, &interp) ||
 	    interp__read_mem(pp->base.pid, pp->thr_key, &key, sizeof(key)))
 		return -EFAULT;
@@ -427,19 +625,22 @@ static int proc_check(struct perl_proc *pp)
 		return -EFAULT;
 	if (!defstash || !si || !cop)
 		return 0; /* perl_construct has not run yet */
+	*why = "main stash";
 	main_name = read_stash_name(pp->base.pid, defstash, l);
 	main_ok = main_name && !strcmp(main_name, "main");
 	free(main_name);
 	if (!main_ok)
 		return -EINVAL;
+	*why = "current stackinfo";
 	if (interp__read_u64(pp->base.pid, si + o->si_cxstack, &cxstack) ||
 	    interp__read_mem(pp->base.pid, si + o->si_cxix, &cxix, sizeof(cxix)) ||
 	    interp__read_mem(pp->base.pid, si + o->si_cxmax, &cxmax, sizeof(cxmax)) ||
 	    interp__read_mem(pp->base.pid, si + o->si_type, &type, sizeof(type)))
 		return -EFAULT;
-	if (!cxstack || type < PERL_SI_MAIN || type > PERL_SI_MAX || cxmax <= 0 ||
+	if (!cxstack || type < PERL_SI_MAIN || type > o->si_type_max || cxmax <= 0 ||
 	    cxmax > PERL_CXMAX_SANE || cxix < -1 || cxix > cxmax)
 		return -EINVAL;
+	*why = "PL_thr_key beyond the first TSD block";
 	if (key >= PERL_TSD_KEYS)
 		return -ENOTSUP;
 	return 1;
@@ -447,7 +648,8 @@ static int proc_check(struct perl_proc *pp)
 
 static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 {
-	int r = proc_check(pp);
+	const char *why = NULL;
+	int r = proc_check(pp, &why);
 
 	if (r > 0) {
 		pp->state = PERL_PROC_VERIFIED;
@@ -460,8 +662,7 @@ static int proc_verify(struct perl *pl, struct perl_proc *pp, uint64_t now_ns)
 		pp->state = PERL_PROC_REJECTED;
 		pl->stats[PERL_STAT_REJECTED]++;
 		pr_warn("perl: pid %d (%s): interpreter layout check failed (%s): native frames only\n",
-			(int)pp->base.pid, pp->file->base.path,
-			r == -ENOTSUP ? "PL_thr_key beyond the first TSD block" : "main stash");
+			(int)pp->base.pid, pp->file->base.path, why);
 		return 0;
 	}
 	/* No interpreter yet, or unreadable right now (exiting): eBPF checks every context it
@@ -485,6 +686,7 @@ static int perl_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t 
 	pp->file = f;
 	pp->thr_key = bias + f->thr_key_vaddr;
 	pp->curinterp = bias + f->curinterp_vaddr;
+	pp->op_name = bias + f->op_name_vaddr;
 	pp->next_check_ns = now_ns;
 	bpf->perl.thr_key = pp->thr_key;
 	bpf->perl.tsd_off = GLIBC_TSD_FROM_TP;
