@@ -42,7 +42,7 @@ trap 'for r in "${used_roots[@]}"; do rm -rf "${r:?}$WORKDIR"; done' EXIT
 # README.md lists the versions they are).
 SUPPORTED=(
 	"bullseye python" "bookworm python" "trixie python"
-	"bookworm perl"
+	"bullseye perl" "bookworm perl" "trixie perl" "sid perl"
 	"bookworm ruby"
 	"bookworm php"
 	"bookworm hotspot" "trixie hotspot" "sid hotspot"

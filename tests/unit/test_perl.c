@@ -183,8 +183,24 @@ TEST(live_chain)
 			     world.counters[PERL_COUNTER_READ_FAILED] +
 			     world.counters[PERL_COUNTER_BAD_FRAME],
 		     1);
-	interp_attached__detach(&a);
+	/* The process gone (a sample read after its exit): the statements cached for those COPs
+	 * at those lines still give the file; a line that disagrees still gives none.
+	 */
 	test_child_stop(&child);
+	memset(own, 0, sizeof(own));
+	check_frame(a.rt, a.proc_state, &frames[4], "main", marked_line("CALL_ALPHA"));
+	check_frame(a.rt, a.proc_state, &frames[3], "main::alpha", marked_line("CALL_BETA"));
+	interp_runtime__stats(&perl_runtime, a.rt, own);
+	CHECK_EQ_U64(own[6], 2); /* statements after exit */
+	{
+		struct user_frame uf = frames[3];
+		struct interp_symbol sym;
+
+		uf.file_id ^= 1ull << PERL_FRAME_LINE_SHIFT;
+		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
+		CHECK(!sym.file);
+	}
+	interp_attached__detach(&a);
 }
 
 /* An interpreter that does not check out: the child's PL_curinterp moved 8 bytes on (written

@@ -293,7 +293,9 @@ struct cop_entry {
 	/* COPs read (every frame: a cached file is checked) */    \
 	X(PERL_STAT_COP_READS, "statements read")                  \
 	/* COPs freed or reused: file unknown, eBPF's line kept */ \
-	X(PERL_STAT_COP_STALE, "statements gone")
+	X(PERL_STAT_COP_STALE, "statements gone")                  \
+	/* unreadable (the process exited): the cached one used */ \
+	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")
 
 enum perl_stat { PERL_STATS(INTERP_LIST_ENUM) PERL_STAT_CNT };
 
@@ -769,13 +771,16 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 	uint64_t file;
 	uint32_t line;
 	int tries;
+	bool readable = false;
 
 	for (tries = 0; tries < 2; tries++, from = pp->base.pid) {
 		if (tries && reader == pp->base.pid)
 			break;
 		pl->stats[PERL_STAT_COP_READS]++;
-		if (interp__read_mem(from, cop + l->bpf.cop_line, &line, sizeof(line)) ||
-		    (line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
+		if (interp__read_mem(from, cop + l->bpf.cop_line, &line, sizeof(line)))
+			continue;
+		readable = true;
+		if ((line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
 			continue;
 		if (e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
 		    e->line == (int)line && e->file_ptr == file)
@@ -789,6 +794,15 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 					 .file = interp__read_cstr(from, file, PERL_NAME_MAX) };
 		if (e->file && !strncmp(e->file, "(eval ", 6))
 			e->pid = 0; /* returned now, never found again */
+		return e;
+	}
+	/* Nothing readable: the process has exited (a sample read after its end: the agent reads
+	 * its samples every 250 ms). Its memory can no longer change, so the statement cached for
+	 * this COP at this line is still the one the sample saw.
+	 */
+	if (!readable && e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
+	    (uint32_t)(e->line & 0xffff) == line16) {
+		pl->stats[PERL_STAT_COP_AFTER_EXIT]++;
 		return e;
 	}
 	pl->stats[PERL_STAT_COP_STALE]++;
