@@ -1,6 +1,6 @@
 #!/bin/bash
 # CPython frames interleaved with native frames (bpf/python_unwind.h, src/interp/python.c),
-# for every interpreter installed here: pyenv 3.8-3.13 (shared libpython; any patch level;
+# for every interpreter installed here: pyenv 3.6-3.13 (shared libpython; any patch level;
 # pyenv is not installed by scripts/setup.sh, so a missing version is a visible skip) and
 # Debian's python3 (static, non-PIE, .dynsym only; setup.sh installs it: missing under CI is a
 # failure). The workloads are tests/data/py_*.py; their lines are marked (# HOT, # CALL_A...)
@@ -15,7 +15,7 @@
 #    oldest and the newest pyenv version);
 #  - a Python started after the recording began, and recursion 600 deep (the leaf side and
 #    the truncation marker), on the newest pyenv 3.11+ or else Debian's;
-#  - an unsupported version (pyenv 3.7 or 3.6) gets a marker.
+#  - a version it does not walk (pyenv 2.7) gets a marker above its eval loop.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -176,7 +176,7 @@ pyenv_python()
 }
 
 found=()
-for minor in 8 9 10 11 12 13; do
+for minor in 6 7 8 9 10 11 12 13; do
 	py=$(pyenv_python $minor)
 	if [[ -z $py ]]; then
 		skip "pyenv python 3.$minor not installed"
@@ -186,7 +186,7 @@ for minor in 8 9 10 11 12 13; do
 	test_version "py3.$minor" "$py" "$minor"
 done
 # pyenv is not installed by scripts/setup.sh: none at all is a skip, shown, even under CI
-((${#found[@]})) || skip "no pyenv python 3.8-3.13: shared-libpython interpreters not tested"
+((${#found[@]})) || skip "no pyenv python 3.6-3.13: shared-libpython interpreters not tested"
 
 # Debian's python3 (static, non-PIE, .dynsym only), whatever its minor version: setup.sh
 # installs it, so it is there under CI.
@@ -262,22 +262,21 @@ else
 	skip_setup "Debian /usr/bin/python3 missing: short processes under the agent"
 fi
 
-# A Python whose layout is not known: native frames and a visible marker. The newest of
-# the old versions present.
-old=""
-for minor in 7 6; do
-	old=$(pyenv_python $minor)
-	[[ -n $old ]] && break
-done
-if [[ -n $old ]]; then
-	py_record old "$old" "$DATA/py_chain.py" $SECS
+# A Python it does not walk: native frames and a visible marker above the eval loop. pyenv's
+# 2.7 (PyEval_EvalFrameEx, no _PyRuntime), the only one here; a loop 2.7 runs (no
+# time.monotonic).
+old=$(ls -d "$PYENV"/2.7.* 2>/dev/null | sort -V | tail -1)
+if [[ -n $old && -x $old/bin/python2.7 ]]; then
+	py_record old "$old/bin/python2.7" -c \
+		"import time; end = time.time() + $SECS
+while time.time() < end: pass"
 	f=$TMP/old.stacks
 	total=$(samples "$f" "*")
-	inc=$(samples "$f" "*" "_PyEval_EvalFrameDefault;\\[python: unsupported version\\]")
-	check_pct "python 3.$minor: eval loop marked [python: unsupported version]" "$inc" "$total" 80 ||
+	inc=$(samples "$f" "*" "PyEval_EvalFrameEx;\\[python: unsupported version\\](;[^;@]*)*\$")
+	check_pct "python 2.7: eval loop marked [python: unsupported version]" "$inc" "$total" 80 ||
 		show_stacks "$f"
 else
-	skip "no pyenv python 3.6 or 3.7: unsupported-version marker not tested"
+	skip "no pyenv python 2.7: unsupported-version marker not tested"
 fi
 
 finish

@@ -210,10 +210,18 @@ static inline int test_pyenv_python(int minor, char *buf, size_t cap)
 	return err;
 }
 
-/* One test per CPython minor version stackscope supports, pyenv_38 .. pyenv_313, each calling
- * check(minor); RUN_PYENV() runs them in order.
+/* One test per CPython minor version stackscope supports, pyenv_36 .. pyenv_313 (3.14: not in
+ * pyenv here), each calling check(minor); RUN_PYENV() runs them in order.
  */
 #define TEST_PYENV(check)  \
+	TEST(pyenv_36)     \
+	{                  \
+		check(6);  \
+	}                  \
+	TEST(pyenv_37)     \
+	{                  \
+		check(7);  \
+	}                  \
 	TEST(pyenv_38)     \
 	{                  \
 		check(8);  \
@@ -241,6 +249,8 @@ static inline int test_pyenv_python(int minor, char *buf, size_t cap)
 
 #define RUN_PYENV()             \
 	do {                    \
+		RUN(pyenv_36);  \
+		RUN(pyenv_37);  \
 		RUN(pyenv_38);  \
 		RUN(pyenv_39);  \
 		RUN(pyenv_310); \

@@ -3,16 +3,17 @@
  * its code objects (id()), its frames' byte offsets and lines, then waits in a Python function
  * on stdin. The test finds the process's mappings (proc/process.c, no eBPF), gives every
  * mapped file to interp_registry__file_loaded() (detection: symbols, version, layout; 3.13's
- * _Py_DebugOffsets), the process to interp_registry__process_scanned() (the layout check against the
- * live _PyRuntime, thread states, TSD slot and newest frame), then symbolizes each reported
- * frame as eBPF would send it (code address, byte offset, cookie) and compares function,
- * file and line with what the interpreter said. Reading another process of the same user
- * that is our child needs no root.
+ * and 3.14's _Py_DebugOffsets), the process to interp_registry__process_scanned() (the layout
+ * check against the live interpreter list, thread states, TSD slot and newest frame), then
+ * symbolizes each reported frame as eBPF would send it (code address, byte offset, cookie) and
+ * compares function, file and line with what the interpreter said. Reading another process of
+ * the same user that is our child needs no root.
  *
- * pyenv's interpreters (3.8-3.13, and 3.7 for the unsupported path) are not installed by
+ * pyenv's interpreters (3.6-3.13, and 2.7 for the unsupported path) are not installed by
  * scripts/setup.sh: a missing one is a skip. Debian's python3 is: missing under CI fails.
  */
 #include <errno.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdint.h>
@@ -320,27 +321,39 @@ TEST(debian_python3)
 	check_interpreter("/usr/bin/python3", -1);
 }
 
-/* A CPython without a known layout: found, counted unsupported, never given to eBPF. */
+/* A CPython without a layout of ours (pyenv's 2.7: its eval loop PyEval_EvalFrameEx, no
+ * _PyRuntime): found, counted unsupported (eBPF marks its eval loop), never attached.
+ */
 TEST(unsupported_version)
 {
+	const char *root = getenv("PYENV_ROOT");
+	const char *argv[] = { NULL, "-S", "-c",
+			       "import sys; sys.stdout.write('R\\n'); sys.stdout.flush(); "
+			       "sys.stdin.readline()",
+			       NULL };
 	struct interp_registry *py;
+	struct test_child c;
 	char python[512];
-	struct child c;
+	glob_t g;
 
-	/* 3.7: the oldest with _PyRuntime (what detection looks for), and no layout of ours */
-	if (test_pyenv_python(7, python, sizeof(python)))
-		SKIP("no pyenv python 3.7");
+	snprintf(python, sizeof(python), "%s/versions/2.7.*/bin/python2.7",
+		 root && *root ? root : "/root/.pyenv");
+	if (glob(python, 0, NULL, &g))
+		SKIP("no pyenv python 2.7");
+	snprintf(python, sizeof(python), "%s", g.gl_pathv[g.gl_pathc - 1]);
+	globfree(&g);
+	argv[0] = python;
 	py = interp_registry__new(-1, -1);
 	REQUIRE(py);
-	if (child_start(&c, python)) {
+	if (test_child_start(&c, argv) || test_child_wait_ready(&c)) {
 		interp_registry__free(py);
-		REQUIRE(!"python started");
+		REQUIRE(!"python 2.7 started");
 	}
-	attach(py, c.proc.pid);
+	attach(py, c.pid);
 	CHECK_EQ_INT(stats_of(py).files, 1);
 	CHECK_EQ_INT(stats_of(py).files_unsupported, 1);
 	CHECK_EQ_INT(stats_of(py).procs_attached, 0);
-	child_stop(&c);
+	test_child_stop(&c);
 	interp_registry__free(py);
 }
 

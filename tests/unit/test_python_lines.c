@@ -1,7 +1,9 @@
 /* CPython line tables (src/interp/python/python_lines.c) against the interpreters themselves: every
  * instruction of a few stdlib modules, per installed version, must get the line that
- * dis.findlinestarts() / co_lines() give (tests/data/py_lines_dump.py prints them). Plus hand-
- * made tables for the edges and random bytes that must never be read out of bounds.
+ * dis.findlinestarts() / co_lines() give (tests/data/py_lines_dump.py prints them), also for
+ * the interpreters of the runtime matrix's Debian roots (scripts/runtime_root.sh; run there with
+ * chroot: as root only, and a root not built here is a skip). Plus hand-made tables for the
+ * edges and random bytes that must never be read out of bounds.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -62,18 +64,16 @@ static long check_code(char *line, enum python_line_format fmt, size_t *insns)
 	return bad;
 }
 
-static int run_python(const char *python, struct run_result *r)
+/* Runs cmd (an interpreter reading DUMP_SCRIPT) and checks what it prints into r. */
+static int run_dump(const char *cmd, struct run_result *r)
 {
-	char cmd[512], *line = NULL;
+	char *line = NULL;
 	size_t cap = 0;
 	enum python_line_format fmt = PYTHON_LINES_LOCATIONS;
 	FILE *f;
 	int status;
 
 	memset(r, 0, sizeof(*r));
-	if (access(python, X_OK))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "%s %s", python, DUMP_SCRIPT);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -96,6 +96,17 @@ static int run_python(const char *python, struct run_result *r)
 	free(line);
 	status = pclose(f);
 	return status == 0 && r->major == 3 ? 0 : -1;
+}
+
+static int run_python(const char *python, struct run_result *r)
+{
+	char cmd[512];
+
+	memset(r, 0, sizeof(*r));
+	if (access(python, X_OK))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s %s", python, DUMP_SCRIPT);
+	return run_dump(cmd, r);
 }
 
 static void check_result(const char *python, const struct run_result *r)
@@ -130,6 +141,44 @@ TEST(debian_python3)
 		SKIP_SETUP("no /usr/bin/python3");
 	REQUIRE(run_python("/usr/bin/python3", &r) == 0);
 	check_result("/usr/bin/python3", &r);
+}
+
+/* SUITE's python3.MINOR in the runtime matrix's root (RM_CACHE as scripts/runtime_root.sh has
+ * it), the script on its stdin: nothing is written into the root.
+ */
+static void check_root(const char *suite, int minor)
+{
+	const char *cache = getenv("RM_CACHE");
+	char root[512], python[600], cmd[1400];
+	struct run_result r;
+
+	snprintf(root, sizeof(root), "%s/roots/%s",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix", suite);
+	snprintf(python, sizeof(python), "%s/usr/bin/python3.%d", root, minor);
+	if (access(python, X_OK))
+		SKIP("no %s root here (scripts/runtime_root.sh %s)", suite, suite);
+	if (geteuid())
+		SKIP("%s's python3.%d runs under chroot: root only", suite, minor);
+	snprintf(cmd, sizeof(cmd), "chroot %s /usr/bin/python3.%d -B - < %s", root, minor,
+		 DUMP_SCRIPT);
+	REQUIRE(run_dump(cmd, &r) == 0);
+	CHECK_EQ_INT(r.minor, minor);
+	check_result(python, &r);
+}
+
+TEST(bullseye_python39)
+{
+	check_root("bullseye", 9);
+}
+
+TEST(trixie_python313)
+{
+	check_root("trixie", 13);
+}
+
+TEST(sid_python314)
+{
+	check_root("sid", 14);
 }
 
 TEST(edges)
@@ -180,6 +229,9 @@ int main(void)
 {
 	RUN_PYENV();
 	RUN(debian_python3);
+	RUN(bullseye_python39);
+	RUN(trixie_python313);
+	RUN(sid_python314);
 	RUN(edges);
 	RUN(random_tables);
 	return test_summary();

@@ -36,30 +36,41 @@ enum py_instr_kind {
 enum py_entry_kind {
 	PY_ENTRY_EACH = 0, /* <= 3.10: exactly one frame per activation */
 	PY_ENTRY_FLAG = 1, /* 3.11: frames up to and including the one with is_entry set */
-	PY_ENTRY_SHIM = 2, /* 3.12+: frames up to the C-stack-owned shim frame (owner 3),
-			     * which is skipped */
+	PY_ENTRY_SHIM = 2, /* 3.12+: frames up to the activation's entry frame (owner
+			     * >= PY_OWNER_ENTRY), which is skipped */
 };
 
-#define PY_OWNED_BY_CSTACK 3
+/* Where the gilstate pthread key is, whose libc TSD slot holds the thread's PyThreadState. */
+enum py_tstate_kind {
+	PY_TSTATE_TSS = 0, /* in Py_tss_t { int initialized; pthread_key_t key } at tss
+			    * (3.7-3.14: _PyRuntime's autoTSSkey) */
+	PY_TSTATE_KEY = 1, /* pthread key as an int at tss, -1 until set (3.6: autoTLSkey) */
+};
+
+/* A frame's owner from this value up is its activation's entry frame (3.12, 3.13:
+ * FRAME_OWNED_BY_CSTACK = 3; 3.14: FRAME_OWNED_BY_INTERPRETER = 3, CSTACK = 4 unused), as
+ * CPython's own readers test it (owner >= 3: not a Python frame).
+ */
+#define PY_OWNER_ENTRY 3
 #define PY_FRAME_READ_MAX 128
 
 /* Byte offsets the eBPF walk needs, per CPython minor version (PY_NO_OFFSET: absent). */
 struct py_offsets {
-	__u16 rt_interp_head; /* _PyRuntime.interpreters.head */
-	__u16 rt_tss;         /* _PyRuntime's autoTSSkey: Py_tss_t { int initialized; key } */
-	__u16 ts_interp;      /* PyThreadState.interp */
-	__u16 ts_frame;       /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
-	__u16 cframe_frame;   /* _PyCFrame.current_frame, or PY_NO_OFFSET */
-	__u16 fr_back;        /* f_back / previous */
-	__u16 fr_code;        /* f_code / f_executable */
-	__u16 fr_instr;       /* f_lasti / prev_instr / instr_ptr */
-	__u16 fr_entry;       /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
-	__u16 fr_read_sz;     /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
+	__u16 ts_interp;    /* PyThreadState.interp */
+	__u16 ts_frame;     /* .frame (<= 3.10), .cframe (3.11, 3.12), .current_frame */
+	__u16 cframe_frame; /* _PyCFrame.current_frame, or PY_NO_OFFSET */
+	__u16 fr_back;      /* f_back / previous */
+	__u16 fr_code;      /* f_code / f_executable */
+	__u16 fr_instr;     /* f_lasti / prev_instr / instr_ptr */
+	__u16 fr_entry;     /* is_entry (3.11) or owner (3.12+), or PY_NO_OFFSET */
+	__u16 fr_read_sz;   /* bytes of a frame to read (<= PY_FRAME_READ_MAX) */
 	__u16 co_argcount;
 	__u16 co_firstlineno;
-	__u16 co_code;   /* co_code_adaptive (3.11+), else 0 */
-	__u8 instr_kind; /* enum py_instr_kind */
-	__u8 entry_kind; /* enum py_entry_kind */
+	__u16 co_code;     /* co_code_adaptive (3.11+), else 0 */
+	__u8 instr_kind;   /* enum py_instr_kind */
+	__u8 entry_kind;   /* enum py_entry_kind */
+	__u8 tstate_kind;  /* enum py_tstate_kind */
+	__u8 fr_code_tags; /* tag bits of f_executable, cleared before use (3.14: a _PyStackRef) */
 };
 
 /* interp_file.py: the interpreter binary's layout (its eval loop is interp_file's range). */
@@ -69,7 +80,9 @@ struct py_file_abi {
 
 /* interp_proc.py: where the runtime is in one process. */
 struct py_proc_abi {
-	__u64 runtime; /* absolute address of _PyRuntime */
+	__u64 interp_head; /* absolute address of the first interpreter's pointer
+			    * (_PyRuntime.interpreters.head; 3.6: interp_head) */
+	__u64 tss;         /* absolute address of the gilstate key (enum py_tstate_kind) */
 	__s32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k
 			* (fsbase: the thread pointer; below it on arm64, src/interp/common/glibc_tsd.h) */
 	__u32 pad;
@@ -85,7 +98,7 @@ struct py_proc_abi {
 	X(PY_COUNTER_NO_PROC, "no process")                          \
 	/* eval loop of an unsupported version (marker emitted) */   \
 	X(PY_COUNTER_UNSUPPORTED, "unsupported")                     \
-	/* autoTSSkey not initialised or >= 32 */                    \
+	/* thread-state key not initialised or >= 32 */              \
 	X(PY_COUNTER_TSS_UNSET, "tss unset")                         \
 	/* the thread has no thread state (not a Python thread) */   \
 	X(PY_COUNTER_NO_TSTATE, "no thread state")                   \

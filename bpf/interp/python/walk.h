@@ -3,10 +3,11 @@
  *
  * py_activation() starts the run of one eval activation: the Python frames it runs are
  * emitted first, one per loop iteration (py_emit()), then the native eval frame. The Python
- * frame chain of the sampled thread is found once per sample: libc TSD slot of _PyRuntime's
- * autoTSSkey -> PyThreadState -> current frame. That slot is set for every thread with a
- * thread state, also while it has released the GIL (the TLS `_Py_tss_tstate` is not). Which
- * frames belong to one activation: enum py_entry_kind (bpf_abi.h).
+ * frame chain of the sampled thread is found once per sample: the thread's PyThreadState ->
+ * current frame, the thread state being the libc TSD slot of the gilstate pthread key (3.6:
+ * autoTLSkey, 3.7+: _PyRuntime's autoTSSkey). That slot is set for every thread with a thread
+ * state, also while it has released the GIL (the TLS `_Py_tss_tstate` is not). Which frames
+ * belong to one activation: enum py_entry_kind (bpf_abi.h).
  *
  * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count),
  * so this walk also runs in the kernel-free replay tests. Every reason for missing Python
@@ -41,19 +42,20 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 {
 	const struct py_offsets *o = &is->file.py.off;
 	struct interp_proc *proc;
-	__u32 tss[2];
-	__u64 tstate, interp, ts_interp, ptr, runtime;
+	__u32 tss[2], key;
+	__u64 tstate, interp, ts_interp, ptr;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_CPYTHON);
 	if (!proc || proc->file_id != is->file_id)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_PROC);
-	runtime = proc->py.runtime;
-	if (ss_read_user(tss, sizeof(tss), runtime + o->rt_tss) < 0 ||
-	    ss_read_user(&interp, sizeof(interp), runtime + o->rt_interp_head) < 0)
+	if (ss_read_user(tss, sizeof(tss), proc->py.tss) < 0 ||
+	    ss_read_user(&interp, sizeof(interp), proc->py.interp_head) < 0)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
-	if (!tss[0] || tss[1] >= PY_TSD_KEYS || !is->fsbase)
+	/* Py_tss_t { initialized, key }, or 3.6's int key (-1, so >= PY_TSD_KEYS, until set) */
+	key = o->tstate_kind == PY_TSTATE_KEY ? tss[0] : tss[0] ? tss[1] : PY_TSD_KEYS;
+	if (key >= PY_TSD_KEYS || !is->fsbase)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_TSS_UNSET);
-	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * tss[1]) < 0)
+	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * key) < 0)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	if (!tstate)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_TSTATE);
@@ -97,13 +99,13 @@ static __always_inline void py_emit(struct unwind_cursor *st, struct interp_stat
 	back = py_u64(py->buf, o->fr_back);
 	if (o->fr_entry != PY_NO_OFFSET)
 		entry = py->buf[o->fr_entry & (PY_FRAME_READ_MAX - 1)];
-	if (o->entry_kind == PY_ENTRY_SHIM && entry == PY_OWNED_BY_CSTACK) {
-		/* The activation's own shim: the run ends, the native eval frame follows. */
+	if (o->entry_kind == PY_ENTRY_SHIM && entry >= PY_OWNER_ENTRY) {
+		/* The activation's own entry frame: the run ends, the native eval frame follows. */
 		py->frame = back;
 		is->emitting = 0;
 		return;
 	}
-	code = py_u64(py->buf, o->fr_code);
+	code = py_u64(py->buf, o->fr_code) & ~(__u64)o->fr_code_tags;
 	if (o->instr_kind == PY_INSTR_POINTER) {
 		ip = py_u64(py->buf, o->fr_instr);
 		if (ip >= code + o->co_code && ip - code - o->co_code < (1u << 30))

@@ -4,13 +4,16 @@
  * object, instruction offset, cookie) frames it emits into function, file and line by reading
  * the process's memory.
  *
- * Versions: CPython 3.8 to 3.13 on x86-64 and arm64 (LP64, glibc: the same layouts; the TSD
- * slot per architecture, ../glibc_tsd.h). Layouts come from a table per minor version
- * (measured, docs in ../shared/docs/reference/runtimes.md §3.2) and, for 3.13, from the
- * _Py_DebugOffsets at the start of _PyRuntime, read from the file itself (initialised data:
- * the same bytes every process starts with). Layouts are checked against each process
- * once its interpreter is initialised (thread list, TSD slot, code object type); a process
- * that fails the check gets native frames only. Other Pythons get a marker frame.
+ * Versions: CPython 3.6 to 3.14 on x86-64 and arm64 (LP64, glibc: the same layouts; the TSD
+ * slot per architecture, ../glibc_tsd.h), default (GIL) builds. Layouts come from a table per
+ * minor version (measured, docs in ../shared/docs/reference/runtimes.md §3.2) and, for 3.13
+ * and 3.14, from the _Py_DebugOffsets at the start of _PyRuntime, read from the file itself
+ * (initialised data: the same bytes every process starts with). 3.6 has no _PyRuntime: its
+ * interpreter list and gilstate key are file-static (interp_head, autoTLSkey), found in
+ * .symtab. Layouts are checked against each process once its interpreter is initialised
+ * (thread list, TSD slot, code object type); a process that fails the check gets native
+ * frames only. Other Pythons (2.7, free-threaded builds, 3.15...) get a marker frame above
+ * their eval loop.
  *
  * Invariants: the code cache holds PYTHON_CODE_CACHE_CAP entries (../common/symbol_cache.h),
  * keyed by (pid, attach generation, code address); an entry is re-read when the eBPF cookie
@@ -55,6 +58,8 @@
 struct py_layout {
 	uint8_t major, minor;
 	struct py_offsets bpf;
+	uint16_t rt_interp_head;  /* _PyRuntime.interpreters.head (NO: 3.6's interp_head) */
+	uint16_t rt_tss;          /* _PyRuntime's autoTSSkey (NO: 3.6's autoTLSkey) */
 	uint16_t is_threads_head; /* PyInterpreterState's first thread state */
 	uint16_t ts_next;
 	uint16_t ts_thread_id; /* pthread_t: glibc's struct pthread address */
@@ -64,56 +69,79 @@ struct py_layout {
 	enum python_line_format lines;
 };
 
-/* runtimes.md §3.2 (measured with gdb on pyenv DWARF, walked live on pyenv and Debian); one
- * version per block, kept as measured rather than one field per line.
+/* runtimes.md §3.2 (measured with gdb on pyenv DWARF, walked live on pyenv and Debian; 3.14
+ * from the _Py_DebugOffsets of Debian's 3.14.10, walked live); one version per block, kept as
+ * measured rather than one field per line. Tail: rt_interp_head, rt_tss, is_threads_head,
+ * ts_next, ts_thread_id, co_filename, co_name, co_qualname, co_linetable, str_ascii_data,
+ * str_compact_data, lines.
  */
 /* clang-format off */
 static const struct py_layout layouts[] = {
+	{ 3, 6,
+	  { .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	    .fr_back = 24, .fr_code = 32, .fr_instr = 120, .fr_entry = NO, .fr_read_sz = 124,
+	    .co_argcount = 16, .co_firstlineno = 36, .co_code = 0,
+	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH,
+	    .tstate_kind = PY_TSTATE_KEY },
+	  NO, NO, 8, 8, 152, 96, 104, NO, 112, 48, 72, PYTHON_LINES_LNOTAB },
+	{ 3, 7,
+	  { .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	    .fr_back = 24, .fr_code = 32, .fr_instr = 104, .fr_entry = NO, .fr_read_sz = 112,
+	    .co_argcount = 16, .co_firstlineno = 36, .co_code = 0,
+	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH },
+	  24, 1504, 8, 8, 176, 96, 104, NO, 112, 48, 72, PYTHON_LINES_LNOTAB },
 	{ 3, 8,
-	  { .rt_interp_head = 32, .rt_tss = 1392, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	  { .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
 	    .fr_back = 24, .fr_code = 32, .fr_instr = 104, .fr_entry = NO, .fr_read_sz = 112,
 	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
 	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH },
-	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
+	  32, 1392, 8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
 	{ 3, 9,
-	  { .rt_interp_head = 32, .rt_tss = 584, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	  { .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
 	    .fr_back = 24, .fr_code = 32, .fr_instr = 104, .fr_entry = NO, .fr_read_sz = 112,
 	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
 	    .instr_kind = PY_INSTR_LASTI_BYTES, .entry_kind = PY_ENTRY_EACH },
-	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
+	  32, 584, 8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LNOTAB },
 	{ 3, 10,
-	  { .rt_interp_head = 32, .rt_tss = 584, .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
+	  { .ts_interp = 16, .ts_frame = 24, .cframe_frame = NO,
 	    .fr_back = 24, .fr_code = 32, .fr_instr = 96, .fr_entry = NO, .fr_read_sz = 112,
 	    .co_argcount = 16, .co_firstlineno = 40, .co_code = 0,
 	    .instr_kind = PY_INSTR_LASTI_UNITS, .entry_kind = PY_ENTRY_EACH },
-	  8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LINETABLE },
+	  32, 584, 8, 8, 176, 104, 112, NO, 120, 48, 72, PYTHON_LINES_LINETABLE },
 	{ 3, 11,
-	  { .rt_interp_head = 40, .rt_tss = 592, .ts_interp = 16, .ts_frame = 56, .cframe_frame = 8,
+	  { .ts_interp = 16, .ts_frame = 56, .cframe_frame = 8,
 	    .fr_back = 48, .fr_code = 32, .fr_instr = 56, .fr_entry = 68, .fr_read_sz = 72,
 	    .co_argcount = 56, .co_firstlineno = 72, .co_code = 184,
 	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_FLAG },
-	  16, 8, 152, 112, 120, 128, 136, 48, 72, PYTHON_LINES_LOCATIONS },
+	  40, 592, 16, 8, 152, 112, 120, 128, 136, 48, 72, PYTHON_LINES_LOCATIONS },
 	{ 3, 12,
-	  { .rt_interp_head = 40, .rt_tss = 1544, .ts_interp = 16, .ts_frame = 56, .cframe_frame = 0,
+	  { .ts_interp = 16, .ts_frame = 56, .cframe_frame = 0,
 	    .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 70, .fr_read_sz = 72,
 	    .co_argcount = 52, .co_firstlineno = 68, .co_code = 192,
 	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM },
-	  72, 8, 136, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
+	  40, 1544, 72, 8, 136, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
 	{ 3, 13,
-	  { .rt_interp_head = 632, .rt_tss = 2160, .ts_interp = 16, .ts_frame = 72,
-	    .cframe_frame = NO, .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 70,
-	    .fr_read_sz = 72, .co_argcount = 52, .co_firstlineno = 68, .co_code = 200,
+	  { .ts_interp = 16, .ts_frame = 72, .cframe_frame = NO,
+	    .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 70, .fr_read_sz = 72,
+	    .co_argcount = 52, .co_firstlineno = 68, .co_code = 200,
 	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM },
-	  7344, 8, 152, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
+	  632, 2160, 7344, 8, 152, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
+	{ 3, 14,
+	  { .ts_interp = 16, .ts_frame = 72, .cframe_frame = NO,
+	    .fr_back = 8, .fr_code = 0, .fr_instr = 56, .fr_entry = 74, .fr_read_sz = 80,
+	    .co_argcount = 52, .co_firstlineno = 68, .co_code = 208,
+	    .instr_kind = PY_INSTR_POINTER, .entry_kind = PY_ENTRY_SHIM, .fr_code_tags = 3 },
+	  808, 2336, 7344, 8, 152, 112, 120, 128, 136, 40, 56, PYTHON_LINES_LOCATIONS },
 };
 /* clang-format on */
 
 struct py_file {
 	struct interp_file_base base;
-	struct interp_file bpf;   /* what detect() found: ranges, version, offsets */
-	struct py_layout layout;  /* valid when bpf.supported */
-	uint64_t runtime_vaddr;   /* _PyRuntime */
-	uint64_t code_type_vaddr; /* PyCode_Type */
+	struct interp_file bpf;     /* what detect() found: ranges, version, offsets */
+	struct py_layout layout;    /* valid when bpf.supported */
+	uint64_t interp_head_vaddr; /* the first interpreter's pointer */
+	uint64_t tss_vaddr;         /* the gilstate key (layout.bpf.tstate_kind) */
+	uint64_t code_type_vaddr;   /* PyCode_Type */
 };
 
 enum py_proc_state {
@@ -125,8 +153,8 @@ enum py_proc_state {
 struct py_proc {
 	struct interp_proc_base base;
 	struct py_file *file;
-	uint64_t runtime;   /* absolute _PyRuntime */
-	uint64_t code_type; /* absolute PyCode_Type */
+	uint64_t interp_head, tss; /* absolute: py_file's */
+	uint64_t code_type;        /* absolute PyCode_Type */
 	enum py_proc_state state;
 	unsigned int tries;
 	uint64_t next_check_ns;
@@ -192,12 +220,17 @@ static void py_fini(void *rt)
 /* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
  * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
  */
-#define PY_SYMS(X)                                        \
-	X(SYM_RUNTIME, "_PyRuntime")                      \
-	X(SYM_EVAL, "_PyEval_EvalFrameDefault")           \
-	X(SYM_EVAL_COLD, "_PyEval_EvalFrameDefault.cold") \
-	X(SYM_VERSION, "Py_Version")                      \
-	X(SYM_CODE_TYPE, "PyCode_Type")
+#define PY_SYMS(X)                                                   \
+	X(SYM_RUNTIME, "_PyRuntime")                                 \
+	X(SYM_EVAL, "_PyEval_EvalFrameDefault")                      \
+	X(SYM_EVAL_COLD, "_PyEval_EvalFrameDefault.cold")            \
+	X(SYM_VERSION, "Py_Version")                                 \
+	X(SYM_CODE_TYPE, "PyCode_Type")                              \
+	/* 3.6 (no _PyRuntime): pystate.c's statics, .symtab only */ \
+	X(SYM_INTERP_HEAD, "interp_head")                            \
+	X(SYM_AUTO_TLS_KEY, "autoTLSkey")                            \
+	/* 2.x's eval loop: only for its marker */                   \
+	X(SYM_EVAL_2, "PyEval_EvalFrameEx")
 
 enum py_sym { PY_SYMS(INTERP_LIST_ENUM) SYM_CNT };
 
@@ -312,8 +345,9 @@ static bool name_is_python(const char *path, int *major, int *minor)
  */
 static void layout_for_arch(struct py_layout *l, const struct elf_file *ef)
 {
-	if (elf_file__machine(ef) == EM_AARCH64 && l->major == 3 && l->minor <= 11)
-		l->bpf.rt_tss += 16;
+	if (elf_file__machine(ef) == EM_AARCH64 && l->major == 3 && l->minor <= 11 &&
+	    l->rt_tss != NO)
+		l->rt_tss += 16;
 }
 
 static const struct py_layout *layout_for(int major, int minor)
@@ -326,60 +360,170 @@ static const struct py_layout *layout_for(int major, int minor)
 	return NULL;
 }
 
-/* 3.13: take the layout from _Py_DebugOffsets (the 3.13 struct; other versions have other
- * layouts of it). 0, or -ENOENT when the file's copy is missing or not a 3.13 default build.
+/* The fields of _Py_DebugOffsets we use, as indices of its uint64_t words (the cookie is word
+ * 0), per version: the struct grew in 3.14 (interpreter_state.threads_main,
+ * .code_object_generation, .tlbc_generation; interpreter_frame.stackpointer, .tlbc_index;
+ * code_object.co_tlbc; set objects), so the later sections moved. From
+ * Include/internal/pycore_debug_offsets.h of 3.13 and 3.14, checked against the words of
+ * pyenv's 3.13.0, Debian's 3.13.5 and 3.14.10.
  */
-static int debug_offsets_313(struct elf_file *ef, uint64_t runtime, struct py_layout *l)
+#define DEBUG_FIELDS(X)                                                     \
+	X(DBG_VERSION, 1, 1)                                                \
+	X(DBG_FREE_THREADED, 2, 2)                                          \
+	X(DBG_INTERP_HEAD, 5, 5)      /* runtime_state.interpreters_head */ \
+	X(DBG_THREADS_HEAD, 9, 9)     /* interpreter_state.threads_head */  \
+	X(DBG_TS_NEXT, 21, 24)        /* thread_state.next */               \
+	X(DBG_TS_INTERP, 22, 25)      /* .interp */                         \
+	X(DBG_TS_FRAME, 23, 26)       /* .current_frame */                  \
+	X(DBG_TS_THREAD_ID, 24, 27)   /* .thread_id */                      \
+	X(DBG_FR_BACK, 29, 32)        /* interpreter_frame.previous */      \
+	X(DBG_FR_CODE, 30, 33)        /* .executable */                     \
+	X(DBG_FR_INSTR, 31, 34)       /* .instr_ptr */                      \
+	X(DBG_FR_OWNER, 33, 36)       /* .owner */                          \
+	X(DBG_CO_FILENAME, 35, 40)    /* code_object.filename */            \
+	X(DBG_CO_NAME, 36, 41)        /* .name */                           \
+	X(DBG_CO_QUALNAME, 37, 42)    /* .qualname */                       \
+	X(DBG_CO_LINETABLE, 38, 43)   /* .linetable */                      \
+	X(DBG_CO_FIRSTLINENO, 39, 44) /* .firstlineno */                    \
+	X(DBG_CO_ARGCOUNT, 40, 45)    /* .argcount */                       \
+	X(DBG_CO_CODE, 43, 48)        /* .co_code_adaptive */               \
+	X(DBG_BYTES_SIZE, 65, 75)     /* bytes_object.ob_size */            \
+	X(DBG_BYTES_DATA, 66, 76)     /* .ob_sval */                        \
+	X(DBG_STR_STATE, 68, 78)      /* unicode_object.state */            \
+	X(DBG_STR_LENGTH, 69, 79)     /* .length */                         \
+	X(DBG_STR_ASCII_DATA, 70, 80) /* .asciiobject_size */
+
+#define DEBUG_ENUM(id, i313, i314) id,
+#define DEBUG_313(id, i313, i314) i313,
+#define DEBUG_314(id, i313, i314) i314,
+
+enum debug_field { DEBUG_FIELDS(DEBUG_ENUM) DBG_CNT };
+
+static const uint8_t debug_index_313[DBG_CNT] = { DEBUG_FIELDS(DEBUG_313) };
+static const uint8_t debug_index_314[DBG_CNT] = { DEBUG_FIELDS(DEBUG_314) };
+
+#define DEBUG_WORDS 81 /* the words read: past the last index above */
+
+/* 3.13 and 3.14: take the layout from the file's _Py_DebugOffsets (its minor version's
+ * struct), over the measured table entry in l. 0; -ENOTSUP for a free-threaded build (other
+ * object headers: not walked); -ENOENT when the file's copy is missing, is not of that
+ * version, or disagrees with what the walk takes as fixed (str and bytes headers, a frame
+ * that fits PY_FRAME_READ_MAX).
+ */
+static int debug_offsets(struct elf_file *ef, uint64_t runtime, struct py_layout *l)
 {
-	const uint8_t *b = interp_elf__bytes(ef, runtime, 352);
-	uint64_t q[44];
+	const uint8_t *b = interp_elf__bytes(ef, runtime, DEBUG_WORDS * 8);
+	const uint8_t *idx = l->minor == 13 ? debug_index_313 : debug_index_314;
+	uint64_t q[DEBUG_WORDS], v[DBG_CNT];
+	uint16_t read_sz;
 	size_t i;
 
-	if (!b || memcmp(b, "xdebugpy", 8))
+	if (!b || memcmp(b, "xdebugpy", 8) || l->major != 3 || l->minor < 13 || l->minor > 14)
 		return -ENOENT;
 	memcpy(q, b, sizeof(q));
-	if ((q[1] >> 16) != 0x030d || q[2] /* free_threaded */)
+	for (i = 0; i < DBG_CNT; i++)
+		v[i] = q[idx[i]];
+	if ((v[DBG_VERSION] >> 16) != (3u << 8 | l->minor))
 		return -ENOENT;
-	static const uint8_t used[] = { 5,  9,  21, 22, 23, 24, 29, 30, 31,
-					33, 35, 36, 37, 38, 39, 40, 43 };
-
-	for (i = 0; i < sizeof(used); i++)
-		if (q[used[i]] > 0xfff0)
+	if (v[DBG_FREE_THREADED])
+		return -ENOTSUP;
+	for (i = DBG_INTERP_HEAD; i < DBG_CNT; i++)
+		if (v[i] > 0xfff0)
 			return -ENOENT;
-	l->bpf.rt_interp_head = (uint16_t)q[5]; /* runtime_state.interpreters_head */
-	l->is_threads_head = (uint16_t)q[9];    /* interpreter_state.threads_head */
-	l->ts_next = (uint16_t)q[21];           /* thread_state.next */
-	l->bpf.ts_interp = (uint16_t)q[22];
-	l->bpf.ts_frame = (uint16_t)q[23]; /* current_frame */
-	l->ts_thread_id = (uint16_t)q[24];
-	l->bpf.fr_back = (uint16_t)q[29];  /* interpreter_frame.previous */
-	l->bpf.fr_code = (uint16_t)q[30];  /* executable */
-	l->bpf.fr_instr = (uint16_t)q[31]; /* instr_ptr */
-	l->bpf.fr_entry = (uint16_t)q[33]; /* owner */
-	l->co_filename = (uint16_t)q[35];  /* code_object.filename */
-	l->co_name = (uint16_t)q[36];
-	l->co_qualname = (uint16_t)q[37];
-	l->co_linetable = (uint16_t)q[38];
-	l->bpf.co_firstlineno = (uint16_t)q[39];
-	l->bpf.co_argcount = (uint16_t)q[40];
-	l->bpf.co_code = (uint16_t)q[43]; /* co_code_adaptive */
-	if (l->bpf.fr_back + 8 > l->bpf.fr_read_sz || l->bpf.fr_code + 8 > l->bpf.fr_read_sz ||
-	    l->bpf.fr_instr + 8 > l->bpf.fr_read_sz || l->bpf.fr_entry >= l->bpf.fr_read_sz)
+	if (v[DBG_BYTES_SIZE] != 16 || v[DBG_BYTES_DATA] != 32 || v[DBG_STR_STATE] != 32 ||
+	    v[DBG_STR_LENGTH] != 16)
+		return -ENOENT; /* read_str() and read_code() take them as fixed */
+	read_sz = (uint16_t)v[DBG_FR_OWNER] + 1;
+	for (i = DBG_FR_BACK; i <= DBG_FR_INSTR; i++)
+		if (v[i] + 8 > read_sz)
+			read_sz = (uint16_t)v[i] + 8;
+	read_sz = (read_sz + 7) & ~7u;
+	if (read_sz >= PY_FRAME_READ_MAX)
 		return -ENOENT;
+	l->rt_interp_head = (uint16_t)v[DBG_INTERP_HEAD];
+	l->is_threads_head = (uint16_t)v[DBG_THREADS_HEAD];
+	l->ts_next = (uint16_t)v[DBG_TS_NEXT];
+	l->bpf.ts_interp = (uint16_t)v[DBG_TS_INTERP];
+	l->bpf.ts_frame = (uint16_t)v[DBG_TS_FRAME];
+	l->ts_thread_id = (uint16_t)v[DBG_TS_THREAD_ID];
+	l->bpf.fr_back = (uint16_t)v[DBG_FR_BACK];
+	l->bpf.fr_code = (uint16_t)v[DBG_FR_CODE];
+	l->bpf.fr_instr = (uint16_t)v[DBG_FR_INSTR];
+	l->bpf.fr_entry = (uint16_t)v[DBG_FR_OWNER];
+	l->bpf.fr_read_sz = read_sz;
+	l->co_filename = (uint16_t)v[DBG_CO_FILENAME];
+	l->co_name = (uint16_t)v[DBG_CO_NAME];
+	l->co_qualname = (uint16_t)v[DBG_CO_QUALNAME];
+	l->co_linetable = (uint16_t)v[DBG_CO_LINETABLE];
+	l->bpf.co_firstlineno = (uint16_t)v[DBG_CO_FIRSTLINENO];
+	l->bpf.co_argcount = (uint16_t)v[DBG_CO_ARGCOUNT];
+	l->bpf.co_code = (uint16_t)v[DBG_CO_CODE];
+	l->str_ascii_data = (uint16_t)v[DBG_STR_ASCII_DATA];
 	return 0;
+}
+
+/* The layout of a version we know, and where its interpreter list and gilstate key are in the
+ * file; false when something it needs is missing (a 3.6 without .symtab...).
+ */
+static bool layout_file(struct py_file *f, const struct executable *exe,
+			const struct interp_sym *syms)
+{
+	const struct py_layout *known = layout_for(f->bpf.major, f->bpf.minor);
+	uint64_t runtime = syms[SYM_RUNTIME].addr;
+
+	if (!known || !syms[SYM_CODE_TYPE].found)
+		return false;
+	f->layout = *known;
+	if (known->rt_interp_head == NO) {
+		/* 3.6 */
+		if (!syms[SYM_INTERP_HEAD].found || !syms[SYM_AUTO_TLS_KEY].found)
+			return false;
+		f->interp_head_vaddr = syms[SYM_INTERP_HEAD].addr;
+		f->tss_vaddr = syms[SYM_AUTO_TLS_KEY].addr;
+	} else if (!syms[SYM_RUNTIME].found) {
+		return false;
+	}
+	if (known->minor >= 13) {
+		int err = debug_offsets(exe->elf, runtime, &f->layout);
+
+		if (err == -ENOTSUP) {
+			pr_debug("%s: a free-threaded build: not walked\n", exe->path);
+			return false;
+		}
+		if (err) {
+			pr_debug("%s: no usable _Py_DebugOffsets: measured 3.%u layout\n",
+				 exe->path, known->minor);
+			f->layout = *known;
+		} else if (memcmp(&f->layout, known, sizeof(*known))) {
+			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.%u layout\n",
+				 exe->path, known->minor);
+		}
+	}
+	layout_for_arch(&f->layout, exe->elf);
+	if (known->rt_interp_head != NO) {
+		f->interp_head_vaddr = runtime + f->layout.rt_interp_head;
+		f->tss_vaddr = runtime + f->layout.rt_tss;
+	}
+	f->code_type_vaddr = syms[SYM_CODE_TYPE].addr;
+	return true;
 }
 
 static int detect(const struct executable *exe, struct py_file *f)
 {
 	struct interp_sym syms[SYM_CNT];
-	const struct py_layout *known;
+	const struct interp_sym *eval;
 	int major, minor;
 
 	if (!exe->elf || !name_is_python(exe->path, &major, &minor))
 		return -ENOENT;
 	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
-	/* A python binary linked against libpython imports these: the library is the one. */
-	if (!syms[SYM_RUNTIME].found || !syms[SYM_EVAL].found || !syms[SYM_EVAL].size)
+	/* A python binary linked against libpython imports these: the library is the one. 2.x
+	 * (PyEval_EvalFrameEx, which 3.x keeps as a wrapper) is found for its marker only.
+	 */
+	eval = &syms[SYM_EVAL];
+	if (!eval->found && major == 2)
+		eval = &syms[SYM_EVAL_2];
+	if (!eval->found || !eval->size)
 		return -ENOENT;
 	if (syms[SYM_VERSION].found) {
 		const uint8_t *v = interp_elf__bytes(exe->elf, syms[SYM_VERSION].addr, 4);
@@ -391,12 +535,10 @@ static int detect(const struct executable *exe, struct py_file *f)
 			minor = (int)((hex >> 16) & 0xff);
 		}
 	}
-	f->runtime_vaddr = syms[SYM_RUNTIME].addr;
-	f->code_type_vaddr = syms[SYM_CODE_TYPE].addr;
 	f->bpf.major = (uint8_t)(major < 0 ? 0 : major);
 	f->bpf.minor = (uint8_t)(minor < 0 ? 0 : minor);
-	f->bpf.range_start[0] = syms[SYM_EVAL].addr;
-	f->bpf.range_end[0] = syms[SYM_EVAL].addr + syms[SYM_EVAL].size;
+	f->bpf.range_start[0] = eval->addr;
+	f->bpf.range_end[0] = eval->addr + eval->size;
 	{
 		uint64_t cs, ce;
 
@@ -405,20 +547,8 @@ static int detect(const struct executable *exe, struct py_file *f)
 		f->bpf.range_start[1] = cs;
 		f->bpf.range_end[1] = ce;
 	}
-	known = layout_for(major, minor);
 	f->bpf.supported = 0;
-	if (known && syms[SYM_CODE_TYPE].found) {
-		f->layout = *known;
-		if (major == 3 && minor == 13 &&
-		    debug_offsets_313(exe->elf, f->runtime_vaddr, &f->layout)) {
-			pr_debug("%s: no usable _Py_DebugOffsets: measured 3.13 layout\n",
-				 exe->path);
-			f->layout = *known;
-		}
-		if (major == 3 && minor == 13 && memcmp(&f->layout, known, sizeof(*known)))
-			pr_debug("%s: _Py_DebugOffsets differ from the measured 3.13 layout\n",
-				 exe->path);
-		layout_for_arch(&f->layout, exe->elf);
+	if (layout_file(f, exe, syms)) {
 		f->bpf.supported = 1;
 		f->bpf.py.off = f->layout.bpf;
 	}
@@ -446,24 +576,45 @@ static int py_file_detect(void *rt, const struct executable *exe, void *file_sta
 
 /* ---- per-process attach and layout check ---- */
 
+/* The gilstate pthread key at pp->tss into *key: 1 set, 0 not set yet, -EINVAL not a key. */
+static int proc_key(const struct py_proc *pp, uint32_t *key)
+{
+	uint32_t tss[2];
+
+	if (interp__read_mem(pp->base.pid, pp->tss, tss, sizeof(tss)))
+		return -EFAULT;
+	if (pp->file->layout.bpf.tstate_kind == PY_TSTATE_KEY) {
+		*key = tss[0]; /* an int, -1 until created */
+		if (*key == UINT32_MAX)
+			return 0;
+	} else {
+		*key = tss[1]; /* Py_tss_t { int initialized; key } */
+		if (!tss[0])
+			return 0;
+		if (tss[0] != 1)
+			return -EINVAL;
+	}
+	return *key < 1024 ? 1 : -EINVAL;
+}
+
 /* Check the layout against the live interpreter: every thread state belongs to the runtime's
- * interpreter, its libc TSD slot (autoTSSkey) points back at it, and the newest frame of a
- * thread holds a PyCode_Type object. 1 verified, 0 not initialised yet, < 0 wrong layout.
+ * interpreter, its libc TSD slot (the gilstate key) points back at it, and the newest frame of
+ * a thread holds a PyCode_Type object. 1 verified, 0 not initialised yet, < 0 wrong layout.
  */
 static int proc_check(struct py_proc *pp)
 {
 	const struct py_layout *l = &pp->file->layout;
-	uint32_t tss[2];
+	uint32_t key;
 	uint64_t interp, ts, v, frame;
-	int threads = 0, tsd_ok = 0, code_ok = 0;
+	int threads = 0, tsd_ok = 0, code_ok = 0, set;
 
-	if (interp__read_mem(pp->base.pid, pp->runtime + l->bpf.rt_tss, tss, sizeof(tss)) ||
-	    interp__read_u64(pp->base.pid, pp->runtime + l->bpf.rt_interp_head, &interp))
+	set = proc_key(pp, &key);
+	if (set < 0)
+		return set;
+	if (interp__read_u64(pp->base.pid, pp->interp_head, &interp))
 		return -EFAULT;
-	if (!tss[0] || !interp)
+	if (!set || !interp)
 		return 0;
-	if (tss[0] != 1 || tss[1] >= 1024)
-		return -EINVAL;
 	if (interp__read_u64(pp->base.pid, interp + l->is_threads_head, &ts))
 		return -EFAULT;
 	if (!ts)
@@ -472,8 +623,8 @@ static int proc_check(struct py_proc *pp)
 		threads++;
 		if (interp__read_u64(pp->base.pid, ts + l->bpf.ts_interp, &v) || v != interp)
 			return -EINVAL;
-		if (tss[1] < 32 && !interp__read_u64(pp->base.pid, ts + l->ts_thread_id, &v) && v &&
-		    !interp__read_u64(pp->base.pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * tss[1], &v) &&
+		if (key < 32 && !interp__read_u64(pp->base.pid, ts + l->ts_thread_id, &v) && v &&
+		    !interp__read_u64(pp->base.pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * key, &v) &&
 		    v == ts)
 			tsd_ok++;
 		if (!interp__read_u64(pp->base.pid, ts + l->bpf.ts_frame, &frame) && frame &&
@@ -483,8 +634,9 @@ static int proc_check(struct py_proc *pp)
 
 			if (l->bpf.fr_entry != NO && l->bpf.entry_kind == PY_ENTRY_SHIM)
 				interp__read_mem(pp->base.pid, frame + l->bpf.fr_entry, &owner, 1);
-			if (frame && owner != PY_OWNED_BY_CSTACK &&
-			    !interp__read_u64(pp->base.pid, frame + l->bpf.fr_code, &v) && v &&
+			if (frame && owner < PY_OWNER_ENTRY &&
+			    !interp__read_u64(pp->base.pid, frame + l->bpf.fr_code, &v) &&
+			    (v &= ~(uint64_t)l->bpf.fr_code_tags) &&
 			    !interp__read_u64(pp->base.pid, v + 8 /* ob_type */, &v)) {
 				if (v != pp->code_type)
 					return -EINVAL;
@@ -495,7 +647,7 @@ static int proc_check(struct py_proc *pp)
 			return -EFAULT;
 	}
 	if (!tsd_ok)
-		return tss[1] < 32 ? -EINVAL : -ENOTSUP;
+		return key < 32 ? -EINVAL : -ENOTSUP;
 	return code_ok ? 1 : 0;
 }
 
@@ -531,14 +683,17 @@ static int py_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t no
 
 	(void)rt;
 	pp->file = f;
-	pp->runtime = bias + f->runtime_vaddr;
+	pp->interp_head = bias + f->interp_head_vaddr;
+	pp->tss = bias + f->tss_vaddr;
 	pp->code_type = bias + f->code_type_vaddr;
 	pp->state = PY_PROC_PENDING;
 	pp->next_check_ns = now_ns;
-	bpf->py.runtime = pp->runtime;
+	bpf->py.interp_head = pp->interp_head;
+	bpf->py.tss = pp->tss;
 	bpf->py.tsd_off = GLIBC_TSD_FROM_TP;
-	pr_debug("python: pid %d: %s, _PyRuntime at %#llx\n", (int)pp->base.pid, f->base.path,
-		 (unsigned long long)pp->runtime);
+	pr_debug("python: pid %d: %s, interpreters at %#llx, gilstate key at %#llx\n",
+		 (int)pp->base.pid, f->base.path, (unsigned long long)pp->interp_head,
+		 (unsigned long long)pp->tss);
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 /* CPython line-table decoders. See python_lines.h.
  *
- * Each follows the corresponding Objects/codeobject.c of its version: 3.8/3.9
+ * Each follows the corresponding Objects/codeobject.c of its version: 3.6-3.9
  * PyCode_Addr2Line over co_lnotab; 3.10 and 3.11+ PyCode_Addr2Line through
  * _PyCode_CheckLineNumber, walking address ranges forward from the start of the table.
  */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 enum python_line_format {
-	PYTHON_LINES_LNOTAB = 0,    /* 3.8, 3.9 co_lnotab: (byte delta, signed line delta) */
+	PYTHON_LINES_LNOTAB = 0,    /* 3.6-3.9 co_lnotab: (byte delta, signed line delta) */
 	PYTHON_LINES_LINETABLE = 1, /* 3.10 co_linetable (PEP 626): (byte delta, line delta or
 				     * -128 for "no line") */
 	PYTHON_LINES_LOCATIONS = 2, /* 3.11+ co_linetable (PEP 657 location table) */
