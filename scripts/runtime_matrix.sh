@@ -41,7 +41,7 @@ trap 'for r in "${used_roots[@]}"; do rm -rf "${r:?}$WORKDIR"; done' EXIT
 # The rows this build supports: "SUITE RUNTIME" (each checked by this script on this machine;
 # README.md lists the versions they are).
 SUPPORTED=(
-	"bullseye python" "bookworm python" "trixie python"
+	"bullseye python" "bookworm python" "trixie python" "sid python"
 	"bullseye perl" "bookworm perl" "trixie perl" "sid perl"
 	"bookworm ruby"
 	"bookworm php"
@@ -301,13 +301,16 @@ for suite in "${suites[@]}"; do
 	for rt in "${runtimes[@]}"; do
 		"row_$rt"
 		id=$(container_id "$suite" "$rt")
-		run() { "$TOP/scripts/in_container.sh" "$root" "$id" /bin/sh -c "cd $WORKDIR && SECS=$SECS && $1"; }
-		versions[$rt]=$(run "$VERSION" 2>/dev/null | head -1 || true)
-		if [[ -n $PREPARE ]] && ! run "$PREPARE" >"$OUT/$suite-$rt.prepare.log" 2>&1; then
+		# run CONTAINER_ID COMMAND: the version probe and the build run in a container of their
+		# own, so that only the workload's samples are the row's
+		run() { "$TOP/scripts/in_container.sh" "$root" "$1" /bin/sh -c "cd $WORKDIR && SECS=$SECS && $2"; }
+		aside=$(container_id "$suite" "$rt-aside")
+		versions[$rt]=$(run "$aside" "$VERSION" 2>/dev/null | head -1 || true)
+		if [[ -n $PREPARE ]] && ! run "$aside" "$PREPARE" >"$OUT/$suite-$rt.prepare.log" 2>&1; then
 			versions[$rt]="${versions[$rt]} (build failed)"
 			continue
 		fi
-		run "$RUN" >"$OUT/$suite-$rt.out" 2>&1 || echo "exit status $?" >>"$OUT/$suite-$rt.out"
+		run "$id" "$RUN" >"$OUT/$suite-$rt.out" 2>&1 || echo "exit status $?" >>"$OUT/$suite-$rt.out"
 	done
 	sleep 1.5 # the last interval
 	kill -TERM $agent

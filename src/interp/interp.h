@@ -109,6 +109,11 @@ struct interp_runtime {
 	int (*file_detect)(void *rt, const struct executable *exe, void *file_state,
 			   struct interp_file *bpf);
 	void (*file_free)(void *rt, void *file_state); /* optional: what file_detect made */
+	/* Optional (NULL: none). The name of the interpreter's own code at vaddr of the file when
+	 * its symbols name none (a compiler-split part of the eval loop in a stripped build), or
+	 * NULL. Called for native frames the file's symbols left unnamed.
+	 */
+	const char *(*code_name)(void *rt, void *file_state, uint64_t vaddr);
 	/* A live process maps the file (at load bias `bias`): proc_state (proc_state_sz bytes,
 	 * zeroed, beginning with struct interp_proc_base; NULL when 0) and bpf->(its union member)
 	 * filled: 0, or -errno (not attached).
@@ -235,6 +240,12 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
  * there its samples lack their runtime's frames: the caller ticks often.
  */
 bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns);
+
+/* The name a runtime gives the code at vaddr of the file file_id (struct interp_runtime's
+ * code_name), or NULL.
+ */
+const char *interp_registry__code_name(const struct interp_registry *reg, uint64_t file_id,
+				       uint64_t vaddr);
 
 /* The runtime whose frames have this kind, or NULL. */
 const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,

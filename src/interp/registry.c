@@ -453,6 +453,18 @@ void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)
 
 /* ---- frames ---- */
 
+const char *interp_registry__code_name(const struct interp_registry *reg, uint64_t file_id,
+				       uint64_t vaddr)
+{
+	const struct interp_file_entry *fe = u64_map__get(&reg->files, file_id);
+	const struct interp_runtime *rt;
+
+	if (!fe)
+		return NULL;
+	rt = runtimes[fe->rt];
+	return rt->code_name ? rt->code_name(reg->rt_state[fe->rt], fe->state, vaddr) : NULL;
+}
+
 const struct interp_runtime *interp_registry__runtime(const struct interp_registry *reg,
 						      uint8_t frame_kind)
 {

@@ -262,8 +262,13 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 			};
 		return id;
 	}
-	if (th->opts.symbolize)
-		name = file_symbols__symbol(th->files, exe, is_return ? addr - 1 : addr, NULL);
+	if (th->opts.symbolize) {
+		uint64_t lookup = is_return ? addr - 1 : addr;
+
+		name = file_symbols__symbol(th->files, exe, lookup, NULL);
+		if (!name && th->interp)
+			name = interp_registry__code_name(th->interp, exe->file_id, lookup);
+	}
 	if (!name)
 		th->stats.user_unsymbolized++;
 	/* Source lines come later (trace_handler__symbolize_lines()) from lookup_addr: a return
