@@ -12,7 +12,11 @@
 #  - mixed: Ruby -> C function (Enumerable#sort_by, Integer#times, Array#each) -> native ->
 #    block, with a class method (Mixed.count) and a define_method method (Mixed#made);
 #  - threads: two busy Threads, each sample with its own thread's Ruby stack;
-#  - a Ruby started after the recording began.
+#  - a Ruby started after the recording began;
+#  - Debian 11's ruby2.7 and 13's ruby3.3 in the runtime matrix's roots (scripts/runtime_root.sh;
+#    a root not built is a skip), run as a container runs them (scripts/in_container.sh): the
+#    chain, the mixed shapes (3.3's Integer#times is Ruby code, <internal:numeric>), the GC
+#    marker and threads, each as the host's 3.1 checks them.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -28,11 +32,6 @@ rb_record()
 	record_stacks "$1" "$RUBY" --disable-gems "$2" $SECS
 }
 
-if [[ ! -x $RUBY ]]; then
-	skip_setup "Debian's ruby3.1 missing: every Ruby check"
-	finish
-fi
-
 # Thresholds: 499 Hz for 1.5 s is ~750 samples on an idle box; on a loaded 2-core box a
 # workload may get a quarter of a CPU: counts ask for 100 and shares of samples for 75-85%.
 N='[^;@]*;' # one native (or C function) frame
@@ -44,6 +43,94 @@ marks "$DATA/rb_mixed.rb" L_SORT=SORT L_KEY=KEY L_TIMES=TIMES L_EACH=EACH
 marks "$DATA/rb_threads.rb" L_SPIN_A=SPIN_A L_SPIN_B=SPIN_B L_THREAD_A=THREAD_A \
 	L_THREAD_B=THREAD_B
 CHAIN="<main>@$C:$L_ALPHA;Worker#alpha@$C:$L_BETA;Worker#beta@$C:$L_GAMMA;Worker#gamma@$C:$L_HOT(;[^;@]*)*\$"
+
+# ---- another Debian's ruby in its runtime-matrix root (before the host's: they run without it)
+# root_checks SUITE RUBY TIMES: the chain, mixed, GC and thread checks of SUITE's RUBY (its
+# binary's name), TIMES the frames Integer#times shows (a regex: a C function, or Ruby code)
+root_checks()
+{
+	local suite=$1 ruby=$2 times=$3 root dir id t o f inc inruby chain hot mixed gc own other run
+	local rm_cache=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}
+	root=$rm_cache/roots/$suite
+	if [[ ! -e $root/.stackscope-root || ! -x $root/usr/bin/$ruby ]]; then
+		skip "$suite root with $ruby not built (scripts/runtime_root.sh $suite): its checks"
+		return
+	fi
+	dir=/tmp/stackscope-test-ruby.$$ # inside the root
+	mkdir -p "$root$dir"
+	cp "$DATA"/rb_chain.rb "$DATA"/rb_mixed.rb "$DATA"/rb_threads.rb "$TMP/rb_gc.rb" "$root$dir/"
+	id=$(echo "test_ruby $suite $$" | sha256sum | cut -c1-64)
+	run=("$SS_ROOT/scripts/in_container.sh" "$root" "$id" "$ruby" --disable-gems)
+
+	record_stacks "$suite-chain" "${run[@]}" "$dir/rb_chain.rb" $SECS
+	f=$TMP/$suite-chain.stacks
+	inruby=$(samples "$f" "*" ";ruby_run_node;")
+	chain=$(samples "$f" "*" "ruby_run_node;($N)*$CHAIN")
+	check_pct "$suite $ruby chain: <main>;Worker#alpha;#beta;#gamma at their lines" \
+		"$chain" "$inruby" 90 || show_stacks "$f"
+	inc=$(samples "$f" "*" ";Worker#gamma@$C:")
+	hot=$(samples "$f" "*" ";Worker#gamma@$C:$L_HOT(;|\$)")
+	check_pct "$suite $ruby chain: Worker#gamma at the hot line $L_HOT" "$hot" "$inc" 95
+	grep -q "ruby .*layouts verified 1" "$TMP/$suite-chain.err"
+	check_eq "$suite $ruby: the process's layout verified (record summary)" $? 0 ||
+		grep "^ruby " "$TMP/$suite-chain.err" | sed 's/^/        /'
+
+	record_stacks "$suite-mixed" "${run[@]}" "$dir/rb_mixed.rb" $SECS
+	f=$TMP/$suite-mixed.stacks
+	inc=$(samples "$f" "*" ";Mixed#key@$M:")
+	mixed=$(samples "$f" "*" \
+		";Mixed#sort_loop@$M:$L_SORT;Enumerable#sort_by;($N)+block in Mixed#sort_loop@$M:$L_SORT;Mixed#key@$M:[0-9]+(;[^;@]*)*\$")
+	check_ge "$suite mixed: samples in Mixed#key" "$inc" 25
+	check_pct "$suite mixed: Mixed#sort_loop -> Enumerable#sort_by (C) -> block -> Mixed#key" \
+		"$mixed" "$inc" 85 || show_stacks "$f"
+	inc=$(samples "$f" "*" ";block in Mixed\\.count@$M:")
+	mixed=$(samples "$f" "*" \
+		";Mixed\\.count@$M:$L_TIMES;$times;($N)*block in Mixed\\.count@$M:$L_TIMES(;[^;@]*)*\$")
+	check_pct "$suite mixed: Mixed.count -> Integer#times -> block in Mixed.count" \
+		"$mixed" "$inc" 85 || show_stacks "$f"
+	inc=$(samples "$f" "*" ";block \\(2 levels\\) in <class:Mixed>@$M:")
+	mixed=$(samples "$f" "*" \
+		";Mixed#made@$M:$L_EACH;Array#each;($N)+block \\(2 levels\\) in <class:Mixed>@$M:$L_EACH(;[^;@]*)*\$")
+	check_pct "$suite mixed: Mixed#made (define_method) -> Array#each (C) -> its block" \
+		"$mixed" "$inc" 85 || show_stacks "$f"
+
+	record_stacks "$suite-gc" "${run[@]}" "$dir/rb_gc.rb" $SECS
+	f=$TMP/$suite-gc.stacks
+	inc=$(samples "$f" "*" ";GC\\.start@<internal:gc>:[0-9]+")
+	gc=$(samples "$f" "*" "<main>@rb_gc\\.rb:$L_GC;GC\\.start@<internal:gc>:[0-9]+;\\[ruby: gc\\](;[^;@]*)*\$")
+	check_pct "$suite gc: <main> -> GC.start -> [ruby: gc]" "$gc" "$inc" 80 || show_stacks "$f"
+
+	record_stacks "$suite-threads" "${run[@]}" "$dir/rb_threads.rb" $SECS
+	$STACKS --thread "$TMP/$suite-threads.pb.gz" >"$TMP/$suite-threads.by_thread"
+	f=$TMP/$suite-threads.by_thread
+	other=0
+	for t in a b; do
+		inc=$(samples "$f" "spin-$t")
+		own=$(samples "$f" "spin-$t" ";Object#spin_$t@$T:[0-9]+(;[^;@]*)*\$")
+		check_pct "$suite threads: spin-$t's samples show its own spin_$t" "$own" "$inc" 85 ||
+			show_stacks "$f"
+		o=b
+		[[ $t == a ]] || o=a
+		other=$((other + $(samples "$f" "spin-$t" "spin_$o@")))
+	done
+	check_eq "$suite threads: no sample shows the other thread's Ruby stack" "$other" 0
+	rm -rf "${root:?}$dir"
+}
+
+# rb_gc.rb: GC.start in a loop over a heap of 200k strings
+{
+	echo "keep = Array.new(200_000) { |i| \"s#{i}\" }"
+	echo "deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + Float(ARGV[0])"
+	echo "GC.start while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline # GC_LOOP"
+} >"$TMP/rb_gc.rb"
+L_GC=$(line "$TMP/rb_gc.rb" GC_LOOP)
+root_checks bullseye ruby2.7 'Integer#times'
+root_checks trixie ruby3.3 'Integer#times@<internal:numeric>:[0-9]+'
+
+if [[ ! -x $RUBY ]]; then
+	skip_setup "Debian's ruby3.1 missing: every check of the host's Ruby"
+	finish
+fi
 
 # ---- chain: one vm_exec_core activation runs all four frames ----
 rb_record chain "$DATA/rb_chain.rb"
@@ -116,13 +203,8 @@ check_ge "long method: samples" "$inc" 100
 check_pct "long method: hot line $L_LONG found through the succinct index blocks" "$hot" "$inc" 95 ||
 	show_stacks "$f"
 
-# ---- GC time: a [ruby: gc] frame on the leaf side of the Ruby frames that started it ----
-{
-	echo "keep = Array.new(200_000) { |i| \"s#{i}\" }"
-	echo "deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + Float(ARGV[0])"
-	echo "GC.start while Process.clock_gettime(Process::CLOCK_MONOTONIC) < deadline # GC_LOOP"
-} >"$TMP/rb_gc.rb"
-L_GC=$(line "$TMP/rb_gc.rb" GC_LOOP)
+# ---- GC time: a [ruby: gc] frame on the leaf side of the Ruby frames that started it
+# (rb_gc.rb: made above) ----
 rb_record gc "$TMP/rb_gc.rb"
 f=$TMP/gc.stacks
 inc=$(samples "$f" "*" ";GC\\.start@<internal:gc>:[0-9]+")

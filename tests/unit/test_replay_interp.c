@@ -30,7 +30,9 @@
  *
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
- * installed by setup: a SKIP). A system that forbids ptrace of one's own child is a SKIP.
+ * installed by setup: a SKIP), Debian 11's ruby2.7 and 13's ruby3.3 from the runtime matrix's
+ * roots (run through their own ld.so; a missing root is a SKIP). A system that forbids ptrace
+ * of one's own child is a SKIP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -742,29 +744,69 @@ TEST(pyenv_313)
 	check_pyenv(13);
 }
 
+static const struct interp_case ruby_case = {
+	.name = "ruby",
+	.argv = { NULL, "--disable-gems", "tests/data/rb_chain.rb", WORKLOAD_SECS },
+	.script = "tests/data/rb_chain.rb",
+	.burn_ms = BURN_CPU_MS,
+	.kind = FRAME_KIND_RUBY,
+	.chain = {
+		{ "Worker#gamma", "# HOT" },
+		{ "Worker#beta", "# CALL_GAMMA" },
+		{ "Worker#alpha", "# CALL_BETA" },
+		{ "<main>", "# CALL_ALPHA" },
+	},
+	.runner = NULL, /* vm_exec_core: static, in no symbol table of Debian's */
+	.under = "rb_vm_exec",
+	.root = { "_start@", "__libc_start_main" },
+	.no_proc_counter = RB_COUNTER_NO_PROC,
+};
+
 TEST(ruby31)
 {
-	static const struct interp_case rb = {
-		.name = "ruby",
-		.argv = { NULL, "--disable-gems", "tests/data/rb_chain.rb", WORKLOAD_SECS },
-		.script = "tests/data/rb_chain.rb",
-		.burn_ms = BURN_CPU_MS,
-		.kind = FRAME_KIND_RUBY,
-		.chain = {
-			{ "Worker#gamma", "# HOT" },
-			{ "Worker#beta", "# CALL_GAMMA" },
-			{ "Worker#alpha", "# CALL_BETA" },
-			{ "<main>", "# CALL_ALPHA" },
-		},
-		.runner = NULL, /* vm_exec_core: static, in no symbol table of Debian's */
-		.under = "rb_vm_exec",
-		.root = { "_start@", "__libc_start_main" },
-		.no_proc_counter = RB_COUNTER_NO_PROC,
-	};
-
 	if (access("/usr/bin/ruby3.1", X_OK))
 		SKIP_SETUP("no /usr/bin/ruby3.1");
-	run_case(&rb, "/usr/bin/ruby3.1");
+	run_case(&ruby_case, "/usr/bin/ruby3.1");
+}
+
+/* Another Debian's ruby, from the runtime matrix's root of that suite (scripts/runtime_root.sh,
+ * RM_CACHE), run on this system through that root's own ld.so and libraries (no chroot: no
+ * root needed); a missing root is a SKIP. under: a native function below the chain there.
+ */
+static void run_root_ruby(const char *suite, const char *ruby, const char *under)
+{
+	const char *cache = getenv("RM_CACHE");
+	char root[PATH_MAX], ldso[PATH_MAX + 64], libs[2 * PATH_MAX + 64], bin[PATH_MAX + 64];
+	struct interp_case c = ruby_case;
+
+	snprintf(root, sizeof(root), "%s/roots/%s",
+		 cache ? cache : "/var/cache/stackscope/runtime-matrix", suite);
+	snprintf(ldso, sizeof(ldso), "%s/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root);
+	snprintf(libs, sizeof(libs), "%s/usr/lib/x86_64-linux-gnu:%s/lib/x86_64-linux-gnu", root,
+		 root);
+	snprintf(bin, sizeof(bin), "%s/usr/bin/%s", root, ruby);
+	if (access(ldso, X_OK) || access(bin, X_OK))
+		SKIP("no %s root with %s (scripts/runtime_root.sh %s)", suite, ruby, suite);
+	c.argv[1] = "--library-path";
+	c.argv[2] = libs;
+	c.argv[3] = bin;
+	c.argv[4] = ruby_case.argv[1];
+	c.argv[5] = ruby_case.argv[2];
+	c.argv[6] = ruby_case.argv[3];
+	c.under = under;
+	run_case(&c, ldso);
+}
+
+/* Debian 11's 2.7.4: each thread's context through its pthread key */
+TEST(ruby27_bullseye)
+{
+	run_root_ruby("bullseye", "ruby2.7", "rb_vm_exec");
+}
+
+/* Debian 13's 3.3.8: rb_vm_exec hidden (vm_exec_core two calls below rb_iseq_eval_main) */
+TEST(ruby33_trixie)
+{
+	run_root_ruby("trixie", "ruby3.3", "ruby_run_node");
 }
 
 static const struct interp_case php_case = {
@@ -902,6 +944,8 @@ int main(void)
 	RUN(pyenv_312);
 	RUN(pyenv_313);
 	RUN(ruby31);
+	RUN(ruby27_bullseye);
+	RUN(ruby33_trixie);
 	RUN(php82);
 	RUN(php82_opcache);
 	RUN(jvm17);

@@ -34,13 +34,27 @@
 #define RB_ME_MASK ((1ULL << RB_POS_SHIFT) - 1)
 
 enum rb_marker {
-	RB_MARKER_UNSUPPORTED = 1, /* vm_exec_core of a Ruby this build does not understand */
+	RB_MARKER_UNSUPPORTED = 1, /* vm_exec_core of a Ruby this build does not understand (its
+				    * version in the code: RB_MARKER_VERSION) */
 	RB_MARKER_TRUNCATED = 2,   /* Ruby frames stopped: frame budget (native reserve) */
 	RB_MARKER_READ_FAILED = 3, /* a control frame could not be read: frames lost */
 	RB_MARKER_NO_PROC = 5,     /* the process is not attached (not yet, or its layout check
 				    * failed): native frames only */
 	RB_MARKER_GC = 4,          /* the VM's garbage collector runs (objspace during_gc):
 				    * on the leaf side of the Ruby frames that triggered it */
+};
+
+/* An unsupported version's marker carries the version and why (enum rb_refusal):
+ * file_id = RB_MARKER_UNSUPPORTED | refusal << 24 | major << 16 | minor << 8.
+ */
+#define RB_MARKER_VERSION(refusal, major, minor)                                        \
+	((__u64)RB_MARKER_UNSUPPORTED | (__u64)(refusal) << 24 | (__u64)(major) << 16 | \
+	 (__u64)(minor) << 8)
+#define RB_MARKER_CODE(file_id) ((file_id)&0xff)
+
+enum rb_refusal {
+	RB_REFUSED_VERSION = 0, /* no layout table for this version */
+	RB_REFUSED_BUILD = 1,   /* a known version, but its code is not shaped as expected */
 };
 
 /* Frame magic and flags in ep[0] (vm_core.h, the same from 2.6 to 3.4). */
@@ -81,26 +95,45 @@ struct rb_offsets {
 	__u16 vm_objspace;     /* rb_vm_t.objspace */
 	__u16 objspace_flags;  /* rb_objspace_t.flags (a 32-bit bit field) */
 	__u32 gc_running;      /* the flags' during_gc bit */
-	__u16 pad[3];
+	__u16 th_ec;           /* rb_thread_t.ec (RB_EC_TSD) */
+	__u16 pad[2];
+};
+
+/* How the sampled thread's execution context is found (rb_file_abi.ec_src). */
+enum rb_ec_src {
+	/* 3.x: the thread-local ruby_current_ec, *(dtv[modid].val + tls_off): modid = *modid_got
+	 * (written by ld.so when it relocates libruby: 0 before), dtv = *(fsbase + RB_TCB_DTV)
+	 * (glibc x86-64: tcbhead_t.dtv; a dtv entry is 16 bytes, the first its block's address)
+	 */
+	RB_EC_TLS = 0,
+	/* 2.x: the thread's rb_thread_t is the value of pthread key *tsd_key (ruby_native_thread_
+	 * key, < 32: at fsbase + tsd_off + 16 key, glibc's first TSD block), its ec th->ec
+	 */
+	RB_EC_TSD = 1,
 };
 
 /* interp_file.rb: the library's layout (its vm_exec_core is interp_file's range). */
 struct rb_file_abi {
 	struct rb_offsets off;
-	__u64 tls_off; /* ruby_current_ec within the library's TLS block (its st_value) */
+	__u64 tls_off; /* RB_EC_TLS: ruby_current_ec within the library's TLS block */
+	__u8 ec_src;   /* enum rb_ec_src */
+	__u8 refusal;  /* supported == 0: enum rb_refusal (the marker says it) */
+	__u8 pad[6];
 };
 
-/* interp_proc.rb: where the runtime is in one process. The sampled thread's execution context
- * is *(dtv[modid].val + tls_off): modid = *modid_got (written by ld.so when it relocates
- * libruby: 0 before), dtv = *(fsbase + RB_TCB_DTV) (glibc x86-64: tcbhead_t.dtv; a dtv entry
- * is 16 bytes, the first its block's address).
+/* interp_proc.rb: where the runtime is in one process (enum rb_ec_src says how the sampled
+ * thread's execution context is found).
  */
 struct rb_proc_abi {
-	__u64 modid_got; /* absolute address of the GOT slot of ruby_current_ec's DTPMOD64 */
+	__u64 modid_got; /* RB_EC_TLS: absolute address of the GOT slot of its module id */
 	__u64 vm_ptr;    /* absolute address of ruby_current_vm_ptr (rb_vm_t *) */
+	__u64 tsd_key;   /* RB_EC_TSD: absolute address of ruby_native_thread_key (32 bits) */
+	__s32 tsd_off;   /* RB_EC_TSD: key k's value is at fsbase + tsd_off + 16 k (k < 32) */
+	__u32 pad;
 };
 
 #define RB_TCB_DTV 8
+#define RB_TSD_KEYS 32 /* glibc's first TSD block, inside struct pthread */
 
 /* Why Ruby frames are missing, by reason (the runtime's slice of "interp_counters"). */
 #define RB_COUNTERS(X)                                                  \
@@ -114,7 +147,7 @@ struct rb_proc_abi {
 	X(RB_COUNTER_NO_PROC, "no process")                             \
 	/* vm_exec_core of an unsupported version (marker emitted) */   \
 	X(RB_COUNTER_UNSUPPORTED, "unsupported")                        \
-	/* the thread's ruby_current_ec is unset */                     \
+	/* the thread's ruby_current_ec (its rb_thread_t) is unset */   \
 	X(RB_COUNTER_NO_EC, "no execution context")                     \
 	/* the execution context's cfp is outside its VM stack */       \
 	X(RB_COUNTER_BAD_EC, "bad execution context")                   \

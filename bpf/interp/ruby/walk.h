@@ -4,8 +4,9 @@
  * rb_activation() starts the run of one vm_exec_core activation: the Ruby frames it runs are
  * emitted first, one per loop iteration (rb_emit()), then the native frame. The sampled
  * thread's execution context is found once per sample, through the thread-local
- * ruby_current_ec (the DTV entry of libruby's TLS module): it names every Ruby thread's own
- * context, whether or not the thread holds the GVL. Its control frames are walked from the
+ * ruby_current_ec (3.x: the DTV entry of libruby's TLS module) or the thread's rb_thread_t in
+ * its pthread key (2.x, enum rb_ec_src): both name every Ruby thread's own context, whether or
+ * not the thread holds the GVL. Its control frames are walked from the
  * newest (ec->cfp) towards the end of its VM stack (the oldest); one activation runs the frames
  * down to and including the first one a vm_exec() call pushed (flag FINISH), so a C function
  * that calls back into Ruby (Integer#times, Array#each, sort_by) shows its C frames between the
@@ -58,26 +59,43 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 {
 	const struct rb_offsets *o = &is->file.rb.off;
 	struct interp_proc *proc;
-	__u64 modid, dtv, block, ec, stack, size, cfp, end, vm, objspace;
-	__u32 gc_flags;
+	__u64 modid, dtv, block, th, ec, stack, size, cfp, end, vm, objspace;
+	__u32 gc_flags, key;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_RUBY);
 	if (!proc || proc->file_id != is->file_id) {
 		ss_interp_count(FRAME_KIND_RUBY, RB_COUNTER_NO_PROC);
 		return -2;
 	}
-	if (!is->fsbase || ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
-	    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0)
+	if (!is->fsbase)
 		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-	if (!modid || modid > 0xffff || !dtv)
-		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
-	if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0)
-		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
-	/* glibc marks a module's block not allocated yet in this thread with -1. */
-	if (!block || block == ~0ULL)
-		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
-	if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0)
-		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	if (is->file.rb.ec_src == RB_EC_TSD) {
+		/* the thread's rb_thread_t in its pthread key (0 until the VM made it) */
+		if (ss_read_user(&key, sizeof(key), proc->rb.tsd_key) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+		if (key >= RB_TSD_KEYS)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+		if (ss_read_user(&th, sizeof(th),
+				 is->fsbase + (__s64)proc->rb.tsd_off + 16 * (__u64)key) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+		if (!th)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+		if (ss_read_user(&ec, sizeof(ec), th + o->th_ec) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	} else {
+		if (ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
+		    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+		if (!modid || modid > 0xffff || !dtv)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+		if (ss_read_user(&block, sizeof(block), dtv + 16 * modid) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+		/* glibc marks a module's block not allocated yet in this thread with -1. */
+		if (!block || block == ~0ULL)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+		if (ss_read_user(&ec, sizeof(ec), block + is->file.rb.tls_off) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	}
 	if (!ec)
 		return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
 	if (ss_read_user(&stack, sizeof(stack), ec + o->ec_vm_stack) < 0 ||
@@ -207,7 +225,9 @@ static __always_inline int rb_activation(struct unwind_cursor *st, struct interp
 	int err;
 
 	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_RUBY, RB_COUNTER_STACKS,
-				  RB_MARKER_UNSUPPORTED, RB_COUNTER_UNSUPPORTED))
+				  RB_MARKER_VERSION(is->file.rb.refusal, is->file.major,
+						    is->file.minor),
+				  RB_COUNTER_UNSUPPORTED))
 		return 1;
 	if (ss_interp_first(is, FRAME_KIND_RUBY)) {
 		err = rb_start(st, is, rb);

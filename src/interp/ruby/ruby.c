@@ -1,31 +1,47 @@
 /* CRuby, as a runtime of src/interp/interp.h: finds libruby among the mapped files, tells the
  * eBPF walk (bpf/interp/ruby/walk.h) where its vm_exec_core is, how its structures are laid
- * out and where each process's thread-local execution context lives, and turns the frames it
- * emits (instruction sequence + pc index + method entry, or a C function's method entry) into
+ * out and how each thread's execution context is found, and turns the frames it emits
+ * (instruction sequence + pc index + method entry, or a C function's method entry) into
  * `Class#method`, `block in Class#method`, `Class.singleton`, file and line by reading the
  * process's memory.
  *
- * Versions: CRuby 3.1 on x86-64 (glibc), Debian's libruby-3.1.so (stripped to .dynsym) and
- * any other build of the same version. What the file itself gives:
- *  - the version: the exported string `ruby_version` ("3.1.2");
- *  - vm_exec_core, the direct-threaded interpreter loop (a static function, not exported):
- *    of the functions the exported rb_vm_exec calls (their extent from .eh_frame), the one
- *    with the most indirect jumps (one per instruction handler: 124 in Debian's 3.1.2);
- *  - the execution context: the general-dynamic TLS variable `ruby_current_ec` (its st_value
- *    is its offset in libruby's TLS block); the module id is what ld.so writes into the GOT
- *    slot of its R_X86_64_DTPMOD64 relocation, read by eBPF every sample (so a process
- *    attached before ld.so relocated it works as soon as it has);
+ * Versions: CRuby 2.7, 3.1 and 3.3 on x86-64 (glibc): Debian 11's libruby-2.7 (2.7.4), 12's
+ * libruby-3.1 (3.1.2), 13's and unstable's libruby-3.3 (3.3.8), all stripped to .dynsym, and
+ * other builds of those versions. What the file itself gives (ruby_code.h reads the code):
+ *  - the version: the exported string `ruby_version` ("3.3.8");
+ *  - vm_exec_core, the direct-threaded interpreter loop (a static function): of the functions
+ *    the exported rb_vm_exec calls (2.7, 3.1), or of those two calls away from the exported
+ *    rb_iseq_eval_main (3.3 exports no rb_vm_exec), their extents from .eh_frame, the one with
+ *    the most indirect jumps (one per instruction handler: 132 in Debian's 3.1.2);
+ *  - the running thread's execution context, from rb_errinfo's code (`GET_EC()->errinfo`):
+ *    3.x reads the thread-local ruby_current_ec through a __tls_get_addr GOT pair, whose
+ *    R_X86_64_DTPMOD64 slot eBPF reads the module id from every sample (written by ld.so when
+ *    it relocates libruby) and whose offset word (a DTPOFF64 relocation's symbol + addend, or
+ *    the word itself for a hidden variable, 3.3) plus the displacement of the load after the
+ *    call is its offset in libruby's TLS block; 2.7 has no thread-local: its
+ *    ruby_current_execution_context_ptr names only the thread holding the GVL, so each
+ *    thread's rb_thread_t is taken from its pthread key ruby_native_thread_key (read from
+ *    ruby_native_thread_p's code), then its ec. The errinfo offset the code uses is checked
+ *    against the table's;
+ *  - the VM and its GC state, from rb_during_gc's code (`GET_VM()->objspace->flags.during_gc`):
+ *    ruby_current_vm_ptr, the objspace's offset in rb_vm_t, the flags word and bit;
  *  - the symbol table (cfunc names): `ruby_global_symbols` is not exported; the exported
  *    rb_id2str jumps to the lookup, whose first `cmp reg, disp32(%rip)` compares with its
  *    last_id: the table's address.
- * The structure offsets are a table per version (below), taken from Ruby 3.1.2's own headers
- * as bindgen laid them out (rbspy's ruby-structs/src/ruby_3_1_2.rs: vm_core.h, iseq.h,
- * method.h, ractor_core.h, include/ruby/internal/core/r{string,array}.h) and from iseq.c,
- * internal/class.h, st.h and symbol.c of the 3.1 sources; each process is checked against
- * them once it is initialised (its main thread's context reached both through the main ractor
- * and through the TLS path, its control frames inside its VM stack, every frame's iseq an
- * instruction sequence object); a process that fails gets native frames only, counted and
- * warned once. Other versions get a `[ruby: unsupported version]` marker.
+ * Where a symbol is exported too (ruby_current_ec in 3.1, ruby_current_vm_ptr in 2.7 and 3.1)
+ * it must agree with the code. The other structure offsets are a table per version (below),
+ * from vm_core.h, iseq.h, method.h, internal/class.h (2.7: internal.h), symbol.h, st.h,
+ * thread_pthread.h and include/ruby/internal/core/r{string,array}.h (2.7: ruby.h) of the
+ * ruby/ruby sources at v2_7_4, v3_1_2 and v3_3_8 (offsets as bindgen laid those headers out in
+ * rbspy's ruby-structs, ruby_2_7_4.rs, ruby_3_1_2.rs, ruby_3_3_8.rs; tLAST_OP_ID from id.h
+ * generated from each tag's template/id.h.tmpl). Each process is checked against them once
+ * it is initialised (its main thread reached from the VM, its context back through the
+ * thread-local or pthread-key path eBPF uses, its control frames inside its VM stack, every
+ * frame's iseq an instruction sequence object); a process that fails gets native frames only,
+ * counted and warned once. Other versions get a `[ruby: unsupported version X.Y]` marker, a
+ * known version whose code is not shaped as expected `[ruby: X.Y build not understood]`.
+ *
+ * YJIT (3.3): Debian builds 3.3 with --disable-yjit (`ruby --yjit` warns and interprets).
  *
  * Invariants: the iseq cache (../common/symbol_cache.h) and the method-entry cache (a
  * set-associative table, base/lru_sets.h) have fixed sizes, keyed by (pid, attach generation,
@@ -42,11 +58,13 @@
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
+#include "interp/common/glibc_tsd.h"
 #include "interp/common/runtime_counters.h"
 #include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/symbol_cache.h"
+#include "interp/ruby/ruby_code.h"
 #include "interp/ruby/ruby_lines.h"
 #include "interp/ruby/ruby_objects.h"
 #include "proc/executable.h"
@@ -62,12 +80,16 @@
 #define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
 #define FRAMES_CHECKED 256
 #define CORE_MIN_JUMPS 32 /* indirect jumps that make a function a threaded interpreter */
-#define CALLS_MAX 256
+#define CORE_MAX_SZ (1u << 24)
+#define CALLS_MAX 512      /* distinct call targets followed per level */
+#define ACCESSOR_SZ 64     /* bytes of rb_errinfo, rb_during_gc, ruby_native_thread_p read */
 #define CLASSPATH_TRIES 64 /* lookups of __classpath__'s id before giving up */
 
 /* Everything known about one version's layout (x86-64). */
 struct rb_layout {
 	uint8_t major, minor;
+	uint8_t ec_src;        /* enum rb_ec_src */
+	bool first_lineno_int; /* location.first_lineno is an int (3.3), else a Fixnum VALUE */
 	struct rb_offsets bpf;
 	struct ruby_obj_layout obj;
 	uint16_t body_type;        /* rb_iseq_constant_body.type (enum iseq_type) */
@@ -83,28 +105,64 @@ struct rb_layout {
 	uint16_t insn_info_sz;     /* sizeof(struct iseq_insn_info_entry); line_no first */
 	uint16_t me_def, me_owner; /* rb_callable_method_entry_t */
 	uint16_t def_iseqptr;      /* rb_method_definition_t.body.iseq.iseqptr */
-	uint16_t ractor_main;      /* rb_ractor_t.threads.main */
-	uint16_t th_ractor, th_ec; /* rb_thread_t */
-	uint16_t th_thread_id;     /* rb_thread_t.thread_id: pthread_t, the TCB on glibc x86-64 */
-	uint16_t ec_thread;        /* rb_execution_context_t.thread_ptr */
-	uint16_t vm_main_ractor;   /* rb_vm_t.ractor.main_ractor */
+	uint16_t ec_errinfo;       /* rb_execution_context_t.errinfo (checked with rb_errinfo) */
+	uint16_t ec_thread;        /* .thread_ptr */
+	uint16_t th_vm;            /* rb_thread_t.vm */
+	uint16_t th_nt;            /* rb_thread_t.nt (struct rb_native_thread *, 3.3), 0: none */
+	uint16_t th_thread_id;     /* pthread_t (the TCB on glibc x86-64): in *nt, or in th */
+	uint16_t vm_main_thread;   /* rb_vm_t.main_thread (2.7), .ractor.main_thread (3.x) */
 };
 
 /* clang-format off */
 static const struct rb_layout layouts[] = {
-	/* 3.1 (3.1.2 headers through rbspy's bindgen output; checked live on Debian's 3.1.2):
-	 * ec { vm_stack 0, vm_stack_size 8, cfp 16, ..., thread_ptr 48 };
+	/* 2.7 (v2_7_4; checked live on Debian's 2.7.4):
+	 * ec { vm_stack 0, vm_stack_size 8, cfp 16, tag 24, protect_tag 32, interrupt_flag 40,
+	 *   interrupt_mask 44, fiber_ptr 48, thread_ptr 56, ..., errinfo 120 };
+	 * control frame { pc 0, sp 8, iseq 16, self 24, ep 32, block_code 40, __bp__ 48 } = 56;
+	 * iseq { flags 0, wrapper 8, body 16 }; body { type 0, iseq_size 4, iseq_encoded 8,
+	 *   param 16-64, location { pathobj 64, base_label 72, label 80, first_lineno 88 (a
+	 *   Fixnum) }, insns_info { body 120, positions 128, size 136, succ_index_table 144 },
+	 *   local_table 152, catch_table 160, parent_iseq 168, local_iseq 176 };
+	 *   iseq_insn_info_entry { line_no, events } = 8;
+	 * method entries and definitions as 3.1; thread { vmlt_node 0, self 16, vm 24, ec 32,
+	 *   last_status 40, calling 48, top_self 56, top_wrapper 64, thread_id 72 };
+	 * vm { self 0, gvl 8-192, main_thread 192, ..., objspace 1152 }; objspace flags as 3.1;
+	 * RString, RArray, RClass { RBasic, super 16, ptr 24 }, rb_classext_t { iv_index_tbl 0,
+	 *   iv_tbl 8 }, st_table, rb_symbols_t: as 3.1; tLAST_OP_ID 168.
+	 */
+	{ 2, 7, RB_EC_TSD, false,
+	  { .ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = 56, .cfp_pc = 0,
+	    .cfp_iseq = 16, .cfp_ep = 32, .cfp_read_sz = 40, .iseq_body = 16,
+	    .body_iseq_size = 4, .body_encoded = 8, .body_first_line = 88, .body_read_sz = 96,
+	    .me_called_id = 24, .vm_objspace = 1152, .objspace_flags = 16,
+	    .gc_running = 1u << 5, .th_ec = 32 },
+	  { .str_noembed_flag = 1ULL << 13, .str_embed_shift = 14, .str_embed_mask = 0x1f,
+	    .str_embed = 16, .str_heap_len = 16, .str_heap_ptr = 24,
+	    .ary_embed_flag = 1ULL << 13, .ary_embed_shift = 15, .ary_embed_mask = 0x3,
+	    .ary_embed = 16, .ary_heap_len = 16, .ary_heap_ptr = 32,
+	    .class_ext = 24, .ext_iv_tbl = 8,
+	    .st_entries_start = 32, .st_entries_bound = 40, .st_entries = 48,
+	    .sym_last_id = 0, .sym_ids = 16, .last_op_id = 168 },
+	  .body_type = 0, .body_path = 64, .body_base_label = 72, .body_label = 80,
+	  .body_insns_body = 120, .body_insns_pos = 128, .body_insns_size = 136,
+	  .body_insns_succ = 144, .body_local_iseq = 176, .body_sz = 184, .insn_info_sz = 8,
+	  .me_def = 16, .me_owner = 32, .def_iseqptr = 8,
+	  .ec_errinfo = 120, .ec_thread = 56, .th_vm = 24, .th_nt = 0, .th_thread_id = 72,
+	  .vm_main_thread = 192 },
+	/* 3.1 (v3_1_2; checked live on Debian's 3.1.2):
+	 * ec { vm_stack 0, vm_stack_size 8, cfp 16, ..., thread_ptr 48, ..., errinfo 112 };
 	 * control frame { pc 0, sp 8, iseq 16, self 24, ep 32, block_code 40, __bp__ 48,
 	 *                 jit_return 56 } = 64;
 	 * iseq { flags 0, wrapper 8, body 16 }; body { type 0, iseq_size 4, iseq_encoded 8,
-	 *   param 16-64, location { pathobj 64, base_label 72, label 80, first_lineno 88 },
-	 *   insns_info { body 120, positions 128, size 136, succ_index_table 144 },
+	 *   param 16-64, location { pathobj 64, base_label 72, label 80, first_lineno 88 (a
+	 *   Fixnum) }, insns_info { body 120, positions 128, size 136, succ_index_table 144 },
 	 *   local_table 152, catch_table 160, parent_iseq 168, local_iseq 176 };
+	 *   iseq_insn_info_entry { line_no, node_id, events } = 12;
 	 * callable method entry { flags 0, defined_class 8, def 16, called_id 24, owner 32 };
 	 * method definition { type:4 bits at 0, body.iseq.iseqptr 8, original_id 32 };
-	 * ractor.threads.main 528 (0x210); thread { ractor 24, ec 40, thread_id 80 };
+	 * thread { lt_node 0, self 16, ractor 24, vm 32, ec 40, ..., thread_id 80 };
 	 * vm { self 0, ractor { set 8, cnt 24, blocking_cnt 28, main_ractor 32, main_thread 40,
-	 *   sync 48-216 }, ..., trap_list 456-976, ..., defined_module_hash 1096, objspace 1104 };
+	 *   sync 48-216 }, ..., objspace 1104 };
 	 * objspace (gc.c) { malloc_params { limit 0, increase 8 }, flags 16: mode:2,
 	 *   immediate_sweep:1, dont_gc:1, dont_incremental:1, during_gc:1 (bit 5), ... };
 	 * RString { flags, klass, as.heap { len 16, ptr 24 } | as.embed.ary 16 }, NOEMBED =
@@ -113,27 +171,65 @@ static const struct rb_layout layouts[] = {
 	 *   length in FL_USER3..4 (bits 15-16; 3 VALUEs inline);
 	 * RClass { RBasic, super 16, ptr 24 } (3.1 builds without RVARGC); rb_classext_t
 	 *   { iv_index_tbl 0, iv_tbl 8 }; st_table { entries_start 32, entries_bound 40,
-	 *   entries 48 }; rb_symbols_t { last_id 0, str_sym 8, ids 16 }.
+	 *   entries 48 }; rb_symbols_t { last_id 0, str_sym 8, ids 16 }; tLAST_OP_ID 169.
 	 */
-	{ 3, 1,
+	{ 3, 1, RB_EC_TLS, false,
 	  { .ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = 64, .cfp_pc = 0,
 	    .cfp_iseq = 16, .cfp_ep = 32, .cfp_read_sz = 40, .iseq_body = 16,
 	    .body_iseq_size = 4, .body_encoded = 8, .body_first_line = 88, .body_read_sz = 96,
 	    .me_called_id = 24, .vm_objspace = 1104, .objspace_flags = 16,
-	    .gc_running = 1u << 5 },
+	    .gc_running = 1u << 5, .th_ec = 40 },
 	  { .str_noembed_flag = 1ULL << 13, .str_embed_shift = 14, .str_embed_mask = 0x1f,
 	    .str_embed = 16, .str_heap_len = 16, .str_heap_ptr = 24,
 	    .ary_embed_flag = 1ULL << 13, .ary_embed_shift = 15, .ary_embed_mask = 0x3,
 	    .ary_embed = 16, .ary_heap_len = 16, .ary_heap_ptr = 32,
 	    .class_ext = 24, .ext_iv_tbl = 8,
 	    .st_entries_start = 32, .st_entries_bound = 40, .st_entries = 48,
-	    .sym_last_id = 0, .sym_ids = 16 },
+	    .sym_last_id = 0, .sym_ids = 16, .last_op_id = 169 },
 	  .body_type = 0, .body_path = 64, .body_base_label = 72, .body_label = 80,
 	  .body_insns_body = 120, .body_insns_pos = 128, .body_insns_size = 136,
 	  .body_insns_succ = 144, .body_local_iseq = 176, .body_sz = 184, .insn_info_sz = 12,
 	  .me_def = 16, .me_owner = 32, .def_iseqptr = 8,
-	  .ractor_main = 0x210, .th_ractor = 24, .th_ec = 40, .th_thread_id = 80,
-	  .ec_thread = 48, .vm_main_ractor = 32 },
+	  .ec_errinfo = 112, .ec_thread = 48, .th_vm = 32, .th_nt = 0, .th_thread_id = 80,
+	  .vm_main_thread = 40 },
+	/* 3.3 (v3_3_8; checked live on Debian's 3.3.8):
+	 * ec { vm_stack 0, vm_stack_size 8, cfp 16, tag 24, interrupt_flag 32, interrupt_mask 36,
+	 *   fiber_ptr 40, thread_ptr 48, local_storage 56, ..., storage 80, ..., errinfo 120 };
+	 * control frame { pc 0, sp 8, iseq 16, self 24, ep 32, block_code 40, jit_return 48 }
+	 *   = 56 (no __bp__);
+	 * body { type 0, iseq_size 4, iseq_encoded 8, param 16-64, location { pathobj 64,
+	 *   base_label 72, label 80, first_lineno 88 (an int), node_id 92 }, insns_info
+	 *   { body 112, positions 120, size 128, succ_index_table 136 }, ..., local_iseq 168 };
+	 *   iseq_insn_info_entry = 12; method entries and definitions as 3.1;
+	 * thread { lt_node 0, self 16, ractor 24, vm 32, nt 40, ec 48 }; rb_native_thread
+	 *   { serial 0, vm 8, thread_id 16 }; vm { ractor.main_thread 40, ..., objspace 1304 };
+	 * RString { flags, klass, len 16, as.heap.ptr 24 | as.embed.ary 24 } (variable width
+	 *   allocation: embedded contents up to the slot's size);
+	 * RArray as 3.1, embedded length in FL_USER3..9 (bits 15-21);
+	 * RClass { RBasic, super 16, m_tbl 24 } = 32, its rb_classext_t right after it:
+	 *   { iv_ptr 0, ..., as.singleton_class.attached_object 96, ..., classpath 120 };
+	 * st_table and rb_symbols_t as 3.1; tLAST_OP_ID 169.
+	 */
+	{ 3, 3, RB_EC_TLS, true,
+	  { .ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16, .cfp_size = 56, .cfp_pc = 0,
+	    .cfp_iseq = 16, .cfp_ep = 32, .cfp_read_sz = 40, .iseq_body = 16,
+	    .body_iseq_size = 4, .body_encoded = 8, .body_first_line = 88, .body_read_sz = 96,
+	    .me_called_id = 24, .vm_objspace = 1304, .objspace_flags = 16,
+	    .gc_running = 1u << 5, .th_ec = 48 },
+	  { .str_noembed_flag = 1ULL << 13, .str_len = 16, .str_embed = 24,
+	    .str_heap_len = 16, .str_heap_ptr = 24,
+	    .ary_embed_flag = 1ULL << 13, .ary_embed_shift = 15, .ary_embed_mask = 0x7f,
+	    .ary_embed = 16, .ary_heap_len = 16, .ary_heap_ptr = 32,
+	    .class_ext = 32, .class_ext_inline = true, .ext_classpath = 120,
+	    .ext_attached = 96,
+	    .st_entries_start = 32, .st_entries_bound = 40, .st_entries = 48,
+	    .sym_last_id = 0, .sym_ids = 16, .last_op_id = 169 },
+	  .body_type = 0, .body_path = 64, .body_base_label = 72, .body_label = 80,
+	  .body_insns_body = 112, .body_insns_pos = 120, .body_insns_size = 128,
+	  .body_insns_succ = 136, .body_local_iseq = 168, .body_sz = 176, .insn_info_sz = 12,
+	  .me_def = 16, .me_owner = 32, .def_iseqptr = 8,
+	  .ec_errinfo = 120, .ec_thread = 48, .th_vm = 32, .th_nt = 40, .th_thread_id = 16,
+	  .vm_main_thread = 40 },
 };
 /* clang-format on */
 
@@ -148,11 +244,11 @@ struct rb_file {
 	struct interp_file_base base;
 	struct interp_file bpf; /* what detect() found: range, version, offsets */
 	struct rb_layout layout;
-	uint64_t main_ractor_vaddr; /* ruby_single_main_ractor (a pointer variable) */
-	uint64_t vm_ptr_vaddr;      /* ruby_current_vm_ptr (a pointer variable) */
-	uint64_t object_vaddr;      /* rb_cObject (a VALUE variable) */
-	uint64_t symbols_vaddr;     /* ruby_global_symbols, 0 when not found */
-	uint64_t modid_got_vaddr;   /* the GOT slot of ruby_current_ec's DTPMOD64 */
+	uint64_t vm_ptr_vaddr;    /* ruby_current_vm_ptr (a pointer variable) */
+	uint64_t object_vaddr;    /* rb_cObject (a VALUE variable) */
+	uint64_t symbols_vaddr;   /* ruby_global_symbols, 0 when not found */
+	uint64_t modid_got_vaddr; /* RB_EC_TLS: the GOT slot of libruby's TLS module id */
+	uint64_t tsd_key_vaddr;   /* RB_EC_TSD: ruby_native_thread_key */
 };
 
 enum rb_proc_state {
@@ -165,7 +261,7 @@ struct rb_proc {
 	struct interp_proc_base base;
 	struct rb_file *file;
 	uint64_t bias;
-	uint64_t classpath_id; /* the ID of `__classpath__`, 0 until found */
+	uint64_t classpath_id; /* the ID of `__classpath__`, 0 until found (ivar layouts) */
 	unsigned int classpath_tries;
 	enum rb_proc_state state;
 	unsigned int tries;
@@ -289,133 +385,261 @@ static void rb_fini(void *rt)
 /* The symbols detection looks up (interp_elf__symbols): X(ID, "name") entries that make the
  * enum and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
  */
-#define RB_SYMS(X)                                    \
-	X(SYM_VM_EXEC, "rb_vm_exec")                  \
-	X(SYM_VERSION, "ruby_version")                \
-	X(SYM_CURRENT_EC, "ruby_current_ec")          \
-	X(SYM_MAIN_RACTOR, "ruby_single_main_ractor") \
-	X(SYM_VM_PTR, "ruby_current_vm_ptr")          \
-	X(SYM_OBJECT, "rb_cObject")                   \
+#define RB_SYMS(X)                                                                           \
+	X(SYM_VERSION, "ruby_version")                                                       \
+	X(SYM_VM_EXEC, "rb_vm_exec")                   /* 2.7, 3.1: vm_exec_core's caller */ \
+	X(SYM_EVAL_MAIN, "rb_iseq_eval_main")          /* 3.3: two calls above it */         \
+	X(SYM_ERRINFO, "rb_errinfo")                   /* how the ec is reached */           \
+	X(SYM_DURING_GC, "rb_during_gc")               /* the VM and its GC flag */          \
+	X(SYM_NATIVE_THREAD_P, "ruby_native_thread_p") /* 2.7: the thread's pthread key */   \
+	X(SYM_CURRENT_EC, "ruby_current_ec")           /* where exported: a cross-check */   \
+	X(SYM_VM_PTR, "ruby_current_vm_ptr")           /* likewise */                        \
+	X(SYM_OBJECT, "rb_cObject")                                                          \
 	X(SYM_ID2STR, "rb_id2str")
 
 enum rb_sym { RB_SYMS(INTERP_LIST_ENUM) SYM_CNT };
 
 static const char *const sym_names[SYM_CNT] = { RB_SYMS(INTERP_LIST_TEXT) };
 
-/* The GOT slot ld.so fills with the TLS module id of dynsym symbol `index`: the r_offset of its
- * R_X86_64_DTPMOD64 relocation in .rela.dyn; 0 when none.
- */
-static uint64_t dtpmod_slot(struct elf_file *ef, size_t index)
+/* The .rela.dyn entry that relocates `where`; 0 or -ENOENT. */
+static int rela_at(struct elf_file *ef, uint64_t where, Elf64_Rela *out)
 {
 	struct elf_section rela;
 	size_t i, n;
 
 	if (elf_file__section(ef, ".rela.dyn", &rela) || !rela.data)
-		return 0;
+		return -ENOENT;
 	n = rela.size / sizeof(Elf64_Rela);
 	for (i = 0; i < n; i++) {
-		Elf64_Rela r;
-
-		memcpy(&r, (const uint8_t *)rela.data + i * sizeof(r), sizeof(r));
-		if (ELF64_R_TYPE(r.r_info) == R_X86_64_DTPMOD64 && ELF64_R_SYM(r.r_info) == index)
-			return r.r_offset;
+		memcpy(out, (const uint8_t *)rela.data + i * sizeof(*out), sizeof(*out));
+		if (out->r_offset == where)
+			return 0;
 	}
+	return -ENOENT;
+}
+
+/* st_value of .dynsym symbol `index` when this file defines it; 0 or -ENOENT. */
+static int dynsym_value(struct elf_file *ef, size_t index, uint64_t *value)
+{
+	struct elf_section dynsym;
+	Elf64_Sym sym;
+
+	if (elf_file__section(ef, ".dynsym", &dynsym) || !dynsym.data ||
+	    index >= dynsym.size / sizeof(sym))
+		return -ENOENT;
+	memcpy(&sym, (const uint8_t *)dynsym.data + index * sizeof(sym), sizeof(sym));
+	if (sym.st_shndx == SHN_UNDEF)
+		return -ENOENT;
+	*value = sym.st_value;
 	return 0;
 }
 
+/* What the GOT slot `slot` holds once ld.so relocated it: the address of a variable of this
+ * file (R_X86_64_RELATIVE, or GLOB_DAT/64 of a symbol it defines); 0 or -ENOENT.
+ */
+static int got_value(struct elf_file *ef, uint64_t slot, uint64_t *value)
+{
+	Elf64_Rela r;
+	uint64_t sym;
+
+	if (rela_at(ef, slot, &r))
+		return -ENOENT;
+	switch (ELF64_R_TYPE(r.r_info)) {
+	case R_X86_64_RELATIVE:
+		*value = (uint64_t)r.r_addend;
+		return 0;
+	case R_X86_64_GLOB_DAT:
+	case R_X86_64_64:
+		if (dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
+			return -ENOENT;
+		*value = sym + (uint64_t)r.r_addend;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+/* A variable reference found in code, as the variable's address. */
+static int code_ref_value(struct elf_file *ef, const struct ruby_code_ref *ref, uint64_t *value)
+{
+	if (!ref->via_got) {
+		*value = ref->vaddr;
+		return 0;
+	}
+	return got_value(ef, ref->vaddr, value);
+}
+
+/* The __tls_get_addr GOT pair at `pair` ({ module id, offset }): its module must be this file
+ * (an R_X86_64_DTPMOD64 of no symbol or of one defined here); its offset in this module's TLS
+ * block is the DTPOFF64's symbol + addend, or the word itself when no relocation (a hidden
+ * variable, or local-dynamic's base); 0 or -ENOENT.
+ */
+static int tls_pair_offset(struct elf_file *ef, uint64_t pair, uint64_t *off)
+{
+	const uint8_t *word;
+	Elf64_Rela r;
+	uint64_t sym;
+
+	if (rela_at(ef, pair, &r) || ELF64_R_TYPE(r.r_info) != R_X86_64_DTPMOD64 ||
+	    (ELF64_R_SYM(r.r_info) && dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym)))
+		return -ENOENT;
+	if (!rela_at(ef, pair + 8, &r)) {
+		if (ELF64_R_TYPE(r.r_info) != R_X86_64_DTPOFF64)
+			return -ENOENT;
+		sym = 0;
+		if (ELF64_R_SYM(r.r_info) && dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
+			return -ENOENT;
+		*off = sym + (uint64_t)r.r_addend;
+		return 0;
+	}
+	if (!(word = interp_elf__bytes(ef, pair + 8, 8)))
+		return -ENOENT;
+	memcpy(off, word, 8);
+	return 0;
+}
+
+/* Functions by their start, and the FDE extent of each (end 0: none starts there). */
 struct fde_search {
-	uint64_t targets[CALLS_MAX];
+	uint64_t start[CALLS_MAX], end[CALLS_MAX];
 	size_t cnt;
-	uint64_t start[CALLS_MAX], end[CALLS_MAX]; /* the FDE holding each target */
+	uint64_t plt_start[2], plt_end[2]; /* .plt and .plt.sec: stubs, not functions */
 };
 
-static int fde_of_targets(void *ctx, const struct cfi_fde *fde)
+static int fde_of_starts(void *ctx, const struct cfi_fde *fde)
 {
 	struct fde_search *fs = ctx;
 	size_t i;
 
 	for (i = 0; i < fs->cnt; i++)
-		if (fs->targets[i] >= fde->pc_begin && fs->targets[i] < fde->pc_end) {
-			fs->start[i] = fde->pc_begin;
+		if (fs->start[i] == fde->pc_begin)
 			fs->end[i] = fde->pc_end;
-		}
 	return 0;
 }
 
-/* Indirect jumps (ff /4) in [start, end): counted by their bytes, without decoding; a threaded
- * interpreter has one per instruction handler, other functions a few at most.
- */
-static size_t indirect_jumps(const uint8_t *code, size_t size)
+static void fde_search__add(struct fde_search *fs, uint64_t target)
 {
-	size_t i, n = 0;
+	size_t i;
 
-	for (i = 0; i + 1 < size; i++)
-		n += code[i] == 0xff && ((code[i + 1] >> 3) & 7) == 4;
-	return n;
+	for (i = 0; i < 2; i++)
+		if (target >= fs->plt_start[i] && target < fs->plt_end[i])
+			return;
+	for (i = 0; i < fs->cnt; i++)
+		if (fs->start[i] == target)
+			return;
+	if (fs->cnt < CALLS_MAX) {
+		fs->start[fs->cnt] = target;
+		fs->end[fs->cnt++] = 0;
+	}
 }
 
-/* vm_exec_core: of the functions rb_vm_exec calls directly (e8 rel32), the one with the most
- * indirect jumps, at least CORE_MIN_JUMPS. 0 with its extent, or -ENOENT.
+/* vm_exec_core: of the functions up to `depth` direct calls or jumps (e8/e9 rel32) away from
+ * the function [root, root + size), the one with the most indirect jumps, at least
+ * CORE_MIN_JUMPS. 0 with its extent, or -ENOENT.
  */
-static int find_exec_core(struct elf_file *ef, const struct interp_sym *vm_exec, uint64_t *start,
-			  uint64_t *end)
+static int find_exec_core(struct elf_file *ef, uint64_t root, uint64_t size, int depth,
+			  uint64_t *start, uint64_t *end)
 {
-	const uint8_t *code = interp_elf__bytes(ef, vm_exec->addr, vm_exec->size);
-	struct fde_search *fs = calloc(1, sizeof(*fs));
-	size_t i, best_jumps = 0;
-	int err = -ENOENT;
+	struct fde_search *fs = calloc(1, sizeof(*fs)), *next = calloc(1, sizeof(*next));
+	uint64_t *targets = calloc(CALLS_MAX, sizeof(*targets));
+	const char *const plts[2] = { ".plt", ".plt.sec" };
+	size_t i, j, n, best_jumps = 0;
+	int err = -ENOENT, d;
 
-	if (!code || !fs)
+	if (!fs || !next || !targets)
 		goto cleanup;
-	for (i = 0; i + 5 <= vm_exec->size && fs->cnt < CALLS_MAX; i++) {
-		int32_t rel;
-		uint64_t target;
+	for (i = 0; i < 2; i++) {
+		struct elf_section sec;
 
-		if (code[i] != 0xe8)
-			continue;
-		memcpy(&rel, code + i + 1, 4);
-		target = vm_exec->addr + i + 5 + (int64_t)rel;
-		if (target < vm_exec->addr || target >= vm_exec->addr + vm_exec->size)
-			fs->targets[fs->cnt++] = target;
-	}
-	if (!fs->cnt || interp_elf__walk_fdes(ef, fde_of_targets, fs))
-		goto cleanup;
-	for (i = 0; i < fs->cnt; i++) {
-		const uint8_t *body;
-		size_t jumps;
-
-		/* a call into the middle of a function is not a call of it */
-		if (fs->start[i] != fs->targets[i] || fs->end[i] <= fs->start[i] ||
-		    fs->end[i] - fs->start[i] > (1u << 24))
-			continue;
-		body = interp_elf__bytes(ef, fs->start[i], fs->end[i] - fs->start[i]);
-		if (!body)
-			continue;
-		jumps = indirect_jumps(body, fs->end[i] - fs->start[i]);
-		if (jumps > best_jumps) {
-			best_jumps = jumps;
-			*start = fs->start[i];
-			*end = fs->end[i];
+		if (!elf_file__section(ef, plts[i], &sec)) {
+			fs->plt_start[i] = next->plt_start[i] = sec.addr;
+			fs->plt_end[i] = next->plt_end[i] = sec.addr + sec.size;
 		}
+	}
+	fs->start[0] = root;
+	fs->end[0] = root + size;
+	fs->cnt = 1;
+	for (d = 0; d < depth; d++) {
+		struct fde_search *t;
+
+		next->cnt = 0;
+		for (i = 0; i < fs->cnt; i++) {
+			const uint8_t *code;
+
+			if (fs->end[i] <= fs->start[i] || fs->end[i] - fs->start[i] > CORE_MAX_SZ ||
+			    !(code = interp_elf__bytes(ef, fs->start[i],
+						       fs->end[i] - fs->start[i])))
+				continue;
+			n = ruby_code__branch_targets(code, fs->end[i] - fs->start[i], fs->start[i],
+						      targets, CALLS_MAX);
+			for (j = 0; j < n; j++)
+				fde_search__add(next, targets[j]);
+		}
+		if (!next->cnt || interp_elf__walk_fdes(ef, fde_of_starts, next))
+			break;
+		for (i = 0; i < next->cnt; i++) {
+			const uint8_t *body;
+			size_t jumps;
+
+			/* a call into the middle of a function is not a call of it */
+			if (next->end[i] <= next->start[i] ||
+			    next->end[i] - next->start[i] > CORE_MAX_SZ)
+				continue;
+			body = interp_elf__bytes(ef, next->start[i], next->end[i] - next->start[i]);
+			if (!body)
+				continue;
+			jumps = ruby_code__indirect_jumps(body, next->end[i] - next->start[i]);
+			if (jumps > best_jumps) {
+				best_jumps = jumps;
+				*start = next->start[i];
+				*end = next->end[i];
+			}
+		}
+		t = fs;
+		fs = next;
+		next = t;
 	}
 	if (best_jumps >= CORE_MIN_JUMPS)
 		err = 0;
 cleanup:
 	free(fs);
+	free(next);
+	free(targets);
 	return err;
 }
 
-/* ruby_global_symbols through rb_id2str: it jumps (or calls) to the id lookup, which first
- * compares the serial with the table's last_id: `cmp r32, disp32(%rip)` (39 or 3b /r, modrm
- * mod 00 rm 101, optional REX). The table address, or 0.
+/* The first `cmp r32, disp32(%rip)` (39 or 3b /r, modrm mod 00 rm 101, optional REX) in
+ * code[0..size) at vaddr addr: the address compared with, or 0.
+ */
+static uint64_t rip_compare(const uint8_t *code, size_t size, uint64_t addr)
+{
+	size_t j;
+
+	for (j = 0; j + 7 <= size; j++) {
+		size_t op = j + ((code[j] & 0xf0) == 0x40 ? 1 : 0);
+		int32_t disp;
+
+		if ((code[op] != 0x39 && code[op] != 0x3b) || (code[op + 1] & 0xc7) != 0x05)
+			continue;
+		memcpy(&disp, code + op + 2, 4);
+		return addr + op + 6 + (int64_t)disp;
+	}
+	return 0;
+}
+
+/* ruby_global_symbols through rb_id2str: the id lookup first compares the serial with the
+ * table's last_id (`cmp r32, disp32(%rip)`), in rb_id2str itself (2.7) or in the function it
+ * jumps (or calls) to (3.x). The table address, or 0.
  */
 static uint64_t find_global_symbols(struct elf_file *ef, const struct interp_sym *id2str)
 {
 	const uint8_t *code = interp_elf__bytes(ef, id2str->addr, 32), *fn;
-	size_t i, j;
+	uint64_t found;
+	size_t i;
 
 	if (!code)
 		return 0;
+	if ((found = rip_compare(code, 32, id2str->addr)))
+		return found;
 	/* e8/e9 bytes inside other instructions (shr $4 is 48 c1 e8 04) are tried too: only a
 	 * target holding the comparison is taken
 	 */
@@ -427,19 +651,20 @@ static uint64_t find_global_symbols(struct elf_file *ef, const struct interp_sym
 			continue;
 		memcpy(&rel, code + i + 1, 4);
 		target = id2str->addr + i + 5 + (int64_t)rel;
-		if (!(fn = interp_elf__bytes(ef, target, 128)))
-			continue;
-		for (j = 0; j + 7 <= 128; j++) {
-			size_t op = j + ((fn[j] & 0xf0) == 0x40 ? 1 : 0);
-			int32_t disp;
-
-			if ((fn[op] != 0x39 && fn[op] != 0x3b) || (fn[op + 1] & 0xc7) != 0x05)
-				continue;
-			memcpy(&disp, fn + op + 2, 4);
-			return target + op + 6 + (int64_t)disp;
-		}
+		if ((fn = interp_elf__bytes(ef, target, 128)) &&
+		    (found = rip_compare(fn, 128, target)))
+			return found;
 	}
 	return 0;
+}
+
+/* The code of an exported accessor, at most ACCESSOR_SZ bytes; NULL when absent. */
+static const uint8_t *accessor(struct elf_file *ef, const struct interp_sym *sym, size_t *size)
+{
+	if (!sym->found || !sym->size)
+		return NULL;
+	*size = sym->size < ACCESSOR_SZ ? (size_t)sym->size : ACCESSOR_SZ;
+	return interp_elf__bytes(ef, sym->addr, *size);
 }
 
 /* ---- detection ---- */
@@ -462,9 +687,114 @@ static const struct rb_layout *layout_for(int major, int minor)
 	return NULL;
 }
 
+/* "X.Y[.Z]" at the start of ruby_version; 0 or -ENOENT. */
+static int parse_version(const uint8_t *v, size_t n, int *major, int *minor)
+{
+	size_t i = 0;
+	int part[2] = { 0, 0 }, k;
+
+	for (k = 0; k < 2; k++) {
+		size_t digits = 0;
+
+		for (; i < n && v[i] >= '0' && v[i] <= '9' && digits < 3; i++, digits++)
+			part[k] = part[k] * 10 + (v[i] - '0');
+		if (!digits || (k == 0 && (i >= n || v[i++] != '.')))
+			return -ENOENT;
+	}
+	*major = part[0];
+	*minor = part[1];
+	return 0;
+}
+
+/* How this build reaches the thread's execution context (rb_errinfo's code, and 2.7's pthread
+ * key); 0, or -ENOENT when its code is not what this version's is.
+ */
+static int find_ec(struct elf_file *ef, const struct interp_sym *syms, const struct rb_layout *l,
+		   struct rb_file *f)
+{
+	struct ruby_ec_access ec;
+	const uint8_t *code;
+	uint64_t off;
+	size_t size;
+
+	if (!(code = accessor(ef, &syms[SYM_ERRINFO], &size)) ||
+	    ruby_code__errinfo(code, size, syms[SYM_ERRINFO].addr, &ec)) {
+		pr_debug("ruby: %s: rb_errinfo not understood\n", f->base.path);
+		return -ENOENT;
+	}
+	if (ec.errinfo != l->ec_errinfo) {
+		pr_debug("ruby: %s: errinfo at %u in rb_errinfo, %u in the %u.%u table\n",
+			 f->base.path, ec.errinfo, l->ec_errinfo, l->major, l->minor);
+		return -ENOENT;
+	}
+	if (l->ec_src == RB_EC_TSD) {
+		if (!(code = accessor(ef, &syms[SYM_NATIVE_THREAD_P], &size)) ||
+		    ruby_code__native_thread_key(code, size, syms[SYM_NATIVE_THREAD_P].addr,
+						 &f->tsd_key_vaddr)) {
+			pr_debug("ruby: %s: ruby_native_thread_p not understood\n", f->base.path);
+			return -ENOENT;
+		}
+		return 0;
+	}
+	if (ec.kind != RUBY_EC_TLS || tls_pair_offset(ef, ec.tls_pair, &off)) {
+		pr_debug("ruby: %s: ruby_current_ec's TLS pair not found\n", f->base.path);
+		return -ENOENT;
+	}
+	off += (uint64_t)(int64_t)ec.tls_add;
+	/* the exported symbol (3.1): its st_value is its offset in the TLS block */
+	if (syms[SYM_CURRENT_EC].found &&
+	    (syms[SYM_CURRENT_EC].type != STT_TLS || syms[SYM_CURRENT_EC].addr != off)) {
+		pr_debug("ruby: %s: ruby_current_ec at %#llx, rb_errinfo reads %#llx\n",
+			 f->base.path, (unsigned long long)syms[SYM_CURRENT_EC].addr,
+			 (unsigned long long)off);
+		return -ENOENT;
+	}
+	f->modid_got_vaddr = ec.tls_pair;
+	f->bpf.rb.tls_off = off;
+	return 0;
+}
+
+/* ruby_current_vm_ptr and the GC flag (rb_during_gc's code; the symbol and the table where it
+ * says nothing); 0 or -ENOENT.
+ */
+static int find_vm(struct elf_file *ef, const struct interp_sym *syms, struct rb_file *f)
+{
+	struct ruby_gc_access gc;
+	const uint8_t *code;
+	uint64_t vm_ptr;
+	size_t size;
+
+	if ((code = accessor(ef, &syms[SYM_DURING_GC], &size)) &&
+	    !ruby_code__during_gc(code, size, syms[SYM_DURING_GC].addr, &gc) &&
+	    !code_ref_value(ef, &gc.vm_ptr, &vm_ptr) && gc.vm_objspace < 0xffff &&
+	    gc.flags_off < 0xffff) {
+		if (syms[SYM_VM_PTR].found && syms[SYM_VM_PTR].addr != vm_ptr) {
+			pr_debug(
+				"ruby: %s: ruby_current_vm_ptr at %#llx, rb_during_gc reads %#llx\n",
+				f->base.path, (unsigned long long)syms[SYM_VM_PTR].addr,
+				(unsigned long long)vm_ptr);
+			return -ENOENT;
+		}
+		if (gc.vm_objspace != f->layout.bpf.vm_objspace)
+			pr_debug("ruby: %s: objspace at %u in rb_during_gc, %u in the table\n",
+				 f->base.path, gc.vm_objspace, f->layout.bpf.vm_objspace);
+		f->vm_ptr_vaddr = vm_ptr;
+		f->layout.bpf.vm_objspace = (uint16_t)gc.vm_objspace;
+		f->layout.bpf.objspace_flags = (uint16_t)gc.flags_off;
+		f->layout.bpf.gc_running = gc.gc_running;
+		return 0;
+	}
+	pr_debug("ruby: %s: rb_during_gc not understood\n", f->base.path);
+	if (!syms[SYM_VM_PTR].found)
+		return -ENOENT;
+	f->vm_ptr_vaddr = syms[SYM_VM_PTR].addr;
+	return 0;
+}
+
 static int detect(const struct executable *exe, struct rb_file *f)
 {
 	struct interp_sym syms[SYM_CNT];
+	const struct interp_sym *root;
 	const struct rb_layout *known;
 	const uint8_t *v;
 	int major = 0, minor = 0;
@@ -474,38 +804,48 @@ static int detect(const struct executable *exe, struct rb_file *f)
 		return -ENOENT;
 	interp_elf__symbols(exe->elf, sym_names, SYM_CNT, syms);
 	/* a ruby binary linked against libruby imports these: the library is the one */
-	if (!syms[SYM_VM_EXEC].found || !syms[SYM_VM_EXEC].size || !syms[SYM_VERSION].found)
+	root = syms[SYM_VM_EXEC].found ? &syms[SYM_VM_EXEC] : &syms[SYM_EVAL_MAIN];
+	if (!root->found || !root->size || !syms[SYM_VERSION].found)
 		return -ENOENT;
-	v = interp_elf__bytes(exe->elf, syms[SYM_VERSION].addr, 4);
-	if (v && v[0] >= '1' && v[0] <= '9' && v[1] == '.' && v[2] >= '0' && v[2] <= '9') {
-		major = v[0] - '0';
-		minor = v[2] - '0';
-	}
-	f->bpf.major = (uint8_t)major;
-	f->bpf.minor = (uint8_t)minor;
+	v = interp_elf__bytes(exe->elf, syms[SYM_VERSION].addr, 8);
+	if (v)
+		parse_version(v, 8, &major, &minor);
+	f->bpf.major = (uint8_t)(major < 256 ? major : 255);
+	f->bpf.minor = (uint8_t)(minor < 256 ? minor : 255);
 	f->bpf.supported = 0;
-	known = layout_for(major, minor);
-	if (find_exec_core(exe->elf, &syms[SYM_VM_EXEC], &start, &end)) {
+	f->bpf.rb.refusal = RB_REFUSED_VERSION;
+	if (find_exec_core(exe->elf, root->addr, root->size, root == &syms[SYM_VM_EXEC] ? 1 : 2,
+			   &start, &end)) {
 		pr_debug("ruby: %s: no vm_exec_core found: native frames only\n", exe->path);
 		return 0;
 	}
 	f->bpf.range_start[0] = start;
 	f->bpf.range_end[0] = end;
-	if (!known || !syms[SYM_CURRENT_EC].found || syms[SYM_CURRENT_EC].type != STT_TLS ||
-	    !syms[SYM_CURRENT_EC].in_dynsym || !syms[SYM_MAIN_RACTOR].found ||
-	    !syms[SYM_VM_PTR].found)
-		return 0;
-	f->modid_got_vaddr = dtpmod_slot(exe->elf, syms[SYM_CURRENT_EC].index);
-	if (!f->modid_got_vaddr)
+	if (!(known = layout_for(major, minor)))
 		return 0;
 	f->layout = *known;
-	f->main_ractor_vaddr = syms[SYM_MAIN_RACTOR].addr;
-	f->vm_ptr_vaddr = syms[SYM_VM_PTR].addr;
+	f->bpf.rb.refusal = RB_REFUSED_BUILD;
+	if (find_ec(exe->elf, syms, known, f) || find_vm(exe->elf, syms, f))
+		return 0;
 	f->object_vaddr = syms[SYM_OBJECT].found ? syms[SYM_OBJECT].addr : 0;
-	f->symbols_vaddr = syms[SYM_ID2STR].found ? find_global_symbols(exe->elf, &syms[SYM_ID2STR])
-						  : 0;
-	f->bpf.rb.off = known->bpf;
-	f->bpf.rb.tls_off = syms[SYM_CURRENT_EC].addr;
+	if (syms[SYM_ID2STR].found) {
+		const uint8_t *code;
+		size_t size;
+		uint32_t last_op;
+
+		f->symbols_vaddr = find_global_symbols(exe->elf, &syms[SYM_ID2STR]);
+		/* operator ids (their own serial) end where rb_id2str says */
+		if ((code = accessor(exe->elf, &syms[SYM_ID2STR], &size)) &&
+		    !ruby_code__last_op_id(code, size, &last_op) &&
+		    last_op != f->layout.obj.last_op_id) {
+			pr_debug("ruby: %s: tLAST_OP_ID %u in rb_id2str, %u in the table\n",
+				 exe->path, last_op, f->layout.obj.last_op_id);
+			f->layout.obj.last_op_id = (uint16_t)last_op;
+		}
+	}
+	f->bpf.rb.off = f->layout.bpf;
+	f->bpf.rb.ec_src = known->ec_src;
+	f->bpf.rb.refusal = 0;
 	f->bpf.supported = 1;
 	return 0;
 }
@@ -519,11 +859,18 @@ static int rb_file_detect(void *rt, const struct executable *exe, void *file_sta
 	if (detect(exe, f))
 		return -ENOENT;
 	if (f->bpf.supported)
-		pr_debug("ruby: %s: CRuby %u.%u, vm_exec_core %#llx-%#llx, symbols %#llx\n",
+		pr_debug("ruby: %s: CRuby %u.%u, vm_exec_core %#llx-%#llx, %s, vm %#llx, "
+			 "symbols %#llx\n",
 			 f->base.path, f->bpf.major, f->bpf.minor,
 			 (unsigned long long)f->bpf.range_start[0],
 			 (unsigned long long)f->bpf.range_end[0],
-			 (unsigned long long)f->symbols_vaddr);
+			 f->bpf.rb.ec_src == RB_EC_TSD ? "ec through a pthread key"
+						       : "ec thread-local",
+			 (unsigned long long)f->vm_ptr_vaddr, (unsigned long long)f->symbols_vaddr);
+	else if (f->bpf.range_end[0])
+		pr_debug("ruby: %s: CRuby %u.%u: %s\n", f->base.path, f->bpf.major, f->bpf.minor,
+			 f->bpf.rb.refusal == RB_REFUSED_BUILD ? "build not understood"
+							       : "no layout for this version");
 	*bpf = f->bpf;
 	return 0;
 }
@@ -558,57 +905,95 @@ static int ivar_match(void *ctx, uint64_t id, uint64_t value)
 	return 0;
 }
 
-/* The ID of `__classpath__`: the instance variable of Object whose value is "Object". */
+/* The ID of `__classpath__`: the instance variable of Object whose value is "Object" (layouts
+ * whose class names are instance variables).
+ */
 static void find_classpath_id(struct rb_proc *rp)
 {
 	struct ruby_reader r = { .pid = rp->base.pid, .l = &rp->file->layout.obj };
 	struct ivar_match m = { .r = &r, .want = "Object" };
 	uint64_t object;
 
-	if (!rp->file->object_vaddr ||
+	if (rp->file->layout.obj.ext_classpath || !rp->file->object_vaddr ||
 	    interp__read_u64(rp->base.pid, rp->bias + rp->file->object_vaddr, &object))
 		return;
 	if (ruby_obj__class_ivars(&r, object, ivar_match, &m) == 1)
 		rp->classpath_id = m.id;
 }
 
-/* Check the layout against the live VM: the main thread's execution context is the same
- * through the main ractor and through the TLS path eBPF uses, its newest control frame lies in
- * its VM stack, and every frame with an iseq holds an instruction sequence object. 1 verified,
+/* Can class names be read yet (a method entry read now may be cached)? */
+static bool names_ready(const struct rb_proc *rp)
+{
+	return rp->file->layout.obj.ext_classpath || rp->classpath_id;
+}
+
+/* The thread's execution context as eBPF finds it, from its pthread_t (its TCB on glibc
+ * x86-64) and its rb_thread_t: 1 when it is `ec`, 0 not set yet, < 0 another, -EFAULT.
+ */
+static int ec_path_check(struct rb_proc *rp, uint64_t tcb, uint64_t th, uint64_t ec)
+{
+	const struct rb_file *f = rp->file;
+	pid_t pid = rp->base.pid;
+	uint64_t modid, dtv, block, v;
+	uint32_t key;
+
+	if (f->bpf.rb.ec_src == RB_EC_TSD) {
+		if (interp__read_mem(pid, rp->bias + f->tsd_key_vaddr, &key, sizeof(key)))
+			return -EFAULT;
+		if (key >= RB_TSD_KEYS)
+			return -ENOTSUP; /* beyond glibc's first block: eBPF does not go there */
+		if (interp__read_u64(pid, tcb + GLIBC_TSD_FROM_PTHREAD + 16 * (uint64_t)key, &v))
+			return -EFAULT;
+		return v == th ? 1 : -EINVAL;
+	}
+	if (interp__read_u64(pid, rp->bias + f->modid_got_vaddr, &modid))
+		return -EFAULT;
+	if (!modid)
+		return 0;
+	if (modid > 0xffff || interp__read_u64(pid, tcb + RB_TCB_DTV, &dtv) ||
+	    interp__read_u64(pid, dtv + 16 * modid, &block) ||
+	    interp__read_u64(pid, block + f->bpf.rb.tls_off, &v))
+		return -EINVAL;
+	return v == ec ? 1 : -EINVAL;
+}
+
+/* Check the layout against the live VM: the VM's main thread belongs to it and its execution
+ * context names it back, the same context is reached through the path eBPF uses (thread-local
+ * or pthread key), the objspace looks like one, the context's newest control frame lies in its
+ * VM stack, and every frame with an iseq holds an instruction sequence object. 1 verified,
  * 0 not initialised yet, < 0 wrong layout.
  */
 static int proc_check(struct rb_proc *rp)
 {
 	const struct rb_layout *l = &rp->file->layout;
-	uint64_t ractor, th, v, ec, tcb, modid, dtv, block, stack, size, cfp, end, vm, objspace;
+	uint64_t th, v, ec, nt, tcb, stack, size, cfp, end, vm, objspace;
 	uint32_t gc_flags;
-	int frames = 0, iseqs = 0;
+	int frames = 0, iseqs = 0, r;
 	pid_t pid = rp->base.pid;
 
-	if (interp__read_u64(pid, rp->bias + rp->file->main_ractor_vaddr, &ractor) ||
-	    interp__read_u64(pid, rp->bias + rp->file->modid_got_vaddr, &modid))
+	if (interp__read_u64(pid, rp->bias + rp->file->vm_ptr_vaddr, &vm))
 		return -EFAULT;
-	if (!ractor || !modid)
+	if (!vm)
 		return 0;
-	if (interp__read_u64(pid, ractor + l->ractor_main, &th))
+	if (interp__read_u64(pid, vm + l->vm_main_thread, &th))
 		return -EFAULT;
 	if (!th)
 		return 0;
-	if (interp__read_u64(pid, th + l->th_ractor, &v) || v != ractor ||
-	    interp__read_u64(pid, th + l->th_ec, &ec) || !ec ||
+	if (interp__read_u64(pid, th + l->th_vm, &v) || v != vm ||
+	    interp__read_u64(pid, th + l->bpf.th_ec, &ec) || !ec ||
 	    interp__read_u64(pid, ec + l->ec_thread, &v) || v != th)
 		return -EINVAL;
-	if (modid > 0xffff || interp__read_u64(pid, th + l->th_thread_id, &tcb) ||
-	    interp__read_u64(pid, tcb + RB_TCB_DTV, &dtv) ||
-	    interp__read_u64(pid, dtv + 16 * modid, &block) ||
-	    interp__read_u64(pid, block + rp->file->bpf.rb.tls_off, &v) || v != ec)
+	nt = th;
+	if (l->th_nt && (interp__read_u64(pid, th + l->th_nt, &nt) || !nt))
 		return -EINVAL;
-	/* the VM names the same main ractor; its objspace's malloc limit is a real one (16 MiB
-	 * at start, grown by GC) and its GC mode one of none/marking/sweeping
+	if (interp__read_u64(pid, nt + l->th_thread_id, &tcb) || !tcb)
+		return -EINVAL;
+	if ((r = ec_path_check(rp, tcb, th, ec)) <= 0)
+		return r;
+	/* its objspace's malloc limit is a real one (16 MiB at start, grown by GC) and its GC
+	 * mode one of none/marking/sweeping
 	 */
-	if (interp__read_u64(pid, rp->bias + rp->file->vm_ptr_vaddr, &vm) || !vm ||
-	    interp__read_u64(pid, vm + l->vm_main_ractor, &v) || v != ractor ||
-	    interp__read_u64(pid, vm + l->bpf.vm_objspace, &objspace) || !objspace ||
+	if (interp__read_u64(pid, vm + l->bpf.vm_objspace, &objspace) || !objspace ||
 	    interp__read_u64(pid, objspace, &v) || v < (1u << 20) || v > (1ULL << 40) ||
 	    interp__read_mem(pid, objspace + l->bpf.objspace_flags, &gc_flags, 4) ||
 	    (gc_flags & 3) == 3)
@@ -662,7 +1047,10 @@ static int proc_verify(struct ruby *rb, struct rb_proc *rp, uint64_t now_ns)
 	}
 	rp->state = RB_PROC_REJECTED;
 	pr_warn("ruby: pid %d (%s): VM layout check failed (%s): native frames only\n",
-		(int)rp->base.pid, rp->file->base.path, r ? strerror(-r) : "never initialised");
+		(int)rp->base.pid, rp->file->base.path,
+		r == -ENOTSUP ? "pthread key beyond glibc's first block"
+		: r           ? strerror(-r)
+			      : "never initialised");
 	return -EINVAL;
 }
 
@@ -677,8 +1065,13 @@ static int rb_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t no
 	rp->bias = bias;
 	rp->state = RB_PROC_PENDING;
 	rp->next_check_ns = now_ns;
-	bpf->rb.modid_got = bias + f->modid_got_vaddr;
 	bpf->rb.vm_ptr = bias + f->vm_ptr_vaddr;
+	if (f->bpf.rb.ec_src == RB_EC_TSD) {
+		bpf->rb.tsd_key = bias + f->tsd_key_vaddr;
+		bpf->rb.tsd_off = GLIBC_TSD_FROM_TP;
+	} else {
+		bpf->rb.modid_got = bias + f->modid_got_vaddr;
+	}
 	pr_debug("ruby: pid %d: %s at %#llx\n", (int)rp->base.pid, f->base.path,
 		 (unsigned long long)bias);
 	return 0;
@@ -796,7 +1189,10 @@ static int read_iseq(const void *ctx, pid_t pid, uint64_t iseq, void *entry)
 		e->path = read_string(r, v, PATH_MAX_LEN);
 	memcpy(&e->local_iseq, body + l->body_local_iseq, 8);
 	e->type = type;
-	e->first_lineno = (first & 1) ? (int)((int64_t)first >> 1) : 0;
+	if (l->first_lineno_int)
+		e->first_lineno = (int)(uint32_t)first;
+	else
+		e->first_lineno = (first & 1) ? (int)((int64_t)first >> 1) : 0;
 	e->key.cookie = iseq_size ^ ((uint32_t)first << 16);
 	memcpy(&e->src.entries, body + l->body_insns_body, 8);
 	memcpy(&e->src.positions, body + l->body_insns_pos, 8);
@@ -822,28 +1218,53 @@ static int classpath_ivar(void *ctx, uint64_t id, uint64_t value)
 	return ruby_obj__string(cn->r, value, cn->out, cn->cap) ? 0 : 1;
 }
 
+/* The name of class or module klass into out (cap - 1 bytes at most); 0 or < 0. */
+static int class_name(const struct ruby_reader *r, uint64_t classpath_id, uint64_t klass, char *out,
+		      size_t cap)
+{
+	struct class_name cn = { .r = r, .classpath_id = classpath_id, .out = out, .cap = cap - 1 };
+
+	if (r->l->ext_classpath)
+		return ruby_obj__class_path(r, klass, out, cap - 1);
+	if (!classpath_id)
+		return -ENOENT;
+	return ruby_obj__class_ivars(r, klass, classpath_ivar, &cn) == 1 ? 0 : -ENOENT;
+}
+
+/* The class or module a singleton class is attached to; 0 or < 0 (another object's). */
+static int singleton_owner(const struct ruby_reader *r, uint64_t singleton, uint64_t *owner)
+{
+	/* an ivar (__attached__) whose klass is this singleton */
+	struct ivar_match m = { .r = r, .want_klass = singleton };
+	uint64_t flags;
+
+	if (!r->l->ext_classpath) {
+		if (ruby_obj__class_ivars(r, singleton, ivar_match, &m) != 1)
+			return -ENOENT;
+		*owner = m.value;
+		return 0;
+	}
+	if (ruby_obj__attached(r, singleton, owner) || ruby_obj__flags(r, *owner, &flags) ||
+	    ((flags & 0x1f) != RUBY_T_CLASS && (flags & 0x1f) != RUBY_T_MODULE))
+		return -ENOENT;
+	return 0;
+}
+
 /* The qualifier of a method owned by `owner`: "Name#" or, for a singleton class, "Name.". */
 static void method_qualifier(const struct ruby_reader *r, uint64_t classpath_id, uint64_t owner,
 			     char *out, size_t cap)
 {
-	struct class_name cn = { .r = r, .classpath_id = classpath_id, .out = out, .cap = cap - 1 };
 	uint64_t flags;
 	bool singleton;
 	size_t n;
 
 	out[0] = '\0';
-	if (!classpath_id || ruby_obj__flags(r, owner, &flags))
+	if (ruby_obj__flags(r, owner, &flags))
 		return;
 	singleton = (flags & 0x1f) == RUBY_T_CLASS && (flags & RUBY_FL_SINGLETON);
-	if (singleton) {
-		/* the attached class: an ivar (__attached__) whose klass is this singleton */
-		struct ivar_match m = { .r = r, .want_klass = owner };
-
-		if (ruby_obj__class_ivars(r, owner, ivar_match, &m) != 1)
-			return;
-		owner = m.value;
-	}
-	if (ruby_obj__class_ivars(r, owner, classpath_ivar, &cn) != 1) {
+	if (singleton && singleton_owner(r, owner, &owner))
+		return;
+	if (class_name(r, classpath_id, owner, out, cap)) {
 		out[0] = '\0';
 		return;
 	}
@@ -868,7 +1289,7 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	    (!check_cookie || e->cookie == cookie))
 		return e;
 	/* frames may come before the check that finds it (a young process) */
-	if (!rp->classpath_id && rp->classpath_tries < CLASSPATH_TRIES) {
+	if (!names_ready(rp) && rp->classpath_tries < CLASSPATH_TRIES) {
 		rp->classpath_tries++;
 		find_classpath_id(rp);
 	}
@@ -890,7 +1311,7 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	if (rp->file->symbols_vaddr)
 		ruby_obj__id_name(&r, rp->bias + rp->file->symbols_vaddr, head[3], e->name,
 				  sizeof(e->name));
-	e->pid = rp->classpath_id ? rp->base.pid : 0; /* cached once names can be complete */
+	e->pid = names_ready(rp) ? rp->base.pid : 0; /* cached once names can be complete */
 	e->gen = rp->base.gen;
 	e->me = me;
 	e->cookie = (uint32_t)head[3];
@@ -954,6 +1375,18 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	pid_t from;
 	int line;
 
+	if (!uf->addr && RB_MARKER_CODE(uf->file_id) == RB_MARKER_UNSUPPORTED) {
+		/* the version and why in the code (RB_MARKER_VERSION) */
+		unsigned int major = (uf->file_id >> 16) & 0xff, minor = (uf->file_id >> 8) & 0xff;
+
+		if ((uf->file_id >> 24) == RB_REFUSED_BUILD)
+			snprintf(rb->text, sizeof(rb->text), "%u.%u build not understood", major,
+				 minor);
+		else
+			snprintf(rb->text, sizeof(rb->text), "unsupported version %u.%u", major,
+				 minor);
+		return interp__marker(out, rb->text);
+	}
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (pos == RB_POS_CFUNC) {

@@ -10,10 +10,12 @@
 #define ARRAY_LEN_MAX (1ULL << 32)
 #define CLASS_IVARS_MAX 64
 #define ID_SCOPE_SHIFT 4  /* symbol.h RUBY_ID_SCOPE_SHIFT */
-#define LAST_OP_ID 0xa9   /* tLAST_OP_ID: operator ids are their own serial */
 #define ID_ENTRY_UNIT 512 /* symbol.c: ids per table array */
 #define ID_ENTRY_SIZE 2   /* [str, sym] per id */
 #define HEAD_SZ 48        /* an RString's or RArray's fields, embedded contents included */
+#define EMBED_MAX 4096    /* an embedded string's length: at most its heap slot's size */
+#define QFALSE 0x00       /* special constants (x86-64, flonum builds: 2.x and 3.x) */
+#define QNIL 0x08
 
 int ruby_obj__flags(const struct ruby_reader *r, uint64_t obj, uint64_t *flags)
 {
@@ -51,20 +53,23 @@ int ruby_obj__string(const struct ruby_reader *r, uint64_t str, char *out, size_
 	out[0] = '\0';
 	if ((err = read_head(r, str, RUBY_T_STRING, head, &flags)))
 		return err;
-	if (flags & l->str_noembed_flag) {
+	if (l->str_len)
+		memcpy(&len, head + l->str_len, 8);
+	else if (flags & l->str_noembed_flag)
 		memcpy(&len, head + l->str_heap_len, 8);
+	else
+		len = (flags >> l->str_embed_shift) & l->str_embed_mask;
+	if ((int64_t)len < 0 || (!(flags & l->str_noembed_flag) && len > EMBED_MAX))
+		return -EINVAL;
+	n = len < cap - 1 ? (size_t)len : cap - 1;
+	if (flags & l->str_noembed_flag) {
 		memcpy(&ptr, head + l->str_heap_ptr, 8);
-		if ((int64_t)len < 0)
-			return -EINVAL;
-		n = len < cap - 1 ? (size_t)len : cap - 1;
 		if (n && (err = interp__read_mem(r->pid, ptr, out, n)))
 			return err;
-	} else {
-		len = (flags >> l->str_embed_shift) & l->str_embed_mask;
-		if (l->str_embed + len > sizeof(head))
-			return -EINVAL;
-		n = len < cap - 1 ? (size_t)len : cap - 1;
+	} else if (l->str_embed + n <= sizeof(head)) {
 		memcpy(out, head + l->str_embed, n);
+	} else if (n && (err = interp__read_mem(r->pid, str + l->str_embed, out, n))) {
+		return err; /* embedded in a larger slot (variable width allocation, 3.2+) */
 	}
 	interp__scrub(out, n);
 	return 0;
@@ -83,8 +88,8 @@ int ruby_obj__array_at(const struct ruby_reader *r, uint64_t ary, uint64_t idx, 
 		len = (flags >> l->ary_embed_shift) & l->ary_embed_mask;
 		if (idx >= len)
 			return -ENOENT;
-		if (l->ary_embed + (idx + 1) * 8 > sizeof(head))
-			return -EINVAL;
+		if (l->ary_embed + (idx + 1) * 8 > sizeof(head)) /* in a larger slot (3.2+) */
+			return interp__read_u64(r->pid, ary + l->ary_embed + idx * 8, out);
 		memcpy(out, head + l->ary_embed + idx * 8, 8);
 		return 0;
 	}
@@ -97,18 +102,33 @@ int ruby_obj__array_at(const struct ruby_reader *r, uint64_t ary, uint64_t idx, 
 	return interp__read_u64(r->pid, ptr + idx * 8, out);
 }
 
-int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
-			  int (*fn)(void *ctx, uint64_t id, uint64_t value), void *ctx)
+/* The rb_classext_t of a class or module; 0 or -errno. */
+static int class_ext(const struct ruby_reader *r, uint64_t klass, uint64_t *ext)
 {
-	const struct ruby_obj_layout *l = r->l;
-	uint64_t flags, ext, tbl, start, bound, entries, ent[3 * CLASS_IVARS_MAX], i;
+	uint64_t flags;
 	int err;
 
 	if ((err = ruby_obj__flags(r, klass, &flags)))
 		return err;
 	if ((flags & RUBY_T_MASK) != RUBY_T_CLASS && (flags & RUBY_T_MASK) != RUBY_T_MODULE)
 		return -EINVAL;
-	if ((err = interp__read_u64(r->pid, klass + l->class_ext, &ext)) ||
+	if (r->l->class_ext_inline) {
+		*ext = klass + r->l->class_ext;
+		return 0;
+	}
+	return interp__read_u64(r->pid, klass + r->l->class_ext, ext);
+}
+
+int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
+			  int (*fn)(void *ctx, uint64_t id, uint64_t value), void *ctx)
+{
+	const struct ruby_obj_layout *l = r->l;
+	uint64_t ext, tbl, start, bound, entries, ent[3 * CLASS_IVARS_MAX], i;
+	int err;
+
+	if (l->ext_classpath)
+		return -ENOTSUP;
+	if ((err = class_ext(r, klass, &ext)) ||
 	    (err = interp__read_u64(r->pid, ext + l->ext_iv_tbl, &tbl)))
 		return err;
 	if (!tbl)
@@ -135,10 +155,39 @@ int ruby_obj__class_ivars(const struct ruby_reader *r, uint64_t klass,
 	return 0;
 }
 
+int ruby_obj__class_path(const struct ruby_reader *r, uint64_t klass, char *out, size_t cap)
+{
+	uint64_t ext, path;
+	int err;
+
+	if (cap)
+		out[0] = '\0';
+	if (!r->l->ext_classpath)
+		return -ENOTSUP;
+	if ((err = class_ext(r, klass, &ext)) ||
+	    (err = interp__read_u64(r->pid, ext + r->l->ext_classpath, &path)))
+		return err;
+	if (path == QFALSE || path == QNIL || path & 7) /* not named (yet): anonymous */
+		return -ENOENT;
+	return ruby_obj__string(r, path, out, cap);
+}
+
+int ruby_obj__attached(const struct ruby_reader *r, uint64_t singleton, uint64_t *object)
+{
+	uint64_t ext;
+	int err;
+
+	if (!r->l->ext_classpath)
+		return -ENOTSUP;
+	if ((err = class_ext(r, singleton, &ext)))
+		return err;
+	return interp__read_u64(r->pid, ext + r->l->ext_attached, object);
+}
+
 int ruby_obj__id_name(const struct ruby_reader *r, uint64_t symbols, uint64_t id, char *out,
 		      size_t cap)
 {
-	uint64_t serial = id > LAST_OP_ID ? id >> ID_SCOPE_SHIFT : id, ids, chunk, str;
+	uint64_t serial = id > r->l->last_op_id ? id >> ID_SCOPE_SHIFT : id, ids, chunk, str;
 	uint32_t last_id;
 	int err;
 
