@@ -43,7 +43,7 @@ trap 'for r in "${used_roots[@]}"; do rm -rf "${r:?}$WORKDIR"; done' EXIT
 SUPPORTED=(
 	"bullseye python" "bookworm python" "trixie python" "sid python"
 	"bullseye perl" "bookworm perl" "trixie perl" "sid perl"
-	"bookworm ruby"
+	"bullseye ruby" "bookworm ruby" "trixie ruby" "sid ruby"
 	"bookworm php"
 	"bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bookworm go" "trixie go" "sid go"
@@ -125,9 +125,9 @@ row_ruby()
 	local c=rb_chain\\.rb f=$DATA/rb_chain.rb
 	FILES=("$f")
 	RUN="exec ruby --disable-gems rb_chain.rb \$SECS"
-	VERSION="ruby -e 'puts RUBY_VERSION'"
+	VERSION="ruby --disable-gems -e 'puts RUBY_VERSION'"
 	THREAD='ruby.*'
-	CHAIN="^$LIBC_START($N)*rb_vm_exec;($N)*<main>@$c:$(line "$f" CALL_ALPHA);Worker#alpha@$c:$(line "$f" CALL_BETA);Worker#beta@$c:$(line "$f" CALL_GAMMA);Worker#gamma@$c:[0-9]+(;[^;@]*)*\$"
+	CHAIN="^$LIBC_START($N)*ruby_run_node;($N)*<main>@$c:$(line "$f" CALL_ALPHA);Worker#alpha@$c:$(line "$f" CALL_BETA);Worker#beta@$c:$(line "$f" CALL_GAMMA);Worker#gamma@$c:[0-9]+(;[^;@]*)*\$"
 	HOTFN=";Worker#gamma@$c:"
 	HOT=";Worker#gamma@$c:($(line "$f" HOT))(;|\$)"
 	PREPARE=
