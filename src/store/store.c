@@ -199,8 +199,9 @@ static int prepare_writer(struct store *st)
 		rc = sqlite3_prepare_v3(
 			st->db,
 			"INSERT INTO samples(interval, type, stack, process, thread, labels, value) "
-			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET "
-			"value = value + excluded.value",
+			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET value = "
+			"CASE WHEN value > 9223372036854775807 - excluded.value "
+			"THEN 9223372036854775807 ELSE value + excluded.value END",
 			-1, SQLITE_PREPARE_PERSISTENT, &s->add_sample, NULL);
 	return store_db__errno(rc);
 }
@@ -214,6 +215,20 @@ struct store_with_stmts {
 static struct store_stmts *stmts_of(struct store *st)
 {
 	return &((struct store_with_stmts *)st)->stmts;
+}
+
+/* Every statement of the writer back to its start (none holds a snapshot any more). */
+static void reset_stmts(struct store *st)
+{
+	struct store_stmts *s = stmts_of(st);
+	int d;
+
+	for (d = 0; d < DICT_CNT; d++) {
+		sqlite3_reset(s->find[d]);
+		sqlite3_reset(s->add[d]);
+	}
+	sqlite3_reset(s->add_interval);
+	sqlite3_reset(s->add_sample);
 }
 
 static void finalize_stmts(struct store *st)
@@ -341,22 +356,43 @@ static int bind_cols(sqlite3_stmt *q, const struct store_col *cols, int n)
 	return rc;
 }
 
+/* SQLite's integers are signed: counts and times past INT64_MAX are stored as INT64_MAX. */
+static int64_t store_value(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Steps q once and resets it, whatever the outcome: a statement left on a row keeps its read
+ * snapshot after COMMIT, and once another connection commits, that snapshot is stale and every
+ * later BEGIN IMMEDIATE of ours fails (SQLITE_BUSY_SNAPSHOT). *id gets column 0 of a row. A
+ * sqlite result code.
+ */
+static int step_reset(sqlite3_stmt *q, int64_t *id)
+{
+	int rc = sqlite3_step(q);
+
+	if (rc == SQLITE_ROW && id)
+		*id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return rc;
+}
+
 /* The id of the dictionary row with these columns, added if new. > 0 or -errno. */
 static int64_t dict_id(struct store *st, enum store_dict d, const struct store_col *cols, int n)
 {
 	struct store_stmts *s = stmts_of(st);
+	int64_t id = 0;
 	int rc = bind_cols(s->find[d], cols, n);
 
-	if (rc == SQLITE_OK) {
-		rc = sqlite3_step(s->find[d]);
-		if (rc == SQLITE_ROW)
-			return sqlite3_column_int64(s->find[d], 0);
-	}
+	if (rc == SQLITE_OK)
+		rc = step_reset(s->find[d], &id);
+	if (rc == SQLITE_ROW)
+		return id;
 	if (rc != SQLITE_DONE)
 		return store_db__errno(rc) ?: -EIO;
 	rc = bind_cols(s->add[d], cols, n);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s->add[d]);
+		rc = step_reset(s->add[d], NULL);
 	if (rc != SQLITE_DONE)
 		return store_db__errno(rc) ?: -EIO;
 	return sqlite3_last_insert_rowid(st->db);
@@ -573,8 +609,8 @@ static int write_samples(struct store *st, const struct profile *p, int64_t inte
 		sqlite3_bind_int64(q, 2, type);
 		for (k = 0; k < 4; k++)
 			sqlite3_bind_int64(q, 3 + k, ids[k]);
-		sqlite3_bind_int64(q, 7, (int64_t)s->count);
-		rc = sqlite3_step(q);
+		sqlite3_bind_int64(q, 7, store_value(s->count));
+		rc = step_reset(q, NULL);
 		if (rc != SQLITE_DONE)
 			return store_db__errno(rc) ?: -EIO;
 		st->stats.samples_written++;
@@ -707,12 +743,11 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	err = store_db__exec(st, "BEGIN IMMEDIATE");
 	if (err)
 		goto fail;
-	sqlite3_reset(q);
-	sqlite3_bind_int64(q, 1, (int64_t)start);
-	sqlite3_bind_int64(q, 2, (int64_t)end);
-	sqlite3_bind_int64(q, 3, (int64_t)profile__period_ns(p));
-	sqlite3_bind_int64(q, 4, (int64_t)profile__total_samples(p));
-	rc = sqlite3_step(q);
+	sqlite3_bind_int64(q, 1, store_value(start));
+	sqlite3_bind_int64(q, 2, store_value(end));
+	sqlite3_bind_int64(q, 3, store_value(profile__period_ns(p)));
+	sqlite3_bind_int64(q, 4, store_value(profile__total_samples(p)));
+	rc = step_reset(q, NULL);
 	if (rc != SQLITE_DONE) {
 		err = store_db__errno(rc) ?: -EIO;
 		goto rollback;
@@ -730,6 +765,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	st->stats.interval_cnt = live > 0 ? (uint64_t)live : 0;
 	return 0;
 rollback:
+	reset_stmts(st);
 	store_db__exec(st, "ROLLBACK");
 fail:
 	st->stats.write_failed++;

@@ -578,8 +578,8 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 	if (lo <= hi)
 		err = merge_samples(&q, lo, hi);
 out:
+	query__free(&q); /* its statements first: one still running would keep the snapshot */
 	store_db__exec(st, "COMMIT");
-	query__free(&q);
 	if (err)
 		profile__free(q.p);
 	else

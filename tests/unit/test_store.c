@@ -315,6 +315,34 @@ TEST(retention_by_size)
 	store__close(st);
 }
 
+/* A second writer (an import, another agent) between two writes of the first: the first
+ * keeps writing. Every interval after the co-writer's used to fail "database is locked": a
+ * dictionary lookup that found its row left its statement running, so the writer kept a read
+ * snapshot from before the co-writer's commit and could never take the write lock again.
+ */
+TEST(co_writer)
+{
+	struct store *a = open_store("co.db", 0, 0), *b = open_store("co.db", 0, 0);
+	struct store_filter f = { 0 };
+	int i, n = 0;
+
+	REQUIRE(a && b);
+	for (i = 0; i < 6; i++) {
+		struct profile *p = make_profile(7000 + (uint64_t)i * 2, (unsigned)i % 2, 1);
+		struct profile *q = make_profile(7001 + (uint64_t)i * 2, (unsigned)i % 2, 1);
+
+		CHECK_EQ_INT(store__write(a, p, exe_of, NULL), 0);
+		CHECK_EQ_INT(store__write(b, q, exe_of, NULL), 0);
+		profile__free(p);
+		profile__free(q);
+	}
+	CHECK_EQ_INT(store__intervals(a, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 12);
+	CHECK_EQ_U64(query_total(a, &f), 12 * 9);
+	store__close(a);
+	store__close(b);
+}
+
 /* Writes intervals of 9 samples each forever (until killed). */
 static void writer_child(const char *name)
 {
@@ -475,6 +503,7 @@ static void run_tests(void)
 	RUN(range_and_filters);
 	RUN(retention_by_age);
 	RUN(retention_by_size);
+	RUN(co_writer);
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
