@@ -599,9 +599,9 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	err = sample__add_event(p, r, s);
 	if (err)
 		return err;
-	r->s.count += s->count;
-	r->s.off_cpu_ns += s->off_cpu_ns;
-	p->total += s->count;
+	r->s.count = profile__count_add(r->s.count, s->count);
+	r->s.off_cpu_ns = profile__count_add(r->s.off_cpu_ns, s->off_cpu_ns);
+	p->total = profile__count_add(p->total, s->count);
 	return 0;
 }
 
@@ -617,7 +617,7 @@ bool profile__has_cpu(const struct profile *p)
 
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
 {
-	return s->off_cpu_ns ? s->off_cpu_ns : s->count * p->opts.period_ns;
+	return s->off_cpu_ns ? s->off_cpu_ns : profile__count_mul(s->count, p->opts.period_ns);
 }
 
 void profile__set_end_time(struct profile *p, uint64_t end_time_ns)
@@ -777,9 +777,12 @@ size_t profile__top_self(const struct profile *p, struct profile_top_entry *out,
 		return 0;
 	for (i = 0; i < p->sample_cnt; i++) {
 		const struct seq_rec *st = &p->stacks.recs[p->samples[i].s.stack];
+		uint64_t *sum;
 
-		if (st->cnt)
-			self[p->frames[p->stacks.pool[st->off]].name_id] += p->samples[i].s.count;
+		if (!st->cnt)
+			continue;
+		sum = &self[p->frames[p->stacks.pool[st->off]].name_id];
+		*sum = profile__count_add(*sum, p->samples[i].s.count);
 	}
 	for (i = 1; i <= p->str_cnt; i++)
 		cnt += self[i] != 0;

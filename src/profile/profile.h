@@ -83,6 +83,23 @@ struct profile_sample {
 	uint64_t off_cpu_ns; /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
 };
 
+/* Counts and times from outside (imports, store rows, a hostile pprof) add up and scale
+ * saturating: a sum past UINT64_MAX stays UINT64_MAX, never wraps to a small number.
+ */
+static inline uint64_t profile__count_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t profile__count_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 struct profile_opts {
 	uint64_t period_ns;     /* 1e9 / sampling frequency */
 	uint64_t start_time_ns; /* wall clock, ns since the epoch */

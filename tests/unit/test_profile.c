@@ -240,6 +240,49 @@ TEST(profile_many_samples)
 	profile__free(p);
 }
 
+/* Counts from outside (a pprof import, a store query) near 2^64: sums saturate at UINT64_MAX
+ * rather than wrap. Three samples of 2^63 - 1, 2^63 - 1 and 2 used to total 0.
+ */
+TEST(profile_counts_saturate)
+{
+	struct profile_opts opts = { .period_ns = 1000000, .timestamps_cap = 4 };
+	struct profile *p = profile__new(&opts);
+	struct profile_line l[] = { { "f", NULL, 0 }, { "g", NULL, 0 } };
+	uint32_t f1, f2;
+	struct profile_sample s = { .frame_cnt = 1, .pid = 1, .tid = 1, .count = INT64_MAX };
+	struct profile_top_entry top[2];
+	const struct profile_agg_sample *a;
+
+	REQUIRE(p);
+	f1 = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 1, &l[0], 1 });
+	f2 = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 2, &l[1], 1 });
+	s.frames = &f1;
+	REQUIRE(!profile__add_sample(p, &s));
+	REQUIRE(!profile__add_sample(p, &s));
+	s.count = 2;
+	REQUIRE(!profile__add_sample(p, &s));
+	s.frames = &f2;
+	s.count = 5;
+	REQUIRE(!profile__add_sample(p, &s));
+	CHECK_EQ_U64(profile__total_samples(p), UINT64_MAX);
+	a = profile__sample(p, 0);
+	REQUIRE(a);
+	CHECK_EQ_U64(a->count, UINT64_MAX);
+	/* on CPU time: count x period, saturated too */
+	CHECK_EQ_U64(profile__sample_ns(p, a), UINT64_MAX);
+	CHECK_EQ_U64(profile__sample_ns(p, profile__sample(p, 1)), 5000000);
+	/* the hottest function is the one with the (saturated) huge count */
+	REQUIRE(profile__top_self(p, top, 2) == 2);
+	CHECK_STR(top[0].name, "f");
+	CHECK_EQ_U64(top[0].self, UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(UINT64_MAX - 1, 1), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(UINT64_MAX, UINT64_MAX), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(3, 4), 7);
+	CHECK_EQ_U64(profile__count_mul(1ULL << 32, 1ULL << 32), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_mul(3, 4), 12);
+	profile__free(p);
+}
+
 int main(void)
 {
 	RUN(profile_dedup_and_interning);
@@ -247,5 +290,6 @@ int main(void)
 	RUN(profile_frame_names);
 	RUN(profile_top_self);
 	RUN(profile_many_samples);
+	RUN(profile_counts_saturate);
 	return test_summary();
 }

@@ -8,7 +8,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "export/pprof_fields.h"
+#include "export/pprof_read.h"
+#include "export/protobuf.h"
 #include "profile/profile.h"
+#include "store/pprof_import.h"
 #include "store/store.h"
 #include "scratch.h"
 #include "test.h"
@@ -267,6 +271,21 @@ static int count_iv(void *ctx, const struct store_interval *iv)
 	return 0;
 }
 
+static int max_samples(void *ctx, const struct store_process_row *row)
+{
+	uint64_t *most = ctx;
+
+	if (row->samples > *most)
+		*most = row->samples;
+	return 0;
+}
+
+static int first_iv(void *ctx, const struct store_interval *iv)
+{
+	*(struct store_interval *)ctx = *iv;
+	return 1;
+}
+
 TEST(retention_by_age)
 {
 	struct store *st = open_store("age.db", 0, 5);
@@ -341,6 +360,96 @@ TEST(co_writer)
 	CHECK_EQ_U64(query_total(a, &f), 12 * 9);
 	store__close(a);
 	store__close(b);
+}
+
+/* A pprof of one function whose samples say 2^63 - 1, 2^63 - 1 and 2: the import used to
+ * report 0 samples (the sum wrapped), the store to hold negative values. Sums saturate now,
+ * the store keeps INT64_MAX at most per value, and a query's sum saturates too.
+ */
+TEST(huge_counts)
+{
+	static const char *const strs[] = { "", "samples", "count", "hot", "pid" };
+	const uint64_t values[] = { INT64_MAX, INT64_MAX, 2 };
+	struct store *st = open_store("huge.db", 0, 0);
+	struct pprof_profile *pp = NULL;
+	struct profile *p = NULL, *out = NULL;
+	struct store_filter f = { 0 };
+	struct store_interval iv = { 0 };
+	uint64_t most = 0;
+	struct pb_buf b;
+	size_t m, i;
+	int n;
+
+	REQUIRE(st);
+	pb_buf__init(&b, 1 << 20);
+	pb_buf__begin(&b, PROFILE_SAMPLE_TYPE, &m);
+	pb_buf__varint(&b, VALUE_TYPE_TYPE, 1);
+	pb_buf__varint(&b, VALUE_TYPE_UNIT, 2);
+	pb_buf__end(&b, m);
+	for (i = 0; i < 3; i++) {
+		size_t lm;
+
+		pb_buf__begin(&b, PROFILE_SAMPLE, &m);
+		pb_buf__varint(&b, SAMPLE_LOCATION_ID, 1);
+		pb_buf__varint(&b, SAMPLE_VALUE, values[i]);
+		pb_buf__begin(&b, SAMPLE_LABEL, &lm);
+		pb_buf__varint(&b, LABEL_KEY, 4);
+		pb_buf__varint(&b, LABEL_NUM, 10 + i); /* three processes: three rows */
+		pb_buf__end(&b, lm);
+		pb_buf__end(&b, m);
+	}
+	pb_buf__begin(&b, PROFILE_LOCATION, &m);
+	pb_buf__varint(&b, LOCATION_ID, 1);
+	{
+		size_t lm;
+
+		pb_buf__begin(&b, LOCATION_LINE, &lm);
+		pb_buf__varint(&b, LINE_FUNCTION_ID, 1);
+		pb_buf__end(&b, lm);
+	}
+	pb_buf__end(&b, m);
+	pb_buf__begin(&b, PROFILE_FUNCTION, &m);
+	pb_buf__varint(&b, FUNCTION_ID, 1);
+	pb_buf__varint(&b, FUNCTION_NAME, 3);
+	pb_buf__end(&b, m);
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		pb_buf__string(&b, PROFILE_STRING_TABLE, strs[i]);
+	pb_buf__varint(&b, PROFILE_TIME_NANOS, 9000 * 1000000000ULL);
+	pb_buf__varint(&b, PROFILE_DURATION_NANOS, INT64_MAX); /* the end past 2^63 too */
+	REQUIRE(!pb_buf__err(&b));
+	REQUIRE(!pprof_profile__decode(b.data, b.len, 0, &pp));
+	REQUIRE(!pprof_import(pp, &p));
+	CHECK_EQ_U64(profile__total_samples(p), UINT64_MAX);
+	/* three intervals: the pid 10 row merges to 3 x (2^63 - 1), past 2^64 */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+	CHECK_EQ_INT(store__intervals(st, 0, 0, first_iv, &iv), 0);
+	CHECK_EQ_U64(iv.total, INT64_MAX);
+	CHECK_EQ_U64(iv.end_ns, INT64_MAX);
+	REQUIRE(!store__query(st, &f, &out));
+	CHECK_EQ_U64(profile__total_samples(out), UINT64_MAX);
+	REQUIRE(profile__sample_cnt(out) == 3);
+	for (i = 0; i < 3; i++) {
+		const struct profile_agg_sample *a = profile__sample(out, i);
+
+		CHECK_EQ_U64(a->count, a->pid == 12 ? 6 : UINT64_MAX);
+	}
+	profile__free(out);
+	out = NULL;
+	CHECK_EQ_INT(store__processes(st, 0, 0, max_samples, &most), 0);
+	CHECK_EQ_U64(most, UINT64_MAX);
+	/* a range from 2^63 on holds nothing (it used to be read as negative: every interval) */
+	f.from_ns = (1ULL << 63) + 5;
+	REQUIRE(!store__query(st, &f, &out));
+	CHECK_EQ_U64(profile__total_samples(out), 0);
+	profile__free(out);
+	n = 0;
+	CHECK_EQ_INT(store__intervals(st, f.from_ns, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 0);
+	profile__free(p);
+	pprof_profile__free(pp);
+	pb_buf__free(&b);
+	store__close(st);
 }
 
 /* Writes intervals of 9 samples each forever (until killed). */
@@ -504,6 +613,7 @@ static void run_tests(void)
 	RUN(retention_by_age);
 	RUN(retention_by_size);
 	RUN(co_writer);
+	RUN(huge_counts);
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
