@@ -114,6 +114,14 @@ struct profile;
 struct profile *profile__new(const struct profile_opts *opts);
 void profile__free(struct profile *p);
 
+/* A copy of src that stands alone (strings, frames, samples, kept events, window): what the
+ * readers below see is the same, ids included unless src had frames made equal by
+ * profile__set_frame_lines(). NULL with errno ENOMEM.
+ */
+struct profile *profile__copy(const struct profile *src);
+/* Heap bytes the profile holds (its tables at their capacity), for caps on what is kept. */
+size_t profile__mem_sz(const struct profile *p);
+
 /* Register a mapping (deduplicated on all fields); returns its id (>= 1), 0 on ENOMEM. */
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m);
 /* Register a frame (deduplicated); returns its id (>= 1), 0 on ENOMEM. Also 0 with errno

@@ -4,7 +4,10 @@
  * committed interval whole; a reader in another process sees whole intervals only while a
  * writer runs; a corrupt file is a clear error and can be moved aside.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -14,6 +17,7 @@
 #include "profile/profile.h"
 #include "store/pprof_import.h"
 #include "store/store.h"
+#include "store/store_sink.h"
 #include "scratch.h"
 #include "test.h"
 
@@ -452,6 +456,111 @@ TEST(huge_counts)
 	store__close(st);
 }
 
+static bool exe_known = true;
+
+/* exe_of() while exe_known, then nothing (the processes have exited) */
+static int exe_while_known(void *ctx, uint32_t pid, struct store_process *out)
+{
+	return exe_known ? exe_of(ctx, pid, out) : -ESRCH;
+}
+
+/* The sink (the agent's writer) while another connection holds the write lock (the sqlite3
+ * command in a transaction): the intervals it cannot write are kept, with the executables of
+ * their processes as they were, and written once the lock is gone; none is lost. They used to
+ * be dropped ("database is locked").
+ */
+TEST(sink_keeps_intervals_through_a_lock)
+{
+	struct store_sink *sink = store_sink__open(path_of("sink.db"), 0, 0);
+	struct store_sink_stats ss;
+	struct store *rd = NULL;
+	struct store_filter f = { 0 };
+	sqlite3 *holder = NULL;
+	int i, n = 0;
+
+	REQUIRE(sink);
+	for (i = 0; i < 6; i++) {
+		struct profile *p = make_profile(8000 + (uint64_t)i, (unsigned)i, 1);
+
+		if (i == 1) { /* the co-writer takes the lock */
+			REQUIRE(sqlite3_open(path_of("sink.db"), &holder) == SQLITE_OK);
+			REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+				SQLITE_OK);
+		}
+		if (i == 4) { /* ... and gives it back; the processes of the kept ones are gone */
+			REQUIRE(sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+			sqlite3_close(holder);
+			exe_known = false;
+		}
+		store_sink__write(sink, p, exe_while_known, NULL);
+		profile__free(p);
+		store_sink__stats(sink, &ss);
+		if (i == 3) {
+			CHECK_EQ_U64(ss.pending, 3);
+			CHECK_EQ_U64(ss.deferred, 3);
+			CHECK_EQ_U64(ss.store.intervals_written, 1);
+			CHECK(ss.pending_sz > 0);
+		}
+	}
+	exe_known = true;
+	store_sink__stats(sink, &ss);
+	CHECK_EQ_U64(ss.pending, 0);
+	CHECK_EQ_U64(ss.pending_sz, 0);
+	CHECK_EQ_U64(ss.written_late, 3);
+	CHECK_EQ_U64(ss.lost, 0);
+	CHECK_EQ_U64(ss.store.intervals_written, 6);
+	store_sink__free(sink);
+	rd = open_store("sink.db", 0, 0);
+	REQUIRE(rd);
+	CHECK_EQ_INT(store__intervals(rd, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 6);
+	CHECK_EQ_U64(query_total(rd, &f), 6 * 9);
+	/* kept intervals 1-3 know their executables: 3 samples of pid 100 in each of 0-3 */
+	f.exe = "/usr/bin/app";
+	CHECK_EQ_U64(query_total(rd, &f), 4 * 3);
+	store__close(rd);
+}
+
+/* At the end, what is kept gets one last, longer try: a lock given back within it loses
+ * nothing.
+ */
+static void *release_later(void *arg)
+{
+	sqlite3 *holder = arg;
+
+	usleep(600 * 1000);
+	sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL);
+	return NULL;
+}
+
+TEST(sink_final_try)
+{
+	struct store_sink *sink = store_sink__open(path_of("final.db"), 0, 0);
+	struct store_sink_stats ss;
+	sqlite3 *holder = NULL;
+	pthread_t t;
+	int n = 0;
+	struct store *rd;
+	struct profile *p = make_profile(8100, 1, 1);
+
+	REQUIRE(sink);
+	REQUIRE(sqlite3_open(path_of("final.db"), &holder) == SQLITE_OK);
+	REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+	store_sink__write(sink, p, NULL, NULL);
+	profile__free(p);
+	store_sink__stats(sink, &ss);
+	CHECK_EQ_U64(ss.pending, 1);
+	REQUIRE(!pthread_create(&t, NULL, release_later, holder));
+	store_sink__free(sink); /* waits up to 3 s for the lock */
+	pthread_join(t, NULL);
+	sqlite3_close(holder);
+	rd = open_store("final.db", 0, 0);
+	REQUIRE(rd);
+	CHECK_EQ_INT(store__intervals(rd, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 1);
+	store__close(rd);
+}
+
 /* Writes intervals of 9 samples each forever (until killed). */
 static void writer_child(const char *name)
 {
@@ -606,6 +715,81 @@ TEST(corrupt_file)
 	store__close(st);
 }
 
+/* The bytes of the file at path (caller frees), their count in *len. */
+static char *file_bytes(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0;
+	FILE *m;
+
+	REQUIRE(f);
+	m = open_memstream(&buf, &cap);
+	for (int c; (c = fgetc(f)) != EOF;)
+		fputc(c, m);
+	fclose(m);
+	fclose(f);
+	*len = cap;
+	return buf;
+}
+
+/* Another program's SQLite database, refused by a writer and left as it was: the same bytes
+ * and mtime, no journal files. One without a meta table used to become a store (the schema
+ * added to it), one with a meta table of its own was switched to WAL mode, then refused.
+ */
+TEST(foreign_database_untouched)
+{
+	static const char *const schemas[] = {
+		"CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT);"
+		"INSERT INTO users(name) VALUES('ada'), ('grace');",
+		"CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+		"INSERT INTO meta VALUES('owner', 'someone else');",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
+		struct store_opts o = { path_of("foreign.db"), 0, 0, false };
+		char err[256], side[300], *before, *after;
+		struct stat st0, st1;
+		size_t len0, len1;
+		sqlite3 *db = NULL;
+		int k;
+
+		unlink(o.path);
+		REQUIRE(sqlite3_open(o.path, &db) == SQLITE_OK);
+		REQUIRE(sqlite3_exec(db, schemas[i], NULL, NULL, NULL) == SQLITE_OK);
+		sqlite3_close(db);
+		REQUIRE(!stat(o.path, &st0));
+		before = file_bytes(o.path, &len0);
+		usleep(20000);            /* a write would show in the mtime */
+		for (k = 0; k < 2; k++) { /* as a writer, then as a reader */
+			o.read_only = k == 1;
+			struct store *opened;
+
+			errno = 0;
+			opened = store__open(&o, err, sizeof(err));
+			CHECK(!opened);
+			CHECK_EQ_INT(errno, EPROTO);
+			store__close(opened);
+			CHECK(strstr(err, "not a stackscope store"));
+		}
+		REQUIRE(!stat(o.path, &st1));
+		after = file_bytes(o.path, &len1);
+		CHECK(len0 == len1 && !memcmp(before, after, len0));
+		CHECK(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
+		      st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
+		for (k = 0; k < 3; k++) {
+			snprintf(side, sizeof(side), "%s%s", o.path,
+				 k == 0   ? "-wal"
+				 : k == 1 ? "-shm"
+					  : "-journal");
+			CHECK(access(side, F_OK) != 0);
+		}
+		free(before);
+		free(after);
+	}
+}
+
 static void run_tests(void)
 {
 	RUN(round_trip);
@@ -614,9 +798,12 @@ static void run_tests(void)
 	RUN(retention_by_size);
 	RUN(co_writer);
 	RUN(huge_counts);
+	RUN(sink_keeps_intervals_through_a_lock);
+	RUN(sink_final_try);
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
+	RUN(foreign_database_untouched);
 }
 
 int main(void)
