@@ -26,7 +26,7 @@ struct profile;
 #define STORE_SINK_BUSY_MS 250
 #define STORE_SINK_FINAL_BUSY_MS 3000
 #define STORE_SINK_PENDING_MAX_CNT 64
-#define STORE_SINK_PENDING_MAX_SZ (64u << 20)
+#define STORE_SINK_PENDING_MAX_SZ (32u << 20)
 
 struct store_sink_stats {
 	struct store_stats store; /* of the file being written, added up across recoveries;
@@ -51,7 +51,7 @@ void store_sink__free(struct store_sink *sink);
  * failures are logged and counted, never fatal. p stays the caller's.
  */
 void store_sink__write(struct store_sink *sink, const struct profile *p, store_process_fn lookup,
-			void *ctx);
+		       void *ctx);
 void store_sink__stats(const struct store_sink *sink, struct store_sink_stats *out);
 
 #endif
