@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -561,6 +562,65 @@ TEST(sink_final_try)
 	store__close(rd);
 }
 
+static int interval_cnt(const char *name);
+
+/* Past STORE_SINK_PENDING_MAX_CNT kept intervals the oldest go, counted as lost; the rest are
+ * written once the file may grow again. The file may not grow here through RLIMIT_FSIZE (each
+ * attempt fails at once with EFBIG, where a lock costs STORE_SINK_BUSY_MS), in a child.
+ */
+static void bounded_child(void)
+{
+	struct store_sink *sink = store_sink__open(path_of("bound.db"), 0, 0);
+	struct store_sink_stats ss;
+	struct rlimit rl;
+	struct stat wal;
+	char wal_path[300];
+	int i;
+
+	if (!sink || getrlimit(RLIMIT_FSIZE, &rl))
+		_exit(10);
+	signal(SIGXFSZ, SIG_IGN);
+	for (i = 0; i < STORE_SINK_PENDING_MAX_CNT + 4; i++) {
+		struct profile *p = make_profile(8200 + (uint64_t)i, (unsigned)i % 3, 1);
+
+		if (i == 1) { /* no file may grow past its size now */
+			snprintf(wal_path, sizeof(wal_path), "%s-wal", path_of("bound.db"));
+			if (stat(wal_path, &wal))
+				_exit(11);
+			rl.rlim_cur = (rlim_t)wal.st_size; /* (the hard limit stays) */
+			if (setrlimit(RLIMIT_FSIZE, &rl))
+				_exit(12);
+		}
+		if (i == STORE_SINK_PENDING_MAX_CNT + 3) { /* room again */
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_FSIZE, &rl))
+				_exit(12);
+		}
+		store_sink__write(sink, p, NULL, NULL);
+		profile__free(p);
+		store_sink__stats(sink, &ss);
+		if (i == STORE_SINK_PENDING_MAX_CNT + 2 &&
+		    (ss.pending != STORE_SINK_PENDING_MAX_CNT || ss.lost != 2))
+			_exit(13);
+	}
+	_exit(14);
+}
+
+TEST(sink_bounds_what_it_keeps)
+{
+	int status;
+	pid_t pid = fork();
+
+	REQUIRE(pid >= 0);
+	if (!pid)
+		bounded_child();
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ_INT(WEXITSTATUS(status), 14);
+	/* the first, the 64 kept, the last: 2 lost */
+	CHECK_EQ_INT(interval_cnt("bound.db"), STORE_SINK_PENDING_MAX_CNT + 2);
+}
+
 /* Writes intervals of 9 samples each forever (until killed). */
 static void writer_child(const char *name)
 {
@@ -800,6 +860,7 @@ static void run_tests(void)
 	RUN(huge_counts);
 	RUN(sink_keeps_intervals_through_a_lock);
 	RUN(sink_final_try);
+	RUN(sink_bounds_what_it_keeps);
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
