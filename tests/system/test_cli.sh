@@ -89,12 +89,15 @@ sig_record()
 	pid=$!
 	_bg_pids+=($pid)
 	wait_recording "$err" "$pid" || { fail "$1: the recording did not start"; return; }
+	sleep 0.5 # samples of the burner
 	kill -"$1" "$pid"
 	for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 	wait "$pid"
 	SIG_RC=$?
 	SIG_OUT=$(grep -c . "$out" 2>/dev/null)
 }
+# a burner, so that every recording has samples
+have_fixture wl_chain_fp && spawn burner "$FIX/wl_chain_fp" 120
 for sig in INT TERM HUP; do # (SIGHUP used to kill record: 129, nothing written)
 	sig_record $sig
 	check_eq "SIG$sig: record exits 0" "$SIG_RC" 0
@@ -118,6 +121,7 @@ if wait_recording "$TMP/sigpipe.err" "$pid"; then
 else
 	fail "SIGPIPE: the recording did not start"
 fi
+[[ -n ${burner:-} ]] && kill "$burner" 2>/dev/null
 # stderr read by a reader that left at once: the warnings and the summary go nowhere, the
 # recording is written
 rm -f "$TMP/epipe.folded"
