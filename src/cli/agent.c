@@ -59,12 +59,19 @@
  */
 #define AGENT_FLUSH_WAIT_NS (3 * 1000000000ULL)
 
+/* Signals: SIGINT and SIGTERM stop the agent after it exported its last, partial interval;
+ * SIGHUP ends the interval at once (exported, as at its end) and the agent goes on: nothing
+ * is reloaded (the options are the command line's). SIGPIPE is ignored from the start.
+ */
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t flush_requested;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_requested = 1;
+	if (sig == SIGHUP)
+		flush_requested = 1;
+	else
+		stop_requested = 1;
 }
 
 static uint64_t rss_bytes(void)
@@ -166,6 +173,7 @@ static int run(const struct agent_options *o)
 	const size_t metrics_cap = 16384;
 	int err = 0;
 
+	sigaction(SIGHUP, &sa, NULL); /* from the start: it never ends the agent */
 	ex = agent_export__new(&o->export);
 	if (!ex)
 		return -errno;
@@ -196,7 +204,6 @@ static int run(const struct agent_options *o)
 	agent_export__set_session(ex, s);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	err = session__start(s);
 	if (err)
 		goto out;
@@ -215,6 +222,11 @@ static int run(const struct agent_options *o)
 		if (err)
 			break;
 		now = clock_ns(CLOCK_MONOTONIC);
+		if (flush_requested) { /* SIGHUP: this interval ends now, the next is a whole one */
+			flush_requested = 0;
+			next_report = now;
+			pr_info("SIGHUP: the interval so far is exported now\n");
+		}
 		if (now >= next_report) {
 			struct profile *p = session__take_profile(s);
 
@@ -262,6 +274,7 @@ int cmd_agent(int argc, char **argv)
 {
 	struct agent_options opts;
 
+	signal(SIGPIPE, SIG_IGN); /* a closed log pipe or a client gone: errors, not an end */
 	if (agent_options__parse(argc, argv, &opts))
 		return 2;
 	if (sampling_options__begin(&opts.common, agent_options__usage, LOG_INFO, false))

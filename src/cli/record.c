@@ -46,6 +46,11 @@
  */
 #define RECORD_FLUSH_WAIT_NS (15 * 1000000000ULL)
 
+/* Signals: SIGINT, SIGTERM and SIGHUP (a terminal that went away) end the recording, which is
+ * then written as at its end; SIGPIPE is ignored from the start (a reader of stderr or of
+ * `-o -` that left is an error to report, not a reason to lose the recording); the command
+ * gets the default dispositions back.
+ */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t child_exited;
 
@@ -76,6 +81,8 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 
 		close(fds[1]);
 		signal(SIGINT, SIG_DFL);
+		/* ignored here, and an ignored signal stays ignored across exec */
+		signal(SIGPIPE, SIG_DFL);
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);
 		privileges__command_child();
@@ -389,6 +396,7 @@ static int run(struct record_run *r)
 		return -errno;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (o->command) {
 		sigaction(SIGCHLD, &sa, NULL);
 		r->child = spawn_stopped(o->command, &go_fd);
@@ -439,10 +447,6 @@ static int run(struct record_run *r)
 	r->prof = session__take_profile(r->session);
 	if (!r->prof)
 		return -ENOMEM;
-	/* a FIFO or pipe whose reader left is an error to report, not a reason to die (set only
-	 * now: the command, forked earlier, keeps its default)
-	 */
-	signal(SIGPIPE, SIG_IGN);
 	err = write_outputs(r) ?: err;
 	if (!o->quiet)
 		print_summary(r, (double)(now - start_mono) / 1e9);
@@ -455,6 +459,7 @@ int cmd_record(int argc, char **argv)
 	struct record_run r = { .opts = &opts };
 	int err;
 
+	signal(SIGPIPE, SIG_IGN); /* before the first line on stderr (see the top) */
 	if (record_options__parse(argc, argv, &opts))
 		return 2;
 	if (sampling_options__begin(&opts.common, record_options__usage, LOG_INFO, true))

@@ -63,6 +63,38 @@ static int write_profile(const struct profile *p, const char *path)
 	}
 }
 
+/* Why a pprof file could not be read or turned into a profile, in words. */
+static const char *pprof_error(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "not a valid pprof profile";
+	case -EFBIG:
+		return "larger than a profile may be (1 GiB decompressed)";
+	case -ENOMEM:
+		return "out of memory while decoding it";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Why the store refused an interval, in words. */
+static const char *write_error(int err)
+{
+	switch (err) {
+	case -EBADMSG:
+		return "the store is corrupt";
+	case -EBUSY:
+		return "another writer held the store's lock for over 5 s";
+	case -E2BIG:
+		return "a stack or frame too large for the store";
+	case -ENOMEM:
+		return "out of memory";
+	default: /* ENOSPC, EROFS, EACCES... */
+		return strerror(-err);
+	}
+}
+
 static int import_files(struct store *st, char **files, int n)
 {
 	int i, bad = 0;
@@ -73,10 +105,11 @@ static int import_files(struct store *st, char **files, int n)
 		int err = pprof_profile__read(files[i], 0, &pp);
 
 		err = err ?: pprof_import(pp, &p);
-		err = err ?: store__write(st, p, NULL, NULL);
 		if (err) {
-			pr_err("cannot import %s: %s\n", files[i],
-			       err == -EBADMSG ? "not a valid pprof profile" : strerror(-err));
+			pr_err("cannot import %s: %s\n", files[i], pprof_error(err));
+			bad++;
+		} else if ((err = store__write(st, p, NULL, NULL))) {
+			pr_err("cannot write %s into the store: %s\n", files[i], write_error(err));
 			bad++;
 		} else {
 			printf("imported %s: %llu samples\n", files[i],
@@ -179,7 +212,9 @@ int cmd_store(int argc, char **argv)
 		err = store__query(st, &f, &p);
 		if (err)
 			pr_err("cannot query %s: %s\n", so.path,
-			       err == -EBADMSG ? "the store is corrupt" : strerror(-err));
+			       err == -EBADMSG  ? "the store is corrupt"
+			       : err == -ENOMEM ? "out of memory (narrow the range or filters)"
+						: strerror(-err));
 		else if ((err = write_profile(p, out_path)))
 			pr_err("cannot write %s: %s\n", out_path, output_file__strerror(err));
 		else if (strcmp(out_path, "-"))

@@ -116,6 +116,13 @@ static enum fg_kind fg__frame_kind(const struct profile_frame *f, size_t line_id
 	}
 }
 
+/* Weights from outside (an imported profile) add up saturating. */
+static void fg__add(struct fg_node *n, uint64_t w, uint64_t off)
+{
+	n->total = profile__count_add(n->total, w);
+	n->off_cpu = profile__count_add(n->off_cpu, off);
+}
+
 static int fg__build(struct fg *g)
 {
 	size_t i, l, line_cnt;
@@ -129,13 +136,11 @@ static int fg__build(struct fg *g)
 		uint64_t w = g->ns ? profile__sample_ns(g->p, s) : s->count;
 		uint64_t off = s->off_cpu_ns ? w : 0;
 
-		g->nodes[1].total += w;
-		g->nodes[1].off_cpu += off;
+		fg__add(&g->nodes[1], w, off);
 		node = fg__child(g, 1, s->comm, FG_PROCESS);
 		if (!node)
 			return -ENOMEM;
-		g->nodes[node].total += w;
-		g->nodes[node].off_cpu += off;
+		fg__add(&g->nodes[node], w, off);
 		for (j = cnt; j-- > 0;) {
 			const struct profile_frame *f = profile__frame(g->p, frames[j]);
 
@@ -145,8 +150,7 @@ static int fg__build(struct fg *g)
 						 fg__frame_kind(f, l));
 				if (!node)
 					return -ENOMEM;
-				g->nodes[node].total += w;
-				g->nodes[node].off_cpu += off;
+				fg__add(&g->nodes[node], w, off);
 			}
 		}
 	}

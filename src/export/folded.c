@@ -132,7 +132,7 @@ int folded__fwrite(const struct profile *p, FILE *out)
 
 		for (j = i; j < cnt && !strcmp(text.data + lines[i].off, text.data + lines[j].off);
 		     j++)
-			sum += lines[j].count;
+			sum = profile__count_add(sum, lines[j].count);
 		if (fprintf(out, "%s %llu\n", text.data + lines[i].off, (unsigned long long)sum) <
 		    0) {
 			err = -EIO;

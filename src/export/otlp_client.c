@@ -26,7 +26,12 @@
 #include "export/otlp_client.h"
 #include "export/protobuf_read.h"
 
-#define RESPONSE_MAX_SZ (64 * 1024) /* bodies past this are cut: we only read a few fields */
+/* An answer is read up to these sizes (the body after curl inflated it), then the transfer
+ * is ended: we only read a few fields, and a collector (or what poses as one) answering
+ * without end would otherwise be read until the attempt's timeout, a core busy inflating.
+ */
+#define RESPONSE_MAX_SZ (64 * 1024)
+#define RESPONSE_HEADERS_MAX_SZ (64 * 1024)
 #define GRPC_MESSAGE_MAX_SZ 256
 #define OUTAGE_WARN_INTERVAL_MS 60000 /* "still unavailable" at most this often */
 
@@ -523,6 +528,9 @@ struct attempt {
 	char grpc_message[GRPC_MESSAGE_MAX_SZ];
 	char grpc_details[1024]; /* grpc-status-details-bin, base64 */
 	bool resp_gzip;          /* grpc-encoding: gzip on the response */
+	size_t headers_sz;       /* header bytes read */
+	bool resp_over;          /* the body went past RESPONSE_MAX_SZ: transfer ended */
+	bool headers_over;       /* the headers went past RESPONSE_HEADERS_MAX_SZ: ended */
 };
 
 static uint64_t now_ms(void)
@@ -670,8 +678,10 @@ static size_t curl__write(char *data, size_t size, size_t n, void *ctx)
 	size_t len = size * n, room = RESPONSE_MAX_SZ - a->resp_len;
 	uint8_t *tmp;
 
-	if (len > room)
-		len = room; /* cut, but keep reading */
+	if (len > room) {
+		a->resp_over = true;
+		return 0; /* ends the transfer (CURLE_WRITE_ERROR) */
+	}
 	if (len) {
 		tmp = realloc(a->resp, a->resp_len + len);
 		if (!tmp)
@@ -734,6 +744,11 @@ static size_t curl__header(char *line, size_t size, size_t n, void *ctx)
 	size_t len = size * n;
 	char v[GRPC_MESSAGE_MAX_SZ];
 
+	a->headers_sz += len;
+	if (a->headers_sz > RESPONSE_HEADERS_MAX_SZ) {
+		a->headers_over = true;
+		return 0; /* ends the transfer */
+	}
 	if (header__match(line, len, "retry-after", v, sizeof(v)))
 		a->retry_after_ms = retry_after__ms(v);
 	else if (header__match(line, len, "grpc-status", v, sizeof(v)))
@@ -881,6 +896,8 @@ static long grpc__retry_info_ms(const char *b64)
 		}
 		if (secs > 86400)
 			secs = 86400;
+		if (nanos > 999999999) /* a Duration's nanos are below a second */
+			nanos = 999999999;
 		return (long)(secs * 1000 + nanos / 1000000);
 	}
 	return -1;
@@ -999,7 +1016,17 @@ static void client__attempt(struct otlp_client *c, const struct export_req *r, s
 	c->stats.bytes_sent += a->uploaded;
 	pthread_mutex_unlock(&c->lock);
 
-	if (rc != CURLE_OK) {
+	if (a->headers_over || (a->resp_over && (grpc || (http >= 200 && http < 300)))) {
+		/* not an answer we can read: failed, not retried (the next request may fare
+		 * better); an error status with a long body is judged by its status below
+		 */
+		snprintf(a->message, sizeof(a->message),
+			 "the answer's %s went past %u KiB: not read further",
+			 a->headers_over ? "headers" : "body",
+			 (a->headers_over ? RESPONSE_HEADERS_MAX_SZ : RESPONSE_MAX_SZ) / 1024);
+		goto cleanup;
+	}
+	if (rc != CURLE_OK && !a->resp_over) {
 		a->retryable = curl__retryable(rc);
 		snprintf(a->message, sizeof(a->message), "%s", curl_easy_strerror(rc));
 		goto cleanup;

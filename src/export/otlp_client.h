@@ -26,6 +26,11 @@
  * one sees from each agent one connection attempt per new request and at most one more
  * every 2.5..5 s.
  *
+ * Answers are read up to 64 KiB of body (after curl inflated it) and 64 KiB of headers; past
+ * either, the transfer is ended at once and, for a 2xx or gRPC answer or over-long headers, the
+ * request fails (counted, not retried), while an error status with a long body is judged by
+ * its status. An attempt as a whole lasts timeout_ms at most.
+ *
  * Outages (retryable failures: the collector is down, unreachable or overloaded) are said
  * in the log at the first failed attempt (the error, the requests queued and lost so far),
  * then at most once a minute while they last, and their end once the requests that waited

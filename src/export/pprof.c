@@ -122,6 +122,14 @@ static int pprof_enc__label(struct pprof_enc *e, const char *key, const char *st
 	return pb_buf__end(e->out, mark);
 }
 
+/* pprof values are int64: larger (saturated) counts are written as INT64_MAX, not as
+ * negative numbers.
+ */
+static uint64_t pprof_value(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : v;
+}
+
 static int pprof_enc__samples(struct pprof_enc *e)
 {
 	uint64_t period = profile__period_ns(e->p);
@@ -142,11 +150,13 @@ static int pprof_enc__samples(struct pprof_enc *e)
 			pb_buf__end(e->out, packed);
 		}
 		pb_buf__begin(e->out, SAMPLE_VALUE, &packed);
-		pb_buf__raw_varint(e->out, s->count);
+		pb_buf__raw_varint(e->out, pprof_value(s->count));
 		if (profile__has_cpu(e->p)) /* an off-CPU sample has no CPU time */
-			pb_buf__raw_varint(e->out, s->off_cpu_ns ? 0 : s->count * period);
+			pb_buf__raw_varint(e->out, s->off_cpu_ns ? 0
+								 : pprof_value(profile__count_mul(
+									   s->count, period)));
 		if (profile__has_off_cpu(e->p))
-			pb_buf__raw_varint(e->out, s->off_cpu_ns);
+			pb_buf__raw_varint(e->out, pprof_value(s->off_cpu_ns));
 		pb_buf__end(e->out, packed);
 		err = pprof_enc__label(e, "pid", NULL, s->pid);
 		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);

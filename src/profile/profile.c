@@ -599,9 +599,9 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	err = sample__add_event(p, r, s);
 	if (err)
 		return err;
-	r->s.count += s->count;
-	r->s.off_cpu_ns += s->off_cpu_ns;
-	p->total += s->count;
+	r->s.count = profile__count_add(r->s.count, s->count);
+	r->s.off_cpu_ns = profile__count_add(r->s.off_cpu_ns, s->off_cpu_ns);
+	p->total = profile__count_add(p->total, s->count);
 	return 0;
 }
 
@@ -617,12 +617,129 @@ bool profile__has_cpu(const struct profile *p)
 
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
 {
-	return s->off_cpu_ns ? s->off_cpu_ns : s->count * p->opts.period_ns;
+	return s->off_cpu_ns ? s->off_cpu_ns : profile__count_mul(s->count, p->opts.period_ns);
 }
 
 void profile__set_end_time(struct profile *p, uint64_t end_time_ns)
 {
 	p->end_time_ns = end_time_ns;
+}
+
+/* ---- copies ---- */
+
+static size_t id_index__sz(const struct id_index *t)
+{
+	return t->cap * (sizeof(*t->hashes) + sizeof(*t->ids));
+}
+
+static size_t seq_table__sz(const struct seq_table *t)
+{
+	return t->pool_cap * sizeof(*t->pool) + t->cap * sizeof(*t->recs) + id_index__sz(&t->idx);
+}
+
+size_t profile__mem_sz(const struct profile *p)
+{
+	const struct str_chunk *c;
+	size_t sz = sizeof(*p), i;
+
+	for (c = p->chunks; c; c = c->next)
+		sz += sizeof(*c) + c->cap;
+	sz += p->str_cap * sizeof(*p->strs) + id_index__sz(&p->str_idx);
+	sz += p->mapping_cap * sizeof(*p->mappings) + id_index__sz(&p->mapping_idx);
+	sz += p->frame_cap * sizeof(*p->frames) + id_index__sz(&p->frame_idx);
+	for (i = 1; i <= p->frame_cnt; i++)
+		sz += p->frames[i].f.line_cnt * sizeof(struct profile_line);
+	sz += seq_table__sz(&p->stacks) + seq_table__sz(&p->label_sets);
+	sz += p->sample_cap * sizeof(*p->samples) + id_index__sz(&p->sample_idx);
+	for (i = 0; i < p->sample_cnt; i++)
+		sz += p->samples[i].event_cap * sizeof(struct profile_event);
+	return sz;
+}
+
+/* Adds src's aggregated sample a to p, its frames renamed by frame_ids: each kept event as
+ * it was added, then what they do not cover (events past timestamps_cap). 0 or -errno.
+ */
+static int profile__copy_sample(struct profile *p, const struct profile *src,
+				const struct profile_agg_sample *a, const uint32_t *frame_ids,
+				uint32_t *frames)
+{
+	struct profile_label labels[PROFILE_MAX_LABELS];
+	struct profile_sample ps = { .frames = frames,
+				     .pid = a->pid,
+				     .tid = a->tid,
+				     .comm = a->comm,
+				     .thread_comm = a->thread_comm,
+				     .labels = labels };
+	const uint32_t *stack = seq_table__get(&src->stacks, a->stack, &ps.frame_cnt);
+	uint64_t count = 0, off_cpu = 0;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < ps.frame_cnt; i++)
+		frames[i] = frame_ids[stack[i]];
+	while (ps.label_cnt < PROFILE_MAX_LABELS &&
+	       profile__label(src, a->labels, ps.label_cnt, &labels[ps.label_cnt]))
+		ps.label_cnt++;
+	for (i = 0; i < a->event_cnt && !err; i++) {
+		ps.time_ns = a->events[i].time_ns;
+		ps.cpu = a->events[i].cpu;
+		ps.count = a->events[i].count;
+		ps.off_cpu_ns = a->events[i].off_cpu_ns;
+		count = profile__count_add(count, ps.count);
+		off_cpu = profile__count_add(off_cpu, ps.off_cpu_ns);
+		err = profile__add_sample(p, &ps);
+	}
+	if (err || (a->event_cnt && count >= a->count && off_cpu >= a->off_cpu_ns))
+		return err;
+	ps.time_ns = 0;
+	ps.cpu = 0;
+	ps.count = a->count - (count < a->count ? count : a->count);
+	ps.off_cpu_ns = a->off_cpu_ns - (off_cpu < a->off_cpu_ns ? off_cpu : a->off_cpu_ns);
+	return profile__add_sample(p, &ps);
+}
+
+struct profile *profile__copy(const struct profile *src)
+{
+	struct profile *p = profile__new(&src->opts);
+	uint32_t *mapping_ids = NULL, *frame_ids = NULL, *frames = NULL, longest = 0;
+	size_t i;
+	int err = 0;
+
+	if (!p)
+		return NULL;
+	p->end_time_ns = src->end_time_ns;
+	for (i = 1; i <= src->stacks.cnt; i++)
+		if (src->stacks.recs[i].cnt > longest)
+			longest = src->stacks.recs[i].cnt;
+	mapping_ids = calloc(src->mapping_cnt + 1, sizeof(*mapping_ids));
+	frame_ids = calloc(src->frame_cnt + 1, sizeof(*frame_ids));
+	frames = calloc((size_t)longest + 1, sizeof(*frames));
+	if (!mapping_ids || !frame_ids || !frames) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 1; i <= src->mapping_cnt && !err; i++)
+		if (!(mapping_ids[i] = profile__add_mapping(p, &src->mappings[i])))
+			err = -ENOMEM;
+	for (i = 1; i <= src->frame_cnt && !err; i++) {
+		struct profile_frame f = src->frames[i].f;
+
+		f.mapping = f.mapping ? mapping_ids[f.mapping] : 0;
+		if (!(frame_ids[i] = profile__add_frame(p, &f)))
+			err = -ENOMEM;
+	}
+	for (i = 0; i < src->sample_cnt && !err; i++)
+		err = profile__copy_sample(p, src, &src->samples[i].s, frame_ids, frames);
+cleanup:
+	free(mapping_ids);
+	free(frame_ids);
+	free(frames);
+	if (err) {
+		profile__free(p);
+		errno = -err;
+		return NULL;
+	}
+	return p;
 }
 
 /* ---- read access ---- */
@@ -777,9 +894,12 @@ size_t profile__top_self(const struct profile *p, struct profile_top_entry *out,
 		return 0;
 	for (i = 0; i < p->sample_cnt; i++) {
 		const struct seq_rec *st = &p->stacks.recs[p->samples[i].s.stack];
+		uint64_t *sum;
 
-		if (st->cnt)
-			self[p->frames[p->stacks.pool[st->off]].name_id] += p->samples[i].s.count;
+		if (!st->cnt)
+			continue;
+		sum = &self[p->frames[p->stacks.pool[st->off]].name_id];
+		*sum = profile__count_add(*sum, p->samples[i].s.count);
 	}
 	for (i = 1; i <= p->str_cnt; i++)
 		cnt += self[i] != 0;

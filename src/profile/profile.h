@@ -83,6 +83,23 @@ struct profile_sample {
 	uint64_t off_cpu_ns; /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
 };
 
+/* Counts and times from outside (imports, store rows, a hostile pprof) add up and scale
+ * saturating: a sum past UINT64_MAX stays UINT64_MAX, never wraps to a small number.
+ */
+static inline uint64_t profile__count_add(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t profile__count_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 struct profile_opts {
 	uint64_t period_ns;     /* 1e9 / sampling frequency */
 	uint64_t start_time_ns; /* wall clock, ns since the epoch */
@@ -96,6 +113,14 @@ struct profile;
 /* Returns NULL with errno set on allocation failure. */
 struct profile *profile__new(const struct profile_opts *opts);
 void profile__free(struct profile *p);
+
+/* A copy of src that stands alone (strings, frames, samples, kept events, window): what the
+ * readers below see is the same, ids included unless src had frames made equal by
+ * profile__set_frame_lines(). NULL with errno ENOMEM.
+ */
+struct profile *profile__copy(const struct profile *src);
+/* Heap bytes the profile holds (its tables at their capacity), for caps on what is kept. */
+size_t profile__mem_sz(const struct profile *p);
 
 /* Register a mapping (deduplicated on all fields); returns its id (>= 1), 0 on ENOMEM. */
 uint32_t profile__add_mapping(struct profile *p, const struct profile_mapping *m);

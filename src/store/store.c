@@ -1,13 +1,21 @@
 /* The embedded store: opening, schema, writing intervals, retention. See store.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "profile/profile.h"
 #include "store/store_db.h"
 #include "store/store_gc.h"
+
+/* How long a store waits for another connection's lock (a writer's checkpoint, a co-writer's
+ * transaction) unless store_opts.busy_ms says otherwise.
+ */
+#define STORE_BUSY_MS 5000
 
 static const char SCHEMA[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
@@ -85,11 +93,6 @@ struct store_stmts {
 /* Statements live beside the store (prepared once per writer). */
 static struct store_stmts *stmts_of(struct store *st);
 
-static void set_err(char *err, size_t err_sz, const char *what, struct store *st, int rc)
-{
-	snprintf(err, err_sz, "%s: %s", what, st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc));
-}
-
 /* 0, or -EBADMSG when the file is not an intact SQLite database. */
 static int check_integrity(struct store *st, char *err, size_t err_sz)
 {
@@ -107,13 +110,16 @@ static int check_integrity(struct store *st, char *err, size_t err_sz)
 			ret = -EBADMSG;
 		}
 	} else {
-		set_err(err, err_sz, "cannot read the store", st, rc);
-		ret = store_db__errno(rc) ?: -EIO;
+		store_db__describe(st, rc, "cannot read the store", err, err_sz);
+		ret = store_db__error(st, rc) ?: -EIO;
 	}
 	sqlite3_finalize(q);
 	return ret;
 }
 
+/* 0 for a store of this schema version; -EPROTO with err for another version or for a
+ * database that is not a store (another program's: it is left as it is), or -errno.
+ */
 static int check_version(struct store *st, char *err, size_t err_sz)
 {
 	sqlite3_stmt *q = NULL;
@@ -121,18 +127,51 @@ static int check_version(struct store *st, char *err, size_t err_sz)
 
 	rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &q,
 				NULL);
+	if ((rc & 0xff) == SQLITE_ERROR) { /* no such table (or columns) */
+		snprintf(err, err_sz,
+			 "not a stackscope store: an SQLite database of another program (%s), left "
+			 "as it is",
+			 sqlite3_errmsg(st->db));
+		return -EPROTO;
+	}
 	if (rc != SQLITE_OK) {
-		snprintf(err, err_sz, "not a stackscope store (%s)", sqlite3_errmsg(st->db));
-		return store_db__errno(rc) ?: -EBADMSG;
+		store_db__describe(st, rc, "cannot read the store", err, err_sz);
+		return store_db__error(st, rc) ?: -EIO;
 	}
 	rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) != STORE_SCHEMA_VERSION) {
 		snprintf(err, err_sz, "a store of schema version %lld (this stackscope reads %d)",
 			 (long long)sqlite3_column_int64(q, 0), STORE_SCHEMA_VERSION);
 		ret = -EPROTO;
+	} else if (rc == SQLITE_DONE) {
+		snprintf(err, err_sz,
+			 "not a stackscope store: an SQLite database of another program (its meta "
+			 "table has no schema version), left as it is");
+		ret = -EPROTO;
 	} else if (rc != SQLITE_ROW) {
-		snprintf(err, err_sz, "not a stackscope store (no schema version)");
-		ret = rc == SQLITE_DONE ? -EBADMSG : store_db__errno(rc) ?: -EIO;
+		store_db__describe(st, rc, "cannot read the store", err, err_sz);
+		ret = store_db__error(st, rc) ?: -EIO;
+	}
+	sqlite3_finalize(q);
+	return ret;
+}
+
+/* Whether the database holds no table (a file just made, or one whose making failed, e.g. on
+ * a full disk): 1, 0, or -errno with err (-EBADMSG: not a database).
+ */
+static int is_empty(struct store *st, char *err, size_t err_sz)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = sqlite3_prepare_v2(st->db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL);
+	int ret;
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		ret = sqlite3_column_int64(q, 0) == 0;
+	} else {
+		store_db__describe(st, rc, "cannot read the store", err, err_sz);
+		ret = store_db__error(st, rc) ?: -EIO;
 	}
 	sqlite3_finalize(q);
 	return ret;
@@ -153,8 +192,8 @@ static int create_schema(struct store *st, char *err, size_t err_sz)
 	err2 = err2 ?: store_db__exec(st, sql);
 	err2 = err2 ?: store_db__exec(st, "COMMIT");
 	if (err2) {
-		snprintf(err, err_sz, "cannot create the store's tables: %s",
-			 sqlite3_errmsg(st->db));
+		store_db__describe(st, sqlite3_errcode(st->db), "cannot create the store's tables",
+				   err, err_sz);
 		store_db__exec(st, "ROLLBACK");
 	}
 	return err2;
@@ -199,8 +238,9 @@ static int prepare_writer(struct store *st)
 		rc = sqlite3_prepare_v3(
 			st->db,
 			"INSERT INTO samples(interval, type, stack, process, thread, labels, value) "
-			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET "
-			"value = value + excluded.value",
+			"VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET value = "
+			"CASE WHEN value > 9223372036854775807 - excluded.value "
+			"THEN 9223372036854775807 ELSE value + excluded.value END",
 			-1, SQLITE_PREPARE_PERSISTENT, &s->add_sample, NULL);
 	return store_db__errno(rc);
 }
@@ -214,6 +254,20 @@ struct store_with_stmts {
 static struct store_stmts *stmts_of(struct store *st)
 {
 	return &((struct store_with_stmts *)st)->stmts;
+}
+
+/* Every statement of the writer back to its start (none holds a snapshot any more). */
+static void reset_stmts(struct store *st)
+{
+	struct store_stmts *s = stmts_of(st);
+	int d;
+
+	for (d = 0; d < DICT_CNT; d++) {
+		sqlite3_reset(s->find[d]);
+		sqlite3_reset(s->add[d]);
+	}
+	sqlite3_reset(s->add_interval);
+	sqlite3_reset(s->add_sample);
 }
 
 static void finalize_stmts(struct store *st)
@@ -230,13 +284,102 @@ static void finalize_stmts(struct store *st)
 	memset(s, 0, sizeof(*s));
 }
 
+/* Why a writer's file cannot be written (sqlite opened it read-only, or could not make it):
+ * -EROFS, or -EACCES.
+ */
+static int unwritable(const char *path, char *err, size_t err_sz)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct statvfs fs;
+
+	/* the file, or the folder it would be made in */
+	if (access(path, F_OK) && slash &&
+	    (size_t)snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1), path) < sizeof(dir))
+		path = dir;
+	else if (access(path, F_OK) && !slash)
+		path = ".";
+	if (access(path, F_OK)) {
+		snprintf(err, err_sz, "cannot make the store: its folder %s does not exist", path);
+		return -ENOENT;
+	}
+	if (!statvfs(path, &fs) && (fs.f_flag & ST_RDONLY)) {
+		snprintf(err, err_sz, "cannot write the store: %s", strerror(EROFS));
+		return -EROFS;
+	}
+	snprintf(err, err_sz, "cannot write the store (or make its -wal and -shm files): %s",
+		 strerror(EACCES));
+	return -EACCES;
+}
+
+/* path as a URI for sqlite ("file:" and every byte but unreserved ones escaped), plus query;
+ * NULL on ENOMEM.
+ */
+static char *uri_of(const char *path, const char *query)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path), i, o = 5;
+	char *u = malloc(5 + 3 * n + strlen(query) + 1);
+
+	if (!u)
+		return NULL;
+	memcpy(u, "file:", 5);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+
+		if (isalnum(c) || strchr("/-._~", c)) {
+			u[o++] = (char)c;
+		} else {
+			u[o++] = '%';
+			u[o++] = hex[c >> 4];
+			u[o++] = hex[c & 15];
+		}
+	}
+	strcpy(u + o, query);
+	return u;
+}
+
+/* A reader of a store on a read-only file system: sqlite cannot make the -shm file a WAL
+ * database is read with. With no -wal file beside it (its writer closed it: the main file
+ * is whole) and nobody able to write it through this mount, it is read as immutable. 0 when
+ * reopened so, else the error as it was.
+ */
+static int reopen_immutable(struct store *st, int ret)
+{
+	struct statvfs fs;
+	char wal[4200];
+	char *uri;
+	int rc;
+
+	if (ret == -EBADMSG || ret == -ENOMEM || statvfs(st->path, &fs) ||
+	    !(fs.f_flag & ST_RDONLY) ||
+	    (size_t)snprintf(wal, sizeof(wal), "%s-wal", st->path) >= sizeof(wal) ||
+	    access(wal, F_OK) == 0)
+		return ret;
+	uri = uri_of(st->path, "?immutable=1");
+	if (!uri)
+		return ret;
+	sqlite3_close_v2(st->db);
+	st->db = NULL;
+	rc = sqlite3_open_v2(uri, &st->db,
+			     SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+				     SQLITE_OPEN_NOFOLLOW,
+			     NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
+		return ret;
+	sqlite3_extended_result_codes(st->db, 0);
+	sqlite3_busy_timeout(st->db, (int)(st->opts.busy_ms ?: STORE_BUSY_MS));
+	return 0;
+}
+
 struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 {
 	struct store_with_stmts *sw = calloc(1, sizeof(*sw));
 	struct store *st;
 	int flags = o->read_only ? SQLITE_OPEN_READONLY
 				 : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-	int rc, ret = 0;
+	int rc, ret = 0, empty;
 
 	err[0] = '\0';
 	if (!sw || !(sw->st.path = strdup(o->path))) {
@@ -250,13 +393,37 @@ struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 	rc = sqlite3_open_v2(o->path, &st->db, flags | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
 			     NULL);
 	if (rc != SQLITE_OK) {
-		set_err(err, err_sz, "cannot open the store", st, rc);
-		ret = store_db__errno(rc) ?: -EIO;
+		store_db__describe(st, rc, "cannot open the store", err, err_sz);
+		ret = store_db__error(st, rc) ?: -EIO;
+		if (!o->read_only && (rc & 0xff) == SQLITE_CANTOPEN && ret == -ENOENT &&
+		    access(o->path, F_OK))
+			ret = unwritable(o->path, err, err_sz); /* it could not be made */
 		goto fail;
 	}
 	sqlite3_extended_result_codes(st->db, 0);
-	/* a reader waits out a writer's checkpoint; the writer waits out a reader's snapshot */
-	sqlite3_busy_timeout(st->db, 5000);
+	/* a reader waits out a writer's checkpoint; the writer waits out a co-writer */
+	sqlite3_busy_timeout(st->db, (int)(o->busy_ms ?: STORE_BUSY_MS));
+	if (!o->read_only && sqlite3_db_readonly(st->db, "main") == 1) {
+		ret = unwritable(o->path, err, err_sz);
+		goto fail;
+	}
+	/* What the file holds, read before anything is written: another program's database is
+	 * refused as it is (no WAL switch, no table added), and so is a corrupt one.
+	 */
+	empty = is_empty(st, err, err_sz);
+	if (empty < 0 && o->read_only && !reopen_immutable(st, empty))
+		empty = is_empty(st, err, err_sz);
+	if (empty < 0) {
+		ret = empty;
+		goto fail;
+	}
+	if (empty && o->read_only) {
+		snprintf(err, err_sz, "the file is empty: no interval was written into it yet");
+		ret = -ENOENT;
+		goto fail;
+	}
+	if (!empty && (ret = check_version(st, err, err_sz)))
+		goto fail;
 	/* queries scan whole days of pages: map them rather than pread() each (best effort) */
 	store_db__exec(st, "PRAGMA mmap_size=1073741824");
 	if (!o->read_only) {
@@ -264,18 +431,21 @@ struct store *store__open(const struct store_opts *o, char *err, size_t err_sz)
 		ret = ret ?: store_db__exec(st, "PRAGMA synchronous=NORMAL");
 		ret = ret ?: store_db__exec(st, "PRAGMA journal_size_limit=8388608");
 		if (ret) {
-			set_err(err, err_sz, "cannot open the store", st, SQLITE_ERROR);
+			store_db__describe(st, sqlite3_errcode(st->db), "cannot open the store",
+					   err, err_sz);
 			goto fail;
 		}
 	}
 	/* the writer checks the whole file once (readers meet corruption as -EBADMSG anyway) */
-	if (!o->read_only)
+	if (!o->read_only && !empty)
 		ret = check_integrity(st, err, err_sz);
 	if (!ret && !o->read_only)
 		ret = create_schema(st, err, err_sz);
-	ret = ret ?: check_version(st, err, err_sz);
+	if (!ret && !o->read_only && empty)
+		ret = check_version(st, err, err_sz);
 	if (!ret && !o->read_only && (ret = prepare_writer(st)))
-		set_err(err, err_sz, "cannot prepare the store", st, SQLITE_ERROR);
+		store_db__describe(st, sqlite3_errcode(st->db), "cannot prepare the store", err,
+				   err_sz);
 	if (ret)
 		goto fail;
 	return st;
@@ -283,6 +453,11 @@ fail:
 	store__close(st);
 	errno = -ret;
 	return NULL;
+}
+
+int store__set_busy_timeout(struct store *st, unsigned int ms)
+{
+	return store_db__errno(sqlite3_busy_timeout(st->db, (int)ms));
 }
 
 void store__close(struct store *st)
@@ -341,24 +516,45 @@ static int bind_cols(sqlite3_stmt *q, const struct store_col *cols, int n)
 	return rc;
 }
 
+/* SQLite's integers are signed: counts and times past INT64_MAX are stored as INT64_MAX. */
+static int64_t store_value(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* Steps q once and resets it, whatever the outcome: a statement left on a row keeps its read
+ * snapshot after COMMIT, and once another connection commits, that snapshot is stale and every
+ * later BEGIN IMMEDIATE of ours fails (SQLITE_BUSY_SNAPSHOT). *id gets column 0 of a row. A
+ * sqlite result code.
+ */
+static int step_reset(sqlite3_stmt *q, int64_t *id)
+{
+	int rc = sqlite3_step(q);
+
+	if (rc == SQLITE_ROW && id)
+		*id = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	return rc;
+}
+
 /* The id of the dictionary row with these columns, added if new. > 0 or -errno. */
 static int64_t dict_id(struct store *st, enum store_dict d, const struct store_col *cols, int n)
 {
 	struct store_stmts *s = stmts_of(st);
+	int64_t id = 0;
 	int rc = bind_cols(s->find[d], cols, n);
 
-	if (rc == SQLITE_OK) {
-		rc = sqlite3_step(s->find[d]);
-		if (rc == SQLITE_ROW)
-			return sqlite3_column_int64(s->find[d], 0);
-	}
+	if (rc == SQLITE_OK)
+		rc = step_reset(s->find[d], &id);
+	if (rc == SQLITE_ROW)
+		return id;
 	if (rc != SQLITE_DONE)
-		return store_db__errno(rc) ?: -EIO;
+		return store_db__error(st, rc) ?: -EIO;
 	rc = bind_cols(s->add[d], cols, n);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_step(s->add[d]);
+		rc = step_reset(s->add[d], NULL);
 	if (rc != SQLITE_DONE)
-		return store_db__errno(rc) ?: -EIO;
+		return store_db__error(st, rc) ?: -EIO;
 	return sqlite3_last_insert_rowid(st->db);
 }
 
@@ -573,10 +769,10 @@ static int write_samples(struct store *st, const struct profile *p, int64_t inte
 		sqlite3_bind_int64(q, 2, type);
 		for (k = 0; k < 4; k++)
 			sqlite3_bind_int64(q, 3 + k, ids[k]);
-		sqlite3_bind_int64(q, 7, (int64_t)s->count);
-		rc = sqlite3_step(q);
+		sqlite3_bind_int64(q, 7, store_value(s->count));
+		rc = step_reset(q, NULL);
 		if (rc != SQLITE_DONE)
-			return store_db__errno(rc) ?: -EIO;
+			return store_db__error(st, rc) ?: -EIO;
 		st->stats.samples_written++;
 	}
 	return 0;
@@ -591,7 +787,7 @@ static int64_t query_int(struct store *st, const char *sql)
 	if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
 		v = sqlite3_column_int64(q, 0);
 	else
-		v = store_db__errno(rc) ?: -EIO;
+		v = store_db__error(st, rc) ?: -EIO;
 	sqlite3_finalize(q);
 	return v;
 }
@@ -707,14 +903,13 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	err = store_db__exec(st, "BEGIN IMMEDIATE");
 	if (err)
 		goto fail;
-	sqlite3_reset(q);
-	sqlite3_bind_int64(q, 1, (int64_t)start);
-	sqlite3_bind_int64(q, 2, (int64_t)end);
-	sqlite3_bind_int64(q, 3, (int64_t)profile__period_ns(p));
-	sqlite3_bind_int64(q, 4, (int64_t)profile__total_samples(p));
-	rc = sqlite3_step(q);
+	sqlite3_bind_int64(q, 1, store_value(start));
+	sqlite3_bind_int64(q, 2, store_value(end));
+	sqlite3_bind_int64(q, 3, store_value(profile__period_ns(p)));
+	sqlite3_bind_int64(q, 4, store_value(profile__total_samples(p)));
+	rc = step_reset(q, NULL);
 	if (rc != SQLITE_DONE) {
-		err = store_db__errno(rc) ?: -EIO;
+		err = store_db__error(st, rc) ?: -EIO;
 		goto rollback;
 	}
 	interval = sqlite3_last_insert_rowid(st->db);
@@ -730,6 +925,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	st->stats.interval_cnt = live > 0 ? (uint64_t)live : 0;
 	return 0;
 rollback:
+	reset_stmts(st);
 	store_db__exec(st, "ROLLBACK");
 fail:
 	st->stats.write_failed++;

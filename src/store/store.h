@@ -45,6 +45,8 @@ struct store_opts {
 	uint64_t max_sz;     /* 0 = unbounded */
 	uint64_t max_age_ns; /* 0 = unbounded; measured from the newest interval's end */
 	bool read_only;
+	unsigned int busy_ms; /* how long statements wait for another connection's lock before
+			       * -EBUSY, opening included; 0 = 5 s */
 };
 
 /* What a sample was, for the processes table: filled by the writer's lookup callback. */
@@ -68,12 +70,22 @@ struct store_stats {
 };
 
 /* Opens (creating unless read_only) the store. NULL with errno set and a one-line reason in
- * err: EBADMSG for a file that is not a store or is corrupt (the whole file is checked for a
- * writer only; the caller may move it away and start afresh: store__quarantine()), ENOENT for
- * a missing file when read_only, EPROTO for a store of another schema version.
+ * err: EBADMSG for a file that is not a database or is corrupt (the whole file is checked for
+ * a writer only; the caller may move it away and start afresh: store__quarantine()), ENOENT
+ * for a missing or empty file when read_only, EPROTO for a store of another schema version
+ * or an SQLite database that is not a store (another program's: it is left exactly as it
+ * was, read and never written, no WAL switch), EROFS for a writer on a read-only file
+ * system, EACCES without permission, ENOSPC (EDQUOT) for a full disk, ENOMEM. A reader of a
+ * store on a read-only file system reads it as immutable when no -wal file is beside it
+ * (sqlite could not make the -shm file otherwise).
  */
 struct store *store__open(const struct store_opts *o, char *err, size_t err_sz);
 void store__close(struct store *st);
+
+/* How long the store's statements wait for another connection's lock before failing with
+ * -EBUSY from now on (store_opts.busy_ms until then). 0 or -errno.
+ */
+int store__set_busy_timeout(struct store *st, unsigned int ms);
 
 /* Renames the unusable file at path (and its -wal, -shm) to path.corrupt-<UTC time>; the new
  * name goes to moved (moved_sz bytes). 0 or -errno.

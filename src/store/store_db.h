@@ -60,7 +60,16 @@ static inline bool store_db__blob_get(const uint8_t *buf, size_t len, size_t *po
 /* sqlite result code -> -errno: corrupt or not-a-database files are -EBADMSG. */
 int store_db__errno(int rc);
 
-/* Runs sql (no results). 0 or -errno. */
+/* The same for a result of st's connection, made precise by the system's errno behind an I/O
+ * error: a full disk (-ENOSPC, -EDQUOT), a read-only file system (-EROFS), no permission
+ * (-EACCES), no memory (-ENOMEM), rather than -EIO.
+ */
+int store_db__error(struct store *st, int rc);
+
+/* "what: why" into err: the system's reason (strerror) behind an I/O error, else sqlite's. */
+void store_db__describe(struct store *st, int rc, const char *what, char *err, size_t err_sz);
+
+/* Runs sql (no results). 0 or -errno (store_db__error()). */
 int store_db__exec(struct store *st, const char *sql);
 
 #endif

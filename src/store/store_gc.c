@@ -41,7 +41,7 @@ static int gather_blob_ids(struct store *st, const char *sql, const char *insert
 	}
 	sqlite3_finalize(q);
 	sqlite3_finalize(ins);
-	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
+	return rc == SQLITE_DONE ? 0 : store_db__error(st, rc) ?: -EIO;
 }
 
 int store_gc__collect(struct store *st)

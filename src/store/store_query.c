@@ -87,6 +87,14 @@ static void query__free(struct query *q)
 	u64_map__free_values(&q->threads, free);
 }
 
+/* A column that is never negative in a store we wrote (another file may say so): 0 then. */
+static uint64_t column_u64(sqlite3_stmt *q, int col)
+{
+	int64_t v = sqlite3_column_int64(q, col);
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
 /* Steps stmt bound to id; SQLITE_ROW, or -EBADMSG for a missing row (a dangling id). */
 static int fetch_row(sqlite3_stmt *s, int64_t id)
 {
@@ -376,6 +384,17 @@ static int resolve_label_filter(struct query *q)
  */
 #define IN_RANGE "(end_ns > ?1 OR start_ns >= ?1) AND start_ns < ?2"
 
+/* A time of a filter as SQLite's signed integer: past INT64_MAX (where the store keeps times
+ * it was given larger) is INT64_MAX, never a negative number that would match every interval;
+ * an end of 0 is no end.
+ */
+static int64_t time_arg(uint64_t ns, bool is_end)
+{
+	if (is_end && !ns)
+		return INT64_MAX;
+	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
 /* Prepares sql with from_ns bound to ?1 and to_ns to ?2 (0: no end). A sqlite result code. */
 static int prepare_range(struct store *st, const char *sql, uint64_t from_ns, uint64_t to_ns,
 			 sqlite3_stmt **q)
@@ -383,8 +402,8 @@ static int prepare_range(struct store *st, const char *sql, uint64_t from_ns, ui
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, q, NULL);
 
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_int64(*q, 1, (int64_t)from_ns);
-		sqlite3_bind_int64(*q, 2, to_ns ? (int64_t)to_ns : INT64_MAX);
+		sqlite3_bind_int64(*q, 1, time_arg(from_ns, false));
+		sqlite3_bind_int64(*q, 2, time_arg(to_ns, true));
 	}
 	return rc;
 }
@@ -409,9 +428,9 @@ static int interval_range(struct store *st, const struct store_filter *f, int64_
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		*lo = sqlite3_column_int64(q, 0);
 		*hi = sqlite3_column_int64(q, 1);
-		*start = (uint64_t)sqlite3_column_int64(q, 2);
-		*end = (uint64_t)sqlite3_column_int64(q, 3);
-		*period = (uint64_t)sqlite3_column_int64(q, 4);
+		*start = column_u64(q, 2);
+		*end = column_u64(q, 3);
+		*period = column_u64(q, 4);
 	}
 	sqlite3_finalize(q);
 	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;
@@ -463,7 +482,7 @@ static int merge_table__add(struct merge_table *t, const int64_t *key, uint64_t 
 			return 0;
 		}
 		if (!memcmp(r->key, key, sizeof(r->key))) {
-			r->value += value;
+			r->value = profile__count_add(r->value, value);
 			return 0;
 		}
 	}
@@ -522,8 +541,8 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(iv, 1, lo);
 		sqlite3_bind_int64(iv, 2, hi);
-		sqlite3_bind_int64(iv, 3, (int64_t)q->f->from_ns);
-		sqlite3_bind_int64(iv, 4, q->f->to_ns ? (int64_t)q->f->to_ns : INT64_MAX);
+		sqlite3_bind_int64(iv, 3, time_arg(q->f->from_ns, false));
+		sqlite3_bind_int64(iv, 4, time_arg(q->f->to_ns, true));
 	}
 	while (rc == SQLITE_OK && !err && (rc = sqlite3_step(iv)) == SQLITE_ROW) {
 		sqlite3_reset(s);
@@ -578,8 +597,8 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 	if (lo <= hi)
 		err = merge_samples(&q, lo, hi);
 out:
+	query__free(&q); /* its statements first: one still running would keep the snapshot */
 	store_db__exec(st, "COMMIT");
-	query__free(&q);
 	if (err)
 		profile__free(q.p);
 	else
@@ -599,9 +618,9 @@ int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct store_interval iv = {
 			.id = sqlite3_column_int64(q, 0),
-			.start_ns = (uint64_t)sqlite3_column_int64(q, 1),
-			.end_ns = (uint64_t)sqlite3_column_int64(q, 2),
-			.total = (uint64_t)sqlite3_column_int64(q, 3),
+			.start_ns = column_u64(q, 1),
+			.end_ns = column_u64(q, 2),
+			.total = column_u64(q, 3),
 		};
 
 		rc = fn(ctx, &iv) ? SQLITE_DONE : SQLITE_OK;
@@ -689,6 +708,14 @@ int store_filter__parse(struct store_filter *f, const char *name, const char *va
 	return 1;
 }
 
+/* A sum of values as total() gives it (a double: sum() fails on integer overflow). */
+static uint64_t samples_of(double sum)
+{
+	if (!(sum > 0))
+		return 0;
+	return sum >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)sum;
+}
+
 int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_process_row *row), void *ctx)
 {
@@ -702,7 +729,7 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	rc = prepare_range(
 		st,
 		"SELECT p.pid, (SELECT s FROM strings WHERE id=p.comm), (SELECT s FROM strings "
-		"WHERE id=p.exe), (SELECT s FROM strings WHERE id=p.container), sum(x.value) "
+		"WHERE id=p.exe), (SELECT s FROM strings WHERE id=p.container), total(x.value) "
 		"FROM samples x JOIN processes p ON p.id = x.process WHERE x.interval IN "
 		"(SELECT id FROM intervals WHERE " IN_RANGE ") "
 		"AND x.type = (SELECT id FROM sample_types WHERE type='samples' AND unit='count') "
@@ -714,7 +741,7 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 			.comm = (const char *)sqlite3_column_text(q, 1),
 			.exe = (const char *)sqlite3_column_text(q, 2),
 			.container = (const char *)sqlite3_column_text(q, 3),
-			.samples = (uint64_t)sqlite3_column_int64(q, 4),
+			.samples = samples_of(sqlite3_column_double(q, 4)),
 		};
 
 		rc = fn(ctx, &row) ? SQLITE_DONE : SQLITE_OK;
@@ -738,9 +765,9 @@ int store__state(struct store *st, struct store_state *out)
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(q);
 	if (rc == SQLITE_ROW) {
-		out->interval_cnt = (uint64_t)sqlite3_column_int64(q, 0);
+		out->interval_cnt = column_u64(q, 0);
 		out->last_id = sqlite3_column_int64(q, 1);
-		out->last_end_ns = (uint64_t)sqlite3_column_int64(q, 2);
+		out->last_end_ns = column_u64(q, 2);
 	}
 	sqlite3_finalize(q);
 	return rc == SQLITE_ROW ? 0 : store_db__errno(rc) ?: -EIO;

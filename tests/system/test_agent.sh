@@ -22,6 +22,9 @@
 #  - Bad endpoint URLs and headers fail at start with one clear line.
 #  - Without an endpoint: rotating pprof files in --output-dir under --output-max-mb, oldest
 #    deleted first, readable by `go tool pprof -raw`.
+#  - Signals: SIGHUP ends the interval at once (written into the store) and the agent goes on;
+#    SIGPIPE is ignored; SIGTERM writes the last, partial interval. (SIGHUP and SIGPIPE used
+#    to kill it, its interval lost.)
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -936,6 +939,33 @@ else
 	check_ge "pprof: new files checked" "$n" 3
 	check_eq "pprof: of those, unreadable by go tool pprof -raw" "$bad" 0
 	check "pprof: they hold wl_qsort's compare_items" grep -q compare_items "$TMP/raw.all"
+fi
+
+# --- signals ---------------------------------------------------------------------------------
+# intervals of 60 s: what comes into the store before the minute is the signals' doing
+hup_intervals() { "$SS" store intervals --store "$TMP/hup.db" 2>/dev/null | grep -c .; }
+wait_hup_intervals()
+{
+	local end=$((SECONDS + 10))
+	until [[ $(hup_intervals) -ge $1 ]]; do
+		[[ $SECONDS -ge $end ]] && return 1
+		sleep 0.2
+	done
+}
+agent hup -F 99 --interval 60 --cache-dir "" --store "$TMP/hup.db"
+if wait_agent "$TMP/hup.err" "$APID"; then
+	sleep 1
+	kill -HUP "$APID"
+	check "signals: SIGHUP wrote the interval so far within 10 s" wait_hup_intervals 1
+	kill -PIPE "$APID"
+	sleep 1
+	check "signals: the agent runs on after SIGHUP and SIGPIPE" kill -0 "$APID"
+	check "signals: the log says SIGHUP ended the interval" grep -q "SIGHUP" "$TMP/hup.err"
+	stop_agent hup
+	check_eq "signals: exit status after SIGTERM" "$ARC" 0
+	check_eq "signals: SIGTERM wrote the last interval (2 in all)" "$(hup_intervals)" 2
+else
+	fail "signals: the agent did not start: $(tail -3 "$TMP/hup.err")"
 fi
 
 finish

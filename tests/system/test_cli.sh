@@ -1,7 +1,9 @@
 #!/bin/bash
 # Command-line errors: bad flags exit non-zero with one clear line on stderr, quickly and
 # before any sampling (no "recording" banner, no output file); a non-root run fails with a
-# message about root/capabilities; the limits of -F are accepted.
+# message about root/capabilities; the limits of -F are accepted. Signals: SIGINT, SIGTERM and
+# SIGHUP end a recording that is then written; SIGPIPE never ends it (sent, or met writing to
+# a reader that left); the command recorded gets SIGPIPE's default back.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -76,5 +78,65 @@ if have_fixture wl_chain_fp; then
 	n=$(samples "$TMP/hz1.folded" wl_chain_fp)
 	check_le "-F 1: samples of a 1 s burner" "$n" 3
 fi
+
+# --- signals ----------------------------------------------------------------------------------
+# sig_record SIG: a 60 s recording ended by SIG after it started: exit status and output
+sig_record()
+{
+	local out=$TMP/sig$1.folded err=$TMP/sig$1.err pid i
+	rm -f "$out"
+	"$SS" record -F 49 -d 60 -o "$out" 2>"$err" </dev/null & # the signal to record itself
+	pid=$!
+	_bg_pids+=($pid)
+	wait_recording "$err" "$pid" || { fail "$1: the recording did not start"; return; }
+	sleep 0.5 # samples of the burner
+	kill -"$1" "$pid"
+	for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	SIG_RC=$?
+	SIG_OUT=$(grep -c . "$out" 2>/dev/null)
+}
+# a burner, so that every recording has samples
+have_fixture wl_chain_fp && spawn burner "$FIX/wl_chain_fp" 120
+for sig in INT TERM HUP; do # (SIGHUP used to kill record: 129, nothing written)
+	sig_record $sig
+	check_eq "SIG$sig: record exits 0" "$SIG_RC" 0
+	check_ge "SIG$sig: the profile is written (stacks)" "${SIG_OUT:-0}" 1
+done
+# SIGPIPE: ignored; the recording goes on until SIGTERM, then is written
+rm -f "$TMP/sigpipe.folded"
+"$SS" record -F 49 -d 60 -o "$TMP/sigpipe.folded" 2>"$TMP/sigpipe.err" </dev/null &
+pid=$!
+_bg_pids+=($pid)
+if wait_recording "$TMP/sigpipe.err" "$pid"; then
+	kill -PIPE "$pid"
+	sleep 1
+	check "SIGPIPE: record still runs (it used to die: 141)" kill -0 "$pid"
+	kill -TERM "$pid"
+	for ((i = 0; i < 300; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	check_eq "SIGPIPE then SIGTERM: exit status" $? 0
+	check_ge "SIGPIPE then SIGTERM: the profile is written" \
+		"$(grep -c . "$TMP/sigpipe.folded" 2>/dev/null)" 1
+else
+	fail "SIGPIPE: the recording did not start"
+fi
+[[ -n ${burner:-} ]] && kill "$burner" 2>/dev/null
+# stderr read by a reader that left at once: the warnings and the summary go nowhere, the
+# recording is written
+rm -f "$TMP/epipe.folded"
+timeout -k 5 60 "$SS" record -F 49 -d 1 -o "$TMP/epipe.folded" 2>&1 </dev/null | true
+check_eq "stderr to a closed pipe: exit status" "${PIPESTATUS[0]}" 0
+check_ge "stderr to a closed pipe: the profile is written" \
+	"$(grep -c . "$TMP/epipe.folded" 2>/dev/null)" 1
+# the profile on stdout to a reader that takes one byte: an error or success, never a signal
+timeout -k 5 60 "$SS" record -F 99 -d 1 -o - 2>"$TMP/head.err" </dev/null | head -c1 >/dev/null
+rc=${PIPESTATUS[0]}
+check "record -o - | head -c1: not killed by a signal (exit $rc)" test "$rc" -lt 124
+# the command recorded has SIGPIPE's default disposition (not record's)
+timeout -k 5 60 "$SS" record -q -F 49 -o "$TMP/child.folded" -- bash -c \
+	'yes | head -c1 >/dev/null; echo "${PIPESTATUS[0]}" >"$1"' _ "$TMP/child.rc" </dev/null 2>/dev/null
+check_eq "the command's SIGPIPE: default (yes | head dies of it: 141)" \
+	"$(cat "$TMP/child.rc" 2>/dev/null)" 141
 
 finish

@@ -9,7 +9,16 @@
 #  3. the agent killed with SIGKILL while writing: the file opens, the intervals it holds are
 #     whole (same equality), at least all but the last are there;
 #  4. a corrupt store file: the agent says so clearly, moves it aside, and keeps profiling
-#     into a fresh file that then holds intervals.
+#     into a fresh file that then holds intervals;
+#  5. co-writers: `store import`s and a transaction of the sqlite3 command held for 3 s beside
+#     the agent: no interval lost (its intervals follow each other without a gap), the lock
+#     said once and the intervals kept meanwhile written late (one import used to silence the
+#     agent: every later interval dropped, "database is locked");
+#  6. another program's SQLite database given as the store: refused with one clear line, left
+#     as it was (bytes, mtime, no -wal/-shm/-journal: it used to be switched to WAL first);
+#  7. a read-only file system: readers read the store, writers say "Read-only file system"
+#     (it used to be "not a stackscope store"); a full disk under the agent: intervals kept
+#     and written once there is room, none lost.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -110,5 +119,149 @@ check "corrupt: the agent is still running" kill -0 "$APID"
 kill "$APID"
 wait "$APID" 2>/dev/null
 check "corrupt: the fresh store is whole" consistent "$TMP/c.db"
+
+# agent_intervals STORE SINCE_NS: "start end" of the intervals starting at or after SINCE_NS
+agent_intervals()
+{
+	"$SS" store intervals --store "$1" 2>/dev/null | awk -v t="$2" '$2 >= t { print $2, $3 }'
+}
+
+# gaps FILE: how many of its intervals (sorted "start end" lines) begin more than 100 ms
+# after the one before ended (an interval lost in between)
+gaps()
+{
+	sort -n "$1" | awk 'NR > 1 && $1 - end > 100000000 { g++ } { end = $2 } END { print g + 0 }'
+}
+
+# stop_bg PID: SIGTERM, then waits (20 s at most)
+stop_bg()
+{
+	local i
+	kill -TERM "$1" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	wait "$1" 2>/dev/null
+}
+
+# hold_lock STORE SECONDS: another writer holding the store's write lock that long (the
+# sqlite3 command when installed, else Python's sqlite3 module)
+hold_lock()
+{
+	if command -v sqlite3 >/dev/null; then
+		sqlite3 "$1" ".timeout 10000" "BEGIN IMMEDIATE" ".shell sleep $2" "COMMIT"
+	else
+		python3 -c 'import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+c.execute("BEGIN IMMEDIATE"); time.sleep(float(sys.argv[2])); c.execute("COMMIT")' "$1" "$2"
+	fi
+}
+
+# --- 5. co-writers beside the agent --------------------------------------------------------
+since=$(date +%s%N)
+agent_start "$TMP/co.db" "$TMP/co.err"
+if check "co-writers: the agent writes intervals" wait_intervals "$TMP/co.db" 2; then
+	imports_ok=0
+	for i in 1 2 3 4; do
+		"$SS" store import --store "$TMP/co.db" "$TMP/r.pb.gz" >/dev/null 2>>"$TMP/imp.err" &&
+			imports_ok=$((imports_ok + 1))
+		sleep 0.3
+	done &
+	IPID=$!
+	sleep 0.5
+	hold_lock "$TMP/co.db" 3 &
+	HPID=$!
+	"$SS" store import --store "$TMP/co.db" "$TMP/r.pb.gz" >/dev/null 2>>"$TMP/imp.err"
+	check_eq "co-writers: an import while the lock is held waits and succeeds" $? 0
+	wait $IPID
+	wait $HPID
+	check_eq "co-writers: the sqlite3 transaction held 3 s committed" $? 0
+	sleep 2 # intervals after the co-writers
+	stop_bg "$APID"
+	agent_intervals "$TMP/co.db" "$since" >"$TMP/co.iv"
+	check_ge "co-writers: the agent's intervals" "$(grep -c . "$TMP/co.iv")" 10
+	check_eq "co-writers: intervals lost (gaps between the agent's intervals)" \
+		"$(gaps "$TMP/co.iv")" 0 || sort -n "$TMP/co.iv" | head -20 | sed 's/^/        /'
+	check_eq "co-writers: imports that failed" "$(grep -c . "$TMP/imp.err")" 0 ||
+		head -3 "$TMP/imp.err"
+	check "co-writers: the lock said in the log" grep -q "another writer holds its lock" \
+		"$TMP/co.err"
+	check "co-writers: the intervals kept were written late" grep -q "kept intervals written late" \
+		"$TMP/co.err"
+	check "co-writers: no interval dropped" \
+		bash -c "! grep -Eq 'intervals? (dropped|lost)|: lost' '$TMP/co.err'" ||
+		grep -E 'dropped|lost' "$TMP/co.err" | head -3
+	check "co-writers: the store is whole" consistent "$TMP/co.db"
+else
+	tail -5 "$TMP/co.err"
+	stop_bg "$APID"
+fi
+
+# --- 6. another program's database ---------------------------------------------------------
+python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT);"
+		"INSERT INTO users(name) VALUES (\"ada\"), (\"grace\");")
+c.close()' "$TMP/app.db"
+cp -p "$TMP/app.db" "$TMP/app.db.orig"
+mtime0=$(stat -c %Y.%y "$TMP/app.db")
+sleep 0.1
+timeout 30 "$SS" agent -F 99 --interval 0.5 --cache-dir "" --store "$TMP/app.db" 2>"$TMP/app.err"
+check_eq "foreign database: the agent refuses it (exit status)" $? 1
+check "foreign database: one clear line" grep -q "not a stackscope store: an SQLite database of another program" \
+	"$TMP/app.err" || tail -3 "$TMP/app.err"
+"$SS" store import --store "$TMP/app.db" "$TMP/r.pb.gz" >/dev/null 2>"$TMP/app-imp.err"
+check_eq "foreign database: store import refuses it (exit status)" $? 1
+"$SS" store intervals --store "$TMP/app.db" >/dev/null 2>>"$TMP/app-imp.err"
+check "foreign database: the same bytes" cmp -s "$TMP/app.db" "$TMP/app.db.orig"
+check_eq "foreign database: the same mtime" "$(stat -c %Y.%y "$TMP/app.db")" "$mtime0"
+check_eq "foreign database: no -wal, -shm or -journal file" \
+	"$(ls "$TMP" | grep -c '^app\.db-')" 0
+check "foreign database: not moved aside" bash -c "! compgen -G '$TMP/app.db.corrupt-*'"
+
+# --- 7. a read-only file system, a full disk -------------------------------------------------
+mkdir -p "$TMP/rw" "$TMP/ro"
+cp "$TMP/rt.db" "$TMP/rw/rt.db"
+if mount --bind "$TMP/rw" "$TMP/ro" && mount -o remount,bind,ro "$TMP/ro"; then
+	n=$("$SS" store intervals --store "$TMP/ro/rt.db" 2>"$TMP/ro.err" | grep -c .)
+	check_ge "read-only file system: store intervals reads the store" "$n" 1 ||
+		cat "$TMP/ro.err"
+	"$SS" store import --store "$TMP/ro/rt.db" "$TMP/r.pb.gz" 2>"$TMP/ro-imp.err"
+	check "read-only file system: store import says so" grep -q "Read-only file system" \
+		"$TMP/ro-imp.err" || cat "$TMP/ro-imp.err"
+	timeout 30 "$SS" agent -F 99 --interval 0.5 --cache-dir "" --store "$TMP/ro/new.db" \
+		2>"$TMP/ro-agent.err"
+	check_eq "read-only file system: the agent refuses to start" $? 1
+	check "read-only file system: the agent says so" grep -q "Read-only file system" \
+		"$TMP/ro-agent.err" || tail -2 "$TMP/ro-agent.err"
+	umount "$TMP/ro"
+else
+	fail "read-only file system: cannot make a read-only bind mount"
+fi
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=16m tmpfs "$TMP/small"; then
+	since=$(date +%s%N)
+	agent_start "$TMP/small/s.db" "$TMP/small.err"
+	if check "full disk: the agent writes intervals" wait_intervals "$TMP/small/s.db" 2; then
+		dd if=/dev/zero of="$TMP/small/filler" bs=64k 2>/dev/null
+		sleep 3 # six intervals meet the full disk
+		check "full disk: said in the log" grep -q "No space left on device" "$TMP/small.err" ||
+			tail -3 "$TMP/small.err"
+		rm -f "$TMP/small/filler"
+		sleep 2
+		stop_bg "$APID"
+		agent_intervals "$TMP/small/s.db" "$since" >"$TMP/small.iv"
+		check_ge "full disk: the agent's intervals" "$(grep -c . "$TMP/small.iv")" 10
+		check_eq "full disk: intervals lost (gaps)" "$(gaps "$TMP/small.iv")" 0 ||
+			sort -n "$TMP/small.iv" | head -20 | sed 's/^/        /'
+		check "full disk: the intervals kept were written late" \
+			grep -q "kept intervals written late" "$TMP/small.err"
+		check "full disk: the store is whole" consistent "$TMP/small/s.db"
+	else
+		tail -5 "$TMP/small.err"
+		stop_bg "$APID"
+	fi
+	umount "$TMP/small"
+else
+	fail "full disk: cannot mount a small tmpfs"
+fi
 
 finish

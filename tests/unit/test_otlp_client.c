@@ -996,6 +996,173 @@ TEST(grpc_invalid_argument_not_retried)
 	grpc_receiver__stop(&g);
 }
 
+/* A collector that never ends its answer: after the request, a 200 and then a body sent
+ * until the client goes away (raw, or gzip of endless zeros that curl inflates 1000-fold),
+ * or header lines without end. Counts what it managed to send.
+ */
+enum endless_kind { ENDLESS_BODY, ENDLESS_GZIP, ENDLESS_HEADERS };
+
+struct endless {
+	int fd;
+	uint16_t port;
+	pthread_t thread;
+	atomic_bool stop;
+	enum endless_kind kind;
+	atomic_ullong sent;
+	atomic_int conns;
+};
+
+/* Reads one request (head and Content-Length body) from fd; false if it does not come. */
+static bool endless__read_request(int fd)
+{
+	static char buf[MAX_BODY + 8192];
+	size_t len = 0;
+	char cl[32], *end;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(fd, buf + len, sizeof(buf) - 1 - len, 0);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+		end = strstr(buf, "\r\n\r\n");
+		if (!end)
+			continue;
+		header_value(buf, "\r\nContent-Length:", cl, sizeof(cl));
+		if (len >= (size_t)(end - buf) + 4 + strtoul(cl, NULL, 10))
+			return true;
+	}
+}
+
+static bool endless__send(struct endless *e, int fd, const void *p, size_t len)
+{
+	ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+
+	if (n > 0)
+		atomic_fetch_add(&e->sent, (unsigned long long)n);
+	return n == (ssize_t)len;
+}
+
+static void endless__serve(struct endless *e, int fd)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\n";
+	static uint8_t zeros[1 << 20], out[1 << 16];
+	char line[128];
+	z_stream zs = { 0 };
+	int i;
+
+	if (!endless__read_request(fd) || !endless__send(e, fd, head, sizeof(head) - 1))
+		return;
+	if (e->kind == ENDLESS_HEADERS) {
+		for (i = 0; !atomic_load(&e->stop); i++) {
+			int n = snprintf(line, sizeof(line), "X-Filler-%d: %060d\r\n", i, i);
+
+			if (!endless__send(e, fd, line, (size_t)n))
+				return;
+		}
+		return;
+	}
+	if (e->kind == ENDLESS_BODY) {
+		memset(out, 'x', sizeof(out));
+		if (!endless__send(e, fd, "Connection: close\r\n\r\n", 21))
+			return;
+		while (!atomic_load(&e->stop) && endless__send(e, fd, out, sizeof(out)))
+			;
+		return;
+	}
+	if (!endless__send(e, fd, "Content-Encoding: gzip\r\nConnection: close\r\n\r\n", 45) ||
+	    deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+		return;
+	while (!atomic_load(&e->stop)) {
+		zs.next_in = zeros;
+		zs.avail_in = sizeof(zeros);
+		do {
+			zs.next_out = out;
+			zs.avail_out = sizeof(out);
+			deflate(&zs, Z_SYNC_FLUSH);
+			if (!endless__send(e, fd, out, sizeof(out) - zs.avail_out))
+				goto out;
+		} while (zs.avail_out == 0);
+	}
+out:
+	deflateEnd(&zs);
+}
+
+static void *endless__thread(void *arg)
+{
+	struct endless *e = arg;
+	struct pollfd pfd = { .fd = e->fd, .events = POLLIN };
+	int fd;
+
+	while (!atomic_load(&e->stop)) {
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		fd = accept(e->fd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		atomic_fetch_add(&e->conns, 1);
+		endless__serve(e, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void endless__start(struct endless *e, enum endless_kind kind)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	e->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE(e->fd >= 0);
+	REQUIRE(bind(e->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	REQUIRE(listen(e->fd, 16) == 0);
+	REQUIRE(getsockname(e->fd, (struct sockaddr *)&sa, &sl) == 0);
+	e->port = ntohs(sa.sin_port);
+	REQUIRE(pthread_create(&e->thread, NULL, endless__thread, e) == 0);
+}
+
+static void endless__stop(struct endless *e)
+{
+	atomic_store(&e->stop, true);
+	pthread_join(e->thread, NULL);
+	close(e->fd);
+}
+
+/* An answer without end is one failed export, not retried, ended as soon as it is over the
+ * client's cap: it used to be read until the attempt's timeout (33 GB in 20 s from a local
+ * collector, 58 % of a core), then retried as a timeout.
+ */
+TEST(endless_response_is_a_failed_export)
+{
+	static const enum endless_kind kinds[] = { ENDLESS_BODY, ENDLESS_GZIP, ENDLESS_HEADERS };
+	static struct endless e;
+	struct export_run x;
+	size_t k;
+
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		printf("  %s\n", kinds[k] == ENDLESS_BODY   ? "body"
+				 : kinds[k] == ENDLESS_GZIP ? "gzip body"
+							    : "headers");
+		endless__start(&e, kinds[k]);
+		export_run__init(&x, e.port, 1, 20 + (int)k);
+		x.cfg.timeout_ms = 10000; /* the default: the cap, not the timeout, ends it */
+		export_run__start(&x);
+		CHECK_EQ_INT(otlp_client__flush(x.c, 3000), 0);
+		otlp_client__stats(x.c, &x.st);
+		check_exports(&x.st, 0, 0, 1);
+		CHECK_EQ_INT(x.st.exports_lost[OTLP_LOST_REJECTED], 1);
+		CHECK_EQ_INT(atomic_load(&e.conns), 1);
+		/* what the socket buffers take, not what 10 s of loopback carry */
+		CHECK(atomic_load(&e.sent) < 64u << 20);
+		export_run__free(&x);
+		endless__stop(&e);
+	}
+}
+
 int main(void)
 {
 	RUN(config_from_env);
@@ -1008,6 +1175,7 @@ int main(void)
 	RUN(new_request_probes_during_backoff);
 	RUN(retries_exhausted_and_free_while_retrying);
 	RUN(queue_bound_by_bytes);
+	RUN(endless_response_is_a_failed_export);
 	RUN(grpc_unavailable_then_ok);
 	RUN(grpc_invalid_argument_not_retried);
 	return test_summary();

@@ -2,6 +2,7 @@
  * caps, display names, top-self and the read accessors.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,6 +241,163 @@ TEST(profile_many_samples)
 	profile__free(p);
 }
 
+/* Counts from outside (a pprof import, a store query) near 2^64: sums saturate at UINT64_MAX
+ * rather than wrap. Three samples of 2^63 - 1, 2^63 - 1 and 2 used to total 0.
+ */
+TEST(profile_counts_saturate)
+{
+	struct profile_opts opts = { .period_ns = 1000000, .timestamps_cap = 4 };
+	struct profile *p = profile__new(&opts);
+	struct profile_line l[] = { { "f", NULL, 0 }, { "g", NULL, 0 } };
+	uint32_t f1, f2;
+	struct profile_sample s = { .frame_cnt = 1, .pid = 1, .tid = 1, .count = INT64_MAX };
+	struct profile_top_entry top[2];
+	const struct profile_agg_sample *a;
+
+	REQUIRE(p);
+	f1 = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 1, &l[0], 1 });
+	f2 = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 2, &l[1], 1 });
+	s.frames = &f1;
+	REQUIRE(!profile__add_sample(p, &s));
+	REQUIRE(!profile__add_sample(p, &s));
+	s.count = 2;
+	REQUIRE(!profile__add_sample(p, &s));
+	s.frames = &f2;
+	s.count = 5;
+	REQUIRE(!profile__add_sample(p, &s));
+	CHECK_EQ_U64(profile__total_samples(p), UINT64_MAX);
+	a = profile__sample(p, 0);
+	REQUIRE(a);
+	CHECK_EQ_U64(a->count, UINT64_MAX);
+	/* on CPU time: count x period, saturated too */
+	CHECK_EQ_U64(profile__sample_ns(p, a), UINT64_MAX);
+	CHECK_EQ_U64(profile__sample_ns(p, profile__sample(p, 1)), 5000000);
+	/* the hottest function is the one with the (saturated) huge count */
+	REQUIRE(profile__top_self(p, top, 2) == 2);
+	CHECK_STR(top[0].name, "f");
+	CHECK_EQ_U64(top[0].self, UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(UINT64_MAX - 1, 1), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(UINT64_MAX, UINT64_MAX), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_add(3, 4), 7);
+	CHECK_EQ_U64(profile__count_mul(1ULL << 32, 1ULL << 32), UINT64_MAX);
+	CHECK_EQ_U64(profile__count_mul(3, 4), 12);
+	profile__free(p);
+}
+
+/* Everything a reader sees of p, as text (events included), for comparing two profiles. */
+static char *profile_text(const struct profile *p)
+{
+	char *out = NULL;
+	size_t sz = 0, i;
+	FILE *f = open_memstream(&out, &sz);
+
+	fprintf(f, "%llu %llu %llu %d %d\n", (unsigned long long)profile__period_ns(p),
+		(unsigned long long)profile__start_time_ns(p),
+		(unsigned long long)profile__end_time_ns(p), profile__has_cpu(p),
+		profile__has_off_cpu(p));
+	for (i = 0; i < profile__sample_cnt(p); i++) {
+		const struct profile_agg_sample *a = profile__sample(p, i);
+		uint32_t n, k, l;
+		const uint32_t *fr = profile__stack(p, a->stack, &n);
+		struct profile_label lb;
+
+		fprintf(f, "%u/%u %s/%s x%llu off %llu:", a->pid, a->tid, a->comm, a->thread_comm,
+			(unsigned long long)a->count, (unsigned long long)a->off_cpu_ns);
+		for (k = 0; profile__label(p, a->labels, k, &lb); k++)
+			fprintf(f, " [%s=%s]", lb.key, lb.value);
+		for (k = 0; k < a->event_cnt; k++)
+			fprintf(f, " @%llu/%u/%llu/%llu", (unsigned long long)a->events[k].time_ns,
+				a->events[k].cpu, (unsigned long long)a->events[k].count,
+				(unsigned long long)a->events[k].off_cpu_ns);
+		for (k = 0; k < n; k++) {
+			const struct profile_frame *fm = profile__frame(p, fr[k]);
+			const struct profile_mapping *m = profile__mapping(p, fm->mapping);
+
+			fprintf(f, " | %u %d %llx %s %d %s", fr[k], fm->kind,
+				(unsigned long long)fm->address, fm->runtime ?: "-", fm->call_site,
+				profile__frame_name(p, fr[k], 0));
+			if (m)
+				fprintf(f, " {%s %s %llx-%llx@%llx %s %s}", m->path,
+					m->build_id ?: "-", (unsigned long long)m->start,
+					(unsigned long long)m->limit,
+					(unsigned long long)m->file_offset, m->file_hash ?: "-",
+					m->go_build_id ?: "-");
+			for (l = 0; l < fm->line_cnt; l++)
+				fprintf(f, " %s@%s:%u:%u", fm->lines[l].function,
+					fm->lines[l].file ?: "-", fm->lines[l].line,
+					fm->lines[l].column);
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	return out;
+}
+
+/* A copy reads the same as its source, events past the cap and lines set afterwards included,
+ * and outlives it (what the store's sink keeps of an interval it could not write yet).
+ */
+TEST(profile_copy)
+{
+	struct profile_opts opts = {
+		.period_ns = 1000, .start_time_ns = 50, .timestamps_cap = 2, .off_cpu = true
+	};
+	struct profile *p = profile__new(&opts), *c;
+	struct profile_mapping m = { "/bin/app", "b1d", 0x1000, 0x9000, 0, "ffee", NULL };
+	struct profile_line l1[] = { { "inl", "a.c", 3, 7 }, { "outer", "a.c", 9 } };
+	struct profile_line lk[] = { { "kfn", NULL, 0 } }, lset[] = { { "late", "b.c", 2 } };
+	struct profile_label labels[] = { { "route", "/x" }, { "k", "v" } };
+	uint32_t mid, f[4];
+	char *a, *b;
+	int i;
+
+	REQUIRE(p);
+	mid = profile__add_mapping(p, &m);
+	f[0] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x1234, l1, 2 });
+	f[1] = profile__add_frame(p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffff0000, lk, 1 });
+	f[2] = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, mid, 0x2000, NULL, 0,
+							      "go", true });
+	f[3] = profile__add_frame(p, &(struct profile_frame){ FRAME_RUNTIME, 0, 0, lset, 1,
+							      "cpython" });
+	for (i = 0; i < 5; i++) /* 5 events, 2 kept */
+		REQUIRE(!profile__add_sample(p,
+					     &(struct profile_sample){ .frames = f,
+								       .frame_cnt = 4,
+								       .pid = 7,
+								       .tid = 8,
+								       .comm = "app",
+								       .thread_comm = "w",
+								       .cpu = (uint32_t)i,
+								       .time_ns = 100 + (uint64_t)i,
+								       .count = 1 + (uint64_t)i,
+								       .labels = labels,
+								       .label_cnt = 2 }));
+	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = f + 1,
+								  .frame_cnt = 1,
+								  .pid = 9,
+								  .tid = 9,
+								  .comm = "idle",
+								  .thread_comm = "idle",
+								  .time_ns = 300,
+								  .count = 1,
+								  .off_cpu_ns = 12345 }));
+	REQUIRE(!profile__set_frame_lines(p, f[2], lset, 1)); /* symbolized afterwards */
+	profile__set_end_time(p, 999);
+	c = profile__copy(p);
+	REQUIRE(c);
+	a = profile_text(p);
+	b = profile_text(c);
+	CHECK_STR(b, a);
+	CHECK_EQ_U64(profile__total_samples(c), profile__total_samples(p));
+	CHECK(profile__mem_sz(c) > 0 && profile__mem_sz(p) > 0);
+	profile__free(p);
+	free(b);
+	b = profile_text(c); /* it stands alone */
+	CHECK_STR(b, a);
+	free(a);
+	free(b);
+	profile__free(c);
+}
+
 int main(void)
 {
 	RUN(profile_dedup_and_interning);
@@ -247,5 +405,7 @@ int main(void)
 	RUN(profile_frame_names);
 	RUN(profile_top_self);
 	RUN(profile_many_samples);
+	RUN(profile_counts_saturate);
+	RUN(profile_copy);
 	return test_summary();
 }

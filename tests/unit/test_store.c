@@ -4,12 +4,21 @@
  * committed interval whole; a reader in another process sees whole intervals only while a
  * writer runs; a corrupt file is a clear error and can be moved aside.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "export/pprof_fields.h"
+#include "export/pprof_read.h"
+#include "export/protobuf.h"
 #include "profile/profile.h"
+#include "store/pprof_import.h"
 #include "store/store.h"
+#include "store/store_sink.h"
 #include "scratch.h"
 #include "test.h"
 
@@ -267,6 +276,21 @@ static int count_iv(void *ctx, const struct store_interval *iv)
 	return 0;
 }
 
+static int max_samples(void *ctx, const struct store_process_row *row)
+{
+	uint64_t *most = ctx;
+
+	if (row->samples > *most)
+		*most = row->samples;
+	return 0;
+}
+
+static int first_iv(void *ctx, const struct store_interval *iv)
+{
+	*(struct store_interval *)ctx = *iv;
+	return 1;
+}
+
 TEST(retention_by_age)
 {
 	struct store *st = open_store("age.db", 0, 5);
@@ -313,6 +337,288 @@ TEST(retention_by_size)
 	f.from_ns = (4000 + 2999) * 1000000000ULL;
 	CHECK_EQ_U64(query_total(st, &f), 9);
 	store__close(st);
+}
+
+/* A second writer (an import, another agent) between two writes of the first: the first
+ * keeps writing. Every interval after the co-writer's used to fail "database is locked": a
+ * dictionary lookup that found its row left its statement running, so the writer kept a read
+ * snapshot from before the co-writer's commit and could never take the write lock again.
+ */
+TEST(co_writer)
+{
+	struct store *a = open_store("co.db", 0, 0), *b = open_store("co.db", 0, 0);
+	struct store_filter f = { 0 };
+	int i, n = 0;
+
+	REQUIRE(a && b);
+	for (i = 0; i < 6; i++) {
+		struct profile *p = make_profile(7000 + (uint64_t)i * 2, (unsigned)i % 2, 1);
+		struct profile *q = make_profile(7001 + (uint64_t)i * 2, (unsigned)i % 2, 1);
+
+		CHECK_EQ_INT(store__write(a, p, exe_of, NULL), 0);
+		CHECK_EQ_INT(store__write(b, q, exe_of, NULL), 0);
+		profile__free(p);
+		profile__free(q);
+	}
+	CHECK_EQ_INT(store__intervals(a, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 12);
+	CHECK_EQ_U64(query_total(a, &f), 12 * 9);
+	store__close(a);
+	store__close(b);
+}
+
+/* A pprof of one function whose samples say 2^63 - 1, 2^63 - 1 and 2: the import used to
+ * report 0 samples (the sum wrapped), the store to hold negative values. Sums saturate now,
+ * the store keeps INT64_MAX at most per value, and a query's sum saturates too.
+ */
+TEST(huge_counts)
+{
+	static const char *const strs[] = { "", "samples", "count", "hot", "pid" };
+	const uint64_t values[] = { INT64_MAX, INT64_MAX, 2 };
+	struct store *st = open_store("huge.db", 0, 0);
+	struct pprof_profile *pp = NULL;
+	struct profile *p = NULL, *out = NULL;
+	struct store_filter f = { 0 };
+	struct store_interval iv = { 0 };
+	uint64_t most = 0;
+	struct pb_buf b;
+	size_t m, i;
+	int n;
+
+	REQUIRE(st);
+	pb_buf__init(&b, 1 << 20);
+	pb_buf__begin(&b, PROFILE_SAMPLE_TYPE, &m);
+	pb_buf__varint(&b, VALUE_TYPE_TYPE, 1);
+	pb_buf__varint(&b, VALUE_TYPE_UNIT, 2);
+	pb_buf__end(&b, m);
+	for (i = 0; i < 3; i++) {
+		size_t lm;
+
+		pb_buf__begin(&b, PROFILE_SAMPLE, &m);
+		pb_buf__varint(&b, SAMPLE_LOCATION_ID, 1);
+		pb_buf__varint(&b, SAMPLE_VALUE, values[i]);
+		pb_buf__begin(&b, SAMPLE_LABEL, &lm);
+		pb_buf__varint(&b, LABEL_KEY, 4);
+		pb_buf__varint(&b, LABEL_NUM, 10 + i); /* three processes: three rows */
+		pb_buf__end(&b, lm);
+		pb_buf__end(&b, m);
+	}
+	pb_buf__begin(&b, PROFILE_LOCATION, &m);
+	pb_buf__varint(&b, LOCATION_ID, 1);
+	{
+		size_t lm;
+
+		pb_buf__begin(&b, LOCATION_LINE, &lm);
+		pb_buf__varint(&b, LINE_FUNCTION_ID, 1);
+		pb_buf__end(&b, lm);
+	}
+	pb_buf__end(&b, m);
+	pb_buf__begin(&b, PROFILE_FUNCTION, &m);
+	pb_buf__varint(&b, FUNCTION_ID, 1);
+	pb_buf__varint(&b, FUNCTION_NAME, 3);
+	pb_buf__end(&b, m);
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		pb_buf__string(&b, PROFILE_STRING_TABLE, strs[i]);
+	pb_buf__varint(&b, PROFILE_TIME_NANOS, 9000 * 1000000000ULL);
+	pb_buf__varint(&b, PROFILE_DURATION_NANOS, INT64_MAX); /* the end past 2^63 too */
+	REQUIRE(!pb_buf__err(&b));
+	REQUIRE(!pprof_profile__decode(b.data, b.len, 0, &pp));
+	REQUIRE(!pprof_import(pp, &p));
+	CHECK_EQ_U64(profile__total_samples(p), UINT64_MAX);
+	/* three intervals: the pid 10 row merges to 3 x (2^63 - 1), past 2^64 */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+	CHECK_EQ_INT(store__intervals(st, 0, 0, first_iv, &iv), 0);
+	CHECK_EQ_U64(iv.total, INT64_MAX);
+	CHECK_EQ_U64(iv.end_ns, INT64_MAX);
+	REQUIRE(!store__query(st, &f, &out));
+	CHECK_EQ_U64(profile__total_samples(out), UINT64_MAX);
+	REQUIRE(profile__sample_cnt(out) == 3);
+	for (i = 0; i < 3; i++) {
+		const struct profile_agg_sample *a = profile__sample(out, i);
+
+		CHECK_EQ_U64(a->count, a->pid == 12 ? 6 : UINT64_MAX);
+	}
+	profile__free(out);
+	out = NULL;
+	CHECK_EQ_INT(store__processes(st, 0, 0, max_samples, &most), 0);
+	CHECK_EQ_U64(most, UINT64_MAX);
+	/* a range from 2^63 on holds nothing (it used to be read as negative: every interval) */
+	f.from_ns = (1ULL << 63) + 5;
+	REQUIRE(!store__query(st, &f, &out));
+	CHECK_EQ_U64(profile__total_samples(out), 0);
+	profile__free(out);
+	n = 0;
+	CHECK_EQ_INT(store__intervals(st, f.from_ns, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 0);
+	profile__free(p);
+	pprof_profile__free(pp);
+	pb_buf__free(&b);
+	store__close(st);
+}
+
+static bool exe_known = true;
+
+/* exe_of() while exe_known, then nothing (the processes have exited) */
+static int exe_while_known(void *ctx, uint32_t pid, struct store_process *out)
+{
+	return exe_known ? exe_of(ctx, pid, out) : -ESRCH;
+}
+
+/* The sink (the agent's writer) while another connection holds the write lock (the sqlite3
+ * command in a transaction): the intervals it cannot write are kept, with the executables of
+ * their processes as they were, and written once the lock is gone; none is lost. They used to
+ * be dropped ("database is locked").
+ */
+TEST(sink_keeps_intervals_through_a_lock)
+{
+	struct store_sink *sink = store_sink__open(path_of("sink.db"), 0, 0);
+	struct store_sink_stats ss;
+	struct store *rd = NULL;
+	struct store_filter f = { 0 };
+	sqlite3 *holder = NULL;
+	int i, n = 0;
+
+	REQUIRE(sink);
+	for (i = 0; i < 6; i++) {
+		struct profile *p = make_profile(8000 + (uint64_t)i, (unsigned)i, 1);
+
+		if (i == 1) { /* the co-writer takes the lock */
+			REQUIRE(sqlite3_open(path_of("sink.db"), &holder) == SQLITE_OK);
+			REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+				SQLITE_OK);
+		}
+		if (i == 4) { /* ... and gives it back; the processes of the kept ones are gone */
+			REQUIRE(sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+			sqlite3_close(holder);
+			exe_known = false;
+		}
+		store_sink__write(sink, p, exe_while_known, NULL);
+		profile__free(p);
+		store_sink__stats(sink, &ss);
+		if (i == 3) {
+			CHECK_EQ_U64(ss.pending, 3);
+			CHECK_EQ_U64(ss.deferred, 3);
+			CHECK_EQ_U64(ss.store.intervals_written, 1);
+			CHECK(ss.pending_sz > 0);
+		}
+	}
+	exe_known = true;
+	store_sink__stats(sink, &ss);
+	CHECK_EQ_U64(ss.pending, 0);
+	CHECK_EQ_U64(ss.pending_sz, 0);
+	CHECK_EQ_U64(ss.written_late, 3);
+	CHECK_EQ_U64(ss.lost, 0);
+	CHECK_EQ_U64(ss.store.intervals_written, 6);
+	store_sink__free(sink);
+	rd = open_store("sink.db", 0, 0);
+	REQUIRE(rd);
+	CHECK_EQ_INT(store__intervals(rd, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 6);
+	CHECK_EQ_U64(query_total(rd, &f), 6 * 9);
+	/* kept intervals 1-3 know their executables: 3 samples of pid 100 in each of 0-3 */
+	f.exe = "/usr/bin/app";
+	CHECK_EQ_U64(query_total(rd, &f), 4 * 3);
+	store__close(rd);
+}
+
+/* At the end, what is kept gets one last, longer try: a lock given back within it loses
+ * nothing.
+ */
+static void *release_later(void *arg)
+{
+	sqlite3 *holder = arg;
+
+	usleep(600 * 1000);
+	sqlite3_exec(holder, "COMMIT", NULL, NULL, NULL);
+	return NULL;
+}
+
+TEST(sink_final_try)
+{
+	struct store_sink *sink = store_sink__open(path_of("final.db"), 0, 0);
+	struct store_sink_stats ss;
+	sqlite3 *holder = NULL;
+	pthread_t t;
+	int n = 0;
+	struct store *rd;
+	struct profile *p = make_profile(8100, 1, 1);
+
+	REQUIRE(sink);
+	REQUIRE(sqlite3_open(path_of("final.db"), &holder) == SQLITE_OK);
+	REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK);
+	store_sink__write(sink, p, NULL, NULL);
+	profile__free(p);
+	store_sink__stats(sink, &ss);
+	CHECK_EQ_U64(ss.pending, 1);
+	REQUIRE(!pthread_create(&t, NULL, release_later, holder));
+	store_sink__free(sink); /* waits up to 3 s for the lock */
+	pthread_join(t, NULL);
+	sqlite3_close(holder);
+	rd = open_store("final.db", 0, 0);
+	REQUIRE(rd);
+	CHECK_EQ_INT(store__intervals(rd, 0, 0, count_iv, &n), 0);
+	CHECK_EQ_INT(n, 1);
+	store__close(rd);
+}
+
+static int interval_cnt(const char *name);
+
+/* Past STORE_SINK_PENDING_MAX_CNT kept intervals the oldest go, counted as lost; the rest are
+ * written once the file may grow again. The file may not grow here through RLIMIT_FSIZE (each
+ * attempt fails at once with EFBIG, where a lock costs STORE_SINK_BUSY_MS), in a child.
+ */
+static void bounded_child(void)
+{
+	struct store_sink *sink = store_sink__open(path_of("bound.db"), 0, 0);
+	struct store_sink_stats ss;
+	struct rlimit rl;
+	struct stat wal;
+	char wal_path[300];
+	int i;
+
+	if (!sink || getrlimit(RLIMIT_FSIZE, &rl))
+		_exit(10);
+	signal(SIGXFSZ, SIG_IGN);
+	for (i = 0; i < STORE_SINK_PENDING_MAX_CNT + 4; i++) {
+		struct profile *p = make_profile(8200 + (uint64_t)i, (unsigned)i % 3, 1);
+
+		if (i == 1) { /* no file may grow past its size now */
+			snprintf(wal_path, sizeof(wal_path), "%s-wal", path_of("bound.db"));
+			if (stat(wal_path, &wal))
+				_exit(11);
+			rl.rlim_cur = (rlim_t)wal.st_size; /* (the hard limit stays) */
+			if (setrlimit(RLIMIT_FSIZE, &rl))
+				_exit(12);
+		}
+		if (i == STORE_SINK_PENDING_MAX_CNT + 3) { /* room again */
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_FSIZE, &rl))
+				_exit(12);
+		}
+		store_sink__write(sink, p, NULL, NULL);
+		profile__free(p);
+		store_sink__stats(sink, &ss);
+		if (i == STORE_SINK_PENDING_MAX_CNT + 2 &&
+		    (ss.pending != STORE_SINK_PENDING_MAX_CNT || ss.lost != 2))
+			_exit(13);
+	}
+	_exit(14);
+}
+
+TEST(sink_bounds_what_it_keeps)
+{
+	int status;
+	pid_t pid = fork();
+
+	REQUIRE(pid >= 0);
+	if (!pid)
+		bounded_child();
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ_INT(WEXITSTATUS(status), 14);
+	/* the first, the 64 kept, the last: 2 lost */
+	CHECK_EQ_INT(interval_cnt("bound.db"), STORE_SINK_PENDING_MAX_CNT + 2);
 }
 
 /* Writes intervals of 9 samples each forever (until killed). */
@@ -469,15 +775,96 @@ TEST(corrupt_file)
 	store__close(st);
 }
 
+/* The bytes of the file at path (caller frees), their count in *len. */
+static char *file_bytes(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0;
+	FILE *m;
+
+	REQUIRE(f);
+	m = open_memstream(&buf, &cap);
+	for (int c; (c = fgetc(f)) != EOF;)
+		fputc(c, m);
+	fclose(m);
+	fclose(f);
+	*len = cap;
+	return buf;
+}
+
+/* Another program's SQLite database, refused by a writer and left as it was: the same bytes
+ * and mtime, no journal files. One without a meta table used to become a store (the schema
+ * added to it), one with a meta table of its own was switched to WAL mode, then refused.
+ */
+TEST(foreign_database_untouched)
+{
+	static const char *const schemas[] = {
+		"CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT);"
+		"INSERT INTO users(name) VALUES('ada'), ('grace');",
+		"CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+		"INSERT INTO meta VALUES('owner', 'someone else');",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
+		struct store_opts o = { path_of("foreign.db"), 0, 0, false };
+		char err[256], side[300], *before, *after;
+		struct stat st0, st1;
+		size_t len0, len1;
+		sqlite3 *db = NULL;
+		int k;
+
+		unlink(o.path);
+		REQUIRE(sqlite3_open(o.path, &db) == SQLITE_OK);
+		REQUIRE(sqlite3_exec(db, schemas[i], NULL, NULL, NULL) == SQLITE_OK);
+		sqlite3_close(db);
+		REQUIRE(!stat(o.path, &st0));
+		before = file_bytes(o.path, &len0);
+		usleep(20000);            /* a write would show in the mtime */
+		for (k = 0; k < 2; k++) { /* as a writer, then as a reader */
+			o.read_only = k == 1;
+			struct store *opened;
+
+			errno = 0;
+			opened = store__open(&o, err, sizeof(err));
+			CHECK(!opened);
+			CHECK_EQ_INT(errno, EPROTO);
+			store__close(opened);
+			CHECK(strstr(err, "not a stackscope store"));
+		}
+		REQUIRE(!stat(o.path, &st1));
+		after = file_bytes(o.path, &len1);
+		CHECK(len0 == len1 && !memcmp(before, after, len0));
+		CHECK(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
+		      st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
+		for (k = 0; k < 3; k++) {
+			snprintf(side, sizeof(side), "%s%s", o.path,
+				 k == 0   ? "-wal"
+				 : k == 1 ? "-shm"
+					  : "-journal");
+			CHECK(access(side, F_OK) != 0);
+		}
+		free(before);
+		free(after);
+	}
+}
+
 static void run_tests(void)
 {
 	RUN(round_trip);
 	RUN(range_and_filters);
 	RUN(retention_by_age);
 	RUN(retention_by_size);
+	RUN(co_writer);
+	RUN(huge_counts);
+	RUN(sink_keeps_intervals_through_a_lock);
+	RUN(sink_final_try);
+	RUN(sink_bounds_what_it_keeps);
 	RUN(kill_9_while_writing);
 	RUN(read_while_writing);
 	RUN(corrupt_file);
+	RUN(foreign_database_untouched);
 }
 
 int main(void)
