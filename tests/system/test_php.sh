@@ -103,9 +103,9 @@ open(sys.argv[2], "wb").write(b.replace(tag, b"X-Powered-By: PHP/8.1."))' "$PHP"
 record_stacks unsupported "$TMP/php8.1" "$DATA/php_chain.php" 1
 f=$TMP/unsupported.stacks
 inc=$(samples "$f" "*" ";execute_ex(;|\$)")
-chain=$(samples "$f" "*" ";execute_ex;\\[php: unsupported version\\](;[^;@]*)*\$")
+chain=$(samples "$f" "*" ";execute_ex;\\[php: unsupported version 8\\.1\\](;[^;@]*)*\$")
 check_ge "unsupported version: samples in execute_ex" "$inc" 60
-check_pct "unsupported version: execute_ex;[php: unsupported version], no PHP frame" "$chain" "$inc" 95 ||
+check_pct "unsupported version: execute_ex;[php: unsupported version 8.1], no PHP frame" "$chain" "$inc" 95 ||
 	show_stacks "$f"
 
 # A PHP exec'd 0.5 s after the recording began
