@@ -31,56 +31,19 @@ fpm_marks()
 	F=php_fpm\\.php
 }
 
-# fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: a static pool of 2 workers on a unix socket,
+# fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: tests/data/php_fpm_drive.sh's pool of 2 workers,
 # started under the recording (the workers are forked while it runs, and again after every 3
-# requests), driven by 2 cgi-fcgi loops (at most 12 requests each, SECS seconds) from a driver
-# script that then stops the master; $TMP/NAME.stacks, and checks that requests were served
-# (the script prints 11999993) and workers recycled.
+# requests), driven by its cgi-fcgi clients (at most 12 requests each, SECS seconds) in
+# $TMP/NAME/; $TMP/NAME.stacks, and checks that requests were served (the script prints
+# 11999993) and workers recycled.
 fpm_record()
 {
 	local name=$1 script=$2 secs=$3 served
 	shift 3
-	cat >"$TMP/$name.conf" <<EOF
-[global]
-pid = $TMP/$name.pid
-error_log = $TMP/$name.log
-log_level = debug
-daemonize = no
-[stackscope]
-listen = $TMP/$name.sock
-pm = static
-pm.max_children = 2
-pm.max_requests = 3
-user = root
-EOF
-	cat >"$TMP/$name.drive" <<'EOF'
-#!/bin/bash
-# drive CONF SOCKET SCRIPT SECS [PHP-FPM-ARGS...]
-"$FPM" -R -y "$1" "${@:5}" &
-fpm=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -S $2 ]] && break
-	sleep 0.1
-done
-client()
-{
-	local n end=$((SECONDS + $4))
-	for ((n = 0; n < 12 && SECONDS < end; n++)); do
-		SCRIPT_FILENAME=$3 REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" >>"$2.out"
-	done
-}
-client "$@" &
-c=$!
-client "$@"
-wait $c
-kill $fpm
-wait $fpm
-EOF
-	chmod +x "$TMP/$name.drive"
-	FPM=$FPM record_stacks "$name" "$TMP/$name.drive" "$TMP/$name.conf" "$TMP/$name.sock" \
-		"$script" "$secs" "$@"
-	served=$(grep -c "^11999993$" "$TMP/$name.sock.out" 2>/dev/null)
+	FPM=$FPM FPM_MAX_REQUESTS=3 FPM_CLIENT_REQUESTS=12 record_stacks "$name" \
+		"$DATA/php_fpm_drive.sh" "$TMP/$name" "$script" "$secs" "$@"
+	served=$(grep -c "^11999993$" "$TMP/$name/fpm.out" 2>/dev/null)
 	check_ge "$name: requests served" "${served:-0}" 4
 	check_ge "$name: workers started (2, then recycled)" \
-		"$(grep -c 'child [0-9]* started' "$TMP/$name.log")" 3
+		"$(grep -c 'child [0-9]* started' "$TMP/$name/fpm.log")" 3
 }
