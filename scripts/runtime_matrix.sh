@@ -31,7 +31,7 @@ PCT=${RM_PCT:-95}
 MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
 ALL_SUITES=(bullseye bookworm trixie sid)
-ALL_RUNTIMES=(python perl ruby php hotspot node go)
+ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go)
 # the workloads' folder inside each root, and the container ids, are this run's own: matrices
 # run at once (one per worktree) neither remove each other's files nor read each other's rows
 WORKDIR=/opt/stackscope-matrix.$$
@@ -44,7 +44,9 @@ SUPPORTED=(
 	"bullseye python" "bookworm python" "trixie python" "sid python"
 	"bullseye perl" "bookworm perl" "trixie perl" "sid perl"
 	"bullseye ruby" "bookworm ruby" "trixie ruby" "sid ruby"
-	"bookworm php"
+	"bullseye php" "bookworm php" "trixie php" "sid php"
+	"bullseye php_fpm" "bookworm php_fpm" "trixie php_fpm" "sid php_fpm"
+	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
 	"bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bookworm go" "trixie go" "sid go"
 )
@@ -143,6 +145,46 @@ row_php()
 	CHAIN="^$LIBC_START($N)*execute_ex;\\{main\\}@$c:$(line "$f" CALL_RUN);Worker::run@$c:$(line "$f" CALL_ALPHA);alpha@$c:$(line "$f" CALL_BETA);beta@$c:$(line "$f" CALL_GAMMA);gamma@$c:[0-9]+(;[^;@]*)*\$"
 	HOTFN=";gamma@$c:"
 	HOT=";gamma@$c:($(line "$f" HOT))(;|\$)"
+	PREPARE=
+}
+
+# php-fpm: a static pool of 2 workers (tests/data/php_fpm_drive.sh; recycled every 20 requests,
+# so forked while the agent runs) serving tests/data/php_fpm.php to 4 cgi-fcgi clients in the
+# same container; Debian's FPM has opcache on. The samples are those of the processes named
+# php-fpmX.Y: the workers, and the master's start-up (VERSION asks dpkg: a php-fpm -v would add
+# one more start-up).
+row_php_fpm()
+{
+	local c=php_fpm\\.php f=$DATA/php_fpm.php
+	FILES=("$f" "$DATA/php_fpm_drive.sh")
+	# opcache caches no file younger than file_update_protection (2 s): FILES were just copied
+	RUN="exec bash php_fpm_drive.sh fpm php_fpm.php \$SECS -d opcache.file_update_protection=0"
+	VERSION="dpkg-query -W -f '\${Version}\\n' 'php[0-9]*-fpm' | sed 's/-.*//'"
+	THREAD='php-fpm[0-9.]*'
+	CHAIN="^$LIBC_START($N)*execute_ex;\\{main\\}@$c:$(line "$f" FPM_CALL_HANDLE);fpm_handle@$c:$(line "$f" FPM_CALL_RENDER);fpm_render@$c:$(line "$f" FPM_CALL_LEAF);fpm_leaf@$c:[0-9]+(;[^;@]*)*\$"
+	HOTFN=";fpm_leaf@$c:"
+	HOT=";fpm_leaf@$c:($(line "$f" FPM_HOT))(;|\$)"
+	PREPARE=
+}
+
+# opcache's JIT (PHP 8: tracing) in the CLI on tests/data/php_jit.php, whose gamma spends its
+# time in the C functions it calls on two lines (str_repeat, strrev): JIT code saves a frame's
+# line where it calls out (as the VM does), never while it runs itself (a sample there has
+# gamma without a line). HOT: gamma at one of its own lines (tests/system/test_php_jit.sh checks
+# each C function under the line that calls it). PHP 7.4 has no JIT: the row is its CLI with
+# opcache on (VERSION says).
+row_php_jit()
+{
+	local c=php_jit\\.php f=$DATA/php_jit.php
+	local opts="-d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=32M"
+	opts+=" -d opcache.file_update_protection=0" # FILES were just copied: cache them at once
+	FILES=("$f")
+	RUN="exec php $opts php_jit.php \$SECS"
+	VERSION="php $opts -r \"echo PHP_VERSION, (function_exists('opcache_get_status') && (opcache_get_status(false)['jit']['on'] ?? false)) ? ' JIT' : ' no JIT', PHP_EOL;\""
+	THREAD=php
+	CHAIN="^$LIBC_START($N)*execute_ex;\\{main\\}@$c:$(line "$f" CALL_RUN);Worker::run@$c:$(line "$f" CALL_ALPHA);alpha@$c:$(line "$f" CALL_BETA);beta@$c:$(line "$f" CALL_GAMMA);gamma@$c(:[0-9]+)?(;[^;@]*)*\$"
+	HOTFN=";gamma@$c(:[0-9]+)?(;|\$)"
+	HOT=";gamma@$c:($(line "$f" SETUP)|$(line "$f" HOT)|$(line "$f" ARITH)|$(line "$f" HOT2))(;|\$)"
 	PREPARE=
 }
 

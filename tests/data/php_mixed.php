@@ -28,7 +28,7 @@ function sort_loop($secs)
             $r = 0;
             for ($k = 0; $k < 400; $k++) { $r += $v * $k % 5; } // CLOSURE
             return $r;
-        }, $d);
+        }, $d); // MAP_END
         $h = array_map('md5', $blobs); // MAP_MD5
         $sum += $m[0] + strlen($h[0]);
     }

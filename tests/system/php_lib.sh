@@ -1,24 +1,60 @@
 # Shared by the PHP system tests (test_php.sh, test_php_jit.sh), sourced after lib.sh (whose
 # record_stacks gives "func@file:line;..." stacks: PHP user frames are the names with an "@";
-# native frames and PHP internal functions have none): Debian's PHP 8.2 binaries, the marked
-# lines of the php-fpm workload and a php-fpm pool driven by cgi-fcgi.
+# native frames and PHP internal functions have none): the PHP under test, the marked lines of
+# the php-fpm workload and a php-fpm pool driven by cgi-fcgi.
+#
+# The PHP under test: Debian 12's PHP 8.2 of the host, or with PHP_SUITE=bullseye|bookworm|
+# trixie|sid that Debian's of the runtime matrix's root (scripts/runtime_root.sh, RM_CACHE;
+# PHP 7.4, 8.2, 8.4), run in a container (scripts/in_container.sh) on the workloads copied into
+# the root's /tmp for the test. Commands run as $PHP (a word list), files named as the process
+# sees them ($PDATA, $PTMP) and as the test reads them ($PHOST$PTMP/...).
 
 HZ=499
 SECS=1.5
 DATA=$SS_ROOT/tests/data
-PHP=/usr/bin/php8.2
-FPM=/usr/sbin/php-fpm8.2
 N='[^;@]*;' # one native frame (or PHP internal function)
+
+if [[ -n ${PHP_SUITE:-} ]]; then
+	PHP_ROOT=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots/$PHP_SUITE
+	PHP_ID=$(printf 'stackscope-test-php %s' "$PHP_SUITE" | sha256sum | cut -c1-64)
+	IN_ROOT=("$SS_ROOT/scripts/in_container.sh" "$PHP_ROOT" "$PHP_ID")
+	PHP_BIN=$(cd "$PHP_ROOT" 2>/dev/null && ls usr/bin/php[0-9]* 2>/dev/null | sort -V | tail -1)
+	PHP_BIN=/$PHP_BIN
+	PHOST=$PHP_ROOT
+	PTMP=
+	if [[ -f $PHP_ROOT/.stackscope-root && $PHP_BIN != / ]]; then
+		PTMP=$(mktemp -d "$PHP_ROOT/tmp/stackscope-systest-php.XXXXXX")
+		PTMP=${PTMP#"$PHP_ROOT"}
+		chmod 755 "$PHOST$PTMP"
+		cp -p "$DATA"/php_* "$PHOST$PTMP/" # old files: opcache caches no file younger than 2 s
+		trap 'rm -rf "${PHOST:?}$PTMP"; cleanup' EXIT
+	fi
+	PDATA=$PTMP
+else
+	PHP_SUITE=
+	IN_ROOT=()
+	PHP_BIN=/usr/bin/php8.2
+	PHOST=
+	PTMP=$TMP
+	PDATA=$DATA
+fi
+PHPV=${PHP_BIN##*/php}
+FPM=/usr/sbin/php-fpm$PHPV
+PHP=("${IN_ROOT[@]}" "$PHP_BIN")
 
 # need_php [fpm]: ends the test (counted skips) without the CLI, or php-fpm and cgi-fcgi
 need_php()
 {
-	if [[ ! -x $PHP ]]; then
+	if [[ -n $PHP_SUITE && -z $PTMP ]]; then
+		skip "no $PHP_SUITE root with a PHP (make runtime-matrix): every PHP check"
+		finish
+	fi
+	if [[ ! -x $PHOST$PHP_BIN ]]; then
 		skip_setup "Debian php8.2-cli missing: every PHP check"
 		finish
 	fi
-	if [[ ${1:-} == fpm ]] && { [[ ! -x $FPM ]] || ! command -v cgi-fcgi >/dev/null; }; then
-		skip_setup "php8.2-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
+	if [[ ${1:-} == fpm ]] && { [[ ! -x $PHOST$FPM ]] || [[ ! -x $PHOST/usr/bin/cgi-fcgi ]]; }; then
+		skip_setup "php$PHPV-fpm or cgi-fcgi (libfcgi-bin) missing: php-fpm checks"
 		finish
 	fi
 }
@@ -31,56 +67,25 @@ fpm_marks()
 	F=php_fpm\\.php
 }
 
-# fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: a static pool of 2 workers on a unix socket,
+# fpm_record NAME SCRIPT SECS [PHP-FPM-ARGS...]: tests/data/php_fpm_drive.sh's pool of 2 workers,
 # started under the recording (the workers are forked while it runs, and again after every 3
-# requests), driven by 2 cgi-fcgi loops (at most 12 requests each, SECS seconds) from a driver
-# script that then stops the master; $TMP/NAME.stacks, and checks that requests were served
-# (the script prints 11999993) and workers recycled.
+# requests), driven by its cgi-fcgi clients (at most 12 requests each, SECS seconds) in
+# $PTMP/NAME/, on SCRIPT (a file of tests/data); $TMP/NAME.stacks, and checks that requests were
+# served (the script prints 11999993) and workers recycled.
 fpm_record()
 {
 	local name=$1 script=$2 secs=$3 served
 	shift 3
-	cat >"$TMP/$name.conf" <<EOF
-[global]
-pid = $TMP/$name.pid
-error_log = $TMP/$name.log
-log_level = debug
-daemonize = no
-[stackscope]
-listen = $TMP/$name.sock
-pm = static
-pm.max_children = 2
-pm.max_requests = 3
-user = root
-EOF
-	cat >"$TMP/$name.drive" <<'EOF'
-#!/bin/bash
-# drive CONF SOCKET SCRIPT SECS [PHP-FPM-ARGS...]
-"$FPM" -R -y "$1" "${@:5}" &
-fpm=$!
-for ((i = 0; i < 50; i++)); do
-	[[ -S $2 ]] && break
-	sleep 0.1
-done
-client()
-{
-	local n end=$((SECONDS + $4))
-	for ((n = 0; n < 12 && SECONDS < end; n++)); do
-		SCRIPT_FILENAME=$3 REQUEST_METHOD=GET cgi-fcgi -bind -connect "$2" >>"$2.out"
-	done
-}
-client "$@" &
-c=$!
-client "$@"
-wait $c
-kill $fpm
-wait $fpm
-EOF
-	chmod +x "$TMP/$name.drive"
-	FPM=$FPM record_stacks "$name" "$TMP/$name.drive" "$TMP/$name.conf" "$TMP/$name.sock" \
-		"$script" "$secs" "$@"
-	served=$(grep -c "^11999993$" "$TMP/$name.sock.out" 2>/dev/null)
+	record_stacks "$name" "${IN_ROOT[@]}" /usr/bin/env FPM="$FPM" FPM_MAX_REQUESTS=3 \
+		FPM_CLIENT_REQUESTS=12 bash "$PDATA/php_fpm_drive.sh" "$PTMP/$name" "$PDATA/$script" \
+		"$secs" "$@"
+	served=$(grep -c "^11999993$" "$PHOST$PTMP/$name/fpm.out" 2>/dev/null)
 	check_ge "$name: requests served" "${served:-0}" 4
 	check_ge "$name: workers started (2, then recycled)" \
-		"$(grep -c 'child [0-9]* started' "$TMP/$name.log")" 3
+		"$(grep -c 'child [0-9]* started' "$PHOST$PTMP/$name/fpm.log")" 3
 }
+
+# The name of a closure as the PHP under test gives it ("{closure}"; 8.4: "{closure:beta():16}"),
+# as a regex.
+CLOSURE='\{closure[^;@}]*\}'
+

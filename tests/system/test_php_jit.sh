@@ -1,10 +1,12 @@
 #!/bin/bash
 # PHP frames with opcache's JIT on (bpf/interp/php/walk.h php_code_step, src/interp/php/php_jit.c)
-# on Debian's PHP 8.2: JIT code runs on the frame of the execute_ex that dispatched to it and
-# is placed there; the "JIT frames" counter of the record summary says the JIT ran. Lines: the
-# JIT saves a frame's opline before an internal call (as the VM does), so a C function comes
-# with the line that called it; a sample in JIT code itself, or in a helper it called without
-# a frame (efree), has no line for its innermost PHP frame: missing, never another line.
+# on Debian's PHP 8.2 (or with PHP_SUITE=trixie|sid the PHP 8.4 of that runtime-matrix root, its
+# JIT built on the IR framework; php_lib.sh): JIT code runs on the frame of the execute_ex that
+# dispatched to it and is placed there; the "JIT frames" counter of the record summary says the
+# JIT ran. Lines: the JIT saves a frame's opline before an internal call (as the VM does), so a
+# C function comes with the line that called it; a sample in JIT code itself, or in a helper it
+# called without a frame (efree), has no line for its innermost PHP frame: missing, never
+# another line.
 # Checks:
 #  - chain: tests/data/php_jit.php with opcache.jit=tracing and =function: {main} ->
 #    Worker::run -> alpha -> beta -> gamma at their call lines, gamma's str_repeat and strrev
@@ -18,6 +20,10 @@ source "$(dirname "$0")/lib.sh"
 need_root
 source "$(dirname "$0")/php_lib.sh"
 need_php
+if [[ ${PHPV%%.*} -lt 8 ]]; then
+	skip "PHP $PHPV has no JIT (PHP 8 on): every JIT check"
+	finish
+fi
 
 JIT_ON=(-d opcache.jit_buffer_size=32M)
 
@@ -50,8 +56,8 @@ test_jit()
 
 	marks "$DATA/php_jit.php" l_hot=HOT l_hot2=HOT2 l_setup=SETUP l_gamma=CALL_GAMMA \
 		l_beta=CALL_BETA l_alpha=CALL_ALPHA l_run=CALL_RUN
-	record_stacks "$name" $PHP -d opcache.enable_cli=1 -d opcache.jit="$mode" "${JIT_ON[@]}" \
-		"$DATA/php_jit.php" $SECS
+	record_stacks "$name" "${PHP[@]}" -d opcache.enable_cli=1 -d opcache.jit="$mode" \
+		"${JIT_ON[@]}" "$PDATA/php_jit.php" $SECS
 	f=$TMP/$name.stacks
 	check_jit "$name" 100
 	total=$(samples "$f" "*" ";execute_ex;")
@@ -85,8 +91,8 @@ test_jit jit-function function
 marks "$DATA/php_mixed.php" L_USORT=USORT L_MAP=MAP L_INCLUDE=INCLUDE
 L_CALL_SORT=$(line "$DATA/php_mixed_inc.php" CALL_SORT)
 M=php_mixed\\.php
-record_stacks mixed-jit $PHP -d opcache.enable_cli=1 -d opcache.jit=tracing "${JIT_ON[@]}" \
-	"$DATA/php_mixed.php" $SECS
+record_stacks mixed-jit "${PHP[@]}" -d opcache.enable_cli=1 -d opcache.jit=tracing "${JIT_ON[@]}" \
+	"$PDATA/php_mixed.php" $SECS
 f=$TMP/mixed-jit.stacks
 check_jit mixed-jit 30
 ROOT="execute_ex;\\{main\\}@$M:$L_INCLUDE;\\{include\\}@php_mixed_inc\\.php:$L_CALL_SORT;sort_loop@$M"
@@ -95,8 +101,8 @@ chain=$(samples "$f" "*" "$ROOT:$L_USORT;usort;($N)+execute_ex;Sorter::cmp@$M(:[
 check_ge "mixed-jit: samples in Sorter::cmp" "$inc" 10
 check_pct "mixed-jit: sort_loop:$L_USORT -> usort -> C -> execute_ex -> Sorter::cmp" "$chain" "$inc" 85 ||
 	show_stacks "$f"
-inc=$(samples "$f" "*" ";\\{closure\\}@$M")
-chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;\\{closure\\}@$M(:[0-9]+)?(;[^;@]*)*\$")
+inc=$(samples "$f" "*" ";$CLOSURE@$M")
+chain=$(samples "$f" "*" "$ROOT:$L_MAP;array_map;($N)+execute_ex;$CLOSURE@$M(:[0-9]+)?(;[^;@]*)*\$")
 check_ge "mixed-jit: samples in the closure" "$inc" 15
 check_pct "mixed-jit: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closure}" "$chain" "$inc" 85 ||
 	show_stacks "$f"
@@ -104,7 +110,7 @@ check_pct "mixed-jit: sort_loop:$L_MAP -> array_map -> C -> execute_ex -> {closu
 # php-fpm with the JIT (Debian's FPM has opcache on)
 need_php fpm
 fpm_marks
-fpm_record fpm-jit "$DATA/php_fpm.php" 3 -d opcache.jit=tracing "${JIT_ON[@]}"
+fpm_record fpm-jit php_fpm.php 3 -d opcache.jit=tracing "${JIT_ON[@]}"
 f=$TMP/fpm-jit.stacks
 check_jit fpm-jit 30
 inc=$(samples "$f" "*" ";fpm_leaf@$F")

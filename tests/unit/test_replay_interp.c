@@ -30,9 +30,9 @@
  *
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
- * installed by setup: a SKIP), Debian 11's ruby2.7 and 13's ruby3.3 from the runtime matrix's
- * roots (run through their own ld.so; a missing root is a SKIP). A system that forbids ptrace
- * of one's own child is a SKIP.
+ * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4 and 13's ruby3.3 and php8.4 from
+ * the runtime matrix's roots (run through their own ld.so; a missing root is a SKIP). A system
+ * that forbids ptrace of one's own child is a SKIP.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -849,6 +849,60 @@ TEST(php82_opcache)
 	run_case(&c, "/usr/bin/php8.2");
 }
 
+/* PHP 7.4 (Debian 11) and 8.4 (Debian 13, unstable) from the runtime matrix's roots
+ * (scripts/runtime_root.sh: RM_CACHE/roots/SUITE, built by `make runtime-matrix`; a missing
+ * or unreadable root is a SKIP), run from here by the root's own dynamic loader on the root's
+ * libraries (no chroot: no root needed but to read the roots), with no php.ini. The loader is
+ * started through a symlink named after the PHP, so that the case is named so too.
+ */
+static void run_root_php(const char *suite, const char *php)
+{
+	const char *cache = getenv("RM_CACHE");
+	char root[PATH_MAX], ready[PATH_MAX + 32], ld[PATH_MAX + 64], libs[PATH_MAX + 64];
+	char bin[PATH_MAX + 64], dir[] = "/tmp/ss-replay-php.XXXXXX", link[sizeof(dir) + 32];
+	struct interp_case c = php_case;
+
+	snprintf(root, sizeof(root), "%s/roots/%s",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix", suite);
+	snprintf(ready, sizeof(ready), "%s/.stackscope-root", root);
+	snprintf(ld, sizeof(ld), "%s/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root);
+	snprintf(libs, sizeof(libs), "%s/usr/lib/x86_64-linux-gnu", root);
+	snprintf(bin, sizeof(bin), "%s/usr/bin/%s", root, php);
+	if (access(ready, R_OK) || access(ld, X_OK) || access(bin, X_OK))
+		SKIP("no %s in a %s root (%.160s: make runtime-matrix)", php, suite, root);
+	if (!mkdtemp(dir)) {
+		test__fail("mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(link, sizeof(link), "%s/%s", dir, php);
+	if (symlink(ld, link)) {
+		test__fail("symlink %s: %s", link, strerror(errno));
+		rmdir(dir);
+		return;
+	}
+	c.argv[1] = "--library-path";
+	c.argv[2] = libs;
+	c.argv[3] = bin;
+	c.argv[4] = "-n";
+	c.argv[5] = php_case.argv[1];
+	c.argv[6] = php_case.argv[2];
+	/* the maps hold REPLAY_FILE_CAP files: the root's PHP and libraries start them afresh */
+	kmaps_free();
+	run_case(&c, link);
+	unlink(link);
+	rmdir(dir);
+}
+
+TEST(php74_bullseye)
+{
+	run_root_php("bullseye", "php7.4");
+}
+
+TEST(php84_trixie)
+{
+	run_root_php("trixie", "php8.4");
+}
+
 /* HotSpot through the code-range hook: the Java thread "ssreplay" (JvmChain names its main
  * thread after its first argument) in C2/OSR or interpreted code, under the call stub, on a
  * thread started by the launcher. The classes: tests/data/replay_interp.mk.
@@ -948,6 +1002,8 @@ int main(void)
 	RUN(ruby33_trixie);
 	RUN(php82);
 	RUN(php82_opcache);
+	RUN(php74_bullseye);
+	RUN(php84_trixie);
 	RUN(jvm17);
 	RUN(node20);
 	ret = test_summary();

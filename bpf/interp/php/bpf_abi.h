@@ -13,7 +13,8 @@
  *             function); call flags: enum php_frame_flag; cookie: the low 32 bits of
  *             op_array.opcodes (user code) or of common.function_name (internal function), as
  *             read by eBPF, so userspace can tell a zend_function freed and reused.
- * addr == 0 marks a pseudo-frame instead; file_id is then an enum php_marker.
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum php_marker, and for
+ * PHP_MARKER_UNSUPPORTED also the version refused (PHP_MARKER_VERSION: "8.1", "8.2 ZTS").
  */
 #ifndef STACKSCOPE_PHP_ABI_H
 #define STACKSCOPE_PHP_ABI_H
@@ -35,6 +36,14 @@ enum php_marker {
 				     * walked (the walks share one cursor's memory) */
 };
 
+/* PHP_MARKER_UNSUPPORTED's file_id: the marker, the file's major and minor, 1 << 24 for a ZTS
+ * build.
+ */
+#define PHP_MARKER_VERSION(major, minor, zts)                                        \
+	((__u64)(major) << 16 | (__u64)(minor) << 8 | (__u64)((zts) ? 1 : 0) << 24 | \
+	 PHP_MARKER_UNSUPPORTED)
+#define PHP_MARKER_CODE(file_id) ((file_id)&0xff)
+
 /* What a frame's call info says (the top bits of EX(This).u1.type_info), as emitted. */
 enum php_frame_flag {
 	PHP_FRAME_CODE = 1 << 0, /* ZEND_CALL_CODE: file-level code ({main}, include, eval) */
@@ -51,7 +60,10 @@ enum php_frame_flag {
 #define PHP_ZEND_USER_FUNCTION 2
 #define PHP_ZEND_EVAL_CODE 4
 #define PHP_EX_READ_SZ 56 /* bytes of a zend_execute_data read: up to prev_execute_data */
-#define PHP_FN_READ_SZ 96 /* bytes of a zend_function read (an internal one has 136) */
+/* Bytes of a zend_function read: through op_array.opcodes (8.4: 104 + 8); an internal function
+ * has 112 (7.4), 136 (8.2), 160 (8.4).
+ */
+#define PHP_FN_READ_SZ 112
 
 /* Byte offsets the eBPF walk needs (x86-64, NTS builds; src/interp/php/php.c says where each
  * comes from).
@@ -79,6 +91,8 @@ struct php_offsets {
  */
 struct php_file_abi {
 	struct php_offsets off;
+	__u8 zts; /* a ZTS build (unsupported: its executor globals are thread-local) */
+	__u8 pad[7];
 };
 
 /* interp_proc.php: where the engine is in one process.
@@ -87,7 +101,7 @@ struct php_file_abi {
  * stack frame of the execute_ex activation that jumped into it (HYBRID VM: the VM dispatches
  * with `jmp *(%r15)`, and the JIT code neither pushes nor moves rsp: execute_ex reserves its
  * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE for it), so a pc there unwinds as execute_ex at its
- * dispatch jump: CFA = rsp + vm_frame (trace exits: see walk.h PHP_JIT_EXIT_SAVE). 0 in
+ * dispatch jump: CFA = rsp + vm_frame; in a trace exit, jit_exit_save bytes lower. 0 in
  * vm_dispatch: JIT frames are not placed.
  */
 struct php_proc_abi {
@@ -95,7 +109,11 @@ struct php_proc_abi {
 	__u64 vm_entry;         /* absolute address of execute_ex (return-site check) */
 	__u64 vm_dispatch;      /* absolute address of execute_ex's first `jmp *(%r15)` */
 	__u32 vm_frame;         /* bytes from execute_ex's sp at vm_dispatch to its CFA */
-	__u32 pad;
+	/* Bytes a trace exit puts below execute_ex's sp before it calls zend_jit_trace_exit: the
+	 * exit number its exit point pushes and the exit stub's save area for 16 general and 16
+	 * xmm registers (src/interp/php/php.c's layouts: 256 in 8.2, 272 in 8.4).
+	 */
+	__u32 jit_exit_save;
 };
 
 /* Why PHP frames are missing, by reason (the runtime's slice of "interp_counters"). */

@@ -56,13 +56,6 @@ struct php_cursor {
 
 #define PHP_JIT_LEAF 1
 #define PHP_JIT_CALL 2
-/* Bytes a trace exit puts below execute_ex's sp before it calls zend_jit_trace_exit: the exit
- * number its exit point pushes (8) and the trace_exit stub's save area for 16 general and 16
- * xmm registers (16 * 8 + 16 * 8 - 8; ext/opcache/jit/zend_jit_x86.dasc, PHP 8.2). Checked
- * like the plain case: the return address there must follow a call of execute_ex (measured
- * in FPM workers compiling traces: each such pc placed, the stack complete to _start).
- */
-#define PHP_JIT_EXIT_SAVE 256
 
 static __always_inline void php_reset(struct php_cursor *php)
 {
@@ -250,7 +243,7 @@ static __always_inline int php_calls_vm(const struct unwind_cursor *st,
  * pc leaves the code range for a mapped file, so this runs once per JIT frame.
  *
  * Checked first: the return address at sp + vm_frame - 8 must follow a call of execute_ex
- * (php_calls_vm); else, in a trace exit, the same PHP_JIT_EXIT_SAVE bytes higher (sp moves
+ * (php_calls_vm); else, in a trace exit, the same jit_exit_save bytes higher (sp moves
  * up past the stub's saves); else the pc is in code that moved sp otherwise and the stack
  * ends with a marker. 1: this iteration was used.
  */
@@ -269,11 +262,12 @@ static __always_inline int php_code_step(struct unwind_cursor *st, struct interp
 	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
 		    0 ||
 	    !php_calls_vm(st, proc, ra)) {
-		if (ss_read_user(&ra, sizeof(ra),
-				 st->regs[DWARF_RSP] + PHP_JIT_EXIT_SAVE + proc->php.vm_frame -
-					 sizeof(ra)) == 0 &&
+		if (proc->php.jit_exit_save &&
+		    ss_read_user(&ra, sizeof(ra),
+				 st->regs[DWARF_RSP] + proc->php.jit_exit_save +
+					 proc->php.vm_frame - sizeof(ra)) == 0 &&
 		    php_calls_vm(st, proc, ra)) {
-			st->regs[DWARF_RSP] += PHP_JIT_EXIT_SAVE;
+			st->regs[DWARF_RSP] += proc->php.jit_exit_save;
 			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_EXIT);
 			goto placed;
 		}
@@ -311,7 +305,9 @@ static __always_inline int php_activation(struct unwind_cursor *st, struct inter
 					  struct php_cursor *php, struct user_frame *frames)
 {
 	if (ss_interp_unsupported(st, is, frames, FRAME_KIND_PHP, PHP_COUNTER_STACKS,
-				  PHP_MARKER_UNSUPPORTED, PHP_COUNTER_UNSUPPORTED))
+				  PHP_MARKER_VERSION(is->file.major, is->file.minor,
+						     is->file.php.zts),
+				  PHP_COUNTER_UNSUPPORTED))
 		return 1;
 	if (is->started & PHP_SHARED_CURSOR) {
 		ss_interp_refuse(st, is, frames, FRAME_KIND_PHP, PHP_MARKER_MIXED,

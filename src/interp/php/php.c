@@ -1,17 +1,19 @@
 /* PHP (the Zend engine), as a runtime of src/interp/interp.h: finds PHP binaries among the
- * mapped files (the CLI php8.x, php-fpm8.x, php-cgi8.x, libphp*.so), tells the eBPF walk
+ * mapped files (the CLI phpX.Y, php-fpmX.Y, php-cgiX.Y, libphp*.so), tells the eBPF walk
  * (bpf/interp/php/walk.h) where execute_ex is and how the engine's structures are laid out,
  * tells it where each process's executor_globals are, and turns the (zend_function, line,
  * cookie) frames it emits into `Class::method` / `function` / `{main}`, file and line by reading
- * the process's memory. With opcache's JIT on, the JIT buffer is the process's code range and
- * execute_ex's dispatch frame tells eBPF how a pc there unwinds (php_jit.c).
+ * the process's memory. With opcache's JIT on (PHP 8), the JIT buffer is the process's code
+ * range and execute_ex's dispatch frame tells eBPF how a pc there unwinds (php_jit.c).
  *
- * Versions: PHP 8.2, NTS builds (the executor globals are a plain exported symbol; ZTS builds
- * keep them in TLS) on x86-64. The offsets are PHP 8.2's (layout_82 below says where each comes
- * from); they are checked against every process once its engine has started (executor globals
- * against the compiler globals and the VM stack's page size, the running frames' functions)
- * and a process that fails gets native frames only. Other versions and ZTS builds get a
- * marker frame.
+ * Versions: PHP 7.4, 8.2 and 8.4 (those of Debian 11, 12, 13 and unstable), NTS builds (the
+ * executor globals are a plain exported symbol; ZTS builds keep them in TLS) on x86-64. The
+ * version is the binary's own ("X-Powered-By: PHP/8.4.27", the header text its SAPIs send), its
+ * offsets a table per major.minor (`layouts` below says where they come from); they are checked
+ * against every process once its engine has started (executor globals against the compiler
+ * globals and the VM stack's page size, the running frames' functions) and a process that
+ * fails gets native frames only. Other versions and ZTS builds get a marker frame that names
+ * the version ("[php: unsupported version 8.1]").
  *
  * Invariants: the function cache holds PHP_FUNC_CACHE_CAP entries (../common/symbol_cache.h)
  * keyed by (pid, attach generation, zend_function address); an entry
@@ -19,6 +21,7 @@
  * closures, the per-request functions of FPM without opcache). Each attach gets a new
  * generation.
  */
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -41,11 +44,21 @@
 #define CHECK_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define CHECK_INTERVAL_IDLE_NS (1000 * 1000 * 1000ULL) /* after CHECK_FAST_TRIES */
 #define CHECK_FAST_TRIES 100
+/* The JIT buffer is looked for this often in the first JIT_FAST_LOOKS looks (a second) before
+ * the engine starts: opcache makes it at start-up, some 50 ms after the exec that attached the
+ * process, and JIT code runs right after; until it is known, its pcs cannot be placed. In a
+ * started engine, opcache's segment without an executable part JIT_OFF_LOOKS looks in a row
+ * says "JIT off" (while the JIT compiles, that part is writable instead, for milliseconds).
+ */
+#define JIT_LOOK_INTERVAL_NS (10 * 1000 * 1000ULL)
+#define JIT_FAST_LOOKS 100
+#define JIT_OFF_LOOKS 5
 #define FRAME_CHECK_FAILS 3 /* consecutive failed checks of the running frames that reject */
 /* zend_execute.c: ZEND_VM_STACK_PAGE_SLOTS (16 * 1024) zvals of 16 bytes. */
 #define ZEND_VM_STACK_PAGE_SIZE (16 * 1024 * 16)
 #define ZEND_VM_KIND_CALL 1
 #define ZEND_VM_KIND_HYBRID 4
+#define PHP_OP_READ_MAX 192 /* bytes of a zend_op_array read, the most of any layout's op_size */
 #define FUNC_FILE_CODE 0xff /* a func_entry of file-level code, keyed by its file name */
 #define FUNC_KIND_FILE 1    /* its cache key's kind: addr is a file name, not a function */
 
@@ -61,42 +74,67 @@ struct php_layout {
 	uint16_t op_size;               /* bytes of a zend_op_array to read (through line_start) */
 	uint16_t ce_name;               /* zend_class_entry.name */
 	uint16_t str_len, str_val;      /* zend_string.len, .val */
+	uint16_t jit_exit_save;         /* bpf_abi.h php_proc_abi.jit_exit_save (0: no JIT) */
 };
 
-/* PHP 8.2 (branch PHP-8.2): the structs of Zend/zend_globals.h (_zend_executor_globals,
- * _zend_compiler_globals), Zend/zend_compile.h (_zend_execute_data, _zend_op_array,
- * zend_function's common part, _zend_op) and Zend/zend_types.h (_zend_string, _zend_class_entry),
- * as the compiler lays them out: offsetof() over Debian's php8.2-dev 8.2.36 headers
- * (/usr/include/php/20220829), the headers the binary was built from. The same values as the
- * otel profiler's table for 8.2 where it has them (EG.current_execute_data 488, execute_data
- * 0/24/40/48, zend_op.lineno 24).
+/* The layouts of the versions walked, as the compiler lays out the structs of
+ * Zend/zend_globals.h (_zend_executor_globals, _zend_compiler_globals), Zend/zend_compile.h
+ * (_zend_execute_data, _zend_op_array, zend_function's common part, _zend_op) and
+ * Zend/zend_types.h (_zend_string, _zend_class_entry): offsetof() over Debian's phpX.Y-dev
+ * headers, the headers each binary was built from (7.4.33-1+deb11u5 /usr/include/php/20190902,
+ * 8.2.32-1~deb12u1 .../20220829, 8.4.27-1~deb13u1 .../20240924; the same structs as php-src's
+ * tags php-7.4.33, php-8.2.x and php-8.4.x). The same values as the otel profiler's tables where
+ * it has them (EG.current_execute_data 488, execute_data 0/24/40/48, zend_op.lineno 24,
+ * op_array.filename 136/152/168).
+ *
+ * Between the versions only zend_op_array's own part moves, as the common part before it grows:
+ * 7.4's ends with arg_info (`last` at 60, opcodes 64), 8.0 adds attributes, T and
+ * run_time_cache to it (8.2: 80, 88), 8.4 doc_comment and prop_info (96, 104). The offsets
+ * the walk reads in the executor globals, zend_execute_data, the common part's type, name and
+ * scope, zend_op, zend_string and zend_class_entry.name are the same in the three.
  */
-static const struct php_layout layout_82 = {
-	.major = 8,
-	.minor = 2,
-	.bpf = {
-		.eg_current_execute_data = 488,
-		.ex_opline = 0,
-		.ex_func = 24,
-		.ex_type_info = 40, /* This (32) + zval.u1.type_info (8) */
-		.ex_prev = 48,
-		.fn_type = 0,
-		.fn_name = 8,
-		.op_last = 80,
-		.op_opcodes = 88,
-		.op_filename = 152,
-		.zop_lineno = 24,
-		.zop_size = 32,
+/* ex_type_info: This (32) + zval.u1.type_info (8) */
+#define PHP_COMMON_OFFSETS                                                                 \
+	.eg_current_execute_data = 488, .ex_opline = 0, .ex_func = 24, .ex_type_info = 40, \
+	.ex_prev = 48, .fn_type = 0, .fn_name = 8, .zop_lineno = 24, .zop_size = 32
+#define PHP_COMMON_LAYOUT                                                                \
+	.eg_vm_stack_page_size = 480, .eg_function_table = 432, .cg_function_table = 56, \
+	.fn_scope = 16, .ce_name = 8, .str_len = 16, .str_val = 24
+
+static const struct php_layout layouts[] = {
+	{
+		.major = 7,
+		.minor = 4,
+		.bpf = { PHP_COMMON_OFFSETS, .op_last = 60, .op_opcodes = 64, .op_filename = 136 },
+		PHP_COMMON_LAYOUT,
+		.op_line_start = 144,
+		.op_size = 148,
 	},
-	.eg_vm_stack_page_size = 480,
-	.eg_function_table = 432,
-	.cg_function_table = 56,
-	.fn_scope = 16,
-	.op_line_start = 160,
-	.op_size = 168,
-	.ce_name = 8,
-	.str_len = 16,
-	.str_val = 24,
+	{
+		.major = 8,
+		.minor = 2,
+		.bpf = { PHP_COMMON_OFFSETS, .op_last = 80, .op_opcodes = 88, .op_filename = 152 },
+		PHP_COMMON_LAYOUT,
+		.op_line_start = 160,
+		.op_size = 164,
+		/* zend_jit_x86.dasc's trace exit: the exit point's push, then the stub's
+		 * `sub r4, 16*8+16*8-8` (seen in FPM workers compiling traces)
+		 */
+		.jit_exit_save = 256,
+	},
+	{
+		.major = 8,
+		.minor = 4,
+		.bpf = { PHP_COMMON_OFFSETS, .op_last = 96, .op_opcodes = 104, .op_filename = 168 },
+		PHP_COMMON_LAYOUT,
+		.op_line_start = 176,
+		.op_size = 180,
+		/* the IR JIT's trace exit (ir_x86.dasc EXITCALL): the exit point's push, then
+		 * `sub $0x108, %rsp` (16 + 16 slots of 8 and 8 of alignment), read in trixie's
+		 * 8.4.27 JIT buffer before its call of zend_jit_trace_exit
+		 */
+		.jit_exit_save = 272,
+	},
 };
 
 struct php_file {
@@ -125,6 +163,8 @@ struct php_proc {
 	unsigned int frame_failures; /* consecutive failed frame checks */
 	uint64_t next_check_ns;
 	bool jit_done;               /* the JIT buffer was found, or cannot be any more */
+	unsigned int jit_looks;      /* times it was looked for */
+	unsigned int jit_off_looks;  /* ... in a row in a started engine, found not executable */
 	uint64_t next_jit_ns;        /* when to look for it again */
 	uint64_t jit_start, jit_end; /* the JIT buffer (opcache.jit on), the code range */
 };
@@ -152,6 +192,7 @@ enum php_stat { PHP_STATS(INTERP_LIST_ENUM) PHP_STAT_CNT };
 struct php {
 	struct symbol_cache funcs;
 	uint64_t stats[PHP_STAT_CNT];
+	char marker[48]; /* the last "unsupported version X.Y" marker's text */
 };
 
 static void func_entry__clear(void *ctx, void *entry)
@@ -226,15 +267,37 @@ static int find_version(struct elf_file *ef, int *major, int *minor)
 	return 0;
 }
 
-/* ZEND_VM_KIND from zend_vm_kind()'s code, `mov $kind, %eax; ret`; 0 when unknown. */
+/* The layout of PHP major.minor, or NULL. */
+static const struct php_layout *find_layout(int major, int minor)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+		assert(layouts[i].op_size <= PHP_OP_READ_MAX &&
+		       layouts[i].bpf.op_opcodes + 8 <= PHP_FN_READ_SZ);
+		if (layouts[i].major == major && layouts[i].minor == minor)
+			return &layouts[i];
+	}
+	return NULL;
+}
+
+/* ZEND_VM_KIND from zend_vm_kind()'s code, `mov $kind, %eax; ret` (after an endbr64 in a CET
+ * build: Debian 13's 8.4); 0 when unknown.
+ */
 static int vm_kind(struct elf_file *ef, const struct interp_sym *sym)
 {
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	const uint8_t *b;
 	size_t avail;
 	uint32_t kind;
 
-	if (!sym->found || elf_file__bytes_at_vaddr(ef, sym->addr, (const void **)&b, &avail) ||
-	    avail < 6 || b[0] != 0xb8 || b[5] != 0xc3)
+	if (!sym->found || elf_file__bytes_at_vaddr(ef, sym->addr, (const void **)&b, &avail))
+		return 0;
+	if (avail >= 10 && !memcmp(b, endbr64, sizeof(endbr64))) {
+		b += sizeof(endbr64);
+		avail -= sizeof(endbr64);
+	}
+	if (avail < 6 || b[0] != 0xb8 || b[5] != 0xc3)
 		return 0;
 	memcpy(&kind, b + 1, 4);
 	return kind <= 4 ? (int)kind : 0;
@@ -243,6 +306,7 @@ static int vm_kind(struct elf_file *ef, const struct interp_sym *sym)
 static int detect(const struct executable *exe, struct php_file *f)
 {
 	struct interp_sym syms[SYM_CNT];
+	const struct php_layout *l;
 	int major = 0, minor = 0, kind;
 
 	if (!exe->elf || !name_is_php(exe->path))
@@ -264,15 +328,18 @@ static int detect(const struct executable *exe, struct php_file *f)
 	f->eg_vaddr = syms[SYM_EG].addr;
 	f->cg_vaddr = syms[SYM_CG].found ? syms[SYM_CG].addr : 0;
 	f->bpf.supported = 0;
-	if (major == layout_82.major && minor == layout_82.minor && syms[SYM_EG].found) {
-		f->layout = layout_82;
+	f->bpf.php.zts = !syms[SYM_EG].found;
+	l = find_layout(major, minor);
+	if (l && syms[SYM_EG].found) {
+		f->layout = *l;
 		/* HYBRID needs GCC's global registers (Zend/zend_vm_opcodes.h); on x86-64 they are
 		 * r14 (execute_data) and r15 (opline) (Zend/zend_execute.c).
 		 */
 		f->layout.bpf.vm_regs = kind == ZEND_VM_KIND_HYBRID;
 		f->bpf.supported = 1;
 		f->bpf.php.off = f->layout.bpf;
-		if (kind == ZEND_VM_KIND_HYBRID &&
+		/* opcache's JIT: PHP 8.0 on */
+		if (kind == ZEND_VM_KIND_HYBRID && major >= 8 &&
 		    php_jit__vm_frame(exe->elf, syms[SYM_EXECUTE_EX].addr,
 				      syms[SYM_EXECUTE_EX].size, &f->vm_dispatch, &f->vm_frame))
 			f->vm_dispatch = 0;
@@ -335,7 +402,7 @@ static int check_frames(struct php_proc *pp)
 {
 	const struct php_layout *l = &pp->file->layout;
 	const struct php_offsets *o = &l->bpf;
-	uint8_t ex[PHP_EX_READ_SZ], fn[168];
+	uint8_t ex[PHP_EX_READ_SZ], fn[PHP_OP_READ_MAX];
 	uint64_t cur, func, opline, opcodes, file, len;
 	uint32_t last;
 	int n = 0, steps = 0;
@@ -432,6 +499,7 @@ static int php_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t n
 		bpf->php.vm_entry = bias + f->bpf.range_start[0];
 		bpf->php.vm_dispatch = bias + f->vm_dispatch;
 		bpf->php.vm_frame = f->vm_frame;
+		bpf->php.jit_exit_save = f->layout.jit_exit_save;
 	}
 	pp->jit_done = !f->vm_dispatch;
 	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pp->base.pid, f->base.path,
@@ -451,29 +519,41 @@ static int php_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 }
 
 /* The JIT buffer as the process's code range, once opcache has mapped it (at its module
- * start-up, before the engine runs a script: a started engine without one, or opcache's
- * segment without an executable part 10 s after attach, has no JIT). Looked for at the check
- * intervals until then (an FPM master never starts its engine).
+ * start-up, before the engine runs a script: a started engine without opcache's segment, or
+ * with it but without an executable part JIT_OFF_LOOKS times in a row, or a segment without one
+ * 10 s after attach, has no JIT). Looked for every JIT_LOOK_INTERVAL_NS for a second until the
+ * engine starts, then at the check intervals.
  */
 static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
 			    struct interp_code_range *code)
 {
 	struct php_proc *pp = proc_state;
 	bool started = pp->state == PHP_PROC_GLOBALS_OK || pp->state == PHP_PROC_VERIFIED;
+	uint64_t interval = CHECK_INTERVAL_IDLE_NS;
 	int err;
 
 	(void)rt;
 	(void)bpf;
 	if (pp->jit_done || pp->next_jit_ns > now_ns)
 		return 0;
-	pp->next_jit_ns = now_ns + (pp->tries < CHECK_FAST_TRIES ? CHECK_INTERVAL_NS
-								 : CHECK_INTERVAL_IDLE_NS);
+	if (++pp->jit_looks < JIT_FAST_LOOKS && !started)
+		interval = JIT_LOOK_INTERVAL_NS;
+	else if (pp->tries < CHECK_FAST_TRIES)
+		interval = CHECK_INTERVAL_NS;
+	pp->next_jit_ns = now_ns + interval;
 	err = php_jit__find_buffer(pp->base.pid, &pp->jit_start, &pp->jit_end);
 	if (err) {
-		/* the segment is mapped before its JIT part is made executable: a segment
-		 * without one says "JIT off" only once start-up is long over
+		/* the segment is mapped before its JIT part is made executable (and that part is
+		 * writable instead while the JIT compiles): before the engine starts, a segment
+		 * without one says "JIT off" only once start-up is long over (an FPM master never
+		 * starts its engine); no segment in a started engine, "no opcache"
 		 */
-		pp->jit_done = started || (err == -ENODATA && pp->tries >= CHECK_FAST_TRIES);
+		if (err == -ENODATA && started)
+			pp->jit_done = ++pp->jit_off_looks >= JIT_OFF_LOOKS;
+		else if (err == -ENODATA)
+			pp->jit_done = pp->tries >= CHECK_FAST_TRIES;
+		else
+			pp->jit_done = started;
 		return 0;
 	}
 	pp->jit_done = true;
@@ -489,7 +569,7 @@ static int php_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct 
 static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struct func_entry *e)
 {
 	const struct php_offsets *o = &l->bpf;
-	uint8_t fn[168];
+	uint8_t fn[PHP_OP_READ_MAX];
 	uint64_t name, scope, cls = 0, opcodes, file;
 	char *fname, *cname = NULL;
 
@@ -549,7 +629,6 @@ static int read_file_code(const void *ctx, pid_t pid, uint64_t addr, void *entry
 }
 
 static const struct interp_marker_text marker_texts[] = {
-	{ PHP_MARKER_UNSUPPORTED, "unsupported version" },
 	{ PHP_MARKER_TRUNCATED, "more frames truncated" },
 	{ PHP_MARKER_READ_FAILED, "frame unreadable" },
 	{ PHP_MARKER_BAD_FRAME, "bad frame" },
@@ -576,6 +655,12 @@ static void php_symbolize(void *rt, void *proc_state, pid_t reader, const struct
 	struct php_proc *pp = proc_state;
 	const struct func_entry *e;
 
+	if (!uf->addr && PHP_MARKER_CODE(uf->file_id) == PHP_MARKER_UNSUPPORTED) {
+		snprintf(php->marker, sizeof(php->marker), "unsupported version %u.%u%s",
+			 (unsigned)(uf->file_id >> 16) & 0xff, (unsigned)(uf->file_id >> 8) & 0xff,
+			 (uf->file_id >> 24) & 1 ? " ZTS" : "");
+		return interp__marker(out, php->marker);
+	}
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	/* A forked FPM worker shares its parent's functions at the same addresses until it

@@ -1,4 +1,4 @@
-/* opcache's JIT code in a PHP 8.2 process (src/interp/php/php_jit.c): where its buffer lies,
+/* opcache's JIT code in a PHP 8.2 or 8.4 process (src/interp/php/php_jit.c): where its buffer lies,
  * and how a pc there unwinds (bpf/interp/php/walk.h php_code_step(): as execute_ex at its
  * dispatch jump, on whose frame HYBRID-VM JIT code runs).
  */
@@ -13,8 +13,9 @@ struct elf_file;
 /* execute_ex's frame where it dispatches to a handler: the vaddr of its first `jmp *(%r15)`
  * after the prologue and the bytes from sp there to the CFA (return address + pushes + the
  * stack it reserves), read from the function's own code. 0, or -ENOENT when the code is not
- * the expected pushes, `sub $n, %rsp`, then a dispatch within the first bytes (another
- * compiler's or VM kind's execute_ex: JIT frames are then not placed).
+ * the expected [endbr64], pushes (with rbp made the frame pointer among them), `sub $n, %rsp`,
+ * then a dispatch within the first bytes (another compiler's or VM kind's execute_ex: JIT
+ * frames are then not placed).
  */
 int php_jit__vm_frame(struct elf_file *ef, uint64_t entry, uint64_t size, uint64_t *dispatch,
 		      uint32_t *frame);
