@@ -292,6 +292,11 @@ void agent_export__stats(const struct agent_export *ex, struct agent_export_stat
 		out->store = true;
 		out->store_written = ss.store.intervals_written;
 		out->store_failed = ss.store.write_failed;
+		out->store_kept = ss.deferred;
+		out->store_written_late = ss.written_late;
+		out->store_lost = ss.lost;
+		out->store_pending = ss.pending;
+		out->store_pending_bytes = ss.pending_sz;
 		out->store_dropped_size = ss.store.dropped_size;
 		out->store_dropped_age = ss.store.dropped_age;
 		out->store_recovered = ss.recovered;

@@ -52,7 +52,12 @@ struct agent_export_stats {
 	/* the embedded store, when it is written (alone: also ok/failed/dropped above) */
 	bool store;
 	uint64_t store_written;
-	uint64_t store_failed;       /* intervals not written (rolled back) */
+	uint64_t store_failed;       /* attempts that failed (a kept interval's too) */
+	uint64_t store_kept;         /* intervals kept after a failed attempt (a co-writer's lock) */
+	uint64_t store_written_late; /* kept intervals written since */
+	uint64_t store_lost;         /* intervals never written */
+	uint64_t store_pending;      /* intervals kept now, and their bytes */
+	uint64_t store_pending_bytes;
 	uint64_t store_dropped_size; /* intervals deleted to stay under --store-max-mb */
 	uint64_t store_dropped_age;  /* intervals deleted for being older than --store-max-age */
 	uint64_t store_recovered;    /* corrupt files moved aside, a fresh one started */

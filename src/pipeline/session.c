@@ -530,7 +530,13 @@ struct profile *session__take_profile(struct session *s)
 
 const struct process *session__process(const struct session *s, pid_t pid)
 {
-	return process_table__find(s->pt, pid);
+	const struct process *p = process_table__find(s->pt, pid);
+	pid_t owner;
+
+	/* a child forked without exec, unknown to the table: its parent's image and container */
+	if (!p && (owner = trace_handler__owner(s->th, pid)))
+		p = process_table__find(s->pt, owner);
+	return p;
 }
 
 const struct profile *session__profile(const struct session *s)

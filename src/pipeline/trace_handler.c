@@ -56,7 +56,14 @@ struct trace_handler {
 	struct native_frame_ref *native;
 	size_t native_cap;
 	struct frame_slot *frame_cache; /* FRAME_CACHE_CAP slots, allocated on first use */
+	/* pid -> (void *)(mapping owner + 1) for samples whose stack was resolved with another
+	 * process's mappings: a child forked without exec (a pre-fork server's worker), which the
+	 * process table may never see; it inherits its parent's executable and container.
+	 */
+	struct u64_map owners;
 };
+
+#define OWNERS_MAX 65536 /* then the map starts over: each worker's next sample adds it again */
 
 struct native_frame_ref {
 	struct executable *exe; /* NULL: not a native frame */
@@ -112,8 +119,16 @@ void trace_handler__free(struct trace_handler *th)
 		free(th->native);
 		free(th->frame_cache);
 		file_symbols__free(th->files);
+		u64_map__free(&th->owners);
 	}
 	free(th);
+}
+
+pid_t trace_handler__owner(const struct trace_handler *th, pid_t pid)
+{
+	uintptr_t v = (uintptr_t)u64_map__get(&th->owners, (uint64_t)pid);
+
+	return v ? (pid_t)(v - 1) : 0;
 }
 
 void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id)
@@ -513,6 +528,12 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	if (kcnt > SS_MAX_KERNEL_FRAMES)
 		kcnt = SS_MAX_KERNEL_FRAMES;
 	ucnt = rec->user_frame_cnt;
+	if (rec->map_pid && rec->map_pid != rec->hdr.pid &&
+	    u64_map__get(&th->owners, rec->hdr.pid) != (void *)((uintptr_t)rec->map_pid + 1)) {
+		if (th->owners.cnt >= OWNERS_MAX)
+			u64_map__free(&th->owners);
+		u64_map__set(&th->owners, rec->hdr.pid, (void *)((uintptr_t)rec->map_pid + 1));
+	}
 	if (rec->off_cpu_ns) { /* where it waited, and why: a leaf of its own */
 		snprintf(reason, sizeof(reason), "[off-cpu: %s]",
 			 off_cpu_state__name(rec->off_cpu_state));

@@ -52,6 +52,10 @@ void trace_handler__free(struct trace_handler *th);
 /* The registry is about to free file_id's executable (exe_registry_ops.forget): drop its
  * symbols and lines.
  */
+/* The process whose mappings resolved pid's last sampled stack when that was another's (pid
+ * forked without exec), else 0.
+ */
+pid_t trace_handler__owner(const struct trace_handler *th, pid_t pid);
 void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id);
 /* Symbolize runtime frames through interp (borrowed; NULL: shown as markers). */
 struct interp_registry;
