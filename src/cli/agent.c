@@ -170,7 +170,7 @@ static int run(const struct agent_options *o)
 					  .fresh_wait_ms = METRICS_FRESH_WAIT_MS };
 	uint64_t now, next_report, next_log;
 	char *metrics = NULL;
-	const size_t metrics_cap = 16384;
+	const size_t metrics_cap = 65536; /* every runtime's counters: 16 KiB cut the last lines */
 	int err = 0;
 
 	sigaction(SIGHUP, &sa, NULL); /* from the start: it never ends the agent */

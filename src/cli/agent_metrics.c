@@ -209,8 +209,13 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 	if (es.store)
 		ROWS(&t, { "store_intervals_total", "result=\"written\"", es.store_written },
 		     { "store_intervals_total", "result=\"failed\"", es.store_failed },
+		     { "store_intervals_total", "result=\"kept\"", es.store_kept },
+		     { "store_intervals_total", "result=\"written_late\"", es.store_written_late },
+		     { "store_intervals_total", "result=\"lost\"", es.store_lost },
 		     { "store_intervals_total", "result=\"dropped_size\"", es.store_dropped_size },
 		     { "store_intervals_total", "result=\"dropped_age\"", es.store_dropped_age },
+		     { "store_pending_intervals", NULL, es.store_pending },
+		     { "store_pending_bytes", NULL, es.store_pending_bytes },
 		     { "store_recovered_total", NULL, es.store_recovered },
 		     { "store_bytes", NULL, es.store_bytes });
 	ROWS(&t, { "export_queue_bytes", NULL, es.queue_bytes },

@@ -29,7 +29,7 @@ status=$?
 sed 's/^/    /' "$TMP/rows"
 check_eq "runtime_matrix.sh exit status (every supported row passes)" $status 0 ||
 	sed 's/^/        /' "$TMP/err"
-check_eq "rows: 4 suites x 7 runtimes" "$(grep -cE '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")" 28
+check_eq "rows: 4 suites x 9 rows (python perl ruby php php_fpm php_jit hotspot node go)" "$(grep -cE '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")" 36
 while read -r suite rt version samples chain hot expect result; do
 	[[ $expect == yes ]] || continue
 	check_eq "$suite $rt $version: $samples samples, chain $chain, hot line $hot" "${result%% *}" ok
