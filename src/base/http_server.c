@@ -1,7 +1,9 @@
 /* The HTTP/1.1 server of base/http_server.h. Each connection is a slot of a fixed table that
  * goes HEAD (reading the request line and headers) -> BODY (reading Content-Length bytes) ->
  * WRITING -> DRAINING -> free, each phase under a deadline; the poll timeout is the nearest
- * deadline. The only state shared with other threads is the counters (s->lock).
+ * deadline. The table has conn_max slots for connections with the whole request timeout
+ * ("patient") and spare_max for the others, with a short one (server__slot()). The only
+ * state shared with other threads is the counters (s->lock).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -29,12 +31,19 @@
 #define ACCEPT_BATCH 64
 #define ACCEPT_PAUSE_MS 100 /* out of file descriptors: do not spin on the listener */
 #define HEADERS_MAX_SZ 1024 /* the handler's extra header lines */
+#define SPARE_TIMEOUT_MS_DEFAULT 1000
+#define WRITE_STALL_MS 1000 /* an answer not taken for this long: its slot may be taken */
+#define METHOD_MAX_LEN 16
+#define HOST_NAME_MAX_LEN 253
 
 enum conn_state { CONN_FREE, CONN_HEAD, CONN_BODY, CONN_WRITING, CONN_DRAINING };
 
 struct conn {
 	enum conn_state state;
 	int fd;
+	uint32_t peer, local; /* IPv4 addresses (network order) of the client and of ours */
+	bool patient;         /* one of the conn_max: the whole request timeout */
+	uint64_t accepted_ms, progress_ms; /* the accept; the last byte of the answer taken */
 	uint64_t deadline_ms;
 	char *buf; /* the request: head_max + 1 bytes, then head + body + 1 */
 	size_t got, head_len, body_len;
@@ -56,8 +65,9 @@ struct http_server {
 	struct http_server_opts opts;
 	http_handler_fn handler;
 	void *ctx;
-	struct conn *conns;
-	struct pollfd *pfds;  /* 2 + conn_max */
+	struct conn *conns; /* slot_cnt: conn_max + spare_max */
+	unsigned slot_cnt;
+	struct pollfd *pfds;  /* 2 + slot_cnt */
 	struct conn **pconns; /* the connection of pfds[2 + i] */
 	uint64_t accept_paused_until_ms;
 	size_t body_in_use;   /* bytes of bodies being read or held */
@@ -107,6 +117,8 @@ static const char *reason(int status)
 		return "No Content";
 	case 400:
 		return "Bad Request";
+	case 403:
+		return "Forbidden";
 	case 404:
 		return "Not Found";
 	case 405:
@@ -227,6 +239,7 @@ static bool send_some(struct http_server *s, struct conn *c, const char *buf, si
 			return false;
 		}
 		*off += (size_t)w;
+		c->progress_ms = now_ms();
 	}
 	return true;
 }
@@ -277,14 +290,17 @@ static void conn__respond(struct http_server *s, struct conn *c, const struct ht
 	conn__write(s, c);
 }
 
-/* An answer of the server itself (a short text body), counted as rejected. */
-static void conn__reject(struct http_server *s, struct conn *c, int status)
+/* An answer of the server itself (a short text body, why: more words or NULL), counted as
+ * rejected.
+ */
+static void conn__reject(struct http_server *s, struct conn *c, int status, const char *why)
 {
 	struct http_response r = { .status = status, .content_type = "text/plain" };
 
-	r.body = malloc(64);
+	r.body = malloc(128);
 	if (r.body)
-		r.body_len = (size_t)snprintf(r.body, 64, "%d %s\n", status, reason(status));
+		r.body_len = (size_t)snprintf(r.body, 128, "%d %s%s%s\n", status, reason(status),
+					      why ? ": " : "", why ?: "");
 	if (status == 405)
 		r.headers = s->allow;
 	count(s, &s->stats.rejected);
@@ -318,49 +334,171 @@ static void conn__dispatch(struct http_server *s, struct conn *c, char *method, 
 	conn__respond(s, c, &r, !strcmp(method, "HEAD"));
 }
 
-/* Value of Content-Length in the header lines [p, end): 0 none, 1 found (*len), -400/-501. */
-static int parse_headers(char *p, char *end, size_t *len)
+/* RFC 9110 token characters (a header name, a method). */
+static bool is_tchar(char ch)
 {
+	return isalnum((unsigned char)ch) || (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* The line starting at p ends at *eol ('\n', or NULL when there is none before end); the
+ * returned pointer is where its content ends (before a "\r\n" or "\n").
+ */
+static char *line_end(char *p, char *end, char **eol)
+{
+	*eol = memchr(p, '\n', (size_t)(end - p));
+	if (!*eol)
+		return NULL;
+	return *eol > p && (*eol)[-1] == '\r' ? *eol - 1 : *eol;
+}
+
+/* The header line [p, vend), name checked: a value [*v, *vend) stripped of blanks, only
+ * visible bytes, blanks and obs-text in it. false: malformed.
+ */
+static bool header_value(char *colon, char *vend, char **v, char **v_end)
+{
+	char *q;
+
+	for (q = colon + 1; q < vend && (*q == ' ' || *q == '\t'); q++)
+		;
+	*v = q;
+	while (vend > q && (vend[-1] == ' ' || vend[-1] == '\t'))
+		vend--;
+	*v_end = vend;
+	for (; q < vend; q++) {
+		unsigned char ch = (unsigned char)*q;
+
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+	return len == strlen(want) && !strncasecmp(name, want, len);
+}
+
+int http_head__parse(char *buf, size_t len, struct http_head *h)
+{
+	char *end = buf + len, *eol, *le, *p, *colon, *v, *vend;
 	bool have_len = false;
+	size_t n;
 
-	*len = 0;
-	while (p < end) {
-		char *eol = memchr(p, '\n', (size_t)(end - p));
-		char *colon, *v, *vend;
-
-		if (!eol)
-			eol = end;
-		vend = eol > p && eol[-1] == '\r' ? eol - 1 : eol;
-		if (vend == p) /* the empty line */
-			break;
-		colon = memchr(p, ':', (size_t)(vend - p));
-		if (!colon || colon == p)
-			return -400;
-		for (v = p; v < colon; v++)
-			if (!isgraph((unsigned char)*v))
-				return -400;
-		v = colon + 1;
-		while (v < vend && (*v == ' ' || *v == '\t'))
-			v++;
-		if ((size_t)(colon - p) == 17 && !strncasecmp(p, "Transfer-Encoding", 17))
-			return -501;
-		if ((size_t)(colon - p) == 14 && !strncasecmp(p, "Content-Length", 14)) {
-			size_t n = 0;
-			char *d = v;
-
-			if (have_len || d == vend)
-				return -400;
-			for (; d < vend && *d != ' ' && *d != '\t'; d++) {
-				if (*d < '0' || *d > '9' || n > SIZE_MAX / 10 - 10)
-					return -400;
-				n = n * 10 + (size_t)(*d - '0');
+	memset(h, 0, sizeof(*h));
+	le = line_end(buf, end, &eol);
+	if (!le)
+		return 400;
+	for (p = buf; p < le && *p >= 'A' && *p <= 'Z'; p++)
+		;
+	if (p == buf || p - buf > METHOD_MAX_LEN || p == le || *p != ' ')
+		return 400;
+	*p++ = '\0';
+	h->method = buf;
+	h->target = p;
+	if (p == le || *p != '/')
+		return 400;
+	while (p < le && (unsigned char)*p > ' ' && (unsigned char)*p < 0x7f)
+		p++;
+	if (p == le || *p != ' ')
+		return 400;
+	*p++ = '\0';
+	if (le - p != 8 || (memcmp(p, "HTTP/1.1", 8) && memcmp(p, "HTTP/1.0", 8)))
+		return 400;
+	for (p = eol + 1;; p = eol + 1) {
+		le = line_end(p, end, &eol);
+		if (!le)
+			return 400; /* no empty line: not a whole head */
+		if (le == p)
+			return 0;
+		for (colon = p; colon < le && is_tchar(*colon); colon++)
+			;
+		if (colon == p || colon == le || *colon != ':' ||
+		    !header_value(colon, le, &v, &vend))
+			return 400;
+		n = (size_t)(colon - p);
+		if (name_is(p, n, "Transfer-Encoding"))
+			return 501;
+		if (name_is(p, n, "Content-Length")) {
+			if (have_len || v == vend)
+				return 400;
+			for (; v < vend; v++) {
+				if (*v < '0' || *v > '9' || h->content_length > (SIZE_MAX - 9) / 10)
+					return 400;
+				h->content_length = h->content_length * 10 + (size_t)(*v - '0');
 			}
 			have_len = true;
-			*len = n;
+		} else if (name_is(p, n, "Host")) {
+			if (h->host)
+				return 400;
+			h->host = v;
+			h->host_len = (size_t)(vend - v);
+		} else if (name_is(p, n, "Origin")) {
+			if (h->origin)
+				return 400;
+			h->origin = v;
+			h->origin_len = (size_t)(vend - v);
 		}
-		p = eol + 1;
 	}
-	return have_len;
+}
+
+/* Whether name[0..len) is one of the comma-separated list (no case). */
+static bool in_list(const char *list, const char *name, size_t len)
+{
+	const char *item, *comma;
+	size_t n;
+
+	for (item = list; item && *item; item = comma ? comma + 1 : NULL) {
+		comma = strchr(item, ',');
+		n = comma ? (size_t)(comma - item) : strlen(item);
+		if (n == len && !strncasecmp(item, name, len))
+			return true;
+	}
+	return false;
+}
+
+bool http_host__allowed(const char *host, size_t len, uint32_t local_addr, const char *hosts)
+{
+	const char *colon = len ? memrchr(host, ':', len) : NULL;
+	size_t name_len = colon ? (size_t)(colon - host) : len, i;
+	char ip[16];
+	struct in_addr a;
+
+	if (colon) { /* a port: 1 to 5 digits */
+		size_t port_len = len - name_len - 1;
+
+		if (!port_len || port_len > 5)
+			return false;
+		for (i = 1; i <= port_len; i++)
+			if (colon[i] < '0' || colon[i] > '9')
+				return false;
+	}
+	if (!name_len || name_len > HOST_NAME_MAX_LEN)
+		return false;
+	if (name_is(host, name_len, "localhost"))
+		return true;
+	if (name_len < sizeof(ip)) {
+		memcpy(ip, host, name_len);
+		ip[name_len] = '\0';
+		if (inet_pton(AF_INET, ip, &a) == 1)
+			return (ntohl(a.s_addr) >> 24) == 127 ||
+			       (local_addr && a.s_addr == local_addr);
+	}
+	return in_list(hosts, host, name_len);
+}
+
+bool http_origin__same(const char *origin, size_t olen, const char *host, size_t hlen)
+{
+	size_t skip;
+
+	if (!host || !hlen)
+		return false;
+	if (olen > 7 && !strncasecmp(origin, "http://", 7))
+		skip = 7;
+	else if (olen > 8 && !strncasecmp(origin, "https://", 8))
+		skip = 8;
+	else
+		return false;
+	return olen - skip == hlen && !strncasecmp(origin + skip, host, hlen);
 }
 
 /* The head is complete at c->buf[0..head_len): checks it, then dispatches, reads the body
@@ -368,51 +506,30 @@ static int parse_headers(char *p, char *end, size_t *len)
  */
 static void conn__head_done(struct http_server *s, struct conn *c)
 {
-	char *line_end = memchr(c->buf, '\n', c->head_len);
-	char *method = c->buf, *target, *version, *p;
-	size_t body_len = 0;
-	int hl;
+	struct http_head h;
+	char *method, *target;
+	size_t body_len;
+	int status = http_head__parse(c->buf, c->head_len, &h);
 
-	if (line_end > c->buf && line_end[-1] == '\r')
-		line_end[-1] = '\0';
-	*line_end = '\0';
-	target = strchr(method, ' ');
-	if (!target) {
-		conn__reject(s, c, 400);
+	if (status) {
+		conn__reject(s, c, status, NULL);
 		return;
 	}
-	*target++ = '\0';
-	version = strchr(target, ' ');
-	if (!version) {
-		conn__reject(s, c, 400);
-		return;
-	}
-	*version++ = '\0';
-	if (strcmp(version, "HTTP/1.1") && strcmp(version, "HTTP/1.0")) {
-		conn__reject(s, c, 400);
-		return;
-	}
-	if (target[0] != '/') {
-		conn__reject(s, c, 400);
-		return;
-	}
-	for (p = target; *p; p++)
-		if (!isgraph((unsigned char)*p)) {
-			conn__reject(s, c, 400);
-			return;
-		}
-	for (p = method; *p; p++)
-		if (!isupper((unsigned char)*p)) {
-			conn__reject(s, c, 400);
-			return;
-		}
+	method = h.method;
+	target = h.target;
+	body_len = h.content_length;
 	if (!(method_bit(method) & s->opts.methods)) {
-		conn__reject(s, c, 405);
+		conn__reject(s, c, 405, NULL);
 		return;
 	}
-	hl = parse_headers(line_end + 1, c->buf + c->head_len, &body_len);
-	if (hl < 0) {
-		conn__reject(s, c, -hl);
+	if (h.host && !http_host__allowed(h.host, h.host_len, c->local, s->opts.hosts)) {
+		count(s, &s->stats.forbidden);
+		conn__reject(s, c, 403, "Host not allowed");
+		return;
+	}
+	if (h.origin && !http_origin__same(h.origin, h.origin_len, h.host, h.host_len)) {
+		count(s, &s->stats.forbidden);
+		conn__reject(s, c, 403, "cross-origin request");
 		return;
 	}
 	if (body_len) {
@@ -420,18 +537,18 @@ static void conn__head_done(struct http_server *s, struct conn *c)
 		char *grown;
 
 		if (body_len > s->opts.body_max) {
-			conn__reject(s, c, 413);
+			conn__reject(s, c, 413, NULL);
 			return;
 		}
 		if (s->body_in_use + body_len > s->opts.body_budget) {
-			conn__reject(s, c, 503);
+			conn__reject(s, c, 503, NULL);
 			return;
 		}
 		if (have > body_len)
 			have = body_len; /* a pipelined second request: ignored */
 		grown = realloc(c->buf, c->head_len + body_len + 1);
 		if (!grown) {
-			conn__reject(s, c, 503);
+			conn__reject(s, c, 503, NULL);
 			return;
 		}
 		c->buf = grown; /* method and target moved with it: "METHOD\0target" */
@@ -488,7 +605,7 @@ static void conn__read(struct http_server *s, struct conn *c)
 			c->head_len = scan_from + end;
 			conn__head_done(s, c);
 		} else if (c->got == cap) {
-			conn__reject(s, c, memchr(c->buf, '\n', c->got) ? 431 : 414);
+			conn__reject(s, c, memchr(c->buf, '\n', c->got) ? 431 : 414, NULL);
 		}
 		return;
 	}
@@ -524,25 +641,96 @@ static void conn__discard_unread(int fd)
 	(void)recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT);
 }
 
+/* Whether c may be closed to make room for a new connection: it has its whole answer, or it
+ * has taken none of it for WRITE_STALL_MS.
+ */
+static bool conn__evictable(const struct conn *c, uint64_t now)
+{
+	return c->state == CONN_DRAINING ||
+	       (c->state == CONN_WRITING && now - c->progress_ms >= WRITE_STALL_MS);
+}
+
+/* Whether peer (network order) is the machine itself: 127.0.0.0/8, where any process picks
+ * its source address at will, so that counting by address limits no one.
+ */
+static bool peer_is_local(uint32_t peer)
+{
+	return (ntohl(peer) >> 24) == 127;
+}
+
+/* A free slot for a connection from peer, and in *patient whether it is one of the conn_max
+ * (its client under client_max of them) or a spare one. When there is none, the oldest
+ * evictable connection whose place the new one may take is closed for it. NULL: no room.
+ */
+static struct conn *server__slot(struct http_server *s, uint32_t peer, bool *patient)
+{
+	struct conn *free_slot = NULL, *victim = NULL;
+	unsigned i, patients = 0, spares = 0, own = 0;
+	bool local = peer_is_local(peer);
+	uint64_t now = now_ms();
+
+	for (i = 0; i < s->slot_cnt; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->state == CONN_FREE) {
+			free_slot = free_slot ?: c;
+		} else if (c->patient) {
+			patients++;
+			own += c->peer == peer;
+		} else {
+			spares++;
+		}
+	}
+	*patient = patients < s->opts.conn_max && (local || own < s->opts.client_max);
+	if (free_slot && (*patient || spares < s->opts.spare_max))
+		return free_slot;
+	for (i = 0; i < s->slot_cnt; i++) {
+		struct conn *c = &s->conns[i];
+
+		if (c->state == CONN_FREE || !conn__evictable(c, now))
+			continue;
+		/* a spare's place, or a patient one's that the new one may have */
+		if (c->patient && !local && own - (c->peer == peer) >= s->opts.client_max)
+			continue;
+		if (!victim || c->accepted_ms < victim->accepted_ms)
+			victim = c;
+	}
+	if (!victim)
+		return NULL;
+	if (victim->patient)
+		*patient = true; /* its place among the conn_max is the new one's */
+	count(s, &s->stats.evicted);
+	server__drop(s, victim, false);
+	return victim;
+}
+
 static void server__accept(struct http_server *s)
 {
 	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
 				   "Connection: close\r\n\r\n";
-	unsigned i, slot;
+	struct sockaddr_in peer, local;
+	socklen_t len;
+	struct conn *c;
+	bool patient;
+	unsigned i;
 	int fd;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
-		fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		len = sizeof(peer);
+		fd = accept4(s->fd, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM)
 				s->accept_paused_until_ms = now_ms() + ACCEPT_PAUSE_MS;
 			return;
 		}
-		for (slot = 0; slot < s->opts.conn_max; slot++)
-			if (s->conns[slot].state == CONN_FREE)
-				break;
-		if (slot == s->opts.conn_max) {
+		if (len != sizeof(peer))
+			peer.sin_addr.s_addr = 0;
+		len = sizeof(local);
+		if (getsockname(fd, (struct sockaddr *)&local, &len) || len != sizeof(local))
+			local.sin_addr.s_addr = 0;
+		c = server__slot(s, peer.sin_addr.s_addr, &patient);
+		if (!c) {
 			/* best effort: a new connection's socket buffer takes this at once */
 			(void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 			conn__discard_unread(fd);
@@ -550,15 +738,21 @@ static void server__accept(struct http_server *s)
 			count(s, &s->stats.refused);
 			continue;
 		}
-		s->conns[slot] = (struct conn){
+		*c = (struct conn){
 			.state = CONN_HEAD,
 			.fd = fd,
-			.deadline_ms = now_ms() + s->opts.request_timeout_ms,
+			.peer = peer.sin_addr.s_addr,
+			.local = local.sin_addr.s_addr,
+			.patient = patient,
+			.accepted_ms = now_ms(),
 			.buf = malloc(s->opts.head_max + 1),
 		};
-		if (!s->conns[slot].buf) {
+		c->progress_ms = c->accepted_ms;
+		c->deadline_ms = c->accepted_ms +
+				 (patient ? s->opts.request_timeout_ms : s->opts.spare_timeout_ms);
+		if (!c->buf) {
 			close(fd);
-			s->conns[slot] = (struct conn){ .state = CONN_FREE, .fd = -1 };
+			*c = (struct conn){ .state = CONN_FREE, .fd = -1 };
 			count(s, &s->stats.refused);
 			continue;
 		}
@@ -576,7 +770,7 @@ static int server__expire(struct http_server *s)
 	uint64_t now = now_ms(), next = UINT64_MAX;
 	unsigned i;
 
-	for (i = 0; i < s->opts.conn_max; i++) {
+	for (i = 0; i < s->slot_cnt; i++) {
 		struct conn *c = &s->conns[i];
 
 		if (c->state == CONN_FREE)
@@ -608,7 +802,7 @@ static void *server__run(void *arg)
 			s->pfds[0].fd = -1; /* ignored by poll */
 		s->pfds[1] = (struct pollfd){ .fd = s->stop_pipe[0], .events = POLLIN };
 		n = 2;
-		for (i = 0; i < s->opts.conn_max; i++) {
+		for (i = 0; i < s->slot_cnt; i++) {
 			struct conn *c = &s->conns[i];
 
 			if (c->state == CONN_FREE)
@@ -673,22 +867,31 @@ struct http_server *http_server__start(const char *addr, const struct http_serve
 	allow_header(s->opts.methods, s->allow, sizeof(s->allow));
 	if (!s->opts.conn_max)
 		s->opts.conn_max = CONN_MAX_DEFAULT;
+	if (!s->opts.client_max)
+		s->opts.client_max = (s->opts.conn_max + 1) / 2;
+	if (!s->opts.spare_max)
+		s->opts.spare_max = (s->opts.conn_max + 1) / 2;
+	if (!s->opts.spare_timeout_ms)
+		s->opts.spare_timeout_ms = SPARE_TIMEOUT_MS_DEFAULT;
 	if (!s->opts.request_timeout_ms)
 		s->opts.request_timeout_ms = REQUEST_TIMEOUT_MS_DEFAULT;
 	if (!s->opts.response_timeout_ms)
 		s->opts.response_timeout_ms = RESPONSE_TIMEOUT_MS_DEFAULT;
+	if (s->opts.spare_timeout_ms > s->opts.request_timeout_ms)
+		s->opts.spare_timeout_ms = s->opts.request_timeout_ms;
 	if (s->opts.head_max < 256)
 		s->opts.head_max = HEAD_MAX_DEFAULT;
 	if (!s->opts.body_budget)
 		s->opts.body_budget = s->opts.body_max * 2;
-	s->conns = calloc(s->opts.conn_max, sizeof(*s->conns));
-	s->pfds = calloc(s->opts.conn_max + 2, sizeof(*s->pfds));
-	s->pconns = calloc(s->opts.conn_max, sizeof(*s->pconns));
+	s->slot_cnt = s->opts.conn_max + s->opts.spare_max;
+	s->conns = calloc(s->slot_cnt, sizeof(*s->conns));
+	s->pfds = calloc(s->slot_cnt + 2, sizeof(*s->pfds));
+	s->pconns = calloc(s->slot_cnt, sizeof(*s->pconns));
 	if (!s->conns || !s->pfds || !s->pconns) {
 		errno = ENOMEM;
 		goto fail;
 	}
-	for (i = 0; i < s->opts.conn_max; i++)
+	for (i = 0; i < s->slot_cnt; i++)
 		s->conns[i].fd = -1;
 	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -728,7 +931,7 @@ void http_server__stop(struct http_server *s)
 		return;
 	if (s->thread_started && write(s->stop_pipe[1], "x", 1) == 1)
 		pthread_join(s->thread, NULL);
-	for (i = 0; s->conns && i < s->opts.conn_max; i++)
+	for (i = 0; s->conns && i < s->slot_cnt; i++)
 		if (s->conns[i].state != CONN_FREE)
 			conn__close(s, &s->conns[i]);
 	if (s->fd >= 0)

@@ -1,6 +1,6 @@
-/* A small HTTP/1.1 server for local tools (the web UI of `stackscope serve`, `agent --ui`):
- * one thread of its own, one poll() loop over non-blocking sockets, one request per
- * connection (every answer closes it).
+/* A small HTTP/1.1 server for local tools (the web UI of `stackscope serve`, `agent --ui`,
+ * the agent's /metrics): one thread of its own, one poll() loop over non-blocking sockets, one
+ * request per connection (every answer closes it).
  *
  * The owner supplies a handler, called on the server thread once a request is complete; it
  * fills in the answer and returns. While it runs no other connection is served, so a handler
@@ -9,23 +9,41 @@
  * sampling) never touch a socket.
  *
  * Defences against hostile clients (each a fixed limit, counted in http_server_stats):
- *  - at most conn_max connections; one more gets 503 in one non-blocking write, closed;
+ *  - conn_max connections get the whole request_timeout_ms for their request, at most
+ *    client_max of them from one remote address (not counted for 127.0.0.0/8, where any local
+ *    process picks its source address at will). Past that, spare_max more connections are
+ *    taken, each given spare_timeout_ms for its whole request: slow clients can hold the
+ *    first slots for a timeout, never keep the next clients from being served when those ask
+ *    at once (a slow one in a spare slot is closed at its short deadline, and takes no slot
+ *    from anyone). When every slot is taken, a connection that has its whole answer,
+ *    or has taken none of it for a second, is closed for the new one (counted as evicted);
+ *    else the new one gets 503 in one non-blocking write (counted as refused);
  *  - the request line and headers in at most head_max bytes (414 if the line does not end
  *    in them, 431 if the headers do not), the body (Content-Length only; Transfer-Encoding
  *    gets 501) in at most body_max bytes (413), and all connections' bodies together in at
  *    most body_budget bytes (503 for the one that would pass it);
  *  - the whole request within request_timeout_ms of the accept, the answer taken within
  *    response_timeout_ms, else the connection is closed;
- *  - a request line that is not "METHOD /target HTTP/1.x" with a target of printable ASCII,
- *    a header line without a colon, a bad or repeated Content-Length: 400; a method outside
- *    the owner's set (opts.methods: GET, HEAD and POST by default): 405 with an Allow header
- *    naming the set, before any body is read. The handler sees only well-formed requests.
+ *  - strict parsing (http_head__parse()): a request line that is not "METHOD /target
+ *    HTTP/1.x" with a target of printable ASCII, a header name that is not a token, a
+ *    control byte (NUL, a lone CR...) in a header value, a Content-Length that is not only
+ *    digits or is repeated, a repeated Host or Origin: 400. A method outside the owner's set
+ *    (opts.methods: GET, HEAD and POST by default): 405 with an Allow header naming the set,
+ *    before any body is read;
+ *  - DNS rebinding and cross-site requests (http_host__allowed(), http_origin__same()): a Host
+ *    that is not "localhost", a 127.x.y.z address, the address the connection came to (the
+ *    listen address, or the interface's for 0.0.0.0) or one of opts.hosts gets 403; so does an
+ *    Origin that is not the Host's own origin (any method: a page elsewhere cannot make the
+ *    server work for it). A request without Host (HTTP/1.0, scripts) is accepted: every
+ *    browser sends one.
+ * The handler sees only well-formed, allowed requests.
  * After the answer, at most HTTP_DRAIN_MAX_SZ bytes the client still sends are read and
  * dropped before the close, so that the answer is not lost to a reset.
  */
 #ifndef STACKSCOPE_HTTP_SERVER_H
 #define STACKSCOPE_HTTP_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -72,17 +90,54 @@ struct http_server_opts {
 	size_t head_max;              /* 0: 8 KiB */
 	size_t body_max;              /* 0: no body accepted (413) */
 	size_t body_budget;           /* 0: body_max * 2 */
+	unsigned client_max;          /* of the conn_max, for one remote address; 0: conn_max / 2 */
+	unsigned spare_max;           /* connections past conn_max; 0: conn_max / 2 (at least 1) */
+	unsigned spare_timeout_ms;    /* their request timeout; 0: 1000 (at most request_timeout) */
+	const char *hosts; /* more Host names accepted, comma-separated (borrowed: outlives the
+			    * server); NULL: none
+			    */
 };
 
 struct http_server_stats {
 	uint64_t served;    /* answers of the handler */
 	uint64_t rejected;  /* 4xx/5xx from the server itself: malformed, too large, method */
-	uint64_t refused;   /* closed at once: conn_max connections were open */
+	uint64_t refused;   /* closed at once: every slot, spare ones too, was taken */
 	uint64_t timed_out; /* request or answer not done in time */
+	uint64_t evicted;   /* closed to make room for another (an answer out or not taken) */
+	uint64_t forbidden; /* 403: a Host or Origin not allowed (also counted as rejected) */
 	size_t open;        /* connections open now */
 };
 
 struct http_server;
+
+/* The request line and headers, as http_head__parse() found them. */
+struct http_head {
+	char *method, *target; /* NUL-terminated in the parsed buffer */
+	const char *host;      /* the Host value without surrounding blanks, or NULL */
+	size_t host_len;
+	const char *origin; /* the Origin value, or NULL */
+	size_t origin_len;
+	size_t content_length; /* 0 without the header */
+};
+
+/* Parses a request head, buf[0..len) up to and including its empty line, in place (NULs end
+ * the method and the target). 0, or the status of the refusal: 400 (malformed, see the top
+ * comment) or 501 (Transfer-Encoding). Exposed for the tests and tests/fuzz/fuzz_http.c.
+ */
+int http_head__parse(char *buf, size_t len, struct http_head *h);
+
+/* Whether the Host value host[0..len) ("name" or "name:port") names this server: "localhost",
+ * an IPv4 address in 127.0.0.0/8 or equal to local_addr (network order; 0: none), or a name of
+ * the comma-separated list hosts (NULL: none), compared without case. The port is not
+ * compared (a tunnel or proxy may change it), but must be digits.
+ */
+bool http_host__allowed(const char *host, size_t len, uint32_t local_addr, const char *hosts);
+
+/* Whether the Origin value origin[0..olen) is "http://" or "https://" followed by the Host
+ * value host[0..hlen) (without case): the page that sent the request is this server's own.
+ * false for "null" and without a Host.
+ */
+bool http_origin__same(const char *origin, size_t olen, const char *host, size_t hlen);
 
 /* Parses "HOST:PORT" (IPv4; HOST empty: 127.0.0.1) into *sa (a struct sockaddr_in). 0 or
  * -EINVAL.

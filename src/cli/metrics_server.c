@@ -113,6 +113,8 @@ struct metrics_server *metrics_server__start(const char *addr,
 		if (!opts->fresh_wait_ms)
 			m->max_age_ns = 0;
 		ho.conn_max = opts->conn_max;
+		ho.spare_timeout_ms = opts->spare_timeout_ms;
+		ho.hosts = opts->hosts;
 		if (opts->request_timeout_ms)
 			ho.request_timeout_ms = opts->request_timeout_ms;
 		if (opts->response_timeout_ms)
@@ -169,6 +171,8 @@ void metrics_server__stats(struct metrics_server *m, struct metrics_server_stats
 		.rejected = hs.rejected + m->rejected,
 		.refused = hs.refused,
 		.timed_out = hs.timed_out,
+		.evicted = hs.evicted,
+		.forbidden = hs.forbidden,
 		.open = hs.open,
 	};
 	pthread_mutex_unlock(&m->lock);

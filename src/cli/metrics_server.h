@@ -11,8 +11,13 @@
  *
  * Limits (each a defence against a client of a root process on every machine; the HTTP
  * server's, with these values):
- *  - at most conn_max connections at once; one more is answered 503 with a single
- *    non-blocking write and closed (counted as refused);
+ *  - conn_max connections at once with the whole request timeout (conn_max / 2 from one
+ *    remote address), conn_max / 2 more with spare_timeout_ms for their request, so that
+ *    slow clients holding the first slots do not keep a scrape out; one more takes the slot
+ *    of one whose answer is out or not taken for a second (counted as evicted), else it is
+ *    answered 503 with a single non-blocking write and closed (counted as refused);
+ *  - the Host must be localhost, a 127.x.y.z address, the address scraped, or one of
+ *    opts.hosts, and an Origin the Host's own: else 403 (DNS rebinding, cross-site pages);
  *  - the request (line and headers) must arrive complete, in at most
  *    METRICS_REQUEST_MAX_SZ bytes, within request_timeout_ms of the accept: else closed
  *    (timed out) or answered 414/431 (too large);
@@ -44,6 +49,8 @@ struct metrics_server_opts {
 	 */
 	unsigned max_age_ms;
 	unsigned fresh_wait_ms;
+	unsigned spare_timeout_ms; /* request timeout past conn_max; 0: 1000 */
+	const char *hosts;         /* more Host names, comma-separated (borrowed); NULL: none */
 };
 
 struct metrics_server_stats {
@@ -51,6 +58,8 @@ struct metrics_server_stats {
 	uint64_t rejected;  /* 4xx answers: bad request, other path or method, too large */
 	uint64_t refused;   /* closed at once: conn_max connections were open */
 	uint64_t timed_out; /* request or answer not done in time */
+	uint64_t evicted;   /* closed to make room for another (its answer out or not taken) */
+	uint64_t forbidden; /* 403: a Host or Origin not allowed (counted in rejected too) */
 	size_t open;        /* connections open now */
 };
 

@@ -1,11 +1,12 @@
-/* `stackscope serve [--listen ADDR] [--store FILE]`: the web UI over the embedded store
- * (src/serve/), until SIGINT or SIGTERM. It opens the store read-only, so it runs beside a
- * writing agent.
+/* `stackscope serve [--listen ADDR] [--store FILE] [--allow-host NAME]`: the web UI over the
+ * embedded store (src/serve/), until SIGINT or SIGTERM. It opens the store read-only, so it
+ * runs beside a writing agent.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/http_server.h"
@@ -17,7 +18,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: stackscope serve [--listen HOST:PORT] [--store FILE]\n"
+		"usage: stackscope serve [--listen HOST:PORT] [--store FILE] [--allow-host NAME]\n"
 		"\n"
 		"A web UI (timeline, flamegraph, top functions, filters, diff, pprof download)\n"
 		"and its JSON API (docs/API.md) over the embedded store. Every file of the page\n"
@@ -25,13 +26,24 @@ static void usage(FILE *f)
 		"      --listen HOST:PORT  address to serve on (default " SERVE_DEFAULT_ADDR
 		"; a port\n"
 		"                          of 0 picks a free one, printed at start)\n"
-		"      --store FILE        the store (default " STORE_DEFAULT_PATH ")\n");
+		"      --store FILE        the store (default " STORE_DEFAULT_PATH ")\n"
+		"      --allow-host NAME   also answer requests whose Host is NAME (a name this\n"
+		"                          machine is reached by, e.g. through a proxy; repeat or\n"
+		"                          separate by commas). Else only localhost, 127.x.y.z and\n"
+		"                          the address connected to are answered (403 for the\n"
+		"                          rest: a DNS-rebinding page cannot read the profiles)\n");
 }
 
 struct http_server *serve__start(const char *addr, const char *store_path,
 				 struct serve_api **api_out)
 {
-	struct http_server_opts ho = { .body_max = SERVE_BODY_MAX };
+	return serve__start_hosts(addr, NULL, store_path, api_out);
+}
+
+struct http_server *serve__start_hosts(const char *addr, const char *hosts, const char *store_path,
+				       struct serve_api **api_out)
+{
+	struct http_server_opts ho = { .body_max = SERVE_BODY_MAX, .hosts = hosts };
 	struct serve_api *api = serve_api__new(store_path);
 	struct http_server *hs;
 	int err;
@@ -55,14 +67,16 @@ int cmd_serve(int argc, char **argv)
 	static const struct option long_opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "store", required_argument, NULL, 's' },
+		{ "allow-host", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *addr = SERVE_DEFAULT_ADDR, *store_path = STORE_DEFAULT_PATH;
 	struct serve_api *api = NULL;
 	struct http_server *hs;
+	char *hosts = NULL, *more;
 	sigset_t set;
-	int c, sig;
+	int c, sig, status = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
@@ -73,17 +87,32 @@ int cmd_serve(int argc, char **argv)
 		case 's':
 			store_path = optarg;
 			break;
+		case 'a': /* appended to the list */
+			if (!*optarg || strchr(optarg, ' ')) {
+				pr_err("--allow-host: a host name, or names separated by commas\n");
+				status = 2;
+				goto out;
+			}
+			if (asprintf(&more, "%s%s%s", hosts ?: "", hosts ? "," : "", optarg) < 0) {
+				status = 1;
+				goto out;
+			}
+			free(hosts);
+			hosts = more;
+			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			goto out;
 		default:
 			usage(stderr);
-			return 2;
+			status = 2;
+			goto out;
 		}
 	}
 	if (optind < argc) {
 		usage(stderr);
-		return 2;
+		status = 2;
+		goto out;
 	}
 	/* the signals are taken by sigwait() below, never delivered to the server thread */
 	sigemptyset(&set);
@@ -91,11 +120,12 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	hs = serve__start(addr, store_path, &api);
+	hs = serve__start_hosts(addr, hosts, store_path, &api);
 	if (!hs) {
 		pr_err("cannot serve on %s: %s\n", addr,
 		       errno == EINVAL ? "not an IPv4 HOST:PORT" : strerror(errno));
-		return 1;
+		status = 1;
+		goto out;
 	}
 	{
 		char host[64];
@@ -110,5 +140,7 @@ int cmd_serve(int argc, char **argv)
 	sigwait(&set, &sig);
 	http_server__stop(hs);
 	serve_api__free(api);
-	return 0;
+out:
+	free(hosts);
+	return status;
 }

@@ -2,7 +2,10 @@
  *
  * Nodes live in one array (index 0 is the root); children are a singly linked list per
  * parent, found through one open-addressing index keyed by (parent, name, type). Names and
- * types are interned in tables of their own (string -> index), so nodes are small.
+ * types are interned in tables of their own (string -> index), so nodes are small. While a
+ * profile is added, its names (interned by the profile: one pointer per distinct string) map
+ * to their index by pointer, so a name is hashed once per profile, not once per frame of
+ * every sample.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -34,6 +37,7 @@ struct name_table {
 struct flame_tree {
 	struct flame_node *nodes;
 	size_t cnt, cap;
+	size_t max_nodes;
 	struct id_index children; /* id: node index + 1; hashed by (parent, name, type) */
 	struct name_table names, types;
 	uint64_t type_samples[TYPE_MAX];
@@ -86,7 +90,14 @@ struct flame_tree *flame_tree__new(void)
 		return NULL;
 	}
 	t->cnt = 1;
+	t->max_nodes = FLAME_TREE_MAX_NODES;
 	return t;
+}
+
+void flame_tree__set_max_nodes(struct flame_tree *t, size_t max_nodes)
+{
+	if (max_nodes < t->max_nodes)
+		t->max_nodes = max_nodes;
 }
 
 void flame_tree__free(struct flame_tree *t)
@@ -120,7 +131,7 @@ static int64_t child_of(struct flame_tree *t, uint32_t parent, uint32_t name, ui
 		if (n->parent == parent && n->name == name && n->type == type)
 			return ix->ids[k] - 1;
 	}
-	if (t->cnt >= FLAME_TREE_MAX_NODES)
+	if (t->cnt >= t->max_nodes)
 		return -E2BIG;
 	if (array__reserve((void **)&t->nodes, &t->cap, t->cnt + 1, sizeof(*t->nodes)))
 		return -ENOMEM;
@@ -168,8 +179,27 @@ static bool has_type(const struct profile *p, const uint32_t *frames, uint32_t c
 	return false;
 }
 
+/* The name table index of the profile's interned name (NULL: "[unknown]"), through the
+ * pointer-keyed memo of this profile's names.
+ */
+static int64_t name_of(struct flame_tree *t, struct u64_map *memo, const char *name)
+{
+	uintptr_t idx;
+	int64_t ni;
+
+	if (!name)
+		return name_table__intern(&t->names, "[unknown]");
+	idx = (uintptr_t)u64_map__get(memo, (uintptr_t)name);
+	if (idx)
+		return (int64_t)idx - 1;
+	ni = name_table__intern(&t->names, name);
+	if (ni >= 0 && u64_map__set(memo, (uintptr_t)name, (void *)(uintptr_t)(ni + 1)))
+		return -ENOMEM;
+	return ni;
+}
+
 static int add_sample(struct flame_tree *t, const struct profile *p, unsigned slot,
-		      const struct profile_agg_sample *s)
+		      const struct profile_agg_sample *s, struct u64_map *memo)
 {
 	uint32_t frame_cnt, i, node = 0, depth = 0;
 	const uint32_t *frames = profile__stack(p, s->stack, &frame_cnt);
@@ -199,7 +229,7 @@ static int add_sample(struct flame_tree *t, const struct profile *p, unsigned sl
 					return (int)ty;
 				ty = ty >= TYPE_MAX ? TYPE_MAX - 1 : ty;
 			}
-			ni = name_table__intern(&t->names, name ? name : "[unknown]");
+			ni = name_of(t, memo, name);
 			if (ni < 0)
 				return (int)ni;
 			ci = child_of(t, node, (uint32_t)ni, (uint32_t)ty);
@@ -222,6 +252,7 @@ static int add_sample(struct flame_tree *t, const struct profile *p, unsigned sl
 int flame_tree__add(struct flame_tree *t, const struct profile *p, unsigned slot,
 		    const char *only_type)
 {
+	struct u64_map memo = U64_MAP_INIT;
 	size_t i, n = profile__sample_cnt(p);
 	int err = 0;
 
@@ -236,8 +267,9 @@ int flame_tree__add(struct flame_tree *t, const struct profile *p, unsigned slot
 			continue; /* off-CPU switches are not CPU samples */
 		if (only_type && !has_type(p, frames, frame_cnt, only_type))
 			continue;
-		err = add_sample(t, p, slot, s);
+		err = add_sample(t, p, slot, s, &memo);
 	}
+	u64_map__free(&memo);
 	return err;
 }
 

@@ -29,6 +29,10 @@ struct flame_tree;
 
 /* An empty tree (just the root, "all"). NULL with errno ENOMEM. */
 struct flame_tree *flame_tree__new(void);
+/* Lowers the tree's cap on nodes (at most FLAME_TREE_MAX_NODES) for an answer that must be
+ * smaller (an upload's, serve/upload.h).
+ */
+void flame_tree__set_max_nodes(struct flame_tree *t, size_t max_nodes);
 void flame_tree__free(struct flame_tree *t);
 
 /* Adds every sample of p as profile slot (0, or 1: the second side of a diff); with

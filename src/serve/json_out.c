@@ -114,10 +114,14 @@ void json_out__str(struct json_out *j, const char *s)
 
 void json_out__u64(struct json_out *j, uint64_t v)
 {
-	char num[24];
+	char num[20]; /* UINT64_MAX has 20 digits; written from the end, no NUL */
+	size_t i = sizeof(num);
 
-	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
-	put(j, num, strlen(num));
+	do {
+		num[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(j, num + i, sizeof(num) - i);
 }
 
 void json_out__raw_u64(struct json_out *j, const char *raw, uint64_t v)

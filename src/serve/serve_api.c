@@ -13,14 +13,13 @@
 #include "base/hex.h"
 #include "base/http_server.h"
 #include "export/pprof.h"
-#include "export/pprof_read.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
 #include "serve/ui_assets.h"
-#include "store/pprof_import.h"
+#include "serve/upload.h"
 #include "store/store.h"
 
 #define PARAM_MAX 32
@@ -263,6 +262,11 @@ static int ask__parse(struct ask *ask, struct params *ps, unsigned sides, const 
 
 			if (r <= 0)
 				return -EINVAL;
+			/* the store keeps times as SQLite integers (int64): a bound past them
+			 * would wrap to a negative one and filter nothing
+			 */
+			if (ask->f[side].from_ns > INT64_MAX || ask->f[side].to_ns > INT64_MAX)
+				return -EINVAL;
 		}
 	}
 	return 0;
@@ -421,6 +425,8 @@ static void route_tree(struct serve_api *a, const struct ask *ask, struct profil
 		answer_errno(r, -ENOMEM);
 		goto out;
 	}
+	if (given)
+		flame_tree__set_max_nodes(t, UPLOAD_NODES_MAX);
 	for (s = 0; s < sides; s++) {
 		p[s] = given ? given[s] : query(a, &ask->f[s], r);
 		if (!p[s])
@@ -661,36 +667,28 @@ static void route_pprof(struct serve_api *a, const struct ask *ask, struct http_
 	pb_buf__free(&buf);
 }
 
-/* POST /api/diff?a_len=N: the body is two pprof files, the first N bytes and the rest. */
+/* POST /api/diff?a_len=N: the body is two pprof files, the first N bytes and the rest, read
+ * under the limits of serve/upload.h.
+ */
 static void route_upload_diff(const struct ask *ask, const struct http_request *req,
 			      struct http_response *r)
 {
-	struct pprof_profile *pp[2] = { 0 };
 	struct profile *p[2] = { 0 };
-	size_t off[3] = { 0, ask->a_len, req->body_len };
-	unsigned s;
-	int err = 0;
+	char why[256];
+	int status;
 
 	if (!ask->a_len || ask->a_len >= req->body_len) {
 		answer_error(r, 400, "%s",
 			     "the body is two pprof files: a_len=N gives the first one's size");
 		return;
 	}
-	for (s = 0; s < 2 && !err; s++) {
-		err = pprof_profile__decode(req->body + off[s], off[s + 1] - off[s],
-					    SERVE_BODY_MAX * 8, &pp[s]);
-		err = err ?: pprof_import(pp[s], &p[s]);
-		if (err)
-			answer_error(r, 422, "%s",
-				     s ? "the second file is not a pprof profile stackscope reads"
-				       : "the first file is not a pprof profile stackscope reads");
-	}
-	if (!err)
+	status = upload__import(req->body, req->body_len, ask->a_len, NULL, p, why, sizeof(why));
+	if (status)
+		answer_error(r, status, "%s", why);
+	else
 		route_tree(NULL, ask, p, 2, false, r);
-	for (s = 0; s < 2; s++) {
-		profile__free(p[s]);
-		pprof_profile__free(pp[s]);
-	}
+	profile__free(p[0]);
+	profile__free(p[1]);
 }
 
 static const struct asset {

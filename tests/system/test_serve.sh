@@ -8,7 +8,13 @@
 #     the pprof download (the same stacks as `stackscope store query`, the peer);
 #  2. hostile requests (unknown parameters, path traversal, oversized line, headers and body,
 #     garbage, more connections than slots, a client that sends nothing) get errors and the
-#     server keeps answering;
+#     server keeps answering; and issue 39's (serve_hostile.py): a gzip bomb and a file of one
+#     200,000-frame sample refused at once, other requests answered during a heavy upload, a
+#     Host that is not ours (DNS rebinding) and a foreign Origin refused (--allow-host admits
+#     a name), 16 slow clients that do not keep 30 requests from being served (spare slots
+#     with a 1 s request timeout), a time past
+#     int64, `Content-Length: 3 x` and a NUL in a header refused; the fuzz target of the
+#     request parser and the API (tests/fuzz/run_fuzz_http.sh) for a bounded run;
 #  3. the page in a real headless browser (serve_browser.py): a range dragged on the
 #     timeline, a search, a click that zooms, the diff view; screenshots kept in
 #     $BUILD/artefacts/test_serve/;
@@ -23,6 +29,7 @@ have_fixture wl_kernel || finish
 PY=python3
 [[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
 J="$PY $SS_ROOT/tests/system/serve_json.py"
+H="$PY $SS_ROOT/tests/system/serve_hostile.py"
 ART=$BUILD/artefacts/test_serve
 mkdir -p "$ART"
 CHAIN='main;chain_a;chain_b;chain_c;hot_leaf$'
@@ -179,10 +186,22 @@ out = [ask(b"GARBAGE\r\n\r\n"), ask(b"GET /api/top HTTP/9.9\r\n\r\n"),
        ask(b"POST /api/diff HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
        ask(b"POST /api/diff HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n"),
        ask(b"GET /\x01 HTTP/1.1\r\n\r\n")]
-# 16 silent connections hold every slot: one more is refused with 503
-# (the refused one asks nothing: the 503 is sent at once, before any request is read)
+out += [ask(b"POST /api/diff?a_len=1 HTTP/1.1\r\nContent-Length: 3 x\r\n\r\nabc"),
+        ask(b"GET /api/intervals HTTP/1.1\r\nX-A: a\x00b\r\n\r\n")]
+# 16 silent connections hold every slot: a request takes a spare slot and is answered, the
+# silent ones stay (their 10 s are not over)
 idle = [socket.create_connection((host, port)) for _ in range(16)]
 time.sleep(0.3)
+out.append(ask(b"GET /api/intervals HTTP/1.1\r\n\r\n"))
+idle[0].settimeout(0.3)
+try:
+    out.append("closed" if not idle[0].recv(100) else "answered")
+except socket.timeout:
+    out.append("open")
+# and 8 silent ones more hold the spare slots (for their 1 s): one more is refused with 503
+# (the refused one asks nothing: the 503 is sent at once, before any request is read)
+idle += [socket.create_connection((host, port)) for _ in range(8)]
+time.sleep(0.2)
 out.append(ask(b""))
 for s in idle:
     s.close()
@@ -191,8 +210,52 @@ out.append(ask(b"GET /api/intervals HTTP/1.1\r\n\r\n"))
 print("|".join(out))
 PY
 )
-check_eq "garbage, bad version, bad header, chunked, two lengths, control byte; full; free again" \
-	"$HOSTILE" "HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 501 Not Implemented|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 503 Service Unavailable|HTTP/1.1 200 OK"
+check_eq "garbage, bad version, bad header, chunked, two lengths, control byte, length '3 x', NUL; 16 idle: served in a spare slot; spare slots idle too: 503; free again" \
+	"$HOSTILE" "HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 501 Not Implemented|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 400 Bad Request|HTTP/1.1 200 OK|open|HTTP/1.1 503 Service Unavailable|HTTP/1.1 200 OK"
+
+# --- issue 39 ---
+check_eq "from past int64: 400, not an unfiltered answer" \
+	"$(get "/api/flamegraph?from=9223372036854775808")" 400
+check_eq "to past int64: 400" "$(get "/api/intervals?to=18446744073709551615")" 400
+$H pprof tiny "$TMP/tiny.pb.gz"
+for kind in bomb slow heavy; do
+	$H pprof $kind "$TMP/$kind.pb.gz"
+	cat "$TMP/tiny.pb.gz" "$TMP/$kind.pb.gz" >"$TMP/diff_$kind.bin"
+done
+read -r st post_ms get_ms < <($H busy "$BASE" "$TMP/diff_bomb.bin" "$(stat -c %s "$TMP/tiny.pb.gz")")
+check_eq "gzip bomb ($(stat -c %s "$TMP/bomb.pb.gz") bytes, 64 MiB inflated): 413 in ${post_ms} ms, GETs meanwhile within ${get_ms} ms" "$st" 413
+check "  ... the server's peak RSS under 64 MiB ($(grep VmHWM /proc/$SPID/status | tr -s ' \t' ' '))" \
+	test "$(awk '/VmHWM/ { print $2 }' /proc/$SPID/status)" -lt 65536
+read -r st post_ms get_ms < <($H busy "$BASE" "$TMP/diff_slow.bin" "$(stat -c %s "$TMP/tiny.pb.gz")")
+check_eq "one sample of 200,000 frames of a 100 KB name ($(stat -c %s "$TMP/slow.pb.gz") bytes): 413 in ${post_ms} ms" "$st" 413
+check "  ... in under 5 s (17.6 s of the server's thread before)" test "$post_ms" -lt 5000
+read -r st post_ms get_ms < <($H busy "$BASE" "$TMP/diff_heavy.bin" "$(stat -c %s "$TMP/tiny.pb.gz")")
+check_eq "a heavy upload (512,000 frames): answered (${post_ms} ms)" "$st" 200
+check "  ... other requests answered meanwhile, the slowest in ${get_ms} ms (< 5 s)" \
+	test "$get_ms" -lt 5000
+check_eq "Host of another name (DNS rebinding): 403" "$(get / -H 'Host: rebind.example:7434')" 403
+check "  ... saying why" grep -q 'Host not allowed' "$TMP/out"
+check_eq "Host localhost: 200" "$(get /api/intervals -H "Host: localhost:${BASE##*:}")" 200
+check_eq "a cross-origin POST: 403" \
+	"$(get "/api/diff?a_len=1" -X POST -H 'Origin: http://evil.example' --data-binary @"$TMP/tiny.pb.gz")" 403
+check_eq "a cross-origin GET: 403" "$(get /api/intervals -H 'Origin: http://evil.example')" 403
+cat "$TMP/tiny.pb.gz" "$TMP/tiny.pb.gz" >"$TMP/diff_tiny.bin"
+TINY=$(stat -c %s "$TMP/tiny.pb.gz")
+check_eq "a same-origin POST: answered" \
+	"$(get "/api/diff?a_len=$TINY" -X POST -H "Origin: $BASE" --data-binary @"$TMP/diff_tiny.bin")" 200
+read -r served others < <($H loris "$BASE")
+check_eq "16 slow clients: of 30 requests meanwhile, served (others: $others)" "$served" 30
+check "serve still running" kill -0 "$SPID"
+if command -v clang >/dev/null &&
+	[[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
+	(cd "$SS_ROOT" && timeout -k 5 240 env BUILD="$BUILD" tests/fuzz/run_fuzz_http.sh 3000) \
+		>"$TMP/fuzz_http.log" 2>&1
+	rc=$?
+	check_eq "fuzz http: regressions and 3000 inputs without a crash or sanitizer report" "$rc" 0
+	((rc == 0)) || grep -v '^#' "$TMP/fuzz_http.log" | tail -20 | sed 's/^/        /'
+else
+	skip_setup "fuzz http: clang's libFuzzer runtime (libclang-rt-14-dev) is not installed"
+fi
 check "serve still running" kill -0 "$SPID"
 check_eq "serve still answers" "$(get /api/intervals)" 200
 check_eq "  ... and counts nothing wrong in the store" "$($J "$TMP/out" 'len(j["intervals"])')" 2
@@ -211,6 +274,25 @@ if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] &&
 else
 	skip_setup "chromium, chromium-driver or python3-selenium missing: no browser test"
 fi
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+# (another file: the old one's line must not be read before the new server truncates it)
+"$SS" serve --listen 127.0.0.1:0 --store "$TMP/s.db" --allow-host profiler.example,other.example \
+	>"$TMP/serve_hosts.out" 2>"$TMP/serve_hosts.err" &
+SPID=$!
+_bg_pids+=($SPID)
+end=$((SECONDS + 10))
+until grep -q '^stackscope serve: http' "$TMP/serve_hosts.out" 2>/dev/null ||
+	[[ $SECONDS -ge $end ]]; do
+	sleep 0.1
+done
+BASE=$(sed -n 's|^stackscope serve: \(http://[^/]*\)/.*|\1|p' "$TMP/serve_hosts.out")
+check_eq "--allow-host profiler.example: that Host answered" \
+	"$(get /api/intervals -H 'Host: profiler.example:8080')" 200
+check_eq "  ... and a same-origin POST from it" \
+	"$(get "/api/diff?a_len=$TINY" -X POST -H 'Host: profiler.example:8080' \
+		-H 'Origin: http://profiler.example:8080' --data-binary @"$TMP/diff_tiny.bin")" 200
+check_eq "  ... another name still refused" "$(get / -H 'Host: rebind.example')" 403
 kill "$SPID" 2>/dev/null
 
 # --- 4. agent --ui ---------------------------------------------------------------------------
@@ -240,6 +322,16 @@ check_pct "agent --ui: the known chain" "$($J "$TMP/out" "chain('$CHAIN')")" \
 sleep 1.2
 m=$(get /api/intervals >/dev/null; $J "$TMP/out" 'len(j["intervals"])')
 check_ge "agent --ui: still writing intervals after the queries" "$m" $((n + 1))
+# the gzip bomb against the agent's UI (issue 39: OOM-killed in 1.1 s in its 512 MiB unit)
+hwm0=$(awk '/VmHWM/ { print $2 }' /proc/$APID/status)
+check_eq "agent --ui: the gzip bomb refused" \
+	"$(get "/api/diff?a_len=$(stat -c %s "$TMP/tiny.pb.gz")" -X POST --data-binary @"$TMP/diff_bomb.bin")" 413
+hwm1=$(awk '/VmHWM/ { print $2 }' /proc/$APID/status)
+echo "  (agent peak RSS: $hwm0 kB before the bomb, $hwm1 kB after)"
+n=$(get /api/intervals >/dev/null; $J "$TMP/out" 'len(j["intervals"])')
+sleep 1.2
+m=$(get /api/intervals >/dev/null; $J "$TMP/out" 'len(j["intervals"])')
+check_ge "agent --ui: still writing intervals after the bomb" "$m" $((n + 1))
 exec 7>&-
 kill -INT "$APID"
 wait "$APID"

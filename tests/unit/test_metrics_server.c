@@ -2,6 +2,9 @@
  * real loopback sockets: answers by request (503 before the first publish, 200 with the
  * published text and its Prometheus content type, 404, 405 for POST and HEAD, 400, 414, 431); a client that trickles its request one byte at a time neither delays
  * other clients' scrapes nor stays past the request timeout; conn_max clients at once are served and one more is refused;
+ * slow clients holding every slot do not keep a scrape out (it takes a spare slot, where a
+ * slow one is closed after spare_timeout_ms);
+ * a Host not allowed (DNS rebinding) or a foreign Origin gets 403, a name of opts.hosts does not;
  * a client that never reads its (large) answer is dropped at the answer timeout while
  * another client is served and publish() returns at once; with max_age_ms, a scrape of a
  * stale text waits for the owner's next publish (or fresh_wait_ms). Timeouts are shortened
@@ -147,8 +150,8 @@ TEST(answers)
 	/* nothing published yet: not ready */
 	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\n\r\n", NULL, 0, NULL), 503);
 	metrics_server__publish(m, text, strlen(text));
-	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body,
-				     sizeof(body), &len),
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\nHost: localhost:9\r\n\r\n",
+				     body, sizeof(body), &len),
 		     200);
 	CHECK_EQ_INT(len, strlen(text));
 	CHECK(!memcmp(body, text, strlen(text)));
@@ -175,9 +178,20 @@ TEST(answers)
 	CHECK_EQ_INT(client__request(port, big, NULL, 0, NULL), 414);
 	memcpy(big, "GET /metrics HTTP/1.1\r\nX: ", 26);
 	CHECK_EQ_INT(client__request(port, big, NULL, 0, NULL), 431);
+	/* a page of another site, by DNS rebinding (its name for 127.0.0.1) or by its own */
+	CHECK_EQ_INT(client__request(port,
+				     "GET /metrics HTTP/1.1\r\nHost: rebind.example:9464\r\n\r\n",
+				     NULL, 0, NULL),
+		     403);
+	CHECK_EQ_INT(client__request(port,
+				     "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\n"
+				     "Origin: http://evil.example\r\n\r\n",
+				     NULL, 0, NULL),
+		     403);
 	metrics_server__stats(m, &st);
 	CHECK_EQ_INT(st.served, 3);
-	CHECK_EQ_INT(st.rejected, 8);
+	CHECK_EQ_INT(st.rejected, 10);
+	CHECK_EQ_INT(st.forbidden, 2);
 	CHECK_EQ_INT(st.refused, 0);
 	CHECK_EQ_INT(st.timed_out, 0);
 	metrics_server__stop(m);
@@ -257,36 +271,83 @@ TEST(trickling_client_does_not_delay_others)
 
 TEST(concurrent_clients_and_refused)
 {
-	struct metrics_server_opts o = { .conn_max = 4 };
+	/* four connections, and two spare ones given as long as the first */
+	struct metrics_server_opts o = { .conn_max = 4,
+					 .request_timeout_ms = 60000,
+					 .spare_timeout_ms = 60000 };
 	struct metrics_server_stats st;
 	struct metrics_server *m = start(&o);
 	uint16_t port = metrics_server__port(m);
 	uint64_t deadline;
-	int fds[4], extra, i;
+	int fds[6], extra, i;
 
 	metrics_server__publish(m, "y 2\n", 4);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 6; i++)
 		fds[i] = client__connect(port, 0);
-	/* all four accepted before the fifth comes */
+	/* all six accepted before the seventh comes */
 	deadline = mono_ms() + 1000;
 	do {
 		usleep(5000);
 		metrics_server__stats(m, &st);
-	} while (st.open < 4 && mono_ms() < deadline);
-	CHECK_EQ_INT(st.open, 4);
+	} while (st.open < 6 && mono_ms() < deadline);
+	CHECK_EQ_INT(st.open, 6);
 	extra = client__connect(port, 0);
 	CHECK_EQ_INT(client__answer(extra, 1000, NULL, 0, NULL), 503);
 	close(extra);
-	/* the four, requesting at once, all get their answer */
-	for (i = 0; i < 4; i++)
+	/* the six, requesting at once, all get their answer */
+	for (i = 0; i < 6; i++)
 		client__send(fds[i], "GET /metrics HTTP/1.1\r\n\r\n", 25);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 6; i++) {
 		CHECK_EQ_INT(client__answer(fds[i], 1000, NULL, 0, NULL), 200);
 		close(fds[i]);
 	}
 	metrics_server__stats(m, &st);
 	CHECK_EQ_INT(st.refused, 1);
-	CHECK_EQ_INT(st.served, 4);
+	CHECK_EQ_INT(st.served, 6);
+	metrics_server__stop(m);
+}
+
+/* Slow clients holding the four slots: a scrape takes a spare one and is served; a slow one
+ * in a spare slot is closed after spare_timeout_ms; the hosts option admits names.
+ */
+TEST(slow_clients_do_not_keep_scrapes_out)
+{
+	struct metrics_server_opts o = { .conn_max = 4,
+					 .request_timeout_ms = 60000,
+					 .spare_timeout_ms = 300,
+					 .hosts = "node1,Prom.Example" };
+	struct metrics_server_stats st;
+	struct metrics_server *m = start(&o);
+	uint16_t port = metrics_server__port(m);
+	int fds[4], spare, i;
+	uint64_t t0;
+
+	metrics_server__publish(m, "z 3\n", 4);
+	for (i = 0; i < 4; i++) {
+		fds[i] = client__connect(port, 0);
+		client__send(fds[i], "GET /metr", 9);
+	}
+	usleep(100 * 1000);
+	CHECK_EQ_INT(client__request(port,
+				     "GET /metrics HTTP/1.1\r\nHost: prom.example:9464\r\n\r\n",
+				     NULL, 0, NULL),
+		     200);
+	CHECK_EQ_INT(client__request(port, "GET /metrics HTTP/1.1\r\nHost: node1\r\n\r\n", NULL, 0,
+				     NULL),
+		     200);
+	t0 = mono_ms();
+	spare = client__connect(port, 0);
+	client__send(spare, "GET /metr", 9);
+	CHECK_EQ_INT(client__answer(spare, 2000, NULL, 0, NULL), 0); /* closed */
+	CHECK(mono_ms() - t0 >= 250 && mono_ms() - t0 < 1500);
+	close(spare);
+	metrics_server__stats(m, &st);
+	CHECK_EQ_INT(st.served, 2);
+	CHECK_EQ_INT(st.timed_out, 1);
+	CHECK_EQ_INT(st.refused, 0);
+	CHECK_EQ_INT(st.open, 4);
+	for (i = 0; i < 4; i++)
+		close(fds[i]);
 	metrics_server__stop(m);
 }
 
@@ -418,6 +479,7 @@ int main(void)
 	RUN(answers);
 	RUN(trickling_client_does_not_delay_others);
 	RUN(concurrent_clients_and_refused);
+	RUN(slow_clients_do_not_keep_scrapes_out);
 	RUN(slow_reader_dropped_publish_never_waits);
 	RUN(built_on_scrape);
 	RUN(bad_address);

@@ -2,19 +2,29 @@
  * synthetic profile (inlined levels as nodes, a recursive function's total counted once,
  * frame types, the frame-type filter, a diff's two sides), its JSON (bad UTF-8 replaced),
  * and the API handler over a temporary store: intervals, flamegraph with filters, filters,
- * pprof download, the strict parameter checks, 404 for anything but the page and /api/, and
- * 503 while the store does not exist.
+ * pprof download, the strict parameter checks (a time past int64 refused), 404 for anything
+ * but the page and /api/, and 503 while the store does not exist. Uploads to POST /api/diff
+ * (serve/upload.c): two real files compared; the hostile ones of issue 39 refused at once and
+ * at a fixed cost (a gzip bomb, one sample of 200,000 frames naming a 100 KB function, a
+ * sample whose names would cost the import 256 MiB of hashing), a truncated one, one sample
+ * over the frame cap, and the CPU-time backstop.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/http_server.h"
+#include "export/pprof.h"
+#include "export/pprof_fields.h"
+#include "export/protobuf.h"
 #include "profile/profile.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
+#include "serve/upload.h"
 #include "store/store.h"
 #include "test.h"
 
@@ -282,6 +292,12 @@ TEST(api_over_a_store)
 	EXPECT(a, "GET", "/api/flamegraph", "comm=a%00b", 400, "bad percent escape");
 	EXPECT(a, "GET", "/api/flamegraph", "comm=%4", 400, "bad percent escape");
 	EXPECT(a, "GET", "/api/flamegraph", "a_from=1", 400, "bad parameter: a_from");
+	/* past int64 (issue 39): not an unfiltered answer */
+	EXPECT(a, "GET", "/api/flamegraph", "from=9223372036854775808", 400, "bad parameter: from");
+	EXPECT(a, "GET", "/api/flamegraph", "to=18446744073709551615", 400, "bad parameter: to");
+	EXPECT(a, "GET", "/api/intervals", "from=9223372036854775808", 400, "bad parameter: from");
+	EXPECT(a, "GET", "/api/diff", "b_to=9223372036854775809", 400, "bad parameter: b_to");
+	EXPECT(a, "GET", "/api/flamegraph", "to=9223372036854775807", 200, "\"total\":16,");
 	EXPECT(a, "GET", "/api/pprof", "type=kernel", 400, "not type");
 	EXPECT(a, "GET", "/../../etc/passwd", "", 404, "no such page");
 	EXPECT(a, "GET", "/api/../../etc/passwd", "", 404, "no such API");
@@ -298,11 +314,241 @@ TEST(api_over_a_store)
 	CHECK_EQ_INT(system(q), 0);
 }
 
+/* ---- uploads ---- */
+
+/* gzip of in[0..len) repeated times times (one member), malloc()ed into *out. */
+static size_t gzip_repeat(const void *in, size_t len, size_t times, uint8_t **out)
+{
+	z_stream z = { 0 };
+	size_t cap = len * times / 100 + len + 4096, i;
+
+	REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+	*out = malloc(cap);
+	REQUIRE(*out);
+	z.next_out = *out;
+	z.avail_out = (uInt)cap;
+	for (i = 0; i < times; i++) {
+		z.next_in = (Bytef *)in;
+		z.avail_in = (uInt)len;
+		REQUIRE(deflate(&z, i + 1 == times ? Z_FINISH : Z_NO_FLUSH) != Z_STREAM_ERROR);
+		REQUIRE(z.avail_out);
+	}
+	REQUIRE(deflateEnd(&z) == Z_OK);
+	return z.total_out;
+}
+
+/* A pprof message: sample type samples/count, location 1 in function 1 named name, then
+ * cnt samples of depth frames of location 1 each.
+ */
+static void pprof_of(struct pb_buf *b, const char *name, size_t depth, size_t cnt)
+{
+	uint64_t *ids = calloc(depth ? depth : 1, sizeof(*ids)), one = 1;
+	size_t i, m, m2;
+
+	REQUIRE(ids);
+	for (i = 0; i < depth; i++)
+		ids[i] = 1;
+	pb_buf__init(b, (size_t)1 << 30);
+	pb_buf__begin(b, PROFILE_SAMPLE_TYPE, &m);
+	pb_buf__varint(b, VALUE_TYPE_TYPE, 1);
+	pb_buf__varint(b, VALUE_TYPE_UNIT, 2);
+	pb_buf__end(b, m);
+	for (i = 0; i < cnt; i++) {
+		pb_buf__begin(b, PROFILE_SAMPLE, &m);
+		pb_buf__packed_varints(b, SAMPLE_LOCATION_ID, ids, depth);
+		pb_buf__packed_varints(b, SAMPLE_VALUE, &one, 1);
+		pb_buf__end(b, m);
+	}
+	pb_buf__begin(b, PROFILE_LOCATION, &m);
+	pb_buf__varint(b, LOCATION_ID, 1);
+	pb_buf__begin(b, LOCATION_LINE, &m2);
+	pb_buf__varint(b, LINE_FUNCTION_ID, 1);
+	pb_buf__end(b, m2);
+	pb_buf__end(b, m);
+	pb_buf__begin(b, PROFILE_FUNCTION, &m);
+	pb_buf__varint(b, FUNCTION_ID, 1);
+	pb_buf__varint(b, FUNCTION_NAME, 3);
+	pb_buf__end(b, m);
+	pb_buf__string(b, PROFILE_STRING_TABLE, "");
+	pb_buf__string(b, PROFILE_STRING_TABLE, "samples");
+	pb_buf__string(b, PROFILE_STRING_TABLE, "count");
+	pb_buf__string(b, PROFILE_STRING_TABLE, name);
+	REQUIRE(!pb_buf__err(b));
+	free(ids);
+}
+
+/* body = a ++ b; POST /api/diff?a_len=|a|; the answer, and its wall time in *ms. */
+static struct answer post_diff(struct serve_api *api, const void *a, size_t a_len, const void *b,
+			       size_t b_len, double *ms)
+{
+	uint8_t *body = malloc(a_len + b_len);
+	struct timespec t0, t1;
+	struct answer x;
+	char q[64];
+
+	REQUIRE(body);
+	memcpy(body, a, a_len);
+	memcpy(body + a_len, b, b_len);
+	snprintf(q, sizeof(q), "a_len=%zu", a_len);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	x = ask(api, "POST", "/api/diff", q, body, a_len + b_len);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	free(body);
+	return x;
+}
+
+TEST(uploads)
+{
+	struct serve_api *api = serve_api__new("/nonexistent/test_serve_api.db");
+	struct profile *p = make_profile(1000), *out[2];
+	struct pb_buf good, hostile;
+	static const uint8_t two_bytes[2] = { 0x12, 0x00 }; /* an empty sample */
+	char name[100001], why[256];
+	uint8_t *gz, *chunk;
+	struct answer x;
+	size_t gz_len, i;
+	double ms;
+
+	REQUIRE(api);
+	pb_buf__init(&good, PPROF_MAX_SZ);
+	REQUIRE(!pprof__encode(p, &good));
+	/* two real files: compared */
+	x = post_diff(api, good.data, good.len, good.data, good.len, &ms);
+	CHECK_EQ_INT(x.status, 200);
+	CHECK(strstr(x.body, "\"total\":8,\"total2\":8,"));
+	free(x.body);
+
+	/* the probe's gzip bomb: 64 MiB of empty samples in ~65 KB; the decoder would take
+	 * 1.6 GB. Refused after inflating a few MiB, never kept.
+	 */
+	chunk = malloc(65536);
+	REQUIRE(chunk);
+	for (i = 0; i < 65536; i += 2)
+		memcpy(chunk + i, two_bytes, 2);
+	gz_len = gzip_repeat(chunk, 65536, 1024, &gz);
+	printf("  gzip bomb: %zu bytes inflating to 64 MiB\n", gz_len);
+	x = post_diff(api, good.data, good.len, gz, gz_len, &ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(strstr(x.body, "more than 524288 frames in all"));
+	printf("  ... refused in %.0f ms\n", ms);
+	free(x.body);
+	free(gz);
+	/* the same with strings of 64 KiB - 4 (within the cap of one): their arena passes the
+	 * cap on the decoder's memory
+	 */
+	chunk[0] = 0x32; /* field 6 (string_table), LEN */
+	chunk[1] = 0xfc;
+	chunk[2] = 0xff;
+	chunk[3] = 0x03; /* 65532 */
+	memset(chunk + 4, 's', 65532);
+	gz_len = gzip_repeat(chunk, 65536, 1024, &gz);
+	x = post_diff(api, good.data, good.len, gz, gz_len, &ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(strstr(x.body, "decode to more than 96 MiB"));
+	free(x.body);
+	free(gz);
+	free(chunk);
+
+	/* one sample of 200,000 frames naming a 100 KB function (472 bytes gzipped): 17.6 s of
+	 * the server's thread before; refused from its size now
+	 */
+	memset(name, 'f', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	pprof_of(&hostile, name, 200000, 1);
+	gz_len = gzip_repeat(hostile.data, hostile.len, 1, &gz);
+	pb_buf__free(&hostile);
+	x = post_diff(api, good.data, good.len, gz, gz_len, &ms);
+	printf("  %zu bytes: 200,000 frames of a 100 KB name: %d in %.0f ms\n", gz_len, x.status,
+	       ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(ms < 5000);
+	free(x.body);
+	free(gz);
+	/* under every size cap, but 4,096 frames of a 60 KB name: 240 MiB to hash */
+	name[60000] = '\0';
+	pprof_of(&hostile, name, 4096, 1);
+	x = post_diff(api, good.data, good.len, hostile.data, hostile.len, &ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(strstr(x.body, "more than 64 MiB of functions and files"));
+	CHECK(ms < 5000);
+	free(x.body);
+	pb_buf__free(&hostile);
+	/* one frame over the cap of a sample; a 65 KiB name */
+	pprof_of(&hostile, "f", UPLOAD_SAMPLE_FRAMES_MAX + 1, 1);
+	x = post_diff(api, good.data, good.len, hostile.data, hostile.len, &ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(strstr(x.body, "a sample of more than 4096 frames"));
+	free(x.body);
+	pb_buf__free(&hostile);
+	memset(name, 'g', 65537);
+	name[65537] = '\0';
+	pprof_of(&hostile, name, 1, 1);
+	x = post_diff(api, hostile.data, hostile.len, good.data, good.len, &ms);
+	CHECK_EQ_INT(x.status, 413);
+	CHECK(strstr(x.body, "a string (a name) of more than 64 KiB"));
+	free(x.body);
+	pb_buf__free(&hostile);
+	/* a file cut short, gzipped or not: not a pprof */
+	gz_len = gzip_repeat(good.data, good.len, 1, &gz);
+	x = post_diff(api, good.data, good.len, gz, gz_len - 9, &ms);
+	CHECK_EQ_INT(x.status, 422);
+	CHECK(strstr(x.body, "the second file is not a pprof"));
+	free(x.body);
+	x = post_diff(api, good.data, good.len - 1, gz, gz_len, &ms);
+	CHECK_EQ_INT(x.status, 422);
+	CHECK(strstr(x.body, "the first file is not a pprof"));
+	free(x.body);
+	/* the gzipped one whole: fine */
+	x = post_diff(api, gz, gz_len, good.data, good.len, &ms);
+	CHECK_EQ_INT(x.status, 200);
+	free(x.body);
+	free(gz);
+
+	/* the CPU-time backstop: 50,000 frames take more than 0 ms to import */
+	pprof_of(&hostile, "f", 1000, 50);
+	{
+		struct upload_limits lim = { .decoded_max = UPLOAD_DECODED_MAX,
+					     .frames_max = UPLOAD_FRAMES_MAX,
+					     .sample_frames_max = UPLOAD_SAMPLE_FRAMES_MAX,
+					     .string_max = UPLOAD_STRING_MAX,
+					     .intern_max = UPLOAD_INTERN_MAX };
+		uint8_t *body = malloc(2 * hostile.len);
+
+		REQUIRE(body);
+		memcpy(body, hostile.data, hostile.len);
+		memcpy(body + hostile.len, hostile.data, hostile.len);
+		CHECK_EQ_INT(upload__import(body, 2 * hostile.len, hostile.len, &lim, out, why,
+					    sizeof(why)),
+			     503);
+		CHECK(strstr(why, "of CPU") && !out[0] && !out[1]);
+		lim.time_max_ms = 60000;
+		lim.frames_max = 99999; /* two files of 50,000 frames */
+		CHECK_EQ_INT(upload__import(body, 2 * hostile.len, hostile.len, &lim, out, why,
+					    sizeof(why)),
+			     413);
+		CHECK(strstr(why, "more than 99999 frames"));
+		lim.frames_max = 100000;
+		CHECK_EQ_INT(upload__import(body, 2 * hostile.len, hostile.len, &lim, out, why,
+					    sizeof(why)),
+			     0);
+		CHECK(out[0] && out[1] && profile__total_samples(out[1]) == 50);
+		profile__free(out[0]);
+		profile__free(out[1]);
+		free(body);
+	}
+	pb_buf__free(&hostile);
+	pb_buf__free(&good);
+	profile__free(p);
+	serve_api__free(api);
+}
+
 int main(void)
 {
 	RUN(tree_and_top);
 	RUN(depth_is_bounded);
 	RUN(json_limits);
 	RUN(api_over_a_store);
+	RUN(uploads);
 	return test_summary();
 }

@@ -1,0 +1,23 @@
+#!/bin/bash
+# Builds tests/fuzz/fuzz_http.c (the HTTP server's request parser, its Host and Origin checks,
+# and the web UI's API handler: query parameters, POST /api/diff uploads) with clang's
+# libFuzzer + ASan/UBSan and runs it for a fixed number of inputs from a fixed seed, starting
+# from requests of every route and a two-file upload, after the committed regression inputs.
+# Needs the generated UI files ($BUILD/gen/serve_ui.c: `make` first).
+# Usage: BUILD=build tests/fuzz/run_fuzz_http.sh [runs]; FUZZ_TIME=3600 for a campaign
+# (see tests/fuzz/fuzz_lib.sh).
+set -euo pipefail
+
+FUZZ_NAME=http
+# shellcheck source=tests/fuzz/fuzz_lib.sh
+source "$(dirname "$0")/fuzz_lib.sh"
+[[ -f $BUILD/gen/serve_ui.c ]] || { echo "$BUILD/gen/serve_ui.c missing: run make first" >&2; exit 1; }
+srcs=(src/base/*.c src/serve/*.c src/export/pprof.c src/export/pprof_read.c
+      src/export/protobuf.c src/export/protobuf_read.c src/profile/profile.c src/store/store.c
+      src/store/store_db.c src/store/store_gc.c src/store/store_query.c src/store/pprof_import.c
+      "$BUILD/gen/serve_ui.c")
+clang "${FUZZ_CFLAGS[@]}" -DFUZZ_HTTP_SEEDS tests/fuzz/fuzz_http.c "${srcs[@]}" -lz -lsqlite3 \
+	-lpthread -o "$FUZZ_DIR/fuzz_http_seeds"
+"$FUZZ_DIR/fuzz_http_seeds" "$FUZZ_SEEDS"
+fuzz_build "${srcs[@]}" -lz -lsqlite3 -lpthread
+fuzz_run "${1:-20000}" -max_len=65536 -dict=tests/fuzz/http.dict
