@@ -177,6 +177,7 @@ static int run(const struct agent_options *o)
 	ex = agent_export__new(&o->export);
 	if (!ex)
 		return -errno;
+	mo.hosts = o->allow_hosts;
 	if (o->metrics_addr) {
 		ms = metrics_server__start(o->metrics_addr, &mo);
 		if (!ms) {
@@ -188,7 +189,8 @@ static int run(const struct agent_options *o)
 		metrics = malloc(metrics_cap);
 	}
 	if (o->ui_addr) { /* the web UI reads the store on its own thread and connection */
-		ui = serve__start(o->ui_addr, o->export.store_path ?: STORE_DEFAULT_PATH, &ui_api);
+		ui = serve__start_hosts(o->ui_addr, o->allow_hosts,
+					o->export.store_path ?: STORE_DEFAULT_PATH, &ui_api);
 		if (!ui) {
 			err = -errno;
 			pr_err("cannot serve the UI on %s: %s\n", o->ui_addr, strerror(errno));

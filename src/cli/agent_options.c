@@ -39,6 +39,9 @@ void agent_options__usage(FILE *f)
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --ui H:P               the web UI over the store on http://H:P/ (as\n"
 		"                             'stackscope serve'; e.g. 127.0.0.1:7434)\n"
+		"      --allow-host NAME[,NAME]  --ui and /metrics also answer requests whose Host\n"
+		"                             is NAME (else only localhost, 127.x.y.z and the\n"
+		"                             address connected to: 403 for the rest)\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
 		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152);\n"
@@ -93,6 +96,7 @@ static const struct option_spec agent_option_specs[] = {
 	  "--output-max-mb must be a positive number of MiB, not '%s'" },
 	{ "metrics-addr", 0, true, option_set_string, AGENT(metrics_addr) },
 	{ "ui", 0, true, option_set_string, AGENT(ui_addr) },
+	{ "allow-host", 0, true, option_set_string, AGENT(allow_hosts) },
 	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,
 	  "--log-interval must be between 1 and 86400 seconds, not '%s'" },
 	{ "include-cmdline", 0, false, option_set_true, EXPORT(include_cmdline) },

@@ -482,7 +482,8 @@ static const uint32_t *seq_table__get(const struct seq_table *t, uint32_t id, ui
 		return NULL;
 	}
 	*cnt = t->recs[id].cnt;
-	return t->pool + t->recs[id].off;
+	/* an empty sequence (a sample with no location) may have no pool yet */
+	return t->recs[id].cnt ? t->pool + t->recs[id].off : NULL;
 }
 
 /* Interns a sample's labels (key, value string ids in order): the label set id, 0 for none

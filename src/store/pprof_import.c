@@ -29,7 +29,7 @@ static const char *str_or_null(const struct pprof_profile *pp, int64_t idx)
 
 /* Profile frame id of pprof location id; 0 with *err set on failure. */
 static uint32_t import_location(const struct pprof_profile *pp, struct profile *p, uint64_t id,
-				int *err)
+				uint32_t *fids, int *err)
 {
 	const struct pprof_location *loc = pprof_profile__location(pp, id);
 	const struct pprof_mapping *m;
@@ -42,6 +42,8 @@ static uint32_t import_location(const struct pprof_profile *pp, struct profile *
 		*err = -EBADMSG;
 		return 0;
 	}
+	if (fids[loc - pp->locations]) /* imported already: its names hashed once */
+		return fids[loc - pp->locations];
 	for (i = 0; i < loc->line_cnt; i++) {
 		const struct pprof_function *fn =
 			pprof_profile__function(pp, loc->lines[i].function_id);
@@ -87,12 +89,13 @@ static uint32_t import_location(const struct pprof_profile *pp, struct profile *
 	fid = profile__add_frame(p, &f);
 	if (!fid)
 		*err = errno == EINVAL ? -EBADMSG : -ENOMEM;
+	fids[loc - pp->locations] = fid;
 	return fid;
 }
 
 static int import_sample(const struct pprof_profile *pp, struct profile *p,
 			 const struct pprof_sample *s, int count_idx, uint64_t divisor,
-			 uint32_t *frames)
+			 uint32_t *frames, uint32_t *fids)
 {
 	struct profile_label labels[PROFILE_MAX_LABELS];
 	struct profile_sample ps = { 0 };
@@ -100,7 +103,7 @@ static int import_sample(const struct pprof_profile *pp, struct profile *p,
 	int err = 0;
 
 	for (i = 0; i < s->location_cnt && !err; i++)
-		frames[i] = import_location(pp, p, s->location_ids[i], &err);
+		frames[i] = import_location(pp, p, s->location_ids[i], fids, &err);
 	if (err)
 		return err;
 	ps.frames = frames;
@@ -137,7 +140,7 @@ int pprof_import(const struct pprof_profile *pp, struct profile **out)
 	struct profile_opts po = { .period_ns = pp->period > 0 ? (uint64_t)pp->period : 0 };
 	int count_idx = value_index(pp, "samples", "count");
 	uint64_t divisor = 1;
-	uint32_t *frames = NULL;
+	uint32_t *frames = NULL, *fids = NULL;
 	struct profile *p;
 	size_t i, max_frames = 1;
 	int err = 0;
@@ -157,7 +160,8 @@ int pprof_import(const struct pprof_profile *pp, struct profile **out)
 			max_frames = pp->samples[i].location_cnt;
 	p = profile__new(&po);
 	frames = calloc(max_frames, sizeof(*frames));
-	if (!p || !frames) {
+	fids = calloc(pp->location_cnt ? pp->location_cnt : 1, sizeof(*fids));
+	if (!p || !frames || !fids) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -166,9 +170,10 @@ int pprof_import(const struct pprof_profile *pp, struct profile **out)
 	else
 		profile__set_end_time(p, po.start_time_ns);
 	for (i = 0; i < pp->sample_cnt && !err; i++)
-		err = import_sample(pp, p, &pp->samples[i], count_idx, divisor, frames);
+		err = import_sample(pp, p, &pp->samples[i], count_idx, divisor, frames, fids);
 out:
 	free(frames);
+	free(fids);
 	if (err)
 		profile__free(p);
 	else

@@ -244,6 +244,28 @@ TEST(profile_many_samples)
 /* Counts from outside (a pprof import, a store query) near 2^64: sums saturate at UINT64_MAX
  * rather than wrap. Three samples of 2^63 - 1, 2^63 - 1 and 2 used to total 0.
  */
+/* A sample with no frame (a pprof sample with no location): its empty stack reads back as no
+ * frames, without arithmetic on the stack pool before it exists (UBSan under asan-test; found
+ * by tests/fuzz/fuzz_http.c).
+ */
+TEST(profile_empty_stack)
+{
+	struct profile_opts opts = { .period_ns = 1000000 };
+	struct profile *p = profile__new(&opts);
+	struct profile_sample s = { .frame_cnt = 0, .pid = 1, .tid = 1, .count = 3 };
+	const struct profile_agg_sample *a;
+	uint32_t cnt = 99;
+
+	REQUIRE(p);
+	REQUIRE(!profile__add_sample(p, &s));
+	a = profile__sample(p, 0);
+	REQUIRE(a);
+	CHECK(profile__stack(p, a->stack, &cnt) == NULL);
+	CHECK_EQ_INT(cnt, 0);
+	CHECK_EQ_U64(profile__total_samples(p), 3);
+	profile__free(p);
+}
+
 TEST(profile_counts_saturate)
 {
 	struct profile_opts opts = { .period_ns = 1000000, .timestamps_cap = 4 };
@@ -405,6 +427,7 @@ int main(void)
 	RUN(profile_frame_names);
 	RUN(profile_top_self);
 	RUN(profile_many_samples);
+	RUN(profile_empty_stack);
 	RUN(profile_counts_saturate);
 	RUN(profile_copy);
 	return test_summary();
