@@ -25,6 +25,8 @@ packages=(
 	golang-go binutils elfutils protobuf-compiler python3 libxml2-utils
 	# test_ruby.sh: Debian's CRuby 3.1 (libruby-3.1.so)
 	ruby ruby3.1
+	# test_lang.sh: a chain linked by lld (text at p_vaddr != p_offset, as rustc links)
+	lld
 	# the fuzz targets (clang -fsanitize=fuzzer)
 	libclang-rt-14-dev
 	# the h2c gRPC receiver in tests/unit/test_otlp_client.c

@@ -3,8 +3,9 @@
 # so every function on a chain is noinline and not a tail call.
 #
 # wl_rust is built only when rustc is found (PATH or ~/.cargo/bin), wl_chain_lld only when
-# ld.lld is; test_lang.sh prints SKIP when one is missing. wl_chain_lld is the C chain linked
-# by lld, whose text segment has p_vaddr != p_offset (as in rustc's default output).
+# ld.lld is; test_lang.sh prints SKIP when one is missing (for lld, which scripts/setup.sh
+# installs, a failure under CI). wl_chain_lld is the C chain linked by lld, whose text segment
+# has p_vaddr != p_offset (as in rustc's default output).
 
 WL_CC       ?= gcc
 WL_CXX      ?= g++

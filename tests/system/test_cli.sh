@@ -96,8 +96,9 @@ sig_record()
 	SIG_RC=$?
 	SIG_OUT=$(grep -c . "$out" 2>/dev/null)
 }
-# a burner, so that every recording has samples
-have_fixture wl_chain_fp && spawn burner "$FIX/wl_chain_fp" 120
+# a burner, so that every recording has samples (an idle CPU here may take no cpu-clock
+# samples; the workload caps its run at 60 s, more reads as its default of 2 s)
+have_fixture wl_chain_fp && spawn burner "$FIX/wl_chain_fp" 60
 for sig in INT TERM HUP; do # (SIGHUP used to kill record: 129, nothing written)
 	sig_record $sig
 	check_eq "SIG$sig: record exits 0" "$SIG_RC" 0
@@ -121,7 +122,6 @@ if wait_recording "$TMP/sigpipe.err" "$pid"; then
 else
 	fail "SIGPIPE: the recording did not start"
 fi
-[[ -n ${burner:-} ]] && kill "$burner" 2>/dev/null
 # stderr read by a reader that left at once: the warnings and the summary go nowhere, the
 # recording is written
 rm -f "$TMP/epipe.folded"
@@ -129,6 +129,7 @@ timeout -k 5 60 "$SS" record -F 49 -d 1 -o "$TMP/epipe.folded" 2>&1 </dev/null |
 check_eq "stderr to a closed pipe: exit status" "${PIPESTATUS[0]}" 0
 check_ge "stderr to a closed pipe: the profile is written" \
 	"$(grep -c . "$TMP/epipe.folded" 2>/dev/null)" 1
+[[ -n ${burner:-} ]] && kill "$burner" 2>/dev/null
 # the profile on stdout to a reader that takes one byte: an error or success, never a signal
 timeout -k 5 60 "$SS" record -F 99 -d 1 -o - 2>"$TMP/head.err" </dev/null | head -c1 >/dev/null
 rc=${PIPESTATUS[0]}

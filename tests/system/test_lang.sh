@@ -53,7 +53,7 @@ fi
 
 # the same C chain as wl_chain_nofp, linked by lld: text at p_vaddr = p_offset + 0x1000
 if [[ ! -x $FIX/wl_chain_lld ]]; then
-	skip "wl_chain_lld: ld.lld not found when the fixtures were built"
+	skip_setup "wl_chain_lld: ld.lld not found when the fixtures were built"
 else
 	wl wl_chain_lld 2
 	f=$TMP/wl_chain_lld.folded
