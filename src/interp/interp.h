@@ -81,6 +81,11 @@ struct interp_file_base {
 struct interp_proc_base {
 	pid_t pid;
 	uint32_t gen; /* unique per attach: keys the runtime's caches (symbol_cache.h) */
+	/* Its read budget (symbol_cache.h): ns of reading left, and when it was last topped up
+	 * (CLOCK_MONOTONIC ns; 0: never, a full budget).
+	 */
+	int64_t budget_ns;
+	uint64_t budget_at;
 };
 
 struct interp_runtime {

@@ -2,8 +2,10 @@
  * instruction of a few stdlib modules, per installed version, must get the line that
  * dis.findlinestarts() / co_lines() give (tests/data/py_lines_dump.py prints them), also for
  * the interpreters of the runtime matrix's Debian roots (scripts/runtime_root.sh; run there with
- * chroot: as root only, and a root not built here is a skip). Plus hand-made tables for the
- * edges and random bytes that must never be read out of bounds.
+ * chroot: as root only, and a root not built here is a skip), each through the one-shot decoder
+ * and through the index the profiler keeps per code object. Plus hand-made tables for the
+ * edges, hostile ones (huge, lines overflowing int) and random bytes that must never be read
+ * out of bounds.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,6 +39,7 @@ static long check_code(char *line, enum python_line_format fmt, size_t *insns)
 {
 	char *save = NULL, *first = strtok_r(line + 2, " \n", &save);
 	char *hex = strtok_r(NULL, " \n", &save), *tok;
+	struct python_line_index ix;
 	uint8_t *tab;
 	size_t n = 0, i, len;
 	long bad = 0;
@@ -50,16 +53,22 @@ static long check_code(char *line, enum python_line_format fmt, size_t *insns)
 		return -1;
 	for (i = 0; i < len; i++)
 		tab[i] = (uint8_t)(hexval(hex[2 * i]) << 4 | hexval(hex[2 * i + 1]));
+	if (python_lines__index(fmt, tab, len, atoi(first), 1u << 20, &ix)) {
+		free(tab);
+		return -1;
+	}
 	while ((tok = strtok_r(NULL, " \n", &save))) {
 		int want = atoi(tok), got = python_lines__line(fmt, tab, len, atoi(first), off);
+		int indexed = python_lines__lookup(&ix, off);
 
-		if (got != want && bad++ < 3)
-			printf("  first line %s, offset %u: got %d, interpreter says %d\n", first,
-			       off, got, want);
+		if ((got != want || indexed != want) && bad++ < 3)
+			printf("  first line %s, offset %u: got %d (index %d), interpreter says %d\n",
+			       first, off, got, indexed, want);
 		off += 2;
 		n++;
 	}
 	*insns += n;
+	python_lines__index_free(&ix);
 	free(tab);
 	return bad;
 }
@@ -212,10 +221,97 @@ TEST(edges)
 	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LINETABLE, NULL, 5, 7, 4), -1);
 }
 
+/* Every offset of tab (and past it) answers the same through the index as one-shot. */
+static size_t index_mismatches(enum python_line_format fmt, const uint8_t *tab, size_t len,
+			       int first, uint32_t upto)
+{
+	struct python_line_index ix;
+	size_t bad = 0;
+	uint32_t off;
+
+	if (python_lines__index(fmt, tab, len, first, 1u << 20, &ix))
+		return SIZE_MAX;
+	for (off = 0; off < upto; off++)
+		bad += python_lines__lookup(&ix, off) != python_lines__line(fmt, tab, len, first, off);
+	bad += python_lines__lookup(&ix, UINT32_MAX) != first;
+	python_lines__index_free(&ix);
+	return bad;
+}
+
+TEST(edges_indexed)
+{
+	static const uint8_t lnotab[] = { 2, 1, 4, 0xfe, 0, 3, 6, 0 };
+	static const uint8_t lt310[] = { 2, 1, 0, 3, 4, 0x80, 2, 0 };
+	static const uint8_t loc[] = { 0x80, 0x05, 0xe9, 0x04, 0xf8, 0xd8, 0x01, 0x02 };
+
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LNOTAB, lnotab, sizeof(lnotab), 10, 40), 0);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LINETABLE, lt310, sizeof(lt310), 10, 40), 0);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LOCATIONS, loc, sizeof(loc), 10, 40), 0);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LOCATIONS, loc, 3, 10, 40), 0);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LNOTAB, NULL, 0, 7, 40), 0);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LINETABLE, NULL, 0, 7, 40), 0);
+}
+
+/* Line deltas read from another process that would overflow int (UBSan's abort before): the
+ * table ends there as corrupt, the lines before it stand.
+ */
+TEST(line_overflow)
+{
+	/* 3.8: +2 bytes line+127, again: past INT_MAX from INT_MAX - 200 */
+	static const uint8_t lnotab[] = { 2, 127, 2, 127, 2, 127 };
+	/* 3.11: no-column form, line delta +2^27 (varint) each, 2 units */
+	static const uint8_t loc[] = { 0xe9, 0x40, 0x40, 0x40, 0x40, 0x08,
+				       0xe9, 0x40, 0x40, 0x40, 0x40, 0x08 };
+	int near = 2147483647 - 200;
+
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 6, near, 0), near);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 6, near, 2), near + 127);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LNOTAB, lnotab, 6, near, 5), near + 127);
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LNOTAB, lnotab, 6, near, 16), 0);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, sizeof(loc), near, 0), -1);
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, sizeof(loc), 5, 0),
+		     5 + (1 << 26));
+	CHECK_EQ_INT(python_lines__line(PYTHON_LINES_LOCATIONS, loc, sizeof(loc), 5, 4),
+		     5 + (1 << 27));
+	CHECK_EQ_INT(index_mismatches(PYTHON_LINES_LOCATIONS, loc, sizeof(loc), near, 16), 0);
+}
+
+/* A hostile table: 1 MiB of one-unit entries alternating lines (3.11). The index holds at most
+ * what it is allowed, says it was truncated, and the offsets it covers are exact.
+ */
+TEST(huge_table_bounded)
+{
+	size_t len = 1u << 20, i;
+	uint8_t *tab = malloc(len);
+	struct python_line_index ix;
+
+	REQUIRE(tab);
+	for (i = 0; i < len; i++) /* one unit each: line + 1 (one-line form), no location */
+		tab[i] = (i & 1) ? 0xf8 : 0xd8;
+	REQUIRE(python_lines__index(PYTHON_LINES_LOCATIONS, tab, len, 1, 1000, &ix) == 0);
+	CHECK(ix.truncated);
+	CHECK_EQ_INT(ix.n, 1000);
+	CHECK_EQ_INT(python_lines__index_bytes(&ix), 8000);
+	CHECK_EQ_INT(python_lines__lookup(&ix, 0), 2);
+	CHECK_EQ_INT(python_lines__lookup(&ix, 2), -1);
+	CHECK_EQ_INT(python_lines__lookup(&ix, 4), 3);
+	CHECK_EQ_INT(python_lines__lookup(&ix, 1998), -1);
+	CHECK_EQ_INT(python_lines__lookup(&ix, 2000), -1); /* past what it holds */
+	python_lines__index_free(&ix);
+	free(tab);
+}
+
 static void decode_random(const uint8_t *tab, size_t len, unsigned int i, unsigned int *seed)
 {
-	python_lines__line((enum python_line_format)(i % 3), tab, len, 1,
-			   (uint32_t)(rand_r(seed) % 512));
+	enum python_line_format fmt = (enum python_line_format)(i % 3);
+	struct python_line_index ix;
+	uint32_t off = (uint32_t)(rand_r(seed) % 512);
+
+	python_lines__line(fmt, tab, len, 1, off);
+	if (python_lines__index(fmt, tab, len, 1, 64, &ix))
+		return;
+	python_lines__lookup(&ix, off);
+	python_lines__index_free(&ix);
 }
 
 /* Random tables of every format: the decoders stay inside the buffer (ASan build). */
@@ -223,6 +319,22 @@ TEST(random_tables)
 {
 	test_random_buffers(12345, 20000, 64, decode_random);
 	CHECK(1);
+}
+
+/* Random tables: the index answers every offset as the one-shot decoder. */
+TEST(random_tables_indexed)
+{
+	unsigned int seed = 777, t;
+	uint8_t tab[48];
+	size_t bad = 0, i;
+
+	for (t = 0; t < 3000; t++) {
+		for (i = 0; i < sizeof(tab); i++)
+			tab[i] = (uint8_t)rand_r(&seed);
+		bad += index_mismatches((enum python_line_format)(t % 3), tab, sizeof(tab),
+					(int)(rand_r(&seed) % 1000), 512);
+	}
+	CHECK_EQ_INT(bad, 0);
 }
 
 int main(void)
@@ -233,6 +345,10 @@ int main(void)
 	RUN(trixie_python313);
 	RUN(sid_python314);
 	RUN(edges);
+	RUN(edges_indexed);
+	RUN(line_overflow);
+	RUN(huge_table_bounded);
 	RUN(random_tables);
+	RUN(random_tables_indexed);
 	return test_summary();
 }

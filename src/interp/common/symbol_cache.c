@@ -2,10 +2,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/u64_map.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
+
+/* A process's read budget: READ_BUDGET_PER_S ns of reading per second of its life (1 % of a
+ * core), saved up to READ_BUDGET_BURST_NS (what the first samples of a large program take: some
+ * 10,000 objects at ~20 us). A read that costs more than the budget left is made, and the
+ * budget goes negative: the next reads wait until it has been paid back.
+ */
+#define READ_BUDGET_PER_S (10 * 1000 * 1000LL)
+#define READ_BUDGET_BURST_NS (250 * 1000 * 1000LL)
 
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
@@ -15,6 +24,7 @@ int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool
 
 	*c = (struct symbol_cache){ .cap = cap,
 				    .entry_sz = entry_sz,
+				    .bytes_max = SYMBOL_CACHE_BYTES_MAX,
 				    .any_cookie = any_cookie,
 				    .clear = clear,
 				    .clear_ctx = clear_ctx,
@@ -45,6 +55,13 @@ static void clear_entry(const struct symbol_cache *c, void *e)
 	memset(e, 0, c->entry_sz);
 }
 
+/* A cached entry cleared, the bytes it held given back. */
+static void drop_entry(struct symbol_cache *c, struct symbol_cache_key *e)
+{
+	c->bytes -= e->bytes <= c->bytes ? e->bytes : c->bytes;
+	clear_entry(c, e);
+}
+
 void symbol_cache__free(struct symbol_cache *c)
 {
 	size_t i;
@@ -62,7 +79,53 @@ static void count(const struct symbol_cache *c, int counter)
 		c->stats[counter]++;
 }
 
-void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Tops owner's budget up for the whole milliseconds since it last was; true if some is left. */
+static bool budget_left(struct interp_proc_base *owner, uint64_t now)
+{
+	const int64_t per_ms = READ_BUDGET_PER_S / 1000;
+
+	if (!owner->budget_at) {
+		owner->budget_ns = READ_BUDGET_BURST_NS;
+		owner->budget_at = now;
+	} else if (now > owner->budget_at) {
+		uint64_t ms = (now - owner->budget_at) / 1000000ULL;
+
+		if (ms >= (uint64_t)(READ_BUDGET_BURST_NS / per_ms))
+			owner->budget_ns = READ_BUDGET_BURST_NS;
+		else
+			owner->budget_ns += (int64_t)ms * per_ms;
+		if (owner->budget_ns > READ_BUDGET_BURST_NS)
+			owner->budget_ns = READ_BUDGET_BURST_NS;
+		owner->budget_at += ms * 1000000ULL;
+	}
+	return owner->budget_ns > 0;
+}
+
+/* Evicts entries in clock order, never `keep`, until what they hold fits bytes_max. */
+static void make_room(struct symbol_cache *c, const void *keep)
+{
+	size_t tries;
+
+	for (tries = 0; c->bytes > c->bytes_max && tries < c->cap; tries++) {
+		struct symbol_cache_key *e = entry_at(c, c->hand);
+
+		c->hand = (c->hand + 1) % c->cap;
+		if ((const void *)e == keep || !e->pid)
+			continue;
+		drop_entry(c, e);
+		count(c, c->report->evicted);
+	}
+}
+
+void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, pid_t reader,
 			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
 			const void *read_ctx, struct interp_symbol *out, pid_t *read_from)
 {
@@ -74,6 +137,7 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 	struct symbol_cache_key *e = entry_at(c, slot), *fresh = entry_at(c, c->cap);
 	bool cookie_ok = (c->any_cookie && !cookie) || e->cookie == cookie;
 	pid_t src = reader;
+	uint64_t start;
 	int err;
 
 	if (read_from)
@@ -81,6 +145,12 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 	if (e->pid == owner->pid && e->gen == owner->gen && e->addr == addr && e->kind == kind &&
 	    cookie_ok)
 		return e;
+	start = now_ns();
+	if (!budget_left(owner, start)) {
+		count(c, c->report->over_budget);
+		interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
+		return NULL;
+	}
 	count(c, c->report->reads);
 	clear_entry(c, fresh);
 	err = read(read_ctx, src, addr, fresh);
@@ -89,6 +159,7 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 		src = owner->pid;
 		err = read(read_ctx, src, addr, fresh);
 	}
+	owner->budget_ns -= (int64_t)(now_ns() - start);
 	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
 		clear_entry(c, fresh);
 		count(c, c->report->reused);
@@ -101,13 +172,15 @@ void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *o
 		interp__marker(out, c->report->unreadable_why);
 		return NULL;
 	}
-	clear_entry(c, e);
+	drop_entry(c, e);
 	memcpy(e, fresh, c->entry_sz);
 	memset(fresh, 0, c->entry_sz);
 	e->pid = owner->pid;
 	e->gen = owner->gen;
 	e->addr = addr;
 	e->kind = kind;
+	c->bytes += e->bytes;
+	make_room(c, e);
 	if (read_from)
 		*read_from = src;
 	return e;

@@ -4,6 +4,12 @@
  * forked child shares its objects with, still readable once the child has exited), and the
  * marker frames for what could not be read ("unreadable", "reused": the runtime's reasons).
  *
+ * Bounded in memory and time against a hostile process (one that makes its objects huge, or
+ * many): what entries hold beyond themselves (key.bytes, set by the read) is capped in total at
+ * bytes_max, older entries evicted in clock order to make room; and each process has a budget
+ * of read time (READ_BUDGET_* in symbol_cache.c: 1 % of a core, with a burst for the first
+ * samples of a big program): a read beyond it is not made, its frame becomes a counted marker.
+ *
  * Invariants: cap entries of entry_sz bytes, fixed at init, set-associative (base/lru_sets.h);
  * every entry begins with struct symbol_cache_key, keyed by (pid, attach generation, address,
  * kind) and checked against the frame's cookie, so an object freed and its address reused is
@@ -30,6 +36,7 @@ struct symbol_cache_key {
 	uint32_t gen;
 	uint64_t addr;
 	uint32_t cookie; /* what the read found, compared with the frame's */
+	uint32_t bytes;  /* what the entry holds beyond itself (set by the read) */
 	uint8_t kind;    /* what addr was read as (a runtime's own distinction) */
 };
 
@@ -39,18 +46,26 @@ struct symbol_cache_key {
 typedef int (*symbol_cache_read_fn)(const void *ctx, pid_t from, uint64_t addr, void *entry);
 
 /* What the cache reports of its reads: the counters it bumps (indices in the runtime's stats
- * array given to init; -1: not counted), objects read, unreadable, found reused; and the reasons
- * of the marker frames it gives for the last two (interp__marker).
+ * array given to init; -1: not counted), objects read, unreadable, found reused, not read
+ * (over the process's budget), evicted for room (bytes_max); and the reasons of the marker
+ * frames it gives for the unreadable and reused ones (interp__marker). A read over budget gives
+ * SYMBOL_CACHE_OVER_BUDGET.
  */
 struct symbol_cache_report {
-	int reads, unreadable, reused;
+	int reads, unreadable, reused, over_budget, evicted;
 	const char *unreadable_why, *reused_why;
 };
+
+#define SYMBOL_CACHE_OVER_BUDGET "over the process's read budget"
+/* bytes_max unless the runtime sets another after init */
+#define SYMBOL_CACHE_BYTES_MAX (16u << 20)
 
 struct symbol_cache {
 	uint8_t *entries; /* cap entries, then one for reads in progress */
 	size_t cap, entry_sz;
 	struct lru_sets slots;
+	size_t bytes, bytes_max; /* what entries hold beyond themselves (key.bytes), its cap */
+	size_t hand;             /* the next entry the clock evicts for room */
 	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
 	void (*clear)(void *ctx, void *entry);
 	void *clear_ctx;
@@ -68,12 +83,12 @@ int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool
 void symbol_cache__free(struct symbol_cache *c);
 
 /* The entry of the object at addr, read as `kind`, that frame-walk state `owner` saw with
- * `cookie`: cached, or read (from reader, then owner->pid) into the slot it takes. NULL with a
- * marker in *out when unreadable or read with another cookie (reused memory): the slot keeps
- * its old entry. *read_from (NULL: not wanted): the process it was read from now, 0 when it
+ * `cookie`: cached, or read (from reader, then owner->pid, the time charged to owner's budget)
+ * into the slot it takes. NULL with a marker in *out when unreadable, read with another cookie
+ * (reused memory) or not read (owner over its budget): the slot keeps its old entry. *read_from (NULL: not wanted): the process it was read from now, 0 when it
  * was cached.
  */
-void *symbol_cache__get(struct symbol_cache *c, const struct interp_proc_base *owner, pid_t reader,
+void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, pid_t reader,
 			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
 			const void *read_ctx, struct interp_symbol *out, pid_t *read_from);
 

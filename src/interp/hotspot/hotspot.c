@@ -108,7 +108,9 @@ struct blob_entry {
 	X(HS_STAT_UNREADABLE, "unreadable")               \
 	X(HS_STAT_STALE, "stale code")                    \
 	X(HS_STAT_INLINED, "inlined frames")              \
-	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")
+	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")      \
+	/* methods not read: the process's read budget spent */    \
+	X(HS_STAT_OVER_BUDGET, "reads over budget")
 
 enum hs_stat { HS_STATS(INTERP_LIST_ENUM) HS_STAT_CNT };
 
@@ -137,7 +139,8 @@ static void method_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { HS_STAT_METHOD_READS, HS_STAT_UNREADABLE,
-							 HS_STAT_STALE, "method unreadable",
+							 HS_STAT_STALE, HS_STAT_OVER_BUDGET, -1,
+							 "method unreadable",
 							 "stale code" };
 
 static int hs_init(void *rt)

@@ -295,7 +295,9 @@ struct cop_entry {
 	/* COPs freed or reused: file unknown, eBPF's line kept */ \
 	X(PERL_STAT_COP_STALE, "statements gone")                  \
 	/* unreadable (the process exited): the cached one used */ \
-	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")
+	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")      \
+	/* sub names not read: the process's read budget spent */   \
+	X(PERL_STAT_OVER_BUDGET, "reads over budget")
 
 enum perl_stat { PERL_STATS(INTERP_LIST_ENUM) PERL_STAT_CNT };
 
@@ -316,7 +318,8 @@ static void name_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { PERL_STAT_NAME_READS, PERL_STAT_UNREADABLE,
-							 -1, "sub unreadable", NULL };
+							 -1, PERL_STAT_OVER_BUDGET, -1,
+							 "sub unreadable", NULL };
 
 static int perl_init(void *rt)
 {

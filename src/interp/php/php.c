@@ -185,7 +185,9 @@ struct func_entry {
 	/* frames whose function could not be read */    \
 	X(PHP_STAT_UNREADABLE, "functions unreadable")   \
 	/* cookie mismatch: function freed and reused */ \
-	X(PHP_STAT_STALE, "functions stale")
+	X(PHP_STAT_STALE, "functions stale")             \
+	/* functions not read: the process's read budget spent */ \
+	X(PHP_STAT_OVER_BUDGET, "reads over budget")
 
 enum php_stat { PHP_STATS(INTERP_LIST_ENUM) PHP_STAT_CNT };
 
@@ -206,7 +208,8 @@ static void func_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { PHP_STAT_FUNC_READS, PHP_STAT_UNREADABLE,
-							 PHP_STAT_STALE, "function unreadable",
+							 PHP_STAT_STALE, PHP_STAT_OVER_BUDGET, -1,
+							 "function unreadable",
 							 "function reused" };
 
 static int php_init(void *rt)

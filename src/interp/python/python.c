@@ -39,6 +39,14 @@
 #include "formats/eh_frame.h"
 
 #define PYTHON_CODE_CACHE_CAP 4096
+/* What the cached code objects may hold in all (names, line indexes): a process that makes
+ * thousands of code objects with huge line tables costs the profiler this much, not more.
+ */
+#define PYTHON_CODE_CACHE_BYTES (8u << 20)
+/* A code object's line index: at most this many runs of one line (8 bytes each; the largest
+ * function of the standard library has ~2,000); past it, lines read as unknown (counted).
+ */
+#define LINE_RANGES_MAX 32768
 
 #define NO PY_NO_OFFSET
 #define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
@@ -165,8 +173,7 @@ struct code_entry {
 	int firstlineno;
 	char *name;
 	char *filename;
-	uint8_t *linetable;
-	size_t linetable_sz;
+	struct python_line_index lines;
 };
 
 /* Our own counters (python_runtime.stat_names). */
@@ -178,7 +185,13 @@ struct code_entry {
 	/* frames whose code object could not be read */    \
 	X(PY_STAT_UNREADABLE, "code objects unreadable")    \
 	/* cookie mismatch: code object freed and reused */ \
-	X(PY_STAT_STALE, "code objects stale")
+	X(PY_STAT_STALE, "code objects stale")              \
+	/* not read: the process's read budget spent */     \
+	X(PY_STAT_OVER_BUDGET, "reads over budget")         \
+	/* dropped to keep the cache in its bytes */        \
+	X(PY_STAT_EVICTED, "code objects evicted for room") \
+	/* line tables past LINE_RANGES_MAX or LINETABLE_MAX */ \
+	X(PY_STAT_LINES_TRUNCATED, "line tables truncated")
 
 enum py_stat { PY_STATS(INTERP_LIST_ENUM) PY_STAT_CNT };
 
@@ -194,20 +207,23 @@ static void code_entry__clear(void *ctx, void *entry)
 	(void)ctx;
 	free(e->name);
 	free(e->filename);
-	free(e->linetable);
+	python_lines__index_free(&e->lines);
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { PY_STAT_CODE_READS, PY_STAT_UNREADABLE,
-							 PY_STAT_STALE, "code object unreadable",
+							 PY_STAT_STALE, PY_STAT_OVER_BUDGET,
+							 PY_STAT_EVICTED, "code object unreadable",
 							 "code object reused" };
 
 static int py_init(void *rt)
 {
 	struct python *py = rt;
+	int err = symbol_cache__init(&py->codes, PYTHON_CODE_CACHE_CAP, sizeof(struct code_entry),
+				     true, code_entry__clear, NULL, &cache_report, py->stats);
 
-	return symbol_cache__init(&py->codes, PYTHON_CODE_CACHE_CAP, sizeof(struct code_entry),
-				  true, code_entry__clear, NULL, &cache_report, py->stats);
+	py->codes.bytes_max = PYTHON_CODE_CACHE_BYTES;
+	return err;
 }
 
 static void py_fini(void *rt)
@@ -788,13 +804,48 @@ fail:
 	return NULL;
 }
 
-/* Read a code object into entry (symbol_cache_read_fn; ctx: the layout); 0 or -errno. */
+/* What read_code needs: the layout, and the counters it bumps. */
+struct code_read {
+	const struct py_layout *layout;
+	uint64_t *stats;
+};
+
+/* The line table of the bytes object at `table` decoded into e->lines: at most LINETABLE_MAX
+ * bytes of it (a prefix still answers the offsets it covers), at most LINE_RANGES_MAX runs.
+ * No table, or one unreadable, is decoded as an empty one (as CPython would read it).
+ */
+static void read_lines(const struct code_read *r, pid_t pid, uint64_t table, int firstlineno,
+		       struct code_entry *e)
+{
+	uint64_t table_sz = 0;
+	uint8_t *raw = NULL;
+
+	if (table && !interp__read_u64(pid, table + 16, &table_sz)) {
+		if (table_sz > LINETABLE_MAX) {
+			table_sz = LINETABLE_MAX;
+			r->stats[PY_STAT_LINES_TRUNCATED]++;
+		}
+		raw = malloc(table_sz ? table_sz : 1);
+		if (raw && interp__read_mem(pid, table + 32, raw, table_sz)) {
+			free(raw);
+			raw = NULL;
+		}
+	}
+	if (!python_lines__index(r->layout->lines, raw, raw ? table_sz : 0, firstlineno,
+				 LINE_RANGES_MAX, &e->lines) &&
+	    e->lines.truncated)
+		r->stats[PY_STAT_LINES_TRUNCATED]++;
+	free(raw);
+}
+
+/* Read a code object into entry (symbol_cache_read_fn; ctx: a struct code_read); 0 or -errno. */
 static int read_code(const void *ctx, pid_t pid, uint64_t code, void *entry)
 {
-	const struct py_layout *l = ctx;
+	const struct code_read *r = ctx;
+	const struct py_layout *l = r->layout;
 	struct code_entry *e = entry;
 	uint8_t obj[CODE_READ_SZ];
-	uint64_t name, file, table, table_sz;
+	uint64_t name, file, table;
 	int32_t firstlineno, argcount;
 	uint16_t name_off = l->co_qualname != NO ? l->co_qualname : l->co_name;
 
@@ -809,17 +860,11 @@ static int read_code(const void *ctx, pid_t pid, uint64_t code, void *entry)
 	e->firstlineno = firstlineno;
 	e->name = read_str(pid, name, l);
 	e->filename = read_str(pid, file, l);
-	if (table && !interp__read_u64(pid, table + 16, &table_sz) && table_sz <= LINETABLE_MAX) {
-		e->linetable = malloc(table_sz ? table_sz : 1);
-		if (e->linetable && !interp__read_mem(pid, table + 32, e->linetable, table_sz)) {
-			e->linetable_sz = table_sz;
-		} else {
-			free(e->linetable);
-			e->linetable = NULL;
-		}
-	}
 	if (!e->name)
 		return -EFAULT;
+	read_lines(r, pid, table, firstlineno, e);
+	e->key.bytes = (uint32_t)(strlen(e->name) + 1 + (e->filename ? strlen(e->filename) + 1 : 0) +
+				  python_lines__index_bytes(&e->lines));
 	return 0;
 }
 
@@ -835,19 +880,20 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	uint32_t cookie = (uint32_t)uf->file_id, offset = (uint32_t)(uf->file_id >> 32);
 	struct python *py = rt;
 	struct py_proc *pp = proc_state;
+	struct code_read r;
 	const struct code_entry *e;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
-	e = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code,
-			      &pp->file->layout, out, NULL);
+	r = (struct code_read){ &pp->file->layout, py->stats };
+	e = symbol_cache__get(&py->codes, &pp->base, reader, uf->addr, cookie, 0, read_code, &r,
+			      out, NULL);
 	if (!e)
 		return;
 	*out = (struct interp_symbol){
 		.function = e->name,
 		.file = e->filename,
-		.line = python_lines__line(pp->file->layout.lines, e->linetable, e->linetable_sz,
-					   e->firstlineno, offset),
+		.line = python_lines__lookup(&e->lines, offset),
 	};
 	if (out->line < 0)
 		out->line = 0;

@@ -319,7 +319,9 @@ struct me_entry {
 	/* method entries read */                                   \
 	X(RB_STAT_ME_READS, "method entries read")                  \
 	/* frames shown without their class (anonymous, unknown) */ \
-	X(RB_STAT_NO_CLASS, "frames without class")
+	X(RB_STAT_NO_CLASS, "frames without class")                 \
+	/* iseqs not read: the process's read budget spent */       \
+	X(RB_STAT_OVER_BUDGET, "reads over budget")
 
 enum rb_stat { RB_STATS(INTERP_LIST_ENUM) RB_STAT_CNT };
 
@@ -357,7 +359,8 @@ static void iseq_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { RB_STAT_ISEQ_READS, RB_STAT_UNREADABLE,
-							 RB_STAT_STALE, "iseq unreadable",
+							 RB_STAT_STALE, RB_STAT_OVER_BUDGET, -1,
+							 "iseq unreadable",
 							 "iseq reused" };
 
 static int rb_init(void *rt)
