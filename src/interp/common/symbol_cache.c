@@ -109,6 +109,17 @@ static bool budget_left(struct interp_proc_base *owner, uint64_t now)
 	return owner->budget_ns > 0;
 }
 
+bool symbol_cache__budget_begin(struct interp_proc_base *owner, uint64_t *start)
+{
+	*start = now_ns();
+	return budget_left(owner, *start);
+}
+
+void symbol_cache__budget_end(struct interp_proc_base *owner, uint64_t start)
+{
+	owner->budget_ns -= (int64_t)(now_ns() - start);
+}
+
 /* Evicts entries in clock order, never `keep`, until what they hold fits bytes_max. */
 static void make_room(struct symbol_cache *c, const void *keep)
 {
@@ -145,8 +156,7 @@ void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, 
 	if (e->pid == owner->pid && e->gen == owner->gen && e->addr == addr && e->kind == kind &&
 	    cookie_ok)
 		return e;
-	start = now_ns();
-	if (!budget_left(owner, start)) {
+	if (!symbol_cache__budget_begin(owner, &start)) {
 		count(c, c->report->over_budget);
 		interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
 		return NULL;
@@ -159,7 +169,7 @@ void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, 
 		src = owner->pid;
 		err = read(read_ctx, src, addr, fresh);
 	}
-	owner->budget_ns -= (int64_t)(now_ns() - start);
+	symbol_cache__budget_end(owner, start);
 	if (!err && (!c->any_cookie || cookie) && fresh->cookie != cookie) {
 		clear_entry(c, fresh);
 		count(c, c->report->reused);

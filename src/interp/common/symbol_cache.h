@@ -92,4 +92,12 @@ void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, 
 			uint64_t addr, uint32_t cookie, uint8_t kind, symbol_cache_read_fn read,
 			const void *read_ctx, struct interp_symbol *out, pid_t *read_from);
 
+/* A runtime's own reads outside the cache (a line table it does not keep, read again for a
+ * frame) on the same budget: false when owner has none left now (the read is not to be made:
+ * count it, give the frame what is known without it); else *start for budget_end, which
+ * charges the time since to owner.
+ */
+bool symbol_cache__budget_begin(struct interp_proc_base *owner, uint64_t *start);
+void symbol_cache__budget_end(struct interp_proc_base *owner, uint64_t start);
+
 #endif

@@ -1375,6 +1375,7 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct rb_proc *rp = proc_state;
 	const struct me_entry *me;
 	struct iseq_entry *e;
+	uint64_t start;
 	pid_t from;
 	int line;
 
@@ -1422,12 +1423,16 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		pos = pos ? pos - 1 : 0;
 		if (e->tab.lines) {
 			line = tab_line(&e->tab, pos);
-		} else {
+		} else if (symbol_cache__budget_begin(&rp->base, &start)) {
 			struct line_tab once;
 
 			read_lines(reader, &rp->file->layout, &e->src, &once);
 			line = tab_line(&once, pos);
 			line_tab__clear(&once);
+			symbol_cache__budget_end(&rp->base, start);
+		} else { /* a table not kept, read per frame: on the process's budget too */
+			rb->stats[RB_STAT_OVER_BUDGET]++;
+			line = 0;
 		}
 	}
 	me = me_addr ? method_entry(rb, rp, reader, me_addr, 0, false) : NULL;
