@@ -595,9 +595,13 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		if (v[i] >= 0 || v[i] < -48 || v[i] % 8)
 			return -ENOTSUP;
 	/* BytecodeArray::source_position_table is not exported: length + 3 words since 9.4,
-	 * which puts the data at + 8 + 14: check that against the exported data offset.
+	 * then 3 int32 and the OSR and age fields, which puts the data at + 8 + 14 (V8 11:
+	 * two int16) or + 8 + 16 (V8 9.4-10: two int8 and 2 bytes of padding): check that
+	 * against the exported data offset.
 	 */
-	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA]) {
+	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA] &&
+	    ((f->major != 9 && f->major != 10) ||
+	     v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 16 != v[S_BC_DATA])) {
 		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->base.path);
 		return -ENOTSUP;
 	}

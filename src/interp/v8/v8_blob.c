@@ -631,8 +631,15 @@ static int name_builtins(struct elf_file *ef, const struct relocs *rs, struct v8
 		return -ENOMEM;
 	if ((err = builtin_names(ef, rs, out->builtin_cnt, names)))
 		goto out;
-	for (i = 0; i < out->builtin_cnt; i++)
-		bytes += strlen(ident_at(ef, names[i])) + sizeof("[v8] ");
+	for (i = 0; i < out->builtin_cnt; i++) {
+		const char *nm = ident_at(ef, names[i]);
+
+		if (!nm) {
+			err = -ENOENT;
+			goto out;
+		}
+		bytes += strlen(nm) + sizeof("[v8] ");
+	}
 	if (!(out->names = malloc(bytes))) {
 		err = -ENOMEM;
 		goto out;
