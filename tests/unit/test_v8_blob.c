@@ -5,11 +5,17 @@
  * shapes the decoder accepts; cut-short and random bytes refused within their buffer; the
  * layout table found in made-up blobs of each kind (two blobs with a 28-byte description in
  * shuffled order, V8 7.8's one blob with 8-byte entries), and refused when a builtin's
- * padding is not int3 or the entries leave a gap.
+ * padding is not int3 or the entries leave a gap; and Debian's own libnode.so.N of the runtime
+ * matrix's roots (when scripts/runtime_root.sh made them), whose builtins come out named with
+ * the handlers found, at the offsets NodeSource's Node 20 (the host's /usr/bin/node, the same
+ * V8 11.3) has symbols for.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "formats/elf_file.h"
+#include "interp/common/interp_elf.h"
 #include "random_buffers.h"
 #include "test.h"
 #include "interp/v8/v8_blob.h"
@@ -208,6 +214,99 @@ TEST(name_lookup)
 	CHECK(!v8_blob__name(&blob, 0xfff));
 }
 
+/* The vaddr of the builtin named "[v8] <name>" in b, or 0. */
+static uint64_t builtin_at(const struct v8_blob *b, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < b->builtin_cnt; i++)
+		if (b->builtins[i].name != UINT32_MAX &&
+		    !strcmp(b->names + b->builtins[i].name + 5, name))
+			return b->code + b->builtins[i].off;
+	return 0;
+}
+
+/* SUITE's libnode.so.SONAME in the runtime matrix's root (RM_CACHE as runtime_root.sh has
+ * it): its blob found (cnt builtins of code_sz bytes), every builtin named, "JSEntry" at
+ * offset js_entry, the handlers from WideHandler at offset wide.
+ */
+static void check_libnode(const char *suite, int soname, size_t cnt, uint64_t code_sz,
+			  uint64_t js_entry, uint64_t wide)
+{
+	const char *cache = getenv("RM_CACHE");
+	char path[600];
+	struct elf_file *ef;
+	struct v8_blob b;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/roots/%s/usr/lib/x86_64-linux-gnu/libnode.so.%d",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix", suite, soname);
+	if (access(path, R_OK))
+		SKIP("no %s root here (scripts/runtime_root.sh %s)", suite, suite);
+	REQUIRE((ef = elf_file__open(path)));
+	CHECK(!v8_blob__find(ef, &b));
+	CHECK_EQ_U64(b.builtin_cnt, cnt);
+	CHECK_EQ_U64(b.code_sz, code_sz);
+	REQUIRE(b.names);
+	for (i = 0; i < b.builtin_cnt; i++)
+		CHECK(b.builtins[i].name != UINT32_MAX);
+	CHECK_EQ_U64(builtin_at(&b, "JSEntry") - b.code, js_entry);
+	CHECK_EQ_U64(builtin_at(&b, "WideHandler") - b.code, wide);
+	CHECK_EQ_U64(b.handlers_lo - b.code, wide);
+	CHECK_STR(v8_blob__name(&b, b.code + js_entry + 5), "[v8] JSEntry");
+	CHECK(!v8_blob__name(&b, b.code + b.code_sz));
+	v8_blob__free(&b);
+	elf_file__free(ef);
+}
+
+TEST(bullseye_libnode_78)
+{
+	check_libnode("bullseye", 72, 1553, 0x1175e0, 0x45e0, 0xd7680);
+}
+
+TEST(bookworm_libnode_102)
+{
+	check_libnode("bookworm", 108, 2054, 0x15a980, 0x9d40, 0x114680);
+}
+
+TEST(sid_libnode_136)
+{
+	check_libnode("sid", 137, 2384, 0x204d80, 0xaec0, 0x1ab7c0);
+}
+
+/* trixie's libnode (V8 11.3), against NodeSource's node of the same V8 and its symbols. */
+TEST(trixie_libnode_113)
+{
+	static const char *const names[] = { "v8_Default_embedded_blob_code_", "Builtins_JSEntry",
+					     "Builtins_WideHandler",
+					     "Builtins_InterpreterEntryTrampoline" };
+	struct interp_sym sym[4];
+	struct elf_file *node = elf_file__open("/usr/bin/node"), *ef;
+	const char *cache = getenv("RM_CACHE");
+	char path[600];
+	struct v8_blob b;
+
+	check_libnode("trixie", 115, 2182, 0x191ac0, 0x9d80, 0x1436c0);
+	if (!node)
+		SKIP("no /usr/bin/node (NodeSource's Node 20) to compare with");
+	interp_elf__symbols(node, names, 4, sym);
+	if (!sym[0].found || !sym[3].found) {
+		elf_file__free(node);
+		SKIP("/usr/bin/node has no Builtins_ symbols");
+	}
+	snprintf(path, sizeof(path), "%s/roots/trixie/usr/lib/x86_64-linux-gnu/libnode.so.115",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix");
+	REQUIRE((ef = elf_file__open(path)));
+	REQUIRE(!v8_blob__find(ef, &b));
+	CHECK_EQ_U64(builtin_at(&b, "JSEntry") - b.code, sym[1].addr - sym[0].addr);
+	CHECK_EQ_U64(builtin_at(&b, "WideHandler") - b.code, sym[2].addr - sym[0].addr);
+	CHECK_EQ_U64(builtin_at(&b, "InterpreterEntryTrampoline") - b.code,
+		     sym[3].addr - sym[0].addr);
+	v8_blob__free(&b);
+	elf_file__free(ef);
+	elf_file__free(node);
+}
+
 int main(void)
 {
 	RUN(accessors_of_debian);
@@ -217,5 +316,9 @@ int main(void)
 	RUN(table_one_blob);
 	RUN(table_random);
 	RUN(name_lookup);
+	RUN(bullseye_libnode_78);
+	RUN(bookworm_libnode_102);
+	RUN(trixie_libnode_113);
+	RUN(sid_libnode_136);
 	return test_summary();
 }
