@@ -49,6 +49,7 @@ SUPPORTED=(
 	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
 	"bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bookworm go" "trixie go" "sid go"
+	"trixie node"
 )
 
 suites=("${ALL_SUITES[@]}")
