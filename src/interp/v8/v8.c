@@ -6,10 +6,15 @@
  * offset, or optimised Code + pc offset) into function names, script names and lines, and
  * the functions optimised code inlined, by reading the process's memory.
  *
- * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots).
+ * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots),
+ * the node executable or a libnode.so.N (Debian's); V8 10.2 (Debian 12's Node 18) without
+ * optimised code's lines (its Code holds its instructions, no instruction-start field).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
- * named below; a binary whose metadata lacks a required symbol, or uses pointer compression,
- * gets "[v8: unsupported V8]" frames (counted) and native frames.
+ * named below; a binary whose metadata lacks a required symbol (V8 7.8 of Debian 11's Node
+ * 12: no frame slots of the bytecode; V8 13.6 of Node 24: the SharedFunctionInfo's fields
+ * renamed, its function data split, BytecodeArray and ScopeInfo relaid), or uses pointer
+ * compression, is not attached (counted as an unsupported file: native frames only, its
+ * builtins named).
  *
  * Offsets, and where each comes from:
  *  - v8dbg_off_fp_{context,function,bytecode_array,bytecode_offset}: frame slots;
