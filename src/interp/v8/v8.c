@@ -6,10 +6,15 @@
  * offset, or optimised Code + pc offset) into function names, script names and lines, and
  * the functions optimised code inlined, by reading the process's memory.
  *
- * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots).
+ * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots),
+ * the node executable or a libnode.so.N (Debian's); V8 10.2 (Debian 12's Node 18) without
+ * optimised code's lines (its Code holds its instructions, no instruction-start field).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
- * named below; a binary whose metadata lacks a required symbol, or uses pointer compression,
- * gets "[v8: unsupported V8]" frames (counted) and native frames.
+ * named below; a binary whose metadata lacks a required symbol (V8 7.8 of Debian 11's Node
+ * 12: no frame slots of the bytecode; V8 13.6 of Node 24: the SharedFunctionInfo's fields
+ * renamed, its function data split, BytecodeArray and ScopeInfo relaid), or uses pointer
+ * compression, is not attached (counted as an unsupported file: native frames only, its
+ * builtins named).
  *
  * Offsets, and where each comes from:
  *  - v8dbg_off_fp_{context,function,bytecode_array,bytecode_offset}: frame slots;
@@ -22,7 +27,9 @@
  *    + 3 words since V8 9.4 (checked: data = it + 8 + 14, as exported); the JSFunction
  *    instance types, JS_FUNCTION_TYPE and the 14 constructor types after it (V8 9.6.138+,
  *    instance-type.h); the bytecode handlers, from Builtins_WideHandler (the first bytecode)
- *    to the end of the embedded blob (v8_Default_embedded_blob_code_ and _size_).
+ *    to the end of the embedded blob (v8_Default_embedded_blob_code_ and _size_); a binary
+ *    stripped of those (Debian's libnode.so.N) has its builtins, their names and the
+ *    handlers found in its own tables (v8_blob.h), the version from v8::internal::Version.
  * Each frame is checked against the real process at symbolization: the object eBPF named
  * must have the SharedFunctionInfo map type and the frame's cookie, or the frame shows as
  * "[v8: stale]" (counted), never as another function.
@@ -47,6 +54,7 @@
 #include "interp/common/proc_memory.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
+#include "interp/v8/v8_blob.h"
 #include "interp/v8/v8_heap.h"
 #include "interp/v8/v8_lines.h"
 #include "proc/executable.h"
@@ -200,6 +208,8 @@ struct v8_file {
 	const char *frame_shown[V8_FRAME_TYPE_MAX];
 	int major, minor, build;
 	uint64_t handlers_lo, handlers_hi; /* ELF vaddrs */
+	uint64_t blob_lo, blob_hi;         /* the embedded builtins (ELF vaddrs; hi 0: unknown) */
+	struct v8_blob blob;               /* ... found without their symbols (names, extents) */
 	struct v8_layout l;
 	struct v8_proc_abi bpf; /* without the absolute handler addresses */
 	/* Baseline lines (bpf.code_ok): Bytecodes::kBytecodeSizes ([3][n_bytecodes], borrowed
@@ -569,19 +579,16 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	struct v8_proc_abi *b = &f->bpf;
 	int i;
 
-	for (i = 0; i < S_WIDE_HANDLER; i++) {
-		if (i == S_BLOB) /* a code symbol: its address, not its bytes */
-			continue;
+	for (i = 0; i < S_MAJOR; i++) {
 		if (!sym_int(ef, &syms[i], &v[i])) {
 			pr_debug("v8: %s: no %s\n", f->base.path, sym_names[i]);
 			return -ENOTSUP;
 		}
 	}
-	if (!syms[S_BLOB].found || !syms[S_WIDE_HANDLER].found || v[S_BLOB_SIZE] <= 0)
+	if (!f->blob_hi) {
+		pr_debug("v8: %s: embedded builtins not found\n", f->base.path);
 		return -ENOTSUP;
-	f->major = v[S_MAJOR];
-	f->minor = v[S_MINOR];
-	f->build = v[S_BUILD];
+	}
 	/* 8-byte tagged slots, Smis in the upper half, tag 1: no pointer compression. */
 	if (v[S_TAGGED_SIZE] != 8 || v[S_SMI_SHIFT] != 31 || v[S_HEAP_TAG] != 1) {
 		pr_debug("v8: %s: pointer compression or another tagging: unsupported\n",
@@ -593,9 +600,13 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		if (v[i] >= 0 || v[i] < -48 || v[i] % 8)
 			return -ENOTSUP;
 	/* BytecodeArray::source_position_table is not exported: length + 3 words since 9.4,
-	 * which puts the data at + 8 + 14: check that against the exported data offset.
+	 * then 3 int32 and the OSR and age fields, which puts the data at + 8 + 14 (V8 11:
+	 * two int16) or + 8 + 16 (V8 9.4-10: two int8 and 2 bytes of padding): check that
+	 * against the exported data offset.
 	 */
-	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA]) {
+	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA] &&
+	    ((f->major != 9 && f->major != 10) ||
+	     v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 16 != v[S_BC_DATA])) {
 		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->base.path);
 		return -ENOTSUP;
 	}
@@ -661,9 +672,59 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	};
 	baseline_layout(ef, syms, f);
 	external_layout(ef, syms, f);
-	f->handlers_lo = syms[S_WIDE_HANDLER].addr;
-	f->handlers_hi = syms[S_BLOB].addr + (uint64_t)v[S_BLOB_SIZE];
-	return f->handlers_lo > syms[S_BLOB].addr && f->handlers_lo < f->handlers_hi ? 0 : -ENOTSUP;
+	return 0;
+}
+
+/* The version, from v8::internal::Version's major_, minor_ and build_ (kept in the dynamic
+ * symbols of every node and libnode seen: Debian 11-13 and unstable, NodeSource's); 0.0
+ * when absent.
+ */
+static void version_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t v[3];
+
+	if (sym_int(ef, &syms[S_MAJOR], &v[0]) && sym_int(ef, &syms[S_MINOR], &v[1]) &&
+	    sym_int(ef, &syms[S_BUILD], &v[2]) && v[0] > 0 && v[0] < 100 && v[1] >= 0 &&
+	    v[1] < 100 && v[2] >= 0) {
+		f->major = v[0];
+		f->minor = v[1];
+		f->build = v[2];
+	}
+}
+
+/* The embedded builtins (blob_lo/hi) and the bytecode handlers among them (handlers_lo/hi:
+ * from the first, WideHandler, to the blob's end): from their symbols when the binary has
+ * them (NodeSource's node), else from the binary's own tables (v8_blob.h: Debian's
+ * libnode). Handlers unknown: none (the walk then takes no leaf offset from r9).
+ */
+static void blob_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t size;
+	int err;
+
+	if (syms[S_BLOB].found && syms[S_WIDE_HANDLER].found &&
+	    sym_int(ef, &syms[S_BLOB_SIZE], &size) && size > 0 &&
+	    syms[S_WIDE_HANDLER].addr > syms[S_BLOB].addr &&
+	    syms[S_WIDE_HANDLER].addr < syms[S_BLOB].addr + (uint64_t)size) {
+		f->blob_lo = syms[S_BLOB].addr;
+		f->blob_hi = f->handlers_hi = syms[S_BLOB].addr + (uint64_t)size;
+		f->handlers_lo = syms[S_WIDE_HANDLER].addr;
+		return;
+	}
+	if ((err = v8_blob__find(ef, &f->blob))) {
+		pr_debug("v8: %s: embedded builtins not found (%d)\n", f->base.path, err);
+		return;
+	}
+	f->blob_lo = f->blob.code;
+	f->blob_hi = f->blob.code + f->blob.code_sz;
+	if (f->blob.handlers_lo) {
+		f->handlers_lo = f->blob.handlers_lo;
+		f->handlers_hi = f->blob_hi;
+	}
+	pr_debug("v8: %s: builtins %#llx-%#llx (%zu, %s), handlers from %#llx\n", f->base.path,
+		 (unsigned long long)f->blob_lo, (unsigned long long)f->blob_hi,
+		 f->blob.builtin_cnt, f->blob.names ? "named" : "no names",
+		 (unsigned long long)f->handlers_lo);
 }
 
 /* The frame types' numbers, from the binary's v8dbg_frametype_* (absent: the type is not
@@ -690,7 +751,6 @@ static int v8_file_detect(void *rt, const struct executable *exe, void *file_sta
 {
 	struct interp_sym syms[S_CNT];
 	struct v8_file *f = file_state;
-	int32_t size = 0;
 
 	(void)rt;
 	if (!exe->elf || !name_is_node(exe->path))
@@ -698,13 +758,15 @@ static int v8_file_detect(void *rt, const struct executable *exe, void *file_sta
 	interp_elf__symbols(exe->elf, sym_names, S_CNT, syms);
 	if (!syms[S_FP_FUNCTION].found && !syms[S_BLOB].found)
 		return -ENOENT; /* no V8 in it (a launcher script's interpreter, a stub) */
+	version_from(exe->elf, syms, f);
+	blob_from(exe->elf, syms, f);
 	bpf->supported = layout_from(exe->elf, syms, f) ? 0 : 1;
 	bpf->major = (uint8_t)f->major;
 	bpf->minor = (uint8_t)f->minor;
 	/* The embedded builtins: the interpreter's trampoline and handlers, JS builtins. */
-	if (syms[S_BLOB].found && sym_int(exe->elf, &syms[S_BLOB_SIZE], &size) && size > 0) {
-		bpf->range_start[0] = syms[S_BLOB].addr;
-		bpf->range_end[0] = syms[S_BLOB].addr + (uint64_t)size;
+	if (f->blob_hi) {
+		bpf->range_start[0] = f->blob_lo;
+		bpf->range_end[0] = f->blob_hi;
 	}
 	if (!bpf->supported)
 		f->bpf.supported = 0;
@@ -712,6 +774,23 @@ static int v8_file_detect(void *rt, const struct executable *exe, void *file_sta
 	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->base.path, f->major, f->minor, f->build,
 		 bpf->supported ? "usable" : "unusable");
 	return 0;
+}
+
+static void v8_file_free(void *rt, void *file_state)
+{
+	struct v8_file *f = file_state;
+
+	(void)rt;
+	v8_blob__free(&f->blob);
+}
+
+/* A builtin of a binary without their symbols, by the name V8 gives it ("[v8] JSEntry"). */
+static const char *v8_code_name(void *rt, void *file_state, uint64_t vaddr)
+{
+	const struct v8_file *f = file_state;
+
+	(void)rt;
+	return v8_blob__name(&f->blob, vaddr);
 }
 
 /* ---- processes ---- */
@@ -1756,6 +1835,8 @@ const struct interp_runtime v8_runtime = {
 	.fini = v8_fini,
 	.file_state_sz = sizeof(struct v8_file),
 	.file_detect = v8_file_detect,
+	.file_free = v8_file_free,
+	.code_name = v8_code_name,
 	.proc_state_sz = sizeof(struct v8_proc),
 	.proc_attach = v8_proc_attach,
 	.proc_refresh = v8_proc_refresh,
