@@ -301,6 +301,42 @@ TEST(compiled_prologue_and_epilogue_jdk17)
 	CHECK_EQ_INT(world.counters[HS_COUNTER_EPILOGUE], 3);
 }
 
+/* A JVM refused (its tables lack what the walk needs, JDK 11's before its growable array was
+ * known): a pc in its code cache is one counted marker that ends the stack cleanly, not a
+ * native step through JIT code ("[unwind: unmapped pc]") nor a Java frame read with
+ * offsets it does not have.
+ */
+TEST(refused_jvm_ends_in_marker)
+{
+	static struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint64_t stack[16] = { 0 }, code;
+	struct unwind_cursor st;
+	struct interp_state is;
+	struct hs_cursor hc;
+
+	jvm_init();
+	code = put_nmethod(0, 4, tiny17, sizeof(tiny17), 0x0c);
+	world.proc.hs.supported = 0;
+	world.proc.hs.ready = 0;
+	memset(&st, 0, sizeof(st));
+	memset(&is, 0, sizeof(is));
+	st.pid = (__u32)getpid();
+	st.regs[DWARF_RIP] = code + 0x0c;
+	st.regs[DWARF_RSP] = addr_of(&stack[4]);
+	st.regs[DWARF_RBP] = addr_of(&stack[8]);
+	st.frame_cnt = 3; /* the native frames the JVM's code called */
+	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames, 0), 1);
+	CHECK_EQ_INT(st.frame_cnt, 4);
+	CHECK_EQ_INT(frames[3].kind, FRAME_KIND_HOTSPOT);
+	CHECK_EQ_U64(frames[3].addr, 0);
+	CHECK_EQ_U64(frames[3].file_id, HS_MARKER_UNSUPPORTED);
+	CHECK_EQ_INT(st.done, 1);
+	CHECK_EQ_INT(st.end, UNWIND_END_OK);
+	CHECK_EQ_U64(st.regs[DWARF_RIP], code + 0x0c); /* the cursor was not moved */
+	CHECK_EQ_INT(world.counters[HS_COUNTER_UNSUPPORTED], 1);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_COMPILED], 0);
+}
+
 int main(void)
 {
 	RUN(stub_with_frame);
@@ -308,5 +344,6 @@ int main(void)
 	RUN(leaf_stub_without_frame);
 	RUN(compiled_prologue_and_epilogue_jdk25);
 	RUN(compiled_prologue_and_epilogue_jdk17);
+	RUN(refused_jvm_ends_in_marker);
 	return test_summary();
 }
