@@ -47,7 +47,7 @@ SUPPORTED=(
 	"bullseye php" "bookworm php" "trixie php" "sid php"
 	"bullseye php_fpm" "bookworm php_fpm" "trixie php_fpm" "sid php_fpm"
 	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
-	"bookworm hotspot" "trixie hotspot" "sid hotspot"
+	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bookworm go" "trixie go" "sid go"
 	"trixie node"
 )

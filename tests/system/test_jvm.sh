@@ -2,7 +2,8 @@
 # Java frames of HotSpot JVMs interleaved with native frames (bpf/interp/hotspot/walk.h,
 # src/interp/hotspot/): Debian's OpenJDK 17 (scripts/setup.sh installs it: missing under CI is a
 # failure) and Temurin 25 (not a Debian package: a visible skip when absent), default flags,
-# no agent. tests/data/JvmChain.java is compiled with javac into $TMP; its lines are marked
+# no agent; and Debian 11's OpenJDK 11 in the runtime matrix's bullseye root, as a container
+# runs it (a skip when that root is not built), in a recording of its own (jdk11_checks). tests/data/JvmChain.java is compiled with javac into $TMP; its lines are marked
 # (// HOT, // CALL_ALPHA...) and looked up here, so the checks name exact lines.
 #
 # One recording runs every case at once (JVMs start slowly; all start after the recording
@@ -111,12 +112,13 @@ script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
 
 record "$TMP/jvm.err" -F $HZ -d $SECS -o "$TMP/jvm.pb.gz" -- /bin/bash -c "$script"
 check_eq "record: exit status" $? 0
-$STACKS "$TMP/jvm.pb.gz" >"$TMP/jvm.stacks"
+JVM_STACKS=$TMP/jvm.stacks # the stacks check_chain and show_jvm read
+$STACKS "$TMP/jvm.pb.gz" >"$JVM_STACKS"
 
 # show_jvm NAME: the top stacks of one case, for the log of a failing test
 show_jvm()
 {
-	grep "^$1;" "$TMP/jvm.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+	grep "^$1;" "$JVM_STACKS" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
 		sed 's/^/        /'
 }
 
@@ -127,9 +129,9 @@ show_jvm()
 check_chain()
 {
 	local c=$1 total hot chain
-	total=$(samples "$TMP/jvm.stacks" "$c")
-	hot=$(samples "$TMP/jvm.stacks" "$c" "$2")
-	chain=$(samples "$TMP/jvm.stacks" "$c" "$3")
+	total=$(samples "$JVM_STACKS" "$c")
+	hot=$(samples "$JVM_STACKS" "$c" "$2")
+	chain=$(samples "$JVM_STACKS" "$c" "$3")
 	check_ge "$c: samples of the thread" "$total" 20 || show_jvm "$c"
 	check_pct "$c: samples in its hot code" "$hot" "$total" 50 || show_jvm "$c"
 	check_pct "$c: $4" "$chain" "$hot" 90 || show_jvm "$c"
@@ -237,6 +239,81 @@ for v in "${jdks[@]}"; do
 done
 n=$(grep '^jvm ' "$TMP/tiny.err" | sed -n 's/.*frames in their epilogue \([0-9]*\).*/\1/p')
 check_ge "tiny: compiled frames unwound from their epilogue (eBPF)" "${n:-0}" 10
+
+# JDK 11: Debian 11's OpenJDK in the runtime matrix's bullseye root (scripts/runtime_root.sh; a
+# root not built is a skip), run as a container runs it (scripts/in_container.sh), in a recording
+# of its own: -Xint, C1 and C2 (with its second thread) of the chain, and tiny, with the checks
+# above. Its JVMs end by themselves (their work, then LINGER_MS), and the recording with them.
+jdk11_checks()
+{
+	local rm_cache=${RM_CACHE:-/var/cache/stackscope/runtime-matrix} root dir id c v hot inl any n
+	local chain11 w_chain11 tiny11 tail11 l_if secs=4
+	root=$rm_cache/roots/bullseye
+	if [[ ! -e $root/.stackscope-root || ! -x $root/usr/lib/jvm/java-11-openjdk-amd64/bin/java ]]; then
+		skip "bullseye root with OpenJDK 11 not built (scripts/runtime_root.sh bullseye): its checks"
+		return
+	fi
+	dir=/tmp/stackscope-test-jvm.$$ # inside the root
+	mkdir -p "$root$dir"
+	if ! "$JAVAC" --release 11 -d "$root$dir" "$SRC" "$TINY_SRC" 2>"$TMP/javac11.err"; then
+		fail "javac --release 11: $(head -c 300 "$TMP/javac11.err")"
+		rm -rf "${root:?}$dir"
+		return
+	fi
+	id=$(echo "test_jvm 11 $$" | sha256sum | cut -c1-64)
+	record "$TMP/jvm11.err" -F $HZ -o "$TMP/jvm11.pb.gz" -- "$SS_ROOT/scripts/in_container.sh" \
+		"$root" "$id" /bin/sh -c "cd $dir || exit 1; java -Xint -cp . JvmChain j11int $secs &
+		java -XX:TieredStopAtLevel=1 -cp . JvmChain j11c1 $secs &
+		java -cp . JvmChain j11c2 $secs thread &
+		java -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JvmTiny::tiny -cp . JvmTiny tiny11 $secs &
+		wait"
+	check_eq "jdk 11: record exit status" $? 0
+	rm -rf "${root:?}$dir"
+	JVM_STACKS=$TMP/jvm11.stacks # check_chain's and show_jvm's from here on
+	$STACKS "$TMP/jvm11.pb.gz" >"$JVM_STACKS"
+	$STACKS --mark-inlined "$TMP/jvm11.pb.gz" >"$TMP/jvm11.inlined"
+	# glibc 2.31's clone() ends the stack: no __clone3 frame above start_thread. JDK 11's C2
+	# keeps no pc descriptor inside heavy's loop (a loop over a long): the nearest one after
+	# it, the if's that follows the loop, names half of heavy's samples (HotSpot's own answer).
+	l_if=$(grep -n '// HEAVY (never true' "$SRC" | cut -d: -f1)
+	tail11="JvmChain\\.gamma@$F:($L_HOT);JvmChain\\.mix@$F:($L_HEAVY_CALL);"
+	tail11+="JvmChain\\.heavy@$F(:($L_HEAVY|$l_if))?(;|$)"
+	chain11="start_thread;.*JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;"
+	w_chain11="$chain11"
+	chain11+="JvmChain\\.main@$F:($L_ALPHA);JvmChain\\.alpha@$F:($L_BETA);"
+	chain11+="JvmChain\\.beta@$F:($L_GAMMA);$tail11"
+	w_chain11+="JvmChain\\\$Worker\\.run@$F:($L_WORKER);JvmChain\\.alpha@$F:($L_BETA);"
+	w_chain11+="JvmChain\\.beta@$F:($L_GAMMA);$tail11"
+	for c in j11int j11c1 j11c2; do
+		check_chain "$c" ";JvmChain\\.heavy@" "$chain11" \
+			"main -> alpha -> beta -> gamma -> mix -> heavy at their lines, under the call stub"
+	done
+	check_chain j11c2w ";JvmChain\\.heavy@" "$w_chain11" \
+		"Worker.run -> alpha -> beta -> gamma -> mix -> heavy at their lines, in a second thread"
+	for c in j11c1 j11c2 j11c2w; do
+		hot=$(samples "$TMP/jvm11.inlined" "$c" ";JvmChain\\.heavy@")
+		inl=$(samples "$TMP/jvm11.inlined" "$c" "$INL")
+		any=$(samples "$TMP/jvm11.inlined" "$c" "\\+inlined;.*JvmChain\\.heavy@")
+		check_pct "$c: mix shown inlined into gamma at its call line" "$inl" "$hot" 20 ||
+			grep "^$c;" "$TMP/jvm11.inlined" | grep 'heavy@' | tail -3 | cut -c1-600 |
+			sed 's/^/        /'
+		check_pct "$c: the inlined frames on heavy's path are mix's" "$inl" "$any" 98 ||
+			grep "^$c;" "$TMP/jvm11.inlined" | grep '+inlined' | tail -3 | cut -c1-600 |
+			sed 's/^/        /'
+	done
+	tiny11="JavaCalls::call_helper[^;]*;\\[jvm stub\\] [^;]*;JvmTiny\\.main@$T:($L_CALL_LOOP);"
+	tiny11+="JvmTiny\\.loop@$T(:($L_CALL_TINY))?;JvmTiny\\.tiny@$T(:($L_TINY))?(;[^@]*)?$"
+	v=$(samples "$JVM_STACKS" tiny11 ";JvmTiny\\.tiny@")
+	n=$(samples "$JVM_STACKS" tiny11 "$tiny11")
+	check_ge "tiny11: samples in tiny" "$v" 50 || show_jvm tiny11
+	check_pct "tiny11: main -> loop -> tiny, under the call stub" "$n" "$v" 97 ||
+		grep "^tiny11;" "$JVM_STACKS" | grep 'JvmTiny\.tiny@' | grep -v 'JvmTiny\.loop@' |
+		sort -t' ' -k2 -rn | head -3 | cut -c1-400 | sed 's/^/        /'
+	n=$(grep '^jvm ' "$TMP/jvm11.err" | sed -n 's/.*frames in their epilogue \([0-9]*\).*/\1/p')
+	check_ge "jdk 11: compiled frames unwound from their polling-page epilogue (eBPF)" "${n:-0}" 10
+	check_summary "$TMP/jvm11.err" jvm 100 "interpreted frames" "compiled frames" "stub frames"
+}
+jdk11_checks
 
 # The frame kinds the walk emitted, over all cases (record's summary line "jvm ...").
 check_summary "$TMP/jvm.err" jvm 100 "interpreted frames" "compiled frames" "stub frames"

@@ -8,9 +8,11 @@
  *   - a leaf stub that built no frame (an array copy): the return address at sp, the caller's
  *     rbp left alone (compiled code's scratch register, not a frame pointer);
  *   - an nmethod sampled in its prologue (JDK 25's C2: `sub rsp, N; mov rbp, N-8(rsp)`, the
- *     entry barrier; JDK 17: `push rbp; sub rsp, N`) or its epilogue (`pop rbp`, the return
- *     poll, `ret`): the caller from the code at pc, not from the frame size (a tiny method
- *     spends a third of its samples there).
+ *     entry barrier; JDK 17: `push rbp; sub rsp, N`; JDK 11's C2 as 25's, no barrier) or its
+ *     epilogue (`pop rbp`, the return poll: 17's and 25's compare sp, 11's reads the polling
+ *     page; `ret`): the caller from the code at pc, not from the frame size (a tiny method
+ *     spends a third of its samples there);
+ *   - a JVM refused (tables incomplete): one counted marker that ends the stack.
  * Reads go through process_vm_readv on ourselves, so a bad address fails as
  * bpf_probe_read_user() does instead of crashing the test.
  */
@@ -231,6 +233,24 @@ static const uint8_t tiny17[] = {
 	0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
 };
 
+/* JDK 11's C2 code of tiny (OpenJDK 11.0.24, Debian 11, read from a running JVM): no entry
+ * barrier; the return poll reads the thread's polling page.
+ */
+static const uint8_t tiny11[] = {
+	0x48, 0x81, 0xec, 0x18, 0x00, 0x00, 0x00, /* 0x00 sub $0x18,%rsp */
+	0x48, 0x89, 0x6c, 0x24, 0x10,             /* 0x07 mov %rbp,0x10(%rsp) */
+	0x48, 0x8b, 0xc6,                         /* 0x0c mov %rsi,%rax (frame complete) */
+	0x48, 0xc1, 0xe0, 0x05,                   /* 0x0f shl $0x5,%rax */
+	0x48, 0x2b, 0xc6,                         /* 0x13 sub %rsi,%rax */
+	0x48, 0x83, 0xc0, 0x07,                   /* 0x16 add $0x7,%rax */
+	0x48, 0x83, 0xc4, 0x10,                   /* 0x1a add $0x10,%rsp */
+	0x5d,                                     /* 0x1e pop %rbp */
+	0x4d, 0x8b, 0x97, 0x08, 0x01, 0x00, 0x00, /* 0x1f mov 0x108(%r15),%r10 */
+	0x41, 0x85, 0x02,                         /* 0x26 test %eax,(%r10) */
+	0xc3,                                     /* 0x29 ret */
+	0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4, 0xf4,
+};
+
 /* tiny sampled at one of its instructions: where its sp and rbp stand then. */
 struct edge_step {
 	uint8_t off;         /* pc - code */
@@ -301,6 +321,59 @@ TEST(compiled_prologue_and_epilogue_jdk17)
 	CHECK_EQ_INT(world.counters[HS_COUNTER_EPILOGUE], 3);
 }
 
+TEST(compiled_prologue_and_epilogue_jdk11)
+{
+	static const struct edge_step steps[] = {
+		{ 0x00, 0, 0, 1 },    /* entry: nothing built */
+		{ 0x07, 0, 0x18, 1 }, /* after sub $0x18, before rbp is saved */
+		{ 0x0c, 0, 0x18, 0 }, /* frame complete: the frame size tells */
+		{ 0x16, 0, 0x18, 0 }, { 0x1a, 0, 0x18, 0 },
+		{ 0x1e, 0, 8, 0 }, /* at pop %rbp */
+		{ 0x1f, 0, 0, 1 }, /* the poll's load */
+		{ 0x26, 0, 0, 1 }, /* its test */
+		{ 0x29, 0, 0, 1 }, /* ret */
+	};
+
+	check_edges(tiny11, sizeof(tiny11), 0x0c, steps, sizeof(steps) / sizeof(steps[0]));
+	CHECK_EQ_INT(world.counters[HS_COUNTER_EPILOGUE], 4);
+}
+
+/* A JVM refused (its tables lack what the walk needs, JDK 11's before its growable array was
+ * known): a pc in its code cache is one counted marker that ends the stack cleanly, not a
+ * native step through JIT code ("[unwind: unmapped pc]") nor a Java frame read with
+ * offsets it does not have.
+ */
+TEST(refused_jvm_ends_in_marker)
+{
+	static struct user_frame frames[SS_MAX_USER_FRAMES];
+	uint64_t stack[16] = { 0 }, code;
+	struct unwind_cursor st;
+	struct interp_state is;
+	struct hs_cursor hc;
+
+	jvm_init();
+	code = put_nmethod(0, 4, tiny17, sizeof(tiny17), 0x0c);
+	world.proc.hs.supported = 0;
+	world.proc.hs.ready = 0;
+	memset(&st, 0, sizeof(st));
+	memset(&is, 0, sizeof(is));
+	st.pid = (__u32)getpid();
+	st.regs[DWARF_RIP] = code + 0x0c;
+	st.regs[DWARF_RSP] = addr_of(&stack[4]);
+	st.regs[DWARF_RBP] = addr_of(&stack[8]);
+	st.frame_cnt = 3; /* the native frames the JVM's code called */
+	CHECK_EQ_INT(hs_code_step(&st, &is, &hc, frames, 0), 1);
+	CHECK_EQ_INT(st.frame_cnt, 4);
+	CHECK_EQ_INT(frames[3].kind, FRAME_KIND_HOTSPOT);
+	CHECK_EQ_U64(frames[3].addr, 0);
+	CHECK_EQ_U64(frames[3].file_id, HS_MARKER_UNSUPPORTED);
+	CHECK_EQ_INT(st.done, 1);
+	CHECK_EQ_INT(st.end, UNWIND_END_OK);
+	CHECK_EQ_U64(st.regs[DWARF_RIP], code + 0x0c); /* the cursor was not moved */
+	CHECK_EQ_INT(world.counters[HS_COUNTER_UNSUPPORTED], 1);
+	CHECK_EQ_INT(world.counters[HS_COUNTER_COMPILED], 0);
+}
+
 int main(void)
 {
 	RUN(stub_with_frame);
@@ -308,5 +381,7 @@ int main(void)
 	RUN(leaf_stub_without_frame);
 	RUN(compiled_prologue_and_epilogue_jdk25);
 	RUN(compiled_prologue_and_epilogue_jdk17);
+	RUN(compiled_prologue_and_epilogue_jdk11);
+	RUN(refused_jvm_ends_in_marker);
 	return test_summary();
 }

@@ -35,7 +35,7 @@ enum hs_sub {
 };
 
 enum hs_marker {
-	HS_MARKER_UNSUPPORTED = 1, /* the JVM's tables lack what the walk needs */
+	HS_MARKER_UNSUPPORTED = 1, /* the JVM's tables lack what the walk needs: ends the stack */
 	HS_MARKER_TRUNCATED = 2,   /* frame budget (native reserve) reached */
 	HS_MARKER_NO_BLOB = 3,     /* a code-cache pc whose code blob could not be found */
 	HS_MARKER_BAD_FRAME = 4,   /* a Java frame whose caller could not be found */

@@ -136,8 +136,9 @@ static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const str
 }
 
 /* Where a sampled compiled frame stands in its epilogue, from the code at pc (x86-64: C1's and
- * C2's return is `add rsp, N` (the frame intact until it runs), `pop rbp`, the return poll
- * `cmp rsp, [r15 + d]` with `ja` to its stub, then `ret`): HS_EPILOGUE_AT_POP with pc at the
+ * C2's return is `add rsp, N` (the frame intact until it runs), `pop rbp`, the return poll,
+ * then `ret`; the poll is `cmp rsp, [r15 + d]` with `ja` to its stub from JDK 16 on, JDK 11's
+ * `mov r10, [r15 + d]; test eax, [r10]`, the polling page): HS_EPILOGUE_AT_POP with pc at the
  * `pop rbp` (sp at the saved fp, the return address above it), HS_EPILOGUE_POPPED past it
  * (the return address at sp, rbp the caller's already), else 0 (the frame is whole). A tiny
  * method spends a third of its samples there; by frame size they ended at "[unwind: bad pc]".
@@ -146,28 +147,49 @@ static __always_inline __u64 hs_compiled_pos(struct unwind_cursor *st, const str
 #define HS_EPILOGUE_POPPED 2
 #define HS_EPILOGUE_BYTES 16
 
-/* (Offsets are constants after inlining: the verifier checks each read of the buffer.) */
-static __always_inline int hs_ret_after_ja(const __u8 *c, const int b)
+/* The code's bytes are two words, c[0] = bytes 0-7 and c[1] = 8-15 (little-endian), taken apart
+ * with shifts: clang merges the shapes' paths into one with an offset that differs per path,
+ * which on a byte array is pointer arithmetic the verifier refuses; on words it is a shift.
+ */
+static __always_inline __u32 hs_code_byte(const __u64 *c, const int i)
 {
-	if (c[b] == 0x0f && c[b + 1] == 0x87) /* ja rel32 */
-		return c[b + 6] == 0xc3;
-	if (c[b] == 0x77) /* ja rel8 */
-		return c[b + 2] == 0xc3;
-	return c[b] == 0xc3; /* ret */
+	return (__u32)((i < 8 ? c[0] >> (i * 8) : c[1] >> ((i - 8) * 8)) & 0xff);
 }
 
-static __always_inline int hs_ret_after_poll(const __u8 *c, const int b)
+static __always_inline int hs_ret_after_ja(const __u64 *c, const int b)
 {
-	if (c[b] == 0x49 && c[b + 1] == 0x3b && c[b + 2] == 0xa7) /* cmp d32(%r15),%rsp */
+	if (hs_code_byte(c, b) == 0x0f && hs_code_byte(c, b + 1) == 0x87) /* ja rel32 */
+		return hs_code_byte(c, b + 6) == 0xc3;
+	if (hs_code_byte(c, b) == 0x77) /* ja rel8 */
+		return hs_code_byte(c, b + 2) == 0xc3;
+	return hs_code_byte(c, b) == 0xc3; /* ret */
+}
+
+/* JDK 11: the polling page's test, then `ret`. */
+static __always_inline int hs_ret_after_test(const __u64 *c, const int b)
+{
+	return hs_code_byte(c, b) == 0x41 && hs_code_byte(c, b + 1) == 0x85 &&
+	       hs_code_byte(c, b + 2) == 0x02 && hs_code_byte(c, b + 3) == 0xc3; /* test %eax,(%r10) */
+}
+
+static __always_inline int hs_ret_after_poll(const __u64 *c, const int b)
+{
+	__u32 b0 = hs_code_byte(c, b), b1 = hs_code_byte(c, b + 1), b2 = hs_code_byte(c, b + 2);
+
+	if (b0 == 0x49 && b1 == 0x3b && b2 == 0xa7) /* cmp d32(%r15),%rsp */
 		return hs_ret_after_ja(c, b + 7);
-	if (c[b] == 0x49 && c[b + 1] == 0x3b && c[b + 2] == 0x67) /* cmp d8(%r15),%rsp */
+	if (b0 == 0x49 && b1 == 0x3b && b2 == 0x67) /* cmp d8(%r15),%rsp */
 		return hs_ret_after_ja(c, b + 4);
-	return hs_ret_after_ja(c, b);
+	if (b0 == 0x4d && b1 == 0x8b && b2 == 0x97) /* mov d32(%r15),%r10 */
+		return hs_ret_after_test(c, b + 7);
+	if (b0 == 0x4d && b1 == 0x8b && b2 == 0x57) /* mov d8(%r15),%r10 */
+		return hs_ret_after_test(c, b + 4);
+	return hs_ret_after_test(c, b) || hs_ret_after_ja(c, b);
 }
 
-static __always_inline int hs_epilogue(const __u8 *c)
+static __always_inline int hs_epilogue(const __u64 *c)
 {
-	if (c[0] == 0x5d) /* pop %rbp */
+	if (hs_code_byte(c, 0) == 0x5d) /* pop %rbp */
 		return hs_ret_after_poll(c, 1) ? HS_EPILOGUE_AT_POP : 0;
 	return hs_ret_after_poll(c, 0) ? HS_EPILOGUE_POPPED : 0;
 }
@@ -355,7 +377,7 @@ static __always_inline int hs_blob(struct unwind_cursor *st, const struct hs_pro
 		return hs_bad_frame(st);
 built:
 	if (nm && !st->pc_is_return) {
-		__u8 c[HS_EPILOGUE_BYTES] = { 0 };
+		__u64 c[HS_EPILOGUE_BYTES / 8] = { 0 };
 		__u64 link[2] = { 0 };
 		int where = 0;
 
@@ -403,8 +425,15 @@ static __always_inline int hs_code_step(struct unwind_cursor *st, struct interp_
 	}
 	p = &proc->hs;
 	if (!p->supported) {
+		/* A JVM refused (its tables lack what the walk needs): its code has neither
+		 * unwind information nor, in compiled code, a frame pointer to follow. The marker
+		 * stands for its Java frames and ends the stack (not as an unwind error: the
+		 * frames below it, the native ones the JVM called, are whole).
+		 */
 		ss_interp_code_fail(st, is, frames, FRAME_KIND_HOTSPOT, HS_MARKER_UNSUPPORTED,
 				    HS_COUNTER_UNSUPPORTED);
+		st->done = 1; /* (the native walk's ss_end(), which this file cannot see) */
+		st->end = UNWIND_END_OK;
 		return 1;
 	}
 	if (!p->ready) {

@@ -5,9 +5,13 @@
  * (Method* + bytecode index, nmethod + pc offset, stub + pc offset) into Java names
  * (`com.example.Foo.bar`), source files and lines by reading the process's memory.
  *
- * Versions: any HotSpot whose tables export the fields below (checked: OpenJDK 17, Temurin
- * 25; x86-64). A JVM whose tables lack one gets "[jvm: unsupported JVM]" frames (counted)
- * and native frames. Layouts are read once per libjvm file (the first process attached) and
+ * Versions: any HotSpot whose tables export the fields below (checked: OpenJDK 11, 17, 21, 26,
+ * Temurin 25; x86-64); where a member was renamed or moved (GenericGrowableArray in 11,
+ * GrowableArrayBase later; the source file's index in InstanceKlass in 11, in ConstantPool
+ * later) the first name the tables know is taken. A JVM whose tables lack one is refused: its
+ * code cache is still registered when its bounds are known, and a Java frame there is one
+ * "[jvm: unsupported JVM]" marker (counted) that ends the stack under the native frames it
+ * called. Layouts are read once per libjvm file (the first process attached) and
  * reused for every JVM of that file; what moves per process (code heaps, the interpreter) is
  * read once the JVM has initialised them (proc_refresh, until found).
  *
@@ -48,6 +52,7 @@
 #define HS_INLINED_TEXT 8192            /* bytes of the inlined methods' names, per frame */
 #define HS_TABLE_TRIES 20               /* attach attempts while a libjvm's tables are unreadable */
 #define HS_REFRESH_NS (10 * 1000000ULL) /* retries until the code cache is known */
+#define HS_CODE_CACHE_MAX (4ULL << 30)  /* bytes: ReservedCodeCacheSize is at most 2 GiB */
 
 /* Everything read from one libjvm's tables: the eBPF part and what symbolization needs. */
 struct hs_layout {
@@ -62,7 +67,9 @@ struct hs_layout {
 	uint64_t sq_buffer, sq_limit;                 /* StubQueue */
 	uint64_t const_constants, const_flags, const_code_size, const_name, const_sig;
 	uint32_t const_flags_size, lnt_flag;
-	uint64_t cp_holder, cp_source, cp_length, cp_size;
+	uint64_t cp_holder, cp_length, cp_size;
+	uint64_t src_index; /* u2: the source file's constant-pool index, in ... */
+	bool src_in_klass;  /* ... the holder InstanceKlass (11), not the ConstantPool (17) */
 	uint64_t klass_name, sym_length, sym_body;
 	struct nm_layout nm; /* compiled code's debug information (lines, inlined methods) */
 };
@@ -230,7 +237,6 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 		{ "CodeHeap", "_log2_segment_size", &l->heap_log2 },
 		{ "VirtualSpace", "_low_boundary", &l->vs_low },
 		{ "VirtualSpace", "_high_boundary", &l->vs_high },
-		{ "GrowableArrayBase", "_len", &l->ga_len },
 		{ "GrowableArray<int>", "_data", &l->ga_data },
 		{ "StubQueue", "_stub_buffer", &l->sq_buffer },
 		{ "StubQueue", "_buffer_limit", &l->sq_limit },
@@ -244,25 +250,22 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 		{ "ConstMethod", "_name_index", &l->const_name },
 		{ "ConstMethod", "_signature_index", &l->const_sig },
 		{ "ConstantPool", "_pool_holder", &l->cp_holder },
-		{ "ConstantPool", "_source_file_name_index", &l->cp_source },
 		{ "ConstantPool", "_length", &l->cp_length },
 		{ "Klass", "_name", &l->klass_name },
 		{ "Symbol", "_length", &l->sym_length },
 		{ "Symbol", "_body", &l->sym_body },
 	};
+	/* The code cache's bounds first: a JVM refused for what follows still has its code
+	 * range registered (hs_proc_refresh), so its Java frames end in a marker.
+	 */
 	const struct want statics[] = {
-		{ "CodeCache", "_heaps", &l->heaps },
 		{ "CodeCache", "_low_bound", &l->low_bound },
 		{ "CodeCache", "_high_bound", &l->high_bound },
+		{ "CodeCache", "_heaps", &l->heaps },
 		{ "AbstractInterpreter", "_code", &l->interp_code },
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (vmstructs__offset(vs, fields[i].type, fields[i].field, fields[i].out)) {
-			*missing = fields[i].field;
-			return -ENOENT;
-		}
 	for (i = 0; i < sizeof(statics) / sizeof(statics[0]); i++) {
 		if (vmstructs__address(vs, statics[i].type, statics[i].field, &v) || v < bias) {
 			*missing = statics[i].field;
@@ -270,7 +273,26 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 		}
 		*statics[i].out = v - bias;
 	}
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (vmstructs__offset(vs, fields[i].type, fields[i].field, fields[i].out)) {
+			*missing = fields[i].field;
+			return -ENOENT;
+		}
 	/* Members that moved between releases: the first name the tables know. */
+	if (vmstructs__offset(vs, "GrowableArrayBase", "_len", &l->ga_len) &&
+	    vmstructs__offset(vs, "GenericGrowableArray", "_len", &l->ga_len)) {
+		*missing = "GrowableArrayBase::_len";
+		return -ENOENT;
+	}
+	if (!vmstructs__offset(vs, "ConstantPool", "_source_file_name_index", &l->src_index)) {
+		l->src_in_klass = false;
+	} else if (!vmstructs__offset(vs, "InstanceKlass", "_source_file_name_index",
+				      &l->src_index)) {
+		l->src_in_klass = true;
+	} else {
+		*missing = "_source_file_name_index";
+		return -ENOENT;
+	}
 	if (!vmstructs__offset(vs, "CodeBlob", "_code_offset", &blob_code)) {
 		b->code_is_offset = 1;
 	} else if (vmstructs__offset(vs, "CodeBlob", "_code_begin", &blob_code)) {
@@ -407,6 +429,19 @@ static int hs_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t no
 	return 0;
 }
 
+/* The code cache's bounds [*low, *high), once the JVM has reserved it; 0 when read. */
+static int read_code_bounds(const struct hs_proc *p, uint64_t *low, uint64_t *high)
+{
+	const struct hs_layout *l = &p->file->l;
+
+	if (!l->low_bound || !l->high_bound ||
+	    interp__read_u64(p->base.pid, l->low_bound + p->bias, low) ||
+	    interp__read_u64(p->base.pid, l->high_bound + p->bias, high) || !*low ||
+	    *low >= *high || *high - *low > HS_CODE_CACHE_MAX)
+		return -EAGAIN;
+	return 0;
+}
+
 /* The JVM's code heaps and interpreter, once it has created them; 0 when read. */
 static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint64_t *low,
 			   uint64_t *high)
@@ -438,8 +473,7 @@ static int read_code_cache(const struct hs_proc *p, struct hs_proc_abi *b, uint6
 	    interp__read_u64(p->base.pid, queue + l->sq_buffer, &buf) || !buf ||
 	    interp__read_mem(p->base.pid, queue + l->sq_limit, &limit, sizeof(limit)) || limit <= 0)
 		return -EAGAIN;
-	if (interp__read_u64(p->base.pid, l->low_bound + p->bias, low) ||
-	    interp__read_u64(p->base.pid, l->high_bound + p->bias, high) || *low >= *high)
+	if (read_code_bounds(p, low, high))
 		return -EAGAIN;
 	b->heap_cnt = (uint8_t)n;
 	b->interp_lo = buf;
@@ -459,6 +493,19 @@ static int hs_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct i
 		return 0;
 	p->last_try_ns = now_ns;
 	b = bpf->hs;
+	if (!p->file->loaded) {
+		/* Refused (tables incomplete): its code cache is still its own range, so that a
+		 * Java frame ends the stack in the "unsupported JVM" marker (counted), not in a
+		 * native step through code that has no unwind information.
+		 */
+		if (read_code_bounds(p, &low, &high))
+			return 0;
+		p->ready = true;
+		code[0] = (struct interp_code_range){ .start = low, .end = high };
+		pr_debug("jvm: pid %d: refused, its code cache %#llx-%#llx shown as a marker\n",
+			 (int)p->base.pid, (unsigned long long)low, (unsigned long long)high);
+		return 1;
+	}
 	if (read_code_cache(p, &b, &low, &high))
 		return 0;
 	p->ready = true;
@@ -539,7 +586,8 @@ static int read_method(const void *ctx, pid_t pid, uint64_t method, void *entry)
 	name_idx = (uint16_t)read_uint(cm_buf, l->const_name, 2);
 	if (!cp || interp__read_u64(pid, cp + l->cp_holder, &holder) ||
 	    interp__read_mem(pid, cp + l->cp_length, &cp_len, sizeof(cp_len)) ||
-	    interp__read_mem(pid, cp + l->cp_source, &src_idx, sizeof(src_idx)))
+	    interp__read_mem(pid, (l->src_in_klass ? holder : cp) + l->src_index, &src_idx,
+			     sizeof(src_idx)))
 		return -EFAULT;
 	if (interp__read_u64(pid, holder + l->klass_name, &sym) ||
 	    read_symbol(pid, l, sym, klass, sizeof(klass)) ||
