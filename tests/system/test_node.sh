@@ -10,6 +10,9 @@
 # until it has read every sample, so their heap is there to name frames):
 #  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
 #    beta -> gamma, each at its call line, gamma at a line of its loop;
+#  - ifns (int's flags and --interpreted-frames-native-stack, as perf's users run node): each
+#    interpreted function runs its own copy of the interpreter's entry, in V8's code space:
+#    the same chain at the same lines (before: none had a line);
 #  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines,
 #    also under a builtin its baseline code called without a frame (>= 95 %);
 #  - int and base: the columns of the calls (pprof Line.column, --columns of
@@ -67,7 +70,7 @@ if [[ ! -x $NODE ]]; then
 	finish
 fi
 
-for c in int base opt pre; do
+for c in int ifns base opt pre; do
 	cp "$CHAIN_SRC" "$TMP/$c.js"
 done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
@@ -87,6 +90,7 @@ cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
 script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
+script+="$NODE --interpreted-frames-native-stack --no-opt --no-sparkplug $TMP/ifns.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
 script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
@@ -155,6 +159,11 @@ chain()
 
 check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
+# Each function's own copy of the interpreter's entry trampoline (JIT code: its Code holds the
+# pc, a kind neither baseline nor optimised), its SharedFunctionInfo's bytecode behind an
+# InterpreterData.
+MIN_PCT=95 check_chain ifns ";gamma@ifns\\.js" "$(chain ifns)" \
+	"top level -> alpha -> beta -> gamma at their lines, interpreted through copies of the interpreter's entry"
 
 # Columns (pprof Line.column, 1-based): a caller is at its call, whose position V8 puts at the
 # callee's name (as in an Error's stack: "at beta (file:LINE:COLUMN)"), found here in the
@@ -262,9 +271,10 @@ check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$ho
 # osri its frame still looks interpreted): found by its pc (its InstructionStream), its
 # deoptimisation data naming main_loop and the three functions inlined into it, each at its
 # line. Over all the samples of the process's JavaScript (also those before the OSR code
-# ran), 95 % have the whole chain with gamma at its loop's lines, and 90 % have alpha, beta
-# and gamma as frames inlined into main_loop's code (--mark-inlined). osri before: 0.4 % and
-# 0 %.
+# ran), 95 % have the whole chain with gamma at its loop's lines, and 75 % have alpha, beta
+# and gamma as frames inlined into main_loop's code (--mark-inlined; the samples before the
+# OSR code runs have them as frames of their own: 3-10 %, more on a loaded box, where a
+# case gets fewer samples, the OSR compile the same CPU). osri before: 0.4 % and 0 %.
 line_o()
 {
 	line "$OSR_SRC" "$1"
@@ -282,7 +292,7 @@ for c in osr osri; do
 		show_case "@$f"
 	good=$(samples "$TMP/node.istacks" "*" \
 		";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA))\\+inlined;beta@$f:($(line_o CALL_GAMMA))\\+inlined;gamma@$f:($OSR_G)\\+inlined(;|\$)")
-	check_pct "$c: alpha, beta and gamma inlined into main_loop's OSR code" "$good" "$all" 90 ||
+	check_pct "$c: alpha, beta and gamma inlined into main_loop's OSR code" "$good" "$all" 75 ||
 		grep -E "@$f" "$TMP/node.istacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
 		sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
 done

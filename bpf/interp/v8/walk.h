@@ -124,8 +124,10 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 
 /* A JS frame running its function's own code, when that is baseline (Sparkplug) or
  * optimised (Maglev, TurboFan) code holding pc: its v8_sub with *pos = the pc offset (for
- * baseline code with the code check, bpf_abi.h) and *code the Code; 0 when the function's Code
- * does not hold pc (interpreted, OSR code, code replaced on stack).
+ * baseline code with the code check, bpf_abi.h) and *code the Code; V8_SUB_INTERPRETED when
+ * its own Code holds pc but is of another kind: the function's copy of the interpreter's
+ * entry trampoline (--interpreted-frames-native-stack); 0 when the function's Code does not
+ * hold pc (interpreted, OSR code, code replaced on stack).
  */
 static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
 					 __u64 fn, __u64 pc, __u64 *pos, __u64 *code)
@@ -145,16 +147,15 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 	if (size <= 0 || pc < start || pc - start >= (__u64)size)
 		return 0;
 	off = pc - start;
-	if (kind == p->kind_baseline && off < V8_BASELINE_PC_MAX) {
+	if (kind == p->kind_baseline) {
 		*pos = (*code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
-		return V8_SUB_BASELINE;
+		return off < V8_BASELINE_PC_MAX ? V8_SUB_BASELINE : 0;
 	}
-	if (p->kind_opt_lo && kind >= p->kind_opt_lo && kind <= p->kind_opt_hi &&
-	    off < V8_POS_NONE) {
+	if (p->kind_opt_lo && kind >= p->kind_opt_lo && kind <= p->kind_opt_hi) {
 		*pos = off;
-		return V8_SUB_OPTIMIZED;
+		return off < V8_POS_NONE ? V8_SUB_OPTIMIZED : 0;
 	}
-	return 0;
+	return V8_SUB_INTERPRETED;
 }
 
 /* pc lies in one of the process's V8 code ranges ("interp_code", looked up once a sample). */
@@ -295,14 +296,16 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	 * keeps the interpreter frame it replaced (a BytecodeArray and a stale Smi offset in
 	 * their slots). JIT code: the function's own baseline or optimised Code when it holds
 	 * the pc, else code of no function's own (OSR code, code replaced on the stack) that
-	 * userspace finds by the pc. Node's builtins: the interpreter when the slots say so (a
-	 * BytecodeArray and a Smi offset; baseline frames hold the feedback vector there
-	 * instead), else a JS builtin.
+	 * userspace finds by the pc. Node's builtins, or the function's own copy of the
+	 * interpreter's entry: the interpreter when the slots say so (a BytecodeArray and a Smi
+	 * offset; baseline frames hold the feedback vector there instead), else a JS builtin.
 	 */
-	if (!in_file && (sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code))) {
+	if (!in_file)
+		sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code);
+	if (!in_file && (sub == V8_SUB_BASELINE || sub == V8_SUB_OPTIMIZED)) {
 		ss_interp_count(FRAME_KIND_V8, sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE
 								      : V8_COUNTER_OPTIMIZED);
-	} else if (!in_file) {
+	} else if (!in_file && sub != V8_SUB_INTERPRETED) {
 		sub = V8_SUB_JIT;
 		pos = lookup_pc & V8_POS_NONE;
 		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_JIT);

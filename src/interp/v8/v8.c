@@ -1085,6 +1085,13 @@ static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sf
 	if (f->bpf.code_ok && type == f->type_code &&
 	    (interp__read_u64(pid, bc - 1 + f->code_bc, &bc) || v8_heap__type(pid, l, bc, &type)))
 		return;
+	/* An InterpreterData (the function has its own copy of the interpreter's entry,
+	 * --interpreted-frames-native-stack): its first field, the BytecodeArray (V8 9-11's
+	 * interpreter-data.tq), checked by its type below.
+	 */
+	if (type != l->type_bytecode && type != f->type_code &&
+	    (interp__read_u64(pid, bc - 1 + 8, &bc) || v8_heap__type(pid, l, bc, &type)))
+		return;
 	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
 	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
 	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
