@@ -1,13 +1,14 @@
 #!/bin/bash
 # JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8/walk.h,
 # src/interp/v8/): Debian's nodejs (scripts/setup.sh installs it: missing under CI is a
-# failure), no agent, no flag that helps profilers. tests/data/node_chain.js and
+# failure), no agent, no flag that helps profilers (but in ifns). tests/data/node_chain.js and
 # node_shapes.js are copied into $TMP under one name per case, so the stacks of each case are
 # told apart by script name; their lines are marked (// HOT, // CALL_ALPHA...) and looked up
 # here, so the checks name exact lines.
 #
-# One recording runs every case at once (all started after the recording began; they live
-# until it has read every sample, so their heap is there to name frames):
+# One recording runs every case at once but ifns, osr and osri, which a second one runs (all
+# started after their recording began; they live until it has read every sample, so their
+# heap is there to name frames):
 #  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
 #    beta -> gamma, each at its call line, gamma at a line of its loop;
 #  - ifns (int's flags and --interpreted-frames-native-stack, as perf's users run node): each
@@ -56,6 +57,7 @@ need_root
 
 HZ=499
 SECS=14     # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
+JIT_SECS=6  # the second one (ifns, osr, osri)
 RUN_SECS=30
 NODE=/usr/bin/node
 CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
@@ -90,16 +92,20 @@ cp "$SS_ROOT/tests/data/node_churn.js" "$TMP/churn.js"
 
 script="$NODE --no-opt --no-sparkplug $TMP/int.js $RUN_SECS & "
 script+="$NODE --always-sparkplug --no-opt $TMP/base.js $RUN_SECS & "
-script+="$NODE --interpreted-frames-native-stack --no-opt --no-sparkplug $TMP/ifns.js $RUN_SECS & "
 script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
 script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
 script+="$NODE $TMP/worker.js $RUN_SECS & "
-script+="$NODE $TMP/osr.js $RUN_SECS & "
-script+="$NODE --no-sparkplug $TMP/osri.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+# The cases of JIT code running what the slots do not say (OSR code, copies of the
+# interpreter's entry): a recording of their own after the first, so that the first's cases
+# keep their share of the two cores.
+jit="$NODE --interpreted-frames-native-stack --no-opt --no-sparkplug $TMP/ifns.js $RUN_SECS & "
+jit+="$NODE $TMP/osr.js $RUN_SECS & "
+jit+="$NODE --no-sparkplug $TMP/osri.js $RUN_SECS & "
+jit="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $jit wait"
 
 # V8's own stack trace of int.js's top level, from a run of its own (0 s: the trace, then
 # exit): formatting a trace makes V8 compute the line ends of every script in it, which the
@@ -118,8 +124,11 @@ record "$TMP/node.err" -F $HZ -d $SECS -o "$TMP/node.pb.gz" -- /bin/bash -c "$sc
 check_eq "record: exit status" $? 0
 $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
 $STACKS --columns "$TMP/node.pb.gz" >"$TMP/node.cstacks"
-$STACKS --mark-inlined "$TMP/node.pb.gz" >"$TMP/node.istacks"
 [[ -s $TMP/pre.pb.gz ]] && $STACKS "$TMP/pre.pb.gz" >>"$TMP/node.stacks"
+record "$TMP/jit.err" -F $HZ -d $JIT_SECS -o "$TMP/jit.pb.gz" -- /bin/bash -c "$jit"
+check_eq "record (ifns, osr, osri): exit status" $? 0
+$STACKS "$TMP/jit.pb.gz" >>"$TMP/node.stacks"
+$STACKS --mark-inlined "$TMP/jit.pb.gz" >"$TMP/node.istacks"
 
 # show_case RE: the top stacks matching RE, for the log of a failing test
 show_case()
@@ -398,9 +407,9 @@ stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
 check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
 
 # The frame kinds the walk emitted, over all cases (record's summary line "v8 ..."); JIT
-# frames by pc: osr's OSR code.
-check_summary "$TMP/node.err" v8 100 "interpreted frames" "baseline frames" "optimised frames" \
-	"JIT frames by pc"
+# frames by pc: the OSR code of osr and osri (the second recording).
+check_summary "$TMP/node.err" v8 100 "interpreted frames" "baseline frames" "optimised frames"
+check_summary "$TMP/jit.err" v8 100 "JIT frames by pc"
 summary=$(grep '^v8 ' "$TMP/node.err")
 # Frames TurboFan inlined, shown as their own (userspace count of the symbolizations).
 n=$(sed -n "s/.*inlined frames \\([0-9]*\\).*/\\1/p" <<<"$summary")
