@@ -1,15 +1,19 @@
 #!/bin/bash
 # JavaScript frames of Node.js 20 (V8) interleaved with native frames (bpf/interp/v8/walk.h,
 # src/interp/v8/): Debian's nodejs (scripts/setup.sh installs it: missing under CI is a
-# failure), no agent, no flag that helps profilers. tests/data/node_chain.js and
+# failure), no agent, no flag that helps profilers (but in ifns). tests/data/node_chain.js and
 # node_shapes.js are copied into $TMP under one name per case, so the stacks of each case are
 # told apart by script name; their lines are marked (// HOT, // CALL_ALPHA...) and looked up
 # here, so the checks name exact lines.
 #
-# One recording runs every case at once (all started after the recording began; they live
-# until it has read every sample, so their heap is there to name frames):
+# One recording runs every case at once but ifns, osr and osri, which a second one runs (all
+# started after their recording began; they live until it has read every sample, so their
+# heap is there to name frames):
 #  - int (--no-opt --no-sparkplug: Ignition, the interpreter): the top-level code -> alpha ->
 #    beta -> gamma, each at its call line, gamma at a line of its loop;
+#  - ifns (int's flags and --interpreted-frames-native-stack, as perf's users run node): each
+#    interpreted function runs its own copy of the interpreter's entry, in V8's code space:
+#    the same chain at the same lines (before: none had a line);
 #  - base (--always-sparkplug --no-opt: baseline code): the same chain at the same lines,
 #    also under a builtin its baseline code called without a frame (>= 95 %);
 #  - int and base: the columns of the calls (pprof Line.column, --columns of
@@ -30,8 +34,15 @@
 #  - worker (default flags, tests/data/node_worker.js): a worker thread (its own isolate)
 #    runs inWorker -> burn, while the main thread's async tick, resumed by the microtask
 #    queue after awaiting a timer, calls spin: both chains at their lines;
-#  - osr (default flags, tests/data/node_osr.js): one call whose loop runs until the end, so
-#    it runs in the code TurboFan compiled for the loop on the stack (OSR), at its lines;
+#  - osr (default flags, tests/data/node_osr.js): main_loop, called once, loops until the end
+#    calling alpha -> beta -> gamma, so it runs in the code TurboFan compiled for the loop on
+#    the stack (OSR) with the three inlined, in the frame Sparkplug's code had: the whole
+#    chain at its lines, alpha, beta and gamma expanded from the OSR code;
+#  - osri (--no-sparkplug): the same, the OSR code entered from the interpreter's own frame
+#    (as when TurboFan compiles the loop before Sparkplug has: in a large program, or where
+#    Sparkplug is off), whose BytecodeArray and bytecode offset stay in their slots: the
+#    frame is told by the code its pc is in (before, by its slots: main_loop alone at its
+#    loop's line, an interpreted frame, in 99.6 % of the samples, no inlined frame);
 #  - shapes (interpreted): a class method (named Class.method), an arrow function, an
 #    anonymous function (named <anonymous>:LINE:COLUMN, where V8 says it starts) and a
 #    comparator called back by Array.prototype.sort (through V8's sort builtins
@@ -46,6 +57,7 @@ need_root
 
 HZ=499
 SECS=14     # the recording; the scripts run until it ends (RUN_SECS bounds them if it fails)
+JIT_SECS=6  # the second one (ifns, osr, osri)
 RUN_SECS=30
 NODE=/usr/bin/node
 CHAIN_SRC=$SS_ROOT/tests/data/node_chain.js
@@ -60,7 +72,7 @@ if [[ ! -x $NODE ]]; then
 	finish
 fi
 
-for c in int base opt pre; do
+for c in int ifns base opt pre; do
 	cp "$CHAIN_SRC" "$TMP/$c.js"
 done
 cp "$SHAPES_SRC" "$TMP/shapes.js"
@@ -68,6 +80,7 @@ cp "$INLINE_SRC" "$TMP/inl.js"
 cp "$ADDON_SRC" "$TMP/addon.js"
 cp "$WORKER_SRC" "$TMP/worker.js"
 cp "$OSR_SRC" "$TMP/osr.js"
+cp "$OSR_SRC" "$TMP/osri.js"
 # The N-API addon: Debian's nodejs ships node's headers; nothing is downloaded.
 if ! gcc -shared -fPIC -O2 -fno-omit-frame-pointer -DNODE_GYP_MODULE_NAME=addon \
 	-I/usr/include/node -o "$TMP/addon.node" "$SS_ROOT/tests/data/node_addon.c" 2>"$TMP/addon.err"; then
@@ -83,10 +96,16 @@ script+="$NODE $TMP/opt.js $RUN_SECS & "
 script+="$NODE $TMP/inl.js $RUN_SECS & "
 script+="$NODE $TMP/addon.js $TMP/addon.node $RUN_SECS & "
 script+="$NODE $TMP/worker.js $RUN_SECS & "
-script+="$NODE $TMP/osr.js $RUN_SECS & "
 script+="$NODE --no-opt --no-sparkplug $TMP/shapes.js $RUN_SECS & "
 script+="$NODE --expose-gc $TMP/churn.js $RUN_SECS & "
 script="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $script wait"
+# The cases of JIT code running what the slots do not say (OSR code, copies of the
+# interpreter's entry): a recording of their own after the first, so that the first's cases
+# keep their share of the two cores.
+jit="$NODE --interpreted-frames-native-stack --no-opt --no-sparkplug $TMP/ifns.js $RUN_SECS & "
+jit+="$NODE $TMP/osr.js $RUN_SECS & "
+jit+="$NODE --no-sparkplug $TMP/osri.js $RUN_SECS & "
+jit="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $jit wait"
 
 # V8's own stack trace of int.js's top level, from a run of its own (0 s: the trace, then
 # exit): formatting a trace makes V8 compute the line ends of every script in it, which the
@@ -106,6 +125,10 @@ check_eq "record: exit status" $? 0
 $STACKS "$TMP/node.pb.gz" >"$TMP/node.stacks"
 $STACKS --columns "$TMP/node.pb.gz" >"$TMP/node.cstacks"
 [[ -s $TMP/pre.pb.gz ]] && $STACKS "$TMP/pre.pb.gz" >>"$TMP/node.stacks"
+record "$TMP/jit.err" -F $HZ -d $JIT_SECS -o "$TMP/jit.pb.gz" -- /bin/bash -c "$jit"
+check_eq "record (ifns, osr, osri): exit status" $? 0
+$STACKS "$TMP/jit.pb.gz" >>"$TMP/node.stacks"
+$STACKS --mark-inlined "$TMP/jit.pb.gz" >"$TMP/node.istacks"
 
 # show_case RE: the top stacks matching RE, for the log of a failing test
 show_case()
@@ -145,6 +168,11 @@ chain()
 
 check_chain int ";gamma@int\\.js" "$(chain int)" \
 	"top level -> alpha -> beta -> gamma at their lines, interpreted"
+# Each function's own copy of the interpreter's entry trampoline (JIT code: its Code holds the
+# pc, a kind neither baseline nor optimised), its SharedFunctionInfo's bytecode behind an
+# InterpreterData.
+MIN_PCT=95 check_chain ifns ";gamma@ifns\\.js" "$(chain ifns)" \
+	"top level -> alpha -> beta -> gamma at their lines, interpreted through copies of the interpreter's entry"
 
 # Columns (pprof Line.column, 1-based): a caller is at its call, whose position V8 puts at the
 # callee's name (as in an Error's stack: "at beta (file:LINE:COLUMN)"), found here in the
@@ -248,16 +276,35 @@ leaf=$(samples "$TMP/node.stacks" "*" ";leaf@$f")
 check_pct "inl: leaf (inlined into outer) shown in outer's samples" "$leaf" "$hot" 40 ||
 	show_case ";outer@$f"
 
-# On-stack replacement: spin's loop runs in OSR code, which is not spin's Code: found by its
-# pc (its InstructionStream), at the loop's lines (none before: 0 % of them had a line).
-f=osr\\.js
+# On-stack replacement: main_loop's loop runs in OSR code, which is not main_loop's Code (in
+# osri its frame still looks interpreted): found by its pc (its InstructionStream), its
+# deoptimisation data naming main_loop and the three functions inlined into it, each at its
+# line. Over all the samples of the process's JavaScript (also those before the OSR code
+# ran), 95 % have the whole chain with gamma at its loop's lines, and 75 % have alpha, beta
+# and gamma as frames inlined into main_loop's code (--mark-inlined; the samples before the
+# OSR code runs have them as frames of their own: 3-10 %, more on a loaded box, where a
+# case gets fewer samples, the OSR compile the same CPU). osri before: 0.4 % and 0 %.
 line_o()
 {
 	line "$OSR_SRC" "$1"
 }
-MIN_PCT=97 check_chain osr ";spin@$f" \
-	"$ENTRY$TL@$f:($(line_o CALL_SPIN));spin@$f:($(line_o OSR_LOOP)|$(line_o OSR_HOT)|$(line_o OSR_CHECK))(;|\$)" \
-	"top level -> spin in its OSR code, at the loop's lines"
+OSR_G="$(line_o G_LOOP)|$(line_o G_HOT)"
+for c in osr osri; do
+	f="$c\\.js"
+	all=$(samples "$TMP/node.stacks" "*" "@$f")
+	MIN_PCT=95 check_chain $c ";gamma@$f" \
+		"$ENTRY$TL@$f:($(line_o CALL_MAIN));main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)" \
+		"top level -> main_loop (OSR code) -> alpha -> beta -> gamma at their lines"
+	good=$(samples "$TMP/node.stacks" "*" \
+		";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)")
+	check_pct "$c: the whole chain at its lines over all the process's JavaScript samples" "$good" "$all" 95 ||
+		show_case "@$f"
+	good=$(samples "$TMP/node.istacks" "*" \
+		";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA))\\+inlined;beta@$f:($(line_o CALL_GAMMA))\\+inlined;gamma@$f:($OSR_G)\\+inlined(;|\$)")
+	check_pct "$c: alpha, beta and gamma inlined into main_loop's OSR code" "$good" "$all" 75 ||
+		grep -E "@$f" "$TMP/node.istacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+		sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
+done
 
 # N-API: JavaScript -> the addon's C -> V8's entry -> JavaScript, every frame in its place.
 A=addon\\.js
@@ -359,10 +406,47 @@ check_eq "churn: every f<k> from churn_<k>.js, under churn.js's call" "$good" "$
 stale=$(samples "$TMP/node.stacks" "*" "\\[v8: stale\\]")
 check_eq "no frame of a moved or reused function (counted [v8: stale])" "$stale" 0
 
-# The frame kinds the walk emitted, over all cases (record's summary line "v8 ...").
+# The frame kinds the walk emitted, over all cases (record's summary line "v8 ..."); JIT
+# frames by pc: the OSR code of osr and osri (the second recording).
 check_summary "$TMP/node.err" v8 100 "interpreted frames" "baseline frames" "optimised frames"
+check_summary "$TMP/jit.err" v8 100 "JIT frames by pc"
 summary=$(grep '^v8 ' "$TMP/node.err")
 # Frames TurboFan inlined, shown as their own (userspace count of the symbolizations).
 n=$(sed -n "s/.*inlined frames \\([0-9]*\\).*/\\1/p" <<<"$summary")
 check_ge "inlined frames expanded from optimised code" "${n:-0}" 10 || echo "        $summary"
+
+# Maglev: Node 20's and Node 22's release builds leave V8's Maglev out (v8_enable_maglev 0:
+# V8 answers --maglev's %OptimizeMaglevOnNextCall with "Maglev is not enabled"); Node 24's
+# (V8 13.6) has it on by default. NODE_MAGLEV, default the npm registry's Node 24 as
+# scripts/node_npm.sh 24 caches it, runs tests/data/node_osr.js with --max-opt=2 (nothing
+# above Maglev): alpha, beta and gamma are Maglev code, main_loop's loop Maglev's OSR code;
+# recorded on its own, the same chain at its lines in 95 % of its JavaScript samples, and
+# Maglev code read (CodeKind MAGLEV, v8dbg_CodeKindBaseline + 1). A V8 this build cannot
+# read yet (record's summary: its file unsupported, and no JavaScript frame) skips the case,
+# saying so.
+NODE_MAGLEV=${NODE_MAGLEV:-$(ls -d /var/cache/stackscope/node-npm/24.*/node 2>/dev/null | sort -V | tail -1)}
+if [[ -z $NODE_MAGLEV || ! -x $NODE_MAGLEV ]]; then
+	skip "maglev: no node built with Maglev (scripts/node_npm.sh 24 fetches Node 24 into its cache)"
+else
+	cp "$OSR_SRC" "$TMP/maglev.js"
+	record "$TMP/maglev.err" -F $HZ -o "$TMP/maglev.pb.gz" -- "$NODE_MAGLEV" --max-opt=2 "$TMP/maglev.js" 6
+	check_eq "maglev: record: exit status" $? 0
+	$STACKS "$TMP/maglev.pb.gz" >"$TMP/maglev.stacks"
+	f=maglev\\.js
+	v8ver=$("$NODE_MAGLEV" -p process.versions.v8)
+	# record's summary: "v8  N files (M unsupported), ..."
+	unsupported=$(sed -n 's/^v8 .* files (\([0-9]*\) unsupported).*/\1/p' "$TMP/maglev.err")
+	if [[ ${unsupported:-0} -gt 0 && $(samples "$TMP/maglev.stacks" "*" "@$f") -eq 0 ]]; then
+		skip "maglev: this build does not support $NODE_MAGLEV's V8 $v8ver yet (record: its file unsupported, no JavaScript frame)"
+	else
+		all=$(samples "$TMP/maglev.stacks" "*" "@$f|\\[v8: ")
+		good=$(samples "$TMP/maglev.stacks" "*" \
+			";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)")
+		check_ge "maglev: samples of its JavaScript (V8 $v8ver)" "$all" 200
+		check_pct "maglev: main_loop -> alpha -> beta -> gamma at their lines, Maglev code" "$good" "$all" 95 ||
+			grep -E "@$f|\\[v8: " "$TMP/maglev.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+			sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
+		check_summary "$TMP/maglev.err" v8 1 "Maglev code read"
+	fi
+fi
 finish

@@ -16,7 +16,11 @@
  *  - a JavaScript frame (the function slot holds an object whose map says JSFunction):
  *    emits (SharedFunctionInfo, bytecode offset or none, cookie), or (Code, pc offset,
  *    instruction start) when the function's own optimised code holds the pc, and moves the
- *    cursor to the caller: pc = [fp+8], sp = fp+16, fp = [fp];
+ *    cursor to the caller: pc = [fp+8], sp = fp+16, fp = [fp]. Its kind comes from the code
+ *    its pc lies in, never from its slots alone: a pc in JIT code is the function's own
+ *    baseline or optimised Code, or else code userspace finds by the pc (OSR code runs in
+ *    the interpreter frame it replaced, whose BytecodeArray and bytecode offset stay in their
+ *    slots, stale); only a pc in node's builtins can be the interpreter's;
  *  - a marker frame, or no JSFunction: in the builtins (file range) the native step runs
  *    instead (the builtin is named by its ELF symbol); in JIT code a marker frame is emitted
  *    and the cursor moves by the fp chain the same way.
@@ -120,8 +124,10 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 
 /* A JS frame running its function's own code, when that is baseline (Sparkplug) or
  * optimised (Maglev, TurboFan) code holding pc: its v8_sub with *pos = the pc offset (for
- * baseline code with the code check, bpf_abi.h) and *code the Code; 0 when the function's Code
- * does not hold pc (interpreted, OSR code, code replaced on stack).
+ * baseline code with the code check, bpf_abi.h) and *code the Code; V8_SUB_INTERPRETED when
+ * its own Code holds pc but is of another kind: the function's copy of the interpreter's
+ * entry trampoline (--interpreted-frames-native-stack); 0 when the function's Code does not
+ * hold pc (interpreted, OSR code, code replaced on stack).
  */
 static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_cursor *vc,
 					 __u64 fn, __u64 pc, __u64 *pos, __u64 *code)
@@ -141,16 +147,15 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 	if (size <= 0 || pc < start || pc - start >= (__u64)size)
 		return 0;
 	off = pc - start;
-	if (kind == p->kind_baseline && off < V8_BASELINE_PC_MAX) {
+	if (kind == p->kind_baseline) {
 		*pos = (*code >> 3 & 0xff) << V8_BASELINE_CHECK_SHIFT | off;
-		return V8_SUB_BASELINE;
+		return off < V8_BASELINE_PC_MAX ? V8_SUB_BASELINE : 0;
 	}
-	if (p->kind_opt_lo && kind >= p->kind_opt_lo && kind <= p->kind_opt_hi &&
-	    off < V8_POS_NONE) {
+	if (p->kind_opt_lo && kind >= p->kind_opt_lo && kind <= p->kind_opt_hi) {
 		*pos = off;
-		return V8_SUB_OPTIMIZED;
+		return off < V8_POS_NONE ? V8_SUB_OPTIMIZED : 0;
 	}
-	return 0;
+	return V8_SUB_INTERPRETED;
 }
 
 /* pc lies in one of the process's V8 code ranges ("interp_code", looked up once a sample). */
@@ -287,23 +292,28 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	}
 	if (in_file && v8_frameless(st, is, p, vc, frames, fn, fp))
 		return 1;
-	/* Interpreted: a BytecodeArray in its slot and a Smi offset (baseline frames hold the
-	 * feedback vector there instead).
+	/* The frame is what the code its pc lies in is, not what its slots look like: OSR code
+	 * keeps the interpreter frame it replaced (a BytecodeArray and a stale Smi offset in
+	 * their slots). JIT code: the function's own baseline or optimised Code when it holds
+	 * the pc, else code of no function's own (OSR code, code replaced on the stack) that
+	 * userspace finds by the pc. Node's builtins, or the function's own copy of the
+	 * interpreter's entry: the interpreter when the slots say so (a BytecodeArray and a Smi
+	 * offset; baseline frames hold the feedback vector there instead), else a JS builtin.
 	 */
-	if ((v8_slot(vc, p->fp_bytecode_offset) & 1) == 0 &&
-	    v8_type(p, v8_slot(vc, p->fp_bytecode_array)) == p->type_bytecode) {
-		if (guess) /* interpreted frames run in node's builtins, never there */
-			return 0;
-		sub = V8_SUB_INTERPRETED;
-		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
-		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_INTERPRETED);
-	} else if (!in_file && (sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code))) {
+	if (!in_file)
+		sub = v8_code_pos(p, vc, fn, lookup_pc, &pos, &code);
+	if (!in_file && (sub == V8_SUB_BASELINE || sub == V8_SUB_OPTIMIZED)) {
 		ss_interp_count(FRAME_KIND_V8, sub == V8_SUB_BASELINE ? V8_COUNTER_BASELINE
 								      : V8_COUNTER_OPTIMIZED);
-	} else if (!in_file) { /* OSR code, code replaced on the stack: userspace finds it */
+	} else if (!in_file && sub != V8_SUB_INTERPRETED) {
 		sub = V8_SUB_JIT;
 		pos = lookup_pc & V8_POS_NONE;
 		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_JIT);
+	} else if ((v8_slot(vc, p->fp_bytecode_offset) & 1) == 0 &&
+		   v8_type(p, v8_slot(vc, p->fp_bytecode_array)) == p->type_bytecode) {
+		sub = V8_SUB_INTERPRETED;
+		pos = v8_bytecode_pos(st, p, vc, lookup_pc, fp);
+		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_INTERPRETED);
 	} else {
 		sub = V8_SUB_COMPILED;
 		pos = V8_POS_NONE;

@@ -290,6 +290,7 @@ struct code_entry {
 	uint64_t code;
 	uint32_t cookie; /* (uint32_t)instruction_start */
 	int32_t size;
+	uint8_t kind; /* its CodeKind: Maglev (kind_opt_lo) or TurboFan */
 	uint64_t sfi; /* the code's own function */
 	uint8_t *spt; /* the code's source-position table (NULL: none recorded) */
 	size_t spt_len;
@@ -308,6 +309,7 @@ struct code_entry {
 	X(V8_STAT_BASELINE_REPLACED, "baseline code replaced")      \
 	X(V8_STAT_OVER_BUDGET, "tables over the cache budget")      \
 	X(V8_STAT_CODE_READS, "optimised code read")                \
+	X(V8_STAT_MAGLEV_READS, "Maglev code read")                 \
 	X(V8_STAT_NO_POSITIONS, "optimised code without positions") \
 	X(V8_STAT_INLINED, "inlined frames")                        \
 	X(V8_STAT_JIT_FOUND, "code found by pc")                    \
@@ -1162,6 +1164,13 @@ static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sf
 	if (f->bpf.code_ok && type == f->type_code &&
 	    (interp__read_u64(pid, bc - 1 + f->code_bc, &bc) || v8_heap__type(pid, l, bc, &type)))
 		return;
+	/* An InterpreterData (the function has its own copy of the interpreter's entry,
+	 * --interpreted-frames-native-stack): its first field, the BytecodeArray (V8 9-11's
+	 * interpreter-data.tq), checked by its type below.
+	 */
+	if (type != l->type_bytecode && type != f->type_code &&
+	    (interp__read_u64(pid, bc - 1 + 8, &bc) || v8_heap__type(pid, l, bc, &type)))
+		return;
 	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
 	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
 	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
@@ -1424,6 +1433,7 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 	if (type != f->type_code || (uint32_t)head[0] != cookie || kind < f->bpf.kind_opt_lo ||
 	    kind > f->bpf.kind_opt_hi || e->size <= 0)
 		return -ESTALE;
+	e->kind = (uint8_t)kind;
 	/* DeoptimizationData: the function, the inlined ones, their call positions. */
 	if (interp__read_u64(pid, code - 1 + f->code_deopt, &deopt) ||
 	    v8_heap__array(pid, l, deopt, l->type_fixed_array, &data, &n) || n < 11 ||
@@ -1486,6 +1496,8 @@ static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader
 	e->pid = p->base.pid;
 	e->gen = p->base.gen;
 	e->code = code;
+	if (e->kind == p->file->bpf.kind_opt_lo)
+		v->stats[V8_STAT_MAGLEV_READS]++;
 	return e;
 }
 
