@@ -699,10 +699,13 @@ static uint64_t md_gofunc(struct elf_file *ef, const uint8_t *md, size_t words, 
 }
 
 /* Finds moduledata (its first word points at the pclntab, its second at the function name
- * table, its `text` is the header's textStart) in the data sections and returns gofunc.
+ * table, its `text` is *text) in the data sections and returns gofunc. Go 1.26 writes
+ * textStart 0 in the header: with *text 0, moduledata's `text` is taken and returned in *text
+ * (the .text section's start is not it in an externally linked binary, C code first).
+ * 0, or -ENOENT (no gofunc found; *text may still have been set).
  */
 static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t pcln_vaddr,
-		       const void **data, size_t *avail)
+		       uint64_t *text, const void **data, size_t *avail)
 {
 	static const char *const secs[] = { ".go.module", ".noptrdata", ".data", ".data.rel.ro" };
 	const size_t *gws = t->version == GOPCLNTAB_V118 ? md_words_gofunc_118 : md_words_gofunc_120;
@@ -713,6 +716,7 @@ static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t 
 		struct elf_section s;
 		const uint8_t *d;
 		size_t words;
+		uint64_t md_text;
 
 		if (elf_file__section(ef, secs[k], &s) || !s.data || s.size < 8 * (gws[0] + 1))
 			continue;
@@ -723,8 +727,10 @@ static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t 
 			    rd64(d + 8 * (w + MD_WORD_FUNCNAMETAB)) !=
 				    pcln_vaddr + t->funcnames_off)
 				continue;
-			if (rd64(d + 8 * (w + MD_WORD_TEXT)) != t->text_start)
+			md_text = rd64(d + 8 * (w + MD_WORD_TEXT));
+			if (*text ? md_text != *text : !md_text)
 				continue;
+			*text = md_text;
 			for (g = 0; g < ngw; g++)
 				if (md_gofunc(ef, d + 8 * w, words - w, gws[g], data, avail))
 					return 0;
@@ -753,12 +759,6 @@ struct gopclntab *gopclntab__open(struct elf_file *ef)
 	t = gopclntab__open_image(&img);
 	if (!t)
 		return NULL;
-	if (t->version != GOPCLNTAB_V12 && !t->text_start) {
-		struct elf_section text;
-
-		if (!elf_file__section(ef, ".text", &text))
-			t->text_start = text.addr;
-	}
 	if (t->version == GOPCLNTAB_V12) {
 		/* funcdata are addresses; the linker puts the inline trees (go.func.*) in .rodata */
 		struct elf_section ro;
@@ -768,9 +768,23 @@ struct gopclntab *gopclntab__open(struct elf_file *ef)
 			t->gofunc.sz = ro.size;
 			t->gofunc_addr = ro.addr;
 		}
-	} else if (!find_gofunc(ef, t, s.addr, &gofunc, &avail)) {
-		t->gofunc.p = gofunc;
-		t->gofunc.sz = avail;
+	} else {
+		uint64_t text = t->text_start;
+		struct elf_section text_sec;
+
+		if (!find_gofunc(ef, t, s.addr, &text, &gofunc, &avail)) {
+			t->gofunc.p = gofunc;
+			t->gofunc.sz = avail;
+		}
+		/* no moduledata either: the .text section's start */
+		if (!text && !elf_file__section(ef, ".text", &text_sec))
+			text = text_sec.addr;
+		if (text > UINT64_MAX - UINT32_MAX) {
+			gopclntab__free(t);
+			errno = ENOEXEC;
+			return NULL;
+		}
+		t->text_start = text;
 	}
 	return t;
 }

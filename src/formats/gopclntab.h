@@ -77,6 +77,8 @@ struct go_frame {
  * PIE), and the gofunc base found through the runtime's moduledata (a pointer to the table in
  * `.go.module` (Go 1.26), `.noptrdata` or `.data`; not found, e.g. in a PIE whose pointers are
  * relocations: names and lines work, inlined frames do not); for the Go 1.2 format, .rodata.
+ * Go 1.26+ writes textStart 0: the base of the pcs is then moduledata's `text` (else the .text
+ * section's start, which is not it when an external link put C code first).
  * NULL with errno: ENOENT (no .gopclntab: not Go), EPROTONOSUPPORT (Go 1.16-1.17's format or
  * a 32-bit table), ENOEXEC (corrupt header or function table; a Go 1.2 table whose pcs are
  * all zero: a PIE's, left to relocations), ENOMEM.

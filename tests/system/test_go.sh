@@ -235,7 +235,7 @@ go_run()
 	local go=$1 goroot
 	shift
 	goroot=$(dirname "$(dirname "$go")")
-	env GOROOT="$goroot" GOCACHE="$FIX/go-versions/cache-$(basename "$goroot")" \
+	env GOENV=off GOROOT="$goroot" GOCACHE="$FIX/go-versions/cache-$(basename "$goroot")" \
 		GOPATH="$FIX/go-versions/path" GO111MODULE=off GOFLAGS= GOPROXY=off \
 		GOTOOLCHAIN=local CGO_ENABLED=0 "$go" "$@"
 }
@@ -262,6 +262,7 @@ for tc in "${toolchains[@]}"; do
 		fail "$suite's $go: does not run on this host"
 		continue
 	fi
+	[[ $ver != "$(go_version "$GO")" ]] || continue # the fixtures' Go: checked above
 	d=$TMP/$ver/fixtures
 	mkdir -p "$d"
 	if ! go_run "$go" build -ldflags='-s -w' -o "$d/wl_go" "$DATA/wl_go.go" ||

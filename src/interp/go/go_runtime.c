@@ -207,7 +207,7 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 	else if (minor >= 17)
 		abi->g_labels = 360; /* 1.17-1.20 */
 	else
-		abi->g_labels = 344; /* 1.15 (1.17 added g.tracking, trackingSeq, runnableStamp...) */
+		abi->g_labels = 344; /* 1.15 (DWARF) */
 	abi->labels_layout = minor >= 24 ? GO_LABELS_SLICE : GO_LABELS_HMAP;
 	abi->m_g0 = 0;
 	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
