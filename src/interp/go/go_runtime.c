@@ -6,10 +6,10 @@
  *
  * Per executable:
  *  - the Go version: the build info blob (`\xff Go buildinf:`, section .go.buildinfo; its
- *    inline version string since Go 1.18), else the runtime.buildVersion string in .rodata
- *    ("go1.26.5" between non-printable bytes: binaries whose build info was removed, as
- *    esbuild's, and Go 1.13-1.17's, whose blob points to the string), checked against the
- *    .gopclntab format (1.2-1.15, 1.18-1.19, 1.20+);
+ *    inline version string since Go 1.18, a pointer to runtime.buildVersion in 1.13-1.17),
+ *    else the runtime.buildVersion string in .rodata ("go1.26.5" between non-printable bytes:
+ *    binaries whose build info was removed, as esbuild's), checked against the .gopclntab
+ *    format (1.2-1.15, 1.18-1.19, 1.20+);
  *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg` (or, in a PIE, of the
  *    `mov $disp32, %reg` before `mov %fs:(%reg), ...`) that runtime.stackcheck starts with
  *    (-8 in every binary measured: internal and external linking, PIE);
@@ -41,6 +41,7 @@
 #define GO_RODATA_SCAN_MAX (64u << 20) /* bytes of .rodata searched for the version string */
 #define GO_BUILDINFO_MAGIC "\xff Go buildinf:"
 #define GO_BUILDINFO_HDR 32
+#define GO_BUILDINFO_BIG_ENDIAN 0x1 /* flags */
 #define GO_BUILDINFO_INLINE 0x2 /* flags: the version and module strings follow the header */
 
 struct go_file {
@@ -79,19 +80,35 @@ static int parse_version(const char *s, size_t len)
 	return minor;
 }
 
-/* The version in the build info blob (Go 1.18+: inline strings): minor, or -1. */
+/* The version in the build info blob: minor, or -1. Go 1.18+ writes the string inline after
+ * the 32-byte header; Go 1.13-1.17 write, after the 16-byte magic and flags, the address of
+ * runtime.buildVersion (a string header: pointer, length; 8-byte pointers, little-endian).
+ */
 static int version_from_buildinfo(struct elf_file *ef)
 {
 	struct elf_section sec;
 	const uint8_t *p;
-	size_t len = 0, at = GO_BUILDINFO_HDR + 1;
+	const void *data;
+	size_t len = 0, at = GO_BUILDINFO_HDR + 1, avail;
+	uint64_t str[2], addr;
 
 	if (elf_file__section(ef, ".go.buildinfo", &sec) || !sec.data ||
-	    sec.size < GO_BUILDINFO_HDR + 1)
+	    sec.size < GO_BUILDINFO_HDR || memcmp(sec.data, GO_BUILDINFO_MAGIC, 14))
 		return -1;
 	p = sec.data;
-	if (memcmp(p, GO_BUILDINFO_MAGIC, strlen(GO_BUILDINFO_MAGIC)) ||
-	    !(p[15] & GO_BUILDINFO_INLINE))
+	if (!(p[15] & GO_BUILDINFO_INLINE)) {
+		if (p[14] != 8 || (p[15] & GO_BUILDINFO_BIG_ENDIAN))
+			return -1;
+		memcpy(&addr, p + 16, sizeof(addr));
+		if (elf_file__bytes_at_vaddr(ef, addr, &data, &avail) || avail < sizeof(str))
+			return -1;
+		memcpy(str, data, sizeof(str));
+		if (str[1] > GO_VERSION_MAX ||
+		    elf_file__bytes_at_vaddr(ef, str[0], &data, &avail) || avail < str[1])
+			return -1;
+		return parse_version(data, (size_t)str[1]);
+	}
+	if (sec.size < GO_BUILDINFO_HDR + 1)
 		return -1;
 	/* a one-byte uvarint length: version strings are short */
 	len = p[GO_BUILDINFO_HDR];
