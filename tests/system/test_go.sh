@@ -15,7 +15,10 @@
 #    mark worker, both down to runtime.goexit (the frame-pointer/pcsp walk alone stops at the
 #    switch);
 #  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
-#    it) bundling a generated project of 2000 modules: Go frames with files and lines.
+#    it) bundling a generated project of 2000 modules: Go frames with files and lines;
+#  - the Go of each runtime matrix root (1.15, 1.24, 1.27 beside the fixtures' 1.19) and the
+#    host's newer `go` (1.26): test_gopclntab on their builds of wl_go, their wl_go_labels'
+#    labels, their wl_go_cgo's chain into C.
 # Lines come from the workload sources' markers (// NAME).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -224,9 +227,9 @@ fi
 # runtime_root.sh's cache; a root not built is skipped, never built here) and the `go` on PATH
 # when it is not the fixtures' Go (this machine's /usr/local/go). Each builds, on the host,
 # the pclntab unit test's fixtures (wl_go stripped and unstripped, its objdump and addr2line)
-# and wl_go_labels; then test_gopclntab runs on those fixtures (every instruction's function,
-# file and line against that Go's own objdump: Go 1.15 is the "go1.2" table format) and the
-# labels are checked as above.
+# wl_go_labels and (with gcc) wl_go_cgo; then test_gopclntab runs on those fixtures (every
+# instruction's function, file and line against that Go's own objdump: Go 1.15 is the "go1.2"
+# table format), the labels are checked as above, and the cgo chain whole down to C.
 RM_ROOTS=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots
 # go_run GO ARGS...: GO (a root's runs on the host: its GOROOT pointed at the root's copy, the C
 # library the host's), no network, caches under $FIX/go-versions.
@@ -237,7 +240,7 @@ go_run()
 	goroot=$(dirname "$(dirname "$go")")
 	env GOENV=off GOROOT="$goroot" GOCACHE="$FIX/go-versions/cache-$(basename "$goroot")" \
 		GOPATH="$FIX/go-versions/path" GO111MODULE=off GOFLAGS= GOPROXY=off \
-		GOTOOLCHAIN=local CGO_ENABLED=0 "$go" "$@"
+		GOTOOLCHAIN=local CGO_ENABLED="${GO_CGO:-0}" "$go" "$@"
 }
 
 # go_version GO: "go1.15.15" (`go env GOVERSION` is 1.16's)
@@ -288,6 +291,22 @@ for tc in "${toolchains[@]}"; do
 		grep -E 'FAIL|fail|SKIP' <<<"$out" | head -10
 	fi
 	check_labels "wl_go_labels-$ver" "$d/wl_go_labels"
+	# cgo: Go -> C and back (an external link: Go 1.26+'s table has textStart 0 and .text
+	# starts with C code; newer Go strips the C symbols too: C frames named or file+0x...)
+	if command -v gcc >/dev/null &&
+		GO_CGO=1 go_run "$go" build -ldflags='-s -w' -o "$d/wl_go_cgo" "$DATA/wl_go_cgo.go"; then
+		record_stacks wl_go_cgo "$d/wl_go_cgo" 1.5
+		f=$TMP/wl_go_cgo.stacks
+		C=';[^@;]+;[^@;]+;[^@;]+(;[^@]*)*$' # the cgo wrapper, c_outer, c_inner, then kernel frames
+		in_c=$(samples "$f" wl_go_cgo ";runtime[.]asmcgocall@[^;]*$C")
+		whole=$(samples "$f" wl_go_cgo \
+			"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$(line "$DATA/wl_go_cgo.go" CGO_CALL);main\\._Cfunc_c_outer@[^;]*;runtime\\.cgocall@[^;]*;runtime\\.asmcgocall@[^;]*$C")
+		check_ge "wl_go_cgo-$ver: samples in C under runtime.asmcgocall" "$in_c" 100
+		check_pct "wl_go_cgo-$ver: of those, whole from runtime.goexit: cgoLoop;_Cfunc_c_outer;cgocall;asmcgocall;C" \
+			"$whole" "$in_c" 95 || show_stacks "$f"
+	else
+		skip "wl_go_cgo-$ver: no gcc, or the cgo build failed"
+	fi
 done
 
 finish
