@@ -246,6 +246,7 @@ go_run()
 # go_version GO: "go1.15.15" (`go env GOVERSION` is 1.16's)
 go_version() { go_run "$1" version 2>/dev/null | awk '{ print $3 }'; }
 
+PREEMPT=';runtime[.]newstack@[^;]*;runtime[.](gopreempt_m|preemptPark)@'
 toolchains=()
 for suite in bullseye bookworm trixie sid; do
 	for g in "$RM_ROOTS/$suite"/usr/lib/go-1.*/bin/go; do
@@ -291,6 +292,24 @@ for tc in "${toolchains[@]}"; do
 		grep -E 'FAIL|fail|SKIP' <<<"$out" | head -10
 	fi
 	check_labels "wl_go_labels-$ver" "$d/wl_go_labels"
+	# g0: under morestack and systemstack, on into the goroutine that switched (Go 1.15's
+	# switches are known by their funcIDs: the 1.2 table has no funcFlags)
+	if go_run "$go" build -ldflags='-s -w' -o "$d/wl_go_g0" "$DATA/wl_go_g0.go"; then
+		record_stacks wl_go_g0 "$d/wl_go_g0" 1.5
+		f=$TMP/wl_go_g0.stacks
+		SW=';runtime[.](morestack|systemstack)@[^;]*;'
+		# (less those of the scheduler's own: g0 from its root, mstart or rt0_go)
+		in_sw=$(($(samples "$f" wl_go_g0 "$SW") - $(samples "$f" wl_go_g0 \
+			"^wl_go_g0;runtime[.](mstart|rt0_go)@[^;]*;([^;]*;)*${SW#;}")))
+		preempted=$(samples "$f" wl_go_g0 "$PREEMPT")
+		whole=$(samples "$f" wl_go_g0 "^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*${SW#;}")
+		whole_pre=$(samples "$f" wl_go_g0 "^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*runtime[.]morestack@[^;]*$PREEMPT")
+		check_ge "wl_go_g0-$ver: samples on g0 under morestack or systemstack" "$in_sw" 30
+		check_pct "wl_go_g0-$ver: of those not in the scheduler after a preemption, complete from runtime.goexit" \
+			$((whole - whole_pre)) $((in_sw - preempted)) 90 || show_stacks "$f"
+	else
+		fail "wl_go_g0-$ver: build"
+	fi
 	# cgo: Go -> C and back (an external link: Go 1.26+'s table has textStart 0 and .text
 	# starts with C code; newer Go strips the C symbols too: C frames named or file+0x...)
 	if command -v gcc >/dev/null &&
