@@ -5,10 +5,11 @@
  * their own, and per function the stack-pointer delta table (pcsp) the unwinder derives its
  * rules from.
  *
- * Formats: the pcHeader of Go 1.18-1.19 (magic 0xfffffff0) and of Go 1.20 and later
- * (0xfffffff1: `_func` gains startLine, `inlinedCall` shrinks to 16 bytes and loses its
- * call-site file/line). Older tables (Go 1.2-1.17) and 32-bit tables are refused
- * (EPROTONOSUPPORT).
+ * Formats: the "go1.2" table of Go 1.2 to 1.15 (magic 0xfffffffb: one region addressed from
+ * its start, absolute pcs, funcdata as addresses; inlined calls from Go 1.12), the pcHeader of
+ * Go 1.18-1.19 (magic 0xfffffff0) and of Go 1.20 and later (0xfffffff1: `_func` gains
+ * startLine, `inlinedCall` shrinks to 16 bytes and loses its call-site file/line). The tables
+ * of Go 1.16-1.17 (0xfffffffa) and 32-bit tables are refused (EPROTONOSUPPORT).
  *
  * Untrusted input: every read is bounded by the region it belongs to (function name table,
  * cutab, file table, pc-value tables, function table); varints are at most 5 bytes; a
@@ -32,28 +33,36 @@ struct gopclntab;
 #define GO_MAX_FRAMES 64 /* inline chain depth kept per pc (innermost first) */
 
 enum gopclntab_version {
+	GOPCLNTAB_V12 = 12,   /* Go 1.2 to 1.15 */
 	GOPCLNTAB_V118 = 118, /* Go 1.18, 1.19 */
 	GOPCLNTAB_V120 = 120, /* Go 1.20 and later */
 };
 
 /* Where a pclntab lives: its bytes, and optionally the bytes of the `go:func.*` data that
- * FUNCDATA offsets are relative to (moduledata.gofunc; without it, no inline tree).
+ * FUNCDATA offsets are relative to (moduledata.gofunc; without it, no inline tree). In the
+ * Go 1.2 format FUNCDATA are addresses: gofunc is then the bytes at vaddr gofunc_addr that
+ * hold the inline trees (the binary's .rodata).
  */
 struct gopclntab_image {
 	const void *pcln;
 	size_t pcln_sz;
 	const void *gofunc; /* nullable */
 	size_t gofunc_sz;
+	uint64_t gofunc_addr; /* Go 1.2 format only */
 };
 
 struct go_func {
 	uint64_t entry, end; /* [entry, end): ELF vaddrs */
 	const char *name;    /* NULL when the name is out of bounds */
-	uint8_t func_id;     /* the runtime's funcID (0: an ordinary function) */
-	uint8_t flags;       /* GO_FUNC_* (the runtime's funcFlag) */
+	uint8_t func_id;     /* the runtime's funcID (0: an ordinary function; numbered per version) */
+	uint8_t flags;       /* GO_FUNC_* (the runtime's funcFlag; Go 1.2 format: derived) */
 };
 
-/* funcFlag bits (runtime/symtab.go, the same in 1.18 to 1.26). */
+/* funcFlag bits (runtime/symtab.go, the same in 1.17 to 1.27). The Go 1.2 format has no
+ * flags: TOPFRAME is set for goexit, mstart and rt0_go, SPWRITE for the stack switches
+ * (mcall, morestack, systemstack, asmcgocall, gogo, jmpdefer) and the vDSO callers
+ * (nanotime1, walltime1), by their funcIDs (1.12-1.15's numbering) and names.
+ */
 #define GO_FUNC_TOPFRAME 0x1 /* the outermost frame of a stack: goexit, mstart, rt0_go */
 #define GO_FUNC_SPWRITE 0x2  /* writes SP: stack switches (systemstack, mcall, morestack, ...) */
 
@@ -65,11 +74,14 @@ struct go_frame {
 };
 
 /* The table of a Go ELF executable: section `.gopclntab` (`.data.rel.ro.gopclntab` in a
- * PIE), and the gofunc base found through
- * the runtime's moduledata (a pointer to the table in `.go.module` (Go 1.26), `.noptrdata` or `.data`; not found, e.g.
- * in a PIE whose pointers are relocations: names and lines work, inlined frames do not).
- * NULL with errno: ENOENT (no .gopclntab: not Go), EPROTONOSUPPORT (a Go version before 1.18
- * or a 32-bit table), ENOEXEC (corrupt header or function table), ENOMEM.
+ * PIE), and the gofunc base found through the runtime's moduledata (a pointer to the table in
+ * `.go.module` (Go 1.26), `.noptrdata` or `.data`; not found, e.g. in a PIE whose pointers are
+ * relocations: names and lines work, inlined frames do not); for the Go 1.2 format, .rodata.
+ * Go 1.26+ writes textStart 0: the base of the pcs is then moduledata's `text` (else the .text
+ * section's start, which is not it when an external link put C code first).
+ * NULL with errno: ENOENT (no .gopclntab: not Go), EPROTONOSUPPORT (Go 1.16-1.17's format or
+ * a 32-bit table), ENOEXEC (corrupt header or function table; a Go 1.2 table whose pcs are
+ * all zero: a PIE's, left to relocations), ENOMEM.
  */
 struct gopclntab *gopclntab__open(struct elf_file *ef);
 /* The same from bytes (tests, fuzzing); the image is borrowed, not copied. */

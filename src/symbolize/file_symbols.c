@@ -119,8 +119,9 @@ int file_symbols__go_lines(struct file_symbols *fs, const struct executable *exe
 			st->go = gopclntab__open(exe->elf);
 			if (st->go)
 				pr_debug("%s: Go %s table, %zu functions%s\n", exe->path,
-					 gopclntab__version(st->go) == GOPCLNTAB_V118 ? "1.18"
-										      : "1.20+",
+					 gopclntab__version(st->go) == GOPCLNTAB_V12    ? "1.2"
+					 : gopclntab__version(st->go) == GOPCLNTAB_V118 ? "1.18"
+											: "1.20+",
 					 gopclntab__func_cnt(st->go),
 					 gopclntab__has_inline(st->go) ? "" : ", no inline tree");
 			else if (errno != ENOENT)

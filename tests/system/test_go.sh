@@ -15,7 +15,10 @@
 #    mark worker, both down to runtime.goexit (the frame-pointer/pcsp walk alone stops at the
 #    switch);
 #  - esbuild from npm (a Go 1.26 binary nobody here built, when `make fixtures` could fetch
-#    it) bundling a generated project of 2000 modules: Go frames with files and lines.
+#    it) bundling a generated project of 2000 modules: Go frames with files and lines;
+#  - the Go of each runtime matrix root (1.15, 1.24, 1.27 beside the fixtures' 1.19) and the
+#    host's newer `go` (1.26): test_gopclntab on their builds of wl_go, their wl_go_labels'
+#    labels, their wl_go_cgo's chain into C.
 # Lines come from the workload sources' markers (// NAME).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -88,36 +91,45 @@ else
 	skip_setup "wl_go_cgo: not built (go or gcc missing when the fixtures were built)"
 fi
 
-if [[ -x $FIX/wl_go_labels ]]; then
-	# (regexes: "[[]" and "[]]" are literal brackets, "[.]" a literal dot)
-	LB='[[]label: ' RB='[]]'
-	FAST="${LB}route=/api/fast${RB};${LB}worker=1${RB}"
-	SLOW="${LB}route=/api/slow${RB};${LB}worker=2${RB}"
-	record "$TMP/wl_go_labels.err" -F $HZ -o "$TMP/wl_go_labels.pb.gz" \
-		-o "$TMP/wl_go_labels.folded" -- "$FIX/wl_go_labels" 2 >/dev/null
-	check_eq "wl_go_labels: exit status" $? 0
-	f=$TMP/wl_go_labels.stacks
-	$STACKS --comm --labels "$TMP/wl_go_labels.pb.gz" >"$f"
-	GL='wl_go_labels[.]go'
-	L_WORK=$(line "$DATA/wl_go_labels.go" WORK_LOOP)
-	WORK="runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:[0-9]+(;|\$)"
+# (regexes: "[[]" and "[]]" are literal brackets, "[.]" a literal dot)
+LB='[[]label: ' RB='[]]'
+FAST="${LB}route=/api/fast${RB};${LB}worker=1${RB}"
+SLOW="${LB}route=/api/slow${RB};${LB}worker=2${RB}"
+GL='wl_go_labels[.]go'
+L_WORK=$(line "$DATA/wl_go_labels.go" WORK_LOOP)
+
+# check_labels WHAT BINARY: a recording of wl_go_labels (BINARY) whose main.work samples carry
+# their goroutine's labels, main.unlabeled's none. Leaves the recording in $TMP/WHAT.pb.gz.
+check_labels()
+{
+	local what=$1 bin=$2 f=$TMP/$1.stacks fast slow exact in_work in_unl
+	local work="runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:[0-9]+(;|\$)"
+
+	record "$TMP/$what.err" -F $HZ -o "$TMP/$what.pb.gz" -o "$TMP/$what.folded" -- \
+		"$bin" 2 >/dev/null
+	check_eq "$what: exit status" $? 0
+	$STACKS --comm --labels "$TMP/$what.pb.gz" >"$f"
 	in_work=$(samples "$f" wl_go_labels ';main[.]work@')
-	check_ge "wl_go_labels: samples in main.work" "$in_work" 100
-	fast=$(samples "$f" wl_go_labels "^wl_go_labels;$FAST;$WORK")
-	slow=$(samples "$f" wl_go_labels "^wl_go_labels;$SLOW;$WORK")
-	check_pct "wl_go_labels: main.work samples with their goroutine's labels (fast or slow)" \
+	check_ge "$what: samples in main.work" "$in_work" 100
+	fast=$(samples "$f" wl_go_labels "^wl_go_labels;$FAST;$work")
+	slow=$(samples "$f" wl_go_labels "^wl_go_labels;$SLOW;$work")
+	check_pct "$what: main.work samples with their goroutine's labels (fast or slow)" \
 		"$((fast + slow))" "$in_work" 99 || grep 'main\.work@' "$f" | head -3 | cut -c1-300
 	# both goroutines burn the same loop: each gets a fair share, whatever the box's load
-	check_pct "wl_go_labels: route=/api/fast of them" "$fast" "$in_work" 20
-	check_pct "wl_go_labels: route=/api/slow of them" "$slow" "$in_work" 20
+	check_pct "$what: route=/api/fast of them" "$fast" "$in_work" 20
+	check_pct "$what: route=/api/slow of them" "$slow" "$in_work" 20
 	exact=$(samples "$f" wl_go_labels \
 		"^wl_go_labels;($FAST|$SLOW);runtime[.]goexit@[^;]*;([^;]*;)*main[.]work@$GL:($((L_WORK - 1))|$L_WORK)\$")
-	check_pct "wl_go_labels: [labels];goexit;...;main.work:$L_WORK (the loop's line)" \
+	check_pct "$what: [labels];goexit;...;main.work:$L_WORK (the loop's line)" \
 		"$exact" "$in_work" 50
 	in_unl=$(samples "$f" wl_go_labels ';main[.]unlabeled@')
-	check_ge "wl_go_labels: samples in main.unlabeled" "$in_unl" 50
-	check_eq "wl_go_labels: main.unlabeled samples with labels" \
+	check_ge "$what: samples in main.unlabeled" "$in_unl" 50
+	check_eq "$what: main.unlabeled samples with labels" \
 		"$(samples "$f" wl_go_labels "$LB[^;]*;([^;]*;)*main[.]unlabeled@")" 0
+}
+
+if [[ -x $FIX/wl_go_labels ]]; then
+	check_labels wl_go_labels "$FIX/wl_go_labels"
 	# the folded output (of the same recording) carries the same annotations
 	f=$TMP/wl_go_labels.folded
 	in_work=$(samples "$f" wl_go_labels ';main[.]work(;|$)')
@@ -210,5 +222,110 @@ else
 	inl=$(samples "$f" esbuild 'github\.com/evanw/esbuild/[^;]*@[^;]*:[0-9]+;')
 	check_pct "esbuild: samples in esbuild's own packages" "$inl" "$total" 30
 fi
+
+# ---- other Go versions: the toolchains of the runtime matrix's Debian roots (scripts/
+# runtime_root.sh's cache; a root not built is skipped, never built here) and the `go` on PATH
+# when it is not the fixtures' Go (this machine's /usr/local/go). Each builds, on the host,
+# the pclntab unit test's fixtures (wl_go stripped and unstripped, its objdump and addr2line)
+# wl_go_labels and (with gcc) wl_go_cgo; then test_gopclntab runs on those fixtures (every
+# instruction's function, file and line against that Go's own objdump: Go 1.15 is the "go1.2"
+# table format), the labels are checked as above, and the cgo chain whole down to C.
+RM_ROOTS=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots
+# go_run GO ARGS...: GO (a root's runs on the host: its GOROOT pointed at the root's copy, the C
+# library the host's), no network, caches under $FIX/go-versions.
+go_run()
+{
+	local go=$1 goroot
+	shift
+	goroot=$(dirname "$(dirname "$go")")
+	env GOENV=off GOROOT="$goroot" GOCACHE="$FIX/go-versions/cache-$(basename "$goroot")" \
+		GOPATH="$FIX/go-versions/path" GO111MODULE=off GOFLAGS= GOPROXY=off \
+		GOTOOLCHAIN=local CGO_ENABLED="${GO_CGO:-0}" "$go" "$@"
+}
+
+# go_version GO: "go1.15.15" (`go env GOVERSION` is 1.16's)
+go_version() { go_run "$1" version 2>/dev/null | awk '{ print $3 }'; }
+
+PREEMPT=';runtime[.]newstack@[^;]*;runtime[.](gopreempt_m|preemptPark)@'
+toolchains=()
+for suite in bullseye bookworm trixie sid; do
+	for g in "$RM_ROOTS/$suite"/usr/lib/go-1.*/bin/go; do
+		[[ -x $g && -f $RM_ROOTS/$suite/.stackscope-root ]] && toolchains+=("$suite:$g")
+	done
+done
+host_go=$(command -v go || true)
+if [[ -n $host_go && $(go_version "$host_go") != "$(go_version "$GO")" ]]; then
+	toolchains+=("host:$host_go")
+fi
+((${#toolchains[@]})) || skip "other Go versions: no runtime matrix root built, no other go on PATH"
+
+for tc in "${toolchains[@]}"; do
+	suite=${tc%%:*} go=${tc#*:}
+	ver=$(go_version "$go")
+	if [[ -z $ver ]]; then
+		fail "$suite's $go: does not run on this host"
+		continue
+	fi
+	[[ $ver != "$(go_version "$GO")" ]] || continue # the fixtures' Go: checked above
+	d=$TMP/$ver/fixtures
+	mkdir -p "$d"
+	if ! go_run "$go" build -ldflags='-s -w' -o "$d/wl_go" "$DATA/wl_go.go" ||
+		! go_run "$go" build -o "$d/wl_go.full" "$DATA/wl_go.go" ||
+		! go_run "$go" build -ldflags='-s -w' -o "$d/wl_go_labels" \
+			"$DATA/wl_go_labels.go" ||
+		! go_run "$go" tool objdump "$d/wl_go.full" >"$d/wl_go.objdump"; then
+		fail "$ver ($suite): building the fixtures"
+		continue
+	fi
+	# go.mk's wl_go.addr2line: each function's first and last instruction
+	awk '/^TEXT /{ if (last) print last; first = 1; next }
+	     NF < 3 { next } first { print $2; first = 0 } { last = $2 } END { if (last) print last }' \
+		"$d/wl_go.objdump" | sort -u >"$d/addrs"
+	go_run "$go" tool addr2line "$d/wl_go" <"$d/addrs" | paste - - >"$d/a2l"
+	paste "$d/addrs" "$d/a2l" >"$d/wl_go.addr2line"
+	ln -s "$FIX/wl_chain_fp" "$d/wl_chain_fp" # test_gopclntab's non-Go binary
+	out=$(cd "$SS_ROOT" && BUILD=$TMP/$ver "$BUILD/tests/test_gopclntab" 2>&1)
+	if grep -qE '^[0-9]+ passed, 0 failed' <<<"$out" && ! grep -q '^SKIP objdump' <<<"$out"; then
+		ok "$ver ($suite): test_gopclntab on its wl_go ($(grep -m1 -o '[0-9]* instructions of [0-9]* functions, [0-9]* mismatches' <<<"$out"))"
+	else
+		fail "$ver ($suite): test_gopclntab on its wl_go"
+		grep -E 'FAIL|fail|SKIP' <<<"$out" | head -10
+	fi
+	check_labels "wl_go_labels-$ver" "$d/wl_go_labels"
+	# g0: under morestack and systemstack, on into the goroutine that switched (Go 1.15's
+	# switches are known by their funcIDs: the 1.2 table has no funcFlags)
+	if go_run "$go" build -ldflags='-s -w' -o "$d/wl_go_g0" "$DATA/wl_go_g0.go"; then
+		record_stacks wl_go_g0 "$d/wl_go_g0" 1.5
+		f=$TMP/wl_go_g0.stacks
+		SW=';runtime[.](morestack|systemstack)@[^;]*;'
+		# (less those of the scheduler's own: g0 from its root, mstart or rt0_go)
+		in_sw=$(($(samples "$f" wl_go_g0 "$SW") - $(samples "$f" wl_go_g0 \
+			"^wl_go_g0;runtime[.](mstart|rt0_go)@[^;]*;([^;]*;)*${SW#;}")))
+		preempted=$(samples "$f" wl_go_g0 "$PREEMPT")
+		whole=$(samples "$f" wl_go_g0 "^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*${SW#;}")
+		whole_pre=$(samples "$f" wl_go_g0 "^wl_go_g0;runtime[.]goexit@[^;]*;([^;]*;)*runtime[.]morestack@[^;]*$PREEMPT")
+		check_ge "wl_go_g0-$ver: samples on g0 under morestack or systemstack" "$in_sw" 30
+		check_pct "wl_go_g0-$ver: of those not in the scheduler after a preemption, complete from runtime.goexit" \
+			$((whole - whole_pre)) $((in_sw - preempted)) 90 || show_stacks "$f"
+	else
+		fail "wl_go_g0-$ver: build"
+	fi
+	# cgo: Go -> C and back (an external link: Go 1.26+'s table has textStart 0 and .text
+	# starts with C code; newer Go strips the C symbols too: C frames named or file+0x...)
+	if command -v gcc >/dev/null &&
+		GO_CGO=1 go_run "$go" build -ldflags='-s -w' -o "$d/wl_go_cgo" "$DATA/wl_go_cgo.go"; then
+		record_stacks wl_go_cgo "$d/wl_go_cgo" 1.5
+		f=$TMP/wl_go_cgo.stacks
+		C=';[^@;]+;[^@;]+;[^@;]+(;[^@]*)*$' # the cgo wrapper, c_outer, c_inner, then kernel frames
+		in_c=$(samples "$f" wl_go_cgo ";runtime[.]asmcgocall@[^;]*$C")
+		whole=$(samples "$f" wl_go_cgo \
+			"^wl_go_cgo;$ROOT;main\\.main@[^;]*;main\\.cgoLoop@wl_go_cgo\\.go:$(line "$DATA/wl_go_cgo.go" CGO_CALL);main\\._Cfunc_c_outer@[^;]*;runtime\\.cgocall@[^;]*;runtime\\.asmcgocall@[^;]*$C")
+		check_ge "wl_go_cgo-$ver: samples in C under runtime.asmcgocall" "$in_c" 100
+		check_pct "wl_go_cgo-$ver: of those, whole from runtime.goexit: cgoLoop;_Cfunc_c_outer;cgocall;asmcgocall;C" \
+			"$whole" "$in_c" 95 || show_stacks "$f"
+	else
+		skip "wl_go_cgo-$ver: no gcc, or the cgo build failed"
+	fi
+done
 
 finish

@@ -10,7 +10,7 @@
  * up to SS_MAX_LABELS of them into the sample record (struct sample_label in abi.h).
  *
  * The labels' layout depends on the Go version:
- *  - Go 1.18-1.23: curg.labels points to a labelMap, a map[string]string: a pointer to the
+ *  - Go 1.15-1.23: curg.labels points to a labelMap, a map[string]string: a pointer to the
  *    runtime's hmap (count at 0, buckets at 16, oldbuckets at 24 while growing), buckets of
  *    GO_MAP_BUCKET_SLOTS (tophash [8]u8, keys [8]string, values [8]string, overflow);
  *  - Go 1.24+: curg.labels points to a labelMap struct whose first member is a slice
@@ -22,7 +22,7 @@
 #include "counter_list.h"
 
 enum go_labels_layout {
-	GO_LABELS_HMAP = 1,  /* Go 1.18-1.23 */
+	GO_LABELS_HMAP = 1,  /* Go 1.15-1.23 */
 	GO_LABELS_SLICE = 2, /* Go 1.24 and later */
 };
 

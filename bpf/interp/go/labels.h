@@ -69,7 +69,7 @@ struct go_label_strings {
 	} bucket;
 };
 
-/* Go 1.18-1.23: a map[string]string (hmap). Only the first bucket is read: a map of up to 8
+/* Go 1.15-1.23: a map[string]string (hmap). Only the first bucket is read: a map of up to 8
  * labels has one (more are counted as dropped). Returns how many labels the map holds.
  */
 static __always_inline __u64 go_labels_hmap(struct go_label_strings *out, __u32 *n, __u64 labels)

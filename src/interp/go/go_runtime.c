@@ -6,16 +6,19 @@
  *
  * Per executable:
  *  - the Go version: the build info blob (`\xff Go buildinf:`, section .go.buildinfo; its
- *    inline version string since Go 1.18), else the runtime.buildVersion string in .rodata
- *    ("go1.26.5" between non-printable bytes: binaries whose build info was removed, as
- *    esbuild's), checked against the .gopclntab format (1.18-1.19 vs 1.20+);
+ *    inline version string since Go 1.18, a pointer to runtime.buildVersion in 1.13-1.17),
+ *    else the runtime.buildVersion string in .rodata ("go1.26.5" between non-printable bytes:
+ *    binaries whose build info was removed, as esbuild's), checked against the .gopclntab
+ *    format (1.2-1.15, 1.18-1.19, 1.20+);
  *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg` (or, in a PIE, of the
  *    `mov $disp32, %reg` before `mov %fs:(%reg), ...`) that runtime.stackcheck starts with
  *    (-8 in every binary measured: internal and external linking, PIE);
  *  - the offsets of g.m, m.curg and g.labels per version (runtime/runtime2.go of each release,
- *    as the reference agent records them; 1.19 checked against the DWARF of an unstripped
- *    build: curg 192, labels 360).
- * Versions before 1.18 (no supported .gopclntab) and after GO_MINOR_MAX are not attached.
+ *    as the reference agent records them; checked against the DWARF of unstripped builds:
+ *    1.15 curg 192, labels 344; 1.19 curg 192, labels 360; 1.27's g and m up to curg are
+ *    1.26's).
+ * Versions before GO_MINOR_MIN (1.12-1.14: other g layouts, not measured; 1.16-1.17: their
+ * .gopclntab is not read) and after GO_MINOR_MAX are not attached.
  *
  * Untrusted input: the file's bytes are read through elf_file, bounded by their section or
  * segment; a version string is at most GO_VERSION_MAX bytes of [0-9.].
@@ -33,11 +36,12 @@
 #include "proc/executable.h"
 
 #define GO_VERSION_MAX 32
-#define GO_MINOR_MIN 18
-#define GO_MINOR_MAX 26
+#define GO_MINOR_MIN 15
+#define GO_MINOR_MAX 27
 #define GO_RODATA_SCAN_MAX (64u << 20) /* bytes of .rodata searched for the version string */
 #define GO_BUILDINFO_MAGIC "\xff Go buildinf:"
 #define GO_BUILDINFO_HDR 32
+#define GO_BUILDINFO_BIG_ENDIAN 0x1 /* flags */
 #define GO_BUILDINFO_INLINE 0x2 /* flags: the version and module strings follow the header */
 
 struct go_file {
@@ -76,19 +80,35 @@ static int parse_version(const char *s, size_t len)
 	return minor;
 }
 
-/* The version in the build info blob (Go 1.18+: inline strings): minor, or -1. */
+/* The version in the build info blob: minor, or -1. Go 1.18+ writes the string inline after
+ * the 32-byte header; Go 1.13-1.17 write, after the 16-byte magic and flags, the address of
+ * runtime.buildVersion (a string header: pointer, length; 8-byte pointers, little-endian).
+ */
 static int version_from_buildinfo(struct elf_file *ef)
 {
 	struct elf_section sec;
 	const uint8_t *p;
-	size_t len = 0, at = GO_BUILDINFO_HDR + 1;
+	const void *data;
+	size_t len = 0, at = GO_BUILDINFO_HDR + 1, avail;
+	uint64_t str[2], addr;
 
 	if (elf_file__section(ef, ".go.buildinfo", &sec) || !sec.data ||
-	    sec.size < GO_BUILDINFO_HDR + 1)
+	    sec.size < GO_BUILDINFO_HDR || memcmp(sec.data, GO_BUILDINFO_MAGIC, 14))
 		return -1;
 	p = sec.data;
-	if (memcmp(p, GO_BUILDINFO_MAGIC, strlen(GO_BUILDINFO_MAGIC)) ||
-	    !(p[15] & GO_BUILDINFO_INLINE))
+	if (!(p[15] & GO_BUILDINFO_INLINE)) {
+		if (p[14] != 8 || (p[15] & GO_BUILDINFO_BIG_ENDIAN))
+			return -1;
+		memcpy(&addr, p + 16, sizeof(addr));
+		if (elf_file__bytes_at_vaddr(ef, addr, &data, &avail) || avail < sizeof(str))
+			return -1;
+		memcpy(str, data, sizeof(str));
+		if (str[1] > GO_VERSION_MAX ||
+		    elf_file__bytes_at_vaddr(ef, str[0], &data, &avail) || avail < str[1])
+			return -1;
+		return parse_version(data, (size_t)str[1]);
+	}
+	if (sec.size < GO_BUILDINFO_HDR + 1)
 		return -1;
 	/* a one-byte uvarint length: version strings are short */
 	len = p[GO_BUILDINFO_HDR];
@@ -134,6 +154,18 @@ static int version_from_rodata(struct elf_file *ef)
 			return minor;
 	}
 	return -1;
+}
+
+/* The .gopclntab format Go 1.<minor> writes (0: one not read). */
+static enum gopclntab_version format_of(int minor)
+{
+	if (minor >= 20)
+		return GOPCLNTAB_V120;
+	if (minor >= 18)
+		return GOPCLNTAB_V118;
+	if (minor >= 2 && minor <= 15)
+		return GOPCLNTAB_V12;
+	return 0;
 }
 
 /* g's slot relative to fsbase, from the first instruction(s) of runtime.stackcheck:
@@ -189,8 +221,10 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 		abi->g_labels = 352;
 	else if (minor == 25 || minor >= 21)
 		abi->g_labels = 344;
-	else
+	else if (minor >= 17)
 		abi->g_labels = 360; /* 1.17-1.20 */
+	else
+		abi->g_labels = 344; /* 1.15 (DWARF) */
 	abi->labels_layout = minor >= 24 ? GO_LABELS_SLICE : GO_LABELS_HMAP;
 	abi->m_g0 = 0;
 	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
@@ -218,7 +252,7 @@ static int go_file_detect(void *rt, const struct executable *exe, void *file_sta
 	if (minor < 0)
 		minor = version_from_rodata(exe->elf);
 	/* the version must agree with the table's format */
-	if (minor >= 0 && (minor >= 20) != (gopclntab__version(t) == GOPCLNTAB_V120))
+	if (minor >= 0 && format_of(minor) != gopclntab__version(t))
 		minor = -1;
 	if (minor < 0) {
 		g->stats[GO_STAT_NO_VERSION]++;
