@@ -49,6 +49,7 @@ SUPPORTED=(
 	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bookworm go" "trixie go" "sid go"
+	"bookworm node"
 	"trixie node"
 )
 
