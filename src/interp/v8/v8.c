@@ -488,10 +488,12 @@ static void jit_layout(struct elf_file *ef, const struct interp_sym *syms, struc
 }
 
 /* What optimised code's frames need, into f (and f->bpf.kind_opt_*), given the baseline
- * layout (the same Code fields). The kinds follow V8 11's code-kind.h (INTERPRETED_FUNCTION,
- * BASELINE, MAGLEV, TURBOFAN in a row), checked against the two exported; the Code's
- * source-position table and deoptimisation data and DeoptimizationData's indices are
- * exported (the indices must lie within its fixed header of 11 slots).
+ * layout (the same Code fields). The kinds follow V8 10.2-11's code-kind.h
+ * (INTERPRETED_FUNCTION, BASELINE, MAGLEV, TURBOFAN in a row), checked against the two
+ * exported; the Code's source-position table and deoptimisation data and
+ * DeoptimizationData's indices are exported (the indices must lie within its fixed header of
+ * 11 slots), V8 10.2's taken from its code.h: inlined function count 1, literals 2, the
+ * function 6, inlining positions 7, as in 11.3.
  */
 static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
@@ -539,7 +541,8 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
  * baseline code, the same slot), then the flags (u32, the kind in its low bits), the
  * builtin id and kind-specific flags (2 x u16, removed in 11.4.59), the instruction size
  * (i32). JSFunction::code is the word 3 after JSFunction::shared before 11.7.368. Only
- * V8 11.1-11.3 is trusted with them (other versions: baseline frames without a line).
+ * V8 11.1-11.3 and 10.2 (code_layout_10) are trusted with them (other versions: baseline
+ * and optimised frames without a line).
  */
 /* V8 10.2's Code (its code.h): the map, relocation info, deoptimisation data (baseline code:
  * its bytecode), the source-position table (baseline: the bytecode-offset table) and the
