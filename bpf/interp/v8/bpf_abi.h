@@ -30,8 +30,9 @@
  * A V8_SUB_OPTIMIZED frame (Maglev or TurboFan code holding the pc) names its code instead:
  *   addr    = the Code (tagged pointer) of the frame's JSFunction
  *   file_id = sub << 60 | pc offset in its instructions << 32 (the return address - 1 for
- *             callers) | cookie = (__u32)Code::instruction_start (V8 10: the Code's
- *             address + its header size, the instructions being inline): userspace finds the
+ *             callers) | cookie = (__u32)Code::instruction_start (V8 10, whose
+ *             instructions follow the Code's header: (__u32)(that start ^ instruction
+ *             size << 16), so that other code at a reused address is told): userspace finds the
  *             function, its inlined functions and their lines through the Code's
  *             source-position table and deoptimisation data, once the Code at addr still
  *             has that instruction start (else "[v8: stale]").

@@ -1490,6 +1490,12 @@ static int code_head(pid_t pid, const struct v8_file *f, uint64_t code, uint64_t
 	return 0;
 }
 
+/* The cookie of optimised code starting at start, size bytes long (bpf_abi.h). */
+static uint32_t code_cookie(const struct v8_file *f, uint64_t start, int32_t size)
+{
+	return (uint32_t)(f->bpf.code_inline ? start ^ (uint64_t)(uint32_t)size << 16 : start);
+}
+
 /* Read an optimised code object (its Code at tagged code must still start its instructions
  * where eBPF saw them: the cookie); 0, -EFAULT unreadable, -ESTALE moved or another code.
  */
@@ -1505,7 +1511,8 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 	if (v8_heap__type(pid, l, code, &type) || code_head(pid, f, code, &start, &flags, &e->size))
 		return -EFAULT;
 	kind = flags & f->bpf.kind_mask;
-	if (type != f->type_code || (uint32_t)start != cookie || kind < f->bpf.kind_opt_lo ||
+	if (type != f->type_code || code_cookie(f, start, e->size) != cookie ||
+	    kind < f->bpf.kind_opt_lo ||
 	    kind > f->bpf.kind_opt_hi || e->size <= 0)
 		return -ESTALE;
 	e->kind = (uint8_t)kind;
@@ -1826,11 +1833,11 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 		return false;
 	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
 	    jc->kind <= f->bpf.kind_opt_hi) {
-		ce = code_get(v, p, reader, jc->code, (uint32_t)jc->start, &mark);
+		ce = code_get(v, p, reader, jc->code, code_cookie(f, jc->start, jc->size), &mark);
 		if (!ce || ce->sfi != sfi)
 			return false;
 		optimized_symbolize(v, p, reader, jc->code, (uint32_t)(pc - jc->start),
-				    (uint32_t)jc->start, out);
+				    code_cookie(f, jc->start, jc->size), out);
 		v->stats[V8_STAT_JIT_FOUND]++;
 		return !out->marker;
 	}
