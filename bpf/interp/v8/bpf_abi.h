@@ -30,7 +30,9 @@
  * A V8_SUB_OPTIMIZED frame (Maglev or TurboFan code holding the pc) names its code instead:
  *   addr    = the Code (tagged pointer) of the frame's JSFunction
  *   file_id = sub << 60 | pc offset in its instructions << 32 (the return address - 1 for
- *             callers) | cookie = (__u32)Code::instruction_start: userspace finds the
+ *             callers) | cookie = (__u32)Code::instruction_start (V8 10, whose
+ *             instructions follow the Code's header: (__u32)(that start ^ instruction
+ *             size << 16), so that other code at a reused address is told): userspace finds the
  *             function, its inlined functions and their lines through the Code's
  *             source-position table and deoptimisation data, once the Code at addr still
  *             has that instruction start (else "[v8: stale]").
@@ -82,14 +84,17 @@ struct v8_proc_abi {
 	__u16 type_bytecode; /* BYTECODE_ARRAY_TYPE */
 	__u8 code_ok;        /* the Code offsets below are known: baseline lines */
 	__u8 fn_code;        /* JSFunction::code */
-	__u8 code_start;     /* Code::instruction_start (u64) */
+	__u8 code_start;     /* Code::instruction_start (u64); with code_inline, where the 4 words
+			      * holding flags and size start */
 	__u8 code_flags;     /* Code::flags (u32; kind in kind_mask), bytes after code_start */
 	__u8 code_size;      /* Code::instruction_size (i32), bytes after code_start */
+	__u8 code_inline;    /* 0, or V8 10: the Code holds its instructions from this many bytes
+			      * after its start (its header size; no instruction-start field) */
 	__u8 kind_mask;      /* v8dbg_CodeKindFieldMask (shift 0) */
 	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
 	__u8 kind_opt_lo;    /* optimised code kinds [lo, hi] (Maglev, TurboFan); 0: none */
 	__u8 kind_opt_hi;
-	__u8 pad[5];
+	__u8 pad[4];
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */

@@ -49,7 +49,8 @@
 struct v8_cursor {
 	__u64 slots[V8_SLOT_BASE + 2]; /* words fp-48 .. fp+8 */
 	__u64 sfi[4];                  /* SharedFunctionInfo words from name_or_scope_info */
-	__u64 code[4];                 /* Code words from instruction_start */
+	__u64 code[4];                 /* Code words from code_start (then [0]: instruction start) */
+	__u64 code_cookie;             /* the optimised frame's cookie (bpf_abi.h) */
 };
 
 /* The slot `off` bytes from fp (a v8dbg_off_fp_* value), from the window read. */
@@ -140,9 +141,13 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 	    (*code & 3) != 1 ||
 	    ss_read_user(vc->code, sizeof(vc->code), *code - 1 + p->code_start) < 0)
 		return 0;
-	start = vc->code[0];
 	flags = (__u32)(vc->code[(p->code_flags >> 3) & 3] >> ((p->code_flags & 7) * 8));
 	size = (__s32)(vc->code[(p->code_size >> 3) & 3] >> ((p->code_size & 7) * 8));
+	/* V8 10: the instructions follow the Code's header; vc->code[0] is the start from now */
+	if (p->code_inline)
+		vc->code[0] = *code - 1 + p->code_inline;
+	start = vc->code[0];
+	vc->code_cookie = (__u32)(p->code_inline ? start ^ (__u64)size << 16 : start);
 	kind = flags & p->kind_mask;
 	if (size <= 0 || pc < start || pc - start >= (__u64)size)
 		return 0;
@@ -322,7 +327,8 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 	is->started |= INTERP_BIT(
 		FRAME_KIND_V8); /* its frames need the process's heap: no deferred replay */
 	if (sub == V8_SUB_OPTIMIZED)
-		ss_interp_code_frame(st, frames, FRAME_KIND_V8, code, sub, pos, (__u32)vc->code[0]);
+		ss_interp_code_frame(st, frames, FRAME_KIND_V8, code, sub, pos,
+				     (__u32)vc->code_cookie);
 	else
 		ss_interp_code_frame(st, frames, FRAME_KIND_V8, sfi, sub, pos,
 				     (__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));

@@ -163,6 +163,11 @@
 	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */ \
 	X(S_T_ISTREAM, "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE")             \
 	X(S_ISTREAM_START, "v8dbg_class_InstructionStream__instruction_start__uintptr_t")   \
+	/* optional: V8 10's Code (instructions inline, after its header) */                \
+	X(S_CODE_ISTART, "v8dbg_class_Code__instruction_start__uintptr_t")                  \
+	X(S_CODE_ISIZE, "v8dbg_class_Code__instruction_size__int")                          \
+	X(S_CODE_FLAGS, "v8dbg_class_Code__flags__uint32_t")                                \
+	X(S_FN_CODE, "v8dbg_class_JSFunction__code__CodeT")                                 \
 	/* optional: external strings' characters (node's own modules' sources) */          \
 	X(S_STR_EXTERNAL, "v8dbg_ExternalStringTag")                                        \
 	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")
@@ -224,9 +229,11 @@ struct v8_file {
 	 */
 	uint32_t code_spt, code_deopt, dd_inlined_cnt, dd_literals, dd_sfi, dd_inlining;
 	/* Code by pc (istream_type != 0): an InstructionStream is its map, its Code, then its
-	 * instructions (V8 11.3: the exported "instruction_start" is that header's size, 16).
+	 * instructions (V8 11.3: the exported "instruction_start" is that header's size, 16);
+	 * V8 10: the Code itself, its instructions istream_back bytes after its map.
 	 */
 	uint16_t istream_type;
+	uint32_t istream_back; /* bytes from the instructions back to the header's map */
 };
 
 struct v8_proc {
@@ -468,16 +475,25 @@ static void jit_layout(struct elf_file *ef, const struct interp_sym *syms, struc
 {
 	int32_t type, start;
 
+	if (f->bpf.code_inline) { /* V8 10: the Code is the header */
+		f->istream_type = f->type_code;
+		f->istream_back = f->bpf.code_inline;
+		return;
+	}
 	if (sym_int(ef, &syms[S_T_ISTREAM], &type) && sym_int(ef, &syms[S_ISTREAM_START], &start) &&
-	    start == 2 * 8 && type > 0 && type < 0xffff)
+	    start == 2 * 8 && type > 0 && type < 0xffff) {
 		f->istream_type = (uint16_t)type;
+		f->istream_back = 2 * 8;
+	}
 }
 
 /* What optimised code's frames need, into f (and f->bpf.kind_opt_*), given the baseline
- * layout (the same Code fields). The kinds follow V8 11's code-kind.h (INTERPRETED_FUNCTION,
- * BASELINE, MAGLEV, TURBOFAN in a row), checked against the two exported; the Code's
- * source-position table and deoptimisation data and DeoptimizationData's indices are
- * exported (the indices must lie within its fixed header of 11 slots).
+ * layout (the same Code fields). The kinds follow V8 10.2-11's code-kind.h
+ * (INTERPRETED_FUNCTION, BASELINE, MAGLEV, TURBOFAN in a row), checked against the two
+ * exported; the Code's source-position table and deoptimisation data and
+ * DeoptimizationData's indices are exported (the indices must lie within its fixed header of
+ * 11 slots), V8 10.2's taken from its code.h: inlined function count 1, literals 2, the
+ * function 6, inlining positions 7, as in 11.3.
  */
 static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
@@ -486,11 +502,19 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
 	int32_t dd[4];
 	int i;
 
+	if (b->code_inline) { /* V8 10.2 exports none of these: its code.h */
+		deopt = (int32_t)f->code_bc;
+		cnt = 1;
+		literals = 2;
+		sfi = 6;
+		inlining = 7;
+	} else if (!sym_int(ef, &syms[S_CODE_DEOPT], &deopt) ||
+		   !sym_int(ef, &syms[S_DD_INLINED_CNT], &cnt) ||
+		   !sym_int(ef, &syms[S_DD_LITERALS], &literals) ||
+		   !sym_int(ef, &syms[S_DD_SFI], &sfi) || !sym_int(ef, &syms[S_DD_INLINING], &inlining))
+		return;
 	if (!sym_int(ef, &syms[S_KIND_INTERPRETED], &interpreted) ||
-	    !sym_int(ef, &syms[S_CODE_DEOPT], &deopt) ||
-	    !sym_int(ef, &syms[S_DD_INLINED_CNT], &cnt) ||
-	    !sym_int(ef, &syms[S_DD_LITERALS], &literals) || !sym_int(ef, &syms[S_DD_SFI], &sfi) ||
-	    !sym_int(ef, &syms[S_DD_INLINING], &inlining) || interpreted + 1 != b->kind_baseline ||
+	    interpreted + 1 != b->kind_baseline ||
 	    b->kind_baseline + 2 > b->kind_mask || deopt != (int32_t)f->code_bc)
 		return;
 	dd[0] = cnt;
@@ -517,23 +541,55 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
  * baseline code, the same slot), then the flags (u32, the kind in its low bits), the
  * builtin id and kind-specific flags (2 x u16, removed in 11.4.59), the instruction size
  * (i32). JSFunction::code is the word 3 after JSFunction::shared before 11.7.368. Only
- * V8 11.1-11.3 is trusted with them (other versions: baseline frames without a line).
+ * V8 11.1-11.3 and 10.2 (code_layout_10) are trusted with them (other versions: baseline
+ * and optimised frames without a line).
  */
+/* V8 10.2's Code (its code.h): the map, relocation info, deoptimisation data (baseline code:
+ * its bytecode), the source-position table (baseline: the bytecode-offset table) and the
+ * CodeDataContainer, 8 bytes each, then the instruction size (i32), metadata size (i32) and
+ * flags (u32), and its instructions from its header's size on (no instruction-start field:
+ * the exported "instruction_start" is that size). The size, flags and header size are
+ * exported and checked; so is JSFunction::code, 3 words after JSFunction::shared.
+ */
+static bool code_layout_10(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f,
+			   int32_t *spt, int32_t *bc, int32_t *offsets)
+{
+	int32_t istart, isize, flags, fn_code;
+	struct v8_proc_abi *b = &f->bpf;
+
+	if (f->major != 10 || f->minor != 2 || !sym_int(ef, &syms[S_CODE_ISTART], &istart) ||
+	    !sym_int(ef, &syms[S_CODE_ISIZE], &isize) ||
+	    !sym_int(ef, &syms[S_CODE_FLAGS], &flags) || !sym_int(ef, &syms[S_FN_CODE], &fn_code) ||
+	    isize != 5 * 8 || flags != isize + 2 * 4 || istart < flags + 4 || istart > 255 ||
+	    istart % 32 || fn_code != (int32_t)f->l.fn_shared + 3 * 8)
+		return false;
+	*spt = *offsets = isize - 2 * 8;
+	*bc = isize - 3 * 8;
+	b->code_inline = (uint8_t)istart;
+	return true;
+}
+
 static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t t_code, spt, bc, offsets, mask, shift, baseline;
 	struct v8_proc_abi *b = &f->bpf;
+	bool v10 = code_layout_10(ef, syms, f, &spt, &bc, &offsets);
 
-	if (f->major != 11 || f->minor < 1 || f->minor > 3 || !syms[S_BC_SIZES].found ||
+	if (((f->major != 11 || f->minor < 1 || f->minor > 3) && !v10) || !syms[S_BC_SIZES].found ||
 	    !syms[S_BC_SIZES].size || syms[S_BC_SIZES].size % 3 ||
-	    !sym_int(ef, &syms[S_T_CODE], &t_code) || !sym_int(ef, &syms[S_CODE_SPT], &spt) ||
-	    !sym_int(ef, &syms[S_CODE_BC], &bc) || !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets) ||
+	    !sym_int(ef, &syms[S_T_CODE], &t_code) ||
+	    (!v10 && (!sym_int(ef, &syms[S_CODE_SPT], &spt) || !sym_int(ef, &syms[S_CODE_BC], &bc) ||
+		      !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets))) ||
 	    !sym_int(ef, &syms[S_KIND_MASK], &mask) || !sym_int(ef, &syms[S_KIND_SHIFT], &shift) ||
-	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline))
+	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline)) {
+		b->code_inline = 0;
 		return;
+	}
 	if (offsets != spt || spt != 3 * 8 || bc != 2 * 8 || shift != 0 || mask <= 0 ||
-	    mask > 0xff || baseline <= 0 || baseline > mask)
+	    mask > 0xff || baseline <= 0 || baseline > mask) {
+		b->code_inline = 0;
 		return;
+	}
 	f->n_bytecodes = syms[S_BC_SIZES].size / 3;
 	f->bc_sizes = interp_elf__bytes(ef, syms[S_BC_SIZES].addr, syms[S_BC_SIZES].size);
 	if (!f->bc_sizes)
@@ -541,10 +597,16 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 	f->type_code = (uint16_t)t_code;
 	f->code_bc = (uint32_t)bc;
 	f->code_offsets = (uint32_t)offsets;
-	f->code_size = (uint32_t)spt + 2 * 8 + 8 + 4 + 2 + 2;
 	b->fn_code = (uint8_t)(f->l.fn_shared + 3 * 8);
-	b->code_start = (uint8_t)(spt + 2 * 8);
-	b->code_flags = 8;
+	if (v10) { /* the 4 words read from the instruction size on: size, then flags */
+		f->code_size = (uint32_t)spt + 2 * 8;
+		b->code_start = (uint8_t)f->code_size;
+		b->code_flags = 2 * 4;
+	} else {
+		f->code_size = (uint32_t)spt + 2 * 8 + 8 + 4 + 2 + 2;
+		b->code_start = (uint8_t)(spt + 2 * 8);
+		b->code_flags = 8;
+	}
 	b->code_size = (uint8_t)(f->code_size - b->code_start);
 	b->kind_mask = (uint8_t)mask;
 	b->kind_baseline = (uint8_t)baseline;
@@ -1412,6 +1474,28 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	return e;
 }
 
+/* The instruction start, flags and instruction size of the Code at tagged code (V8 10: its
+ * instructions follow its header); 0, or -EFAULT.
+ */
+static int code_head(pid_t pid, const struct v8_file *f, uint64_t code, uint64_t *start,
+		     uint32_t *flags, int32_t *size)
+{
+	uint64_t head[4];
+
+	if (interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)))
+		return -EFAULT;
+	memcpy(flags, (uint8_t *)head + f->bpf.code_flags, sizeof(*flags));
+	memcpy(size, (uint8_t *)head + f->bpf.code_size, sizeof(*size));
+	*start = f->bpf.code_inline ? code - 1 + f->bpf.code_inline : head[0];
+	return 0;
+}
+
+/* The cookie of optimised code starting at start, size bytes long (bpf_abi.h). */
+static uint32_t code_cookie(const struct v8_file *f, uint64_t start, int32_t size)
+{
+	return (uint32_t)(f->bpf.code_inline ? start ^ (uint64_t)(uint32_t)size << 16 : start);
+}
+
 /* Read an optimised code object (its Code at tagged code must still start its instructions
  * where eBPF saw them: the cookie); 0, -EFAULT unreadable, -ESTALE moved or another code.
  */
@@ -1419,18 +1503,16 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 		     struct code_entry *e)
 {
 	const struct v8_layout *l = &f->l;
-	uint64_t head[4], deopt, data, words[11], lits, lit_len;
+	uint64_t start, deopt, data, words[11], lits, lit_len;
 	uint16_t type;
 	uint32_t flags, kind;
 	size_t n, i;
 
-	if (v8_heap__type(pid, l, code, &type) ||
-	    interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)))
+	if (v8_heap__type(pid, l, code, &type) || code_head(pid, f, code, &start, &flags, &e->size))
 		return -EFAULT;
-	memcpy(&flags, (uint8_t *)head + f->bpf.code_flags, sizeof(flags));
-	memcpy(&e->size, (uint8_t *)head + f->bpf.code_size, sizeof(e->size));
 	kind = flags & f->bpf.kind_mask;
-	if (type != f->type_code || (uint32_t)head[0] != cookie || kind < f->bpf.kind_opt_lo ||
+	if (type != f->type_code || code_cookie(f, start, e->size) != cookie ||
+	    kind < f->bpf.kind_opt_lo ||
 	    kind > f->bpf.kind_opt_hi || e->size <= 0)
 		return -ESTALE;
 	e->kind = (uint8_t)kind;
@@ -1645,17 +1727,13 @@ static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
 static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64_t start,
 		       uint64_t pc, struct jit_code *jc)
 {
-	uint64_t head[4];
+	uint64_t at;
 	uint32_t flags;
 	int32_t size;
 	uint16_t type;
 
-	if ((code & 3) != 1 ||
-	    interp__read_mem(pid, code - 1 + f->bpf.code_start, head, sizeof(head)) ||
-	    head[0] != start)
+	if ((code & 3) != 1 || code_head(pid, f, code, &at, &flags, &size) || at != start)
 		return false;
-	memcpy(&flags, (uint8_t *)head + f->bpf.code_flags, sizeof(flags));
-	memcpy(&size, (uint8_t *)head + f->bpf.code_size, sizeof(size));
 	if (size <= 0 || pc - start >= (uint64_t)size || v8_heap__type(pid, &f->l, code, &type) ||
 	    type != f->type_code)
 		return false;
@@ -1668,15 +1746,16 @@ static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64
 
 /* The code object whose instructions hold pc (V8 code in no function's current Code: OSR
  * code, code replaced while on the stack): instructions start 32-byte aligned right after
- * their InstructionStream's header (its map, its Code), so the scan goes back from pc over
- * the aligned addresses, up to V8_JIT_SCAN bytes, for a header whose map is the
- * InstructionStream map and whose Code starts its instructions there and holds pc. Found
+ * their InstructionStream's header (its map, its Code; V8 10: the Code's own header), so the
+ * scan goes back from pc over the aligned addresses, up to V8_JIT_SCAN bytes, for a header
+ * whose map is the InstructionStream (V8 10: Code) map and whose Code starts its
+ * instructions there and holds pc. Found
  * codes are kept per process. NULL when none.
  */
 static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t pc)
 {
 	const struct v8_file *f = p->file;
-	uint64_t buf[V8_JIT_CHUNK / 8], top = pc & ~(uint64_t)31, hi, lo, at;
+	uint64_t buf[V8_JIT_CHUNK / 8], top = pc & ~(uint64_t)31, hi, lo, at, back;
 	struct jit_code found;
 	uint16_t type;
 	size_t i;
@@ -1696,19 +1775,27 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 	}
 	if (!f->istream_type || !f->bpf.code_ok)
 		return NULL;
-	/* buf holds [lo, hi): the words at start - 16 (map) and start - 8 (Code) of each
-	 * candidate start in (lo, hi], from pc & ~31 down.
+	/* buf holds [lo, hi): the words at start - back (the header's map) and, V8 11, at
+	 * start - 8 (its Code; V8 10: the header is the Code) of each candidate start in
+	 * [lo + back, hi], from pc & ~31 down; the next chunk goes on from the first start not
+	 * looked at.
 	 */
-	for (hi = top; hi > V8_JIT_CHUNK && top - hi < V8_JIT_SCAN; hi = lo) {
-		lo = hi - sizeof(buf);
+	back = f->istream_back;
+	for (hi = top; hi > V8_JIT_CHUNK && top - hi < V8_JIT_SCAN; hi = at) {
+		uint64_t base = hi - sizeof(buf);
+		bool last = false;
+
+		lo = base;
 		/* The code space's first pages may be below a chunk: then its last page alone. */
-		if (interp__read_mem(pid, lo, buf, sizeof(buf)) &&
-		    ((lo = (hi - 1) & ~(uint64_t)4095) + 16 > hi ||
-		     interp__read_mem(pid, lo, buf + (lo - (hi - sizeof(buf))) / 8, hi - lo)))
-			return NULL;
-		for (at = hi; at >= lo + 16; at -= 32) {
-			uint64_t map = buf[(at - 16 - (hi - sizeof(buf))) / 8],
-				 code = buf[(at - 8 - (hi - sizeof(buf))) / 8];
+		if (interp__read_mem(pid, lo, buf, sizeof(buf))) {
+			lo = (hi - 1) & ~(uint64_t)4095;
+			if (lo + back > hi || interp__read_mem(pid, lo, buf + (lo - base) / 8, hi - lo))
+				return NULL;
+			last = true;
+		}
+		for (at = hi; at >= lo + back; at -= 32) {
+			uint64_t map = buf[(at - back - base) / 8],
+				 code = back == 16 ? buf[(at - 8 - base) / 8] : at - back + 1;
 
 			if ((map & 3) != 1 || (code & 3) != 1)
 				continue;
@@ -1723,6 +1810,8 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 			p->jit[p->jit_next++ % V8_JIT_CODES] = found;
 			return &p->jit[(p->jit_next - 1) % V8_JIT_CODES];
 		}
+		if (last)
+			break;
 	}
 	return NULL;
 }
@@ -1744,11 +1833,11 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 		return false;
 	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
 	    jc->kind <= f->bpf.kind_opt_hi) {
-		ce = code_get(v, p, reader, jc->code, (uint32_t)jc->start, &mark);
+		ce = code_get(v, p, reader, jc->code, code_cookie(f, jc->start, jc->size), &mark);
 		if (!ce || ce->sfi != sfi)
 			return false;
 		optimized_symbolize(v, p, reader, jc->code, (uint32_t)(pc - jc->start),
-				    (uint32_t)jc->start, out);
+				    code_cookie(f, jc->start, jc->size), out);
 		v->stats[V8_STAT_JIT_FOUND]++;
 		return !out->marker;
 	}
