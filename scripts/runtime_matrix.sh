@@ -48,10 +48,8 @@ SUPPORTED=(
 	"bullseye php_fpm" "bookworm php_fpm" "trixie php_fpm" "sid php_fpm"
 	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
-	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bullseye go" "bookworm go" "trixie go" "sid go"
-	"bookworm node"
-	"trixie node"
+	"bookworm node" "trixie node"
 )
 
 suites=("${ALL_SUITES[@]}")
