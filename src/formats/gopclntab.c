@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/unaligned.h"
 #include "formats/elf_file.h"
 #include "formats/gopclntab.h"
 #include "formats/varint.h"
@@ -89,22 +90,6 @@ struct gopclntab {
 	uint64_t funcnames_off;
 };
 
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* A NUL-terminated string at off inside r, or NULL. */
 static const char *region_str(const struct region *r, uint64_t off)
 {
@@ -139,8 +124,8 @@ void gopclntab__free(struct gopclntab *t)
 static uint64_t ftab_pc(const struct gopclntab *t, size_t i)
 {
 	if (t->version == GOPCLNTAB_V12)
-		return rd64(t->ftab.p + 16 * i);
-	return t->text_start + rd32(t->ftab.p + 8 * i);
+		return load_u64(t->ftab.p + 16 * i);
+	return t->text_start + load_u32(t->ftab.p + 8 * i);
 }
 
 /* The function table's entries must be sorted (the last one is the end of text). */
@@ -170,10 +155,10 @@ static int open_118(struct gopclntab *t, const uint8_t *b, size_t sz, uint32_t m
 	if (sz < GO_HEADER_SZ)
 		return -ENOEXEC;
 	t->version = magic == GO_MAGIC_118 ? GOPCLNTAB_V118 : GOPCLNTAB_V120;
-	nfunc = rd64(b + 8);
-	t->text_start = rd64(b + 24);
+	nfunc = load_u64(b + 8);
+	t->text_start = load_u64(b + 24);
 	for (i = 0; i < 5; i++)
-		offs[i] = rd64(b + 32 + 8 * i);
+		offs[i] = load_u64(b + 32 + 8 * i);
 	/* the function table's u32 pcs are added to textStart */
 	if (nfunc == 0 || nfunc > GO_MAX_FUNCS || t->text_start > UINT64_MAX - UINT32_MAX)
 		return -ENOEXEC;
@@ -201,7 +186,7 @@ static int open_118(struct gopclntab *t, const uint8_t *b, size_t sz, uint32_t m
 /* Go 1.2-1.15: one region for everything, the function and file tables after the header. */
 static int open_12(struct gopclntab *t, const uint8_t *b, size_t sz)
 {
-	uint64_t nfunc = rd64(b + 8), ftab_sz, filetab_off;
+	uint64_t nfunc = load_u64(b + 8), ftab_sz, filetab_off;
 	struct region whole = { b, sz };
 
 	if (nfunc == 0 || nfunc > GO_MAX_FUNCS)
@@ -214,10 +199,10 @@ static int open_12(struct gopclntab *t, const uint8_t *b, size_t sz)
 		return -ENOEXEC;
 	t->ftab.p = b + GO12_HEADER_SZ;
 	t->ftab.sz = (size_t)ftab_sz;
-	filetab_off = rd32(b + GO12_HEADER_SZ + ftab_sz);
+	filetab_off = load_u32(b + GO12_HEADER_SZ + ftab_sz);
 	if (filetab_off > sz || sz - filetab_off < 4)
 		return -ENOEXEC;
-	t->file_cnt = rd32(b + filetab_off);
+	t->file_cnt = load_u32(b + filetab_off);
 	if (t->file_cnt > (sz - filetab_off) / 4)
 		return -ENOEXEC;
 	t->filetab.p = b + filetab_off;
@@ -245,7 +230,7 @@ struct gopclntab *gopclntab__open_image(const struct gopclntab_image *img)
 		errno = b ? ENOEXEC : EINVAL;
 		return NULL;
 	}
-	magic = rd32(b);
+	magic = load_u32(b);
 	if (magic != GO_MAGIC_118 && magic != GO_MAGIC_120 && magic != GO_MAGIC_12) {
 		/* 0xfffffffa (1.16-1.17) or not a pclntab at all. */
 		err = (magic & 0xfffffff0u) == 0xfffffff0u ? -EPROTONOSUPPORT : -ENOEXEC;
@@ -311,7 +296,7 @@ struct func_view {
  */
 static uint32_t func_u32(const struct gopclntab *t, const struct func_view *fv, size_t k)
 {
-	return rd32(fv->p + t->func_field + 4 * k);
+	return load_u32(fv->p + t->func_field + 4 * k);
 }
 
 #define FUNC_NAME 0
@@ -330,11 +315,11 @@ static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv
 	fv->entry = ftab_pc(t, idx);
 	fv->end = ftab_pc(t, idx + 1);
 	if (t->version == GOPCLNTAB_V12) {
-		off = rd64(t->ftab.p + 16 * idx + 8);
+		off = load_u64(t->ftab.p + 16 * idx + 8);
 		if (off == UINT64_MAX)
 			return -ENOENT; /* a hole between text sections */
 	} else {
-		off = rd32(t->ftab.p + 8 * idx + 4);
+		off = load_u32(t->ftab.p + 8 * idx + 4);
 	}
 	if (off > t->funcs.sz || t->funcs.sz - off < t->func_hdr_sz)
 		return -ENOEXEC;
@@ -355,8 +340,8 @@ static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv
 	if (tail > t->funcs.sz - off - t->func_hdr_sz)
 		return -ENOEXEC;
 	/* The entry stored in the _func must agree with the function table. */
-	if (t->version == GOPCLNTAB_V12 ? rd64(fv->p) != fv->entry
-					: t->text_start + rd32(fv->p) != fv->entry)
+	if (t->version == GOPCLNTAB_V12 ? load_u64(fv->p) != fv->entry
+					: t->text_start + load_u32(fv->p) != fv->entry)
 		return -ENOEXEC;
 	return 0;
 }
@@ -509,7 +494,7 @@ static int pcvalue(const struct gopclntab *t, const struct func_view *fv, uint32
 
 static uint32_t pcdata_off(const struct gopclntab *t, const struct func_view *fv, uint32_t i)
 {
-	return i < fv->npcdata ? rd32(fv->p + t->func_hdr_sz + 4 * (size_t)i) : 0;
+	return i < fv->npcdata ? load_u32(fv->p + t->func_hdr_sz + 4 * (size_t)i) : 0;
 }
 
 /* The path of file number fileno of function fv, or NULL. */
@@ -525,12 +510,12 @@ static const char *file_name(const struct gopclntab *t, const struct func_view *
 		/* entry 0 is the count */
 		if (fileno == 0 || (uint32_t)fileno >= t->file_cnt)
 			return NULL;
-		foff = rd32(t->filetab.p + 4 * (size_t)fileno);
+		foff = load_u32(t->filetab.p + 4 * (size_t)fileno);
 	} else {
 		idx = func_u32(t, fv, FUNC_CU) + (uint64_t)fileno;
 		if (idx >= t->cutab.sz / 4)
 			return NULL;
-		foff = rd32(t->cutab.p + 4 * idx);
+		foff = load_u32(t->cutab.p + 4 * idx);
 		if (foff == UINT32_MAX)
 			return NULL;
 	}
@@ -560,13 +545,13 @@ static bool inl_tree(const struct gopclntab *t, const struct func_view *fv, uint
 	if (!t->gofunc.sz || fv->nfuncdata <= t->inltree_fd)
 		return false;
 	if (t->version == GOPCLNTAB_V12) {
-		addr = rd64(fv->p + fv->funcdata_at + 8 * (size_t)t->inltree_fd);
+		addr = load_u64(fv->p + fv->funcdata_at + 8 * (size_t)t->inltree_fd);
 		if (!addr || addr < t->gofunc_addr || addr - t->gofunc_addr >= t->gofunc.sz)
 			return false;
 		*at = addr - t->gofunc_addr;
 		return true;
 	}
-	off = rd32(fv->p + fv->funcdata_at + 4 * (size_t)t->inltree_fd);
+	off = load_u32(fv->p + fv->funcdata_at + 4 * (size_t)t->inltree_fd);
 	if (off == UINT32_MAX)
 		return false;
 	*at = off;
@@ -587,11 +572,11 @@ static bool inl_entry(const struct gopclntab *t, const struct func_view *fv, int
 		return false;
 	e = t->gofunc.p + at;
 	if (t->inl_entry_sz == GO_INL_ENTRY_SZ_118) {
-		*name_off = (int32_t)rd32(e + 12);
-		*parent_pc = (int32_t)rd32(e + 16);
+		*name_off = (int32_t)load_u32(e + 12);
+		*parent_pc = (int32_t)load_u32(e + 16);
 	} else {
-		*name_off = (int32_t)rd32(e + 4);
-		*parent_pc = (int32_t)rd32(e + 8);
+		*name_off = (int32_t)load_u32(e + 4);
+		*parent_pc = (int32_t)load_u32(e + 8);
 	}
 	return true;
 }
@@ -690,8 +675,8 @@ static uint64_t md_gofunc(struct elf_file *ef, const uint8_t *md, size_t words, 
 
 	if (gw >= words)
 		return 0;
-	rodata = rd64(md + 8 * (gw - 1));
-	gofunc = rd64(md + 8 * gw);
+	rodata = load_u64(md + 8 * (gw - 1));
+	gofunc = load_u64(md + 8 * gw);
 	if (!rodata || !gofunc || gofunc < rodata ||
 	    elf_file__bytes_at_vaddr(ef, gofunc, data, avail))
 		return 0;
@@ -723,11 +708,11 @@ static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t 
 		d = s.data;
 		words = s.size / 8;
 		for (w = 0; w + gws[0] < words; w++) {
-			if (rd64(d + 8 * w) != pcln_vaddr ||
-			    rd64(d + 8 * (w + MD_WORD_FUNCNAMETAB)) !=
+			if (load_u64(d + 8 * w) != pcln_vaddr ||
+			    load_u64(d + 8 * (w + MD_WORD_FUNCNAMETAB)) !=
 				    pcln_vaddr + t->funcnames_off)
 				continue;
-			md_text = rd64(d + 8 * (w + MD_WORD_TEXT));
+			md_text = load_u64(d + 8 * (w + MD_WORD_TEXT));
 			if (*text ? md_text != *text : !md_text)
 				continue;
 			*text = md_text;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/unaligned.h"
 #include "formats/elf_file.h"
 #include "interp/common/interp_elf.h"
 #include "interp/v8/v8_blob.h"
@@ -12,22 +13,6 @@
 #define V8_META_SIZE 24    /* sizeof(BuiltinMetadata): name, kind, data */
 #define V8_STORE_BACK 40   /* bytes searched back from a store for the lea of its value */
 #define V8_ACCESSOR_GAP 16 /* the accessors' distance from one another */
-
-static int32_t get_s32(const uint8_t *p)
-{
-	int32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 int v8_blob__accessor(const uint8_t *c, size_t n, uint64_t vaddr, struct v8_accessor *out)
 {
@@ -42,14 +27,14 @@ int v8_blob__accessor(const uint8_t *c, size_t n, uint64_t vaddr, struct v8_acce
 		if (c[i + 6] != 0xc3)
 			return -ENOENT;
 		*out = (struct v8_accessor){ .kind = V8_ACC_U32,
-					     .where = vaddr + i + 6 + (int64_t)get_s32(c + i + 2) };
+					     .where = vaddr + i + 6 + (int64_t)load_s32(c + i + 2) };
 		return 0;
 	}
 	/* lea d(%rip), %rax (the address) or mov d(%rip), %rax (the word there) */
 	if (n < i + 8 || c[i] != 0x48 || (c[i + 1] != 0x8d && c[i + 1] != 0x8b) || c[i + 2] != 0x05)
 		return -ENOENT;
 	load = c[i + 1] == 0x8b;
-	where = vaddr + i + 7 + (int64_t)get_s32(c + i + 3);
+	where = vaddr + i + 7 + (int64_t)load_s32(c + i + 3);
 	t = c + i + 7;
 	rest = n - i - 7;
 	if (t[0] == 0xc3) { /* ret */
@@ -80,8 +65,8 @@ void v8_blob__entry(const uint8_t *data, const struct v8_blob_table *t, uint32_t
 {
 	const uint8_t *e = data + t->header + (size_t)i * t->stride;
 
-	*off = get_u32(e);
-	*len = get_u32(e + 4);
+	*off = load_u32(e);
+	*len = load_u32(e + 4);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -319,7 +304,7 @@ static int accessor_value(struct elf_file *ef, const struct relocs *rs, uint64_t
 	case V8_ACC_U32:
 		if (!(b = interp_elf__bytes(ef, where, 4)))
 			return -ENOENT;
-		*value = get_u32(b);
+		*value = load_u32(b);
 		return 0;
 	}
 	return -ENOENT;
@@ -366,7 +351,7 @@ static int size_symbol(struct elf_file *ef, const struct interp_sym *s, uint64_t
 
 	if (!s->found || !(b = interp_elf__bytes(ef, s->addr, 4)))
 		return -ENOENT;
-	*value = get_u32(b);
+	*value = load_u32(b);
 	return 0;
 }
 
@@ -524,14 +509,14 @@ static void stored_names(const struct elf_file *ef, uint64_t lo, size_t n, uint6
 			if ((b[p] != 0x48 && b[p] != 0x4c) || b[p + 1] != 0x89 ||
 			    (b[p + 2] & 0xc7) != 0x05)
 				continue;
-			slot = seg->vaddr + p + 7 + (int64_t)get_s32(b + p + 3);
+			slot = seg->vaddr + p + 7 + (int64_t)load_s32(b + p + 3);
 			if (slot < lo || (slot - lo) % V8_META_SIZE ||
 			    (k = (slot - lo) / V8_META_SIZE) >= n || names[k])
 				continue;
 			for (q = p - 7; q + V8_STORE_BACK >= p && q < p; q--) {
 				if (b[q] != b[p] || b[q + 1] != 0x8d || b[q + 2] != b[p + 2])
 					continue;
-				name = seg->vaddr + q + 7 + (int64_t)get_s32(b + q + 3);
+				name = seg->vaddr + q + 7 + (int64_t)load_s32(b + q + 3);
 				if (ident_at(ef, name))
 					names[k] = name;
 				break;
