@@ -91,7 +91,8 @@ TEST(bytes_capped)
 	symbol_cache__free(&c);
 }
 
-/* Reads of 20 ms each: the burst (250 ms) goes in some 13 reads, then the process's frames are
+/* Reads of at least 20 ms each (more on a loaded box: a sleep never ends early): the burst
+ * (250 ms) goes in at most 13 reads and a little refill, then the process's frames are
  * markers, counted, without a read; what it has cached is still answered; another process has
  * its own budget.
  */
@@ -108,7 +109,7 @@ TEST(read_budget)
 				   stats) == 0);
 	for (i = 0; i < 30; i++)
 		got += get(&c, &owner, 64 + i * 64, &r, &out) != NULL;
-	CHECK(got >= 12 && got <= 14);
+	CHECK(got >= 3 && got <= 14); /* 3: reads of 80 ms would still fit */
 	CHECK_EQ_INT(r.calls, got);
 	CHECK_EQ_INT(stats[STAT_OVER_BUDGET], 30 - got);
 	CHECK(out.marker);
