@@ -14,6 +14,15 @@
  *   inlinedCall 1.18: parent i16, funcID u8, pad, file i32, line i32, nameOff i32,
  *   parentPc i32 (20 bytes); 1.20+: funcID u8, pad x3, nameOff i32, parentPc i32,
  *   startLine i32 (16 bytes).
+ * Layout, Go 1.16 and 1.17 (magic 0xfffffffa): the regions of 1.18 with a header of 64 bytes
+ * (no textStart: funcnameOffset at 24), and the function table and `_func` of 1.2 inside the
+ * pclntab region: nfunc pairs of u64 entry pc (absolute), u64 `_func` offset from that region,
+ *   then the end of text u64; _func: entry u64, nameOff, args, deferreturn, pcsp, pcfile, pcln,
+ *   npcdata, cuOffset (u32/i32 each), funcID u8, [1.17: flag u8; 1.16: pad], pad u8,
+ *   nfuncdata u8 (44 bytes), npcdata u32 offsets, padding to 8, nfuncdata u64 addresses;
+ *   files through cutab as in 1.18; the inline tree (FUNCDATA 3) an address in .rodata,
+ *   entries of 20 bytes as in 1.18. Which of the two wrote it: 1.16's pad byte is 0 in every
+ *   function, 1.17 flags goexit, mstart, rt0_go and the stack switches.
  * Layout, Go 1.2 to 1.15 ("go1.2", magic 0xfffffffb; every offset is from the table's start,
  * which holds the names, the pc-value tables and the file names among the `_func`s):
  *   header: magic u32, pad u8 x2, minLC u8, ptrSize u8, nfunc u64;
@@ -40,9 +49,11 @@
 #include "formats/varint.h"
 
 #define GO_MAGIC_12 0xfffffffbu
+#define GO_MAGIC_116 0xfffffffau
 #define GO_MAGIC_118 0xfffffff0u
 #define GO_MAGIC_120 0xfffffff1u
 #define GO_HEADER_SZ 72
+#define GO116_HEADER_SZ 64
 #define GO12_HEADER_SZ 16 /* magic, pad, minLC, ptrSize, nfunc */
 #define GO_MAX_FUNCS (1u << 24)
 #define GO_PCDATA_INLTREEINDEX 2
@@ -88,7 +99,16 @@ struct gopclntab {
 	struct region gofunc;    /* sz 0: unknown */
 	uint64_t gofunc_addr;    /* 1.2: the vaddr of gofunc.p (funcdata are addresses) */
 	uint64_t funcnames_off;
+	bool no_flags; /* the table has no funcFlag byte (1.2, 1.16): flags derived */
 };
+
+/* Go 1.2 to 1.17: the function table holds absolute u64 pcs and `_func` offsets, a `_func`
+ * starts with its u64 entry, and funcdata are addresses.
+ */
+static bool abs_pcs(const struct gopclntab *t)
+{
+	return t->version == GOPCLNTAB_V12 || t->version == GOPCLNTAB_V116;
+}
 
 /* A NUL-terminated string at off inside r, or NULL. */
 static const char *region_str(const struct region *r, uint64_t off)
@@ -123,7 +143,7 @@ void gopclntab__free(struct gopclntab *t)
 /* The pc of function table entry i (i <= nfunc; bounds checked at open). */
 static uint64_t ftab_pc(const struct gopclntab *t, size_t i)
 {
-	if (t->version == GOPCLNTAB_V12)
+	if (abs_pcs(t))
 		return load_u64(t->ftab.p + 16 * i);
 	return t->text_start + load_u32(t->ftab.p + 8 * i);
 }
@@ -140,9 +160,26 @@ static int check_ftab(const struct gopclntab *t)
 			return -ENOEXEC;
 		prev = pc;
 	}
-	/* 1.2: a table of relocations not applied (PIE, shared) reads all zero */
-	if (t->version == GOPCLNTAB_V12 && prev <= ftab_pc(t, 0))
+	/* 1.2-1.17: a table of relocations not applied (PIE, shared) reads all zero */
+	if (abs_pcs(t) && prev <= ftab_pc(t, 0))
 		return -ENOEXEC;
+	return 0;
+}
+
+/* Go 1.16+: the five regions the header's offsets start (names, cutab, file table, pc-value
+ * tables, pclntab: the function table and the `_func`s).
+ */
+static int set_regions(struct gopclntab *t, const uint8_t *b, size_t sz, const uint64_t offs[5])
+{
+	t->funcnames_off = offs[0];
+	if (set_region(&t->funcnames, b, sz, offs[0], offs, 5) ||
+	    set_region(&t->cutab, b, sz, offs[1], offs, 5) ||
+	    set_region(&t->filetab, b, sz, offs[2], offs, 5) ||
+	    set_region(&t->pctab, b, sz, offs[3], offs, 5) ||
+	    set_region(&t->funcs, b, sz, offs[4], offs, 5))
+		return -ENOEXEC;
+	t->filenames = t->filetab;
+	t->ftab = t->funcs;
 	return 0;
 }
 
@@ -163,15 +200,8 @@ static int open_118(struct gopclntab *t, const uint8_t *b, size_t sz, uint32_t m
 	if (nfunc == 0 || nfunc > GO_MAX_FUNCS || t->text_start > UINT64_MAX - UINT32_MAX)
 		return -ENOEXEC;
 	t->nfunc = (uint32_t)nfunc;
-	t->funcnames_off = offs[0];
-	if (set_region(&t->funcnames, b, sz, offs[0], offs, 5) ||
-	    set_region(&t->cutab, b, sz, offs[1], offs, 5) ||
-	    set_region(&t->filetab, b, sz, offs[2], offs, 5) ||
-	    set_region(&t->pctab, b, sz, offs[3], offs, 5) ||
-	    set_region(&t->funcs, b, sz, offs[4], offs, 5))
+	if (set_regions(t, b, sz, offs))
 		return -ENOEXEC;
-	t->filenames = t->filetab;
-	t->ftab = t->funcs;
 	t->ftab_entry_sz = 8;
 	t->func_field = 4;
 	t->func_hdr_sz = t->version == GOPCLNTAB_V118 ? 40 : 44;
@@ -180,6 +210,35 @@ static int open_118(struct gopclntab *t, const uint8_t *b, size_t sz, uint32_t m
 	/* nfunc + 1 entries */
 	if (t->ftab.sz / 8 < (uint64_t)t->nfunc + 1)
 		return -ENOEXEC;
+	return 0;
+}
+
+/* Go 1.16-1.17: the regions of 1.18 without textStart, 1.2's function table in pclntab. */
+static int open_116(struct gopclntab *t, const uint8_t *b, size_t sz)
+{
+	uint64_t offs[5], nfunc;
+	size_t i;
+
+	if (sz < GO116_HEADER_SZ)
+		return -ENOEXEC;
+	t->version = GOPCLNTAB_V116;
+	nfunc = load_u64(b + 8);
+	for (i = 0; i < 5; i++)
+		offs[i] = load_u64(b + 24 + 8 * i);
+	if (nfunc == 0 || nfunc > GO_MAX_FUNCS)
+		return -ENOEXEC;
+	t->nfunc = (uint32_t)nfunc;
+	if (set_regions(t, b, sz, offs))
+		return -ENOEXEC;
+	/* nfunc pairs and the end pc */
+	if (t->ftab.sz < 16 * (uint64_t)t->nfunc + 8)
+		return -ENOEXEC;
+	t->ftab.sz = 16 * (size_t)t->nfunc + 8;
+	t->ftab_entry_sz = 16;
+	t->func_field = 8;
+	t->func_hdr_sz = 44;
+	t->inl_entry_sz = GO_INL_ENTRY_SZ_118;
+	t->inltree_fd = GO_FUNCDATA_INLTREE;
 	return 0;
 }
 
@@ -216,8 +275,11 @@ static int open_12(struct gopclntab *t, const uint8_t *b, size_t sz)
 	t->func_hdr_sz = 40;
 	t->inl_entry_sz = GO_INL_ENTRY_SZ_118;
 	t->inltree_fd = GO12_FUNCDATA_INLTREE;
+	t->no_flags = true;
 	return 0;
 }
+
+static bool any_flag(const struct gopclntab *t);
 
 struct gopclntab *gopclntab__open_image(const struct gopclntab_image *img)
 {
@@ -231,8 +293,9 @@ struct gopclntab *gopclntab__open_image(const struct gopclntab_image *img)
 		return NULL;
 	}
 	magic = load_u32(b);
-	if (magic != GO_MAGIC_118 && magic != GO_MAGIC_120 && magic != GO_MAGIC_12) {
-		/* 0xfffffffa (1.16-1.17) or not a pclntab at all. */
+	if (magic != GO_MAGIC_118 && magic != GO_MAGIC_120 && magic != GO_MAGIC_12 &&
+	    magic != GO_MAGIC_116) {
+		/* a later format, or not a pclntab at all */
 		err = (magic & 0xfffffff0u) == 0xfffffff0u ? -EPROTONOSUPPORT : -ENOEXEC;
 		goto fail;
 	}
@@ -250,10 +313,13 @@ struct gopclntab *gopclntab__open_image(const struct gopclntab_image *img)
 		goto fail;
 	}
 	t->min_lc = b[6];
-	err = magic == GO_MAGIC_12 ? open_12(t, b, img->pcln_sz)
-				   : open_118(t, b, img->pcln_sz, magic);
+	err = magic == GO_MAGIC_12    ? open_12(t, b, img->pcln_sz)
+	      : magic == GO_MAGIC_116 ? open_116(t, b, img->pcln_sz)
+				      : open_118(t, b, img->pcln_sz, magic);
 	if (!err)
 		err = check_ftab(t);
+	if (!err && t->version == GOPCLNTAB_V116)
+		t->no_flags = !any_flag(t);
 	if (err)
 		goto fail;
 	if (img->gofunc && img->gofunc_sz) {
@@ -314,7 +380,7 @@ static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv
 		return -ENOENT;
 	fv->entry = ftab_pc(t, idx);
 	fv->end = ftab_pc(t, idx + 1);
-	if (t->version == GOPCLNTAB_V12) {
+	if (abs_pcs(t)) {
 		off = load_u64(t->ftab.p + 16 * idx + 8);
 		if (off == UINT64_MAX)
 			return -ENOENT; /* a hole between text sections */
@@ -329,7 +395,7 @@ static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv
 	if (fv->npcdata > GO_MAX_FUNCS)
 		return -ENOEXEC;
 	fv->funcdata_at = t->func_hdr_sz + 4 * (size_t)fv->npcdata;
-	if (t->version == GOPCLNTAB_V12) {
+	if (abs_pcs(t)) {
 		/* u64 addresses, 8-aligned (the _func is) */
 		if (fv->nfuncdata && (fv->funcdata_at & 7))
 			fv->funcdata_at += 4;
@@ -340,10 +406,22 @@ static int func_view(const struct gopclntab *t, size_t idx, struct func_view *fv
 	if (tail > t->funcs.sz - off - t->func_hdr_sz)
 		return -ENOEXEC;
 	/* The entry stored in the _func must agree with the function table. */
-	if (t->version == GOPCLNTAB_V12 ? load_u64(fv->p) != fv->entry
-					: t->text_start + load_u32(fv->p) != fv->entry)
+	if (abs_pcs(t) ? load_u64(fv->p) != fv->entry
+		       : t->text_start + load_u32(fv->p) != fv->entry)
 		return -ENOEXEC;
 	return 0;
+}
+
+/* Whether some function's funcFlag byte is set (1.16's table has a pad byte there: 0). */
+static bool any_flag(const struct gopclntab *t)
+{
+	struct func_view fv;
+	uint32_t i;
+
+	for (i = 0; i < t->nfunc; i++)
+		if (!func_view(t, i, &fv) && fv.p[t->func_hdr_sz - 3])
+			return true;
+	return false;
 }
 
 static const char *func_name(const struct gopclntab *t, int32_t name_off)
@@ -387,7 +465,7 @@ int gopclntab__func(const struct gopclntab *t, size_t idx, struct go_func *out)
 	out->end = fv.end;
 	out->name = func_name(t, (int32_t)func_u32(t, &fv, FUNC_NAME));
 	out->func_id = fv.p[t->func_hdr_sz - 4];
-	if (t->version == GOPCLNTAB_V12)
+	if (t->no_flags)
 		out->flags = go12_flags(out->func_id, out->name);
 	else
 		out->flags = fv.p[t->func_hdr_sz - 3];
@@ -544,7 +622,7 @@ static bool inl_tree(const struct gopclntab *t, const struct func_view *fv, uint
 
 	if (!t->gofunc.sz || fv->nfuncdata <= t->inltree_fd)
 		return false;
-	if (t->version == GOPCLNTAB_V12) {
+	if (abs_pcs(t)) {
 		addr = load_u64(fv->p + fv->funcdata_at + 8 * (size_t)t->inltree_fd);
 		if (!addr || addr < t->gofunc_addr || addr - t->gofunc_addr >= t->gofunc.sz)
 			return false;
@@ -744,7 +822,7 @@ struct gopclntab *gopclntab__open(struct elf_file *ef)
 	t = gopclntab__open_image(&img);
 	if (!t)
 		return NULL;
-	if (t->version == GOPCLNTAB_V12) {
+	if (abs_pcs(t)) {
 		/* funcdata are addresses; the linker puts the inline trees (go.func.*) in .rodata */
 		struct elf_section ro;
 

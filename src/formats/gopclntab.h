@@ -8,8 +8,9 @@
  * Formats: the "go1.2" table of Go 1.2 to 1.15 (magic 0xfffffffb: one region addressed from
  * its start, absolute pcs, funcdata as addresses; inlined calls from Go 1.12), the pcHeader of
  * Go 1.18-1.19 (magic 0xfffffff0) and of Go 1.20 and later (0xfffffff1: `_func` gains
- * startLine, `inlinedCall` shrinks to 16 bytes and loses its call-site file/line). The tables
- * of Go 1.16-1.17 (0xfffffffa) and 32-bit tables are refused (EPROTONOSUPPORT).
+ * startLine, `inlinedCall` shrinks to 16 bytes and loses its call-site file/line), and between
+ * them the table of Go 1.16-1.17 (0xfffffffa: 1.18's regions, 1.2's absolute function table
+ * and funcdata addresses). 32-bit tables are refused (EPROTONOSUPPORT).
  *
  * Untrusted input: every read is bounded by the region it belongs to (function name table,
  * cutab, file table, pc-value tables, function table); varints are at most 5 bytes; a
@@ -34,6 +35,7 @@ struct gopclntab;
 
 enum gopclntab_version {
 	GOPCLNTAB_V12 = 12,   /* Go 1.2 to 1.15 */
+	GOPCLNTAB_V116 = 116, /* Go 1.16, 1.17 */
 	GOPCLNTAB_V118 = 118, /* Go 1.18, 1.19 */
 	GOPCLNTAB_V120 = 120, /* Go 1.20 and later */
 };
@@ -59,7 +61,7 @@ struct go_func {
 };
 
 /* funcFlag bits (runtime/symtab.go, the same in 1.17 to 1.27). The Go 1.2 format has no
- * flags: TOPFRAME is set for goexit, mstart and rt0_go, SPWRITE for the stack switches
+ * flags, nor has 1.16's: TOPFRAME is set for goexit, mstart and rt0_go, SPWRITE for the stack switches
  * (mcall, morestack, systemstack, asmcgocall, gogo, jmpdefer) and the vDSO callers
  * (nanotime1, walltime1), by their funcIDs (1.12-1.15's numbering) and names.
  */

@@ -120,6 +120,7 @@ int file_symbols__go_lines(struct file_symbols *fs, const struct executable *exe
 			if (st->go)
 				pr_debug("%s: Go %s table, %zu functions%s\n", exe->path,
 					 gopclntab__version(st->go) == GOPCLNTAB_V12    ? "1.2"
+					 : gopclntab__version(st->go) == GOPCLNTAB_V116 ? "1.16"
 					 : gopclntab__version(st->go) == GOPCLNTAB_V118 ? "1.18"
 											: "1.20+",
 					 gopclntab__func_cnt(st->go),

@@ -13,6 +13,8 @@
 #                   (systemstack): code on g0 switched to from a goroutine
 #   esbuild         (when npm can fetch @esbuild/linux-x64) a stripped binary of a recent Go
 #                   that nobody here built: the Go 1.20+ table format
+#   esbuild-go116, esbuild-go117 (npm's esbuild-linux-64 0.11.23, 0.12.29) the same of Go 1.16
+#                   and 1.17, with the toolchain's addr2line of every 61st byte of .text
 
 # Debian's Go (golang-go, what scripts/setup.sh installs) when it is there: the fixtures'
 # expectations are checked against its toolchain; a newer `go` first on PATH (/usr/local/go)
@@ -66,3 +68,10 @@ esbuild: | $(BUILD)
 			|| echo "npm pack @esbuild/linux-x64 failed" > $(BUILD)/esbuild.unavailable; \
 		rm -rf $$d; fi; true
 FIXTURES += esbuild
+
+# esbuild-go116, esbuild-go117 (+ .addr2line): optional, the Go 1.16-1.17 table format from
+# npm's old esbuild builds; see esbuild_go116.sh
+.PHONY: esbuild-go116
+esbuild-go116: | $(BUILD)
+	@GOCACHE=$(BUILD)/go/cache bash esbuild_go116.sh $(BUILD) "$(GO)" "$(NPM)"
+FIXTURES += esbuild-go116

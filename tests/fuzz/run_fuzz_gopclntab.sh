@@ -11,6 +11,6 @@ FUZZ_NAME=gopclntab
 source "$(dirname "$0")/fuzz_lib.sh"
 fuzz_build src/formats/gopclntab.c src/formats/go_build_id.c src/formats/elf_file.c \
 	src/base/*.c -lz
-fuzz_seed_sections gopclntab wl_go esbuild
+fuzz_seed_sections gopclntab wl_go esbuild esbuild-go116
 # The smallest real table is ~360 KB (the Go runtime's functions).
 fuzz_run "${1:-20000}" -max_len=4000000

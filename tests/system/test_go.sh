@@ -191,37 +191,42 @@ else
 	skip_setup "wl_go_g0: not built (go missing when the fixtures were built)"
 fi
 
-if [[ ! -x $FIX/esbuild ]]; then
-	skip "esbuild: not fetched by 'make fixtures' (npm registry unreachable? see $FIX/esbuild.unavailable)"
-else
-	proj=$TMP/esproj
-	mkdir -p "$proj"
-	for ((i = 0; i < 2000; i++)); do
-		printf 'export function f%d(x) {\n  return [x, %d, "s%d"].map((v) => String(v) + x).join(",").length;\n}\nexport class C%d { m(y) { return f%d(y) * 2; } }\n' \
-			$i $i $i $i $i >"$proj/m$i.js"
-		echo "import { f$i, C$i } from './m$i.js';" >>"$proj/imports.js"
-		echo "s += f$i(1) + new C$i().m(2);" >>"$proj/uses.js"
-	done
-	{ cat "$proj/imports.js"; echo "let s = 0;"; cat "$proj/uses.js"; echo "console.log(s);"; } \
-		>"$proj/entry.js"
-	# bundles in a loop for 3 s (each run ~0.8 s of CPU over its threads)
-	record_stacks esbuild bash -c "cd $proj && end=\$((SECONDS + 3)); while ((SECONDS < end)); do
-		$FIX/esbuild entry.js --bundle --minify --outfile=$TMP/out.js --log-level=warning; done"
-	f=$TMP/esbuild.stacks
-	total=$(samples "$f" esbuild)
-	check_ge "esbuild: samples" "$total" 100
+# esbuild from npm, binaries nobody here built: the newest (@esbuild/linux-x64, Go 1.26: the
+# Go 1.20+ table), and esbuild-linux-64 0.11.23 and 0.12.29 (Go 1.16.3 and 1.17.1: the table
+# format of Go 1.16-1.17, which no Go on this machine writes). Each bundles the same
+# generated project in a loop for 3 s (each run ~0.8 s of CPU over its threads).
+proj=$TMP/esproj
+mkdir -p "$proj"
+for ((i = 0; i < 2000; i++)); do
+	printf 'export function f%d(x) {\n  return [x, %d, "s%d"].map((v) => String(v) + x).join(",").length;\n}\nexport class C%d { m(y) { return f%d(y) * 2; } }\n' \
+		$i $i $i $i $i >"$proj/m$i.js"
+	echo "import { f$i, C$i } from './m$i.js';" >>"$proj/imports.js"
+	echo "s += f$i(1) + new C$i().m(2);" >>"$proj/uses.js"
+done
+{ cat "$proj/imports.js"; echo "let s = 0;"; cat "$proj/uses.js"; echo "console.log(s);"; } \
+	>"$proj/entry.js"
+for es in esbuild esbuild-go116 esbuild-go117; do
+	if [[ ! -x $FIX/$es ]]; then
+		skip "$es: not fetched by 'make fixtures' (npm registry unreachable? see $FIX/$es.unavailable)"
+		continue
+	fi
+	record_stacks "$es" bash -c "cd $proj && end=\$((SECONDS + 3)); while ((SECONDS < end)); do
+		$FIX/$es entry.js --bundle --minify --outfile=$TMP/out.js --log-level=warning; done"
+	f=$TMP/$es.stacks
+	total=$(samples "$f" "$es")
+	check_ge "$es: samples" "$total" 100
 	# samples whose user frames are all Go frames with a file and a line (kernel frames and
 	# pseudo-frames have no '@'; an unnamed frame would be "esbuild+0x...")
-	named=$(samples "$f" esbuild '^esbuild;runtime\.[a-z0-9_]+@[^;]*:[0-9]+(;[^;]+@[^;]+:[0-9]+)*(;[^@;]+)*$')
+	named=$(samples "$f" "$es" "^$es;runtime\\.[a-z0-9_]+@[^;]*:[0-9]+(;[^;]+@[^;]+:[0-9]+)*(;[^@;]+)*\$")
 	# of the samples with user frames: a Go frame (named: '@', unnamed: "esbuild+0x...") or a
 	# user stack cut short ("[unwind: ...]"); the others are the kernel's (exit, page faults
 	# of a process whose user stack is gone)
-	with_user=$(samples "$f" esbuild '@|[+]0x|[[]unwind: ')
-	check_pct "esbuild: samples with only named Go frames (file:line), from a runtime root" \
-		"$named" "$with_user" 99 || grep -v '^esbuild;runtime\.[a-z0-9_]*@' "$f" | head -3 | cut -c1-300
-	inl=$(samples "$f" esbuild 'github\.com/evanw/esbuild/[^;]*@[^;]*:[0-9]+;')
-	check_pct "esbuild: samples in esbuild's own packages" "$inl" "$total" 30
-fi
+	with_user=$(samples "$f" "$es" '@|[+]0x|[[]unwind: ')
+	check_pct "$es: samples with only named Go frames (file:line), from a runtime root" \
+		"$named" "$with_user" 99 || grep -v "^$es;runtime\.[a-z0-9_]*@" "$f" | head -3 | cut -c1-300
+	inl=$(samples "$f" "$es" 'github\.com/evanw/esbuild/[^;]*@[^;]*:[0-9]+;')
+	check_pct "$es: samples in esbuild's own packages" "$inl" "$total" 30
+done
 
 # ---- other Go versions: the toolchains of the runtime matrix's Debian roots (scripts/
 # runtime_root.sh's cache; a root not built is skipped, never built here) and the `go` on PATH

@@ -226,38 +226,59 @@ TEST(objdump_every_instruction)
 	fixture_close(&fx);
 }
 
-TEST(addr2line_every_function)
+/* Compares each line of an addr2line oracle ("addr<TAB>function<TAB>file:line": the physical
+ * function, the innermost position; "?:0" for a pc without one) with the table's answer;
+ * counts the lines and those inside an inlined call. Returns the mismatches.
+ */
+static size_t addr2line_mismatches(const struct gopclntab *t, const char *oracle,
+				   size_t *checked, size_t *inlined)
 {
-	struct go_fixture fx;
 	char line[2048];
-	size_t checked = 0, mismatches = 0;
-	FILE *f;
+	size_t mismatches = 0;
+	FILE *f = fopen(test_fixture(oracle), "r");
 
-	need_go_fixtures();
-	REQUIRE(fixture_open("wl_go", &fx));
-	f = fopen(test_fixture("wl_go.addr2line"), "r");
-	REQUIRE(f);
+	*checked = *inlined = 0;
+	if (!f) {
+		test__fail("%s: %s", oracle, strerror(errno));
+		return 1;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char func[512], file[1024], *colon;
 		unsigned long long addr;
 		struct go_frame fr[GO_MAX_FRAMES];
+		bool pos;
 		int n;
 
 		if (sscanf(line, "0x%llx\t%511[^\t]\t%1023[^\n]", &addr, func, file) != 3 ||
 		    !(colon = strrchr(file, ':')))
 			continue;
 		*colon = '\0';
-		n = gopclntab__lookup(fx.t, addr, fr, GO_MAX_FRAMES);
-		checked++;
-		if (n < 1 || strcmp(fr[n - 1].function, func) || !same_pos(&fr[0], file, colon + 1, false)) {
+		n = gopclntab__lookup(t, addr, fr, GO_MAX_FRAMES);
+		(*checked)++;
+		*inlined += n >= 2;
+		pos = n >= 1 && (strcmp(file, "?") ? same_pos(&fr[0], file, colon + 1, false)
+						   : !fr[0].file && !fr[0].line);
+		if (n < 1 || strcmp(fr[n - 1].function, func) || !pos) {
 			if (mismatches++ < 10)
-				test__fail("0x%llx: addr2line %s %s:%s, pclntab %s %s:%u", addr,
-					   func, file, colon + 1, n > 0 ? fr[n - 1].function : "-",
+				test__fail("%s 0x%llx: addr2line %s %s:%s, pclntab %s %s:%u", oracle,
+					   addr, func, file, colon + 1,
+					   n > 0 ? fr[n - 1].function : "-",
 					   n > 0 && fr[0].file ? fr[0].file : "-",
 					   n > 0 ? fr[0].line : 0);
 		}
 	}
 	fclose(f);
+	return mismatches;
+}
+
+TEST(addr2line_every_function)
+{
+	struct go_fixture fx;
+	size_t checked, inlined, mismatches;
+
+	need_go_fixtures();
+	REQUIRE(fixture_open("wl_go", &fx));
+	mismatches = addr2line_mismatches(fx.t, "wl_go.addr2line", &checked, &inlined);
 	printf("  %zu addresses, %zu mismatches\n", checked, mismatches);
 	CHECK_EQ_INT(mismatches, 0);
 	CHECK(checked >= 2 * gopclntab__func_cnt(fx.t) - 16); /* one-instruction functions */
@@ -473,6 +494,67 @@ TEST(esbuild_go120_format)
 	CHECK(inlined > cnt / 10);
 	CHECK_EQ_INT(check_sp_tables(fx.t, &no_table), 0);
 	fixture_close(&fx);
+}
+
+/* The Go 1.16-1.17 table (npm's esbuild 0.11.23 and 0.12.29, tests/data/esbuild_go116.sh):
+ * every 61st byte of .text as the Go toolchain's addr2line (debug/gosym) reads it, every
+ * function named with its stack-delta table whole, inlined calls, and the funcFlags: 1.17's
+ * own byte (it also flags rt0_go SPWRITE), 1.16's derived from its funcIDs.
+ */
+static void check_go116(const char *name)
+{
+	static const struct {
+		const char *fn;
+		uint8_t flag;
+	} flagged[] = {
+		{ "runtime.goexit", GO_FUNC_TOPFRAME },
+		{ "runtime.mstart", GO_FUNC_TOPFRAME },
+		{ "runtime.rt0_go", GO_FUNC_TOPFRAME },
+		{ "runtime.systemstack", GO_FUNC_SPWRITE },
+		{ "runtime.mcall", GO_FUNC_SPWRITE },
+		{ "runtime.morestack", GO_FUNC_SPWRITE },
+		{ "runtime.asmcgocall", GO_FUNC_SPWRITE },
+	};
+	struct go_fixture fx;
+	char oracle[256];
+	size_t i, cnt, checked, mismatches, inlined, no_table;
+
+	snprintf(oracle, sizeof(oracle), "%s.addr2line", name);
+	REQUIRE(fixture_open(name, &fx));
+	CHECK_EQ_INT(gopclntab__version(fx.t), GOPCLNTAB_V116);
+	CHECK(gopclntab__has_inline(fx.t));
+	cnt = gopclntab__func_cnt(fx.t);
+	CHECK(cnt > 5000);
+	mismatches = addr2line_mismatches(fx.t, oracle, &checked, &inlined);
+	printf("  %s: %zu functions, %zu addresses (%zu in inlined calls), %zu mismatches\n", name,
+	       cnt, checked, inlined, mismatches);
+	CHECK_EQ_INT(mismatches, 0);
+	CHECK(checked > 50000);
+	CHECK(inlined > checked / 20);
+	for (i = 0; i < cnt; i++) {
+		struct go_func gf;
+
+		CHECK(!gopclntab__func(fx.t, i, &gf) && gf.name);
+	}
+	CHECK_EQ_INT(check_sp_tables(fx.t, &no_table), 0);
+	for (i = 0; i < sizeof(flagged) / sizeof(flagged[0]); i++) {
+		struct go_func gf;
+
+		CHECK(func_named(fx.t, flagged[i].fn, &gf) >= 0);
+		if ((gf.flags & flagged[i].flag) != flagged[i].flag)
+			test__fail("%s %s: flags %u, not %u", name, flagged[i].fn, gf.flags,
+				   flagged[i].flag);
+	}
+	fixture_close(&fx);
+}
+
+TEST(esbuild_go116_format)
+{
+	if (access(test_fixture("esbuild-go116.addr2line"), R_OK) ||
+	    access(test_fixture("esbuild-go117.addr2line"), R_OK))
+		SKIP("no esbuild-go116/117 (npm pack esbuild-linux-64 failed: no registry?)");
+	check_go116("esbuild-go116");
+	check_go116("esbuild-go117");
 }
 
 /* ---- a hand-made Go 1.2-format table (the layout of Go 1.12-1.15's linker) ----
@@ -752,7 +834,12 @@ TEST(hostile_headers)
 	memset(buf, 0, sizeof(buf));
 	errno = 0;
 	CHECK(!gopclntab__open_image(&img) && errno == ENOEXEC);
-	memcpy(buf, "\xfa\xff\xff\xff\0\0\1\x08", 8); /* Go 1.16 */
+	memcpy(buf, "\xfa\xff\xff\xff\0\0\1\x08", 8); /* Go 1.16, no function */
+	CHECK(!gopclntab__open_image(&img) && errno == ENOEXEC);
+	buf[8] = 2; /* 1.16, offsets 0: the function table overlaps the header, unsorted */
+	CHECK(!gopclntab__open_image(&img) && errno == ENOEXEC);
+	buf[8] = 0;
+	memcpy(buf, "\xf2\xff\xff\xff\0\0\1\x08", 8); /* a format after 1.20's */
 	CHECK(!gopclntab__open_image(&img) && errno == EPROTONOSUPPORT);
 	memcpy(buf, "\xf1\xff\xff\xff\0\0\1\x08", 8);
 	buf[8] = 2; /* nfunc 2, offsets 0: the function table overlaps the header, unsorted */
@@ -921,6 +1008,7 @@ int main(void)
 	RUN(inlined_call_expanded);
 	RUN(sp_deltas);
 	RUN(esbuild_go120_format);
+	RUN(esbuild_go116_format);
 	RUN(hostile_headers);
 	RUN(go12_format);
 	RUN(go12_hostile);

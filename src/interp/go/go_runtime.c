@@ -9,7 +9,7 @@
  *    inline version string since Go 1.18, a pointer to runtime.buildVersion in 1.13-1.17),
  *    else the runtime.buildVersion string in .rodata ("go1.26.5" between non-printable bytes:
  *    binaries whose build info was removed, as esbuild's), checked against the .gopclntab
- *    format (1.2-1.15, 1.18-1.19, 1.20+);
+ *    format (1.2-1.15, 1.16-1.17, 1.18-1.19, 1.20+);
  *  - g's TLS slot: the displacement of `mov %fs:disp32, %reg` (or, in a PIE, of the
  *    `mov $disp32, %reg` before `mov %fs:(%reg), ...`) that runtime.stackcheck starts with
  *    (-8 in every binary measured: internal and external linking, PIE);
@@ -17,8 +17,10 @@
  *    as the reference agent records them; checked against the DWARF of unstripped builds:
  *    1.15 curg 192, labels 344; 1.19 curg 192, labels 360; 1.27's g and m up to curg are
  *    1.26's).
- * Versions before GO_MINOR_MIN (1.12-1.14: other g layouts, not measured; 1.16-1.17: their
- * .gopclntab is not read) and after GO_MINOR_MAX are not attached.
+ * 1.16's labels at 344 and 1.17's at 360 are the reference agent's figures, not checked here
+ * (no Go of those versions on this machine; their tables are, on npm's esbuild builds).
+ * Versions before GO_MINOR_MIN (1.12-1.14: other g layouts, not measured) and after
+ * GO_MINOR_MAX are not attached.
  *
  * Untrusted input: the file's bytes are read through elf_file, bounded by their section or
  * segment; a version string is at most GO_VERSION_MAX bytes of [0-9.].
@@ -163,7 +165,9 @@ static enum gopclntab_version format_of(int minor)
 		return GOPCLNTAB_V120;
 	if (minor >= 18)
 		return GOPCLNTAB_V118;
-	if (minor >= 2 && minor <= 15)
+	if (minor >= 16)
+		return GOPCLNTAB_V116;
+	if (minor >= 2)
 		return GOPCLNTAB_V12;
 	return 0;
 }
@@ -224,7 +228,7 @@ static void layout_of(int minor, struct go_proc_abi *abi)
 	else if (minor >= 17)
 		abi->g_labels = 360; /* 1.17-1.20 */
 	else
-		abi->g_labels = 344; /* 1.15 (DWARF) */
+		abi->g_labels = 344; /* 1.15 (DWARF), 1.16 */
 	abi->labels_layout = minor >= 24 ? GO_LABELS_SLICE : GO_LABELS_HMAP;
 	abi->m_g0 = 0;
 	abi->g_sched_sp = 56; /* g.sched (a gobuf: sp, pc, g, ctxt, ret, lr, bp) after g.m */
