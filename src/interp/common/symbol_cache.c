@@ -189,6 +189,7 @@ void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, 
 	e->gen = owner->gen;
 	e->addr = addr;
 	e->kind = kind;
+	e->serial = ++c->serial;
 	c->bytes += e->bytes;
 	make_room(c, e);
 	if (read_from)
