@@ -73,6 +73,11 @@ struct trace_handler {
 	size_t native_cap;
 	struct frame_slot *frame_cache; /* FRAME_CACHE_CAP slots, allocated on first use */
 	struct runtime_slot *runtime_cache; /* RUNTIME_CACHE_CAP slots, the same */
+	/* The last runtime marker's frame and text (a process over its read budget: every one
+	 * of its frames the same marker); 0: none in this profile.
+	 */
+	uint32_t marker_frame;
+	char marker[128];
 	/* pid -> (void *)(mapping owner + 1) for samples whose stack was resolved with another
 	 * process's mappings: a child forked without exec (a pre-fork server's worker), which the
 	 * process table may never see; it inherits its parent's executable and container.
@@ -117,6 +122,7 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 	if (th->runtime_cache)
 		memset(th->runtime_cache, 0, RUNTIME_CACHE_CAP * sizeof(*th->runtime_cache));
 	th->prof = prof;
+	th->marker_frame = 0;
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
 	return 0;
@@ -400,6 +406,20 @@ static struct runtime_slot *runtime_slot(struct trace_handler *th, const struct 
 	return &th->runtime_cache[h & (RUNTIME_CACHE_CAP - 1)];
 }
 
+/* A runtime's marker frame ("[python: ...]"), the last one's again without a lookup. */
+static uint32_t marker_frame(struct trace_handler *th, const char *text)
+{
+	uint32_t id;
+
+	if (th->marker_frame && !strcmp(text, th->marker))
+		return th->marker_frame;
+	id = named_frame(th, FRAME_ERROR, 0, 0, text);
+	th->marker_frame = 0;
+	if (id && (size_t)snprintf(th->marker, sizeof(th->marker), "%s", text) < sizeof(th->marker))
+		th->marker_frame = id;
+	return id;
+}
+
 /* A runtime's frame (uf->kind): symbolized by its runtime (src/interp/). */
 static uint32_t runtime_frame(struct trace_handler *th, const struct sample_record *rec,
 			      const struct user_frame *uf)
@@ -418,7 +438,7 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 		interp_registry__symbolize(th->interp, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf,
 					   &sym);
 	if (sym.marker)
-		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
+		return marker_frame(th, sym.function);
 	if (sym.memo && (slot = runtime_slot(th, uf, sym.memo)) && slot->memo == sym.memo &&
 	    slot->addr == uf->addr && slot->file_id == uf->file_id && slot->kind == uf->kind)
 		return slot->frame;
