@@ -70,6 +70,12 @@ struct interp_symbol {
 	 */
 	const struct interp_inlined *inlined;
 	uint32_t inlined_cnt;
+	/* Optional (0: none): set when this symbol is all that one read of the runtime gave
+	 * (a symbol_cache serial) and the frame's kind, addr and file_id: another frame with
+	 * the same four gets the same symbol, so its caller may reuse what it made of this one
+	 * (the trace handler: the profile frame) instead of hashing the strings again.
+	 */
+	uint64_t memo;
 };
 
 /* The head of every runtime's per-file state (file_state_sz bytes): set by the registry. */

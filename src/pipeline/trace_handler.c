@@ -38,6 +38,22 @@ struct frame_slot {
 	bool go;    /* counted as a Go frame */
 	bool unsym; /* counted as unsymbolized */
 };
+
+/* A runtime's frame of the current profile, by the symbol its runtime gave (interp_symbol's
+ * memo) and the frame's raw fields: a deep interpreter stack repeats the same few hundred
+ * frames in every sample, and each would otherwise intern its strings and hash its lines
+ * again (most of the agent's time under a 480-deep Python at 99 Hz). The runtime is still
+ * asked for every frame (its cache, budget and counters see every one); only the profile's
+ * part is skipped.
+ */
+struct runtime_slot {
+	uint64_t memo; /* 0 = empty */
+	uint64_t addr;
+	uint64_t file_id;
+	uint32_t frame; /* profile frame id */
+	uint8_t kind;
+};
+#define RUNTIME_CACHE_CAP 16384 /* direct-mapped; a power of two */
 #define MAX_FRAMES (SS_MAX_KERNEL_FRAMES + SS_MAX_USER_FRAMES + 2) /* + end, off-CPU leaf */
 
 struct trace_handler {
@@ -56,6 +72,12 @@ struct trace_handler {
 	struct native_frame_ref *native;
 	size_t native_cap;
 	struct frame_slot *frame_cache; /* FRAME_CACHE_CAP slots, allocated on first use */
+	struct runtime_slot *runtime_cache; /* RUNTIME_CACHE_CAP slots, the same */
+	/* The last runtime marker's frame and text (a process over its read budget: every one
+	 * of its frames the same marker); 0: none in this profile.
+	 */
+	uint32_t marker_frame;
+	char marker[128];
 	/* pid -> (void *)(mapping owner + 1) for samples whose stack was resolved with another
 	 * process's mappings: a child forked without exec (a pre-fork server's worker), which the
 	 * process table may never see; it inherits its parent's executable and container.
@@ -97,7 +119,10 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 		memset(th->native, 0, th->native_cap * sizeof(*th->native));
 	if (th->frame_cache) /* frame ids are per profile */
 		memset(th->frame_cache, 0, FRAME_CACHE_CAP * sizeof(*th->frame_cache));
+	if (th->runtime_cache)
+		memset(th->runtime_cache, 0, RUNTIME_CACHE_CAP * sizeof(*th->runtime_cache));
 	th->prof = prof;
+	th->marker_frame = 0;
 	th->kernel_mapping = 0; /* added with the first kernel frame: pprof readers take the
 				 * first mapping for the main binary */
 	return 0;
@@ -105,6 +130,8 @@ int trace_handler__set_profile(struct trace_handler *th, struct profile *prof)
 
 void trace_handler__set_interp(struct trace_handler *th, struct interp_registry *interp)
 {
+	if (th->runtime_cache) /* memos are the registry's */
+		memset(th->runtime_cache, 0, RUNTIME_CACHE_CAP * sizeof(*th->runtime_cache));
 	th->interp = interp;
 }
 
@@ -118,6 +145,7 @@ void trace_handler__free(struct trace_handler *th)
 	if (th) {
 		free(th->native);
 		free(th->frame_cache);
+		free(th->runtime_cache);
 		file_symbols__free(th->files);
 		u64_map__free(&th->owners);
 	}
@@ -363,6 +391,35 @@ int trace_handler__symbolize_lines(struct trace_handler *th, struct debuginfo *d
 	return pending;
 }
 
+/* The cache slot of a runtime's frame whose symbol has this memo; NULL when there is no
+ * cache (allocation failed).
+ */
+static struct runtime_slot *runtime_slot(struct trace_handler *th, const struct user_frame *uf,
+					 uint64_t memo)
+{
+	uint64_t h;
+
+	if (!th->runtime_cache &&
+	    !(th->runtime_cache = calloc(RUNTIME_CACHE_CAP, sizeof(*th->runtime_cache))))
+		return NULL;
+	h = u64_hash(memo ^ u64_hash(uf->addr ^ u64_hash(uf->file_id ^ (uint64_t)uf->kind << 56)));
+	return &th->runtime_cache[h & (RUNTIME_CACHE_CAP - 1)];
+}
+
+/* A runtime's marker frame ("[python: ...]"), the last one's again without a lookup. */
+static uint32_t marker_frame(struct trace_handler *th, const char *text)
+{
+	uint32_t id;
+
+	if (th->marker_frame && !strcmp(text, th->marker))
+		return th->marker_frame;
+	id = named_frame(th, FRAME_ERROR, 0, 0, text);
+	th->marker_frame = 0;
+	if (id && (size_t)snprintf(th->marker, sizeof(th->marker), "%s", text) < sizeof(th->marker))
+		th->marker_frame = id;
+	return id;
+}
+
 /* A runtime's frame (uf->kind): symbolized by its runtime (src/interp/). */
 static uint32_t runtime_frame(struct trace_handler *th, const struct sample_record *rec,
 			      const struct user_frame *uf)
@@ -374,13 +431,17 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 	struct profile_frame f = { .kind = FRAME_RUNTIME,
 				   .lines = lines,
 				   .runtime = rt ? rt->frame_type : NULL };
-	uint32_t i, n;
+	struct runtime_slot *slot = NULL;
+	uint32_t i, n, id;
 
 	if (rt && th->opts.symbolize)
 		interp_registry__symbolize(th->interp, (pid_t)rec->hdr.pid, (pid_t)rec->map_pid, uf,
 					   &sym);
 	if (sym.marker)
-		return named_frame(th, FRAME_ERROR, 0, 0, sym.function);
+		return marker_frame(th, sym.function);
+	if (sym.memo && (slot = runtime_slot(th, uf, sym.memo)) && slot->memo == sym.memo &&
+	    slot->addr == uf->addr && slot->file_id == uf->file_id && slot->kind == uf->kind)
+		return slot->frame;
 	/* Inlined calls first (innermost), the frame's own function last, as pprof wants. */
 	n = sym.inlined ? sym.inlined_cnt : 0;
 	if (n > INTERP_INLINED_MAX)
@@ -397,7 +458,10 @@ static uint32_t runtime_frame(struct trace_handler *th, const struct sample_reco
 					  .line = sym.line > 0 ? (uint32_t)sym.line : 0,
 					  .column = sym.column > 0 ? (uint32_t)sym.column : 0 };
 	f.line_cnt = n + 1;
-	return profile__add_frame(th->prof, &f);
+	id = profile__add_frame(th->prof, &f);
+	if (slot && id)
+		*slot = (struct runtime_slot){ sym.memo, uf->addr, uf->file_id, id, uf->kind };
+	return id;
 }
 
 static uint32_t user_frame(struct trace_handler *th, const struct sample_record *rec,

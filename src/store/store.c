@@ -469,6 +469,7 @@ void store__close(struct store *st)
 	u64_map__free(&st->string_ids);
 	u64_map__free(&st->mapping_ids);
 	u64_map__free(&st->frame_ids);
+	store_dict_cache__free(&st->dict_cache);
 	free(st->path);
 	free(st);
 }
@@ -537,25 +538,64 @@ static int step_reset(sqlite3_stmt *q, int64_t *id)
 	return rc;
 }
 
+/* The key of a dictionary row in the writer's cache (store_dict_cache.h): the dictionary,
+ * then each column's type and value (a text or blob with its length), into st->dict_key. Its
+ * length, or 0 when it is longer than the cache keeps.
+ */
+static size_t dict_key(struct store *st, enum store_dict d, const struct store_col *cols, int n)
+{
+	uint8_t *k = st->dict_key;
+	size_t len = 1;
+	uint32_t l;
+	int c;
+
+	k[0] = (uint8_t)d;
+	for (c = 0; c < n; c++) {
+		if (len + 1 + 8 > sizeof(st->dict_key))
+			return 0;
+		k[len++] = (uint8_t)cols[c].type;
+		if (cols[c].type == COL_INT) {
+			memcpy(k + len, &cols[c].i, 8);
+			len += 8;
+			continue;
+		}
+		if (cols[c].len > sizeof(st->dict_key) - len - 4)
+			return 0;
+		l = (uint32_t)cols[c].len;
+		memcpy(k + len, &l, 4);
+		memcpy(k + len + 4, cols[c].p, l);
+		len += 4 + l;
+	}
+	return len;
+}
+
 /* The id of the dictionary row with these columns, added if new. > 0 or -errno. */
 static int64_t dict_id(struct store *st, enum store_dict d, const struct store_col *cols, int n)
 {
 	struct store_stmts *s = stmts_of(st);
-	int64_t id = 0;
-	int rc = bind_cols(s->find[d], cols, n);
+	size_t key_len = dict_key(st, d, cols, n);
+	int64_t id = key_len ? store_dict_cache__find(&st->dict_cache, st->dict_key, key_len) : 0;
+	int rc;
 
+	if (id)
+		return id;
+	rc = bind_cols(s->find[d], cols, n);
 	if (rc == SQLITE_OK)
 		rc = step_reset(s->find[d], &id);
-	if (rc == SQLITE_ROW)
-		return id;
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store_db__error(st, rc) ?: -EIO;
-	rc = bind_cols(s->add[d], cols, n);
-	if (rc == SQLITE_OK)
-		rc = step_reset(s->add[d], NULL);
-	if (rc != SQLITE_DONE)
-		return store_db__error(st, rc) ?: -EIO;
-	return sqlite3_last_insert_rowid(st->db);
+	if (rc == SQLITE_DONE) {
+		rc = bind_cols(s->add[d], cols, n);
+		if (rc == SQLITE_OK)
+			rc = step_reset(s->add[d], NULL);
+		if (rc != SQLITE_DONE)
+			return store_db__error(st, rc) ?: -EIO;
+		id = sqlite3_last_insert_rowid(st->db);
+	}
+	/* not kept (no memory): the next write asks sqlite again */
+	if (key_len)
+		store_dict_cache__add(&st->dict_cache, st->dict_key, key_len, id);
+	return id;
 }
 
 /* 0 for NULL, else the string's id (cached by the profile's interned pointer). */
@@ -835,6 +875,19 @@ static int64_t drop_oldest(struct store *st, int64_t n, uint64_t end_ns)
 	return err ? err : cnt;
 }
 
+/* The dictionaries' unused rows deleted (store_gc.c): the writer's cache of rows forgets them
+ * all, as some are gone. 0 or -errno.
+ */
+static int collect(struct store *st)
+{
+	int err = store_gc__collect(st);
+
+	store_dict_cache__clear(&st->dict_cache);
+	st->drops_since_gc = 0;
+	st->stats.gc_runs++;
+	return err;
+}
+
 /* Applies max_age_ns and max_sz; counts what went. 0 or -errno. */
 static int apply_retention(struct store *st, uint64_t newest_end_ns)
 {
@@ -857,9 +910,7 @@ static int apply_retention(struct store *st, uint64_t newest_end_ns)
 			break;
 		if (st->drops_since_gc) {
 			/* what the dictionaries of dropped intervals held may be enough */
-			err = store_gc__collect(st);
-			st->drops_since_gc = 0;
-			st->stats.gc_runs++;
+			err = collect(st);
 			if (err)
 				return err;
 			continue;
@@ -877,11 +928,8 @@ static int apply_retention(struct store *st, uint64_t newest_end_ns)
 		st->drops_since_gc += (uint64_t)gone;
 	}
 	/* collect after age drops at most every 64 intervals (a scan of the dictionaries) */
-	if (st->drops_since_gc >= 64) {
-		err = store_gc__collect(st);
-		st->drops_since_gc = 0;
-		st->stats.gc_runs++;
-	}
+	if (st->drops_since_gc >= 64)
+		err = collect(st);
 	return err ?: store_db__exec(st, "PRAGMA incremental_vacuum");
 }
 
@@ -889,7 +937,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 {
 	sqlite3_stmt *q = stmts_of(st)->add_interval;
 	uint64_t start = profile__start_time_ns(p), end = profile__end_time_ns(p);
-	int64_t interval, live;
+	int64_t interval, live, version;
 	int err, rc;
 
 	if (st->opts.read_only)
@@ -903,6 +951,18 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 	err = store_db__exec(st, "BEGIN IMMEDIATE");
 	if (err)
 		goto fail;
+	/* another connection committed since our last write (an import, `store gc`, a second
+	 * agent): the rows the cache names may be gone (read inside the transaction: no commit
+	 * can come between this and ours)
+	 */
+	version = query_int(st, "PRAGMA data_version");
+	if (version < 0) {
+		err = (int)version;
+		goto rollback;
+	}
+	if (version != st->data_version)
+		store_dict_cache__clear(&st->dict_cache);
+	st->data_version = version;
 	sqlite3_bind_int64(q, 1, store_value(start));
 	sqlite3_bind_int64(q, 2, store_value(end));
 	sqlite3_bind_int64(q, 3, store_value(profile__period_ns(p)));
@@ -927,6 +987,7 @@ int store__write(struct store *st, const struct profile *p, store_process_fn loo
 rollback:
 	reset_stmts(st);
 	store_db__exec(st, "ROLLBACK");
+	store_dict_cache__clear(&st->dict_cache); /* rows it added are gone */
 fail:
 	st->stats.write_failed++;
 	return err;

@@ -14,6 +14,7 @@
 #include "base/u64_map.h"
 #include "formats/varint.h"
 #include "store/store.h"
+#include "store/store_dict_cache.h"
 
 /* Largest blob (frames of a stack, lines of a frame) a row may hold: 10 bytes per varint. */
 #define STORE_BLOB_CAP (4096 * VARINT_MAX_SZ)
@@ -37,6 +38,12 @@ struct store {
 	struct u64_map frame_ids;
 	struct store_blob blob_lines; /* a frame's lines being encoded */
 	struct store_blob blob_key;   /* a stack's frames or a label set being encoded */
+	/* writer cache across writes: dictionary rows by content (store_dict_cache.h), valid
+	 * while no other connection has committed since data_version was read
+	 */
+	struct store_dict_cache dict_cache;
+	int64_t data_version;
+	uint8_t dict_key[STORE_DICT_KEY_MAX]; /* a row's key being encoded */
 };
 
 /* Appends v to b; a value that would not fit sets b->overflow instead. */

@@ -139,10 +139,13 @@ static struct user_frame frame_of(uint64_t code, uint32_t offset, uint32_t cooki
 	return uf;
 }
 
-/* Every reported code object symbolizes to the interpreter's own name, file and line. */
+/* Every reported code object symbolizes to the interpreter's own name, file and line; its
+ * frames share one memo (interp.h), which no other code object's has.
+ */
 static void check_reported(struct interp_registry *py, const struct child *c)
 {
-	size_t i;
+	uint64_t memos[64] = { 0 };
+	size_t i, j;
 
 	for (i = 0; i < c->code_cnt; i++) {
 		const struct reported *r = &c->codes[i];
@@ -154,10 +157,16 @@ static void check_reported(struct interp_registry *py, const struct child *c)
 		CHECK_STR(sym.function, r->name);
 		CHECK_STR(sym.file, r->file);
 		CHECK_EQ_INT(sym.line, r->line);
+		CHECK(sym.memo != 0);
+		if (i < 64)
+			memos[i] = sym.memo;
+		for (j = 0; j < i && j < 64; j++)
+			CHECK(memos[j] != sym.memo || c->codes[j].code == r->code);
 		/* a frame not started yet: the code object's first line, whatever the table */
 		uf = frame_of(r->code, UINT32_MAX, r->cookie);
 		interp_registry__symbolize(py, c->proc.pid, c->proc.pid, &uf, &sym);
 		CHECK_EQ_INT(sym.line, (int)(r->cookie & 0xffffff));
+		CHECK(i >= 64 || sym.memo == memos[i]); /* the same read, another offset */
 	}
 }
 

@@ -333,9 +333,66 @@ TEST(retention_by_size)
 	CHECK(s.gc_runs > 0);
 	CHECK(s.file_sz <= cap);
 	CHECK_EQ_U64(s.dropped_size + s.interval_cnt, 3000);
-	/* the newest interval is whole */
+	/* (the next write below adds one) */
+	/* the newest interval is whole, every name its own (the writer's cache of rows by
+	 * content forgot what the collections deleted: a row id kept from before one would name
+	 * a deleted row, or one that took its id since)
+	 */
 	f.from_ns = (4000 + 2999) * 1000000000ULL;
 	CHECK_EQ_U64(query_total(st, &f), 9);
+	{
+		/* the first interval's leaf again: its rows were collected long ago */
+		struct profile *in = make_profile(4000 + 3000, 0, 1), *out = NULL;
+		char *a, *b;
+
+		REQUIRE(store__write(st, in, NULL, NULL) == 0);
+		f.from_ns = (4000 + 3000) * 1000000000ULL;
+		REQUIRE(!store__query(st, &f, &out));
+		a = dump(in);
+		b = dump(out);
+		CHECK_STR(b, a);
+		free(a);
+		free(b);
+		profile__free(in);
+		profile__free(out);
+	}
+	store__close(st);
+}
+
+/* The writer keeps the dictionary rows it found or added from one write to the next (by
+ * content); another connection that deletes them (`store gc`, the sqlite3 CLI) and gives their
+ * ids to other rows between two writes must not make the second write name those: every name
+ * read back is the profile's own.
+ */
+TEST(rows_deleted_by_another_connection)
+{
+	struct store *st = open_store("gone.db", 0, 0);
+	struct profile *p1 = make_profile(9000, 1, 1), *p2 = make_profile(9001, 1, 1), *out = NULL;
+	struct store_filter f = { .from_ns = 9001 * 1000000000ULL };
+	sqlite3 *db = NULL;
+	char *a, *b;
+
+	REQUIRE(st);
+	CHECK_EQ_INT(store__write(st, p1, exe_of, NULL), 0);
+	REQUIRE(sqlite3_open(path_of("gone.db"), &db) == SQLITE_OK);
+	REQUIRE(sqlite3_exec(db,
+			     "DELETE FROM samples; DELETE FROM intervals; DELETE FROM stacks;"
+			     "DELETE FROM frames; DELETE FROM mappings; DELETE FROM processes;"
+			     "DELETE FROM threads; DELETE FROM label_sets; DELETE FROM strings;"
+			     "INSERT INTO strings(id, s) VALUES (1, 'not yours'), (2, 'nor this'),"
+			     " (3, 'x'), (4, 'y'), (5, 'z'), (6, 'w'), (7, 'v'), (8, 'u');",
+			     NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	CHECK_EQ_INT(store__write(st, p2, exe_of, NULL), 0);
+	REQUIRE(!store__query(st, &f, &out));
+	a = dump(p2);
+	b = dump(out);
+	CHECK_STR(b, a);
+	free(a);
+	free(b);
+	profile__free(p1);
+	profile__free(p2);
+	profile__free(out);
 	store__close(st);
 }
 
@@ -857,6 +914,7 @@ static void run_tests(void)
 	RUN(retention_by_age);
 	RUN(retention_by_size);
 	RUN(co_writer);
+	RUN(rows_deleted_by_another_connection);
 	RUN(huge_counts);
 	RUN(sink_keeps_intervals_through_a_lock);
 	RUN(sink_final_try);

@@ -122,9 +122,43 @@ TEST(read_budget)
 	symbol_cache__free(&c);
 }
 
+/* Each read has a serial of its own, the memo a runtime may give its symbols (interp.h): the
+ * same entry answered from the cache keeps it; another object, or the same one read again
+ * after its eviction, never has an earlier one (what a caller made of the old read is not
+ * taken for the new one).
+ */
+TEST(serials)
+{
+	uint64_t stats[STAT_CNT] = { 0 };
+	struct interp_proc_base owner = { .pid = 100, .gen = 1 };
+	struct reader r = { .bytes = 300 };
+	struct interp_symbol out;
+	struct symbol_cache c;
+	struct entry *e;
+	uint64_t first, second, a;
+
+	REQUIRE(symbol_cache__init(&c, 64, sizeof(struct entry), true, entry_clear, NULL, &report,
+				   stats) == 0);
+	c.bytes_max = 1000;
+	REQUIRE((e = get(&c, &owner, 64, &r, &out)) != NULL);
+	first = e->key.serial;
+	CHECK(first != 0);
+	REQUIRE((e = get(&c, &owner, 128, &r, &out)) != NULL);
+	second = e->key.serial;
+	CHECK(second != 0 && second != first);
+	REQUIRE((e = get(&c, &owner, 64, &r, &out)) != NULL); /* cached */
+	CHECK(e->key.serial == first);
+	for (a = 3; a <= 10; a++) /* evicts the first two for room */
+		CHECK(get(&c, &owner, a * 64, &r, &out) != NULL);
+	REQUIRE((e = get(&c, &owner, 64, &r, &out)) != NULL); /* read again */
+	CHECK(e->key.serial > second);
+	symbol_cache__free(&c);
+}
+
 int main(void)
 {
 	RUN(bytes_capped);
+	RUN(serials);
 	RUN(read_budget);
 	return test_summary();
 }

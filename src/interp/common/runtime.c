@@ -14,6 +14,9 @@
 
 static uint32_t attach_gen;
 static char marker_text[128]; /* the last marker frame's text */
+/* ... made of this runtime's name and this reason (a copy; marker_rt NULL: none) */
+static const struct interp_runtime *marker_rt;
+static char marker_reason[96];
 
 void *interp_runtime__new(const struct interp_runtime *rt)
 {
@@ -131,7 +134,17 @@ void interp_runtime__symbolize(const struct interp_runtime *rt, void *state, voi
 	else
 		interp__marker(out, "?");
 	if (out->marker && out->function != marker_text) {
-		snprintf(marker_text, sizeof(marker_text), "[%s: %s]", rt->name, out->function);
+		/* a run of one marker (every frame of a process over its read budget) is
+		 * formatted once
+		 */
+		if (rt != marker_rt || strcmp(out->function, marker_reason)) {
+			snprintf(marker_text, sizeof(marker_text), "[%s: %s]", rt->name,
+				 out->function);
+			marker_rt = (size_t)snprintf(marker_reason, sizeof(marker_reason), "%s",
+						     out->function) < sizeof(marker_reason)
+					    ? rt
+					    : NULL;
+		}
 		out->function = marker_text;
 	}
 }

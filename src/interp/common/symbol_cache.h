@@ -13,7 +13,9 @@
  * Invariants: cap entries of entry_sz bytes, fixed at init, set-associative (base/lru_sets.h);
  * every entry begins with struct symbol_cache_key, keyed by (pid, attach generation, address,
  * kind) and checked against the frame's cookie, so an object freed and its address reused is
- * read again, never shown under the old name. The cache owns its entries: clear() frees what
+ * read again, never shown under the old name. Each read gets a serial of its own (key.serial,
+ * from 1, never reused by the cache): what one serial names never changes, so a runtime may
+ * give it as its symbol's memo (interp.h). The cache owns its entries: clear() frees what
  * an entry holds, the cache then zeroes it. A returned entry is borrowed until the cache's next
  * get.
  * Not thread-safe.
@@ -38,6 +40,7 @@ struct symbol_cache_key {
 	uint32_t cookie; /* what the read found, compared with the frame's */
 	uint32_t bytes;  /* what the entry holds beyond itself (set by the read) */
 	uint8_t kind;    /* what addr was read as (a runtime's own distinction) */
+	uint64_t serial; /* this read's, unique in the cache (see above) */
 };
 
 /* Fill entry (zeroed, its key aside from the cookie left to the cache) with the object at addr
@@ -66,6 +69,7 @@ struct symbol_cache {
 	struct lru_sets slots;
 	size_t bytes, bytes_max; /* what entries hold beyond themselves (key.bytes), its cap */
 	size_t hand;             /* the next entry the clock evicts for room */
+	uint64_t serial;         /* the last read's */
 	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
 	void (*clear)(void *ctx, void *entry);
 	void *clear_ctx;

@@ -894,6 +894,7 @@ static void py_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		.function = e->name,
 		.file = e->filename,
 		.line = python_lines__lookup(&e->lines, offset),
+		.memo = e->key.serial, /* names, lines: what this read gave; offset: file_id's */
 	};
 	if (out->line < 0)
 		out->line = 0;
