@@ -1,6 +1,7 @@
 -- Known chain for tests/system/test_luajit.sh and the runtime matrix: main chunk -> alpha ->
 -- beta -> gamma, gamma's loop body on one line (with the JIT on, that loop is a trace starting
--- there). Lines are found by their "-- MARK" comments. Argument: seconds of CPU time.
+-- there). Lines are found by their "-- MARK" comments. Argument (the chunk's first): seconds of
+-- CPU time.
 
 local function gamma(n) -- DEF_GAMMA
 	local x = 0
@@ -18,7 +19,7 @@ local function alpha(n)
 	return r
 end
 
-local secs = tonumber(arg and arg[1]) or 1.5
+local secs = tonumber((...)) or 1.5
 local t = 0
 while os.clock() < secs do
 	t = t + alpha(200000) -- CALL_ALPHA
