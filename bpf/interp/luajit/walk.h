@@ -313,12 +313,13 @@ static __always_inline int luajit_code_step(struct unwind_cursor *st, struct int
 	}
 	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_TRACES);
 	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_FRAMES);
+	/* jit_base, J->trace, its slots and startpc are references (4 bytes without GC64) */
 	if (p->g_jit_base && luajit_ref(p, l + p->l_glref, &g) == 0 && g > 0x1000 &&
-	    ss_read_user(&base, 8, g + p->g_jit_base) == 0 && base &&
+	    luajit_ref(p, g + p->g_jit_base, &base) == 0 && base &&
 	    ss_read_user(&vmstate, 4, g + p->g_vmstate) == 0 && vmstate > 0 &&
-	    vmstate < 65536 && ss_read_user(&arr, 8, g + p->g_trace) == 0 &&
-	    ss_read_user(&tr, 8, arr + 8 * (__u64)vmstate) == 0 &&
-	    ss_read_user(&spc, 8, tr + p->tr_startpc) == 0) {
+	    vmstate < 65536 && luajit_ref(p, g + p->g_trace, &arr) == 0 &&
+	    luajit_ref(p, arr + (p->gc64 ? 8 : 4) * (__u64)vmstate, &tr) == 0 &&
+	    luajit_ref(p, tr + p->tr_startpc, &spc) == 0) {
 		luajit_run(st, is, lc, frames, l, c, base, spc, LUAJIT_SUB_TRACE);
 	} else {
 		/* the trace's marker; the lua_State's outer VM frames cannot go on from it */

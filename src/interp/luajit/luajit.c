@@ -10,7 +10,7 @@
  * lua_State.cframe at 80; 32-bit references: SAVE_L a dword at rsp + 24, cframe at 48) from the
  * VM's own `mov L:RB->cframe, rsp` (48 89 65 50 or 48 89 65 30), which lj_vm_pcall and
  * lj_vm_cpcall hold; a VM holding neither or both is refused (a marker, native frames only).
- * Traces (GC64 only): global_State's vmstate, jit_base and J->trace from the VM's own code
+ * Traces: global_State's vmstate, jit_base and J->trace from the VM's own code
  * (BC_JLOOP's `mov rcx, [DISPATCH+J.trace]; mov rax, [rcx+rax*8]; mov rax, [rax+mcode]; mov
  * rbp, SAVE_L; mov [DISPATCH+jit_base], BASE`, set_vmstate's `mov dword
  * [DISPATCH+vmstate], -1` and vm_resume's `mov DISPATCH, L->glref; add DISPATCH, GG_G2DISP`);
@@ -138,28 +138,35 @@ static long find_pattern(const uint8_t *code, size_t sz, const uint16_t *pat, si
 #define ANY 0x100
 #define ANY4 ANY, ANY, ANY, ANY
 
-/* The GC64 VM's global_State and GCtrace offsets the trace walk needs (the top comment says
- * from where) into f->abi; left 0 when a pattern is missing or they make no sense.
+/* The VM's global_State and GCtrace offsets the trace walk needs (the top comment says from
+ * where; with 32-bit references the same instructions on 32-bit registers, SAVE_L at rsp + 24,
+ * 4-byte trace slots) into f->abi; left 0 when a pattern is missing or they make no sense.
  */
-static void trace_offsets(struct lj_file *f, const uint8_t *code, size_t sz)
+static void trace_offsets(struct lj_file *f, const uint8_t *code, size_t sz, bool gc64)
 {
-	static const uint16_t jloop[] = { 0x49, 0x8b, 0x8e, ANY4, 0x48, 0x8b, 0x04, 0xc1, 0x48,
-					  0x8b, 0x40, ANY,  0x48, 0x8b, 0x6c, 0x24, 0x10, 0x49,
-					  0x89, 0x96, ANY4 };
-	static const uint16_t g2disp[] = { 0x4c, 0x8b, 0x75, 0x10, 0x49, 0x81, 0xc6, ANY4 };
+	static const uint16_t jloop64[] = { 0x49, 0x8b, 0x8e, ANY4, 0x48, 0x8b, 0x04, 0xc1,
+					    0x48, 0x8b, 0x40, ANY,  0x48, 0x8b, 0x6c, 0x24,
+					    0x10, 0x49, 0x89, 0x96, ANY4 };
+	static const uint16_t jloop32[] = { 0x41, 0x8b, 0x8e, ANY4, 0x8b, 0x04, 0x81, 0x48,
+					    0x8b, 0x40, ANY,  0x8b, 0x6c, 0x24, 0x18, 0x41,
+					    0x89, 0x96, ANY4 };
+	static const uint16_t g2disp64[] = { 0x4c, 0x8b, 0x75, 0x10, 0x49, 0x81, 0xc6, ANY4 };
+	static const uint16_t g2disp32[] = { 0x44, 0x8b, 0x75, 0x08, 0x41, 0x81, 0xc6, ANY4 };
 	static const uint8_t vmst[] = { 0x41, 0xc7, 0x86 };
 	int32_t cand[8] = { 0 }, g2d, trace, jit_base, vmstate = 0;
 	int cnt[8] = { 0 }, best = 0;
 	long at, g;
-	size_t i, k;
+	size_t i, k, mcode_at = gc64 ? 14 : 13, base_at = gc64 ? 23 : 21;
 	int mcode;
 
-	if ((at = find_pattern(code, sz, jloop, sizeof(jloop) / 2)) < 0 ||
-	    (g = find_pattern(code, sz, g2disp, sizeof(g2disp) / 2)) < 0)
+	if ((at = gc64 ? find_pattern(code, sz, jloop64, sizeof(jloop64) / 2)
+		       : find_pattern(code, sz, jloop32, sizeof(jloop32) / 2)) < 0 ||
+	    (g = gc64 ? find_pattern(code, sz, g2disp64, sizeof(g2disp64) / 2)
+		      : find_pattern(code, sz, g2disp32, sizeof(g2disp32) / 2)) < 0)
 		return;
 	trace = le32(code, (size_t)at + 3);
-	mcode = code[at + 14];
-	jit_base = le32(code, (size_t)at + 23);
+	mcode = code[(size_t)at + mcode_at];
+	jit_base = le32(code, (size_t)at + base_at);
 	g2d = le32(code, (size_t)g + 7);
 	for (i = 0; i + 11 <= sz; i++) { /* set_vmstate INTERP (~0): the most frequent target */
 		if (memcmp(code + i, vmst, 3) || le32(code, i + 7) != -1)
@@ -181,7 +188,8 @@ static void trace_offsets(struct lj_file *f, const uint8_t *code, size_t sz)
 	f->abi.g_trace = (uint16_t)(g2d + trace);
 	f->abi.g_jit_base = (uint16_t)(g2d + jit_base);
 	f->abi.g_vmstate = (uint16_t)(g2d + vmstate);
-	f->abi.tr_startpc = (uint8_t)(mcode - 16); /* startpc, startins, szmcode, mcode */
+	/* GCtrace: startpc, startins, szmcode, then mcode (a native pointer) */
+	f->abi.tr_startpc = (uint8_t)(mcode - (gc64 ? 16 : 12));
 }
 
 static int lj_file_detect(void *rt, const struct executable *exe, void *file_state,
@@ -227,8 +235,8 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	f->pt_numline = gc64 ? 76 : 48;
 	f->pt_lineinfo = gc64 ? 80 : 52;
 	f->str_data = gc64 ? 24 : 16;
-	if (gc64 && !gc32)
-		trace_offsets(f, code, v.hi - v.lo);
+	if (f->abi.supported)
+		trace_offsets(f, code, v.hi - v.lo, gc64);
 	bpf->supported = f->abi.supported;
 	bpf->major = 2;
 	bpf->minor = 1;
