@@ -31,7 +31,7 @@ PCT=${RM_PCT:-95}
 MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
 ALL_SUITES=(bullseye bookworm trixie sid)
-ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go)
+ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go luajit luajit_joff)
 # the workloads' folder inside each root, and the container ids, are this run's own: matrices
 # run at once (one per worktree) neither remove each other's files nor read each other's rows
 WORKDIR=/opt/stackscope-matrix.$$
@@ -50,6 +50,7 @@ SUPPORTED=(
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bullseye go" "bookworm go" "trixie go" "sid go"
 	"bookworm node" "trixie node"
+	"bookworm luajit" "trixie luajit" "bullseye luajit_joff"
 )
 
 suites=("${ALL_SUITES[@]}")
@@ -78,11 +79,11 @@ done
 }
 mkdir -p "$OUT"
 
-# line FILE MARK: the line numbers of FILE ending in a "# MARK" or "// MARK" comment, as an
-# alternation ("74|75|76")
+# line FILE MARK: the line numbers of FILE ending in a "# MARK", "// MARK" or "-- MARK"
+# comment, as an alternation ("74|75|76")
 line()
 {
-	grep -nE "(//|#) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
+	grep -nE "(//|#|--) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
 }
 
 N='[^;@]*;'                                # one native frame
@@ -134,6 +135,28 @@ row_ruby()
 	HOTFN=";Worker#gamma@$c:"
 	HOT=";Worker#gamma@$c:($(line "$f" HOT))(;|\$)"
 	PREPARE=
+}
+
+# LuaJIT: the standalone luajit, with its JIT (gamma's loop is a trace, the chain above it
+# interpreted or linked traces) and without (-joff). Functions are named by where they are
+# defined ("<lua_chain.lua:5>"), the main chunk "<main>".
+row_luajit()
+{
+	local c=lua_chain\\.lua f=$DATA/lua_chain.lua
+	FILES=("$f")
+	RUN="exec luajit lua_chain.lua \$SECS"
+	VERSION="luajit -v | cut -d' ' -f2"
+	THREAD=luajit
+	CHAIN="^$LIBC_START($N)*lua_pcall;lj_vm;<main>@$c:$(line "$f" CALL_ALPHA);<[^;@]*>@$c:$(line "$f" CALL_BETA);<[^;@]*>@$c:$(line "$f" CALL_GAMMA);<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:[0-9]+(;[^;@]*)*\$"
+	HOTFN=";<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:"
+	HOT=";<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:($(line "$f" HOT))(;|\$)"
+	PREPARE=
+}
+
+row_luajit_joff()
+{
+	row_luajit
+	RUN="exec luajit -joff lua_chain.lua \$SECS"
 }
 
 row_php()
