@@ -92,6 +92,7 @@
 #define V8_JIT_CODES 64                       /* code objects found by pc, per process */
 #define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
 #define V8_JIT_CHUNK 8192                     /* ... read at a time */
+#define V8_JIT_CANDIDATES 3 /* pcs with a JIT frame's 28 bits tried (a 512 MiB range) */
 
 /* The v8dbg_* symbols read; every one is required. X(ID, "name") entries that make the enum
  * and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
@@ -259,7 +260,7 @@ struct v8_file {
 	 * and, 13.6, its function wrapped (type_sfi_wrapper != 0: its SharedFunctionInfo at
 	 * sfiw_shared)
 	 */
-	uint16_t type_deopt, type_sfi_wrapper;
+	uint16_t type_deopt, type_sfi_wrapper, type_inlining;
 	uint32_t sfiw_shared;
 };
 
@@ -279,6 +280,7 @@ struct v8_proc {
 	uint32_t jit_next;
 	struct interp_code_range jit_ranges[INTERP_CODE_RANGES]; /* read for jit_pc() */
 	uint32_t jit_maps_reads;
+	uint64_t jit_high; /* the bits above a JIT pc's 28 where code was last found */
 };
 
 struct script_entry {
@@ -710,8 +712,8 @@ static void trusted_scope_layout(struct v8_file *f)
  * neighbours. JSFunction::code is exported by 12.4; 13.6 (leaptiering) keeps a dispatch
  * handle there instead: its frames' code is found by the pc (fn_code 0). Byte arrays read
  * (position tables, offset tables, inlining positions) are TrustedByteArrays;
- * DeoptimizationData a TrustedFixedArray (12.4) or a ProtectedFixedArray (13.6), whose
- * function is a SharedFunctionInfoWrapper. The bytecode sizes (baseline lines) from .symtab
+ * DeoptimizationData a TrustedFixedArray (12.4: its inlining positions still a ByteArray) or
+ * a ProtectedFixedArray (13.6), whose function is a SharedFunctionInfoWrapper. The bytecode sizes (baseline lines) from .symtab
  * when there (not in Debian's libnode: baseline frames without a line). InstructionStream:
  * its map, its Code, then 16 more bytes of header (the instructions 32 bytes after the map).
  */
@@ -771,6 +773,8 @@ static void trusted_code_layout(struct elf_file *ef, const struct interp_sym *sy
 	if (syms[S_BC_SIZES].found && syms[S_BC_SIZES].size && !(syms[S_BC_SIZES].size % 3) &&
 	    (f->bc_sizes = interp_elf__bytes(ef, syms[S_BC_SIZES].addr, syms[S_BC_SIZES].size)))
 		f->n_bytecodes = syms[S_BC_SIZES].size / 3;
+	/* the inlining positions: still a ByteArray in 12.4, trusted in 13.6 */
+	f->type_inlining = f->major == 12 ? f->l.type_byte_array : (uint16_t)tbytes;
 	f->l.type_byte_array = (uint16_t)tbytes;
 	f->type_code = (uint16_t)t_code;
 	f->code_bc = (uint32_t)wrapper - 2 * 8;
@@ -1761,7 +1765,8 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 		for (i = 0; i < n; i++)
 			e->functions[i] &= ~(uint64_t)2;
 		e->n_functions = n;
-		if (read_bytes(pid, l, words[f->dd_inlining], l->type_byte_array,
+		if (read_bytes(pid, l, words[f->dd_inlining],
+			       f->type_inlining ? f->type_inlining : l->type_byte_array,
 			       V8_INLINING_MAX * V8_INLINING_POSITION_SIZE, &e->inlining,
 			       &e->inlining_len) ||
 		    e->inlining_len % V8_INLINING_POSITION_SIZE)
@@ -1907,21 +1912,36 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 		v->stats[V8_STAT_NO_LINE]++;
 }
 
-/* The pc of a V8_SUB_JIT frame from its low 28 bits: the one address in a code range of the
- * process with those bits (V8's code range is 128 MiB); 0 when none.
+/* The pc of a V8_SUB_JIT frame from its low 28 bits: the nth address (0, 1...) in a code
+ * range of the process with those bits (V8 11's code range is 128 MiB: one; V8 13.6's
+ * reservation is 512 MiB, widened: up to 3), the one where code was last found (high)
+ * first; 0 when there is no nth.
  */
-static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
+static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low, uint64_t high,
+			  int nth)
 {
 	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
-	int i, k;
+	int i, k, n = 0;
 
+	if (high) {
+		pc = high + low;
+		for (i = 0; i < INTERP_CODE_RANGES; i++)
+			if (r[i].end && pc >= r[i].start && pc < r[i].end) {
+				if (!nth)
+					return pc;
+				n = 1;
+				break;
+			}
+	}
 	for (i = 0; i < INTERP_CODE_RANGES; i++) {
 		if (!r[i].end)
 			continue;
 		base = r[i].start & ~(uint64_t)V8_POS_NONE;
-		for (k = 0; k < 2; k++) {
+		for (k = 0; base + (uint64_t)k * span < r[i].end && k < 4; k++) {
 			pc = base + (uint64_t)k * span + low;
-			if (pc >= r[i].start && pc < r[i].end)
+			if (pc < r[i].start || pc >= r[i].end || (high && pc == high + low))
+				continue;
+			if (n++ == nth)
 				return pc;
 		}
 	}
@@ -1931,16 +1951,16 @@ static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
 /* ... from the ranges eBPF was given, else (a frame walked before they were known) from the
  * process's maps read now, at most V8_JIT_MAPS_READS times per process.
  */
-static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
+static uint64_t jit_pc(struct v8_proc *p, uint32_t low, int nth)
 {
-	uint64_t pc = jit_pc_in(p->code, low);
+	uint64_t pc = jit_pc_in(p->code, low, p->jit_high, nth);
 
 	if (!pc) {
-		pc = jit_pc_in(p->jit_ranges, low);
-		if (!pc && p->jit_maps_reads < V8_JIT_MAPS_READS) {
+		pc = jit_pc_in(p->jit_ranges, low, p->jit_high, nth);
+		if (!pc && !nth && p->jit_maps_reads < V8_JIT_MAPS_READS) {
 			p->jit_maps_reads++;
 			if (!code_ranges(p->base.pid, p->jit_ranges))
-				pc = jit_pc_in(p->jit_ranges, low);
+				pc = jit_pc_in(p->jit_ranges, low, p->jit_high, nth);
 		}
 	}
 	return pc;
@@ -2054,10 +2074,17 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 	const struct jit_code *jc;
 	struct code_entry *ce;
 	struct interp_symbol mark;
-	uint64_t pc = jit_pc(p, low);
+	uint64_t pc;
+	int nth;
 
-	if (!pc || !(jc = jit_code_at(p, reader, pc)))
+	for (nth = 0, jc = NULL; nth < V8_JIT_CANDIDATES && !jc; nth++)
+		if ((pc = jit_pc(p, low, nth)))
+			jc = jit_code_at(p, reader, pc);
+		else
+			break;
+	if (!jc)
 		return false;
+	p->jit_high = pc & ~(uint64_t)V8_POS_NONE;
 	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
 	    jc->kind <= f->bpf.kind_opt_hi) {
 		ce = code_get(v, p, reader, jc->code, code_cookie(f, jc->start, jc->size), &mark);
