@@ -423,10 +423,14 @@ check_ge "inlined frames expanded from optimised code" "${n:-0}" 10 || echo "   
 # recorded on its own, the same chain at its lines in 95 % of its JavaScript samples, and
 # Maglev code read (CodeKind MAGLEV, v8dbg_CodeKindBaseline + 1). A V8 this build cannot
 # read yet (record's summary: its file unsupported, and no JavaScript frame) skips the case,
-# saying so.
+# saying so. main_loop's line: V8 13.6's Maglev OSR code records alpha's call in the loop
+# it compiled (the copy the samples run in; its first iteration has its own copy, at the
+# call's line) at the loop's `for` (its inlining positions, read from the process: script
+# offsets of the `for` and of the call), so main_loop is at OSR_LOOP or CALL_ALPHA, as V8's
+# own source positions say; alpha, beta and gamma are at their exact lines.
 NODE_MAGLEV=${NODE_MAGLEV:-$(ls -d /var/cache/stackscope/node-npm/24.*/node 2>/dev/null | sort -V | tail -1)}
 if [[ -z $NODE_MAGLEV || ! -x $NODE_MAGLEV ]]; then
-	skip "maglev: no node built with Maglev (scripts/node_npm.sh 24 fetches Node 24 into its cache)"
+	skip_setup "maglev: no node built with Maglev (scripts/node_npm.sh 24 fetches Node 24 into its cache)"
 else
 	cp "$OSR_SRC" "$TMP/maglev.js"
 	record "$TMP/maglev.err" -F $HZ -o "$TMP/maglev.pb.gz" -- "$NODE_MAGLEV" --max-opt=2 "$TMP/maglev.js" 6
@@ -441,12 +445,53 @@ else
 	else
 		all=$(samples "$TMP/maglev.stacks" "*" "@$f|\\[v8: ")
 		good=$(samples "$TMP/maglev.stacks" "*" \
-			";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)")
+			";main_loop@$f:($(line_o OSR_LOOP)|$(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)")
 		check_ge "maglev: samples of its JavaScript (V8 $v8ver)" "$all" 200
 		check_pct "maglev: main_loop -> alpha -> beta -> gamma at their lines, Maglev code" "$good" "$all" 95 ||
 			grep -E "@$f|\\[v8: " "$TMP/maglev.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
 			sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
 		check_summary "$TMP/maglev.err" v8 1 "Maglev code read"
 	fi
+fi
+
+# Node 22 (V8 12.4: trusted Code and BytecodeArray, the metadata's Tagged_T_ names), the npm
+# registry's as scripts/node_npm.sh 22 caches it (NODE_22), default flags, recorded on its
+# own: n22chain (tests/data/node_chain.js: the top level -> alpha -> beta -> gamma, gamma's
+# loop compiled on the stack by TurboFan) and n22osr (tests/data/node_osr.js: main_loop's
+# loop in TurboFan's OSR code, alpha, beta and gamma inlined): each chain at its lines in
+# 95 % of the case's JavaScript samples, and 75 % of n22osr's with the three as frames
+# inlined into main_loop's code.
+NODE_22=${NODE_22:-$(ls -d /var/cache/stackscope/node-npm/22.*/node 2>/dev/null | sort -V | tail -1)}
+if [[ -z $NODE_22 || ! -x $NODE_22 ]]; then
+	skip_setup "node22: no Node 22 (scripts/node_npm.sh 22 fetches it into its cache)"
+else
+	cp "$CHAIN_SRC" "$TMP/n22chain.js"
+	cp "$OSR_SRC" "$TMP/n22osr.js"
+	n22="$NODE_22 $TMP/n22chain.js $RUN_SECS & $NODE_22 $TMP/n22osr.js $RUN_SECS & "
+	n22="trap 'kill \$(jobs -p) 2>/dev/null; wait; exit 0' TERM; $n22 wait"
+	record "$TMP/n22.err" -F $HZ -d $JIT_SECS -o "$TMP/n22.pb.gz" -- /bin/bash -c "$n22"
+	check_eq "node22: record: exit status" $? 0
+	$STACKS "$TMP/n22.pb.gz" >"$TMP/n22.stacks"
+	$STACKS --mark-inlined "$TMP/n22.pb.gz" >"$TMP/n22.istacks"
+	v8ver=$("$NODE_22" -p process.versions.v8)
+	f=n22chain\\.js
+	all=$(samples "$TMP/n22.stacks" "*" "@$f|\\[v8: ")
+	good=$(samples "$TMP/n22.stacks" "*" \
+		"$TL@$f:($(line "$CHAIN_SRC" CALL_ALPHA));alpha@$f:($(line "$CHAIN_SRC" CALL_BETA));beta@$f:($(line "$CHAIN_SRC" CALL_GAMMA));gamma@$f:($(line "$CHAIN_SRC" LOOP)|$(line "$CHAIN_SRC" HOT))(;|\$)")
+	check_ge "node22: n22chain: samples of its JavaScript (V8 $v8ver)" "$all" 200
+	check_pct "node22: n22chain: top level -> alpha -> beta -> gamma at their lines" "$good" "$all" 95 ||
+		grep -E "@$f|\\[v8: " "$TMP/n22.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+		sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
+	f=n22osr\\.js
+	all=$(samples "$TMP/n22.stacks" "*" "@$f|\\[v8: ")
+	good=$(samples "$TMP/n22.stacks" "*" \
+		";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA));beta@$f:($(line_o CALL_GAMMA));gamma@$f:($OSR_G)(;|\$)")
+	check_ge "node22: n22osr: samples of its JavaScript" "$all" 200
+	check_pct "node22: n22osr: main_loop (OSR code) -> alpha -> beta -> gamma at their lines" "$good" "$all" 95 ||
+		grep -E "@$f|\\[v8: " "$TMP/n22.stacks" | sort -t' ' -k2 -rn | head -4 | cut -c1-700 |
+		sed 's/^.*Module._compile@loader[:0-9]*;/        .../'
+	good=$(samples "$TMP/n22.istacks" "*" \
+		";main_loop@$f:($(line_o CALL_ALPHA));alpha@$f:($(line_o CALL_BETA))\\+inlined;beta@$f:($(line_o CALL_GAMMA))\\+inlined;gamma@$f:($OSR_G)\\+inlined(;|\$)")
+	check_pct "node22: n22osr: alpha, beta and gamma inlined into main_loop's OSR code" "$good" "$all" 75
 fi
 finish

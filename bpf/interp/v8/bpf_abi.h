@@ -83,7 +83,7 @@ struct v8_proc_abi {
 	__u16 type_fn_hi;
 	__u16 type_bytecode; /* BYTECODE_ARRAY_TYPE */
 	__u8 code_ok;        /* the Code offsets below are known: baseline lines */
-	__u8 fn_code;        /* JSFunction::code */
+	__u8 fn_code;        /* JSFunction::code (0: none, V8 13.6: JIT frames found by pc) */
 	__u8 code_start;     /* Code::instruction_start (u64); with code_inline, where the 4 words
 			      * holding flags and size start */
 	__u8 code_flags;     /* Code::flags (u32; kind in kind_mask), bytes after code_start */

@@ -137,7 +137,9 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 	__u32 flags, kind;
 	__s32 size;
 
-	if (!p->code_ok || ss_read_user(code, sizeof(*code), fn - 1 + p->fn_code) < 0 ||
+	/* fn_code 0: the function keeps no Code (V8 13.6's dispatch handle): found by pc */
+	if (!p->code_ok || !p->fn_code ||
+	    ss_read_user(code, sizeof(*code), fn - 1 + p->fn_code) < 0 ||
 	    (*code & 3) != 1 ||
 	    ss_read_user(vc->code, sizeof(vc->code), *code - 1 + p->code_start) < 0)
 		return 0;

@@ -8,11 +8,13 @@
  *
  * Versions: V8 11.x as in Node 20 (x86-64, no pointer compression: 8-byte tagged slots),
  * the node executable or a libnode.so.N (Debian's); V8 10.2 (Debian 12's Node 18) without
- * optimised code's lines (its Code holds its instructions, no instruction-start field).
+ * optimised code's lines (its Code holds its instructions, no instruction-start field);
+ * V8 12.4 (Node 22) and 13.6 (Node 24: JSFunction without a Code, leaptiering's dispatch
+ * handle in its place: every JIT frame's code found by its pc) by trusted_sfi(),
+ * trusted_code_layout() and trusted_scope_layout().
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
  * named below; a binary whose metadata lacks a required symbol (V8 7.8 of Debian 11's Node
- * 12: no frame slots of the bytecode; V8 13.6 of Node 24: the SharedFunctionInfo's fields
- * renamed, its function data split, BytecodeArray and ScopeInfo relaid), or uses pointer
+ * 12: no frame slots of the bytecode), or uses pointer
  * compression, is not attached (counted as an unsupported file: native frames only, its
  * builtins named).
  *
@@ -90,6 +92,7 @@
 #define V8_JIT_CODES 64                       /* code objects found by pc, per process */
 #define V8_JIT_SCAN (1024 * 1024)             /* bytes scanned back from a pc for its code */
 #define V8_JIT_CHUNK 8192                     /* ... read at a time */
+#define V8_JIT_CANDIDATES 3 /* pcs with a JIT frame's 28 bits tried (a 512 MiB range) */
 
 /* The v8dbg_* symbols read; every one is required. X(ID, "name") entries that make the enum
  * and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
@@ -170,7 +173,25 @@
 	X(S_FN_CODE, "v8dbg_class_JSFunction__code__CodeT")                                 \
 	/* optional: external strings' characters (node's own modules' sources) */          \
 	X(S_STR_EXTERNAL, "v8dbg_ExternalStringTag")                                        \
-	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")
+	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")                   \
+	/* V8 12.4-13.6 (trusted_layout()): renamed fields, trusted objects */              \
+	X(S_SFI_NAME_12, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_") \
+	X(S_SFI_NAME_13, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_") \
+	X(S_SFI_SCRIPT_12, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_")    \
+	X(S_SFI_TOKEN_12, "v8dbg_class_SharedFunctionInfo__raw_function_token_offset__int16_t") \
+	X(S_SFI_FEEDBACK_12, "v8dbg_class_SharedFunctionInfo__feedback_metadata__Tagged_FeedbackMetadata_") \
+	X(S_BC_LENGTH_12, "v8dbg_class_BytecodeArray__length__SMI")                         \
+	X(S_BC_WRAPPER_12, "v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_")   \
+	X(S_CODE_WRAPPER_12, "v8dbg_class_Code__wrapper__Tagged_CodeWrapper_")              \
+	X(S_CODE_ISTREAM_12, "v8dbg_class_Code__instruction_stream__Tagged_InstructionStream_") \
+	X(S_CODE_ISTART_12, "v8dbg_class_Code__instruction_start__Address")                 \
+	X(S_FN_CODE_12, "v8dbg_class_JSFunction__code__Tagged_Code_")                       \
+	X(S_T_TBYTES_12, "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE")            \
+	X(S_T_TFIXED_12, "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE")          \
+	X(S_T_TWEAK_13, "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE")  \
+	X(S_DD_WSFI_13, "v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex")           \
+	X(S_T_SFIW_13, "v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE") \
+	X(S_SFIW_SHARED_13, "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_")
 
 enum v8_sym { V8_SYMS(INTERP_LIST_ENUM) S_CNT };
 
@@ -234,6 +255,13 @@ struct v8_file {
 	 */
 	uint16_t istream_type;
 	uint32_t istream_back; /* bytes from the instructions back to the header's map */
+	uint32_t istream_code; /* bytes from that map to its Code (0: the header is the Code) */
+	/* V8 12.4-13.6 (trusted_code_layout()): DeoptimizationData's own type (0: FixedArray's)
+	 * and, 13.6, its function wrapped (type_sfi_wrapper != 0: its SharedFunctionInfo at
+	 * sfiw_shared)
+	 */
+	uint16_t type_deopt, type_sfi_wrapper, type_inlining;
+	uint32_t sfiw_shared;
 };
 
 struct v8_proc {
@@ -252,6 +280,7 @@ struct v8_proc {
 	uint32_t jit_next;
 	struct interp_code_range jit_ranges[INTERP_CODE_RANGES]; /* read for jit_pc() */
 	uint32_t jit_maps_reads;
+	uint64_t jit_high; /* the bits above a JIT pc's 28 where code was last found */
 };
 
 struct script_entry {
@@ -484,6 +513,7 @@ static void jit_layout(struct elf_file *ef, const struct interp_sym *syms, struc
 	    start == 2 * 8 && type > 0 && type < 0xffff) {
 		f->istream_type = (uint16_t)type;
 		f->istream_back = 2 * 8;
+		f->istream_code = 8;
 	}
 }
 
@@ -614,6 +644,165 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 	optimized_layout(ef, syms, f);
 }
 
+/* V8 12.4 (Node 22) and 13.6 (Node 24): versions whose trusted objects (Code, BytecodeArray,
+ * DeoptimizationData, position tables) live in a trusted space. Without the sandbox (Node's
+ * builds have no pointer compression, so no sandbox) a trusted or indirect pointer is a
+ * plain tagged one; what moved is the layout, and the metadata names carry `Tagged_T_`
+ * suffixes.
+ */
+static bool is_trusted_version(const struct v8_file *f)
+{
+	return (f->major == 12 && f->minor >= 4) || (f->major == 13 && f->minor <= 6);
+}
+
+/* The SharedFunctionInfo and BytecodeArray fields of V8 12.4-13.6 into v (S_SFI_NAME,
+ * S_SFI_SCRIPT, S_SFI_DATA, S_BC_DATA checked) and *bc_spt; false when they do not check
+ * out. shared-function-info.tq: after the map, the function data (12.4; 13.6: its trusted
+ * part, then the untrusted part), the name or ScopeInfo, the feedback metadata, the script;
+ * the function data holds the BytecodeArray, the baseline Code or an InterpreterData.
+ * bytecode-array.h: the map, length, wrapper, source-position table, handler table, constant
+ * pool, three int32 and two int16 (frame size, parameter size, max arguments, the register
+ * of new.target), the data 8-aligned after them.
+ */
+static bool trusted_sfi(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f,
+			int32_t *v, uint32_t *bc_spt)
+{
+	int32_t name, script, feedback, length, wrapper, data;
+
+	if (!is_trusted_version(f) ||
+	    !(sym_int(ef, &syms[S_SFI_NAME_12], &name) ||
+	      sym_int(ef, &syms[S_SFI_NAME_13], &name)) ||
+	    !sym_int(ef, &syms[S_SFI_SCRIPT_12], &script) ||
+	    !sym_int(ef, &syms[S_SFI_FEEDBACK_12], &feedback) ||
+	    !sym_int(ef, &syms[S_BC_LENGTH_12], &length) ||
+	    !sym_int(ef, &syms[S_BC_WRAPPER_12], &wrapper) || !sym_int(ef, &syms[S_BC_DATA], &data))
+		return false;
+	if (name != (f->major == 12 ? 2 : 3) * 8 || feedback != name + 8 || script != name + 16 ||
+	    length != 8 || wrapper != length + 8 ||
+	    data != (int32_t)((wrapper + 8 + 3 * 8 + 3 * 4 + 2 * 2 + 7) & ~7u))
+		return false;
+	v[S_SFI_NAME] = name;
+	v[S_SFI_SCRIPT] = script;
+	v[S_SFI_DATA] = 8;
+	*bc_spt = (uint32_t)wrapper + 8;
+	return true;
+}
+
+/* ScopeInfo of V8 13.6 (scope-info.tq since 12.8.44): its flags a raw uint32 (not a Smi),
+ * then the parameter and context-local counts, the function's start and end positions at
+ * fixed slots 3 and 4 (after the flags), then the variables as before; ScopeType numbers
+ * SCRIPT_SCOPE first (globals.h: function scopes 4, class scopes 2). 12.4 keeps 11's.
+ */
+static void trusted_scope_layout(struct v8_file *f)
+{
+	if (f->major != 13 || f->l.scope_ncontext_locals != 2 || f->l.scope_first_vars != 5)
+		return;
+	f->l.scope_raw_flags = 1;
+	f->l.scope_positions = 3;
+	f->l.scope_function = 4;
+	f->l.scope_class = 2;
+}
+
+/* What V8 12.4-13.6's JIT frames need, into f->bpf and f (in place of baseline_layout()).
+ * code.h: Code is a data object (trusted space) holding the map, the deoptimisation data (or
+ * baseline code's bytecode / InterpreterData), the position table (baseline code: its
+ * bytecode-offset table), its wrapper, its InstructionStream, the instruction start (a
+ * plain address), (13.6: the dispatch handle, 4 bytes), flags, the instruction size: the
+ * last four exported, the first two derived from the wrapper's offset and checked by its
+ * neighbours. JSFunction::code is exported by 12.4; 13.6 (leaptiering) keeps a dispatch
+ * handle there instead: its frames' code is found by the pc (fn_code 0). Byte arrays read
+ * (position tables, offset tables, inlining positions) are TrustedByteArrays;
+ * DeoptimizationData a TrustedFixedArray (12.4: its inlining positions still a ByteArray) or
+ * a ProtectedFixedArray (13.6), whose function is a SharedFunctionInfoWrapper. The bytecode sizes (baseline lines) from .symtab
+ * when there (not in Debian's libnode: baseline frames without a line). InstructionStream:
+ * its map, its Code, then 16 more bytes of header (the instructions 32 bytes after the map).
+ */
+static void trusted_code_layout(struct elf_file *ef, const struct interp_sym *syms,
+				struct v8_file *f)
+{
+	int32_t t_code, wrapper, istream, istart, flags, size, mask, shift, baseline, interpreted,
+		fn_code = 0, tbytes, tfixed, t_is, is_start, cnt, literals, sfi, inlining;
+	struct v8_proc_abi *b = &f->bpf;
+
+	if (!sym_int(ef, &syms[S_T_CODE], &t_code) ||
+	    !sym_int(ef, &syms[S_CODE_WRAPPER_12], &wrapper) ||
+	    !sym_int(ef, &syms[S_CODE_ISTREAM_12], &istream) ||
+	    !sym_int(ef, &syms[S_CODE_ISTART_12], &istart) ||
+	    !sym_int(ef, &syms[S_CODE_FLAGS], &flags) || !sym_int(ef, &syms[S_CODE_ISIZE], &size) ||
+	    !sym_int(ef, &syms[S_KIND_MASK], &mask) || !sym_int(ef, &syms[S_KIND_SHIFT], &shift) ||
+	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline) ||
+	    !sym_int(ef, &syms[S_KIND_INTERPRETED], &interpreted) ||
+	    !sym_int(ef, &syms[S_T_TBYTES_12], &tbytes) ||
+	    !sym_int(ef, &syms[S_T_TFIXED_12], &tfixed) ||
+	    !sym_int(ef, &syms[S_DD_INLINED_CNT], &cnt) ||
+	    !sym_int(ef, &syms[S_DD_LITERALS], &literals) ||
+	    !sym_int(ef, &syms[S_DD_INLINING], &inlining))
+		return;
+	if (wrapper != 3 * 8 || istream != wrapper + 8 || istart != istream + 8 ||
+	    flags != istart + (f->major == 12 ? 8 : 12) || size != flags + 4 || shift != 0 ||
+	    mask <= 0 || mask > 0xff || baseline <= 0 || baseline + 2 > mask ||
+	    interpreted + 1 != baseline || tbytes <= 0 || tbytes >= 0xffff || tfixed <= 0 ||
+	    tfixed >= 0xffff || t_code <= 0 || t_code >= 0xffff)
+		return;
+	if (f->major == 12) {
+		if (!sym_int(ef, &syms[S_FN_CODE_12], &fn_code) ||
+		    fn_code != (int32_t)f->l.fn_shared - 8 || !sym_int(ef, &syms[S_DD_SFI], &sfi))
+			return;
+		f->type_deopt = (uint16_t)tfixed;
+	} else {
+		int32_t t_wrapper, shared, t_weak;
+
+		if (syms[S_FN_CODE_12].found || !sym_int(ef, &syms[S_DD_WSFI_13], &sfi) ||
+		    !sym_int(ef, &syms[S_T_SFIW_13], &t_wrapper) ||
+		    !sym_int(ef, &syms[S_SFIW_SHARED_13], &shared) ||
+		    !sym_int(ef, &syms[S_T_TWEAK_13], &t_weak) ||
+		    !sym_int(ef, &syms[S_T_ISTREAM], &t_is) || t_wrapper <= 0 ||
+		    t_wrapper >= 0xffff || shared != 8 || t_weak != tfixed + 2 ||
+		    t_is + 1 >= t_wrapper)
+			return;
+		f->type_sfi_wrapper = (uint16_t)t_wrapper;
+		f->sfiw_shared = (uint32_t)shared;
+		/* ProtectedFixedArray: not exported; the type after InstructionStream's (13.6's
+		 * instance types: 192, 193, the wrapper 195)
+		 */
+		f->type_deopt = (uint16_t)(t_is + 1);
+	}
+	if (cnt < 0 || cnt > 10 || literals < 0 || literals > 10 || sfi < 0 || sfi > 10 ||
+	    inlining < 0 || inlining > 10)
+		return;
+	if (syms[S_BC_SIZES].found && syms[S_BC_SIZES].size && !(syms[S_BC_SIZES].size % 3) &&
+	    (f->bc_sizes = interp_elf__bytes(ef, syms[S_BC_SIZES].addr, syms[S_BC_SIZES].size)))
+		f->n_bytecodes = syms[S_BC_SIZES].size / 3;
+	/* the inlining positions: still a ByteArray in 12.4, trusted in 13.6 */
+	f->type_inlining = f->major == 12 ? f->l.type_byte_array : (uint16_t)tbytes;
+	f->l.type_byte_array = (uint16_t)tbytes;
+	f->type_code = (uint16_t)t_code;
+	f->code_bc = (uint32_t)wrapper - 2 * 8;
+	f->code_offsets = (uint32_t)wrapper - 8;
+	f->code_size = (uint32_t)size;
+	b->fn_code = (uint8_t)fn_code;
+	b->code_start = (uint8_t)istart;
+	b->code_flags = (uint8_t)(flags - istart);
+	b->code_size = (uint8_t)(size - istart);
+	b->kind_mask = (uint8_t)mask;
+	b->kind_baseline = (uint8_t)baseline;
+	b->code_ok = 1;
+	f->code_spt = f->code_offsets;
+	f->code_deopt = f->code_bc;
+	f->dd_inlined_cnt = (uint32_t)cnt;
+	f->dd_literals = (uint32_t)literals;
+	f->dd_sfi = (uint32_t)sfi;
+	f->dd_inlining = (uint32_t)inlining;
+	b->kind_opt_lo = (uint8_t)(baseline + 1);
+	b->kind_opt_hi = (uint8_t)(baseline + 2);
+	if (sym_int(ef, &syms[S_T_ISTREAM], &t_is) && sym_int(ef, &syms[S_ISTREAM_START], &is_start) &&
+	    is_start == 4 * 8 && t_is > 0 && t_is < 0xffff) {
+		f->istream_type = (uint16_t)t_is;
+		f->istream_back = (uint32_t)is_start;
+		f->istream_code = 8;
+	}
+}
+
 /* The layout from the symbols; 0, or -ENOTSUP naming what is missing. */
 /* External strings (node's own modules: their sources are static data of the binary, handed
  * to V8 as external one-byte strings): the tag, and where a cached one keeps its characters'
@@ -641,9 +830,14 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	int32_t v[S_CNT] = { 0 };
 	struct v8_layout *l = &f->l;
 	struct v8_proc_abi *b = &f->bpf;
+	uint32_t bc_spt = 0;
+	bool trusted;
 	int i;
 
+	trusted = trusted_sfi(ef, syms, f, v, &bc_spt);
 	for (i = 0; i < S_MAJOR; i++) {
+		if (trusted && (i == S_SFI_NAME || i == S_SFI_SCRIPT || i == S_SFI_DATA))
+			continue;
 		if (!sym_int(ef, &syms[i], &v[i])) {
 			pr_debug("v8: %s: no %s\n", f->base.path, sym_names[i]);
 			return -ENOTSUP;
@@ -668,7 +862,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 	 * two int16) or + 8 + 16 (V8 9.4-10: two int8 and 2 bytes of padding): check that
 	 * against the exported data offset.
 	 */
-	if (v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA] &&
+	if (!trusted && v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 14 != v[S_BC_DATA] &&
 	    ((f->major != 9 && f->major != 10) ||
 	     v[S_ARRAY_LENGTH] + 3 * 8 + 8 + 16 != v[S_BC_DATA])) {
 		pr_debug("v8: %s: BytecodeArray layout differs from V8 9.4-11\n", f->base.path);
@@ -718,6 +912,8 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.sliced_offset = (uint32_t)v[S_SLICED_OFFSET],
 		.scope_first_vars = (uint32_t)v[S_SCOPE_FIRST_VARS],
 		.scope_ncontext_locals = (uint32_t)v[S_SCOPE_NCL],
+		.scope_function = 2,
+		.scope_class = 0,
 	};
 	*b = (struct v8_proc_abi){
 		.supported = 1,
@@ -734,7 +930,13 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.type_fn_hi = l->type_fn_hi,
 		.type_bytecode = l->type_bytecode,
 	};
-	baseline_layout(ef, syms, f);
+	if (trusted) {
+		l->bc_spt = bc_spt;
+		trusted_scope_layout(f);
+		trusted_code_layout(ef, syms, f);
+	} else {
+		baseline_layout(ef, syms, f);
+	}
 	external_layout(ef, syms, f);
 	return 0;
 }
@@ -991,6 +1193,19 @@ static bool kind_is_method(uint64_t kind)
  * kind in flags bits 17-21. A slot that holds no string gives no name: nothing is guessed.
  * 0 with *sf filled, or -errno.
  */
+/* A ScopeInfo's flags from its first field: a Smi, or V8 12.8+'s raw uint32
+ * (l->scope_raw_flags); false when it is not one.
+ */
+static bool scope_flags(const struct v8_layout *l, uint64_t word, uint64_t *flags)
+{
+	if (l->scope_raw_flags) {
+		*flags = (uint32_t)word;
+		return true;
+	}
+	*flags = word >> 32;
+	return !(word & 1);
+}
+
 static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope,
 			    struct scope_facts *sf)
 {
@@ -1004,9 +1219,8 @@ static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope
 	if (l->scope_ncontext_locals >= V8_SCOPE_SLOTS ||
 	    interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)))
 		return -EFAULT;
-	if ((slots[0] & 1) || (slots[l->scope_ncontext_locals] & 1))
+	if (!scope_flags(l, slots[0], &flags) || (slots[l->scope_ncontext_locals] & 1))
 		return -EINVAL;
-	flags = slots[0] >> 32;
 	ncl = slots[l->scope_ncontext_locals] >> 32;
 	sf->method = kind_is_method(flags >> 17 & 0x1f);
 	i = l->scope_first_vars + (ncl < V8_INLINED_LOCALS_MAX ? ncl : 1) + ncl + (flags >> 10 & 1);
@@ -1022,15 +1236,22 @@ static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope
 			out[0] = '\0';
 		i++;
 	}
-	if ((flags & 0xf) != 2 || i + 2 >= V8_SCOPE_SLOTS || (slots[i] & 1))
+	if ((flags & 0xf) != l->scope_function || i + 2 >= V8_SCOPE_SLOTS)
 		return 0; /* positions: function scopes only */
-	sf->start = (int64_t)(slots[i] >> 32);
-	i += 2;
-	/* The outer scope: a class scope (type 0) of a method. */
+	if (l->scope_positions) { /* V8 12.8+: at fixed slots, before the variables */
+		if (!(slots[l->scope_positions] & 1))
+			sf->start = (int64_t)(slots[l->scope_positions] >> 32);
+	} else {
+		if (slots[i] & 1)
+			return 0;
+		sf->start = (int64_t)(slots[i] >> 32);
+		i += 2;
+	}
+	/* The outer scope: a class scope of a method. */
 	if (!(flags >> 22 & 1) || !sf->method || v8_heap__type(pid, l, slots[i], &type) ||
 	    type != l->type_scope_info ||
-	    interp__read_mem(pid, slots[i] - 1 + 8, outer, sizeof(outer)) || (outer[0] & 1) ||
-	    (outer[0] >> 32 & 0xf) != 0)
+	    interp__read_mem(pid, slots[i] - 1 + 8, outer, sizeof(outer)) ||
+	    !scope_flags(l, outer[0], &flags) || (flags & 0xf) != l->scope_class)
 		return 0;
 	sf->outer = slots[i];
 	return 0;
@@ -1046,10 +1267,9 @@ static int class_scope_name(pid_t pid, const struct v8_layout *l, uint64_t scope
 	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, k, first, saved = ~0ULL;
 	uint16_t type;
 
-	if (interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)) || (slots[0] & 1) ||
-	    (slots[l->scope_ncontext_locals] & 1))
+	if (interp__read_mem(pid, scope - 1 + 8, slots, sizeof(slots)) ||
+	    !scope_flags(l, slots[0], &flags) || (slots[l->scope_ncontext_locals] & 1))
 		return -EFAULT;
-	flags = slots[0] >> 32;
 	ncl = slots[l->scope_ncontext_locals] >> 32;
 	first = l->scope_first_vars;
 	if (!ncl || ncl >= V8_INLINED_LOCALS_MAX || first + 2 * ncl + 1 > V8_SCOPE_SLOTS)
@@ -1303,6 +1523,8 @@ static int64_t baseline_offset_of(struct v8 *v, struct v8_proc *p, pid_t reader,
 {
 	const struct v8_file *f = p->file;
 
+	if (!f->bc_sizes) /* V8 12.4-13.6 without .symtab: no bytecode sizes */
+		return -1;
 	if (!e->code_read || e->code != code) {
 		size_t old = e->offsets_len + e->bytecodes_len;
 
@@ -1327,7 +1549,7 @@ static int64_t baseline_offset(struct v8 *v, struct v8_proc *p, pid_t reader, st
 	uint64_t pc_off = pos & (V8_BASELINE_PC_MAX - 1);
 	const struct v8_file *f = p->file;
 
-	if (!f->bpf.code_ok)
+	if (!f->bpf.code_ok || !f->bc_sizes)
 		return -1;
 	/* Read again once when the code eBPF saw is not the one cached (recompiled). */
 	if (!e->code_read || (e->code >> 3 & 0xff) != check) {
@@ -1518,9 +1740,16 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 	e->kind = (uint8_t)kind;
 	/* DeoptimizationData: the function, the inlined ones, their call positions. */
 	if (interp__read_u64(pid, code - 1 + f->code_deopt, &deopt) ||
-	    v8_heap__array(pid, l, deopt, l->type_fixed_array, &data, &n) || n < 11 ||
-	    interp__read_mem(pid, data, words, sizeof(words)) ||
-	    v8_heap__type(pid, l, words[f->dd_sfi], &type) || type != l->type_sfi)
+	    v8_heap__array(pid, l, deopt, f->type_deopt ? f->type_deopt : l->type_fixed_array,
+			   &data, &n) ||
+	    n < 11 || interp__read_mem(pid, data, words, sizeof(words)))
+		return -EFAULT;
+	/* V8 13.6: the function behind a SharedFunctionInfoWrapper (trusted space) */
+	if (f->type_sfi_wrapper &&
+	    (v8_heap__type(pid, l, words[f->dd_sfi], &type) || type != f->type_sfi_wrapper ||
+	     interp__read_u64(pid, words[f->dd_sfi] - 1 + f->sfiw_shared, &words[f->dd_sfi])))
+		return -EFAULT;
+	if (v8_heap__type(pid, l, words[f->dd_sfi], &type) || type != l->type_sfi)
 		return -EFAULT;
 	e->sfi = words[f->dd_sfi];
 	n = (size_t)(words[f->dd_inlined_cnt] >> 32);
@@ -1536,7 +1765,8 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 		for (i = 0; i < n; i++)
 			e->functions[i] &= ~(uint64_t)2;
 		e->n_functions = n;
-		if (read_bytes(pid, l, words[f->dd_inlining], l->type_byte_array,
+		if (read_bytes(pid, l, words[f->dd_inlining],
+			       f->type_inlining ? f->type_inlining : l->type_byte_array,
 			       V8_INLINING_MAX * V8_INLINING_POSITION_SIZE, &e->inlining,
 			       &e->inlining_len) ||
 		    e->inlining_len % V8_INLINING_POSITION_SIZE)
@@ -1682,21 +1912,36 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 		v->stats[V8_STAT_NO_LINE]++;
 }
 
-/* The pc of a V8_SUB_JIT frame from its low 28 bits: the one address in a code range of the
- * process with those bits (V8's code range is 128 MiB); 0 when none.
+/* The pc of a V8_SUB_JIT frame from its low 28 bits: the nth address (0, 1...) in a code
+ * range of the process with those bits (V8 11's code range is 128 MiB: one; V8 13.6's
+ * reservation is 512 MiB, widened: up to 3), the one where code was last found (high)
+ * first; 0 when there is no nth.
  */
-static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
+static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low, uint64_t high,
+			  int nth)
 {
 	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
-	int i, k;
+	int i, k, n = 0;
 
+	if (high) {
+		pc = high + low;
+		for (i = 0; i < INTERP_CODE_RANGES; i++)
+			if (r[i].end && pc >= r[i].start && pc < r[i].end) {
+				if (!nth)
+					return pc;
+				n = 1;
+				break;
+			}
+	}
 	for (i = 0; i < INTERP_CODE_RANGES; i++) {
 		if (!r[i].end)
 			continue;
 		base = r[i].start & ~(uint64_t)V8_POS_NONE;
-		for (k = 0; k < 2; k++) {
+		for (k = 0; base + (uint64_t)k * span < r[i].end && k < 4; k++) {
 			pc = base + (uint64_t)k * span + low;
-			if (pc >= r[i].start && pc < r[i].end)
+			if (pc < r[i].start || pc >= r[i].end || (high && pc == high + low))
+				continue;
+			if (n++ == nth)
 				return pc;
 		}
 	}
@@ -1706,16 +1951,16 @@ static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low)
 /* ... from the ranges eBPF was given, else (a frame walked before they were known) from the
  * process's maps read now, at most V8_JIT_MAPS_READS times per process.
  */
-static uint64_t jit_pc(struct v8_proc *p, uint32_t low)
+static uint64_t jit_pc(struct v8_proc *p, uint32_t low, int nth)
 {
-	uint64_t pc = jit_pc_in(p->code, low);
+	uint64_t pc = jit_pc_in(p->code, low, p->jit_high, nth);
 
 	if (!pc) {
-		pc = jit_pc_in(p->jit_ranges, low);
-		if (!pc && p->jit_maps_reads < V8_JIT_MAPS_READS) {
+		pc = jit_pc_in(p->jit_ranges, low, p->jit_high, nth);
+		if (!pc && !nth && p->jit_maps_reads < V8_JIT_MAPS_READS) {
 			p->jit_maps_reads++;
 			if (!code_ranges(p->base.pid, p->jit_ranges))
-				pc = jit_pc_in(p->jit_ranges, low);
+				pc = jit_pc_in(p->jit_ranges, low, p->jit_high, nth);
 		}
 	}
 	return pc;
@@ -1795,7 +2040,9 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 		}
 		for (at = hi; at >= lo + back; at -= 32) {
 			uint64_t map = buf[(at - back - base) / 8],
-				 code = back == 16 ? buf[(at - 8 - base) / 8] : at - back + 1;
+				 code = f->istream_code
+						? buf[(at - back + f->istream_code - base) / 8]
+						: at - back + 1;
 
 			if ((map & 3) != 1 || (code & 3) != 1)
 				continue;
@@ -1827,10 +2074,17 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 	const struct jit_code *jc;
 	struct code_entry *ce;
 	struct interp_symbol mark;
-	uint64_t pc = jit_pc(p, low);
+	uint64_t pc;
+	int nth;
 
-	if (!pc || !(jc = jit_code_at(p, reader, pc)))
+	for (nth = 0, jc = NULL; nth < V8_JIT_CANDIDATES && !jc; nth++)
+		if ((pc = jit_pc(p, low, nth)))
+			jc = jit_code_at(p, reader, pc);
+		else
+			break;
+	if (!jc)
 		return false;
+	p->jit_high = pc & ~(uint64_t)V8_POS_NONE;
 	if (f->bpf.kind_opt_lo && jc->kind >= f->bpf.kind_opt_lo &&
 	    jc->kind <= f->bpf.kind_opt_hi) {
 		ce = code_get(v, p, reader, jc->code, code_cookie(f, jc->start, jc->size), &mark);

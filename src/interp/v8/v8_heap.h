@@ -30,6 +30,10 @@ struct v8_layout {
 		script_source, script_line_ends, array_length, fixed_data, bc_spt, bc_data,
 		str_length, seq_chars, cons_first, cons_second, thin_actual, sliced_parent,
 		sliced_offset, scope_first_vars, scope_ncontext_locals;
+	/* ScopeInfo: flags a raw uint32 rather than a Smi (V8 12.8+), the slot of the start
+	 * position (0: after the names, V8 < 12.8), the scope types of a function and a class
+	 */
+	uint8_t scope_raw_flags, scope_positions, scope_function, scope_class;
 	/* external strings: the tag, the uncached bit, the offset of a cached one's characters'
 	 * address (ext_data 0: not read)
 	 */
