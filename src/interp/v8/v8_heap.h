@@ -13,6 +13,7 @@
 #define STACKSCOPE_V8_HEAP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
