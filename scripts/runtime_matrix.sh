@@ -50,6 +50,7 @@ SUPPORTED=(
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bullseye go" "bookworm go" "trixie go" "sid go"
 	"bookworm node" "trixie node"
+	"bullseye node"
 )
 
 suites=("${ALL_SUITES[@]}")

@@ -626,13 +626,16 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
  * to V8 as external one-byte strings): the tag, and where a cached one keeps its characters'
  * address, the word after its resource (V8 11's ExternalString::kResourceDataOffset; an
  * uncached one, type bit 4, kUncachedExternalStringMask, has none). V8 11 only, as the
- * other offsets not exported; otherwise those scripts keep no lines.
+ * other offsets not exported, and 7.8, whose ExternalString is laid out the same (checked on
+ * Node 12.22: node's module loader at the lines of V8's own stack trace); otherwise those
+ * scripts keep no lines.
  */
 static void external_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t tag, resource;
 
-	if (f->major != 11 || !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
+	if ((f->major != 11 && (f->major != 7 || f->minor != 8)) ||
+	    !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
 	    !sym_int(ef, &syms[S_EXT_RESOURCE], &resource) || tag <= 0 ||
 	    tag > f->l.str_repr_mask || tag == f->l.str_seq || tag == f->l.str_cons ||
 	    tag == f->l.str_thin || tag == f->l.str_sliced || resource < 8 || resource > 64 ||
@@ -893,6 +896,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 			l->type_spt_cache = (uint16_t)t;
 		b->bc_reg_r14 = r14;
 		code_layout_7(ef, syms, f);
+		external_layout(ef, syms, f);
 		return 0;
 	}
 	baseline_layout(ef, syms, f);
