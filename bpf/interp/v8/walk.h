@@ -27,10 +27,10 @@
  * The innermost frame, interrupted in a bytecode handler, takes its bytecode offset from the
  * handler's register (r9, V8's kInterpreterBytecodeOffsetRegister) when r12
  * (kInterpreterBytecodeArrayRegister; r14 in V8 7.8) holds the frame's BytecodeArray: the
- * slot is only saved at calls. A function interrupted before its frame is built (prologue) is missing from the
- * sample (before `mov rbp, rsp` its caller is shown as the innermost frame; after it, until
- * the function slot is pushed, sp lies above that slot and the frame is skipped, counted):
- * missing, never misnamed.
+ * slot is only saved at calls. A function interrupted before its frame is built (prologue)
+ * is missing from the sample (before `mov rbp, rsp` its caller is shown as the innermost
+ * frame; after it, until the function slot is pushed, sp lies above that slot and the frame
+ * is skipped, counted): missing, never misnamed.
  *
  * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
  * caller cannot be found ends the stack (UNWIND_END_BAD_FRAME, counted). The walk keeps no

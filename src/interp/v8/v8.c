@@ -12,9 +12,9 @@
  * V8 7.8 (Debian 11's Node 12: layout_7_8, no baseline code, TurboFan's kind numbered 0).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
  * named below; a binary whose metadata lacks a required symbol (V8 13.6 of Node 24: the
- * SharedFunctionInfo's fields renamed, its function data split, BytecodeArray and ScopeInfo relaid), or uses pointer
- * compression, is not attached (counted as an unsupported file: native frames only, its
- * builtins named).
+ * SharedFunctionInfo's fields renamed, its function data split, BytecodeArray and
+ * ScopeInfo relaid), or uses pointer compression, is not attached (counted as an
+ * unsupported file: native frames only, its builtins named).
  *
  * Offsets, and where each comes from:
  *  - v8dbg_off_fp_{context,function,bytecode_array,bytecode_offset}: frame slots;
@@ -1459,7 +1459,8 @@ static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sf
 	    (interp__read_u64(pid, bc - 1 + 8, &bc) || v8_heap__type(pid, l, bc, &type)))
 		return;
 	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
-	    spt_unwrap(pid, l, &spt) || v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
+	    spt_unwrap(pid, l, &spt) ||
+	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
 	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
 		return;
 	if (interp__read_mem(pid, data, e->spt, len)) {
