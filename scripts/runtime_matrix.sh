@@ -49,7 +49,7 @@ SUPPORTED=(
 	"bullseye php_jit" "bookworm php_jit" "trixie php_jit" "sid php_jit"
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bullseye go" "bookworm go" "trixie go" "sid go"
-	"bookworm node" "trixie node" "sid node"
+	"bullseye node" "bookworm node" "trixie node" "sid node"
 	"bookworm luajit" "trixie luajit" "bullseye luajit_joff"
 )
 

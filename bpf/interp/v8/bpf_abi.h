@@ -94,7 +94,10 @@ struct v8_proc_abi {
 	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
 	__u8 kind_opt_lo;    /* optimised code kinds [lo, hi] (Maglev, TurboFan); 0: none */
 	__u8 kind_opt_hi;
-	__u8 pad[4];
+	__u8 kind_xor;       /* the kind compared is (flags & kind_mask) ^ kind_xor (V8 7.8
+			      * numbers its optimised code 0) */
+	__u8 bc_reg_r14;     /* the handlers' BytecodeArray register is r14 (V8 7.8), not r12 */
+	__u8 pad[2];
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */

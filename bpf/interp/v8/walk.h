@@ -26,11 +26,11 @@
  *    and the cursor moves by the fp chain the same way.
  * The innermost frame, interrupted in a bytecode handler, takes its bytecode offset from the
  * handler's register (r9, V8's kInterpreterBytecodeOffsetRegister) when r12
- * (kInterpreterBytecodeArrayRegister) holds the frame's BytecodeArray: the slot is only saved
- * at calls. A function interrupted before its frame is built (prologue) is missing from the
- * sample (before `mov rbp, rsp` its caller is shown as the innermost frame; after it, until
- * the function slot is pushed, sp lies above that slot and the frame is skipped, counted):
- * missing, never misnamed.
+ * (kInterpreterBytecodeArrayRegister; r14 in V8 7.8) holds the frame's BytecodeArray: the
+ * slot is only saved at calls. A function interrupted before its frame is built (prologue)
+ * is missing from the sample (before `mov rbp, rsp` its caller is shown as the innermost
+ * frame; after it, until the function slot is pushed, sp lies above that slot and the frame
+ * is skipped, counted): missing, never misnamed.
  *
  * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
  * caller cannot be found ends the stack (UNWIND_END_BAD_FRAME, counted). The walk keeps no
@@ -113,7 +113,8 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 		/* The slot is stale inside a handler: the live offset is in r9 when r12 proves the
 		 * registers are the handler's.
 		 */
-		if (!st->regs_valid || st->regs[DWARF_R12] != array)
+		if (!st->regs_valid ||
+		    st->regs[p->bc_reg_r14 ? DWARF_R14 : DWARF_R12] != array)
 			return V8_POS_NONE;
 		raw = st->regs[DWARF_R9];
 		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_LEAF_OFFSET);
@@ -150,7 +151,7 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 		vc->code[0] = *code - 1 + p->code_inline;
 	start = vc->code[0];
 	vc->code_cookie = (__u32)(p->code_inline ? start ^ (__u64)size << 16 : start);
-	kind = flags & p->kind_mask;
+	kind = (flags & p->kind_mask) ^ p->kind_xor;
 	if (size <= 0 || pc < start || pc - start >= (__u64)size)
 		return 0;
 	off = pc - start;

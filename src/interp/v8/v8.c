@@ -11,10 +11,10 @@
  * optimised code's lines (its Code holds its instructions, no instruction-start field);
  * V8 12.4 (Node 22) and 13.6 (Node 24: JSFunction without a Code, leaptiering's dispatch
  * handle in its place: every JIT frame's code found by its pc) by trusted_sfi(),
- * trusted_code_layout() and trusted_scope_layout().
+ * trusted_code_layout() and trusted_scope_layout(); V8 7.8 (Debian 11's Node 12: layout_7_8,
+ * no baseline code, TurboFan's kind numbered 0).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
- * named below; a binary whose metadata lacks a required symbol (V8 7.8 of Debian 11's Node
- * 12: no frame slots of the bytecode), or uses pointer
+ * named below; a binary whose metadata lacks a required symbol (another 7.x), or uses pointer
  * compression, is not attached (counted as an unsupported file: native frames only, its
  * builtins named).
  *
@@ -191,7 +191,14 @@
 	X(S_T_TWEAK_13, "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE")  \
 	X(S_DD_WSFI_13, "v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex")           \
 	X(S_T_SFIW_13, "v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE") \
-	X(S_SFIW_SHARED_13, "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_")
+	X(S_SFIW_SHARED_13, "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_") \
+	/* V8 7.8 (layout_7_8) */                                                          \
+	X(S_SFI_SCRIPT_7, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object")   \
+	X(S_BC_SPT_7, "v8dbg_class_BytecodeArray__source_position_table__Object")           \
+	X(S_FN_FEEDBACK_7, "v8dbg_class_JSFunction__raw_feedback_cell__FeedbackCell")       \
+	X(S_FP_ARGS_7, "v8dbg_off_fp_args")                                                \
+	X(S_T_SPT_CACHE_7, "v8dbg_type_SourcePositionTableWithFrameCache__"                 \
+			   "SOURCE_POSITION_TABLE_WITH_FRAME_CACHE_TYPE")
 
 enum v8_sym { V8_SYMS(INTERP_LIST_ENUM) S_CNT };
 
@@ -808,13 +815,16 @@ static void trusted_code_layout(struct elf_file *ef, const struct interp_sym *sy
  * to V8 as external one-byte strings): the tag, and where a cached one keeps its characters'
  * address, the word after its resource (V8 11's ExternalString::kResourceDataOffset; an
  * uncached one, type bit 4, kUncachedExternalStringMask, has none). V8 11 only, as the
- * other offsets not exported; otherwise those scripts keep no lines.
+ * other offsets not exported, and 7.8, whose ExternalString is laid out the same (checked on
+ * Node 12.22: node's module loader at the lines of V8's own stack trace); otherwise those
+ * scripts keep no lines.
  */
 static void external_layout(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t tag, resource;
 
-	if (f->major != 11 || !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
+	if ((f->major != 11 && (f->major != 7 || f->minor != 8)) ||
+	    !sym_int(ef, &syms[S_STR_EXTERNAL], &tag) ||
 	    !sym_int(ef, &syms[S_EXT_RESOURCE], &resource) || tag <= 0 ||
 	    tag > f->l.str_repr_mask || tag == f->l.str_seq || tag == f->l.str_cons ||
 	    tag == f->l.str_thin || tag == f->l.str_sliced || resource < 8 || resource > 64 ||
@@ -825,19 +835,162 @@ static void external_layout(struct elf_file *ef, const struct interp_sym *syms, 
 	f->l.ext_data = (uint32_t)resource + 8;
 }
 
+/* ---- V8 7.8 (Debian 11's Node 12) ----
+ * Its metadata lacks some fields and names two by another type; what it lacks follows 7.8's
+ * own layout, checked against the binary (and, when written, against Node 12.22's live
+ * heap):
+ *  - the interpreter's frame slots: the BytecodeArray right below the function (fp - 24),
+ *    the bytecode offset below it (fp - 32): no argument-count slot before 8.7 (checked:
+ *    the function at fp - 16, the arguments from fp + 16);
+ *  - SharedFunctionInfo::script_or_debug_info and BytecodeArray::source_position_table are
+ *    exported as Object (the latter at FixedArrayBase::length + 3 words, as later);
+ *  - BytecodeArray's data: after the source-position table, 3 int32 and 2 int8 (+ 8 + 14),
+ *    checked in the binary: InterpreterEntryTrampoline sets r9, the bytecode offset
+ *    register, to that offset less the heap tag (`mov r9, imm32`) and dispatches the first
+ *    bytecode through [r14 + r9]: r14 holds the BytecodeArray in the handlers (r12 from
+ *    V8 8, when r14 became the pointer-compression base);
+ *  - Code (code_layout_7) and ScopeInfo (scope_info_facts_7).
+ */
+static bool v7(const struct v8_file *f)
+{
+	return f->major == 7 && f->minor == 8;
+}
+
+/* The embedded builtin V8 names `name` ("InterpreterEntryTrampoline"): its bytes in the
+ * file, *n of them; NULL when not found.
+ */
+static const uint8_t *builtin_bytes(struct elf_file *ef, const struct v8_file *f,
+				    const char *name, size_t *n)
+{
+	size_t i;
+
+	if (!f->blob.names)
+		return NULL;
+	for (i = 0; i < f->blob.builtin_cnt; i++) {
+		const struct v8_builtin *b = &f->blob.builtins[i];
+
+		if (b->name == UINT32_MAX || strncmp(f->blob.names + b->name, "[v8] ", 5) ||
+		    strcmp(f->blob.names + b->name + 5, name))
+			continue;
+		*n = b->size;
+		return interp_elf__bytes(ef, f->blob.code + b->off, b->size);
+	}
+	return NULL;
+}
+
+/* The interpreter's entry: whether it sets r9 to bc_data - 1 and which register
+ * (12 or 14; 0: neither) it loads the first bytecode through, [reg + r9] (movzx r32,
+ * byte: REX.X.B 0f b6, ModRM mod 0 rm 4, SIB scale 1 index r9).
+ */
+static bool entry_checks(struct elf_file *ef, const struct v8_file *f, int32_t bc_data,
+			 int *bc_reg)
+{
+	const uint8_t *c;
+	size_t n, i;
+	bool offset = false;
+
+	*bc_reg = 0;
+	if (!(c = builtin_bytes(ef, f, "InterpreterEntryTrampoline", &n)) || n < 8)
+		return false;
+	for (i = 0; i + 7 <= n; i++) {
+		if (c[i] == 0x49 && c[i + 1] == 0xc7 && c[i + 2] == 0xc1 &&
+		    (int32_t)(c[i + 3] | c[i + 4] << 8 | c[i + 5] << 16 | (uint32_t)c[i + 6] << 24) ==
+			    bc_data - 1)
+			offset = true;
+		if ((c[i] & 0xf3) == 0x43 && c[i + 1] == 0x0f && c[i + 2] == 0xb6 &&
+		    (c[i + 3] & 0xc7) == 0x04 && (c[i + 4] & 0xf8) == 0x08 && !*bc_reg)
+			*bc_reg = 8 + (c[i + 4] & 7);
+	}
+	return offset;
+}
+
+/* The fields V8 7.8 does not export (or exports under another type) into v[]; 0, or
+ * -ENOTSUP when its layout does not check out.
+ */
+static int layout_7_8(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f,
+		      int32_t *v)
+{
+	int32_t fn, args, length, spt, script;
+	int reg;
+
+	if (!sym_int(ef, &syms[S_FP_FUNCTION], &fn) || !sym_int(ef, &syms[S_FP_ARGS_7], &args) ||
+	    !sym_int(ef, &syms[S_ARRAY_LENGTH], &length) ||
+	    !sym_int(ef, &syms[S_BC_SPT_7], &spt) || !sym_int(ef, &syms[S_SFI_SCRIPT_7], &script) ||
+	    fn != -2 * 8 || args != 2 * 8 || spt != length + 3 * 8) {
+		pr_debug("v8: %s: V8 7.8's frame or BytecodeArray layout differs\n", f->base.path);
+		return -ENOTSUP;
+	}
+	v[S_FP_BC_ARRAY] = fn - 8;
+	v[S_FP_BC_OFFSET] = fn - 2 * 8;
+	v[S_SFI_SCRIPT] = script;
+	v[S_BC_DATA] = spt + 8 + 14;
+	if (!entry_checks(ef, f, v[S_BC_DATA], &reg) || (reg != 12 && reg != 14)) {
+		pr_debug("v8: %s: V8 7.8's interpreter entry does not check out\n", f->base.path);
+		return -ENOTSUP;
+	}
+	f->bpf.bc_reg_r14 = reg == 14;
+	return 0;
+}
+
+/* V8 7.8's Code (its code.h; flags and kinds checked on Node 12.22's code space): the map,
+ * relocation info, deoptimisation data, source-position table, CodeDataContainer, 8 bytes
+ * each, then the instruction size (i32) and flags (u32: bit 0 unwinding info, the kind in
+ * bits 1-5, OPTIMIZED_FUNCTION 0), its instructions from its header's size (64) on. No
+ * baseline code. DeoptimizationData: inlined function count 1, literals 2 (a FixedArray),
+ * the function 6, inlining positions 7. JSFunction::code follows raw_feedback_cell, 3 words
+ * after shared. The instruction size, header size and JSFunction's fields are exported and
+ * checked. Nothing set when they do not check out: optimised frames without a line.
+ */
+static void code_layout_7(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
+{
+	int32_t t_code, istart, isize, feedback;
+	struct v8_proc_abi *b = &f->bpf;
+
+	if (!sym_int(ef, &syms[S_T_CODE], &t_code) || !sym_int(ef, &syms[S_CODE_ISTART], &istart) ||
+	    !sym_int(ef, &syms[S_CODE_ISIZE], &isize) ||
+	    !sym_int(ef, &syms[S_FN_FEEDBACK_7], &feedback) || isize != 5 * 8 || istart != 64 ||
+	    feedback != (int32_t)f->l.fn_shared + 2 * 8 || t_code <= 0 || t_code > 0xffff)
+		return;
+	f->type_code = (uint16_t)t_code;
+	f->code_bc = f->code_deopt = 2 * 8;
+	f->code_offsets = f->code_spt = 3 * 8;
+	f->code_size = (uint32_t)isize;
+	f->dd_inlined_cnt = 1;
+	f->dd_literals = 2;
+	f->dd_sfi = 6;
+	f->dd_inlining = 7;
+	b->fn_code = (uint8_t)(f->l.fn_shared + 3 * 8);
+	b->code_start = (uint8_t)isize;
+	b->code_size = 0;
+	b->code_flags = 4;
+	b->code_inline = (uint8_t)istart;
+	b->kind_mask = 0x3e;
+	b->kind_xor = 0x3e; /* OPTIMIZED_FUNCTION (0) compares as 0x3e, nothing else does */
+	b->kind_baseline = 0xff;
+	b->kind_opt_lo = b->kind_opt_hi = 0x3e;
+	b->code_ok = 1;
+	jit_layout(ef, syms, f);
+}
+
 static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struct v8_file *f)
 {
 	int32_t v[S_CNT] = { 0 };
 	struct v8_layout *l = &f->l;
 	struct v8_proc_abi *b = &f->bpf;
 	uint32_t bc_spt = 0;
+	uint8_t r14;
 	bool trusted;
 	int i;
 
+	if (v7(f) && layout_7_8(ef, syms, f, v))
+		return -ENOTSUP;
 	trusted = trusted_sfi(ef, syms, f, v, &bc_spt);
 	for (i = 0; i < S_MAJOR; i++) {
 		if (trusted && (i == S_SFI_NAME || i == S_SFI_SCRIPT || i == S_SFI_DATA))
 			continue;
+		if (v7(f) && (i == S_FP_BC_ARRAY || i == S_FP_BC_OFFSET || i == S_SFI_SCRIPT ||
+			      i == S_BC_DATA))
+			continue; /* layout_7_8 */
 		if (!sym_int(ef, &syms[i], &v[i])) {
 			pr_debug("v8: %s: no %s\n", f->base.path, sym_names[i]);
 			return -ENOTSUP;
@@ -915,6 +1068,7 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.scope_function = 2,
 		.scope_class = 0,
 	};
+	r14 = b->bc_reg_r14; /* layout_7_8's */
 	*b = (struct v8_proc_abi){
 		.supported = 1,
 		.fp_context = (int8_t)v[S_FP_CONTEXT],
@@ -930,6 +1084,17 @@ static int layout_from(struct elf_file *ef, const struct interp_sym *syms, struc
 		.type_fn_hi = l->type_fn_hi,
 		.type_bytecode = l->type_bytecode,
 	};
+	if (v7(f)) {
+		int32_t t;
+
+		l->scope_7 = true;
+		if (sym_int(ef, &syms[S_T_SPT_CACHE_7], &t) && t > 0 && t < 0xffff)
+			l->type_spt_cache = (uint16_t)t;
+		b->bc_reg_r14 = r14;
+		code_layout_7(ef, syms, f);
+		external_layout(ef, syms, f);
+		return 0;
+	}
 	if (trusted) {
 		l->bc_spt = bc_spt;
 		trusted_scope_layout(f);
@@ -1183,16 +1348,6 @@ static bool kind_is_method(uint64_t kind)
 	       (kind >= 20 && kind <= 23);
 }
 
-/* The function name a ScopeInfo holds (V8's SharedFunctionInfo::Name, then the inferred
- * name V8 shows for anonymous functions, "Module._compile"), at the exact slots V8's
- * scope-info.tq (9.x-11.x) gives: flags, parameter count, context local count, local names
- * (one hash table instead when there are V8_INLINED_LOCALS_MAX or more), local infos, the
- * saved class variable (flags bit 10), the function variable's name and slot (flags bits
- * 12-13 not NONE), the inferred name (flags bit 14), the position info (start, end) of a
- * function scope (type 2, flags bits 0-3), the outer ScopeInfo (flags bit 22); the function
- * kind in flags bits 17-21. A slot that holds no string gives no name: nothing is guessed.
- * 0 with *sf filled, or -errno.
- */
 /* A ScopeInfo's flags from its first field: a Smi, or V8 12.8+'s raw uint32
  * (l->scope_raw_flags); false when it is not one.
  */
@@ -1206,6 +1361,74 @@ static bool scope_flags(const struct v8_layout *l, uint64_t word, uint64_t *flag
 	return !(word & 1);
 }
 
+/* A source-position table that V8 7.8 wrapped with its stack frame cache
+ * (SourcePositionTableWithFrameCache: map, then the table) replaced by the table; 0 or
+ * -EFAULT.
+ */
+static int spt_unwrap(pid_t pid, const struct v8_layout *l, uint64_t *spt)
+{
+	uint16_t type;
+
+	if (!l->type_spt_cache || v8_heap__type(pid, l, *spt, &type) || type != l->type_spt_cache)
+		return 0;
+	return interp__read_u64(pid, *spt - 1 + 8, spt) ? -EFAULT : 0;
+}
+
+/* V8 7.8's ScopeInfo (its scope-info.h; checked on Node 12.22's functions), a FixedArray:
+ * flags, parameter count, context local count, the local names and infos, the receiver's
+ * slot when it is on the stack or in the context (flags bits 7-8: 1 or 2), the function
+ * variable's name and slot (bits 11-12 not NONE), the inferred name (bit 13), the position
+ * info (start, end) of a function scope (type 2, bits 0-3). Its function kinds are not read:
+ * a method keeps its name alone. 0 with *sf filled, or -errno.
+ */
+static int scope_info_facts_7(pid_t pid, const struct v8_layout *l, uint64_t scope,
+			      struct scope_facts *sf)
+{
+	uint64_t slots[V8_SCOPE_SLOTS], ncl, flags, i, receiver;
+	char *out = sf->name;
+	uint16_t type;
+
+	out[0] = '\0';
+	sf->start = -1;
+	sf->outer = 0;
+	sf->method = false;
+	if (l->scope_ncontext_locals >= V8_SCOPE_SLOTS ||
+	    interp__read_mem(pid, scope - 1 + l->fixed_data, slots, sizeof(slots)))
+		return -EFAULT;
+	if ((slots[0] & 1) || (slots[l->scope_ncontext_locals] & 1))
+		return -EINVAL;
+	flags = slots[0] >> 32;
+	ncl = slots[l->scope_ncontext_locals] >> 32;
+	receiver = flags >> 7 & 3;
+	i = l->scope_first_vars + 2 * ncl + (receiver == 1 || receiver == 2);
+	if (flags >> 11 & 3) { /* the function variable: name (or Smi 0), slot */
+		if (i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
+		i += 2;
+	}
+	if (flags >> 13 & 1) { /* the inferred name, when the function has none */
+		if (!out[0] && i < V8_SCOPE_SLOTS && !v8_heap__type(pid, l, slots[i], &type) &&
+		    type < l->first_nonstring && v8_heap__string(pid, l, slots[i], out, sf->cap))
+			out[0] = '\0';
+		i++;
+	}
+	if ((flags & 0xf) != 2 || i + 1 >= V8_SCOPE_SLOTS || (slots[i] & 1))
+		return 0; /* positions: function scopes only */
+	sf->start = (int64_t)(slots[i] >> 32);
+	return 0;
+}
+
+/* The function name a ScopeInfo holds (V8's SharedFunctionInfo::Name, then the inferred
+ * name V8 shows for anonymous functions, "Module._compile"), at the exact slots V8's
+ * scope-info.tq (9.x-11.x) gives: flags, parameter count, context local count, local names
+ * (one hash table instead when there are V8_INLINED_LOCALS_MAX or more), local infos, the
+ * saved class variable (flags bit 10), the function variable's name and slot (flags bits
+ * 12-13 not NONE), the inferred name (flags bit 14), the position info (start, end) of a
+ * function scope (type 2, flags bits 0-3), the outer ScopeInfo (flags bit 22); the function
+ * kind in flags bits 17-21. A slot that holds no string gives no name: nothing is guessed.
+ * 0 with *sf filled, or -errno.
+ */
 static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope,
 			    struct scope_facts *sf)
 {
@@ -1213,6 +1436,8 @@ static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope
 	char *out = sf->name;
 	uint16_t type;
 
+	if (l->scope_7)
+		return scope_info_facts_7(pid, l, scope, sf);
 	out[0] = '\0';
 	sf->start = -1;
 	sf->outer = 0;
@@ -1454,6 +1679,7 @@ static void read_spt(pid_t pid, const struct v8_file *f, uint64_t sfi, struct sf
 	    (interp__read_u64(pid, bc - 1 + 8, &bc) || v8_heap__type(pid, l, bc, &type)))
 		return;
 	if (type != l->type_bytecode || interp__read_u64(pid, bc - 1 + l->bc_spt, &spt) ||
+	    spt_unwrap(pid, l, &spt) ||
 	    v8_heap__array(pid, l, spt, l->type_byte_array, &data, &len) || !len ||
 	    len > V8_SPT_MAX || !(e->spt = malloc(len)))
 		return;
@@ -1696,6 +1922,12 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 	return e;
 }
 
+/* A Code's kind from its flags, as the walk compares it (bpf_abi.h: kind_xor). */
+static uint8_t code_kind(const struct v8_file *f, uint32_t flags)
+{
+	return (uint8_t)((flags & f->bpf.kind_mask) ^ f->bpf.kind_xor);
+}
+
 /* The instruction start, flags and instruction size of the Code at tagged code (V8 10: its
  * instructions follow its header); 0, or -EFAULT.
  */
@@ -1732,7 +1964,7 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 
 	if (v8_heap__type(pid, l, code, &type) || code_head(pid, f, code, &start, &flags, &e->size))
 		return -EFAULT;
-	kind = flags & f->bpf.kind_mask;
+	kind = code_kind(f, flags);
 	if (type != f->type_code || code_cookie(f, start, e->size) != cookie ||
 	    kind < f->bpf.kind_opt_lo ||
 	    kind > f->bpf.kind_opt_hi || e->size <= 0)
@@ -1773,7 +2005,7 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 			return -EFAULT;
 	}
 	/* Recorded only while a profiler or debugger asks V8 for positions: may be empty. */
-	if (!interp__read_u64(pid, code - 1 + f->code_spt, &data))
+	if (!interp__read_u64(pid, code - 1 + f->code_spt, &data) && !spt_unwrap(pid, l, &data))
 		read_bytes(pid, l, data, l->type_byte_array, V8_SPT_MAX, &e->spt, &e->spt_len);
 	e->cookie = cookie;
 	return 0;
@@ -1808,7 +2040,7 @@ static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader
 	e->pid = p->base.pid;
 	e->gen = p->base.gen;
 	e->code = code;
-	if (e->kind == p->file->bpf.kind_opt_lo)
+	if (e->kind == p->file->bpf.kind_opt_lo && !v7(p->file)) /* 7.8: TurboFan alone */
 		v->stats[V8_STAT_MAGLEV_READS]++;
 	return e;
 }
@@ -1985,7 +2217,7 @@ static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64
 	*jc = (struct jit_code){ .start = start,
 				 .code = code,
 				 .size = size,
-				 .kind = (uint8_t)(flags & f->bpf.kind_mask) };
+				 .kind = code_kind(f, flags) };
 	return true;
 }
 

@@ -13,6 +13,7 @@
 #define STACKSCOPE_V8_HEAP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -39,6 +40,11 @@ struct v8_layout {
 	 */
 	uint16_t str_external, str_uncached;
 	uint32_t ext_data;
+	/* V8 7.8: its ScopeInfo layout (scope_info_facts_7), and a source-position table that
+	 * may be wrapped in a SourcePositionTableWithFrameCache, its table first (0: none)
+	 */
+	bool scope_7;
+	uint16_t type_spt_cache;
 };
 
 /* The instance type of the object at tagged pointer obj into *type; 0 or -errno. */
