@@ -229,15 +229,16 @@ row_hotspot()
 }
 
 # Node: the top-level code (node's CommonJS wrapper, an anonymous function named by where it
-# starts, "<anonymous>:1:1") -> alpha -> beta -> gamma's loop. The workload runs 3 x SECS:
+# starts, "<anonymous>:1:1") -> alpha -> beta -> gamma's loop. The workload runs 4 x SECS:
 # Debian's node has no start-up snapshot and compiles its own modules at every start, ~0.3 s
 # of the main thread's CPU (150 samples, measured on trixie's 20.19) before the script runs:
-# in 5 s on a busy machine that alone is more than 5 % of the samples.
+# in 5 s on a busy machine that alone is more than 5 % of the samples (Node 12 and 24 start the
+# same way: 15 s at load 10 still left it 5-6 %).
 row_node()
 {
 	local c=node_chain\\.js f=$DATA/node_chain.js
 	FILES=("$f")
-	RUN="exec node node_chain.js \$((SECS * 3))"
+	RUN="exec node node_chain.js \$((SECS * 4))"
 	VERSION="node -p 'process.versions.node + \" V8 \" + process.versions.v8.split(\".\").slice(0, 2).join(\".\")'"
 	THREAD='node.*|MainThread' # Node 24 names its main thread
 	CHAIN="^$LIBC_START($N)*\\[v8\\] JSEntry;.*<anonymous>(:[0-9]+:[0-9]+)?@$c(:[0-9]+)*;alpha@$c:($(line "$f" CALL_BETA))(:[0-9]+)?;beta@$c:($(line "$f" CALL_GAMMA))(:[0-9]+)?;gamma@$c(:[0-9]+)*(;[^;@]*)*\$"
