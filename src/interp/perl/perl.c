@@ -18,10 +18,14 @@
  * Invariants: two caches of PERL_CACHE_CAP entries each: frame names (../common/symbol_cache.h)
  * keyed by (pid, attach generation, glob or CV address and cookie), statements (a
  * set-associative table, base/lru_sets.h) keyed by (pid, attach generation, COP address) and
- * checked against the COP at every use (line and file pointer).
+ * checked against the COP (line and file pointer) when used COP_RECHECK_NS after its last check,
+ * else against eBPF's 16 bits of its line.
  * A COP whose line no longer matches the one eBPF read is not used (its op tree was freed: an
  * eval string that finished): the frame keeps eBPF's line, without a file. Each attach gets a
- * new generation.
+ * new generation. Every read of the process (names, statements) is on the process's read
+ * budget (../common/symbol_cache.h): a sub's name it cannot afford is the cache's "over the
+ * process's read budget" marker, a statement it cannot afford keeps eBPF's line without a file
+ * (or the cached one unchecked), counted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +55,11 @@
 #define PERL_CXMAX_SANE (1 << 24)
 #define PERL_HVMAX_SANE (1ull << 32) /* HvMAX + 1: buckets of a hash (a power of two) */
 #define PERL_OP_NAME_MAX 16
+/* A cached statement whose line still agrees with eBPF's is used without reading it again for
+ * this long (the agent reads its samples every 250 ms): a deep stack would otherwise cost two
+ * reads per frame of every sample.
+ */
+#define COP_RECHECK_NS (250 * 1000 * 1000ULL)
 
 /* Everything known about one version's layout (x86-64, threaded). */
 struct perl_layout {
@@ -277,6 +286,7 @@ struct cop_entry {
 	uint64_t cop;
 	int line;          /* cop_line */
 	uint64_t file_ptr; /* cop_file, as read with file */
+	uint64_t checked_ns; /* when line and file_ptr were last read from the COP */
 	char *file;
 };
 
@@ -296,7 +306,7 @@ struct cop_entry {
 	X(PERL_STAT_COP_STALE, "statements gone")                  \
 	/* unreadable (the process exited): the cached one used */ \
 	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")      \
-	/* sub names not read: the process's read budget spent */   \
+	/* names / statements not read: the process's read budget spent */ \
 	X(PERL_STAT_OVER_BUDGET, "reads over budget")
 
 enum perl_stat { PERL_STATS(INTERP_LIST_ENUM) PERL_STAT_CNT };
@@ -741,7 +751,10 @@ static int read_name(const void *ctx, pid_t pid, uint64_t addr, void *entry)
 	struct name_entry *e = entry;
 
 	e->name = read_sub_name(pid, addr, ctx);
-	return e->name ? 0 : -EFAULT;
+	if (!e->name)
+		return -EFAULT;
+	e->key.bytes = (uint32_t)strlen(e->name) + 1; /* in the cache's byte cap */
+	return 0;
 }
 
 /* The name of a frame of a sub (its glob, or its CV) from reader, else from the process
@@ -758,9 +771,10 @@ static const char *frame_name(struct perl *pl, struct perl_proc *pp, pid_t reade
 
 /* The statement of a frame: file and full line when the COP is still the one eBPF saw (its
  * line agrees with the sample's), read from reader, else from the process whose state it is.
- * A cached entry is used only while the COP still holds the same line and file pointer; the
- * code of an eval STRING is never cached ("(eval 8)" and "(eval 9)" are compiled at the same
- * addresses, one after the other).
+ * A cached entry is used while its line agrees with eBPF's 16 bits, checked against the COP
+ * (line and file pointer) again once COP_RECHECK_NS have passed; the code of an eval STRING is
+ * never cached ("(eval 8)" and "(eval 9)" are compiled at the same addresses, one after the
+ * other). Reads are on the process's budget: without it, the cached entry unchecked or NULL.
  */
 static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, pid_t reader,
 					 uint64_t cop, uint32_t line16)
@@ -769,14 +783,24 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 	uint64_t slot = lru_sets__slot(
 		&pl->cop_slots,
 		u64_hash(cop ^ u64_hash((uint64_t)pp->base.pid << 32 | pp->base.gen)));
-	struct cop_entry *e = &pl->cops[slot];
+	struct cop_entry *e = &pl->cops[slot], *found = NULL;
+	bool cached = e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
+		      (uint32_t)(e->line & 0xffff) == line16;
 	pid_t from = reader;
-	uint64_t file;
+	uint64_t file, now;
 	uint32_t line;
 	int tries;
 	bool readable = false;
 
-	for (tries = 0; tries < 2; tries++, from = pp->base.pid) {
+	if (!symbol_cache__budget_begin(&pp->base, &now)) {
+		if (cached && now - e->checked_ns < COP_RECHECK_NS)
+			return e;
+		pl->stats[PERL_STAT_OVER_BUDGET]++;
+		return cached ? e : NULL;
+	}
+	if (cached && now - e->checked_ns < COP_RECHECK_NS)
+		return e;
+	for (tries = 0; tries < 2 && !found; tries++, from = pp->base.pid) {
 		if (tries && reader == pp->base.pid)
 			break;
 		pl->stats[PERL_STAT_COP_READS]++;
@@ -785,26 +809,31 @@ static const struct cop_entry *frame_cop(struct perl *pl, struct perl_proc *pp, 
 		readable = true;
 		if ((line & 0xffff) != line16 || interp__read_u64(from, cop + l->cop_file, &file))
 			continue;
+		found = e;
 		if (e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
-		    e->line == (int)line && e->file_ptr == file)
-			return e;
+		    e->line == (int)line && e->file_ptr == file) {
+			e->checked_ns = now;
+			break;
+		}
 		free(e->file);
 		*e = (struct cop_entry){ .pid = pp->base.pid,
 					 .gen = pp->base.gen,
 					 .cop = cop,
 					 .line = (int)line,
 					 .file_ptr = file,
+					 .checked_ns = now,
 					 .file = interp__read_cstr(from, file, PERL_NAME_MAX) };
 		if (e->file && !strncmp(e->file, "(eval ", 6))
 			e->pid = 0; /* returned now, never found again */
-		return e;
 	}
+	symbol_cache__budget_end(&pp->base, now);
+	if (found)
+		return found;
 	/* Nothing readable: the process has exited (a sample read after its end: the agent reads
 	 * its samples every 250 ms). Its memory can no longer change, so the statement cached for
 	 * this COP at this line is still the one the sample saw.
 	 */
-	if (!readable && e->pid == pp->base.pid && e->gen == pp->base.gen && e->cop == cop &&
-	    (uint32_t)(e->line & 0xffff) == line16) {
+	if (!readable && cached) {
 		pl->stats[PERL_STAT_COP_AFTER_EXIT]++;
 		return e;
 	}

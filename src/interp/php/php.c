@@ -16,7 +16,8 @@
  * the version ("[php: unsupported version 8.1]").
  *
  * Invariants: the function cache holds PHP_FUNC_CACHE_CAP entries (../common/symbol_cache.h)
- * keyed by (pid, attach generation, zend_function address); an entry
+ * keyed by (pid, attach generation, zend_function address), read on the process's read budget,
+ * their names (PHP_NAME_MAX bytes each at most) counted in its byte cap; an entry
  * is re-read when the eBPF cookie disagrees with it (a function freed and its memory reused:
  * closures, the per-request functions of FPM without opcache). Each attach gets a new
  * generation.
@@ -614,9 +615,19 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 	return 0;
 }
 
+/* What an entry holds beyond itself (its key.bytes: counted in the cache's byte cap). */
+static uint32_t func_entry__bytes(const struct func_entry *e)
+{
+	return (uint32_t)((e->name ? strlen(e->name) + 1 : 0) + (e->file ? strlen(e->file) + 1 : 0));
+}
+
 static int read_function(const void *ctx, pid_t pid, uint64_t addr, void *entry)
 {
-	return read_func(pid, addr, ctx, entry);
+	struct func_entry *e = entry;
+	int err = read_func(pid, addr, ctx, e);
+
+	e->key.bytes = func_entry__bytes(e);
+	return err;
 }
 
 /* The file name of file-level code at addr (symbol_cache_read_fn; ctx: the layout). */
@@ -628,6 +639,7 @@ static int read_file_code(const void *ctx, pid_t pid, uint64_t addr, void *entry
 	e->type = FUNC_FILE_CODE;
 	e->key.cookie = 0;
 	e->file = read_zstr(pid, addr, l);
+	e->key.bytes = func_entry__bytes(e);
 	return e->file ? 0 : -EFAULT;
 }
 

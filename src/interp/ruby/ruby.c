@@ -46,7 +46,11 @@
  * Invariants: the iseq cache (../common/symbol_cache.h) and the method-entry cache (a
  * set-associative table, base/lru_sets.h) have fixed sizes, keyed by (pid, attach generation,
  * address); an iseq entry is re-read when the eBPF cookie disagrees (freed and reused), a method
- * entry when its called_id does.
+ * entry when its called_id does. An iseq's line table is read with it, once, at most
+ * INSNS_INFO_MAX entries and SUCC_BYTES_MAX bytes of index, and kept in its entry: what it holds
+ * counts in the cache's byte cap (key.bytes). Every read of the process, iseqs and method
+ * entries alike, is on the process's read budget: a frame it cannot afford is the cache's
+ * "over the process's read budget" marker, counted.
  */
 #include <elf.h>
 #include <errno.h>
@@ -70,12 +74,11 @@
 #include "proc/executable.h"
 
 #define RUBY_ISEQ_CACHE_CAP 4096
-#define RUBY_ME_CACHE_CAP 1024
+#define RUBY_ME_CACHE_CAP 4096
 #define NAME_MAX_LEN 256
 #define PATH_MAX_LEN 512
-#define INSNS_INFO_MAX (1u << 16)        /* line entries read per iseq */
-#define SUCC_BYTES_MAX (1u << 17)        /* succinct table bytes read per iseq */
-#define RUBY_TABLE_BYTES_MAX (32u << 20) /* line tables the iseq cache keeps, in all */
+#define INSNS_INFO_MAX (1u << 16) /* line entries read per iseq */
+#define SUCC_BYTES_MAX (1u << 17) /* succinct table bytes read per iseq */
 #define VERIFY_INTERVAL_NS (100 * 1000 * 1000ULL)
 #define VERIFY_TRIES 100 /* 10 s for an interpreter to finish initialising */
 #define FRAMES_CHECKED 256
@@ -291,8 +294,8 @@ struct iseq_entry {
 	int first_lineno;
 	uint64_t local_iseq;
 	char *label, *base_label, *path;
-	struct line_src src; /* where its line table is (re-read when not kept) */
-	struct line_tab tab; /* kept while the caches' table budget allows */
+	struct line_src src; /* where its line table is */
+	struct line_tab tab; /* read with the iseq (empty: none, or over the caps) */
 };
 
 struct me_entry {
@@ -320,7 +323,7 @@ struct me_entry {
 	X(RB_STAT_ME_READS, "method entries read")                  \
 	/* frames shown without their class (anonymous, unknown) */ \
 	X(RB_STAT_NO_CLASS, "frames without class")                 \
-	/* iseqs not read: the process's read budget spent */       \
+	/* iseqs / method entries not read: the process's read budget spent */ \
 	X(RB_STAT_OVER_BUDGET, "reads over budget")
 
 enum rb_stat { RB_STATS(INTERP_LIST_ENUM) RB_STAT_CNT };
@@ -330,7 +333,6 @@ struct ruby {
 	struct me_entry *mes;
 	struct lru_sets me_slots; /* which entry of mes holds an address */
 	uint64_t stats[RB_STAT_CNT];
-	size_t table_bytes; /* line tables kept by the iseq cache (<= RUBY_TABLE_BYTES_MAX) */
 	char text[3 * NAME_MAX_LEN];
 };
 
@@ -342,15 +344,12 @@ static void line_tab__clear(struct line_tab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Free what an iseq entry holds (symbol_cache zeroes it), giving its table's bytes back to
- * the budget.
- */
+/* Free what an iseq entry holds (symbol_cache zeroes it). */
 static void iseq_entry__clear(void *ctx, void *entry)
 {
-	struct ruby *rb = ctx;
 	struct iseq_entry *e = entry;
 
-	rb->table_bytes -= e->tab.bytes;
+	(void)ctx;
 	free(e->label);
 	free(e->base_label);
 	free(e->path);
@@ -1202,7 +1201,14 @@ static int read_iseq(const void *ctx, pid_t pid, uint64_t iseq, void *entry)
 	memcpy(&e->src.cnt, body + l->body_insns_size, 4);
 	memcpy(&e->src.succ, body + l->body_insns_succ, 8);
 	e->src.iseq_size = iseq_size;
-	return e->label ? 0 : -EFAULT;
+	if (!e->label)
+		return -EFAULT;
+	/* the line table, once per iseq: its bytes and the names' count in the cache's cap */
+	read_lines(pid, l, &e->src, &e->tab);
+	e->key.bytes = (uint32_t)(e->tab.bytes + strlen(e->label) + 1 +
+				  (e->base_label ? strlen(e->base_label) + 1 : 0) +
+				  (e->path ? strlen(e->path) + 1 : 0));
+	return 0;
 }
 
 struct class_name {
@@ -1276,33 +1282,21 @@ static void method_qualifier(const struct ruby_reader *r, uint64_t classpath_id,
 	out[n + 1] = '\0';
 }
 
-/* The method entry me of process rp (cached); NULL when it is not one. */
-static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t reader, uint64_t me,
-				     uint32_t cookie, bool check_cookie)
+/* Read the method entry me of process rp from reader into e (zeroed); 0 or -ENOENT (not
+ * one, or not the called_id `cookie` when check_cookie).
+ */
+static int read_method_entry(struct rb_proc *rp, pid_t reader, uint64_t me, uint32_t cookie,
+			     bool check_cookie, struct me_entry *e)
 {
 	const struct rb_layout *l = &rp->file->layout;
 	struct ruby_reader r = { .pid = reader, .l = &l->obj };
-	uint64_t slot = lru_sets__slot(
-		&rb->me_slots,
-		u64_hash(me ^ u64_hash((uint64_t)rp->base.pid << 32 | rp->base.gen)));
-	struct me_entry *e = &rb->mes[slot];
 	uint64_t head[5], def_head;
 
-	if (e->pid == rp->base.pid && e->gen == rp->base.gen && e->me == me &&
-	    (!check_cookie || e->cookie == cookie))
-		return e;
-	/* frames may come before the check that finds it (a young process) */
-	if (!names_ready(rp) && rp->classpath_tries < CLASSPATH_TRIES) {
-		rp->classpath_tries++;
-		find_classpath_id(rp);
-	}
-	rb->stats[RB_STAT_ME_READS]++;
-	memset(e, 0, sizeof(*e));
 	/* { flags, defined_class, def, called_id, owner } */
 	if (!me || me & 7 || interp__read_mem(reader, me, head, sizeof(head)) ||
 	    (head[0] & RB_T_MASK) != RB_T_IMEMO || IMEMO_TYPE(head[0]) != RB_IMEMO_MENT ||
 	    (check_cookie && (uint32_t)head[3] != cookie))
-		return NULL;
+		return -ENOENT;
 	if (!interp__read_u64(reader, head[l->me_def / 8], &def_head)) {
 		e->def_type = (uint32_t)def_head & 0xf;
 		if (e->def_type == METHOD_TYPE_ISEQ)
@@ -1314,11 +1308,56 @@ static struct me_entry *method_entry(struct ruby *rb, struct rb_proc *rp, pid_t 
 	if (rp->file->symbols_vaddr)
 		ruby_obj__id_name(&r, rp->bias + rp->file->symbols_vaddr, head[3], e->name,
 				  sizeof(e->name));
+	e->cookie = (uint32_t)head[3];
+	return 0;
+}
+
+/* The method entry me of process rp (cached, else read from reader, then from rp itself, on
+ * rp's read budget) in *out: 0, -ENOENT (not one: *out NULL) or -EAGAIN (not read: rp's budget
+ * spent, counted).
+ */
+static int method_entry(struct ruby *rb, struct rb_proc *rp, pid_t reader, uint64_t me,
+			uint32_t cookie, bool check_cookie, const struct me_entry **out)
+{
+	uint64_t slot = lru_sets__slot(
+		&rb->me_slots,
+		u64_hash(me ^ u64_hash((uint64_t)rp->base.pid << 32 | rp->base.gen)));
+	struct me_entry *e = &rb->mes[slot];
+	uint64_t start;
+	int err;
+
+	*out = NULL;
+	if (e->pid == rp->base.pid && e->gen == rp->base.gen && e->me == me &&
+	    (!check_cookie || e->cookie == cookie)) {
+		*out = e;
+		return 0;
+	}
+	if (!symbol_cache__budget_begin(&rp->base, &start)) {
+		rb->stats[RB_STAT_OVER_BUDGET]++;
+		return -EAGAIN;
+	}
+	/* frames may come before the check that finds it (a young process) */
+	if (!names_ready(rp) && rp->classpath_tries < CLASSPATH_TRIES) {
+		rp->classpath_tries++;
+		find_classpath_id(rp);
+	}
+	rb->stats[RB_STAT_ME_READS]++;
+	memset(e, 0, sizeof(*e));
+	err = read_method_entry(rp, reader, me, cookie, check_cookie, e);
+	if (err && reader != rp->base.pid) { /* the child is gone: its parent has the same */
+		memset(e, 0, sizeof(*e));
+		err = read_method_entry(rp, rp->base.pid, me, cookie, check_cookie, e);
+	}
+	symbol_cache__budget_end(&rp->base, start);
+	if (err) {
+		memset(e, 0, sizeof(*e));
+		return err;
+	}
 	e->pid = names_ready(rp) ? rp->base.pid : 0; /* cached once names can be complete */
 	e->gen = rp->base.gen;
 	e->me = me;
-	e->cookie = (uint32_t)head[3];
-	return e;
+	*out = e;
+	return 0;
 }
 
 static const struct interp_marker_text marker_texts[] = {
@@ -1375,8 +1414,6 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	struct rb_proc *rp = proc_state;
 	const struct me_entry *me;
 	struct iseq_entry *e;
-	uint64_t start;
-	pid_t from;
 	int line;
 
 	if (!uf->addr && RB_MARKER_CODE(uf->file_id) == RB_MARKER_UNSUPPORTED) {
@@ -1394,9 +1431,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
 	if (pos == RB_POS_CFUNC) {
-		me = method_entry(rb, rp, reader, uf->addr, cookie, true);
-		if (!me && reader != rp->base.pid)
-			me = method_entry(rb, rp, rp->base.pid, uf->addr, cookie, true);
+		if (method_entry(rb, rp, reader, uf->addr, cookie, true, &me) == -EAGAIN)
+			return interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
 		if (!me || !me->name[0]) {
 			rb->stats[RB_STAT_UNREADABLE]++;
 			return interp__marker(out, "C function unreadable");
@@ -1408,34 +1444,15 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 		return;
 	}
 	e = symbol_cache__get(&rb->iseqs, &rp->base, reader, uf->addr, cookie, 0, read_iseq,
-			      &rp->file->layout, out, &from);
+			      &rp->file->layout, out, NULL);
 	if (!e)
 		return;
-	if (from) { /* read now: its line table too, while the budget allows */
-		read_lines(from, &rp->file->layout, &e->src, &e->tab);
-		if (rb->table_bytes + e->tab.bytes > RUBY_TABLE_BYTES_MAX)
-			line_tab__clear(&e->tab); /* over budget: read again when asked */
-		rb->table_bytes += e->tab.bytes;
-	}
 	line = e->first_lineno;
-	if (pos != RB_POS_NONE) {
-		/* a saved pc points past its instruction (vm_backtrace.c calc_pos) */
-		pos = pos ? pos - 1 : 0;
-		if (e->tab.lines) {
-			line = tab_line(&e->tab, pos);
-		} else if (symbol_cache__budget_begin(&rp->base, &start)) {
-			struct line_tab once;
-
-			read_lines(reader, &rp->file->layout, &e->src, &once);
-			line = tab_line(&once, pos);
-			line_tab__clear(&once);
-			symbol_cache__budget_end(&rp->base, start);
-		} else { /* a table not kept, read per frame: on the process's budget too */
-			rb->stats[RB_STAT_OVER_BUDGET]++;
-			line = 0;
-		}
-	}
-	me = me_addr ? method_entry(rb, rp, reader, me_addr, 0, false) : NULL;
+	if (pos != RB_POS_NONE) /* a saved pc points past its instruction (vm_backtrace.c calc_pos) */
+		line = tab_line(&e->tab, pos ? pos - 1 : 0);
+	me = NULL;
+	if (me_addr && method_entry(rb, rp, reader, me_addr, 0, false, &me) == -EAGAIN)
+		return interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
 	out->function = iseq_name(rb, e, uf->addr, me);
 	out->file = e->path;
 	out->line = line > 0 ? line : 0;
