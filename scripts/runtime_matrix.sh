@@ -31,7 +31,7 @@ PCT=${RM_PCT:-95}
 MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
 ALL_SUITES=(bullseye bookworm trixie sid)
-ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go)
+ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go beam)
 # the workloads' folder inside each root, and the container ids, are this run's own: matrices
 # run at once (one per worktree) neither remove each other's files nor read each other's rows
 WORKDIR=/opt/stackscope-matrix.$$
@@ -78,11 +78,11 @@ done
 }
 mkdir -p "$OUT"
 
-# line FILE MARK: the line numbers of FILE ending in a "# MARK" or "// MARK" comment, as an
+# line FILE MARK: the line numbers of FILE ending in a "# MARK", "// MARK" or "% MARK" comment, as an
 # alternation ("74|75|76")
 line()
 {
-	grep -nE "(//|#) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
+	grep -nE "(//|#|%) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
 }
 
 N='[^;@]*;'                                # one native frame
@@ -241,6 +241,29 @@ row_go()
 }
 
 # ---- running ----
+
+# BEAM (Erlang/OTP): erl_chain:main/1 -> alpha/1 -> beta/1 -> gamma/2, run by erl's init
+# (init:do_boot/3, init:start_em/1, and in OTP 29 init:start_it/1: OTP's own modules carry no
+# line tables in Debian's build, so they have no line). The Erlang process runs on any normal
+# scheduler thread ("N_scheduler" before OTP 27, "erts_sched_N" since): the native root is the
+# thread's, clone3 -> start_thread -> the emulator's thread wrapper -> sched_thread_func (named by
+# address: libc's and beam.smp's symbols are stripped in the roots), then the Erlang frames.
+# OTP 23 (bullseye) runs the emulator flavour (no JIT: its Erlang frames are not walked yet).
+# The workload runs until the emulator has used 2 x SECS of CPU (at most 12 x SECS of wall
+# time): its boot (loading OTP's modules, 90-190 samples of CPU) would otherwise weigh on the
+# 95 % in proportion to the machine's load (the workload got 14-20 % of a core at 5 s here).
+row_beam()
+{
+	local c=erl_chain\\.erl f=$DATA/erl_chain.erl root='[^;@]*;'
+	FILES=("$f")
+	RUN="exec erl -noshell -pa . -run erl_chain main \$((SECS * 2))"
+	VERSION="cat /usr/lib/erlang/releases/*/OTP_VERSION"
+	THREAD='[0-9]+_scheduler|erts_sched_[0-9]+'
+	CHAIN="^(__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);$root${root}init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$c:$(line "$f" CALL_ALPHA);erl_chain:alpha/1@$c:$(line "$f" CALL_BETA);erl_chain:beta/1@$c:$(line "$f" CALL_GAMMA);erl_chain:gamma/2@$c:[0-9]+(;[^;@]*)*\$"
+	HOTFN=";erl_chain:gamma/2@$c:"
+	HOT=";erl_chain:gamma/2@$c:($(line "$f" HOT))(;|\$)"
+	PREPARE="[ -f erl_chain.beam ] || erlc erl_chain.erl"
+}
 
 # count STACKS THREAD_RE [FRAMES_RE]: samples of threads matching THREAD_RE whose frames match
 # FRAMES_RE
