@@ -155,8 +155,13 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_NOT_READY);
 		return 0;
 	}
-	/* its frames need the process's memory: no deferred replay */
-	is->started |= INTERP_BIT(FRAME_KIND_BEAM);
+	/* A frame before this one waits for a table (a native callee's file): its deferred replay
+	 * could not walk this JIT code, so the sample is kept as walked here. A table missing only
+	 * after the Erlang frames (beam.smp's, in the scheduler's frames) is replayed: the frames
+	 * emitted here need nothing the replay lacks (userspace names them later).
+	 */
+	if (st->defer_cnt)
+		is->started |= INTERP_BIT(FRAME_KIND_BEAM);
 	if (!st->regs_valid && st->rbx_for != st->frame_cnt + 1)
 		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER,
 				BEAM_COUNTER_NO_REGISTERS);

@@ -42,6 +42,7 @@
 
 #define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
+#define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
 #define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
 
 #define BEAM_MODULES_CAP 16384              /* modules per process */
@@ -51,7 +52,6 @@
 #define BEAM_PLACE_CACHE 4096                /* symbolized pcs kept (direct-mapped) */
 #define BEAM_NAME_MAX 128
 #define BEAM_FILE_MAX 128
-#define BEAM_PROLOGUE_SUFFIX "-CodeInfoPrologue"
 
 enum beam_sym {
 	BEAM_SYM_PROCESS_MAIN,
@@ -366,16 +366,19 @@ static int read_jit_ranges(struct beam_rt *b, pid_t pid, struct interp_code_rang
 }
 
 /* A jit_descriptor at addr in the process: {u32 version 1, u32 action, relevant entry, first
- * entry}, whose first entry has no previous one and a record of a plausible size and kind.
+ * entry}, whose first entry (required unless exported: a symbol names it before the JIT
+ * registers anything) has no previous one and a record of a plausible size and kind.
  */
-static bool descriptor_at(pid_t pid, uint64_t addr)
+static bool descriptor_at(pid_t pid, uint64_t addr, bool exported)
 {
 	uint64_t d[3], e[4];
 	uint32_t kind;
 
 	if (interp__read_mem(pid, addr, d, sizeof(d)) || (uint32_t)d[0] != 1 ||
-	    (uint32_t)(d[0] >> 32) > 2 || !d[2])
+	    (uint32_t)(d[0] >> 32) > 2)
 		return false;
+	if (!d[2])
+		return exported;
 	if (interp__read_mem(pid, d[2], e, sizeof(e)) || e[1] != 0 || !e[2] ||
 	    e[3] < BEAM_DEBUG_HDR_SZ || e[3] > BEAM_RECORD_MAX)
 		return false;
@@ -395,8 +398,9 @@ static uint64_t find_descriptor(const struct beam_proc *p)
 	size_t n, i;
 
 	if (f->descriptor)
-		return descriptor_at(p->base.pid, f->descriptor + p->bias) ? f->descriptor + p->bias
-									    : 0;
+		return descriptor_at(p->base.pid, f->descriptor + p->bias, true)
+			       ? f->descriptor + p->bias
+			       : 0;
 	if (!f->data_lo || f->data_hi <= f->data_lo || f->data_hi - f->data_lo > BEAM_DESC_SCAN_MAX)
 		return 0;
 	lo = (f->data_lo + 7) & ~7ULL;
@@ -409,7 +413,7 @@ static uint64_t find_descriptor(const struct beam_proc *p)
 		if ((uint32_t)buf[i] != 1 || (uint32_t)(buf[i] >> 32) > 2 || !buf[i + 2])
 			continue;
 		a = lo + 8 * i + p->bias;
-		if (!descriptor_at(p->base.pid, a))
+		if (!descriptor_at(p->base.pid, a, false))
 			continue;
 		if (found) {
 			found = 0; /* two: refuse */
@@ -511,7 +515,7 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	int changed = 0, n;
 	uint64_t v = 0;
 
-	if (p->maps_at && now_ns - p->maps_at < BEAM_MAPS_NS && bpf->beam.ready)
+	if (p->maps_at && now_ns - p->maps_at < (bpf->beam.ready ? BEAM_MAPS_NS : BEAM_RETRY_NS))
 		return 0;
 	p->maps_at = now_ns;
 	if (!p->descriptor)
@@ -583,9 +587,11 @@ static int place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64
 
 	m = module_of(p, pc);
 	now = now_ns();
-	if (!m && p->descriptor && (!p->modules_at || now - p->modules_at >= BEAM_RESCAN_NS)) {
+	if (!m && (!p->modules_at || now - p->modules_at >= BEAM_RESCAN_NS)) {
 		p->modules_at = now;
-		if (!read_modules(b, p, reader))
+		if (!p->descriptor)
+			p->descriptor = find_descriptor(p);
+		if (p->descriptor && !read_modules(b, p, reader))
 			m = module_of(p, pc);
 	}
 	if (!m) {
@@ -610,10 +616,12 @@ static int place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64
 		return -EIO;
 	}
 	copy_text(pl->function, sizeof(pl->function), dp.function);
-	/* the function's code info and entry trampoline, before its first instruction */
-	suffix = strstr(pl->function, BEAM_PROLOGUE_SUFFIX);
-	if (suffix && !suffix[strlen(BEAM_PROLOGUE_SUFFIX)])
-		*suffix = '\0';
+	/* a function's entry (code info, trampoline, reduction check) is the function's */
+	if (dp.prologue) {
+		suffix = strstr(pl->function, BEAM_DEBUG_PROLOGUE);
+		if (suffix)
+			*suffix = '\0';
+	}
 	copy_text(pl->file, sizeof(pl->file), dp.file ? dp.file : "");
 	pl->line = dp.line;
 	return 0;

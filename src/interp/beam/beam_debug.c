@@ -59,6 +59,50 @@ int beam_debug__header(const uint8_t *buf, size_t len, struct beam_debug_header 
 	return 0;
 }
 
+/* Skip the line entries of a range: the offset after them, or 0 when corrupt. */
+static size_t skip_lines(const uint8_t *buf, size_t len, size_t at, uint32_t line_cnt)
+{
+	uint32_t l;
+
+	for (l = 0; l < line_cnt; l++) {
+		if (at > len || len - at < LINE_HDR_SZ)
+			return 0;
+		at += LINE_HDR_SZ + get16(buf + at + 8);
+	}
+	return at;
+}
+
+/* The first line entry of the range at buf[at] into out (nothing when it has none): 0 or
+ * -EINVAL.
+ */
+static int first_line(const uint8_t *buf, size_t len, size_t at, struct beam_debug_place *out)
+{
+	size_t name_len;
+	const char *file;
+
+	if (at > len || len - at < RANGE_HDR_SZ)
+		return -EINVAL;
+	if (!get32(buf + at + 8))
+		return 0;
+	at += RANGE_HDR_SZ + get16(buf + at + 12);
+	if (at > len || len - at < LINE_HDR_SZ)
+		return -EINVAL;
+	name_len = get16(buf + at + 8);
+	file = string_at(buf, len, at + LINE_FILE_AT, name_len);
+	if (!file)
+		return -EINVAL;
+	out->file = file;
+	out->line = (int)get32(buf + at + 4);
+	return 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
 int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam_debug_place *out)
 {
 	struct beam_debug_header h;
@@ -86,34 +130,39 @@ int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam
 		if (!name || start > end)
 			return -EINVAL;
 		at += RANGE_HDR_SZ + name_len;
-		if (off >= start && off < end) {
-			out->function = name;
-			for (l = 0; l < line_cnt; l++) {
-				uint32_t lstart, line;
-				const char *file;
-
-				if (at > len || len - at < LINE_HDR_SZ)
-					return -EINVAL;
-				lstart = get32(buf + at);
-				line = get32(buf + at + 4);
-				name_len = get16(buf + at + 8);
-				file = string_at(buf, len, at + LINE_FILE_AT, name_len);
-				if (!file)
-					return -EINVAL;
-				at += LINE_HDR_SZ + name_len;
-				if (lstart > off)
-					break;
-				out->file = file;
-				out->line = (int)line;
-			}
-			return 0;
+		if (off < start || off >= end) {
+			at = skip_lines(buf, len, at, line_cnt);
+			if (!at)
+				return -EINVAL;
+			continue;
 		}
+		out->function = name;
 		for (l = 0; l < line_cnt; l++) {
+			uint32_t lstart, line;
+			const char *file;
+
 			if (at > len || len - at < LINE_HDR_SZ)
 				return -EINVAL;
+			lstart = get32(buf + at);
+			line = get32(buf + at + 4);
 			name_len = get16(buf + at + 8);
+			file = string_at(buf, len, at + LINE_FILE_AT, name_len);
+			if (!file)
+				return -EINVAL;
 			at += LINE_HDR_SZ + name_len;
+			if (lstart > off)
+				break;
+			out->file = file;
+			out->line = (int)line;
 		}
+		out->prologue = ends_with(name, BEAM_DEBUG_PROLOGUE);
+		if (out->prologue && !out->line && r + 1 < h.range_cnt) {
+			/* a function's entry: the first line of its body, the range that follows */
+			at = skip_lines(buf, len, at, line_cnt - (l < line_cnt ? l + 1 : line_cnt));
+			if (!at || first_line(buf, len, at, out))
+				return -EINVAL;
+		}
+		return 0;
 	}
 	return -ENOENT;
 }

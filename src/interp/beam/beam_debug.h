@@ -45,10 +45,18 @@ struct beam_debug_place {
 	const char *function; /* the range's name: "erl_chain:gamma/2" */
 	const char *file;     /* NULL when the module has no line for it */
 	int line;             /* 0 when unknown */
+	int prologue;         /* the range is a function's entry (its name ends in
+			       * BEAM_DEBUG_PROLOGUE): its line is the first of the body's range */
 };
 
+/* The name suffix of a function's entry range (its code info, breakpoint trampoline and
+ * reduction check, before its first line).
+ */
+#define BEAM_DEBUG_PROLOGUE "-CodeInfoPrologue"
+
 /* The range of the module record buf[len] holding code offset off, and its line (the last
- * line entry of that range at or before off): 0, -ENOENT (no range holds it), -EINVAL (corrupt).
+ * line entry of that range at or before off; for a function's entry, the first line of the
+ * range after it): 0, -ENOENT (no range holds it), -EINVAL (corrupt).
  */
 int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam_debug_place *out);
 
