@@ -594,6 +594,7 @@ enum off_cpu_state {
 #include "interp/perl/bpf_abi.h"
 #include "interp/go/bpf_abi.h"
 #include "interp/luajit/bpf_abi.h"
+#include "interp/beam/bpf_abi.h"
 
 /* The runtimes, one line each (with its bpf_abi.h's include above), in frame kind order (a new
  * one goes last). X(kind, p, name, file):
@@ -615,6 +616,7 @@ enum off_cpu_state {
 	/* Go emits no frames (Go code is native): its labels (go/bpf_abi.h) */ \
 	X(GO,      go,   go,      0)             \
 	X(LUAJIT,  luajit, luajit, 0)           \
+	X(BEAM,    beam, beam,    0)             \
 	/* one line per runtime, with its include above */
 
 #define INTERP_FRAME_KIND(kind, p, name, file) FRAME_KIND_##kind,

@@ -31,7 +31,7 @@ PCT=${RM_PCT:-95}
 MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
 ALL_SUITES=(bullseye bookworm trixie sid)
-ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go luajit luajit_joff)
+ALL_RUNTIMES=(python perl ruby php php_fpm php_jit hotspot node go luajit luajit_joff beam)
 # the workloads' folder inside each root, and the container ids, are this run's own: matrices
 # run at once (one per worktree) neither remove each other's files nor read each other's rows
 WORKDIR=/opt/stackscope-matrix.$$
@@ -51,6 +51,7 @@ SUPPORTED=(
 	"bullseye go" "bookworm go" "trixie go" "sid go"
 	"bullseye node" "bookworm node" "trixie node" "sid node"
 	"bookworm luajit" "trixie luajit" "bullseye luajit_joff"
+	"bookworm beam"
 )
 
 suites=("${ALL_SUITES[@]}")
@@ -79,11 +80,11 @@ done
 }
 mkdir -p "$OUT"
 
-# line FILE MARK: the line numbers of FILE ending in a "# MARK", "// MARK" or "-- MARK"
-# comment, as an alternation ("74|75|76")
+# line FILE MARK: the line numbers of FILE ending in a "# MARK", "// MARK", "-- MARK" (Lua) or
+# "% MARK" (Erlang) comment, as an alternation ("74|75|76")
 line()
 {
-	grep -nE "(//|#|--) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
+	grep -nE "(//|#|--|%) $2\$" "$1" | cut -d: -f1 | paste -sd'|'
 }
 
 N='[^;@]*;'                                # one native frame
@@ -262,6 +263,32 @@ row_go()
 	CHAIN="^runtime\\.goexit@asm_amd64\\.s:[0-9]+;runtime\\.main@proc\\.go:[0-9]+;main\\.main@$c:$(line "$f" MAIN_CALLS_ALPHA);main\\.alpha@$c:$(line "$f" ALPHA_CALLS_BETA);main\\.beta@$c:$(line "$f" BETA_CALLS_GAMMA);main\\.gamma@$c:[0-9]+(;main\\.churn@$c:[0-9]+)?(;[^;@]*)*\$"
 	HOTFN=";main\\.gamma@$c:"
 	HOT=";main\\.gamma@$c:($(($(line "$f" GAMMA_LOOP) - 1))|$(line "$f" GAMMA_LOOP)|$(line "$f" GAMMA_CALLS_CHURN))(;|\$)"
+}
+
+# BEAM (Erlang/OTP): erl_chain:main/1 -> alpha/1 -> beta/1 -> gamma/3, run by erl's init
+# (init:do_boot/3, init:start_em/1, and in OTP 29 init:start_it/1: OTP's own modules carry no
+# line tables in Debian's build, so they have no line). The Erlang process runs on any normal
+# scheduler thread ("N_scheduler" before OTP 27, "erts_sched_N" since): the native root is the
+# thread's, clone3 -> start_thread -> the emulator's thread wrapper -> sched_thread_func (named by
+# address: libc's and beam.smp's symbols are stripped in the roots; ~10 % of bookworm's samples
+# end at start_thread without clone3, early ones, not understood yet), then the Erlang frames.
+# OTP 23 (bullseye) runs the emulator flavour (no JIT: its Erlang frames are not walked yet).
+# The workload runs until the emulator has used 3 x SECS of CPU (at most 18 x SECS of wall
+# time): its boot (loading OTP's modules, 0.2-0.3 s of CPU: 3 % of 10 s) and the schedulers'
+# own work (a context switch every 4000 reductions: 1-2 %) are outside the chain, and a fixed
+# wall time would weigh the boot in proportion to the machine's load (the workload got 14-20 %
+# of a core at 5 s here).
+row_beam()
+{
+	local c=erl_chain\\.erl f=$DATA/erl_chain.erl root='[^;@]*;'
+	FILES=("$f")
+	RUN="exec erl -noshell -pa . -run erl_chain main \$((SECS * 3))"
+	VERSION="cat /usr/lib/erlang/releases/*/OTP_VERSION"
+	THREAD='[0-9]+_scheduler|erts_sched_[0-9]+'
+	CHAIN="^((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);$root${root}init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$c:$(line "$f" CALL_ALPHA);erl_chain:alpha/1@$c:$(line "$f" CALL_BETA);erl_chain:beta/1@$c:$(line "$f" CALL_GAMMA);erl_chain:gamma/3@$c:[0-9]+(;[^;@]*)*\$"
+	HOTFN=";erl_chain:gamma/3@$c:"
+	HOT=";erl_chain:gamma/3@$c:($(line "$f" HOT))(;|\$)"
+	PREPARE="[ -f erl_chain.beam ] || erlc erl_chain.erl"
 }
 
 # ---- running ----

@@ -58,6 +58,7 @@
 #include "interp/perl/walk.h"
 #include "interp/v8/walk.h"
 #include "interp/luajit/walk.h"
+#include "interp/beam/walk.h"
 
 /* X(kind, prefix, cursor, file, code): FRAME_KIND_<kind> and the walk's names, as above. */
 /* clang-format off */
@@ -69,6 +70,7 @@
 	X(PERL,    perl, KEEP,    1, 0)          \
 	X(V8,      v8,   SCRATCH, 1, 2)          \
 	X(LUAJIT,  luajit, KEEP,    1, 1)        \
+	X(BEAM,    beam, SCRATCH, 0, 1)          \
 	/* one line per runtime, with its include above */
 
 /* What the columns generate: each X below expands to its text for the runtimes it applies to. */

@@ -38,7 +38,8 @@
  */
 #define PERL_UNION_APART                                                                      \
 	(INTERP_BIT(FRAME_KIND_NATIVE) | INTERP_BIT(FRAME_KIND_PERL) |                        \
-	 INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | INTERP_BIT(FRAME_KIND_GO))
+	 INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | INTERP_BIT(FRAME_KIND_GO) |  \
+	 INTERP_BIT(FRAME_KIND_BEAM))
 #define PERL_UNION_PEERS ((__u16)~PERL_UNION_APART)
 #define PERL_TSD_KEYS 32
 #define PERL_SI_READ_SZ 48  /* bytes of a PERL_SI read: through si_type */

@@ -1,0 +1,81 @@
+/* BEAM's (Erlang/OTP's) part of the eBPF/userspace ABI (included by abi.h): the frames the walk
+ * (bpf/interp/beam/walk.h) emits and what userspace (src/interp/beam/) tells it.
+ *
+ * The BEAM JIT (x86-64, OTP 24 and later, `emu_flavor jit`) runs Erlang code from anonymous
+ * executable memory (a memfd mapped twice: writable and executable), registered as the
+ * process's code range, on the Erlang process's own stack: in JIT code rsp is the process's
+ * stack pointer (E), the stack holds the process's y registers and its continuation pointers
+ * (return addresses, 4-byte aligned: a word whose two low bits are 0 is a CP, as the emulator's
+ * own stack dumps read it; terms never have them), and its bottom CP is the emulator's
+ * `beam_normal_exit`. rbx always holds the scheduler's registers (ErtsSchedulerRegisters, at
+ * its x register array), which `process_main` (JIT code, entered from the C wrapper of the same
+ * name by a tail jump) allocated on the scheduler thread's stack: the return address into the
+ * scheduler's C code (the call of process_main in sched_thread_func) lies a fixed distance
+ * above it, up to the 64-byte alignment of the struct. C called from JIT code (BIFs, NIFs,
+ * erts_schedule) runs on that thread stack just below the struct (the runtime stack).
+ *
+ * A FRAME_KIND_BEAM frame:
+ *   addr    = the pc in Erlang code (the return address for callers: CPs)
+ *   file_id = (__u64)sub << 60 | (__u64)INTERP_POS_NONE << 32, sub an enum beam_sub.
+ * addr == 0 marks a pseudo-frame instead; file_id is then an enum beam_marker.
+ */
+#ifndef STACKSCOPE_BEAM_ABI_H
+#define STACKSCOPE_BEAM_ABI_H
+
+#include "counter_list.h"
+
+#define BEAM_SCHED_RET_MAX 2 /* call sites of process_main (normal schedulers: one) */
+
+enum beam_sub {
+	BEAM_SUB_JIT = 1, /* a pc in JIT code: module code or the emulator's shared code */
+};
+
+enum beam_marker {
+	BEAM_MARKER_UNSUPPORTED = 1, /* an emulator the walk does not know: ends the stack */
+	BEAM_MARKER_TRUNCATED = 2,   /* frame budget (native reserve) reached */
+	BEAM_MARKER_NO_SCHEDULER = 3, /* the scheduler's native frames could not be found */
+	BEAM_MARKER_STACK_LOST = 4,   /* Erlang frames lost: the process stack did not scan */
+	BEAM_MARKER_FROM_NATIVE = 5,  /* Erlang frames of a process running native code: not read */
+};
+
+/* interp_proc.beam: one emulator process. */
+struct beam_proc_abi {
+	__u64 sched_ret[BEAM_SCHED_RET_MAX]; /* return addresses of the calls to process_main
+					      * (absolute; 0: none) */
+	__u64 normal_exit; /* the CP at the bottom of every process's stack (beam_normal_exit) */
+	__u32 sched_win;   /* the window searched for a sched_ret: rbx + sched_win, upwards */
+	__u8 supported;    /* 0: marker frames, the native walk ends in JIT code */
+	__u8 ready;        /* 1: normal_exit known (the emulator has loaded its code) */
+	__u8 pad[2];
+};
+
+/* Why Erlang frames are missing, by reason (the runtime's slice of "interp_counters"). */
+#define BEAM_COUNTERS(X)                                                           \
+	/* Erlang frames emitted */                                                \
+	X(BEAM_COUNTER_FRAMES, "erlang frames")                                    \
+	/* walks that went from Erlang code back to the scheduler's native frames */ \
+	X(BEAM_COUNTER_SCHEDULER, "back to the scheduler")                         \
+	/* JIT pc, but no interp_procs entry */                                    \
+	X(BEAM_COUNTER_NO_PROC, "no process")                                      \
+	/* the emulator's code not known yet */                                    \
+	X(BEAM_COUNTER_NOT_READY, "emulator not known yet")                        \
+	/* emulator refused (marker) */                                            \
+	X(BEAM_COUNTER_UNSUPPORTED, "unsupported")                                 \
+	/* rbx (the scheduler's registers) not known at the JIT frame (marker) */  \
+	X(BEAM_COUNTER_NO_REGISTERS, "scheduler registers unknown")                \
+	/* no call of process_main found above the registers (marker) */           \
+	X(BEAM_COUNTER_NO_SCHEDULER, "scheduler frame not found")                  \
+	/* stack words unreadable */                                               \
+	X(BEAM_COUNTER_READ_FAILED, "unreadable")                                  \
+	/* the process stack scanned this far without a CP (marker) */             \
+	X(BEAM_COUNTER_STACK_LOST, "process stack lost")                           \
+	/* JIT frames reached from native code: the process's other frames not read */ \
+	X(BEAM_COUNTER_FROM_NATIVE, "entered from native code")                    \
+	/* cut at the native reserve (marker) */                                   \
+	X(BEAM_COUNTER_TRUNCATED, "truncated")
+
+enum beam_counter {
+	BEAM_COUNTERS(SS_COUNTER_ENUM) BEAM_COUNTER_CNT,
+};
+
+#endif

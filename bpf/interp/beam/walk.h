@@ -1,0 +1,189 @@
+/* Erlang frames of the BEAM JIT in the native walk: a code-range walker (included by
+ * bpf/interp/dispatch.h, which calls beam_code_step() when the pc about to be emitted lies in
+ * the JIT code an emulator process registered in "interp_code"). The layout it relies on is
+ * described in bpf/interp/beam/bpf_abi.h.
+ *
+ * One call emits the frame of that pc and moves the native cursor:
+ *  - on the Erlang process's stack (JIT code running: sp is the process's stack pointer), to
+ *    the next continuation pointer above sp: a word whose two low bits are 0 that lies in the
+ *    process's JIT code, found within BEAM_SCAN_WORDS * BEAM_SCAN_READS words (a frame's y
+ *    registers are terms, never such a word); the bottom CP, beam_normal_exit, is not
+ *    emitted: the walk goes on in the scheduler's native frames;
+ *  - from native code the JIT code called (sp within BEAM_RSTACK_SPAN below rbx: the runtime
+ *    stack), or from the bottom of the process's stack, to the scheduler's C caller of
+ *    process_main: the return address found by value (one of sched_ret) in the window above
+ *    the scheduler's registers (rbx), which the JIT code keeps in rbx and native callees
+ *    save and restore (the native walk follows it: unwind_cursor.rbx_for).
+ * The switch from the process's stack to the scheduler's thread stack may move sp down: it is
+ * made once a sample (the runtime is then off for the sample, so the walk cannot loop); every
+ * other move goes strictly up.
+ *
+ * The walk keeps no state between calls (struct beam_cursor is scratch for one call only).
+ * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count).
+ */
+#ifndef STACKSCOPE_BEAM_WALK_H
+#define STACKSCOPE_BEAM_WALK_H
+
+#include "interp/common.h"
+#include "interp/beam/bpf_abi.h"
+
+#define BEAM_SCAN_WORDS 32    /* process-stack words read at once looking for the next CP */
+#define BEAM_SCAN_READS 2     /* ... reads per frame (y registers of a frame: 64 words at most) */
+#define BEAM_WIN_WORDS 32     /* scheduler-frame window above the registers, words */
+#define BEAM_RSTACK_SPAN 0x100 /* native code called by JIT code runs this close below rbx */
+
+struct beam_cursor {
+	__u64 w[BEAM_SCAN_WORDS];
+};
+
+/* 1 when pc lies in one of the process's BEAM code ranges. */
+static __always_inline int beam_in_code(const struct interp_state *is, __u64 pc)
+{
+	int i;
+
+	for (i = 0; i < INTERP_CODE_RANGES; i++)
+		if (is->code.r[i].runtime == FRAME_KIND_BEAM && pc >= is->code.r[i].start &&
+		    pc < is->code.r[i].end)
+			return 1;
+	return 0;
+}
+
+/* The stack ends here: the reason counted, with a marker. */
+static __always_inline int beam_end(struct unwind_cursor *st, struct interp_state *is,
+				    struct user_frame *frames, __u64 marker, __u32 counter)
+{
+	ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, marker, counter);
+	st->done = 1; /* (the native walk's ss_end(), which this file cannot see) */
+	st->end = UNWIND_END_BAD_FRAME;
+	return 1;
+}
+
+/* Leave Erlang code for the scheduler's native frames: the cursor moves to the return address
+ * into the C caller of process_main, found above the registers at rbx. Once a sample.
+ */
+static __always_inline int beam_to_scheduler(struct unwind_cursor *st, struct interp_state *is,
+					     struct beam_cursor *bc,
+					     const struct beam_proc_abi *p,
+					     struct user_frame *frames, __u64 rbx)
+{
+	__u64 base = rbx + p->sched_win, w;
+	int i;
+
+	is->off |= INTERP_BIT(FRAME_KIND_BEAM);
+	if (ss_read_user(bc->w, sizeof(bc->w), base) < 0)
+		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER, BEAM_COUNTER_READ_FAILED);
+	for (i = 0; i < BEAM_WIN_WORDS; i++) {
+		w = bc->w[i];
+		if (!w || (w != p->sched_ret[0] && w != p->sched_ret[1]))
+			continue;
+		st->regs[DWARF_RIP] = w;
+		st->regs[DWARF_RSP] = base + 8 * (__u64)i + 8;
+		st->regs[DWARF_RBP] = 0; /* the JIT code's rbp is no frame pointer */
+		st->pc_is_return = 1;
+		st->regs_valid = 0;
+		st->rbx_for = 0;
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_SCHEDULER);
+		return 1;
+	}
+	return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER, BEAM_COUNTER_NO_SCHEDULER);
+}
+
+/* The next CP above sp on the process's stack: the cursor moves there (1), or the scheduler's
+ * frames follow a marker when none was found.
+ */
+static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_state *is,
+					struct beam_cursor *bc, const struct beam_proc_abi *p,
+					struct user_frame *frames, __u64 rbx)
+{
+	__u64 sp = st->regs[DWARF_RSP], at, w;
+	int r, i;
+
+	for (r = 0; r < BEAM_SCAN_READS; r++) {
+		at = sp + (__u64)r * sizeof(bc->w);
+		if (ss_read_user(bc->w, sizeof(bc->w), at) < 0) {
+			ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_READ_FAILED);
+			break;
+		}
+		for (i = 0; i < BEAM_SCAN_WORDS; i++) {
+			w = bc->w[i];
+			if ((w & 3) || !beam_in_code(is, w - 1))
+				continue;
+			st->regs[DWARF_RIP] = w;
+			st->regs[DWARF_RSP] = at + 8 * (__u64)i + 8;
+			st->pc_is_return = 1;
+			st->regs_valid = 0;
+			st->rbx_for = st->frame_cnt + 1; /* rbx is the same in every JIT frame */
+			return 1;
+		}
+	}
+	ss_interp_marker(st, frames, FRAME_KIND_BEAM, BEAM_MARKER_STACK_LOST);
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_STACK_LOST);
+	return beam_to_scheduler(st, is, bc, p, frames, rbx);
+}
+
+/* The pc about to be emitted lies in the process's JIT code. 1: this iteration was used (a
+ * frame or a marker emitted, the cursor moved or the stack ended), 0: the native step runs now.
+ */
+static __always_inline int beam_code_step(struct unwind_cursor *st, struct interp_state *is,
+					  struct beam_cursor *bc, struct user_frame *frames,
+					  int guess)
+{
+	const struct interp_proc *proc;
+	const struct beam_proc_abi *p;
+	__u64 pc = st->regs[DWARF_RIP], sp = st->regs[DWARF_RSP], rbx;
+
+	(void)guess;
+	if (is->off & INTERP_BIT(FRAME_KIND_BEAM))
+		return 0;
+	proc = ss_interp_proc(st->pid, FRAME_KIND_BEAM);
+	if (!proc) {
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_NO_PROC);
+		return 0;
+	}
+	p = &proc->beam;
+	if (!p->supported) {
+		/* An emulator refused: its JIT code has no unwind information and keeps no frame
+		 * pointer. The marker stands for its Erlang frames and ends the stack.
+		 */
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_UNSUPPORTED,
+				    BEAM_COUNTER_UNSUPPORTED);
+		st->done = 1;
+		st->end = UNWIND_END_OK;
+		return 1;
+	}
+	if (!p->ready) {
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_NOT_READY);
+		return 0;
+	}
+	/* A frame before this one waits for a table (a native callee's file): its deferred replay
+	 * could not walk this JIT code, so the sample is kept as walked here. A table missing only
+	 * after the Erlang frames (beam.smp's, in the scheduler's frames) is replayed: the frames
+	 * emitted here need nothing the replay lacks (userspace names them later).
+	 */
+	if (st->defer_cnt)
+		is->started |= INTERP_BIT(FRAME_KIND_BEAM);
+	if (!st->regs_valid && st->rbx_for != st->frame_cnt + 1)
+		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER,
+				BEAM_COUNTER_NO_REGISTERS);
+	rbx = st->regs[DWARF_RBX];
+	if (pc == p->normal_exit)
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
+		ss_interp_marker(st, frames, FRAME_KIND_BEAM, BEAM_MARKER_TRUNCATED);
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_TRUNCATED);
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	}
+	ss_interp_code_frame(st, frames, FRAME_KIND_BEAM, pc, BEAM_SUB_JIT, INTERP_POS_NONE, 0);
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
+	if (sp <= rbx && rbx - sp <= BEAM_RSTACK_SPAN) {
+		/* Native code called from here runs on the scheduler's stack: the process's own
+		 * stack pointer is in its Process struct, not read here.
+		 */
+		ss_interp_marker(st, frames, FRAME_KIND_BEAM, BEAM_MARKER_FROM_NATIVE);
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FROM_NATIVE);
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	}
+	return beam_next_cp(st, is, bc, p, frames, rbx);
+}
+
+#endif

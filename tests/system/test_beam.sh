@@ -1,0 +1,75 @@
+#!/bin/bash
+# Erlang frames of the BEAM JIT interleaved with native frames (bpf/interp/beam/walk.h,
+# src/interp/beam/), on the runtime matrix's roots with a JIT emulator (scripts/runtime_root.sh:
+# bookworm's OTP 25, trixie's 27, sid's 29; BEAM_SUITES= to choose), each run in a container
+# (scripts/in_container.sh) on tests/data/erl_chain.erl, compiled there by the root's erlc.
+# The workload's lines are marked (% HOT, % CALL_BETA...) and looked up here, so the checks name
+# exact lines. Erlang frames are the names with an "@" (module:function/arity@file:line); OTP's
+# own modules carry no line tables in Debian's build, so init's frames have no "@".
+# Checks, per suite:
+#  - chain: the scheduler thread's native root (clone3 -> start_thread -> the emulator's thread
+#    wrapper -> sched_thread_func, by address in the stripped roots), then init's frames, then
+#    erl_chain:main/1 -> alpha/1 -> beta/1 -> gamma/3, each at its call line, gamma at its hot
+#    line;
+#  - the stacks with Erlang frames (init's at their root) are complete from start_thread;
+#  - record's summary: Erlang frames walked, walks back to the scheduler, no refused emulator.
+source "$(dirname "$0")/lib.sh"
+need_root
+
+HZ=499
+CPU_SECS=3 # the workload runs for this much CPU (at most 6 x that of wall time on a busy box)
+DATA=$SS_ROOT/tests/data
+ROOTS=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots
+
+# marks of an Erlang source ("% MARK"): lib.sh's line() reads "#" and "//" ones
+erl_line()
+{
+	grep -nE "% $2\$" "$1" | cut -d: -f1 | paste -sd'|'
+}
+
+F=$DATA/erl_chain.erl
+C=erl_chain\\.erl
+L_ALPHA=$(erl_line "$F" CALL_ALPHA)
+L_BETA=$(erl_line "$F" CALL_BETA)
+L_GAMMA=$(erl_line "$F" CALL_GAMMA)
+L_HOT=$(erl_line "$F" HOT)
+SCHED='^x;'
+ROOT="((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);[^;@]*;[^;@]*;"
+CHAIN="${ROOT}init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$C:$L_ALPHA;erl_chain:alpha/1@$C:$L_BETA;erl_chain:beta/1@$C:$L_GAMMA;erl_chain:gamma/3@$C:[0-9]+(;[^;@]*)*\$"
+
+for suite in ${BEAM_SUITES:-bookworm trixie sid}; do
+	root=$ROOTS/$suite
+	if [[ ! -f $root/.stackscope-root ]] || ! compgen -G "$root/usr/lib/erlang/erts-*/bin/beam.smp" >/dev/null; then
+		skip "$suite: no root with erlang-base (make runtime-matrix)"
+		continue
+	fi
+	dir=$(mktemp -d "$root/tmp/stackscope-systest-beam.XXXXXX")
+	chmod 755 "$dir"
+	cp "$F" "$dir/"
+	id=$(printf 'stackscope-test-beam %s' "$suite" | sha256sum | cut -c1-64)
+	in=("$SS_ROOT/scripts/in_container.sh" "$root" "$id")
+	wd=${dir#"$root"}
+	if ! "${in[@]}" sh -c "cd $wd && erlc erl_chain.erl" >"$TMP/$suite.erlc" 2>&1; then
+		fail "$suite: erlc erl_chain.erl: $(head -3 "$TMP/$suite.erlc")"
+		rm -rf "${dir:?}"
+		continue
+	fi
+	record_stacks "$suite" "${in[@]}" erl -noshell -pa "$wd" -run erl_chain main "$CPU_SECS"
+	rm -rf "${dir:?}"
+	f=$TMP/$suite.stacks
+	sched=$(samples "$f" "*" "${SCHED}.*;init:do_boot/3;")
+	inc=$(samples "$f" "*" "${SCHED}.*;erl_chain:gamma/3@$C:")
+	check_ge "$suite: samples in erl_chain:gamma/3" "$inc" 250
+	chain=$(samples "$f" "*" "$SCHED$CHAIN")
+	check_pct "$suite: start_thread..init;main:$L_ALPHA;alpha:$L_BETA;beta:$L_GAMMA;gamma" \
+		"$chain" "$inc" 95 || show_stacks "$f" "gamma"
+	hot=$(samples "$f" "*" "${SCHED}.*;erl_chain:gamma/3@$C:($L_HOT)(;[^;@]*)*\$")
+	check_pct "$suite: gamma at its hot line $L_HOT" "$hot" "$inc" 95
+	whole=$(samples "$f" "*" "$SCHED${ROOT}init:do_boot/3;")
+	check_pct "$suite: stacks with Erlang frames complete from start_thread" "$whole" "$sched" 95 ||
+		show_stacks "$f" "\\[unwind"
+	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "back to the scheduler"
+	check "$suite: no refused emulator" grep -q "^beam .* unsupported 0," "$TMP/$suite.err"
+done
+
+finish
