@@ -95,6 +95,70 @@ TEST(hostile_tables)
 	}
 }
 
+/* zigzag VLQ of v at *at */
+static void put_int(uint8_t *buf, size_t *at, int64_t v)
+{
+	uint64_t z = (uint64_t)v << 1 ^ (uint64_t)(v >> 63);
+
+	do {
+		buf[(*at)++] = (uint8_t)(z & 0x7f) | (z > 0x7f ? 0x80 : 0);
+		z >>= 7;
+	} while (z);
+}
+
+/* Lookups through marks give the walk's answers on every offset: a long table of the shape a
+ * huge function has (statements and expressions, both signs of source deltas), random tables,
+ * and deltas made to overflow a sum (UBSan build).
+ */
+TEST(marked_tables)
+{
+	static uint8_t tab[40000];
+	static struct v8_spt_mark marks[40000 / (2 * V8_SPT_MARK_EVERY) + 1];
+	size_t at = 0, n, i, cap = sizeof(marks) / sizeof(marks[0]);
+	uint32_t off;
+	int bad = 0;
+
+	put_int(tab, &at, -1);
+	put_int(tab, &at, 266);
+	srand(39);
+	while (at + 24 < sizeof(tab)) {
+		int64_t d = rand() % 9;
+
+		put_int(tab, &at, rand() % 3 ? d : -d - 1);
+		put_int(tab, &at, rand() % 40 - 12);
+	}
+	n = v8_lines__spt_marks(tab, at, marks, cap);
+	CHECK(n > 100 && n < cap);
+	for (off = 0; off < 60000; off += 7)
+		bad += v8_lines__position_marked(tab, at, marks, n, off) !=
+		       v8_lines__position(tab, at, off);
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(v8_lines__script_offset_marked(top_table, sizeof(top_table), NULL, 0, 43), 354);
+	/* Random bytes: the same answers, never outside the table. */
+	for (i = 0; i < 2000; i++) {
+		size_t len = (size_t)rand() % 2000, k;
+
+		for (k = 0; k < len; k++)
+			tab[k] = (uint8_t)rand();
+		n = v8_lines__spt_marks(tab, len, marks, cap);
+		off = (uint32_t)rand();
+		bad += v8_lines__position_marked(tab, len, marks, n, off % 5000) !=
+		       v8_lines__position(tab, len, off % 5000);
+		bad += v8_lines__position_marked(tab, len, marks, n, off) !=
+		       v8_lines__position(tab, len, off);
+	}
+	CHECK_EQ_INT(bad, 0);
+	/* Deltas at the ends of int64: the sums saturate or wrap, never overflow. */
+	at = 0;
+	for (i = 0; i < 200; i++) {
+		put_int(tab, &at, i & 1 ? INT64_MIN : INT64_MAX);
+		put_int(tab, &at, i & 2 ? INT64_MIN : INT64_MAX);
+	}
+	n = v8_lines__spt_marks(tab, at, marks, cap);
+	CHECK_EQ_INT(v8_lines__position_marked(tab, at, marks, n, UINT32_MAX),
+		     v8_lines__position(tab, at, UINT32_MAX));
+}
+
 /* Baseline code: one pc delta per bytecode after the prologue's; a Wide prefix scales the
  * bytecode after it (sizes: opcode 0-3 prefixes of size 1, 4: 2 bytes at single scale, 3
  * Wide, 5 ExtraWide; 5: 1 byte at every scale).
@@ -194,6 +258,7 @@ int main(void)
 	RUN(measured_table);
 	RUN(line_ends);
 	RUN(hostile_tables);
+	RUN(marked_tables);
 	RUN(baseline_offsets);
 	RUN(inlining_stack);
 	return test_summary();

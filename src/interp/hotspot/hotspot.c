@@ -20,8 +20,13 @@
  * against the frame's cookie (ConstMethod* for methods, compile id for nmethods): code freed
  * and its memory reused shows as "[jvm: stale code]", never as another method's name. All reads of
  * process memory are bounded (names HS_NAME_MAX, line tables HS_LINES_MAX, an nmethod's debug
- * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, ~40 MiB for the
- * whole blob cache in the worst case, a few KiB per entry in practice).
+ * information as nmethod_scopes.h caps it: at most ~40 KiB per blob entry, a few KiB in
+ * practice) and on the process's read budget (../common/symbol_cache.h: past it, a frame is a
+ * counted "over the process's read budget" marker); a method's line table is decoded once,
+ * when read, into an index a frame's line is searched in; what the caches hold is capped in
+ * bytes (HS_METHOD_BYTES_MAX, HS_BLOB_BYTES_MAX: older entries dropped to make room). A
+ * process made hostile (thousands of huge methods, deep recursion) costs a bounded time per
+ * frame and a bounded memory in all.
  */
 #include <elf.h>
 #include <errno.h>
@@ -47,6 +52,8 @@
 
 #define HS_METHOD_CACHE_CAP 4096
 #define HS_BLOB_CACHE_CAP 1024
+#define HS_METHOD_BYTES_MAX (8u << 20) /* names and line indexes the method cache holds */
+#define HS_BLOB_BYTES_MAX (8u << 20)   /* nmethods' debug information the blob cache holds */
 #define HS_NAME_MAX 512                 /* bytes of a class, method or file name */
 #define HS_LINES_MAX 8192               /* bytes of a line-number table */
 #define HS_INLINED_TEXT 8192            /* bytes of the inlined methods' names, per frame */
@@ -94,8 +101,8 @@ struct hs_proc {
 struct method_entry {
 	struct symbol_cache_key key; /* addr: the Method*; cookie: its ConstMethod* >> 3 */
 	char *name, *file;
-	uint8_t *lines;
-	size_t lines_len;
+	struct hotspot_line *lines; /* the line table decoded once (NULL: no lines) */
+	size_t line_cnt;
 };
 
 struct blob_entry {
@@ -106,6 +113,7 @@ struct blob_entry {
 	uint64_t method;     /* nmethod: its Method*; stub: 0 */
 	char *name;          /* stub: its name */
 	struct nm_debug dbg; /* nmethod: its pc descriptors, scopes and metadata */
+	size_t bytes;        /* what name and dbg hold */
 };
 
 #define HS_STATS(X)                                       \
@@ -117,7 +125,9 @@ struct blob_entry {
 	X(HS_STAT_INLINED, "inlined frames")              \
 	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")      \
 	/* methods not read: the process's read budget spent */    \
-	X(HS_STAT_OVER_BUDGET, "reads over budget")
+	X(HS_STAT_OVER_BUDGET, "reads over budget")                \
+	/* methods dropped for room (HS_METHOD_BYTES_MAX) */         \
+	X(HS_STAT_EVICTED, "methods evicted")
 
 enum hs_stat { HS_STATS(INTERP_LIST_ENUM) HS_STAT_CNT };
 
@@ -125,6 +135,8 @@ struct hotspot {
 	struct symbol_cache methods;
 	struct blob_entry blobs[HS_BLOB_CACHE_CAP];
 	struct lru_sets blob_slots; /* which entry of blobs holds one */
+	size_t blob_bytes;          /* the nmethods' debug information held, at most ... */
+	size_t blob_hand;           /* ... HS_BLOB_BYTES_MAX: entries dropped in clock order */
 	uint64_t stats[HS_STAT_CNT];
 	char text[HS_NAME_MAX * 2 + 32];
 	/* The current frame's inlined methods (interp_symbol.inlined): names copied here, the
@@ -146,18 +158,22 @@ static void method_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { HS_STAT_METHOD_READS, HS_STAT_UNREADABLE,
-							 HS_STAT_STALE, HS_STAT_OVER_BUDGET, -1,
+							 HS_STAT_STALE, HS_STAT_OVER_BUDGET,
+							 HS_STAT_EVICTED,
 							 "method unreadable",
 							 "stale code" };
 
 static int hs_init(void *rt)
 {
 	struct hotspot *hs = rt;
+	int err;
 
 	if (lru_sets__init(&hs->blob_slots, HS_BLOB_CACHE_CAP))
 		return -ENOMEM;
-	return symbol_cache__init(&hs->methods, HS_METHOD_CACHE_CAP, sizeof(struct method_entry),
-				  true, method_entry__clear, NULL, &cache_report, hs->stats);
+	err = symbol_cache__init(&hs->methods, HS_METHOD_CACHE_CAP, sizeof(struct method_entry),
+				 true, method_entry__clear, NULL, &cache_report, hs->stats);
+	hs->methods.bytes_max = HS_METHOD_BYTES_MAX;
+	return err;
 }
 
 static void hs_fini(void *rt)
@@ -605,19 +621,21 @@ static int read_method(const void *ctx, pid_t pid, uint64_t method, void *entry)
 		return -ENOMEM;
 	}
 	e->file = file[0] ? strdup(file) : NULL;
+	/* Decoded here, once: a frame's line is then a binary search, whatever the table. */
 	if (l->lnt_flag && (flags & l->lnt_flag)) {
 		uint8_t buf[HS_LINES_MAX];
-		size_t len = sizeof(buf), n;
+		size_t len = sizeof(buf);
 
 		lnt = cm + l->bpf.const_size + code_size;
 		while (len >= 64 && interp__read_mem(pid, lnt, buf, len))
 			len /= 2;
-		n = len >= 64 ? hotspot_lines__table_len(buf, len, l->u5_excluded) : 0;
-		if (n && (e->lines = malloc(n))) {
-			memcpy(e->lines, buf, n);
-			e->lines_len = n;
-		}
+		if (len < 64 ||
+		    hotspot_lines__index(buf, len, l->u5_excluded, &e->lines, &e->line_cnt))
+			e->line_cnt = 0;
 	}
+	/* What the entry holds, counted against the cache's byte cap. */
+	e->key.bytes = (uint32_t)(strlen(e->name) + 1 + (e->file ? strlen(e->file) + 1 : 0) +
+				  e->line_cnt * sizeof(*e->lines));
 	return 0;
 }
 
@@ -636,7 +654,32 @@ static struct method_entry *method_get(struct hotspot *hs, struct hs_proc *p, pi
 				 &p->file->l, out, NULL);
 }
 
-/* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. */
+/* e emptied, what it held given back. */
+static void blob_entry__drop(struct hotspot *hs, struct blob_entry *e)
+{
+	hs->blob_bytes -= e->bytes <= hs->blob_bytes ? e->bytes : hs->blob_bytes;
+	free(e->name);
+	nm_debug__free(&e->dbg);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Entries dropped in clock order, never keep, until what they hold fits the cap. */
+static void blob_make_room(struct hotspot *hs, const struct blob_entry *keep)
+{
+	size_t tries;
+
+	for (tries = 0; hs->blob_bytes > HS_BLOB_BYTES_MAX && tries < HS_BLOB_CACHE_CAP; tries++) {
+		struct blob_entry *e = &hs->blobs[hs->blob_hand];
+
+		hs->blob_hand = (hs->blob_hand + 1) % HS_BLOB_CACHE_CAP;
+		if (e != keep && e->pid)
+			blob_entry__drop(hs, e);
+	}
+}
+
+/* The cached blob (nmethod: compile id and Method*; stub: name); NULL with a marker. Its
+ * reads are on the process's read budget, what it holds within HS_BLOB_BYTES_MAX.
+ */
 static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t reader,
 				   uint64_t blob, bool compiled, int32_t compile_id,
 				   struct interp_symbol *out)
@@ -649,18 +692,26 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 	uint64_t method = 0, name_ptr;
 	int32_t id = 0;
 	char name[128];
+	uint64_t start;
 
 	if (e->pid == p->base.pid && e->gen == p->base.gen && e->blob == blob &&
 	    (!compiled || (e->method && e->compile_id == compile_id)))
 		return e;
+	if (!symbol_cache__budget_begin(&p->base, &start)) {
+		hs->stats[HS_STAT_OVER_BUDGET]++;
+		interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
+		return NULL;
+	}
 	if (compiled) {
 		if (interp__read_u64(reader, blob + b->nm_method, &method) ||
 		    interp__read_mem(reader, blob + b->nm_compile_id, &id, sizeof(id))) {
+			symbol_cache__budget_end(&p->base, start);
 			hs->stats[HS_STAT_UNREADABLE]++;
 			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		if (id != compile_id || !method) {
+			symbol_cache__budget_end(&p->base, start);
 			hs->stats[HS_STAT_STALE]++;
 			interp__marker(out, "stale code");
 			return NULL;
@@ -669,14 +720,14 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 	} else {
 		if (interp__read_u64(reader, blob + b->blob_name, &name_ptr) ||
 		    interp__read_mem(reader, name_ptr, name, sizeof(name))) {
+			symbol_cache__budget_end(&p->base, start);
 			hs->stats[HS_STAT_UNREADABLE]++;
 			interp__marker(out, "code unreadable");
 			return NULL;
 		}
 		name[sizeof(name) - 1] = 0;
 	}
-	free(e->name);
-	nm_debug__free(&e->dbg);
+	blob_entry__drop(hs, e);
 	*e = (struct blob_entry){ .pid = p->base.pid,
 				  .gen = p->base.gen,
 				  .blob = blob,
@@ -685,15 +736,21 @@ static struct blob_entry *blob_get(struct hotspot *hs, struct hs_proc *p, pid_t 
 	e->name = compiled ? NULL : strdup(name);
 	if (compiled)
 		nm_debug__read(reader, &p->file->l.nm, blob, &e->dbg);
+	symbol_cache__budget_end(&p->base, start);
+	e->bytes = e->dbg.pcs_cnt * p->file->l.nm.pcdesc_size + e->dbg.scopes_len +
+		   e->dbg.metadata_cnt * sizeof(uint64_t) + (e->name ? strlen(e->name) + 1 : 0);
+	hs->blob_bytes += e->bytes;
+	blob_make_room(hs, e);
 	return e;
 }
 
 /* The line of bytecode index bci in method m; 0 when unknown. */
 static int method_line(const struct hs_proc *p, const struct method_entry *m, uint32_t bci)
 {
+	(void)p;
 	if (bci == HS_BCI_NONE || bci == UINT32_MAX || !m->lines)
 		return 0;
-	return hotspot_lines__line(m->lines, m->lines_len, p->file->l.u5_excluded, bci);
+	return hotspot_lines__index_line(m->lines, m->line_cnt, bci);
 }
 
 /* s copied into hs->inlined_text at *used; NULL when s is NULL or the space is spent. */

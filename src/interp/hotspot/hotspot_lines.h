@@ -25,4 +25,25 @@ int hotspot_lines__line(const uint8_t *table, size_t len, unsigned excluded, uin
  */
 size_t hotspot_lines__table_len(const uint8_t *table, size_t len, unsigned excluded);
 
+/* A table decoded once into entries sorted by bci (the order of the table kept among equal
+ * bcis), for lookups in O(log n): what a method keeps in place of its compressed table.
+ */
+struct hotspot_line {
+	uint32_t bci;
+	int32_t line;
+};
+
+/* Entries decoded at most (a table of len bytes holds at most len pairs). */
+#define HOTSPOT_LINES_INDEX_MAX 16384
+
+/* The index of table (len bytes, through its terminating 0) into *out (malloc'd, *cnt
+ * entries, the caller frees): 0, -EBADMSG (malformed, not ended within len or empty),
+ * -ENOMEM. At most HOTSPOT_LINES_INDEX_MAX pairs: a longer table is refused.
+ */
+int hotspot_lines__index(const uint8_t *table, size_t len, unsigned excluded,
+			 struct hotspot_line **out, size_t *cnt);
+
+/* The line of bci in an index, exactly as hotspot_lines__line() on its table; 0: none. */
+int hotspot_lines__index_line(const struct hotspot_line *idx, size_t cnt, uint32_t bci);
+
 #endif

@@ -39,7 +39,11 @@
  * Invariants: the caches are set-associative tables of fixed size (V8_SFI_CACHE_CAP,
  * V8_SCRIPT_CACHE_CAP, V8_CODE_CACHE_CAP; base/lru_sets.h) keyed by (pid, attach generation, address) and, for functions, the
  * cookie. All reads of process memory are bounded (names V8_STRING_MAX, source-position
- * tables V8_SPT_MAX, sources V8_SOURCE_MAX, line ends V8_LINES_MAX).
+ * tables V8_SPT_MAX, sources V8_SOURCE_MAX, line ends V8_LINES_MAX), on the process's read
+ * budget (../common/symbol_cache.h: past it, a function or code object is a counted "over the
+ * process's read budget" marker, a script gives no file), and what the caches hold is capped
+ * at V8_CACHE_BYTES; a source-position table is walked through its marks (v8_lines.h) from
+ * V8_SPT_MARKED bytes on: a frame's line costs a bounded walk whatever the function's size.
  */
 #include <elf.h>
 #include <errno.h>
@@ -54,6 +58,7 @@
 #include "formats/elf_file.h"
 #include "interp/common/runtime_counters.h"
 #include "interp/common/proc_memory.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
 #include "interp/common/interp_elf.h"
 #include "interp/v8/v8_blob.h"
@@ -63,7 +68,7 @@
 #include "proc/maps.h"
 
 #define V8_SFI_CACHE_CAP 4096
-#define V8_CACHE_BYTES (64ULL << 20) /* tables held by both caches together */
+#define V8_CACHE_BYTES (24ULL << 20) /* tables held by both caches together */
 #define V8_SCRIPT_CACHE_CAP 256
 #define V8_SCRIPT_TRIES 4  /* reads of a script whose line ends could not be had */
 #define V8_RETRY_EVERY 512 /* then one more every so many lookups (positions, line ends) */
@@ -76,6 +81,7 @@
 #define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
 #define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
 #define V8_SPT_MAX (64 * 1024)           /* bytes of a source-position table */
+#define V8_SPT_MARKED 1024 /* ... walked through marks (v8_lines.h) from this size on */
 #define V8_BYTECODE_MAX (64 * 1024)      /* bytes of a function's bytecode */
 #define V8_SOURCE_MAX (16 * 1024 * 1024) /* characters of a source scanned for line ends */
 #define V8_LINES_MAX (1024 * 1024)       /* lines of a script */
@@ -314,6 +320,8 @@ struct sfi_entry {
 	uint8_t *spt;        /* the bytecode's source-position table (NULL: none) */
 	uint32_t spt_misses; /* lookups without one: read again every V8_RETRY_EVERY */
 	size_t spt_len;
+	struct v8_spt_mark *marks; /* made at the table's first lookup (spt_lookup) */
+	size_t marks_cnt;
 	/* Its baseline code, read when a baseline frame first needs it (code 0: none). */
 	bool code_read;
 	uint64_t code;
@@ -337,6 +345,8 @@ struct code_entry {
 	uint64_t sfi; /* the code's own function */
 	uint8_t *spt; /* the code's source-position table (NULL: none recorded) */
 	size_t spt_len;
+	struct v8_spt_mark *marks; /* made at the table's first lookup (spt_lookup) */
+	size_t marks_cnt;
 	uint8_t *inlining; /* PodArray<InliningPosition> */
 	size_t inlining_len;
 	uint64_t *functions; /* the inlined SharedFunctionInfos (literals 0 .. count - 1) */
@@ -356,7 +366,9 @@ struct code_entry {
 	X(V8_STAT_NO_POSITIONS, "optimised code without positions") \
 	X(V8_STAT_INLINED, "inlined frames")                        \
 	X(V8_STAT_JIT_FOUND, "code found by pc")                    \
-	X(V8_STAT_JIT_NOT_FOUND, "code not found by pc")
+	X(V8_STAT_JIT_NOT_FOUND, "code not found by pc")           \
+	/* not read: the process's read budget spent (symbol_cache.h) */ \
+	X(V8_STAT_READS_OVER_BUDGET, "reads over budget")
 
 enum v8_stat { V8_STATS(INTERP_LIST_ENUM) V8_STAT_CNT };
 
@@ -401,12 +413,13 @@ static void sfi_entry__clear(struct sfi_entry *e)
 	baseline__clear(e);
 	free(e->name);
 	free(e->spt);
+	free(e->marks);
 	memset(e, 0, sizeof(*e));
 }
 
 static size_t sfi_entry__bytes(const struct sfi_entry *e)
 {
-	return e->spt_len + e->offsets_len + e->bytecodes_len;
+	return e->spt_len + e->marks_cnt * sizeof(*e->marks) + e->offsets_len + e->bytecodes_len;
 }
 
 /* Keep the caches' tables within V8_CACHE_BYTES: a table that does not fit is not kept (its
@@ -426,6 +439,7 @@ static bool budget_take(struct v8 *v, size_t old, size_t add)
 static void code_entry__clear(struct code_entry *e)
 {
 	free(e->spt);
+	free(e->marks);
 	free(e->inlining);
 	free(e->functions);
 	memset(e, 0, sizeof(*e));
@@ -433,7 +447,44 @@ static void code_entry__clear(struct code_entry *e)
 
 static size_t code_entry__bytes(const struct code_entry *e)
 {
-	return e->spt_len + e->inlining_len + e->n_functions * sizeof(uint64_t);
+	return e->spt_len + e->marks_cnt * sizeof(*e->marks) + e->inlining_len +
+	       e->n_functions * sizeof(uint64_t);
+}
+
+/* A cached source-position table (*spt, *spt_len bytes) ready for lookups: from
+ * V8_SPT_MARKED bytes on, with its marks, made at its first lookup (a frame then walks at most
+ * V8_SPT_MARK_EVERY entries, not the whole table each time). false: no table; marks that do
+ * not fit the caches' budget drop it (no line, counted).
+ */
+static bool spt_ready(struct v8 *v, uint8_t **spt, size_t *spt_len, struct v8_spt_mark **marks,
+		      size_t *marks_cnt)
+{
+	size_t cap = *spt_len / (2 * V8_SPT_MARK_EVERY) + 1;
+
+	if (!*spt)
+		return false;
+	if (!*marks && *spt_len >= V8_SPT_MARKED) {
+		*marks = malloc(cap * sizeof(**marks));
+		*marks_cnt = *marks ? v8_lines__spt_marks(*spt, *spt_len, *marks, cap) : 0;
+		if (!*marks || !budget_take(v, 0, *marks_cnt * sizeof(**marks))) {
+			budget_take(v, *spt_len, 0);
+			free(*marks);
+			free(*spt);
+			*marks = NULL;
+			*spt = NULL;
+			*marks_cnt = *spt_len = 0;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The script offset of bytecode offset bco in function e's table, or -1. */
+static int64_t sfi_script_offset(struct v8 *v, struct sfi_entry *e, uint32_t bco)
+{
+	if (!spt_ready(v, &e->spt, &e->spt_len, &e->marks, &e->marks_cnt))
+		return -1;
+	return v8_lines__script_offset_marked(e->spt, e->spt_len, e->marks, e->marks_cnt, bco);
 }
 
 static void script_entry__clear(struct script_entry *e)
@@ -1569,7 +1620,7 @@ out:
 }
 
 /* The script's name and line ends, read if needed; NULL when unreadable. */
-static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pid_t reader,
+static struct script_entry *script_get(struct v8 *v, struct v8_proc *p, pid_t reader,
 				       uint64_t script)
 {
 	const struct v8_layout *l = &p->file->l;
@@ -1580,7 +1631,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 	size_t n = 0, csize = 1, i;
 	uint32_t tries = 0;
 	struct timespec ts;
-	uint64_t now;
+	uint64_t now, start;
 	int err = -EFAULT;
 
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -1591,15 +1642,22 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 			return e;
 		tries = e->tries; /* a failed read of the line ends is not kept for good */
 	}
+	if (!symbol_cache__budget_begin(&p->base, &start)) {
+		v->stats[V8_STAT_READS_OVER_BUDGET]++;
+		return NULL; /* no file and no line for the frame; tried again next time */
+	}
 	v->stats[V8_STAT_SCRIPT_READS]++;
 	if (interp__read_u64(reader, script - 1 + l->script_name, &name) ||
 	    v8_heap__string(reader, l, name, v->text, sizeof(v->text))) {
+		symbol_cache__budget_end(&p->base, start);
 		v->stats[V8_STAT_UNREADABLE]++;
 		return NULL; /* no file and no line for the frame; tried again next time */
 	}
 	fresh.name = strdup(v->text);
-	if (!fresh.name)
+	if (!fresh.name) {
+		symbol_cache__budget_end(&p->base, start);
 		return NULL;
+	}
 	/* Line ends: V8's own when it has computed them, else from the source. */
 	if (!interp__read_u64(reader, script - 1 + l->script_line_ends, &ends) &&
 	    !v8_heap__array(reader, l, ends, l->type_fixed_array, &data, &n) && n &&
@@ -1622,6 +1680,7 @@ static struct script_entry *script_get(struct v8 *v, const struct v8_proc *p, pi
 				v8_lines__line_ends(chars, n, csize, fresh.line_ends, V8_LINES_MAX);
 		free(chars);
 	}
+	symbol_cache__budget_end(&p->base, start);
 	if (fresh.lines) { /* computed into V8_LINES_MAX entries: keep what it holds */
 		uint32_t *fit = realloc(fresh.line_ends, fresh.lines * sizeof(uint32_t));
 
@@ -1882,6 +1941,7 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 				 uint32_t cookie, struct interp_symbol *out)
 {
 	struct sfi_entry *e = &v->sfis[cache_slot(&v->sfi_slots, p, sfi)], fresh = { 0 };
+	uint64_t start;
 	int err;
 
 	if (e->pid == p->base.pid && e->gen == p->base.gen && e->sfi == sfi &&
@@ -1899,10 +1959,16 @@ static struct sfi_entry *sfi_get(struct v8 *v, struct v8_proc *p, pid_t reader, 
 		}
 		return e;
 	}
+	if (!symbol_cache__budget_begin(&p->base, &start)) {
+		v->stats[V8_STAT_READS_OVER_BUDGET]++;
+		interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
+		return NULL;
+	}
 	v->stats[V8_STAT_FUNCTION_READS]++;
 	err = read_sfi(reader, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
 	if (err == -EFAULT && reader != p->base.pid)
 		err = read_sfi(p->base.pid, p->file, sfi, cookie, v->text, sizeof(v->text), &fresh);
+	symbol_cache__budget_end(&p->base, start);
 	if (err) {
 		sfi_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
@@ -2020,15 +2086,22 @@ static struct code_entry *code_get(struct v8 *v, struct v8_proc *p, pid_t reader
 	struct code_entry *e = &v->codes[cache_slot(&v->code_slots, p, code)], fresh = { 0 };
 	pid_t readers[2] = { reader, p->base.pid };
 	int err = -EFAULT, i;
+	uint64_t start;
 
 	if (e->pid == p->base.pid && e->gen == p->base.gen && e->code == code &&
 	    e->cookie == cookie)
 		return e;
+	if (!symbol_cache__budget_begin(&p->base, &start)) {
+		v->stats[V8_STAT_READS_OVER_BUDGET]++;
+		interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
+		return NULL;
+	}
 	v->stats[V8_STAT_CODE_READS]++;
 	for (i = 0; i < (reader != p->base.pid ? 2 : 1) && err == -EFAULT; i++) {
 		code_entry__clear(&fresh);
 		err = read_code(readers[i], p->file, code, cookie, &fresh);
 	}
+	symbol_cache__budget_end(&p->base, start);
 	if (err || !budget_take(v, code_entry__bytes(e), code_entry__bytes(&fresh))) {
 		code_entry__clear(&fresh);
 		v->stats[err == -ESTALE ? V8_STAT_STALE : V8_STAT_UNREADABLE]++;
@@ -2107,8 +2180,9 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
 
 	if (!e)
 		return;
-	if (e->spt && pc_off < (uint32_t)e->size)
-		raw = v8_lines__position(e->spt, e->spt_len, pc_off);
+	if (pc_off < (uint32_t)e->size &&
+	    spt_ready(v, &e->spt, &e->spt_len, &e->marks, &e->marks_cnt))
+		raw = v8_lines__position_marked(e->spt, e->spt_len, e->marks, e->marks_cnt, pc_off);
 	if (raw >= 0)
 		n = v8_lines__inlining_stack(raw, e->inlining, e->inlining_len, e->n_functions,
 					     stack, INTERP_INLINED_MAX + 1);
@@ -2332,7 +2406,7 @@ static bool jit_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, uint64_
 			baseline_offset_of(v, p, reader, e, jc->code, pc - jc->start, is_return);
 		struct script_entry *s = e->script ? script_get(v, p, reader, e->script) : NULL;
 		int64_t off = bco >= 0 && s && s->line_ends && e->spt
-				      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+				      ? sfi_script_offset(v, e, (uint32_t)bco)
 				      : -1;
 
 		if (off < 0)
@@ -2404,7 +2478,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	if (sub == V8_SUB_BASELINE && bco >= 0)
 		bco = baseline_offset(v, p, reader, e, pos, uf->flags & USER_FRAME_RETURN);
 	off = bco >= 0 && s->line_ends && e->spt
-		      ? v8_lines__script_offset(e->spt, e->spt_len, (uint32_t)bco)
+		      ? sfi_script_offset(v, e, (uint32_t)bco)
 		      : -1;
 	if (off < 0) {
 		v->stats[V8_STAT_NO_LINE]++;

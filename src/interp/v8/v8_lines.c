@@ -18,24 +18,85 @@ static int read_int(const uint8_t *tab, size_t size, size_t *pos, int64_t *out)
 	return 0;
 }
 
-int64_t v8_lines__position(const uint8_t *tab, size_t size, uint32_t code_offset)
-{
-	int64_t code = 0, source = 0, dcode, dsource, found = -1;
-	size_t pos = 0;
-	int first_done = 0;
+/* A code offset past any the walk is asked for (they are 32-bit): deltas are clamped to it,
+ * so that the sum of hostile deltas never overflows and stays past every offset.
+ */
+#define CODE_PAST ((int64_t)1 << 40)
 
-	while (!read_int(tab, size, &pos, &dcode) && !read_int(tab, size, &pos, &dsource)) {
-		if (!first_done && dcode == -1)
-			code = -1; /* the function-entry position (kFunctionEntryBytecodeOffset) */
-		else
-			code += dcode >= 0 ? dcode : -dcode - 1;
-		first_done = 1;
-		source += dsource;
-		if (code > code_offset)
+/* One entry of the walk from the state in *m (advanced); 0, or -1 at the table's end. The
+ * source position's sum wraps (hostile deltas), the code offset saturates at CODE_PAST.
+ */
+static int next_entry(const uint8_t *tab, size_t size, struct v8_spt_mark *m, int *first_done)
+{
+	int64_t dcode, dsource;
+	size_t pos = m->pos;
+	uint64_t step;
+
+	if (read_int(tab, size, &pos, &dcode) || read_int(tab, size, &pos, &dsource))
+		return -1;
+	/* -dcode - 1 without overflow: a non-statement position's delta */
+	step = dcode >= 0 ? (uint64_t)dcode : (uint64_t)(-(dcode + 1));
+	if (!*first_done && dcode == -1)
+		m->code = -1; /* the function-entry position (kFunctionEntryBytecodeOffset) */
+	else
+		m->code = step >= (uint64_t)(CODE_PAST - m->code) ? CODE_PAST
+								   : m->code + (int64_t)step;
+	*first_done = 1;
+	m->source = (int64_t)((uint64_t)m->source + (uint64_t)dsource);
+	m->pos = (uint32_t)pos;
+	return 0;
+}
+
+/* The walk from mark m (found: the position at it, -1 before the first entry). */
+static int64_t position_from(const uint8_t *tab, size_t size, struct v8_spt_mark m, int first_done,
+			     int64_t found, uint32_t code_offset)
+{
+	while (!next_entry(tab, size, &m, &first_done)) {
+		if (m.code > (int64_t)code_offset)
 			break;
-		found = source;
+		found = m.source;
 	}
 	return found;
+}
+
+int64_t v8_lines__position(const uint8_t *tab, size_t size, uint32_t code_offset)
+{
+	return position_from(tab, size, (struct v8_spt_mark){ 0 }, 0, -1, code_offset);
+}
+
+size_t v8_lines__spt_marks(const uint8_t *tab, size_t size, struct v8_spt_mark *out, size_t cap)
+{
+	struct v8_spt_mark m = { 0 };
+	size_t entries = 0, n = 0;
+	int first_done = 0;
+
+	if (size > UINT32_MAX)
+		return 0;
+	while (n < cap && !next_entry(tab, size, &m, &first_done))
+		if (++entries % V8_SPT_MARK_EVERY == 0)
+			out[n++] = m;
+	return n;
+}
+
+int64_t v8_lines__position_marked(const uint8_t *tab, size_t size, const struct v8_spt_mark *marks,
+				  size_t n_marks, uint32_t code_offset)
+{
+	size_t lo = 0, hi = n_marks;
+
+	while (lo < hi) { /* the first mark past code_offset */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (marks[mid].code <= (int64_t)code_offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Code offsets never decrease along the table: every entry up to the mark before is at
+	 * or before code_offset, the walk's answer there is that mark's position.
+	 */
+	if (!lo)
+		return v8_lines__position(tab, size, code_offset);
+	return position_from(tab, size, marks[lo - 1], 1, marks[lo - 1].source, code_offset);
 }
 
 /* The script offset a source position holds (bits 1..30: the offset + 1), or -1. */
@@ -49,6 +110,13 @@ static int64_t position_offset(int64_t raw)
 int64_t v8_lines__script_offset(const uint8_t *tab, size_t size, uint32_t code_offset)
 {
 	return position_offset(v8_lines__position(tab, size, code_offset));
+}
+
+int64_t v8_lines__script_offset_marked(const uint8_t *tab, size_t size,
+				       const struct v8_spt_mark *marks, size_t n_marks,
+				       uint32_t code_offset)
+{
+	return position_offset(v8_lines__position_marked(tab, size, marks, n_marks, code_offset));
 }
 
 size_t v8_lines__inlining_stack(int64_t raw, const uint8_t *inlining, size_t inlining_len,

@@ -25,6 +25,31 @@
  */
 int64_t v8_lines__position(const uint8_t *tab, size_t size, uint32_t code_offset);
 
+/* Marks along a table, for lookups that walk at most V8_SPT_MARK_EVERY entries whatever the
+ * table's size (a function of 60 KiB of positions in a deep recursion: every frame walked it
+ * all): the walk's state after every V8_SPT_MARK_EVERY-th entry. A table of size bytes has
+ * at most size / 2 entries (two varints each): size / (2 * V8_SPT_MARK_EVERY) marks.
+ */
+#define V8_SPT_MARK_EVERY 64
+
+struct v8_spt_mark {
+	uint32_t pos;   /* the next entry's byte offset */
+	int64_t code;   /* the code offset of the entry walked last */
+	int64_t source; /* ... its raw source position */
+};
+
+/* The marks of tab into out (at most cap); how many. */
+size_t v8_lines__spt_marks(const uint8_t *tab, size_t size, struct v8_spt_mark *out, size_t cap);
+
+/* v8_lines__position() and v8_lines__script_offset() through the table's marks: the same
+ * answers, walking at most V8_SPT_MARK_EVERY entries.
+ */
+int64_t v8_lines__position_marked(const uint8_t *tab, size_t size, const struct v8_spt_mark *marks,
+				  size_t n_marks, uint32_t code_offset);
+int64_t v8_lines__script_offset_marked(const uint8_t *tab, size_t size,
+				       const struct v8_spt_mark *marks, size_t n_marks,
+				       uint32_t code_offset);
+
 /* Optimised code inlines functions: a raw source position of its table names, through its
  * inlining id, an entry of the code's inlining positions (DeoptimizationData's
  * PodArray<InliningPosition>, src/codegen/source-position.h: the call's own source position,
