@@ -50,8 +50,9 @@ SUPPORTED=(
 	"bullseye hotspot" "bookworm hotspot" "trixie hotspot" "sid hotspot"
 	"bullseye go" "bookworm go" "trixie go" "sid go"
 	"bullseye node" "bookworm node" "trixie node" "sid node"
-	"bookworm luajit" "trixie luajit" "bullseye luajit_joff"
-	"bookworm beam"
+	"bullseye luajit" "bookworm luajit" "trixie luajit" "sid luajit"
+	"bullseye luajit_joff" "bookworm luajit_joff" "trixie luajit_joff" "sid luajit_joff"
+	"bookworm beam" "sid beam"
 )
 
 suites=("${ALL_SUITES[@]}")
