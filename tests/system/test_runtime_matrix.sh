@@ -29,7 +29,18 @@ status=$?
 sed 's/^/    /' "$TMP/rows"
 check_eq "runtime_matrix.sh exit status (every supported row passes)" $status 0 ||
 	sed 's/^/        /' "$TMP/err"
-check_eq "rows: 4 suites x 9 rows (python perl ruby php php_fpm php_jit hotspot node go)" "$(grep -cE '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")" 36
+# one row per suite and runtime the script declares (ALL_RUNTIMES), none missing, none more
+read -ra runtimes < <(sed -n 's/^ALL_RUNTIMES=(\(.*\))$/\1/p' "$SS_ROOT/scripts/runtime_matrix.sh")
+check_ge "runtimes the matrix declares" "${#runtimes[@]}" 12
+missing=()
+for suite in bullseye bookworm trixie sid; do
+	for rt in "${runtimes[@]}"; do
+		grep -qE "^$suite +$rt " "$TMP/rows" || missing+=("$suite $rt")
+	done
+done
+check_eq "rows missing (of 4 suites x ${#runtimes[@]} runtimes)" "${missing[*]:-none}" none
+check_eq "rows: 4 suites x ${#runtimes[@]} runtimes" \
+	"$(grep -cE '^(bullseye|bookworm|trixie|sid) ' "$TMP/rows")" $((4 * ${#runtimes[@]}))
 while read -r suite rt version samples chain hot expect result; do
 	[[ $expect == yes ]] || continue
 	check_eq "$suite $rt $version: $samples samples, chain $chain, hot line $hot" "${result%% *}" ok
