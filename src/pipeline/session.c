@@ -28,6 +28,9 @@
 #include "unwind/table_queue.h"
 #include "unwind/unwind_maps.h"
 
+/* every runtime of bpf/abi.h's INTERP_RUNTIMES has its line of stats (FRAME_KIND_NATIVE has none) */
+_Static_assert(FRAME_KIND_CNT - 1 <= SESSION_RUNTIMES_MAX, "session_stats.runtimes too small");
+
 /* Unwind tables of files no live process maps are unloaded after this long. Long: a build
  * runs the same compilers every few seconds, and while the table stays, eBPF enters their
  * mappings at exec itself (known_files) and no /proc read or cache load is needed; a full

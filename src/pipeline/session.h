@@ -85,7 +85,7 @@ const struct process *session__process(const struct session *s, pid_t pid);
 /* Borrowed view of the current profile. */
 const struct profile *session__profile(const struct session *s);
 
-#define SESSION_RUNTIMES_MAX 8
+#define SESSION_RUNTIMES_MAX 16 /* at least the runtimes of INTERP_RUNTIMES (session.c checks) */
 
 struct session_stats {
 	uint64_t counters[COUNTER_CNT];
