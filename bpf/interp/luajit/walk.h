@@ -126,7 +126,7 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 	const struct interp_proc *proc;
 	const struct luajit_proc_abi *p;
 	__u64 base = lc->base, w[2] = { 0, 0 }, fn, link, bc = 0, pt, chunk = 0, pos, delta;
-	__u8 fnb[LUAJIT_FN_READ], ptb[12];
+	__u8 fnb[LUAJIT_FN_READ];
 	__u32 sizebc = 0, firstline = 0, ins = 0;
 	int lua;
 
@@ -165,11 +165,13 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 		if (luajit_ref(p, fn + p->fn_pc, &bc) < 0)
 			goto bad;
 		pt = bc - p->pt_size;
+		/* chunkname and firstline (12 bytes) into w, done with: runtime_step's stack is
+		 * at the 320 bytes the tail-call variant can afford on 5.10-6.1 (544 refused) */
 		if (ss_read_user(&sizebc, 4, pt + p->pt_sizebc) < 0 ||
-		    ss_read_user(ptb, sizeof(ptb), pt + p->pt_chunkname) < 0)
+		    ss_read_user(w, 12, pt + p->pt_chunkname) < 0)
 			goto bad;
-		__builtin_memcpy(&chunk, ptb, 8);
-		__builtin_memcpy(&firstline, ptb + (p->gc64 ? 8 : 4), 4);
+		chunk = w[0];
+		firstline = p->gc64 ? (__u32)w[1] : (__u32)(w[0] >> 32);
 		if (!p->gc64)
 			chunk &= 0xffffffffull;
 		pos = LUAJIT_POS_NONE;
