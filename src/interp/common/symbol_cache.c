@@ -125,9 +125,11 @@ bool symbol_cache__budget_begin(struct interp_proc_base *owner, uint64_t *start)
 	/* still over (every frame of a hostile process): the refill is whole milliseconds, a
 	 * tick's lag only delays it; the time a read is charged is the precise clock's
 	 */
-	if (owner->budget_at && owner->budget_ns <= 0 &&
-	    !budget_left(owner, coarse_now_ns()))
-		return false;
+	if (owner->budget_at && owner->budget_ns <= 0) {
+		*start = coarse_now_ns(); /* set on every path: callers use it as "now" */
+		if (!budget_left(owner, *start))
+			return false;
+	}
 	*start = now_ns();
 	return budget_left(owner, *start);
 }
