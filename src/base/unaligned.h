@@ -8,6 +8,14 @@
 #include <stdint.h>
 #include <string.h>
 
+static inline uint16_t load_u16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 static inline uint32_t load_u32(const uint8_t *p)
 {
 	uint32_t v;

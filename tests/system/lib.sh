@@ -131,6 +131,19 @@ wait_agent()
 	wait_log "$1" "$2" "agent running"
 }
 
+# start_probe_agent STORE ERR: the hostile-process tests' agent (99 Hz, 2 s intervals, no table
+# cache, its store STORE, its stderr ERR) in the background, its pid in APID once it runs; false
+# after a failed check if it does not start.
+start_probe_agent()
+{
+	"$SS" agent -F 99 --interval 2 --cache-dir "" --store "$1" 2>"$2" &
+	APID=$!
+	_bg_pids+=($APID)
+	wait_agent "$2" "$APID" && return 0
+	fail "the agent did not start: $(tail -3 "$2")"
+	return 1
+}
+
 # spawn VAR COMMAND...: starts COMMAND in the background, stores its pid in VAR and kills it
 # at exit if it is still running.
 spawn()

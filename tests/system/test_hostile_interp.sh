@@ -81,13 +81,8 @@ hostile_case()
 	shift
 	hostile=("$@")
 	echo "== $rt"
-	"$SS" agent -F 99 --interval 2 --cache-dir "" --store "$TMP/$rt.db" 2>"$TMP/$rt.agent.err" &
-	apid=$!
-	_bg_pids+=($apid)
-	if ! wait_agent "$TMP/$rt.agent.err" "$apid"; then
-		fail "$rt: the agent did not start: $(tail -3 "$TMP/$rt.agent.err")"
-		return
-	fi
+	start_probe_agent "$TMP/$rt.db" "$TMP/$rt.agent.err" || return
+	apid=$APID
 	sleep 2 # past the agent's start-up work (its own tables)
 	read -r _ idle _ irss < <(window "$TMP/$rt.idle.out" "$apid" idle)
 	read -r _ b _ brss < <(window "$TMP/$rt.benign.out" "$apid" "${benign[@]}")

@@ -101,13 +101,7 @@ for rt in $RUNTIMES; do
 	esac
 done
 
-"$SS" agent -F 99 --interval 2 --cache-dir "" --store "$TMP/h.db" 2>"$TMP/agent.err" &
-APID=$!
-_bg_pids+=($APID)
-if ! wait_agent "$TMP/agent.err" "$APID"; then
-	fail "the agent did not start: $(tail -3 "$TMP/agent.err")"
-	finish
-fi
+start_probe_agent "$TMP/h.db" "$TMP/agent.err" || finish
 sleep 2 # past the agent's start-up work
 
 if ((have_java)); then

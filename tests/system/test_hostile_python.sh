@@ -29,13 +29,7 @@ SECS=16
 # /proc/PID/stat: utime + stime, in clock ticks
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
-"$SS" agent -F 99 --interval 2 --cache-dir "" --store "$TMP/h.db" 2>"$TMP/agent.err" &
-APID=$!
-_bg_pids+=($APID)
-if ! wait_agent "$TMP/agent.err" "$APID"; then
-	fail "the agent did not start: $(tail -3 "$TMP/agent.err")"
-	finish
-fi
+start_probe_agent "$TMP/h.db" "$TMP/agent.err" || finish
 sleep 2 # past the agent's start-up work (its own tables)
 t0=$(cpu_ticks "$APID")
 w0=$(date +%s%N)

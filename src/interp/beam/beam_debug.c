@@ -2,36 +2,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base/unaligned.h"
 #include "interp/beam/beam_debug.h"
 
 #define RANGE_HDR_SZ 16 /* u32 start, u32 end, u32 line count, u16 name length, padding */
 #define RANGE_NAME_AT 14
 #define LINE_HDR_SZ 12 /* u32 start, u32 line, u16 file length, padding */
 #define LINE_FILE_AT 10
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 /* A string of n bytes (its NUL included) at buf[at], inside len: it, or NULL. */
 static const char *string_at(const uint8_t *buf, size_t len, size_t at, size_t n)
@@ -46,16 +23,16 @@ int beam_debug__header(const uint8_t *buf, size_t len, struct beam_debug_header 
 	memset(out, 0, sizeof(*out));
 	if (len < BEAM_DEBUG_HDR_SZ)
 		return -EINVAL;
-	out->kind = get32(buf);
+	out->kind = load_u32(buf);
 	if (out->kind == BEAM_DEBUG_EMULATOR) {
-		out->normal_exit = get64(buf + 16);
+		out->normal_exit = load_u64(buf + 16);
 		return 0;
 	}
 	if (out->kind != BEAM_DEBUG_MODULE)
 		return -EINVAL;
-	out->base = get64(buf + 8);
-	out->range_cnt = get32(buf + 16);
-	out->code_size = get32(buf + 20);
+	out->base = load_u64(buf + 8);
+	out->range_cnt = load_u32(buf + 16);
+	out->code_size = load_u32(buf + 20);
 	return 0;
 }
 
@@ -67,7 +44,7 @@ static size_t skip_lines(const uint8_t *buf, size_t len, size_t at, uint32_t lin
 	for (l = 0; l < line_cnt; l++) {
 		if (at > len || len - at < LINE_HDR_SZ)
 			return 0;
-		at += LINE_HDR_SZ + get16(buf + at + 8);
+		at += LINE_HDR_SZ + load_u16(buf + at + 8);
 	}
 	return at;
 }
@@ -82,17 +59,17 @@ static int first_line(const uint8_t *buf, size_t len, size_t at, struct beam_deb
 
 	if (at > len || len - at < RANGE_HDR_SZ)
 		return -EINVAL;
-	if (!get32(buf + at + 8))
+	if (!load_u32(buf + at + 8))
 		return 0;
-	at += RANGE_HDR_SZ + get16(buf + at + 12);
+	at += RANGE_HDR_SZ + load_u16(buf + at + 12);
 	if (at > len || len - at < LINE_HDR_SZ)
 		return -EINVAL;
-	name_len = get16(buf + at + 8);
+	name_len = load_u16(buf + at + 8);
 	file = string_at(buf, len, at + LINE_FILE_AT, name_len);
 	if (!file)
 		return -EINVAL;
 	out->file = file;
-	out->line = (int)get32(buf + at + 4);
+	out->line = (int)load_u32(buf + at + 4);
 	return 0;
 }
 
@@ -112,7 +89,7 @@ int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam
 	memset(out, 0, sizeof(*out));
 	if (beam_debug__header(buf, len, &h) || h.kind != BEAM_DEBUG_MODULE)
 		return -EINVAL;
-	name_len = get16(buf + 24);
+	name_len = load_u16(buf + 24);
 	if (!string_at(buf, len, 26, name_len))
 		return -EINVAL;
 	at = BEAM_DEBUG_HDR_SZ + name_len;
@@ -122,10 +99,10 @@ int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam
 
 		if (at > len || len - at < RANGE_HDR_SZ)
 			return -EINVAL;
-		start = get32(buf + at);
-		end = get32(buf + at + 4);
-		line_cnt = get32(buf + at + 8);
-		name_len = get16(buf + at + 12);
+		start = load_u32(buf + at);
+		end = load_u32(buf + at + 4);
+		line_cnt = load_u32(buf + at + 8);
+		name_len = load_u16(buf + at + 12);
 		name = string_at(buf, len, at + RANGE_NAME_AT, name_len);
 		if (!name || start > end)
 			return -EINVAL;
@@ -143,9 +120,9 @@ int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam
 
 			if (at > len || len - at < LINE_HDR_SZ)
 				return -EINVAL;
-			lstart = get32(buf + at);
-			line = get32(buf + at + 4);
-			name_len = get16(buf + at + 8);
+			lstart = load_u32(buf + at);
+			line = load_u32(buf + at + 4);
+			name_len = load_u16(buf + at + 8);
 			file = string_at(buf, len, at + LINE_FILE_AT, name_len);
 			if (!file)
 				return -EINVAL;
