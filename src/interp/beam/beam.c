@@ -37,6 +37,7 @@
 #include "interp/common/interp_elf.h"
 #include "interp/common/proc_memory.h"
 #include "interp/common/runtime_counters.h"
+#include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 
@@ -50,6 +51,7 @@
 #define BEAM_RESCAN_NS (200 * 1000000ULL)    /* a pc in no module: the list read again after */
 #define BEAM_DESC_SCAN_MAX (4u << 20)        /* bytes of .data searched for the descriptor */
 #define BEAM_PLACE_CACHE 4096                /* symbolized pcs kept (direct-mapped) */
+#define BEAM_RECORD_KEEP_NS (1000 * 1000000ULL) /* the last module record reused for this long */
 #define BEAM_NAME_MAX 128
 #define BEAM_FILE_MAX 128
 
@@ -107,7 +109,9 @@ struct beam_proc {
 	/* module records unreadable or corrupt */                         \
 	X(BEAM_STAT_BAD_RECORD, "module records unreadable")               \
 	/* frames answered from the cache */                               \
-	X(BEAM_STAT_CACHED, "frames cached")
+	X(BEAM_STAT_CACHED, "frames cached")                               \
+	/* frames not read: the process's read budget spent */            \
+	X(BEAM_STAT_OVER_BUDGET, "reads over budget")
 
 enum beam_stat { BEAM_STATS(INTERP_LIST_ENUM) BEAM_STAT_CNT };
 
@@ -125,6 +129,14 @@ struct beam_rt {
 	struct beam_place *places; /* BEAM_PLACE_CACHE */
 	uint8_t *record;           /* the last module record read */
 	size_t record_cap;
+	/* whose it is: read from record_addr (record_sz bytes) of (record_pid, record_gen) at
+	 * record_at, reused for the frames of that module until BEAM_RECORD_KEEP_NS later (a
+	 * module purged and its record's memory reused is then read again)
+	 */
+	pid_t record_pid;
+	uint32_t record_gen;
+	uint64_t record_addr, record_at;
+	size_t record_sz;
 	uint64_t stats[BEAM_STAT_CNT];
 };
 
@@ -608,9 +620,24 @@ static int place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64
 		}
 		b->record = nb;
 		b->record_cap = m->record_sz;
+		b->record_sz = 0;
 	}
-	if (interp__read_mem(reader, m->record, b->record, m->record_sz) ||
-	    beam_debug__lookup(b->record, m->record_sz, pc - m->start, &dp)) {
+	if (b->record_pid != p->base.pid || b->record_gen != p->base.gen ||
+	    b->record_addr != m->record || b->record_sz != m->record_sz ||
+	    now - b->record_at >= BEAM_RECORD_KEEP_NS) {
+		b->record_sz = 0;
+		if (interp__read_mem(reader, m->record, b->record, m->record_sz)) {
+			b->stats[BEAM_STAT_BAD_RECORD]++;
+			*why = "module record unreadable";
+			return -EIO;
+		}
+		b->record_pid = p->base.pid;
+		b->record_gen = p->base.gen;
+		b->record_addr = m->record;
+		b->record_sz = m->record_sz;
+		b->record_at = now;
+	}
+	if (beam_debug__lookup(b->record, m->record_sz, pc - m->start, &dp)) {
 		b->stats[BEAM_STAT_BAD_RECORD]++;
 		*why = "module record unreadable";
 		return -EIO;
@@ -635,7 +662,9 @@ static void beam_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	uint64_t pc = uf->addr;
 	struct beam_place *pl;
 	const char *why = "?";
+	uint64_t t0;
 	size_t slot;
+	int err;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
@@ -648,11 +677,20 @@ static void beam_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 	if (pl->pid == p->base.pid && pl->gen == p->base.gen && pl->pc == pc && pl->function[0]) {
 		b->stats[BEAM_STAT_CACHED]++;
 	} else {
+		/* a module's record may be megabytes, its list thousands of reads: on the
+		 * process's read budget, as the other runtimes' reads
+		 */
+		if (!symbol_cache__budget_begin(&p->base, &t0)) {
+			b->stats[BEAM_STAT_OVER_BUDGET]++;
+			return interp__marker(out, SYMBOL_CACHE_OVER_BUDGET);
+		}
 		pl->pid = p->base.pid;
 		pl->gen = p->base.gen;
 		pl->pc = pc;
 		pl->function[0] = '\0';
-		if (place_of(b, p, reader, pc, pl, &why)) {
+		err = place_of(b, p, reader, pc, pl, &why);
+		symbol_cache__budget_end(&p->base, t0);
+		if (err) {
 			pl->pid = 0;
 			return interp__marker(out, why);
 		}

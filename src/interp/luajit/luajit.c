@@ -43,6 +43,7 @@ static const uint8_t cframe_gc32[] = { 0x48, 0x89, 0x65, 0x30 };  /* mov [rbp+48
 #define LJ_CHUNK_MAX 512            /* bytes of a chunk name read */
 #define LJ_LINEINFO_MAX (256u << 10) /* bytes of a function's line table kept */
 #define LJ_CACHE_CAP 4096            /* functions (GCproto) cached */
+#define LJ_CACHE_BYTES (8u << 20)    /* what their names and line tables may hold */
 
 /* A function as read (symbol_cache.h: keyed by its GCproto, checked by luajit_cookie). */
 struct proto_entry {
@@ -311,8 +312,11 @@ static int lj_init(void *rt)
 {
 	struct lj *lj = rt;
 
-	return symbol_cache__init(&lj->protos, LJ_CACHE_CAP, sizeof(struct proto_entry), false,
-				  proto_entry__clear, NULL, &cache_report, lj->stats);
+	int err = symbol_cache__init(&lj->protos, LJ_CACHE_CAP, sizeof(struct proto_entry), false,
+				     proto_entry__clear, NULL, &cache_report, lj->stats);
+
+	lj->protos.bytes_max = LJ_CACHE_BYTES;
+	return err;
 }
 
 static void lj_fini(void *rt)
