@@ -520,9 +520,10 @@ static void note_malformed(struct unwind_maps *um, const char *path, const struc
 	um->stats.files_cfi_malformed++;
 	um->stats.cfi_malformed += bad;
 	pr_warn("%s: malformed CFI skipped: %zu of %zu FDEs (%zu with bad instructions), %zu "
-		"CIEs, %zu sections cut short\n",
+		"CIEs, %zu sections cut short, %zu of %zu Go functions\n",
 		path, st->bad_fde_cnt, st->bad_fde_cnt + st->fde_cnt, st->bad_insn_fde_cnt,
-		st->bad_cie_cnt, st->truncated_section_cnt);
+		st->bad_cie_cnt, st->truncated_section_cnt, st->bad_go_func_cnt,
+		st->bad_go_func_cnt + st->go_func_cnt);
 }
 
 int unwind_maps__cached(struct unwind_maps *um, struct executable *exe, struct unwind_table **out)

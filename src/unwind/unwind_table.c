@@ -484,6 +484,14 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			err = gopclntab__sp_deltas(go, i, on_go_delta, b);
 			if (err == -ENOMEM || (err == -E2BIG && b->raw_cnt >= b->max_rows))
 				return err;
+			if (err == -ENOENT) {
+				/* no stack table at all: the linker's markers (go:textfipsstart,
+				 * go:textfipsend since Go 1.24), no code of a frame; not corrupt
+				 */
+				b->raw_cnt = b->fde_first;
+				err = 0;
+				continue;
+			}
 			if (err) {
 				b->raw_cnt = b->fde_first;
 				b->stats->bad_go_func_cnt++;
