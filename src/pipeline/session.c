@@ -473,6 +473,7 @@ int session__poll(struct session *s, int timeout_ms)
 	if (now - s->last_collect_ns >= COLLECT_INTERVAL_NS) {
 		s->last_collect_ns = now;
 		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
+		exe_registry__drop_pages(s->reg);
 		process_table__reap(s->pt, now, PROCESS_GRACE_NS);
 		if (s->opts.evict_exe_ns)
 			exe_registry__evict(s->reg, now, s->opts.evict_exe_ns);

@@ -97,6 +97,16 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
 	return n;
 }
 
+void exe_registry__drop_pages(struct exe_registry *reg)
+{
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	while (u64_map__next(&reg->by_id, &it, &key, &v))
+		elf_file__drop_pages(((struct executable *)v)->elf);
+}
+
 static void executable__free(void *file)
 {
 	struct executable *exe = file;

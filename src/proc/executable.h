@@ -108,6 +108,12 @@ size_t exe_registry__collect(struct exe_registry *reg, uint64_t now_ns, uint64_t
  * the agent, with evict_ns well above those lifetimes; `record` never evicts.
  */
 size_t exe_registry__evict(struct exe_registry *reg, uint64_t now_ns, uint64_t evict_ns);
+/* Give back the resident pages of every executable's file mapping (elf_file__drop_pages): the
+ * tables and symbol indexes built from them are kept; what was read to build them no longer
+ * counts in the resident set. A host running many large binaries (toolchains, Go programs)
+ * grew the agent by the pages of each (e.g. 6.6 MiB of Go's `compile`).
+ */
+void exe_registry__drop_pages(struct exe_registry *reg);
 size_t exe_registry__cnt(const struct exe_registry *reg);
 void exe_registry__stats(const struct exe_registry *reg, struct exe_registry_stats *out);
 
