@@ -375,6 +375,7 @@ function focusFunction(name) {
 
 async function loadRange() {
   const type = $('f-type').value;
+  const fold = $('fold-runtime').checked;
   try {
     status('loading…');
     let tree;
@@ -385,10 +386,12 @@ async function loadRange() {
       body.set(new Uint8Array(b), a.byteLength);
       const q = new URLSearchParams({ a_len: String(a.byteLength) });
       if (type) q.set('type', type);
+      if (fold) q.set('fold', 'runtime');
       tree = await getJSON('api/diff?' + q, { method: 'POST', body });
     } else {
       const p = filterParams(state.diff);
       if (type) p.set('type', type);
+      if (fold) p.set('fold', 'runtime');
       tree = await getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p);
     }
     state.tree = link(tree);
@@ -458,7 +461,9 @@ function setupControls() {
     topSort.col = i;
     if (topSort.answer) fillTop(topSort.answer);
   }));
-  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type']) $(id).addEventListener('change', loadRange);
+  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
+    $(id).addEventListener('change', loadRange);
+  }
   $('diff-mode').addEventListener('change', () => {
     state.diff = $('diff-mode').checked;
     state.files = null;
