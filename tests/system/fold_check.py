@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pprof_stacks import fields, ints, scalars  # noqa: E402
 
