@@ -664,6 +664,10 @@ static void route_pprof(struct serve_api *a, const struct ask *ask, struct http_
 		answer_error(r, 400, "%s", "a pprof download takes the store's filters, not type");
 		return;
 	}
+	if (ask->fold) { /* pprof keeps every frame */
+		answer_error(r, 400, "%s", "a pprof download keeps every frame, not fold");
+		return;
+	}
 	p = query(a, &ask->f[0], r);
 	if (!p)
 		return;
