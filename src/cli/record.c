@@ -28,6 +28,7 @@
 #include "export/folded.h"
 #include "export/pprof.h"
 #include "profile/profile.h"
+#include "profile/runtime_fold.h"
 #include "pipeline/trace_handler.h"
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
@@ -106,22 +107,30 @@ struct record_run {
 
 static int write_outputs(struct record_run *s)
 {
+	struct profile *folded = NULL; /* --fold runtime: for the folded and SVG outputs */
 	int err = 0;
 	size_t i;
 
 	for (i = 0; i < s->opts->output_cnt; i++) {
 		const struct record_output *o = &s->opts->outputs[i];
+		const struct profile *view = s->prof;
 		int e;
 
+		if (s->opts->fold_runtime && o->format != OUTPUT_PPROF) {
+			if (!folded && !(folded = runtime_fold__copy(s->prof)))
+				pr_warn("--fold runtime: %s: written unfolded\n", strerror(errno));
+			if (folded)
+				view = folded;
+		}
 		switch (o->format) {
 		case OUTPUT_PPROF:
 			e = pprof__write(s->prof, o->path);
 			break;
 		case OUTPUT_FOLDED:
-			e = folded__write(s->prof, o->path);
+			e = folded__write(view, o->path);
 			break;
 		default:
-			e = flamegraph__write(s->prof, o->path,
+			e = flamegraph__write(view, o->path,
 					      !s->opts->common.off_cpu ? "stackscope record"
 					      : s->opts->cpu    ? "stackscope record: wall clock "
 								  "(off CPU in blue)"
@@ -135,6 +144,7 @@ static int write_outputs(struct record_run *s)
 			pr_info("wrote %s\n", o->path);
 		}
 	}
+	profile__free(folded);
 	return err;
 }
 

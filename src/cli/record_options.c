@@ -10,6 +10,7 @@
 #include "base/output_file.h"
 #include "cli/option_value.h"
 #include "cli/record_options.h"
+#include "profile/runtime_fold.h"
 
 void record_options__usage(FILE *f)
 {
@@ -25,6 +26,8 @@ void record_options__usage(FILE *f)
 		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable; '-' is\n"
 		"                         stdout; a FIFO's reader must be there at the end\n"
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"
+		"      --fold runtime     folded and SVG outputs without the interpreter's native\n"
+		"                         frames between two script frames (pprof keeps them)\n"
 		"      --off-cpu          where threads wait instead of where they run: stacks at\n"
 		"                         the moment a thread left the CPU, weighted by the time\n"
 		"                         it stayed off (ns), leaf [off-cpu: sleep|uninterruptible|\n"
@@ -117,6 +120,13 @@ static OPTION_SETTER(add_debug_dir)
 				    &o->debug_dir_cnt, "too many --debug-dir options");
 }
 
+static OPTION_SETTER(set_fold)
+{
+	if (runtime_fold__parse(arg, field))
+		return option_error(command, spec->error, arg);
+	return 0;
+}
+
 /* record's own options; -F, -p, --off-cpu... are shared (option_table.c). */
 static const struct option_spec record_option_specs[] = {
 	{ "duration", 'd', true, set_duration, RECORD(duration_s), 0, 365.0 * 86400,
@@ -126,6 +136,8 @@ static const struct option_spec record_option_specs[] = {
 	{ "debug-dir", 0, true, add_debug_dir, 0 },
 	{ "cpu", 0, false, option_set_true, RECORD(cpu) },
 	{ "quiet", 'q', false, option_set_true, RECORD(quiet) },
+	{ "fold", 0, true, set_fold, RECORD(fold_runtime), 0, 0,
+	  "--fold takes 'runtime' or 'none', not '%s'" },
 	{ 0 },
 };
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,19 +20,23 @@
 #include "export/pprof.h"
 #include "export/pprof_read.h"
 #include "profile/profile.h"
+#include "profile/runtime_fold.h"
 #include "store/pprof_import.h"
 #include "store/store.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stackscope store import [--store FILE] PPROF...\n"
-		   "       stackscope store query [--store FILE] [FILTERS] -o OUT\n"
+		   "       stackscope store query [--store FILE] [FILTERS] [--fold runtime]\n"
+		   "                              -o OUT\n"
 		   "       stackscope store intervals [--store FILE] [--from T] [--to T]\n"
 		   "\n"
 		   "The agent's embedded store (default " STORE_DEFAULT_PATH ").\n"
 		   "  import     add pprof files, one interval each\n"
 		   "  query      merge the matching samples into one profile; OUT ends in .pb.gz,\n"
-		   "             .folded or .svg ('-' writes folded text to stdout)\n"
+		   "             .folded or .svg ('-' writes folded text to stdout); with\n"
+		   "             --fold runtime, folded and SVG lack the interpreter's native\n"
+		   "             frames between two script frames\n"
 		   "  intervals  list intervals: id, start and end (ns since the epoch), samples\n"
 		   "\n"
 		   "filters:\n"
@@ -47,20 +52,35 @@ static int print_interval(void *ctx, const struct store_interval *iv)
 	return 0;
 }
 
-static int write_profile(const struct profile *p, const char *path)
+/* p written to path; fold: folded and SVG with the runtime fold (profile/runtime_fold.h). */
+static int write_profile(const struct profile *p, const char *path, bool fold)
 {
 	enum output_format fmt = strcmp(path, "-") ? output_format__from_path(path) : OUTPUT_FOLDED;
+	struct profile *folded = NULL;
+	int err;
 
+	if (fold && fmt != OUTPUT_PPROF) {
+		folded = runtime_fold__copy(p);
+		if (!folded)
+			return -errno;
+		p = folded;
+	}
 	switch (fmt) {
 	case OUTPUT_PPROF:
-		return pprof__write(p, path);
+		err = pprof__write(p, path);
+		break;
 	case OUTPUT_FOLDED:
-		return folded__write(p, path);
+		err = folded__write(p, path);
+		break;
 	case OUTPUT_SVG:
-		return flamegraph__write(p, path, "stackscope store query");
+		err = flamegraph__write(p, path, "stackscope store query");
+		break;
 	default:
-		return -EINVAL;
+		err = -EINVAL;
+		break;
 	}
+	profile__free(folded);
+	return err;
 }
 
 /* Why a pprof file could not be read or turned into a profile, in words. */
@@ -135,6 +155,7 @@ int cmd_store(int argc, char **argv)
 		{ "exe", required_argument, NULL, 1 },
 		{ "container", required_argument, NULL, 1 },
 		{ "label", required_argument, NULL, 1 },
+		{ "fold", required_argument, NULL, 2 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -144,6 +165,7 @@ int cmd_store(int argc, char **argv)
 	struct store *st = NULL;
 	struct profile *p = NULL;
 	char err_text[512];
+	bool fold = false;
 	int c, idx, err, ret = 1;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -169,6 +191,15 @@ int cmd_store(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 2:
+			if (runtime_fold__parse(optarg, &fold)) {
+				fprintf(stderr,
+					"stackscope store: --fold takes 'runtime' or 'none', "
+					"not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 1:
 			if (store_filter__parse(&f, long_opts[idx].name, optarg) < 0) {
 				fprintf(stderr, "stackscope store: bad --%s '%s'\n",
@@ -215,7 +246,7 @@ int cmd_store(int argc, char **argv)
 			       err == -EBADMSG  ? "the store is corrupt"
 			       : err == -ENOMEM ? "out of memory (narrow the range or filters)"
 						: strerror(-err));
-		else if ((err = write_profile(p, out_path)))
+		else if ((err = write_profile(p, out_path, fold)))
 			pr_err("cannot write %s: %s\n", out_path, output_file__strerror(err));
 		else if (strcmp(out_path, "-"))
 			pr_info("wrote %s: %llu samples\n", out_path,

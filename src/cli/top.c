@@ -28,6 +28,7 @@
 #include "base/privileges.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
+#include "profile/runtime_fold.h"
 #include "top/caller_tree.h"
 #include "top/function_table.h"
 #include "top/screen.h"
@@ -49,6 +50,7 @@ struct top_options {
 	const char *expand;       /* callers of this function shown */
 	const char *filter;
 	enum top_sort sort;
+	bool fold_runtime; /* --fold runtime (profile/runtime_fold.h) */
 };
 
 static void usage(FILE *f)
@@ -73,6 +75,8 @@ static void usage(FILE *f)
 		"  -e, --expand FUNC      show FUNC's callers (batch: under every snapshot)\n"
 		"  -f, --filter TEXT      start with this filter (a pid, or part of a process name)\n"
 		"  -s, --sort self|total  the first sort (default self)\n"
+		"      --fold runtime     without the interpreter's native frames between two\n"
+		"                         script frames\n"
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");
@@ -113,6 +117,13 @@ static OPTION_SETTER(set_sort)
 	return 0;
 }
 
+static OPTION_SETTER(set_fold)
+{
+	if (runtime_fold__parse(arg, field))
+		return option_error(command, spec->error, arg);
+	return 0;
+}
+
 /* top's own options; -F, -p, --cache-dir, -v and -h are shared (option_table.c). The error
  * lines of -e and -f take the size limit, not the value.
  */
@@ -130,6 +141,8 @@ static const struct option_spec top_option_specs[] = {
 	  "-e needs a function name (under %d bytes)" },
 	{ "filter", 'f', true, set_filter, TOP(filter), 0, 0, "-f: a filter is under %d bytes" },
 	{ "sort", 's', true, set_sort, TOP(sort), 0, 0, "-s is self or total, not '%s'" },
+	{ "fold", 0, true, set_fold, TOP(fold_runtime), 0, 0,
+	  "--fold takes 'runtime' or 'none', not '%s'" },
 	{ 0 },
 };
 
@@ -488,6 +501,14 @@ static int loop(struct top_run *r)
 			if (!p) {
 				err = -ENOMEM;
 				break;
+			}
+			if (r->opts->fold_runtime) {
+				struct profile *folded = runtime_fold__copy(p);
+
+				if (folded) { /* else shown unfolded this second */
+					profile__free(p);
+					p = folded;
+				}
 			}
 			top_window__push(r->window, p);
 			timings__add(&r->take_cpu, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);

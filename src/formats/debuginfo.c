@@ -374,16 +374,14 @@ static int find_debuglink(struct debuginfo *di, struct elf_file *ef, const char 
 	return -ENOENT;
 }
 
-/* Step 5: xz-decompresses .gnu_debugdata into out->image. */
-static int find_minidebuginfo(struct debuginfo *di, struct elf_file *ef, const char *exe,
-			      struct debuginfo_result *out)
+int debuginfo__minidebuginfo_image(struct elf_file *ef, void **image, size_t *image_sz)
 {
 	lzma_stream strm = LZMA_STREAM_INIT;
 	struct elf_section sec;
 	uint8_t *buf = NULL, *tmp;
 	size_t cap = 0;
 	lzma_ret ret;
-	int err;
+	int err = 0;
 
 	if (elf_file__section(ef, ".gnu_debugdata", &sec) || !sec.data || !sec.size)
 		return -ENOENT;
@@ -410,20 +408,38 @@ static int find_minidebuginfo(struct debuginfo *di, struct elf_file *ef, const c
 		ret = lzma_code(&strm, LZMA_FINISH);
 	} while (ret == LZMA_OK);
 	if (ret != LZMA_STREAM_END) {
-		stat_add(di, &di->stats.corrupt);
 		err = -ENOEXEC;
 		goto cleanup;
 	}
-	err = set_path(out, DEBUGINFO_MINIDEBUGINFO, exe);
-	if (!err) {
-		out->image = buf;
-		out->image_sz = strm.total_out;
-		buf = NULL;
-	}
+	*image = buf;
+	*image_sz = strm.total_out;
+	buf = NULL;
 cleanup:
 	lzma_end(&strm);
 	free(buf);
 	return err;
+}
+
+/* Step 5: xz-decompresses .gnu_debugdata into out->image. */
+static int find_minidebuginfo(struct debuginfo *di, struct elf_file *ef, const char *exe,
+			      struct debuginfo_result *out)
+{
+	void *image = NULL;
+	size_t image_sz = 0;
+	int err = debuginfo__minidebuginfo_image(ef, &image, &image_sz);
+
+	if (err == -ENOEXEC)
+		stat_add(di, &di->stats.corrupt);
+	if (err)
+		return err;
+	err = set_path(out, DEBUGINFO_MINIDEBUGINFO, exe);
+	if (err) {
+		free(image);
+		return err;
+	}
+	out->image = image;
+	out->image_sz = image_sz;
+	return 0;
 }
 
 /* ---- debuginfod ---- */

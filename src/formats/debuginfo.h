@@ -102,6 +102,12 @@ int debuginfo__wait(struct debuginfo *di, int timeout_ms);
 void debuginfo_result__release(struct debuginfo_result *res);
 void debuginfo__stats(struct debuginfo *di, struct debuginfo_stats *out);
 
+struct elf_file;
+/* ef's MiniDebugInfo: .gnu_debugdata xz-decompressed into *image (malloc'ed, the caller frees;
+ * at most 256 MiB). 0, -ENOENT (no such section), -ENOEXEC (corrupt), -EFBIG, -ENOMEM.
+ */
+int debuginfo__minidebuginfo_image(struct elf_file *ef, void **image, size_t *image_sz);
+
 /* CRC32 (the .gnu_debuglink one, zlib's) of a whole file; 0 or -errno. */
 int debuginfo__file_crc(const char *path, uint32_t *crc);
 

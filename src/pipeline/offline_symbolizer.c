@@ -322,7 +322,9 @@ static int symbolizer__find_files(struct symbolizer *s)
 
 /* ---- rewriting locations ---- */
 
-/* Whether loc's lines are the writer's "basename+0xADDR" stand-in (or absent). */
+/* Whether loc's lines are the writer's "basename+0xADDR" stand-in (or absent): ADDR is the
+ * location's own address, or the start of the function holding it (at or below it).
+ */
 static bool location__is_placeholder(const struct pprof_profile *p,
 				     const struct pprof_location *loc)
 {
@@ -346,7 +348,7 @@ static bool location__is_placeholder(const struct pprof_profile *p,
 		return !*name;
 	errno = 0;
 	v = strtoull(plus + 3, &end, 16);
-	return !errno && end != plus + 3 && !*end && v == loc->address;
+	return !errno && end != plus + 3 && !*end && v <= loc->address;
 }
 
 /* Whether loc is kernel code (its frames are above the interrupted user frame). */

@@ -1,5 +1,7 @@
 /* Sample record -> profile sample. See trace_handler.h. */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,11 +285,32 @@ static uint32_t go_frame(struct trace_handler *th, struct executable *exe, uint3
 	return profile__add_frame(th->prof, &f);
 }
 
+/* The name of a frame no symbol names: its file and the start of the function that contains
+ * it ("libruby-3.1.so.3.1.2+0xb8000", from the .eh_frame FDE), so every pc of one function
+ * is one frame by name; the profile frame keeps the pc as its address. NULL when no FDE covers
+ * addr (the frame is then named by its own address).
+ */
+static const char *function_start_name(struct trace_handler *th, const struct executable *exe,
+				       uint64_t addr, char *buf, size_t buf_sz)
+{
+	const char *slash = strrchr(exe->path, '/');
+	const char *base = slash ? slash + 1 : exe->path;
+	uint64_t start;
+	int n;
+
+	if (!*base || file_symbols__function_start(th->files, exe, addr, &start))
+		return NULL;
+	n = snprintf(buf, buf_sz, "%s+0x%" PRIx64, base, start);
+	return n > 0 && (size_t)n < buf_sz ? buf : NULL;
+}
+
 static uint32_t native_frame(struct trace_handler *th, struct executable *exe, uint64_t addr,
 			     bool is_return)
 {
 	struct frame_slot *slot = frame_slot(th, exe->file_id, addr, is_return);
 	const char *name = NULL;
+	char start_name[PATH_MAX + 24];
+	bool unsym = true;
 	uint32_t mapping, id;
 
 	if (frame_slot__is(slot, exe->file_id, addr, is_return)) {
@@ -311,8 +334,11 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		name = file_symbols__symbol(th->files, exe, lookup, NULL);
 		if (!name && th->interp)
 			name = interp_registry__code_name(th->interp, exe->file_id, lookup);
+		if (!name)
+			name = function_start_name(th, exe, lookup, start_name, sizeof(start_name));
+		unsym = !name || name == start_name;
 	}
-	if (!name)
+	if (unsym)
 		th->stats.user_unsymbolized++;
 	/* Source lines come later (trace_handler__symbolize_lines()) from lookup_addr: a return
 	 * address and a leaf pc at the same address are two frames.
@@ -331,7 +357,7 @@ static uint32_t native_frame(struct trace_handler *th, struct executable *exe, u
 		th->native[id].lookup_addr = is_return ? addr - 1 : addr;
 		if (slot)
 			*slot = (struct frame_slot){
-				exe->file_id, addr, id, is_return, false, !name
+				exe->file_id, addr, id, is_return, false, unsym
 			};
 	}
 	return id;

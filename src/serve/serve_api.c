@@ -15,6 +15,7 @@
 #include "export/pprof.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
+#include "profile/runtime_fold.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
@@ -64,6 +65,7 @@ struct ask {
 	uint64_t min;
 	size_t limit;
 	size_t a_len; /* POST /api/diff: bytes of the first file */
+	bool fold;    /* fold=runtime: the runtime fold (profile/runtime_fold.h) */
 };
 
 struct serve_api *serve_api__new(const char *store_path)
@@ -240,6 +242,11 @@ static int ask__parse(struct ask *ask, struct params *ps, unsigned sides, const 
 			if (!*p->value)
 				return -EINVAL;
 			ask->type = p->value;
+			continue;
+		}
+		if (!strcmp(name, "fold")) {
+			if (runtime_fold__parse(p->value, &ask->fold))
+				return -EINVAL;
 			continue;
 		}
 		if (!strcmp(name, "min") || !strcmp(name, "limit") || !strcmp(name, "a_len")) {
@@ -431,7 +438,14 @@ static void route_tree(struct serve_api *a, const struct ask *ask, struct profil
 		p[s] = given ? given[s] : query(a, &ask->f[s], r);
 		if (!p[s])
 			goto out;
-		err = flame_tree__add(t, p[s], s, ask->type);
+		if (ask->fold) {
+			struct profile *folded = runtime_fold__copy(p[s]);
+
+			err = folded ? flame_tree__add(t, folded, s, ask->type) : -ENOMEM;
+			profile__free(folded);
+		} else {
+			err = flame_tree__add(t, p[s], s, ask->type);
+		}
 		if (err) {
 			answer_errno(r, err);
 			goto out;
@@ -648,6 +662,10 @@ static void route_pprof(struct serve_api *a, const struct ask *ask, struct http_
 
 	if (ask->type) {
 		answer_error(r, 400, "%s", "a pprof download takes the store's filters, not type");
+		return;
+	}
+	if (ask->fold) { /* pprof keeps every frame */
+		answer_error(r, 400, "%s", "a pprof download keeps every frame, not fold");
 		return;
 	}
 	p = query(a, &ask->f[0], r);

@@ -13,6 +13,7 @@
 #include "formats/gopclntab.h"
 #include "proc/executable.h"
 #include "symbolize/file_symbols.h"
+#include "symbolize/function_starts.h"
 
 #define SYMBOL_COPIES_PER_DROP 32
 #define SYMBOL_COPY_CAP 65536
@@ -40,6 +41,13 @@ struct file_state {
 	bool go_tried;
 	struct dwarf_file *dwarf; /* DWARF (or MiniDebugInfo symbols) once found */
 	enum dwarf_state dwarf_state;
+	/* The symbols of the file's MiniDebugInfo (.gnu_debugdata), read when its own symbols
+	 * first miss: names owned by the table. NULL if none.
+	 */
+	struct elf_symbols *mini;
+	bool mini_tried;
+	struct function_starts *starts; /* .eh_frame FDE ranges, read on first use; NULL if none */
+	bool starts_tried;
 };
 
 struct file_symbols {
@@ -54,6 +62,8 @@ static void file_state__free(void *state)
 	if (st) {
 		u64_map__free_values(&st->names, free);
 		elf_symbols__free(st->syms);
+		elf_symbols__free(st->mini);
+		function_starts__free(st->starts);
 		gopclntab__free(st->go);
 		dwarf_file__free(st->dwarf);
 	}
@@ -161,6 +171,36 @@ static const char *keep_name(struct file_state *st, const struct executable *exe
 	return copy ? copy : name;
 }
 
+/* The MiniDebugInfo symbol containing addr (its offset in *off), read from .gnu_debugdata the
+ * first time a frame of the file has no symbol of its own; NULL if none.
+ */
+static const char *mini_symbol(struct file_state *st, const struct executable *exe, uint64_t addr,
+			       uint64_t *off)
+{
+	if (!st->mini_tried && exe->elf && exe->kind == EXECUTABLE_FILE) {
+		struct elf_file *mini_ef = NULL;
+		void *image = NULL;
+		size_t image_sz = 0;
+		int err;
+
+		st->mini_tried = true;
+		err = debuginfo__minidebuginfo_image(exe->elf, &image, &image_sz);
+		if (!err) {
+			mini_ef = elf_file__open_mem(image, image_sz);
+			st->mini = mini_ef ? elf_symbols__load(mini_ef) : NULL;
+			if (!st->mini)
+				err = -errno;
+			pr_debug("%s: MiniDebugInfo: %zu symbols\n", exe->path,
+				 elf_symbols__cnt(st->mini));
+		}
+		if (err && err != -ENOENT)
+			pr_debug("%s: MiniDebugInfo unreadable (%s)\n", exe->path, strerror(-err));
+		elf_file__free(mini_ef);
+		free(image);
+	}
+	return st->mini ? elf_symbols__lookup(st->mini, addr, off) : NULL;
+}
+
 const char *file_symbols__symbol(struct file_symbols *fs, const struct executable *exe,
 				 uint64_t addr, uint64_t *offset)
 {
@@ -182,6 +222,9 @@ const char *file_symbols__symbol(struct file_symbols *fs, const struct executabl
 		name = keep_name(st, exe, addr - off, name);
 		if (offset)
 			*offset = off;
+	} else if ((name = mini_symbol(st, exe, addr, &off))) {
+		if (offset)
+			*offset = off;
 	}
 	if (!st->shrank && elf_file__changed(exe->elf)) {
 		/* Shrunk under us: what was read since (names too) may be zeros. */
@@ -199,6 +242,23 @@ const char *file_symbols__symbol(struct file_symbols *fs, const struct executabl
 			*offset = addr - elf_file__entry(exe->elf);
 	}
 	return st->shrank ? NULL : name;
+}
+
+int file_symbols__function_start(struct file_symbols *fs, const struct executable *exe,
+				 uint64_t addr, uint64_t *start)
+{
+	struct file_state *st = state_of(fs, exe);
+
+	if (!st || st->shrank || !exe->elf || exe->kind != EXECUTABLE_FILE)
+		return -ENOENT;
+	if (!st->starts_tried) {
+		st->starts_tried = true;
+		st->starts = function_starts__load(exe->elf);
+		if (!st->starts)
+			pr_debug("%s: no function extents from .eh_frame (%s)\n", exe->path,
+				 strerror(errno));
+	}
+	return function_starts__lookup(st->starts, addr, start);
 }
 
 /* Find and open exe's debug info into st: 0 (READY), -ENOENT (NONE), -EAGAIN (PENDING). */

@@ -32,11 +32,17 @@ void file_symbols__free(struct file_symbols *fs);
 /* Drop the state of file_id (no-op if none): its executable is about to be freed. */
 void file_symbols__forget(struct file_symbols *fs, uint64_t file_id);
 
-/* Symbol containing ELF vaddr `addr` of exe (.symtab/.dynsym loaded on first use; the entry
- * point's block is "_start"), with addr's offset in it, or NULL.
+/* Symbol containing ELF vaddr `addr` of exe (.symtab/.dynsym loaded on first use, then the
+ * symbols of its MiniDebugInfo; the entry point's block is "_start"), with addr's offset in it,
+ * or NULL.
  */
 const char *file_symbols__symbol(struct file_symbols *fs, const struct executable *exe,
 				 uint64_t addr, uint64_t *offset);
+/* When no symbol names addr: the start of the function that contains it, from exe's .eh_frame
+ * FDEs (read on first use; symbolize/function_starts.h). 0 (*start set) or -ENOENT.
+ */
+int file_symbols__function_start(struct file_symbols *fs, const struct executable *exe,
+				 uint64_t addr, uint64_t *start);
 /* Go source positions at ELF vaddr addr from exe's .gopclntab (opened on first use),
  * innermost first (gopclntab__lookup() contract): count >= 1, or -ENOENT when the file is not
  * Go or addr is in no Go function.

@@ -22,6 +22,7 @@ for k in list(os.environ):
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 
 url, art = sys.argv[1], sys.argv[2]
@@ -126,6 +127,67 @@ try:
     check("a top-table row focuses the graph on its function",
           d.find_element(By.ID, "detail").text.startswith(name + " ["),
           d.find_element(By.ID, "detail").text)
+
+    # --- sandwich: chain_b's callers above it and callees below it, merged ---
+    d.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    wait_for(lambda: not d.find_elements(By.CSS_SELECTOR, "#flame .frame.ancestor"))
+    mid = wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "#flame .frame[data-name='chain_b']"))
+    if mid:
+        mid[0].click()
+        wait_for(lambda: d.find_element(By.ID, "detail").text.startswith("chain_b ["))
+        d.find_element(By.ID, "sandwich-open").click()
+    title = wait_for(lambda: d.find_element(By.ID, "sw-title").text) if mid else ""
+    check("sandwich of chain_b opens", d.find_element(By.ID, "sandwich-box").is_displayed() and
+          title.startswith("sandwich: chain_b [native]"), title)
+
+    def tree_frames(box):
+        out = {}
+        for f in d.find_elements(By.CSS_SELECTOR, f"#{box} .frame"):
+            out.setdefault(f.get_attribute("data-name"), []).append(
+                (int(f.get_attribute("data-depth")), f.location["y"], f.size["width"]))
+        return out
+
+    callers, callees = tree_frames("sw-callers"), tree_frames("sw-callees")
+    box_w = d.find_element(By.ID, "sw-callers").size["width"]
+
+    def one(tree, name, depth):
+        got = tree.get(name, [])
+        return len(got) == 1 and got[0][0] == depth
+
+    check("sandwich callers: chain_b, then chain_a, then main, once each",
+          one(callers, "chain_b", 0) and one(callers, "chain_a", 1) and one(callers, "main", 2),
+          {k: callers[k] for k in ("chain_b", "chain_a", "main") if k in callers})
+    check("sandwich callers are drawn above the function",
+          one(callers, "chain_a", 1) and one(callers, "chain_b", 0) and
+          callers["chain_a"][0][1] < callers["chain_b"][0][1], callers.get("chain_a"))
+    check("sandwich callees: chain_b, then chain_c, then hot_leaf below it",
+          one(callees, "chain_b", 0) and one(callees, "chain_c", 1) and
+          callees["chain_c"][0][1] > callees["chain_b"][0][1] and
+          any(x[0] == 2 for x in callees.get("hot_leaf", [])),
+          {k: callees[k] for k in ("chain_b", "chain_c", "hot_leaf") if k in callees})
+    check("sandwich: the function spans both trees",
+          all(one(t, "chain_b", 0) and t["chain_b"][0][2] >= 0.95 * box_w - 2
+              for t in (callers, callees)), (box_w, callers.get("chain_b"), callees.get("chain_b")))
+    d.save_screenshot(os.path.join(art, "sandwich.png"))
+    c_frames = d.find_elements(By.CSS_SELECTOR, "#sw-callees .frame[data-name='chain_c']")
+    if c_frames:
+        c_frames[0].click()
+    title = wait_for(lambda: d.find_element(By.ID, "sw-title").text.startswith("sandwich: chain_c")
+                     and d.find_element(By.ID, "sw-title").text)
+    check("a frame of the sandwich makes it the sandwich's function", bool(title), title)
+    d.find_element(By.ID, "sw-close").click()
+    check("sandwich closes", not d.find_element(By.ID, "sandwich-box").is_displayed() and
+          not d.find_elements(By.CSS_SELECTOR, "#sw-callers .frame"))
+
+    # --- the runtime fold toggle: asks for fold=runtime; no runtime here, the same samples ---
+    d.find_element(By.ID, "fold-runtime").click()
+    asked = wait_for(lambda: d.execute_script(
+        "return performance.getEntriesByType('resource').some(e => /fold=runtime/.test(e.name))"))
+    wait_for(lambda: status() == f"{a_samples} samples")
+    check("fold toggle: the graph asked with fold=runtime, same samples",
+          asked and status() == f"{a_samples} samples", (asked, status()))
+    d.find_element(By.ID, "fold-runtime").click()
+    wait_for(lambda: status() == f"{a_samples} samples")
 
     # --- diff: A before, B after: syscall_loop is new in B ---
     d.find_element(By.ID, "diff-mode").click()

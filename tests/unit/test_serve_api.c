@@ -273,6 +273,9 @@ TEST(api_over_a_store)
 	EXPECT(a, "GET", "/api/flamegraph", "pid=10", 200, "\"total\":8,");
 	EXPECT(a, "GET", "/api/flamegraph", "comm=tw%6F&to=6000000000", 200, "\"total\":4,");
 	EXPECT(a, "GET", "/api/flamegraph", "type=cpython", 200, "\"total\":2,");
+	EXPECT(a, "GET", "/api/flamegraph", "fold=runtime", 200, "\"total\":16,");
+	EXPECT(a, "GET", "/api/flamegraph", "fold=vm", 400, "bad parameter: fold");
+	EXPECT(a, "GET", "/api/pprof", "fold=runtime", 400, "not fold");
 	EXPECT(a, "GET", "/api/top", "limit=1", 200, "\"functions\":[{\"name\":\"leaf\"");
 	EXPECT(a, "GET", "/api/filters", "", 200,
 	       "\"processes\":[{\"pid\":10,\"comm\":\"one\",\"exe\":null,\"container\":null,"

@@ -1,4 +1,5 @@
 /* stackscope's web UI: timeline -> range -> flamegraph (icicle, root on top), top functions,
+ * a function's sandwich (callers above, callees below, merged), the runtime fold toggle,
  * filters, diff of two ranges or two uploaded pprof files. Talks only to this server's JSON
  * API (docs/API.md); no other file is loaded.
  */
@@ -20,6 +21,7 @@ const state = {
   tree: null,          /* the answer of /api/flamegraph or /api/diff, nodes linked */
   zoom: null,
   search: null,
+  sandwich: null,      /* {name, type} of the function the sandwich view shows */
 };
 
 function fmtTime(ns) {
@@ -276,7 +278,131 @@ function zoomTo(n) {
   state.zoom = n && n.parent ? n : null;
   $('detail').textContent = n ? describe(n) : '';
   $('detail').dataset.name = n ? n.name : '';
+  $('sandwich-open').disabled = !(n && n.parent);
   render();
+}
+
+/* ---- sandwich: one function's callers above it and callees below it, merged over every
+ * place it appears (its outermost occurrences: a recursive call is counted once) ---- */
+
+function swNode(name, type, depth) {
+  return { name, type, depth, v: 0, v2: 0, s: 0, s2: 0, c: [], byKey: new Map() };
+}
+
+function swChild(parent, n) {
+  const k = n.name + '\u0000' + n.type;
+  let c = parent.byKey.get(k);
+  if (!c) {
+    c = swNode(n.name, n.type, parent.depth + 1);
+    c.parent = parent;
+    parent.byKey.set(k, c);
+    parent.c.push(c);
+  }
+  return c;
+}
+
+function swAdd(dst, n, v, v2) {
+  dst.v += v; dst.v2 += v2;
+}
+
+/* The merged callee tree under every outermost node of (name, type), and the merged caller
+ * tree above them (root: the function, children: its callers, outwards). */
+function sandwichTrees(name, type) {
+  const callees = swNode(name, type, 0), callers = swNode(name, type, 0);
+  const mergeDown = (dst, n) => {
+    for (const c of (n.c || [])) {
+      const d = swChild(dst, c);
+      swAdd(d, c, c.v, c.v2);
+      d.s += c.s; d.s2 += c.s2 || 0;
+      mergeDown(d, c);
+    }
+  };
+  const walk = (n) => {
+    if (n.parent && n.name === name && n.type === type) {
+      swAdd(callees, n, n.v, n.v2);
+      callees.s += n.s; callees.s2 += n.s2 || 0;
+      mergeDown(callees, n);
+      swAdd(callers, n, n.v, n.v2);
+      let dst = callers;
+      for (let a = n.parent; a && a.parent; a = a.parent) {
+        dst = swChild(dst, a);
+        swAdd(dst, a, n.v, n.v2);
+      }
+      return; /* deeper occurrences are inside this one */
+    }
+    for (const c of (n.c || [])) walk(c);
+  };
+  walk(state.tree.root);
+  return { callers, callees };
+}
+
+/* Draws tree root into box as an icicle; inverted: the root at the bottom. */
+function drawTree(box, root, inverted) {
+  box.replaceChildren();
+  const W = box.clientWidth || 800, ROW = 18, frag = document.createDocumentFragment();
+  const placed = [];
+  let maxDepth = 0;
+  const lay = (n, x, w) => {
+    placed.push([n, x, w]);
+    maxDepth = Math.max(maxDepth, n.depth);
+    let cx = x;
+    const total = weight(n);
+    for (const c of n.c.slice().sort((a, b) => weight(b) - weight(a))) {
+      const cw = total ? w * weight(c) / total : 0;
+      if (cw >= 0.5) lay(c, cx, cw);
+      cx += cw;
+    }
+  };
+  lay(root, 0, W);
+  for (const [n, x, w] of placed) {
+    const d = document.createElement('div');
+    d.className = 'frame' + (n.depth ? '' : ' sw-root');
+    d.style.left = x + 'px';
+    d.style.top = ((inverted ? maxDepth - n.depth : n.depth) * ROW) + 'px';
+    d.style.width = Math.max(1, w - 1) + 'px';
+    d.style.background = colour(n);
+    d.textContent = w > 30 ? n.name : '';
+    d.title = describe(n);
+    d.dataset.name = n.name;
+    d.dataset.type = n.type;
+    d.dataset.depth = String(n.depth);
+    d.node = n;
+    frag.appendChild(d);
+  }
+  box.appendChild(frag);
+  box.style.height = ((maxDepth + 1) * ROW + 4) + 'px';
+}
+
+function openSandwich(name, type) {
+  if (!state.tree) return;
+  state.sandwich = { name, type };
+  const { callers, callees } = sandwichTrees(name, type);
+  $('sandwich-box').hidden = false;
+  $('sw-title').textContent = `sandwich: ${describe(callees)}`;
+  $('sw-title').dataset.name = name;
+  drawTree($('sw-callers'), callers, true);
+  drawTree($('sw-callees'), callees, false);
+}
+
+function closeSandwich() {
+  state.sandwich = null;
+  $('sandwich-box').hidden = true;
+  $('sw-callers').replaceChildren();
+  $('sw-callees').replaceChildren();
+}
+
+function setupSandwich() {
+  $('sandwich-open').addEventListener('click', () => {
+    const n = state.zoom;
+    if (n) openSandwich(n.name, n.type);
+  });
+  $('sw-close').addEventListener('click', closeSandwich);
+  for (const id of ['sw-callers', 'sw-callees']) {
+    $(id).addEventListener('click', (ev) => {
+      const d = ev.target.closest('.frame');
+      if (d) openSandwich(d.node.name, d.node.type);
+    });
+  }
 }
 
 function setupFlame() {
@@ -375,6 +501,7 @@ function focusFunction(name) {
 
 async function loadRange() {
   const type = $('f-type').value;
+  const fold = $('fold-runtime').checked;
   try {
     status('loading…');
     let tree;
@@ -385,10 +512,12 @@ async function loadRange() {
       body.set(new Uint8Array(b), a.byteLength);
       const q = new URLSearchParams({ a_len: String(a.byteLength) });
       if (type) q.set('type', type);
+      if (fold) q.set('fold', 'runtime');
       tree = await getJSON('api/diff?' + q, { method: 'POST', body });
     } else {
       const p = filterParams(state.diff);
       if (type) p.set('type', type);
+      if (fold) p.set('fold', 'runtime');
       tree = await getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p);
     }
     state.tree = link(tree);
@@ -396,6 +525,8 @@ async function loadRange() {
     const md = (n) => { state.maxDelta = Math.max(state.maxDelta, Math.abs(delta(n))); (n.c || []).forEach(md); };
     if (state.tree.diff) md(state.tree.root);
     state.zoom = null;
+    $('sandwich-open').disabled = true;
+    closeSandwich();
     $('detail').textContent = 'click a frame to zoom; Esc or click the top frame to zoom out';
     legend();
     render();
@@ -458,7 +589,9 @@ function setupControls() {
     topSort.col = i;
     if (topSort.answer) fillTop(topSort.answer);
   }));
-  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type']) $(id).addEventListener('change', loadRange);
+  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
+    $(id).addEventListener('change', loadRange);
+  }
   $('diff-mode').addEventListener('change', () => {
     state.diff = $('diff-mode').checked;
     state.files = null;
@@ -482,5 +615,6 @@ function setupControls() {
 
 setupTimeline();
 setupFlame();
+setupSandwich();
 setupControls();
 loadAll();
