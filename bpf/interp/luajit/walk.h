@@ -278,11 +278,11 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 	int used;
 
 	p = luajit_proc(st, is, frames, &used);
-	if (!p)
-		return used;
-	if (lc->l && lc->run_sp == sp)
+	if (used)
+		return 1;
+	if (p && lc->l && lc->run_sp == sp)
 		return 0; /* a trace's VM frame: its run is done */
-	if (luajit_vm_frame(p, sp, st->pc_is_return ? LUAJIT_CHAIN_MAX : 1, &l)) {
+	if (p && luajit_vm_frame(p, sp, st->pc_is_return ? LUAJIT_CHAIN_MAX : 1, &l)) {
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_FRAMES);
 		if (l == lc->l) { /* an outer VM frame of the same lua_State */
 			luajit_run(st, is, lc, frames, l, sp, lc->base, 0, LUAJIT_SUB_INTERPRETED);
@@ -302,9 +302,13 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 	}
 	if (!st->pc_is_return && idx < SS_MAX_USER_FRAMES &&
 	    ss_read_user(&ra, sizeof(ra), sp) == 0 && ra > 0x1000 &&
-	    luajit_code_at(st, is, p, ra - 1)) {
+	    (p ? luajit_code_at(st, is, p, ra - 1)
+	       : ra - 1 >= st->last_map.start && ra - 1 < st->last_map.end &&
+			 ra - 1 - st->last_map.bias >= is->file.range_start[0] &&
+			 ra - 1 - st->last_map.bias < is->file.range_end[0])) {
 		/* a leaf helper called by the VM or a trace: it leaves BASE and PC alone, so the
-		 * registers stay the interpreter's
+		 * registers stay the interpreter's; without the process's VM (not attached yet),
+		 * one called by the VM as the file range says, so that the native walk goes on
 		 */
 		ss_interp_put(st, frames, idx, FRAME_KIND_NATIVE, pc - st->last_map.bias,
 			      st->last_map.file_id, 0);
@@ -315,7 +319,8 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_HELPERS);
 		return 1;
 	}
-	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_UNKNOWN);
+	if (p)
+		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_UNKNOWN);
 	return 0;
 }
 
