@@ -14,8 +14,10 @@
  * address, whose rule is the frame's). Anything else is counted and left to the native step.
  *
  * A verified VM frame's Lua frames (bpf_abi.h) are emitted one per step, innermost first, just
- * above it (leaf side); the cursor is kept across steps: the next VM frame of the same
- * lua_State goes on where the last run stopped (the frame entered from C).
+ * above it (leaf side), each with its Lua caller (whose call instruction names it); the cursor
+ * is kept across steps: the next VM frame of the same lua_State goes on where the last run
+ * stopped (the frame entered from C). A process not attached yet gets no Lua frames, but its
+ * leaf helpers are still told apart (by the file's VM range), so its native walk stays exact.
  *
  * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count,
  * ss_interp_code). Invariants: one frame per call; the cursor moves only up the stack (a trace's

@@ -2,7 +2,8 @@
  * file, tells the eBPF walk (bpf/interp/luajit/walk.h) where its code is and how its C frame
  * links to its lua_State, and reports the process's JIT trace code (anonymous executable
  * memory) as its code ranges; names the Lua frames the walk emits (GCproto: chunk name, first
- * line, line of the bytecode index).
+ * line, line of the bytecode index; the function's name as its caller's call instruction gives
+ * it, luajit_callsite.h, else "<chunk:firstline>", the main chunk "<main>").
  *
  * Detection: a file exporting luaJIT_setmode whose .eh_frame holds the VM's FDE (buildvm's: CFA
  * = rsp + 80 from its first byte, then rbp, rbx, r15, r14 saved at CFA - 16 .. - 40: the
@@ -17,7 +18,9 @@
  * without them a trace gets its marker only.
  *
  * Invariants: the code range is fixed per process (LJ_CODE_NEAR around the VM); functions are
- * cached by GCproto address and checked by their cookie (LJ_CACHE_CAP, symbol_cache.h).
+ * cached by GCproto address and checked by their cookie (LJ_CACHE_CAP, symbol_cache.h), call
+ * sites' names by the call instruction's address and checked by the called function's cookie
+ * (LJ_SITE_CAP: a call site that calls several functions is read again for each change).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,8 +78,8 @@ struct site_entry {
 	X(LJ_STAT_OVER_BUDGET, "reads over budget")                 \
 	/* call sites read (their callee's name) */                \
 	X(LJ_STAT_SITE_READS, "call sites read")                   \
-	/* call sites that name no function (or unreadable) */     \
-	X(LJ_STAT_SITE_UNNAMED, "call sites unnamed")
+	/* frames with a caller whose call site names nothing */  \
+	X(LJ_STAT_SITE_UNNAMED, "frames unnamed by their call site")
 
 enum lj_stat { LJ_STATS(INTERP_LIST_ENUM) LJ_STAT_CNT };
 
