@@ -140,8 +140,8 @@ row_ruby()
 }
 
 # LuaJIT: the standalone luajit, with its JIT (gamma's loop is a trace, the chain above it
-# interpreted or linked traces) and without (-joff). Functions are named by where they are
-# defined ("<lua_chain.lua:5>"), the main chunk "<main>".
+# interpreted or linked traces) and without (-joff). Functions are named by their caller's call
+# instruction (a global, "obj:beta", "M.gamma"), the main chunk "<main>".
 row_luajit()
 {
 	local c=lua_chain\\.lua f=$DATA/lua_chain.lua
@@ -149,9 +149,9 @@ row_luajit()
 	RUN="exec luajit lua_chain.lua \$SECS"
 	VERSION="luajit -v | cut -d' ' -f2"
 	THREAD=luajit
-	CHAIN="^$LIBC_START($N)*lua_pcall;lj_vm;<main>@$c:$(line "$f" CALL_ALPHA);<[^;@]*>@$c:$(line "$f" CALL_BETA);<[^;@]*>@$c:$(line "$f" CALL_GAMMA);<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:[0-9]+(;[^;@]*)*\$"
-	HOTFN=";<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:"
-	HOT=";<lua_chain\\.lua:$(line "$f" DEF_GAMMA)>@$c:($(line "$f" HOT))(;|\$)"
+	CHAIN="^$LIBC_START($N)*lua_pcall;lj_vm;<main>@$c:$(line "$f" CALL_ALPHA);alpha@$c:$(line "$f" CALL_BETA);obj:beta@$c:$(line "$f" CALL_GAMMA);M\\.gamma@$c:[0-9]+(;[^;@]*)*\$"
+	HOTFN=";M\\.gamma@$c:"
+	HOT=";M\\.gamma@$c:($(line "$f" HOT))(;|\$)"
 	PREPARE=
 }
 

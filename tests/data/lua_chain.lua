@@ -1,7 +1,8 @@
--- Known chain for tests/system/test_luajit.sh and the runtime matrix: main chunk -> alpha ->
--- beta -> gamma, gamma's loop body on one line (with the JIT on, that loop is a trace starting
--- there). Lines are found by their "-- MARK" comments. Argument (the chunk's first): seconds of
--- CPU time.
+-- Known chain for tests/system/test_luajit.sh and the runtime matrix: main chunk -> alpha (a
+-- global) -> obj:beta (a method) -> M.gamma (a field), gamma's loop body on one line (with the
+-- JIT on, that loop is a trace starting there). Frames are named as LuaJIT's traceback names
+-- them, from the caller's call instruction. Lines are found by their "-- MARK" comments.
+-- Argument (the chunk's first): seconds of CPU time.
 
 local function gamma(n) -- DEF_GAMMA
 	local x = 0
@@ -9,13 +10,16 @@ local function gamma(n) -- DEF_GAMMA
 	return x
 end
 
-local function beta(n)
-	local r = gamma(n) -- CALL_GAMMA
+local M = { gamma = gamma }
+local obj = {}
+
+function obj:beta(n)
+	local r = M.gamma(n) -- CALL_GAMMA
 	return r
 end
 
-local function alpha(n)
-	local r = beta(n) -- CALL_BETA
+function alpha(n)
+	local r = obj:beta(n) -- CALL_BETA
 	return r
 end
 

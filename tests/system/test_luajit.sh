@@ -6,12 +6,17 @@
 # and off (-joff), and an embedded LuaJIT (tests/data/lua_embed.c, built here against the
 # root's libluajit-5.1.so.2: lua_pcall from C, as nginx/OpenResty), JIT on and off.
 # Lines of tests/data/lua_chain.lua are marked "-- HOT", "-- CALL_BETA"... and looked up here.
-# Checks, for each: the chain <main> -> alpha -> beta -> gamma (functions named by their
-# definition, "<lua_chain.lua:6>"), each caller at its call line, right above lua_pcall's VM
-# frame (lj_vm), in >= 95 % of gamma's samples; gamma at its hot line in >= 95 %; the stacks
+# Checks, for each: the chain <main> -> alpha -> obj:beta -> M.gamma (functions named as
+# LuaJIT's traceback names them, by the caller's call instruction: a global, a method, a
+# field), each caller at its call line, right above lua_pcall's VM frame (lj_vm), in >= 95 % of
+# gamma's samples; gamma at its hot line in >= 95 %; the stacks
 # through the VM complete from _start in >= 95 % (exact unwinding through the VM's helpers and
 # trace code); no LuaJIT marker frame beyond 1 %; and the walk's counters (traces unwound with
 # the JIT on, leaf helpers with it off).
+# And tests/data/lua_cont.lua (standalone, JIT on and off): frames below a pcall and a
+# metamethod, each at its caller's line: <main> at its pcall, the pcall'd function (no name: its
+# caller is pcall) at the table read that ran __index, __index at its hot line, in >= 95 % of
+# __index's samples.
 # The other roots' luajit are the runtime matrix's rows (luajit, luajit_joff).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -28,7 +33,7 @@ ID=$(echo "stackscope-luajit-$$" | sha256sum | cut -c1-64)
 WORK=/tmp/stackscope-luajit.$$
 mkdir -p "$root$WORK"
 trap 'rm -rf "${root:?}$WORK"; cleanup' EXIT
-cp "$SS_ROOT/tests/data/lua_chain.lua" "$root$WORK/"
+cp "$SS_ROOT/tests/data/lua_chain.lua" "$SS_ROOT/tests/data/lua_cont.lua" "$root$WORK/"
 embedded=1
 if ! gcc -O2 -g -o "$root$WORK/lua_embed" "$SS_ROOT/tests/data/lua_embed.c" "$lib" 2>"$TMP/cc.err" ||
 	! chroot "$root" "$WORK/lua_embed" "$WORK/lua_chain.lua" 0 >/dev/null 2>&1; then
@@ -39,10 +44,10 @@ fi
 lua_line() { grep -nE -- "-- $2\$" "$1" | cut -d: -f1 | paste -sd'|'; }
 F=$SS_ROOT/tests/data/lua_chain.lua
 C=lua_chain\\.lua
-GAMMA="<$C:$(lua_line "$F" DEF_GAMMA)>@$C"
+GAMMA="M\\.gamma@$C"
 L_HOT=$(lua_line "$F" HOT)
 N='[^;@]*;' # one native frame
-CHAIN="lua_pcall;lj_vm;<main>@$C:$(lua_line "$F" CALL_ALPHA);<[^;@]*>@$C:$(lua_line "$F" CALL_BETA);<[^;@]*>@$C:$(lua_line "$F" CALL_GAMMA);$GAMMA:[0-9]+(;[^;@]*)*\$"
+CHAIN="lua_pcall;lj_vm;<main>@$C:$(lua_line "$F" CALL_ALPHA);alpha@$C:$(lua_line "$F" CALL_BETA);obj:beta@$C:$(lua_line "$F" CALL_GAMMA);$GAMMA:[0-9]+(;[^;@]*)*\$"
 
 # case NAME COMMAND...: the checks above on COMMAND run in the root for 1.5 s of CPU
 case_run()
@@ -55,7 +60,7 @@ case_run()
 	inc=$(samples "$f" "*" ";$GAMMA:")
 	check_ge "$name: samples in gamma" "$inc" 300
 	chain=$(samples "$f" "*" ";$CHAIN")
-	check_pct "$name: lua_pcall;lj_vm;<main>;alpha;beta;gamma at their call lines" "$chain" "$inc" 95 ||
+	check_pct "$name: lua_pcall;lj_vm;<main>;alpha;obj:beta;M.gamma at their call lines" "$chain" "$inc" 95 ||
 		show_stacks "$f"
 	hot=$(samples "$f" "*" ";$GAMMA:$L_HOT(;|\$)")
 	check_pct "$name: gamma at its hot line $L_HOT" "$hot" "$inc" 95 || show_stacks "$f" "$GAMMA"
@@ -68,6 +73,21 @@ case_run()
 		"$((${markers:-1000} * 1000 / (${frames:-0} + 1)))" 10
 }
 
+# cont_run NAME COMMAND...: lua_cont.lua's chain, run as case_run runs lua_chain.lua
+cont_run()
+{
+	local name=$1 f c=lua_cont\\.lua g=$SS_ROOT/tests/data/lua_cont.lua inc chain mm
+	shift
+	record_stacks "$name" "$SS_ROOT/scripts/in_container.sh" "$root" "$ID" "$@"
+	f=$TMP/$name.stacks
+	mm="__index@$c:$(lua_line "$g" HOT)(;[^;@]*)*\$"
+	inc=$(samples "$f" "*" ";__index@$c:")
+	check_ge "$name: samples in __index" "$inc" 300
+	chain=$(samples "$f" "*" ";lua_pcall;lj_vm;<main>@$c:$(lua_line "$g" CALL_PCALL);<$c:$(lua_line "$g" DEF_OUTER)>@$c:$(lua_line "$g" CALL_INDEX);$mm")
+	check_pct "$name: <main> at its pcall, the pcall'd function at its table read, __index at its hot line" \
+		"$chain" "$inc" 95 || show_stacks "$f"
+}
+
 case_run jit luajit "$WORK/lua_chain.lua" 1.5
 check_summary "$TMP/jit.err" luajit 200 "JIT traces" "Lua frames"
 case_run joff luajit -joff "$WORK/lua_chain.lua" 1.5
@@ -77,5 +97,7 @@ if ((embedded)); then
 	check_summary "$TMP/embedded.err" luajit 200 "JIT traces"
 	case_run embedded_joff "$WORK/lua_embed" "$WORK/lua_chain.lua" 1.5 off
 fi
+cont_run cont_jit luajit "$WORK/lua_cont.lua" 1.5
+cont_run cont_joff luajit -joff "$WORK/lua_cont.lua" 1.5
 
 finish

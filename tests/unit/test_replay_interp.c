@@ -30,8 +30,9 @@
  *
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
- * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4 and 13's ruby3.3 and php8.4 from
- * the runtime matrix's roots (run through their own ld.so; a missing root is a SKIP). A system
+ * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4, 12's luajit (JIT on and off)
+ * and 13's ruby3.3 and php8.4 from the runtime matrix's roots (run through their own ld.so; a
+ * missing root is a SKIP). A system
  * that forbids ptrace of one's own child is a SKIP.
  */
 #include <errno.h>
@@ -159,6 +160,7 @@ struct interp_case {
 	 */
 	const char *root[2];
 	uint32_t no_proc_counter; /* the runtime's eBPF counter "no interp_procs entry" */
+	bool jit_leaf; /* the hot frame may run in JIT code (no way through it detached) */
 };
 
 /* ---- the stopped interpreter ---- */
@@ -549,7 +551,8 @@ static bool check_detached(struct interp_registry *reg, const struct interp_case
 		test__fail("%s, detached: no interp_procs entry, not counted", name);
 		return false;
 	}
-	if (c->kind != FRAME_KIND_HOTSPOT && /* JIT code: no way through it without the entry */
+	if (c->kind != FRAME_KIND_HOTSPOT && !c->jit_leaf && /* JIT code: no way through it
+								   * without the entry */
 	    (cur.end != UNWIND_END_OK || n < 2 || !root_is(&named[n - 1], c->root[0]))) {
 		test__fail("%s, detached: the native walk does not reach %s (end %u)", name,
 			   c->root[0], cur.end);
@@ -981,6 +984,64 @@ TEST(node20)
 	run_case(&c, "/usr/bin/node");
 }
 
+/* LuaJIT (Debian 12's luajit 2.1, GC64, from the runtime matrix's root, run through the root's
+ * ld.so as run_root_ruby runs Ruby; a missing root is a SKIP) on tests/data/lua_chain.lua:
+ * frames named by their callers' call instructions, each at its line, over the VM's C frame
+ * (lua_pcall's); with its JIT (gamma's loop a trace: the frame the trace started in, through
+ * the code-range hook) and without (-joff: the interpreter's registers at the leaf).
+ */
+static void run_root_luajit(const char *suite, bool jit)
+{
+	const char *cache = getenv("RM_CACHE");
+	char root[PATH_MAX], ldso[PATH_MAX + 64], libs[2 * PATH_MAX + 64], bin[PATH_MAX + 64];
+	struct interp_case c = {
+		.name = "luajit",
+		.script = "tests/data/lua_chain.lua",
+		.burn_ms = BURN_CPU_MS,
+		.kind = FRAME_KIND_LUAJIT,
+		.chain = {
+			{ "M.gamma", "-- HOT" },
+			{ "obj:beta", "-- CALL_GAMMA" },
+			{ "alpha", "-- CALL_BETA" },
+			{ "<main>", "-- CALL_ALPHA" },
+		},
+		.runner = NULL, /* the VM's C frame: lj_vm_*, in no symbol table of Debian's */
+		.under = "lua_pcall",
+		.root = { "_start@", "__libc_start_main" },
+		.no_proc_counter = LUAJIT_COUNTER_NO_PROC,
+		.jit_leaf = jit,
+	};
+	int n = 1;
+
+	snprintf(root, sizeof(root), "%s/roots/%s",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix", suite);
+	snprintf(ldso, sizeof(ldso), "%s/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root);
+	snprintf(libs, sizeof(libs), "%s/usr/lib/x86_64-linux-gnu:%s/lib/x86_64-linux-gnu", root,
+		 root);
+	snprintf(bin, sizeof(bin), "%s/usr/bin/luajit", root);
+	if (access(ldso, X_OK) || access(bin, X_OK))
+		SKIP("no %s root with luajit (scripts/runtime_root.sh %s)", suite, suite);
+	c.argv[n++] = "--library-path";
+	c.argv[n++] = libs;
+	c.argv[n++] = bin;
+	if (!jit)
+		c.argv[n++] = "-joff";
+	c.argv[n++] = "tests/data/lua_chain.lua";
+	c.argv[n++] = WORKLOAD_SECS;
+	kmaps_free(); /* the root's files start the maps afresh */
+	run_case(&c, ldso);
+}
+
+TEST(luajit21_bookworm)
+{
+	run_root_luajit("bookworm", true);
+}
+
+TEST(luajit21_bookworm_joff)
+{
+	run_root_luajit("bookworm", false);
+}
+
 int main(void)
 {
 	int ret;
@@ -1006,6 +1067,8 @@ int main(void)
 	RUN(php84_trixie);
 	RUN(jvm17);
 	RUN(node20);
+	RUN(luajit21_bookworm);
+	RUN(luajit21_bookworm_joff);
 	ret = test_summary();
 	process_table__free(procs);
 	file_symbols__free(files); /* before the executables whose pages it borrows */

@@ -21,11 +21,16 @@
  * L->base).
  *
  * A FRAME_KIND_LUAJIT frame:
- *   addr    = the function's GCproto
+ *   addr    = the function's GCproto (bits 0-46) | caller_pos << 47
  *   file_id = (__u64)sub << 60 | (__u64)pos << 32 | cookie, sub an enum luajit_sub, pos the
  *             bytecode index of the frame's current instruction (LUAJIT_POS_NONE: unknown),
  *             cookie = luajit_cookie(chunkname, firstline) as eBPF read them from the proto:
  *             userspace reads them again and shows "[luajit: stale]" when they differ.
+ *   flags   = the caller's GCproto minus this one's, in 8-byte units (signed), when
+ *             caller_pos (17 bits) is not 0: then the caller is the Lua frame below whose
+ *             instruction caller_pos - 1 called this one (FRAME_LUA) or ran it as a
+ *             metamethod (FRAME_CONT), which names it as lj_debug_funcname does (userspace
+ *             reads that caller's bytecode: a proto too far, an index too big: no name).
  * addr == 0 marks a pseudo-frame instead; file_id is then an enum luajit_marker.
  */
 #ifndef STACKSCOPE_LUAJIT_ABI_H
@@ -43,6 +48,8 @@
 
 #define LUAJIT_POS_NONE 0xfffffffu /* 28 bits */
 #define LUAJIT_FN_READ 16         /* GCfuncL bytes read: through ffid */
+#define LUAJIT_CALLER_POS_MAX (1u << 17) /* caller_pos: the frame address's top 17 bits */
+#define LUAJIT_PROTO_MASK ((1ull << 47) - 1)
 
 enum luajit_sub {
 	LUAJIT_SUB_INTERPRETED = 1, /* a Lua frame (pos: its current instruction) */

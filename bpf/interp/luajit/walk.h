@@ -14,8 +14,10 @@
  * address, whose rule is the frame's). Anything else is counted and left to the native step.
  *
  * A verified VM frame's Lua frames (bpf_abi.h) are emitted one per step, innermost first, just
- * above it (leaf side); the cursor is kept across steps: the next VM frame of the same
- * lua_State goes on where the last run stopped (the frame entered from C).
+ * above it (leaf side), each with its Lua caller (whose call instruction names it); the cursor
+ * is kept across steps: the next VM frame of the same lua_State goes on where the last run
+ * stopped (the frame entered from C). A process not attached yet gets no Lua frames, but its
+ * leaf helpers are still told apart (by the file's VM range), so its native walk stays exact.
  *
  * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count,
  * ss_interp_code). Invariants: one frame per call; the cursor moves only up the stack (a trace's
@@ -117,17 +119,34 @@ static __always_inline int luajit_ref(const struct luajit_proc_abi *p, __u64 add
 	return ss_read_user(out, p->gc64 ? 8 : 4, addr);
 }
 
+/* The caller's function's bytecode (its GCfuncL's pc) from the caller's base, or 0. */
+static __always_inline __u64 luajit_caller_bc(const struct luajit_proc_abi *p, __u64 cbase)
+{
+	__u64 cfn = 0, cbc = 0;
+
+	if (cbase < 0x1000 + 16 || luajit_ref(p, cbase - (p->gc64 ? 16 : 8), &cfn) < 0)
+		return 0;
+	if (p->gc64)
+		cfn &= (1ull << 47) - 1;
+	if (cfn < 0x1000 || luajit_ref(p, cfn + p->fn_pc, &cbc) < 0)
+		return 0;
+	return cbc;
+}
+
 /* Emit the frame at lc->base and move to its caller; the run ends at the frame entered from
  * C (the next VM frame goes on below it) or at a frame that does not check out (a marker).
+ * A Lua frame's caller (a Lua frame that called it or whose instruction ran it as a
+ * metamethod) goes with it (bpf_abi.h: its name is the caller's to tell).
  */
 static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_state *is,
 					struct luajit_cursor *lc, struct user_frame *frames)
 {
 	const struct interp_proc *proc;
 	const struct luajit_proc_abi *p;
-	__u64 base = lc->base, w[2] = { 0, 0 }, fn, link, bc = 0, pt, chunk = 0, pos, delta;
+	__u64 base = lc->base, w[2] = { 0, 0 }, fn, link, bc = 0, pt = 0, pos = 0, delta, cbc;
 	__u8 fnb[LUAJIT_FN_READ];
-	__u32 sizebc = 0, firstline = 0, ins = 0;
+	__u32 sizebc = 0, firstline = 0, ins = 0, cookie = 0, caller = 0;
+	__s64 d;
 	int lua;
 
 	if (ss_interp_full(st, is, frames, FRAME_KIND_LUAJIT, LUAJIT_MARKER_TRUNCATED,
@@ -170,10 +189,8 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 		if (ss_read_user(&sizebc, 4, pt + p->pt_sizebc) < 0 ||
 		    ss_read_user(w, 12, pt + p->pt_chunkname) < 0)
 			goto bad;
-		chunk = w[0];
 		firstline = p->gc64 ? (__u32)w[1] : (__u32)(w[0] >> 32);
-		if (!p->gc64)
-			chunk &= 0xffffffffull;
+		cookie = luajit_cookie(p->gc64 ? w[0] : w[0] & 0xffffffffull, firstline);
 		pos = LUAJIT_POS_NONE;
 		if (lc->pc > bc && lc->pc <= bc + 4 * (__u64)sizebc)
 			pos = (lc->pc - bc) / 4 - (lc->sub == LUAJIT_SUB_TRACE ? 0 : 1);
@@ -181,11 +198,7 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 			pos = 0;
 		else
 			ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_NO_PC);
-		ss_interp_frame(st, frames, FRAME_KIND_LUAJIT, pt,
-				(__u64)lc->sub << 60 | (pos & LUAJIT_POS_NONE) << 32 |
-					luajit_cookie(chunk, firstline),
-				0);
-		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_FRAMES);
+		pos = (__u64)lc->sub << 60 | (pos & LUAJIT_POS_NONE) << 32 | cookie;
 	}
 	/* C functions and fast functions called from Lua are native frames (or none) */
 	lc->sub = LUAJIT_SUB_INTERPRETED;
@@ -199,18 +212,40 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 			goto bad;
 		lc->pc = link;
 		lc->base = base - 8 * ((p->gc64 ? 2 : 1) + ((ins >> 8) & 0xff));
-		return;
+		break;
 	case 1: /* FRAME_C, FRAME_CP: entered from C, the end of this VM frame's run */
 		lc->base = base - (link & ~7ull);
 		is->emitting = 0;
-		return;
-	default: /* FRAME_CONT, FRAME_PCALL(H): a delta; the caller's pc is not read */
+		break;
+	default: /* FRAME_CONT, FRAME_PCALL(H): a delta below */
 		delta = link & ~7ull;
 		if (!delta || delta >= base)
 			goto bad;
 		lc->base = base - delta;
-		return;
+		/* a continuation keeps its caller's pc in the slot below the function's (the
+		 * high half of it without GC64); pcall's caller is pcall's own frame's link */
+		if ((link & 7) == 2) {
+			if (p->gc64)
+				ss_read_user(&lc->pc, 8, base - 24);
+			else
+				ss_read_user(&lc->pc, 4, base - 12);
+		}
+		break;
 	}
+	if (!lua)
+		return;
+	/* the caller: its GCproto's distance (8-byte units) and its instruction's index */
+	if (lc->pc && is->emitting && (cbc = luajit_caller_bc(p, lc->base)) && lc->pc > cbc) {
+		d = (__s64)(cbc - bc);
+		delta = (lc->pc - cbc) / 4; /* the caller's instruction's index + 1 */
+		if (!(d & 7) && d >= -(8ll << 31) && d < (8ll << 31) && delta < LUAJIT_CALLER_POS_MAX) {
+			caller = (__u32)((__u64)d >> 3); /* d is a multiple of 8 */
+			pt |= delta << 47;
+		}
+	}
+	ss_interp_frame(st, frames, FRAME_KIND_LUAJIT, pt, pos, caller);
+	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_FRAMES);
+	return;
 bad:
 	ss_interp_fail(st, is, frames, FRAME_KIND_LUAJIT, LUAJIT_MARKER_BAD_STACK,
 		       LUAJIT_COUNTER_BAD_STACK);
@@ -245,11 +280,11 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 	int used;
 
 	p = luajit_proc(st, is, frames, &used);
-	if (!p)
-		return used;
-	if (lc->l && lc->run_sp == sp)
+	if (used)
+		return 1;
+	if (p && lc->l && lc->run_sp == sp)
 		return 0; /* a trace's VM frame: its run is done */
-	if (luajit_vm_frame(p, sp, st->pc_is_return ? LUAJIT_CHAIN_MAX : 1, &l)) {
+	if (p && luajit_vm_frame(p, sp, st->pc_is_return ? LUAJIT_CHAIN_MAX : 1, &l)) {
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_FRAMES);
 		if (l == lc->l) { /* an outer VM frame of the same lua_State */
 			luajit_run(st, is, lc, frames, l, sp, lc->base, 0, LUAJIT_SUB_INTERPRETED);
@@ -269,9 +304,13 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 	}
 	if (!st->pc_is_return && idx < SS_MAX_USER_FRAMES &&
 	    ss_read_user(&ra, sizeof(ra), sp) == 0 && ra > 0x1000 &&
-	    luajit_code_at(st, is, p, ra - 1)) {
+	    (p ? luajit_code_at(st, is, p, ra - 1)
+	       : ra - 1 >= st->last_map.start && ra - 1 < st->last_map.end &&
+			 ra - 1 - st->last_map.bias >= is->file.range_start[0] &&
+			 ra - 1 - st->last_map.bias < is->file.range_end[0])) {
 		/* a leaf helper called by the VM or a trace: it leaves BASE and PC alone, so the
-		 * registers stay the interpreter's
+		 * registers stay the interpreter's; without the process's VM (not attached yet),
+		 * one called by the VM as the file range says, so that the native walk goes on
 		 */
 		ss_interp_put(st, frames, idx, FRAME_KIND_NATIVE, pc - st->last_map.bias,
 			      st->last_map.file_id, 0);
@@ -282,7 +321,8 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_HELPERS);
 		return 1;
 	}
-	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_UNKNOWN);
+	if (p)
+		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_UNKNOWN);
 	return 0;
 }
 

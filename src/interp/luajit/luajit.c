@@ -2,7 +2,8 @@
  * file, tells the eBPF walk (bpf/interp/luajit/walk.h) where its code is and how its C frame
  * links to its lua_State, and reports the process's JIT trace code (anonymous executable
  * memory) as its code ranges; names the Lua frames the walk emits (GCproto: chunk name, first
- * line, line of the bytecode index).
+ * line, line of the bytecode index; the function's name as its caller's call instruction gives
+ * it, luajit_callsite.h, else "<chunk:firstline>", the main chunk "<main>").
  *
  * Detection: a file exporting luaJIT_setmode whose .eh_frame holds the VM's FDE (buildvm's: CFA
  * = rsp + 80 from its first byte, then rbp, rbx, r15, r14 saved at CFA - 16 .. - 40: the
@@ -17,7 +18,9 @@
  * without them a trace gets its marker only.
  *
  * Invariants: the code range is fixed per process (LJ_CODE_NEAR around the VM); functions are
- * cached by GCproto address and checked by their cookie (LJ_CACHE_CAP, symbol_cache.h).
+ * cached by GCproto address and checked by their cookie (LJ_CACHE_CAP, symbol_cache.h), call
+ * sites' names by the call instruction's address and checked by the called function's cookie
+ * (LJ_SITE_CAP: a call site that calls several functions is read again for each change).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,6 +33,7 @@
 #include "interp/common/runtime_counters.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
+#include "interp/luajit/luajit_callsite.h"
 #include "proc/executable.h"
 
 #define LJ_CODE_NEAR (2ULL << 30)      /* trace code lies within 2 GiB of the VM */
@@ -44,6 +48,7 @@ static const uint8_t cframe_gc32[] = { 0x48, 0x89, 0x65, 0x30 };  /* mov [rbp+48
 #define LJ_LINEINFO_MAX (256u << 10) /* bytes of a function's line table kept */
 #define LJ_CACHE_CAP 4096            /* functions (GCproto) cached */
 #define LJ_CACHE_BYTES (8u << 20)    /* what their names and line tables may hold */
+#define LJ_SITE_CAP 4096             /* call sites' names cached */
 
 /* A function as read (symbol_cache.h: keyed by its GCproto, checked by luajit_cookie). */
 struct proto_entry {
@@ -52,6 +57,14 @@ struct proto_entry {
 	uint8_t *lineinfo; /* its line table (esz bytes an instruction from index 1 on), or NULL */
 	uint32_t firstline, numline, sizebc;
 	uint8_t esz;
+};
+
+/* A call site's name (keyed by the call instruction's address, checked by the called
+ * function's cookie): name "" when its bytecode names none.
+ */
+struct site_entry {
+	struct symbol_cache_key key;
+	char *name;
 };
 
 /* Our own counters (luajit_runtime.stat_names). */
@@ -63,12 +76,17 @@ struct proto_entry {
 	/* cookie mismatch: function freed and its memory reused */ \
 	X(LJ_STAT_STALE, "functions stale")                        \
 	/* functions not read: the process's read budget spent */  \
-	X(LJ_STAT_OVER_BUDGET, "reads over budget")
+	X(LJ_STAT_OVER_BUDGET, "reads over budget")                 \
+	/* call sites read (their callee's name) */                \
+	X(LJ_STAT_SITE_READS, "call sites read")                   \
+	/* frames with a caller whose call site names nothing */  \
+	X(LJ_STAT_SITE_UNNAMED, "frames unnamed by their call site")
 
 enum lj_stat { LJ_STATS(INTERP_LIST_ENUM) LJ_STAT_CNT };
 
 struct lj {
 	struct symbol_cache protos;
+	struct symbol_cache sites;
 	uint64_t stats[LJ_STAT_CNT];
 	char name[64 + LJ_CHUNK_MAX]; /* the last frame's function name */
 };
@@ -78,6 +96,7 @@ struct lj_file {
 	uint64_t vm_lo, vm_hi; /* ELF vaddrs */
 	struct luajit_proc_abi abi; /* vm_lo/hi relative to the file */
 	uint8_t pt_numline, pt_lineinfo, str_data; /* GCproto, GCstr: what symbolize reads */
+	struct lj_callsite_layout site; /* what a call site's name reads */
 };
 
 struct lj_proc {
@@ -236,6 +255,7 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	f->pt_numline = gc64 ? 76 : 48;
 	f->pt_lineinfo = gc64 ? 80 : 52;
 	f->str_data = gc64 ? 24 : 16;
+	lj_callsite_layout__init(&f->site, gc64);
 	if (f->abi.supported)
 		trace_offsets(f, code, v.hi - v.lo, gc64);
 	bpf->supported = f->abi.supported;
@@ -308,20 +328,34 @@ static const struct symbol_cache_report cache_report = {
 	"function unreadable", "function reused",
 };
 
+static void site_entry__clear(void *ctx, void *entry)
+{
+	(void)ctx;
+	free(((struct site_entry *)entry)->name);
+}
+
+static const struct symbol_cache_report site_report = {
+	LJ_STAT_SITE_READS, -1, -1, LJ_STAT_OVER_BUDGET, -1, "call site unreadable", "call site reused",
+};
+
 static int lj_init(void *rt)
 {
 	struct lj *lj = rt;
+	int err;
 
-	int err = symbol_cache__init(&lj->protos, LJ_CACHE_CAP, sizeof(struct proto_entry), false,
-				     proto_entry__clear, NULL, &cache_report, lj->stats);
-
+	err = symbol_cache__init(&lj->protos, LJ_CACHE_CAP, sizeof(struct proto_entry), false,
+				 proto_entry__clear, NULL, &cache_report, lj->stats);
 	lj->protos.bytes_max = LJ_CACHE_BYTES;
+	if (!err)
+		err = symbol_cache__init(&lj->sites, LJ_SITE_CAP, sizeof(struct site_entry), false,
+					 site_entry__clear, NULL, &site_report, lj->stats);
 	return err;
 }
 
 static void lj_fini(void *rt)
 {
 	symbol_cache__free(&((struct lj *)rt)->protos);
+	symbol_cache__free(&((struct lj *)rt)->sites);
 }
 
 static const struct interp_marker_text marker_texts[] = {
@@ -402,23 +436,84 @@ static int proto_line(const struct proto_entry *e, uint64_t pos)
 	return (int)(e->firstline + d);
 }
 
+/* What read_site needs: the caller's GCproto, its instruction, the callee's cookie. */
+struct site_ctx {
+	const struct lj_file *file;
+	uint64_t caller;
+	uint32_t pos, cookie;
+};
+
+static int read_pid_mem(void *ctx, uint64_t addr, void *buf, size_t size)
+{
+	return interp__read_mem(*(pid_t *)ctx, addr, buf, size);
+}
+
+/* A call site's name (symbol_cache_read_fn; addr: the call instruction's). */
+static int read_site(const void *ctx, pid_t from, uint64_t addr, void *entry)
+{
+	const struct site_ctx *c = ctx;
+	struct site_entry *e = entry;
+	char name[LJ_CALLSITE_NAME_MAX];
+
+	(void)addr;
+	if (lj_callsite__name(&c->file->site, read_pid_mem, &from, c->caller, c->pos, name,
+			      sizeof(name)))
+		name[0] = 0;
+	interp__scrub(name, strlen(name));
+	e->name = strdup(name);
+	if (!e->name)
+		return -ENOMEM;
+	e->key.cookie = c->cookie;
+	e->key.bytes = (uint32_t)strlen(name) + 1;
+	return 0;
+}
+
+/* The name the frame's caller gives it (bpf_abi.h: its flags and address's top bits), or
+ * NULL.
+ */
+static const char *caller_name(struct lj *lj, struct lj_proc *p, pid_t pid,
+			       const struct user_frame *uf)
+{
+	uint64_t caller_pos = uf->addr >> 47, proto = uf->addr & LUAJIT_PROTO_MASK;
+	struct site_ctx c = { p->file, 0, 0, (uint32_t)uf->file_id };
+	struct interp_symbol ignored = { 0 };
+	const struct site_entry *e;
+
+	if (!caller_pos)
+		return NULL;
+	c.caller = proto + 8 * (uint64_t)(int64_t)(int32_t)uf->flags;
+	c.pos = (uint32_t)caller_pos - 1;
+	e = symbol_cache__get(&lj->sites, &p->base, pid,
+			      c.caller + p->file->abi.pt_size + 4 * (uint64_t)c.pos, c.cookie, 0,
+			      read_site, &c, &ignored, NULL);
+	if (!e || !e->name[0]) {
+		lj->stats[LJ_STAT_SITE_UNNAMED]++;
+		return NULL;
+	}
+	return e->name;
+}
+
 static void lj_symbolize(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
 			 struct interp_symbol *out)
 {
 	struct lj_proc *p = proc_state;
 	uint64_t pos = uf->file_id >> 32 & LUAJIT_POS_NONE;
 	const struct proto_entry *e;
-	const char *base;
+	const char *base, *called;
 	struct lj *lj = rt;
 
 	if (!uf->addr)
 		return interp__code_marker(out, INTERP_MARKERS(marker_texts), uf->file_id);
-	e = symbol_cache__get(&lj->protos, &p->base, pid, uf->addr, (uint32_t)uf->file_id, 0,
-			      read_proto, p->file, out, NULL);
+	e = symbol_cache__get(&lj->protos, &p->base, pid, uf->addr & LUAJIT_PROTO_MASK,
+			      (uint32_t)uf->file_id, 0, read_proto, p->file, out, NULL);
 	if (!e)
 		return;
+	/* the proto cache's entry stays borrowed: the name lives in another cache */
+	called = caller_name(lj, p, pid, uf);
 	base = strrchr(e->file, '/') ? strrchr(e->file, '/') + 1 : e->file;
-	if (e->firstline == 0)
+	if (called)
+		snprintf(lj->name, sizeof(lj->name), "%s", called);
+	else if (e->firstline == 0)
 		snprintf(lj->name, sizeof(lj->name), "<main>");
 	else
 		snprintf(lj->name, sizeof(lj->name), "<%s:%u>", base, e->firstline);
