@@ -142,6 +142,56 @@ if collector_start r1; then
 			head -3 <<<"$errs" | cut -c1-300 | sed 's/^/        /'
 	fi
 fi
+# --- 4. --config FILE: keys applied, flags over them, errors naming the line ---------------------
+echo "# --config (at ${SECONDS} s)"
+name=config
+MPORT=$(free_port)
+printf '%s\n' '# stackscope agent settings (a comment)' '' 'freq = 49' 'interval = 0.5' \
+	'otlp-protocol = grpc' 'otlp-endpoint = http://127.0.0.1:1' \
+	"metrics-addr = 127.0.0.1:$MPORT" 'otlp-header = x-tenant=from-file' \
+	'include-cmdline = false' >"$TMP/agent.conf"
+if collector_start "$name"; then
+	workload
+	# the flag's endpoint over the file's (port 1: nothing listens there)
+	agent "$name" --config "$TMP/agent.conf" --otlp-endpoint "http://127.0.0.1:$GRPC_PORT"
+	if wait_agent "$TMP/$name.err" "$APID"; then
+		check "config: exports through the flag's endpoint, /metrics on the file's address" \
+			wait_metric "$MPORT" 'stackscope_exports_total{result="ok"}' 2 20
+	else
+		fail "config: the agent did not start: $(tail -3 "$TMP/$name.err")"
+	fi
+	stop_agent
+	collector_stop
+	check_eq "config: agent exit status" "$ARC" 0
+	# (-F 99 of agent() over the file's freq = 49)
+	check "config: the file's interval, the flag's frequency in the log ($(grep -o 'running at.*every [0-9.]* s' "$TMP/$name.err"))" \
+		grep -q 'running at 99 Hz, reporting every 0.5 s' "$TMP/$name.err"
+fi
+# bad_conf DESCRIPTION PATTERN LINES...: a file of LINES refused at once with one line matching
+# PATTERN (which names the file and the line)
+bad_conf()
+{
+	local what=$1 pat=$2 rc
+	shift 2
+	printf '%s\n' "$@" >"$TMP/bad.conf"
+	timeout -k 2 10 "$SS" agent --config "$TMP/bad.conf" --output-dir "$TMP/never" \
+		2>"$TMP/bad.err" </dev/null
+	rc=$?
+	if [[ $rc -ne 0 && $rc -ne 124 && $(grep -c . "$TMP/bad.err") -eq 1 ]] &&
+		grep -Eq "$pat" "$TMP/bad.err"; then
+		ok "config: $what: exit $rc: $(cat "$TMP/bad.err")"
+	else
+		fail "config: $what: exit $rc: $(head -c 300 "$TMP/bad.err")"
+	fi
+}
+bad_conf "an unknown key" "bad.conf:3: unknown option '--no-such-key" '# x' 'freq = 99' \
+	'no-such-key = 1'
+bad_conf "a bad value" 'bad.conf:2: .*interval' 'freq = 99' 'interval = 0'
+bad_conf "a bad line" 'bad.conf:1: want KEY = VALUE' 'Freq: 99'
+timeout -k 2 10 "$SS" agent --config "$TMP/nothing.conf" 2>"$TMP/bad.err" </dev/null
+check "config: a missing file named ($(head -c 200 "$TMP/bad.err"))" \
+	grep -q 'nothing.conf: No such file' "$TMP/bad.err"
+check "config: no output folder created" test ! -e "$TMP/never"
 kill "$WPID" 2>/dev/null
 
 finish
