@@ -55,6 +55,8 @@ packages=(
 	tmux
 	# test_serve.sh: the web UI in a real headless browser; xxd embeds the UI's files
 	chromium chromium-driver python3-selenium xxd
+	# test_otlp_tls.sh: the CA and certificates it makes
+	openssl
 )
 
 # The kernel matrix boots Debian 11's linux-image-5.10 (apt-get download): the bullseye suite,
@@ -120,4 +122,7 @@ scripts_dir=$(cd "$(dirname "$0")" && pwd)
 for major in 24 22; do
 	"$scripts_dir/node_npm.sh" "$major" >/dev/null
 done
+# test_collector.sh, test_otlp_tls.sh: an OpenTelemetry Collector built from its Go modules
+# at pinned versions (the machine's Go >= 1.26 and the Go module proxy), once, then cached
+"$scripts_dir/collector.sh" >/dev/null
 echo "setup.sh: ready"

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "cli/agent_config.h"
 #include "cli/agent_options.h"
 #include "cli/commands.h"
 #include "cli/option_value.h"
@@ -20,13 +21,27 @@ void agent_options__usage(FILE *f)
 		"pprof files with --output-dir; with an endpoint, the store only with --store).\n"
 		"Stops cleanly on SIGINT/SIGTERM after flushing the last interval.\n"
 		"\n"
+		"      --config FILE          settings from FILE, one \"key = value\" a line (a key is\n"
+		"                             a flag's long name: freq = 99; a flag without a value\n"
+		"                             alone: off-cpu); flags override it; read at start\n"
 		"  -F, --freq HZ              samples per second per CPU (default 19)\n"
 		"      --interval SECS        report interval (default 5)\n"
 		"      --otlp-endpoint URL    OTLP receiver (env OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT,\n"
 		"                             OTEL_EXPORTER_OTLP_ENDPOINT)\n"
 		"      --otlp-protocol P      http/protobuf (default) or grpc (env OTEL_EXPORTER_OTLP_PROTOCOL)\n"
 		"      --otlp-headers K=V,..  extra headers (env OTEL_EXPORTER_OTLP_HEADERS)\n"
-		"      --otlp-ca-file FILE    CA bundle for https (default: system CAs)\n"
+		"      --otlp-header K=V      one more header, the value as is (repeatable); headers\n"
+		"                             are never logged nor shown in /metrics\n"
+		"      --otlp-ca FILE         CA bundle for https (default: system CAs; env\n"
+		"                             OTEL_EXPORTER_OTLP_[PROFILES_]CERTIFICATE)\n"
+		"      --otlp-cert FILE       client certificate, PEM (env ..._CLIENT_CERTIFICATE)\n"
+		"      --otlp-key FILE        its key, PEM (env ..._CLIENT_KEY); all three re-read\n"
+		"                             when they change (rotation without a restart)\n"
+		"      --otlp-server-name N   the name the collector's certificate must carry\n"
+		"                             (default: the endpoint's host)\n"
+		"      --otlp-insecure        allow plaintext http:// to a host other than loopback\n"
+		"                             (env OTEL_EXPORTER_OTLP_INSECURE); https:// is always\n"
+		"                             TLS 1.2+ with the certificate verified\n"
 		"      --queue-max-mb N       export queue bound; oldest dropped beyond (default 32)\n"
 		"      --output-dir DIR       pprof files without an endpoint (default /var/lib/stackscope;\n"
 		"                             root's alone: not a symlink, not writable by others)\n"
@@ -74,6 +89,17 @@ static OPTION_SETTER(set_output_dir)
 	return 0;
 }
 
+static OPTION_SETTER(add_header)
+{
+	struct agent_export_opts *e = field;
+
+	(void)spec;
+	if (e->otlp_header_cnt >= AGENT_EXPORT_MAX_HEADERS)
+		return option_error(command, "at most %d --otlp-header", AGENT_EXPORT_MAX_HEADERS);
+	e->otlp_header_list[e->otlp_header_cnt++] = arg;
+	return 0;
+}
+
 static OPTION_SETTER(set_store)
 {
 	if (!*arg)
@@ -83,12 +109,19 @@ static OPTION_SETTER(set_store)
 
 /* agent's own options; -F, --off-cpu, --cache-dir... are shared (option_table.c). */
 static const struct option_spec agent_option_specs[] = {
+	{ "config", 0, true, option_set_string, AGENT(config_path) },
 	{ "interval", 0, true, option_set_double, AGENT(interval_s), 0.1, 3600,
 	  "--interval must be between 0.1 and 3600 seconds, not '%s'" },
 	{ "otlp-endpoint", 0, true, option_set_string, EXPORT(otlp_endpoint) },
 	{ "otlp-protocol", 0, true, option_set_string, EXPORT(otlp_protocol) },
 	{ "otlp-headers", 0, true, option_set_string, EXPORT(otlp_headers) },
 	{ "otlp-ca-file", 0, true, option_set_string, EXPORT(otlp_ca_file) },
+	{ "otlp-ca", 0, true, option_set_string, EXPORT(otlp_ca_file) },
+	{ "otlp-cert", 0, true, option_set_string, EXPORT(otlp_cert_file) },
+	{ "otlp-key", 0, true, option_set_string, EXPORT(otlp_key_file) },
+	{ "otlp-server-name", 0, true, option_set_string, EXPORT(otlp_server_name) },
+	{ "otlp-insecure", 0, false, option_set_true, EXPORT(otlp_insecure) },
+	{ "otlp-header", 0, true, add_header, AGENT(export) },
 	{ "queue-max-mb", 0, true, option_set_mib, EXPORT(queue_max_bytes), 1, 1024 * 1024,
 	  "--queue-max-mb must be a positive number of MiB, not '%s'" },
 	{ "output-dir", 0, true, set_output_dir, AGENT(export) },
@@ -128,6 +161,27 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->export.store_max_bytes = 256ULL << 20;
 	o->export.store_max_age_s = 7 * 86400;
 	o->unwind_entries = 1u << 21;
+	/* the file first, then the command line over it */
+	o->config_path = agent_config__path(argc, argv);
+	if (o->config_path) {
+		const struct agent_config_entry *entries;
+		size_t cnt, i;
+
+		err = agent_config__load(o->config_path, &entries, &cnt);
+		if (err)
+			return err;
+		for (i = 0; i < cnt; i++) {
+			char where[320], *one[3] = { argv[0], entries[i].arg, NULL };
+
+			snprintf(where, sizeof(where), "agent: %s:%u", o->config_path,
+				 entries[i].line);
+			err = option_table__parse(where, OPTION_AGENT, &o->common,
+						  agent_option_specs, o, false, 2, one);
+			if (err < 0)
+				return err;
+		}
+		o->common.help = false;
+	}
 	err = option_table__parse("agent", OPTION_AGENT, &o->common, agent_option_specs, o, false,
 				  argc, argv);
 	if (err)

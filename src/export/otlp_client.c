@@ -99,7 +99,7 @@ void otlp_config__free(struct otlp_config *c)
 	free(c->headers);
 	free(c->resource_attrs);
 	free(c->endpoint);
-	free(c->ca_file);
+	otlp_tls__free(&c->tls);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -310,8 +310,12 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 			while (t < end && isspace((unsigned char)*t))
 				t++;
 			if (t != end) {
-				err__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
-					 (int)(end - s), s);
+				/* (a header's text is a secret's, maybe: not echoed) */
+				if (headers)
+					err__set(err, err_sz, "%s: an entry has no '='", what);
+				else
+					err__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
+						 (int)(end - s), s);
 				return -EINVAL;
 			}
 			s = *end ? end + 1 : end;
@@ -322,13 +326,13 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 		if (!key || !value) {
 			ret = bad ? -EINVAL : -ENOMEM;
 			err__set(err, err_sz, "%s: bad percent-encoding in \"%.*s\"", what,
-				 (int)(end - s), s);
+				 (int)((headers ? eq : end) - s), s);
 			goto cleanup;
 		}
 		if (!*key ||
 		    (headers && (!header__valid_name(key) || !header__valid_value(value)))) {
 			err__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
-				 headers ? "header" : "attribute", (int)(end - s), s);
+				 headers ? "header" : "attribute", (int)((headers ? eq : end) - s), s);
 			ret = -EINVAL;
 			goto cleanup;
 		}
@@ -357,6 +361,35 @@ cleanup:
 int otlp_config__add_headers(struct otlp_config *c, const char *list, char *err, size_t err_sz)
 {
 	return kv_list__parse(c, list, "OTLP headers", true, err, err_sz);
+}
+
+int otlp_config__add_header(struct otlp_config *c, const char *kv, char *err, size_t err_sz)
+{
+	const char *eq = strchr(kv, '=');
+	char *name = NULL, *value = NULL;
+	int ret = -ENOMEM;
+
+	if (!eq || eq == kv) {
+		err__set(err, err_sz, "--otlp-header: want NAME=VALUE");
+		return -EINVAL;
+	}
+	name = strndup(kv, (size_t)(eq - kv));
+	value = strdup(eq + 1);
+	if (!name || !value)
+		goto cleanup;
+	if (!header__valid_name(name) || !header__valid_value(value)) {
+		err__set(err, err_sz, "--otlp-header: bad header \"%s\"", name);
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	if (array__reserve_exact((void **)&c->headers, c->header_cnt + 1, sizeof(*c->headers)))
+		goto cleanup;
+	c->headers[c->header_cnt++] = (struct otlp_header){ name, value };
+	return 0;
+cleanup:
+	free(name);
+	free(value);
+	return ret;
 }
 
 int otlp_config__add_resource_attrs(struct otlp_config *c, const char *list, char *err,
@@ -438,17 +471,9 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 	v = getenv("OTEL_RESOURCE_ATTRIBUTES");
 	if (v && (ret = kv_list__parse(c, v, "OTEL_RESOURCE_ATTRIBUTES", false, err, err_sz)))
 		return ret;
-	v = getenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
-	if (v && *v) {
-		if (access(v, R_OK)) {
-			err__set(err, err_sz, "OTEL_EXPORTER_OTLP_CERTIFICATE=\"%s\": %s", v,
-				 strerror(errno));
-			return -EINVAL;
-		}
-		c->ca_file = strdup(v);
-		if (!c->ca_file)
-			return -ENOMEM;
-	}
+	ret = otlp_tls__from_env(&c->tls, err, err_sz);
+	if (ret)
+		return ret;
 	v = getenv("OTEL_EXPORTER_OTLP_TIMEOUT");
 	if (v && *v) {
 		errno = 0;
@@ -482,7 +507,11 @@ struct otlp_client {
 	struct otlp_config cfg; /* copy; read-only after creation */
 	char *url;
 	struct curl_slist *curl_headers;
+	struct curl_slist *connect_to; /* --otlp-server-name: the name mapped to the host */
 	CURL *curl;
+	char errbuf[CURL_ERROR_SIZE]; /* curl's words on the last failed transfer */
+	bool https;
+	struct otlp_tls_watch tls_watch; /* export thread only: the TLS files' last stamps */
 
 	pthread_t thread;
 	bool thread_started;
@@ -513,6 +542,7 @@ struct otlp_client {
 struct attempt {
 	bool ok;
 	bool retryable;
+	bool tls_refused; /* the TLS layer refused (otlp_tls__refused()): not retried */
 	long wait_ms;     /* server-requested delay, -1 = none */
 	bool wait_is_min; /* RetryInfo: at least the backoff as well */
 	int http_status;
@@ -1003,8 +1033,14 @@ static void client__attempt(struct otlp_client *c, const struct export_req *r, s
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, a);
+	/* a rotated certificate or CA is used from the next connection on */
+	if (c->https && otlp_tls_watch__changed(&c->tls_watch, &c->cfg.tls)) {
+		pr_info("otlp: TLS files changed: a new connection uses them\n");
+		c->fresh_connect = true;
+	}
 	/* after a transport error, do not trust the kept-alive connection */
 	curl_easy_setopt(c->curl, CURLOPT_FRESH_CONNECT, c->fresh_connect ? 1L : 0L);
+	c->errbuf[0] = '\0';
 	rc = curl_easy_perform(c->curl);
 	c->fresh_connect = rc != CURLE_OK;
 	curl_easy_getinfo(c->curl, CURLINFO_SIZE_UPLOAD_T, &uploaded);
@@ -1027,8 +1063,10 @@ static void client__attempt(struct otlp_client *c, const struct export_req *r, s
 		goto cleanup;
 	}
 	if (rc != CURLE_OK && !a->resp_over) {
-		a->retryable = curl__retryable(rc);
-		snprintf(a->message, sizeof(a->message), "%s", curl_easy_strerror(rc));
+		a->tls_refused = c->https && otlp_tls__refused(rc, c->errbuf);
+		a->retryable = !a->tls_refused && curl__retryable(rc);
+		snprintf(a->message, sizeof(a->message), "%s",
+			 c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
 		goto cleanup;
 	}
 	if (!grpc) {
@@ -1101,6 +1139,7 @@ static bool client__sleep(struct otlp_client *c, uint64_t ms, bool probe)
 enum export_result {
 	EXPORT_OK,
 	EXPORT_REJECTED,  /* a non-retryable answer or error */
+	EXPORT_TLS,       /* the TLS handshake refused: nothing sent */
 	EXPORT_EXHAUSTED, /* still retryable at max_elapsed_ms */
 	EXPORT_STOPPED,   /* the client is being freed */
 };
@@ -1261,6 +1300,14 @@ static enum export_result client__export(struct otlp_client *c, const struct exp
 		backoff = backoff * 2 > c->cfg.max_backoff_ms ? c->cfg.max_backoff_ms : backoff * 2;
 	}
 	/* one warning when exports start being rejected; the counters tell the rest */
+	if (a.tls_refused) {
+		if (!c->failing)
+			pr_warn("otlp: TLS with %s refused: %s: nothing sent (check --otlp-ca, "
+				"--otlp-cert, --otlp-key, --otlp-server-name)\n",
+				c->url, a.message);
+		c->failing = true;
+		return EXPORT_TLS;
+	}
 	if (!c->failing) {
 		attempt__describe(c, &a, why, sizeof(why));
 		pr_warn("otlp: export failed (%s): not retried\n", why);
@@ -1304,10 +1351,11 @@ static void *client__thread(void *arg)
 			break;
 		case EXPORT_REJECTED:
 		case EXPORT_EXHAUSTED:
+		case EXPORT_TLS:
 			c->stats.exports_failed++;
-			c->stats.exports_lost[res == EXPORT_REJECTED
-						      ? OTLP_LOST_REJECTED
-						      : OTLP_LOST_RETRIES_EXHAUSTED]++;
+			c->stats.exports_lost[res == EXPORT_REJECTED	? OTLP_LOST_REJECTED
+					      : res == EXPORT_TLS	? OTLP_LOST_TLS
+									: OTLP_LOST_RETRIES_EXHAUSTED]++;
 			break;
 		case EXPORT_STOPPED:
 			c->stats.exports_dropped++;
@@ -1383,10 +1431,19 @@ static int client__setup_curl(struct otlp_client *c)
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->cfg.ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->cfg.ca_file);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, c->errbuf);
+	if (c->https) {
+		char *named = NULL;
+
+		if (otlp_tls__apply(c->curl, &c->cfg.tls, c->url, &named, &c->connect_to))
+			return -ENOMEM;
+		if (named) {
+			free(c->url);
+			c->url = named;
+			curl_easy_setopt(c->curl, CURLOPT_URL, c->url);
+		}
+		otlp_tls_watch__changed(&c->tls_watch, &c->cfg.tls);
+	}
 	if (!grpc) {
 		/* the response may come gzipped; curl inflates it */
 		curl_easy_setopt(c->curl, CURLOPT_ACCEPT_ENCODING, "");
@@ -1414,7 +1471,7 @@ static int config__copy(struct otlp_config *dst, const struct otlp_config *src)
 
 	*dst = *src;
 	dst->endpoint = NULL;
-	dst->ca_file = NULL;
+	memset(&dst->tls, 0, sizeof(dst->tls));
 	dst->headers = NULL;
 	dst->header_cnt = 0;
 	dst->resource_attrs = NULL; /* the client does not need them */
@@ -1422,7 +1479,7 @@ static int config__copy(struct otlp_config *dst, const struct otlp_config *src)
 	dst->endpoint = strdup(src->endpoint);
 	if (!dst->endpoint)
 		return -ENOMEM;
-	if (src->ca_file && !(dst->ca_file = strdup(src->ca_file)))
+	if (otlp_tls__copy(&dst->tls, &src->tls))
 		return -ENOMEM;
 	if (src->header_cnt) {
 		dst->headers = calloc(src->header_cnt, sizeof(*dst->headers));
@@ -1485,6 +1542,7 @@ struct otlp_client *otlp_client__new(const struct otlp_config *cfg)
 		err = -errno;
 		goto fail;
 	}
+	c->https = !strncmp(c->url, "https://", 8);
 	err = client__setup_curl(c);
 	if (err)
 		goto fail;
@@ -1528,6 +1586,7 @@ const char *otlp_lost_reason__name(enum otlp_lost_reason r)
 		[OTLP_LOST_QUEUE_FULL] = "queue_full",
 		[OTLP_LOST_TOO_LARGE] = "too_large",
 		[OTLP_LOST_SHUTDOWN] = "shutdown",
+		[OTLP_LOST_TLS] = "tls",
 	};
 
 	return (unsigned)r < OTLP_LOST_REASON_CNT ? names[r] : "?";
@@ -1557,6 +1616,7 @@ void otlp_client__free(struct otlp_client *c)
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	curl_slist_free_all(c->curl_headers);
+	curl_slist_free_all(c->connect_to);
 	free(c->url);
 	otlp_config__free(&c->cfg);
 	pthread_cond_destroy(&c->work);

@@ -55,6 +55,7 @@
 #include <stdint.h>
 
 #include "export/otlp.h"
+#include "export/otlp_tls.h"
 #include "export/protobuf.h"
 
 enum otlp_protocol {
@@ -85,7 +86,7 @@ struct otlp_config {
 	size_t header_cnt;
 	struct otlp_attr *resource_attrs; /* OTEL_RESOURCE_ATTRIBUTES; strings owned */
 	size_t resource_attr_cnt;
-	char *ca_file;               /* NULL: the system's CAs */
+	struct otlp_tls tls;         /* CA, client certificate, server name (otlp_tls.h) */
 	bool gzip;                   /* default true */
 	unsigned timeout_ms;         /* one export attempt, default 10000 */
 	unsigned connect_timeout_ms; /* default 3000 */
@@ -103,7 +104,7 @@ void otlp_config__free(struct otlp_config *c);
 /* otlp_config__init() and then the standard variables: OTEL_EXPORTER_OTLP_PROTOCOL,
  * OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT (full URL) or else OTEL_EXPORTER_OTLP_ENDPOINT
  * (base URL), OTEL_EXPORTER_OTLP_HEADERS and OTEL_EXPORTER_OTLP_PROFILES_HEADERS
- * ("k=v,k2=v2", percent-decoded), OTEL_EXPORTER_OTLP_CERTIFICATE (CA file),
+ * ("k=v,k2=v2", percent-decoded), the TLS variables (otlp_tls__from_env()),
  * OTEL_EXPORTER_OTLP_TIMEOUT (ms), OTEL_EXPORTER_OTLP_COMPRESSION (gzip|none),
  * OTEL_RESOURCE_ATTRIBUTES. Returns 0, -ENOMEM, or -EINVAL with a message naming the
  * variable and the problem in err (always NUL-terminated when err_sz > 0). On error c is
@@ -118,6 +119,10 @@ int otlp_config__set_endpoint(struct otlp_config *c, const char *url, bool is_fu
 			      size_t err_sz);
 /* Adds headers / resource attributes in the "k=v,k2=v2" format. 0, -ENOMEM or -EINVAL. */
 int otlp_config__add_headers(struct otlp_config *c, const char *list, char *err, size_t err_sz);
+/* Adds one header "Name=value" (--otlp-header: split at the first '=', not decoded; the value
+ * may hold commas). 0, -ENOMEM or -EINVAL. Error messages name the header, never its value.
+ */
+int otlp_config__add_header(struct otlp_config *c, const char *kv, char *err, size_t err_sz);
 int otlp_config__add_resource_attrs(struct otlp_config *c, const char *list, char *err,
 				    size_t err_sz);
 
@@ -131,10 +136,11 @@ enum otlp_lost_reason {
 	OTLP_LOST_QUEUE_FULL,        /* dropped: the oldest in a full queue */
 	OTLP_LOST_TOO_LARGE,         /* dropped: over queue_max_sz on its own */
 	OTLP_LOST_SHUTDOWN,          /* dropped: queued or in flight when the client was freed */
+	OTLP_LOST_TLS,               /* failed: the TLS handshake refused (otlp_tls.h) */
 	OTLP_LOST_REASON_CNT,
 };
 
-/* "rejected", "retries_exhausted", "queue_full", "too_large", "shutdown". */
+/* "rejected", "retries_exhausted", "queue_full", "too_large", "shutdown", "tls". */
 const char *otlp_lost_reason__name(enum otlp_lost_reason r);
 
 struct otlp_client_stats {

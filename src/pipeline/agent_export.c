@@ -119,6 +119,26 @@ static int store_lookup(void *ctx, uint32_t pid, struct store_process *out)
 	return 0;
 }
 
+/* The TLS flags over what the environment set (otlp_tls.h), then its policy checked. 0 or
+ * -EINVAL / -ENOMEM with the line in err.
+ */
+static int agent_export__tls(struct otlp_config *cfg, const struct agent_export_opts *o, char *err,
+			     size_t err_sz)
+{
+	struct otlp_tls *t = &cfg->tls;
+
+	if ((o->otlp_ca_file && otlp_tls__set(&t->ca_file, o->otlp_ca_file)) ||
+	    (o->otlp_cert_file && otlp_tls__set(&t->cert_file, o->otlp_cert_file)) ||
+	    (o->otlp_key_file && otlp_tls__set(&t->key_file, o->otlp_key_file)) ||
+	    (o->otlp_server_name && otlp_tls__set(&t->server_name, o->otlp_server_name))) {
+		snprintf(err, err_sz, "out of memory");
+		return -ENOMEM;
+	}
+	if (o->otlp_insecure)
+		t->insecure = true;
+	return otlp_tls__check(t, cfg->endpoint, err, err_sz);
+}
+
 static int setup_otlp(struct agent_export *ex, const struct agent_export_opts *o)
 {
 	char err[256] = "";
@@ -133,10 +153,12 @@ static int setup_otlp(struct agent_export *ex, const struct agent_export_opts *o
 	if (o->otlp_headers &&
 	    otlp_config__add_headers(&ex->cfg, o->otlp_headers, err, sizeof(err)))
 		goto bad;
-	if (o->otlp_ca_file) {
-		free(ex->cfg.ca_file);
-		ex->cfg.ca_file = strdup(o->otlp_ca_file);
+	for (size_t i = 0; i < o->otlp_header_cnt; i++) {
+		if (otlp_config__add_header(&ex->cfg, o->otlp_header_list[i], err, sizeof(err)))
+			goto bad;
 	}
+	if (agent_export__tls(&ex->cfg, o, err, sizeof(err)))
+		goto bad;
 	ex->cfg.queue_max_sz = (size_t)o->queue_max_bytes;
 	otlp_host__detect(&ex->host);
 	ex->host.extra = ex->cfg.resource_attrs;

@@ -12,6 +12,8 @@
 
 #include "export/otlp_client.h"
 
+#define AGENT_EXPORT_MAX_HEADERS 32
+
 struct profile;
 struct session;
 
@@ -20,7 +22,13 @@ struct agent_export_opts {
 	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: no OTLP */
 	const char *otlp_protocol; /* "http/protobuf" or "grpc"; NULL: environment or http */
 	const char *otlp_headers;  /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
-	const char *otlp_ca_file;
+	const char *otlp_ca_file;  /* --otlp-ca: over OTEL_EXPORTER_OTLP_*CERTIFICATE */
+	const char *otlp_cert_file; /* --otlp-cert, --otlp-key: the client certificate */
+	const char *otlp_key_file;
+	const char *otlp_server_name; /* --otlp-server-name */
+	bool otlp_insecure;           /* --otlp-insecure: plaintext to any http:// host */
+	const char *otlp_header_list[AGENT_EXPORT_MAX_HEADERS]; /* --otlp-header K=V, each */
+	size_t otlp_header_cnt;
 	const char *output_dir;    /* default /var/lib/stackscope */
 	uint64_t output_max_bytes; /* default 256 MiB */
 	uint64_t queue_max_bytes;  /* OTLP export queue bound, default 32 MiB */

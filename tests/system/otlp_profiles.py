@@ -38,7 +38,11 @@ def request(path, want_pid):
         pid = None
         for res in sub(rp, 1):
             for kv in sub(res, 1):
-                if sub(kv, 1) == [b"process.pid"]:
+                # the key inline, or (a Collector's re-encoding, opentelemetry-proto
+                # v1.11) key_strindex into the string table
+                key = sub(kv, 1) or [strings[one_int(kv, 3)].encode()
+                                     if 0 <= one_int(kv, 3) < len(strings) else b""]
+                if key == [b"process.pid"]:
                     pid = one_int((sub(kv, 2) or [b""])[0], 3)
         if pid != want_pid:
             continue
