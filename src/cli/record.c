@@ -118,7 +118,8 @@ static int write_outputs(struct record_run *s)
 			e = pprof__write(s->prof, o->path);
 			break;
 		case OUTPUT_FOLDED:
-			e = folded__write(s->prof, o->path);
+			e = folded__write_opts(s->prof, o->path,
+					       &(struct folded_opts){ s->opts->trace_frames });
 			break;
 		default:
 			e = flamegraph__write(s->prof, o->path,

@@ -37,6 +37,8 @@ void record_options__usage(FILE *f)
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --debug-dir DIR    also look for debug files there (build-id tree or by name);\n"
 		"                         DEBUGINFOD_URLS is used when set\n"
+		"      --trace-frames     folded: a [trace: ID span ID] frame under the process\n"
+		"                         name for samples taken in an OpenTelemetry span\n"
 		"  -q, --quiet            no summary\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");
@@ -126,6 +128,7 @@ static const struct option_spec record_option_specs[] = {
 	{ "debug-dir", 0, true, add_debug_dir, 0 },
 	{ "cpu", 0, false, option_set_true, RECORD(cpu) },
 	{ "quiet", 'q', false, option_set_true, RECORD(quiet) },
+	{ "trace-frames", 0, false, option_set_true, RECORD(trace_frames) },
 	{ 0 },
 };
 

@@ -36,6 +36,7 @@ struct record_options {
 	size_t debug_dir_cnt;
 	bool cpu; /* CPU samples: default, or --cpu with --off-cpu */
 	bool quiet;
+	bool trace_frames; /* --trace-frames: folded/svg get a "[trace: ...]" frame per span */
 };
 
 /* Parse argv (argv[0] is "record"). Returns 0, or -EINVAL after printing one clear error line

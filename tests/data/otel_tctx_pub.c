@@ -10,7 +10,10 @@
  *     byte by byte, between two spans (X: span 5a..ff01, Y: span 5a..ff02, trace ids 11.. and
  *     22..), with valid toggled around each rewrite: a sample may see either span whole,
  *     never a mix.
- * Runs for argv[1] seconds.
+ * Every thread first burns STARTUP_NS in work_startup with nothing attached: stackscope
+ * learns of a new process from its mappings, tens of ms after exec (as for Go's labels), and
+ * samples before that cannot carry a span.
+ * Runs for argv[1] seconds after that.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +28,7 @@
 #define SPAN_THREADS 3
 #define SPANS 6
 #define SPAN_NS (3 * 1000000LL)
+#define STARTUP_NS (300 * 1000000LL)
 
 static volatile int stop;
 static volatile unsigned long sink;
@@ -62,6 +66,7 @@ WORK(work_span_6)
 WORK(work_nospan)
 WORK(work_unmapped)
 WORK(work_torn)
+WORK(work_startup)
 
 static void (*const work_span[SPANS + 1])(long long) = {
 	NULL, work_span_1, work_span_2, work_span_3, work_span_4, work_span_5, work_span_6,
@@ -86,6 +91,7 @@ static void *span_thread(void *arg)
 	struct otel_tctx_record *r;
 	int n = 1;
 
+	work_startup(STARTUP_NS);
 	for (; !stop; n = n % SPANS + 1) {
 		if (t % 2 == 0) { /* a record per span: the pointer switches */
 			r = &recs[t][n];
@@ -185,7 +191,7 @@ int main(int argc, char **argv)
 		pthread_create(&th[n++], NULL, torn_thread, NULL);
 		pthread_create(&th[n++], NULL, rewriter_thread, NULL);
 	}
-	usleep((useconds_t)(secs * 1e6));
+	usleep((useconds_t)(secs * 1e6 + STARTUP_NS / 1000));
 	stop = 1;
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);

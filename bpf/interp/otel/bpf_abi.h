@@ -16,25 +16,38 @@
 
 #include "counter_list.h"
 
-/* How the variable's address follows from the thread pointer (fsbase). */
+/* How the variable's address follows from the thread pointer (fsbase). Static TLS (the
+ * executable, the libraries loaded at start-up): fsbase + an offset; dynamic TLS (a dlopen()ed
+ * library): dtv = *(fsbase + OTEL_TCB_DTV), the module's block *(dtv + 16 * modid) (0 or -1:
+ * not allocated in this thread, so never set), + the offset in it. What ld.so decided is read
+ * at each sample from the GOT slot it wrote (got), so a process is read from its first sample
+ * on, and one whose GOT is not relocated yet reads as "nothing published".
+ */
 enum otel_tls_mode {
-	/* static TLS (the executable, a library loaded at start-up): fsbase + tp_off */
+	/* local-exec in the executable: fsbase + tp_off */
 	OTEL_TLS_STATIC = 1,
-	/* dynamic TLS (a dlopen()ed library): dtv = *(fsbase + OTEL_TCB_DTV), the module's block
-	 * *(dtv + 16 * modid) (0 or -1: not allocated in this thread, so never set), + dtv_off
+	/* the TLSDESC descriptor at got: {resolver, argument}; the resolver 0: not relocated yet;
+	 * an argument in (-OTEL_TP_OFF_MAX, 0): static TLS, fsbase + argument; else it points to
+	 * ld.so's {module id, offset}, the offset checked against dtv_off (the symbol's)
 	 */
-	OTEL_TLS_DTV = 2,
+	OTEL_TLS_TLSDESC = 2,
+	/* legacy General Dynamic: the module id at got (0: not relocated yet), offset dtv_off */
+	OTEL_TLS_DTPMOD = 3,
+	/* initial-exec: the offset from the thread pointer at got (0: not relocated yet) */
+	OTEL_TLS_TPOFF = 4,
 };
+
+#define OTEL_TP_OFF_MAX (1ll << 20)
 
 #define OTEL_TCB_DTV 8 /* glibc x86-64: tcbhead_t.dtv */
 
 /* interp_proc.otel: one process's variable. */
 struct otel_proc_abi {
 	__s64 tp_off;  /* OTEL_TLS_STATIC: the variable's offset from the thread pointer */
-	__u64 dtv_off; /* OTEL_TLS_DTV: its offset in its module's TLS block */
-	__u32 modid;   /* OTEL_TLS_DTV: its module id */
+	__u64 got;     /* the others: absolute address of the GOT slot(s) ld.so fills */
+	__u64 dtv_off; /* TLSDESC (dynamic), DTPMOD: its offset in its module's TLS block */
 	__u8 mode;     /* enum otel_tls_mode */
-	__u8 pad[3];
+	__u8 pad[7];
 };
 
 /* The record's fixed head (the OTEP's first 28 bytes). */

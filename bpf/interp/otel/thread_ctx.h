@@ -16,26 +16,57 @@
 #include "interp/common.h"
 #include "interp/otel/bpf_abi.h"
 
-/* The address of the thread's otel_thread_ctx_v1 into *var: 0, 1 (its TLS block is not
- * allocated in this thread: nothing published) or -1 (unreadable).
+/* The address of the thread's otel_thread_ctx_v1 into *var: 0, 1 (nothing published: the GOT
+ * not relocated yet, the TLS block not allocated in this thread) or -1 (unreadable, or what no
+ * ld.so writes).
  */
 static __always_inline int otel_tls_var(const struct otel_proc_abi *o, __u64 fsbase, __u64 *var)
 {
-	__u64 dtv, block;
+	__u64 w[2], arg[2], modid, off = o->dtv_off, dtv, block;
+	__s64 tp;
 
 	if (o->mode == OTEL_TLS_STATIC) {
 		*var = fsbase + (__u64)o->tp_off;
 		return 0;
 	}
-	if (o->mode != OTEL_TLS_DTV || !o->modid || o->modid > 0xffff)
+	if (o->mode == OTEL_TLS_TLSDESC) {
+		if (ss_read_user(w, sizeof(w), o->got))
+			return -1;
+		if (!w[0])
+			return 1;
+		tp = (__s64)w[1];
+		if (tp < 0 && tp > -OTEL_TP_OFF_MAX) {
+			*var = fsbase + w[1];
+			return 0;
+		}
+		if (ss_read_user(arg, sizeof(arg), w[1]) || arg[1] != o->dtv_off)
+			return -1;
+		modid = arg[0];
+	} else if (o->mode == OTEL_TLS_DTPMOD || o->mode == OTEL_TLS_TPOFF) {
+		if (ss_read_user(w, sizeof(w[0]), o->got))
+			return -1;
+		if (!w[0])
+			return 1;
+		if (o->mode == OTEL_TLS_TPOFF) {
+			tp = (__s64)w[0];
+			if (tp >= 0 || tp <= -OTEL_TP_OFF_MAX)
+				return -1;
+			*var = fsbase + w[0];
+			return 0;
+		}
+		modid = w[0];
+	} else {
+		return -1;
+	}
+	if (!modid || modid > 0xffff)
 		return -1;
 	if (ss_read_user(&dtv, sizeof(dtv), fsbase + OTEL_TCB_DTV) || !dtv ||
-	    ss_read_user(&block, sizeof(block), dtv + 16 * (__u64)o->modid))
+	    ss_read_user(&block, sizeof(block), dtv + 16 * modid))
 		return -1;
 	/* glibc: -1 (TLS_DTV_UNALLOCATED) until the thread first touches the module's TLS */
 	if (!block || block == ~0ULL)
 		return 1;
-	*var = block + o->dtv_off;
+	*var = block + off;
 	return 0;
 }
 

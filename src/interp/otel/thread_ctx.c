@@ -16,10 +16,8 @@
  *  - none of them in an executable (local-exec: the linker resolved it): glibc puts the
  *    executable's block (module 1) right below the thread pointer, at
  *    -roundup(PT_TLS memsz, PT_TLS align), so the offset is value - that.
- * Per process (proc_refresh, until it resolves): the GOT words of the mapped file through
- * /proc/PID/mem, checked (a module id up to 0xffff, offsets inside 1 MiB of the thread
- * pointer or of the block, the descriptor's offset equal to the symbol's): a GOT ld.so has not
- * filled yet (a process that is starting) is read again at the next tick.
+ * Per process: the absolute address of that GOT slot (eBPF reads what ld.so wrote there at each
+ * sample: bpf/interp/otel/bpf_abi.h), or the local-exec offset.
  *
  * Untrusted input: the file through elf_file (bounded by its sections), the process's memory
  * (words checked before use); eBPF reads the thread's memory with its own checks.
@@ -32,13 +30,12 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "interp/common/interp_elf.h"
-#include "interp/common/proc_memory.h"
 #include "interp/common/runtime_counters.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
 
 #define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"
-#define OTEL_TLS_OFF_MAX (1ll << 20) /* |offset from the thread pointer|, offset in a block */
+#define OTEL_TLS_OFF_MAX OTEL_TP_OFF_MAX /* |offset from the thread pointer|, in a block */
 #define OTEL_RELA_MAX (1u << 20)     /* .rela.dyn entries searched */
 
 enum otel_access {
@@ -57,18 +54,9 @@ struct otel_file {
 	int64_t le_off;   /* OTEL_ACCESS_LOCAL_EXEC: the offset from the thread pointer */
 };
 
-struct otel_proc {
-	struct interp_proc_base base;
-	const struct otel_file *file; /* the registry keeps it while it lives */
-	uint64_t bias;
-	bool resolved;
-};
-
 #define OTEL_STATS(X)                                                              \
 	/* files defining the variable whose code reaches it in no way read here */ \
-	X(OTEL_STAT_NO_ACCESS, "files without TLS access")                         \
-	/* processes whose GOT held what no ld.so writes */                           \
-	X(OTEL_STAT_BAD_GOT, "processes with an unexpected GOT")
+	X(OTEL_STAT_NO_ACCESS, "files without TLS access")
 
 enum otel_stat { OTEL_STATS(INTERP_LIST_ENUM) OTEL_STAT_CNT };
 
@@ -195,103 +183,37 @@ static int otel_file_detect(void *rt, const struct executable *exe, void *file_s
 	return 0;
 }
 
-static bool tp_off_ok(int64_t off)
-{
-	return off < 0 && off > -OTEL_TLS_OFF_MAX;
-}
-
-/* The process's GOT words into *out: 1 resolved, 0 not yet (ld.so has not filled them), -1
- * what no ld.so writes.
- */
-static int resolve(const struct otel_file *f, pid_t pid, uint64_t bias, struct otel_proc_abi *out)
-{
-	uint64_t w[2], arg[2];
-
-	if (f->access == OTEL_ACCESS_LOCAL_EXEC) {
-		out->mode = OTEL_TLS_STATIC;
-		out->tp_off = f->le_off;
-		return 1;
-	}
-	if (interp__read_mem(pid, bias + f->got, w, sizeof(w)))
-		return 0;
-	switch (f->access) {
-	case OTEL_ACCESS_TPOFF:
-		if (!w[0])
-			return 0;
-		if (!tp_off_ok((int64_t)w[0]))
-			return -1;
-		out->mode = OTEL_TLS_STATIC;
-		out->tp_off = (int64_t)w[0];
-		return 1;
-	case OTEL_ACCESS_DTPMOD:
-		if (!w[0])
-			return 0;
-		if (w[0] > 0xffff || f->value >= (uint64_t)OTEL_TLS_OFF_MAX)
-			return -1;
-		out->mode = OTEL_TLS_DTV;
-		out->modid = (uint32_t)w[0];
-		out->dtv_off = f->value;
-		return 1;
-	case OTEL_ACCESS_TLSDESC:
-		if (!w[0]) /* the resolver's address: 0 until relocated */
-			return 0;
-		if (tp_off_ok((int64_t)w[1])) {
-			out->mode = OTEL_TLS_STATIC;
-			out->tp_off = (int64_t)w[1];
-			return 1;
-		}
-		/* dynamic TLS: ld.so's {module id, offset in its block}; anything else (a lazy
-		 * descriptor, where the argument is the relocation) is read again later
-		 */
-		if (interp__read_mem(pid, w[1], arg, sizeof(arg)) || !arg[0] || arg[0] > 0xffff ||
-		    arg[1] != f->value + f->addend)
-			return 0;
-		out->mode = OTEL_TLS_DTV;
-		out->modid = (uint32_t)arg[0];
-		out->dtv_off = arg[1];
-		return 1;
-	}
-	return -1;
-}
-
+/* The eBPF entry: where the GOT slot(s) are in this process, read at each sample. */
 static int otel_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t now_ns,
 			    void *proc_state, struct interp_proc *bpf)
 {
-	struct otel_proc *p = proc_state;
+	const struct otel_file *f = file_state;
+	struct otel_proc_abi *o = &bpf->otel;
 
-	(void)rt, (void)file_state, (void)now_ns;
-	p->file = file_state;
-	p->bias = bias;
-	memset(&bpf->otel, 0, sizeof(bpf->otel)); /* mode 0: nothing read until resolved */
-	return 0;
-}
-
-static int otel_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
-			     struct interp_code_range *code)
-{
-	struct otel_rt *o = rt;
-	struct otel_proc *p = proc_state;
-	struct otel_proc_abi abi = { 0 };
-	int r;
-
-	(void)now_ns, (void)code;
-	if (p->resolved)
-		return 0;
-	r = resolve(p->file, p->base.pid, p->bias, &abi);
-	if (r < 0) {
-		o->stats[OTEL_STAT_BAD_GOT]++;
-		pr_debug("otel: pid %d: %s's GOT holds what ld.so does not write\n",
-			 (int)p->base.pid, OTEL_TLS_SYMBOL);
+	(void)rt, (void)now_ns, (void)proc_state;
+	memset(o, 0, sizeof(*o));
+	o->got = bias + f->got;
+	switch (f->access) {
+	case OTEL_ACCESS_LOCAL_EXEC:
+		o->mode = OTEL_TLS_STATIC;
+		o->tp_off = f->le_off;
+		o->got = 0;
+		break;
+	case OTEL_ACCESS_TLSDESC:
+		o->mode = OTEL_TLS_TLSDESC;
+		o->dtv_off = f->value + f->addend;
+		break;
+	case OTEL_ACCESS_DTPMOD:
+		o->mode = OTEL_TLS_DTPMOD;
+		o->dtv_off = f->value;
+		break;
+	case OTEL_ACCESS_TPOFF:
+		o->mode = OTEL_TLS_TPOFF;
+		break;
+	default:
 		return -EINVAL;
 	}
-	if (!r)
-		return 0;
-	p->resolved = true;
-	bpf->otel = abi;
-	pr_debug("otel: pid %d: %s: %s %lld\n", (int)p->base.pid, OTEL_TLS_SYMBOL,
-		 abi.mode == OTEL_TLS_STATIC ? "fs" : "dtv module", abi.mode == OTEL_TLS_STATIC ?
-		 (long long)abi.tp_off : (long long)abi.modid);
-	return 1;
+	return 0;
 }
 
 const struct interp_runtime otel_runtime = {
@@ -301,8 +223,6 @@ const struct interp_runtime otel_runtime = {
 	INTERP_RUNTIME_COUNTERS(OTEL_COUNTERS, OTEL_COUNTER_CNT, OTEL_STATS, struct otel_rt),
 	.file_state_sz = sizeof(struct otel_file),
 	.file_detect = otel_file_detect,
-	.proc_state_sz = sizeof(struct otel_proc),
 	.proc_attach = otel_proc_attach,
-	.proc_refresh = otel_proc_refresh,
 	.symbolize = NULL, /* it emits no frames, only the span */
 };
