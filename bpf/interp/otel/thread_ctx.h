@@ -4,8 +4,8 @@
  * Called once per sample, after the walk, for a process the runtime is attached to (a mapped
  * file defines the TLS variable otel_thread_ctx_v1: src/interp/otel/thread_ctx.c). The
  * sampled thread is stopped (the sample interrupts it), so its own writes cannot race the read;
- * another thread's can (a hostile or broken writer): the pointer and the record's head are read
- * twice and kept only when both reads agree, so a sample carries the span that was published
+ * another thread's can (a hostile or broken writer): the record's head is read twice and kept
+ * only when both reads agree, so a sample carries the span that was published
  * whole or none (counted), never half of two. Attributes (attrs-data) are not read yet.
  *
  * Hooks the includer provides: ss_read_user, ss_interp_proc, ss_interp_count.
@@ -74,7 +74,7 @@ static __always_inline int otel_tls_var(const struct otel_proc_abi *o, __u64 fsb
 static __always_inline int otel_thread_ctx(struct sample_record *rec, __u32 pid, __u64 fsbase)
 {
 	struct interp_proc *p;
-	__u64 var, ptr, ptr2, head[4] = {}, head2[4] = {};
+	__u64 var, ptr, head[4] = {}, head2[4] = {};
 	__u8 *h = (__u8 *)head;
 	int r;
 
@@ -107,9 +107,10 @@ static __always_inline int otel_thread_ctx(struct sample_record *rec, __u32 pid,
 		ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_NOT_VALID);
 		return 0;
 	}
-	/* the second read: the same pointer, the same head */
-	if (ss_read_user(&ptr2, sizeof(ptr2), var) || ptr2 != ptr ||
-	    ss_read_user(head2, OTEL_RECORD_HEAD, ptr) || head[0] != head2[0] ||
+	/* the second read: the same head (a pointer switched meanwhile left the record read
+	 * whole: the span that was attached)
+	 */
+	if (ss_read_user(head2, OTEL_RECORD_HEAD, ptr) || head[0] != head2[0] ||
 	    head[1] != head2[1] || head[2] != head2[2] || head[3] != head2[3]) {
 		ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_CHANGED);
 		rec->trace.state = OTEL_TRACE_BAD;
