@@ -4,6 +4,7 @@
  *   store intervals [--store FILE] [--from T] [--to T]   one line per interval
  * Readers open the file read-only, so they run beside a writing agent.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "export/pprof.h"
 #include "export/pprof_read.h"
 #include "profile/profile.h"
+#include "profile/trace_label.h"
 #include "store/pprof_import.h"
 #include "store/store.h"
 
@@ -37,7 +39,9 @@ static void usage(FILE *f)
 		   "filters:\n"
 		   "      --from T, --to T   ns since the epoch, or relative: -30s, -5m, -2h, -1d\n"
 		   "      --pid N, --tid N, --comm NAME, --thread NAME, --exe PATH,\n"
-		   "      --container ID, --label KEY=VALUE\n");
+		   "      --container ID, --label KEY=VALUE\n"
+		   "      --trace ID         the samples of one trace (32 hex digits: their\n"
+		   "                         OpenTelemetry thread context's trace_id label)\n");
 }
 
 static int print_interval(void *ctx, const struct store_interval *iv)
@@ -121,6 +125,26 @@ static int import_files(struct store *st, char **files, int n)
 	return bad ? 1 : 0;
 }
 
+/* --trace ID as the label filter "trace_id=<id>" (lowercase) into buf[sizeof(TRACE_LABEL_TRACE)
+ * + 33]; 0, or -EINVAL for an ID that is not 32 hex digits.
+ */
+static int store_trace_filter(struct store_filter *f, const char *id, char *buf)
+{
+	uint8_t bytes[16];
+	char hex[33];
+	size_t i;
+
+	if (strlen(id) != 32)
+		return -EINVAL;
+	for (i = 0; i < 32; i++)
+		hex[i] = (char)tolower((unsigned char)id[i]);
+	hex[32] = '\0';
+	if (!trace_label__parse(hex, bytes, sizeof(bytes)))
+		return -EINVAL;
+	snprintf(buf, sizeof(TRACE_LABEL_TRACE) + 33, "%s=%s", TRACE_LABEL_TRACE, hex);
+	return store_filter__parse(f, "label", buf) < 0 ? -EINVAL : 0;
+}
+
 int cmd_store(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -135,11 +159,13 @@ int cmd_store(int argc, char **argv)
 		{ "exe", required_argument, NULL, 1 },
 		{ "container", required_argument, NULL, 1 },
 		{ "label", required_argument, NULL, 1 },
+		{ "trace", required_argument, NULL, 2 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct store_opts so = { .path = STORE_DEFAULT_PATH };
 	struct store_filter f = { 0 };
+	char trace_label[sizeof(TRACE_LABEL_TRACE) + 33];
 	const char *action, *out_path = NULL;
 	struct store *st = NULL;
 	struct profile *p = NULL;
@@ -169,6 +195,13 @@ int cmd_store(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 2: /* --trace ID: the samples of one trace (label trace_id) */
+			if (store_trace_filter(&f, optarg, trace_label)) {
+				fprintf(stderr, "stackscope store: bad --trace '%s' (32 hex digits)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 1:
 			if (store_filter__parse(&f, long_opts[idx].name, optarg) < 0) {
 				fprintf(stderr, "stackscope store: bad --%s '%s'\n",

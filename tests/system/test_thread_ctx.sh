@@ -9,6 +9,7 @@
 #  - the thread without a span carries none;
 #  - a variable pointing to unmapped memory: no span, counted ("record unreadable");
 #  - folded stacks (--trace-frames): a "[trace: ID span ID]" frame per span;
+#  - `store query --trace ID`: the samples of that trace;
 #  - a record another thread rewrites byte by byte between two spans X and Y: a sample carries
 #    X or Y whole, never a mix.
 # The ids come out as pprof labels trace_id/span_id (read back with pprof_stacks.py --labels;
@@ -71,4 +72,16 @@ check_publisher()
 
 check_publisher otel_tctx_pub
 check_publisher otel_tctx_pub_exe
+
+# the store: the spans as labels of the stored samples; `store query --trace ID` keeps one trace's
+if [[ -f $TMP/otel_tctx_pub.pb.gz ]]; then
+	"$SS" store import --store "$TMP/t.db" "$TMP/otel_tctx_pub.pb.gz" >/dev/null 2>&1
+	want=$(samples "$TMP/otel_tctx_pub.stacks" '*' "trace_id=${T7E}02")
+	got=$("$SS" store query --store "$TMP/t.db" --trace "${T7E^^}02" -o - 2>/dev/null |
+		awk '{ s += $NF } END { print s + 0 }')
+	check_ge "store: samples of trace ${T7E}02" "$want" 10
+	check_eq "store query --trace (upper case given): its samples" "$got" "$want"
+	check_eq "store query --trace: a bad id refused" \
+		"$("$SS" store query --store "$TMP/t.db" --trace 12zz -o - >/dev/null 2>&1; echo $?)" 2
+fi
 finish
