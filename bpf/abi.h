@@ -119,6 +119,17 @@ struct sample_label {
 	char value[SS_LABEL_VALUE_LEN];
 };
 
+/* The span the sampled thread was running (OpenTelemetry's thread context, OTEP 4947;
+ * bpf/interp/otel/): ids as published (W3C byte order), state an enum otel_trace_state.
+ */
+struct sample_trace {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+	__u8 flags; /* W3C trace-flags */
+	__u8 state; /* enum otel_trace_state: 0, none */
+	__u8 pad[6];
+};
+
 struct sample_record {
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];        /* process (thread-group leader) name */
@@ -136,6 +147,7 @@ struct sample_record {
 			      * it leaves; its RECORD_OFF_CPU says how long it stayed off */
 	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
 	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
+	struct sample_trace trace; /* the thread's span (bpf/interp/otel/thread_ctx.h) */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -595,6 +607,7 @@ enum off_cpu_state {
 #include "interp/go/bpf_abi.h"
 #include "interp/luajit/bpf_abi.h"
 #include "interp/beam/bpf_abi.h"
+#include "interp/otel/bpf_abi.h"
 
 /* The runtimes, one line each (with its bpf_abi.h's include above), in frame kind order (a new
  * one goes last). X(kind, p, name, file):
@@ -617,6 +630,8 @@ enum off_cpu_state {
 	X(GO,      go,   go,      0)             \
 	X(LUAJIT,  luajit, luajit, 0)           \
 	X(BEAM,    beam, beam,    0)             \
+	/* OpenTelemetry's thread context: no frames, the span (otel/bpf_abi.h) */ \
+	X(OTEL,    otel, otel,    0)             \
 	/* one line per runtime, with its include above */
 
 #define INTERP_FRAME_KIND(kind, p, name, file) FRAME_KIND_##kind,

@@ -356,6 +356,7 @@ static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, 
 #include "interp/dispatch.h"
 #include "deferred.h"
 #include "interp/go/labels.h"
+#include "interp/otel/thread_ctx.h"
 
 /* Kernels before bpf_get_current_task_btf (5.11): the current task as a plain pointer, which
  * the programs that may run there (the tail-call walker's) only read through CO-RE reads. Set by
@@ -619,6 +620,10 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
 	else if (s->st.end != UNWIND_END_NO_USER)
 		ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
+	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
+		ss_otel_thread_ctx(rec, s->st.pid, s->interp.is.fsbase);
+	else if (s->st.end != UNWIND_END_NO_USER)
+		ss_otel_thread_ctx_static(rec, s->st.pid, s->interp.is.fsbase);
 	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
 		rec->deferred = DEFER_NONE;
 	else if (tail_walker)
@@ -659,6 +664,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
 	rec->kernel_frame_cnt = 0;
 	rec->label_cnt = 0;
+	__builtin_memset(&rec->trace, 0, sizeof(rec->trace));
 	rec->off_cpu = 0;
 	rec->off_cpu_state = 0;
 	rec->off_cpu_ns = 0;

@@ -127,7 +127,8 @@ static int write_outputs(struct record_run *s)
 			e = pprof__write(s->prof, o->path);
 			break;
 		case OUTPUT_FOLDED:
-			e = folded__write(view, o->path);
+			e = folded__write_opts(view, o->path,
+					       &(struct folded_opts){ s->opts->trace_frames });
 			break;
 		default:
 			e = flamegraph__write(view, o->path,

@@ -40,6 +40,8 @@ void record_options__usage(FILE *f)
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --debug-dir DIR    also look for debug files there (build-id tree or by name);\n"
 		"                         DEBUGINFOD_URLS is used when set\n"
+		"      --trace-frames     folded: a [trace: ID span ID] frame under the process\n"
+		"                         name for samples taken in an OpenTelemetry span\n"
 		"  -q, --quiet            no summary\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");
@@ -138,6 +140,7 @@ static const struct option_spec record_option_specs[] = {
 	{ "quiet", 'q', false, option_set_true, RECORD(quiet) },
 	{ "fold", 0, true, set_fold, RECORD(fold_runtime), 0, 0,
 	  "--fold takes 'runtime' or 'none', not '%s'" },
+	{ "trace-frames", 0, false, option_set_true, RECORD(trace_frames) },
 	{ 0 },
 };
 

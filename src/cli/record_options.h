@@ -37,6 +37,7 @@ struct record_options {
 	bool cpu; /* CPU samples: default, or --cpu with --off-cpu */
 	bool quiet;
 	bool fold_runtime; /* --fold runtime: folded and SVG outputs (profile/runtime_fold.h) */
+	bool trace_frames; /* --trace-frames: folded/svg get a "[trace: ...]" frame per span */
 };
 
 /* Parse argv (argv[0] is "record"). Returns 0, or -EINVAL after printing one clear error line

@@ -4,6 +4,7 @@
  *   store intervals [--store FILE] [--from T] [--to T]   one line per interval
  * Readers open the file read-only, so they run beside a writing agent.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -21,6 +22,7 @@
 #include "export/pprof_read.h"
 #include "profile/profile.h"
 #include "profile/runtime_fold.h"
+#include "profile/trace_label.h"
 #include "store/pprof_import.h"
 #include "store/store.h"
 
@@ -42,7 +44,9 @@ static void usage(FILE *f)
 		   "filters:\n"
 		   "      --from T, --to T   ns since the epoch, or relative: -30s, -5m, -2h, -1d\n"
 		   "      --pid N, --tid N, --comm NAME, --thread NAME, --exe PATH,\n"
-		   "      --container ID, --label KEY=VALUE\n");
+		   "      --container ID, --label KEY=VALUE\n"
+		   "      --trace ID         the samples of one trace (32 hex digits: their\n"
+		   "                         OpenTelemetry thread context's trace_id label)\n");
 }
 
 static int print_interval(void *ctx, const struct store_interval *iv)
@@ -141,6 +145,26 @@ static int import_files(struct store *st, char **files, int n)
 	return bad ? 1 : 0;
 }
 
+/* --trace ID as the label filter "trace_id=<id>" (lowercase) into buf[sizeof(TRACE_LABEL_TRACE)
+ * + 33]; 0, or -EINVAL for an ID that is not 32 hex digits.
+ */
+static int store_trace_filter(struct store_filter *f, const char *id, char *buf)
+{
+	uint8_t bytes[16];
+	char hex[33];
+	size_t i;
+
+	if (strlen(id) != 32)
+		return -EINVAL;
+	for (i = 0; i < 32; i++)
+		hex[i] = (char)tolower((unsigned char)id[i]);
+	hex[32] = '\0';
+	if (!trace_label__parse(hex, bytes, sizeof(bytes)))
+		return -EINVAL;
+	snprintf(buf, sizeof(TRACE_LABEL_TRACE) + 33, "%s=%s", TRACE_LABEL_TRACE, hex);
+	return store_filter__parse(f, "label", buf) < 0 ? -EINVAL : 0;
+}
+
 int cmd_store(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -156,11 +180,13 @@ int cmd_store(int argc, char **argv)
 		{ "container", required_argument, NULL, 1 },
 		{ "label", required_argument, NULL, 1 },
 		{ "fold", required_argument, NULL, 2 },
+		{ "trace", required_argument, NULL, 3 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct store_opts so = { .path = STORE_DEFAULT_PATH };
 	struct store_filter f = { 0 };
+	char trace_label[sizeof(TRACE_LABEL_TRACE) + 33];
 	const char *action, *out_path = NULL;
 	struct store *st = NULL;
 	struct profile *p = NULL;
@@ -196,6 +222,13 @@ int cmd_store(int argc, char **argv)
 				fprintf(stderr,
 					"stackscope store: --fold takes 'runtime' or 'none', "
 					"not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 3: /* --trace ID: the samples of one trace (label trace_id) */
+			if (store_trace_filter(&f, optarg, trace_label)) {
+				fprintf(stderr, "stackscope store: bad --trace '%s' (32 hex digits)\n",
 					optarg);
 				return 2;
 			}

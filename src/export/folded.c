@@ -14,6 +14,7 @@
 #include "base/array.h"
 #include "base/output_file.h"
 #include "export/folded.h"
+#include "profile/trace_label.h"
 
 struct folded_text {
 	char *data;
@@ -66,9 +67,35 @@ static int folded_text__char(struct folded_text *t, char c)
 	return err;
 }
 
+/* Appends "[trace: TRACE_ID span SPAN_ID]" for the sample's span labels (trace_label.h), or
+ * nothing without both.
+ */
+static int folded_text__trace(struct folded_text *t, const struct profile *p, uint32_t labels)
+{
+	const char *trace = NULL, *span = NULL;
+	struct profile_label label;
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; profile__label(p, labels, i, &label); i++) {
+		if (!strcmp(label.key, TRACE_LABEL_TRACE))
+			trace = label.value;
+		else if (!strcmp(label.key, TRACE_LABEL_SPAN))
+			span = label.value;
+	}
+	if (!trace || !span)
+		return 0;
+	err = folded_text__char(t, ';');
+	err = err ?: folded_text__name(t, "[trace: ");
+	err = err ?: folded_text__name(t, trace);
+	err = err ?: folded_text__name(t, " span ");
+	err = err ?: folded_text__name(t, span);
+	return err ?: folded_text__char(t, ']');
+}
+
 /* Appends "comm;[label: k=v];...;root;...;leaf\0" for one aggregated sample. */
 static int folded_text__sample(struct folded_text *t, const struct profile *p,
-			       const struct profile_agg_sample *s)
+			       const struct profile_agg_sample *s, const struct folded_opts *o)
 {
 	struct profile_label label;
 	const uint32_t *frames;
@@ -77,7 +104,11 @@ static int folded_text__sample(struct folded_text *t, const struct profile *p,
 	int err;
 
 	err = folded_text__name(t, s->comm);
+	if (!err && o->trace_frames)
+		err = folded_text__trace(t, p, s->labels);
 	for (i = 0; !err && profile__label(p, s->labels, i, &label); i++) {
+		if (trace_label__is_key(label.key)) /* its own frame, when asked */
+			continue;
 		err = folded_text__char(t, ';');
 		err = err ?: folded_text__name(t, "[label: ");
 		err = err ?: folded_text__name(t, label.key);
@@ -108,6 +139,11 @@ static int folded_line__cmp(const void *a, const void *b, void *base)
 
 int folded__fwrite(const struct profile *p, FILE *out)
 {
+	return folded__fwrite_opts(p, out, &(struct folded_opts){ 0 });
+}
+
+int folded__fwrite_opts(const struct profile *p, FILE *out, const struct folded_opts *o)
+{
 	size_t cnt = profile__sample_cnt(p), i, j;
 	struct folded_text text = { 0 };
 	struct folded_line *lines;
@@ -122,7 +158,7 @@ int folded__fwrite(const struct profile *p, FILE *out)
 		lines[i].off = text.len;
 		/* with off-CPU samples, every weight is in ns: on CPU count x period */
 		lines[i].count = profile__has_off_cpu(p) ? profile__sample_ns(p, s) : s->count;
-		err = folded_text__sample(&text, p, s);
+		err = folded_text__sample(&text, p, s, o);
 	}
 	if (err)
 		goto cleanup;
@@ -149,9 +185,14 @@ cleanup:
 
 int folded__write(const struct profile *p, const char *path)
 {
+	return folded__write_opts(p, path, &(struct folded_opts){ 0 });
+}
+
+int folded__write_opts(const struct profile *p, const char *path, const struct folded_opts *o)
+{
 	struct output_file *out;
 	FILE *f;
 	int err = output_file__open_stream(path, &out, &f);
 
-	return err ?: output_file__finish(out, folded__fwrite(p, f));
+	return err ?: output_file__finish(out, folded__fwrite_opts(p, f, o));
 }

@@ -29,6 +29,7 @@
 #include "base/u64_map.h"
 #include "base/utf8.h"
 #include "export/otlp.h"
+#include "export/otlp_link.h"
 
 /* ---- field numbers, opentelemetry-proto v1.11.0 ---- */
 enum {
@@ -67,6 +68,7 @@ enum {
 
 	SAMPLE_STACK = 1,
 	SAMPLE_ATTRS = 2,
+	SAMPLE_LINK = 3,
 	SAMPLE_VALUES = 4,
 	SAMPLE_TIMESTAMPS = 5,
 
@@ -167,6 +169,8 @@ struct otlp_enc {
 
 	struct u64_map clean;      /* profile string pointer -> clean copy (in owned) */
 	struct u64_map label_keys; /* profile label key -> "process.context.label.<key>" (owned) */
+	struct otlp_links links;   /* the link table (otlp_link.h) */
+	uint32_t link;             /* the link index of the samples being written (0: none) */
 	char **owned;              /* strings the request allocated, freed with it */
 	size_t owned_cnt, owned_cap;
 
@@ -631,6 +635,8 @@ static int otlp_enc__sample(struct otlp_enc *x, uint32_t stack, const uint32_t *
 	pb_buf__begin(out, PROFILE_SAMPLES, &mark);
 	if (stack)
 		pb_buf__varint(out, SAMPLE_STACK, stack);
+	if (x->link)
+		pb_buf__varint(out, SAMPLE_LINK, x->link);
 	pb_buf__begin(out, SAMPLE_ATTRS, &packed);
 	for (i = 0; i < attr_cnt; i++)
 		pb_buf__raw_varint(out, attrs[i]);
@@ -707,10 +713,12 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 				       false, 0, otlp_enc__clean(x, s->thread_comm, &err), &err);
 	attrs[attr_cnt++] = otlp_enc__attr(x, otlp_enc__key(x, &x->s_thread_id, "thread.id", &err),
 					   true, s->tid, NULL, &err);
+	x->link = otlp_links__of_labels(&x->links, x->p, s->labels, &err);
 	for (l = 0; l < PROFILE_MAX_LABELS && profile__label(x->p, s->labels, l, &label); l++)
-		attrs[attr_cnt++] = otlp_enc__attr(x, otlp_enc__label_key(x, label.key, &err),
-						   false, 0, otlp_enc__clean(x, label.value, &err),
-						   &err);
+		if (!otlp_links__covers(x->link, label.key))
+			attrs[attr_cnt++] = otlp_enc__attr(
+				x, otlp_enc__label_key(x, label.key, &err), false, 0,
+				otlp_enc__clean(x, label.value, &err), &err);
 	if (err)
 		return err;
 	if (s->event_cnt > x->scratch_cap) {
@@ -894,8 +902,7 @@ static int otlp_enc__dictionary(struct otlp_enc *x)
 			pb_buf__varint(out, FN_FILENAME, x->fns[i].file);
 		pb_buf__end(out, mark);
 	}
-	pb_buf__begin(out, DICT_LINK, &mark);
-	pb_buf__end(out, mark);
+	otlp_links__write(&x->links, out, DICT_LINK);
 	for (i = 0; i < x->str_cnt; i++)
 		pb_buf__string(out, DICT_STRING, x->strs[i]);
 	for (i = 0; i < x->attr_cnt; i++) {
@@ -967,6 +974,7 @@ static void otlp_enc__fini(struct otlp_enc *x)
 	free(x->owned);
 	u64_map__free(&x->clean);
 	u64_map__free(&x->label_keys);
+	otlp_links__free(&x->links);
 	free(x->strs);
 	id_index__free(&x->str_idx);
 	free(x->attrs);

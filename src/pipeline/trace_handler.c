@@ -18,6 +18,7 @@
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "pipeline/trace_handler.h"
+#include "pipeline/sample_trace.h"
 #include "formats/dwarf.h"
 #include "formats/kallsyms.h"
 #include "symbolize/file_symbols.h"
@@ -602,8 +603,9 @@ void trace_handler__bad_record(struct trace_handler *th)
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns)
 {
-	struct profile_label labels[SS_MAX_LABELS];
+	struct profile_label labels[SS_MAX_LABELS + SAMPLE_TRACE_LABELS];
 	struct sample_label text[SS_MAX_LABELS];
+	struct sample_trace_text trace_text;
 	size_t head = offsetof(struct sample_record, user);
 	struct profile_sample s = { 0 };
 	uint32_t n = 0, i, k0 = 0, kcnt, ucnt;
@@ -662,6 +664,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.off_cpu_ns = rec->off_cpu_ns;
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
+	s.label_cnt += sample_trace__labels(&rec->trace, &trace_text, labels + s.label_cnt);
 	th->stats.samples++;
 	return profile__add_sample(th->prof, &s);
 }

@@ -369,8 +369,11 @@ static void check_invariants(const struct d_request *d)
 	CHECK(d->res_cnt > 0);
 	for (t = 1; t <= 7; t++) {
 		CHECK(d->table_cnt[t] >= 1);
+		/* zero value, present on the wire; the zero Link with its 16 and 8 zero bytes, as
+		 * the proto recommends
+		 */
 		if (d->table_cnt[t] >= 1)
-			CHECK_EQ_INT(d->zero_len[t], 0); /* zero value, present on the wire */
+			CHECK_EQ_INT(d->zero_len[t], t == 4 ? 2 + 16 + 2 + 8 : 0);
 	}
 	for (i = 1; i < d->table_cnt[6]; i++) {
 		CHECK(d->attrs[i].key > 0 && d->attrs[i].key < d->str_cnt);
@@ -549,6 +552,10 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	struct profile_sample s = { 0 };
 	uint32_t stack1[5], stack2[2], km_id, exe_id, gone_id;
 	static const struct profile_label labels[] = { { "route", "/api" }, { "k\xff", "v\xfe" } };
+	static const struct profile_label span[] = {
+		{ "trace_id", "0af7651916cd43dd8448eb211c80319c" },
+		{ "span_id", "b7ad6b7169203331" },
+	};
 	ssize_t n;
 	int i;
 
@@ -612,8 +619,8 @@ static void fixture__build(struct fixture *fx, size_t timestamps_cap)
 	s.tid = 4242;
 	s.comm = "other";
 	s.thread_comm = "other";
-	s.labels = NULL;
-	s.label_cnt = 0;
+	s.labels = span; /* a thread context's span: the sample's Link */
+	s.label_cnt = 2;
 	s.cpu = 3;
 	s.time_ns = T0 - 5; /* before the start: the window must widen */
 	REQUIRE(profile__add_sample(fx->p, &s) == 0);
@@ -762,6 +769,9 @@ TEST(request_decodes_with_protoc)
 		CHECK(strstr(text, "column: 7"));
 		CHECK(strstr(text, "string_table: \"process.executable.build_id.htlhash\""));
 		CHECK(strstr(text, "string_table: \"vmlinux\""));
+		CHECK(strstr(text, "link_index: 1"));
+		CHECK(strstr(text, "span_id: \"\\267\\255kqi 31\""));
+		CHECK(!strstr(text, "process.context.label.span_id"));
 		CHECK(!strstr(text, "\\377")); /* no raw invalid byte survived */
 		free(text);
 	}
