@@ -12,7 +12,10 @@
 #    erl_chain:main/1 -> alpha/1 -> beta/1 -> gamma/3, each at its call line, gamma at its hot
 #    line;
 #  - the stacks with Erlang frames (init's at their root) are complete from start_thread;
-#  - record's summary: Erlang frames walked, walks back to the scheduler, no refused emulator.
+#  - the scheduler loop's own calls (global::process_main's: erts_schedule, ...) carry no
+#    marker: no Erlang code is their caller;
+#  - record's summary: Erlang frames walked, walks back to the scheduler, native code called by
+#    the scheduler loop, no refused emulator.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -68,7 +71,14 @@ for suite in ${BEAM_SUITES:-bookworm trixie sid}; do
 	whole=$(samples "$f" "*" "$SCHED${ROOT}init:do_boot/3;")
 	check_pct "$suite: stacks with Erlang frames complete from start_thread" "$whole" "$sched" 95 ||
 		show_stacks "$f" "\\[unwind"
-	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "back to the scheduler"
+	# the scheduler loop's own calls (erts_schedule...): no Erlang caller, so no marker
+	loop=$(samples "$f" "*" "${SCHED}.*;global::process_main(;|\$)")
+	loop_marked=$(samples "$f" "*" "${SCHED}.*;\[beam: [^];]*\];global::process_main(;|\$)")
+	check_pct "$suite: the scheduler loop's stacks without a marker" "$((loop - loop_marked))" \
+		"$loop" 95 ||
+		show_stacks "$f" "global::process_main"
+	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "back to the scheduler" \
+		"called by the scheduler loop"
 	check "$suite: no refused emulator" grep -q "^beam .* unsupported 0," "$TMP/$suite.err"
 done
 

@@ -109,6 +109,27 @@ TEST(module_record)
 	CHECK_EQ_INT(beam_debug__lookup(r.b, r.n, 0x100, &pl), -ENOENT);
 }
 
+/* The shared code's ranges found by name (the JIT's process_main, global::process_main). */
+TEST(range_by_name)
+{
+	uint32_t lo = 0, hi = 0;
+	struct rec r;
+
+	module(&r);
+	CHECK_STR(beam_debug__module(r.b, r.n), "m");
+	CHECK_EQ_INT(beam_debug__range(r.b, r.n, "m:f/1", &lo, &hi), 0);
+	CHECK_EQ_INT(lo, 0x20);
+	CHECK_EQ_INT(hi, 0x80);
+	/* after a range with lines */
+	CHECK_EQ_INT(beam_debug__range(r.b, r.n, "m:g/0", &lo, &hi), 0);
+	CHECK_EQ_INT(lo, 0x80);
+	CHECK_EQ_INT(hi, 0x100);
+	CHECK_EQ_INT(beam_debug__range(r.b, r.n, "m:f", &lo, &hi), -ENOENT);
+	/* the last range's name cut */
+	CHECK_EQ_INT(beam_debug__range(r.b, r.n - 3, "m:h/0", &lo, &hi), -EINVAL);
+	CHECK(beam_debug__module(r.b, 27) == NULL); /* the name cut */
+}
+
 TEST(emulator_record)
 {
 	struct beam_debug_header h;
@@ -128,6 +149,7 @@ TEST(hostile_records)
 {
 	struct beam_debug_place pl;
 	struct rec r;
+	uint32_t lo, hi;
 	size_t len, i;
 	int k;
 
@@ -139,6 +161,9 @@ TEST(hostile_records)
 		memcpy(copy, r.b, len);
 		k = beam_debug__lookup(copy, len, 0x45, &pl);
 		CHECK(k == 0 || k == -EINVAL || k == -ENOENT);
+		k = beam_debug__range(copy, len, "m:g/0", &lo, &hi);
+		CHECK(k == 0 || k == -EINVAL || k == -ENOENT);
+		beam_debug__module(copy, len);
 		free(copy);
 	}
 	/* random bytes in the ranges */
@@ -150,12 +175,15 @@ TEST(hostile_records)
 		c.b[at] = (uint8_t)rand();
 		k = beam_debug__lookup(c.b, c.n, (uint64_t)rand() % 0x120, &pl);
 		CHECK(k == 0 || k == -EINVAL || k == -ENOENT);
+		k = beam_debug__range(c.b, c.n, "m:g/0", &lo, &hi);
+		CHECK(k == 0 || k == -EINVAL || k == -ENOENT);
 	}
 }
 
 int main(void)
 {
 	RUN(module_record);
+	RUN(range_by_name);
 	RUN(emulator_record);
 	RUN(hostile_records);
 	return test_summary();

@@ -43,6 +43,8 @@ struct beam_proc_abi {
 	__u64 sched_ret[BEAM_SCHED_RET_MAX]; /* return addresses of the calls to process_main
 					      * (absolute; 0: none) */
 	__u64 normal_exit; /* the CP at the bottom of every process's stack (beam_normal_exit) */
+	__u64 sched_lo, sched_hi; /* the JIT's process_main (global::process_main): the
+				   * scheduler loop, [lo, hi) absolute (0, 0: not known yet) */
 	__u32 sched_win;   /* the window searched for a sched_ret: rbx + sched_win, upwards */
 	__u8 supported;    /* 0: marker frames, the native walk ends in JIT code */
 	__u8 ready;        /* 1: normal_exit known (the emulator has loaded its code) */
@@ -71,6 +73,8 @@ struct beam_proc_abi {
 	X(BEAM_COUNTER_STACK_LOST, "process stack lost")                           \
 	/* JIT frames reached from native code: the process's other frames not read */ \
 	X(BEAM_COUNTER_FROM_NATIVE, "entered from native code")                    \
+	/* native code called by the scheduler's own JIT code (no Erlang caller) */ \
+	X(BEAM_COUNTER_SCHEDULER_CODE, "called by the scheduler loop")             \
 	/* cut at the native reserve (marker) */                                   \
 	X(BEAM_COUNTER_TRUNCATED, "truncated")
 

@@ -6,11 +6,13 @@
  * One call emits the frame of that pc and moves the native cursor:
  *  - on the Erlang process's stack (JIT code running: sp is the process's stack pointer), to
  *    the next continuation pointer above sp: a word whose two low bits are 0 that lies in the
- *    process's JIT code, found within BEAM_SCAN_WORDS * BEAM_SCAN_READS words (a frame's y
- *    registers are terms, never such a word); the bottom CP, beam_normal_exit, is not
- *    emitted: the walk goes on in the scheduler's native frames;
+ *    process's JIT code (a frame's y registers are terms, never such a word), found within
+ *    BEAM_SCAN_READS reads of at most BEAM_SCAN_WORDS words, none across a page (the stack's
+ *    bottom may end its mapping); the bottom CP, beam_normal_exit, is not emitted: the walk
+ *    goes on in the scheduler's native frames;
  *  - from native code the JIT code called (sp within BEAM_RSTACK_SPAN below rbx: the runtime
- *    stack), or from the bottom of the process's stack, to the scheduler's C caller of
+ *    stack; a marker unless the caller is the scheduler loop, the JIT's process_main, whose
+ *    calls have no Erlang caller), or from the bottom of the process's stack, to the C caller of
  *    process_main: the return address found by value (one of sched_ret) in the window above
  *    the scheduler's registers (rbx), which the JIT code keeps in rbx and native callees
  *    save and restore (the native walk follows it: unwind_cursor.rbx_for).
@@ -28,7 +30,9 @@
 #include "interp/beam/bpf_abi.h"
 
 #define BEAM_SCAN_WORDS 32    /* process-stack words read at once looking for the next CP */
-#define BEAM_SCAN_READS 2     /* ... reads per frame (y registers of a frame: 64 words at most) */
+#define BEAM_SCAN_READS 3     /* ... reads per frame (y registers of a frame: 64 words at most;
+			       * a read stops at a page's end) */
+#define BEAM_PAGE 4096
 #define BEAM_WIN_WORDS 32     /* scheduler-frame window above the registers, words */
 #define BEAM_RSTACK_SPAN 0x100 /* native code called by JIT code runs this close below rbx */
 
@@ -95,16 +99,24 @@ static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_
 					struct beam_cursor *bc, const struct beam_proc_abi *p,
 					struct user_frame *frames, __u64 rbx)
 {
-	__u64 sp = st->regs[DWARF_RSP], at, w;
+	__u64 at = st->regs[DWARF_RSP], w;
+	__u32 n;
 	int r, i;
 
 	for (r = 0; r < BEAM_SCAN_READS; r++) {
-		at = sp + (__u64)r * sizeof(bc->w);
-		if (ss_read_user(bc->w, sizeof(bc->w), at) < 0) {
+		/* never across a page: the stack's bottom may end its mapping */
+		n = BEAM_PAGE - (__u32)(at & (BEAM_PAGE - 1));
+		if (n > sizeof(bc->w))
+			n = sizeof(bc->w);
+		if (n < 8)
+			n = 8;
+		if (ss_read_user(bc->w, n, at) < 0) {
 			ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_READ_FAILED);
 			break;
 		}
 		for (i = 0; i < BEAM_SCAN_WORDS; i++) {
+			if ((__u32)i * 8 >= n)
+				break;
 			w = bc->w[i];
 			if ((w & 3) || !beam_in_code(is, w - 1))
 				continue;
@@ -115,6 +127,7 @@ static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_
 			st->rbx_for = st->frame_cnt + 1; /* rbx is the same in every JIT frame */
 			return 1;
 		}
+		at += n;
 	}
 	ss_interp_marker(st, frames, FRAME_KIND_BEAM, BEAM_MARKER_STACK_LOST);
 	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_STACK_LOST);
@@ -175,6 +188,14 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 	}
 	ss_interp_code_frame(st, frames, FRAME_KIND_BEAM, pc, BEAM_SUB_JIT, INTERP_POS_NONE, 0);
 	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
+	if (sp <= rbx && rbx - sp <= BEAM_RSTACK_SPAN && pc >= p->sched_lo && pc < p->sched_hi) {
+		/* The scheduler loop's own calls (erts_schedule, copying a process's registers in
+		 * and out): between two processes, no Erlang code is their caller (the emulator's
+		 * own frame-pointer layout clears the frame chain there too).
+		 */
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_SCHEDULER_CODE);
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	}
 	if (sp <= rbx && rbx - sp <= BEAM_RSTACK_SPAN) {
 		/* Native code called from here runs on the scheduler's stack: the process's own
 		 * stack pointer is in its Process struct, not read here.

@@ -17,7 +17,9 @@
  * searched is 32 words from rbx + 0x4000. The emulator flavour (`emu`, OTP 23) runs Erlang
  * code in C (process_main is native code with its own unwind information): no code range.
  *
- * Per process: the JIT code, the executable views of its memfd ("/memfd:vmem") or anonymous
+ * Per process: the JIT's process_main (the scheduler loop, whose native calls have no Erlang
+ * caller), the range "global::process_main" of the shared code's debugger record ("global");
+ * the JIT code, the executable views of its memfd ("/memfd:vmem") or anonymous
  * executable mappings, read from /proc/PID/maps at attach and every BEAM_MAPS_NS after (the
  * JIT maps more as modules load), at most INTERP_CODE_RANGES ranges.
  *
@@ -44,6 +46,7 @@
 #define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
 #define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
+#define BEAM_SCHED_TRIES 50               /* reads of the records looking for process_main */
 #define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
 
 #define BEAM_MODULES_CAP 16384              /* modules per process */
@@ -52,6 +55,8 @@
 #define BEAM_DESC_SCAN_MAX (4u << 20)        /* bytes of .data searched for the descriptor */
 #define BEAM_PLACE_CACHE 4096                /* symbolized pcs kept (direct-mapped) */
 #define BEAM_RECORD_KEEP_NS (1000 * 1000000ULL) /* the last module record reused for this long */
+#define BEAM_SHARED_MODULE "global"                  /* the record of the JIT's shared code */
+#define BEAM_SCHEDULER_RANGE "global::process_main"  /* ... and its scheduler loop */
 #define BEAM_NAME_MAX 128
 #define BEAM_FILE_MAX 128
 
@@ -95,6 +100,8 @@ struct beam_proc {
 	struct beam_module *modules; /* sorted by start */
 	size_t module_cnt;
 	uint64_t modules_at; /* last read of the list (0: never) */
+	uint64_t sched_lo, sched_hi; /* the JIT's process_main (0, 0: not found yet) */
+	unsigned sched_tries;        /* reads of the list looking for it (BEAM_SCHED_TRIES) */
 };
 
 #define BEAM_STATS(X)                                                      \
@@ -445,6 +452,42 @@ static int module_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The JIT's process_main in the record at rec[sz] when it is the shared code's ("global"),
+ * into p->sched_lo/hi (absolute).
+ */
+static void find_scheduler_code(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64_t rec,
+				uint64_t sz)
+{
+	uint8_t head[BEAM_DEBUG_HDR_SZ + sizeof(BEAM_SHARED_MODULE)];
+	struct beam_debug_header h;
+	const char *module;
+	uint32_t lo, hi;
+
+	if (sz < sizeof(head) || sz > BEAM_RECORD_MAX ||
+	    interp__read_mem(reader, rec, head, sizeof(head)))
+		return;
+	module = beam_debug__module(head, sizeof(head));
+	if (!module || strcmp(module, BEAM_SHARED_MODULE))
+		return;
+	if (sz > b->record_cap) {
+		uint8_t *nb = realloc(b->record, sz);
+
+		if (!nb)
+			return;
+		b->record = nb;
+		b->record_cap = sz;
+	}
+	b->record_sz = 0; /* the buffer no longer holds the module record place_of kept */
+	if (interp__read_mem(reader, rec, b->record, sz) || beam_debug__header(b->record, sz, &h) ||
+	    beam_debug__range(b->record, sz, BEAM_SCHEDULER_RANGE, &lo, &hi) || lo >= hi ||
+	    hi > h.code_size) {
+		b->stats[BEAM_STAT_BAD_RECORD]++;
+		return;
+	}
+	p->sched_lo = h.base + lo;
+	p->sched_hi = h.base + hi;
+}
+
 /* Read the list of records: the modules (sorted) and the emulator's normal_exit. 0 or -errno. */
 static int read_modules(struct beam_rt *b, struct beam_proc *p, pid_t reader)
 {
@@ -474,6 +517,8 @@ static int read_modules(struct beam_rt *b, struct beam_proc *p, pid_t reader)
 		}
 		if (!h.code_size || h.base + h.code_size < h.base)
 			continue;
+		if (!p->sched_hi)
+			find_scheduler_code(b, p, reader, ent[2], ent[3]);
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 256;
 			struct beam_module *nm = realloc(m, ncap * sizeof(*m));
@@ -526,8 +571,10 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	struct interp_code_range now[INTERP_CODE_RANGES] = { 0 };
 	int changed = 0, n;
 	uint64_t v = 0;
+	bool settled;
 
-	if (p->maps_at && now_ns - p->maps_at < (bpf->beam.ready ? BEAM_MAPS_NS : BEAM_RETRY_NS))
+	settled = bpf->beam.ready && (p->sched_hi || p->sched_tries >= BEAM_SCHED_TRIES);
+	if (p->maps_at && now_ns - p->maps_at < (settled ? BEAM_MAPS_NS : BEAM_RETRY_NS))
 		return 0;
 	p->maps_at = now_ns;
 	if (!p->descriptor)
@@ -544,6 +591,17 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 			bpf->beam.ready = 1;
 			changed = 1;
 		}
+	}
+	if (!p->sched_hi && bpf->beam.ready && p->sched_tries < BEAM_SCHED_TRIES &&
+	    (!p->modules_at || now_ns - p->modules_at >= BEAM_RESCAN_NS)) {
+		p->sched_tries++;
+		if (p->descriptor && !read_modules(b, p, p->base.pid))
+			p->modules_at = now_ns;
+	}
+	if (p->sched_hi && bpf->beam.sched_hi != p->sched_hi) {
+		bpf->beam.sched_lo = p->sched_lo;
+		bpf->beam.sched_hi = p->sched_hi;
+		changed = 1;
 	}
 	n = read_jit_ranges(b, p->base.pid, now);
 	if (n < 0)

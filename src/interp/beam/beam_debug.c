@@ -143,3 +143,45 @@ int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam
 	}
 	return -ENOENT;
 }
+
+const char *beam_debug__module(const uint8_t *buf, size_t len)
+{
+	struct beam_debug_header h;
+
+	if (beam_debug__header(buf, len, &h) || h.kind != BEAM_DEBUG_MODULE)
+		return NULL;
+	return string_at(buf, len, 26, load_u16(buf + 24));
+}
+
+int beam_debug__range(const uint8_t *buf, size_t len, const char *name, uint32_t *start,
+		      uint32_t *end)
+{
+	struct beam_debug_header h;
+	const char *module = beam_debug__module(buf, len);
+	size_t at;
+	uint32_t r;
+
+	if (!module || beam_debug__header(buf, len, &h))
+		return -EINVAL;
+	at = BEAM_DEBUG_HDR_SZ + load_u16(buf + 24);
+	for (r = 0; r < h.range_cnt; r++) {
+		const char *rname;
+		size_t name_len;
+
+		if (at > len || len - at < RANGE_HDR_SZ)
+			return -EINVAL;
+		name_len = load_u16(buf + at + 12);
+		rname = string_at(buf, len, at + RANGE_NAME_AT, name_len);
+		if (!rname || load_u32(buf + at) > load_u32(buf + at + 4))
+			return -EINVAL;
+		if (!strcmp(rname, name)) {
+			*start = load_u32(buf + at);
+			*end = load_u32(buf + at + 4);
+			return 0;
+		}
+		at = skip_lines(buf, len, at + RANGE_HDR_SZ + name_len, load_u32(buf + at + 8));
+		if (!at)
+			return -EINVAL;
+	}
+	return -ENOENT;
+}

@@ -60,4 +60,13 @@ struct beam_debug_place {
  */
 int beam_debug__lookup(const uint8_t *buf, size_t len, uint64_t off, struct beam_debug_place *out);
 
+/* The module name of the record buf[len] (borrowed from buf), or NULL when corrupt. */
+const char *beam_debug__module(const uint8_t *buf, size_t len);
+
+/* The range named name in the module record buf[len], as code offsets [*start, *end) from the
+ * record's base: 0, -ENOENT (no such range), -EINVAL (corrupt).
+ */
+int beam_debug__range(const uint8_t *buf, size_t len, const char *name, uint32_t *start,
+		      uint32_t *end);
+
 #endif
