@@ -136,6 +136,9 @@ struct sample_record {
 			      * it leaves; its RECORD_OFF_CPU says how long it stayed off */
 	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
 	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
+	__u32 mem_kind;      /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
+	__u32 mem_pad;
+	__u64 mem_weight;    /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -299,7 +302,12 @@ struct mmap_record {
 	/* ... and their time */                                                                  \
 	X(COUNTER_OFF_CPU_LOST_NS, "off-CPU ns lost: ring buffer full")                           \
 	/* ns spent walking stacks at switches out */                                             \
-	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")
+	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")                                   \
+	/* memory growth (bpf/mem_growth.h): page-fault samples taken */                         \
+	X(COUNTER_MEM_FAULTS, "page-fault samples")                                               \
+	/* brk() calls that grew the heap, anonymous mmap() calls: stacks taken */                \
+	X(COUNTER_MEM_BRK, "brk growths sampled")                                                 \
+	X(COUNTER_MEM_MMAP, "anonymous mmaps sampled")
 
 enum counter {
 	SS_COUNTERS(SS_COUNTER_ENUM)
@@ -546,6 +554,16 @@ struct sampler_config {
 	__u64 off_cpu_min_ns;      /* off-CPU: shorter stays off CPU are skipped (counted) */
 	__u64 off_cpu_interval_ns; /* off-CPU walk budget: one walk per interval on average, */
 	__u64 off_cpu_burst_ns;    /* with up to burst_ns / interval_ns at once (per CPU) */
+	__u64 fault_period;        /* memory growth: page faults per page-fault sample */
+};
+
+/* What a memory-growth sample stands for (bpf/mem_growth.h; sample_record.mem_kind). */
+enum mem_kind {
+	MEM_NONE = 0,
+	MEM_FAULT,   /* page faults of the thread (mem_weight: how many) */
+	MEM_BRK,     /* the heap grown by brk() (mem_weight: bytes) */
+	MEM_MMAP,    /* an anonymous mmap() (mem_weight: bytes) */
+	MEM_KIND_CNT,
 };
 
 /* Why a thread went off CPU, from the scheduler's prev_state at the switch (bpf/off_cpu.h). */

@@ -662,6 +662,8 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	rec->off_cpu = 0;
 	rec->off_cpu_state = 0;
 	rec->off_cpu_ns = 0;
+	rec->mem_kind = MEM_NONE;
+	rec->mem_weight = 0;
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
@@ -870,6 +872,7 @@ int runtime_chunk(struct bpf_perf_event_data *ctx)
 }
 
 #include "off_cpu.h"
+#include "mem_growth.h"
 
 /* ---- mappings entered as they appear (struct new_mappings in abi.h) ---- */
 

@@ -39,6 +39,8 @@ struct sampling_options {
 	bool off_cpu;              /* --off-cpu: off-CPU profiles */
 	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
 	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
+	bool faults;               /* --faults: memory-growth samples */
+	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
 	bool verbose;
 	bool help;
 };

@@ -261,6 +261,7 @@ static struct profile *new_profile(struct session *s)
 		.timestamps_cap = s->opts.timestamps_cap,
 		.off_cpu = s->opts.off_cpu,
 		.no_cpu = s->opts.no_cpu,
+		.mem_growth = s->opts.faults,
 	};
 
 	return profile__new(&po);
@@ -276,6 +277,8 @@ struct session *session__new(const struct session_opts *opts)
 		.no_cpu = opts->no_cpu,
 		.off_cpu_min_ns = opts->off_cpu_min_ns,
 		.off_cpu_rate = opts->off_cpu_rate,
+		.faults = opts->faults,
+		.fault_period = opts->fault_period,
 	};
 	struct exe_registry_ops ops = {
 		.load = load_executable,

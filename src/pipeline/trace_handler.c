@@ -13,6 +13,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
+#include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "pipeline/trace_handler.h"
@@ -605,6 +606,10 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.off_cpu++;
 		k0 = off_cpu_kernel_start(th, rec, kcnt);
+	} else if (rec->mem_kind) { /* what grew memory here: a leaf of its own */
+		snprintf(reason, sizeof(reason), "[mem: %s]", mem_kind__name(rec->mem_kind));
+		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
+			n++;
 	}
 	for (i = k0; i < kcnt; i++)
 		if ((th->frames[n] = kernel_frame(th, rec->kernel_ips[i], i > 0)))
@@ -621,7 +626,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.incomplete_stacks++;
 	}
-	if (n == (rec->off_cpu_ns ? 1u : 0u) &&
+	if (n == (rec->off_cpu_ns || rec->mem_kind ? 1u : 0u) &&
 	    (th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, "[no stack]")))
 		n++;
 	s.frames = th->frames;
@@ -634,6 +639,10 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.time_ns = rec->hdr.time_ns + (uint64_t)th->opts.mono_to_wall_ns;
 	s.count = 1;
 	s.off_cpu_ns = rec->off_cpu_ns;
+	if (rec->mem_kind) {
+		s.mem_kind = rec->mem_kind == MEM_FAULT ? PROFILE_MEM_FAULTS : PROFILE_MEM_MAPPED;
+		s.mem_value = rec->mem_weight;
+	}
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
 	th->stats.samples++;

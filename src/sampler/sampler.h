@@ -27,6 +27,8 @@ struct sampler_opts {
 	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
 	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate; /* off-CPU stack walks per second, all CPUs (0: default) */
+	bool faults;               /* memory-growth samples too (sampler/mem_growth.h) */
+	uint64_t fault_period;     /* page faults per sample (0: default) */
 };
 
 /* Return 0 to go on; anything else stops the current poll and is returned by it. */
