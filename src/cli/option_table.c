@@ -9,6 +9,7 @@
 #include "cli/option_table.h"
 #include "cli/option_value.h"
 #include "pipeline/session.h"
+#include "sampler/mem_alloc.h"
 #include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
 
@@ -134,6 +135,19 @@ static OPTION_SETTER(set_fault_period)
 	return 0;
 }
 
+static OPTION_SETTER(set_alloc_rate)
+{
+	struct sampling_options *o = field;
+
+	(void)spec;
+	if (mem_alloc__parse_rate(arg, &o->alloc_rate))
+		return option_error(command,
+				    "--alloc-rate must be mean bytes between samples "
+				    "(1-1073741824), not '%s'",
+				    arg);
+	return 0;
+}
+
 static OPTION_SETTER(set_help)
 {
 	option_set_true(spec, arg, field, command);
@@ -158,6 +172,8 @@ static const struct option_spec shared_options[] = {
 	{ "off-cpu-rate", 0, true, set_off_cpu, 0, 0, 1, NULL, OPTION_RECORD | OPTION_AGENT },
 	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL, OPTION_RECORD },
 	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD },
+	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD },
+	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD },
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },

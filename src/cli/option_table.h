@@ -41,6 +41,8 @@ struct sampling_options {
 	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
 	bool faults;               /* --faults: memory-growth samples */
 	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
+	bool alloc;                /* --alloc: allocation samples */
+	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
 	bool verbose;
 	bool help;
 };

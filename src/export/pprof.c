@@ -163,6 +163,13 @@ static int pprof_enc__samples(struct pprof_enc *e)
 			pb_buf__raw_varint(e->out, pprof_value(profile__sample_fault_bytes(s)));
 			pb_buf__raw_varint(e->out, pprof_value(profile__sample_mapped_bytes(s)));
 		}
+		if (profile__has_mem_alloc(e->p)) {
+			uint64_t v[4];
+
+			profile__sample_alloc(s, v);
+			for (j = 0; j < 4; j++)
+				pb_buf__raw_varint(e->out, pprof_value(v[j]));
+		}
 		pb_buf__end(e->out, packed);
 		err = pprof_enc__label(e, "pid", NULL, s->pid);
 		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);
@@ -356,6 +363,11 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 		err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "faults", "count")
 			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "fault_bytes", "bytes")
 			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "mapped_bytes", "bytes");
+	if (profile__has_mem_alloc(p))
+		err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_objects", "count")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
 	if (profile__has_cpu(p))
 		err = err ?: pprof_enc__value_type(&e, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	if (err)
@@ -363,7 +375,9 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 	if (profile__has_cpu(p))
 		pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
 	if (!profile__has_cpu(p)) { /* off-CPU (or memory growth) only: what viewers show first */
-		int64_t off = pprof_enc__str(&e, profile__has_off_cpu(p) ? "off_cpu" : "fault_bytes");
+		int64_t off = pprof_enc__str(&e, profile__has_off_cpu(p)	   ? "off_cpu"
+						 : profile__has_mem_alloc(p) ? "inuse_space"
+									     : "fault_bytes");
 
 		if (off < 0) {
 			err = -ENOMEM;

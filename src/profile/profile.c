@@ -605,6 +605,9 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	r->s.count = profile__count_add(r->s.count, s->count);
 	r->s.off_cpu_ns = profile__count_add(r->s.off_cpu_ns, s->off_cpu_ns);
 	r->s.mem_value = profile__count_add(r->s.mem_value, s->mem_value);
+	r->s.mem_objects = profile__count_add(r->s.mem_objects, s->mem_objects);
+	r->s.mem_freed = profile__count_add(r->s.mem_freed, s->mem_freed);
+	r->s.mem_freed_objects = profile__count_add(r->s.mem_freed_objects, s->mem_freed_objects);
 	p->total = profile__count_add(p->total, s->count);
 	return 0;
 }
@@ -637,6 +640,23 @@ uint64_t profile__sample_fault_bytes(const struct profile_agg_sample *s)
 uint64_t profile__sample_mapped_bytes(const struct profile_agg_sample *s)
 {
 	return s->mem_kind == PROFILE_MEM_MAPPED ? s->mem_value : 0;
+}
+
+bool profile__has_mem_alloc(const struct profile *p)
+{
+	return p->opts.mem_alloc;
+}
+
+void profile__sample_alloc(const struct profile_agg_sample *s, uint64_t out[4])
+{
+	bool alloc = s->mem_kind == PROFILE_MEM_ALLOC;
+
+	out[0] = alloc ? s->mem_objects : 0;
+	out[1] = alloc ? s->mem_value : 0;
+	out[2] = alloc && s->mem_objects > s->mem_freed_objects
+			 ? s->mem_objects - s->mem_freed_objects
+			 : 0;
+	out[3] = alloc && s->mem_value > s->mem_freed ? s->mem_value - s->mem_freed : 0;
 }
 
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
@@ -719,13 +739,17 @@ static int profile__copy_sample(struct profile *p, const struct profile *src,
 		err = profile__add_sample(p, &ps);
 	}
 	if (err || (a->event_cnt && count >= a->count && off_cpu >= a->off_cpu_ns &&
-		    mem >= a->mem_value))
+		    mem >= a->mem_value && !a->mem_objects && !a->mem_freed &&
+		    !a->mem_freed_objects))
 		return err;
 	ps.time_ns = 0;
 	ps.cpu = 0;
 	ps.count = a->count - (count < a->count ? count : a->count);
 	ps.off_cpu_ns = a->off_cpu_ns - (off_cpu < a->off_cpu_ns ? off_cpu : a->off_cpu_ns);
 	ps.mem_value = a->mem_value - (mem < a->mem_value ? mem : a->mem_value);
+	ps.mem_objects = a->mem_objects; /* not kept per event: all here */
+	ps.mem_freed = a->mem_freed;
+	ps.mem_freed_objects = a->mem_freed_objects;
 	return profile__add_sample(p, &ps);
 }
 
