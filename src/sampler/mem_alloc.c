@@ -149,8 +149,9 @@ static void libc_set__add(struct libc_set *ls, pid_t pid)
 	ls->ino[ls->cnt++] = st.st_ino;
 }
 
-static int attach_libc(struct sampler_bpf *skel, const char *path, struct bpf_link ***links,
-		       size_t *cnt, size_t *cap)
+/* The probes on path, in pid's address space only (-1: every process mapping it). */
+static int attach_libc(struct sampler_bpf *skel, const char *path, pid_t pid,
+		       struct bpf_link ***links, size_t *cnt, size_t *cap)
 {
 	static const struct {
 		const char *fn;
@@ -176,7 +177,7 @@ static int attach_libc(struct sampler_bpf *skel, const char *path, struct bpf_li
 
 		if (array__reserve((void **)links, cap, *cnt + 1, sizeof(**links)))
 			return -ENOMEM;
-		l = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts);
+		l = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
 		if (!l) {
 			err = -errno;
 			pr_err("cannot attach a uprobe to %s in %s: %s\n", probes[i].fn, path,
@@ -185,7 +186,10 @@ static int attach_libc(struct sampler_bpf *skel, const char *path, struct bpf_li
 		}
 		(*links)[(*cnt)++] = l;
 	}
-	pr_info("allocations: uprobes on %s\n", path);
+	if (pid > 0)
+		pr_info("allocations: uprobes on %s in process %d\n", path, (int)pid);
+	else
+		pr_info("allocations: uprobes on %s\n", path);
 	return 0;
 }
 
@@ -209,9 +213,25 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 				libc_set__add(ls, (pid_t)strtol(e->d_name, NULL, 10));
 		if (d)
 			closedir(d);
-	} else if (pid_cnt) {
-		for (i = 0; i < pid_cnt; i++)
-			libc_set__add(ls, pids[i]);
+	} else if (pid_cnt) { /* -p: each process's own probes; no other process traps */
+		char path[sizeof(ls->paths[0])];
+
+		for (i = 0; !err && i < pid_cnt; i++) {
+			if (libc_of(pids[i], path, sizeof(path))) {
+				pr_warn("--alloc: process %d maps no libc: not probed\n",
+					(int)pids[i]);
+				continue;
+			}
+			err = attach_libc(skel, path, pids[i], links, link_cnt, &cap);
+			ls->cnt++;
+		}
+		if (!err && !ls->cnt)
+			err = -ENOENT;
+		free(ls);
+		if (err == -ENOENT)
+			pr_err("--alloc: none of the processes maps a libc (a static or non-glibc "
+			       "allocator is not supported yet)\n");
+		return err;
 	} else {
 		libc_set__add(ls, 0);
 	}
@@ -224,7 +244,7 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		pr_warn("--alloc: %zu more libc files not probed (at most %d)\n", ls->dropped,
 			MEM_ALLOC_MAX_LIBCS);
 	for (i = 0; !err && i < ls->cnt; i++)
-		err = attach_libc(skel, ls->paths[i], links, link_cnt, &cap);
+		err = attach_libc(skel, ls->paths[i], -1, links, link_cnt, &cap);
 	free(ls);
 	return err;
 }

@@ -23,8 +23,10 @@ struct bpf_link;
  */
 int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate);
 
-/* After load: uprobes on the libc files of pids[0..pid_cnt) (pid_cnt 0 and all: every process's;
- * else stackscope's own). *links (malloc'ed, *link_cnt entries) receives them: the caller
+/* After load: uprobes on the libc of each of pids[0..pid_cnt), in that process only (no other
+ * process traps); with pid_cnt 0, on every libc any process maps (all) or on stackscope's own,
+ * for every process that maps it (eBPF's pid filter then drops the others' calls, after their
+ * trap). *links (malloc'ed, *link_cnt entries) receives them: the caller
  * destroys and frees them, also after a failure. 0 or -errno (logged).
  */
 int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
