@@ -41,6 +41,7 @@ enum record_kind {
 	RECORD_OFF_CPU = 6, /* a thread came back on CPU after a stay off it long enough: joins
 			     * the off-CPU RECORD_SAMPLE it sent when it left (struct
 			     * off_cpu_record) */
+	RECORD_FREE = 7,    /* a sampled allocation was freed (struct free_record) */
 };
 
 struct record_header {
@@ -148,6 +149,11 @@ struct sample_record {
 	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
 	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
 	struct sample_trace trace; /* the thread's span (bpf/interp/otel/thread_ctx.h) */
+	__u32 mem_kind;      /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
+	__u32 mem_fn;        /* MEM_SAMPLED_ALLOC: enum alloc_fn, the function called */
+	__u64 mem_weight;    /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
+			      * MEM_SAMPLED_ALLOC: the bytes allocated (the weights: userspace) */
+	__u64 mem_addr;      /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -311,7 +317,24 @@ struct mmap_record {
 	/* ... and their time */                                                                  \
 	X(COUNTER_OFF_CPU_LOST_NS, "off-CPU ns lost: ring buffer full")                           \
 	/* ns spent walking stacks at switches out */                                             \
-	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")
+	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")                                   \
+	/* memory growth (bpf/mem_growth.h): page-fault samples taken */                         \
+	X(COUNTER_MEM_FAULTS, "page-fault samples")                                               \
+	/* brk() calls that grew the heap, anonymous mmap() calls: stacks taken */                \
+	X(COUNTER_MEM_BRK, "brk growths sampled")                                                 \
+	X(COUNTER_MEM_MMAP, "anonymous mmaps sampled")                                            \
+	/* allocations (bpf/mem_alloc.h): sampled by bytes, stacks taken */                       \
+	X(COUNTER_ALLOC_SAMPLED, "allocations sampled")                                           \
+	/* sampled allocations whose returned pointer was NULL (failed): no sample */             \
+	X(COUNTER_ALLOC_FAILED, "sampled allocations that failed")                                \
+	/* sampled allocations not remembered: the live map full (never in the in-use view) */    \
+	X(COUNTER_ALLOC_LIVE_FULL, "sampled allocations not tracked: live map full")              \
+	/* a pointer sampled again while its entry was live (a free not seen): replaced */        \
+	X(COUNTER_ALLOC_REPLACED, "live allocations replaced (free not seen)")                    \
+	/* frees of sampled allocations sent */                                                   \
+	X(COUNTER_ALLOC_FREED, "sampled allocations freed")                                       \
+	/* free records lost: ring buffer full (that allocation stays in use) */                  \
+	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")
 
 enum counter {
 	SS_COUNTERS(SS_COUNTER_ENUM)
@@ -558,6 +581,42 @@ struct sampler_config {
 	__u64 off_cpu_min_ns;      /* off-CPU: shorter stays off CPU are skipped (counted) */
 	__u64 off_cpu_interval_ns; /* off-CPU walk budget: one walk per interval on average, */
 	__u64 off_cpu_burst_ns;    /* with up to burst_ns / interval_ns at once (per CPU) */
+	__u64 fault_period;        /* memory growth: page faults per page-fault sample */
+	__u64 alloc_rate;          /* allocations: mean bytes between samples */
+};
+
+/* What a memory-growth sample stands for (bpf/mem_growth.h; sample_record.mem_kind). */
+enum mem_kind {
+	MEM_NONE = 0,
+	MEM_FAULT,   /* page faults of the thread (mem_weight: how many) */
+	MEM_BRK,     /* the heap grown by brk() (mem_weight: bytes) */
+	MEM_MMAP,    /* an anonymous mmap() (mem_weight: bytes) */
+	MEM_SAMPLED_ALLOC,   /* a sampled allocation (bpf/mem_alloc.h; mem_weight: its bytes) */
+	MEM_KIND_CNT,
+};
+
+/* The allocator functions probed (bpf/mem_alloc.h). */
+enum alloc_fn {
+	ALLOC_MALLOC = 0,
+	ALLOC_CALLOC,
+	ALLOC_REALLOC,
+	ALLOC_POSIX_MEMALIGN,
+	ALLOC_ALIGNED_ALLOC,
+	ALLOC_MEMALIGN,
+	ALLOC_FN_CNT,
+};
+
+/* RECORD_FREE: hdr.pid freed addr, a sampled allocation's pointer still live in eBPF. */
+struct free_record {
+	struct record_header hdr;
+	__u64 addr;
+};
+
+/* Live sampled allocations ("alloc_live"): key. */
+struct alloc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 addr;
 };
 
 /* Why a thread went off CPU, from the scheduler's prev_state at the switch (bpf/off_cpu.h). */

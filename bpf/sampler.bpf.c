@@ -624,7 +624,9 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 		ss_otel_thread_ctx(rec, s->st.pid, s->interp.is.fsbase);
 	else if (s->st.end != UNWIND_END_NO_USER)
 		ss_otel_thread_ctx_static(rec, s->st.pid, s->interp.is.fsbase);
-	if (rec->off_cpu) /* joined in userspace as it arrives: no deferral (off_cpu.h) */
+	/* joined in userspace as they arrive (off_cpu.h; mem_alloc.h: a free may follow at once):
+	 * no deferral */
+	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC)
 		rec->deferred = DEFER_NONE;
 	else if (tail_walker)
 		defer_sample(&s->st, rec, s->interp.is.started != 0, false);
@@ -668,6 +670,10 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	rec->off_cpu = 0;
 	rec->off_cpu_state = 0;
 	rec->off_cpu_ns = 0;
+	rec->mem_kind = MEM_NONE;
+	rec->mem_weight = 0;
+	rec->mem_fn = 0;
+	rec->mem_addr = 0;
 	__builtin_memset(&s->st, 0, sizeof(s->st));
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
@@ -876,6 +882,8 @@ int runtime_chunk(struct bpf_perf_event_data *ctx)
 }
 
 #include "off_cpu.h"
+#include "mem_growth.h"
+#include "mem_alloc.h"
 
 /* ---- mappings entered as they appear (struct new_mappings in abi.h) ---- */
 

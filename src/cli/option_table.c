@@ -9,6 +9,8 @@
 #include "cli/option_table.h"
 #include "cli/option_value.h"
 #include "pipeline/session.h"
+#include "sampler/mem_alloc.h"
+#include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
 
 #define STR_(x) #x
@@ -120,6 +122,32 @@ static OPTION_SETTER(set_off_cpu)
 	return 0;
 }
 
+static OPTION_SETTER(set_fault_period)
+{
+	struct sampling_options *o = field;
+
+	(void)spec;
+	if (mem_growth__parse_period(arg, &o->fault_period))
+		return option_error(command,
+				    "--fault-period must be page faults per sample (1-1000000000), "
+				    "not '%s'",
+				    arg);
+	return 0;
+}
+
+static OPTION_SETTER(set_alloc_rate)
+{
+	struct sampling_options *o = field;
+
+	(void)spec;
+	if (mem_alloc__parse_rate(arg, &o->alloc_rate))
+		return option_error(command,
+				    "--alloc-rate must be mean bytes between samples "
+				    "(1-1073741824), not '%s'",
+				    arg);
+	return 0;
+}
+
 static OPTION_SETTER(set_help)
 {
 	option_set_true(spec, arg, field, command);
@@ -142,6 +170,10 @@ static const struct option_spec shared_options[] = {
 	  OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-min", 0, true, set_off_cpu, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-rate", 0, true, set_off_cpu, 0, 0, 1, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL, OPTION_RECORD },
+	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD },
+	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD },
+	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD },
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },

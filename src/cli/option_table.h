@@ -39,6 +39,10 @@ struct sampling_options {
 	bool off_cpu;              /* --off-cpu: off-CPU profiles */
 	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
 	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
+	bool faults;               /* --faults: memory-growth samples */
+	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
+	bool alloc;                /* --alloc: allocation samples */
+	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
 	bool verbose;
 	bool help;
 };

@@ -283,6 +283,21 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.deferred->verify_skipped);
 	if (st.off_cpu)
 		print_off_cpu(c, st.off_cpu);
+	if (c[COUNTER_ALLOC_SAMPLED] || c[COUNTER_ALLOC_FREED])
+		fprintf(stderr,
+			"allocations    %llu sampled, %llu failed, %llu not tracked (live map "
+			"full), %llu replaced before their free, %llu freed, %llu frees lost\n",
+			(unsigned long long)c[COUNTER_ALLOC_SAMPLED],
+			(unsigned long long)c[COUNTER_ALLOC_FAILED],
+			(unsigned long long)c[COUNTER_ALLOC_LIVE_FULL],
+			(unsigned long long)c[COUNTER_ALLOC_REPLACED],
+			(unsigned long long)c[COUNTER_ALLOC_FREED],
+			(unsigned long long)c[COUNTER_ALLOC_FREE_LOST]);
+	if (c[COUNTER_MEM_FAULTS] || c[COUNTER_MEM_BRK] || c[COUNTER_MEM_MMAP])
+		fprintf(stderr, "memory growth  %llu page-fault samples, %llu brk growths, %llu "
+				"anonymous mmaps\n",
+			(unsigned long long)c[COUNTER_MEM_FAULTS],
+			(unsigned long long)c[COUNTER_MEM_BRK], (unsigned long long)c[COUNTER_MEM_MMAP]);
 	if (c[COUNTER_NEW_MAPPINGS] || c[COUNTER_NEW_MAPPING_UNKNOWN])
 		fprintf(stderr,
 			"new mappings   %llu entered by eBPF at exec/mmap, %llu of unknown files "
@@ -390,6 +405,10 @@ static int run(struct record_run *r)
 		.no_cpu = !o->cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.faults = o->common.faults,
+		.fault_period = o->common.fault_period,
+		.alloc = o->common.alloc,
+		.alloc_rate = o->common.alloc_rate,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;

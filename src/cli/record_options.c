@@ -32,7 +32,15 @@ void record_options__usage(FILE *f)
 		"                         the moment a thread left the CPU, weighted by the time\n"
 		"                         it stayed off (ns), leaf [off-cpu: sleep|uninterruptible|\n"
 		"                         preempted|...]; --cpu too: both, one profile\n"
-		"      --cpu              CPU samples (the default; with --off-cpu: both)\n"
+		"      --cpu              CPU samples (the default; with --off-cpu or --faults: both)\n"
+		"      --faults           where memory grows: page faults (one stack every\n"
+		"                         --fault-period faults, default 64; types faults,\n"
+		"                         fault_bytes) and brk()/anonymous mmap() calls (type\n"
+		"                         mapped_bytes), leaf [mem: page fault|brk|mmap]\n"
+		"      --alloc            what is allocated and still live: uprobes on libc's malloc\n"
+		"                         family, sampled by bytes (types alloc_objects, alloc_space,\n"
+		"                         inuse_objects, inuse_space), leaf [alloc: malloc|...]\n"
+		"      --alloc-rate BYTES mean bytes between allocation samples (default 524288)\n"
 		"      --off-cpu-min USECS  skip shorter stays off CPU (default 1000, counted)\n"
 		"      --off-cpu-rate N   at most N off-CPU stack walks per second (default 2000;\n"
 		"                         the rest are counted with their time)\n"
@@ -159,7 +167,7 @@ int record_options__parse(int argc, char **argv, struct record_options *o)
 		o->command = &argv[optind]; /* after "--", or the first non-option */
 	if (o->command && o->common.pid_cnt)
 		fail("-p and a COMMAND cannot be combined");
-	if (!o->common.off_cpu)
+	if (!o->common.off_cpu && !o->common.faults && !o->common.alloc)
 		o->cpu = true;
 	if (!o->output_cnt)
 		o->outputs[o->output_cnt++].path = "stackscope.pb.gz";

@@ -152,11 +152,24 @@ static int pprof_enc__samples(struct pprof_enc *e)
 		pb_buf__begin(e->out, SAMPLE_VALUE, &packed);
 		pb_buf__raw_varint(e->out, pprof_value(s->count));
 		if (profile__has_cpu(e->p)) /* an off-CPU sample has no CPU time */
-			pb_buf__raw_varint(e->out, s->off_cpu_ns ? 0
-								 : pprof_value(profile__count_mul(
-									   s->count, period)));
+			pb_buf__raw_varint(e->out, s->off_cpu_ns || s->mem_kind
+							   ? 0
+							   : pprof_value(profile__count_mul(
+								     s->count, period)));
 		if (profile__has_off_cpu(e->p))
 			pb_buf__raw_varint(e->out, pprof_value(s->off_cpu_ns));
+		if (profile__has_mem_growth(e->p)) {
+			pb_buf__raw_varint(e->out, pprof_value(profile__sample_faults(s)));
+			pb_buf__raw_varint(e->out, pprof_value(profile__sample_fault_bytes(s)));
+			pb_buf__raw_varint(e->out, pprof_value(profile__sample_mapped_bytes(s)));
+		}
+		if (profile__has_mem_alloc(e->p)) {
+			uint64_t v[4];
+
+			profile__sample_alloc(s, v);
+			for (j = 0; j < 4; j++)
+				pb_buf__raw_varint(e->out, pprof_value(v[j]));
+		}
 		pb_buf__end(e->out, packed);
 		err = pprof_enc__label(e, "pid", NULL, s->pid);
 		err = err ?: pprof_enc__label(e, "tid", NULL, s->tid);
@@ -346,14 +359,25 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 		err = err
 			      ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "off_cpu",
 						       "nanoseconds");
+	if (profile__has_mem_growth(p))
+		err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "faults", "count")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "fault_bytes", "bytes")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "mapped_bytes", "bytes");
+	if (profile__has_mem_alloc(p))
+		err = err ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_objects", "count")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_objects", "count")
+			  ?: pprof_enc__value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
 	if (profile__has_cpu(p))
 		err = err ?: pprof_enc__value_type(&e, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 	if (err)
 		goto cleanup;
 	if (profile__has_cpu(p))
 		pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
-	if (!profile__has_cpu(p)) { /* off-CPU only: what viewers show first */
-		int64_t off = pprof_enc__str(&e, "off_cpu");
+	if (!profile__has_cpu(p)) { /* off-CPU (or memory growth) only: what viewers show first */
+		int64_t off = pprof_enc__str(&e, profile__has_off_cpu(p)	   ? "off_cpu"
+						 : profile__has_mem_alloc(p) ? "inuse_space"
+									     : "fault_bytes");
 
 		if (off < 0) {
 			err = -ENOMEM;

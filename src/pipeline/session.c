@@ -10,6 +10,7 @@
 #include "base/file_map.h"
 #include "base/log.h"
 #include "base/safe_open.h"
+#include "pipeline/alloc_live.h"
 #include "pipeline/session.h"
 #include "formats/elf_file.h"
 #include "interp/interp.h"
@@ -19,6 +20,7 @@
 #include "profile/profile.h"
 #include "pipeline/trace_handler.h"
 #include "formats/debuginfo.h"
+#include "sampler/mem_alloc.h"
 #include "sampler/off_cpu_join.h"
 #include "sampler/sample_wire.h"
 #include "sampler/sampler.h"
@@ -78,6 +80,7 @@ struct session {
 	struct interp_registry *interp; /* language runtimes' frames */
 	struct deferred *deferred;      /* samples waiting for their tables (NULL: none) */
 	struct off_cpu_join *off_cpu;   /* off-CPU stacks waiting for their stay (NULL: none) */
+	struct alloc_live *alloc_live;  /* --alloc: sampled allocations not freed (else NULL) */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -152,6 +155,19 @@ static int on_record(const void *data, size_t size, void *ctx)
 			break;
 		}
 		if (trace_handler__sample(s->th, &s->sample, size, now) == -ENOMEM) {
+			s->fatal = -ENOMEM;
+			return -ENOMEM;
+		}
+		if (s->alloc_live && s->sample.mem_kind == MEM_SAMPLED_ALLOC &&
+		    alloc_live__sampled(s->alloc_live, &s->sample,
+					trace_handler__last_sample(s->th)) == -ENOMEM) {
+			s->fatal = -ENOMEM;
+			return -ENOMEM;
+		}
+		break;
+	case RECORD_FREE:
+		if (s->alloc_live && alloc_live__freed(s->alloc_live, s->prof, data, size,
+						       s->mono_to_wall_ns) == -ENOMEM) {
 			s->fatal = -ENOMEM;
 			return -ENOMEM;
 		}
@@ -261,6 +277,8 @@ static struct profile *new_profile(struct session *s)
 		.timestamps_cap = s->opts.timestamps_cap,
 		.off_cpu = s->opts.off_cpu,
 		.no_cpu = s->opts.no_cpu,
+		.mem_growth = s->opts.faults,
+		.mem_alloc = s->opts.alloc,
 	};
 
 	return profile__new(&po);
@@ -276,6 +294,12 @@ struct session *session__new(const struct session_opts *opts)
 		.no_cpu = opts->no_cpu,
 		.off_cpu_min_ns = opts->off_cpu_min_ns,
 		.off_cpu_rate = opts->off_cpu_rate,
+		.faults = opts->faults,
+		.fault_period = opts->fault_period,
+		.alloc = opts->alloc,
+		.alloc_rate = opts->alloc_rate,
+		.alloc_pids = opts->filter == FILTER_PIDS ? opts->pids : NULL,
+		.alloc_pid_cnt = opts->filter == FILTER_PIDS ? opts->pid_cnt : 0,
 	};
 	struct exe_registry_ops ops = {
 		.load = load_executable,
@@ -373,6 +397,7 @@ struct session *session__new(const struct session_opts *opts)
 	pops.ctx = s;
 	process_table__set_ops(s->pt, &pops);
 	to.mono_to_wall_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+	to.alloc_rate = opts->alloc_rate ? opts->alloc_rate : MEM_ALLOC_DEFAULT_RATE;
 	s->mono_to_wall_ns = to.mono_to_wall_ns;
 	s->th = trace_handler__new(s->prof, s->reg, s->pt, s->ks, &to);
 	if (!s->th)
@@ -391,6 +416,11 @@ struct session *session__new(const struct session_opts *opts)
 		s->deferred = deferred__new(&dm, s->pt, s->reg, emit_deferred, s);
 		if (!s->deferred)
 			pr_warn("deferred unwinding disabled (%s)\n", strerror(errno));
+	}
+	if (opts->alloc) {
+		s->alloc_live = alloc_live__new();
+		if (!s->alloc_live)
+			goto fail;
 	}
 	if (opts->off_cpu) {
 		s->off_cpu = off_cpu_join__new();
@@ -412,6 +442,7 @@ void session__free(struct session *s)
 	sampler__free(s->sampler);
 	deferred__free(s->deferred);
 	off_cpu_join__free(s->off_cpu);
+	alloc_live__free(s->alloc_live);
 	trace_handler__free(s->th);
 	profile__free(s->prof);
 	process_table__free(s->pt);
@@ -529,6 +560,7 @@ struct profile *session__take_profile(struct session *s)
 	}
 	profile__set_end_time(cur, clock_ns(CLOCK_REALTIME));
 	s->prof = next;
+	alloc_live__clear(s->alloc_live); /* its frames are cur's */
 	return cur;
 }
 

@@ -56,6 +56,10 @@ struct session_opts {
 	bool no_cpu;               /* ... only: no CPU samples */
 	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate; /* off-CPU stack walks per second (0: default) */
+	bool faults;               /* memory-growth samples (sampler/mem_growth.h) */
+	uint64_t fault_period;     /* page faults per sample (0: default) */
+	bool alloc;                /* allocation samples (sampler/mem_alloc.h) */
+	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
 };
 
 struct session;

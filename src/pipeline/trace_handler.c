@@ -15,6 +15,8 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "profile/profile.h"
+#include "sampler/mem_alloc.h"
+#include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "pipeline/trace_handler.h"
@@ -61,6 +63,8 @@ struct runtime_slot {
 
 struct trace_handler {
 	struct profile *prof;
+	struct profile_sample last; /* trace_handler__last_sample(): labels not kept */
+	bool has_last;
 	struct exe_registry *reg;
 	struct process_table *pt;
 	const struct kallsyms *ks;
@@ -610,7 +614,9 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	struct profile_sample s = { 0 };
 	uint32_t n = 0, i, k0 = 0, kcnt, ucnt;
 	char reason[64];
+	int err;
 
+	th->has_last = false;
 	if (size < head || rec->user_frame_cnt > SS_MAX_USER_FRAMES ||
 	    size < head + rec->user_frame_cnt * sizeof(struct user_frame)) {
 		th->stats.bad_records++;
@@ -633,6 +639,14 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.off_cpu++;
 		k0 = off_cpu_kernel_start(th, rec, kcnt);
+	} else if (rec->mem_kind == MEM_SAMPLED_ALLOC) { /* the function called: a leaf of its own */
+		snprintf(reason, sizeof(reason), "[alloc: %s]", alloc_fn__name(rec->mem_fn));
+		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
+			n++;
+	} else if (rec->mem_kind) { /* what grew memory here: a leaf of its own */
+		snprintf(reason, sizeof(reason), "[mem: %s]", mem_kind__name(rec->mem_kind));
+		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
+			n++;
 	}
 	for (i = k0; i < kcnt; i++)
 		if ((th->frames[n] = kernel_frame(th, rec->kernel_ips[i], i > 0)))
@@ -649,7 +663,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.incomplete_stacks++;
 	}
-	if (n == (rec->off_cpu_ns ? 1u : 0u) &&
+	if (n == (rec->off_cpu_ns || rec->mem_kind ? 1u : 0u) &&
 	    (th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, "[no stack]")))
 		n++;
 	s.frames = th->frames;
@@ -662,9 +676,29 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.time_ns = rec->hdr.time_ns + (uint64_t)th->opts.mono_to_wall_ns;
 	s.count = 1;
 	s.off_cpu_ns = rec->off_cpu_ns;
+	if (rec->mem_kind == MEM_SAMPLED_ALLOC) {
+		s.mem_kind = PROFILE_MEM_ALLOC;
+		mem_alloc__weights(rec->mem_weight, th->opts.alloc_rate, &s.mem_objects,
+				   &s.mem_value);
+	} else if (rec->mem_kind) {
+		s.mem_kind = rec->mem_kind == MEM_FAULT ? PROFILE_MEM_FAULTS : PROFILE_MEM_MAPPED;
+		s.mem_value = rec->mem_weight;
+	}
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
 	s.label_cnt += sample_trace__labels(&rec->trace, &trace_text, labels + s.label_cnt);
 	th->stats.samples++;
-	return profile__add_sample(th->prof, &s);
+	err = profile__add_sample(th->prof, &s);
+	if (err)
+		return err;
+	th->last = s;
+	th->last.labels = NULL;
+	th->last.label_cnt = 0;
+	th->has_last = true;
+	return 0;
+}
+
+const struct profile_sample *trace_handler__last_sample(const struct trace_handler *th)
+{
+	return th->has_last ? &th->last : NULL;
 }

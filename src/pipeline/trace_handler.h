@@ -41,6 +41,7 @@ struct trace_handler_stats {
 struct trace_handler_opts {
 	bool symbolize;          /* false: addresses + build ids only */
 	int64_t mono_to_wall_ns; /* added to record times (CLOCK_MONOTONIC -> wall clock) */
+	uint64_t alloc_rate;     /* allocation samples' mean bytes apart (their weights) */
 };
 
 struct trace_handler;
@@ -56,6 +57,10 @@ void trace_handler__free(struct trace_handler *th);
  * forked without exec), else 0.
  */
 pid_t trace_handler__owner(const struct trace_handler *th, pid_t pid);
+/* The profile sample the last trace_handler__sample() added (frames and strings borrowed until
+ * the next call), or NULL when it added none.
+ */
+const struct profile_sample *trace_handler__last_sample(const struct trace_handler *th);
 void trace_handler__forget_file(struct trace_handler *th, uint64_t file_id);
 /* Symbolize runtime frames through interp (borrowed; NULL: shown as markers). */
 struct interp_registry;

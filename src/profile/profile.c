@@ -556,6 +556,7 @@ static int sample__add_event(struct profile *p, struct sample_rec *r,
 	ev->count = s->count;
 	ev->cpu = s->cpu;
 	ev->off_cpu_ns = s->off_cpu_ns;
+	ev->mem_value = s->mem_value;
 	return 0;
 }
 
@@ -593,6 +594,7 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 		r = &p->samples[p->sample_cnt++];
 		memset(r, 0, sizeof(*r));
 		r->s = key;
+		r->s.mem_kind = s->mem_kind;
 		idx = (uint32_t)p->sample_cnt;
 		id_index__add(&p->sample_idx, hash, idx);
 	}
@@ -602,6 +604,10 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 		return err;
 	r->s.count = profile__count_add(r->s.count, s->count);
 	r->s.off_cpu_ns = profile__count_add(r->s.off_cpu_ns, s->off_cpu_ns);
+	r->s.mem_value = profile__count_add(r->s.mem_value, s->mem_value);
+	r->s.mem_objects = profile__count_add(r->s.mem_objects, s->mem_objects);
+	r->s.mem_freed = profile__count_add(r->s.mem_freed, s->mem_freed);
+	r->s.mem_freed_objects = profile__count_add(r->s.mem_freed_objects, s->mem_freed_objects);
 	p->total = profile__count_add(p->total, s->count);
 	return 0;
 }
@@ -616,8 +622,47 @@ bool profile__has_cpu(const struct profile *p)
 	return !p->opts.no_cpu;
 }
 
+bool profile__has_mem_growth(const struct profile *p)
+{
+	return p->opts.mem_growth;
+}
+
+uint64_t profile__sample_faults(const struct profile_agg_sample *s)
+{
+	return s->mem_kind == PROFILE_MEM_FAULTS ? s->mem_value : 0;
+}
+
+uint64_t profile__sample_fault_bytes(const struct profile_agg_sample *s)
+{
+	return profile__count_mul(profile__sample_faults(s), PROFILE_PAGE_BYTES);
+}
+
+uint64_t profile__sample_mapped_bytes(const struct profile_agg_sample *s)
+{
+	return s->mem_kind == PROFILE_MEM_MAPPED ? s->mem_value : 0;
+}
+
+bool profile__has_mem_alloc(const struct profile *p)
+{
+	return p->opts.mem_alloc;
+}
+
+void profile__sample_alloc(const struct profile_agg_sample *s, uint64_t out[4])
+{
+	bool alloc = s->mem_kind == PROFILE_MEM_ALLOC;
+
+	out[0] = alloc ? s->mem_objects : 0;
+	out[1] = alloc ? s->mem_value : 0;
+	out[2] = alloc && s->mem_objects > s->mem_freed_objects
+			 ? s->mem_objects - s->mem_freed_objects
+			 : 0;
+	out[3] = alloc && s->mem_value > s->mem_freed ? s->mem_value - s->mem_freed : 0;
+}
+
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
 {
+	if (s->mem_kind) /* a memory-growth sample stands for no time */
+		return 0;
 	return s->off_cpu_ns ? s->off_cpu_ns : profile__count_mul(s->count, p->opts.period_ns);
 }
 
@@ -670,9 +715,10 @@ static int profile__copy_sample(struct profile *p, const struct profile *src,
 				     .tid = a->tid,
 				     .comm = a->comm,
 				     .thread_comm = a->thread_comm,
-				     .labels = labels };
+				     .labels = labels,
+				     .mem_kind = a->mem_kind };
 	const uint32_t *stack = seq_table__get(&src->stacks, a->stack, &ps.frame_cnt);
-	uint64_t count = 0, off_cpu = 0;
+	uint64_t count = 0, off_cpu = 0, mem = 0;
 	uint32_t i;
 	int err = 0;
 
@@ -686,16 +732,24 @@ static int profile__copy_sample(struct profile *p, const struct profile *src,
 		ps.cpu = a->events[i].cpu;
 		ps.count = a->events[i].count;
 		ps.off_cpu_ns = a->events[i].off_cpu_ns;
+		ps.mem_value = a->events[i].mem_value;
+		mem = profile__count_add(mem, ps.mem_value);
 		count = profile__count_add(count, ps.count);
 		off_cpu = profile__count_add(off_cpu, ps.off_cpu_ns);
 		err = profile__add_sample(p, &ps);
 	}
-	if (err || (a->event_cnt && count >= a->count && off_cpu >= a->off_cpu_ns))
+	if (err || (a->event_cnt && count >= a->count && off_cpu >= a->off_cpu_ns &&
+		    mem >= a->mem_value && !a->mem_objects && !a->mem_freed &&
+		    !a->mem_freed_objects))
 		return err;
 	ps.time_ns = 0;
 	ps.cpu = 0;
 	ps.count = a->count - (count < a->count ? count : a->count);
 	ps.off_cpu_ns = a->off_cpu_ns - (off_cpu < a->off_cpu_ns ? off_cpu : a->off_cpu_ns);
+	ps.mem_value = a->mem_value - (mem < a->mem_value ? mem : a->mem_value);
+	ps.mem_objects = a->mem_objects; /* not kept per event: all here */
+	ps.mem_freed = a->mem_freed;
+	ps.mem_freed_objects = a->mem_freed_objects;
 	return profile__add_sample(p, &ps);
 }
 

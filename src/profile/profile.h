@@ -81,7 +81,26 @@ struct profile_sample {
 	const struct profile_label *labels; /* label_cnt entries, in the order given */
 	uint32_t label_cnt;                 /* <= PROFILE_MAX_LABELS */
 	uint64_t off_cpu_ns; /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
+	uint32_t mem_kind;   /* enum profile_mem_kind: a memory-growth sample (0: not) */
+	uint64_t mem_value;  /* ... what it stands for: faults (FAULTS) or bytes (MAPPED, ALLOC) */
+	uint64_t mem_objects;       /* ALLOC: the allocations it stands for */
+	uint64_t mem_freed;         /* ALLOC: of the bytes of this stack's samples, freed */
+	uint64_t mem_freed_objects; /* ALLOC: ... and their allocations */
 };
+
+/* Memory-growth samples (`--faults`): their stacks end in a leaf of their own ("[mem: ...]"),
+ * so they are apart from CPU and off-CPU ones; count is then samples, not CPU time.
+ */
+enum profile_mem_kind {
+	PROFILE_MEM_NONE = 0,
+	PROFILE_MEM_FAULTS, /* page faults (sample types faults/count, fault_bytes/bytes) */
+	PROFILE_MEM_MAPPED, /* bytes asked of brk() and anonymous mmap() (mapped_bytes/bytes) */
+	PROFILE_MEM_ALLOC,  /* sampled allocations, unbiased weights (alloc_objects/count,
+			     * alloc_space/bytes; less what was freed: inuse_objects, inuse_space);
+			     * a free is a sample of count 0 with the allocation's stack */
+};
+
+#define PROFILE_PAGE_BYTES 4096 /* fault_bytes = faults x base page (huge pages: more) */
 
 /* Counts and times from outside (imports, store rows, a hostile pprof) add up and scale
  * saturating: a sum past UINT64_MAX stays UINT64_MAX, never wraps to a small number.
@@ -106,6 +125,8 @@ struct profile_opts {
 	size_t timestamps_cap;  /* per aggregated key; 0 = keep none */
 	bool off_cpu;           /* off-CPU samples are recorded (sample type off_cpu/nanoseconds) */
 	bool no_cpu;            /* CPU samples are not (off-CPU only) */
+	bool mem_growth;        /* memory-growth samples are recorded (faults, mapped bytes) */
+	bool mem_alloc;         /* allocation samples are recorded (alloc_*, inuse_*) */
 };
 
 struct profile;
@@ -178,6 +199,7 @@ struct profile_event {
 	uint64_t count;
 	uint32_t cpu;
 	uint64_t off_cpu_ns; /* an off-CPU stay: its length */
+	uint64_t mem_value;  /* a memory-growth sample: its faults or bytes */
 };
 
 /* One aggregated sample: every profile__add_sample() with this key added up. */
@@ -194,6 +216,9 @@ struct profile_agg_sample {
 	uint64_t off_cpu_ns; /* sum of the added off_cpu_ns: > 0 for an off-CPU sample (whose
 			      * stacks are apart from CPU ones: they end in an "[off-cpu: ...]"
 			      * leaf), count then being switches */
+	uint32_t mem_kind;   /* enum profile_mem_kind of its samples (0: none) */
+	uint64_t mem_value;  /* sum of the added mem_value */
+	uint64_t mem_objects, mem_freed, mem_freed_objects; /* sums of the added ones */
 };
 
 /* Aggregated samples: indices 0..cnt-1, in order of first appearance. */
@@ -208,6 +233,17 @@ uint64_t profile__end_time_ns(const struct profile *p);
 /* The sample types recorded (profile_opts.off_cpu, !profile_opts.no_cpu). */
 bool profile__has_off_cpu(const struct profile *p);
 bool profile__has_cpu(const struct profile *p);
+/* profile_opts.mem_growth: the sample types faults, fault_bytes, mapped_bytes. */
+bool profile__has_mem_growth(const struct profile *p);
+/* A sample's value for the memory-growth types (0 for a sample of another kind). */
+uint64_t profile__sample_faults(const struct profile_agg_sample *s);
+uint64_t profile__sample_fault_bytes(const struct profile_agg_sample *s);
+uint64_t profile__sample_mapped_bytes(const struct profile_agg_sample *s);
+/* profile_opts.mem_alloc: the sample types alloc_objects, alloc_space, inuse_objects,
+ * inuse_space; a sample's four values in that order (0 for a sample of another kind).
+ */
+bool profile__has_mem_alloc(const struct profile *p);
+void profile__sample_alloc(const struct profile_agg_sample *s, uint64_t out[4]);
 /* A sample's time in ns: off CPU for an off-CPU sample, else count * period (on CPU). */
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s);
 

@@ -17,6 +17,8 @@
 #include "base/array.h"
 #include "base/log.h"
 #include "sampler/kernel_features.h"
+#include "sampler/mem_alloc.h"
+#include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
 #include "sampler/sampler.h"
 #include "sampler/verifier_reason.h"
@@ -32,6 +34,12 @@ struct sampler {
 	struct ring_buffer *rb;
 	int *perf_fds;
 	struct bpf_link **perf_links;
+	int *fault_fds;                /* --faults: page-faults events per CPU (else NULL) */
+	struct bpf_link **fault_links;
+	bool faults;
+	struct bpf_link **alloc_links; /* --alloc: the uprobes (alloc_link_cnt) */
+	size_t alloc_link_cnt;
+	struct sampler_opts opts;
 	bool no_cpu; /* no perf events: off-CPU samples only */
 	unsigned int cpu_cnt;
 	unsigned int *cpus;
@@ -445,6 +453,12 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 				 s->cpu_cnt);
 	if (err)
 		goto fail;
+	s->faults = opts->faults;
+	s->opts = *opts;
+	err = mem_growth__configure(s->skel, opts->faults, opts->fault_period);
+	err = err ?: mem_alloc__configure(s->skel, opts->alloc, opts->alloc_rate);
+	if (err)
+		goto fail;
 	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
 	verifier_stats_setup(s->skel->obj, false);
@@ -543,6 +557,23 @@ int sampler__start(struct sampler *s)
 			return err;
 		}
 	}
+	if (s->opts.alloc) {
+		err = mem_alloc__attach(s->skel, s->opts.alloc_pids, s->opts.alloc_pid_cnt,
+					s->opts.filter == FILTER_OFF, &s->alloc_links,
+					&s->alloc_link_cnt);
+		if (err)
+			return err;
+	}
+	if (s->faults) {
+		s->fault_fds = calloc(s->cpu_cnt, sizeof(*s->fault_fds));
+		for (i = 0; s->fault_fds && i < s->cpu_cnt; i++)
+			s->fault_fds[i] = -1;
+		s->fault_links = calloc(s->cpu_cnt, sizeof(*s->fault_links));
+		if (!s->fault_fds || !s->fault_links)
+			return -ENOMEM;
+		return mem_growth__attach(s->skel, s->cpus, s->cpu_cnt, s->fault_fds,
+					  s->fault_links);
+	}
 	return 0;
 }
 
@@ -569,6 +600,16 @@ void sampler__free(struct sampler *s)
 	for (i = 0; s->perf_fds && i < s->cpu_cnt; i++)
 		if (s->perf_fds[i] >= 0)
 			close(s->perf_fds[i]);
+	for (i = 0; s->fault_links && i < s->cpu_cnt; i++)
+		bpf_link__destroy(s->fault_links[i]);
+	for (i = 0; s->fault_fds && i < s->cpu_cnt; i++)
+		if (s->fault_fds[i] >= 0)
+			close(s->fault_fds[i]);
+	free(s->fault_links);
+	for (i = 0; i < s->alloc_link_cnt; i++)
+		bpf_link__destroy(s->alloc_links[i]);
+	free(s->alloc_links);
+	free(s->fault_fds);
 	ring_buffer__free(s->rb);
 	sampler_bpf__destroy(s->skel);
 	free(s->perf_links);

@@ -27,6 +27,12 @@ struct sampler_opts {
 	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
 	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate; /* off-CPU stack walks per second, all CPUs (0: default) */
+	bool faults;               /* memory-growth samples too (sampler/mem_growth.h) */
+	uint64_t fault_period;     /* page faults per sample (0: default) */
+	bool alloc;                /* allocation samples too (sampler/mem_alloc.h) */
+	uint64_t alloc_rate;       /* mean bytes between allocation samples (0: default) */
+	const pid_t *alloc_pids;   /* whose libc is probed (none: stackscope's own, or with */
+	size_t alloc_pid_cnt;      /* filter FILTER_OFF every process's) */
 };
 
 /* Return 0 to go on; anything else stops the current poll and is returned by it. */

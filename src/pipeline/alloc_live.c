@@ -1,0 +1,137 @@
+/* Sampled allocations still live, by (process, pointer): see alloc_live.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+#include "base/u64_map.h"
+#include "pipeline/alloc_live.h"
+#include "profile/profile.h"
+
+struct alloc_entry {
+	uint32_t pid, tid;
+	uint64_t addr;
+	uint64_t bytes, objects; /* the unbiased weights given to the allocation */
+	char comm[SS_COMM_LEN], thread_comm[SS_COMM_LEN];
+	uint32_t frame_cnt;
+	uint32_t frames[]; /* frame ids of the profile, leaf first */
+};
+
+struct alloc_live {
+	struct u64_map map; /* alloc_key() -> struct alloc_entry * (owned) */
+	struct alloc_live_stats stats;
+};
+
+/* Pointers are below 2^57; a pid fits 22 bits: keys mixed, entries checked on lookup. */
+static uint64_t alloc_key(uint32_t pid, uint64_t addr)
+{
+	uint64_t k = u64_hash(addr ^ ((uint64_t)pid * 0x9e3779b97f4a7c15ULL));
+
+	return k ? k : 1;
+}
+
+struct alloc_live *alloc_live__new(void)
+{
+	return calloc(1, sizeof(struct alloc_live));
+}
+
+void alloc_live__clear(struct alloc_live *al)
+{
+	if (al)
+		u64_map__free_values(&al->map, free);
+}
+
+void alloc_live__free(struct alloc_live *al)
+{
+	alloc_live__clear(al);
+	free(al);
+}
+
+static struct alloc_entry *find(struct alloc_live *al, uint32_t pid, uint64_t addr, uint64_t *key)
+{
+	struct alloc_entry *e;
+
+	*key = alloc_key(pid, addr);
+	e = u64_map__get(&al->map, *key);
+	return e && e->pid == pid && e->addr == addr ? e : NULL;
+}
+
+int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
+			const struct profile_sample *s)
+{
+	struct alloc_entry *e, *old;
+	uint64_t key;
+
+	if (!rec->mem_addr || !s || s->mem_kind != PROFILE_MEM_ALLOC)
+		return 0;
+	old = u64_map__get(&al->map, alloc_key(rec->hdr.pid, rec->mem_addr));
+	if (old) { /* the same pointer again (its free lost), or a key collision: the newest */
+		al->stats.replaced++;
+		free(u64_map__del(&al->map, alloc_key(rec->hdr.pid, rec->mem_addr)));
+	}
+	if (al->map.cnt >= ALLOC_LIVE_CAP) {
+		al->stats.full++;
+		return 0;
+	}
+	e = malloc(sizeof(*e) + (size_t)s->frame_cnt * sizeof(e->frames[0]));
+	if (!e)
+		return -ENOMEM;
+	e->pid = rec->hdr.pid;
+	e->tid = rec->hdr.tid;
+	e->addr = rec->mem_addr;
+	e->bytes = s->mem_value;
+	e->objects = s->mem_objects;
+	memcpy(e->comm, rec->comm, sizeof(e->comm));
+	e->comm[sizeof(e->comm) - 1] = 0;
+	memcpy(e->thread_comm, rec->thread_comm, sizeof(e->thread_comm));
+	e->thread_comm[sizeof(e->thread_comm) - 1] = 0;
+	e->frame_cnt = s->frame_cnt;
+	memcpy(e->frames, s->frames, (size_t)s->frame_cnt * sizeof(e->frames[0]));
+	(void)find(al, e->pid, e->addr, &key);
+	if (u64_map__set(&al->map, key, e)) {
+		free(e);
+		return -ENOMEM;
+	}
+	al->stats.tracked++;
+	return 0;
+}
+
+int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *rec, size_t size,
+		      int64_t mono_to_wall_ns)
+{
+	const struct free_record *fr = rec;
+	struct profile_sample s = { 0 };
+	struct alloc_entry *e;
+	uint64_t key;
+	int err;
+
+	if (size < sizeof(*fr))
+		return -EINVAL;
+	e = find(al, fr->hdr.pid, fr->addr, &key);
+	if (!e) {
+		al->stats.unknown++;
+		return 0;
+	}
+	u64_map__del(&al->map, key);
+	s.frames = e->frames;
+	s.frame_cnt = e->frame_cnt;
+	s.pid = e->pid;
+	s.tid = e->tid;
+	s.comm = e->comm;
+	s.thread_comm = e->thread_comm;
+	s.cpu = fr->hdr.cpu;
+	s.time_ns = fr->hdr.time_ns + (uint64_t)mono_to_wall_ns;
+	s.mem_kind = PROFILE_MEM_ALLOC;
+	s.mem_freed = e->bytes;
+	s.mem_freed_objects = e->objects;
+	err = profile__add_sample(prof, &s);
+	free(e);
+	if (!err)
+		al->stats.freed++;
+	return err;
+}
+
+const struct alloc_live_stats *alloc_live__stats(const struct alloc_live *al)
+{
+	return &al->stats;
+}
