@@ -72,8 +72,14 @@ void otlp_links__write(const struct otlp_links *t, struct pb_buf *out, uint32_t 
 		const struct otlp_link *l = t->cnt ? &t->links[i] : &zero;
 
 		pb_buf__begin(out, field, &mark);
-		pb_buf__bytes(out, LINK_TRACE_ID, l->trace_id, sizeof(l->trace_id));
-		pb_buf__bytes(out, LINK_SPAN_ID, l->span_id, sizeof(l->span_id));
+		/* entry 0 is the empty Link{} (its fields absent): what the Collector's pdata
+		 * writes and sig-profiling's profcheck compares with (docs: OTLP.md, "Link zero
+		 * value, a conflict"), not the 16 + 8 zero bytes the proto's comment suggests
+		 */
+		if (i) {
+			pb_buf__bytes(out, LINK_TRACE_ID, l->trace_id, sizeof(l->trace_id));
+			pb_buf__bytes(out, LINK_SPAN_ID, l->span_id, sizeof(l->span_id));
+		}
 		pb_buf__end(out, mark);
 	}
 }

@@ -1,6 +1,6 @@
 /* The OTLP profiles dictionary's link_table (opentelemetry-proto profiles v1development: Link
  * {trace_id = 1 (16 bytes), span_id = 2 (8 bytes)}): the spans samples were taken in, each
- * once, entry 0 the zero link (16 and 8 zero bytes, as the proto recommends). A sample's
+ * once, entry 0 the empty Link{} (as pdata writes it and profcheck expects). A sample's
  * labels trace_id/span_id (pipeline/sample_trace.h) become its link_index.
  * Not thread-safe; a zeroed struct is an empty table; otlp_links__free() accepts one.
  */
