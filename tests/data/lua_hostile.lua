@@ -36,8 +36,9 @@ local function define(chunk, pad_lines)
 	F[#F + 1] = fn(F, burn)
 end
 
+-- (the benign peer's chunks have ordinary names)
 for i = 1, N do
-	define("@lh" .. i .. "_" .. PAD, 0)
+	define("@lh" .. i .. "_" .. (HUGE > 0 and PAD or "x.lua"), 0)
 end
 for i = 1, HUGE do
 	define("@lh" .. (N + i) .. "_huge.lua", 15000)

@@ -471,8 +471,8 @@ static int read_site(const void *ctx, pid_t from, uint64_t addr, void *entry)
 /* The name the frame's caller gives it (bpf_abi.h: its flags and address's top bits), or
  * NULL.
  */
-static const char *caller_name(struct lj *lj, struct lj_proc *p, pid_t pid,
-			       const struct user_frame *uf)
+static const struct site_entry *caller_name(struct lj *lj, struct lj_proc *p, pid_t pid,
+					    const struct user_frame *uf)
 {
 	uint64_t caller_pos = uf->addr >> 47, proto = uf->addr & LUAJIT_PROTO_MASK;
 	struct site_ctx c = { p->file, 0, 0, (uint32_t)uf->file_id };
@@ -490,7 +490,18 @@ static const char *caller_name(struct lj *lj, struct lj_proc *p, pid_t pid,
 		lj->stats[LJ_STAT_SITE_UNNAMED]++;
 		return NULL;
 	}
-	return e->name;
+	return e;
+}
+
+/* The memo of a frame named from proto read `proto` and call-site read `site` (0: none): what
+ * the two reads gave never changes (symbol_cache.h); the frame's address and file id carry the
+ * rest (the call site's index, the bytecode position, the cookie). 0 (no memo) past 2^32 reads.
+ */
+static uint64_t lj_memo(uint64_t proto, uint64_t site)
+{
+	if (proto >> 32 || site >> 31)
+		return 0;
+	return (site + 1) << 32 | proto;
 }
 
 static void lj_symbolize(void *rt, void *proc_state, pid_t pid, const struct user_frame *uf,
@@ -499,7 +510,8 @@ static void lj_symbolize(void *rt, void *proc_state, pid_t pid, const struct use
 	struct lj_proc *p = proc_state;
 	uint64_t pos = uf->file_id >> 32 & LUAJIT_POS_NONE;
 	const struct proto_entry *e;
-	const char *base, *called;
+	const struct site_entry *called;
+	const char *base;
 	struct lj *lj = rt;
 
 	if (!uf->addr)
@@ -512,7 +524,7 @@ static void lj_symbolize(void *rt, void *proc_state, pid_t pid, const struct use
 	called = caller_name(lj, p, pid, uf);
 	base = strrchr(e->file, '/') ? strrchr(e->file, '/') + 1 : e->file;
 	if (called)
-		snprintf(lj->name, sizeof(lj->name), "%s", called);
+		snprintf(lj->name, sizeof(lj->name), "%s", called->name);
 	else if (e->firstline == 0)
 		snprintf(lj->name, sizeof(lj->name), "<main>");
 	else
@@ -521,6 +533,7 @@ static void lj_symbolize(void *rt, void *proc_state, pid_t pid, const struct use
 		.function = lj->name,
 		.file = e->file,
 		.line = pos == LUAJIT_POS_NONE ? 0 : proto_line(e, pos),
+		.memo = lj_memo(e->key.serial, called ? called->key.serial : 0),
 	};
 }
 
