@@ -1,4 +1,5 @@
 #!/bin/bash
+# timeout: 480
 # Hostile Ruby, PHP, Perl, LuaJIT and Erlang processes against the agent (issue 39: everything
 # read from another process bounded in time and memory per sample and per process;
 # test_hostile_python.sh is Python's). Each is a real interpreter (Debian 12's ruby3.1, php8.2,
