@@ -54,8 +54,8 @@ static uint32_t fold_stack(const struct profile *src, const uint32_t *stack, uin
 	return n;
 }
 
-/* Adds src's aggregated sample a to dst with its stack folded, as one sample of its count
- * and off-CPU time. 0 or -errno.
+/* Adds src's aggregated sample a to dst with its stack folded, as one sample of its count,
+ * off-CPU time and memory values. 0 or -errno.
  */
 static int add_folded(struct profile *dst, const struct profile *src,
 		      const struct profile_agg_sample *a, const uint32_t *frame_ids,
@@ -69,7 +69,12 @@ static int add_folded(struct profile *dst, const struct profile *src,
 				     .thread_comm = a->thread_comm,
 				     .count = a->count,
 				     .off_cpu_ns = a->off_cpu_ns,
-				     .labels = labels };
+				     .labels = labels,
+				     .mem_kind = a->mem_kind,
+				     .mem_value = a->mem_value,
+				     .mem_objects = a->mem_objects,
+				     .mem_freed = a->mem_freed,
+				     .mem_freed_objects = a->mem_freed_objects };
 	const uint32_t *stack;
 	uint32_t cnt;
 
@@ -89,6 +94,8 @@ struct profile *runtime_fold__copy(const struct profile *src)
 		.timestamps_cap = 0,
 		.off_cpu = profile__has_off_cpu(src),
 		.no_cpu = !profile__has_cpu(src),
+		.mem_growth = profile__has_mem_growth(src),
+		.mem_alloc = profile__has_mem_alloc(src),
 	};
 	size_t mapping_cnt = profile__mapping_cnt(src), frame_cnt = profile__frame_cnt(src), i;
 	uint32_t *mapping_ids = NULL, *frame_ids = NULL, *frames = NULL, longest = 0, cnt;
