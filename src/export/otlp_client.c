@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "base/array.h"
+#include "base/err_buf.h"
 #include "base/hex.h"
 #include "base/log.h"
 #include "base/timed_wait.h"
@@ -53,20 +54,6 @@ enum {
 };
 
 /* ---- configuration ---- */
-
-static void err__set(char *err, size_t err_sz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void err__set(char *err, size_t err_sz, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_sz)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_sz, fmt, ap);
-	va_end(ap);
-}
 
 void otlp_config__init(struct otlp_config *c)
 {
@@ -186,7 +173,7 @@ int otlp_config__set_endpoint(struct otlp_config *c, const char *url, bool is_fu
 	char *copy;
 
 	if (!url || url__parse(url, &u, &why)) {
-		err__set(err, err_sz, "bad OTLP endpoint \"%s\": %s", url ? url : "", why);
+		err_buf__set(err, err_sz, "bad OTLP endpoint \"%s\": %s", url ? url : "", why);
 		return -EINVAL;
 	}
 	copy = strdup(url);
@@ -312,9 +299,9 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 			if (t != end) {
 				/* (a header's text is a secret's, maybe: not echoed) */
 				if (headers)
-					err__set(err, err_sz, "%s: an entry has no '='", what);
+					err_buf__set(err, err_sz, "%s: an entry has no '='", what);
 				else
-					err__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
+					err_buf__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
 						 (int)(end - s), s);
 				return -EINVAL;
 			}
@@ -325,13 +312,13 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 		value = key ? pct__decode(eq + 1, (size_t)(end - eq - 1), &bad) : NULL;
 		if (!key || !value) {
 			ret = bad ? -EINVAL : -ENOMEM;
-			err__set(err, err_sz, "%s: bad percent-encoding in \"%.*s\"", what,
+			err_buf__set(err, err_sz, "%s: bad percent-encoding in \"%.*s\"", what,
 				 (int)((headers ? eq : end) - s), s);
 			goto cleanup;
 		}
 		if (!*key ||
 		    (headers && (!header__valid_name(key) || !header__valid_value(value)))) {
-			err__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
+			err_buf__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
 				 headers ? "header" : "attribute", (int)((headers ? eq : end) - s), s);
 			ret = -EINVAL;
 			goto cleanup;
@@ -370,7 +357,7 @@ int otlp_config__add_header(struct otlp_config *c, const char *kv, char *err, si
 	int ret = -ENOMEM;
 
 	if (!eq || eq == kv) {
-		err__set(err, err_sz, "--otlp-header: want NAME=VALUE");
+		err_buf__set(err, err_sz, "--otlp-header: want NAME=VALUE");
 		return -EINVAL;
 	}
 	name = strndup(kv, (size_t)(eq - kv));
@@ -378,7 +365,7 @@ int otlp_config__add_header(struct otlp_config *c, const char *kv, char *err, si
 	if (!name || !value)
 		goto cleanup;
 	if (!header__valid_name(name) || !header__valid_value(value)) {
-		err__set(err, err_sz, "--otlp-header: bad header \"%s\"", name);
+		err_buf__set(err, err_sz, "--otlp-header: bad header \"%s\"", name);
 		ret = -EINVAL;
 		goto cleanup;
 	}
@@ -416,7 +403,7 @@ static int env__pick(const char *name, const char *const spellings[2], const cha
 			return 0;
 		}
 	}
-	err__set(err, err_sz, "%s=\"%s\": %s", name, v, hint);
+	err_buf__set(err, err_sz, "%s=\"%s\": %s", name, v, hint);
 	return -EINVAL;
 }
 
@@ -452,7 +439,7 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 			char tmp[256];
 
 			snprintf(tmp, sizeof(tmp), "%s", err);
-			err__set(err, err_sz, "%s: %s",
+			err_buf__set(err, err_sz, "%s: %s",
 				 getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") &&
 						 *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT")
 					 ? "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT"
@@ -479,7 +466,7 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 		errno = 0;
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || ms == 0 || ms > 3600 * 1000) {
-			err__set(err, err_sz,
+			err_buf__set(err, err_sz,
 				 "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds", v);
 			return -EINVAL;
 		}

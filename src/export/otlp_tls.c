@@ -8,21 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/err_buf.h"
 #include "export/otlp_tls.h"
-
-static void err__set(char *err, size_t err_sz, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void err__set(char *err, size_t err_sz, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_sz)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_sz, fmt, ap);
-	va_end(ap);
-}
 
 void otlp_tls__free(struct otlp_tls *t)
 {
@@ -93,7 +80,7 @@ int otlp_tls__from_env(struct otlp_tls *t, char *err, size_t err_sz)
 		if (!v)
 			continue;
 		if (access(v, R_OK)) {
-			err__set(err, err_sz, "%s=\"%s\": %s", name, v, strerror(errno));
+			err_buf__set(err, err_sz, "%s=\"%s\": %s", name, v, strerror(errno));
 			return -EINVAL;
 		}
 		if (otlp_tls__set((char **)((char *)t + files[i].offset), v))
@@ -106,7 +93,7 @@ int otlp_tls__from_env(struct otlp_tls *t, char *err, size_t err_sz)
 		} else if (!strcasecmp(v, "false")) {
 			t->insecure = false;
 		} else {
-			err__set(err, err_sz, "%s=\"%s\": want true or false", name, v);
+			err_buf__set(err, err_sz, "%s=\"%s\": want true or false", name, v);
 			return -EINVAL;
 		}
 	}
@@ -152,11 +139,11 @@ static int file__readable(const char *what, const char *path, char *err, size_t 
 	struct stat st;
 
 	if (stat(path, &st) || access(path, R_OK)) {
-		err__set(err, err_sz, "%s %s: %s", what, path, strerror(errno));
+		err_buf__set(err, err_sz, "%s %s: %s", what, path, strerror(errno));
 		return -EINVAL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		err__set(err, err_sz, "%s %s: not a regular file", what, path);
+		err_buf__set(err, err_sz, "%s %s: not a regular file", what, path);
 		return -EINVAL;
 	}
 	return 0;
@@ -169,7 +156,7 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 
 	if (!https) {
 		if (t->ca_file || t->cert_file || t->key_file || t->server_name) {
-			err__set(err, err_sz,
+			err_buf__set(err, err_sz,
 				 "TLS settings (CA, client certificate, server name) given for the "
 				 "plaintext endpoint %s: use https://",
 				 endpoint);
@@ -177,7 +164,7 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 		}
 		url__host(endpoint, &h, &h_end);
 		if (!t->insecure && !host__loopback(h, (size_t)(h_end - h))) {
-			err__set(err, err_sz,
+			err_buf__set(err, err_sz,
 				 "refusing to send profiles in plaintext to %s: use https://, or "
 				 "--otlp-insecure (OTEL_EXPORTER_OTLP_INSECURE=true) to allow it",
 				 endpoint);
@@ -186,12 +173,12 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 		return 0;
 	}
 	if (t->insecure) {
-		err__set(err, err_sz,
+		err_buf__set(err, err_sz,
 			 "--otlp-insecure (plaintext) contradicts the https:// endpoint %s", endpoint);
 		return -EINVAL;
 	}
 	if (!t->cert_file != !t->key_file) {
-		err__set(err, err_sz, "a client certificate needs both --otlp-cert and --otlp-key "
+		err_buf__set(err, err_sz, "a client certificate needs both --otlp-cert and --otlp-key "
 				      "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)");
 		return -EINVAL;
 	}
@@ -205,7 +192,7 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 				break;
 		}
 		if (!*t->server_name || *s) {
-			err__set(err, err_sz, "bad --otlp-server-name \"%s\": want a host name",
+			err_buf__set(err, err_sz, "bad --otlp-server-name \"%s\": want a host name",
 				 t->server_name);
 			return -EINVAL;
 		}
