@@ -162,7 +162,8 @@ int source_file__read(int root_fd, const char *path, uid_t owner_uid, struct sou
 		goto out;
 	}
 	if (!(st.st_mode & S_IROTH) &&
-	    !(owner_uid != (uid_t)-1 && st.st_uid == owner_uid && (st.st_mode & S_IRUSR))) {
+	    !(owner_uid != (uid_t)-1 && owner_uid != 0 && st.st_uid == owner_uid &&
+	      (st.st_mode & S_IRUSR))) {
 		*why = "the file is not readable by every user nor the process's own: not shown";
 		err = -EACCES;
 		goto out;

@@ -28,7 +28,8 @@ struct source_text {
 
 /* Reads path (absolute, as the process sees it) inside root_fd (an O_PATH directory: the
  * process's /proc/PID/root, or "/"). A file not readable by every user is read only when
- * owner_uid (the process's user; (uid_t)-1: none) owns it. 0 with *out filled (free it with
+ * owner_uid (the process's user; (uid_t)-1: none) owns it, root excepted (a root process owns
+ * /etc/shadow: its files are shown only when every user may read them). 0 with *out filled (free it with
  * source_text__free()), or -errno with *why the reason (a static string): -ENOENT missing,
  * -EXDEV leading out of the root, -EINVAL not a regular file or not a source file (a pseudo
  * file system, a NUL byte, not an absolute path), -EFBIG too big, -EACCES not readable,

@@ -281,7 +281,8 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 		return err;
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	same = dfd >= 0 && span.first_end_ns && span.container_cnt == 1 && span.comm_cnt == 1 &&
+	/* (a pid may show two names or containers: an exec, a move into its cgroup at start) */
+	same = dfd >= 0 && span.first_end_ns &&
 	       !start_ticks(dfd, &start) &&
 	       ticks_to_wall_ns(start) <= span.first_end_ns + START_SLACK_NS &&
 	       comm_is(dfd, comm) && !fstat(dfd, &dst);
@@ -305,7 +306,7 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 			goto out;
 		}
 	}
-	if (span.container[0] || span.container_cnt > 1) {
+	if (span.container[0]) {
 		snprintf(why, why_sz,
 			 "process %u is gone (or its pid is another process's now) and it ran in a "
 			 "container: its files are not on this host's root",

@@ -12,8 +12,7 @@ int store__process_span(struct store *st, uint32_t pid, uint64_t from_ns, uint64
 {
 	/* intervals overlapping [?1, ?2) as store_query.c selects them */
 	static const char sql[] =
-		"SELECT min(i.end_ns), count(DISTINCT p.container), count(DISTINCT p.comm),"
-		" max(coalesce(c.s, '')) FROM processes p"
+		"SELECT min(i.end_ns), max(coalesce(c.s, '')) FROM processes p"
 		" JOIN samples s ON s.process = p.id"
 		" JOIN intervals i ON i.id = s.interval"
 		" LEFT JOIN strings c ON c.id = p.container AND p.container != 0"
@@ -31,11 +30,9 @@ int store__process_span(struct store *st, uint32_t pid, uint64_t from_ns, uint64
 	}
 	if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
 		int64_t end = sqlite3_column_int64(q, 0);
-		const unsigned char *c = sqlite3_column_text(q, 3);
+		const unsigned char *c = sqlite3_column_text(q, 1);
 
 		out->first_end_ns = end > 0 ? (uint64_t)end : 0;
-		out->container_cnt = (uint32_t)sqlite3_column_int64(q, 1);
-		out->comm_cnt = (uint32_t)sqlite3_column_int64(q, 2);
 		snprintf(out->container, sizeof(out->container), "%s", c ? (const char *)c : "");
 	}
 	sqlite3_finalize(q);

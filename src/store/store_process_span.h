@@ -13,9 +13,7 @@ struct store;
 
 struct store_process_span {
 	uint64_t first_end_ns;   /* end of the first interval with a sample of the pid; 0: none */
-	uint32_t container_cnt;  /* distinct containers of the pid's rows ("none" counts as one) */
-	uint32_t comm_cnt;       /* distinct process names of the pid's rows */
-	char container[65];      /* the container id of its rows ("" none; the largest of several) */
+	char container[65];      /* a container id of its rows ("" none; the largest of several) */
 };
 
 /* Fills *out for pid over the intervals overlapping [from_ns, to_ns) (to 0: no end). 0 or
