@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/container.h"
 #include "profile/profile.h"
 #include "serve/json_out.h"
 #include "serve/source_file.h"
@@ -257,6 +256,25 @@ static bool comm_is(int dfd, const char *comm)
 	return comm && !strcmp(buf, comm);
 }
 
+/* Whether the cgroup path of the process of /proc/PID (dfd) names container (64 hex digits, as
+ * proc/container.h finds it there for the store's writer).
+ */
+static bool in_cgroup_of(int dfd, const char *container)
+{
+	char buf[8192];
+	ssize_t n;
+	int fd = openat(dfd, "cgroup", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strlen(container) == 64 && strstr(buf, container);
+}
+
 /* Where the file of process pid is read: *root_fd (an O_PATH directory) and *uid (the
  * process's user, (uid_t)-1 for none), *kind "process" or "host", *note why not the process's
  * own (or NULL); or -1 in *root_fd and *why. 0 or -errno (a store error).
@@ -266,7 +284,6 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 			const char **note, char *why, size_t why_sz)
 {
 	struct store_process_span span;
-	struct container_info ci;
 	unsigned long long start = 0, again = 0;
 	struct stat dst;
 	char path[32];
@@ -286,8 +303,8 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 	       !start_ticks(dfd, &start) &&
 	       ticks_to_wall_ns(start) <= span.first_end_ns + START_SLACK_NS &&
 	       comm_is(dfd, comm) && !fstat(dfd, &dst);
-	if (same && span.container[0]) /* the store knows its container: still that one */
-		same = !container__read((pid_t)pid, &ci) && !strcmp(ci.id, span.container);
+	if (same && span.container[0]) /* the store knows its container: still in it */
+		same = in_cgroup_of(dfd, span.container);
 	if (same) {
 		*root_fd = openat(dfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		/* still the same process once its root is held (not a pid reused meanwhile) */
