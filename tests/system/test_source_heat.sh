@@ -1,4 +1,5 @@
 #!/bin/bash
+# timeout: 300
 # The web UI's source view (GET /api/source, src/serve/source_view.c and source_file.c): a
 # function's source file with its lines' heat, read through the sampled process's root.
 #  1. Python on the host (tests/data/py_chain.py, its hot loop on the line marked HOT),
