@@ -42,6 +42,7 @@ LIB_SRCS  := $(filter-out $(MAIN_SRC),$(SRCS))
 LIB_OBJS  := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 # the web UI's files (src/serve/ui/), compiled in by xxd -i (src/serve/ui_assets.h)
 SERVE_UI  := src/serve/ui/index.html src/serve/ui/app.js src/serve/ui/app.css
+SERVE_UI  += src/serve/ui/source_view.js src/serve/ui/source_view.css
 LIB_OBJS  += $(BUILD)/obj/gen/serve_ui.o
 MAIN_OBJ  := $(BUILD)/obj/cli/main.o
 LIB       := $(BUILD)/libstackscope.a

@@ -19,6 +19,7 @@
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
+#include "serve/source_view.h"
 #include "serve/ui_assets.h"
 #include "serve/upload.h"
 #include "store/store.h"
@@ -709,6 +710,57 @@ static void route_upload_diff(const struct ask *ask, const struct http_request *
 	profile__free(p[1]);
 }
 
+/* GET /api/source?function=NAME[&file=PATH] with the store's filters: a function's source
+ * with its lines' heat (serve/source_view.h). NAME and PATH are only looked up among the
+ * range's frames: no file is read that no frame names.
+ */
+static void route_source(struct serve_api *a, const char *qs, struct http_response *r)
+{
+	struct params ps = { 0 };
+	const char *why = NULL, *function = NULL, *file = NULL;
+	char reason[256];
+	struct profile *p;
+	struct json_out j;
+	struct ask ask;
+	size_t i, k;
+	int status;
+
+	json_out__init(&j, SERVE_JSON_MAX);
+	if (params__parse(&ps, qs, &why))
+		goto bad;
+	for (i = k = 0; i < ps.cnt; i++) { /* ours out, the filters left for ask__parse() */
+		if (!strcmp(ps.p[i].key, "function"))
+			function = ps.p[i].value;
+		else if (!strcmp(ps.p[i].key, "file"))
+			file = ps.p[i].value;
+		else
+			ps.p[k++] = ps.p[i];
+	}
+	ps.cnt = k;
+	if (ask__parse(&ask, &ps, 1, &why))
+		goto bad;
+	if (!function || !*function || (file && !*file) || ask.type || ask.fold) {
+		why = !function || !*function ? "function" : file && !*file ? "file"
+			: ask.type ? "type" : "fold";
+		goto bad;
+	}
+	p = query(a, &ask.f[0], r);
+	if (!p)
+		goto out;
+	status = source_view__json(a->st, p, &ask.f[0], function, file, &j, reason,
+				   sizeof(reason));
+	if (status)
+		answer_error(r, status, "%s", reason);
+	else
+		answer_json(r, &j);
+	goto out;
+bad:
+	answer_error(r, 400, "bad parameter: %s", why);
+out:
+	json_out__free(&j);
+	free(ps.buf);
+}
+
 static const struct asset {
 	const char *path;
 	const char *type;
@@ -719,6 +771,8 @@ static const struct asset {
 	{ "/index.html", "text/html; charset=utf-8", index_html, &index_html_len },
 	{ "/app.js", "text/javascript; charset=utf-8", app_js, &app_js_len },
 	{ "/app.css", "text/css; charset=utf-8", app_css, &app_css_len },
+	{ "/source_view.js", "text/javascript; charset=utf-8", source_view_js, &source_view_js_len },
+	{ "/source_view.css", "text/css; charset=utf-8", source_view_css, &source_view_css_len },
 };
 
 void serve_api__handle(void *ctx, const struct http_request *req, struct http_response *r)
@@ -753,6 +807,10 @@ void serve_api__handle(void *ctx, const struct http_request *req, struct http_re
 	two_sided = diff || !strcmp(path, "/api/difftop");
 	if (post && !diff) {
 		answer_error(r, 405, "%s", "only /api/diff takes POST (two pprof files)");
+		return;
+	}
+	if (!strcmp(path, "/api/source")) {
+		route_source(a, req->query, r);
 		return;
 	}
 	if (params__parse(&ps, req->query, &why) ||

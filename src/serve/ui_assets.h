@@ -10,5 +10,9 @@ extern unsigned char app_js[];
 extern unsigned int app_js_len;
 extern unsigned char app_css[];
 extern unsigned int app_css_len;
+extern unsigned char source_view_js[];
+extern unsigned int source_view_js_len;
+extern unsigned char source_view_css[];
+extern unsigned int source_view_css_len;
 
 #endif

@@ -129,6 +129,8 @@ int main(int argc, char **argv)
 		"GET /api/top?limit=10&label=k%3Dv&exe=%2Fusr%2Fbin%2Fx HTTP/1.1\r\n\r\n",
 		"GET /api/diff?a_from=1&a_to=2&b_from=3&thread=w+1 HTTP/1.1\r\n\r\n",
 		"GET /api/difftop?a_pid=1&b_pid=2&container=c0ffee HTTP/1.0\n\n",
+		"GET /api/source?function=hot_leaf&file=%2Fetc%2Fpasswd&pid=1 HTTP/1.1\r\n\r\n",
+		"GET /api/source?function=c&from=-1h&fold=runtime HTTP/1.1\r\n\r\n",
 		"GET /api/filters?from=-5m HTTP/1.1\r\nOrigin: http://localhost:7434\r\n"
 		"Host: localhost:7434\r\n\r\n",
 		"HEAD /api/pprof?tid=7 HTTP/1.1\r\nX-Any: caf\xc3\xa9\r\n\r\n",

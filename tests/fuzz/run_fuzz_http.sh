@@ -16,6 +16,7 @@ srcs=(src/base/*.c src/serve/*.c src/export/pprof.c src/export/pprof_read.c
       src/export/protobuf.c src/export/protobuf_read.c src/profile/profile.c
       src/profile/runtime_fold.c src/store/store.c
       src/store/store_db.c src/store/store_gc.c src/store/store_dict_cache.c src/store/store_query.c src/store/pprof_import.c
+      src/store/store_process_span.c
       "$BUILD/gen/serve_ui.c")
 clang "${FUZZ_CFLAGS[@]}" -DFUZZ_HTTP_SEEDS tests/fuzz/fuzz_http.c "${srcs[@]}" -lz -lsqlite3 \
 	-lpthread -o "$FUZZ_DIR/fuzz_http_seeds"

@@ -179,6 +179,76 @@ try:
     check("sandwich closes", not d.find_element(By.ID, "sandwich-box").is_displayed() and
           not d.find_elements(By.CSS_SELECTOR, "#sw-callers .frame"))
 
+    # --- source with heat: hot_leaf's file from its DWARF lines, the hot loop marked ---
+    def source_rows():
+        return d.execute_script(
+            "return [...document.querySelectorAll('#src-table tbody tr')].map(r => "
+            "[Number(r.dataset.line), Number(r.dataset.self), Number(r.dataset.total), "
+            "r.className, r.querySelector('td.code').textContent])")
+
+    d.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+    leaf = wait_for(lambda: d.find_elements(By.CSS_SELECTOR, "#flame .frame[data-name='hot_leaf']"))
+    if leaf:
+        leaf[0].click()
+        wait_for(lambda: d.find_element(By.ID, "detail").text.startswith("hot_leaf ["))
+        d.find_element(By.ID, "source-open").click()
+    rows = wait_for(lambda: source_rows()) if leaf else []
+    title = d.find_element(By.ID, "src-title").text
+    m = re.match(r"source of hot_leaf: (/\S+) in process \d+ \(wl_chain_nofp\)", title)
+    check("source of hot_leaf opens from the clicked frame", d.find_element(By.ID, "source-box")
+          .is_displayed() and m, title)
+    path = m.group(1) if m else ""
+    text = open(path).read().splitlines() if path and os.path.exists(path) else None
+    check("the source view holds the file's lines, in order",
+          text is not None and [r[4] for r in rows] == text and
+          [r[0] for r in rows] == list(range(1, len(text) + 1)), (path, len(rows)))
+    hottest = [r for r in rows if "hottest" in r[3].split()]
+    check("one line marked hottest: hot_leaf's loop, with self samples",
+          len(hottest) == 1 and re.search(r"wl_sink \+= i|for \(unsigned long i", hottest[0][4])
+          and hottest[0][1] > 0, hottest)
+    first = next((r[0] for r in rows if "void hot_leaf(" in r[4]), 0)
+    last = next((r[0] for r in rows if r[0] > first and r[4].startswith("}")), 0)
+    body_self = sum(r[1] for r in rows if first < r[0] < last)
+    all_self = sum(r[1] for r in rows)
+    check("hot_leaf's body holds the self samples (>= 80%), its lines marked hot",
+          all_self and body_self >= 0.8 * all_self and
+          all(first < r[0] < last for r in rows if "hot" in r[3].split()),
+          (first, last, body_self, all_self))
+    call = [r for r in rows if "hot_leaf(n);" in r[4]]
+    check("chain_c's call line: total samples, no self", len(call) == 1 and call[0][2] > 0 and
+          call[0][1] == 0, call)
+    cell = d.find_elements(By.CSS_SELECTOR, "#src-table tr.hottest td.self")
+    bg = cell[0].value_of_css_property("background-color") if cell else ""
+    rgb = [int(x) for x in re.findall(r"\d+", bg)[:3]] or [0, 0, 0]
+    check("the hottest line's heat cell is red", cell and rgb[0] > rgb[2] + 50, bg)
+    visible = d.execute_script(
+        "const r = document.querySelector('#src-table tr.hottest'), b = $('src-scroll');"
+        "if (!r) return false; const x = r.getBoundingClientRect(), y = b.getBoundingClientRect();"
+        "return x.top >= y.top && x.bottom <= y.bottom")
+    check("the hottest line is scrolled into view", visible)
+    d.save_screenshot(os.path.join(art, "source.png"))
+    # from the sandwich: its function's source; from the top table: a double click
+    mid = d.find_elements(By.CSS_SELECTOR, "#flame .frame[data-name='chain_b']")
+    if mid:
+        mid[0].click()
+        wait_for(lambda: d.find_element(By.ID, "detail").text.startswith("chain_b ["))
+        d.find_element(By.ID, "sandwich-open").click()
+        wait_for(lambda: d.find_element(By.ID, "sw-title").text.startswith("sandwich: chain_b"))
+        d.find_element(By.ID, "sw-source").click()
+    title = wait_for(lambda: d.find_element(By.ID, "src-title").text.startswith(
+        "source of chain_b: ") and source_rows() and d.find_element(By.ID, "src-title").text)
+    check("the sandwich's source button: chain_b's file", bool(title) and path in title, title)
+    d.find_element(By.ID, "sw-close").click()
+    row = [r for r in d.find_elements(By.CSS_SELECTOR, "#top tbody tr td.fn") if r.text == "chain_c"]
+    if row:
+        ActionChains(d).double_click(row[0]).perform()
+    title = wait_for(lambda: d.find_element(By.ID, "src-title").text.startswith(
+        "source of chain_c: ") and d.find_element(By.ID, "src-title").text)
+    check("a double click in the top table: chain_c's source", bool(title), title)
+    d.find_element(By.ID, "src-close").click()
+    check("the source view closes", not d.find_element(By.ID, "source-box").is_displayed())
+    d.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
     # --- the runtime fold toggle: asks for fold=runtime; no runtime here, the same samples ---
     d.find_element(By.ID, "fold-runtime").click()
     asked = wait_for(lambda: d.execute_script(

@@ -16,8 +16,9 @@
 #     int64, `Content-Length: 3 x` and a NUL in a header refused; the fuzz target of the
 #     request parser and the API (tests/fuzz/run_fuzz_http.sh) for a bounded run;
 #  3. the page in a real headless browser (serve_browser.py): a range dragged on the
-#     timeline, a search, a click that zooms, a function's sandwich, the runtime fold
-#     toggle, the diff view; screenshots kept in
+#     timeline, a search, a click that zooms, a function's sandwich, its source with heat
+#     (hot_leaf's DWARF lines: the hot loop marked), the runtime fold toggle, the diff view;
+#     screenshots kept in
 #     $BUILD/artefacts/test_serve/;
 #  4. `agent --ui` serves the store it writes while it profiles, a silent client held open
 #     meanwhile (sampling and writing go on).
@@ -272,7 +273,7 @@ if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] &&
 	sed 's/^/        /' "$TMP/browser.out"
 	check_eq "browser: every check passed ($(grep -c '^ok' "$TMP/browser.out") of them, $((($(date +%s%N) - t0) / 1000000)) ms)" "$rc" 0
 	check "browser: screenshots kept" test -s "$ART/range_zoom.png" -a -s "$ART/diff.png" \
-		-a -s "$ART/sandwich.png"
+		-a -s "$ART/sandwich.png" -a -s "$ART/source.png"
 else
 	skip_setup "chromium, chromium-driver or python3-selenium missing: no browser test"
 fi
