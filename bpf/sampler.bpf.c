@@ -1278,7 +1278,10 @@ static __always_inline int send_exec(struct task_struct *p, struct linux_binprm 
 	 * know): they should be known before its samples. Otherwise eBPF answers for them, and
 	 * the record waits for the reader's next poll (a wake-up costs more than the record).
 	 */
-	bpf_ringbuf_submit(rec, known ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	/* Under name rules the new image waits for its verdict (bpf/selection.h): now too. */
+	bpf_ringbuf_submit(rec, known && !(sel_state.active && sel_state.name_rules)
+					? BPF_RB_NO_WAKEUP
+					: BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -536,25 +536,49 @@ static void write_state(struct selection *sel)
 	sel->st->active = active;
 }
 
+/* The entries of "sel_procs" whose process this side has no verdict for, deleted. */
+static void drop_stale_verdicts(struct selection *sel)
+{
+	uint32_t key, next, stale[256];
+	size_t n, i;
+	bool more;
+
+	if (sel->procs_fd < 0)
+		return;
+	do { /* in rounds: deleting while iterating would restart the walk */
+		n = 0;
+		more = !bpf_map_get_next_key(sel->procs_fd, NULL, &next);
+		while (more && n < sizeof(stale) / sizeof(stale[0])) {
+			key = next;
+			if (!u64_map__get(&sel->verdicts, key))
+				stale[n++] = key;
+			more = !bpf_map_get_next_key(sel->procs_fd, &key, &next);
+		}
+		for (i = 0; i < n; i++)
+			bpf_map_delete_elem(sel->procs_fd, &stale[i]);
+	} while (n == sizeof(stale) / sizeof(stale[0]));
+}
+
 int selection__set_rules(struct selection *sel, struct selection_rules *rules)
 {
 	size_t budget = CGROUP_SCAN_MAX;
 	struct dirent *de;
 	DIR *d;
 
-	/* off while the verdicts are rewritten: everything is sampled meanwhile, and this
-	 * side's verdicts (made again below) drop what should not be
-	 */
-	if (sel->st)
-		sel->st->active = 0;
 	selection_rules__free(sel->rules);
 	sel->rules = rules;
 	u64_map__free(&sel->verdicts);
 	u64_map__free(&sel->cgroups);
-	clear_bpf_map(sel->procs_fd);
-	clear_bpf_map(sel->cgroups_fd);
-	if (!selection_rules__active(rules))
+	if (!selection_rules__active(rules)) {
+		if (sel->st)
+			sel->st->active = 0;
+		clear_bpf_map(sel->procs_fd);
+		clear_bpf_map(sel->cgroups_fd);
 		return 0;
+	}
+	/* eBPF keeps the old verdicts while the new ones overwrite them (this side, already
+	 * under the new rules, drops what they let through meanwhile)
+	 */
 	scan_cgroups(sel, "", 0, &budget);
 	d = opendir("/proc");
 	if (d) {
@@ -568,6 +592,7 @@ int selection__set_rules(struct selection *sel, struct selection_rules *rules)
 		}
 		closedir(d);
 	}
+	drop_stale_verdicts(sel);
 	write_state(sel);
 	return 0;
 }
