@@ -488,12 +488,21 @@ int session__filter_pid(struct session *s, pid_t pid)
 	return sampler__filter_pid(s->sampler, pid);
 }
 
+static void scan_selected(pid_t pid, void *ctx)
+{
+	struct session *s = ctx;
+
+	process_table__scan(s->pt, pid, clock_ns(CLOCK_MONOTONIC));
+}
+
 int session__start(struct session *s)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i;
 
-	if (s->opts.filter == FILTER_OFF)
+	if (s->opts.filter == FILTER_OFF && selection_rules__active(selection__rules(s->sel)))
+		selection__each_kept(s->sel, scan_selected, s); /* the rest: as samples ask */
+	else if (s->opts.filter == FILTER_OFF)
 		process_table__scan_all(s->pt, now);
 	else
 		for (i = 0; i < s->root_cnt; i++)

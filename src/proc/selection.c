@@ -610,6 +610,18 @@ bool selection__sample(struct selection *sel, pid_t pid, const char *comm)
 	return false;
 }
 
+void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx),
+			  void *ctx)
+{
+	size_t iter = 0;
+	uint64_t pid;
+	void *v;
+
+	while (u64_map__next(&sel->verdicts, &iter, &pid, &v))
+		if ((uintptr_t)v == SEL_KEEP)
+			fn((pid_t)pid, ctx);
+}
+
 void selection__exec(struct selection *sel, pid_t pid, const char *comm)
 {
 	if (!sel || !selection_rules__active(sel->rules))

@@ -109,6 +109,9 @@ int selection__set_rules(struct selection *sel, struct selection_rules *rules);
 const struct selection_rules *selection__rules(const struct selection *sel);
 /* Keep a sample of pid? comm: the sample's process name (used when /proc no longer has it). */
 bool selection__sample(struct selection *sel, pid_t pid, const char *comm);
+/* fn for every process kept so far. */
+void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx),
+			  void *ctx);
 /* exec record (the name changed: classified again at once) and exit record. */
 void selection__exec(struct selection *sel, pid_t pid, const char *comm);
 void selection__exit(struct selection *sel, pid_t pid);
