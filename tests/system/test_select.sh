@@ -1,5 +1,5 @@
 #!/bin/bash
-# timeout: 360
+# timeout: 480
 # Selection and probabilistic profiling (bpf/selection.h, src/proc/selection.c):
 #  - burners with known names (copies of wl_chain_fp) in cgroups the test makes under the
 #    cgroup v2 mount (one named like a Docker container's scope): each rule keeps exactly what
@@ -98,10 +98,6 @@ check_eq "cgroup rules only: decided in eBPF, no sample walked first" "${SEL_UNC
 check_ge "cgroup: samples not selected" "${SEL_OUT:-0}" 20
 
 start_burners
-sel cgx --select-cgroup "${CGD#$CG2}" --exclude-cgroup "${CGD#$CG2}/b"
-check_eq "cgroup minus an excluded child" "$(comms "$TMP/cgx.folded" | tr '\n' ' ')" "burn_a burn_d "
-
-start_burners
 sel cgglob --select-name '^burn_' --exclude-cgroup "${CGD#$CG2}/*"
 check_eq "exclude glob: its cgroups' burners out" "$(comms "$TMP/cgglob.folded" | tr '\n' ' ')" \
 	"burn_c "
@@ -109,10 +105,6 @@ check_eq "exclude glob: its cgroups' burners out" "$(comms "$TMP/cgglob.folded" 
 start_burners
 sel ctr --select-container "${CID:0:12}"
 check_eq "container id prefix" "$(comms "$TMP/ctr.folded" | tr '\n' ' ')" "burn_d "
-
-start_burners
-sel pid --select-pid "$C"
-check_eq "pid" "$(comms "$TMP/pid.folded" | tr '\n' ' ')" "burn_c "
 
 start_burners
 sel mix --select-pid "$C" --select-cgroup "${CGD#$CG2}/a" --exclude-pid "$A"
