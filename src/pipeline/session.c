@@ -338,7 +338,9 @@ struct session *session__new(const struct session_opts *opts)
 	}
 	for (i = 0; i < opts->pid_cnt; i++)
 		session__filter_pid(s, opts->pids[i]);
-	s->sel = selection__new(s->sampler);
+	s->sel = selection__new(sampler__sel_procs_fd(s->sampler),
+				sampler__sel_cgroups_fd(s->sampler),
+				sampler__selection_state(s->sampler));
 	if (!s->sel)
 		goto fail;
 	s->opts.select = NULL; /* owned by s->sel from here */

@@ -18,7 +18,6 @@
 #include "base/u64_map.h"
 #include "proc/container.h"
 #include "proc/selection.h"
-#include "sampler/sampler.h"
 
 /* Where cgroup v2 is mounted: /sys/fs/cgroup (unified), /sys/fs/cgroup/unified (hybrid). */
 static char cgroup_root[PATH_MAX] = "/sys/fs/cgroup";
@@ -336,15 +335,15 @@ struct selection {
 
 static void find_cgroup_root(void);
 
-struct selection *selection__new(struct sampler *sampler)
+struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st)
 {
 	struct selection *sel = calloc(1, sizeof(*sel));
 
 	if (!sel)
 		return NULL;
-	sel->procs_fd = sampler ? sampler__sel_procs_fd(sampler) : -1;
-	sel->cgroups_fd = sampler ? sampler__sel_cgroups_fd(sampler) : -1;
-	sel->st = sampler ? sampler__selection_state(sampler) : NULL;
+	sel->procs_fd = procs_fd;
+	sel->cgroups_fd = cgroups_fd;
+	sel->st = st;
 	sel->prob_threshold = 100;
 	sel->prob_on = true;
 	find_cgroup_root();

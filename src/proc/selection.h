@@ -87,8 +87,8 @@ bool selection_rules__keep(const struct selection_rules *r, const struct proc_id
  */
 int selection_rules__cgroup(const struct selection_rules *r, const char *cgroup_path);
 
-struct sampler;
 struct selection;
+struct selection_state;
 
 struct selection_stats {
 	uint64_t classified;     /* verdicts made (processes, again after an exec) */
@@ -99,8 +99,10 @@ struct selection_stats {
 	uint64_t prob_on, prob_off; /* probabilistic intervals drawn on / off */
 };
 
-/* sampler: NULL for tests (nothing written to eBPF). Starts with no rules, probabilistic off. */
-struct selection *selection__new(struct sampler *sampler);
+/* The maps and switches of bpf/selection.h (sampler.h gives them); -1, -1, NULL for tests:
+ * nothing written to eBPF. Starts with no rules, probabilistic off.
+ */
+struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st);
 void selection__free(struct selection *sel);
 /* Put rules in force (owned from now on; NULL: none): every verdict is made again (a /proc and
  * /sys/fs/cgroup scan). 0 or -ENOMEM.

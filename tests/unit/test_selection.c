@@ -159,7 +159,7 @@ TEST(verdicts)
 
 TEST(probabilistic)
 {
-	struct selection *sel = selection__new(NULL);
+	struct selection *sel = selection__new(-1, -1, NULL);
 	unsigned int i, on = 0, d, lo = 100, hi = 0;
 
 	for (i = 0; i < 10000; i++) {
