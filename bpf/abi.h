@@ -362,7 +362,7 @@ enum filter_mode {
 /* Selection (bpf/selection.h, src/proc/selection.c): per-process verdicts userspace writes,
  * per-cgroup ones for processes not classified yet, and the switches.
  */
-#define SEL_PROCS_CAP (1 << 16)
+#define SEL_PROCS_CAP (1 << 14) /* LRU: preallocated, ~1 MiB */
 #define SEL_CGROUPS_CAP (1 << 14)
 
 enum sel_verdict_kind {
