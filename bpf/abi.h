@@ -334,7 +334,15 @@ struct mmap_record {
 	/* frees of sampled allocations sent */                                                   \
 	X(COUNTER_ALLOC_FREED, "sampled allocations freed")                                       \
 	/* free records lost: ring buffer full (that allocation stays in use) */                  \
-	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")
+	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")                                \
+	/* samples not taken: the process is not selected (bpf/selection.h; not a loss) */      \
+	X(COUNTER_SEL_DROPPED, "not selected")                                                    \
+	/* ns in the sampling program for those (the cost of a rejected sample) */              \
+	X(COUNTER_SEL_NS, "ns in the sampling program for samples not selected")                  \
+	/* samples of processes not classified yet: walked, userspace decides */                 \
+	X(COUNTER_SEL_UNCLASSIFIED, "samples of processes not classified yet")                     \
+	/* samples not taken: probabilistic profiling is off this interval (not a loss) */       \
+	X(COUNTER_PROB_OFF, "not sampled: probabilistic interval off")
 
 enum counter {
 	SS_COUNTERS(SS_COUNTER_ENUM)
@@ -349,6 +357,40 @@ enum filter_mode {
 	FILTER_OFF = 0,
 	FILTER_PIDS = 1,
 	FILTER_FOLLOW_CHILDREN = 2,
+};
+
+/* Selection (bpf/selection.h, src/proc/selection.c): per-process verdicts userspace writes,
+ * per-cgroup ones for processes not classified yet, and the switches.
+ */
+#define SEL_PROCS_CAP (1 << 14) /* LRU: preallocated, ~1 MiB */
+#define SEL_CGROUPS_CAP (1 << 14)
+
+enum sel_verdict_kind {
+	SEL_UNCLASSIFIED = 0,
+	SEL_KEEP = 1,
+	SEL_DROP = 2,
+};
+
+enum sel_cgroup {
+	SEL_CG_NONE = 0,    /* no cgroup rule names it */
+	SEL_CG_INCLUDE = 1, /* an include rule names it (or an ancestor), no exclude rule */
+	SEL_CG_EXCLUDE = 2, /* an exclude rule names it (or an ancestor) */
+};
+
+struct sel_verdict {
+	__u64 cgroup_id; /* the cgroup the process was in when classified */
+	__u32 verdict;   /* SEL_KEEP or SEL_DROP */
+	__u32 pad;
+};
+
+/* Written live by userspace (the skeleton's .bss). */
+struct selection_state {
+	__u32 active;       /* selection rules are in force */
+	__u32 has_include;  /* some include rule: a process no include rule names is dropped */
+	__u32 user_rules;   /* some rule only userspace can decide (pid, name, container) */
+	__u32 name_rules;   /* some name rule: exec drops the verdict */
+	__u32 prob_enabled; /* probabilistic profiling is on: samples only while prob_on */
+	__u32 prob_on;      /* this probabilistic interval profiles */
 };
 
 /* ---- Native unwinding tables (see src/unwind/ and docs/ARCHITECTURE.md) ---- */

@@ -54,7 +54,8 @@ static __noinline int mem_syscall_sample(__u32 kind, __u64 weight)
 	struct unwind_scratch *s;
 	struct pt_regs *regs;
 
-	if (!tgid || tgid == sampler_cfg.self_pid || !pid_wanted(tgid) || !task->mm)
+	if (!tgid || tgid == sampler_cfg.self_pid || !pid_wanted(tgid) || !task->mm ||
+	    !sel_wanted(tgid, false, 0))
 		return 0;
 	s = begin_sample(task, tgid, (__u32)id, bpf_ktime_get_ns());
 	if (!s)

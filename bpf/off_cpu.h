@@ -145,7 +145,7 @@ static __always_inline void off_cpu_leave(void *ctx, bool preempt, struct task_s
 	__u64 now;
 
 	if (!tgid || tgid == sampler_cfg.self_pid || (prev->flags & 0x00200000 /* PF_KTHREAD */) ||
-	    (prev_state & TASK_STATE_DEAD) || !pid_wanted(tgid))
+	    (prev_state & TASK_STATE_DEAD) || !pid_wanted(tgid) || !sel_wanted(tgid, false, 0))
 		return;
 	t = bpf_map_lookup_elem(&off_cpu_threads, &tid);
 	if (!t) {

@@ -432,6 +432,8 @@ static long unwind_loop_cb(__u64 i, void *ctx)
 
 /* ---- process filter ---- */
 
+#include "selection.h"
+
 static __always_inline bool pid_wanted(__u32 tgid)
 {
 	if (sampler_cfg.filter_mode == FILTER_OFF)
@@ -731,6 +733,7 @@ static __always_inline void walk_user_stack(struct unwind_scratch *s, struct tas
 static __always_inline struct unwind_scratch *
 start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *tgid_out)
 {
+	__u64 t_in = sel_state.active ? bpf_ktime_get_ns() : 0; /* a rejection's cost */
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct unwind_scratch *s;
@@ -745,6 +748,8 @@ start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *t
 		count(COUNTER_FILTERED, 1);
 		return NULL;
 	}
+	if (!sel_wanted(tgid, true, t_in))
+		return NULL;
 	count(COUNTER_SAMPLES, 1);
 	t0 = bpf_ktime_get_ns();
 
@@ -1232,6 +1237,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
 	if (pid_wanted(ctgid))
 		bpf_map_update_elem(&forked, &ctgid, &ptgid, BPF_ANY);
+	sel_fork(ptgid, ctgid);
 	return 0;
 }
 
@@ -1272,7 +1278,10 @@ static __always_inline int send_exec(struct task_struct *p, struct linux_binprm 
 	 * know): they should be known before its samples. Otherwise eBPF answers for them, and
 	 * the record waits for the reader's next poll (a wake-up costs more than the record).
 	 */
-	bpf_ringbuf_submit(rec, known ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
+	/* Under name rules the new image waits for its verdict (bpf/selection.h): now too. */
+	bpf_ringbuf_submit(rec, known && !(sel_state.active && sel_state.name_rules)
+					? BPF_RB_NO_WAKEUP
+					: BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -1286,6 +1295,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * fork is likely still cached (on_free does not look again after an exec).
 	 */
 	bpf_map_delete_elem(&forked, &tgid);
+	sel_exec(tgid);
 	if (!pid_wanted(tgid))
 		return 0;
 	enter_exec_mappings(p, tgid, &x);
@@ -1302,6 +1312,7 @@ int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_b
 	__u32 tgid = p->tgid;
 
 	bpf_map_delete_elem(&forked, &tgid);
+	sel_exec(tgid);
 	if (!pid_wanted(tgid))
 		return 0;
 	return send_exec(p, bprm, tgid, false, NULL, false);

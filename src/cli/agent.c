@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "cli/agent_metrics.h"
 #include "cli/agent_options.h"
+#include "cli/agent_reload.h"
 #include "pipeline/agent_export.h"
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
@@ -28,6 +29,7 @@
 #include "serve/serve_api.h"
 #include "store/store.h"
 #include "pipeline/trace_handler.h"
+#include "proc/selection.h"
 #include "sampler/off_cpu_join.h"
 #include "sampler/sampler.h"
 #include "unwind/deferred.h"
@@ -60,16 +62,21 @@
 #define AGENT_FLUSH_WAIT_NS (3 * 1000000000ULL)
 
 /* Signals: SIGINT and SIGTERM stop the agent after it exported its last, partial interval;
- * SIGHUP ends the interval at once (exported, as at its end) and the agent goes on: nothing
- * is reloaded (the options are the command line's). SIGPIPE is ignored from the start.
+ * SIGHUP re-reads --config FILE (cli/agent_reload.h) and ends the interval at once (exported,
+ * as at its end), the next one under the new settings; SIGUSR1 writes the counters to the log
+ * (its default action would end the agent). SIGPIPE is ignored from the start.
  */
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t flush_requested;
+static volatile sig_atomic_t stats_requested;
+static volatile sig_atomic_t reload_requested;
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
-		flush_requested = 1;
+		flush_requested = reload_requested = 1;
+	else if (sig == SIGUSR1)
+		stats_requested = 1;
 	else
 		stop_requested = 1;
 }
@@ -127,6 +134,7 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 			(unsigned long long)st.deferred->no_room,
 			(unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)st.counters[COUNTER_DEFER_LOST]);
+	selection__print_summary(session__selection(s), st.counters);
 	for (i = 0; i < st.runtime_cnt; i++) {
 		const struct interp_runtime_stats *rs = &st.runtimes[i];
 
@@ -141,7 +149,8 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 	}
 }
 
-static int run(const struct agent_options *o)
+/* o (malloc'ed) is run()'s: freed at the end (a reload may replace it meanwhile). */
+static int run(int argc, char **argv, struct agent_options *o)
 {
 	struct session_opts so = {
 		.freq_hz = o->common.freq_hz,
@@ -171,12 +180,24 @@ static int run(const struct agent_options *o)
 	uint64_t now, next_report, next_log;
 	char *metrics = NULL;
 	const size_t metrics_cap = 65536; /* every runtime's counters: 16 KiB cut the last lines */
+	bool profiled = true; /* probabilistic profiling was on at some time in this interval */
+	uint64_t skipped_off = 0;
 	int err = 0;
 
 	sigaction(SIGHUP, &sa, NULL); /* from the start: it never ends the agent */
+	sigaction(SIGUSR1, &sa, NULL);
+	if (o->common.select.cnt) {
+		char why[256];
+
+		so.select = selection_rules__new(&o->common.select, why, sizeof(why));
+		if (!so.select)
+			return -errno;
+	}
 	ex = agent_export__new(&o->export);
-	if (!ex)
-		return -errno;
+	if (!ex) {
+		err = -errno;
+		goto out;
+	}
 	mo.hosts = o->allow_hosts;
 	if (o->metrics_addr) {
 		ms = metrics_server__start(o->metrics_addr, &mo);
@@ -199,10 +220,12 @@ static int run(const struct agent_options *o)
 		pr_info("web UI on %s (port %u)\n", o->ui_addr, http_server__port(ui));
 	}
 	s = session__new(&so);
+	so.select = NULL; /* the session's now, even when it failed */
 	if (!s) {
 		err = -errno;
 		goto out;
 	}
+	agent_reload__probabilistic(o, s);
 	agent_export__set_session(ex, s);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -224,6 +247,12 @@ static int run(const struct agent_options *o)
 		if (err)
 			break;
 		now = clock_ns(CLOCK_MONOTONIC);
+		if (selection__profiling(session__selection(s)))
+			profiled = true;
+		if (stats_requested) { /* SIGUSR1 */
+			stats_requested = 0;
+			log_counters(s, ex);
+		}
 		if (flush_requested) { /* SIGHUP: this interval ends now, the next is a whole one */
 			flush_requested = 0;
 			next_report = now;
@@ -232,11 +261,29 @@ static int run(const struct agent_options *o)
 		if (now >= next_report) {
 			struct profile *p = session__take_profile(s);
 
+			if (p && !profiled) { /* probabilistic profiling off all along: no profile */
+				profile__free(p);
+				p = NULL;
+				skipped_off++;
+				pr_debug("probabilistic profiling was off this interval: nothing "
+					 "exported (%llu such intervals)\n",
+					 (unsigned long long)skipped_off);
+			}
+			profiled = selection__profiling(session__selection(s));
+			if (p)
+				agent_export__report(ex, p); /* takes ownership */
+			/* the settings of the file as it is now, for the next interval */
+			if (reload_requested) {
+				reload_requested = 0;
+				err = agent_reload(argc, argv, &o, &ex, s);
+				if (err == -EINVAL)
+					err = 0;
+				if (err || !ex)
+					break;
+			}
 			next_report += (uint64_t)(o->interval_s * 1e9);
 			if (next_report < now)
 				next_report = now + (uint64_t)(o->interval_s * 1e9);
-			if (p)
-				agent_export__report(ex, p); /* takes ownership */
 			if (mallinfo2().fordblks >= TRIM_SLACK_SZ)
 				malloc_trim(0); /* the interval's profile is gone: give it back */
 		}
@@ -263,23 +310,33 @@ static int run(const struct agent_options *o)
 	log_counters(s, ex);
 	pr_info("agent stopped\n");
 out:
+	selection_rules__free(so.select);
 	agent_export__free(ex);
 	metrics_server__stop(ms);
 	http_server__stop(ui);
 	serve_api__free(ui_api);
 	free(metrics);
 	session__free(s);
+	free(o);
 	return err;
 }
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_options opts;
+	struct agent_options *opts = malloc(sizeof(*opts)); /* a reload may replace it: run() frees */
+	int rc;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed log pipe or a client gone: errors, not an end */
-	if (agent_options__parse(argc, argv, &opts))
+	if (!opts)
+		return 1;
+	if (agent_options__parse(argc, argv, opts)) {
+		free(opts);
 		return 2;
-	if (sampling_options__begin(&opts.common, agent_options__usage, LOG_INFO, false))
+	}
+	if (sampling_options__begin(&opts->common, agent_options__usage, LOG_INFO, false)) {
+		free(opts);
 		return 0;
-	return run(&opts) ? 1 : 0;
+	}
+	rc = run(argc, argv, opts) ? 1 : 0;
+	return rc;
 }

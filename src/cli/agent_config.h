@@ -9,8 +9,8 @@
  * Every flag of `stackscope agent` is a key (freq, interval, otlp-*, store, ...); a repeatable
  * one (otlp-header) may repeat. The file is applied first and the command line after it, so
  * flags override the file. An unknown key, a bad value or a bad line is an error naming
- * FILE:LINE. The file is read once at start: SIGHUP keeps its meaning (the interval ends at
- * once) and a changed file takes effect at the next start.
+ * FILE:LINE. The file is read at start and again on SIGHUP (cli/agent_reload.h: what changes
+ * live, what needs a restart; a file with errors keeps the running configuration).
  */
 #ifndef STACKSCOPE_AGENT_CONFIG_H
 #define STACKSCOPE_AGENT_CONFIG_H

@@ -15,6 +15,7 @@
 #include "pipeline/session.h"
 #include "pipeline/trace_handler.h"
 #include "sampler/off_cpu_join.h"
+#include "proc/selection.h"
 #include "sampler/sampler.h"
 #include "unwind/deferred.h"
 #include "unwind/unwind_maps.h"
@@ -250,6 +251,18 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 		     { "samples_deferred_queued", NULL, d->queued });
 	}
 	ROWS(&t, { "samples_forked_via_parent_total", NULL, c[COUNTER_FORK_INHERITED] });
+	{
+		struct selection_stats ss;
+
+		selection__stats(session__selection(s), &ss);
+		ROWS(&t, { "samples_not_selected_total", "where=\"ebpf\"", c[COUNTER_SEL_DROPPED] },
+		     { "samples_not_selected_total", "where=\"after_walk\"", ss.user_dropped },
+		     { "samples_not_selected_bpf_ns_total", NULL, c[COUNTER_SEL_NS] },
+		     { "samples_unclassified_total", NULL, c[COUNTER_SEL_UNCLASSIFIED] },
+		     { "samples_probabilistic_off_total", NULL, c[COUNTER_PROB_OFF] },
+		     { "probabilistic_intervals_total", "state=\"on\"", ss.prob_on },
+		     { "probabilistic_intervals_total", "state=\"off\"", ss.prob_off });
+	}
 	if (st.off_cpu)
 		off_cpu_rows(&t, &st);
 	ROWS(&t,

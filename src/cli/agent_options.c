@@ -23,7 +23,10 @@ void agent_options__usage(FILE *f)
 		"\n"
 		"      --config FILE          settings from FILE, one \"key = value\" a line (a key is\n"
 		"                             a flag's long name: freq = 99; a flag without a value\n"
-		"                             alone: off-cpu); flags override it; read at start\n"
+		"                             alone: off-cpu); flags override it; read at start and\n"
+		"                             on SIGHUP (selection, probabilistic, OTLP endpoint,\n"
+		"                             headers and TLS files, intervals, -v change live; the\n"
+		"                             rest is logged as needing a restart and kept)\n"
 		"  -F, --freq HZ              samples per second per CPU (default 19)\n"
 		"      --interval SECS        report interval (default 5)\n"
 		"      --otlp-endpoint URL    OTLP receiver (env OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT,\n"
@@ -71,8 +74,17 @@ void agent_options__usage(FILE *f)
 		"                             nanoseconds) next to the CPU one, in the same request\n"
 		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
 		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
+		SELECTION_USAGE
+		"      --probabilistic-threshold N  profile each --probabilistic-interval with\n"
+		"                             probability N %% (1-100; default 100: always), drawn\n"
+		"                             once per interval for the whole host; an export\n"
+		"                             interval wholly off sends no profile\n"
+		"      --probabilistic-interval SECS  (default 60)\n"
 		"  -v, --verbose              debug logging\n"
-		"  -h, --help                 this help\n");
+		"  -h, --help                 this help\n"
+		"\n"
+		"SIGHUP: re-read --config FILE, apply it, end the interval at once (exported).\n"
+		"SIGUSR1: the counters into the log.\n");
 }
 
 #define fail(...) return option_error("agent", __VA_ARGS__)
@@ -110,6 +122,10 @@ static OPTION_SETTER(set_store)
 /* agent's own options; -F, --off-cpu, --cache-dir... are shared (option_table.c). */
 static const struct option_spec agent_option_specs[] = {
 	{ "config", 0, true, option_set_string, AGENT(config_path) },
+	{ "probabilistic-threshold", 0, true, option_set_uint, AGENT(prob_threshold), 1, 100,
+	  "--probabilistic-threshold must be a percentage between 1 and 100, not '%s'" },
+	{ "probabilistic-interval", 0, true, option_set_double, AGENT(prob_interval_s), 0.5,
+	  3600, "--probabilistic-interval must be between 0.5 and 3600 seconds, not '%s'" },
 	{ "interval", 0, true, option_set_double, AGENT(interval_s), 0.1, 3600,
 	  "--interval must be between 0.1 and 3600 seconds, not '%s'" },
 	{ "otlp-endpoint", 0, true, option_set_string, EXPORT(otlp_endpoint) },
@@ -161,6 +177,8 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->export.store_max_bytes = 256ULL << 20;
 	o->export.store_max_age_s = 7 * 86400;
 	o->unwind_entries = 1u << 21;
+	o->prob_threshold = 100;
+	o->prob_interval_s = 60;
 	/* the file first, then the command line over it */
 	o->config_path = agent_config__path(argc, argv);
 	if (o->config_path) {

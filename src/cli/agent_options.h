@@ -22,6 +22,8 @@ struct agent_options {
 	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
 	bool symbolize_lines;            /* DWARF lines + inline frames on the host (more memory) */
 	const char *config_path;         /* --config FILE (cli/agent_config.h), or NULL */
+	unsigned int prob_threshold;     /* --probabilistic-threshold 1..100 (100: off) */
+	double prob_interval_s;          /* --probabilistic-interval, default 60 */
 };
 
 /* Parse argv (argv[0] is "agent") and the environment. 0, or -EINVAL after one clear line. */

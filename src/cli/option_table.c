@@ -148,6 +148,18 @@ static OPTION_SETTER(set_alloc_rate)
 	return 0;
 }
 
+/* --select-KIND / --exclude-KIND: the kind in spec->min, exclude in spec->max. */
+static OPTION_SETTER(set_selection)
+{
+	struct sampling_options *o = field;
+	char why[256];
+
+	if (selection_spec__add(&o->select, (enum selection_kind)spec->min, spec->max != 0, arg,
+				why, sizeof(why)))
+		return option_error(command, "%s", why);
+	return 0;
+}
+
 static OPTION_SETTER(set_help)
 {
 	option_set_true(spec, arg, field, command);
@@ -174,6 +186,16 @@ static const struct option_spec shared_options[] = {
 	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD },
 	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD },
 	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD },
+#define SELECT_RULE(name, kind, exclude)                                                 \
+	{ name, 0, true, set_selection, 0, kind, exclude, NULL, OPTION_RECORD | OPTION_AGENT }
+	SELECT_RULE("select-pid", SELECTION_PID, 0),
+	SELECT_RULE("select-name", SELECTION_NAME, 0),
+	SELECT_RULE("select-cgroup", SELECTION_CGROUP, 0),
+	SELECT_RULE("select-container", SELECTION_CONTAINER, 0),
+	SELECT_RULE("exclude-pid", SELECTION_PID, 1),
+	SELECT_RULE("exclude-name", SELECTION_NAME, 1),
+	SELECT_RULE("exclude-cgroup", SELECTION_CGROUP, 1),
+	SELECT_RULE("exclude-container", SELECTION_CONTAINER, 1),
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },

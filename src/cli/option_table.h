@@ -18,8 +18,21 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "proc/selection.h"
+
 #define OPTION_TABLE_MAX 64
 #define OPTION_MAX_PIDS 64
+
+/* The selection flags' lines of record's and agent's --help. */
+#define SELECTION_USAGE                                                                        \
+	"      --select-pid PID[,PID]     only these processes (and their forks)\n"               \
+	"      --select-name REGEX        only processes whose name (comm) or executable's\n"     \
+	"                                 file name matches (POSIX ERE, unanchored)\n"           \
+	"      --select-cgroup GLOB       only processes in a cgroup v2 path matching GLOB\n"      \
+	"                                 (or below it: /system.slice/x.service)\n"              \
+	"      --select-container ID      only this container (id or a 12+ digit prefix)\n"       \
+	"      --exclude-pid/-name/-cgroup/-container  never these (exclude wins); every\n"     \
+	"                                 select/exclude flag repeats; decided in eBPF\n"
 
 /* Which commands take a shared option. */
 enum option_command {
@@ -43,6 +56,7 @@ struct sampling_options {
 	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
 	bool alloc;                /* --alloc: allocation samples */
 	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
+	struct selection_spec select; /* --select-* / --exclude-* (record, agent) */
 	bool verbose;
 	bool help;
 };

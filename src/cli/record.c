@@ -363,6 +363,7 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.cache->stores);
 	for (i = 0; i < st.runtime_cnt; i++)
 		print_runtime(&st.runtimes[i]);
+	selection__print_summary(session__selection(r->session), c);
 	if (c[COUNTER_SAMPLES])
 		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
 			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);
@@ -420,6 +421,13 @@ static int run(struct record_run *r)
 			pr_err("no process with pid %d\n", (int)o->common.pids[i]);
 			return -ESRCH;
 		}
+	}
+	if (o->common.select.cnt) {
+		char why[256];
+
+		so.select = selection_rules__new(&o->common.select, why, sizeof(why));
+		if (!so.select)
+			return -errno;
 	}
 	r->session = session__new(&so);
 	if (!r->session)

@@ -17,6 +17,7 @@
 #include "proc/executable.h"
 #include "proc/known_files.h"
 #include "proc/process.h"
+#include "proc/selection.h"
 #include "profile/profile.h"
 #include "pipeline/trace_handler.h"
 #include "formats/debuginfo.h"
@@ -81,6 +82,7 @@ struct session {
 	struct deferred *deferred;      /* samples waiting for their tables (NULL: none) */
 	struct off_cpu_join *off_cpu;   /* off-CPU stacks waiting for their stay (NULL: none) */
 	struct alloc_live *alloc_live;  /* --alloc: sampled allocations not freed (else NULL) */
+	struct selection *sel;          /* which processes, which intervals (proc/selection.h) */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -140,6 +142,8 @@ static int on_record(const void *data, size_t size, void *ctx)
 			trace_handler__bad_record(s->th);
 			break;
 		}
+		if (!selection__sample(s->sel, (pid_t)h->pid, s->sample.comm))
+			break; /* walked before its process was classified: not selected */
 		if (s->off_cpu && s->sample.off_cpu) {
 			if (off_cpu_join__stack(s->off_cpu, &s->sample, size) == -ENOMEM) {
 				s->fatal = -ENOMEM;
@@ -175,6 +179,9 @@ static int on_record(const void *data, size_t size, void *ctx)
 	case RECORD_EXEC:
 		s->exec_events++;
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
+		selection__exec(s->sel, (pid_t)h->pid,
+				size >= sizeof(struct exec_record) ? ((const struct exec_record *)data)->comm
+								   : NULL);
 		if (size >= sizeof(struct exec_record)) {
 			const struct exec_record *er = data;
 			struct exec_info info = { .cgroup_id = er->cgroup_id,
@@ -193,6 +200,7 @@ static int on_record(const void *data, size_t size, void *ctx)
 	case RECORD_EXIT:
 		s->exit_events++;
 		process_table__exit(s->pt, (pid_t)h->pid, now);
+		selection__exit(s->sel, (pid_t)h->pid);
 		break;
 	default:
 		break;
@@ -312,8 +320,10 @@ struct session *session__new(const struct session_opts *opts)
 	size_t i;
 	int err = ENOMEM;
 
-	if (!s)
+	if (!s) {
+		selection_rules__free(opts->select);
 		return NULL;
+	}
 	/* Unwind tables are built in blocks of megabytes (by two threads: table_queue.h); with a
 	 * fixed mmap threshold each such block goes back to the kernel when freed, instead of
 	 * raising glibc's dynamic threshold and staying in an arena as peak RSS.
@@ -328,6 +338,14 @@ struct session *session__new(const struct session_opts *opts)
 	}
 	for (i = 0; i < opts->pid_cnt; i++)
 		session__filter_pid(s, opts->pids[i]);
+	s->sel = selection__new(sampler__sel_procs_fd(s->sampler),
+				sampler__sel_cgroups_fd(s->sampler),
+				sampler__selection_state(s->sampler));
+	if (!s->sel)
+		goto fail;
+	s->opts.select = NULL; /* owned by s->sel from here */
+	if (opts->select && selection__set_rules(s->sel, opts->select))
+		goto fail;
 	s->ks = kallsyms__load(KALLSYMS_PATH);
 	if (!s->ks)
 		pr_warn("kernel symbols unavailable (%s): kernel frames stay addresses\n",
@@ -429,6 +447,8 @@ struct session *session__new(const struct session_opts *opts)
 	}
 	return s;
 fail:
+	if (!s->sel) /* else it has them */
+		selection_rules__free(s->opts.select);
 	session__free(s);
 	errno = err;
 	return NULL;
@@ -440,6 +460,7 @@ void session__free(struct session *s)
 		return;
 	/* Stop the perf events first: nothing may call back into a half-freed session. */
 	sampler__free(s->sampler);
+	selection__free(s->sel);
 	deferred__free(s->deferred);
 	off_cpu_join__free(s->off_cpu);
 	alloc_live__free(s->alloc_live);
@@ -457,6 +478,11 @@ void session__free(struct session *s)
 	free(s);
 }
 
+struct selection *session__selection(struct session *s)
+{
+	return s->sel;
+}
+
 int session__filter_pid(struct session *s, pid_t pid)
 {
 	if (s->root_cnt < SS_MAX_FILTER_PIDS)
@@ -464,12 +490,21 @@ int session__filter_pid(struct session *s, pid_t pid)
 	return sampler__filter_pid(s->sampler, pid);
 }
 
+static void scan_selected(pid_t pid, void *ctx)
+{
+	struct session *s = ctx;
+
+	process_table__scan(s->pt, pid, clock_ns(CLOCK_MONOTONIC));
+}
+
 int session__start(struct session *s)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 	size_t i;
 
-	if (s->opts.filter == FILTER_OFF)
+	if (s->opts.filter == FILTER_OFF && selection_rules__active(selection__rules(s->sel)))
+		selection__each_kept(s->sel, scan_selected, s); /* the rest: as samples ask */
+	else if (s->opts.filter == FILTER_OFF)
 		process_table__scan_all(s->pt, now);
 	else
 		for (i = 0; i < s->root_cnt; i++)
@@ -496,6 +531,7 @@ int session__poll(struct session *s, int timeout_ms)
 	if (s->fatal)
 		return s->fatal;
 	process_table__tick(s->pt, now);
+	selection__tick(s->sel, now);
 	/* Tables just loaded may complete deferred samples. */
 	if (s->tq && table_queue__run(s->tq, now, TABLE_BUDGET_NS) > 0 && s->deferred)
 		deferred__changed(s->deferred);

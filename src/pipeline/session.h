@@ -31,6 +31,8 @@ struct process;
 struct table_cache_stats;
 struct deferred_stats;
 struct off_cpu_join_stats;
+struct selection;
+struct selection_rules;
 
 #define SESSION_DEFAULT_CACHE_DIR "/var/cache/stackscope"
 #define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
@@ -60,6 +62,8 @@ struct session_opts {
 	uint64_t fault_period;     /* page faults per sample (0: default) */
 	bool alloc;                /* allocation samples (sampler/mem_alloc.h) */
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
+	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
+					 * session__new() takes it, even when it fails */
 };
 
 struct session;
@@ -68,6 +72,8 @@ struct session;
 struct session *session__new(const struct session_opts *opts);
 void session__free(struct session *s);
 
+/* Selection rules and probabilistic profiling, to change them live (never NULL). */
+struct selection *session__selection(struct session *s);
 /* Add a pid to the filter (e.g. a command forked after session__new()). */
 int session__filter_pid(struct session *s, pid_t pid);
 /* Scan the processes to sample (all, or the filtered pids) and start the perf events. */

@@ -694,6 +694,13 @@ SAMPLER_MAP_FD(files)
 SAMPLER_MAP_FD(unwind_pages)
 SAMPLER_MAP_FD(unwind_entries)
 SAMPLER_MAP_FD(unwind_rules)
+SAMPLER_MAP_FD(sel_procs)
+SAMPLER_MAP_FD(sel_cgroups)
+
+volatile struct selection_state *sampler__selection_state(struct sampler *s)
+{
+	return s->skel->bss ? &s->skel->bss->sel_state : NULL;
+}
 
 static uint64_t fd_memlock(int fd)
 {

@@ -71,6 +71,12 @@ int sampler__unwind_pages_fd(const struct sampler *s);
 int sampler__unwind_entries_fd(const struct sampler *s);
 int sampler__unwind_rules_fd(const struct sampler *s);
 size_t sampler__unwind_entry_cap(const struct sampler *s);
+/* Selection (bpf/selection.h): the verdict maps, and the switches in the mapped .bss (NULL
+ * when the kernel could not map it), written live by src/proc/selection.c.
+ */
+int sampler__sel_procs_fd(const struct sampler *s);
+int sampler__sel_cgroups_fd(const struct sampler *s);
+volatile struct selection_state *sampler__selection_state(struct sampler *s);
 /* The language runtimes' maps (bpf/interp/, written by src/interp/registry.c). */
 int sampler__interp_files_fd(const struct sampler *s);
 int sampler__interp_procs_fd(const struct sampler *s);
