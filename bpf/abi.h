@@ -334,7 +334,9 @@ struct mmap_record {
 	/* frees of sampled allocations sent */                                                   \
 	X(COUNTER_ALLOC_FREED, "sampled allocations freed")                                       \
 	/* free records lost: ring buffer full (that allocation stays in use) */                  \
-	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")
+	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")                                 \
+	/* allocator calls inside another allocator call (PyObject_Malloc -> malloc): not counted */ \
+	X(COUNTER_ALLOC_NESTED, "allocator calls nested in another")
 
 enum counter {
 	SS_COUNTERS(SS_COUNTER_ENUM)
@@ -603,6 +605,17 @@ enum alloc_fn {
 	ALLOC_POSIX_MEMALIGN,
 	ALLOC_ALIGNED_ALLOC,
 	ALLOC_MEMALIGN,
+	ALLOC_VALLOC,      /* valloc, pvalloc */
+	ALLOC_MALLOCX,     /* jemalloc's mallocx */
+	ALLOC_RALLOCX,     /* jemalloc's rallocx */
+	ALLOC_NEW,         /* C++ operator new (tcmalloc's and jemalloc's own) */
+	ALLOC_NEW_ARRAY,   /* operator new[] */
+	ALLOC_PY_MALLOC,   /* pymalloc: PyObject_Malloc */
+	ALLOC_PY_CALLOC,   /* PyObject_Calloc */
+	ALLOC_PY_REALLOC,  /* PyObject_Realloc */
+	ALLOC_PYMEM_MALLOC, /* PyMem_Malloc (pymalloc too since Python 3.6) */
+	ALLOC_PYMEM_CALLOC, /* PyMem_Calloc */
+	ALLOC_PYMEM_REALLOC, /* PyMem_Realloc */
 	ALLOC_FN_CNT,
 };
 

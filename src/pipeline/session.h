@@ -60,6 +60,7 @@ struct session_opts {
 	uint64_t fault_period;     /* page faults per sample (0: default) */
 	bool alloc;                /* allocation samples (sampler/mem_alloc.h) */
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
+	char *const *alloc_command; /* record's command: its allocator files are probed too */
 };
 
 struct session;
