@@ -150,8 +150,10 @@ static int add_file(struct alloc_targets *ts, const char *path)
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
 	for (i = 0; i < ts->cnt; i++)
-		if (ts->t[i].dev == st.st_dev && ts->t[i].ino == st.st_ino)
+		if (ts->t[i].dev == st.st_dev && ts->t[i].ino == st.st_ino) {
+			ts->any_malloc_seen |= ts->t[i].mask & 1;
 			return 0;
+		}
 	if (scan_symbols(path, &mask)) {
 		ts->unreadable++;
 		pr_debug("--alloc: cannot read the symbols of %s\n", path);
@@ -387,6 +389,7 @@ int alloc_targets__add_command(struct alloc_targets *ts, char *const argv[])
 		return err;
 	}
 	follow_shebang(exe, sizeof(exe));
+	ts->any_malloc_seen = false; /* from here on: the command's */
 	added = add_file(ts, exe);
 	err = add_loader_list(ts, exe, envs, env_cnt);
 	return err < 0 ? err : added + err;

@@ -59,7 +59,8 @@ struct alloc_targets {
 	size_t cnt;
 	size_t dropped;	      /* past ALLOC_TARGETS_CAP */
 	size_t unreadable;    /* candidates whose symbols could not be read */
-	bool any_malloc_seen; /* a candidate defines malloc (else: no symbols for the allocator) */
+	bool any_malloc_seen; /* a candidate of the last process or command added defines malloc
+			       * (else: no symbols for its allocator) */
 };
 
 /* The allocator files of process pid (0: stackscope itself): its executable and what it maps.

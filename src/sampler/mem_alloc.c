@@ -149,7 +149,7 @@ static void say_owner(const struct alloc_targets *ts, const char *who)
 {
 	const struct alloc_target *o = alloc_targets__malloc_owner(ts);
 
-	if (o)
+	if (o && ts->any_malloc_seen)
 		pr_info("allocations: %s: malloc served by %s\n", who, o->path);
 	if (!ts->any_malloc_seen)
 		pr_warn("--alloc: %s: no file defines malloc (a static or stripped allocator has no "
