@@ -139,8 +139,7 @@ cleanup:
 	return err;
 }
 
-/* Add path when it defines allocator functions: 1 (added), 0 (nothing to probe, or known). */
-static int add_file(struct alloc_targets *ts, const char *path)
+int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
 {
 	struct alloc_target *t;
 	struct stat st;
@@ -226,7 +225,7 @@ int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files)
 		else
 			n = (size_t)snprintf(file, sizeof(file), "%s", name);
 		if (n < sizeof(file))
-			added += add_file(ts, file);
+			added += alloc_targets__add_file(ts, file);
 	}
 	fclose(f);
 	return added;
@@ -360,7 +359,7 @@ static int add_loader_list(struct alloc_targets *ts, const char *exe, char *cons
 		else if (*(path = line + strspn(line, " \t")) != '/')
 			continue;
 		path[strcspn(path, " (")] = 0;
-		added += add_file(ts, path);
+		added += alloc_targets__add_file(ts, path);
 	}
 	return added;
 }
@@ -390,7 +389,7 @@ int alloc_targets__add_command(struct alloc_targets *ts, char *const argv[])
 	}
 	follow_shebang(exe, sizeof(exe));
 	ts->any_malloc_seen = false; /* from here on: the command's */
-	added = add_file(ts, exe);
+	added = alloc_targets__add_file(ts, exe);
 	err = add_loader_list(ts, exe, envs, env_cnt);
 	return err < 0 ? err : added + err;
 }

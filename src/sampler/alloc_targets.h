@@ -75,6 +75,11 @@ int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files);
  */
 int alloc_targets__add_command(struct alloc_targets *ts, char *const argv[]);
 
+/* One file: 1 (added: it defines allocator functions), 0 (nothing to probe, already known,
+ * unreadable: counted, or the set is full: counted).
+ */
+int alloc_targets__add_file(struct alloc_targets *ts, const char *path);
+
 /* The target serving malloc first in the order added (NULL: none). Borrowed from ts. */
 const struct alloc_target *alloc_targets__malloc_owner(const struct alloc_targets *ts);
 
