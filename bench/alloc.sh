@@ -28,6 +28,8 @@
 #     it) and `record --alloc -p` (only that process traps) run;
 #   - --faults: a program touching FAULT_MIB MiB once (one write per page), alone and under
 #     record --faults -p PID.
+# A round took ~15 min on the shared 2-core VM (load ~20): the tools' start-up, the uprobe
+# traps of the storm and the Python loop.
 # Usage: sudo bench/alloc.sh [ROUNDS]
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
