@@ -342,7 +342,9 @@ struct mmap_record {
 	/* samples of processes not classified yet: walked, userspace decides */                 \
 	X(COUNTER_SEL_UNCLASSIFIED, "samples of processes not classified yet")                     \
 	/* samples not taken: probabilistic profiling is off this interval (not a loss) */       \
-	X(COUNTER_PROB_OFF, "not sampled: probabilistic interval off")
+	X(COUNTER_PROB_OFF, "not sampled: probabilistic interval off")                          \
+	/* allocator calls inside another allocator call (PyObject_Malloc -> malloc): not counted */ \
+	X(COUNTER_ALLOC_NESTED, "allocator calls nested in another")
 
 enum counter {
 	SS_COUNTERS(SS_COUNTER_ENUM)
@@ -645,6 +647,17 @@ enum alloc_fn {
 	ALLOC_POSIX_MEMALIGN,
 	ALLOC_ALIGNED_ALLOC,
 	ALLOC_MEMALIGN,
+	ALLOC_VALLOC,      /* valloc, pvalloc */
+	ALLOC_MALLOCX,     /* jemalloc's mallocx */
+	ALLOC_RALLOCX,     /* jemalloc's rallocx */
+	ALLOC_NEW,         /* C++ operator new (tcmalloc's and jemalloc's own) */
+	ALLOC_NEW_ARRAY,   /* operator new[] */
+	ALLOC_PY_MALLOC,   /* pymalloc: PyObject_Malloc */
+	ALLOC_PY_CALLOC,   /* PyObject_Calloc */
+	ALLOC_PY_REALLOC,  /* PyObject_Realloc */
+	ALLOC_PYMEM_MALLOC, /* PyMem_Malloc (pymalloc too since Python 3.6) */
+	ALLOC_PYMEM_CALLOC, /* PyMem_Calloc */
+	ALLOC_PYMEM_REALLOC, /* PyMem_Realloc */
 	ALLOC_FN_CNT,
 };
 

@@ -19,6 +19,16 @@
  * free) costs one lookup and sends nothing. realloc(p, n) frees p at its entry (realloc(p, 0)
  * only frees); a failed realloc leaves p allocated though it is then out of the in-use view.
  *
+ * One program per argument layout; which function it stands for (enum alloc_fn, the frame's
+ * name) is the attach cookie, so glibc, jemalloc (mallocx, rallocx, sdallocx), tcmalloc,
+ * operator new/delete and pymalloc (PyObject_Malloc, PyMem_Malloc...) share them.
+ *
+ * Allocators call allocators: PyObject_Malloc falls back to malloc for large sizes, often by a
+ * tail jump, and PYTHONMALLOC=malloc routes every call there. A thread's outermost call is the
+ * one counted: an entry at or below the stack pointer of a call still in flight (sp) is nested
+ * and ignored; the return above it ends the outer call. Userspace attaches the return probes
+ * of a file before its entries, so that no entry misses its return.
+ *
  * Needs bpf_loop, as --faults.
  */
 #ifndef STACKSCOPE_MEM_ALLOC_H
@@ -31,6 +41,7 @@ struct alloc_thread {
 	__s64 left;    /* bytes to allocate before the next sample */
 	__u64 size;    /* pending: the sampled call's bytes */
 	__u64 memptr;  /* pending posix_memalign: where the pointer is written */
+	__u64 sp;      /* the outermost call in flight: its stack pointer at entry (0: none) */
 	__u32 fn;      /* pending: enum alloc_fn */
 	__u32 pending; /* the call in flight was sampled */
 };
@@ -62,10 +73,10 @@ static __always_inline bool alloc_wanted(__u32 tgid)
 }
 
 /* An allocator's entry: count the bytes down, note a sampled call for its return. */
-static __always_inline int alloc_enter(__u64 size, __u32 fn, __u64 memptr)
+static __always_inline int alloc_enter(struct pt_regs *ctx, __u64 size, __u64 memptr)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
+	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx);
+	__u32 tid = (__u32)id, fn = (__u32)bpf_get_attach_cookie(ctx);
 	struct alloc_thread *t, fresh = {};
 
 	if (!alloc_wanted(id >> 32))
@@ -78,6 +89,11 @@ static __always_inline int alloc_enter(__u64 size, __u32 fn, __u64 memptr)
 		if (!t)
 			return 0;
 	}
+	if (t->sp && sp <= t->sp) { /* inside an allocator call already counted */
+		count(COUNTER_ALLOC_NESTED, 1);
+		return 0;
+	}
+	t->sp = sp;
 	t->pending = 0;
 	if (!size)
 		return 0;
@@ -130,7 +146,11 @@ static __noinline int alloc_return(struct pt_regs *ctx, __u64 p)
 	struct alloc_thread *t;
 
 	t = bpf_map_lookup_elem(&alloc_threads, &tid);
-	if (!t || !t->pending)
+	/* a nested call's return lands at or below the outer call's entry */
+	if (!t || !t->sp || PT_REGS_SP(ctx) <= t->sp)
+		return 0;
+	t->sp = 0;
+	if (!t->pending)
 		return 0;
 	t->pending = 0;
 	size = t->size;
@@ -166,47 +186,52 @@ static __noinline int alloc_return(struct pt_regs *ctx, __u64 p)
 	return finish_sample(s, false);
 }
 
+/* malloc(size) and the like: mallocx, operator new, valloc, PyObject_Malloc, PyMem_Malloc */
 SEC("uprobe")
 int BPF_KPROBE(on_malloc, __u64 size)
 {
-	return alloc_enter(size, ALLOC_MALLOC, 0);
+	return alloc_enter(ctx, size, 0);
 }
 
+/* calloc(n, size), PyObject_Calloc, PyMem_Calloc */
 SEC("uprobe")
 int BPF_KPROBE(on_calloc, __u64 n, __u64 size)
 {
 	/* calloc refuses a product past 2^64; past 2^32 each, it cannot succeed anyway */
 	if ((n >> 32) || (size >> 32))
 		return 0;
-	return alloc_enter(n * size, ALLOC_CALLOC, 0);
+	return alloc_enter(ctx, n * size, 0);
 }
 
+/* realloc(p, size), rallocx, PyObject_Realloc, PyMem_Realloc */
 SEC("uprobe")
 int BPF_KPROBE(on_realloc, __u64 p, __u64 size)
 {
 	if (p && alloc_wanted(bpf_get_current_pid_tgid() >> 32))
 		alloc_forget(p);
-	return alloc_enter(size, ALLOC_REALLOC, 0);
+	return alloc_enter(ctx, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(on_posix_memalign, __u64 memptr, __u64 align, __u64 size)
 {
-	return alloc_enter(size, ALLOC_POSIX_MEMALIGN, memptr);
+	return alloc_enter(ctx, size, memptr);
 }
 
+/* aligned_alloc(align, size), memalign */
 SEC("uprobe")
 int BPF_KPROBE(on_aligned_alloc, __u64 align, __u64 size)
 {
-	return alloc_enter(size, ALLOC_ALIGNED_ALLOC, 0);
+	return alloc_enter(ctx, size, 0);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(on_memalign, __u64 align, __u64 size)
 {
-	return alloc_enter(size, ALLOC_MEMALIGN, 0);
+	return alloc_enter(ctx, size, 0);
 }
 
+/* free(p) and the like: sdallocx, dallocx, operator delete, PyObject_Free, PyMem_Free */
 SEC("uprobe")
 int BPF_KPROBE(on_libc_free, __u64 p)
 {

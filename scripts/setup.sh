@@ -43,6 +43,9 @@ packages=(
 	# test_node.sh, bench/node.sh: Node.js (this box has NodeSource's 20, the version walked
 	# and tested; a fresh box gets Debian's 18, V8 10.2: not measured yet)
 	nodejs
+	# test_alloc_allocators.sh: jemalloc and tcmalloc, preloaded (record --alloc finds them);
+	# bench/alloc.sh's peers: heaptrack (LD_PRELOAD) and bcc's memleak (uprobes)
+	libjemalloc2 libtcmalloc-minimal4 heaptrack bpfcc-tools
 	# benchmarks: the peers we measure against
 	linux-perf bpftrace bc austin libdevel-nytprof-perl
 	# the kernel matrix (scripts/kernel_matrix.sh): QEMU, the guest's shell, its initramfs

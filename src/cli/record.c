@@ -410,6 +410,7 @@ static int run(struct record_run *r)
 		.fault_period = o->common.fault_period,
 		.alloc = o->common.alloc,
 		.alloc_rate = o->common.alloc_rate,
+		.alloc_command = o->command,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint64_t start_mono, deadline = 0, now;

@@ -308,6 +308,7 @@ struct session *session__new(const struct session_opts *opts)
 		.alloc_rate = opts->alloc_rate,
 		.alloc_pids = opts->filter == FILTER_PIDS ? opts->pids : NULL,
 		.alloc_pid_cnt = opts->filter == FILTER_PIDS ? opts->pid_cnt : 0,
+		.alloc_command = opts->alloc_command,
 	};
 	struct exe_registry_ops ops = {
 		.load = load_executable,

@@ -64,6 +64,7 @@ struct session_opts {
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
 	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
 					 * session__new() takes it, even when it fails */
+	char *const *alloc_command; /* record's command: its allocator files are probed too */
 };
 
 struct session;

@@ -13,10 +13,9 @@
 #include "abi.h"
 #include "base/array.h"
 #include "base/log.h"
+#include "sampler/alloc_targets.h"
 #include "sampler/mem_alloc.h"
 #include "sampler.skel.h"
-
-#define MEM_ALLOC_MAX_LIBCS 64 /* distinct libc files probed (system-wide: containers) */
 
 static const char *const fn_names[ALLOC_FN_CNT] = {
 	[ALLOC_MALLOC] = "malloc",
@@ -25,6 +24,17 @@ static const char *const fn_names[ALLOC_FN_CNT] = {
 	[ALLOC_POSIX_MEMALIGN] = "posix_memalign",
 	[ALLOC_ALIGNED_ALLOC] = "aligned_alloc",
 	[ALLOC_MEMALIGN] = "memalign",
+	[ALLOC_VALLOC] = "valloc",
+	[ALLOC_MALLOCX] = "mallocx",
+	[ALLOC_RALLOCX] = "rallocx",
+	[ALLOC_NEW] = "operator new",
+	[ALLOC_NEW_ARRAY] = "operator new[]",
+	[ALLOC_PY_MALLOC] = "PyObject_Malloc",
+	[ALLOC_PY_CALLOC] = "PyObject_Calloc",
+	[ALLOC_PY_REALLOC] = "PyObject_Realloc",
+	[ALLOC_PYMEM_MALLOC] = "PyMem_Malloc",
+	[ALLOC_PYMEM_CALLOC] = "PyMem_Calloc",
+	[ALLOC_PYMEM_REALLOC] = "PyMem_Realloc",
 };
 
 const char *alloc_fn__name(uint32_t fn)
@@ -85,124 +95,79 @@ int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate)
 	return 0;
 }
 
-/* The path (through /proc/PID/root) of the libc pid maps, into out; 0 or -ENOENT. */
-static int libc_of(pid_t pid, char *out, size_t out_sz)
+/* The probes of target, in pid's address space only (-1: every process mapping it): the
+ * returns first, so that no entry goes without its return (bpf/mem_alloc.h's nesting).
+ */
+static int attach_target(struct sampler_bpf *skel, const struct alloc_target *t, pid_t pid,
+			 struct bpf_link ***links, size_t *cnt, size_t *cap)
 {
-	char path[64], line[4096];
-	int err = -ENOENT;
-	FILE *f;
+	struct bpf_program *entry[] = {
+		[ALLOC_PROG_MALLOC] = skel->progs.on_malloc,
+		[ALLOC_PROG_CALLOC] = skel->progs.on_calloc,
+		[ALLOC_PROG_REALLOC] = skel->progs.on_realloc,
+		[ALLOC_PROG_POSIX_MEMALIGN] = skel->progs.on_posix_memalign,
+		[ALLOC_PROG_ALIGNED] = skel->progs.on_aligned_alloc,
+		[ALLOC_PROG_FREE] = skel->progs.on_libc_free,
+	};
+	size_t i, probes = 0;
+	int pass, err;
 
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *file = strchr(line, '/'), *base;
-		size_t n;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < alloc_probe_cnt; i++) {
+			const struct alloc_probe *p = &alloc_probes[i];
+			bool ret = pass == 0;
+			LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = p->name, .retprobe = ret,
+				    .bpf_cookie = p->fn);
+			struct bpf_link *l;
 
-		if (!file)
-			continue;
-		n = strcspn(file, "\n");
-		file[n] = 0;
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, "libc.so.", 8) && strncmp(base, "libc-", 5))
-			continue;
-		if (pid)
-			n = (size_t)snprintf(out, out_sz, "/proc/%d/root%s", (int)pid, file);
-		else
-			n = (size_t)snprintf(out, out_sz, "%s", file);
-		err = n < out_sz ? 0 : -ENAMETOOLONG;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
-struct libc_set {
-	char paths[MEM_ALLOC_MAX_LIBCS][4096 + 64];
-	dev_t dev[MEM_ALLOC_MAX_LIBCS];
-	ino_t ino[MEM_ALLOC_MAX_LIBCS];
-	size_t cnt;
-	size_t dropped; /* past MEM_ALLOC_MAX_LIBCS */
-};
-
-static void libc_set__add(struct libc_set *ls, pid_t pid)
-{
-	char path[sizeof(ls->paths[0])];
-	struct stat st;
-	size_t i;
-
-	if (libc_of(pid, path, sizeof(path)) || stat(path, &st))
-		return;
-	for (i = 0; i < ls->cnt; i++)
-		if (ls->dev[i] == st.st_dev && ls->ino[i] == st.st_ino)
-			return;
-	if (ls->cnt >= MEM_ALLOC_MAX_LIBCS) {
-		ls->dropped++;
-		return;
-	}
-	memcpy(ls->paths[ls->cnt], path, sizeof(path));
-	ls->dev[ls->cnt] = st.st_dev;
-	ls->ino[ls->cnt++] = st.st_ino;
-}
-
-/* The probes on path, in pid's address space only (-1: every process mapping it). */
-static int attach_libc(struct sampler_bpf *skel, const char *path, pid_t pid,
-		       struct bpf_link ***links, size_t *cnt, size_t *cap)
-{
-	static const struct {
-		const char *fn;
-		bool ret;
-	} probes[] = { { "malloc", false },	    { "malloc", true },	       { "calloc", false },
-		       { "calloc", true },	    { "realloc", false },      { "realloc", true },
-		       { "posix_memalign", false }, { "posix_memalign", true }, { "aligned_alloc", false },
-		       { "aligned_alloc", true },   { "memalign", false },     { "memalign", true },
-		       { "free", false } };
-	struct bpf_program *entry[] = { skel->progs.on_malloc,	       skel->progs.on_calloc,
-					skel->progs.on_realloc,	       skel->progs.on_posix_memalign,
-					skel->progs.on_aligned_alloc, skel->progs.on_memalign,
-					skel->progs.on_libc_free };
-	size_t i;
-	int err;
-
-	for (i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = probes[i].fn,
-			    .retprobe = probes[i].ret);
-		struct bpf_program *prog = probes[i].ret ? skel->progs.on_alloc_return
-							 : entry[(i + 1) / 2];
-		struct bpf_link *l;
-
-		if (array__reserve((void **)links, cap, *cnt + 1, sizeof(**links)))
-			return -ENOMEM;
-		l = bpf_program__attach_uprobe_opts(prog, pid, path, 0, &opts);
-		if (!l) {
-			err = -errno;
-			pr_err("cannot attach a uprobe to %s in %s: %s\n", probes[i].fn, path,
-			       strerror(-err));
-			return err;
+			if (!(t->mask & (1ULL << i)) || (ret && p->prog == ALLOC_PROG_FREE))
+				continue;
+			if (array__reserve((void **)links, cap, *cnt + 1, sizeof(**links)))
+				return -ENOMEM;
+			l = bpf_program__attach_uprobe_opts(ret ? skel->progs.on_alloc_return
+								: entry[p->prog],
+							    pid, t->path, 0, &opts);
+			if (!l) {
+				err = -errno;
+				pr_err("cannot attach a uprobe to %s in %s: %s\n", p->name, t->path,
+				       strerror(-err));
+				return err;
+			}
+			(*links)[(*cnt)++] = l;
+			probes += !ret;
 		}
-		(*links)[(*cnt)++] = l;
 	}
 	if (pid > 0)
-		pr_info("allocations: uprobes on %s in process %d\n", path, (int)pid);
+		pr_info("allocations: %zu uprobes on %s in process %d\n", probes, t->path,
+			(int)pid);
 	else
-		pr_info("allocations: uprobes on %s\n", path);
+		pr_info("allocations: %zu uprobes on %s\n", probes, t->path);
 	return 0;
 }
 
-int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
-		      struct bpf_link ***links, size_t *link_cnt)
+static void say_owner(const struct alloc_targets *ts, const char *who)
 {
-	struct libc_set *ls = calloc(1, sizeof(*ls));
-	size_t i, cap = 0;
+	const struct alloc_target *o = alloc_targets__malloc_owner(ts);
+
+	if (o && ts->any_malloc_seen)
+		pr_info("allocations: %s: malloc served by %s\n", who, o->path);
+	if (!ts->any_malloc_seen)
+		pr_warn("--alloc: %s: no file defines malloc (a static or stripped allocator has no "
+			"symbols to probe): its malloc calls are not seen\n",
+			who);
+}
+
+int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
+		      char *const *command, struct bpf_link ***links, size_t *link_cnt)
+{
+	struct alloc_targets *ts = calloc(1, sizeof(*ts));
+	size_t i, j, cap = 0, probed = 0;
+	char who[64];
 	int err = 0;
 
 	*links = NULL;
 	*link_cnt = 0;
-	if (!ls)
+	if (!ts)
 		return -ENOMEM;
 	if (all) {
 		DIR *d = opendir("/proc");
@@ -210,41 +175,46 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 
 		while (d && (e = readdir(d)))
 			if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
-				libc_set__add(ls, (pid_t)strtol(e->d_name, NULL, 10));
+				alloc_targets__add_pid(ts, (pid_t)strtol(e->d_name, NULL, 10),
+						       false);
 		if (d)
 			closedir(d);
 	} else if (pid_cnt) { /* -p: each process's own probes; no other process traps */
-		char path[sizeof(ls->paths[0])];
-
 		for (i = 0; !err && i < pid_cnt; i++) {
-			if (libc_of(pids[i], path, sizeof(path))) {
-				pr_warn("--alloc: process %d maps no libc: not probed\n",
+			memset(ts, 0, sizeof(*ts));
+			snprintf(who, sizeof(who), "process %d", (int)pids[i]);
+			if (alloc_targets__add_pid(ts, pids[i], true) < 0 || !ts->cnt) {
+				pr_warn("--alloc: process %d maps no allocator with symbols: not "
+					"probed\n",
 					(int)pids[i]);
 				continue;
 			}
-			err = attach_libc(skel, path, pids[i], links, link_cnt, &cap);
-			ls->cnt++;
+			say_owner(ts, who);
+			for (j = 0; !err && j < ts->cnt; j++)
+				err = attach_target(skel, &ts->t[j], pids[i], links, link_cnt, &cap);
+			probed++;
 		}
-		if (!err && !ls->cnt)
+		if (!err && !probed) {
+			pr_err("--alloc: none of the processes maps an allocator with symbols\n");
 			err = -ENOENT;
-		free(ls);
-		if (err == -ENOENT)
-			pr_err("--alloc: none of the processes maps a libc (a static or non-glibc "
-			       "allocator is not supported yet)\n");
-		return err;
+		}
+		goto cleanup;
 	} else {
-		libc_set__add(ls, 0);
+		alloc_targets__add_pid(ts, 0, false); /* our libc, an allocator preloaded in us */
+		if (command)
+			alloc_targets__add_command(ts, command);
+		say_owner(ts, command ? "the command" : "stackscope");
 	}
-	if (!ls->cnt) {
-		pr_err("--alloc: no libc mapped by the processes to profile (a static or "
-		       "non-glibc allocator is not supported yet)\n");
+	if (!ts->cnt) {
+		pr_err("--alloc: no allocator with symbols in the processes to profile\n");
 		err = -ENOENT;
 	}
-	if (ls->dropped)
-		pr_warn("--alloc: %zu more libc files not probed (at most %d)\n", ls->dropped,
-			MEM_ALLOC_MAX_LIBCS);
-	for (i = 0; !err && i < ls->cnt; i++)
-		err = attach_libc(skel, ls->paths[i], -1, links, link_cnt, &cap);
-	free(ls);
+	if (ts->dropped)
+		pr_warn("--alloc: %zu more allocator files not probed (at most %d)\n", ts->dropped,
+			ALLOC_TARGETS_CAP);
+	for (i = 0; !err && i < ts->cnt; i++)
+		err = attach_target(skel, &ts->t[i], -1, links, link_cnt, &cap);
+cleanup:
+	free(ts);
 	return err;
 }

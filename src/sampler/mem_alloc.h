@@ -1,7 +1,8 @@
 /* Allocation sampling (bpf/mem_alloc.h, `--alloc`), the sampler's side: the programs loaded or
  * not, the sampling rate and its exponential table written before load, and the uprobes on the
- * malloc family of the libc files chosen: the libc of each -p process, stackscope's own for a
- * COMMAND (it runs with the same libc), every libc mapped by a process when system-wide.
+ * malloc family of the allocator files chosen (sampler/alloc_targets.h): those of each -p
+ * process, stackscope's own libc and the COMMAND's files, every libc and named allocator
+ * mapped by a process when system-wide.
  * Uprobes are perf-event links: they go with the process's file descriptors, whatever way it
  * ends (exit, kill, crash).
  */
@@ -23,14 +24,15 @@ struct bpf_link;
  */
 int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate);
 
-/* After load: uprobes on the libc of each of pids[0..pid_cnt), in that process only (no other
- * process traps); with pid_cnt 0, on every libc any process maps (all) or on stackscope's own,
- * for every process that maps it (eBPF's pid filter then drops the others' calls, after their
- * trap). *links (malloc'ed, *link_cnt entries) receives them: the caller
- * destroys and frees them, also after a failure. 0 or -errno (logged).
+/* After load: uprobes on the allocator files (sampler/alloc_targets.h) of each of
+ * pids[0..pid_cnt), in that process only (no other process traps); with pid_cnt 0, on the libc
+ * and named allocators any process maps (all), or on stackscope's own libc and command's
+ * files (NULL: none), for every process that maps them (eBPF's pid filter then drops the
+ * others' calls, after their trap). *links (malloc'ed, *link_cnt entries) receives them: the
+ * caller destroys and frees them, also after a failure. 0 or -errno (logged).
  */
 int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
-		      struct bpf_link ***links, size_t *link_cnt);
+		      char *const *command, struct bpf_link ***links, size_t *link_cnt);
 
 /* --alloc-rate BYTES (1-1073741824): 0 or -EINVAL. */
 int mem_alloc__parse_rate(const char *arg, uint64_t *rate);

@@ -559,7 +559,8 @@ int sampler__start(struct sampler *s)
 	}
 	if (s->opts.alloc) {
 		err = mem_alloc__attach(s->skel, s->opts.alloc_pids, s->opts.alloc_pid_cnt,
-					s->opts.filter == FILTER_OFF, &s->alloc_links,
+					s->opts.filter == FILTER_OFF, s->opts.alloc_command,
+					&s->alloc_links,
 					&s->alloc_link_cnt);
 		if (err)
 			return err;

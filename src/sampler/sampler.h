@@ -33,6 +33,7 @@ struct sampler_opts {
 	uint64_t alloc_rate;       /* mean bytes between allocation samples (0: default) */
 	const pid_t *alloc_pids;   /* whose libc is probed (none: stackscope's own, or with */
 	size_t alloc_pid_cnt;      /* filter FILTER_OFF every process's) */
+	char *const *alloc_command; /* the command recorded: its allocator files too (or NULL) */
 };
 
 /* Return 0 to go on; anything else stops the current poll and is returned by it. */
