@@ -272,6 +272,20 @@ out:
 	return err;
 }
 
+/* --check-config: the options parsed, what the sinks would refuse checked; 0 or 2. */
+static int agent_check_config(const struct agent_options *o)
+{
+	char err[256];
+
+	if (agent_export__check(&o->export, err, sizeof(err))) {
+		fprintf(stderr, "stackscope agent: %s\n", err);
+		return 2;
+	}
+	printf("stackscope agent: the configuration%s%s is good\n",
+	       o->config_path ? " in " : "", o->config_path ? o->config_path : "");
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_options opts;
@@ -279,6 +293,8 @@ int cmd_agent(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN); /* a closed log pipe or a client gone: errors, not an end */
 	if (agent_options__parse(argc, argv, &opts))
 		return 2;
+	if (opts.check_config)
+		return agent_check_config(&opts);
 	if (sampling_options__begin(&opts.common, agent_options__usage, LOG_INFO, false))
 		return 0;
 	return run(&opts) ? 1 : 0;

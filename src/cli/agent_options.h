@@ -22,6 +22,7 @@ struct agent_options {
 	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
 	bool symbolize_lines;            /* DWARF lines + inline frames on the host (more memory) */
 	const char *config_path;         /* --config FILE (cli/agent_config.h), or NULL */
+	bool check_config;               /* --check-config: parse, check, say so, stop */
 };
 
 /* Parse argv (argv[0] is "agent") and the environment. 0, or -EINVAL after one clear line. */
