@@ -82,6 +82,10 @@ section_attrs()
 		return
 	fi
 	have_fixture wl_chain_nofp || return
+	if ! command -v protoc >/dev/null; then
+		skip_setup "protoc missing (protobuf-compiler)"
+		return
+	fi
 	u1=$(new_uid) u2=$(new_uid) u3=$(new_uid) u4=$(new_uid)
 	c1=$(new_id) c2=$(new_id) c3=$(new_id) c4=$(new_id) c1b=$(new_id) c2b=$(new_id)
 	# pod 1: systemd driver, containerd, burstable; two containers, the spec names it
