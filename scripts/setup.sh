@@ -128,4 +128,6 @@ done
 # test_collector.sh, test_otlp_tls.sh: an OpenTelemetry Collector built from its Go modules
 # at pinned versions (the machine's Go >= 1.26 and the Go module proxy), once, then cached
 "$scripts_dir/collector.sh" >/dev/null
+# test_k8s.sh: the offline validator of dist/kubernetes/ (the Kubernetes API's Go modules)
+"$scripts_dir/k8s_validator.sh" >/dev/null
 echo "setup.sh: ready"

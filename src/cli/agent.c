@@ -321,6 +321,20 @@ out:
 	return err;
 }
 
+/* --check-config: the options parsed, what the sinks would refuse checked; 0 or 2. */
+static int agent_check_config(const struct agent_options *o)
+{
+	char err[256];
+
+	if (agent_export__check(&o->export, err, sizeof(err))) {
+		fprintf(stderr, "stackscope agent: %s\n", err);
+		return 2;
+	}
+	printf("stackscope agent: the configuration%s%s is good\n",
+	       o->config_path ? " in " : "", o->config_path ? o->config_path : "");
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_options *opts = malloc(sizeof(*opts)); /* a reload may replace it: run() frees */
@@ -332,6 +346,11 @@ int cmd_agent(int argc, char **argv)
 	if (agent_options__parse(argc, argv, opts)) {
 		free(opts);
 		return 2;
+	}
+	if (opts->check_config) {
+		rc = agent_check_config(opts);
+		free(opts);
+		return rc;
 	}
 	if (sampling_options__begin(&opts->common, agent_options__usage, LOG_INFO, false)) {
 		free(opts);

@@ -27,6 +27,8 @@ void agent_options__usage(FILE *f)
 		"                             on SIGHUP (selection, probabilistic, OTLP endpoint,\n"
 		"                             headers and TLS files, intervals, -v change live; the\n"
 		"                             rest is logged as needing a restart and kept)\n"
+		"      --check-config         check the options (file, flags), say so and exit: 0\n"
+		"                             when they are good, 2 after the line naming an error\n"
 		"  -F, --freq HZ              samples per second per CPU (default 19)\n"
 		"      --interval SECS        report interval (default 5)\n"
 		"      --otlp-endpoint URL    OTLP receiver (env OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT,\n"
@@ -65,6 +67,10 @@ void agent_options__usage(FILE *f)
 		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152);\n"
 		"                             when full, the least recently sampled tables make room;\n"
 		"                             files still beyond it use frame pointers (counted)\n"
+		"      --host-root DIR        the node's / (default /; in a DaemonSet the host's / mounted\n"
+		"                             read-only): Kubernetes pod, namespace and container\n"
+		"                             names from DIR/var/log/pods and the runtime's files\n"
+		"      --node-name NAME       k8s.node.name on every resource (default: env NODE_NAME)\n"
 		"      --include-cmdline      send process command lines (may hold secrets)\n"
 		"      --include-env          send process environments (may hold secrets)\n"
 		"      --no-symbolize         send addresses and build ids only\n"
@@ -148,6 +154,9 @@ static const struct option_spec agent_option_specs[] = {
 	{ "allow-host", 0, true, option_set_string, AGENT(allow_hosts) },
 	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,
 	  "--log-interval must be between 1 and 86400 seconds, not '%s'" },
+	{ "check-config", 0, false, option_set_true, AGENT(check_config) },
+	{ "host-root", 0, true, option_set_string, EXPORT(host_root) },
+	{ "node-name", 0, true, option_set_string, EXPORT(node_name) },
 	{ "include-cmdline", 0, false, option_set_true, EXPORT(include_cmdline) },
 	{ "include-env", 0, false, option_set_true, EXPORT(include_env) },
 	{ "unwind-entries", 0, true, option_set_u64, AGENT(unwind_entries), 4096, 1UL << 28,

@@ -24,6 +24,7 @@ struct agent_options {
 	const char *config_path;         /* --config FILE (cli/agent_config.h), or NULL */
 	unsigned int prob_threshold;     /* --probabilistic-threshold 1..100 (100: off) */
 	double prob_interval_s;          /* --probabilistic-interval, default 60 */
+	bool check_config;               /* --check-config: parse, check, say so, stop */
 };
 
 /* Parse argv (argv[0] is "agent") and the environment. 0, or -EINVAL after one clear line. */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "base/log.h"
@@ -12,12 +13,15 @@
 #include "export/protobuf.h"
 #include "pipeline/agent_export.h"
 #include "pipeline/session.h"
+#include "proc/k8s_pod.h"
 #include "proc/process.h"
 #include "proc/process_text.h"
 #include "profile/profile.h"
 #include "store/store_sink.h"
 
 #define AGENT_MAX_EXTRAS 64
+#define AGENT_K8S_ATTRS 4 /* k8s.namespace.name, k8s.pod.name, k8s.container.name, k8s.node.name */
+#define AGENT_K8S_PODS 1024
 
 struct agent_export {
 	const struct agent_export_opts *opts;
@@ -29,9 +33,13 @@ struct agent_export {
 	struct otlp_host host;
 	uint64_t encode_failed;
 	/* per-process extras (command line, environment) of the last lookup */
-	struct otlp_attr extras[AGENT_MAX_EXTRAS];
+	struct otlp_attr extras[AGENT_MAX_EXTRAS + AGENT_K8S_ATTRS];
 	char *extra_mem[AGENT_MAX_EXTRAS * 2];
 	size_t extra_mem_cnt;
+	/* Kubernetes names of the pod of the last lookup (proc/k8s_pod.h) */
+	struct k8s_pod_table *k8s;
+	struct k8s_identity k8s_id;
+	const char *node_name; /* --node-name, else NODE_NAME (the downward API), else NULL */
 	/* pprof folder */
 	bool pprof_dir;
 	struct pprof_dir_stats dir_stats;
@@ -84,6 +92,34 @@ static size_t add_private_attrs(struct agent_export *ex, uint32_t pid)
 	return n;
 }
 
+/* The Kubernetes attributes of a process in a pod (what the node tells: proc/k8s_pod.h) and
+ * k8s.node.name into attrs (AGENT_K8S_ATTRS at most); their count. Valid until the next call.
+ */
+static size_t add_k8s_attrs(struct agent_export *ex, const struct process *p,
+			    struct otlp_attr *attrs)
+{
+	struct timespec ts;
+	size_t n = 0;
+
+	if (ex->k8s && p->container.pod_uid[0]) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		k8s_pod_table__lookup(ex->k8s, p->container.pod_uid, p->container.id,
+				      (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				      &ex->k8s_id);
+		if (ex->k8s_id.namespace_name[0])
+			attrs[n++] = (struct otlp_attr){ "k8s.namespace.name",
+							 ex->k8s_id.namespace_name };
+		if (ex->k8s_id.pod_name[0])
+			attrs[n++] = (struct otlp_attr){ "k8s.pod.name", ex->k8s_id.pod_name };
+		if (ex->k8s_id.container_name[0])
+			attrs[n++] = (struct otlp_attr){ "k8s.container.name",
+							 ex->k8s_id.container_name };
+	}
+	if (ex->node_name && *ex->node_name)
+		attrs[n++] = (struct otlp_attr){ "k8s.node.name", ex->node_name };
+	return n;
+}
+
 /* Resource attributes of a pid, from the process tracker (also for exited processes). The
  * strings stay valid until the next lookup (the encoder copies them at once).
  */
@@ -103,6 +139,8 @@ static int lookup_process(void *ctx, uint32_t pid, struct otlp_process *out)
 		out->extra_cnt = add_private_attrs(ex, pid);
 		out->extra = ex->extras;
 	}
+	out->extra_cnt += add_k8s_attrs(ex, p, ex->extras + out->extra_cnt);
+	out->extra = ex->extras;
 	return 0;
 }
 
@@ -139,25 +177,57 @@ static int agent_export__tls(struct otlp_config *cfg, const struct agent_export_
 	return otlp_tls__check(t, cfg->endpoint, err, err_sz);
 }
 
+/* The flags over the OTLP configuration the environment gave: 0, or -EINVAL / -ENOMEM with
+ * the line in err.
+ */
+static int otlp_config_from_opts(struct otlp_config *cfg, const struct agent_export_opts *o,
+				 char *err, size_t err_sz)
+{
+	if (o->otlp_endpoint &&
+	    otlp_config__set_endpoint(cfg, o->otlp_endpoint, false, err, err_sz))
+		return -EINVAL;
+	if (o->otlp_protocol)
+		cfg->protocol = strcmp(o->otlp_protocol, "grpc") ? OTLP_PROTOCOL_HTTP_PROTOBUF
+								 : OTLP_PROTOCOL_GRPC;
+	if (o->otlp_headers && otlp_config__add_headers(cfg, o->otlp_headers, err, err_sz))
+		return -EINVAL;
+	for (size_t i = 0; i < o->otlp_header_cnt; i++) {
+		if (otlp_config__add_header(cfg, o->otlp_header_list[i], err, err_sz))
+			return -EINVAL;
+	}
+	return agent_export__tls(cfg, o, err, err_sz);
+}
+
+int agent_export__check(const struct agent_export_opts *o, char *err, size_t err_sz)
+{
+	struct otlp_config cfg;
+	struct stat st;
+	int ret;
+
+	err[0] = '\0';
+	otlp_config__init(&cfg);
+	ret = otlp_config__from_env(&cfg, err, err_sz);
+	if (!ret && (o->otlp_endpoint || cfg.endpoint))
+		ret = otlp_config_from_opts(&cfg, o, err, err_sz);
+	otlp_config__free(&cfg);
+	if (ret) {
+		if (!err[0])
+			snprintf(err, err_sz, "bad OTLP configuration");
+		return ret;
+	}
+	if (o->host_root && (stat(o->host_root, &st) || !S_ISDIR(st.st_mode))) {
+		snprintf(err, err_sz, "--host-root %s: not a directory", o->host_root);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int setup_otlp(struct agent_export *ex, const struct agent_export_opts *o)
 {
 	char err[256] = "";
 	char *url;
 
-	if (o->otlp_endpoint &&
-	    otlp_config__set_endpoint(&ex->cfg, o->otlp_endpoint, false, err, sizeof(err)))
-		goto bad;
-	if (o->otlp_protocol)
-		ex->cfg.protocol = strcmp(o->otlp_protocol, "grpc") ? OTLP_PROTOCOL_HTTP_PROTOBUF
-								    : OTLP_PROTOCOL_GRPC;
-	if (o->otlp_headers &&
-	    otlp_config__add_headers(&ex->cfg, o->otlp_headers, err, sizeof(err)))
-		goto bad;
-	for (size_t i = 0; i < o->otlp_header_cnt; i++) {
-		if (otlp_config__add_header(&ex->cfg, o->otlp_header_list[i], err, sizeof(err)))
-			goto bad;
-	}
-	if (agent_export__tls(&ex->cfg, o, err, sizeof(err)))
+	if (otlp_config_from_opts(&ex->cfg, o, err, sizeof(err)))
 		goto bad;
 	ex->cfg.queue_max_sz = (size_t)o->queue_max_bytes;
 	otlp_host__detect(&ex->host);
@@ -192,6 +262,13 @@ struct agent_export *agent_export__new(const struct agent_export_opts *o)
 	if (!ex)
 		return NULL;
 	ex->opts = o;
+	ex->node_name = o->node_name ? o->node_name : getenv("NODE_NAME");
+	ex->k8s = k8s_pod_table__new(o->host_root, AGENT_K8S_PODS);
+	if (!ex->k8s) {
+		err = -errno;
+		pr_err("--host-root %s: %s\n", o->host_root ? o->host_root : "/", strerror(errno));
+		goto fail;
+	}
 	otlp_config__init(&ex->cfg);
 	if (otlp_config__from_env(&ex->cfg, err_text, sizeof(err_text))) {
 		pr_err("%s\n", err_text[0] ? err_text : "bad OTEL_EXPORTER_OTLP_* environment");
@@ -239,6 +316,7 @@ void agent_export__free(struct agent_export *ex)
 	if (!ex)
 		return;
 	release_extras(ex);
+	k8s_pod_table__free(ex->k8s);
 	store_sink__free(ex->store);
 	otlp_client__free(ex->client);
 	otlp_encoder__free(ex->encoder);

@@ -39,6 +39,8 @@ struct agent_export_opts {
 	bool include_cmdline;      /* process.command_line on OTLP resources */
 	bool include_env;          /* process.environment_variable.<NAME> on OTLP resources */
 	const char *scope_version; /* the instrumentation scope's version (stackscope's) */
+	const char *host_root;     /* --host-root: the node's / for its Kubernetes files ("/") */
+	const char *node_name;     /* --node-name: k8s.node.name; NULL: NODE_NAME's */
 };
 
 struct agent_export_stats {
@@ -78,6 +80,12 @@ struct agent_export;
  * borrowed for the exporter's life.
  */
 struct agent_export *agent_export__new(const struct agent_export_opts *o);
+
+/* What agent_export__new() would refuse in o and the OTEL_EXPORTER_OTLP_* environment
+ * (endpoint, headers, TLS files and policy, --host-root), checked without opening anything
+ * for writing nor connecting: 0, or -EINVAL / -ENOMEM with the line in err.
+ */
+int agent_export__check(const struct agent_export_opts *o, char *err, size_t err_sz);
 void agent_export__free(struct agent_export *ex);
 /* The session whose process table gives resource attributes (borrowed). */
 void agent_export__set_session(struct agent_export *ex, struct session *s);
