@@ -170,9 +170,17 @@ static void entry__read(struct pctx_table *t, struct pctx_entry *e)
 	case PCTX_TORN: /* keep what was true until now; tried again at the next check */
 		t->stats.v[PCTX_STAT_TORN]++;
 		return;
-	case PCTX_GONE: /* unmapped (the SDK dropped it), or the process is gone */
-	case PCTX_BAD_HEADER:
-		t->stats.v[r == PCTX_GONE ? PCTX_STAT_GONE : PCTX_STAT_BAD_HEADER]++;
+	case PCTX_NOT_READY: /* mapped before its header is written: read at the next check */
+		return;
+	case PCTX_BAD_HEADER: /* maybe being written: checked again, counted once */
+		if (e->refused != refusals[r])
+			t->stats.v[PCTX_STAT_BAD_HEADER]++;
+		forget_context(e);
+		e->refused = refusals[r];
+		e->published_ns = 0;
+		return;
+	case PCTX_GONE: /* unmapped (the SDK dropped it) */
+		t->stats.v[PCTX_STAT_GONE]++;
 		forget_context(e);
 		e->refused = refusals[r];
 		e->addr = 0;

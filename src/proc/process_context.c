@@ -142,6 +142,8 @@ enum pctx_read_err process_context__read(pid_t pid, uint64_t addr, uint64_t know
 		rerr = read_mem(pid, addr, &h, sizeof(h));
 		if (rerr)
 			return rerr == -ESRCH ? PCTX_NO_PROCESS : PCTX_GONE;
+		if (!h.version && !memcmp(h.signature, "\0\0\0\0\0\0\0\0", 8))
+			return PCTX_NOT_READY;
 		if (memcmp(h.signature, "OTEL_CTX", 8) || (h.version != 1 && h.version != 2))
 			return PCTX_BAD_HEADER;
 		if (!h.published_ns)

@@ -40,6 +40,7 @@ enum pctx_read_err {
 	PCTX_UNCHANGED,      /* the publish time is the one the caller has */
 	PCTX_NO_PROCESS,     /* the process is gone */
 	PCTX_GONE,           /* the header could not be read (the mapping is gone) */
+	PCTX_NOT_READY,      /* the header is still zeros (mapped, not yet written) */
 	PCTX_BAD_HEADER,     /* not the signature, or a version not read here */
 	PCTX_TOO_BIG,        /* payload_size over the cap */
 	PCTX_BAD_PAYLOAD,    /* the payload pointer is not readable memory */

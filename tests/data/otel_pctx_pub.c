@@ -6,6 +6,7 @@
  *   otel_pctx_pub MODE SECONDS
  *   good   memfd mapping (and prctl name): context A, burns in work_a for half the time,
  *          then republishes context B (updating protocol) and burns in work_b
+ *   signal as good, but republishes on SIGUSR1 (or after SECONDS), then work_b for 3 s
  *   anon   anonymous mapping named by prctl only ([anon:OTEL_CTX]): context A, work_a
  *   late   no context for the first 1.5 s (work_early), then context A (work_a)
  *   none   never publishes (work_a)
@@ -18,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -202,6 +204,13 @@ static void publish(struct header *h, const void *payload, uint64_t size)
 }
 
 static volatile uint64_t sink;
+static volatile sig_atomic_t republish_now;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	republish_now = 1;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -211,17 +220,20 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-#define BURN(name)                                                        \
+/* three bodies that differ (identical ones are folded into one by -fipa-icf); work_a also
+ * ends early on SIGUSR1
+ */
+#define BURN(name, mul, stop)                                                   \
 	__attribute__((noinline)) static void name(double s)              \
 	{                                                                 \
 		uint64_t end = mono_ns() + (uint64_t)(s * 1e9), i = 0;    \
-		while (mono_ns() < end)                                   \
+		while (mono_ns() < end && !(stop))                        \
 			for (int k = 0; k < 1000; k++)                    \
-				sink += i++ * 2654435761u;                \
+				sink += i++ * (mul);                      \
 	}
-BURN(work_a)
-BURN(work_b)
-BURN(work_early)
+BURN(work_a, 2654435761u, republish_now)
+BURN(work_b, 40503u, 0)
+BURN(work_early, 97u, 0)
 
 static struct header *torn_h;
 static struct buf torn_p[2];
@@ -243,6 +255,9 @@ static void *torn_writer(void *arg)
 		torn_h->payload_size = (uint32_t)b->len;
 		atomic_thread_fence(memory_order_seq_cst);
 		atomic_store(&torn_h->published_ns, now + n);
+		/* a few microseconds published: most reads get one whole, some race the next */
+		for (uint64_t end = mono_ns() + 5000; mono_ns() < end;)
+			;
 	}
 	return NULL;
 }
@@ -250,6 +265,7 @@ static void *torn_writer(void *arg)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "good";
+	int sig = !strcmp(mode, "signal");
 	double secs = argc > 2 ? atof(argv[2]) : 4;
 	struct buf a = context('A'), b = context('B'), bad = { 0 };
 	struct header *h;
@@ -263,6 +279,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "late")) {
 		work_early(1.5);
 		secs -= 1.5;
+	}
+	if (sig) {
+		signal(SIGUSR1, on_usr1);
+		mode = "good";
 	}
 	h = map_header(strcmp(mode, "anon") != 0);
 	if (!strcmp(mode, "wild")) {
@@ -307,12 +327,23 @@ int main(int argc, char **argv)
 	} else {
 		publish(h, a.p, a.len);
 	}
+	if (!strcmp(mode, "anon")) { /* named only where the kernel names anonymous memory */
+		char line[512];
+		int named = 0;
+		FILE *f = fopen("/proc/self/maps", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			named |= strstr(line, "[anon:OTEL_CTX]") != NULL;
+		if (f)
+			fclose(f);
+		fprintf(stderr, named ? "anon named\n" : "anon unnamed\n");
+	}
 	fprintf(stderr, "published\n");
 	if (!strcmp(mode, "good")) {
-		work_a(secs / 2);
+		work_a(sig ? secs : secs / 2);
 		publish(h, b.p, b.len);
 		fprintf(stderr, "republished\n");
-		work_b(secs / 2);
+		work_b(sig ? 3 : secs / 2);
 	} else {
 		work_a(secs);
 	}

@@ -266,6 +266,11 @@ TEST(read_own_memory)
 	h->payload = UINT64_MAX - 10; /* wraps */
 	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
 		     PCTX_BAD_PAYLOAD);
+	memset(h, 0, sizeof(*h)); /* mapped, not yet written */
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_NOT_READY);
+	memcpy(h->signature, "OTEL_CTX", 8);
+	h->published_ns = 5;
 	h->version = 3;
 	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
 		     PCTX_BAD_HEADER);
