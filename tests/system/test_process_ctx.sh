@@ -16,6 +16,8 @@
 #    5000 deep: skipped (counted), the rest read; a context rewritten in place without pause
 #    under the update protocol: every resource has service.name and its peer attribute from
 #    the same publication (torn-1/torn-1 or torn-2/torn-2), never a mix.
+# The record's profile in the store: `store query --service checkout` gives the labelled
+# samples, serve's /api/filters lists the service with them and ?service= filters on it.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture otel_pctx_pub || finish
@@ -226,4 +228,28 @@ check_ge "record: samples labelled service.name=checkout" "$labeled" 20
 check_eq "record: samples labelled otherwise" \
 	"$(samples "$TMP/rec.stacks" '*' 'service.name=' )" "$labeled"
 check_summary "$TMP/rec.err" "otel context" 1 published "payload too big" "payload malformed"
+
+# --- the store and serve: `store query --service`, the UI's service and process filters --------
+"$SS" store import --store "$TMP/s.db" "$TMP/rec.pb.gz" >/dev/null 2>&1
+check_eq "store import" $? 0
+got=$("$SS" store query --store "$TMP/s.db" --service checkout -o - 2>/dev/null |
+	awk '{ s += $NF } END { print s + 0 }')
+check_eq "store query --service checkout: its samples" "$got" "$labeled"
+check_eq "store query --service nosuch: none" "$("$SS" store query --store "$TMP/s.db" \
+	--service nosuch -o - 2>/dev/null | awk '{ s += $NF } END { print s + 0 }')" 0
+"$SS" serve --listen 127.0.0.1:0 --store "$TMP/s.db" >"$TMP/serve.out" 2>"$TMP/serve.err" &
+_bg_pids+=($!)
+for ((i = 0; i < 100; i++)); do
+	grep -q '^stackscope serve: http' "$TMP/serve.out" 2>/dev/null && break
+	sleep 0.1
+done
+BASE=$(sed -n 's|^stackscope serve: \(http://[^/]*\)/.*|\1|p' "$TMP/serve.out")
+curl -s --noproxy '*' -m 20 -o "$TMP/filters.json" "$BASE/api/filters"
+check_eq "serve: /api/filters services" "$($PY -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+print(";".join("%s:%d" % (s["service"], s["samples"]) for s in j["services"]))' "$TMP/filters.json")" \
+	"checkout:$labeled"
+curl -s --noproxy '*' -m 20 -o "$TMP/svc.json" "$BASE/api/flamegraph?service=checkout"
+check_eq "serve: flamegraph?service=checkout total" \
+	"$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["total"])' "$TMP/svc.json")" "$labeled"
 finish
