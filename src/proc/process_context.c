@@ -58,7 +58,14 @@ static uint64_t find_in(const char *text, size_t len)
 	const char *end = text + len, *at = text, *line, *eol;
 	uint64_t start;
 
-	while ((at = memmem(at, (size_t)(end - at), "OTEL_CTX", 8))) {
+	/* memchr for the 'O' (upper case: rare in maps text) then a compare: glibc's memmem
+	 * was 9x slower than memchr on a 3000-line maps text
+	 */
+	while (at < end && (at = memchr(at, 'O', (size_t)(end - at)))) {
+		if ((size_t)(end - at) < 8 || memcmp(at, "OTEL_CTX", 8)) {
+			at++;
+			continue;
+		}
 		for (line = at; line > text && line[-1] != '\n'; line--)
 			;
 		eol = memchr(at, '\n', (size_t)(end - at));
