@@ -18,6 +18,7 @@
 #    the same publication (torn-1/torn-1 or torn-2/torn-2), never a mix.
 # The record's profile in the store: `store query --service checkout` gives the labelled
 # samples, serve's /api/filters lists the service with them and ?service= filters on it.
+# timeout: 300
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture otel_pctx_pub || finish
