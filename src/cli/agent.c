@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/metrics_server.h"
 #include "base/privileges.h"
+#include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
 #include "serve/serve_api.h"
@@ -135,6 +136,12 @@ static void log_counters(struct session *s, const struct agent_export *ex)
 			(unsigned long long)st.counters[COUNTER_DEFER_OVER_BUDGET],
 			(unsigned long long)st.counters[COUNTER_DEFER_LOST]);
 	selection__print_summary(session__selection(s), st.counters);
+	if (st.process_contexts && st.process_contexts->v[PCTX_STAT_PUBLISHED]) {
+		char line[512];
+
+		pctx_stats__format(st.process_contexts, line, sizeof(line));
+		pr_info("otel context: %s\n", line);
+	}
 	for (i = 0; i < st.runtime_cnt; i++) {
 		const struct interp_runtime_stats *rs = &st.runtimes[i];
 

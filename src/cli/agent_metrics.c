@@ -12,6 +12,7 @@
 #include "cli/metrics_server.h"
 #include "export/otlp_client.h"
 #include "pipeline/agent_export.h"
+#include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
 #include "pipeline/trace_handler.h"
 #include "sampler/off_cpu_join.h"
@@ -227,6 +228,14 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 	     { "process_mapping_updates_total", "source=\"bpf\"", st.process_bpf_syncs },
 	     { "processes_gone_before_read_total", NULL, st.processes_gone_before_read },
 	     { "executables", NULL, st.executables });
+	if (st.process_contexts) {
+		text__family(&t, "process_context_events_total");
+		for (i = 0; i < PCTX_STAT_CNT; i++) {
+			snprintf(label, sizeof(label), "event=\"%s\"", pctx_stat__name(i));
+			ROWS(&t, { "process_context_events_total", label,
+				   st.process_contexts->v[i] });
+		}
+	}
 	if (st.unwind)
 		ROWS(&t, { "unwind_tables", NULL, st.unwind->files_loaded },
 		     { "unwind_entries", NULL, st.unwind->entries_used },

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "base/privileges.h"
 #include "cli/record_options.h"
+#include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
 #include "sampler/off_cpu_join.h"
 #include "unwind/deferred.h"
@@ -364,6 +365,13 @@ static void print_summary(struct record_run *r, double secs)
 	for (i = 0; i < st.runtime_cnt; i++)
 		print_runtime(&st.runtimes[i]);
 	selection__print_summary(session__selection(r->session), c);
+	if (st.process_contexts && (st.process_contexts->v[PCTX_STAT_PUBLISHED] ||
+				    st.process_contexts->v[PCTX_STAT_PROBES])) {
+		char line[512];
+
+		pctx_stats__format(st.process_contexts, line, sizeof(line));
+		fprintf(stderr, "otel context   %s\n", line);
+	}
 	if (c[COUNTER_SAMPLES])
 		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
 			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);

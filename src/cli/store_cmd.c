@@ -46,7 +46,9 @@ static void usage(FILE *f)
 		   "      --pid N, --tid N, --comm NAME, --thread NAME, --exe PATH,\n"
 		   "      --container ID, --label KEY=VALUE\n"
 		   "      --trace ID         the samples of one trace (32 hex digits: their\n"
-		   "                         OpenTelemetry thread context's trace_id label)\n");
+		   "                         OpenTelemetry thread context's trace_id label)\n"
+		   "      --service NAME     the samples of processes that published service.name\n"
+		   "                         NAME (OpenTelemetry process context)\n");
 }
 
 static int print_interval(void *ctx, const struct store_interval *iv)
@@ -181,6 +183,7 @@ int cmd_store(int argc, char **argv)
 		{ "label", required_argument, NULL, 1 },
 		{ "fold", required_argument, NULL, 2 },
 		{ "trace", required_argument, NULL, 3 },
+		{ "service", required_argument, NULL, 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};

@@ -55,7 +55,9 @@ enum {
 	KV_KEY = 1,
 	KV_VALUE = 2,
 	ANY_STRING = 1,
+	ANY_BOOL = 2,
 	ANY_INT = 3,
+	ANY_DOUBLE = 4,
 
 	PROFILE_SAMPLE_TYPE = 1,
 	PROFILE_SAMPLES = 2,
@@ -567,6 +569,44 @@ cleanup:
 	return err;
 }
 
+/* A published attribute (process context) with its type: bool and double are written here,
+ * strings and ints by kv_writer__add(). Same rules (first writer wins, keys cleaned).
+ */
+static int kv_writer__add_published(struct kv_writer *w, const struct pctx_attr *a)
+{
+	size_t mark, any, i;
+	uint64_t bits;
+	char *ckey;
+	int err;
+
+	if (a->type == PCTX_STRING || a->type == PCTX_INT)
+		return kv_writer__add(w, a->key, a->type == PCTX_INT, a->str, a->i);
+	if (!a->key || !*a->key || w->cnt == w->cap)
+		return 0;
+	ckey = utf8__sanitize(a->key, strlen(a->key));
+	if (!ckey)
+		return -ENOMEM;
+	for (i = 0; i < w->cnt; i++) {
+		if (!strcmp(w->keys[i], ckey)) {
+			free(ckey);
+			return 0;
+		}
+	}
+	pb_buf__begin(w->out, RESOURCE_ATTRIBUTES, &mark);
+	pb_buf__string(w->out, KV_KEY, ckey);
+	pb_buf__begin(w->out, KV_VALUE, &any);
+	if (a->type == PCTX_BOOL) {
+		pb_buf__varint(w->out, ANY_BOOL, a->b);
+	} else {
+		memcpy(&bits, &a->d, sizeof(bits));
+		pb_buf__fixed64(w->out, ANY_DOUBLE, bits);
+	}
+	pb_buf__end(w->out, any);
+	err = pb_buf__end(w->out, mark);
+	w->keys[w->cnt++] = ckey;
+	return err;
+}
+
 static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn lookup, void *ctx)
 {
 	const struct otlp_host *h = x->host;
@@ -577,7 +617,8 @@ static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn 
 
 	if (lookup && lookup(ctx, pid, &proc))
 		memset(&proc, 0, sizeof(proc));
-	w.cap = 16 + proc.extra_cnt + (h ? h->extra_cnt : 0);
+	w.cap = 16 + proc.extra_cnt + (h ? h->extra_cnt : 0) +
+		(proc.published ? proc.published->cnt : 0);
 	w.keys = calloc(w.cap, sizeof(*w.keys));
 	if (!w.keys)
 		return -ENOMEM;
@@ -591,6 +632,10 @@ static int otlp_enc__resource(struct otlp_enc *x, uint32_t pid, otlp_process_fn 
 	}
 	err = err ?: kv_writer__add(&w, "container.id", false, proc.container_id, 0);
 	err = err ?: kv_writer__add(&w, "k8s.pod.uid", false, proc.k8s_pod_uid, 0);
+	for (i = 0; proc.published && !err && i < proc.published->cnt; i++) {
+		if (proc.published->attrs[i].source == PCTX_FROM_RESOURCE)
+			err = kv_writer__add_published(&w, &proc.published->attrs[i]);
+	}
 	for (i = 0; !err && i < proc.extra_cnt; i++)
 		err = kv_writer__add(&w, proc.extra[i].key, false, proc.extra[i].value, 0);
 	for (i = 0; h && !err && i < h->extra_cnt; i++)
@@ -715,7 +760,8 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 					   true, s->tid, NULL, &err);
 	x->link = otlp_links__of_labels(&x->links, x->p, s->labels, &err);
 	for (l = 0; l < PROFILE_MAX_LABELS && profile__label(x->p, s->labels, l, &label); l++)
-		if (!otlp_links__covers(x->link, label.key))
+		if (!otlp_links__covers(x->link, label.key) &&
+		    strcmp(label.key, PCTX_SERVICE_LABEL)) /* the resource's already */
 			attrs[attr_cnt++] = otlp_enc__attr(
 				x, otlp_enc__label_key(x, label.key, &err), false, 0,
 				otlp_enc__clean(x, label.value, &err), &err);

@@ -10,7 +10,8 @@
  *    (scope "stackscope" + version) holding one Profile: sample_type samples/count,
  *    period_type cpu/nanoseconds, period = the profile's period.
  *  - resource attributes (plain KeyValue): process.pid, process.executable.path and .name,
- *    container.id, k8s.pod.uid (when the lookup gives them), the lookup's extra attributes,
+ *    container.id, k8s.pod.uid (when the lookup gives them), the resource attributes the
+ *    process published (OTel process context, typed as published), the lookup's extra attributes,
  *    then the host's extra attributes (OTEL_RESOURCE_ATTRIBUTES), then host.name, host.id,
  *    host.arch, os.type, os.description. A key already written is skipped, so earlier
  *    sources win and a resource never repeats a key.
@@ -50,6 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "export/process_context_pb.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
 
@@ -89,6 +91,10 @@ struct otlp_process {
 	const char *k8s_pod_uid;
 	const struct otlp_attr *extra; /* e.g. the command line when the user allows it */
 	size_t extra_cnt;
+	/* Its OTel process context (export/process_context_pb.h): the attributes of its
+	 * Resource are sent (its extra attributes are not: they are not the SDK's resource).
+	 */
+	const struct pctx_attrs *published;
 };
 
 /* Fills *out for pid (zeroed before the call). Returns 0, or a negative errno (e.g. -ENOENT

@@ -135,6 +135,7 @@ static int lookup_process(void *ctx, uint32_t pid, struct otlp_process *out)
 	out->exe_path = p->exe_path[0] ? p->exe_path : NULL;
 	out->container_id = p->container.id[0] ? p->container.id : NULL;
 	out->k8s_pod_uid = p->container.pod_uid[0] ? p->container.pod_uid : NULL;
+	out->published = session__process_context(ex->session, (pid_t)pid);
 	if (p->alive && (ex->opts->include_cmdline || ex->opts->include_env)) {
 		out->extra_cnt = add_private_attrs(ex, pid);
 		out->extra = ex->extras;

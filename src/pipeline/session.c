@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/safe_open.h"
 #include "pipeline/alloc_live.h"
+#include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
 #include "formats/elf_file.h"
 #include "interp/interp.h"
@@ -79,6 +80,7 @@ struct session {
 	struct profile *prof;
 	struct trace_handler *th;
 	struct interp_registry *interp; /* language runtimes' frames */
+	struct pctx_table *pctx;        /* OTel process contexts */
 	struct deferred *deferred;      /* samples waiting for their tables (NULL: none) */
 	struct off_cpu_join *off_cpu;   /* off-CPU stacks waiting for their stay (NULL: none) */
 	struct alloc_live *alloc_live;  /* --alloc: sampled allocations not freed (else NULL) */
@@ -182,6 +184,7 @@ static int on_record(const void *data, size_t size, void *ctx)
 		selection__exec(s->sel, (pid_t)h->pid,
 				size >= sizeof(struct exec_record) ? ((const struct exec_record *)data)->comm
 								   : NULL);
+		pctx_table__exec(s->pctx, (pid_t)h->pid, now);
 		if (size >= sizeof(struct exec_record)) {
 			const struct exec_record *er = data;
 			struct exec_info info = { .cgroup_id = er->cgroup_id,
@@ -257,6 +260,7 @@ static void process_scanned(const struct process *p, uint64_t now_ns, void *ctx)
 	if (s->deferred)
 		deferred__changed(s->deferred);
 	interp_registry__process_scanned(s->interp, p, now_ns);
+	pctx_table__scanned(s->pctx, p, now_ns);
 }
 
 /* A deferred sample, completed or given up on, joins the profile like any other. */
@@ -275,6 +279,15 @@ static void process_exited(const struct process *p, void *ctx)
 	if (s->deferred) /* its mappings are final: samples waiting for a scan go on */
 		deferred__changed(s->deferred);
 	interp_registry__process_exited(s->interp, p->pid, clock_ns(CLOCK_MONOTONIC));
+	pctx_table__exited(s->pctx, p->pid, clock_ns(CLOCK_MONOTONIC));
+}
+
+/* The label service.name of a sample of pid (trace_handler_opts.service_of). */
+static const char *sample_service(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+
+	return s->pctx ? pctx_table__service(s->pctx, pid) : NULL;
 }
 
 static struct profile *new_profile(struct session *s)
@@ -316,7 +329,8 @@ struct session *session__new(const struct session_opts *opts)
 		.forget = forget_executable,
 	};
 	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
-	struct trace_handler_opts to = { .symbolize = opts->symbolize };
+	struct trace_handler_opts to = { .symbolize = opts->symbolize,
+					 .service_of = sample_service };
 	struct session *s = calloc(1, sizeof(*s));
 	size_t i;
 	int err = ENOMEM;
@@ -332,6 +346,7 @@ struct session *session__new(const struct session_opts *opts)
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	s->opts = *opts;
 	ops.ctx = s;
+	to.service_ctx = s;
 	s->sampler = sampler__new(&so, on_record, s);
 	if (!s->sampler) {
 		err = errno;
@@ -380,6 +395,9 @@ struct session *session__new(const struct session_opts *opts)
 				"start\n",
 				opts->cache_dir, strerror(errno));
 	}
+	s->pctx = pctx_table__new();
+	if (!s->pctx)
+		goto fail;
 	s->interp = interp_registry__new(sampler__interp_files_fd(s->sampler),
 					 sampler__interp_procs_fd(s->sampler));
 	if (!s->interp)
@@ -471,6 +489,7 @@ void session__free(struct session *s)
 	table_queue__free(s->tq); /* joins the worker before the executables go */
 	exe_registry__free(s->reg);
 	interp_registry__free(s->interp);
+	pctx_table__free(s->pctx);
 	unwind_maps__free(s->um);
 	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
@@ -510,6 +529,7 @@ int session__start(struct session *s)
 	else
 		for (i = 0; i < s->root_cnt; i++)
 			process_table__scan(s->pt, s->roots[i], now);
+	pctx_table__started(s->pctx);
 	/* The tables most processes need before the first sample; the rest as samples ask. */
 	if (s->tq)
 		table_queue__prime(s->tq, now, TABLE_PRIME_NS);
@@ -549,6 +569,7 @@ int session__poll(struct session *s, int timeout_ms)
 			off_cpu_join__expire(s->off_cpu, now - OFF_CPU_PENDING_MAX_NS);
 	}
 	interp_registry__tick(s->interp, now);
+	pctx_table__tick(s->pctx, now);
 	if (err < 0 && err != -EINTR) {
 		pr_err("reading samples: %s\n", strerror(-err));
 		return err;
@@ -612,6 +633,16 @@ const struct process *session__process(const struct session *s, pid_t pid)
 	return p;
 }
 
+const struct pctx_attrs *session__process_context(const struct session *s, pid_t pid)
+{
+	return pctx_table__get(s->pctx, pid);
+}
+
+const char *session__process_context_refused(const struct session *s, pid_t pid)
+{
+	return pctx_table__refused(s->pctx, pid);
+}
+
 const struct profile *session__profile(const struct session *s)
 {
 	return s->prof;
@@ -624,6 +655,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	memset(out, 0, sizeof(*out));
 	sampler__counters(s->sampler, out->counters);
 	out->trace = trace_handler__stats(s->th);
+	out->process_contexts = pctx_table__stats(s->pctx);
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->off_cpu = s->off_cpu ? off_cpu_join__stats(s->off_cpu) : NULL;

@@ -68,6 +68,8 @@ struct session_opts {
 };
 
 struct session;
+struct pctx_attrs;
+struct pctx_stats;
 
 /* Loads everything (nothing sampled yet). NULL with errno; the error was logged. */
 struct session *session__new(const struct session_opts *opts);
@@ -93,6 +95,12 @@ int session__flush_deferred(struct session *s, uint64_t max_wait_ns);
 struct profile *session__take_profile(struct session *s);
 /* The tracked process pid (alive or exited), or NULL; borrowed until the next poll. */
 const struct process *session__process(const struct session *s, pid_t pid);
+/* The OTel process context pid published (pipeline/process_context_table.h), or NULL;
+ * borrowed until the next poll. Its own only: a forked child does not inherit it.
+ */
+const struct pctx_attrs *session__process_context(const struct session *s, pid_t pid);
+/* Why the context pid published is not used ("payload too big"), or NULL. */
+const char *session__process_context_refused(const struct session *s, pid_t pid);
 /* Borrowed view of the current profile. */
 const struct profile *session__profile(const struct session *s);
 
@@ -101,6 +109,7 @@ const struct profile *session__profile(const struct session *s);
 struct session_stats {
 	uint64_t counters[COUNTER_CNT];
 	const struct trace_handler_stats *trace;
+	const struct pctx_stats *process_contexts; /* pipeline/process_context_table.h */
 	const struct unwind_maps_stats *unwind;   /* NULL when tables are disabled */
 	const struct table_cache_stats *cache;    /* NULL without a cache */
 	struct table_queue_stats tables;          /* the build queue (zeros without one) */

@@ -10,6 +10,7 @@
 #include "base/array.h"
 #include "base/u64_map.h"
 #include "base/utf8.h"
+#include "export/process_context_pb.h"
 #include "formats/gopclntab.h"
 #include "interp/interp.h"
 #include "proc/executable.h"
@@ -607,7 +608,8 @@ void trace_handler__bad_record(struct trace_handler *th)
 int trace_handler__sample(struct trace_handler *th, const struct sample_record *rec, size_t size,
 			  uint64_t now_ns)
 {
-	struct profile_label labels[SS_MAX_LABELS + SAMPLE_TRACE_LABELS];
+	struct profile_label labels[SS_MAX_LABELS + SAMPLE_TRACE_LABELS + 1];
+	const char *service;
 	struct sample_label text[SS_MAX_LABELS];
 	struct sample_trace_text trace_text;
 	size_t head = offsetof(struct sample_record, user);
@@ -687,6 +689,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
 	s.label_cnt += sample_trace__labels(&rec->trace, &trace_text, labels + s.label_cnt);
+	if (th->opts.service_of && (service = th->opts.service_of(th->opts.service_ctx, s.pid)))
+		labels[s.label_cnt++] = (struct profile_label){ PCTX_SERVICE_LABEL, service };
 	th->stats.samples++;
 	err = profile__add_sample(th->prof, &s);
 	if (err)

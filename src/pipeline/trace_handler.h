@@ -42,6 +42,11 @@ struct trace_handler_opts {
 	bool symbolize;          /* false: addresses + build ids only */
 	int64_t mono_to_wall_ns; /* added to record times (CLOCK_MONOTONIC -> wall clock) */
 	uint64_t alloc_rate;     /* allocation samples' mean bytes apart (their weights) */
+	/* The service.name pid published (OTel process context), as the sample label
+	 * PCTX_SERVICE_LABEL; NULL: none. The string is borrowed for the call.
+	 */
+	const char *(*service_of)(void *ctx, pid_t pid);
+	void *service_ctx;
 };
 
 struct trace_handler;

@@ -15,6 +15,7 @@
 #include "base/array.h"
 #include "proc/live_thread.h"
 #include "proc/maps.h"
+#include "proc/process_context.h"
 
 static const char *parse_hex(const char *s, uint64_t *out)
 {
@@ -131,6 +132,7 @@ static int parse_text(const char *text, bool exec_only, struct proc_maps *out)
 
 	out->maps = NULL;
 	out->cnt = 0;
+	out->otel_ctx_start = process_context__find_in_maps(text);
 	while (*s) {
 		const char *eol = strchr(s, '\n');
 

@@ -30,6 +30,7 @@ struct proc_map {
 struct proc_maps {
 	struct proc_map *maps;
 	size_t cnt;
+	uint64_t otel_ctx_start; /* an OTel process context's mapping, listed or not (0: none) */
 };
 
 /* Parse the maps of pid (or of a file in that format, for tests: path != NULL); a process whose

@@ -52,6 +52,8 @@ struct process_table {
 	bool pending_lost;
 	struct process_stats stats;
 	struct process_table_ops ops;
+	uint64_t scan_ctx_addr; /* what the /proc scan being installed found (scan_ctx_set) */
+	bool scan_ctx_set;
 };
 
 struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd,
@@ -455,7 +457,11 @@ static struct process *install_maps(struct process_table *pt, pid_t pid, struct 
 	if (!p->alive) {
 		p->named = false; /* new, or a pid reused since the exit */
 		p->refresh_idle = 0;
+		p->otel_ctx_addr = 0;
 	}
+	if (pt->scan_ctx_set)
+		p->otel_ctx_addr = pt->scan_ctx_addr;
+	pt->scan_ctx_set = false;
 	qsort(xm, n, sizeof(*xm), map_cmp);
 	p->view_changed = !p->alive || n != p->map_cnt;
 	for (i = 0; !p->view_changed && i < n; i++)
@@ -556,6 +562,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		xm[n].exe = exe;
 		n++;
 	}
+	pt->scan_ctx_addr = maps.otel_ctx_start;
 	proc_maps__free(&maps);
 	p = process_table__find(pt, pid);
 	if (!n && p && p->alive && p->map_cnt) {
@@ -565,6 +572,7 @@ struct process *process_table__scan(struct process_table *pt, pid_t pid, uint64_
 		free(xm);
 		return p;
 	}
+	pt->scan_ctx_set = true;
 	return install_maps(pt, pid, xm, n, seq, true, now_ns);
 }
 
@@ -775,6 +783,7 @@ void process_table__exec(struct process_table *pt, pid_t pid, const struct exec_
 	if (p) {
 		p->named = false;
 		p->refresh_idle = 0;
+		p->otel_ctx_addr = 0; /* the new image publishes its own, if any */
 		free(p->hint);
 		p->hint = NULL;
 		if (info && (p->hint = malloc(sizeof(*p->hint))))

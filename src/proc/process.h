@@ -52,6 +52,8 @@ struct process {
 	unsigned int rescans_left;
 	unsigned int refresh_idle; /* refresh scans in a row that found no change (backoff) */
 	bool view_changed;         /* the last view differed from the one before */
+	uint64_t otel_ctx_addr;    /* OTel process context header seen by the last /proc scan
+				    * since the exec (proc/process_context.h), 0: none */
 };
 
 struct process_stats {

@@ -20,6 +20,7 @@
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
 #include "serve/source_view.h"
+#include "serve/service_list.h"
 #include "serve/ui_assets.h"
 #include "serve/upload.h"
 #include "store/store.h"
@@ -319,10 +320,10 @@ static int range_key(struct store *st, const struct store_filter *f, char *key, 
 
 	if (err)
 		return err;
-	n = snprintf(key, sz, "%llu|%llu|%u|%u|%s|%s|%s|%s|%s|%llu|%lld|%llu",
+	n = snprintf(key, sz, "%llu|%llu|%u|%u|%s|%s|%s|%s|%s|%s|%llu|%lld|%llu",
 		     (unsigned long long)f->from_ns, (unsigned long long)f->to_ns, f->pid, f->tid,
 		     f->comm ?: "\x01", f->thread ?: "\x01", f->exe ?: "\x01",
-		     f->container ?: "\x01", f->label ?: "\x01",
+		     f->container ?: "\x01", f->label ?: "\x01", f->service ?: "\x01",
 		     (unsigned long long)ss.interval_cnt, (long long)ss.last_id,
 		     (unsigned long long)ss.last_end_ns);
 	return n > 0 && (size_t)n < sz ? 0 : -E2BIG;
@@ -613,6 +614,8 @@ static void route_filters(struct serve_api *a, const struct ask *ask, struct htt
 		json_out__raw(&j, "}");
 	}
 	json_out__raw(&j, "],");
+	if (service_list__json(p, &j) == 0) /* "services": the label service.name */
+		json_out__raw(&j, ",");
 	flame_tree__types_json(t, &j);
 	json_out__raw(&j, "}");
 	answer_json(r, &j);

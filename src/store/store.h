@@ -113,10 +113,11 @@ struct store_filter {
 	const char *exe;       /* executable path, exact */
 	const char *container; /* container id, exact */
 	const char *label;     /* "key=value" */
+	const char *service;   /* the label service.name (OTel process context), exact */
 };
 
 /* Parses one "--name value" filter option into f (names: from, to, pid, tid, comm, thread,
- * exe, container, label; times in ns since the epoch or "-30s"/"-5m"/"-2h" from now). 1 if the
+ * exe, container, label, service; times in ns since the epoch or "-30s"/"-5m"/"-2h" from now). 1 if the
  * name is a filter option, 0 if not, -EINVAL for a bad value.
  */
 int store_filter__parse(struct store_filter *f, const char *name, const char *value);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "export/process_context_pb.h"
 #include "profile/profile.h"
 #include "store/store_db.h"
 
@@ -36,6 +37,7 @@ struct query {
 	sqlite3_stmt *string_q, *frame_q, *mapping_q, *stack_q, *labels_q, *proc_q, *thread_q;
 	struct u64_map strings, mappings, frames, stacks, labels, procs, threads;
 	int64_t label_key, label_value; /* the label filter's string ids (-1: no such string) */
+	int64_t service_key, service_value; /* the service filter's, the same way */
 };
 
 static int prepare(struct query *q)
@@ -270,6 +272,7 @@ static const struct query_labels *labels_of(struct query *q, int64_t id, int *er
 	uint64_t ids[PROFILE_MAX_LABELS * 2];
 	size_t n = 0, pos = 0, len, i;
 	const uint8_t *blob;
+	bool service_ok;
 
 	if (ql || *err || id <= 0)
 		return ql;
@@ -285,13 +288,17 @@ static const struct query_labels *labels_of(struct query *q, int64_t id, int *er
 		return NULL;
 	}
 	ql->match = !q->f->label;
+	service_ok = !q->f->service;
 	for (i = 0; i < n; i += 2) {
 		ql->labels[ql->cnt++] =
 			(struct profile_label){ string_of(q, (int64_t)ids[i], err),
 						string_of(q, (int64_t)ids[i + 1], err) };
 		if ((int64_t)ids[i] == q->label_key && (int64_t)ids[i + 1] == q->label_value)
 			ql->match = true;
+		if ((int64_t)ids[i] == q->service_key && (int64_t)ids[i + 1] == q->service_value)
+			service_ok = true;
 	}
+	ql->match = ql->match && service_ok;
 	if (*err || u64_map__set(&q->labels, (uint64_t)id, ql)) {
 		*err = *err ?: -ENOMEM;
 		free(ql);
@@ -376,6 +383,21 @@ static int resolve_label_filter(struct query *q)
 		return (int)(q->label_key < 0 ? q->label_key : q->label_value);
 	if (!q->label_key || !q->label_value)
 		q->label_key = q->label_value = -1;
+	return 0;
+}
+
+/* The service filter: the label service.name's string ids (-1: no sample can match). */
+static int resolve_service_filter(struct query *q)
+{
+	q->service_key = q->service_value = -1;
+	if (!q->f->service)
+		return 0;
+	q->service_key = find_string(q->st, PCTX_SERVICE_LABEL, strlen(PCTX_SERVICE_LABEL));
+	q->service_value = find_string(q->st, q->f->service, strlen(q->f->service));
+	if (q->service_key < 0 || q->service_value < 0)
+		return (int)(q->service_key < 0 ? q->service_key : q->service_value);
+	if (!q->service_key || !q->service_value)
+		q->service_key = q->service_value = -1;
 	return 0;
 }
 
@@ -500,7 +522,7 @@ static int add_row(struct query *q, const struct merge_row *r)
 	proc = proc_of(q, r->key[1], false, &err);
 	thread = proc_of(q, r->key[2], true, &err);
 	labels = labels_of(q, r->key[3], &err);
-	if (err || !proc->match || !thread->match || (q->f->label && !labels) ||
+	if (err || !proc->match || !thread->match || ((q->f->label || q->f->service) && !labels) ||
 	    (labels && !labels->match))
 		return err;
 	stack = stack_of(q, r->key[0], &err);
@@ -584,6 +606,7 @@ int store__query(struct store *st, const struct store_filter *f, struct profile 
 	err = err ?: interval_range(st, f, &lo, &hi, &start, &end, &period);
 	err = err ?: prepare(&q);
 	err = err ?: resolve_label_filter(&q);
+	err = err ?: resolve_service_filter(&q);
 	if (err)
 		goto out;
 	po.period_ns = period ?: 1000000000ULL / 19;
@@ -701,6 +724,8 @@ int store_filter__parse(struct store_filter *f, const char *name, const char *va
 		f->container = value;
 	else if (!strcmp(name, "label"))
 		f->label = value;
+	else if (!strcmp(name, "service"))
+		f->service = value;
 	else
 		return 0;
 	if (!strcmp(name, "label") && !strchr(value, '='))

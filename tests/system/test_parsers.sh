@@ -1,15 +1,16 @@
 #!/bin/bash
 # The untrusted-input parsers under a fuzzer for a bounded run (deterministic seeds: the
-# DWARF reader on corrupted debug files, the pprof reader of `stackscope symbolize`, the ELF
-# reader with ELF symbols, the CFI reader/interpreter/table builder; each first replays its
-# committed regression inputs), and the debug-file lookup against a real debuginfod server
-# (Debian's package) on loopback; and a binary with corrupt .eh_frame recorded end to end.
+# DWARF reader on corrupted debug files, the pprof reader of `stackscope symbolize`, the OTel
+# process context decoder, the ELF reader with ELF symbols, the CFI reader/interpreter/table
+# builder; each first replays its committed regression inputs), and the debug-file lookup
+# against a real debuginfod server (Debian's package) on loopback; and a binary with corrupt
+# .eh_frame recorded end to end.
 source "$(dirname "$0")/lib.sh"
 need_root
 
 cd "$SS_ROOT" || exit 1
 if command -v clang >/dev/null && [[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
-	for f in dwarf pprof_read elf cfi; do
+	for f in dwarf pprof_read elf cfi process_context; do
 		timeout -k 5 240 env BUILD="$BUILD" tests/fuzz/run_fuzz_$f.sh 3000 >"$TMP/fuzz_$f.log" 2>&1
 		rc=$?
 		check_eq "fuzz $f: regressions and 3000 inputs without a crash or sanitizer report" \

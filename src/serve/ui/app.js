@@ -49,7 +49,8 @@ function filterParams(prefixed) {
     const r = state.range[s] || state.range[0];
     if (r) { p.set(pre + 'from', r[0].toString()); p.set(pre + 'to', r[1].toString()); }
   }
-  for (const [id, name] of [['f-pid', 'pid'], ['f-container', 'container'], ['f-tid', 'tid']]) {
+  for (const [id, name] of [['f-pid', 'pid'], ['f-service', 'service'], ['f-container', 'container'],
+    ['f-tid', 'tid']]) {
     if ($(id).value) p.set(name, $(id).value);
   }
   return p;
@@ -154,8 +155,12 @@ async function loadFilters() {
   const r = state.range[0];
   if (r && !state.diff) { p.set('from', r[0].toString()); p.set('to', r[1].toString()); }
   const f = await getJSON('api/filters?' + p);
+  const serviceOf = new Map(); /* pid -> the service.name it published */
+  for (const s of f.services || []) for (const pid of s.pids) serviceOf.set(pid, s.service);
   fillSelect('f-pid', f.processes, (x) => String(x.pid),
-    (x) => `${x.pid} ${x.comm || ''}${x.exe ? ' (' + x.exe + ')' : ''}: ${x.samples}`);
+    (x) => (serviceOf.has(x.pid) ? `${serviceOf.get(x.pid)} (pid ${x.pid}) ` : `${x.pid} `) +
+      `${x.comm || ''}${x.exe ? ' (' + x.exe + ')' : ''}: ${x.samples}`);
+  fillSelect('f-service', f.services || [], (x) => x.service, (x) => `${x.service}: ${x.samples}`);
   fillSelect('f-container', f.containers, (x) => x.container,
     (x) => `${x.container.slice(0, 12)}: ${x.samples}`);
   fillSelect('f-tid', f.threads, (x) => String(x.tid), (x) => `${x.tid} ${x.name || ''}: ${x.samples}`);
@@ -589,7 +594,7 @@ function setupControls() {
     topSort.col = i;
     if (topSort.answer) fillTop(topSort.answer);
   }));
-  for (const id of ['f-pid', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
+  for (const id of ['f-pid', 'f-service', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
     $(id).addEventListener('change', loadRange);
   }
   $('diff-mode').addEventListener('change', () => {

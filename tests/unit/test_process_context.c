@@ -1,0 +1,290 @@
+/* Unit tests for OpenTelemetry's process context (OTEP 4719): the payload decoder
+ * (export/process_context_pb.c) on good, hostile and capped payloads, the maps-name match
+ * and the reader (proc/process_context.c) on this process's own memory: a consistent read,
+ * an unchanged one, an update in progress, a bad header, a size of 2 GiB, a wild pointer,
+ * and the probe finding a memfd mapping named OTEL_CTX.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "export/process_context_pb.h"
+#include "export/protobuf.h"
+#include "proc/process_context.h"
+#include "test.h"
+
+/* KeyValue { key; AnyValue { kind: 's' string, 'i' int, 'b' bool, 'd' double, 'a' array } } */
+static void kv(struct pb_buf *b, uint32_t field, const char *key, char kind, const char *s,
+	       int64_t i, double d)
+{
+	size_t m, v, a;
+	uint64_t bits;
+
+	pb_buf__begin(b, field, &m);
+	pb_buf__string(b, 1, key);
+	pb_buf__begin(b, 2, &v);
+	if (kind == 's') {
+		pb_buf__string(b, 1, s);
+	} else if (kind == 'i' || kind == 'b') {
+		pb_buf__varint(b, kind == 'i' ? 3 : 2, (uint64_t)i);
+	} else if (kind == 'd') {
+		memcpy(&bits, &d, 8);
+		pb_buf__fixed64(b, 4, bits);
+	} else {
+		pb_buf__begin(b, 5, &a);
+		pb_buf__end(b, a);
+	}
+	pb_buf__end(b, v);
+	pb_buf__end(b, m);
+}
+
+static void good_payload(struct pb_buf *b)
+{
+	size_t r;
+
+	pb_buf__init(b, 1 << 20);
+	kv(b, 2, "threadlocal.schema_version", 's', "v1", 0, 0); /* before the resource */
+	pb_buf__begin(b, 1, &r);
+	kv(b, 1, "service.name", 's', "checkout", 0, 0);
+	kv(b, 1, "pctx.int", 'i', NULL, -7, 0);
+	kv(b, 1, "pctx.bool", 'b', NULL, 1, 0);
+	kv(b, 1, "pctx.double", 'd', NULL, 0, 0.25);
+	kv(b, 1, "pctx.array", 'a', NULL, 0, 0);
+	kv(b, 1, "service.name", 's', "second", 0, 0);
+	kv(b, 1, "pctx.ctl", 's', "a\tb\x01", 0, 0);
+	kv(b, 1, "pctx.utf8", 's', "x\xff", 0, 0);
+	pb_buf__varint(b, 2, 3); /* dropped_attributes_count */
+	pb_buf__end(b, r);
+}
+
+TEST(decode_good)
+{
+	struct pctx_attrs a;
+	struct pb_buf b;
+	const struct pctx_attr *x;
+
+	good_payload(&b);
+	REQUIRE(!pb_buf__err(&b));
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK_EQ_INT(a.cnt, 7);
+	CHECK_EQ_INT(a.skipped, 2); /* the array, the second service.name */
+	REQUIRE(a.cnt == 7);
+	CHECK_STR(a.attrs[0].key, "service.name"); /* the resource's first */
+	CHECK_STR(a.attrs[0].str, "checkout");
+	CHECK_EQ_INT(a.attrs[0].source, PCTX_FROM_RESOURCE);
+	CHECK_EQ_INT(a.attrs[1].type, PCTX_INT);
+	CHECK_EQ_INT(a.attrs[1].i, -7);
+	CHECK_STR(a.attrs[1].str, "-7");
+	CHECK_EQ_INT(a.attrs[2].type, PCTX_BOOL);
+	CHECK_STR(a.attrs[2].str, "true");
+	CHECK_EQ_INT(a.attrs[3].type, PCTX_DOUBLE);
+	CHECK(a.attrs[3].d == 0.25);
+	CHECK_STR(a.attrs[4].str, "a?b?");
+	CHECK_STR(a.attrs[5].str, "x\xef\xbf\xbd");
+	CHECK_STR(a.attrs[6].key, "threadlocal.schema_version");
+	CHECK_EQ_INT(a.attrs[6].source, PCTX_FROM_EXTRA);
+	x = pctx_attrs__find(&a, "pctx.bool");
+	CHECK(x && x->b);
+	CHECK(!pctx_attrs__find(&a, "pctx.array"));
+	{
+		struct pctx_attrs c;
+
+		REQUIRE(pctx_attrs__copy(&c, &a) == 0);
+		CHECK_EQ_INT(c.cnt, a.cnt);
+		CHECK_STR(c.attrs[6].str, "v1");
+		pctx_attrs__clear(&c);
+	}
+	pctx_attrs__clear(&a);
+	pctx_attrs__clear(&a); /* twice: harmless */
+	pb_buf__free(&b);
+	/* empty: a valid context with nothing in it */
+	REQUIRE(pctx_attrs__decode("", 0, &a) == 0);
+	CHECK_EQ_INT(a.cnt, 0);
+	pctx_attrs__clear(&a);
+}
+
+TEST(decode_hostile)
+{
+	/* resource { KeyValue { key: length 1000 in 12 bytes } } */
+	static const uint8_t lie[] = { 0x0a, 0x11, 0x0a, 0x0f, 0x0a, 0xe8, 0x07, 's', 'e', 'r',
+				       'v', 'i',  'c',  'e',  '.',  'n',  'a',  'm',  'e' };
+	/* resource as a varint: a wrong wire type for a known field */
+	static const uint8_t wire[] = { 0x08, 0x01 };
+	/* a value's string as a varint */
+	static const uint8_t wire2[] = { 0x0a, 0x08, 0x0a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 0x08 };
+	struct pctx_attrs a;
+	struct pb_buf b;
+	size_t r, i;
+	uint8_t *big;
+	char key[32], longkey[PCTX_KEY_MAX + 2];
+
+	CHECK_EQ_INT(pctx_attrs__decode(lie, sizeof(lie), &a), -EBADMSG);
+	CHECK(a.cnt == 0 && !a.attrs);
+	CHECK_EQ_INT(pctx_attrs__decode(wire, sizeof(wire), &a), -EBADMSG);
+	CHECK_EQ_INT(pctx_attrs__decode(wire2, sizeof(wire2), &a), -EBADMSG);
+	/* every truncation of a good payload: refused or decoded, never more than it holds */
+	good_payload(&b);
+	for (i = 0; i < b.len; i++) {
+		int err = pctx_attrs__decode(b.data, i, &a);
+
+		CHECK(err == 0 || err == -EBADMSG);
+		CHECK(a.cnt <= 7);
+		pctx_attrs__clear(&a);
+	}
+	pb_buf__free(&b);
+	/* over the size cap: refused unread */
+	big = calloc(1, PCTX_PAYLOAD_MAX + 1);
+	REQUIRE(big);
+	CHECK_EQ_INT(pctx_attrs__decode(big, PCTX_PAYLOAD_MAX + 1, &a), -EBADMSG);
+	free(big);
+	/* caps: attribute count, key length */
+	pb_buf__init(&b, 1 << 20);
+	pb_buf__begin(&b, 1, &r);
+	memset(longkey, 'k', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	kv(&b, 1, longkey, 's', "v", 0, 0);
+	kv(&b, 1, "", 's', "empty key", 0, 0);
+	for (i = 0; i < PCTX_ATTR_MAX + 10; i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		kv(&b, 1, key, 'i', NULL, (int64_t)i, 0);
+	}
+	pb_buf__end(&b, r);
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK_EQ_INT(a.cnt, PCTX_ATTR_MAX);
+	CHECK_EQ_INT(a.skipped, 12);
+	CHECK_STR(a.attrs[0].key, "k0");
+	pctx_attrs__clear(&a);
+	pb_buf__free(&b);
+	/* deep nesting is skipped unread: 3000 arrays inside one value */
+	pb_buf__init(&b, 1 << 20);
+	{
+		size_t marks[3000], m, v;
+
+		pb_buf__begin(&b, 1, &r);
+		pb_buf__begin(&b, 1, &m);
+		pb_buf__string(&b, 1, "deep");
+		pb_buf__begin(&b, 2, &v);
+		for (i = 0; i < 3000; i++)
+			pb_buf__begin(&b, i % 2 ? 1 : 5, &marks[i]);
+		while (i--)
+			pb_buf__end(&b, marks[i]);
+		pb_buf__end(&b, v);
+		pb_buf__end(&b, m);
+		kv(&b, 1, "service.name", 's', "after", 0, 0);
+		pb_buf__end(&b, r);
+	}
+	REQUIRE(!pb_buf__err(&b));
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK_EQ_INT(a.cnt, 1);
+	CHECK_EQ_INT(a.skipped, 1);
+	CHECK_STR(pctx_attrs__find(&a, "service.name")->str, "after");
+	pctx_attrs__clear(&a);
+	pb_buf__free(&b);
+}
+
+TEST(maps_names)
+{
+	CHECK_EQ_U64(process_context__find_in_maps(
+			     "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 131 /usr/bin/x\n"
+			     "7f0000001000-7f0000002000 rw-p 00000000 00:00 0   [anon:OTEL_CTX]\n"),
+		     0x7f0000001000);
+	CHECK_EQ_U64(process_context__find_in_maps(
+			     "7f0000003000-7f0000004000 rw-s 00000000 00:01 77 [anon_shmem:OTEL_CTX]"),
+		     0x7f0000003000);
+	CHECK_EQ_U64(process_context__find_in_maps(
+			     "7f0000005000-7f0000006000 rw-p 00000000 00:01 1029 "
+			     "/memfd:OTEL_CTX (deleted)\n"),
+		     0x7f0000005000);
+	/* the name elsewhere in a path, or another name */
+	CHECK_EQ_U64(process_context__find_in_maps(
+			     "7f0000007000-7f0000008000 rw-p 00000000 fd:01 9 /tmp/memfd:OTEL_CTX\n"
+			     "7f0000009000-7f000000a000 rw-p 00000000 00:00 0 [anon:OTEL_CTXX]\n"
+			     "7f000000b000-7f000000c000 rw-p 00000000 00:00 0 [anon:other]\n"),
+		     0);
+	/* a name that starts with one of the three: the OTEP's rule */
+	CHECK_EQ_U64(process_context__find_in_maps(
+			     "7f000000d000-7f000000e000 rw-p 00000000 00:00 0 [anon:OTEL_CTX] x\n"),
+		     0x7f000000d000);
+	CHECK_EQ_U64(process_context__find_in_maps("OTEL_CTX"), 0);
+	CHECK_EQ_U64(process_context__find_in_maps(""), 0);
+}
+
+struct test_header {
+	char signature[8];
+	uint32_t version, payload_size;
+	uint64_t published_ns, payload;
+};
+
+TEST(read_own_memory)
+{
+	struct test_header *h;
+	struct pb_buf b;
+	static uint8_t buf[PCTX_PAYLOAD_MAX];
+	unsigned int tries;
+	uint64_t ts;
+	size_t len;
+	int fd;
+
+	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+	REQUIRE(fd >= 0);
+	REQUIRE(ftruncate(fd, 4096) == 0);
+	h = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	REQUIRE(h != MAP_FAILED);
+	good_payload(&b);
+	memcpy(h->signature, "OTEL_CTX", 8);
+	h->version = 2;
+	h->payload_size = (uint32_t)b.len;
+	h->payload = (uint64_t)(uintptr_t)b.data;
+	h->published_ns = 1234;
+	h->signature[0] = 'O';
+	CHECK_EQ_U64(process_context__probe(getpid()), (uint64_t)(uintptr_t)h);
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_OK);
+	CHECK_EQ_INT(len, b.len);
+	CHECK_EQ_U64(ts, 1234);
+	CHECK_EQ_INT(tries, 1);
+	CHECK(!memcmp(buf, b.data, b.len));
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 1234, buf, &len, &ts, &tries),
+		     PCTX_UNCHANGED);
+	h->published_ns = 0; /* an update in progress, forever */
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 1234, buf, &len, &ts, &tries),
+		     PCTX_TORN);
+	CHECK_EQ_INT(tries, PCTX_READ_TRIES);
+	h->published_ns = 99;
+	h->payload_size = 0x80000000u;
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_TOO_BIG);
+	CHECK_EQ_U64(ts, 99);
+	h->payload_size = 100;
+	h->payload = 0x10;
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_BAD_PAYLOAD);
+	h->payload = UINT64_MAX - 10; /* wraps */
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_BAD_PAYLOAD);
+	memset(h, 0, sizeof(*h)); /* mapped, not yet written */
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_NOT_READY);
+	memcpy(h->signature, "OTEL_CTX", 8);
+	h->published_ns = 5;
+	h->version = 3;
+	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
+		     PCTX_BAD_HEADER);
+	CHECK_EQ_INT(process_context__read(getpid(), 0x10, 0, buf, &len, &ts, &tries), PCTX_GONE);
+	munmap(h, 4096);
+	CHECK_EQ_U64(process_context__probe(getpid()), 0);
+	pb_buf__free(&b);
+}
+
+int main(void)
+{
+	RUN(decode_good);
+	RUN(decode_hostile);
+	RUN(maps_names);
+	RUN(read_own_memory);
+	return test_summary();
+}
