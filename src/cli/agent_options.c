@@ -71,6 +71,14 @@ void agent_options__usage(FILE *f)
 		"                             nanoseconds) next to the CPU one, in the same request\n"
 		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
 		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
+		"      --faults               also where memory grows: page faults, brk() and anonymous\n"
+		"                             mmap() (faults, fault_bytes, mapped_bytes profiles)\n"
+		"      --fault-period N       page faults per sample (default 64)\n"
+		"      --alloc                also allocations: uprobes on every mapped libc's malloc\n"
+		"                             family, sampled by bytes (alloc_objects, alloc_space; and\n"
+		"                             inuse_objects, inuse_space: what is live at the interval's\n"
+		"                             end, carried over intervals)\n"
+		"      --alloc-rate BYTES     mean bytes between allocation samples (default 524288)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n");
 }
