@@ -10,6 +10,8 @@
  * Usage: wl_alloc MIB OUT [HOLD]: alloc_hot allocates about MIB MiB; writes "chain bytes" lines
  * (hot, cold, leak: bytes asked of the allocator) to OUT at the end, then stays HOLD seconds
  * (default 0) with its leak live (tests/system/test_agent_mem.sh: the agent's in-use view).
+ * WL_START_DELAY=SECS in the environment: waits that long first (a profiler that learns of a
+ * new process late, the agent, has read its mappings by then).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -119,6 +121,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wl_alloc MIB OUT [HOLD]\n");
 		return 2;
 	}
+	if (getenv("WL_START_DELAY"))
+		sleep((unsigned int)strtol(getenv("WL_START_DELAY"), NULL, 10));
 	out = fopen(argv[2], "w");
 	if (!out)
 		return 1;

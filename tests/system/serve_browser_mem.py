@@ -3,10 +3,10 @@
 chromium-driver, python3-selenium), against the store of `agent --alloc --faults` while
 tests/data/wl_alloc.c holds its leak (tests/system/test_agent_mem.sh):
 
-  serve_browser_mem.py URL ARTEFACT_DIR
+  serve_browser_mem.py URL ARTEFACT_DIR PID
 
 Checks that the menu lists cpu and the memory types the store has, and that picking
-inuse_space renders the leak's chain (main;leak_blocks;[alloc: malloc]) and not the freed
+inuse_space for process PID (the process menu) renders the leak's chain (main;leak_blocks;[alloc: malloc]) and not the freed
 alloc_hot. Prints one line per check, "ok ..." or "FAIL ...", and exits 0 only when all
 passed; a screenshot goes to ARTEFACT_DIR. The same browser set-up as serve_browser.py.
 """
@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
 
-url, art = sys.argv[1], sys.argv[2]
+url, art, pid = sys.argv[1], sys.argv[2], sys.argv[3]
 failed = 0
 WANT = ["cpu", "faults", "fault_bytes", "mapped_bytes", "alloc_objects", "alloc_space",
         "inuse_objects", "inuse_space"]
@@ -70,7 +70,13 @@ try:
     check("the sample-type menu lists " + ", ".join(WANT), all(t in got for t in WANT), got)
     check("cpu is the default", Select(d.find_element(By.ID, "f-sample"))
           .first_selected_option.get_attribute("value") == "", got)
-    if "inuse_space" in got:
+    procs = lambda: [o.get_attribute("value")  # noqa: E731
+                     for o in Select(d.find_element(By.ID, "f-pid")).options]
+    wait_for(lambda: pid in procs())
+    check("the process menu lists the workload", pid in procs(), procs()[:10])
+    if "inuse_space" in got and pid in procs():
+        Select(d.find_element(By.ID, "f-pid")).select_by_value(pid)
+        wait_for(lambda: status().endswith(" samples"))
         Select(d.find_element(By.ID, "f-sample")).select_by_value("inuse_space")
         leak = wait_for(lambda: d.find_elements(By.CSS_SELECTOR,
                                                 ".frame[data-name='leak_blocks']"))

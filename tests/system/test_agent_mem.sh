@@ -12,9 +12,9 @@
 #   - every request decodes with protoc against proto/ (no unknown fields);
 #   - /metrics counts the live map's overflow; no uprobe or program left after SIGTERM or
 #     SIGKILL.
-# The agent reads a new process's mappings late on a loaded box: each workload runs once
-# first (a small run), so that its file is known when the measured run starts, and chains are
-# matched from the leaf side (a stack cut short at its root still names its chain).
+# The agent reads a new process's mappings late on a loaded box: each workload waits 4 s
+# before it starts (WL_START_DELAY), and chains are matched from the leaf side (a stack cut
+# short at its root still names its chain).
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_alloc || finish
@@ -30,12 +30,27 @@ RECEIVER=$SS_ROOT/tests/system/otlp_receiver.py
 PROTO=$SS_ROOT/proto
 RPORT=18151 UIPORT=18152 MPORT=18153
 
+# our_probes PID: ids of the uprobe programs process PID holds, from its descriptors' fdinfo
+# (other tests on the box may hold programs of the same names: only these are ours)
+our_probes()
+{
+	local id
+	for id in $(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { print $2 }' | sort -u); do
+		bpftool prog show id "$id" 2>/dev/null |
+			grep -qE 'name (on_malloc|on_libc_free|on_alloc_return)( |$)' && echo "$id"
+	done
+}
+
+# probes_left IDS_FILE: how many of those program ids still exist, plus uprobe_events lines
+# (uprobes made through tracefs: ours never are)
 probes_left()
 {
-	local n u
-	n=$(bpftool prog show 2>/dev/null | grep -cE 'name (on_malloc|on_libc_free|on_alloc_return)')
+	local n=0 id u
+	for id in $(cat "$1"); do
+		bpftool prog show id "$id" >/dev/null 2>&1 && n=$((n + 1))
+	done
 	u=$(grep -c . /sys/kernel/tracing/uprobe_events 2>/dev/null)
-	echo $((${n:-0} + ${u:-0}))
+	echo $((n + ${u:-0}))
 }
 
 truth()
@@ -44,15 +59,27 @@ truth()
 }
 
 # sum_type LINES TYPE REGEX [REQ]: the values of TYPE whose stack matches REGEX (of request
-# REQ only, when given) in otlp_profiles.py's lines "REQ TYPE stack VALUE"
+# REQ only, when given) in otlp_profiles.py's lines "REQ TYPE stack VALUE" (a stack may hold
+# spaces: "[alloc: malloc]"; the regex through the environment, not awk's -v escapes)
 sum_type()
 {
-	awk -v t="$2" -v re="$3" -v req="${4:-}" '
+	RE=$3 awk -v t="$2" -v req="${4:-}" '
 		$2 == t && (req == "" || $1 == req) {
 			st = $3; for (i = 4; i < NF; i++) st = st " " $i
-			if (st ~ re) s += $NF
+			if (st ~ ENVIRON["RE"]) s += $NF
 		}
 		END { printf "%d\n", s + 0 }' "$1"
+}
+
+# last_req LINES TYPE REGEX: the newest request with a value of TYPE whose stack matches
+last_req()
+{
+	RE=$3 awk -v t="$2" '
+		$2 == t {
+			st = $3; for (i = 4; i < NF; i++) st = st " " $i
+			if (st ~ ENVIRON["RE"]) r = $1
+		}
+		END { print r }' "$1"
 }
 
 # within NAME GOT WANT PCT
@@ -75,8 +102,7 @@ share()
 	within "$1 (permille)" "$got" "$want" "$6"
 }
 
-before=$(probes_left)
-check_eq "no uprobe program of ours before the test" "$before" 0
+check_eq "no uprobe_events before the test" "$(grep -c . /sys/kernel/tracing/uprobe_events)" 0
 
 mkdir -p "$TMP/rcv"
 $PY "$RECEIVER" --dir "$TMP/rcv" --port $RPORT --lifetime 240 >"$TMP/rcv.port" \
@@ -91,29 +117,30 @@ if ! check "agent --alloc --faults: running" wait_agent "$TMP/agent.err" $APID; 
 	tail -5 "$TMP/agent.err"
 	finish
 fi
-check_ge "agent: uprobe programs attached" \
-	"$(bpftool prog show 2>/dev/null | grep -c 'name on_malloc')" 1
+our_probes $APID >"$TMP/probes"
+check_ge "agent: uprobe programs attached" "$(grep -c . "$TMP/probes")" 1
 
-# first runs: the files known to the agent before the measured ones
-"$FIX/wl_alloc" 1 /dev/null
-"$FIX/wl_memgrow" 1 /dev/null
-sleep 3
-"$FIX/wl_memgrow" 8 "$TMP/m.truth" &
+WL_START_DELAY=4 "$FIX/wl_memgrow" 8 "$TMP/m.truth" &
 MPID=$!
-"$FIX/wl_alloc" 256 "$TMP/a.truth" 12 &
+WL_START_DELAY=4 "$FIX/wl_alloc" 256 "$TMP/a.truth" 90 &
 WPID=$!
+_bg_pids+=($WPID)
 wait $MPID
-# the leak is held 12 s: let two intervals end with it live
+# the leak is held (90 s at most: ended below once the UI was looked at): two intervals at
+# least end with it live
 for _ in $(seq 1 100); do [[ -s $TMP/a.truth ]] && break; sleep 0.2; done
 sleep 6
 held_ns=$(date +%s%N)
+# the metrics text is rebuilt when a scrape finds it old: the second one is fresh
+curl -s "http://127.0.0.1:$MPORT/metrics" >/dev/null
+sleep 1.5
 curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMP/metrics"
 # the UI while the leak is live
 curl -s "http://127.0.0.1:$UIPORT/api/filters" >"$TMP/filters.json"
 curl -s "http://127.0.0.1:$UIPORT/api/flamegraph?sample_type=inuse_space&pid=$WPID" \
 	>"$TMP/inuse.json"
 if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]]; then
-	$PY "$SS_ROOT/tests/system/serve_browser_mem.py" "http://127.0.0.1:$UIPORT/" "$TMP" \
+	$PY "$SS_ROOT/tests/system/serve_browser_mem.py" "http://127.0.0.1:$UIPORT/" "$TMP" $WPID \
 		>"$TMP/browser.out" 2>&1
 	brc=$?
 	sed 's/^/    /' "$TMP/browser.out"
@@ -124,14 +151,15 @@ elif in_ci; then
 else
 	skip "chromium/chromedriver missing: the page not checked in a browser"
 fi
-wait $WPID
-check_eq "wl_alloc exit status" $? 0
+kill $WPID
+wait $WPID 2>/dev/null
 gone_ns=$(date +%s%N)
+check "wl_alloc: its truth written" test -s "$TMP/a.truth"
 sleep 5 # the intervals after its exit go out
 kill -TERM $APID
 wait $APID
 check_eq "agent: exit status after SIGTERM" $? 0
-check_eq "agent: no uprobe or program left after SIGTERM" "$(probes_left)" "$before"
+check_eq "agent: no uprobe or program left after SIGTERM" "$(probes_left "$TMP/probes")" 0
 
 # ---- OTLP ----
 ls "$TMP"/rcv/req-*.pb >"$TMP/reqs" 2>/dev/null
@@ -164,8 +192,7 @@ share "OTLP: alloc_hot's share of alloc_hot + alloc_cold in alloc_space" "$hot" 
 full=$(sum_type "$TMP/a.lines" alloc_space ';main;alloc_hot;take_hot;\[alloc: (malloc|posix_memalign)\]$')
 check_ge "OTLP: the whole chain main;alloc_hot;take_hot in alloc_space" "$full" 1
 # the newest request with wl_alloc's in-use before its exit: the leak, live
-last=$(awk '$2 == "inuse_space" && $3 ~ /leak_blocks;\[alloc: malloc\]$/ { r = $1 } END { print r }' \
-	"$TMP/a.lines")
+last=$(last_req "$TMP/a.lines" inuse_space 'leak_blocks;\[alloc: malloc\]$')
 leak=$(sum_type "$TMP/a.lines" inuse_space 'leak_blocks;\[alloc: malloc\]$' "$last")
 within "OTLP: the leak's inuse_space in the newest interval that has it ($last)" "$leak" \
 	"$t_leak" 10
@@ -181,13 +208,24 @@ big=$(sum_type "$TMP/m.lines" fault_bytes '(grow_big;map_and_touch|heap_big;brk_
 small=$(sum_type "$TMP/m.lines" fault_bytes '(grow_small;map_and_touch|heap_small;brk_and_touch);\[mem: page fault\]$')
 share "OTLP: the big chains' share of fault_bytes" "$big" "$small" \
 	"$(truth "$TMP/m.truth" big 2)" "$(truth "$TMP/m.truth" small 2)" 10
-check_eq "OTLP: mapped_bytes of grow_big's mmap (exact: every call is taken)" \
-	"$(sum_type "$TMP/m.lines" mapped_bytes 'grow_big;map_and_touch;(.*;)?\[mem: mmap\]$')" \
-	$((8 * 24 * 1024 * 1024)) ||
-	grep mapped_bytes "$TMP/m.lines" | grep -m3 big | cut -c1-200
-check_eq "OTLP: mapped_bytes of heap_small's brk (exact)" \
-	"$(sum_type "$TMP/m.lines" mapped_bytes 'heap_small;brk_and_touch;(.*;)?\[mem: brk\]$')" \
-	$((8 * 1 * 1024 * 1024))
+# every call is taken: the workload's mmap() and brk() bytes exactly (a first call's stack may
+# stop above map_and_touch/brk_and_touch, before the agent read the new process's mappings),
+# unless the agent's ring buffer was full at some point (counted: a loaded box), then never
+# more and at least 95 %
+mapped=$(sum_type "$TMP/m.lines" mapped_bytes '(map_and_touch;__mmap|brk_and_touch;__sbrk;brk);\[mem: (mmap|brk)\]$')
+t_mapped=$(($(truth "$TMP/m.truth" big 3) + $(truth "$TMP/m.truth" small 3)))
+lost=$(awk '$1 == "stackscope_samples_lost_total{reason=\"ringbuf_full\"}" { print $2 }' "$TMP/metrics")
+if [[ ${lost:-0} -eq 0 ]]; then
+	check_eq "OTLP: mapped_bytes of map_and_touch and brk_and_touch (exact)" "$mapped" "$t_mapped"
+else
+	check_le "OTLP: mapped_bytes of map_and_touch and brk_and_touch (never more)" "$mapped" \
+		"$t_mapped"
+	check_ge "OTLP: ... at least 95 % ($lost samples lost: ring buffer full)" \
+		$((mapped * 100)) $((t_mapped * 95))
+fi
+check_ge "OTLP: of which under main;grow_big;map_and_touch (7 of 8 rounds at least)" \
+	"$(sum_type "$TMP/m.lines" mapped_bytes ';main;grow_big;map_and_touch;__mmap;\[mem: mmap\]$')" \
+	$((7 * 24 * 1024 * 1024))
 
 # ---- the store ----
 "$SS" store query --store "$TMP/store.db" --sample-type alloc_space --pid $WPID \
@@ -239,12 +277,13 @@ check "metrics: live entries" grep -qE '^stackscope_alloc_live_entries [1-9][0-9
 KPID=$!
 _bg_pids+=($KPID)
 if check "killed: agent --alloc running" wait_agent "$TMP/k.err" $KPID; then
-	check_ge "killed: uprobe programs attached" \
-		"$(bpftool prog show 2>/dev/null | grep -c 'name on_malloc')" 1
+	our_probes $KPID >"$TMP/kprobes"
+	check_ge "killed: uprobe programs attached" "$(grep -c . "$TMP/kprobes")" 1
 	kill -9 $KPID
 	wait $KPID 2>/dev/null
 	sleep 1
-	check_eq "killed: no uprobe or program left after SIGKILL" "$(probes_left)" "$before"
+	check_eq "killed: no uprobe or program left after SIGKILL" \
+		"$(probes_left "$TMP/kprobes")" 0
 fi
 
 finish
