@@ -37,8 +37,10 @@ struct alloc_live *alloc_live__new(void)
 
 void alloc_live__clear(struct alloc_live *al)
 {
-	if (al)
+	if (al) {
 		u64_map__free_values(&al->map, free);
+		al->stats.live = 0;
+	}
 }
 
 void alloc_live__free(struct alloc_live *al)
@@ -93,6 +95,7 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 		return -ENOMEM;
 	}
 	al->stats.tracked++;
+	al->stats.live = al->map.cnt;
 	return 0;
 }
 
@@ -113,6 +116,7 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
 		return 0;
 	}
 	u64_map__del(&al->map, key);
+	al->stats.live = al->map.cnt;
 	s.frames = e->frames;
 	s.frame_cnt = e->frame_cnt;
 	s.pid = e->pid;
@@ -210,11 +214,11 @@ int alloc_live__carry(struct alloc_live *al, const struct profile *from, struct 
 		free(u64_map__del(&al->map, drop[j]));
 	free(drop);
 	u64_map__free(&memo);
+	al->stats.live = al->map.cnt;
 	return err;
 }
 
 const struct alloc_live_stats *alloc_live__stats(const struct alloc_live *al)
 {
-	((struct alloc_live *)al)->stats.live = al->map.cnt; /* its own field, read here */
 	return &al->stats;
 }
