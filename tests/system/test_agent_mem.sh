@@ -12,7 +12,7 @@
 #   - every request decodes with protoc against proto/ (no unknown fields);
 #   - /metrics counts the live map's overflow; no uprobe or program left after SIGTERM or
 #     SIGKILL.
-# The agent reads a new process's mappings late on a loaded box: each workload waits 4 s
+# The agent reads a new process's mappings late on a loaded box: each workload waits 6 s
 # before it starts (WL_START_DELAY), and chains are matched from the leaf side (a stack cut
 # short at its root still names its chain).
 source "$(dirname "$0")/lib.sh"
@@ -120,13 +120,13 @@ fi
 our_probes $APID >"$TMP/probes"
 check_ge "agent: uprobe programs attached" "$(grep -c . "$TMP/probes")" 1
 
-WL_START_DELAY=4 "$FIX/wl_memgrow" 8 "$TMP/m.truth" &
+WL_START_DELAY=6 "$FIX/wl_memgrow" 8 "$TMP/m.truth" &
 MPID=$!
-WL_START_DELAY=4 "$FIX/wl_alloc" 256 "$TMP/a.truth" 90 &
+WL_START_DELAY=6 "$FIX/wl_alloc" 256 "$TMP/a.truth" 200 &
 WPID=$!
 _bg_pids+=($WPID)
 wait $MPID
-# the leak is held (90 s at most: ended below once the UI was looked at): two intervals at
+# the leak is held (200 s at most: ended below once the UI was looked at): two intervals at
 # least end with it live
 for _ in $(seq 1 100); do [[ -s $TMP/a.truth ]] && break; sleep 0.2; done
 sleep 6
