@@ -175,6 +175,11 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.off_cpu = o->common.off_cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.faults = o->common.faults,
+		.fault_period = o->common.fault_period,
+		.alloc = o->common.alloc,
+		.alloc_rate = o->common.alloc_rate,
+		.alloc_carry = true, /* in use: the live set at each interval's end */
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -13,6 +13,7 @@
 #include "export/otlp_client.h"
 #include "pipeline/agent_export.h"
 #include "pipeline/process_context_table.h"
+#include "pipeline/alloc_live.h"
 #include "pipeline/session.h"
 #include "pipeline/trace_handler.h"
 #include "sampler/off_cpu_join.h"
@@ -164,6 +165,23 @@ static void off_cpu_rows(struct metrics_text *t, const struct session_stats *st)
 	}
 }
 
+/* --alloc: sampled allocations and what became of them; the live map's overflow (eBPF's map
+ * full, or the table's: those allocations are never in use in the view).
+ */
+static void alloc_rows(struct metrics_text *t, const struct session_stats *st)
+{
+	const uint64_t *c = st->counters;
+	const struct alloc_live_stats *al = st->alloc_live;
+
+	ROWS(t, { "alloc_samples_total", NULL, c[COUNTER_ALLOC_SAMPLED] },
+	     { "alloc_frees_total", NULL, c[COUNTER_ALLOC_FREED] },
+	     { "alloc_live_overflow_total", "map=\"bpf\"", c[COUNTER_ALLOC_LIVE_FULL] },
+	     { "alloc_live_overflow_total", "map=\"table\"", al->full },
+	     { "alloc_live_dropped_total", "reason=\"process_exited\"", al->exited },
+	     { "alloc_live_dropped_total", "reason=\"replaced\"", c[COUNTER_ALLOC_REPLACED] },
+	     { "alloc_live_entries", NULL, al->live });
+}
+
 size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 			     struct metrics_server *ms, uint64_t rss_bytes, char *buf, size_t cap)
 {
@@ -274,6 +292,8 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 	}
 	if (st.off_cpu)
 		off_cpu_rows(&t, &st);
+	if (st.alloc_live)
+		alloc_rows(&t, &st);
 	ROWS(&t,
 	     { "hostile_files_total", "event=\"changed_in_place\"", st.files.changed_in_place },
 	     { "hostile_files_total", "event=\"pages_zeroed\"", st.pages_zeroed },

@@ -182,10 +182,10 @@ static const struct option_spec shared_options[] = {
 	  OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-min", 0, true, set_off_cpu, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-rate", 0, true, set_off_cpu, 0, 0, 1, NULL, OPTION_RECORD | OPTION_AGENT },
-	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL, OPTION_RECORD },
-	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD },
-	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD },
-	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD },
+	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
 #define SELECT_RULE(name, kind, exclude)                                                 \
 	{ name, 0, true, set_selection, 0, kind, exclude, NULL, OPTION_RECORD | OPTION_AGENT }
 	SELECT_RULE("select-pid", SELECTION_PID, 0),

@@ -48,7 +48,10 @@ static void usage(FILE *f)
 		   "      --trace ID         the samples of one trace (32 hex digits: their\n"
 		   "                         OpenTelemetry thread context's trace_id label)\n"
 		   "      --service NAME     the samples of processes that published service.name\n"
-		   "                         NAME (OpenTelemetry process context)\n");
+		   "                         NAME (OpenTelemetry process context)\n"
+		   "      --sample-type T    cpu (default), off_cpu, faults, fault_bytes,\n"
+		   "                         mapped_bytes, alloc_objects, alloc_space,\n"
+		   "                         inuse_objects, inuse_space (in use: the last interval)\n");
 }
 
 static int print_interval(void *ctx, const struct store_interval *iv)
@@ -181,6 +184,7 @@ int cmd_store(int argc, char **argv)
 		{ "exe", required_argument, NULL, 1 },
 		{ "container", required_argument, NULL, 1 },
 		{ "label", required_argument, NULL, 1 },
+		{ "sample-type", required_argument, NULL, 1 },
 		{ "fold", required_argument, NULL, 2 },
 		{ "trace", required_argument, NULL, 3 },
 		{ "service", required_argument, NULL, 1 },

@@ -30,6 +30,7 @@
 #include "base/utf8.h"
 #include "export/otlp.h"
 #include "export/otlp_link.h"
+#include "profile/mem_types.h"
 
 /* ---- field numbers, opentelemetry-proto v1.11.0 ---- */
 enum {
@@ -182,6 +183,7 @@ struct otlp_enc {
 	uint64_t time_ns, duration_ns;
 	bool timestamps; /* sample shape: timestamps only (else aggregated values) */
 	uint32_t s_thread_name, s_thread_id, s_cpu, s_frame_type; /* key strindex, 0 = not yet */
+	unsigned int mem_type; /* the Profile being written: 1 + MEM_TYPE_* (0: CPU, off CPU) */
 };
 
 /* array__reserve, bounded by the wire: dictionary indices are int32. */
@@ -746,10 +748,10 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 	uint32_t attrs[3 + PROFILE_MAX_LABELS], stack, l;
 	struct profile_label label;
 	size_t attr_cnt = 0, i, run;
-	uint64_t covered = 0;
+	uint64_t covered = 0, mem = x->mem_type ? mem_type__value(s, x->mem_type - 1) : 0;
 	int err = 0;
 
-	if (!s->count)
+	if (x->mem_type ? !mem : !s->count)
 		return 0;
 	stack = otlp_enc__stack(x, s->stack, s->pid, &err);
 	if (s->thread_comm && *s->thread_comm)
@@ -767,6 +769,8 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 				otlp_enc__clean(x, label.value, &err), &err);
 	if (err)
 		return err;
+	if (x->mem_type) /* a memory type: one aggregated value, no CPU nor timestamps */
+		return otlp_enc__sample(x, stack, attrs, attr_cnt, NULL, 0, mem, false);
 	if (s->event_cnt > x->scratch_cap) {
 		free(x->scratch);
 		x->scratch_cap = 0;
@@ -808,6 +812,45 @@ static void otlp_enc__value_type(struct otlp_enc *x, uint32_t field, uint32_t ty
 	pb_buf__end(x->out, mark);
 }
 
+/* A CPU sample: neither off CPU nor memory. */
+static bool sample__on_cpu(const struct profile_agg_sample *s)
+{
+	return !s->off_cpu_ns && !s->mem_kind;
+}
+
+/* After CPU and off CPU, one Profile per memory type (profile/mem_types.h) with a value in
+ * order[0..cnt), in the table's order: sample_type (type, unit), no period; each Sample one
+ * aggregated value.
+ */
+static int otlp_enc__mem_profiles(struct otlp_enc *x, const size_t *order, size_t cnt)
+{
+	const struct mem_type_desc *d;
+	unsigned int t;
+	size_t i, prof;
+	int err = 0;
+
+	for (t = 0; t < MEM_TYPE_CNT && !err; t++) {
+		if (!mem_type__in(x->p, t))
+			continue;
+		for (i = 0; i < cnt && !mem_type__value(profile__sample(x->p, order[i]), t); i++)
+			;
+		if (i == cnt)
+			continue;
+		d = mem_type__desc(t);
+		pb_buf__begin(x->out, SP_PROFILES, &prof);
+		otlp_enc__value_type(x, PROFILE_SAMPLE_TYPE, otlp_enc__str(x, d->type, &err),
+				     otlp_enc__str(x, d->unit, &err));
+		x->mem_type = t + 1;
+		for (; i < cnt && !err; i++)
+			err = otlp_enc__agg_sample(x, profile__sample(x->p, order[i]));
+		x->mem_type = 0;
+		pb_buf__fixed64(x->out, PROFILE_TIME, x->time_ns);
+		pb_buf__varint(x->out, PROFILE_DURATION, x->duration_ns);
+		pb_buf__end(x->out, prof);
+	}
+	return err;
+}
+
 /* ResourceProfiles for the samples order[0..cnt), all of one pid. */
 static int otlp_enc__process(struct otlp_enc *x, const size_t *order, size_t cnt,
 			     otlp_process_fn lookup, void *ctx)
@@ -836,13 +879,13 @@ static int otlp_enc__process(struct otlp_enc *x, const size_t *order, size_t cnt
 	/* One Profile per sample type, in the order of (sample_type, period_type): on CPU
 	 * ("samples"), then off CPU ("off_cpu"), each only when it has samples.
 	 */
-	for (i = 0; i < cnt && profile__sample(x->p, order[i])->off_cpu_ns; i++)
+	for (i = 0; i < cnt && !sample__on_cpu(profile__sample(x->p, order[i])); i++)
 		;
 	if (i < cnt) {
 		pb_buf__begin(out, SP_PROFILES, &prof);
 		otlp_enc__value_type(x, PROFILE_SAMPLE_TYPE, samples, count);
 		for (i = 0; i < cnt && !err; i++)
-			if (!profile__sample(x->p, order[i])->off_cpu_ns)
+			if (sample__on_cpu(profile__sample(x->p, order[i])))
 				err = otlp_enc__agg_sample(x, profile__sample(x->p, order[i]));
 		if (err)
 			return err;
@@ -870,6 +913,9 @@ static int otlp_enc__process(struct otlp_enc *x, const size_t *order, size_t cnt
 		pb_buf__varint(out, PROFILE_DURATION, x->duration_ns);
 		pb_buf__end(out, prof);
 	}
+	err = otlp_enc__mem_profiles(x, order, cnt);
+	if (err)
+		return err;
 	pb_buf__end(out, sp);
 	return pb_buf__end(out, rp);
 }

@@ -8,7 +8,11 @@
  * What a request holds:
  *  - one ResourceProfiles per process (pid), ascending pid order, each with one ScopeProfiles
  *    (scope "stackscope" + version) holding one Profile: sample_type samples/count,
- *    period_type cpu/nanoseconds, period = the profile's period.
+ *    period_type cpu/nanoseconds, period = the profile's period; then (with samples of them)
+ *    off_cpu/nanoseconds and one Profile per memory type (profile/mem_types.h: faults/count,
+ *    fault_bytes/bytes, mapped_bytes/bytes, alloc_objects/count, alloc_space/bytes,
+ *    inuse_objects/count, inuse_space/bytes), no period, each Sample one aggregated value
+ *    without cpu.logical_number; memory samples are never in the CPU Profile.
  *  - resource attributes (plain KeyValue): process.pid, process.executable.path and .name,
  *    container.id, k8s.pod.uid (when the lookup gives them), the resource attributes the
  *    process published (OTel process context, typed as published), the lookup's extra attributes,

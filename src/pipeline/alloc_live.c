@@ -37,8 +37,10 @@ struct alloc_live *alloc_live__new(void)
 
 void alloc_live__clear(struct alloc_live *al)
 {
-	if (al)
+	if (al) {
 		u64_map__free_values(&al->map, free);
+		al->stats.live = 0;
+	}
 }
 
 void alloc_live__free(struct alloc_live *al)
@@ -93,6 +95,7 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 		return -ENOMEM;
 	}
 	al->stats.tracked++;
+	al->stats.live = al->map.cnt;
 	return 0;
 }
 
@@ -113,6 +116,7 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
 		return 0;
 	}
 	u64_map__del(&al->map, key);
+	al->stats.live = al->map.cnt;
 	s.frames = e->frames;
 	s.frame_cnt = e->frame_cnt;
 	s.pid = e->pid;
@@ -128,6 +132,89 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
 	free(e);
 	if (!err)
 		al->stats.freed++;
+	return err;
+}
+
+/* frame id of from -> frame id of to (0: failed), mapping ids likewise; memo: from's ids. */
+static uint32_t carry_frame(const struct profile *from, struct profile *to, uint32_t id,
+			    struct u64_map *memo)
+{
+	const struct profile_frame *f = profile__frame(from, id);
+	struct profile_frame nf;
+	uintptr_t known = (uintptr_t)u64_map__get(memo, id);
+
+	if (known || !f)
+		return (uint32_t)known;
+	nf = *f;
+	if (f->mapping) {
+		const struct profile_mapping *m = profile__mapping(from, f->mapping);
+
+		nf.mapping = m ? profile__add_mapping(to, m) : 0;
+		if (!nf.mapping)
+			return 0;
+	}
+	known = profile__add_frame(to, &nf);
+	if (known && u64_map__set(memo, id, (void *)known))
+		known = 0;
+	return (uint32_t)known;
+}
+
+int alloc_live__carry(struct alloc_live *al, const struct profile *from, struct profile *to,
+		      uint64_t time_ns, bool (*alive)(void *ctx, uint32_t pid),
+		      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx)
+{
+	struct u64_map memo = U64_MAP_INIT;
+	uint64_t *drop = NULL, key;
+	size_t drop_cnt = 0, i = 0, j;
+	struct alloc_entry *e;
+	void *v;
+	int err = 0;
+
+	if (!al->map.cnt)
+		return 0;
+	drop = malloc(al->map.cnt * sizeof(*drop));
+	if (!drop) {
+		alloc_live__clear(al);
+		return -ENOMEM;
+	}
+	while (u64_map__next(&al->map, &i, &key, &v)) {
+		struct profile_sample s = { 0 };
+		uint32_t k;
+
+		e = v;
+		if (!alive(ctx, e->pid)) {
+			gone(ctx, e->pid, e->addr);
+			al->stats.exited++;
+			drop[drop_cnt++] = key;
+			continue;
+		}
+		for (k = 0; k < e->frame_cnt && !err; k++) {
+			e->frames[k] = carry_frame(from, to, e->frames[k], &memo);
+			if (!e->frames[k])
+				err = -ENOMEM;
+		}
+		s.frames = e->frames;
+		s.frame_cnt = e->frame_cnt;
+		s.pid = e->pid;
+		s.tid = e->tid;
+		s.comm = e->comm;
+		s.thread_comm = e->thread_comm;
+		s.time_ns = time_ns;
+		s.mem_kind = PROFILE_MEM_ALLOC;
+		s.mem_carried = e->bytes;
+		s.mem_carried_objects = e->objects;
+		err = err ?: profile__add_sample(to, &s);
+		if (err) { /* its frames are no profile's now */
+			drop[drop_cnt++] = key;
+			continue;
+		}
+		al->stats.carried++;
+	}
+	for (j = 0; j < drop_cnt; j++)
+		free(u64_map__del(&al->map, drop[j]));
+	free(drop);
+	u64_map__free(&memo);
+	al->stats.live = al->map.cnt;
 	return err;
 }
 

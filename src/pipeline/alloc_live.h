@@ -13,6 +13,7 @@
 #ifndef STACKSCOPE_PIPELINE_ALLOC_LIVE_H
 #define STACKSCOPE_PIPELINE_ALLOC_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,9 @@ struct alloc_live_stats {
 	uint64_t unknown;  /* frees of pointers not in the table (a profile taken since) */
 	uint64_t replaced; /* a pointer sampled again before its free came */
 	uint64_t full;     /* not remembered: the table full */
+	uint64_t carried;  /* entries carried into a next profile (alloc_live__carry) */
+	uint64_t exited;   /* entries dropped at a carry: their process gone */
+	uint64_t live;     /* entries held now */
 };
 
 struct alloc_live;
@@ -45,6 +49,16 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *rec, size_t size,
 		      int64_t mono_to_wall_ns);
 void alloc_live__clear(struct alloc_live *al);
+/* The agent's intervals: every entry's frames moved from profile from to profile to (the next
+ * interval's, frames and mappings added to it) and its weights added to to as carried (in use,
+ * not allocated: profile_sample.mem_carried) at wall-clock time time_ns, so that to's in-use
+ * view is the live set at its end and a later free still finds its entry. Entries of a
+ * process alive(ctx, pid) says is gone are dropped, gone(ctx, pid, addr) told of each.
+ * 0 or -ENOMEM (entries not carried then dropped: the table stays consistent with to).
+ */
+int alloc_live__carry(struct alloc_live *al, const struct profile *from, struct profile *to,
+		      uint64_t time_ns, bool (*alive)(void *ctx, uint32_t pid),
+		      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx);
 const struct alloc_live_stats *alloc_live__stats(const struct alloc_live *al);
 
 #endif

@@ -10,6 +10,7 @@
 #include "base/file_map.h"
 #include "base/log.h"
 #include "base/safe_open.h"
+#include "pipeline/alloc_carry.h"
 #include "pipeline/alloc_live.h"
 #include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
@@ -618,7 +619,10 @@ struct profile *session__take_profile(struct session *s)
 	}
 	profile__set_end_time(cur, clock_ns(CLOCK_REALTIME));
 	s->prof = next;
-	alloc_live__clear(s->alloc_live); /* its frames are cur's */
+	if (s->opts.alloc_carry && s->alloc_live)
+		alloc_carry__run(s->alloc_live, cur, next, sampler__alloc_live_fd(s->sampler));
+	else
+		alloc_live__clear(s->alloc_live); /* its frames are cur's */
 	return cur;
 }
 
@@ -659,6 +663,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->unwind = s->um ? unwind_maps__stats(s->um) : NULL;
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->off_cpu = s->off_cpu ? off_cpu_join__stats(s->off_cpu) : NULL;
+	out->alloc_live = s->alloc_live ? alloc_live__stats(s->alloc_live) : NULL;
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	if (s->tq)
 		table_queue__stats(s->tq, &out->tables);

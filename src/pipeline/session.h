@@ -30,6 +30,7 @@ struct process_stats;
 struct process;
 struct table_cache_stats;
 struct deferred_stats;
+struct alloc_live_stats;
 struct off_cpu_join_stats;
 struct selection;
 struct selection_rules;
@@ -65,6 +66,8 @@ struct session_opts {
 	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
 					 * session__new() takes it, even when it fails */
 	char *const *alloc_command; /* record's command: its allocator files are probed too */
+	bool alloc_carry; /* the agent: live allocations carried into each next profile
+			   * (pipeline/alloc_carry.h), not forgotten at session__take_profile() */
 };
 
 struct session;
@@ -115,6 +118,7 @@ struct session_stats {
 	struct table_queue_stats tables;          /* the build queue (zeros without one) */
 	const struct deferred_stats *deferred;    /* NULL when deferred unwinding is off */
 	const struct off_cpu_join_stats *off_cpu; /* NULL without --off-cpu */
+	const struct alloc_live_stats *alloc_live; /* NULL without --alloc */
 	uint64_t processes_alive, processes_exited;
 	uint64_t process_scans;              /* /proc/PID/maps reads */
 	uint64_t process_scan_failures;      /* of those, the process gone (or unreadable) */

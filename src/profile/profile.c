@@ -608,6 +608,9 @@ int profile__add_sample(struct profile *p, const struct profile_sample *s)
 	r->s.mem_objects = profile__count_add(r->s.mem_objects, s->mem_objects);
 	r->s.mem_freed = profile__count_add(r->s.mem_freed, s->mem_freed);
 	r->s.mem_freed_objects = profile__count_add(r->s.mem_freed_objects, s->mem_freed_objects);
+	r->s.mem_carried = profile__count_add(r->s.mem_carried, s->mem_carried);
+	r->s.mem_carried_objects =
+		profile__count_add(r->s.mem_carried_objects, s->mem_carried_objects);
 	p->total = profile__count_add(p->total, s->count);
 	return 0;
 }
@@ -650,13 +653,13 @@ bool profile__has_mem_alloc(const struct profile *p)
 void profile__sample_alloc(const struct profile_agg_sample *s, uint64_t out[4])
 {
 	bool alloc = s->mem_kind == PROFILE_MEM_ALLOC;
+	uint64_t objects = profile__count_add(s->mem_objects, s->mem_carried_objects);
+	uint64_t bytes = profile__count_add(s->mem_value, s->mem_carried);
 
 	out[0] = alloc ? s->mem_objects : 0;
 	out[1] = alloc ? s->mem_value : 0;
-	out[2] = alloc && s->mem_objects > s->mem_freed_objects
-			 ? s->mem_objects - s->mem_freed_objects
-			 : 0;
-	out[3] = alloc && s->mem_value > s->mem_freed ? s->mem_value - s->mem_freed : 0;
+	out[2] = alloc && objects > s->mem_freed_objects ? objects - s->mem_freed_objects : 0;
+	out[3] = alloc && bytes > s->mem_freed ? bytes - s->mem_freed : 0;
 }
 
 uint64_t profile__sample_ns(const struct profile *p, const struct profile_agg_sample *s)
@@ -740,7 +743,7 @@ static int profile__copy_sample(struct profile *p, const struct profile *src,
 	}
 	if (err || (a->event_cnt && count >= a->count && off_cpu >= a->off_cpu_ns &&
 		    mem >= a->mem_value && !a->mem_objects && !a->mem_freed &&
-		    !a->mem_freed_objects))
+		    !a->mem_freed_objects && !a->mem_carried && !a->mem_carried_objects))
 		return err;
 	ps.time_ns = 0;
 	ps.cpu = 0;
@@ -750,6 +753,8 @@ static int profile__copy_sample(struct profile *p, const struct profile *src,
 	ps.mem_objects = a->mem_objects; /* not kept per event: all here */
 	ps.mem_freed = a->mem_freed;
 	ps.mem_freed_objects = a->mem_freed_objects;
+	ps.mem_carried = a->mem_carried;
+	ps.mem_carried_objects = a->mem_carried_objects;
 	return profile__add_sample(p, &ps);
 }
 

@@ -86,6 +86,9 @@ struct profile_sample {
 	uint64_t mem_objects;       /* ALLOC: the allocations it stands for */
 	uint64_t mem_freed;         /* ALLOC: of the bytes of this stack's samples, freed */
 	uint64_t mem_freed_objects; /* ALLOC: ... and their allocations */
+	uint64_t mem_carried;         /* ALLOC: bytes of earlier profiles' allocations still live
+				       * at this one's start (the agent: in use, not allocated) */
+	uint64_t mem_carried_objects; /* ALLOC: ... and their allocations */
 };
 
 /* Memory-growth samples (`--faults`): their stacks end in a leaf of their own ("[mem: ...]"),
@@ -219,6 +222,7 @@ struct profile_agg_sample {
 	uint32_t mem_kind;   /* enum profile_mem_kind of its samples (0: none) */
 	uint64_t mem_value;  /* sum of the added mem_value */
 	uint64_t mem_objects, mem_freed, mem_freed_objects; /* sums of the added ones */
+	uint64_t mem_carried, mem_carried_objects;          /* ... */
 };
 
 /* Aggregated samples: indices 0..cnt-1, in order of first appearance. */
@@ -240,7 +244,8 @@ uint64_t profile__sample_faults(const struct profile_agg_sample *s);
 uint64_t profile__sample_fault_bytes(const struct profile_agg_sample *s);
 uint64_t profile__sample_mapped_bytes(const struct profile_agg_sample *s);
 /* profile_opts.mem_alloc: the sample types alloc_objects, alloc_space, inuse_objects,
- * inuse_space; a sample's four values in that order (0 for a sample of another kind).
+ * inuse_space; a sample's four values in that order (0 for a sample of another kind). In use:
+ * allocated + carried - freed.
  */
 bool profile__has_mem_alloc(const struct profile *p);
 void profile__sample_alloc(const struct profile_agg_sample *s, uint64_t out[4]);

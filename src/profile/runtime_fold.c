@@ -74,7 +74,9 @@ static int add_folded(struct profile *dst, const struct profile *src,
 				     .mem_value = a->mem_value,
 				     .mem_objects = a->mem_objects,
 				     .mem_freed = a->mem_freed,
-				     .mem_freed_objects = a->mem_freed_objects };
+				     .mem_freed_objects = a->mem_freed_objects,
+				     .mem_carried = a->mem_carried,
+				     .mem_carried_objects = a->mem_carried_objects };
 	const uint32_t *stack;
 	uint32_t cnt;
 

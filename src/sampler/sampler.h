@@ -68,6 +68,8 @@ int sampler__mappings_fd(const struct sampler *s);
 int sampler__new_mappings_fd(const struct sampler *s);
 int sampler__known_files_fd(const struct sampler *s);
 int sampler__files_fd(const struct sampler *s);
+/* "alloc_live" (struct alloc_key -> size: the sampled allocations not yet freed). */
+int sampler__alloc_live_fd(const struct sampler *s);
 int sampler__unwind_pages_fd(const struct sampler *s);
 int sampler__unwind_entries_fd(const struct sampler *s);
 int sampler__unwind_rules_fd(const struct sampler *s);

@@ -548,6 +548,34 @@ static int emit_process(void *ctx, const struct store_process_row *row)
 /* Processes (with executable and container), containers, threads and frame types of a
  * range: what the UI's filter menus offer.
  */
+struct sample_type_list {
+	struct json_out *j;
+	size_t n;
+};
+
+static int emit_sample_type(void *ctx, const char *type, const char *unit)
+{
+	struct sample_type_list *l = ctx;
+
+	json_out__raw(l->j, l->n++ ? ",{\"type\":" : "{\"type\":");
+	json_out__str(l->j, type && !strcmp(type, "samples") ? "cpu" : type);
+	json_out__raw(l->j, ",\"unit\":");
+	json_out__str(l->j, unit);
+	json_out__raw(l->j, "}");
+	return 0;
+}
+
+/* The sample types the range has rows of (the UI's sample-type menu): "cpu" for the store's
+ * "samples", then off_cpu and the memory types (what sample_type= takes). 0 or -errno.
+ */
+static int sample_types_json(struct store *st, const struct store_filter *range,
+			     struct json_out *j)
+{
+	struct sample_type_list l = { .j = j };
+
+	return store__sample_types(st, range->from_ns, range->to_ns, emit_sample_type, &l);
+}
+
 static void route_filters(struct serve_api *a, const struct ask *ask, struct http_response *r)
 {
 	struct store_filter range = { .from_ns = ask->f[0].from_ns, .to_ns = ask->f[0].to_ns };
@@ -612,6 +640,12 @@ static void route_filters(struct serve_api *a, const struct ask *ask, struct htt
 		json_out__raw(&j, ",\"samples\":");
 		json_out__u64(&j, rows[i].samples);
 		json_out__raw(&j, "}");
+	}
+	json_out__raw(&j, "],\"sample_types\":[");
+	err = sample_types_json(a->st, &range, &j);
+	if (err) {
+		answer_errno(r, err);
+		goto out;
 	}
 	json_out__raw(&j, "],");
 	if (service_list__json(p, &j) == 0) /* "services": the label service.name */

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/mem_types.h"
 #include "profile/profile.h"
 #include "store/store_db.h"
 #include "store/store_gc.h"
@@ -783,6 +784,53 @@ static int64_t sample_type_id(struct store *st, const char *type, const char *un
 	return dict_id(st, DICT_SAMPLE_TYPE, cols, 2);
 }
 
+/* One row of a sample: its type's id and value (ids: stack, process, thread, labels). */
+static int write_row(struct store *st, int64_t interval, int64_t type, const int64_t ids[4],
+		     uint64_t value)
+{
+	sqlite3_stmt *q = stmts_of(st)->add_sample;
+	int k, rc;
+
+	sqlite3_reset(q);
+	sqlite3_bind_int64(q, 1, interval);
+	sqlite3_bind_int64(q, 2, type);
+	for (k = 0; k < 4; k++)
+		sqlite3_bind_int64(q, 3 + k, ids[k]);
+	sqlite3_bind_int64(q, 7, store_value(value));
+	rc = step_reset(q, NULL);
+	if (rc != SQLITE_DONE)
+		return store_db__error(st, rc) ?: -EIO;
+	return 0;
+}
+
+/* A sample's rows besides "samples": off_cpu/nanoseconds for an off-CPU one; each memory type
+ * (profile/mem_types.h) with a value for a memory one, which has no "samples" row: its count
+ * is no CPU time. 0 or -errno.
+ */
+static int write_typed_rows(struct store *st, const struct profile *p, int64_t interval,
+			    const struct profile_agg_sample *s, const int64_t ids[4])
+{
+	const struct mem_type_desc *d;
+	int64_t type;
+	unsigned int t;
+	uint64_t v;
+	int err = 0;
+
+	if (s->off_cpu_ns) {
+		type = sample_type_id(st, "off_cpu", "nanoseconds");
+		err = type < 0 ? (int)type : write_row(st, interval, type, ids, s->off_cpu_ns);
+	}
+	for (t = 0; t < MEM_TYPE_CNT && !err && s->mem_kind; t++) {
+		v = mem_type__in(p, t) ? mem_type__value(s, t) : 0;
+		if (!v)
+			continue;
+		d = mem_type__desc(t);
+		type = sample_type_id(st, d->type, d->unit);
+		err = type < 0 ? (int)type : write_row(st, interval, type, ids, v);
+	}
+	return err;
+}
+
 static int write_samples(struct store *st, const struct profile *p, int64_t interval,
 			 store_process_fn lookup, void *ctx)
 {
@@ -804,6 +852,13 @@ static int write_samples(struct store *st, const struct profile *p, int64_t inte
 		for (k = 0; k < 4; k++)
 			if (ids[k] < 0)
 				return (int)ids[k];
+		rc = write_typed_rows(st, p, interval, s, ids);
+		if (rc)
+			return rc;
+		if (s->mem_kind) {
+			st->stats.samples_written++;
+			continue;
+		}
 		sqlite3_reset(q);
 		sqlite3_bind_int64(q, 1, interval);
 		sqlite3_bind_int64(q, 2, type);

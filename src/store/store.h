@@ -114,10 +114,13 @@ struct store_filter {
 	const char *container; /* container id, exact */
 	const char *label;     /* "key=value" */
 	const char *service;   /* the label service.name (OTel process context), exact */
+	const char *sample_type; /* "samples" (NULL, "cpu"), "off_cpu", or a memory type
+				  * ("alloc_space"...: profile/mem_types.h); an in-use type gives
+				  * the last matching interval's values, not their sum */
 };
 
 /* Parses one "--name value" filter option into f (names: from, to, pid, tid, comm, thread,
- * exe, container, label, service; times in ns since the epoch or "-30s"/"-5m"/"-2h" from now). 1 if the
+ * exe, container, label, service, sample_type or sample-type; times in ns since the epoch or "-30s"/"-5m"/"-2h" from now). 1 if the
  * name is a filter option, 0 if not, -EINVAL for a bad value.
  */
 int store_filter__parse(struct store_filter *f, const char *name, const char *value);
@@ -139,6 +142,13 @@ struct store_interval {
  */
 int store__intervals(struct store *st, uint64_t from_ns, uint64_t to_ns,
 		     int (*fn)(void *ctx, const struct store_interval *iv), void *ctx);
+
+/* Calls fn with each sample type (and unit) the intervals overlapping [from_ns, to_ns) have
+ * rows of (to 0: no end), in the order the store first saw them; fn returning nonzero stops.
+ * 0 or -errno.
+ */
+int store__sample_types(struct store *st, uint64_t from_ns, uint64_t to_ns,
+			int (*fn)(void *ctx, const char *type, const char *unit), void *ctx);
 
 /* What identifies the store's content for a cache: the intervals held, the newest id and end.
  */

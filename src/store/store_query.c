@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "export/process_context_pb.h"
+#include "profile/mem_types.h"
 #include "profile/profile.h"
 #include "store/store_db.h"
 
@@ -545,20 +546,26 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 {
 	struct merge_table t = { 0 };
 	sqlite3_stmt *iv = NULL, *s = NULL;
+	const char *type = q->f->sample_type;
+	int mt = mem_type__by_name(type);
+	bool gauge = mt >= 0 && mem_type__desc((unsigned int)mt)->gauge, seen = false;
 	int rc, err = 0;
 	size_t i;
 
+	if (!type || !strcmp(type, "cpu"))
+		type = "samples";
+	/* a gauge (in use): the newest interval with rows of the type, alone */
 	rc = sqlite3_prepare_v2(
 		q->st->db,
 		"SELECT id FROM intervals WHERE id BETWEEN ?1 AND ?2 AND (end_ns > ?3 "
-		"OR start_ns >= ?3) AND start_ns < ?4",
+		"OR start_ns >= ?3) AND start_ns < ?4 ORDER BY id DESC",
 		-1, &iv, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(
 			q->st->db,
 			"SELECT stack, process, thread, labels, value FROM samples "
-			"WHERE interval = ?1 AND type = (SELECT id FROM sample_types "
-			"WHERE type='samples' AND unit='count')",
+			"WHERE interval = ?1 AND type IN (SELECT id FROM sample_types "
+			"WHERE type=?2)",
 			-1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_int64(iv, 1, lo);
@@ -566,9 +573,11 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 		sqlite3_bind_int64(iv, 3, time_arg(q->f->from_ns, false));
 		sqlite3_bind_int64(iv, 4, time_arg(q->f->to_ns, true));
 	}
-	while (rc == SQLITE_OK && !err && (rc = sqlite3_step(iv)) == SQLITE_ROW) {
+	while (rc == SQLITE_OK && !err && !(gauge && seen) &&
+	       (rc = sqlite3_step(iv)) == SQLITE_ROW) {
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, sqlite3_column_int64(iv, 0));
+		sqlite3_bind_text(s, 2, type, -1, SQLITE_STATIC);
 		while (!err && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 			int64_t key[4];
 			int64_t v = sqlite3_column_int64(s, 4);
@@ -576,11 +585,14 @@ static int merge_samples(struct query *q, int64_t lo, int64_t hi)
 
 			for (k = 0; k < 4; k++)
 				key[k] = sqlite3_column_int64(s, k);
+			seen = true;
 			if (v > 0)
 				err = merge_table__add(&t, key, (uint64_t)v);
 		}
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	}
+	if (rc == SQLITE_OK)
+		rc = SQLITE_DONE; /* a gauge's loop ended early */
 	sqlite3_finalize(iv);
 	sqlite3_finalize(s);
 	if (!err && rc != SQLITE_DONE)
@@ -726,6 +738,8 @@ int store_filter__parse(struct store_filter *f, const char *name, const char *va
 		f->label = value;
 	else if (!strcmp(name, "service"))
 		f->service = value;
+	else if (!strcmp(name, "sample_type") || !strcmp(name, "sample-type"))
+		f->sample_type = value;
 	else
 		return 0;
 	if (!strcmp(name, "label") && !strchr(value, '='))
@@ -775,6 +789,28 @@ int store__processes(struct store *st, uint64_t from_ns, uint64_t to_ns,
 	}
 	sqlite3_finalize(q);
 	store_db__exec(st, "COMMIT");
+	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
+}
+
+int store__sample_types(struct store *st, uint64_t from_ns, uint64_t to_ns,
+			int (*fn)(void *ctx, const char *type, const char *unit), void *ctx)
+{
+	sqlite3_stmt *q = NULL;
+	int rc = prepare_range(st,
+			       "SELECT t.type, t.unit FROM sample_types t WHERE EXISTS (SELECT 1 "
+			       "FROM samples x WHERE x.type = t.id AND x.interval IN (SELECT id "
+			       "FROM intervals WHERE " IN_RANGE ")) ORDER BY t.id",
+			       from_ns, to_ns, &q);
+
+	while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+		rc = fn(ctx, (const char *)sqlite3_column_text(q, 0),
+			(const char *)sqlite3_column_text(q, 1))
+			     ? SQLITE_DONE
+			     : SQLITE_OK;
+		if (rc == SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(q);
 	return rc == SQLITE_DONE ? 0 : store_db__errno(rc) ?: -EIO;
 }
 

@@ -7,14 +7,18 @@
  * alloc_hot's bytes are 3 times alloc_cold's. Edge cases on the way: realloc(p, 0) and
  * free(NULL) in every round.
  *
- * Usage: wl_alloc MIB OUT: alloc_hot allocates about MIB MiB; writes "chain bytes" lines
- * (hot, cold, leak: bytes asked of the allocator) to OUT at the end.
+ * Usage: wl_alloc MIB OUT [HOLD]: alloc_hot allocates about MIB MiB; writes "chain bytes" lines
+ * (hot, cold, leak: bytes asked of the allocator) to OUT at the end, then stays HOLD seconds
+ * (default 0) with its leak live (tests/system/test_agent_mem.sh: the agent's in-use view).
+ * WL_START_DELAY=SECS in the environment: waits that long first (a profiler that learns of a
+ * new process late, the agent, has read its mappings by then).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LEAK_BLOCKS 32
 #define LEAK_SIZE (2u << 20)
@@ -113,10 +117,12 @@ int main(int argc, char **argv)
 	FILE *out;
 	int r;
 
-	if (argc != 3 || (mib = strtol(argv[1], NULL, 10)) <= 0) {
-		fprintf(stderr, "usage: wl_alloc MIB OUT\n");
+	if ((argc != 3 && argc != 4) || (mib = strtol(argv[1], NULL, 10)) <= 0) {
+		fprintf(stderr, "usage: wl_alloc MIB OUT [HOLD]\n");
 		return 2;
 	}
+	if (getenv("WL_START_DELAY"))
+		sleep((unsigned int)strtol(getenv("WL_START_DELAY"), NULL, 10));
 	out = fopen(argv[2], "w");
 	if (!out)
 		return 1;
@@ -128,5 +134,9 @@ int main(int argc, char **argv)
 	leak_blocks();
 	fprintf(out, "hot %llu\ncold %llu\nleak %llu\n", (unsigned long long)hot,
 		(unsigned long long)cold, (unsigned long long)leak);
-	return fclose(out) ? 1 : 0;
+	if (fclose(out))
+		return 1;
+	if (argc == 4)
+		sleep((unsigned int)strtol(argv[3], NULL, 10));
+	return 0;
 }

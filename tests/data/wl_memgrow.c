@@ -7,7 +7,8 @@
  * declined (MADV_NOHUGEPAGE) so that one fault is one 4 KiB page: the truth is then exact.
  *
  * Usage: wl_memgrow ROUNDS OUT: writes "chain faults mapped_bytes" lines (what each chain did)
- * to OUT at the end.
+ * to OUT at the end. WL_START_DELAY=SECS in the environment: waits that long first (a profiler
+ * that learns of a new process late, the agent, has read its mappings by then).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -98,6 +99,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: wl_memgrow ROUNDS OUT\n");
 		return 2;
 	}
+	if (getenv("WL_START_DELAY"))
+		sleep((unsigned int)strtol(getenv("WL_START_DELAY"), NULL, 10));
 	out = fopen(argv[2], "w"); /* its buffer before the rounds: no heap growth in them */
 	if (!out)
 		return 1;

@@ -270,6 +270,97 @@ TEST(range_and_filters)
 	store__close(st);
 }
 
+/* An interval of the agent with --alloc and --faults at t s: one CPU sample, an allocation of
+ * `alloc` bytes (freed: `freed`) and `carried` bytes live from before, on one stack; a fault.
+ */
+static struct profile *mem_profile(uint64_t t, uint64_t alloc, uint64_t freed, uint64_t carried)
+{
+	struct profile_opts po = { .period_ns = 10101010,
+				   .start_time_ns = t * 1000000000ULL,
+				   .mem_growth = true,
+				   .mem_alloc = true };
+	struct profile *p = profile__new(&po);
+	struct profile_line l_leak[] = { { "leak_blocks", "wl.c", 3 } };
+	struct profile_line l_cpu[] = { { "spin", "wl.c", 9 } };
+	struct profile_line l_fault[] = { { "[mem: page fault]", NULL, 0 } };
+	uint32_t f_leak, f_cpu, f_fault[2];
+
+	if (!p)
+		return NULL;
+	f_leak = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x10, l_leak, 1 });
+	f_cpu = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x20, l_cpu, 1 });
+	/* a memory sample's own leaf: its stack is never a CPU sample's */
+	f_fault[0] = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, l_fault, 1 });
+	f_fault[1] = f_cpu;
+	profile__add_sample(p, &(struct profile_sample){ .frames = &f_cpu, .frame_cnt = 1,
+							 .pid = 7, .tid = 7, .comm = "wl",
+							 .thread_comm = "wl", .count = 3 });
+	profile__add_sample(p, &(struct profile_sample){
+				       .frames = &f_leak, .frame_cnt = 1, .pid = 7, .tid = 7,
+				       .comm = "wl", .thread_comm = "wl", .count = 1,
+				       .mem_kind = PROFILE_MEM_ALLOC, .mem_value = alloc,
+				       .mem_objects = 1, .mem_freed = freed,
+				       .mem_freed_objects = freed ? 1 : 0, .mem_carried = carried,
+				       .mem_carried_objects = carried ? 1 : 0 });
+	profile__add_sample(p, &(struct profile_sample){ .frames = f_fault, .frame_cnt = 2,
+							 .pid = 7, .tid = 7, .comm = "wl",
+							 .thread_comm = "wl", .count = 1,
+							 .mem_kind = PROFILE_MEM_FAULTS,
+							 .mem_value = 64 });
+	profile__set_end_time(p, (t + 1) * 1000000000ULL);
+	return p;
+}
+
+static int list_type(void *ctx, const char *type, const char *unit)
+{
+	char *out = ctx;
+
+	snprintf(out + strlen(out), 256 - strlen(out), "%s/%s ", type, unit);
+	return 0;
+}
+
+/* Memory rows by sample type: summed over intervals (alloc_space, fault_bytes), in use the
+ * newest interval's alone; the CPU profile without them; the types listed.
+ */
+TEST(sample_types)
+{
+	struct store *st = open_store("types.db", 0, 0);
+	struct store_filter f = { 0 };
+	struct profile *p;
+	char types[256] = "";
+
+	REQUIRE(st);
+	p = mem_profile(3000, 1000, 0, 0); /* 1000 allocated, live */
+	CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+	profile__free(p);
+	p = mem_profile(3002, 500, 500, 1000); /* 500 more, freed; the 1000 carried */
+	CHECK_EQ_INT(store__write(st, p, NULL, NULL), 0);
+	profile__free(p);
+	CHECK_EQ_U64(query_total(st, &f), 6); /* CPU: 3 + 3, no memory sample's count */
+	CHECK_EQ_INT(store_filter__parse(&f, "sample_type", "alloc_space"), 1);
+	CHECK_EQ_U64(query_total(st, &f), 1500);
+	f.sample_type = "inuse_space";
+	CHECK_EQ_U64(query_total(st, &f), 1000);
+	f.sample_type = "inuse_objects";
+	CHECK_EQ_U64(query_total(st, &f), 1);
+	f.sample_type = "alloc_objects";
+	CHECK_EQ_U64(query_total(st, &f), 2);
+	f.sample_type = "fault_bytes";
+	CHECK_EQ_U64(query_total(st, &f), 2 * 64 * 4096);
+	f.sample_type = "cpu";
+	CHECK_EQ_U64(query_total(st, &f), 6);
+	f.sample_type = "inuse_space";
+	f.to_ns = 3001 * 1000000000ULL; /* the range ends in the first interval */
+	CHECK_EQ_U64(query_total(st, &f), 1000);
+	f.sample_type = "nonsense";
+	f.to_ns = 0;
+	CHECK_EQ_U64(query_total(st, &f), 0);
+	CHECK_EQ_INT(store__sample_types(st, 0, 0, list_type, types), 0);
+	CHECK_STR(types, "samples/count alloc_objects/count alloc_space/bytes inuse_objects/count "
+			 "inuse_space/bytes faults/count fault_bytes/bytes ");
+	store__close(st);
+}
+
 static int count_iv(void *ctx, const struct store_interval *iv)
 {
 	(*(int *)ctx)++;
@@ -911,6 +1002,7 @@ static void run_tests(void)
 {
 	RUN(round_trip);
 	RUN(range_and_filters);
+	RUN(sample_types);
 	RUN(retention_by_age);
 	RUN(retention_by_size);
 	RUN(co_writer);

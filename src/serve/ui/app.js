@@ -53,6 +53,7 @@ function filterParams(prefixed) {
     ['f-tid', 'tid']]) {
     if ($(id).value) p.set(name, $(id).value);
   }
+  if ($('f-sample').value) p.set('sample_type', $('f-sample').value); /* '' is cpu */
   return p;
 }
 
@@ -165,6 +166,17 @@ async function loadFilters() {
     (x) => `${x.container.slice(0, 12)}: ${x.samples}`);
   fillSelect('f-tid', f.threads, (x) => String(x.tid), (x) => `${x.tid} ${x.name || ''}: ${x.samples}`);
   fillSelect('f-type', f.types, (x) => x.type, (x) => `${x.type}: ${x.samples}`);
+  fillSampleTypes(f.sample_types || []);
+}
+
+/* The sample-type menu: cpu ('') first, then the types the range has (off_cpu, faults,
+ * alloc_space, inuse_space...), with their unit.
+ */
+function fillSampleTypes(types) {
+  const sel = $('f-sample'), keep = sel.value;
+  sel.replaceChildren(new Option('cpu', ''));
+  for (const t of types) if (t.type !== 'cpu') sel.add(new Option(`${t.type} (${t.unit})`, t.type));
+  if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
 }
 
 /* ---- the flamegraph ---- */
@@ -597,6 +609,7 @@ function setupControls() {
   for (const id of ['f-pid', 'f-service', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
     $(id).addEventListener('change', loadRange);
   }
+  $('f-sample').addEventListener('change', loadRange);
   $('diff-mode').addEventListener('change', () => {
     state.diff = $('diff-mode').checked;
     state.files = null;
