@@ -159,6 +159,7 @@ static int run(const struct agent_options *o)
 		.off_cpu = o->common.off_cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.obi_map = o->common.obi_map,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

@@ -71,6 +71,8 @@ void agent_options__usage(FILE *f)
 		"                             nanoseconds) next to the CPU one, in the same request\n"
 		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
 		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
+		"      --obi-map PATH         OBI's pinned span map traces_ctx_v1, followed while it is\n"
+		"                             pinned (default /sys/fs/bpf/otel/traces_ctx_v1; \"\" = off)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n");
 }

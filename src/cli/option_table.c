@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "cli/option_table.h"
 #include "cli/option_value.h"
+#include "interp/otel/obi_map.h"
 #include "pipeline/session.h"
 #include "sampler/mem_alloc.h"
 #include "sampler/mem_growth.h"
@@ -174,6 +175,8 @@ static const struct option_spec shared_options[] = {
 	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD },
 	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD },
 	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD },
+	{ "obi-map", 0, true, option_set_string, COMMON(obi_map), 0, 0, NULL,
+	  OPTION_RECORD | OPTION_AGENT },
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },
@@ -186,6 +189,7 @@ void sampling_options__init(struct sampling_options *o, unsigned int freq_hz)
 	o->symbolize = true;
 	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
 	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
+	o->obi_map = OBI_MAP_DEFAULT_PATH;
 }
 
 /* One option a command takes, with where its field lives. */

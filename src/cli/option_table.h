@@ -43,6 +43,7 @@ struct sampling_options {
 	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
 	bool alloc;                /* --alloc: allocation samples */
 	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
+	const char *obi_map;       /* --obi-map: OBI's pinned traces_ctx_v1 ("": not read) */
 	bool verbose;
 	bool help;
 };

@@ -17,6 +17,7 @@
 #include "abi.h"
 #include "base/safe_open.h"
 #include "interp/interp.h"
+#include "interp/otel/obi_map.h"
 #include "proc/executable.h"
 #include "unwind/table_queue.h"
 
@@ -60,6 +61,8 @@ struct session_opts {
 	uint64_t fault_period;     /* page faults per sample (0: default) */
 	bool alloc;                /* allocation samples (sampler/mem_alloc.h) */
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
+	const char *obi_map;       /* OBI's pinned traces_ctx_v1 (interp/otel/obi_map.h); NULL
+				    * or "": not read */
 };
 
 struct session;
@@ -114,6 +117,7 @@ struct session_stats {
 	unsigned int cpu_cnt;
 	struct interp_runtime_stats runtimes[SESSION_RUNTIMES_MAX]; /* per language runtime */
 	size_t runtime_cnt;
+	struct obi_map_stats obi; /* OBI's map (interp/otel/obi_map.h) */
 };
 
 void session__stats(struct session *s, struct session_stats *out);
