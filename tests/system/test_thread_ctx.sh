@@ -24,10 +24,11 @@ T7E=$(printf '7e%.0s' {1..15})
 T11=$(printf '11%.0s' {1..16})
 T22=$(printf '22%.0s' {1..16})
 STACKS+=" --labels"
+ATTRS='(.label: thread[^;]*;)*' # the attribute labels between span_id and trace_id
 
 check_publisher()
 {
-	local name=$1 f total n ok_n wrong none t
+	local name=$1 f total n ok_n wrong none t attrs
 	have_fixture "$name" || return
 	RECORD_OPTS="-o $TMP/$name.folded --trace-frames" record_stacks "$name" "$FIX/$name" 3 hostile
 	f=$TMP/$name.stacks
@@ -37,8 +38,13 @@ check_publisher()
 		ok_n=0
 		for t in 1 2 3; do
 			ok_n=$((ok_n + $(samples "$f" '*' \
-				"label: span_id=5a00000000000${t}0${n}.;.label: trace_id=${T7E}0${t}.;.*;work_span_$n;")))
+				"label: span_id=5a00000000000${t}0${n}.;$ATTRS.label: trace_id=${T7E}0${t}.;.*;work_span_$n;")))
 		done
+		# its attributes (attrs-data: key 0 "/span/N", key 1 "GET"), as labels thread.attr.K
+		attrs=$(samples "$f" '*' \
+			"span_id=5a[0-9]*0${n}.;.label: thread.attr.0=/span/$n.;.label: thread.attr.1=GET.;.label: trace_id=.*;work_span_$n;")
+		check_pct "$name: samples in work_span_$n with its attributes" "$attrs" "$total" 99 ||
+			show_stacks "$f" "work_span_$n;"
 		wrong=$(samples "$f" '*' "label: span_id=.*;work_span_$n;")
 		wrong=$((wrong - ok_n))
 		check_ge "$name: samples in work_span_$n" "$total" 10

@@ -81,7 +81,9 @@ enum otel_trace_state {
 	/* samples whose span came from OBI's map traces_ctx_v1 (obi_map.h) */                   \
 	X(OTEL_COUNTER_OBI_SET, "samples with an OBI span")                                      \
 	/* an entry of OBI's map for the thread whose trace id is all zero */                    \
-	X(OTEL_COUNTER_OBI_NO_TRACE, "OBI entry without trace id")
+	X(OTEL_COUNTER_OBI_NO_TRACE, "OBI entry without trace id")                              \
+	/* a record whose attrs-data is longer than a sample keeps (SS_TRACE_ATTRS_LEN) */      \
+	X(OTEL_COUNTER_ATTRS_CUT, "attributes cut")
 
 /* OpenTelemetry eBPF Instrumentation's (OBI's) shared map `traces_ctx_v1` (specification pull
  * request 4855): a BPF_MAP_TYPE_LRU_HASH, pinned by OBI at <bpffs>/otel/traces_ctx_v1
