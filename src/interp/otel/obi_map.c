@@ -82,9 +82,12 @@ static void check(struct obi_map *m)
 	int fd;
 
 	fd = bpf_obj_get(m->path);
+	if (fd < 0 && errno != ENOENT) {
+		/* not a verdict on the map (no right to open it now): what is read stays */
+		pr_debug("OBI map %s: %s\n", m->path, strerror(errno));
+		return;
+	}
 	if (fd < 0) {
-		if (errno != ENOENT)
-			pr_debug("OBI map %s: %s\n", m->path, strerror(errno));
 		empty_slot(m, "unpinned");
 		if (m->stats.state == OBI_MAP_REFUSED)
 			m->stats.state = OBI_MAP_ABSENT;
