@@ -30,6 +30,7 @@
 #define SS_MAX_LABELS 4       /* goroutine pprof labels kept per sample */
 #define SS_LABEL_KEY_LEN 16   /* bytes of a label key kept, NUL included */
 #define SS_LABEL_VALUE_LEN 48 /* bytes of a label value kept, NUL included */
+#define SS_TRACE_ATTRS_LEN 64 /* bytes of a thread context's attrs-data kept (OTEP 4947) */
 
 enum record_kind {
 	RECORD_SAMPLE = 1,
@@ -128,7 +129,9 @@ struct sample_trace {
 	__u8 span_id[8];
 	__u8 flags; /* W3C trace-flags */
 	__u8 state; /* enum otel_trace_state: 0, none */
-	__u8 pad[6];
+	__u16 attrs_sz; /* bytes of attrs: the record's attrs-data, up to SS_TRACE_ATTRS_LEN */
+	__u8 pad[4];
+	__u8 attrs[SS_TRACE_ATTRS_LEN]; /* its first attrs_sz bytes (pipeline/sample_trace.c) */
 };
 
 struct sample_record {

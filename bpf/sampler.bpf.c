@@ -357,6 +357,7 @@ static __always_inline bool gcra_take(__u64 *tat, __u64 now, __u64 interval_ns, 
 #include "deferred.h"
 #include "interp/go/labels.h"
 #include "interp/otel/thread_ctx.h"
+#include "interp/otel/obi_map.h"
 
 /* Kernels before bpf_get_current_task_btf (5.11): the current task as a plain pointer, which
  * the programs that may run there (the tail-call walker's) only read through CO-RE reads. Set by
@@ -626,6 +627,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 		ss_otel_thread_ctx(rec, s->st.pid, s->interp.is.fsbase);
 	else if (s->st.end != UNWIND_END_NO_USER)
 		ss_otel_thread_ctx_static(rec, s->st.pid, s->interp.is.fsbase);
+	obi_map_span(rec); /* when the thread context left none */
 	/* joined in userspace as they arrive (off_cpu.h; mem_alloc.h: a free may follow at once):
 	 * no deferral */
 	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC)

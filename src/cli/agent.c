@@ -180,6 +180,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.alloc = o->common.alloc,
 		.alloc_rate = o->common.alloc_rate,
 		.alloc_carry = true, /* in use: the live set at each interval's end */
+		.obi_map = o->common.obi_map,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;
@@ -222,8 +223,9 @@ static int run(int argc, char **argv, struct agent_options *o)
 		metrics = malloc(metrics_cap);
 	}
 	if (o->ui_addr) { /* the web UI reads the store on its own thread and connection */
-		ui = serve__start_hosts(o->ui_addr, o->allow_hosts,
-					o->export.store_path ?: STORE_DEFAULT_PATH, &ui_api);
+		ui = serve__start_traces(o->ui_addr, o->allow_hosts,
+					 o->export.store_path ?: STORE_DEFAULT_PATH, o->trace_url,
+					 &ui_api);
 		if (!ui) {
 			err = -errno;
 			pr_err("cannot serve the UI on %s: %s\n", o->ui_addr, strerror(errno));

@@ -10,6 +10,7 @@
 #include "cli/agent_options.h"
 #include "cli/commands.h"
 #include "cli/option_value.h"
+#include "serve/trace_list.h"
 
 void agent_options__usage(FILE *f)
 {
@@ -59,6 +60,8 @@ void agent_options__usage(FILE *f)
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --ui H:P               the web UI over the store on http://H:P/ (as\n"
 		"                             'stackscope serve'; e.g. 127.0.0.1:7434)\n"
+		"      --trace-url URL        --ui links trace ids there: an http(s) URL with\n"
+		"                             {trace_id} (and {span_id}) in it\n"
 		"      --allow-host NAME[,NAME]  --ui and /metrics also answer requests whose Host\n"
 		"                             is NAME (else only localhost, 127.x.y.z and the\n"
 		"                             address connected to: 403 for the rest)\n"
@@ -94,6 +97,8 @@ void agent_options__usage(FILE *f)
 		"                             inuse_objects, inuse_space: what is live at the interval's\n"
 		"                             end, carried over intervals)\n"
 		"      --alloc-rate BYTES     mean bytes between allocation samples (default 524288)\n"
+		"      --obi-map PATH         OBI's pinned span map traces_ctx_v1, followed while it is\n"
+		"                             pinned (default /sys/fs/bpf/otel/traces_ctx_v1; \"\" = off)\n"
 		"  -v, --verbose              debug logging\n"
 		"  -h, --help                 this help\n"
 		"\n"
@@ -133,6 +138,15 @@ static OPTION_SETTER(set_store)
 	return option_set_string(spec, arg, field, command);
 }
 
+static OPTION_SETTER(set_trace_url)
+{
+	char why[128];
+
+	if (trace_url__check(arg, why, sizeof(why)))
+		return option_error(command, "--trace-url '%s': %s", arg, why);
+	return option_set_string(spec, arg, field, command);
+}
+
 /* agent's own options; -F, --off-cpu, --cache-dir... are shared (option_table.c). */
 static const struct option_spec agent_option_specs[] = {
 	{ "config", 0, true, option_set_string, AGENT(config_path) },
@@ -160,6 +174,7 @@ static const struct option_spec agent_option_specs[] = {
 	{ "metrics-addr", 0, true, option_set_string, AGENT(metrics_addr) },
 	{ "ui", 0, true, option_set_string, AGENT(ui_addr) },
 	{ "allow-host", 0, true, option_set_string, AGENT(allow_hosts) },
+	{ "trace-url", 0, true, set_trace_url, AGENT(trace_url) },
 	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,
 	  "--log-interval must be between 1 and 86400 seconds, not '%s'" },
 	{ "check-config", 0, false, option_set_true, AGENT(check_config) },

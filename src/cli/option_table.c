@@ -8,6 +8,7 @@
 #include "base/log.h"
 #include "cli/option_table.h"
 #include "cli/option_value.h"
+#include "interp/otel/obi_map.h"
 #include "pipeline/session.h"
 #include "sampler/mem_alloc.h"
 #include "sampler/mem_growth.h"
@@ -196,6 +197,8 @@ static const struct option_spec shared_options[] = {
 	SELECT_RULE("exclude-name", SELECTION_NAME, 1),
 	SELECT_RULE("exclude-cgroup", SELECTION_CGROUP, 1),
 	SELECT_RULE("exclude-container", SELECTION_CONTAINER, 1),
+	{ "obi-map", 0, true, option_set_string, COMMON(obi_map), 0, 0, NULL,
+	  OPTION_RECORD | OPTION_AGENT },
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,
 	  ALL | OPTION_SYMBOLIZE },
 	{ "help", 'h', false, set_help, COMMON(help), 0, 0, NULL, ALL | OPTION_SYMBOLIZE },
@@ -208,6 +211,7 @@ void sampling_options__init(struct sampling_options *o, unsigned int freq_hz)
 	o->symbolize = true;
 	o->cache_dir = SESSION_DEFAULT_CACHE_DIR;
 	o->off_cpu_min_ns = OFF_CPU_DEFAULT_MIN_NS;
+	o->obi_map = OBI_MAP_DEFAULT_PATH;
 }
 
 /* One option a command takes, with where its field lives. */

@@ -179,6 +179,28 @@ static void print_runtime(const struct interp_runtime_stats *rs)
 	fprintf(stderr, "\n");
 }
 
+/* OBI's map, when one was pinned: read or refused, and the samples it gave a span. */
+static void print_obi_map(const struct session_stats *st)
+{
+	const struct obi_map_stats *o = &st->obi;
+	uint64_t set = 0, zero = 0;
+	size_t i;
+
+	if (!o->attached && !o->refused)
+		return;
+	for (i = 0; i < st->runtime_cnt; i++) {
+		if (st->runtimes[i].rt->frame_kind != FRAME_KIND_OTEL)
+			continue;
+		set = st->runtimes[i].bpf[OTEL_COUNTER_OBI_SET];
+		zero = st->runtimes[i].bpf[OTEL_COUNTER_OBI_NO_TRACE];
+	}
+	fprintf(stderr,
+		"OBI map        %llu maps read, %llu refused (not of traces_ctx_v1's layout), "
+		"%llu gone; eBPF: samples with an OBI span %llu, OBI entry without trace id %llu\n",
+		(unsigned long long)o->attached, (unsigned long long)o->refused,
+		(unsigned long long)o->gone, (unsigned long long)set, (unsigned long long)zero);
+}
+
 /* Off-CPU: what went into the profile, and every stay left out, by reason, with its time. */
 static void print_off_cpu(const uint64_t *c, const struct off_cpu_join_stats *j)
 {
@@ -372,6 +394,7 @@ static void print_summary(struct record_run *r, double secs)
 		pctx_stats__format(st.process_contexts, line, sizeof(line));
 		fprintf(stderr, "otel context   %s\n", line);
 	}
+	print_obi_map(&st);
 	if (c[COUNTER_SAMPLES])
 		fprintf(stderr, "bpf time       %.0f ns per recorded sample (in-program clock)\n",
 			(double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]);
@@ -414,6 +437,7 @@ static int run(struct record_run *r)
 		.no_cpu = !o->cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.obi_map = o->common.obi_map,
 		.faults = o->common.faults,
 		.fault_period = o->common.fault_period,
 		.alloc = o->common.alloc,

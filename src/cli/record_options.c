@@ -51,6 +51,8 @@ void record_options__usage(FILE *f)
 		"                         DEBUGINFOD_URLS is used when set\n"
 		"      --trace-frames     folded: a [trace: ID span ID] frame under the process\n"
 		"                         name for samples taken in an OpenTelemetry span\n"
+		"      --obi-map PATH     OBI's pinned span map traces_ctx_v1 (default\n"
+		"                         /sys/fs/bpf/otel/traces_ctx_v1; \"\" = not read)\n"
 		"  -q, --quiet            no summary\n"
 		"  -v, --verbose          debug logging\n"
 		"  -h, --help             this help\n");

@@ -13,12 +13,14 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "serve/serve_api.h"
+#include "serve/trace_list.h"
 #include "store/store.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stackscope serve [--listen HOST:PORT] [--store FILE] [--allow-host NAME]\n"
+		"                       [--trace-url URL]\n"
 		"\n"
 		"A web UI (timeline, flamegraph, top functions, filters, diff, pprof download)\n"
 		"and its JSON API (docs/API.md) over the embedded store. Every file of the page\n"
@@ -31,7 +33,10 @@ static void usage(FILE *f)
 		"                          machine is reached by, e.g. through a proxy; repeat or\n"
 		"                          separate by commas). Else only localhost, 127.x.y.z and\n"
 		"                          the address connected to are answered (403 for the\n"
-		"                          rest: a DNS-rebinding page cannot read the profiles)\n");
+		"                          rest: a DNS-rebinding page cannot read the profiles)\n"
+		"      --trace-url URL     link the trace ids of the trace table to a trace viewer:\n"
+		"                          an http(s) URL with {trace_id} (and {span_id}) in it,\n"
+		"                          e.g. 'https://tempo.example/trace/{trace_id}'\n");
 }
 
 struct http_server *serve__start(const char *addr, const char *store_path,
@@ -43,6 +48,13 @@ struct http_server *serve__start(const char *addr, const char *store_path,
 struct http_server *serve__start_hosts(const char *addr, const char *hosts, const char *store_path,
 				       struct serve_api **api_out)
 {
+	return serve__start_traces(addr, hosts, store_path, NULL, api_out);
+}
+
+struct http_server *serve__start_traces(const char *addr, const char *hosts,
+					const char *store_path, const char *trace_url,
+					struct serve_api **api_out)
+{
 	struct http_server_opts ho = { .body_max = SERVE_BODY_MAX, .hosts = hosts };
 	struct serve_api *api = serve_api__new(store_path);
 	struct http_server *hs;
@@ -51,6 +63,11 @@ struct http_server *serve__start_hosts(const char *addr, const char *hosts, cons
 	*api_out = NULL;
 	if (!api)
 		return NULL;
+	if (serve_api__set_trace_url(api, trace_url)) {
+		serve_api__free(api);
+		errno = ENOMEM;
+		return NULL;
+	}
 	hs = http_server__start(addr, &ho, serve_api__handle, api);
 	if (!hs) {
 		err = errno;
@@ -68,10 +85,12 @@ int cmd_serve(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "store", required_argument, NULL, 's' },
 		{ "allow-host", required_argument, NULL, 'a' },
+		{ "trace-url", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *addr = SERVE_DEFAULT_ADDR, *store_path = STORE_DEFAULT_PATH;
+	const char *addr = SERVE_DEFAULT_ADDR, *store_path = STORE_DEFAULT_PATH, *trace_url = NULL;
+	char why[128];
 	struct serve_api *api = NULL;
 	struct http_server *hs;
 	char *hosts = NULL, *more;
@@ -100,6 +119,14 @@ int cmd_serve(int argc, char **argv)
 			free(hosts);
 			hosts = more;
 			break;
+		case 't': /* --trace-url TEMPLATE (serve/trace_list.h) */
+			if (trace_url__check(optarg, why, sizeof(why))) {
+				pr_err("--trace-url '%s': %s\n", optarg, why);
+				status = 2;
+				goto out;
+			}
+			trace_url = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			goto out;
@@ -120,7 +147,7 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	hs = serve__start_hosts(addr, hosts, store_path, &api);
+	hs = serve__start_traces(addr, hosts, store_path, trace_url, &api);
 	if (!hs) {
 		pr_err("cannot serve on %s: %s\n", addr,
 		       errno == EINVAL ? "not an IPv4 HOST:PORT" : strerror(errno));

@@ -16,6 +16,7 @@
 #include "pipeline/session.h"
 #include "formats/elf_file.h"
 #include "interp/interp.h"
+#include "interp/otel/obi_map.h"
 #include "proc/executable.h"
 #include "proc/known_files.h"
 #include "proc/process.h"
@@ -86,6 +87,7 @@ struct session {
 	struct off_cpu_join *off_cpu;   /* off-CPU stacks waiting for their stay (NULL: none) */
 	struct alloc_live *alloc_live;  /* --alloc: sampled allocations not freed (else NULL) */
 	struct selection *sel;          /* which processes, which intervals (proc/selection.h) */
+	struct obi_map *obi;            /* OBI's traces_ctx_v1 followed through its pin */
 	int64_t mono_to_wall_ns;
 	pid_t roots[SS_MAX_FILTER_PIDS]; /* filtered pids to scan at start */
 	size_t root_cnt;
@@ -406,6 +408,10 @@ struct session *session__new(const struct session_opts *opts)
 	interp_registry__set_code_map(s->interp, sampler__interp_code_fd(s->sampler));
 	interp_registry__set_bits_maps(s->interp, sampler__interp_file_bits_fd(s->sampler),
 				       sampler__interp_proc_bits_fd(s->sampler));
+	s->obi = obi_map__new(opts->obi_map, sampler__obi_maps_fd(s->sampler),
+			      clock_ns(CLOCK_MONOTONIC));
+	if (!s->obi)
+		goto fail;
 	{
 		/* Local debug files always (CFI of files built without unwind tables); the
 		 * network only when source lines are wanted.
@@ -491,6 +497,7 @@ void session__free(struct session *s)
 	exe_registry__free(s->reg);
 	interp_registry__free(s->interp);
 	pctx_table__free(s->pctx);
+	obi_map__free(s->obi);
 	unwind_maps__free(s->um);
 	table_cache__free(s->cache);
 	kallsyms__free(s->ks);
@@ -571,6 +578,7 @@ int session__poll(struct session *s, int timeout_ms)
 	}
 	interp_registry__tick(s->interp, now);
 	pctx_table__tick(s->pctx, now);
+	obi_map__tick(s->obi, now);
 	if (err < 0 && err != -EINTR) {
 		pr_err("reading samples: %s\n", strerror(-err));
 		return err;
@@ -692,4 +700,5 @@ void session__stats(struct session *s, struct session_stats *out)
 			interp_registry__stats(s->interp, bpf, out->runtimes, SESSION_RUNTIMES_MAX);
 	}
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
+	obi_map__stats(s->obi, &out->obi);
 }

@@ -17,6 +17,7 @@
 #include "abi.h"
 #include "base/safe_open.h"
 #include "interp/interp.h"
+#include "interp/otel/obi_map.h"
 #include "proc/executable.h"
 #include "unwind/table_queue.h"
 
@@ -68,6 +69,8 @@ struct session_opts {
 	char *const *alloc_command; /* record's command: its allocator files are probed too */
 	bool alloc_carry; /* the agent: live allocations carried into each next profile
 			   * (pipeline/alloc_carry.h), not forgotten at session__take_profile() */
+	const char *obi_map;       /* OBI's pinned traces_ctx_v1 (interp/otel/obi_map.h); NULL
+				    * or "": not read */
 };
 
 struct session;
@@ -134,6 +137,7 @@ struct session_stats {
 	unsigned int cpu_cnt;
 	struct interp_runtime_stats runtimes[SESSION_RUNTIMES_MAX]; /* per language runtime */
 	size_t runtime_cnt;
+	struct obi_map_stats obi; /* OBI's map (interp/otel/obi_map.h) */
 };
 
 void session__stats(struct session *s, struct session_stats *out);

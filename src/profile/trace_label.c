@@ -1,4 +1,5 @@
 /* A sample's span as labels (trace_label.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "profile/trace_label.h"
@@ -41,6 +42,23 @@ bool trace_label__parse(const char *hex, uint8_t *out, size_t n)
 		any |= out[i];
 	}
 	return any != 0;
+}
+
+bool trace_label__filter(const char *id, char *out)
+{
+	uint8_t bytes[16];
+	char hex[33];
+	size_t i;
+
+	if (!id || strlen(id) != 32)
+		return false;
+	for (i = 0; i < 32; i++)
+		hex[i] = id[i] >= 'A' && id[i] <= 'F' ? (char)(id[i] - 'A' + 'a') : id[i];
+	hex[32] = '\0';
+	if (!trace_label__parse(hex, bytes, sizeof(bytes)))
+		return false;
+	snprintf(out, TRACE_LABEL_FILTER_SZ, "%s=%s", TRACE_LABEL_TRACE, hex);
+	return true;
 }
 
 bool trace_label__is_key(const char *key)

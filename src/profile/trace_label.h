@@ -22,6 +22,12 @@ void trace_label__hex(const uint8_t *in, size_t n, char *out);
  */
 bool trace_label__parse(const char *hex, uint8_t *out, size_t n);
 
+/* The label filter "trace_id=<id>" of a trace id given as 32 hex digits of either case into
+ * out[TRACE_LABEL_FILTER_SZ] (lowercase); false when id is not that, or all zero.
+ */
+#define TRACE_LABEL_FILTER_SZ (sizeof(TRACE_LABEL_TRACE) + 33)
+bool trace_label__filter(const char *id, char *out);
+
 /* Whether key is one of the two. */
 bool trace_label__is_key(const char *key);
 

@@ -86,6 +86,8 @@ int sampler__interp_procs_fd(const struct sampler *s);
 int sampler__interp_code_fd(const struct sampler *s);      /* "interp_code" */
 int sampler__interp_file_bits_fd(const struct sampler *s); /* "interp_file_bits" */
 int sampler__interp_proc_bits_fd(const struct sampler *s); /* "interp_proc_bits" */
+/* The one-slot array of maps "obi_maps" (bpf/interp/otel/obi_map.h, src/interp/otel/obi_map.c). */
+int sampler__obi_maps_fd(const struct sampler *s);
 /* The sum over CPUs of "interp_counters": [runtime kind * INTERP_COUNTER_MAX + counter]. */
 void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * INTERP_COUNTER_MAX]);
 

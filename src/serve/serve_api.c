@@ -16,11 +16,13 @@
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "profile/runtime_fold.h"
+#include "profile/trace_label.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
 #include "serve/serve_api.h"
 #include "serve/source_view.h"
 #include "serve/service_list.h"
+#include "serve/trace_list.h"
 #include "serve/ui_assets.h"
 #include "serve/upload.h"
 #include "store/store.h"
@@ -46,6 +48,7 @@ struct serve_api {
 	struct store *st;
 	struct cached_range cache[CACHE_CNT];
 	uint64_t clock;
+	char *trace_url; /* the trace links' template (serve/trace_list.h), or NULL */
 };
 
 struct param {
@@ -68,6 +71,7 @@ struct ask {
 	size_t limit;
 	size_t a_len; /* POST /api/diff: bytes of the first file */
 	bool fold;    /* fold=runtime: the runtime fold (profile/runtime_fold.h) */
+	char trace_label[TRACE_LABEL_FILTER_SZ]; /* trace=ID: the label filter of both sides */
 };
 
 struct serve_api *serve_api__new(const char *store_path)
@@ -95,7 +99,19 @@ void serve_api__free(struct serve_api *a)
 	for (i = 0; i < CACHE_CNT; i++)
 		profile__free(a->cache[i].p);
 	free(a->store_path);
+	free(a->trace_url);
 	free(a);
+}
+
+int serve_api__set_trace_url(struct serve_api *a, const char *tmpl)
+{
+	char *copy = NULL;
+
+	if (tmpl && !(copy = strdup(tmpl)))
+		return -ENOMEM;
+	free(a->trace_url);
+	a->trace_url = copy;
+	return 0;
 }
 
 /* ---- answers ---- */
@@ -251,6 +267,11 @@ static int ask__parse(struct ask *ask, struct params *ps, unsigned sides, const 
 				return -EINVAL;
 			continue;
 		}
+		if (!strcmp(name, "trace")) { /* one trace: its label trace_id, both sides */
+			if (!trace_label__filter(p->value, ask->trace_label))
+				return -EINVAL;
+			continue;
+		}
 		if (!strcmp(name, "min") || !strcmp(name, "limit") || !strcmp(name, "a_len")) {
 			if (parse_u64(p->value, name[0] == 'l' ? TOP_LIMIT_MAX : UINT32_MAX, &v))
 				return -EINVAL;
@@ -277,6 +298,12 @@ static int ask__parse(struct ask *ask, struct params *ps, unsigned sides, const 
 			if (ask->f[side].from_ns > INT64_MAX || ask->f[side].to_ns > INT64_MAX)
 				return -EINVAL;
 		}
+	}
+	for (size_t side = 0; ask->trace_label[0] && side < sides; side++) {
+		*bad = "trace";
+		if (ask->f[side].label) /* one label filter: trace and label exclude each other */
+			return -EINVAL;
+		ask->f[side].label = ask->trace_label;
 	}
 	return 0;
 }
@@ -661,6 +688,25 @@ out:
 	flame_tree__free(t);
 }
 
+/* The traces of a range, for the trace table (serve/trace_list.h). */
+static void route_traces(struct serve_api *a, const struct ask *ask, struct http_response *r)
+{
+	struct profile *p = query(a, &ask->f[0], r);
+	struct json_out j;
+	int err;
+
+	if (!p)
+		return;
+	json_out__init(&j, SERVE_JSON_MAX);
+	err = trace_list__json(p, a->trace_url, ask->limit, &j);
+	if (err) {
+		json_out__free(&j);
+		answer_errno(r, err);
+		return;
+	}
+	answer_json(r, &j);
+}
+
 /* The gzip of buf (one member), malloc()ed into *out. 0 or -ENOMEM / -EIO. */
 static int gzip(const uint8_t *buf, size_t len, char **out, size_t *out_len)
 {
@@ -863,6 +909,8 @@ void serve_api__handle(void *ctx, const struct http_request *req, struct http_re
 		route_tree(a, &ask, NULL, 1, true, r);
 	else if (!strcmp(path, "/api/filters"))
 		route_filters(a, &ask, r);
+	else if (!strcmp(path, "/api/traces"))
+		route_traces(a, &ask, r);
 	else if (!strcmp(path, "/api/pprof"))
 		route_pprof(a, &ask, r);
 	else if (diff && post)

@@ -23,6 +23,10 @@ struct serve_api;
 /* store_path is copied. NULL with errno ENOMEM. */
 struct serve_api *serve_api__new(const char *store_path);
 void serve_api__free(struct serve_api *a);
+/* The trace links' template (serve/trace_list.h; checked by the caller with
+ * trace_url__check()), copied; NULL: no links. Before the server starts. 0 or -ENOMEM.
+ */
+int serve_api__set_trace_url(struct serve_api *a, const char *tmpl);
 
 /* The http_server handler; ctx is the serve_api. */
 void serve_api__handle(void *ctx, const struct http_request *req, struct http_response *resp);

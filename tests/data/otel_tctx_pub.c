@@ -1,7 +1,8 @@
 /* A multi-threaded publisher of OpenTelemetry's thread context (OTEP 4947) for
  * tests/system/test_thread_ctx.sh. Each span thread t (0..SPAN_THREADS-1) runs spans 1..SPANS in
  * turn, a few ms each, burning CPU in work_span_N while span N is attached:
- *   trace id 7e7e...7e<t+1> (16 bytes), span id 5a 00 00 00 00 00 <t+1> <N>.
+ *   trace id 7e7e...7e<t+1> (16 bytes), span id 5a 00 00 00 00 00 <t+1> <N>, attributes
+ *   (attrs-data) key 0 = "/span/<N>", key 1 = "GET".
  * Even threads attach a record per span (the pointer switches), odd ones keep one record and
  * rewrite it in place between valid = 0 and valid = 1. The thread "nospan" burns in work_nospan
  * with nothing attached. Hostile threads (argument "hostile"):
@@ -81,7 +82,9 @@ static void fill(struct otel_tctx_record *r, int t, int n)
 	r->span_id[6] = (uint8_t)(t + 1);
 	r->span_id[7] = (uint8_t)n;
 	r->trace_flags = 1;
-	r->attrs_data_size = 0;
+	memcpy(r->attrs_data, "\0\7/span/0\1\3GET", 14);
+	r->attrs_data[8] = (uint8_t)('0' + n);
+	r->attrs_data_size = 14;
 }
 
 static void *span_thread(void *arg)

@@ -4,6 +4,8 @@ chromium-driver, python3-selenium), against a store holding two intervals: A, a 
 wl_chain_nofp alone, and B, of wl_chain_nofp and wl_kernel (the "regression": syscall_loop).
 
   serve_browser.py URL ARTEFACT_DIR A_START A_END B_START B_END A_SAMPLES B_SAMPLES
+  serve_browser.py --traces URL ARTEFACT_DIR TRACE_ID TRACE_SAMPLES ALL_SAMPLES LINK
+      (the trace table and filter over a store with trace ids: test_thread_ctx.sh)
 
 Prints one line per check, "ok ..." or "FAIL ...", and exits 0 only when all passed.
 Screenshots go to ARTEFACT_DIR (kept after the test).
@@ -25,8 +27,6 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 
-url, art = sys.argv[1], sys.argv[2]
-a_start, a_end, b_start, b_end, a_samples, b_samples = map(int, sys.argv[3:9])
 failed = 0
 
 
@@ -50,12 +50,78 @@ def wait_for(fn, timeout=15):
     return fn()
 
 
-opts = webdriver.ChromeOptions()
-opts.binary_location = "/usr/bin/chromium"
-for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-proxy-server",
-          "--window-size=1400,1000", "--disable-dev-shm-usage"):
-    opts.add_argument(a)
-d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+def new_driver():
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-proxy-server",
+              "--window-size=1400,1000", "--disable-dev-shm-usage"):
+        opts.add_argument(a)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+def trace_checks(url, art, trace_id, trace_samples, total, link):
+    """The trace filter and the trace table (tests/system/test_thread_ctx.sh): a store whose
+    samples carry trace ids; the server given --trace-url, whose link for trace_id is `link`."""
+    d = new_driver()
+    try:
+        d.set_page_load_timeout(20)
+        d.get(url)
+        status = lambda: d.find_element(By.ID, "status").text  # noqa: E731
+        wait_for(lambda: status().endswith(" samples"))
+        check("page loads: the whole store", status() == f"{total} samples", status())
+        row = lambda: [r for r in d.find_elements(By.CSS_SELECTOR, "#traces tbody tr")  # noqa: E731
+                       if r.find_element(By.CSS_SELECTOR, "td.trace-id").text == trace_id]
+        wait_for(row)
+        check("trace table shown, a row for the trace", d.find_element(By.ID, "traces-box")
+              .is_displayed() and len(row()) == 1, len(row()))
+        if not row():
+            return
+        a = row()[0].find_elements(By.CSS_SELECTOR, "td.trace-id a")
+        href = a[0].get_attribute("href") if a else ""
+        check("the trace id links to the --trace-url viewer", href == link, href)
+        check("  ... in a new tab, without opener or referrer",
+              a and a[0].get_attribute("target") == "_blank" and
+              a[0].get_attribute("rel") == "noopener noreferrer",
+              a and a[0].get_attribute("rel"))
+        n = int(row()[0].find_elements(By.CSS_SELECTOR, "td")[2].text)
+        check("the row's samples are the trace's", n == trace_samples, (n, trace_samples))
+        row()[0].find_element(By.TAG_NAME, "button").click()
+        wait_for(lambda: status() == f"{trace_samples} samples")
+        check("'only this': the graph of that trace", status() == f"{trace_samples} samples",
+              status())
+        check("  ... asked with trace=ID", d.execute_script(
+            "return performance.getEntriesByType('resource').some(e => "
+            "/api\\/flamegraph\\?.*trace=" + trace_id + "/.test(e.name))"))
+        check("  ... and the trace box shows it",
+              d.find_element(By.ID, "f-trace").get_attribute("value") == trace_id)
+        d.save_screenshot(os.path.join(art, "trace_filter.png"))
+        wait_for(lambda: row() and row()[0].find_element(By.TAG_NAME, "button").text ==
+                 "all traces")
+        row()[0].find_element(By.TAG_NAME, "button").click()
+        wait_for(lambda: status() == f"{total} samples")
+        check("'all traces': the whole store again", status() == f"{total} samples", status())
+        box = d.find_element(By.ID, "f-trace")
+        box.clear()
+        box.send_keys(trace_id.upper() + Keys.ENTER)
+        wait_for(lambda: status() == f"{trace_samples} samples")
+        check("a trace id typed (upper case) + Enter: that trace",
+              status() == f"{trace_samples} samples", status())
+        box.clear()
+        box.send_keys("12zz" + Keys.ENTER)
+        wait_for(lambda: "32 hex" in status())
+        check("a bad trace id: said, not asked", "32 hex" in status(), status())
+    finally:
+        d.quit()
+
+
+if sys.argv[1] == "--traces":
+    trace_checks(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]),
+                 sys.argv[7])
+    sys.exit(1 if failed else 0)
+
+url, art = sys.argv[1], sys.argv[2]
+a_start, a_end, b_start, b_end, a_samples, b_samples = map(int, sys.argv[3:9])
+d = new_driver()
 try:
     d.set_page_load_timeout(20)
     t0 = time.time()

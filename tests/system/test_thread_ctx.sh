@@ -24,10 +24,11 @@ T7E=$(printf '7e%.0s' {1..15})
 T11=$(printf '11%.0s' {1..16})
 T22=$(printf '22%.0s' {1..16})
 STACKS+=" --labels"
+ATTRS='(.label: thread[^;]*;)*' # the attribute labels between span_id and trace_id
 
 check_publisher()
 {
-	local name=$1 f total n ok_n wrong none t
+	local name=$1 f total n ok_n wrong none t attrs
 	have_fixture "$name" || return
 	RECORD_OPTS="-o $TMP/$name.folded --trace-frames" record_stacks "$name" "$FIX/$name" 3 hostile
 	f=$TMP/$name.stacks
@@ -37,8 +38,13 @@ check_publisher()
 		ok_n=0
 		for t in 1 2 3; do
 			ok_n=$((ok_n + $(samples "$f" '*' \
-				"label: span_id=5a00000000000${t}0${n}.;.label: trace_id=${T7E}0${t}.;.*;work_span_$n;")))
+				"label: span_id=5a00000000000${t}0${n}.;$ATTRS.label: trace_id=${T7E}0${t}.;.*;work_span_$n;")))
 		done
+		# its attributes (attrs-data: key 0 "/span/N", key 1 "GET"), as labels thread.attr.K
+		attrs=$(samples "$f" '*' \
+			"span_id=5a[0-9]*0${n}.;.label: thread.attr.0=/span/$n.;.label: thread.attr.1=GET.;.label: trace_id=.*;work_span_$n;")
+		check_pct "$name: samples in work_span_$n with its attributes" "$attrs" "$total" 99 ||
+			show_stacks "$f" "work_span_$n;"
 		wrong=$(samples "$f" '*' "label: span_id=.*;work_span_$n;")
 		wrong=$((wrong - ok_n))
 		check_ge "$name: samples in work_span_$n" "$total" 10
@@ -70,6 +76,85 @@ check_publisher()
 		"$(samples "$f" '*' 'span_id=.*;work_span_[1-6];')"
 }
 
+# serve over a store with trace ids: the API's trace filter and trace table, --trace-url checked
+# and substituted, then the page in a headless browser (serve_browser.py --traces)
+check_serve_traces()
+{
+	local db=$1 id=$2 want=$3 base total py=python3 url bad
+	[[ -x /usr/bin/python3 ]] && py=/usr/bin/python3
+	local J="$py $SS_ROOT/tests/system/serve_json.py"
+	for bad in 'javascript:alert(1)//{trace_id}' 'https://x.example/{trace_id}/{foo}' \
+		'https://x.example/t/{trace_id}"onmouseover=x' 'https://x.example/nothing' \
+		'ftp://x.example/{trace_id}' 'https:///{trace_id}'; do
+		"$SS" serve --listen 127.0.0.1:0 --store "$db" --trace-url "$bad" >/dev/null 2>&1
+		check_eq "serve --trace-url '$bad': refused" "$?" 2
+	done
+	url='https://traces.example/trace/{trace_id}?span={span_id}&a=1'
+	"$SS" serve --listen 127.0.0.1:0 --store "$db" --trace-url "$url" >"$TMP/serve.out" \
+		2>"$TMP/serve.err" &
+	_bg_pids+=($!)
+	local spid=$! end=$((SECONDS + 10))
+	until grep -q '^stackscope serve: http' "$TMP/serve.out" 2>/dev/null; do
+		[[ $SECONDS -ge $end ]] && break
+		sleep 0.1
+	done
+	base=$(sed -n 's|^stackscope serve: \(http://[^/]*\)/.*|\1|p' "$TMP/serve.out")
+	check "serve --trace-url: listening (${base:-none})" test -n "$base" || return
+	c() { curl -s --noproxy '*' -m 20 -o "$TMP/api.json" -w '%{http_code}' "$base$1"; }
+	check_eq "api: flamegraph?trace=ID (upper case): 200" "$(c "/api/flamegraph?trace=${id^^}")" 200
+	check_eq "api: flamegraph?trace=ID: that trace's samples" "$($J "$TMP/api.json" 'j["total"]')" \
+		"$want"
+	check_eq "api: a bad trace id: 400" "$(c '/api/flamegraph?trace=12zz')" 400
+	check_eq "api: trace and label together: 400" \
+		"$(c "/api/flamegraph?trace=$id&label=trace_id%3D$id")" 400
+	check_eq "api: traces: 200" "$(c '/api/traces')" 200
+	check_eq "api: traces: the template given" "$($J "$TMP/api.json" 'j["trace_url"]')" "$url"
+	check_eq "api: traces: the three span threads' traces and the torn record's two" \
+		"$($J "$TMP/api.json" 'sorted(t["trace_id"][-4:] for t in j["traces"])')" \
+		"['1111', '2222', '7e01', '7e02', '7e03']"
+	check_eq "api: traces: the trace's samples and six spans" \
+		"$($J "$TMP/api.json" '[(t["samples"], t["spans"]) for t in j["traces"] if t["trace_id"] == "'"$id"'"]')" \
+		"[($want, 6)]"
+	check_eq "api: traces: the link, both ids substituted" \
+		"$($J "$TMP/api.json" 'all(t["url"] == "https://traces.example/trace/%s?span=%s&a=1" % (t["trace_id"], t["span_id"]) for t in j["traces"])')" 1
+	check_eq "api: traces?trace=ID: that trace alone" "$(c "/api/traces?trace=$id")" 200
+	check_eq "  ... one row" "$($J "$TMP/api.json" '[t["trace_id"] for t in j["traces"]]')" "['$id']"
+	total=$(c '/api/flamegraph' >/dev/null; $J "$TMP/api.json" 'j["total"]')
+	if [[ -x /usr/bin/chromium && -x /usr/bin/chromedriver ]] &&
+		/usr/bin/python3 -c 'import selenium' 2>/dev/null; then
+		c "/api/traces?trace=$id" >/dev/null
+		local link
+		link=$($J "$TMP/api.json" 'j["traces"][0]["url"]')
+		mkdir -p "$BUILD/artefacts/test_thread_ctx"
+		/usr/bin/python3 "$SS_ROOT/tests/system/serve_browser.py" --traces "$base/" \
+			"$BUILD/artefacts/test_thread_ctx" "$id" "$want" "$total" "$link" \
+			>"$TMP/browser.out" 2>&1
+		local rc=$?
+		sed 's/^/        /' "$TMP/browser.out"
+		check_eq "browser: trace table and filter ($(grep -c '^ok' "$TMP/browser.out") checks)" \
+			"$rc" 0
+	else
+		skip_setup "chromium, chromium-driver or python3-selenium missing: no browser test"
+	fi
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	# no template: the trace ids link nowhere
+	"$SS" serve --listen 127.0.0.1:0 --store "$db" >"$TMP/serve2.out" 2>/dev/null &
+	_bg_pids+=($!)
+	spid=$!
+	end=$((SECONDS + 10))
+	until grep -q '^stackscope serve: http' "$TMP/serve2.out" 2>/dev/null; do
+		[[ $SECONDS -ge $end ]] && break
+		sleep 0.1
+	done
+	base=$(sed -n 's|^stackscope serve: \(http://[^/]*\)/.*|\1|p' "$TMP/serve2.out")
+	check_eq "no --trace-url: traces answer" "$(c '/api/traces')" 200
+	check_eq "no --trace-url: no template, no links" \
+		"$($J "$TMP/api.json" 'j["trace_url"] is None and not any("url" in t for t in j["traces"])')" 1
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+}
+
 check_publisher otel_tctx_pub
 check_publisher otel_tctx_pub_exe
 
@@ -83,5 +168,6 @@ if [[ -f $TMP/otel_tctx_pub.pb.gz ]]; then
 	check_eq "store query --trace (upper case given): its samples" "$got" "$want"
 	check_eq "store query --trace: a bad id refused" \
 		"$("$SS" store query --store "$TMP/t.db" --trace 12zz -o - >/dev/null 2>&1; echo $?)" 2
+	check_serve_traces "$TMP/t.db" "${T7E}02" "$want"
 fi
 finish

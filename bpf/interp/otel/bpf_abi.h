@@ -77,7 +77,27 @@ enum otel_trace_state {
 	/* a valid record whose trace id is all zero */                                          \
 	X(OTEL_COUNTER_NO_TRACE, "record without trace id")                                      \
 	/* a pointer that is not 2-byte aligned (the OTEP requires it) */                        \
-	X(OTEL_COUNTER_MISALIGNED, "record misaligned")
+	X(OTEL_COUNTER_MISALIGNED, "record misaligned")                                          \
+	/* samples whose span came from OBI's map traces_ctx_v1 (obi_map.h) */                   \
+	X(OTEL_COUNTER_OBI_SET, "samples with an OBI span")                                      \
+	/* an entry of OBI's map for the thread whose trace id is all zero */                    \
+	X(OTEL_COUNTER_OBI_NO_TRACE, "OBI entry without trace id")                              \
+	/* a record whose attrs-data is longer than a sample keeps (SS_TRACE_ATTRS_LEN) */      \
+	X(OTEL_COUNTER_ATTRS_CUT, "attributes cut")
+
+/* OpenTelemetry eBPF Instrumentation's (OBI's) shared map `traces_ctx_v1` (specification pull
+ * request 4855): a BPF_MAP_TYPE_LRU_HASH, pinned by OBI at <bpffs>/otel/traces_ctx_v1
+ * (default /sys/fs/bpf/otel/traces_ctx_v1), keyed by the thread's pid_tgid as
+ * bpf_get_current_pid_tgid() gives it (tgid << 32 | tid, both of the initial pid namespace),
+ * whose value is the span OBI saw that thread serve: trace id, then span id, no padding.
+ */
+struct obi_trace_ctx {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+
+#define OBI_MAP_KEY_SZ 8
+#define OBI_MAP_VALUE_SZ 24
 
 enum otel_counter {
 	OTEL_COUNTERS(SS_COUNTER_ENUM) OTEL_COUNTER_CNT,

@@ -6,7 +6,10 @@
  * sampled thread is stopped (the sample interrupts it), so its own writes cannot race the read;
  * another thread's can (a hostile or broken writer): the record's head is read twice and kept
  * only when both reads agree, so a sample carries the span that was published
- * whole or none (counted), never half of two. Attributes (attrs-data) are not read yet.
+ * whole or none (counted), never half of two. The first SS_TRACE_ATTRS_LEN bytes of its
+ * attrs-data are read between the two reads of the head (the OTEP lets a writer grow or
+ * shrink them without touching `valid`, changing attrs-data-size last): kept with the head they
+ * came with; userspace parses them (pipeline/sample_trace.c).
  *
  * Hooks the includer provides: ss_read_user, ss_interp_proc, ss_interp_count.
  */
@@ -76,6 +79,7 @@ static __always_inline int otel_thread_ctx(struct sample_record *rec, __u32 pid,
 	struct interp_proc *p;
 	__u64 var, ptr, head[4] = {}, head2[4] = {};
 	__u8 *h = (__u8 *)head;
+	__u32 attrs_sz;
 	int r;
 
 	if (!rec)
@@ -107,8 +111,17 @@ static __always_inline int otel_thread_ctx(struct sample_record *rec, __u32 pid,
 		ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_NOT_VALID);
 		return 0;
 	}
+	attrs_sz = h[26] | (__u32)h[27] << 8; /* attrs-data-size, little-endian host */
+	if (attrs_sz > SS_TRACE_ATTRS_LEN) {
+		ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_ATTRS_CUT);
+		attrs_sz = SS_TRACE_ATTRS_LEN;
+	}
+	if (attrs_sz && ss_read_user(rec->trace.attrs, attrs_sz, ptr + OTEL_RECORD_HEAD)) {
+		ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_RECORD_UNREADABLE);
+		attrs_sz = 0;
+	}
 	/* the second read: the same head (a pointer switched meanwhile left the record read
-	 * whole: the span that was attached)
+	 * whole: the span that was attached; attrs-data-size unchanged: the attributes too)
 	 */
 	if (ss_read_user(head2, OTEL_RECORD_HEAD, ptr) || head[0] != head2[0] ||
 	    head[1] != head2[1] || head[2] != head2[2] || head[3] != head2[3]) {
@@ -123,6 +136,7 @@ static __always_inline int otel_thread_ctx(struct sample_record *rec, __u32 pid,
 	__builtin_memcpy(rec->trace.trace_id, h, 16);
 	__builtin_memcpy(rec->trace.span_id, h + 16, 8);
 	rec->trace.flags = h[25];
+	rec->trace.attrs_sz = (__u16)attrs_sz;
 	rec->trace.state = OTEL_TRACE_SET;
 	ss_interp_count(FRAME_KIND_OTEL, OTEL_COUNTER_SET);
 	return 0;

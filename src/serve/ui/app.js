@@ -22,6 +22,7 @@ const state = {
   zoom: null,
   search: null,
   sandwich: null,      /* {name, type} of the function the sandwich view shows */
+  trace: '',           /* the trace filter: 32 lowercase hex digits, or '' */
 };
 
 function fmtTime(ns) {
@@ -54,6 +55,7 @@ function filterParams(prefixed) {
     if ($(id).value) p.set(name, $(id).value);
   }
   if ($('f-sample').value) p.set('sample_type', $('f-sample').value); /* '' is cpu */
+  if (state.trace) p.set('trace', state.trace);
   return p;
 }
 
@@ -177,6 +179,53 @@ function fillSampleTypes(types) {
   sel.replaceChildren(new Option('cpu', ''));
   for (const t of types) if (t.type !== 'cpu') sel.add(new Option(`${t.type} (${t.unit})`, t.type));
   if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
+}
+
+/* ---- traces ---- */
+
+const TRACE_RE = /^[0-9a-f]{32}$/;
+
+/* The trace table of the range: a trace id links to the viewer the server was given
+ * (--trace-url; an http(s) link built there from hex ids) or nowhere; "only this" filters.
+ */
+async function loadTraces() {
+  const p = filterParams(false);
+  p.set('limit', '50');
+  const t = await getJSON('api/traces?' + p);
+  const body = $('traces').tBodies[0];
+  body.replaceChildren();
+  for (const x of t.traces) {
+    const tr = body.insertRow();
+    const id = tr.insertCell();
+    id.className = 'trace-id';
+    if (x.url && /^https?:\/\//i.test(x.url)) {
+      const a = document.createElement('a');
+      a.href = x.url;
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.textContent = x.trace_id;
+      id.append(a);
+    } else {
+      id.textContent = x.trace_id;
+    }
+    tr.insertCell().textContent = x.spans;
+    tr.insertCell().textContent = x.samples;
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = state.trace === x.trace_id ? 'all traces' : 'only this';
+    b.addEventListener('click', () => setTrace(state.trace === x.trace_id ? '' : x.trace_id));
+    tr.insertCell().append(b);
+    for (const c of tr.cells) if (c !== id && c !== tr.cells[3]) c.className = 'num';
+  }
+  $('traces-box').hidden = t.traces.length === 0 && !state.trace;
+}
+
+function setTrace(id) {
+  id = id.trim().toLowerCase();
+  if (id && !TRACE_RE.test(id)) { status('a trace id is 32 hex digits'); return; }
+  state.trace = id;
+  $('f-trace').value = id;
+  loadRange();
 }
 
 /* ---- the flamegraph ---- */
@@ -554,6 +603,8 @@ async function loadRange() {
       `${state.tree.total} samples`);
     /* the filter menus of the range, after its graph: they do not hold it up */
     if (!state.files) loadFilters().catch((e) => status('error: ' + e.message));
+    if (!state.files && !state.diff) loadTraces().catch((e) => status('error: ' + e.message));
+    else $('traces-box').hidden = true;
   } catch (e) {
     status('error: ' + e.message);
   }
@@ -610,6 +661,8 @@ function setupControls() {
     $(id).addEventListener('change', loadRange);
   }
   $('f-sample').addEventListener('change', loadRange);
+  $('f-trace').addEventListener('keydown', (e) => { if (e.key === 'Enter') setTrace($('f-trace').value); });
+  $('f-trace').addEventListener('search', () => { if (!$('f-trace').value) setTrace(''); });
   $('diff-mode').addEventListener('change', () => {
     state.diff = $('diff-mode').checked;
     state.files = null;
