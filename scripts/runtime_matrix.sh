@@ -52,7 +52,7 @@ SUPPORTED=(
 	"bullseye node" "bookworm node" "trixie node" "sid node"
 	"bullseye luajit" "bookworm luajit" "trixie luajit" "sid luajit"
 	"bullseye luajit_joff" "bookworm luajit_joff" "trixie luajit_joff" "sid luajit_joff"
-	"bookworm beam" "sid beam"
+	"bookworm beam" "trixie beam" "sid beam"
 )
 
 suites=("${ALL_SUITES[@]}")

@@ -18,7 +18,10 @@
  * code in C (process_main is native code with its own unwind information): no code range.
  *
  * Per process: the JIT's process_main (the scheduler loop, whose native calls have no Erlang
- * caller), the range "global::process_main" of the shared code's debugger record ("global");
+ * caller), the range "global::process_main" of the shared code's debugger record ("global"),
+ * looked for at every refresh (BEAM_RETRY_NS) until found: eBPF walks the process (ready) only
+ * once it is known, so that no call of the loop is taken for Erlang code's native call (OTP
+ * 27's boot runs the loop most in its first 200 ms);
  * the JIT code, the executable views of its memfd ("/memfd:vmem") or anonymous
  * executable mappings, read from /proc/PID/maps at attach and every BEAM_MAPS_NS after (the
  * JIT maps more as modules load), at most INTERP_CODE_RANGES ranges.
@@ -46,7 +49,8 @@
 #define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
 #define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
-#define BEAM_SCHED_TRIES 50               /* reads of the records looking for process_main */
+#define BEAM_SCHED_TRIES 200              /* reads of the records looking for process_main
+					   * (every BEAM_RETRY_NS: 10 s) */
 #define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
 
 #define BEAM_MODULES_CAP 16384              /* modules per process */
@@ -486,6 +490,8 @@ static void find_scheduler_code(struct beam_rt *b, struct beam_proc *p, pid_t re
 	}
 	p->sched_lo = h.base + lo;
 	p->sched_hi = h.base + hi;
+	pr_debug("beam: pid %d: scheduler loop %#" PRIx64 "-%#" PRIx64 " (read %u)\n",
+		 (int)p->base.pid, p->sched_lo, p->sched_hi, p->sched_tries);
 }
 
 /* Read the list of records: the modules (sorted) and the emulator's normal_exit. 0 or -errno. */
@@ -573,30 +579,34 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	uint64_t v = 0;
 	bool settled;
 
-	settled = bpf->beam.ready && (p->sched_hi || p->sched_tries >= BEAM_SCHED_TRIES);
+	settled = bpf->beam.ready;
 	if (p->maps_at && now_ns - p->maps_at < (settled ? BEAM_MAPS_NS : BEAM_RETRY_NS))
 		return 0;
 	p->maps_at = now_ns;
 	if (!p->descriptor)
 		p->descriptor = find_descriptor(p);
 	if (!bpf->beam.ready) {
-		if (p->file->normal_exit_var)
-			interp__read_u64(p->base.pid, p->file->normal_exit_var + p->bias, &v);
-		if (!v && p->descriptor && !read_modules(b, p, p->base.pid)) {
-			p->modules_at = now_ns;
-			v = p->normal_exit;
+		if (p->file->normal_exit_var && !p->normal_exit)
+			interp__read_u64(p->base.pid, p->file->normal_exit_var + p->bias,
+					 &p->normal_exit);
+		/* the records: normal_exit when not exported, and the scheduler loop, read at
+		 * every refresh until found (the emulator registers them at start-up)
+		 */
+		if ((!p->normal_exit || !p->sched_hi) && p->sched_tries < BEAM_SCHED_TRIES) {
+			p->sched_tries++;
+			if (p->descriptor && !read_modules(b, p, p->base.pid))
+				p->modules_at = now_ns;
 		}
-		if (v) {
+		v = p->normal_exit;
+		/* Ready once the scheduler loop is known too: before, its calls (erts_schedule)
+		 * would look like native calls from Erlang code (a marker); a build whose records
+		 * never name it is walked without (BEAM_SCHED_TRIES).
+		 */
+		if (v && (p->sched_hi || p->sched_tries >= BEAM_SCHED_TRIES)) {
 			bpf->beam.normal_exit = v;
 			bpf->beam.ready = 1;
 			changed = 1;
 		}
-	}
-	if (!p->sched_hi && bpf->beam.ready && p->sched_tries < BEAM_SCHED_TRIES &&
-	    (!p->modules_at || now_ns - p->modules_at >= BEAM_RESCAN_NS)) {
-		p->sched_tries++;
-		if (p->descriptor && !read_modules(b, p, p->base.pid))
-			p->modules_at = now_ns;
 	}
 	if (p->sched_hi && bpf->beam.sched_hi != p->sched_hi) {
 		bpf->beam.sched_lo = p->sched_lo;
