@@ -31,7 +31,7 @@
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
  * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4, 12's luajit (JIT on and off)
- * and OTP 25 (BEAM's JIT, on a scheduler thread)
+ * and OTP 25 (BEAM's JIT, on a scheduler thread),
  * and 13's ruby3.3 and php8.4 from the runtime matrix's roots (run through their own ld.so; a
  * missing root is a SKIP). A system
  * that forbids ptrace of one's own child is a SKIP.

@@ -15,7 +15,9 @@
  * Measured on Debian's builds (OTP 25.2.3, 27.3.4.1, 29.1.2): the return address lies 0x40c8
  * (25) or 0x40b8 (27, 29) bytes above rbx (the registers' x register array), so the window
  * searched is 32 words from rbx + 0x4000. The emulator flavour (`emu`, OTP 23) runs Erlang
- * code in C (process_main is native code with its own unwind information): no code range.
+ * code in C (process_main is native code with its own unwind information): no code range;
+ * its process_main (.dynsym, with its size) is the file range where eBPF puts a marker
+ * (refused: its Erlang frames are not read) and the native walk goes on.
  *
  * Per process: the JIT's process_main (the scheduler loop, whose native calls have no Erlang
  * caller), the range "global::process_main" of the shared code's debugger record ("global"),
@@ -52,6 +54,8 @@
 #define BEAM_SCHED_TRIES 200              /* reads of the records looking for process_main
 					   * (every BEAM_RETRY_NS: 10 s) */
 #define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
+#define BEAM_EMU_LOOP_MIN 4096           /* bytes of the emulator flavour's process_main, at
+					  * least (OTP 23's: 48 KiB; the JIT's wrapper: tens) */
 
 #define BEAM_MODULES_CAP 16384              /* modules per process */
 #define BEAM_RECORD_MAX (8u << 20)           /* bytes of one module's debugger record */
@@ -157,6 +161,7 @@ static const struct interp_marker_text marker_texts[] = {
 	{ BEAM_MARKER_NO_SCHEDULER, "scheduler frames not found" },
 	{ BEAM_MARKER_STACK_LOST, "process stack lost" },
 	{ BEAM_MARKER_FROM_NATIVE, "frames of a native call not read" },
+	{ BEAM_MARKER_INTERPRETER, "interpreter (emu flavour) not walked" },
 };
 
 static int beam_init(void *rt)
@@ -295,8 +300,19 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 	}
 	pm = find_wrapper(&text);
 	if (!pm) {
-		/* the emulator flavour (or an unknown build): no JIT code to walk */
-		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour\n", exe->path, f->otp);
+		/* the emulator flavour (or an unknown build): no JIT code to walk; its interpreter
+		 * loop, process_main, gets a marker where it runs (refused: not walked)
+		 */
+		const struct interp_sym *loop = &syms[BEAM_SYM_PROCESS_MAIN];
+
+		if (loop->found && loop->size >= BEAM_EMU_LOOP_MIN &&
+		    loop->addr >= text.addr && loop->addr - text.addr < text.size &&
+		    loop->size <= text.size - (loop->addr - text.addr)) {
+			bpf->range_start[0] = loop->addr;
+			bpf->range_end[0] = loop->addr + loop->size;
+		}
+		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour, loop %s\n", exe->path,
+			 f->otp, bpf->range_end[0] ? "marked" : "not found");
 		return 0;
 	}
 	if (syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].addr != pm)
