@@ -31,6 +31,7 @@
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
  * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4, 12's luajit (JIT on and off)
+ * and OTP 25 (BEAM's JIT, on a scheduler thread),
  * and 13's ruby3.3 and php8.4 from the runtime matrix's roots (run through their own ld.so; a
  * missing root is a SKIP). A system
  * that forbids ptrace of one's own child is a SKIP.
@@ -142,7 +143,7 @@ struct chain_frame {
 
 struct interp_case {
 	const char *name;
-	const char *argv[8]; /* [0]: the interpreter (given at run time); the workload follows */
+	const char *argv[20]; /* [0]: the interpreter (given at run time); the workload follows */
 	const char *script;  /* the source whose lines the chain names (tests/data/...) */
 	const char *thread;  /* the comm of the thread to stop (NULL: the main thread) */
 	long burn_ms;        /* CPU that thread burns before the first stop */
@@ -1042,6 +1043,102 @@ TEST(luajit21_bookworm_joff)
 	run_root_luajit("bookworm", false);
 }
 
+/* BEAM (Debian 12's OTP 25, its JIT, from the runtime matrix's root, run through the root's
+ * ld.so with the environment erlexec gives beam.smp; a missing root is a SKIP) on
+ * tests/data/erl_chain.erl, compiled and loaded from the source by the emulator itself (no
+ * erlc, nothing written): one scheduler, so that the chain runs on "1_scheduler". Erlang
+ * frames of the process's stack, each at its line, through the code-range hook, under the
+ * shell's evaluator (erl_eval, init: OTP's modules, no lines), then the scheduler's native
+ * frames down to start_thread.
+ */
+static void run_root_beam(const char *suite)
+{
+	static const char *const env[] = { "ROOTDIR", "BINDIR", "EMU", "PROGNAME", "HOME",
+					   "ERL_CRASH_DUMP_SECONDS" };
+	const char *cache = getenv("RM_CACHE");
+	char root[PATH_MAX], ldso[PATH_MAX + 64], libs[2 * PATH_MAX + 64], otp[PATH_MAX + 64];
+	char data[PATH_MAX + 128], erts[64], bindir[PATH_MAX + 192], bin[PATH_MAX + 256];
+	struct interp_case c = {
+		.name = "beam",
+		.script = "tests/data/erl_chain.erl",
+		.thread = "1_scheduler",
+		.burn_ms = 8 * BURN_CPU_MS, /* the source compiled (~0.5 s), then gamma's loop */
+		.kind = FRAME_KIND_BEAM,
+		.chain = {
+			{ "erl_chain:gamma/3", "% HOT" },
+			{ "erl_chain:beta/1", "% CALL_GAMMA" },
+			{ "erl_chain:alpha/1", "% CALL_BETA" },
+			{ "erl_chain:main/1", "% CALL_ALPHA" },
+		},
+		.runner_kind = FRAME_KIND_BEAM,
+		.runner = "erl_eval:",
+		.runtime_below = true,
+		.under = "?", /* sched_thread_func, static in a stripped beam.smp */
+		.root = { "?@libc.so", "?@libc.so" }, /* __clone3, start_thread */
+		.no_proc_counter = BEAM_COUNTER_NO_PROC,
+		.jit_leaf = true,
+	};
+	FILE *fp;
+	size_t i;
+	int n = 1;
+
+	snprintf(root, sizeof(root), "%s/roots/%s",
+		 cache && *cache ? cache : "/var/cache/stackscope/runtime-matrix", suite);
+	snprintf(ldso, sizeof(ldso), "%s/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root);
+	snprintf(libs, sizeof(libs), "%s/usr/lib/x86_64-linux-gnu:%s/lib/x86_64-linux-gnu", root,
+		 root);
+	snprintf(otp, sizeof(otp), "%s/usr/lib/erlang", root);
+	/* the erts version: the one start.boot's release names (releases/start_erl.data) */
+	snprintf(data, sizeof(data), "%s/releases/start_erl.data", otp);
+	fp = fopen(data, "re");
+	if (access(ldso, X_OK) || !fp) {
+		if (fp)
+			fclose(fp);
+		SKIP("no %s root with erlang-base (scripts/runtime_root.sh %s)", suite, suite);
+	}
+	i = fread(erts, 1, sizeof(erts) - 1, fp);
+	fclose(fp);
+	erts[i] = '\0';
+	erts[strcspn(erts, " \n")] = '\0';
+	snprintf(bindir, sizeof(bindir), "%s/erts-%s/bin", otp, erts);
+	snprintf(bin, sizeof(bin), "%s/beam.smp", bindir);
+	if (access(bin, X_OK))
+		SKIP("no erts-%s/bin/beam.smp in %s's root", erts, suite);
+	c.argv[n++] = "--library-path";
+	c.argv[n++] = libs;
+	c.argv[n++] = bin;
+	c.argv[n++] = "-S";
+	c.argv[n++] = "1";
+	c.argv[n++] = "--"; /* the emulator's flags end here, then init's */
+	c.argv[n++] = "-root";
+	c.argv[n++] = otp;
+	c.argv[n++] = "-bindir";
+	c.argv[n++] = bindir;
+	c.argv[n++] = "-progname";
+	c.argv[n++] = "erl";
+	c.argv[n++] = "--";
+	c.argv[n++] = "-noshell";
+	c.argv[n++] = "-eval";
+	c.argv[n++] = "{ok,erl_chain,B}=compile:file(\"tests/data/erl_chain.erl\",[binary]),"
+		      "{module,_}=code:load_binary(erl_chain,\"tests/data/erl_chain.erl\",B),"
+		      "erl_chain:main([\"" WORKLOAD_SECS "\"])";
+	setenv("ROOTDIR", otp, 1);
+	setenv("BINDIR", bindir, 1);
+	setenv("EMU", "beam", 1);
+	setenv("PROGNAME", "erl", 1);
+	setenv("HOME", "/tmp", 1);
+	setenv("ERL_CRASH_DUMP_SECONDS", "0", 1); /* no erl_crash.dump in the tree */
+	kmaps_free(); /* the root's files start the maps afresh */
+	run_case(&c, ldso);
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		unsetenv(env[i]);
+}
+
+TEST(beam25_bookworm)
+{
+	run_root_beam("bookworm");
+}
+
 int main(void)
 {
 	int ret;
@@ -1069,6 +1166,7 @@ int main(void)
 	RUN(node20);
 	RUN(luajit21_bookworm);
 	RUN(luajit21_bookworm_joff);
+	RUN(beam25_bookworm);
 	ret = test_summary();
 	process_table__free(procs);
 	file_symbols__free(files); /* before the executables whose pages it borrows */

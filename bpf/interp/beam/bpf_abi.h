@@ -14,6 +14,11 @@
  * above it, up to the 64-byte alignment of the struct. C called from JIT code (BIFs, NIFs,
  * erts_schedule) runs on that thread stack just below the struct (the runtime stack).
  *
+ * The emulator flavour (`emu`: OTP 23, and any build without the JIT) runs Erlang code in C,
+ * in process_main, the interpreter loop, whose Erlang frames are not read: its file range
+ * (interp_file.range_start/end) is that function, where the walk puts a counted marker once a
+ * sample and the native walk goes on through it.
+ *
  * A FRAME_KIND_BEAM frame:
  *   addr    = the pc in Erlang code (the return address for callers: CPs)
  *   file_id = (__u64)sub << 60 | (__u64)INTERP_POS_NONE << 32, sub an enum beam_sub.
@@ -36,6 +41,8 @@ enum beam_marker {
 	BEAM_MARKER_NO_SCHEDULER = 3, /* the scheduler's native frames could not be found */
 	BEAM_MARKER_STACK_LOST = 4,   /* Erlang frames lost: the process stack did not scan */
 	BEAM_MARKER_FROM_NATIVE = 5,  /* Erlang frames of a process running native code: not read */
+	BEAM_MARKER_INTERPRETER = 6,  /* the emulator flavour's loop (OTP 23): Erlang frames not
+				       * read, the native walk goes on */
 };
 
 /* interp_proc.beam: one emulator process. */
@@ -76,7 +83,9 @@ struct beam_proc_abi {
 	/* native code called by the scheduler's own JIT code (no Erlang caller) */ \
 	X(BEAM_COUNTER_SCHEDULER_CODE, "called by the scheduler loop")             \
 	/* cut at the native reserve (marker) */                                   \
-	X(BEAM_COUNTER_TRUNCATED, "truncated")
+	X(BEAM_COUNTER_TRUNCATED, "truncated")                                     \
+	/* the emulator flavour's interpreter loop, not walked (marker) */         \
+	X(BEAM_COUNTER_INTERPRETER, "interpreter loop (emu flavour)")
 
 enum beam_counter {
 	BEAM_COUNTERS(SS_COUNTER_ENUM) BEAM_COUNTER_CNT,

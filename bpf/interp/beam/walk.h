@@ -207,4 +207,20 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 	return beam_next_cp(st, is, bc, p, frames, rbx);
 }
 
+/* A native frame in the emulator flavour's interpreter loop (the file range userspace gave:
+ * process_main of a build without the JIT): its Erlang frames are not read. A counted marker
+ * once a sample; the native step then emits the loop's frame and the walk goes on. 1: this
+ * iteration was used.
+ */
+static __always_inline int beam_activation(struct unwind_cursor *st, struct interp_state *is,
+					   struct beam_cursor *bc, struct user_frame *frames)
+{
+	(void)bc;
+	if (st->frame_cnt >= SS_MAX_USER_FRAMES - 1)
+		return 0;
+	ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_INTERPRETER,
+			    BEAM_COUNTER_INTERPRETER);
+	return 1;
+}
+
 #endif

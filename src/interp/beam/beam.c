@@ -15,10 +15,15 @@
  * Measured on Debian's builds (OTP 25.2.3, 27.3.4.1, 29.1.2): the return address lies 0x40c8
  * (25) or 0x40b8 (27, 29) bytes above rbx (the registers' x register array), so the window
  * searched is 32 words from rbx + 0x4000. The emulator flavour (`emu`, OTP 23) runs Erlang
- * code in C (process_main is native code with its own unwind information): no code range.
+ * code in C (process_main is native code with its own unwind information): no code range;
+ * its process_main (.dynsym, with its size) is the file range where eBPF puts a marker
+ * (refused: its Erlang frames are not read) and the native walk goes on.
  *
  * Per process: the JIT's process_main (the scheduler loop, whose native calls have no Erlang
- * caller), the range "global::process_main" of the shared code's debugger record ("global");
+ * caller), the range "global::process_main" of the shared code's debugger record ("global"),
+ * looked for at every refresh (BEAM_RETRY_NS) until found: eBPF walks the process (ready) only
+ * once it is known, so that no call of the loop is taken for Erlang code's native call (OTP
+ * 27's boot runs the loop most in its first 200 ms);
  * the JIT code, the executable views of its memfd ("/memfd:vmem") or anonymous
  * executable mappings, read from /proc/PID/maps at attach and every BEAM_MAPS_NS after (the
  * JIT maps more as modules load), at most INTERP_CODE_RANGES ranges.
@@ -46,8 +51,11 @@
 #define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
 #define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
-#define BEAM_SCHED_TRIES 50               /* reads of the records looking for process_main */
+#define BEAM_SCHED_TRIES 200              /* reads of the records looking for process_main
+					   * (every BEAM_RETRY_NS: 10 s) */
 #define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
+#define BEAM_EMU_LOOP_MIN 4096           /* bytes of the emulator flavour's process_main, at
+					  * least (OTP 23's: 48 KiB; the JIT's wrapper: tens) */
 
 #define BEAM_MODULES_CAP 16384              /* modules per process */
 #define BEAM_RECORD_MAX (8u << 20)           /* bytes of one module's debugger record */
@@ -153,6 +161,7 @@ static const struct interp_marker_text marker_texts[] = {
 	{ BEAM_MARKER_NO_SCHEDULER, "scheduler frames not found" },
 	{ BEAM_MARKER_STACK_LOST, "process stack lost" },
 	{ BEAM_MARKER_FROM_NATIVE, "frames of a native call not read" },
+	{ BEAM_MARKER_INTERPRETER, "interpreter (emu flavour) not walked" },
 };
 
 static int beam_init(void *rt)
@@ -291,8 +300,19 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 	}
 	pm = find_wrapper(&text);
 	if (!pm) {
-		/* the emulator flavour (or an unknown build): no JIT code to walk */
-		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour\n", exe->path, f->otp);
+		/* the emulator flavour (or an unknown build): no JIT code to walk; its interpreter
+		 * loop, process_main, gets a marker where it runs (refused: not walked)
+		 */
+		const struct interp_sym *loop = &syms[BEAM_SYM_PROCESS_MAIN];
+
+		if (loop->found && loop->size >= BEAM_EMU_LOOP_MIN &&
+		    loop->addr >= text.addr && loop->addr - text.addr < text.size &&
+		    loop->size <= text.size - (loop->addr - text.addr)) {
+			bpf->range_start[0] = loop->addr;
+			bpf->range_end[0] = loop->addr + loop->size;
+		}
+		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour, loop %s\n", exe->path,
+			 f->otp, bpf->range_end[0] ? "marked" : "not found");
 		return 0;
 	}
 	if (syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].addr != pm)
@@ -486,6 +506,8 @@ static void find_scheduler_code(struct beam_rt *b, struct beam_proc *p, pid_t re
 	}
 	p->sched_lo = h.base + lo;
 	p->sched_hi = h.base + hi;
+	pr_debug("beam: pid %d: scheduler loop %#" PRIx64 "-%#" PRIx64 " (read %u)\n",
+		 (int)p->base.pid, p->sched_lo, p->sched_hi, p->sched_tries);
 }
 
 /* Read the list of records: the modules (sorted) and the emulator's normal_exit. 0 or -errno. */
@@ -573,30 +595,34 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	uint64_t v = 0;
 	bool settled;
 
-	settled = bpf->beam.ready && (p->sched_hi || p->sched_tries >= BEAM_SCHED_TRIES);
+	settled = bpf->beam.ready;
 	if (p->maps_at && now_ns - p->maps_at < (settled ? BEAM_MAPS_NS : BEAM_RETRY_NS))
 		return 0;
 	p->maps_at = now_ns;
 	if (!p->descriptor)
 		p->descriptor = find_descriptor(p);
 	if (!bpf->beam.ready) {
-		if (p->file->normal_exit_var)
-			interp__read_u64(p->base.pid, p->file->normal_exit_var + p->bias, &v);
-		if (!v && p->descriptor && !read_modules(b, p, p->base.pid)) {
-			p->modules_at = now_ns;
-			v = p->normal_exit;
+		if (p->file->normal_exit_var && !p->normal_exit)
+			interp__read_u64(p->base.pid, p->file->normal_exit_var + p->bias,
+					 &p->normal_exit);
+		/* the records: normal_exit when not exported, and the scheduler loop, read at
+		 * every refresh until found (the emulator registers them at start-up)
+		 */
+		if ((!p->normal_exit || !p->sched_hi) && p->sched_tries < BEAM_SCHED_TRIES) {
+			p->sched_tries++;
+			if (p->descriptor && !read_modules(b, p, p->base.pid))
+				p->modules_at = now_ns;
 		}
-		if (v) {
+		v = p->normal_exit;
+		/* Ready once the scheduler loop is known too: before, its calls (erts_schedule)
+		 * would look like native calls from Erlang code (a marker); a build whose records
+		 * never name it is walked without (BEAM_SCHED_TRIES).
+		 */
+		if (v && (p->sched_hi || p->sched_tries >= BEAM_SCHED_TRIES)) {
 			bpf->beam.normal_exit = v;
 			bpf->beam.ready = 1;
 			changed = 1;
 		}
-	}
-	if (!p->sched_hi && bpf->beam.ready && p->sched_tries < BEAM_SCHED_TRIES &&
-	    (!p->modules_at || now_ns - p->modules_at >= BEAM_RESCAN_NS)) {
-		p->sched_tries++;
-		if (p->descriptor && !read_modules(b, p, p->base.pid))
-			p->modules_at = now_ns;
 	}
 	if (p->sched_hi && bpf->beam.sched_hi != p->sched_hi) {
 		bpf->beam.sched_lo = p->sched_lo;
