@@ -42,6 +42,7 @@ struct alloc_thread {
 	__u64 size;    /* pending: the sampled call's bytes */
 	__u64 memptr;  /* pending posix_memalign: where the pointer is written */
 	__u64 sp;      /* the outermost call in flight: its stack pointer at entry (0: none) */
+	__u64 addr;    /* the sampled call's pointer, for alloc_sample() */
 	__u32 fn;      /* pending: enum alloc_fn */
 	__u32 pending; /* the call in flight was sampled */
 };
@@ -133,16 +134,16 @@ static __always_inline void alloc_forget(__u64 p)
 	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
 }
 
-/* An allocator returns p (ctx: the caller's registers): a sampled call's stack goes out. A
- * frame of its own: the uretprobes share it.
+/* An allocator returns p (ctx: the caller's registers): 1 when the call was sampled and its
+ * stack is to go out (the pointer kept in the thread's entry for alloc_sample()). A frame of
+ * its own, returned from before the walk: the walk's frames (the unwinding loop's callback
+ * and what it calls) need all but this one's share of the 512 bytes of stack.
  */
 static __noinline int alloc_return(struct pt_regs *ctx, __u64 p)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid(), size;
 	struct alloc_key key = { .tgid = id >> 32 };
 	__u32 tid = (__u32)id, fn;
-	struct unwind_scratch *s;
 	struct alloc_thread *t;
 
 	t = bpf_map_lookup_elem(&alloc_threads, &tid);
@@ -174,15 +175,31 @@ static __noinline int alloc_return(struct pt_regs *ctx, __u64 p)
 		bpf_map_update_elem(&alloc_live, &key, &size, BPF_ANY);
 	}
 	count(COUNTER_ALLOC_SAMPLED, 1);
-	s = begin_sample(task, key.tgid, tid, bpf_ktime_get_ns());
+	t->addr = p;
+	return 1;
+}
+
+/* The sampled allocation alloc_return() kept: its stack and record. */
+static __noinline int alloc_sample(struct pt_regs *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct unwind_scratch *s;
+	struct alloc_thread *t;
+
+	t = bpf_map_lookup_elem(&alloc_threads, &tid);
+	if (!t)
+		return 0;
+	s = begin_sample(task, id >> 32, tid, bpf_ktime_get_ns());
 	if (!s)
 		return 0;
 	s->rec.mem_kind = MEM_SAMPLED_ALLOC;
-	s->rec.mem_weight = size;
-	s->rec.mem_fn = fn;
-	s->rec.mem_addr = p;
+	s->rec.mem_weight = t->size;
+	s->rec.mem_fn = t->fn;
+	s->rec.mem_addr = t->addr;
 	regs_from_pt_regs(&s->st, ctx);
-	walk_user_stack(s, task, key.tgid);
+	walk_user_stack(s, task, id >> 32);
 	return finish_sample(s, false);
 }
 
@@ -243,7 +260,7 @@ int BPF_KPROBE(on_libc_free, __u64 p)
 SEC("uretprobe")
 int BPF_KRETPROBE(on_alloc_return, __u64 ret)
 {
-	return alloc_return(ctx, ret);
+	return alloc_return(ctx, ret) == 1 ? alloc_sample(ctx) : 0;
 }
 
 #endif

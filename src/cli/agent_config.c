@@ -10,9 +10,14 @@
 #define CONFIG_MAX_SZ (1 << 20)
 #define CONFIG_MAX_ENTRIES 256
 
-/* what the options point into: reachable for the process's life */
-static struct agent_config_entry *loaded;
-static size_t loaded_cnt;
+/* Every file loaded, newest first: the options of a run point into its entries for the
+ * process's life (a SIGHUP reload loads another; the ones before stay reachable, not leaked).
+ */
+struct loaded_config {
+	struct loaded_config *prev;
+	struct agent_config_entry *entries;
+};
+static struct loaded_config *loaded;
 
 const char *agent_config__path(int argc, char **argv)
 {
@@ -55,6 +60,7 @@ static int config__error(const char *path, unsigned line, const char *why, const
 int agent_config__load(const char *path, const struct agent_config_entry **out, size_t *cnt)
 {
 	struct agent_config_entry *entries = NULL;
+	struct loaded_config *kept;
 	char *text = NULL, *line, *next, *key, *value, *eq;
 	size_t n = 0, len = 0, arg_sz;
 	unsigned line_no = 0;
@@ -130,11 +136,16 @@ int agent_config__load(const char *path, const struct agent_config_entry **out, 
 		entries[n].line = line_no;
 		n++;
 	}
-	loaded = entries;
-	loaded_cnt = n;
+	kept = malloc(sizeof(*kept));
+	if (!kept) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	*kept = (struct loaded_config){ .prev = loaded, .entries = entries };
+	loaded = kept;
 	entries = NULL;
-	*out = loaded;
-	*cnt = loaded_cnt;
+	*out = loaded->entries;
+	*cnt = n;
 cleanup:
 	if (f)
 		fclose(f);
