@@ -22,6 +22,7 @@ from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.support.ui import Select  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 
 url, art, pid = sys.argv[1], sys.argv[2], sys.argv[3]
 failed = 0
@@ -34,6 +35,21 @@ def check(what, cond, detail=""):
     print(("ok   " if cond else "FAIL ") + what + ("" if cond else ": " + str(detail)))
     if not cond:
         failed += 1
+
+
+def pick(menu_id, value, tries=20):
+    """Selects value in the menu menu_id; the page rebuilds its menus when the filters
+    arrive (after each range or process change), which can take the element from under a
+    click: picked again on a fresh element until it holds."""
+    for _ in range(tries):
+        try:
+            Select(d.find_element(By.ID, menu_id)).select_by_value(value)
+            if d.find_element(By.ID, menu_id).get_attribute("value") == value:
+                return True
+        except StaleElementReferenceException:
+            pass
+        time.sleep(0.25)
+    return False
 
 
 def wait_for(fn, timeout=20):
@@ -75,9 +91,9 @@ try:
     wait_for(lambda: pid in procs())
     check("the process menu lists the workload", pid in procs(), procs()[:10])
     if "inuse_space" in got and pid in procs():
-        Select(d.find_element(By.ID, "f-pid")).select_by_value(pid)
+        pick("f-pid", pid)
         wait_for(lambda: status().endswith(" samples"))
-        Select(d.find_element(By.ID, "f-sample")).select_by_value("inuse_space")
+        check("inuse_space picked in the sample-type menu", pick("f-sample", "inuse_space"))
         leak = wait_for(lambda: d.find_elements(By.CSS_SELECTOR,
                                                 ".frame[data-name='leak_blocks']"))
         check("inuse_space: the leak's frame leak_blocks is drawn", bool(leak))
