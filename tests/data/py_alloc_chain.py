@@ -8,6 +8,7 @@
 # Usage: py_alloc_chain.py SCALE COUNT TRUTH_FILE
 import os
 import sys
+import time
 
 BIG = 4 << 20
 SMALL = 400
@@ -61,6 +62,9 @@ def main():
     with open(sys.argv[3], "w") as f:
         f.write("hot %d\ncold %d\nleak_big %d\nleak_small %d\n" % (hot, cold, big, small))
     sys.stdout.flush()
+    # alive a moment more: the last frames (leak_small's, leak_big's) are named from this
+    # process's code objects, read while it lives (after its exit they are unreadable)
+    time.sleep(1)
     os._exit(0)
 
 

@@ -96,7 +96,9 @@ try:
         check("inuse_space picked in the sample-type menu", pick("f-sample", "inuse_space"))
         leak = wait_for(lambda: d.find_elements(By.CSS_SELECTOR,
                                                 ".frame[data-name='leak_blocks']"))
-        check("inuse_space: the leak's frame leak_blocks is drawn", bool(leak))
+        check("inuse_space: the leak's frame leak_blocks is drawn", bool(leak),
+              "status: %s, the menu's value: %r" % (status(), d.find_element(
+                  By.ID, "f-sample").get_attribute("value")))
         if leak:
             anc = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='main']")
             leaf = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='[alloc: malloc]']")

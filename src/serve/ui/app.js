@@ -146,11 +146,18 @@ function setupTimeline() {
 
 /* ---- filters ---- */
 
+/* A filter menu rebuilt from the range's lists; what the user picked stays picked even when
+ * the new list lacks it (a process with no CPU samples in the range, only memory rows; one
+ * gone since): a filter never drops silently.
+ */
 function fillSelect(id, items, value, label) {
   const sel = $(id), keep = sel.value;
   sel.replaceChildren(new Option('all', ''));
   for (const it of items) sel.add(new Option(label(it), value(it)));
-  if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
+  if (keep && ![...sel.options].some((o) => o.value === keep)) {
+    sel.add(new Option(`${keep} (none in this range)`, keep));
+  }
+  sel.value = keep;
 }
 
 async function loadFilters() {
@@ -565,9 +572,15 @@ function focusFunction(name) {
 
 /* ---- loading ---- */
 
+/* Each loadRange() a number: an answer that comes back after a newer request was made (the
+ * filters changed meanwhile) is dropped, never drawn over the newer one's.
+ */
+let rangeSeq = 0;
+
 async function loadRange() {
   const type = $('f-type').value;
   const fold = $('fold-runtime').checked;
+  const seq = ++rangeSeq;
   try {
     status('loading…');
     let tree;
@@ -586,6 +599,7 @@ async function loadRange() {
       if (fold) p.set('fold', 'runtime');
       tree = await getJSON((state.diff ? 'api/diff?' : 'api/flamegraph?') + p);
     }
+    if (seq !== rangeSeq) return;
     state.tree = link(tree);
     state.maxDelta = 1e-9;
     const md = (n) => { state.maxDelta = Math.max(state.maxDelta, Math.abs(delta(n))); (n.c || []).forEach(md); };
@@ -606,7 +620,7 @@ async function loadRange() {
     if (!state.files && !state.diff) loadTraces().catch((e) => status('error: ' + e.message));
     else $('traces-box').hidden = true;
   } catch (e) {
-    status('error: ' + e.message);
+    if (seq === rangeSeq) status('error: ' + e.message);
   }
 }
 
