@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "base/u64_map.h"
@@ -13,20 +12,9 @@
  * core), saved up to READ_BUDGET_BURST_NS (what the first samples of a large program take: some
  * 10,000 objects at ~20 us). A read that costs more than the budget left is made, and the
  * budget goes negative: the next reads wait until it has been paid back.
- * A read is charged the reading thread's CPU time, not the wall time: on a busy box (or a
- * guest whose vCPUs the host preempts) a read preempted for time slices would otherwise be
- * charged them, and the processes of a loaded machine lose their frames exactly when it is
- * loaded. A read that blocked (a voluntary context switch: the target's memory swapped out or
- * faulting slowly, its mm locked) is charged its wall time: that wait is the process's cost.
  */
 #define READ_BUDGET_PER_S (10 * 1000 * 1000LL)
 #define READ_BUDGET_BURST_NS (250 * 1000 * 1000LL)
-
-/* The reading thread's CPU clock and voluntary switches when its current budgeted read began
- * (one at a time per thread: budget_begin/budget_end pairs never nest).
- */
-static __thread uint64_t read_cpu_start;
-static __thread long read_waits_start;
 
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,
@@ -91,25 +79,12 @@ static void count(const struct symbol_cache *c, int counter)
 		c->stats[counter]++;
 }
 
-static uint64_t clock_now(clockid_t clock)
+static uint64_t now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(clock, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t now_ns(void)
-{
-	return clock_now(CLOCK_MONOTONIC);
-}
-
-/* The calling thread's voluntary context switches so far (it blocked), -1 if unknown. */
-static long voluntary_switches(void)
-{
-	struct rusage ru;
-
-	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
 }
 
 /* Tops owner's budget up for the whole milliseconds since it last was; true if some is left. */
@@ -156,18 +131,12 @@ bool symbol_cache__budget_begin(struct interp_proc_base *owner, uint64_t *start)
 			return false;
 	}
 	*start = now_ns();
-	read_cpu_start = clock_now(CLOCK_THREAD_CPUTIME_ID);
-	read_waits_start = voluntary_switches();
 	return budget_left(owner, *start);
 }
 
 void symbol_cache__budget_end(struct interp_proc_base *owner, uint64_t start)
 {
-	uint64_t cost = voluntary_switches() != read_waits_start
-				? now_ns() - start
-				: clock_now(CLOCK_THREAD_CPUTIME_ID) - read_cpu_start;
-
-	owner->budget_ns -= (int64_t)cost;
+	owner->budget_ns -= (int64_t)(now_ns() - start);
 }
 
 /* Evicts entries in clock order, never `keep`, until what they hold fits bytes_max. */

@@ -99,8 +99,7 @@ void *symbol_cache__get(struct symbol_cache *c, struct interp_proc_base *owner, 
 /* A runtime's own reads outside the cache (a line table it does not keep, read again for a
  * frame) on the same budget: false when owner has none left now (the read is not to be made:
  * count it, give the frame what is known without it); else *start for budget_end, which
- * charges the reading thread's CPU time since to owner (the wall time when the read blocked:
- * see symbol_cache.c). *start is the time now on both paths (CLOCK_MONOTONIC; at
+ * charges the time since to owner. *start is the time now on both paths (CLOCK_MONOTONIC; at
  * the tick's resolution when the budget was already spent).
  */
 bool symbol_cache__budget_begin(struct interp_proc_base *owner, uint64_t *start);
