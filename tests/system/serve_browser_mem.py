@@ -97,8 +97,9 @@ try:
         leak = wait_for(lambda: d.find_elements(By.CSS_SELECTOR,
                                                 ".frame[data-name='leak_blocks']"))
         check("inuse_space: the leak's frame leak_blocks is drawn", bool(leak),
-              "status: %s, the menu's value: %r" % (status(), d.find_element(
-                  By.ID, "f-sample").get_attribute("value")))
+              "status: %s, the menu's value: %r, the page's last query: %s" % (
+                  status(), d.find_element(By.ID, "f-sample").get_attribute("value"),
+                  d.execute_script("return filterParams(false).toString()")))
         if leak:
             anc = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='main']")
             leaf = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='[alloc: malloc]']")
