@@ -108,34 +108,50 @@ static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
 	st->after_signal = dp->after_signal;
 }
 
-/* Rule in force at elf_addr, in its table page. */
-static __always_inline struct unwind_rule *ss_find_rule_in(const struct unwind_page *page,
-							   __u64 elf_addr)
+/* The linkage of ss_page_entry_rule(): ordinary inline C for the replay tests; sampler.bpf.c
+ * makes it a global function (__noinline, not static), which the verifier checks once, on its
+ * own, with unknown arguments. Inlined into the bpf_loop callback, the search's 17 steps were
+ * verified per path: 6.18.44's verifier merged none of its 2^17 paths there and refused
+ * on_sample ("BPF program is too large. Processed 1000001 insn").
+ */
+#ifndef SS_ENTRY_SEARCH_LINKAGE
+#define SS_ENTRY_SEARCH_LINKAGE static __always_inline
+#endif
+
+/* The rule index of the last of the cnt entries from first whose page_off <= off (entry
+ * first has page_off 0), or -1 (no entry, or one unreadable).
+ */
+SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off)
 {
 	struct unwind_entry *e;
-	__u32 lo, hi, off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
+	__u32 lo = first, hi = first + cnt;
 	int i;
 
-	if (!page->cnt)
-		return NULL;
-	/* Last entry with page_off <= off; entry `first` has page_off 0. */
-	lo = page->first;
-	hi = page->first + page->cnt;
+	if (!cnt)
+		return -1;
 	for (i = 0; i < SS_PAGE_ENTRY_SEARCH_STEPS && hi - lo > 1; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
 		e = ss_lookup_entry(mid);
 		if (!e)
-			return NULL;
+			return -1;
 		if (e->page_off <= off)
 			lo = mid;
 		else
 			hi = mid;
 	}
 	e = ss_lookup_entry(lo);
-	if (!e)
-		return NULL;
-	return ss_lookup_rule(e->rule);
+	return e ? e->rule : -1;
+}
+
+/* Rule in force at elf_addr, in its table page. */
+static __always_inline struct unwind_rule *ss_find_rule_in(const struct unwind_page *page,
+							   __u64 elf_addr)
+{
+	int rule = ss_page_entry_rule(page->first, page->cnt,
+				      elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1));
+
+	return rule < 0 ? NULL : ss_lookup_rule((__u32)rule);
 }
 
 /* Rule in force at elf_addr, or NULL when the file has no table page there. */

@@ -243,7 +243,16 @@ static __always_inline struct unwind_entry *ss_lookup_entry(__u32 index)
 	__u32 pair = index / 2;
 	struct unwind_entry_pair *p = bpf_map_lookup_elem(&unwind_entries, &pair);
 
-	return p ? &p->e[index & 1] : NULL;
+	if (!p)
+		return NULL;
+	/* The pair's half at a constant offset on each path, never p + (index & 1) * 4: an offset
+	 * added to a map value pointer is made precise, and the precision flows back into the
+	 * binary search's bounds (lo, hi), so that no two of its 2^17 paths merge (6.18.44's
+	 * verifier: "BPF program is too large").
+	 */
+	if (index & 1)
+		return &p->e[1];
+	return &p->e[0];
 }
 
 static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
@@ -251,6 +260,8 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 	return bpf_map_lookup_elem(&unwind_rules, &index);
 }
 
+/* the page's entry search a global function, verified once (native_unwind.h) */
+#define SS_ENTRY_SEARCH_LINKAGE __noinline
 #include "native_unwind.h"
 #include "arch/sample_regs.h"
 
@@ -420,15 +431,24 @@ struct unwind_loop_ctx {
 	struct unwind_scratch *s;
 };
 
-static long unwind_loop_cb(__u64 i, void *ctx)
+/* One step of the walk: a runtime's frame, else a native one. 1 when the walk is done.
+ * A global function: the verifier checks it once, on its own, with s any per-CPU scratch.
+ * Inlined into bpf_loop's callback, the step was checked as the body of a loop, where
+ * 6.18.44's verifier merges no two states whose unknown values differ in range, and it
+ * refused on_sample ("BPF program is too large. Processed 1000001 insn"; 71,371 before).
+ */
+__noinline int unwind_scratch_step(struct unwind_scratch *s)
 {
-	struct unwind_scratch *s = ((struct unwind_loop_ctx *)ctx)->s;
-
 	if (!s)
 		return 1;
 	if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
 		ss_unwind_step(&s->st, s->rec.user);
 	return s->st.done ? 1 : 0;
+}
+
+static long unwind_loop_cb(__u64 i, void *ctx)
+{
+	return unwind_scratch_step(((struct unwind_loop_ctx *)ctx)->s) ? 1 : 0;
 }
 
 /* ---- process filter ---- */
@@ -1133,17 +1153,34 @@ static __always_inline void enter_vdso(struct new_mappings *nm, __u64 start, __u
 		append_mapping(nm, kf->file_id, start - kf->seg[0].delta, start, end);
 }
 
-/* VMAs looked at in the executable's code range [start_code, end_code): one unless it has
- * several executable segments.
- */
-#define EXEC_TEXT_VMAS 4
-
 /* What on_exec entered of the new image. */
 struct exec_entered {
 	struct known_file *exe_kf; /* the executable's "known_files" entry (NULL: unknown) */
 	bool exe_seen;             /* exe_kf was looked up */
 	bool known; /* every mapping is of a file eBPF knows: no hurry for userspace */
 };
+
+/* One executable VMA of the code range at *addr (below end): entered, *addr moved past it,
+ * *all cleared when userspace has to look. false when the range is done or has a gap.
+ */
+static __always_inline bool enter_text_vma(struct task_struct *task, struct new_mappings *nm,
+					   __u64 *addr, __u64 end, bool *all, struct exec_entered *x)
+{
+	struct known_file *kf;
+	struct found_vma f;
+
+	if (*addr >= end || bpf_find_vma(task, *addr, found_vma_cb, &f, 0))
+		return false;
+	if (f.id.valid) {
+		*all &= enter_found(nm, &f, &kf);
+		if (!x->exe_seen) {
+			x->exe_kf = kf;
+			x->exe_seen = true;
+		}
+	}
+	*addr = f.end;
+	return true;
+}
 
 /* At exec: enter the new image's executable mappings, each found with one bpf_find_vma()
  * (not a walk over all of them: most are data, stack, vvar): the executable's, in
@@ -1159,7 +1196,6 @@ static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 
 	struct known_file *kf;
 	struct found_vma f;
 	bool all = true;
-	__u32 i;
 
 	if (!sampler_cfg.new_mappings || !mm)
 		return;
@@ -1169,18 +1205,14 @@ static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 
 	start_code = mm->start_code;
 	end_code = mm->end_code;
 	addr = start_code;
-	for (i = 0; i < EXEC_TEXT_VMAS && addr < end_code; i++) {
-		if (bpf_find_vma(task, addr, found_vma_cb, &f, 0))
-			break; /* a gap */
-		if (f.id.valid) {
-			all &= enter_found(nm, &f, &kf);
-			if (!x->exe_seen) {
-				x->exe_kf = kf;
-				x->exe_seen = true;
-			}
-		}
-		addr = f.end;
-	}
+	/* Up to four VMAs in the code range (one unless the executable has several executable
+	 * segments), unrolled: a loop around bpf_find_vma's callback was never merged by 6.18.44's verifier
+	 * (on_exec refused at 1,000,001 instructions)
+	 */
+	if (enter_text_vma(task, nm, &addr, end_code, &all, x) &&
+	    enter_text_vma(task, nm, &addr, end_code, &all, x) &&
+	    enter_text_vma(task, nm, &addr, end_code, &all, x))
+		enter_text_vma(task, nm, &addr, end_code, &all, x);
 	if (addr < end_code)
 		all = false; /* not all seen: userspace reads the rest at once */
 	ip = PT_REGS_IP_CORE((struct pt_regs *)bpf_task_pt_regs(task));

@@ -1,5 +1,6 @@
 /* BPF sampler lifecycle: feature checks, load, per-CPU perf events, ring buffer, counters. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -255,32 +256,56 @@ static size_t pow2_at_least(size_t v)
 	return p;
 }
 
+/* The whole verifier log of program name into DIR/name.log (STACKSCOPE_VERIFIER_LOG=DIR): a
+ * program refused for its size shows there where its states multiply.
+ */
+static void write_verifier_log(const char *dir, const char *name, const char *log)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.log", dir, name);
+	f = fopen(path, "w");
+	if (!f) {
+		pr_warn("verifier log: cannot write %s: %s\n", path, strerror(errno));
+		return;
+	}
+	fputs(log, f);
+	if (fclose(f))
+		pr_warn("verifier log: cannot write %s: %s\n", path, strerror(errno));
+}
+
 /* STACKSCOPE_VERIFIER_STATS=1: each program's verifier statistics (instructions processed,
  * verification time) are logged at info level after the load (docs/ARCHITECTURE.md and the
- * kernel matrix record them). before: set up the log buffers; after: print and free them.
+ * kernel matrix record them); STACKSCOPE_VERIFIER_LOG=DIR: also each program's whole log
+ * (level 1) into DIR. before: set up the log buffers; after: print and free them.
  */
 static void verifier_stats_setup(struct bpf_object *obj, bool before)
 {
+	const char *dir = getenv("STACKSCOPE_VERIFIER_LOG");
+	size_t sz, cap = dir ? (size_t)1 << 29 : (size_t)1 << 16; /* the kernel takes < 1 GiB */
 	struct bpf_program *prog;
 	const char *line;
-	size_t sz;
 	char *buf;
 
-	if (!getenv("STACKSCOPE_VERIFIER_STATS"))
+	if (!getenv("STACKSCOPE_VERIFIER_STATS") && !dir)
 		return;
 	bpf_object__for_each_program(prog, obj)
 	{
 		if (before) {
-			buf = calloc(1, 1 << 16);
+			buf = calloc(1, cap);
 			if (buf) {
-				bpf_program__set_log_buf(prog, buf, 1 << 16);
-				bpf_program__set_log_level(prog, 4); /* statistics only */
+				bpf_program__set_log_buf(prog, buf, (__u32)cap);
+				/* statistics only, or every instruction with the states */
+				bpf_program__set_log_level(prog, dir ? (getenv("VL2") ? 2 : 1) | 4 : 4);
 			}
 			continue;
 		}
 		buf = (char *)bpf_program__log_buf(prog, &sz);
 		if (!buf)
 			continue;
+		if (dir && bpf_program__autoload(prog))
+			write_verifier_log(dir, bpf_program__name(prog), buf);
 		line = strstr(buf, "processed ");
 		if (bpf_program__autoload(prog) && line)
 			pr_info("verifier: %s: %.*s\n", bpf_program__name(prog),

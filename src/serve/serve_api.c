@@ -337,8 +337,9 @@ static void api_store_reset(struct serve_api *a)
 	}
 }
 
-/* The key of a filter over the store as it is now: the filter's fields and the intervals'
- * count, last id and last end (a write or a retention drop changes them). 0 or -errno.
+/* The key of a filter over the store as it is now: every field of the filter (a field left
+ * out answers one query with another's profile: a pid's CPU tree for its inuse_space) and the
+ * intervals' count, last id and last end (a write or a retention drop changes them). 0 or -errno.
  */
 static int range_key(struct store *st, const struct store_filter *f, char *key, size_t sz)
 {
@@ -347,10 +348,11 @@ static int range_key(struct store *st, const struct store_filter *f, char *key, 
 
 	if (err)
 		return err;
-	n = snprintf(key, sz, "%llu|%llu|%u|%u|%s|%s|%s|%s|%s|%s|%llu|%lld|%llu",
+	n = snprintf(key, sz, "%llu|%llu|%u|%u|%s|%s|%s|%s|%s|%s|%s|%llu|%lld|%llu",
 		     (unsigned long long)f->from_ns, (unsigned long long)f->to_ns, f->pid, f->tid,
 		     f->comm ?: "\x01", f->thread ?: "\x01", f->exe ?: "\x01",
 		     f->container ?: "\x01", f->label ?: "\x01", f->service ?: "\x01",
+		     f->sample_type ?: "\x01",
 		     (unsigned long long)ss.interval_cnt, (long long)ss.last_id,
 		     (unsigned long long)ss.last_end_ns);
 	return n > 0 && (size_t)n < sz ? 0 : -E2BIG;

@@ -271,6 +271,9 @@ TEST(api_over_a_store)
 	EXPECT(a, "GET", "/api/flamegraph", "", 200, "\"total\":16,");
 	EXPECT(a, "GET", "/api/flamegraph", "from=7000000000", 200, "\"total\":8,");
 	EXPECT(a, "GET", "/api/flamegraph", "pid=10", 200, "\"total\":8,");
+	/* the same filter but the sample type: not the cached CPU profile (the store has none) */
+	EXPECT(a, "GET", "/api/flamegraph", "pid=10&sample_type=inuse_space", 200, "\"total\":0,");
+	EXPECT(a, "GET", "/api/flamegraph", "pid=10&sample_type=cpu", 200, "\"total\":8,");
 	EXPECT(a, "GET", "/api/flamegraph", "comm=tw%6F&to=6000000000", 200, "\"total\":4,");
 	EXPECT(a, "GET", "/api/flamegraph", "type=cpython", 200, "\"total\":2,");
 	EXPECT(a, "GET", "/api/flamegraph", "fold=runtime", 200, "\"total\":16,");
