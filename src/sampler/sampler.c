@@ -278,7 +278,7 @@ static void write_verifier_log(const char *dir, const char *name, const char *lo
 /* STACKSCOPE_VERIFIER_STATS=1: each program's verifier statistics (instructions processed,
  * verification time) are logged at info level after the load (docs/ARCHITECTURE.md and the
  * kernel matrix record them); STACKSCOPE_VERIFIER_LOG=DIR: also each program's whole log
- * (level 1) into DIR. before: set up the log buffers; after: print and free them.
+ * (level 2) into DIR. before: set up the log buffers; after: print and free them.
  */
 static void verifier_stats_setup(struct bpf_object *obj, bool before)
 {
@@ -296,8 +296,8 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 			buf = calloc(1, cap);
 			if (buf) {
 				bpf_program__set_log_buf(prog, buf, (__u32)cap);
-				/* statistics only, or every instruction with the states */
-				bpf_program__set_log_level(prog, dir ? (getenv("VL2") ? 2 : 1) | 4 : 4);
+				/* statistics only, or every instruction with its states (the kernel keeps the log's end) */
+				bpf_program__set_log_level(prog, dir ? 2 | 4 : 4);
 			}
 			continue;
 		}
