@@ -42,6 +42,11 @@ const char *alloc_fn__name(uint32_t fn)
 	return fn < ALLOC_FN_CNT && fn_names[fn] ? fn_names[fn] : "alloc";
 }
 
+size_t mem_alloc__ringbuf_bytes(bool enable)
+{
+	return enable ? (size_t)4 << 20 : 0;
+}
+
 int mem_alloc__parse_rate(const char *arg, uint64_t *rate)
 {
 	char *end;

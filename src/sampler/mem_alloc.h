@@ -34,6 +34,12 @@ int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate);
 int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
 		      char *const *command, struct bpf_link ***links, size_t *link_cnt);
 
+/* The ring buffer's room for allocation samples (0 when disabled): a malloc-heavy process
+ * sends thousands a second (2 GiB a second at the default rate: ~4,000), in bursts the
+ * reader, woken at half full, drains late on a loaded box.
+ */
+size_t mem_alloc__ringbuf_bytes(bool enable);
+
 /* --alloc-rate BYTES (1-1073741824): 0 or -EINVAL. */
 int mem_alloc__parse_rate(const char *arg, uint64_t *rate);
 

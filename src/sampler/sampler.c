@@ -457,7 +457,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
 					(size_t)s->cpu_cnt * defer_burst *
 						sizeof(struct stack_copy_record) +
-					off_cpu__ringbuf_bytes(opts->off_cpu, opts->off_cpu_rate));
+					off_cpu__ringbuf_bytes(opts->off_cpu, opts->off_cpu_rate) +
+					mem_alloc__ringbuf_bytes(opts->alloc));
 	bpf_map__set_max_entries(s->skel->maps.events, (uint32_t)pow2_at_least(rb_sz));
 	s->skel->rodata->sampler_cfg.defer_ring_max = pow2_at_least(rb_sz) / 2;
 	bpf_map__set_max_entries(s->skel->maps.mappings,

@@ -1,10 +1,12 @@
 /*
  * Allocation workload for tests/system/test_alloc.sh: three chains allocate known amounts,
  * one of them leaks:
- *   main -> alloc_hot -> take_hot     malloc / posix_memalign of 4-28 KiB, freed at once
+ *   main -> alloc_hot -> take_hot     malloc / posix_memalign of 32-96 KiB, freed at once
  *   main -> alloc_cold -> take_cold   calloc of half, realloc to the full size, freed at once
  *   main -> leak_blocks               malloc of 2 MiB, never freed (LEAK_BLOCKS of them)
- * alloc_hot's bytes are 3 times alloc_cold's. Edge cases on the way: realloc(p, 0) and
+ * alloc_hot's bytes are 3 times alloc_cold's. Sizes of tens of KiB (below glibc's mmap
+ * threshold): few calls per byte, as a uprobe costs per call and the sampling is by bytes
+ * (test_alloc.sh asks for 8 GiB, ~16,000 samples in alloc_hot). Edge cases on the way: realloc(p, 0) and
  * free(NULL) in every round.
  *
  * Usage: wl_alloc MIB OUT [HOLD]: alloc_hot allocates about MIB MiB; writes "chain bytes" lines
@@ -67,7 +69,7 @@ static __attribute__((noinline)) void alloc_hot(uint64_t bytes)
 		size_t n;
 
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		n = 4096 + (size_t)((seed >> 33) % (24 * 1024));
+		n = 32768 + (size_t)((seed >> 33) % (64 * 1024));
 		take_hot(n, i++ & 1);
 		done += n;
 	}
@@ -82,7 +84,7 @@ static __attribute__((noinline)) void alloc_cold(uint64_t bytes)
 		size_t n;
 
 		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		n = 4096 + (size_t)((seed >> 33) % (24 * 1024));
+		n = 32768 + (size_t)((seed >> 33) % (64 * 1024));
 		take_cold(n);
 		done += n / 2 + n;
 	}

@@ -167,7 +167,7 @@ samples()
 			if (re != "" && stack !~ re) next
 			sum += n
 		}
-		END { print sum + 0 }' "$1"
+		END { printf "%.0f\n", sum }' "$1"
 }
 
 # dominant FILE COMM: COMM's stack (without the count) with the most samples.

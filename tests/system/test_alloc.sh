@@ -1,10 +1,12 @@
 #!/bin/bash
 # Allocation profiling (record --alloc): uprobes on libc's malloc family, sampled by bytes
 # (mean 512 KiB), unbiased weights, live samples kept until freed. tests/data/wl_alloc.c
-# allocates 1 GiB from main -> alloc_hot (malloc, posix_memalign), a third of that from
+# allocates 8 GiB from main -> alloc_hot (malloc, posix_memalign), a third of that from
 # main -> alloc_cold (calloc + realloc) and leaks 32 x 2 MiB from main -> leak_blocks, with
 # realloc(p, 0) and free(NULL) on the way:
-#   - alloc_space: each chain's share within 5 % of its true share (relative);
+#   - alloc_space: each chain's share within 5 % of its true share (relative): at the default
+#     rate 8 GiB give ~16,000 samples in alloc_hot and ~5,500 in alloc_cold, the 5 % at 3.7
+#     sigma for alloc_cold (1 GiB gave ~680: 1.3 sigma, a failure in five runs);
 #   - inuse_space: the leak within 10 % of 64 MiB; nothing in use under alloc_hot or
 #     alloc_cold (every allocation there was freed: a wrong leak would show);
 #   - no uprobe and no program left behind after record exits, or is killed (SIGKILL).
@@ -42,7 +44,7 @@ before=$(probes_left)
 check_eq "no uprobe program of ours before the test" "$before" 0
 
 # 1. Accuracy and the leak at the default rate.
-record "$TMP/a.err" --alloc -o "$TMP/a.pb.gz" -- "$FIX/wl_alloc" 1024 "$TMP/a.truth"
+record "$TMP/a.err" --alloc -o "$TMP/a.pb.gz" -- "$FIX/wl_alloc" 8192 "$TMP/a.truth"
 check_eq "alloc: stackscope exit status" $? 0
 $STACKS --value=alloc_space "$TMP/a.pb.gz" | sed 's/^/wl_alloc;/' >"$TMP/a.space"
 $STACKS --value=inuse_space "$TMP/a.pb.gz" | sed 's/^/wl_alloc;/' >"$TMP/a.inuse"
