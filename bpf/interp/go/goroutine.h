@@ -48,12 +48,15 @@ static __noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, __
 					   struct go_sched *ctx)
 {
 	struct interp_proc *p = ss_interp_proc(pid, FRAME_KIND_GO);
-	__u64 g0, stack[2], pc_off, sp_off;
+	__u64 stack[2], pc_off, sp_off;
 	struct go_thread t;
 
+	/* g0 read into stack[0], then g0's stack bounds over it: 64 bytes of stack, as 6.1
+	 * counts on_sample -> unwind_loop_cb -> unwind_scratch_step -> here within its 512
+	 */
 	if (!ctx || !p || go_thread_read(&p->go, fsbase, &t) || !t.curg || t.curg == t.g ||
-	    ss_read_user(&g0, sizeof(g0), t.m + p->go.m_g0) || t.curg == g0 ||
-	    ss_read_user(stack, sizeof(stack), g0) || sp < stack[0] || sp >= stack[1] ||
+	    ss_read_user(stack, sizeof(stack[0]), t.m + p->go.m_g0) || t.curg == stack[0] ||
+	    ss_read_user(stack, sizeof(stack), stack[0]) || sp < stack[0] || sp >= stack[1] ||
 	    ss_read_user(stack, sizeof(stack), t.curg))
 		return -1;
 	pc_off = which == GO_CONTEXT_SYSCALL ? p->go.g_syscall_pc : p->go.g_sched_pc;
