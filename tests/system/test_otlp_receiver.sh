@@ -6,7 +6,8 @@
 #    total) and, for the workload's pid, the same total and the same samples of the chain
 #    hot_leaf <- chain_c <- chain_b <- chain_a <- main as the agent's own store: tolerance 0,
 #    the agent sends what it stores and its log must say no export was dropped; every sample
-#    carries the label host.name (the store's label filter gives all of them, another host none).
+#    carries the label host.name (the store's label filter and serve's API give all of them,
+#    another host none).
 #  - Hostile requests, each refused with its status and counted by reason in the receiver's
 #    final log line: a malformed body and a lying length (400), a gzip bomb (64 MiB of zeros in
 #    64 KB: 413 at the inflated cap), a body over the cap (413 from the server), 10 million
@@ -86,6 +87,16 @@ other=$("$SS" store query --store "$TMP/r.db" --label "host.name=not-$host" -o -
 check_ge "the receiver's store has samples" "$all" 1
 check_eq "every received sample has the label host.name=$host" "$by_host" "$all"
 check_eq "another host.name has none" "$other" 0
+# the web UI's API over the same store, filtered by host
+UPORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$TMP/serve.out")
+api_total()
+{
+	# the answer's own total comes first, the functions' after it
+	curl -s "http://127.0.0.1:$UPORT/api/top?from=0&limit=1&label=host.name%3D$1" |
+		grep -o '"total":[0-9]*' | head -1 | cut -d: -f2
+}
+check_eq "the API's total for host.name=$host = the store's" "$(api_total "$host")" "$all"
+check_eq "the API's total for another host" "$(api_total "not-$host")" 0
 
 # --- hostile requests -------------------------------------------------------------------------
 /usr/bin/python3 - "$TMP" <<'EOF'
