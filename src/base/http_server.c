@@ -54,6 +54,7 @@ struct conn {
 	char *out_body_own;
 	size_t drained;
 	bool budgeted; /* body_len counts against body_budget */
+	char content_type[64], content_encoding[32]; /* from the head, for the handler */
 };
 
 struct http_server {
@@ -316,6 +317,8 @@ static void conn__dispatch(struct http_server *s, struct conn *c, char *method, 
 		.path = target,
 		.body = (const uint8_t *)c->buf + c->head_len,
 		.body_len = c->body_len,
+		.content_type = c->content_type,
+		.content_encoding = c->content_encoding,
 	};
 	char *q = strchr(target, '?');
 	char headers[HEADERS_MAX_SZ];
@@ -437,6 +440,16 @@ int http_head__parse(char *buf, size_t len, struct http_head *h)
 				return 400;
 			h->origin = v;
 			h->origin_len = (size_t)(vend - v);
+		} else if (name_is(p, n, "Content-Type")) {
+			if (h->content_type)
+				return 400;
+			h->content_type = v;
+			h->content_type_len = (size_t)(vend - v);
+		} else if (name_is(p, n, "Content-Encoding")) {
+			if (h->content_encoding)
+				return 400;
+			h->content_encoding = v;
+			h->content_encoding_len = (size_t)(vend - v);
 		}
 	}
 }
@@ -474,7 +487,7 @@ bool http_host__allowed(const char *host, size_t len, uint32_t local_addr, const
 	}
 	if (!name_len || name_len > HOST_NAME_MAX_LEN)
 		return false;
-	if (name_is(host, name_len, "localhost"))
+	if (name_is(host, name_len, "localhost") || (hosts && !strcmp(hosts, "*")))
 		return true;
 	if (name_len < sizeof(ip)) {
 		memcpy(ip, host, name_len);
@@ -518,6 +531,11 @@ static void conn__head_done(struct http_server *s, struct conn *c)
 	method = h.method;
 	target = h.target;
 	body_len = h.content_length;
+	/* copied now: the buffer the head is in may move when the body is read */
+	snprintf(c->content_type, sizeof(c->content_type), "%.*s", (int)h.content_type_len,
+		 h.content_type ?: "");
+	snprintf(c->content_encoding, sizeof(c->content_encoding), "%.*s",
+		 (int)h.content_encoding_len, h.content_encoding ?: "");
 	if (!(method_bit(method) & s->opts.methods)) {
 		conn__reject(s, c, 405, NULL);
 		return;

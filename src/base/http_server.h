@@ -56,6 +56,8 @@ struct http_request {
 	const char *query;  /* after '?' (still encoded), or "" */
 	const uint8_t *body;
 	size_t body_len;
+	const char *content_type;     /* the Content-Type value (at most 63 bytes kept), or "" */
+	const char *content_encoding; /* the Content-Encoding value (at most 31 bytes), or "" */
 };
 
 /* The handler's answer. body: NULL, or malloc()ed bytes the server frees (body_static: bytes
@@ -94,7 +96,8 @@ struct http_server_opts {
 	unsigned spare_max;           /* connections past conn_max; 0: conn_max / 2 (at least 1) */
 	unsigned spare_timeout_ms;    /* their request timeout; 0: 1000 (at most request_timeout) */
 	const char *hosts; /* more Host names accepted, comma-separated (borrowed: outlives the
-			    * server); NULL: none
+			    * server); NULL: none; "*": any Host (a receiver of other machines'
+			    * data, which serves nothing a rebinding page could read)
 			    */
 };
 
@@ -117,6 +120,8 @@ struct http_head {
 	size_t host_len;
 	const char *origin; /* the Origin value, or NULL */
 	size_t origin_len;
+	const char *content_type, *content_encoding; /* values, or NULL */
+	size_t content_type_len, content_encoding_len;
 	size_t content_length; /* 0 without the header */
 };
 
@@ -128,7 +133,7 @@ int http_head__parse(char *buf, size_t len, struct http_head *h);
 
 /* Whether the Host value host[0..len) ("name" or "name:port") names this server: "localhost",
  * an IPv4 address in 127.0.0.0/8 or equal to local_addr (network order; 0: none), or a name of
- * the comma-separated list hosts (NULL: none), compared without case. The port is not
+ * the comma-separated list hosts (NULL: none; "*": any name), compared without case. The port is not
  * compared (a tunnel or proxy may change it), but must be digits.
  */
 bool http_host__allowed(const char *host, size_t len, uint32_t local_addr, const char *hosts);

@@ -27,6 +27,7 @@
 #include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
 #include "profile/profile.h"
+#include "serve/otlp_receiver.h"
 #include "serve/serve_api.h"
 #include "store/store.h"
 #include "pipeline/trace_handler.h"
@@ -188,6 +189,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 	struct metrics_server *ms = NULL;
 	struct http_server *ui = NULL;
 	struct serve_api *ui_api = NULL;
+	struct otlp_receiver *rx = NULL;
 	struct metrics_server_opts mo = { .max_age_ms = METRICS_MAX_AGE_MS,
 					  .fresh_wait_ms = METRICS_FRESH_WAIT_MS };
 	uint64_t now, next_report, next_log;
@@ -232,6 +234,23 @@ static int run(int argc, char **argv, struct agent_options *o)
 			goto out;
 		}
 		pr_info("web UI on %s (port %u)\n", o->ui_addr, http_server__port(ui));
+	}
+	if (o->otlp_listen) { /* other agents' profiles, into the store on a thread of its own */
+		struct otlp_receiver_opts ro = {
+			.addr = o->otlp_listen,
+			.store_path = o->export.store_path ?: STORE_DEFAULT_PATH,
+			.store_max_sz = o->export.store_max_bytes,
+			.store_max_age_ns = (uint64_t)(o->export.store_max_age_s * 1e9),
+		};
+
+		rx = otlp_receiver__start(&ro);
+		if (!rx) {
+			err = -errno;
+			pr_err("cannot receive OTLP on %s: %s\n", o->otlp_listen, strerror(errno));
+			goto out;
+		}
+		pr_info("OTLP profiles received on %s (port %u)\n", o->otlp_listen,
+			otlp_receiver__port(rx));
 	}
 	s = session__new(&so);
 	so.select = NULL; /* the session's now, even when it failed */
@@ -308,6 +327,8 @@ static int run(int argc, char **argv, struct agent_options *o)
 		if (now >= next_log) {
 			next_log = now + (uint64_t)(o->log_interval_s * 1e9);
 			log_counters(s, ex);
+			if (rx)
+				otlp_receiver__log_stats(rx);
 		}
 	}
 	/* Flush the last (partial) interval. */
@@ -322,6 +343,8 @@ static int run(int argc, char **argv, struct agent_options *o)
 	}
 	agent_export__flush(ex, 5000);
 	log_counters(s, ex);
+	if (rx)
+		otlp_receiver__log_stats(rx);
 	pr_info("agent stopped\n");
 out:
 	selection_rules__free(so.select);
@@ -329,6 +352,7 @@ out:
 	metrics_server__stop(ms);
 	http_server__stop(ui);
 	serve_api__free(ui_api);
+	otlp_receiver__stop(rx);
 	free(metrics);
 	session__free(s);
 	free(o);

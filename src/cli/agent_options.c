@@ -60,6 +60,9 @@ void agent_options__usage(FILE *f)
 		"      --metrics-addr H:P     Prometheus text on http://H:P/metrics\n"
 		"      --ui H:P               the web UI over the store on http://H:P/ (as\n"
 		"                             'stackscope serve'; e.g. 127.0.0.1:7434)\n"
+		"      --otlp-listen H:P      also receive OTLP profiles from other agents (HTTP,\n"
+		"                             POST /v1development/profiles) into the store\n"
+		"                             (as `serve --otlp-listen`; counters in the log)\n"
 		"      --trace-url URL        --ui links trace ids there: an http(s) URL with\n"
 		"                             {trace_id} (and {span_id}) in it\n"
 		"      --allow-host NAME[,NAME]  --ui and /metrics also answer requests whose Host\n"
@@ -173,6 +176,7 @@ static const struct option_spec agent_option_specs[] = {
 	  "--output-max-mb must be a positive number of MiB, not '%s'" },
 	{ "metrics-addr", 0, true, option_set_string, AGENT(metrics_addr) },
 	{ "ui", 0, true, option_set_string, AGENT(ui_addr) },
+	{ "otlp-listen", 0, true, option_set_string, AGENT(otlp_listen) },
 	{ "allow-host", 0, true, option_set_string, AGENT(allow_hosts) },
 	{ "trace-url", 0, true, set_trace_url, AGENT(trace_url) },
 	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,

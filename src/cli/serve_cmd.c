@@ -1,6 +1,7 @@
-/* `stackscope serve [--listen ADDR] [--store FILE] [--allow-host NAME]`: the web UI over the
- * embedded store (src/serve/), until SIGINT or SIGTERM. It opens the store read-only, so it
- * runs beside a writing agent.
+/* `stackscope serve [--listen ADDR] [--store FILE] [--allow-host NAME] [--otlp-listen ADDR]`:
+ * the web UI over the embedded store (src/serve/), until SIGINT or SIGTERM. The UI opens the
+ * store read-only, so it runs beside a writing agent; --otlp-listen adds a receiver of OTLP
+ * profiles (serve/otlp_receiver.h) that writes into the same store on a connection of its own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,6 +13,7 @@
 #include "base/http_server.h"
 #include "base/log.h"
 #include "cli/commands.h"
+#include "serve/otlp_receiver.h"
 #include "serve/serve_api.h"
 #include "serve/trace_list.h"
 #include "store/store.h"
@@ -20,7 +22,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: stackscope serve [--listen HOST:PORT] [--store FILE] [--allow-host NAME]\n"
-		"                       [--trace-url URL]\n"
+		"                       [--trace-url URL] [--otlp-listen HOST:PORT]\n"
 		"\n"
 		"A web UI (timeline, flamegraph, top functions, filters, diff, pprof download)\n"
 		"and its JSON API (docs/API.md) over the embedded store. Every file of the page\n"
@@ -36,7 +38,15 @@ static void usage(FILE *f)
 		"                          rest: a DNS-rebinding page cannot read the profiles)\n"
 		"      --trace-url URL     link the trace ids of the trace table to a trace viewer:\n"
 		"                          an http(s) URL with {trace_id} (and {span_id}) in it,\n"
-		"                          e.g. 'https://tempo.example/trace/{trace_id}'\n");
+		"                          e.g. 'https://tempo.example/trace/{trace_id}'\n"
+		"      --otlp-listen HOST:PORT  receive OTLP profiles (HTTP, POST\n"
+		"                          " OTLP_RECEIVER_PATH ", protobuf, gzip or not) from\n"
+		"                          agents (stackscope's, the OpenTelemetry eBPF profiler)\n"
+		"                          into the store, host.name and service.name kept as\n"
+		"                          labels; requests of at most 16 MiB (inflated too), 20 a\n"
+		"                          second; store quota 256 MiB, 7 days (as the agent's)\n"
+		"      --otlp-max-mb N     the request cap in MiB (default 16)\n"
+		"      --otlp-rate N       requests a second (default 20)\n");
 }
 
 struct http_server *serve__start(const char *addr, const char *store_path,
@@ -86,11 +96,20 @@ int cmd_serve(int argc, char **argv)
 		{ "store", required_argument, NULL, 's' },
 		{ "allow-host", required_argument, NULL, 'a' },
 		{ "trace-url", required_argument, NULL, 't' },
+		{ "otlp-listen", required_argument, NULL, 'o' },
+		{ "otlp-max-mb", required_argument, NULL, 'm' },
+		{ "otlp-rate", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *addr = SERVE_DEFAULT_ADDR, *store_path = STORE_DEFAULT_PATH, *trace_url = NULL;
-	char why[128];
+	char why[128], *end;
+	struct otlp_receiver_opts ro = {
+		.store_max_sz = 256ull << 20,
+		.store_max_age_ns = 7ull * 86400 * 1000000000ull,
+	};
+	struct otlp_receiver *rx = NULL;
+	unsigned long n;
 	struct serve_api *api = NULL;
 	struct http_server *hs;
 	char *hosts = NULL, *more;
@@ -126,6 +145,24 @@ int cmd_serve(int argc, char **argv)
 				goto out;
 			}
 			trace_url = optarg;
+			break;
+		case 'o':
+			ro.addr = optarg;
+			break;
+		case 'm':
+		case 'r':
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || *end || !n || n > (c == 'm' ? 1024 : 100000)) {
+				pr_err("--otlp-%s: a number from 1 to %u\n",
+				       c == 'm' ? "max-mb" : "rate", c == 'm' ? 1024 : 100000);
+				status = 2;
+				goto out;
+			}
+			if (c == 'm')
+				ro.body_max = ro.inflated_max = (size_t)n << 20;
+			else
+				ro.rate = (unsigned)n;
 			break;
 		case 'h':
 			usage(stdout);
@@ -164,7 +201,27 @@ int cmd_serve(int argc, char **argv)
 		       http_server__port(hs), store_path);
 		fflush(stdout);
 	}
+	if (ro.addr) {
+		ro.store_path = store_path;
+		rx = otlp_receiver__start(&ro);
+		if (!rx) {
+			pr_err("cannot receive OTLP on %s: %s\n", ro.addr,
+			       errno == EINVAL ? "not an IPv4 HOST:PORT" : strerror(errno));
+			http_server__stop(hs);
+			serve_api__free(api);
+			status = 1;
+			goto out;
+		}
+		printf("stackscope serve: OTLP profiles received on port %u (POST "
+		       OTLP_RECEIVER_PATH ")\n",
+		       otlp_receiver__port(rx));
+		fflush(stdout);
+	}
 	sigwait(&set, &sig);
+	if (rx) {
+		otlp_receiver__log_stats(rx);
+		otlp_receiver__stop(rx);
+	}
 	http_server__stop(hs);
 	serve_api__free(api);
 out:

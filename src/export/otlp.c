@@ -29,74 +29,10 @@
 #include "base/u64_map.h"
 #include "base/utf8.h"
 #include "export/otlp.h"
+#include "export/otlp_fields.h"
 #include "export/otlp_link.h"
 #include "profile/mem_types.h"
 
-/* ---- field numbers, opentelemetry-proto v1.11.0 ---- */
-enum {
-	REQ_RESOURCE_PROFILES = 1,
-	REQ_DICTIONARY = 2,
-
-	DICT_MAPPING = 1,
-	DICT_LOCATION = 2,
-	DICT_FUNCTION = 3,
-	DICT_LINK = 4,
-	DICT_STRING = 5,
-	DICT_ATTRIBUTE = 6,
-	DICT_STACK = 7,
-
-	RP_RESOURCE = 1,
-	RP_SCOPE_PROFILES = 2,
-	RESOURCE_ATTRIBUTES = 1,
-	SP_SCOPE = 1,
-	SP_PROFILES = 2,
-	SCOPE_NAME = 1,
-	SCOPE_VERSION = 2,
-
-	KV_KEY = 1,
-	KV_VALUE = 2,
-	ANY_STRING = 1,
-	ANY_BOOL = 2,
-	ANY_INT = 3,
-	ANY_DOUBLE = 4,
-
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLES = 2,
-	PROFILE_TIME = 3,
-	PROFILE_DURATION = 4,
-	PROFILE_PERIOD_TYPE = 5,
-	PROFILE_PERIOD = 6,
-	VT_TYPE = 1,
-	VT_UNIT = 2,
-
-	SAMPLE_STACK = 1,
-	SAMPLE_ATTRS = 2,
-	SAMPLE_LINK = 3,
-	SAMPLE_VALUES = 4,
-	SAMPLE_TIMESTAMPS = 5,
-
-	STACK_LOCATIONS = 1,
-
-	LOC_MAPPING = 1,
-	LOC_ADDRESS = 2,
-	LOC_LINES = 3,
-	LOC_ATTRS = 4,
-	LINE_FUNCTION = 1,
-	LINE_LINE = 2,
-	LINE_COLUMN = 3,
-
-	FN_NAME = 1,
-	FN_FILENAME = 3,
-
-	MAP_START = 1,
-	MAP_LIMIT = 2,
-	MAP_OFFSET = 3,
-	MAP_FILENAME = 4,
-	MAP_ATTRS = 5,
-
-	KVU_KEY = 1,
-	KVU_VALUE = 2,
-};
 
 #define OTLP_SCOPE_NAME "stackscope"
 #define OTLP_KERNEL_MAPPING_NAME "vmlinux"
@@ -779,9 +715,10 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 			return -ENOMEM;
 		x->scratch_cap = s->event_cnt;
 	}
-	if (s->event_cnt)
+	if (s->event_cnt) { /* none kept: scratch may be NULL, which qsort() must not get */
 		memcpy(x->scratch, s->events, s->event_cnt * sizeof(*x->scratch));
-	qsort(x->scratch, s->event_cnt, sizeof(*x->scratch), event__cmp);
+		qsort(x->scratch, s->event_cnt, sizeof(*x->scratch), event__cmp);
+	}
 	for (i = 0; i < s->event_cnt && !err; i = run) {
 		for (run = i; run < s->event_cnt && x->scratch[run].cpu == x->scratch[i].cpu; run++)
 			covered += off_cpu ? x->scratch[run].off_cpu_ns : x->scratch[run].count;

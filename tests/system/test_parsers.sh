@@ -1,6 +1,7 @@
 #!/bin/bash
 # The untrusted-input parsers under a fuzzer for a bounded run (deterministic seeds: the
-# DWARF reader on corrupted debug files, the pprof reader of `stackscope symbolize`, the OTel
+# DWARF reader on corrupted debug files, the pprof reader of `stackscope symbolize`, the OTLP
+# request decoder of `serve --otlp-listen`, the OTel
 # process context decoder, the ELF reader with ELF symbols, the CFI reader/interpreter/table
 # builder; each first replays its committed regression inputs), and the debug-file lookup
 # against a real debuginfod server (Debian's package) on loopback; and a binary with corrupt
@@ -10,7 +11,7 @@ need_root
 
 cd "$SS_ROOT" || exit 1
 if command -v clang >/dev/null && [[ -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]]; then
-	for f in dwarf pprof_read elf cfi process_context; do
+	for f in dwarf pprof_read elf cfi process_context otlp_read; do
 		timeout -k 5 240 env BUILD="$BUILD" tests/fuzz/run_fuzz_$f.sh 3000 >"$TMP/fuzz_$f.log" 2>&1
 		rc=$?
 		check_eq "fuzz $f: regressions and 3000 inputs without a crash or sanitizer report" \

@@ -382,6 +382,17 @@ TEST(parser_and_checks)
 	CHECK_EQ_INT(PARSE("GET / HTTP/1.1\r\nOrigin: a\r\norigin: a\r\n\r\n"), 400);
 	CHECK_EQ_INT(PARSE("GET / HTTP/1.1\r\nX: caf\xc3\xa9\t!\r\n\r\n"), 0); /* obs-text, tab */
 	CHECK_EQ_INT(PARSE("GET / HTTP/1.1\r\nX: \x7f\r\n\r\n"), 400);
+	/* the OTLP receiver's: Content-Type and Content-Encoding, each at most once */
+	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\ncontent-encoding:  gzip \r\n"
+			   "Content-Type: application/x-protobuf\r\n\r\n"),
+		     0);
+	CHECK(h.content_encoding_len == 4 && !memcmp(h.content_encoding, "gzip", 4));
+	CHECK(h.content_type_len == 22 && !memcmp(h.content_type, "application/x-protobuf", 22));
+	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\nContent-Encoding: gzip\r\n"
+			   "Content-Encoding: gzip\r\n\r\n"),
+		     400);
+	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\nContent-Type: a\r\nContent-Type: b\r\n\r\n"),
+		     400);
 #undef PARSE
 #define HOST(text, hosts) http_host__allowed(text, strlen(text), local, hosts)
 	CHECK(HOST("localhost", NULL) && HOST("LOCALHOST:80", NULL) && HOST("127.0.0.1", NULL));
@@ -393,6 +404,9 @@ TEST(parser_and_checks)
 	CHECK(!HOST("127.0.0.1.evil.example", NULL) && !HOST("[::1]:80", NULL));
 	CHECK(HOST("Node1:80", "x,node1") && HOST("x", "x,node1") && !HOST("node", "x,node1"));
 	CHECK(!HOST("x,node1", "x,node1") && !HOST("", ","));
+	/* "*": any well-formed name (the OTLP receiver), still not a malformed port */
+	CHECK(HOST("box.example:4318", "*") && HOST("10.9.9.9", "*"));
+	CHECK(!HOST("box.example:43x", "*") && !HOST("", "*"));
 	CHECK(http_host__allowed("127.0.0.1", 9, 0, NULL) &&
 	      !http_host__allowed("0.0.0.0", 7, 0, NULL));
 #undef HOST
