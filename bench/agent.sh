@@ -121,49 +121,9 @@ if [[ $ready_agent -eq 0 || $ready_bt -eq 0 ]]; then
 fi
 
 tck=$(getconf CLK_TCK)
-# snap PID: one line "now_ns cpu_ticks bpf_run_ns bpf_run_cnt sample_ns sample_cnt map_bytes
-# prog_ids..." in one pass: utime+stime (fields 14, 15 of /proc/PID/stat), and over the
-# distinct bpf-prog and bpf-map fds of PID (fdinfo): run_time_ns and run_cnt (those of the ids
-# in $out/sample_ids apart), memlock
-cat >"$out/snap.py" <<'EOF'
-import os, sys, time
-pid, ids_file = sys.argv[1], sys.argv[2]
-progs_file = sys.argv[3] if len(sys.argv) > 3 else None
-try:
-    sample_ids = set(open(ids_file).read().split())
-except OSError:
-    sample_ids = set()
-now = time.time_ns()
-with open("/proc/%s/stat" % pid) as f:
-    fields = f.read().rsplit(")", 1)[1].split()
-ticks = int(fields[11]) + int(fields[12])
-progs, maps = {}, {}
-for fd in os.listdir("/proc/%s/fd" % pid):
-    try:
-        link = os.readlink("/proc/%s/fd/%s" % (pid, fd))
-        if link not in ("anon_inode:bpf-prog", "anon_inode:bpf-map"):
-            continue
-        with open("/proc/%s/fdinfo/%s" % (pid, fd)) as f:
-            info = dict(l.split(":", 1) for l in f if ":" in l)
-    except OSError:
-        continue
-    info = {k: v.strip() for k, v in info.items()}
-    if link.endswith("prog"):
-        progs[info["prog_id"]] = info
-    else:
-        maps[info["map_id"]] = info
-run = sum(int(p.get("run_time_ns", 0)) for p in progs.values())
-cnt = sum(int(p.get("run_cnt", 0)) for p in progs.values())
-srun = sum(int(p.get("run_time_ns", 0)) for i, p in progs.items() if i in sample_ids)
-scnt = sum(int(p.get("run_cnt", 0)) for i, p in progs.items() if i in sample_ids)
-mem = sum(int(m.get("memlock", 0)) for m in maps.values())
-print(now, ticks, run, cnt, srun, scnt, mem, " ".join(sorted(progs)))
-if progs_file:
-    with open(progs_file, "w") as f:
-        for i, p in sorted(progs.items()):
-            print(i, p.get("run_time_ns", 0), p.get("run_cnt", 0), file=f)
-EOF
-snap() { $PY "$out/snap.py" "$1" "$out/sample_ids" ${2:+"$2"}; }
+# snap PID [PROGS_FILE]: bench/bpf_snap.py's line for PID (its CPU ticks, its programs' run
+# time, its maps' memory), the sampling programs in $out/sample_ids apart
+snap() { $PY bench/bpf_snap.py "$1" "$out/sample_ids" ${2:+"$2"}; }
 # the perf_event (sampling) programs of PID, "id name" a line, from bpftool
 sample_progs()
 {

@@ -30,26 +30,8 @@ fi
 
 # a Go new enough for go.mod's go line
 want=$(sed -n 's/^go \([0-9][0-9.]*\)$/\1/p' "$SRC/go.mod")
-go_ok()
-{
-	local v
-	v=$("$1" env GOVERSION 2>/dev/null) || return 1
-	v=${v#go}
-	[[ $(printf '%s\n%s\n' "$want" "$v" | sort -V | head -1) == "$want" ]]
-}
-GO_BIN=${GO:-}
-if [[ -z $GO_BIN ]]; then
-	for g in "$(command -v go || true)" /usr/local/go/bin/go; do
-		if [[ -n $g && -x $g ]] && GOTOOLCHAIN=local go_ok "$g"; then
-			GO_BIN=$g
-			break
-		fi
-	done
-fi
-if [[ -z $GO_BIN ]] || ! GOTOOLCHAIN=local go_ok "$GO_BIN"; then
-	echo "collector.sh: needs Go >= $want (go.mod); none found (GO=..., /usr/local/go)" >&2
-	exit 1
-fi
+source "$(dirname "$0")/go_toolchain.sh"
+go_toolchain "$want" collector.sh
 
 mkdir -p "$CACHE/bin" "$CACHE/gomod" "$CACHE/gocache"
 export GOMODCACHE=$CACHE/gomod GOCACHE=$CACHE/gocache GOTOOLCHAIN=local GOFLAGS=-mod=readonly

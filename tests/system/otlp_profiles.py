@@ -20,13 +20,8 @@ def one_int(buf, num):
     return next((v for n, wt, v in fields(buf) if n == num and wt == 0), 0)
 
 
-def request(path, want_pid):
-    data = open(path, "rb").read()
-    name = os.path.basename(path)
-    dic = (sub(data, 2) or [b""])[0]
-    strings = [v.decode("utf-8", "replace") for v in sub(dic, 5)]
-    funcs = [one_int(f, 1) for f in sub(dic, 3)]
-    locs = [[one_int(line, 1) for line in sub(loc, 3)] for loc in sub(dic, 2)]
+def stack_table(dic):
+    """the dictionary's stacks: each a list of location indices, leaf first"""
     stacks = []
     for st in sub(dic, 7):
         ids = []
@@ -34,6 +29,17 @@ def request(path, want_pid):
             if n == 1:
                 ids += ints(wt, v)
         stacks.append(ids)
+    return stacks
+
+
+def request(path, want_pid):
+    data = open(path, "rb").read()
+    name = os.path.basename(path)
+    dic = (sub(data, 2) or [b""])[0]
+    strings = [v.decode("utf-8", "replace") for v in sub(dic, 5)]
+    funcs = [one_int(f, 1) for f in sub(dic, 3)]
+    locs = [[one_int(line, 1) for line in sub(loc, 3)] for loc in sub(dic, 2)]
+    stacks = stack_table(dic)
     for rp in sub(data, 1):
         pid = None
         for res in sub(rp, 1):
@@ -65,5 +71,6 @@ def request(path, want_pid):
                     print("%s %s %s %d" % (name, kind, ";".join(names), sum(vals) if vals else ts))
 
 
-for p in sys.argv[2:]:
-    request(p, int(sys.argv[1]))
+if __name__ == "__main__":
+    for p in sys.argv[2:]:
+        request(p, int(sys.argv[1]))
