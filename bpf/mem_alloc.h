@@ -49,7 +49,7 @@ struct alloc_thread {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1 << 15);
+	__uint(max_entries, 1 << 15); /* resized by userspace from the threads */
 	__type(key, __u32);
 	__type(value, struct alloc_thread);
 } alloc_threads SEC(".maps");
@@ -57,6 +57,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory for the live samples only */
 	__type(key, struct alloc_key);
 	__type(value, __u64); /* the allocation's size */
 } alloc_live SEC(".maps");

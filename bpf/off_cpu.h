@@ -43,7 +43,7 @@ struct off_cpu_thread {
 /* tid -> its current (or last) stay off CPU. LRU: threads that exit age out. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1 << 16);
+	__uint(max_entries, 1 << 16); /* resized by userspace from the threads */
 	__type(key, __u32);
 	__type(value, struct off_cpu_thread);
 } off_cpu_threads SEC(".maps");

@@ -299,7 +299,8 @@ static __always_inline bool interp_bit(void *bits_map, __u64 x)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 16384); /* resized by userspace */
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* written by userspace only */
 	__type(key, struct interp_proc_key);
 	__type(value, struct interp_proc);
 } interp_procs SEC(".maps");
@@ -313,7 +314,8 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 16384); /* resized by userspace */
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* written by userspace only */
 	__type(key, __u32); /* tgid */
 	__type(value, struct interp_code);
 } interp_code SEC(".maps");

@@ -166,7 +166,9 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.symbolize = o->common.symbolize,
 		.timestamps_cap = 4096,
 		.cache_dir = o->common.cache_dir,
-		.unwind_entry_cap = (size_t)o->unwind_entries,
+		/* the agent's pool: 2M entries (8 MiB) times --map-scale, unless set */
+		.unwind_entry_cap = o->unwind_entries ? (size_t)o->unwind_entries
+						      : (size_t)(1u << 21) * (o->common.map_scale ?: 1),
 		.symbolize_lines =
 			o->symbolize_lines, /* never waits: late debug info fills later intervals */
 		/* well past the 60 s process grace and any interval's export */
@@ -176,6 +178,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.off_cpu = o->common.off_cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.map_scale = o->common.map_scale,
 		.faults = o->common.faults,
 		.fault_period = o->common.fault_period,
 		.alloc = o->common.alloc,

@@ -68,9 +68,12 @@ void agent_options__usage(FILE *f)
 		"      --allow-host NAME[,NAME]  --ui and /metrics also answer requests whose Host\n"
 		"                             is NAME (else only localhost, 127.x.y.z and the\n"
 		"                             address connected to: 403 for the rest)\n"
+		"      --map-scale N          BPF maps N times what the machine and its processes\n"
+		"                             at start suggest (1-64; for hosts that grow busy)\n"
 		"      --log-interval SECS    counters in the log (default 60)\n"
 		"      --cache-dir DIR        unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
-		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152);\n"
+		"      --unwind-entries N     unwind-table pool in BPF, 4 bytes each (default 2097152\n"
+		"                             times --map-scale);\n"
 		"                             when full, the least recently sampled tables make room;\n"
 		"                             files still beyond it use frame pointers (counted)\n"
 		"      --host-root DIR        the node's / (default /; in a DaemonSet the host's / mounted\n"
@@ -212,7 +215,6 @@ int agent_options__parse(int argc, char **argv, struct agent_options *o)
 	o->export.queue_max_bytes = 32ULL << 20;
 	o->export.store_max_bytes = 256ULL << 20;
 	o->export.store_max_age_s = 7 * 86400;
-	o->unwind_entries = 1u << 21;
 	o->prob_threshold = 100;
 	o->prob_interval_s = 60;
 	/* the file first, then the command line over it */

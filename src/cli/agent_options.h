@@ -21,7 +21,7 @@ struct agent_options {
 	const char *otlp_listen; /* --otlp-listen HOST:PORT: an OTLP profiles receiver, or NULL */
 	const char *allow_hosts; /* --allow-host: more Host names for --ui and /metrics, or NULL */
 	const char *trace_url;   /* --trace-url: --ui's trace links (serve/trace_list.h), or NULL */
-	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each), default 2 Mi */
+	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each); 0: 2 Mi x --map-scale */
 	bool symbolize_lines;            /* DWARF lines + inline frames on the host (more memory) */
 	const char *config_path;         /* --config FILE (cli/agent_config.h), or NULL */
 	unsigned int prob_threshold;     /* --probabilistic-threshold 1..100 (100: off) */

@@ -10,6 +10,7 @@
 #include "cli/option_value.h"
 #include "interp/otel/obi_map.h"
 #include "pipeline/session.h"
+#include "sampler/map_sizing.h"
 #include "sampler/mem_alloc.h"
 #include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
@@ -197,6 +198,9 @@ static const struct option_spec shared_options[] = {
 	SELECT_RULE("exclude-name", SELECTION_NAME, 1),
 	SELECT_RULE("exclude-cgroup", SELECTION_CGROUP, 1),
 	SELECT_RULE("exclude-container", SELECTION_CONTAINER, 1),
+	{ "map-scale", 0, true, option_set_uint, COMMON(map_scale), 1, MAP_SCALE_MAX,
+	  "--map-scale must be a factor between 1 and " STR(MAP_SCALE_MAX) ", not '%s'",
+	  OPTION_RECORD | OPTION_AGENT },
 	{ "obi-map", 0, true, option_set_string, COMMON(obi_map), 0, 0, NULL,
 	  OPTION_RECORD | OPTION_AGENT },
 	{ "verbose", 'v', false, option_set_true, COMMON(verbose), 0, 0, NULL,

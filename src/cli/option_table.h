@@ -57,6 +57,7 @@ struct sampling_options {
 	bool alloc;                /* --alloc: allocation samples */
 	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
 	struct selection_spec select; /* --select-* / --exclude-* (record, agent) */
+	unsigned int map_scale;    /* --map-scale: BPF maps times this (0: sized for the machine) */
 	const char *obi_map;       /* --obi-map: OBI's pinned traces_ctx_v1 ("": not read) */
 	bool verbose;
 	bool help;

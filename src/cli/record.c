@@ -437,6 +437,7 @@ static int run(struct record_run *r)
 		.no_cpu = !o->cpu,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
+		.map_scale = o->common.map_scale,
 		.obi_map = o->common.obi_map,
 		.faults = o->common.faults,
 		.fault_period = o->common.fault_period,

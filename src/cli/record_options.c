@@ -45,6 +45,8 @@ void record_options__usage(FILE *f)
 		"      --off-cpu-min USECS  skip shorter stays off CPU (default 1000, counted)\n"
 		"      --off-cpu-rate N   at most N off-CPU stack walks per second (default 2000;\n"
 		"                         the rest are counted with their time)\n"
+		"      --map-scale N      BPF maps N times what the machine and its processes at\n"
+		"                         start suggest (1-64)\n"
 		"      --no-symbolize     write addresses and build ids only\n"
 		"      --cache-dir DIR    unwind-table cache (default /var/cache/stackscope, \"\" = off)\n"
 		"      --debug-dir DIR    also look for debug files there (build-id tree or by name);\n"

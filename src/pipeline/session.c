@@ -314,6 +314,7 @@ struct session *session__new(const struct session_opts *opts)
 		.freq_hz = opts->freq_hz,
 		.filter = opts->filter,
 		.unwind_entry_cap = opts->unwind_entry_cap,
+		.map_scale = opts->map_scale,
 		.off_cpu = opts->off_cpu,
 		.no_cpu = opts->no_cpu,
 		.off_cpu_min_ns = opts->off_cpu_min_ns,

@@ -46,7 +46,8 @@ struct session_opts {
 	size_t pid_cnt;
 	bool symbolize;
 	size_t timestamps_cap;    /* per aggregated sample; the agent keeps them for OTLP */
-	size_t unwind_entry_cap;  /* 0: default */
+	size_t unwind_entry_cap;  /* 0: sized from the machine (sampler/map_sizing.h) */
+	unsigned int map_scale;   /* --map-scale (0: 1) */
 	bool symbolize_lines;     /* DWARF lines + inline frames when a profile is taken */
 	uint64_t evict_exe_ns;    /* forget executables unused this long (0: never; agent) */
 	bool sampled_tables_only; /* build only the tables samples ask for (agent; see

@@ -18,6 +18,7 @@
 #include "base/array.h"
 #include "base/log.h"
 #include "sampler/kernel_features.h"
+#include "sampler/map_sizing.h"
 #include "sampler/mem_alloc.h"
 #include "sampler/mem_growth.h"
 #include "sampler/off_cpu.h"
@@ -26,7 +27,6 @@
 #include "sampler.skel.h"
 
 #define DEFAULT_MAPPING_CAP (1u << 18)
-#define DEFAULT_UNWIND_ENTRY_CAP (1u << 22)
 
 struct sampler {
 	struct sampler_bpf *skel;
@@ -48,6 +48,7 @@ struct sampler {
 	sampler_record_fn fn;
 	void *ctx;
 	size_t unwind_entry_cap;
+	struct map_sizes sizes; /* from the machine and its load (map_sizing.h) */
 	uint64_t map_memory;    /* the last sum of the maps' memlock */
 	uint64_t map_memory_at; /* CLOCK_MONOTONIC ns of it, 0: never */
 };
@@ -319,6 +320,35 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 	}
 }
 
+/* The maps sized from the machine and its load (before choose_programs(), which shrinks the
+ * maps a kernel's variants never write).
+ */
+static void size_maps(struct sampler *s, const struct sampler_opts *opts)
+{
+	struct sampler_bpf *skel = s->skel;
+	struct map_sizing_input in = { .cpus = s->cpu_cnt, .scale = opts->map_scale };
+	const struct map_sizes *z = &s->sizes;
+
+	map_sizing__read_machine(&in);
+	map_sizing__compute(&in, &s->sizes);
+	bpf_map__set_max_entries(skel->maps.unwind_pages, z->unwind_pages);
+	bpf_map__set_max_entries(skel->maps.interp_procs, z->proc_hash);
+	bpf_map__set_max_entries(skel->maps.interp_code, z->proc_hash);
+	bpf_map__set_max_entries(skel->maps.new_mappings, z->proc_hash);
+	bpf_map__set_max_entries(skel->maps.pid_filter, z->proc_hash);
+	bpf_map__set_max_entries(skel->maps.sel_procs, z->proc_lru);
+	bpf_map__set_max_entries(skel->maps.forked, z->forked);
+	bpf_map__set_max_entries(skel->maps.files, z->files);
+	bpf_map__set_max_entries(skel->maps.known_files, z->files * 4);
+	bpf_map__set_max_entries(skel->maps.mmap_pending, z->mmap_pending);
+	/* off_cpu__configure() and mem_alloc__configure() shrink them to 1 when unused */
+	bpf_map__set_max_entries(skel->maps.off_cpu_threads, z->threads);
+	bpf_map__set_max_entries(skel->maps.alloc_threads, z->threads / 2);
+	pr_debug("BPF maps sized for %u CPUs, %u processes, %u threads, scale %u: %u unwind entries, %u "
+		 "per-process\n",
+		 in.cpus, in.procs, in.threads, in.scale ? in.scale : 1, z->unwind_entries, z->proc_hash);
+}
+
 /* Can eBPF enter mappings at exec and mmap (bpf_find_vma in tracepoint programs, 5.17)? */
 static bool new_mappings_supported(const struct kernel_features *kf)
 {
@@ -464,8 +494,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	bpf_map__set_max_entries(s->skel->maps.mappings,
 				 (uint32_t)(opts->mapping_cap ? opts->mapping_cap
 							      : DEFAULT_MAPPING_CAP));
+	size_maps(s, opts);
 	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap
-						     : DEFAULT_UNWIND_ENTRY_CAP;
+						     : s->sizes.unwind_entries;
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
 	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;

@@ -22,7 +22,8 @@ struct sampler_opts {
 	enum filter_mode filter;
 	size_t ringbuf_sz;         /* bytes, power of two; 0 = sized from CPUs and frequency */
 	size_t mapping_cap;        /* LPM entries; 0 = default */
-	size_t unwind_entry_cap;   /* unwind-entry pool; 0 = default */
+	size_t unwind_entry_cap;   /* unwind-entry pool; 0 = sized from the machine */
+	unsigned int map_scale;    /* --map-scale: every sized map times this (0: 1) */
 	bool off_cpu;              /* off-CPU samples too (sampler/off_cpu.h) */
 	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
 	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
