@@ -8,7 +8,8 @@
 # Kernels and the root are cached under build/kernel-matrix; a second run boots at once.
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
-# busybox-static and python3.11 from their .debs), 6.1 only.
+# busybox-static and python3.11 from their .debs; Go's wl_go cross-built), 6.1 only; its row
+# has per-runtime columns (go=SHARE/SAMPLES).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
@@ -132,7 +133,7 @@ build_root()
 	local img=$CACHE/$ARCH/root.cpio.gz
 	local bin=${KM_STACKSCOPE:-$ROOT/stackscope} chain=$ROOT/build/fixtures/wl_chain_nofp
 	local init=$ROOT/tests/kernel_matrix/guest_init.sh py=/usr/bin/python3.11 newer f
-	local busybox=/bin/busybox pylib=/usr/lib/python3.11
+	local busybox=/bin/busybox pylib=/usr/lib/python3.11 goexe=
 	if [[ $ARCH == aarch64 ]]; then
 		# arm64: the arm64 build, the cross-built chain, Debian's arm64 busybox and python
 		arm64_inputs || {
@@ -141,6 +142,8 @@ build_root()
 		}
 		bin=${KM_STACKSCOPE:-$ROOT/build/arm64/stackscope} chain=$ROOT/build/fixtures/arm64_wl_chain_nofp
 		py=$ARM64_DEBS/root/usr/bin/python3.11 busybox=$ARM64_DEBS/kernel/busybox/bin/busybox
+		# the runtimes' columns (go=...): their workloads, where the fixtures have them
+		goexe=$ROOT/build/fixtures/arm64_wl_go
 	fi
 	for f in "$bin" "$chain" "$py"; do
 		[[ -x $f ]] || {
@@ -152,7 +155,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT/tests/data/py_chain.py" "$0" -newer "$img" 2>/dev/null || echo all)
+	newer=$(find "$bin" "$chain" "$init" "$ROOT/tests/data/py_chain.py" "$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
 		return
@@ -173,6 +176,8 @@ build_root()
 	install -m 0755 "$chain" "$STAGE/usr/bin/wl_chain_nofp"
 	copy_with_libs "$STAGE/usr/bin/wl_chain_nofp" >/dev/null 2>&1 || true
 	install -m 0644 "$ROOT/tests/data/py_chain.py" "$STAGE/usr/share/km/py_chain.py"
+	# Go: the static cross build of wl_go (GOARCH=arm64, tests/data/go.mk), no runtime package
+	[[ -n $goexe && -x $goexe ]] && install -m 0755 "$goexe" "$STAGE/usr/bin/wl_go"
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)

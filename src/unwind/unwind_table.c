@@ -371,6 +371,33 @@ static int add_section(struct builder *b, const struct cfi_section *sec, uint32_
 
 /* ---- Go: stack deltas from .gopclntab (pcsp) ---- */
 
+/* One pcsp run on arm64: the caller's sp is sp + sp_delta (no return address on the stack
+ * above the frame). A function with a frame stores its caller's x30 at the bottom of its frame
+ * (`MOVD.W R30, -N(RSP)`: 0(RSP) = CFA - sp_delta) and x29 right below it (`MOVD R29,
+ * -8(RSP)`); while sp_delta is 0 (no frame, a prologue before its store, an epilogue after
+ * the frame's release) the return address is still in x30. ra_off is 16 bits: larger frames
+ * have no rule.
+ */
+static struct unwind_rule go_rule_arm64(int32_t sp_delta)
+{
+	struct unwind_rule rule = { .kind = UNWIND_RULE_INVALID };
+
+	if (sp_delta < 0 || sp_delta > -(INT16_MIN + 8))
+		return rule;
+	rule.kind = UNWIND_RULE_CFA;
+	rule.cfa_reg = DWARF_ARM64_SP;
+	rule.cfa_off = sp_delta;
+	if (!sp_delta) {
+		rule.ra_rule = UNWIND_RA_LINK_REG;
+		return rule;
+	}
+	rule.ra_rule = UNWIND_RA_CFA_OFF;
+	rule.ra_off = (int16_t)-sp_delta;
+	rule.rbp_rule = UNWIND_RBP_CFA_OFF;
+	rule.rbp_off = (int16_t)(-sp_delta - 8);
+	return rule;
+}
+
 /* One pcsp run: the function has pushed sp_delta bytes above its return address, so
  * CFA = rsp + sp_delta + 8. Go saves the caller's rbp right below the return address in
  * every function with a frame (amd64 frame pointers); a frameless one leaves it alone. A
@@ -381,7 +408,9 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
 	struct builder *b = ctx;
 	struct unwind_rule rule = { .kind = UNWIND_RULE_INVALID };
 
-	if (sp_delta >= 0 && sp_delta <= INT32_MAX - 8) {
+	if (b->arm64) {
+		rule = go_rule_arm64(sp_delta);
+	} else if (sp_delta >= 0 && sp_delta <= INT32_MAX - 8) {
 		rule.kind = UNWIND_RULE_CFA;
 		rule.cfa_reg = DWARF_RSP;
 		rule.cfa_off = sp_delta + 8;

@@ -11,6 +11,9 @@
 #   wl_go_labels.pie the same as a PIE (g's TLS slot is read differently)
 #   wl_go_g0        stripped: goroutines growing their stacks (morestack) and GC marking
 #                   (systemstack): code on g0 switched to from a goroutine
+#   arm64_wl_go     wl_go cross-built for arm64 (GOARCH=arm64), stripped: the kernel matrix's
+#                   arm64 row (its go= column) and test_unwind_go_arm64's tables
+#   arm64_wl_go.objdump `go tool objdump` of the same source unstripped (the same .text)
 #   esbuild         (when npm can fetch @esbuild/linux-x64) a stripped binary of a recent Go
 #                   that nobody here built: the Go 1.20+ table format
 #   esbuild-go116, esbuild-go117 (npm's esbuild-linux-64 0.11.23, 0.12.29) the same of Go 1.16
@@ -26,7 +29,7 @@ GO_ENV   := GOCACHE=$(BUILD)/go/cache GOPATH=$(BUILD)/go/path GOFLAGS=-mod=mod G
 
 ifneq ($(GO),)
 FIXTURES += $(addprefix $(BUILD)/,wl_go wl_go.full wl_go.objdump wl_go.addr2line wl_go_cgo \
-	wl_go_labels wl_go_labels.pie wl_go_g0)
+	wl_go_labels wl_go_labels.pie wl_go_g0 arm64_wl_go arm64_wl_go.objdump)
 endif
 
 $(BUILD)/wl_go: wl_go.go | $(BUILD)
@@ -43,6 +46,13 @@ $(BUILD)/wl_go_g0: wl_go_g0.go | $(BUILD)
 
 $(BUILD)/wl_go_cgo: wl_go_cgo.go | $(BUILD)
 	$(GO_ENV) CGO_ENABLED=1 $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/arm64_wl_go: wl_go.go | $(BUILD)
+	$(GO_ENV) GOARCH=arm64 $(GO) build -ldflags='-s -w' -o $@ $<
+
+$(BUILD)/arm64_wl_go.objdump: wl_go.go | $(BUILD)
+	$(GO_ENV) GOARCH=arm64 $(GO) build -o $(BUILD)/arm64_wl_go.full $<
+	$(GO_ENV) $(GO) tool objdump $(BUILD)/arm64_wl_go.full > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/wl_go.full: wl_go.go | $(BUILD)
 	$(GO_ENV) $(GO) build -o $@ $<

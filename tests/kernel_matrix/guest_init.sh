@@ -1,7 +1,7 @@
 #!/bin/busybox sh
 # The kernel matrix's /init inside QEMU (scripts/kernel_matrix.sh builds the root): mounts the
 # kernel's file systems, records the known-chain native workload and a Python chain with
-# stackscope, prints the results between KM-BEGIN/KM-END markers on the console, powers off.
+# stackscope (and, where the root has them, other runtimes' chains), prints the results between KM-BEGIN/KM-END markers on the console, powers off.
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/bin
 mount -t proc proc /proc
@@ -24,6 +24,8 @@ run_case()
 {
 	name=$1
 	shift
+	# the guest's clock at the case's start and end (each case's cost under TCG)
+	echo "KM time $name start $(cut -d' ' -f1 /proc/uptime)"
 	/usr/bin/stackscope record $verbose $KM_OPTS -F 199 -o /tmp/$name.folded \
 		-- "$@" >/tmp/$name.log 2>&1
 	status=$?
@@ -32,6 +34,7 @@ run_case()
 		(unset STACKSCOPE_VERIFIER_STATS; /usr/bin/stackscope record -F 199 -o /tmp/$name.folded \
 			-- "$@" >>/tmp/$name.log 2>&1)
 	echo "KM status $name $status"
+	echo "KM time $name end $(cut -d' ' -f1 /proc/uptime)"
 	# KM_VERBOSE: the end of a refused program's verifier log (where it stopped)
 	[ -n "$verbose" ] && tail -n 60 /tmp/verifier.log 2>/dev/null | sed "s/^/KM vlog $name /"
 	sed "s/^/KM log $name /" /tmp/$name.log
@@ -45,6 +48,8 @@ grep -q "unwinding with tail calls" /tmp/chain.log ||
 # a fixed hash seed: no wait for the entropy a fresh guest lacks
 export PYTHONHASHSEED=0
 run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
+# Go (arm64 row only, where the root has a Go build of wl_go): its pcsp tables, x30 in leaves
+[ -x /usr/bin/wl_go ] && run_case go /usr/bin/wl_go "${secs:-2}"
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

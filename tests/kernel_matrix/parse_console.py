@@ -7,7 +7,8 @@ then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE
 error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
-from _start; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
+main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
@@ -18,6 +19,8 @@ import re
 import sys
 
 CHAIN = re.compile(r"^wl_chain_nofp;_start;__libc_start_main[^;]*;([^;]+;)?main;chain_a;chain_b;chain_c;hot_leaf(;|$)")
+# Go's wl_go: goexit and runtime.main (the goroutine's roots) down to the frameless leaf
+GO = re.compile(r"^wl_go;runtime\.goexit[^;]*;runtime\.main;main\.main;main\.alpha;main\.beta;main\.gamma(;|$)")
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 
@@ -35,7 +38,7 @@ def main():
         tail = [l for l in text.splitlines() if l.strip()][-3:]
         print("%s %s boot=failed (no result on the console: %s)" % (path, arch, " | ".join(tail)))
         return 1
-    release, status, logs, folded = "?", {}, {}, {}
+    release, status, logs, folded, times = "?", {}, {}, {}, {}
     for line in text.splitlines():
         f = line.split(" ", 3)
         if f[0] != "KM" or len(f) < 3:
@@ -44,6 +47,9 @@ def main():
             release = f[2]
         elif f[1] == "status":
             status[f[2]] = f[3] if len(f) > 3 else "?"
+        elif f[1] == "time" and len(f) == 4 and f[3].startswith(("start ", "end ")):
+            which, _, secs = f[3].partition(" ")
+            times.setdefault(f[2], {})[which] = float(secs)
         elif f[1] in ("log", "folded") and len(f) == 4:
             (logs if f[1] == "log" else folded).setdefault(f[2], []).append(f[3])
     stacks = {}
@@ -58,6 +64,12 @@ def main():
     walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
     chain, n_chain = share(stacks.get("chain", []), CHAIN, ";hot_leaf")
     py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
+    # per-runtime columns (the arm64 row's roots carry them): NAME=share/samples, none when
+    # the root has no such workload
+    runtimes = []
+    if "go" in status:
+        g, n_g = share(stacks.get("go", []), GO, ";main.gamma")
+        runtimes.append("go=%s/%d" % (g if status["go"] == "0" else "failed", n_g))
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
@@ -76,10 +88,10 @@ def main():
     entered = [m.group(1) for l in logs.get("chain", [])
                for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
-          "ebpf-mappings=%s" %
+          "ebpf-mappings=%s%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
            chain_tc if tc and status.get("chain_tc") == "0" else "none", off_cpu,
-           entered[0] if entered else "none"))
+           entered[0] if entered else "none", "".join(" " + r for r in runtimes)))
     for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
         progs = {}
         for l in logs.get(case, []):
@@ -92,13 +104,17 @@ def main():
                     p[1] = m.group(3)
         for name, (insns, us) in progs.items():
             print("  %s %s insns=%s time_us=%s" % (label, name, insns, us))
+    # each case's guest time (guest_init.sh's KM time lines): what a case costs under TCG
+    spans = ["%s=%.0fs" % (c, t["end"] - t["start"]) for c, t in times.items() if "start" in t and "end" in t]
+    if spans:
+        print("  cases " + " ".join(spans))
     for case, pattern, base in (("chain", CHAIN, ";hot_leaf"), ("chain_tc", CHAIN, ";hot_leaf"),
-                                ("python", PY, ";_PyRun_SimpleFileObject;")):
+                                ("python", PY, ";_PyRun_SimpleFileObject;"), ("go", GO, ";main.gamma")):
         worst = sorted(((n, st) for st, n in stacks.get(case, []) if base in st and not pattern.search(st)),
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    for case in ("chain", "python", "chain_tc", "offcpu"):
+    for case in ("chain", "python", "chain_tc", "offcpu", "go"):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

@@ -8,9 +8,14 @@
 #  - the known chain complete from _start (CFI, link register, PAC stripped) in >= 90% of
 #    hot_leaf's samples (typically 1.000), and in >= 80% with the tail-call walker forced
 #    (the first samples may come before the executable's table is loaded);
+#  - Go's wl_go (GOARCH=arm64): goexit;runtime.main;main.main;alpha;beta;gamma complete in
+#    >= 90% of main.gamma's samples (pcsp tables with arm64's frame layout);
 #  - Python's <module>;a;b;c complete in >= 80% of the script's samples (glibc's TSD slot
 #    below tpidr_el0 on arm64: src/interp/common/glibc_tsd.h; typically 0.95-1.00, the first
 #    samples may come before the interpreter's layout is verified).
+# Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
+# 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12: hence
+# timeout: 480
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture arm64_wl_chain_nofp || finish
@@ -53,6 +58,16 @@ check "6.1 arm64: tail-call walker (forced): known chain complete (share $(field
 check_ge "6.1 arm64: Python samples running the script" "${samples#*/}" 20
 check "6.1 arm64: Python <module>;a;b;c complete (share $(field "$r" python) >= 0.80)" \
 	at_least "$(field "$r" python)" 0.80
+# Go (the go= column, share/samples): wl_go cross-built for arm64, unwound by its pcsp tables
+# (x30 at the bottom of each frame, in x30 itself in the leaf and the prologues)
+if [[ -x $FIX/arm64_wl_go ]]; then
+	go=$(field "$r" go)
+	check_ge "6.1 arm64: Go samples in main.gamma" "${go#*/}" 20
+	check "6.1 arm64: Go goexit;runtime.main;main.main;alpha;beta;gamma complete (share ${go%/*} >= 0.90)" \
+		at_least "${go%/*}" 0.90
+else
+	skip_setup "arm64_wl_go missing (golang-go when the fixtures were built)"
+fi
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 check_eq "6.1 arm64: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok

@@ -16,6 +16,7 @@
  *    hostile variants of it.
  * 0 mismatches allowed.
  */
+#include <elf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -970,6 +971,86 @@ TEST(unwind_rows_from_pcsp)
 	fixture_close(&fx);
 }
 
+/* arm64 (GOARCH=arm64 build of the same source): the instructions themselves are the oracle.
+ * Every `MOVD.W R30, -N(RSP)` (a prologue storing the caller's x30 at the bottom of a new
+ * N-byte frame, x29 then right below it) must be followed by the rule CFA = sp + N, x30 at
+ * CFA - N, x29 at CFA - N - 8; every main.* function's entry (nothing stored yet) and the
+ * frameless leaf main.gamma take the return address from x30.
+ */
+TEST(unwind_rows_from_pcsp_arm64)
+{
+	struct go_fixture fx;
+	struct unwind_table *t = NULL;
+	const struct unwind_row *r;
+	char line[512], fn[256] = "";
+	size_t prologues = 0, entries = 0, bad = 0;
+	unsigned long long addr, next = 0;
+	int want = 0;
+	FILE *f;
+
+	if (access(test_fixture("arm64_wl_go.objdump"), R_OK))
+		SKIP_SETUP("no arm64_wl_go.objdump (golang-go)");
+	REQUIRE(fixture_open("arm64_wl_go", &fx));
+	CHECK_EQ_INT(elf_file__machine(fx.ef), EM_AARCH64);
+	REQUIRE(unwind_table__build(fx.ef, NULL, &t) == 0);
+	CHECK_EQ_INT(unwind_table__stats(t)->bad_go_func_cnt, 0);
+	f = fopen(test_fixture("arm64_wl_go.objdump"), "r");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f)) {
+		char pos[256], enc[16], op[64];
+		int n;
+
+		if (sscanf(line, "TEXT %255s", fn) == 1) {
+			want = -1; /* the next instruction is the entry */
+			continue;
+		}
+		if (sscanf(line, " %255s 0x%llx %15s %63s", pos, &addr, enc, op) != 4)
+			continue;
+		r = want > 0 && addr == next ? unwind_table__find(t, addr) : NULL;
+		/* the functions that end the walk or switch stacks have one rule of their own */
+		if (r && (r->rule.kind == UNWIND_RULE_STOP || r->rule.kind == UNWIND_RULE_FP_SWITCH ||
+			  r->rule.kind == UNWIND_RULE_GO_G0 || r->rule.kind == UNWIND_RULE_GO_CGO))
+			want = 0;
+		if (want > 0 && addr == next) {
+			if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_ARM64_SP ||
+			    r->rule.cfa_off != want || r->rule.ra_rule != UNWIND_RA_CFA_OFF ||
+			    r->rule.ra_off != -want || r->rule.rbp_rule != UNWIND_RBP_CFA_OFF ||
+			    r->rule.rbp_off != -want - 8) {
+				if (bad++ < 5)
+					printf("  %s 0x%llx after a %d-byte frame: rule %d cfa %d+%d ra %d\n",
+					       fn, addr, want, r ? r->rule.kind : -1,
+					       r ? r->rule.cfa_reg : -1, r ? r->rule.cfa_off : -1,
+					       r ? r->rule.ra_off : 0);
+			}
+			prologues++;
+		}
+		if (want < 0 && !strncmp(fn, "main.", 5)) {
+			r = unwind_table__find(t, addr);
+			if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_ARM64_SP ||
+			    r->rule.cfa_off != 0 || r->rule.ra_rule != UNWIND_RA_LINK_REG)
+				bad++;
+			entries++;
+		}
+		want = 0;
+		if (!strcmp(op, "MOVD.W") && strstr(line, "R30, -") &&
+		    sscanf(strstr(line, "R30, -"), "R30, -%d(RSP)", &n) == 1) {
+			want = n;
+			next = addr + 4;
+		}
+		if (!strcmp(fn, "main.gamma")) { /* frameless: x30 throughout */
+			r = unwind_table__find(t, addr);
+			if (!r || r->rule.ra_rule != UNWIND_RA_LINK_REG || r->rule.cfa_off != 0)
+				bad++;
+		}
+	}
+	fclose(f);
+	CHECK_EQ_INT(bad, 0);
+	CHECK(prologues >= 100); /* the runtime's functions with small frames too */
+	CHECK(entries >= 5);     /* main.main, alpha, beta, gamma, handle */
+	unwind_table__free(t);
+	fixture_close(&fx);
+}
+
 /* The note as `go tool buildid` prints it; a C binary has none. */
 TEST(go_build_id)
 {
@@ -1013,6 +1094,7 @@ int main(void)
 	RUN(go12_format);
 	RUN(go12_hostile);
 	RUN(unwind_rows_from_pcsp);
+	RUN(unwind_rows_from_pcsp_arm64);
 	RUN(go_build_id);
 	return test_summary();
 }
