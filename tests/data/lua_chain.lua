@@ -2,7 +2,9 @@
 -- global) -> obj:beta (a method) -> M.gamma (a field), gamma's loop body on one line (with the
 -- JIT on, that loop is a trace starting there). Frames are named as LuaJIT's traceback names
 -- them, from the caller's call instruction. Lines are found by their "-- MARK" comments.
--- Argument (the chunk's first): seconds of CPU time.
+-- Argument (the chunk's first): seconds of CPU time. Each alpha() call is long (2,000,000
+-- iterations: 10+ ms with the JIT): os.clock() is a system call, and a stop on a loaded box
+-- lands at a system call's return more often than its share of time (test_replay_interp).
 
 local function gamma(n) -- DEF_GAMMA
 	local x = 0
@@ -26,6 +28,6 @@ end
 local secs = tonumber((...)) or 1.5
 local t = 0
 while os.clock() < secs do
-	t = t + alpha(200000) -- CALL_ALPHA
+	t = t + alpha(2000000) -- CALL_ALPHA
 end
 print(t)
