@@ -71,7 +71,7 @@ sum_type()
 			st = $3; for (i = 4; i < NF; i++) st = st " " $i
 			if (st ~ ENVIRON["RE"]) s += $NF
 		}
-		END { printf "%d\n", s + 0 }' "$1"
+		END { printf "%.0f\n", s } # %d stops at 2^31 in mawk' "$1"
 }
 
 # last_req LINES TYPE REGEX: the newest request with a value of TYPE whose stack matches
