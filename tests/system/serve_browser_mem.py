@@ -97,9 +97,11 @@ try:
         leak = wait_for(lambda: d.find_elements(By.CSS_SELECTOR,
                                                 ".frame[data-name='leak_blocks']"))
         check("inuse_space: the leak's frame leak_blocks is drawn", bool(leak),
-              "status: %s, the menu's value: %r, the page's last query: %s" % (
+              "status: %s, the menu's value: %r, the page's last query: %s, frames drawn: %s" % (
                   status(), d.find_element(By.ID, "f-sample").get_attribute("value"),
-                  d.execute_script("return filterParams(false).toString()")))
+                  d.execute_script("return filterParams(false).toString()"),
+                  d.execute_script("return [...document.querySelectorAll('#flame .frame')]"
+                                   ".slice(0, 12).map((e) => e.dataset.name).join(';')")))
         if leak:
             anc = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='main']")
             leaf = d.find_elements(By.CSS_SELECTOR, ".frame[data-name='[alloc: malloc]']")
