@@ -443,7 +443,9 @@ static bool seq__eq(const void *ctx, uint32_t id, const void *key)
 	const struct seq_rec *a = &t->recs[id];
 	const struct seq_key *b = key;
 
-	return a->cnt == b->cnt && !memcmp(t->pool + a->off, b->v, b->cnt * sizeof(uint32_t));
+	/* an empty sequence compares nothing (the pool may be NULL yet: memcmp must not see it) */
+	return a->cnt == b->cnt &&
+	       (!b->cnt || !memcmp(t->pool + a->off, b->v, b->cnt * sizeof(uint32_t)));
 }
 
 /* Interns a sequence; returns its id or 0 on ENOMEM. */
