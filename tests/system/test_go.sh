@@ -289,6 +289,9 @@ for tc in "${toolchains[@]}"; do
 	go_run "$go" tool addr2line "$d/wl_go" <"$d/addrs" | paste - - >"$d/a2l"
 	paste "$d/addrs" "$d/a2l" >"$d/wl_go.addr2line"
 	ln -s "$FIX/wl_chain_fp" "$d/wl_chain_fp" # test_gopclntab's non-Go binary
+	# its arm64 check reads the host-built arm64 fixture (go.mk), whatever Go is checked here
+	ln -s "$FIX/arm64_wl_go" "$d/arm64_wl_go"
+	ln -s "$FIX/arm64_wl_go.objdump" "$d/arm64_wl_go.objdump"
 	out=$(cd "$SS_ROOT" && BUILD=$TMP/$ver "$BUILD/tests/test_gopclntab" 2>&1)
 	if grep -qE '^[0-9]+ passed, 0 failed' <<<"$out" && ! grep -q '^SKIP objdump' <<<"$out"; then
 		ok "$ver ($suite): test_gopclntab on its wl_go ($(grep -m1 -o '[0-9]* instructions of [0-9]* functions, [0-9]* mismatches' <<<"$out"))"
