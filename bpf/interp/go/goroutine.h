@@ -52,7 +52,7 @@ static __noinline int go_goroutine_context(__u32 pid, __u64 fsbase, __u64 sp, __
 	struct go_thread t;
 
 	/* g0 read into stack[0], then g0's stack bounds over it: 64 bytes of stack, as 6.1
-	 * counts on_sample -> unwind_loop_cb -> unwind_scratch_step -> here within its 512
+	 * counts on_switch -> unwind_loop_cb -> unwind_native_step -> here within its 512
 	 */
 	if (!ctx || !p || go_thread_read(&p->go, fsbase, &t) || !t.curg || t.curg == t.g ||
 	    ss_read_user(stack, sizeof(stack[0]), t.m + p->go.m_g0) || t.curg == stack[0] ||
