@@ -243,16 +243,7 @@ static __always_inline struct unwind_entry *ss_lookup_entry(__u32 index)
 	__u32 pair = index / 2;
 	struct unwind_entry_pair *p = bpf_map_lookup_elem(&unwind_entries, &pair);
 
-	if (!p)
-		return NULL;
-	/* The pair's half at a constant offset on each path, never p + (index & 1) * 4: an offset
-	 * added to a map value pointer is made precise, and the precision flows back into the
-	 * binary search's bounds (lo, hi), so that no two of its 2^17 paths merge (6.18.44's
-	 * verifier: "BPF program is too large").
-	 */
-	if (index & 1)
-		return &p->e[1];
-	return &p->e[0];
+	return p ? &p->e[index & 1] : NULL;
 }
 
 static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
@@ -1232,8 +1223,8 @@ static __always_inline void enter_exec_mappings(struct task_struct *task, __u32 
 	end_code = mm->end_code;
 	addr = start_code;
 	/* Up to four VMAs in the code range (one unless the executable has several executable
-	 * segments), unrolled: a loop around bpf_find_vma's callback was never merged by 6.18.44's verifier
-	 * (on_exec refused at 1,000,001 instructions)
+	 * segments), unrolled: 6.18.44's verifier never merged the states of a loop around
+	 * bpf_find_vma's callback (on_exec refused at 1,000,001 instructions)
 	 */
 	if (enter_text_vma(task, nm, &addr, end_code, &all, x) &&
 	    enter_text_vma(task, nm, &addr, end_code, &all, x) &&

@@ -297,7 +297,9 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 			buf = calloc(1, cap);
 			if (buf) {
 				bpf_program__set_log_buf(prog, buf, (__u32)cap);
-				/* statistics only, or every instruction with its states (the kernel keeps the log's end) */
+				/* statistics only, or every instruction with its states
+				 * (the kernel keeps the log's end)
+				 */
 				bpf_program__set_log_level(prog, dir ? 2 | 4 : 4);
 			}
 			continue;
