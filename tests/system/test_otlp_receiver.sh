@@ -125,6 +125,12 @@ api_total()
 }
 check_eq "the API's total for host.name=$host = the store's" "$(api_total "$host")" "$all"
 check_eq "the API's total for another host" "$(api_total "not-$host")" 0
+# the UI's host menu: /api/filters lists the host with every sample
+curl -s "http://127.0.0.1:$UPORT/api/filters" >"$TMP/filters.json"
+check_eq "the API's host menu: $host with every sample" "$(/usr/bin/python3 -c '
+import json, sys
+print(" ".join("%s=%d" % (h["host"], h["samples"]) for h in json.load(open(sys.argv[1]))["hosts"]))
+' "$TMP/filters.json")" "$host=$all"
 
 # --- hostile requests -------------------------------------------------------------------------
 /usr/bin/python3 - "$TMP" <<'EOF'
