@@ -85,6 +85,11 @@ const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid);
  * borrowed as pctx_table__get()'s. One lookup: called per sample.
  */
 const char *pctx_table__service(const struct pctx_table *t, pid_t pid);
+/* The names pid published for its thread context's attribute key indexes (PCTX_KEY_MAP of
+ * OTEP 4947): *cnt of them in index order (a NULL one: that index unnamed), or NULL (no map).
+ * Borrowed as pctx_table__get()'s. One lookup: called per sample with attributes.
+ */
+const char *const *pctx_table__key_map(const struct pctx_table *t, pid_t pid, size_t *cnt);
 /* Why pid's published context is not used ("payload too big"), or NULL. Static string. */
 const char *pctx_table__refused(const struct pctx_table *t, pid_t pid);
 

@@ -46,7 +46,13 @@ struct trace_handler_opts {
 	 * PCTX_SERVICE_LABEL; NULL: none. The string is borrowed for the call.
 	 */
 	const char *(*service_of)(void *ctx, pid_t pid);
-	void *service_ctx;
+	/* The names pid published for its thread context's attribute key indexes (OTEP 4947's
+	 * threadlocal.attribute_key_map, in its process context): *cnt of them, NULL entries
+	 * unnamed; NULL: no map (attributes then named "thread.attr.<index>"). Borrowed for the
+	 * call; asked only for samples whose span has attributes.
+	 */
+	const char *const *(*key_map_of)(void *ctx, pid_t pid, size_t *cnt);
+	void *published_ctx; /* ctx of service_of and key_map_of */
 };
 
 struct trace_handler;

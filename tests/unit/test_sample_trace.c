@@ -50,6 +50,8 @@ TEST(attr_rules)
 	CHECK_STR(l[2].value, "r");
 	CHECK_STR(l[3].key, "user_id");
 	CHECK_STR(l[3].value, "u");
+	/* a map that names nothing (published empty): no attribute */
+	CHECK_EQ_INT(sample_trace__labels_keyed(&t, keys, 0, &text, l), 2);
 	/* at most SAMPLE_TRACE_ATTRS_MAX keys; a value stops at a NUL */
 	t = with_attrs("\0\1a\1\1b\2\1c\3\1d\4\1e\3\3x\0y", 20);
 	REQUIRE(sample_trace__labels(&t, &text, l) == 2 + SAMPLE_TRACE_ATTRS_MAX);
