@@ -6,10 +6,10 @@ decode counts as failed, a field it does not know (printed by number) as unknown
 
 Prints tab-separated lines:
   requests N / decode_failed N / unknown_fields N
-  sample PID WORK TRACE_ID SPAN_ID COUNT ATTRS   one per sample: WORK the innermost frame
-      named work_* ("-": none), the ids of the sample's Link in hex ("-": link 0, none),
+  sample PID WORK TRACE_ID SPAN_ID COUNT ATTRS REQ   one per sample: WORK the innermost
+      frame named work_* ("-": none), the ids of the sample's Link in hex ("-": link 0, none),
       COUNT its values' sum (or its timestamps' count), ATTRS its attributes "k=v" joined by
-      "|" (sorted)
+      "|" (sorted), REQ the request's number (the receiver's n)
   resource PID KEY VALUE                         each resource's attributes, once per request
 """
 import codecs
@@ -119,9 +119,9 @@ def main():
                                                  for i in smp.get("attribute_indices", [])))
                         vals = smp.get("values", [])
                         n = sum(vals) if vals else len(smp.get("timestamps_unix_nano", []))
-                        out.append("sample\t%s\t%s\t%s\t%s\t%d\t%s" % (
+                        out.append("sample\t%s\t%s\t%s\t%s\t%d\t%s\t%d" % (
                             pid, work(one(smp, "stack_index", 0)), trace, span, n,
-                            "|".join(attrs)))
+                            "|".join(attrs), e["n"]))
     for k, v in facts.items():
         print("%s\t%d" % (k, v))
     print("\n".join(out))
