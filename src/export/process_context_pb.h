@@ -39,6 +39,10 @@
 #define PCTX_KEY_MAP_MAX 256 /* key indexes are one byte */
 /* The sample label (pprof, store) that carries a process's published service.name. */
 #define PCTX_SERVICE_LABEL "service.name"
+/* The marker label of the samples of a process whose published context is refused (a hostile
+ * or broken publisher: too big, unreadable, malformed...), the reason its value.
+ */
+#define PCTX_REFUSED_LABEL "otel.process_context"
 
 enum pctx_type {
 	PCTX_STRING = 1,

@@ -330,10 +330,11 @@ const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid)
 	return e && e->have ? &e->attrs : NULL;
 }
 
-const char *pctx_table__service(const struct pctx_table *t, pid_t pid)
+const char *pctx_table__service(const struct pctx_table *t, pid_t pid, const char **refused)
 {
 	const struct pctx_entry *e = u64_map__get(&t->by_pid, (uint64_t)pid + 1);
 
+	*refused = e && !e->have ? e->refused : NULL;
 	return e && e->have ? e->service : NULL;
 }
 

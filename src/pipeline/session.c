@@ -286,11 +286,12 @@ static void process_exited(const struct process *p, void *ctx)
 }
 
 /* The label service.name of a sample of pid (trace_handler_opts.service_of). */
-static const char *sample_service(void *ctx, pid_t pid)
+static const char *sample_service(void *ctx, pid_t pid, const char **refused)
 {
 	struct session *s = ctx;
 
-	return s->pctx ? pctx_table__service(s->pctx, pid) : NULL;
+	*refused = NULL;
+	return s->pctx ? pctx_table__service(s->pctx, pid, refused) : NULL;
 }
 
 /* The thread context's key names of pid (trace_handler_opts.key_map_of). */

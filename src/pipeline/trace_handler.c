@@ -610,7 +610,7 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 {
 	struct profile_label labels[SS_MAX_LABELS + SAMPLE_TRACE_LABELS + 1];
 	const char *const *key_map = NULL;
-	const char *service;
+	const char *service, *refused = NULL;
 	size_t key_cnt = 0;
 	struct sample_label text[SS_MAX_LABELS];
 	struct sample_trace_text trace_text;
@@ -694,8 +694,11 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 		key_map = th->opts.key_map_of(th->opts.published_ctx, s.pid, &key_cnt);
 	s.label_cnt += sample_trace__labels_keyed(&rec->trace, key_map, key_cnt, &trace_text,
 						  labels + s.label_cnt);
-	if (th->opts.service_of && (service = th->opts.service_of(th->opts.published_ctx, s.pid)))
+	if (th->opts.service_of &&
+	    (service = th->opts.service_of(th->opts.published_ctx, s.pid, &refused)))
 		labels[s.label_cnt++] = (struct profile_label){ PCTX_SERVICE_LABEL, service };
+	else if (th->opts.service_of && refused)
+		labels[s.label_cnt++] = (struct profile_label){ PCTX_REFUSED_LABEL, refused };
 	th->stats.samples++;
 	err = profile__add_sample(th->prof, &s);
 	if (err)

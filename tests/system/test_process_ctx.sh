@@ -12,7 +12,8 @@
 #  - anon (prctl-named anonymous mapping): read where the kernel names it, else nothing;
 #  - none: the configured service.name, no published attribute, no label;
 #  - hostile: a payload pointer to unmapped memory, a payload size of 2 GiB, a KeyValue whose
-#    length runs past the payload: no attribute, no label, each counted; an attribute nested
+#    length runs past the payload: no attribute, no service label, each counted, and in record
+#    their samples marked with the label otel.process_context=<why>; an attribute nested
 #    5000 deep: skipped (counted), the rest read; a context rewritten in place without pause
 #    under the update protocol: every resource has service.name and its peer attribute from
 #    the same publication (torn-1/torn-1 or torn-2/torn-2), never a mix.
@@ -223,6 +224,13 @@ check_ge "record: samples labelled service.name=checkout" "$labeled" 20
 check_eq "record: samples labelled otherwise" \
 	"$(samples "$TMP/rec.stacks" '*' 'service.name=' )" "$labeled"
 check_summary "$TMP/rec.err" "otel context" 1 published "payload too big" "payload malformed"
+# the hostile ones' samples marked with the reason (once read: at once, or by the first probe)
+for why in "payload too big" "payload malformed"; do
+	check_ge "record: samples marked otel.process_context=$why" \
+		"$(samples "$TMP/rec.stacks" '*' "label: otel.process_context=$why.;.*;work_a(;|\$)")" 20
+done
+check_eq "record: samples marked and labelled with a service" \
+	"$(samples "$TMP/rec.stacks" '*' 'otel.process_context=.*service.name=|service.name=.*otel.process_context=')" 0
 
 # --- the store and serve: `store query --service`, the UI's service and process filters --------
 "$SS" store import --store "$TMP/s.db" "$TMP/rec.pb.gz" >/dev/null 2>&1

@@ -7,7 +7,8 @@
 #  - every sample in work_span_N carries span N's id and its thread's trace id (>= 99 %), none
 #    another span's;
 #  - the thread without a span carries none;
-#  - a variable pointing to unmapped memory: no span, counted ("record unreadable");
+#  - a variable pointing to unmapped memory: no span, counted ("record unreadable"), the samples
+#    marked with the label otel.thread_context=unreadable;
 #  - folded stacks (--trace-frames): a "[trace: ID span ID]" frame per span;
 #  - `store query --trace ID`: the samples of that trace;
 #  - a record another thread rewrites byte by byte between two spans X and Y: a sample carries
@@ -66,6 +67,11 @@ check_publisher()
 	check_ge "$name: samples in work_unmapped" "$total" 10
 	check_eq "$name: samples in work_unmapped with a span" \
 		"$(samples "$f" '*' 'span_id=.*;work_unmapped;')" 0
+	# its marker (once the process is known: no start-up burn on this thread)
+	check_pct "$name: samples in work_unmapped marked otel.thread_context=unreadable" \
+		"$(samples "$f" '*' 'label: otel.thread_context=unreadable.;.*;work_unmapped;')" "$total" 50
+	check_eq "$name: samples with the marker and a span" \
+		"$(samples "$f" '*' 'otel.thread_context=unreadable.*span_id=')" 0
 	total=$(samples "$f" '*' 'span_id=.*;work_torn;')
 	check_ge "$name: samples in work_torn with a span" "$total" 1
 	none=$(samples "$f" '*' \

@@ -27,7 +27,11 @@ TEST(ids_and_attrs)
 	CHECK_STR(l[2].value, "/span/3");
 	CHECK_STR(l[3].key, "thread.attr.1");
 	CHECK_STR(l[3].value, "GET");
-	t.state = OTEL_TRACE_BAD;
+	t.state = OTEL_TRACE_BAD; /* found, not readable: the marker alone, no id */
+	REQUIRE(sample_trace__labels(&t, &text, l) == 1);
+	CHECK_STR(l[0].key, "otel.thread_context");
+	CHECK_STR(l[0].value, "unreadable");
+	t.state = OTEL_TRACE_NONE;
 	CHECK_EQ_INT(sample_trace__labels(&t, &text, l), 0);
 }
 
