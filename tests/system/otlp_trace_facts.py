@@ -6,10 +6,11 @@ decode counts as failed, a field it does not know (printed by number) as unknown
 
 Prints tab-separated lines:
   requests N / decode_failed N / unknown_fields N
-  sample PID WORK TRACE_ID SPAN_ID COUNT ATTRS REQ   one per sample: WORK the innermost
+  sample PID WORK TRACE_ID SPAN_ID COUNT ATTRS REQ TS   per sample: WORK the innermost
       frame named work_* ("-": none), the ids of the sample's Link in hex ("-": link 0, none),
       COUNT its values' sum (or its timestamps' count), ATTRS its attributes "k=v" joined by
-      "|" (sorted), REQ the request's number (the receiver's n)
+      "|" (sorted), REQ the request's number (the receiver's n), TS 0; a sample with as many
+      timestamps as its count is one line per timestamp instead (COUNT 1, TS the time in ns)
   resource PID KEY VALUE                         each resource's attributes, once per request
 """
 import codecs
@@ -118,10 +119,14 @@ def main():
                                        for a in (at("attribute_table", i)
                                                  for i in smp.get("attribute_indices", [])))
                         vals = smp.get("values", [])
-                        n = sum(vals) if vals else len(smp.get("timestamps_unix_nano", []))
-                        out.append("sample\t%s\t%s\t%s\t%s\t%d\t%s\t%d" % (
-                            pid, work(one(smp, "stack_index", 0)), trace, span, n,
-                            "|".join(attrs), e["n"]))
+                        ts = smp.get("timestamps_unix_nano", [])
+                        n = sum(vals) if vals else len(ts)
+                        head = "sample\t%s\t%s\t%s\t%s" % (
+                            pid, work(one(smp, "stack_index", 0)), trace, span)
+                        tail = "%s\t%d" % ("|".join(attrs), e["n"])
+                        for t_ns in (ts if len(ts) == n else [0]):
+                            out.append("%s\t%d\t%s\t%d" % (head, 1 if t_ns else n, tail,
+                                                           t_ns))
     for k, v in facts.items():
         print("%s\t%d" % (k, v))
     print("\n".join(out))

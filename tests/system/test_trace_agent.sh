@@ -10,9 +10,10 @@
 #    before the agent starts, --obi-map): samples in work_span_N link to OBI's trace id and
 #    span N's id (>= 99 %), none to another span; work_nospan and work_zero link to none;
 #    work_both to the thread context's span (it wins), never to the map's, once the agent
-#    knows the process's thread context (the checks of the thread context count the requests
-#    after the first that has one of its spans: on a loaded box the agent learns a new
-#    process's TLS variable seconds after it starts, and before, OBI's span is the one there);
+#    knows the process's thread context (the checks of the thread context count the samples
+#    from the process's first with one of its spans, by their timestamps: on a loaded box the
+#    agent learns a new process's TLS variable seconds after it starts, and before, OBI's span
+#    is the one there);
 #  - the thread context with a key map (tests/data/otel_tctx_pub.c "keymap": its process
 #    context names key 0 http.route): samples in work_span_N link to span N and carry the
 #    attribute http.route=/span/N (>= 99 %), no thread.attr.N and no key 1 (<= 1 %: samples
@@ -73,23 +74,30 @@ check_eq "OTLP: requests protoc cannot decode" "$(fact decode_failed)" 0 || head
 check_eq "OTLP: unknown fields" "$(fact unknown_fields)" 0
 
 # count PID WORK_ERE [TRACE_ERE SPAN_ERE [ATTRS_ERE]]: the samples of PID in a work_* function
-# matching WORK_ERE whose link and attributes match, in the requests after number FROM
+# matching WORK_ERE whose link and attributes match, taken at or after FROM (ns; 0: all, with
+# the samples that have no timestamp)
 FROM=0
 count()
 {
 	awk -F'\t' -v pid="$1" -v w="^($2)\$" -v t="^(${3:-.*})\$" -v s="^(${4:-.*})\$" \
 		-v a="${5:-}" -v from="$FROM" '$1 == "sample" && $2 == pid && $3 ~ w && $4 ~ t &&
-			$5 ~ s && $7 ~ a && $8 > from { n += $6 } END { print n + 0 }' "$TMP/facts.txt"
+			$5 ~ s && $7 ~ a && $9 >= from { n += $6 } END { print n + 0 }' "$TMP/facts.txt"
 }
 
-# known_from PID TRACE_ERE: the first request with a sample of PID linked to such a trace. The
+# known_from PID TRACE_ERE: the time of the first sample of PID linked to such a trace. The
 # thread context is read once the agent knows the process's TLS variable: on a loaded box that
-# can take longer than the publishers' start-up burn (0.3-0.8 s), and that request may hold
-# samples from before; the checks count the requests after it (none: 1000000, no sample).
+# can take longer than the publishers' start-up burn (0.3-0.8 s); the checks count the samples
+# from then on (none: a time no sample has).
 known_from()
 {
-	awk -F'\t' -v pid="$1" -v t="^($2)\$" '$1 == "sample" && $2 == pid && $4 ~ t &&
-		(!m || $8 < m) { m = $8 } END { print m ? m : 1000000 }' "$TMP/facts.txt"
+	awk -F'\t' -v pid="$1" -v t="^($2)\$" '$1 == "sample" && $2 == pid && $4 ~ t && $9 > 0 &&
+		(!m || $9 < m) { m = $9 } END { printf "%.0f\n", m ? m : 9e18 }' "$TMP/facts.txt"
+}
+# after_start PID TRACE_ERE: ms from PID's first sample to known_from
+after_start()
+{
+	awk -F'\t' -v pid="$1" -v k="$(known_from "$1" "$2")" '$1 == "sample" && $2 == pid &&
+		$9 > 0 && (!m || $9 < m) { m = $9 } END { printf "%.0f\n", (k - m) / 1e6 }' "$TMP/facts.txt"
 }
 
 # OBI's map
@@ -106,7 +114,7 @@ for w in nospan zero; do
 	check_eq "OBI: samples in work_$w with a link" "$(count $OBI "work_$w" '.*' '[^-].*')" 0
 done
 FROM=$(known_from $OBI "$T5A")
-echo "# the thread contexts read from request: OBI's publisher $FROM, keymap $(known_from $KEYED "${T7E}0[1-3]"), no map $(known_from $PLAIN "${T7E}0[1-3]") (of $(fact requests))"
+echo "# the first span of a thread context, ms after the process's first sample: OBI's publisher $(after_start $OBI "$T5A"), keymap $(after_start $KEYED "${T7E}0[1-3]"), no map $(after_start $PLAIN "${T7E}0[1-3]")"
 total=$(count $OBI work_both)
 check_ge "OBI: samples in work_both" "$total" 10
 check_pct "OBI: samples in work_both linked to the thread context's span (it wins)" \
