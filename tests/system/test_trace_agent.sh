@@ -18,8 +18,10 @@
 #    context names key 0 http.route): samples in work_span_N link to span N and carry the
 #    attribute http.route=/span/N (>= 99 %), no thread.attr.N and no key 1 (<= 1 %: samples
 #    before the context is read); its resource has the published service.name;
-#  - the thread context without a map (otel_tctx_pub_exe): the attributes thread.attr.0 and
-#    thread.attr.1 (>= 99 %), its trace ids in the links;
+#  - the thread context without a map (otel_tctx_pub_exe, with its hostile threads): the
+#    attributes thread.attr.0 and thread.attr.1 (>= 99 %), its trace ids in the links; a
+#    variable pointing to unmapped memory: no link, the marker attribute
+#    otel.thread_context=unreadable; a record rewritten from another thread: X or Y whole;
 #  - the agent's own store (--store) holds what it exported: `store query --trace ID` gives as
 #    many samples as the OTLP requests link to that trace (OBI's and the thread context's), and
 #    `store query --service tctx-keymap` the keymap publisher's (its published service.name).
@@ -38,6 +40,8 @@ HZ=499
 T0B=$(printf '0b%.0s' {1..15})
 T5A=$(printf '5a%.0s' {1..16})
 T7E=$(printf '7e%.0s' {1..15})
+T11=$(printf '11%.0s' {1..16})
+T22=$(printf '22%.0s' {1..16})
 L=process.context.label.
 BPFFS=$TMP/bpffs
 bpffs_mount "$BPFFS" || finish
@@ -56,7 +60,7 @@ otlp_first_request "$TMP/rcv" # the publishers start once the agent exports
 OBI=$!
 "$FIX/otel_tctx_pub" 6 keymap >/dev/null 2>&1 &
 KEYED=$!
-"$FIX/otel_tctx_pub_exe" 6 >/dev/null 2>&1 &
+"$FIX/otel_tctx_pub_exe" 6 hostile >/dev/null 2>&1 &
 PLAIN=$!
 wait $OBI $KEYED $PLAIN
 sleep 2.5 # the last interval exported
@@ -139,6 +143,16 @@ for n in 1 2 3 4 5 6; do
 		"$(count $PLAIN "work_span_$n" "${T7E}0[1-3]" "5a00000000000[1-3]0$n" \
 			"${L}thread.attr.0=/span/$n[|]${L}thread.attr.1=GET")" "$total" 99
 done
+FROM=$(known_from $PLAIN "${T7E}0[1-3]")
+total=$(count $PLAIN work_unmapped)
+check_ge "hostile: samples in work_unmapped" "$total" 10
+check_pct "hostile: samples in work_unmapped with the marker ${L}otel.thread_context=unreadable" \
+	"$(count $PLAIN work_unmapped - - "(^|[|])${L}otel.thread_context=unreadable([|]|\$)")" "$total" 99
+check_eq "hostile: samples in work_unmapped with a link" "$(count $PLAIN work_unmapped '.*' '[^-].*')" 0
+linked=$(count $PLAIN work_torn '.*' '[^-].*')
+check_ge "hostile: samples in work_torn with a link" "$linked" 1
+check_eq "hostile: samples in work_torn linked to a mix of two spans" \
+	"$((linked - $(count $PLAIN work_torn "$T11" 5a0000000000ff01) - $(count $PLAIN work_torn "$T22" 5a0000000000ff02)))" 0
 FROM=$(known_from $KEYED "${T7E}0[1-3]")
 unnamed=$(count $KEYED 'work_span_[1-6]' '.*' '.*' 'thread.attr.|=GET')
 check "keymap: samples with thread.attr.N or key 1's value ($unnamed of $all, <= 1 %)" \
