@@ -286,11 +286,21 @@ static void process_exited(const struct process *p, void *ctx)
 }
 
 /* The label service.name of a sample of pid (trace_handler_opts.service_of). */
-static const char *sample_service(void *ctx, pid_t pid)
+static const char *sample_service(void *ctx, pid_t pid, const char **refused)
 {
 	struct session *s = ctx;
 
-	return s->pctx ? pctx_table__service(s->pctx, pid) : NULL;
+	*refused = NULL;
+	return s->pctx ? pctx_table__service(s->pctx, pid, refused) : NULL;
+}
+
+/* The thread context's key names of pid (trace_handler_opts.key_map_of). */
+static const char *const *sample_key_map(void *ctx, pid_t pid, size_t *cnt)
+{
+	struct session *s = ctx;
+
+	*cnt = 0;
+	return s->pctx ? pctx_table__key_map(s->pctx, pid, cnt) : NULL;
 }
 
 static struct profile *new_profile(struct session *s)
@@ -334,7 +344,8 @@ struct session *session__new(const struct session_opts *opts)
 	};
 	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
 	struct trace_handler_opts to = { .symbolize = opts->symbolize,
-					 .service_of = sample_service };
+					 .service_of = sample_service,
+					 .key_map_of = sample_key_map };
 	struct session *s = calloc(1, sizeof(*s));
 	size_t i;
 	int err = ENOMEM;
@@ -350,7 +361,7 @@ struct session *session__new(const struct session_opts *opts)
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	s->opts = *opts;
 	ops.ctx = s;
-	to.service_ctx = s;
+	to.published_ctx = s;
 	s->sampler = sampler__new(&so, on_record, s);
 	if (!s->sampler) {
 		err = errno;
