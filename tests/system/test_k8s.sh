@@ -270,6 +270,7 @@ only_pids()
 	out=$(sed -n 's/.*selection: \([0-9]*\) samples not selected in eBPF.*/\1/p' <<<"$line")
 	after=$(sed -n 's/.*not classified yet (\([0-9]*\) of them dropped after the walk).*/\1/p' \
 		<<<"$line")
+	echo "        $(sed -n 's/.*not selected in eBPF (\([0-9]*\) ns each, no walk; \([0-9]*\) ns per walked sample.*/rejected \1 ns, walked \2 ns per sample/p' <<<"$line")"
 	# each dropped burner ran as long as a kept one (>= 10 samples); at load 6 a burner gets
 	# ~10 % of a core (40 samples in 4 s), so ask 5 of each
 	check_ge "$name: samples not selected, dropped in eBPF" "${out:-0}" \
