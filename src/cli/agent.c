@@ -185,6 +185,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.alloc_rate = o->common.alloc_rate,
 		.alloc_carry = true, /* in use: the live set at each interval's end */
 		.obi_map = o->common.obi_map,
+		.host_root = o->export.host_root,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;

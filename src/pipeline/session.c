@@ -371,7 +371,7 @@ struct session *session__new(const struct session_opts *opts)
 		session__filter_pid(s, opts->pids[i]);
 	s->sel = selection__new(sampler__sel_procs_fd(s->sampler),
 				sampler__sel_cgroups_fd(s->sampler),
-				sampler__selection_state(s->sampler));
+				sampler__selection_state(s->sampler), opts->host_root);
 	if (!s->sel)
 		goto fail;
 	s->opts.select = NULL; /* owned by s->sel from here */

@@ -67,6 +67,7 @@ struct session_opts {
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
 	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
 					 * session__new() takes it, even when it fails */
+	const char *host_root;     /* the node's / where pod rules find pod names (NULL: /) */
 	char *const *alloc_command; /* record's command: its allocator files are probed too */
 	bool alloc_carry; /* the agent: live allocations carried into each next profile
 			   * (pipeline/alloc_carry.h), not forgotten at session__take_profile() */
