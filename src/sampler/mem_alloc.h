@@ -1,8 +1,8 @@
 /* Allocation sampling (bpf/mem_alloc.h, `--alloc`), the sampler's side: the programs loaded or
  * not, the sampling rate and its exponential table written before load, and the uprobes on the
  * malloc family of the allocator files chosen (sampler/alloc_targets.h): those of each -p
- * process, stackscope's own libc and the COMMAND's files, every libc and named allocator
- * mapped by a process when system-wide.
+ * process, every libc and named allocator mapped by a process when system-wide (a COMMAND's
+ * tree: sampler/alloc_procs.h, with mem_alloc__attach_target()).
  * Uprobes are perf-event links: they go with the process's file descriptors, whatever way it
  * ends (exit, kill, crash).
  */

@@ -55,7 +55,9 @@ record "$TMP/b.err" -q --alloc -o "$TMP/b.pb.gz" -- python3 -c "$FIRST_BYTE" >"$
 check_eq "pid-bound: the command's exec'd program has the breakpoint (0xcc)" "$(cat "$TMP/b.out")" cc
 
 # 2. A program that allocates, then execs another.
-record "$TMP/e.err" --alloc --alloc-rate 65536 -o "$TMP/e.pb.gz" -- \
+# wl_alloc waits 2 s first (its environment): its unwind table is built by then on a loaded
+# box (it is built without frame pointers and runs ~50 ms)
+WL_START_DELAY=2 record "$TMP/e.err" --alloc --alloc-rate 65536 -o "$TMP/e.pb.gz" -- \
 	"$FIX/wl_alloc_tree" exec "$FIX/wl_alloc" 64 "$TMP/e.truth"
 check_eq "exec: stackscope exit status" $? 0
 t_leak=$(awk '$1 == "leak" { print $2 }' "$TMP/e.truth")
