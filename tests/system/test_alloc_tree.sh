@@ -12,7 +12,8 @@
 #      leaks 24 MiB and exits while the recording goes on (allocated, none in use);
 #   4. tests/data/wl_alloc_odd.c (an allocator of its own whose free accepts anything): double
 #      frees, realloc(p, 0) and frees of pointers no allocator returned leave the leak's 16 MiB
-#      in use exactly and nothing else in use, nothing negative.
+#      in use exactly and nothing else in use, nothing negative;
+#   5. an allocator preloaded by a shell the command runs: probed once the process maps it.
 # Blocks of 2 MiB at --alloc-rate 65536: each one sampled (1 - e^-32), the sizes exact.
 # No uprobe left after record exits or is killed: test_alloc.sh.
 source "$(dirname "$0")/lib.sh"
@@ -125,5 +126,26 @@ for chain in double_free realloc_zero; do
 done
 check_eq "odd frees: no negative value in inuse_space" \
 	"$($STACKS --value=inuse_space "$TMP/o.pb.gz" | grep -c ' -[0-9]*$')" 0
+
+# 5. An allocator the command does not name: a shell forks and execs wl_alloc with jemalloc
+#    preloaded; record finds it when the process maps it, probed from then on (counted).
+lib=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -1)
+if [[ -z $lib ]]; then
+	skip_setup "libjemalloc.so.2 missing"
+else
+	WL_START_DELAY=2 record "$TMP/j.err" --alloc --alloc-rate 65536 -o "$TMP/j.pb.gz" -- \
+		sh -c "LD_PRELOAD=$lib $FIX/wl_alloc 64 $TMP/j.truth; true"
+	check_eq "preloaded later: stackscope exit status" $? 0
+	check "preloaded later: jemalloc probed once the process mapped it" \
+		grep -qE '^alloc probes .* [1-9][0-9]* allocator files probed after a process mapped' \
+		"$TMP/j.err"
+	# wl_alloc is the shell's child and exits before it: its leak allocated, not in use (3.)
+	t_leak=$(awk '$1 == "leak" { print $2 }' "$TMP/j.truth")
+	within "preloaded later: wl_alloc's leak in alloc_space, through jemalloc" \
+		"$(sum alloc_space "$TMP/j.pb.gz" '^wl_alloc;.*;main;leak_blocks;\[alloc: malloc\] ')" \
+		"${t_leak:-0}" 10
+	check_eq "preloaded later: ... not in use (the child exited before the command)" \
+		"$(sum inuse_space "$TMP/j.pb.gz" '^wl_alloc;')" 0
+fi
 
 finish
