@@ -19,6 +19,10 @@ struct alloc_entry {
 
 struct alloc_live {
 	struct u64_map map; /* alloc_key() -> struct alloc_entry * (owned) */
+	/* pid + 1 -> (void *)1: the processes that had an entry since the last clear; an exit or
+	 * exec of any other (most of them, system-wide) is answered without a look at the table
+	 */
+	struct u64_map pids;
 	struct alloc_live_stats stats;
 };
 
@@ -39,6 +43,7 @@ void alloc_live__clear(struct alloc_live *al)
 {
 	if (al) {
 		u64_map__free_values(&al->map, free);
+		u64_map__free(&al->pids);
 		al->stats.live = 0;
 	}
 }
@@ -90,8 +95,9 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 	e->frame_cnt = s->frame_cnt;
 	memcpy(e->frames, s->frames, (size_t)s->frame_cnt * sizeof(e->frames[0]));
 	(void)find(al, e->pid, e->addr, &key);
-	if (u64_map__set(&al->map, key, e)) {
-		free(e);
+	if (u64_map__set(&al->map, key, e) ||
+	    u64_map__set(&al->pids, (uint64_t)e->pid + 1, (void *)1)) {
+		free(u64_map__del(&al->map, key));
 		return -ENOMEM;
 	}
 	al->stats.tracked++;
@@ -160,7 +166,7 @@ int alloc_live__process_ended(struct alloc_live *al, struct profile *prof, uint3
 	void *v;
 	int err = 0;
 
-	if (!al->map.cnt)
+	if (!al->map.cnt || !u64_map__del(&al->pids, (uint64_t)pid + 1))
 		return 0;
 	drop = malloc(al->map.cnt * sizeof(*drop));
 	if (!drop)
