@@ -16,7 +16,8 @@
  *                          6.18 refuses a uprobe perf event, even system-wide, with
  *                          CAP_PERFMON alone, EACCES; measured).
  * Everything else goes: CAP_PERFMON otherwise (perf events are opened once, CPUs brought
- * online later are not sampled), CAP_SYSLOG (/proc/kallsyms is read once), CAP_SYS_RESOURCE, CAP_SYS_ADMIN, ...
+ * online later are not sampled), CAP_SYSLOG (/proc/kallsyms is read once), CAP_SYS_RESOURCE,
+ * CAP_SYS_ADMIN otherwise, ...
  *
  * Invariants after privileges__drop(), in every thread of the process (capabilities are per
  * thread: threads started earlier, such as the OTLP client's, are reached by a signal):

@@ -320,9 +320,9 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_ALLOC_FREE_LOST]);
 	if (st.alloc_live && (st.alloc_live->tracked || st.alloc_live->ended))
 		fprintf(stderr,
-			"in use         %llu sampled allocations kept, %llu freed, %llu taken out at "
-			"their process's exit or exec (no free comes for them), %llu frees "
-			"unmatched, %llu not kept (table full)\n",
+			"in use         %llu sampled allocations kept, %llu freed, %llu taken "
+			"out at their process's exit or exec (no free comes for them), %llu "
+			"frees unmatched, %llu not kept (table full)\n",
 			(unsigned long long)st.alloc_live->tracked,
 			(unsigned long long)st.alloc_live->freed,
 			(unsigned long long)st.alloc_live->ended,

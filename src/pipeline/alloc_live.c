@@ -158,8 +158,8 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
 }
 
 int alloc_live__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
-			      uint64_t time_ns, void (*gone)(void *ctx, uint32_t pid, uint64_t addr),
-			      void *ctx)
+			      uint64_t time_ns,
+			      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx)
 {
 	uint64_t *drop = NULL, key;
 	size_t drop_cnt = 0, i = 0, j;

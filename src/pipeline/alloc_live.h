@@ -55,8 +55,8 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
  * gone(ctx, pid, addr) told. 0 or -ENOMEM (what was taken out so far stays out).
  */
 int alloc_live__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
-			      uint64_t time_ns, void (*gone)(void *ctx, uint32_t pid, uint64_t addr),
-			      void *ctx);
+			      uint64_t time_ns,
+			      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx);
 void alloc_live__clear(struct alloc_live *al);
 /* The agent's intervals: every entry's frames moved from profile from to profile to (the next
  * interval's, frames and mappings added to it) and its weights added to to as carried (in use,

@@ -63,7 +63,7 @@ struct alloc_targets {
 		dev_t dev;
 		ino_t ino;
 	} misses[ALLOC_TARGETS_MISSES];
-	size_t miss_cnt; /* entries written in all (the next one: miss_cnt % ALLOC_TARGETS_MISSES) */
+	size_t miss_cnt; /* entries written in all (the next: miss_cnt % ALLOC_TARGETS_MISSES) */
 	size_t dropped;	      /* past ALLOC_TARGETS_CAP */
 	size_t unreadable;    /* candidates whose symbols could not be read */
 	bool any_malloc_seen; /* a candidate of the last process or command added defines malloc

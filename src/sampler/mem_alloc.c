@@ -197,8 +197,8 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 			}
 			say_owner(ts, who);
 			for (j = 0; !err && j < ts->cnt; j++)
-				err = mem_alloc__attach_target(skel, &ts->t[j], pids[i], true, links,
-						       link_cnt, &cap);
+				err = mem_alloc__attach_target(skel, &ts->t[j], pids[i], true,
+							       links, link_cnt, &cap);
 			probed++;
 		}
 		if (!err && !probed) {
@@ -207,7 +207,8 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		}
 		goto cleanup;
 	} else {
-		alloc_targets__add_pid(ts, 0, false, NULL); /* our libc, an allocator preloaded in us */
+		/* our libc, an allocator preloaded in us */
+		alloc_targets__add_pid(ts, 0, false, NULL);
 		if (command)
 			alloc_targets__add_command(ts, command);
 		say_owner(ts, command ? "the command" : "stackscope");
