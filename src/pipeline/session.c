@@ -125,6 +125,16 @@ static int off_cpu_stay(struct session *s, const void *data, size_t size, uint64
 	return err == -ENOMEM ? -ENOMEM : 0;
 }
 
+static bool is_root(const struct session *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->root_cnt; i++)
+		if (s->roots[i] == pid)
+			return true;
+	return false;
+}
+
 static int on_record(const void *data, size_t size, void *ctx)
 {
 	struct session *s = ctx;
@@ -181,8 +191,15 @@ static int on_record(const void *data, size_t size, void *ctx)
 			return -ENOMEM;
 		}
 		break;
+	case RECORD_FORK:
+		sampler__alloc_forked(s->sampler, (pid_t)h->pid, (pid_t)h->tid, h->time_ns);
+		break;
 	case RECORD_EXEC:
 		s->exec_events++;
+		sampler__alloc_mapped(s->sampler, (pid_t)h->pid);
+		if (s->alloc_live && !s->opts.alloc_carry) /* the old image's heap is gone */
+			alloc_carry__process_ended(s->alloc_live, s->prof, h->pid,
+						   sampler__alloc_live_fd(s->sampler));
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
 		selection__exec(s->sel, (pid_t)h->pid,
 				size >= sizeof(struct exec_record) ? ((const struct exec_record *)data)->comm
@@ -201,10 +218,18 @@ static int on_record(const void *data, size_t size, void *ctx)
 		break;
 	case RECORD_MMAP:
 		s->mmap_events++;
+		sampler__alloc_mapped(s->sampler, (pid_t)h->pid);
 		process_table__mapped(s->pt, (pid_t)h->pid, h->time_ns, now);
 		break;
 	case RECORD_EXIT:
 		s->exit_events++;
+		sampler__alloc_exited(s->sampler, (pid_t)h->pid);
+		/* What a process named (the command, -p) holds at its exit is the leak view;
+		 * another process that exits while the recording goes on holds nothing at its end.
+		 */
+		if (s->alloc_live && !s->opts.alloc_carry && !is_root(s, (pid_t)h->pid))
+			alloc_carry__process_ended(s->alloc_live, s->prof, h->pid,
+						   sampler__alloc_live_fd(s->sampler));
 		process_table__exit(s->pt, (pid_t)h->pid, now);
 		selection__exit(s->sel, (pid_t)h->pid);
 		break;
@@ -684,6 +709,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->off_cpu = s->off_cpu ? off_cpu_join__stats(s->off_cpu) : NULL;
 	out->alloc_live = s->alloc_live ? alloc_live__stats(s->alloc_live) : NULL;
+	out->alloc_procs = sampler__alloc_procs_stats(s->sampler);
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	if (s->tq)
 		table_queue__stats(s->tq, &out->tables);
