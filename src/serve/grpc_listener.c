@@ -33,6 +33,7 @@ struct call {
 	int32_t id;
 	bool post, path_ok, media_ok, gzip, encoding_bad;
 	bool answered;
+	size_t head_bytes; /* the request's header fields, as HPACK counts them */
 	int refusal; /* a gRPC status the listener answers with (0: none) */
 	const char *refusal_msg;
 	uint8_t *buf; /* the request stream's data */
@@ -150,9 +151,18 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
 	struct cb_ctx *x = ud;
 	struct call *k;
 
+	size_t open = 0;
+
 	(void)h2;
 	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0;
+	/* past our SETTINGS' bound (a client that opens streams before it has them): reset */
+	for (k = x->c->calls; k; k = k->next)
+		open++;
+	if (open >= GRPC_STREAMS_MAX) {
+		atomic_fetch_add(&x->l->refused, 1);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* the stream is reset */
@@ -177,7 +187,14 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
 
 	(void)h2;
 	(void)flags;
-	if (!k || f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+	if (!k)
+		return 0;
+	k->head_bytes += name_len + value_len + 32;
+	if (k->head_bytes > HEADER_LIST_MAX) { /* the stream is reset, the call freed */
+		atomic_fetch_add(&x->l->refused, 1);
+		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	}
+	if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
 		return 0; /* trailers of a request: nothing in them matters */
 	if (value_is(name, name_len, ":method"))
 		k->post = value_is(value, value_len, "POST");
@@ -418,9 +435,10 @@ static void conn__close(struct grpc_listener *l, struct conn *c)
 	c->fd = -1;
 }
 
-/* A new connection in slot c: the session, our SETTINGS and the larger window. */
-static int conn__open(struct grpc_listener *l, struct conn *c, int fd,
-		      nghttp2_session_callbacks *cb, nghttp2_option *opt, struct cb_ctx *x)
+/* A new connection in slot c: the session (its user data set by each conn__pump()), our
+ * SETTINGS and the larger window.
+ */
+static int conn__open(struct conn *c, int fd, nghttp2_session_callbacks *cb)
 {
 	nghttp2_settings_entry set[] = {
 		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GRPC_STREAMS_MAX },
@@ -431,7 +449,7 @@ static int conn__open(struct grpc_listener *l, struct conn *c, int fd,
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->active_ms = now_ms();
-	if (nghttp2_session_server_new2(&c->h2, cb, x, opt) ||
+	if (nghttp2_session_server_new(&c->h2, cb, NULL) ||
 	    nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, set, sizeof(set) / sizeof(set[0])) ||
 	    nghttp2_session_set_local_window_size(c->h2, NGHTTP2_FLAG_NONE, 0, WINDOW)) {
 		if (c->h2)
@@ -441,7 +459,6 @@ static int conn__open(struct grpc_listener *l, struct conn *c, int fd,
 		c->fd = -1;
 		return -1;
 	}
-	(void)l;
 	return 0;
 }
 
@@ -493,16 +510,13 @@ static void *listener__run(void *arg)
 {
 	struct grpc_listener *l = arg;
 	nghttp2_session_callbacks *cb = callbacks__new();
-	nghttp2_option *opt = NULL;
 	struct pollfd *pfd = calloc(l->conn_max + 2, sizeof(*pfd));
-	struct cb_ctx x = { l, NULL };
 	unsigned i, n;
 
-	if (!cb || !pfd || nghttp2_option_new(&opt)) {
+	if (!cb || !pfd) {
 		pr_err("otlp receiver (gRPC): out of memory: not serving\n");
 		goto out;
 	}
-	nghttp2_option_set_max_send_header_block_length(opt, HEADER_LIST_MAX);
 	for (;;) {
 		uint64_t now = now_ms();
 
@@ -538,8 +552,7 @@ static void *listener__run(void *arg)
 					close(fd);
 				} else {
 					setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-					x.c = &l->conns[n];
-					if (!conn__open(l, &l->conns[n], fd, cb, opt, &x) &&
+					if (!conn__open(&l->conns[n], fd, cb) &&
 					    !conn__pump(l, &l->conns[n], 0))
 						conn__close(l, &l->conns[n]);
 				}
@@ -558,7 +571,6 @@ out:
 	for (i = 0; i < l->conn_max; i++)
 		if (l->conns[i].fd >= 0)
 			conn__close(l, &l->conns[i]);
-	nghttp2_option_del(opt);
 	if (cb)
 		nghttp2_session_callbacks_del(cb);
 	free(pfd);

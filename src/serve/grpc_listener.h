@@ -11,10 +11,12 @@
  * INTERNAL, a compressed message without grpc-encoding gzip UNIMPLEMENTED.
  *
  * Bounds, each counted (grpc_listener_stats): conn_max connections (one more is closed at
- * once), GRPC_STREAMS_MAX calls at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS),
+ * once), GRPC_STREAMS_MAX calls at once per connection (SETTINGS_MAX_CONCURRENT_STREAMS; a
+ * stream past it, opened before the client had our SETTINGS, is reset),
  * a request message of at most message_max bytes as sent (past it RESOURCE_EXHAUSTED, the rest
  * of the stream read and dropped), all streams' buffered bytes together within 2 x message_max
- * (past it UNAVAILABLE, retryable), headers of at most 16 KiB, a call not complete within
+ * (past it UNAVAILABLE, retryable), a request's header fields within 16 KiB (past it the
+ * stream is reset), a call not complete within
  * GRPC_CALL_TIMEOUT_MS of its start and a connection idle for GRPC_IDLE_TIMEOUT_MS closed. A
  * protocol error (not HTTP/2, a bad frame, an HPACK bomb) closes the connection with GOAWAY,
  * as libnghttp2 decides.

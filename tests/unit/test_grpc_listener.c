@@ -4,8 +4,8 @@
  * message with grpc-status 0 in the trailers; the owner's failure is a trailers-only answer
  * with its code and percent-encoded message; the listener's own refusals (another path, a
  * prefix lying about its length, a message over the cap, a compressed one without
- * grpc-encoding, a content-type that is not gRPC: HTTP 415) never reach the owner; the
- * counters. grpc-message's encoding alone.
+ * grpc-encoding, a content-type that is not gRPC: HTTP 415, headers past 16 KiB: the stream
+ * reset) never reach the owner; the counters. grpc-message's encoding alone.
  */
 #include <curl/curl.h>
 #include <stdbool.h>
@@ -18,6 +18,8 @@
 #include "test.h"
 
 #define PATH "/test.Service/Call"
+
+static const char *extra_header; /* one more request header, or NULL */
 
 struct seen {
 	unsigned calls;
@@ -104,6 +106,8 @@ static int call(CURL *h, uint16_t port, const char *path, const char *ctype, con
 		snprintf(ge, sizeof(ge), "grpc-encoding: %s", enc);
 		hdr = curl_slist_append(hdr, ge);
 	}
+	if (extra_header)
+		hdr = curl_slist_append(hdr, extra_header);
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
@@ -227,9 +231,24 @@ TEST(calls_and_refusals)
 	free(m);
 	CHECK_EQ_INT(s.calls, 4);
 
+	/* headers past 16 KiB: the stream reset, the owner not called */
+	{
+		static char big[20 * 1024 + 8];
+
+		memcpy(big, "x-big: ", 7);
+		memset(big + 7, 'a', sizeof(big) - 8);
+		extra_header = big;
+		m = message(3, 'E', 'y', false, &len);
+		CHECK(call(h, port, PATH, "application/grpc", NULL, m, len, &a) != 0 ||
+		      strcmp(a.status, "0"));
+		free(m);
+		extra_header = NULL;
+	}
+	CHECK_EQ_INT(s.calls, 4);
+
 	grpc_listener__stats(l, &st);
 	CHECK_EQ_U64(st.calls, 4);
-	CHECK_EQ_U64(st.refused, 6);
+	CHECK_EQ_U64(st.refused, 7);
 	CHECK_EQ_U64(st.protocol_errors, 0);
 	curl_easy_cleanup(h);
 	grpc_listener__stop(l);
