@@ -46,7 +46,7 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* memory only for what is used */
 	__type(key, __u32);                   /* tgid */
 	__type(value, __u8);
-} pid_filter SEC(".maps");
+} pid_filter SEC(".maps"); /* never deleted from: pid_wanted()'s slots and cache rely on it */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -462,11 +462,34 @@ static long unwind_loop_cb(__u64 i, void *ctx)
 
 #include "selection.h"
 
+__u8 pid_maybe[PID_MAYBE_SLOTS]; /* bpf/abi.h */
+
+/* The last pid this CPU found in "pid_filter". Its entries are never deleted, so a pid found
+ * once stays wanted: a CPU sampling the same process again skips the hash lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} pid_last_wanted SEC(".maps");
+
 static __always_inline bool pid_wanted(__u32 tgid)
 {
+	__u32 *last;
+
 	if (sampler_cfg.filter_mode == FILTER_OFF)
 		return true;
-	return bpf_map_lookup_elem(&pid_filter, &tgid) != NULL;
+	if (!pid_maybe[tgid & (PID_MAYBE_SLOTS - 1)])
+		return false;
+	last = this_cpu_entry(&pid_last_wanted);
+	if (last && *last == tgid && tgid)
+		return true;
+	if (!bpf_map_lookup_elem(&pid_filter, &tgid))
+		return false;
+	if (last)
+		*last = tgid;
+	return true;
 }
 
 /* ---- sampling ---- */
@@ -503,7 +526,7 @@ static __always_inline bool process_known(__u32 tgid)
 #define FORK_HOPS 4
 static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 {
-	struct task_struct *cur = BPF_CORE_READ(task, group_leader);
+	struct task_struct *cur = NULL;
 	__u32 owner = tgid, *parent;
 	struct mapping_seqs *ms;
 	int hop;
@@ -515,8 +538,13 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 			return owner;
 		}
 		parent = bpf_map_lookup_elem(&forked, &owner);
+		if (!parent)
+			break;
+		/* read only for a process not known itself (a sample's one helper call less) */
+		if (!hop)
+			cur = BPF_CORE_READ(task, group_leader);
 		cur = BPF_CORE_READ(cur, real_parent);
-		if (!parent || !cur || BPF_CORE_READ(cur, tgid) != *parent)
+		if (!cur || BPF_CORE_READ(cur, tgid) != *parent)
 			break;
 		owner = *parent;
 		cur = BPF_CORE_READ(cur, group_leader);
@@ -656,18 +684,22 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	rec->map_pid = s->st.pid;
 	ms = this_cpu_entry(&mapping_seqs);
 	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
-	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
-		ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
-	else if (s->st.end != UNWIND_END_NO_USER)
-		ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
-	if (s->st.end != UNWIND_END_NO_USER && !tail_walker)
-		ss_otel_thread_ctx(rec, s->st.pid, s->interp.is.fsbase);
-	else if (s->st.end != UNWIND_END_NO_USER)
-		ss_otel_thread_ctx_static(rec, s->st.pid, s->interp.is.fsbase);
+	/* Go's labels and the thread context need the process's "interp_procs" entry: a process
+	 * whose bit is clear has none, and its sample skips both calls (their code is cold).
+	 */
+	if (s->st.end != UNWIND_END_NO_USER && interp_bit(&interp_proc_bits, s->st.pid)) {
+		if (!tail_walker) {
+			ss_go_labels(rec, &s->go, s->st.pid, s->interp.is.fsbase);
+			ss_otel_thread_ctx(rec, s->st.pid, s->interp.is.fsbase);
+		} else {
+			ss_go_labels_static(rec, &s->go, s->st.pid, s->interp.is.fsbase);
+			ss_otel_thread_ctx_static(rec, s->st.pid, s->interp.is.fsbase);
+		}
+	}
 	obi_map_span(rec); /* when the thread context left none */
 	/* joined in userspace as they arrive (off_cpu.h; mem_alloc.h: a free may follow at once):
-	 * no deferral */
-	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC)
+	 * no deferral; nor for a walk without a defer point (defer_sample()'s first test) */
+	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC || !s->st.defer_cnt)
 		rec->deferred = DEFER_NONE;
 	else if (tail_walker)
 		defer_sample(&s->st, rec, s->interp.is.started != 0, false);
@@ -700,7 +732,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	rec = &s->rec;
 	rec->hdr.kind = RECORD_SAMPLE;
 	rec->hdr.cpu = bpf_get_smp_processor_id();
-	rec->hdr.time_ns = bpf_ktime_get_ns();
+	rec->hdr.time_ns = t0;
 	rec->hdr.pid = tgid;
 	rec->hdr.tid = tid;
 	bpf_get_current_comm(rec->thread_comm, sizeof(rec->thread_comm));
@@ -1284,7 +1316,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (child->pid != ctgid)
 		return 0; /* a thread: it shares its process's entries */
 	if (sampler_cfg.filter_mode == FILTER_FOLLOW_CHILDREN &&
-	    bpf_map_lookup_elem(&pid_filter, &ptgid)) {
+	    pid_wanted(ptgid)) {
+		pid_maybe[ctgid & (PID_MAYBE_SLOTS - 1)] = 1; /* before the entry */
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
 		/* Allocation probes are bound to each process: userspace attaches the child's
 		 * now (the wake-up), until then its calls go unseen.

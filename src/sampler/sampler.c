@@ -697,7 +697,10 @@ int sampler__filter_pid(struct sampler *s, pid_t pid)
 
 	if (s->opts.filter == FILTER_FOLLOW_CHILDREN && !s->command_pid)
 		s->command_pid = pid;
-
+	/* the slot before the entry: eBPF looks at the entry only where the slot is set */
+	if (!s->skel->bss)
+		return -ENOTSUP;
+	s->skel->bss->pid_maybe[key % PID_MAYBE_SLOTS] = 1;
 	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.pid_filter), &key, &one, BPF_ANY)
 		       ? -errno
 		       : 0;
