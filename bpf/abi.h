@@ -519,6 +519,18 @@ struct unwind_entry_pair {
 	struct unwind_entry e[2];
 };
 
+/* The entry pool is made of segments, BPF arrays of pairs that userspace creates as tables need
+ * them (the array of maps "unwind_segments"): a quiet machine holds one. An entry's index
+ * (unwind_page.first and what follows) is its segment's slot << UNWIND_SEGMENT_SHIFT plus its
+ * index in that segment; a table never crosses a segment, so one lookup of the segment serves
+ * a page's whole search. A segment holds UNWIND_SEGMENT_ENTRIES, or one table that needs more
+ * (fewer than 1 << UNWIND_SEGMENT_SHIFT).
+ */
+#define UNWIND_SEGMENT_SHIFT 23
+#define UNWIND_SEGMENT_INDEX_MASK ((1u << UNWIND_SEGMENT_SHIFT) - 1)
+#define UNWIND_SEGMENT_MAX 512 /* slots: 512 << 23 is every u32 index */
+#define UNWIND_SEGMENT_ENTRIES (1u << 19)
+
 enum unwind_rule_kind {
 	UNWIND_RULE_INVALID = 0, /* no CFI here (a gap between FDEs) */
 	UNWIND_RULE_CFA,         /* CFA = reg + cfa_off; RA at CFA-8 */

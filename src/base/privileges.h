@@ -6,9 +6,11 @@
  *                          frames) of processes of other users or not dumpable;
  *   CAP_DAC_READ_SEARCH    executables and libraries whatever their mode and folders;
  *   CAP_CHECKPOINT_RESTORE /proc/PID/map_files/ links (deleted files, containers);
- *   CAP_BPF                only where the kernel checks it on every bpf() call, even on the
- *                          map fds already held (before 6.5 with unprivileged BPF disabled):
- *                          probed, not guessed;
+ *   CAP_BPF                with PRIVILEGES_MAKE_BPF_MAPS (the unwind-entry pool's segments
+ *                          are BPF maps made as tables need them: bpf_map_create() needs it);
+ *                          else only where the kernel checks it on every bpf() call, even on
+ *                          the map fds already held (before 6.5 with unprivileged BPF
+ *                          disabled): probed, not guessed;
  *   CAP_DAC_OVERRIDE       only with PRIVILEGES_WRITE_ANY_PATH (`record` writes its outputs
  *                          at the end, wherever the user asked, e.g. a user's own folder).
  * Everything else goes: CAP_PERFMON (perf events are opened once, CPUs brought online later are
@@ -30,6 +32,7 @@
 enum privileges_flags {
 	PRIVILEGES_WRITE_ANY_PATH = 1 << 0, /* keep CAP_DAC_OVERRIDE */
 	PRIVILEGES_LOG_DEBUG = 1 << 1,      /* the summary line at debug level, not info */
+	PRIVILEGES_MAKE_BPF_MAPS = 1 << 2,  /* keep CAP_BPF: maps are made while running */
 };
 
 /* One thread's credentials as /proc/.../status shows them. */

@@ -272,7 +272,8 @@ static int run(int argc, char **argv, struct agent_options *o)
 		metrics_server__publish(ms, metrics,
 					agent_metrics__format(s, ex, ms, rss_bytes(), metrics,
 							      metrics_cap));
-	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
+	/* loaded, attached, port bound: keep only what running needs (the entry pool grows) */
+	privileges__drop(PRIVILEGES_MAKE_BPF_MAPS);
 	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz,
 		o->interval_s, agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);

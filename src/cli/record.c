@@ -354,7 +354,8 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
 			"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
-			"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
+			"%llu entries skipped), %llu entries (pool: %llu segments, %llu entries), "
+			"%llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
 			(unsigned long long)st.unwind->files_failed,
@@ -363,6 +364,8 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->files_cfi_malformed,
 			(unsigned long long)st.unwind->cfi_malformed,
 			(unsigned long long)st.unwind->entries_used,
+			(unsigned long long)st.unwind->segments,
+			(unsigned long long)st.unwind->entries_created,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
 	if (st.unwind)
@@ -481,8 +484,11 @@ static int run(struct record_run *r)
 	err = session__start(r->session);
 	if (err)
 		return err;
-	/* After the command's fork: it keeps what record had; outputs go where the user says. */
-	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_LOG_DEBUG);
+	/* After the command's fork: it keeps what record had; outputs go where the user says; the
+	 * entry pool grows.
+	 */
+	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_MAKE_BPF_MAPS |
+			 PRIVILEGES_LOG_DEBUG);
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	if (o->duration_s > 0)
 		deadline = start_mono + (uint64_t)(o->duration_s * 1e9);

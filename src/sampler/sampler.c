@@ -500,7 +500,6 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap
 						     : s->sizes.unwind_entries;
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
-	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 	if (!syscall_tracepoints_usable())
@@ -754,7 +753,7 @@ SAMPLER_MAP_FD(mappings)
 SAMPLER_MAP_FD(files)
 SAMPLER_MAP_FD(alloc_live)
 SAMPLER_MAP_FD(unwind_pages)
-SAMPLER_MAP_FD(unwind_entries)
+SAMPLER_MAP_FD(unwind_segments)
 SAMPLER_MAP_FD(unwind_rules)
 SAMPLER_MAP_FD(sel_procs)
 SAMPLER_MAP_FD(sel_cgroups)
@@ -764,7 +763,7 @@ volatile struct selection_state *sampler__selection_state(struct sampler *s)
 	return s->skel->bss ? &s->skel->bss->sel_state : NULL;
 }
 
-static uint64_t fd_memlock(int fd)
+uint64_t sampler__fd_map_memory(int fd)
 {
 	char path[64], line[256];
 	uint64_t v = 0;
@@ -792,7 +791,7 @@ uint64_t sampler__map_memory(struct sampler *s)
 	if (s->map_memory_at && now - s->map_memory_at < MAP_MEMORY_REFRESH_NS)
 		return s->map_memory;
 	bpf_object__for_each_map(m, s->skel->obj) if (bpf_map__fd(m) >= 0)
-		total += fd_memlock(bpf_map__fd(m));
+		total += sampler__fd_map_memory(bpf_map__fd(m));
 	s->map_memory = total;
 	s->map_memory_at = now;
 	return total;

@@ -20,12 +20,24 @@
 #include "unwind/unwind_table.h"
 
 #define RULE_CAP 65536u
+/* A table's entries at most: its segment's index range must stay clear of the next slot's. */
+#define TABLE_ENTRIES_MAX ((1u << UNWIND_SEGMENT_SHIFT) - 2)
 #define PAGE_SIZE_ELF (1ull << UNWIND_PAGE_SHIFT)
 /* BPF array elements are 8-byte aligned in the memory-mapped view. */
 #define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
 
+/* A range of entries, by index (bpf/abi.h: the segment's slot, then the index in it). Free
+ * ranges never cross a segment: segments' index ranges are never adjacent (each is smaller
+ * than its slot's 1 << UNWIND_SEGMENT_SHIFT).
+ */
 struct pool_range {
 	uint32_t first, cnt;
+};
+
+/* A segment of the pool: a BPF array of pairs in "unwind_segments" (fd -1: slot unused). */
+struct pool_segment {
+	int fd;
+	uint32_t cnt; /* entries */
 };
 
 /* What unloading a file must undo. */
@@ -37,15 +49,19 @@ struct loaded_file {
 
 struct unwind_maps {
 	int files_fd, pages_fd;
-	int entries_fd;
-	/* While a table is written: a mapping of just the pages of unwind_entries that hold its
-	 * range (entries[i - win_first]); else NULL. Mapping the whole pool would cost page-table
-	 * work per load and count as our RSS on top of the kernel memory it is.
+	int segments_fd;
+	/* While a table is written: a mapping of just the pages of its segment that hold its
+	 * range (entries[i - win_first], i the index in the segment); else NULL. Mapping the whole
+	 * segment would cost page-table work per load and count as our RSS on top of the kernel
+	 * memory it is.
 	 */
 	struct unwind_entry *entries;
 	size_t win_first, win_bytes;
 	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
-	size_t entry_cap;
+	size_t entry_cap;     /* all segments together at most */
+	size_t segment_entries; /* a segment's size, unless one table needs more */
+	size_t created;       /* entries in the segments made so far */
+	struct pool_segment segments[UNWIND_SEGMENT_MAX];
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
@@ -66,22 +82,23 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Map the pages of the entry pool that hold entries [first, first + cnt). */
+/* Map the pages of the entry pool that hold entries [first, first + cnt) (one segment). */
 static int map_window(struct unwind_maps *um, uint32_t first, uint32_t cnt)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), esz = sizeof(struct unwind_entry);
-	size_t start = ((size_t)first * esz) & ~(page - 1);
-	size_t end = (((size_t)first + cnt) * esz + page - 1) & ~(page - 1);
+	uint32_t in_seg = first & UNWIND_SEGMENT_INDEX_MASK;
+	size_t start = ((size_t)in_seg * esz) & ~(page - 1);
+	size_t end = (((size_t)in_seg + cnt) * esz + page - 1) & ~(page - 1);
 	void *p;
 
 	if (!cnt)
 		end = start + page;
-	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, um->entries_fd,
-		 (off_t)start);
+	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 um->segments[first >> UNWIND_SEGMENT_SHIFT].fd, (off_t)start);
 	if (p == MAP_FAILED)
 		return -errno;
 	um->entries = p;
-	um->win_first = start / esz;
+	um->win_first = (first & ~UNWIND_SEGMENT_INDEX_MASK) + start / esz;
 	um->win_bytes = end - start;
 	return 0;
 }
@@ -93,18 +110,23 @@ static void *map_array(int fd, size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
+struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int segments_fd, int rules_fd,
 				     size_t entry_cap)
 {
 	struct unwind_maps *um = calloc(1, sizeof(*um));
+	size_t i;
 	int err;
 
 	if (!um)
 		return NULL;
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		um->segments[i].fd = -1;
 	um->files_fd = files_fd;
 	um->pages_fd = pages_fd;
-	um->entry_cap = entry_cap;
-	um->entries_fd = entries_fd;
+	um->entry_cap = entry_cap & ~(size_t)1;
+	um->segment_entries = um->entry_cap < UNWIND_SEGMENT_ENTRIES ? um->entry_cap
+								     : UNWIND_SEGMENT_ENTRIES;
+	um->segments_fd = segments_fd;
 	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
 	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
 	um->cursor = malloc(sizeof(*um->cursor));
@@ -115,8 +137,7 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 		return NULL;
 	}
 	um->free_cap = 16;
-	um->free_ranges[0] = (struct pool_range){ 0, (uint32_t)entry_cap };
-	um->free_cnt = 1;
+	um->free_cnt = 0; /* segments come with the first tables */
 	return um;
 }
 
@@ -131,10 +152,15 @@ static void loaded_file__free(void *file)
 
 void unwind_maps__free(struct unwind_maps *um)
 {
+	size_t i;
+
 	if (!um)
 		return;
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		if (um->segments[i].fd >= 0)
+			close(um->segments[i].fd);
 	u64_map__free_values(&um->loaded, loaded_file__free);
 	u64_map__free_values(&um->status, free);
 	u64_map__free(&um->rule_index);
@@ -236,13 +262,87 @@ static int rule_id(struct unwind_maps *um, const struct unwind_rule *r)
 	return (int)(um->rule_cnt - 1);
 }
 
+/* Insert r in the free list at i (no neighbour to merge with). */
+static int free_insert(struct unwind_maps *um, size_t i, struct pool_range r)
+{
+	if (um->free_cnt == um->free_cap) {
+		struct pool_range *n = realloc(um->free_ranges, um->free_cap * 2 * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		um->free_ranges = n;
+		um->free_cap *= 2;
+	}
+	memmove(&um->free_ranges[i + 1], &um->free_ranges[i], (um->free_cnt - i) * sizeof(r));
+	um->free_ranges[i] = r;
+	um->free_cnt++;
+	return 0;
+}
+
+/* A new segment for a table of cnt entries: UNWIND_SEGMENT_ENTRIES (fewer when the pool's cap
+ * leaves fewer), or one just its size if it needs more; its entries become a free range.
+ * Segments stay until um goes (growing only: a sample may be inside one at any moment).
+ * -ENOSPC when the cap or the slots do not allow it.
+ */
+static int pool_grow(struct unwind_maps *um, uint32_t cnt)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	size_t room = um->entry_cap - um->created, size = um->segment_entries;
+	uint32_t slot;
+	int fd, err;
+
+	if (size > room)
+		size = room & ~(size_t)1;
+	if (size < cnt)
+		size = ((size_t)cnt + 1) & ~(size_t)1;
+	if (!size || size > room)
+		return -ENOSPC;
+	for (slot = 0; slot < UNWIND_SEGMENT_MAX && um->segments[slot].fd >= 0; slot++)
+		;
+	if (slot == UNWIND_SEGMENT_MAX)
+		return -ENOSPC;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment", sizeof(uint32_t),
+			    sizeof(struct unwind_entry_pair), (uint32_t)(size / 2), &opts);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(um->segments_fd, &slot, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* slots are taken in order, so the new range goes last */
+	err = free_insert(um, um->free_cnt,
+			  (struct pool_range){ slot << UNWIND_SEGMENT_SHIFT, (uint32_t)size });
+	if (err) {
+		bpf_map_delete_elem(um->segments_fd, &slot);
+		close(fd);
+		return err;
+	}
+	um->segments[slot] = (struct pool_segment){ fd, (uint32_t)size };
+	um->created += size;
+	um->stats.segments++;
+	um->stats.entries_created = um->created;
+	pr_debug("unwind-entry pool: segment %u of %zu entries (%zu of %zu made)\n", slot, size,
+		 um->created, um->entry_cap);
+	return 0;
+}
+
+/* First fit in the segments made, else in a new one. */
 static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 {
+	struct pool_range *r;
 	size_t i;
+	int err;
 
-	for (i = 0; i < um->free_cnt; i++) {
-		struct pool_range *r = &um->free_ranges[i];
-
+	if (cnt > TABLE_ENTRIES_MAX)
+		return -E2BIG;
+	for (i = 0;; i++) {
+		if (i == um->free_cnt) {
+			err = pool_grow(um, cnt);
+			if (err)
+				return err;
+		}
+		r = &um->free_ranges[i];
 		if (r->cnt < cnt)
 			continue;
 		*first = r->first;
@@ -255,7 +355,6 @@ static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 		um->stats.entries_used += cnt;
 		return 0;
 	}
-	return -ENOSPC;
 }
 
 /* Return a range to the free list, merging it with its neighbours. */
@@ -278,20 +377,8 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
 	} else if (i < um->free_cnt && r.first + r.cnt == um->free_ranges[i].first) {
 		um->free_ranges[i].first = r.first;
 		um->free_ranges[i].cnt += r.cnt;
-	} else {
-		if (um->free_cnt == um->free_cap) {
-			struct pool_range *n =
-				realloc(um->free_ranges, um->free_cap * 2 * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM; /* the range leaks; counted as used */
-			um->free_ranges = n;
-			um->free_cap *= 2;
-		}
-		memmove(&um->free_ranges[i + 1], &um->free_ranges[i],
-			(um->free_cnt - i) * sizeof(r));
-		um->free_ranges[i] = r;
-		um->free_cnt++;
+	} else if (free_insert(um, i, r)) {
+		return -ENOMEM; /* the range leaks; counted as used */
 	}
 	um->stats.entries_used -= r.cnt;
 	return 0;
@@ -411,7 +498,7 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	err = load_pages(um, file_id, t, 0, &need, &page_cnt, NULL);
 	if (err)
 		return err;
-	if (need > um->entry_cap)
+	if (need > um->entry_cap || need > TABLE_ENTRIES_MAX)
 		return -E2BIG;
 	lf = calloc(1, sizeof(*lf));
 	if (lf)
@@ -644,6 +731,11 @@ size_t unwind_maps__pool_free(const struct unwind_maps *um)
 size_t unwind_maps__pool_cap(const struct unwind_maps *um)
 {
 	return um->entry_cap;
+}
+
+int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment)
+{
+	return segment < UNWIND_SEGMENT_MAX ? um->segments[segment].fd : -1;
 }
 
 bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id)

@@ -696,9 +696,13 @@ TEST(tables_loaded)
 		const struct unwind_page *p =
 			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
 
-		/* A lookup never leaves its page: entry `first` is the page start. */
-		REQUIRE(p->cnt > 0 && p->first + p->cnt <= REPLAY_ENTRY_CAP);
-		CHECK_EQ_INT(kmaps.entries[p->first].page_off, 0);
+		/* A lookup never leaves its page, nor the page its segment: entry `first` is the
+		 * page start.
+		 */
+		REQUIRE(p->cnt > 0 && kmaps_entry(p->first + p->cnt - 1));
+		CHECK_EQ_INT(p->first >> UNWIND_SEGMENT_SHIFT,
+			     (p->first + p->cnt - 1) >> UNWIND_SEGMENT_SHIFT);
+		CHECK_EQ_INT(kmaps_entry(p->first)->page_off, 0);
 	}
 }
 
@@ -1044,9 +1048,9 @@ static __u32 leaf_rule_id(const struct snapshot *s)
 	off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
 	p = ss_lookup_page(m->file_id, elf_addr >> UNWIND_PAGE_SHIFT);
 	REQUIRE(p && p->cnt);
-	for (i = p->first; i + 1 < p->first + p->cnt && kmaps.entries[i + 1].page_off <= off; i++)
+	for (i = p->first; i + 1 < p->first + p->cnt && kmaps_entry(i + 1)->page_off <= off; i++)
 		;
-	return kmaps.entries[i].rule;
+	return kmaps_entry(i)->rule;
 }
 
 /* A corrupt rule whose CFA does not move up ends the stack with BAD_FRAME at the first step
@@ -1111,9 +1115,16 @@ static const struct unwind_page *defer_page(void *ctx, uint64_t file_id, uint64_
 	return ss_lookup_page(file_id, page);
 }
 
-static const struct unwind_entry *defer_entry(void *ctx, uint32_t index)
+static bool defer_segment(void *ctx, uint32_t segment)
 {
-	return ss_lookup_entry(index);
+	return ss_lookup_segment(segment) != NULL;
+}
+
+static const struct unwind_entry *defer_entry(void *ctx, uint32_t segment, uint32_t index)
+{
+	void *seg = ss_lookup_segment(segment);
+
+	return seg ? ss_lookup_entry(seg, index) : NULL;
 }
 
 static const struct unwind_rule *defer_rule(void *ctx, uint32_t index)
@@ -1125,6 +1136,7 @@ static const struct replay_world defer_world = {
 	.mapping = defer_mapping,
 	.file = defer_file,
 	.page = defer_page,
+	.segment = defer_segment,
 	.entry = defer_entry,
 	.rule = defer_rule,
 };
