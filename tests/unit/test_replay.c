@@ -706,6 +706,70 @@ TEST(tables_loaded)
 	}
 }
 
+/* The rule of the last of a page's entries whose page_off <= off, read one by one. */
+static int page_rule_linear(const struct unwind_page *p, __u32 off)
+{
+	__u32 i;
+
+	for (i = p->first; i + 1 < p->first + p->cnt && kmaps_entry(i + 1)->page_off <= off; i++)
+		;
+	return kmaps_entry(i)->rule;
+}
+
+/* The entry pool grows a segment at a time (bpf/abi.h): the tables that no longer fit in the
+ * segments made open the next one, never crossing into it, and a page search there finds what
+ * its entries say, as in the first.
+ */
+TEST(pool_segments)
+{
+	const struct snapshot *s = snapshot_get("replay_cxx");
+	const struct unwind_maps_stats *st = unwind_maps__stats(kmaps.um);
+	const char *libc = NULL;
+	struct unwind_table *t = NULL;
+	struct elf_file *ef = NULL;
+	const uint64_t base_id = 0x5e67000000000000ull;
+	uint64_t segs = st->segments;
+	uint32_t first = 0, cnt = 0, off;
+	size_t i, n, pages = 0;
+
+	for (i = 0; i < s->exec_cnt; i++)
+		if (strstr(s->exec_file[i]->path, "/libc.so"))
+			libc = s->exec_file[i]->path;
+	REQUIRE(libc);
+	/* the fixtures' tables fit in the first segment: nothing more was made */
+	CHECK_EQ_INT(segs, 1);
+	CHECK_EQ_INT(st->entries_created, UNWIND_SEGMENT_ENTRIES);
+	ef = elf_file__open(libc);
+	REQUIRE(ef && !unwind_table__build(ef, NULL, &t));
+	for (n = 0; st->segments == segs && n < 64; n++)
+		if (unwind_maps__load_table(kmaps.um, base_id + n, t, &first, &cnt)) {
+			test__fail("copy %zu of libc's table: not loaded", n);
+			break;
+		}
+	CHECK_EQ_INT(st->segments, segs + 1);
+	CHECK_EQ_INT(st->entries_created, (segs + 1) * UNWIND_SEGMENT_ENTRIES);
+	CHECK_EQ_INT(first, segs << UNWIND_SEGMENT_SHIFT); /* the last copy: the new segment's start */
+	for (i = 0; i < kmaps.pages.cnt; i++) {
+		const struct unwind_page *p =
+			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
+		const struct unwind_page_key *k =
+			(const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz);
+
+		if (k->file_id != base_id + n - 1)
+			continue;
+		pages++;
+		CHECK_EQ_INT(p->first >> UNWIND_SEGMENT_SHIFT, segs);
+		for (off = 0; off < (1u << UNWIND_PAGE_SHIFT); off += 0x1000)
+			CHECK_EQ_INT(ss_page_entry_rule(p->first, p->cnt, off),
+				     page_rule_linear(p, off));
+	}
+	CHECK(pages > 0);
+	for (i = 0; i < n; i++)
+		unwind_maps__unload_file(kmaps.um, base_id + i);
+	unwind_table__free(t);
+	elf_file__free(ef);
+}
+
 #define CHAIN "exe:take_snapshot exe:replay_c exe:replay_b exe:replay_a exe:main " LIBC_ROOT
 
 TEST(chain_gcc)
@@ -1041,16 +1105,14 @@ static __u32 leaf_rule_id(const struct snapshot *s)
 	struct mapping_info *m = ss_lookup_mapping(0, s->regs[DWARF_RIP]);
 	struct unwind_page *p;
 	uint64_t elf_addr;
-	__u32 off, i;
+	__u32 off;
 
 	REQUIRE(m);
 	elf_addr = s->regs[DWARF_RIP] - m->bias;
 	off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
 	p = ss_lookup_page(m->file_id, elf_addr >> UNWIND_PAGE_SHIFT);
 	REQUIRE(p && p->cnt);
-	for (i = p->first; i + 1 < p->first + p->cnt && kmaps_entry(i + 1)->page_off <= off; i++)
-		;
-	return kmaps_entry(i)->rule;
+	return page_rule_linear(p, off);
 }
 
 /* A corrupt rule whose CFA does not move up ends the stack with BAD_FRAME at the first step
@@ -1347,6 +1409,7 @@ int main(void)
 	size_t i;
 
 	RUN(tables_loaded);
+	RUN(pool_segments);
 	RUN(chain_gcc);
 	RUN(chain_clang);
 	RUN(qsort_callback);
