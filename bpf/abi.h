@@ -523,8 +523,9 @@ struct unwind_entry_pair {
  * them (the array of maps "unwind_segments"): a quiet machine holds one. An entry's index
  * (unwind_page.first and what follows) is its segment's slot << UNWIND_SEGMENT_SHIFT plus its
  * index in that segment; a table never crosses a segment, so one lookup of the segment serves
- * a page's whole search. A segment holds UNWIND_SEGMENT_ENTRIES, or one table that needs more
- * (fewer than 1 << UNWIND_SEGMENT_SHIFT).
+ * a page's whole search. The first segment holds UNWIND_SEGMENT_ENTRIES, the next ones twice
+ * that, or one table that needs more (fewer than 1 << UNWIND_SEGMENT_SHIFT): any size, the
+ * segments being BPF_F_INNER_MAP arrays.
  */
 #define UNWIND_SEGMENT_SHIFT 23
 #define UNWIND_SEGMENT_INDEX_MASK ((1u << UNWIND_SEGMENT_SHIFT) - 1)

@@ -59,7 +59,7 @@ struct unwind_maps {
 	size_t win_first, win_bytes;
 	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;     /* all segments together at most */
-	size_t segment_entries; /* a segment's size, unless one table needs more */
+	size_t segment_entries; /* the first segment's size (pool_grow()) */
 	size_t created;       /* entries in the segments made so far */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
@@ -279,15 +279,18 @@ static int free_insert(struct unwind_maps *um, size_t i, struct pool_range r)
 	return 0;
 }
 
-/* A new segment for a table of cnt entries: UNWIND_SEGMENT_ENTRIES (fewer when the pool's cap
- * leaves fewer), or one just its size if it needs more; its entries become a free range.
- * Segments stay until um goes (growing only: a sample may be inside one at any moment).
- * -ENOSPC when the cap or the slots do not allow it.
+/* A new segment for a table of cnt entries: the first UNWIND_SEGMENT_ENTRIES (a quiet machine's
+ * tables), the next ones twice that, so that once the cap is made any table up to that size
+ * can still find room by evicting others in one segment (libclang-cpp's 1.0M entries, in the
+ * agent's 2M pool); fewer when the cap leaves fewer, or just the table's size if it needs more.
+ * Its entries become a free range. Segments stay until um goes (growing only: a sample may be
+ * inside one at any moment). -ENOSPC when the cap or the slots do not allow it.
  */
 static int pool_grow(struct unwind_maps *um, uint32_t cnt)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	size_t room = um->entry_cap - um->created, size = um->segment_entries;
+	size_t room = um->entry_cap - um->created;
+	size_t size = um->segment_entries * (um->created ? 2 : 1);
 	uint32_t slot;
 	int fd, err;
 
