@@ -72,14 +72,13 @@ struct {
 	__type(value, struct unwind_page);
 } unwind_pages SEC(".maps");
 
-/* A segment of the entry pool (bpf/abi.h): the template userspace's segments match, each
- * sized at its creation (BPF_F_INNER_MAP: any max_entries; the lookups are then helper calls
- * that check the index against the segment's own size).
+/* A segment of the entry pool (bpf/abi.h): the template userspace's segments match, sized by
+ * userspace before the load (every segment the same: the lookups in them are inlined).
  */
 struct unwind_segment {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(map_flags, BPF_F_MMAPABLE | BPF_F_INNER_MAP);
+	__uint(max_entries, UNWIND_SEGMENT_ENTRIES / 2);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(key_size, sizeof(__u32));
 	/* by size: as the pointee of a pointee, the pair is only a forward declaration in BTF */
 	__uint(value_size, sizeof(struct unwind_entry_pair));

@@ -368,8 +368,8 @@ static void wait_evicted(struct table_queue *q, struct executable *exe, struct t
 		st->state = UNWIND_TABLE_FAILED;
 }
 
-/* exe's table found no room in the pool: counted ("without room"), said once. A table read
- * from the cache may be larger than the whole pool (-E2BIG; a build stops at the pool's size
+/* exe's table found no room in the pool: counted ("without room"), said once. A table may be
+ * larger than a segment of the pool (-E2BIG: bpf/abi.h; or a build stops at the pool's size
  * and meets -ENOSPC): the same for the user.
  */
 static void count_pool_full(struct table_queue *q, const struct executable *exe)
@@ -416,7 +416,7 @@ static int install(struct table_queue *q, struct executable *exe, struct table_s
 		wait_evicted(q, exe, st, now_ns, need ?: unwind_maps__entries_needed(q->um, t));
 		count_pool_full(q, exe);
 	} else if (err == -E2BIG) {
-		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */
+		count_pool_full(q, exe); /* larger than a segment: no eviction makes room */
 	}
 	if (!err) {
 		drop_loaded(q, exe);

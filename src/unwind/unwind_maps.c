@@ -20,8 +20,6 @@
 #include "unwind/unwind_table.h"
 
 #define RULE_CAP 65536u
-/* A table's entries at most: its segment's index range must stay clear of the next slot's. */
-#define TABLE_ENTRIES_MAX ((1u << UNWIND_SEGMENT_SHIFT) - 2)
 #define PAGE_SIZE_ELF (1ull << UNWIND_PAGE_SHIFT)
 /* BPF array elements are 8-byte aligned in the memory-mapped view. */
 #define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
@@ -59,7 +57,7 @@ struct unwind_maps {
 	size_t win_first, win_bytes;
 	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;     /* all segments together at most */
-	size_t segment_entries; /* the first segment's size (pool_grow()) */
+	size_t segment_entries; /* every segment's (bpf/abi.h) */
 	size_t created;       /* entries in the segments made so far */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
@@ -124,8 +122,7 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int segments_fd
 	um->files_fd = files_fd;
 	um->pages_fd = pages_fd;
 	um->entry_cap = entry_cap & ~(size_t)1;
-	um->segment_entries = um->entry_cap < UNWIND_SEGMENT_ENTRIES ? um->entry_cap
-								     : UNWIND_SEGMENT_ENTRIES;
+	um->segment_entries = UNWIND_SEGMENT_ENTRIES_OF((uint32_t)um->entry_cap);
 	um->segments_fd = segments_fd;
 	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
 	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
@@ -279,26 +276,18 @@ static int free_insert(struct unwind_maps *um, size_t i, struct pool_range r)
 	return 0;
 }
 
-/* A new segment for a table of cnt entries: the first UNWIND_SEGMENT_ENTRIES (a quiet machine's
- * tables), the next ones twice that, so that once the cap is made any table up to that size
- * can still find room by evicting others in one segment (libclang-cpp's 1.0M entries, in the
- * agent's 2M pool); fewer when the cap leaves fewer, or just the table's size if it needs more.
- * Its entries become a free range. Segments stay until um goes (growing only: a sample may be
- * inside one at any moment). -ENOSPC when the cap or the slots do not allow it.
+/* A new segment (bpf/abi.h: all of one size, the pool's cap in whole segments); its entries
+ * become a free range. Segments stay until um goes (growing only: a sample may be inside one
+ * at any moment). -ENOSPC when the cap or the slots do not allow it.
  */
-static int pool_grow(struct unwind_maps *um, uint32_t cnt)
+static int pool_grow(struct unwind_maps *um)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE | BPF_F_INNER_MAP);
-	size_t room = um->entry_cap - um->created;
-	size_t size = um->segment_entries * (um->created ? 2 : 1);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t size = um->segment_entries;
 	uint32_t slot;
 	int fd, err;
 
-	if (size > room)
-		size = room & ~(size_t)1;
-	if (size < cnt)
-		size = ((size_t)cnt + 1) & ~(size_t)1;
-	if (!size || size > room)
+	if (!size || size > um->entry_cap - um->created)
 		return -ENOSPC;
 	for (slot = 0; slot < UNWIND_SEGMENT_MAX && um->segments[slot].fd >= 0; slot++)
 		;
@@ -337,11 +326,11 @@ static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 	size_t i;
 	int err;
 
-	if (cnt > TABLE_ENTRIES_MAX)
+	if (cnt > um->segment_entries)
 		return -E2BIG;
 	for (i = 0;; i++) {
 		if (i == um->free_cnt) {
-			err = pool_grow(um, cnt);
+			err = pool_grow(um);
 			if (err)
 				return err;
 		}
@@ -501,8 +490,8 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	err = load_pages(um, file_id, t, 0, &need, &page_cnt, NULL);
 	if (err)
 		return err;
-	if (need > um->entry_cap || need > TABLE_ENTRIES_MAX)
-		return -E2BIG;
+	if (need > um->segment_entries)
+		return -E2BIG; /* larger than a segment: no eviction makes room */
 	lf = calloc(1, sizeof(*lf));
 	if (lf)
 		lf->pages = calloc(page_cnt ? page_cnt : 1, sizeof(*lf->pages));

@@ -45,8 +45,8 @@
 #define REPLAY_INTERP_PROCS_FD 0x10003
 #define REPLAY_INTERP_CODE_FD 0x10004
 #define REPLAY_SEGMENTS_FD 0x10005
-#define REPLAY_FILE_CAP 128 /* the fixtures, and copies of libc's table (test_replay.c) */
-#define REPLAY_PAGE_CAP 8192
+#define REPLAY_FILE_CAP 320 /* the fixtures, and copies of libc's table (test_replay.c) */
+#define REPLAY_PAGE_CAP 16384
 #define REPLAY_ENTRY_CAP (1u << 21)
 #define REPLAY_RULE_CAP 65536u /* max_entries of "unwind_rules" */
 #define REPLAY_INTERP_CAP 16   /* each of the runtimes' maps */
