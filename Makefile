@@ -28,7 +28,7 @@ CFLAGS   ?= -O2 -g
 ALL_CFLAGS := $(CFLAGS) -std=gnu17 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
             $(WERROR) -D_GNU_SOURCE -Isrc -I$(BUILD) -Ibpf -MMD -MP
 LDLIBS   := -lbpf -ldw -ldebuginfod -lelf -lcurl -lcrypto -llzma -lz -liberty -lm -lpthread -lstdc++
-LDLIBS   += -lsqlite3
+LDLIBS   += -lsqlite3 -lnghttp2
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Wall -Wno-unused-function \
 	      -Wimplicit-fallthrough -Werror=implicit-fallthrough
 

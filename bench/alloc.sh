@@ -23,16 +23,19 @@
 # Then:
 #   - the per-call cost of the uprobe path: (storm under stackscope - storm alone) / STORM_N,
 #     per malloc+free pair (3 traps: malloc's entry and return, free's entry);
-#   - a bystander: the storm run outside the recording while `record --alloc -- sleep`
-#     (probes on the whole libc file: every process mapping it traps, the eBPF pid filter drops
-#     it) and `record --alloc -p` (only that process traps) run;
+#   - a bystander: the storm run outside the recording while `record --alloc -- sleep` (the
+#     probes bound to the command's processes) and `record --alloc -p` (only that process
+#     traps) run; with BEFORE=path/to/stackscope also under that build's `-- sleep` (a build
+#     whose command probes were on the whole libc file, every process mapping it trapping),
+#     the rounds alternating;
 #   - --faults: a program touching FAULT_MIB MiB once (one write per page), alone and under
 #     record --faults -p PID.
 # A round took ~15 min on the shared 2-core VM (load ~20): the tools' start-up, the uprobe
 # traps of the storm and the Python loop.
-# Usage: sudo bench/alloc.sh [ROUNDS]
+# Usage: sudo bench/alloc.sh [ROUNDS] [bystander]  (bystander: that part only)
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-3}
+ONLY=${2:-}
 STORM_N=${STORM_N:-200000}
 PY_N=${PY_N:-50000}
 SQL_N=${SQL_N:-20000}
@@ -118,6 +121,7 @@ run()
 declare -A secs
 tools="none stackscope heaptrack memleak"
 for r in $(seq "$ROUNDS"); do
+	[[ $ONLY == bystander ]] && break
 	for wl in storm python sqlite3 xz; do
 		for t in $tools; do
 			secs[$wl.$t]+="$(run "$wl" "$t") "
@@ -134,6 +138,8 @@ bystander()
 	local mode=$1 rpid="" spid
 	case $mode in
 	command) ./stackscope record --alloc -o "$out/by.pb.gz" -- sleep 600 2>"$out/by.err" &
+		rpid=$! ;;
+	before) "$BEFORE" record --alloc -o "$out/by.pb.gz" -- sleep 600 2>"$out/by.err" &
 		rpid=$! ;;
 	pid) sleep 600 & spid=$!
 		./stackscope record --alloc -p "$spid" -o "$out/by.pb.gz" 2>"$out/by.err" & rpid=$! ;;
@@ -155,11 +161,20 @@ bystander()
 	wait 2>/dev/null
 }
 declare -A by
+modes="none command pid"
+[[ -n ${BEFORE:-} ]] && modes+=" before"
 for r in $(seq "$ROUNDS"); do
-	for m in none command pid; do
+	for m in $modes; do
 		by[$m]+="$(bystander "$m") "
 	done
 done
+if [[ $ONLY == bystander ]]; then
+	echo "# bystander storm (N=$STORM_N, not recorded), CPU s, median of $ROUNDS rounds, load $(cut -d' ' -f1-3 /proc/loadavg) ($(date -u +%F))"
+	for m in $modes; do
+		echo "$m: $(median <<<"${by[$m]}") (${by[$m]% })"
+	done
+	exit 0
+fi
 
 med() { median <<<"${secs[$1]}"; }
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
@@ -178,5 +193,6 @@ done
 per=$(echo "scale=3; ($(med storm.stackscope) - $(med storm.none)) * 1000000 / $STORM_N" | bc -l)
 echo "per malloc+free pair under stackscope: $per us (3 uprobe traps: $(echo "scale=2; $per / 3" | bc -l) us per trap); storm N=$STORM_N"
 echo "bystander storm (not recorded), CPU s: alone $(median <<<"${by[none]}"), while record --alloc -- sleep $(median <<<"${by[command]}"), while record --alloc -p SLEEP $(median <<<"${by[pid]}")"
+[[ -n ${BEFORE:-} ]] && echo "bystander storm while the BEFORE build's record --alloc -- sleep: $(median <<<"${by[before]}") CPU s"
 echo "--faults: touching $FAULT_MIB MiB once: alone $(med touch.none) s, under record --faults -p $(med touch.faults) s (x$(ratio "$(med touch.faults)" "$(med touch.none)"))"
 grep -E '^allocations' "$out/stackscope.err" | sed 's/^/stackscope last run (xz): /'

@@ -43,6 +43,9 @@ enum record_kind {
 			     * the off-CPU RECORD_SAMPLE it sent when it left (struct
 			     * off_cpu_record) */
 	RECORD_FREE = 7,    /* a sampled allocation was freed (struct free_record) */
+	RECORD_FORK = 8,    /* --alloc with a COMMAND: a process of its tree forked hdr.pid;
+			     * hdr.tid is the parent's pid (its allocator probes are the
+			     * child's to copy) */
 };
 
 struct record_header {

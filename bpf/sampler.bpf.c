@@ -1300,8 +1300,19 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (child->pid != ctgid)
 		return 0; /* a thread: it shares its process's entries */
 	if (sampler_cfg.filter_mode == FILTER_FOLLOW_CHILDREN &&
-	    bpf_map_lookup_elem(&pid_filter, &ptgid))
+	    bpf_map_lookup_elem(&pid_filter, &ptgid)) {
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
+		/* Allocation probes are bound to each process: userspace attaches the child's
+		 * now (the wake-up), until then its calls go unseen.
+		 */
+		if (sampler_cfg.alloc_rate) {
+			struct record_header *rec;
+
+			rec = reserve_record(sizeof(*rec), RECORD_FORK, ctgid, ptgid);
+			if (rec)
+				bpf_ringbuf_submit(rec, BPF_RB_FORCE_WAKEUP);
+		}
+	}
 	if (pid_wanted(ctgid))
 		bpf_map_update_elem(&forked, &ctgid, &ptgid, BPF_ANY);
 	sel_fork(ptgid, ctgid);

@@ -3,12 +3,13 @@
  * Included by sampler.bpf.c after its "counters" map and count().
  *
  * Userspace (src/proc/selection.c) classifies processes by the rules (pid, name, cgroup,
- * container; include and exclude) and writes the verdicts here:
+ * container, Kubernetes pod; include and exclude) and writes the verdicts here:
  *   "sel_procs"   tgid -> the verdict and the cgroup it was given in (a process moved to another
  *                 cgroup is unclassified again); LRU: an evicted process is classified again.
- *   "sel_cgroups" cgroup id (the cgroup v2 directory's inode) -> what the cgroup rules say of
- *                 processes in it; every cgroup userspace saw has an entry, SEL_CG_NONE when no
- *                 rule names it.
+ *   "sel_cgroups" cgroup id (the cgroup v2 directory's inode) -> what the cgroup rules (cgroup,
+ *                 container and pod: each a function of the cgroup path) say of processes in
+ *                 it; every cgroup userspace saw has an entry, SEL_CG_NONE when no rule names
+ *                 it (a pod's cgroup whose names the node does not show yet has none).
  * A process with no verdict yet (new since the last scan, or exec'd under name rules, which
  * drop its verdict here: the name changed) is decided here from its cgroup when the cgroup
  * rules alone can decide it (an exclude rule names its cgroup, or the rules are cgroup rules

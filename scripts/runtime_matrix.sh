@@ -17,7 +17,8 @@
 # The stacks of each row are kept under RM_OUT (SUITE-RUNTIME.stacks, "thread;frames count").
 # Usage: scripts/runtime_matrix.sh [SUITE|all [RUNTIME|all]]
 # Env: RM_SECS (workload seconds, default 5: a runtime's start-up, a fixed cost, weighs less
-# than in 3), RM_HZ (default 499), RM_PCT (default 95), RM_MIN_SAMPLES (default 200), RM_OUT
+# than in 3), RM_JOBS (rows run at once, default 2), RM_HZ (default 499), RM_PCT (default
+# 95), RM_MIN_SAMPLES (default 200), RM_OUT
 # (default build/runtime-matrix), RM_CACHE (the roots, scripts/runtime_root.sh), STACKSCOPE
 # (default ./stackscope).
 set -euo pipefail
@@ -27,6 +28,7 @@ STACKSCOPE=${STACKSCOPE:-$TOP/stackscope}
 OUT=${RM_OUT:-$TOP/build/runtime-matrix}
 SECS=${RM_SECS:-5}
 HZ=${RM_HZ:-499}
+JOBS=${RM_JOBS:-2}
 PCT=${RM_PCT:-95}
 MIN_SAMPLES=${RM_MIN_SAMPLES:-200}
 DATA=$TOP/tests/data
@@ -295,6 +297,20 @@ row_beam()
 
 # ---- running ----
 
+row_pids=() # the rows running (their subshells)
+# wait_rows N: until fewer than N rows run
+wait_rows()
+{
+	local p alive
+	while :; do
+		alive=()
+		for p in "${row_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive+=("$p"); done
+		row_pids=("${alive[@]}")
+		((${#row_pids[@]} < $1)) && return
+		wait -n "${row_pids[@]}" 2>/dev/null || true
+	done
+}
+
 # count STACKS THREAD_RE [FRAMES_RE]: samples of threads matching THREAD_RE whose frames match
 # FRAMES_RE
 count()
@@ -410,8 +426,13 @@ for suite in "${suites[@]}"; do
 			versions[$rt]="${versions[$rt]} (build failed)"
 			continue
 		fi
-		run "$id" "$RUN" >"$OUT/$suite-$rt.out" 2>&1 || echo "exit status $?" >>"$OUT/$suite-$rt.out"
+		# JOBS rows at once (a row is one busy thread of its runtime, a core's worth): the next
+		# row's version probe and build run while the rows before it run
+		wait_rows "$JOBS"
+		{ run "$id" "$RUN" >"$OUT/$suite-$rt.out" 2>&1 || echo "exit status $?" >>"$OUT/$suite-$rt.out"; } &
+		row_pids+=($!)
 	done
+	wait_rows 1
 	sleep 1.5 # the last interval
 	kill -TERM $agent
 	wait $agent || echo "runtime_matrix: the agent exited with status $? (see $OUT/$suite.agent.log)" >&2

@@ -19,6 +19,8 @@ packages=(
 	libiberty-dev
 	# the embedded profile store (src/store/)
 	libsqlite3-dev
+	# the OTLP/gRPC receiver's HTTP/2 (src/serve/grpc_listener.c)
+	libnghttp2-dev
 	# symbols the tests and users rely on: Debian's libc debug file, a debuginfod server
 	libc6-dbg debuginfod
 	# tests: independent readers and tools
@@ -95,7 +97,7 @@ fi
 packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross qemu-user-static
 	qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64 zlib1g-dev:arm64 libssl-dev:arm64 libdw-dev:arm64
 	libdebuginfod-dev:arm64 liblzma-dev:arm64 libcurl4-openssl-dev:arm64 libiberty-dev:arm64
-	libsqlite3-dev:arm64 libexpat1:arm64)
+	libsqlite3-dev:arm64 libnghttp2-dev:arm64 libexpat1:arm64)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -857,13 +857,32 @@ static void *server__run(void *arg)
 	return NULL;
 }
 
+int http_server__listen(const struct sockaddr_in *sa, uint16_t *port)
+{
+	struct sockaddr_in bound = *sa;
+	socklen_t sl = sizeof(bound);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, err;
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&bound, &sl)) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	*port = ntohs(bound.sin_port);
+	return fd;
+}
+
 struct http_server *http_server__start(const char *addr, const struct http_server_opts *opts,
 				       http_handler_fn handler, void *ctx)
 {
 	struct http_server *s;
 	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
-	int one = 1, err;
+	int err;
 	unsigned i;
 
 	err = http_server__parse_addr(addr, &sa);
@@ -911,12 +930,9 @@ struct http_server *http_server__start(const char *addr, const struct http_serve
 	}
 	for (i = 0; i < s->slot_cnt; i++)
 		s->conns[i].fd = -1;
-	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->fd < 0 || setsockopt(s->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(s->fd, 64) ||
-	    getsockname(s->fd, (struct sockaddr *)&sa, &sl) || pipe2(s->stop_pipe, O_CLOEXEC))
+	s->fd = http_server__listen(&sa, &s->port);
+	if (s->fd < 0 || pipe2(s->stop_pipe, O_CLOEXEC))
 		goto fail;
-	s->port = ntohs(sa.sin_port);
 	errno = pthread_create(&s->thread, NULL, server__run, s);
 	if (errno)
 		goto fail;

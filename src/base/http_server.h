@@ -150,6 +150,11 @@ bool http_origin__same(const char *origin, size_t olen, const char *host, size_t
 struct sockaddr_in;
 int http_server__parse_addr(const char *addr, struct sockaddr_in *sa);
 
+/* A non-blocking listening TCP socket bound to *sa (SO_REUSEADDR, backlog 64), the port it
+ * got in *port: its fd, or -1 with errno set. (The gRPC listener's too.)
+ */
+int http_server__listen(const struct sockaddr_in *sa, uint16_t *port);
+
 /* Listens on addr (port 0: any free one, see http_server__port()) and starts the thread.
  * opts may be NULL. NULL with errno set (EINVAL: bad address, EADDRINUSE...).
  */

@@ -12,9 +12,14 @@
  *                          the map fds already held (before 6.5 with unprivileged BPF
  *                          disabled): probed, not guessed;
  *   CAP_DAC_OVERRIDE       only with PRIVILEGES_WRITE_ANY_PATH (`record` writes its outputs
- *                          at the end, wherever the user asked, e.g. a user's own folder).
- * Everything else goes: CAP_PERFMON (perf events are opened once, CPUs brought online later are
- * not sampled), CAP_SYSLOG (/proc/kallsyms is read once), CAP_SYS_RESOURCE, CAP_SYS_ADMIN, ...
+ *                          at the end, wherever the user asked, e.g. a user's own folder);
+ *   CAP_PERFMON and        only with PRIVILEGES_ATTACH_PROBES (allocation uprobes bound to
+ *   CAP_SYS_ADMIN          each process of a command's tree, opened as the processes start:
+ *                          6.18 refuses a uprobe perf event, even system-wide, with
+ *                          CAP_PERFMON alone, EACCES; measured).
+ * Everything else goes: CAP_PERFMON otherwise (perf events are opened once, CPUs brought
+ * online later are not sampled), CAP_SYSLOG (/proc/kallsyms is read once), CAP_SYS_RESOURCE,
+ * CAP_SYS_ADMIN otherwise, ...
  *
  * Invariants after privileges__drop(), in every thread of the process (capabilities are per
  * thread: threads started earlier, such as the OTLP client's, are reached by a signal):
@@ -32,7 +37,10 @@
 enum privileges_flags {
 	PRIVILEGES_WRITE_ANY_PATH = 1 << 0, /* keep CAP_DAC_OVERRIDE */
 	PRIVILEGES_LOG_DEBUG = 1 << 1,      /* the summary line at debug level, not info */
-	PRIVILEGES_MAKE_BPF_MAPS = 1 << 2,  /* keep CAP_BPF: maps are made while running */
+	PRIVILEGES_ATTACH_PROBES = 1 << 2,  /* keep CAP_PERFMON and CAP_SYS_ADMIN: `record
+					     * --alloc -- COMMAND` opens each new process's
+					     * uprobes as it runs */
+	PRIVILEGES_MAKE_BPF_MAPS = 1 << 3,  /* keep CAP_BPF: maps are made while running */
 };
 
 /* One thread's credentials as /proc/.../status shows them. */

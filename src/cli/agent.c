@@ -185,6 +185,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.alloc_rate = o->common.alloc_rate,
 		.alloc_carry = true, /* in use: the live set at each interval's end */
 		.obi_map = o->common.obi_map,
+		.host_root = o->export.host_root,
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;
@@ -238,9 +239,10 @@ static int run(int argc, char **argv, struct agent_options *o)
 		}
 		pr_info("web UI on %s (port %u)\n", o->ui_addr, http_server__port(ui));
 	}
-	if (o->otlp_listen) { /* other agents' profiles, into the store on a thread of its own */
+	if (o->otlp_listen || o->otlp_grpc_listen) { /* other agents' profiles, into the store */
 		struct otlp_receiver_opts ro = {
 			.addr = o->otlp_listen,
+			.grpc_addr = o->otlp_grpc_listen,
 			.store_path = o->export.store_path ?: STORE_DEFAULT_PATH,
 			.store_max_sz = o->export.store_max_bytes,
 			.store_max_age_ns = (uint64_t)(o->export.store_max_age_s * 1e9),
@@ -249,11 +251,17 @@ static int run(int argc, char **argv, struct agent_options *o)
 		rx = otlp_receiver__start(&ro);
 		if (!rx) {
 			err = -errno;
-			pr_err("cannot receive OTLP on %s: %s\n", o->otlp_listen, strerror(errno));
+			pr_err("cannot receive OTLP on %s%s%s: %s\n", o->otlp_listen ?: "",
+			       o->otlp_listen && o->otlp_grpc_listen ? " and " : "",
+			       o->otlp_grpc_listen ?: "", strerror(errno));
 			goto out;
 		}
-		pr_info("OTLP profiles received on %s (port %u)\n", o->otlp_listen,
-			otlp_receiver__port(rx));
+		if (o->otlp_listen)
+			pr_info("OTLP profiles received on %s (port %u)\n", o->otlp_listen,
+				otlp_receiver__port(rx));
+		if (o->otlp_grpc_listen)
+			pr_info("OTLP profiles received over gRPC on %s (port %u)\n",
+				o->otlp_grpc_listen, otlp_receiver__grpc_port(rx));
 	}
 	s = session__new(&so);
 	so.select = NULL; /* the session's now, even when it failed */

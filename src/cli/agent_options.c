@@ -63,6 +63,7 @@ void agent_options__usage(FILE *f)
 		"      --otlp-listen H:P      also receive OTLP profiles from other agents (HTTP,\n"
 		"                             POST /v1development/profiles) into the store\n"
 		"                             (as `serve --otlp-listen`; counters in the log)\n"
+		"      --otlp-grpc-listen H:P the same over OTLP/gRPC (cleartext HTTP/2)\n"
 		"      --trace-url URL        --ui links trace ids there: an http(s) URL with\n"
 		"                             {trace_id} (and {span_id}) in it\n"
 		"      --allow-host NAME[,NAME]  --ui and /metrics also answer requests whose Host\n"
@@ -180,6 +181,7 @@ static const struct option_spec agent_option_specs[] = {
 	{ "metrics-addr", 0, true, option_set_string, AGENT(metrics_addr) },
 	{ "ui", 0, true, option_set_string, AGENT(ui_addr) },
 	{ "otlp-listen", 0, true, option_set_string, AGENT(otlp_listen) },
+	{ "otlp-grpc-listen", 0, true, option_set_string, AGENT(otlp_grpc_listen) },
 	{ "allow-host", 0, true, option_set_string, AGENT(allow_hosts) },
 	{ "trace-url", 0, true, set_trace_url, AGENT(trace_url) },
 	{ "log-interval", 0, true, option_set_double, AGENT(log_interval_s), 1, 86400,

@@ -19,6 +19,7 @@ struct agent_options {
 	const char *metrics_addr;        /* HOST:PORT or NULL */
 	const char *ui_addr;             /* --ui HOST:PORT: the web UI over the store, or NULL */
 	const char *otlp_listen; /* --otlp-listen HOST:PORT: an OTLP profiles receiver, or NULL */
+	const char *otlp_grpc_listen; /* --otlp-grpc-listen HOST:PORT: the same over gRPC */
 	const char *allow_hosts; /* --allow-host: more Host names for --ui and /metrics, or NULL */
 	const char *trace_url;   /* --trace-url: --ui's trace links (serve/trace_list.h), or NULL */
 	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each); 0: 2 Mi x --map-scale */

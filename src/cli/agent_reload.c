@@ -44,6 +44,8 @@ static const struct reload_field fixed_fields[] = {
 	FIELD("store-max-age", export.store_max_age_s, F_DOUBLE),
 	FIELD("include-cmdline", export.include_cmdline, F_BOOL),
 	FIELD("include-env", export.include_env, F_BOOL),
+	FIELD("host-root", export.host_root, F_STR), /* pod names: the exporter's, selection's */
+	FIELD("node-name", export.node_name, F_STR),
 };
 
 /* What a rebuilt exporter takes. */

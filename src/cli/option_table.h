@@ -31,7 +31,9 @@
 	"      --select-cgroup GLOB       only processes in a cgroup v2 path matching GLOB\n"      \
 	"                                 (or below it: /system.slice/x.service)\n"              \
 	"      --select-container ID      only this container (id or a 12+ digit prefix)\n"       \
-	"      --exclude-pid/-name/-cgroup/-container  never these (exclude wins); every\n"     \
+	"      --select-pod NAMESPACE[/POD]  only this Kubernetes namespace, or its pod (globs;\n" \
+	"                                 names from the node's files: agent --host-root)\n"    \
+	"      --exclude-pid/-name/-cgroup/-container/-pod  never these (exclude wins); every\n" \
 	"                                 select/exclude flag repeats; decided in eBPF\n"
 
 /* Which commands take a shared option. */

@@ -21,8 +21,10 @@
 #include "cli/commands.h"
 #include "base/privileges.h"
 #include "cli/record_options.h"
+#include "pipeline/alloc_live.h"
 #include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
+#include "sampler/alloc_procs.h"
 #include "sampler/off_cpu_join.h"
 #include "unwind/deferred.h"
 #include "export/flamegraph.h"
@@ -316,6 +318,32 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_ALLOC_REPLACED],
 			(unsigned long long)c[COUNTER_ALLOC_FREED],
 			(unsigned long long)c[COUNTER_ALLOC_FREE_LOST]);
+	if (st.alloc_live && (st.alloc_live->tracked || st.alloc_live->ended))
+		fprintf(stderr,
+			"in use         %llu sampled allocations kept, %llu freed, %llu taken "
+			"out at their process's exit or exec (no free comes for them), %llu "
+			"frees unmatched, %llu not kept (table full)\n",
+			(unsigned long long)st.alloc_live->tracked,
+			(unsigned long long)st.alloc_live->freed,
+			(unsigned long long)st.alloc_live->ended,
+			(unsigned long long)st.alloc_live->unknown,
+			(unsigned long long)st.alloc_live->full);
+	if (st.alloc_procs) {
+		const struct alloc_procs_stats *ap = st.alloc_procs;
+
+		fprintf(stderr,
+			"alloc probes   %llu processes of the command probed (no other process "
+			"traps); %llu forked children probed %.1f ms after their fork on average "
+			"(%.1f ms at most: what they allocated before is not seen), %llu exited "
+			"first; %llu allocator files probed after a process mapped them; %llu not "
+			"probed (table full), %llu failures\n",
+			(unsigned long long)ap->probed, (unsigned long long)ap->forked_late,
+			ap->forked_late ? (double)ap->delay_ns_sum / (double)ap->forked_late / 1e6
+					: 0.0,
+			(double)ap->delay_ns_max / 1e6, (unsigned long long)ap->gone,
+			(unsigned long long)ap->files_late, (unsigned long long)ap->full,
+			(unsigned long long)ap->failed);
+	}
 	if (c[COUNTER_MEM_FAULTS] || c[COUNTER_MEM_BRK] || c[COUNTER_MEM_MMAP])
 		fprintf(stderr, "memory growth  %llu page-fault samples, %llu brk growths, %llu "
 				"anonymous mmaps\n",
@@ -487,8 +515,8 @@ static int run(struct record_run *r)
 	/* After the command's fork: it keeps what record had; outputs go where the user says; the
 	 * entry pool grows.
 	 */
-	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_MAKE_BPF_MAPS |
-			 PRIVILEGES_LOG_DEBUG);
+	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_MAKE_BPF_MAPS | PRIVILEGES_LOG_DEBUG |
+			 (o->command && o->common.alloc ? PRIVILEGES_ATTACH_PROBES : 0));
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	if (o->duration_s > 0)
 		deadline = start_mono + (uint64_t)(o->duration_s * 1e9);

@@ -23,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: stackscope serve [--listen HOST:PORT] [--store FILE] [--allow-host NAME]\n"
 		"                       [--trace-url URL] [--otlp-listen HOST:PORT]\n"
+		"                       [--otlp-grpc-listen HOST:PORT]\n"
 		"\n"
 		"A web UI (timeline, flamegraph, top functions, filters, diff, pprof download)\n"
 		"and its JSON API (docs/API.md) over the embedded store. Every file of the page\n"
@@ -45,6 +46,9 @@ static void usage(FILE *f)
 		"                          into the store, host.name and service.name kept as\n"
 		"                          labels; requests of at most 16 MiB (inflated too), 20 a\n"
 		"                          second; store quota 256 MiB, 7 days (as the agent's)\n"
+		"      --otlp-grpc-listen HOST:PORT  the same over OTLP/gRPC (cleartext HTTP/2,\n"
+		"                          the ProfilesService's Export; OTLP's port is 4317),\n"
+		"                          the same caps shared with --otlp-listen\n"
 		"      --otlp-max-mb N     the request cap in MiB (default 16)\n"
 		"      --otlp-rate N       requests a second (default 20)\n");
 }
@@ -97,6 +101,7 @@ int cmd_serve(int argc, char **argv)
 		{ "allow-host", required_argument, NULL, 'a' },
 		{ "trace-url", required_argument, NULL, 't' },
 		{ "otlp-listen", required_argument, NULL, 'o' },
+		{ "otlp-grpc-listen", required_argument, NULL, 'g' },
 		{ "otlp-max-mb", required_argument, NULL, 'm' },
 		{ "otlp-rate", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
@@ -148,6 +153,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'o':
 			ro.addr = optarg;
+			break;
+		case 'g':
+			ro.grpc_addr = optarg;
 			break;
 		case 'm':
 		case 'r':
@@ -201,20 +209,25 @@ int cmd_serve(int argc, char **argv)
 		       http_server__port(hs), store_path);
 		fflush(stdout);
 	}
-	if (ro.addr) {
+	if (ro.addr || ro.grpc_addr) {
 		ro.store_path = store_path;
 		rx = otlp_receiver__start(&ro);
 		if (!rx) {
-			pr_err("cannot receive OTLP on %s: %s\n", ro.addr,
+			pr_err("cannot receive OTLP on %s%s%s: %s\n", ro.addr ?: "",
+			       ro.addr && ro.grpc_addr ? " and " : "", ro.grpc_addr ?: "",
 			       errno == EINVAL ? "not an IPv4 HOST:PORT" : strerror(errno));
 			http_server__stop(hs);
 			serve_api__free(api);
 			status = 1;
 			goto out;
 		}
-		printf("stackscope serve: OTLP profiles received on port %u (POST "
-		       OTLP_RECEIVER_PATH ")\n",
-		       otlp_receiver__port(rx));
+		if (ro.addr)
+			printf("stackscope serve: OTLP profiles received on port %u (POST "
+			       OTLP_RECEIVER_PATH ")\n",
+			       otlp_receiver__port(rx));
+		if (ro.grpc_addr)
+			printf("stackscope serve: OTLP profiles received over gRPC on port %u\n",
+			       otlp_receiver__grpc_port(rx));
 		fflush(stdout);
 	}
 	sigwait(&set, &sig);

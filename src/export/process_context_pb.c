@@ -21,6 +21,8 @@ enum {
 	ANY_BOOL = 2,
 	ANY_INT = 3,
 	ANY_DOUBLE = 4,
+	ANY_ARRAY = 5,
+	ARRAY_VALUES = 1,
 };
 
 /* A clean C string of s[0..len): valid UTF-8, control bytes as '?'. NULL on ENOMEM. */
@@ -97,6 +99,73 @@ static int read_value(struct pb_reader r, struct pctx_attr *a)
 	return a->str ? 0 : -ENOMEM;
 }
 
+/* Whether AnyValue r's value is its member num (a oneof: the last member on the wire counts),
+ * that member's body in *body. 1: it is, 0: it is not, -EBADMSG (malformed, or member num not
+ * length-delimited).
+ */
+static int any_value_is(struct pb_reader r, uint32_t num, struct pb_reader *body)
+{
+	struct pb_field f;
+	int err, is = 0;
+
+	while (r.p < r.end) {
+		err = pb_reader__field(&r, &f);
+		if (err)
+			return err;
+		if (f.num == num && f.wire != PB_WIRE_LEN)
+			return -EBADMSG;
+		is = f.num == num;
+		if (is)
+			*body = f.body;
+	}
+	return is;
+}
+
+/* The name an ArrayValue element (an AnyValue) gives its key index: a clean copy of its string
+ * value, or NULL in *name when it is none (another type, empty, too long). 0, -EBADMSG, -ENOMEM.
+ */
+static int read_key_name(struct pb_reader r, char **name)
+{
+	struct pb_reader str = { 0 };
+	int is = any_value_is(r, ANY_STRING, &str);
+
+	*name = NULL;
+	if (is <= 0 || str.p == str.end || pb_reader__left(&str) > PCTX_KEY_MAX)
+		return is < 0 ? is : 0;
+	*name = clean_string(str.p, pb_reader__left(&str));
+	return *name ? 0 : -ENOMEM;
+}
+
+/* The key map's AnyValue into out->key_map. 0, 1 (not an array: no map), -EBADMSG, -ENOMEM. */
+static int read_key_map(struct pb_reader r, struct pctx_attrs *out)
+{
+	struct pb_reader array = { 0 };
+	struct pb_field f;
+	int err = any_value_is(r, ANY_ARRAY, &array);
+
+	if (err <= 0)
+		return err < 0 ? err : 1;
+	out->key_map = calloc(PCTX_KEY_MAP_MAX, sizeof(*out->key_map));
+	if (!out->key_map)
+		return -ENOMEM;
+	while (array.p < array.end) {
+		err = pb_reader__field(&array, &f);
+		if (err)
+			return err;
+		if (f.num != ARRAY_VALUES)
+			continue;
+		if (f.wire != PB_WIRE_LEN)
+			return -EBADMSG;
+		if (out->key_map_cnt == PCTX_KEY_MAP_MAX)
+			continue; /* no key index reaches it; the rest is still checked */
+		err = read_key_name(f.body, &out->key_map[out->key_map_cnt]);
+		if (err)
+			return err;
+		out->key_map_cnt++;
+	}
+	return 0;
+}
+
 static void attr__clear(struct pctx_attr *a)
 {
 	free(a->key);
@@ -126,6 +195,13 @@ static int read_key_value(struct pb_reader r, uint8_t source, struct pctx_attrs 
 			value = f.body;
 			have_value = true;
 		}
+	}
+	if (source == PCTX_FROM_EXTRA && have_value && !out->key_map &&
+	    pb_reader__left(&key) == strlen(PCTX_KEY_MAP) &&
+	    !memcmp(key.p, PCTX_KEY_MAP, strlen(PCTX_KEY_MAP))) {
+		err = read_key_map(value, out);
+		if (err <= 0)
+			return err; /* the caller clears out, half-read map included */
 	}
 	if (!have_key || !have_value || key.p == key.end || pb_reader__left(&key) > PCTX_KEY_MAX ||
 	    out->cnt >= PCTX_ATTR_MAX)
@@ -222,6 +298,9 @@ void pctx_attrs__clear(struct pctx_attrs *a)
 	for (i = 0; i < a->cnt; i++)
 		attr__clear(&a->attrs[i]);
 	free(a->attrs);
+	for (i = 0; i < a->key_map_cnt; i++)
+		free(a->key_map[i]);
+	free(a->key_map);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -242,11 +321,26 @@ int pctx_attrs__copy(struct pctx_attrs *dst, const struct pctx_attrs *src)
 
 	memset(dst, 0, sizeof(*dst));
 	dst->skipped = src->skipped;
+	if (src->key_map) {
+		dst->key_map = calloc(PCTX_KEY_MAP_MAX, sizeof(*dst->key_map));
+		if (!dst->key_map)
+			return -ENOMEM;
+		for (i = 0; i < src->key_map_cnt; i++) {
+			if (src->key_map[i] && !(dst->key_map[i] = strdup(src->key_map[i]))) {
+				dst->key_map_cnt = i;
+				pctx_attrs__clear(dst);
+				return -ENOMEM;
+			}
+		}
+		dst->key_map_cnt = src->key_map_cnt;
+	}
 	if (!src->cnt)
 		return 0;
 	dst->attrs = calloc(src->cnt, sizeof(*dst->attrs));
-	if (!dst->attrs)
+	if (!dst->attrs) {
+		pctx_attrs__clear(dst);
 		return -ENOMEM;
+	}
 	for (i = 0; i < src->cnt; i++) {
 		struct pctx_attr *d = &dst->attrs[dst->cnt];
 

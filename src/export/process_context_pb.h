@@ -11,7 +11,13 @@
  * payload. Not kept, and counted in `skipped`: arrays, kvlists, bytes and dictionary indexes
  * (a process context has no dictionary), empty keys, a key seen before (the first wins), and
  * anything past the caps. Nested values are skipped unread, so no input nests deeper than
- * four messages here.
+ * five messages here.
+ *
+ * One array is read: the extra attribute PCTX_KEY_MAP (OTEP 4947's key index -> attribute
+ * name table for the thread context's attributes), an ArrayValue of strings, into key_map
+ * (not an attribute: it is neither in attrs nor counted as skipped). An element that is not
+ * a non-empty string of at most PCTX_KEY_MAX bytes leaves its index unnamed (NULL); elements
+ * past PCTX_KEY_MAP_MAX are ignored (a key index is one byte). Given twice, the first wins.
  *
  * Untrusted input (another process's memory): every length is checked by protobuf_read.h; a
  * payload over PCTX_PAYLOAD_MAX, a malformed message, or a wrong wire type for a known field
@@ -29,8 +35,14 @@
 #define PCTX_ATTR_MAX 64             /* attributes kept */
 #define PCTX_KEY_MAX 256             /* bytes of a key; a longer one is skipped */
 #define PCTX_VALUE_MAX 4096          /* bytes of a string value; a longer one is skipped */
+#define PCTX_KEY_MAP "threadlocal.attribute_key_map"
+#define PCTX_KEY_MAP_MAX 256 /* key indexes are one byte */
 /* The sample label (pprof, store) that carries a process's published service.name. */
 #define PCTX_SERVICE_LABEL "service.name"
+/* The marker label of the samples of a process whose published context is refused (a hostile
+ * or broken publisher: too big, unreadable, malformed...), the reason its value.
+ */
+#define PCTX_REFUSED_LABEL "otel.process_context"
 
 enum pctx_type {
 	PCTX_STRING = 1,
@@ -58,6 +70,8 @@ struct pctx_attrs {
 	struct pctx_attr *attrs; /* owned */
 	size_t cnt;
 	uint32_t skipped; /* attributes not kept (see above) */
+	char **key_map;   /* owned, key_map_cnt entries (NULL: index not named); NULL: no map */
+	size_t key_map_cnt;
 };
 
 /* Decodes len bytes at buf into *out (overwritten; clear it with pctx_attrs__clear()).

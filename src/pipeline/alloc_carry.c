@@ -42,3 +42,16 @@ void alloc_carry__run(struct alloc_live *al, const struct profile *cur, struct p
 		pr_debug("live allocations not all carried into the next interval: %s\n",
 			 strerror(-err));
 }
+
+void alloc_carry__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
+				int map_fd)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (alloc_live__process_ended(al, prof, pid, now, process_gone, &map_fd))
+		pr_debug("process %u's live allocations not all taken out: %s\n", pid,
+			 strerror(ENOMEM));
+}

@@ -13,6 +13,8 @@
 #ifndef STACKSCOPE_PIPELINE_ALLOC_CARRY_H
 #define STACKSCOPE_PIPELINE_ALLOC_CARRY_H
 
+#include <stdint.h>
+
 struct alloc_live;
 struct profile;
 
@@ -22,5 +24,11 @@ struct profile;
  */
 void alloc_carry__run(struct alloc_live *al, const struct profile *cur, struct profile *next,
 		      int map_fd);
+
+/* Process pid exited or exec'd (record): its live allocations taken out of prof's in-use view
+ * (alloc_live__process_ended()) and out of eBPF's map (map_fd; -1: not). Never fatal.
+ */
+void alloc_carry__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
+				int map_fd);
 
 #endif

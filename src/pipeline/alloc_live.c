@@ -19,6 +19,10 @@ struct alloc_entry {
 
 struct alloc_live {
 	struct u64_map map; /* alloc_key() -> struct alloc_entry * (owned) */
+	/* pid + 1 -> (void *)1: the processes that had an entry since the last clear; an exit or
+	 * exec of any other (most of them, system-wide) is answered without a look at the table
+	 */
+	struct u64_map pids;
 	struct alloc_live_stats stats;
 };
 
@@ -39,6 +43,7 @@ void alloc_live__clear(struct alloc_live *al)
 {
 	if (al) {
 		u64_map__free_values(&al->map, free);
+		u64_map__free(&al->pids);
 		al->stats.live = 0;
 	}
 }
@@ -90,8 +95,9 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 	e->frame_cnt = s->frame_cnt;
 	memcpy(e->frames, s->frames, (size_t)s->frame_cnt * sizeof(e->frames[0]));
 	(void)find(al, e->pid, e->addr, &key);
-	if (u64_map__set(&al->map, key, e)) {
-		free(e);
+	if (u64_map__set(&al->map, key, e) ||
+	    u64_map__set(&al->pids, (uint64_t)e->pid + 1, (void *)1)) {
+		free(u64_map__del(&al->map, key));
 		return -ENOMEM;
 	}
 	al->stats.tracked++;
@@ -99,11 +105,39 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
 	return 0;
 }
 
+/* The sample of e's stack and process at time_ns, no weight yet (s borrows e's frames). */
+static void sample_of(const struct alloc_entry *e, uint64_t time_ns, struct profile_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->frames = e->frames;
+	s->frame_cnt = e->frame_cnt;
+	s->pid = e->pid;
+	s->tid = e->tid;
+	s->comm = e->comm;
+	s->thread_comm = e->thread_comm;
+	s->time_ns = time_ns;
+	s->mem_kind = PROFILE_MEM_ALLOC;
+}
+
+/* e (out of the table) taken back out of prof's in-use view at time_ns, and freed. */
+static int take_back(struct profile *prof, struct alloc_entry *e, uint32_t cpu, uint64_t time_ns)
+{
+	struct profile_sample s;
+	int err;
+
+	sample_of(e, time_ns, &s);
+	s.cpu = cpu;
+	s.mem_freed = e->bytes;
+	s.mem_freed_objects = e->objects;
+	err = profile__add_sample(prof, &s);
+	free(e);
+	return err;
+}
+
 int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *rec, size_t size,
 		      int64_t mono_to_wall_ns)
 {
 	const struct free_record *fr = rec;
-	struct profile_sample s = { 0 };
 	struct alloc_entry *e;
 	uint64_t key;
 	int err;
@@ -117,21 +151,38 @@ int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *r
 	}
 	u64_map__del(&al->map, key);
 	al->stats.live = al->map.cnt;
-	s.frames = e->frames;
-	s.frame_cnt = e->frame_cnt;
-	s.pid = e->pid;
-	s.tid = e->tid;
-	s.comm = e->comm;
-	s.thread_comm = e->thread_comm;
-	s.cpu = fr->hdr.cpu;
-	s.time_ns = fr->hdr.time_ns + (uint64_t)mono_to_wall_ns;
-	s.mem_kind = PROFILE_MEM_ALLOC;
-	s.mem_freed = e->bytes;
-	s.mem_freed_objects = e->objects;
-	err = profile__add_sample(prof, &s);
-	free(e);
+	err = take_back(prof, e, fr->hdr.cpu, fr->hdr.time_ns + (uint64_t)mono_to_wall_ns);
 	if (!err)
 		al->stats.freed++;
+	return err;
+}
+
+int alloc_live__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
+			      uint64_t time_ns,
+			      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx)
+{
+	uint64_t *drop = NULL, key;
+	size_t drop_cnt = 0, i = 0, j;
+	void *v;
+	int err = 0;
+
+	if (!al->map.cnt || !u64_map__del(&al->pids, (uint64_t)pid + 1))
+		return 0;
+	drop = malloc(al->map.cnt * sizeof(*drop));
+	if (!drop)
+		return -ENOMEM;
+	while (u64_map__next(&al->map, &i, &key, &v))
+		if (((struct alloc_entry *)v)->pid == pid)
+			drop[drop_cnt++] = key;
+	for (j = 0; j < drop_cnt; j++) {
+		struct alloc_entry *e = u64_map__del(&al->map, drop[j]);
+
+		gone(ctx, pid, e->addr);
+		err = take_back(prof, e, 0, time_ns) ?: err;
+		al->stats.ended++;
+	}
+	free(drop);
+	al->stats.live = al->map.cnt;
 	return err;
 }
 
@@ -178,7 +229,7 @@ int alloc_live__carry(struct alloc_live *al, const struct profile *from, struct 
 		return -ENOMEM;
 	}
 	while (u64_map__next(&al->map, &i, &key, &v)) {
-		struct profile_sample s = { 0 };
+		struct profile_sample s;
 		uint32_t k;
 
 		e = v;
@@ -193,14 +244,7 @@ int alloc_live__carry(struct alloc_live *al, const struct profile *from, struct 
 			if (!e->frames[k])
 				err = -ENOMEM;
 		}
-		s.frames = e->frames;
-		s.frame_cnt = e->frame_cnt;
-		s.pid = e->pid;
-		s.tid = e->tid;
-		s.comm = e->comm;
-		s.thread_comm = e->thread_comm;
-		s.time_ns = time_ns;
-		s.mem_kind = PROFILE_MEM_ALLOC;
+		sample_of(e, time_ns, &s);
 		s.mem_carried = e->bytes;
 		s.mem_carried_objects = e->objects;
 		err = err ?: profile__add_sample(to, &s);

@@ -31,6 +31,8 @@ struct alloc_live_stats {
 	uint64_t full;     /* not remembered: the table full */
 	uint64_t carried;  /* entries carried into a next profile (alloc_live__carry) */
 	uint64_t exited;   /* entries dropped at a carry: their process gone */
+	uint64_t ended;    /* entries taken out of the in-use view at their process's exit or
+			    * exec (alloc_live__process_ended) */
 	uint64_t live;     /* entries held now */
 };
 
@@ -48,6 +50,13 @@ int alloc_live__sampled(struct alloc_live *al, const struct sample_record *rec,
  */
 int alloc_live__freed(struct alloc_live *al, struct profile *prof, const void *rec, size_t size,
 		      int64_t mono_to_wall_ns);
+/* Process pid exited or exec'd at wall-clock time time_ns: its allocations are no more (no free
+ * will come for them), each taken back out of prof's in-use view as if freed, and
+ * gone(ctx, pid, addr) told. 0 or -ENOMEM (what was taken out so far stays out).
+ */
+int alloc_live__process_ended(struct alloc_live *al, struct profile *prof, uint32_t pid,
+			      uint64_t time_ns,
+			      void (*gone)(void *ctx, uint32_t pid, uint64_t addr), void *ctx);
 void alloc_live__clear(struct alloc_live *al);
 /* The agent's intervals: every entry's frames moved from profile from to profile to (the next
  * interval's, frames and mappings added to it) and its weights added to to as carried (in use,

@@ -330,11 +330,24 @@ const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid)
 	return e && e->have ? &e->attrs : NULL;
 }
 
-const char *pctx_table__service(const struct pctx_table *t, pid_t pid)
+const char *pctx_table__service(const struct pctx_table *t, pid_t pid, const char **refused)
 {
 	const struct pctx_entry *e = u64_map__get(&t->by_pid, (uint64_t)pid + 1);
 
+	*refused = e && !e->have ? e->refused : NULL;
 	return e && e->have ? e->service : NULL;
+}
+
+const char *const *pctx_table__key_map(const struct pctx_table *t, pid_t pid, size_t *cnt)
+{
+	const struct pctx_entry *e = u64_map__get(&t->by_pid, (uint64_t)pid + 1);
+
+	if (!e || !e->have || !e->attrs.key_map) {
+		*cnt = 0;
+		return NULL;
+	}
+	*cnt = e->attrs.key_map_cnt;
+	return (const char *const *)e->attrs.key_map;
 }
 
 const char *pctx_table__refused(const struct pctx_table *t, pid_t pid)

@@ -82,9 +82,15 @@ void pctx_table__tick(struct pctx_table *t, uint64_t now_ns);
  */
 const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid);
 /* The service.name of pid's context (of its resource, else of its extra attributes), or NULL;
- * borrowed as pctx_table__get()'s. One lookup: called per sample.
+ * borrowed as pctx_table__get()'s. When it is NULL because pid's published context is refused,
+ * *refused says why (pctx_table__refused()), else it is NULL. One lookup: called per sample.
  */
-const char *pctx_table__service(const struct pctx_table *t, pid_t pid);
+const char *pctx_table__service(const struct pctx_table *t, pid_t pid, const char **refused);
+/* The names pid published for its thread context's attribute key indexes (PCTX_KEY_MAP of
+ * OTEP 4947): *cnt of them in index order (a NULL one: that index unnamed), or NULL (no map).
+ * Borrowed as pctx_table__get()'s. One lookup: called per sample with attributes.
+ */
+const char *const *pctx_table__key_map(const struct pctx_table *t, pid_t pid, size_t *cnt);
 /* Why pid's published context is not used ("payload too big"), or NULL. Static string. */
 const char *pctx_table__refused(const struct pctx_table *t, pid_t pid);
 

@@ -58,6 +58,10 @@ uint32_t sample_trace__labels_keyed(const struct sample_trace *t, const char *co
 {
 	size_t n = t->attrs_sz < sizeof(t->attrs) ? t->attrs_sz : sizeof(t->attrs);
 
+	if (t->state == OTEL_TRACE_BAD) {
+		out[0] = (struct profile_label){ SAMPLE_TRACE_MARKER_KEY, SAMPLE_TRACE_MARKER_VALUE };
+		return 1;
+	}
 	if (t->state != OTEL_TRACE_SET)
 		return 0;
 	trace_label__hex(t->trace_id, sizeof(t->trace_id), text->trace_id);

@@ -20,6 +20,12 @@
 #include "abi.h"
 #include "profile/profile.h"
 
+/* The marker label of a sample whose thread context eBPF found but could not read whole (the
+ * variable or record unreadable, misaligned, or changing under the read: OTEL_TRACE_BAD; the
+ * reason is counted on record's `otel` line): otel.thread_context=unreadable, no ids.
+ */
+#define SAMPLE_TRACE_MARKER_KEY "otel.thread_context"
+#define SAMPLE_TRACE_MARKER_VALUE "unreadable"
 #define SAMPLE_TRACE_ATTRS_MAX 4
 #define SAMPLE_TRACE_LABELS (2 + SAMPLE_TRACE_ATTRS_MAX)
 
@@ -32,7 +38,7 @@ struct sample_trace_text {
 };
 
 /* The record's span and attributes as labels out[0..SAMPLE_TRACE_LABELS) (texts in *text):
- * how many (0: none published, or not readable, which eBPF counted). Attribute keys named
+ * how many (0: none published; 1: the marker, not readable). Attribute keys named
  * "thread.attr.<index>".
  */
 uint32_t sample_trace__labels(const struct sample_trace *t, struct sample_trace_text *text,

@@ -125,6 +125,16 @@ static int off_cpu_stay(struct session *s, const void *data, size_t size, uint64
 	return err == -ENOMEM ? -ENOMEM : 0;
 }
 
+static bool is_root(const struct session *s, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < s->root_cnt; i++)
+		if (s->roots[i] == pid)
+			return true;
+	return false;
+}
+
 static int on_record(const void *data, size_t size, void *ctx)
 {
 	struct session *s = ctx;
@@ -181,8 +191,15 @@ static int on_record(const void *data, size_t size, void *ctx)
 			return -ENOMEM;
 		}
 		break;
+	case RECORD_FORK:
+		sampler__alloc_forked(s->sampler, (pid_t)h->pid, (pid_t)h->tid, h->time_ns);
+		break;
 	case RECORD_EXEC:
 		s->exec_events++;
+		sampler__alloc_mapped(s->sampler, (pid_t)h->pid);
+		if (s->alloc_live && !s->opts.alloc_carry) /* the old image's heap is gone */
+			alloc_carry__process_ended(s->alloc_live, s->prof, h->pid,
+						   sampler__alloc_live_fd(s->sampler));
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
 		selection__exec(s->sel, (pid_t)h->pid,
 				size >= sizeof(struct exec_record) ? ((const struct exec_record *)data)->comm
@@ -201,10 +218,18 @@ static int on_record(const void *data, size_t size, void *ctx)
 		break;
 	case RECORD_MMAP:
 		s->mmap_events++;
+		sampler__alloc_mapped(s->sampler, (pid_t)h->pid);
 		process_table__mapped(s->pt, (pid_t)h->pid, h->time_ns, now);
 		break;
 	case RECORD_EXIT:
 		s->exit_events++;
+		sampler__alloc_exited(s->sampler, (pid_t)h->pid);
+		/* What a process named (the command, -p) holds at its exit is the leak view;
+		 * another process that exits while the recording goes on holds nothing at its end.
+		 */
+		if (s->alloc_live && !s->opts.alloc_carry && !is_root(s, (pid_t)h->pid))
+			alloc_carry__process_ended(s->alloc_live, s->prof, h->pid,
+						   sampler__alloc_live_fd(s->sampler));
 		process_table__exit(s->pt, (pid_t)h->pid, now);
 		selection__exit(s->sel, (pid_t)h->pid);
 		break;
@@ -286,11 +311,21 @@ static void process_exited(const struct process *p, void *ctx)
 }
 
 /* The label service.name of a sample of pid (trace_handler_opts.service_of). */
-static const char *sample_service(void *ctx, pid_t pid)
+static const char *sample_service(void *ctx, pid_t pid, const char **refused)
 {
 	struct session *s = ctx;
 
-	return s->pctx ? pctx_table__service(s->pctx, pid) : NULL;
+	*refused = NULL;
+	return s->pctx ? pctx_table__service(s->pctx, pid, refused) : NULL;
+}
+
+/* The thread context's key names of pid (trace_handler_opts.key_map_of). */
+static const char *const *sample_key_map(void *ctx, pid_t pid, size_t *cnt)
+{
+	struct session *s = ctx;
+
+	*cnt = 0;
+	return s->pctx ? pctx_table__key_map(s->pctx, pid, cnt) : NULL;
 }
 
 static struct profile *new_profile(struct session *s)
@@ -334,7 +369,8 @@ struct session *session__new(const struct session_opts *opts)
 	};
 	struct process_table_ops pops = { .scanned = process_scanned, .exited = process_exited };
 	struct trace_handler_opts to = { .symbolize = opts->symbolize,
-					 .service_of = sample_service };
+					 .service_of = sample_service,
+					 .key_map_of = sample_key_map };
 	struct session *s = calloc(1, sizeof(*s));
 	size_t i;
 	int err = ENOMEM;
@@ -350,7 +386,7 @@ struct session *session__new(const struct session_opts *opts)
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	s->opts = *opts;
 	ops.ctx = s;
-	to.service_ctx = s;
+	to.published_ctx = s;
 	s->sampler = sampler__new(&so, on_record, s);
 	if (!s->sampler) {
 		err = errno;
@@ -360,7 +396,7 @@ struct session *session__new(const struct session_opts *opts)
 		session__filter_pid(s, opts->pids[i]);
 	s->sel = selection__new(sampler__sel_procs_fd(s->sampler),
 				sampler__sel_cgroups_fd(s->sampler),
-				sampler__selection_state(s->sampler));
+				sampler__selection_state(s->sampler), opts->host_root);
 	if (!s->sel)
 		goto fail;
 	s->opts.select = NULL; /* owned by s->sel from here */
@@ -672,6 +708,7 @@ void session__stats(struct session *s, struct session_stats *out)
 	out->deferred = s->deferred ? deferred__stats(s->deferred) : NULL;
 	out->off_cpu = s->off_cpu ? off_cpu_join__stats(s->off_cpu) : NULL;
 	out->alloc_live = s->alloc_live ? alloc_live__stats(s->alloc_live) : NULL;
+	out->alloc_procs = sampler__alloc_procs_stats(s->sampler);
 	out->cache = s->cache ? table_cache__stats(s->cache) : NULL;
 	if (s->tq)
 		table_queue__stats(s->tq, &out->tables);

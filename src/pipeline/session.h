@@ -32,6 +32,7 @@ struct process;
 struct table_cache_stats;
 struct deferred_stats;
 struct alloc_live_stats;
+struct alloc_procs_stats;
 struct off_cpu_join_stats;
 struct selection;
 struct selection_rules;
@@ -67,6 +68,7 @@ struct session_opts {
 	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
 	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
 					 * session__new() takes it, even when it fails */
+	const char *host_root;     /* the node's / where pod rules find pod names (NULL: /) */
 	char *const *alloc_command; /* record's command: its allocator files are probed too */
 	bool alloc_carry; /* the agent: live allocations carried into each next profile
 			   * (pipeline/alloc_carry.h), not forgotten at session__take_profile() */
@@ -123,6 +125,7 @@ struct session_stats {
 	const struct deferred_stats *deferred;    /* NULL when deferred unwinding is off */
 	const struct off_cpu_join_stats *off_cpu; /* NULL without --off-cpu */
 	const struct alloc_live_stats *alloc_live; /* NULL without --alloc */
+	const struct alloc_procs_stats *alloc_procs; /* NULL unless --alloc with a command */
 	uint64_t processes_alive, processes_exited;
 	uint64_t process_scans;              /* /proc/PID/maps reads */
 	uint64_t process_scan_failures;      /* of those, the process gone (or unreadable) */

@@ -609,7 +609,9 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			  uint64_t now_ns)
 {
 	struct profile_label labels[SS_MAX_LABELS + SAMPLE_TRACE_LABELS + 1];
-	const char *service;
+	const char *const *key_map = NULL;
+	const char *service, *refused = NULL;
+	size_t key_cnt = 0;
 	struct sample_label text[SS_MAX_LABELS];
 	struct sample_trace_text trace_text;
 	size_t head = offsetof(struct sample_record, user);
@@ -688,9 +690,15 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 	}
 	s.labels = labels;
 	s.label_cnt = sample_labels(th, rec, labels, text);
-	s.label_cnt += sample_trace__labels(&rec->trace, &trace_text, labels + s.label_cnt);
-	if (th->opts.service_of && (service = th->opts.service_of(th->opts.service_ctx, s.pid)))
+	if (rec->trace.state == OTEL_TRACE_SET && rec->trace.attrs_sz && th->opts.key_map_of)
+		key_map = th->opts.key_map_of(th->opts.published_ctx, s.pid, &key_cnt);
+	s.label_cnt += sample_trace__labels_keyed(&rec->trace, key_map, key_cnt, &trace_text,
+						  labels + s.label_cnt);
+	if (th->opts.service_of &&
+	    (service = th->opts.service_of(th->opts.published_ctx, s.pid, &refused)))
 		labels[s.label_cnt++] = (struct profile_label){ PCTX_SERVICE_LABEL, service };
+	else if (th->opts.service_of && refused)
+		labels[s.label_cnt++] = (struct profile_label){ PCTX_REFUSED_LABEL, refused };
 	th->stats.samples++;
 	err = profile__add_sample(th->prof, &s);
 	if (err)

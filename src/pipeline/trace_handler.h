@@ -43,10 +43,18 @@ struct trace_handler_opts {
 	int64_t mono_to_wall_ns; /* added to record times (CLOCK_MONOTONIC -> wall clock) */
 	uint64_t alloc_rate;     /* allocation samples' mean bytes apart (their weights) */
 	/* The service.name pid published (OTel process context), as the sample label
-	 * PCTX_SERVICE_LABEL; NULL: none. The string is borrowed for the call.
+	 * PCTX_SERVICE_LABEL; NULL: none, and then *refused, when not NULL, why what pid published
+	 * is not used ("payload too big"), the sample's marker label PCTX_REFUSED_LABEL. The
+	 * strings are borrowed for the call.
 	 */
-	const char *(*service_of)(void *ctx, pid_t pid);
-	void *service_ctx;
+	const char *(*service_of)(void *ctx, pid_t pid, const char **refused);
+	/* The names pid published for its thread context's attribute key indexes (OTEP 4947's
+	 * threadlocal.attribute_key_map, in its process context): *cnt of them, NULL entries
+	 * unnamed; NULL: no map (attributes then named "thread.attr.<index>"). Borrowed for the
+	 * call; asked only for samples whose span has attributes.
+	 */
+	const char *const *(*key_map_of)(void *ctx, pid_t pid, size_t *cnt);
+	void *published_ctx; /* ctx of service_of and key_map_of */
 };
 
 struct trace_handler;

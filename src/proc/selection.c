@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -17,6 +18,7 @@
 #include "base/log.h"
 #include "base/u64_map.h"
 #include "proc/container.h"
+#include "proc/k8s_pod.h"
 #include "proc/selection.h"
 
 /* Where cgroup v2 is mounted: /sys/fs/cgroup (unified), /sys/fs/cgroup/unified (hybrid). */
@@ -24,12 +26,15 @@ static char cgroup_root[PATH_MAX] = "/sys/fs/cgroup";
 /* cgroup directories scanned at most: a host's tree beyond it is classified per process. */
 #define CGROUP_SCAN_MAX (SEL_CGROUPS_CAP - 1024)
 #define CGROUP_SCAN_DEPTH 16
+/* pods whose names are kept (a node runs 110 by default, 250 at most as advised) */
+#define SELECTION_PODS 512
 
 const char *selection_kind__flag(enum selection_kind kind, bool exclude)
 {
 	static const char *const flags[2][SELECTION_KIND_CNT] = {
-		{ "select-pid", "select-name", "select-cgroup", "select-container" },
-		{ "exclude-pid", "exclude-name", "exclude-cgroup", "exclude-container" },
+		{ "select-pid", "select-name", "select-cgroup", "select-container", "select-pod" },
+		{ "exclude-pid", "exclude-name", "exclude-cgroup", "exclude-container",
+		  "exclude-pod" },
 	};
 
 	return kind < SELECTION_KIND_CNT ? flags[exclude][kind] : "?";
@@ -64,6 +69,16 @@ static bool is_hex_id(const char *text)
 	size_t n = strlen(text);
 
 	return n >= 12 && n <= CONTAINER_ID_LEN && strspn(text, "0123456789abcdef") == n;
+}
+
+/* "NAMESPACE" or "NAMESPACE/POD", neither part empty. */
+static bool is_pod_ref(const char *text)
+{
+	const char *slash = strchr(text, '/');
+
+	if (!*text || *text == '/')
+		return false;
+	return !slash || (slash[1] && !strchr(slash + 1, '/'));
 }
 
 int selection_spec__add(struct selection_spec *sp, enum selection_kind kind, bool exclude,
@@ -117,6 +132,15 @@ int selection_spec__add(struct selection_spec *sp, enum selection_kind kind, boo
 			return -EINVAL;
 		}
 		break;
+	case SELECTION_POD:
+		if (!is_pod_ref(text)) {
+			snprintf(err, err_sz,
+				 "--%s takes a Kubernetes NAMESPACE or NAMESPACE/POD (globs), not "
+				 "'%s'",
+				 flag, text);
+			return -EINVAL;
+		}
+		break;
 	default:
 		snprintf(err, err_sz, "unknown selection rule");
 		return -EINVAL;
@@ -146,7 +170,7 @@ bool selection_spec__equal(const struct selection_spec *a, const struct selectio
 struct compiled_rule {
 	enum selection_kind kind;
 	bool exclude;
-	char *text;
+	char *text; /* SELECTION_POD: always NAMESPACE/POD, a namespace alone with POD "*" */
 	regex_t re; /* SELECTION_NAME */
 	pid_t pids[SELECTION_MAX_RULES];
 	size_t pid_cnt;
@@ -176,7 +200,12 @@ struct selection_rules *selection_rules__new(const struct selection_spec *sp, ch
 			goto fail_inval;
 		c->kind = sp->rule[i].kind;
 		c->exclude = sp->rule[i].exclude;
-		c->text = strdup(sp->rule[i].text);
+		if (c->kind == SELECTION_POD && !strchr(sp->rule[i].text, '/')) {
+			if (asprintf(&c->text, "%s/*", sp->rule[i].text) < 0)
+				c->text = NULL;
+		} else {
+			c->text = strdup(sp->rule[i].text);
+		}
 		if (!c->text)
 			goto fail_nomem;
 		r->cnt = i + 1; /* from here on, freed as a built rule */
@@ -221,6 +250,11 @@ void selection_rules__free(struct selection_rules *r)
 bool selection_rules__active(const struct selection_rules *r)
 {
 	return r && r->cnt > 0;
+}
+
+bool selection_rules__need_pods(const struct selection_rules *r)
+{
+	return r && r->has_kind[SELECTION_POD];
 }
 
 /* glob matches path or one of its ancestors ("/a/b" for "/a/b/c"; not "/a/b" for "/a/bc"). */
@@ -268,6 +302,15 @@ static bool rule_matches(const struct compiled_rule *c, const struct proc_identi
 	case SELECTION_CONTAINER:
 		return id->container_id && *id->container_id &&
 		       !strncmp(id->container_id, c->text, strlen(c->text));
+	case SELECTION_POD: {
+		char pod[K8S_NAMESPACE_MAX + K8S_POD_NAME_MAX + 2];
+
+		if (!id->k8s_namespace || !*id->k8s_namespace || !id->k8s_pod || !*id->k8s_pod ||
+		    (size_t)snprintf(pod, sizeof(pod), "%s/%s", id->k8s_namespace, id->k8s_pod) >=
+			    sizeof(pod))
+			return false;
+		return !fnmatch(c->text, pod, FNM_PATHNAME);
+	}
 	default:
 		return false;
 	}
@@ -291,26 +334,19 @@ bool selection_rules__keep(const struct selection_rules *r, const struct proc_id
 	return included;
 }
 
-int selection_rules__cgroup(const struct selection_rules *r, const char *cgroup_path)
+int selection_rules__cgroup(const struct selection_rules *r, const struct proc_identity *id)
 {
-	struct container_info ci = { .id = "" };
-	struct proc_identity id = { .pid = 0, .cgroup_path = cgroup_path };
 	int verdict = SEL_CG_NONE;
-	char text[PATH_MAX + 8];
 	size_t i;
 
 	if (!selection_rules__active(r))
 		return SEL_CG_NONE;
-	if (r->has_kind[SELECTION_CONTAINER]) {
-		snprintf(text, sizeof(text), "0::%s\n", cgroup_path);
-		container__parse_cgroup(text, &ci);
-		id.container_id = ci.id;
-	}
 	for (i = 0; i < r->cnt; i++) {
 		const struct compiled_rule *c = &r->rule[i];
 
-		if ((c->kind != SELECTION_CGROUP && c->kind != SELECTION_CONTAINER) ||
-		    !rule_matches(c, &id))
+		if ((c->kind != SELECTION_CGROUP && c->kind != SELECTION_CONTAINER &&
+		     c->kind != SELECTION_POD) ||
+		    !rule_matches(c, id))
 			continue;
 		if (c->exclude)
 			return SEL_CG_EXCLUDE;
@@ -325,6 +361,8 @@ struct selection {
 	struct selection_rules *rules;
 	int procs_fd, cgroups_fd; /* -1 without a sampler */
 	volatile struct selection_state *st;
+	char *host_root;            /* the node's / for pod names */
+	struct k8s_pod_table *pods; /* made when a pod rule first needs it */
 	struct u64_map verdicts; /* pid -> (void *)SEL_KEEP / SEL_DROP */
 	struct u64_map cgroups;  /* cgroup id -> (void *)(1 + enum sel_cgroup) */
 	struct selection_stats stats;
@@ -335,12 +373,18 @@ struct selection {
 
 static void find_cgroup_root(void);
 
-struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st)
+struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st,
+				 const char *host_root)
 {
 	struct selection *sel = calloc(1, sizeof(*sel));
 
 	if (!sel)
 		return NULL;
+	sel->host_root = strdup(host_root && *host_root ? host_root : "/");
+	if (!sel->host_root) {
+		free(sel);
+		return NULL;
+	}
 	sel->procs_fd = procs_fd;
 	sel->cgroups_fd = cgroups_fd;
 	sel->st = st;
@@ -355,6 +399,8 @@ void selection__free(struct selection *sel)
 	if (!sel)
 		return;
 	selection_rules__free(sel->rules);
+	k8s_pod_table__free(sel->pods);
+	free(sel->host_root);
 	u64_map__free(&sel->verdicts);
 	u64_map__free(&sel->cgroups);
 	free(sel);
@@ -429,14 +475,55 @@ static uint64_t cgroup_id_of(const char *cgroup_path)
 	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
 }
 
-/* The cgroup's verdict into eBPF (once per cgroup id). */
+/* What the cgroup path tells of a process: id's cgroup_path, container_id and, when the rules
+ * need them, k8s_namespace and k8s_pod (pointing into ci and pod). false when the path is a
+ * pod's whose names the node does not show (yet).
+ */
+static bool cgroup_identity(struct selection *sel, const char *cgroup_path,
+			    struct proc_identity *id, struct container_info *ci,
+			    struct k8s_identity *pod)
+{
+	char text[PATH_MAX + 8];
+	struct timespec ts;
+	int err;
+
+	id->cgroup_path = cgroup_path;
+	snprintf(text, sizeof(text), "0::%s\n", cgroup_path);
+	container__parse_cgroup(text, ci);
+	id->container_id = ci->id;
+	if (!selection_rules__need_pods(sel->rules))
+		return true;
+	if (!sel->pods)
+		sel->pods = k8s_pod_table__new(sel->host_root, SELECTION_PODS);
+	if (!sel->pods)
+		return true; /* no memory: pod rules match nothing */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	err = k8s_pod_table__lookup_cgroup(sel->pods, cgroup_path,
+					   (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+					   pod);
+	if (!err) {
+		id->k8s_namespace = pod->namespace_name;
+		id->k8s_pod = pod->pod_name;
+		return true;
+	}
+	return !pod->pod_uid[0]; /* -ENOENT for a pod's path: not shown */
+}
+
+/* The cgroup's verdict into eBPF (once per cgroup id; a pod the node does not show yet: not
+ * kept, asked again with its next process).
+ */
 static void note_cgroup(struct selection *sel, uint64_t id, const char *cgroup_path)
 {
+	struct container_info ci = { .id = "" };
+	struct proc_identity pid_less = { .pid = 0 };
+	struct k8s_identity pod;
 	uint32_t v;
 
 	if (!id || u64_map__get(&sel->cgroups, id))
 		return;
-	v = (uint32_t)selection_rules__cgroup(sel->rules, cgroup_path);
+	if (!cgroup_identity(sel, cgroup_path, &pid_less, &ci, &pod))
+		return;
+	v = (uint32_t)selection_rules__cgroup(sel->rules, &pid_less);
 	if (u64_map__set(&sel->cgroups, id, (void *)(uintptr_t)(1 + v)))
 		return;
 	if (sel->cgroups_fd >= 0 && bpf_map_update_elem(sel->cgroups_fd, &id, &v, BPF_ANY))
@@ -476,6 +563,7 @@ static bool classify(struct selection *sel, pid_t pid, const char *comm)
 	char path[64], comm_buf[32] = "", exe[PATH_MAX] = "", cg[PATH_MAX] = "";
 	struct container_info ci = { .id = "" };
 	struct proc_identity id = { .pid = pid };
+	struct k8s_identity pod;
 	struct sel_verdict v = { 0 };
 	uint32_t key = (uint32_t)pid;
 	ssize_t n;
@@ -495,12 +583,7 @@ static bool classify(struct selection *sel, pid_t pid, const char *comm)
 	exe[n > 0 ? n : 0] = '\0';
 	id.exe = exe;
 	if (!read_cgroup_path(pid, cg, sizeof(cg))) {
-		char text[PATH_MAX + 8];
-
-		id.cgroup_path = cg;
-		snprintf(text, sizeof(text), "0::%s\n", cg);
-		container__parse_cgroup(text, &ci);
-		id.container_id = ci.id;
+		cgroup_identity(sel, cg, &id, &ci, &pod);
 		v.cgroup_id = cgroup_id_of(cg);
 		note_cgroup(sel, v.cgroup_id, cg);
 	}

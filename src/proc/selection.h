@@ -14,12 +14,21 @@
  *                                            subtree
  *   --select-container / --exclude-container ID  a container id (12..64 hex digits, a prefix
  *                                            of the id container.h reads from the cgroup path)
+ *   --select-pod / --exclude-pod NAMESPACE[/POD]  a Kubernetes pod by its namespace and name,
+ *                                            fnmatch() globs each ('*' stops at the '/';
+ *                                            NAMESPACE alone: its every pod), known from the
+ *                                            cgroup path's pod uid and the node's log folder
+ *                                            (proc/k8s_pod.h, under --host-root)
  * A process is kept when no select rule exists or one matches, and no exclude rule matches:
  * exclude wins. Rules of one kind and of different kinds combine the same way (any match).
  *
- * One function decides from one identity (selection_rules__keep(), struct proc_identity): a
- * later predicate (Kubernetes namespace / pod from the node's layout) adds fields to the
- * identity and a rule kind, and nothing else changes.
+ * One function decides from one identity (selection_rules__keep(), struct proc_identity).
+ * Cgroup, container and pod rules depend on the cgroup alone, so they are also decided per
+ * cgroup (selection_rules__cgroup()) and eBPF applies them before anything else a sample
+ * costs. A pod's names are on the node before its containers run (the kubelet makes the pod's
+ * log folder before it asks the runtime for the sandbox); a process whose pod the node does
+ * not show is decided as one in no pod, and its cgroup's verdict is not kept, so the next
+ * process there asks again.
  *
  * Engine (struct selection): keeps a userspace verdict per process (authoritative: a sample
  * of a process eBPF could not classify is dropped here when its verdict is no), mirrors the
@@ -41,6 +50,7 @@ enum selection_kind {
 	SELECTION_NAME,
 	SELECTION_CGROUP,
 	SELECTION_CONTAINER,
+	SELECTION_POD,
 	SELECTION_KIND_CNT,
 };
 
@@ -69,6 +79,8 @@ struct proc_identity {
 	const char *exe;          /* the executable's path or file name */
 	const char *cgroup_path;  /* cgroup v2 path, "/..." */
 	const char *container_id; /* 64 hex digits */
+	const char *k8s_namespace; /* the pod's namespace and name (proc/k8s_pod.h) */
+	const char *k8s_pod;
 };
 
 struct selection_rules;
@@ -82,10 +94,13 @@ void selection_rules__free(struct selection_rules *r);
 bool selection_rules__active(const struct selection_rules *r);
 /* The verdict for one process. */
 bool selection_rules__keep(const struct selection_rules *r, const struct proc_identity *id);
-/* What the cgroup rules (cgroup and container) say of processes in cgroup_path: an enum
- * sel_cgroup (bpf/abi.h).
+/* Do the rules need a process's pod names (a pod rule)? */
+bool selection_rules__need_pods(const struct selection_rules *r);
+/* What the rules that depend on the cgroup alone (cgroup, container, pod) say of processes in
+ * id's cgroup (its cgroup_path, container_id, k8s_namespace, k8s_pod; the rest unused): an
+ * enum sel_cgroup (bpf/abi.h).
  */
-int selection_rules__cgroup(const struct selection_rules *r, const char *cgroup_path);
+int selection_rules__cgroup(const struct selection_rules *r, const struct proc_identity *id);
 
 struct selection;
 struct selection_state;
@@ -100,9 +115,11 @@ struct selection_stats {
 };
 
 /* The maps and switches of bpf/selection.h (sampler.h gives them); -1, -1, NULL for tests:
- * nothing written to eBPF. Starts with no rules, probabilistic off.
+ * nothing written to eBPF. host_root: the node's / for pod names (NULL: "/"; copied). Starts
+ * with no rules, probabilistic off.
  */
-struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st);
+struct selection *selection__new(int procs_fd, int cgroups_fd, volatile struct selection_state *st,
+				 const char *host_root);
 void selection__free(struct selection *sel);
 /* Put rules in force (owned from now on; NULL: none): every verdict is made again (a /proc and
  * /sys/fs/cgroup scan). 0 or -ENOMEM.

@@ -4,6 +4,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,10 @@ cleanup:
 	return err;
 }
 
-int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
+/* alloc_targets__add_file(), and in *idx (when not NULL) the file's index in ts when it is
+ * one of its targets, new or known (else left alone).
+ */
+static int add_file_at(struct alloc_targets *ts, const char *path, size_t *idx)
 {
 	struct alloc_target *t;
 	struct stat st;
@@ -151,8 +155,13 @@ int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
 	for (i = 0; i < ts->cnt; i++)
 		if (ts->t[i].dev == st.st_dev && ts->t[i].ino == st.st_ino) {
 			ts->any_malloc_seen |= ts->t[i].mask & 1;
+			if (idx)
+				*idx = i;
 			return 0;
 		}
+	for (i = 0; i < ts->miss_cnt && i < ALLOC_TARGETS_MISSES; i++)
+		if (ts->misses[i].dev == st.st_dev && ts->misses[i].ino == st.st_ino)
+			return 0;
 	if (scan_symbols(path, &mask)) {
 		ts->unreadable++;
 		pr_debug("--alloc: cannot read the symbols of %s\n", path);
@@ -164,8 +173,12 @@ int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
 	for (i = 0; !(mask & 1) && i < alloc_probe_cnt; i++)
 		if (alloc_probes[i].malloc_only)
 			mask &= ~(1ULL << i);
-	if (!mask)
+	if (!mask) {
+		i = ts->miss_cnt++ % ALLOC_TARGETS_MISSES;
+		ts->misses[i].dev = st.st_dev;
+		ts->misses[i].ino = st.st_ino;
 		return 0;
+	}
 	if (mask & 1)
 		ts->any_malloc_seen = true;
 	if (ts->cnt >= ALLOC_TARGETS_CAP) {
@@ -180,8 +193,15 @@ int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
 	t->mask = mask;
+	if (idx)
+		*idx = ts->cnt;
 	ts->cnt++;
 	return 1;
+}
+
+int alloc_targets__add_file(struct alloc_targets *ts, const char *path)
+{
+	return add_file_at(ts, path, NULL);
 }
 
 static bool named_allocator(const char *base)
@@ -191,7 +211,7 @@ static bool named_allocator(const char *base)
 	       !strncmp(base, "libpython", 9) || !strncmp(base, "python", 6);
 }
 
-int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files)
+int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files, uint64_t *mapped)
 {
 	char path[64], line[4096], file[ALLOC_TARGET_PATH_SZ];
 	bool first = true;
@@ -224,8 +244,13 @@ int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files)
 			n = (size_t)snprintf(file, sizeof(file), "/proc/%d/root%s", (int)pid, name);
 		else
 			n = (size_t)snprintf(file, sizeof(file), "%s", name);
-		if (n < sizeof(file))
-			added += alloc_targets__add_file(ts, file);
+		if (n < sizeof(file)) {
+			size_t idx = SIZE_MAX;
+
+			added += add_file_at(ts, file, &idx);
+			if (mapped && idx < 64)
+				*mapped |= 1ULL << idx;
+		}
 	}
 	fclose(f);
 	return added;

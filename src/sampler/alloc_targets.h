@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define ALLOC_TARGETS_CAP 64
+#define ALLOC_TARGETS_CAP 64 /* a process's targets are a 64-bit mask of a set */
 #define ALLOC_TARGET_PATH_SZ (4096 + 64)
 
 /* One function to probe: the program it goes to and the function it stands for. */
@@ -54,9 +54,16 @@ struct alloc_target {
 	uint64_t mask; /* the probes it defines (aliases: the first name only) */
 };
 
+#define ALLOC_TARGETS_MISSES 64
+
 struct alloc_targets {
 	struct alloc_target t[ALLOC_TARGETS_CAP];
 	size_t cnt;
+	struct { /* the last files read that define no allocator function: not read again */
+		dev_t dev;
+		ino_t ino;
+	} misses[ALLOC_TARGETS_MISSES];
+	size_t miss_cnt; /* entries written in all (the next: miss_cnt % ALLOC_TARGETS_MISSES) */
 	size_t dropped;	      /* past ALLOC_TARGETS_CAP */
 	size_t unreadable;    /* candidates whose symbols could not be read */
 	bool any_malloc_seen; /* a candidate of the last process or command added defines malloc
@@ -65,10 +72,11 @@ struct alloc_targets {
 
 /* The allocator files of process pid (0: stackscope itself): its executable and what it maps.
  * all_files false: the executable, libc and the files whose names say allocator (jemalloc,
- * tcmalloc, mimalloc, libpython) only (system-wide: cheaper). Returns how many targets were
- * added (>= 0) or -errno (the process is gone).
+ * tcmalloc, mimalloc, libpython) only (system-wide: cheaper). mapped (or NULL): the bits of
+ * the targets pid maps, new or already in ts, are set in it (ALLOC_TARGETS_CAP is 64). Returns
+ * how many targets were added (>= 0) or -errno (the process is gone).
  */
-int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files);
+int alloc_targets__add_pid(struct alloc_targets *ts, pid_t pid, bool all_files, uint64_t *mapped);
 
 /* The allocator files COMMAND (argv, as execvp runs it) will run with. Returns how many targets
  * were added (>= 0) or -errno (logged at debug: the command cannot be resolved).

@@ -100,11 +100,8 @@ int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate)
 	return 0;
 }
 
-/* The probes of target, in pid's address space only (-1: every process mapping it): the
- * returns first, so that no entry goes without its return (bpf/mem_alloc.h's nesting).
- */
-static int attach_target(struct sampler_bpf *skel, const struct alloc_target *t, pid_t pid,
-			 struct bpf_link ***links, size_t *cnt, size_t *cap)
+int mem_alloc__attach_target(struct sampler_bpf *skel, const struct alloc_target *t, pid_t pid,
+			     bool say, struct bpf_link ***links, size_t *cnt, size_t *cap)
 {
 	struct bpf_program *entry[] = {
 		[ALLOC_PROG_MALLOC] = skel->progs.on_malloc,
@@ -134,15 +131,19 @@ static int attach_target(struct sampler_bpf *skel, const struct alloc_target *t,
 							    pid, t->path, 0, &opts);
 			if (!l) {
 				err = -errno;
-				pr_err("cannot attach a uprobe to %s in %s: %s\n", p->name, t->path,
-				       strerror(-err));
+				if (say)
+					pr_err("cannot attach a uprobe to %s in %s: %s\n", p->name,
+					       t->path, strerror(-err));
 				return err;
 			}
 			(*links)[(*cnt)++] = l;
 			probes += !ret;
 		}
 	}
-	if (pid > 0)
+	if (!say)
+		pr_debug("allocations: %zu uprobes on %s in process %d\n", probes, t->path,
+			 (int)pid);
+	else if (pid > 0)
 		pr_info("allocations: %zu uprobes on %s in process %d\n", probes, t->path,
 			(int)pid);
 	else
@@ -181,14 +182,14 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		while (d && (e = readdir(d)))
 			if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
 				alloc_targets__add_pid(ts, (pid_t)strtol(e->d_name, NULL, 10),
-						       false);
+						       false, NULL);
 		if (d)
 			closedir(d);
 	} else if (pid_cnt) { /* -p: each process's own probes; no other process traps */
 		for (i = 0; !err && i < pid_cnt; i++) {
 			memset(ts, 0, sizeof(*ts));
 			snprintf(who, sizeof(who), "process %d", (int)pids[i]);
-			if (alloc_targets__add_pid(ts, pids[i], true) < 0 || !ts->cnt) {
+			if (alloc_targets__add_pid(ts, pids[i], true, NULL) < 0 || !ts->cnt) {
 				pr_warn("--alloc: process %d maps no allocator with symbols: not "
 					"probed\n",
 					(int)pids[i]);
@@ -196,7 +197,8 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 			}
 			say_owner(ts, who);
 			for (j = 0; !err && j < ts->cnt; j++)
-				err = attach_target(skel, &ts->t[j], pids[i], links, link_cnt, &cap);
+				err = mem_alloc__attach_target(skel, &ts->t[j], pids[i], true,
+							       links, link_cnt, &cap);
 			probed++;
 		}
 		if (!err && !probed) {
@@ -205,7 +207,8 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		}
 		goto cleanup;
 	} else {
-		alloc_targets__add_pid(ts, 0, false); /* our libc, an allocator preloaded in us */
+		/* our libc, an allocator preloaded in us */
+		alloc_targets__add_pid(ts, 0, false, NULL);
 		if (command)
 			alloc_targets__add_command(ts, command);
 		say_owner(ts, command ? "the command" : "stackscope");
@@ -218,7 +221,8 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		pr_warn("--alloc: %zu more allocator files not probed (at most %d)\n", ts->dropped,
 			ALLOC_TARGETS_CAP);
 	for (i = 0; !err && i < ts->cnt; i++)
-		err = attach_target(skel, &ts->t[i], -1, links, link_cnt, &cap);
+		err = mem_alloc__attach_target(skel, &ts->t[i], -1, true, links, link_cnt,
+					       &cap);
 cleanup:
 	free(ts);
 	return err;

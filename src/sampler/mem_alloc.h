@@ -1,8 +1,8 @@
 /* Allocation sampling (bpf/mem_alloc.h, `--alloc`), the sampler's side: the programs loaded or
  * not, the sampling rate and its exponential table written before load, and the uprobes on the
  * malloc family of the allocator files chosen (sampler/alloc_targets.h): those of each -p
- * process, stackscope's own libc and the COMMAND's files, every libc and named allocator
- * mapped by a process when system-wide.
+ * process, every libc and named allocator mapped by a process when system-wide (a COMMAND's
+ * tree: sampler/alloc_procs.h, with mem_alloc__attach_target()).
  * Uprobes are perf-event links: they go with the process's file descriptors, whatever way it
  * ends (exit, kill, crash).
  */
@@ -33,6 +33,16 @@ int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate);
  */
 int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cnt, bool all,
 		      char *const *command, struct bpf_link ***links, size_t *link_cnt);
+
+struct alloc_target;
+
+/* The probes of target t, in pid's address space only (-1: every process mapping it; a pid's
+ * probes follow it across exec), the returns first so that no entry goes without its return
+ * (bpf/mem_alloc.h's nesting), appended to *links (*cnt of *cap, grown). say: one info line
+ * and a failure logged, else neither. 0 or -errno (the links made so far are in *links).
+ */
+int mem_alloc__attach_target(struct sampler_bpf *skel, const struct alloc_target *t, pid_t pid,
+			     bool say, struct bpf_link ***links, size_t *cnt, size_t *cap);
 
 /* The ring buffer's room for allocation samples (0 when disabled): a malloc-heavy process
  * sends thousands a second (2 GiB a second at the default rate: ~4,000), in bursts the

@@ -17,6 +17,7 @@
 
 #include "base/array.h"
 #include "base/log.h"
+#include "sampler/alloc_procs.h"
 #include "sampler/kernel_features.h"
 #include "sampler/map_sizing.h"
 #include "sampler/mem_alloc.h"
@@ -40,6 +41,8 @@ struct sampler {
 	bool faults;
 	struct bpf_link **alloc_links; /* --alloc: the uprobes (alloc_link_cnt) */
 	size_t alloc_link_cnt;
+	struct alloc_procs *alloc_procs; /* --alloc -- COMMAND: its tree's probes (else NULL) */
+	pid_t command_pid;               /* the first pid filtered under FILTER_FOLLOW_CHILDREN */
 	struct sampler_opts opts;
 	bool no_cpu; /* no perf events: off-CPU samples only */
 	unsigned int cpu_cnt;
@@ -642,7 +645,15 @@ int sampler__start(struct sampler *s)
 			return err;
 		}
 	}
-	if (s->opts.alloc) {
+	if (s->opts.alloc && s->opts.alloc_command && s->command_pid &&
+	    s->opts.filter == FILTER_FOLLOW_CHILDREN) {
+		s->alloc_procs = alloc_procs__new(s->skel);
+		if (!s->alloc_procs)
+			return -ENOMEM;
+		err = alloc_procs__command(s->alloc_procs, s->command_pid, s->opts.alloc_command);
+		if (err)
+			return err;
+	} else if (s->opts.alloc) {
 		err = mem_alloc__attach(s->skel, s->opts.alloc_pids, s->opts.alloc_pid_cnt,
 					s->opts.filter == FILTER_OFF, s->opts.alloc_command,
 					&s->alloc_links,
@@ -694,6 +705,7 @@ void sampler__free(struct sampler *s)
 	free(s->fault_links);
 	for (i = 0; i < s->alloc_link_cnt; i++)
 		bpf_link__destroy(s->alloc_links[i]);
+	alloc_procs__free(s->alloc_procs);
 	free(s->alloc_links);
 	free(s->fault_fds);
 	ring_buffer__free(s->rb);
@@ -710,6 +722,9 @@ int sampler__filter_pid(struct sampler *s, pid_t pid)
 {
 	uint32_t key = (uint32_t)pid;
 	uint8_t one = 1;
+
+	if (s->opts.filter == FILTER_FOLLOW_CHILDREN && !s->command_pid)
+		s->command_pid = pid;
 
 	return bpf_map_update_elem(bpf_map__fd(s->skel->maps.pid_filter), &key, &one, BPF_ANY)
 		       ? -errno
@@ -846,4 +861,27 @@ int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_
 	*run_time_ns = info.run_time_ns;
 	*run_cnt = info.run_cnt;
 	return 0;
+}
+
+void sampler__alloc_forked(struct sampler *s, pid_t pid, pid_t parent, uint64_t time_ns)
+{
+	if (s->alloc_procs)
+		alloc_procs__forked(s->alloc_procs, pid, parent, time_ns);
+}
+
+void sampler__alloc_mapped(struct sampler *s, pid_t pid)
+{
+	if (s->alloc_procs)
+		alloc_procs__mapped(s->alloc_procs, pid);
+}
+
+void sampler__alloc_exited(struct sampler *s, pid_t pid)
+{
+	if (s->alloc_procs)
+		alloc_procs__exited(s->alloc_procs, pid);
+}
+
+const struct alloc_procs_stats *sampler__alloc_procs_stats(const struct sampler *s)
+{
+	return s->alloc_procs ? alloc_procs__stats(s->alloc_procs) : NULL;
 }

@@ -41,6 +41,7 @@ struct sampler_opts {
 typedef int (*sampler_record_fn)(const void *rec, size_t size, void *ctx);
 
 struct sampler;
+struct alloc_procs_stats;
 
 /* NULL with errno set and one clear error logged (EPERM: not root / missing capabilities;
  * ENOTSUP: kernel without BTF or a needed helper, named in the message).
@@ -53,7 +54,18 @@ int sampler__start(struct sampler *s);
 int sampler__poll(struct sampler *s, int timeout_ms);
 void sampler__free(struct sampler *s);
 
+/* Under FILTER_FOLLOW_CHILDREN, the first pid filtered (before sampler__start()) is the
+ * command's: with --alloc its probes are bound to it and to the processes of its tree.
+ */
 int sampler__filter_pid(struct sampler *s, pid_t pid);
+/* --alloc with a command (sampler/alloc_procs.h): a process of its tree forked (time_ns: the
+ * fork, CLOCK_MONOTONIC), exec'd or mapped a file, exited. Nothing otherwise.
+ */
+void sampler__alloc_forked(struct sampler *s, pid_t pid, pid_t parent, uint64_t time_ns);
+void sampler__alloc_mapped(struct sampler *s, pid_t pid);
+void sampler__alloc_exited(struct sampler *s, pid_t pid);
+/* NULL unless --alloc with a command; borrowed for the sampler's life. */
+const struct alloc_procs_stats *sampler__alloc_procs_stats(const struct sampler *s);
 /* Sum of the per-CPU counters. */
 void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
 /* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes; re-read at most

@@ -1,11 +1,14 @@
-/* OTLP/HTTP profiles receiver. See otlp_receiver.h.
+/* OTLP profiles receiver, over HTTP and gRPC. See otlp_receiver.h.
  *
- * Everything runs on the HTTP server's thread (the handler): inflating, decoding and the
- * store write, one request at a time, each bounded by the caps (inflated bytes, the decoder's
- * tables, samples and frames). The counters are atomics so that another thread (the agent's
- * log, serve's exit) reads them while requests are served.
+ * Each transport's thread (the HTTP server's handler, the gRPC listener's call) brings a body
+ * to intake(): inflating, decoding and the store write, one request at a time under the
+ * receiver's lock, each bounded by the caps (inflated bytes, the decoder's tables, samples and
+ * frames); what became of it (an outcome) is answered in the transport's own terms. The
+ * counters are atomics so that another thread (the agent's log, serve's exit) reads them
+ * while requests are served.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,23 +22,17 @@
 #include "export/otlp_read.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
+#include "serve/grpc_listener.h"
 #include "serve/otlp_receiver.h"
 #include "store/store_sink.h"
 
 #define INFLATE_CHUNK ((size_t)64 << 10)
 
-/* gRPC status codes of the google.rpc.Status body (OTLP/HTTP failures carry one) */
-enum {
-	RPC_INVALID_ARGUMENT = 3,
-	RPC_NOT_FOUND = 5,
-	RPC_RESOURCE_EXHAUSTED = 8,
-	RPC_UNIMPLEMENTED = 12,
-	RPC_UNAVAILABLE = 14,
-};
-
 struct otlp_receiver {
-	struct http_server *http;
-	struct store_sink *sink; /* used on the server thread only (and at the stop) */
+	struct http_server *http; /* NULL: no OTLP/HTTP */
+	struct grpc_listener *grpc; /* NULL: no OTLP/gRPC */
+	pthread_mutex_t lock; /* one intake at a time: the sink, the rate's bucket */
+	struct store_sink *sink; /* used under the lock only (and at the stop) */
 	size_t inflated_max;
 	unsigned rate;
 	double tokens; /* the rate's bucket: rate tokens at most, one a request */
@@ -82,17 +79,40 @@ static void answer_status(struct http_response *resp, int status, int rpc_code, 
 	pb_buf__free(&b);
 }
 
-/* Counts and logs a refusal, then answers it. */
-static void refuse(struct otlp_receiver *r, struct http_response *resp, enum otlp_refusal why,
-		   int status, int rpc_code, const char *msg)
+/* What became of a request, whichever transport brought it: refused (why, with the HTTP
+ * status and the gRPC code that say it, and a message), or stored (Profiles rejected as
+ * partial success, and why).
+ */
+struct outcome {
+	bool refused;
+	enum otlp_refusal why;
+	int http, rpc;
+	char msg[192];
+	uint64_t profiles_rejected;
+	char rejected_why[128];
+};
+
+/* Counts and logs a refusal into o. */
+static void refuse(struct otlp_receiver *r, struct outcome *o, enum otlp_refusal why, int http,
+		   int rpc, const char *msg)
 {
 	uint64_t n = atomic_fetch_add(&r->refused[why], 1) + 1;
 
 	if (!(n & (n - 1))) /* the 1st, 2nd, 4th...: a flood cannot fill the log */
 		pr_warn("otlp receiver: refused a request (%s, %llu so far): %d %s\n",
-			refusal_names[why], (unsigned long long)n, status, msg);
-	answer_status(resp, status, rpc_code, msg);
-	if (why == OTLP_REFUSED_RATE)
+			refusal_names[why], (unsigned long long)n, http, msg);
+	o->refused = true;
+	o->why = why;
+	o->http = http;
+	o->rpc = rpc;
+	snprintf(o->msg, sizeof(o->msg), "%s", msg);
+}
+
+/* Answers an HTTP request's refusal. */
+static void answer_refusal(struct http_response *resp, const struct outcome *o)
+{
+	answer_status(resp, o->http, o->rpc, o->msg);
+	if (o->why == OTLP_REFUSED_RATE)
 		resp->headers = "Retry-After: 1\r\n";
 }
 
@@ -194,27 +214,92 @@ static int request__process(void *ctx, uint32_t pid, struct store_process *out)
 	return 0;
 }
 
-/* A 200 answer: empty, or partial_success{rejected_profiles, error_message}. */
-static void answer_ok(struct http_response *resp, const struct otlp_request *q)
+/* The ExportProfilesServiceResponse of a stored request: empty, or partial_success{
+ * rejected_profiles, error_message}. 0 and *out (malloc()ed, NULL when empty), or -ENOMEM.
+ */
+static int response__encode(const struct outcome *o, uint8_t **out, size_t *len)
 {
 	struct pb_buf b;
 	size_t mark;
 
-	resp->status = 200;
-	resp->content_type = "application/x-protobuf";
-	if (!q->profiles_rejected)
-		return;
+	*out = NULL;
+	*len = 0;
+	if (!o->profiles_rejected)
+		return 0;
 	pb_buf__init(&b, 4096);
 	pb_buf__begin(&b, 1, &mark);
-	pb_buf__varint(&b, 1, q->profiles_rejected);
-	pb_buf__string(&b, 2, q->rejected_why);
+	pb_buf__varint(&b, 1, o->profiles_rejected);
+	pb_buf__string(&b, 2, o->rejected_why);
 	pb_buf__end(&b, mark);
-	if (!pb_buf__err(&b)) {
-		resp->body = (char *)b.data;
-		resp->body_len = b.len;
-		b.data = NULL;
+	if (pb_buf__err(&b)) {
+		pb_buf__free(&b);
+		return -ENOMEM;
 	}
+	*out = b.data;
+	*len = b.len;
+	b.data = NULL;
 	pb_buf__free(&b);
+	return 0;
+}
+
+/* Takes one request's body (gzip: as sent, to be inflated) into the store, or refuses it. */
+static void intake(struct otlp_receiver *r, const uint8_t *body, size_t len, bool gzip,
+		   struct outcome *o)
+{
+	struct otlp_request *q = NULL;
+	uint8_t *inflated = NULL;
+	char why[128], msg[192];
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	pthread_mutex_lock(&r->lock);
+	if (!rate__take(r)) {
+		refuse(r, o, OTLP_REFUSED_RATE, 429, GRPC_UNAVAILABLE,
+		       "too many requests: retry later");
+		goto out;
+	}
+	if (gzip) {
+		err = inflate_body(body, len, r->inflated_max, &inflated, &len);
+		if (err == -EFBIG) {
+			snprintf(msg, sizeof(msg), "the inflated request passes %zu MiB",
+				 r->inflated_max >> 20);
+			refuse(r, o, OTLP_REFUSED_TOO_LARGE, 413, GRPC_RESOURCE_EXHAUSTED, msg);
+			goto out;
+		}
+		if (err) {
+			refuse(r, o, err == -ENOMEM ? OTLP_REFUSED_NOMEM : OTLP_REFUSED_GZIP,
+			       err == -ENOMEM ? 503 : 400,
+			       err == -ENOMEM ? GRPC_UNAVAILABLE : GRPC_INVALID_ARGUMENT,
+			       err == -ENOMEM ? "out of memory" : "corrupt gzip body");
+			goto out;
+		}
+		body = inflated;
+	} else if (len > r->inflated_max) {
+		refuse(r, o, OTLP_REFUSED_TOO_LARGE, 413, GRPC_RESOURCE_EXHAUSTED,
+		       "the request passes the size cap");
+		goto out;
+	}
+	err = otlp_request__decode(body, len, NULL, &q, why, sizeof(why));
+	if (err) {
+		snprintf(msg, sizeof(msg), "not a profiles request stackscope reads: %s", why);
+		if (err == -ENOMEM)
+			refuse(r, o, OTLP_REFUSED_NOMEM, 503, GRPC_UNAVAILABLE, "out of memory");
+		else
+			refuse(r, o, err == -E2BIG ? OTLP_REFUSED_LIMIT : OTLP_REFUSED_MALFORMED,
+			       400, GRPC_INVALID_ARGUMENT, msg);
+		goto out;
+	}
+	if (profile__sample_cnt(q->profile))
+		store_sink__write(r->sink, q->profile, request__process, q);
+	atomic_fetch_add(&r->accepted, 1);
+	atomic_fetch_add(&r->samples, q->samples);
+	atomic_fetch_add(&r->profiles_rejected, q->profiles_rejected);
+	o->profiles_rejected = q->profiles_rejected;
+	snprintf(o->rejected_why, sizeof(o->rejected_why), "%s", q->rejected_why);
+out:
+	pthread_mutex_unlock(&r->lock);
+	free(inflated);
+	otlp_request__free(q);
 }
 
 /* Whether the media type (up to ';') of a Content-Type value is t. */
@@ -228,79 +313,67 @@ static bool media_is(const char *ct, const char *t)
 static void handle(void *ctx, const struct http_request *req, struct http_response *resp)
 {
 	struct otlp_receiver *r = ctx;
-	const uint8_t *body = req->body;
-	size_t len = req->body_len;
-	struct otlp_request *q = NULL;
-	uint8_t *inflated = NULL;
-	char why[128], msg[192];
-	int err;
+	struct outcome o = { 0 };
+	uint8_t *body;
+	size_t len;
 
 	if (strcmp(req->path, OTLP_RECEIVER_PATH)) {
-		refuse(r, resp, OTLP_REFUSED_ROUTE, 404, RPC_NOT_FOUND,
+		refuse(r, &o, OTLP_REFUSED_ROUTE, 404, GRPC_NOT_FOUND,
 		       "not found: profiles are received at " OTLP_RECEIVER_PATH);
+		answer_refusal(resp, &o);
 		return;
 	}
 	if (strcmp(req->method, "POST")) {
-		refuse(r, resp, OTLP_REFUSED_ROUTE, 405, RPC_UNIMPLEMENTED, "POST a request");
+		refuse(r, &o, OTLP_REFUSED_ROUTE, 405, GRPC_UNIMPLEMENTED, "POST a request");
+		answer_refusal(resp, &o);
 		resp->headers = "Allow: POST\r\n";
 		return;
 	}
 	if (req->content_type[0] && !media_is(req->content_type, "application/x-protobuf") &&
 	    !media_is(req->content_type, "application/protobuf")) {
-		refuse(r, resp, OTLP_REFUSED_MEDIA, 415, RPC_UNIMPLEMENTED,
+		refuse(r, &o, OTLP_REFUSED_MEDIA, 415, GRPC_UNIMPLEMENTED,
 		       "only application/x-protobuf is received (no JSON)");
+		answer_refusal(resp, &o);
 		return;
 	}
 	if (req->content_encoding[0] && strcasecmp(req->content_encoding, "gzip") &&
 	    strcasecmp(req->content_encoding, "identity")) {
-		refuse(r, resp, OTLP_REFUSED_MEDIA, 415, RPC_UNIMPLEMENTED,
+		refuse(r, &o, OTLP_REFUSED_MEDIA, 415, GRPC_UNIMPLEMENTED,
 		       "only the gzip Content-Encoding is received");
+		answer_refusal(resp, &o);
 		return;
 	}
-	if (!rate__take(r)) {
-		refuse(r, resp, OTLP_REFUSED_RATE, 429, RPC_UNAVAILABLE,
-		       "too many requests: retry later");
+	intake(r, req->body, req->body_len, !strcasecmp(req->content_encoding, "gzip"), &o);
+	if (o.refused) {
+		answer_refusal(resp, &o);
 		return;
 	}
-	if (!strcasecmp(req->content_encoding, "gzip")) {
-		err = inflate_body(body, len, r->inflated_max, &inflated, &len);
-		if (err == -EFBIG) {
-			snprintf(msg, sizeof(msg), "the inflated request passes %zu MiB",
-				 r->inflated_max >> 20);
-			refuse(r, resp, OTLP_REFUSED_TOO_LARGE, 413, RPC_RESOURCE_EXHAUSTED, msg);
-			return;
-		}
-		if (err) {
-			refuse(r, resp, err == -ENOMEM ? OTLP_REFUSED_NOMEM : OTLP_REFUSED_GZIP,
-			       err == -ENOMEM ? 503 : 400,
-			       err == -ENOMEM ? RPC_UNAVAILABLE : RPC_INVALID_ARGUMENT,
-			       err == -ENOMEM ? "out of memory" : "corrupt gzip body");
-			return;
-		}
-		body = inflated;
-	} else if (len > r->inflated_max) {
-		refuse(r, resp, OTLP_REFUSED_TOO_LARGE, 413, RPC_RESOURCE_EXHAUSTED,
-		       "the request passes the size cap");
+	resp->status = 200;
+	resp->content_type = "application/x-protobuf";
+	if (!response__encode(&o, &body, &len) && body) {
+		resp->body = (char *)body; /* the server frees it */
+		resp->body_len = len;
+	}
+}
+
+/* A gRPC Export call (the listener checked its path, media and framing). */
+static void handle_call(void *ctx, const uint8_t *msg, size_t len, bool gzip,
+			struct grpc_reply *reply)
+{
+	struct otlp_receiver *r = ctx;
+	struct outcome o;
+
+	intake(r, msg, len, gzip, &o);
+	if (o.refused) {
+		reply->status = o.rpc;
+		snprintf(reply->message, sizeof(reply->message), "%s", o.msg);
 		return;
 	}
-	err = otlp_request__decode(body, len, NULL, &q, why, sizeof(why));
-	free(inflated);
-	if (err) {
-		snprintf(msg, sizeof(msg), "not a profiles request stackscope reads: %s", why);
-		if (err == -ENOMEM)
-			refuse(r, resp, OTLP_REFUSED_NOMEM, 503, RPC_UNAVAILABLE, "out of memory");
-		else
-			refuse(r, resp, err == -E2BIG ? OTLP_REFUSED_LIMIT : OTLP_REFUSED_MALFORMED,
-			       400, RPC_INVALID_ARGUMENT, msg);
-		return;
+	reply->status = GRPC_OK;
+	if (response__encode(&o, &reply->body, &reply->body_len)) {
+		reply->status = GRPC_UNAVAILABLE;
+		snprintf(reply->message, sizeof(reply->message), "out of memory");
 	}
-	if (profile__sample_cnt(q->profile))
-		store_sink__write(r->sink, q->profile, request__process, q);
-	atomic_fetch_add(&r->accepted, 1);
-	atomic_fetch_add(&r->samples, q->samples);
-	atomic_fetch_add(&r->profiles_rejected, q->profiles_rejected);
-	answer_ok(resp, q);
-	otlp_request__free(q);
 }
 
 struct otlp_receiver *otlp_receiver__start(const struct otlp_receiver_opts *o)
@@ -311,10 +384,16 @@ struct otlp_receiver *otlp_receiver__start(const struct otlp_receiver_opts *o)
 		.body_max = o->body_max ?: OTLP_RECEIVER_BODY_MAX,
 		.hosts = "*", /* agents name this machine as they know it */
 	};
+	struct grpc_listener_opts go = {
+		.addr = o->grpc_addr,
+		.path = OTLP_RECEIVER_GRPC_PATH,
+		.message_max = o->body_max ?: OTLP_RECEIVER_BODY_MAX,
+	};
 	int err;
 
 	if (!r)
 		return NULL;
+	pthread_mutex_init(&r->lock, NULL);
 	r->inflated_max = o->inflated_max ?: OTLP_RECEIVER_INFLATED_MAX;
 	r->rate = o->rate ?: OTLP_RECEIVER_RATE;
 	r->tokens = r->rate;
@@ -322,13 +401,16 @@ struct otlp_receiver *otlp_receiver__start(const struct otlp_receiver_opts *o)
 	r->sink = store_sink__open(o->store_path, o->store_max_sz, o->store_max_age_ns);
 	if (!r->sink)
 		goto fail;
-	r->http = http_server__start(o->addr, &ho, handle, r);
-	if (!r->http)
+	if (o->addr && !(r->http = http_server__start(o->addr, &ho, handle, r)))
+		goto fail;
+	if (o->grpc_addr && !(r->grpc = grpc_listener__start(&go, handle_call, r)))
 		goto fail;
 	return r;
 fail:
 	err = errno;
+	http_server__stop(r->http);
 	store_sink__free(r->sink);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 	errno = err;
 	return NULL;
@@ -336,7 +418,12 @@ fail:
 
 uint16_t otlp_receiver__port(const struct otlp_receiver *r)
 {
-	return http_server__port(r->http);
+	return r->http ? http_server__port(r->http) : 0;
+}
+
+uint16_t otlp_receiver__grpc_port(const struct otlp_receiver *r)
+{
+	return r->grpc ? grpc_listener__port(r->grpc) : 0;
 }
 
 void otlp_receiver__stats(struct otlp_receiver *r, struct otlp_receiver_stats *out)
@@ -349,7 +436,10 @@ void otlp_receiver__stats(struct otlp_receiver *r, struct otlp_receiver_stats *o
 	out->profiles_rejected = atomic_load(&r->profiles_rejected);
 	for (i = 0; i < OTLP_REFUSED_CNT; i++)
 		out->refused[i] = atomic_load(&r->refused[i]);
-	http_server__stats(r->http, &out->http);
+	if (r->http)
+		http_server__stats(r->http, &out->http);
+	if (r->grpc)
+		grpc_listener__stats(r->grpc, &out->grpc);
 }
 
 void otlp_receiver__log_stats(struct otlp_receiver *r)
@@ -364,10 +454,15 @@ void otlp_receiver__log_stats(struct otlp_receiver *r)
 		n += (size_t)snprintf(refused + n, sizeof(refused) - n, "%s%s %llu", i ? ", " : "",
 				      refusal_names[i], (unsigned long long)st.refused[i]);
 	pr_info("otlp receiver: %llu requests stored (%llu samples), %llu profiles rejected; "
-		"refused: %s; refused by the server: %llu, timed out %llu\n",
+		"refused: %s; refused by the HTTP server: %llu, timed out %llu; gRPC: %llu calls, "
+		"%llu refused by the listener, %llu connections refused, %llu timed out, %llu "
+		"protocol errors\n",
 		(unsigned long long)st.accepted, (unsigned long long)st.samples,
 		(unsigned long long)st.profiles_rejected, refused,
-		(unsigned long long)st.http.rejected, (unsigned long long)st.http.timed_out);
+		(unsigned long long)st.http.rejected, (unsigned long long)st.http.timed_out,
+		(unsigned long long)st.grpc.calls, (unsigned long long)st.grpc.refused,
+		(unsigned long long)st.grpc.conns_refused, (unsigned long long)st.grpc.timed_out,
+		(unsigned long long)st.grpc.protocol_errors);
 }
 
 void otlp_receiver__stop(struct otlp_receiver *r)
@@ -375,6 +470,8 @@ void otlp_receiver__stop(struct otlp_receiver *r)
 	if (!r)
 		return;
 	http_server__stop(r->http);
+	grpc_listener__stop(r->grpc);
 	store_sink__free(r->sink);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

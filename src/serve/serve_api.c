@@ -13,15 +13,16 @@
 #include "base/hex.h"
 #include "base/http_server.h"
 #include "export/pprof.h"
+#include "export/process_context_pb.h"
 #include "export/protobuf.h"
 #include "profile/profile.h"
 #include "profile/runtime_fold.h"
 #include "profile/trace_label.h"
 #include "serve/flame_tree.h"
 #include "serve/json_out.h"
+#include "serve/label_values.h"
 #include "serve/serve_api.h"
 #include "serve/source_view.h"
-#include "serve/service_list.h"
 #include "serve/trace_list.h"
 #include "serve/ui_assets.h"
 #include "serve/upload.h"
@@ -677,7 +678,10 @@ static void route_filters(struct serve_api *a, const struct ask *ask, struct htt
 		goto out;
 	}
 	json_out__raw(&j, "],");
-	if (service_list__json(p, &j) == 0) /* "services": the label service.name */
+	/* "services": the label service.name; "hosts": host.name, the OTLP receiver's senders */
+	if (label_values__json(p, PCTX_SERVICE_LABEL, "services", "service", &j) == 0)
+		json_out__raw(&j, ",");
+	if (label_values__json(p, "host.name", "hosts", "host", &j) == 0)
 		json_out__raw(&j, ",");
 	flame_tree__types_json(t, &j);
 	json_out__raw(&j, "}");

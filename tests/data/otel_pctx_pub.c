@@ -25,182 +25,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_SET_VMA
-#define PR_SET_VMA 0x53564d41
-#define PR_SET_VMA_ANON_NAME 0
-#endif
-
-struct header {
-	char signature[8];
-	uint32_t version;
-	uint32_t payload_size;
-	_Atomic uint64_t published_ns;
-	uint64_t payload;
-};
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *d, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p)
-			abort();
-	}
-	memcpy(b->p + b->len, d, n);
-	b->len += n;
-}
-
-static void varint(struct buf *b, uint64_t v)
-{
-	uint8_t c;
-
-	do {
-		c = v & 0x7f;
-		v >>= 7;
-		if (v)
-			c |= 0x80;
-		put(b, &c, 1);
-	} while (v);
-}
-
-static void tag(struct buf *b, unsigned num, unsigned wire)
-{
-	varint(b, (uint64_t)num << 3 | wire);
-}
-
-static void lenfield(struct buf *b, unsigned num, const struct buf *body)
-{
-	tag(b, num, 2);
-	varint(b, body->len);
-	put(b, body->p, body->len);
-}
-
-static void strfield(struct buf *b, unsigned num, const char *s)
-{
-	tag(b, num, 2);
-	varint(b, strlen(s));
-	put(b, s, strlen(s));
-}
-
-/* KeyValue { key = 1; AnyValue value = 2 } with AnyValue of kind 's', 'i', 'b' or 'd'. */
-static void kv(struct buf *out, unsigned field, const char *key, char kind, const char *s,
-	       int64_t i, double d)
-{
-	struct buf k = { 0 }, v = { 0 };
-	uint64_t bits;
-
-	strfield(&k, 1, key);
-	if (kind == 's') {
-		strfield(&v, 1, s);
-	} else if (kind == 'b' || kind == 'i') {
-		tag(&v, kind == 'b' ? 2 : 3, 0);
-		varint(&v, (uint64_t)i);
-	} else {
-		tag(&v, 4, 1);
-		memcpy(&bits, &d, 8);
-		put(&v, &bits, 8);
-	}
-	lenfield(&k, 2, &v);
-	lenfield(out, field, &k);
-	free(k.p);
-	free(v.p);
-}
+#include "otel_pctx_write.h"
 
 /* ProcessContext { Resource resource = 1 { attributes = 1 }; attributes = 2 } */
-static struct buf context(int which)
+static struct pctx_buf context(int which)
 {
-	struct buf res = { 0 }, pc = { 0 };
+	struct pctx_buf res = { 0 }, pc = { 0 };
 
 	if (which == 'A') {
-		kv(&res, 1, "service.name", 's', "checkout", 0, 0);
-		kv(&res, 1, "service.instance.id", 's', "pctx-0001", 0, 0);
-		kv(&res, 1, "deployment.environment.name", 's', "staging", 0, 0);
-		kv(&res, 1, "service.version", 's', "1.0", 0, 0);
-		kv(&res, 1, "pctx.test.int", 'i', NULL, 42, 0);
-		kv(&res, 1, "pctx.test.bool", 'b', NULL, 1, 0);
-		kv(&res, 1, "pctx.test.double", 'd', NULL, 0, 0.5);
+		pctx_kv(&res, 1, "service.name", 's', "checkout", 0, 0);
+		pctx_kv(&res, 1, "service.instance.id", 's', "pctx-0001", 0, 0);
+		pctx_kv(&res, 1, "deployment.environment.name", 's', "staging", 0, 0);
+		pctx_kv(&res, 1, "service.version", 's', "1.0", 0, 0);
+		pctx_kv(&res, 1, "pctx.test.int", 'i', NULL, 42, 0);
+		pctx_kv(&res, 1, "pctx.test.bool", 'b', NULL, 1, 0);
+		pctx_kv(&res, 1, "pctx.test.double", 'd', NULL, 0, 0.5);
 	} else if (which == 'B') {
-		kv(&res, 1, "service.name", 's', "checkout", 0, 0);
-		kv(&res, 1, "service.instance.id", 's', "pctx-0001", 0, 0);
-		kv(&res, 1, "deployment.environment.name", 's', "production", 0, 0);
-		kv(&res, 1, "service.version", 's', "2.0", 0, 0);
+		pctx_kv(&res, 1, "service.name", 's', "checkout", 0, 0);
+		pctx_kv(&res, 1, "service.instance.id", 's', "pctx-0001", 0, 0);
+		pctx_kv(&res, 1, "deployment.environment.name", 's', "production", 0, 0);
+		pctx_kv(&res, 1, "service.version", 's', "2.0", 0, 0);
 	} else { /* '1', '2': the torn pair, same length */
 		char v[8];
 
 		snprintf(v, sizeof(v), "torn-%c", which);
-		kv(&res, 1, "service.name", 's', v, 0, 0);
-		kv(&res, 1, "pctx.test.peer", 's', v, 0, 0);
+		pctx_kv(&res, 1, "service.name", 's', v, 0, 0);
+		pctx_kv(&res, 1, "pctx.test.peer", 's', v, 0, 0);
 	}
-	lenfield(&pc, 1, &res);
+	pctx_lenfield(&pc, 1, &res);
 	if (which == 'A')
-		kv(&pc, 2, "threadlocal.schema_version", 's', "tlsdesc_v1_dev", 0, 0);
+		pctx_kv(&pc, 2, "threadlocal.schema_version", 's', "tlsdesc_v1_dev", 0, 0);
 	free(res.p);
 	return pc;
-}
-
-static uint64_t boottime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static struct header *map_header(int memfd_ok)
-{
-	struct header *h = MAP_FAILED;
-	long page = sysconf(_SC_PAGESIZE);
-	int fd = -1;
-
-	if (memfd_ok)
-		fd = memfd_create("OTEL_CTX", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd >= 0 && ftruncate(fd, page) == 0)
-		h = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	if (fd >= 0)
-		close(fd);
-	if (h == MAP_FAILED)
-		h = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (h == MAP_FAILED)
-		abort();
-	madvise(h, page, MADV_DONTFORK);
-	return h;
-}
-
-static void name_it(struct header *h)
-{
-	prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)h, sysconf(_SC_PAGESIZE),
-	      (unsigned long)"OTEL_CTX");
-}
-
-/* Publication or update protocol: time 0, fields, barrier, new time (always a new value). */
-static void publish(struct header *h, const void *payload, uint64_t size)
-{
-	static uint64_t last;
-	uint64_t now;
-
-	atomic_store(&h->published_ns, 0);
-	atomic_thread_fence(memory_order_seq_cst);
-	memcpy(h->signature, "OTEL_CTX", 8);
-	h->version = 2;
-	h->payload_size = (uint32_t)size;
-	h->payload = (uint64_t)(uintptr_t)payload;
-	atomic_thread_fence(memory_order_seq_cst);
-	now = boottime_ns();
-	if (now <= last)
-		now = last + 1;
-	last = now;
-	atomic_store(&h->published_ns, now);
-	name_it(h);
 }
 
 static volatile uint64_t sink;
@@ -235,8 +94,8 @@ BURN(work_a, 2654435761u, republish_now)
 BURN(work_b, 40503u, 0)
 BURN(work_early, 97u, 0)
 
-static struct header *torn_h;
-static struct buf torn_p[2];
+static struct pctx_header *torn_h;
+static struct pctx_buf torn_p[2];
 static uint8_t *torn_payload;
 
 static void *torn_writer(void *arg)
@@ -245,8 +104,8 @@ static void *torn_writer(void *arg)
 
 	(void)arg;
 	for (n = 1;; n++) { /* rewritten in place, under the update protocol */
-		const struct buf *b = &torn_p[n & 1];
-		uint64_t now = boottime_ns();
+		const struct pctx_buf *b = &torn_p[n & 1];
+		uint64_t now = pctx_boottime_ns();
 
 		atomic_store(&torn_h->published_ns, 0);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -267,8 +126,8 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "good";
 	int sig = !strcmp(mode, "signal");
 	double secs = argc > 2 ? atof(argv[2]) : 4;
-	struct buf a = context('A'), b = context('B'), bad = { 0 };
-	struct header *h;
+	struct pctx_buf a = context('A'), b = context('B'), bad = { 0 };
+	struct pctx_header *h;
 	pthread_t th;
 
 	if (!strcmp(mode, "none")) {
@@ -284,48 +143,48 @@ int main(int argc, char **argv)
 		signal(SIGUSR1, on_usr1);
 		mode = "good";
 	}
-	h = map_header(strcmp(mode, "anon") != 0);
+	h = pctx_map_header(strcmp(mode, "anon") != 0);
 	if (!strcmp(mode, "wild")) {
-		publish(h, (void *)(uintptr_t)0x10, 200);
+		pctx_publish(h, (void *)(uintptr_t)0x10, 200);
 	} else if (!strcmp(mode, "huge")) {
-		publish(h, a.p, 0x80000000ull);
+		pctx_publish(h, a.p, 0x80000000ull);
 	} else if (!strcmp(mode, "lie")) {
 		/* resource { attributes: KeyValue of length 1000 } in 19 bytes */
-		put(&bad, "\x0a\x11\x0a\x0f\x0a\xe8\x07service.name", 19);
-		publish(h, bad.p, bad.len);
+		pctx_put(&bad, "\x0a\x11\x0a\x0f\x0a\xe8\x07service.name", 19);
+		pctx_publish(h, bad.p, bad.len);
 	} else if (!strcmp(mode, "nest")) {
 		/* an AnyValue array_value nested 5000 deep (5 = array_value, 1 = values) */
-		struct buf v = { 0 }, nv, k = { 0 }, res = { 0 }, pc = { 0 };
+		struct pctx_buf v = { 0 }, nv, k = { 0 }, res = { 0 }, pc = { 0 };
 		int depth;
 
 		for (depth = 0; depth < 5000; depth++) {
-			struct buf arr = { 0 };
+			struct pctx_buf arr = { 0 };
 
-			nv = (struct buf){ 0 };
-			lenfield(&arr, 1, &v);
-			lenfield(&nv, 5, &arr);
+			nv = (struct pctx_buf){ 0 };
+			pctx_lenfield(&arr, 1, &v);
+			pctx_lenfield(&nv, 5, &arr);
 			free(arr.p);
 			free(v.p);
 			v = nv;
 		}
-		strfield(&k, 1, "pctx.test.deep");
-		lenfield(&k, 2, &v);
-		lenfield(&res, 1, &k);
-		kv(&res, 1, "service.name", 's', "nest-ok", 0, 0);
-		lenfield(&pc, 1, &res);
+		pctx_strfield(&k, 1, "pctx.test.deep");
+		pctx_lenfield(&k, 2, &v);
+		pctx_lenfield(&res, 1, &k);
+		pctx_kv(&res, 1, "service.name", 's', "nest-ok", 0, 0);
+		pctx_lenfield(&pc, 1, &res);
 		if (pc.len > 60000) /* over the reader's cap would test another thing */
 			fprintf(stderr, "nest: payload %zu bytes\n", pc.len);
-		publish(h, pc.p, pc.len);
+		pctx_publish(h, pc.p, pc.len);
 	} else if (!strcmp(mode, "torn")) {
 		torn_p[0] = context('1');
 		torn_p[1] = context('2');
 		torn_payload = malloc(torn_p[0].len);
 		memcpy(torn_payload, torn_p[0].p, torn_p[0].len);
 		torn_h = h;
-		publish(h, torn_payload, torn_p[0].len);
+		pctx_publish(h, torn_payload, torn_p[0].len);
 		pthread_create(&th, NULL, torn_writer, NULL);
 	} else {
-		publish(h, a.p, a.len);
+		pctx_publish(h, a.p, a.len);
 	}
 	if (!strcmp(mode, "anon")) { /* named only where the kernel names anonymous memory */
 		char line[512];
@@ -341,7 +200,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "published\n");
 	if (!strcmp(mode, "good")) {
 		work_a(sig ? secs : secs / 2);
-		publish(h, b.p, b.len);
+		pctx_publish(h, b.p, b.len);
 		fprintf(stderr, "republished\n");
 		work_b(sig ? 3 : secs / 2);
 	} else {

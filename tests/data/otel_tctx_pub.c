@@ -11,6 +11,11 @@
  *     byte by byte, between two spans (X: span 5a..ff01, Y: span 5a..ff02, trace ids 11.. and
  *     22..), with valid toggled around each rewrite: a sample may see either span whole,
  *     never a mix.
+ * With the argument "keymap", the process first publishes its process context (OTEP 4719:
+ * service.name "tctx-keymap", threadlocal.schema_version, and threadlocal.attribute_key_map
+ * ["http.route"]): key 0 is then named http.route, key 1 is outside the map; the start-up
+ * burn is then KEYMAP_STARTUP_NS (a context published at the start is read by the maps scan
+ * or by the probe 250 ms after the process is seen).
  * Every thread first burns STARTUP_NS in work_startup with nothing attached: stackscope
  * learns of a new process from its mappings, tens of ms after exec (as for Go's labels), and
  * samples before that cannot carry a span.
@@ -24,12 +29,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "otel_pctx_write.h"
 #include "otel_tctx.h"
 
 #define SPAN_THREADS 3
 #define SPANS 6
 #define SPAN_NS (3 * 1000000LL)
 #define STARTUP_NS (300 * 1000000LL)
+#define KEYMAP_STARTUP_NS (800 * 1000000LL)
+
+static long long startup_ns = STARTUP_NS;
 
 static volatile int stop;
 static volatile unsigned long sink;
@@ -94,7 +103,7 @@ static void *span_thread(void *arg)
 	struct otel_tctx_record *r;
 	int n = 1;
 
-	work_startup(STARTUP_NS);
+	work_startup(startup_ns);
 	for (; !stop; n = n % SPANS + 1) {
 		if (t % 2 == 0) { /* a record per span: the pointer switches */
 			r = &recs[t][n];
@@ -186,6 +195,18 @@ int main(int argc, char **argv)
 	int n = 0, i, hostile = argc > 2 && !strcmp(argv[2], "hostile");
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 
+	if (argc > 2 && !strcmp(argv[2], "keymap")) {
+		static const char *const keys[] = { "http.route" };
+		struct pctx_buf res = { 0 }, pc = { 0 };
+
+		pctx_kv(&res, 1, "service.name", 's', "tctx-keymap", 0, 0);
+		pctx_lenfield(&pc, 1, &res);
+		pctx_kv(&pc, 2, "threadlocal.schema_version", 's', "tlsdesc_v1_dev", 0, 0);
+		pctx_kv(&pc, 2, "threadlocal.attribute_key_map", 'a', keys, 1, 0);
+		pctx_publish(pctx_map_header(1), pc.p, pc.len);
+		startup_ns = KEYMAP_STARTUP_NS;
+	}
+
 	for (i = 0; i < SPAN_THREADS; i++)
 		pthread_create(&th[n++], NULL, span_thread, (void *)(long)i);
 	pthread_create(&th[n++], NULL, nospan_thread, NULL);
@@ -194,7 +215,7 @@ int main(int argc, char **argv)
 		pthread_create(&th[n++], NULL, torn_thread, NULL);
 		pthread_create(&th[n++], NULL, rewriter_thread, NULL);
 	}
-	usleep((useconds_t)(secs * 1e6 + STARTUP_NS / 1000));
+	usleep((useconds_t)(secs * 1e6 + startup_ns / 1000));
 	stop = 1;
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);

@@ -45,9 +45,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    pctx_attrs__find(&a, x->key) != x)
 			abort();
 	}
-	if (pctx_attrs__copy(&c, &a) == 0) {
-		if (c.cnt != a.cnt)
+	if (a.key_map_cnt > PCTX_KEY_MAP_MAX || (a.key_map_cnt && !a.key_map))
+		abort();
+	for (i = 0; i < a.key_map_cnt; i++) {
+		if (a.key_map[i])
+			check_string(a.key_map[i]);
+		if (a.key_map[i] && (!*a.key_map[i] || strlen(a.key_map[i]) > 3 * PCTX_KEY_MAX))
 			abort();
+	}
+	if (pctx_attrs__copy(&c, &a) == 0) {
+		if (c.cnt != a.cnt || c.key_map_cnt != a.key_map_cnt || !c.key_map != !a.key_map)
+			abort();
+		for (i = 0; i < c.key_map_cnt; i++)
+			if (!c.key_map[i] != !a.key_map[i] ||
+			    (c.key_map[i] && strcmp(c.key_map[i], a.key_map[i])))
+				abort();
 		for (i = 0; i < c.cnt; i++)
 			if (strcmp(c.attrs[i].key, a.attrs[i].key) ||
 			    strcmp(c.attrs[i].str, a.attrs[i].str))
@@ -98,8 +110,24 @@ int main(int argc, char **argv)
 		kv(&b, 1, "pctx.bool", 2, NULL, 1);
 		kv(&b, 1, "pctx.double", 4, NULL, 0x3fe0000000000000ull);
 		pb_buf__end(&b, r);
-		if (n)
+		if (n) {
+			size_t m, any, arr, el;
+
 			kv(&b, 2, "threadlocal.schema_version", 1, "v1", 0);
+			pb_buf__begin(&b, 2, &m); /* the thread context's key map: two names */
+			pb_buf__string(&b, 1, PCTX_KEY_MAP);
+			pb_buf__begin(&b, 2, &any);
+			pb_buf__begin(&b, 5, &arr);
+			pb_buf__begin(&b, 1, &el);
+			pb_buf__string(&b, 1, "http.route");
+			pb_buf__end(&b, el);
+			pb_buf__begin(&b, 1, &el);
+			pb_buf__string(&b, 1, "http.method");
+			pb_buf__end(&b, el);
+			pb_buf__end(&b, arr);
+			pb_buf__end(&b, any);
+			pb_buf__end(&b, m);
+		}
 		snprintf(path, sizeof(path), "%s/seed%d", argv[1], n);
 		f = fopen(path, "wb");
 		if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f))

@@ -20,6 +20,7 @@ TMP=$(mktemp -d /tmp/stackscope-systest.XXXXXX)
 chmod 755 "$TMP"
 _passed=0 _failed=0 _skipped=0
 _bg_pids=()
+_bpffs=() # private bpffs mounts (bpffs_mount), unmounted at exit
 
 cleanup()
 {
@@ -28,6 +29,9 @@ cleanup()
 		kill "$p" 2>/dev/null
 	done
 	wait 2>/dev/null
+	for p in "${_bpffs[@]}"; do
+		umount "$p" 2>/dev/null
+	done
 	[[ -n ${KEEP_TMP:-} ]] || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -129,6 +133,50 @@ wait_recording()
 wait_agent()
 {
 	wait_log "$1" "$2" "agent running"
+}
+
+# bpffs_mount DIR: a private bpffs mounted at DIR (made), unmounted at exit; false after a
+# failed check when it cannot be mounted.
+bpffs_mount()
+{
+	mkdir -p "$1"
+	if ! mount -t bpf none "$1"; then
+		fail "cannot mount a bpffs at $1"
+		return 1
+	fi
+	_bpffs+=("$1")
+}
+
+# otlp_receiver_start DIR: tests/system/otlp_receiver.py in the background, saving the requests
+# it accepts in DIR (made), for 120 s at most; its port in RPORT. False after a failed check
+# when it does not start.
+otlp_receiver_start()
+{
+	local i
+	mkdir -p "$1"
+	/usr/bin/python3 "$SS_ROOT/tests/system/otlp_receiver.py" --dir "$1" --faults "" --port 0 \
+		--lifetime 120 >"$1.port" 2>"$1.err" &
+	_bg_pids+=($!)
+	RPORT=
+	for ((i = 0; i < 50; i++)); do
+		RPORT=$(head -1 "$1.port" 2>/dev/null)
+		[[ -n $RPORT ]] && return 0
+		sleep 0.1
+	done
+	fail "the receiver did not start: $(tail -3 "$1.err")"
+	return 1
+}
+
+# otlp_first_request DIR: waits (30 s at most) until the receiver saving in DIR has accepted
+# its first request: the agent exports (its first interval can take seconds on a loaded box).
+otlp_first_request()
+{
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q '"n": 1,' "$1/requests.jsonl" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
 }
 
 # start_probe_agent STORE ERR: the hostile-process tests' agent (99 Hz, 2 s intervals, no table

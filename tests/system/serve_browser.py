@@ -6,6 +6,9 @@ wl_chain_nofp alone, and B, of wl_chain_nofp and wl_kernel (the "regression": sy
   serve_browser.py URL ARTEFACT_DIR A_START A_END B_START B_END A_SAMPLES B_SAMPLES
   serve_browser.py --traces URL ARTEFACT_DIR TRACE_ID TRACE_SAMPLES ALL_SAMPLES LINK
       (the trace table and filter over a store with trace ids: test_thread_ctx.sh)
+  serve_browser.py --services URL ARTEFACT_DIR SERVICE SERVICE_SAMPLES ALL_SAMPLES PID
+      (the service filter and the process names over a store with a published service.name,
+      SERVICE of process PID: test_process_ctx.sh)
 
 Prints one line per check, "ok ..." or "FAIL ...", and exits 0 only when all passed.
 Screenshots go to ARTEFACT_DIR (kept after the test).
@@ -26,6 +29,7 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 failed = 0
 
@@ -59,16 +63,23 @@ def new_driver():
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
 
 
+def whole_store_page(url, total):
+    """A browser on the page at url, once it shows the whole store (checked: total samples),
+    and a function reading its status line. The caller quits the browser."""
+    d = new_driver()
+    d.set_page_load_timeout(20)
+    d.get(url)
+    status = lambda: d.find_element(By.ID, "status").text  # noqa: E731
+    wait_for(lambda: status().endswith(" samples"))
+    check("page loads: the whole store", status() == f"{total} samples", status())
+    return d, status
+
+
 def trace_checks(url, art, trace_id, trace_samples, total, link):
     """The trace filter and the trace table (tests/system/test_thread_ctx.sh): a store whose
     samples carry trace ids; the server given --trace-url, whose link for trace_id is `link`."""
-    d = new_driver()
+    d, status = whole_store_page(url, total)
     try:
-        d.set_page_load_timeout(20)
-        d.get(url)
-        status = lambda: d.find_element(By.ID, "status").text  # noqa: E731
-        wait_for(lambda: status().endswith(" samples"))
-        check("page loads: the whole store", status() == f"{total} samples", status())
         row = lambda: [r for r in d.find_elements(By.CSS_SELECTOR, "#traces tbody tr")  # noqa: E731
                        if r.find_element(By.CSS_SELECTOR, "td.trace-id").text == trace_id]
         wait_for(row)
@@ -113,6 +124,42 @@ def trace_checks(url, art, trace_id, trace_samples, total, link):
     finally:
         d.quit()
 
+
+def service_checks(url, art, service, service_samples, total, pid):
+    """The service filter: the menu lists SERVICE with its samples, choosing it shows them alone;
+    the process menu names PID after its service ("checkout (pid 4121)")."""
+    d, status = whole_store_page(url, total)
+    try:
+        opts = lambda sel: [o for o in d.find_elements(By.CSS_SELECTOR, f"#{sel} option")]  # noqa: E731
+        wait_for(lambda: len(opts("f-service")) > 1)
+        svc = [o for o in opts("f-service") if o.get_attribute("value") == service]
+        check("the service menu lists the service with its samples",
+              len(svc) == 1 and svc[0].text == f"{service}: {service_samples}",
+              [o.text for o in opts("f-service")])
+        procs = [o.text for o in opts("f-pid") if o.get_attribute("value") == str(pid)]
+        check("the process menu names the process after its service",
+              len(procs) == 1 and procs[0].startswith(f"{service} (pid {pid})"), procs)
+        if svc:
+            Select(d.find_element(By.ID, "f-service")).select_by_value(service)
+            wait_for(lambda: status() == f"{service_samples} samples")
+            check("service chosen: its samples alone", status() == f"{service_samples} samples",
+                  status())
+            check("  ... asked with service=NAME", d.execute_script(
+                "return performance.getEntriesByType('resource').some(e => "
+                "/api\\/flamegraph\\?.*service=" + service + "/.test(e.name))"))
+            d.save_screenshot(os.path.join(art, "service_filter.png"))
+            Select(d.find_element(By.ID, "f-service")).select_by_value("")
+            wait_for(lambda: status() == f"{total} samples")
+            check("service 'all': the whole store again", status() == f"{total} samples",
+                  status())
+    finally:
+        d.quit()
+
+
+if sys.argv[1] == "--services":
+    service_checks(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]),
+                   int(sys.argv[7]))
+    sys.exit(1 if failed else 0)
 
 if sys.argv[1] == "--traces":
     trace_checks(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]),

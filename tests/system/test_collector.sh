@@ -46,45 +46,7 @@ for proto in grpc http; do
 	stop_agent
 	collector_stop
 	check_eq "$name: agent exit status" "$ARC" 0
-	received "$name"
-	stored "$name"
-	nmsg=$(find "$TMP/$name.msgs" -name '*.pb' 2>/dev/null | wc -l)
-	check_ge "$name: messages in the Collector's file" "$nmsg" 3
-	check_ge "$name: intervals in the store" "$(grep -c . "$TMP/$name.siv")" 3
-	# the same intervals with the same sample counts on both sides
-	read -r matched store_only got_only < <(match_intervals "$TMP/$name.siv" "$TMP/$name.iv")
-	if [[ $store_only -eq 0 && $got_only -eq 0 && $matched -ge 3 ]]; then
-		ok "$name: every interval of the store arrived with its sample count ($matched intervals, $(awk '{ n += $2 } END { print n }' "$TMP/$name.siv") samples)"
-	else
-		fail "$name: intervals: $matched matched, $store_only only in the store, $got_only only received"
-		paste "$TMP/$name.siv" "$TMP/$name.iv" | head -8 | sed 's/^/        /'
-	fi
-	check_eq "$name: broken dictionary invariants" \
-		"$(grep -c '^bad ' "$TMP/$name.facts")" 0 || grep '^bad ' "$TMP/$name.facts" | head -5
-	# the workload's stacks, on both sides, over the same intervals
-	$PY "$OTLP_FILE" stacks "$WPID" "$TMP/$name.msgs"/*.pb | sort >"$TMP/$name.col.stacks"
-	"$SS" store query --store "$TMP/$name.db" --pid "$WPID" -o - 2>/dev/null |
-		sed -E 's/^[^;]*;//' | awk '{ n = $NF; $NF = ""; sub(/ $/, ""); s[$0] += n }
-			END { for (k in s) print k, s[k] }' | sort >"$TMP/$name.store.stacks"
-	chain=$(awk -v c="$CHAIN" 'index($1, c) { n += $2 } END { print n + 0 }' \
-		"$TMP/$name.col.stacks")
-	check_ge "$name: the workload's chain in the Collector's output (samples)" "$chain" 10
-	if diff "$TMP/$name.store.stacks" "$TMP/$name.col.stacks" >"$TMP/$name.stdiff"; then
-		ok "$name: the workload's stacks equal the store's ($(grep -c . "$TMP/$name.col.stacks") stacks)"
-	else
-		fail "$name: the workload's stacks differ (< store, > Collector):"
-		head -6 "$TMP/$name.stdiff" | cut -c1-300 | sed 's/^/        /'
-	fi
-	res=$(awk -v p="$WPID" '$1 == "resource" && $2 == p { print $3 }' "$TMP/$name.facts" |
-		sort -u)
-	for kv in "process.pid=$WPID" "process.executable.path=$FIX/wl_chain_nofp" \
-		"process.executable.name=wl_chain_nofp" "host.name=$(hostname)" "os.type=linux"; do
-		check "$name: resource attribute $kv" grep -qxF "$kv" <<<"$res"
-	done
-	check "$name: resource attribute host.id" grep -q '^host.id=.' <<<"$res"
-	errs=$(collector_errors "$name")
-	check_eq "$name: Collector log lines at level error" "$(grep -c . <<<"$errs")" 0 ||
-		head -3 <<<"$errs" | cut -c1-300 | sed 's/^/        /'
+	check_against_store "$name"
 	check "$name: the debug exporter logged the profiles" grep -q 'Profiles' "$TMP/$name.log"
 done
 

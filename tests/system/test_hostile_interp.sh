@@ -12,17 +12,19 @@
 # huge bodies (Ruby's: line tables of ~60,000 entries, each read and kept), called in 480-deep
 # chains that stride through all of them so that no cache holds a second's frames.
 #
-# Per runtime, one agent (-F 99, 2 s intervals) sees SECS of the machine without them, then the
-# benign peer (the same script, the same depth, through 8 ordinary functions) for SECS, then
-# the hostile process for SECS. Checks: what the benign peer costs the agent beyond the idle
-# machine is small, what the hostile process costs it within a bound of that, measured in the
-# same run (differences and ratios, not bare times: the machine may be loaded); its resident
-# set grows by what its caches may hold at most; its intervals keep coming; the hostile
-# frames it could not afford are the counted budget marker, the rest named; it exits
-# promptly on SIGTERM. Before the bounds (main at 7c229ff): the figures in the checks'
-# comments (BEAM before its reads were on the budget, main at 5f169e5: 12.4 % of a core against 5.8 % for
-# the benign peer, no interval written in the hostile window). HOSTILE_CASES="ruby php perl
-# luajit beam" picks the runtimes, HOSTILE_SECS the windows.
+# One agent (-F 99, 2 s intervals) sees SECS of the machine without them, then per runtime
+# the benign peer (the same script, the same depth, through 8 ordinary functions) for SECS,
+# then the hostile process for SECS (one agent for all: each runtime's caches are its own, and
+# what a runtime left behind is in both of the next one's windows). Checks: what the benign
+# peer costs the agent beyond the idle machine is small, what the hostile process costs it
+# within a bound of that, measured in the same run (differences and ratios, not bare times:
+# the machine may be loaded); its resident set grows by what its caches may hold at most; its
+# intervals keep coming; the hostile frames it could not afford are the counted budget
+# marker, the rest named; it exits promptly on SIGTERM. Before the bounds (main at 7c229ff):
+# the figures in the checks' comments (BEAM before its reads were on the budget, main at
+# 5f169e5: 12.4 % of a core against 5.8 % for the benign peer, no interval written in the
+# hostile window). HOSTILE_CASES="ruby php perl luajit beam" picks the runtimes,
+# HOSTILE_SECS the windows.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -76,30 +78,46 @@ window()
 # pct X: X (% x100) as a percentage
 pct() { printf '%d.%02d%%' $(($1 / 100)) $(($1 % 100)); }
 
+# agent_up: the agent (AGENT_PID, its store $TMP/agent.db) and the idle machine's cost to it
+# (IDLE, % of a core x100; IRSS, MiB), once, at the first case
+AGENT_PID=
+agent_up()
+{
+	[[ -n $AGENT_PID ]] && return
+	start_probe_agent "$TMP/agent.db" "$TMP/agent.err" || return
+	AGENT_PID=$APID
+	sleep 2 # past the agent's start-up work (its own tables)
+	read -r _ IDLE _ IRSS < <(window "$TMP/idle.out" "$AGENT_PID" idle)
+}
+
+# agent_down: it exits promptly, and cleanly, on SIGTERM after all the cases
+agent_down()
+{
+	local s=$SECONDS i
+	[[ -n $AGENT_PID ]] || return
+	kill -TERM "$AGENT_PID"
+	for ((i = 0; i < 150; i++)); do kill -0 "$AGENT_PID" 2>/dev/null || break; sleep 0.1; done
+	wait "$AGENT_PID"
+	check_eq "agent exit status after SIGTERM" $? 0
+	check_le "agent exits within 10 s of SIGTERM (s)" $((SECONDS - s)) 10
+}
+
 # hostile_case RT NAMED_RE BENIGN_CMD... -- HOSTILE_CMD...: the checks above for runtime RT,
 # NAMED_RE the hostile frames' names
 hostile_case()
 {
-	local rt=$1 named_re=$2 benign=() hostile=() apid idle b h hpid hw0 irss brss hrss n s i
+	local rt=$1 named_re=$2 benign=() hostile=() apid idle b h hpid hw0 irss brss hrss n
 	local total named budget
 	shift 2
 	while [[ $1 != -- ]]; do benign+=("$1"); shift; done
 	shift
 	hostile=("$@")
 	echo "== $rt"
-	start_probe_agent "$TMP/$rt.db" "$TMP/$rt.agent.err" || return
-	apid=$APID
-	sleep 2 # past the agent's start-up work (its own tables)
-	read -r _ idle _ irss < <(window "$TMP/$rt.idle.out" "$apid" idle)
+	agent_up || return
+	apid=$AGENT_PID idle=$IDLE irss=$IRSS
 	read -r _ b _ brss < <(window "$TMP/$rt.benign.out" "$apid" "${benign[@]}")
 	read -r hpid h hw0 hrss < <(window "$TMP/$rt.hostile.out" "$apid" "${hostile[@]}")
-	n=$("$SS" store intervals --store "$TMP/$rt.db" 2>/dev/null | awk -v t="$hw0" '$2 >= t' | grep -c .)
-	s=$SECONDS
-	kill -TERM "$apid"
-	for ((i = 0; i < 150; i++)); do kill -0 "$apid" 2>/dev/null || break; sleep 0.1; done
-	wait "$apid"
-	check_eq "$rt: agent exit status after SIGTERM" $? 0
-	check_le "$rt: agent exits within 10 s of SIGTERM (s)" $((SECONDS - s)) 10
+	n=$("$SS" store intervals --store "$TMP/agent.db" 2>/dev/null | awk -v t="$hw0" '$2 >= t' | grep -c .)
 	grep -q '^chains' "$TMP/$rt.hostile.out"
 	check_eq "$rt: the hostile process ran to its end" $? 0
 	echo "  agent CPU: $(pct "$idle") of a core idle, $(pct "$b") with the benign peer," \
@@ -122,7 +140,7 @@ hostile_case()
 	check_ge "$rt: intervals written during the hostile process's ${SECS} s of 2 s intervals" \
 		"$n" $((SECS / 2 - 2))
 
-	"$SS" store query --store "$TMP/$rt.db" ${HOSTILE_QUERY:---pid $hpid} -o - >"$TMP/$rt.folded" \
+	"$SS" store query --store "$TMP/agent.db" ${HOSTILE_QUERY:---pid $hpid} -o - >"$TMP/$rt.folded" \
 		2>"$TMP/$rt.q.err"
 	total=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/$rt.folded")
 	named=$(grep -E "$named_re" "$TMP/$rt.folded" | awk '{ s += $NF } END { print s + 0 }')
@@ -193,4 +211,5 @@ if [[ " $CASES " == *" beam "* ]]; then
 		"$SS_ROOT/scripts/in_container.sh" "$root" "$id" \
 		/usr/bin/erl -noshell -pa "$CWORK" -run erl_hostile main "$CWORK/erl" 10 60 1 $DEPTH "$SECS"
 fi
+agent_down
 finish

@@ -19,13 +19,7 @@ T0B=$(printf '0b%.0s' {1..15})
 T5A=$(printf '5a%.0s' {1..16})
 STACKS+=" --labels"
 BPFFS=$TMP/bpffs
-trap 'umount "$BPFFS" 2>/dev/null; cleanup' EXIT
-
-mkdir -p "$BPFFS"
-if ! mount -t bpf none "$BPFFS"; then
-	fail "cannot mount a bpffs at $BPFFS"
-	finish
-fi
+bpffs_mount "$BPFFS" || finish
 mkdir -p "$BPFFS/otel"
 
 # check_spans NAME MIN_PCT: the span threads' samples in NAME's stacks

@@ -7,11 +7,17 @@
 #  - every sample in work_span_N carries span N's id and its thread's trace id (>= 99 %), none
 #    another span's;
 #  - the thread without a span carries none;
-#  - a variable pointing to unmapped memory: no span, counted ("record unreadable");
+#  - a variable pointing to unmapped memory: no span, counted ("record unreadable"), the samples
+#    marked with the label otel.thread_context=unreadable;
 #  - folded stacks (--trace-frames): a "[trace: ID span ID]" frame per span;
 #  - `store query --trace ID`: the samples of that trace;
 #  - a record another thread rewrites byte by byte between two spans X and Y: a sample carries
-#    X or Y whole, never a mix.
+#    X or Y whole, never a mix;
+#  - the attributes' key map (OTEP 4947's threadlocal.attribute_key_map, published in the
+#    process context, OTEP 4719; the publisher's "keymap" mode names key 0 http.route): samples
+#    in work_span_N labelled http.route=/span/N (>= 99 %), key 1 (outside the map) left out,
+#    no thread.attr.N label (<= 1 %: samples before the context is read); without a map (the
+#    runs above) the labels are thread.attr.0 and thread.attr.1.
 # The ids come out as pprof labels trace_id/span_id (read back with pprof_stacks.py --labels;
 # the patterns below match its "[label: k=v]" frames with "." for the brackets: awk -v would
 # turn "\[" into a bracket expression).
@@ -61,6 +67,11 @@ check_publisher()
 	check_ge "$name: samples in work_unmapped" "$total" 10
 	check_eq "$name: samples in work_unmapped with a span" \
 		"$(samples "$f" '*' 'span_id=.*;work_unmapped;')" 0
+	# its marker (once the process is known: no start-up burn on this thread)
+	check_pct "$name: samples in work_unmapped marked otel.thread_context=unreadable" \
+		"$(samples "$f" '*' 'label: otel.thread_context=unreadable.;.*;work_unmapped;')" "$total" 50
+	check_eq "$name: samples with the marker and a span" \
+		"$(samples "$f" '*' 'otel.thread_context=unreadable.*span_id=')" 0
 	total=$(samples "$f" '*' 'span_id=.*;work_torn;')
 	check_ge "$name: samples in work_torn with a span" "$total" 1
 	none=$(samples "$f" '*' \
@@ -74,6 +85,38 @@ check_publisher()
 		"$(samples "$TMP/$name.folded" '*' \
 			"^[^;]*;.trace: ${T7E}0[1-3] span 5a00000000000[1-3]0[1-6].;.*;work_span_[1-6];")" \
 		"$(samples "$f" '*' 'span_id=.*;work_span_[1-6];')"
+}
+
+# check_key_map NAME: the publisher in its "keymap" mode; its attributes named by the map
+check_key_map()
+{
+	local name=$1 f total named n all=0 unnamed
+	have_fixture "$name" || return
+	record_stacks "$name-keymap" "$FIX/$name" 2 keymap
+	f=$TMP/$name-keymap.stacks
+	for n in 1 2 3 4 5 6; do
+		total=$(samples "$f" '*' ";work_span_$n;")
+		all=$((all + total))
+		named=$(samples "$f" '*' \
+			"label: http.route=/span/$n.;.label: service.name=tctx-keymap.;.label: span_id=5a00000000000[1-3]0${n}.;.label: trace_id=${T7E}0[1-3].;.*;work_span_$n;")
+		check_ge "$name keymap: samples in work_span_$n" "$total" 10
+		check_pct "$name keymap: samples in work_span_$n with http.route=/span/$n" \
+			"$named" "$total" 99 || show_stacks "$f" "work_span_$n;"
+	done
+	unnamed=$(samples "$f" '*' 'label: thread.attr.|=GET.')
+	check "$name keymap: samples with a thread.attr.N label or key 1's value ($unnamed of $all, <= 1 %)" \
+		test $((unnamed * 100)) -le "$all"
+	# an attribute goes with the span it was published with: every sample labelled
+	# http.route=/span/N carries span N's id (wherever the thread was: in work_span_N, or
+	# between the attach and the call)
+	paired=0
+	for n in 1 2 3 4 5 6; do
+		paired=$((paired + $(samples "$f" '*' \
+			"label: http.route=/span/$n.;.label: service.name=tctx-keymap.;.label: span_id=5a00000000000[1-3]0${n}.;")))
+	done
+	check_eq "$name keymap: samples with http.route=/span/N that carry span N's id" \
+		"$paired" "$(samples "$f" '*' 'http.route=')" ||
+		grep 'http.route=' "$f" | head -3 | cut -c1-500 | sed 's/^/        /'
 }
 
 # serve over a store with trace ids: the API's trace filter and trace table, --trace-url checked
@@ -157,6 +200,7 @@ check_serve_traces()
 
 check_publisher otel_tctx_pub
 check_publisher otel_tctx_pub_exe
+check_key_map otel_tctx_pub
 
 # the store: the spans as labels of the stored samples; `store query --trace ID` keeps one trace's
 if [[ -f $TMP/otel_tctx_pub.pb.gz ]]; then

@@ -33,6 +33,8 @@ TEST(running_set)
 		     RUNNING | BIT(CAP_BPF));
 	CHECK_EQ_U64(privileges__running_set(BIT(CAP_SYS_PTRACE), PRIVILEGES_MAKE_BPF_MAPS, false),
 		     BIT(CAP_SYS_PTRACE));
+	CHECK_EQ_U64(privileges__running_set(all, PRIVILEGES_ATTACH_PROBES, false),
+		     RUNNING | BIT(CAP_PERFMON) | BIT(CAP_SYS_ADMIN));
 	/* only what the process had: a capability absent at start stays absent */
 	CHECK_EQ_U64(privileges__running_set(BIT(CAP_SYS_PTRACE) | BIT(CAP_BPF), 0, false),
 		     BIT(CAP_SYS_PTRACE));

@@ -185,6 +185,119 @@ TEST(decode_hostile)
 	pb_buf__free(&b);
 }
 
+/* ProcessContext.attributes' key map: an ArrayValue of the AnyValues given as a kind string
+ * ('s': the next name, 'i': an int, 'e': an empty string, 'n': nothing set, 'x': a string
+ * field with a varint's wire type).
+ */
+static void key_map(struct pb_buf *b, const char *kinds, const char *const *names)
+{
+	size_t m, v, a, el;
+
+	pb_buf__begin(b, 2, &m);
+	pb_buf__string(b, 1, PCTX_KEY_MAP);
+	pb_buf__begin(b, 2, &v);
+	pb_buf__begin(b, 5, &a);
+	for (; *kinds; kinds++) {
+		pb_buf__begin(b, 1, &el);
+		if (*kinds == 's')
+			pb_buf__string(b, 1, *names++);
+		else if (*kinds == 'e')
+			pb_buf__string(b, 1, "");
+		else if (*kinds == 'i')
+			pb_buf__varint(b, 3, 7);
+		else if (*kinds == 'x')
+			pb_buf__varint(b, 1, 1);
+		pb_buf__end(b, el);
+	}
+	pb_buf__end(b, a);
+	pb_buf__end(b, v);
+	pb_buf__end(b, m);
+}
+
+TEST(decode_key_map)
+{
+	static const char *const names[] = { "http.route", "http.method", "user\x01id", "later" };
+	struct pctx_attrs a, c;
+	struct pb_buf b;
+	size_t i, r;
+
+	pb_buf__init(&b, 1 << 20);
+	pb_buf__begin(&b, 1, &r);
+	kv(&b, 1, "service.name", 's', "checkout", 0, 0);
+	pb_buf__end(&b, r);
+	key_map(&b, "sien", names);
+	key_map(&b, "s", names + 3); /* given twice: the first wins, the second skipped */
+	REQUIRE(!pb_buf__err(&b));
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK_EQ_INT(a.cnt, 1); /* the map is not an attribute */
+	CHECK_EQ_INT(a.skipped, 1);
+	REQUIRE(a.key_map);
+	CHECK_EQ_INT(a.key_map_cnt, 4);
+	CHECK_STR(a.key_map[0], "http.route");
+	CHECK(!a.key_map[1]); /* an int names nothing */
+	CHECK(!a.key_map[2]); /* nor does an empty string */
+	CHECK(!a.key_map[3]); /* nor an unset value */
+	REQUIRE(pctx_attrs__copy(&c, &a) == 0);
+	CHECK_EQ_INT(c.key_map_cnt, 4);
+	CHECK_STR(c.key_map[0], "http.route");
+	CHECK(c.key_map[0] != a.key_map[0]);
+	CHECK(!c.key_map[1]);
+	pctx_attrs__clear(&c);
+	pctx_attrs__clear(&a);
+	pb_buf__free(&b);
+
+	/* over 256 names: the first 256 kept, the rest still checked; control bytes made '?' */
+	pb_buf__init(&b, 1 << 20);
+	{
+		char kinds[PCTX_KEY_MAP_MAX + 11];
+		const char *many[PCTX_KEY_MAP_MAX + 10];
+
+		memset(kinds, 's', sizeof(kinds) - 1);
+		kinds[sizeof(kinds) - 1] = '\0';
+		for (i = 0; i < PCTX_KEY_MAP_MAX + 10; i++)
+			many[i] = i == 2 ? names[2] : names[i % 2];
+		key_map(&b, kinds, many);
+	}
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK_EQ_INT(a.key_map_cnt, PCTX_KEY_MAP_MAX);
+	CHECK_STR(a.key_map[255], "http.method");
+	CHECK_STR(a.key_map[2], "user?id");
+	pctx_attrs__clear(&a);
+	/* a truncation anywhere: refused or decoded, never a map past its elements */
+	for (i = 0; i < b.len; i++) {
+		int err = pctx_attrs__decode(b.data, i, &a);
+
+		CHECK(err == 0 || err == -EBADMSG);
+		CHECK(a.key_map_cnt <= PCTX_KEY_MAP_MAX);
+		pctx_attrs__clear(&a);
+	}
+	pb_buf__free(&b);
+
+	/* an element's string as a varint: the whole context refused */
+	pb_buf__init(&b, 1 << 20);
+	key_map(&b, "sx", names);
+	REQUIRE(!pb_buf__err(&b));
+	CHECK_EQ_INT(pctx_attrs__decode(b.data, b.len, &a), -EBADMSG);
+	CHECK(!a.key_map && !a.key_map_cnt);
+	pb_buf__free(&b);
+	/* a key map that is a string: an extra attribute like any other, no map */
+	pb_buf__init(&b, 1 << 20);
+	kv(&b, 2, PCTX_KEY_MAP, 's', "http.route", 0, 0);
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK(!a.key_map);
+	CHECK_EQ_INT(a.cnt, 1);
+	pctx_attrs__clear(&a);
+	pb_buf__free(&b);
+	/* an empty array: a map that names nothing */
+	pb_buf__init(&b, 1 << 20);
+	key_map(&b, "", names);
+	REQUIRE(pctx_attrs__decode(b.data, b.len, &a) == 0);
+	CHECK(a.key_map != NULL);
+	CHECK_EQ_INT(a.key_map_cnt, 0);
+	pctx_attrs__clear(&a);
+	pb_buf__free(&b);
+}
+
 TEST(maps_names)
 {
 	CHECK_EQ_U64(process_context__find_in_maps(
@@ -284,6 +397,7 @@ int main(void)
 {
 	RUN(decode_good);
 	RUN(decode_hostile);
+	RUN(decode_key_map);
 	RUN(maps_names);
 	RUN(read_own_memory);
 	return test_summary();

@@ -27,7 +27,11 @@ TEST(ids_and_attrs)
 	CHECK_STR(l[2].value, "/span/3");
 	CHECK_STR(l[3].key, "thread.attr.1");
 	CHECK_STR(l[3].value, "GET");
-	t.state = OTEL_TRACE_BAD;
+	t.state = OTEL_TRACE_BAD; /* found, not readable: the marker alone, no id */
+	REQUIRE(sample_trace__labels(&t, &text, l) == 1);
+	CHECK_STR(l[0].key, "otel.thread_context");
+	CHECK_STR(l[0].value, "unreadable");
+	t.state = OTEL_TRACE_NONE;
 	CHECK_EQ_INT(sample_trace__labels(&t, &text, l), 0);
 }
 
@@ -50,6 +54,8 @@ TEST(attr_rules)
 	CHECK_STR(l[2].value, "r");
 	CHECK_STR(l[3].key, "user_id");
 	CHECK_STR(l[3].value, "u");
+	/* a map that names nothing (published empty): no attribute */
+	CHECK_EQ_INT(sample_trace__labels_keyed(&t, keys, 0, &text, l), 2);
 	/* at most SAMPLE_TRACE_ATTRS_MAX keys; a value stops at a NUL */
 	t = with_attrs("\0\1a\1\1b\2\1c\3\1d\4\1e\3\3x\0y", 20);
 	REQUIRE(sample_trace__labels(&t, &text, l) == 2 + SAMPLE_TRACE_ATTRS_MAX);

@@ -30,6 +30,7 @@ static struct selection_rules *rules_of(const char *const *args, size_t n)
 		enum selection_kind k = !strcmp(kind, "pid")	     ? SELECTION_PID
 					: !strcmp(kind, "name")	     ? SELECTION_NAME
 					: !strcmp(kind, "cgroup")    ? SELECTION_CGROUP
+					: !strcmp(kind, "pod")	     ? SELECTION_POD
 								     : SELECTION_CONTAINER;
 
 		if (selection_spec__add(&sp, k, exclude, args[i + 1], err, sizeof(err)))
@@ -78,13 +79,28 @@ TEST(spec_parsing)
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_CONTAINER, false, "0123456789AB", err,
 					 sizeof(err)),
 		     -EINVAL);
-	CHECK_EQ_INT(sp.cnt, 5);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "kube-system", err, sizeof(err)),
+		     0);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, true, "shop/web-*", err, sizeof(err)),
+		     0);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, true, "shop/", err, sizeof(err)),
+		     -EINVAL);
+	CHECK_STR(err, "--exclude-pod takes a Kubernetes NAMESPACE or NAMESPACE/POD (globs), not "
+		       "'shop/'");
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "/web", err, sizeof(err)),
+		     -EINVAL);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "a/b/c", err, sizeof(err)),
+		     -EINVAL);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "", err, sizeof(err)),
+		     -EINVAL);
+	CHECK_EQ_INT(sp.cnt, 7);
 	for (i = (int)sp.cnt; i < SELECTION_MAX_RULES; i++)
 		CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, false, "1", err, sizeof(err)),
 			     0);
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, false, "1", err, sizeof(err)),
 		     -EINVAL);
 	CHECK_STR(selection_kind__flag(SELECTION_CGROUP, true), "exclude-cgroup");
+	CHECK_STR(selection_kind__flag(SELECTION_POD, false), "select-pod");
 }
 
 TEST(verdicts)
@@ -128,28 +144,77 @@ TEST(verdicts)
 	/* cgroup: the path or an ancestor; "/ss/b" is not "/ss/bb" */
 	r = RULES("select-cgroup", "/ss/b");
 	CHECK(!selection_rules__keep(r, &a) && selection_rules__keep(r, &b));
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/ss/b/inner"), SEL_CG_INCLUDE);
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/ss/bb"), SEL_CG_NONE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &b), SEL_CG_INCLUDE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &(struct proc_identity){ .cgroup_path = "/ss/bb" }),
+		     SEL_CG_NONE);
 	selection_rules__free(r);
 	r = RULES("select-cgroup", "/ss/*", "exclude-cgroup", "/ss/b");
 	CHECK(selection_rules__keep(r, &a) && !selection_rules__keep(r, &b) &&
 	      !selection_rules__keep(r, &c));
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/ss/a"), SEL_CG_INCLUDE);
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/ss/b/inner"), SEL_CG_EXCLUDE);
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/"), SEL_CG_NONE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &a), SEL_CG_INCLUDE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &b), SEL_CG_EXCLUDE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &(struct proc_identity){ .cgroup_path = "/" }),
+		     SEL_CG_NONE);
 	selection_rules__free(r);
 
 	/* container: a prefix of the id; also decided for its cgroup */
 	r = RULES("select-container", "0123456789ab");
 	CHECK(!selection_rules__keep(r, &a) && selection_rules__keep(r, &c));
-	CHECK_EQ_INT(selection_rules__cgroup(r, c.cgroup_path), SEL_CG_INCLUDE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &c), SEL_CG_INCLUDE);
 	selection_rules__free(r);
 
 	/* name rules say nothing of cgroups */
 	r = RULES("select-name", "burn", "select-cgroup", "/ss/b");
 	CHECK(selection_rules__keep(r, &a) && selection_rules__keep(r, &b));
-	CHECK_EQ_INT(selection_rules__cgroup(r, "/ss/a"), SEL_CG_NONE);
+	CHECK_EQ_INT(selection_rules__cgroup(r, &a), SEL_CG_NONE);
+	CHECK(!selection_rules__need_pods(r));
 	selection_rules__free(r);
+
+	/* pods: a namespace alone is its every pod; globs stop at the '/'; decided per cgroup */
+	{
+		struct proc_identity web = { .pid = 400, .comm = "nginx",
+					     .cgroup_path = "/kubepods.slice/x",
+					     .k8s_namespace = "shop", .k8s_pod = "web-7d4b9c-x2x7k" };
+		struct proc_identity db = { .pid = 500, .comm = "postgres",
+					    .k8s_namespace = "data", .k8s_pod = "db-0" };
+		struct proc_identity sys = { .pid = 600, .comm = "kube-proxy",
+					     .k8s_namespace = "kube-system",
+					     .k8s_pod = "kube-proxy-8xk2p" };
+
+		r = RULES("select-pod", "shop");
+		CHECK(selection_rules__keep(r, &web) && !selection_rules__keep(r, &db) &&
+		      !selection_rules__keep(r, &a));
+		CHECK_EQ_INT(selection_rules__cgroup(r, &web), SEL_CG_INCLUDE);
+		CHECK_EQ_INT(selection_rules__cgroup(r, &db), SEL_CG_NONE);
+		selection_rules__free(r);
+		r = RULES("select-pod", "*/db-?", "select-pod", "kube-*/kube-proxy-*");
+		CHECK(!selection_rules__keep(r, &web) && selection_rules__keep(r, &db) &&
+		      selection_rules__keep(r, &sys));
+		selection_rules__free(r);
+		r = RULES("select-pod", "sh*"); /* "sh*" / "*": the namespace only */
+		CHECK(selection_rules__keep(r, &web) && !selection_rules__keep(r, &sys));
+		selection_rules__free(r);
+		r = RULES("select-pod", "*web*"); /* '*' does not cross into the pod's name */
+		CHECK(!selection_rules__keep(r, &web));
+		selection_rules__free(r);
+		/* the exclude list: outside pods kept, the excluded pod's cgroup out in eBPF */
+		r = RULES("exclude-pod", "kube-system", "exclude-pod", "shop/web-*");
+		CHECK(selection_rules__need_pods(r));
+		CHECK(selection_rules__keep(r, &a) && selection_rules__keep(r, &db) &&
+		      !selection_rules__keep(r, &web) && !selection_rules__keep(r, &sys));
+		CHECK_EQ_INT(selection_rules__cgroup(r, &sys), SEL_CG_EXCLUDE);
+		CHECK_EQ_INT(selection_rules__cgroup(r, &a), SEL_CG_NONE);
+		selection_rules__free(r);
+		/* with a name rule: exclude-pod still wins */
+		r = RULES("select-name", ".", "exclude-pod", "data");
+		CHECK(selection_rules__keep(r, &web) && !selection_rules__keep(r, &db));
+		selection_rules__free(r);
+		/* a pod the node does not show: its names unknown, no pod rule matches */
+		r = RULES("select-pod", "*");
+		CHECK(!selection_rules__keep(r, &(struct proc_identity){ .pid = 7,
+									  .k8s_namespace = "shop" }));
+		selection_rules__free(r);
+	}
 
 	/* unknown fields match nothing */
 	r = RULES("select-name", ".");
@@ -159,7 +224,7 @@ TEST(verdicts)
 
 TEST(probabilistic)
 {
-	struct selection *sel = selection__new(-1, -1, NULL);
+	struct selection *sel = selection__new(-1, -1, NULL, NULL);
 	unsigned int i, on = 0, d, lo = 100, hi = 0;
 
 	for (i = 0; i < 10000; i++) {
@@ -249,17 +314,20 @@ TEST(config_keys)
 			 "exclude-pid = 3\n"
 			 "exclude-cgroup = /ss/b\n"
 			 "select-container = " ID64 "\n"
+			 "exclude-pod = kube-system\n"
 			 "probabilistic-threshold = 25\n"
 			 "probabilistic-interval = 30\n",
 			 argv, 5, o, path, sizeof(path));
 	unlink(path);
 	CHECK_EQ_INT(ret, 0);
-	CHECK_EQ_INT(o->common.select.cnt, 8); /* the file's seven and the flag's one, last */
+	CHECK_EQ_INT(o->common.select.cnt, 9); /* the file's eight and the flag's one, last */
 	CHECK_EQ_INT(o->common.select.rule[0].kind, SELECTION_NAME);
 	CHECK_STR(o->common.select.rule[0].text, "^burn_(a|b)$");
 	CHECK(o->common.select.rule[2].exclude);
-	CHECK_EQ_INT(o->common.select.rule[7].kind, SELECTION_NAME);
-	CHECK(o->common.select.rule[7].exclude);
+	CHECK_EQ_INT(o->common.select.rule[7].kind, SELECTION_POD);
+	CHECK_STR(o->common.select.rule[7].text, "kube-system");
+	CHECK_EQ_INT(o->common.select.rule[8].kind, SELECTION_NAME);
+	CHECK(o->common.select.rule[8].exclude);
 	CHECK_EQ_INT(o->prob_threshold, 25);
 	CHECK(o->prob_interval_s == 30);
 

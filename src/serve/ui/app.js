@@ -54,6 +54,8 @@ function filterParams(prefixed) {
     ['f-tid', 'tid']]) {
     if ($(id).value) p.set(name, $(id).value);
   }
+  /* the host is a label filter, which the API does not take with a trace */
+  if ($('f-host').value && !state.trace) p.set('label', 'host.name=' + $('f-host').value);
   if ($('f-sample').value) p.set('sample_type', $('f-sample').value); /* '' is cpu */
   if (state.trace) p.set('trace', state.trace);
   return p;
@@ -171,6 +173,7 @@ async function loadFilters() {
     (x) => (serviceOf.has(x.pid) ? `${serviceOf.get(x.pid)} (pid ${x.pid}) ` : `${x.pid} `) +
       `${x.comm || ''}${x.exe ? ' (' + x.exe + ')' : ''}: ${x.samples}`);
   fillSelect('f-service', f.services || [], (x) => x.service, (x) => `${x.service}: ${x.samples}`);
+  fillSelect('f-host', f.hosts || [], (x) => x.host, (x) => `${x.host}: ${x.samples}`);
   fillSelect('f-container', f.containers, (x) => x.container,
     (x) => `${x.container.slice(0, 12)}: ${x.samples}`);
   fillSelect('f-tid', f.threads, (x) => String(x.tid), (x) => `${x.tid} ${x.name || ''}: ${x.samples}`);
@@ -671,7 +674,7 @@ function setupControls() {
     topSort.col = i;
     if (topSort.answer) fillTop(topSort.answer);
   }));
-  for (const id of ['f-pid', 'f-service', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
+  for (const id of ['f-pid', 'f-service', 'f-host', 'f-container', 'f-tid', 'f-type', 'fold-runtime']) {
     $(id).addEventListener('change', loadRange);
   }
   $('f-sample').addEventListener('change', loadRange);
