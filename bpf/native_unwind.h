@@ -122,7 +122,7 @@ static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
 
 /* The rule index of the last of the cnt entries from first whose page_off <= off (entry
  * first has page_off 0), or -1 (no entry, or one unreadable). The cnt entries lie in first's
- * segment (a table never crosses one: bpf/abi.h), looked up once.
+ * segment (a page's entries never cross one: bpf/abi.h), looked up once.
  */
 SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off)
 {

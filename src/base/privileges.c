@@ -89,7 +89,7 @@ uint64_t privileges__running_set(uint64_t permitted, unsigned int flags, bool bp
 		want |= BIT(CAP_DAC_OVERRIDE);
 	if (flags & PRIVILEGES_ATTACH_PROBES)
 		want |= BIT(CAP_PERFMON) | BIT(CAP_SYS_ADMIN);
-	if (bpf_needs_cap || (flags & PRIVILEGES_MAKE_BPF_MAPS))
+	if (bpf_needs_cap)
 		want |= BIT(CAP_BPF);
 	return want & permitted;
 }

@@ -6,11 +6,9 @@
  *                          frames) of processes of other users or not dumpable;
  *   CAP_DAC_READ_SEARCH    executables and libraries whatever their mode and folders;
  *   CAP_CHECKPOINT_RESTORE /proc/PID/map_files/ links (deleted files, containers);
- *   CAP_BPF                with PRIVILEGES_MAKE_BPF_MAPS (the unwind-entry pool's segments
- *                          are BPF maps made as tables need them: bpf_map_create() needs it);
- *                          else only where the kernel checks it on every bpf() call, even on
- *                          the map fds already held (before 6.5 with unprivileged BPF
- *                          disabled): probed, not guessed;
+ *   CAP_BPF                only where the kernel checks it on every bpf() call, even on the
+ *                          map fds already held (before 6.5 with unprivileged BPF disabled):
+ *                          probed, not guessed;
  *   CAP_DAC_OVERRIDE       only with PRIVILEGES_WRITE_ANY_PATH (`record` writes its outputs
  *                          at the end, wherever the user asked, e.g. a user's own folder);
  *   CAP_PERFMON and        only with PRIVILEGES_ATTACH_PROBES (allocation uprobes bound to
@@ -40,7 +38,6 @@ enum privileges_flags {
 	PRIVILEGES_ATTACH_PROBES = 1 << 2,  /* keep CAP_PERFMON and CAP_SYS_ADMIN: `record
 					     * --alloc -- COMMAND` opens each new process's
 					     * uprobes as it runs */
-	PRIVILEGES_MAKE_BPF_MAPS = 1 << 3,  /* keep CAP_BPF: maps are made while running */
 };
 
 /* One thread's credentials as /proc/.../status shows them. */

@@ -280,8 +280,11 @@ static int run(int argc, char **argv, struct agent_options *o)
 		metrics_server__publish(ms, metrics,
 					agent_metrics__format(s, ex, ms, rss_bytes(), metrics,
 							      metrics_cap));
-	/* loaded, attached, port bound: keep only what running needs (the entry pool grows) */
-	privileges__drop(PRIVILEGES_MAKE_BPF_MAPS);
+	/* loaded, attached, port bound: keep only what running needs (the entry pool's segments
+	 * come from a process of their own)
+	 */
+	session__fork_segment_maker(s);
+	privileges__drop(0);
 	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz,
 		o->interval_s, agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);

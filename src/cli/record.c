@@ -382,7 +382,8 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
 			"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
-			"%llu entries skipped), %llu entries (pool: %llu segments, %llu entries), "
+			"%llu entries skipped), %llu entries (pool: %llu segments, %llu entries; "
+			"%llu tables split), "
 			"%llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
@@ -394,6 +395,7 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->entries_used,
 			(unsigned long long)st.unwind->segments,
 			(unsigned long long)st.unwind->entries_created,
+			(unsigned long long)st.unwind->tables_split,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
 	if (st.unwind)
@@ -513,9 +515,10 @@ static int run(struct record_run *r)
 	if (err)
 		return err;
 	/* After the command's fork: it keeps what record had; outputs go where the user says; the
-	 * entry pool grows.
+	 * entry pool's segments come from a process of their own.
 	 */
-	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_MAKE_BPF_MAPS | PRIVILEGES_LOG_DEBUG |
+	session__fork_segment_maker(r->session);
+	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_LOG_DEBUG |
 			 (o->command && o->common.alloc ? PRIVILEGES_ATTACH_PROBES : 0));
 	start_mono = clock_ns(CLOCK_MONOTONIC);
 	if (o->duration_s > 0)

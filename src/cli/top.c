@@ -579,7 +579,8 @@ static int run(struct top_run *r)
 	err = session__start(r->session);
 	if (err)
 		return err;
-	privileges__drop(PRIVILEGES_MAKE_BPF_MAPS | PRIVILEGES_LOG_DEBUG);
+	session__fork_segment_maker(r->session);
+	privileges__drop(PRIVILEGES_LOG_DEBUG);
 	session__stats(r->session, &st);
 	r->cpu_cnt = st.cpu_cnt;
 	if (r->interactive) {

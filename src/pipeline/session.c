@@ -560,6 +560,16 @@ static void scan_selected(pid_t pid, void *ctx)
 	process_table__scan(s->pt, pid, clock_ns(CLOCK_MONOTONIC));
 }
 
+int session__fork_segment_maker(struct session *s)
+{
+	int err = s->um ? unwind_maps__fork_segment_maker(s->um) : 0;
+
+	if (err)
+		pr_warn("unwind-entry pool: no process to make its segments (%s): it keeps the "
+			"ones it has\n", strerror(-err));
+	return err;
+}
+
 int session__start(struct session *s)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);

@@ -90,6 +90,11 @@ struct selection *session__selection(struct session *s);
 int session__filter_pid(struct session *s, pid_t pid);
 /* Scan the processes to sample (all, or the filtered pids) and start the perf events. */
 int session__start(struct session *s);
+/* Before the privilege drop: the unwind-entry pool's segments made by a process that keeps
+ * CAP_BPF from now on (unwind/segment_maker.h). 0 or -errno, logged (the pool then keeps the
+ * segments it has).
+ */
+int session__fork_segment_maker(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
 /* Finish every deferred sample: replayed where its tables exist, else as eBPF walked it

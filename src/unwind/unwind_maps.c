@@ -15,6 +15,7 @@
 #include "formats/elf_file.h"
 #include "proc/executable.h"
 #include "formats/debuginfo.h"
+#include "unwind/segment_maker.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
@@ -38,9 +39,14 @@ struct pool_segment {
 	uint32_t cnt; /* entries */
 };
 
-/* What unloading a file must undo. */
+/* What unloading a file must undo. A table has one range of the pool, or, when no free range
+ * nor a new segment holds it whole (larger than a segment, or the pool fragmented), pieces
+ * split at its pages: each page's entries lie in one range, so in one segment (bpf/abi.h).
+ */
 struct loaded_file {
-	struct pool_range range;
+	struct pool_range *ranges;
+	uint32_t range_cnt;
+	uint32_t entries; /* over all its ranges */
 	uint64_t *pages;
 	size_t page_cnt;
 };
@@ -55,15 +61,19 @@ struct unwind_maps {
 	 */
 	struct unwind_entry *entries;
 	size_t win_first, win_bytes;
+	uint32_t range_first, range_end; /* the range being written, in the window */
 	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
 	size_t entry_cap;     /* all segments together at most */
 	size_t segment_entries; /* every segment's (bpf/abi.h) */
 	size_t created;       /* entries in the segments made so far */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
+	struct segment_maker *maker; /* makes them once privileges are dropped; NULL: we do */
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
+	uint32_t *page_need; /* the entries of each page of the table being counted */
+	size_t page_need_cap;
 	struct u64_map loaded;            /* file_id -> struct loaded_file */
 	struct u64_map status;            /* file_id -> struct table_status */
 	struct unwind_row_cursor *cursor; /* the window of rows load_pages() reads */
@@ -98,7 +108,16 @@ static int map_window(struct unwind_maps *um, uint32_t first, uint32_t cnt)
 	um->entries = p;
 	um->win_first = (first & ~UNWIND_SEGMENT_INDEX_MASK) + start / esz;
 	um->win_bytes = end - start;
+	um->range_first = first;
+	um->range_end = first + cnt;
 	return 0;
+}
+
+static void unmap_window(struct unwind_maps *um)
+{
+	if (um->entries)
+		munmap(um->entries, um->win_bytes);
+	um->entries = NULL;
 }
 
 static void *map_array(int fd, size_t size)
@@ -142,8 +161,10 @@ static void loaded_file__free(void *file)
 {
 	struct loaded_file *lf = file;
 
-	if (lf)
+	if (lf) {
 		free(lf->pages);
+		free(lf->ranges);
+	}
 	free(lf);
 }
 
@@ -153,6 +174,7 @@ void unwind_maps__free(struct unwind_maps *um)
 
 	if (!um)
 		return;
+	segment_maker__stop(um->maker);
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
 	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
@@ -162,6 +184,7 @@ void unwind_maps__free(struct unwind_maps *um)
 	u64_map__free_values(&um->status, free);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
+	free(um->page_need);
 	free(um->cursor);
 	free(um);
 }
@@ -293,8 +316,11 @@ static int pool_grow(struct unwind_maps *um)
 		;
 	if (slot == UNWIND_SEGMENT_MAX)
 		return -ENOSPC;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment", sizeof(uint32_t),
-			    sizeof(struct unwind_entry_pair), (uint32_t)(size / 2), &opts);
+	if (um->maker)
+		fd = segment_maker__make(um->maker);
+	else
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment", sizeof(uint32_t),
+				    sizeof(struct unwind_entry_pair), (uint32_t)(size / 2), &opts);
 	if (fd < 0)
 		return fd;
 	if (bpf_map_update_elem(um->segments_fd, &slot, &fd, BPF_ANY)) {
@@ -376,24 +402,139 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
 	return 0;
 }
 
+/* Entries free in the segments made, plus those of the segments the cap still allows. */
+static size_t pool_room(const struct unwind_maps *um)
+{
+	size_t i, room = 0, slots = 0, grow;
+
+	for (i = 0; i < um->free_cnt; i++)
+		room += um->free_ranges[i].cnt;
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		slots += um->segments[i].fd < 0;
+	grow = um->segment_entries ? (um->entry_cap - um->created) / um->segment_entries : 0;
+	return room + (grow < slots ? grow : slots) * um->segment_entries;
+}
+
+/* Ranges for a table whose pages need um->page_need[0 .. page_cnt) entries, need in all: one
+ * range when one fits (first fit, else a new segment), else pieces at page boundaries: the
+ * first free range that holds the next page takes as many pages as it can, a new segment
+ * when none does. -ENOSPC without room (nothing kept).
+ */
+static int pool_alloc_table(struct unwind_maps *um, uint32_t need, size_t page_cnt,
+			    struct loaded_file *lf)
+{
+	size_t i = 0, k;
+	uint32_t first;
+	int err;
+
+	lf->range_cnt = 0;
+	lf->entries = 0;
+	if (!need)
+		return 0;
+	lf->ranges = malloc(sizeof(*lf->ranges));
+	if (!lf->ranges)
+		return -ENOMEM;
+	err = need <= um->segment_entries ? pool_alloc(um, need, &first) : -ENOSPC;
+	if (err != -ENOSPC) {
+		if (!err) {
+			lf->ranges[0] = (struct pool_range){ first, need };
+			lf->range_cnt = 1;
+			lf->entries = need;
+		}
+		return err;
+	}
+	if (need > pool_room(um))
+		return -ENOSPC;
+	while (i < page_cnt) {
+		uint32_t take = 0;
+		struct pool_range *n;
+
+		for (k = 0; k < um->free_cnt && um->free_ranges[k].cnt < um->page_need[i]; k++)
+			;
+		if (k == um->free_cnt) {
+			err = pool_grow(um); /* the new segment's range comes last */
+			if (!err && um->free_ranges[k].cnt < um->page_need[i])
+				err = -E2BIG; /* a page larger than a segment: never (bpf/abi.h) */
+			if (err)
+				goto undo;
+		}
+		while (i < page_cnt && take + um->page_need[i] <= um->free_ranges[k].cnt)
+			take += um->page_need[i++];
+		n = realloc(lf->ranges, (lf->range_cnt + 1) * sizeof(*n));
+		if (!n) {
+			err = -ENOMEM;
+			goto undo;
+		}
+		lf->ranges = n;
+		/* the ranges before k are smaller than page i's need, so smaller than take */
+		err = pool_alloc(um, take, &first);
+		if (err)
+			goto undo;
+		lf->ranges[lf->range_cnt++] = (struct pool_range){ first, take };
+		lf->entries += take;
+	}
+	um->stats.tables_split++;
+	return 0;
+undo:
+	while (lf->range_cnt)
+		pool_free(um, lf->ranges[--lf->range_cnt]);
+	lf->entries = 0;
+	return err;
+}
+
+/* Note a counted page's entries (um->page_need[page_i]). */
+static int note_page_need(struct unwind_maps *um, size_t page_i, uint32_t n)
+{
+	if (page_i == um->page_need_cap) {
+		size_t cap = um->page_need_cap ? um->page_need_cap * 2 : 256;
+		uint32_t *p = realloc(um->page_need, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		um->page_need = p;
+		um->page_need_cap = cap;
+	}
+	um->page_need[page_i] = n;
+	return 0;
+}
+
+/* Write entry pos of the table being loaded, in the window of its current range; an entry
+ * past it (a page of gaps only, left out afterwards) is not written.
+ */
+static void put_entry(struct unwind_maps *um, uint32_t pos, struct unwind_entry e)
+{
+	if (um->entries && pos >= um->range_first && pos < um->range_end)
+		um->entries[pos - um->win_first] = e;
+}
+
 /* Every 64 KiB page from the first row to the last that holds something other than INVALID
- * gets entry 0 (the rule in force at its start) plus one entry per row inside it. With
- * write == false this only counts the entries (*used) so the pool range can be allocated.
+ * gets entry 0 (the rule in force at its start) plus one entry per row inside it. Without lf
+ * this only counts: the entries (*used) and each kept page's (um->page_need), so the pool
+ * ranges can be allocated; with lf it writes them into lf's ranges in order, the next range
+ * taken at the page where one is full (pool_alloc_table() cut them there).
  * The rows are read a window at a time (um->cursor): a giant's table is never whole here.
  */
 static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
-		      uint32_t base, uint32_t *used, uint64_t *pages, uint64_t *page_list)
+		      const struct loaded_file *lf, uint32_t *used, uint64_t *pages,
+		      uint64_t *page_list)
 {
 	struct unwind_row_cursor *c = um->cursor;
 	size_t i = 0, cnt = unwind_table__row_cnt(t);
-	uint32_t pos = base;
-	bool write = page_list != NULL;
+	bool write = lf != NULL;
+	uint32_t range = 0, pos = write && lf->range_cnt ? lf->ranges[0].first : 0;
 	uint64_t page, last_page;
 	struct unwind_rule in_force = { 0 };
 	const struct unwind_row *r;
+	int id, err;
 
+	*used = 0;
 	if (!cnt)
 		return 0;
+	if (write && lf->range_cnt) {
+		err = map_window(um, lf->ranges[0].first, lf->ranges[0].cnt);
+		if (err)
+			return err;
+	}
 	unwind_row_cursor__init(c, t);
 	r = unwind_row_cursor__get(c, cnt - 1);
 	if (!r)
@@ -406,10 +547,18 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 	in_force.kind = UNWIND_RULE_INVALID;
 	for (; page <= last_page; page++) {
 		uint64_t page_start = page << UNWIND_PAGE_SHIFT;
-		uint32_t first = pos, n = 0;
+		uint32_t first, n = 0;
 		bool useful = in_force.kind != UNWIND_RULE_INVALID;
-		int id;
 
+		if (write && pos == um->range_end && range + 1 < lf->range_cnt) {
+			unmap_window(um);
+			range++;
+			err = map_window(um, lf->ranges[range].first, lf->ranges[range].cnt);
+			if (err)
+				return err;
+			pos = lf->ranges[range].first;
+		}
+		first = pos;
 		r = i < cnt ? unwind_row_cursor__get(c, i) : NULL;
 		if (c->err)
 			return c->err;
@@ -419,8 +568,7 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &in_force);
 				if (id < 0)
 					return id;
-				um->entries[pos - um->win_first] =
-					(struct unwind_entry){ 0, (uint16_t)id };
+				put_entry(um, pos, (struct unwind_entry){ 0, (uint16_t)id });
 			}
 			pos++;
 			n++;
@@ -437,9 +585,8 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &r->rule);
 				if (id < 0)
 					return id;
-				um->entries[pos - um->win_first] = (struct unwind_entry){
-					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
-				};
+				put_entry(um, pos, (struct unwind_entry){
+					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id });
 			}
 			pos++;
 			n++;
@@ -453,13 +600,17 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 			struct unwind_page_key key = { .file_id = file_id, .page = page };
 			struct unwind_page val = { .first = first, .cnt = n };
 
+			if (pos > um->range_end)
+				return -EIO; /* not the pages counted: never */
 			if (bpf_map_update_elem(um->pages_fd, &key, &val, BPF_ANY))
 				return -errno;
 			page_list[*pages] = page;
+		} else if ((err = note_page_need(um, *pages, n))) {
+			return err;
 		}
 		(*pages)++;
+		*used += n;
 	}
-	*used = pos - base;
 	return 0;
 }
 
@@ -480,18 +631,18 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 			    uint32_t *first, uint32_t *cnt)
 {
 	uint64_t pages = 0, page_cnt = 0;
-	uint32_t need = 0, used = 0;
+	uint32_t need = 0, used = 0, i;
 	struct file_info fi = { .flags = FILE_HAS_TABLE };
 	struct loaded_file *lf = NULL;
 	int err;
 
 	if (u64_map__get(&um->loaded, file_id))
 		return -EEXIST;
-	err = load_pages(um, file_id, t, 0, &need, &page_cnt, NULL);
+	err = load_pages(um, file_id, t, NULL, &need, &page_cnt, NULL);
 	if (err)
 		return err;
-	if (need > um->segment_entries)
-		return -E2BIG; /* larger than a segment: no eviction makes room */
+	if (need > um->entry_cap)
+		return -E2BIG; /* larger than the whole pool: no eviction makes room */
 	lf = calloc(1, sizeof(*lf));
 	if (lf)
 		lf->pages = calloc(page_cnt ? page_cnt : 1, sizeof(*lf->pages));
@@ -499,19 +650,12 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = pool_alloc(um, need, first);
+	err = pool_alloc_table(um, need, page_cnt, lf);
 	if (err)
 		goto fail;
-	lf->range = (struct pool_range){ *first, need };
-	err = map_window(um, *first, need);
-	if (err) {
-		err = -errno;
-		pool_free(um, lf->range);
-		goto fail;
-	}
-	err = load_pages(um, file_id, t, *first, &used, &pages, lf->pages);
-	munmap(um->entries, um->win_bytes);
-	um->entries = NULL;
+	*first = lf->range_cnt ? lf->ranges[0].first : 0;
+	err = load_pages(um, file_id, t, lf, &used, &pages, lf->pages);
+	unmap_window(um);
 	lf->page_cnt = pages;
 	um->stats.pages += pages;
 	if (!err && bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
@@ -521,7 +665,8 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	if (err) {
 		delete_pages(um, file_id, lf->pages, lf->page_cnt);
 		bpf_map_delete_elem(um->files_fd, &file_id);
-		pool_free(um, lf->range);
+		for (i = 0; i < lf->range_cnt; i++)
+			pool_free(um, lf->ranges[i]);
 		goto fail;
 	}
 	*cnt = used;
@@ -534,13 +679,15 @@ fail:
 void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id)
 {
 	struct loaded_file *lf = u64_map__del(&um->loaded, file_id);
+	uint32_t i;
 
 	/* The files entry goes first: eBPF stops using the pages before they disappear. */
 	bpf_map_delete_elem(um->files_fd, &file_id);
 	if (!lf)
 		return;
 	delete_pages(um, file_id, lf->pages, lf->page_cnt);
-	pool_free(um, lf->range);
+	for (i = 0; i < lf->range_cnt; i++)
+		pool_free(um, lf->ranges[i]);
 	um->stats.files_unloaded++;
 	loaded_file__free(lf);
 }
@@ -725,6 +872,22 @@ size_t unwind_maps__pool_cap(const struct unwind_maps *um)
 	return um->entry_cap;
 }
 
+int unwind_maps__fork_segment_maker(struct unwind_maps *um)
+{
+	size_t max = um->segment_entries ? um->entry_cap / um->segment_entries : 0;
+
+	if (um->maker)
+		return 0;
+	if (max > UNWIND_SEGMENT_MAX)
+		max = UNWIND_SEGMENT_MAX;
+	um->maker = segment_maker__start((uint32_t)um->segment_entries, (uint32_t)max);
+	if (!um->maker)
+		return -errno;
+	pr_debug("unwind-entry pool: segments made by process %d from now on\n",
+		 (int)segment_maker__pid(um->maker));
+	return 0;
+}
+
 int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment)
 {
 	return segment < UNWIND_SEGMENT_MAX ? um->segments[segment].fd : -1;
@@ -740,7 +903,7 @@ size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_t
 	uint64_t page_cnt = 0;
 	uint32_t need = 0;
 
-	if (load_pages(um, 0, t, 0, &need, &page_cnt, NULL))
+	if (load_pages(um, 0, t, NULL, &need, &page_cnt, NULL))
 		return SIZE_MAX;
 	return need;
 }
@@ -748,17 +911,7 @@ size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_t
 size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
 {
 	const struct loaded_file *lf = u64_map__get(&um->loaded, file_id);
-	size_t i, hole;
 
-	if (!lf)
-		return 0;
-	hole = lf->range.cnt;
-	for (i = 0; i < um->free_cnt; i++) {
-		const struct pool_range *r = &um->free_ranges[i];
-
-		if (r->first + r->cnt == lf->range.first ||
-		    r->first == lf->range.first + lf->range.cnt)
-			hole += r->cnt;
-	}
-	return hole;
+	/* tables are split across free ranges when none holds them whole: all room counts */
+	return lf ? pool_room(um) + lf->entries : 0;
 }

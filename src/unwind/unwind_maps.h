@@ -2,7 +2,8 @@
  *
  * Layout (see bpf/abi.h): "files" file_id -> flags; "unwind_pages" (file_id, 64 KiB page) ->
  * a range of the global entry pool, segments in "unwind_segments" made as tables need them
- * (memory-mapped, one contiguous range per file inside one segment, allocated first-fit);
+ * (memory-mapped, one contiguous range per file, allocated first-fit, or when none holds it
+ * whole pieces split at its 64 KiB pages: a page's entries always lie in one segment);
  * "unwind_rules" the de-duplicated rule table (memory-mapped, append-only while the loader
  * lives, at most 65536 rules).
  * Tables are unloaded (files entry first, then pages, then the pool range) when no live
@@ -40,6 +41,8 @@ struct unwind_maps_stats {
 	uint64_t entries_used;  /* pool entries in use */
 	uint64_t entries_created; /* entries in the pool's segments made so far */
 	uint64_t segments;        /* segments made (they stay) */
+	uint64_t tables_split;    /* tables loaded in pieces (no free range or new segment held
+				   * them whole: larger than a segment, or the pool fragmented) */
 	uint64_t rules_used;
 	uint64_t pages;
 	uint64_t pool_full; /* tables the entry pool had no room for (after evictions) */
@@ -117,13 +120,19 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 			 const struct unwind_table *t);
 /* Whether the on-disk cache holds a table for file_id (no cache: false). */
 bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id);
-/* Pool entries t needs (one contiguous range); SIZE_MAX when it cannot be loaded at all. */
+/* Pool entries t needs; SIZE_MAX when it cannot be loaded at all. */
 size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t);
-/* The contiguous free range unloading file_id would leave (0: not loaded). */
+/* The room in the pool unloading file_id would leave (0: not loaded): a table that no free
+ * range holds whole is split at its pages across the free ranges, so all of it counts. */
 size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id);
 /* Entries free in the pool, and its size. */
 size_t unwind_maps__pool_free(const struct unwind_maps *um);
 size_t unwind_maps__pool_cap(const struct unwind_maps *um);
+/* From now on the pool's segments come from a process of their own that keeps CAP_BPF
+ * (unwind/segment_maker.h): called before the privilege drop. 0 or -errno (the pool then
+ * grows only while this process may still make BPF maps).
+ */
+int unwind_maps__fork_segment_maker(struct unwind_maps *um);
 /* The fd of the pool's segment in that slot (bpf/abi.h), or -1: none (yet). Owned by um. */
 int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment);
 /* Load an already-built table for file_id (tests, the cache). */

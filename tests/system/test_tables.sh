@@ -12,7 +12,10 @@
 #    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
-#    frames still unwind through its table (the chain up to main).
+#    frames still unwind through its table (the chain up to main);
+#  - a table larger than a segment of the entry pool (wl_huge_cfi: 1.2M rows, one function
+#    without frame pointers) is split across segments at its pages: `record` says so, and its
+#    samples in that function are complete back to _start.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -118,4 +121,18 @@ chain=$(samples "$TMP/small.folded" "$comm" "$CHAIN_RE\$")
 check_ge "pool full: samples of the workload in hot_leaf after 2 s" "$total" 20
 check_pct "pool full: of those, the chain up to main (the workload's own table)" "$chain" \
 	"$total" 75 || show "$TMP/small.folded" "$comm"
+
+# --- a table larger than a segment -----------------------------------------------------------
+if have_fixture wl_huge_cfi; then
+	timeout -k 5 60 "$SS" record -F 199 --cache-dir "$TMP/cache" -o "$TMP/huge.pb.gz" -- \
+		timeout 4 "$FIX/wl_huge_cfi" 2>"$TMP/huge.log"
+	split=$(sed -n 's/.* \([0-9]*\) tables split.*/\1/p' "$TMP/huge.log")
+	check_ge "huge table: split across the pool's segments (record's count)" "${split:-0}" 1
+	$PY "$SS_ROOT/tests/system/pprof_stacks.py" --comm "$TMP/huge.pb.gz" >"$TMP/huge.folded"
+	total=$(samples "$TMP/huge.folded" wl_huge_cfi ';huge_cfi$')
+	complete=$(samples "$TMP/huge.folded" wl_huge_cfi "^wl_huge_cfi;${START_RE}main;huge_cfi\$")
+	check_ge "huge table: samples in huge_cfi" "$total" 20
+	check_pct "huge table: of those, complete back to _start" "$complete" "$total" 90 ||
+		show "$TMP/huge.folded" wl_huge_cfi
+fi
 finish

@@ -29,10 +29,6 @@ TEST(running_set)
 	CHECK_EQ_U64(privileges__running_set(all, PRIVILEGES_WRITE_ANY_PATH, false),
 		     RUNNING | BIT(CAP_DAC_OVERRIDE));
 	CHECK_EQ_U64(privileges__running_set(all, 0, true), RUNNING | BIT(CAP_BPF));
-	CHECK_EQ_U64(privileges__running_set(all, PRIVILEGES_MAKE_BPF_MAPS, false),
-		     RUNNING | BIT(CAP_BPF));
-	CHECK_EQ_U64(privileges__running_set(BIT(CAP_SYS_PTRACE), PRIVILEGES_MAKE_BPF_MAPS, false),
-		     BIT(CAP_SYS_PTRACE));
 	CHECK_EQ_U64(privileges__running_set(all, PRIVILEGES_ATTACH_PROBES, false),
 		     RUNNING | BIT(CAP_PERFMON) | BIT(CAP_SYS_ADMIN));
 	/* only what the process had: a capability absent at start stays absent */

@@ -770,6 +770,60 @@ TEST(pool_segments)
 	elf_file__free(ef);
 }
 
+/* A table larger than a segment (wl_huge_cfi: 1.2M rows, the CFA moving at every byte) is
+ * split at its pages across segments: each page's entries in one segment, and at every
+ * 256th byte the page search gives the CFA offset the table has there.
+ */
+TEST(huge_table)
+{
+	const struct unwind_maps_stats *st = unwind_maps__stats(kmaps.um);
+	const uint64_t file_id = 0x4a6e000000000000ull;
+	uint64_t split = st->tables_split, used = st->entries_used;
+	struct unwind_table *t = NULL;
+	struct elf_file *ef = elf_file__open(test_fixture("wl_huge_cfi"));
+	uint32_t first = 0, cnt = 0, off, seg_seen = 0, checked = 0, wrong = 0;
+	size_t i, pages = 0;
+
+	REQUIRE(ef && !unwind_table__build(ef, NULL, &t));
+	CHECK(unwind_table__row_cnt(t) > UNWIND_SEGMENT_ENTRIES);
+	REQUIRE(!unwind_maps__load_table(kmaps.um, file_id, t, &first, &cnt));
+	CHECK(cnt > UNWIND_SEGMENT_ENTRIES);
+	CHECK_EQ_INT(st->tables_split, split + 1);
+	CHECK_EQ_INT(st->entries_used, used + cnt);
+	for (i = 0; i < kmaps.pages.cnt; i++) {
+		const struct unwind_page *p =
+			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
+		const struct unwind_page_key *k =
+			(const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz);
+
+		if (k->file_id != file_id)
+			continue;
+		pages++;
+		seg_seen |= 1u << (p->first >> UNWIND_SEGMENT_SHIFT);
+		CHECK((p->first & UNWIND_SEGMENT_INDEX_MASK) + p->cnt <= UNWIND_SEGMENT_ENTRIES);
+		for (off = 0; off < (1u << UNWIND_PAGE_SHIFT); off += 256) {
+			uint64_t addr = (k->page << UNWIND_PAGE_SHIFT) + off;
+			const struct unwind_row *row = unwind_table__find(t, addr);
+			int rule = ss_page_entry_rule(p->first, p->cnt, off);
+			const struct unwind_rule *r = rule >= 0 ? kmaps_rule((__u32)rule) : NULL;
+
+			if (!row || row->rule.kind == UNWIND_RULE_INVALID)
+				continue;
+			checked++;
+			if (!r || r->kind != row->rule.kind || r->cfa_off != row->rule.cfa_off)
+				wrong++;
+		}
+	}
+	CHECK(pages >= 18);
+	CHECK(__builtin_popcount(seg_seen) >= 2); /* the pages in more than one segment */
+	CHECK(checked > 4000);
+	CHECK_EQ_INT(wrong, 0);
+	unwind_maps__unload_file(kmaps.um, file_id);
+	CHECK_EQ_INT(st->entries_used, used);
+	unwind_table__free(t);
+	elf_file__free(ef);
+}
+
 #define CHAIN "exe:take_snapshot exe:replay_c exe:replay_b exe:replay_a exe:main " LIBC_ROOT
 
 TEST(chain_gcc)
@@ -1410,6 +1464,7 @@ int main(void)
 
 	RUN(tables_loaded);
 	RUN(pool_segments);
+	RUN(huge_table);
 	RUN(chain_gcc);
 	RUN(chain_clang);
 	RUN(qsort_callback);
