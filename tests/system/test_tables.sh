@@ -57,14 +57,16 @@ check "libLLVM mapped by a live process" grep -qs libLLVM /proc/[0-9]*/maps
 
 # run_agent NAME SECONDS ARGS...: the agent, pprof files every second into $TMP/NAME, stopped
 # (its table cache starts empty: the first run is cold, the next ones start from its tables)
-# SECONDS after it says it runs; its log in $TMP/NAME.log, exit status in ARC, the folded
+# SECONDS after it says it runs (the SIGTERM goes through timeout, which arms its -k then: the
+# agent's stop, up to 3 s for deferred samples' tables plus the last export, took 3-7 s at
+# load 25-30, so -k 5 killed it); its log in $TMP/NAME.log, exit status in ARC, the folded
 # stacks (comm first) of the intervals after the first SKIP in $TMP/NAME.folded
 run_agent()
 {
 	local name=$1 secs=$2 skip=$3 apid f i
 	shift 3
 	mkdir -p "$TMP/$name"
-	timeout -k 5 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "$TMP/cache" \
+	timeout -k 30 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "$TMP/cache" \
 		"$@" 2>"$TMP/$name.log" &
 	apid=$!
 	for i in $(seq 300); do
