@@ -14,8 +14,9 @@
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
 #    frames still unwind through its table (the chain up to main);
 #  - a table larger than a segment of the entry pool (wl_huge_cfi: 1.2M rows, one function
-#    without frame pointers) is split across segments at its pages: `record` says so, and its
-#    samples in that function are complete back to _start.
+#    without frame pointers) is split across segments at its pages: `record` says so, the
+#    segment it needs is made after the privilege drop (by ss-segments, src/unwind/
+#    segment_maker.h), and its samples in that function are complete back to _start.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -126,10 +127,14 @@ check_pct "pool full: of those, the chain up to main (the workload's own table)"
 
 # --- a table larger than a segment -----------------------------------------------------------
 if have_fixture wl_huge_cfi; then
-	timeout -k 5 60 "$SS" record -F 199 --cache-dir "$TMP/cache" -o "$TMP/huge.pb.gz" -- \
+	timeout -k 5 60 "$SS" record -v -F 199 --cache-dir "$TMP/cache" -o "$TMP/huge.pb.gz" -- \
 		timeout 4 "$FIX/wl_huge_cfi" 2>"$TMP/huge.log"
 	split=$(sed -n 's/.* \([0-9]*\) tables split.*/\1/p' "$TMP/huge.log")
 	check_ge "huge table: split across the pool's segments (record's count)" "${split:-0}" 1
+	# record keeps no CAP_BPF: a segment made after the drop came from ss-segments
+	late=$(sed -n '/capabilities after start-up/,$p' "$TMP/huge.log" |
+		grep -c 'unwind-entry pool: segment [0-9]* of')
+	check_ge "huge table: segments made after the privilege drop (by ss-segments)" "$late" 1
 	$PY "$SS_ROOT/tests/system/pprof_stacks.py" --comm "$TMP/huge.pb.gz" >"$TMP/huge.folded"
 	total=$(samples "$TMP/huge.folded" wl_huge_cfi ';huge_cfi$')
 	complete=$(samples "$TMP/huge.folded" wl_huge_cfi "^wl_huge_cfi;${START_RE}main;huge_cfi\$")
