@@ -36,6 +36,7 @@
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/segment_maker.h"
 
 /* Most samples wake nobody (BPF_RB_NO_WAKEUP; only a young process's samples with runtime
  * frames do: wake_reader() in bpf/sampler.bpf.c): they wait for the next poll. A runtime's
@@ -102,6 +103,7 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 
 struct record_run {
 	struct record_options *opts;
+	struct segment_maker *maker; /* the entry pool's segments (unwind/segment_maker.h) */
 	struct session *session;
 	struct profile *prof;
 	pid_t child;
@@ -496,6 +498,9 @@ static int run(struct record_run *r)
 		if (!so.select)
 			return -errno;
 	}
+	/* before the session's heap grows: the maker's fork shares what we have now */
+	r->maker = segment_maker__start();
+	so.segment_maker = r->maker;
 	r->session = session__new(&so);
 	if (!r->session)
 		return -errno;
@@ -515,9 +520,8 @@ static int run(struct record_run *r)
 	if (err)
 		return err;
 	/* After the command's fork: it keeps what record had; outputs go where the user says; the
-	 * entry pool's segments come from a process of their own.
+	 * entry pool's segments come from r->maker.
 	 */
-	session__fork_segment_maker(r->session);
 	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_LOG_DEBUG |
 			 (o->command && o->common.alloc ? PRIVILEGES_ATTACH_PROBES : 0));
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -580,6 +584,7 @@ int cmd_record(int argc, char **argv)
 	}
 	profile__free(r.prof);
 	session__free(r.session);
+	segment_maker__stop(r.maker);
 	if (err)
 		return 1;
 	/* Like time(1): the command's failure is ours (a command that could not run is 127). */

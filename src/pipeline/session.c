@@ -414,6 +414,8 @@ struct session *session__new(const struct session_opts *opts)
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n",
 			strerror(errno));
+	else
+		unwind_maps__set_segment_maker(s->um, opts->segment_maker);
 	if (s->um) {
 		s->tq = table_queue__new(s->um);
 		if (s->tq)
@@ -558,16 +560,6 @@ static void scan_selected(pid_t pid, void *ctx)
 	struct session *s = ctx;
 
 	process_table__scan(s->pt, pid, clock_ns(CLOCK_MONOTONIC));
-}
-
-int session__fork_segment_maker(struct session *s)
-{
-	int err = s->um ? unwind_maps__fork_segment_maker(s->um) : 0;
-
-	if (err)
-		pr_warn("unwind-entry pool: no process to make its segments (%s): it keeps the "
-			"ones it has\n", strerror(-err));
-	return err;
 }
 
 int session__start(struct session *s)

@@ -27,6 +27,7 @@ struct exe_registry;
 struct process_table;
 struct trace_handler_stats;
 struct unwind_maps_stats;
+struct segment_maker;
 struct process_stats;
 struct process;
 struct table_cache_stats;
@@ -41,6 +42,10 @@ struct selection_rules;
 #define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
 
 struct session_opts {
+	/* borrowed, outlives the session: makes the unwind-entry pool's segments (a process that
+	 * keeps CAP_BPF, unwind/segment_maker.h); NULL: the session makes them (needs CAP_BPF)
+	 */
+	struct segment_maker *segment_maker;
 	unsigned int freq_hz;
 	enum filter_mode filter;
 	const pid_t *pids; /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */
@@ -90,11 +95,6 @@ struct selection *session__selection(struct session *s);
 int session__filter_pid(struct session *s, pid_t pid);
 /* Scan the processes to sample (all, or the filtered pids) and start the perf events. */
 int session__start(struct session *s);
-/* Before the privilege drop: the unwind-entry pool's segments made by a process that keeps
- * CAP_BPF from now on (unwind/segment_maker.h). 0 or -errno, logged (the pool then keeps the
- * segments it has).
- */
-int session__fork_segment_maker(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
 /* Finish every deferred sample: replayed where its tables exist, else as eBPF walked it

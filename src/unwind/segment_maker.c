@@ -17,9 +17,13 @@
 #include <unistd.h>
 
 #include "abi.h"
+#include "base/log.h"
 #include "unwind/segment_maker.h"
 
-#define REQUEST 'S'
+/* What stackscope asks: a segment of that size; max fixed by the first request. */
+struct request {
+	uint32_t entries, max;
+};
 
 struct segment_maker {
 	int sock;
@@ -89,12 +93,11 @@ static bool keep_cap_bpf_only(void)
 	return syscall(SYS_capset, &hdr, d) == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
 }
 
-static void __attribute__((noreturn)) maker_main(int sock, pid_t parent, uint32_t entries,
-						   uint32_t max)
+static void __attribute__((noreturn)) maker_main(int sock, pid_t parent)
 {
 	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	struct request req, first = { 0, 0 };
 	uint32_t made = 0;
-	char req;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
@@ -108,8 +111,15 @@ static void __attribute__((noreturn)) maker_main(int sock, pid_t parent, uint32_
 	syscall(SYS_close_range, sock + 1, ~0u, 0);
 	if (!keep_cap_bpf_only())
 		_exit(1);
-	while (read(sock, &req, 1) == 1 && req == REQUEST) {
-		int fd = made < max ? new_segment(entries) : -ENOSPC;
+	while (read(sock, &req, sizeof(req)) == (ssize_t)sizeof(req)) {
+		int fd;
+
+		if (!first.entries)
+			first = req;
+		if (req.entries != first.entries || !req.entries)
+			fd = -EINVAL;
+		else
+			fd = made < first.max ? new_segment(req.entries) : -ENOSPC;
 
 		if (send_reply(sock, fd < 0 ? -fd : 0, fd))
 			_exit(1);
@@ -121,7 +131,7 @@ static void __attribute__((noreturn)) maker_main(int sock, pid_t parent, uint32_
 	_exit(0);
 }
 
-struct segment_maker *segment_maker__start(uint32_t entries, uint32_t max)
+struct segment_maker *segment_maker__start(void)
 {
 	struct segment_maker *m = calloc(1, sizeof(*m));
 	pid_t parent = getpid();
@@ -131,30 +141,33 @@ struct segment_maker *segment_maker__start(uint32_t entries, uint32_t max)
 		return NULL;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		err = errno;
-		free(m);
-		errno = err;
-		return NULL;
+		goto fail;
 	}
 	m->pid = fork();
 	if (m->pid == 0) {
 		close(sv[0]);
-		maker_main(sv[1], parent, entries, max);
+		maker_main(sv[1], parent);
 	}
 	err = errno;
 	close(sv[1]);
 	if (m->pid < 0) {
 		close(sv[0]);
-		free(m);
-		errno = err;
-		return NULL;
+		goto fail;
 	}
 	m->sock = sv[0];
 	return m;
+fail:
+	pr_warn("unwind-entry pool: no process to make its segments (%s): without CAP_BPF the "
+		"pool keeps the ones made before\n", strerror(err));
+	free(m);
+	errno = err;
+	return NULL;
 }
 
-int segment_maker__make(struct segment_maker *m)
+int segment_maker__make(struct segment_maker *m, uint32_t entries, uint32_t max)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))], req = REQUEST;
+	struct request req = { entries, max };
+	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct reply r = { 0 };
 	struct iovec iov = { &r, sizeof(r) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
@@ -163,7 +176,7 @@ int segment_maker__make(struct segment_maker *m)
 	ssize_t n;
 	int fd = -1;
 
-	if (send(m->sock, &req, 1, MSG_NOSIGNAL) != 1)
+	if (send(m->sock, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
 		return -EPIPE;
 	do
 		n = recvmsg(m->sock, &msg, MSG_CMSG_CLOEXEC);

@@ -67,7 +67,7 @@ struct unwind_maps {
 	size_t segment_entries; /* every segment's (bpf/abi.h) */
 	size_t created;       /* entries in the segments made so far */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
-	struct segment_maker *maker; /* makes them once privileges are dropped; NULL: we do */
+	struct segment_maker *maker; /* borrowed: makes them (NULL: we do, with CAP_BPF) */
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
@@ -174,7 +174,6 @@ void unwind_maps__free(struct unwind_maps *um)
 
 	if (!um)
 		return;
-	segment_maker__stop(um->maker);
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
 	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
@@ -299,6 +298,14 @@ static int free_insert(struct unwind_maps *um, size_t i, struct pool_range r)
 	return 0;
 }
 
+/* The most segments the cap allows. */
+static uint32_t segments_max(const struct unwind_maps *um)
+{
+	size_t max = um->segment_entries ? um->entry_cap / um->segment_entries : 0;
+
+	return (uint32_t)(max < UNWIND_SEGMENT_MAX ? max : UNWIND_SEGMENT_MAX);
+}
+
 /* A new segment (bpf/abi.h: all of one size, the pool's cap in whole segments); its entries
  * become a free range. Segments stay until um goes (growing only: a sample may be inside one
  * at any moment). -ENOSPC when the cap or the slots do not allow it.
@@ -317,7 +324,7 @@ static int pool_grow(struct unwind_maps *um)
 	if (slot == UNWIND_SEGMENT_MAX)
 		return -ENOSPC;
 	if (um->maker)
-		fd = segment_maker__make(um->maker);
+		fd = segment_maker__make(um->maker, (uint32_t)size, segments_max(um));
 	else
 		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment", sizeof(uint32_t),
 				    sizeof(struct unwind_entry_pair), (uint32_t)(size / 2), &opts);
@@ -872,20 +879,9 @@ size_t unwind_maps__pool_cap(const struct unwind_maps *um)
 	return um->entry_cap;
 }
 
-int unwind_maps__fork_segment_maker(struct unwind_maps *um)
+void unwind_maps__set_segment_maker(struct unwind_maps *um, struct segment_maker *m)
 {
-	size_t max = um->segment_entries ? um->entry_cap / um->segment_entries : 0;
-
-	if (um->maker)
-		return 0;
-	if (max > UNWIND_SEGMENT_MAX)
-		max = UNWIND_SEGMENT_MAX;
-	um->maker = segment_maker__start((uint32_t)um->segment_entries, (uint32_t)max);
-	if (!um->maker)
-		return -errno;
-	pr_debug("unwind-entry pool: segments made by process %d from now on\n",
-		 (int)segment_maker__pid(um->maker));
-	return 0;
+	um->maker = m;
 }
 
 int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment)

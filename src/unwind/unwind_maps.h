@@ -128,11 +128,11 @@ size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
 /* Entries free in the pool, and its size. */
 size_t unwind_maps__pool_free(const struct unwind_maps *um);
 size_t unwind_maps__pool_cap(const struct unwind_maps *um);
-/* From now on the pool's segments come from a process of their own that keeps CAP_BPF
- * (unwind/segment_maker.h): called before the privilege drop. 0 or -errno (the pool then
- * grows only while this process may still make BPF maps).
+/* The pool's segments come from m (unwind/segment_maker.h: a process that keeps CAP_BPF)
+ * from now on; m is borrowed and outlives um. NULL: um makes them itself (needs CAP_BPF).
  */
-int unwind_maps__fork_segment_maker(struct unwind_maps *um);
+struct segment_maker;
+void unwind_maps__set_segment_maker(struct unwind_maps *um, struct segment_maker *m);
 /* The fd of the pool's segment in that slot (bpf/abi.h), or -1: none (yet). Owned by um. */
 int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment);
 /* Load an already-built table for file_id (tests, the cache). */
