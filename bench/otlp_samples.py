@@ -2,15 +2,17 @@
 """otlp_samples.py REQ_FILE...: every sample of the saved OTLP profiles requests (bare
 ExportProfilesServiceRequest, as tests/system/otlp_receiver.py saves them; opentelemetry-proto
 v1.11's v1development), whichever profiler sent them, one tab-separated line each:
-    pid  exe  first_ts_ns  count  stack
+    pid  exe  first_ts_ns  count  stack  lines  files
 pid: the resource's process.pid (0 when none); exe: the basename of the resource's
 process.executable.path or .name ("-" when none); first_ts_ns: the sample's earliest
 timestamp (0 when it carries none); count: its number of timestamps, else the sum of its
 values; stack: root first, ";" between frames. A frame is its function's name; a location
 without one (an agent that leaves native symbolization to the backend, as the OpenTelemetry
 eBPF profiler does) is "0xADDRESS@FILE", the address as sent and its mapping's file name, for
-the caller to symbolize. Only the standard library: tests/system/pprof_stacks.py's reader and
-otlp_profiles.py's tables."""
+the caller to symbolize. lines and files: one entry a frame, ";" between them as in stack: the
+frame's source line (0 when none is sent) and the basename of its location's mapping's file ("?"
+when the location has none). Only the standard library: tests/system/pprof_stacks.py's reader
+and otlp_profiles.py's tables."""
 import os
 import struct
 import sys
@@ -51,16 +53,17 @@ def request(path, out):
     s = lambda i: strings[i] if 0 <= i < len(strings) else ""  # noqa: E731
     funcs = [s(one_int(f, 1)) for f in sub(dic, 3)]
     maps = [s(one_int(m, 4)) for m in sub(dic, 1)]
-    locs = []
+    locs = []  # per location: its frames, each (name, line, file), callee last
     for loc in sub(dic, 2):
-        names = [funcs[one_int(ln, 1)] for ln in sub(loc, 3) if one_int(ln, 1) < len(funcs)]
-        names = [n for n in names if n]
-        if names:
-            locs.append([n.replace(";", ":") for n in reversed(names)])  # inlined: callee last
+        m = one_int(loc, 1)
+        f = (os.path.basename(maps[m]) if 0 <= m < len(maps) else "") or "?"
+        lines = [(funcs[one_int(ln, 1)], one_int(ln, 2)) for ln in sub(loc, 3)
+                 if one_int(ln, 1) < len(funcs)]
+        lines = [(n, no) for n, no in lines if n]
+        if lines:  # inlined: the callee is the first Line
+            locs.append([(n.replace(";", ":"), no, f) for n, no in reversed(lines)])
         else:
-            m = one_int(loc, 1)
-            f = os.path.basename(maps[m]) if 0 <= m < len(maps) else "?"
-            locs.append(["0x%x@%s" % (one_int(loc, 2), f or "?")])
+            locs.append([("0x%x@%s" % (one_int(loc, 2), f), 0, f)])
     stacks = stack_table(dic)
     for rp in sub(data, 1):
         res = attributes(sub((sub(rp, 1) or [b""])[0], 1), strings)
@@ -84,9 +87,11 @@ def request(path, out):
                     for loc in reversed(stacks[si] if si < len(stacks) else []):
                         if loc < len(locs):
                             frames += locs[loc]
-                    out.write("%s\t%s\t%d\t%d\t%s\n" % (pid, exe, min(ts) if ts else 0,
-                                                        len(ts) if ts else sum(vals),
-                                                        ";".join(frames)))
+                    out.write("%s\t%s\t%d\t%d\t%s\t%s\t%s\n" % (
+                        pid, exe, min(ts) if ts else 0, len(ts) if ts else sum(vals),
+                        ";".join(n for n, _, _ in frames),
+                        ";".join(str(no) for _, no, _ in frames),
+                        ";".join(f for _, _, f in frames)))
 
 
 for p in sys.argv[1:]:

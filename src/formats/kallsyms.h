@@ -22,7 +22,8 @@ struct kallsyms;
 /* Load and sort the symbols of path (KALLSYMS_PATH for the running kernel). NULL with errno:
  * ENOENT/EACCES from open; EPERM when every address reads as zero (kptr_restrict hides them
  * from this user: run as root or lower /proc/sys/kernel/kptr_restrict); ENOEXEC if no line
- * parses; EFBIG beyond 256 MiB of text; ENOMEM. Malformed lines are skipped.
+ * parses; EFBIG beyond 256 MiB of text; ENOMEM. Malformed lines (and any over 64 KiB: a
+ * kernel name stops at 512 bytes) are skipped.
  */
 struct kallsyms *kallsyms__load(const char *path);
 void kallsyms__free(struct kallsyms *ks);

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "sampler/alloc_procs.h"
 #include "sampler/alloc_targets.h"
+#include "sampler/link_reaper.h"
 #include "sampler/mem_alloc.h"
 
 struct alloc_proc {
@@ -25,23 +26,23 @@ struct alloc_procs {
 	struct alloc_targets known; /* every allocator file found in the tree, for every process */
 	struct alloc_proc procs[ALLOC_PROCS_CAP];
 	struct alloc_procs_stats stats;
+	struct link_reaper *reaper; /* an exited process's probes go there: no wait here */
 };
 
 struct alloc_procs *alloc_procs__new(struct sampler_bpf *skel)
 {
 	struct alloc_procs *ap = calloc(1, sizeof(*ap));
 
-	if (ap)
-		ap->skel = skel;
+	if (!ap)
+		return NULL;
+	ap->skel = skel;
+	ap->reaper = link_reaper__new(); /* NULL: links destroyed in place */
 	return ap;
 }
 
-static void proc_release(struct alloc_proc *p)
+static void proc_release(struct alloc_procs *ap, struct alloc_proc *p)
 {
-	size_t i;
-
-	for (i = 0; i < p->link_cnt; i++)
-		bpf_link__destroy(p->links[i]);
+	link_reaper__give(ap->reaper, p->links, p->link_cnt);
 	free(p->links);
 	memset(p, 0, sizeof(*p));
 }
@@ -53,7 +54,8 @@ void alloc_procs__free(struct alloc_procs *ap)
 	if (!ap)
 		return;
 	for (i = 0; i < ALLOC_PROCS_CAP; i++)
-		proc_release(&ap->procs[i]);
+		proc_release(ap, &ap->procs[i]);
+	link_reaper__free(ap->reaper);
 	free(ap);
 }
 
@@ -101,7 +103,7 @@ static int probe(struct alloc_procs *ap, struct alloc_proc *p, uint64_t want, bo
 	}
 	if (err && kill(p->pid, 0) && errno == ESRCH) {
 		ap->stats.gone++;
-		proc_release(p);
+		proc_release(ap, p);
 		return -ESRCH;
 	}
 	if (err && !ap->stats.failed++)
@@ -186,7 +188,7 @@ void alloc_procs__exited(struct alloc_procs *ap, pid_t pid)
 	struct alloc_proc *p = pid ? find(ap, pid) : NULL;
 
 	if (p)
-		proc_release(p);
+		proc_release(ap, p);
 }
 
 const struct alloc_procs_stats *alloc_procs__stats(const struct alloc_procs *ap)

@@ -141,6 +141,44 @@ TEST(text_preferred_in_sorted_input)
 	kallsyms__free(ks);
 }
 
+TEST(long_lines_and_module_runs)
+{
+	/* a line longer than the reader's 64 KiB chunk is malformed (skipped), the lines around
+	 * it are not; a module's name is kept per run, each symbol gets its own module back
+	 */
+	size_t long_len = 70000, i;
+	char *text = malloc(long_len + 512), *p = text;
+	const char *mod = NULL;
+	struct kallsyms *ks;
+	uint64_t off;
+
+	REQUIRE(text);
+	p += sprintf(p, "ffffffff81000000 T before\nffffffff81000100 T ");
+	for (i = 0; i < long_len; i++)
+		*p++ = 'x';
+	p += sprintf(p, "\nffffffff81000200 T after\n"
+			"ffffffffc0000000 t a1\t[mod_a]\nffffffffc0000010 t a2\t[mod_a]\n"
+			"ffffffffc0000020 t b1\t[mod_b]\nffffffffc0000030 t a3\t[mod_a]\n"
+			"ffffffffc0000040 t c1\t[mod_ab]\n");
+	ks = load_text(text);
+	free(text);
+	REQUIRE(ks);
+	CHECK_EQ_INT(kallsyms__cnt(ks), 7);
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffff81000150, &off, NULL), "before");
+	CHECK_EQ_U64(off, 0x150);
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffff81000204, &off, &mod), "after");
+	CHECK(mod == NULL);
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000014, &off, &mod), "a2");
+	CHECK_STR(mod, "mod_a");
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000024, &off, &mod), "b1");
+	CHECK_STR(mod, "mod_b");
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000034, &off, &mod), "a3");
+	CHECK_STR(mod, "mod_a");
+	CHECK_STR(kallsyms__lookup(ks, 0xffffffffc0000044, &off, &mod), "c1");
+	CHECK_STR(mod, "mod_ab");
+	kallsyms__free(ks);
+}
+
 TEST(errors)
 {
 	errno = 0;
@@ -235,6 +273,7 @@ int main(void)
 	RUN(lookup_rules);
 	RUN(module_gap_is_capped);
 	RUN(text_preferred_in_sorted_input);
+	RUN(long_lines_and_module_runs);
 	RUN(errors);
 	RUN(real_kallsyms_smoke);
 	return test_summary();
