@@ -529,6 +529,22 @@ struct unwind_entry_pair {
 	struct unwind_entry e[2];
 };
 
+/* The entry pool is made of segments, BPF arrays of pairs that userspace creates as tables need
+ * them (the array of maps "unwind_segments"): a quiet machine holds one. An entry's index
+ * (unwind_page.first and what follows) is its segment's slot << UNWIND_SEGMENT_SHIFT plus its
+ * index in that segment; a page's entries never cross a segment (a table larger than one, or
+ * meeting a fragmented pool, is split at its pages), so one lookup of the segment serves a
+ * page's whole search. Every segment has the same size, UNWIND_SEGMENT_ENTRIES_OF(the
+ * pool's cap): only then does the verifier inline the lookups in it (with BPF_F_INNER_MAP,
+ * sizes may differ but each lookup is a helper call: 1.37x the ns per sample of a 305-frame stack).
+ */
+#define UNWIND_SEGMENT_SHIFT 23
+#define UNWIND_SEGMENT_INDEX_MASK ((1u << UNWIND_SEGMENT_SHIFT) - 1)
+#define UNWIND_SEGMENT_MAX 512 /* slots: 512 << 23 is every u32 index */
+#define UNWIND_SEGMENT_ENTRIES (1u << 20) /* libclang-cpp 14's table: 1,003,184 */
+#define UNWIND_SEGMENT_ENTRIES_OF(cap) \
+	((cap) < UNWIND_SEGMENT_ENTRIES ? ((cap) & ~1u) : UNWIND_SEGMENT_ENTRIES)
+
 enum unwind_rule_kind {
 	UNWIND_RULE_INVALID = 0, /* no CFI here (a gap between FDEs) */
 	UNWIND_RULE_CFA,         /* CFA = reg + cfa_off; RA at CFA-8 */

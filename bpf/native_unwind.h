@@ -8,7 +8,8 @@
  *   static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc);     NULL: unknown
  *   static struct file_info *ss_lookup_file(__u64 file_id);                 NULL: unknown
  *   static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);   NULL: none
- *   static struct unwind_entry *ss_lookup_entry(__u32 index);
+ *   static void *ss_lookup_segment(__u32 segment);                          NULL: none
+ *   static struct unwind_entry *ss_lookup_entry(void *segment, __u32 index); (in the segment)
  *   static struct unwind_rule *ss_lookup_rule(__u32 index);
  *   static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
  *     (UNWIND_RULE_GO_G0 / GO_CGO: where the goroutine of this thread, now on g0's stack at
@@ -36,7 +37,8 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr);
 static struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 pc);
 static struct file_info *ss_lookup_file(__u64 file_id);
 static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page);
-static struct unwind_entry *ss_lookup_entry(__u32 index);
+static void *ss_lookup_segment(__u32 segment);
+static struct unwind_entry *ss_lookup_entry(void *segment, __u32 index);
 static struct unwind_rule *ss_lookup_rule(__u32 index);
 static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
 
@@ -119,20 +121,25 @@ static __always_inline void ss_defer_resume(struct unwind_cursor *st, __u32 pid,
 #endif
 
 /* The rule index of the last of the cnt entries from first whose page_off <= off (entry
- * first has page_off 0), or -1 (no entry, or one unreadable).
+ * first has page_off 0), or -1 (no entry, or one unreadable). The cnt entries lie in first's
+ * segment (a page's entries never cross one: bpf/abi.h), looked up once.
  */
 SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off)
 {
 	struct unwind_entry *e;
-	__u32 lo = first, hi = first + cnt;
+	__u32 lo = first & UNWIND_SEGMENT_INDEX_MASK, hi = lo + cnt;
+	void *segment;
 	int i;
 
 	if (!cnt)
 		return -1;
+	segment = ss_lookup_segment(first >> UNWIND_SEGMENT_SHIFT);
+	if (!segment)
+		return -1;
 	for (i = 0; i < SS_PAGE_ENTRY_SEARCH_STEPS && hi - lo > 1; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
-		e = ss_lookup_entry(mid);
+		e = ss_lookup_entry(segment, mid);
 		if (!e)
 			return -1;
 		if (e->page_off <= off)
@@ -140,7 +147,7 @@ SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off
 		else
 			hi = mid;
 	}
-	e = ss_lookup_entry(lo);
+	e = ss_lookup_entry(segment, lo);
 	return e ? e->rule : -1;
 }
 

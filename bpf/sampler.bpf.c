@@ -72,13 +72,24 @@ struct {
 	__type(value, struct unwind_page);
 } unwind_pages SEC(".maps");
 
-struct {
+/* A segment of the entry pool (bpf/abi.h): the template userspace's segments match, sized by
+ * userspace before the load (every segment the same: the lookups in them are inlined).
+ */
+struct unwind_segment {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1 << 22); /* resized by userspace */
+	__uint(max_entries, UNWIND_SEGMENT_ENTRIES / 2);
 	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	/* by size: as the pointee of a pointee, the pair is only a forward declaration in BTF */
+	__uint(value_size, sizeof(struct unwind_entry_pair));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, UNWIND_SEGMENT_MAX);
 	__type(key, __u32);
-	__type(value, struct unwind_entry_pair);
-} unwind_entries SEC(".maps");
+	__array(values, struct unwind_segment);
+} unwind_segments SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -238,10 +249,15 @@ static __always_inline struct unwind_page *ss_lookup_page(__u64 file_id, __u64 p
 	return bpf_map_lookup_elem(&unwind_pages, &key);
 }
 
-static __always_inline struct unwind_entry *ss_lookup_entry(__u32 index)
+static __always_inline void *ss_lookup_segment(__u32 segment)
+{
+	return bpf_map_lookup_elem(&unwind_segments, &segment);
+}
+
+static __always_inline struct unwind_entry *ss_lookup_entry(void *segment, __u32 index)
 {
 	__u32 pair = index / 2;
-	struct unwind_entry_pair *p = bpf_map_lookup_elem(&unwind_entries, &pair);
+	struct unwind_entry_pair *p = bpf_map_lookup_elem(segment, &pair);
 
 	return p ? &p->e[index & 1] : NULL;
 }

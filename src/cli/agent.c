@@ -26,6 +26,7 @@
 #include "base/privileges.h"
 #include "pipeline/process_context_table.h"
 #include "pipeline/session.h"
+#include "unwind/segment_maker.h"
 #include "profile/profile.h"
 #include "serve/otlp_receiver.h"
 #include "serve/serve_api.h"
@@ -189,6 +190,7 @@ static int run(int argc, char **argv, struct agent_options *o)
 	};
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct session *s = NULL;
+	struct segment_maker *maker = NULL; /* the entry pool's segments */
 	struct agent_export *ex = NULL;
 	struct metrics_server *ms = NULL;
 	struct http_server *ui = NULL;
@@ -263,6 +265,9 @@ static int run(int argc, char **argv, struct agent_options *o)
 			pr_info("OTLP profiles received over gRPC on %s (port %u)\n",
 				o->otlp_grpc_listen, otlp_receiver__grpc_port(rx));
 	}
+	/* before the session's heap grows: the maker's fork shares what we have now */
+	maker = segment_maker__start();
+	so.segment_maker = maker;
 	s = session__new(&so);
 	so.select = NULL; /* the session's now, even when it failed */
 	if (!s) {
@@ -280,7 +285,10 @@ static int run(int argc, char **argv, struct agent_options *o)
 		metrics_server__publish(ms, metrics,
 					agent_metrics__format(s, ex, ms, rss_bytes(), metrics,
 							      metrics_cap));
-	privileges__drop(0); /* loaded, attached, port bound: keep only what running needs */
+	/* loaded, attached, port bound: keep only what running needs (the entry pool's segments
+	 * come from maker)
+	 */
+	privileges__drop(0);
 	pr_info("agent running at %u Hz, reporting every %.1f s to %s\n", o->common.freq_hz,
 		o->interval_s, agent_export__describe(ex));
 	now = clock_ns(CLOCK_MONOTONIC);
@@ -366,6 +374,7 @@ out:
 	otlp_receiver__stop(rx);
 	free(metrics);
 	session__free(s);
+	segment_maker__stop(maker);
 	free(o);
 	return err;
 }

@@ -36,6 +36,7 @@
 #include "sampler/sampler.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
+#include "unwind/segment_maker.h"
 
 /* Most samples wake nobody (BPF_RB_NO_WAKEUP; only a young process's samples with runtime
  * frames do: wake_reader() in bpf/sampler.bpf.c): they wait for the next poll. A runtime's
@@ -102,6 +103,7 @@ static pid_t spawn_stopped(char **argv, int *go_fd)
 
 struct record_run {
 	struct record_options *opts;
+	struct segment_maker *maker; /* the entry pool's segments (unwind/segment_maker.h) */
 	struct session *session;
 	struct profile *prof;
 	pid_t child;
@@ -382,7 +384,9 @@ static void print_summary(struct record_run *r, double secs)
 		fprintf(stderr,
 			"unwind tables  %llu files loaded (%llu without CFI, %llu failed, "
 			"%llu unloaded, %llu with a debug file's CFI, %llu with malformed CFI: "
-			"%llu entries skipped), %llu entries, %llu rules, built in %.0f ms\n",
+			"%llu entries skipped), %llu entries (pool: %llu segments, %llu entries; "
+			"%llu tables split), "
+			"%llu rules, built in %.0f ms\n",
 			(unsigned long long)st.unwind->files_loaded,
 			(unsigned long long)st.unwind->files_no_cfi,
 			(unsigned long long)st.unwind->files_failed,
@@ -391,6 +395,9 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)st.unwind->files_cfi_malformed,
 			(unsigned long long)st.unwind->cfi_malformed,
 			(unsigned long long)st.unwind->entries_used,
+			(unsigned long long)st.unwind->segments,
+			(unsigned long long)st.unwind->entries_created,
+			(unsigned long long)st.unwind->tables_split,
 			(unsigned long long)st.unwind->rules_used,
 			(double)(st.unwind->build_ns + st.unwind->load_ns) / 1e6);
 	if (st.unwind)
@@ -491,6 +498,9 @@ static int run(struct record_run *r)
 		if (!so.select)
 			return -errno;
 	}
+	/* before the session's heap grows: the maker's fork shares what we have now */
+	r->maker = segment_maker__start();
+	so.segment_maker = r->maker;
 	r->session = session__new(&so);
 	if (!r->session)
 		return -errno;
@@ -509,7 +519,9 @@ static int run(struct record_run *r)
 	err = session__start(r->session);
 	if (err)
 		return err;
-	/* After the command's fork: it keeps what record had; outputs go where the user says. */
+	/* After the command's fork: it keeps what record had; outputs go where the user says; the
+	 * entry pool's segments come from r->maker.
+	 */
 	privileges__drop(PRIVILEGES_WRITE_ANY_PATH | PRIVILEGES_LOG_DEBUG |
 			 (o->command && o->common.alloc ? PRIVILEGES_ATTACH_PROBES : 0));
 	start_mono = clock_ns(CLOCK_MONOTONIC);
@@ -572,6 +584,7 @@ int cmd_record(int argc, char **argv)
 	}
 	profile__free(r.prof);
 	session__free(r.session);
+	segment_maker__stop(r.maker);
 	if (err)
 		return 1;
 	/* Like time(1): the command's failure is ours (a command that could not run is 127). */

@@ -34,6 +34,7 @@
 #include "top/screen.h"
 #include "top/terminal.h"
 #include "top/window.h"
+#include "unwind/segment_maker.h"
 
 #define TOP_SLOT_NS 1000000000ULL /* one profile a second into the window */
 #define TOP_POLL_MS 100
@@ -207,6 +208,7 @@ static double timings__median_ms(struct top_timings *t)
 
 /* Everything the loop keeps between frames. */
 struct top_run {
+	struct segment_maker *maker; /* the entry pool's segments (unwind/segment_maker.h) */
 	const struct top_options *opts;
 	struct session *session;
 	struct top_window *window;
@@ -568,6 +570,9 @@ static int run(struct top_run *r)
 	r->window = top_window__new(o->window_s);
 	if (!r->window)
 		return -errno;
+	/* before the session's heap grows: the maker's fork shares what we have now */
+	r->maker = segment_maker__start();
+	so.segment_maker = r->maker;
 	r->session = session__new(&so);
 	if (!r->session)
 		return -errno;
@@ -634,6 +639,7 @@ int cmd_top(int argc, char **argv)
 	caller_tree__free(&r.callers);
 	screen_buf__free(&r.out);
 	session__free(r.session);
+	segment_maker__stop(r.maker);
 	top_window__free(r.window);
 	return err ? 1 : 0;
 }

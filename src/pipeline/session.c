@@ -408,12 +408,14 @@ struct session *session__new(const struct session_opts *opts)
 			strerror(errno));
 	s->um = unwind_maps__new(sampler__files_fd(s->sampler),
 				 sampler__unwind_pages_fd(s->sampler),
-				 sampler__unwind_entries_fd(s->sampler),
+				 sampler__unwind_segments_fd(s->sampler),
 				 sampler__unwind_rules_fd(s->sampler),
 				 sampler__unwind_entry_cap(s->sampler));
 	if (!s->um)
 		pr_warn("native unwind tables disabled (%s): frame pointers only\n",
 			strerror(errno));
+	else
+		unwind_maps__set_segment_maker(s->um, opts->segment_maker);
 	if (s->um) {
 		s->tq = table_queue__new(s->um);
 		if (s->tq)
@@ -488,8 +490,6 @@ struct session *session__new(const struct session_opts *opts)
 	if (s->um) {
 		struct deferred_maps dm = {
 			.pages_fd = sampler__unwind_pages_fd(s->sampler),
-			.entries_fd = sampler__unwind_entries_fd(s->sampler),
-			.entry_cap = sampler__unwind_entry_cap(s->sampler),
 			.rules_fd = sampler__unwind_rules_fd(s->sampler),
 			.um = s->um,
 		};
@@ -700,6 +700,7 @@ const struct profile *session__profile(const struct session *s)
 void session__stats(struct session *s, struct session_stats *out)
 {
 	struct process_stats ps;
+	uint32_t i;
 
 	memset(out, 0, sizeof(*out));
 	sampler__counters(s->sampler, out->counters);
@@ -725,6 +726,12 @@ void session__stats(struct session *s, struct session_stats *out)
 	safe_open__stats(&out->opens);
 	out->pages_zeroed = file_map__fault_cnt();
 	out->bpf_map_bytes = sampler__map_memory(s->sampler);
+	for (i = 0; s->um && i < UNWIND_SEGMENT_MAX; i++) {
+		int fd = unwind_maps__segment_fd(s->um, i);
+
+		if (fd >= 0)
+			out->bpf_map_bytes += sampler__fd_map_memory(fd);
+	}
 	if (sampler__prog_stats(s->sampler, &out->bpf_run_ns, &out->bpf_run_cnt))
 		out->bpf_run_ns = out->bpf_run_cnt = 0;
 	out->exec_events = s->exec_events;

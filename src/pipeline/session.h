@@ -27,6 +27,7 @@ struct exe_registry;
 struct process_table;
 struct trace_handler_stats;
 struct unwind_maps_stats;
+struct segment_maker;
 struct process_stats;
 struct process;
 struct table_cache_stats;
@@ -41,6 +42,10 @@ struct selection_rules;
 #define SESSION_DEFAULT_CACHE_BYTES (256ULL << 20)
 
 struct session_opts {
+	/* borrowed, outlives the session: makes the unwind-entry pool's segments (a process that
+	 * keeps CAP_BPF, unwind/segment_maker.h); NULL: the session makes them (needs CAP_BPF)
+	 */
+	struct segment_maker *segment_maker;
 	unsigned int freq_hz;
 	enum filter_mode filter;
 	const pid_t *pids; /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN roots */

@@ -51,6 +51,7 @@ struct sampler {
 	sampler_record_fn fn;
 	void *ctx;
 	size_t unwind_entry_cap;
+	int segment_template_fd; /* until the load: the entry pool's segments' size (-1: the BPF's) */
 	struct map_sizes sizes; /* from the machine and its load (map_sizing.h) */
 	uint64_t map_memory;    /* the last sum of the maps' memlock */
 	uint64_t map_memory_at; /* CLOCK_MONOTONIC ns of it, 0: never */
@@ -328,6 +329,25 @@ static void verifier_stats_setup(struct bpf_object *obj, bool before)
 /* The maps sized from the machine and its load (before choose_programs(), which shrinks the
  * maps a kernel's variants never write).
  */
+/* The entry pool's segments have one size (bpf/abi.h), the template's in "unwind_segments".
+ * The BPF object's is UNWIND_SEGMENT_ENTRIES; a smaller pool gets a template of its own, a
+ * map made for the load (libbpf 1.1's bpf_map__set_max_entries() on the inner map crashes).
+ */
+static int segment_template(struct sampler *s)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	uint32_t entries = UNWIND_SEGMENT_ENTRIES_OF((uint32_t)s->unwind_entry_cap);
+
+	if (entries == UNWIND_SEGMENT_ENTRIES)
+		return 0;
+	s->segment_template_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment",
+						sizeof(uint32_t), sizeof(struct unwind_entry_pair),
+						entries / 2, &o);
+	if (s->segment_template_fd < 0)
+		return s->segment_template_fd;
+	return bpf_map__set_inner_map_fd(s->skel->maps.unwind_segments, s->segment_template_fd);
+}
+
 static void size_maps(struct sampler *s, const struct sampler_opts *opts)
 {
 	struct sampler_bpf *skel = s->skel;
@@ -464,6 +484,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		return NULL;
 	s->fn = fn;
 	s->ctx = ctx;
+	s->segment_template_fd = -1;
 	s->freq_hz = opts->freq_hz;
 	err = read_online_cpus(&s->cpus, &s->cpu_cnt);
 	if (err) {
@@ -503,7 +524,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	s->unwind_entry_cap = opts->unwind_entry_cap ? opts->unwind_entry_cap
 						     : s->sizes.unwind_entries;
 	s->unwind_entry_cap = (s->unwind_entry_cap + 1) & ~(size_t)1;
-	bpf_map__set_max_entries(s->skel->maps.unwind_entries, (uint32_t)(s->unwind_entry_cap / 2));
+	err = segment_template(s);
+	if (err)
+		goto fail;
 	s->skel->rodata->sampler_cfg.filter_mode = opts->filter;
 	s->skel->rodata->sampler_cfg.self_pid = (uint32_t)getpid();
 	if (!syscall_tracepoints_usable())
@@ -524,6 +547,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	verifier_stats_setup(s->skel->obj, true);
 	err = sampler_bpf__load(s->skel);
 	verifier_stats_setup(s->skel->obj, false);
+	if (s->segment_template_fd >= 0)
+		close(s->segment_template_fd);
+	s->segment_template_fd = -1;
 	if (err) {
 		if (err == -EPERM)
 			goto perm;
@@ -683,6 +709,8 @@ void sampler__free(struct sampler *s)
 	free(s->alloc_links);
 	free(s->fault_fds);
 	ring_buffer__free(s->rb);
+	if (s->segment_template_fd >= 0)
+		close(s->segment_template_fd);
 	sampler_bpf__destroy(s->skel);
 	free(s->perf_links);
 	free(s->perf_fds);
@@ -772,7 +800,7 @@ SAMPLER_MAP_FD(mappings)
 SAMPLER_MAP_FD(files)
 SAMPLER_MAP_FD(alloc_live)
 SAMPLER_MAP_FD(unwind_pages)
-SAMPLER_MAP_FD(unwind_entries)
+SAMPLER_MAP_FD(unwind_segments)
 SAMPLER_MAP_FD(unwind_rules)
 SAMPLER_MAP_FD(sel_procs)
 SAMPLER_MAP_FD(sel_cgroups)
@@ -782,7 +810,7 @@ volatile struct selection_state *sampler__selection_state(struct sampler *s)
 	return s->skel->bss ? &s->skel->bss->sel_state : NULL;
 }
 
-static uint64_t fd_memlock(int fd)
+uint64_t sampler__fd_map_memory(int fd)
 {
 	char path[64], line[256];
 	uint64_t v = 0;
@@ -810,7 +838,7 @@ uint64_t sampler__map_memory(struct sampler *s)
 	if (s->map_memory_at && now - s->map_memory_at < MAP_MEMORY_REFRESH_NS)
 		return s->map_memory;
 	bpf_object__for_each_map(m, s->skel->obj) if (bpf_map__fd(m) >= 0)
-		total += fd_memlock(bpf_map__fd(m));
+		total += sampler__fd_map_memory(bpf_map__fd(m));
 	s->map_memory = total;
 	s->map_memory_at = now;
 	return total;

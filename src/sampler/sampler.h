@@ -22,7 +22,7 @@ struct sampler_opts {
 	enum filter_mode filter;
 	size_t ringbuf_sz;         /* bytes, power of two; 0 = sized from CPUs and frequency */
 	size_t mapping_cap;        /* LPM entries; 0 = default */
-	size_t unwind_entry_cap;   /* unwind-entry pool; 0 = sized from the machine */
+	size_t unwind_entry_cap;   /* unwind-entry pool at most; 0 = sized from the machine */
 	unsigned int map_scale;    /* --map-scale: every sized map times this (0: 1) */
 	bool off_cpu;              /* off-CPU samples too (sampler/off_cpu.h) */
 	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
@@ -71,6 +71,8 @@ void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
 /* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes; re-read at most
  * every 10 s. */
 uint64_t sampler__map_memory(struct sampler *s);
+/* The same of one map's fd (maps made outside the skeleton: the entry pool's segments). */
+uint64_t sampler__fd_map_memory(int fd);
 unsigned int sampler__cpu_cnt(const struct sampler *s);
 /* Run time of the sampling program (kernel.bpf_stats_enabled=1 must be on); 0 or -errno. */
 int sampler__prog_stats(struct sampler *s, uint64_t *run_time_ns, uint64_t *run_cnt);
@@ -84,7 +86,8 @@ int sampler__files_fd(const struct sampler *s);
 /* "alloc_live" (struct alloc_key -> size: the sampled allocations not yet freed). */
 int sampler__alloc_live_fd(const struct sampler *s);
 int sampler__unwind_pages_fd(const struct sampler *s);
-int sampler__unwind_entries_fd(const struct sampler *s);
+/* "unwind_segments", the array of maps of the entry pool's segments (unwind/unwind_maps.h). */
+int sampler__unwind_segments_fd(const struct sampler *s);
 int sampler__unwind_rules_fd(const struct sampler *s);
 size_t sampler__unwind_entry_cap(const struct sampler *s);
 /* Selection (bpf/selection.h): the verdict maps, and the switches in the mapped .bss (NULL

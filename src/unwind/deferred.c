@@ -45,16 +45,14 @@ struct deferred {
 	deferred_emit_fn emit;
 	void *ctx;
 	int pages_fd;
-	/* The entry pool is read a pair at a time (a lookup: 0.5-0.7 us here, a binary search
-	 * ~10 of them; a batch of 512 pairs took 115 us), not mapped: a mapping of a BPF array
-	 * has every page in our RSS from the start (8 MiB at the default --unwind-entries) on
+	/* The entry pool's segments (um's) are read a pair at a time (a lookup: 0.5-0.7 us
+	 * here, a binary search ~10 of them; a batch of 512 pairs took 115 us), not mapped: a
+	 * mapping of a BPF array has every page in our RSS from the start (2 MiB a segment) on
 	 * top of the map memory it already is. The pairs read are kept until anything changes
 	 * (deferred__changed(): tables loaded or unloaded), so retried replays read no more.
 	 */
-	int entries_fd;
-	struct entry_slot *entry_cache; /* ENTRY_CACHE_SLOTS */
+	struct entry_slot *entry_cache; /* ENTRY_CACHE_SLOTS, by pair of the whole pool's index */
 	uint64_t entry_cache_gen;       /* the gen its pairs were read in */
-	size_t entry_cap;
 	const uint8_t *rules;                /* read-only view of the rule array (1 MiB) */
 	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
 	struct deferred_sample *head, *tail; /* oldest first */
@@ -156,13 +154,22 @@ static const struct unwind_page *world_page(void *ctx, uint64_t file_id, uint64_
 	return &d->page;
 }
 
-static const struct unwind_entry *world_entry(void *ctx, uint32_t index)
+static bool world_segment(void *ctx, uint32_t segment)
 {
 	struct deferred *d = ctx;
-	uint32_t pair = index / 2;
+
+	return unwind_maps__segment_fd(d->um, segment) >= 0;
+}
+
+static const struct unwind_entry *world_entry(void *ctx, uint32_t segment, uint32_t index)
+{
+	struct deferred *d = ctx;
+	int fd = unwind_maps__segment_fd(d->um, segment);
+	uint32_t in_seg = index / 2;
+	uint32_t pair = (segment << (UNWIND_SEGMENT_SHIFT - 1)) + in_seg;
 	struct entry_slot *slot;
 
-	if ((size_t)pair >= d->entry_cap / 2)
+	if (fd < 0 || index > UNWIND_SEGMENT_INDEX_MASK)
 		return NULL;
 	if (d->entry_cache_gen != d->gen) {
 		memset(d->entry_cache, 0, ENTRY_CACHE_SLOTS * sizeof(*d->entry_cache));
@@ -171,7 +178,7 @@ static const struct unwind_entry *world_entry(void *ctx, uint32_t index)
 	slot = &d->entry_cache[pair % ENTRY_CACHE_SLOTS];
 	if (slot->pair_1 != (uint64_t)pair + 1) {
 		slot->pair_1 = 0;
-		if (bpf_map_lookup_elem(d->entries_fd, &pair, &slot->entries))
+		if (bpf_map_lookup_elem(fd, &in_seg, &slot->entries))
 			return NULL;
 		slot->pair_1 = (uint64_t)pair + 1;
 	}
@@ -203,8 +210,6 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 	d->emit = emit;
 	d->ctx = ctx;
 	d->pages_fd = maps->pages_fd;
-	d->entries_fd = maps->entries_fd;
-	d->entry_cap = maps->entry_cap & ~(size_t)1;
 	d->entry_cache = calloc(ENTRY_CACHE_SLOTS, sizeof(*d->entry_cache));
 	if (!d->entry_cache)
 		goto fail;
@@ -215,6 +220,7 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 	d->world = (struct replay_world){ .mapping = world_mapping,
 					  .file = world_file,
 					  .page = world_page,
+					  .segment = world_segment,
 					  .entry = world_entry,
 					  .rule = world_rule,
 					  .ctx = d };

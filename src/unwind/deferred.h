@@ -64,10 +64,9 @@ typedef int (*deferred_emit_fn)(const struct sample_record *rec, size_t size, ui
 
 struct deferred_maps {
 	int pages_fd;
-	int entries_fd;
-	size_t entry_cap; /* entries (not pairs) in unwind_entries */
 	int rules_fd;
-	struct unwind_maps *um; /* borrowed: the files' table status (unwind_maps.h) */
+	struct unwind_maps *um; /* borrowed: the files' table status and the entry pool's segments
+				 * (unwind_maps.h) */
 };
 
 struct deferred;

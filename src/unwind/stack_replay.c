@@ -19,6 +19,7 @@ static struct {
 	struct unwind_page page;
 	struct unwind_entry entry;
 	struct unwind_rule rule;
+	__u32 segment; /* the entry pool's segment a page search reads (one at a time) */
 } cur;
 
 /* ---- the world as native_unwind.h sees it ---- */
@@ -67,9 +68,17 @@ static struct unwind_page *ss_lookup_page(__u64 file_id, __u64 page)
 	return SS_KEEP(page, p);
 }
 
-static struct unwind_entry *ss_lookup_entry(__u32 index)
+static void *ss_lookup_segment(__u32 segment)
 {
-	const struct unwind_entry *e = cur.w->entry(cur.w->ctx, index);
+	if (!cur.w->segment(cur.w->ctx, segment))
+		return NULL;
+	cur.segment = segment;
+	return &cur.segment;
+}
+
+static struct unwind_entry *ss_lookup_entry(void *segment, __u32 index)
+{
+	const struct unwind_entry *e = cur.w->entry(cur.w->ctx, *(const __u32 *)segment, index);
 
 	return SS_KEEP(entry, e);
 }

@@ -33,7 +33,11 @@ struct replay_world {
 	 */
 	const struct file_info *(*file)(void *ctx, uint64_t file_id, bool *wait);
 	const struct unwind_page *(*page)(void *ctx, uint64_t file_id, uint64_t page);
-	const struct unwind_entry *(*entry)(void *ctx, uint32_t index);
+	/* Whether the entry pool's segment exists (bpf/abi.h), and entry index of it (NULL:
+	 * unreadable).
+	 */
+	bool (*segment)(void *ctx, uint32_t segment);
+	const struct unwind_entry *(*entry)(void *ctx, uint32_t segment, uint32_t index);
 	const struct unwind_rule *(*rule)(void *ctx, uint32_t index);
 	void *ctx;
 };

@@ -326,10 +326,10 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 	return best;
 }
 
-/* The loaded file to unload for a table of `need` entries: one whose range, with the free
- * ranges around it, makes a hole that large (the pool gives each table one contiguous range,
- * so evicting anything else would only empty the pool in vain), never sampled or else the
- * least recently sampled, and not sampled within the idle minimum; NULL if none.
+/* The loaded file to unload for a table of `need` entries: one whose entries, with the room
+ * the pool has, make that much (a table no free range holds whole is split at its pages; a
+ * victim too small alone is not taken, so the pool is never emptied in vain), never sampled or
+ * else the least recently sampled, and not sampled within the idle minimum; NULL if none.
  */
 static const struct loaded_table *victim(const struct table_queue *q,
 					 const struct executable *keep, size_t need,
@@ -368,9 +368,9 @@ static void wait_evicted(struct table_queue *q, struct executable *exe, struct t
 		st->state = UNWIND_TABLE_FAILED;
 }
 
-/* exe's table found no room in the pool: counted ("without room"), said once. A table read
- * from the cache may be larger than the whole pool (-E2BIG; a build stops at the pool's size
- * and meets -ENOSPC): the same for the user.
+/* exe's table found no room in the pool: counted ("without room"), said once. A table may be
+ * larger than the whole pool (-E2BIG; or a build stops at the pool's size and meets -ENOSPC):
+ * the same for the user.
  */
 static void count_pool_full(struct table_queue *q, const struct executable *exe)
 {
@@ -416,7 +416,7 @@ static int install(struct table_queue *q, struct executable *exe, struct table_s
 		wait_evicted(q, exe, st, now_ns, need ?: unwind_maps__entries_needed(q->um, t));
 		count_pool_full(q, exe);
 	} else if (err == -E2BIG) {
-		count_pool_full(q, exe); /* larger than the whole pool: no eviction makes room */
+		count_pool_full(q, exe); /* larger than the pool: no eviction makes room */
 	}
 	if (!err) {
 		drop_loaded(q, exe);

@@ -15,6 +15,7 @@
 #include "formats/elf_file.h"
 #include "proc/executable.h"
 #include "formats/debuginfo.h"
+#include "unwind/segment_maker.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
@@ -24,32 +25,55 @@
 /* BPF array elements are 8-byte aligned in the memory-mapped view. */
 #define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
 
+/* A range of entries, by index (bpf/abi.h: the segment's slot, then the index in it). Free
+ * ranges never cross a segment: segments' index ranges are never adjacent (each is smaller
+ * than its slot's 1 << UNWIND_SEGMENT_SHIFT).
+ */
 struct pool_range {
 	uint32_t first, cnt;
 };
 
-/* What unloading a file must undo. */
+/* A segment of the pool: a BPF array of pairs in "unwind_segments" (fd -1: slot unused). */
+struct pool_segment {
+	int fd;
+	uint32_t cnt; /* entries */
+};
+
+/* What unloading a file must undo. A table has one range of the pool, or, when no free range
+ * nor a new segment holds it whole (larger than a segment, or the pool fragmented), pieces
+ * split at its pages: each page's entries lie in one range, so in one segment (bpf/abi.h).
+ */
 struct loaded_file {
-	struct pool_range range;
+	struct pool_range *ranges;
+	uint32_t range_cnt;
+	uint32_t entries; /* over all its ranges */
 	uint64_t *pages;
 	size_t page_cnt;
 };
 
 struct unwind_maps {
 	int files_fd, pages_fd;
-	int entries_fd;
-	/* While a table is written: a mapping of just the pages of unwind_entries that hold its
-	 * range (entries[i - win_first]); else NULL. Mapping the whole pool would cost page-table
-	 * work per load and count as our RSS on top of the kernel memory it is.
+	int segments_fd;
+	/* While a table is written: a mapping of just the pages of its segment that hold its
+	 * range (entries[i - win_first], i the index in the segment); else NULL. Mapping the whole
+	 * segment would cost page-table work per load and count as our RSS on top of the kernel
+	 * memory it is.
 	 */
 	struct unwind_entry *entries;
 	size_t win_first, win_bytes;
+	uint32_t range_first, range_end; /* the range being written, in the window */
 	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
-	size_t entry_cap;
+	size_t entry_cap;     /* all segments together at most */
+	size_t segment_entries; /* every segment's (bpf/abi.h) */
+	size_t created;       /* entries in the segments made so far */
+	struct pool_segment segments[UNWIND_SEGMENT_MAX];
+	struct segment_maker *maker; /* borrowed: makes them (NULL: we do, with CAP_BPF) */
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
+	uint32_t *page_need; /* the entries of each page of the table being counted */
+	size_t page_need_cap;
 	struct u64_map loaded;            /* file_id -> struct loaded_file */
 	struct u64_map status;            /* file_id -> struct table_status */
 	struct unwind_row_cursor *cursor; /* the window of rows load_pages() reads */
@@ -66,24 +90,34 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Map the pages of the entry pool that hold entries [first, first + cnt). */
+/* Map the pages of the entry pool that hold entries [first, first + cnt) (one segment). */
 static int map_window(struct unwind_maps *um, uint32_t first, uint32_t cnt)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), esz = sizeof(struct unwind_entry);
-	size_t start = ((size_t)first * esz) & ~(page - 1);
-	size_t end = (((size_t)first + cnt) * esz + page - 1) & ~(page - 1);
+	uint32_t in_seg = first & UNWIND_SEGMENT_INDEX_MASK;
+	size_t start = ((size_t)in_seg * esz) & ~(page - 1);
+	size_t end = (((size_t)in_seg + cnt) * esz + page - 1) & ~(page - 1);
 	void *p;
 
 	if (!cnt)
 		end = start + page;
-	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED, um->entries_fd,
-		 (off_t)start);
+	p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 um->segments[first >> UNWIND_SEGMENT_SHIFT].fd, (off_t)start);
 	if (p == MAP_FAILED)
 		return -errno;
 	um->entries = p;
-	um->win_first = start / esz;
+	um->win_first = (first & ~UNWIND_SEGMENT_INDEX_MASK) + start / esz;
 	um->win_bytes = end - start;
+	um->range_first = first;
+	um->range_end = first + cnt;
 	return 0;
+}
+
+static void unmap_window(struct unwind_maps *um)
+{
+	if (um->entries)
+		munmap(um->entries, um->win_bytes);
+	um->entries = NULL;
 }
 
 static void *map_array(int fd, size_t size)
@@ -93,18 +127,22 @@ static void *map_array(int fd, size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
+struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int segments_fd, int rules_fd,
 				     size_t entry_cap)
 {
 	struct unwind_maps *um = calloc(1, sizeof(*um));
+	size_t i;
 	int err;
 
 	if (!um)
 		return NULL;
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		um->segments[i].fd = -1;
 	um->files_fd = files_fd;
 	um->pages_fd = pages_fd;
-	um->entry_cap = entry_cap;
-	um->entries_fd = entries_fd;
+	um->entry_cap = entry_cap & ~(size_t)1;
+	um->segment_entries = UNWIND_SEGMENT_ENTRIES_OF((uint32_t)um->entry_cap);
+	um->segments_fd = segments_fd;
 	um->rules = map_array(rules_fd, RULE_CAP * RULE_STRIDE);
 	um->free_ranges = malloc(sizeof(*um->free_ranges) * 16);
 	um->cursor = malloc(sizeof(*um->cursor));
@@ -115,8 +153,7 @@ struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd,
 		return NULL;
 	}
 	um->free_cap = 16;
-	um->free_ranges[0] = (struct pool_range){ 0, (uint32_t)entry_cap };
-	um->free_cnt = 1;
+	um->free_cnt = 0; /* segments come with the first tables */
 	return um;
 }
 
@@ -124,21 +161,29 @@ static void loaded_file__free(void *file)
 {
 	struct loaded_file *lf = file;
 
-	if (lf)
+	if (lf) {
 		free(lf->pages);
+		free(lf->ranges);
+	}
 	free(lf);
 }
 
 void unwind_maps__free(struct unwind_maps *um)
 {
+	size_t i;
+
 	if (!um)
 		return;
 	if (um->rules)
 		munmap(um->rules, RULE_CAP * RULE_STRIDE);
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		if (um->segments[i].fd >= 0)
+			close(um->segments[i].fd);
 	u64_map__free_values(&um->loaded, loaded_file__free);
 	u64_map__free_values(&um->status, free);
 	u64_map__free(&um->rule_index);
 	free(um->free_ranges);
+	free(um->page_need);
 	free(um->cursor);
 	free(um);
 }
@@ -236,13 +281,93 @@ static int rule_id(struct unwind_maps *um, const struct unwind_rule *r)
 	return (int)(um->rule_cnt - 1);
 }
 
+/* Insert r in the free list at i (no neighbour to merge with). */
+static int free_insert(struct unwind_maps *um, size_t i, struct pool_range r)
+{
+	if (um->free_cnt == um->free_cap) {
+		struct pool_range *n = realloc(um->free_ranges, um->free_cap * 2 * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		um->free_ranges = n;
+		um->free_cap *= 2;
+	}
+	memmove(&um->free_ranges[i + 1], &um->free_ranges[i], (um->free_cnt - i) * sizeof(r));
+	um->free_ranges[i] = r;
+	um->free_cnt++;
+	return 0;
+}
+
+/* The most segments the cap allows. */
+static uint32_t segments_max(const struct unwind_maps *um)
+{
+	size_t max = um->segment_entries ? um->entry_cap / um->segment_entries : 0;
+
+	return (uint32_t)(max < UNWIND_SEGMENT_MAX ? max : UNWIND_SEGMENT_MAX);
+}
+
+/* A new segment (bpf/abi.h: all of one size, the pool's cap in whole segments); its entries
+ * become a free range. Segments stay until um goes (growing only: a sample may be inside one
+ * at any moment). -ENOSPC when the cap or the slots do not allow it.
+ */
+static int pool_grow(struct unwind_maps *um)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	size_t size = um->segment_entries;
+	uint32_t slot;
+	int fd, err;
+
+	if (!size || size > um->entry_cap - um->created)
+		return -ENOSPC;
+	for (slot = 0; slot < UNWIND_SEGMENT_MAX && um->segments[slot].fd >= 0; slot++)
+		;
+	if (slot == UNWIND_SEGMENT_MAX)
+		return -ENOSPC;
+	if (um->maker)
+		fd = segment_maker__make(um->maker, (uint32_t)size, segments_max(um));
+	else
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_segment", sizeof(uint32_t),
+				    sizeof(struct unwind_entry_pair), (uint32_t)(size / 2), &opts);
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(um->segments_fd, &slot, &fd, BPF_ANY)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* slots are taken in order, so the new range goes last */
+	err = free_insert(um, um->free_cnt,
+			  (struct pool_range){ slot << UNWIND_SEGMENT_SHIFT, (uint32_t)size });
+	if (err) {
+		bpf_map_delete_elem(um->segments_fd, &slot);
+		close(fd);
+		return err;
+	}
+	um->segments[slot] = (struct pool_segment){ fd, (uint32_t)size };
+	um->created += size;
+	um->stats.segments++;
+	um->stats.entries_created = um->created;
+	pr_debug("unwind-entry pool: segment %u of %zu entries (%zu of %zu made)\n", slot, size,
+		 um->created, um->entry_cap);
+	return 0;
+}
+
+/* First fit in the segments made, else in a new one. */
 static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 {
+	struct pool_range *r;
 	size_t i;
+	int err;
 
-	for (i = 0; i < um->free_cnt; i++) {
-		struct pool_range *r = &um->free_ranges[i];
-
+	if (cnt > um->segment_entries)
+		return -E2BIG;
+	for (i = 0;; i++) {
+		if (i == um->free_cnt) {
+			err = pool_grow(um);
+			if (err)
+				return err;
+		}
+		r = &um->free_ranges[i];
 		if (r->cnt < cnt)
 			continue;
 		*first = r->first;
@@ -255,7 +380,6 @@ static int pool_alloc(struct unwind_maps *um, uint32_t cnt, uint32_t *first)
 		um->stats.entries_used += cnt;
 		return 0;
 	}
-	return -ENOSPC;
 }
 
 /* Return a range to the free list, merging it with its neighbours. */
@@ -278,43 +402,146 @@ static int pool_free(struct unwind_maps *um, struct pool_range r)
 	} else if (i < um->free_cnt && r.first + r.cnt == um->free_ranges[i].first) {
 		um->free_ranges[i].first = r.first;
 		um->free_ranges[i].cnt += r.cnt;
-	} else {
-		if (um->free_cnt == um->free_cap) {
-			struct pool_range *n =
-				realloc(um->free_ranges, um->free_cap * 2 * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM; /* the range leaks; counted as used */
-			um->free_ranges = n;
-			um->free_cap *= 2;
-		}
-		memmove(&um->free_ranges[i + 1], &um->free_ranges[i],
-			(um->free_cnt - i) * sizeof(r));
-		um->free_ranges[i] = r;
-		um->free_cnt++;
+	} else if (free_insert(um, i, r)) {
+		return -ENOMEM; /* the range leaks; counted as used */
 	}
 	um->stats.entries_used -= r.cnt;
 	return 0;
 }
 
+/* Entries free in the segments made, plus those of the segments the cap still allows. */
+static size_t pool_room(const struct unwind_maps *um)
+{
+	size_t i, room = 0, slots = 0, grow;
+
+	for (i = 0; i < um->free_cnt; i++)
+		room += um->free_ranges[i].cnt;
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		slots += um->segments[i].fd < 0;
+	grow = um->segment_entries ? (um->entry_cap - um->created) / um->segment_entries : 0;
+	return room + (grow < slots ? grow : slots) * um->segment_entries;
+}
+
+/* Ranges for a table whose pages need um->page_need[0 .. page_cnt) entries, need in all: one
+ * range when one fits (first fit, else a new segment), else pieces at page boundaries: the
+ * first free range that holds the next page takes as many pages as it can, a new segment
+ * when none does. -ENOSPC without room (nothing kept).
+ */
+static int pool_alloc_table(struct unwind_maps *um, uint32_t need, size_t page_cnt,
+			    struct loaded_file *lf)
+{
+	size_t i = 0, k;
+	uint32_t first;
+	int err;
+
+	lf->range_cnt = 0;
+	lf->entries = 0;
+	if (!need)
+		return 0;
+	lf->ranges = malloc(sizeof(*lf->ranges));
+	if (!lf->ranges)
+		return -ENOMEM;
+	err = need <= um->segment_entries ? pool_alloc(um, need, &first) : -ENOSPC;
+	if (err != -ENOSPC) {
+		if (!err) {
+			lf->ranges[0] = (struct pool_range){ first, need };
+			lf->range_cnt = 1;
+			lf->entries = need;
+		}
+		return err;
+	}
+	if (need > pool_room(um))
+		return -ENOSPC;
+	while (i < page_cnt) {
+		uint32_t take = 0;
+		struct pool_range *n;
+
+		for (k = 0; k < um->free_cnt && um->free_ranges[k].cnt < um->page_need[i]; k++)
+			;
+		if (k == um->free_cnt) {
+			err = pool_grow(um); /* the new segment's range comes last */
+			if (!err && um->free_ranges[k].cnt < um->page_need[i])
+				err = -E2BIG; /* a page larger than a segment: never (bpf/abi.h) */
+			if (err)
+				goto undo;
+		}
+		while (i < page_cnt && take + um->page_need[i] <= um->free_ranges[k].cnt)
+			take += um->page_need[i++];
+		n = realloc(lf->ranges, (lf->range_cnt + 1) * sizeof(*n));
+		if (!n) {
+			err = -ENOMEM;
+			goto undo;
+		}
+		lf->ranges = n;
+		/* the ranges before k are smaller than page i's need, so smaller than take */
+		err = pool_alloc(um, take, &first);
+		if (err)
+			goto undo;
+		lf->ranges[lf->range_cnt++] = (struct pool_range){ first, take };
+		lf->entries += take;
+	}
+	um->stats.tables_split++;
+	return 0;
+undo:
+	while (lf->range_cnt)
+		pool_free(um, lf->ranges[--lf->range_cnt]);
+	lf->entries = 0;
+	return err;
+}
+
+/* Note a counted page's entries (um->page_need[page_i]). */
+static int note_page_need(struct unwind_maps *um, size_t page_i, uint32_t n)
+{
+	if (page_i == um->page_need_cap) {
+		size_t cap = um->page_need_cap ? um->page_need_cap * 2 : 256;
+		uint32_t *p = realloc(um->page_need, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		um->page_need = p;
+		um->page_need_cap = cap;
+	}
+	um->page_need[page_i] = n;
+	return 0;
+}
+
+/* Write entry pos of the table being loaded, in the window of its current range; an entry
+ * past it (a page of gaps only, left out afterwards) is not written.
+ */
+static void put_entry(struct unwind_maps *um, uint32_t pos, struct unwind_entry e)
+{
+	if (um->entries && pos >= um->range_first && pos < um->range_end)
+		um->entries[pos - um->win_first] = e;
+}
+
 /* Every 64 KiB page from the first row to the last that holds something other than INVALID
- * gets entry 0 (the rule in force at its start) plus one entry per row inside it. With
- * write == false this only counts the entries (*used) so the pool range can be allocated.
+ * gets entry 0 (the rule in force at its start) plus one entry per row inside it. Without lf
+ * this only counts: the entries (*used) and each kept page's (um->page_need), so the pool
+ * ranges can be allocated; with lf it writes them into lf's ranges in order, the next range
+ * taken at the page where one is full (pool_alloc_table() cut them there).
  * The rows are read a window at a time (um->cursor): a giant's table is never whole here.
  */
 static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
-		      uint32_t base, uint32_t *used, uint64_t *pages, uint64_t *page_list)
+		      const struct loaded_file *lf, uint32_t *used, uint64_t *pages,
+		      uint64_t *page_list)
 {
 	struct unwind_row_cursor *c = um->cursor;
 	size_t i = 0, cnt = unwind_table__row_cnt(t);
-	uint32_t pos = base;
-	bool write = page_list != NULL;
+	bool write = lf != NULL;
+	uint32_t range = 0, pos = write && lf->range_cnt ? lf->ranges[0].first : 0;
 	uint64_t page, last_page;
 	struct unwind_rule in_force = { 0 };
 	const struct unwind_row *r;
+	int id, err;
 
+	*used = 0;
 	if (!cnt)
 		return 0;
+	if (write && lf->range_cnt) {
+		err = map_window(um, lf->ranges[0].first, lf->ranges[0].cnt);
+		if (err)
+			return err;
+	}
 	unwind_row_cursor__init(c, t);
 	r = unwind_row_cursor__get(c, cnt - 1);
 	if (!r)
@@ -327,10 +554,18 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 	in_force.kind = UNWIND_RULE_INVALID;
 	for (; page <= last_page; page++) {
 		uint64_t page_start = page << UNWIND_PAGE_SHIFT;
-		uint32_t first = pos, n = 0;
+		uint32_t first, n = 0;
 		bool useful = in_force.kind != UNWIND_RULE_INVALID;
-		int id;
 
+		if (write && pos == um->range_end && range + 1 < lf->range_cnt) {
+			unmap_window(um);
+			range++;
+			err = map_window(um, lf->ranges[range].first, lf->ranges[range].cnt);
+			if (err)
+				return err;
+			pos = lf->ranges[range].first;
+		}
+		first = pos;
 		r = i < cnt ? unwind_row_cursor__get(c, i) : NULL;
 		if (c->err)
 			return c->err;
@@ -340,8 +575,7 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &in_force);
 				if (id < 0)
 					return id;
-				um->entries[pos - um->win_first] =
-					(struct unwind_entry){ 0, (uint16_t)id };
+				put_entry(um, pos, (struct unwind_entry){ 0, (uint16_t)id });
 			}
 			pos++;
 			n++;
@@ -358,9 +592,8 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &r->rule);
 				if (id < 0)
 					return id;
-				um->entries[pos - um->win_first] = (struct unwind_entry){
-					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id
-				};
+				put_entry(um, pos, (struct unwind_entry){
+					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id });
 			}
 			pos++;
 			n++;
@@ -374,13 +607,17 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 			struct unwind_page_key key = { .file_id = file_id, .page = page };
 			struct unwind_page val = { .first = first, .cnt = n };
 
+			if (pos > um->range_end)
+				return -EIO; /* not the pages counted: never */
 			if (bpf_map_update_elem(um->pages_fd, &key, &val, BPF_ANY))
 				return -errno;
 			page_list[*pages] = page;
+		} else if ((err = note_page_need(um, *pages, n))) {
+			return err;
 		}
 		(*pages)++;
+		*used += n;
 	}
-	*used = pos - base;
 	return 0;
 }
 
@@ -401,18 +638,18 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 			    uint32_t *first, uint32_t *cnt)
 {
 	uint64_t pages = 0, page_cnt = 0;
-	uint32_t need = 0, used = 0;
+	uint32_t need = 0, used = 0, i;
 	struct file_info fi = { .flags = FILE_HAS_TABLE };
 	struct loaded_file *lf = NULL;
 	int err;
 
 	if (u64_map__get(&um->loaded, file_id))
 		return -EEXIST;
-	err = load_pages(um, file_id, t, 0, &need, &page_cnt, NULL);
+	err = load_pages(um, file_id, t, NULL, &need, &page_cnt, NULL);
 	if (err)
 		return err;
 	if (need > um->entry_cap)
-		return -E2BIG;
+		return -E2BIG; /* larger than the whole pool: no eviction makes room */
 	lf = calloc(1, sizeof(*lf));
 	if (lf)
 		lf->pages = calloc(page_cnt ? page_cnt : 1, sizeof(*lf->pages));
@@ -420,19 +657,12 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = pool_alloc(um, need, first);
+	err = pool_alloc_table(um, need, page_cnt, lf);
 	if (err)
 		goto fail;
-	lf->range = (struct pool_range){ *first, need };
-	err = map_window(um, *first, need);
-	if (err) {
-		err = -errno;
-		pool_free(um, lf->range);
-		goto fail;
-	}
-	err = load_pages(um, file_id, t, *first, &used, &pages, lf->pages);
-	munmap(um->entries, um->win_bytes);
-	um->entries = NULL;
+	*first = lf->range_cnt ? lf->ranges[0].first : 0;
+	err = load_pages(um, file_id, t, lf, &used, &pages, lf->pages);
+	unmap_window(um);
 	lf->page_cnt = pages;
 	um->stats.pages += pages;
 	if (!err && bpf_map_update_elem(um->files_fd, &file_id, &fi, BPF_ANY))
@@ -442,7 +672,8 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	if (err) {
 		delete_pages(um, file_id, lf->pages, lf->page_cnt);
 		bpf_map_delete_elem(um->files_fd, &file_id);
-		pool_free(um, lf->range);
+		for (i = 0; i < lf->range_cnt; i++)
+			pool_free(um, lf->ranges[i]);
 		goto fail;
 	}
 	*cnt = used;
@@ -455,13 +686,15 @@ fail:
 void unwind_maps__unload_file(struct unwind_maps *um, uint64_t file_id)
 {
 	struct loaded_file *lf = u64_map__del(&um->loaded, file_id);
+	uint32_t i;
 
 	/* The files entry goes first: eBPF stops using the pages before they disappear. */
 	bpf_map_delete_elem(um->files_fd, &file_id);
 	if (!lf)
 		return;
 	delete_pages(um, file_id, lf->pages, lf->page_cnt);
-	pool_free(um, lf->range);
+	for (i = 0; i < lf->range_cnt; i++)
+		pool_free(um, lf->ranges[i]);
 	um->stats.files_unloaded++;
 	loaded_file__free(lf);
 }
@@ -646,6 +879,16 @@ size_t unwind_maps__pool_cap(const struct unwind_maps *um)
 	return um->entry_cap;
 }
 
+void unwind_maps__set_segment_maker(struct unwind_maps *um, struct segment_maker *m)
+{
+	um->maker = m;
+}
+
+int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment)
+{
+	return segment < UNWIND_SEGMENT_MAX ? um->segments[segment].fd : -1;
+}
+
 bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id)
 {
 	return um->cache && table_cache__has(um->cache, file_id);
@@ -656,7 +899,7 @@ size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_t
 	uint64_t page_cnt = 0;
 	uint32_t need = 0;
 
-	if (load_pages(um, 0, t, 0, &need, &page_cnt, NULL))
+	if (load_pages(um, 0, t, NULL, &need, &page_cnt, NULL))
 		return SIZE_MAX;
 	return need;
 }
@@ -664,17 +907,7 @@ size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_t
 size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
 {
 	const struct loaded_file *lf = u64_map__get(&um->loaded, file_id);
-	size_t i, hole;
 
-	if (!lf)
-		return 0;
-	hole = lf->range.cnt;
-	for (i = 0; i < um->free_cnt; i++) {
-		const struct pool_range *r = &um->free_ranges[i];
-
-		if (r->first + r->cnt == lf->range.first ||
-		    r->first == lf->range.first + lf->range.cnt)
-			hole += r->cnt;
-	}
-	return hole;
+	/* tables are split across free ranges when none holds them whole: all room counts */
+	return lf ? pool_room(um) + lf->entries : 0;
 }

@@ -1,9 +1,11 @@
 /* Loads per-file unwind tables into the eBPF unwinder's maps.
  *
  * Layout (see bpf/abi.h): "files" file_id -> flags; "unwind_pages" (file_id, 64 KiB page) ->
- * a range of the global entry pool "unwind_entries" (memory-mapped, one contiguous range per
- * file, allocated first-fit); "unwind_rules" the de-duplicated rule table (memory-mapped,
- * append-only while the loader lives, at most 65536 rules).
+ * a range of the global entry pool, segments in "unwind_segments" made as tables need them
+ * (memory-mapped, one contiguous range per file, allocated first-fit, or when none holds it
+ * whole pieces split at its 64 KiB pages: a page's entries always lie in one segment);
+ * "unwind_rules" the de-duplicated rule table (memory-mapped, append-only while the loader
+ * lives, at most 65536 rules).
  * Tables are unloaded (files entry first, then pages, then the pool range) when no live
  * process maps the file any more; a sample already inside a lookup at that moment may read
  * an entry of the next table loaded into the same range: one wrong frame, never a crash.
@@ -37,6 +39,10 @@ struct unwind_maps_stats {
 	uint64_t files_cfi_malformed; /* tables built (not from the cache) despite malformed CFI */
 	uint64_t cfi_malformed; /* malformed CFI entries skipped in those (see unwind_table.h) */
 	uint64_t entries_used;  /* pool entries in use */
+	uint64_t entries_created; /* entries in the pool's segments made so far */
+	uint64_t segments;        /* segments made (they stay) */
+	uint64_t tables_split;    /* tables loaded in pieces (no free range or new segment held
+				   * them whole: larger than a segment, or the pool fragmented) */
 	uint64_t rules_used;
 	uint64_t pages;
 	uint64_t pool_full; /* tables the entry pool had no room for (after evictions) */
@@ -65,9 +71,11 @@ struct table_status {
 struct unwind_maps;
 
 /* NULL with errno when the rule array cannot be memory-mapped. The fds are borrowed and must
- * stay open for the object's lifetime (the entry pool is mapped again at every load).
+ * stay open for the object's lifetime. The entry pool (entry_cap entries at most) is made of
+ * segments that um creates as tables need them and puts in segments_fd, the array of maps
+ * "unwind_segments" (bpf/abi.h); they stay until um is freed.
  */
-struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int entries_fd, int rules_fd,
+struct unwind_maps *unwind_maps__new(int files_fd, int pages_fd, int segments_fd, int rules_fd,
 				     size_t entry_cap);
 void unwind_maps__free(struct unwind_maps *um);
 
@@ -112,13 +120,21 @@ int unwind_maps__install(struct unwind_maps *um, struct executable *exe,
 			 const struct unwind_table *t);
 /* Whether the on-disk cache holds a table for file_id (no cache: false). */
 bool unwind_maps__has_cached(const struct unwind_maps *um, uint64_t file_id);
-/* Pool entries t needs (one contiguous range); SIZE_MAX when it cannot be loaded at all. */
+/* Pool entries t needs; SIZE_MAX when it cannot be loaded at all. */
 size_t unwind_maps__entries_needed(struct unwind_maps *um, const struct unwind_table *t);
-/* The contiguous free range unloading file_id would leave (0: not loaded). */
+/* The room in the pool unloading file_id would leave (0: not loaded): a table that no free
+ * range holds whole is split at its pages across the free ranges, so all of it counts. */
 size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id);
 /* Entries free in the pool, and its size. */
 size_t unwind_maps__pool_free(const struct unwind_maps *um);
 size_t unwind_maps__pool_cap(const struct unwind_maps *um);
+/* The pool's segments come from m (unwind/segment_maker.h: a process that keeps CAP_BPF)
+ * from now on; m is borrowed and outlives um. NULL: um makes them itself (needs CAP_BPF).
+ */
+struct segment_maker;
+void unwind_maps__set_segment_maker(struct unwind_maps *um, struct segment_maker *m);
+/* The fd of the pool's segment in that slot (bpf/abi.h), or -1: none (yet). Owned by um. */
+int unwind_maps__segment_fd(const struct unwind_maps *um, uint32_t segment);
 /* Load an already-built table for file_id (tests, the cache). */
 int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const struct unwind_table *t,
 			    uint32_t *first, uint32_t *cnt);

@@ -62,3 +62,10 @@ $(BUILD)/cfi_sigtramp: cfi_sigtramp.c | $(BUILD)
 	$(CFI_GCC) -O2 $< -o $@
 
 FIXTURES += $(BUILD)/cfi_sigtramp
+
+# A table larger than a segment of the entry pool (tests/unit/test_replay.c huge_table,
+# tests/system/test_tables.sh).
+$(BUILD)/wl_huge_cfi: wl_huge_cfi.S | $(BUILD)
+	$(CFI_GCC) $< -o $@
+
+FIXTURES += $(BUILD)/wl_huge_cfi

@@ -44,7 +44,9 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 	return 0;
 }
 
-/* No mapping, file, table page, entry or rule is ever found; no process has code ranges. */
+/* No mapping, file, table page, pool segment, entry or rule is ever found; no process has code
+ * ranges.
+ */
 #define BPF_WORLD_NOTHING(type, name, ...) \
 	static type *name(__VA_ARGS__)     \
 	{                                  \
@@ -54,7 +56,8 @@ static int ss_read_user(void *dst, __u32 size, __u64 addr)
 BPF_WORLD_NOTHING(struct mapping_info, ss_lookup_mapping, __u32 pid, __u64 pc)
 BPF_WORLD_NOTHING(struct file_info, ss_lookup_file, __u64 file_id)
 BPF_WORLD_NOTHING(struct unwind_page, ss_lookup_page, __u64 file_id, __u64 page)
-BPF_WORLD_NOTHING(struct unwind_entry, ss_lookup_entry, __u32 index)
+BPF_WORLD_NOTHING(void, ss_lookup_segment, __u32 segment)
+BPF_WORLD_NOTHING(struct unwind_entry, ss_lookup_entry, void *segment, __u32 index)
 BPF_WORLD_NOTHING(struct unwind_rule, ss_lookup_rule, __u32 index)
 BPF_WORLD_NOTHING(struct interp_code, ss_interp_code, __u32 pid)
 

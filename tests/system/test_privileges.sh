@@ -10,7 +10,10 @@
 #  (b) stackscope started with only the unit's capabilities: record as uid 65534 with them as
 #      ambient capabilities (its command gets none), and the agent as root with them as
 #      bounding set, both with no_new_privs and MemoryDenyWriteExecute (prctl PR_SET_MDWE);
-#  (c) `systemd-analyze security --offline` rates the unit at most its measured exposure.
+#  (c) `systemd-analyze security --offline` rates the unit at most its measured exposure;
+#  (d) in (a) and (b) the agent's child that makes the unwind-entry pool's segments
+#      (src/unwind/segment_maker.h, "ss-segments") has CAP_BPF alone, NoNewPrivs 1 and no fd
+#      of stackscope's but its socket: stackscope itself keeps no CAP_BPF for it.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_fp && have_fixture wl_chain_nofp || finish
@@ -85,6 +88,34 @@ check_threads()
 		ok "$what: all $n threads have CapEff = CapPrm = $want, CapBnd = $bnd, NoNewPrivs 1"
 	else
 		fail "$what: ${bad[*]} (want CapEff = CapPrm = $want, CapBnd = $bnd)"
+	fi
+}
+
+# check_maker WHAT PID EFF_PRM_MASK BND_MASK: the segment maker, PID's child "ss-segments"
+# (it makes no segment before the first table needs one, but it is there from the drop on)
+check_maker()
+{
+	local what=$1 pid=$2 want=$3 bnd=$4 m bad=() fds
+	m=$(pgrep -P "$pid" -x ss-segments | head -1)
+	if [[ -z $m ]] || ! cp "/proc/$m/status" "$TMP/maker.status" 2>/dev/null; then
+		fail "$what: no segment maker (ss-segments) among the children of $pid"
+		return 1
+	fi
+	local st=$TMP/maker.status
+	[[ $(field "$st" CapEff) == "$want" ]] || bad+=("CapEff=$(field "$st" CapEff)")
+	[[ $(field "$st" CapPrm) == "$want" ]] || bad+=("CapPrm=$(field "$st" CapPrm)")
+	[[ $(field "$st" CapBnd) == "$bnd" ]] || bad+=("CapBnd=$(field "$st" CapBnd)")
+	[[ $(field "$st" CapInh) == 0000000000000000 ]] || bad+=("CapInh")
+	[[ $(field "$st" CapAmb) == 0000000000000000 ]] || bad+=("CapAmb")
+	[[ $(field "$st" NoNewPrivs) == 1 ]] || bad+=("NoNewPrivs=0")
+	fds=$(ls "/proc/$m/fd" | awk '$1 > 2' | wc -l)
+	((fds == 1)) || bad+=("$fds fds past stderr")
+	if ((${#bad[@]} == 0)); then
+		ok "$what: the segment maker (pid $m): CapEff = CapPrm = $want, CapBnd = $bnd," \
+			"NoNewPrivs 1, one fd (its socket)"
+	else
+		fail "$what: the segment maker (pid $m): ${bad[*]}" \
+			"(want CapEff = CapPrm = $want, CapBnd = $bnd)"
 	fi
 }
 
@@ -188,6 +219,7 @@ agent_run()
 		return 1
 	fi
 	check_threads "$what" $AGENT_PID "$EXPECT_EFF" "$EXPECT_BND"
+	check_maker "$what" $AGENT_PID "$MAKER_EFF" "$MAKER_BND"
 	check "$what: the metrics thread answers after the drop" \
 		curl -sf -o /dev/null "http://127.0.0.1:$port/metrics"
 	run_workloads 4 fp
@@ -207,6 +239,9 @@ EXPECT_EFF=$(mask $RUNNING)
 # root has CAP_SETPCAP: the bounding set shrinks to the running set too
 EXPECT_BND=$EXPECT_EFF
 ((0x$self_eff & (1 << CAPNUM[setpcap]))) || EXPECT_BND=$self_bnd
+MAKER_EFF=$(printf '%016x' $((0x$(mask bpf) & 0x$self_eff)))
+MAKER_BND=$MAKER_EFF
+((0x$self_eff & (1 << CAPNUM[setpcap]))) || MAKER_BND=$self_bnd
 if agent_run agent-root env; then
 	line=$(grep -o "capabilities after start-up: [^ ]*" "$TMP/agent-root.log")
 	want=$(for c in $RUNNING; do echo "cap_$c"; done | sort | paste -sd,)
@@ -278,6 +313,8 @@ check_ge "record as uid $NOBODY: samples with _start..$CHAIN" "$full" $MIN_CHAIN
 # set stays the unit's), no_new_privs, MemoryDenyWriteExecute.
 EXPECT_EFF=$(printf '%016x' $((0x$(mask $RUNNING) & 0x$unit_mask)))
 EXPECT_BND=$unit_mask
+MAKER_EFF=$(printf '%016x' $((0x$(mask bpf) & 0x$unit_mask)))
+MAKER_BND=$unit_mask
 if agent_run agent-unit $PY "$BIN/mdwe.py" setpriv $UNIT_PRIV --; then
 	# without CAP_SYSLOG /proc/kallsyms reads as zeros: every kernel frame is "[kernel]+0x..."
 	f=$TMP/agent-unit.folded

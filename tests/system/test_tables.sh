@@ -12,7 +12,11 @@
 #    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
-#    frames still unwind through its table (the chain up to main).
+#    frames still unwind through its table (the chain up to main);
+#  - a table larger than a segment of the entry pool (wl_huge_cfi: 1.2M rows, one function
+#    without frame pointers) is split across segments at its pages: `record` says so, the
+#    segment it needs is made after the privilege drop (by ss-segments, src/unwind/
+#    segment_maker.h), and its samples in that function are complete back to _start.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -54,14 +58,16 @@ check "libLLVM mapped by a live process" grep -qs libLLVM /proc/[0-9]*/maps
 
 # run_agent NAME SECONDS ARGS...: the agent, pprof files every second into $TMP/NAME, stopped
 # (its table cache starts empty: the first run is cold, the next ones start from its tables)
-# SECONDS after it says it runs; its log in $TMP/NAME.log, exit status in ARC, the folded
+# SECONDS after it says it runs (the SIGTERM goes through timeout, which arms its -k then: the
+# agent's stop, up to 3 s for deferred samples' tables plus the last export, took 3-7 s at
+# load 25-30, so -k 5 killed it); its log in $TMP/NAME.log, exit status in ARC, the folded
 # stacks (comm first) of the intervals after the first SKIP in $TMP/NAME.folded
 run_agent()
 {
 	local name=$1 secs=$2 skip=$3 apid f i
 	shift 3
 	mkdir -p "$TMP/$name"
-	timeout -k 5 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "$TMP/cache" \
+	timeout -k 30 50 "$SS" agent -v -F 99 --interval 1 --output-dir "$TMP/$name" --cache-dir "$TMP/cache" \
 		"$@" 2>"$TMP/$name.log" &
 	apid=$!
 	for i in $(seq 300); do
@@ -118,4 +124,22 @@ chain=$(samples "$TMP/small.folded" "$comm" "$CHAIN_RE\$")
 check_ge "pool full: samples of the workload in hot_leaf after 2 s" "$total" 20
 check_pct "pool full: of those, the chain up to main (the workload's own table)" "$chain" \
 	"$total" 75 || show "$TMP/small.folded" "$comm"
+
+# --- a table larger than a segment -----------------------------------------------------------
+if have_fixture wl_huge_cfi; then
+	timeout -k 5 60 "$SS" record -v -F 199 --cache-dir "$TMP/cache" -o "$TMP/huge.pb.gz" -- \
+		timeout 4 "$FIX/wl_huge_cfi" 2>"$TMP/huge.log"
+	split=$(sed -n 's/.* \([0-9]*\) tables split.*/\1/p' "$TMP/huge.log")
+	check_ge "huge table: split across the pool's segments (record's count)" "${split:-0}" 1
+	# record keeps no CAP_BPF: a segment made after the drop came from ss-segments
+	late=$(sed -n '/capabilities after start-up/,$p' "$TMP/huge.log" |
+		grep -c 'unwind-entry pool: segment [0-9]* of')
+	check_ge "huge table: segments made after the privilege drop (by ss-segments)" "$late" 1
+	$PY "$SS_ROOT/tests/system/pprof_stacks.py" --comm "$TMP/huge.pb.gz" >"$TMP/huge.folded"
+	total=$(samples "$TMP/huge.folded" wl_huge_cfi ';huge_cfi$')
+	complete=$(samples "$TMP/huge.folded" wl_huge_cfi "^wl_huge_cfi;${START_RE}main;huge_cfi\$")
+	check_ge "huge table: samples in huge_cfi" "$total" 20
+	check_pct "huge table: of those, complete back to _start" "$complete" "$total" 90 ||
+		show "$TMP/huge.folded" wl_huge_cfi
+fi
 finish

@@ -3,12 +3,15 @@
  * test_replay.c (native fixtures' snapshots) and test_replay_interp.c (stopped interpreters).
  *
  * The maps are written by the production code, never by the tests:
- *   - the unwind tables by unwind_maps__load_table() (src/unwind/unwind_maps.c): its entry and
- *     rule arrays are memfds instead of BPF array maps (it only mmaps them), its hash-map
- *     writes ("unwind_files", "unwind_pages") go through bpf_map_update_elem() below;
+ *   - the unwind tables by unwind_maps__load_table() (src/unwind/unwind_maps.c): its rule
+ *     array and the entry pool's segments are memfds instead of BPF array maps (it only mmaps
+ *     them; bpf_map_create() below makes a segment, the array of maps "unwind_segments" is
+ *     REPLAY_SEGMENTS_FD), its hash-map writes ("unwind_files", "unwind_pages") go through
+ *     bpf_map_update_elem() below;
  *   - the runtimes' "interp_files", "interp_procs" and "interp_code" by the runtime registry
  *     (src/interp/registry.c), given the REPLAY_INTERP_*_FD descriptors.
- * bpf_map_update_elem() / bpf_map_delete_elem() here replace libbpf's for the whole test binary
+ * bpf_map_create(), bpf_map_update_elem() and bpf_map_delete_elem() here replace libbpf's for the
+ * whole test binary
  * (the test object is linked before -lbpf), with the same contract: 0, or -errno with errno set.
  * So what the walk reads is byte for byte what the kernel maps would hold.
  *
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -40,8 +44,9 @@
 #define REPLAY_INTERP_FILES_FD 0x10002
 #define REPLAY_INTERP_PROCS_FD 0x10003
 #define REPLAY_INTERP_CODE_FD 0x10004
-#define REPLAY_FILE_CAP 64
-#define REPLAY_PAGE_CAP 8192
+#define REPLAY_SEGMENTS_FD 0x10005
+#define REPLAY_FILE_CAP 320 /* the fixtures, and copies of libc's table (test_replay.c) */
+#define REPLAY_PAGE_CAP 16384
 #define REPLAY_ENTRY_CAP (1u << 21)
 #define REPLAY_RULE_CAP 65536u /* max_entries of "unwind_rules" */
 #define REPLAY_INTERP_CAP 16   /* each of the runtimes' maps */
@@ -57,9 +62,13 @@ struct replay_hash {
 static struct {
 	struct replay_hash files, pages;          /* unwind_files, unwind_pages */
 	struct replay_hash ifiles, iprocs, icode; /* the runtimes' maps */
-	int entries_fd, rules_fd;                 /* memfds for the BPF array maps */
-	const struct unwind_entry *entries;       /* our read-only views of them */
-	const uint8_t *rules;
+	int rules_fd;                             /* memfd for the BPF array map */
+	const uint8_t *rules;                     /* our read-only view of it */
+	struct {                                  /* "unwind_segments" */
+		int fd;                           /* memfd (0: none) */
+		const struct unwind_entry *entries; /* our read-only view */
+		size_t cnt;
+	} segments[UNWIND_SEGMENT_MAX];
 	struct unwind_maps *um;
 } kmaps;
 
@@ -115,11 +124,46 @@ static struct replay_hash *replay_hash__of_fd(int fd)
 	return NULL;
 }
 
+/* A segment of the entry pool (the only BPF array unwind_maps creates): a memfd of its size. */
+int bpf_map_create(enum bpf_map_type map_type, const char *map_name, __u32 key_size,
+		   __u32 value_size, __u32 max_entries, const struct bpf_map_create_opts *opts)
+{
+	int fd = memfd_create(map_name, MFD_CLOEXEC);
+
+	(void)map_type, (void)key_size, (void)opts;
+	if (fd >= 0 && ftruncate(fd, (off_t)value_size * max_entries)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/* "unwind_segments"[*slot] = the segment behind *seg_fd, mapped read-only for the walk. */
+static int replay_segment__set(const __u32 *slot, const int *seg_fd)
+{
+	struct stat st;
+	void *p;
+
+	if (*slot >= UNWIND_SEGMENT_MAX || kmaps.segments[*slot].fd || fstat(*seg_fd, &st)) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, *seg_fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	kmaps.segments[*slot].fd = *seg_fd;
+	kmaps.segments[*slot].entries = p;
+	kmaps.segments[*slot].cnt = (size_t)st.st_size / sizeof(struct unwind_entry);
+	return 0;
+}
+
 int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags)
 {
 	struct replay_hash *h = replay_hash__of_fd(fd);
 	size_t i;
 
+	if (fd == REPLAY_SEGMENTS_FD)
+		return replay_segment__set(key, value);
 	if (!h || !h->keys) {
 		errno = EBADF;
 		return -EBADF;
@@ -159,9 +203,8 @@ int bpf_map_delete_elem(int fd, const void *key)
 /* 0 or -errno; idempotent. */
 static int kmaps_init(void)
 {
-	size_t esz = (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry);
 	size_t rsz = (size_t)REPLAY_RULE_CAP * REPLAY_RULE_STRIDE;
-	void *e, *r;
+	void *r;
 
 	if (kmaps.um)
 		return 0;
@@ -176,32 +219,29 @@ static int kmaps_init(void)
 	    replay_hash__init(&kmaps.icode, sizeof(__u32), sizeof(struct interp_code),
 			      REPLAY_INTERP_CAP))
 		return -ENOMEM;
-	kmaps.entries_fd = memfd_create("unwind_entries", MFD_CLOEXEC);
 	kmaps.rules_fd = memfd_create("unwind_rules", MFD_CLOEXEC);
-	if (kmaps.entries_fd < 0 || kmaps.rules_fd < 0 || ftruncate(kmaps.entries_fd, (off_t)esz) ||
-	    ftruncate(kmaps.rules_fd, (off_t)rsz))
+	if (kmaps.rules_fd < 0 || ftruncate(kmaps.rules_fd, (off_t)rsz))
 		return -errno;
-	e = mmap(NULL, esz, PROT_READ, MAP_SHARED, kmaps.entries_fd, 0);
 	r = mmap(NULL, rsz, PROT_READ, MAP_SHARED, kmaps.rules_fd, 0);
-	kmaps.entries = e == MAP_FAILED ? NULL : e;
 	kmaps.rules = r == MAP_FAILED ? NULL : r;
-	if (!kmaps.entries || !kmaps.rules)
+	if (!kmaps.rules)
 		return -errno;
-	kmaps.um = unwind_maps__new(REPLAY_FILES_FD, REPLAY_PAGES_FD, kmaps.entries_fd,
+	kmaps.um = unwind_maps__new(REPLAY_FILES_FD, REPLAY_PAGES_FD, REPLAY_SEGMENTS_FD,
 				    kmaps.rules_fd, REPLAY_ENTRY_CAP);
 	return kmaps.um ? 0 : -errno;
 }
 
 static void kmaps_free(void)
 {
-	unwind_maps__free(kmaps.um);
-	if (kmaps.entries)
-		munmap((void *)kmaps.entries,
-		       (size_t)REPLAY_ENTRY_CAP * sizeof(struct unwind_entry));
+	size_t i;
+
+	unwind_maps__free(kmaps.um); /* closes the segments' fds */
+	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
+		if (kmaps.segments[i].entries)
+			munmap((void *)kmaps.segments[i].entries,
+			       kmaps.segments[i].cnt * sizeof(struct unwind_entry));
 	if (kmaps.rules)
 		munmap((void *)kmaps.rules, (size_t)REPLAY_RULE_CAP * REPLAY_RULE_STRIDE);
-	if (kmaps.entries_fd > 0)
-		close(kmaps.entries_fd);
 	if (kmaps.rules_fd > 0)
 		close(kmaps.rules_fd);
 	replay_hash__free(&kmaps.files);
@@ -257,13 +297,33 @@ static struct unwind_page *kmaps_page(__u64 file_id, __u64 page)
 	return replay_hash__lookup(&kmaps.pages, &k);
 }
 
-static struct unwind_entry *ss_lookup_entry(__u32 index)
+/* Entry index of the whole pool (bpf/abi.h: segment, then index in it); NULL: none. */
+static const struct unwind_entry *kmaps_entry(__u32 index)
+{
+	__u32 seg = index >> UNWIND_SEGMENT_SHIFT, i = index & UNWIND_SEGMENT_INDEX_MASK;
+
+	if (seg >= UNWIND_SEGMENT_MAX || i >= kmaps.segments[seg].cnt)
+		return NULL;
+	return &kmaps.segments[seg].entries[i];
+}
+
+/* The segment as eBPF sees it: its slot, as a pointer (NULL: none). */
+static void *ss_lookup_segment(__u32 segment)
+{
+	return segment < UNWIND_SEGMENT_MAX && kmaps.segments[segment].entries
+		       ? &kmaps.segments[segment]
+		       : NULL;
+}
+
+static struct unwind_entry *ss_lookup_entry(void *segment, __u32 index)
 {
 	static struct unwind_entry e;
+	__u32 seg = (__u32)((char *)segment - (char *)kmaps.segments) / sizeof(kmaps.segments[0]);
+	const struct unwind_entry *found = kmaps_entry((seg << UNWIND_SEGMENT_SHIFT) | index);
 
-	if (index >= REPLAY_ENTRY_CAP || !kmaps.entries)
+	if (!found || index > UNWIND_SEGMENT_INDEX_MASK)
 		return NULL;
-	e = kmaps.entries[index]; /* a copy: the view is read-only */
+	e = *found; /* a copy: the view is read-only */
 	return &e;
 }
 

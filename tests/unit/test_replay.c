@@ -696,10 +696,132 @@ TEST(tables_loaded)
 		const struct unwind_page *p =
 			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
 
-		/* A lookup never leaves its page: entry `first` is the page start. */
-		REQUIRE(p->cnt > 0 && p->first + p->cnt <= REPLAY_ENTRY_CAP);
-		CHECK_EQ_INT(kmaps.entries[p->first].page_off, 0);
+		/* A lookup never leaves its page, nor the page its segment: entry `first` is the
+		 * page start.
+		 */
+		REQUIRE(p->cnt > 0 && kmaps_entry(p->first + p->cnt - 1));
+		CHECK_EQ_INT(p->first >> UNWIND_SEGMENT_SHIFT,
+			     (p->first + p->cnt - 1) >> UNWIND_SEGMENT_SHIFT);
+		CHECK_EQ_INT(kmaps_entry(p->first)->page_off, 0);
 	}
+}
+
+/* The rule of the last of a page's entries whose page_off <= off, read one by one. */
+static int page_rule_linear(const struct unwind_page *p, __u32 off)
+{
+	__u32 i;
+
+	for (i = p->first; i + 1 < p->first + p->cnt && kmaps_entry(i + 1)->page_off <= off; i++)
+		;
+	return kmaps_entry(i)->rule;
+}
+
+/* The entry pool grows a segment at a time (bpf/abi.h): the tables that no longer fit in the
+ * segments made open the next one, never crossing into it, and a page search there finds what
+ * its entries say, as in the first.
+ */
+TEST(pool_segments)
+{
+	const struct snapshot *s = snapshot_get("replay_cxx");
+	const struct unwind_maps_stats *st = unwind_maps__stats(kmaps.um);
+	const char *libc = NULL;
+	struct unwind_table *t = NULL;
+	struct elf_file *ef = NULL;
+	const uint64_t base_id = 0x5e67000000000000ull;
+	uint64_t segs = st->segments;
+	uint32_t first = 0, cnt = 0, off;
+	size_t i, n, pages = 0;
+
+	for (i = 0; i < s->exec_cnt; i++)
+		if (strstr(s->exec_file[i]->path, "/libc.so"))
+			libc = s->exec_file[i]->path;
+	REQUIRE(libc);
+	/* the fixtures' tables fit in the first segment: nothing more was made */
+	CHECK_EQ_INT(segs, 1);
+	CHECK_EQ_INT(st->entries_created, UNWIND_SEGMENT_ENTRIES);
+	ef = elf_file__open(libc);
+	REQUIRE(ef && !unwind_table__build(ef, NULL, &t));
+	for (n = 0; st->segments == segs && n < 256; n++)
+		if (unwind_maps__load_table(kmaps.um, base_id + n, t, &first, &cnt)) {
+			test__fail("copy %zu of libc's table: not loaded", n);
+			break;
+		}
+	CHECK_EQ_INT(st->segments, segs + 1);
+	CHECK_EQ_INT(st->entries_created, (segs + 1) * UNWIND_SEGMENT_ENTRIES);
+	CHECK_EQ_INT(first, segs << UNWIND_SEGMENT_SHIFT); /* the last copy: the new segment's start */
+	for (i = 0; i < kmaps.pages.cnt; i++) {
+		const struct unwind_page *p =
+			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
+		const struct unwind_page_key *k =
+			(const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz);
+
+		if (k->file_id != base_id + n - 1)
+			continue;
+		pages++;
+		CHECK_EQ_INT(p->first >> UNWIND_SEGMENT_SHIFT, segs);
+		for (off = 0; off < (1u << UNWIND_PAGE_SHIFT); off += 0x1000)
+			CHECK_EQ_INT(ss_page_entry_rule(p->first, p->cnt, off),
+				     page_rule_linear(p, off));
+	}
+	CHECK(pages > 0);
+	for (i = 0; i < n; i++)
+		unwind_maps__unload_file(kmaps.um, base_id + i);
+	unwind_table__free(t);
+	elf_file__free(ef);
+}
+
+/* A table larger than a segment (wl_huge_cfi: 1.2M rows, the CFA moving at every byte) is
+ * split at its pages across segments: each page's entries in one segment, and at every
+ * 256th byte the page search gives the CFA offset the table has there.
+ */
+TEST(huge_table)
+{
+	const struct unwind_maps_stats *st = unwind_maps__stats(kmaps.um);
+	const uint64_t file_id = 0x4a6e000000000000ull;
+	uint64_t split = st->tables_split, used = st->entries_used;
+	struct unwind_table *t = NULL;
+	struct elf_file *ef = elf_file__open(test_fixture("wl_huge_cfi"));
+	uint32_t first = 0, cnt = 0, off, seg_seen = 0, checked = 0, wrong = 0;
+	size_t i, pages = 0;
+
+	REQUIRE(ef && !unwind_table__build(ef, NULL, &t));
+	CHECK(unwind_table__row_cnt(t) > UNWIND_SEGMENT_ENTRIES);
+	REQUIRE(!unwind_maps__load_table(kmaps.um, file_id, t, &first, &cnt));
+	CHECK(cnt > UNWIND_SEGMENT_ENTRIES);
+	CHECK_EQ_INT(st->tables_split, split + 1);
+	CHECK_EQ_INT(st->entries_used, used + cnt);
+	for (i = 0; i < kmaps.pages.cnt; i++) {
+		const struct unwind_page *p =
+			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);
+		const struct unwind_page_key *k =
+			(const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz);
+
+		if (k->file_id != file_id)
+			continue;
+		pages++;
+		seg_seen |= 1u << (p->first >> UNWIND_SEGMENT_SHIFT);
+		CHECK((p->first & UNWIND_SEGMENT_INDEX_MASK) + p->cnt <= UNWIND_SEGMENT_ENTRIES);
+		for (off = 0; off < (1u << UNWIND_PAGE_SHIFT); off += 256) {
+			uint64_t addr = (k->page << UNWIND_PAGE_SHIFT) + off;
+			const struct unwind_row *row = unwind_table__find(t, addr);
+			int rule = ss_page_entry_rule(p->first, p->cnt, off);
+			const struct unwind_rule *r = rule >= 0 ? kmaps_rule((__u32)rule) : NULL;
+
+			if (!row || row->rule.kind == UNWIND_RULE_INVALID)
+				continue;
+			checked++;
+			if (!r || r->kind != row->rule.kind || r->cfa_off != row->rule.cfa_off)
+				wrong++;
+		}
+	}
+	CHECK(pages >= 18);
+	CHECK(__builtin_popcount(seg_seen) >= 2); /* the pages in more than one segment */
+	CHECK(checked > 4000);
+	CHECK_EQ_INT(wrong, 0);
+	unwind_maps__unload_file(kmaps.um, file_id);
+	CHECK_EQ_INT(st->entries_used, used);
+	unwind_table__free(t);
+	elf_file__free(ef);
 }
 
 #define CHAIN "exe:take_snapshot exe:replay_c exe:replay_b exe:replay_a exe:main " LIBC_ROOT
@@ -1037,16 +1159,14 @@ static __u32 leaf_rule_id(const struct snapshot *s)
 	struct mapping_info *m = ss_lookup_mapping(0, s->regs[DWARF_RIP]);
 	struct unwind_page *p;
 	uint64_t elf_addr;
-	__u32 off, i;
+	__u32 off;
 
 	REQUIRE(m);
 	elf_addr = s->regs[DWARF_RIP] - m->bias;
 	off = elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1);
 	p = ss_lookup_page(m->file_id, elf_addr >> UNWIND_PAGE_SHIFT);
 	REQUIRE(p && p->cnt);
-	for (i = p->first; i + 1 < p->first + p->cnt && kmaps.entries[i + 1].page_off <= off; i++)
-		;
-	return kmaps.entries[i].rule;
+	return page_rule_linear(p, off);
 }
 
 /* A corrupt rule whose CFA does not move up ends the stack with BAD_FRAME at the first step
@@ -1111,9 +1231,16 @@ static const struct unwind_page *defer_page(void *ctx, uint64_t file_id, uint64_
 	return ss_lookup_page(file_id, page);
 }
 
-static const struct unwind_entry *defer_entry(void *ctx, uint32_t index)
+static bool defer_segment(void *ctx, uint32_t segment)
 {
-	return ss_lookup_entry(index);
+	return ss_lookup_segment(segment) != NULL;
+}
+
+static const struct unwind_entry *defer_entry(void *ctx, uint32_t segment, uint32_t index)
+{
+	void *seg = ss_lookup_segment(segment);
+
+	return seg ? ss_lookup_entry(seg, index) : NULL;
 }
 
 static const struct unwind_rule *defer_rule(void *ctx, uint32_t index)
@@ -1125,6 +1252,7 @@ static const struct replay_world defer_world = {
 	.mapping = defer_mapping,
 	.file = defer_file,
 	.page = defer_page,
+	.segment = defer_segment,
 	.entry = defer_entry,
 	.rule = defer_rule,
 };
@@ -1335,6 +1463,8 @@ int main(void)
 	size_t i;
 
 	RUN(tables_loaded);
+	RUN(pool_segments);
+	RUN(huge_table);
 	RUN(chain_gcc);
 	RUN(chain_clang);
 	RUN(qsort_callback);
