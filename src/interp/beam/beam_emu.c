@@ -108,28 +108,40 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+int beam_emu__table(pid_t reader, const struct beam_emu_layout *l, uint64_t bias,
+		    uint64_t head[3])
+{
+	uint32_t ix;
+
+	if (interp__read_mem(reader, l->code_ix + bias, &ix, sizeof(ix)) || ix >= EMU_CODE_IX_MAX ||
+	    interp__read_mem(reader, l->ranges + bias + (uint64_t)ix * EMU_RANGES_SZ, head + 1,
+			     2 * sizeof(*head)))
+		return -EIO;
+	head[0] = ix;
+	if (!head[1] || !head[2] || head[2] > EMU_MODULES_MAX)
+		return -ENOENT;
+	return 0;
+}
+
 int beam_emu__ranges(pid_t reader, const struct beam_emu_layout *l, uint64_t bias,
 		     struct beam_emu_range **out, size_t *n)
 {
 	struct beam_emu_range *m;
-	uint64_t head[2];
-	uint32_t ix;
+	uint64_t head[3];
 	size_t i, k = 0;
+	int err;
 
-	if (interp__read_mem(reader, l->code_ix + bias, &ix, sizeof(ix)) || ix >= EMU_CODE_IX_MAX ||
-	    interp__read_mem(reader, l->ranges + bias + (uint64_t)ix * EMU_RANGES_SZ, head,
-			     sizeof(head)))
-		return -EIO;
-	if (!head[0] || !head[1] || head[1] > EMU_MODULES_MAX)
-		return -ENOENT;
-	m = malloc((size_t)head[1] * sizeof(*m));
+	err = beam_emu__table(reader, l, bias, head);
+	if (err)
+		return err;
+	m = malloc((size_t)head[2] * sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	if (interp__read_mem(reader, head[0], m, (size_t)head[1] * sizeof(*m))) {
+	if (interp__read_mem(reader, head[1], m, (size_t)head[2] * sizeof(*m))) {
 		free(m);
 		return -EIO;
 	}
-	for (i = 0; i < head[1]; i++)
+	for (i = 0; i < head[2]; i++)
 		if (m[i].start && m[i].start < m[i].end)
 			m[k++] = m[i];
 	qsort(m, k, sizeof(*m), range_cmp);
