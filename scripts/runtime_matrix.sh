@@ -54,7 +54,7 @@ SUPPORTED=(
 	"bullseye node" "bookworm node" "trixie node" "sid node"
 	"bullseye luajit" "bookworm luajit" "trixie luajit" "sid luajit"
 	"bullseye luajit_joff" "bookworm luajit_joff" "trixie luajit_joff" "sid luajit_joff"
-	"bookworm beam" "trixie beam" "sid beam"
+	"bullseye beam" "bookworm beam" "trixie beam" "sid beam"
 )
 
 suites=("${ALL_SUITES[@]}")
@@ -275,8 +275,9 @@ row_go()
 # thread's, clone3 -> start_thread -> the emulator's thread wrapper -> sched_thread_func (named by
 # address: libc's and beam.smp's symbols are stripped in the roots; ~10 % of bookworm's samples
 # end at start_thread without clone3, early ones, not understood yet), then the Erlang frames.
-# OTP 23 (bullseye) runs the emulator flavour (no JIT): refused, its Erlang frames not read: a
-# counted marker over its interpreter loop (process_main), the native walk to start_thread.
+# OTP 23 (bullseye) runs the emulator flavour (no JIT): its Erlang frames are walked from the
+# interpreter loop's registers, whose native frame (process_main) then lies between the
+# scheduler's and init's.
 # The workload runs until the emulator has used 3 x SECS of CPU (at most 18 x SECS of wall
 # time): its boot (loading OTP's modules, 0.2-0.3 s of CPU: 3 % of 10 s) and the schedulers'
 # own work (a context switch every 4000 reductions: 1-2 %) are outside the chain, and a fixed
@@ -289,7 +290,7 @@ row_beam()
 	RUN="exec erl -noshell -pa . -run erl_chain main \$((SECS * 3))"
 	VERSION="cat /usr/lib/erlang/releases/*/OTP_VERSION"
 	THREAD='[0-9]+_scheduler|erts_sched_[0-9]+'
-	CHAIN="^((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);$root${root}init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$c:$(line "$f" CALL_ALPHA);erl_chain:alpha/1@$c:$(line "$f" CALL_BETA);erl_chain:beta/1@$c:$(line "$f" CALL_GAMMA);erl_chain:gamma/3@$c:[0-9]+(;[^;@]*)*\$"
+	CHAIN="^((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);$root${root}(process_main;)?init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$c:$(line "$f" CALL_ALPHA);erl_chain:alpha/1@$c:$(line "$f" CALL_BETA);erl_chain:beta/1@$c:$(line "$f" CALL_GAMMA);erl_chain:gamma/3@$c:[0-9]+(;[^;@]*)*\$"
 	HOTFN=";erl_chain:gamma/3@$c:"
 	HOT=";erl_chain:gamma/3@$c:($(line "$f" HOT))(;|\$)"
 	PREPARE="[ -f erl_chain.beam ] || erlc erl_chain.erl"

@@ -70,7 +70,7 @@
 	X(PERL,    perl, KEEP,    1, 0)          \
 	X(V8,      v8,   SCRATCH, 1, 2)          \
 	X(LUAJIT,  luajit, KEEP,    1, 1)        \
-	X(BEAM,    beam, SCRATCH, 1, 1)          \
+	X(BEAM,    beam, KEEP,    1, 1)          \
 	/* one line per runtime, with its include above */
 
 /* What the columns generate: each X below expands to its text for the runtimes it applies to. */

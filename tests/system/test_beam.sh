@@ -1,8 +1,10 @@
 #!/bin/bash
-# Erlang frames of the BEAM JIT interleaved with native frames (bpf/interp/beam/walk.h,
-# src/interp/beam/), on the runtime matrix's roots with a JIT emulator (scripts/runtime_root.sh:
-# bookworm's OTP 25, trixie's 27, sid's 29; BEAM_SUITES= to choose), each run in a container
-# (scripts/in_container.sh) on tests/data/erl_chain.erl, compiled there by the root's erlc.
+# Erlang frames of the BEAM interleaved with native frames (bpf/interp/beam/walk.h,
+# src/interp/beam/), on the runtime matrix's roots (scripts/runtime_root.sh): the JIT of
+# bookworm's OTP 25, trixie's 27, sid's 29 (BEAM_SUITES= to choose) and the emulator flavour
+# (`emu`, its interpreter loop walked) of bullseye's OTP 23 (BEAM_EMU_SUITES=), each run in a
+# container (scripts/in_container.sh) on tests/data/erl_chain.erl, compiled there by the root's
+# erlc.
 # The workload's lines are marked (% HOT, % CALL_BETA...) and looked up here, so the checks name
 # exact lines. Erlang frames are the names with an "@" (module:function/arity@file:line); OTP's
 # own modules carry no line tables in Debian's build, so init's frames have no "@".
@@ -12,14 +14,12 @@
 #    erl_chain:main/1 -> alpha/1 -> beta/1 -> gamma/3, each at its call line, gamma at its hot
 #    line;
 #  - the stacks with Erlang frames (init's at their root) are complete from start_thread;
-#  - the scheduler loop's own calls (global::process_main's: erts_schedule, ...) carry no
-#    marker: no Erlang code is their caller;
+#  - the JIT: the scheduler loop's own calls (global::process_main's: erts_schedule, ...) carry
+#    no marker: no Erlang code is their caller; the emulator flavour: the interpreter loop's
+#    native frame (process_main) lies between sched_thread_func and init's frames;
 #  - record's summary: Erlang frames walked, walks back to the scheduler, native code called by
-#    the scheduler loop, no refused emulator.
-# And on bullseye's OTP 23 (the emulator flavour, `emu`: refused, its Erlang frames not read;
-# BEAM_EMU_SUITES= to choose): the scheduler's samples in the interpreter loop carry its marker
-# right over process_main, the native walk goes on through it to start_thread, and the marker
-# is counted.
+#    the scheduler loop (the JIT), the interpreter loop walked to the process's first CP (the
+#    emulator flavour), no refused emulator.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -42,9 +42,10 @@ L_GAMMA=$(erl_line "$F" CALL_GAMMA)
 L_HOT=$(erl_line "$F" HOT)
 SCHED='^x;'
 ROOT="((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);[^;@]*;[^;@]*;"
-CHAIN="${ROOT}init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$C:$L_ALPHA;erl_chain:alpha/1@$C:$L_BETA;erl_chain:beta/1@$C:$L_GAMMA;erl_chain:gamma/3@$C:[0-9]+(;[^;@]*)*\$"
+CHAIN="${ROOT}(process_main;)?init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$C:$L_ALPHA;erl_chain:alpha/1@$C:$L_BETA;erl_chain:beta/1@$C:$L_GAMMA;erl_chain:gamma/3@$C:[0-9]+(;[^;@]*)*\$"
 
-for suite in ${BEAM_SUITES:-bookworm trixie sid}; do
+emu_suites=" ${BEAM_EMU_SUITES-bullseye} "
+for suite in ${BEAM_EMU_SUITES-bullseye} ${BEAM_SUITES:-bookworm trixie sid}; do
 	root=$ROOTS/$suite
 	if [[ ! -f $root/.stackscope-root ]] || ! compgen -G "$root/usr/lib/erlang/erts-*/bin/beam.smp" >/dev/null; then
 		skip "$suite: no root with erlang-base (make runtime-matrix)"
@@ -72,49 +73,27 @@ for suite in ${BEAM_SUITES:-bookworm trixie sid}; do
 		"$chain" "$inc" 95 || show_stacks "$f" "gamma"
 	hot=$(samples "$f" "*" "${SCHED}.*;erl_chain:gamma/3@$C:($L_HOT)(;[^;@]*)*\$")
 	check_pct "$suite: gamma at its hot line $L_HOT" "$hot" "$inc" 95
-	whole=$(samples "$f" "*" "$SCHED${ROOT}init:do_boot/3;")
+	whole=$(samples "$f" "*" "$SCHED${ROOT}(process_main;)?init:do_boot/3;")
 	check_pct "$suite: stacks with Erlang frames complete from start_thread" "$whole" "$sched" 95 ||
 		show_stacks "$f" "\\[unwind"
-	# the scheduler loop's own calls (erts_schedule...): no Erlang caller, so no marker (the
-	# walk starts once the emulator's records have named the loop: OTP 27's boot schedules
-	# most before the first 200 ms)
-	loop=$(samples "$f" "*" "${SCHED}.*;global::process_main(;|\$)")
-	loop_marked=$(samples "$f" "*" "${SCHED}.*;\[beam: [^];]*\];global::process_main(;|\$)")
-	check_pct "$suite: the scheduler loop's stacks without a marker" \
-		"$((loop - loop_marked))" "$loop" 95 || show_stacks "$f" "global::process_main"
-	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "back to the scheduler" \
-		"called by the scheduler loop"
+	if [[ $emu_suites == *" $suite "* ]]; then
+		# the interpreter loop's own native frame under the Erlang frames it runs
+		loop=$(samples "$f" "*" "${SCHED}${ROOT}process_main;init:do_boot/3;")
+		check_pct "$suite: the Erlang frames over the interpreter loop's (process_main)" \
+			"$loop" "$sched" 95 || show_stacks "$f" "process_main"
+		walked=("interpreter loop walked" "interpreter walks to the normal exit")
+	else
+		# the scheduler loop's own calls (erts_schedule...): no Erlang caller, so no marker
+		# (the walk starts once the emulator's records have named the loop: OTP 27's boot
+		# schedules most before the first 200 ms)
+		loop=$(samples "$f" "*" "${SCHED}.*;global::process_main(;|\$)")
+		loop_marked=$(samples "$f" "*" "${SCHED}.*;\[beam: [^];]*\];global::process_main(;|\$)")
+		check_pct "$suite: the scheduler loop's stacks without a marker" \
+			"$((loop - loop_marked))" "$loop" 95 || show_stacks "$f" "global::process_main"
+		walked=("back to the scheduler" "called by the scheduler loop")
+	fi
+	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "${walked[@]}"
 	check "$suite: no refused emulator" grep -q "^beam .* unsupported 0," "$TMP/$suite.err"
-done
-
-for suite in ${BEAM_EMU_SUITES-bullseye}; do
-	root=$ROOTS/$suite
-	if [[ ! -f $root/.stackscope-root ]] || ! compgen -G "$root/usr/lib/erlang/erts-*/bin/beam.smp" >/dev/null; then
-		skip "$suite: no root with erlang-base (make runtime-matrix)"
-		continue
-	fi
-	dir=$(mktemp -d "$root/tmp/stackscope-systest-beam.XXXXXX")
-	chmod 755 "$dir"
-	cp "$F" "$dir/"
-	id=$(printf 'stackscope-test-beam %s' "$suite" | sha256sum | cut -c1-64)
-	in=("$SS_ROOT/scripts/in_container.sh" "$root" "$id")
-	wd=${dir#"$root"}
-	if ! "${in[@]}" sh -c "cd $wd && erlc erl_chain.erl" >"$TMP/$suite.erlc" 2>&1; then
-		fail "$suite: erlc erl_chain.erl: $(head -3 "$TMP/$suite.erlc")"
-		rm -rf "${dir:?}"
-		continue
-	fi
-	record_stacks "$suite" "${in[@]}" erl -noshell -pa "$wd" -run erl_chain main "$CPU_SECS"
-	rm -rf "${dir:?}"
-	f=$TMP/$suite.stacks
-	loop=$(samples "$f" "*" "${SCHED}.*;process_main(;|\$)")
-	check_ge "$suite: samples in the interpreter loop (process_main)" "$loop" 250
-	marked=$(samples "$f" "*" "${SCHED}${ROOT}process_main;\[beam: interpreter \(emu flavour\) not walked\](;|\$)")
-	check_pct "$suite: the loop's stacks marked over process_main, native to start_thread" \
-		"$marked" "$loop" 95 || show_stacks "$f" "process_main"
-	erl=$(samples "$f" "*" "${SCHED}.*;erl_chain:")
-	check_eq "$suite: no Erlang frame of a refused emulator" "$erl" 0
-	check_summary "$TMP/$suite.err" beam 1 "interpreter loop (emu flavour)"
 done
 
 finish

@@ -15,9 +15,18 @@
  * erts_schedule) runs on that thread stack just below the struct (the runtime stack).
  *
  * The emulator flavour (`emu`: OTP 23, and any build without the JIT) runs Erlang code in C,
- * in process_main, the interpreter loop, whose Erlang frames are not read: its file range
- * (interp_file.range_start/end) is that function, where the walk puts a counted marker once a
- * sample and the native walk goes on through it.
+ * in process_main, the interpreter loop: its file range (interp_file.range_start/end) is that
+ * function. Loaded code is threaded code in the emulator's heap; the loop keeps the current
+ * instruction pointer I in rbx and the process's stack pointer E in r13 (register variables of
+ * beam_emu.c on x86-64; Debian's gcc keeps E there throughout but uses rbx as scratch inside
+ * many instructions, I then in rbp or r8: measured), and a call pushes its CP on that stack
+ * (OTP 23 has no CP register), down to the process's first CP, &beam_apply[1] (its normal
+ * exit). When the sample's own registers are the loop's (the loop is the leaf frame), the walk
+ * emits I (rbx, else rbp, else r8: the first within the span of the loaded code, code_lo/hi,
+ * that holds an opcode, an address in the loop), then every CP up the stack within that span
+ * (and the low-two-bits rule) until that exit, and the native walk goes on through the loop.
+ * From a native callee of the loop (a BIF, the scheduler) r13 is not known: a counted marker.
+ * An emulator whose layout userspace did not check gets the interpreter marker.
  *
  * A FRAME_KIND_BEAM frame:
  *   addr    = the pc in Erlang code (the return address for callers: CPs)
@@ -33,6 +42,7 @@
 
 enum beam_sub {
 	BEAM_SUB_JIT = 1, /* a pc in JIT code: module code or the emulator's shared code */
+	BEAM_SUB_EMU = 2, /* a pc in the emulator flavour's loaded (threaded) code */
 };
 
 enum beam_marker {
@@ -41,21 +51,25 @@ enum beam_marker {
 	BEAM_MARKER_NO_SCHEDULER = 3, /* the scheduler's native frames could not be found */
 	BEAM_MARKER_STACK_LOST = 4,   /* Erlang frames lost: the process stack did not scan */
 	BEAM_MARKER_FROM_NATIVE = 5,  /* Erlang frames of a process running native code: not read */
-	BEAM_MARKER_INTERPRETER = 6,  /* the emulator flavour's loop (OTP 23): Erlang frames not
-				       * read, the native walk goes on */
+	BEAM_MARKER_INTERPRETER = 6,  /* the emulator flavour's loop of a layout not checked:
+				       * Erlang frames not read, the native walk goes on */
+	BEAM_MARKER_NO_IP = 7,        /* ... its instruction pointer in none of its registers */
 };
 
 /* interp_proc.beam: one emulator process. */
 struct beam_proc_abi {
 	__u64 sched_ret[BEAM_SCHED_RET_MAX]; /* return addresses of the calls to process_main
 					      * (absolute; 0: none) */
-	__u64 normal_exit; /* the CP at the bottom of every process's stack (beam_normal_exit) */
+	__u64 normal_exit; /* the CP at the bottom of every process's stack (beam_normal_exit;
+			    * the emulator flavour's &beam_apply[1]) */
 	__u64 sched_lo, sched_hi; /* the JIT's process_main (global::process_main): the
 				   * scheduler loop, [lo, hi) absolute (0, 0: not known yet) */
 	__u32 sched_win;   /* the window searched for a sched_ret: rbx + sched_win, upwards */
 	__u8 supported;    /* 0: marker frames, the native walk ends in JIT code */
 	__u8 ready;        /* 1: normal_exit known (the emulator has loaded its code) */
-	__u8 pad[2];
+	__u8 emu;          /* 1: the emulator flavour (its interpreter loop walked) */
+	__u8 pad[1];
+	__u64 code_lo, code_hi; /* the emulator flavour: the span of its modules' loaded code */
 };
 
 /* Why Erlang frames are missing, by reason (the runtime's slice of "interp_counters"). */
@@ -85,7 +99,13 @@ struct beam_proc_abi {
 	/* cut at the native reserve (marker) */                                   \
 	X(BEAM_COUNTER_TRUNCATED, "truncated")                                     \
 	/* the emulator flavour's interpreter loop, not walked (marker) */         \
-	X(BEAM_COUNTER_INTERPRETER, "interpreter loop (emu flavour)")
+	X(BEAM_COUNTER_INTERPRETER, "interpreter loop (emu flavour)")           \
+	/* the emulator flavour's loop walked from its own registers */          \
+	X(BEAM_COUNTER_EMU_WALKS, "interpreter loop walked")                     \
+	/* its walks that reached the process's first CP (its normal exit) */     \
+	X(BEAM_COUNTER_EMU_EXIT, "interpreter walks to the normal exit")        \
+	/* ... and that found no instruction pointer in the loop's registers (marker) */ \
+	X(BEAM_COUNTER_EMU_NO_IP, "interpreter pc not found")
 
 enum beam_counter {
 	BEAM_COUNTERS(SS_COUNTER_ENUM) BEAM_COUNTER_CNT,

@@ -20,7 +20,11 @@
  * made once a sample (the runtime is then off for the sample, so the walk cannot loop); every
  * other move goes strictly up.
  *
- * The walk keeps no state between calls (struct beam_cursor is scratch for one call only).
+ * The emulator flavour (no JIT code; bpf_abi.h) is walked from the interpreter loop's native
+ * frame instead: beam_activation() emits the current instruction's frame, then beam_emit() one
+ * CP a step up the process's stack (the cursor's at/exit/lo/hi kept between the steps).
+ *
+ * The JIT's walk keeps no state between calls (struct beam_cursor is its scratch for one call).
  * Only the includer's hooks touch the world (ss_read_user, ss_interp_proc, ss_interp_count).
  */
 #ifndef STACKSCOPE_BEAM_WALK_H
@@ -36,9 +40,22 @@
 #define BEAM_WIN_WORDS 32     /* scheduler-frame window above the registers, words */
 #define BEAM_RSTACK_SPAN 0x100 /* native code called by JIT code runs this close below rbx */
 
+/* Scratch for the JIT's code steps; the emulator flavour's walk keeps `at` and `exit` between
+ * its steps (is->emitting: FRAME_KIND_BEAM).
+ */
 struct beam_cursor {
 	__u64 w[BEAM_SCAN_WORDS];
+	__u64 at;   /* the interpreter walk: the process-stack address scanned next */
+	__u64 exit; /* ... and the CP that ends it (&beam_apply[1]) */
+	__u64 lo, hi; /* ... and the span of the loaded code (beam_proc_abi.code_lo/hi) */
+	__u32 misses; /* reads since the last CP */
+	__u32 pad;
 };
+
+static __always_inline void beam_reset(struct beam_cursor *bc)
+{
+	bc->at = 0;
+}
 
 /* 1 when pc lies in one of the process's BEAM code ranges. */
 static __always_inline int beam_in_code(const struct interp_state *is, __u64 pc)
@@ -207,19 +224,135 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 	return beam_next_cp(st, is, bc, p, frames, rbx);
 }
 
+/* The emulator flavour's next Erlang frame: the next CP up the process's stack from bc->at
+ * (as beam_next_cp, without code ranges: the heap holds the loaded code), a return address.
+ * One read a step (a step without a CP moves on and emits nothing, BEAM_SCAN_READS of them at
+ * most a frame); the walk ends at the process's first CP (the native step then emits the loop's
+ * frame) or with a marker.
+ */
+static __always_inline void beam_emit(struct unwind_cursor *st, struct interp_state *is,
+				      struct beam_cursor *bc, struct user_frame *frames)
+{
+	__u64 at = bc->at, w, cp = 0;
+	__u32 n;
+	int i;
+
+	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
+		ss_interp_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_TRUNCATED,
+			       BEAM_COUNTER_TRUNCATED);
+		return;
+	}
+	n = BEAM_PAGE - (__u32)(at & (BEAM_PAGE - 1));
+	if (n > sizeof(bc->w))
+		n = sizeof(bc->w);
+	if (n < 8)
+		n = 8;
+	if (bc->misses >= BEAM_SCAN_READS || ss_read_user(bc->w, n, at) < 0) {
+		ss_interp_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_STACK_LOST,
+			       BEAM_COUNTER_STACK_LOST);
+		return;
+	}
+	for (i = 0; i < BEAM_SCAN_WORDS; i++) {
+		if ((__u32)i * 8 >= n)
+			break;
+		w = bc->w[i];
+		if ((w & 3) || ((w < bc->lo || w >= bc->hi) && w != bc->exit))
+			continue; /* the exit CP is the emulator's own (.bss), not loaded code */
+		cp = w;
+		at += 8 * (__u64)i + 8;
+		break;
+	}
+	if (!cp) {
+		bc->at = at + n;
+		bc->misses++;
+		return;
+	}
+	bc->at = at;
+	bc->misses = 0;
+	if (cp == bc->exit) {
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_EMU_EXIT);
+		ss_interp_stop(is, FRAME_KIND_BEAM);
+		return;
+	}
+	ss_interp_frame(st, frames, FRAME_KIND_BEAM, cp,
+			(__u64)BEAM_SUB_EMU << 60 | (__u64)INTERP_POS_NONE << 32, USER_FRAME_RETURN);
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
+}
+
+/* 1 when v may be the interpreter's instruction pointer: an aligned word of the loaded code
+ * [lo, hi) holding an instruction's opcode (the address of its label in the loop, [op_lo,
+ * op_hi)). Between two instructions the loop has moved I to the next one's, or to r8 in some.
+ */
+static __always_inline int beam_emu_ip(__u64 v, __u64 lo, __u64 hi, __u64 op_lo, __u64 op_hi)
+{
+	__u64 op = 0;
+
+	if ((v & 7) || v < lo || v >= hi || ss_read_user(&op, sizeof(op), v) < 0)
+		return 0;
+	return op >= op_lo && op < op_hi;
+}
+
 /* A native frame in the emulator flavour's interpreter loop (the file range userspace gave:
- * process_main of a build without the JIT): its Erlang frames are not read. A counted marker
- * once a sample; the native step then emits the loop's frame and the walk goes on. 1: this
- * iteration was used.
+ * process_main of a build without the JIT). When the sample's registers are the loop's own,
+ * its Erlang frames: I (rbx), then emit steps up the stack from E (r13); from a native callee
+ * (r13 not known) or in an emulator not checked, a counted marker. Then the native step emits
+ * the loop's frame and the walk goes on. 1: this iteration was used.
  */
 static __always_inline int beam_activation(struct unwind_cursor *st, struct interp_state *is,
 					   struct beam_cursor *bc, struct user_frame *frames)
 {
-	(void)bc;
-	if (st->frame_cnt >= SS_MAX_USER_FRAMES - 1)
+	const struct interp_proc *proc;
+	__u64 in, e, lo, hi, op_lo, op_hi;
+
+	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE)
 		return 0;
-	ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_INTERPRETER,
-			    BEAM_COUNTER_INTERPRETER);
+	proc = ss_interp_proc(st->pid, FRAME_KIND_BEAM);
+	if (!proc || !proc->beam.emu) {
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_INTERPRETER,
+				    BEAM_COUNTER_INTERPRETER);
+		return 1;
+	}
+	if (!proc->beam.ready) { /* the code's span not read yet */
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_INTERPRETER,
+				    BEAM_COUNTER_NOT_READY);
+		return 1;
+	}
+	if (st->frame_cnt || !st->regs_valid) {
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_FROM_NATIVE,
+				    BEAM_COUNTER_FROM_NATIVE);
+		return 1;
+	}
+	lo = proc->beam.code_lo;
+	hi = proc->beam.code_hi;
+	op_lo = is->file.range_start[0] + st->last_map.bias;
+	op_hi = is->file.range_end[0] + st->last_map.bias;
+	in = st->regs[DWARF_RBX];
+	if (!beam_emu_ip(in, lo, hi, op_lo, op_hi))
+		in = st->regs[DWARF_RBP];
+	if (!beam_emu_ip(in, lo, hi, op_lo, op_hi))
+		in = st->regs[DWARF_R8];
+	if (!beam_emu_ip(in, lo, hi, op_lo, op_hi)) {
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_NO_IP,
+				    BEAM_COUNTER_EMU_NO_IP);
+		return 1;
+	}
+	e = st->regs[DWARF_R13];
+	if ((e & 7) || e < 0x1000 || e > SS_USER_ADDR_MAX) {
+		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_STACK_LOST,
+				    BEAM_COUNTER_STACK_LOST);
+		return 1;
+	}
+	is->started |= INTERP_BIT(FRAME_KIND_BEAM); /* its frames need the heap: no replay */
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_EMU_WALKS);
+	ss_interp_frame(st, frames, FRAME_KIND_BEAM, in,
+			(__u64)BEAM_SUB_EMU << 60 | (__u64)INTERP_POS_NONE << 32, 0);
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
+	bc->at = e;
+	bc->exit = proc->beam.normal_exit;
+	bc->misses = 0;
+	bc->lo = lo;
+	bc->hi = hi;
+	is->emitting = FRAME_KIND_BEAM;
 	return 1;
 }
 

@@ -16,8 +16,9 @@
  * (25) or 0x40b8 (27, 29) bytes above rbx (the registers' x register array), so the window
  * searched is 32 words from rbx + 0x4000. The emulator flavour (`emu`, OTP 23) runs Erlang
  * code in C (process_main is native code with its own unwind information): no code range;
- * its process_main (.dynsym, with its size) is the file range where eBPF puts a marker
- * (refused: its Erlang frames are not read) and the native walk goes on.
+ * its process_main (.dynsym, with its size) is the file range where eBPF walks the Erlang
+ * frames from the loop's registers (OTP 23 on x86-64, its layout found in the file:
+ * beam_emu.h) or puts a marker (other releases: refused), and the native walk goes on.
  *
  * Per process: the JIT's process_main (the scheduler loop, whose native calls have no Erlang
  * caller), the range "global::process_main" of the shared code's debugger record ("global"),
@@ -41,6 +42,7 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "interp/beam/beam_debug.h"
+#include "interp/beam/beam_emu.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/proc_memory.h"
 #include "interp/common/runtime_counters.h"
@@ -72,6 +74,10 @@ enum beam_sym {
 	BEAM_SYM_PROCESS_MAIN,
 	BEAM_SYM_NORMAL_EXIT,
 	BEAM_SYM_JIT_DESCRIPTOR,
+	BEAM_SYM_LOOKUP_FUNCTION, /* the emulator flavour's layout (beam_emu.h) */
+	BEAM_SYM_CODE_IX,
+	BEAM_SYM_ATOM_TABLE,
+	BEAM_SYM_APPLY,
 	BEAM_SYM_CNT,
 };
 
@@ -79,6 +85,10 @@ static const char *const beam_sym_names[BEAM_SYM_CNT] = {
 	[BEAM_SYM_PROCESS_MAIN] = "process_main",
 	[BEAM_SYM_NORMAL_EXIT] = "beam_normal_exit",
 	[BEAM_SYM_JIT_DESCRIPTOR] = "__jit_debug_descriptor",
+	[BEAM_SYM_LOOKUP_FUNCTION] = "erts_lookup_function_info",
+	[BEAM_SYM_CODE_IX] = "the_active_code_index",
+	[BEAM_SYM_ATOM_TABLE] = "erts_atom_table",
+	[BEAM_SYM_APPLY] = "beam_apply",
 };
 
 struct beam_file {
@@ -89,6 +99,8 @@ struct beam_file {
 	uint64_t normal_exit_var;               /* ELF vaddr of beam_normal_exit (0: unknown) */
 	uint64_t descriptor;                    /* ELF vaddr of __jit_debug_descriptor (0: search) */
 	uint64_t data_lo, data_hi;              /* ELF vaddrs of .data (the search's bounds) */
+	bool emu;                               /* the emulator flavour, its layout known: */
+	struct beam_emu_layout emu_layout;
 };
 
 /* One module's code and its debugger record, in the process. */
@@ -110,6 +122,10 @@ struct beam_proc {
 	uint64_t modules_at; /* last read of the list (0: never) */
 	uint64_t sched_lo, sched_hi; /* the JIT's process_main (0, 0: not found yet) */
 	unsigned sched_tries;        /* reads of the list looking for it (BEAM_SCHED_TRIES) */
+	struct beam_emu_range *emu_ranges; /* the emulator flavour's modules, sorted */
+	size_t emu_range_cnt;
+	uint64_t emu_table[3]; /* ... where its range table was at the last read of the span */
+	uint64_t emu_table_at; /* ... looked at last (0: never) */
 };
 
 #define BEAM_STATS(X)                                                      \
@@ -162,6 +178,7 @@ static const struct interp_marker_text marker_texts[] = {
 	{ BEAM_MARKER_STACK_LOST, "process stack lost" },
 	{ BEAM_MARKER_FROM_NATIVE, "frames of a native call not read" },
 	{ BEAM_MARKER_INTERPRETER, "interpreter (emu flavour) not walked" },
+	{ BEAM_MARKER_NO_IP, "interpreter pc not found" },
 };
 
 static int beam_init(void *rt)
@@ -300,8 +317,9 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 	}
 	pm = find_wrapper(&text);
 	if (!pm) {
-		/* the emulator flavour (or an unknown build): no JIT code to walk; its interpreter
-		 * loop, process_main, gets a marker where it runs (refused: not walked)
+		/* the emulator flavour (or an unknown build): no JIT code; its interpreter loop,
+		 * process_main, is walked where it runs (OTP 23 on x86-64, its layout checked),
+		 * else gets a marker (refused)
 		 */
 		const struct interp_sym *loop = &syms[BEAM_SYM_PROCESS_MAIN];
 
@@ -311,8 +329,16 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 			bpf->range_start[0] = loop->addr;
 			bpf->range_end[0] = loop->addr + loop->size;
 		}
+#if defined(__x86_64__) /* the loop's registers: beam_emu.c's for x86-64 */
+		f->emu = f->otp == 23 && bpf->range_end[0] &&
+			 !beam_emu__layout(exe->elf, &text, &syms[BEAM_SYM_LOOKUP_FUNCTION],
+					   &syms[BEAM_SYM_CODE_IX], &syms[BEAM_SYM_ATOM_TABLE],
+					   &syms[BEAM_SYM_APPLY], &f->emu_layout);
+#endif
+		bpf->supported = f->emu;
 		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour, loop %s\n", exe->path,
-			 f->otp, bpf->range_end[0] ? "marked" : "not found");
+			 f->otp,
+			 f->emu ? "walked" : bpf->range_end[0] ? "marked" : "not found");
 		return 0;
 	}
 	if (syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].addr != pm)
@@ -353,11 +379,17 @@ static int beam_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t 
 
 	(void)rt;
 	(void)now_ns;
-	if (!f->jit)
-		return -ENOENT; /* nothing of it in anonymous memory to walk */
+	if (!f->jit && !f->emu)
+		return -ENOENT; /* nothing of it to walk */
 	p->file = f;
 	p->bias = bias;
 	memset(&bpf->beam, 0, sizeof(bpf->beam));
+	if (f->emu) { /* ready once the code's span is read (beam_proc_refresh) */
+		bpf->beam.emu = 1;
+		bpf->beam.supported = 1;
+		bpf->beam.normal_exit = f->emu_layout.first_cp + bias;
+		return 0;
+	}
 	bpf->beam.supported = f->sched_ret[0] ? 1 : 0;
 	for (i = 0; i < BEAM_SCHED_RET_MAX; i++)
 		if (f->sched_ret[i])
@@ -585,6 +617,50 @@ static const struct beam_module *module_of(const struct beam_proc *p, uint64_t p
 	return NULL;
 }
 
+/* The emulator flavour's code span (its modules' lowest start, highest end) into bpf: it
+ * bounds the loop's instruction pointer and CPs in eBPF (its code is in the heap: no code
+ * ranges). The table's place and count looked at every BEAM_RETRY_NS, the span read again
+ * when they change (a module loaded: its code may lie outside the span, and every sample in it
+ * would miss its instruction pointer until then; 0-1 s of a 15 s run, 6.5 % once, when read
+ * every second) or every BEAM_MAPS_NS: 1 when changed.
+ */
+static int emu_refresh(struct beam_proc *p, uint64_t now_ns, struct interp_proc *bpf)
+{
+	struct beam_emu_range *r = NULL;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t n = 0, i;
+
+	uint64_t table[3];
+
+	if (p->emu_table_at && now_ns - p->emu_table_at < BEAM_RETRY_NS)
+		return 0;
+	p->emu_table_at = now_ns;
+	if (beam_emu__table(p->base.pid, &p->file->emu_layout, p->bias, table))
+		return 0;
+	if (bpf->beam.ready && !memcmp(table, p->emu_table, sizeof(table)) &&
+	    now_ns - p->maps_at < BEAM_MAPS_NS)
+		return 0;
+	memcpy(p->emu_table, table, sizeof(table));
+	p->maps_at = now_ns;
+	if (beam_emu__ranges(p->base.pid, &p->file->emu_layout, p->bias, &r, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (r[i].start < lo)
+			lo = r[i].start;
+		if (r[i].end > hi)
+			hi = r[i].end;
+	}
+	free(r);
+	if (!n || (bpf->beam.ready && bpf->beam.code_lo == lo && bpf->beam.code_hi == hi))
+		return 0;
+	bpf->beam.code_lo = lo;
+	bpf->beam.code_hi = hi;
+	bpf->beam.ready = 1;
+	pr_debug("beam: pid %d: emulator flavour, %zu modules in %#" PRIx64 "-%#" PRIx64 "\n",
+		 (int)p->base.pid, n, lo, hi);
+	return 1;
+}
+
 static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
 			     struct interp_code_range *code)
 {
@@ -595,6 +671,8 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	uint64_t v = 0;
 	bool settled;
 
+	if (p->file->emu)
+		return emu_refresh(p, now_ns, bpf);
 	settled = bpf->beam.ready;
 	if (p->maps_at && now_ns - p->maps_at < (settled ? BEAM_MAPS_NS : BEAM_RETRY_NS))
 		return 0;
@@ -652,6 +730,8 @@ static void beam_proc_free(void *rt, void *proc_state)
 	(void)rt;
 	free(p->modules);
 	p->modules = NULL;
+	free(p->emu_ranges);
+	p->emu_ranges = NULL;
 }
 
 /* ---- symbolization ---- */
@@ -670,6 +750,64 @@ static void copy_text(char *dst, size_t cap, const char *src)
 
 	memcpy(dst, src, n);
 	dst[n] = '\0';
+}
+
+/* The emulator flavour's module of pc: its code header, 0 when none (the ranges read again
+ * when not found, at most every BEAM_RESCAN_NS).
+ */
+static uint64_t emu_module_of(struct beam_proc *p, pid_t reader, uint64_t pc, uint64_t now)
+{
+	size_t lo, hi, mid;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		lo = 0;
+		hi = p->emu_range_cnt;
+		while (lo < hi) {
+			mid = lo + (hi - lo) / 2;
+			if (pc < p->emu_ranges[mid].start)
+				hi = mid;
+			else if (pc >= p->emu_ranges[mid].end)
+				lo = mid + 1;
+			else
+				return p->emu_ranges[mid].start;
+		}
+		if (pass || (p->modules_at && now - p->modules_at < BEAM_RESCAN_NS))
+			break;
+		p->modules_at = now;
+		free(p->emu_ranges);
+		p->emu_ranges = NULL;
+		p->emu_range_cnt = 0;
+		if (beam_emu__ranges(reader, &p->file->emu_layout, p->bias, &p->emu_ranges,
+				     &p->emu_range_cnt))
+			break;
+	}
+	return 0;
+}
+
+/* The emulator flavour's place of pc, as place_of. */
+static int emu_place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64_t pc,
+			struct beam_place *pl, const char **why)
+{
+	struct beam_emu_place ep;
+	uint64_t hdr;
+	int err;
+
+	hdr = emu_module_of(p, reader, pc, now_ns());
+	if (!hdr) {
+		b->stats[BEAM_STAT_NO_MODULE]++;
+		*why = "code in no module";
+		return -ENOENT;
+	}
+	err = beam_emu__place(reader, &p->file->emu_layout, p->bias, hdr, pc, &ep, why);
+	if (err) {
+		b->stats[BEAM_STAT_BAD_RECORD]++;
+		return err;
+	}
+	copy_text(pl->function, sizeof(pl->function), ep.function);
+	copy_text(pl->file, sizeof(pl->file), ep.file);
+	pl->line = ep.line;
+	return 0;
 }
 
 /* The place of pc into *pl (pid, gen, pc set by the caller): 0, or < 0 with a marker's reason. */
@@ -772,7 +910,10 @@ static void beam_symbolize(void *rt, void *proc_state, pid_t reader, const struc
 		pl->gen = p->base.gen;
 		pl->pc = pc;
 		pl->function[0] = '\0';
-		err = place_of(b, p, reader, pc, pl, &why);
+		if (uf->file_id >> 60 == BEAM_SUB_EMU && p->file->emu)
+			err = emu_place_of(b, p, reader, pc, pl, &why);
+		else
+			err = place_of(b, p, reader, pc, pl, &why);
 		symbol_cache__budget_end(&p->base, t0);
 		if (err) {
 			pl->pid = 0;
