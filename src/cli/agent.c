@@ -167,9 +167,13 @@ static int run(int argc, char **argv, struct agent_options *o)
 		.symbolize = o->common.symbolize,
 		.timestamps_cap = 4096,
 		.cache_dir = o->common.cache_dir,
-		/* the agent's pool: 2M entries (8 MiB) times --map-scale, unless set */
-		.unwind_entry_cap = o->unwind_entries ? (size_t)o->unwind_entries
-						      : (size_t)(1u << 21) * (o->common.map_scale ?: 1),
+		/* the pool's cap: as record's (sampler/map_sizing.c: 4M entries times --map-scale,
+		 * less on a small machine), unless set. Its segments are made as tables need
+		 * them, so the cap costs nothing until used; at 2M, clang 14's two libraries
+		 * (1.95M entries) could never be in beside anything else on a busy box
+		 * (BENCHMARKS 49-ref: 0 % of clang's stacks complete)
+		 */
+		.unwind_entry_cap = (size_t)o->unwind_entries,
 		.symbolize_lines =
 			o->symbolize_lines, /* never waits: late debug info fills later intervals */
 		/* well past the 60 s process grace and any interval's export */
