@@ -5,9 +5,41 @@
 # it). A second run with everything in place does nothing.
 # With `kernel`: Debian's arm64 kernel image instead (linux-image-arm64's), whose BTF
 # (scripts/kernel_btf.py) becomes DIR/vmlinux.btf for the arm64 BPF object (`make arm64`).
-# Usage: scripts/arm64_files.sh DIR [kernel]
+# With `runtimes`: the kernel matrix's arm64 runtimes (Debian 12's perl-base, ruby3.1 with
+# libruby3.1, php8.2-cli) and the libraries they load that this host's :arm64 multiarch lacks,
+# unpacked into DIR/runtimes/root (without libc: the guest's loader and libc are the host's).
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
+# unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
+# unpacked into ROOT, stamped with the list; nothing when the stamp already says it
+unpack_debs()
+{
+	local root=$1 stamp=$1/.packages debs p d
+	debs=$(dirname "$root")/debs
+	shift
+	[[ -f $stamp && $(cat "$stamp") == "$*" ]] && return 0
+	mkdir -p "$debs"
+	rm -rf "$root"
+	mkdir -p "$root"
+	(cd "$debs" && for p in "$@"; do
+		ls "${p%%:*}"_*_arm64.deb >/dev/null 2>&1 || apt-get download -q -o APT::Sandbox::User=root "$p" >/dev/null
+	done)
+	for p in "$@"; do
+		for d in "$debs/${p%%:*}"_*_arm64.deb; do
+			dpkg-deb -x "$d" "$root"
+		done
+	done
+	echo "$*" >"$stamp"
+	echo "arm64_files.sh: $# packages unpacked into $root"
+}
+if [[ ${2:-} == runtimes ]]; then
+	# php8.2's libxml2 loads ICU (libicudata: 30 MB of the root) and libstdc++
+	unpack_debs "$dir/runtimes/root" perl-base:arm64 ruby3.1:arm64 libruby3.1:arm64 \
+		php8.2-cli:arm64 libargon2-1:arm64 libpcre2-8-0:arm64 libsodium23:arm64 \
+		libxml2:arm64 libicu72:arm64 libstdc++6:arm64
+	exit 0
+fi
 if [[ ${2:-} == kernel ]]; then
 	[[ -s $dir/vmlinux.btf ]] && exit 0
 	mkdir -p "$dir/kernel"
@@ -20,19 +52,4 @@ if [[ ${2:-} == kernel ]]; then
 	mv "$dir/vmlinux.btf.tmp" "$dir/vmlinux.btf"
 	exit 0
 fi
-pkgs=(libc6:arm64 libstdc++6:arm64 python3.11-minimal:arm64 libnode108:arm64)
-stamp=$dir/root/.packages
-if [[ -f $stamp && $(cat "$stamp") == "${pkgs[*]}" ]]; then
-	exit 0
-fi
-mkdir -p "$dir/debs"
-rm -rf "$dir/root"
-mkdir -p "$dir/root"
-(cd "$dir/debs" && for p in "${pkgs[@]}"; do
-	ls "${p%%:*}"_*_arm64.deb >/dev/null 2>&1 || apt-get download -q -o APT::Sandbox::User=root "$p" >/dev/null
-done)
-for d in "$dir"/debs/*_arm64.deb; do
-	dpkg-deb -x "$d" "$dir/root"
-done
-echo "${pkgs[*]}" >"$stamp"
-echo "arm64_files.sh: $(ls "$dir"/debs | wc -l) packages unpacked into $dir/root"
+unpack_debs "$dir/root" libc6:arm64 libstdc++6:arm64 python3.11-minimal:arm64 libnode108:arm64

@@ -8,8 +8,9 @@
 # Kernels and the root are cached under build/kernel-matrix; a second run boots at once.
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
-# busybox-static and python3.11 from their .debs; Go's wl_go cross-built), 6.1 only; its row
-# has per-runtime columns (go=SHARE/SAMPLES).
+# busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
+# perl, ruby3.1 and php8.2 from theirs), 6.1 only; its row has per-runtime columns
+# (go=SHARE/SAMPLES perl=... ruby=... php=...).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
@@ -90,13 +91,13 @@ libs_of()
 	if [[ $ARCH == "$(uname -m)" ]]; then
 		ldd "$1" 2>/dev/null | grep -o '/[^ ]*'
 	else
-		LD_TRACE_LOADED_OBJECTS=1 "qemu-$ARCH-static" -L "$CROSS_PREFIX" "$1" 2>/dev/null |
+		LD_TRACE_LOADED_OBJECTS=1 "qemu-$ARCH-static" -L "${LIB_PREFIX:-$CROSS_PREFIX}" "$1" 2>/dev/null |
 			grep -o '/[^ ]*'
 	fi
 }
 
 # copy_with_libs FILE...: FILE and the shared libraries it loads (with the loader), at their
-# own paths under the staging root
+# own paths under the staging root; LIB_PREFIX: a root of unpacked .debs looked in first
 copy_with_libs()
 {
 	local f lib src
@@ -107,6 +108,7 @@ copy_with_libs()
 			# (the cross toolchain's ld.so with the multiarch libc.so.6 loops in
 			# pthread_create); the cross prefix has what multiarch lacks (libstdc++)
 			src=$lib
+			[[ -n ${LIB_PREFIX:-} && -e $LIB_PREFIX$lib ]] && src=$LIB_PREFIX$lib
 			[[ -e $src ]] || src=$CROSS_PREFIX$lib
 			[[ -e $STAGE$lib ]] || install -D -m 0755 "$(readlink -f "$src")" "$STAGE$lib"
 		done
@@ -114,17 +116,35 @@ copy_with_libs()
 }
 
 # arm64_inputs: the arm64 root's pieces from Debian's arm64 .debs (busybox-static,
-# python3.11-minimal: scripts/arm64_files.sh unpacks the latter), downloaded once
+# python3.11-minimal and the runtimes: scripts/arm64_files.sh unpacks those), downloaded once
 arm64_inputs()
 {
 	local dir=$ARM64_DEBS/kernel
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" >/dev/null || return 1
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" runtimes >/dev/null || return 1
 	mkdir -p "$dir"
 	if [[ ! -x $dir/busybox/bin/busybox ]]; then
 		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
 			apt-get download -q -o APT::Sandbox::User=root busybox-static:arm64 >/dev/null) || return 1
 		dpkg-deb -x "$dir"/busybox-static_*_arm64.deb "$dir/busybox"
 	fi
+}
+
+# stage_arm64_runtimes: Debian 12's arm64 perl, ruby3.1 and php8.2 with their libraries and
+# what each needs to start (perl-base's modules, Ruby's encoding tables), and their chains
+stage_arm64_runtimes()
+{
+	local rt=$ARM64_DEBS/runtimes/root multi=usr/lib/aarch64-linux-gnu b d
+	LIB_PREFIX=$rt copy_with_libs "$rt/usr/bin/perl" "$rt/usr/bin/ruby3.1" "$rt/usr/bin/php8.2"
+	for b in perl ruby3.1 php8.2; do
+		install -D -m 0755 "$rt/usr/bin/$b" "$STAGE/usr/bin/$b"
+	done
+	rm -rf "${STAGE:?}$rt"
+	for d in "$multi/perl-base" "$multi/ruby/3.1.0/enc"; do
+		mkdir -p "$STAGE/$(dirname "$d")"
+		cp -r "$rt/$d" "$STAGE/$d"
+	done
+	cp "$ROOT"/tests/data/{perl_chain.pl,rb_chain.rb,php_chain.php} "$STAGE/usr/share/km/"
 }
 
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
@@ -155,7 +175,8 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT/tests/data/py_chain.py" "$0" $goexe -newer "$img" 2>/dev/null || echo all)
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php} \
+		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
 		return
@@ -178,6 +199,7 @@ build_root()
 	install -m 0644 "$ROOT/tests/data/py_chain.py" "$STAGE/usr/share/km/py_chain.py"
 	# Go: the static cross build of wl_go (GOARCH=arm64, tests/data/go.mk), no runtime package
 	[[ -n $goexe && -x $goexe ]] && install -m 0755 "$goexe" "$STAGE/usr/bin/wl_go"
+	[[ $ARCH == aarch64 ]] && stage_arm64_runtimes
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)

@@ -12,12 +12,19 @@
 
 #if defined(__TARGET_ARCH_arm64)
 
+/* Besides x29, x30, sp and pc: x27 and x28, PHP's VM registers there (execute_data, opline:
+ * Zend/zend_execute.c), in the slots of their x86-64 counterparts r14 and r15
+ * (bpf/interp/php/walk.h reads those)
+ */
+
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
 {
 	st->regs[DWARF_RBP] = BPF_CORE_READ(r, regs[29]);
 	st->regs[SS_ARM64_LR_SLOT] = BPF_CORE_READ(r, regs[30]);
 	st->regs[DWARF_RSP] = BPF_CORE_READ(r, sp);
 	st->regs[DWARF_RIP] = BPF_CORE_READ(r, pc);
+	st->regs[DWARF_R14] = BPF_CORE_READ(r, regs[27]);
+	st->regs[DWARF_R15] = BPF_CORE_READ(r, regs[28]);
 }
 
 /* The perf context can only be read directly (the verifier rewrites these loads). */
@@ -27,6 +34,8 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[SS_ARM64_LR_SLOT] = ctx->regs.regs[30];
 	st->regs[DWARF_RSP] = ctx->regs.sp;
 	st->regs[DWARF_RIP] = ctx->regs.pc;
+	st->regs[DWARF_R14] = ctx->regs.regs[27];
+	st->regs[DWARF_R15] = ctx->regs.regs[28];
 }
 
 /* PSTATE.M[3:0] is 0 (EL0t) in user mode. */

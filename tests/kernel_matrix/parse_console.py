@@ -8,7 +8,9 @@ error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_lea
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
 from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
-main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); perl, ruby, php
+(when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
+complete from _start through the interpreter loop; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
@@ -21,12 +23,28 @@ import sys
 CHAIN = re.compile(r"^wl_chain_nofp;_start;__libc_start_main[^;]*;([^;]+;)?main;chain_a;chain_b;chain_c;hot_leaf(;|$)")
 # Go's wl_go: goexit and runtime.main (the goroutine's roots) down to the frameless leaf
 GO = re.compile(r"^wl_go;runtime\.goexit[^;]*;runtime\.main;main\.main;main\.alpha;main\.beta;main\.gamma(;|$)")
+# Perl, Ruby and PHP (tests/data/perl_chain.pl, rb_chain.rb, php_chain.php): from _start through
+# the interpreter loop to the known chain's leaf
+PERL = re.compile(r"^perl;_start;__libc_start_main[^;]*;.*;Perl_runops_standard;main;main::alpha;main::beta;main::gamma(;|$)")
+# (Ruby's methods without their class where the class path is not read yet: arm64, see
+# docs/ARCHITECTURE.md "arm64")
+RUBY = re.compile(r"^ruby3\.1;_start;__libc_start_main[^;]*;.*;rb_vm_exec;(?:[^;]*;)*<main>;(Worker#)?alpha;(Worker#)?beta;(Worker#)?gamma(;|$)")
+PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\};Worker::run;alpha;beta;gamma(;|$)")
+# each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
+RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
+            ("php", PHP, ";gamma"))
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 
 
+def contains(base):
+    """a test of a folded stack: holds base (a string, or a pattern searched)"""
+    return base.search if hasattr(base, "search") else (lambda s: base in s)
+
+
 def share(stacks, pattern, base):
-    total = sum(n for s, n in stacks if base in s)
+    within = contains(base)
+    total = sum(n for s, n in stacks if within(s))
     good = sum(n for s, n in stacks if pattern.search(s))
     return ("%.3f" % (good / total) if total else "none"), total
 
@@ -67,9 +85,10 @@ def main():
     # per-runtime columns (the arm64 row's roots carry them): NAME=share/samples, none when
     # the root has no such workload
     runtimes = []
-    if "go" in status:
-        g, n_g = share(stacks.get("go", []), GO, ";main.gamma")
-        runtimes.append("go=%s/%d" % (g if status["go"] == "0" else "failed", n_g))
+    for case, pattern, base in RUNTIMES:
+        if case in status:
+            g, n_g = share(stacks.get(case, []), pattern, base)
+            runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
@@ -109,12 +128,13 @@ def main():
     if spans:
         print("  cases " + " ".join(spans))
     for case, pattern, base in (("chain", CHAIN, ";hot_leaf"), ("chain_tc", CHAIN, ";hot_leaf"),
-                                ("python", PY, ";_PyRun_SimpleFileObject;"), ("go", GO, ";main.gamma")):
-        worst = sorted(((n, st) for st, n in stacks.get(case, []) if base in st and not pattern.search(st)),
+                                ("python", PY, ";_PyRun_SimpleFileObject;")) + RUNTIMES:
+        within = contains(base)
+        worst = sorted(((n, st) for st, n in stacks.get(case, []) if within(st) and not pattern.search(st)),
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    for case in ("chain", "python", "chain_tc", "offcpu", "go"):
+    for case in ("chain", "python", "chain_tc", "offcpu") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

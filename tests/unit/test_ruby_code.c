@@ -249,6 +249,10 @@ static void decode_random(const uint8_t *buf, size_t len, unsigned int i, unsign
 	ruby_code__last_op_id(buf, len, &last_op);
 	ruby_code__indirect_jumps(buf, len);
 	ruby_code__branch_targets(buf, len, 0, targets, 8);
+	ruby_code__errinfo_arm64(buf, len, 0, &ec);
+	ruby_code__during_gc_arm64(buf, len, 0, &gc);
+	ruby_code__indirect_jumps_arm64(buf, len);
+	ruby_code__branch_targets_arm64(buf, len, 0, targets, 8);
 	/* a valid sequence with one byte changed, in a buffer of its exact size */
 	mut = malloc(n);
 	REQUIRE(mut);
@@ -258,6 +262,89 @@ static void decode_random(const uint8_t *buf, size_t len, unsigned int i, unsign
 	ruby_code__during_gc(mut, n, 0, &gc);
 	ruby_code__native_thread_key(mut, n, 0, &key);
 	free(mut);
+}
+
+/* Debian 12's arm64 libruby-3.1.so.3.1 (3.1.2): rb_errinfo at 0xb6910, little-endian words */
+static const uint32_t errinfo_31_arm64[] = {
+	0xd53bd041, /* mrs x1, tpidr_el0 */
+	0xa9bf7bfd, /* stp x29, x30, [sp, #-16]! */
+	0x910003fd, /* mov x29, sp */
+	0xb0001640, /* adrp x0, 0x37f000 */
+	0xf941f402, /* ldr x2, [x0, #1000] */
+	0x910fa000, /* add x0, x0, #0x3e8 */
+	0xd63f0040, /* blr x2 */
+	0xf8606820, /* ldr x0, [x1, x0] */
+	0xa8c17bfd, /* ldp x29, x30, [sp], #16 */
+	0xf9403800, /* ldr x0, [x0, #112] */
+	0xd65f03c0, /* ret */
+};
+
+/* its rb_during_gc at 0xc96c4 */
+static const uint32_t during_gc_31_arm64[] = {
+	0xd00015a0, /* adrp x0, 0x37f000 */
+	0xf9460000, /* ldr x0, [x0, #3072]: the GOT slot of ruby_current_vm_ptr */
+	0xf9400000, /* ldr x0, [x0] */
+	0xf9423400, /* ldr x0, [x0, #1128] */
+	0xf9400800, /* ldr x0, [x0, #16] */
+	0x53051400, /* ubfx w0, w0, #5, #1 */
+	0xd65f03c0, /* ret */
+};
+
+TEST(arm64)
+{
+	struct ruby_gc_access gc;
+	uint32_t gc_code[7];
+	uint32_t code[16], br[4] = { 0xd61f0060, 0x94000010, 0x17fffffe, 0xd63f0040 };
+	struct ruby_ec_access ec;
+	uint64_t targets[4];
+
+	CHECK_EQ_INT(ruby_code__errinfo_arm64((const uint8_t *)errinfo_31_arm64,
+					      sizeof(errinfo_31_arm64), 0xb6910, &ec),
+		     0);
+	CHECK_EQ_INT(ec.kind, RUBY_EC_TLSDESC);
+	CHECK_EQ_U64(ec.tls_pair, 0x37f3e8); /* R_AARCH64_TLSDESC of ruby_current_ec */
+	CHECK_EQ_INT(ec.errinfo, 112);
+	/* cut before the ret, or the descriptor's add naming another slot: not understood */
+	CHECK_EQ_INT(ruby_code__errinfo_arm64((const uint8_t *)errinfo_31_arm64,
+					      sizeof(errinfo_31_arm64) - 4, 0xb6910, &ec),
+		     -ENOENT);
+	memcpy(code, errinfo_31_arm64, sizeof(errinfo_31_arm64));
+	code[5] = 0x910fa400; /* add x0, x0, #0x3e9 */
+	CHECK_EQ_INT(ruby_code__errinfo_arm64((const uint8_t *)code, sizeof(errinfo_31_arm64),
+					      0xb6910, &ec),
+		     -ENOENT);
+	/* the EC loaded from another register than tpidr_el0's */
+	memcpy(code, errinfo_31_arm64, sizeof(errinfo_31_arm64));
+	code[7] = 0xf8606840; /* ldr x0, [x2, x0] */
+	CHECK_EQ_INT(ruby_code__errinfo_arm64((const uint8_t *)code, sizeof(errinfo_31_arm64),
+					      0xb6910, &ec),
+		     -ENOENT);
+	CHECK_EQ_INT(ruby_code__during_gc_arm64((const uint8_t *)during_gc_31_arm64,
+						sizeof(during_gc_31_arm64), 0xc96c4, &gc),
+		     0);
+	CHECK_EQ_U64(gc.vm_ptr.vaddr, 0x37fc00);
+	CHECK(gc.vm_ptr.via_got);
+	CHECK_EQ_INT(gc.vm_objspace, 1128); /* 1104 on x86-64: three mutexes 8 bytes larger */
+	CHECK_EQ_INT(gc.flags_off, 16);
+	CHECK_EQ_INT(gc.gc_running, 1 << 5);
+	/* a bit field of two bits (ubfx #5, #2), or a bit in the flags' second word */
+	memcpy(gc_code, during_gc_31_arm64, sizeof(gc_code));
+	gc_code[5] = 0x53051800;
+	CHECK_EQ_INT(ruby_code__during_gc_arm64((const uint8_t *)gc_code, sizeof(gc_code), 0, &gc),
+		     -ENOENT);
+	gc_code[5] = 0xd3400000u | 34u << 16 | 34u << 10; /* ubfx x0, x0, #34, #1 */
+	CHECK_EQ_INT(ruby_code__during_gc_arm64((const uint8_t *)gc_code, sizeof(gc_code), 0, &gc),
+		     0);
+	CHECK_EQ_INT(gc.flags_off, 20);
+	CHECK_EQ_INT(gc.gc_running, 1 << 2);
+	/* br x3 counts, blr does not; of 16 bytes of code at 0x1000, bl +0x40 leaves it, b -8
+	 * (to 0x1000) stays inside
+	 */
+	CHECK_EQ_U64(ruby_code__indirect_jumps_arm64((const uint8_t *)br, sizeof(br)), 1);
+	CHECK_EQ_U64(ruby_code__branch_targets_arm64((const uint8_t *)br, sizeof(br), 0x1000,
+						     targets, 4),
+		     1);
+	CHECK_EQ_U64(targets[0], 0x1044);
 }
 
 TEST(random_code)
@@ -273,6 +360,7 @@ int main(void)
 	RUN(native_thread_key_and_last_op);
 	RUN(jumps_and_targets);
 	RUN(cut_short);
+	RUN(arm64);
 	RUN(random_code);
 	return test_summary();
 }

@@ -110,6 +110,12 @@ enum rb_ec_src {
 	 * key, < 32: at fsbase + tsd_off + 16 key, glibc's first TSD block), its ec th->ec
 	 */
 	RB_EC_TSD = 1,
+	/* 3.x on arm64: ruby_current_ec through its TLS descriptor { resolver, argument } at
+	 * modid_got: for a library loaded at start (static TLS) ld.so makes the argument the
+	 * variable's offset from the thread pointer (tpidr_el0), read here every sample (0 before
+	 * relocation; a dynamic-TLS pointer is >= RB_TLSDESC_STATIC_MAX: no frames)
+	 */
+	RB_EC_TLSDESC = 2,
 };
 
 /* interp_file.rb: the library's layout (its vm_exec_core is interp_file's range). */
@@ -125,7 +131,8 @@ struct rb_file_abi {
  * thread's execution context is found).
  */
 struct rb_proc_abi {
-	__u64 modid_got; /* RB_EC_TLS: absolute address of the GOT slot of its module id */
+	__u64 modid_got; /* RB_EC_TLS: absolute address of the GOT slot of its module id;
+			  * RB_EC_TLSDESC: of ruby_current_ec's TLS descriptor */
 	__u64 vm_ptr;    /* absolute address of ruby_current_vm_ptr (rb_vm_t *) */
 	__u64 tsd_key;   /* RB_EC_TSD: absolute address of ruby_native_thread_key (32 bits) */
 	__s32 tsd_off;   /* RB_EC_TSD: key k's value is at fsbase + tsd_off + 16 k (k < 32) */
@@ -133,6 +140,7 @@ struct rb_proc_abi {
 };
 
 #define RB_TCB_DTV 8
+#define RB_TLSDESC_STATIC_MAX (1u << 20) /* static TLS offsets from the thread pointer */
 #define RB_TSD_KEYS 32 /* glibc's first TSD block, inside struct pthread */
 
 /* Why Ruby frames are missing, by reason (the runtime's slice of "interp_counters"). */

@@ -82,6 +82,14 @@ static __always_inline int rb_start(struct unwind_cursor *st, struct interp_stat
 			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
 		if (ss_read_user(&ec, sizeof(ec), th + o->th_ec) < 0)
 			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+	} else if (is->file.rb.ec_src == RB_EC_TLSDESC) {
+		/* block: the descriptor's argument, ruby_current_ec's offset from tpidr_el0 */
+		if (ss_read_user(&block, sizeof(block), proc->rb.modid_got + 8) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
+		if (!block || block >= RB_TLSDESC_STATIC_MAX)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_NO_EC);
+		if (ss_read_user(&ec, sizeof(ec), is->fsbase + block) < 0)
+			return ss_interp_miss(FRAME_KIND_RUBY, RB_COUNTER_READ_FAILED);
 	} else {
 		if (ss_read_user(&modid, sizeof(modid), proc->rb.modid_got) < 0 ||
 		    ss_read_user(&dtv, sizeof(dtv), is->fsbase + RB_TCB_DTV) < 0)

@@ -13,8 +13,26 @@
  * 10,000 objects at ~20 us). A read that costs more than the budget left is made, and the
  * budget goes negative: the next reads wait until it has been paid back.
  */
-#define READ_BUDGET_PER_S (10 * 1000 * 1000LL)
-#define READ_BUDGET_BURST_NS (250 * 1000 * 1000LL)
+#define READ_BUDGET_PER_S (10 * 1000 * 1000LL * budget_scale())
+#define READ_BUDGET_BURST_NS (250 * 1000 * 1000LL * budget_scale())
+#define READ_BUDGET_SCALE_MAX 1000
+
+/* STACKSCOPE_READ_BUDGET_SCALE=N (1 to 1000, default 1) multiplies both: for an emulated
+ * machine (the kernel matrix's arm64 guest under TCG, on a loaded host), where a read's wall
+ * time is that of a vCPU the host deschedules, tens of times a real one's.
+ */
+static int64_t budget_scale(void)
+{
+	static int64_t scale;
+
+	if (!scale) {
+		const char *v = getenv("STACKSCOPE_READ_BUDGET_SCALE");
+		long n = v ? strtol(v, NULL, 10) : 1;
+
+		scale = n >= 1 && n <= READ_BUDGET_SCALE_MAX ? n : 1;
+	}
+	return scale;
+}
 
 int symbol_cache__init(struct symbol_cache *c, size_t cap, size_t entry_sz, bool any_cookie,
 		       void (*clear)(void *ctx, void *entry), void *clear_ctx,

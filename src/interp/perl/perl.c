@@ -6,11 +6,12 @@
  * `main::__ANON__`, `BEGIN`, `main`, file and line by reading the process's memory.
  *
  * Versions: Perl 5.32, 5.36, 5.40 and 5.42, threaded builds (useithreads, multiplicity: the only
- * kind Debian ships) on x86-64. The version is the binary's PL_revision and PL_version bytes
- * (Perl keeps its binary interface within a maintenance series: 5.40.0 and 5.40.1 are one
- * layout); each version's offsets are a table (layouts[], each saying where its numbers come
- * from). They are checked against every process: PL_op_name must name the table's op numbers,
- * and once its interpreter exists PL_curinterp's default stash must be the "main" stash read
+ * kind Debian ships) on x86-64, and 5.36 on arm64 (Debian 12's: the same LP64 tables). The
+ * version is the binary's PL_revision and PL_version bytes (Perl keeps its binary interface
+ * within a maintenance series: 5.40.0 and 5.40.1 are one layout); each version's offsets are
+ * a table (layouts[], each saying where its numbers come from). They are checked against
+ * every process: PL_op_name must name the table's op numbers, and once its interpreter
+ * exists PL_curinterp's default stash must be the "main" stash read
  * through the HV/HEK offsets, its current stackinfo and COP plausible, PL_thr_key a first-level
  * TSD key. A process that fails gets native frames and a marker frame; a version without a
  * table or a non-threaded build gets "[perl: unsupported version]" frames.
@@ -620,6 +621,8 @@ static int proc_check(struct perl_proc *pp, const char **why)
 	uint64_t interp, defstash, si, cop, cxstack;
 	int32_t cxix, cxmax, type;
 	uint32_t key;
+	uint64_t any;
+	uint32_t flags;
 	char *main_name;
 	bool main_ok;
 	int err;
@@ -641,6 +644,14 @@ static int proc_check(struct perl_proc *pp, const char **why)
 	if (!defstash || !si || !cop)
 		return 0; /* perl_construct has not run yet */
 	*why = "main stash";
+	/* perl_construct names the stash after making it (hv_name_set gives it its aux part): a
+	 * hash without one yet is one caught in between (microseconds; under an emulator a check
+	 * landed there), "not yet" for the fast tries; anything else not named "main" is wrong
+	 */
+	if (!read_sv_head(pp->base.pid, defstash, l, &any, &flags) &&
+	    (flags & 0xff) == PERL_SVT_PVHV && !(flags & PERL_SVF_OOK) &&
+	    pp->tries < CHECK_FAST_TRIES)
+		return 0;
 	main_name = read_stash_name(pp->base.pid, defstash, l);
 	main_ok = main_name && !strcmp(main_name, "main");
 	free(main_name);

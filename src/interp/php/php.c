@@ -12,7 +12,8 @@
  * offsets a table per major.minor (`layouts` below says where they come from); they are checked
  * against every process once its engine has started (executor globals against the compiler
  * globals and the VM stack's page size, the running frames' functions) and a process that
- * fails gets native frames only. Other versions and ZTS builds get a marker frame that names
+ * fails gets native frames only. On arm64 the same tables (LP64: checked with Debian 12's arm64
+ * 8.2), without the JIT's frames. Other versions and ZTS builds get a marker frame that names
  * the version ("[php: unsupported version 8.1]").
  *
  * Invariants: the function cache holds PHP_FUNC_CACHE_CAP entries (../common/symbol_cache.h)
@@ -286,17 +287,28 @@ static const struct php_layout *find_layout(int major, int minor)
 }
 
 /* ZEND_VM_KIND from zend_vm_kind()'s code, `mov $kind, %eax; ret` (after an endbr64 in a CET
- * build: Debian 13's 8.4); 0 when unknown.
+ * build: Debian 13's 8.4); arm64: `mov w0, #kind; ret` (movz, Debian 12's arm64 8.2); 0 when
+ * unknown.
  */
 static int vm_kind(struct elf_file *ef, const struct interp_sym *sym)
 {
 	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	const uint8_t *b;
 	size_t avail;
-	uint32_t kind;
+	uint32_t kind, insn[2];
 
 	if (!sym->found || elf_file__bytes_at_vaddr(ef, sym->addr, (const void **)&b, &avail))
 		return 0;
+	if (elf_file__machine(ef) == EM_AARCH64) {
+		if (avail < sizeof(insn))
+			return 0;
+		memcpy(insn, b, sizeof(insn));
+		/* movz w0, #imm16 (0x52800000 | imm16 << 5), then ret (0xd65f03c0) */
+		if ((insn[0] & 0xffe0001fu) != 0x52800000u || insn[1] != 0xd65f03c0u)
+			return 0;
+		kind = (insn[0] >> 5) & 0xffff;
+		return kind <= 4 ? (int)kind : 0;
+	}
 	if (avail >= 10 && !memcmp(b, endbr64, sizeof(endbr64))) {
 		b += sizeof(endbr64);
 		avail -= sizeof(endbr64);
@@ -337,13 +349,17 @@ static int detect(const struct executable *exe, struct php_file *f)
 	if (l && syms[SYM_EG].found) {
 		f->layout = *l;
 		/* HYBRID needs GCC's global registers (Zend/zend_vm_opcodes.h); on x86-64 they are
-		 * r14 (execute_data) and r15 (opline) (Zend/zend_execute.c).
+		 * r14 (execute_data) and r15 (opline), on arm64 x27 and x28 (Zend/zend_execute.c),
+		 * which eBPF reads into the same cursor slots (bpf/arch/sample_regs.h).
 		 */
 		f->layout.bpf.vm_regs = kind == ZEND_VM_KIND_HYBRID;
 		f->bpf.supported = 1;
 		f->bpf.php.off = f->layout.bpf;
-		/* opcache's JIT: PHP 8.0 on */
+		/* opcache's JIT: PHP 8.0 on (its dispatch frame is read from x86-64 code only: on
+		 * arm64 JIT code gets no PHP frames)
+		 */
 		if (kind == ZEND_VM_KIND_HYBRID && major >= 8 &&
+		    elf_file__machine(exe->elf) == EM_X86_64 &&
 		    php_jit__vm_frame(exe->elf, syms[SYM_EXECUTE_EX].addr,
 				      syms[SYM_EXECUTE_EX].size, &f->vm_dispatch, &f->vm_frame))
 			f->vm_dispatch = 0;

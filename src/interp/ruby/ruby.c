@@ -7,7 +7,9 @@
  *
  * Versions: CRuby 2.7, 3.1 and 3.3 on x86-64 (glibc): Debian 11's libruby-2.7 (2.7.4), 12's
  * libruby-3.1 (3.1.2), 13's and unstable's libruby-3.3 (3.3.8), all stripped to .dynsym, and
- * other builds of those versions. What the file itself gives (ruby_code.h reads the code):
+ * other builds of those versions; on arm64 3.1 (Debian 12's arm64 libruby-3.1: its code read by
+ * ruby_code_arm64.c, the context through a TLS descriptor, RB_EC_TLSDESC; C functions' names
+ * are not read there). What the file itself gives (ruby_code.h reads the code):
  *  - the version: the exported string `ruby_version` ("3.3.8");
  *  - vm_exec_core, the direct-threaded interpreter loop (a static function): of the functions
  *    the exported rb_vm_exec calls (2.7, 3.1), or of those two calls away from the exported
@@ -250,7 +252,8 @@ struct rb_file {
 	uint64_t vm_ptr_vaddr;    /* ruby_current_vm_ptr (a pointer variable) */
 	uint64_t object_vaddr;    /* rb_cObject (a VALUE variable) */
 	uint64_t symbols_vaddr;   /* ruby_global_symbols, 0 when not found */
-	uint64_t modid_got_vaddr; /* RB_EC_TLS: the GOT slot of libruby's TLS module id */
+	uint64_t modid_got_vaddr; /* RB_EC_TLS: the GOT slot of libruby's TLS module id;
+				   * RB_EC_TLSDESC: ruby_current_ec's TLS descriptor */
 	uint64_t tsd_key_vaddr;   /* RB_EC_TSD: ruby_native_thread_key */
 };
 
@@ -403,13 +406,13 @@ enum rb_sym { RB_SYMS(INTERP_LIST_ENUM) SYM_CNT };
 
 static const char *const sym_names[SYM_CNT] = { RB_SYMS(INTERP_LIST_TEXT) };
 
-/* The .rela.dyn entry that relocates `where`; 0 or -ENOENT. */
-static int rela_at(struct elf_file *ef, uint64_t where, Elf64_Rela *out)
+/* The entry of relocation section `name` that relocates `where`; 0 or -ENOENT. */
+static int rela_in(struct elf_file *ef, const char *name, uint64_t where, Elf64_Rela *out)
 {
 	struct elf_section rela;
 	size_t i, n;
 
-	if (elf_file__section(ef, ".rela.dyn", &rela) || !rela.data)
+	if (elf_file__section(ef, name, &rela) || !rela.data)
 		return -ENOENT;
 	n = rela.size / sizeof(Elf64_Rela);
 	for (i = 0; i < n; i++) {
@@ -418,6 +421,12 @@ static int rela_at(struct elf_file *ef, uint64_t where, Elf64_Rela *out)
 			return 0;
 	}
 	return -ENOENT;
+}
+
+/* The .rela.dyn entry that relocates `where`; 0 or -ENOENT. */
+static int rela_at(struct elf_file *ef, uint64_t where, Elf64_Rela *out)
+{
+	return rela_in(ef, ".rela.dyn", where, out);
 }
 
 /* st_value of .dynsym symbol `index` when this file defines it; 0 or -ENOENT. */
@@ -437,7 +446,8 @@ static int dynsym_value(struct elf_file *ef, size_t index, uint64_t *value)
 }
 
 /* What the GOT slot `slot` holds once ld.so relocated it: the address of a variable of this
- * file (R_X86_64_RELATIVE, or GLOB_DAT/64 of a symbol it defines); 0 or -ENOENT.
+ * file (R_X86_64_RELATIVE, or GLOB_DAT/64 of a symbol it defines; their R_AARCH64_ kin);
+ * 0 or -ENOENT.
  */
 static int got_value(struct elf_file *ef, uint64_t slot, uint64_t *value)
 {
@@ -448,10 +458,13 @@ static int got_value(struct elf_file *ef, uint64_t slot, uint64_t *value)
 		return -ENOENT;
 	switch (ELF64_R_TYPE(r.r_info)) {
 	case R_X86_64_RELATIVE:
+	case R_AARCH64_RELATIVE:
 		*value = (uint64_t)r.r_addend;
 		return 0;
 	case R_X86_64_GLOB_DAT:
 	case R_X86_64_64:
+	case R_AARCH64_GLOB_DAT:
+	case R_AARCH64_ABS64:
 		if (dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
 			return -ENOENT;
 		*value = sym + (uint64_t)r.r_addend;
@@ -497,6 +510,23 @@ static int tls_pair_offset(struct elf_file *ef, uint64_t pair, uint64_t *off)
 	if (!(word = interp_elf__bytes(ef, pair + 8, 8)))
 		return -ENOENT;
 	memcpy(off, word, 8);
+	return 0;
+}
+
+/* arm64: ruby_current_ec's TLS descriptor at `desc` (an R_AARCH64_TLSDESC of a symbol defined
+ * here, in .rela.plt where GNU ld puts descriptors, or .rela.dyn): the variable's offset in
+ * this module's TLS block, symbol + addend; 0 or -ENOENT.
+ */
+static int tls_desc_offset(struct elf_file *ef, uint64_t desc, uint64_t *off)
+{
+	Elf64_Rela r;
+	uint64_t sym;
+
+	if ((rela_in(ef, ".rela.plt", desc, &r) && rela_at(ef, desc, &r)) ||
+	    ELF64_R_TYPE(r.r_info) != R_AARCH64_TLSDESC ||
+	    !ELF64_R_SYM(r.r_info) || dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
+		return -ENOENT;
+	*off = sym + (uint64_t)r.r_addend;
 	return 0;
 }
 
@@ -546,6 +576,7 @@ static int find_exec_core(struct elf_file *ef, uint64_t root, uint64_t size, int
 	const char *const plts[2] = { ".plt", ".plt.sec" };
 	size_t i, j, n, best_jumps = 0;
 	int err = -ENOENT, d;
+	bool arm64 = elf_file__machine(ef) == EM_AARCH64;
 
 	if (!fs || !next || !targets)
 		goto cleanup;
@@ -571,8 +602,8 @@ static int find_exec_core(struct elf_file *ef, uint64_t root, uint64_t size, int
 			    !(code = interp_elf__bytes(ef, fs->start[i],
 						       fs->end[i] - fs->start[i])))
 				continue;
-			n = ruby_code__branch_targets(code, fs->end[i] - fs->start[i], fs->start[i],
-						      targets, CALLS_MAX);
+			n = (arm64 ? ruby_code__branch_targets_arm64 : ruby_code__branch_targets)(
+				code, fs->end[i] - fs->start[i], fs->start[i], targets, CALLS_MAX);
 			for (j = 0; j < n; j++)
 				fde_search__add(next, targets[j]);
 		}
@@ -589,7 +620,8 @@ static int find_exec_core(struct elf_file *ef, uint64_t root, uint64_t size, int
 			body = interp_elf__bytes(ef, next->start[i], next->end[i] - next->start[i]);
 			if (!body)
 				continue;
-			jumps = ruby_code__indirect_jumps(body, next->end[i] - next->start[i]);
+			jumps = (arm64 ? ruby_code__indirect_jumps_arm64 : ruby_code__indirect_jumps)(
+				body, next->end[i] - next->start[i]);
 			if (jumps > best_jumps) {
 				best_jumps = jumps;
 				*start = next->start[i];
@@ -720,7 +752,9 @@ static int find_ec(struct elf_file *ef, const struct interp_sym *syms, const str
 	size_t size;
 
 	if (!(code = accessor(ef, &syms[SYM_ERRINFO], &size)) ||
-	    ruby_code__errinfo(code, size, syms[SYM_ERRINFO].addr, &ec)) {
+	    (elf_file__machine(ef) == EM_AARCH64 ? ruby_code__errinfo_arm64
+						 : ruby_code__errinfo)(code, size,
+								       syms[SYM_ERRINFO].addr, &ec)) {
 		pr_debug("ruby: %s: rb_errinfo not understood\n", f->base.path);
 		return -ENOENT;
 	}
@@ -738,7 +772,14 @@ static int find_ec(struct elf_file *ef, const struct interp_sym *syms, const str
 		}
 		return 0;
 	}
-	if (ec.kind != RUBY_EC_TLS || tls_pair_offset(ef, ec.tls_pair, &off)) {
+	if (ec.kind == RUBY_EC_TLSDESC && l->ec_src == RB_EC_TLS) {
+		if (tls_desc_offset(ef, ec.tls_pair, &off)) {
+			pr_debug("ruby: %s: ruby_current_ec's TLS descriptor not found\n",
+				 f->base.path);
+			return -ENOENT;
+		}
+		f->bpf.rb.ec_src = RB_EC_TLSDESC;
+	} else if (ec.kind != RUBY_EC_TLS || tls_pair_offset(ef, ec.tls_pair, &off)) {
 		pr_debug("ruby: %s: ruby_current_ec's TLS pair not found\n", f->base.path);
 		return -ENOENT;
 	}
@@ -766,8 +807,13 @@ static int find_vm(struct elf_file *ef, const struct interp_sym *syms, struct rb
 	uint64_t vm_ptr;
 	size_t size;
 
+	/* (arm64: rb_objspace follows three mutexes in rb_vm_t, 48 bytes each there, 40 on
+	 * x86-64: its offset is the code's, 1128 in Debian's arm64 3.1.2, 1104 in the table)
+	 */
 	if ((code = accessor(ef, &syms[SYM_DURING_GC], &size)) &&
-	    !ruby_code__during_gc(code, size, syms[SYM_DURING_GC].addr, &gc) &&
+	    !(elf_file__machine(ef) == EM_AARCH64 ? ruby_code__during_gc_arm64
+						  : ruby_code__during_gc)(
+		    code, size, syms[SYM_DURING_GC].addr, &gc) &&
 	    !code_ref_value(ef, &gc.vm_ptr, &vm_ptr) && gc.vm_objspace < 0xffff &&
 	    gc.flags_off < 0xffff) {
 		if (syms[SYM_VM_PTR].found && syms[SYM_VM_PTR].addr != vm_ptr) {
@@ -827,10 +873,12 @@ static int detect(const struct executable *exe, struct rb_file *f)
 		return 0;
 	f->layout = *known;
 	f->bpf.rb.refusal = RB_REFUSED_BUILD;
+	f->bpf.rb.ec_src = known->ec_src; /* find_ec: RB_EC_TLSDESC on arm64 */
 	if (find_ec(exe->elf, syms, known, f) || find_vm(exe->elf, syms, f))
 		return 0;
 	f->object_vaddr = syms[SYM_OBJECT].found ? syms[SYM_OBJECT].addr : 0;
-	if (syms[SYM_ID2STR].found) {
+	/* (x86-64 code only: on arm64 C functions' names are not read, their frames unnamed) */
+	if (syms[SYM_ID2STR].found && elf_file__machine(exe->elf) != EM_AARCH64) {
 		const uint8_t *code;
 		size_t size;
 		uint32_t last_op;
@@ -846,7 +894,6 @@ static int detect(const struct executable *exe, struct rb_file *f)
 		}
 	}
 	f->bpf.rb.off = f->layout.bpf;
-	f->bpf.rb.ec_src = known->ec_src;
 	f->bpf.rb.refusal = 0;
 	f->bpf.supported = 1;
 	return 0;
@@ -866,8 +913,9 @@ static int rb_file_detect(void *rt, const struct executable *exe, void *file_sta
 			 f->base.path, f->bpf.major, f->bpf.minor,
 			 (unsigned long long)f->bpf.range_start[0],
 			 (unsigned long long)f->bpf.range_end[0],
-			 f->bpf.rb.ec_src == RB_EC_TSD ? "ec through a pthread key"
-						       : "ec thread-local",
+			 f->bpf.rb.ec_src == RB_EC_TSD	   ? "ec through a pthread key"
+			 : f->bpf.rb.ec_src == RB_EC_TLSDESC ? "ec thread-local (TLS descriptor)"
+							     : "ec thread-local",
 			 (unsigned long long)f->vm_ptr_vaddr, (unsigned long long)f->symbols_vaddr);
 	else if (f->bpf.range_end[0])
 		pr_debug("ruby: %s: CRuby %u.%u: %s\n", f->base.path, f->bpf.major, f->bpf.minor,
@@ -947,6 +995,19 @@ static int ec_path_check(struct rb_proc *rp, uint64_t tcb, uint64_t th, uint64_t
 		if (interp__read_u64(pid, tcb + GLIBC_TSD_FROM_PTHREAD + 16 * (uint64_t)key, &v))
 			return -EFAULT;
 		return v == th ? 1 : -EINVAL;
+	}
+	if (f->bpf.rb.ec_src == RB_EC_TLSDESC) {
+		/* the descriptor's argument: the variable's offset from the thread pointer (static
+		 * TLS), 0 until ld.so relocated it
+		 */
+		if (interp__read_u64(pid, rp->bias + f->modid_got_vaddr + 8, &v))
+			return -EFAULT;
+		if (!v)
+			return 0;
+		if (v >= RB_TLSDESC_STATIC_MAX ||
+		    interp__read_u64(pid, tcb - GLIBC_PTHREAD_FROM_TP + v, &v))
+			return -EINVAL;
+		return v == ec ? 1 : -EINVAL;
 	}
 	if (interp__read_u64(pid, rp->bias + f->modid_got_vaddr, &modid))
 		return -EFAULT;

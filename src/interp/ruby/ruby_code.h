@@ -30,11 +30,13 @@ struct ruby_code_ref {
 enum ruby_ec_kind {
 	RUBY_EC_TLS = 1, /* thread-local: __tls_get_addr(GOT pair) + tls_add */
 	RUBY_EC_GLOBAL,  /* a global pointer (2.x: the thread holding the GVL) */
+	RUBY_EC_TLSDESC, /* arm64: thread-local through the TLS descriptor at tls_pair */
 };
 
 struct ruby_ec_access {
 	enum ruby_ec_kind kind;
-	uint64_t tls_pair; /* TLS: the GOT pair { module id, offset } given to __tls_get_addr */
+	uint64_t tls_pair; /* TLS: the GOT pair { module id, offset } given to __tls_get_addr;
+			    * TLSDESC: the descriptor { resolver, argument } */
 	int32_t tls_add;   /* TLS: added to the pair's offset (local-dynamic: the variable's) */
 	struct ruby_code_ref global; /* GLOBAL: the pointer variable */
 	uint32_t errinfo;            /* offsetof(rb_execution_context_t, errinfo) */
@@ -75,5 +77,16 @@ size_t ruby_code__indirect_jumps(const uint8_t *code, size_t size);
  */
 size_t ruby_code__branch_targets(const uint8_t *code, size_t size, uint64_t addr, uint64_t *out,
 				 size_t cap);
+
+/* The same for libruby's arm64 code (ruby_code_arm64.c): rb_errinfo through ruby_current_ec's
+ * TLS descriptor (RUBY_EC_TLSDESC), rb_during_gc, `br xN` jumps, b/bl targets.
+ */
+int ruby_code__errinfo_arm64(const uint8_t *code, size_t size, uint64_t addr,
+			     struct ruby_ec_access *out);
+int ruby_code__during_gc_arm64(const uint8_t *code, size_t size, uint64_t addr,
+			       struct ruby_gc_access *out);
+size_t ruby_code__indirect_jumps_arm64(const uint8_t *code, size_t size);
+size_t ruby_code__branch_targets_arm64(const uint8_t *code, size_t size, uint64_t addr,
+				       uint64_t *out, size_t cap);
 
 #endif
