@@ -31,7 +31,7 @@
  * Interpreters: Debian's python3.11, ruby3.1, php8.2, OpenJDK 17 and nodejs 20 (scripts/setup.sh
  * installs them: a missing one is a SKIP, a failure under CI), pyenv's 3.12 and 3.13 (not
  * installed by setup: a SKIP), Debian 11's ruby2.7 and php7.4, 12's luajit (JIT on and off)
- * and OTP 25 (BEAM's JIT, on a scheduler thread),
+ * and OTP 25 (BEAM's JIT, on a scheduler thread), 11's OTP 23 (BEAM's interpreter),
  * and 13's ruby3.3 and php8.4 from the runtime matrix's roots (run through their own ld.so; a
  * missing root is a SKIP). A system
  * that forbids ptrace of one's own child is a SKIP.
@@ -1043,15 +1043,16 @@ TEST(luajit21_bookworm_joff)
 	run_root_luajit("bookworm", false);
 }
 
-/* BEAM (Debian 12's OTP 25, its JIT, from the runtime matrix's root, run through the root's
- * ld.so with the environment erlexec gives beam.smp; a missing root is a SKIP) on
+/* BEAM (Debian 12's OTP 25, its JIT, and Debian 11's OTP 23, its interpreter, from the runtime
+ * matrix's roots, run through the root's ld.so with the environment erlexec gives beam.smp; a
+ * missing root is a SKIP) on
  * tests/data/erl_chain.erl, compiled and loaded from the source by the emulator itself (no
  * erlc, nothing written): one scheduler, so that the chain runs on "1_scheduler". Erlang
  * frames of the process's stack, each at its line, through the code-range hook, under the
  * shell's evaluator (erl_eval, init: OTP's modules, no lines), then the scheduler's native
  * frames down to start_thread.
  */
-static void run_root_beam(const char *suite)
+static void run_root_beam(const char *suite, bool jit)
 {
 	static const char *const env[] = { "ROOTDIR", "BINDIR", "EMU", "PROGNAME", "HOME",
 					   "ERL_CRASH_DUMP_SECONDS" };
@@ -1073,10 +1074,15 @@ static void run_root_beam(const char *suite)
 		.runner_kind = FRAME_KIND_BEAM,
 		.runner = "erl_eval:",
 		.runtime_below = true,
-		.under = "?", /* sched_thread_func, static in a stripped beam.smp */
-		.root = { "?@libc.so", "?@libc.so" }, /* __clone3, start_thread */
+		/* the JIT: sched_thread_func (static in a stripped beam.smp) over glibc 2.36's
+		 * __clone3 and start_thread; the interpreter: process_main (exported) over
+		 * glibc 2.31's start_thread, where the walk ends (its clone's child marks the
+		 * return address undefined), and the emulator's thread function
+		 */
+		.under = jit ? "?" : "process_main",
+		.root = { jit ? "?@libc.so" : "start_thread@libpthread", jit ? "?@libc.so" : "?@beam.smp" },
 		.no_proc_counter = BEAM_COUNTER_NO_PROC,
-		.jit_leaf = true,
+		.jit_leaf = jit,
 	};
 	FILE *fp;
 	size_t i;
@@ -1136,7 +1142,12 @@ static void run_root_beam(const char *suite)
 
 TEST(beam25_bookworm)
 {
-	run_root_beam("bookworm");
+	run_root_beam("bookworm", true);
+}
+
+TEST(beam23_bullseye_emu)
+{
+	run_root_beam("bullseye", false);
 }
 
 int main(void)
@@ -1167,6 +1178,7 @@ int main(void)
 	RUN(luajit21_bookworm);
 	RUN(luajit21_bookworm_joff);
 	RUN(beam25_bookworm);
+	RUN(beam23_bullseye_emu);
 	ret = test_summary();
 	process_table__free(procs);
 	file_symbols__free(files); /* before the executables whose pages it borrows */

@@ -307,9 +307,9 @@ static __always_inline int beam_activation(struct unwind_cursor *st, struct inte
 	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE)
 		return 0;
 	proc = ss_interp_proc(st->pid, FRAME_KIND_BEAM);
-	if (!proc || !proc->beam.emu) {
+	if (!proc || !proc->beam.emu) { /* the process not read (counted as such), or refused */
 		ss_interp_code_fail(st, is, frames, FRAME_KIND_BEAM, BEAM_MARKER_INTERPRETER,
-				    BEAM_COUNTER_INTERPRETER);
+				    proc ? BEAM_COUNTER_INTERPRETER : BEAM_COUNTER_NO_PROC);
 		return 1;
 	}
 	if (!proc->beam.ready) { /* the code's span not read yet */
