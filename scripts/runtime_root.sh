@@ -15,12 +15,13 @@ MIRROR=${RM_MIRROR:-http://deb.debian.org/debian}
 
 # Each suite's own interpreters, the ones its containers run (in the matrix's order: python
 # perl ruby php hotspot node go), what their rows need beside them (PHP's FPM and opcache,
-# cgi-fcgi to send FPM a request), and the runtimes still to come (erlang-base, luajit). A JRE
-# is enough: the Java workloads are compiled on the host for the oldest release.
+# cgi-fcgi to send FPM a request), BEAM and LuaJIT (erlang-base, luajit), and Elixir in bookworm's
+# (tests/system/test_beam.sh runs it on OTP 25's JIT). A JRE is enough: the Java workloads are
+# compiled on the host for the oldest release.
 common="libfcgi-bin erlang-base luajit"
 case $SUITE in
 bullseye) packages="python3.9 perl ruby2.7 php7.4-cli php7.4-fpm php7.4-opcache openjdk-11-jre-headless nodejs golang-1.15-go" ;;
-bookworm) packages="python3.11 perl ruby3.1 php8.2-cli php8.2-fpm php8.2-opcache openjdk-17-jre-headless nodejs golang-1.19-go" ;;
+bookworm) packages="python3.11 perl ruby3.1 php8.2-cli php8.2-fpm php8.2-opcache openjdk-17-jre-headless nodejs golang-1.19-go elixir" ;;
 trixie) packages="python3.13 perl ruby3.3 php8.4-cli php8.4-fpm php8.4-opcache openjdk-21-jre-headless nodejs golang-1.24-go" ;;
 sid) packages="python3.14 perl ruby3.3 php8.4-cli php8.4-fpm php8.4-opcache openjdk-26-jre-headless nodejs golang-1.27-go" ;;
 *)

@@ -20,6 +20,8 @@
 #  - record's summary: Erlang frames walked, walks back to the scheduler, native code called by
 #    the scheduler loop (the JIT), the interpreter loop walked to the process's first CP (the
 #    emulator flavour), no refused emulator.
+# Then Elixir (bookworm's elixir 1.14, BEAM_ELIXIR_SUITE=): tests/data/ex_chain.ex's chain named
+# as Elixir names it.
 source "$(dirname "$0")/lib.sh"
 need_root
 
@@ -44,6 +46,25 @@ SCHED='^x;'
 ROOT="((__clone3|clone3|libc\\.so\\.6\\+0x[0-9a-f]+);)?(start_thread|libc\\.so\\.6\\+0x[0-9a-f]+);[^;@]*;[^;@]*;"
 CHAIN="${ROOT}(process_main;)?init:do_boot/3;init:start_em/1;(init:start_it/1;)?erl_chain:main/1@$C:$L_ALPHA;erl_chain:alpha/1@$C:$L_BETA;erl_chain:beta/1@$C:$L_GAMMA;erl_chain:gamma/3@$C:[0-9]+(;[^;@]*)*\$"
 
+# in_root ROOT NAME SOURCE COMPILER: a folder of ROOT's /tmp with SOURCE in it (dir; wd: its
+# path in the container), the container's command prefix (in) and COMPILER run on SOURCE there
+# (its output in $TMP/NAME.compile). 1 (failed, the folder removed) if the compiler fails.
+in_root()
+{
+	local id
+	dir=$(mktemp -d "$1/tmp/stackscope-systest-$2.XXXXXX")
+	chmod 755 "$dir"
+	cp "$3" "$dir/"
+	id=$(printf 'stackscope-test-%s' "$2" | sha256sum | cut -c1-64)
+	in=("$SS_ROOT/scripts/in_container.sh" "$1" "$id")
+	wd=${dir#"$1"}
+	if ! "${in[@]}" sh -c "cd $wd && $4 $(basename "$3")" >"$TMP/$2.compile" 2>&1; then
+		fail "$2: $4 $(basename "$3"): $(head -3 "$TMP/$2.compile")"
+		rm -rf "${dir:?}"
+		return 1
+	fi
+}
+
 emu_suites=" ${BEAM_EMU_SUITES-bullseye} "
 for suite in ${BEAM_EMU_SUITES-bullseye} ${BEAM_SUITES:-bookworm trixie sid}; do
 	root=$ROOTS/$suite
@@ -51,17 +72,7 @@ for suite in ${BEAM_EMU_SUITES-bullseye} ${BEAM_SUITES:-bookworm trixie sid}; do
 		skip "$suite: no root with erlang-base (make runtime-matrix)"
 		continue
 	fi
-	dir=$(mktemp -d "$root/tmp/stackscope-systest-beam.XXXXXX")
-	chmod 755 "$dir"
-	cp "$F" "$dir/"
-	id=$(printf 'stackscope-test-beam %s' "$suite" | sha256sum | cut -c1-64)
-	in=("$SS_ROOT/scripts/in_container.sh" "$root" "$id")
-	wd=${dir#"$root"}
-	if ! "${in[@]}" sh -c "cd $wd && erlc erl_chain.erl" >"$TMP/$suite.erlc" 2>&1; then
-		fail "$suite: erlc erl_chain.erl: $(head -3 "$TMP/$suite.erlc")"
-		rm -rf "${dir:?}"
-		continue
-	fi
+	in_root "$root" "$suite" "$F" erlc || continue
 	record_stacks "$suite" "${in[@]}" erl -noshell -pa "$wd" -run erl_chain main "$CPU_SECS"
 	rm -rf "${dir:?}"
 	f=$TMP/$suite.stacks
@@ -95,5 +106,35 @@ for suite in ${BEAM_EMU_SUITES-bullseye} ${BEAM_SUITES:-bookworm trixie sid}; do
 	check_summary "$TMP/$suite.err" beam 1 "erlang frames" "${walked[@]}"
 	check "$suite: no refused emulator" grep -q "^beam .* unsupported 0," "$TMP/$suite.err"
 done
+
+# Elixir: tests/data/ex_chain.ex compiled by the root's elixirc and run by `elixir -e` on the
+# suite's JIT (BEAM_ELIXIR_SUITE, "" for none): its functions named as Elixir shows them
+# (Elixir.ExChain.gamma/3, not 'Elixir.ExChain':gamma/3), each at its line, the whole chain
+# from the scheduler thread's root through elixir's CLI and erl_eval.
+ex_suite=${BEAM_ELIXIR_SUITE-bookworm}
+root=$ROOTS/$ex_suite
+if [[ -z $ex_suite ]]; then
+	:
+elif [[ ! -x $root/usr/bin/elixir ]]; then
+	skip_setup "$ex_suite: no elixir in the root (scripts/runtime_root.sh $ex_suite)"
+else
+	XF=$DATA/ex_chain.ex
+	XC=ex_chain\\.ex
+	marks "$XF" X_ALPHA=CALL_ALPHA X_BETA=CALL_BETA X_GAMMA=CALL_GAMMA X_HOT=HOT
+	if in_root "$root" elixir "$XF" elixirc; then
+		record_stacks elixir "${in[@]}" elixir -pa "$wd" -e "ExChain.main([\"$CPU_SECS\"])"
+		f=$TMP/elixir.stacks
+		inc=$(samples "$f" "*" "${SCHED}.*;Elixir\\.ExChain\\.gamma/3@$XC:")
+		check_ge "elixir: samples in Elixir.ExChain.gamma/3" "$inc" 250
+		chain=$(samples "$f" "*" "$SCHED${ROOT}.*;Elixir\\.Kernel\\.CLI\\.[^;]*;.*;erl_eval:[^;]*;Elixir\\.ExChain\\.main/1@$XC:($X_ALPHA);Elixir\\.ExChain\\.alpha/1@$XC:($X_BETA);Elixir\\.ExChain\\.beta/1@$XC:($X_GAMMA);Elixir\\.ExChain\\.gamma/3@$XC:($X_HOT)(;[^;@]*)*\$")
+		check_pct "elixir: start_thread..Elixir.Kernel.CLI..erl_eval;main:$X_ALPHA;alpha:$X_BETA;beta:$X_GAMMA;gamma:$X_HOT" \
+			"$chain" "$inc" 95 || show_stacks "$f" "gamma"
+		check_eq "elixir: frames of Elixir modules in Erlang's quoted form" \
+			"$(grep -c "'Elixir\\." "$f")" 0
+		check "elixir: an anonymous function named as Elixir does" \
+			grep -q "anonymous fn/[0-9]* in Elixir\\.Kernel\\.CLI\\." "$f"
+		rm -rf "${dir:?}"
+	fi
+fi
 
 finish

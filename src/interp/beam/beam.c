@@ -42,6 +42,7 @@
 #include "base/log.h"
 #include "formats/elf_file.h"
 #include "interp/beam/beam_debug.h"
+#include "interp/beam/beam_elixir.h"
 #include "interp/beam/beam_emu.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/proc_memory.h"
@@ -805,6 +806,7 @@ static int emu_place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, ui
 		return err;
 	}
 	copy_text(pl->function, sizeof(pl->function), ep.function);
+	beam_elixir__name(pl->function, sizeof(pl->function));
 	copy_text(pl->file, sizeof(pl->file), ep.file);
 	pl->line = ep.line;
 	return 0;
@@ -871,6 +873,7 @@ static int place_of(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64
 		if (suffix)
 			*suffix = '\0';
 	}
+	beam_elixir__name(pl->function, sizeof(pl->function));
 	copy_text(pl->file, sizeof(pl->file), dp.file ? dp.file : "");
 	pl->line = dp.line;
 	return 0;
