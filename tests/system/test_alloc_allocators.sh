@@ -141,32 +141,16 @@ within "python: inuse_space of leak_big" \
 check_eq "python: inuse_space under alloc_hot and alloc_cold (all freed)" \
 	"$(samples "$TMP/py.inuse" py ';alloc_(hot|cold)@')" 0
 
-# small objects, pymalloc's pools: every version, two recordings at a time (each is mostly the
-# interpreter's start-up trapping on every probed call: ~8 s alone on a quiet box)
-small=("${pys[@]}" "PYTHONMALLOC=malloc $newest")
-small_record()
-{
+# small objects, pymalloc's pools: every version
+for py in "${pys[@]}" "PYTHONMALLOC=malloc $newest"; do
 	# shellcheck disable=SC2086 # "VAR=VALUE PYTHON" splits into env's arguments
-	record "$TMP/ps$1.err" -q --alloc --alloc-rate 4096 -o "$TMP/ps$1.pb.gz" -- env ${small[$1]} \
-		"$PY_CHAIN" 0 20000 "$TMP/ps$1.truth"
-	echo $? >"$TMP/ps$1.rc"
-}
-small_check()
-{
-	local py=${small[$1]}
-	check_eq "$py: stackscope exit status" "$(cat "$TMP/ps$1.rc")" 0
-	$STACKS --value=inuse_space "$TMP/ps$1.pb.gz" | sed 's/^/py;/' >"$TMP/ps$1.inuse"
+	record "$TMP/ps.err" -q --alloc --alloc-rate 4096 -o "$TMP/ps.pb.gz" -- env $py "$PY_CHAIN" \
+		0 20000 "$TMP/ps.truth"
+	check_eq "$py: stackscope exit status" $? 0
+	$STACKS --value=inuse_space "$TMP/ps.pb.gz" | sed 's/^/py;/' >"$TMP/ps.inuse"
 	within "$py: inuse_space of leak_small (400-byte bytes objects, --alloc-rate 4096)" \
-		"$(py_chain "$TMP/ps$1.inuse" leak_small 'PyObject_(Malloc|Calloc)')" \
-		"$(truth "$TMP/ps$1.truth" leak_small)" 10 || show "$TMP/ps$1.inuse" py
-}
-for ((i = 0; i < ${#small[@]}; i += 2)); do
-	small_record "$i" &
-	pair=$!
-	((i + 1 < ${#small[@]})) && small_record $((i + 1))
-	wait "$pair"
-	small_check "$i"
-	((i + 1 < ${#small[@]})) && small_check $((i + 1))
+		"$(py_chain "$TMP/ps.inuse" leak_small 'PyObject_(Malloc|Calloc)')" \
+		"$(truth "$TMP/ps.truth" leak_small)" 10 || show "$TMP/ps.inuse" py
 done
 
 finish
