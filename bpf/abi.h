@@ -564,6 +564,10 @@ enum unwind_rule_kind {
 	UNWIND_RULE_GO_CGO,      /* Go's asmcgocall (C code runs on g0 above it): the caller is
 				  * the goroutine in runtime.cgocall (m.curg.syscallpc/sp), once
 				  * a walk; else as UNWIND_RULE_FP_SWITCH */
+	UNWIND_RULE_GO_PREEMPT,  /* Go's runtime.asyncPreempt, a call the signal handler made
+				  * look taken at the interrupted pc: as UNWIND_RULE_CFA, but its
+				  * caller's pc is that pc (no return address) and, on arm64, the
+				  * caller's x30 is at the CFA and its sp 16 bytes above */
 };
 
 enum unwind_rbp_rule {

@@ -334,7 +334,14 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	case UNWIND_RULE_CFA:
 	case UNWIND_RULE_CFA_DEREF:
 	case UNWIND_RULE_PLT:
+	case UNWIND_RULE_GO_PREEMPT:
 		err = ss_step_cfa(st, r);
+		if (!err && r->kind == UNWIND_RULE_GO_PREEMPT) {
+			/* the caller was interrupted at its pc, which is no return address */
+			err = ss_step_go_preempt(st);
+			st->pc_is_return = 0;
+			st->after_signal = 1;
+		}
 		if (err == -1)
 			ss_end(st, UNWIND_END_UNSUPPORTED);
 		else if (err == -2)

@@ -123,4 +123,21 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	return 0;
 }
 
+/* After the CFA step of Go's runtime.asyncPreempt (UNWIND_RULE_GO_PREEMPT): the signal handler
+ * moved the interrupted frame's sp 16 bytes down, stored its x30 there and entered
+ * asyncPreempt with x30 = the interrupted pc (sigctxt.pushCall), so sp and x30 of that frame
+ * are CFA + 16 and [CFA]. 0, or -2 when the read fails.
+ */
+static __always_inline int ss_step_go_preempt(struct unwind_cursor *st)
+{
+	__u64 lr, cfa = st->regs[DWARF_RSP];
+
+	if (ss_read_user(&lr, sizeof(lr), cfa) < 0)
+		return -2;
+	st->regs[SS_ARM64_LR_SLOT] = lr;
+	st->regs[DWARF_RSP] = cfa + 16;
+	st->regs_valid = 1;
+	return 0;
+}
+
 #endif

@@ -168,4 +168,14 @@ static __always_inline int ss_step_cfa(struct unwind_cursor *st, const struct un
 	return 0;
 }
 
+/* After the CFA step of Go's runtime.asyncPreempt (UNWIND_RULE_GO_PREEMPT): the signal handler
+ * pushed the interrupted pc as asyncPreempt's return address (sigctxt.pushCall), so the
+ * caller's sp and registers are as a CFA rule leaves them. 0.
+ */
+static __always_inline int ss_step_go_preempt(struct unwind_cursor *st)
+{
+	(void)st;
+	return 0;
+}
+
 #endif

@@ -16,8 +16,8 @@
 
 #define CACHE_MAGIC 0x54555353u /* "SSUT" */
 #define CACHE_VERSION \
-	8u /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP; 5: GO_G0; 6: GO_CGO; 7: rbx;
-	    * 8: function entries without CFI (endbr64), clone returns */
+	9u /* 3: Go stack deltas from .gopclntab; 4: entry-point STOP; 5: GO_G0; 6: GO_CGO; 7: rbx;
+	    * 8: function entries without CFI (endbr64), clone returns; 9: GO_PREEMPT */
 #define SUFFIX ".unwind"
 /* The folder is walked (and trimmed) after a store that takes the bytes we know of past the
  * cap, and after this many stores anyway (another process may store into the same folder).

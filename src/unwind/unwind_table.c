@@ -102,6 +102,7 @@ struct builder {
 	struct text_view text[TEXT_VIEW_MAX];
 	size_t text_cnt;
 	uint64_t go_end; /* end of the current Go function's last pcsp run */
+	bool go_preempt; /* the current Go function is runtime.asyncPreempt */
 
 	struct elf_file *text_file; /* the file mapping the text views (nullable) */
 	size_t text_reads;          /* since the text pages were last dropped */
@@ -419,6 +420,8 @@ static int on_go_delta(void *ctx, uint64_t start, uint64_t end, int32_t sp_delta
 			rule.rbp_off = -16;
 		}
 	}
+	if (b->go_preempt && rule.kind == UNWIND_RULE_CFA)
+		rule.kind = UNWIND_RULE_GO_PREEMPT;
 	b->go_end = end;
 	return raw_push(b, start, &rule);
 }
@@ -471,6 +474,17 @@ static bool is_go_sigtramp(const char *name)
 	return name && (!strcmp(name, "runtime.sigtramp") || !strcmp(name, "runtime.cgoSigtramp"));
 }
 
+/* Go's asynchronous preemption: the signal handler makes the interrupted goroutine look as if
+ * it had called runtime.asyncPreempt at the interrupted pc (sigctxt.pushCall). Every row of
+ * asyncPreempt is UNWIND_RULE_GO_PREEMPT: its caller's pc is that pc itself, not a return
+ * address, and on arm64 the handler also pushed the caller's x30 in 16 bytes of its own
+ * (bpf/native_unwind.h).
+ */
+static bool is_go_async_preempt(const char *name)
+{
+	return name && !strcmp(name, "runtime.asyncPreempt");
+}
+
 /* Every Go function becomes a block (below every CFI section in priority: C code linked into
  * a cgo binary keeps its own .eh_frame). The outermost frames (funcFlag TOPFRAME: goexit,
  * mstart, rt0_go) end the walk; the signal restorer (recognised by its code) is SIGNAL. A function whose table is corrupt is skipped and counted.
@@ -510,7 +524,9 @@ static int add_gopclntab(struct builder *b, const struct gopclntab *go, uint32_t
 			continue;
 		} else {
 			b->go_end = gf.entry;
+			b->go_preempt = is_go_async_preempt(gf.name);
 			err = gopclntab__sp_deltas(go, i, on_go_delta, b);
+			b->go_preempt = false;
 			if (err == -ENOMEM || (err == -E2BIG && b->raw_cnt >= b->max_rows))
 				return err;
 			if (err == -ENOENT) {
@@ -783,7 +799,7 @@ static int count_rules(struct unwind_table *t, const struct rule_set *rs)
 {
 	struct unwind_table_stats *s = &t->stats;
 	/* the kinds counted apart (by enum unwind_rule_kind) */
-	size_t *const kind_cnt[UNWIND_RULE_GO_CGO + 1] = {
+	size_t *const kind_cnt[UNWIND_RULE_GO_PREEMPT + 1] = {
 		[UNWIND_RULE_UNSUPPORTED] = &s->unsupported_row_cnt,
 		[UNWIND_RULE_STOP] = &s->stop_row_cnt,
 		[UNWIND_RULE_SIGNAL] = &s->signal_row_cnt,
@@ -1391,7 +1407,7 @@ int unwind_rows__check(const struct unwind_row *rows, size_t cnt, size_t done, u
 		return -E2BIG;
 	for (i = 0; i < cnt; i++) {
 		if (((done || i) && rows[i].addr <= *last_addr) ||
-		    rows[i].rule.kind > UNWIND_RULE_GO_CGO ||
+		    rows[i].rule.kind > UNWIND_RULE_GO_PREEMPT ||
 		    rows[i].rule.rbp_rule > UNWIND_RBP_RBP_OFF ||
 		    rows[i].rule.ra_rule > UNWIND_RA_REG ||
 		    rows[i].rule.rbx_rule > UNWIND_RBX_CFA_OFF)

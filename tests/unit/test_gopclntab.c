@@ -869,6 +869,7 @@ TEST(hostile_headers)
 struct rule_check {
 	const struct unwind_table *table;
 	size_t bad;
+	uint8_t kind; /* the kind every row of the function has: CFA, or GO_PREEMPT */
 };
 
 static int check_rule(void *ctx, uint64_t start, uint64_t end, int32_t delta)
@@ -885,7 +886,7 @@ static int check_rule(void *ctx, uint64_t start, uint64_t end, int32_t delta)
 				rc->bad++;
 			continue;
 		}
-		if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_RSP ||
+		if (!r || r->rule.kind != rc->kind || r->rule.cfa_reg != DWARF_RSP ||
 		    r->rule.cfa_off != delta + 8 ||
 		    (delta > 0 &&
 		     (r->rule.rbp_rule != UNWIND_RBP_CFA_OFF || r->rule.rbp_off != -16))) {
@@ -908,7 +909,7 @@ TEST(unwind_rows_from_pcsp)
 	struct go_func gf;
 	struct rule_check rc = { 0 };
 	const struct unwind_row *r;
-	size_t i, signal_funcs = 0, g0_switches = 0, no_table;
+	size_t i, signal_funcs = 0, g0_switches = 0, preempt_funcs = 0, no_table;
 	long idx;
 
 	need_go_fixtures();
@@ -956,9 +957,14 @@ TEST(unwind_rows_from_pcsp)
 			signal_funcs++;
 			continue;
 		}
+		/* asynchronous preemption: the CFA rule, its caller at the interrupted pc */
+		rc.kind = strcmp(gf.name, "runtime.asyncPreempt") ? UNWIND_RULE_CFA
+								  : UNWIND_RULE_GO_PREEMPT;
+		preempt_funcs += rc.kind == UNWIND_RULE_GO_PREEMPT;
 		gopclntab__sp_deltas(fx.t, i, check_rule, &rc);
 	}
 	CHECK_EQ_INT(rc.bad, 0);
+	CHECK_EQ_INT(preempt_funcs, 1);
 	CHECK_EQ_INT(signal_funcs, 1);
 	CHECK_EQ_INT(g0_switches, 2);
 	/* the frameless leaf (sp_deltas) */

@@ -6,6 +6,10 @@
  * arm64 rules) and loaded into the stand-in maps (replay_maps.h); the walk must give
  * hot_leaf <- chain_c <- chain_b <- chain_a <- main from CFI alone, through return addresses
  * that were stored signed (their PAC bits stripped).
+ *
+ * And Go's asynchronous preemption over arm64_wl_go's real table (UNWIND_RULE_GO_PREEMPT): a
+ * stack laid out as the runtime's signal handler and runtime.asyncPreempt leave it, with the
+ * frame sizes and return addresses read from `go tool objdump` of the same build.
  */
 #define SS_ARCH_ARM64 1
 
@@ -179,8 +183,199 @@ TEST(known_chain_from_a_leaf_with_pac)
 	kmaps_free();
 }
 
+/* ---- Go's asynchronous preemption (arm64_wl_go and its objdump) ---- */
+
+struct go_objdump {
+	char *text;
+};
+
+/* The address of the first instruction of function fn (its `TEXT fn(SB)` block) whose text
+ * contains what, plus add; 0 if none.
+ */
+static uint64_t objdump_addr(const struct go_objdump *od, const char *fn, const char *what,
+			     uint64_t add)
+{
+	char head[128];
+	const char *p, *end, *line;
+
+	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
+	p = strstr(od->text, head);
+	if (!p)
+		return 0;
+	p = strchr(p + 1, '\n');
+	end = p ? strstr(p, "\nTEXT ") : NULL;
+	for (line = p; line && (!end || line < end); line = strchr(line + 1, '\n')) {
+		const char *nl = strchr(line + 1, '\n'), *hit = strstr(line, what), *x;
+
+		if (!hit || (nl && hit > nl) || (end && hit > end))
+			continue;
+		x = strstr(line, "0x");
+		if (x && x < hit)
+			return strtoull(x, NULL, 16) + add;
+	}
+	return 0;
+}
+
+/* The end of fn's text: past the last instruction of its `TEXT fn(SB)` block; 0 if none. */
+static uint64_t objdump_end(const struct go_objdump *od, const char *fn)
+{
+	char head[128];
+	const char *p, *end, *x, *last = NULL;
+
+	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
+	p = strstr(od->text, head);
+	if (!p)
+		return 0;
+	end = strstr(p + 1, "\nTEXT ");
+	for (x = strstr(p + 1, "\t0x"); x && (!end || x < end); x = strstr(x + 1, "\t0x"))
+		last = x;
+	return last ? strtoull(last + 1, NULL, 16) + 4 : 0;
+}
+
+/* The frame size fn's prologue allocates (`MOVD.W R30, -N(RSP)`); 0 if none. */
+static uint64_t objdump_frame(const struct go_objdump *od, const char *fn)
+{
+	char head[128];
+	const char *p, *end;
+
+	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
+	p = strstr(od->text, head);
+	if (!p)
+		return 0;
+	end = strstr(p + 1, "\nTEXT ");
+	p = strstr(p, "MOVD.W R30, -");
+	return p && (!end || p < end) ? strtoull(p + strlen("MOVD.W R30, -"), NULL, 10) : 0;
+}
+
+static void put_word(uint64_t addr, uint64_t v)
+{
+	REQUIRE(addr >= world.sp && addr + 8 <= world.sp + world.size);
+	memcpy(world.stack + (addr - world.sp), &v, 8);
+}
+
+/* main.gamma (frameless: its return address in x30) interrupted in its loop and made to call
+ * runtime.asyncPreempt (sigctxt.pushCall: sp -= 16, [sp] = x30, x30 = the interrupted pc,
+ * pc = asyncPreempt); the sample lands inside asyncPreempt's register saves (its frame of
+ * 496 bytes, x30 at its bottom). The walk must give asyncPreempt <- gamma at the interrupted pc
+ * itself (not a return address: a signal's frame) <- beta <- alpha <- main.main <-
+ * runtime.main <- goexit (the end), from the table alone: without the rule it ends at gamma,
+ * whose return address is in no register a walk past the first frame knows.
+ */
+TEST(go_async_preemption)
+{
+	static const char *const want[] = { "runtime.asyncPreempt", "main.gamma", "main.beta",
+					    "main.alpha",           "main.main",  "runtime.main",
+					    "runtime.goexit" };
+	const char *exe = test_fixture("arm64_wl_go");
+	struct user_frame frames[SS_MAX_USER_FRAMES];
+	struct go_objdump od = { 0 };
+	struct unwind_cursor st;
+	struct elf_file *ef;
+	uint64_t file_id = 0, pc_ap, resume, sp_ap, cfa, sp, ra[5], frame[4];
+	static const char *const text[] = { "runtime.asyncPreempt.abi0",
+					    "main.gamma",
+					    "main.beta",
+					    "main.alpha",
+					    "main.main",
+					    "runtime.main",
+					    "runtime.goexit.abi0" };
+	size_t len = 0;
+	FILE *f;
+	int fd, i;
+
+	ef = elf_file__open(exe);
+	if (!ef || access(test_fixture("arm64_wl_go.objdump"), R_OK)) /* golang-go */
+		SKIP_SETUP("no %s or its objdump", exe);
+	f = fopen(test_fixture("arm64_wl_go.objdump"), "r");
+	REQUIRE(f);
+	REQUIRE(getdelim(&od.text, &len, '\0', f) > 0);
+	fclose(f);
+
+	/* asyncPreempt's frame is whole once its `SUB $496, RSP` ran: the sample is after it */
+	pc_ap = objdump_addr(&od, "runtime.asyncPreempt.abi0", "SUB $496, RSP", 8);
+	resume = objdump_addr(&od, "main.gamma", "ADD $1, R2, R2", 0);
+	ra[0] = objdump_addr(&od, "main.beta", "CALL main.gamma(SB)", 4);
+	ra[1] = objdump_addr(&od, "main.alpha", "CALL main.beta(SB)", 4);
+	ra[2] = objdump_addr(&od, "main.main", "CALL main.alpha(SB)", 4);
+	ra[3] = objdump_addr(&od, "runtime.main", "CALL (R0)", 4);
+	/* goexit's caller pc, as newproc1 sets it: its entry plus one instruction */
+	ra[4] = objdump_addr(&od, "runtime.goexit.abi0", "MOVD R0, R0", 4);
+	frame[0] = objdump_frame(&od, "main.beta");
+	frame[1] = objdump_frame(&od, "main.alpha");
+	frame[2] = objdump_frame(&od, "main.main");
+	frame[3] = objdump_frame(&od, "runtime.main");
+	CHECK_EQ_INT(objdump_frame(&od, "main.gamma"), 0);
+	for (i = 0; i < 5; i++)
+		REQUIRE(ra[i] > 4);
+	for (i = 0; i < 4; i++)
+		REQUIRE(frame[i] >= 16 && frame[i] < 1024);
+	REQUIRE(pc_ap > 8 && resume);
+
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	REQUIRE(fd >= 0 && file_id__of_fd(fd, &file_id) == 0);
+	close(fd);
+	REQUIRE(kmaps_load_table(ef, file_id) == 0);
+	world.map = (struct mapping_info){ .file_id = file_id, .start = 0x1000, .end = 1ULL << 40 };
+
+	/* the goroutine's stack: asyncPreempt's frame at sp_ap, the 16 bytes pushCall took at
+	 * cfa, then gamma's sp (beta's: gamma has no frame) and the frames above
+	 */
+	world.size = 8192;
+	world.stack = calloc(1, world.size);
+	REQUIRE(world.stack);
+	world.sp = 0xc000040000ULL;
+	sp_ap = world.sp + 64;
+	cfa = sp_ap + 496;
+	put_word(sp_ap, resume);         /* asyncPreempt's x30, stored at its frame's bottom */
+	put_word(sp_ap - 8, 0xdead0008); /* x29, below it as Go saves it */
+	put_word(cfa, ra[0]);            /* gamma's x30 (into beta), pushed by the handler */
+	sp = cfa + 16;
+	for (i = 0; i < 4; i++) {
+		put_word(sp, ra[i + 1]); /* each frame's caller's x30 at the bottom of its frame */
+		put_word(sp - 8, 0xdead0000 + (uint64_t)i);
+		sp += frame[i];
+	}
+
+	memset(&st, 0, sizeof(st));
+	st.pid = 4242;
+	st.regs[DWARF_RIP] = pc_ap;
+	st.regs[DWARF_RSP] = sp_ap;
+	st.regs[DWARF_RBP] = sp_ap - 8;
+	st.regs[SS_ARM64_LR_SLOT] = resume;
+	st.regs_valid = 1;
+	for (i = 0; i < 64 && !st.done; i++)
+		ss_unwind_step(&st, frames);
+
+	for (i = 0; i < (int)st.frame_cnt; i++)
+		printf("  #%d %#llx flags %#x\n", i, (unsigned long long)frames[i].addr,
+		       frames[i].flags);
+	printf("  end %u after %u frames\n", st.end, st.frame_cnt);
+	CHECK_EQ_INT(st.end, UNWIND_END_OK);
+	/* goexit, the goroutine's root, is the last frame (its STOP rule) */
+	REQUIRE(st.frame_cnt == 7);
+	for (i = 0; i < 7; i++) {
+		uint64_t a = frames[i].addr - (frames[i].flags & USER_FRAME_RETURN ? 1 : 0);
+
+		/* each frame in its function's text */
+		CHECK(a >= objdump_addr(&od, text[i], "", 0) && a < objdump_end(&od, text[i]));
+		if (a < objdump_addr(&od, text[i], "", 0) || a >= objdump_end(&od, text[i]))
+			printf("  frame %d should be %s\n", i, want[i]);
+		CHECK_EQ_INT(frames[i].flags & USER_FRAME_FP, 0);
+	}
+	/* gamma at the interrupted pc itself, marked as a signal's frame */
+	CHECK_EQ_INT(frames[1].addr, resume);
+	CHECK_EQ_INT(frames[1].flags & (USER_FRAME_SIGNAL | USER_FRAME_RETURN), USER_FRAME_SIGNAL);
+	CHECK_EQ_INT(frames[2].addr, ra[0]);
+	CHECK_EQ_INT(frames[5].addr, ra[3]);
+	free(od.text);
+	free(world.stack);
+	elf_file__free(ef);
+	kmaps_free();
+}
+
 int main(void)
 {
 	RUN(known_chain_from_a_leaf_with_pac);
+	RUN(go_async_preemption);
 	return test_summary();
 }
