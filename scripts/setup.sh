@@ -12,6 +12,8 @@ fi
 packages=(
 	# build
 	make gcc g++ clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+	# make format, make format-check (part of make check)
+	clang-format
 	# OTLP export: SHA-256 for the htlhash file id (libcurl4-openssl-dev below: transport)
 	libssl-dev
 	libdw-dev libdebuginfod-dev liblzma-dev libcurl4-openssl-dev
