@@ -15,7 +15,8 @@
 #    samples may come before the interpreter's layout is verified).
 #  - Debian 12's arm64 Perl 5.36, Ruby 3.1 and PHP 8.2: their known chains (perl_chain.pl,
 #    rb_chain.rb, php_chain.php) complete from _start in >= 80% of the leaf's samples
-#    (typically 1.000; 33-40 s of guest time for the three).
+#    (typically 1.000; 33-40 s of guest time for the three), Ruby's methods with their class
+#    (Worker#gamma) as on x86-64;
 # Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
@@ -79,6 +80,7 @@ fi
 # chain's leaf complete from _start. The first samples of a process may come before its
 # interpreter's tables are in (a stack ending at __libc_start_call_main: PHP 0.863 once, 1.000
 # in five other boots): 0.80, not 0.95.
+# Ruby's share counts Worker#gamma's samples complete with every method's class.
 for rt in perl:main::gamma ruby:gamma php:gamma; do
 	name=${rt%%:*} v=$(field "$r" "${rt%%:*}")
 	check_ge "6.1 arm64: $name samples in ${rt#*:}" "${v#*/}" 20
