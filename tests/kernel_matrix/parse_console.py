@@ -10,7 +10,9 @@ python: the share of python3.11's samples running the script (_PyRun_SimpleFileO
 from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
 main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); perl, ruby, php
 (when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
-complete from _start through the interpreter loop; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+complete from _start through the interpreter loop; php_jit, php_jit_fn: php_chain.php with
+opcache.jit=tracing and =function, and php-jit-placed=PLACED/LOST their pcs in JIT code placed on
+execute_ex's frame and not; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
@@ -32,7 +34,10 @@ RUBY = re.compile(r"^ruby3\.1;_start;__libc_start_main[^;]*;.*;rb_vm_exec;(?:[^;
 PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\};Worker::run;alpha;beta;gamma(;|$)")
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
-            ("php", PHP, ";gamma"))
+            ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"))
+# PHP's JIT cases (opcache.jit=tracing, =function): the pcs in JIT code placed on execute_ex's
+# frame and not placed, from the record summary's php line
+JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 
@@ -104,6 +109,14 @@ def main():
         off_cpu = "refused"
     else:
         off_cpu = "failed"
+    jit = [0, 0, False]
+    for case in ("php_jit", "php_jit_fn"):
+        for l in logs.get(case, []):
+            m = JIT_PLACED.search(l)
+            if m:
+                jit = [jit[0] + int(m.group(1)), jit[1] + int(m.group(2)), True]
+    if jit[2]:
+        runtimes.append("php-jit-placed=%d/%d" % (jit[0], jit[1]))
     entered = [m.group(1) for l in logs.get("chain", [])
                for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
