@@ -7,7 +7,8 @@ then "  verifier PROGRAM insns=N time_us=N" per program, and "  error CASE: LINE
 error stackscope printed. chain: the share of wl_chain_nofp's samples in hot_leaf whose stack
 is complete from _start (_start;__libc_start_main*;[one frame];main;chain_a;chain_b;chain_c);
 python: the share of python3.11's samples running the script (_PyRun_SimpleFileObject) that carry <module>;a;b;c complete
-from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
+from _start; python-eval: the same of those running its bytecode (_PyEval_EvalFrameDefault under
+_PyRun_SimpleFileObject: not the reading and compiling of the script); go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
 main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); perl, ruby, php
 (when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
 complete from _start through the interpreter loop; php_jit, php_jit_fn: php_chain.php with
@@ -39,6 +40,7 @@ RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", 
 # frame and not placed, from the record summary's php line
 JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
+PY_EVAL = re.compile(r";_PyRun_SimpleFileObject;(.*;)?_PyEval_EvalFrameDefault(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 
 
@@ -87,6 +89,10 @@ def main():
     walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
     chain, n_chain = share(stacks.get("chain", []), CHAIN, ";hot_leaf")
     py, n_py = share(stacks.get("python", []), PY, ";_PyRun_SimpleFileObject;")
+    # the same of the samples running its bytecode (under _PyEval_EvalFrameDefault): python's
+    # share also counts those that read and compile the script, with no Python frame to show
+    # (what remains are samples in <module>'s own lines, complete but not in a;b;c)
+    py_eval, _ = share(stacks.get("python", []), PY, PY_EVAL)
     # per-runtime columns (the arm64 row's roots carry them): NAME=share/samples, none when
     # the root has no such workload
     runtimes = []
@@ -120,10 +126,10 @@ def main():
     entered = [m.group(1) for l in logs.get("chain", [])
                for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
-          "ebpf-mappings=%s%s" %
+          "ebpf-mappings=%s python-eval=%s%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
            chain_tc if tc and status.get("chain_tc") == "0" else "none", off_cpu,
-           entered[0] if entered else "none", "".join(" " + r for r in runtimes)))
+           entered[0] if entered else "none", py_eval, "".join(" " + r for r in runtimes)))
     for case, label in (("chain", "verifier"), ("chain_tc", "verifier tail-call")):
         progs = {}
         for l in logs.get(case, []):
