@@ -7,7 +7,8 @@
 # (scripts/kernel_btf.py) becomes DIR/vmlinux.btf for the arm64 BPF object (`make arm64`).
 # With `runtimes`: the kernel matrix's arm64 runtimes (Debian 12's perl-base, ruby3.1 with
 # libruby3.1, php8.2-cli) and the libraries they load that this host's :arm64 multiarch lacks,
-# unpacked into DIR/runtimes/root (without libc: the guest's loader and libc are the host's).
+# unpacked into DIR/runtimes/root (without libc: the guest's loader and libc are the host's),
+# and php8.2-opcache into DIR/php-jit/root.
 # Usage: scripts/arm64_files.sh DIR [kernel|runtimes]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
@@ -38,6 +39,8 @@ if [[ ${2:-} == runtimes ]]; then
 	unpack_debs "$dir/runtimes/root" perl-base:arm64 ruby3.1:arm64 libruby3.1:arm64 \
 		php8.2-cli:arm64 libargon2-1:arm64 libpcre2-8-0:arm64 libsodium23:arm64 \
 		libxml2:arm64 libicu72:arm64 libstdc++6:arm64
+	# opcache (its JIT: the php_jit= column), a root of its own: DIR/php-jit/root
+	unpack_debs "$dir/php-jit/root" php8.2-opcache:arm64
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then

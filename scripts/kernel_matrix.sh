@@ -9,8 +9,8 @@
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
 # busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
-# perl, ruby3.1 and php8.2 from theirs), 6.1 only; its row has per-runtime columns
-# (go=SHARE/SAMPLES perl=... ruby=... php=...).
+# perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT), 6.1 only; its row has
+# per-runtime columns (go=SHARE/SAMPLES perl=... ruby=... php=... php_jit=... php_jit_fn=...).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
@@ -145,6 +145,9 @@ stage_arm64_runtimes()
 		cp -r "$rt/$d" "$STAGE/$d"
 	done
 	cp "$ROOT"/tests/data/{perl_chain.pl,rb_chain.rb,php_chain.php} "$STAGE/usr/share/km/"
+	# PHP 8.2's opcache (its JIT: the php_jit= columns), where php8.2 looks for extensions
+	d=usr/lib/php/20220829
+	install -D -m 0644 "$ARM64_DEBS/php-jit/root/$d/opcache.so" "$STAGE/$d/opcache.so"
 }
 
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)

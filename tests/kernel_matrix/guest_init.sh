@@ -56,7 +56,22 @@ run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
 # Perl, Ruby and PHP (arm64 row only, Debian 12's arm64 packages in the root): their chains
 [ -x /usr/bin/perl ] && run_case perl /usr/bin/perl /usr/share/km/perl_chain.pl "${secs:-2}"
 [ -x /usr/bin/ruby3.1 ] && run_case ruby /usr/bin/ruby3.1 --disable-gems /usr/share/km/rb_chain.rb "${secs:-2}"
-[ -x /usr/bin/php8.2 ] && run_case php /usr/bin/php8.2 -n /usr/share/km/php_chain.php "${secs:-2}"
+# (its unwind tables kept in a cache of its own, which the JIT cases below start from)
+phptables="--cache-dir /tmp/km-php-tables"
+[ -x /usr/bin/php8.2 ] && KM_OPTS=$phptables run_case php /usr/bin/php8.2 -n /usr/share/km/php_chain.php "${secs:-2}"
+# PHP 8.2's JIT (arm64 row, where the root has Debian's opcache.so): the same chain with
+# opcache.jit=tracing, then =function; with the tables the php case built, so that a sample
+# in gamma before php8.2's or libc's table is in (never deferred: its PHP frames need the
+# heap) does not count against the JIT's walk
+if [ -x /usr/bin/php8.2 ] && [ -f /usr/lib/php/20220829/opcache.so ]; then
+	for mode in tracing function; do
+		case=php_jit
+		[ $mode = function ] && case=php_jit_fn
+		KM_OPTS=$phptables run_case $case /usr/bin/php8.2 -n -d zend_extension=opcache.so \
+			-d opcache.enable_cli=1 -d opcache.jit=$mode -d opcache.jit_buffer_size=32M \
+			/usr/share/km/php_chain.php "${secs:-2}"
+	done
+fi
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

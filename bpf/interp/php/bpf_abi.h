@@ -102,7 +102,10 @@ struct php_file_abi {
  * with `jmp *(%r15)`, and the JIT code neither pushes nor moves rsp: execute_ex reserves its
  * ZEND_VM_HYBRID_JIT_RED_ZONE_SIZE for it), so a pc there unwinds as execute_ex at its
  * dispatch jump: CFA = rsp + vm_frame; in a trace exit, jit_exit_save bytes lower. 0 in
- * vm_dispatch: JIT frames are not placed.
+ * vm_dispatch: JIT frames are not placed. On arm64 (PHP 8.2) execute_ex defines no red zone:
+ * JIT code runs jit_spad bytes below execute_ex's sp (HYBRID_SPAD: `sub sp, sp, #32` at each
+ * trace's or function's entry, `add` back before each `br` out), its trace exits save their
+ * registers below that.
  */
 struct php_proc_abi {
 	__u64 executor_globals; /* absolute address of executor_globals (NTS) */
@@ -114,6 +117,9 @@ struct php_proc_abi {
 	 * xmm registers (src/interp/php/php.c's layouts: 256 in 8.2, 272 in 8.4).
 	 */
 	__u32 jit_exit_save;
+	__u32 vm_ra;    /* bytes from execute_ex's sp at vm_dispatch to its saved return address
+			 * (x86-64: vm_frame - 8; arm64: where its prologue stored x30) */
+	__u32 jit_spad; /* arm64: bytes JIT code keeps below execute_ex's sp (0: none) */
 };
 
 /* Why PHP frames are missing, by reason (the runtime's slice of "interp_counters"). */

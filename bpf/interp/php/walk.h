@@ -206,6 +206,30 @@ static __always_inline void php_emit(struct unwind_cursor *st, struct interp_sta
 		is->emitting = 0;
 }
 
+#if defined(__TARGET_ARCH_arm64) || defined(SS_ARCH_ARM64)
+/* Does the return address ra follow a call of execute_ex (vm_entry)? On arm64 `bl` to it, or
+ * `blr xN` from the PHP binary itself (zend_execute through the zend_execute_ex pointer).
+ */
+static __always_inline int php_calls_vm(const struct unwind_cursor *st,
+					const struct interp_proc *proc, __u64 ra)
+{
+	struct mapping_info *m;
+	__u32 insn = 0;
+	__s32 imm26;
+
+	ra = ss_strip_pac(ra);
+	if (ra < 0x1000 || ra & 3 || ss_read_user(&insn, sizeof(insn), ra - 4) < 0)
+		return 0;
+	if ((insn & 0xfc000000u) == 0x94000000u) { /* bl imm26 */
+		imm26 = (__s32)(insn << 6) >> 6;
+		return ra - 4 + (__s64)imm26 * 4 == proc->php.vm_entry;
+	}
+	if ((insn & 0xfffffc1fu) != 0xd63f0000u) /* blr xN */
+		return 0;
+	m = ss_lookup_mapping(st->pid, ra - 4);
+	return m && m->file_id == proc->file_id;
+}
+#else
 /* Does the return address ra follow a call of execute_ex (vm_entry)? `call rel32` to it,
  * `call *disp32(%rip)` through a pointer holding it (zend_execute_ex), or a call through a
  * register (`call *(%rax)`, `call *%rax`, `call *d8(%rax)`: PIC code loading zend_execute_ex's
@@ -235,48 +259,62 @@ static __always_inline int php_calls_vm(const struct unwind_cursor *st,
 	m = ss_lookup_mapping(st->pid, ra - 1);
 	return m && m->file_id == proc->file_id;
 }
+#endif
+
+/* Is sp execute_ex's at its dispatch: does the return address at sp + vm_ra follow a call of
+ * execute_ex?
+ */
+static __always_inline int php_vm_frame_at(const struct unwind_cursor *st,
+					   const struct interp_proc *proc, __u64 sp)
+{
+	__u64 ra = 0;
+
+	return ss_read_user(&ra, sizeof(ra), sp + proc->php.vm_ra) == 0 &&
+	       php_calls_vm(st, proc, ra);
+}
 
 /* A pc in opcache's JIT code (the process's PHP code range): JIT code runs on the frame of
  * the execute_ex activation that dispatched to it (bpf_abi.h), so the pc is moved to
- * execute_ex's dispatch jump, at the same sp, and the walk goes on there: that activation's
- * PHP frames, then the native step through execute_ex's CFI. The sp does not move here; the
- * pc leaves the code range for a mapped file, so this runs once per JIT frame.
+ * execute_ex's dispatch jump, at execute_ex's sp, and the walk goes on there: that
+ * activation's PHP frames, then the native step through execute_ex's CFI. The pc leaves the
+ * code range for a mapped file, so this runs once per JIT frame.
  *
- * Checked first: the return address at sp + vm_frame - 8 must follow a call of execute_ex
- * (php_calls_vm); else, in a trace exit, the same jit_exit_save bytes higher (sp moves
- * up past the stub's saves); else the pc is in code that moved sp otherwise and the stack
- * ends with a marker. 1: this iteration was used.
+ * Checked first: the return address at sp + vm_ra must follow a call of execute_ex
+ * (php_calls_vm); else (arm64) jit_spad bytes higher, inside a trace or function; else, in a
+ * trace exit, jit_exit_save bytes higher still (sp moves up past the stub's saves); else the
+ * pc is in code that moved sp otherwise and the stack ends with a marker. 1: this iteration
+ * was used.
  */
 static __always_inline int php_code_step(struct unwind_cursor *st, struct interp_state *is,
 					 struct php_cursor *php, struct user_frame *frames,
 					 int guess)
 {
 	const struct interp_proc *proc;
-	__u64 ra = 0;
+	__u64 sp = st->regs[DWARF_RSP];
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_PHP);
 	if (!proc || !proc->php.vm_dispatch) {
 		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_NO_PROC);
 		return 0;
 	}
-	if (ss_read_user(&ra, sizeof(ra), st->regs[DWARF_RSP] + proc->php.vm_frame - sizeof(ra)) <
-		    0 ||
-	    !php_calls_vm(st, proc, ra)) {
-		if (proc->php.jit_exit_save &&
-		    ss_read_user(&ra, sizeof(ra),
-				 st->regs[DWARF_RSP] + proc->php.jit_exit_save +
-					 proc->php.vm_frame - sizeof(ra)) == 0 &&
-		    php_calls_vm(st, proc, ra)) {
-			st->regs[DWARF_RSP] += proc->php.jit_exit_save;
-			ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_EXIT);
-			goto placed;
-		}
-		ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
-		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_LOST);
-		ss_end(st, UNWIND_END_BAD_FRAME);
-		return 1;
+	if (php_vm_frame_at(st, proc, sp))
+		goto placed;
+#if defined(__TARGET_ARCH_arm64) || defined(SS_ARCH_ARM64)
+	sp += proc->php.jit_spad;
+	if (proc->php.jit_spad && php_vm_frame_at(st, proc, sp))
+		goto placed;
+#endif
+	if (proc->php.jit_exit_save && php_vm_frame_at(st, proc, sp + proc->php.jit_exit_save)) {
+		sp += proc->php.jit_exit_save;
+		ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_EXIT);
+		goto placed;
 	}
+	ss_interp_marker(st, frames, FRAME_KIND_PHP, PHP_MARKER_JIT_FRAME);
+	ss_interp_count(FRAME_KIND_PHP, PHP_COUNTER_JIT_LOST);
+	ss_end(st, UNWIND_END_BAD_FRAME);
+	return 1;
 placed:
+	st->regs[DWARF_RSP] = sp;
 	if (!(is->started & PHP_SHARED_CURSOR)) {
 		if (!(is->started & INTERP_BIT(FRAME_KIND_PHP)))
 			php->jit_reg = 1;

@@ -19,8 +19,10 @@
  *      addr    = address of its callable method entry (ep[-2])
  *      file_id = (__u64)RB_POS_CFUNC << RB_POS_SHIFT
  *      flags   = low 32 bits of the entry's called_id (the cookie).
- * Method entries are 8-byte aligned heap objects below 2^47 (x86-64, 4-level paging), so 44
- * bits hold them.
+ * Method entries are 8-byte aligned heap objects below 2^48 (x86-64's 4-level paging: 2^47;
+ * arm64's 48-bit VA, where mmap'd heap pages lie just below 2^48), so 45 bits hold them;
+ * the pc index has the 19 bits left (an instruction sequence of 512Ki VALUEs or more gets
+ * RB_POS_NONE: its first line).
  * addr == 0 marks a pseudo-frame instead; file_id is then an enum rb_marker.
  */
 #ifndef STACKSCOPE_RUBY_ABI_H
@@ -28,9 +30,9 @@
 
 #include "counter_list.h"
 
-#define RB_POS_SHIFT 44
-#define RB_POS_NONE 0xfffffu /* 20 bits */
-#define RB_POS_CFUNC 0xffffeu
+#define RB_POS_SHIFT 45
+#define RB_POS_NONE 0x7ffffu /* 19 bits */
+#define RB_POS_CFUNC 0x7fffeu
 #define RB_ME_MASK ((1ULL << RB_POS_SHIFT) - 1)
 
 enum rb_marker {

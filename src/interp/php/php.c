@@ -13,7 +13,7 @@
  * against every process once its engine has started (executor globals against the compiler
  * globals and the VM stack's page size, the running frames' functions) and a process that
  * fails gets native frames only. On arm64 the same tables (LP64: checked with Debian 12's arm64
- * 8.2), without the JIT's frames. Other versions and ZTS builds get a marker frame that names
+ * 8.2), and 8.2's JIT frames (php_jit_arm64.c, the layout's arm64_jit_*). Other versions and ZTS builds get a marker frame that names
  * the version ("[php: unsupported version 8.1]").
  *
  * Invariants: the function cache holds PHP_FUNC_CACHE_CAP entries (../common/symbol_cache.h)
@@ -77,6 +77,8 @@ struct php_layout {
 	uint16_t ce_name;               /* zend_class_entry.name */
 	uint16_t str_len, str_val;      /* zend_string.len, .val */
 	uint16_t jit_exit_save;         /* bpf_abi.h php_proc_abi.jit_exit_save (0: no JIT) */
+	/* arm64's JIT (0: its frames not placed there): php_proc_abi.jit_spad, jit_exit_save */
+	uint16_t arm64_jit_spad, arm64_jit_exit_save;
 };
 
 /* The layouts of the versions walked, as the compiler lays out the structs of
@@ -123,6 +125,14 @@ static const struct php_layout layouts[] = {
 		 * `sub r4, 16*8+16*8-8` (seen in FPM workers compiling traces)
 		 */
 		.jit_exit_save = 256,
+		/* zend_jit_arm64.dasc's, read in Debian 12's arm64 8.2.x JIT buffer (opcache.jit_debug's
+		 * perf map names the code): traces and functions start with `sub sp, sp, #0x20` and
+		 * leave with `add sp, sp, #0x20; br`; an exit point is a `bl` (no push) to the
+		 * trace_exit stub, which stores 32 general and 32 FP registers (0x200) before its
+		 * call of zend_jit_trace_exit
+		 */
+		.arm64_jit_spad = 32,
+		.arm64_jit_exit_save = 512,
 	},
 	{
 		.major = 8,
@@ -147,6 +157,8 @@ struct php_file {
 	uint64_t cg_vaddr;    /* compiler_globals, 0 when not exported */
 	uint64_t vm_dispatch; /* execute_ex's dispatch jump (php_jit.h), 0: JIT frames not placed */
 	uint32_t vm_frame;    /* execute_ex's frame size there (sp to CFA) */
+	uint32_t vm_ra;       /* sp there to its saved return address */
+	uint16_t jit_spad, jit_exit_save; /* this architecture's (php_proc_abi) */
 };
 
 enum php_proc_state {
@@ -319,6 +331,30 @@ static int vm_kind(struct elf_file *ef, const struct interp_sym *sym)
 	return kind <= 4 ? (int)kind : 0;
 }
 
+/* execute_ex's dispatch frame and the JIT's stack use for f's architecture; f->vm_dispatch
+ * stays 0 (JIT frames not placed) where the code is not understood.
+ */
+static void find_vm_frame(struct elf_file *ef, const struct interp_sym *ex, struct php_file *f)
+{
+	const uint8_t *code;
+	size_t avail;
+
+	f->vm_dispatch = 0;
+	if (elf_file__machine(ef) == EM_X86_64 &&
+	    !php_jit__vm_frame(ef, ex->addr, ex->size, &f->vm_dispatch, &f->vm_frame)) {
+		f->vm_ra = f->vm_frame - 8; /* pushed by the call, at the CFA's edge */
+		f->jit_exit_save = f->layout.jit_exit_save;
+	} else if (elf_file__machine(ef) == EM_AARCH64 && f->layout.arm64_jit_spad &&
+		   !elf_file__bytes_at_vaddr(ef, ex->addr, (const void **)&code, &avail) &&
+		   !php_jit__vm_frame_arm64(code, avail < ex->size ? avail : ex->size, ex->addr,
+					    &f->vm_dispatch, &f->vm_frame, &f->vm_ra)) {
+		f->jit_spad = f->layout.arm64_jit_spad;
+		f->jit_exit_save = f->layout.arm64_jit_exit_save;
+	} else {
+		f->vm_dispatch = 0;
+	}
+}
+
 static int detect(const struct executable *exe, struct php_file *f)
 {
 	struct interp_sym syms[SYM_CNT];
@@ -355,20 +391,17 @@ static int detect(const struct executable *exe, struct php_file *f)
 		f->layout.bpf.vm_regs = kind == ZEND_VM_KIND_HYBRID;
 		f->bpf.supported = 1;
 		f->bpf.php.off = f->layout.bpf;
-		/* opcache's JIT: PHP 8.0 on (its dispatch frame is read from x86-64 code only: on
-		 * arm64 JIT code gets no PHP frames)
+		/* opcache's JIT: PHP 8.0 on, its dispatch frame read from execute_ex's code (arm64:
+		 * where the layout has its JIT's stack use, 8.2)
 		 */
-		if (kind == ZEND_VM_KIND_HYBRID && major >= 8 &&
-		    elf_file__machine(exe->elf) == EM_X86_64 &&
-		    php_jit__vm_frame(exe->elf, syms[SYM_EXECUTE_EX].addr,
-				      syms[SYM_EXECUTE_EX].size, &f->vm_dispatch, &f->vm_frame))
-			f->vm_dispatch = 0;
+		if (kind == ZEND_VM_KIND_HYBRID && major >= 8)
+			find_vm_frame(exe->elf, &syms[SYM_EXECUTE_EX], f);
 	}
 	pr_debug("php: %s: PHP %d.%d%s, execute_ex %#llx-%#llx, VM kind %d, dispatch %#llx (frame "
-		 "%u)\n",
+		 "%u, return address at sp + %u)\n",
 		 exe->path, major, minor, syms[SYM_EG].found ? "" : " (ZTS)",
 		 (unsigned long long)f->bpf.range_start[0], (unsigned long long)f->bpf.range_end[0],
-		 kind, (unsigned long long)f->vm_dispatch, f->vm_frame);
+		 kind, (unsigned long long)f->vm_dispatch, f->vm_frame, f->vm_ra);
 	return 0;
 }
 
@@ -519,7 +552,9 @@ static int php_proc_attach(void *rt, void *file_state, uint64_t bias, uint64_t n
 		bpf->php.vm_entry = bias + f->bpf.range_start[0];
 		bpf->php.vm_dispatch = bias + f->vm_dispatch;
 		bpf->php.vm_frame = f->vm_frame;
-		bpf->php.jit_exit_save = f->layout.jit_exit_save;
+		bpf->php.vm_ra = f->vm_ra;
+		bpf->php.jit_spad = f->jit_spad;
+		bpf->php.jit_exit_save = f->jit_exit_save;
 	}
 	pp->jit_done = !f->vm_dispatch;
 	pr_debug("php: pid %d: %s, executor_globals at %#llx\n", (int)pp->base.pid, f->base.path,

@@ -1,10 +1,12 @@
-/* opcache's JIT code in a PHP 8.2 or 8.4 process (src/interp/php/php_jit.c): where its buffer lies,
+/* opcache's JIT code in a PHP 8.2 or 8.4 process (src/interp/php/php_jit.c, arm64:
+ * php_jit_arm64.c): where its buffer lies,
  * and how a pc there unwinds (bpf/interp/php/walk.h php_code_step(): as execute_ex at its
  * dispatch jump, on whose frame HYBRID-VM JIT code runs).
  */
 #ifndef STACKSCOPE_PHP_JIT_H
 #define STACKSCOPE_PHP_JIT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +21,14 @@ struct elf_file;
  */
 int php_jit__vm_frame(struct elf_file *ef, uint64_t entry, uint64_t size, uint64_t *dispatch,
 		      uint32_t *frame);
+
+/* The same read from arm64 code (php_jit_arm64.c), execute_ex's `size` bytes at vaddr
+ * `entry` (untrusted: reads stay within size): the vaddr of the first `br xA` after
+ * `ldr xA, [x28]`, the frame size there, and *ra_off, the bytes from sp there to the saved
+ * x30 (on x86-64 it is frame - 8). 0, or -ENOENT for another shape.
+ */
+int php_jit__vm_frame_arm64(const uint8_t *code, size_t size, uint64_t entry, uint64_t *dispatch,
+			    uint32_t *frame, uint32_t *ra_off);
 
 /* The JIT buffer of process pid: opcache's shared memory segment (an anonymous shared
  * mapping, "/dev/zero (deleted)" in the maps) holds it as its one executable part, made
