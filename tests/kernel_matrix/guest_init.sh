@@ -57,6 +57,13 @@ run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
 [ -x /usr/bin/perl ] && run_case perl /usr/bin/perl /usr/share/km/perl_chain.pl "${secs:-2}"
 [ -x /usr/bin/ruby3.1 ] && run_case ruby /usr/bin/ruby3.1 --disable-gems /usr/share/km/rb_chain.rb "${secs:-2}"
 [ -x /usr/bin/php8.2 ] && run_case php /usr/bin/php8.2 -n /usr/share/km/php_chain.php "${secs:-2}"
+# Node.js (arm64 row only, Debian 12's node 18): the JS known chain, interpreted (V8's
+# bytecode handlers in libnode's embedded builtins), as test_node.sh's int case
+[ -x /usr/bin/node ] && run_case node /usr/bin/node --no-opt --no-sparkplug /usr/share/km/node_chain.js "${secs:-2}"
+# ... and with its default tiers (baseline, TurboFan's OSR of gamma's loop) for 4 s, when the
+# host asked for it (km_node_jit: `make kernel-matrix`, not CI's test)
+grep -q km_node_jit /proc/cmdline && [ -x /usr/bin/node ] &&
+	run_case node-jit /usr/bin/node /usr/share/km/node_chain.js 4
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

@@ -10,6 +10,7 @@ python: the share of python3.11's samples running the script (_PyRun_SimpleFileO
 from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
 main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); perl, ruby, php
 (when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
+node (node_chain.js interpreted; node-jit with node's default tiers, when the boot asked for it),
 complete from _start through the interpreter loop; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
@@ -30,9 +31,13 @@ PERL = re.compile(r"^perl;_start;__libc_start_main[^;]*;.*;Perl_runops_standard;
 # docs/ARCHITECTURE.md "arm64")
 RUBY = re.compile(r"^ruby3\.1;_start;__libc_start_main[^;]*;.*;rb_vm_exec;(?:[^;]*;)*<main>;(Worker#)?alpha;(Worker#)?beta;(Worker#)?gamma(;|$)")
 PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\};Worker::run;alpha;beta;gamma(;|$)")
+# Node.js (tests/data/node_chain.js, interpreted): from _start through V8's entry into JavaScript
+# and the script's top level to gamma
+NODE = re.compile(r"^node;_start;__libc_start_main[^;]*;.*;\[v8\] JSEntry;\[v8\] JSEntryTrampoline;.*;<anonymous>(:1:1)?;alpha;beta;gamma(;|$)")
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
-            ("php", PHP, ";gamma"))
+            ("php", PHP, ";gamma"), ("node", NODE, re.compile(r";gamma(;|$)")),
+            ("node-jit", NODE, re.compile(r";gamma(;|$)")))
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 

@@ -16,6 +16,9 @@
 #  - Debian 12's arm64 Perl 5.36, Ruby 3.1 and PHP 8.2: their known chains (perl_chain.pl,
 #    rb_chain.rb, php_chain.php) complete from _start in >= 80% of the leaf's samples
 #    (typically 1.000; 33-40 s of guest time for the three).
+#  - Debian 12's arm64 Node.js 18 (libnode108, V8 10.2): node_chain.js interpreted, its chain
+#    complete from _start through [v8] JSEntry in >= 90% of gamma's samples (1.000 in three
+#    boots; 37-41 s of guest time under TCG at load 10-20, most of it node's start-up).
 # Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
@@ -85,6 +88,17 @@ for rt in perl:main::gamma ruby:gamma php:gamma; do
 	check "6.1 arm64: $name known chain complete from _start (share ${v%/*} >= 0.80)" \
 		at_least "${v%/*}" 0.80
 done
+# Node.js (the node= column): Debian 12's arm64 node 18 (V8 10.2 in libnode108) running
+# tests/data/node_chain.js interpreted; the share is of gamma's samples complete from _start
+# through [v8] JSEntry and the script's top level (<anonymous>;alpha;beta;gamma)
+if [[ $r == *" node="* ]]; then
+	v=$(field "$r" node)
+	check_ge "6.1 arm64: node samples in gamma" "${v#*/}" 20
+	check "6.1 arm64: node known chain complete from _start (share ${v%/*} >= 0.90)" \
+		at_least "${v%/*}" 0.90
+else
+	fail "6.1 arm64: no node= column (Debian 12's arm64 nodejs in the root: scripts/arm64_files.sh node)"
+fi
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 check_eq "6.1 arm64: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok
