@@ -9,7 +9,9 @@
 # libruby3.1, php8.2-cli) and the libraries they load that this host's :arm64 multiarch lacks,
 # unpacked into DIR/runtimes/root (without libc: the guest's loader and libc are the host's),
 # and php8.2-opcache into DIR/php-jit/root.
-# Usage: scripts/arm64_files.sh DIR [kernel|runtimes]
+# With `node`: Debian 12's arm64 nodejs (Node 18, V8 10.2 in libnode108) and the libraries it
+# loads that the host's :arm64 multiarch lacks, unpacked into DIR/node/root.
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
 # unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
@@ -24,11 +26,12 @@ unpack_debs()
 	rm -rf "$root"
 	mkdir -p "$root"
 	(cd "$debs" && for p in "$@"; do
-		ls "${p%%:*}"_*_arm64.deb >/dev/null 2>&1 || apt-get download -q -o APT::Sandbox::User=root "$p" >/dev/null
+		ls "${p%%:*}"_*_{arm64,all}.deb >/dev/null 2>&1 || apt-get download -q -o APT::Sandbox::User=root "$p" >/dev/null
 	done)
 	for p in "$@"; do
-		for d in "$debs/${p%%:*}"_*_arm64.deb; do
-			dpkg-deb -x "$d" "$root"
+		# (arm64's, or a package of every architecture: node's JavaScript)
+		for d in "$debs/${p%%:*}"_*_{arm64,all}.deb; do
+			[[ -e $d ]] && dpkg-deb -x "$d" "$root"
 		done
 	done
 	echo "$*" >"$stamp"
@@ -41,6 +44,12 @@ if [[ ${2:-} == runtimes ]]; then
 		libxml2:arm64 libicu72:arm64 libstdc++6:arm64
 	# opcache (its JIT: the php_jit= column), a root of its own: DIR/php-jit/root
 	unpack_debs "$dir/php-jit/root" php8.2-opcache:arm64
+	exit 0
+fi
+if [[ ${2:-} == node ]]; then
+	unpack_debs "$dir/node/root" nodejs:arm64 libnode108:arm64 libuv1:arm64 libicu72:arm64 \
+		libnghttp2-14:arm64 libc-ares2:arm64 libbrotli1:arm64 libssl3:arm64 zlib1g:arm64 \
+		libstdc++6:arm64 node-cjs-module-lexer node-acorn node-undici
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then

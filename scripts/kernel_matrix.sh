@@ -9,12 +9,14 @@
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
 # busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
-# perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT), 6.1 only; its row has
-# per-runtime columns (go=SHARE/SAMPLES perl=... ruby=... php=... php_jit=... php_jit_fn=...).
+# perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT; Debian 12's arm64 node),
+# 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES perl=... ruby=... php=...
+# php_jit=... php_jit_fn=... node=...).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
-# else TCG).
+# else TCG), KM_NODE_JIT=1 (the arm64 row also records node with its default tiers: the
+# node-jit= column; `make kernel-matrix` sets it, CI's test does not: 30-40 s of TCG).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,6 +124,7 @@ arm64_inputs()
 	local dir=$ARM64_DEBS/kernel
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" runtimes >/dev/null || return 1
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" node >/dev/null || return 1
 	mkdir -p "$dir"
 	if [[ ! -x $dir/busybox/bin/busybox ]]; then
 		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
@@ -148,6 +151,22 @@ stage_arm64_runtimes()
 	# PHP 8.2's opcache (its JIT: the php_jit= columns), where php8.2 looks for extensions
 	d=usr/lib/php/20220829
 	install -D -m 0644 "$ARM64_DEBS/php-jit/root/$d/opcache.so" "$STAGE/$d/opcache.so"
+}
+
+# stage_arm64_node: Debian 12's arm64 node (Node 18: V8 10.2 in libnode108) with its libraries,
+# and the JS known chain (tests/data/node_chain.js, as tests/system/test_node.sh runs it)
+stage_arm64_node()
+{
+	local rt=$ARM64_DEBS/node/root
+	LIB_PREFIX=$rt copy_with_libs "$rt/usr/bin/node"
+	install -D -m 0755 "$rt/usr/bin/node" "$STAGE/usr/bin/node"
+	rm -rf "${STAGE:?}$rt"
+	# the JavaScript Debian's node loads at start-up from files of their own packages
+	for f in acorn/dist/acorn.js acorn-walk/dist/walk.js cjs-module-lexer/lexer.js \
+		cjs-module-lexer/dist/lexer.js undici/undici-fetch.js; do
+		install -D -m 0644 "$rt/usr/share/nodejs/$f" "$STAGE/usr/share/nodejs/$f"
+	done
+	cp "$ROOT/tests/data/node_chain.js" "$STAGE/usr/share/km/"
 }
 
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
@@ -178,7 +197,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php} \
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js} \
 		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
@@ -203,6 +222,7 @@ build_root()
 	# Go: the static cross build of wl_go (GOARCH=arm64, tests/data/go.mk), no runtime package
 	[[ -n $goexe && -x $goexe ]] && install -m 0755 "$goexe" "$STAGE/usr/bin/wl_go"
 	[[ $ARCH == aarch64 ]] && stage_arm64_runtimes
+	[[ $ARCH == aarch64 ]] && stage_arm64_node
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)
@@ -222,7 +242,7 @@ boot()
 	[[ $ACCEL == kvm ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}" >"$OUT/$series.console" 2>&1 || true
+		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_NODE_JIT:+ km_node_jit}" >"$OUT/$series.console" 2>&1 || true
 }
 
 # kvm_works VMLINUZ: whether a KVM guest gets to print its first kernel line within 8 s (a

@@ -14,7 +14,9 @@
 
 /* Besides x29, x30, sp and pc: x27 and x28, PHP's VM registers there (execute_data, opline:
  * Zend/zend_execute.c), in the slots of their x86-64 counterparts r14 and r15
- * (bpf/interp/php/walk.h reads those)
+ * (bpf/interp/php/walk.h reads those); x19 and x20, V8's interpreter registers there (the
+ * bytecode offset and BytecodeArray: register-arm64.h), in the slots of r9 and r12, theirs
+ * on x86-64 (bpf/interp/v8/walk.h)
  */
 
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
@@ -25,6 +27,8 @@ static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct p
 	st->regs[DWARF_RIP] = BPF_CORE_READ(r, pc);
 	st->regs[DWARF_R14] = BPF_CORE_READ(r, regs[27]);
 	st->regs[DWARF_R15] = BPF_CORE_READ(r, regs[28]);
+	st->regs[DWARF_R9] = BPF_CORE_READ(r, regs[19]);
+	st->regs[DWARF_R12] = BPF_CORE_READ(r, regs[20]);
 }
 
 /* The perf context can only be read directly (the verifier rewrites these loads). */
@@ -36,6 +40,8 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[DWARF_RIP] = ctx->regs.pc;
 	st->regs[DWARF_R14] = ctx->regs.regs[27];
 	st->regs[DWARF_R15] = ctx->regs.regs[28];
+	st->regs[DWARF_R9] = ctx->regs.regs[19];
+	st->regs[DWARF_R12] = ctx->regs.regs[20];
 }
 
 /* PSTATE.M[3:0] is 0 (EL0t) in user mode. */

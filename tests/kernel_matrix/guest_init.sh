@@ -72,6 +72,13 @@ if [ -x /usr/bin/php8.2 ] && [ -f /usr/lib/php/20220829/opcache.so ]; then
 			/usr/share/km/php_chain.php "${secs:-2}"
 	done
 fi
+# Node.js (arm64 row only, Debian 12's node 18): the JS known chain, interpreted (V8's
+# bytecode handlers in libnode's embedded builtins), as test_node.sh's int case
+[ -x /usr/bin/node ] && run_case node /usr/bin/node --no-opt --no-sparkplug /usr/share/km/node_chain.js "${secs:-2}"
+# ... and with its default tiers (baseline, TurboFan's OSR of gamma's loop) for 4 s, when the
+# host asked for it (km_node_jit: `make kernel-matrix`, not CI's test)
+grep -q km_node_jit /proc/cmdline && [ -x /usr/bin/node ] &&
+	run_case node-jit /usr/bin/node /usr/share/km/node_chain.js 4
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

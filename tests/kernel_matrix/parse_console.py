@@ -13,7 +13,9 @@ main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;bet
 (when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
 complete from _start through the interpreter loop; php_jit, php_jit_fn: php_chain.php with
 opcache.jit=tracing and =function, and php-jit-placed=PLACED/LOST their pcs in JIT code placed on
-execute_ex's frame and not; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+execute_ex's frame and not; node (node_chain.js interpreted; node-jit with node's default tiers,
+when the boot asked for it), complete from _start through the interpreter loop;
+tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
@@ -33,9 +35,14 @@ PERL = re.compile(r"^perl;_start;__libc_start_main[^;]*;.*;Perl_runops_standard;
 # came without its class is in the share's samples, not in its complete ones)
 RUBY = re.compile(r"^ruby3\.1;_start;__libc_start_main[^;]*;.*;rb_vm_exec;(?:[^;]*;)*<main>;Worker#alpha;Worker#beta;Worker#gamma(;|$)")
 PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\};Worker::run;alpha;beta;gamma(;|$)")
+# Node.js (tests/data/node_chain.js, interpreted): from _start through V8's entry into JavaScript
+# and the script's top level to gamma
+NODE = re.compile(r"^node;_start;__libc_start_main[^;]*;.*;\[v8\] JSEntry;\[v8\] JSEntryTrampoline;.*;<anonymous>(:1:1)?;alpha;beta;gamma(;|$)")
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
-            ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"))
+            ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"),
+            ("node", NODE, re.compile(r";gamma(;|$)")),
+            ("node-jit", NODE, re.compile(r";gamma(;|$)")))
 # PHP's JIT cases (opcache.jit=tracing, =function): the pcs in JIT code placed on execute_ex's
 # frame and not placed, from the record summary's php line
 JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")

@@ -24,6 +24,10 @@
 #    chain in >= 95% of gamma's samples each (php_jit, php_jit_fn: JIT code placed on
 #    execute_ex's frame, bpf/interp/php/walk.h), at least 100 pcs in JIT code placed in the
 #    two and at most 5% not (1.000, 1.000 and 587/2 on 2026-12-05; 40 s of guest time).
+#  - Debian 12's arm64 Node.js 18 (libnode108, V8 10.2): node_chain.js interpreted, its chain
+#    complete from _start through [v8] JSEntry in >= 90% of gamma's samples (1.000 in five
+#    boots; 20-41 s of guest time under TCG at load 10-20, most of it node's start-up; the
+#    whole script 185 s at load 10, 2026-12-05).
 # Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
@@ -111,6 +115,17 @@ v=${v:-0/0}
 check_ge "6.1 arm64: pcs in PHP's JIT code placed on execute_ex's frame" "${v%/*}" 100
 check "6.1 arm64: pcs in PHP's JIT code not placed (${v#*/}) at most 5 % of those placed (${v%/*})" \
 	test $((${v#*/} * 20)) -le "${v%/*}"
+# Node.js (the node= column): Debian 12's arm64 node 18 (V8 10.2 in libnode108) running
+# tests/data/node_chain.js interpreted; the share is of gamma's samples complete from _start
+# through [v8] JSEntry and the script's top level (<anonymous>;alpha;beta;gamma)
+if [[ $r == *" node="* ]]; then
+	v=$(field "$r" node)
+	check_ge "6.1 arm64: node samples in gamma" "${v#*/}" 20
+	check "6.1 arm64: node known chain complete from _start (share ${v%/*} >= 0.90)" \
+		at_least "${v%/*}" 0.90
+else
+	fail "6.1 arm64: no node= column (Debian 12's arm64 nodejs in the root: scripts/arm64_files.sh node)"
+fi
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 check_eq "6.1 arm64: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok

@@ -8,7 +8,9 @@
  * padding is not int3 or the entries leave a gap; and Debian's own libnode.so.N of the runtime
  * matrix's roots (when scripts/runtime_root.sh made them), whose builtins come out named with
  * the handlers found, at the offsets NodeSource's Node 20 (the host's /usr/bin/node, the same
- * V8 11.3) has symbols for.
+ * V8 11.3) has symbols for; the arm64 shapes of the accessors (bookworm's arm64 libnode, from
+ * aarch64-linux-gnu-objdump) and that libnode itself (scripts/arm64_files.sh unpacks it), its
+ * read-only data in the text's segment.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +69,41 @@ TEST(accessors_of_debian)
 	CHECK_EQ_U64(a.where, 0x1000 + 10 + 0x10);
 }
 
+/* bookworm's arm64 libnode.so.108 (V8 10.2): DefaultEmbeddedBlobCode at 0xeb3700, `adrp x0,
+ * 0x295d000; ldr x0, [x0, #2312]; ldr x0, [x0]; ret` (the pointer variable through the GOT),
+ * DefaultEmbeddedBlobCodeSize at 0xeb3710 (`... ldr x0, [x0, #2952]; ldr w0, [x0]; ret`)
+ */
+static const uint8_t code_102_arm64[] = { 0x40, 0xd5, 0x00, 0xd0, 0x00, 0x84, 0x44, 0xf9,
+					  0x00, 0x00, 0x40, 0xf9, 0xc0, 0x03, 0x5f, 0xd6 };
+static const uint8_t size_102_arm64[] = { 0xe0, 0xd4, 0x00, 0xd0, 0x00, 0xc4, 0x45, 0xf9,
+					  0x00, 0x00, 0x40, 0xb9, 0xc0, 0x03, 0x5f, 0xd6 };
+/* bti c; adrp x0, (-1 page); add x0, x0, #0x10; ret: a label (another build's shape) */
+static const uint8_t label_arm64[] = { 0x5f, 0x24, 0x03, 0xd5, 0xe0, 0xff, 0xff, 0xf0,
+				       0x00, 0x40, 0x00, 0x91, 0xc0, 0x03, 0x5f, 0xd6 };
+
+TEST(accessors_arm64)
+{
+	struct v8_accessor a;
+	size_t n;
+
+	REQUIRE(!v8_blob__accessor_arm64(code_102_arm64, sizeof(code_102_arm64), 0xeb3700, &a));
+	CHECK_EQ_INT(a.kind, V8_ACC_PTR);
+	CHECK_EQ_U64(a.where, 0x295d000 + 2312);
+	CHECK(a.via_got);
+	REQUIRE(!v8_blob__accessor_arm64(size_102_arm64, sizeof(size_102_arm64), 0xeb3710, &a));
+	CHECK_EQ_INT(a.kind, V8_ACC_U32);
+	CHECK_EQ_U64(a.where, 0x2951000 + 2952);
+	CHECK(a.via_got);
+	REQUIRE(!v8_blob__accessor_arm64(label_arm64, sizeof(label_arm64), 0x5000, &a));
+	CHECK_EQ_INT(a.kind, V8_ACC_ADDR);
+	CHECK_EQ_U64(a.where, 0x4000 + 0x10);
+	CHECK(!a.via_got);
+	for (n = 0; n < sizeof(code_102_arm64); n++)
+		CHECK(v8_blob__accessor_arm64(code_102_arm64, n, 0xeb3700, &a) == -ENOENT);
+	/* x86's shapes are not arm64's */
+	CHECK(v8_blob__accessor_arm64(code_102, sizeof(code_102), 0xf67e10, &a) == -ENOENT);
+}
+
 TEST(accessors_cut_short_or_other)
 {
 	static const uint8_t not_ret[] = { 0x48, 0x8d, 0x05, 0, 0, 0, 0, 0x48, 0x89, 0xc7, 0xc3 };
@@ -99,9 +136,20 @@ static void accessor_random(const uint8_t *buf, size_t len, unsigned int i, unsi
 		CHECK(a.kind >= V8_ACC_ADDR && a.kind <= V8_ACC_U32);
 }
 
+static void accessor_random_arm64(const uint8_t *buf, size_t len, unsigned int i,
+				  unsigned int *seed)
+{
+	struct v8_accessor a;
+
+	(void)i, (void)seed;
+	if (!v8_blob__accessor_arm64(buf, len, 0x400000, &a))
+		CHECK(a.kind >= V8_ACC_ADDR && a.kind <= V8_ACC_U32);
+}
+
 TEST(accessors_random)
 {
 	test_random_buffers(30, 20000, 24, accessor_random);
+	test_random_buffers(31, 20000, 24, accessor_random_arm64);
 }
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -307,9 +355,55 @@ TEST(trixie_libnode_113)
 	elf_file__free(node);
 }
 
+/* bookworm's arm64 libnode.so.108 (V8 10.2, scripts/arm64_files.sh's root): its blob through
+ * the arm64 accessors and R_AARCH64_* relocations, its names from .rodata in the text's
+ * segment; the builtin it names InterpreterEntryTrampoline (names and extents come from two
+ * different tables) is the one that sets x19, V8's bytecode-offset register on arm64, to
+ * BytecodeArray's header size less the heap tag (56 - 1 in V8 10.2): `mov x19, #55`.
+ */
+TEST(bookworm_arm64_libnode_102)
+{
+	const char *root = getenv("STACKSCOPE_ARM64_FILES");
+	char path[600];
+	struct elf_file *ef;
+	struct v8_blob b;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/usr/lib/aarch64-linux-gnu/libnode.so.108",
+		 root ? root : "build/arm64-debs/root");
+	if (access(path, R_OK))
+		SKIP_SETUP("no arm64 libnode.so.108 in build/arm64-debs (scripts/arm64_files.sh)");
+	REQUIRE((ef = elf_file__open(path)));
+	REQUIRE(!v8_blob__find(ef, &b));
+	CHECK_EQ_U64(b.code, 0xc07b80);
+	CHECK_EQ_U64(b.code_sz, 0x14c140);
+	CHECK_EQ_U64(b.builtin_cnt, 2054);
+	REQUIRE(b.names);
+	for (i = 0; i < b.builtin_cnt; i++)
+		CHECK(b.builtins[i].name != UINT32_MAX);
+	CHECK_EQ_U64(builtin_at(&b, "JSEntry") - b.code, 0xa0c0);
+	{
+		uint64_t at = builtin_at(&b, "InterpreterEntryTrampoline"), k;
+		const uint8_t *c;
+		bool sets = false;
+
+		REQUIRE(at && (c = interp_elf__bytes(ef, at, 0x400)));
+		for (k = 0; k + 4 <= 0x400; k += 4)
+			sets |= c[k] == 0xf3 && c[k + 1] == 0x06 && c[k + 2] == 0x80 &&
+				c[k + 3] == 0xd2; /* movz x19, #0x37 */
+		CHECK(sets);
+	}
+	CHECK_EQ_U64(builtin_at(&b, "WideHandler") - b.code, 0x1070c0);
+	CHECK_EQ_U64(b.handlers_lo - b.code, 0x1070c0);
+	CHECK_STR(v8_blob__name(&b, b.code + 0xa0c0 + 4), "[v8] JSEntry");
+	v8_blob__free(&b);
+	elf_file__free(ef);
+}
+
 int main(void)
 {
 	RUN(accessors_of_debian);
+	RUN(accessors_arm64);
 	RUN(accessors_cut_short_or_other);
 	RUN(accessors_random);
 	RUN(table_two_blobs_reordered);
@@ -318,6 +412,7 @@ int main(void)
 	RUN(name_lookup);
 	RUN(bullseye_libnode_78);
 	RUN(bookworm_libnode_102);
+	RUN(bookworm_arm64_libnode_102);
 	RUN(trixie_libnode_113);
 	RUN(sid_libnode_136);
 	return test_summary();

@@ -32,6 +32,14 @@
  * frame; after it, until the function slot is pushed, sp lies above that slot and the frame
  * is skipped, counted): missing, never misnamed.
  *
+ * arm64 (__TARGET_ARCH_arm64, SS_ARCH_ARM64 in the replay tests): the same frames (V8 10.2's
+ * frame-constants-arm64.h: the frame record {caller's fp, lr} at fp, the slots below it as
+ * on x86-64, rbp's role is x29's), return addresses stripped of a pointer-authentication
+ * code (V8's control-flow integrity build signs them), the handlers' registers x19 (offset)
+ * and x20 (BytecodeArray) sampled into the r9 and r12 slots (bpf/arch/sample_regs.h), and a
+ * builtin without a frame (or before its `stp x29, x30`, after its `ldp`) has its return
+ * address still in x30, not at sp.
+ *
  * The caller's sp must lie above this frame's sp, so the walk cannot loop; a frame whose
  * caller cannot be found ends the stack (UNWIND_END_BAD_FRAME, counted). The walk keeps no
  * state between calls, so it cannot corrupt another runtime's cursor when stacks interleave
@@ -44,6 +52,16 @@
 #include "interp/v8/bpf_abi.h"
 
 #define V8_FRAME_MAX (1ULL << 20) /* fp may be at most this far above sp */
+
+#if defined(__TARGET_ARCH_arm64) || defined(SS_ARCH_ARM64)
+#define V8_RA(raw) ss_strip_pac(raw) /* a return address as stored in a frame */
+#define V8_LR_RA 1                   /* a frameless builtin's return address is in x30 */
+#define V8_LR_SLOT SS_ARM64_LR_SLOT
+#else
+#define V8_RA(raw) (raw)
+#define V8_LR_RA 0
+#define V8_LR_SLOT 0
+#endif
 #define V8_SLOT_BASE 6            /* window of frame slots: fp - 48 .. fp + 16 */
 
 struct v8_cursor {
@@ -81,7 +99,7 @@ static __always_inline __u16 v8_type(const struct v8_proc_abi *p, __u64 obj)
 static __always_inline int v8_to_caller(struct unwind_cursor *st, const struct v8_cursor *vc,
 					__u64 fp)
 {
-	__u64 ra = vc->slots[V8_SLOT_BASE + 1], saved_fp = vc->slots[V8_SLOT_BASE];
+	__u64 ra = V8_RA(vc->slots[V8_SLOT_BASE + 1]), saved_fp = vc->slots[V8_SLOT_BASE];
 
 	if (fp + 16 <= st->regs[DWARF_RSP] || fp + 16 > SS_USER_ADDR_MAX || ra < 0x1000) {
 		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_NO_CALLER);
@@ -94,6 +112,34 @@ static __always_inline int v8_to_caller(struct unwind_cursor *st, const struct v
 	st->regs[DWARF_RBP] = saved_fp;
 	st->pc_is_return = 1;
 	st->regs_valid = 0;
+	return 1;
+}
+
+/* arm64: the frame at fp, returned to in one of node's builtins, is an entry frame (JSEntry
+ * and its construct and microtask variants: the marker of an entry type at the context slot),
+ * whose builtin pushed the C++ caller's callee-saved registers before its frame record: the
+ * builtin is emitted as the native frame it is and the cursor moves to that caller with sp
+ * above those registers (the native step's fp + 16 would give its CFI a wrong CFA). 1, or 0:
+ * not such a frame.
+ */
+static __always_inline int v8_entry_frame(struct unwind_cursor *st, const struct v8_proc_abi *p,
+					  const struct v8_cursor *vc, struct user_frame *frames,
+					  __u64 fp)
+{
+	__u64 marker = v8_slot(vc, p->fp_context), ra = V8_RA(vc->slots[V8_SLOT_BASE + 1]);
+	__u32 idx = st->frame_cnt;
+
+	if (!p->entry_sp || !st->pc_is_return || (marker & 1) || marker >= 16 ||
+	    !(p->entry_types & 1u << (marker >> 1)) || idx >= SS_MAX_USER_FRAMES ||
+	    fp + p->entry_sp > SS_USER_ADDR_MAX || ra < 0x1000)
+		return 0;
+	ss_interp_put(st, frames, idx, FRAME_KIND_NATIVE, st->regs[DWARF_RIP] - st->last_map.bias,
+		      st->last_map.file_id, 0);
+	st->regs[DWARF_RIP] = ra;
+	st->regs[DWARF_RSP] = fp + p->entry_sp;
+	st->regs[DWARF_RBP] = vc->slots[V8_SLOT_BASE];
+	st->regs_valid = 0;
+	ss_interp_count(FRAME_KIND_V8, V8_COUNTER_STUB);
 	return 1;
 }
 
@@ -183,7 +229,8 @@ static __always_inline int v8_in_jit(struct unwind_cursor *st, struct interp_sta
 /* The innermost frame is in one of node's builtins (pc, not a bytecode handler) while rbp
  * still is the JavaScript frame fn runs in: a builtin that its caller called without a frame
  * of its own (baseline code's Builtins_ModulusSmi_Baseline, ...), or one in its prologue.
- * Its return address is at sp (at sp + 8 after `push rbp`); when that address lies in the
+ * Its return address is at sp (at sp + 8 after `push rbp`; arm64: in x30, sp unchanged by
+ * the step); when that address lies in the
  * function's own code, in a bytecode handler (an interpreted caller) or in V8's JIT code, the
  * builtin is emitted as the native frame it is and the cursor moves to that return address
  * (the JavaScript frame follows with the line of its call). 1, or 0: not such a frame.
@@ -196,12 +243,27 @@ static __always_inline int v8_frameless(struct unwind_cursor *st, struct interp_
 	__u32 idx = st->frame_cnt, skip = 8;
 
 	if (st->pc_is_return || (pc >= p->handlers_lo && pc < p->handlers_hi) ||
-	    idx >= SS_MAX_USER_FRAMES || ss_read_user(w, sizeof(w), sp) < 0)
+	    idx >= SS_MAX_USER_FRAMES)
 		return 0;
-	ra = w[0];
-	if (ra == fp) { /* `push rbp` done, `mov rbp, rsp` not yet */
-		ra = w[1];
-		skip = 16;
+	if (V8_LR_RA) {
+		/* x30 holds it until the builtin calls something: sampled registers only. A
+		 * builtin whose frame is built has saved that same x30 at fp + 8 (fp is its
+		 * own frame, not its caller's): not frameless.
+		 */
+		if (!st->regs_valid)
+			return 0;
+		ra = V8_RA(st->regs[V8_LR_SLOT]);
+		if (ra == V8_RA(vc->slots[V8_SLOT_BASE + 1]))
+			return 0;
+		skip = 0;
+	} else {
+		if (ss_read_user(w, sizeof(w), sp) < 0)
+			return 0;
+		ra = w[0];
+		if (ra == fp) { /* `push rbp` done, `mov rbp, rsp` not yet */
+			ra = w[1];
+			skip = 16;
+		}
 	}
 	if (ra < 0x1000 || ra > SS_USER_ADDR_MAX || sp + skip > fp + 16)
 		return 0;
@@ -337,6 +399,8 @@ static __always_inline int v8_step(struct unwind_cursor *st, struct interp_state
 				     (__u32)(vc->sfi[0] ^ vc->sfi[p->sfi_script_word & 3] >> 3));
 	return v8_to_caller(st, vc, fp);
 not_js:
+	if (in_file && have && v8_entry_frame(st, p, vc, frames, fp))
+		return 1;
 	if (in_file || guess)
 		return 0;
 	/* JIT code of no JS function: a marker, then the fp chain (V8 code keeps it). */

@@ -12,7 +12,8 @@
  * V8 12.4 (Node 22) and 13.6 (Node 24: JSFunction without a Code, leaptiering's dispatch
  * handle in its place: every JIT frame's code found by its pc) by trusted_sfi(),
  * trusted_code_layout() and trusted_scope_layout(); V8 7.8 (Debian 11's Node 12: layout_7_8,
- * no baseline code, TurboFan's kind numbered 0).
+ * no baseline code, TurboFan's kind numbered 0); on arm64, Debian 12's libnode108 (V8 10.2:
+ * the same layouts, its JSEntry's frame by entry_frames_from()).
  * Where the metadata lacks a field, the fallback follows V8's layout for that version and is
  * named below; a binary whose metadata lacks a required symbol (another 7.x), or uses pointer
  * compression, is not attached (counted as an unsupported file: native frames only, its
@@ -53,6 +54,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/unaligned.h"
 #include "base/lru_sets.h"
 #include "base/u64_map.h"
 #include "formats/elf_file.h"
@@ -1228,6 +1230,56 @@ static void frame_types_from(struct elf_file *ef, struct v8_file *f)
 			f->frame_shown[type] = frame_types[i].shown;
 }
 
+/* arm64: JSEntry (Generate_JSEntryVariant) pushes the C++ caller's callee-saved registers, 16
+ * bytes a `stp ..., [sp, #-16]!`, then its frame record (`stp x29, x30, [sp, #-16]!`, then
+ * `mov x29, sp` within a few instructions): the caller's sp is that many pairs above fp. Read
+ * from the builtin's own prologue (V8 10.2: 9 pairs, x19-x28 and d8-d15, entry_sp 160), with
+ * the entry frame types from v8dbg_frametype_{,Construct}EntryFrame; nothing set when either
+ * does not check out (the native step then, as on x86-64).
+ */
+#define A64_STP_PRE16_MASK 0xffff83e0u /* stp Xa, Xb (or Da, Db), [sp, #-16]! */
+#define A64_STP_PRE16_X 0xa9bf03e0u
+#define A64_STP_PRE16_D 0x6dbf03e0u
+#define A64_STP_FP_LR 0xa9bf7bfdu
+#define A64_MOV_FP_SP 0x910003fdu
+
+static void entry_frames_from(struct elf_file *ef, struct v8_file *f)
+{
+	static const char *const names[] = { "v8dbg_frametype_EntryFrame",
+					     "v8dbg_frametype_ConstructEntryFrame" };
+	struct interp_sym syms[2];
+	const uint8_t *c;
+	size_t n, i, k, pairs = 0;
+	uint8_t types = 0;
+	int32_t type;
+
+	if (elf_file__machine(ef) != EM_AARCH64 || !f->bpf.supported ||
+	    !(c = builtin_bytes(ef, f, "JSEntry", &n)))
+		return;
+	interp_elf__symbols(ef, names, 2, syms);
+	for (i = 0; i < 2; i++)
+		if (sym_int(ef, &syms[i], &type) && type > 0 && type < 8)
+			types |= (uint8_t)(1u << type);
+	for (i = 0; i + 4 <= n && i < 64; i += 4) {
+		uint32_t w = load_u32(c + i);
+
+		if (w == A64_STP_FP_LR)
+			break;
+		if ((w & A64_STP_PRE16_MASK) != A64_STP_PRE16_X &&
+		    (w & A64_STP_PRE16_MASK) != A64_STP_PRE16_D)
+			return;
+		pairs++;
+	}
+	if (i + 4 > n || i >= 64 || !types)
+		return;
+	for (k = i + 4; k + 4 <= n && k <= i + 16; k += 4)
+		if (load_u32(c + k) == A64_MOV_FP_SP) {
+			f->bpf.entry_sp = (uint8_t)(16 * (pairs + 1));
+			f->bpf.entry_types = types;
+			return;
+		}
+}
+
 static int v8_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
@@ -1253,6 +1305,7 @@ static int v8_file_detect(void *rt, const struct executable *exe, void *file_sta
 	if (!bpf->supported)
 		f->bpf.supported = 0;
 	frame_types_from(exe->elf, f);
+	entry_frames_from(exe->elf, f);
 	pr_debug("v8: %s: V8 %d.%d.%d, metadata %s\n", f->base.path, f->major, f->minor, f->build,
 		 bpf->supported ? "usable" : "unusable");
 	return 0;

@@ -54,6 +54,59 @@ int v8_blob__accessor(const uint8_t *c, size_t n, uint64_t vaddr, struct v8_acce
 	return -ENOENT;
 }
 
+/* arm64 (gcc's shapes of the same accessors): an optional `bti c`, `adrp x0, page`, then
+ * `add x0, x0, #lo12` (the address) or `ldr x0, [x0, #lo12]` (the word there, a GOT slot or
+ * a pointer variable) or `ldr w0, [x0, #lo12]` (a 32-bit size), then ret, `ldr x0, [x0]; ret`
+ * or `ldr w0, [x0]; ret` through the word loaded.
+ */
+#define A64_RET 0xd65f03c0u
+#define A64_BTI_C 0xd503245fu
+#define A64_LDR_X0_X0 0xf9400000u /* ldr x0, [x0, #imm12 * 8] (imm12 in bits 10-21) */
+#define A64_LDR_W0_X0 0xb9400000u /* ldr w0, [x0, #imm12 * 4] */
+#define A64_ADD_X0_X0 0x91000000u /* add x0, x0, #imm12 */
+#define A64_IMM12_MASK 0x003ffc00u
+
+int v8_blob__accessor_arm64(const uint8_t *c, size_t n, uint64_t vaddr, struct v8_accessor *out)
+{
+	uint32_t w[4], op, imm12;
+	size_t k = 0, i;
+	uint64_t page, imm;
+
+	for (i = 0; i < 4 && (i + 1) * 4 <= n; i++)
+		w[i] = load_u32(c + i * 4);
+	if (i && w[0] == A64_BTI_C)
+		k = 1;
+	if (i < k + 3 || (w[k] & 0x9f00001fu) != 0x90000000u) /* adrp x0 */
+		return -ENOENT;
+	imm = (uint64_t)(w[k] >> 29 & 3) | (uint64_t)(w[k] >> 5 & 0x7ffff) << 2;
+	if (imm & (1ULL << 20)) /* 21-bit signed page count */
+		imm |= ~((1ULL << 21) - 1);
+	page = ((vaddr + k * 4) & ~0xfffULL) + (imm << 12);
+	op = w[k + 1] & ~A64_IMM12_MASK;
+	imm12 = (w[k + 1] & A64_IMM12_MASK) >> 10;
+	if (op == A64_ADD_X0_X0 && w[k + 2] == A64_RET) {
+		*out = (struct v8_accessor){ .kind = V8_ACC_ADDR, .where = page + imm12 };
+		return 0;
+	}
+	if (op == A64_LDR_W0_X0 && w[k + 2] == A64_RET) {
+		*out = (struct v8_accessor){ .kind = V8_ACC_U32, .where = page + imm12 * 4 };
+		return 0;
+	}
+	if (op != A64_LDR_X0_X0)
+		return -ENOENT;
+	if (w[k + 2] == A64_RET) {
+		*out = (struct v8_accessor){ .kind = V8_ACC_PTR, .where = page + imm12 * 8 };
+		return 0;
+	}
+	if (i < k + 4 || w[k + 3] != A64_RET ||
+	    (w[k + 2] != A64_LDR_X0_X0 && w[k + 2] != A64_LDR_W0_X0))
+		return -ENOENT;
+	*out = (struct v8_accessor){ .kind = w[k + 2] == A64_LDR_X0_X0 ? V8_ACC_PTR : V8_ACC_U32,
+				     .where = page + imm12 * 8,
+				     .via_got = true };
+	return 0;
+}
+
 /* RoundUp(len + 1, align): a builtin's instructions, at least one int3, to the alignment. */
 static uint64_t padded(uint32_t len, uint32_t align)
 {
@@ -154,7 +207,11 @@ int v8_blob__table(const uint8_t *data, size_t data_sz, const uint8_t *code, siz
 
 /* ---- the ELF file ---- */
 
-/* The relocations of .rela.dyn that store addresses (RELATIVE, GLOB_DAT, 64), by offset. */
+/* The relocations of .rela.dyn that store addresses (RELATIVE, GLOB_DAT, 64; x86-64's or
+ * AArch64's), by offset; type RELOC_RELATIVE (the addend) or RELOC_SYMBOL (a symbol + addend).
+ */
+enum { RELOC_RELATIVE = 1, RELOC_SYMBOL };
+
 struct reloc {
 	uint64_t where;
 	int64_t addend;
@@ -178,6 +235,7 @@ static int relocs_read(struct elf_file *ef, struct relocs *rs)
 	struct elf_section sec;
 	Elf64_Rela r;
 	size_t i, n;
+	bool arm64 = elf_file__machine(ef) == EM_AARCH64;
 
 	if (elf_file__section(ef, ".rela.dyn", &sec) || !sec.data)
 		return 0; /* none (a non-PIE executable) */
@@ -191,7 +249,12 @@ static int relocs_read(struct elf_file *ef, struct relocs *rs)
 
 		memcpy(&r, (const uint8_t *)sec.data + i * sizeof(r), sizeof(r));
 		type = (uint32_t)ELF64_R_TYPE(r.r_info);
-		if (type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT && type != R_X86_64_64)
+		if (type == (arm64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE))
+			type = RELOC_RELATIVE;
+		else if (arm64 ? type == R_AARCH64_GLOB_DAT || type == R_AARCH64_ABS64
+			       : type == R_X86_64_GLOB_DAT || type == R_X86_64_64)
+			type = RELOC_SYMBOL;
+		else
 			continue;
 		rs->r[rs->cnt++] = (struct reloc){ .where = r.r_offset,
 						   .addend = r.r_addend,
@@ -242,7 +305,7 @@ static int slot_value(struct elf_file *ef, const struct relocs *rs, uint64_t slo
 	const uint8_t *b;
 	uint64_t sym;
 
-	if (r && r->type == R_X86_64_RELATIVE) {
+	if (r && r->type == RELOC_RELATIVE) {
 		*value = (uint64_t)r->addend;
 		return 0;
 	}
@@ -289,7 +352,9 @@ static int accessor_value(struct elf_file *ef, const struct relocs *rs, uint64_t
 	if (!s || !(s->flags & PF_X))
 		return -ENOENT;
 	n = s->vaddr + s->filesz - fn < 24 ? (size_t)(s->vaddr + s->filesz - fn) : 24;
-	if (!(b = interp_elf__bytes(ef, fn, n)) || v8_blob__accessor(b, n, fn, &acc) ||
+	if (!(b = interp_elf__bytes(ef, fn, n)) ||
+	    (elf_file__machine(ef) == EM_AARCH64 ? v8_blob__accessor_arm64(b, n, fn, &acc)
+						  : v8_blob__accessor(b, n, fn, &acc)) ||
 	    !(want & 1u << acc.kind))
 		return -ENOENT;
 	where = acc.where;
@@ -448,7 +513,8 @@ static int blob_find(struct elf_file *ef, const struct relocs *rs, struct blob_a
 		     fn += 16) {
 			const uint8_t *c = bytes + (fn - seg->vaddr);
 
-			if (c[0] != 0x48 && c[0] != 0xf3 && c[0] != 0x8b)
+			if (c[0] != 0x48 && c[0] != 0xf3 && c[0] != 0x8b &&
+			    (load_u32(c) & 0x9f00001fu) != 0x90000000u && load_u32(c) != A64_BTI_C)
 				continue;
 			if (accessors_at(ef, rs, fn, b))
 				continue;
@@ -543,7 +609,7 @@ static int names_around(struct elf_file *ef, const struct relocs *rs, uint64_t e
 	for (j = 0; j < n; j++) {
 		const struct reloc *r = reloc_at(rs, lo + j * V8_META_SIZE);
 
-		if (r && r->type == R_X86_64_RELATIVE && ident_at(ef, (uint64_t)r->addend))
+		if (r && r->type == RELOC_RELATIVE && ident_at(ef, (uint64_t)r->addend))
 			win[j] = (uint64_t)r->addend;
 	}
 	stored_names(ef, lo, n, win);
@@ -576,7 +642,10 @@ static int builtin_names(struct elf_file *ef, const struct relocs *rs, size_t cn
 		const uint8_t *b, *at;
 		size_t left;
 
-		if (seg->type != PT_LOAD || (seg->flags & (PF_X | PF_W)) ||
+		/* read-only data: its own segment, or the text's (arm64 links without
+		 * -z separate-code: .rodata shares the executable segment)
+		 */
+		if (seg->type != PT_LOAD || (seg->flags & PF_W) ||
 		    !(b = interp_elf__bytes(ef, seg->vaddr, seg->filesz)))
 			continue;
 		for (at = b, left = seg->filesz; (at = memmem(at, left, key, sizeof(key))) != NULL;
@@ -584,7 +653,7 @@ static int builtin_names(struct elf_file *ef, const struct relocs *rs, size_t cn
 			uint64_t str = seg->vaddr + (uint64_t)(at - b);
 
 			for (k = 0; k < rs->cnt; k++) {
-				if (rs->r[k].type != R_X86_64_RELATIVE ||
+				if (rs->r[k].type != RELOC_RELATIVE ||
 				    (uint64_t)rs->r[k].addend != str)
 					continue;
 				if ((err = names_around(ef, rs, rs->r[k].where, cnt, names)) !=

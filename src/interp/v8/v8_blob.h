@@ -9,14 +9,16 @@
  *    the next kCodeAlignment (32 or 64) boundary, the builtins back to back;
  *  - its address and size come back from four tiny accessors (DefaultEmbeddedBlobCode,
  *    ...CodeSize, ...Data, ...DataSize, 16 bytes apart in isolate.cc) that return a label
- *    (V8 11+), a pointer variable (V8 9-10) or a 32-bit size; V8 7-8 keep one blob
+ *    (V8 11+), a pointer variable (V8 9-10) or a 32-bit size (x86-64's or arm64's code:
+ *    v8_blob__accessor(), v8_blob__accessor_arm64()); V8 7-8 keep one blob
  *    (v8_Default_embedded_blob_, code after its table) and export its symbols;
  *  - the data blob: hashes (header bytes), then one LayoutDescription per builtin, in builtin
  *    order, beginning {instruction offset, instruction length} (its size varies: 8 bytes in
  *    V8 7.8, 12 in 13.6, 28 in 10.2, 32 in 11.3): found as the one (alignment, header, size)
  *    whose entries tile the code blob exactly, each ending on an int3;
  *  - the names: Builtins::name() reads builtin_metadata[], {name, kind, data} (24 bytes) per
- *    builtin; its name pointers are R_X86_64_RELATIVE relocations, except in entries gcc
+ *    builtin; its name pointers are R_X86_64_RELATIVE (R_AARCH64_RELATIVE) relocations, in
+ *    read-only data (arm64: in the text's segment), except in entries gcc
  *    initialises at start-up (`lea name(%rip), %reg; mov %reg, entry(%rip)` in a static
  *    constructor): both are read; the table is the run of named entries around "JSEntry"'s
  *    that has as many entries as the layout;
@@ -69,6 +71,12 @@ struct v8_accessor {
  * ret` or `mov (%rax), %eax; ret`; or `mov d(%rip), %eax; ret`), into *out; 0 or -ENOENT.
  */
 int v8_blob__accessor(const uint8_t *code, size_t n, uint64_t vaddr, struct v8_accessor *out);
+
+/* The same accessors in an arm64 file (`adrp x0` with `add`/`ldr` of the page offset, then
+ * ret or one more load: v8_blob.c says which shapes); 0 or -ENOENT.
+ */
+int v8_blob__accessor_arm64(const uint8_t *code, size_t n, uint64_t vaddr,
+			    struct v8_accessor *out);
 
 /* The layout table of a data blob (as above). */
 struct v8_blob_table {
