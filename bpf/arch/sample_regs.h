@@ -14,7 +14,9 @@
 
 /* Besides x29, x30, sp and pc: x27 and x28, PHP's VM registers there (execute_data, opline:
  * Zend/zend_execute.c), in the slots of their x86-64 counterparts r14 and r15
- * (bpf/interp/php/walk.h reads those)
+ * (bpf/interp/php/walk.h reads those); x12 and x22, HotSpot's template interpreter's rmethod
+ * and rbcp (Method* and bytecode pointer), in the slots of x86-64's rbx and r13
+ * (bpf/interp/hotspot/walk.h)
  */
 
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
@@ -25,6 +27,8 @@ static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct p
 	st->regs[DWARF_RIP] = BPF_CORE_READ(r, pc);
 	st->regs[DWARF_R14] = BPF_CORE_READ(r, regs[27]);
 	st->regs[DWARF_R15] = BPF_CORE_READ(r, regs[28]);
+	st->regs[DWARF_RBX] = BPF_CORE_READ(r, regs[12]);
+	st->regs[DWARF_R13] = BPF_CORE_READ(r, regs[22]);
 }
 
 /* The perf context can only be read directly (the verifier rewrites these loads). */
@@ -36,6 +40,8 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[DWARF_RIP] = ctx->regs.pc;
 	st->regs[DWARF_R14] = ctx->regs.regs[27];
 	st->regs[DWARF_R15] = ctx->regs.regs[28];
+	st->regs[DWARF_RBX] = ctx->regs.regs[12];
+	st->regs[DWARF_R13] = ctx->regs.regs[22];
 }
 
 /* PSTATE.M[3:0] is 0 (EL0t) in user mode. */
