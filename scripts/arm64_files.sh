@@ -8,7 +8,9 @@
 # With `runtimes`: the kernel matrix's arm64 runtimes (Debian 12's perl-base, ruby3.1 with
 # libruby3.1, php8.2-cli) and the libraries they load that this host's :arm64 multiarch lacks,
 # unpacked into DIR/runtimes/root (without libc: the guest's loader and libc are the host's).
-# Usage: scripts/arm64_files.sh DIR [kernel|runtimes]
+# With `java`: Debian 12's openjdk-17-jre-headless (HotSpot 17: the JVM tree with its CDS archive)
+# and libstdc++6 that its libjvm.so loads, unpacked into DIR/java/root.
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|java]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
 # unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
@@ -38,6 +40,10 @@ if [[ ${2:-} == runtimes ]]; then
 	unpack_debs "$dir/runtimes/root" perl-base:arm64 ruby3.1:arm64 libruby3.1:arm64 \
 		php8.2-cli:arm64 libargon2-1:arm64 libpcre2-8-0:arm64 libsodium23:arm64 \
 		libxml2:arm64 libicu72:arm64 libstdc++6:arm64
+	exit 0
+fi
+if [[ ${2:-} == java ]]; then
+	unpack_debs "$dir/java/root" openjdk-17-jre-headless:arm64 libstdc++6:arm64
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then

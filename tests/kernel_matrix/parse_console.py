@@ -10,15 +10,20 @@ python: the share of python3.11's samples running the script (_PyRun_SimpleFileO
 from _start; go (when the root has wl_go: the arm64 row): share/samples of wl_go's samples in
 main.gamma complete from runtime.goexit (goexit;runtime.main;main.main;alpha;beta;gamma); perl, ruby, php
 (when the root has them: the arm64 row): the same for perl_chain.pl, rb_chain.rb, php_chain.php,
-complete from _start through the interpreter loop; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+complete from _start through the interpreter loop; java (the arm64 row): the same for HotSpot's
+JvmChain, main -> alpha -> beta -> gamma under the call stub; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
+import base64
+import os
 import re
+import subprocess
 import sys
+import tempfile
 
 CHAIN = re.compile(r"^wl_chain_nofp;_start;__libc_start_main[^;]*;([^;]+;)?main;chain_a;chain_b;chain_c;hot_leaf(;|$)")
 # Go's wl_go: goexit and runtime.main (the goroutine's roots) down to the frameless leaf
@@ -30,6 +35,46 @@ PERL = re.compile(r"^perl;_start;__libc_start_main[^;]*;.*;Perl_runops_standard;
 # docs/ARCHITECTURE.md "arm64")
 RUBY = re.compile(r"^ruby3\.1;_start;__libc_start_main[^;]*;.*;rb_vm_exec;(?:[^;]*;)*<main>;(Worker#)?alpha;(Worker#)?beta;(Worker#)?gamma(;|$)")
 PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\};Worker::run;alpha;beta;gamma(;|$)")
+# HotSpot's JvmChain (tests/data/JvmChain.java), as tests/system/test_jvm.sh measures it, from
+# the java case's pprof file (its frames' lines and thread names): of the samples of the thread
+# jmain in heavy, those whose stack is whole from the launcher's thread start (libc's
+# thread_start and start_thread, unnamed in this host's stripped arm64 libc) through JavaMain
+# and the call stub, each Java frame at its call line (gamma at its loop, mix inlined into it
+# once compiled), heavy at one of its lines or none (compiled code has lines only at its pc
+# descriptors).
+JVM_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "JvmChain.java")
+PPROF_STACKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "system", "pprof_stacks.py")
+
+
+def java_pattern():
+    """the whole chain of JvmChain's main thread, lines from the source's marker comments"""
+    marks = {}
+    for n, l in enumerate(open(JVM_SRC), 1):
+        m = re.search(r"// ([A-Z_]+)", l)
+        if m:
+            marks.setdefault(m.group(1), []).append(str(n))
+    at = lambda mark: "(%s)" % "|".join(marks[mark])
+    f = r"@JvmChain\.java:"
+    return re.compile(r"^jmain;(libc\.so\.6\+0x[0-9a-f]+|thread_start|__clone3);(libc\.so\.6\+0x[0-9a-f]+|start_thread);"
+                      r"ThreadJavaMain;JavaMain;jni_CallStaticVoidMethod;(?:[^;]*;)*JavaCalls::call_helper[^;]*;"
+                      r"\[jvm stub\] [^;]*;JvmChain\.main" + f + at("CALL_ALPHA") + ";JvmChain\\.alpha" + f +
+                      at("CALL_BETA") + ";JvmChain\\.beta" + f + at("CALL_GAMMA") + ";JvmChain\\.gamma" + f +
+                      at("HOT") + ";JvmChain\\.mix" + f + at("CALL_HEAVY") + ";JvmChain\\.heavy@JvmChain\\.java(:" +
+                      at("HEAVY") + ")?(;|$)")
+
+
+def java_stacks(b64_lines):
+    """the java case's pprof (base64 on the console) as pprof_stacks.py --thread lines"""
+    with tempfile.NamedTemporaryFile(suffix=".pb.gz") as f:
+        f.write(base64.b64decode("".join(b64_lines)))
+        f.flush()
+        out = subprocess.run([sys.executable, PPROF_STACKS, "--thread", f.name], capture_output=True, text=True)
+    stacks = []
+    for l in out.stdout.splitlines():
+        st, _, n = l.rpartition(" ")
+        if n.isdigit():
+            stacks.append((st, int(n)))
+    return stacks
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
             ("php", PHP, ";gamma"))
@@ -56,7 +101,7 @@ def main():
         tail = [l for l in text.splitlines() if l.strip()][-3:]
         print("%s %s boot=failed (no result on the console: %s)" % (path, arch, " | ".join(tail)))
         return 1
-    release, status, logs, folded, times = "?", {}, {}, {}, {}
+    release, status, logs, folded, times, pprof = "?", {}, {}, {}, {}, {}
     for line in text.splitlines():
         f = line.split(" ", 3)
         if f[0] != "KM" or len(f) < 3:
@@ -68,6 +113,8 @@ def main():
         elif f[1] == "time" and len(f) == 4 and f[3].startswith(("start ", "end ")):
             which, _, secs = f[3].partition(" ")
             times.setdefault(f[2], {})[which] = float(secs)
+        elif f[1] == "pprof" and len(f) == 4:
+            pprof.setdefault(f[2], []).append(f[3])
         elif f[1] in ("log", "folded") and len(f) == 4:
             (logs if f[1] == "log" else folded).setdefault(f[2], []).append(f[3])
     stacks = {}
@@ -89,6 +136,14 @@ def main():
         if case in status:
             g, n_g = share(stacks.get(case, []), pattern, base)
             runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
+    java = []
+    if "java" in status:
+        java_pat = java_pattern()
+        java = java_stacks(pprof.get("java", [])) if pprof.get("java") else []
+        g, n_g = share(java, java_pat, re.compile(r"^jmain;.*;JvmChain\.heavy@"))
+        runtimes.append("java=%s/%d" % (g if status["java"] == "0" else "failed", n_g))
+        java_worst = sorted(((n, st) for st, n in java if st.startswith("jmain;") and ";JvmChain.heavy@" in st
+                             and not java_pat.search(st)), reverse=True)
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
@@ -134,7 +189,9 @@ def main():
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    for case in ("chain", "python", "chain_tc", "offcpu") + tuple(r[0] for r in RUNTIMES):
+    if java and java_worst:
+        print("  incomplete java: %d %s" % (java_worst[0][0], java_worst[0][1][:600]))
+    for case in ("chain", "python", "chain_tc", "offcpu", "java") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))
