@@ -150,7 +150,8 @@ stage_arm64_runtimes()
 
 # stage_arm64_java: Debian 12's arm64 OpenJDK 17 (its JVM tree copied with its files' times:
 # the CDS archive checks lib/modules' size and time), the libraries libjvm.so loads, and
-# JvmChain compiled by this host's javac (class files are the same on every architecture)
+# JvmChain and JvmTiny compiled by this host's javac (class files are the same on every
+# architecture)
 stage_arm64_java()
 {
 	local jr=$ARM64_DEBS/java/root jvm=usr/lib/jvm/java-17-openjdk-arm64 multi=usr/lib/aarch64-linux-gnu l
@@ -169,7 +170,7 @@ stage_arm64_java()
 			install -D -m 0755 "$(readlink -f "/$multi/$l")" "$STAGE/$multi/$l"
 		fi
 	done
-	javac --release 17 -d "$STAGE/usr/share/km" "$ROOT/tests/data/JvmChain.java"
+	javac --release 17 -d "$STAGE/usr/share/km" "$ROOT"/tests/data/{JvmChain,JvmTiny}.java
 }
 
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
@@ -200,7 +201,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,JvmChain.java} \
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,JvmChain.java,JvmTiny.java} \
 		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"

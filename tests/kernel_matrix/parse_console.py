@@ -41,26 +41,38 @@ PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\}
 # thread_start and start_thread, unnamed in this host's stripped arm64 libc) through JavaMain
 # and the call stub, each Java frame at its call line (gamma at its loop, mix inlined into it
 # once compiled), heavy at one of its lines or none (compiled code has lines only at its pc
-# descriptors).
-JVM_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "JvmChain.java")
+# descriptors). JvmTiny (java-tiny=, the case java_tiny) the same way: of the thread tiny17's samples in tiny,
+# main -> loop -> tiny (loop and tiny at their lines or none), a third of them in tiny's
+# prologue or epilogue.
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
 PPROF_STACKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "system", "pprof_stacks.py")
+JAVA_ROOT = (r"(libc\.so\.6\+0x[0-9a-f]+|thread_start|__clone3);(libc\.so\.6\+0x[0-9a-f]+|start_thread);"
+             r"ThreadJavaMain;JavaMain;jni_CallStaticVoidMethod;(?:[^;]*;)*JavaCalls::call_helper[^;]*;"
+             r"\[jvm stub\] [^;]*;")
 
 
-def java_pattern():
-    """the whole chain of JvmChain's main thread, lines from the source's marker comments"""
+def marked_lines(name):
+    """a source file's lines by their marker comment ("// HOT"): {mark: "(l1|l2)"}"""
     marks = {}
-    for n, l in enumerate(open(JVM_SRC), 1):
+    for n, l in enumerate(open(os.path.join(DATA, name)), 1):
         m = re.search(r"// ([A-Z_]+)", l)
         if m:
             marks.setdefault(m.group(1), []).append(str(n))
-    at = lambda mark: "(%s)" % "|".join(marks[mark])
-    f = r"@JvmChain\.java:"
-    return re.compile(r"^jmain;(libc\.so\.6\+0x[0-9a-f]+|thread_start|__clone3);(libc\.so\.6\+0x[0-9a-f]+|start_thread);"
-                      r"ThreadJavaMain;JavaMain;jni_CallStaticVoidMethod;(?:[^;]*;)*JavaCalls::call_helper[^;]*;"
-                      r"\[jvm stub\] [^;]*;JvmChain\.main" + f + at("CALL_ALPHA") + ";JvmChain\\.alpha" + f +
-                      at("CALL_BETA") + ";JvmChain\\.beta" + f + at("CALL_GAMMA") + ";JvmChain\\.gamma" + f +
-                      at("HOT") + ";JvmChain\\.mix" + f + at("CALL_HEAVY") + ";JvmChain\\.heavy@JvmChain\\.java(:" +
-                      at("HEAVY") + ")?(;|$)")
+    return {k: "(%s)" % "|".join(v) for k, v in marks.items()}
+
+
+def java_patterns():
+    """the whole chains of JvmChain's and JvmTiny's main threads, as test_jvm.sh checks them"""
+    c, t = marked_lines("JvmChain.java"), marked_lines("JvmTiny.java")
+    f, g = r"@JvmChain\.java:", r"@JvmTiny\.java"
+    chain = re.compile(r"^jmain;" + JAVA_ROOT + r"JvmChain\.main" + f + c["CALL_ALPHA"] + r";JvmChain\.alpha" + f +
+                       c["CALL_BETA"] + r";JvmChain\.beta" + f + c["CALL_GAMMA"] + r";JvmChain\.gamma" + f + c["HOT"] +
+                       r";JvmChain\.mix" + f + c["CALL_HEAVY"] + r";JvmChain\.heavy@JvmChain\.java(:" + c["HEAVY"] +
+                       r")?(;|$)")
+    tiny = re.compile(r"^tiny17;" + JAVA_ROOT + r"JvmTiny\.main" + g + ":" + t["CALL_LOOP"] + r";JvmTiny\.loop" + g +
+                      "(:" + t["CALL_TINY"] + r")?;JvmTiny\.tiny" + g + "(:" + t["TINY"] + r")?(;[^@]*)?$")
+    return (("java", "java", chain, re.compile(r"^jmain;(.*;)?JvmChain\.heavy@")),
+            ("java_tiny", "java-tiny", tiny, re.compile(r"^tiny17;(.*;)?JvmTiny\.tiny@")))
 
 
 def java_stacks(b64_lines):
@@ -136,14 +148,15 @@ def main():
         if case in status:
             g, n_g = share(stacks.get(case, []), pattern, base)
             runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
-    java = []
-    if "java" in status:
-        java_pat = java_pattern()
-        java = java_stacks(pprof.get("java", [])) if pprof.get("java") else []
-        g, n_g = share(java, java_pat, re.compile(r"^jmain;.*;JvmChain\.heavy@"))
-        runtimes.append("java=%s/%d" % (g if status["java"] == "0" else "failed", n_g))
-        java_worst = sorted(((n, st) for st, n in java if st.startswith("jmain;") and ";JvmChain.heavy@" in st
-                             and not java_pat.search(st)), reverse=True)
+    java_worst = []
+    for case, name, pattern, base in java_patterns():
+        if case not in status:
+            continue
+        java = java_stacks(pprof[case]) if pprof.get(case) else []
+        g, n_g = share(java, pattern, base)
+        runtimes.append("%s=%s/%d" % (name, g if status[case] == "0" else "failed", n_g))
+        java_worst += sorted(((n, st) for st, n in java if base.search(st) and not pattern.search(st)),
+                             reverse=True)[:1]
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
@@ -189,9 +202,9 @@ def main():
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    if java and java_worst:
-        print("  incomplete java: %d %s" % (java_worst[0][0], java_worst[0][1][:600]))
-    for case in ("chain", "python", "chain_tc", "offcpu", "java") + tuple(r[0] for r in RUNTIMES):
+    for n, st in java_worst:
+        print("  incomplete java: %d %s" % (n, st[:600]))
+    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

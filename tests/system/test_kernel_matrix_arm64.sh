@@ -19,7 +19,8 @@
 # Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
-# with Java (Debian's arm64 OpenJDK 17, 18-23 s of guest time) 204 s at load 12-18 (2026-12-05);
+# with Java (Debian's arm64 OpenJDK 17: JvmChain 18-23 s of guest time, JvmTiny 27 s) 206 s at
+# load 10 (2026-12-05);
 # the boot may take KM_TIMEOUT=540 s, hence
 # timeout: 720
 source "$(dirname "$0")/lib.sh"
@@ -86,16 +87,22 @@ for rt in perl:main::gamma ruby:gamma php:gamma; do
 	check "6.1 arm64: $name known chain complete from _start (share ${v%/*} >= 0.80)" \
 		at_least "${v%/*}" 0.80
 done
-# HotSpot (the java= column): Debian 12's arm64 OpenJDK 17 running tests/data/JvmChain.java
-# (compiled by this host's javac: without it the root has no Java case); of the main thread's
-# samples in heavy, the whole chain from the thread's start through the call stub, each frame
-# at its line (interpreted, then C1 and C2 code: the arm64 frame shapes of
-# bpf/interp/hotspot/shapes_arm64.h). 1.000/155 and 1.000/143 (2026-12-05): 0.90.
+# HotSpot (the java= and java-tiny= columns): Debian 12's arm64 OpenJDK 17 running
+# tests/data/JvmChain.java, then JvmTiny.java (compiled by this host's javac: without it
+# the root has no Java case). java: of JvmChain's main thread's samples in heavy, the whole
+# chain from the thread's start through the call stub, each frame at its line (interpreted,
+# then C1 and C2 code); java-tiny: of JvmTiny's in tiny, main -> loop -> tiny, a third of them
+# in tiny's prologue or epilogue (the arm64 frame shapes of bpf/interp/hotspot/shapes_arm64.h).
+# 1.000/155, 1.000/143, 1.000/219; tiny 1.000/137, 1.000/124, 1.000/86 (2026-12-05): 0.90.
 java=$(field "$r" java)
 if [[ -n $java ]]; then
-	check_ge "6.1 arm64: Java samples in JvmChain.heavy" "${java#*/}" 50
+	check_ge "6.1 arm64: Java samples in JvmChain.heavy" "${java#*/}" 40
 	check "6.1 arm64: Java main -> alpha -> beta -> gamma -> mix -> heavy at their lines (share ${java%/*} >= 0.90)" \
 		at_least "${java%/*}" 0.90
+	tiny=$(field "$r" java-tiny)
+	check_ge "6.1 arm64: Java samples in JvmTiny.tiny" "${tiny#*/}" 40
+	check "6.1 arm64: Java main -> loop -> tiny, through tiny's prologue and epilogue (share ${tiny%/*} >= 0.90)" \
+		at_least "${tiny%/*}" 0.90
 else
 	skip_setup "no java= column (javac missing when the root was built: scripts/setup.sh)"
 fi
