@@ -14,7 +14,7 @@
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
-# else TCG).
+# else TCG), KM_JAVA_TINY=1 (the arm64 row's java-tiny= case too: `make kernel-matrix`, not CI).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -246,7 +246,7 @@ boot()
 	[[ $ACCEL == kvm ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}" >"$OUT/$series.console" 2>&1 || true
+		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_JAVA_TINY:+ km_java_tiny}" >"$OUT/$series.console" 2>&1 || true
 }
 
 # kvm_works VMLINUZ: whether a KVM guest gets to print its first kernel line within 8 s (a
