@@ -11,7 +11,9 @@
 # and php8.2-opcache into DIR/php-jit/root.
 # With `node`: Debian 12's arm64 nodejs (Node 18, V8 10.2 in libnode108) and the libraries it
 # loads that the host's :arm64 multiarch lacks, unpacked into DIR/node/root.
-# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node]
+# With `java`: Debian 12's openjdk-17-jre-headless (HotSpot 17: the JVM tree with its CDS archive)
+# and libstdc++6 that its libjvm.so loads, unpacked into DIR/java/root.
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node|java]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
 # unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
@@ -50,6 +52,10 @@ if [[ ${2:-} == node ]]; then
 	unpack_debs "$dir/node/root" nodejs:arm64 libnode108:arm64 libuv1:arm64 libicu72:arm64 \
 		libnghttp2-14:arm64 libc-ares2:arm64 libbrotli1:arm64 libssl3:arm64 zlib1g:arm64 \
 		libstdc++6:arm64 node-cjs-module-lexer node-acorn node-undici
+	exit 0
+fi
+if [[ ${2:-} == java ]]; then
+	unpack_debs "$dir/java/root" openjdk-17-jre-headless:arm64 libstdc++6:arm64
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then

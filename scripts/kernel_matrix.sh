@@ -9,14 +9,15 @@
 # aarch64: Debian 12's arm64 kernel under qemu-system-aarch64 (TCG), a root of arm64 files
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
 # busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
-# perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT; Debian 12's arm64 node),
-# 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES perl=... ruby=... php=...
-# php_jit=... php_jit_fn=... node=...).
+# perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT; Debian 12's arm64 node
+# and openjdk-17-jre-headless), 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES
+# perl=... ruby=... php=... php_jit=... php_jit_fn=... node=... java=...).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
 # else TCG), KM_NODE_JIT=1 (the arm64 row also records node with its default tiers: the
-# node-jit= column; `make kernel-matrix` sets it, CI's test does not: 30-40 s of TCG).
+# node-jit= column; `make kernel-matrix` sets it, CI's test does not: 30-40 s of TCG),
+# KM_JAVA_TINY=1 (the arm64 row's java-tiny= case too: `make kernel-matrix`, not CI).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -125,6 +126,7 @@ arm64_inputs()
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" runtimes >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" node >/dev/null || return 1
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" java >/dev/null || return 1
 	mkdir -p "$dir"
 	if [[ ! -x $dir/busybox/bin/busybox ]]; then
 		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
@@ -169,6 +171,31 @@ stage_arm64_node()
 	cp "$ROOT/tests/data/node_chain.js" "$STAGE/usr/share/km/"
 }
 
+# stage_arm64_java: Debian 12's arm64 OpenJDK 17 (its JVM tree copied with its files' times:
+# the CDS archive checks lib/modules' size and time), the libraries libjvm.so loads, and
+# JvmChain and JvmTiny compiled by this host's javac (class files are the same on every
+# architecture)
+stage_arm64_java()
+{
+	local jr=$ARM64_DEBS/java/root jvm=usr/lib/jvm/java-17-openjdk-arm64 multi=usr/lib/aarch64-linux-gnu l
+	command -v javac >/dev/null || return 0
+	LIB_PREFIX=$jr copy_with_libs "$jr/$jvm/bin/java"
+	rm -rf "${STAGE:?}$jr"
+	mkdir -p "$STAGE/usr/lib/jvm"
+	cp -a "$jr/$jvm" "$STAGE/usr/lib/jvm/"
+	rm -f "$STAGE/$jvm/lib/ct.sym" "$STAGE/$jvm/lib/server/classes_nocoops.jsa" # (javac's, -Xmx > 32g)
+	# (dlopened by the launcher: not in the libraries bin/java loads)
+	for l in libstdc++.so.6 libm.so.6 libgcc_s.so.1; do
+		[[ -e $STAGE/$multi/$l ]] && continue
+		if [[ -e $jr/$multi/$l ]]; then
+			install -D -m 0755 "$(readlink -f "$jr/$multi/$l")" "$STAGE/$multi/$l"
+		else
+			install -D -m 0755 "$(readlink -f "/$multi/$l")" "$STAGE/$multi/$l"
+		fi
+	done
+	javac --release 17 -d "$STAGE/usr/share/km" "$ROOT"/tests/data/{JvmChain,JvmTiny}.java
+}
+
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
 build_root()
 {
@@ -197,7 +224,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js} \
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js,JvmChain.java,JvmTiny.java} \
 		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
@@ -223,6 +250,7 @@ build_root()
 	[[ -n $goexe && -x $goexe ]] && install -m 0755 "$goexe" "$STAGE/usr/bin/wl_go"
 	[[ $ARCH == aarch64 ]] && stage_arm64_runtimes
 	[[ $ARCH == aarch64 ]] && stage_arm64_node
+	[[ $ARCH == aarch64 ]] && stage_arm64_java
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)
@@ -242,7 +270,7 @@ boot()
 	[[ $ACCEL == kvm ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_NODE_JIT:+ km_node_jit}" >"$OUT/$series.console" 2>&1 || true
+		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_NODE_JIT:+ km_node_jit}${KM_JAVA_TINY:+ km_java_tiny}" >"$OUT/$series.console" 2>&1 || true
 }
 
 # kvm_works VMLINUZ: whether a KVM guest gets to print its first kernel line within 8 s (a

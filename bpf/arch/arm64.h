@@ -54,6 +54,7 @@ static __always_inline void ss_step_fp(struct unwind_cursor *st, enum unwind_end
 static __always_inline void ss_step_signal(struct unwind_cursor *st)
 {
 	__u64 fp_lr[2], sp_pc[2], frame = st->regs[DWARF_RSP] + SS_ARM64_SIGFRAME_REGS;
+	__u64 x12 = 0, x22 = 0;
 
 	if (ss_read_user(fp_lr, sizeof(fp_lr), frame + DWARF_ARM64_X29 * 8) < 0 ||
 	    ss_read_user(sp_pc, sizeof(sp_pc), frame + DWARF_ARM64_SP * 8) < 0) {
@@ -64,6 +65,12 @@ static __always_inline void ss_step_signal(struct unwind_cursor *st)
 	st->regs[SS_ARM64_LR_SLOT] = fp_lr[1];
 	st->regs[DWARF_RSP] = sp_pc[0];
 	st->regs[DWARF_RIP] = sp_pc[1];
+	/* (the registers sample_regs.h keeps besides: HotSpot's interpreter's x12 and x22) */
+	if (ss_read_user(&x12, sizeof(x12), frame + 12 * 8) < 0 ||
+	    ss_read_user(&x22, sizeof(x22), frame + 22 * 8) < 0)
+		x12 = x22 = 0;
+	st->regs[DWARF_RBX] = x12;
+	st->regs[DWARF_R13] = x22;
 	st->regs_valid = 1;
 	st->pc_is_return = 0;
 	st->after_signal = 1;

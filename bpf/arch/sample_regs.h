@@ -16,7 +16,9 @@
  * Zend/zend_execute.c), in the slots of their x86-64 counterparts r14 and r15
  * (bpf/interp/php/walk.h reads those); x19 and x20, V8's interpreter registers there (the
  * bytecode offset and BytecodeArray: register-arm64.h), in the slots of r9 and r12, theirs
- * on x86-64 (bpf/interp/v8/walk.h)
+ * on x86-64 (bpf/interp/v8/walk.h); x12 and x22, HotSpot's template interpreter's rmethod
+ * and rbcp (Method* and bytecode pointer), in the slots of x86-64's rbx and r13
+ * (bpf/interp/hotspot/walk.h)
  */
 
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
@@ -29,6 +31,8 @@ static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct p
 	st->regs[DWARF_R15] = BPF_CORE_READ(r, regs[28]);
 	st->regs[DWARF_R9] = BPF_CORE_READ(r, regs[19]);
 	st->regs[DWARF_R12] = BPF_CORE_READ(r, regs[20]);
+	st->regs[DWARF_RBX] = BPF_CORE_READ(r, regs[12]);
+	st->regs[DWARF_R13] = BPF_CORE_READ(r, regs[22]);
 }
 
 /* The perf context can only be read directly (the verifier rewrites these loads). */
@@ -42,6 +46,8 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[DWARF_R15] = ctx->regs.regs[28];
 	st->regs[DWARF_R9] = ctx->regs.regs[19];
 	st->regs[DWARF_R12] = ctx->regs.regs[20];
+	st->regs[DWARF_RBX] = ctx->regs.regs[12];
+	st->regs[DWARF_R13] = ctx->regs.regs[22];
 }
 
 /* PSTATE.M[3:0] is 0 (EL0t) in user mode. */

@@ -6,6 +6,7 @@ ARM64_CC ?= aarch64-linux-gnu-gcc
 
 ifneq ($(shell command -v $(ARM64_CC)),)
 FIXTURES += $(BUILD)/arm64_chain $(BUILD)/arm64_wl_chain_nofp $(BUILD)/arm64_glibc_tsd
+FIXTURES += $(BUILD)/hotspot_arm64_shapes.bin
 endif
 
 $(BUILD)/arm64_chain: arm64_chain.c | $(BUILD)
@@ -19,3 +20,9 @@ $(BUILD)/arm64_wl_chain_nofp: wl_chain.c wl_common.h | $(BUILD)
 # glibc's arm64 TSD offsets (tests/unit/test_glibc_tsd.c), run with Debian's arm64 libc
 $(BUILD)/arm64_glibc_tsd: glibc_tsd.c | $(BUILD)
 	$(ARM64_CC) -O2 -g -Wall $< -o $@ -pthread
+
+# HotSpot's arm64 frame shapes (tests/unit/test_hotspot_arm64.c): the code bytes alone
+$(BUILD)/hotspot_arm64_shapes.bin: hotspot_arm64_shapes.S | $(BUILD)
+	$(ARM64_CC) -c $< -o $@.o
+	$(ARM64_CC:gcc=objcopy) -O binary -j .text $@.o $@
+	rm -f $@.o

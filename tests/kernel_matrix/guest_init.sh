@@ -79,6 +79,23 @@ fi
 # host asked for it (km_node_jit: `make kernel-matrix`, not CI's test)
 grep -q km_node_jit /proc/cmdline && [ -x /usr/bin/node ] &&
 	run_case node-jit /usr/bin/node /usr/share/km/node_chain.js 4
+# HotSpot (arm64 row only, Debian 12's arm64 OpenJDK 17 in the root), one JVM after the other:
+# JvmChain's main thread, named jmain, runs main -> alpha -> beta -> gamma -> mix -> heavy,
+# interpreted, then C1, then C2; with km_java_tiny (KM_JAVA_TINY=1: `make kernel-matrix`, not
+# CI: 16-27 s more) JvmTiny's, tiny17, calls a method kept out of line whose samples land in
+# its prologue and epilogue a third of the time. Each also to a pprof file, on the console in
+# base64 (its frames' lines and the threads' names).
+jvm=/usr/lib/jvm/java-17-openjdk-arm64/bin/java
+if [ -x $jvm ] && [ -f /usr/share/km/JvmChain.class ]; then
+	jopts="-XX:+UseSerialGC -Xmx64m -cp /usr/share/km"
+	KM_OPTS="-o /tmp/java.pb.gz" run_case java $jvm $jopts JvmChain jmain "${secs:-2}"
+	base64 /tmp/java.pb.gz 2>/dev/null | sed "s/^/KM pprof java /"
+	if grep -q km_java_tiny /proc/cmdline; then
+		KM_OPTS="-o /tmp/java_tiny.pb.gz" run_case java_tiny $jvm $jopts -XX:CompileCommand=quiet \
+			-XX:CompileCommand=dontinline,JvmTiny::tiny JvmTiny tiny17 "${secs:-2}"
+		base64 /tmp/java_tiny.pb.gz 2>/dev/null | sed "s/^/KM pprof java_tiny /"
+	fi
+fi
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

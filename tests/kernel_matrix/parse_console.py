@@ -15,15 +15,20 @@ complete from _start through the interpreter loop; php_jit, php_jit_fn: php_chai
 opcache.jit=tracing and =function, and php-jit-placed=PLACED/LOST their pcs in JIT code placed on
 execute_ex's frame and not; node (node_chain.js interpreted; node-jit with node's default tiers,
 when the boot asked for it), complete from _start through the interpreter loop;
-tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
+java (the arm64 row): the same for HotSpot's JvmChain, main -> alpha -> beta -> gamma under the
+call stub; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
+import base64
+import os
 import re
+import subprocess
 import sys
+import tempfile
 
 CHAIN = re.compile(r"^wl_chain_nofp;_start;__libc_start_main[^;]*;([^;]+;)?main;chain_a;chain_b;chain_c;hot_leaf(;|$)")
 # Go's wl_go: goexit and runtime.main (the goroutine's roots) down to the frameless leaf
@@ -38,6 +43,58 @@ PHP = re.compile(r"^php8\.2;_start;__libc_start_main[^;]*;.*;execute_ex;\{main\}
 # Node.js (tests/data/node_chain.js, interpreted): from _start through V8's entry into JavaScript
 # and the script's top level to gamma
 NODE = re.compile(r"^node;_start;__libc_start_main[^;]*;.*;\[v8\] JSEntry;\[v8\] JSEntryTrampoline;.*;<anonymous>(:1:1)?;alpha;beta;gamma(;|$)")
+# HotSpot's JvmChain (tests/data/JvmChain.java), as tests/system/test_jvm.sh measures it, from
+# the java case's pprof file (its frames' lines and thread names): of the samples of the thread
+# jmain in heavy, those whose stack is whole from the launcher's thread start (libc's
+# thread_start and start_thread, unnamed in this host's stripped arm64 libc) through JavaMain
+# and the call stub, each Java frame at its call line (gamma at its loop, mix inlined into it
+# once compiled), heavy at one of its lines or none (compiled code has lines only at its pc
+# descriptors). JvmTiny (java-tiny=, the case java_tiny) the same way: of the thread tiny17's samples in tiny,
+# main -> loop -> tiny (loop and tiny at their lines or none), a third of them in tiny's
+# prologue or epilogue.
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data")
+PPROF_STACKS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "system", "pprof_stacks.py")
+JAVA_ROOT = (r"(libc\.so\.6\+0x[0-9a-f]+|thread_start|__clone3);(libc\.so\.6\+0x[0-9a-f]+|start_thread);"
+             r"ThreadJavaMain;JavaMain;jni_CallStaticVoidMethod;(?:[^;]*;)*JavaCalls::call_helper[^;]*;"
+             r"\[jvm stub\] [^;]*;")
+
+
+def marked_lines(name):
+    """a source file's lines by their marker comment ("// HOT"): {mark: "(l1|l2)"}"""
+    marks = {}
+    for n, l in enumerate(open(os.path.join(DATA, name)), 1):
+        m = re.search(r"// ([A-Z_]+)", l)
+        if m:
+            marks.setdefault(m.group(1), []).append(str(n))
+    return {k: "(%s)" % "|".join(v) for k, v in marks.items()}
+
+
+def java_patterns():
+    """the whole chains of JvmChain's and JvmTiny's main threads, as test_jvm.sh checks them"""
+    c, t = marked_lines("JvmChain.java"), marked_lines("JvmTiny.java")
+    f, g = r"@JvmChain\.java:", r"@JvmTiny\.java"
+    chain = re.compile(r"^jmain;" + JAVA_ROOT + r"JvmChain\.main" + f + c["CALL_ALPHA"] + r";JvmChain\.alpha" + f +
+                       c["CALL_BETA"] + r";JvmChain\.beta" + f + c["CALL_GAMMA"] + r";JvmChain\.gamma" + f + c["HOT"] +
+                       r";JvmChain\.mix" + f + c["CALL_HEAVY"] + r";JvmChain\.heavy@JvmChain\.java(:" + c["HEAVY"] +
+                       r")?(;|$)")
+    tiny = re.compile(r"^tiny17;" + JAVA_ROOT + r"JvmTiny\.main" + g + ":" + t["CALL_LOOP"] + r";JvmTiny\.loop" + g +
+                      "(:" + t["CALL_TINY"] + r")?;JvmTiny\.tiny" + g + "(:" + t["TINY"] + r")?(;[^@]*)?$")
+    return (("java", "java", chain, re.compile(r"^jmain;(.*;)?JvmChain\.heavy@")),
+            ("java_tiny", "java-tiny", tiny, re.compile(r"^tiny17;(.*;)?JvmTiny\.tiny@")))
+
+
+def java_stacks(b64_lines):
+    """the java case's pprof (base64 on the console) as pprof_stacks.py --thread lines"""
+    with tempfile.NamedTemporaryFile(suffix=".pb.gz") as f:
+        f.write(base64.b64decode("".join(b64_lines)))
+        f.flush()
+        out = subprocess.run([sys.executable, PPROF_STACKS, "--thread", f.name], capture_output=True, text=True)
+    stacks = []
+    for l in out.stdout.splitlines():
+        st, _, n = l.rpartition(" ")
+        if n.isdigit():
+            stacks.append((st, int(n)))
+    return stacks
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
             ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"),
@@ -70,7 +127,7 @@ def main():
         tail = [l for l in text.splitlines() if l.strip()][-3:]
         print("%s %s boot=failed (no result on the console: %s)" % (path, arch, " | ".join(tail)))
         return 1
-    release, status, logs, folded, times = "?", {}, {}, {}, {}
+    release, status, logs, folded, times, pprof = "?", {}, {}, {}, {}, {}
     for line in text.splitlines():
         f = line.split(" ", 3)
         if f[0] != "KM" or len(f) < 3:
@@ -82,6 +139,8 @@ def main():
         elif f[1] == "time" and len(f) == 4 and f[3].startswith(("start ", "end ")):
             which, _, secs = f[3].partition(" ")
             times.setdefault(f[2], {})[which] = float(secs)
+        elif f[1] == "pprof" and len(f) == 4:
+            pprof.setdefault(f[2], []).append(f[3])
         elif f[1] in ("log", "folded") and len(f) == 4:
             (logs if f[1] == "log" else folded).setdefault(f[2], []).append(f[3])
     stacks = {}
@@ -107,6 +166,15 @@ def main():
         if case in status:
             g, n_g = share(stacks.get(case, []), pattern, base)
             runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
+    java_worst = []
+    for case, name, pattern, base in java_patterns():
+        if case not in status:
+            continue
+        java = java_stacks(pprof[case]) if pprof.get(case) else []
+        g, n_g = share(java, pattern, base)
+        runtimes.append("%s=%s/%d" % (name, g if status[case] == "0" else "failed", n_g))
+        java_worst += sorted(((n, st) for st, n in java if base.search(st) and not pattern.search(st)),
+                             reverse=True)[:1]
     tc = [l for l in logs.get("chain_tc", []) if "unwinding with tail calls" in l]
     chain_tc, _ = share(stacks.get("chain_tc", []), CHAIN, ";hot_leaf")
     if walker == "tail-call" and "chain_tc" not in status:  # the chain case was the tail-call one
@@ -160,7 +228,9 @@ def main():
                        reverse=True)
         if worst:
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
-    for case in ("chain", "python", "chain_tc", "offcpu") + tuple(r[0] for r in RUNTIMES):
+    for n, st in java_worst:
+        print("  incomplete java: %d %s" % (n, st[:600]))
+    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

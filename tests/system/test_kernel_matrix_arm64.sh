@@ -32,6 +32,9 @@
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
 # with PHP's two JIT cases (11-20 s and 12-21 s of guest time) 203-233 s at load 8 (2026-12-05);
+# with Java (Debian's arm64 OpenJDK 17: JvmChain 18-23 s of guest time; JvmTiny 27 s more
+# with KM_JAVA_TINY=1, which CI does not set) 206 s at load 10 with it, 127 s at load 3-7
+# without (2026-12-05);
 # the boot may take KM_TIMEOUT=540 s, hence
 # timeout: 720
 source "$(dirname "$0")/lib.sh"
@@ -125,6 +128,29 @@ if [[ $r == *" node="* ]]; then
 		at_least "${v%/*}" 0.90
 else
 	fail "6.1 arm64: no node= column (Debian 12's arm64 nodejs in the root: scripts/arm64_files.sh node)"
+fi
+# HotSpot (the java= and java-tiny= columns): Debian 12's arm64 OpenJDK 17 running
+# tests/data/JvmChain.java, then JvmTiny.java (compiled by this host's javac: without it
+# the root has no Java case). java: of JvmChain's main thread's samples in heavy, the whole
+# chain from the thread's start through the call stub, each frame at its line (interpreted,
+# then C1 and C2 code); java-tiny: of JvmTiny's in tiny, main -> loop -> tiny, a third of them
+# in tiny's prologue or epilogue (the arm64 frame shapes of bpf/interp/hotspot/shapes_arm64.h).
+# 1.000/155, 1.000/143, 1.000/219, 1.000/288; tiny 1.000/137, 1.000/124, 1.000/86 (2026-12-05):
+# 0.90.
+java=$(field "$r" java)
+if [[ -n $java ]]; then
+	check_ge "6.1 arm64: Java samples in JvmChain.heavy" "${java#*/}" 40
+	check "6.1 arm64: Java main -> alpha -> beta -> gamma -> mix -> heavy at their lines (share ${java%/*} >= 0.90)" \
+		at_least "${java%/*}" 0.90
+	# (java-tiny= only where KM_JAVA_TINY=1 ran it: 16-27 s of guest time, not CI's)
+	tiny=$(field "$r" java-tiny)
+	if [[ -n $tiny ]]; then
+		check_ge "6.1 arm64: Java samples in JvmTiny.tiny" "${tiny#*/}" 40
+		check "6.1 arm64: Java main -> loop -> tiny, through tiny's prologue and epilogue (share ${tiny%/*} >= 0.90)" \
+			at_least "${tiny%/*}" 0.90
+	fi
+else
+	skip_setup "no java= column (javac missing when the root was built: scripts/setup.sh)"
 fi
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4

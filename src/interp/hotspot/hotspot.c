@@ -354,8 +354,10 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 	b->method_const = (uint16_t)m_const;
 	b->const_size = (uint16_t)c_size;
 	b->block_hdr = (uint16_t)heap_block;
-	/* Interpreter frame slots (frame_x86.hpp): sender sp and last sp are exported; Method*
-	 * is the next slot below last sp, the bytecode pointer five below that.
+	/* Interpreter frame slots (frame_x86.hpp, frame_aarch64.hpp): sender sp and last sp are
+	 * exported; Method* is the next slot below last sp, the bytecode pointer five below that
+	 * (method, mirror, mdp, cache, locals, bcp) on x86-64, six on arm64 (a padding slot
+	 * after mdp keeps its stack 16-byte aligned).
 	 */
 	if (vmstructs__int(vs, "frame::interpreter_frame_sender_sp_offset", &iv))
 		iv = -1;
@@ -363,7 +365,11 @@ static int layout_from(const struct vmstructs *vs, uint64_t bias, struct hs_layo
 	if (vmstructs__int(vs, "frame::interpreter_frame_last_sp_offset", &iv))
 		iv = -2;
 	b->slot_method = (int8_t)(iv - 1);
+#if defined(__aarch64__)
+	b->slot_bcp = (int8_t)(iv - 7);
+#else
 	b->slot_bcp = (int8_t)(iv - 6);
+#endif
 	/* A deoptimised frame's original return address (optional: without, no line). */
 	b->nm_deopt = HS_NO_OFFSET;
 	if (!vmstructs__offset(vs, "nmethod", "_orig_pc_offset", &v)) {
