@@ -123,6 +123,8 @@ if [[ ! -r /sys/kernel/btf/vmlinux ]]; then
 fi
 scripts_dir=$(cd "$(dirname "$0")" && pwd)
 "$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs"
+# (and the runtimes' root: test_php_jit_arm64 reads Debian's arm64 php8.2)
+"$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs" runtimes >/dev/null
 # test_node.sh's Maglev and Node 22 cases: the npm registry's Node 24 (V8 13.6, Maglev on)
 # and Node 22 (V8 12.4), fetched once into scripts/node_npm.sh's cache (through npm, which
 # nodejs above ships), then used offline
