@@ -10,6 +10,7 @@
 #    a loaded 2-core machine the builds before it took up to 2 s);
 #  - the giant files are built on the worker thread (counted) when sampled: clang parses a
 #    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
+#  - an idle giant (node on a timer) is not built: the agent builds only what runs;
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
 #    frames still unwind through its table (the chain up to main);
@@ -110,6 +111,13 @@ else
 fi
 worker=$(grep -c 'unwind table built by the worker' "$TMP/lazy.log")
 check_ge "lazy: giant files built on the worker thread" "$worker" 1
+# an idle giant (node waiting on a timer: no sample runs there) is not built at all: the
+# agent's pool grows only for code that runs (before, the start built it on the worker)
+if [[ -n ${npid:-} ]]; then
+	node_exe=$(readlink -f "/proc/$npid/exe")
+	check_eq "lazy: the idle node's table never built (no sample in it)" \
+		"$(grep -c -F "$node_exe: unwind table built" "$TMP/lazy.log")" 0
+fi
 
 # --- the pool full ---------------------------------------------------------------------------
 # a process that burns in libc (qsort) wants a table that cannot fit, whatever else runs
