@@ -135,9 +135,13 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 		/* fall through */
 	case UNWIND_TABLE_QUEUED:
 	case UNWIND_TABLE_BUILDING:
-		/* A waiting sample asks for the table (unwind/table_queue.h) */
+		/* A waiting sample asks for the table (unwind/table_queue.h); it is a sample
+		 * in the file (a giant one waits for one before it is built).
+		 */
 		if (st->wanted < UINT32_MAX)
 			st->wanted++;
+		if (d->sample_ns > st->last_sampled_ns)
+			st->last_sampled_ns = d->sample_ns;
 		*wait = true;
 		return NULL;
 	case UNWIND_TABLE_NONE:
