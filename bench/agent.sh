@@ -160,10 +160,17 @@ if [[ ${PROGS:-0} != 0 ]]; then # the programs' names, while they are loaded
 	done
 fi
 curl -sf -m 5 "http://127.0.0.1:$mport/metrics" >"$out/metrics.txt"
-declare -A hwm rss
+declare -A hwm rss maprss
 for p in "$agent" $peer "$bt"; do
 	hwm[$p]=$(awk '/^VmHWM:/ { print $2 }' "/proc/$p/status")
 	rss[$p]=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status")
+	# the BPF maps the process has memory-mapped (the ring buffer, mmapable arrays) are in
+	# VmRSS and in the maps' memlock: their resident pages (smaps' Rss of each
+	# anon_inode:bpf-map mapping) are taken from RSS, so each page counts once
+	maprss[$p]=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 == "anon_inode:bpf-map") }
+		m && /^Rss:/ { s += $2 } END { print s + 0 }' "/proc/$p/smaps")
+	cp "/proc/$p/smaps_rollup" "$out/smaps_rollup.$p" 2>/dev/null
+	cp "/proc/$p/smaps" "$out/smaps.$p" 2>/dev/null
 done
 kill -TERM "$agent" $peer
 kill -INT "$bt"
@@ -177,9 +184,11 @@ echo "# $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs; window $(awk -v 
 echo "# cpu% = utime+stime delta over the window (/proc/PID/stat, all threads), bpf% = run_time_ns"
 echo "# delta of the process's programs (kernel.bpf_stats_enabled, fdinfo), sample% and ns/sample"
 echo "# = its perf_event program ($(awk '{ printf "%s%s", sep, $2; sep = ", " }' "$out/sample_names")), all % of one core;"
-echo "# VmHWM / VmRSS from /proc/PID/status at the window's end, maps = memlock of its bpf-map fds"
-printf '%-11s %8s %8s %8s %8s %10s %10s %9s %9s %10s\n' tool "cpu%" "bpf%" "total%" \
-	"sample%" "ns/sample" "VmHWM_MiB" "VmRSS_MiB" "maps_MiB" "HWM+maps"
+echo "# VmHWM / VmRSS from /proc/PID/status at the window's end, maps = memlock of its bpf-map fds;"
+echo "# mapRSS = resident pages of its memory-mapped BPF maps (smaps, anon_inode:bpf-map), in both"
+echo "# VmRSS and maps: steady = VmRSS - mapRSS + maps counts each page once (HWM+maps does not)"
+printf '%-11s %8s %8s %8s %8s %10s %10s %9s %9s %10s %8s %8s\n' tool "cpu%" "bpf%" "total%" \
+	"sample%" "ns/sample" "VmHWM_MiB" "VmRSS_MiB" "maps_MiB" "HWM+maps" "mapRSS" "steady"
 for p in "$agent" $peer "$bt"; do
 	name=stackscope
 	[[ $p = "$bt" ]] && name=bpftrace
@@ -188,12 +197,12 @@ for p in "$agent" $peer "$bt"; do
 	read -r w1 c1 r1 n1 sr1 sn1 m1 _ <<<"${s1[$p]}"
 	awk -v name="$name" -v c="$((c1 - c0))" -v tck="$tck" -v w="$((w1 - w0))" \
 		-v t="$((r1 - r0))" -v s="$((sr1 - sr0))" -v sn="$((sn1 - sn0))" -v h="${hwm[$p]}" \
-		-v r="${rss[$p]}" -v m="$m1" 'BEGIN {
+		-v r="${rss[$p]}" -v m="$m1" -v mr="${maprss[$p]}" 'BEGIN {
 		cpu = c / tck * 1e9 / w * 100
 		bpf = t / w * 100
-		printf "%-11s %8.3f %8.3f %8.3f %8.3f %10.0f %10.1f %9.1f %9.1f %10.1f\n", name, cpu,
-			bpf, cpu + bpf, s / w * 100, sn ? s / sn : 0, h / 1024, r / 1024, m / 1048576,
-			h / 1024 + m / 1048576 }'
+		printf "%-11s %8.3f %8.3f %8.3f %8.3f %10.0f %10.1f %9.1f %9.1f %10.1f %8.1f %8.1f\n",
+			name, cpu, bpf, cpu + bpf, s / w * 100, sn ? s / sn : 0, h / 1024, r / 1024,
+			m / 1048576, h / 1024 + m / 1048576, mr / 1024, (r - mr) / 1024 + m / 1048576 }'
 done
 start_cpu_agent=$(cut -d' ' -f2 <<<"${s0[$agent]}")
 start_cpu_bt=$(cut -d' ' -f2 <<<"${s0[$bt]}")
@@ -209,6 +218,13 @@ echo "stackscope metrics at the end of the window: samples $(metric stackscope_s
 	"rss $(awk -v b="$(metric 'stackscope_memory_bytes{kind="rss"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
 	"bpf_maps $(awk -v b="$(metric 'stackscope_memory_bytes{kind="bpf_maps"}')" 'BEGIN { printf "%.1f", b / 1048576 }') MiB," \
 	"$(metric stackscope_processes) processes"
+for p in "$agent" $peer; do
+	name=stackscope
+	[[ $p = "$peer" ]] && name=peer
+	awk -v n="$name" '/^(Anonymous|Rss|Pss_File|Pss_Anon|Shared_Clean|Private_Clean):/ {
+		printf "%s%s %.1f", sep, $1, $2 / 1024; sep = ", " }
+		BEGIN { printf "%s smaps_rollup MiB: ", n } END { print "" }' "$out/smaps_rollup.$p"
+done
 echo "receiver: $(grep -c '"answer": "ok"' "$out/rcv/requests.jsonl" 2>/dev/null) requests accepted"
 grep -E 'samples [0-9]+, lost' "$out/agent.err" | tail -1 | sed 's/^stackscope: /stackscope at exit: /'
 # per program of each agent (PROGS=1): runs and ns per run over the window

@@ -258,6 +258,14 @@ void pctx_table__exited(struct pctx_table *t, pid_t pid, uint64_t now_ns)
 
 	if (!e)
 		return;
+	if (!e->have && !e->refused) {
+		/* Nothing its last samples could carry: forgotten now, so a churn of short
+		 * processes neither piles up entries for PCTX_EXITED_KEEP_NS nor lengthens every
+		 * tick's pass over the table.
+		 */
+		entry__free(u64_map__del(&t->by_pid, (uint64_t)pid + 1));
+		return;
+	}
 	e->alive = false;
 	e->exited_ns = now_ns;
 	e->due_ns = 0;

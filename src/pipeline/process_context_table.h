@@ -14,7 +14,8 @@
  * A context that could not be read (torn, too big, bad pointer, malformed) is not kept: the
  * process then has none (never a stale or partial one) and the reason is counted; a torn one
  * keeps the previous values and is tried again at the next check.
- * Exited processes keep their context for PCTX_EXITED_KEEP_NS (their last samples' export).
+ * Exited processes keep their context for PCTX_EXITED_KEEP_NS (their last samples' export);
+ * one with neither a context nor a refusal to report is forgotten at its exit.
  * At most PCTX_TABLE_CAP processes are tracked; more are counted, not read.
  * Not thread-safe (the session's thread).
  */

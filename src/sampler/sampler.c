@@ -469,7 +469,7 @@ static bool syscall_tracepoints_usable(void)
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn fn, void *ctx)
 {
 	struct sampler *s;
-	size_t rb_sz, defer_burst;
+	size_t rb_sz, defer_burst, copies_in_ring;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -505,13 +505,17 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		goto fail;
 	}
 	/* Ring buffer: the reader drains it every 100 ms; room for 1 s of 2 KiB records on every
-	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events.
+	 * CPU (a 30-frame sample is ~1.8 KiB) plus headroom for bursts of process events, and
+	 * for the stack copies a CPU can have in it at once: its burst, but no more than the
+	 * samples of a quarter of a second (+1) at this rate (the agent's 19 Hz: 5 of 28 KiB,
+	 * not 16; a 1 MiB ring instead of 2 on 2 CPUs, copies still stop at half full).
 	 */
 	defer_budget(s->skel, s->cpu_cnt, opts->freq_hz, &defer_burst);
+	copies_in_ring = opts->freq_hz / 4 + 1 < defer_burst ? opts->freq_hz / 4 + 1 : defer_burst;
 	rb_sz = opts->ringbuf_sz
 			? opts->ringbuf_sz
 			: pow2_at_least((size_t)s->cpu_cnt * opts->freq_hz * 2048 + (256 << 10) +
-					(size_t)s->cpu_cnt * defer_burst *
+					(size_t)s->cpu_cnt * copies_in_ring *
 						sizeof(struct stack_copy_record) +
 					off_cpu__ringbuf_bytes(opts->off_cpu, opts->off_cpu_rate) +
 					mem_alloc__ringbuf_bytes(opts->alloc));

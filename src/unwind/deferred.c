@@ -20,6 +20,10 @@
 #define RULE_STRIDE ((sizeof(struct unwind_rule) + 7) & ~(size_t)7)
 /* Entry pairs of the pool remembered between lookups (direct-mapped by index). */
 #define ENTRY_CACHE_SLOTS 1024
+/* The pages of tables read (a hash lookup each: a syscall per frame of every replay, and a
+ * sample waiting for a table is replayed again at every change), kept like the pairs.
+ */
+#define PAGE_CACHE_SLOTS 256
 /* A sample waiting for a process that was never scanned asks for a scan at most this often. */
 #define RESCAN_MIN_INTERVAL_NS (100 * 1000 * 1000ULL)
 
@@ -38,6 +42,12 @@ struct entry_slot {
 	struct unwind_entry_pair entries;
 };
 
+struct page_slot {
+	uint64_t file_id;
+	uint64_t page_1; /* page + 1, 0: empty */
+	struct unwind_page page;
+};
+
 struct deferred {
 	struct process_table *pt;
 	struct exe_registry *reg;
@@ -52,7 +62,8 @@ struct deferred {
 	 * (deferred__changed(): tables loaded or unloaded), so retried replays read no more.
 	 */
 	struct entry_slot *entry_cache; /* ENTRY_CACHE_SLOTS, by pair of the whole pool's index */
-	uint64_t entry_cache_gen;       /* the gen its pairs were read in */
+	struct page_slot *page_cache;   /* PAGE_CACHE_SLOTS, by file and page */
+	uint64_t entry_cache_gen;       /* the gen its pairs and pages were read in */
 	const uint8_t *rules;                /* read-only view of the rule array (1 MiB) */
 	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
 	struct deferred_sample *head, *tail; /* oldest first */
@@ -124,9 +135,13 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 		/* fall through */
 	case UNWIND_TABLE_QUEUED:
 	case UNWIND_TABLE_BUILDING:
-		/* A waiting sample asks for the table (unwind/table_queue.h) */
+		/* A waiting sample asks for the table (unwind/table_queue.h); it is a sample
+		 * in the file (a giant one waits for one before it is built).
+		 */
 		if (st->wanted < UINT32_MAX)
 			st->wanted++;
+		if (d->sample_ns > st->last_sampled_ns)
+			st->last_sampled_ns = d->sample_ns;
 		*wait = true;
 		return NULL;
 	case UNWIND_TABLE_NONE:
@@ -144,14 +159,30 @@ static const struct file_info *world_file(void *ctx, uint64_t file_id, bool *wai
 	}
 }
 
+/* The pairs and pages cached, emptied when anything changed since they were read. */
+static void caches_current(struct deferred *d)
+{
+	if (d->entry_cache_gen == d->gen)
+		return;
+	memset(d->entry_cache, 0, ENTRY_CACHE_SLOTS * sizeof(*d->entry_cache));
+	memset(d->page_cache, 0, PAGE_CACHE_SLOTS * sizeof(*d->page_cache));
+	d->entry_cache_gen = d->gen;
+}
+
 static const struct unwind_page *world_page(void *ctx, uint64_t file_id, uint64_t page)
 {
 	struct deferred *d = ctx;
 	struct unwind_page_key key = { .file_id = file_id, .page = page };
+	struct page_slot *slot;
 
+	caches_current(d);
+	slot = &d->page_cache[((file_id ^ page * 0x9e3779b97f4a7c15ULL) >> 32) % PAGE_CACHE_SLOTS];
+	if (slot->page_1 == page + 1 && slot->file_id == file_id)
+		return &slot->page;
 	if (bpf_map_lookup_elem(d->pages_fd, &key, &d->page))
 		return NULL;
-	return &d->page;
+	*slot = (struct page_slot){ file_id, page + 1, d->page };
+	return &slot->page;
 }
 
 static bool world_segment(void *ctx, uint32_t segment)
@@ -171,10 +202,7 @@ static const struct unwind_entry *world_entry(void *ctx, uint32_t segment, uint3
 
 	if (fd < 0 || index > UNWIND_SEGMENT_INDEX_MASK)
 		return NULL;
-	if (d->entry_cache_gen != d->gen) {
-		memset(d->entry_cache, 0, ENTRY_CACHE_SLOTS * sizeof(*d->entry_cache));
-		d->entry_cache_gen = d->gen;
-	}
+	caches_current(d);
 	slot = &d->entry_cache[pair % ENTRY_CACHE_SLOTS];
 	if (slot->pair_1 != (uint64_t)pair + 1) {
 		slot->pair_1 = 0;
@@ -211,7 +239,8 @@ struct deferred *deferred__new(const struct deferred_maps *maps, struct process_
 	d->ctx = ctx;
 	d->pages_fd = maps->pages_fd;
 	d->entry_cache = calloc(ENTRY_CACHE_SLOTS, sizeof(*d->entry_cache));
-	if (!d->entry_cache)
+	d->page_cache = calloc(PAGE_CACHE_SLOTS, sizeof(*d->page_cache));
+	if (!d->entry_cache || !d->page_cache)
 		goto fail;
 	p = mmap(NULL, RULE_CAP * RULE_STRIDE, PROT_READ, MAP_SHARED, maps->rules_fd, 0);
 	if (p == MAP_FAILED)
@@ -257,6 +286,7 @@ void deferred__free(struct deferred *d)
 		sample_free(v);
 	u64_map__free(&d->pending);
 	free(d->entry_cache);
+	free(d->page_cache);
 	if (d->rules)
 		munmap((void *)d->rules, RULE_CAP * RULE_STRIDE);
 	free(d);

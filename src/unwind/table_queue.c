@@ -61,6 +61,7 @@ struct table_queue {
 	struct table_status *inflight_st;
 	bool busy;                   /* owner side: a job is submitted and not yet collected */
 	bool sampled_only;           /* table_queue__set_sampled_only() */
+	bool grow_for_samples;       /* the same, kept while table_queue__prime() lifts it */
 	bool started;                /* table_queue__prime() ran: sampling runs */
 	uint64_t build_delay_ns;     /* STACKSCOPE_TABLE_DELAY_MS (tests), else 0 */
 	struct table_queue_stats stats;
@@ -212,6 +213,28 @@ static int push_item(struct table_queue *q, struct executable *exe, struct table
 void table_queue__set_sampled_only(struct table_queue *q, bool on)
 {
 	q->sampled_only = on;
+	q->grow_for_samples = on;
+}
+
+/* Whether exe's table waits for a sample before it may take more than the room the pool has:
+ * with sampled_only, a giant file no sample landed in (merely mapped, by an exec or a dlopen or
+ * before the start: bpftrace's libLLVM and libclang-cpp, 2M entries, two segments) takes only
+ * free room in the segments made. Smaller files are served as mapped: holding them too left a
+ * new process's first samples in each of its libraries without a table (bench/agent.sh under
+ * other sessions' builds: incomplete stacks 1024/1074 against 497/742, and more replays).
+ */
+static bool waits_for_sample(const struct table_queue *q, const struct executable *exe,
+			     const struct table_status *st)
+{
+	return q->grow_for_samples && !st->last_sampled_ns && giant(exe);
+}
+
+/* A giant no sample landed in yet: not built (seconds, and its build's peak memory) for a pool
+ * that would not grow for it; nothing waits for it.
+ */
+static bool held_giant(const struct table_queue *q, const struct queued *it)
+{
+	return waits_for_sample(q, it->exe, it->st) && !it->cached;
 }
 
 int table_queue__add(struct table_queue *q, struct executable *exe)
@@ -320,6 +343,11 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
 		if (!it->st->last_sampled_ns && !it->st->wanted &&
 		    (q->sampled_only || low_on_room(q)))
 			continue;
+		/* A giant no sample landed in would be built (seconds, its build's peak memory)
+		 * for a pool that would not grow for it.
+		 */
+		if (held_giant(q, it))
+			continue;
 		if (best < 0 || before(it, &q->items[best]))
 			best = (ssize_t)i;
 	}
@@ -385,10 +413,12 @@ static void count_pool_full(struct table_queue *q, const struct executable *exe)
 static int install(struct table_queue *q, struct executable *exe, struct table_status *st,
 		   const struct unwind_table *t, uint64_t now_ns)
 {
-	bool wanted = st->last_sampled_ns || st->wanted;
+	bool held = waits_for_sample(q, exe, st);
+	bool wanted = (st->last_sampled_ns || st->wanted) && !held;
 	size_t need = 0; /* counted when the pool has no room: a pass over every row */
 	int tries, err = -ENOSPC;
 
+	unwind_maps__hold_growth(q->um, held);
 	for (tries = 0; tries <= EVICT_TRIES; tries++) {
 		const struct loaded_table *found;
 		struct loaded_table v;
@@ -408,8 +438,9 @@ static int install(struct table_queue *q, struct executable *exe, struct table_s
 		q->stats.evicted++;
 		pr_debug("%s: unwind table evicted for %s\n", v.exe->path, exe->path);
 	}
+	unwind_maps__hold_growth(q->um, false);
 	if (err == -ENOSPC && !wanted) {
-		/* Not sampled yet: waits for its first sample, when it may evict. */
+		/* Not sampled yet: waits for its first sample, when it may evict or grow. */
 		wait_evicted(q, exe, st, now_ns, 0);
 		st->retry_ns = 0;
 	} else if (err == -ENOSPC) {
@@ -576,7 +607,7 @@ bool table_queue__urgent(const struct table_queue *q)
 
 	for (i = 0; i < q->cnt; i++)
 		if (q->items[i].st->state == UNWIND_TABLE_QUEUED && q->items[i].st->wanted &&
-		    !(q->busy && giant(q->items[i].exe)))
+		    !(q->busy && giant(q->items[i].exe)) && !held_giant(q, &q->items[i]))
 			return true;
 	return false;
 }
@@ -588,7 +619,8 @@ bool table_queue__building_wanted(const struct table_queue *q)
 	if (q->busy && q->inflight)
 		return true;
 	for (i = 0; i < q->cnt; i++)
-		if (q->items[i].st->state == UNWIND_TABLE_QUEUED && q->items[i].st->wanted)
+		if (q->items[i].st->state == UNWIND_TABLE_QUEUED && q->items[i].st->wanted &&
+		    !held_giant(q, &q->items[i]))
 			return true;
 	return false;
 }

@@ -9,6 +9,9 @@
  *  2. files whose table the on-disk cache holds (a read, no CFI parsing);
  *  3. the rest: mapped by more live processes first, then smallest (unless sampled_only:
  *     table_queue__set_sampled_only()).
+ * With sampled_only a giant file no sample landed in is not built, and grows the pool
+ * (unwind_maps.h: segments) for nothing: a cached one takes only the room the segments made
+ * have.
  * Small files are built on the calling thread within a time budget per call; giant files
  * (>= TABLE_QUEUE_GIANT_BYTES: libLLVM, libjvm, node, with megabytes of .eh_frame) go to one
  * worker thread, one at a time, so the sampling loop never waits for a build and the peak

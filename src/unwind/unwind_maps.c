@@ -66,6 +66,7 @@ struct unwind_maps {
 	size_t entry_cap;     /* all segments together at most */
 	size_t segment_entries; /* every segment's (bpf/abi.h) */
 	size_t created;       /* entries in the segments made so far */
+	bool hold_growth;     /* unwind_maps__hold_growth(): no segment past the first */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
 	struct segment_maker *maker; /* borrowed: makes them (NULL: we do, with CAP_BPF) */
 	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
@@ -317,7 +318,7 @@ static int pool_grow(struct unwind_maps *um)
 	uint32_t slot;
 	int fd, err;
 
-	if (!size || size > um->entry_cap - um->created)
+	if (!size || size > um->entry_cap - um->created || (um->hold_growth && um->created))
 		return -ENOSPC;
 	for (slot = 0; slot < UNWIND_SEGMENT_MAX && um->segments[slot].fd >= 0; slot++)
 		;
@@ -419,6 +420,8 @@ static size_t pool_room(const struct unwind_maps *um)
 	for (i = 0; i < UNWIND_SEGMENT_MAX; i++)
 		slots += um->segments[i].fd < 0;
 	grow = um->segment_entries ? (um->entry_cap - um->created) / um->segment_entries : 0;
+	if (um->hold_growth && um->created)
+		grow = 0;
 	return room + (grow < slots ? grow : slots) * um->segment_entries;
 }
 
@@ -877,6 +880,11 @@ size_t unwind_maps__pool_free(const struct unwind_maps *um)
 size_t unwind_maps__pool_cap(const struct unwind_maps *um)
 {
 	return um->entry_cap;
+}
+
+void unwind_maps__hold_growth(struct unwind_maps *um, bool hold)
+{
+	um->hold_growth = hold;
 }
 
 void unwind_maps__set_segment_maker(struct unwind_maps *um, struct segment_maker *m)

@@ -128,6 +128,10 @@ size_t unwind_maps__hole_without(const struct unwind_maps *um, uint64_t file_id)
 /* Entries free in the pool, and its size. */
 size_t unwind_maps__pool_free(const struct unwind_maps *um);
 size_t unwind_maps__pool_cap(const struct unwind_maps *um);
+/* While hold: no segment is made past the first (installs meet -ENOSPC instead), for a
+ * table no sample asked for yet: the pool grows only for code that runs.
+ */
+void unwind_maps__hold_growth(struct unwind_maps *um, bool hold);
 /* The pool's segments come from m (unwind/segment_maker.h: a process that keeps CAP_BPF)
  * from now on; m is borrowed and outlives um. NULL: um makes them itself (needs CAP_BPF).
  */

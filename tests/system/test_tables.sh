@@ -10,6 +10,8 @@
 #    a loaded 2-core machine the builds before it took up to 2 s);
 #  - the giant files are built on the worker thread (counted) when sampled: clang parses a
 #    header while the agent starts (a process that burns CPU in libclang-cpp/libLLVM);
+#  - an idle giant (a copy of node or libLLVM mapped executable after the start, never run) is
+#    not built: the agent builds only what runs;
 #  - pool full: with a 4096-entry pool (libc alone needs ~30 k) the files that do not fit are
 #    counted ("without room"), the agent keeps sampling and exits 0, and the workload's own
 #    frames still unwind through its table (the chain up to main);
@@ -75,6 +77,7 @@ run_agent()
 		kill -0 "$apid" 2>/dev/null || break
 		sleep 0.1
 	done
+	[[ -z ${AFTER_START:-} ]] || eval "$AFTER_START"
 	sleep "$secs"
 	kill -TERM "$apid" 2>/dev/null
 	wait "$apid"
@@ -86,8 +89,19 @@ run_agent()
 	done
 }
 
+# an idle giant: a copy of a giant file (no other process runs it) mapped executable once the
+# agent runs, and never run
+IDLE_GIANT=$TMP/idle_giant
+cp "$(command -v node || grep -h -o '/[^ ]*libLLVM[^ ]*' /proc/[0-9]*/maps | head -1)" "$IDLE_GIANT"
+AFTER_START="spawn gpid $PY -c 'import mmap, sys, time
+f = open(sys.argv[1], \"rb\")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ | mmap.PROT_EXEC)
+time.sleep(60)' $IDLE_GIANT"
+
 # --- sampled first ---------------------------------------------------------------------------
 run_agent lazy 7 3
+AFTER_START=
+kill "$gpid" 2>/dev/null
 check_eq "lazy: exit status" "$ARC" 0
 comm=$(basename "$WL" | cut -c1-15)
 total=$(samples "$TMP/lazy.folded" "$comm" ';hot_leaf$')
@@ -110,6 +124,11 @@ else
 fi
 worker=$(grep -c 'unwind table built by the worker' "$TMP/lazy.log")
 check_ge "lazy: giant files built on the worker thread" "$worker" 1
+# the idle giant, mapped while sampling ran, is not built at all: the agent's pool grows
+# only for code that runs (before, its mapping queued it as if sampled once: built on the worker)
+check "lazy: the idle giant mapped" grep -q -F "$IDLE_GIANT" "$TMP/lazy.log"
+check_eq "lazy: the idle giant's table never built (no sample in it)" \
+	"$(grep -c -F "$IDLE_GIANT: unwind table built" "$TMP/lazy.log")" 0
 
 # --- the pool full ---------------------------------------------------------------------------
 # a process that burns in libc (qsort) wants a table that cannot fit, whatever else runs
