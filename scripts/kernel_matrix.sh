@@ -10,8 +10,8 @@
 # (build/arm64/stackscope from `make arm64`, the cross-built known chain, Debian's arm64
 # busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
 # perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT; Debian 12's arm64 node
-# and openjdk-17-jre-headless), 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES
-# perl=... ruby=... php=... php_jit=... php_jit_fn=... node=... java=...).
+# and openjdk-17-jre-headless, luajit), 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES
+# perl=... ruby=... php=... php_jit=... php_jit_fn=... node=... java=... luajit=...).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
@@ -127,6 +127,7 @@ arm64_inputs()
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" runtimes >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" node >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" java >/dev/null || return 1
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" luajit >/dev/null || return 1
 	mkdir -p "$dir"
 	if [[ ! -x $dir/busybox/bin/busybox ]]; then
 		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
@@ -196,6 +197,17 @@ stage_arm64_java()
 	javac --release 17 -d "$STAGE/usr/share/km" "$ROOT"/tests/data/{JvmChain,JvmTiny}.java
 }
 
+# stage_arm64_luajit: Debian 12's arm64 luajit (LuaJIT 2.1, the VM linked in), and the Lua
+# known chain (tests/data/lua_chain.lua, as tests/system/test_luajit.sh runs it)
+stage_arm64_luajit()
+{
+	local rt=$ARM64_DEBS/luajit/root
+	LIB_PREFIX=$rt copy_with_libs "$rt/usr/bin/luajit"
+	install -D -m 0755 "$rt/usr/bin/luajit" "$STAGE/usr/bin/luajit"
+	rm -rf "${STAGE:?}$rt"
+	cp "$ROOT/tests/data/lua_chain.lua" "$STAGE/usr/share/km/"
+}
+
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
 build_root()
 {
@@ -224,7 +236,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js,JvmChain.java,JvmTiny.java} \
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js,JvmChain.java,JvmTiny.java,lua_chain.lua} \
 		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
@@ -251,6 +263,7 @@ build_root()
 	[[ $ARCH == aarch64 ]] && stage_arm64_runtimes
 	[[ $ARCH == aarch64 ]] && stage_arm64_node
 	[[ $ARCH == aarch64 ]] && stage_arm64_java
+	[[ $ARCH == aarch64 ]] && stage_arm64_luajit
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)

@@ -96,6 +96,9 @@ if [ -x $jvm ] && [ -f /usr/share/km/JvmChain.class ]; then
 		base64 /tmp/java_tiny.pb.gz 2>/dev/null | sed "s/^/KM pprof java_tiny /"
 	fi
 fi
+# LuaJIT (arm64 row only, Debian 12's arm64 luajit 2.1 in the root): the Lua known chain with
+# the JIT on (gamma's loop a trace), as test_luajit.sh's jit case
+[ -x /usr/bin/luajit ] && run_case luajit /usr/bin/luajit /usr/share/km/lua_chain.lua "${secs:-2}"
 # off-CPU: its sched_switch program on the same walk (refused in one line without bpf_loop)
 KM_OPTS=--off-cpu run_case offcpu /bin/sh -c 'for i in 1 2 3 4 5 6 7 8; do sleep 0.1; done'
 echo "KM-END"

@@ -15,7 +15,9 @@ complete from _start through the interpreter loop; php_jit, php_jit_fn: php_chai
 opcache.jit=tracing and =function, and php-jit-placed=PLACED/LOST their pcs in JIT code placed on
 execute_ex's frame and not; node (node_chain.js interpreted; node-jit with node's default tiers,
 when the boot asked for it), complete from _start through the interpreter loop;
-java (the arm64 row): the same for HotSpot's JvmChain, main -> alpha -> beta -> gamma under the
+luajit (the arm64 row): lua_chain.lua under Debian's luajit, <main> -> alpha -> obj:beta -> M.gamma
+each caller at its call line, complete from _start through lua_pcall and the VM (lj_vm), as
+test_luajit.sh's chain; java (the arm64 row): the same for HotSpot's JvmChain, main -> alpha -> beta -> gamma under the
 call stub; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_TAIL_CALLS=1),
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
@@ -59,11 +61,11 @@ JAVA_ROOT = (r"(libc\.so\.6\+0x[0-9a-f]+|thread_start|__clone3);(libc\.so\.6\+0x
              r"\[jvm stub\] [^;]*;")
 
 
-def marked_lines(name):
-    """a source file's lines by their marker comment ("// HOT"): {mark: "(l1|l2)"}"""
+def marked_lines(name, comment="//"):
+    """a source file's lines by their marker comment ("// HOT", Lua's "-- HOT"): {mark: "(l1|l2)"}"""
     marks = {}
     for n, l in enumerate(open(os.path.join(DATA, name)), 1):
-        m = re.search(r"// ([A-Z_]+)", l)
+        m = re.search(comment + r" ([A-Z_]+)", l)
         if m:
             marks.setdefault(m.group(1), []).append(str(n))
     return {k: "(%s)" % "|".join(v) for k, v in marks.items()}
@@ -95,11 +97,22 @@ def java_stacks(b64_lines):
         if n.isdigit():
             stacks.append((st, int(n)))
     return stacks
+def lua_chain():
+    """LuaJIT's known chain (tests/data/lua_chain.lua) as test_luajit.sh checks it: from _start
+    through lua_pcall and the VM, each caller at its call line, gamma at any of its lines"""
+    at, f = marked_lines("lua_chain.lua", "--"), r"@lua_chain\.lua:"
+    return re.compile(r"^luajit;_start;__libc_start_main[^;]*;.*;lua_pcall;lj_vm;<main>" + f + at["CALL_ALPHA"] +
+                      ";alpha" + f + at["CALL_BETA"] + r";obj:beta" + f + at["CALL_GAMMA"] + r";M\.gamma" + f +
+                      r"[0-9]+(;[^;@]*)*$")
+
+
+LUAJIT = lua_chain()
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
             ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"),
             ("node", NODE, re.compile(r";gamma(;|$)")),
-            ("node-jit", NODE, re.compile(r";gamma(;|$)")))
+            ("node-jit", NODE, re.compile(r";gamma(;|$)")),
+            ("luajit", LUAJIT, re.compile(r";M\.gamma@lua_chain\.lua:")))
 # PHP's JIT cases (opcache.jit=tracing, =function): the pcs in JIT code placed on execute_ex's
 # frame and not placed, from the record summary's php line
 JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")
