@@ -130,8 +130,8 @@ struct sample_label {
 struct sample_trace {
 	__u8 trace_id[16];
 	__u8 span_id[8];
-	__u8 flags; /* W3C trace-flags */
-	__u8 state; /* enum otel_trace_state: 0, none */
+	__u8 flags;     /* W3C trace-flags */
+	__u8 state;     /* enum otel_trace_state: 0, none */
 	__u16 attrs_sz; /* bytes of attrs: the record's attrs-data, up to SS_TRACE_ATTRS_LEN */
 	__u8 pad[4];
 	__u8 attrs[SS_TRACE_ATTRS_LEN]; /* its first attrs_sz bytes (pipeline/sample_trace.c) */
@@ -152,14 +152,14 @@ struct sample_record {
 			  * a frame eBPF could not only where no mapping entered since covers it */
 	__u32 off_cpu;   /* 1: the stack of a thread going off CPU (bpf/off_cpu.h), sent when
 			      * it leaves; its RECORD_OFF_CPU says how long it stayed off */
-	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
-	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
+	__u32 off_cpu_state;       /* userspace: enum off_cpu_state of the joined stay */
+	__u64 off_cpu_ns;          /* userspace: how long it stayed off CPU (0 for a CPU sample) */
 	struct sample_trace trace; /* the thread's span (bpf/interp/otel/thread_ctx.h) */
-	__u32 mem_kind;      /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
-	__u32 mem_fn;        /* MEM_SAMPLED_ALLOC: enum alloc_fn, the function called */
-	__u64 mem_weight;    /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
+	__u32 mem_kind;   /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
+	__u32 mem_fn;     /* MEM_SAMPLED_ALLOC: enum alloc_fn, the function called */
+	__u64 mem_weight; /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
 			      * MEM_SAMPLED_ALLOC: the bytes allocated (the weights: userspace) */
-	__u64 mem_addr;      /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
+	__u64 mem_addr;   /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct user_frame user[SS_MAX_USER_FRAMES];
@@ -254,101 +254,101 @@ struct mmap_record {
 };
 
 /* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
-#define SS_COUNTERS(X)                                                                            \
-	/* perf events handled (after the pid filter) */                                          \
-	X(COUNTER_SAMPLES, "samples")                                                             \
-	/* samples of tasks outside the -p / command filter */                                    \
-	X(COUNTER_FILTERED, "filtered out")                                                       \
-	/* samples of the idle task (pid 0): not recorded */                                      \
-	X(COUNTER_IDLE, "idle")                                                                   \
-	/* samples lost: ring buffer full */                                                      \
-	X(COUNTER_RINGBUF_FULL, "lost: ring buffer full")                                         \
-	/* exec/exit records lost: ring buffer full */                                            \
-	X(COUNTER_EVENTS_LOST, "process events lost: ring buffer full")                           \
-	/* bpf_get_stack(kernel) failed; sample kept without kstack */                            \
-	X(COUNTER_KSTACK_FAILED, "kernel stack unreadable")                                       \
-	/* kernel stack filled SS_MAX_KERNEL_FRAMES */                                            \
-	X(COUNTER_KSTACK_TRUNCATED, "kernel stack truncated")                                     \
-	/* user frames produced */                                                                \
-	X(COUNTER_USER_FRAMES, "user frames")                                                     \
-	/* of which found through the frame pointer */                                            \
-	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                     \
-	/* samples of processes with no mappings loaded yet */                                    \
-	X(COUNTER_UNKNOWN_PID, "samples of processes not yet known")                              \
+#define SS_COUNTERS(X)                                                                               \
+	/* perf events handled (after the pid filter) */                                             \
+	X(COUNTER_SAMPLES, "samples")                                                                \
+	/* samples of tasks outside the -p / command filter */                                       \
+	X(COUNTER_FILTERED, "filtered out")                                                          \
+	/* samples of the idle task (pid 0): not recorded */                                         \
+	X(COUNTER_IDLE, "idle")                                                                      \
+	/* samples lost: ring buffer full */                                                         \
+	X(COUNTER_RINGBUF_FULL, "lost: ring buffer full")                                            \
+	/* exec/exit records lost: ring buffer full */                                               \
+	X(COUNTER_EVENTS_LOST, "process events lost: ring buffer full")                              \
+	/* bpf_get_stack(kernel) failed; sample kept without kstack */                               \
+	X(COUNTER_KSTACK_FAILED, "kernel stack unreadable")                                          \
+	/* kernel stack filled SS_MAX_KERNEL_FRAMES */                                               \
+	X(COUNTER_KSTACK_TRUNCATED, "kernel stack truncated")                                        \
+	/* user frames produced */                                                                   \
+	X(COUNTER_USER_FRAMES, "user frames")                                                        \
+	/* of which found through the frame pointer */                                               \
+	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                        \
+	/* samples of processes with no mappings loaded yet */                                       \
+	X(COUNTER_UNKNOWN_PID, "samples of processes not yet known")                                 \
 	/* samples of forked children resolved through their parent's mappings (not known to    \
-	 * userspace yet) */ \
-	X(COUNTER_FORK_INHERITED, "samples of forked children resolved through their parent")     \
-	/* executable mappings of known files entered by eBPF */                                  \
-	X(COUNTER_NEW_MAPPINGS, "mappings entered by eBPF")                                       \
-	/* ... of files eBPF does not know: left to userspace */                                  \
-	X(COUNTER_NEW_MAPPING_UNKNOWN, "mappings of files eBPF did not know")                     \
-	/* ... of a known (dev, ino) whose size or ctime changed */                               \
-	X(COUNTER_NEW_MAPPING_CHANGED, "mappings of files changed since identified")              \
-	/* entries overwritten before userspace took over */                                      \
-	X(COUNTER_NEW_MAPPING_EVICTED, "eBPF-entered mappings overwritten")                       \
-	/* mapping lookups answered by eBPF-entered mappings */                                   \
-	X(COUNTER_NEW_MAPPING_USED, "lookups answered by eBPF-entered mappings")                  \
+	 * userspace yet) */    \
+	X(COUNTER_FORK_INHERITED, "samples of forked children resolved through their parent")        \
+	/* executable mappings of known files entered by eBPF */                                     \
+	X(COUNTER_NEW_MAPPINGS, "mappings entered by eBPF")                                          \
+	/* ... of files eBPF does not know: left to userspace */                                     \
+	X(COUNTER_NEW_MAPPING_UNKNOWN, "mappings of files eBPF did not know")                        \
+	/* ... of a known (dev, ino) whose size or ctime changed */                                  \
+	X(COUNTER_NEW_MAPPING_CHANGED, "mappings of files changed since identified")                 \
+	/* entries overwritten before userspace took over */                                         \
+	X(COUNTER_NEW_MAPPING_EVICTED, "eBPF-entered mappings overwritten")                          \
+	/* mapping lookups answered by eBPF-entered mappings */                                      \
+	X(COUNTER_NEW_MAPPING_USED, "lookups answered by eBPF-entered mappings")                     \
 	/* ns spent in on_sample for recorded samples (own clock: filtered-out runs excluded,   \
-	 * unlike the kernel's run_time) */ \
-	X(COUNTER_SAMPLE_NS, "ns in the sampling program")                                        \
-	/* samples sent with a stack copy (RECORD_STACK) */                                       \
-	X(COUNTER_DEFERRED, "deferred with a stack copy")                                         \
-	/* would have been deferred: over the per-second budget */                                \
-	X(COUNTER_DEFER_OVER_BUDGET, "not deferred: over budget")                                 \
-	/* stack copy lost: ring buffer full (the sample is kept) */                              \
-	X(COUNTER_DEFER_LOST, "stack copies lost: ring buffer full")                              \
-	/* parts after the first sent (deep stacks) */                                            \
-	X(COUNTER_DEFER_MORE_PARTS, "stack copy parts after the first")                           \
+	 * unlike the kernel's run_time) */    \
+	X(COUNTER_SAMPLE_NS, "ns in the sampling program")                                           \
+	/* samples sent with a stack copy (RECORD_STACK) */                                          \
+	X(COUNTER_DEFERRED, "deferred with a stack copy")                                            \
+	/* would have been deferred: over the per-second budget */                                   \
+	X(COUNTER_DEFER_OVER_BUDGET, "not deferred: over budget")                                    \
+	/* stack copy lost: ring buffer full (the sample is kept) */                                 \
+	X(COUNTER_DEFER_LOST, "stack copies lost: ring buffer full")                                 \
+	/* parts after the first sent (deep stacks) */                                               \
+	X(COUNTER_DEFER_MORE_PARTS, "stack copy parts after the first")                              \
 	/* a further part not sent (ring buffer half full, or full): the sample keeps the parts \
-	 * before it */ \
-	X(COUNTER_DEFER_PART_REFUSED, "stack copy parts not sent: ring buffer busy")              \
-	/* stays off CPU joined to their stack (bpf/off_cpu.h) */                                 \
-	X(COUNTER_OFF_CPU, "off-CPU stays sent")                                                  \
-	/* ... and the off-CPU time they stand for */                                             \
-	X(COUNTER_OFF_CPU_NS, "off-CPU ns sent")                                                  \
-	/* stacks walked at a switch out */                                                       \
-	X(COUNTER_OFF_CPU_WALKS, "off-CPU stacks walked")                                         \
-	/* stays shorter than the minimum (walked or not): skipped */                             \
-	X(COUNTER_OFF_CPU_SHORT, "off-CPU stays below the minimum")                               \
-	/* long stays whose stack was not taken: predicted short */                               \
-	X(COUNTER_OFF_CPU_NOT_WALKED, "off-CPU stays predicted short: no stack")                  \
-	/* ... and their time */                                                                  \
-	X(COUNTER_OFF_CPU_NOT_WALKED_NS, "off-CPU ns predicted short: no stack")                  \
-	/* long stays not walked: over the per-second walk budget */                              \
-	X(COUNTER_OFF_CPU_OVER_BUDGET, "off-CPU stays over the walk budget")                      \
-	/* ... and their time */                                                                  \
-	X(COUNTER_OFF_CPU_OVER_BUDGET_NS, "off-CPU ns over the walk budget")                      \
-	/* long stays lost: ring buffer full (their stack or end) */                              \
-	X(COUNTER_OFF_CPU_LOST, "off-CPU stays lost: ring buffer full")                           \
-	/* ... and their time */                                                                  \
-	X(COUNTER_OFF_CPU_LOST_NS, "off-CPU ns lost: ring buffer full")                           \
-	/* ns spent walking stacks at switches out */                                             \
-	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")                                   \
-	/* memory growth (bpf/mem_growth.h): page-fault samples taken */                         \
-	X(COUNTER_MEM_FAULTS, "page-fault samples")                                               \
-	/* brk() calls that grew the heap, anonymous mmap() calls: stacks taken */                \
-	X(COUNTER_MEM_BRK, "brk growths sampled")                                                 \
-	X(COUNTER_MEM_MMAP, "anonymous mmaps sampled")                                            \
-	/* allocations (bpf/mem_alloc.h): sampled by bytes, stacks taken */                       \
-	X(COUNTER_ALLOC_SAMPLED, "allocations sampled")                                           \
-	/* sampled allocations whose returned pointer was NULL (failed): no sample */             \
-	X(COUNTER_ALLOC_FAILED, "sampled allocations that failed")                                \
-	/* sampled allocations not remembered: the live map full (never in the in-use view) */    \
-	X(COUNTER_ALLOC_LIVE_FULL, "sampled allocations not tracked: live map full")              \
-	/* a pointer sampled again while its entry was live (a free not seen): replaced */        \
-	X(COUNTER_ALLOC_REPLACED, "live allocations replaced (free not seen)")                    \
-	/* frees of sampled allocations sent */                                                   \
-	X(COUNTER_ALLOC_FREED, "sampled allocations freed")                                       \
-	/* free records lost: ring buffer full (that allocation stays in use) */                  \
-	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")                                \
-	/* samples not taken: the process is not selected (bpf/selection.h; not a loss) */      \
-	X(COUNTER_SEL_DROPPED, "not selected")                                                    \
-	/* ns in the sampling program for those (the cost of a rejected sample) */              \
-	X(COUNTER_SEL_NS, "ns in the sampling program for samples not selected")                  \
-	/* samples of processes not classified yet: walked, userspace decides */                 \
-	X(COUNTER_SEL_UNCLASSIFIED, "samples of processes not classified yet")                     \
-	/* samples not taken: probabilistic profiling is off this interval (not a loss) */       \
-	X(COUNTER_PROB_OFF, "not sampled: probabilistic interval off")                          \
+	 * before it */    \
+	X(COUNTER_DEFER_PART_REFUSED, "stack copy parts not sent: ring buffer busy")                 \
+	/* stays off CPU joined to their stack (bpf/off_cpu.h) */                                    \
+	X(COUNTER_OFF_CPU, "off-CPU stays sent")                                                     \
+	/* ... and the off-CPU time they stand for */                                                \
+	X(COUNTER_OFF_CPU_NS, "off-CPU ns sent")                                                     \
+	/* stacks walked at a switch out */                                                          \
+	X(COUNTER_OFF_CPU_WALKS, "off-CPU stacks walked")                                            \
+	/* stays shorter than the minimum (walked or not): skipped */                                \
+	X(COUNTER_OFF_CPU_SHORT, "off-CPU stays below the minimum")                                  \
+	/* long stays whose stack was not taken: predicted short */                                  \
+	X(COUNTER_OFF_CPU_NOT_WALKED, "off-CPU stays predicted short: no stack")                     \
+	/* ... and their time */                                                                     \
+	X(COUNTER_OFF_CPU_NOT_WALKED_NS, "off-CPU ns predicted short: no stack")                     \
+	/* long stays not walked: over the per-second walk budget */                                 \
+	X(COUNTER_OFF_CPU_OVER_BUDGET, "off-CPU stays over the walk budget")                         \
+	/* ... and their time */                                                                     \
+	X(COUNTER_OFF_CPU_OVER_BUDGET_NS, "off-CPU ns over the walk budget")                         \
+	/* long stays lost: ring buffer full (their stack or end) */                                 \
+	X(COUNTER_OFF_CPU_LOST, "off-CPU stays lost: ring buffer full")                              \
+	/* ... and their time */                                                                     \
+	X(COUNTER_OFF_CPU_LOST_NS, "off-CPU ns lost: ring buffer full")                              \
+	/* ns spent walking stacks at switches out */                                                \
+	X(COUNTER_OFF_CPU_PROG_NS, "ns walking off-CPU stacks")                                      \
+	/* memory growth (bpf/mem_growth.h): page-fault samples taken */                             \
+	X(COUNTER_MEM_FAULTS, "page-fault samples")                                                  \
+	/* brk() calls that grew the heap, anonymous mmap() calls: stacks taken */                   \
+	X(COUNTER_MEM_BRK, "brk growths sampled")                                                    \
+	X(COUNTER_MEM_MMAP, "anonymous mmaps sampled")                                               \
+	/* allocations (bpf/mem_alloc.h): sampled by bytes, stacks taken */                          \
+	X(COUNTER_ALLOC_SAMPLED, "allocations sampled")                                              \
+	/* sampled allocations whose returned pointer was NULL (failed): no sample */                \
+	X(COUNTER_ALLOC_FAILED, "sampled allocations that failed")                                   \
+	/* sampled allocations not remembered: the live map full (never in the in-use view) */       \
+	X(COUNTER_ALLOC_LIVE_FULL, "sampled allocations not tracked: live map full")                 \
+	/* a pointer sampled again while its entry was live (a free not seen): replaced */           \
+	X(COUNTER_ALLOC_REPLACED, "live allocations replaced (free not seen)")                       \
+	/* frees of sampled allocations sent */                                                      \
+	X(COUNTER_ALLOC_FREED, "sampled allocations freed")                                          \
+	/* free records lost: ring buffer full (that allocation stays in use) */                     \
+	X(COUNTER_ALLOC_FREE_LOST, "frees lost: ring buffer full")                                   \
+	/* samples not taken: the process is not selected (bpf/selection.h; not a loss) */           \
+	X(COUNTER_SEL_DROPPED, "not selected")                                                       \
+	/* ns in the sampling program for those (the cost of a rejected sample) */                   \
+	X(COUNTER_SEL_NS, "ns in the sampling program for samples not selected")                     \
+	/* samples of processes not classified yet: walked, userspace decides */                     \
+	X(COUNTER_SEL_UNCLASSIFIED, "samples of processes not classified yet")                       \
+	/* samples not taken: probabilistic profiling is off this interval (not a loss) */           \
+	X(COUNTER_PROB_OFF, "not sampled: probabilistic interval off")                               \
 	/* allocator calls inside another allocator call (PyObject_Malloc -> malloc): not counted */ \
 	X(COUNTER_ALLOC_NESTED, "allocator calls nested in another")
 
@@ -540,7 +540,7 @@ struct unwind_entry_pair {
  */
 #define UNWIND_SEGMENT_SHIFT 23
 #define UNWIND_SEGMENT_INDEX_MASK ((1u << UNWIND_SEGMENT_SHIFT) - 1)
-#define UNWIND_SEGMENT_MAX 512 /* slots: 512 << 23 is every u32 index */
+#define UNWIND_SEGMENT_MAX 512            /* slots: 512 << 23 is every u32 index */
 #define UNWIND_SEGMENT_ENTRIES (1u << 20) /* libclang-cpp 14's table: 1,003,184 */
 #define UNWIND_SEGMENT_ENTRIES_OF(cap) \
 	((cap) < UNWIND_SEGMENT_ENTRIES ? ((cap) & ~1u) : UNWIND_SEGMENT_ENTRIES)
@@ -665,10 +665,10 @@ struct sampler_config {
 /* What a memory-growth sample stands for (bpf/mem_growth.h; sample_record.mem_kind). */
 enum mem_kind {
 	MEM_NONE = 0,
-	MEM_FAULT,   /* page faults of the thread (mem_weight: how many) */
-	MEM_BRK,     /* the heap grown by brk() (mem_weight: bytes) */
-	MEM_MMAP,    /* an anonymous mmap() (mem_weight: bytes) */
-	MEM_SAMPLED_ALLOC,   /* a sampled allocation (bpf/mem_alloc.h; mem_weight: its bytes) */
+	MEM_FAULT,         /* page faults of the thread (mem_weight: how many) */
+	MEM_BRK,           /* the heap grown by brk() (mem_weight: bytes) */
+	MEM_MMAP,          /* an anonymous mmap() (mem_weight: bytes) */
+	MEM_SAMPLED_ALLOC, /* a sampled allocation (bpf/mem_alloc.h; mem_weight: its bytes) */
 	MEM_KIND_CNT,
 };
 
@@ -680,16 +680,16 @@ enum alloc_fn {
 	ALLOC_POSIX_MEMALIGN,
 	ALLOC_ALIGNED_ALLOC,
 	ALLOC_MEMALIGN,
-	ALLOC_VALLOC,      /* valloc, pvalloc */
-	ALLOC_MALLOCX,     /* jemalloc's mallocx */
-	ALLOC_RALLOCX,     /* jemalloc's rallocx */
-	ALLOC_NEW,         /* C++ operator new (tcmalloc's and jemalloc's own) */
-	ALLOC_NEW_ARRAY,   /* operator new[] */
-	ALLOC_PY_MALLOC,   /* pymalloc: PyObject_Malloc */
-	ALLOC_PY_CALLOC,   /* PyObject_Calloc */
-	ALLOC_PY_REALLOC,  /* PyObject_Realloc */
-	ALLOC_PYMEM_MALLOC, /* PyMem_Malloc (pymalloc too since Python 3.6) */
-	ALLOC_PYMEM_CALLOC, /* PyMem_Calloc */
+	ALLOC_VALLOC,        /* valloc, pvalloc */
+	ALLOC_MALLOCX,       /* jemalloc's mallocx */
+	ALLOC_RALLOCX,       /* jemalloc's rallocx */
+	ALLOC_NEW,           /* C++ operator new (tcmalloc's and jemalloc's own) */
+	ALLOC_NEW_ARRAY,     /* operator new[] */
+	ALLOC_PY_MALLOC,     /* pymalloc: PyObject_Malloc */
+	ALLOC_PY_CALLOC,     /* PyObject_Calloc */
+	ALLOC_PY_REALLOC,    /* PyObject_Realloc */
+	ALLOC_PYMEM_MALLOC,  /* PyMem_Malloc (pymalloc too since Python 3.6) */
+	ALLOC_PYMEM_CALLOC,  /* PyMem_Calloc */
 	ALLOC_PYMEM_REALLOC, /* PyMem_Realloc */
 	ALLOC_FN_CNT,
 };
@@ -790,8 +790,7 @@ enum off_cpu_state {
 
 enum user_frame_kind {
 	FRAME_KIND_NATIVE = 0,
-	INTERP_RUNTIMES(INTERP_FRAME_KIND)
-	FRAME_KIND_CNT,
+	INTERP_RUNTIMES(INTERP_FRAME_KIND) FRAME_KIND_CNT,
 };
 
 /* Counters per runtime in the per-CPU "interp_counters": [runtime * INTERP_COUNTER_MAX + i],
@@ -820,7 +819,7 @@ struct interp_file {
 	__u8 pad[4];
 	__u64 range_start[2]; /* ELF vaddr ranges of the native code that runs runtime frames */
 	__u64 range_end[2];   /* (CPython: the eval loop and its split-off cold part) */
-	union { /* its runtime's (INTERP_RUNTIMES) */
+	union {               /* its runtime's (INTERP_RUNTIMES) */
 		INTERP_RUNTIMES(INTERP_FILE_ABI)
 	};
 };
@@ -833,7 +832,7 @@ struct interp_proc_key {
 
 struct interp_proc {
 	__u64 file_id; /* the interpreter file */
-	union { /* its runtime's (INTERP_RUNTIMES) */
+	union {        /* its runtime's (INTERP_RUNTIMES) */
 		INTERP_RUNTIMES(INTERP_PROC_ABI)
 	};
 };

@@ -71,7 +71,8 @@ static __always_inline __s64 alloc_next_interval(void)
 
 static __always_inline bool alloc_wanted(__u32 tgid)
 {
-	return tgid && tgid != sampler_cfg.self_pid && pid_wanted(tgid) && sel_wanted(tgid, false, 0);
+	return tgid && tgid != sampler_cfg.self_pid && pid_wanted(tgid) &&
+	       sel_wanted(tgid, false, 0);
 }
 
 /* An allocator's entry: count the bytes down, note a sampled call for its return. */

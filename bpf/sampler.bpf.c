@@ -306,7 +306,7 @@ static __always_inline bool interp_bit(void *bits_map, __u64 x)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* resized by userspace */
+	__uint(max_entries, 16384);           /* resized by userspace */
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* written by userspace only */
 	__type(key, struct interp_proc_key);
 	__type(value, struct interp_proc);
@@ -321,9 +321,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* resized by userspace */
+	__uint(max_entries, 16384);           /* resized by userspace */
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* written by userspace only */
-	__type(key, __u32); /* tgid */
+	__type(key, __u32);                   /* tgid */
 	__type(value, struct interp_code);
 } interp_code SEC(".maps");
 
@@ -1229,7 +1229,8 @@ struct exec_entered {
  * *all cleared when userspace has to look. false when the range is done or has a gap.
  */
 static __always_inline bool enter_text_vma(struct task_struct *task, struct new_mappings *nm,
-					   __u64 *addr, __u64 end, bool *all, struct exec_entered *x)
+					   __u64 *addr, __u64 end, bool *all,
+					   struct exec_entered *x)
 {
 	struct known_file *kf;
 	struct found_vma f;
@@ -1331,8 +1332,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (child->pid != ctgid)
 		return 0; /* a thread: it shares its process's entries */
-	if (sampler_cfg.filter_mode == FILTER_FOLLOW_CHILDREN &&
-	    pid_wanted(ptgid)) {
+	if (sampler_cfg.filter_mode == FILTER_FOLLOW_CHILDREN && pid_wanted(ptgid)) {
 		pid_maybe[ctgid & (PID_MAYBE_SLOTS - 1)] = 1; /* before the entry */
 		bpf_map_update_elem(&pid_filter, &ctgid, &one, BPF_ANY);
 		/* Allocation probes are bound to each process: userspace attaches the child's

@@ -38,7 +38,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SEL_CGROUPS_CAP);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);  /* cgroup id */
+	__type(key, __u64);   /* cgroup id */
 	__type(value, __u32); /* enum sel_cgroup */
 } sel_cgroups SEC(".maps");
 
@@ -71,7 +71,7 @@ static __always_inline bool sel_wanted(__u32 tgid, bool counted, __u64 t0)
 			verdict = SEL_DROP;
 		else if (cg && !sel_state.user_rules)
 			verdict = *cg == SEL_CG_INCLUDE || !sel_state.has_include ? SEL_KEEP
-										     : SEL_DROP;
+										  : SEL_DROP;
 		else
 			verdict = SEL_UNCLASSIFIED;
 	}

@@ -53,7 +53,7 @@ struct conn {
 	size_t out_body_len, out_body_off;
 	char *out_body_own;
 	size_t drained;
-	bool budgeted; /* body_len counts against body_budget */
+	bool budgeted;                               /* body_len counts against body_budget */
 	char content_type[64], content_encoding[32]; /* from the head, for the handler */
 };
 

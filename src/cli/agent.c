@@ -317,7 +317,8 @@ static int run(int argc, char **argv, struct agent_options *o)
 		if (now >= next_report) {
 			struct profile *p = session__take_profile(s);
 
-			if (p && !profiled) { /* probabilistic profiling off all along: no profile */
+			if (p &&
+			    !profiled) { /* probabilistic profiling off all along: no profile */
 				profile__free(p);
 				p = NULL;
 				skipped_off++;
@@ -392,14 +393,15 @@ static int agent_check_config(const struct agent_options *o)
 		fprintf(stderr, "stackscope agent: %s\n", err);
 		return 2;
 	}
-	printf("stackscope agent: the configuration%s%s is good\n",
-	       o->config_path ? " in " : "", o->config_path ? o->config_path : "");
+	printf("stackscope agent: the configuration%s%s is good\n", o->config_path ? " in " : "",
+	       o->config_path ? o->config_path : "");
 	return 0;
 }
 
 int cmd_agent(int argc, char **argv)
 {
-	struct agent_options *opts = malloc(sizeof(*opts)); /* a reload may replace it: run() frees */
+	struct agent_options *opts =
+		malloc(sizeof(*opts)); /* a reload may replace it: run() frees */
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed log pipe or a client gone: errors, not an end */

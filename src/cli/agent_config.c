@@ -108,13 +108,15 @@ int agent_config__load(const char *path, const struct agent_config_entry **out, 
 		}
 		if (!*key || strspn(key, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(key) ||
 		    *key == '-') {
-			err = config__error(path, line_no, "want KEY = VALUE or KEY, with a flag's "
-							   "long name as KEY:",
+			err = config__error(path, line_no,
+					    "want KEY = VALUE or KEY, with a flag's "
+					    "long name as KEY:",
 					    key);
 			goto cleanup;
 		}
 		if (!strcmp(key, "config")) {
-			err = config__error(path, line_no, "a config file cannot name another", NULL);
+			err = config__error(path, line_no, "a config file cannot name another",
+					    NULL);
 			goto cleanup;
 		}
 		if (value && !strcmp(value, "false"))

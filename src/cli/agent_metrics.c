@@ -77,10 +77,10 @@ static void text__rows(struct metrics_text *t, const struct metric *rows, size_t
 	}
 }
 
-#define ROWS(t, ...)                                                                   \
-	do {                                                                           \
-		const struct metric rows_[] = { __VA_ARGS__ };                         \
-		text__rows(t, rows_, sizeof(rows_) / sizeof(rows_[0]));                \
+#define ROWS(t, ...)                                                    \
+	do {                                                            \
+		const struct metric rows_[] = { __VA_ARGS__ };          \
+		text__rows(t, rows_, sizeof(rows_) / sizeof(rows_[0])); \
 	} while (0)
 
 /* One row per runtime of a family labelled runtime="NAME",<labels>. */
@@ -250,8 +250,8 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 		text__family(&t, "process_context_events_total");
 		for (i = 0; i < PCTX_STAT_CNT; i++) {
 			snprintf(label, sizeof(label), "event=\"%s\"", pctx_stat__name(i));
-			ROWS(&t, { "process_context_events_total", label,
-				   st.process_contexts->v[i] });
+			ROWS(&t,
+			     { "process_context_events_total", label, st.process_contexts->v[i] });
 		}
 	}
 	if (st.unwind)
@@ -294,8 +294,7 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 		off_cpu_rows(&t, &st);
 	if (st.alloc_live)
 		alloc_rows(&t, &st);
-	ROWS(&t,
-	     { "hostile_files_total", "event=\"changed_in_place\"", st.files.changed_in_place },
+	ROWS(&t, { "hostile_files_total", "event=\"changed_in_place\"", st.files.changed_in_place },
 	     { "hostile_files_total", "event=\"pages_zeroed\"", st.pages_zeroed },
 	     { "hostile_files_total", "event=\"not_regular\"", st.opens.not_regular },
 	     { "hostile_files_total", "event=\"root_escape\"", st.opens.escapes });

@@ -90,8 +90,7 @@ void agent_options__usage(FILE *f)
 		"      --off-cpu              also where threads wait: an off-CPU profile (off_cpu/\n"
 		"                             nanoseconds) next to the CPU one, in the same request\n"
 		"      --off-cpu-min USECS    skip shorter stays off CPU (default 1000, counted)\n"
-		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n"
-		SELECTION_USAGE
+		"      --off-cpu-rate N       at most N off-CPU stack walks per second (default 2000)\n" SELECTION_USAGE
 		"      --probabilistic-threshold N  profile each --probabilistic-interval with\n"
 		"                             probability N %% (1-100; default 100: always), drawn\n"
 		"                             once per interval for the whole host; an export\n"
@@ -160,8 +159,8 @@ static const struct option_spec agent_option_specs[] = {
 	{ "config", 0, true, option_set_string, AGENT(config_path) },
 	{ "probabilistic-threshold", 0, true, option_set_uint, AGENT(prob_threshold), 1, 100,
 	  "--probabilistic-threshold must be a percentage between 1 and 100, not '%s'" },
-	{ "probabilistic-interval", 0, true, option_set_double, AGENT(prob_interval_s), 0.5,
-	  3600, "--probabilistic-interval must be between 0.5 and 3600 seconds, not '%s'" },
+	{ "probabilistic-interval", 0, true, option_set_double, AGENT(prob_interval_s), 0.5, 3600,
+	  "--probabilistic-interval must be between 0.5 and 3600 seconds, not '%s'" },
 	{ "interval", 0, true, option_set_double, AGENT(interval_s), 0.1, 3600,
 	  "--interval must be between 0.1 and 3600 seconds, not '%s'" },
 	{ "otlp-endpoint", 0, true, option_set_string, EXPORT(otlp_endpoint) },

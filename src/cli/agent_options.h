@@ -22,12 +22,12 @@ struct agent_options {
 	const char *otlp_grpc_listen; /* --otlp-grpc-listen HOST:PORT: the same over gRPC */
 	const char *allow_hosts; /* --allow-host: more Host names for --ui and /metrics, or NULL */
 	const char *trace_url;   /* --trace-url: --ui's trace links (serve/trace_list.h), or NULL */
-	uint64_t unwind_entries;         /* BPF unwind-entry pool (4 bytes each); 0: 2 Mi x --map-scale */
-	bool symbolize_lines;            /* DWARF lines + inline frames on the host (more memory) */
-	const char *config_path;         /* --config FILE (cli/agent_config.h), or NULL */
-	unsigned int prob_threshold;     /* --probabilistic-threshold 1..100 (100: off) */
-	double prob_interval_s;          /* --probabilistic-interval, default 60 */
-	bool check_config;               /* --check-config: parse, check, say so, stop */
+	uint64_t unwind_entries; /* BPF unwind-entry pool (4 bytes each); 0: 2 Mi x --map-scale */
+	bool symbolize_lines;    /* DWARF lines + inline frames on the host (more memory) */
+	const char *config_path; /* --config FILE (cli/agent_config.h), or NULL */
+	unsigned int prob_threshold; /* --probabilistic-threshold 1..100 (100: off) */
+	double prob_interval_s;      /* --probabilistic-interval, default 60 */
+	bool check_config;           /* --check-config: parse, check, say so, stop */
 };
 
 /* Parse argv (argv[0] is "agent") and the environment. 0, or -EINVAL after one clear line. */

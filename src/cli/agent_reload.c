@@ -20,7 +20,10 @@ struct reload_field {
 	enum field_type type;
 };
 
-#define FIELD(key, member, type) { key, offsetof(struct agent_options, member), type }
+#define FIELD(key, member, type)                                  \
+	{                                                         \
+		key, offsetof(struct agent_options, member), type \
+	}
 
 /* What needs a restart. */
 static const struct reload_field fixed_fields[] = {
@@ -88,9 +91,11 @@ static bool field_equal(const struct reload_field *f, const struct agent_options
 static void field_copy(const struct reload_field *f, struct agent_options *to,
 		       const struct agent_options *from)
 {
-	static const size_t sizes[] = { [F_STR] = sizeof(char *),  [F_BOOL] = sizeof(bool),
+	static const size_t sizes[] = { [F_STR] = sizeof(char *),
+					[F_BOOL] = sizeof(bool),
 					[F_UINT] = sizeof(unsigned int),
-					[F_U64] = sizeof(uint64_t), [F_DOUBLE] = sizeof(double) };
+					[F_U64] = sizeof(uint64_t),
+					[F_DOUBLE] = sizeof(double) };
 
 	memcpy((char *)to + f->offset, (const char *)from + f->offset, sizes[f->type]);
 }

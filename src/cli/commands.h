@@ -23,8 +23,7 @@ struct http_server *serve__start(const char *addr, const char *store_path, struc
 struct http_server *serve__start_hosts(const char *addr, const char *hosts, const char *store_path,
 				       struct serve_api **api);
 /* The same with the trace links' template (serve/trace_list.h, checked; NULL: no links). */
-struct http_server *serve__start_traces(const char *addr, const char *hosts,
-					const char *store_path, const char *trace_url,
-					struct serve_api **api);
+struct http_server *serve__start_traces(const char *addr, const char *hosts, const char *store_path,
+					const char *trace_url, struct serve_api **api);
 
 #endif

@@ -49,15 +49,15 @@ OPTION_SETTER(option_set_ulong)
 }
 
 /* A setter of a whole number of another type: type and value (from v) of the field. */
-#define WHOLE_SETTER(name, type, value)                                   \
-	OPTION_SETTER(name)                                               \
-	{                                                                 \
-		unsigned long v;                                          \
-		int err = option_set_ulong(spec, arg, &v, command);       \
-                                                                          \
-		if (!err)                                                 \
-			*(type *)field = (value);                         \
-		return err;                                               \
+#define WHOLE_SETTER(name, type, value)                             \
+	OPTION_SETTER(name)                                         \
+	{                                                           \
+		unsigned long v;                                    \
+		int err = option_set_ulong(spec, arg, &v, command); \
+                                                                    \
+		if (!err)                                           \
+			*(type *)field = (value);                   \
+		return err;                                         \
 	}
 WHOLE_SETTER(option_set_uint, unsigned int, (unsigned int)v)
 WHOLE_SETTER(option_set_u64, uint64_t, v)
@@ -184,12 +184,16 @@ static const struct option_spec shared_options[] = {
 	  OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-min", 0, true, set_off_cpu, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
 	{ "off-cpu-rate", 0, true, set_off_cpu, 0, 0, 1, NULL, OPTION_RECORD | OPTION_AGENT },
-	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "faults", 0, false, option_set_true, COMMON(faults), 0, 0, NULL,
+	  OPTION_RECORD | OPTION_AGENT },
 	{ "fault-period", 0, true, set_fault_period, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
-	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
+	{ "alloc", 0, false, option_set_true, COMMON(alloc), 0, 0, NULL,
+	  OPTION_RECORD | OPTION_AGENT },
 	{ "alloc-rate", 0, true, set_alloc_rate, 0, 0, 0, NULL, OPTION_RECORD | OPTION_AGENT },
-#define SELECT_RULE(name, kind, exclude)                                                 \
-	{ name, 0, true, set_selection, 0, kind, exclude, NULL, OPTION_RECORD | OPTION_AGENT }
+#define SELECT_RULE(name, kind, exclude)                                                           \
+	{                                                                                          \
+		name, 0, true, set_selection, 0, kind, exclude, NULL, OPTION_RECORD | OPTION_AGENT \
+	}
 	SELECT_RULE("select-pid", SELECTION_PID, 0),
 	SELECT_RULE("select-name", SELECTION_NAME, 0),
 	SELECT_RULE("select-cgroup", SELECTION_CGROUP, 0),

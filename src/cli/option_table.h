@@ -24,16 +24,16 @@
 #define OPTION_MAX_PIDS 64
 
 /* The selection flags' lines of record's and agent's --help. */
-#define SELECTION_USAGE                                                                        \
-	"      --select-pid PID[,PID]     only these processes (and their forks)\n"               \
-	"      --select-name REGEX        only processes whose name (comm) or executable's\n"     \
-	"                                 file name matches (POSIX ERE, unanchored)\n"           \
+#define SELECTION_USAGE                                                                            \
+	"      --select-pid PID[,PID]     only these processes (and their forks)\n"                \
+	"      --select-name REGEX        only processes whose name (comm) or executable's\n"      \
+	"                                 file name matches (POSIX ERE, unanchored)\n"             \
 	"      --select-cgroup GLOB       only processes in a cgroup v2 path matching GLOB\n"      \
-	"                                 (or below it: /system.slice/x.service)\n"              \
-	"      --select-container ID      only this container (id or a 12+ digit prefix)\n"       \
+	"                                 (or below it: /system.slice/x.service)\n"                \
+	"      --select-container ID      only this container (id or a 12+ digit prefix)\n"        \
 	"      --select-pod NAMESPACE[/POD]  only this Kubernetes namespace, or its pod (globs;\n" \
-	"                                 names from the node's files: agent --host-root)\n"    \
-	"      --exclude-pid/-name/-cgroup/-container/-pod  never these (exclude wins); every\n" \
+	"                                 names from the node's files: agent --host-root)\n"       \
+	"      --exclude-pid/-name/-cgroup/-container/-pod  never these (exclude wins); every\n"   \
 	"                                 select/exclude flag repeats; decided in eBPF\n"
 
 /* Which commands take a shared option. */
@@ -51,16 +51,16 @@ struct sampling_options {
 	size_t pid_cnt;
 	const char *cache_dir; /* unwind-table cache; "" disables */
 	bool symbolize;
-	bool off_cpu;              /* --off-cpu: off-CPU profiles */
-	uint64_t off_cpu_min_ns;   /* --off-cpu-min (microseconds on the command line) */
-	unsigned int off_cpu_rate; /* --off-cpu-rate: stack walks per second (0: default) */
-	bool faults;               /* --faults: memory-growth samples */
-	uint64_t fault_period;     /* --fault-period: page faults per sample (0: default) */
-	bool alloc;                /* --alloc: allocation samples */
-	uint64_t alloc_rate;       /* --alloc-rate: mean bytes between samples (0: default) */
+	bool off_cpu;                 /* --off-cpu: off-CPU profiles */
+	uint64_t off_cpu_min_ns;      /* --off-cpu-min (microseconds on the command line) */
+	unsigned int off_cpu_rate;    /* --off-cpu-rate: stack walks per second (0: default) */
+	bool faults;                  /* --faults: memory-growth samples */
+	uint64_t fault_period;        /* --fault-period: page faults per sample (0: default) */
+	bool alloc;                   /* --alloc: allocation samples */
+	uint64_t alloc_rate;          /* --alloc-rate: mean bytes between samples (0: default) */
 	struct selection_spec select; /* --select-* / --exclude-* (record, agent) */
-	unsigned int map_scale;    /* --map-scale: BPF maps times this (0: sized for the machine) */
-	const char *obi_map;       /* --obi-map: OBI's pinned traces_ctx_v1 ("": not read) */
+	unsigned int map_scale; /* --map-scale: BPF maps times this (0: sized for the machine) */
+	const char *obi_map;    /* --obi-map: OBI's pinned traces_ctx_v1 ("": not read) */
 	bool verbose;
 	bool help;
 };
@@ -79,8 +79,8 @@ typedef int (*option_setter)(const struct option_spec *spec, const char *arg, vo
 			     const char *command);
 
 struct option_spec {
-	const char *name;      /* the long name */
-	int letter;            /* the short option, or 0 */
+	const char *name; /* the long name */
+	int letter;       /* the short option, or 0 */
 	bool has_arg;
 	option_setter set;
 	size_t offset;         /* of its field (see the invariants above) */
@@ -94,7 +94,7 @@ struct option_spec {
  * [min, max]; hours: a double in [min, max] hours, stored in seconds; mib: a uint64_t,
  * [min, max] MiB stored in bytes.
  */
-#define OPTION_SETTER(name)                                                                   \
+#define OPTION_SETTER(name) \
 	int name(const struct option_spec *spec, const char *arg, void *field, const char *command)
 OPTION_SETTER(option_set_true);
 OPTION_SETTER(option_set_false);

@@ -138,9 +138,9 @@ static int write_outputs(struct record_run *s)
 		default:
 			e = flamegraph__write(view, o->path,
 					      !s->opts->common.off_cpu ? "stackscope record"
-					      : s->opts->cpu    ? "stackscope record: wall clock "
-								  "(off CPU in blue)"
-								: "stackscope record: off CPU");
+					      : s->opts->cpu ? "stackscope record: wall clock "
+							       "(off CPU in blue)"
+							     : "stackscope record: off CPU");
 			break;
 		}
 		if (e) {
@@ -347,10 +347,12 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)ap->failed);
 	}
 	if (c[COUNTER_MEM_FAULTS] || c[COUNTER_MEM_BRK] || c[COUNTER_MEM_MMAP])
-		fprintf(stderr, "memory growth  %llu page-fault samples, %llu brk growths, %llu "
-				"anonymous mmaps\n",
+		fprintf(stderr,
+			"memory growth  %llu page-fault samples, %llu brk growths, %llu "
+			"anonymous mmaps\n",
 			(unsigned long long)c[COUNTER_MEM_FAULTS],
-			(unsigned long long)c[COUNTER_MEM_BRK], (unsigned long long)c[COUNTER_MEM_MMAP]);
+			(unsigned long long)c[COUNTER_MEM_BRK],
+			(unsigned long long)c[COUNTER_MEM_MMAP]);
 	if (c[COUNTER_NEW_MAPPINGS] || c[COUNTER_NEW_MAPPING_UNKNOWN])
 		fprintf(stderr,
 			"new mappings   %llu entered by eBPF at exec/mmap, %llu of unknown files "
@@ -457,9 +459,9 @@ static int run(struct record_run *r)
 	struct record_options *o = r->opts;
 	struct session_opts so = {
 		.freq_hz = o->common.freq_hz,
-		.filter = o->command   ? FILTER_FOLLOW_CHILDREN
+		.filter = o->command          ? FILTER_FOLLOW_CHILDREN
 			  : o->common.pid_cnt ? FILTER_PIDS
-				       : FILTER_OFF,
+					      : FILTER_OFF,
 		.pids = o->common.pids,
 		.pid_cnt = o->common.pid_cnt,
 		.symbolize = o->common.symbolize,
@@ -534,9 +536,9 @@ static int run(struct record_run *r)
 	}
 	if (!o->quiet)
 		pr_info("recording%s at %u Hz%s... (Ctrl-C to stop)\n",
-			o->command   ? " the command"
+			o->command          ? " the command"
 			: o->common.pid_cnt ? " the processes"
-				     : " every CPU",
+					    : " every CPU",
 			o->common.freq_hz, o->duration_s > 0 ? " for a fixed duration" : "");
 
 	while (!stop_requested) {

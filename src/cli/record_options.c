@@ -22,8 +22,7 @@ void record_options__usage(FILE *f)
 		"\n"
 		"  -F, --freq HZ          samples per second per CPU (1-10000, default 99)\n"
 		"  -d, --duration SECS    stop after SECS seconds (default: Ctrl-C or COMMAND exit)\n"
-		"  -p, --pid PID[,PID]    only these processes\n"
-		SELECTION_USAGE
+		"  -p, --pid PID[,PID]    only these processes\n" SELECTION_USAGE
 		"  -o, --output FILE      output file (default stackscope.pb.gz); repeatable; '-' is\n"
 		"                         stdout; a FIFO's reader must be there at the end\n"
 		"  -f, --format FMT       pprof | folded | svg (default: from the file name)\n"

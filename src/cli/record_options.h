@@ -28,7 +28,7 @@ struct record_options {
 	struct sampling_options common; /* -F (default 99), -p, --cache-dir, --off-cpu... */
 	double duration_s;              /* 0: until Ctrl-C or the command exits */
 	struct record_output outputs[RECORD_MAX_OUTPUTS];
-	size_t output_cnt; /* at least 1 after parsing */
+	size_t output_cnt;                              /* at least 1 after parsing */
 	enum output_format formats[RECORD_MAX_OUTPUTS]; /* --format as given, in order */
 	size_t format_cnt;
 	char **command; /* argv after "--", NULL-terminated, or NULL */

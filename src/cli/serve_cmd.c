@@ -65,9 +65,8 @@ struct http_server *serve__start_hosts(const char *addr, const char *hosts, cons
 	return serve__start_traces(addr, hosts, store_path, NULL, api_out);
 }
 
-struct http_server *serve__start_traces(const char *addr, const char *hosts,
-					const char *store_path, const char *trace_url,
-					struct serve_api **api_out)
+struct http_server *serve__start_traces(const char *addr, const char *hosts, const char *store_path,
+					const char *trace_url, struct serve_api **api_out)
 {
 	struct http_server_opts ho = { .body_max = SERVE_BODY_MAX, .hosts = hosts };
 	struct serve_api *api = serve_api__new(store_path);
@@ -222,8 +221,8 @@ int cmd_serve(int argc, char **argv)
 			goto out;
 		}
 		if (ro.addr)
-			printf("stackscope serve: OTLP profiles received on port %u (POST "
-			       OTLP_RECEIVER_PATH ")\n",
+			printf("stackscope serve: OTLP profiles received on port %u (POST " OTLP_RECEIVER_PATH
+			       ")\n",
 			       otlp_receiver__port(rx));
 		if (ro.grpc_addr)
 			printf("stackscope serve: OTLP profiles received over gRPC on port %u\n",

@@ -28,30 +28,31 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: stackscope store import [--store FILE] PPROF...\n"
-		   "       stackscope store query [--store FILE] [FILTERS] [--fold runtime]\n"
-		   "                              -o OUT\n"
-		   "       stackscope store intervals [--store FILE] [--from T] [--to T]\n"
-		   "\n"
-		   "The agent's embedded store (default " STORE_DEFAULT_PATH ").\n"
-		   "  import     add pprof files, one interval each\n"
-		   "  query      merge the matching samples into one profile; OUT ends in .pb.gz,\n"
-		   "             .folded or .svg ('-' writes folded text to stdout); with\n"
-		   "             --fold runtime, folded and SVG lack the interpreter's native\n"
-		   "             frames between two script frames\n"
-		   "  intervals  list intervals: id, start and end (ns since the epoch), samples\n"
-		   "\n"
-		   "filters:\n"
-		   "      --from T, --to T   ns since the epoch, or relative: -30s, -5m, -2h, -1d\n"
-		   "      --pid N, --tid N, --comm NAME, --thread NAME, --exe PATH,\n"
-		   "      --container ID, --label KEY=VALUE\n"
-		   "      --trace ID         the samples of one trace (32 hex digits: their\n"
-		   "                         OpenTelemetry thread context's trace_id label)\n"
-		   "      --service NAME     the samples of processes that published service.name\n"
-		   "                         NAME (OpenTelemetry process context)\n"
-		   "      --sample-type T    cpu (default), off_cpu, faults, fault_bytes,\n"
-		   "                         mapped_bytes, alloc_objects, alloc_space,\n"
-		   "                         inuse_objects, inuse_space (in use: the last interval)\n");
+	fprintf(f,
+		"usage: stackscope store import [--store FILE] PPROF...\n"
+		"       stackscope store query [--store FILE] [FILTERS] [--fold runtime]\n"
+		"                              -o OUT\n"
+		"       stackscope store intervals [--store FILE] [--from T] [--to T]\n"
+		"\n"
+		"The agent's embedded store (default " STORE_DEFAULT_PATH ").\n"
+		"  import     add pprof files, one interval each\n"
+		"  query      merge the matching samples into one profile; OUT ends in .pb.gz,\n"
+		"             .folded or .svg ('-' writes folded text to stdout); with\n"
+		"             --fold runtime, folded and SVG lack the interpreter's native\n"
+		"             frames between two script frames\n"
+		"  intervals  list intervals: id, start and end (ns since the epoch), samples\n"
+		"\n"
+		"filters:\n"
+		"      --from T, --to T   ns since the epoch, or relative: -30s, -5m, -2h, -1d\n"
+		"      --pid N, --tid N, --comm NAME, --thread NAME, --exe PATH,\n"
+		"      --container ID, --label KEY=VALUE\n"
+		"      --trace ID         the samples of one trace (32 hex digits: their\n"
+		"                         OpenTelemetry thread context's trace_id label)\n"
+		"      --service NAME     the samples of processes that published service.name\n"
+		"                         NAME (OpenTelemetry process context)\n"
+		"      --sample-type T    cpu (default), off_cpu, faults, fault_bytes,\n"
+		"                         mapped_bytes, alloc_objects, alloc_space,\n"
+		"                         inuse_objects, inuse_space (in use: the last interval)\n");
 }
 
 static int print_interval(void *ctx, const struct store_interval *iv)
@@ -235,7 +236,8 @@ int cmd_store(int argc, char **argv)
 			break;
 		case 3: /* --trace ID: the samples of one trace (label trace_id) */
 			if (store_trace_filter(&f, optarg, trace_label)) {
-				fprintf(stderr, "stackscope store: bad --trace '%s' (32 hex digits)\n",
+				fprintf(stderr,
+					"stackscope store: bad --trace '%s' (32 hex digits)\n",
 					optarg);
 				return 2;
 			}

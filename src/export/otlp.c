@@ -33,7 +33,6 @@
 #include "export/otlp_link.h"
 #include "profile/mem_types.h"
 
-
 #define OTLP_SCOPE_NAME "stackscope"
 #define OTLP_KERNEL_MAPPING_NAME "vmlinux"
 
@@ -700,9 +699,9 @@ static int otlp_enc__agg_sample(struct otlp_enc *x, const struct profile_agg_sam
 	for (l = 0; l < PROFILE_MAX_LABELS && profile__label(x->p, s->labels, l, &label); l++)
 		if (!otlp_links__covers(x->link, label.key) &&
 		    strcmp(label.key, PCTX_SERVICE_LABEL)) /* the resource's already */
-			attrs[attr_cnt++] = otlp_enc__attr(
-				x, otlp_enc__label_key(x, label.key, &err), false, 0,
-				otlp_enc__clean(x, label.value, &err), &err);
+			attrs[attr_cnt++] =
+				otlp_enc__attr(x, otlp_enc__label_key(x, label.key, &err), false, 0,
+					       otlp_enc__clean(x, label.value, &err), &err);
 	if (err)
 		return err;
 	if (x->mem_type) /* a memory type: one aggregated value, no CPU nor timestamps */

@@ -301,8 +301,8 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 				if (headers)
 					err_buf__set(err, err_sz, "%s: an entry has no '='", what);
 				else
-					err_buf__set(err, err_sz, "%s: entry \"%.*s\" has no '='", what,
-						 (int)(end - s), s);
+					err_buf__set(err, err_sz, "%s: entry \"%.*s\" has no '='",
+						     what, (int)(end - s), s);
 				return -EINVAL;
 			}
 			s = *end ? end + 1 : end;
@@ -313,13 +313,14 @@ static int kv_list__parse(struct otlp_config *c, const char *list, const char *w
 		if (!key || !value) {
 			ret = bad ? -EINVAL : -ENOMEM;
 			err_buf__set(err, err_sz, "%s: bad percent-encoding in \"%.*s\"", what,
-				 (int)((headers ? eq : end) - s), s);
+				     (int)((headers ? eq : end) - s), s);
 			goto cleanup;
 		}
 		if (!*key ||
 		    (headers && (!header__valid_name(key) || !header__valid_value(value)))) {
 			err_buf__set(err, err_sz, "%s: bad %s \"%.*s\"", what,
-				 headers ? "header" : "attribute", (int)((headers ? eq : end) - s), s);
+				     headers ? "header" : "attribute",
+				     (int)((headers ? eq : end) - s), s);
 			ret = -EINVAL;
 			goto cleanup;
 		}
@@ -440,11 +441,11 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 
 			snprintf(tmp, sizeof(tmp), "%s", err);
 			err_buf__set(err, err_sz, "%s: %s",
-				 getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") &&
-						 *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT")
-					 ? "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT"
-					 : "OTEL_EXPORTER_OTLP_ENDPOINT",
-				 tmp);
+				     getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT") &&
+						     *getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT")
+					     ? "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT"
+					     : "OTEL_EXPORTER_OTLP_ENDPOINT",
+				     tmp);
 		}
 		return ret;
 	}
@@ -467,7 +468,7 @@ int otlp_config__from_env(struct otlp_config *c, char *err, size_t err_sz)
 		ms = strtoul(v, &end, 10);
 		if (errno || *end || ms == 0 || ms > 3600 * 1000) {
 			err_buf__set(err, err_sz,
-				 "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds", v);
+				     "OTEL_EXPORTER_OTLP_TIMEOUT=\"%s\": want milliseconds", v);
 			return -EINVAL;
 		}
 		c->timeout_ms = (unsigned)ms;
@@ -1340,9 +1341,9 @@ static void *client__thread(void *arg)
 		case EXPORT_EXHAUSTED:
 		case EXPORT_TLS:
 			c->stats.exports_failed++;
-			c->stats.exports_lost[res == EXPORT_REJECTED	? OTLP_LOST_REJECTED
-					      : res == EXPORT_TLS	? OTLP_LOST_TLS
-									: OTLP_LOST_RETRIES_EXHAUSTED]++;
+			c->stats.exports_lost[res == EXPORT_REJECTED ? OTLP_LOST_REJECTED
+					      : res == EXPORT_TLS    ? OTLP_LOST_TLS
+								  : OTLP_LOST_RETRIES_EXHAUSTED]++;
 			break;
 		case EXPORT_STOPPED:
 			c->stats.exports_dropped++;

@@ -21,16 +21,15 @@
 #include "export/protobuf_read.h"
 #include "profile/profile.h"
 
-
 #define DICT_TABLE_CNT 8  /* tables indexed by their field number; 0 unused */
-#define LINES_MAX 64       /* inlining levels of one location */
-#define ATTRS_MAX 64       /* attribute indices of one sample, location or mapping */
-#define VALUE_TEXT_MAX 32  /* an int, bool or double attribute as text */
+#define LINES_MAX 64      /* inlining levels of one location */
+#define ATTRS_MAX 64      /* attribute indices of one sample, location or mapping */
+#define VALUE_TEXT_MAX 32 /* an int, bool or double attribute as text */
 #define LABEL_PREFIX "process.context.label."
 
 /* Resource attributes kept as labels of every sample of the resource. */
 static const char *const resource_labels[] = {
-	"host.name",	       "service.name",	     "service.namespace",
+	"host.name",           "service.name",       "service.namespace",
 	"service.instance.id", "k8s.namespace.name", "k8s.pod.name",
 };
 #define RESOURCE_LABEL_CNT (sizeof(resource_labels) / sizeof(resource_labels[0]))
@@ -52,7 +51,7 @@ struct dec {
 	struct otlp_request *req;
 	struct profile *p;
 	struct dict_table t[DICT_TABLE_CNT];
-	char **strs;        /* string_table as C strings, made on first use */
+	char **strs;         /* string_table as C strings, made on first use */
 	uint32_t *loc_frame; /* location index -> profile frame id, 0: not yet */
 	uint32_t *map_id;    /* mapping index -> profile mapping id + 1, 0: not yet */
 	uint32_t *frames;    /* one sample's frame ids (stack_max) */
@@ -642,8 +641,8 @@ static int dec__profile(struct dec *d, struct pb_reader r, const struct resource
 }
 
 /* The Resource's attributes this decoder keeps (plain KeyValue, or key_strindex). */
-static int dec__resource(struct dec *d, struct pb_reader r, struct resource *res,
-			 const char **exe, const char **container)
+static int dec__resource(struct dec *d, struct pb_reader r, struct resource *res, const char **exe,
+			 const char **container)
 {
 	struct pb_field f, g;
 	char buf[VALUE_TEXT_MAX];

@@ -53,11 +53,11 @@ struct otlp_read_process {
 };
 
 struct otlp_request {
-	struct profile *profile;        /* every accepted sample; owned */
-	uint64_t profiles_accepted;     /* Profiles kept */
-	uint64_t profiles_rejected;     /* Profiles of a sample type not kept */
-	uint64_t samples;               /* samples added (their counts added up) */
-	char rejected_why[128];         /* why the first rejected Profile was, or "" */
+	struct profile *profile;         /* every accepted sample; owned */
+	uint64_t profiles_accepted;      /* Profiles kept */
+	uint64_t profiles_rejected;      /* Profiles of a sample type not kept */
+	uint64_t samples;                /* samples added (their counts added up) */
+	char rejected_why[128];          /* why the first rejected Profile was, or "" */
 	struct otlp_read_process *procs; /* sorted by pid, the first resource of a pid kept */
 	size_t proc_cnt;
 	char **owned; /* internal: strings the request owns */

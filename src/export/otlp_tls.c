@@ -156,30 +156,34 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 
 	if (!https) {
 		if (t->ca_file || t->cert_file || t->key_file || t->server_name) {
-			err_buf__set(err, err_sz,
-				 "TLS settings (CA, client certificate, server name) given for the "
-				 "plaintext endpoint %s: use https://",
-				 endpoint);
+			err_buf__set(
+				err, err_sz,
+				"TLS settings (CA, client certificate, server name) given for the "
+				"plaintext endpoint %s: use https://",
+				endpoint);
 			return -EINVAL;
 		}
 		url__host(endpoint, &h, &h_end);
 		if (!t->insecure && !host__loopback(h, (size_t)(h_end - h))) {
-			err_buf__set(err, err_sz,
-				 "refusing to send profiles in plaintext to %s: use https://, or "
-				 "--otlp-insecure (OTEL_EXPORTER_OTLP_INSECURE=true) to allow it",
-				 endpoint);
+			err_buf__set(
+				err, err_sz,
+				"refusing to send profiles in plaintext to %s: use https://, or "
+				"--otlp-insecure (OTEL_EXPORTER_OTLP_INSECURE=true) to allow it",
+				endpoint);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (t->insecure) {
 		err_buf__set(err, err_sz,
-			 "--otlp-insecure (plaintext) contradicts the https:// endpoint %s", endpoint);
+			     "--otlp-insecure (plaintext) contradicts the https:// endpoint %s",
+			     endpoint);
 		return -EINVAL;
 	}
 	if (!t->cert_file != !t->key_file) {
-		err_buf__set(err, err_sz, "a client certificate needs both --otlp-cert and --otlp-key "
-				      "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)");
+		err_buf__set(err, err_sz,
+			     "a client certificate needs both --otlp-cert and --otlp-key "
+			     "(OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY)");
 		return -EINVAL;
 	}
 	if ((t->ca_file && file__readable("CA file", t->ca_file, err, err_sz)) ||
@@ -193,7 +197,7 @@ int otlp_tls__check(const struct otlp_tls *t, const char *endpoint, char *err, s
 		}
 		if (!*t->server_name || *s) {
 			err_buf__set(err, err_sz, "bad --otlp-server-name \"%s\": want a host name",
-				 t->server_name);
+				     t->server_name);
 			return -EINVAL;
 		}
 	}

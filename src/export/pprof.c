@@ -375,7 +375,7 @@ int pprof__encode(const struct profile *p, struct pb_buf *out)
 	if (profile__has_cpu(p))
 		pb_buf__varint(out, PROFILE_PERIOD, profile__period_ns(p));
 	if (!profile__has_cpu(p)) { /* off-CPU (or memory growth) only: what viewers show first */
-		int64_t off = pprof_enc__str(&e, profile__has_off_cpu(p)	   ? "off_cpu"
+		int64_t off = pprof_enc__str(&e, profile__has_off_cpu(p)     ? "off_cpu"
 						 : profile__has_mem_alloc(p) ? "inuse_space"
 									     : "fault_bytes");
 

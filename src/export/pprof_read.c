@@ -72,20 +72,25 @@ struct scalar_slot {
 };
 
 /* S(mapping, id): the slot of member id of struct pprof_mapping */
-#define S(msg, member) \
-	{ sizeof(((struct pprof_##msg *)0)->member), offsetof(struct pprof_##msg, member) }
+#define S(msg, member)                                                                          \
+	{                                                                                       \
+		sizeof(((struct pprof_##msg *)0)->member), offsetof(struct pprof_##msg, member) \
+	}
 #define SCALARS_OF(table) table, sizeof(table) / sizeof(table[0])
 
-static const struct scalar_slot value_type_slots[] = { [VALUE_TYPE_TYPE] = S(value_type, type),
-						       [VALUE_TYPE_UNIT] = S(value_type, unit) };
-static const struct scalar_slot label_slots[] = {
-	[LABEL_KEY] = S(label, key), [LABEL_STR] = S(label, str), [LABEL_NUM] = S(label, num),
-	[LABEL_NUM_UNIT] = S(label, num_unit)
+static const struct scalar_slot value_type_slots[] = {
+	[VALUE_TYPE_TYPE] = S(value_type, type), [VALUE_TYPE_UNIT] = S(value_type, unit)
 };
+static const struct scalar_slot label_slots[] = { [LABEL_KEY] = S(label, key),
+						  [LABEL_STR] = S(label, str),
+						  [LABEL_NUM] = S(label, num),
+						  [LABEL_NUM_UNIT] = S(label, num_unit) };
 static const struct scalar_slot mapping_slots[] = {
-	[MAPPING_ID] = S(mapping, id), [MAPPING_MEMORY_START] = S(mapping, memory_start),
+	[MAPPING_ID] = S(mapping, id),
+	[MAPPING_MEMORY_START] = S(mapping, memory_start),
 	[MAPPING_MEMORY_LIMIT] = S(mapping, memory_limit),
-	[MAPPING_FILE_OFFSET] = S(mapping, file_offset), [MAPPING_FILENAME] = S(mapping, filename),
+	[MAPPING_FILE_OFFSET] = S(mapping, file_offset),
+	[MAPPING_FILENAME] = S(mapping, filename),
 	[MAPPING_BUILD_ID] = S(mapping, build_id),
 	[MAPPING_HAS_FUNCTIONS] = S(mapping, has_functions),
 	[MAPPING_HAS_FILENAMES] = S(mapping, has_filenames),
@@ -96,19 +101,24 @@ static const struct scalar_slot line_slots[] = { [LINE_FUNCTION_ID] = S(line, fu
 						 [LINE_LINE] = S(line, line),
 						 [LINE_COLUMN] = S(line, column) };
 static const struct scalar_slot location_slots[] = {
-	[LOCATION_ID] = S(location, id), [LOCATION_MAPPING_ID] = S(location, mapping_id),
-	[LOCATION_ADDRESS] = S(location, address), [LOCATION_IS_FOLDED] = S(location, is_folded)
+	[LOCATION_ID] = S(location, id),
+	[LOCATION_MAPPING_ID] = S(location, mapping_id),
+	[LOCATION_ADDRESS] = S(location, address),
+	[LOCATION_IS_FOLDED] = S(location, is_folded)
 };
 static const struct scalar_slot function_slots[] = {
-	[FUNCTION_ID] = S(function, id), [FUNCTION_NAME] = S(function, name),
+	[FUNCTION_ID] = S(function, id),
+	[FUNCTION_NAME] = S(function, name),
 	[FUNCTION_SYSTEM_NAME] = S(function, system_name),
-	[FUNCTION_FILENAME] = S(function, filename), [FUNCTION_START_LINE] = S(function, start_line)
+	[FUNCTION_FILENAME] = S(function, filename),
+	[FUNCTION_START_LINE] = S(function, start_line)
 };
 static const struct scalar_slot profile_slots[] = {
 	[PROFILE_DROP_FRAMES] = S(profile, drop_frames),
 	[PROFILE_KEEP_FRAMES] = S(profile, keep_frames),
 	[PROFILE_TIME_NANOS] = S(profile, time_nanos),
-	[PROFILE_DURATION_NANOS] = S(profile, duration_nanos), [PROFILE_PERIOD] = S(profile, period),
+	[PROFILE_DURATION_NANOS] = S(profile, duration_nanos),
+	[PROFILE_PERIOD] = S(profile, period),
 	[PROFILE_DEFAULT_SAMPLE_TYPE] = S(profile, default_sample_type),
 	[PROFILE_DOC_URL] = S(profile, doc_url)
 };
@@ -202,8 +212,7 @@ static int dec__sample(struct pprof_dec *d, struct pb_reader r)
 			if (f.wire != PB_WIRE_LEN)
 				break;
 			l = dec__pool_next(d, POOL_LABELS, sizeof(*l), &label_scratch);
-			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_slots))
-				: -EBADMSG;
+			err = l ? dec__scalars(f.body, l, SCALARS_OF(label_slots)) : -EBADMSG;
 			break;
 		}
 		if (err)
@@ -458,8 +467,8 @@ static const struct id_slot *id_slots__find(const struct id_slot *slots, size_t 
  * id - 1 when the ids are dense there (the usual layout), else found by the sorted slots;
  * n when there is none.
  */
-static size_t id_lookup(const void *items, size_t n, size_t elem_sz,
-			const struct id_slot *slots, uint64_t id)
+static size_t id_lookup(const void *items, size_t n, size_t elem_sz, const struct id_slot *slots,
+			uint64_t id)
 {
 	const struct id_slot *s;
 	uint64_t have;
@@ -475,8 +484,8 @@ static size_t id_lookup(const void *items, size_t n, size_t elem_sz,
 
 struct pprof_mapping *pprof_profile__mapping(const struct pprof_profile *p, uint64_t id)
 {
-	size_t i = id_lookup(p->mappings, p->mapping_cnt, sizeof(*p->mappings),
-			     p->index->mappings, id);
+	size_t i = id_lookup(p->mappings, p->mapping_cnt, sizeof(*p->mappings), p->index->mappings,
+			     id);
 
 	return i < p->mapping_cnt ? &p->mappings[i] : NULL;
 }

@@ -79,8 +79,7 @@ int pb_buf__varint(struct pb_buf *b, uint32_t field, uint64_t v)
 }
 
 /* A fixed-width field: n little-endian bytes of v. */
-static int pb_buf__fixed(struct pb_buf *b, uint32_t field, enum pb_wire wire, uint64_t v,
-			 size_t n)
+static int pb_buf__fixed(struct pb_buf *b, uint32_t field, enum pb_wire wire, uint64_t v, size_t n)
 {
 	uint8_t le[8];
 	size_t i;

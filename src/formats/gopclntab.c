@@ -576,8 +576,7 @@ static uint32_t pcdata_off(const struct gopclntab *t, const struct func_view *fv
 }
 
 /* The path of file number fileno of function fv, or NULL. */
-static const char *file_name(const struct gopclntab *t, const struct func_view *fv,
-			     int32_t fileno)
+static const char *file_name(const struct gopclntab *t, const struct func_view *fv, int32_t fileno)
 {
 	uint64_t idx;
 	uint32_t foff;
@@ -771,7 +770,8 @@ static int find_gofunc(struct elf_file *ef, const struct gopclntab *t, uint64_t 
 		       uint64_t *text, const void **data, size_t *avail)
 {
 	static const char *const secs[] = { ".go.module", ".noptrdata", ".data", ".data.rel.ro" };
-	const size_t *gws = t->version == GOPCLNTAB_V118 ? md_words_gofunc_118 : md_words_gofunc_120;
+	const size_t *gws = t->version == GOPCLNTAB_V118 ? md_words_gofunc_118
+							 : md_words_gofunc_120;
 	size_t ngw = t->version == GOPCLNTAB_V118 ? 1 : 2;
 	size_t k, w, g;
 

@@ -56,8 +56,8 @@ struct gopclntab_image {
 struct go_func {
 	uint64_t entry, end; /* [entry, end): ELF vaddrs */
 	const char *name;    /* NULL when the name is out of bounds */
-	uint8_t func_id;     /* the runtime's funcID (0: an ordinary function; numbered per version) */
-	uint8_t flags;       /* GO_FUNC_* (the runtime's funcFlag; Go 1.2 format: derived) */
+	uint8_t func_id; /* the runtime's funcID (0: an ordinary function; numbered per version) */
+	uint8_t flags;   /* GO_FUNC_* (the runtime's funcFlag; Go 1.2 format: derived) */
 };
 
 /* funcFlag bits (runtime/symtab.go, the same in 1.17 to 1.27). The Go 1.2 format has no

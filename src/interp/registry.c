@@ -57,8 +57,8 @@ struct interp_registry {
 	uint16_t proc_bit_users[INTERP_BITS];    /* attached processes per bit of proc_bits */
 	void *rt_state[RUNTIME_CNT];
 	struct interp_runtime_stats stats[RUNTIME_CNT];
-	struct u64_map files; /* file_id -> struct interp_file_entry */
-	struct u64_map procs; /* proc_key(pid, rt) -> struct interp_proc_entry */
+	struct u64_map files;       /* file_id -> struct interp_file_entry */
+	struct u64_map procs;       /* proc_key(pid, rt) -> struct interp_proc_entry */
 	uint64_t settling_until_ns; /* a process attached INTERP_SETTLE_NS before this */
 };
 

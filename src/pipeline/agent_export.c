@@ -296,7 +296,7 @@ struct agent_export *agent_export__new(const struct agent_export_opts *o)
 		size_t n = strlen(ex->describe);
 
 		ex->store = store_sink__open(path, o->store_max_bytes,
-					      (uint64_t)(o->store_max_age_s * 1e9));
+					     (uint64_t)(o->store_max_age_s * 1e9));
 		if (!ex->store) {
 			err = -errno;
 			goto fail;

@@ -19,10 +19,10 @@ struct session;
 
 /* The agent's options that choose and shape the sinks (cli/agent_options.h fills them). */
 struct agent_export_opts {
-	const char *otlp_endpoint; /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: no OTLP */
-	const char *otlp_protocol; /* "http/protobuf" or "grpc"; NULL: environment or http */
-	const char *otlp_headers;  /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
-	const char *otlp_ca_file;  /* --otlp-ca: over OTEL_EXPORTER_OTLP_*CERTIFICATE */
+	const char *otlp_endpoint;  /* overrides OTEL_EXPORTER_OTLP_*ENDPOINT; neither: no OTLP */
+	const char *otlp_protocol;  /* "http/protobuf" or "grpc"; NULL: environment or http */
+	const char *otlp_headers;   /* "k=v,k2=v2", added to OTEL_EXPORTER_OTLP_*HEADERS */
+	const char *otlp_ca_file;   /* --otlp-ca: over OTEL_EXPORTER_OTLP_*CERTIFICATE */
 	const char *otlp_cert_file; /* --otlp-cert, --otlp-key: the client certificate */
 	const char *otlp_key_file;
 	const char *otlp_server_name; /* --otlp-server-name */
@@ -62,8 +62,8 @@ struct agent_export_stats {
 	/* the embedded store, when it is written (alone: also ok/failed/dropped above) */
 	bool store;
 	uint64_t store_written;
-	uint64_t store_failed;       /* attempts that failed (a kept interval's too) */
-	uint64_t store_kept;         /* intervals kept after a failed attempt (a co-writer's lock) */
+	uint64_t store_failed; /* attempts that failed (a kept interval's too) */
+	uint64_t store_kept;   /* intervals kept after a failed attempt (a co-writer's lock) */
 	uint64_t store_written_late; /* kept intervals written since */
 	uint64_t store_lost;         /* intervals never written */
 	uint64_t store_pending;      /* intervals kept now, and their bytes */

@@ -210,14 +210,14 @@ static void entry__read(struct pctx_table *t, struct pctx_entry *e)
 	forget_context(e);
 	e->attrs = attrs;
 	e->have = true;
-	e->service = pctx_attrs__find(&e->attrs, "service.name") ?
-			     pctx_attrs__find(&e->attrs, "service.name")->str : NULL;
+	e->service = pctx_attrs__find(&e->attrs, "service.name")
+			     ? pctx_attrs__find(&e->attrs, "service.name")->str
+			     : NULL;
 	e->refused = NULL;
 }
 
 /* e's mapping found at addr (a scan or a probe). */
-static void entry__found(struct pctx_table *t, struct pctx_entry *e, uint64_t addr,
-			 uint64_t now_ns)
+static void entry__found(struct pctx_table *t, struct pctx_entry *e, uint64_t addr, uint64_t now_ns)
 {
 	if (addr == e->addr)
 		return;

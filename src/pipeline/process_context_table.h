@@ -29,27 +29,27 @@
 
 #include "export/process_context_pb.h"
 
-#define PCTX_PROBE_FIRST_NS 250000000ULL   /* 250 ms */
-#define PCTX_PROBE_LAST_NS 64000000000ULL  /* 64 s */
-#define PCTX_RECHECK_NS 1000000000ULL      /* 1 s */
+#define PCTX_PROBE_FIRST_NS 250000000ULL    /* 250 ms */
+#define PCTX_PROBE_LAST_NS 64000000000ULL   /* 64 s */
+#define PCTX_RECHECK_NS 1000000000ULL       /* 1 s */
 #define PCTX_EXITED_KEEP_NS 600000000000ULL /* 10 min */
 #define PCTX_TABLE_CAP 65536
 
 struct process;
 
-#define PCTX_STATS(X)                                                                 \
-	X(PCTX_STAT_PUBLISHED, "published")                                           \
-	X(PCTX_STAT_READ, "read")                                                     \
-	X(PCTX_STAT_REPUBLISHED, "republished")                                       \
-	X(PCTX_STAT_CHECKS, "checked")                                                \
-	X(PCTX_STAT_PROBES, "maps probes")                                            \
-	X(PCTX_STAT_TORN, "torn")                                                     \
-	X(PCTX_STAT_GONE, "gone")                                                     \
-	X(PCTX_STAT_BAD_HEADER, "bad header")                                         \
-	X(PCTX_STAT_TOO_BIG, "payload too big")                                       \
-	X(PCTX_STAT_BAD_PAYLOAD, "payload unreadable")                                \
-	X(PCTX_STAT_MALFORMED, "payload malformed")                                   \
-	X(PCTX_STAT_ATTRS_SKIPPED, "attributes skipped")                              \
+#define PCTX_STATS(X)                                    \
+	X(PCTX_STAT_PUBLISHED, "published")              \
+	X(PCTX_STAT_READ, "read")                        \
+	X(PCTX_STAT_REPUBLISHED, "republished")          \
+	X(PCTX_STAT_CHECKS, "checked")                   \
+	X(PCTX_STAT_PROBES, "maps probes")               \
+	X(PCTX_STAT_TORN, "torn")                        \
+	X(PCTX_STAT_GONE, "gone")                        \
+	X(PCTX_STAT_BAD_HEADER, "bad header")            \
+	X(PCTX_STAT_TOO_BIG, "payload too big")          \
+	X(PCTX_STAT_BAD_PAYLOAD, "payload unreadable")   \
+	X(PCTX_STAT_MALFORMED, "payload malformed")      \
+	X(PCTX_STAT_ATTRS_SKIPPED, "attributes skipped") \
 	X(PCTX_STAT_TABLE_FULL, "processes not tracked")
 
 #define PCTX_STAT_ENUM(id, name) id,

@@ -6,9 +6,8 @@
 #include "profile/trace_label.h"
 
 /* The attributes of attrs[0..n) into out (texts in text): how many. */
-static uint32_t attr_labels(const uint8_t *attrs, size_t n, const char *const *keys,
-			    size_t key_cnt, struct sample_trace_text *text,
-			    struct profile_label *out)
+static uint32_t attr_labels(const uint8_t *attrs, size_t n, const char *const *keys, size_t key_cnt,
+			    struct sample_trace_text *text, struct profile_label *out)
 {
 	int idx[SAMPLE_TRACE_ATTRS_MAX];
 	uint32_t cnt = 0, i;
@@ -59,7 +58,8 @@ uint32_t sample_trace__labels_keyed(const struct sample_trace *t, const char *co
 	size_t n = t->attrs_sz < sizeof(t->attrs) ? t->attrs_sz : sizeof(t->attrs);
 
 	if (t->state == OTEL_TRACE_BAD) {
-		out[0] = (struct profile_label){ SAMPLE_TRACE_MARKER_KEY, SAMPLE_TRACE_MARKER_VALUE };
+		out[0] = (struct profile_label){ SAMPLE_TRACE_MARKER_KEY,
+						 SAMPLE_TRACE_MARKER_VALUE };
 		return 1;
 	}
 	if (t->state != OTEL_TRACE_SET)

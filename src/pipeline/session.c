@@ -202,8 +202,9 @@ static int on_record(const void *data, size_t size, void *ctx)
 						   sampler__alloc_live_fd(s->sampler));
 		interp_registry__process_exec(s->interp, (pid_t)h->pid);
 		selection__exec(s->sel, (pid_t)h->pid,
-				size >= sizeof(struct exec_record) ? ((const struct exec_record *)data)->comm
-								   : NULL);
+				size >= sizeof(struct exec_record)
+					? ((const struct exec_record *)data)->comm
+					: NULL);
 		pctx_table__exec(s->pctx, (pid_t)h->pid, now);
 		if (size >= sizeof(struct exec_record)) {
 			const struct exec_record *er = data;

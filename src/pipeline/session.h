@@ -63,21 +63,21 @@ struct session_opts {
 	size_t debug_dir_cnt;
 	const char *cache_dir; /* on-disk unwind-table cache; NULL or "": none */
 	uint64_t cache_max_bytes;
-	bool off_cpu;              /* off-CPU samples (sampler/off_cpu.h) */
-	bool no_cpu;               /* ... only: no CPU samples */
-	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
-	unsigned int off_cpu_rate; /* off-CPU stack walks per second (0: default) */
-	bool faults;               /* memory-growth samples (sampler/mem_growth.h) */
-	uint64_t fault_period;     /* page faults per sample (0: default) */
-	bool alloc;                /* allocation samples (sampler/mem_alloc.h) */
-	uint64_t alloc_rate;       /* mean bytes between them (0: default) */
+	bool off_cpu;                   /* off-CPU samples (sampler/off_cpu.h) */
+	bool no_cpu;                    /* ... only: no CPU samples */
+	uint64_t off_cpu_min_ns;        /* shorter stays off CPU are skipped */
+	unsigned int off_cpu_rate;      /* off-CPU stack walks per second (0: default) */
+	bool faults;                    /* memory-growth samples (sampler/mem_growth.h) */
+	uint64_t fault_period;          /* page faults per sample (0: default) */
+	bool alloc;                     /* allocation samples (sampler/mem_alloc.h) */
+	uint64_t alloc_rate;            /* mean bytes between them (0: default) */
 	struct selection_rules *select; /* which processes (proc/selection.h; NULL: all):
 					 * session__new() takes it, even when it fails */
-	const char *host_root;     /* the node's / where pod rules find pod names (NULL: /) */
-	char *const *alloc_command; /* record's command: its allocator files are probed too */
-	bool alloc_carry; /* the agent: live allocations carried into each next profile
+	const char *host_root;          /* the node's / where pod rules find pod names (NULL: /) */
+	char *const *alloc_command;     /* record's command: its allocator files are probed too */
+	bool alloc_carry;    /* the agent: live allocations carried into each next profile
 			   * (pipeline/alloc_carry.h), not forgotten at session__take_profile() */
-	const char *obi_map;       /* OBI's pinned traces_ctx_v1 (interp/otel/obi_map.h); NULL
+	const char *obi_map; /* OBI's pinned traces_ctx_v1 (interp/otel/obi_map.h); NULL
 				    * or "": not read */
 };
 
@@ -123,13 +123,13 @@ const struct profile *session__profile(const struct session *s);
 struct session_stats {
 	uint64_t counters[COUNTER_CNT];
 	const struct trace_handler_stats *trace;
-	const struct pctx_stats *process_contexts; /* pipeline/process_context_table.h */
-	const struct unwind_maps_stats *unwind;   /* NULL when tables are disabled */
-	const struct table_cache_stats *cache;    /* NULL without a cache */
-	struct table_queue_stats tables;          /* the build queue (zeros without one) */
-	const struct deferred_stats *deferred;    /* NULL when deferred unwinding is off */
-	const struct off_cpu_join_stats *off_cpu; /* NULL without --off-cpu */
-	const struct alloc_live_stats *alloc_live; /* NULL without --alloc */
+	const struct pctx_stats *process_contexts;   /* pipeline/process_context_table.h */
+	const struct unwind_maps_stats *unwind;      /* NULL when tables are disabled */
+	const struct table_cache_stats *cache;       /* NULL without a cache */
+	struct table_queue_stats tables;             /* the build queue (zeros without one) */
+	const struct deferred_stats *deferred;       /* NULL when deferred unwinding is off */
+	const struct off_cpu_join_stats *off_cpu;    /* NULL without --off-cpu */
+	const struct alloc_live_stats *alloc_live;   /* NULL without --alloc */
 	const struct alloc_procs_stats *alloc_procs; /* NULL unless --alloc with a command */
 	uint64_t processes_alive, processes_exited;
 	uint64_t process_scans;              /* /proc/PID/maps reads */

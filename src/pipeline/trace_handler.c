@@ -79,7 +79,7 @@ struct trace_handler {
 	/* Native frames of the current profile, indexed by frame id, for the line pass. */
 	struct native_frame_ref *native;
 	size_t native_cap;
-	struct frame_slot *frame_cache; /* FRAME_CACHE_CAP slots, allocated on first use */
+	struct frame_slot *frame_cache;     /* FRAME_CACHE_CAP slots, allocated on first use */
 	struct runtime_slot *runtime_cache; /* RUNTIME_CACHE_CAP slots, the same */
 	/* The last runtime marker's frame and text (a process over its read budget: every one
 	 * of its frames the same marker); 0: none in this profile.
@@ -643,7 +643,8 @@ int trace_handler__sample(struct trace_handler *th, const struct sample_record *
 			n++;
 		th->stats.off_cpu++;
 		k0 = off_cpu_kernel_start(th, rec, kcnt);
-	} else if (rec->mem_kind == MEM_SAMPLED_ALLOC) { /* the function called: a leaf of its own */
+	} else if (rec->mem_kind ==
+		   MEM_SAMPLED_ALLOC) { /* the function called: a leaf of its own */
 		snprintf(reason, sizeof(reason), "[alloc: %s]", alloc_fn__name(rec->mem_fn));
 		if ((th->frames[n] = named_frame(th, FRAME_ERROR, 0, 0, reason)))
 			n++;

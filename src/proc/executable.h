@@ -60,8 +60,8 @@ struct executable {
 	struct proc_root root; /* the root of the process it was first seen in (containers) */
 	uint64_t text_start;   /* lowest and highest ELF vaddr of executable PT_LOAD segments */
 	uint64_t text_end;
-	uint64_t text_offset;     /* file offset of text_start */
-	struct elf_file *elf;     /* open for the executable's lifetime */
+	uint64_t text_offset; /* file offset of text_start */
+	struct elf_file *elf; /* open for the executable's lifetime */
 	uint32_t live_maps;
 	uint64_t idle_since_ns;   /* when live_maps dropped to 0 (0: in use, or never used) */
 	uint64_t unused_since_ns; /* the same, not cleared by an unload (for eviction) */

@@ -339,7 +339,7 @@ static bool json_label(const char *text, const char *key, char *out, size_t cap)
  * no spec of this pod's, -1 a spec without a container name (the pod's sandbox: no name).
  */
 static int name_from_runtime(const struct k8s_pod_table *t, const char *uid, const char *id,
-			      char *out, size_t cap)
+			     char *out, size_t cap)
 {
 	static const struct {
 		const char *dir, *tail, *name_key, *uid_key;
@@ -398,9 +398,8 @@ static int subdirs(const char *path, const char *id, char *out, size_t cap)
 		    !(fp = opendir(sub)))
 			continue;
 		while ((f = readdir(fp))) {
-			if (f->d_name[0] == '.' ||
-			    snprintf(file, sizeof(file), "%s/%s", sub, f->d_name) >=
-				    (int)sizeof(file))
+			if (f->d_name[0] == '.' || snprintf(file, sizeof(file), "%s/%s", sub,
+							    f->d_name) >= (int)sizeof(file))
 				continue;
 			n = readlink(file, link, sizeof(link) - 1);
 			if (n <= 0)
@@ -419,16 +418,16 @@ static int subdirs(const char *path, const char *id, char *out, size_t cap)
 	return cnt;
 }
 
-static bool find_container_name(struct k8s_pod_table *t, const struct pod_entry *e,
-				const char *id, char *out, size_t cap)
+static bool find_container_name(struct k8s_pod_table *t, const struct pod_entry *e, const char *id,
+				char *out, size_t cap)
 {
 	char path[PATH_MAX], log_dir[NAME_MAX + 1];
 	int by_runtime = name_from_runtime(t, e->uid, id, out, cap);
 
 	if (by_runtime)
 		return by_runtime > 0;
-	if (snprintf(log_dir, sizeof(log_dir), "%s_%s_%s", e->namespace_name, e->pod_name,
-		     e->uid) < (int)sizeof(log_dir) &&
+	if (snprintf(log_dir, sizeof(log_dir), "%s_%s_%s", e->namespace_name, e->pod_name, e->uid) <
+		    (int)sizeof(log_dir) &&
 	    join(path, sizeof(path), t, "/var/log/pods/", log_dir, NULL, NULL)) {
 		if (subdirs(path, id, out, cap) == 1)
 			return true;
@@ -522,8 +521,8 @@ int k8s_pod_table__lookup(struct k8s_pod_table *t, const char *pod_uid, const ch
 	return 0;
 }
 
-int k8s_pod_table__lookup_cgroup(struct k8s_pod_table *t, const char *cgroup_path,
-				 uint64_t now_ns, struct k8s_identity *out)
+int k8s_pod_table__lookup_cgroup(struct k8s_pod_table *t, const char *cgroup_path, uint64_t now_ns,
+				 struct k8s_identity *out)
 {
 	struct k8s_cgroup_ref ref;
 
@@ -531,6 +530,6 @@ int k8s_pod_table__lookup_cgroup(struct k8s_pod_table *t, const char *cgroup_pat
 		memset(out, 0, sizeof(*out));
 		return -ENOENT;
 	}
-	return k8s_pod_table__lookup(t, ref.pod_uid,
-				     ref.container_id[0] ? ref.container_id : NULL, now_ns, out);
+	return k8s_pod_table__lookup(t, ref.pod_uid, ref.container_id[0] ? ref.container_id : NULL,
+				     now_ns, out);
 }

@@ -36,10 +36,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define K8S_POD_UID_MAX 36       /* a dashed uuid; a static pod's hash is 32 */
-#define K8S_CONTAINER_ID_LEN 64  /* hex digits */
-#define K8S_NAMESPACE_MAX 63     /* DNS label */
-#define K8S_POD_NAME_MAX 253     /* DNS subdomain */
+#define K8S_POD_UID_MAX 36        /* a dashed uuid; a static pod's hash is 32 */
+#define K8S_CONTAINER_ID_LEN 64   /* hex digits */
+#define K8S_NAMESPACE_MAX 63      /* DNS label */
+#define K8S_POD_NAME_MAX 253      /* DNS subdomain */
 #define K8S_CONTAINER_NAME_MAX 63 /* DNS label */
 #define K8S_POD_CONTAINER_CAP 16
 #define K8S_POD_RETRY_NS 2000000000ull
@@ -53,8 +53,8 @@ enum k8s_qos {
 
 /* What a cgroup path says. */
 struct k8s_cgroup_ref {
-	char pod_uid[K8S_POD_UID_MAX + 1];               /* lowercase, dashes; "" not a pod's */
-	char container_id[K8S_CONTAINER_ID_LEN + 1];     /* "" the pod's own cgroup, a monitor */
+	char pod_uid[K8S_POD_UID_MAX + 1];           /* lowercase, dashes; "" not a pod's */
+	char container_id[K8S_CONTAINER_ID_LEN + 1]; /* "" the pod's own cgroup, a monitor */
 	enum k8s_qos qos;
 };
 
@@ -75,10 +75,10 @@ bool k8s_cgroup__parse(const char *path, struct k8s_cgroup_ref *out);
 
 struct k8s_pod_stats {
 	uint64_t lookups;
-	uint64_t pod_scans;      /* reads of ROOT/var/log/pods for a pod not cached */
-	uint64_t pods_unknown;   /* of those, pods the node did not show */
-	uint64_t names_unknown;  /* container names not found */
-	uint64_t evicted;        /* pods dropped to stay within pod_cap */
+	uint64_t pod_scans;     /* reads of ROOT/var/log/pods for a pod not cached */
+	uint64_t pods_unknown;  /* of those, pods the node did not show */
+	uint64_t names_unknown; /* container names not found */
+	uint64_t evicted;       /* pods dropped to stay within pod_cap */
 };
 
 struct k8s_pod_table;
@@ -98,8 +98,8 @@ int k8s_pod_table__lookup(struct k8s_pod_table *t, const char *pod_uid, const ch
 			  uint64_t now_ns, struct k8s_identity *out);
 
 /* The same for a cgroup path (k8s_cgroup__parse); -ENOENT also when the path is no pod's. */
-int k8s_pod_table__lookup_cgroup(struct k8s_pod_table *t, const char *cgroup_path,
-				 uint64_t now_ns, struct k8s_identity *out);
+int k8s_pod_table__lookup_cgroup(struct k8s_pod_table *t, const char *cgroup_path, uint64_t now_ns,
+				 struct k8s_identity *out);
 
 void k8s_pod_table__stats(const struct k8s_pod_table *t, struct k8s_pod_stats *out);
 

@@ -23,7 +23,7 @@
 
 #define PCTX_HEADER_SZ 32
 #define PCTX_READ_TRIES 4
-#define PCTX_PAYLOAD_MAX (64u << 10)  /* as in export/process_context_pb.h */
+#define PCTX_PAYLOAD_MAX (64u << 10)   /* as in export/process_context_pb.h */
 #define PCTX_MAPS_READ_MAX (64u << 20) /* bytes of /proc/PID/maps a probe reads */
 
 struct pctx_header {
@@ -37,14 +37,14 @@ struct pctx_header {
 /* Why a read gave nothing (the caller counts them). */
 enum pctx_read_err {
 	PCTX_OK = 0,
-	PCTX_UNCHANGED,      /* the publish time is the one the caller has */
-	PCTX_NO_PROCESS,     /* the process is gone */
-	PCTX_GONE,           /* the header could not be read (the mapping is gone) */
-	PCTX_NOT_READY,      /* the header is still zeros (mapped, not yet written) */
-	PCTX_BAD_HEADER,     /* not the signature, or a version not read here */
-	PCTX_TOO_BIG,        /* payload_size over the cap */
-	PCTX_BAD_PAYLOAD,    /* the payload pointer is not readable memory */
-	PCTX_TORN,           /* the publish time was zero or changed at every try */
+	PCTX_UNCHANGED,   /* the publish time is the one the caller has */
+	PCTX_NO_PROCESS,  /* the process is gone */
+	PCTX_GONE,        /* the header could not be read (the mapping is gone) */
+	PCTX_NOT_READY,   /* the header is still zeros (mapped, not yet written) */
+	PCTX_BAD_HEADER,  /* not the signature, or a version not read here */
+	PCTX_TOO_BIG,     /* payload_size over the cap */
+	PCTX_BAD_PAYLOAD, /* the payload pointer is not readable memory */
+	PCTX_TORN,        /* the publish time was zero or changed at every try */
 };
 
 /* The start of the first process context mapping listed in the maps text (NUL-terminated),

@@ -159,7 +159,8 @@ bool selection_spec__equal(const struct selection_spec *a, const struct selectio
 	if (a->cnt != b->cnt)
 		return false;
 	for (i = 0; i < a->cnt; i++)
-		if (a->rule[i].kind != b->rule[i].kind || a->rule[i].exclude != b->rule[i].exclude ||
+		if (a->rule[i].kind != b->rule[i].kind ||
+		    a->rule[i].exclude != b->rule[i].exclude ||
 		    strcmp(a->rule[i].text, b->rule[i].text))
 			return false;
 	return true;
@@ -363,8 +364,8 @@ struct selection {
 	volatile struct selection_state *st;
 	char *host_root;            /* the node's / for pod names */
 	struct k8s_pod_table *pods; /* made when a pod rule first needs it */
-	struct u64_map verdicts; /* pid -> (void *)SEL_KEEP / SEL_DROP */
-	struct u64_map cgroups;  /* cgroup id -> (void *)(1 + enum sel_cgroup) */
+	struct u64_map verdicts;    /* pid -> (void *)SEL_KEEP / SEL_DROP */
+	struct u64_map cgroups;     /* cgroup id -> (void *)(1 + enum sel_cgroup) */
 	struct selection_stats stats;
 	unsigned int prob_threshold;
 	uint64_t prob_interval_ns, prob_next_ns;
@@ -498,9 +499,9 @@ static bool cgroup_identity(struct selection *sel, const char *cgroup_path,
 	if (!sel->pods)
 		return true; /* no memory: pod rules match nothing */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	err = k8s_pod_table__lookup_cgroup(sel->pods, cgroup_path,
-					   (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-					   pod);
+	err = k8s_pod_table__lookup_cgroup(
+		sel->pods, cgroup_path, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+		pod);
 	if (!err) {
 		id->k8s_namespace = pod->namespace_name;
 		id->k8s_pod = pod->pod_name;
@@ -593,13 +594,14 @@ static bool classify(struct selection *sel, pid_t pid, const char *comm)
 		sel->stats.kept++;
 	else
 		sel->stats.dropped++;
-	u64_map__set(&sel->verdicts, (uint64_t)pid, (void *)(uintptr_t)(keep ? SEL_KEEP : SEL_DROP));
+	u64_map__set(&sel->verdicts, (uint64_t)pid,
+		     (void *)(uintptr_t)(keep ? SEL_KEEP : SEL_DROP));
 	v.verdict = keep ? SEL_KEEP : SEL_DROP;
 	if (sel->procs_fd >= 0 && v.cgroup_id &&
 	    bpf_map_update_elem(sel->procs_fd, &key, &v, BPF_ANY))
 		sel->stats.bpf_failures++;
-	pr_debug("selection: %d (%s, %s, %s): %s\n", (int)pid, id.comm ? id.comm : "?", exe,
-		 cg, keep ? "kept" : "not selected");
+	pr_debug("selection: %d (%s, %s, %s): %s\n", (int)pid, id.comm ? id.comm : "?", exe, cg,
+		 keep ? "kept" : "not selected");
 	return keep;
 }
 
@@ -611,8 +613,7 @@ static void write_state(struct selection *sel)
 	if (!sel->st)
 		return;
 	sel->st->has_include = active && r->has_include;
-	sel->st->user_rules =
-		active && (r->has_kind[SELECTION_PID] || r->has_kind[SELECTION_NAME]);
+	sel->st->user_rules = active && (r->has_kind[SELECTION_PID] || r->has_kind[SELECTION_NAME]);
 	sel->st->name_rules = active && r->has_kind[SELECTION_NAME];
 	__sync_synchronize();
 	sel->st->active = active;
@@ -692,8 +693,7 @@ bool selection__sample(struct selection *sel, pid_t pid, const char *comm)
 	return false;
 }
 
-void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx),
-			  void *ctx)
+void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx), void *ctx)
 {
 	size_t iter = 0;
 	uint64_t pid;
@@ -747,7 +747,8 @@ static void prob_draw(struct selection *sel, uint64_t now_ns)
 		sel->stats.prob_off++;
 	if (sel->st)
 		sel->st->prob_on = sel->prob_on;
-	pr_info("probabilistic profiling: the next %.1f s %s\n", (double)sel->prob_interval_ns / 1e9,
+	pr_info("probabilistic profiling: the next %.1f s %s\n",
+		(double)sel->prob_interval_ns / 1e9,
 		sel->prob_on ? "are profiled" : "are not profiled");
 }
 
@@ -806,7 +807,8 @@ void selection__print_summary(const struct selection *sel, const uint64_t *c)
 		(unsigned long long)c[COUNTER_SEL_DROPPED],
 		c[COUNTER_SEL_DROPPED] ? (double)c[COUNTER_SEL_NS] / (double)c[COUNTER_SEL_DROPPED]
 				       : 0.0,
-		c[COUNTER_SAMPLES] ? (double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES] : 0.0,
+		c[COUNTER_SAMPLES] ? (double)c[COUNTER_SAMPLE_NS] / (double)c[COUNTER_SAMPLES]
+				   : 0.0,
 		(unsigned long long)c[COUNTER_SEL_UNCLASSIFIED],
 		(unsigned long long)st->user_dropped, (unsigned long long)st->classified,
 		(unsigned long long)st->kept, (unsigned long long)st->dropped,

@@ -75,10 +75,10 @@ bool selection_spec__equal(const struct selection_spec *a, const struct selectio
 /* Who a process is, as the rules see it. NULL or "" fields are unknown (match nothing). */
 struct proc_identity {
 	pid_t pid;
-	const char *comm;         /* the process name */
-	const char *exe;          /* the executable's path or file name */
-	const char *cgroup_path;  /* cgroup v2 path, "/..." */
-	const char *container_id; /* 64 hex digits */
+	const char *comm;          /* the process name */
+	const char *exe;           /* the executable's path or file name */
+	const char *cgroup_path;   /* cgroup v2 path, "/..." */
+	const char *container_id;  /* 64 hex digits */
 	const char *k8s_namespace; /* the pod's namespace and name (proc/k8s_pod.h) */
 	const char *k8s_pod;
 };
@@ -106,11 +106,11 @@ struct selection;
 struct selection_state;
 
 struct selection_stats {
-	uint64_t classified;     /* verdicts made (processes, again after an exec) */
-	uint64_t kept, dropped;  /* of those */
-	uint64_t user_dropped;   /* samples eBPF sent unclassified, dropped here */
-	uint64_t cgroups;        /* cgroup verdicts written to eBPF */
-	uint64_t bpf_failures;   /* map updates refused (full): those decided here */
+	uint64_t classified;        /* verdicts made (processes, again after an exec) */
+	uint64_t kept, dropped;     /* of those */
+	uint64_t user_dropped;      /* samples eBPF sent unclassified, dropped here */
+	uint64_t cgroups;           /* cgroup verdicts written to eBPF */
+	uint64_t bpf_failures;      /* map updates refused (full): those decided here */
 	uint64_t prob_on, prob_off; /* probabilistic intervals drawn on / off */
 };
 
@@ -129,8 +129,7 @@ const struct selection_rules *selection__rules(const struct selection *sel);
 /* Keep a sample of pid? comm: the sample's process name (used when /proc no longer has it). */
 bool selection__sample(struct selection *sel, pid_t pid, const char *comm);
 /* fn for every process kept so far. */
-void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx),
-			  void *ctx);
+void selection__each_kept(const struct selection *sel, void (*fn)(pid_t pid, void *ctx), void *ctx);
 /* exec record (the name changed: classified again at once) and exit record. */
 void selection__exec(struct selection *sel, pid_t pid, const char *comm);
 void selection__exit(struct selection *sel, pid_t pid);

@@ -80,12 +80,12 @@ struct profile_sample {
 	uint64_t count;                     /* number of samples this stands for (usually 1) */
 	const struct profile_label *labels; /* label_cnt entries, in the order given */
 	uint32_t label_cnt;                 /* <= PROFILE_MAX_LABELS */
-	uint64_t off_cpu_ns; /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
-	uint32_t mem_kind;   /* enum profile_mem_kind: a memory-growth sample (0: not) */
-	uint64_t mem_value;  /* ... what it stands for: faults (FAULTS) or bytes (MAPPED, ALLOC) */
-	uint64_t mem_objects;       /* ALLOC: the allocations it stands for */
-	uint64_t mem_freed;         /* ALLOC: of the bytes of this stack's samples, freed */
-	uint64_t mem_freed_objects; /* ALLOC: ... and their allocations */
+	uint64_t off_cpu_ns;  /* an off-CPU sample: time off CPU it stands for (0: CPU sample) */
+	uint32_t mem_kind;    /* enum profile_mem_kind: a memory-growth sample (0: not) */
+	uint64_t mem_value;   /* ... what it stands for: faults (FAULTS) or bytes (MAPPED, ALLOC) */
+	uint64_t mem_objects; /* ALLOC: the allocations it stands for */
+	uint64_t mem_freed;   /* ALLOC: of the bytes of this stack's samples, freed */
+	uint64_t mem_freed_objects;   /* ALLOC: ... and their allocations */
 	uint64_t mem_carried;         /* ALLOC: bytes of earlier profiles' allocations still live
 				       * at this one's start (the agent: in use, not allocated) */
 	uint64_t mem_carried_objects; /* ALLOC: ... and their allocations */

@@ -15,7 +15,7 @@
 #include "sampler/mem_alloc.h"
 
 struct alloc_proc {
-	pid_t pid; /* 0: a free slot */
+	pid_t pid;       /* 0: a free slot */
 	uint64_t probed; /* the targets (bits of alloc_procs.known) its probes are on */
 	struct bpf_link **links;
 	size_t link_cnt, link_cap;

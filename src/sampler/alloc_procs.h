@@ -31,10 +31,10 @@ struct alloc_procs_stats {
 	uint64_t forked_late;  /* forked children probed after they started (all of them) */
 	uint64_t delay_ns_sum; /* their fork to the end of their attach, summed */
 	uint64_t delay_ns_max;
-	uint64_t files_late;   /* files probed in a process that had mapped them already */
-	uint64_t gone;         /* processes exited before their probes were attached */
-	uint64_t full;         /* processes not probed: ALLOC_PROCS_CAP reached */
-	uint64_t failed;       /* attach failures (logged once) */
+	uint64_t files_late; /* files probed in a process that had mapped them already */
+	uint64_t gone;       /* processes exited before their probes were attached */
+	uint64_t full;       /* processes not probed: ALLOC_PROCS_CAP reached */
+	uint64_t failed;     /* attach failures (logged once) */
 };
 
 /* NULL with errno set. skel: loaded, its allocation programs enabled. */

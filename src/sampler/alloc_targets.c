@@ -16,8 +16,14 @@
 #include "base/log.h"
 #include "sampler/alloc_targets.h"
 
-#define P(n, p, f) { n, ALLOC_PROG_##p, f, false }
-#define A(n, p, f) { n, ALLOC_PROG_##p, f, true }
+#define P(n, p, f)                          \
+	{                                   \
+		n, ALLOC_PROG_##p, f, false \
+	}
+#define A(n, p, f)                         \
+	{                                  \
+		n, ALLOC_PROG_##p, f, true \
+	}
 const struct alloc_probe alloc_probes[] = {
 	P("malloc", MALLOC, ALLOC_MALLOC),
 	P("calloc", CALLOC, ALLOC_CALLOC),
@@ -117,10 +123,10 @@ static int scan_symbols(const char *path, uint64_t *mask)
 			if (type != STT_FUNC && type != STT_GNU_IFUNC)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || (name[0] != 'm' && name[0] != 'c' && name[0] != 'r' &&
-				      name[0] != 'p' && name[0] != 'a' && name[0] != 'v' &&
-				      name[0] != 'f' && name[0] != 's' && name[0] != 'd' &&
-				      name[0] != '_' && name[0] != 'P'))
+			if (!name ||
+			    (name[0] != 'm' && name[0] != 'c' && name[0] != 'r' && name[0] != 'p' &&
+			     name[0] != 'a' && name[0] != 'v' && name[0] != 'f' && name[0] != 's' &&
+			     name[0] != 'd' && name[0] != '_' && name[0] != 'P'))
 				continue;
 			for (j = 0; j < alloc_probe_cnt; j++)
 				if (!(*mask & (1ULL << j)) && !strcmp(name, alloc_probes[j].name)) {
@@ -324,7 +330,8 @@ static int interp_of(const char *exe, char *out, size_t out_sz)
 			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP ||
 			    ph.p_filesz < 2 || ph.p_filesz >= out_sz)
 				continue;
-			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) == (ssize_t)ph.p_filesz &&
+			if (pread(fd, out, ph.p_filesz, (off_t)ph.p_offset) ==
+				    (ssize_t)ph.p_filesz &&
 			    !out[ph.p_filesz - 1] && out[0] == '/')
 				err = 0;
 			break;
@@ -397,7 +404,8 @@ int alloc_targets__add_command(struct alloc_targets *ts, char *const argv[])
 	int err, added;
 
 	/* `env VAR=VALUE... COMMAND`: the assignments, then the command */
-	if (argv[0] && !strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "env")) {
+	if (argv[0] &&
+	    !strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "env")) {
 		envs = argv + 1;
 		while (envs[env_cnt] && strchr(envs[env_cnt], '=') && envs[env_cnt][0] != '-')
 			env_cnt++;

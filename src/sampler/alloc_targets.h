@@ -39,7 +39,7 @@ enum alloc_probe_prog {
 struct alloc_probe {
 	const char *name;
 	enum alloc_probe_prog prog;
-	uint32_t fn;	  /* enum alloc_fn: the frame's name (the attach cookie) */
+	uint32_t fn;      /* enum alloc_fn: the frame's name (the attach cookie) */
 	bool malloc_only; /* probed in a file that defines malloc only (not libstdc++'s new) */
 };
 
@@ -63,9 +63,9 @@ struct alloc_targets {
 		dev_t dev;
 		ino_t ino;
 	} misses[ALLOC_TARGETS_MISSES];
-	size_t miss_cnt; /* entries written in all (the next: miss_cnt % ALLOC_TARGETS_MISSES) */
-	size_t dropped;	      /* past ALLOC_TARGETS_CAP */
-	size_t unreadable;    /* candidates whose symbols could not be read */
+	size_t miss_cnt;   /* entries written in all (the next: miss_cnt % ALLOC_TARGETS_MISSES) */
+	size_t dropped;    /* past ALLOC_TARGETS_CAP */
+	size_t unreadable; /* candidates whose symbols could not be read */
 	bool any_malloc_seen; /* a candidate of the last process or command added defines malloc
 			       * (else: no symbols for its allocator) */
 };

@@ -43,7 +43,8 @@ void map_sizing__compute(const struct map_sizing_input *in, struct map_sizes *ou
 
 	if (scale > MAP_SCALE_MAX)
 		scale = MAP_SCALE_MAX;
-	while (in->mem_bytes && entries > (1u << 16) && entries * 4 > in->mem_bytes / ENTRIES_MEM_SHARE)
+	while (in->mem_bytes && entries > (1u << 16) &&
+	       entries * 4 > in->mem_bytes / ENTRIES_MEM_SHARE)
 		entries >>= 1;
 	out->unwind_entries = (uint32_t)entries * scale;
 	/* Pages are 64 KiB of code with a table (1 MiB of buckets at 65536): 16384 held this
@@ -58,9 +59,9 @@ void map_sizing__compute(const struct map_sizing_input *in, struct map_sizes *ou
 	out->forked = per_proc(in, scale, 16, 1u << 12, 1u << 15);
 	out->files = per_proc(in, scale, 16, 1u << 12, 1u << 14);
 	out->threads = clamp32(pow2_at_least32(4ull * in->threads), 1u << 12, 1u << 16) * scale;
-	out->mmap_pending = clamp32(pow2_at_least32(256ull * (in->cpus ? in->cpus : 1)), 1u << 10,
-				    1u << 12) *
-			    scale;
+	out->mmap_pending =
+		clamp32(pow2_at_least32(256ull * (in->cpus ? in->cpus : 1)), 1u << 10, 1u << 12) *
+		scale;
 }
 
 static uint64_t mem_total(void)

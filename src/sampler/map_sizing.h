@@ -17,11 +17,11 @@
 #define MAP_SCALE_MAX 64
 
 struct map_sizing_input {
-	unsigned int cpus;   /* online CPUs */
-	uint64_t mem_bytes;  /* MemTotal; 0: unknown */
-	unsigned int procs;  /* processes alive now */
+	unsigned int cpus;    /* online CPUs */
+	uint64_t mem_bytes;   /* MemTotal; 0: unknown */
+	unsigned int procs;   /* processes alive now */
 	unsigned int threads; /* threads alive now */
-	unsigned int scale;  /* --map-scale, 1..MAP_SCALE_MAX (0 counts as 1) */
+	unsigned int scale;   /* --map-scale, 1..MAP_SCALE_MAX (0 counts as 1) */
 };
 
 struct map_sizes {

@@ -69,10 +69,10 @@ void mem_alloc__weights(uint64_t size, uint64_t rate, uint64_t *objects, uint64_
 
 int mem_alloc__configure(struct sampler_bpf *skel, bool enable, uint64_t rate)
 {
-	struct bpf_program *progs[] = { skel->progs.on_malloc,	      skel->progs.on_calloc,
-					skel->progs.on_realloc,	      skel->progs.on_posix_memalign,
+	struct bpf_program *progs[] = { skel->progs.on_malloc,        skel->progs.on_calloc,
+					skel->progs.on_realloc,       skel->progs.on_posix_memalign,
 					skel->progs.on_aligned_alloc, skel->progs.on_memalign,
-					skel->progs.on_libc_free,	      skel->progs.on_alloc_return };
+					skel->progs.on_libc_free,     skel->progs.on_alloc_return };
 	double sum = 0, q[1024];
 	size_t i;
 
@@ -221,8 +221,7 @@ int mem_alloc__attach(struct sampler_bpf *skel, const pid_t *pids, size_t pid_cn
 		pr_warn("--alloc: %zu more allocator files not probed (at most %d)\n", ts->dropped,
 			ALLOC_TARGETS_CAP);
 	for (i = 0; !err && i < ts->cnt; i++)
-		err = mem_alloc__attach_target(skel, &ts->t[i], -1, true, links, link_cnt,
-					       &cap);
+		err = mem_alloc__attach_target(skel, &ts->t[i], -1, true, links, link_cnt, &cap);
 cleanup:
 	free(ts);
 	return err;

@@ -36,7 +36,7 @@ struct sampler {
 	struct ring_buffer *rb;
 	int *perf_fds;
 	struct bpf_link **perf_links;
-	int *fault_fds;                /* --faults: page-faults events per CPU (else NULL) */
+	int *fault_fds; /* --faults: page-faults events per CPU (else NULL) */
 	struct bpf_link **fault_links;
 	bool faults;
 	struct bpf_link **alloc_links; /* --alloc: the uprobes (alloc_link_cnt) */
@@ -369,9 +369,11 @@ static void size_maps(struct sampler *s, const struct sampler_opts *opts)
 	/* off_cpu__configure() and mem_alloc__configure() shrink them to 1 when unused */
 	bpf_map__set_max_entries(skel->maps.off_cpu_threads, z->threads);
 	bpf_map__set_max_entries(skel->maps.alloc_threads, z->threads / 2);
-	pr_debug("BPF maps sized for %u CPUs, %u processes, %u threads, scale %u: %u unwind entries, %u "
-		 "per-process\n",
-		 in.cpus, in.procs, in.threads, in.scale ? in.scale : 1, z->unwind_entries, z->proc_hash);
+	pr_debug(
+		"BPF maps sized for %u CPUs, %u processes, %u threads, scale %u: %u unwind entries, %u "
+		"per-process\n",
+		in.cpus, in.procs, in.threads, in.scale ? in.scale : 1, z->unwind_entries,
+		z->proc_hash);
 }
 
 /* Can eBPF enter mappings at exec and mmap (bpf_find_vma in tracepoint programs, 5.17)? */
@@ -660,8 +662,7 @@ int sampler__start(struct sampler *s)
 	} else if (s->opts.alloc) {
 		err = mem_alloc__attach(s->skel, s->opts.alloc_pids, s->opts.alloc_pid_cnt,
 					s->opts.filter == FILTER_OFF, s->opts.alloc_command,
-					&s->alloc_links,
-					&s->alloc_link_cnt);
+					&s->alloc_links, &s->alloc_link_cnt);
 		if (err)
 			return err;
 	}
@@ -786,10 +787,10 @@ void sampler__interp_counters(struct sampler *s, uint64_t out[FRAME_KIND_CNT * I
 }
 
 /* The map fds of sampler.h: each the fd of the skeleton's map of the same name. */
-#define SAMPLER_MAP_FD(name)                                \
-	int sampler__##name##_fd(const struct sampler *s)    \
-	{                                                    \
-		return bpf_map__fd(s->skel->maps.name);      \
+#define SAMPLER_MAP_FD(name)                              \
+	int sampler__##name##_fd(const struct sampler *s) \
+	{                                                 \
+		return bpf_map__fd(s->skel->maps.name);   \
 	}
 
 SAMPLER_MAP_FD(interp_files)

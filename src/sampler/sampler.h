@@ -20,20 +20,20 @@
 struct sampler_opts {
 	unsigned int freq_hz; /* per CPU */
 	enum filter_mode filter;
-	size_t ringbuf_sz;         /* bytes, power of two; 0 = sized from CPUs and frequency */
-	size_t mapping_cap;        /* LPM entries; 0 = default */
-	size_t unwind_entry_cap;   /* unwind-entry pool at most; 0 = sized from the machine */
-	unsigned int map_scale;    /* --map-scale: every sized map times this (0: 1) */
-	bool off_cpu;              /* off-CPU samples too (sampler/off_cpu.h) */
-	bool no_cpu;               /* no CPU samples (no perf events): off-CPU only */
-	uint64_t off_cpu_min_ns;   /* shorter stays off CPU are skipped */
-	unsigned int off_cpu_rate; /* off-CPU stack walks per second, all CPUs (0: default) */
-	bool faults;               /* memory-growth samples too (sampler/mem_growth.h) */
-	uint64_t fault_period;     /* page faults per sample (0: default) */
-	bool alloc;                /* allocation samples too (sampler/mem_alloc.h) */
-	uint64_t alloc_rate;       /* mean bytes between allocation samples (0: default) */
-	const pid_t *alloc_pids;   /* whose libc is probed (none: stackscope's own, or with */
-	size_t alloc_pid_cnt;      /* filter FILTER_OFF every process's) */
+	size_t ringbuf_sz;          /* bytes, power of two; 0 = sized from CPUs and frequency */
+	size_t mapping_cap;         /* LPM entries; 0 = default */
+	size_t unwind_entry_cap;    /* unwind-entry pool at most; 0 = sized from the machine */
+	unsigned int map_scale;     /* --map-scale: every sized map times this (0: 1) */
+	bool off_cpu;               /* off-CPU samples too (sampler/off_cpu.h) */
+	bool no_cpu;                /* no CPU samples (no perf events): off-CPU only */
+	uint64_t off_cpu_min_ns;    /* shorter stays off CPU are skipped */
+	unsigned int off_cpu_rate;  /* off-CPU stack walks per second, all CPUs (0: default) */
+	bool faults;                /* memory-growth samples too (sampler/mem_growth.h) */
+	uint64_t fault_period;      /* page faults per sample (0: default) */
+	bool alloc;                 /* allocation samples too (sampler/mem_alloc.h) */
+	uint64_t alloc_rate;        /* mean bytes between allocation samples (0: default) */
+	const pid_t *alloc_pids;    /* whose libc is probed (none: stackscope's own, or with */
+	size_t alloc_pid_cnt;       /* filter FILTER_OFF every process's) */
 	char *const *alloc_command; /* the command recorded: its allocator files too (or NULL) */
 };
 

@@ -34,7 +34,7 @@ struct call {
 	bool post, path_ok, media_ok, gzip, encoding_bad;
 	bool answered;
 	size_t head_bytes; /* the request's header fields, as HPACK counts them */
-	int refusal; /* a gRPC status the listener answers with (0: none) */
+	int refusal;       /* a gRPC status the listener answers with (0: none) */
 	const char *refusal_msg;
 	uint8_t *buf; /* the request stream's data */
 	size_t len, cap;
@@ -211,8 +211,8 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
 	return 0;
 }
 
-static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data,
-		   size_t len, void *ud)
+static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+		   void *ud)
 {
 	struct cb_ctx *x = ud;
 	struct grpc_listener *l = x->l;
@@ -237,8 +237,7 @@ static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t
 			cap *= 2;
 		if (cap > l->message_max + GRPC_PREFIX)
 			cap = l->message_max + GRPC_PREFIX;
-		if (l->buffered - k->cap + cap > l->budget ||
-		    !(grown = realloc(k->buf, cap))) {
+		if (l->buffered - k->cap + cap > l->budget || !(grown = realloc(k->buf, cap))) {
 			k->refusal = GRPC_UNAVAILABLE;
 			k->refusal_msg = "the receiver is busy with other requests: retry later";
 			call__drop_buf(l, k);
@@ -280,8 +279,8 @@ static ssize_t read_reply(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t 
 }
 
 /* Submits k's answer: a failure trailers-only, a success with its message and trailers. */
-static int call__answer(struct conn *c, struct call *k, int status, const char *msg,
-			uint8_t *body, size_t body_len)
+static int call__answer(struct conn *c, struct call *k, int status, const char *msg, uint8_t *body,
+			size_t body_len)
 {
 	nghttp2_nv head[4] = {
 		{ (uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE },
@@ -348,9 +347,10 @@ static int call__serve(struct grpc_listener *l, struct conn *c, struct call *k)
 	}
 	if (!k->refusal) {
 		compressed = k->len >= 1 && k->buf[0];
-		mlen = k->len >= GRPC_PREFIX ? (uint32_t)k->buf[1] << 24 | (uint32_t)k->buf[2] << 16 |
-						       (uint32_t)k->buf[3] << 8 | k->buf[4]
-					     : 0;
+		mlen = k->len >= GRPC_PREFIX
+			       ? (uint32_t)k->buf[1] << 24 | (uint32_t)k->buf[2] << 16 |
+					 (uint32_t)k->buf[3] << 8 | k->buf[4]
+			       : 0;
 		if (k->len < GRPC_PREFIX || (k->buf[0] & ~1) || mlen != k->len - GRPC_PREFIX) {
 			k->refusal = GRPC_INTERNAL;
 			k->refusal_msg = "not one length-prefixed gRPC message";
@@ -534,8 +534,9 @@ static void *listener__run(void *arg)
 				pfd[2 + i].fd = -1;
 				continue;
 			}
-			pfd[2 + i].events = (short)((nghttp2_session_want_read(c->h2) ? POLLIN : 0) |
-						    (nghttp2_session_want_write(c->h2) ? POLLOUT : 0));
+			pfd[2 + i].events =
+				(short)((nghttp2_session_want_read(c->h2) ? POLLIN : 0) |
+					(nghttp2_session_want_write(c->h2) ? POLLOUT : 0));
 		}
 		if (poll(pfd, l->conn_max + 2, 1000) < 0 && errno != EINTR)
 			break;

@@ -67,10 +67,10 @@ struct grpc_listener_opts {
 };
 
 struct grpc_listener_stats {
-	uint64_t calls;       /* calls answered by the owner's function */
-	uint64_t refused;     /* calls answered by the listener: path, media, framing, caps */
-	uint64_t conns_refused; /* connections closed at once: every slot taken */
-	uint64_t timed_out;   /* connections closed: a call not done in time, or idle */
+	uint64_t calls;           /* calls answered by the owner's function */
+	uint64_t refused;         /* calls answered by the listener: path, media, framing, caps */
+	uint64_t conns_refused;   /* connections closed at once: every slot taken */
+	uint64_t timed_out;       /* connections closed: a call not done in time, or idle */
 	uint64_t protocol_errors; /* connections closed for a protocol error */
 };
 

@@ -29,10 +29,10 @@
 #define INFLATE_CHUNK ((size_t)64 << 10)
 
 struct otlp_receiver {
-	struct http_server *http; /* NULL: no OTLP/HTTP */
+	struct http_server *http;   /* NULL: no OTLP/HTTP */
 	struct grpc_listener *grpc; /* NULL: no OTLP/gRPC */
-	pthread_mutex_t lock; /* one intake at a time: the sink, the rate's bucket */
-	struct store_sink *sink; /* used under the lock only (and at the stop) */
+	pthread_mutex_t lock;       /* one intake at a time: the sink, the rate's bucket */
+	struct store_sink *sink;    /* used under the lock only (and at the stop) */
 	size_t inflated_max;
 	unsigned rate;
 	double tokens; /* the rate's bucket: rate tokens at most, one a request */
@@ -42,10 +42,10 @@ struct otlp_receiver {
 };
 
 static const char *const refusal_names[OTLP_REFUSED_CNT] = {
-	[OTLP_REFUSED_ROUTE] = "route",	    [OTLP_REFUSED_MEDIA] = "media",
+	[OTLP_REFUSED_ROUTE] = "route",         [OTLP_REFUSED_MEDIA] = "media",
 	[OTLP_REFUSED_TOO_LARGE] = "too_large", [OTLP_REFUSED_GZIP] = "gzip",
 	[OTLP_REFUSED_MALFORMED] = "malformed", [OTLP_REFUSED_LIMIT] = "limit",
-	[OTLP_REFUSED_RATE] = "rate",	    [OTLP_REFUSED_NOMEM] = "nomem",
+	[OTLP_REFUSED_RATE] = "rate",           [OTLP_REFUSED_NOMEM] = "nomem",
 };
 
 const char *otlp_refusal__name(enum otlp_refusal why)

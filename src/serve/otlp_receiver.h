@@ -63,7 +63,7 @@ struct otlp_receiver_stats {
 	uint64_t samples;           /* their samples */
 	uint64_t profiles_rejected; /* Profiles answered as partial success */
 	uint64_t refused[OTLP_REFUSED_CNT];
-	struct http_server_stats http; /* the server's own refusals: a body over body_max
+	struct http_server_stats http;   /* the server's own refusals: a body over body_max
 					* (413), a malformed head, a slow client */
 	struct grpc_listener_stats grpc; /* the gRPC listener's calls and its own refusals */
 };

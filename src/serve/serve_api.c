@@ -353,9 +353,8 @@ static int range_key(struct store *st, const struct store_filter *f, char *key, 
 		     (unsigned long long)f->from_ns, (unsigned long long)f->to_ns, f->pid, f->tid,
 		     f->comm ?: "\x01", f->thread ?: "\x01", f->exe ?: "\x01",
 		     f->container ?: "\x01", f->label ?: "\x01", f->service ?: "\x01",
-		     f->sample_type ?: "\x01",
-		     (unsigned long long)ss.interval_cnt, (long long)ss.last_id,
-		     (unsigned long long)ss.last_end_ns);
+		     f->sample_type ?: "\x01", (unsigned long long)ss.interval_cnt,
+		     (long long)ss.last_id, (unsigned long long)ss.last_end_ns);
 	return n > 0 && (size_t)n < sz ? 0 : -E2BIG;
 }
 
@@ -598,8 +597,7 @@ static int emit_sample_type(void *ctx, const char *type, const char *unit)
 /* The sample types the range has rows of (the UI's sample-type menu): "cpu" for the store's
  * "samples", then off_cpu and the memory types (what sample_type= takes). 0 or -errno.
  */
-static int sample_types_json(struct store *st, const struct store_filter *range,
-			     struct json_out *j)
+static int sample_types_json(struct store *st, const struct store_filter *range, struct json_out *j)
 {
 	struct sample_type_list l = { .j = j };
 
@@ -829,15 +827,16 @@ static void route_source(struct serve_api *a, const char *qs, struct http_respon
 	if (ask__parse(&ask, &ps, 1, &why))
 		goto bad;
 	if (!function || !*function || (file && !*file) || ask.type || ask.fold) {
-		why = !function || !*function ? "function" : file && !*file ? "file"
-			: ask.type ? "type" : "fold";
+		why = !function || !*function ? "function"
+		      : file && !*file        ? "file"
+		      : ask.type              ? "type"
+					      : "fold";
 		goto bad;
 	}
 	p = query(a, &ask.f[0], r);
 	if (!p)
 		goto out;
-	status = source_view__json(a->st, p, &ask.f[0], function, file, &j, reason,
-				   sizeof(reason));
+	status = source_view__json(a->st, p, &ask.f[0], function, file, &j, reason, sizeof(reason));
 	if (status)
 		answer_error(r, status, "%s", reason);
 	else
@@ -860,7 +859,8 @@ static const struct asset {
 	{ "/index.html", "text/html; charset=utf-8", index_html, &index_html_len },
 	{ "/app.js", "text/javascript; charset=utf-8", app_js, &app_js_len },
 	{ "/app.css", "text/css; charset=utf-8", app_css, &app_css_len },
-	{ "/source_view.js", "text/javascript; charset=utf-8", source_view_js, &source_view_js_len },
+	{ "/source_view.js", "text/javascript; charset=utf-8", source_view_js,
+	  &source_view_js_len },
 	{ "/source_view.css", "text/css; charset=utf-8", source_view_css, &source_view_css_len },
 };
 

@@ -23,9 +23,17 @@
 static bool pseudo_fs(long type)
 {
 	static const long types[] = {
-		PROC_SUPER_MAGIC, SYSFS_MAGIC,	   DEBUGFS_MAGIC,   TRACEFS_MAGIC,
-		SECURITYFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC, BPF_FS_MAGIC,
-		DEVPTS_SUPER_MAGIC, EFIVARFS_MAGIC, 0x62656570 /* configfs */,
+		PROC_SUPER_MAGIC,
+		SYSFS_MAGIC,
+		DEBUGFS_MAGIC,
+		TRACEFS_MAGIC,
+		SECURITYFS_MAGIC,
+		CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC,
+		BPF_FS_MAGIC,
+		DEVPTS_SUPER_MAGIC,
+		EFIVARFS_MAGIC,
+		0x62656570 /* configfs */,
 	};
 	size_t i;
 
@@ -135,7 +143,8 @@ int source_file__read(int root_fd, const char *path, uid_t owner_uid, struct sou
 		err = -errno;
 		*why = err == -ENOENT || err == -ENOTDIR ? "no such file in the process's root"
 		       : err == -EXDEV ? "the path leads outside the process's root"
-		       : err == -ELOOP ? "the path goes through a /proc magic link or a symlink loop"
+		       : err == -ELOOP
+			       ? "the path goes through a /proc magic link or a symlink loop"
 		       : err == -ENOSYS ? "this kernel has no openat2 (5.6 or later is needed)"
 		       : err == -EACCES ? "the file is not readable"
 					: "the file cannot be opened";
@@ -161,9 +170,8 @@ int source_file__read(int root_fd, const char *path, uid_t owner_uid, struct sou
 		err = -EFBIG;
 		goto out;
 	}
-	if (!(st.st_mode & S_IROTH) &&
-	    !(owner_uid != (uid_t)-1 && owner_uid != 0 && st.st_uid == owner_uid &&
-	      (st.st_mode & S_IRUSR))) {
+	if (!(st.st_mode & S_IROTH) && !(owner_uid != (uid_t)-1 && owner_uid != 0 &&
+					 st.st_uid == owner_uid && (st.st_mode & S_IRUSR))) {
 		*why = "the file is not readable by every user nor the process's own: not shown";
 		err = -EACCES;
 		goto out;

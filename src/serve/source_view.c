@@ -19,9 +19,9 @@
 #include "store/store.h"
 #include "store/store_process_span.h"
 
-#define FILES_MAX 64    /* files of one function kept (the rest are not offered) */
-#define PIDS_MAX 1024   /* processes of one file counted */
-#define PIDS_LISTED 20  /* ... and listed */
+#define FILES_MAX 64   /* files of one function kept (the rest are not offered) */
+#define PIDS_MAX 1024  /* processes of one file counted */
+#define PIDS_LISTED 20 /* ... and listed */
 /* /proc/PID/stat's start time has clock-tick (10 ms) steps, and the clocks' difference moves */
 #define START_SLACK_NS 50000000ull
 
@@ -73,7 +73,8 @@ static struct frame_match *match_frames(const struct profile *p, const char *fun
 			if (!name || strcmp(name, function))
 				continue;
 			m[id].named = true;
-			if (l < f->line_cnt && f->lines[l].file && f->lines[l].file[0] && !m[id].file)
+			if (l < f->line_cnt && f->lines[l].file && f->lines[l].file[0] &&
+			    !m[id].file)
 				m[id].file = f->lines[l].file;
 		}
 	}
@@ -218,7 +219,7 @@ static int start_ticks(int dfd, unsigned long long *ticks)
 	if (n <= 0)
 		return n < 0 ? -errno : -ESRCH;
 	buf[n] = '\0';
-	s = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+	s = strrchr(buf, ')');        /* the name may hold spaces and ')' */
 	for (i = 0; i < 20 && s; i++) /* from ") state ..." to field 22, starttime */
 		s = strchr(s + 1, ' ');
 	if (!s || sscanf(s + 1, "%llu", ticks) != 1)
@@ -299,8 +300,7 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	dfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* (a pid may show two names or containers: an exec, a move into its cgroup at start) */
-	same = dfd >= 0 && span.first_end_ns &&
-	       !start_ticks(dfd, &start) &&
+	same = dfd >= 0 && span.first_end_ns && !start_ticks(dfd, &start) &&
 	       ticks_to_wall_ns(start) <= span.first_end_ns + START_SLACK_NS &&
 	       comm_is(dfd, comm) && !fstat(dfd, &dst);
 	if (same && span.container[0]) /* the store knows its container: still in it */
@@ -318,8 +318,8 @@ static int process_root(struct store *st, const struct store_filter *f, uint32_t
 			goto out;
 		}
 		if (errno == EACCES || errno == EPERM) {
-			snprintf(why, why_sz, "the root of process %u cannot be opened (no permission)",
-				 pid);
+			snprintf(why, why_sz,
+				 "the root of process %u cannot be opened (no permission)", pid);
 			goto out;
 		}
 	}

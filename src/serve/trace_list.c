@@ -45,10 +45,11 @@ int trace_url__check(const char *tmpl, char *why, size_t cap)
 		} else if (!strncmp(s, PH_SPAN, strlen(PH_SPAN))) {
 			s += strlen(PH_SPAN) - 1;
 		} else if (!url_byte_ok(*s)) {
-			snprintf(why, cap,
-				 *s == '{' || *s == '}'
-					 ? "a brace that is not {trace_id} or {span_id}"
-					 : "a space, quote, <, >, \\, ` or a byte outside printable ASCII");
+			snprintf(
+				why, cap,
+				*s == '{' || *s == '}'
+					? "a brace that is not {trace_id} or {span_id}"
+					: "a space, quote, <, >, \\, ` or a byte outside printable ASCII");
 			return -EINVAL;
 		}
 	}
@@ -132,8 +133,7 @@ static int by_count(const void *a, const void *b)
 }
 
 /* The sample's trace and span ids (NULL: none). */
-static void sample_ids(const struct profile *p, uint32_t set, const char **trace,
-		       const char **span)
+static void sample_ids(const struct profile *p, uint32_t set, const char **trace, const char **span)
 {
 	struct profile_label l;
 	uint32_t i, n = profile__label_cnt(p, set);
@@ -149,8 +149,7 @@ static void sample_ids(const struct profile *p, uint32_t set, const char **trace
 	}
 }
 
-int trace_list__json(const struct profile *p, const char *tmpl, size_t limit,
-		     struct json_out *j)
+int trace_list__json(const struct profile *p, const char *tmpl, size_t limit, struct json_out *j)
 {
 	size_t i, n = profile__sample_cnt(p), cnt = 0, rows = 0;
 	struct span_count *sc = calloc(n ? n : 1, sizeof(*sc));
@@ -209,8 +208,8 @@ int trace_list__json(const struct profile *p, const char *tmpl, size_t limit,
 			json_out__str(j, tr[i].top_span);
 		}
 		/* a stored id that is not hex (an imported pprof's label) gets no link */
-		if (tmpl && !trace_url__expand(tmpl, tr[i].trace, tr[i].top_span, url,
-					       sizeof(url))) {
+		if (tmpl &&
+		    !trace_url__expand(tmpl, tr[i].trace, tr[i].top_span, url, sizeof(url))) {
 			json_out__raw(j, ",\"url\":");
 			json_out__str(j, url);
 		}

@@ -30,7 +30,6 @@ int trace_url__expand(const char *tmpl, const char *trace_id, const char *span_i
  * with most samples), "url" (with a template)}...]}: the traces of p, most samples first, at
  * most limit. 0 or -ENOMEM (json_out's own errors are left in j).
  */
-int trace_list__json(const struct profile *p, const char *tmpl, size_t limit,
-		     struct json_out *j);
+int trace_list__json(const struct profile *p, const char *tmpl, size_t limit, struct json_out *j);
 
 #endif

@@ -108,12 +108,12 @@ struct store_filter {
 		to_ns; /* intervals [start, end) overlapping [from_ns, to_ns) (an empty one: start in it); to 0 = no end */
 	uint32_t pid;
 	uint32_t tid;
-	const char *comm;      /* process name, exact */
-	const char *thread;    /* thread name, exact */
-	const char *exe;       /* executable path, exact */
-	const char *container; /* container id, exact */
-	const char *label;     /* "key=value" */
-	const char *service;   /* the label service.name (OTel process context), exact */
+	const char *comm;        /* process name, exact */
+	const char *thread;      /* thread name, exact */
+	const char *exe;         /* executable path, exact */
+	const char *container;   /* container id, exact */
+	const char *label;       /* "key=value" */
+	const char *service;     /* the label service.name (OTel process context), exact */
 	const char *sample_type; /* "samples" (NULL, "cpu"), "off_cpu", or a memory type
 				  * ("alloc_space"...: profile/mem_types.h); an in-use type gives
 				  * the last matching interval's values, not their sum */

@@ -49,22 +49,22 @@ int store_gc__collect(struct store *st)
 	int err;
 
 	err = store_db__exec(st,
-			  "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples);"
-			  "DELETE FROM processes WHERE id NOT IN (SELECT process FROM samples);"
-			  "DELETE FROM threads WHERE id NOT IN (SELECT thread FROM samples);"
-			  "DELETE FROM label_sets WHERE id NOT IN (SELECT labels FROM samples);"
-			  "CREATE TEMP TABLE IF NOT EXISTS used_frames(id INTEGER PRIMARY KEY);"
-			  "CREATE TEMP TABLE IF NOT EXISTS used_strings(id INTEGER PRIMARY KEY);"
-			  "DELETE FROM used_frames; DELETE FROM used_strings;");
+			     "DELETE FROM stacks WHERE id NOT IN (SELECT stack FROM samples);"
+			     "DELETE FROM processes WHERE id NOT IN (SELECT process FROM samples);"
+			     "DELETE FROM threads WHERE id NOT IN (SELECT thread FROM samples);"
+			     "DELETE FROM label_sets WHERE id NOT IN (SELECT labels FROM samples);"
+			     "CREATE TEMP TABLE IF NOT EXISTS used_frames(id INTEGER PRIMARY KEY);"
+			     "CREATE TEMP TABLE IF NOT EXISTS used_strings(id INTEGER PRIMARY KEY);"
+			     "DELETE FROM used_frames; DELETE FROM used_strings;");
 	err = err
 		      ?: gather_blob_ids(st, "SELECT frames FROM stacks",
 					 "INSERT OR IGNORE INTO used_frames(id) VALUES(?1)", 1);
 	err = err
 		      ?: store_db__exec(st,
-				     "DELETE FROM frames WHERE id NOT IN (SELECT id FROM "
-				     "used_frames);"
-				     "DELETE FROM mappings WHERE id NOT IN (SELECT mapping FROM "
-				     "frames);");
+					"DELETE FROM frames WHERE id NOT IN (SELECT id FROM "
+					"used_frames);"
+					"DELETE FROM mappings WHERE id NOT IN (SELECT mapping FROM "
+					"frames);");
 	err = err
 		      ?: gather_blob_ids(st, "SELECT lines FROM frames",
 					 "INSERT OR IGNORE INTO used_strings(id) VALUES(?1)", 3);

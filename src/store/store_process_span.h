@@ -12,8 +12,8 @@
 struct store;
 
 struct store_process_span {
-	uint64_t first_end_ns;   /* end of the first interval with a sample of the pid; 0: none */
-	char container[65];      /* a container id of its rows ("" none; the largest of several) */
+	uint64_t first_end_ns; /* end of the first interval with a sample of the pid; 0: none */
+	char container[65];    /* a container id of its rows ("" none; the largest of several) */
 };
 
 /* Fills *out for pid over the intervals overlapping [from_ns, to_ns) (to 0: no end). 0 or

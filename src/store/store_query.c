@@ -37,7 +37,7 @@ struct query {
 	struct profile *p;
 	sqlite3_stmt *string_q, *frame_q, *mapping_q, *stack_q, *labels_q, *proc_q, *thread_q;
 	struct u64_map strings, mappings, frames, stacks, labels, procs, threads;
-	int64_t label_key, label_value; /* the label filter's string ids (-1: no such string) */
+	int64_t label_key, label_value;     /* the label filter's string ids (-1: no such string) */
 	int64_t service_key, service_value; /* the service filter's, the same way */
 };
 

@@ -25,8 +25,8 @@ static int add_fde(void *ctx, const struct cfi_fde *fde)
 
 	if (fs->cnt >= FUNCTION_STARTS_CAP)
 		return -ENOSPC;
-	if (array__reserve_bounded((void **)&fs->ranges, &fs->cap, fs->cnt + 1,
-				   sizeof(*fs->ranges), 1024, FUNCTION_STARTS_CAP))
+	if (array__reserve_bounded((void **)&fs->ranges, &fs->cap, fs->cnt + 1, sizeof(*fs->ranges),
+				   1024, FUNCTION_STARTS_CAP))
 		return -ENOMEM;
 	fs->ranges[fs->cnt++] = (struct function_range){ fde->pc_begin, fde->pc_end };
 	return 0;

@@ -64,8 +64,8 @@ struct deferred {
 	struct entry_slot *entry_cache; /* ENTRY_CACHE_SLOTS, by pair of the whole pool's index */
 	struct page_slot *page_cache;   /* PAGE_CACHE_SLOTS, by file and page */
 	uint64_t entry_cache_gen;       /* the gen its pairs and pages were read in */
-	const uint8_t *rules;                /* read-only view of the rule array (1 MiB) */
-	struct u64_map pending;              /* cpu + 1 -> the stack copy waiting for its sample */
+	const uint8_t *rules;           /* read-only view of the rule array (1 MiB) */
+	struct u64_map pending;         /* cpu + 1 -> the stack copy waiting for its sample */
 	struct deferred_sample *head, *tail; /* oldest first */
 	uint64_t gen, tried_gen;             /* changes seen / when the queue was last tried */
 	struct deferred_stats stats;

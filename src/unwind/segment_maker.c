@@ -158,7 +158,8 @@ struct segment_maker *segment_maker__start(void)
 	return m;
 fail:
 	pr_warn("unwind-entry pool: no process to make its segments (%s): without CAP_BPF the "
-		"pool keeps the ones made before\n", strerror(err));
+		"pool keeps the ones made before\n",
+		strerror(err));
 	free(m);
 	errno = err;
 	return NULL;
@@ -170,7 +171,9 @@ int segment_maker__make(struct segment_maker *m, uint32_t entries, uint32_t max)
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct reply r = { 0 };
 	struct iovec iov = { &r, sizeof(r) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = cbuf,
 			      .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *c;
 	ssize_t n;

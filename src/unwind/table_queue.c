@@ -25,7 +25,7 @@
 struct queued {
 	struct executable *exe;
 	struct table_status *st; /* exe's (unwind_maps__status()) */
-	bool cached; /* the on-disk cache had its table when it was queued */
+	bool cached;             /* the on-disk cache had its table when it was queued */
 	size_t need; /* pool entries its table took when it last found no room (0: unknown) */
 	uint64_t not_before_ns; /* STACKSCOPE_TABLE_DELAY_MS: not served before then */
 };
@@ -59,11 +59,11 @@ struct table_queue {
 	struct worker_job job;       /* under lock */
 	struct executable *inflight; /* owner side: the file being built; NULL once removed */
 	struct table_status *inflight_st;
-	bool busy;                   /* owner side: a job is submitted and not yet collected */
-	bool sampled_only;           /* table_queue__set_sampled_only() */
-	bool grow_for_samples;       /* the same, kept while table_queue__prime() lifts it */
-	bool started;                /* table_queue__prime() ran: sampling runs */
-	uint64_t build_delay_ns;     /* STACKSCOPE_TABLE_DELAY_MS (tests), else 0 */
+	bool busy;               /* owner side: a job is submitted and not yet collected */
+	bool sampled_only;       /* table_queue__set_sampled_only() */
+	bool grow_for_samples;   /* the same, kept while table_queue__prime() lifts it */
+	bool started;            /* table_queue__prime() ran: sampling runs */
+	uint64_t build_delay_ns; /* STACKSCOPE_TABLE_DELAY_MS (tests), else 0 */
 	struct table_queue_stats stats;
 };
 
@@ -359,9 +359,8 @@ static ssize_t pick(const struct table_queue *q, uint64_t now_ns)
  * victim too small alone is not taken, so the pool is never emptied in vain), never sampled or
  * else the least recently sampled, and not sampled within the idle minimum; NULL if none.
  */
-static const struct loaded_table *victim(const struct table_queue *q,
-					 const struct executable *keep, size_t need,
-					 uint64_t now_ns)
+static const struct loaded_table *victim(const struct table_queue *q, const struct executable *keep,
+					 size_t need, uint64_t now_ns)
 {
 	const struct loaded_table *v = NULL;
 	size_t i;

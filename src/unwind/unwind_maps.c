@@ -62,14 +62,14 @@ struct unwind_maps {
 	struct unwind_entry *entries;
 	size_t win_first, win_bytes;
 	uint32_t range_first, range_end; /* the range being written, in the window */
-	uint8_t *rules; /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
-	size_t entry_cap;     /* all segments together at most */
-	size_t segment_entries; /* every segment's (bpf/abi.h) */
-	size_t created;       /* entries in the segments made so far */
-	bool hold_growth;     /* unwind_maps__hold_growth(): no segment past the first */
+	uint8_t *rules;                  /* mmap of unwind_rules, RULE_STRIDE bytes per rule */
+	size_t entry_cap;                /* all segments together at most */
+	size_t segment_entries;          /* every segment's (bpf/abi.h) */
+	size_t created;                  /* entries in the segments made so far */
+	bool hold_growth;                /* unwind_maps__hold_growth(): no segment past the first */
 	struct pool_segment segments[UNWIND_SEGMENT_MAX];
 	struct segment_maker *maker; /* borrowed: makes them (NULL: we do, with CAP_BPF) */
-	struct u64_map rule_index; /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
+	struct u64_map rule_index;   /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
@@ -595,8 +595,10 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 				id = rule_id(um, &r->rule);
 				if (id < 0)
 					return id;
-				put_entry(um, pos, (struct unwind_entry){
-					(uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)), (uint16_t)id });
+				put_entry(um, pos,
+					  (struct unwind_entry){
+						  (uint16_t)(r->addr & (PAGE_SIZE_ELF - 1)),
+						  (uint16_t)id });
 			}
 			pos++;
 			n++;

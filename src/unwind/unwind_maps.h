@@ -37,8 +37,8 @@ struct unwind_maps_stats {
 	uint64_t files_unloaded;      /* tables dropped after their last process went away */
 	uint64_t files_debug_frame;   /* tables that needed a separate debug file's .debug_frame */
 	uint64_t files_cfi_malformed; /* tables built (not from the cache) despite malformed CFI */
-	uint64_t cfi_malformed; /* malformed CFI entries skipped in those (see unwind_table.h) */
-	uint64_t entries_used;  /* pool entries in use */
+	uint64_t cfi_malformed;   /* malformed CFI entries skipped in those (see unwind_table.h) */
+	uint64_t entries_used;    /* pool entries in use */
 	uint64_t entries_created; /* entries in the pool's segments made so far */
 	uint64_t segments;        /* segments made (they stay) */
 	uint64_t tables_split;    /* tables loaded in pieces (no free range or new segment held

@@ -60,12 +60,12 @@ struct replay_hash {
 };
 
 static struct {
-	struct replay_hash files, pages;          /* unwind_files, unwind_pages */
-	struct replay_hash ifiles, iprocs, icode; /* the runtimes' maps */
-	int rules_fd;                             /* memfd for the BPF array map */
-	const uint8_t *rules;                     /* our read-only view of it */
-	struct {                                  /* "unwind_segments" */
-		int fd;                           /* memfd (0: none) */
+	struct replay_hash files, pages;            /* unwind_files, unwind_pages */
+	struct replay_hash ifiles, iprocs, icode;   /* the runtimes' maps */
+	int rules_fd;                               /* memfd for the BPF array map */
+	const uint8_t *rules;                       /* our read-only view of it */
+	struct {                                    /* "unwind_segments" */
+		int fd;                             /* memfd (0: none) */
 		const struct unwind_entry *entries; /* our read-only view */
 		size_t cnt;
 	} segments[UNWIND_SEGMENT_MAX];

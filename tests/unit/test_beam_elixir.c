@@ -31,7 +31,7 @@ TEST(elixir_functions)
 TEST(others_unchanged)
 {
 	check_name("erl_chain:gamma/3", "erl_chain:gamma/3", 600);
-	check_name("'Elixir':f/1", "'Elixir':f/1", 600);      /* no module after the prefix */
+	check_name("'Elixir':f/1", "'Elixir':f/1", 600);       /* no module after the prefix */
 	check_name("'Elixir.Foo:f/1", "'Elixir.Foo:f/1", 600); /* an unclosed quote */
 	check_name("'Elixir.Foo':f", "'Elixir.Foo':f", 600);   /* no arity */
 	check_name("'Elixir.Foo':f/x", "'Elixir.Foo':f/x", 600);

@@ -231,8 +231,8 @@ TEST(objdump_every_instruction)
  * function, the innermost position; "?:0" for a pc without one) with the table's answer;
  * counts the lines and those inside an inlined call. Returns the mismatches.
  */
-static size_t addr2line_mismatches(const struct gopclntab *t, const char *oracle,
-				   size_t *checked, size_t *inlined)
+static size_t addr2line_mismatches(const struct gopclntab *t, const char *oracle, size_t *checked,
+				   size_t *inlined)
 {
 	char line[2048];
 	size_t mismatches = 0;
@@ -261,8 +261,8 @@ static size_t addr2line_mismatches(const struct gopclntab *t, const char *oracle
 						   : !fr[0].file && !fr[0].line);
 		if (n < 1 || strcmp(fr[n - 1].function, func) || !pos) {
 			if (mismatches++ < 10)
-				test__fail("%s 0x%llx: addr2line %s %s:%s, pclntab %s %s:%u", oracle,
-					   addr, func, file, colon + 1,
+				test__fail("%s 0x%llx: addr2line %s %s:%s, pclntab %s %s:%u",
+					   oracle, addr, func, file, colon + 1,
 					   n > 0 ? fr[n - 1].function : "-",
 					   n > 0 && fr[0].file ? fr[0].file : "-",
 					   n > 0 ? fr[0].line : 0);
@@ -1014,13 +1014,15 @@ TEST(unwind_rows_from_pcsp_arm64)
 			continue;
 		r = want > 0 && addr == next ? unwind_table__find(t, addr) : NULL;
 		/* the functions that end the walk or switch stacks have one rule of their own */
-		if (r && (r->rule.kind == UNWIND_RULE_STOP || r->rule.kind == UNWIND_RULE_FP_SWITCH ||
-			  r->rule.kind == UNWIND_RULE_GO_G0 || r->rule.kind == UNWIND_RULE_GO_CGO))
+		if (r &&
+		    (r->rule.kind == UNWIND_RULE_STOP || r->rule.kind == UNWIND_RULE_FP_SWITCH ||
+		     r->rule.kind == UNWIND_RULE_GO_G0 || r->rule.kind == UNWIND_RULE_GO_CGO))
 			want = 0;
 		if (want > 0 && addr == next) {
-			if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_ARM64_SP ||
-			    r->rule.cfa_off != want || r->rule.ra_rule != UNWIND_RA_CFA_OFF ||
-			    r->rule.ra_off != -want || r->rule.rbp_rule != UNWIND_RBP_CFA_OFF ||
+			if (!r || r->rule.kind != UNWIND_RULE_CFA ||
+			    r->rule.cfa_reg != DWARF_ARM64_SP || r->rule.cfa_off != want ||
+			    r->rule.ra_rule != UNWIND_RA_CFA_OFF || r->rule.ra_off != -want ||
+			    r->rule.rbp_rule != UNWIND_RBP_CFA_OFF ||
 			    r->rule.rbp_off != -want - 8) {
 				if (bad++ < 5)
 					printf("  %s 0x%llx after a %d-byte frame: rule %d cfa %d+%d ra %d\n",
@@ -1032,8 +1034,9 @@ TEST(unwind_rows_from_pcsp_arm64)
 		}
 		if (want < 0 && !strncmp(fn, "main.", 5)) {
 			r = unwind_table__find(t, addr);
-			if (!r || r->rule.kind != UNWIND_RULE_CFA || r->rule.cfa_reg != DWARF_ARM64_SP ||
-			    r->rule.cfa_off != 0 || r->rule.ra_rule != UNWIND_RA_LINK_REG)
+			if (!r || r->rule.kind != UNWIND_RULE_CFA ||
+			    r->rule.cfa_reg != DWARF_ARM64_SP || r->rule.cfa_off != 0 ||
+			    r->rule.ra_rule != UNWIND_RA_LINK_REG)
 				bad++;
 			entries++;
 		}

@@ -164,7 +164,8 @@ TEST(grpc_message_encoding)
 TEST(calls_and_refusals)
 {
 	struct seen s = { 0 };
-	struct grpc_listener_opts o = { .addr = "127.0.0.1:0", .path = PATH,
+	struct grpc_listener_opts o = { .addr = "127.0.0.1:0",
+					.path = PATH,
 					.message_max = 256 * 1024 };
 	struct grpc_listener *l = grpc_listener__start(&o, owner, &s);
 	struct grpc_listener_stats st;

@@ -327,11 +327,10 @@ TEST(compiled_prologue_and_epilogue_jdk11)
 		{ 0x00, 0, 0, 1 },    /* entry: nothing built */
 		{ 0x07, 0, 0x18, 1 }, /* after sub $0x18, before rbp is saved */
 		{ 0x0c, 0, 0x18, 0 }, /* frame complete: the frame size tells */
-		{ 0x16, 0, 0x18, 0 }, { 0x1a, 0, 0x18, 0 },
-		{ 0x1e, 0, 8, 0 }, /* at pop %rbp */
-		{ 0x1f, 0, 0, 1 }, /* the poll's load */
-		{ 0x26, 0, 0, 1 }, /* its test */
-		{ 0x29, 0, 0, 1 }, /* ret */
+		{ 0x16, 0, 0x18, 0 }, { 0x1a, 0, 0x18, 0 }, { 0x1e, 0, 8, 0 }, /* at pop %rbp */
+		{ 0x1f, 0, 0, 1 },                                             /* the poll's load */
+		{ 0x26, 0, 0, 1 },                                             /* its test */
+		{ 0x29, 0, 0, 1 },                                             /* ret */
 	};
 
 	check_edges(tiny11, sizeof(tiny11), 0x0c, steps, sizeof(steps) / sizeof(steps[0]));

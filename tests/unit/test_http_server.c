@@ -391,8 +391,7 @@ TEST(parser_and_checks)
 	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\nContent-Encoding: gzip\r\n"
 			   "Content-Encoding: gzip\r\n\r\n"),
 		     400);
-	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\nContent-Type: a\r\nContent-Type: b\r\n\r\n"),
-		     400);
+	CHECK_EQ_INT(PARSE("POST / HTTP/1.1\r\nContent-Type: a\r\nContent-Type: b\r\n\r\n"), 400);
 #undef PARSE
 #define HOST(text, hosts) http_host__allowed(text, strlen(text), local, hosts)
 	CHECK(HOST("localhost", NULL) && HOST("LOCALHOST:80", NULL) && HOST("127.0.0.1", NULL));

@@ -199,10 +199,8 @@ TEST(node_files)
 	CHECK_STR(id.pod_name, "web-7d4b9c-x2x7k");
 	CHECK_STR(id.container_name, "");
 	/* the static pod by its cgroup path: the sole container */
-	CHECK_EQ_INT(k8s_pod_table__lookup_cgroup(t,
-						  "/kubepods/burstable/pod" STATIC_UID
-						  "/" ID,
-						  0, &id),
+	CHECK_EQ_INT(k8s_pod_table__lookup_cgroup(t, "/kubepods/burstable/pod" STATIC_UID "/" ID, 0,
+						  &id),
 		     0);
 	CHECK_STR(id.namespace_name, "kube-system");
 	CHECK_STR(id.pod_name, "etcd-node1");

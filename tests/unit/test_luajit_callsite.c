@@ -15,8 +15,7 @@
 #define BASE 0x10000u
 #define MEM_SZ 4096u
 
-enum { MOV = 18, KSHORT = 41, UGET = 45, GGET = 54, TGETV = 56, TGETS = 57, CALL = 66,
-       FUNCF = 89 };
+enum { MOV = 18, KSHORT = 41, UGET = 45, GGET = 54, TGETV = 56, TGETS = 57, CALL = 66, FUNCF = 89 };
 
 struct image {
 	uint8_t m[MEM_SZ];
@@ -99,24 +98,23 @@ static void check_names(bool gc64)
 	char out[LJ_CALLSITE_NAME_MAX];
 	uint32_t fr = gc64 ? 1 : 0;
 	const uint32_t bc[] = {
-		ad(FUNCF, 4, 0),
-		ad(GGET, 3, 1),                /* 1: alpha */
-		ad(CALL, 3, 1),                /* 2: "alpha" */
-		ad(UGET, 2, 0),                /* 3: obj (upvalue 0) */
-		ad(MOV, 4 + fr, 2),            /* 4: self */
-		abc(TGETS, 3, 2, 0),           /* 5: obj.beta */
-		ad(CALL, 3, 1),                /* 6: "obj:beta" */
-		ad(UGET, 2, 1),                /* 7: M (upvalue 1) */
-		abc(TGETS, 3, 2, 2),           /* 8: M.gamma */
-		ad(CALL, 3, 1),                /* 9: "M.gamma" */
-		ad(MOV, 3, 0),                 /* 10: f, local 0 */
-		ad(CALL, 3, 1),                /* 11: "f" */
-		abc(TGETV, 3, 2, 1),           /* 12: computed */
-		ad(CALL, 3, 1),                /* 13: none */
-		ad(KSHORT, 3, 7),              /* 14: a constant */
-		ad(CALL, 3, 1),                /* 15: none */
-		ad(UGET, 3, 1),                /* 16: M */
-		ad(CALL, 3, 1),                /* 17: "M" (an upvalue) */
+		ad(FUNCF, 4, 0),     ad(GGET, 3, 1), /* 1: alpha */
+		ad(CALL, 3, 1),                      /* 2: "alpha" */
+		ad(UGET, 2, 0),                      /* 3: obj (upvalue 0) */
+		ad(MOV, 4 + fr, 2),                  /* 4: self */
+		abc(TGETS, 3, 2, 0),                 /* 5: obj.beta */
+		ad(CALL, 3, 1),                      /* 6: "obj:beta" */
+		ad(UGET, 2, 1),                      /* 7: M (upvalue 1) */
+		abc(TGETS, 3, 2, 2),                 /* 8: M.gamma */
+		ad(CALL, 3, 1),                      /* 9: "M.gamma" */
+		ad(MOV, 3, 0),                       /* 10: f, local 0 */
+		ad(CALL, 3, 1),                      /* 11: "f" */
+		abc(TGETV, 3, 2, 1),                 /* 12: computed */
+		ad(CALL, 3, 1),                      /* 13: none */
+		ad(KSHORT, 3, 7),                    /* 14: a constant */
+		ad(CALL, 3, 1),                      /* 15: none */
+		ad(UGET, 3, 1),                      /* 16: M */
+		ad(CALL, 3, 1),                      /* 17: "M" (an upvalue) */
 	};
 	uint32_t n = sizeof(bc) / sizeof(bc[0]);
 

@@ -8,8 +8,9 @@
 /* This box: 2 CPUs, 24 GiB, ~120 processes: the whole pool (16 MiB), the small caps. */
 TEST(small_quiet_box)
 {
-	struct map_sizing_input in = { .cpus = 2, .mem_bytes = 24 * GIB, .procs = 120,
-				       .threads = 160 };
+	struct map_sizing_input in = {
+		.cpus = 2, .mem_bytes = 24 * GIB, .procs = 120, .threads = 160
+	};
 	struct map_sizes z;
 
 	map_sizing__compute(&in, &z);
@@ -25,8 +26,9 @@ TEST(small_quiet_box)
 /* 64 CPUs and 5000 processes: the old defaults (16384 per process). */
 TEST(large_host_reaches_the_old_defaults)
 {
-	struct map_sizing_input in = { .cpus = 64, .mem_bytes = 256 * GIB, .procs = 5000,
-				       .threads = 40000 };
+	struct map_sizing_input in = {
+		.cpus = 64, .mem_bytes = 256 * GIB, .procs = 5000, .threads = 40000
+	};
 	struct map_sizes z;
 
 	map_sizing__compute(&in, &z);
@@ -50,8 +52,9 @@ TEST(small_memory_caps_the_pool)
 /* --map-scale multiplies every size; 0 counts as 1, beyond the maximum is the maximum. */
 TEST(scale_multiplies)
 {
-	struct map_sizing_input in = { .cpus = 2, .mem_bytes = 24 * GIB, .procs = 120,
-				       .threads = 160 };
+	struct map_sizing_input in = {
+		.cpus = 2, .mem_bytes = 24 * GIB, .procs = 120, .threads = 160
+	};
 	struct map_sizes one, four, big;
 
 	map_sizing__compute(&in, &one);

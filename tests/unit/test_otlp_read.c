@@ -32,7 +32,8 @@ struct fixture {
 /* A profile of two processes; timestamps_cap decides the shape the encoder writes. */
 static void fixture_make(struct fixture *fx, size_t timestamps_cap)
 {
-	struct profile_opts po = { .period_ns = PERIOD, .start_time_ns = T0,
+	struct profile_opts po = { .period_ns = PERIOD,
+				   .start_time_ns = T0,
 				   .timestamps_cap = timestamps_cap };
 	struct profile_mapping exe = { "/usr/bin/app", "0123abcd", 0x1000, 0x9000, 0x1000 };
 	struct profile_line k_line[] = { { "do_syscall_64", NULL, 0, 0 } };
@@ -50,16 +51,15 @@ static void fixture_make(struct fixture *fx, size_t timestamps_cap)
 	REQUIRE(m);
 	fx->f_kernel = profile__add_frame(
 		fx->p, &(struct profile_frame){ FRAME_KERNEL, 0, 0xffffffff81000010, k_line, 1 });
-	fx->f_native = profile__add_frame(
-		fx->p, &(struct profile_frame){ FRAME_NATIVE, m, 0x1234, NULL, 0 });
-	fx->f_inline = profile__add_frame(
-		fx->p, &(struct profile_frame){ FRAME_NATIVE, m, 0x2345, inl, 2 });
+	fx->f_native = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m, 0x1234,
+									  NULL, 0 });
+	fx->f_inline = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_NATIVE, m, 0x2345,
+									  inl, 2 });
 	fx->f_py = profile__add_frame(fx->p, &(struct profile_frame){ .kind = FRAME_RUNTIME,
-								    .lines = py,
-								    .line_cnt = 1,
-								    .runtime = "cpython" });
-	fx->f_err = profile__add_frame(fx->p,
-				       &(struct profile_frame){ FRAME_ERROR, 0, 0, err, 1 });
+								      .lines = py,
+								      .line_cnt = 1,
+								      .runtime = "cpython" });
+	fx->f_err = profile__add_frame(fx->p, &(struct profile_frame){ FRAME_ERROR, 0, 0, err, 1 });
 	REQUIRE(fx->f_kernel && fx->f_native && fx->f_inline && fx->f_py && fx->f_err);
 	st1[0] = fx->f_kernel;
 	st1[1] = fx->f_native;
@@ -68,14 +68,15 @@ static void fixture_make(struct fixture *fx, size_t timestamps_cap)
 	st2[0] = fx->f_err;
 	st2[1] = fx->f_inline;
 	for (i = 0; i < 5; i++) {
-		struct profile_sample s = { st1, 4, 100, 101, "app", "worker", i % 2,
+		struct profile_sample s = { st1,           4, 100,    101, "app", "worker", i % 2,
 					    T0 + 1000 * i, 1, labels, 1 };
 
 		REQUIRE(profile__add_sample(fx->p, &s) == 0);
 	}
 	for (i = 0; i < 3; i++) {
-		struct profile_sample s = { st2, 2, 200, 200, "other", "other", 1, T0 + 7000 * i,
-					    2 };
+		struct profile_sample s = {
+			st2, 2, 200, 200, "other", "other", 1, T0 + 7000 * i, 2
+		};
 
 		REQUIRE(profile__add_sample(fx->p, &s) == 0);
 	}
@@ -393,12 +394,12 @@ TEST(other_sample_type_is_partial_success)
 TEST(lying_lengths_and_bad_varints)
 {
 	static const uint8_t cases[][12] = {
-		{ 0x12, 0x7f, 0x2a, 0x00 },		/* dictionary of 127 bytes, 2 there */
+		{ 0x12, 0x7f, 0x2a, 0x00 },             /* dictionary of 127 bytes, 2 there */
 		{ 0x12, 0x04, 0x2a, 0x7f, 0x00, 0x00 }, /* a string past its dictionary */
 		{ 0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 },
-		{ 0x12, 0x02, 0x3a, 0x05 },                 /* a stack past its end */
-		{ 0x1f, 0x8b, 0x08, 0x00 },                 /* gzip magic: wire type 7 */
-		{ 0x0b, 0x00 },                             /* a group */
+		{ 0x12, 0x02, 0x3a, 0x05 }, /* a stack past its end */
+		{ 0x1f, 0x8b, 0x08, 0x00 }, /* gzip magic: wire type 7 */
+		{ 0x0b, 0x00 },             /* a group */
 	};
 	static const size_t lens[] = { 4, 6, 12, 4, 4, 2 };
 	struct otlp_request *q = NULL;

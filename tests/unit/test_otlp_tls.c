@@ -132,8 +132,8 @@ TEST(server_name_rewrites_the_url)
 	CURL *curl = curl_easy_init();
 
 	REQUIRE(curl);
-	CHECK_EQ_INT(otlp_tls__apply(curl, &t, "https://127.0.0.1:4317/opentelemetry.x/Export", &url,
-				     &map),
+	CHECK_EQ_INT(otlp_tls__apply(curl, &t, "https://127.0.0.1:4317/opentelemetry.x/Export",
+				     &url, &map),
 		     0);
 	REQUIRE(url && map);
 	CHECK_STR(url, "https://collector.test:4317/opentelemetry.x/Export");

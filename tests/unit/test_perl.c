@@ -188,26 +188,30 @@ TEST(live_chain)
 		uint64_t before[16] = { 0 }, after[16] = { 0 };
 
 		interp_runtime__stats(&perl_runtime, a.rt, before);
-		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha", marked_line("CALL_BETA"));
+		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha",
+			    marked_line("CALL_BETA"));
 		interp_runtime__stats(&perl_runtime, a.rt, after);
 		CHECK_EQ_U64(after[4], before[4]); /* statements read: none */
 		usleep(300 * 1000);
-		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha", marked_line("CALL_BETA"));
+		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha",
+			    marked_line("CALL_BETA"));
 		interp_runtime__stats(&perl_runtime, a.rt, after);
 		CHECK_EQ_U64(after[4], before[4] + 1); /* read again once due */
 		pb->budget_at = now_ns();
-		pb->budget_ns = -1000 * 1000 * 1000LL; /* a second of reading owed */
+		pb->budget_ns = -1000 * 1000 * 1000LL;      /* a second of reading owed */
 		uf.addr ^= 1ull << PERL_FRAME_COOKIE_SHIFT; /* a name not cached */
 		interp_runtime__symbolize(&perl_runtime, a.rt, a.proc_state, world.pid, &uf, &sym);
 		CHECK(sym.marker);
 		CHECK_STR(sym.function, "[perl: over the process's read budget]");
 		usleep(300 * 1000);
-		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha", marked_line("CALL_BETA"));
+		check_frame(a.rt, a.proc_state, &frames[3], "main::alpha",
+			    marked_line("CALL_BETA"));
 		interp_runtime__stats(&perl_runtime, a.rt, after);
 		CHECK_EQ_U64(after[4], before[4] + 1); /* not read: over budget */
-		CHECK_EQ_U64(after[7], before[7] + 2); /* reads over budget: the name, the statement */
-		pb->budget_at = 0; /* a full budget again */
-		usleep(300 * 1000); /* every statement due for its check */
+		CHECK_EQ_U64(after[7],
+			     before[7] + 2); /* reads over budget: the name, the statement */
+		pb->budget_at = 0;           /* a full budget again */
+		usleep(300 * 1000);          /* every statement due for its check */
 	}
 	/* No interpreter in the thread's TSD slot (a wrong TLS base): no frames, counted. */
 	memset(world.counters, 0, sizeof(world.counters));

@@ -110,7 +110,7 @@ TEST(decode_hostile)
 {
 	/* resource { KeyValue { key: length 1000 in 12 bytes } } */
 	static const uint8_t lie[] = { 0x0a, 0x11, 0x0a, 0x0f, 0x0a, 0xe8, 0x07, 's', 'e', 'r',
-				       'v', 'i',  'c',  'e',  '.',  'n',  'a',  'm',  'e' };
+				       'v',  'i',  'c',  'e',  '.',  'n',  'a',  'm', 'e' };
 	/* resource as a varint: a wrong wire type for a known field */
 	static const uint8_t wire[] = { 0x08, 0x01 };
 	/* a value's string as a varint */
@@ -304,9 +304,10 @@ TEST(maps_names)
 			     "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 131 /usr/bin/x\n"
 			     "7f0000001000-7f0000002000 rw-p 00000000 00:00 0   [anon:OTEL_CTX]\n"),
 		     0x7f0000001000);
-	CHECK_EQ_U64(process_context__find_in_maps(
-			     "7f0000003000-7f0000004000 rw-s 00000000 00:01 77 [anon_shmem:OTEL_CTX]"),
-		     0x7f0000003000);
+	CHECK_EQ_U64(
+		process_context__find_in_maps(
+			"7f0000003000-7f0000004000 rw-s 00000000 00:01 77 [anon_shmem:OTEL_CTX]"),
+		0x7f0000003000);
 	CHECK_EQ_U64(process_context__find_in_maps(
 			     "7f0000005000-7f0000006000 rw-p 00000000 00:01 1029 "
 			     "/memfd:OTEL_CTX (deleted)\n"),

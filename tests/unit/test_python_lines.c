@@ -232,7 +232,8 @@ static size_t index_mismatches(enum python_line_format fmt, const uint8_t *tab, 
 	if (python_lines__index(fmt, tab, len, first, 1u << 20, &ix))
 		return SIZE_MAX;
 	for (off = 0; off < upto; off++)
-		bad += python_lines__lookup(&ix, off) != python_lines__line(fmt, tab, len, first, off);
+		bad += python_lines__lookup(&ix, off) !=
+		       python_lines__line(fmt, tab, len, first, off);
 	bad += python_lines__lookup(&ix, UINT32_MAX) != first;
 	python_lines__index_free(&ix);
 	return bad;

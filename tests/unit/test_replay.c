@@ -748,7 +748,8 @@ TEST(pool_segments)
 		}
 	CHECK_EQ_INT(st->segments, segs + 1);
 	CHECK_EQ_INT(st->entries_created, (segs + 1) * UNWIND_SEGMENT_ENTRIES);
-	CHECK_EQ_INT(first, segs << UNWIND_SEGMENT_SHIFT); /* the last copy: the new segment's start */
+	CHECK_EQ_INT(first,
+		     segs << UNWIND_SEGMENT_SHIFT); /* the last copy: the new segment's start */
 	for (i = 0; i < kmaps.pages.cnt; i++) {
 		const struct unwind_page *p =
 			(const struct unwind_page *)(kmaps.pages.vals + i * kmaps.pages.val_sz);

@@ -144,10 +144,10 @@ struct chain_frame {
 struct interp_case {
 	const char *name;
 	const char *argv[20]; /* [0]: the interpreter (given at run time); the workload follows */
-	const char *script;  /* the source whose lines the chain names (tests/data/...) */
-	const char *thread;  /* the comm of the thread to stop (NULL: the main thread) */
-	long burn_ms;        /* CPU that thread burns before the first stop */
-	uint8_t kind;        /* enum user_frame_kind */
+	const char *script;   /* the source whose lines the chain names (tests/data/...) */
+	const char *thread;   /* the comm of the thread to stop (NULL: the main thread) */
+	long burn_ms;         /* CPU that thread burns before the first stop */
+	uint8_t kind;         /* enum user_frame_kind */
 	struct chain_frame chain[CHAIN_MAX]; /* leaf to root; the first is the hot function */
 	/* The frame right under the chain: its kind, the start of its name (NULL: any; a native
 	 * one must lie in the interpreter's file).
@@ -1054,8 +1054,8 @@ TEST(luajit21_bookworm_joff)
  */
 static void run_root_beam(const char *suite, bool jit)
 {
-	static const char *const env[] = { "ROOTDIR", "BINDIR", "EMU", "PROGNAME", "HOME",
-					   "ERL_CRASH_DUMP_SECONDS" };
+	static const char *const env[] = { "ROOTDIR",  "BINDIR", "EMU",
+					   "PROGNAME", "HOME",   "ERL_CRASH_DUMP_SECONDS" };
 	const char *cache = getenv("RM_CACHE");
 	char root[PATH_MAX], ldso[PATH_MAX + 64], libs[2 * PATH_MAX + 64], otp[PATH_MAX + 64];
 	char data[PATH_MAX + 128], erts[64], bindir[PATH_MAX + 192], bin[PATH_MAX + 256];
@@ -1134,7 +1134,7 @@ static void run_root_beam(const char *suite, bool jit)
 	setenv("PROGNAME", "erl", 1);
 	setenv("HOME", "/tmp", 1);
 	setenv("ERL_CRASH_DUMP_SECONDS", "0", 1); /* no erl_crash.dump in the tree */
-	kmaps_free(); /* the root's files start the maps afresh */
+	kmaps_free();                             /* the root's files start the maps afresh */
 	run_case(&c, ldso);
 	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++)
 		unsetenv(env[i]);

@@ -19,25 +19,31 @@ static uint32_t runtime_frame(struct profile *p, const char *runtime, const char
 {
 	struct profile_line l = { .function = name, .file = "x.rb", .line = 3 };
 
-	return profile__add_frame(p, &(struct profile_frame){ .kind = FRAME_RUNTIME, .lines = &l,
-							       .line_cnt = 1, .runtime = runtime });
+	return profile__add_frame(
+		p, &(struct profile_frame){
+			   .kind = FRAME_RUNTIME, .lines = &l, .line_cnt = 1, .runtime = runtime });
 }
 
-static uint32_t native_frame(struct profile *p, uint32_t mapping, uint64_t addr,
-			     const char *name)
+static uint32_t native_frame(struct profile *p, uint32_t mapping, uint64_t addr, const char *name)
 {
 	struct profile_line l = { .function = name };
 
 	return profile__add_frame(p, &(struct profile_frame){ .kind = FRAME_NATIVE,
-							       .mapping = mapping, .address = addr,
-							       .lines = name ? &l : NULL,
-							       .line_cnt = name ? 1 : 0 });
+							      .mapping = mapping,
+							      .address = addr,
+							      .lines = name ? &l : NULL,
+							      .line_cnt = name ? 1 : 0 });
 }
 
 static void add(struct profile *p, const uint32_t *frames, uint32_t cnt, uint64_t count)
 {
-	struct profile_sample s = { .frames = frames, .frame_cnt = cnt, .pid = 7, .tid = 7,
-				    .comm = "ruby", .thread_comm = "ruby", .count = count };
+	struct profile_sample s = { .frames = frames,
+				    .frame_cnt = cnt,
+				    .pid = 7,
+				    .tid = 7,
+				    .comm = "ruby",
+				    .thread_comm = "ruby",
+				    .count = count };
 
 	REQUIRE(!profile__add_sample(p, &s));
 }
@@ -61,9 +67,11 @@ static void fixture_init(struct fixture *x)
 	x->rb2 = runtime_frame(x->p, "ruby", "beta");
 	x->rb3 = runtime_frame(x->p, "ruby", "alpha");
 	x->py = runtime_frame(x->p, "cpython", "py_main");
-	x->err = profile__add_frame(x->p, &(struct profile_frame){
-		.kind = FRAME_ERROR, .lines = &(struct profile_line){ .function = "[unwind: x]" },
-		.line_cnt = 1 });
+	x->err = profile__add_frame(
+		x->p, &(struct profile_frame){
+			      .kind = FRAME_ERROR,
+			      .lines = &(struct profile_line){ .function = "[unwind: x]" },
+			      .line_cnt = 1 });
 	REQUIRE(x->leaf && x->vm1 && x->vm2 && x->vm3 && x->rb1 && x->py && x->err);
 }
 
@@ -91,8 +99,8 @@ TEST(folds_between_script_frames)
 
 	fixture_init(&x);
 	/* leaf first: the VM's frames between gamma and beta, and between beta and alpha */
-	add(x.p, (uint32_t[]){ x.leaf, x.rb1, x.vm1, x.vm2, x.rb2, x.vm3, x.rb3, x.vm1, x.main_ }, 9,
-	    3);
+	add(x.p, (uint32_t[]){ x.leaf, x.rb1, x.vm1, x.vm2, x.rb2, x.vm3, x.rb3, x.vm1, x.main_ },
+	    9, 3);
 	/* the same script shape through other VM frames: merges with the first */
 	add(x.p, (uint32_t[]){ x.leaf, x.rb1, x.vm3, x.rb2, x.rb3, x.vm1, x.main_ }, 7, 2);
 	/* another runtime above: its boundary is not folded; an error frame is kept */

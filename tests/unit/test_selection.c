@@ -27,11 +27,11 @@ static struct selection_rules *rules_of(const char *const *args, size_t n)
 	for (i = 0; i + 1 < n; i += 2) {
 		bool exclude = !strncmp(args[i], "exclude-", 8);
 		const char *kind = strchr(args[i], '-') + 1;
-		enum selection_kind k = !strcmp(kind, "pid")	     ? SELECTION_PID
-					: !strcmp(kind, "name")	     ? SELECTION_NAME
-					: !strcmp(kind, "cgroup")    ? SELECTION_CGROUP
-					: !strcmp(kind, "pod")	     ? SELECTION_POD
-								     : SELECTION_CONTAINER;
+		enum selection_kind k = !strcmp(kind, "pid")      ? SELECTION_PID
+					: !strcmp(kind, "name")   ? SELECTION_NAME
+					: !strcmp(kind, "cgroup") ? SELECTION_CGROUP
+					: !strcmp(kind, "pod")    ? SELECTION_POD
+								  : SELECTION_CONTAINER;
 
 		if (selection_spec__add(&sp, k, exclude, args[i + 1], err, sizeof(err)))
 			return NULL;
@@ -39,8 +39,8 @@ static struct selection_rules *rules_of(const char *const *args, size_t n)
 	return selection_rules__new(&sp, err, sizeof(err));
 }
 
-#define RULES(...)                                                                     \
-	rules_of((const char *const[]){ __VA_ARGS__ },                                 \
+#define RULES(...)                                     \
+	rules_of((const char *const[]){ __VA_ARGS__ }, \
 		 sizeof((const char *const[]){ __VA_ARGS__ }) / sizeof(const char *))
 
 TEST(spec_parsing)
@@ -54,7 +54,8 @@ TEST(spec_parsing)
 		     -EINVAL);
 	CHECK_STR(err, "--select-pid takes PID[,PID...], not '12,'");
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, true, "0", err, sizeof(err)), -EINVAL);
-	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, true, "-3", err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, true, "-3", err, sizeof(err)),
+		     -EINVAL);
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_NAME, false, "^py(thon)?3?$", err,
 					 sizeof(err)),
 		     0);
@@ -79,8 +80,8 @@ TEST(spec_parsing)
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_CONTAINER, false, "0123456789AB", err,
 					 sizeof(err)),
 		     -EINVAL);
-	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "kube-system", err, sizeof(err)),
-		     0);
+	CHECK_EQ_INT(
+		selection_spec__add(&sp, SELECTION_POD, false, "kube-system", err, sizeof(err)), 0);
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, true, "shop/web-*", err, sizeof(err)),
 		     0);
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, true, "shop/", err, sizeof(err)),
@@ -91,8 +92,7 @@ TEST(spec_parsing)
 		     -EINVAL);
 	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "a/b/c", err, sizeof(err)),
 		     -EINVAL);
-	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "", err, sizeof(err)),
-		     -EINVAL);
+	CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_POD, false, "", err, sizeof(err)), -EINVAL);
 	CHECK_EQ_INT(sp.cnt, 7);
 	for (i = (int)sp.cnt; i < SELECTION_MAX_RULES; i++)
 		CHECK_EQ_INT(selection_spec__add(&sp, SELECTION_PID, false, "1", err, sizeof(err)),
@@ -105,11 +105,16 @@ TEST(spec_parsing)
 
 TEST(verdicts)
 {
-	struct proc_identity a = { .pid = 100, .comm = "burn_a", .exe = "/opt/bin/burn_a",
-				   .cgroup_path = "/ss/a" };
-	struct proc_identity b = { .pid = 200, .comm = "worker", .exe = "/usr/bin/python3.11",
+	struct proc_identity a = {
+		.pid = 100, .comm = "burn_a", .exe = "/opt/bin/burn_a", .cgroup_path = "/ss/a"
+	};
+	struct proc_identity b = { .pid = 200,
+				   .comm = "worker",
+				   .exe = "/usr/bin/python3.11",
 				   .cgroup_path = "/ss/b/inner" };
-	struct proc_identity c = { .pid = 300, .comm = "burn_c", .exe = "",
+	struct proc_identity c = { .pid = 300,
+				   .comm = "burn_c",
+				   .exe = "",
 				   .cgroup_path = "/system.slice/docker-" ID64 ".scope",
 				   .container_id = ID64 };
 	struct selection_rules *r;
@@ -172,12 +177,16 @@ TEST(verdicts)
 
 	/* pods: a namespace alone is its every pod; globs stop at the '/'; decided per cgroup */
 	{
-		struct proc_identity web = { .pid = 400, .comm = "nginx",
+		struct proc_identity web = { .pid = 400,
+					     .comm = "nginx",
 					     .cgroup_path = "/kubepods.slice/x",
-					     .k8s_namespace = "shop", .k8s_pod = "web-7d4b9c-x2x7k" };
-		struct proc_identity db = { .pid = 500, .comm = "postgres",
-					    .k8s_namespace = "data", .k8s_pod = "db-0" };
-		struct proc_identity sys = { .pid = 600, .comm = "kube-proxy",
+					     .k8s_namespace = "shop",
+					     .k8s_pod = "web-7d4b9c-x2x7k" };
+		struct proc_identity db = {
+			.pid = 500, .comm = "postgres", .k8s_namespace = "data", .k8s_pod = "db-0"
+		};
+		struct proc_identity sys = { .pid = 600,
+					     .comm = "kube-proxy",
 					     .k8s_namespace = "kube-system",
 					     .k8s_pod = "kube-proxy-8xk2p" };
 
@@ -211,8 +220,8 @@ TEST(verdicts)
 		selection_rules__free(r);
 		/* a pod the node does not show: its names unknown, no pod rule matches */
 		r = RULES("select-pod", "*");
-		CHECK(!selection_rules__keep(r, &(struct proc_identity){ .pid = 7,
-									  .k8s_namespace = "shop" }));
+		CHECK(!selection_rules__keep(
+			r, &(struct proc_identity){ .pid = 7, .k8s_namespace = "shop" }));
 		selection_rules__free(r);
 	}
 
@@ -269,7 +278,7 @@ TEST(probabilistic)
 		int saved_ = dup(STDERR_FILENO);                             \
 		size_t n_;                                                   \
                                                                              \
-		REQUIRE(tmp_ && saved_ >= 0);                                \
+		REQUIRE(tmp_ &&saved_ >= 0);                                 \
 		fflush(stderr);                                              \
 		REQUIRE(dup2(fileno(tmp_), STDERR_FILENO) == STDERR_FILENO); \
 		ret = (call);                                                \
@@ -283,8 +292,8 @@ TEST(probabilistic)
 	} while (0)
 
 /* The agent's options from a config file (FILE) and argv. */
-static int parse_with(const char *text, char **argv, int argc, struct agent_options *o,
-		      char *path, size_t path_sz)
+static int parse_with(const char *text, char **argv, int argc, struct agent_options *o, char *path,
+		      size_t path_sz)
 {
 	FILE *f;
 	int fd;
@@ -340,11 +349,11 @@ TEST(config_keys)
 
 	/* a flag wins over the file */
 	{
-		char *argv2[] = { "agent", "--config", NULL, "--probabilistic-threshold", "60",
-				  NULL };
+		char *argv2[] = {
+			"agent", "--config", NULL, "--probabilistic-threshold", "60", NULL
+		};
 
-		ret = parse_with("probabilistic-threshold = 10\n", argv2, 5, o, path,
-				 sizeof(path));
+		ret = parse_with("probabilistic-threshold = 10\n", argv2, 5, o, path, sizeof(path));
 		unlink(path);
 		CHECK_EQ_INT(ret, 0);
 		CHECK_EQ_INT(o->prob_threshold, 60);
@@ -356,13 +365,13 @@ TEST(config_keys)
 	unlink(path);
 	CHECK_EQ_INT(ret, -EINVAL);
 	CHECK(strstr(out, ":2") && strstr(out, "--select-name: bad regular expression '('"));
-	STDERR_OF(out, ret, parse_with("probabilistic-threshold = 0\n", argv, 3, o, path,
-				       sizeof(path)));
+	STDERR_OF(out, ret,
+		  parse_with("probabilistic-threshold = 0\n", argv, 3, o, path, sizeof(path)));
 	unlink(path);
 	CHECK_EQ_INT(ret, -EINVAL);
 	CHECK(strstr(out, "--probabilistic-threshold must be a percentage between 1 and 100"));
-	STDERR_OF(out, ret, parse_with("select-cgroup = kubepods\n", argv, 3, o, path,
-				       sizeof(path)));
+	STDERR_OF(out, ret,
+		  parse_with("select-cgroup = kubepods\n", argv, 3, o, path, sizeof(path)));
 	unlink(path);
 	CHECK_EQ_INT(ret, -EINVAL);
 	CHECK(strstr(out, ":1") && strstr(out, "--select-cgroup takes a cgroup v2 path"));

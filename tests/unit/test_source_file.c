@@ -82,9 +82,9 @@ static void setup(void)
 static void teardown(void)
 {
 	static const char *const names[] = {
-		"app/main.py", "app/no_newline.py", "etc/shadow", "app/abs_link.py",
-		"app/rel_link.py", "app/rel_out.py", "app/magic.py", "app/fifo.py", "app/big.py",
-		"app/bin.py", "app/lines.py", "app/private.py",
+		"app/main.py",     "app/no_newline.py", "etc/shadow",   "app/abs_link.py",
+		"app/rel_link.py", "app/rel_out.py",    "app/magic.py", "app/fifo.py",
+		"app/big.py",      "app/bin.py",        "app/lines.py", "app/private.py",
 	};
 	size_t i;
 
@@ -184,7 +184,11 @@ TEST(caps_and_contents)
 	/* a NUL byte: binary */
 	fd = open(at(root, "app/bin.py"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	REQUIRE(fd >= 0);
-	CHECK_EQ_INT((int)write(fd, "\x7f" "ELF\0\0\1", 7), 7);
+	CHECK_EQ_INT((int)write(fd,
+				"\x7f"
+				"ELF\0\0\1",
+				7),
+		     7);
 	close(fd);
 	CHECK_EQ_INT(try_read("/app/bin.py", (uid_t)-1, &why, NULL), -EINVAL);
 	CHECK(why && strstr(why, "binary"));

@@ -290,21 +290,37 @@ static struct profile *mem_profile(uint64_t t, uint64_t alloc, uint64_t freed, u
 	f_leak = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x10, l_leak, 1 });
 	f_cpu = profile__add_frame(p, &(struct profile_frame){ FRAME_NATIVE, 0, 0x20, l_cpu, 1 });
 	/* a memory sample's own leaf: its stack is never a CPU sample's */
-	f_fault[0] = profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, l_fault, 1 });
+	f_fault[0] =
+		profile__add_frame(p, &(struct profile_frame){ FRAME_ERROR, 0, 0, l_fault, 1 });
 	f_fault[1] = f_cpu;
-	profile__add_sample(p, &(struct profile_sample){ .frames = &f_cpu, .frame_cnt = 1,
-							 .pid = 7, .tid = 7, .comm = "wl",
-							 .thread_comm = "wl", .count = 3 });
-	profile__add_sample(p, &(struct profile_sample){
-				       .frames = &f_leak, .frame_cnt = 1, .pid = 7, .tid = 7,
-				       .comm = "wl", .thread_comm = "wl", .count = 1,
-				       .mem_kind = PROFILE_MEM_ALLOC, .mem_value = alloc,
-				       .mem_objects = 1, .mem_freed = freed,
-				       .mem_freed_objects = freed ? 1 : 0, .mem_carried = carried,
-				       .mem_carried_objects = carried ? 1 : 0 });
-	profile__add_sample(p, &(struct profile_sample){ .frames = f_fault, .frame_cnt = 2,
-							 .pid = 7, .tid = 7, .comm = "wl",
-							 .thread_comm = "wl", .count = 1,
+	profile__add_sample(p, &(struct profile_sample){ .frames = &f_cpu,
+							 .frame_cnt = 1,
+							 .pid = 7,
+							 .tid = 7,
+							 .comm = "wl",
+							 .thread_comm = "wl",
+							 .count = 3 });
+	profile__add_sample(p, &(struct profile_sample){ .frames = &f_leak,
+							 .frame_cnt = 1,
+							 .pid = 7,
+							 .tid = 7,
+							 .comm = "wl",
+							 .thread_comm = "wl",
+							 .count = 1,
+							 .mem_kind = PROFILE_MEM_ALLOC,
+							 .mem_value = alloc,
+							 .mem_objects = 1,
+							 .mem_freed = freed,
+							 .mem_freed_objects = freed ? 1 : 0,
+							 .mem_carried = carried,
+							 .mem_carried_objects = carried ? 1 : 0 });
+	profile__add_sample(p, &(struct profile_sample){ .frames = f_fault,
+							 .frame_cnt = 2,
+							 .pid = 7,
+							 .tid = 7,
+							 .comm = "wl",
+							 .thread_comm = "wl",
+							 .count = 1,
 							 .mem_kind = PROFILE_MEM_FAULTS,
 							 .mem_value = 64 });
 	profile__set_end_time(p, (t + 1) * 1000000000ULL);

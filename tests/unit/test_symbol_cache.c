@@ -12,9 +12,8 @@
 
 enum { STAT_READS, STAT_UNREADABLE, STAT_REUSED, STAT_OVER_BUDGET, STAT_EVICTED, STAT_CNT };
 
-static const struct symbol_cache_report report = { STAT_READS,	     STAT_UNREADABLE,
-						   STAT_REUSED,	     STAT_OVER_BUDGET,
-						   STAT_EVICTED,     "unreadable",
+static const struct symbol_cache_report report = { STAT_READS,       STAT_UNREADABLE, STAT_REUSED,
+						   STAT_OVER_BUDGET, STAT_EVICTED,    "unreadable",
 						   "reused" };
 
 struct entry {

@@ -64,8 +64,7 @@ TEST(template_expand)
 		     -EINVAL);
 	CHECK_EQ_INT(trace_url__expand("https://x/{trace_id}", T1 "\"", NULL, out, sizeof(out)),
 		     -EINVAL);
-	CHECK_EQ_INT(trace_url__expand("https://x/{span_id}{trace_id}", T1, NULL, out,
-				       sizeof(out)),
+	CHECK_EQ_INT(trace_url__expand("https://x/{span_id}{trace_id}", T1, NULL, out, sizeof(out)),
 		     -EINVAL);
 	CHECK_EQ_INT(trace_url__expand("https://x/{span_id}{trace_id}", T1, "5a<", out,
 				       sizeof(out)),
@@ -90,11 +89,11 @@ static void add(struct profile *p, uint32_t f, const char *trace, const char *sp
 	struct profile_label l[2] = { { TRACE_LABEL_TRACE, trace }, { TRACE_LABEL_SPAN, span } };
 
 	REQUIRE(!profile__add_sample(p, &(struct profile_sample){ .frames = &f,
-								   .frame_cnt = 1,
-								   .pid = 1,
-								   .count = n,
-								   .labels = l,
-								   .label_cnt = trace ? 2 : 0 }));
+								  .frame_cnt = 1,
+								  .pid = 1,
+								  .count = n,
+								  .labels = l,
+								  .label_cnt = trace ? 2 : 0 }));
 }
 
 TEST(trace_table)
@@ -118,13 +117,13 @@ TEST(trace_table)
 	REQUIRE(!trace_list__json(p, "https://x.example/{trace_id}/{span_id}", 10, &j));
 	js = json_out__take(&j, &len);
 	REQUIRE(js);
-	CHECK_STR(js, "{\"trace_url\":\"https://x.example/{trace_id}/{span_id}\",\"traces\":["
-		      "{\"trace_id\":\"" T1 "\",\"samples\":8,\"spans\":2,\"span_id\":\"" S2
-		      "\",\"url\":\"https://x.example/" T1 "/" S2 "\"},"
-		      "{\"trace_id\":\"" T2 "\",\"samples\":2,\"spans\":1,\"span_id\":\"" S1
-		      "\",\"url\":\"https://x.example/" T2 "/" S1 "\"},"
-		      "{\"trace_id\":\"not-hex\",\"samples\":1,\"spans\":1,\"span_id\":\"" S1
-		      "\"}]}");
+	CHECK_STR(js,
+		  "{\"trace_url\":\"https://x.example/{trace_id}/{span_id}\",\"traces\":["
+		  "{\"trace_id\":\"" T1 "\",\"samples\":8,\"spans\":2,\"span_id\":\"" S2
+		  "\",\"url\":\"https://x.example/" T1 "/" S2 "\"},"
+		  "{\"trace_id\":\"" T2 "\",\"samples\":2,\"spans\":1,\"span_id\":\"" S1
+		  "\",\"url\":\"https://x.example/" T2 "/" S1 "\"},"
+		  "{\"trace_id\":\"not-hex\",\"samples\":1,\"spans\":1,\"span_id\":\"" S1 "\"}]}");
 	free(js);
 	json_out__init(&j, 1 << 20);
 	REQUIRE(!trace_list__json(p, NULL, 1, &j));

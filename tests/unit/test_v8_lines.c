@@ -133,7 +133,8 @@ TEST(marked_tables)
 		bad += v8_lines__position_marked(tab, at, marks, n, off) !=
 		       v8_lines__position(tab, at, off);
 	CHECK_EQ_INT(bad, 0);
-	CHECK_EQ_INT(v8_lines__script_offset_marked(top_table, sizeof(top_table), NULL, 0, 43), 354);
+	CHECK_EQ_INT(v8_lines__script_offset_marked(top_table, sizeof(top_table), NULL, 0, 43),
+		     354);
 	/* Random bytes: the same answers, never outside the table. */
 	for (i = 0; i < 2000; i++) {
 		size_t len = (size_t)rand() % 2000, k;

@@ -46,8 +46,8 @@ enum beam_sub {
 };
 
 enum beam_marker {
-	BEAM_MARKER_UNSUPPORTED = 1, /* an emulator the walk does not know: ends the stack */
-	BEAM_MARKER_TRUNCATED = 2,   /* frame budget (native reserve) reached */
+	BEAM_MARKER_UNSUPPORTED = 1,  /* an emulator the walk does not know: ends the stack */
+	BEAM_MARKER_TRUNCATED = 2,    /* frame budget (native reserve) reached */
 	BEAM_MARKER_NO_SCHEDULER = 3, /* the scheduler's native frames could not be found */
 	BEAM_MARKER_STACK_LOST = 4,   /* Erlang frames lost: the process stack did not scan */
 	BEAM_MARKER_FROM_NATIVE = 5,  /* Erlang frames of a process running native code: not read */
@@ -64,46 +64,46 @@ struct beam_proc_abi {
 			    * the emulator flavour's &beam_apply[1]) */
 	__u64 sched_lo, sched_hi; /* the JIT's process_main (global::process_main): the
 				   * scheduler loop, [lo, hi) absolute (0, 0: not known yet) */
-	__u32 sched_win;   /* the window searched for a sched_ret: rbx + sched_win, upwards */
-	__u8 supported;    /* 0: marker frames, the native walk ends in JIT code */
-	__u8 ready;        /* 1: normal_exit known (the emulator has loaded its code) */
-	__u8 emu;          /* 1: the emulator flavour (its interpreter loop walked) */
+	__u32 sched_win; /* the window searched for a sched_ret: rbx + sched_win, upwards */
+	__u8 supported;  /* 0: marker frames, the native walk ends in JIT code */
+	__u8 ready;      /* 1: normal_exit known (the emulator has loaded its code) */
+	__u8 emu;        /* 1: the emulator flavour (its interpreter loop walked) */
 	__u8 pad[1];
 	__u64 code_lo, code_hi; /* the emulator flavour: the span of its modules' loaded code */
 };
 
 /* Why Erlang frames are missing, by reason (the runtime's slice of "interp_counters"). */
-#define BEAM_COUNTERS(X)                                                           \
-	/* Erlang frames emitted */                                                \
-	X(BEAM_COUNTER_FRAMES, "erlang frames")                                    \
-	/* walks that went from Erlang code back to the scheduler's native frames */ \
-	X(BEAM_COUNTER_SCHEDULER, "back to the scheduler")                         \
-	/* JIT pc, but no interp_procs entry */                                    \
-	X(BEAM_COUNTER_NO_PROC, "no process")                                      \
-	/* the emulator's code not known yet */                                    \
-	X(BEAM_COUNTER_NOT_READY, "emulator not known yet")                        \
-	/* emulator refused (marker) */                                            \
-	X(BEAM_COUNTER_UNSUPPORTED, "unsupported")                                 \
-	/* rbx (the scheduler's registers) not known at the JIT frame (marker) */  \
-	X(BEAM_COUNTER_NO_REGISTERS, "scheduler registers unknown")                \
-	/* no call of process_main found above the registers (marker) */           \
-	X(BEAM_COUNTER_NO_SCHEDULER, "scheduler frame not found")                  \
-	/* stack words unreadable */                                               \
-	X(BEAM_COUNTER_READ_FAILED, "unreadable")                                  \
-	/* the process stack scanned this far without a CP (marker) */             \
-	X(BEAM_COUNTER_STACK_LOST, "process stack lost")                           \
-	/* JIT frames reached from native code: the process's other frames not read */ \
-	X(BEAM_COUNTER_FROM_NATIVE, "entered from native code")                    \
-	/* native code called by the scheduler's own JIT code (no Erlang caller) */ \
-	X(BEAM_COUNTER_SCHEDULER_CODE, "called by the scheduler loop")             \
-	/* cut at the native reserve (marker) */                                   \
-	X(BEAM_COUNTER_TRUNCATED, "truncated")                                     \
-	/* the emulator flavour's interpreter loop, not walked (marker) */         \
-	X(BEAM_COUNTER_INTERPRETER, "interpreter loop (emu flavour)")           \
-	/* the emulator flavour's loop walked from its own registers */          \
-	X(BEAM_COUNTER_EMU_WALKS, "interpreter loop walked")                     \
-	/* its walks that reached the process's first CP (its normal exit) */     \
-	X(BEAM_COUNTER_EMU_EXIT, "interpreter walks to the normal exit")        \
+#define BEAM_COUNTERS(X)                                                                 \
+	/* Erlang frames emitted */                                                      \
+	X(BEAM_COUNTER_FRAMES, "erlang frames")                                          \
+	/* walks that went from Erlang code back to the scheduler's native frames */     \
+	X(BEAM_COUNTER_SCHEDULER, "back to the scheduler")                               \
+	/* JIT pc, but no interp_procs entry */                                          \
+	X(BEAM_COUNTER_NO_PROC, "no process")                                            \
+	/* the emulator's code not known yet */                                          \
+	X(BEAM_COUNTER_NOT_READY, "emulator not known yet")                              \
+	/* emulator refused (marker) */                                                  \
+	X(BEAM_COUNTER_UNSUPPORTED, "unsupported")                                       \
+	/* rbx (the scheduler's registers) not known at the JIT frame (marker) */        \
+	X(BEAM_COUNTER_NO_REGISTERS, "scheduler registers unknown")                      \
+	/* no call of process_main found above the registers (marker) */                 \
+	X(BEAM_COUNTER_NO_SCHEDULER, "scheduler frame not found")                        \
+	/* stack words unreadable */                                                     \
+	X(BEAM_COUNTER_READ_FAILED, "unreadable")                                        \
+	/* the process stack scanned this far without a CP (marker) */                   \
+	X(BEAM_COUNTER_STACK_LOST, "process stack lost")                                 \
+	/* JIT frames reached from native code: the process's other frames not read */   \
+	X(BEAM_COUNTER_FROM_NATIVE, "entered from native code")                          \
+	/* native code called by the scheduler's own JIT code (no Erlang caller) */      \
+	X(BEAM_COUNTER_SCHEDULER_CODE, "called by the scheduler loop")                   \
+	/* cut at the native reserve (marker) */                                         \
+	X(BEAM_COUNTER_TRUNCATED, "truncated")                                           \
+	/* the emulator flavour's interpreter loop, not walked (marker) */               \
+	X(BEAM_COUNTER_INTERPRETER, "interpreter loop (emu flavour)")                    \
+	/* the emulator flavour's loop walked from its own registers */                  \
+	X(BEAM_COUNTER_EMU_WALKS, "interpreter loop walked")                             \
+	/* its walks that reached the process's first CP (its normal exit) */            \
+	X(BEAM_COUNTER_EMU_EXIT, "interpreter walks to the normal exit")                 \
 	/* ... and that found no instruction pointer in the loop's registers (marker) */ \
 	X(BEAM_COUNTER_EMU_NO_IP, "interpreter pc not found")
 

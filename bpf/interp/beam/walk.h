@@ -33,11 +33,12 @@
 #include "interp/common.h"
 #include "interp/beam/bpf_abi.h"
 
-#define BEAM_SCAN_WORDS 32    /* process-stack words read at once looking for the next CP */
-#define BEAM_SCAN_READS 3     /* ... reads per frame (y registers of a frame: 64 words at most;
+#define BEAM_SCAN_WORDS 32 /* process-stack words read at once looking for the next CP */
+#define BEAM_SCAN_READS \
+	3 /* ... reads per frame (y registers of a frame: 64 words at most;
 			       * a read stops at a page's end) */
 #define BEAM_PAGE 4096
-#define BEAM_WIN_WORDS 32     /* scheduler-frame window above the registers, words */
+#define BEAM_WIN_WORDS 32      /* scheduler-frame window above the registers, words */
 #define BEAM_RSTACK_SPAN 0x100 /* native code called by JIT code runs this close below rbx */
 
 /* Scratch for the JIT's code steps; the emulator flavour's walk keeps `at` and `exit` between
@@ -45,8 +46,8 @@
  */
 struct beam_cursor {
 	__u64 w[BEAM_SCAN_WORDS];
-	__u64 at;   /* the interpreter walk: the process-stack address scanned next */
-	__u64 exit; /* ... and the CP that ends it (&beam_apply[1]) */
+	__u64 at;     /* the interpreter walk: the process-stack address scanned next */
+	__u64 exit;   /* ... and the CP that ends it (&beam_apply[1]) */
 	__u64 lo, hi; /* ... and the span of the loaded code (beam_proc_abi.code_lo/hi) */
 	__u32 misses; /* reads since the last CP */
 	__u32 pad;
@@ -83,8 +84,7 @@ static __always_inline int beam_end(struct unwind_cursor *st, struct interp_stat
  * into the C caller of process_main, found above the registers at rbx. Once a sample.
  */
 static __always_inline int beam_to_scheduler(struct unwind_cursor *st, struct interp_state *is,
-					     struct beam_cursor *bc,
-					     const struct beam_proc_abi *p,
+					     struct beam_cursor *bc, const struct beam_proc_abi *p,
 					     struct user_frame *frames, __u64 rbx)
 {
 	__u64 base = rbx + p->sched_win, w;
@@ -275,7 +275,8 @@ static __always_inline void beam_emit(struct unwind_cursor *st, struct interp_st
 		return;
 	}
 	ss_interp_frame(st, frames, FRAME_KIND_BEAM, cp,
-			(__u64)BEAM_SUB_EMU << 60 | (__u64)INTERP_POS_NONE << 32, USER_FRAME_RETURN);
+			(__u64)BEAM_SUB_EMU << 60 | (__u64)INTERP_POS_NONE << 32,
+			USER_FRAME_RETURN);
 	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
 }
 

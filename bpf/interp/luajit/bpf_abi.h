@@ -38,16 +38,16 @@
 
 #include "counter_list.h"
 
-#define LUAJIT_CFRAME_SIZE 80  /* the VM's C frame: CFA = its rsp + 80 */
-#define LUAJIT_CF_PREV 32      /* SAVE_CFRAME: the L's previous cframe (u64) */
-#define LUAJIT_CF_RBX 56       /* saved rbx, rbp, then the return address */
+#define LUAJIT_CFRAME_SIZE 80 /* the VM's C frame: CFA = its rsp + 80 */
+#define LUAJIT_CF_PREV 32     /* SAVE_CFRAME: the L's previous cframe (u64) */
+#define LUAJIT_CF_RBX 56      /* saved rbx, rbp, then the return address */
 #define LUAJIT_CF_RBP 64
 #define LUAJIT_CF_RET 72
-#define LUAJIT_SPADJ_SLOTS 64  /* a trace's spill area: at most 64 * 16 bytes searched */
-#define LUAJIT_CHAIN_MAX 8     /* C frames of one L followed to an outer VM frame */
+#define LUAJIT_SPADJ_SLOTS 64 /* a trace's spill area: at most 64 * 16 bytes searched */
+#define LUAJIT_CHAIN_MAX 8    /* C frames of one L followed to an outer VM frame */
 
-#define LUAJIT_POS_NONE 0xfffffffu /* 28 bits */
-#define LUAJIT_FN_READ 16         /* GCfuncL bytes read: through ffid */
+#define LUAJIT_POS_NONE 0xfffffffu       /* 28 bits */
+#define LUAJIT_FN_READ 16                /* GCfuncL bytes read: through ffid */
 #define LUAJIT_CALLER_POS_MAX (1u << 17) /* caller_pos: the frame address's top 17 bits */
 #define LUAJIT_PROTO_MASK ((1ull << 47) - 1)
 
@@ -86,8 +86,8 @@ struct luajit_proc_abi {
 	__u8 pt_sizebc;     /* GCproto: sizebc, chunkname, firstline */
 	__u8 pt_chunkname;
 	__u8 pt_firstline;
-	__u8 tr_startpc;    /* GCtrace: startpc */
-	__u16 g_vmstate;    /* global_State: vmstate, jit_base, and J->trace (0: unknown: traces
+	__u8 tr_startpc; /* GCtrace: startpc */
+	__u16 g_vmstate; /* global_State: vmstate, jit_base, and J->trace (0: unknown: traces
 			     * get their marker only) */
 	__u16 g_jit_base;
 	__u16 g_trace;
@@ -97,28 +97,28 @@ struct luajit_proc_abi {
 /* Why Lua frames or the native walk through LuaJIT went wrong, by reason (the runtime's slice
  * of "interp_counters").
  */
-#define LUAJIT_COUNTERS(X)                                                  \
-	/* a VM C frame checked out (its Lua marker emitted) */             \
-	X(LUAJIT_COUNTER_VM_FRAMES, "VM frames")                            \
-	/* a leaf helper of the VM's FDE (CFA = rsp + 8) */                 \
-	X(LUAJIT_COUNTER_HELPERS, "leaf helpers")                           \
-	/* a JIT trace unwound to its VM frame */                           \
-	X(LUAJIT_COUNTER_TRACES, "JIT traces")                              \
-	/* LuaJIT code, but no interp_procs entry */                        \
-	X(LUAJIT_COUNTER_NO_PROC, "no process")                             \
-	/* layout did not check out (marker) */                             \
-	X(LUAJIT_COUNTER_UNSUPPORTED, "unsupported")                        \
-	/* a VM-range pc that is no VM frame nor leaf helper: FDE rule */   \
+#define LUAJIT_COUNTERS(X)                                                 \
+	/* a VM C frame checked out (its Lua marker emitted) */            \
+	X(LUAJIT_COUNTER_VM_FRAMES, "VM frames")                           \
+	/* a leaf helper of the VM's FDE (CFA = rsp + 8) */                \
+	X(LUAJIT_COUNTER_HELPERS, "leaf helpers")                          \
+	/* a JIT trace unwound to its VM frame */                          \
+	X(LUAJIT_COUNTER_TRACES, "JIT traces")                             \
+	/* LuaJIT code, but no interp_procs entry */                       \
+	X(LUAJIT_COUNTER_NO_PROC, "no process")                            \
+	/* layout did not check out (marker) */                            \
+	X(LUAJIT_COUNTER_UNSUPPORTED, "unsupported")                       \
+	/* a VM-range pc that is no VM frame nor leaf helper: FDE rule */  \
 	X(LUAJIT_COUNTER_VM_UNKNOWN, "VM code outside a frame (FDE rule)") \
-	/* trace code whose VM frame was not found (marker, stack ends) */  \
-	X(LUAJIT_COUNTER_NO_FRAME, "traces without a VM frame")             \
-	/* Lua frames emitted */                                            \
-	X(LUAJIT_COUNTER_FRAMES, "Lua frames")                              \
-	/* a Lua frame unreadable or not a function's (marker) */           \
-	X(LUAJIT_COUNTER_BAD_STACK, "bad Lua stack")                        \
-	/* the innermost frame's pc outside its function: no line */        \
-	X(LUAJIT_COUNTER_NO_PC, "innermost pc unknown")                     \
-	/* cut at the native reserve (marker) */                            \
+	/* trace code whose VM frame was not found (marker, stack ends) */ \
+	X(LUAJIT_COUNTER_NO_FRAME, "traces without a VM frame")            \
+	/* Lua frames emitted */                                           \
+	X(LUAJIT_COUNTER_FRAMES, "Lua frames")                             \
+	/* a Lua frame unreadable or not a function's (marker) */          \
+	X(LUAJIT_COUNTER_BAD_STACK, "bad Lua stack")                       \
+	/* the innermost frame's pc outside its function: no line */       \
+	X(LUAJIT_COUNTER_NO_PC, "innermost pc unknown")                    \
+	/* cut at the native reserve (marker) */                           \
 	X(LUAJIT_COUNTER_TRUNCATED, "truncated")
 
 enum luajit_counter {

@@ -238,7 +238,8 @@ static __always_inline void luajit_emit(struct unwind_cursor *st, struct interp_
 	if (lc->pc && is->emitting && (cbc = luajit_caller_bc(p, lc->base)) && lc->pc > cbc) {
 		d = (__s64)(cbc - bc);
 		delta = (lc->pc - cbc) / 4; /* the caller's instruction's index + 1 */
-		if (!(d & 7) && d >= -(8ll << 31) && d < (8ll << 31) && delta < LUAJIT_CALLER_POS_MAX) {
+		if (!(d & 7) && d >= -(8ll << 31) && d < (8ll << 31) &&
+		    delta < LUAJIT_CALLER_POS_MAX) {
 			caller = (__u32)((__u64)d >> 3); /* d is a multiple of 8 */
 			pt |= delta << 47;
 		}
@@ -255,8 +256,8 @@ bad:
  * instruction after the current one, or a trace's start).
  */
 static __always_inline void luajit_run(struct unwind_cursor *st, struct interp_state *is,
-				       struct luajit_cursor *lc, struct user_frame *frames,
-				       __u64 l, __u64 c, __u64 base, __u64 pc, __u8 sub)
+				       struct luajit_cursor *lc, struct user_frame *frames, __u64 l,
+				       __u64 c, __u64 base, __u64 pc, __u8 sub)
 {
 	is->started |= INTERP_BIT(FRAME_KIND_LUAJIT); /* its frames need the heap: no replay */
 	lc->l = l;
@@ -306,8 +307,8 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 	    ss_read_user(&ra, sizeof(ra), sp) == 0 && ra > 0x1000 &&
 	    (p ? luajit_code_at(st, is, p, ra - 1)
 	       : ra - 1 >= st->last_map.start && ra - 1 < st->last_map.end &&
-			 ra - 1 - st->last_map.bias >= is->file.range_start[0] &&
-			 ra - 1 - st->last_map.bias < is->file.range_end[0])) {
+			     ra - 1 - st->last_map.bias >= is->file.range_start[0] &&
+			     ra - 1 - st->last_map.bias < is->file.range_end[0])) {
 		/* a leaf helper called by the VM or a trace: it leaves BASE and PC alone, so the
 		 * registers stay the interpreter's; without the process's VM (not attached yet),
 		 * one called by the VM as the file range says, so that the native walk goes on
@@ -358,8 +359,8 @@ static __always_inline int luajit_code_step(struct unwind_cursor *st, struct int
 	/* jit_base, J->trace, its slots and startpc are references (4 bytes without GC64) */
 	if (p->g_jit_base && luajit_ref(p, l + p->l_glref, &g) == 0 && g > 0x1000 &&
 	    luajit_ref(p, g + p->g_jit_base, &base) == 0 && base &&
-	    ss_read_user(&vmstate, 4, g + p->g_vmstate) == 0 && vmstate > 0 &&
-	    vmstate < 65536 && luajit_ref(p, g + p->g_trace, &arr) == 0 &&
+	    ss_read_user(&vmstate, 4, g + p->g_vmstate) == 0 && vmstate > 0 && vmstate < 65536 &&
+	    luajit_ref(p, g + p->g_trace, &arr) == 0 &&
 	    luajit_ref(p, arr + (p->gc64 ? 8 : 4) * (__u64)vmstate, &tr) == 0 &&
 	    luajit_ref(p, tr + p->tr_startpc, &spc) == 0) {
 		luajit_run(st, is, lc, frames, l, c, base, spc, LUAJIT_SUB_TRACE);

@@ -56,33 +56,33 @@ struct otel_proc_abi {
 
 /* struct sample_trace.state */
 enum otel_trace_state {
-	OTEL_TRACE_NONE = 0,   /* no context (none published, none attached, not valid) */
-	OTEL_TRACE_SET = 1,    /* trace_id, span_id, flags are the thread's span */
-	OTEL_TRACE_BAD = 2,    /* the variable or record unreadable or changing: no ids kept */
+	OTEL_TRACE_NONE = 0, /* no context (none published, none attached, not valid) */
+	OTEL_TRACE_SET = 1,  /* trace_id, span_id, flags are the thread's span */
+	OTEL_TRACE_BAD = 2,  /* the variable or record unreadable or changing: no ids kept */
 };
 
 /* Why a sample of an attached process carries no span, by reason (its "interp_counters"). */
-#define OTEL_COUNTERS(X)                                                                         \
-	/* samples that carried a span */                                                        \
-	X(OTEL_COUNTER_SET, "samples with a span")                                               \
-	/* the TLS slot (thread pointer, DTV, the variable) unreadable */                        \
-	X(OTEL_COUNTER_TLS_UNREADABLE, "TLS unreadable")                                         \
-	/* a non-NULL pointer to memory that cannot be read */                                   \
-	X(OTEL_COUNTER_RECORD_UNREADABLE, "record unreadable")                                   \
+#define OTEL_COUNTERS(X)                                                                       \
+	/* samples that carried a span */                                                      \
+	X(OTEL_COUNTER_SET, "samples with a span")                                             \
+	/* the TLS slot (thread pointer, DTV, the variable) unreadable */                      \
+	X(OTEL_COUNTER_TLS_UNREADABLE, "TLS unreadable")                                       \
+	/* a non-NULL pointer to memory that cannot be read */                                 \
+	X(OTEL_COUNTER_RECORD_UNREADABLE, "record unreadable")                                 \
 	/* the pointer or the record's head differed between two reads (another thread wrote \
 	 * it): dropped, never half of each */ \
-	X(OTEL_COUNTER_CHANGED, "record changed while read")                                     \
-	/* a record with valid != 1 (being written, or detached) */                              \
-	X(OTEL_COUNTER_NOT_VALID, "record not valid")                                            \
-	/* a valid record whose trace id is all zero */                                          \
-	X(OTEL_COUNTER_NO_TRACE, "record without trace id")                                      \
-	/* a pointer that is not 2-byte aligned (the OTEP requires it) */                        \
-	X(OTEL_COUNTER_MISALIGNED, "record misaligned")                                          \
-	/* samples whose span came from OBI's map traces_ctx_v1 (obi_map.h) */                   \
-	X(OTEL_COUNTER_OBI_SET, "samples with an OBI span")                                      \
-	/* an entry of OBI's map for the thread whose trace id is all zero */                    \
-	X(OTEL_COUNTER_OBI_NO_TRACE, "OBI entry without trace id")                              \
-	/* a record whose attrs-data is longer than a sample keeps (SS_TRACE_ATTRS_LEN) */      \
+	X(OTEL_COUNTER_CHANGED, "record changed while read")                                   \
+	/* a record with valid != 1 (being written, or detached) */                            \
+	X(OTEL_COUNTER_NOT_VALID, "record not valid")                                          \
+	/* a valid record whose trace id is all zero */                                        \
+	X(OTEL_COUNTER_NO_TRACE, "record without trace id")                                    \
+	/* a pointer that is not 2-byte aligned (the OTEP requires it) */                      \
+	X(OTEL_COUNTER_MISALIGNED, "record misaligned")                                        \
+	/* samples whose span came from OBI's map traces_ctx_v1 (obi_map.h) */                 \
+	X(OTEL_COUNTER_OBI_SET, "samples with an OBI span")                                    \
+	/* an entry of OBI's map for the thread whose trace id is all zero */                  \
+	X(OTEL_COUNTER_OBI_NO_TRACE, "OBI entry without trace id")                             \
+	/* a record whose attrs-data is longer than a sample keeps (SS_TRACE_ATTRS_LEN) */     \
 	X(OTEL_COUNTER_ATTRS_CUT, "attributes cut")
 
 /* OpenTelemetry eBPF Instrumentation's (OBI's) shared map `traces_ctx_v1` (specification pull

@@ -151,8 +151,7 @@ __noinline int ss_otel_thread_ctx(struct sample_record *rec, __u32 pid, __u64 fs
 /* The same as a static function, for the tail-call walker's programs (5.10: no pointer
  * arguments of global functions).
  */
-static __noinline int ss_otel_thread_ctx_static(struct sample_record *rec, __u32 pid,
-						__u64 fsbase)
+static __noinline int ss_otel_thread_ctx_static(struct sample_record *rec, __u32 pid, __u64 fsbase)
 {
 	return otel_thread_ctx(rec, pid, fsbase);
 }

@@ -36,9 +36,9 @@
  * is every runtime but those listed apart: the code-range walkers (their scratch is a union of
  * its own) and Go (no walk); a new runtime is a peer unless it is added there.
  */
-#define PERL_UNION_APART                                                                      \
-	(INTERP_BIT(FRAME_KIND_NATIVE) | INTERP_BIT(FRAME_KIND_PERL) |                        \
-	 INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | INTERP_BIT(FRAME_KIND_GO) |  \
+#define PERL_UNION_APART                                                                          \
+	(INTERP_BIT(FRAME_KIND_NATIVE) | INTERP_BIT(FRAME_KIND_PERL) |                            \
+	 INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | INTERP_BIT(FRAME_KIND_GO) | \
 	 INTERP_BIT(FRAME_KIND_BEAM))
 #define PERL_UNION_PEERS ((__u16)~PERL_UNION_APART)
 #define PERL_TSD_KEYS 32

@@ -143,7 +143,7 @@ struct rb_proc_abi {
 
 #define RB_TCB_DTV 8
 #define RB_TLSDESC_STATIC_MAX (1u << 20) /* static TLS offsets from the thread pointer */
-#define RB_TSD_KEYS 32 /* glibc's first TSD block, inside struct pthread */
+#define RB_TSD_KEYS 32                   /* glibc's first TSD block, inside struct pthread */
 
 /* Why Ruby frames are missing, by reason (the runtime's slice of "interp_counters"). */
 #define RB_COUNTERS(X)                                                  \

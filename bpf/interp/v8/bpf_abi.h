@@ -94,13 +94,13 @@ struct v8_proc_abi {
 	__u8 kind_baseline;  /* v8dbg_CodeKindBaseline */
 	__u8 kind_opt_lo;    /* optimised code kinds [lo, hi] (Maglev, TurboFan); 0: none */
 	__u8 kind_opt_hi;
-	__u8 kind_xor;       /* the kind compared is (flags & kind_mask) ^ kind_xor (V8 7.8
+	__u8 kind_xor;    /* the kind compared is (flags & kind_mask) ^ kind_xor (V8 7.8
 			      * numbers its optimised code 0) */
-	__u8 bc_reg_r14;     /* the handlers' BytecodeArray register is r14 (V8 7.8), not r12 */
-	__u8 entry_sp;       /* arm64: an entry frame's (JSEntry's) caller has sp = fp + entry_sp
+	__u8 bc_reg_r14;  /* the handlers' BytecodeArray register is r14 (V8 7.8), not r12 */
+	__u8 entry_sp;    /* arm64: an entry frame's (JSEntry's) caller has sp = fp + entry_sp
 			      * (the callee-saved registers lie above its frame record); 0: the
 			      * native step (fp + 16, x86-64) */
-	__u8 entry_types;    /* bit N: frame-type marker N << 1 is an entry frame */
+	__u8 entry_types; /* bit N: frame-type marker N << 1 is an entry frame */
 };
 
 /* Why JavaScript frames are missing, by reason (the runtime's slice of "interp_counters"). */

@@ -62,13 +62,13 @@
 #define V8_LR_RA 0
 #define V8_LR_SLOT 0
 #endif
-#define V8_SLOT_BASE 6            /* window of frame slots: fp - 48 .. fp + 16 */
+#define V8_SLOT_BASE 6 /* window of frame slots: fp - 48 .. fp + 16 */
 
 struct v8_cursor {
 	__u64 slots[V8_SLOT_BASE + 2]; /* words fp-48 .. fp+8 */
 	__u64 sfi[4];                  /* SharedFunctionInfo words from name_or_scope_info */
-	__u64 code[4];                 /* Code words from code_start (then [0]: instruction start) */
-	__u64 code_cookie;             /* the optimised frame's cookie (bpf_abi.h) */
+	__u64 code[4];     /* Code words from code_start (then [0]: instruction start) */
+	__u64 code_cookie; /* the optimised frame's cookie (bpf_abi.h) */
 };
 
 /* The slot `off` bytes from fp (a v8dbg_off_fp_* value), from the window read. */
@@ -159,8 +159,7 @@ static __always_inline __u64 v8_bytecode_pos(struct unwind_cursor *st, const str
 		/* The slot is stale inside a handler: the live offset is in r9 when r12 proves the
 		 * registers are the handler's.
 		 */
-		if (!st->regs_valid ||
-		    st->regs[p->bc_reg_r14 ? DWARF_R14 : DWARF_R12] != array)
+		if (!st->regs_valid || st->regs[p->bc_reg_r14 ? DWARF_R14 : DWARF_R12] != array)
 			return V8_POS_NONE;
 		raw = st->regs[DWARF_R9];
 		ss_interp_count(FRAME_KIND_V8, V8_COUNTER_LEAF_OFFSET);
@@ -186,8 +185,7 @@ static __always_inline __u64 v8_code_pos(const struct v8_proc_abi *p, struct v8_
 
 	/* fn_code 0: the function keeps no Code (V8 13.6's dispatch handle): found by pc */
 	if (!p->code_ok || !p->fn_code ||
-	    ss_read_user(code, sizeof(*code), fn - 1 + p->fn_code) < 0 ||
-	    (*code & 3) != 1 ||
+	    ss_read_user(code, sizeof(*code), fn - 1 + p->fn_code) < 0 || (*code & 3) != 1 ||
 	    ss_read_user(vc->code, sizeof(vc->code), *code - 1 + p->code_start) < 0)
 		return 0;
 	flags = (__u32)(vc->code[(p->code_flags >> 3) & 3] >> ((p->code_flags & 7) * 8));

@@ -54,20 +54,22 @@
 #define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
 #define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
-#define BEAM_SCHED_TRIES 200              /* reads of the records looking for process_main
+#define BEAM_SCHED_TRIES \
+	200                  /* reads of the records looking for process_main
 					   * (every BEAM_RETRY_NS: 10 s) */
-#define BEAM_WRAPPER_BACK 64             /* bytes before the wrapper's tail to its start */
-#define BEAM_EMU_LOOP_MIN 4096           /* bytes of the emulator flavour's process_main, at
+#define BEAM_WRAPPER_BACK 64 /* bytes before the wrapper's tail to its start */
+#define BEAM_EMU_LOOP_MIN \
+	4096 /* bytes of the emulator flavour's process_main, at
 					  * least (OTP 23's: 48 KiB; the JIT's wrapper: tens) */
 
-#define BEAM_MODULES_CAP 16384              /* modules per process */
-#define BEAM_RECORD_MAX (8u << 20)           /* bytes of one module's debugger record */
-#define BEAM_RESCAN_NS (200 * 1000000ULL)    /* a pc in no module: the list read again after */
-#define BEAM_DESC_SCAN_MAX (4u << 20)        /* bytes of .data searched for the descriptor */
-#define BEAM_PLACE_CACHE 4096                /* symbolized pcs kept (direct-mapped) */
+#define BEAM_MODULES_CAP 16384                  /* modules per process */
+#define BEAM_RECORD_MAX (8u << 20)              /* bytes of one module's debugger record */
+#define BEAM_RESCAN_NS (200 * 1000000ULL)       /* a pc in no module: the list read again after */
+#define BEAM_DESC_SCAN_MAX (4u << 20)           /* bytes of .data searched for the descriptor */
+#define BEAM_PLACE_CACHE 4096                   /* symbolized pcs kept (direct-mapped) */
 #define BEAM_RECORD_KEEP_NS (1000 * 1000000ULL) /* the last module record reused for this long */
-#define BEAM_SHARED_MODULE "global"                  /* the record of the JIT's shared code */
-#define BEAM_SCHEDULER_RANGE "global::process_main"  /* ... and its scheduler loop */
+#define BEAM_SHARED_MODULE "global"             /* the record of the JIT's shared code */
+#define BEAM_SCHEDULER_RANGE "global::process_main" /* ... and its scheduler loop */
 #define BEAM_NAME_MAX 128
 #define BEAM_FILE_MAX 128
 
@@ -94,13 +96,13 @@ static const char *const beam_sym_names[BEAM_SYM_CNT] = {
 
 struct beam_file {
 	struct interp_file_base base;
-	int otp;     /* OTP release from the erts version in the path (0: unknown) */
-	bool jit;    /* process_main is the JIT's wrapper */
+	int otp;  /* OTP release from the erts version in the path (0: unknown) */
+	bool jit; /* process_main is the JIT's wrapper */
 	uint64_t sched_ret[BEAM_SCHED_RET_MAX]; /* ELF vaddrs (0: none) */
 	uint64_t normal_exit_var;               /* ELF vaddr of beam_normal_exit (0: unknown) */
-	uint64_t descriptor;                    /* ELF vaddr of __jit_debug_descriptor (0: search) */
-	uint64_t data_lo, data_hi;              /* ELF vaddrs of .data (the search's bounds) */
-	bool emu;                               /* the emulator flavour, its layout known: */
+	uint64_t descriptor;       /* ELF vaddr of __jit_debug_descriptor (0: search) */
+	uint64_t data_lo, data_hi; /* ELF vaddrs of .data (the search's bounds) */
+	bool emu;                  /* the emulator flavour, its layout known: */
 	struct beam_emu_layout emu_layout;
 };
 
@@ -116,33 +118,33 @@ struct beam_proc {
 	uint64_t bias;
 	uint64_t maps_at; /* last /proc/PID/maps read (0: never) */
 	struct interp_code_range code[INTERP_CODE_RANGES];
-	uint64_t descriptor;  /* __jit_debug_descriptor in the process (0: not found yet) */
-	uint64_t normal_exit; /* from the emulator's record (0: not read yet) */
+	uint64_t descriptor;         /* __jit_debug_descriptor in the process (0: not found yet) */
+	uint64_t normal_exit;        /* from the emulator's record (0: not read yet) */
 	struct beam_module *modules; /* sorted by start */
 	size_t module_cnt;
-	uint64_t modules_at; /* last read of the list (0: never) */
-	uint64_t sched_lo, sched_hi; /* the JIT's process_main (0, 0: not found yet) */
-	unsigned sched_tries;        /* reads of the list looking for it (BEAM_SCHED_TRIES) */
+	uint64_t modules_at;               /* last read of the list (0: never) */
+	uint64_t sched_lo, sched_hi;       /* the JIT's process_main (0, 0: not found yet) */
+	unsigned sched_tries;              /* reads of the list looking for it (BEAM_SCHED_TRIES) */
 	struct beam_emu_range *emu_ranges; /* the emulator flavour's modules, sorted */
 	size_t emu_range_cnt;
 	uint64_t emu_table[3]; /* ... where its range table was at the last read of the span */
 	uint64_t emu_table_at; /* ... looked at last (0: never) */
 };
 
-#define BEAM_STATS(X)                                                      \
+#define BEAM_STATS(X)                                                               \
 	/* beam.smp files of the JIT flavour whose scheduler entry was not found */ \
-	X(BEAM_STAT_NO_ENTRY, "JIT emulators without scheduler entry")     \
-	/* JIT code ranges past INTERP_CODE_RANGES in a process */         \
-	X(BEAM_STAT_RANGES_DROPPED, "JIT code ranges dropped")             \
-	/* reads of a process's module list */                             \
-	X(BEAM_STAT_MODULE_SCANS, "module list reads")                     \
-	/* Erlang frames whose pc lies in no module the list names */      \
-	X(BEAM_STAT_NO_MODULE, "frames in no module")                      \
-	/* module records unreadable or corrupt */                         \
-	X(BEAM_STAT_BAD_RECORD, "module records unreadable")               \
-	/* frames answered from the cache */                               \
-	X(BEAM_STAT_CACHED, "frames cached")                               \
-	/* frames not read: the process's read budget spent */            \
+	X(BEAM_STAT_NO_ENTRY, "JIT emulators without scheduler entry")              \
+	/* JIT code ranges past INTERP_CODE_RANGES in a process */                  \
+	X(BEAM_STAT_RANGES_DROPPED, "JIT code ranges dropped")                      \
+	/* reads of a process's module list */                                      \
+	X(BEAM_STAT_MODULE_SCANS, "module list reads")                              \
+	/* Erlang frames whose pc lies in no module the list names */               \
+	X(BEAM_STAT_NO_MODULE, "frames in no module")                               \
+	/* module records unreadable or corrupt */                                  \
+	X(BEAM_STAT_BAD_RECORD, "module records unreadable")                        \
+	/* frames answered from the cache */                                        \
+	X(BEAM_STAT_CACHED, "frames cached")                                        \
+	/* frames not read: the process's read budget spent */                      \
 	X(BEAM_STAT_OVER_BUDGET, "reads over budget")
 
 enum beam_stat { BEAM_STATS(INTERP_LIST_ENUM) BEAM_STAT_CNT };
@@ -276,8 +278,7 @@ static uint64_t find_wrapper(const struct elf_section *sec)
 }
 
 /* The return addresses of `call rel32` in sec aimed at target, into out[cap]: how many. */
-static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out,
-			 size_t cap)
+static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out, size_t cap)
 {
 	const uint8_t *t = sec->data;
 	size_t i, n = 0;
@@ -324,8 +325,8 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 		 */
 		const struct interp_sym *loop = &syms[BEAM_SYM_PROCESS_MAIN];
 
-		if (loop->found && loop->size >= BEAM_EMU_LOOP_MIN &&
-		    loop->addr >= text.addr && loop->addr - text.addr < text.size &&
+		if (loop->found && loop->size >= BEAM_EMU_LOOP_MIN && loop->addr >= text.addr &&
+		    loop->addr - text.addr < text.size &&
 		    loop->size <= text.size - (loop->addr - text.addr)) {
 			bpf->range_start[0] = loop->addr;
 			bpf->range_end[0] = loop->addr + loop->size;
@@ -339,7 +340,9 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 		bpf->supported = f->emu;
 		pr_debug("beam: %s (OTP %d): no JIT entry: emulator flavour, loop %s\n", exe->path,
 			 f->otp,
-			 f->emu ? "walked" : bpf->range_end[0] ? "marked" : "not found");
+			 f->emu              ? "walked"
+			 : bpf->range_end[0] ? "marked"
+					     : "not found");
 		return 0;
 	}
 	if (syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].addr != pm)

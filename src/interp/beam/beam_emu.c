@@ -10,9 +10,9 @@
 #include "interp/common/interp_elf.h"
 #include "interp/common/proc_memory.h"
 
-#define EMU_CODE_IX_MAX 3        /* ERTS_NUM_CODE_IX */
-#define EMU_RANGES_SZ 32         /* struct ranges */
-#define EMU_MODULES_MAX 65536    /* modules per code index, at most */
+#define EMU_CODE_IX_MAX 3     /* ERTS_NUM_CODE_IX */
+#define EMU_RANGES_SZ 32      /* struct ranges */
+#define EMU_MODULES_MAX 65536 /* modules per code index, at most */
 #define EMU_FUNCTIONS_MAX (1u << 20)
 #define EMU_HDR_LINE_TABLE 0x48
 #define EMU_HDR_FUNCTIONS 0x58
@@ -23,8 +23,8 @@
 #define EMU_ATOM_LEN 0x18
 #define EMU_ATOM_NAME 0x20
 #define EMU_ATOM_MAX (1u << 26) /* atom indexes above: refused (the default limit is 1 M) */
-#define EMU_SEARCH_STEPS 40      /* a binary search's reads, at most */
-#define EMU_SCAN_BYTES 32        /* find_range's first bytes, searched for its two loads */
+#define EMU_SEARCH_STEPS 40     /* a binary search's reads, at most */
+#define EMU_SCAN_BYTES 32       /* find_range's first bytes, searched for its two loads */
 
 /* The target of the first `call rel32` in the first 64 bytes at vaddr (0: none). */
 static uint64_t first_call(struct elf_file *ef, uint64_t vaddr)
@@ -108,8 +108,7 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int beam_emu__table(pid_t reader, const struct beam_emu_layout *l, uint64_t bias,
-		    uint64_t head[3])
+int beam_emu__table(pid_t reader, const struct beam_emu_layout *l, uint64_t bias, uint64_t head[3])
 {
 	uint32_t ix;
 

@@ -66,8 +66,7 @@ int beam_emu__layout(struct elf_file *ef, const struct elf_section *text,
 /* Where the active code index's module ranges are: {code index, array, count} into head: 0 or
  * -errno (a module loaded or purged changes it: a cheap test for a new read).
  */
-int beam_emu__table(pid_t reader, const struct beam_emu_layout *l, uint64_t bias,
-		    uint64_t head[3]);
+int beam_emu__table(pid_t reader, const struct beam_emu_layout *l, uint64_t bias, uint64_t head[3]);
 
 /* The active code index's module ranges, sorted, into a new array *out (*n of them): 0 or
  * -errno.

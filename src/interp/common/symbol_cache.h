@@ -70,7 +70,7 @@ struct symbol_cache {
 	size_t bytes, bytes_max; /* what entries hold beyond themselves (key.bytes), its cap */
 	size_t hand;             /* the next entry the clock evicts for room */
 	uint64_t serial;         /* the last read's */
-	bool any_cookie; /* a frame's cookie 0 says "unknown": any entry's matches */
+	bool any_cookie;         /* a frame's cookie 0 says "unknown": any entry's matches */
 	void (*clear)(void *ctx, void *entry);
 	void *clear_ctx;
 	const struct symbol_cache_report *report;

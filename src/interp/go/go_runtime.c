@@ -44,7 +44,7 @@
 #define GO_BUILDINFO_MAGIC "\xff Go buildinf:"
 #define GO_BUILDINFO_HDR 32
 #define GO_BUILDINFO_BIG_ENDIAN 0x1 /* flags */
-#define GO_BUILDINFO_INLINE 0x2 /* flags: the version and module strings follow the header */
+#define GO_BUILDINFO_INLINE 0x2     /* flags: the version and module strings follow the header */
 
 struct go_file {
 	struct interp_file_base base;

@@ -52,8 +52,8 @@
 
 #define HS_METHOD_CACHE_CAP 4096
 #define HS_BLOB_CACHE_CAP 1024
-#define HS_METHOD_BYTES_MAX (8u << 20) /* names and line indexes the method cache holds */
-#define HS_BLOB_BYTES_MAX (8u << 20)   /* nmethods' debug information the blob cache holds */
+#define HS_METHOD_BYTES_MAX (8u << 20)  /* names and line indexes the method cache holds */
+#define HS_BLOB_BYTES_MAX (8u << 20)    /* nmethods' debug information the blob cache holds */
 #define HS_NAME_MAX 512                 /* bytes of a class, method or file name */
 #define HS_LINES_MAX 8192               /* bytes of a line-number table */
 #define HS_INLINED_TEXT 8192            /* bytes of the inlined methods' names, per frame */
@@ -116,17 +116,17 @@ struct blob_entry {
 	size_t bytes;        /* what name and dbg hold */
 };
 
-#define HS_STATS(X)                                       \
-	X(HS_STAT_TABLES_READ, "tables read")             \
-	X(HS_STAT_TABLES_INCOMPLETE, "tables incomplete") \
-	X(HS_STAT_METHOD_READS, "methods read")           \
-	X(HS_STAT_UNREADABLE, "unreadable")               \
-	X(HS_STAT_STALE, "stale code")                    \
-	X(HS_STAT_INLINED, "inlined frames")              \
-	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")      \
-	/* methods not read: the process's read budget spent */    \
-	X(HS_STAT_OVER_BUDGET, "reads over budget")                \
-	/* methods dropped for room (HS_METHOD_BYTES_MAX) */         \
+#define HS_STATS(X)                                             \
+	X(HS_STAT_TABLES_READ, "tables read")                   \
+	X(HS_STAT_TABLES_INCOMPLETE, "tables incomplete")       \
+	X(HS_STAT_METHOD_READS, "methods read")                 \
+	X(HS_STAT_UNREADABLE, "unreadable")                     \
+	X(HS_STAT_STALE, "stale code")                          \
+	X(HS_STAT_INLINED, "inlined frames")                    \
+	X(HS_STAT_INLINED_DROPPED, "inlined frames dropped")    \
+	/* methods not read: the process's read budget spent */ \
+	X(HS_STAT_OVER_BUDGET, "reads over budget")             \
+	/* methods dropped for room (HS_METHOD_BYTES_MAX) */    \
 	X(HS_STAT_EVICTED, "methods evicted")
 
 enum hs_stat { HS_STATS(INTERP_LIST_ENUM) HS_STAT_CNT };
@@ -158,9 +158,8 @@ static void method_entry__clear(void *ctx, void *entry)
 
 /* What the cache counts (stats[]) and the markers it gives. */
 static const struct symbol_cache_report cache_report = { HS_STAT_METHOD_READS, HS_STAT_UNREADABLE,
-							 HS_STAT_STALE, HS_STAT_OVER_BUDGET,
-							 HS_STAT_EVICTED,
-							 "method unreadable",
+							 HS_STAT_STALE,        HS_STAT_OVER_BUDGET,
+							 HS_STAT_EVICTED,      "method unreadable",
 							 "stale code" };
 
 static int hs_init(void *rt)

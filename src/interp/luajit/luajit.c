@@ -36,15 +36,14 @@
 #include "interp/luajit/luajit_callsite.h"
 #include "proc/executable.h"
 
-#define LJ_CODE_NEAR (2ULL << 30)      /* trace code lies within 2 GiB of the VM */
+#define LJ_CODE_NEAR (2ULL << 30)     /* trace code lies within 2 GiB of the VM */
 #define LJ_USER_MAX 0x7ffffffff000ULL /* the top of x86-64 user space */
 
-static const uint8_t vm_fde_insns[] = { 0x0e, 0x50, 0x86, 0x02, 0x83, 0x03,
-					0x8f, 0x04, 0x8e, 0x05 };
-static const uint8_t cframe_gc64[] = { 0x48, 0x89, 0x65, 0x50 };  /* mov [rbp+80], rsp */
-static const uint8_t cframe_gc32[] = { 0x48, 0x89, 0x65, 0x30 };  /* mov [rbp+48], rsp */
+static const uint8_t vm_fde_insns[] = { 0x0e, 0x50, 0x86, 0x02, 0x83, 0x03, 0x8f, 0x04, 0x8e, 0x05 };
+static const uint8_t cframe_gc64[] = { 0x48, 0x89, 0x65, 0x50 }; /* mov [rbp+80], rsp */
+static const uint8_t cframe_gc32[] = { 0x48, 0x89, 0x65, 0x30 }; /* mov [rbp+48], rsp */
 
-#define LJ_CHUNK_MAX 512            /* bytes of a chunk name read */
+#define LJ_CHUNK_MAX 512             /* bytes of a chunk name read */
 #define LJ_LINEINFO_MAX (256u << 10) /* bytes of a function's line table kept */
 #define LJ_CACHE_CAP 4096            /* functions (GCproto) cached */
 #define LJ_CACHE_BYTES (8u << 20)    /* what their names and line tables may hold */
@@ -68,18 +67,18 @@ struct site_entry {
 };
 
 /* Our own counters (luajit_runtime.stat_names). */
-#define LJ_STATS(X)                                                \
-	/* GCprotos read from process memory */                    \
-	X(LJ_STAT_READS, "functions read")                         \
-	/* frames whose function could not be read */              \
-	X(LJ_STAT_UNREADABLE, "functions unreadable")              \
+#define LJ_STATS(X)                                                 \
+	/* GCprotos read from process memory */                     \
+	X(LJ_STAT_READS, "functions read")                          \
+	/* frames whose function could not be read */               \
+	X(LJ_STAT_UNREADABLE, "functions unreadable")               \
 	/* cookie mismatch: function freed and its memory reused */ \
-	X(LJ_STAT_STALE, "functions stale")                        \
-	/* functions not read: the process's read budget spent */  \
+	X(LJ_STAT_STALE, "functions stale")                         \
+	/* functions not read: the process's read budget spent */   \
 	X(LJ_STAT_OVER_BUDGET, "reads over budget")                 \
-	/* call sites read (their callee's name) */                \
-	X(LJ_STAT_SITE_READS, "call sites read")                   \
-	/* frames with a caller whose call site names nothing */  \
+	/* call sites read (their callee's name) */                 \
+	X(LJ_STAT_SITE_READS, "call sites read")                    \
+	/* frames with a caller whose call site names nothing */    \
 	X(LJ_STAT_SITE_UNNAMED, "frames unnamed by their call site")
 
 enum lj_stat { LJ_STATS(INTERP_LIST_ENUM) LJ_STAT_CNT };
@@ -93,10 +92,10 @@ struct lj {
 
 struct lj_file {
 	struct interp_file_base base;
-	uint64_t vm_lo, vm_hi; /* ELF vaddrs */
-	struct luajit_proc_abi abi; /* vm_lo/hi relative to the file */
+	uint64_t vm_lo, vm_hi;                     /* ELF vaddrs */
+	struct luajit_proc_abi abi;                /* vm_lo/hi relative to the file */
 	uint8_t pt_numline, pt_lineinfo, str_data; /* GCproto, GCstr: what symbolize reads */
-	struct lj_callsite_layout site; /* what a call site's name reads */
+	struct lj_callsite_layout site;            /* what a call site's name reads */
 };
 
 struct lj_proc {
@@ -164,12 +163,12 @@ static long find_pattern(const uint8_t *code, size_t sz, const uint16_t *pat, si
  */
 static void trace_offsets(struct lj_file *f, const uint8_t *code, size_t sz, bool gc64)
 {
-	static const uint16_t jloop64[] = { 0x49, 0x8b, 0x8e, ANY4, 0x48, 0x8b, 0x04, 0xc1,
-					    0x48, 0x8b, 0x40, ANY,  0x48, 0x8b, 0x6c, 0x24,
-					    0x10, 0x49, 0x89, 0x96, ANY4 };
-	static const uint16_t jloop32[] = { 0x41, 0x8b, 0x8e, ANY4, 0x8b, 0x04, 0x81, 0x48,
-					    0x8b, 0x40, ANY,  0x8b, 0x6c, 0x24, 0x18, 0x41,
-					    0x89, 0x96, ANY4 };
+	static const uint16_t jloop64[] = { 0x49, 0x8b, 0x8e, ANY4, 0x48, 0x8b, 0x04,
+					    0xc1, 0x48, 0x8b, 0x40, ANY,  0x48, 0x8b,
+					    0x6c, 0x24, 0x10, 0x49, 0x89, 0x96, ANY4 };
+	static const uint16_t jloop32[] = { 0x41, 0x8b, 0x8e, ANY4, 0x8b, 0x04, 0x81,
+					    0x48, 0x8b, 0x40, ANY,  0x8b, 0x6c, 0x24,
+					    0x18, 0x41, 0x89, 0x96, ANY4 };
 	static const uint16_t g2disp64[] = { 0x4c, 0x8b, 0x75, 0x10, 0x49, 0x81, 0xc6, ANY4 };
 	static const uint16_t g2disp32[] = { 0x44, 0x8b, 0x75, 0x08, 0x41, 0x81, 0xc6, ANY4 };
 	static const uint8_t vmst[] = { 0x41, 0xc7, 0x86 };
@@ -266,7 +265,9 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	pr_debug("luajit: %s: VM %#llx-%#llx, %s; traces: vmstate %u, jit_base %u, trace %u, "
 		 "startpc %u\n",
 		 exe->path, (unsigned long long)v.lo, (unsigned long long)v.hi,
-		 !f->abi.supported ? "layout unknown" : gc64 ? "GC64" : "32-bit references",
+		 !f->abi.supported ? "layout unknown"
+		 : gc64            ? "GC64"
+				   : "32-bit references",
 		 f->abi.g_vmstate, f->abi.g_jit_base, f->abi.g_trace, f->abi.tr_startpc);
 	return 0;
 }
@@ -324,7 +325,7 @@ static void proto_entry__clear(void *ctx, void *entry)
 }
 
 static const struct symbol_cache_report cache_report = {
-	LJ_STAT_READS, LJ_STAT_UNREADABLE, LJ_STAT_STALE, LJ_STAT_OVER_BUDGET, -1,
+	LJ_STAT_READS,         LJ_STAT_UNREADABLE, LJ_STAT_STALE, LJ_STAT_OVER_BUDGET, -1,
 	"function unreadable", "function reused",
 };
 
@@ -335,7 +336,8 @@ static void site_entry__clear(void *ctx, void *entry)
 }
 
 static const struct symbol_cache_report site_report = {
-	LJ_STAT_SITE_READS, -1, -1, LJ_STAT_OVER_BUDGET, -1, "call site unreadable", "call site reused",
+	LJ_STAT_SITE_READS, -1, -1, LJ_STAT_OVER_BUDGET, -1, "call site unreadable",
+	"call site reused",
 };
 
 static int lj_init(void *rt)

@@ -23,12 +23,28 @@ enum { MA_NONE, MA_DST, MA_BASE, MA_VAR, MA_RBASE, MA_UV };
 
 /* The metamethod an instruction may run (lj_obj.h's MMS, in ORDER); MM_NONE: none. */
 enum {
-	MM_INDEX, MM_NEWINDEX, MM_GC, MM_MODE, MM_EQ, MM_LEN, MM_LT, MM_LE, MM_CONCAT, MM_CALL,
-	MM_ADD, MM_SUB, MM_MUL, MM_DIV, MM_MOD, MM_POW, MM_UNM, MM_NONE
+	MM_INDEX,
+	MM_NEWINDEX,
+	MM_GC,
+	MM_MODE,
+	MM_EQ,
+	MM_LEN,
+	MM_LT,
+	MM_LE,
+	MM_CONCAT,
+	MM_CALL,
+	MM_ADD,
+	MM_SUB,
+	MM_MUL,
+	MM_DIV,
+	MM_MOD,
+	MM_POW,
+	MM_UNM,
+	MM_NONE
 };
 
 static const char *const mm_names[] = {
-	"__index", "__newindex", "__gc",  "__mode", "__eq",  "__len", "__lt",  "__le", "__concat",
+	"__index", "__newindex", "__gc",  "__mode", "__eq",  "__len", "__lt",  "__le",  "__concat",
 	"__call",  "__add",      "__sub", "__mul",  "__div", "__mod", "__pow", "__unm",
 };
 
@@ -45,49 +61,114 @@ enum {
 /* Each opcode's (A mode, metamethod), in lj_bc.h's order. */
 static const uint8_t op_mode[OP_CNT][2] = {
 	/* ISLT ISGE ISLE ISGT */
-	{ MA_VAR, MM_LT }, { MA_VAR, MM_LT }, { MA_VAR, MM_LE }, { MA_VAR, MM_LE },
+	{ MA_VAR, MM_LT },
+	{ MA_VAR, MM_LT },
+	{ MA_VAR, MM_LE },
+	{ MA_VAR, MM_LE },
 	/* ISEQV ISNEV ISEQS ISNES ISEQN ISNEN ISEQP ISNEP */
-	{ MA_VAR, MM_EQ }, { MA_VAR, MM_EQ }, { MA_VAR, MM_EQ }, { MA_VAR, MM_EQ },
-	{ MA_VAR, MM_EQ }, { MA_VAR, MM_EQ }, { MA_VAR, MM_EQ }, { MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
+	{ MA_VAR, MM_EQ },
 	/* ISTC ISFC IST ISF ISTYPE ISNUM */
-	{ MA_DST, MM_NONE }, { MA_DST, MM_NONE }, { MA_NONE, MM_NONE }, { MA_NONE, MM_NONE },
-	{ MA_VAR, MM_NONE }, { MA_VAR, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_NONE, MM_NONE },
+	{ MA_NONE, MM_NONE },
+	{ MA_VAR, MM_NONE },
+	{ MA_VAR, MM_NONE },
 	/* MOV NOT UNM LEN */
-	{ MA_DST, MM_NONE }, { MA_DST, MM_NONE }, { MA_DST, MM_UNM }, { MA_DST, MM_LEN },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_UNM },
+	{ MA_DST, MM_LEN },
 	/* ADDVN..MODVN, ADDNV..MODNV, ADDVV..MODVV */
-	{ MA_DST, MM_ADD }, { MA_DST, MM_SUB }, { MA_DST, MM_MUL }, { MA_DST, MM_DIV },
-	{ MA_DST, MM_MOD }, { MA_DST, MM_ADD }, { MA_DST, MM_SUB }, { MA_DST, MM_MUL },
-	{ MA_DST, MM_DIV }, { MA_DST, MM_MOD }, { MA_DST, MM_ADD }, { MA_DST, MM_SUB },
-	{ MA_DST, MM_MUL }, { MA_DST, MM_DIV }, { MA_DST, MM_MOD },
+	{ MA_DST, MM_ADD },
+	{ MA_DST, MM_SUB },
+	{ MA_DST, MM_MUL },
+	{ MA_DST, MM_DIV },
+	{ MA_DST, MM_MOD },
+	{ MA_DST, MM_ADD },
+	{ MA_DST, MM_SUB },
+	{ MA_DST, MM_MUL },
+	{ MA_DST, MM_DIV },
+	{ MA_DST, MM_MOD },
+	{ MA_DST, MM_ADD },
+	{ MA_DST, MM_SUB },
+	{ MA_DST, MM_MUL },
+	{ MA_DST, MM_DIV },
+	{ MA_DST, MM_MOD },
 	/* POW CAT */
-	{ MA_DST, MM_POW }, { MA_DST, MM_CONCAT },
+	{ MA_DST, MM_POW },
+	{ MA_DST, MM_CONCAT },
 	/* KSTR KCDATA KSHORT KNUM KPRI KNIL */
-	{ MA_DST, MM_NONE }, { MA_DST, MM_NONE }, { MA_DST, MM_NONE }, { MA_DST, MM_NONE },
-	{ MA_DST, MM_NONE }, { MA_BASE, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_DST, MM_NONE },
+	{ MA_BASE, MM_NONE },
 	/* UGET USETV USETS USETN USETP UCLO FNEW */
-	{ MA_DST, MM_NONE }, { MA_UV, MM_NONE }, { MA_UV, MM_NONE }, { MA_UV, MM_NONE },
-	{ MA_UV, MM_NONE }, { MA_RBASE, MM_NONE }, { MA_DST, MM_GC },
+	{ MA_DST, MM_NONE },
+	{ MA_UV, MM_NONE },
+	{ MA_UV, MM_NONE },
+	{ MA_UV, MM_NONE },
+	{ MA_UV, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_DST, MM_GC },
 	/* TNEW TDUP GGET GSET TGETV TGETS TGETB TGETR */
-	{ MA_DST, MM_GC }, { MA_DST, MM_GC }, { MA_DST, MM_INDEX }, { MA_VAR, MM_NEWINDEX },
-	{ MA_DST, MM_INDEX }, { MA_DST, MM_INDEX }, { MA_DST, MM_INDEX }, { MA_DST, MM_INDEX },
+	{ MA_DST, MM_GC },
+	{ MA_DST, MM_GC },
+	{ MA_DST, MM_INDEX },
+	{ MA_VAR, MM_NEWINDEX },
+	{ MA_DST, MM_INDEX },
+	{ MA_DST, MM_INDEX },
+	{ MA_DST, MM_INDEX },
+	{ MA_DST, MM_INDEX },
 	/* TSETV TSETS TSETB TSETM TSETR */
-	{ MA_VAR, MM_NEWINDEX }, { MA_VAR, MM_NEWINDEX }, { MA_VAR, MM_NEWINDEX },
-	{ MA_BASE, MM_NEWINDEX }, { MA_VAR, MM_NEWINDEX },
+	{ MA_VAR, MM_NEWINDEX },
+	{ MA_VAR, MM_NEWINDEX },
+	{ MA_VAR, MM_NEWINDEX },
+	{ MA_BASE, MM_NEWINDEX },
+	{ MA_VAR, MM_NEWINDEX },
 	/* CALLM CALL CALLMT CALLT ITERC ITERN VARG ISNEXT */
-	{ MA_BASE, MM_CALL }, { MA_BASE, MM_CALL }, { MA_BASE, MM_CALL }, { MA_BASE, MM_CALL },
-	{ MA_BASE, MM_CALL }, { MA_BASE, MM_CALL }, { MA_BASE, MM_NONE }, { MA_BASE, MM_NONE },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_CALL },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
 	/* RETM RET RET0 RET1 */
-	{ MA_BASE, MM_NONE }, { MA_RBASE, MM_NONE }, { MA_RBASE, MM_NONE }, { MA_RBASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
 	/* FORI JFORI FORL IFORL JFORL ITERL IITERL JITERL */
-	{ MA_BASE, MM_NONE }, { MA_BASE, MM_NONE }, { MA_BASE, MM_NONE }, { MA_BASE, MM_NONE },
-	{ MA_BASE, MM_NONE }, { MA_BASE, MM_NONE }, { MA_BASE, MM_NONE }, { MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
+	{ MA_BASE, MM_NONE },
 	/* LOOP ILOOP JLOOP JMP */
-	{ MA_RBASE, MM_NONE }, { MA_RBASE, MM_NONE }, { MA_RBASE, MM_NONE }, { MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
+	{ MA_RBASE, MM_NONE },
 };
 
 /* varinfo's internal names (VARNAME_FOR_IDX.. from 1; 0 ends the list) */
 static const char *const varname_internal[] = {
-	"(for index)", "(for limit)", "(for step)", "(for generator)", "(for state)", "(for control)",
+	"(for index)",     "(for limit)", "(for step)",
+	"(for generator)", "(for state)", "(for control)",
 };
 #define VARNAME_MAX 7
 
@@ -98,18 +179,33 @@ struct site {
 	const struct lj_callsite_layout *l;
 	lj_callsite_read_fn read;
 	void *ctx;
-	uint64_t k;           /* the split constant array */
-	uint32_t lo, sizeuv;  /* bc[0] is instruction lo */
-	uint32_t *bc;         /* instructions lo .. the call's */
+	uint64_t k;          /* the split constant array */
+	uint32_t lo, sizeuv; /* bc[0] is instruction lo */
+	uint32_t *bc;        /* instructions lo .. the call's */
 	uint8_t *uvinfo, *varinfo;
 	size_t uvinfo_sz, varinfo_sz;
 };
 
-static inline uint32_t op_of(uint32_t ins) { return ins & 0xff; }
-static inline uint32_t a_of(uint32_t ins) { return ins >> 8 & 0xff; }
-static inline uint32_t c_of(uint32_t ins) { return ins >> 16 & 0xff; }
-static inline uint32_t b_of(uint32_t ins) { return ins >> 24; }
-static inline uint32_t d_of(uint32_t ins) { return ins >> 16; }
+static inline uint32_t op_of(uint32_t ins)
+{
+	return ins & 0xff;
+}
+static inline uint32_t a_of(uint32_t ins)
+{
+	return ins >> 8 & 0xff;
+}
+static inline uint32_t c_of(uint32_t ins)
+{
+	return ins >> 16 & 0xff;
+}
+static inline uint32_t b_of(uint32_t ins)
+{
+	return ins >> 24;
+}
+static inline uint32_t d_of(uint32_t ins)
+{
+	return ins >> 16;
+}
 
 void lj_callsite_layout__init(struct lj_callsite_layout *l, bool gc64)
 {
@@ -361,8 +457,8 @@ int lj_callsite__name(const struct lj_callsite_layout *l, lj_callsite_read_fn re
 	end = pt + sizept;
 	uvinfo = ref_at(l, hdr, l->pt_uvinfo);
 	varinfo = ref_at(l, hdr, l->pt_varinfo);
-	s.uvinfo = read_info(&s, uvinfo, varinfo > uvinfo ? varinfo : end, UVINFO_MAX,
-			     &s.uvinfo_sz);
+	s.uvinfo =
+		read_info(&s, uvinfo, varinfo > uvinfo ? varinfo : end, UVINFO_MAX, &s.uvinfo_sz);
 	s.varinfo = read_info(&s, varinfo, end, VARINFO_MAX, &s.varinfo_sz);
 	ins = s.bc[n - 1];
 	op = op_of(ins);

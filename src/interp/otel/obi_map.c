@@ -19,9 +19,9 @@
 #include "interp/otel/obi_map.h"
 
 struct obi_map {
-	char *path;      /* "" : none */
-	int slot_fd;     /* borrowed */
-	uint32_t id;     /* the map in the slot, 0: none */
+	char *path;          /* "" : none */
+	int slot_fd;         /* borrowed */
+	uint32_t id;         /* the map in the slot, 0: none */
 	uint32_t refused_id; /* the last map refused (warned about once; ~0u: not a map) */
 	uint64_t next_check_ns;
 	struct obi_map_stats stats;

@@ -25,7 +25,7 @@ enum obi_map_state {
 
 struct obi_map_stats {
 	enum obi_map_state state;
-	uint32_t map_id;  /* the map read or refused (0: none) */
+	uint32_t map_id;   /* the map read or refused (0: none) */
 	uint64_t attached; /* maps put in the slot */
 	uint64_t refused;  /* maps refused (each once) */
 	uint64_t gone;     /* maps taken out: unpinned or replaced */

@@ -36,7 +36,7 @@
 
 #define OTEL_TLS_SYMBOL "otel_thread_ctx_v1"
 #define OTEL_TLS_OFF_MAX OTEL_TP_OFF_MAX /* |offset from the thread pointer|, in a block */
-#define OTEL_RELA_MAX (1u << 20)     /* .rela.dyn entries searched */
+#define OTEL_RELA_MAX (1u << 20)         /* .rela.dyn entries searched */
 
 enum otel_access {
 	OTEL_ACCESS_TLSDESC = 1,
@@ -47,14 +47,14 @@ enum otel_access {
 
 struct otel_file {
 	struct interp_file_base base;
-	uint8_t access;   /* enum otel_access */
-	uint64_t value;   /* the symbol's value: its offset in the file's TLS block */
-	uint64_t addend;  /* the relocation's */
-	uint64_t got;     /* vaddr of the relocated GOT word(s) */
-	int64_t le_off;   /* OTEL_ACCESS_LOCAL_EXEC: the offset from the thread pointer */
+	uint8_t access;  /* enum otel_access */
+	uint64_t value;  /* the symbol's value: its offset in the file's TLS block */
+	uint64_t addend; /* the relocation's */
+	uint64_t got;    /* vaddr of the relocated GOT word(s) */
+	int64_t le_off;  /* OTEL_ACCESS_LOCAL_EXEC: the offset from the thread pointer */
 };
 
-#define OTEL_STATS(X)                                                              \
+#define OTEL_STATS(X)                                                               \
 	/* files defining the variable whose code reaches it in no way read here */ \
 	X(OTEL_STAT_NO_ACCESS, "files without TLS access")
 
@@ -178,8 +178,8 @@ static int otel_file_detect(void *rt, const struct executable *exe, void *file_s
 	}
 	bpf->supported = 1;
 	bpf->major = 1;
-	pr_debug("otel: %s: %s at %#llx of its TLS block (access %u)\n", exe->path,
-		 OTEL_TLS_SYMBOL, (unsigned long long)sym.addr, f->access);
+	pr_debug("otel: %s: %s at %#llx of its TLS block (access %u)\n", exe->path, OTEL_TLS_SYMBOL,
+		 (unsigned long long)sym.addr, f->access);
 	return 0;
 }
 

@@ -285,28 +285,28 @@ struct cop_entry {
 	pid_t pid; /* 0: empty slot */
 	uint32_t gen;
 	uint64_t cop;
-	int line;          /* cop_line */
-	uint64_t file_ptr; /* cop_file, as read with file */
+	int line;            /* cop_line */
+	uint64_t file_ptr;   /* cop_file, as read with file */
 	uint64_t checked_ns; /* when line and file_ptr were last read from the COP */
 	char *file;
 };
 
 /* Our own counters (perl_runtime.stat_names). */
-#define PERL_STATS(X)                                              \
-	/* layouts checked against a live interpreter */           \
-	X(PERL_STAT_VERIFIED, "layouts verified")                  \
-	/* layouts that did not check out (marker in eBPF) */      \
-	X(PERL_STAT_REJECTED, "layouts rejected")                  \
-	/* globs / CVs read from process memory */                 \
-	X(PERL_STAT_NAME_READS, "names read")                      \
-	/* frames whose name could not be read */                  \
-	X(PERL_STAT_UNREADABLE, "names unreadable")                \
-	/* COPs read (every frame: a cached file is checked) */    \
-	X(PERL_STAT_COP_READS, "statements read")                  \
-	/* COPs freed or reused: file unknown, eBPF's line kept */ \
-	X(PERL_STAT_COP_STALE, "statements gone")                  \
-	/* unreadable (the process exited): the cached one used */ \
-	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")      \
+#define PERL_STATS(X)                                                      \
+	/* layouts checked against a live interpreter */                   \
+	X(PERL_STAT_VERIFIED, "layouts verified")                          \
+	/* layouts that did not check out (marker in eBPF) */              \
+	X(PERL_STAT_REJECTED, "layouts rejected")                          \
+	/* globs / CVs read from process memory */                         \
+	X(PERL_STAT_NAME_READS, "names read")                              \
+	/* frames whose name could not be read */                          \
+	X(PERL_STAT_UNREADABLE, "names unreadable")                        \
+	/* COPs read (every frame: a cached file is checked) */            \
+	X(PERL_STAT_COP_READS, "statements read")                          \
+	/* COPs freed or reused: file unknown, eBPF's line kept */         \
+	X(PERL_STAT_COP_STALE, "statements gone")                          \
+	/* unreadable (the process exited): the cached one used */         \
+	X(PERL_STAT_COP_AFTER_EXIT, "statements after exit")               \
 	/* names / statements not read: the process's read budget spent */ \
 	X(PERL_STAT_OVER_BUDGET, "reads over budget")
 
@@ -328,9 +328,13 @@ static void name_entry__clear(void *ctx, void *entry)
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
-static const struct symbol_cache_report cache_report = { PERL_STAT_NAME_READS, PERL_STAT_UNREADABLE,
-							 -1, PERL_STAT_OVER_BUDGET, -1,
-							 "sub unreadable", NULL };
+static const struct symbol_cache_report cache_report = { PERL_STAT_NAME_READS,
+							 PERL_STAT_UNREADABLE,
+							 -1,
+							 PERL_STAT_OVER_BUDGET,
+							 -1,
+							 "sub unreadable",
+							 NULL };
 
 static int perl_init(void *rt)
 {

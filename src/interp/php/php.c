@@ -191,15 +191,15 @@ struct func_entry {
 };
 
 /* Our own counters (php_runtime.stat_names). */
-#define PHP_STATS(X)                                     \
-	/* layouts checked against running frames */     \
-	X(PHP_STAT_VERIFIED, "layouts verified")         \
-	/* zend_functions read from process memory */    \
-	X(PHP_STAT_FUNC_READS, "functions read")         \
-	/* frames whose function could not be read */    \
-	X(PHP_STAT_UNREADABLE, "functions unreadable")   \
-	/* cookie mismatch: function freed and reused */ \
-	X(PHP_STAT_STALE, "functions stale")             \
+#define PHP_STATS(X)                                              \
+	/* layouts checked against running frames */              \
+	X(PHP_STAT_VERIFIED, "layouts verified")                  \
+	/* zend_functions read from process memory */             \
+	X(PHP_STAT_FUNC_READS, "functions read")                  \
+	/* frames whose function could not be read */             \
+	X(PHP_STAT_UNREADABLE, "functions unreadable")            \
+	/* cookie mismatch: function freed and reused */          \
+	X(PHP_STAT_STALE, "functions stale")                      \
 	/* functions not read: the process's read budget spent */ \
 	X(PHP_STAT_OVER_BUDGET, "reads over budget")
 
@@ -221,10 +221,10 @@ static void func_entry__clear(void *ctx, void *entry)
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
-static const struct symbol_cache_report cache_report = { PHP_STAT_FUNC_READS, PHP_STAT_UNREADABLE,
-							 PHP_STAT_STALE, PHP_STAT_OVER_BUDGET, -1,
-							 "function unreadable",
-							 "function reused" };
+static const struct symbol_cache_report cache_report = {
+	PHP_STAT_FUNC_READS,   PHP_STAT_UNREADABLE, PHP_STAT_STALE, PHP_STAT_OVER_BUDGET, -1,
+	"function unreadable", "function reused"
+};
 
 static int php_init(void *rt)
 {
@@ -669,7 +669,8 @@ static int read_func(pid_t pid, uint64_t func, const struct php_layout *l, struc
 /* What an entry holds beyond itself (its key.bytes: counted in the cache's byte cap). */
 static uint32_t func_entry__bytes(const struct func_entry *e)
 {
-	return (uint32_t)((e->name ? strlen(e->name) + 1 : 0) + (e->file ? strlen(e->file) + 1 : 0));
+	return (uint32_t)((e->name ? strlen(e->name) + 1 : 0) +
+			  (e->file ? strlen(e->file) + 1 : 0));
 }
 
 static int read_function(const void *ctx, pid_t pid, uint64_t addr, void *entry)

@@ -177,19 +177,19 @@ struct code_entry {
 };
 
 /* Our own counters (python_runtime.stat_names). */
-#define PY_STATS(X)                                         \
-	/* layouts checked against the live interpreter */  \
-	X(PY_STAT_VERIFIED, "layouts verified")             \
-	/* code objects read from process memory */         \
-	X(PY_STAT_CODE_READS, "code objects read")          \
-	/* frames whose code object could not be read */    \
-	X(PY_STAT_UNREADABLE, "code objects unreadable")    \
-	/* cookie mismatch: code object freed and reused */ \
-	X(PY_STAT_STALE, "code objects stale")              \
-	/* not read: the process's read budget spent */     \
-	X(PY_STAT_OVER_BUDGET, "reads over budget")         \
-	/* dropped to keep the cache in its bytes */        \
-	X(PY_STAT_EVICTED, "code objects evicted for room") \
+#define PY_STATS(X)                                             \
+	/* layouts checked against the live interpreter */      \
+	X(PY_STAT_VERIFIED, "layouts verified")                 \
+	/* code objects read from process memory */             \
+	X(PY_STAT_CODE_READS, "code objects read")              \
+	/* frames whose code object could not be read */        \
+	X(PY_STAT_UNREADABLE, "code objects unreadable")        \
+	/* cookie mismatch: code object freed and reused */     \
+	X(PY_STAT_STALE, "code objects stale")                  \
+	/* not read: the process's read budget spent */         \
+	X(PY_STAT_OVER_BUDGET, "reads over budget")             \
+	/* dropped to keep the cache in its bytes */            \
+	X(PY_STAT_EVICTED, "code objects evicted for room")     \
 	/* line tables past LINE_RANGES_MAX or LINETABLE_MAX */ \
 	X(PY_STAT_LINES_TRUNCATED, "line tables truncated")
 
@@ -211,10 +211,10 @@ static void code_entry__clear(void *ctx, void *entry)
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
-static const struct symbol_cache_report cache_report = { PY_STAT_CODE_READS, PY_STAT_UNREADABLE,
-							 PY_STAT_STALE, PY_STAT_OVER_BUDGET,
-							 PY_STAT_EVICTED, "code object unreadable",
-							 "code object reused" };
+static const struct symbol_cache_report cache_report = {
+	PY_STAT_CODE_READS, PY_STAT_UNREADABLE,       PY_STAT_STALE,       PY_STAT_OVER_BUDGET,
+	PY_STAT_EVICTED,    "code object unreadable", "code object reused"
+};
 
 static int py_init(void *rt)
 {
@@ -863,8 +863,9 @@ static int read_code(const void *ctx, pid_t pid, uint64_t code, void *entry)
 	if (!e->name)
 		return -EFAULT;
 	read_lines(r, pid, table, firstlineno, e);
-	e->key.bytes = (uint32_t)(strlen(e->name) + 1 + (e->filename ? strlen(e->filename) + 1 : 0) +
-				  python_lines__index_bytes(&e->lines));
+	e->key.bytes =
+		(uint32_t)(strlen(e->name) + 1 + (e->filename ? strlen(e->filename) + 1 : 0) +
+			   python_lines__index_bytes(&e->lines));
 	return 0;
 }
 

@@ -313,19 +313,19 @@ struct me_entry {
 };
 
 /* Our own counters (ruby_runtime.stat_names). */
-#define RB_STATS(X)                                                 \
-	/* layouts checked against the live VM */                   \
-	X(RB_STAT_VERIFIED, "layouts verified")                     \
-	/* instruction sequences read from process memory */        \
-	X(RB_STAT_ISEQ_READS, "iseqs read")                         \
-	/* frames whose iseq or method entry could not be read */   \
-	X(RB_STAT_UNREADABLE, "frames unreadable")                  \
-	/* cookie mismatch: freed and reused */                     \
-	X(RB_STAT_STALE, "iseqs stale")                             \
-	/* method entries read */                                   \
-	X(RB_STAT_ME_READS, "method entries read")                  \
-	/* frames shown without their class (anonymous, unknown) */ \
-	X(RB_STAT_NO_CLASS, "frames without class")                 \
+#define RB_STATS(X)                                                            \
+	/* layouts checked against the live VM */                              \
+	X(RB_STAT_VERIFIED, "layouts verified")                                \
+	/* instruction sequences read from process memory */                   \
+	X(RB_STAT_ISEQ_READS, "iseqs read")                                    \
+	/* frames whose iseq or method entry could not be read */              \
+	X(RB_STAT_UNREADABLE, "frames unreadable")                             \
+	/* cookie mismatch: freed and reused */                                \
+	X(RB_STAT_STALE, "iseqs stale")                                        \
+	/* method entries read */                                              \
+	X(RB_STAT_ME_READS, "method entries read")                             \
+	/* frames shown without their class (anonymous, unknown) */            \
+	X(RB_STAT_NO_CLASS, "frames without class")                            \
 	/* iseqs / method entries not read: the process's read budget spent */ \
 	X(RB_STAT_OVER_BUDGET, "reads over budget")
 
@@ -360,10 +360,10 @@ static void iseq_entry__clear(void *ctx, void *entry)
 }
 
 /* What the cache counts (stats[]) and the markers it gives. */
-static const struct symbol_cache_report cache_report = { RB_STAT_ISEQ_READS, RB_STAT_UNREADABLE,
-							 RB_STAT_STALE, RB_STAT_OVER_BUDGET, -1,
-							 "iseq unreadable",
-							 "iseq reused" };
+static const struct symbol_cache_report cache_report = {
+	RB_STAT_ISEQ_READS, RB_STAT_UNREADABLE, RB_STAT_STALE, RB_STAT_OVER_BUDGET, -1,
+	"iseq unreadable",  "iseq reused"
+};
 
 static int rb_init(void *rt)
 {
@@ -523,8 +523,8 @@ static int tls_desc_offset(struct elf_file *ef, uint64_t desc, uint64_t *off)
 	uint64_t sym;
 
 	if ((rela_in(ef, ".rela.plt", desc, &r) && rela_at(ef, desc, &r)) ||
-	    ELF64_R_TYPE(r.r_info) != R_AARCH64_TLSDESC ||
-	    !ELF64_R_SYM(r.r_info) || dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
+	    ELF64_R_TYPE(r.r_info) != R_AARCH64_TLSDESC || !ELF64_R_SYM(r.r_info) ||
+	    dynsym_value(ef, ELF64_R_SYM(r.r_info), &sym))
 		return -ENOENT;
 	*off = sym + (uint64_t)r.r_addend;
 	return 0;
@@ -620,8 +620,9 @@ static int find_exec_core(struct elf_file *ef, uint64_t root, uint64_t size, int
 			body = interp_elf__bytes(ef, next->start[i], next->end[i] - next->start[i]);
 			if (!body)
 				continue;
-			jumps = (arm64 ? ruby_code__indirect_jumps_arm64 : ruby_code__indirect_jumps)(
-				body, next->end[i] - next->start[i]);
+			jumps = (arm64 ? ruby_code__indirect_jumps_arm64
+				       : ruby_code__indirect_jumps)(body,
+								    next->end[i] - next->start[i]);
 			if (jumps > best_jumps) {
 				best_jumps = jumps;
 				*start = next->start[i];
@@ -752,9 +753,8 @@ static int find_ec(struct elf_file *ef, const struct interp_sym *syms, const str
 	size_t size;
 
 	if (!(code = accessor(ef, &syms[SYM_ERRINFO], &size)) ||
-	    (elf_file__machine(ef) == EM_AARCH64 ? ruby_code__errinfo_arm64
-						 : ruby_code__errinfo)(code, size,
-								       syms[SYM_ERRINFO].addr, &ec)) {
+	    (elf_file__machine(ef) == EM_AARCH64 ? ruby_code__errinfo_arm64 : ruby_code__errinfo)(
+		    code, size, syms[SYM_ERRINFO].addr, &ec)) {
 		pr_debug("ruby: %s: rb_errinfo not understood\n", f->base.path);
 		return -ENOENT;
 	}
@@ -811,9 +811,9 @@ static int find_vm(struct elf_file *ef, const struct interp_sym *syms, struct rb
 	 * x86-64: its offset is the code's, 1128 in Debian's arm64 3.1.2, 1104 in the table)
 	 */
 	if ((code = accessor(ef, &syms[SYM_DURING_GC], &size)) &&
-	    !(elf_file__machine(ef) == EM_AARCH64 ? ruby_code__during_gc_arm64
-						  : ruby_code__during_gc)(
-		    code, size, syms[SYM_DURING_GC].addr, &gc) &&
+	    !(elf_file__machine(ef) == EM_AARCH64
+		      ? ruby_code__during_gc_arm64
+		      : ruby_code__during_gc)(code, size, syms[SYM_DURING_GC].addr, &gc) &&
 	    !code_ref_value(ef, &gc.vm_ptr, &vm_ptr) && gc.vm_objspace < 0xffff &&
 	    gc.flags_off < 0xffff) {
 		if (syms[SYM_VM_PTR].found && syms[SYM_VM_PTR].addr != vm_ptr) {
@@ -913,7 +913,7 @@ static int rb_file_detect(void *rt, const struct executable *exe, void *file_sta
 			 f->base.path, f->bpf.major, f->bpf.minor,
 			 (unsigned long long)f->bpf.range_start[0],
 			 (unsigned long long)f->bpf.range_end[0],
-			 f->bpf.rb.ec_src == RB_EC_TSD	   ? "ec through a pthread key"
+			 f->bpf.rb.ec_src == RB_EC_TSD       ? "ec through a pthread key"
 			 : f->bpf.rb.ec_src == RB_EC_TLSDESC ? "ec thread-local (TLS descriptor)"
 							     : "ec thread-local",
 			 (unsigned long long)f->vm_ptr_vaddr, (unsigned long long)f->symbols_vaddr);
@@ -1509,7 +1509,8 @@ static void rb_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	if (!e)
 		return;
 	line = e->first_lineno;
-	if (pos != RB_POS_NONE) /* a saved pc points past its instruction (vm_backtrace.c calc_pos) */
+	if (pos !=
+	    RB_POS_NONE) /* a saved pc points past its instruction (vm_backtrace.c calc_pos) */
 		line = tab_line(&e->tab, pos ? pos - 1 : 0);
 	me = NULL;
 	if (me_addr && method_entry(rb, rp, reader, me_addr, 0, false, &me) == -EAGAIN)

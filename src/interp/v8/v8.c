@@ -80,19 +80,19 @@
  */
 #define V8_SCRIPT_RETRY_NS (20 * 1000000ULL)
 #define V8_CODE_CACHE_CAP 1024
-#define V8_INLINING_MAX 4096             /* inlined call sites (positions) of one optimised code */
-#define V8_INLINED_TEXT 8192             /* bytes of one frame's inlined names and files */
-#define V8_SPT_MAX (64 * 1024)           /* bytes of a source-position table */
-#define V8_SPT_MARKED 1024 /* ... walked through marks (v8_lines.h) from this size on */
-#define V8_BYTECODE_MAX (64 * 1024)      /* bytes of a function's bytecode */
-#define V8_SOURCE_MAX (16 * 1024 * 1024) /* characters of a source scanned for line ends */
-#define V8_LINES_MAX (1024 * 1024)       /* lines of a script */
-#define V8_SCOPE_SLOTS 64                /* ScopeInfo slots searched for the name */
-#define V8_INLINED_LOCALS_MAX 75         /* kScopeInfoMaxInlinedLocalNamesSize */
-#define V8_JS_FUNCTION_TYPES 15          /* JS_FUNCTION_TYPE and its constructor kinds */
-#define V8_CODE_CLUSTER (256ULL << 20)   /* JIT mappings this close form one code range */
-#define V8_CODE_RESERVE (128ULL << 20)   /* V8's code range reservation (x86-64) */
-#define V8_REFRESH_NS (100 * 1000000ULL) /* /proc/PID/maps re-read at most this often */
+#define V8_INLINING_MAX 4096        /* inlined call sites (positions) of one optimised code */
+#define V8_INLINED_TEXT 8192        /* bytes of one frame's inlined names and files */
+#define V8_SPT_MAX (64 * 1024)      /* bytes of a source-position table */
+#define V8_SPT_MARKED 1024          /* ... walked through marks (v8_lines.h) from this size on */
+#define V8_BYTECODE_MAX (64 * 1024) /* bytes of a function's bytecode */
+#define V8_SOURCE_MAX (16 * 1024 * 1024)      /* characters of a source scanned for line ends */
+#define V8_LINES_MAX (1024 * 1024)            /* lines of a script */
+#define V8_SCOPE_SLOTS 64                     /* ScopeInfo slots searched for the name */
+#define V8_INLINED_LOCALS_MAX 75              /* kScopeInfoMaxInlinedLocalNamesSize */
+#define V8_JS_FUNCTION_TYPES 15               /* JS_FUNCTION_TYPE and its constructor kinds */
+#define V8_CODE_CLUSTER (256ULL << 20)        /* JIT mappings this close form one code range */
+#define V8_CODE_RESERVE (128ULL << 20)        /* V8's code range reservation (x86-64) */
+#define V8_REFRESH_NS (100 * 1000000ULL)      /* /proc/PID/maps re-read at most this often */
 #define V8_FIRST_REFRESH_NS (10 * 1000000ULL) /* ... until V8's code space is known */
 #define V8_CLASS_SCAN (1024 * 1024)           /* source characters read for a method's class */
 #define V8_CLASS_NAME_MAX 128                 /* bytes of a class name */
@@ -105,107 +105,110 @@
 /* The v8dbg_* symbols read; every one is required. X(ID, "name") entries that make the enum
  * and sym_names (INTERP_LIST_ENUM / INTERP_LIST_TEXT).
  */
-#define V8_SYMS(X)                                                                          \
-	X(S_FP_CONTEXT, "v8dbg_off_fp_context")                                             \
-	X(S_FP_FUNCTION, "v8dbg_off_fp_function")                                           \
-	X(S_FP_BC_ARRAY, "v8dbg_off_fp_bytecode_array")                                     \
-	X(S_FP_BC_OFFSET, "v8dbg_off_fp_bytecode_offset")                                   \
-	X(S_TAGGED_SIZE, "v8dbg_TaggedSize")                                                \
-	X(S_SMI_SHIFT, "v8dbg_SmiShiftSize")                                                \
-	X(S_HEAP_TAG, "v8dbg_HeapObjectTag")                                                \
-	X(S_FIRST_NONSTRING, "v8dbg_FirstNonstringType")                                    \
-	X(S_STR_REPR_MASK, "v8dbg_StringRepresentationMask")                                \
-	X(S_STR_ENC_MASK, "v8dbg_StringEncodingMask")                                       \
-	X(S_STR_ONE_BYTE, "v8dbg_OneByteStringTag")                                         \
-	X(S_STR_SEQ, "v8dbg_SeqStringTag")                                                  \
-	X(S_STR_CONS, "v8dbg_ConsStringTag")                                                \
-	X(S_STR_THIN, "v8dbg_ThinStringTag")                                                \
-	X(S_STR_SLICED, "v8dbg_SlicedStringTag")                                            \
-	X(S_SCOPE_FIRST_VARS, "v8dbg_scopeinfo_idx_first_vars")                             \
-	X(S_SCOPE_NCL, "v8dbg_scopeinfo_idx_ncontextlocals")                                \
-	X(S_T_FN, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE")                                \
-	X(S_T_SFI, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE")              \
-	X(S_T_SCRIPT, "v8dbg_type_Script__SCRIPT_TYPE")                                     \
-	X(S_T_SCOPE, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE")                               \
-	X(S_T_FIXED, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")                             \
-	X(S_T_BYTES, "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")                               \
-	X(S_T_BC, "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE")                          \
-	X(S_MAP_TYPE, "v8dbg_class_Map__instance_type__uint16_t")                           \
-	X(S_FN_SHARED, "v8dbg_class_JSFunction__shared__SharedFunctionInfo")                \
-	X(S_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object")         \
-	X(S_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject") \
-	X(S_SFI_DATA, "v8dbg_class_SharedFunctionInfo__function_data__Object")              \
-	X(S_SCRIPT_NAME, "v8dbg_class_Script__name__Object")                                \
-	X(S_SCRIPT_SOURCE, "v8dbg_class_Script__source__Object")                            \
-	X(S_SCRIPT_LINE_ENDS, "v8dbg_class_Script__line_ends__Object")                      \
-	X(S_ARRAY_LENGTH, "v8dbg_class_FixedArrayBase__length__SMI")                        \
-	X(S_FIXED_DATA, "v8dbg_class_FixedArray__data__uintptr_t")                          \
-	X(S_BC_DATA, "v8dbg_class_BytecodeArray__data__uintptr_t")                          \
-	X(S_STR_LENGTH, "v8dbg_class_String__length__int32_t")                              \
-	X(S_SEQ_CHARS, "v8dbg_class_SeqOneByteString__chars__char")                         \
-	X(S_CONS_FIRST, "v8dbg_class_ConsString__first__String")                            \
-	X(S_CONS_SECOND, "v8dbg_class_ConsString__second__String")                          \
-	X(S_THIN_ACTUAL, "v8dbg_class_ThinString__actual__String")                          \
-	X(S_SLICED_PARENT, "v8dbg_class_SlicedString__parent__String")                      \
-	X(S_SLICED_OFFSET, "v8dbg_class_SlicedString__offset__SMI")                         \
-	/* not v8dbg: version and the embedded builtins */                                  \
-	X(S_MAJOR, "_ZN2v88internal7Version6major_E")                                       \
-	X(S_MINOR, "_ZN2v88internal7Version6minor_E")                                       \
-	X(S_BUILD, "_ZN2v88internal7Version6build_E")                                       \
-	X(S_BLOB, "v8_Default_embedded_blob_code_")                                         \
-	X(S_BLOB_SIZE, "v8_Default_embedded_blob_code_size_")                               \
-	X(S_WIDE_HANDLER, "Builtins_WideHandler")                                           \
-	/* optional: baseline lines */                                                      \
-	X(S_BC_SIZES, "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE")            \
-	X(S_T_CODE, "v8dbg_type_Code__CODE_TYPE")                                           \
-	X(S_CODE_SPT, "v8dbg_class_Code__source_position_table__ByteArray")                 \
-	X(S_CODE_BC, "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject")          \
-	X(S_CODE_OFFSETS, "v8dbg_class_Code__bytecode_offset_table__ByteArray")             \
-	X(S_KIND_MASK, "v8dbg_CodeKindFieldMask")                                           \
-	X(S_KIND_SHIFT, "v8dbg_CodeKindFieldShift")                                         \
-	X(S_KIND_BASELINE, "v8dbg_CodeKindBaseline")                                        \
-	/* optional: optimised code's lines and inlined functions */                        \
-	X(S_KIND_INTERPRETED, "v8dbg_CodeKindInterpretedFunction")                          \
-	X(S_CODE_DEOPT, "v8dbg_class_Code__deoptimization_data__FixedArray")                \
-	X(S_DD_INLINED_CNT, "v8dbg_DeoptimizationDataInlinedFunctionCountIndex")            \
-	X(S_DD_LITERALS, "v8dbg_DeoptimizationDataLiteralArrayIndex")                       \
-	X(S_DD_SFI, "v8dbg_DeoptimizationDataSharedFunctionInfoIndex")                      \
-	X(S_DD_INLINING, "v8dbg_DeoptimizationDataInliningPositionsIndex")                  \
-	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */ \
-	X(S_T_ISTREAM, "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE")             \
-	X(S_ISTREAM_START, "v8dbg_class_InstructionStream__instruction_start__uintptr_t")   \
-	/* optional: V8 10's Code (instructions inline, after its header) */                \
-	X(S_CODE_ISTART, "v8dbg_class_Code__instruction_start__uintptr_t")                  \
-	X(S_CODE_ISIZE, "v8dbg_class_Code__instruction_size__int")                          \
-	X(S_CODE_FLAGS, "v8dbg_class_Code__flags__uint32_t")                                \
-	X(S_FN_CODE, "v8dbg_class_JSFunction__code__CodeT")                                 \
-	/* optional: external strings' characters (node's own modules' sources) */          \
-	X(S_STR_EXTERNAL, "v8dbg_ExternalStringTag")                                        \
-	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")                   \
-	/* V8 12.4-13.6 (trusted_layout()): renamed fields, trusted objects */              \
-	X(S_SFI_NAME_12, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_") \
-	X(S_SFI_NAME_13, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_") \
-	X(S_SFI_SCRIPT_12, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_")    \
-	X(S_SFI_TOKEN_12, "v8dbg_class_SharedFunctionInfo__raw_function_token_offset__int16_t") \
-	X(S_SFI_FEEDBACK_12, "v8dbg_class_SharedFunctionInfo__feedback_metadata__Tagged_FeedbackMetadata_") \
-	X(S_BC_LENGTH_12, "v8dbg_class_BytecodeArray__length__SMI")                         \
-	X(S_BC_WRAPPER_12, "v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_")   \
-	X(S_CODE_WRAPPER_12, "v8dbg_class_Code__wrapper__Tagged_CodeWrapper_")              \
-	X(S_CODE_ISTREAM_12, "v8dbg_class_Code__instruction_stream__Tagged_InstructionStream_") \
-	X(S_CODE_ISTART_12, "v8dbg_class_Code__instruction_start__Address")                 \
-	X(S_FN_CODE_12, "v8dbg_class_JSFunction__code__Tagged_Code_")                       \
-	X(S_T_TBYTES_12, "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE")            \
-	X(S_T_TFIXED_12, "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE")          \
-	X(S_T_TWEAK_13, "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE")  \
-	X(S_DD_WSFI_13, "v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex")           \
+#define V8_SYMS(X)                                                                                \
+	X(S_FP_CONTEXT, "v8dbg_off_fp_context")                                                   \
+	X(S_FP_FUNCTION, "v8dbg_off_fp_function")                                                 \
+	X(S_FP_BC_ARRAY, "v8dbg_off_fp_bytecode_array")                                           \
+	X(S_FP_BC_OFFSET, "v8dbg_off_fp_bytecode_offset")                                         \
+	X(S_TAGGED_SIZE, "v8dbg_TaggedSize")                                                      \
+	X(S_SMI_SHIFT, "v8dbg_SmiShiftSize")                                                      \
+	X(S_HEAP_TAG, "v8dbg_HeapObjectTag")                                                      \
+	X(S_FIRST_NONSTRING, "v8dbg_FirstNonstringType")                                          \
+	X(S_STR_REPR_MASK, "v8dbg_StringRepresentationMask")                                      \
+	X(S_STR_ENC_MASK, "v8dbg_StringEncodingMask")                                             \
+	X(S_STR_ONE_BYTE, "v8dbg_OneByteStringTag")                                               \
+	X(S_STR_SEQ, "v8dbg_SeqStringTag")                                                        \
+	X(S_STR_CONS, "v8dbg_ConsStringTag")                                                      \
+	X(S_STR_THIN, "v8dbg_ThinStringTag")                                                      \
+	X(S_STR_SLICED, "v8dbg_SlicedStringTag")                                                  \
+	X(S_SCOPE_FIRST_VARS, "v8dbg_scopeinfo_idx_first_vars")                                   \
+	X(S_SCOPE_NCL, "v8dbg_scopeinfo_idx_ncontextlocals")                                      \
+	X(S_T_FN, "v8dbg_type_JSFunction__JS_FUNCTION_TYPE")                                      \
+	X(S_T_SFI, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE")                    \
+	X(S_T_SCRIPT, "v8dbg_type_Script__SCRIPT_TYPE")                                           \
+	X(S_T_SCOPE, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE")                                     \
+	X(S_T_FIXED, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE")                                   \
+	X(S_T_BYTES, "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE")                                     \
+	X(S_T_BC, "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE")                                \
+	X(S_MAP_TYPE, "v8dbg_class_Map__instance_type__uint16_t")                                 \
+	X(S_FN_SHARED, "v8dbg_class_JSFunction__shared__SharedFunctionInfo")                      \
+	X(S_SFI_NAME, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Object")               \
+	X(S_SFI_SCRIPT, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__HeapObject")       \
+	X(S_SFI_DATA, "v8dbg_class_SharedFunctionInfo__function_data__Object")                    \
+	X(S_SCRIPT_NAME, "v8dbg_class_Script__name__Object")                                      \
+	X(S_SCRIPT_SOURCE, "v8dbg_class_Script__source__Object")                                  \
+	X(S_SCRIPT_LINE_ENDS, "v8dbg_class_Script__line_ends__Object")                            \
+	X(S_ARRAY_LENGTH, "v8dbg_class_FixedArrayBase__length__SMI")                              \
+	X(S_FIXED_DATA, "v8dbg_class_FixedArray__data__uintptr_t")                                \
+	X(S_BC_DATA, "v8dbg_class_BytecodeArray__data__uintptr_t")                                \
+	X(S_STR_LENGTH, "v8dbg_class_String__length__int32_t")                                    \
+	X(S_SEQ_CHARS, "v8dbg_class_SeqOneByteString__chars__char")                               \
+	X(S_CONS_FIRST, "v8dbg_class_ConsString__first__String")                                  \
+	X(S_CONS_SECOND, "v8dbg_class_ConsString__second__String")                                \
+	X(S_THIN_ACTUAL, "v8dbg_class_ThinString__actual__String")                                \
+	X(S_SLICED_PARENT, "v8dbg_class_SlicedString__parent__String")                            \
+	X(S_SLICED_OFFSET, "v8dbg_class_SlicedString__offset__SMI")                               \
+	/* not v8dbg: version and the embedded builtins */                                        \
+	X(S_MAJOR, "_ZN2v88internal7Version6major_E")                                             \
+	X(S_MINOR, "_ZN2v88internal7Version6minor_E")                                             \
+	X(S_BUILD, "_ZN2v88internal7Version6build_E")                                             \
+	X(S_BLOB, "v8_Default_embedded_blob_code_")                                               \
+	X(S_BLOB_SIZE, "v8_Default_embedded_blob_code_size_")                                     \
+	X(S_WIDE_HANDLER, "Builtins_WideHandler")                                                 \
+	/* optional: baseline lines */                                                            \
+	X(S_BC_SIZES, "_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE")                  \
+	X(S_T_CODE, "v8dbg_type_Code__CODE_TYPE")                                                 \
+	X(S_CODE_SPT, "v8dbg_class_Code__source_position_table__ByteArray")                       \
+	X(S_CODE_BC, "v8dbg_class_Code__bytecode_or_interpreter_data__HeapObject")                \
+	X(S_CODE_OFFSETS, "v8dbg_class_Code__bytecode_offset_table__ByteArray")                   \
+	X(S_KIND_MASK, "v8dbg_CodeKindFieldMask")                                                 \
+	X(S_KIND_SHIFT, "v8dbg_CodeKindFieldShift")                                               \
+	X(S_KIND_BASELINE, "v8dbg_CodeKindBaseline")                                              \
+	/* optional: optimised code's lines and inlined functions */                              \
+	X(S_KIND_INTERPRETED, "v8dbg_CodeKindInterpretedFunction")                                \
+	X(S_CODE_DEOPT, "v8dbg_class_Code__deoptimization_data__FixedArray")                      \
+	X(S_DD_INLINED_CNT, "v8dbg_DeoptimizationDataInlinedFunctionCountIndex")                  \
+	X(S_DD_LITERALS, "v8dbg_DeoptimizationDataLiteralArrayIndex")                             \
+	X(S_DD_SFI, "v8dbg_DeoptimizationDataSharedFunctionInfoIndex")                            \
+	X(S_DD_INLINING, "v8dbg_DeoptimizationDataInliningPositionsIndex")                        \
+	/* optional: the code object holding a pc (OSR code, code replaced on the stack) */       \
+	X(S_T_ISTREAM, "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE")                   \
+	X(S_ISTREAM_START, "v8dbg_class_InstructionStream__instruction_start__uintptr_t")         \
+	/* optional: V8 10's Code (instructions inline, after its header) */                      \
+	X(S_CODE_ISTART, "v8dbg_class_Code__instruction_start__uintptr_t")                        \
+	X(S_CODE_ISIZE, "v8dbg_class_Code__instruction_size__int")                                \
+	X(S_CODE_FLAGS, "v8dbg_class_Code__flags__uint32_t")                                      \
+	X(S_FN_CODE, "v8dbg_class_JSFunction__code__CodeT")                                       \
+	/* optional: external strings' characters (node's own modules' sources) */                \
+	X(S_STR_EXTERNAL, "v8dbg_ExternalStringTag")                                              \
+	X(S_EXT_RESOURCE, "v8dbg_class_ExternalString__resource__Object")                         \
+	/* V8 12.4-13.6 (trusted_layout()): renamed fields, trusted objects */                    \
+	X(S_SFI_NAME_12, "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_Object_")    \
+	X(S_SFI_NAME_13,                                                                          \
+	  "v8dbg_class_SharedFunctionInfo__name_or_scope_info__Tagged_NameOrScopeInfoT_")         \
+	X(S_SFI_SCRIPT_12, "v8dbg_class_SharedFunctionInfo__script__Tagged_HeapObject_")          \
+	X(S_SFI_TOKEN_12, "v8dbg_class_SharedFunctionInfo__raw_function_token_offset__int16_t")   \
+	X(S_SFI_FEEDBACK_12,                                                                      \
+	  "v8dbg_class_SharedFunctionInfo__feedback_metadata__Tagged_FeedbackMetadata_")          \
+	X(S_BC_LENGTH_12, "v8dbg_class_BytecodeArray__length__SMI")                               \
+	X(S_BC_WRAPPER_12, "v8dbg_class_BytecodeArray__wrapper__Tagged_BytecodeWrapper_")         \
+	X(S_CODE_WRAPPER_12, "v8dbg_class_Code__wrapper__Tagged_CodeWrapper_")                    \
+	X(S_CODE_ISTREAM_12, "v8dbg_class_Code__instruction_stream__Tagged_InstructionStream_")   \
+	X(S_CODE_ISTART_12, "v8dbg_class_Code__instruction_start__Address")                       \
+	X(S_FN_CODE_12, "v8dbg_class_JSFunction__code__Tagged_Code_")                             \
+	X(S_T_TBYTES_12, "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE")                  \
+	X(S_T_TFIXED_12, "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE")                \
+	X(S_T_TWEAK_13, "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE")        \
+	X(S_DD_WSFI_13, "v8dbg_DeoptimizationDataWrappedSharedFunctionInfoIndex")                 \
 	X(S_T_SFIW_13, "v8dbg_type_SharedFunctionInfoWrapper__SHARED_FUNCTION_INFO_WRAPPER_TYPE") \
-	X(S_SFIW_SHARED_13, "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_") \
-	/* V8 7.8 (layout_7_8) */                                                          \
-	X(S_SFI_SCRIPT_7, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object")   \
-	X(S_BC_SPT_7, "v8dbg_class_BytecodeArray__source_position_table__Object")           \
-	X(S_FN_FEEDBACK_7, "v8dbg_class_JSFunction__raw_feedback_cell__FeedbackCell")       \
-	X(S_FP_ARGS_7, "v8dbg_off_fp_args")                                                \
-	X(S_T_SPT_CACHE_7, "v8dbg_type_SourcePositionTableWithFrameCache__"                 \
+	X(S_SFIW_SHARED_13,                                                                       \
+	  "v8dbg_class_SharedFunctionInfoWrapper__shared_info__Tagged_SharedFunctionInfo_")       \
+	/* V8 7.8 (layout_7_8) */                                                                 \
+	X(S_SFI_SCRIPT_7, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__Object")         \
+	X(S_BC_SPT_7, "v8dbg_class_BytecodeArray__source_position_table__Object")                 \
+	X(S_FN_FEEDBACK_7, "v8dbg_class_JSFunction__raw_feedback_cell__FeedbackCell")             \
+	X(S_FP_ARGS_7, "v8dbg_off_fp_args")                                                       \
+	X(S_T_SPT_CACHE_7, "v8dbg_type_SourcePositionTableWithFrameCache__"                       \
 			   "SOURCE_POSITION_TABLE_WITH_FRAME_CACHE_TYPE")
 
 enum v8_sym { V8_SYMS(INTERP_LIST_ENUM) S_CNT };
@@ -355,20 +358,20 @@ struct code_entry {
 	size_t n_functions;
 };
 
-#define V8_STATS(X)                                                 \
-	X(V8_STAT_FUNCTION_READS, "functions read")                 \
-	X(V8_STAT_SCRIPT_READS, "scripts read")                     \
-	X(V8_STAT_UNREADABLE, "unreadable")                         \
-	X(V8_STAT_STALE, "stale")                                   \
-	X(V8_STAT_NO_LINE, "without line")                          \
-	X(V8_STAT_BASELINE_REPLACED, "baseline code replaced")      \
-	X(V8_STAT_OVER_BUDGET, "tables over the cache budget")      \
-	X(V8_STAT_CODE_READS, "optimised code read")                \
-	X(V8_STAT_MAGLEV_READS, "Maglev code read")                 \
-	X(V8_STAT_NO_POSITIONS, "optimised code without positions") \
-	X(V8_STAT_INLINED, "inlined frames")                        \
-	X(V8_STAT_JIT_FOUND, "code found by pc")                    \
-	X(V8_STAT_JIT_NOT_FOUND, "code not found by pc")           \
+#define V8_STATS(X)                                                      \
+	X(V8_STAT_FUNCTION_READS, "functions read")                      \
+	X(V8_STAT_SCRIPT_READS, "scripts read")                          \
+	X(V8_STAT_UNREADABLE, "unreadable")                              \
+	X(V8_STAT_STALE, "stale")                                        \
+	X(V8_STAT_NO_LINE, "without line")                               \
+	X(V8_STAT_BASELINE_REPLACED, "baseline code replaced")           \
+	X(V8_STAT_OVER_BUDGET, "tables over the cache budget")           \
+	X(V8_STAT_CODE_READS, "optimised code read")                     \
+	X(V8_STAT_MAGLEV_READS, "Maglev code read")                      \
+	X(V8_STAT_NO_POSITIONS, "optimised code without positions")      \
+	X(V8_STAT_INLINED, "inlined frames")                             \
+	X(V8_STAT_JIT_FOUND, "code found by pc")                         \
+	X(V8_STAT_JIT_NOT_FOUND, "code not found by pc")                 \
 	/* not read: the process's read budget spent (symbol_cache.h) */ \
 	X(V8_STAT_READS_OVER_BUDGET, "reads over budget")
 
@@ -601,11 +604,12 @@ static void optimized_layout(struct elf_file *ef, const struct interp_sym *syms,
 	} else if (!sym_int(ef, &syms[S_CODE_DEOPT], &deopt) ||
 		   !sym_int(ef, &syms[S_DD_INLINED_CNT], &cnt) ||
 		   !sym_int(ef, &syms[S_DD_LITERALS], &literals) ||
-		   !sym_int(ef, &syms[S_DD_SFI], &sfi) || !sym_int(ef, &syms[S_DD_INLINING], &inlining))
+		   !sym_int(ef, &syms[S_DD_SFI], &sfi) ||
+		   !sym_int(ef, &syms[S_DD_INLINING], &inlining))
 		return;
 	if (!sym_int(ef, &syms[S_KIND_INTERPRETED], &interpreted) ||
-	    interpreted + 1 != b->kind_baseline ||
-	    b->kind_baseline + 2 > b->kind_mask || deopt != (int32_t)f->code_bc)
+	    interpreted + 1 != b->kind_baseline || b->kind_baseline + 2 > b->kind_mask ||
+	    deopt != (int32_t)f->code_bc)
 		return;
 	dd[0] = cnt;
 	dd[1] = literals;
@@ -668,8 +672,9 @@ static void baseline_layout(struct elf_file *ef, const struct interp_sym *syms, 
 	if (((f->major != 11 || f->minor < 1 || f->minor > 3) && !v10) || !syms[S_BC_SIZES].found ||
 	    !syms[S_BC_SIZES].size || syms[S_BC_SIZES].size % 3 ||
 	    !sym_int(ef, &syms[S_T_CODE], &t_code) ||
-	    (!v10 && (!sym_int(ef, &syms[S_CODE_SPT], &spt) || !sym_int(ef, &syms[S_CODE_BC], &bc) ||
-		      !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets))) ||
+	    (!v10 &&
+	     (!sym_int(ef, &syms[S_CODE_SPT], &spt) || !sym_int(ef, &syms[S_CODE_BC], &bc) ||
+	      !sym_int(ef, &syms[S_CODE_OFFSETS], &offsets))) ||
 	    !sym_int(ef, &syms[S_KIND_MASK], &mask) || !sym_int(ef, &syms[S_KIND_SHIFT], &shift) ||
 	    !sym_int(ef, &syms[S_KIND_BASELINE], &baseline)) {
 		b->code_inline = 0;
@@ -855,8 +860,9 @@ static void trusted_code_layout(struct elf_file *ef, const struct interp_sym *sy
 	f->dd_inlining = (uint32_t)inlining;
 	b->kind_opt_lo = (uint8_t)(baseline + 1);
 	b->kind_opt_hi = (uint8_t)(baseline + 2);
-	if (sym_int(ef, &syms[S_T_ISTREAM], &t_is) && sym_int(ef, &syms[S_ISTREAM_START], &is_start) &&
-	    is_start == 4 * 8 && t_is > 0 && t_is < 0xffff) {
+	if (sym_int(ef, &syms[S_T_ISTREAM], &t_is) &&
+	    sym_int(ef, &syms[S_ISTREAM_START], &is_start) && is_start == 4 * 8 && t_is > 0 &&
+	    t_is < 0xffff) {
 		f->istream_type = (uint16_t)t_is;
 		f->istream_back = (uint32_t)is_start;
 		f->istream_code = 8;
@@ -912,8 +918,8 @@ static bool v7(const struct v8_file *f)
 /* The embedded builtin V8 names `name` ("InterpreterEntryTrampoline"): its bytes in the
  * file, *n of them; NULL when not found.
  */
-static const uint8_t *builtin_bytes(struct elf_file *ef, const struct v8_file *f,
-				    const char *name, size_t *n)
+static const uint8_t *builtin_bytes(struct elf_file *ef, const struct v8_file *f, const char *name,
+				    size_t *n)
 {
 	size_t i;
 
@@ -935,8 +941,7 @@ static const uint8_t *builtin_bytes(struct elf_file *ef, const struct v8_file *f
  * (12 or 14; 0: neither) it loads the first bytecode through, [reg + r9] (movzx r32,
  * byte: REX.X.B 0f b6, ModRM mod 0 rm 4, SIB scale 1 index r9).
  */
-static bool entry_checks(struct elf_file *ef, const struct v8_file *f, int32_t bc_data,
-			 int *bc_reg)
+static bool entry_checks(struct elf_file *ef, const struct v8_file *f, int32_t bc_data, int *bc_reg)
 {
 	const uint8_t *c;
 	size_t n, i;
@@ -947,8 +952,8 @@ static bool entry_checks(struct elf_file *ef, const struct v8_file *f, int32_t b
 		return false;
 	for (i = 0; i + 7 <= n; i++) {
 		if (c[i] == 0x49 && c[i + 1] == 0xc7 && c[i + 2] == 0xc1 &&
-		    (int32_t)(c[i + 3] | c[i + 4] << 8 | c[i + 5] << 16 | (uint32_t)c[i + 6] << 24) ==
-			    bc_data - 1)
+		    (int32_t)(c[i + 3] | c[i + 4] << 8 | c[i + 5] << 16 |
+			      (uint32_t)c[i + 6] << 24) == bc_data - 1)
 			offset = true;
 		if ((c[i] & 0xf3) == 0x43 && c[i + 1] == 0x0f && c[i + 2] == 0xb6 &&
 		    (c[i + 3] & 0xc7) == 0x04 && (c[i + 4] & 0xf8) == 0x08 && !*bc_reg)
@@ -967,9 +972,9 @@ static int layout_7_8(struct elf_file *ef, const struct interp_sym *syms, struct
 	int reg;
 
 	if (!sym_int(ef, &syms[S_FP_FUNCTION], &fn) || !sym_int(ef, &syms[S_FP_ARGS_7], &args) ||
-	    !sym_int(ef, &syms[S_ARRAY_LENGTH], &length) ||
-	    !sym_int(ef, &syms[S_BC_SPT_7], &spt) || !sym_int(ef, &syms[S_SFI_SCRIPT_7], &script) ||
-	    fn != -2 * 8 || args != 2 * 8 || spt != length + 3 * 8) {
+	    !sym_int(ef, &syms[S_ARRAY_LENGTH], &length) || !sym_int(ef, &syms[S_BC_SPT_7], &spt) ||
+	    !sym_int(ef, &syms[S_SFI_SCRIPT_7], &script) || fn != -2 * 8 || args != 2 * 8 ||
+	    spt != length + 3 * 8) {
 		pr_debug("v8: %s: V8 7.8's frame or BytecodeArray layout differs\n", f->base.path);
 		return -ENOTSUP;
 	}
@@ -1566,7 +1571,7 @@ static int scope_info_facts(pid_t pid, const struct v8_layout *l, uint64_t scope
 		i++;
 	}
 	if ((flags & 0xf) != l->scope_function || i + 2 >= V8_SCOPE_SLOTS)
-		return 0; /* positions: function scopes only */
+		return 0;         /* positions: function scopes only */
 	if (l->scope_positions) { /* V8 12.8+: at fixed slots, before the variables */
 		if (!(slots[l->scope_positions] & 1))
 			sf->start = (int64_t)(slots[l->scope_positions] >> 32);
@@ -2085,8 +2090,7 @@ static int read_code(pid_t pid, const struct v8_file *f, uint64_t code, uint32_t
 		return -EFAULT;
 	kind = code_kind(f, flags);
 	if (type != f->type_code || code_cookie(f, start, e->size) != cookie ||
-	    kind < f->bpf.kind_opt_lo ||
-	    kind > f->bpf.kind_opt_hi || e->size <= 0)
+	    kind < f->bpf.kind_opt_lo || kind > f->bpf.kind_opt_hi || e->size <= 0)
 		return -ESTALE;
 	e->kind = (uint8_t)kind;
 	/* DeoptimizationData: the function, the inlined ones, their call positions. */
@@ -2276,8 +2280,7 @@ static void optimized_symbolize(struct v8 *v, struct v8_proc *p, pid_t reader, u
  * reservation is 512 MiB, widened: up to 3), the one where code was last found (high)
  * first; 0 when there is no nth.
  */
-static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low, uint64_t high,
-			  int nth)
+static uint64_t jit_pc_in(const struct interp_code_range *r, uint32_t low, uint64_t high, int nth)
 {
 	uint64_t span = (uint64_t)V8_POS_NONE + 1, base, pc;
 	int i, k, n = 0;
@@ -2341,10 +2344,9 @@ static bool code_holds(pid_t pid, const struct v8_file *f, uint64_t code, uint64
 	if (size <= 0 || pc - start >= (uint64_t)size || v8_heap__type(pid, &f->l, code, &type) ||
 	    type != f->type_code)
 		return false;
-	*jc = (struct jit_code){ .start = start,
-				 .code = code,
-				 .size = size,
-				 .kind = code_kind(f, flags) };
+	*jc = (struct jit_code){
+		.start = start, .code = code, .size = size, .kind = code_kind(f, flags)
+	};
 	return true;
 }
 
@@ -2393,7 +2395,8 @@ static const struct jit_code *jit_code_at(struct v8_proc *p, pid_t pid, uint64_t
 		/* The code space's first pages may be below a chunk: then its last page alone. */
 		if (interp__read_mem(pid, lo, buf, sizeof(buf))) {
 			lo = (hi - 1) & ~(uint64_t)4095;
-			if (lo + back > hi || interp__read_mem(pid, lo, buf + (lo - base) / 8, hi - lo))
+			if (lo + back > hi ||
+			    interp__read_mem(pid, lo, buf + (lo - base) / 8, hi - lo))
 				return NULL;
 			last = true;
 		}
@@ -2530,9 +2533,7 @@ static void v8_symbolize(void *rt, void *proc_state, pid_t reader, const struct 
 	bco = pos == V8_POS_NONE ? -1 : (int64_t)pos;
 	if (sub == V8_SUB_BASELINE && bco >= 0)
 		bco = baseline_offset(v, p, reader, e, pos, uf->flags & USER_FRAME_RETURN);
-	off = bco >= 0 && s->line_ends && e->spt
-		      ? sfi_script_offset(v, e, (uint32_t)bco)
-		      : -1;
+	off = bco >= 0 && s->line_ends && e->spt ? sfi_script_offset(v, e, (uint32_t)bco) : -1;
 	if (off < 0) {
 		v->stats[V8_STAT_NO_LINE]++;
 		return;

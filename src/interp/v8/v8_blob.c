@@ -26,8 +26,9 @@ int v8_blob__accessor(const uint8_t *c, size_t n, uint64_t vaddr, struct v8_acce
 	if (n >= i + 7 && c[i] == 0x8b && c[i + 1] == 0x05) { /* mov d(%rip), %eax */
 		if (c[i + 6] != 0xc3)
 			return -ENOENT;
-		*out = (struct v8_accessor){ .kind = V8_ACC_U32,
-					     .where = vaddr + i + 6 + (int64_t)load_s32(c + i + 2) };
+		*out = (struct v8_accessor){
+			.kind = V8_ACC_U32, .where = vaddr + i + 6 + (int64_t)load_s32(c + i + 2)
+		};
 		return 0;
 	}
 	/* lea d(%rip), %rax (the address) or mov d(%rip), %rax (the word there) */
@@ -354,7 +355,7 @@ static int accessor_value(struct elf_file *ef, const struct relocs *rs, uint64_t
 	n = s->vaddr + s->filesz - fn < 24 ? (size_t)(s->vaddr + s->filesz - fn) : 24;
 	if (!(b = interp_elf__bytes(ef, fn, n)) ||
 	    (elf_file__machine(ef) == EM_AARCH64 ? v8_blob__accessor_arm64(b, n, fn, &acc)
-						  : v8_blob__accessor(b, n, fn, &acc)) ||
+						 : v8_blob__accessor(b, n, fn, &acc)) ||
 	    !(want & 1u << acc.kind))
 		return -ENOENT;
 	where = acc.where;

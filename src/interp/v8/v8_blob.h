@@ -75,8 +75,7 @@ int v8_blob__accessor(const uint8_t *code, size_t n, uint64_t vaddr, struct v8_a
 /* The same accessors in an arm64 file (`adrp x0` with `add`/`ldr` of the page offset, then
  * ret or one more load: v8_blob.c says which shapes); 0 or -ENOENT.
  */
-int v8_blob__accessor_arm64(const uint8_t *code, size_t n, uint64_t vaddr,
-			    struct v8_accessor *out);
+int v8_blob__accessor_arm64(const uint8_t *code, size_t n, uint64_t vaddr, struct v8_accessor *out);
 
 /* The layout table of a data blob (as above). */
 struct v8_blob_table {

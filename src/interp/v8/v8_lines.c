@@ -40,7 +40,7 @@ static int next_entry(const uint8_t *tab, size_t size, struct v8_spt_mark *m, in
 		m->code = -1; /* the function-entry position (kFunctionEntryBytecodeOffset) */
 	else
 		m->code = step >= (uint64_t)(CODE_PAST - m->code) ? CODE_PAST
-								   : m->code + (int64_t)step;
+								  : m->code + (int64_t)step;
 	*first_done = 1;
 	m->source = (int64_t)((uint64_t)m->source + (uint64_t)dsource);
 	m->pos = (uint32_t)pos;
