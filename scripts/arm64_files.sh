@@ -13,7 +13,9 @@
 # loads that the host's :arm64 multiarch lacks, unpacked into DIR/node/root.
 # With `java`: Debian 12's openjdk-17-jre-headless (HotSpot 17: the JVM tree with its CDS archive)
 # and libstdc++6 that its libjvm.so loads, unpacked into DIR/java/root.
-# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node|java]
+# With `beam`: Debian 12's erlang-base (OTP 25, beam.smp with the BEAMASM JIT) and the libraries
+# its emulator loads that the host's :arm64 multiarch lacks, unpacked into DIR/beam/root.
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node|java|beam]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
 # unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
@@ -56,6 +58,10 @@ if [[ ${2:-} == node ]]; then
 fi
 if [[ ${2:-} == java ]]; then
 	unpack_debs "$dir/java/root" openjdk-17-jre-headless:arm64 libstdc++6:arm64
+	exit 0
+fi
+if [[ ${2:-} == beam ]]; then
+	unpack_debs "$dir/beam/root" erlang-base:arm64 libstdc++6:arm64 libtinfo6:arm64 zlib1g:arm64
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then
