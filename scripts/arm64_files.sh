@@ -15,7 +15,9 @@
 # and libstdc++6 that its libjvm.so loads, unpacked into DIR/java/root.
 # With `luajit`: Debian 12's luajit (LuaJIT 2.1, GC64 on arm64; its arm64 build has the VM
 # linked in, libluajit-5.1-2 is not loaded), unpacked into DIR/luajit/root.
-# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node|java|luajit]
+# With `beam`: Debian 12's erlang-base (OTP 25, beam.smp with the BEAMASM JIT) and the libraries
+# its emulator loads that the host's :arm64 multiarch lacks, unpacked into DIR/beam/root.
+# Usage: scripts/arm64_files.sh DIR [kernel|runtimes|node|java|luajit|beam]
 set -euo pipefail
 dir=${1:?usage: arm64_files.sh DIR}
 # unpack_debs ROOT PACKAGE...: the packages' arm64 .debs (downloaded once into ROOT's sibling debs/)
@@ -62,6 +64,10 @@ if [[ ${2:-} == java ]]; then
 fi
 if [[ ${2:-} == luajit ]]; then
 	unpack_debs "$dir/luajit/root" luajit:arm64
+	exit 0
+fi
+if [[ ${2:-} == beam ]]; then
+	unpack_debs "$dir/beam/root" erlang-base:arm64 libstdc++6:arm64 libtinfo6:arm64 zlib1g:arm64
 	exit 0
 fi
 if [[ ${2:-} == kernel ]]; then

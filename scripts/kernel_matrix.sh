@@ -11,7 +11,8 @@
 # busybox-static and python3.11 from their .debs; Go's wl_go cross-built; Debian 12's arm64
 # perl, ruby3.1 and php8.2 from theirs, php8.2-opcache for PHP's JIT; Debian 12's arm64 node
 # and openjdk-17-jre-headless, luajit), 6.1 only; its row has per-runtime columns (go=SHARE/SAMPLES
-# perl=... ruby=... php=... php_jit=... php_jit_fn=... node=... java=... luajit=...).
+# perl=... ruby=... php=... php_jit=... php_jit_fn=... node=... java=... luajit=...; beam=... with
+# Debian 12's arm64 erlang-base, erl_chain compiled by the runtime matrix's bookworm root's erlc).
 # Usage: scripts/kernel_matrix.sh [ARCH]   (x86_64 or aarch64)
 # Env: KM_SECS (workload seconds, default 2), KM_KERNELS ("5.10 6.1"; aarch64: "6.1"),
 # KM_OUT (raw logs dir), KM_ACCEL (kvm or tcg; unset: KVM where a probe boot shows it works,
@@ -128,6 +129,7 @@ arm64_inputs()
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" node >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" java >/dev/null || return 1
 	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" luajit >/dev/null || return 1
+	"$ROOT/scripts/arm64_files.sh" "$ARM64_DEBS" beam >/dev/null || return 1
 	mkdir -p "$dir"
 	if [[ ! -x $dir/busybox/bin/busybox ]]; then
 		(cd "$dir" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 ||
@@ -208,6 +210,33 @@ stage_arm64_luajit()
 	cp "$ROOT/tests/data/lua_chain.lua" "$STAGE/usr/share/km/"
 }
 
+# stage_arm64_beam: Debian 12's arm64 OTP 25 (erlang-base's /usr/lib/erlang: beam.smp with the
+# BEAMASM JIT, erl_child_setup it starts, the boot files and kernel/stdlib) with its libraries,
+# and erl_chain.beam compiled by the runtime matrix's bookworm root's erlc (the same OTP 25.2.3;
+# .beam files are the same on every architecture; no bookworm root: no beam case)
+stage_arm64_beam()
+{
+	local br=$ARM64_DEBS/beam/root erts rr=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots/bookworm
+	local tmp id
+	[[ -x $rr/usr/bin/erlc ]] || return 0
+	tmp=$(mktemp -d "$rr/tmp/stackscope-km-beam.XXXXXX")
+	chmod 755 "$tmp"
+	cp "$ROOT/tests/data/erl_chain.erl" "$tmp/"
+	id=$(printf 'stackscope-km-beam' | sha256sum | cut -c1-64)
+	"$ROOT/scripts/in_container.sh" "$rr" "$id" erlc -o "${tmp#"$rr"}" "${tmp#"$rr"}/erl_chain.erl" >&2 || {
+		rm -rf "$tmp"
+		return 0
+	}
+	install -m 0644 "$tmp/erl_chain.beam" "$STAGE/usr/share/km/"
+	rm -rf "$tmp"
+	erts=$(cd "$br/usr/lib/erlang" && echo erts-*)
+	LIB_PREFIX=$br copy_with_libs "$br/usr/lib/erlang/$erts/bin/beam.smp" \
+		"$br/usr/lib/erlang/$erts/bin/erlexec" "$br/usr/lib/erlang/$erts/bin/erl_child_setup"
+	rm -rf "${STAGE:?}$br"
+	mkdir -p "$STAGE/usr/lib"
+	cp -a "$br/usr/lib/erlang" "$STAGE/usr/lib/"
+}
+
 # build_root: the initramfs (rebuilt when stackscope, a fixture or the init script changed)
 build_root()
 {
@@ -236,7 +265,7 @@ build_root()
 		echo "kernel_matrix: $busybox missing: run scripts/setup.sh" >&2
 		return 1
 	}
-	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js,JvmChain.java,JvmTiny.java,lua_chain.lua} \
+	newer=$(find "$bin" "$chain" "$init" "$ROOT"/tests/data/{py_chain.py,perl_chain.pl,rb_chain.rb,php_chain.php,node_chain.js,JvmChain.java,JvmTiny.java,lua_chain.lua,erl_chain.erl} \
 		"$0" $goexe -newer "$img" 2>/dev/null || echo all)
 	if [[ -s $img && -z $newer ]]; then
 		echo "$img"
@@ -264,6 +293,7 @@ build_root()
 	[[ $ARCH == aarch64 ]] && stage_arm64_node
 	[[ $ARCH == aarch64 ]] && stage_arm64_java
 	[[ $ARCH == aarch64 ]] && stage_arm64_luajit
+	[[ $ARCH == aarch64 ]] && stage_arm64_beam
 	# python3.11 -S: os.py is the landmark of its prefix, encodings the codecs it imports
 	mkdir -p "$STAGE/usr/lib/python3.11"
 	# (the same sources on every architecture)

@@ -107,12 +107,34 @@ def lua_chain():
 
 
 LUAJIT = lua_chain()
+
+
+def beam_pattern():
+    """erl_chain's whole chain (tests/data/erl_chain.erl), as test_beam.sh's chain check: the
+    scheduler thread's root (clone3 -> start_thread -> the emulator's thread wrapper ->
+    sched_thread_func, unnamed in the stripped arm64 libc), init's frames, then main -> alpha ->
+    beta -> gamma, each at its call line ("% MARK" comments)"""
+    marks = {}
+    for n, l in enumerate(open(os.path.join(DATA, "erl_chain.erl")), 1):
+        m = re.search(r"% ([A-Z_]+)$", l.rstrip())
+        if m:
+            marks.setdefault(m.group(1), []).append(str(n))
+    c = {k: "(%s)" % "|".join(v) for k, v in marks.items()}
+    f = r"@erl_chain\.erl:"
+    return re.compile(r"^[^;]*;((__clone3|clone3|libc\.so\.6\+0x[0-9a-f]+);)?(start_thread|libc\.so\.6\+0x[0-9a-f]+);"
+                      r"[^;@]*;[^;@]*;(process_main;)?init:do_boot/3;init:start_em/1;(init:start_it/1;)?"
+                      r"erl_chain:main/1" + f + c["CALL_ALPHA"] + r";erl_chain:alpha/1" + f + c["CALL_BETA"] +
+                      r";erl_chain:beta/1" + f + c["CALL_GAMMA"] + r";erl_chain:gamma/3" + f + r"[0-9]+(;[^;@]*)*$")
+
+
 # each runtime column: case (guest_init.sh's), pattern, the samples it is a share of
 RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", RUBY, re.compile(r";(Worker#)?gamma(;|$)")),
             ("php", PHP, ";gamma"), ("php_jit", PHP, ";gamma"), ("php_jit_fn", PHP, ";gamma"),
             ("node", NODE, re.compile(r";gamma(;|$)")),
             ("node-jit", NODE, re.compile(r";gamma(;|$)")),
-            ("luajit", LUAJIT, re.compile(r";M\.gamma@lua_chain\.lua:")))
+            ("luajit", LUAJIT, re.compile(r";M\.gamma@lua_chain\.lua:")),
+            # BEAM (Debian 12's OTP 25, its JIT): of the samples in erl_chain:gamma/3
+            ("beam", beam_pattern(), re.compile(r";erl_chain:gamma/3(@|;|$)")))
 # PHP's JIT cases (opcache.jit=tracing, =function): the pcs in JIT code placed on execute_ex's
 # frame and not placed, from the record summary's php line
 JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")

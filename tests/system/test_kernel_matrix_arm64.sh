@@ -166,6 +166,10 @@ if [[ $r == *" luajit="* ]]; then
 else
 	fail "6.1 arm64: no luajit= column (Debian 12's arm64 luajit in the root: scripts/arm64_files.sh luajit)"
 fi
+# BEAM (the beam= column: Debian 12's arm64 OTP 25, erl_chain.erl on its JIT, of the samples in
+# erl_chain:gamma/3 the chain complete as test_beam.sh wants it) is printed in the row above,
+# not checked: arm64's JIT is walked for its Erlang frames, but without their lines and with a
+# wrong native root below them (beam=0.000/239 in one boot), see docs/ARCHITECTURE.md "BEAM"
 progs=$(sed -n '/^6\.1\./,/^[^ ]/p' "$TMP/rows" | grep -c '^  verifier on_[a-z_]* insns=[0-9][0-9]* time_us=[0-9]')
 check_ge "6.1 arm64: programs with verifier statistics (on_sample, on_fork, on_exec, on_exit...)" "$progs" 4
 check_eq "6.1 arm64: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok

@@ -41,6 +41,22 @@
 #define BEAM_WIN_WORDS 32      /* scheduler-frame window above the registers, words */
 #define BEAM_RSTACK_SPAN 0x100 /* native code called by JIT code runs this close below rbx */
 
+#if defined(__TARGET_ARCH_arm64)
+/* arm64 (OTP 25's JIT for AArch64: erts/emulator/beam/jit/arm): the process's stack pointer E
+ * is x20 (sampled into r12's slot), the scheduler's registers x19 (r9's slot), which is also sp
+ * while Erlang code runs (the JIT's process_main allocated them on its thread's stack: its C
+ * callees run below, after a frame record at x19 - 16). Every function's prologue pushes its
+ * CP, x30, to E (`str x30, [x20, #-8]!`): the CPs are found above E as x86-64's are above rsp,
+ * sp staying x19. Not yet: a sample between a return's or tail call's pop of the CP and the
+ * next push (the CP in x30) loses its caller's frame; from a native callee (x19 and x20 not
+ * carried) the walk ends with a marker; the scheduler's frame record is entered with x29 = 0
+ * (its saved x29 made on_sample's verification pass 1M instructions on 6.1), so the native
+ * frames below sched_thread_func come out wrong.
+ */
+#define BEAM_REG_E DWARF_R12
+#define BEAM_REG_SCHED DWARF_R9
+#endif
+
 /* Scratch for the JIT's code steps; the emulator flavour's walk keeps `at` and `exit` between
  * its steps (is->emitting: FRAME_KIND_BEAM).
  */
@@ -116,7 +132,11 @@ static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_
 					struct beam_cursor *bc, const struct beam_proc_abi *p,
 					struct user_frame *frames, __u64 rbx)
 {
+#if defined(__TARGET_ARCH_arm64)
+	__u64 at = st->regs[BEAM_REG_E], w;
+#else
 	__u64 at = st->regs[DWARF_RSP], w;
+#endif
 	__u32 n;
 	int r, i;
 
@@ -138,7 +158,12 @@ static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_
 			if ((w & 3) || !beam_in_code(is, w - 1))
 				continue;
 			st->regs[DWARF_RIP] = w;
+#if defined(__TARGET_ARCH_arm64)
+			st->regs[BEAM_REG_E] = at + 8 * (__u64)i + 8; /* (sp stays x19) */
+			st->regs[BEAM_REG_SCHED] = rbx;
+#else
 			st->regs[DWARF_RSP] = at + 8 * (__u64)i + 8;
+#endif
 			st->pc_is_return = 1;
 			st->regs_valid = 0;
 			st->rbx_for = st->frame_cnt + 1; /* rbx is the same in every JIT frame */
@@ -195,7 +220,11 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 	if (!st->regs_valid && st->rbx_for != st->frame_cnt + 1)
 		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER,
 				BEAM_COUNTER_NO_REGISTERS);
+#if defined(__TARGET_ARCH_arm64)
+	rbx = st->regs[BEAM_REG_SCHED];
+#else
 	rbx = st->regs[DWARF_RBX];
+#endif
 	if (pc == p->normal_exit)
 		return beam_to_scheduler(st, is, bc, p, frames, rbx);
 	if (st->frame_cnt >= SS_MAX_USER_FRAMES - INTERP_NATIVE_RESERVE) {
@@ -205,6 +234,21 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 	}
 	ss_interp_code_frame(st, frames, FRAME_KIND_BEAM, pc, BEAM_SUB_JIT, INTERP_POS_NONE, 0);
 	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FRAMES);
+#if defined(__TARGET_ARCH_arm64)
+	if (pc >= p->sched_lo && pc < p->sched_hi) {
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_SCHEDULER_CODE);
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	}
+	if (sp != rbx) {
+		/* JIT code in a frame of its own on the scheduler's stack (a shared fragment
+		 * calling C), or reached from its native callee: E not known here
+		 */
+		ss_interp_marker(st, frames, FRAME_KIND_BEAM, BEAM_MARKER_FROM_NATIVE);
+		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FROM_NATIVE);
+		return beam_to_scheduler(st, is, bc, p, frames, rbx);
+	}
+	return beam_next_cp(st, is, bc, p, frames, rbx);
+#else
 	if (sp <= rbx && rbx - sp <= BEAM_RSTACK_SPAN && pc >= p->sched_lo && pc < p->sched_hi) {
 		/* The scheduler loop's own calls (erts_schedule, copying a process's registers in
 		 * and out): between two processes, no Erlang code is their caller (the emulator's
@@ -222,6 +266,7 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 		return beam_to_scheduler(st, is, bc, p, frames, rbx);
 	}
 	return beam_next_cp(st, is, bc, p, frames, rbx);
+#endif
 }
 
 /* The emulator flavour's next Erlang frame: the next CP up the process's stack from bc->at

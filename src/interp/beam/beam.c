@@ -3,7 +3,8 @@
  * get from Erlang code back to the scheduler's native frames (bpf/interp/beam/bpf_abi.h has the
  * layout, bpf/interp/beam/walk.h the walk).
  *
- * Per file (beam.smp, JIT flavour: OTP 24 and later on x86-64):
+ * Per file (beam.smp, JIT flavour: OTP 24 and later on x86-64; on arm64, Debian 12's OTP 25,
+ * process_main by its symbol and its calls as `bl`, walked in part: docs/ARCHITECTURE.md "BEAM"):
  *  - process_main, the C wrapper every normal scheduler calls once and which jumps to the JIT's
  *    own process_main: its .dynsym symbol (OTP 24-27), else the one function in .text shaped
  *    as that wrapper ends (`mov %rbx,%rdi`, `mov (%rax),%rax`, `jmp *%rax` within a few bytes,
@@ -51,7 +52,14 @@
 #include "interp/interp.h"
 #include "proc/executable.h"
 
-#define BEAM_SCHED_WIN 0x4000            /* bytes from rbx to the window searched */
+#if defined(__aarch64__)
+/* arm64: from x19, the registers' struct itself (16.5 KiB: aux, x and f register arrays),
+ * which the JIT's process_main placed 64-127 bytes below its frame record
+ */
+#define BEAM_SCHED_WIN 0x40c0
+#else
+#define BEAM_SCHED_WIN 0x4000 /* bytes from rbx to the window searched */
+#endif
 #define BEAM_MAPS_NS (1000 * 1000000ULL) /* a JIT process's maps read again this often */
 #define BEAM_RETRY_NS (50 * 1000000ULL)  /* ... and its records looked for, until found */
 #define BEAM_SCHED_TRIES \
@@ -223,6 +231,7 @@ static int otp_from_path(const char *path)
 	return major >= 5 ? major + 12 : 0;
 }
 
+#if !defined(__aarch64__) /* (arm64: the wrapper by its symbol) */
 /* Is the wrapper's tail (`mov %rbx,%rdi`; `mov (%rax),%rax` within 6 bytes; `jmp *%rax` within
  * 8 more) at t[i]? Then its start: the nearest endbr64, or `push %rbx; mov %rdi,%rbx`, within
  * BEAM_WRAPPER_BACK bytes before; -1 when not.
@@ -276,23 +285,54 @@ static uint64_t find_wrapper(const struct elf_section *sec)
 	}
 	return found;
 }
+#endif
 
-/* The return addresses of `call rel32` in sec aimed at target, into out[cap]: how many. */
-static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out, size_t cap)
+#if defined(__aarch64__)
+#define BEAM_CALL_STEP 4 /* arm64: `bl` (imm26, words from the instruction), aligned */
+/* The direct call at t[i] of a section at addr: 1 with its target and return address. */
+static int call_at(const uint8_t *t, size_t size, size_t i, uint64_t addr, uint64_t *target,
+		   uint64_t *ret)
 {
-	const uint8_t *t = sec->data;
-	size_t i, n = 0;
+	uint32_t insn;
+
+	if (i + 4 > size)
+		return 0;
+	memcpy(&insn, t + i, sizeof(insn));
+	if ((insn & 0xfc000000U) != 0x94000000U)
+		return 0;
+	*target = addr + i + (uint64_t)((int64_t)(int32_t)((insn & 0x03ffffffU) << 6) >> 6) * 4;
+	*ret = addr + i + 4;
+	return 1;
+}
+#else
+#define BEAM_CALL_STEP 1 /* x86-64: `call rel32` at any byte */
+static int call_at(const uint8_t *t, size_t size, size_t i, uint64_t addr, uint64_t *target,
+		   uint64_t *ret)
+{
 	int32_t rel;
 
-	for (i = 0; i + 5 <= sec->size; i++) {
-		if (t[i] != 0xe8)
-			continue;
-		memcpy(&rel, t + i + 1, sizeof(rel));
-		if (sec->addr + i + 5 + (uint64_t)(int64_t)rel != target)
+	if (i + 5 > size || t[i] != 0xe8)
+		return 0;
+	memcpy(&rel, t + i + 1, sizeof(rel));
+	*target = addr + i + 5 + (uint64_t)(int64_t)rel;
+	*ret = addr + i + 5;
+	return 1;
+}
+#endif
+
+/* The return addresses of the direct calls in sec aimed at target, into out[cap]: how many. */
+static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out,
+			 size_t cap)
+{
+	uint64_t to, ret;
+	size_t i, n = 0;
+
+	for (i = 0; i < sec->size; i += BEAM_CALL_STEP) {
+		if (!call_at(sec->data, sec->size, i, sec->addr, &to, &ret) || to != target)
 			continue;
 		if (n == cap)
 			return cap + 1; /* more call sites than expected: refuse */
-		out[n++] = sec->addr + i + 5;
+		out[n++] = ret;
 	}
 	return n;
 }
@@ -317,7 +357,17 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 		pr_debug("beam: %s: no .text\n", exe->path);
 		return 0;
 	}
+#if defined(__aarch64__)
+	/* arm64 (Debian 12's OTP 25): the wrapper by its .dynsym symbol, a few instructions ending
+	 * in `br x16` (the emulator flavour's loop of the same name is kilobytes)
+	 */
+	pm = syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].size &&
+			     syms[BEAM_SYM_PROCESS_MAIN].size < BEAM_EMU_LOOP_MIN ?
+		     syms[BEAM_SYM_PROCESS_MAIN].addr :
+		     0;
+#else
 	pm = find_wrapper(&text);
+#endif
 	if (!pm) {
 		/* the emulator flavour (or an unknown build): no JIT code; its interpreter loop,
 		 * process_main, is walked where it runs (OTP 23 on x86-64, its layout checked),
