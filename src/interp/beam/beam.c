@@ -321,8 +321,7 @@ static int call_at(const uint8_t *t, size_t size, size_t i, uint64_t addr, uint6
 #endif
 
 /* The return addresses of the direct calls in sec aimed at target, into out[cap]: how many. */
-static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out,
-			 size_t cap)
+static size_t find_calls(const struct elf_section *sec, uint64_t target, uint64_t *out, size_t cap)
 {
 	uint64_t to, ret;
 	size_t i, n = 0;
@@ -362,9 +361,9 @@ static int beam_file_detect(void *rt, const struct executable *exe, void *file_s
 	 * in `br x16` (the emulator flavour's loop of the same name is kilobytes)
 	 */
 	pm = syms[BEAM_SYM_PROCESS_MAIN].found && syms[BEAM_SYM_PROCESS_MAIN].size &&
-			     syms[BEAM_SYM_PROCESS_MAIN].size < BEAM_EMU_LOOP_MIN ?
-		     syms[BEAM_SYM_PROCESS_MAIN].addr :
-		     0;
+			     syms[BEAM_SYM_PROCESS_MAIN].size < BEAM_EMU_LOOP_MIN
+		     ? syms[BEAM_SYM_PROCESS_MAIN].addr
+		     : 0;
 #else
 	pm = find_wrapper(&text);
 #endif
