@@ -185,26 +185,27 @@ TEST(known_chain_from_a_leaf_with_pac)
 
 /* ---- Go's asynchronous preemption (arm64_wl_go and its objdump) ---- */
 
-struct go_objdump {
-	char *text;
-};
-
-/* The address of the first instruction of function fn (its `TEXT fn(SB)` block) whose text
- * contains what, plus add; 0 if none.
+/* fn's `TEXT fn(SB)` block in the objdump text od: its start, and in *end the next block's (NULL:
+ * the last); NULL when fn has none.
  */
-static uint64_t objdump_addr(const struct go_objdump *od, const char *fn, const char *what,
-			     uint64_t add)
+static const char *objdump_block(const char *od, const char *fn, const char **end)
 {
 	char head[128];
-	const char *p, *end, *line;
+	const char *p;
 
 	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
-	p = strstr(od->text, head);
-	if (!p)
-		return 0;
-	p = strchr(p + 1, '\n');
-	end = p ? strstr(p, "\nTEXT ") : NULL;
-	for (line = p; line && (!end || line < end); line = strchr(line + 1, '\n')) {
+	p = strstr(od, head);
+	*end = p ? strstr(p + 1, "\nTEXT ") : NULL;
+	return p;
+}
+
+/* The address of the first instruction of fn whose line contains what, plus add; 0 if none. */
+static uint64_t objdump_addr(const char *od, const char *fn, const char *what, uint64_t add)
+{
+	const char *end, *line = objdump_block(od, fn, &end);
+
+	for (line = line ? strchr(line + 1, '\n') : NULL; line && (!end || line < end);
+	     line = strchr(line + 1, '\n')) {
 		const char *nl = strchr(line + 1, '\n'), *hit = strstr(line, what), *x;
 
 		if (!hit || (nl && hit > nl) || (end && hit > end))
@@ -216,35 +217,25 @@ static uint64_t objdump_addr(const struct go_objdump *od, const char *fn, const 
 	return 0;
 }
 
-/* The end of fn's text: past the last instruction of its `TEXT fn(SB)` block; 0 if none. */
-static uint64_t objdump_end(const struct go_objdump *od, const char *fn)
+/* The end of fn's text: past the last instruction of its block; 0 if none. */
+static uint64_t objdump_end(const char *od, const char *fn)
 {
-	char head[128];
-	const char *p, *end, *x, *last = NULL;
+	const char *end, *x = objdump_block(od, fn, &end), *last = NULL;
 
-	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
-	p = strstr(od->text, head);
-	if (!p)
-		return 0;
-	end = strstr(p + 1, "\nTEXT ");
-	for (x = strstr(p + 1, "\t0x"); x && (!end || x < end); x = strstr(x + 1, "\t0x"))
+	for (x = x ? strstr(x + 1, "\t0x") : NULL; x && (!end || x < end);
+	     x = strstr(x + 1, "\t0x"))
 		last = x;
 	return last ? strtoull(last + 1, NULL, 16) + 4 : 0;
 }
 
 /* The frame size fn's prologue allocates (`MOVD.W R30, -N(RSP)`); 0 if none. */
-static uint64_t objdump_frame(const struct go_objdump *od, const char *fn)
+static uint64_t objdump_frame(const char *od, const char *fn)
 {
-	char head[128];
-	const char *p, *end;
+	static const char store[] = "MOVD.W R30, -";
+	const char *end, *p = objdump_block(od, fn, &end);
 
-	snprintf(head, sizeof(head), "\nTEXT %s(SB)", fn);
-	p = strstr(od->text, head);
-	if (!p)
-		return 0;
-	end = strstr(p + 1, "\nTEXT ");
-	p = strstr(p, "MOVD.W R30, -");
-	return p && (!end || p < end) ? strtoull(p + strlen("MOVD.W R30, -"), NULL, 10) : 0;
+	p = p ? strstr(p, store) : NULL;
+	return p && (!end || p < end) ? strtoull(p + strlen(store), NULL, 10) : 0;
 }
 
 static void put_word(uint64_t addr, uint64_t v)
@@ -268,7 +259,7 @@ TEST(go_async_preemption)
 					    "runtime.goexit" };
 	const char *exe = test_fixture("arm64_wl_go");
 	struct user_frame frames[SS_MAX_USER_FRAMES];
-	struct go_objdump od = { 0 };
+	char *od = NULL;
 	struct unwind_cursor st;
 	struct elf_file *ef;
 	uint64_t file_id = 0, pc_ap, resume, sp_ap, cfa, sp, ra[5], frame[4];
@@ -288,23 +279,23 @@ TEST(go_async_preemption)
 		SKIP_SETUP("no %s or its objdump", exe);
 	f = fopen(test_fixture("arm64_wl_go.objdump"), "r");
 	REQUIRE(f);
-	REQUIRE(getdelim(&od.text, &len, '\0', f) > 0);
+	REQUIRE(getdelim(&od, &len, '\0', f) > 0);
 	fclose(f);
 
 	/* asyncPreempt's frame is whole once its `SUB $496, RSP` ran: the sample is after it */
-	pc_ap = objdump_addr(&od, "runtime.asyncPreempt.abi0", "SUB $496, RSP", 8);
-	resume = objdump_addr(&od, "main.gamma", "ADD $1, R2, R2", 0);
-	ra[0] = objdump_addr(&od, "main.beta", "CALL main.gamma(SB)", 4);
-	ra[1] = objdump_addr(&od, "main.alpha", "CALL main.beta(SB)", 4);
-	ra[2] = objdump_addr(&od, "main.main", "CALL main.alpha(SB)", 4);
-	ra[3] = objdump_addr(&od, "runtime.main", "CALL (R0)", 4);
+	pc_ap = objdump_addr(od, "runtime.asyncPreempt.abi0", "SUB $496, RSP", 8);
+	resume = objdump_addr(od, "main.gamma", "ADD $1, R2, R2", 0);
+	ra[0] = objdump_addr(od, "main.beta", "CALL main.gamma(SB)", 4);
+	ra[1] = objdump_addr(od, "main.alpha", "CALL main.beta(SB)", 4);
+	ra[2] = objdump_addr(od, "main.main", "CALL main.alpha(SB)", 4);
+	ra[3] = objdump_addr(od, "runtime.main", "CALL (R0)", 4);
 	/* goexit's caller pc, as newproc1 sets it: its entry plus one instruction */
-	ra[4] = objdump_addr(&od, "runtime.goexit.abi0", "MOVD R0, R0", 4);
-	frame[0] = objdump_frame(&od, "main.beta");
-	frame[1] = objdump_frame(&od, "main.alpha");
-	frame[2] = objdump_frame(&od, "main.main");
-	frame[3] = objdump_frame(&od, "runtime.main");
-	CHECK_EQ_INT(objdump_frame(&od, "main.gamma"), 0);
+	ra[4] = objdump_addr(od, "runtime.goexit.abi0", "MOVD R0, R0", 4);
+	frame[0] = objdump_frame(od, "main.beta");
+	frame[1] = objdump_frame(od, "main.alpha");
+	frame[2] = objdump_frame(od, "main.main");
+	frame[3] = objdump_frame(od, "runtime.main");
+	CHECK_EQ_INT(objdump_frame(od, "main.gamma"), 0);
 	for (i = 0; i < 5; i++)
 		REQUIRE(ra[i] > 4);
 	for (i = 0; i < 4; i++)
@@ -357,8 +348,8 @@ TEST(go_async_preemption)
 		uint64_t a = frames[i].addr - (frames[i].flags & USER_FRAME_RETURN ? 1 : 0);
 
 		/* each frame in its function's text */
-		CHECK(a >= objdump_addr(&od, text[i], "", 0) && a < objdump_end(&od, text[i]));
-		if (a < objdump_addr(&od, text[i], "", 0) || a >= objdump_end(&od, text[i]))
+		CHECK(a >= objdump_addr(od, text[i], "", 0) && a < objdump_end(od, text[i]));
+		if (a < objdump_addr(od, text[i], "", 0) || a >= objdump_end(od, text[i]))
 			printf("  frame %d should be %s\n", i, want[i]);
 		CHECK_EQ_INT(frames[i].flags & USER_FRAME_FP, 0);
 	}
@@ -367,7 +358,7 @@ TEST(go_async_preemption)
 	CHECK_EQ_INT(frames[1].flags & (USER_FRAME_SIGNAL | USER_FRAME_RETURN), USER_FRAME_SIGNAL);
 	CHECK_EQ_INT(frames[2].addr, ra[0]);
 	CHECK_EQ_INT(frames[5].addr, ra[3]);
-	free(od.text);
+	free(od);
 	free(world.stack);
 	elf_file__free(ef);
 	kmaps_free();
