@@ -382,14 +382,59 @@ if [[ " ${runtimes[*]} " == *" hotspot "* ]]; then
 	fi
 fi
 
+# suite_rows SUITE: the rows of SUITE, from its store (run in the background while the next
+# suite's rows run: its queries and counts take ~10 s a suite; `versions` is a copy)
+suite_rows()
+{
+	local suite=$1 rt id stacks total chain inhot hot chain_pct hot_pct expect result bad=0
+	for rt in "${runtimes[@]}"; do
+		STACKS_OPTS=
+		"row_$rt"
+		id=$(container_id "$suite" "$rt")
+		stacks=$OUT/$suite-$rt.stacks
+		: >"$stacks"
+		if "$STACKSCOPE" store query --store "$store" --container "$id" -o "$OUT/$suite-$rt.pb.gz" \
+			>/dev/null 2>"$OUT/$suite-$rt.query.log"; then
+			python3 "$TOP/tests/system/pprof_stacks.py" --thread $STACKS_OPTS "$OUT/$suite-$rt.pb.gz" >"$stacks"
+		fi
+		total=$(count "$stacks" "$THREAD")
+		chain=$(count "$stacks" "$THREAD" "$CHAIN")
+		inhot=$(count "$stacks" "$THREAD" "$HOTFN")
+		hot=$(count "$stacks" "$THREAD" "$HOT")
+		chain_pct=$(pct "$chain" "$total")
+		hot_pct=$(pct "$hot" "$inhot")
+		expect=no
+		is_supported "$suite" "$rt" && expect=yes
+		if ((total >= MIN_SAMPLES)) && awk -v a="$chain_pct" -v b="$hot_pct" -v p="$PCT" \
+			'BEGIN { exit !(a >= p && b >= p) }'; then
+			result=ok
+			[[ $expect == yes ]] || result="passes: mark it supported"
+		elif ((total < MIN_SAMPLES)); then
+			result="too few samples"
+		else
+			result=unsupported
+		fi
+		if [[ $expect == yes && $result != ok ]]; then
+			result="FAIL ($result)"
+			bad=1
+		fi
+		printf '%-9s %-8s %-16s %7d %5s%% %5s%% %-6s %s %s\n' "$suite" "$rt" \
+			"${versions[$rt]:--}" "$total" "$chain_pct" "$hot_pct" "$expect" "$result" \
+			"$(top_marker "$stacks" "$THREAD")"
+	done
+	return $bad
+}
+
 failed=0
+rows_pids=()
 printf '%-9s %-8s %-16s %7s %6s %6s %-6s %s\n' SUITE RUNTIME VERSION SAMPLES CHAIN HOT EXPECT RESULT
 for suite in "${suites[@]}"; do
+	rm -f "$OUT/$suite.rows"
 	root=$("$TOP/scripts/runtime_root.sh" "$suite") || {
 		for rt in "${runtimes[@]}"; do
 			printf '%-9s %-8s %-16s %7s %6s %6s %-6s %s\n' "$suite" "$rt" - - - - \
 				"$(is_supported "$suite" "$rt" && echo yes || echo no)" "FAIL: no root"
-		done
+		done >"$OUT/$suite.rows"
 		failed=1
 		continue
 	}
@@ -438,41 +483,10 @@ for suite in "${suites[@]}"; do
 	kill -TERM $agent
 	wait $agent || echo "runtime_matrix: the agent exited with status $? (see $OUT/$suite.agent.log)" >&2
 
-	for rt in "${runtimes[@]}"; do
-		STACKS_OPTS=
-		"row_$rt"
-		id=$(container_id "$suite" "$rt")
-		stacks=$OUT/$suite-$rt.stacks
-		: >"$stacks"
-		if "$STACKSCOPE" store query --store "$store" --container "$id" -o "$OUT/$suite-$rt.pb.gz" \
-			>/dev/null 2>"$OUT/$suite-$rt.query.log"; then
-			python3 "$TOP/tests/system/pprof_stacks.py" --thread $STACKS_OPTS "$OUT/$suite-$rt.pb.gz" >"$stacks"
-		fi
-		total=$(count "$stacks" "$THREAD")
-		chain=$(count "$stacks" "$THREAD" "$CHAIN")
-		inhot=$(count "$stacks" "$THREAD" "$HOTFN")
-		hot=$(count "$stacks" "$THREAD" "$HOT")
-		chain_pct=$(pct "$chain" "$total")
-		hot_pct=$(pct "$hot" "$inhot")
-		expect=no
-		is_supported "$suite" "$rt" && expect=yes
-		if ((total >= MIN_SAMPLES)) && awk -v a="$chain_pct" -v b="$hot_pct" -v p="$PCT" \
-			'BEGIN { exit !(a >= p && b >= p) }'; then
-			result=ok
-			[[ $expect == yes ]] || result="passes: mark it supported"
-		elif ((total < MIN_SAMPLES)); then
-			result="too few samples"
-		else
-			result=unsupported
-		fi
-		if [[ $expect == yes && $result != ok ]]; then
-			result="FAIL ($result)"
-			failed=1
-		fi
-		printf '%-9s %-8s %-16s %7d %5s%% %5s%% %-6s %s %s\n' "$suite" "$rt" \
-			"${versions[$rt]:--}" "$total" "$chain_pct" "$hot_pct" "$expect" "$result" \
-			"$(top_marker "$stacks" "$THREAD")"
-	done
+	suite_rows "$suite" >"$OUT/$suite.rows" &
+	rows_pids+=($!)
 	unset versions
 done
+for p in "${rows_pids[@]}"; do wait "$p" || failed=1; done
+for suite in "${suites[@]}"; do cat "$OUT/$suite.rows" 2>/dev/null; done
 exit $failed

@@ -28,7 +28,7 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-SECS=${HOSTILE_SECS:-10}
+SECS=${HOSTILE_SECS:-7}
 CASES=${HOSTILE_CASES:-ruby php perl luajit beam} # the runtimes to run
 DEPTH=480
 DATA=$SS_ROOT/tests/data

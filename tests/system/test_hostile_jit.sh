@@ -17,7 +17,7 @@
 source "$(dirname "$0")/lib.sh"
 need_root
 
-SECS=${HOSTILE_SECS:-12}
+SECS=${HOSTILE_SECS:-8}
 GEN=$SS_ROOT/tests/data/jit_hostile.py
 # /proc/PID/stat: utime + stime, in clock ticks
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
