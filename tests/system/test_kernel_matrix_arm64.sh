@@ -28,6 +28,8 @@
 #    complete from _start through [v8] JSEntry in >= 90% of gamma's samples (1.000 in five
 #    boots; 20-41 s of guest time under TCG at load 10-20, most of it node's start-up; the
 #    whole script 185 s at load 10, 2026-12-05).
+#  - Debian 12's arm64 LuaJIT 2.1 (luajit, its JIT on): lua_chain.lua's chain at its lines in
+#    >= 95% of M.gamma's samples (1.000 and 0.996 in two boots; 12 s of guest time).
 # Time: 166 s warm at load 18-25 (2026-12-04; the Go case 16 s of it, the tail-call case 60 s),
 # 410 s cold (the arm64 kernel and .debs downloaded, the root built) at load 12; with Perl,
 # Ruby and PHP 143 s warm at load 13, 265 s at load 30, 560 s at load 30-32 (2026-12-05):
