@@ -18,7 +18,8 @@
  * bytecode offset and BytecodeArray: register-arm64.h), in the slots of r9 and r12, theirs
  * on x86-64 (bpf/interp/v8/walk.h); x12 and x22, HotSpot's template interpreter's rmethod
  * and rbcp (Method* and bytecode pointer), in the slots of x86-64's rbx and r13
- * (bpf/interp/hotspot/walk.h)
+ * (bpf/interp/hotspot/walk.h); x21, LuaJIT's interpreter PC (vm_arm64.dasc; its BASE is
+ * x19), in rsi's slot (bpf/interp/luajit/walk.h)
  */
 
 static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct pt_regs *r)
@@ -33,6 +34,7 @@ static __always_inline void regs_from_pt_regs(struct unwind_cursor *st, struct p
 	st->regs[DWARF_R12] = BPF_CORE_READ(r, regs[20]);
 	st->regs[DWARF_RBX] = BPF_CORE_READ(r, regs[12]);
 	st->regs[DWARF_R13] = BPF_CORE_READ(r, regs[22]);
+	st->regs[DWARF_RSI] = BPF_CORE_READ(r, regs[21]);
 }
 
 /* The perf context can only be read directly (the verifier rewrites these loads). */
@@ -48,6 +50,7 @@ static __always_inline void regs_from_ctx(struct unwind_cursor *st, struct bpf_p
 	st->regs[DWARF_R12] = ctx->regs.regs[20];
 	st->regs[DWARF_RBX] = ctx->regs.regs[12];
 	st->regs[DWARF_R13] = ctx->regs.regs[22];
+	st->regs[DWARF_RSI] = ctx->regs.regs[21];
 }
 
 /* PSTATE.M[3:0] is 0 (EL0t) in user mode. */

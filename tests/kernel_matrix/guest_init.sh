@@ -97,9 +97,12 @@ if [ -x $jvm ] && [ -f /usr/share/km/JvmChain.class ]; then
 	fi
 fi
 # LuaJIT (arm64 row only, Debian 12's arm64 luajit 2.1 in the root): the Lua known chain with
-# the JIT on (gamma's loop a trace), as test_luajit.sh's jit case; with BEAM below, when the host
-# asked for the runtimes not supported on arm64 yet (km_unsupported: `make kernel-matrix`, not CI)
-grep -q km_unsupported /proc/cmdline && [ -x /usr/bin/luajit ] && run_case luajit /usr/bin/luajit /usr/share/km/lua_chain.lua "${secs:-2}"
+# the JIT on (gamma's loop a trace), as test_luajit.sh's jit case; also to a pprof file, on the
+# console in base64 (the Lua frames' lines, which the folded stacks leave out)
+if [ -x /usr/bin/luajit ]; then
+	KM_OPTS="-o /tmp/luajit.pb.gz" run_case luajit /usr/bin/luajit /usr/share/km/lua_chain.lua "${secs:-2}"
+	base64 /tmp/luajit.pb.gz 2>/dev/null | sed "s/^/KM pprof luajit /"
+fi
 # BEAM (arm64 row only, Debian 12's arm64 OTP 25 in the root, erl_chain.beam compiled on the
 # host): erl_chain's known chain on the JIT, as test_beam.sh runs it (HOME: erlexec wants one),
 # for 6 s of CPU: under TCG the JIT's loading of OTP's modules takes about 2 s of it (with 2,

@@ -199,7 +199,8 @@ def main():
     runtimes = []
     for case, pattern, base in RUNTIMES:
         if case in status:
-            g, n_g = share(stacks.get(case, []), pattern, base)
+            # (a case with a pprof on the console is read from it: its frames' lines)
+            g, n_g = share(java_stacks(pprof[case]) if pprof.get(case) else stacks.get(case, []), pattern, base)
             runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
     java_worst = []
     for case, name, pattern, base in java_patterns():

@@ -3,6 +3,7 @@
  * luajit or libluajit-5.1, and luajit_code_step() when it lies in JIT trace code, a code range
  * of the process).
  *
+ * (x86-64 here; arm64's differences: the LUAJIT_ARM64 block below.)
  * The VM's one FDE says CFA = rsp + 80 for all of its code. That holds for the interpreter (its
  * C frame) and is wrong for the leaf helpers it calls (CFA = rsp + 8) and for trace code (no
  * CFI at all: rsp is the interpreter frame's, lowered by the trace's spill area). So a pc there
@@ -28,6 +29,29 @@
 
 #include "interp/common.h"
 #include "interp/luajit/bpf_abi.h"
+
+#if defined(__TARGET_ARCH_arm64) || defined(SS_ARCH_ARM64)
+/* arm64 (vm_arm64.dasc, lj_frame.h): the C frame is CFRAME_SIZE 208 bytes with sp at its
+ * bottom and the frame record {x29, x30} at sp + 192, which x29 points at in the interpreter
+ * and in trace code alike (traces keep x29), so a trace's VM frame is x29 - 192, no search;
+ * SAVE_CFRAME at sp + 0, SAVE_PC at sp + 8. BASE is x19 and PC x21 (bpf/arch/sample_regs.h:
+ * the cursor's r9 and rsi slots). Leaf helpers (lj_vm_modi, ...) return through x30. Traces
+ * do not store their number in vmstate (it reads 0 there): the running trace is the one whose
+ * machine code holds the pc, among J->trace's first LUAJIT_TRACE_SCAN slots.
+ */
+#define LUAJIT_ARM64 1
+#define LUAJIT_ARM64_FP_AT 192 /* the frame record, x29's target, above the C frame's sp */
+#define LUAJIT_CF_PREV_AT 0
+#define LUAJIT_CF_PC_AT 8
+#define LUAJIT_REG_BASE DWARF_R9
+#define LUAJIT_REG_PC DWARF_RSI
+#else
+#define LUAJIT_ARM64 0
+#define LUAJIT_CF_PREV_AT LUAJIT_CF_PREV
+#define LUAJIT_CF_PC_AT 24
+#define LUAJIT_REG_BASE DWARF_RDX
+#define LUAJIT_REG_PC DWARF_RBX
+#endif
 
 struct luajit_cursor {
 	__u64 l;      /* the lua_State whose frames are emitted (0: none yet) */
@@ -64,7 +88,7 @@ static __always_inline int luajit_vm_frame(const struct luajit_proc_abi *p, __u6
 			return 1;
 		}
 		if (i + 1 >= hops || cf < 0x1000 || cf > c ||
-		    ss_read_user(&cf, sizeof(cf), cf + LUAJIT_CF_PREV) < 0)
+		    ss_read_user(&cf, sizeof(cf), cf + LUAJIT_CF_PREV_AT) < 0)
 			return 0;
 	}
 	return 0;
@@ -276,7 +300,8 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 					     struct luajit_cursor *lc, struct user_frame *frames)
 {
 	const struct luajit_proc_abi *p;
-	__u64 sp = st->regs[DWARF_RSP], pc = st->regs[DWARF_RIP], ra, l = 0, base = 0, vpc = 0;
+	__u64 sp = st->regs[DWARF_RSP], pc = st->regs[DWARF_RIP], ra = 0, ra_sp, l = 0, base = 0;
+	__u64 vpc = 0;
 	__u32 idx = st->frame_cnt;
 	int used;
 
@@ -292,10 +317,10 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 			return 1;
 		}
 		if (st->regs_valid) { /* the interpreter's own registers */
-			base = st->regs[DWARF_RDX];
-			vpc = st->regs[DWARF_RBX];
+			base = st->regs[LUAJIT_REG_BASE];
+			vpc = st->regs[LUAJIT_REG_PC];
 		} else if (luajit_ref(p, l + p->l_base, &base) < 0 ||
-			   ss_read_user(&vpc, 8, sp + 24) < 0) { /* L->base, SAVE_PC */
+			   ss_read_user(&vpc, 8, sp + LUAJIT_CF_PC_AT) < 0) { /* L->base, SAVE_PC */
 			ss_interp_fail(st, is, frames, FRAME_KIND_LUAJIT, LUAJIT_MARKER_BAD_STACK,
 				       LUAJIT_COUNTER_BAD_STACK);
 			return 1;
@@ -303,8 +328,16 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 		luajit_run(st, is, lc, frames, l, sp, base, vpc, LUAJIT_SUB_INTERPRETED);
 		return 1;
 	}
-	if (!st->pc_is_return && idx < SS_MAX_USER_FRAMES &&
-	    ss_read_user(&ra, sizeof(ra), sp) == 0 && ra > 0x1000 &&
+#if LUAJIT_ARM64
+	/* (a helper's return address is x30, sp unchanged: it has no frame) */
+	ra = st->regs_valid ? ss_strip_pac(st->regs[SS_ARM64_LR_SLOT]) : 0;
+	ra_sp = sp;
+#else
+	if (st->pc_is_return || ss_read_user(&ra, sizeof(ra), sp) < 0)
+		ra = 0;
+	ra_sp = sp + 8;
+#endif
+	if (!st->pc_is_return && idx < SS_MAX_USER_FRAMES && ra > 0x1000 &&
 	    (p ? luajit_code_at(st, is, p, ra - 1)
 	       : ra - 1 >= st->last_map.start && ra - 1 < st->last_map.end &&
 			     ra - 1 - st->last_map.bias >= is->file.range_start[0] &&
@@ -316,7 +349,7 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 		ss_interp_put(st, frames, idx, FRAME_KIND_NATIVE, pc - st->last_map.bias,
 			      st->last_map.file_id, 0);
 		st->regs[DWARF_RIP] = ra;
-		st->regs[DWARF_RSP] = sp + 8;
+		st->regs[DWARF_RSP] = ra_sp;
 		st->pc_is_return = 1;
 		st->rbx_for = 0;
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_HELPERS);
@@ -326,6 +359,34 @@ static __always_inline int luajit_activation(struct unwind_cursor *st, struct in
 		ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_UNKNOWN);
 	return 0;
 }
+
+#if LUAJIT_ARM64
+#define LUAJIT_TRACE_SCAN 32 /* J->trace slots searched for the running trace */
+
+/* arm64: the start pc of the trace whose machine code holds pc (g: the global_State), or 0.
+ * J->trace is followed by freetrace and sizetrace (lj_jit.h: sizetrace 12 bytes after it);
+ * GCtrace's startpc, startins, szmcode, mcode are adjacent (GC64).
+ */
+static __always_inline __u64 luajit_trace_start(const struct luajit_proc_abi *p, __u64 g, __u64 pc)
+{
+	__u64 arr = 0, tr = 0, t[3];
+	__u32 size = 0;
+	int k;
+
+	if (ss_read_user(&arr, sizeof(arr), g + p->g_trace) < 0 ||
+	    ss_read_user(&size, sizeof(size), g + p->g_trace + 12) < 0 || arr < 0x1000)
+		return 0;
+	for (k = 1; k < LUAJIT_TRACE_SCAN && (__u32)k < size; k++) {
+		if (ss_read_user(&tr, sizeof(tr), arr + 8 * (__u64)k) < 0)
+			return 0;
+		if (tr < 0x1000 || ss_read_user(t, sizeof(t), tr + p->tr_startpc) < 0)
+			continue;
+		if (pc >= t[2] && pc - t[2] < (t[1] >> 32)) /* mcode .. + szmcode */
+			return t[0];
+	}
+	return 0;
+}
+#endif
 
 /* A pc in trace code (a LuaJIT code range): the frame the trace started in, and the cursor to
  * its VM frame; the rest of that frame's run follows.
@@ -343,10 +404,16 @@ static __always_inline int luajit_code_step(struct unwind_cursor *st, struct int
 	p = luajit_proc(st, is, frames, &used);
 	if (!p)
 		return used;
+#if LUAJIT_ARM64
+	(void)k;
+	c = st->regs[DWARF_RBP] - LUAJIT_ARM64_FP_AT;
+	found = st->regs[DWARF_RBP] >= sp + LUAJIT_ARM64_FP_AT && luajit_vm_frame(p, c, 1, &l);
+#else
 	for (k = 0; k < LUAJIT_SPADJ_SLOTS && !found; k++) {
 		c = sp + 16 * (__u64)k;
 		found = luajit_vm_frame(p, c, 1, &l);
 	}
+#endif
 	if (!found) {
 		ss_interp_code_fail(st, is, frames, FRAME_KIND_LUAJIT, LUAJIT_MARKER_NO_FRAME,
 				    LUAJIT_COUNTER_NO_FRAME);
@@ -357,12 +424,20 @@ static __always_inline int luajit_code_step(struct unwind_cursor *st, struct int
 	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_TRACES);
 	ss_interp_count(FRAME_KIND_LUAJIT, LUAJIT_COUNTER_VM_FRAMES);
 	/* jit_base, J->trace, its slots and startpc are references (4 bytes without GC64) */
-	if (p->g_jit_base && luajit_ref(p, l + p->l_glref, &g) == 0 && g > 0x1000 &&
-	    luajit_ref(p, g + p->g_jit_base, &base) == 0 && base &&
-	    ss_read_user(&vmstate, 4, g + p->g_vmstate) == 0 && vmstate > 0 && vmstate < 65536 &&
-	    luajit_ref(p, g + p->g_trace, &arr) == 0 &&
-	    luajit_ref(p, arr + (p->gc64 ? 8 : 4) * (__u64)vmstate, &tr) == 0 &&
-	    luajit_ref(p, tr + p->tr_startpc, &spc) == 0) {
+	found = p->g_jit_base && luajit_ref(p, l + p->l_glref, &g) == 0 && g > 0x1000 &&
+		luajit_ref(p, g + p->g_jit_base, &base) == 0 && base;
+#if LUAJIT_ARM64
+	/* (a trace not found among the first slots: its frame without a line) */
+	(void)vmstate, (void)arr, (void)tr;
+	if (found)
+		spc = luajit_trace_start(p, g, st->regs[DWARF_RIP]);
+#else
+	found = found && ss_read_user(&vmstate, 4, g + p->g_vmstate) == 0 && vmstate > 0 &&
+		vmstate < 65536 && luajit_ref(p, g + p->g_trace, &arr) == 0 &&
+		luajit_ref(p, arr + (p->gc64 ? 8 : 4) * (__u64)vmstate, &tr) == 0 &&
+		luajit_ref(p, tr + p->tr_startpc, &spc) == 0;
+#endif
+	if (found) {
 		luajit_run(st, is, lc, frames, l, c, base, spc, LUAJIT_SUB_TRACE);
 	} else {
 		/* the trace's marker; the lua_State's outer VM frames cannot go on from it */

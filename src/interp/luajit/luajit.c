@@ -16,30 +16,44 @@
  * rbp, SAVE_L; mov [DISPATCH+jit_base], BASE`, set_vmstate's `mov dword
  * [DISPATCH+vmstate], -1` and vm_resume's `mov DISPATCH, L->glref; add DISPATCH, GG_G2DISP`);
  * without them a trace gets its marker only.
+ * arm64 (by the file's e_machine): buildvm's arm64 FDE (x30, x29, x19..x28 saved at CFA - 8 ..
+ * - 96 under a CIE of CFA = x29 + 16), always GC64 (checked: lua_State.cframe at 80 in the
+ * C-frame entries' stores), J->trace, jit_base and GCtrace.mcode from BC_JLOOP's arm64 code
+ * (luajit_vm_arm64.h); no vmstate (arm64 traces leave it 0).
  *
  * Invariants: the code range is fixed per process (LJ_CODE_NEAR around the VM); functions are
  * cached by GCproto address and checked by their cookie (LJ_CACHE_CAP, symbol_cache.h), call
  * sites' names by the call instruction's address and checked by the called function's cookie
  * (LJ_SITE_CAP: a call site that calls several functions is read again for each change).
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
+#include "formats/elf_file.h"
 #include "interp/common/interp_elf.h"
 #include "interp/common/proc_memory.h"
 #include "interp/common/runtime_counters.h"
 #include "interp/common/symbol_cache.h"
 #include "interp/interp.h"
 #include "interp/luajit/luajit_callsite.h"
+#include "interp/luajit/luajit_vm_arm64.h"
 #include "proc/executable.h"
 
-#define LJ_CODE_NEAR (2ULL << 30)     /* trace code lies within 2 GiB of the VM */
-#define LJ_USER_MAX 0x7ffffffff000ULL /* the top of x86-64 user space */
+#define LJ_CODE_NEAR (2ULL << 30)           /* trace code lies within 2 GiB of the VM */
+#define LJ_USER_MAX 0x7ffffffff000ULL       /* the top of x86-64 user space */
+#define LJ_USER_MAX_ARM64 0xfffffffff000ULL /* arm64's, 48-bit addresses */
 
 static const uint8_t vm_fde_insns[] = { 0x0e, 0x50, 0x86, 0x02, 0x83, 0x03, 0x8f, 0x04, 0x8e, 0x05 };
+/* arm64: x30, x29, x19..x28 saved at CFA - 8 .. - 96 from the first byte, under a CIE whose CFA
+ * is x29 + 16 (0c 1d 10) */
+static const uint8_t vm_fde_insns_arm64[] = { 0x9e, 0x01, 0x9d, 0x02, 0x93, 0x03, 0x94, 0x04,
+					      0x95, 0x05, 0x96, 0x06, 0x97, 0x07, 0x98, 0x08,
+					      0x99, 0x09, 0x9a, 0x0a, 0x9b, 0x0b, 0x9c, 0x0c };
+static const uint8_t vm_cie_insns_arm64[] = { 0x0c, 0x1d, 0x10 };
 static const uint8_t cframe_gc64[] = { 0x48, 0x89, 0x65, 0x50 }; /* mov [rbp+80], rsp */
 static const uint8_t cframe_gc32[] = { 0x48, 0x89, 0x65, 0x30 }; /* mov [rbp+48], rsp */
 
@@ -93,6 +107,7 @@ struct lj {
 struct lj_file {
 	struct interp_file_base base;
 	uint64_t vm_lo, vm_hi;                     /* ELF vaddrs */
+	uint64_t user_max;                         /* the top of the architecture's user space */
 	struct luajit_proc_abi abi;                /* vm_lo/hi relative to the file */
 	uint8_t pt_numline, pt_lineinfo, str_data; /* GCproto, GCstr: what symbolize reads */
 	struct lj_callsite_layout site;            /* what a call site's name reads */
@@ -108,14 +123,24 @@ struct lj_proc {
 struct vm_fde {
 	uint64_t lo, hi;
 	int cnt;
+	bool arm64; /* which VM's FDE is looked for */
 };
+
+static bool starts_with(const uint8_t *insns, size_t sz, const uint8_t *pat, size_t pat_sz)
+{
+	return sz >= pat_sz && !memcmp(insns, pat, pat_sz);
+}
 
 static int find_vm_fde(void *ctx, const struct cfi_fde *fde)
 {
 	struct vm_fde *v = ctx;
 
-	if (fde->insns_sz < sizeof(vm_fde_insns) ||
-	    memcmp(fde->insns, vm_fde_insns, sizeof(vm_fde_insns)))
+	if (v->arm64 ? !starts_with(fde->insns, fde->insns_sz, vm_fde_insns_arm64,
+				    sizeof(vm_fde_insns_arm64)) ||
+			       !fde->cie ||
+			       !starts_with(fde->cie->insns, fde->cie->insns_sz, vm_cie_insns_arm64,
+					    sizeof(vm_cie_insns_arm64))
+		     : !starts_with(fde->insns, fde->insns_sz, vm_fde_insns, sizeof(vm_fde_insns)))
 		return 0;
 	v->lo = fde->pc_begin;
 	v->hi = fde->pc_end;
@@ -211,6 +236,19 @@ static void trace_offsets(struct lj_file *f, const uint8_t *code, size_t sz, boo
 	f->abi.tr_startpc = (uint8_t)(mcode - (gc64 ? 16 : 12));
 }
 
+/* arm64 (luajit_vm_arm64.h): vmstate is not used there (traces leave it 0: eBPF finds the
+ * running trace by its machine code) */
+static void trace_offsets_arm64(struct lj_file *f, const uint8_t *code, size_t sz)
+{
+	struct lj_trace_offsets_arm64 o;
+
+	if (lj_vm_arm64__trace_offsets(code, sz, &o))
+		return;
+	f->abi.g_trace = o.g_trace;
+	f->abi.g_jit_base = o.g_jit_base;
+	f->abi.tr_startpc = (uint8_t)(o.tr_mcode - 16);
+}
+
 static int lj_file_detect(void *rt, const struct executable *exe, void *file_state,
 			  struct interp_file *bpf)
 {
@@ -227,6 +265,7 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	interp_elf__symbols(exe->elf, names, 1, &sym);
 	if (!sym.found)
 		return -ENOENT;
+	v.arm64 = elf_file__machine(exe->elf) == EM_AARCH64;
 	if (interp_elf__walk_fdes(exe->elf, find_vm_fde, &v) || v.cnt != 1 || v.hi <= v.lo ||
 	    v.hi - v.lo > (16u << 20)) {
 		pr_debug("luajit: %s: no VM FDE (%d found)\n", exe->path, v.cnt);
@@ -235,8 +274,14 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	f->vm_lo = v.lo;
 	f->vm_hi = v.hi;
 	code = interp_elf__bytes(exe->elf, v.lo, v.hi - v.lo);
-	gc64 = code && has_bytes(code, v.hi - v.lo, cframe_gc64, sizeof(cframe_gc64));
-	gc32 = code && has_bytes(code, v.hi - v.lo, cframe_gc32, sizeof(cframe_gc32));
+	f->user_max = v.arm64 ? LJ_USER_MAX_ARM64 : LJ_USER_MAX;
+	if (v.arm64) { /* GC64 always; the C frame's SAVE_L at sp + 16 as x86-64 GC64's */
+		gc64 = code && lj_vm_arm64__cframe_offset(code, v.hi - v.lo) == 80;
+		gc32 = false;
+	} else {
+		gc64 = code && has_bytes(code, v.hi - v.lo, cframe_gc64, sizeof(cframe_gc64));
+		gc32 = code && has_bytes(code, v.hi - v.lo, cframe_gc32, sizeof(cframe_gc32));
+	}
 	f->abi.supported = gc64 != gc32;
 	f->abi.l_slot = gc64 ? 16 : 24;
 	f->abi.l_size = gc64 ? 8 : 4;
@@ -255,7 +300,9 @@ static int lj_file_detect(void *rt, const struct executable *exe, void *file_sta
 	f->pt_lineinfo = gc64 ? 80 : 52;
 	f->str_data = gc64 ? 24 : 16;
 	lj_callsite_layout__init(&f->site, gc64);
-	if (f->abi.supported)
+	if (f->abi.supported && v.arm64)
+		trace_offsets_arm64(f, code, v.hi - v.lo);
+	else if (f->abi.supported)
 		trace_offsets(f, code, v.hi - v.lo, gc64);
 	bpf->supported = f->abi.supported;
 	bpf->major = 2;
@@ -300,7 +347,7 @@ static int lj_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct i
 	 * in no mapped file is trace code or garbage (which the walk refuses: no VM frame)
 	 */
 	p->code.start = lo > LJ_CODE_NEAR + 0x10000 ? lo - LJ_CODE_NEAR : 0x10000;
-	p->code.end = hi < LJ_USER_MAX - LJ_CODE_NEAR ? hi + LJ_CODE_NEAR : LJ_USER_MAX;
+	p->code.end = hi < p->file->user_max - LJ_CODE_NEAR ? hi + LJ_CODE_NEAR : p->file->user_max;
 	code[0] = p->code;
 	pr_debug("luajit: pid %d: trace code in %#llx-%#llx\n", (int)p->base.pid,
 		 (unsigned long long)p->code.start, (unsigned long long)p->code.end);
