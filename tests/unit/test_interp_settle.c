@@ -47,16 +47,23 @@ static uint64_t attached(struct interp_registry *ir, int kind)
 }
 
 /* Scans the child's mappings, hands every mapped file and then the process to ir; whether ir
- * then settles.
+ * then settles. ready: the child prints a line once it is up (an interpreter initialised:
+ * attached before that, it is not yet what the runtime verifies), read first.
  */
-static bool attach_settles(struct interp_registry *ir, const char *const *argv, const char *image)
+static bool attach_settles(struct interp_registry *ir, const char *const *argv, const char *image,
+			   bool ready)
 {
 	struct test_child c;
 	struct process *p;
 	bool settling = false;
+	char line[64];
 	size_t i;
 
 	REQUIRE(test_child_start(&c, argv) == 0);
+	if (ready && !fgets(line, sizeof(line), c.from_child)) {
+		CHECK(!"the child says it is up");
+		goto out;
+	}
 	if (!runs(c.pid, image)) {
 		CHECK(!"the child runs its image");
 		goto out;
@@ -84,15 +91,15 @@ TEST(go_attach_does_not_settle)
 		SKIP_SETUP("no Go fixtures (golang-go missing?)");
 	ir = interp_registry__new(-1, -1);
 	REQUIRE(ir);
-	CHECK(!attach_settles(ir, argv, "/wl_go"));
+	CHECK(!attach_settles(ir, argv, "/wl_go", false));
 	CHECK_EQ_U64(attached(ir, FRAME_KIND_GO), 1);
 	interp_registry__free(ir);
 }
 
 TEST(python_attach_settles)
 {
-	const char *argv[] = { "/usr/bin/python3", "-S", "-c", "import time; time.sleep(30)",
-			       NULL };
+	const char *argv[] = { "/usr/bin/python3", "-S", "-c",
+			       "import time; print('up', flush=True); time.sleep(30)", NULL };
 	char path[PATH_MAX];
 	struct interp_registry *ir;
 	ssize_t n;
@@ -103,7 +110,7 @@ TEST(python_attach_settles)
 	path[n] = '\0';
 	ir = interp_registry__new(-1, -1);
 	REQUIRE(ir);
-	CHECK(attach_settles(ir, argv, strrchr(path, '/') ? strrchr(path, '/') : path));
+	CHECK(attach_settles(ir, argv, strrchr(path, '/') ? strrchr(path, '/') : path, true));
 	CHECK_EQ_U64(attached(ir, FRAME_KIND_CPYTHON), 1);
 	interp_registry__free(ir);
 }
