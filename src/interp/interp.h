@@ -246,9 +246,10 @@ void interp_registry__process_exec(struct interp_registry *reg, pid_t pid);
 void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uint64_t now_ns);
 /* Periodic work: the runtimes' checks, reaping of exited processes' state. */
 void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
-/* A process was attached less than INTERP_SETTLE_NS ago: its runtime's state (an interpreter
- * being initialised, a code cache not known yet) is checked at every tick, and until it is
- * there its samples lack their runtime's frames: the caller ticks often.
+/* A process of a runtime with late state (proc_tick or proc_refresh: not Go) was attached less
+ * than INTERP_SETTLE_NS ago: its runtime's state (an interpreter being initialised, a code
+ * cache not known yet) is checked at every tick, and until it is there its samples lack their
+ * runtime's frames: the caller ticks often.
  */
 bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns);
 

@@ -355,7 +355,12 @@ static void proc_attach(struct interp_registry *reg, const struct process *p, ui
 					  .bpf = bpf,
 					  .attached_ns = now_ns };
 	reg->stats[fe->rt].procs_attached++;
-	if (now_ns + INTERP_SETTLE_NS > reg->settling_until_ns)
+	/* Only a runtime with state to look for after the attach settles: Go's processes (a
+	 * build, a test run: one every second or so) kept the session polling at 10 ms for
+	 * nothing.
+	 */
+	if ((rt->proc_tick || rt->proc_refresh) &&
+	    now_ns + INTERP_SETTLE_NS > reg->settling_until_ns)
 		reg->settling_until_ns = now_ns + INTERP_SETTLE_NS;
 	bpf_set_proc(reg, pe, &bpf);
 	if (interp_runtime__proc_tick(rt, reg->rt_state[fe->rt], state, now_ns) < 0 ||

@@ -14,6 +14,7 @@ struct pctx_entry {
 	pid_t pid;
 	bool alive;
 	bool probing;          /* new: maps probed until PCTX_PROBE_LAST_NS after discovery */
+	bool sampled;          /* a sample since discovery or the last probe */
 	uint64_t addr;         /* the header, 0: not found */
 	uint64_t published_ns; /* publish time of what attrs/refused describe (0: nothing read) */
 	uint64_t seen_ns;      /* discovery (or exec) */
@@ -114,6 +115,7 @@ static void entry__reset(struct pctx_table *t, struct pctx_entry *e, uint64_t no
 	e->refused = NULL;
 	e->seen_ns = now_ns;
 	e->probing = t->started;
+	e->sampled = false;
 	e->probe_gap_ns = PCTX_PROBE_FIRST_NS;
 	set_due(t, e, e->probing ? now_ns + PCTX_PROBE_FIRST_NS : 0);
 }
@@ -284,11 +286,16 @@ static void entry__due(struct pctx_table *t, struct pctx_entry *e, uint64_t now_
 		e->due_ns = 0;
 		return;
 	}
-	t->stats.v[PCTX_STAT_PROBES]++;
-	addr = process_context__probe(e->pid);
-	if (addr) {
-		entry__found(t, e, addr, now_ns);
-		return;
+	if (e->sampled) {
+		e->sampled = false;
+		t->stats.v[PCTX_STAT_PROBES]++;
+		addr = process_context__probe(e->pid);
+		if (addr) {
+			entry__found(t, e, addr, now_ns);
+			return;
+		}
+	} else {
+		t->stats.v[PCTX_STAT_PROBES_SKIPPED]++;
 	}
 	if (now_ns - e->seen_ns >= PCTX_PROBE_LAST_NS) {
 		e->probing = false;
@@ -338,10 +345,12 @@ const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid)
 	return e && e->have ? &e->attrs : NULL;
 }
 
-const char *pctx_table__service(const struct pctx_table *t, pid_t pid, const char **refused)
+const char *pctx_table__service(struct pctx_table *t, pid_t pid, const char **refused)
 {
-	const struct pctx_entry *e = u64_map__get(&t->by_pid, (uint64_t)pid + 1);
+	struct pctx_entry *e = u64_map__get(&t->by_pid, (uint64_t)pid + 1);
 
+	if (e)
+		e->sampled = true;
 	*refused = e && !e->have ? e->refused : NULL;
 	return e && e->have ? e->service : NULL;
 }

@@ -7,7 +7,11 @@
  *  - a process seen by a /proc scan with the mapping: at once;
  *  - a process discovered after the start (exec, or first seen) without one: its maps probed
  *    PCTX_PROBE_FIRST_NS after, then at doubling intervals up to PCTX_PROBE_LAST_NS; then
- *    only the tracker's own scans find it. Processes already there at the start are not
+ *    only the tracker's own scans find it. A probe is made only when the process had a
+ *    sample since its discovery or its last probe (pctx_table__service() notes them): a
+ *    context only ever labels samples, and a process that does not run (a sleeper, under
+ *    churn a hundred of them) cannot have published since, so it costs no /proc read
+ *    (counted: "probes skipped: no sample"). Processes already there at the start are not
  *    probed (their SDK published long ago: the start's scan saw it);
  *  - a process with a context: its 32-byte header every PCTX_RECHECK_NS; the payload again
  *    only when the publish time changed (republished).
@@ -37,19 +41,20 @@
 
 struct process;
 
-#define PCTX_STATS(X)                                    \
-	X(PCTX_STAT_PUBLISHED, "published")              \
-	X(PCTX_STAT_READ, "read")                        \
-	X(PCTX_STAT_REPUBLISHED, "republished")          \
-	X(PCTX_STAT_CHECKS, "checked")                   \
-	X(PCTX_STAT_PROBES, "maps probes")               \
-	X(PCTX_STAT_TORN, "torn")                        \
-	X(PCTX_STAT_GONE, "gone")                        \
-	X(PCTX_STAT_BAD_HEADER, "bad header")            \
-	X(PCTX_STAT_TOO_BIG, "payload too big")          \
-	X(PCTX_STAT_BAD_PAYLOAD, "payload unreadable")   \
-	X(PCTX_STAT_MALFORMED, "payload malformed")      \
-	X(PCTX_STAT_ATTRS_SKIPPED, "attributes skipped") \
+#define PCTX_STATS(X)                                            \
+	X(PCTX_STAT_PUBLISHED, "published")                      \
+	X(PCTX_STAT_READ, "read")                                \
+	X(PCTX_STAT_REPUBLISHED, "republished")                  \
+	X(PCTX_STAT_CHECKS, "checked")                           \
+	X(PCTX_STAT_PROBES, "maps probes")                       \
+	X(PCTX_STAT_PROBES_SKIPPED, "probes skipped: no sample") \
+	X(PCTX_STAT_TORN, "torn")                                \
+	X(PCTX_STAT_GONE, "gone")                                \
+	X(PCTX_STAT_BAD_HEADER, "bad header")                    \
+	X(PCTX_STAT_TOO_BIG, "payload too big")                  \
+	X(PCTX_STAT_BAD_PAYLOAD, "payload unreadable")           \
+	X(PCTX_STAT_MALFORMED, "payload malformed")              \
+	X(PCTX_STAT_ATTRS_SKIPPED, "attributes skipped")         \
 	X(PCTX_STAT_TABLE_FULL, "processes not tracked")
 
 #define PCTX_STAT_ENUM(id, name) id,
@@ -84,9 +89,10 @@ void pctx_table__tick(struct pctx_table *t, uint64_t now_ns);
 const struct pctx_attrs *pctx_table__get(const struct pctx_table *t, pid_t pid);
 /* The service.name of pid's context (of its resource, else of its extra attributes), or NULL;
  * borrowed as pctx_table__get()'s. When it is NULL because pid's published context is refused,
- * *refused says why (pctx_table__refused()), else it is NULL. One lookup: called per sample.
+ * *refused says why (pctx_table__refused()), else it is NULL. One lookup: called per sample,
+ * and notes that pid had one (its next probe is made).
  */
-const char *pctx_table__service(const struct pctx_table *t, pid_t pid, const char **refused);
+const char *pctx_table__service(struct pctx_table *t, pid_t pid, const char **refused);
 /* The names pid published for its thread context's attribute key indexes (PCTX_KEY_MAP of
  * OTEP 4947): *cnt of them in index order (a NULL one: that index unnamed), or NULL (no map).
  * Borrowed as pctx_table__get()'s. One lookup: called per sample with attributes.

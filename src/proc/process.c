@@ -54,6 +54,18 @@ struct process_table {
 	struct process_table_ops ops;
 	uint64_t scan_ctx_addr; /* what the /proc scan being installed found (scan_ctx_set) */
 	bool scan_ctx_set;
+	struct view_memo *memo; /* process_table__memo_views() */
+};
+
+/* One read of a process's "new_mappings" account, reused while the memo is on: a deferred
+ * replay checks every frame of its sample against it (a 1.3 KiB map lookup each before).
+ */
+struct view_memo {
+	bool on;
+	pid_t pid;         /* whose account nm is (0: none read) */
+	uint64_t view_seq; /* that process's view when it was read */
+	int err;           /* 0: nm read; else the lookup failed (no account) */
+	struct new_mappings nm;
 };
 
 struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd,
@@ -120,7 +132,18 @@ void process_table__free(struct process_table *pt)
 	u64_map__free(&pt->by_pid);
 	cgroups__clear(pt);
 	free(pt->pending);
+	free(pt->memo);
 	free(pt);
+}
+
+void process_table__memo_views(struct process_table *pt, bool on)
+{
+	if (on && !pt->memo)
+		pt->memo = calloc(1, sizeof(*pt->memo)); /* none: each check reads, as before */
+	if (!pt->memo)
+		return;
+	pt->memo->on = on;
+	pt->memo->pid = 0;
 }
 
 struct process *process_table__find(const struct process_table *pt, pid_t pid)
@@ -680,20 +703,38 @@ scan:
 /* Whether a "new_mappings" entry after seq covers addr: 1 yes (or entries since were
  * overwritten, or another image came since), 0 no, -1 eBPF keeps no account for pid.
  */
-static int entered_since(const struct process_table *pt, pid_t pid, uint64_t addr, uint64_t seq)
+static int entered_since(const struct process_table *pt, const struct process *p, uint64_t addr,
+			 uint64_t seq)
 {
-	struct new_mappings nm;
-	uint32_t key = (uint32_t)pid;
+	struct view_memo *memo = pt->memo && pt->memo->on ? pt->memo : NULL;
+	struct new_mappings own, *nm = memo ? &memo->nm : &own;
+	uint32_t key = (uint32_t)p->pid;
 	uint64_t s;
 
-	if (pt->new_mappings_fd < 0 || bpf_map_lookup_elem(pt->new_mappings_fd, &key, &nm))
+	if (pt->new_mappings_fd < 0)
 		return -1;
-	if (nm.seq <= seq)
+	/* Entries eBPF adds after the memo's read came after both the view and the sample
+	 * checked: what the sample ran is decided without them. A new view reads again.
+	 */
+	if (!memo || memo->pid != p->pid || memo->view_seq != p->view_seq) {
+		int err = bpf_map_lookup_elem(pt->new_mappings_fd, &key, nm) ? -1 : 0;
+
+		if (memo) {
+			memo->pid = p->pid;
+			memo->view_seq = p->view_seq;
+			memo->err = err;
+		}
+		if (err)
+			return -1;
+	} else if (memo->err) {
+		return -1;
+	}
+	if (nm->seq <= seq)
 		return 0;
-	if (nm.exec_seq > seq || nm.seq - seq > nm.cnt || nm.cnt > NEW_MAPPINGS_CAP)
+	if (nm->exec_seq > seq || nm->seq - seq > nm->cnt || nm->cnt > NEW_MAPPINGS_CAP)
 		return 1;
-	for (s = seq + 1; s <= nm.seq; s++) {
-		const struct mapping_info *e = ring_entry(&nm, s);
+	for (s = seq + 1; s <= nm->seq; s++) {
+		const struct mapping_info *e = ring_entry(nm, s);
 
 		if (e->seq != s || (addr >= e->start && addr < e->end))
 			return 1;
@@ -711,7 +752,7 @@ bool process__view_fits(const struct process_table *pt, const struct process *p,
 		return true;
 	if (p->view_seq < from)
 		from = p->view_seq;
-	since = entered_since(pt, p->pid, addr, from);
+	since = entered_since(pt, p, addr, from);
 	if (since < 0)
 		/* No account left: the view stands unless it predates the sample, which ran
 		 * after mappings the view may not show.

@@ -139,6 +139,13 @@ void process_table__stats(const struct process_table *pt, struct process_stats *
  */
 bool process__view_fits(const struct process_table *pt, const struct process *p, uint64_t addr,
 			uint64_t sample_seq);
+/* on: from now until process_table__memo_views(pt, false), process__view_fits() reads eBPF's
+ * account of a process once (again after a new view of it) and checks every address against
+ * that read: for a caller that checks many addresses of one sample (a deferred replay's
+ * frames). Mappings eBPF enters meanwhile came after both the view and the sample, so they do
+ * not change what the sample ran. Without memory for it, every check reads, as when off.
+ */
+void process_table__memo_views(struct process_table *pt, bool on);
 
 /* The executable mapping containing absolute address addr, or NULL. */
 const struct exec_mapping *process__mapping_at(const struct process *p, uint64_t addr);

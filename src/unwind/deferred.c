@@ -442,7 +442,9 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	d->sample_seq = (uint32_t)pid == rec->map_pid ? rec->map_seq : 0;
 	d->give_up_ns = ds->queued_ns + DEFERRED_WAIT_NS;
 	d->no_room = false;
+	process_table__memo_views(d->pt, true); /* one read of eBPF's account per replay */
 	r = stack_replay__run(&d->world, sr, sr->stack_len, pid, out->user, &cnt, &end);
+	process_table__memo_views(d->pt, false);
 	if (r == REPLAY_WAIT && d->no_room) {
 		d->stats.no_room++; /* as eBPF walked it, now */
 		*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);

@@ -2,7 +2,8 @@
  * (export/process_context_pb.c) on good, hostile and capped payloads, the maps-name match
  * and the reader (proc/process_context.c) on this process's own memory: a consistent read,
  * an unchanged one, an update in progress, a bad header, a size of 2 GiB, a wild pointer,
- * and the probe finding a memfd mapping named OTEL_CTX.
+ * and the probe finding a memfd mapping named OTEL_CTX; the table
+ * (pipeline/process_context_table.c) probing a new process only once it had a sample.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 
 #include "export/process_context_pb.h"
 #include "export/protobuf.h"
+#include "pipeline/process_context_table.h"
+#include "proc/process.h"
 #include "proc/process_context.h"
 #include "test.h"
 
@@ -332,6 +335,31 @@ struct test_header {
 	uint64_t published_ns, payload;
 };
 
+/* This process publishes good_payload() (into *b) at published_ns: the header in a memfd
+ * mapping named OTEL_CTX (one page, munmap() it), or NULL.
+ */
+static struct test_header *publish(struct pb_buf *b, uint64_t published_ns)
+{
+	struct test_header *h;
+	int fd;
+
+	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	h = ftruncate(fd, 4096) ? MAP_FAILED
+				: mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		return NULL;
+	good_payload(b);
+	memcpy(h->signature, "OTEL_CTX", 8);
+	h->version = 2;
+	h->payload_size = (uint32_t)b->len;
+	h->payload = (uint64_t)(uintptr_t)b->data;
+	h->published_ns = published_ns;
+	return h;
+}
+
 TEST(read_own_memory)
 {
 	struct test_header *h;
@@ -340,21 +368,9 @@ TEST(read_own_memory)
 	unsigned int tries;
 	uint64_t ts;
 	size_t len;
-	int fd;
 
-	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
-	REQUIRE(fd >= 0);
-	REQUIRE(ftruncate(fd, 4096) == 0);
-	h = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	REQUIRE(h != MAP_FAILED);
-	good_payload(&b);
-	memcpy(h->signature, "OTEL_CTX", 8);
-	h->version = 2;
-	h->payload_size = (uint32_t)b.len;
-	h->payload = (uint64_t)(uintptr_t)b.data;
-	h->published_ns = 1234;
-	h->signature[0] = 'O';
+	h = publish(&b, 1234);
+	REQUIRE(h);
 	CHECK_EQ_U64(process_context__probe(getpid()), (uint64_t)(uintptr_t)h);
 	CHECK_EQ_INT(process_context__read(getpid(), (uintptr_t)h, 0, buf, &len, &ts, &tries),
 		     PCTX_OK);
@@ -394,6 +410,46 @@ TEST(read_own_memory)
 	pb_buf__free(&b);
 }
 
+/* A new process's maps are probed at the due times only when it had a sample since the last
+ * one: unsampled, nothing is read (counted); sampled, the next due probe finds its context.
+ */
+TEST(table_probes_sampled_only)
+{
+	const struct pctx_stats *st;
+	struct process p = { .pid = getpid() };
+	struct pctx_table *t;
+	struct test_header *h;
+	const char *refused;
+	struct pb_buf b;
+	uint64_t t0 = 1000000000ULL;
+
+	h = publish(&b, 77);
+	REQUIRE(h);
+	t = pctx_table__new();
+	REQUIRE(t);
+	st = pctx_table__stats(t);
+	pctx_table__started(t);
+	pctx_table__scanned(t, &p, t0); /* a new process, its scan saw no context */
+	pctx_table__tick(t, t0 + PCTX_PROBE_FIRST_NS);
+	CHECK_EQ_U64(st->v[PCTX_STAT_PROBES], 0);
+	CHECK_EQ_U64(st->v[PCTX_STAT_PROBES_SKIPPED], 1);
+	CHECK(!pctx_table__get(t, p.pid));
+	/* a sample (before the context is known: no service yet) */
+	CHECK(!pctx_table__service(t, p.pid, &refused));
+	CHECK(!refused);
+	pctx_table__tick(t, t0 + 2 * PCTX_PROBE_FIRST_NS); /* not due yet: the gap doubled */
+	CHECK_EQ_U64(st->v[PCTX_STAT_PROBES], 0);
+	pctx_table__tick(t, t0 + 3 * PCTX_PROBE_FIRST_NS);
+	CHECK_EQ_U64(st->v[PCTX_STAT_PROBES], 1);
+	CHECK_EQ_U64(st->v[PCTX_STAT_PROBES_SKIPPED], 1);
+	CHECK_EQ_U64(st->v[PCTX_STAT_READ], 1);
+	CHECK(pctx_table__get(t, p.pid) != NULL);
+	CHECK_STR(pctx_table__service(t, p.pid, &refused), "checkout");
+	pctx_table__free(t);
+	munmap(h, 4096);
+	pb_buf__free(&b);
+}
+
 int main(void)
 {
 	RUN(decode_good);
@@ -401,5 +457,6 @@ int main(void)
 	RUN(decode_key_map);
 	RUN(maps_names);
 	RUN(read_own_memory);
+	RUN(table_probes_sampled_only);
 	return test_summary();
 }
