@@ -19,8 +19,8 @@
 # else TCG), KM_NODE_JIT=1 (the arm64 row also records node with its default tiers: the
 # node-jit= column; `make kernel-matrix` sets it, CI's test does not: 30-40 s of TCG),
 # KM_JAVA_TINY=1 (the arm64 row's java-tiny= case too: `make kernel-matrix`, not CI),
-# KM_UNSUPPORTED=1 (the arm64 row's luajit= and beam= cases, runtimes not supported on arm64
-# yet: `make kernel-matrix`, not CI: 16 s of TCG that check nothing).
+# KM_UNSUPPORTED=1 (the arm64 row's luajit= case, a runtime not supported on arm64 yet: `make
+# kernel-matrix`, not CI: TCG time that checks nothing).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
