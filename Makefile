@@ -162,7 +162,7 @@ check: format-check layers test asan-test system-test
 # and Debian 12's arm64 kernel under qemu-system-aarch64 with the arm64 build
 kernel-matrix: all fixtures arm64
 	$(Q)scripts/kernel_matrix.sh x86_64
-	$(Q)KM_NODE_JIT=1 KM_JAVA_TINY=1 KM_UNSUPPORTED=1 KM_STACKSCOPE=$(abspath $(BUILD))/arm64/stackscope scripts/kernel_matrix.sh aarch64
+	$(Q)KM_NODE_JIT=1 KM_JAVA_TINY=1 KM_STACKSCOPE=$(abspath $(BUILD))/arm64/stackscope scripts/kernel_matrix.sh aarch64
 
 # each runtime's workloads in Debian's bullseye, bookworm, trixie and sid roots, as containers
 # (scripts/runtime_matrix.sh; system-test runs it too)

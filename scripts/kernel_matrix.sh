@@ -19,8 +19,6 @@
 # else TCG), KM_NODE_JIT=1 (the arm64 row also records node with its default tiers: the
 # node-jit= column; `make kernel-matrix` sets it, CI's test does not: 30-40 s of TCG),
 # KM_JAVA_TINY=1 (the arm64 row's java-tiny= case too: `make kernel-matrix`, not CI),
-# KM_UNSUPPORTED=1 (the arm64 row's beam= case, a runtime not supported on arm64 yet: `make
-# kernel-matrix`, not CI; the luajit= case runs always).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -315,7 +313,7 @@ boot()
 	[[ $ACCEL == kvm ]] && accel=(-enable-kvm -cpu host)
 	timeout "${KM_TIMEOUT:-240}" "$QEMU" "${QEMU_MACHINE[@]}" "${accel[@]}" -smp 2 -m 1G \
 		-nographic -no-reboot -kernel "$vmlinuz" -initrd "$img" \
-		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_NODE_JIT:+ km_node_jit}${KM_JAVA_TINY:+ km_java_tiny}${KM_UNSUPPORTED:+ km_unsupported}" >"$OUT/$series.console" 2>&1 || true
+		-append "console=$CONSOLE panic=-1 quiet km_secs=$SECS${KM_VERBOSE:+ km_verbose}${KM_NODE_JIT:+ km_node_jit}${KM_JAVA_TINY:+ km_java_tiny}" >"$OUT/$series.console" 2>&1 || true
 }
 
 # kvm_works VMLINUZ: whether a KVM guest gets to print its first kernel line within 8 s (a

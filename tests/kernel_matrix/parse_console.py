@@ -85,12 +85,13 @@ def java_patterns():
             ("java_tiny", "java-tiny", tiny, re.compile(r"^tiny17;(.*;)?JvmTiny\.tiny@")))
 
 
-def java_stacks(b64_lines):
-    """the java case's pprof (base64 on the console) as pprof_stacks.py --thread lines"""
+def pprof_stacks(b64_lines, first="--thread"):
+    """a case's pprof (base64 on the console) as pprof_stacks.py --thread lines (java's; with
+    --comm, beam's: its frames with their lines, as a folded file's otherwise)"""
     with tempfile.NamedTemporaryFile(suffix=".pb.gz") as f:
         f.write(base64.b64decode("".join(b64_lines)))
         f.flush()
-        out = subprocess.run([sys.executable, PPROF_STACKS, "--thread", f.name], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, PPROF_STACKS, first, f.name], capture_output=True, text=True)
     stacks = []
     for l in out.stdout.splitlines():
         st, _, n = l.rpartition(" ")
@@ -185,6 +186,11 @@ def main():
             s, _, n = l.rpartition(" ")
             if n.isdigit():
                 stacks[case].append((s, int(n)))
+    # a runtime's case that also wrote a pprof file (beam: its frames' lines, which folded
+    # files leave out) is measured on that
+    for case, _, _ in RUNTIMES:
+        if pprof.get(case):
+            stacks[case] = pprof_stacks(pprof[case], "--comm")
     all_logs = logs.get("chain", []) + logs.get("python", [])
     ok = status.get("chain") == "0" and not any("refused the BPF programs" in l for l in all_logs)
     walker = "none" if not ok else "tail-call" if any("unwinding with tail calls" in l for l in all_logs) else "bpf_loop"
@@ -206,7 +212,7 @@ def main():
     for case, name, pattern, base in java_patterns():
         if case not in status:
             continue
-        java = java_stacks(pprof[case]) if pprof.get(case) else []
+        java = pprof_stacks(pprof[case]) if pprof.get(case) else []
         g, n_g = share(java, pattern, base)
         runtimes.append("%s=%s/%d" % (name, g if status[case] == "0" else "failed", n_g))
         java_worst += sorted(((n, st) for st, n in java if base.search(st) and not pattern.search(st)),

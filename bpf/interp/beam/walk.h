@@ -47,14 +47,19 @@
  * while Erlang code runs (the JIT's process_main allocated them on its thread's stack: its C
  * callees run below, after a frame record at x19 - 16). Every function's prologue pushes its
  * CP, x30, to E (`str x30, [x20, #-8]!`): the CPs are found above E as x86-64's are above rsp,
- * sp staying x19. Not yet: a sample between a return's or tail call's pop of the CP and the
- * next push (the CP in x30) loses its caller's frame; from a native callee (x19 and x20 not
- * carried) the walk ends with a marker; the scheduler's frame record is entered with x29 = 0
- * (its saved x29 made on_sample's verification pass 1M instructions on 6.1), so the native
- * frames below sched_thread_func come out wrong.
+ * sp staying x19; a sample at that push, right after the pop before a tail call (`ldr x30,
+ * [x20], #8`), at a return, or in the JIT's shared code (fragments module code calls with
+ * `bl`) has its caller in x30 (beam_cp_in_lr). The scheduler's frames are entered at the
+ * highest copy of the return address in the window, with the x29 the JIT's process_main saved
+ * below it (read once the loop found it: an index inside the loop took on_sample's
+ * verification past 1M instructions). Not yet: from a native callee (x19 and x20 not carried)
+ * the walk ends with a marker.
  */
 #define BEAM_REG_E DWARF_R12
 #define BEAM_REG_SCHED DWARF_R9
+#define BEAM_A64_PUSH_CP 0xf81f8e9e /* str x30, [x20, #-8]! (a function's prologue) */
+#define BEAM_A64_POP_CP 0xf840869e  /* ldr x30, [x20], #8 (before a return or tail call) */
+#define BEAM_A64_RET 0xd65f03c0     /* ret (x30) */
 #endif
 
 /* Scratch for the JIT's code steps; the emulator flavour's walk keeps `at` and `exit` between
@@ -103,26 +108,51 @@ static __always_inline int beam_to_scheduler(struct unwind_cursor *st, struct in
 					     struct beam_cursor *bc, const struct beam_proc_abi *p,
 					     struct user_frame *frames, __u64 rbx)
 {
-	__u64 base = rbx + p->sched_win, w;
+	__u64 base = rbx + p->sched_win, w = 0;
 	int i;
 
 	is->off |= INTERP_BIT(FRAME_KIND_BEAM);
 	if (ss_read_user(bc->w, sizeof(bc->w), base) < 0)
 		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER, BEAM_COUNTER_READ_FAILED);
+#if defined(__TARGET_ARCH_arm64)
+	/* The highest match: the C wrapper process_main, which branches to the JIT's, saved the
+	 * same return address in its own frame record, 32 bytes lower, which the window may hold
+	 * (searched from the top: a match kept while the loop goes on passed 1M instructions).
+	 */
+	for (i = BEAM_WIN_WORDS - 1; i >= 0; i--) {
+		w = bc->w[i];
+		if (w && (w == p->sched_ret[0] || w == p->sched_ret[1]))
+			break;
+	}
+	if (i < 0)
+		i = BEAM_WIN_WORDS;
+#else
 	for (i = 0; i < BEAM_WIN_WORDS; i++) {
 		w = bc->w[i];
-		if (!w || (w != p->sched_ret[0] && w != p->sched_ret[1]))
-			continue;
-		st->regs[DWARF_RIP] = w;
-		st->regs[DWARF_RSP] = base + 8 * (__u64)i + 8;
-		st->regs[DWARF_RBP] = 0; /* the JIT code's rbp is no frame pointer */
-		st->pc_is_return = 1;
-		st->regs_valid = 0;
-		st->rbx_for = 0;
-		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_SCHEDULER);
-		return 1;
+		if (w && (w == p->sched_ret[0] || w == p->sched_ret[1]))
+			break;
 	}
-	return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER, BEAM_COUNTER_NO_SCHEDULER);
+#endif
+	if (i >= BEAM_WIN_WORDS)
+		return beam_end(st, is, frames, BEAM_MARKER_NO_SCHEDULER,
+				BEAM_COUNTER_NO_SCHEDULER);
+	st->regs[DWARF_RIP] = w;
+	st->regs[DWARF_RSP] = base + 8 * (__u64)i + 8;
+#if defined(__TARGET_ARCH_arm64)
+	/* The JIT's process_main stored its caller's frame record {x29, x30} first
+	 * (`stp x29, x30, [sp, #-16]!`): the caller's x29 is the word below the return address
+	 * (Debian's sched_thread_func restores it from its own frame; a caller whose CFI is based
+	 * on x29 needs it).
+	 */
+	st->regs[DWARF_RBP] = i > 0 ? bc->w[(i - 1) & (BEAM_WIN_WORDS - 1)] : 0;
+#else
+	st->regs[DWARF_RBP] = 0; /* the JIT code's rbp is no frame pointer */
+#endif
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	st->rbx_for = 0;
+	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_SCHEDULER);
+	return 1;
 }
 
 /* The next CP above sp on the process's stack: the cursor moves there (1), or the scheduler's
@@ -175,6 +205,37 @@ static __always_inline int beam_next_cp(struct unwind_cursor *st, struct interp_
 	ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_STACK_LOST);
 	return beam_to_scheduler(st, is, bc, p, frames, rbx);
 }
+
+#if defined(__TARGET_ARCH_arm64)
+/* The sampled frame's caller in x30, not on the process's stack: in a function at its
+ * prologue's push of its CP, right after the pop that precedes a tail call (a self-recursive
+ * loop's jump back to the push) or at the return, x30 is its caller's CP; in the shared code
+ * (fragments module code calls with `bl`, gamma's multiplication), the return into the calling
+ * function. 1 when the cursor moved to it (E unchanged: the scan from E finds the next CP), 0
+ * otherwise.
+ */
+static __always_inline int beam_cp_in_lr(struct unwind_cursor *st, struct interp_state *is,
+					 const struct beam_proc_abi *p, __u64 pc)
+{
+	__u64 lr = st->regs[SS_ARM64_LR_SLOT];
+	__u32 insn[2];
+
+	if (!st->regs_valid || (lr & 3) || !beam_in_code(is, lr - 1))
+		return 0;
+	if (pc < p->shared_lo || pc >= p->shared_hi) {
+		if (ss_read_user(insn, sizeof(insn), pc - 4) < 0)
+			return 0;
+		if (insn[1] != BEAM_A64_PUSH_CP && insn[1] != BEAM_A64_RET &&
+		    insn[0] != BEAM_A64_POP_CP)
+			return 0;
+	}
+	st->regs[DWARF_RIP] = lr;
+	st->pc_is_return = 1;
+	st->regs_valid = 0;
+	st->rbx_for = st->frame_cnt + 1; /* (x19 and x20 as they are) */
+	return 1;
+}
+#endif
 
 /* The pc about to be emitted lies in the process's JIT code. 1: this iteration was used (a
  * frame or a marker emitted, the cursor moved or the stack ended), 0: the native step runs now.
@@ -247,6 +308,8 @@ static __always_inline int beam_code_step(struct unwind_cursor *st, struct inter
 		ss_interp_count(FRAME_KIND_BEAM, BEAM_COUNTER_FROM_NATIVE);
 		return beam_to_scheduler(st, is, bc, p, frames, rbx);
 	}
+	if (beam_cp_in_lr(st, is, p, pc))
+		return 1;
 	return beam_next_cp(st, is, bc, p, frames, rbx);
 #else
 	if (sp <= rbx && rbx - sp <= BEAM_RSTACK_SPAN && pc >= p->sched_lo && pc < p->sched_hi) {

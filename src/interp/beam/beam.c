@@ -132,6 +132,7 @@ struct beam_proc {
 	size_t module_cnt;
 	uint64_t modules_at;               /* last read of the list (0: never) */
 	uint64_t sched_lo, sched_hi;       /* the JIT's process_main (0, 0: not found yet) */
+	uint64_t shared_lo, shared_hi;     /* the JIT's shared code, whole (found with it) */
 	unsigned sched_tries;              /* reads of the list looking for it (BEAM_SCHED_TRIES) */
 	struct beam_emu_range *emu_ranges; /* the emulator flavour's modules, sorted */
 	size_t emu_range_cnt;
@@ -558,7 +559,7 @@ static int module_cmp(const void *a, const void *b)
 }
 
 /* The JIT's process_main in the record at rec[sz] when it is the shared code's ("global"),
- * into p->sched_lo/hi (absolute).
+ * into p->sched_lo/hi, and that code's whole range into p->shared_lo/hi (absolute).
  */
 static void find_scheduler_code(struct beam_rt *b, struct beam_proc *p, pid_t reader, uint64_t rec,
 				uint64_t sz)
@@ -591,6 +592,8 @@ static void find_scheduler_code(struct beam_rt *b, struct beam_proc *p, pid_t re
 	}
 	p->sched_lo = h.base + lo;
 	p->sched_hi = h.base + hi;
+	p->shared_lo = h.base;
+	p->shared_hi = h.base + h.code_size;
 	pr_debug("beam: pid %d: scheduler loop %#" PRIx64 "-%#" PRIx64 " (read %u)\n",
 		 (int)p->base.pid, p->sched_lo, p->sched_hi, p->sched_tries);
 }
@@ -758,6 +761,8 @@ static int beam_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct
 	if (p->sched_hi && bpf->beam.sched_hi != p->sched_hi) {
 		bpf->beam.sched_lo = p->sched_lo;
 		bpf->beam.sched_hi = p->sched_hi;
+		bpf->beam.shared_lo = p->shared_lo;
+		bpf->beam.shared_hi = p->shared_hi;
 		changed = 1;
 	}
 	n = read_jit_ranges(b, p->base.pid, now);
