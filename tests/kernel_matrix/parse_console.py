@@ -186,7 +186,7 @@ def main():
             s, _, n = l.rpartition(" ")
             if n.isdigit():
                 stacks[case].append((s, int(n)))
-    # a runtime's case that also wrote a pprof file (beam: its frames' lines, which folded
+    # a runtime's case that also wrote a pprof file (beam, luajit: their frames' lines, which folded
     # files leave out) is measured on that
     for case, _, _ in RUNTIMES:
         if pprof.get(case):
@@ -205,8 +205,7 @@ def main():
     runtimes = []
     for case, pattern, base in RUNTIMES:
         if case in status:
-            # (a case with a pprof on the console is read from it: its frames' lines)
-            g, n_g = share(java_stacks(pprof[case]) if pprof.get(case) else stacks.get(case, []), pattern, base)
+            g, n_g = share(stacks.get(case, []), pattern, base)
             runtimes.append("%s=%s/%d" % (case, g if status[case] == "0" else "failed", n_g))
     java_worst = []
     for case, name, pattern, base in java_patterns():
