@@ -10,7 +10,8 @@
 # rejected runs of the other CPU included, as every tool pays them. One row per round, then the
 # medians of the figures and of the per-round ratios.
 # Usage: sudo [PREV=path/to/previous/stackscope] bench/fp_cost_together.sh [ROUNDS (7)]
-# [WINDOW_S (4)] [HZ (199)]; SS=path/to/stackscope measures another build than ./stackscope.
+# [WINDOW_S (4)] [HZ (199)]; SS=path/to/stackscope measures another build than ./stackscope;
+# WORKLOAD=wl_recurse (305 frames, CFI) compares the builds per frame the same way.
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-7}
 WIN=${2:-4}
@@ -23,7 +24,7 @@ WINDOW_PY="/usr/bin/python3 $PWD/bench/sample_window.py"
 need_root
 need_program bpftrace "scripts/setup.sh"
 need_program bpftool "scripts/setup.sh"
-need_fixture WL wl_chain_fp
+need_fixture WL "${WORKLOAD:-wl_chain_fp}"
 [[ -x $SS && (-z $PREV || -x $PREV) ]] || { echo "bench: SS= and PREV= must be stackscope binaries" >&2; exit 1; }
 stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 pids=()
@@ -83,7 +84,7 @@ one_round()
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "-" }'; }
 
-echo "# one wl_chain_fp at $HZ Hz, all tools at once; window ${WIN} s after ${WARM} s; SS=$SS PREV=${PREV:--}"
+echo "# one ${WL##*/} at $HZ Hz, all tools at once; window ${WIN} s after ${WARM} s; SS=$SS PREV=${PREV:--}"
 echo "# $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %9s %9s %9s %8s %8s %8s\n' round ss_ns prev_ns bt_ns ss/prev ss/bt prev/bt
 for r in $(seq "$ROUNDS"); do

@@ -641,6 +641,10 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 	struct mapping_seqs *ms;
 	int hop;
 
+	/* unrolled: as a loop (clang made one once process_known() took a load more), 5.10's and
+	 * 6.1's verifiers met its back edge on a fall-through ("back-edge from insn 649 to 650")
+	 */
+#pragma unroll
 	for (hop = 0; hop < FORK_HOPS; hop++) {
 		if (process_known(owner)) {
 			if (hop)
