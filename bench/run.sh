@@ -4,7 +4,7 @@
 # `profile:hz:99 { @[kstack, ustack] = count(); }`. Each tool records the same DURATION at
 # 99 Hz, three times in alternation; we report medians of CPU time (user+sys, from
 # /usr/bin/time), peak RSS, and stackscope's BPF run time per sample
-# (kernel.bpf_stats_enabled). Then every other bench/*.sh (CFI extraction, unwinding, Python, Ruby, PHP, Node.js,
+# (kernel.bpf_stats_enabled). Then every other bench/*.sh (a frame-pointer sample against bpftrace, all at once; CFI extraction, unwinding, Python, Ruby, PHP, Node.js,
 # symbolization, agent, the store, the web UI, top, off-CPU).
 # Usage: sudo bench/run.sh [DURATION_S] [ROUNDS]
 source "$(dirname "$0")/lib.sh"
@@ -60,7 +60,7 @@ echo "stackscope BPF time per sample (ns, median): $(printf '%s\n' "${bpf_ns[@]}
 grep -E '^(samples|user stacks|processes)' "$out/stackscope.log" | sed 's/^/stackscope last run: /'
 
 # The other benchmarks (each prints its own method and table).
-for b in cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline node_columns symbolize go_symbolize agent agent_startup store serve top offcpu; do
+for b in fp_cost_together cfi_extract unwind fork fork_storm deferred clang_cold python ruby php jvm perl node node_inline node_columns symbolize go_symbolize agent agent_startup store serve top offcpu; do
 	if [[ -x bench/$b.sh ]]; then
 		echo
 		echo "## bench/$b.sh"

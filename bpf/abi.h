@@ -510,11 +510,15 @@ struct unwind_page_key {
 };
 
 /* Entries [first, first + cnt) of the global entry pool, sorted by page_off; entry `first`
- * always has page_off 0 (the rule in force at the start of the page).
+ * always has page_off 0 (the rule in force at the start of the page). load_seq numbers the
+ * table's load (from 1; 2^32 loads before one repeats): the entries a page of one load points to
+ * never change while that page exists, so (load_seq, first, page_off) names one search's
+ * answer for good (sampler.bpf.c remembers them per CPU: no generation to keep).
  */
 struct unwind_page {
 	__u32 first;
 	__u32 cnt;
+	__u32 load_seq;
 };
 
 struct unwind_entry {

@@ -151,12 +151,18 @@ SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off
 	return e ? e->rule : -1;
 }
 
+/* The rule index at off in page: the entry search, unless the includer defines SS_PAGE_RULE to
+ * answer it another way with the same result (sampler.bpf.c: the answers it remembers).
+ */
+#ifndef SS_PAGE_RULE
+#define SS_PAGE_RULE(page, off) ss_page_entry_rule((page)->first, (page)->cnt, off)
+#endif
+
 /* Rule in force at elf_addr, in its table page. */
 static __always_inline struct unwind_rule *ss_find_rule_in(const struct unwind_page *page,
 							   __u64 elf_addr)
 {
-	int rule = ss_page_entry_rule(page->first, page->cnt,
-				      elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1));
+	int rule = SS_PAGE_RULE(page, elf_addr & ((1u << UNWIND_PAGE_SHIFT) - 1));
 
 	return rule < 0 ? NULL : ss_lookup_rule((__u32)rule);
 }

@@ -165,6 +165,47 @@ struct {
 	__type(value, struct known_file);
 } known_files SEC(".maps");
 
+/* new_mappings_slots[tgid % NEW_MAPPINGS_SLOTS]: at least the number of "new_mappings" entries
+ * whose tgid falls there, raised before an entry is created and lowered after one is deleted
+ * (new_mappings_create(), new_mappings_delete(): the only writers, eBPF's; userspace reads). A
+ * zero slot answers "no entry" with one load instead of a hash lookup that misses: a process
+ * that has not exec'd since the recording began (735 ns of a sample at load 9, docs/BENCHMARKS.md
+ * 51-cost). Counts, not flags, so that slots empty again as processes go.
+ */
+#define NEW_MAPPINGS_SLOTS 1024
+__u32 new_mappings_slots[NEW_MAPPINGS_SLOTS];
+
+static __always_inline __u32 *new_mappings_slot(__u32 tgid)
+{
+	return &new_mappings_slots[tgid & (NEW_MAPPINGS_SLOTS - 1)];
+}
+
+/* tgid's "new_mappings" entry, or NULL. */
+static __always_inline struct new_mappings *new_mappings_lookup(__u32 tgid)
+{
+	if (!*(volatile __u32 *)new_mappings_slot(tgid))
+		return NULL;
+	return bpf_map_lookup_elem(&new_mappings, &tgid);
+}
+
+/* Create tgid's entry from nm unless there is one: 0, created. */
+static __always_inline long new_mappings_create(__u32 tgid, struct new_mappings *nm)
+{
+	long err;
+
+	__sync_fetch_and_add(new_mappings_slot(tgid), 1);
+	err = bpf_map_update_elem(&new_mappings, &tgid, nm, BPF_NOEXIST);
+	if (err)
+		__sync_fetch_and_add(new_mappings_slot(tgid), -1);
+	return err;
+}
+
+static __always_inline void new_mappings_delete(__u32 tgid)
+{
+	if (!bpf_map_delete_elem(&new_mappings, &tgid))
+		__sync_fetch_and_add(new_mappings_slot(tgid), -1);
+}
+
 /* A zeroed struct new_mappings to create entries from (too big for the BPF stack). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -269,7 +310,60 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 
 /* the page's entry search a global function, verified once (native_unwind.h) */
 #define SS_ENTRY_SEARCH_LINKAGE __noinline
+/* and its answers remembered (page_rule_remembered(), below) */
+__noinline int page_rule_remembered(__u32 load_seq, __u32 first, __u32 cnt, __u32 off);
+#define SS_PAGE_RULE(page, off) \
+	page_rule_remembered((page)->load_seq, (page)->first, (page)->cnt, off)
 #include "native_unwind.h"
+
+/* The entry searches' answers, per CPU: (load_seq, first, off) -> the rule index. A page of one
+ * table load points to entries that never change while the page exists, and a load's number is
+ * never another's (struct unwind_page), so an answer stays true as long as anything can ask
+ * for it: nothing to invalidate, no writer to keep in step. A hot pc, or the same return address
+ * sample after sample, skips the search (its lines: a cache miss each at a low rate, 0.9 us of a
+ * first frame at load 9, docs/BENCHMARKS.md 51-cost); a collision only costs a search.
+ */
+#define PAGE_RULE_MEMO_SLOTS 256
+struct page_rule_memo {
+	__u32 load_seq; /* 0: empty (written last: an interrupted write reads as empty) */
+	__u32 first;
+	__u32 off;
+	__s32 rule;
+};
+
+struct page_rule_memos {
+	struct page_rule_memo m[PAGE_RULE_MEMO_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct page_rule_memos);
+} page_rule_memos SEC(".maps");
+
+/* native_unwind.h's ss_page_entry_rule(first, cnt, off), remembered for the page's load. */
+__noinline int page_rule_remembered(__u32 load_seq, __u32 first, __u32 cnt, __u32 off)
+{
+	struct page_rule_memos *pm = this_cpu_entry(&page_rule_memos);
+	volatile struct page_rule_memo *m;
+	int rule;
+
+	if (!pm || !load_seq)
+		return ss_page_entry_rule(first, cnt, off);
+	m = &pm->m[((first * 0x9e3779b1u) ^ (off * 0x85ebca6bu)) >> 24 & (PAGE_RULE_MEMO_SLOTS - 1)];
+	if (m->load_seq == load_seq && m->first == first && m->off == off)
+		return m->rule;
+	rule = ss_page_entry_rule(first, cnt, off);
+	if (rule < 0)
+		return rule; /* an entry unreadable: not an answer to keep */
+	m->load_seq = 0;
+	m->first = first;
+	m->off = off;
+	m->rule = rule;
+	m->load_seq = load_seq;
+	return rule;
+}
 #include "arch/sample_regs.h"
 
 /* ---- runtimes (bpf/interp/): their maps and the hooks their walks use ---- */
@@ -516,7 +610,7 @@ static __always_inline bool pid_wanted(__u32 tgid)
 static __always_inline bool process_known(__u32 tgid)
 {
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
-	struct new_mappings *nm = bpf_map_lookup_elem(&new_mappings, &tgid);
+	struct new_mappings *nm = new_mappings_lookup(tgid);
 	struct mapping_seqs *ms;
 	__u32 zero = 0;
 
@@ -547,6 +641,10 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 	struct mapping_seqs *ms;
 	int hop;
 
+	/* unrolled: as a loop (clang made one once process_known() took a load more), 5.10's and
+	 * 6.1's verifiers met its back edge on a fall-through ("back-edge from insn 649 to 650")
+	 */
+#pragma unroll
 	for (hop = 0; hop < FORK_HOPS; hop++) {
 		if (process_known(owner)) {
 			if (hop)
@@ -734,6 +832,17 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	return 0;
 }
 
+/* begin_sample() resets the cursor's fields after its frame window one by one: a new field
+ * there must be reset there too (or go before win).
+ */
+#define SS_CURSOR_AT(f) __builtin_offsetof(struct unwind_cursor, f)
+_Static_assert(SS_CURSOR_AT(win_start) == SS_CURSOR_AT(win) + SS_FRAME_WINDOW &&
+		       SS_CURSOR_AT(defer_cnt) == SS_CURSOR_AT(win_start) + 16 &&
+		       SS_CURSOR_AT(defer) <= SS_CURSOR_AT(defer_cnt) + 8 &&
+		       sizeof(struct unwind_cursor) <
+			       SS_CURSOR_AT(defer) + sizeof(struct defer_point) + 8,
+	       "after win: win_start, win_len, lookups, defer_cnt, defer, and nothing else");
+
 /* The per-CPU scratch with a fresh record header for the current task (tgid, tid). */
 static __always_inline struct unwind_scratch *begin_sample(struct task_struct *task, __u32 tgid,
 							   __u32 tid, __u64 t0)
@@ -752,7 +861,11 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	rec->hdr.pid = tgid;
 	rec->hdr.tid = tid;
 	bpf_get_current_comm(rec->thread_comm, sizeof(rec->thread_comm));
-	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+	/* task is current (every caller's): its group leader's name is its own when it leads */
+	if (tid == tgid)
+		__builtin_memcpy(rec->comm, rec->thread_comm, sizeof(rec->comm));
+	else
+		BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
 	rec->kernel_frame_cnt = 0;
 	rec->label_cnt = 0;
 	__builtin_memset(&rec->trace, 0, sizeof(rec->trace));
@@ -763,7 +876,13 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	rec->mem_weight = 0;
 	rec->mem_fn = 0;
 	rec->mem_addr = 0;
-	__builtin_memset(&s->st, 0, sizeof(s->st));
+	/* The cursor up to its frame window; the window and the defer point are written before
+	 * they are read (win_len, defer_cnt say what they hold): 216 bytes a sample not stored.
+	 */
+	__builtin_memset(&s->st, 0, __builtin_offsetof(struct unwind_cursor, win));
+	s->st.win_len = 0;
+	s->st.lookups = 0;
+	s->st.defer_cnt = 0;
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
 	ss_interp_reset(&s->interp, ss_task_tls_base(task));
@@ -820,12 +939,11 @@ static __always_inline void walk_user_stack(struct unwind_scratch *s, struct tas
 static __always_inline struct unwind_scratch *
 start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *tgid_out)
 {
-	__u64 t_in = sel_state.active ? bpf_ktime_get_ns() : 0; /* a rejection's cost */
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct unwind_scratch *s;
 	bool user_mode;
-	__u64 t0;
+	__u64 t0, t_in;
 
 	if (tgid == 0) {
 		count(COUNTER_IDLE, 1);
@@ -835,6 +953,10 @@ start_sample(struct bpf_perf_event_data *ctx, struct task_struct *task, __u32 *t
 		count(COUNTER_FILTERED, 1);
 		return NULL;
 	}
+	/* a selection's rejection costs (COUNTER_SEL_NS) from here: the pid filter's rejections,
+	 * every other CPU's run when one process is recorded, touch no selection state
+	 */
+	t_in = sel_state.active ? bpf_ktime_get_ns() : 0;
 	if (!sel_wanted(tgid, true, t_in))
 		return NULL;
 	count(COUNTER_SAMPLES, 1);
@@ -1099,7 +1221,7 @@ static __always_inline struct new_mappings *new_mappings_of(struct task_struct *
 
 	/* At exec the pid rarely has an entry (a new process): no lookup before creating it. */
 	if (!exec) {
-		nm = bpf_map_lookup_elem(&new_mappings, &tgid);
+		nm = new_mappings_lookup(tgid);
 		if (nm && nm->mm == mm)
 			return nm;
 		if (!nm && !bpf_map_lookup_elem(&mappings, &marker))
@@ -1114,7 +1236,7 @@ static __always_inline struct new_mappings *new_mappings_of(struct task_struct *
 		blank->seq = 1;
 		blank->exec_seq = exec ? 1 : 0;
 		blank->cnt = blank->next = 0;
-		if (!bpf_map_update_elem(&new_mappings, &tgid, blank, BPF_NOEXIST))
+		if (!new_mappings_create(tgid, blank))
 			return bpf_map_lookup_elem(&new_mappings, &tgid);
 		nm = bpf_map_lookup_elem(&new_mappings, &tgid); /* there already: reset below */
 		if (!nm)
@@ -1449,7 +1571,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0; /* other threads run on */
 	if (!p->mm) {
 		bpf_map_delete_elem(&forked, &tgid);
-		bpf_map_delete_elem(&new_mappings, &tgid);
+		new_mappings_delete(tgid);
 	}
 	if (!pid_wanted(tgid))
 		return 0;
@@ -1481,7 +1603,7 @@ int BPF_PROG(on_free, struct task_struct *p)
 		if (nm->leader != (__u64)p)
 			return 0;
 		exec_seq = nm->exec_seq;
-		bpf_map_delete_elem(&new_mappings, &tgid);
+		new_mappings_delete(tgid);
 		if (exec_seq)
 			return 0; /* its "forked" entry went at its exec (on_exec) */
 	}

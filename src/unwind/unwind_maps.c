@@ -71,6 +71,7 @@ struct unwind_maps {
 	struct segment_maker *maker; /* borrowed: makes them (NULL: we do, with CAP_BPF) */
 	struct u64_map rule_index;   /* hash(rule) -> chain of rule ids + 1 (see find_rule) */
 	uint32_t rule_cnt;
+	uint32_t load_seq;              /* the last table load's (struct unwind_page) */
 	struct pool_range *free_ranges; /* sorted by first, coalesced */
 	size_t free_cnt, free_cap;
 	uint32_t *page_need; /* the entries of each page of the table being counted */
@@ -610,7 +611,9 @@ static int load_pages(struct unwind_maps *um, uint64_t file_id, const struct unw
 		}
 		if (write) {
 			struct unwind_page_key key = { .file_id = file_id, .page = page };
-			struct unwind_page val = { .first = first, .cnt = n };
+			struct unwind_page val = { .first = first,
+						   .cnt = n,
+						   .load_seq = um->load_seq };
 
 			if (pos > um->range_end)
 				return -EIO; /* not the pages counted: never */
@@ -665,6 +668,9 @@ int unwind_maps__load_table(struct unwind_maps *um, uint64_t file_id, const stru
 	err = pool_alloc_table(um, need, page_cnt, lf);
 	if (err)
 		goto fail;
+	/* a new number for each load, even of a file loaded before (another table, perhaps) */
+	if (!++um->load_seq)
+		um->load_seq = 1;
 	*first = lf->range_cnt ? lf->ranges[0].first : 0;
 	err = load_pages(um, file_id, t, lf, &used, &pages, lf->pages);
 	unmap_window(um);

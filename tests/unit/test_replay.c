@@ -729,7 +729,7 @@ TEST(pool_segments)
 	struct elf_file *ef = NULL;
 	const uint64_t base_id = 0x5e67000000000000ull;
 	uint64_t segs = st->segments;
-	uint32_t first = 0, cnt = 0, off;
+	uint32_t first = 0, cnt = 0, off, seq_first = 0, seq_last = 0, seq_again = 0;
 	size_t i, n, pages = 0;
 
 	for (i = 0; i < s->exec_cnt; i++)
@@ -756,15 +756,31 @@ TEST(pool_segments)
 		const struct unwind_page_key *k =
 			(const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz);
 
+		if (k->file_id == base_id)
+			seq_first = p->load_seq;
 		if (k->file_id != base_id + n - 1)
 			continue;
 		pages++;
+		/* one number for every page of a load (eBPF keys its remembered searches by it) */
+		CHECK(p->load_seq && (!seq_last || p->load_seq == seq_last));
+		seq_last = p->load_seq;
 		CHECK_EQ_INT(p->first >> UNWIND_SEGMENT_SHIFT, segs);
 		for (off = 0; off < (1u << UNWIND_PAGE_SHIFT); off += 0x1000)
 			CHECK_EQ_INT(ss_page_entry_rule(p->first, p->cnt, off),
 				     page_rule_linear(p, off));
 	}
 	CHECK(pages > 0);
+	/* each load a new number, also a file's load after its unload */
+	CHECK(seq_first && seq_first != seq_last);
+	unwind_maps__unload_file(kmaps.um, base_id);
+	REQUIRE(!unwind_maps__load_table(kmaps.um, base_id, t, &first, &cnt));
+	for (i = 0; i < kmaps.pages.cnt; i++)
+		if (((const struct unwind_page_key *)(kmaps.pages.keys + i * kmaps.pages.key_sz))
+			    ->file_id == base_id)
+			seq_again = ((const struct unwind_page *)(kmaps.pages.vals +
+								  i * kmaps.pages.val_sz))
+					    ->load_seq;
+	CHECK(seq_again && seq_again != seq_first && seq_again != seq_last);
 	for (i = 0; i < n; i++)
 		unwind_maps__unload_file(kmaps.um, base_id + i);
 	unwind_table__free(t);
