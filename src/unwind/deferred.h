@@ -56,6 +56,11 @@ struct deferred_stats {
 	uint64_t verify_skipped;  /* verify mode: not comparable (eBPF met a file not loaded) */
 	uint64_t queued;          /* waiting now */
 	uint64_t queued_bytes;
+	/* completed, with eBPF's runtime frames (those past the defer point placed in the
+	 * replay: replay_runtime.h) */
+	uint64_t runtime_kept;
+	/* emitted as eBPF walked them: a run of their runtime frames found no place in the replay */
+	uint64_t runtime_unplaced;
 };
 
 /* Emit one sample record to the profile (the trace handler): 0, or -ENOMEM (fatal). */
