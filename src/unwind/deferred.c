@@ -54,6 +54,7 @@ struct deferred {
 	struct exe_registry *reg;
 	struct unwind_maps *um; /* borrowed: the files' table status */
 	deferred_emit_fn emit;
+	deferred_hold_fn hold; /* NULL: none */
 	void *ctx;
 	int pages_fd;
 	/* The entry pool's segments (um's) are read a pair at a time (a lookup: 0.5-0.7 us
@@ -269,6 +270,11 @@ static void sample_free(struct deferred_sample *ds)
 	free(ds->rec);
 	free(ds->stack);
 	free(ds);
+}
+
+void deferred__set_hold(struct deferred *d, deferred_hold_fn hold)
+{
+	d->hold = hold;
 }
 
 void deferred__free(struct deferred *d)
@@ -571,6 +577,8 @@ int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t
 		return err;
 	}
 	ask_scan(d, rec, now_ns, RESCAN_MIN_INTERVAL_NS);
+	if (d->hold && runtime_frames(rec, 0))
+		d->hold(rec, d->ctx);
 	if (d->tail)
 		d->tail->next = ds;
 	else

@@ -18,7 +18,8 @@
 #    and a defer point below them (libc's __libc_start_call_main). They must be deferred and
 #    come out complete, Python frames kept (src/unwind/replay_runtime.h): >= 95 % of the samples
 #    in c with _start .. Py_BytesMain .. <module>;a;b;c (eBPF's frame-pointer guess through libc
-#    alone made 51 of 115), and the outcomes must add up to the copies sent. Under
+#    alone made 51 of 115), and the outcomes must add up to the copies sent; the same for a
+#    0.4 s process whose samples wait past its exit (Python frames named all the same). Under
 #    STACKSCOPE_DEFER=verify (defer point at the first frame: every Python frame placed again
 #    among the replay's native frames) the replays must be identical to eBPF's walk.
 source "$(dirname "$0")/lib.sh"
@@ -129,6 +130,21 @@ check_le "python, libc held: outcomes ($outcomes) <= copies sent" "$outcomes" "$
 check_ge "python, libc held: outcomes + unpaired >= copies sent" \
 	$((outcomes + $(of unpaired))) "$sent"
 
+# A short process: its samples wait for libc's table past its exit; their Python frames are
+# named from what was read of them when they began to wait (deferred.h's hold: without it every
+# one was a "[python: ...]" marker)
+mkdir -p "$TMP/fresh-libc2"
+cp /lib/x86_64-linux-gnu/libc.so.6 "$TMP/fresh-libc2/"
+f=$TMP/py-short.folded
+STACKSCOPE_TABLE_DELAY_MS=1500 record "$TMP/py-short.err" --cache-dir "$cache" -F 199 -o "$f" -- \
+	bash -c "LD_LIBRARY_PATH='$TMP/fresh-libc2:$PYLIB' exec '$PY' '$DATA/py_chain.py' 0.4 >/dev/null"
+check_eq "python, short, libc held past its exit: exit status" $? 0
+inc=$(samples "$f" "*" ';<module>;a;b;c(;|$)')
+complete=$(samples "$f" "*" "$PYCHAIN")
+check_ge "python, short, libc held past its exit: samples in c" "$inc" 10 ||
+	grep '^deferred' "$TMP/py-short.err"
+check_pct "python, short, libc held past its exit: samples in c complete" "$complete" "$inc" 90 ||
+	show_stacks "$f"
 # Verify mode: every sample's defer point is its first frame, so every Python frame lies past it
 # and is placed again among the replay's native frames: identical to eBPF's walk.
 STACKSCOPE_DEFER=verify record "$TMP/pyv.err" -F 199 -o "$TMP/pyv.folded" -- \
