@@ -91,21 +91,38 @@ static __always_inline __u64 defer_read_part(struct stack_copy_record *sr, __u32
 	return size;
 }
 
+/* The JIT runtimes: their walks read code (HotSpot's code cache, V8's, LuaJIT's traces, BEAM's
+ * modules) to step through frames that have no table, which the replay cannot.
+ */
+#define DEFER_JIT_RUNTIMES                                            \
+	(INTERP_BIT(FRAME_KIND_HOTSPOT) | INTERP_BIT(FRAME_KIND_V8) | \
+	 INTERP_BIT(FRAME_KIND_LUAJIT) | INTERP_BIT(FRAME_KIND_BEAM))
+
+/* Can a replay from the defer point give this sample's frames? The interpreters' frames
+ * (CPython, Ruby, Perl, PHP) are emitted right before the native frame that runs them and never
+ * move the native cursor: the replay walks the native frames and userspace puts eBPF's runtime
+ * frames back before their native frames (src/unwind/replay_runtime.h). Not when a JIT
+ * runtime took part, or a runtime moved the native cursor past the defer point.
+ */
+static __always_inline bool defer_replayable(const struct interp_state *is)
+{
+	return !(is->started & DEFER_JIT_RUNTIMES) && !is->moved_after_defer;
+}
+
 /* Decide and send the stack records for the sample in rec, whose walk is st; sets
- * rec->deferred. interp_started: a runtime's walk took part (its frames need the process's
- * heap, which the copy does not hold: such samples keep eBPF's walk). find_vma: an unmapped pc
- * is checked with bpf_find_vma() (5.17); without it (the tail-call walker's programs) it is
- * deferred all the same, within the budget.
+ * rec->deferred. replayable: defer_replayable() (else the sample keeps eBPF's walk). find_vma:
+ * an unmapped pc is checked with bpf_find_vma() (5.17); without it (the tail-call walker's
+ * programs) it is deferred all the same, within the budget.
  */
 static __always_inline void defer_sample(struct unwind_cursor *st, struct sample_record *rec,
-					 bool interp_started, bool find_vma)
+					 bool replayable, bool find_vma)
 {
 	__u32 zero = 0, kind = sampler_cfg.defer_mode, part;
 	struct stack_copy_record *sr;
 	__u64 pc, size;
 
 	rec->deferred = DEFER_NONE;
-	if (kind == DEFER_NONE || !st->defer_cnt || interp_started)
+	if (kind == DEFER_NONE || !st->defer_cnt || !replayable)
 		return;
 	if (find_vma && kind == DEFER_UNKNOWN && st->defer.why == UNWIND_END_UNMAPPED) {
 		pc = st->defer.regs[DWARF_RIP] - (st->defer.pc_is_return ? 1 : 0);

@@ -690,9 +690,9 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
  * keep it inline: their chains are shorter).
  */
 static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct sample_record *rec,
-					   bool interp_started)
+					   bool replayable)
 {
-	defer_sample(st, rec, interp_started, true);
+	defer_sample(st, rec, replayable, true);
 	return 0;
 }
 
@@ -816,9 +816,9 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC || !s->st.defer_cnt)
 		rec->deferred = DEFER_NONE;
 	else if (tail_walker)
-		defer_sample(&s->st, rec, s->interp.is.started != 0, false);
+		defer_sample(&s->st, rec, defer_replayable(&s->interp.is), false);
 	else
-		defer_sample_subprog(&s->st, rec, s->interp.is.started != 0);
+		defer_sample_subprog(&s->st, rec, defer_replayable(&s->interp.is));
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);

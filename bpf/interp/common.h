@@ -48,7 +48,9 @@ struct interp_state {
 	__u8 code_state; /* 0: "interp_code" not looked up yet, 1: `code` holds it, 2: none */
 	__u16 off;       /* bit per runtime: no (more) frames of it in this sample */
 	__u16 started;   /* bit per runtime: its per-sample start ran */
-	__u8 pad[2];
+	__u8 moved_after_defer; /* a runtime moved the native cursor past the defer point (a
+				 * code-range walker, V8's file range): no replay can redo that */
+	__u8 pad[1];
 	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
 

@@ -131,6 +131,12 @@ static __always_inline int ss_interp_code_step(struct unwind_cursor *st, struct 
 		for (i = 0; i < INTERP_CODE_RANGES; i++)
 			if (lookup_pc >= is->code.r[i].start && lookup_pc < is->code.r[i].end)
 				runtime = is->code.r[i].runtime;
+	/* Its walker moves the native cursor; past a defer point the replay (native steps only)
+	 * could not follow it: deferred.h keeps such a sample as walked here. (The guessing
+	 * walker, V8's, marks its runtime started when it takes a frame.)
+	 */
+	if (runtime && st->defer_cnt)
+		is->moved_after_defer = 1;
 	switch (runtime) {
 		INTERP_WALKS(INTERP_CODE_CASE)
 	}
@@ -193,7 +199,11 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	if (is->off & bit)
 		return 0;
 
-	/* An activation of this runtime. */
+	/* An activation of this runtime. V8's file range (node's embedded builtins) is the one
+	 * whose walk moves the native cursor: past a defer point, no replay can follow it.
+	 */
+	if (st->defer_cnt && is->file.runtime == FRAME_KIND_V8)
+		is->moved_after_defer = 1;
 	switch (is->file.runtime) {
 		INTERP_WALKS(INTERP_FILE_CASE)
 	}

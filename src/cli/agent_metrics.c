@@ -274,6 +274,9 @@ size_t agent_metrics__format(struct session *s, const struct agent_export *ex,
 		     { "samples_deferred_total", "outcome=\"queue_full\"", d->queue_full },
 		     { "samples_deferred_total", "outcome=\"no_room\"", d->no_room },
 		     { "samples_deferred_total", "outcome=\"stack_copy_short\"", d->stack_short },
+		     { "samples_deferred_total", "outcome=\"runtime_unplaced\"",
+		       d->runtime_unplaced },
+		     { "samples_deferred_runtime_kept_total", NULL, d->runtime_kept },
 		     { "samples_deferred_total", "outcome=\"unpaired\"", d->unpaired },
 		     { "samples_deferred_queued", NULL, d->queued });
 	}

@@ -287,7 +287,8 @@ static void print_summary(struct record_run *r, double secs)
 			"where the copy did), %llu expired, %llu of processes gone before a scan, "
 			"%llu queue full, %llu for a table with no room in the pool; %llu over budget, "
 			"%llu copies lost (ring buffer full), %llu unpaired; %llu further parts "
-			"joined (deep stacks), %llu parts not sent\n",
+			"joined (deep stacks), %llu parts not sent; runtime frames kept in %llu, "
+			"not placed in the replay of %llu (as eBPF walked them)\n",
 			(unsigned long long)c[COUNTER_DEFERRED],
 			(unsigned long long)st.deferred->completed,
 			(unsigned long long)st.deferred->stack_short,
@@ -299,7 +300,9 @@ static void print_summary(struct record_run *r, double secs)
 			(unsigned long long)c[COUNTER_DEFER_LOST],
 			(unsigned long long)st.deferred->unpaired,
 			(unsigned long long)st.deferred->more_parts,
-			(unsigned long long)c[COUNTER_DEFER_PART_REFUSED]);
+			(unsigned long long)c[COUNTER_DEFER_PART_REFUSED],
+			(unsigned long long)st.deferred->runtime_kept,
+			(unsigned long long)st.deferred->runtime_unplaced);
 	if (st.deferred && (st.deferred->verified || st.deferred->verify_mismatch))
 		fprintf(stderr,
 			"replay check   %llu identical to eBPF, %llu different, %llu identical up to "

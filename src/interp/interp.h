@@ -266,6 +266,13 @@ const struct interp_runtime *interp_registry__runtime(const struct interp_regist
 void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
 				const struct user_frame *uf, struct interp_symbol *out);
 
+/* interp_registry__symbolize() for its side effect only, not counted: what naming uf needs is
+ * read now into the runtime's caches (a deferred sample's frames, named when its replay is
+ * done, maybe after its process exited: src/unwind/deferred.h's hold).
+ */
+void interp_registry__prefetch(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+			       const struct user_frame *uf);
+
 /* Counters of every runtime into out (cap entries), with its slice of the eBPF counters
  * (bpf: "interp_counters" summed over CPUs, NULL: none); returns how many runtimes.
  */

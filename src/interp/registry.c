@@ -482,31 +482,53 @@ const struct interp_runtime *interp_registry__runtime(const struct interp_regist
 	return NULL;
 }
 
-void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
-				const struct user_frame *uf, struct interp_symbol *out)
+/* Symbolize uf; its runtime's index (RUNTIME_CNT: none), *forked: named through map_pid. */
+static size_t symbolize_frame(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+			      const struct user_frame *uf, struct interp_symbol *out, bool *forked)
 {
 	struct interp_proc_entry *pe = NULL;
 	size_t r;
 
+	*forked = false;
 	for (r = 0; r < RUNTIME_CNT && runtimes[r]->frame_kind != uf->kind; r++)
 		;
 	if (r == RUNTIME_CNT) {
 		*out = (struct interp_symbol){ .function = "[unknown runtime]", .marker = true };
-		return;
+		return r;
 	}
 	/* markers (no address) too: a runtime may name one from its process (V8's stubs) */
 	pe = u64_map__get(&reg->procs, proc_key(pid, r));
 	if (!pe && map_pid > 0 && map_pid != pid) {
 		pe = u64_map__get(&reg->procs, proc_key(map_pid, r));
-		if (pe && uf->addr)
-			reg->stats[r].forked_frames++;
+		*forked = pe && uf->addr;
 	}
 	interp_runtime__symbolize(runtimes[r], reg->rt_state[r], pe ? pe->state : NULL, pid, uf,
 				  out);
+	return r;
+}
+
+void interp_registry__symbolize(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+				const struct user_frame *uf, struct interp_symbol *out)
+{
+	bool forked;
+	size_t r = symbolize_frame(reg, pid, map_pid, uf, out, &forked);
+
+	if (r == RUNTIME_CNT)
+		return;
+	reg->stats[r].forked_frames += forked;
 	if (out->marker)
 		reg->stats[r].markers++;
 	else
 		reg->stats[r].frames++;
+}
+
+void interp_registry__prefetch(struct interp_registry *reg, pid_t pid, pid_t map_pid,
+			       const struct user_frame *uf)
+{
+	struct interp_symbol sym;
+	bool forked;
+
+	symbolize_frame(reg, pid, map_pid, uf, &sym, &forked);
 }
 
 size_t interp_registry__stats(struct interp_registry *reg, const uint64_t *bpf,

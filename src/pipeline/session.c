@@ -301,6 +301,22 @@ static int emit_deferred(const struct sample_record *rec, size_t size, uint64_t 
 	return err == -ENOMEM ? err : 0;
 }
 
+/* deferred_hold_fn: a sample's runtime frames read into their runtimes' caches while its
+ * process still runs (they are named when its replay is done).
+ */
+static void hold_deferred(const struct sample_record *rec, void *ctx)
+{
+	struct session *s = ctx;
+	uint32_t i;
+
+	if (!s->interp || !s->opts.symbolize)
+		return;
+	for (i = 0; i < rec->user_frame_cnt && i < SS_MAX_USER_FRAMES; i++)
+		if (rec->user[i].kind != FRAME_KIND_NATIVE)
+			interp_registry__prefetch(s->interp, (pid_t)rec->hdr.pid,
+						  (pid_t)rec->map_pid, &rec->user[i]);
+}
+
 static void process_exited(const struct process *p, void *ctx)
 {
 	struct session *s = ctx;
@@ -498,6 +514,8 @@ struct session *session__new(const struct session_opts *opts)
 		s->deferred = deferred__new(&dm, s->pt, s->reg, emit_deferred, s);
 		if (!s->deferred)
 			pr_warn("deferred unwinding disabled (%s)\n", strerror(errno));
+		else
+			deferred__set_hold(s->deferred, hold_deferred);
 	}
 	if (opts->alloc) {
 		s->alloc_live = alloc_live__new();

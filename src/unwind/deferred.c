@@ -12,6 +12,7 @@
 #include "proc/executable.h"
 #include "proc/process.h"
 #include "unwind/deferred.h"
+#include "unwind/replay_runtime.h"
 #include "unwind/stack_replay.h"
 #include "unwind/unwind_maps.h"
 
@@ -53,6 +54,7 @@ struct deferred {
 	struct exe_registry *reg;
 	struct unwind_maps *um; /* borrowed: the files' table status */
 	deferred_emit_fn emit;
+	deferred_hold_fn hold; /* NULL: none */
 	void *ctx;
 	int pages_fd;
 	/* The entry pool's segments (um's) are read a pair at a time (a lookup: 0.5-0.7 us
@@ -70,6 +72,8 @@ struct deferred {
 	uint64_t gen, tried_gen;             /* changes seen / when the queue was last tried */
 	struct deferred_stats stats;
 	struct sample_record out; /* the completed record being emitted */
+	/* out's frames with eBPF's runtime frames placed among them (replay_runtime.h) */
+	struct user_frame merged[SS_MAX_USER_FRAMES];
 	/* What the world answers while a replay runs. */
 	uint64_t sample_ns;  /* time of the sample being replayed */
 	uint64_t sample_seq; /* its map_seq (for the process replayed with, else 0) */
@@ -268,6 +272,11 @@ static void sample_free(struct deferred_sample *ds)
 	free(ds);
 }
 
+void deferred__set_hold(struct deferred *d, deferred_hold_fn hold)
+{
+	d->hold = hold;
+}
+
 void deferred__free(struct deferred *d)
 {
 	struct deferred_sample *ds, *next;
@@ -421,13 +430,24 @@ static void log_mismatch(const struct sample_record *replay, const struct sample
 			 ebpf->user_frame_cnt, ebpf->user_end);
 }
 
+/* Does eBPF's walk hold runtime frames from frame `from` on (the replay cannot make them)? */
+static bool runtime_frames(const struct sample_record *rec, uint32_t from)
+{
+	uint32_t i;
+
+	for (i = from; i < rec->user_frame_cnt; i++)
+		if (rec->user[i].kind != FRAME_KIND_NATIVE)
+			return true;
+	return false;
+}
+
 /* Try to finish ds: REPLAY_DONE (emitted; *err set), REPLAY_WAIT (keep it). */
 static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t now_ns, int *err)
 {
 	const struct stack_copy_record *sr = ds->stack;
 	const struct sample_record *rec = ds->rec;
 	struct sample_record *out = &d->out;
-	uint32_t cnt = 0, end = 0, pid = rec->hdr.pid;
+	uint32_t cnt = 0, end = 0, pid = rec->hdr.pid, placed;
 	size_t head = offsetof(struct sample_record, user);
 	int r;
 
@@ -452,6 +472,18 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	}
 	if (r == REPLAY_WAIT)
 		return REPLAY_WAIT;
+	if (r == REPLAY_DONE && runtime_frames(rec, sr->at.frame_idx)) {
+		if (replay_runtime__place(rec->user, rec->user_frame_cnt, sr->at.frame_idx,
+					  out->user, &cnt, &end, d->merged, &placed) == 0) {
+			memcpy(out->user, d->merged, cnt * sizeof(out->user[0]));
+		} else {
+			d->stats.runtime_unplaced++;
+			if (rec->deferred != DEFER_VERIFY) { /* as eBPF walked it */
+				*err = d->emit(rec, ds->rec_size, now_ns, d->ctx);
+				return REPLAY_DONE;
+			}
+		}
+	}
 	if (r < 0 || rec->deferred == DEFER_VERIFY) {
 		/* Verify mode: the profile gets eBPF's walk; the replay is only compared. */
 		if (r < 0 || sr->natural)
@@ -476,6 +508,7 @@ static int try_sample(struct deferred *d, struct deferred_sample *ds, uint64_t n
 	out->user_end = (uint16_t)end;
 	out->deferred = DEFER_NONE;
 	d->stats.completed++;
+	d->stats.runtime_kept += runtime_frames(rec, 0);
 	if (end == UNWIND_END_STACK_COPY)
 		d->stats.stack_short++;
 	*err = d->emit(out, head + cnt * sizeof(out->user[0]), now_ns, d->ctx);
@@ -546,6 +579,8 @@ int deferred__sample(struct deferred *d, const struct sample_record *rec, size_t
 		return err;
 	}
 	ask_scan(d, rec, now_ns, RESCAN_MIN_INTERVAL_NS);
+	if (d->hold && runtime_frames(rec, 0))
+		d->hold(rec, d->ctx);
 	if (d->tail)
 		d->tail->next = ds;
 	else

@@ -56,11 +56,22 @@ struct deferred_stats {
 	uint64_t verify_skipped;  /* verify mode: not comparable (eBPF met a file not loaded) */
 	uint64_t queued;          /* waiting now */
 	uint64_t queued_bytes;
+	/* completed, with eBPF's runtime frames (those past the defer point placed in the
+	 * replay: replay_runtime.h) */
+	uint64_t runtime_kept;
+	/* emitted as eBPF walked them: a run of their runtime frames found no place in the replay */
+	uint64_t runtime_unplaced;
 };
 
 /* Emit one sample record to the profile (the trace handler): 0, or -ENOMEM (fatal). */
 typedef int (*deferred_emit_fn)(const struct sample_record *rec, size_t size, uint64_t now_ns,
 				void *ctx);
+
+/* A sample with runtime frames is about to wait for its replay: its runtime frames are named
+ * from the process's memory, which may be gone (the process exited, the code freed) by the time
+ * it is emitted; the hook reads what naming them needs now (it must not emit anything).
+ */
+typedef void (*deferred_hold_fn)(const struct sample_record *rec, void *ctx);
 
 struct deferred_maps {
 	int pages_fd;
@@ -75,6 +86,8 @@ struct deferred;
 struct deferred *deferred__new(const struct deferred_maps *maps, struct process_table *pt,
 			       struct exe_registry *reg, deferred_emit_fn emit, void *ctx);
 void deferred__free(struct deferred *d);
+/* Call hold (with deferred__new's ctx) for each sample with runtime frames that starts to wait. */
+void deferred__set_hold(struct deferred *d, deferred_hold_fn hold);
 
 /* A RECORD_STACK (one part of a copy) of size bytes (borrowed). */
 void deferred__stack_copy(struct deferred *d, const struct stack_copy_record *sr, size_t size);

@@ -100,6 +100,15 @@ static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sche
 	return -1;
 }
 
+/* The step of the architecture this build runs on: native_unwind.h picks x86-64's unless told
+ * otherwise (the BPF build by __TARGET_ARCH_arm64, the arm64 replay tests by defining this).
+ * Without it the arm64 build replayed every deferred sample with x86-64's step, which ended it
+ * at once: arm64's user pcs (0xaaaa..., 0xffff...) lie above x86-64's user addresses (the
+ * kernel matrix's arm64 php column: 66 of 290 samples `[unwind: bad pc];{main};...`).
+ */
+#if defined(__aarch64__) && !defined(SS_ARCH_ARM64)
+#define SS_ARCH_ARM64 1
+#endif
 #include "native_unwind.h"
 
 int stack_replay__run(const struct replay_world *w, const struct stack_copy_record *sr,
