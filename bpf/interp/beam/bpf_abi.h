@@ -69,7 +69,7 @@ struct beam_proc_abi {
 	__u8 ready;      /* 1: normal_exit known (the emulator has loaded its code) */
 	__u8 emu;        /* 1: the emulator flavour (its interpreter loop walked) */
 	__u8 pad[1];
-	__u64 code_lo, code_hi; /* the emulator flavour: the span of its modules' loaded code */
+	__u64 code_lo, code_hi;     /* the emulator flavour: the span of its modules' loaded code */
 	__u64 shared_lo, shared_hi; /* the JIT's shared code (the "global" record: the fragments
 				     * module code calls), [lo, hi) absolute (0, 0: not known yet) */
 };
