@@ -125,6 +125,8 @@ scripts_dir=$(cd "$(dirname "$0")" && pwd)
 "$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs"
 # (and the runtimes' root: test_php_jit_arm64 reads Debian's arm64 php8.2)
 "$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs" runtimes >/dev/null
+# (and Debian's arm64 luajit: test_luajit_arm64 detects its VM in the real file)
+"$scripts_dir/arm64_files.sh" "$scripts_dir/../build/arm64-debs" luajit >/dev/null
 # test_node.sh's Maglev and Node 22 cases: the npm registry's Node 24 (V8 13.6, Maglev on)
 # and Node 22 (V8 12.4), fetched once into scripts/node_npm.sh's cache (through npm, which
 # nodejs above ships), then used offline

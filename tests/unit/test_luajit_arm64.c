@@ -156,7 +156,7 @@ TEST(debian_file)
 		 root ? root : "build/arm64-debs/luajit/root");
 	exe.elf = elf_file__open(path);
 	if (!exe.elf)
-		SKIP("no %.200s (scripts/arm64_files.sh build/arm64-debs luajit)", path);
+		SKIP_SETUP("no %.200s (scripts/arm64_files.sh build/arm64-debs luajit)", path);
 	exe.path = path;
 	CHECK_EQ_INT(elf_file__machine(exe.elf), EM_AARCH64);
 	state = calloc(1, rt->state_sz);
