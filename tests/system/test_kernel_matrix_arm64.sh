@@ -100,9 +100,10 @@ fi
 # (ruby_current_ec through its TLS descriptor) and php8.2 running their known chains
 # (tests/data/perl_chain.pl, rb_chain.rb, php_chain.php); the share is of the samples in the
 # chain's leaf complete from _start. The first samples of a process may come before its
-# interpreter's tables are in (a stack ending at __libc_start_call_main: PHP 0.863 once, 1.000
-# in five other boots; a sample whose stack has PHP frames is never deferred, its PHP frames
-# need the heap as it was: docs/ARCHITECTURE.md "Deferred unwinding"): 0.80, not 0.95.
+# interpreter's tables are in: they are deferred and replayed with their interpreter frames
+# kept (docs/ARCHITECTURE.md "Deferred unwinding"). Before the arm64 replay used arm64's step
+# (2026-12-05) PHP read 0.647-0.942 in some boots, 1.000 in every boot since: 0.80 until more
+# boots say 0.95 holds.
 # Ruby's share counts Worker#gamma's samples complete with every method's class.
 for rt in perl:main::gamma ruby:gamma php:gamma; do
 	name=${rt%%:*} v=$(field "$r" "${rt%%:*}")
