@@ -48,6 +48,9 @@ run_case chain /usr/bin/wl_chain_nofp "${secs:-2}"
 # a kernel that has no other walker already ran it
 grep -q "unwinding with tail calls" /tmp/chain.log ||
 	STACKSCOPE_TAIL_CALLS=1 run_case chain_tc /usr/bin/wl_chain_nofp "${secs:-2}"
+# the known chain in a child the command's shell forks after the attach: sampled only through
+# the copy of record's per-task event it inherits, with the program (src/sampler/task_events.h)
+run_case forked /bin/sh -c "/usr/bin/wl_chain_nofp ${secs:-2}; :"
 # a fixed hash seed: no wait for the entropy a fresh guest lacks
 export PYTHONHASHSEED=0
 run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
