@@ -14,6 +14,9 @@
 #    refused on 5.10 in one line naming bpf_loop. Python's share counts the script's compilation too (its
 #    samples under _PyRun_SimpleFileObject before <module> runs), which a loaded TCG guest
 #    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
+#  - both: `record -- COMMAND` samples through per-task events (sampling=per-task), and a child
+#    the command's shell forks after the attach is sampled through the event it inherits, the
+#    kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80.
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
