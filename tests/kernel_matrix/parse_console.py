@@ -24,7 +24,8 @@ runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec an
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
 sampling: the chain case's perf events (per-task or per-cpu, its summary's sampling line);
 forked-chain: share/samples of chain in wl_chain_nofp forked by a shell (the case forked): its
-samples come through the per-task event it inherited.
+samples come through the per-task event it inherited; pid-chain: the same of `record -p` of a
+running wl_chain_nofp (the case pid), pid-sampling its perf events (these three: x86_64 rows).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -247,8 +248,14 @@ def main():
     sampling = next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("chain", [])
                      if l.startswith("sampling ")), "none")
     forked, n_forked = share(stacks.get("forked", []), CHAIN, ";hot_leaf")
-    runtimes += ["sampling=" + sampling,
-                 "forked-chain=%s/%d" % (forked if status.get("forked") == "0" else "failed", n_forked)]
+    runtimes += ["sampling=" + sampling]
+    if "forked" in status:  # the x86_64 rows
+        runtimes += ["forked-chain=%s/%d" % (forked if status["forked"] == "0" else "failed", n_forked)]
+    if "pid" in status:
+        by_pid, n_pid = share(stacks.get("pid", []), CHAIN, ";hot_leaf")
+        runtimes += ["pid-sampling=" + next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("pid", [])
+                                             if l.startswith("sampling ")), "none"),
+                     "pid-chain=%s/%d" % (by_pid if status["pid"] == "0" else "failed", n_pid)]
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
           "ebpf-mappings=%s python-eval=%s%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
@@ -279,7 +286,7 @@ def main():
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
     for n, st in java_worst:
         print("  incomplete java: %d %s" % (n, st[:600]))
-    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny", "forked") + tuple(r[0] for r in RUNTIMES):
+    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny", "forked", "pid") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

@@ -16,7 +16,8 @@
 #    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
 #  - both: `record -- COMMAND` samples through per-task events (sampling=per-task), and a child
 #    the command's shell forks after the attach is sampled through the event it inherits, the
-#    kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80.
+#    kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80;
+#    `record -p` of a running process on per-task events too (5.10: without inherit_thread).
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -52,6 +53,10 @@ per_task_checks()
 	fc=$(field "$2" forked-chain)
 	check_ge "$1: samples of a child forked after the attach (inherited event)" "${fc#*/}" 40
 	check "$1: ... its known chain complete (share ${fc%/*} >= 0.80)" at_least "${fc%/*}" 0.80
+	check_eq "$1: record -p of a running process on per-task events" "$(field "$2" pid-sampling)" per-task
+	fc=$(field "$2" pid-chain)
+	check_ge "$1: record -p: samples" "${fc#*/}" 40
+	check "$1: record -p: its known chain complete (share ${fc%/*} >= 0.80)" at_least "${fc%/*}" 0.80
 }
 
 r=$(row 6.1)
