@@ -498,7 +498,9 @@ static int run(struct record_run *r)
 		.debug_dir_cnt = o->debug_dir_cnt,
 		.off_cpu = o->common.off_cpu,
 		.no_cpu = !o->cpu,
-		/* bound to processes known at the start: events on their threads */
+		/* bound to processes known at the start: events on their threads (-p; a command
+		 * only with STACKSCOPE_PER_TASK=1: sampler.c's start_task_events())
+		 */
 		.per_task = o->command || o->common.pid_cnt,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,

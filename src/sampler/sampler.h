@@ -27,8 +27,9 @@ struct sampler_opts {
 	unsigned int map_scale;     /* --map-scale: every sized map times this (0: 1) */
 	bool off_cpu;               /* off-CPU samples too (sampler/off_cpu.h) */
 	bool no_cpu;                /* no CPU samples (no perf events): off-CPU only */
-	bool per_task;              /* FILTER_PIDS / FILTER_FOLLOW_CHILDREN: events on the filtered
-				     * processes' threads (sampler/task_events.h), where they allow */
+	bool per_task;              /* FILTER_PIDS (FILTER_FOLLOW_CHILDREN: STACKSCOPE_PER_TASK=1):
+				     * events on the filtered processes' threads
+				     * (sampler/task_events.h), where they allow */
 	uint64_t off_cpu_min_ns;    /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate;  /* off-CPU stack walks per second, all CPUs (0: default) */
 	bool faults;                /* memory-growth samples too (sampler/mem_growth.h) */

@@ -1,4 +1,5 @@
-/* Per-task perf events: `record -p PID` and `record -- COMMAND` sample only their own threads.
+/* Per-task perf events: `record -p PID` (and `record -- COMMAND` with STACKSCOPE_PER_TASK=1:
+ * sampler.c says why not by default) sample only their own threads.
  *
  * One cpu-clock event per thread of the recorded processes (pid = tid, cpu = -1, attr.inherit),
  * as `perf record -p` opens them, instead of one per CPU: the sampling program then runs for

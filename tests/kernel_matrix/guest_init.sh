@@ -51,11 +51,11 @@ grep -q "unwinding with tail calls" /tmp/chain.log ||
 # Per-task events (src/sampler/task_events.h), x86_64 rows only (the arm64 row is TCG: two
 # more verifications of every program there): the known chain in a child the command's shell
 # forks after the attach, sampled only through the copy of record's event it inherits, program
-# included; and -p of a process already running (before 5.13 the event is opened again without
+# included (STACKSCOPE_PER_TASK=1: a command is recorded per CPU by default); and -p of a process already running (before 5.13 the event is opened again without
 # inherit_thread, which the kernel refuses); 60 s, the workloads' most: 5.10's verifier took
 # 36 s of a loaded guest with the workload beside it
 if [ "$(uname -m)" = x86_64 ]; then
-	run_case forked /bin/sh -c "/usr/bin/wl_chain_nofp ${secs:-2}; :"
+	STACKSCOPE_PER_TASK=1 run_case forked /bin/sh -c "/usr/bin/wl_chain_nofp ${secs:-2}; :"
 	/usr/bin/wl_chain_nofp 60 >/dev/null 2>&1 &
 	bg=$!
 	sleep 0.5

@@ -22,7 +22,7 @@ call stub; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_T
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
-sampling: the chain case's perf events (per-task or per-cpu, its summary's sampling line);
+sampling: the forked case's perf events (per-task or per-cpu, its summary's sampling line);
 forked-chain: share/samples of chain in wl_chain_nofp forked by a shell (the case forked): its
 samples come through the per-task event it inherited; pid-chain: the same of `record -p` of a
 running wl_chain_nofp (the case pid), pid-sampling its perf events (these three: x86_64 rows).
@@ -245,7 +245,7 @@ def main():
         runtimes.append("php-jit-placed=%d/%d" % (jit[0], jit[1]))
     entered = [m.group(1) for l in logs.get("chain", [])
                for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
-    sampling = next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("chain", [])
+    sampling = next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("forked", [])
                      if l.startswith("sampling ")), "none")
     forked, n_forked = share(stacks.get("forked", []), CHAIN, ";hot_leaf")
     runtimes += ["sampling=" + sampling]

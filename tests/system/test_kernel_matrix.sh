@@ -14,9 +14,9 @@
 #    refused on 5.10 in one line naming bpf_loop. Python's share counts the script's compilation too (its
 #    samples under _PyRun_SimpleFileObject before <module> runs), which a loaded TCG guest
 #    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
-#  - both: `record -- COMMAND` samples through per-task events (sampling=per-task), and a child
-#    the command's shell forks after the attach is sampled through the event it inherits, the
-#    kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80;
+#  - both: `record -- COMMAND` with STACKSCOPE_PER_TASK=1 samples through per-task events
+#    (sampling=per-task), and a child the command's shell forks after the attach is sampled
+#    through the event it inherits, the kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80;
 #    `record -p` of a running process on per-task events too (5.10: without inherit_thread).
 source "$(dirname "$0")/lib.sh"
 need_root
@@ -49,7 +49,8 @@ at_least() { [[ $1 != none ]] && python3 -c "import sys; sys.exit(not float('$1'
 per_task_checks()
 {
 	local fc
-	check_eq "$1: record -- COMMAND on per-task events" "$(field "$2" sampling)" per-task
+	check_eq "$1: record -- COMMAND on per-task events (STACKSCOPE_PER_TASK=1)" \
+		"$(field "$2" sampling)" per-task
 	fc=$(field "$2" forked-chain)
 	check_ge "$1: samples of a child forked after the attach (inherited event)" "${fc#*/}" 40
 	check "$1: ... its known chain complete (share ${fc%/*} >= 0.80)" at_least "${fc%/*}" 0.80

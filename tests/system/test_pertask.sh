@@ -5,8 +5,11 @@
 #      into the inherited event) and once: its samples are its own CPU time at the frequency,
 #      0.6-1.4x (two events would give 2x); a process it forks is not sampled (inherit_thread,
 #      or the pid filter); the summary says "per-task events on N threads of 1 processes";
-#  (b) -- COMMAND: the event on the command's process before its exec: a thread and a forked
-#      child it makes later both sampled, each once per period of its CPU time;
+#  (b) -- COMMAND stays on per-CPU events: an inherited event starts a whole period, so a process
+#      shorter than one is never sampled per task; a loop of 1,000 /bin/true comes out (~400
+#      samples per CPU at 499 Hz, ~7 per task). With STACKSCOPE_PER_TASK=1 the event is on the
+#      command's process before its exec: a thread and a forked child it makes later are both
+#      sampled, each once per period of its CPU time;
 #  (c) over 4096 threads: per-CPU events, said in one line, the target still sampled; too few
 #      fds (RLIMIT_NOFILE's hard limit) the same; a soft limit too low under a high enough hard
 #      one is raised, and the events are per task;
@@ -59,9 +62,16 @@ check_le "-p: ... once, not by two events" "$r" 140
 check_eq "-p: the child forked after the attach not sampled" \
 	"$(samples "$f" wl_spawn_late 'late_child_')" 0
 
-# (b) -- COMMAND: its later thread and child
+# (b) -- COMMAND: per CPU, its short processes sampled; per task when asked, its later thread
+# and child
+f=$TMP/short.folded
+record "$TMP/short.err" -F $HZ -o "$f" -- sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done'
+check_eq "-- COMMAND of short processes: exit status" $? 0
+check "-- COMMAND: per-CPU events ($(sampling "$TMP/short.err"))" \
+	grep -q '^sampling  *per-CPU events' "$TMP/short.err"
+check_ge "-- COMMAND: samples of 1,000 /bin/true of ~0.5 ms each" "$(samples "$f" true)" 100
 f=$TMP/b.folded
-record "$TMP/b.err" -F $HZ -o "$f" -- "$FIX/wl_spawn_late" 0.6 >"$TMP/b.out"
+STACKSCOPE_PER_TASK=1 record "$TMP/b.err" -F $HZ -o "$f" -- "$FIX/wl_spawn_late" 0.6 >"$TMP/b.out"
 check_eq "-- COMMAND: exit status" $? 0
 check "-- COMMAND: per task, processes inherit ($(sampling "$TMP/b.err"))" \
 	grep -q '^sampling  *per-task events on 1 threads of 1 processes (new threads and processes inherit' \
