@@ -369,6 +369,7 @@ struct session *session__new(const struct session_opts *opts)
 		.map_scale = opts->map_scale,
 		.off_cpu = opts->off_cpu,
 		.no_cpu = opts->no_cpu,
+		.per_task = opts->per_task,
 		.off_cpu_min_ns = opts->off_cpu_min_ns,
 		.off_cpu_rate = opts->off_cpu_rate,
 		.faults = opts->faults,
@@ -764,5 +765,6 @@ void session__stats(struct session *s, struct session_stats *out)
 			interp_registry__stats(s->interp, bpf, out->runtimes, SESSION_RUNTIMES_MAX);
 	}
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
+	out->task_events = sampler__task_events_stats(s->sampler);
 	obi_map__stats(s->obi, &out->obi);
 }

@@ -34,6 +34,7 @@ struct table_cache_stats;
 struct deferred_stats;
 struct alloc_live_stats;
 struct alloc_procs_stats;
+struct task_events_stats;
 struct off_cpu_join_stats;
 struct selection;
 struct selection_rules;
@@ -65,6 +66,8 @@ struct session_opts {
 	uint64_t cache_max_bytes;
 	bool off_cpu;                   /* off-CPU samples (sampler/off_cpu.h) */
 	bool no_cpu;                    /* ... only: no CPU samples */
+	bool per_task;                  /* record: perf events on the filtered processes' threads
+					 * (sampler/task_events.h), else per CPU */
 	uint64_t off_cpu_min_ns;        /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate;      /* off-CPU stack walks per second (0: default) */
 	bool faults;                    /* memory-growth samples (sampler/mem_growth.h) */
@@ -144,6 +147,7 @@ struct session_stats {
 	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
 	uint64_t exec_events, exit_events, mmap_events;
 	unsigned int cpu_cnt;
+	const struct task_events_stats *task_events;                /* NULL: per-CPU events */
 	struct interp_runtime_stats runtimes[SESSION_RUNTIMES_MAX]; /* per language runtime */
 	size_t runtime_cnt;
 	struct obi_map_stats obi; /* OBI's map (interp/otel/obi_map.h) */
