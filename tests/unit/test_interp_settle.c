@@ -54,8 +54,8 @@ static uint64_t verified(struct interp_registry *ir)
 	size_t i, j, n = interp_registry__stats(ir, NULL, st, 16);
 
 	for (i = 0; i < n; i++)
-		for (j = 0; st[i].rt->frame_kind == FRAME_KIND_CPYTHON && j < st[i].rt->stat_cnt &&
-			    j < 16;
+		for (j = 0;
+		     st[i].rt->frame_kind == FRAME_KIND_CPYTHON && j < st[i].rt->stat_cnt && j < 16;
 		     j++)
 			if (!strcmp(st[i].rt->stat_names[j], "layouts verified"))
 				return st[i].own[j];
