@@ -738,6 +738,16 @@ static int py_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	return 0;
 }
 
+/* Verified or rejected: nothing left for a fast tick to look for (pending: its interpreter is
+ * checked every VERIFY_INTERVAL_NS until it is initialised).
+ */
+static bool py_proc_settled(const void *proc_state)
+{
+	const struct py_proc *pp = proc_state;
+
+	return pp->state != PY_PROC_PENDING;
+}
+
 /* ---- symbolization ---- */
 
 /* A str object as UTF-8 (malloc'ed), or NULL. */
@@ -914,5 +924,6 @@ const struct interp_runtime python_runtime = {
 	.proc_state_sz = sizeof(struct py_proc),
 	.proc_attach = py_proc_attach,
 	.proc_tick = py_proc_tick,
+	.proc_settled = py_proc_settled,
 	.symbolize = py_symbolize,
 };
