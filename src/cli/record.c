@@ -584,6 +584,8 @@ static int run(struct record_run *r)
 			break;
 		}
 	}
+	/* "samples recorded" in the summary then counts what the drain below reads */
+	session__stop_sampling(r->session);
 	if (!err)
 		err = session__poll(r->session, 0); /* drain */
 	if (!err)

@@ -689,6 +689,11 @@ int session__poll(struct session *s, int timeout_ms)
 	return 0;
 }
 
+void session__stop_sampling(struct session *s)
+{
+	sampler__stop_sampling(s->sampler);
+}
+
 int session__flush_deferred(struct session *s, uint64_t max_wait_ns)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), now = t0;

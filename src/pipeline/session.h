@@ -100,6 +100,10 @@ int session__filter_pid(struct session *s, pid_t pid);
 int session__start(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
+/* A recording's end: no more samples are taken; a last session__poll() reads every one the
+ * counters count.
+ */
+void session__stop_sampling(struct session *s);
 /* Finish every deferred sample: replayed where its tables exist, else as eBPF walked it
  * (before the last session__take_profile() of a recording). While samples wait for tables
  * that are being built or asked for (a giant's build takes seconds on a loaded box), the loop

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <linux/capability.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -739,6 +740,19 @@ int sampler__start(struct sampler *s)
 					  s->fault_links);
 	}
 	return 0;
+}
+
+void sampler__stop_sampling(struct sampler *s)
+{
+	unsigned int i;
+
+	task_events__disable(s->task_events);
+	for (i = 0; s->perf_fds && i < s->cpu_cnt; i++)
+		if (s->perf_fds[i] >= 0)
+			ioctl(s->perf_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (i = 0; s->fault_fds && i < s->cpu_cnt; i++)
+		if (s->fault_fds[i] >= 0)
+			ioctl(s->fault_fds[i], PERF_EVENT_IOC_DISABLE, 0);
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms)

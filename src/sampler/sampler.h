@@ -57,6 +57,11 @@ int sampler__start(struct sampler *s);
  * then consume everything available. Returns records consumed, or < 0 (-EINTR on a signal).
  */
 int sampler__poll(struct sampler *s, int timeout_ms);
+/* The end of a recording: its CPU and page-fault events take no more samples (tracepoints,
+ * probes and the ring buffer go on), so that a last poll reads every sample counted and the
+ * counters read after it describe what the profile holds.
+ */
+void sampler__stop_sampling(struct sampler *s);
 void sampler__free(struct sampler *s);
 
 /* Under FILTER_FOLLOW_CHILDREN, the first pid filtered (before sampler__start()) is the

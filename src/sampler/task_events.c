@@ -338,6 +338,15 @@ const struct task_events_stats *task_events__stats(const struct task_events *te)
 	return &te->st;
 }
 
+void task_events__disable(struct task_events *te)
+{
+	size_t i;
+
+	/* an ioctl on an event reaches the copies its threads' children inherited */
+	for (i = 0; te && i < te->cnt; i++)
+		ioctl(te->ev[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void task_events__free(struct task_events *te)
 {
 	size_t i;

@@ -69,6 +69,8 @@ int task_events__open(struct task_events **out, const pid_t *pids, size_t cnt,
 		      const struct task_events_opts *opts);
 /* Borrowed for the object's life. */
 const struct task_events_stats *task_events__stats(const struct task_events *te);
+/* No more samples from any event or its inherited copies (the fds stay open). */
+void task_events__disable(struct task_events *te);
 void task_events__free(struct task_events *te);
 
 /* When a thread found by the last listing was made, from its tid and the last pid allocated
