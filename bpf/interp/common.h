@@ -51,6 +51,8 @@ struct interp_state {
 	__u8 moved_after_defer; /* a runtime moved the native cursor past the defer point (a
 				 * code-range walker, V8's file range): no replay can redo that */
 	__u8 pad[1];
+	__u32 main_pid; /* the sampled thread's pid when it is its process's main thread, else 0 */
+	__u32 pad2;
 	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
 

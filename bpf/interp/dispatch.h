@@ -109,12 +109,15 @@ struct interp_cursor {
 	};
 };
 
-/* Reset for a new sample (the runtimes' read buffers need no clearing). */
-static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsbase)
+/* Reset for a new sample (the runtimes' read buffers need no clearing): the thread's TLS base,
+ * and its pid when it is its process's main thread (0: another thread).
+ */
+static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsbase, __u32 main_pid)
 {
 	__builtin_memset(&ic->is, 0, sizeof(ic->is));
 	INTERP_WALKS(INTERP_RESET)
 	ic->is.fsbase = fsbase;
+	ic->is.main_pid = main_pid;
 }
 
 /* The native frame about to be emitted (pc, lookup_pc = pc or pc - 1 for return addresses)
