@@ -8,7 +8,10 @@
 # tool's sampling program, kernel.bpf_stats_enabled, and the samples it took in between:
 # stackscope's COUNTER_SAMPLES, bpftrace's summed counts). ns a sample = run time / samples, the
 # rejected runs of the other CPU included, as every tool pays them. One row per round, then the
-# medians of the figures and of the per-round ratios.
+# medians of the figures and of the per-round ratios. ss_in and prev_in: each build's in-program
+# clock a recorded sample (its summary's "bpf time ... per recorded sample", the whole recording:
+# the rejected runs left out); ss_runs and prev_runs: the program's runs a recorded sample in the
+# window (1.0: no rejected run).
 # Usage: sudo [PREV=path/to/previous/stackscope] bench/fp_cost_together.sh [ROUNDS (7)]
 # [WINDOW_S (4)] [HZ (199)]; SS=path/to/stackscope measures another build than ./stackscope;
 # WORKLOAD=wl_recurse (305 frames, CFI) compares the builds per frame the same way.
@@ -44,7 +47,10 @@ stop_tool()
 	wait "$1" 2>/dev/null
 }
 
-# one_round R: "R ss_ns prev_ns bt_ns" (prev_ns "-" without PREV)
+# in_program LOG: the summary's in-program ns a recorded sample, or "-"
+in_program() { record_bpf_ns "$1" | grep . || echo -; }
+
+# one_round R: "R ss_ns prev_ns bt_ns ss_in prev_in ss_runs prev_runs" (prev's "-" without PREV)
 one_round()
 {
 	local wl ss pv=0 bt tools t i
@@ -77,23 +83,30 @@ one_round()
 	wait "$wl" 2>/dev/null
 	pids=()
 	# ns a sample of each tool over the window, in the order ss, prev, bt
-	join "$out/before" "$out/after" | awk -v ss="$ss" -v pv="$pv" -v bt="$bt" '
-		{ d = $7 - $4; ns[$1] = d > 0 ? sprintf("%.0f", ($5 - $2) / d) : "-" }
-		END { print ns[ss], (pv ? ns[pv] : "-"), ns[bt] }'
+	join "$out/before" "$out/after" | awk -v ss="$ss" -v pv="$pv" -v bt="$bt" \
+		-v ssin="$(in_program "$out/ss.log")" \
+		-v pvin="$([[ -n $PREV ]] && in_program "$out/prev.log" || echo -)" '
+		{
+			d = $7 - $4
+			ns[$1] = d > 0 ? sprintf("%.0f", ($5 - $2) / d) : "-"
+			runs[$1] = d > 0 ? sprintf("%.2f", ($6 - $3) / d) : "-"
+		}
+		END { print ns[ss], (pv ? ns[pv] : "-"), ns[bt], ssin, pvin, runs[ss], (pv ? runs[pv] : "-") }'
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.3f", a / b; else printf "-" }'; }
 
 echo "# one ${WL##*/} at $HZ Hz, all tools at once; window ${WIN} s after ${WARM} s; SS=$SS PREV=${PREV:--}"
 echo "# $(date -u '+%F %H:%M UTC'), $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %9s %9s %9s %8s %8s %8s\n' round ss_ns prev_ns bt_ns ss/prev ss/bt prev/bt
+printf '%-6s %9s %9s %9s %8s %8s %8s %8s %8s %8s %9s\n' round ss_ns prev_ns bt_ns ss/prev ss/bt \
+	prev/bt ss_in prev_in ss_runs prev_runs
 for r in $(seq "$ROUNDS"); do
-	read -r a p b < <(one_round)
-	printf '%-6s %9s %9s %9s %8s %8s %8s\n' "$r" "$a" "$p" "$b" "$(ratio "$a" "$p")" \
-		"$(ratio "$a" "$b")" "$(ratio "$p" "$b")"
+	read -r a p b ai pi ar pr < <(one_round)
+	printf '%-6s %9s %9s %9s %8s %8s %8s %8s %8s %8s %9s\n' "$r" "$a" "$p" "$b" "$(ratio "$a" "$p")" \
+		"$(ratio "$a" "$b")" "$(ratio "$p" "$b")" "$ai" "$pi" "$ar" "$pr"
 done | tee "$out/rows"
 printf '%-6s' median
-for c in 2 3 4 5 6 7; do
+for c in 2 3 4 5 6 7 8 9 10 11; do
 	printf ' %8s' "$(awk -v c=$c '$1 ~ /^[0-9]+$/ && $c != "-" { print $c }' "$out/rows" | median)"
 done
 echo

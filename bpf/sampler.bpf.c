@@ -894,7 +894,7 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	s->st.defer_cnt = 0;
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
-	ss_interp_reset(&s->interp, ss_task_tls_base(task));
+	ss_interp_reset(&s->interp, ss_task_tls_base(task), tid == tgid ? tgid : 0);
 	s->t0 = t0;
 	s->chunks = 0;
 	s->user_regs = 0;

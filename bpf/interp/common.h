@@ -53,14 +53,16 @@ struct interp_state {
 	__u8 moved_after_defer; /* a runtime moved the native cursor past the defer point (a
 				 * code-range walker, V8's file range): no replay can redo that */
 	__u8 pad[1];
+	__u32 main_pid; /* the sampled thread's pid when it is its process's main thread, else 0 */
+	__u32 pad2;
 	struct interp_file file; /* file_id's (while file_id != 0) */
 	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
 
-_Static_assert(__builtin_offsetof(struct interp_state, file) == 48 &&
+_Static_assert(__builtin_offsetof(struct interp_state, file) == 56 &&
 		       sizeof(struct interp_state) ==
-			       48 + sizeof(struct interp_file) + sizeof(struct interp_code),
-	       "ss_interp_reset() resets the 48 bytes before file, file and code are filled first");
+			       56 + sizeof(struct interp_file) + sizeof(struct interp_code),
+	       "ss_interp_reset() resets the 56 bytes before file, file and code are filled first");
 
 /* Write frames[idx] and count it: idx must be st->frame_cnt, below SS_MAX_USER_FRAMES (the
  * caller checked; the mask keeps the verifier's bound).

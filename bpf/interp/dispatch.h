@@ -111,9 +111,10 @@ struct interp_cursor {
 
 /* Reset for a new sample (the runtimes' read buffers need no clearing; nor do the state's file
  * and code, read only once file_id and code_state say that this sample filled them: 200 of its
- * 248 bytes, three cache lines a sample of a process without a runtime never touches).
+ * 256 bytes, three cache lines a sample of a process without a runtime never touches): the
+ * thread's TLS base, and its pid when it is its process's main thread (0: another thread).
  */
-static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsbase)
+static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsbase, __u32 main_pid)
 {
 	struct interp_state *is = &ic->is;
 
@@ -127,6 +128,7 @@ static __always_inline void ss_interp_reset(struct interp_cursor *ic, __u64 fsba
 	is->off = 0;
 	is->started = 0;
 	is->moved_after_defer = 0;
+	is->main_pid = main_pid;
 	INTERP_WALKS(INTERP_RESET)
 }
 

@@ -34,6 +34,7 @@
 #include "profile/runtime_fold.h"
 #include "pipeline/trace_handler.h"
 #include "sampler/sampler.h"
+#include "sampler/task_events.h"
 #include "unwind/table_cache.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/segment_maker.h"
@@ -229,6 +230,26 @@ static void print_off_cpu(const uint64_t *c, const struct off_cpu_join_stats *j)
 			(double)c[COUNTER_OFF_CPU_PROG_NS] / (double)c[COUNTER_OFF_CPU_WALKS]);
 }
 
+/* Which perf events sampled: per task (and what the listings met) or per CPU. */
+static void print_sampling(const struct session_stats *st)
+{
+	const struct task_events_stats *t = st->task_events;
+
+	if (!t) {
+		fprintf(stderr, "sampling       per-CPU events on %u CPUs\n", st->cpu_cnt);
+		return;
+	}
+	fprintf(stderr,
+		"sampling       per-task events on %u threads of %u processes (new threads%s "
+		"inherit them); %u threads exited before their event, %u found by a later "
+		"listing, %u made while the program was set\n",
+		t->threads, t->processes,
+		t->follow_children  ? " and processes"
+		: t->inherit_thread ? ""
+				    : " and processes, whose samples the pid filter rejects,",
+		t->gone, t->late, t->raced);
+}
+
 static void print_summary(struct record_run *r, double secs)
 {
 	struct session_stats st;
@@ -243,6 +264,8 @@ static void print_summary(struct record_run *r, double secs)
 	fprintf(stderr, "\n");
 	fprintf(stderr, "duration       %.2f s at %u Hz on %u CPUs\n", secs,
 		r->opts->common.freq_hz, st.cpu_cnt);
+	if (r->opts->cpu) /* else no perf event: off-CPU samples only */
+		print_sampling(&st);
 	fprintf(stderr, "samples        %llu recorded, %llu in the profile, %zu processes\n",
 		(unsigned long long)c[COUNTER_SAMPLES], (unsigned long long)total,
 		profile__process_cnt(r->prof));
@@ -475,6 +498,10 @@ static int run(struct record_run *r)
 		.debug_dir_cnt = o->debug_dir_cnt,
 		.off_cpu = o->common.off_cpu,
 		.no_cpu = !o->cpu,
+		/* bound to processes known at the start: events on their threads (-p; a command
+		 * only with STACKSCOPE_PER_TASK=1: sampler.c's start_task_events())
+		 */
+		.per_task = o->command || o->common.pid_cnt,
 		.off_cpu_min_ns = o->common.off_cpu_min_ns,
 		.off_cpu_rate = o->common.off_cpu_rate,
 		.map_scale = o->common.map_scale,
@@ -557,6 +584,8 @@ static int run(struct record_run *r)
 			break;
 		}
 	}
+	/* "samples recorded" in the summary then counts what the drain below reads */
+	session__stop_sampling(r->session);
 	if (!err)
 		err = session__poll(r->session, 0); /* drain */
 	if (!err)

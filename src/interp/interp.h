@@ -136,6 +136,13 @@ struct interp_runtime {
 	 * eBPF entry is removed and it is not attached again while its mapping stays the same).
 	 */
 	int (*proc_tick)(void *rt, void *proc_state, uint64_t now_ns);
+	/* Optional (NULL: the process settles for INTERP_SETTLE_NS after its attach). Whether an
+	 * attached process has nothing left to look for at a fast tick (CPython: its interpreter
+	 * verified, or rejected): the session then stops polling fast for it at once. Every
+	 * Python a box runs (a test, a script) kept the agent waking every 10 ms for a second,
+	 * 100 wake-ups, though a Python attached after its start is verified at the attach.
+	 */
+	bool (*proc_settled)(const void *proc_state);
 	void (*proc_free)(void *rt, void *proc_state); /* optional: what proc_attach made */
 	/* Optional (NULL: none). State that appears after attach: a VM initialised later, the
 	 * code in anonymous memory the runtime owns (JIT code, a code cache: its code-range
@@ -247,9 +254,10 @@ void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uin
 /* Periodic work: the runtimes' checks, reaping of exited processes' state. */
 void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns);
 /* A process of a runtime with late state (proc_tick or proc_refresh: not Go) was attached less
- * than INTERP_SETTLE_NS ago: its runtime's state (an interpreter being initialised, a code
- * cache not known yet) is checked at every tick, and until it is there its samples lack their
- * runtime's frames: the caller ticks often.
+ * than INTERP_SETTLE_NS ago and its runtime does not say it settled (proc_settled): its
+ * runtime's state (an interpreter being initialised, a code cache not known yet) is checked at
+ * every tick, and until it is there its samples lack their runtime's frames: the caller ticks
+ * often.
  */
 bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns);
 

@@ -426,7 +426,26 @@ void interp_registry__process_exited(struct interp_registry *reg, pid_t pid, uin
 
 bool interp_registry__settling(const struct interp_registry *reg, uint64_t now_ns)
 {
-	return now_ns < reg->settling_until_ns;
+	size_t it = 0;
+	uint64_t key;
+	void *v;
+
+	if (now_ns >= reg->settling_until_ns)
+		return false;
+	/* within a second of an attach: settling while one of the processes attached since has
+	 * state left to look for (a walk of the attached processes, only in that second)
+	 */
+	while (u64_map__next(&reg->procs, &it, &key, &v)) {
+		const struct interp_proc_entry *pe = v;
+		const struct interp_runtime *rt = runtimes[pe->rt];
+
+		if (pe->status != PROC_ATTACHED || pe->attached_ns + INTERP_SETTLE_NS <= now_ns ||
+		    !(rt->proc_tick || rt->proc_refresh))
+			continue;
+		if (!rt->proc_settled || !rt->proc_settled(pe->state))
+			return true;
+	}
+	return false;
 }
 
 void interp_registry__tick(struct interp_registry *reg, uint64_t now_ns)

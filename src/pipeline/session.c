@@ -1,11 +1,14 @@
 /* The sampling session shared by record and agent. See session.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/file_map.h"
 #include "base/log.h"
@@ -93,9 +96,52 @@ struct session {
 	size_t root_cnt;
 	uint64_t exec_events, exit_events, mmap_events;
 	uint64_t last_collect_ns;
+	uint64_t file_pages; /* our file-backed resident pages after the last sweep (statm) */
 	int fatal;
 	struct sample_record sample; /* the record being handled, expanded (sampler/sample_wire.h) */
 };
+
+/* Our resident file-backed (and shared) pages: the third field of /proc/self/statm, which
+ * the kernel keeps per process (its per-CPU counts folded in lazily: a few hundred KiB of
+ * lag); 0 when unreadable.
+ */
+static uint64_t file_resident_pages(void)
+{
+	char buf[128];
+	unsigned long long size, resident, shared;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) == 3 ? shared : 0;
+}
+
+/* The executables' file pages are given back (exe_registry__drop_pages) only when our
+ * file-backed resident set grew by FILE_PAGES_SWEEP_SZ since the last sweep. Every 5 s, a
+ * madvise of every executable's whole image (~80 calls on a quiet box, each walking the page
+ * tables of its range) gave back ~128 KiB of symbol names that the next interval's samples
+ * and export read again (faulted back within seconds); a statm read tells when there is more
+ * (a big binary's tables or symbols read: MiBs).
+ */
+#define FILE_PAGES_SWEEP_SZ (1u << 20)
+
+static void drop_file_pages(struct session *s)
+{
+	uint64_t now_pages = file_resident_pages();
+	uint64_t slack = FILE_PAGES_SWEEP_SZ / (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (now_pages && now_pages < s->file_pages + slack) {
+		if (now_pages < s->file_pages)
+			s->file_pages = now_pages; /* a file unmapped: the level to grow from */
+		return;
+	}
+	exe_registry__drop_pages(s->reg);
+	s->file_pages = file_resident_pages();
+}
 
 uint64_t clock_ns(int clock_id)
 {
@@ -369,6 +415,7 @@ struct session *session__new(const struct session_opts *opts)
 		.map_scale = opts->map_scale,
 		.off_cpu = opts->off_cpu,
 		.no_cpu = opts->no_cpu,
+		.per_task = opts->per_task,
 		.off_cpu_min_ns = opts->off_cpu_min_ns,
 		.off_cpu_rate = opts->off_cpu_rate,
 		.faults = opts->faults,
@@ -625,7 +672,7 @@ int session__poll(struct session *s, int timeout_ms)
 	if (now - s->last_collect_ns >= COLLECT_INTERVAL_NS) {
 		s->last_collect_ns = now;
 		exe_registry__collect(s->reg, now, TABLE_IDLE_GRACE_NS);
-		exe_registry__drop_pages(s->reg);
+		drop_file_pages(s);
 		process_table__reap(s->pt, now, PROCESS_GRACE_NS);
 		if (s->opts.evict_exe_ns)
 			exe_registry__evict(s->reg, now, s->opts.evict_exe_ns);
@@ -640,6 +687,11 @@ int session__poll(struct session *s, int timeout_ms)
 		return err;
 	}
 	return 0;
+}
+
+void session__stop_sampling(struct session *s)
+{
+	sampler__stop_sampling(s->sampler);
 }
 
 int session__flush_deferred(struct session *s, uint64_t max_wait_ns)
@@ -764,5 +816,6 @@ void session__stats(struct session *s, struct session_stats *out)
 			interp_registry__stats(s->interp, bpf, out->runtimes, SESSION_RUNTIMES_MAX);
 	}
 	out->cpu_cnt = sampler__cpu_cnt(s->sampler);
+	out->task_events = sampler__task_events_stats(s->sampler);
 	obi_map__stats(s->obi, &out->obi);
 }

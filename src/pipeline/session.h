@@ -34,6 +34,7 @@ struct table_cache_stats;
 struct deferred_stats;
 struct alloc_live_stats;
 struct alloc_procs_stats;
+struct task_events_stats;
 struct off_cpu_join_stats;
 struct selection;
 struct selection_rules;
@@ -65,6 +66,8 @@ struct session_opts {
 	uint64_t cache_max_bytes;
 	bool off_cpu;                   /* off-CPU samples (sampler/off_cpu.h) */
 	bool no_cpu;                    /* ... only: no CPU samples */
+	bool per_task;                  /* record: perf events on the filtered processes' threads
+					 * (sampler/task_events.h), else per CPU */
 	uint64_t off_cpu_min_ns;        /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate;      /* off-CPU stack walks per second (0: default) */
 	bool faults;                    /* memory-growth samples (sampler/mem_growth.h) */
@@ -97,6 +100,10 @@ int session__filter_pid(struct session *s, pid_t pid);
 int session__start(struct session *s);
 /* Read records for up to timeout_ms and do the periodic work; < 0 on a fatal error. */
 int session__poll(struct session *s, int timeout_ms);
+/* A recording's end: no more samples are taken; a last session__poll() reads every one the
+ * counters count.
+ */
+void session__stop_sampling(struct session *s);
 /* Finish every deferred sample: replayed where its tables exist, else as eBPF walked it
  * (before the last session__take_profile() of a recording). While samples wait for tables
  * that are being built or asked for (a giant's build takes seconds on a loaded box), the loop
@@ -144,6 +151,7 @@ struct session_stats {
 	uint64_t bpf_run_ns, bpf_run_cnt; /* 0 unless kernel.bpf_stats_enabled */
 	uint64_t exec_events, exit_events, mmap_events;
 	unsigned int cpu_cnt;
+	const struct task_events_stats *task_events;                /* NULL: per-CPU events */
 	struct interp_runtime_stats runtimes[SESSION_RUNTIMES_MAX]; /* per language runtime */
 	size_t runtime_cnt;
 	struct obi_map_stats obi; /* OBI's map (interp/otel/obi_map.h) */

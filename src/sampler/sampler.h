@@ -1,4 +1,5 @@
-/* The sampler: loads bpf/sampler.bpf.c, opens one perf cpu-clock event per online CPU, and
+/* The sampler: loads bpf/sampler.bpf.c, opens one perf cpu-clock event per online CPU (or, for
+ * a recording bound to processes, one per thread of theirs: sampler/task_events.h), and
  * delivers every ring-buffer record to a callback. Also owns the BPF maps other modules fill
  * (pid filter, per-process mappings, unwind tables) and the per-CPU loss counters.
  *
@@ -26,6 +27,9 @@ struct sampler_opts {
 	unsigned int map_scale;     /* --map-scale: every sized map times this (0: 1) */
 	bool off_cpu;               /* off-CPU samples too (sampler/off_cpu.h) */
 	bool no_cpu;                /* no CPU samples (no perf events): off-CPU only */
+	bool per_task;              /* FILTER_PIDS (FILTER_FOLLOW_CHILDREN: STACKSCOPE_PER_TASK=1):
+				     * events on the filtered processes' threads
+				     * (sampler/task_events.h), where they allow */
 	uint64_t off_cpu_min_ns;    /* shorter stays off CPU are skipped */
 	unsigned int off_cpu_rate;  /* off-CPU stack walks per second, all CPUs (0: default) */
 	bool faults;                /* memory-growth samples too (sampler/mem_growth.h) */
@@ -42,6 +46,7 @@ typedef int (*sampler_record_fn)(const void *rec, size_t size, void *ctx);
 
 struct sampler;
 struct alloc_procs_stats;
+struct task_events_stats;
 
 /* NULL with errno set and one clear error logged (EPERM: not root / missing capabilities;
  * ENOTSUP: kernel without BTF or a needed helper, named in the message).
@@ -52,6 +57,11 @@ int sampler__start(struct sampler *s);
  * then consume everything available. Returns records consumed, or < 0 (-EINTR on a signal).
  */
 int sampler__poll(struct sampler *s, int timeout_ms);
+/* The end of a recording: its CPU and page-fault events take no more samples (tracepoints,
+ * probes and the ring buffer go on), so that a last poll reads every sample counted and the
+ * counters read after it describe what the profile holds.
+ */
+void sampler__stop_sampling(struct sampler *s);
 void sampler__free(struct sampler *s);
 
 /* Under FILTER_FOLLOW_CHILDREN, the first pid filtered (before sampler__start()) is the
@@ -66,6 +76,10 @@ void sampler__alloc_mapped(struct sampler *s, pid_t pid);
 void sampler__alloc_exited(struct sampler *s, pid_t pid);
 /* NULL unless --alloc with a command; borrowed for the sampler's life. */
 const struct alloc_procs_stats *sampler__alloc_procs_stats(const struct sampler *s);
+/* The per-task events' figures (sampler/task_events.h), or NULL: per-CPU events (no per_task,
+ * or their fallback). Borrowed for the sampler's life; valid after sampler__start().
+ */
+const struct task_events_stats *sampler__task_events_stats(const struct sampler *s);
 /* Sum of the per-CPU counters. */
 void sampler__counters(struct sampler *s, uint64_t out[COUNTER_CNT]);
 /* Kernel memory held by the BPF maps (sum of memlock from fdinfo), in bytes; re-read at most

@@ -17,7 +17,8 @@ RUSTC       ?= $(firstword $(shell command -v rustc 2>/dev/null) \
 
 WL_FIXTURES := wl_chain_fp wl_chain_nofp wl_qsort wl_recurse wl_signal wl_kernel \
 	       wl_dlopen wl_plugin.so wl_cxx wl_short wl_truncate wl_prefork \
-	       wl_reload wl_reload_a.so wl_reload_b.so wl_leader_exit
+	       wl_reload wl_reload_a.so wl_reload_b.so wl_leader_exit wl_spawn_late \
+	       wl_many_threads
 
 FIXTURES += $(addprefix $(BUILD)/,$(WL_FIXTURES))
 WL_LLD      ?= $(shell command -v ld.lld 2>/dev/null)
@@ -41,7 +42,8 @@ $(BUILD)/wl_qsort $(BUILD)/wl_recurse $(BUILD)/wl_signal $(BUILD)/wl_kernel \
 $(BUILD)/wl_short $(BUILD)/wl_prefork: $(BUILD)/%: %.c wl_common.h | $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@
 
-$(BUILD)/wl_leader_exit: wl_leader_exit.c wl_common.h | $(BUILD)
+$(BUILD)/wl_leader_exit $(BUILD)/wl_spawn_late $(BUILD)/wl_many_threads: $(BUILD)/%: %.c wl_common.h \
+		| $(BUILD)
 	$(WL_CC) $(WL_CFLAGS) $(WL_NOFP) $< -o $@ -lpthread
 
 $(BUILD)/wl_dlopen: wl_dlopen.c wl_common.h | $(BUILD)

@@ -22,6 +22,10 @@ call stub; tail-call-chain: chain with the tail-call walker forced (STACKSCOPE_T
 or chain itself on a kernel where the tail-call walker is the only one (guest_init.sh then
 runs no second case). ebpf-mappings: the mappings eBPF entered itself at exec and mmap in the
 chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_vma).
+sampling: the forked case's perf events (per-task or per-cpu, its summary's sampling line);
+forked-chain: share/samples of chain in wl_chain_nofp forked by a shell (the case forked): its
+samples come through the per-task event it inherited; pid-chain: the same of `record -p` of a
+running wl_chain_nofp (the case pid), pid-sampling its perf events (these three: x86_64 rows).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -241,6 +245,17 @@ def main():
         runtimes.append("php-jit-placed=%d/%d" % (jit[0], jit[1]))
     entered = [m.group(1) for l in logs.get("chain", [])
                for m in [re.match(r"new mappings +(\d+) entered by eBPF", l)] if m]
+    sampling = next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("forked", [])
+                     if l.startswith("sampling ")), "none")
+    forked, n_forked = share(stacks.get("forked", []), CHAIN, ";hot_leaf")
+    runtimes += ["sampling=" + sampling]
+    if "forked" in status:  # the x86_64 rows
+        runtimes += ["forked-chain=%s/%d" % (forked if status["forked"] == "0" else "failed", n_forked)]
+    if "pid" in status:
+        by_pid, n_pid = share(stacks.get("pid", []), CHAIN, ";hot_leaf")
+        runtimes += ["pid-sampling=" + next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("pid", [])
+                                             if l.startswith("sampling ")), "none"),
+                     "pid-chain=%s/%d" % (by_pid if status["pid"] == "0" else "failed", n_pid)]
     print("%s %s programs=%s chain=%s python=%s walker=%s samples=%d/%d tail-call-chain=%s off-cpu=%s "
           "ebpf-mappings=%s python-eval=%s%s" %
           (release, arch, "ok" if ok else "failed", chain, py, walker, n_chain, n_py,
@@ -271,7 +286,7 @@ def main():
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
     for n, st in java_worst:
         print("  incomplete java: %d %s" % (n, st[:600]))
-    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny") + tuple(r[0] for r in RUNTIMES):
+    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny", "forked", "pid") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

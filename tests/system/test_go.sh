@@ -237,13 +237,14 @@ done
 # table format), the labels are checked as above, and the cgo chain whole down to C.
 RM_ROOTS=${RM_CACHE:-/var/cache/stackscope/runtime-matrix}/roots
 # go_run GO ARGS...: GO (a root's runs on the host: its GOROOT pointed at the root's copy, the C
-# library the host's), no network, caches under $FIX/go-versions.
+# library the host's), no network, GOPATH under $FIX/go-versions, the build cache GO_BUILD_CACHE
+# (lib.sh).
 go_run()
 {
 	local go=$1 goroot
 	shift
 	goroot=$(dirname "$(dirname "$go")")
-	env GOENV=off GOROOT="$goroot" GOCACHE="$FIX/go-versions/cache-$(basename "$goroot")" \
+	env GOENV=off GOROOT="$goroot" GOCACHE="$GO_BUILD_CACHE" \
 		GOPATH="$FIX/go-versions/path" GO111MODULE=off GOFLAGS= GOPROXY=off \
 		GOTOOLCHAIN=local CGO_ENABLED="${GO_CGO:-0}" "$go" "$@"
 }

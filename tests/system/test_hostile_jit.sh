@@ -90,7 +90,7 @@ for rt in $RUNTIMES; do
 			mkdir -p "$TMP/go-$m"
 			python3 "$GEN" go 64 400 "$m" "$TMP/go-$m" &&
 				printf 'module hostile\n\ngo 1.21\n' >"$TMP/go-$m/go.mod" &&
-				(cd "$TMP/go-$m" && GOFLAGS=-mod=mod GOCACHE=$TMP/gocache "$GO" build \
+				(cd "$TMP/go-$m" && GOFLAGS=-mod=mod GOCACHE=$GO_BUILD_CACHE "$GO" build \
 					-o hostile_go . 2>"$TMP/go-$m.err") ||
 				{
 					fail "go build ($m): $(head -c 300 "$TMP/go-$m.err")"

@@ -14,6 +14,10 @@
 #    refused on 5.10 in one line naming bpf_loop. Python's share counts the script's compilation too (its
 #    samples under _PyRun_SimpleFileObject before <module> runs), which a loaded TCG guest
 #    makes longer: 6.1 gave 0.92 once, hence 0.85 for both kernels.
+#  - both: `record -- COMMAND` with STACKSCOPE_PER_TASK=1 samples through per-task events
+#    (sampling=per-task), and a child the command's shell forks after the attach is sampled
+#    through the event it inherits, the kernel having copied the program into it: >= 40 samples, its known chain complete >= 0.80;
+#    `record -p` of a running process on per-task events too (5.10: without inherit_thread).
 source "$(dirname "$0")/lib.sh"
 need_root
 have_fixture wl_chain_nofp || finish
@@ -40,6 +44,22 @@ field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 # at_least VALUE MIN: VALUE (a decimal share) >= MIN
 at_least() { [[ $1 != none ]] && python3 -c "import sys; sys.exit(not float('$1') >= $2)"; }
 
+# per_task_checks SERIES ROW: `record -- COMMAND` sampled through per-task events, and a child
+# its shell forked after the attach through the copy it inherited, program included
+per_task_checks()
+{
+	local fc
+	check_eq "$1: record -- COMMAND on per-task events (STACKSCOPE_PER_TASK=1)" \
+		"$(field "$2" sampling)" per-task
+	fc=$(field "$2" forked-chain)
+	check_ge "$1: samples of a child forked after the attach (inherited event)" "${fc#*/}" 40
+	check "$1: ... its known chain complete (share ${fc%/*} >= 0.80)" at_least "${fc%/*}" 0.80
+	check_eq "$1: record -p of a running process on per-task events" "$(field "$2" pid-sampling)" per-task
+	fc=$(field "$2" pid-chain)
+	check_ge "$1: record -p: samples" "${fc#*/}" 40
+	check "$1: record -p: its known chain complete (share ${fc%/*} >= 0.80)" at_least "${fc%/*}" 0.80
+}
+
 r=$(row 6.1)
 check "6.1: booted, one result line" test -n "$r"
 check_eq "6.1: programs" "$(field "$r" programs)" ok
@@ -60,6 +80,7 @@ check_eq "6.1: off-CPU recording of a sleeping shell" "$(field "$r" off-cpu)" ok
 # bpf_find_vma (5.17): eBPF enters a new process's program, loader and libraries itself
 em=$(field "$r" ebpf-mappings)
 check_ge "6.1: mappings entered by eBPF at exec and mmap" "${em/none/0}" 2
+per_task_checks 6.1 "$r"
 
 r=$(row 5.10)
 check "5.10: booted, one result line" test -n "$r"
@@ -89,5 +110,6 @@ check_eq "5.10: off-CPU refused in one line naming bpf_loop" \
 	"$(grep '^  error offcpu: ' <<<"$block" | grep -c 'bpf_loop')" 1
 check_eq "5.10: no verifier dump on the console" \
 	"$(grep -c 'PROG LOAD LOG' "$out/5.10.console")" 0
+per_task_checks 5.10 "$r"
 
 finish

@@ -112,11 +112,14 @@ check_eq "pid or cgroup, minus an excluded pid" "$(comms "$TMP/mix.folded" | tr 
 
 # --- a new process a name rule selects ---------------------------------------------------------
 for p in $A $B $C $D; do kill "$p" 2>/dev/null; done
-"$SS" record -F 299 -d 8 --select-name '^burn_new$' -o "$TMP/new.folded" 2>"$TMP/new.err" &
+# (-d 30: a bound; the recording is ended by SIGINT once burn_new has exited, as a user's Ctrl-C
+# ends it: a fixed -d 8 waited 6 s after it)
+"$SS" record -F 299 -d 30 --select-name '^burn_new$' -o "$TMP/new.folded" 2>"$TMP/new.err" &
 RP=$!
 _bg_pids+=($RP)
 if wait_recording "$TMP/new.err" $RP; then
 	"$TMP/burn_new" 2
+	kill -INT $RP
 	wait $RP
 	check_eq "new process: exit status" $? 0
 	n=$(samples "$TMP/new.folded" burn_new)

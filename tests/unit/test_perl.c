@@ -93,7 +93,7 @@ static int walk(struct user_frame *frames, uint64_t fsbase)
 	struct interp_cursor ic;
 	int i;
 
-	ss_interp_reset(&ic, fsbase);
+	ss_interp_reset(&ic, fsbase, 0);
 	ic.is.file = world.file;
 	ic.is.file_id = world.file_id;
 	if (perl_activation(&st, &ic.is, &ic.perl, frames))

@@ -138,7 +138,7 @@ static int walk(struct user_frame *frames)
 	struct interp_cursor ic;
 	int i;
 
-	ss_interp_reset(&ic, 0);
+	ss_interp_reset(&ic, 0, 0);
 	ic.is.file = world.file;
 	ic.is.file_id = world.file_id;
 	if (php_activation(&st, &ic.is, &ic.php, frames))

@@ -391,7 +391,7 @@ static void replay_run(struct replay_result *res)
 	memcpy(res->st.regs, s->regs, sizeof(res->st.regs));
 	res->st.regs_valid = 1;
 	res->sp_rose = true;
-	ss_interp_reset(&res->ic, 0);
+	ss_interp_reset(&res->ic, 0, 0);
 	for (i = 0; i < SS_MAX_USER_FRAMES + 1 && !res->st.done; i++) {
 		uint64_t sp = res->st.regs[DWARF_RSP];
 		__u32 before = res->st.frame_cnt;

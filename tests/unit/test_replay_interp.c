@@ -14,7 +14,8 @@
  *     sampler.bpf.c's unwind_loop_cb drives it: ss_interp_step() before each
  *     ss_unwind_step(), at most SS_MAX_USER_FRAMES * 2 + 1 iterations, cursor pid = the tgid,
  *     over the stopped process's memory (ss_read_user: process_vm_readv, bounded, zeroed on
- *     failure like bpf_probe_read_user);
+ *     failure like bpf_probe_read_user); CPython's main thread each stop again with the
+ *     thread pointer arm64's task copy holds after an exec (its parent's: ours);
  *   - symbolizes the runtime frames through the registry (the runtime's own symbolize) and the
  *     native ones through the executables' symbols, and checks the documented chain: the
  *     runtime frames leaf to root with their exact lines (the hot function at its hot line),
@@ -40,6 +41,7 @@
 #include <fcntl.h>
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -327,12 +329,13 @@ static struct unwind_cursor cur;
 static struct interp_cursor icur;
 static struct user_frame frames[SS_MAX_USER_FRAMES];
 
-static void walk(__u64 fsbase)
+/* main_pid: the walked thread's pid when it is the main thread (on_sample's), else 0 */
+static void walk(__u64 fsbase, __u32 main_pid)
 {
 	int i;
 
 	memset(frames, 0, sizeof(frames));
-	ss_interp_reset(&icur, fsbase);
+	ss_interp_reset(&icur, fsbase, main_pid);
 	/* on_sample's bpf_loop(SS_MAX_USER_FRAMES * 2 + 1, unwind_loop_cb) */
 	for (i = 0; i < SS_MAX_USER_FRAMES * 2 + 1; i++) {
 		if (!ss_interp_step(&cur, &icur, frames))
@@ -538,7 +541,7 @@ static bool check_detached(struct interp_registry *reg, const struct interp_case
 		return true;
 	}
 	cur.pid = (__u32)pid;
-	walk(fsbase);
+	walk(fsbase, tid == pid ? (__u32)pid : 0);
 	ptrace(PTRACE_CONT, tid, 0, 0);
 	n = cur.frame_cnt;
 	for (i = 0; i < n; i++) {
@@ -591,6 +594,7 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 	pid_t pid = -1, tid = -1;
 	__u64 fsbase = 0;
 	uint64_t t0 = now_ns(), t_attach = 0, t_stops = 0;
+	struct unwind_cursor taken; /* the stopped thread's registers, before a walk moves them */
 
 	if (!realpath(c->script, script))
 		REQUIRE(!"the workload script exists");
@@ -656,7 +660,8 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 			goto cleanup;
 		}
 		cur.pid = (__u32)pid; /* the tgid, as on_sample's mapping owner */
-		walk(fsbase);
+		taken = cur;
+		walk(fsbase, tid == pid ? (__u32)pid : 0);
 		for (i = 0; i < cur.frame_cnt; i++)
 			name_frame(reg, &frames[i], &named[i]);
 		err = first_runtime_frame();
@@ -665,6 +670,25 @@ static void run_case(const struct interp_case *c, const char *interpreter)
 			if (!check_chain(name, c, script, chain_len)) {
 				print_stack(reg, c->kind, name, stop);
 				goto cleanup;
+			}
+			/* CPython's main thread: the same stop again with the thread pointer arm64's
+			 * task copy holds after an exec until the thread is first switched out, its
+			 * parent's (ours: we forked it), which the walk must not need
+			 * (bpf/interp/python/bpf_abi.h, main_tp)
+			 */
+			if (c->kind == FRAME_KIND_CPYTHON && tid == pid) {
+				cur = taken;
+				walk((__u64)pthread_self(), (__u32)pid);
+				for (i = 0; i < cur.frame_cnt; i++)
+					name_frame(reg, &frames[i], &named[i]);
+				if (!check_chain(name, c, script, chain_len)) {
+					test__fail(
+						"%s: with the parent's thread pointer (arm64 after an "
+						"exec), not the same chain",
+						name);
+					print_stack(reg, c->kind, name, stop);
+					goto cleanup;
+				}
 			}
 			/* HotSpot: is the hot frame JIT code (the others are interpreted)? */
 			compiled += c->kind == FRAME_KIND_HOTSPOT &&

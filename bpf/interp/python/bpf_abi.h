@@ -86,6 +86,13 @@ struct py_proc_abi {
 	__s32 tsd_off; /* libc TSD: the value of pthread key k (< 32) is at fsbase + tsd_off + 16 k
 			* (fsbase: the thread pointer; below it on arm64, src/interp/common/glibc_tsd.h) */
 	__u32 pad;
+	/* The main thread's thread pointer, once its thread state is found (0: not yet), used
+	 * for the main thread instead of the task's copy: arm64's copy (thread.uw.tp_value) is
+	 * written only when the thread is switched out, and an exec keeps the old image's, since
+	 * glibc sets tpidr_el0 from user space: a main thread not switched out since its exec
+	 * read its parent's and had no Python frame (none counted but "unreadable").
+	 */
+	__u64 main_tp;
 };
 
 /* Why Python frames are missing, by reason (the runtime's slice of "interp_counters"). */

@@ -5,7 +5,8 @@
  * emitted first, one per loop iteration (py_emit()), then the native eval frame. The Python
  * frame chain of the sampled thread is found once per sample: the thread's PyThreadState ->
  * current frame, the thread state being the libc TSD slot of the gilstate pthread key (3.6:
- * autoTLSkey, 3.7+: _PyRuntime's autoTSSkey). That slot is set for every thread with a thread
+ * autoTLSkey, 3.7+: _PyRuntime's autoTSSkey), found from the thread pointer (the main thread's
+ * as userspace found it: bpf_abi.h, main_tp). That slot is set for every thread with a thread
  * state, also while it has released the GIL (the TLS `_Py_tss_tstate` is not). Which frames
  * belong to one activation: enum py_entry_kind (bpf_abi.h).
  *
@@ -43,7 +44,7 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 	const struct py_offsets *o = &is->file.py.off;
 	struct interp_proc *proc;
 	__u32 tss[2], key;
-	__u64 tstate, interp, ts_interp, ptr;
+	__u64 tstate, interp, ts_interp, ptr, tp = is->fsbase;
 
 	proc = ss_interp_proc(st->pid, FRAME_KIND_CPYTHON);
 	if (!proc || proc->file_id != is->file_id)
@@ -53,9 +54,14 @@ static __always_inline int py_start(struct unwind_cursor *st, struct interp_stat
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	/* Py_tss_t { initialized, key }, or 3.6's int key (-1, so >= PY_TSD_KEYS, until set) */
 	key = o->tstate_kind == PY_TSTATE_KEY ? tss[0] : tss[0] ? tss[1] : PY_TSD_KEYS;
-	if (key >= PY_TSD_KEYS || !is->fsbase)
+	/* the main thread's own pointer as userspace found it (bpf_abi.h: the task's copy may
+	 * be the old image's); not for a child forked and not known yet (proc: its parent's)
+	 */
+	if (proc->py.main_tp && is->main_pid == st->pid)
+		tp = proc->py.main_tp;
+	if (key >= PY_TSD_KEYS || !tp)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_TSS_UNSET);
-	if (ss_read_user(&tstate, sizeof(tstate), is->fsbase + proc->py.tsd_off + 16 * key) < 0)
+	if (ss_read_user(&tstate, sizeof(tstate), tp + proc->py.tsd_off + 16 * key) < 0)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_READ_FAILED);
 	if (!tstate)
 		return ss_interp_miss(FRAME_KIND_CPYTHON, PY_COUNTER_NO_TSTATE);

@@ -18,14 +18,19 @@
 /* pthread_self() from the thread pointer */
 #define GLIBC_PTHREAD_FROM_TP_X86_64 0
 #define GLIBC_PTHREAD_FROM_TP_AARCH64 (-0x740)
+/* the thread's kernel id (struct pthread.tid, a pid_t) from pthread_self() */
+#define GLIBC_TID_FROM_PTHREAD_X86_64 0x2d0
+#define GLIBC_TID_FROM_PTHREAD_AARCH64 0xd0
 
 /* this build's architecture (the profiled processes') */
 #if defined(__aarch64__)
 #define GLIBC_TSD_FROM_PTHREAD GLIBC_TSD_FROM_PTHREAD_AARCH64
 #define GLIBC_PTHREAD_FROM_TP GLIBC_PTHREAD_FROM_TP_AARCH64
+#define GLIBC_TID_FROM_PTHREAD GLIBC_TID_FROM_PTHREAD_AARCH64
 #elif defined(__x86_64__)
 #define GLIBC_TSD_FROM_PTHREAD GLIBC_TSD_FROM_PTHREAD_X86_64
 #define GLIBC_PTHREAD_FROM_TP GLIBC_PTHREAD_FROM_TP_X86_64
+#define GLIBC_TID_FROM_PTHREAD GLIBC_TID_FROM_PTHREAD_X86_64
 #else
 #error "glibc TSD offsets unknown for this architecture"
 #endif

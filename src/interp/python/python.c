@@ -163,6 +163,7 @@ struct py_proc {
 	struct py_file *file;
 	uint64_t interp_head, tss; /* absolute: py_file's */
 	uint64_t code_type;        /* absolute PyCode_Type */
+	uint64_t main_tp;          /* the main thread's thread pointer (0: not found yet) */
 	enum py_proc_state state;
 	unsigned int tries;
 	uint64_t next_check_ns;
@@ -635,8 +636,9 @@ static int proc_check(struct py_proc *pp)
 {
 	const struct py_layout *l = &pp->file->layout;
 	uint32_t key;
-	uint64_t interp, ts, v, frame;
+	uint64_t interp, ts, v, frame, self;
 	int threads = 0, tsd_ok = 0, code_ok = 0, set;
+	pid_t tid;
 
 	set = proc_key(pp, &key);
 	if (set < 0)
@@ -653,10 +655,16 @@ static int proc_check(struct py_proc *pp)
 		threads++;
 		if (interp__read_u64(pp->base.pid, ts + l->bpf.ts_interp, &v) || v != interp)
 			return -EINVAL;
-		if (key < 32 && !interp__read_u64(pp->base.pid, ts + l->ts_thread_id, &v) && v &&
-		    !interp__read_u64(pp->base.pid, v + GLIBC_TSD_FROM_PTHREAD + 16 * key, &v) &&
-		    v == ts)
+		if (key < 32 && !interp__read_u64(pp->base.pid, ts + l->ts_thread_id, &self) &&
+		    self &&
+		    !interp__read_u64(pp->base.pid, self + GLIBC_TSD_FROM_PTHREAD + 16 * key, &v) &&
+		    v == ts) {
 			tsd_ok++;
+			if (!interp__read_mem(pp->base.pid, self + GLIBC_TID_FROM_PTHREAD, &tid,
+					      sizeof(tid)) &&
+			    tid == pp->base.pid)
+				pp->main_tp = self - GLIBC_PTHREAD_FROM_TP;
+		}
 		if (!interp__read_u64(pp->base.pid, ts + l->bpf.ts_frame, &frame) && frame &&
 		    (l->bpf.cframe_frame == NO ||
 		     !interp__read_u64(pp->base.pid, frame + l->bpf.cframe_frame, &frame))) {
@@ -736,6 +744,33 @@ static int py_proc_tick(void *rt, void *proc_state, uint64_t now_ns)
 	if (pp->state == PY_PROC_PENDING && pp->next_check_ns <= now_ns)
 		return proc_verify(rt, pp, now_ns);
 	return 0;
+}
+
+/* Verified or rejected: nothing left for a fast tick to look for (pending: its interpreter is
+ * checked every VERIFY_INTERVAL_NS until it is initialised).
+ */
+static bool py_proc_settled(const void *proc_state)
+{
+	const struct py_proc *pp = proc_state;
+
+	return pp->state != PY_PROC_PENDING;
+}
+
+/* The main thread's thread pointer for eBPF (bpf_abi.h, main_tp) once the check found it
+ * (after proc_tick, which runs first): its glibc thread is the one whose tid is the pid.
+ */
+static int py_proc_refresh(void *rt, void *proc_state, uint64_t now_ns, struct interp_proc *bpf,
+			   struct interp_code_range *code)
+{
+	struct py_proc *pp = proc_state;
+
+	(void)rt;
+	(void)now_ns;
+	(void)code;
+	if (!pp->main_tp || bpf->py.main_tp == pp->main_tp)
+		return 0;
+	bpf->py.main_tp = pp->main_tp;
+	return 1;
 }
 
 /* ---- symbolization ---- */
@@ -914,5 +949,7 @@ const struct interp_runtime python_runtime = {
 	.proc_state_sz = sizeof(struct py_proc),
 	.proc_attach = py_proc_attach,
 	.proc_tick = py_proc_tick,
+	.proc_settled = py_proc_settled,
+	.proc_refresh = py_proc_refresh,
 	.symbolize = py_symbolize,
 };
