@@ -137,7 +137,13 @@ struct sample_trace {
 	__u8 attrs[SS_TRACE_ATTRS_LEN]; /* its first attrs_sz bytes (pipeline/sample_trace.c) */
 };
 
+/* A sample, as eBPF builds it and userspace reads it. The labels and kernel ips come first, so that
+ * the head (hdr to mem_addr) and the user frames are one run of bytes, as they go on the wire
+ * (below): eBPF sends the record from where it is.
+ */
 struct sample_record {
+	struct sample_label labels[SS_MAX_LABELS];
+	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];        /* process (thread-group leader) name */
 	char thread_comm[SS_COMM_LEN]; /* thread name */
@@ -160,20 +166,18 @@ struct sample_record {
 	__u64 mem_weight; /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
 			      * MEM_SAMPLED_ALLOC: the bytes allocated (the weights: userspace) */
 	__u64 mem_addr;   /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
-	struct sample_label labels[SS_MAX_LABELS];
-	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
 	struct user_frame user[SS_MAX_USER_FRAMES];
 };
 
-/* On the wire (the ring buffer), a RECORD_SAMPLE is shorter than the struct: its head (the
- * fields before labels), then user[user_frame_cnt], then kernel_ips[kernel_frame_cnt] (none
- * when negative), then labels[label_cnt]. What a sample does not use is not sent: a sample taken
- * in user mode sends no kernel stack, and most send no labels. Userspace expands it into the
- * struct (src/sampler/sample_wire.c) before anything else reads it.
+/* On the wire (the ring buffer), a RECORD_SAMPLE is shorter than the struct: its head (hdr to
+ * mem_addr, SAMPLE_WIRE_HEAD bytes from SAMPLE_WIRE_START), then user[user_frame_cnt], then
+ * kernel_ips[kernel_frame_cnt] (none when negative), then labels[label_cnt]. What a sample does
+ * not use is not sent: a sample taken in user mode sends no kernel stack, and most send no
+ * labels. Userspace expands it into the struct (src/sampler/sample_wire.c) before anything else
+ * reads it.
  */
-#define SAMPLE_WIRE_HEAD __builtin_offsetof(struct sample_record, labels)
-/* eBPF builds the wire form in place: the head's copy goes over the end of kernel_ips */
-_Static_assert(SAMPLE_WIRE_HEAD <= SS_MAX_KERNEL_FRAMES * sizeof(__u64), "the head fits there");
+#define SAMPLE_WIRE_START __builtin_offsetof(struct sample_record, hdr)
+#define SAMPLE_WIRE_HEAD (__builtin_offsetof(struct sample_record, user) - SAMPLE_WIRE_START)
 
 /* ---- Deferred unwinding (bpf/deferred.h, src/unwind/deferred.c) ----
  *
@@ -253,14 +257,27 @@ struct mmap_record {
 	__u64 len;
 };
 
-/* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. */
+/* Per-CPU counters (BPF_MAP_TYPE_PERCPU_ARRAY "counters"), summed by userspace. Those every
+ * sampling run counts come first, the ends of user stacks right after them (enum counter below):
+ * a sample's counters sit together, in one line of the map's per-CPU pointers and of their
+ * values, where spread over the list they took four of each (a miss each at a low sampling rate).
+ */
+#define SS_SAMPLE_COUNTERS(X)                                                                     \
+	/* perf events handled (after the pid filter) */                                          \
+	X(COUNTER_SAMPLES, "samples")                                                             \
+	/* samples of tasks outside the -p / command filter */                                    \
+	X(COUNTER_FILTERED, "filtered out")                                                       \
+	/* samples of the idle task (pid 0): not recorded */                                      \
+	X(COUNTER_IDLE, "idle")                                                                   \
+	/* user frames produced */                                                                \
+	X(COUNTER_USER_FRAMES, "user frames")                                                     \
+	/* of which found through the frame pointer */                                            \
+	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                     \
+	/* ns spent in on_sample for recorded samples (own clock: filtered-out runs excluded,   \
+	 * unlike the kernel's run_time) */ \
+	X(COUNTER_SAMPLE_NS, "ns in the sampling program")
+
 #define SS_COUNTERS(X)                                                                               \
-	/* perf events handled (after the pid filter) */                                             \
-	X(COUNTER_SAMPLES, "samples")                                                                \
-	/* samples of tasks outside the -p / command filter */                                       \
-	X(COUNTER_FILTERED, "filtered out")                                                          \
-	/* samples of the idle task (pid 0): not recorded */                                         \
-	X(COUNTER_IDLE, "idle")                                                                      \
 	/* samples lost: ring buffer full */                                                         \
 	X(COUNTER_RINGBUF_FULL, "lost: ring buffer full")                                            \
 	/* exec/exit records lost: ring buffer full */                                               \
@@ -269,10 +286,6 @@ struct mmap_record {
 	X(COUNTER_KSTACK_FAILED, "kernel stack unreadable")                                          \
 	/* kernel stack filled SS_MAX_KERNEL_FRAMES */                                               \
 	X(COUNTER_KSTACK_TRUNCATED, "kernel stack truncated")                                        \
-	/* user frames produced */                                                                   \
-	X(COUNTER_USER_FRAMES, "user frames")                                                        \
-	/* of which found through the frame pointer */                                               \
-	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                        \
 	/* samples of processes with no mappings loaded yet */                                       \
 	X(COUNTER_UNKNOWN_PID, "samples of processes not yet known")                                 \
 	/* samples of forked children resolved through their parent's mappings (not known to    \
@@ -288,9 +301,6 @@ struct mmap_record {
 	X(COUNTER_NEW_MAPPING_EVICTED, "eBPF-entered mappings overwritten")                          \
 	/* mapping lookups answered by eBPF-entered mappings */                                      \
 	X(COUNTER_NEW_MAPPING_USED, "lookups answered by eBPF-entered mappings")                     \
-	/* ns spent in on_sample for recorded samples (own clock: filtered-out runs excluded,   \
-	 * unlike the kernel's run_time) */    \
-	X(COUNTER_SAMPLE_NS, "ns in the sampling program")                                           \
 	/* samples sent with a stack copy (RECORD_STACK) */                                          \
 	X(COUNTER_DEFERRED, "deferred with a stack copy")                                            \
 	/* would have been deferred: over the per-second budget */                                   \
@@ -353,10 +363,13 @@ struct mmap_record {
 	X(COUNTER_ALLOC_NESTED, "allocator calls nested in another")
 
 enum counter {
-	SS_COUNTERS(SS_COUNTER_ENUM)
-		COUNTER_UNWIND_END_BASE, /* + enum unwind_end: how user stacks ended */
-	COUNTER_CNT = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT,
+	SS_SAMPLE_COUNTERS(SS_COUNTER_ENUM)
+	/* + enum unwind_end: how user stacks ended (UNWIND_END_OK in the sample's line) */
+	COUNTER_UNWIND_END_BASE,
+	COUNTER_UNWIND_END_LAST = COUNTER_UNWIND_END_BASE + UNWIND_END_CNT - 1,
+	SS_COUNTERS(SS_COUNTER_ENUM) COUNTER_CNT,
 };
+_Static_assert(COUNTER_UNWIND_END_BASE + UNWIND_END_OK < 8, "a sample's counters in one line");
 
 /* Process filter: a pid is sampled when filter_mode is off, or the pid is in pid_filter.
  * With FILTER_FOLLOW_CHILDREN, children forked by a filtered process are added by eBPF.

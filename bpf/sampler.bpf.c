@@ -18,7 +18,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile struct sampler_config sampler_cfg = {};
 
-/* This CPU's entry of a one-entry BPF_MAP_TYPE_PERCPU_ARRAY ("scratch", "mapping_seqs"...):
+/* This CPU's entry of a one-entry BPF_MAP_TYPE_PERCPU_ARRAY ("scratch", "page_rule_memos"...):
  * NULL only in the verifier's eyes.
  */
 static __always_inline void *this_cpu_entry(void *percpu_array)
@@ -222,12 +222,8 @@ struct mapping_seqs {
 	__u64 new_seq;  /* LPM entries tagged at or above this are newer than every new mapping */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct mapping_seqs);
-} mapping_seqs SEC(".maps");
+/* This CPU's, in its scratch (struct unwind_scratch, below). */
+static __always_inline struct mapping_seqs *this_cpu_seqs(void);
 
 /* The newest entry of nm covering pc, or NULL. */
 static __always_inline struct mapping_info *newest_mapping(struct new_mappings *nm, __u64 pc)
@@ -261,7 +257,7 @@ static __always_inline struct mapping_info *ss_lookup_mapping(__u32 pid, __u64 p
 	struct new_mappings *nm;
 
 	m = bpf_map_lookup_elem(&mappings, &key);
-	ms = this_cpu_entry(&mapping_seqs);
+	ms = this_cpu_seqs();
 	if (!ms || ms->pid != pid || !ms->has_new)
 		return m;
 	if (m && m->seq >= ms->exec_seq && m->seq >= ms->new_seq)
@@ -505,6 +501,11 @@ struct unwind_scratch {
 	__u32 sent;                  /* finish_sample(): the record went into the ring buffer */
 	__u64 user_regs; /* sampled in the kernel: its saved user registers (struct pt_regs *) */
 	__u32 wake;      /* send_sample(): wake the reader (wake_reader()) */
+	/* Per CPU, next to the fields every sample writes (their own per-CPU maps cost a sample
+	 * two cache lines each: the map's pointer and the value):
+	 */
+	__u32 wanted_pid;           /* pid_wanted(): the last pid found in "pid_filter" */
+	struct mapping_seqs seqs;   /* this_cpu_seqs() */
 	struct go_label_strings go; /* interp/go/labels.h */
 	struct sample_record rec;
 	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
@@ -518,6 +519,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unwind_scratch);
 } scratch SEC(".maps");
+
+static __always_inline struct mapping_seqs *this_cpu_seqs(void)
+{
+	struct unwind_scratch *s = this_cpu_entry(&scratch);
+
+	return s ? &s->seqs : NULL;
+}
 
 /* The tail-call unwinder's programs (UNWIND_PROG_FIRST: runtime_chunk, or unwind_chunk with
  * native frames only; UNWIND_PROG_NATIVE: unwind_chunk), set by userspace when it is used.
@@ -574,31 +582,25 @@ static long unwind_loop_cb(__u64 i, void *ctx)
 
 __u8 pid_maybe[PID_MAYBE_SLOTS]; /* bpf/abi.h */
 
-/* The last pid this CPU found in "pid_filter". Its entries are never deleted, so a pid found
- * once stays wanted: a CPU sampling the same process again skips the hash lookup.
+/* The scratch's wanted_pid is the last pid this CPU found in "pid_filter". Its entries are never
+ * deleted, so a pid found once stays wanted: a CPU sampling the same process again skips the
+ * hash lookup.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} pid_last_wanted SEC(".maps");
-
 static __always_inline bool pid_wanted(__u32 tgid)
 {
-	__u32 *last;
+	struct unwind_scratch *s;
 
 	if (sampler_cfg.filter_mode == FILTER_OFF)
 		return true;
 	if (!pid_maybe[tgid & (PID_MAYBE_SLOTS - 1)])
 		return false;
-	last = this_cpu_entry(&pid_last_wanted);
-	if (last && *last == tgid && tgid)
+	s = this_cpu_entry(&scratch);
+	if (s && s->wanted_pid == tgid && tgid)
 		return true;
 	if (!bpf_map_lookup_elem(&pid_filter, &tgid))
 		return false;
-	if (last)
-		*last = tgid;
+	if (s)
+		s->wanted_pid = tgid;
 	return true;
 }
 
@@ -612,11 +614,10 @@ static __always_inline bool process_known(__u32 tgid)
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
 	struct new_mappings *nm = new_mappings_lookup(tgid);
 	struct mapping_seqs *ms;
-	__u32 zero = 0;
 
 	if (!nm && !bpf_map_lookup_elem(&mappings, &marker))
 		return false;
-	ms = bpf_map_lookup_elem(&mapping_seqs, &zero);
+	ms = this_cpu_seqs();
 	if (ms) {
 		ms->pid = tgid;
 		ms->has_new = nm != NULL;
@@ -663,7 +664,7 @@ static __always_inline __u32 mapping_owner(struct task_struct *task, __u32 tgid)
 		owner = *parent;
 		cur = BPF_CORE_READ(cur, group_leader);
 	}
-	ms = this_cpu_entry(&mapping_seqs);
+	ms = this_cpu_seqs();
 	if (ms)
 		ms->pid = 0;
 	count(COUNTER_UNKNOWN_PID, 1);
@@ -686,13 +687,23 @@ static __always_inline struct pt_regs *task_user_regs(struct task_struct *task)
 
 /* The bpf_loop walker's deferral in a frame of its own: inlined, its locals took on_sample's
  * stack to 112 bytes, and with unwind_loop_cb's and Go's goroutine context's frames above it
- * past the 512 bytes a call chain may use (6.1 refuses it; the tail-call walker's programs
- * keep it inline: their chains are shorter).
+ * past the 512 bytes a call chain may use (6.1 refuses it).
  */
 static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct sample_record *rec,
 					   bool replayable)
 {
 	defer_sample(st, rec, replayable, true);
+	return 0;
+}
+
+/* And the tail-call walker's, which has no bpf_find_vma(): inlined, it took runtime_chunk's
+ * frame past 96 bytes, and its chain (runtime_step, the page memo, the entry search) past the
+ * 512 bytes 5.10's and 6.1's verifiers allow.
+ */
+static __noinline int defer_sample_tc_subprog(struct unwind_cursor *st, struct sample_record *rec,
+					      bool replayable)
+{
+	defer_sample(st, rec, replayable, false);
 	return 0;
 }
 
@@ -728,16 +739,16 @@ static __always_inline __u32 wake_reader(const struct unwind_scratch *s)
 	return 1;
 }
 
-/* The record in its wire form (bpf/abi.h) into the ring buffer: the kernel ips and labels it has
- * are copied behind its user frames, and its head just before them, so the record is one run of
- * bytes from the head's copy. A sample copies what it uses, not the whole struct: every cache
- * line it touches is a miss at a low sampling rate. true: sent.
+/* The record in its wire form (bpf/abi.h) into the ring buffer, from where it is: the kernel ips
+ * and labels it has are copied behind its user frames, which follow its head. A sample copies
+ * what it uses, not the whole struct: every cache line it touches is a miss at a low sampling
+ * rate. true: sent.
  */
 static __always_inline bool send_sample(struct unwind_scratch *s)
 {
 	struct sample_record *rec = &s->rec;
 	__u32 u = rec->user_frame_cnt, k = 0, l = rec->label_cnt;
-	__u8 *tail, *head = (__u8 *)rec->user - SAMPLE_WIRE_HEAD;
+	__u8 *tail;
 
 	if (rec->kernel_frame_cnt > 0)
 		k = rec->kernel_frame_cnt;
@@ -757,9 +768,7 @@ static __always_inline bool send_sample(struct unwind_scratch *s)
 	if (l && bpf_probe_read_kernel(tail + k * sizeof(__u64), l * sizeof(struct sample_label),
 				       rec->labels))
 		return false;
-	/* the head's copy ends where user[] starts: over kernel_ips' end, copied out above */
-	__builtin_memcpy(head, rec, SAMPLE_WIRE_HEAD);
-	return !bpf_ringbuf_output(&events, head,
+	return !bpf_ringbuf_output(&events, &rec->hdr,
 				   SAMPLE_WIRE_HEAD + u * sizeof(struct user_frame) +
 					   k * sizeof(__u64) + l * sizeof(struct sample_label),
 				   s->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
@@ -796,8 +805,8 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	rec->user_frame_cnt = s->st.frame_cnt;
 	rec->user_end = s->st.end;
 	rec->map_pid = s->st.pid;
-	ms = this_cpu_entry(&mapping_seqs);
-	rec->map_seq = ms && ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
+	ms = &s->seqs;
+	rec->map_seq = ms->pid == s->st.pid && ms->has_new ? ms->new_seq : 0;
 	/* Go's labels and the thread context need the process's "interp_procs" entry: a process
 	 * whose bit is clear has none, and its sample skips both calls (their code is cold).
 	 */
@@ -816,7 +825,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 	if (rec->off_cpu || rec->mem_kind == MEM_SAMPLED_ALLOC || !s->st.defer_cnt)
 		rec->deferred = DEFER_NONE;
 	else if (tail_walker)
-		defer_sample(&s->st, rec, defer_replayable(&s->interp.is), false);
+		defer_sample_tc_subprog(&s->st, rec, defer_replayable(&s->interp.is));
 	else
 		defer_sample_subprog(&s->st, rec, defer_replayable(&s->interp.is));
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);

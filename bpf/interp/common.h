@@ -36,25 +36,33 @@ static struct interp_code *ss_interp_code(__u32 pid);
 #define INTERP_RUNTIME_MAX 16
 _Static_assert(FRAME_KIND_CNT <= INTERP_RUNTIME_MAX, "a bit per runtime in interp_state");
 
-/* What every runtime's walk may read and update. */
+/* What every runtime's walk may read and update. ss_interp_reset() (dispatch.h) resets the fields
+ * before file, one cache line; file and code are read only while file_id and code_state say that
+ * this sample filled them. A field added goes before file, and is reset there.
+ */
 struct interp_state {
 	__u64 checked_pc; /* the native frame last checked for being a runtime activation */
 	__u64 checked_sp;
 	__u64 file_id;      /* the interpreter file whose description `file` holds (0: none) */
 	__u64 miss_file_id; /* the last file known not to be an interpreter */
 	__u64 fsbase;       /* the sampled thread's TLS base */
-	struct interp_file file;
-	__u8 emitting;   /* the runtime whose activation is being emitted (0: none) */
-	__u8 code_state; /* 0: "interp_code" not looked up yet, 1: `code` holds it, 2: none */
-	__u16 off;       /* bit per runtime: no (more) frames of it in this sample */
-	__u16 started;   /* bit per runtime: its per-sample start ran */
+	__u8 emitting;      /* the runtime whose activation is being emitted (0: none) */
+	__u8 code_state;    /* 0: "interp_code" not looked up yet, 1: `code` holds it, 2: none */
+	__u16 off;          /* bit per runtime: no (more) frames of it in this sample */
+	__u16 started;      /* bit per runtime: its per-sample start ran */
 	__u8 moved_after_defer; /* a runtime moved the native cursor past the defer point (a
 				 * code-range walker, V8's file range): no replay can redo that */
 	__u8 pad[1];
 	__u32 main_pid; /* the sampled thread's pid when it is its process's main thread, else 0 */
 	__u32 pad2;
+	struct interp_file file; /* file_id's (while file_id != 0) */
 	struct interp_code code; /* the sampled process's code ranges (code_state 1) */
 };
+
+_Static_assert(__builtin_offsetof(struct interp_state, file) == 56 &&
+		       sizeof(struct interp_state) ==
+			       56 + sizeof(struct interp_file) + sizeof(struct interp_code),
+	       "ss_interp_reset() resets the 56 bytes before file, file and code are filled first");
 
 /* Write frames[idx] and count it: idx must be st->frame_cnt, below SS_MAX_USER_FRAMES (the
  * caller checked; the mask keeps the verifier's bound).

@@ -12,7 +12,7 @@ int sample_wire__expand(const void *data, size_t size, struct sample_record *out
 
 	if (size < SAMPLE_WIRE_HEAD)
 		return -EINVAL;
-	memcpy(out, p, SAMPLE_WIRE_HEAD);
+	memcpy(&out->hdr, p, SAMPLE_WIRE_HEAD);
 	u = out->user_frame_cnt;
 	k = out->kernel_frame_cnt > 0 ? (size_t)out->kernel_frame_cnt : 0;
 	l = out->label_cnt;

@@ -1,7 +1,7 @@
 /* A sample record as eBPF sends it (bpf/abi.h, "On the wire": its head, then only the user
  * frames, kernel ips and labels it has) expanded into the whole struct sample_record that the
  * rest of userspace reads: kernel_ips[] and labels[] at their places, and a size that covers
- * the head and user_frame_cnt frames (offsetof(struct sample_record, user) + frames).
+ * the struct up to its user_frame_cnt frames (offsetof(struct sample_record, user) + frames).
  */
 #ifndef STACKSCOPE_SAMPLE_WIRE_H
 #define STACKSCOPE_SAMPLE_WIRE_H

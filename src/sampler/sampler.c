@@ -67,7 +67,8 @@ struct sampler {
 /* The maps' memory is re-read at most this often: one /proc/self/fdinfo file per map. */
 #define MAP_MEMORY_REFRESH_NS (10ull * 1000000000ull)
 
-static const char *const counter_names[COUNTER_CNT] = { SS_COUNTERS(SS_COUNTER_NAME) };
+static const char *const counter_names[COUNTER_CNT] = { SS_SAMPLE_COUNTERS(SS_COUNTER_NAME)
+								SS_COUNTERS(SS_COUNTER_NAME) };
 
 /* The one table of unwind end names: the record summary, the agent's metric labels and the
  * error frame ending an incomplete stack ("[unwind: <name>]") all print these.

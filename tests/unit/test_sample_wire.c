@@ -14,20 +14,23 @@
 #define HEAD offsetof(struct sample_record, user)
 
 /* The wire form of a record with u user frames, k kernel ips (k < 0: bpf_get_stack's error)
- * and l labels, built as send_sample() lays it out; its size in *size.
+ * and l labels, built as send_sample() lays it out, at SAMPLE_WIRE_START of the buffer returned
+ * (the struct's fields before the head: the head's fields are where a struct at the buffer's
+ * start has them); its size in *size.
  */
 static unsigned char *wire_of(uint16_t u, int32_t k, uint32_t l, size_t *size)
 {
 	struct sample_record head = { 0 };
 	size_t kn = k > 0 ? (size_t)k : 0, off = SAMPLE_WIRE_HEAD;
-	unsigned char *w;
+	unsigned char *b, *w;
 	uint32_t i;
 
 	*size = SAMPLE_WIRE_HEAD + u * sizeof(struct user_frame) + kn * sizeof(__u64) +
 		l * sizeof(struct sample_label);
-	w = calloc(1, *size + 64);
-	if (!w)
+	b = calloc(1, SAMPLE_WIRE_START + *size + 64);
+	if (!b)
 		return NULL;
+	w = b + SAMPLE_WIRE_START;
 	head.hdr.kind = RECORD_SAMPLE;
 	head.hdr.pid = 42;
 	head.hdr.tid = 43;
@@ -36,7 +39,7 @@ static unsigned char *wire_of(uint16_t u, int32_t k, uint32_t l, size_t *size)
 	head.user_frame_cnt = u;
 	head.label_cnt = l;
 	head.map_seq = 7;
-	memcpy(w, &head, SAMPLE_WIRE_HEAD);
+	memcpy(w, &head.hdr, SAMPLE_WIRE_HEAD);
 	for (i = 0; i < u; i++, off += sizeof(struct user_frame)) {
 		struct user_frame f = { .addr = 0x1000 + i, .file_id = 0xf00 + i, .flags = i };
 
@@ -52,7 +55,7 @@ static unsigned char *wire_of(uint16_t u, int32_t k, uint32_t l, size_t *size)
 
 		memcpy(w + off, &lab, sizeof(lab));
 	}
-	return w;
+	return b;
 }
 
 TEST(user_kernel_and_labels_land_at_their_places)
@@ -62,7 +65,7 @@ TEST(user_kernel_and_labels_land_at_their_places)
 	unsigned char *w = wire_of(3, 2, 1, &size);
 
 	REQUIRE(out && w);
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), 0);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), 0);
 	CHECK_EQ_U64(out_size, HEAD + 3 * sizeof(struct user_frame));
 	CHECK_EQ_INT(out->hdr.pid, 42);
 	CHECK_STR(out->comm, "proc");
@@ -87,19 +90,19 @@ TEST(user_mode_sample_sends_no_kernel_part)
 
 	REQUIRE(out && w);
 	CHECK_EQ_U64(size, SAMPLE_WIRE_HEAD + 8 * sizeof(struct user_frame));
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), 0);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), 0);
 	CHECK_EQ_U64(out->user[7].addr, 0x1007);
 	free(w);
 	/* a failed kernel stack (its -errno in the count) sends no ips either */
 	w = wire_of(1, -14, 0, &size);
 	REQUIRE(w);
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), 0);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), 0);
 	CHECK_EQ_INT(out->kernel_frame_cnt, -14);
 	free(w);
 	/* a full record: the most frames of each kind */
 	w = wire_of(SS_MAX_USER_FRAMES, SS_MAX_KERNEL_FRAMES, SS_MAX_LABELS, &size);
 	REQUIRE(w);
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), 0);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), 0);
 	CHECK_EQ_U64(out->user[SS_MAX_USER_FRAMES - 1].addr, 0x1000 + SS_MAX_USER_FRAMES - 1);
 	CHECK_EQ_U64(out->kernel_ips[SS_MAX_KERNEL_FRAMES - 1],
 		     0xffffffff81000000ull + SS_MAX_KERNEL_FRAMES - 1);
@@ -115,18 +118,20 @@ TEST(counts_that_do_not_match_the_size_are_refused)
 	unsigned char *w = wire_of(3, 2, 1, &size);
 
 	REQUIRE(out && w);
-	CHECK_EQ_INT(sample_wire__expand(w, size - 1, out, &out_size), -EINVAL);
-	CHECK_EQ_INT(sample_wire__expand(w, size + 8, out, &out_size), -EINVAL);
-	CHECK_EQ_INT(sample_wire__expand(w, SAMPLE_WIRE_HEAD - 1, out, &out_size), -EINVAL);
-	head = (struct sample_record *)w;
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size - 1, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size + 8, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, SAMPLE_WIRE_HEAD - 1, out,
+					 &out_size),
+		     -EINVAL);
+	head = (struct sample_record *)w; /* its head's fields over the wire's */
 	head->user_frame_cnt = SS_MAX_USER_FRAMES + 1;
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), -EINVAL);
 	head->user_frame_cnt = 3;
 	head->label_cnt = SS_MAX_LABELS + 1;
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), -EINVAL);
 	head->label_cnt = 1;
 	head->kernel_frame_cnt = SS_MAX_KERNEL_FRAMES + 1;
-	CHECK_EQ_INT(sample_wire__expand(w, size, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), -EINVAL);
 	free(w);
 	free(out);
 }

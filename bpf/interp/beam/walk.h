@@ -84,6 +84,9 @@ static __always_inline int beam_in_code(const struct interp_state *is, __u64 pc)
 {
 	int i;
 
+	if (is->code_state != 1) /* is->code holds another sample's */
+		return 0;
+
 	for (i = 0; i < INTERP_CODE_RANGES; i++)
 		if (is->code.r[i].runtime == FRAME_KIND_BEAM && pc >= is->code.r[i].start &&
 		    pc < is->code.r[i].end)
