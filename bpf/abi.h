@@ -144,6 +144,8 @@ struct sample_trace {
 struct sample_record {
 	struct sample_label labels[SS_MAX_LABELS];
 	__u64 kernel_ips[SS_MAX_KERNEL_FRAMES];
+	struct sample_trace trace; /* the thread's span (bpf/interp/otel/thread_ctx.h): sent when
+				    * its state is not OTEL_TRACE_NONE (trace_cnt) */
 	struct record_header hdr;
 	char comm[SS_COMM_LEN];        /* process (thread-group leader) name */
 	char thread_comm[SS_COMM_LEN]; /* thread name */
@@ -154,26 +156,27 @@ struct sample_record {
 					* forked child not known yet, its parent's (or ancestor's) */
 	__u32 deferred;  /* enum defer_kind: a RECORD_STACK for this sample precedes it */
 	__u32 label_cnt; /* labels[] entries used (<= SS_MAX_LABELS) */
+	__u32 trace_cnt; /* 1: trace holds a span (or a bad one's state), 0: none */
 	__u64 map_seq;   /* map_pid's "new_mappings" seq when sampled (0: none): userspace places
 			  * a frame eBPF could not only where no mapping entered since covers it */
 	__u32 off_cpu;   /* 1: the stack of a thread going off CPU (bpf/off_cpu.h), sent when
 			      * it leaves; its RECORD_OFF_CPU says how long it stayed off */
-	__u32 off_cpu_state;       /* userspace: enum off_cpu_state of the joined stay */
-	__u64 off_cpu_ns;          /* userspace: how long it stayed off CPU (0 for a CPU sample) */
-	struct sample_trace trace; /* the thread's span (bpf/interp/otel/thread_ctx.h) */
-	__u32 mem_kind;   /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
-	__u32 mem_fn;     /* MEM_SAMPLED_ALLOC: enum alloc_fn, the function called */
-	__u64 mem_weight; /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
+	__u32 off_cpu_state; /* userspace: enum off_cpu_state of the joined stay */
+	__u64 off_cpu_ns;    /* userspace: how long it stayed off CPU (0 for a CPU sample) */
+	__u32 mem_kind;      /* enum mem_kind: a memory-growth sample (bpf/mem_growth.h), 0: not */
+	__u32 mem_fn;        /* MEM_SAMPLED_ALLOC: enum alloc_fn, the function called */
+	__u64 mem_weight;    /* MEM_FAULT: faults it stands for; MEM_BRK/MEM_MMAP: bytes asked;
 			      * MEM_SAMPLED_ALLOC: the bytes allocated (the weights: userspace) */
-	__u64 mem_addr;   /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
+	__u64 mem_addr; /* MEM_SAMPLED_ALLOC: the pointer returned (its free is a RECORD_FREE) */
 	struct user_frame user[SS_MAX_USER_FRAMES];
 };
 
 /* On the wire (the ring buffer), a RECORD_SAMPLE is shorter than the struct: its head (hdr to
  * mem_addr, SAMPLE_WIRE_HEAD bytes from SAMPLE_WIRE_START), then user[user_frame_cnt], then
- * kernel_ips[kernel_frame_cnt] (none when negative), then labels[label_cnt]. What a sample does
- * not use is not sent: a sample taken in user mode sends no kernel stack, and most send no
- * labels. Userspace expands it into the struct (src/sampler/sample_wire.c) before anything else
+ * kernel_ips[kernel_frame_cnt] (none when negative), then labels[label_cnt], then the trace
+ * when trace_cnt is 1. What a sample does not use is not sent: a sample taken in user mode
+ * sends no kernel stack, and most send no labels and no trace (96 bytes, two cache lines of
+ * the ring and of the head's reset, every sample before). Userspace expands it into the struct (src/sampler/sample_wire.c) before anything else
  * reads it.
  */
 #define SAMPLE_WIRE_START __builtin_offsetof(struct sample_record, hdr)
@@ -273,6 +276,8 @@ struct mmap_record {
 	X(COUNTER_USER_FRAMES, "user frames")                                                     \
 	/* of which found through the frame pointer */                                            \
 	X(COUNTER_FP_FRAMES, "user frames via frame pointer")                                     \
+	/* of which answered by the frame memo (mapping and rule of a pc seen before) */          \
+	X(COUNTER_MEMO_FRAMES, "user frames from the frame memo")                                 \
 	/* ns spent in on_sample for recorded samples (own clock: filtered-out runs excluded,   \
 	 * unlike the kernel's run_time) */ \
 	X(COUNTER_SAMPLE_NS, "ns in the sampling program")
@@ -465,6 +470,15 @@ struct new_mappings {
 	__u32 cnt;      /* valid entries, at most NEW_MAPPINGS_CAP */
 	__u32 next;     /* ring slot the next entry goes to */
 	struct mapping_info m[NEW_MAPPINGS_CAP];
+};
+
+/* A slot of eBPF's per-pid table ("pid_slots" in the .bss, sampler.bpf.c: pid % its size): how
+ * many "new_mappings" entries have pids there, and their frame-memo generation. One line for
+ * the two a sample reads.
+ */
+struct pid_slot {
+	__u32 new_mappings;
+	__u32 gen;
 };
 
 /* Files userspace has identified, as the kernel names them ("known_files"): what eBPF needs to
@@ -668,7 +682,7 @@ struct sampler_config {
 	__u32 new_mappings; /* enter mappings at exec and mmap ("new_mappings"; needs the task
 			     * VMA iterator, 6.7, and bpf_find_vma, 5.17) */
 	__u32 defer_mode;   /* enum defer_kind: DEFER_NONE off, DEFER_UNKNOWN on, DEFER_VERIFY */
-	__u32 pad;
+	__u32 frame_memo; /* remember a pc's mapping and rule per CPU (STACKSCOPE_FRAME_MEMO=0: off) */
 	__u64 defer_interval_ns;   /* deferral budget: one stack copy per interval on average, */
 	__u64 defer_burst_ns;      /* with up to burst_ns / interval_ns at once (all CPUs) */
 	__u64 defer_ring_max;      /* no stack copy while the ring buffer holds more than this */

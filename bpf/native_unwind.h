@@ -43,7 +43,8 @@ static struct unwind_rule *ss_lookup_rule(__u32 index);
 static int ss_go_goroutine(struct unwind_cursor *st, __u32 which, struct go_sched *ctx);
 
 #define SS_PAGE_ENTRY_SEARCH_STEPS 17 /* log2(65536) + 1 */
-#define SS_FRAME_WINDOW 64            /* bytes below a CFA read at once (ss_frame_window) */
+#define SS_FRAME_NEED 64    /* bytes below a CFA a frame's step may read (ss_frame_window) */
+#define SS_FRAME_WINDOW 512 /* bytes of stack read at once, from the lowest a frame needs up */
 
 /* The architecture's part: SS_USER_ADDR_MAX and the steps by frame pointer, signal frame and
  * CFA rule (ss_step_fp, ss_step_signal, ss_step_cfa), after struct unwind_cursor below.
@@ -68,12 +69,22 @@ struct unwind_cursor {
 	struct unwind_page page;        /* the last table page found (callers cluster in pages) */
 	__u64 page_file_id;             /* ... its file (0: none yet) */
 	__u64 page_no;                  /* ... and its number */
-	__u64 win[SS_FRAME_WINDOW / 8]; /* a CFA step's stack words [win_start, CFA) (arch step) */
+	__u64 win[SS_FRAME_WINDOW / 8]; /* stack words [win_start, +win_len) read (arch step) */
 	__u64 win_start;
 	__u32 win_len;   /* bytes of win[] read (0: none) */
 	__u32 lookups;   /* LPM lookups done */
 	__u32 defer_cnt; /* frames that needed what is not loaded yet; defer: the first one */
+	__u32 memo_hits; /* frames the frame memo answered */
 	struct defer_point defer;
+	/* The frame memo (the includer's SS_FRAME_MEMO hooks; sampler.bpf.c): this sample's tag,
+	 * whose address space as of when (0: no memo), and the last answer fetched or kept: the
+	 * rule at memo_pc under memo_for_tag (the mapping is last_map's). Not reset per sample:
+	 * memo_for_tag says whose the answer is.
+	 */
+	__u64 memo_tag;
+	__u64 memo_for_tag;
+	__u64 memo_pc;
+	struct unwind_rule memo_rule;
 };
 
 _Static_assert(sizeof(((struct defer_point *)0)->regs) == sizeof(((struct unwind_cursor *)0)->regs),
@@ -158,6 +169,16 @@ SS_ENTRY_SEARCH_LINKAGE int ss_page_entry_rule(__u32 first, __u32 cnt, __u32 off
 #define SS_PAGE_RULE(page, off) ss_page_entry_rule((page)->first, (page)->cnt, off)
 #endif
 
+/* The frame memo: a pc's mapping and rule remembered across samples of the same address space
+ * (sampler.bpf.c). SS_FRAME_MEMO(st, lookup_pc): true when it answers, with st->last_map and
+ * st->memo_rule set; SS_FRAME_MEMO_KEEP(st, lookup_pc, r): remember the answer last_map and
+ * the rule r gave. Without the hooks (the replay tests) nothing is remembered.
+ */
+#ifndef SS_FRAME_MEMO
+#define SS_FRAME_MEMO(st, lookup_pc) false
+#define SS_FRAME_MEMO_KEEP(st, lookup_pc, r) ((void)0)
+#endif
+
 /* Rule in force at elf_addr, in its table page. */
 static __always_inline struct unwind_rule *ss_find_rule_in(const struct unwind_page *page,
 							   __u64 elf_addr)
@@ -210,20 +231,33 @@ static __always_inline __u32 ss_last_file_flags(struct unwind_cursor *st)
 	return st->last_file_flags;
 }
 
-/* The words of a frame's save area, [max(cfa - SS_FRAME_WINDOW, sp), cfa), read at once: the
- * return address and the registers a prologue pushes are there, and each read of user memory
- * costs about as much for 64 bytes as for 8. Nothing below sp is read.
+/* The words of a frame's save area, [max(cfa - SS_FRAME_NEED, sp), cfa), in the window: the
+ * return address and the registers a prologue pushes are there. Each read of user memory costs
+ * about as much for 512 bytes as for 8 (a helper call, the fault guard: ~100 ns a frame at a low
+ * load, docs/BENCHMARKS.md 55-cost), and callers' frames lie above: one read from the lowest
+ * word needed upward serves the next frames too, until a frame needs words past it. The stack
+ * does not change while it is walked (the thread is stopped). A read past the stack's end fails
+ * whole: then what this frame needs alone. Nothing below sp is read.
  */
 static __always_inline void ss_frame_window(struct unwind_cursor *st, __u64 sp, __u64 cfa)
 {
-	__u64 start = cfa - SS_FRAME_WINDOW >= sp ? cfa - SS_FRAME_WINDOW : sp;
+	__u64 start = cfa - SS_FRAME_NEED >= sp ? cfa - SS_FRAME_NEED : sp;
 	__u32 len = (__u32)(cfa - start);
 
-	st->win_len = 0;
-	if (cfa <= sp || !len || len > SS_FRAME_WINDOW || (len & 7))
+	if (cfa <= sp || !len || len > SS_FRAME_NEED || (len & 7)) {
+		st->win_len = 0;
 		return;
+	}
+	if (st->win_len && start >= st->win_start && cfa - st->win_start <= st->win_len)
+		return;
+	st->win_len = 0;
+	if (ss_read_user(st->win, SS_FRAME_WINDOW, start) == 0) {
+		st->win_start = start;
+		st->win_len = SS_FRAME_WINDOW;
+		return;
+	}
 	barrier_var(len); /* the mask stays: the verifier wants the size's bound on the register */
-	len &= SS_FRAME_WINDOW * 2 - 1;
+	len &= SS_FRAME_NEED * 2 - 1;
 	if (ss_read_user(st->win, len, start) < 0)
 		return;
 	st->win_start = start;
@@ -268,6 +302,7 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	__u32 idx = st->frame_cnt;
 	enum unwind_end fallback_why;
 	__u32 flags = st->pc_is_return ? USER_FRAME_RETURN : 0;
+	bool memo;
 	int err;
 
 	if (st->after_signal) {
@@ -286,7 +321,8 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	barrier_var(idx); /* the mask stays (abi.h) */
 	fr = &frames[idx & (SS_MAX_USER_FRAMES - 1)];
 	lookup_pc = st->pc_is_return ? pc - 1 : pc;
-	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
+	memo = SS_FRAME_MEMO(st, lookup_pc);
+	if (!memo && (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end)) {
 		m = ss_lookup_mapping(st->pid, lookup_pc);
 		st->lookups++;
 		if (!m || !m->file_id) {
@@ -308,6 +344,11 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 	fr->flags = flags;
 	fr->kind = FRAME_KIND_NATIVE;
 	st->frame_cnt = idx + 1;
+	if (memo) {
+		st->memo_hits++;
+		r = &st->memo_rule;
+		goto rule;
+	}
 
 	/* A page found means a table (its entries are written before its page); without one,
 	 * the file's flags say whether it has no table yet or no CFI here.
@@ -330,6 +371,8 @@ static __always_inline void ss_unwind_step(struct unwind_cursor *st, struct user
 		fallback_why = UNWIND_END_NO_CFI;
 		goto frame_pointer;
 	}
+	SS_FRAME_MEMO_KEEP(st, lookup_pc, r);
+rule:
 	switch (r->kind) {
 	case UNWIND_RULE_STOP:
 		ss_end(st, UNWIND_END_OK);

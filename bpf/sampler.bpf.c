@@ -165,19 +165,19 @@ struct {
 	__type(value, struct known_file);
 } known_files SEC(".maps");
 
-/* new_mappings_slots[tgid % NEW_MAPPINGS_SLOTS]: at least the number of "new_mappings" entries
+/* pid_slots[tgid % PID_SLOTS].new_mappings: at least the number of "new_mappings" entries
  * whose tgid falls there, raised before an entry is created and lowered after one is deleted
  * (new_mappings_create(), new_mappings_delete(): the only writers, eBPF's; userspace reads). A
  * zero slot answers "no entry" with one load instead of a hash lookup that misses: a process
  * that has not exec'd since the recording began (735 ns of a sample at load 9, docs/BENCHMARKS.md
  * 51-cost). Counts, not flags, so that slots empty again as processes go.
  */
-#define NEW_MAPPINGS_SLOTS 1024
-__u32 new_mappings_slots[NEW_MAPPINGS_SLOTS];
+#define PID_SLOTS 2048
+struct pid_slot pid_slots[PID_SLOTS]; /* both read by a sample: one line */
 
 static __always_inline __u32 *new_mappings_slot(__u32 tgid)
 {
-	return &new_mappings_slots[tgid & (NEW_MAPPINGS_SLOTS - 1)];
+	return &pid_slots[tgid & (PID_SLOTS - 1)].new_mappings;
 }
 
 /* tgid's "new_mappings" entry, or NULL. */
@@ -220,7 +220,52 @@ struct mapping_seqs {
 	__u32 has_new;  /* it has a "new_mappings" entry */
 	__u64 exec_seq; /* LPM entries tagged below this are of an older image */
 	__u64 new_seq;  /* LPM entries tagged at or above this are newer than every new mapping */
+	__u64 tag;      /* the frame memo's tag of its address space now (frame_memo_tag()) */
+	/* The last process this CPU found known by its (pid, 0) marker alone, and when: a marker
+	 * goes only when its process has gone (its generation) or with maps_epoch, so while both stand
+	 * the marker's LPM walk is not done again.
+	 */
+	__u32 known_pid;
+	__u32 known_gen;
+	__u64 known_epoch;
 };
+
+/* The frame memo's invalidation. A pc's mapping (and so its rule: file ids are content ids)
+ * changes only with the address space: a new executable mapping or an exec bumps the process's
+ * "new_mappings" seq; an exec, and the exit of its last thread (before its pid can be another
+ * process's), bump its pid's slot's generation (pid_slots); userspace bumps maps_epoch when it changes or removes
+ * an entry of a live process in "mappings" (src/proc/process.c), which its inserts of new
+ * ranges never do (blocks of mappings that do not overlap never overlap).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} maps_epoch SEC(".maps"); /* written by userspace (process.c), read by process_known() */
+
+static __always_inline __u32 *pid_gen_slot(__u32 tgid)
+{
+	return &pid_slots[tgid & (PID_SLOTS - 1)].gen;
+}
+
+static __always_inline __u64 ss_mix64(__u64 x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	x *= 0x81dadef4bc2dd44dULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* What a frame memo answer is tagged with: the owner's address space as of its generation, its
+ * "new_mappings" seq and userspace's epoch, mixed into 64 bits (never 0: 0 is "no memo").
+ */
+static __always_inline __u64 frame_memo_tag(__u32 owner, __u32 gen, __u64 seq, __u64 epoch)
+{
+	return ss_mix64(ss_mix64(ss_mix64(((__u64)gen << 32) | owner) ^ seq) ^ epoch) | 1;
+}
 
 /* This CPU's, in its scratch (struct unwind_scratch, below). */
 static __always_inline struct mapping_seqs *this_cpu_seqs(void);
@@ -310,6 +355,21 @@ static __always_inline struct unwind_rule *ss_lookup_rule(__u32 index)
 __noinline int page_rule_remembered(__u32 load_seq, __u32 first, __u32 cnt, __u32 off);
 #define SS_PAGE_RULE(page, off) \
 	page_rule_remembered((page)->load_seq, (page)->first, (page)->cnt, off)
+/* the frame memo (below): a pc's mapping and rule, remembered across samples */
+__noinline int frame_memo_fetch(__u64 tag, __u64 pc);
+__noinline int frame_memo_keep(__u64 tag, __u64 pc);
+#define SS_FRAME_MEMO(st, lookup_pc)                                                   \
+	((st)->memo_tag &&                                                             \
+	 (((st)->memo_pc == (lookup_pc) && (st)->memo_for_tag == (st)->memo_tag &&     \
+	   (lookup_pc) >= (st)->last_map.start && (lookup_pc) < (st)->last_map.end) || \
+	  frame_memo_fetch((st)->memo_tag, lookup_pc)))
+#define SS_FRAME_MEMO_KEEP(st, lookup_pc, r)                        \
+	do {                                                        \
+		if ((st)->memo_tag) {                               \
+			(st)->memo_rule = *(r);                     \
+			frame_memo_keep((st)->memo_tag, lookup_pc); \
+		}                                                   \
+	} while (0)
 #include "native_unwind.h"
 
 /* The entry searches' answers, per CPU: (load_seq, first, off) -> the rule index. A page of one
@@ -510,7 +570,8 @@ struct unwind_scratch {
 	struct sample_record rec;
 	/* send_sample(): kernel ips and labels behind user[], as many as its masks let through */
 	__u8 wire_tail[(SS_MAX_KERNEL_FRAMES * 2 - 1) * sizeof(__u64) +
-		       (SS_MAX_LABELS * 2 - 1) * sizeof(struct sample_label)];
+		       (SS_MAX_LABELS * 2 - 1) * sizeof(struct sample_label) +
+		       sizeof(struct sample_trace)];
 };
 
 struct {
@@ -525,6 +586,102 @@ static __always_inline struct mapping_seqs *this_cpu_seqs(void)
 	struct unwind_scratch *s = this_cpu_entry(&scratch);
 
 	return s ? &s->seqs : NULL;
+}
+
+/* ---- the frame memo ---- */
+
+/* Per CPU, a direct-mapped memo of native frames: (tag, lookup pc) -> the mapping and the rule
+ * the walk found there. A hit costs one line instead of the mapping's LPM walk (a cache miss a
+ * node), the page's hash lookup, the entry search's memo and the rule: the frames of a busy
+ * process repeat sample after sample. Only answers with a table rule are kept (no unknown
+ * mapping, no missing table: those defer or fall back, and change as userspace loads). The tag
+ * says whose address space as of when (frame_memo_tag()); a pc's rule never changes for the
+ * same file, whose id is its content's. A slot is written pc last; a reader checks pc and tag
+ * again after its copy, so a slot rewritten meanwhile (a nested program) is a miss.
+ */
+#define FRAME_MEMO_SLOTS 512
+struct frame_memo {
+	__u64 pc; /* the lookup pc (0: empty) */
+	__u64 tag;
+	__u64 file_id;
+	__u64 bias;
+	__u64 start; /* the mapping [start, end) */
+	__u64 end;
+	struct unwind_rule rule;
+};
+
+struct frame_memos {
+	struct frame_memo m[FRAME_MEMO_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frame_memos);
+} frame_memos SEC(".maps");
+
+static __always_inline __u32 frame_memo_slot(__u64 pc)
+{
+	return (__u32)((pc * 0x9e3779b97f4a7c15ULL) >> 40) & (FRAME_MEMO_SLOTS - 1);
+}
+
+/* pc's slot of this CPU's memo, and this CPU's cursor (the walk's: every walker's scratch). */
+static __always_inline volatile struct frame_memo *frame_memo_of(__u64 pc,
+								 struct unwind_cursor **st)
+{
+	struct frame_memos *fm = this_cpu_entry(&frame_memos);
+	struct unwind_scratch *s = this_cpu_entry(&scratch);
+
+	if (!fm || !s || !pc)
+		return NULL;
+	*st = &s->st;
+	return &fm->m[frame_memo_slot(pc)];
+}
+
+/* The memo's answer for pc under tag into this CPU's cursor (last_map, memo_rule): 1, or 0. */
+__noinline int frame_memo_fetch(__u64 tag, __u64 pc)
+{
+	struct unwind_cursor *st = NULL;
+	volatile struct frame_memo *m = frame_memo_of(pc, &st);
+
+	if (!m || !st || m->pc != pc || m->tag != tag)
+		return 0;
+	st->last_map.file_id = m->file_id;
+	st->last_map.bias = m->bias;
+	st->last_map.start = m->start;
+	st->last_map.end = m->end;
+	st->last_map.seq = 0;
+	__builtin_memcpy(&st->memo_rule, (const void *)&m->rule, sizeof(st->memo_rule));
+	if (m->pc != pc || m->tag != tag) {
+		st->last_map.start = st->last_map.end = 0;
+		return 0;
+	}
+	st->last_file_flags = FILE_FLAGS_UNREAD;
+	st->memo_pc = pc;
+	st->memo_for_tag = tag;
+	return 1;
+}
+
+/* Remember this CPU's cursor's last_map and memo_rule as the answer for pc under tag. */
+__noinline int frame_memo_keep(__u64 tag, __u64 pc)
+{
+	struct unwind_cursor *st = NULL;
+	volatile struct frame_memo *m = frame_memo_of(pc, &st);
+
+	if (!m || !st)
+		return 0;
+	m->pc = 0;
+	m->tag = tag;
+	m->file_id = st->last_map.file_id;
+	m->bias = st->last_map.bias;
+	m->start = st->last_map.start;
+	m->end = st->last_map.end;
+	__builtin_memcpy((void *)&m->rule, &st->memo_rule, sizeof(st->memo_rule));
+	m->pc = pc;
+	st->memo_pc = pc;
+	st->memo_for_tag = tag;
+	return 0;
 }
 
 /* The tail-call unwinder's programs (UNWIND_PROG_FIRST: runtime_chunk, or unwind_chunk with
@@ -613,16 +770,28 @@ static __always_inline bool process_known(__u32 tgid)
 {
 	struct mapping_key marker = { .prefixlen = 32 + 64, .pid = bpf_htonl(tgid) };
 	struct new_mappings *nm = new_mappings_lookup(tgid);
-	struct mapping_seqs *ms;
+	struct mapping_seqs *ms = this_cpu_seqs();
+	__u32 gen = *(volatile __u32 *)pid_gen_slot(tgid), zero = 0;
+	__u64 *epoch_p = bpf_map_lookup_elem(&maps_epoch, &zero);
+	__u64 epoch = epoch_p ? *(volatile __u64 *)epoch_p : 0;
 
-	if (!nm && !bpf_map_lookup_elem(&mappings, &marker))
-		return false;
-	ms = this_cpu_seqs();
+	if (!nm &&
+	    !(ms && ms->known_pid == tgid && ms->known_gen == gen && ms->known_epoch == epoch)) {
+		if (!bpf_map_lookup_elem(&mappings, &marker))
+			return false;
+		if (ms) {
+			ms->known_pid = tgid;
+			ms->known_gen = gen;
+			ms->known_epoch = epoch;
+		}
+	}
 	if (ms) {
 		ms->pid = tgid;
 		ms->has_new = nm != NULL;
 		ms->exec_seq = nm ? nm->exec_seq : 0;
 		ms->new_seq = nm ? nm->seq : 0;
+		ms->tag = sampler_cfg.frame_memo ? frame_memo_tag(tgid, gen, ms->new_seq, epoch)
+						 : 0;
 	}
 	return true;
 }
@@ -747,7 +916,7 @@ static __always_inline __u32 wake_reader(const struct unwind_scratch *s)
 static __always_inline bool send_sample(struct unwind_scratch *s)
 {
 	struct sample_record *rec = &s->rec;
-	__u32 u = rec->user_frame_cnt, k = 0, l = rec->label_cnt;
+	__u32 u = rec->user_frame_cnt, k = 0, l = rec->label_cnt, t;
 	__u8 *tail;
 
 	if (rec->kernel_frame_cnt > 0)
@@ -768,9 +937,15 @@ static __always_inline bool send_sample(struct unwind_scratch *s)
 	if (l && bpf_probe_read_kernel(tail + k * sizeof(__u64), l * sizeof(struct sample_label),
 				       rec->labels))
 		return false;
+	t = rec->trace.state != OTEL_TRACE_NONE;
+	rec->trace_cnt = t;
+	if (t && bpf_probe_read_kernel(tail + k * sizeof(__u64) + l * sizeof(struct sample_label),
+				       sizeof(struct sample_trace), &rec->trace))
+		return false;
 	return !bpf_ringbuf_output(&events, &rec->hdr,
 				   SAMPLE_WIRE_HEAD + u * sizeof(struct user_frame) +
-					   k * sizeof(__u64) + l * sizeof(struct sample_label),
+					   k * sizeof(__u64) + l * sizeof(struct sample_label) +
+					   t * sizeof(struct sample_trace),
 				   s->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
@@ -830,6 +1005,7 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 		defer_sample_subprog(&s->st, rec, defer_replayable(&s->interp.is));
 	count(COUNTER_USER_FRAMES, s->st.frame_cnt);
 	count(COUNTER_FP_FRAMES, s->st.fp_frame_cnt);
+	count(COUNTER_MEMO_FRAMES, s->st.memo_hits);
 	count(COUNTER_UNWIND_END_BASE + (s->st.end < UNWIND_END_CNT ? s->st.end : 0), 1);
 
 	s->wake = wake_reader(s);
@@ -847,10 +1023,13 @@ static __always_inline int finish_sample(struct unwind_scratch *s, bool tail_wal
 #define SS_CURSOR_AT(f) __builtin_offsetof(struct unwind_cursor, f)
 _Static_assert(SS_CURSOR_AT(win_start) == SS_CURSOR_AT(win) + SS_FRAME_WINDOW &&
 		       SS_CURSOR_AT(defer_cnt) == SS_CURSOR_AT(win_start) + 16 &&
-		       SS_CURSOR_AT(defer) <= SS_CURSOR_AT(defer_cnt) + 8 &&
-		       sizeof(struct unwind_cursor) <
-			       SS_CURSOR_AT(defer) + sizeof(struct defer_point) + 8,
-	       "after win: win_start, win_len, lookups, defer_cnt, defer, and nothing else");
+		       SS_CURSOR_AT(memo_hits) == SS_CURSOR_AT(defer_cnt) + 4 &&
+		       SS_CURSOR_AT(defer) <= SS_CURSOR_AT(memo_hits) + 8 &&
+		       SS_CURSOR_AT(memo_tag) >= SS_CURSOR_AT(defer) + sizeof(struct defer_point) &&
+		       sizeof(struct unwind_cursor) ==
+			       SS_CURSOR_AT(memo_rule) + sizeof(struct unwind_rule),
+	       "after win: win_start, win_len, lookups, defer_cnt, memo_hits, defer, then the "
+	       "memo's fields (memo_tag set per sample, the answer's tagged)");
 
 /* The per-CPU scratch with a fresh record header for the current task (tgid, tid). */
 static __always_inline struct unwind_scratch *begin_sample(struct task_struct *task, __u32 tgid,
@@ -877,7 +1056,8 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 		BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
 	rec->kernel_frame_cnt = 0;
 	rec->label_cnt = 0;
-	__builtin_memset(&rec->trace, 0, sizeof(rec->trace));
+	/* the trace's ids, flags, state and attrs_sz (its writers fill the rest they set) */
+	__builtin_memset(&rec->trace, 0, __builtin_offsetof(struct sample_trace, attrs));
 	rec->off_cpu = 0;
 	rec->off_cpu_state = 0;
 	rec->off_cpu_ns = 0;
@@ -892,6 +1072,8 @@ static __always_inline struct unwind_scratch *begin_sample(struct task_struct *t
 	s->st.win_len = 0;
 	s->st.lookups = 0;
 	s->st.defer_cnt = 0;
+	s->st.memo_hits = 0;
+	s->st.memo_tag = 0;
 	s->st.pid = tgid;
 	/* Fresh runtime cursors; the thread's TLS base finds a runtime's thread state. */
 	ss_interp_reset(&s->interp, ss_task_tls_base(task), tid == tgid ? tgid : 0);
@@ -921,8 +1103,15 @@ static __always_inline void prepare_walk(struct unwind_scratch *s, struct task_s
 					 __u32 tgid)
 {
 	s->st.regs_valid = 1;
-	if (!s->st.done)
+	if (!s->st.done) {
 		s->st.pid = mapping_owner(task, tgid);
+		/* an exiting task's process may have gone (on_exit bumped its generation): its
+		 * frames are not remembered under the next one (a task in user mode is not exiting)
+		 */
+		if (s->seqs.pid == s->st.pid &&
+		    !(s->user_regs && (BPF_CORE_READ(task, flags) & 0x4 /* PF_EXITING */)))
+			s->st.memo_tag = s->seqs.tag;
+	}
 	if (!s->st.done && sampler_cfg.defer_mode == DEFER_VERIFY)
 		ss_defer_save(&s->st, 0, 0, UNWIND_END_OK); /* replay the whole walk (tests) */
 }
@@ -1537,6 +1726,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * fork is likely still cached (on_free does not look again after an exec).
 	 */
 	bpf_map_delete_elem(&forked, &tgid);
+	__sync_fetch_and_add(pid_gen_slot(tgid), 1); /* another image: no frame memo answer holds */
 	sel_exec(tgid);
 	if (!pid_wanted(tgid))
 		return 0;
@@ -1554,6 +1744,7 @@ int BPF_PROG(on_exec_plain, struct task_struct *p, pid_t old_pid, struct linux_b
 	__u32 tgid = p->tgid;
 
 	bpf_map_delete_elem(&forked, &tgid);
+	__sync_fetch_and_add(pid_gen_slot(tgid), 1);
 	sel_exec(tgid);
 	if (!pid_wanted(tgid))
 		return 0;
@@ -1578,6 +1769,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (p->signal->live.counter)
 		return 0; /* other threads run on */
+	/* every thread is exiting (PF_EXITING: no frame memo for their samples, prepare_walk()),
+	 * and the pid is another process's only after this: its memo answers are never its own
+	 */
+	__sync_fetch_and_add(pid_gen_slot(tgid), 1);
 	if (!p->mm) {
 		bpf_map_delete_elem(&forked, &tgid);
 		new_mappings_delete(tgid);

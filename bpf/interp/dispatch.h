@@ -183,8 +183,10 @@ static __always_inline int ss_interp_step(struct unwind_cursor *st, struct inter
 	if (pc < 0x1000 || pc > SS_USER_ADDR_MAX)
 		return 0;
 	lookup_pc = st->pc_is_return ? pc - 1 : pc;
-	if (lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) {
-		/* The same lookup the native step would do; it reuses last_map. */
+	if ((lookup_pc < st->last_map.start || lookup_pc >= st->last_map.end) &&
+	    !SS_FRAME_MEMO(st, lookup_pc)) {
+		/* The same lookup the native step would do; it reuses last_map (and the memo's
+		 * answer, fetched here). */
 		m = ss_lookup_mapping(st->pid, lookup_pc);
 		st->lookups++;
 		if (!m || !m->file_id)

@@ -285,11 +285,12 @@ static void print_summary(struct record_run *r, double secs)
 	fprintf(stderr, "\n");
 	fprintf(stderr,
 		"frames         kernel %llu (%llu unsymbolized), user %llu (%llu via frame "
-		"pointer, %llu unsymbolized, %llu unresolved, %llu placed late, %llu not placed: "
+		"pointer, %llu from the frame memo, %llu unsymbolized, %llu unresolved, %llu placed late, %llu not placed: "
 		"mapping replaced since, %llu from Go pclntab); %llu unique frames with source "
 		"lines\n",
 		(unsigned long long)ts->kernel_frames, (unsigned long long)ts->kernel_unsymbolized,
 		(unsigned long long)ts->user_frames, (unsigned long long)c[COUNTER_FP_FRAMES],
+		(unsigned long long)c[COUNTER_MEMO_FRAMES],
 		(unsigned long long)ts->user_unsymbolized, (unsigned long long)ts->user_unresolved,
 		(unsigned long long)ts->user_late_resolved, (unsigned long long)ts->user_replaced,
 		(unsigned long long)ts->user_go, (unsigned long long)ts->user_lines);

@@ -541,6 +541,7 @@ struct session *session__new(const struct session_opts *opts)
 	s->prof = new_profile(s);
 	if (!s->pt || !s->prof)
 		goto fail;
+	process_table__set_epoch_fd(s->pt, sampler__maps_epoch_fd(s->sampler));
 	pops.ctx = s;
 	process_table__set_ops(s->pt, &pops);
 	to.mono_to_wall_ns = (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));

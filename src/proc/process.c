@@ -43,6 +43,7 @@ struct process_table {
 	int mappings_fd;
 	bool no_batch; /* the kernel has no batch operations on the LPM map */
 	int new_mappings_fd;
+	int epoch_fd;            /* "maps_epoch" (-1: none) */
 	uint64_t next_rescan_ns; /* no process's rescan_at_ns is earlier (0: none pending) */
 	/* Every process with a rescan_at_ns, unless pending_lost (a pid may be listed twice,
 	 * or be listed with no rescan left: dropped at the next tick).
@@ -78,7 +79,13 @@ struct process_table *process_table__new(struct exe_registry *reg, int mappings_
 	pt->reg = reg;
 	pt->mappings_fd = mappings_fd;
 	pt->new_mappings_fd = new_mappings_fd;
+	pt->epoch_fd = -1;
 	return pt;
+}
+
+void process_table__set_epoch_fd(struct process_table *pt, int epoch_fd)
+{
+	pt->epoch_fd = epoch_fd;
 }
 
 /* Schedule p's rescan at at_ns (process_table__tick() looks only once one is due). */
@@ -290,6 +297,24 @@ static void delete_keys(struct process_table *pt, const struct mapping_key *keys
 		bpf_map_delete_elem(pt->mappings_fd, &keys[i]);
 }
 
+/* The frame memo's answers (bpf/sampler.bpf.c) may no longer hold: "maps_epoch" + 1. After the
+ * entries changed: a sample in between remembers under the old epoch, never an old answer under
+ * the new one.
+ */
+static void bump_maps_epoch(struct process_table *pt)
+{
+	uint32_t zero = 0;
+	uint64_t epoch = 0;
+
+	if (pt->epoch_fd < 0)
+		return;
+	if (bpf_map_lookup_elem(pt->epoch_fd, &zero, &epoch))
+		epoch = 0;
+	epoch++;
+	if (bpf_map_update_elem(pt->epoch_fd, &zero, &epoch, BPF_ANY))
+		pt->stats.bpf_insert_failures++;
+}
+
 /* Make the BPF entries of p match p->maps: insert the keys of new or changed mappings (old[]
  * is what was inserted before), then delete the keys nothing covers any more. Each of the two
  * is one batch (bpf() calls dominate what churn costs).
@@ -302,6 +327,9 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 	size_t cnt = 0, cap = 0, vcap = 0, i, written, gone_cnt = 0;
 	struct mapping_key *upd = NULL;
 	size_t upd_cnt = 0, upd_cap = 0;
+
+	bool answers_changed = false; /* an entry of this live process now answers otherwise */
+	size_t same_cnt = old_cnt;
 
 	if (pt->mappings_fd < 0)
 		return;
@@ -316,11 +344,17 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 					     .end = m->end,
 					     .seq = seq };
 		size_t first = cnt, j;
+		bool same;
 
 		if (add_blocks(p->pid, m->start, m->end, &keys, &cnt, &cap))
 			goto out;
-		if (mapping_unchanged(m, old, old_cnt))
+		same = mapping_unchanged(m, old, same_cnt);
+		if (same && old_cnt)
 			continue;
+		/* a block written before for another mapping: the frame memo's answers go */
+		for (j = first; !same && !answers_changed && j < cnt && p->bpf_key_cnt; j++)
+			answers_changed = bsearch(&keys[j], p->bpf_keys, p->bpf_key_cnt,
+						  sizeof(*keys), key_cmp) != NULL;
 		if (array__reserve_bounded((void **)&upd, &upd_cap, upd_cnt + cnt - first,
 					   sizeof(*upd), 64, SIZE_MAX / 2) ||
 		    array__reserve_bounded((void **)&vals, &vcap, upd_cnt + cnt - first,
@@ -379,6 +413,11 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 		p->bpf_marker = false;
 	}
 	delete_keys(pt, gone, gone_cnt);
+	/* Answers that changed for a live process (a dead one's pid took a new generation in eBPF
+	 * at its exit, before it could be another's): the frame memo forgets them.
+	 */
+	if (p->alive && (answers_changed || gone_cnt))
+		bump_maps_epoch(pt);
 	free(p->bpf_keys);
 	p->bpf_keys = keys;
 	p->bpf_key_cnt = cnt;

@@ -92,6 +92,8 @@ struct process_table_ops {
 struct process_table *process_table__new(struct exe_registry *reg, int mappings_fd,
 					 int new_mappings_fd);
 void process_table__free(struct process_table *pt);
+/* "maps_epoch" (bpf/sampler.bpf.c's frame memo): bumped when a live process's entries change. */
+void process_table__set_epoch_fd(struct process_table *pt, int epoch_fd);
 void process_table__set_ops(struct process_table *pt, const struct process_table_ops *ops);
 
 /* Scan every process in /proc; returns the number of processes loaded. */

@@ -480,6 +480,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 {
 	struct sampler *s;
 	size_t rb_sz, defer_burst, copies_in_ring;
+	const char *memo_env;
 	int err;
 
 	libbpf_set_print(libbpf_print);
@@ -521,6 +522,9 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 	 * not 16; a 1 MiB ring instead of 2 on 2 CPUs, copies still stop at half full).
 	 */
 	defer_budget(s->skel, s->cpu_cnt, opts->freq_hz, &defer_burst);
+	/* the frame memo (bpf/sampler.bpf.c): on unless STACKSCOPE_FRAME_MEMO=0 (comparisons) */
+	memo_env = getenv("STACKSCOPE_FRAME_MEMO");
+	s->skel->rodata->sampler_cfg.frame_memo = !(memo_env && !strcmp(memo_env, "0"));
 	copies_in_ring = opts->freq_hz / 4 + 1 < defer_burst ? opts->freq_hz / 4 + 1 : defer_burst;
 	rb_sz = opts->ringbuf_sz
 			? opts->ringbuf_sz
@@ -889,6 +893,7 @@ SAMPLER_MAP_FD(unwind_segments)
 SAMPLER_MAP_FD(unwind_rules)
 SAMPLER_MAP_FD(sel_procs)
 SAMPLER_MAP_FD(sel_cgroups)
+SAMPLER_MAP_FD(maps_epoch)
 
 volatile struct selection_state *sampler__selection_state(struct sampler *s)
 {

@@ -109,6 +109,10 @@ size_t sampler__unwind_entry_cap(const struct sampler *s);
  */
 int sampler__sel_procs_fd(const struct sampler *s);
 int sampler__sel_cgroups_fd(const struct sampler *s);
+/* "maps_epoch": bumped when an entry of a live process in "mappings" changes or goes (the frame
+ * memo's invalidation, src/proc/process.c).
+ */
+int sampler__maps_epoch_fd(const struct sampler *s);
 volatile struct selection_state *sampler__selection_state(struct sampler *s);
 /* The language runtimes' maps (bpf/interp/, written by src/interp/registry.c). */
 int sampler__interp_files_fd(const struct sampler *s);

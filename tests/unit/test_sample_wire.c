@@ -110,6 +110,44 @@ TEST(user_mode_sample_sends_no_kernel_part)
 	free(out);
 }
 
+TEST(a_trace_follows_the_labels_only_when_counted)
+{
+	struct sample_record *out = calloc(1, sizeof(*out)), *head;
+	struct sample_trace tr = { .flags = 1, .state = 1, .attrs_sz = 3 };
+	size_t size, out_size = 0, at;
+	unsigned char *w = wire_of(2, 1, 1, &size), *w2;
+
+	REQUIRE(out && w);
+	/* none counted: a span left in the struct from before is not the sample's */
+	out->trace.state = 2;
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), 0);
+	CHECK_EQ_INT(out->trace.state, 0);
+	/* counted: the 96 bytes after the labels */
+	memset(tr.trace_id, 0xab, sizeof(tr.trace_id));
+	memcpy(tr.attrs, "k=v", 3);
+	w2 = realloc(w, SAMPLE_WIRE_START + size + sizeof(tr) + 64);
+	REQUIRE(w2);
+	w = w2;
+	at = size;
+	memcpy(w + SAMPLE_WIRE_START + at, &tr, sizeof(tr));
+	head = (struct sample_record *)w;
+	head->trace_cnt = 1;
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size, out, &out_size), -EINVAL);
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size + sizeof(tr), out, &out_size),
+		     0);
+	CHECK_EQ_INT(out->trace.state, 1);
+	CHECK_EQ_INT(out->trace.attrs_sz, 3);
+	CHECK_EQ_INT(out->trace.trace_id[15], 0xab);
+	CHECK_EQ_INT(memcmp(out->trace.attrs, "k=v", 3), 0);
+	CHECK_STR(out->labels[0].key, "k0");
+	head->trace_cnt = 2;
+	CHECK_EQ_INT(sample_wire__expand(w + SAMPLE_WIRE_START, size + 2 * sizeof(tr), out,
+					 &out_size),
+		     -EINVAL);
+	free(w);
+	free(out);
+}
+
 TEST(counts_that_do_not_match_the_size_are_refused)
 {
 	struct sample_record *out = calloc(1, sizeof(*out));
@@ -140,6 +178,7 @@ int main(void)
 {
 	RUN(user_kernel_and_labels_land_at_their_places);
 	RUN(user_mode_sample_sends_no_kernel_part);
+	RUN(a_trace_follows_the_labels_only_when_counted);
 	RUN(counts_that_do_not_match_the_size_are_refused);
 	return test_summary();
 }
