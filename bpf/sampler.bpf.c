@@ -233,9 +233,9 @@ struct mapping_seqs {
 /* The frame memo's invalidation. A pc's mapping (and so its rule: file ids are content ids)
  * changes only with the address space: a new executable mapping or an exec bumps the process's
  * "new_mappings" seq; an exec, and the exit of its last thread (before its pid can be another
- * process's), bump its pid's slot's generation (pid_slots); userspace bumps maps_epoch when it changes or removes
- * an entry of a live process in "mappings" (src/proc/process.c), which its inserts of new
- * ranges never do (blocks of mappings that do not overlap never overlap).
+ * process's), bump its pid's generation (pid_slots); userspace bumps maps_epoch when it changes
+ * or removes an entry of a live process in "mappings" (src/proc/process.c), which its inserts
+ * of new ranges never do (blocks of mappings that do not overlap never overlap).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -358,11 +358,14 @@ __noinline int page_rule_remembered(__u32 load_seq, __u32 first, __u32 cnt, __u3
 /* the frame memo (below): a pc's mapping and rule, remembered across samples */
 __noinline int frame_memo_fetch(__u64 tag, __u64 pc);
 __noinline int frame_memo_keep(__u64 tag, __u64 pc);
-#define SS_FRAME_MEMO(st, lookup_pc)                                                   \
-	((st)->memo_tag &&                                                             \
-	 (((st)->memo_pc == (lookup_pc) && (st)->memo_for_tag == (st)->memo_tag &&     \
-	   (lookup_pc) >= (st)->last_map.start && (lookup_pc) < (st)->last_map.end) || \
-	  frame_memo_fetch((st)->memo_tag, lookup_pc)))
+/* The runtime step asks first when a frame leaves last_map; the native step then finds the
+ * answer, or the miss (memo_for_tag 0), in the cursor and does not ask again.
+ */
+#define SS_FRAME_MEMO(st, lookup_pc)                                                               \
+	((st)->memo_tag && ((st)->memo_pc == (lookup_pc) && (lookup_pc) >= (st)->last_map.start && \
+					    (lookup_pc) < (st)->last_map.end                       \
+				    ? (st)->memo_for_tag == (st)->memo_tag                         \
+				    : frame_memo_fetch((st)->memo_tag, lookup_pc)))
 #define SS_FRAME_MEMO_KEEP(st, lookup_pc, r)                        \
 	do {                                                        \
 		if ((st)->memo_tag) {                               \
@@ -639,13 +642,19 @@ static __always_inline volatile struct frame_memo *frame_memo_of(__u64 pc,
 	return &fm->m[frame_memo_slot(pc)];
 }
 
-/* The memo's answer for pc under tag into this CPU's cursor (last_map, memo_rule): 1, or 0. */
+/* The memo's answer for pc under tag into this CPU's cursor (last_map, memo_rule): 1, or 0
+ * with the miss noted (memo_pc, memo_for_tag 0).
+ */
 __noinline int frame_memo_fetch(__u64 tag, __u64 pc)
 {
 	struct unwind_cursor *st = NULL;
 	volatile struct frame_memo *m = frame_memo_of(pc, &st);
 
-	if (!m || !st || m->pc != pc || m->tag != tag)
+	if (!m || !st)
+		return 0;
+	st->memo_pc = pc;
+	st->memo_for_tag = 0;
+	if (m->pc != pc || m->tag != tag)
 		return 0;
 	st->last_map.file_id = m->file_id;
 	st->last_map.bias = m->bias;
@@ -658,7 +667,6 @@ __noinline int frame_memo_fetch(__u64 tag, __u64 pc)
 		return 0;
 	}
 	st->last_file_flags = FILE_FLAGS_UNREAD;
-	st->memo_pc = pc;
 	st->memo_for_tag = tag;
 	return 1;
 }

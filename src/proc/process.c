@@ -326,10 +326,8 @@ static void sync_bpf(struct process_table *pt, struct process *p, const struct e
 	struct mapping_info *vals = NULL;
 	size_t cnt = 0, cap = 0, vcap = 0, i, written, gone_cnt = 0;
 	struct mapping_key *upd = NULL;
-	size_t upd_cnt = 0, upd_cap = 0;
-
+	size_t upd_cnt = 0, upd_cap = 0, same_cnt = old_cnt;
 	bool answers_changed = false; /* an entry of this live process now answers otherwise */
-	size_t same_cnt = old_cnt;
 
 	if (pt->mappings_fd < 0)
 		return;
