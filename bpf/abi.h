@@ -749,23 +749,14 @@ enum off_cpu_state {
 	OFF_CPU_STATE_CNT,
 };
 
-/* The tail-call unwinder: UNWIND_CHUNK native steps per program run, at most
- * UNWIND_MAX_CHUNKS runs (the kernel allows 33 tail calls).
+/* The tail-call walker (kernels without bpf_loop): UNWIND_CHUNK steps per run of its chunk
+ * program (runtime_chunk, or unwind_chunk for native frames only), which tail-calls itself
+ * ("unwind_progs"[0]) for at most UNWIND_MAX_CHUNKS more runs (the kernel allows 33 tail
+ * calls): 528 steps, each able to take a runtime's frame.
  */
 #define UNWIND_CHUNK 16
 #define UNWIND_MAX_CHUNKS 32
-/* The tail-call walker with runtime frames: RUNTIME_CHUNK steps per runtime_chunk run, its first
- * RUNTIME_MAX_CHUNKS runs (runtime frames come in the first 32 steps), then unwind_chunk's
- * native ones (432 steps in all).
- */
-#define RUNTIME_CHUNK 4
-#define RUNTIME_MAX_CHUNKS 8
-#define UNWIND_STEPS_TAIL_CALLS               \
-	(RUNTIME_CHUNK * RUNTIME_MAX_CHUNKS + \
-	 UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1 - RUNTIME_MAX_CHUNKS))
-/* "unwind_progs": the first chunk program, and the native one the others go on with */
-#define UNWIND_PROG_FIRST 0
-#define UNWIND_PROG_NATIVE 1
+#define UNWIND_STEPS_TAIL_CALLS (UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1))
 
 /* ---- Runtime frames (high-level language runtimes; bpf/interp/, src/interp/) ----
  *

@@ -692,12 +692,12 @@ __noinline int frame_memo_keep(__u64 tag, __u64 pc)
 	return 0;
 }
 
-/* The tail-call unwinder's programs (UNWIND_PROG_FIRST: runtime_chunk, or unwind_chunk with
- * native frames only; UNWIND_PROG_NATIVE: unwind_chunk), set by userspace when it is used.
+/* The tail-call walker's chunk program (runtime_chunk, or unwind_chunk with native frames
+ * only), set by userspace when it is used.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
 } unwind_progs SEC(".maps");
@@ -874,7 +874,7 @@ static __noinline int defer_sample_subprog(struct unwind_cursor *st, struct samp
 }
 
 /* And the tail-call walker's, which has no bpf_find_vma(): inlined, it took runtime_chunk's
- * frame past 96 bytes, and its chain (runtime_step, the page memo, the entry search) past the
+ * frame past 96 bytes, and its chain (the runtime step, the page memo, the entry search) past the
  * 512 bytes 5.10's and 6.1's verifiers allow.
  */
 static __noinline int defer_sample_tc_subprog(struct unwind_cursor *st, struct sample_record *rec,
@@ -1223,7 +1223,7 @@ int on_sample_tc(struct bpf_perf_event_data *ctx)
 		return 0;
 	prepare_walk(s, task, tgid);
 	if (!s->st.done) {
-		bpf_tail_call(ctx, &unwind_progs, UNWIND_PROG_FIRST);
+		bpf_tail_call(ctx, &unwind_progs, 0);
 		/* no program in the array: the stack ends here, counted */
 		s->st.done = 1;
 		s->st.end = UNWIND_END_TRUNCATED;
@@ -1231,15 +1231,16 @@ int on_sample_tc(struct bpf_perf_event_data *ctx)
 	return finish_sample(s, true);
 }
 
-/* The end of a tail-call walker's run: on into the next run (program "unwind_progs"[next])
- * while steps remain, else send.
- */
-static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct unwind_scratch *s,
-				      __u32 next)
+/* The end of a tail-call walker's run: on into the next run while steps remain, else send. */
+static __always_inline int chunk_done(struct bpf_perf_event_data *ctx)
 {
+	struct unwind_scratch *s = this_cpu_entry(&scratch);
+
+	if (!s)
+		return 0;
 	if (!s->st.done && s->chunks < UNWIND_MAX_CHUNKS) {
 		s->chunks++;
-		bpf_tail_call(ctx, &unwind_progs, next);
+		bpf_tail_call(ctx, &unwind_progs, 0);
 	}
 	if (!s->st.done) {
 		s->st.done = 1;
@@ -1248,57 +1249,49 @@ static __always_inline int chunk_done(struct bpf_perf_event_data *ctx, struct un
 	return finish_sample(s, true);
 }
 
-/* Without bpf_loop, native frames only: UNWIND_CHUNK native steps per run, then a tail call
- * into itself; after runtime_chunk's first runs, or from the start with
- * STACKSCOPE_TAIL_CALLS=native.
+/* One step of the tail-call walker: with runtimes, a runtime's frame, else a native one (as
+ * unwind_loop_cb); without, a native one. A global function, which the verifier checks once,
+ * on its own, not once per unrolled step (runtime_chunk, 4 runtime steps inlined, was 545,625
+ * instructions of 5.10's 1M; unwind_chunk, 16 native ones, 779,681). Before 5.12 a global
+ * function takes no pointer to memory: it finds this CPU's scratch itself (a per-CPU array
+ * lookup a step, on the kernels without bpf_loop only). Returns whether the walk is done.
  */
-SEC("perf_event")
-int unwind_chunk(struct bpf_perf_event_data *ctx)
+__noinline int unwind_step_tc(int runtimes)
 {
-	struct unwind_scratch *s;
-	int i;
+	struct unwind_scratch *s = this_cpu_entry(&scratch);
 
-	s = this_cpu_entry(&scratch);
-	if (!s)
-		return 0;
-	for (i = 0; i < UNWIND_CHUNK && !s->st.done; i++)
-		ss_unwind_step(&s->st, s->rec.user);
-	return chunk_done(ctx, s, UNWIND_PROG_NATIVE);
-}
-
-/* One step of the walk with runtime frames (as unwind_loop_cb): a function of its own, so the
- * unrolled steps of runtime_chunk share one stack frame (inlined, their locals pass 512 bytes).
- */
-static __noinline int runtime_step(struct unwind_scratch *s)
-{
 	if (!s)
 		return 1;
-	if (!ss_interp_step(&s->st, &s->interp, s->rec.user))
+	if (!runtimes || !ss_interp_step(&s->st, &s->interp, s->rec.user))
 		ss_unwind_step(&s->st, s->rec.user);
-	return s->st.done;
+	return s->st.done ? 1 : 0;
 }
 
-/* Without bpf_loop, with runtime frames: RUNTIME_CHUNK steps per run, each the bpf_loop walker's
- * step (a runtime's frame, else a native one), then a tail call into itself, for the first
- * RUNTIME_MAX_CHUNKS runs, then into unwind_chunk (native steps, 4 times as many per run: deep
- * native stacks still fit in the 33 runs). Fewer steps per run than unwind_chunk: every step
- * carries every runtime's walk, and the verifier walks each call of it.
+/* A run of the tail-call walker: UNWIND_CHUNK steps, then on into the next run or send. */
+static __always_inline int walk_chunk(struct bpf_perf_event_data *ctx, int runtimes)
+{
+	int i;
+
+	for (i = 0; i < UNWIND_CHUNK; i++)
+		if (unwind_step_tc(runtimes))
+			break;
+	return chunk_done(ctx);
+}
+
+/* Without bpf_loop, with runtime frames: each step the bpf_loop walker's (a runtime's frame,
+ * else a native one).
  */
 SEC("perf_event")
 int runtime_chunk(struct bpf_perf_event_data *ctx)
 {
-	struct unwind_scratch *s;
-	int i;
+	return walk_chunk(ctx, 1);
+}
 
-	s = this_cpu_entry(&scratch);
-	if (!s)
-		return 0;
-	for (i = 0; i < RUNTIME_CHUNK; i++)
-		if (runtime_step(s))
-			break;
-	return chunk_done(ctx, s,
-			  s->chunks + 1 < RUNTIME_MAX_CHUNKS ? UNWIND_PROG_FIRST
-							     : UNWIND_PROG_NATIVE);
+/* Without bpf_loop, native frames only (STACKSCOPE_TAIL_CALLS=native). */
+SEC("perf_event")
+int unwind_chunk(struct bpf_perf_event_data *ctx)
+{
+	return walk_chunk(ctx, 0);
 }
 
 #include "off_cpu.h"

@@ -411,8 +411,8 @@ static void preallocate_hash_maps(struct bpf_object *obj)
 
 /* The program variants this kernel takes (docs/ARCHITECTURE.md "Kernel features and program
  * variants"); the others are not loaded.
- *  - on_sample (bpf_loop walker, 5.17) or on_sample_tc + runtime_chunk + unwind_chunk (tail
- *    calls; unwind_chunk alone, native frames only, with STACKSCOPE_TAIL_CALLS=native);
+ *  - on_sample (bpf_loop walker, 5.17) or on_sample_tc + runtime_chunk (tail calls;
+ *    unwind_chunk instead, native frames only, with STACKSCOPE_TAIL_CALLS=native);
  *  - on_exec / on_mmap_exit entering new mappings (VMA iterator, bpf_find_vma), else their
  *    _plain variants (userspace reads /proc);
  *  - no bpf_get_current_task_btf (5.11): current_task() from bpf_get_current_task;
@@ -430,13 +430,11 @@ static void choose_programs(struct sampler *s, bool mmap_tracepoints)
 	bpf_program__set_autoload(skel->progs.on_sample, !tail_calls);
 	bpf_program__set_autoload(skel->progs.on_sample_tc, tail_calls);
 	bpf_program__set_autoload(skel->progs.runtime_chunk, tail_calls && !native_only);
-	bpf_program__set_autoload(skel->progs.unwind_chunk, tail_calls);
+	bpf_program__set_autoload(skel->progs.unwind_chunk, tail_calls && native_only);
 	s->sample_prog = tail_calls ? skel->progs.on_sample_tc : skel->progs.on_sample;
 	if (tail_calls)
 		pr_info("unwinding with tail calls (no bpf_loop): at most %d steps per sample%s\n",
-			native_only ? UNWIND_CHUNK * (UNWIND_MAX_CHUNKS + 1)
-				    : UNWIND_STEPS_TAIL_CALLS,
-			native_only ? ", native frames only" : "");
+			UNWIND_STEPS_TAIL_CALLS, native_only ? ", native frames only" : "");
 
 	skel->rodata->no_task_btf = !s->kf.task_btf;
 	/* Before 5.15: a sample in the kernel finds the user registers on the kernel stack. */
@@ -582,16 +580,13 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_record_fn 
 		goto fail;
 	}
 	if (s->skel->rodata->sampler_cfg.tail_calls) {
-		uint32_t first = UNWIND_PROG_FIRST, native = UNWIND_PROG_NATIVE;
+		uint32_t first = 0;
 		int fd = bpf_program__fd(bpf_program__autoload(s->skel->progs.runtime_chunk)
 						 ? s->skel->progs.runtime_chunk
-						 : s->skel->progs.unwind_chunk),
-		    native_fd = bpf_program__fd(s->skel->progs.unwind_chunk);
+						 : s->skel->progs.unwind_chunk);
 
 		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &first, &fd,
-					BPF_ANY) ||
-		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.unwind_progs), &native,
-					&native_fd, BPF_ANY)) {
+					BPF_ANY)) {
 			err = -errno;
 			pr_err("cannot set up the tail-call unwinder: %s\n", strerror(errno));
 			goto fail;

@@ -68,6 +68,10 @@ fi
 # a fixed hash seed: no wait for the entropy a fresh guest lacks
 export PYTHONHASHSEED=0
 run_case python /usr/bin/python3.11 -S /usr/share/km/py_chain.py "${secs:-2}"
+# 150 Python frames on every stack (x86_64 rows): the tail-call walker takes a runtime's frame
+# at any of its 528 steps
+[ "$(uname -m)" = x86_64 ] &&
+	run_case python_deep /usr/bin/python3.11 -S /usr/share/km/py_many_code.py "${secs:-2}"
 # Go (arm64 row only, where the root has a Go build of wl_go): its pcsp tables, x30 in leaves
 [ -x /usr/bin/wl_go ] && run_case go /usr/bin/wl_go "${secs:-2}"
 # Perl, Ruby and PHP (arm64 row only, Debian 12's arm64 packages in the root): their chains

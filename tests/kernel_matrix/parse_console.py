@@ -25,7 +25,9 @@ chain case ("new mappings N entered by eBPF": 0 where the kernel lacks bpf_find_
 sampling: the forked case's perf events (per-task or per-cpu, its summary's sampling line);
 forked-chain: share/samples of chain in wl_chain_nofp forked by a shell (the case forked): its
 samples come through the per-task event it inherited; pid-chain: the same of `record -p` of a
-running wl_chain_nofp (the case pid), pid-sampling its perf events (these three: x86_64 rows).
+running wl_chain_nofp (the case pid), pid-sampling its perf events (these three: x86_64 rows);
+python-deep: share/samples of py_many_code.py's samples in its leaf with all 150 Python frames
+above it (x86_64 rows: on 5.10 the tail-call walker's runtime frames past its first steps).
 Exit status 1 when the boot gave no result.
 Usage: parse_console.py ARCH CONSOLE_FILE
 """
@@ -145,6 +147,11 @@ RUNTIMES = (("go", GO, ";main.gamma"), ("perl", PERL, ";main::gamma"), ("ruby", 
 JIT_PLACED = re.compile(r"JIT frames (\d+), JIT frames not placed (\d+)")
 PY = re.compile(r"^python3\.11;_start;.*;_PyEval_EvalFrameDefault;<module>;a;b;c(;|$)")
 PY_EVAL = re.compile(r";_PyRun_SimpleFileObject;(.*;)?_PyEval_EvalFrameDefault(;|$)")
+# tests/data/py_many_code.py (the case python_deep, x86_64 rows): 150 Python frames above its
+# leaf, all of them, in order, under the eval loop: on the tail-call walker runtime frames at
+# any of its steps
+PY_DEEP = re.compile(r";_PyEval_EvalFrameDefault;<module>;" + "".join("f%d;" % i for i in range(150)) + r"leaf(;|$)")
+PY_DEEP_BASE = re.compile(r";leaf(;|$)")
 VERIFIER = re.compile(r"verifier: (\w+): (?:processed (\d+) insns|verification time (\d+) usec)")
 
 
@@ -160,13 +167,38 @@ def share(stacks, pattern, base):
     return ("%.3f" % (good / total) if total else "none"), total
 
 
+# a kernel's report of trouble (loglevel=5 puts warnings and their backtraces on the console)
+KERNEL_TROUBLE = re.compile(r"\] (BUG: .*|WARNING: .*|rcu: INFO: .*|Kernel panic .*|watchdog: .*)$")
+TRACE_LINE = re.compile(r"\]  (\S+\+0x[0-9a-f]+/0x[0-9a-f]+)")
+
+
+def no_result(path, arch, text):
+    """the row of a boot that gave no result: the case it was running, the kernel's reports of
+    trouble (a soft lockup...) and the functions of its first backtraces"""
+    lines = [l for l in text.splitlines() if l.strip()]
+    started = [l.split()[2:] for l in lines if l.startswith("KM time ") and " start " in l]
+    ended = {l.split()[2] for l in lines if l.startswith("KM time ") and " end " in l}
+    running = ["%s (from %s s)" % (f[0], f[2]) for f in started if f[0] not in ended]
+    trouble = []
+    for l in lines:
+        m = KERNEL_TROUBLE.search(l)
+        if m and m.group(1) not in trouble:
+            trouble.append(m.group(1))
+    print("%s %s boot=failed (no result on the console; running: %s; kernel: %s; its end: %s)" %
+          (path, arch, ", ".join(running) or "no case", " | ".join(trouble[:6]) or "nothing",
+           " | ".join(l[:160] for l in lines[-3:])))
+    # the first backtraces' functions, a line each (the CPUs' stacks of a soft lockup)
+    trace = [m.group(1) for l in lines for m in [TRACE_LINE.search(l)] if m]
+    for i in range(0, min(len(trace), 96), 12):
+        print("  trace " + " <- ".join(trace[i:i + 12]))
+    return 1
+
+
 def main():
     arch, path = sys.argv[1], sys.argv[2]
     text = open(path, errors="replace").read().replace("\r", "")
     if "KM-END" not in text:
-        tail = [l for l in text.splitlines() if l.strip()][-3:]
-        print("%s %s boot=failed (no result on the console: %s)" % (path, arch, " | ".join(tail)))
-        return 1
+        return no_result(path, arch, text)
     release, status, logs, folded, times, pprof = "?", {}, {}, {}, {}, {}
     for line in text.splitlines():
         f = line.split(" ", 3)
@@ -251,6 +283,9 @@ def main():
     runtimes += ["sampling=" + sampling]
     if "forked" in status:  # the x86_64 rows
         runtimes += ["forked-chain=%s/%d" % (forked if status["forked"] == "0" else "failed", n_forked)]
+    if "python_deep" in status:
+        deep, n_deep = share(stacks.get("python_deep", []), PY_DEEP, PY_DEEP_BASE)
+        runtimes += ["python-deep=%s/%d" % (deep if status["python_deep"] == "0" else "failed", n_deep)]
     if "pid" in status:
         by_pid, n_pid = share(stacks.get("pid", []), CHAIN, ";hot_leaf")
         runtimes += ["pid-sampling=" + next(("per-task" if "per-task" in l else "per-cpu" for l in logs.get("pid", [])
@@ -278,7 +313,8 @@ def main():
     if spans:
         print("  cases " + " ".join(spans))
     for case, pattern, base in (("chain", CHAIN, ";hot_leaf"), ("chain_tc", CHAIN, ";hot_leaf"),
-                                ("python", PY, ";_PyRun_SimpleFileObject;")) + RUNTIMES:
+                                ("python", PY, ";_PyRun_SimpleFileObject;"),
+                                ("python_deep", PY_DEEP, PY_DEEP_BASE)) + RUNTIMES:
         within = contains(base)
         worst = sorted(((n, st) for st, n in stacks.get(case, []) if within(st) and not pattern.search(st)),
                        reverse=True)
@@ -286,7 +322,7 @@ def main():
             print("  incomplete %s: %d %s" % (case, worst[0][0], worst[0][1][:300]))
     for n, st in java_worst:
         print("  incomplete java: %d %s" % (n, st[:600]))
-    for case in ("chain", "python", "chain_tc", "offcpu", "java", "java_tiny", "forked", "pid") + tuple(r[0] for r in RUNTIMES):
+    for case in ("chain", "python", "python_deep", "chain_tc", "offcpu", "java", "java_tiny", "forked", "pid") + tuple(r[0] for r in RUNTIMES):
         for l in logs.get(case, []):
             if "error:" in l:
                 print("  error %s: %s" % (case, l))

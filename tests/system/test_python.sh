@@ -143,16 +143,25 @@ test_deep()
 		"$trunc" "$inc" 85 || show_stacks "$f"
 }
 
-# test_many_code NAME PYTHON: 150 distinct functions on every stack. Their code objects fit the
-# symbol cache together: each read once, and the samples still in flight when the process
-# exits keep their names (a cache where two of them evicted each other read the process again
-# on every sample, thousands of reads, and gave markers once it had exited).
+# test_many_code NAME PYTHON [tail-calls]: 150 distinct functions on every stack. Their code
+# objects fit the symbol cache together: each read once, and the samples still in flight when
+# the process exits keep their names (a cache where two of them evicted each other read the
+# process again on every sample, thousands of reads, and gave markers once it had exited).
+# With "tail-calls", on the tail-call walker (kernels before 5.17; forced here): a runtime's
+# frame at any of its 528 steps (its runtime frames once ended at the 32nd step: 31 of 150).
 test_many_code()
 {
 	local name=$1 py=$2 f inc chain kept reads i
 
+	[[ ${3:-} == tail-calls ]] && name+=-tc
 	f=$TMP/$name-many.stacks
-	record_stacks "$name-many" "$py" -S "$DATA/py_many_code.py" $SECS
+	if [[ ${3:-} == tail-calls ]]; then
+		STACKSCOPE_TAIL_CALLS=1 record_stacks "$name-many" "$py" -S "$DATA/py_many_code.py" $SECS
+		check "$name many code objects: the tail-call walker was used" \
+			grep -q 'unwinding with tail calls' "$TMP/$name-many.err"
+	else
+		record_stacks "$name-many" "$py" -S "$DATA/py_many_code.py" $SECS
+	fi
 	inc=$(samples "$f" "*" ";leaf@py_many_code\\.py:$L_LEAF(;|\$)")
 	# f0..f149 in order (awk without interval expressions: the pattern spelt out)
 	chain=$(for ((i = 0; i < 150; i++)); do printf ';f%d@<string>:[0-9]+' $i; done)
@@ -225,6 +234,7 @@ if [[ -z $late_py ]]; then
 else
 	test_late "$late_name" "$late_py" "$late_minor"
 	test_many_code "$late_name" "$late_py"
+	test_many_code "$late_name" "$late_py" tail-calls
 	if [[ $late_minor -ge 11 ]]; then
 		test_deep "$late_name" "$late_py"
 	else
