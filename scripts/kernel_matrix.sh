@@ -365,7 +365,7 @@ echo "kernel_matrix: $ARCH guests under ${ACCEL^^}" >&2
 # A guest that gave no result in its time is booted once more, under TCG, its first console
 # kept as SERIES.first.console and summed up in its row's "first boot" line: a KVM that passed
 # the probe and hangs later (a KVM guest takes 20-40 s), and a TCG guest that hung (5.10 once
-# in about 20 boots on this box, both vCPUs in soft lockups) must not cost the matrix its row
+# in 23 boots on this box, both vCPUs in soft lockups) must not cost the matrix its row
 # without showing it.
 limit=${KM_TIMEOUT:-240}
 [[ $ACCEL == kvm ]] && limit=${KM_KVM_TIMEOUT:-90}

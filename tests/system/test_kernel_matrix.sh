@@ -34,7 +34,7 @@ command -v qemu-system-x86_64 >/dev/null || {
 
 out=$TMP/matrix
 # A TCG guest takes 30-50 s. One without its result in KM_TIMEOUT (a hung guest: 5.10 once in
-# about 20 boots here, both vCPUs in soft lockups), or a KVM guest in KM_KVM_TIMEOUT (90 s), is
+# 23 boots here, both vCPUs in soft lockups), or a KVM guest in KM_KVM_TIMEOUT (90 s), is
 # booted once more under TCG, the first boot's case, kernel reports and backtraces shown in a
 # "first boot" line below its row; this script's bound covers both boots:
 # timeout: 420
